@@ -1,0 +1,95 @@
+"""contextchef: compile an agent's tools, system prompt and history into provider payloads.
+
+Deferred tool loading keeps only tool names resident (schemas on demand through
+``tool_search`` / ``defer_execute``), the prompt prefix stays byte-identical between
+turns, and every tool call passes one gate under its real name.
+"""
+
+from contextchef._catalogs import (
+    Catalog,
+    load_catalog,
+    load_demo_catalog,
+    tool_from_dict,
+    tools_from_mcp,
+)
+from contextchef._chef import CompiledRequest, ContextChef, PlanReport, ToolLike
+from contextchef._deferred import DeferredConfig
+from contextchef._dispatch import Allowed, CheckResult, Denied, Execution
+from contextchef._errors import (
+    CatalogFormatError,
+    ContextChefError,
+    CorruptHistoryError,
+    InvalidSchemaError,
+    InvalidToolError,
+    MalformedArgumentsError,
+    ModelOutputError,
+    ToolNameConflictError,
+    UnknownTargetError,
+    UnknownToolError,
+    UsageError,
+)
+from contextchef._exposure import Exposure, ExposurePolicy
+from contextchef._json import canonical_dumps
+from contextchef._messages import (
+    Message,
+    Part,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    assistant,
+    tool_results,
+    user,
+)
+from contextchef._names import WIRE_NAME_RE, wire_name
+from contextchef._registry import Registry
+from contextchef._schema import to_strict_schema
+from contextchef._tokens import estimate_tokens
+from contextchef._tool import Tool, ToolAnnotations
+from contextchef.providers import TARGETS
+
+__all__ = [
+    "TARGETS",
+    "WIRE_NAME_RE",
+    "Allowed",
+    "Catalog",
+    "CatalogFormatError",
+    "CheckResult",
+    "CompiledRequest",
+    "ContextChef",
+    "ContextChefError",
+    "CorruptHistoryError",
+    "DeferredConfig",
+    "Denied",
+    "Execution",
+    "Exposure",
+    "ExposurePolicy",
+    "InvalidSchemaError",
+    "InvalidToolError",
+    "MalformedArgumentsError",
+    "Message",
+    "ModelOutputError",
+    "Part",
+    "PlanReport",
+    "Registry",
+    "TextPart",
+    "Tool",
+    "ToolAnnotations",
+    "ToolCall",
+    "ToolLike",
+    "ToolNameConflictError",
+    "ToolResult",
+    "UnknownTargetError",
+    "UnknownToolError",
+    "UsageError",
+    "assistant",
+    "canonical_dumps",
+    "estimate_tokens",
+    "load_catalog",
+    "load_demo_catalog",
+    "to_strict_schema",
+    "tool_from_dict",
+    "tool_results",
+    "tools_from_mcp",
+    "user",
+    "wire_name",
+]

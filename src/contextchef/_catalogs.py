@@ -1,0 +1,212 @@
+"""Turn the tool shapes agents already have into `Tool` values (tools layer).
+
+Accepted per-tool shapes (`tool_from_dict` detects which):
+
+* Anthropic Messages: ``{"name", "description", "input_schema"}``
+* OpenAI Chat Completions: ``{"type": "function", "function": {"name", "description",
+  "parameters", "strict"?}}``
+* OpenAI Responses: ``{"type": "function", "name", "description", "parameters",
+  "strict"?}``
+* MCP ``tools/list`` entries: ``{"name", "description", "inputSchema", "annotations"?,
+  "title"?, "outputSchema"?}``
+* Gemini function declarations: ``{"name", "description", "parameters" |
+  "parametersJsonSchema"}``
+
+Whole catalogs: an MCP ``tools/list`` result (``{"tools": [...]}``), a single-server
+catalog file (``{"server", "description", "tools"}``, the format of the catalogs in
+``shared/data``), and a bundle (``{"builtin_tools": [...], "servers": [{"server",
+"description", "tools"}]}``, the format of the built-in demo catalog).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from contextchef._errors import CatalogFormatError
+from contextchef._tool import Tool, ToolAnnotations, ToolSource
+
+__all__ = ["Catalog", "load_catalog", "load_demo_catalog", "tool_from_dict", "tools_from_mcp"]
+
+_KNOWN_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "input_schema",
+        "inputSchema",
+        "parameters",
+        "parametersJsonSchema",
+        "parameters_json_schema",
+        "annotations",
+        "title",
+        "outputSchema",
+        "output_schema",
+        "strict",
+        "type",
+        "tags",
+        "defer_loading",
+        "meta",
+        "cache_control",
+    }
+)
+
+
+def _annotations(raw: Any, title: Any) -> ToolAnnotations:
+    if isinstance(raw, ToolAnnotations):
+        return raw
+    if raw is not None and not isinstance(raw, Mapping):
+        raise CatalogFormatError(f"annotations must be an object, got {type(raw).__name__}")
+    data = dict(raw or {})
+    if isinstance(title, str) and "title" not in data:
+        data["title"] = title
+    return ToolAnnotations.from_mcp(data)
+
+
+def tool_from_dict(
+    data: Mapping[str, Any],
+    *,
+    server: str | None = None,
+    source: ToolSource | None = None,
+) -> Tool:
+    """Build a `Tool` from any supported provider or MCP tool dict.
+
+    Args:
+        data: One tool definition (see the module docstring for the shapes).
+        server: Server/group name; with it the tool's source defaults to ``"mcp"``.
+        source: Override the source (``"builtin"``, ``"mcp"``, ``"runtime"``).
+
+    Raises:
+        CatalogFormatError: The dict matches none of the known shapes.
+        InvalidToolError, InvalidSchemaError: The definition itself is invalid.
+    """
+    if not isinstance(data, Mapping):
+        raise CatalogFormatError(f"a tool must be a JSON object, got {type(data).__name__}")
+    body: Mapping[str, Any] = data
+    if data.get("type") == "function" and isinstance(data.get("function"), Mapping):
+        body = data["function"]  # Chat Completions wraps the definition
+    elif "type" in data and data.get("type") not in ("function", "custom"):
+        raise CatalogFormatError(
+            f"tool {data.get('name', '?')!r}: type {data['type']!r} is a provider-hosted "
+            "tool, not a function definition; only function tools can be registered"
+        )
+    name = body.get("name")
+    if not isinstance(name, str):
+        raise CatalogFormatError(
+            f"tool definition has no string 'name' (keys: {sorted(body)}); expected an "
+            "Anthropic, OpenAI Chat/Responses, MCP or Gemini function definition"
+        )
+    schema = None
+    for key in (
+        "input_schema",
+        "inputSchema",
+        "parameters",
+        "parametersJsonSchema",
+        "parameters_json_schema",
+    ):
+        if key in body and body[key] is not None:
+            schema = body[key]
+            break
+    description = body.get("description")
+    meta = dict(body.get("meta") or {})
+    meta.update({k: v for k, v in body.items() if k not in _KNOWN_KEYS})
+    strict = body.get("strict")
+    defer = body.get("defer_loading")
+    return Tool(
+        name=name,
+        description=description if isinstance(description, str) else "",
+        input_schema=schema if schema is not None else {"type": "object", "properties": {}},
+        tags=tuple(body.get("tags") or ()),
+        defer_loading=defer if isinstance(defer, bool) else None,
+        annotations=_annotations(body.get("annotations"), body.get("title")),
+        source=source or ("mcp" if server else "builtin"),
+        server=server,
+        strict=strict if isinstance(strict, bool) else None,
+        output_schema=body.get("outputSchema") or body.get("output_schema"),
+        meta=meta,
+    )
+
+
+def tools_from_mcp(result: Mapping[str, Any] | Sequence[Any], *, server: str) -> list[Tool]:
+    """Convert an MCP ``tools/list`` result (or its ``tools`` list) for `server`.
+
+    Raises:
+        CatalogFormatError: The result has no ``tools`` list.
+    """
+    items = result.get("tools") if isinstance(result, Mapping) else result
+    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
+        raise CatalogFormatError(f"MCP tools/list result for {server!r} has no 'tools' list")
+    return [tool_from_dict(item, server=server, source="mcp") for item in items]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Catalog:
+    """Tools loaded from one catalog file, with their server descriptions.
+
+    Attributes:
+        tools: The tools, in file order (the registry sorts them).
+        server_descriptions: Server name -> description, for every server in the file.
+        source: Where the catalog came from (a path or ``"<demo>"``).
+    """
+
+    tools: tuple[Tool, ...]
+    server_descriptions: Mapping[str, str] = field(default_factory=dict)
+    source: str = ""
+
+
+def _catalog_from_data(data: Any, *, origin: str, server: str | None) -> Catalog:
+    if isinstance(data, list):
+        tools = [tool_from_dict(t, server=server) for t in data]
+        return Catalog(tools=tuple(tools), source=origin)
+    if not isinstance(data, Mapping):
+        raise CatalogFormatError(f"{origin}: a catalog must be a JSON object or list")
+    if "servers" in data or "builtin_tools" in data:
+        tools = [tool_from_dict(t) for t in data.get("builtin_tools") or []]
+        descriptions: dict[str, str] = {}
+        for group in data.get("servers") or []:
+            name = group.get("server") or group.get("name")
+            if not isinstance(name, str) or not name:
+                raise CatalogFormatError(f"{origin}: every entry of 'servers' needs a 'server'")
+            descriptions[name] = str(group.get("description") or "")
+            tools += [tool_from_dict(t, server=name) for t in group.get("tools") or []]
+        return Catalog(tools=tuple(tools), server_descriptions=descriptions, source=origin)
+    if "tools" in data:
+        name = server or data.get("server")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise CatalogFormatError(f"{origin}: 'server' must be a non-empty string")
+        tools = [tool_from_dict(t, server=name) for t in data["tools"]]
+        descriptions = {name: str(data.get("description") or "")} if name else {}
+        return Catalog(tools=tuple(tools), server_descriptions=descriptions, source=origin)
+    raise CatalogFormatError(
+        f"{origin}: not a catalog: expected a list of tools, {{'tools': [...]}} (MCP "
+        "tools/list or a server catalog) or {'servers': [...], 'builtin_tools': [...]}"
+    )
+
+
+def load_catalog(path: str | Path, *, server: str | None = None) -> Catalog:
+    """Load a catalog JSON file.
+
+    Args:
+        path: The file.
+        server: Override the server name declared in the file (single-server catalogs).
+
+    Raises:
+        CatalogFormatError: The file is missing, not JSON, or not a known catalog shape.
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CatalogFormatError(f"cannot read catalog {str(p)!r}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise CatalogFormatError(f"catalog {str(p)!r} is not valid JSON: {exc}") from exc
+    return _catalog_from_data(data, origin=str(p), server=server)
+
+
+def load_demo_catalog() -> Catalog:
+    """The built-in demo catalog: a coding agent's builtins plus several MCP servers."""
+    text = resources.files("contextchef").joinpath("data/demo_catalog.json").read_text("utf-8")
+    return _catalog_from_data(json.loads(text), origin="<demo>", server=None)

@@ -1,0 +1,389 @@
+"""`ContextChef`: the session facade (state, registration, compile, dispatch, plan).
+
+Compile is a pipeline of named steps, each pure over session state:
+take the frozen `SessionView` (rebuilt only when tools or exposure change) -> choose the
+resident tools -> render for the target adapter. Nothing in a compile mutates the
+caller's history or tool definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from contextchef._catalogs import Catalog, load_catalog, tool_from_dict, tools_from_mcp
+from contextchef._deferred import DeferredConfig
+from contextchef._dispatch import CheckResult, Execution, aexecute, check_tool_call, execute
+from contextchef._errors import CorruptHistoryError, ToolNameConflictError, UsageError
+from contextchef._exposure import ExposurePolicy
+from contextchef._json import canonical_dumps
+from contextchef._messages import Message, ToolCall, message_from_dict
+from contextchef._registry import Handler, Registry
+from contextchef._schema import schema_from_callable
+from contextchef._tokens import estimate_tokens
+from contextchef._tool import Tool
+from contextchef._view import META_TOOLS, SessionView, build_view
+from contextchef.providers import RequestOptions, get_adapter
+
+__all__ = ["CompiledRequest", "ContextChef", "PlanReport", "ToolLike"]
+
+ToolLike = Tool | Mapping[str, Any] | Callable[..., Any]
+"""Accepted tool inputs: a `Tool`, a provider/MCP tool dict, or a Python function."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompiledRequest:
+    """One compiled request.
+
+    Attributes:
+        target: The adapter used.
+        payload: Keyword arguments for the SDK call (a fresh dict; safe to mutate).
+        segments: Canonical JSON text of the ``system``, ``tools`` and ``messages``
+            segments, for cache-stability checks.
+    """
+
+    target: str
+    payload: dict[str, Any]
+    segments: Mapping[str, str]
+
+    def to_json(self) -> str:
+        """The whole payload as canonical JSON."""
+        return canonical_dumps(self.payload)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanReport:
+    """Per-turn cost of the tool catalog for one target.
+
+    Sizes are characters of the serialized ``tools`` array in the target's shape;
+    ``*_tokens_est`` use `contextchef.estimate_tokens`. ``saved_chars_per_turn`` is
+    flat minus resident (the directory and meta-tools are part of resident).
+    """
+
+    target: str
+    tools_total: int
+    tools_direct: int
+    tools_deferred: int
+    full_chars: int
+    full_tokens_est: int
+    resident_chars: int
+    resident_tokens_est: int
+    directory_chars: int
+    directory_budget_chars: int
+    saved_chars_per_turn: int
+    saved_ratio: float
+    servers: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form (``contextchef plan --json``)."""
+        return {
+            "target": self.target,
+            "tools_total": self.tools_total,
+            "tools_direct": self.tools_direct,
+            "tools_deferred": self.tools_deferred,
+            "full_chars": self.full_chars,
+            "full_tokens_est": self.full_tokens_est,
+            "resident_chars": self.resident_chars,
+            "resident_tokens_est": self.resident_tokens_est,
+            "directory_chars": self.directory_chars,
+            "directory_budget_chars": self.directory_budget_chars,
+            "saved_chars_per_turn": self.saved_chars_per_turn,
+            "saved_ratio": self.saved_ratio,
+            "servers": list(self.servers),
+        }
+
+
+class ContextChef:
+    """An agent session: tools, system prompt, history; compiles payloads per turn.
+
+    Args:
+        default_defer: Exposure for tools that declare no ``defer_loading`` and match no
+            pattern (False: resident).
+        defer: Patterns of tools to defer (``*`` wildcard, ``^``/``$`` anchors).
+        pin: Patterns of tools to keep resident; beats ``defer``.
+        qualify: Prefix grouped/MCP tools' wire names with their server (default True).
+            With False, equal names from two origins raise `ToolNameConflictError`.
+        deferred: Limits for deferred loading (result counts, character caps).
+    """
+
+    def __init__(
+        self,
+        *,
+        default_defer: bool = False,
+        defer: Sequence[str] = (),
+        pin: Sequence[str] = (),
+        qualify: bool = True,
+        deferred: DeferredConfig | None = None,
+    ) -> None:
+        self._registry = Registry(qualify=qualify)
+        self._policy = ExposurePolicy(
+            default_defer=default_defer, defer=tuple(defer), pin=tuple(pin)
+        )
+        self._config = deferred or DeferredConfig()
+        self._system = ""
+        self._history: tuple[Message, ...] = ()
+        self._view: SessionView | None = None
+        self._loaded: set[str] = set()
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def register_tools(
+        self,
+        tools: Iterable[ToolLike],
+        *,
+        server: str | None = None,
+        server_description: str | None = None,
+        handlers: Mapping[str, Handler] | None = None,
+    ) -> tuple[Tool, ...]:
+        """Register tools atomically (all or nothing).
+
+        Args:
+            tools: `Tool` values, tool dicts in any supported shape (Anthropic, OpenAI
+                Chat, Responses, MCP, Gemini), or Python functions (schema from the
+                signature, description from the docstring; the function becomes the
+                handler).
+            server: Group/MCP server for dicts and functions (a `Tool` keeps its own).
+            server_description: Shown in the deferred directory's group header.
+            handlers: Python callables by tool name (own name), run by `execute`.
+
+        Returns:
+            The registered tools, in registry order.
+
+        Raises:
+            ToolNameConflictError: A name clashes with a registered tool, a meta-tool
+                name, or another tool of the batch; nothing is registered.
+            InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
+        """
+        built: list[Tool] = []
+        funcs: dict[str, Handler] = dict(handlers or {})
+        for item in tools:
+            if isinstance(item, Tool):
+                built.append(item)
+            elif isinstance(item, Mapping):
+                built.append(tool_from_dict(item, server=server))
+            elif callable(item):
+                name, description, schema = schema_from_callable(item)
+                built.append(
+                    Tool(
+                        name=name,
+                        description=description,
+                        input_schema=schema,
+                        source="mcp" if server else "builtin",
+                        server=server,
+                    )
+                )
+                funcs.setdefault(name, item)
+            else:
+                raise UsageError(
+                    f"cannot register {type(item).__name__}: expected a Tool, a tool dict "
+                    "or a function"
+                )
+        reserved = [
+            (t.name, ("contextchef meta-tool", t.origin))
+            for t in built
+            if self._registry.wire_name_for(t) in META_TOOLS
+        ]
+        if reserved:
+            raise ToolNameConflictError(
+                "tool names clash with contextchef's meta-tools: "
+                + ", ".join(repr(n) for n, _ in reserved)
+                + "; rename them (tool_search and defer_execute are reserved)",
+                conflicts=reserved,
+            )
+        by_name = {t.name: t for t in built}
+        unknown = sorted(set(funcs) - set(by_name))
+        if unknown:
+            raise UsageError(f"handlers given for tools not in this batch: {unknown}")
+        added = self._registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
+        if server is not None and server_description is not None:
+            self._registry.set_server_description(server, server_description)
+        self._view = None
+        return added
+
+    def register_catalog(self, catalog: Catalog | str | Path) -> tuple[Tool, ...]:
+        """Register every tool of a catalog (a `Catalog` or a catalog file path).
+
+        Raises:
+            CatalogFormatError, ToolNameConflictError, InvalidToolError: As for
+                `load_catalog` and `register_tools`.
+        """
+        cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        added = self.register_tools(cat.tools)
+        for server, description in cat.server_descriptions.items():
+            self._registry.set_server_description(server, description)
+        self._view = None
+        return added
+
+    def register_mcp_tools(
+        self, result: Mapping[str, Any] | Sequence[Any], *, server: str, description: str = ""
+    ) -> tuple[Tool, ...]:
+        """Register an MCP server's ``tools/list`` result under `server`."""
+        added = self.register_tools(tools_from_mcp(result, server=server))
+        self._registry.set_server_description(server, description)
+        self._view = None
+        return added
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """Every registered tool, in registry order."""
+        return self._registry.tools
+
+    @property
+    def registry(self) -> Registry:
+        """The tool registry (read it; register through this facade)."""
+        return self._registry
+
+    @property
+    def view(self) -> SessionView:
+        """The frozen tool view, rebuilt only after registration changes."""
+        if self._view is None:
+            self._view = build_view(self._registry, self._policy, self._config)
+        return self._view
+
+    def wire_name(self, name: str, *, server: str | None = None) -> str:
+        """The wire name of a registered tool, by own name (and server when grouped).
+
+        Raises:
+            UnknownToolError: No such tool.
+        """
+        tool = self._registry.get((server or "builtin", name))
+        return self._registry.wire_name_for(tool)
+
+    # -- conversation state --------------------------------------------------------------
+
+    def set_system_prompt(self, text: str) -> None:
+        """Set the system prompt (the first, cached segment of every request)."""
+        if not isinstance(text, str):
+            raise UsageError(f"system prompt must be a string, got {type(text).__name__}")
+        self._system = text
+
+    def set_history(self, messages: Iterable[Message | Mapping[str, Any]]) -> None:
+        """Replace the history (copied; the caller's list is never modified).
+
+        Args:
+            messages: `Message` values or their `Message.to_dict` form.
+
+        Raises:
+            CorruptHistoryError: An entry is neither.
+        """
+        out: list[Message] = []
+        for i, m in enumerate(messages):
+            if isinstance(m, Message):
+                out.append(m)
+            elif isinstance(m, Mapping):
+                out.append(message_from_dict(m, index=i))
+            else:
+                raise CorruptHistoryError(
+                    f"history entry {i} is a {type(m).__name__}, expected a Message", index=i
+                )
+        self._history = tuple(out)
+
+    def append(self, *messages: Message) -> None:
+        """Append messages to the history."""
+        self._history = self._history + tuple(messages)
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """The history, oldest first."""
+        return self._history
+
+    @property
+    def loaded_tools(self) -> tuple[str, ...]:
+        """Wire names of deferred tools whose schemas the model has fetched, sorted."""
+        return tuple(sorted(self._loaded))
+
+    # -- compile -------------------------------------------------------------------------
+
+    def compile(
+        self,
+        target: str = "anthropic",
+        *,
+        model: str = "model",
+        max_tokens: int = 4096,
+        strategy: str = "client",
+    ) -> CompiledRequest:
+        """Compile the session into a request payload for `target`.
+
+        Args:
+            target: ``anthropic``, ``openai`` (Chat Completions), ``responses`` or
+                ``gemini``.
+            model: Model name written into the payload.
+            max_tokens: Output cap in tokens.
+            strategy: ``client`` (direct tools + meta-tools) or ``flat`` (every tool
+                resident; the no-disclosure baseline).
+
+        Returns:
+            A `CompiledRequest`; its payload goes to the SDK call as ``**payload``.
+
+        Raises:
+            UnknownTargetError: Unknown target.
+            UsageError: Unknown strategy.
+            MalformedArgumentsError: A history tool call's arguments are not a JSON
+                object and the target needs them parsed (Anthropic, Gemini).
+        """
+        adapter = get_adapter(target)
+        view = self.view
+        if strategy == "client":
+            tools = view.resident
+        elif strategy == "flat":
+            tools = view.flat
+        else:
+            raise UsageError(f"unknown strategy {strategy!r}; valid: client, flat")
+        payload = adapter.render_request(
+            system=self._system,
+            tools=tools,
+            messages=self._history,
+            options=RequestOptions(model=model, max_tokens=max_tokens),
+        )
+        return CompiledRequest(target=target, payload=payload, segments=adapter.segments(payload))
+
+    # -- dispatch ------------------------------------------------------------------------
+
+    def check_tool_call(self, call: ToolCall) -> CheckResult:
+        """Run the gate on a model's call (see `contextchef.check_tool_call`)."""
+        return check_tool_call(self.view, call)
+
+    def execute(self, call: ToolCall) -> Execution:
+        """Gate and run a call; records schemas fetched through ``tool_search``.
+
+        Raises:
+            UsageError: Allowed call to a tool without a registered handler.
+        """
+        done = execute(self.view, call, self._registry.handler)
+        self._loaded.update(done.loaded)
+        return done
+
+    async def aexecute(self, call: ToolCall) -> Execution:
+        """Async `execute`."""
+        done = await aexecute(self.view, call, self._registry.handler)
+        self._loaded.update(done.loaded)
+        return done
+
+    # -- accounting ----------------------------------------------------------------------
+
+    def plan(self, target: str = "anthropic") -> PlanReport:
+        """Size the tool catalog for `target`: flat vs deferred, per turn."""
+        adapter = get_adapter(target)
+        view = self.view
+        full_text = canonical_dumps(adapter.render_tools(view.flat))
+        full = len(full_text)
+        resident_text = canonical_dumps(adapter.render_tools(view.resident))
+        resident = len(resident_text)
+        saved = full - resident
+        return PlanReport(
+            target=target,
+            tools_total=len(view.direct) + len(view.deferred),
+            tools_direct=len(view.direct),
+            tools_deferred=len(view.deferred),
+            full_chars=full,
+            full_tokens_est=estimate_tokens(full_text),
+            resident_chars=resident,
+            resident_tokens_est=estimate_tokens(resident_text),
+            directory_chars=len(view.directory),
+            directory_budget_chars=self._config.directory_chars,
+            saved_chars_per_turn=saved,
+            saved_ratio=round(saved / full, 4) if full else 0.0,
+            servers=self._registry.servers,
+        )

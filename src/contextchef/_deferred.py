@@ -1,0 +1,294 @@
+"""The meta-tools `tool_search` / `defer_execute` and their model-facing text (deferred layer).
+
+Deferred tools leave only their names in the prompt: a directory rendered into
+``tool_search``'s description. The model fetches schemas with ``tool_search`` (exact
+``tool_names`` or fuzzy ``queries``, exactly one) and calls a deferred tool through
+``defer_execute(tool_name, params)``. Both meta-tools have static schemas and, for a given
+set of deferred tools, a byte-stable description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contextchef._json import JsonValue
+from contextchef._schema import summarize_parameters
+from contextchef._search import SearchHit, ToolIndex
+from contextchef._tool import Tool, ToolAnnotations
+
+__all__ = [
+    "DEFER_EXECUTE",
+    "TOOL_SEARCH",
+    "DeferredConfig",
+    "DirectoryEntry",
+    "SearchOutcome",
+    "defer_execute_tool",
+    "render_directory",
+    "run_tool_search",
+    "tool_search_tool",
+]
+
+TOOL_SEARCH = "tool_search"
+DEFER_EXECUTE = "defer_execute"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeferredConfig:
+    """Limits of deferred loading. All sizes are in characters.
+
+    Attributes:
+        default_results: Results a fuzzy search returns when the model gives no limit.
+        max_results: Cap on fuzzy results (exact lookups return every name asked for).
+        result_chars: Cap on the whole text a ``tool_search`` call returns.
+        description_chars: Cap on each tool description shown in full results.
+        directory_chars: Budget for the server groups of the directory (builtin names
+            always stay); a group that does not fit is dropped whole.
+        header_chars: Server descriptions in group headers are cut to this length with
+            an ellipsis.
+    """
+
+    default_results: int = 5
+    max_results: int = 10
+    result_chars: int = 12_000
+    description_chars: int = 600
+    directory_chars: int = 8_000
+    header_chars: int = 80
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectoryEntry:
+    """A deferred tool as listed in the directory.
+
+    Attributes:
+        wire_name: The name the model uses.
+        server: Its group, or None for builtin/runtime tools (listed first, no header).
+    """
+
+    wire_name: str
+    server: str | None
+
+
+_SEARCH_INTRO = (
+    "Fetch the full parameter schemas of deferred tools. Deferred tools are listed below "
+    "by name only; you must load a tool's schema with this tool before calling it with "
+    "defer_execute.\n"
+    "Give exactly one of:\n"
+    "- tool_names: exact tool names from the list (preferred when you know the name);\n"
+    "- queries: keywords describing the capability you need. Write every query in both "
+    'English and Chinese, e.g. ["image generation", "图片生成"].\n'
+    "Results show each tool's parameters; then call "
+    'defer_execute({"tool_name": ..., "params": {...}}).'
+)
+
+_SEARCH_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "tool_names": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Exact names of deferred tools to load.",
+        },
+        "queries": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Search keywords, each in English and in Chinese.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "How many matches a keyword search returns.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+_EXECUTE_DESCRIPTION = (
+    "Call a deferred tool. First load its schema with tool_search, then pass its exact "
+    "name as tool_name and its arguments as params (a JSON object that follows the loaded "
+    "schema). Arguments are checked against that schema before the tool runs; an invalid "
+    "call returns the problems and the expected schema."
+)
+
+_EXECUTE_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "tool_name": {"type": "string", "description": "Exact name of the deferred tool."},
+        "params": {"type": "object", "description": "Arguments for that tool."},
+    },
+    "required": ["tool_name", "params"],
+    "additionalProperties": False,
+}
+
+
+def _cut(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def render_directory(
+    entries: Sequence[DirectoryEntry],
+    server_descriptions: Mapping[str, str],
+    config: DeferredConfig,
+) -> str:
+    """Render the deferred-name directory.
+
+    Layout: ``<available_deferred_tools>``, then builtin/runtime names (sorted, one per
+    line, no header), then one group per server (sorted by server name; header
+    ``<server>: <description cut to header_chars>``, then its names indented by two
+    spaces, sorted). Servers listed in `server_descriptions` with no deferred tool still
+    get a header. Groups are charged against ``config.directory_chars`` whole: a group
+    that does not fit is left out and a last line counts what was left out. Names are
+    never cut.
+    """
+    loose = sorted(e.wire_name for e in entries if e.server is None)
+    groups: dict[str, list[str]] = {s: [] for s in server_descriptions}
+    for e in entries:
+        if e.server is not None:
+            groups.setdefault(e.server, []).append(e.wire_name)
+    lines = ["<available_deferred_tools>", *loose]
+    used = 0
+    dropped_servers = dropped_tools = 0
+    for server in sorted(groups):
+        desc = server_descriptions.get(server, "")
+        header = f"{server}: {_cut(desc, config.header_chars)}" if desc.strip() else server
+        block = [header, *(f"  {n}" for n in sorted(groups[server]))]
+        size = sum(len(x) + 1 for x in block)
+        if used + size > config.directory_chars:
+            dropped_servers += 1
+            dropped_tools += len(groups[server])
+            continue
+        used += size
+        lines += block
+    if dropped_servers:
+        lines += [
+            "",
+            f"[{dropped_servers} more server(s) with {dropped_tools} tool(s) are not listed; "
+            "use tool_search with queries to find them.]",
+        ]
+    lines.append("</available_deferred_tools>")
+    return "\n".join(lines)
+
+
+def tool_search_tool(directory: str) -> Tool:
+    """The ``tool_search`` meta-tool, its description ending with `directory`."""
+    return Tool(
+        name=TOOL_SEARCH,
+        description=f"{_SEARCH_INTRO}\n\n{directory}",
+        input_schema=_SEARCH_SCHEMA,
+        annotations=ToolAnnotations(read_only=True),
+    )
+
+
+def defer_execute_tool() -> Tool:
+    """The ``defer_execute`` meta-tool (static description and schema)."""
+    return Tool(name=DEFER_EXECUTE, description=_EXECUTE_DESCRIPTION, input_schema=_EXECUTE_SCHEMA)
+
+
+def _full_entry(hit: SearchHit, config: DeferredConfig) -> str:
+    tool = hit.tool
+    lines = [hit.wire_name + (f"  [server: {tool.server}]" if tool.server else "")]
+    if tool.description.strip():
+        lines.append("  " + _cut(tool.description, config.description_chars))
+    lines.append("  Parameters:")
+    lines += [f"    {p}" for p in summarize_parameters(tool.input_schema)]
+    return "\n".join(lines)
+
+
+def _string_list(value: Any) -> list[str] | None:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [v for v in value if v.strip()]
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchOutcome:
+    """What one ``tool_search`` call produced.
+
+    Attributes:
+        text: The model-facing result text (never empty).
+        loaded: Wire names whose full parameters were shown (their schemas are now in
+            the model's context).
+        is_error: The arguments were unusable.
+    """
+
+    text: str
+    loaded: tuple[str, ...] = ()
+    is_error: bool = False
+
+
+def run_tool_search(
+    arguments: Mapping[str, Any], index: ToolIndex, config: DeferredConfig
+) -> SearchOutcome:
+    """Answer a ``tool_search`` call.
+
+    Degradation: an exact lookup that misses falls back to a fuzzy search on the missing
+    names; a search that finds nothing returns a sentence asking to rephrase; more hits
+    than fit in ``result_chars`` are listed by name only after the full entries, with a
+    line on how to load them.
+    """
+    names = _string_list(arguments.get("tool_names"))
+    queries = _string_list(arguments.get("queries"))
+    given = [k for k in ("tool_names", "queries") if arguments.get(k) not in (None, [], "")]
+    if len(given) != 1 or (names is None and queries is None):
+        return SearchOutcome(
+            text=(
+                "tool_search needs exactly one of 'tool_names' (a list of exact names) or "
+                "'queries' (a list of keywords, in English and Chinese); got "
+                + (" and ".join(given) if given else "neither")
+                + "."
+            ),
+            is_error=True,
+        )
+    limit = arguments.get("limit")
+    want = config.default_results if not isinstance(limit, int) or limit < 1 else limit
+    want = min(want, config.max_results)
+    notes: list[str] = []
+    if names is not None:
+        hits, missing = index.exact(names)
+        if missing:
+            seen = {h.wire_name for h in hits}
+            fuzzy = [h for h in index.search(missing, limit=want) if h.wire_name not in seen]
+            notes.append(
+                "No tool is named exactly "
+                + ", ".join(repr(m) for m in missing)
+                + ("; closest matches by keyword follow." if fuzzy else ".")
+            )
+            hits = hits + fuzzy
+    else:
+        hits = index.search(queries or [], limit=want)
+    if not hits:
+        asked = ", ".join(repr(q) for q in (names or queries or []))
+        return SearchOutcome(
+            text=(
+                f"No tool matched {asked}. Try other keywords (synonyms, in English and "
+                "Chinese), or pick an exact name from the list in tool_search's "
+                "description."
+            )
+        )
+    return _render_hits(hits, notes, config)
+
+
+def _render_hits(hits: list[SearchHit], notes: list[str], config: DeferredConfig) -> SearchOutcome:
+    parts = list(notes)
+    used = sum(len(p) + 2 for p in parts)
+    loaded: list[str] = []
+    rest: list[SearchHit] = []
+    for hit in hits:
+        entry = _full_entry(hit, config)
+        if rest or (used + len(entry) + 2 > config.result_chars and loaded):
+            rest.append(hit)
+            continue
+        parts.append(entry)
+        used += len(entry) + 2
+        loaded.append(hit.wire_name)
+    if rest:
+        brief = [f"- {h.wire_name}: {_cut(h.tool.description, 100)}" for h in rest]
+        parts.append(
+            "More matches (schemas not shown; load them with tool_names):\n" + "\n".join(brief)
+        )
+    parts.append('Call a loaded tool with defer_execute({"tool_name": "<name>", "params": {...}}).')
+    return SearchOutcome(text="\n\n".join(parts), loaded=tuple(loaded))

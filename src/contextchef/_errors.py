@@ -1,0 +1,136 @@
+"""Exceptions raised by contextchef.
+
+Every exception the library raises on purpose derives from `ContextChefError`. The tree
+separates "the caller misused the library" (fix your code or data) from "the model or
+provider sent something unusable" (usually handled by turning it into an error tool
+result, not by crashing the agent loop)::
+
+    ContextChefError
+    ├── UsageError                      the caller's input is wrong
+    │   ├── InvalidToolError            a tool definition cannot be used
+    │   │   └── InvalidSchemaError      its input_schema is not valid JSON Schema
+    │   ├── ToolNameConflictError       two tools would share a name or wire name
+    │   ├── UnknownToolError            a name that no registered tool has
+    │   ├── CatalogFormatError          a catalog file or tool dict has an unknown shape
+    │   └── UnknownTargetError          a compile target that does not exist
+    └── ModelOutputError                the model or provider produced bad data
+        ├── MalformedArgumentsError     tool-call arguments are not a JSON object
+        └── CorruptHistoryError         a history message cannot be sent as is
+
+Messages say what is wrong, which item is concerned and what would be valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "CatalogFormatError",
+    "ContextChefError",
+    "CorruptHistoryError",
+    "InvalidSchemaError",
+    "InvalidToolError",
+    "MalformedArgumentsError",
+    "ModelOutputError",
+    "ToolNameConflictError",
+    "UnknownTargetError",
+    "UnknownToolError",
+    "UsageError",
+]
+
+
+class ContextChefError(Exception):
+    """Root of every exception contextchef raises on purpose."""
+
+
+class UsageError(ContextChefError):
+    """The caller passed something the library cannot use."""
+
+
+class InvalidToolError(UsageError):
+    """A tool definition cannot be used.
+
+    Attributes:
+        tool: The offending tool's name (as given by the caller).
+    """
+
+    def __init__(self, message: str, *, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+
+
+class InvalidSchemaError(InvalidToolError):
+    """A tool's input_schema is not a valid JSON Schema.
+
+    Attributes:
+        tool: The offending tool's name.
+        schema_path: JSON-pointer-like path inside the input_schema, e.g.
+            ``/properties/limit/type``; ``""`` for the root.
+    """
+
+    def __init__(self, message: str, *, tool: str, schema_path: str) -> None:
+        super().__init__(message, tool=tool)
+        self.schema_path = schema_path
+
+
+class ToolNameConflictError(UsageError):
+    """Registering would give two tools the same name or the same wire name.
+
+    Attributes:
+        conflicts: One entry per clashing name: the name and the origins involved
+            (``"builtin"`` or the MCP server name), sorted.
+    """
+
+    def __init__(self, message: str, *, conflicts: Sequence[tuple[str, tuple[str, ...]]]) -> None:
+        super().__init__(message)
+        self.conflicts = tuple(conflicts)
+
+
+class UnknownToolError(UsageError):
+    """A tool name that no registered tool has.
+
+    Attributes:
+        name: The unknown name.
+        available: A few valid names (sorted), to help the caller.
+    """
+
+    def __init__(self, message: str, *, name: str, available: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.name = name
+        self.available = tuple(available)
+
+
+class CatalogFormatError(UsageError):
+    """A catalog file or a tool dict has a shape the loaders do not recognise."""
+
+
+class UnknownTargetError(UsageError):
+    """A compile target that contextchef does not know."""
+
+
+class ModelOutputError(ContextChefError):
+    """The model or the provider produced data that cannot be used as is."""
+
+
+class MalformedArgumentsError(ModelOutputError):
+    """Tool-call arguments are not a JSON object.
+
+    Attributes:
+        raw: The argument string exactly as the model produced it.
+    """
+
+    def __init__(self, message: str, *, raw: str) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class CorruptHistoryError(ModelOutputError):
+    """A history message cannot be sent as is.
+
+    Attributes:
+        index: Position of the offending message in the history.
+    """
+
+    def __init__(self, message: str, *, index: int) -> None:
+        super().__init__(message)
+        self.index = index

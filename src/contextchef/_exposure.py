@@ -1,0 +1,75 @@
+"""Which tools are resident and which are deferred (exposure layer).
+
+Precedence, highest first (documented in README "Exposure"):
+
+1. runtime-created tools (``source == "runtime"``) are always deferred: their free-text
+   descriptions must never enter the cached prefix;
+2. a ``pin`` pattern keeps a tool resident; it beats a ``defer`` pattern (a veto beats a
+   request, as deny beats allow in permission systems);
+3. a ``defer`` pattern defers it;
+4. the tool's own ``defer_loading`` (True / False);
+5. the session default (``default_defer``).
+
+Patterns: ``*`` matches any run of characters; without anchors a pattern matches
+anywhere in the name; ``^`` and ``$`` anchor it at the start / end. A pattern is tried
+against the tool's wire name (``github__create_issue``) and its own name
+(``create_issue``). The meta-tools ``tool_search`` and ``defer_execute`` are added and
+pinned by the deferred layer whenever anything is deferred.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from contextchef._tool import Tool
+
+__all__ = ["Exposure", "ExposurePolicy", "compile_pattern"]
+
+Exposure = Literal["direct", "deferred"]
+"""direct: full schema resident in ``tools``; deferred: name only, schema on demand."""
+
+
+@lru_cache(maxsize=512)
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Compile an override pattern (``*`` wildcard, optional ``^``/``$`` anchors)."""
+    start = pattern.startswith("^")
+    end = pattern.endswith("$") and len(pattern) > int(start)
+    body = pattern[int(start) : len(pattern) - int(end)]
+    regex = ".*".join(re.escape(chunk) for chunk in body.split("*"))
+    return re.compile(("^" if start else "") + regex + ("$" if end else ""))
+
+
+def _matches(patterns: Iterable[str], names: tuple[str, ...]) -> bool:
+    return any(compile_pattern(p).search(n) for p in patterns for n in names)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExposurePolicy:
+    """The session's exposure configuration.
+
+    Attributes:
+        default_defer: Exposure for tools that declare nothing and match no pattern.
+        defer: Patterns of tools to defer.
+        pin: Patterns of tools to keep resident (beats ``defer``).
+    """
+
+    default_defer: bool = False
+    defer: tuple[str, ...] = ()
+    pin: tuple[str, ...] = ()
+
+    def exposure_of(self, tool: Tool, wire_name: str) -> Exposure:
+        """The exposure of one tool (see the module docstring for precedence)."""
+        if tool.source == "runtime":
+            return "deferred"
+        names = (wire_name, tool.name)
+        if _matches(self.pin, names):
+            return "direct"
+        if _matches(self.defer, names):
+            return "deferred"
+        if tool.defer_loading is not None:
+            return "deferred" if tool.defer_loading else "direct"
+        return "deferred" if self.default_defer else "direct"

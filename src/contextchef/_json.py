@@ -1,0 +1,95 @@
+"""Canonical JSON for everything that reaches a payload's prefix.
+
+Two rules make serialized payloads byte-stable:
+
+* ``canonical_schema`` fixes the key order of a JSON Schema: object keys are sorted,
+  except the entries of ``properties``, whose order is the author's and is kept (models
+  tend to generate arguments in that order). Keywords known to hold subschemas are
+  walked as schemas; everything else (``enum``, ``default``, ``examples``...) is walked
+  as plain data with sorted keys.
+* ``canonical_dumps`` serializes with UTF-8 text (``ensure_ascii=False``), compact
+  separators and no NaN/Infinity, and never reorders keys, so the order that adapters
+  build is the order on the wire.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["JsonValue", "canonical_dumps", "canonical_schema", "canonical_value"]
+
+JsonValue = Any
+"""A value made of dict/list/str/int/float/bool/None (JSON's data model)."""
+
+# Keywords whose value is a single subschema.
+_SUBSCHEMA_KEYS = frozenset(
+    {
+        "additionalItems",
+        "additionalProperties",
+        "contains",
+        "contentSchema",
+        "else",
+        "if",
+        "items",
+        "not",
+        "propertyNames",
+        "then",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)
+# Keywords whose value is a list of subschemas.
+_SUBSCHEMA_LIST_KEYS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+# Keywords whose value maps names to subschemas and whose names have no meaningful order.
+_SUBSCHEMA_MAP_KEYS = frozenset({"$defs", "definitions", "dependentSchemas", "patternProperties"})
+
+
+def canonical_value(value: JsonValue) -> JsonValue:
+    """Return a copy of a JSON value with every object's keys sorted."""
+    if isinstance(value, Mapping):
+        return {str(k): canonical_value(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, (list, tuple)):
+        return [canonical_value(v) for v in value]
+    return value
+
+
+def canonical_schema(schema: JsonValue) -> JsonValue:
+    """Return a copy of a JSON Schema with a fixed key order.
+
+    Keys are sorted at every level except inside ``properties``, which keeps the
+    author's order. The input is not modified.
+    """
+    if not isinstance(schema, Mapping):
+        # Boolean schemas, or junk that validation reports elsewhere.
+        return canonical_value(schema)
+    out: dict[str, JsonValue] = {}
+    for key in sorted(schema, key=str):
+        value = schema[key]
+        if key == "properties" and isinstance(value, Mapping):
+            out[key] = {str(name): canonical_schema(sub) for name, sub in value.items()}
+        elif key in _SUBSCHEMA_MAP_KEYS and isinstance(value, Mapping):
+            out[key] = {str(n): canonical_schema(value[n]) for n in sorted(value, key=str)}
+        elif key in _SUBSCHEMA_KEYS:
+            if isinstance(value, (list, tuple)):  # draft-07 tuple form of "items"
+                out[key] = [canonical_schema(v) for v in value]
+            else:
+                out[key] = canonical_schema(value)
+        elif key in _SUBSCHEMA_LIST_KEYS and isinstance(value, (list, tuple)):
+            out[key] = [canonical_schema(v) for v in value]
+        else:
+            out[key] = canonical_value(value)
+    return out
+
+
+def canonical_dumps(value: JsonValue) -> str:
+    """Serialize a JSON value compactly and deterministically.
+
+    Keys are written in the order the value holds them (build payloads in a fixed order,
+    or pass them through `canonical_value` first).
+
+    Raises:
+        ValueError: If the value holds NaN or an infinity (not valid JSON).
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

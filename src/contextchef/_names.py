@@ -1,0 +1,74 @@
+r"""Provider-legal wire names for tools (tools layer).
+
+Provider rules differ (Anthropic and OpenAI: ``^[a-zA-Z0-9_-]{1,64}$``; Gemini: must
+start with a letter or underscore, at most 64 characters), so one mapping satisfies the
+strictest common rule, `WIRE_NAME_RE`: ``^[A-Za-z_][A-Za-z0-9_-]{0,63}$``. The same name
+is then used for every provider, which keeps cached prefixes interchangeable.
+
+The mapping is a pure function of (origin, name, qualify): registering another server
+never changes an existing tool's wire name.
+
+* builtin and runtime tools keep their own name; MCP / grouped tools are qualified as
+  ``<server>__<name>`` (``qualify=False`` drops the prefix);
+* if any character had to be replaced, the name started with a digit, the server part
+  holds the ``__`` separator or ends in ``_``, or the result was longer than 64
+  characters, the base is cut to 55 characters and ``_`` plus an 8-hex-digit SHA-256
+  of ``origin\0name`` is appended, so ``a.b`` and ``a_b`` stay distinct and the
+  suffix is stable across runs.
+
+The few clashes left (e.g. a builtin literally named ``github__search`` beside server
+``github``'s ``search``) are detected by the registry, which raises instead of guessing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+__all__ = ["MAX_WIRE_NAME", "WIRE_NAME_RE", "is_wire_legal", "wire_name"]
+
+MAX_WIRE_NAME = 64
+WIRE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+SEPARATOR = "__"
+_HASH_LEN = 8
+_ILLEGAL = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def is_wire_legal(name: str) -> bool:
+    """True if `name` is accepted as a tool name by every supported provider."""
+    return WIRE_NAME_RE.fullmatch(name) is not None
+
+
+def _digest(origin: str, name: str) -> str:
+    return hashlib.sha256(f"{origin}\0{name}".encode()).hexdigest()[:_HASH_LEN]
+
+
+def wire_name(origin: str, name: str, *, server: str | None, qualify: bool = True) -> str:
+    """Return the provider-legal name the model sees for a tool.
+
+    Args:
+        origin: The tool's origin (``"builtin"``, ``"runtime"`` or the server name); it
+            seeds the disambiguating hash.
+        name: The tool's own name.
+        server: The server/group to qualify with, or None for unqualified tools.
+        qualify: Prefix grouped tools with their server name.
+
+    Returns:
+        A string matching `WIRE_NAME_RE`.
+    """
+    parts = [server, name] if (qualify and server) else [name]
+    # A server part holding the separator (or ending in "_") would make the split point
+    # ambiguous: "a__b"+"c" and "a"+"b__c" would meet.
+    lossy = len(parts) > 1 and (SEPARATOR in parts[0] or parts[0].endswith("_"))
+    clean = []
+    for part in parts:
+        fixed = _ILLEGAL.sub("_", part)
+        lossy = lossy or fixed != part
+        clean.append(fixed)
+    base = SEPARATOR.join(clean)
+    if not re.match(r"[A-Za-z_]", base):
+        base = "_" + base
+        lossy = True
+    if lossy or len(base) > MAX_WIRE_NAME:
+        base = base[: MAX_WIRE_NAME - _HASH_LEN - 1] + "_" + _digest(origin, name)
+    return base

@@ -1,0 +1,168 @@
+"""The ``contextchef`` command line: a thin shell over the library.
+
+* ``contextchef plan [CATALOG ...]`` — what the tool catalog costs per turn, flat vs
+  deferred, for one target (the built-in demo catalog when no file is given).
+* ``contextchef search QUERY [--catalog FILE ...]`` — run ``tool_search`` as the model
+  would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from contextchef._catalogs import Catalog, load_catalog, load_demo_catalog
+from contextchef._chef import ContextChef
+from contextchef._deferred import run_tool_search
+from contextchef._errors import ContextChefError
+from contextchef._messages import user
+from contextchef.providers import TARGETS
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    help="Plan and compile LLM tool catalogs with deferred loading.",
+)
+
+_DEMO_SYSTEM = "You are a careful software engineering agent. Use tools when they help."
+
+
+def _load(paths: list[Path]) -> list[Catalog]:
+    """Load catalogs; files declaring the same server name are told apart by file name."""
+    if not paths:
+        return [load_demo_catalog()]
+    raw = [load_catalog(p) for p in paths]
+    declared = Counter(s for c in raw for s in c.server_descriptions)
+    out = []
+    for path, cat in zip(paths, raw, strict=True):
+        if any(declared[s] > 1 for s in cat.server_descriptions):
+            cat = load_catalog(path, server=path.stem)
+        out.append(cat)
+    return out
+
+
+def _chef(
+    paths: list[Path], *, default_defer: bool, defer: list[str], pin: list[str]
+) -> ContextChef:
+    chef = ContextChef(default_defer=default_defer, defer=defer, pin=pin)
+    for cat in _load(paths):
+        chef.register_catalog(cat)
+    return chef
+
+
+def _fail(exc: ContextChefError) -> None:
+    Console(stderr=True).print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+    raise typer.Exit(code=2)
+
+
+@app.command()
+def plan(
+    catalogs: Annotated[
+        list[Path] | None, typer.Argument(help="Catalog JSON files (default: the demo catalog).")
+    ] = None,
+    target: Annotated[str, typer.Option(help=f"One of: {', '.join(TARGETS)}.")] = "anthropic",
+    defer: Annotated[
+        list[str] | None, typer.Option(help="Defer tools matching this pattern.")
+    ] = None,
+    pin: Annotated[
+        list[str] | None, typer.Option(help="Keep tools matching this resident.")
+    ] = None,
+    default_defer: Annotated[
+        bool, typer.Option(help="Defer tools that declare nothing and match no pattern.")
+    ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    payload_out: Annotated[
+        Path | None, typer.Option(help="Write the compiled payload (one user turn) here.")
+    ] = None,
+    model: Annotated[str, typer.Option(help="Model name written into the payload.")] = "model",
+) -> None:
+    """Show what the tool catalog costs per turn, flat vs with deferred loading."""
+    try:
+        chef = _chef(
+            list(catalogs or []),
+            default_defer=default_defer,
+            defer=list(defer or []),
+            pin=list(pin or []),
+        )
+        report = chef.plan(target)
+        if payload_out is not None:
+            chef.set_system_prompt(_DEMO_SYSTEM)
+            chef.set_history([user("Which tools can you use for this project?")])
+            compiled = chef.compile(target, model=model)
+            payload_out.write_text(
+                json.dumps(compiled.payload, ensure_ascii=False, indent=2) + "\n", "utf-8"
+            )
+    except ContextChefError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, sort_keys=True))
+        return
+    table = Table(title=f"Tool catalog cost per turn — target {target}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    rows: list[tuple[str, Any]] = [
+        (
+            "tools (total / direct / deferred)",
+            f"{report.tools_total} / {report.tools_direct} / {report.tools_deferred}",
+        ),
+        ("flat tools array, chars", f"{report.full_chars:,}"),
+        ("flat tools array, tokens (est.)", f"{report.full_tokens_est:,}"),
+        ("resident tools array, chars", f"{report.resident_chars:,}"),
+        ("resident tools array, tokens (est.)", f"{report.resident_tokens_est:,}"),
+        (
+            "deferred directory, chars (budget)",
+            f"{report.directory_chars:,} ({report.directory_budget_chars:,})",
+        ),
+        ("saved per turn, chars", f"{report.saved_chars_per_turn:,}"),
+        ("saved ratio", f"{report.saved_ratio:.1%}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, str(value))
+    Console().print(table)
+    if payload_out is not None:
+        Console().print(f"payload written to {payload_out}")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What the tool should do.")],
+    catalog: Annotated[
+        list[Path] | None, typer.Option(help="Catalog JSON file (repeatable; default: demo).")
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Results to return.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Search the catalog as the model's tool_search would."""
+    try:
+        chef = _chef(list(catalog or []), default_defer=True, defer=[], pin=[])
+        view = chef.view
+        hits = view.index.search([query], limit=limit)
+        text = run_tool_search({"queries": [query], "limit": limit}, view.index, view.config).text
+    except ContextChefError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        out = {
+            "query": query,
+            "results": [
+                {"name": h.wire_name, "origin": h.tool.origin, "score": round(h.score, 4)}
+                for h in hits
+            ],
+        }
+        typer.echo(json.dumps(out, ensure_ascii=False))
+        return
+    typer.echo(text)
+
+
+def main() -> None:
+    """Entry point of the ``contextchef`` script."""
+    app()
