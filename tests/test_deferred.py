@@ -1,0 +1,177 @@
+"""tool_search (exact / fuzzy / miss / arguments) and defer_execute through the gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextchef import ContextChef, DeferredConfig, Denied, ToolCall, load_catalog
+
+
+@pytest.fixture(scope="module")
+def github(catalogs_dir: Path) -> ContextChef:
+    chef = ContextChef(default_defer=True)
+    chef.register_catalog(load_catalog(catalogs_dir / "github.json"))
+    chef.register_catalog(load_catalog(catalogs_dir / "mcp-filesystem.json"))
+    return chef
+
+
+def search(chef: ContextChef, **args: Any) -> tuple[str, bool, tuple[str, ...]]:
+    done = chef.execute(ToolCall(id="s", name="tool_search", arguments=json.dumps(args)))
+    return done.result.content, done.result.is_error, done.loaded
+
+
+def test_exact_lookup_returns_parameters(github: ContextChef) -> None:
+    text, err, loaded = search(github, tool_names=["github__create_issue"])
+    assert not err
+    assert loaded == ("github__create_issue",)
+    assert text.startswith("github__create_issue  [server: github]")
+    assert "owner (string, required)" in text
+    assert "repo (string, required)" in text
+    assert "defer_execute" in text
+
+
+def test_exact_lookup_accepts_the_tools_own_name_when_unique(github: ContextChef) -> None:
+    _, err, loaded = search(github, tool_names=["create_issue"])
+    assert not err and loaded == ("github__create_issue",)
+
+
+def test_exact_miss_falls_back_to_fuzzy(github: ContextChef) -> None:
+    text, err, loaded = search(github, tool_names=["open_new_issue"])
+    assert not err
+    assert "No tool is named exactly 'open_new_issue'" in text
+    assert loaded and "github__create_issue" in loaded[:3]
+
+
+def test_fuzzy_search_ranks_the_right_tool_first(github: ContextChef) -> None:
+    _, _, loaded = search(github, queries=["list pull requests of a repository"])
+    assert loaded[0] == "github__list_pull_requests"
+    _, _, loaded = search(github, queries=["read a text file from disk"])
+    assert loaded[0] == "filesystem__read_text_file"
+
+
+def test_default_count_and_cap(github: ContextChef) -> None:
+    config = DeferredConfig()
+    _, _, loaded = search(github, queries=["issue"])
+    assert len(loaded) == config.default_results
+    _, _, loaded = search(github, queries=["issue"], limit=100)
+    assert len(loaded) == config.max_results
+    # the cap binds fuzzy search only: an exact lookup returns every name asked for
+    names = [
+        f"github__{n}"
+        for n in (
+            "get_me",
+            "create_issue",
+            "list_issues",
+            "get_commit",
+            "list_branches",
+            "list_tags",
+            "get_tag",
+            "fork_repository",
+            "create_branch",
+            "list_commits",
+            "search_code",
+            "search_users",
+        )
+    ]
+    _, _, loaded = search(github, tool_names=names)
+    assert loaded == tuple(names)
+
+
+def test_no_hit_is_a_sentence_not_an_empty_result(github: ContextChef) -> None:
+    text, err, loaded = search(github, queries=["zzqx quux"])
+    assert not err and loaded == ()
+    assert text.startswith("No tool matched 'zzqx quux'.")
+    assert "other keywords" in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{}, {"tool_names": ["a"], "queries": ["b"]}, {"tool_names": []}, {"queries": 3}],
+)
+def test_exactly_one_of_tool_names_and_queries(github: ContextChef, args: dict[str, Any]) -> None:
+    text, err, _ = search(github, **args)
+    assert err
+    assert "exactly one of 'tool_names'" in text or "Invalid arguments" in text
+
+
+def test_result_text_respects_the_character_cap(catalogs_dir: Path) -> None:
+    chef = ContextChef(default_defer=True, deferred=DeferredConfig(result_chars=1500))
+    chef.register_catalog(load_catalog(catalogs_dir / "github.json"))
+    text, _, loaded = search(chef, queries=["pull request"], limit=10)
+    assert 1 <= len(loaded) < 10
+    assert "More matches (schemas not shown; load them with tool_names):" in text
+    assert len(text) < 1500 + 1200  # full entries within the cap, then one line per name
+
+
+def test_defer_execute_valid_call_is_checked_under_the_real_name(github: ContextChef) -> None:
+    call = ToolCall(
+        id="e1",
+        name="defer_execute",
+        arguments=json.dumps({"tool_name": "github__get_me", "params": {}}),
+    )
+    check = github.check_tool_call(call)
+    assert check.decision == "allowed"
+    assert check.tool.name == "get_me" and check.tool.server == "github"
+    assert check.via == "defer_execute"
+
+
+def test_defer_execute_invalid_params_return_the_expected_schema(github: ContextChef) -> None:
+    call = ToolCall(
+        id="e2",
+        name="defer_execute",
+        arguments=json.dumps({"tool_name": "github__create_issue", "params": {"owner": 1}}),
+    )
+    check = github.check_tool_call(call)
+    assert isinstance(check, Denied) and check.code == "invalid_arguments"
+    assert "owner: 1 is not of type 'string' (rule: type)" in check.reason
+    assert "(root): 'repo' is a required property (rule: required)" in check.reason
+    assert "Expected input schema:" in check.reason
+
+
+def test_defer_execute_unknown_target(github: ContextChef) -> None:
+    call = ToolCall(id="e3", name="defer_execute", arguments='{"tool_name": "nope", "params": {}}')
+    check = github.check_tool_call(call)
+    assert isinstance(check, Denied) and check.code == "unknown_tool"
+    assert "tool_search" in check.reason
+
+
+def test_calling_a_deferred_tool_directly_says_how_to_reach_it(github: ContextChef) -> None:
+    check = github.check_tool_call(ToolCall(id="d", name="github__get_me", arguments="{}"))
+    assert isinstance(check, Denied) and check.code == "not_loaded"
+    assert 'tool_search({"tool_names": ["github__get_me"]})' in check.reason
+
+
+def test_loaded_tools_are_recorded(catalogs_dir: Path) -> None:
+    chef = ContextChef(default_defer=True)
+    chef.register_catalog(load_catalog(catalogs_dir / "mcp-memory.json"))
+    assert chef.loaded_tools == ()
+    search(chef, tool_names=["memory__read_graph"])
+    assert chef.loaded_tools == ("memory__read_graph",)
+
+
+def test_directory_budget_drops_whole_groups_and_says_so(catalog_paths: list[Path]) -> None:
+    chef = ContextChef(default_defer=True, deferred=DeferredConfig(directory_chars=3000))
+    for p in catalog_paths:
+        chef.register_catalog(load_catalog(p, server=p.stem))
+    directory = chef.view.directory
+    last = directory.splitlines()[-2]
+    assert last.startswith("[") and "more server(s)" in last and "tool_search" in last
+    listed = [ln.strip() for ln in directory.splitlines() if ln.startswith("  ")]
+    # every group is either whole or absent
+    for server in {t.server for t in chef.tools}:
+        names = {chef.view.wire_names[t.key] for t in chef.tools if t.server == server}
+        assert names <= set(listed) or not (names & set(listed))
+    assert sum(len(x) + 1 for x in directory.splitlines()) < 3000 + 400
+
+
+def test_server_header_is_truncated_with_an_ellipsis() -> None:
+    chef = ContextChef(default_defer=True)
+    chef.register_tools(
+        [{"name": "t", "description": "x"}], server="s", server_description="word " * 50
+    )
+    header = [ln for ln in chef.view.directory.splitlines() if ln.startswith("s: ")][0]
+    assert header.endswith("…") and len(header) == len("s: ") + DeferredConfig().header_chars
