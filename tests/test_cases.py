@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from conftest import load_case
 
+from conftest import load_case
 from contextchef import (
     WIRE_NAME_RE,
     Allowed,

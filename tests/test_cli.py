@@ -39,7 +39,7 @@ def test_plan_json_on_real_catalogs(catalog_paths: list[Path], target: str) -> N
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert KEYS <= set(data)
+    assert set(data) >= KEYS
     assert data["tools_total"] == 286 == data["tools_direct"] + data["tools_deferred"]
     assert data["saved_chars_per_turn"] == data["full_chars"] - data["resident_chars"]
     assert 0 < data["saved_ratio"] < 1

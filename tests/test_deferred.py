@@ -173,5 +173,5 @@ def test_server_header_is_truncated_with_an_ellipsis() -> None:
     chef.register_tools(
         [{"name": "t", "description": "x"}], server="s", server_description="word " * 50
     )
-    header = [ln for ln in chef.view.directory.splitlines() if ln.startswith("s: ")][0]
+    header = next(ln for ln in chef.view.directory.splitlines() if ln.startswith("s: "))
     assert header.endswith("…") and len(header) == len("s: ") + DeferredConfig().header_chars

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ def test_appending_messages_keeps_system_and_tools_bytes_and_extends_messages(
     for end in (2, 3, 5):
         chef.set_history(history[:end])
         turns.append(chef.compile(target))
-    for before, after in zip(turns, turns[1:], strict=False):
+    for before, after in itertools.pairwise(turns):
         assert after.segments["system"] == before.segments["system"]
         assert after.segments["tools"] == before.segments["tools"]
         prev = before.segments["messages"]
