@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from contextchef._errors import CatalogFormatError
+from contextchef._schema import repair_schema
 from contextchef._tool import Tool, ToolAnnotations, ToolSource
 
 __all__ = ["Catalog", "load_catalog", "load_demo_catalog", "tool_from_dict", "tools_from_mcp"]
@@ -71,6 +72,7 @@ def tool_from_dict(
     *,
     server: str | None = None,
     source: ToolSource | None = None,
+    repair_schemas: bool = False,
 ) -> Tool:
     """Build a `Tool` from any supported provider or MCP tool dict.
 
@@ -78,6 +80,8 @@ def tool_from_dict(
         data: One tool definition (see the module docstring for the shapes).
         server: Server/group name; with it the tool's source defaults to ``"mcp"``.
         source: Override the source (``"builtin"``, ``"mcp"``, ``"runtime"``).
+        repair_schemas: Map non-standard schema dialects (``dict``, ``float``, Java type
+            names, draft-04 boolean bounds) onto JSON Schema first (`repair_schema`).
 
     Raises:
         CatalogFormatError: The dict matches none of the known shapes.
@@ -110,6 +114,8 @@ def tool_from_dict(
         if key in body and body[key] is not None:
             schema = body[key]
             break
+    if repair_schemas and schema is not None:
+        schema = repair_schema(schema)
     description = body.get("description")
     meta = dict(body.get("meta") or {})
     meta.update({k: v for k, v in body.items() if k not in _KNOWN_KEYS})
@@ -157,27 +163,32 @@ class Catalog:
     source: str = ""
 
 
-def _catalog_from_data(data: Any, *, origin: str, server: str | None) -> Catalog:
+def _catalog_from_data(
+    data: Any, *, origin: str, server: str | None, repair: bool = False
+) -> Catalog:
+    def make(item: Any, group: str | None) -> Tool:
+        return tool_from_dict(item, server=group, repair_schemas=repair)
+
     if isinstance(data, list):
-        tools = [tool_from_dict(t, server=server) for t in data]
+        tools = [make(t, server) for t in data]
         return Catalog(tools=tuple(tools), source=origin)
     if not isinstance(data, Mapping):
         raise CatalogFormatError(f"{origin}: a catalog must be a JSON object or list")
-    if "servers" in data or "builtin_tools" in data:
-        tools = [tool_from_dict(t) for t in data.get("builtin_tools") or []]
+    if "builtin_tools" in data or ("servers" in data and "tools" not in data):
+        tools = [make(t, None) for t in data.get("builtin_tools") or []]
         descriptions: dict[str, str] = {}
         for group in data.get("servers") or []:
             name = group.get("server") or group.get("name")
             if not isinstance(name, str) or not name:
                 raise CatalogFormatError(f"{origin}: every entry of 'servers' needs a 'server'")
             descriptions[name] = str(group.get("description") or "")
-            tools += [tool_from_dict(t, server=name) for t in group.get("tools") or []]
+            tools += [make(t, name) for t in group.get("tools") or []]
         return Catalog(tools=tuple(tools), server_descriptions=descriptions, source=origin)
     if "tools" in data:
         name = server or data.get("server")
         if name is not None and (not isinstance(name, str) or not name):
             raise CatalogFormatError(f"{origin}: 'server' must be a non-empty string")
-        tools = [tool_from_dict(t, server=name) for t in data["tools"]]
+        tools = [make(t, name) for t in data["tools"]]
         descriptions = {name: str(data.get("description") or "")} if name else {}
         return Catalog(tools=tuple(tools), server_descriptions=descriptions, source=origin)
     raise CatalogFormatError(
@@ -186,12 +197,16 @@ def _catalog_from_data(data: Any, *, origin: str, server: str | None) -> Catalog
     )
 
 
-def load_catalog(path: str | Path, *, server: str | None = None) -> Catalog:
+def load_catalog(
+    path: str | Path, *, server: str | None = None, repair_schemas: bool = False
+) -> Catalog:
     """Load a catalog JSON file.
 
     Args:
         path: The file.
         server: Override the server name declared in the file (single-server catalogs).
+        repair_schemas: Map non-standard schema dialects onto JSON Schema
+            (`repair_schema`); needed for benchmark catalogs such as BFCL's.
 
     Raises:
         CatalogFormatError: The file is missing, not JSON, or not a known catalog shape.
@@ -203,7 +218,7 @@ def load_catalog(path: str | Path, *, server: str | None = None) -> Catalog:
         raise CatalogFormatError(f"cannot read catalog {str(p)!r}: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
         raise CatalogFormatError(f"catalog {str(p)!r} is not valid JSON: {exc}") from exc
-    return _catalog_from_data(data, origin=str(p), server=server)
+    return _catalog_from_data(data, origin=str(p), server=server, repair=repair_schemas)
 
 
 def load_demo_catalog() -> Catalog:
