@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -84,16 +83,20 @@ def validator_for(schema: Mapping[str, JsonValue]) -> type[Any]:
 
 def _fast_meta_ok(schema: Mapping[str, JsonValue]) -> bool:
     try:
-        return bool(jsonschema_rs.meta.is_valid(schema))
+        return bool(jsonschema_rs.meta.is_valid(dict(schema)))
     except (ValueError, TypeError, jsonschema_rs.ReferencingError):
         return False  # let jsonschema explain
 
 
-@functools.lru_cache(maxsize=16)
+_META_VALIDATORS: dict[Any, Any] = {}
+
+
 def _meta_validator(cls: type[Any]) -> Any:
     """A reusable validator of `cls`'s meta-schema (building one per check is slow)."""
-    meta = cls.META_SCHEMA
-    return jsonschema.validators.validator_for(meta)(meta)
+    if cls not in _META_VALIDATORS:
+        meta = cls.META_SCHEMA
+        _META_VALIDATORS[cls] = jsonschema.validators.validator_for(meta)(meta)
+    return _META_VALIDATORS[cls]
 
 
 def _check(cls: type[Any], schema: Mapping[str, JsonValue]) -> None:
