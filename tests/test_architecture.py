@@ -23,6 +23,7 @@ LAYERS = {
     "_catalogs": 1,
     "_exposure": 2,
     "_search": 3,
+    "_retrieval": 3,
     "_deferred": 4,
     "_view": 4,
     "_dispatch": 5,

@@ -251,7 +251,12 @@ def run_tool_search(
         hits, missing = index.exact(names)
         if missing:
             seen = {h.wire_name for h in hits}
-            fuzzy = [h for h in index.search(missing, limit=want) if h.wire_name not in seen]
+            fuzzy: list[SearchHit] = []
+            near = [h for m in missing for h in index.near_names(m, limit=want)]
+            for hit in [*near, *index.search(missing, limit=want)]:
+                if hit.wire_name not in seen and len(fuzzy) < want:
+                    seen.add(hit.wire_name)
+                    fuzzy.append(hit)
             notes.append(
                 "No tool is named exactly "
                 + ", ".join(repr(m) for m in missing)

@@ -4,6 +4,8 @@
   deferred, for one target (the built-in demo catalog when no file is given).
 * ``contextchef search QUERY [--catalog FILE ...]`` — run ``tool_search`` as the model
   would.
+* ``contextchef eval-retrieval --catalog C --queries Q`` — recall@k, MRR, nDCG@5 of tool
+  search on labelled queries.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from rich.table import Table
 from contextchef._catalogs import Catalog, load_catalog, load_demo_catalog
 from contextchef._chef import ContextChef
 from contextchef._deferred import run_tool_search
-from contextchef._errors import ContextChefError
+from contextchef._errors import ContextChefError, UsageError
 from contextchef._messages import user
+from contextchef._retrieval import RANKERS, evaluate, load_queries
 from contextchef.providers import TARGETS
 
 __all__ = ["app", "main"]
@@ -161,6 +164,34 @@ def search(
         typer.echo(json.dumps(out, ensure_ascii=False))
         return
     typer.echo(text)
+
+
+@app.command("eval-retrieval")
+def eval_retrieval(
+    catalog: Annotated[Path, typer.Option(help="Benchmark catalog JSON (tools pool).")],
+    queries: Annotated[Path, typer.Option(help="Labelled queries, JSON lines.")],
+    ranker: Annotated[str, typer.Option(help="Ranker: bm25 (the default).")] = "bm25",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Score tool search on labelled queries: recall@1, recall@5, MRR, nDCG@5."""
+    try:
+        if ranker not in RANKERS:
+            raise UsageError(f"unknown ranker {ranker!r}; valid: {', '.join(sorted(RANKERS))}")
+        cat = load_catalog(catalog, repair_schemas=True)
+        metrics = evaluate(load_queries(queries), RANKERS[ranker](cat))
+    except ContextChefError as exc:
+        _fail(exc)
+        return
+    out = {"ranker": ranker, **metrics, "queries": int(metrics["queries"])}
+    if as_json:
+        typer.echo(json.dumps(out, sort_keys=True))
+        return
+    table = Table(title=f"Tool retrieval — {catalog.name}, ranker {ranker}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for key in ("queries", "recall@1", "recall@5", "mrr", "ndcg@5"):
+        table.add_row(key, str(out[key]))
+    Console().print(table)
 
 
 def main() -> None:
