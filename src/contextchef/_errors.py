@@ -12,7 +12,9 @@ result, not by crashing the agent loop)::
     │   ├── ToolNameConflictError       two tools would share a name or wire name
     │   ├── UnknownToolError            a name that no registered tool has
     │   ├── CatalogFormatError          a catalog file or tool dict has an unknown shape
-    │   └── UnknownTargetError          a compile target that does not exist
+    │   ├── UnknownTargetError          a compile target that does not exist
+    │   └── TemplateError               a description template cannot be rendered
+    │       └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     └── ModelOutputError                the model or provider produced bad data
         ├── MalformedArgumentsError     tool-call arguments are not a JSON object
         └── CorruptHistoryError         a history message cannot be sent as is
@@ -32,6 +34,8 @@ __all__ = [
     "InvalidToolError",
     "MalformedArgumentsError",
     "ModelOutputError",
+    "NondeterminismError",
+    "TemplateError",
     "ToolNameConflictError",
     "UnknownTargetError",
     "UnknownToolError",
@@ -106,6 +110,32 @@ class CatalogFormatError(UsageError):
 
 class UnknownTargetError(UsageError):
     """A compile target that contextchef does not know."""
+
+
+class TemplateError(UsageError):
+    """A tool-description template cannot be rendered.
+
+    Attributes:
+        tool: The tool whose description failed.
+    """
+
+    def __init__(self, message: str, *, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+
+
+class NondeterminismError(TemplateError):
+    """A description template touched a non-deterministic source (time, random, uuid,
+    environment, filesystem, exec, network), which would break the cached prefix.
+
+    Attributes:
+        tool: The tool whose description failed.
+        source: The stub that was touched, e.g. ``"time"``.
+    """
+
+    def __init__(self, message: str, *, tool: str, source: str) -> None:
+        super().__init__(message, tool=tool)
+        self.source = source
 
 
 class ModelOutputError(ContextChefError):
