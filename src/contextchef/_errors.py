@@ -125,8 +125,10 @@ class TemplateError(UsageError):
 
 
 class NondeterminismError(TemplateError):
-    """A description template touched a non-deterministic source (time, random, uuid,
-    environment, filesystem, exec, network), which would break the cached prefix.
+    """A description template touched a non-deterministic source.
+
+    Time, random, uuid, environment, filesystem, exec and network values would make the
+    cached prefix differ between sessions or renders, so their stubs raise this.
 
     Attributes:
         tool: The tool whose description failed.
