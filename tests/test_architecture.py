@@ -17,6 +17,7 @@ LAYERS = {
     "_json": 0,
     "_tokens": 0,
     "_schema": 1,
+    "_template": 1,
     "_tool": 1,
     "_names": 1,
     "_registry": 1,

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import CatalogFormatError
+from contextchef._errors import CatalogFormatError, ContextChefError
 from contextchef._schema import repair_schema
 from contextchef._tool import Tool, ToolAnnotations, ToolSource
 
@@ -65,6 +65,16 @@ def _annotations(raw: Any, title: Any) -> ToolAnnotations:
     if isinstance(title, str) and "title" not in data:
         data["title"] = title
     return ToolAnnotations.from_mcp(data)
+
+
+def _tags(name: str, raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        return (raw,)
+    if isinstance(raw, Sequence) and all(isinstance(t, str) for t in raw):
+        return tuple(raw)
+    raise CatalogFormatError(f"tool {name!r}: 'tags' must be a list of strings")
 
 
 def tool_from_dict(
@@ -117,7 +127,10 @@ def tool_from_dict(
     if repair_schemas and schema is not None:
         schema = repair_schema(schema)
     description = body.get("description")
-    meta = dict(body.get("meta") or {})
+    raw_meta = body.get("meta") or {}
+    if not isinstance(raw_meta, Mapping):
+        raise CatalogFormatError(f"tool {name!r}: 'meta' must be an object")
+    meta = dict(raw_meta)
     meta.update({k: v for k, v in body.items() if k not in _KNOWN_KEYS})
     strict = body.get("strict")
     defer = body.get("defer_loading")
@@ -125,7 +138,7 @@ def tool_from_dict(
         name=name,
         description=description if isinstance(description, str) else "",
         input_schema=schema if schema is not None else {"type": "object", "properties": {}},
-        tags=tuple(body.get("tags") or ()),
+        tags=_tags(name, body.get("tags")),
         defer_loading=defer if isinstance(defer, bool) else None,
         annotations=_annotations(body.get("annotations"), body.get("title")),
         source=source or ("mcp" if server else "builtin"),
@@ -163,34 +176,72 @@ class Catalog:
     source: str = ""
 
 
+def _tool_list(raw: Any, where: str) -> list[Any]:
+    if not isinstance(raw, list):
+        raise CatalogFormatError(
+            f"{where} must be a list of tool objects, got {type(raw).__name__}"
+        )
+    return raw
+
+
+def _build_all(
+    items: list[tuple[Any, str | None]], *, origin: str, repair: bool
+) -> tuple[Tool, ...]:
+    """Build every tool; report all invalid ones at once, each with its index and name."""
+    tools: list[Tool] = []
+    problems: list[str] = []
+    for i, (item, group) in enumerate(items):
+        try:
+            tools.append(tool_from_dict(item, server=group, repair_schemas=repair))
+        except ContextChefError as exc:
+            problems.append(f"[{i}] {exc}")
+    if problems:
+        shown = "\n  ".join(problems[:5])
+        more = f"\n  ... and {len(problems) - 5} more" if len(problems) > 5 else ""
+        hint = (
+            "\n(load_catalog(..., repair_schemas=True) maps non-standard type names such as "
+            "'dict' and 'float' onto JSON Schema)"
+            if not repair and any("/type" in p for p in problems)
+            else ""
+        )
+        raise CatalogFormatError(
+            f"{origin}: {len(problems)} of {len(items)} tools are invalid:\n  {shown}{more}{hint}"
+        )
+    return tuple(tools)
+
+
 def _catalog_from_data(
     data: Any, *, origin: str, server: str | None, repair: bool = False
 ) -> Catalog:
-    def make(item: Any, group: str | None) -> Tool:
-        return tool_from_dict(item, server=group, repair_schemas=repair)
-
     if isinstance(data, list):
-        tools = [make(t, server) for t in data]
-        return Catalog(tools=tuple(tools), source=origin)
+        tools = _build_all([(t, server) for t in data], origin=origin, repair=repair)
+        return Catalog(tools=tools, source=origin)
     if not isinstance(data, Mapping):
         raise CatalogFormatError(f"{origin}: a catalog must be a JSON object or list")
     if "builtin_tools" in data or ("servers" in data and "tools" not in data):
-        tools = [make(t, None) for t in data.get("builtin_tools") or []]
+        items: list[tuple[Any, str | None]] = [
+            (t, None) for t in _tool_list(data.get("builtin_tools") or [], "'builtin_tools'")
+        ]
         descriptions: dict[str, str] = {}
-        for group in data.get("servers") or []:
+        groups = data.get("servers") or []
+        if not isinstance(groups, list) or not all(isinstance(g, Mapping) for g in groups):
+            raise CatalogFormatError(f"{origin}: 'servers' must be a list of objects")
+        for group in groups:
             name = group.get("server") or group.get("name")
             if not isinstance(name, str) or not name:
                 raise CatalogFormatError(f"{origin}: every entry of 'servers' needs a 'server'")
             descriptions[name] = str(group.get("description") or "")
-            tools += [make(t, name) for t in group.get("tools") or []]
-        return Catalog(tools=tuple(tools), server_descriptions=descriptions, source=origin)
+            items += [(t, name) for t in _tool_list(group.get("tools") or [], f"{name!r} tools")]
+        tools = _build_all(items, origin=origin, repair=repair)
+        return Catalog(tools=tools, server_descriptions=descriptions, source=origin)
     if "tools" in data:
         name = server or data.get("server")
         if name is not None and (not isinstance(name, str) or not name):
             raise CatalogFormatError(f"{origin}: 'server' must be a non-empty string")
-        tools = [make(t, name) for t in data["tools"]]
+        raw = _tool_list(data["tools"], f"{origin}: 'tools'")
+        tools = _build_all([(t, name) for t in raw], origin=origin, repair=repair)
         descriptions = {name: str(data.get("description") or "")} if name else {}
-        return Catalog(tools=tuple(tools), server_descriptions=descriptions, source=origin)
+        return Catalog(tools=tools, server_descriptions=descriptions, source=origin)
     raise CatalogFormatError(
         f"{origin}: not a catalog: expected a list of tools, {{'tools': [...]}} (MCP "
         "tools/list or a server catalog) or {'servers': [...], 'builtin_tools': [...]}"

@@ -16,10 +16,10 @@ from typing import Any
 from contextchef._catalogs import Catalog, load_catalog, tool_from_dict, tools_from_mcp
 from contextchef._deferred import DeferredConfig
 from contextchef._dispatch import CheckResult, Execution, aexecute, check_tool_call, execute
-from contextchef._errors import CorruptHistoryError, ToolNameConflictError, UsageError
+from contextchef._errors import ToolNameConflictError, UsageError
 from contextchef._exposure import ExposurePolicy
 from contextchef._json import canonical_dumps
-from contextchef._messages import Message, ToolCall, message_from_dict
+from contextchef._messages import Message, ToolCall, check_message, message_from_dict
 from contextchef._registry import Handler, Registry
 from contextchef._schema import schema_from_callable
 from contextchef._tokens import estimate_tokens
@@ -95,6 +95,15 @@ class PlanReport:
         }
 
 
+def _patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
+    """One pattern or a sequence of them, as a tuple (a bare string is one pattern)."""
+    items = (value,) if isinstance(value, str) else tuple(value)
+    bad = [p for p in items if not isinstance(p, str) or not p]
+    if bad:
+        raise UsageError(f"{field} patterns must be non-empty strings, got {bad!r}")
+    return items
+
+
 class ContextChef:
     """An agent session: tools, system prompt, history; compiles payloads per turn.
 
@@ -112,14 +121,14 @@ class ContextChef:
         self,
         *,
         default_defer: bool = False,
-        defer: Sequence[str] = (),
-        pin: Sequence[str] = (),
+        defer: str | Sequence[str] = (),
+        pin: str | Sequence[str] = (),
         qualify: bool = True,
         deferred: DeferredConfig | None = None,
     ) -> None:
         self._registry = Registry(qualify=qualify)
         self._policy = ExposurePolicy(
-            default_defer=default_defer, defer=tuple(defer), pin=tuple(pin)
+            default_defer=default_defer, defer=_patterns("defer", defer), pin=_patterns("pin", pin)
         )
         self._config = deferred or DeferredConfig()
         self._system = ""
@@ -164,7 +173,7 @@ class ContextChef:
             elif isinstance(item, Mapping):
                 built.append(tool_from_dict(item, server=server))
             elif callable(item):
-                name, description, schema = schema_from_callable(item)
+                name, description, schema, runner = schema_from_callable(item)
                 built.append(
                     Tool(
                         name=name,
@@ -174,7 +183,7 @@ class ContextChef:
                         server=server,
                     )
                 )
-                funcs.setdefault(name, item)
+                funcs.setdefault(name, runner)
             else:
                 raise UsageError(
                     f"cannot register {type(item).__name__}: expected a Tool, a tool dict "
@@ -195,7 +204,13 @@ class ContextChef:
         by_name = {t.name: t for t in built}
         unknown = sorted(set(funcs) - set(by_name))
         if unknown:
-            raise UsageError(f"handlers given for tools not in this batch: {unknown}")
+            raise UsageError(
+                f"handlers given for tools not in this batch: {unknown}; "
+                f"tools in the batch: {sorted(by_name)[:10]}"
+            )
+        not_callable = sorted(n for n, f in funcs.items() if not callable(f))
+        if not_callable:
+            raise UsageError(f"handlers for {not_callable} are not callable")
         added = self._registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
         if server is not None and server_description is not None:
             self._registry.set_server_description(server, server_description)
@@ -266,22 +281,25 @@ class ContextChef:
             messages: `Message` values or their `Message.to_dict` form.
 
         Raises:
-            CorruptHistoryError: An entry is neither.
+            CorruptHistoryError: An entry is neither, has a role other than user /
+                assistant, or holds a part its role may not (tool calls belong to
+                assistant messages, tool results to user messages).
         """
         out: list[Message] = []
         for i, m in enumerate(messages):
-            if isinstance(m, Message):
-                out.append(m)
-            elif isinstance(m, Mapping):
-                out.append(message_from_dict(m, index=i))
-            else:
-                raise CorruptHistoryError(
-                    f"history entry {i} is a {type(m).__name__}, expected a Message", index=i
-                )
+            msg = message_from_dict(m, index=i) if isinstance(m, Mapping) else m
+            check_message(msg, i)
+            out.append(msg)
         self._history = tuple(out)
 
     def append(self, *messages: Message) -> None:
-        """Append messages to the history."""
+        """Append messages to the history.
+
+        Raises:
+            CorruptHistoryError: A message is malformed (see `set_history`).
+        """
+        for i, msg in enumerate(messages, start=len(self._history)):
+            check_message(msg, i)
         self._history = self._history + tuple(messages)
 
     @property

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import CorruptHistoryError, MalformedArgumentsError
+from contextchef._errors import CorruptHistoryError, MalformedArgumentsError, UsageError
 from contextchef._json import JsonValue, canonical_dumps
 
 __all__ = [
@@ -29,12 +29,18 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "assistant",
+    "check_message",
     "message_from_dict",
     "tool_results",
     "user",
 ]
 
 Role = Literal["user", "assistant"]
+
+
+def _require_str(field_name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise UsageError(f"{field_name} must be a string, got {type(value).__name__}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +50,9 @@ class TextPart:
     text: str
     """The text, as written."""
     kind: Literal["text"] = "text"
+
+    def __post_init__(self) -> None:
+        _require_str("TextPart.text", self.text)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +73,8 @@ class ToolCall:
     kind: Literal["tool_call"] = "tool_call"
 
     def __post_init__(self) -> None:
+        _require_str("ToolCall.id", self.id)
+        _require_str("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
             object.__setattr__(self, "arguments", canonical_dumps(self.arguments))
 
@@ -104,6 +115,11 @@ class ToolResult:
     is_error: bool = False
     """The call failed (bad arguments, denied, or the tool raised)."""
     kind: Literal["tool_result"] = "tool_result"
+
+    def __post_init__(self) -> None:
+        _require_str("ToolResult.call_id", self.call_id)
+        _require_str("ToolResult.name", self.name)
+        _require_str("ToolResult.content", self.content)
 
 
 Part = TextPart | ToolCall | ToolResult
@@ -170,8 +186,18 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
         raise CorruptHistoryError(
             f"message {index}: role must be 'user' or 'assistant', got {role!r}", index=index
         )
+    if "parts" not in data:
+        keys = sorted(str(k) for k in data)
+        raise CorruptHistoryError(
+            f"message {index}: expected contextchef's form {{'role', 'parts': [{{'kind': ...}}]}} "
+            f"(see Message.to_dict), got keys {keys}; provider-format messages (with "
+            "'content') must be converted to Message values first",
+            index=index,
+        )
+    if not isinstance(data["parts"], list):
+        raise CorruptHistoryError(f"message {index}: 'parts' must be a list", index=index)
     parts: list[Part] = []
-    for raw in data.get("parts") or []:
+    for raw in data["parts"]:
         kind = raw.get("kind") if isinstance(raw, Mapping) else None
         try:
             if kind == "text":
@@ -197,7 +223,51 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
             raise CorruptHistoryError(
                 f"message {index}: {kind} part lacks field {exc.args[0]!r}", index=index
             ) from exc
-    return Message(role=role, parts=tuple(parts))
+        except UsageError as exc:
+            raise CorruptHistoryError(f"message {index}: {exc}", index=index) from exc
+    message = Message(role=role, parts=tuple(parts))
+    check_message(message, index)
+    return message
+
+
+def check_message(message: object, index: int) -> None:
+    """Check one history entry's structure (roles and which parts each role may hold).
+
+    Pairing of calls and results is not checked here.
+
+    Raises:
+        CorruptHistoryError: Not a `Message`, an unknown role, a tool call in a user
+            message, or a tool result in an assistant message.
+    """
+    if not isinstance(message, Message):
+        raise CorruptHistoryError(
+            f"history entry {index} is a {type(message).__name__}, expected a Message",
+            index=index,
+        )
+    if message.role not in ("user", "assistant"):
+        raise CorruptHistoryError(
+            f"message {index}: role {message.role!r} is not 'user' or 'assistant'; put the "
+            "system prompt in set_system_prompt() and tool results in user messages",
+            index=index,
+        )
+    for part in message.parts:
+        if not isinstance(part, (TextPart, ToolCall, ToolResult)):
+            raise CorruptHistoryError(
+                f"message {index}: part {part!r} is not a TextPart, ToolCall or ToolResult",
+                index=index,
+            )
+        if isinstance(part, ToolCall) and message.role != "assistant":
+            raise CorruptHistoryError(
+                f"message {index}: tool call {part.id!r} is in a {message.role} message; "
+                "tool calls belong to assistant messages",
+                index=index,
+            )
+        if isinstance(part, ToolResult) and message.role != "user":
+            raise CorruptHistoryError(
+                f"message {index}: tool result for {part.call_id!r} is in an assistant "
+                "message; tool results belong to user messages (see tool_results())",
+                index=index,
+            )
 
 
 def user(text: str) -> Message:

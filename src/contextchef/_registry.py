@@ -79,8 +79,7 @@ class Registry:
         wires: dict[str, ToolKey] = {}
         for tool in batch:
             if tool.key in self._tools or tool.key in keys:
-                clashes.setdefault(tool.name, set()).add(tool.origin)
-                clashes[tool.name].add(tool.origin + " (registered twice)")
+                clashes.setdefault(tool.name, set()).add(f"{tool.origin} (registered twice)")
                 continue
             keys[tool.key] = tool
             wire = self.wire_name_for(tool)
@@ -99,15 +98,26 @@ class Registry:
 
     def _raise_conflicts(self, clashes: Mapping[str, set[str]]) -> None:
         conflicts = [(name, tuple(sorted(origins))) for name, origins in sorted(clashes.items())]
-        listed = "; ".join(f"{name!r} from {' and '.join(origins)}" for name, origins in conflicts)
-        hint = (
-            "rename one of each pair, or keep server qualification on "
-            "(Registry(qualify=True), the default)"
-            if not self._qualify
-            else "rename one of each pair or register them under different server names"
-        )
+        shown = conflicts[:5]
+        listed = "; ".join(f"{name!r} from {' and '.join(origins)}" for name, origins in shown)
+        if len(conflicts) > len(shown):
+            listed += f"; and {len(conflicts) - len(shown)} more"
+        servers = sorted({o for _, origins in conflicts for o in origins if o in self.servers})
+        if not self._qualify:
+            hint = (
+                "rename one of each pair, or keep server qualification on "
+                "(ContextChef(qualify=True), the default)"
+            )
+        elif servers:
+            hint = (
+                f"server(s) {', '.join(map(repr, servers))} already have tools with these "
+                "names; register the new tools under another server name (e.g. "
+                "load_catalog(path, server='other-name')) or rename them"
+            )
+        else:
+            hint = "rename one of each pair or register them under different server names"
         raise ToolNameConflictError(
-            f"tool names clash: {listed}; nothing was registered: {hint}",
+            f"{len(conflicts)} tool name clash(es): {listed}. Nothing was registered; {hint}.",
             conflicts=conflicts,
         )
 

@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import inspect
+import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,7 +23,8 @@ import docstring_parser
 import jsonschema
 import jsonschema.validators
 import jsonschema_rs
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
+from referencing.exceptions import Unresolvable
 
 from contextchef._errors import InvalidSchemaError, InvalidToolError
 from contextchef._json import JsonValue, canonical_schema
@@ -106,6 +109,57 @@ def _check(cls: type[Any], schema: Mapping[str, JsonValue]) -> None:
         raise SchemaError.create_from(error)
 
 
+MAX_SCHEMA_DEPTH = 64
+"""Deepest nesting of objects/arrays accepted in a schema."""
+
+
+def _resolve_pointer(root: JsonValue, ref: str) -> bool:
+    node = root
+    for raw in ref[1:].lstrip("/").split("/") if ref not in ("#", "#/") else []:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return False
+    return True
+
+
+def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, str] | None:
+    """First structural problem jsonschema would not report clearly, or None.
+
+    Too deep nesting, non-finite numbers (not JSON), non-string keys, and ``$ref``s
+    that are remote or point nowhere (they would fail only when a call is validated).
+    """
+    if len(path) > MAX_SCHEMA_DEPTH:
+        return path, f"nested deeper than {MAX_SCHEMA_DEPTH} levels"
+    if isinstance(node, float) and not math.isfinite(node):
+        return path, f"{node!r} is not a JSON number; use a finite value"
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if not isinstance(key, str):
+                return path, f"object key {key!r} is not a string"
+            if key == "$ref" and isinstance(value, str):
+                if value and not value.startswith("#"):
+                    return (*path, key), (
+                        f"$ref {value!r} points outside the schema; inline it or move it "
+                        "under $defs (remote references are never fetched)"
+                    )
+                is_pointer = value in ("#", "") or value.startswith("#/")
+                if is_pointer and not _resolve_pointer(root, value):
+                    return (*path, key), f"$ref {value!r} points to nothing in this schema"
+            found = _scan(root, value, (*path, key))
+            if found is not None:
+                return found
+    elif isinstance(node, (list, tuple)):
+        for i, value in enumerate(node):
+            found = _scan(root, value, (*path, str(i)))
+            if found is not None:
+                return found
+    return None
+
+
 def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
     """Validate a tool's input_schema and return it in canonical, object-rooted form.
 
@@ -122,7 +176,9 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
 
     Raises:
         InvalidSchemaError: The schema is not a JSON object, its root is not an object
-            schema, or it fails its meta-schema; the message names the tool and the path.
+            schema, it nests deeper than `MAX_SCHEMA_DEPTH`, holds NaN/infinity, has a
+            ``$ref`` that is remote or unresolvable, or fails its meta-schema; the
+            message names the tool and the path.
     """
     if not isinstance(schema, Mapping):
         raise InvalidSchemaError(
@@ -143,12 +199,26 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
             schema_path="/type",
         )
     root.setdefault("properties", {})
+    problem = _scan(root, root, ())
+    if problem is not None:
+        where, what = problem
+        path = _pointer(where)
+        raise InvalidSchemaError(
+            f"tool {tool!r}: input_schema at {path or '/'}: {what}", tool=tool, schema_path=path
+        )
     try:
         validator_for(root)
     except SchemaError as exc:
         path = _pointer(exc.path)
+        hint = (
+            " (load it with repair_schemas=True to map non-standard type names such as "
+            "'dict' or 'float' onto JSON Schema)"
+            if path.endswith("/type")
+            else ""
+        )
         raise InvalidSchemaError(
-            f"tool {tool!r}: input_schema is not valid JSON Schema at {path or '/'}: {exc.message}",
+            f"tool {tool!r}: input_schema is not valid JSON Schema at {path or '/'}: "
+            f"{exc.message}{hint}",
             tool=tool,
             schema_path=path,
         ) from exc
@@ -231,7 +301,10 @@ def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> lis
     so the same call always gives the same text.
     """
     cls = validator_for(schema)
-    errors: list[ValidationError] = list(cls(schema).iter_errors(arguments))
+    try:
+        errors: list[ValidationError] = list(cls(schema).iter_errors(arguments))
+    except (SchemaError, UnknownType, Unresolvable, re.error, RecursionError) as exc:
+        return [f"(root): the tool's schema cannot check these arguments ({exc})"]
     lines = {
         f"{_arg_path(err.absolute_path)}: {err.message} (rule: {err.validator})" for err in errors
     }
@@ -402,6 +475,22 @@ def _type_label(node: Mapping[str, JsonValue]) -> str:
     return "any"
 
 
+def _deref(root: Mapping[str, JsonValue], node: Mapping[str, JsonValue]) -> Mapping[str, Any]:
+    """Merge a local ``$ref`` target under the node's own keywords (for display only)."""
+    ref = node.get("$ref")
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return node
+    target: Any = root
+    for raw in ref[2:].split("/"):
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if not isinstance(target, Mapping) or key not in target:
+            return node
+        target = target[key]
+    if not isinstance(target, Mapping):
+        return node
+    return {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+
+
 def summarize_parameters(
     schema: Mapping[str, JsonValue], *, description_chars: int = 120
 ) -> list[str]:
@@ -416,7 +505,7 @@ def summarize_parameters(
     required = set(schema.get("required") or [])
     lines = []
     for name, sub in props.items():
-        node = sub if isinstance(sub, Mapping) else {}
+        node = _deref(schema, sub) if isinstance(sub, Mapping) else {}
         bits = [_type_label(node)]
         if name in required:
             bits.append("required")
@@ -456,12 +545,17 @@ def _strip_titles(node: JsonValue) -> JsonValue:
     return node
 
 
-def schema_from_callable(func: Callable[..., Any]) -> tuple[str, str, dict[str, JsonValue]]:
-    """Derive (name, description, input_schema) from a Python function.
+def schema_from_callable(
+    func: Callable[..., Any],
+) -> tuple[str, str, dict[str, JsonValue], Callable[..., Any]]:
+    """Derive (name, description, input_schema, runner) from a Python function.
 
-    The schema comes from the signature's annotations and defaults (via pydantic);
+    The schema comes from the signature's annotations and defaults (via pydantic), with
+    ``additionalProperties: false`` so unexpected arguments are rejected by the gate;
     parameter descriptions and the tool description come from a Google, reST or numpy
-    docstring. ``*args``/``**kwargs`` are not allowed.
+    docstring. The runner is the function wrapped in `pydantic.validate_call`, so
+    arguments arrive converted to the annotated types (enums, dates, models).
+    ``*args``/``**kwargs`` are not allowed.
 
     Raises:
         InvalidToolError: If the function takes ``*args``/``**kwargs`` or an annotation
@@ -483,19 +577,18 @@ def schema_from_callable(func: Callable[..., Any]) -> tuple[str, str, dict[str, 
             )
         annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[pname] = (
-            annotation,
-            pydantic.Field(
-                default, description=" ".join(param_docs.get(pname, "").split()) or None
-            ),
-        )
+        text = " ".join(param_docs.get(pname, "").split()) or None
+        fields[pname] = (annotation, pydantic.Field(default, description=text))
     try:
-        model = pydantic.create_model(f"{name}_args", **fields)
+        model = pydantic.create_model(
+            f"{name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+        )
         raw = model.model_json_schema()
+        runner = pydantic.validate_call(func)
     except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as exc:
         raise InvalidToolError(
             f"tool {name!r}: cannot derive a JSON Schema from its signature: {exc}", tool=name
         ) from exc
     schema = _strip_titles(raw)
     assert isinstance(schema, dict)
-    return name, description, schema
+    return name, description, schema, runner
