@@ -319,7 +319,7 @@ class ContextChef:
         target: str = "anthropic",
         *,
         model: str = "model",
-        max_tokens: int = 4096,
+        max_tokens: int | None = None,
         strategy: str = "client",
     ) -> CompiledRequest:
         """Compile the session into a request payload for `target`.
@@ -328,7 +328,8 @@ class ContextChef:
             target: ``anthropic``, ``openai`` (Chat Completions), ``responses`` or
                 ``gemini``.
             model: Model name written into the payload.
-            max_tokens: Output cap in tokens.
+            max_tokens: Output cap in tokens; None sends the provider's own default,
+                except on Anthropic, which requires one (4,096 is sent).
             strategy: ``client`` (direct tools + meta-tools) or ``flat`` (every tool
                 resident; the no-disclosure baseline).
 
@@ -342,6 +343,8 @@ class ContextChef:
                 object and the target needs them parsed (Anthropic, Gemini).
         """
         adapter = get_adapter(target)
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise UsageError(f"max_tokens must be a positive integer or None, got {max_tokens!r}")
         view = self.view
         if strategy == "client":
             tools = view.resident

@@ -18,7 +18,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["JsonValue", "canonical_dumps", "canonical_schema", "canonical_value"]
+__all__ = [
+    "FrozenDict",
+    "FrozenList",
+    "JsonValue",
+    "canonical_dumps",
+    "canonical_schema",
+    "canonical_value",
+    "freeze",
+    "thaw",
+]
 
 JsonValue = Any
 """A value made of dict/list/str/int/float/bool/None (JSON's data model)."""
@@ -93,3 +102,67 @@ def canonical_dumps(value: JsonValue) -> str:
         ValueError: If the value holds NaN or an infinity (not valid JSON).
     """
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _read_only(self: object, *args: object, **kwargs: object) -> None:
+    raise TypeError(
+        "tool definitions are frozen: copy the value first (copy.deepcopy gives plain, "
+        "mutable dicts and lists) or build a new Tool with Tool.replace()"
+    )
+
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A read-only dict: equal to, and serialized like, a plain dict.
+
+    Tool schemas are stored frozen so a caller cannot change a registered tool (and the
+    cached prefix) by mutating ``tool.input_schema``; ``copy.deepcopy`` thaws.
+    """
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+    __ior__ = _read_only  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, object]) -> dict[str, JsonValue]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+    def __copy__(self) -> dict[str, JsonValue]:
+        return dict(self)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (dict, (dict(self),))
+
+
+class FrozenList(list):  # type: ignore[type-arg]
+    """A read-only list: equal to, and serialized like, a plain list."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only  # type: ignore[assignment]
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+
+    def __deepcopy__(self, memo: dict[int, object]) -> list[JsonValue]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+    def __copy__(self) -> list[JsonValue]:
+        return list(self)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (list, (list(self),))
+
+
+def freeze(value: JsonValue) -> JsonValue:
+    """A read-only deep copy of a JSON value (`FrozenDict` / `FrozenList`)."""
+    if isinstance(value, Mapping):
+        return FrozenDict((k, freeze(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return FrozenList(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: JsonValue) -> JsonValue:
+    """A plain, mutable deep copy of a JSON value."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value

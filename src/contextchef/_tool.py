@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef._errors import InvalidToolError
-from contextchef._json import JsonValue, canonical_value
+from contextchef._json import JsonValue, canonical_value, freeze
 from contextchef._schema import check_input_schema
 
 __all__ = ["Tool", "ToolAnnotations", "ToolSource"]
@@ -116,12 +116,14 @@ class Tool:
                 f"{type(self.description).__name__}",
                 tool=self.name,
             )
-        object.__setattr__(self, "input_schema", check_input_schema(self.name, self.input_schema))
+        schema = check_input_schema(self.name, self.input_schema)
+        object.__setattr__(self, "input_schema", freeze(schema))
         tags = tuple(sorted({str(t).strip().lower() for t in self.tags if str(t).strip()}))
         object.__setattr__(self, "tags", tags)
-        object.__setattr__(self, "meta", canonical_value(dict(self.meta)))
+        object.__setattr__(self, "meta", freeze(canonical_value(dict(self.meta))))
         if self.output_schema is not None:
-            object.__setattr__(self, "output_schema", canonical_value(dict(self.output_schema)))
+            frozen = freeze(canonical_value(dict(self.output_schema)))
+            object.__setattr__(self, "output_schema", frozen)
 
     @property
     def origin(self) -> str:

@@ -13,7 +13,13 @@ from typing import Any
 
 from contextchef._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef._view import CompiledTool
-from contextchef.providers._base import Profile, RequestOptions, copy_schema, dumps_segment
+from contextchef.providers._base import (
+    ANTHROPIC_DEFAULT_MAX_TOKENS,
+    Profile,
+    RequestOptions,
+    copy_schema,
+    dumps_segment,
+)
 
 __all__ = ["AnthropicAdapter"]
 
@@ -82,7 +88,8 @@ class AnthropicAdapter:
         options: RequestOptions,
     ) -> dict[str, Any]:
         """The ``messages.create`` keyword arguments."""
-        payload: dict[str, Any] = {"model": options.model, "max_tokens": options.max_tokens}
+        cap = options.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS
+        payload: dict[str, Any] = {"model": options.model, "max_tokens": cap}
         if system:
             block: dict[str, Any] = {"type": "text", "text": system}
             if options.cache_system:

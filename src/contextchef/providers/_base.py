@@ -8,16 +8,18 @@ is byte-stable. What a provider can do is data in `Profile`, not branches in ada
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from contextchef._json import JsonValue, canonical_dumps
+from contextchef._json import JsonValue, canonical_dumps, thaw
 from contextchef._messages import Message
 from contextchef._view import CompiledTool
 
-__all__ = ["Adapter", "Profile", "RequestOptions", "copy_schema"]
+__all__ = ["ANTHROPIC_DEFAULT_MAX_TOKENS", "Adapter", "Profile", "RequestOptions", "copy_schema"]
+
+ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
+"""Output cap sent to Anthropic when the caller gives none (the API requires one)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,14 +49,15 @@ class RequestOptions:
 
     Attributes:
         model: Model name, passed through.
-        max_tokens: Output cap in tokens (required by Anthropic; sent where accepted).
+        max_tokens: Output cap in tokens, or None for the provider's default (Anthropic
+            requires a value: `ANTHROPIC_DEFAULT_MAX_TOKENS` is sent).
         cache_system: Anthropic: mark the end of the system prompt as a prompt-cache
             breakpoint (``cache_control: {"type": "ephemeral"}``), which caches tools and
             system together.
     """
 
     model: str
-    max_tokens: int = 4096
+    max_tokens: int | None = None
     cache_system: bool = True
 
 
@@ -82,7 +85,9 @@ class Adapter(Protocol):
 
 def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     """A deep copy, so callers can mutate payloads without touching tool definitions."""
-    return copy.deepcopy(dict(schema))
+    out = thaw(schema)
+    assert isinstance(out, dict)
+    return out
 
 
 def dumps_segment(value: Any) -> str:

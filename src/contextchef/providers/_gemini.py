@@ -92,7 +92,8 @@ class GeminiAdapter:
             config["tools"] = rendered
             # The SDK would otherwise try to run Python callables; we pass declarations.
             config["automatic_function_calling"] = {"disable": True}
-        config["max_output_tokens"] = options.max_tokens
+        if options.max_tokens is not None:
+            config["max_output_tokens"] = options.max_tokens
         return {
             "model": options.model,
             "contents": self.render_contents(messages),

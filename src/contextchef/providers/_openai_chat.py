@@ -90,6 +90,8 @@ class OpenAIChatAdapter:
         }
         if tools:
             payload["tools"] = self.render_tools(tools)
+        if options.max_tokens is not None:
+            payload["max_completion_tokens"] = options.max_tokens
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

@@ -24,10 +24,9 @@ def _message_items(role: str, texts: list[str]) -> list[dict[str, Any]]:
     """A message item for pending text, or nothing when there is none."""
     if not texts:
         return []
-    kind = "output_text" if role == "assistant" else "input_text"
-    return [
-        {"type": "message", "role": role, "content": [{"type": kind, "text": "\n\n".join(texts)}]}
-    ]
+    # An "easy input message" with string content: the form the SDK's input types accept
+    # for replayed assistant text (an output_text part would need the output item's id).
+    return [{"type": "message", "role": role, "content": "\n\n".join(texts)}]
 
 
 class ResponsesAdapter:
@@ -104,6 +103,8 @@ class ResponsesAdapter:
         if tools:
             payload["tools"] = self.render_tools(tools)
         payload["input"] = self.render_input(messages)
+        if options.max_tokens is not None:
+            payload["max_output_tokens"] = options.max_tokens
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
