@@ -108,8 +108,25 @@ def test_result_text_respects_the_character_cap(catalogs_dir: Path) -> None:
     chef.register_catalog(load_catalog(catalogs_dir / "github.json"))
     text, _, loaded = search(chef, queries=["pull request"], limit=10)
     assert 1 <= len(loaded) < 10
-    assert "More matches (schemas not shown; load them with tool_names):" in text
-    assert len(text) < 1500 + 1200  # full entries within the cap, then one line per name
+    assert "Other matches (parameters not shown):" in text
+    full_part = text.split("Other matches")[0]
+    assert len(full_part) <= 1500
+
+
+def test_overflow_tiers_full_then_brief_then_names(github: ContextChef) -> None:
+    config = DeferredConfig()
+    text, _, loaded = search(github, queries=["issue"], limit=2)
+    assert len(loaded) == 2
+    tail = text.split("Other matches (parameters not shown):\n")[1].split("\n\n")[0]
+    lines = tail.splitlines()
+    listed, closing = lines[:-1], lines[-1]
+    assert len(listed) == config.overflow_results
+    brief = [ln for ln in listed if ": " in ln]
+    bare = [ln for ln in listed if ": " not in ln]
+    assert len(brief) == config.brief_results
+    assert listed == brief + bare  # descriptions first, then names only
+    assert closing.startswith('To load their full schemas, call tool_search({"tool_names": [')
+    assert not set(loaded) & {ln[2:].split(":")[0] for ln in listed}
 
 
 def test_defer_execute_valid_call_is_checked_under_the_real_name(github: ContextChef) -> None:

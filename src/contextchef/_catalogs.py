@@ -52,6 +52,7 @@ _KNOWN_KEYS = frozenset(
         "defer_loading",
         "meta",
         "cache_control",
+        "template",
     }
 )
 
@@ -146,6 +147,7 @@ def tool_from_dict(
         strict=strict if isinstance(strict, bool) else None,
         output_schema=body.get("outputSchema") or body.get("output_schema"),
         meta=meta,
+        template=body.get("template") is True,
     )
 
 

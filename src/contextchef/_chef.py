@@ -8,6 +8,7 @@ caller's history or tool definitions.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,13 +16,24 @@ from typing import Any
 
 from contextchef._catalogs import Catalog, load_catalog, tool_from_dict, tools_from_mcp
 from contextchef._deferred import DeferredConfig
-from contextchef._dispatch import CheckResult, Execution, aexecute, check_tool_call, execute
+from contextchef._dispatch import (
+    AfterHook,
+    BeforeHook,
+    CheckResult,
+    Execution,
+    GateContext,
+    acheck_tool_call,
+    aexecute,
+    check_tool_call,
+    execute,
+)
 from contextchef._errors import ToolNameConflictError, UsageError
-from contextchef._exposure import ExposurePolicy
+from contextchef._exposure import READ_ONLY, ExposurePolicy, Mode
 from contextchef._json import canonical_dumps
 from contextchef._messages import Message, ToolCall, check_message, message_from_dict
 from contextchef._registry import Handler, Registry
 from contextchef._schema import schema_from_callable
+from contextchef._template import render_template
 from contextchef._tokens import estimate_tokens
 from contextchef._tool import Tool
 from contextchef._view import META_TOOLS, SessionView, build_view
@@ -114,7 +126,14 @@ class ContextChef:
         pin: Patterns of tools to keep resident; beats ``defer``.
         qualify: Prefix grouped/MCP tools' wire names with their server (default True).
             With False, equal names from two origins raise `ToolNameConflictError`.
-        deferred: Limits for deferred loading (result counts, character caps).
+        deferred: Limits and policies for deferred loading (result counts, character
+            caps, ``require_search``, ``always_meta_tools``).
+        modes: Named modes: a `Mode`, or a list of patterns of the tools to keep. The
+            built-in ``read_only`` mode keeps tools annotated read-only.
+        mode: The mode to start in (None: every tool).
+        template_vars: Variables that templated descriptions may use (the declared
+            whitelist is exactly these keys).
+        template_fragments: Named text fragments for templates' ``fragment(name)``.
     """
 
     def __init__(
@@ -125,16 +144,35 @@ class ContextChef:
         pin: str | Sequence[str] = (),
         qualify: bool = True,
         deferred: DeferredConfig | None = None,
+        modes: Mapping[str, Mode | Sequence[str]] | None = None,
+        mode: str | None = None,
+        template_vars: Mapping[str, Any] | None = None,
+        template_fragments: Mapping[str, str] | None = None,
     ) -> None:
         self._registry = Registry(qualify=qualify)
+        self._modes: dict[str, Mode] = {READ_ONLY.name: READ_ONLY}
+        for name, spec in (modes or {}).items():
+            self._modes[name] = (
+                spec if isinstance(spec, Mode) else Mode(name=name, include=_patterns(name, spec))
+            )
         self._policy = ExposurePolicy(
             default_defer=default_defer, defer=_patterns("defer", defer), pin=_patterns("pin", pin)
         )
         self._config = deferred or DeferredConfig()
+        self._template_vars = dict(template_vars or {})
+        self._fragments = dict(template_fragments or {})
         self._system = ""
         self._history: tuple[Message, ...] = ()
         self._view: SessionView | None = None
+        self._last_view: SessionView | None = None
+        self._prefix_dirty = True
         self._loaded: set[str] = set()
+        self._blocked: tuple[str, ...] = ()
+        self._before: list[BeforeHook] = []
+        self._after: list[AfterHook] = []
+        self._additions: list[Tool] = []
+        if mode is not None:
+            self.set_mode(mode)
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -189,18 +227,7 @@ class ContextChef:
                     f"cannot register {type(item).__name__}: expected a Tool, a tool dict "
                     "or a function"
                 )
-        reserved = [
-            (t.name, ("contextchef meta-tool", t.origin))
-            for t in built
-            if self._registry.wire_name_for(t) in META_TOOLS
-        ]
-        if reserved:
-            raise ToolNameConflictError(
-                "tool names clash with contextchef's meta-tools: "
-                + ", ".join(repr(n) for n, _ in reserved)
-                + "; rename them (tool_search and defer_execute are reserved)",
-                conflicts=reserved,
-            )
+        self._check_reserved(built)
         by_name = {t.name: t for t in built}
         unknown = sorted(set(funcs) - set(by_name))
         if unknown:
@@ -214,8 +241,22 @@ class ContextChef:
         added = self._registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
         if server is not None and server_description is not None:
             self._registry.set_server_description(server, server_description)
-        self._view = None
+        self._invalidate()
         return added
+
+    def _check_reserved(self, tools: Sequence[Tool]) -> None:
+        reserved = [
+            (t.name, ("contextchef meta-tool", t.origin))
+            for t in tools
+            if self._registry.wire_name_for(t) in META_TOOLS
+        ]
+        if reserved:
+            raise ToolNameConflictError(
+                "tool names clash with contextchef's meta-tools: "
+                + ", ".join(repr(n) for n, _ in reserved)
+                + "; rename them (tool_search and defer_execute are reserved)",
+                conflicts=reserved,
+            )
 
     def register_catalog(self, catalog: Catalog | str | Path) -> tuple[Tool, ...]:
         """Register every tool of a catalog (a `Catalog` or a catalog file path).
@@ -228,7 +269,7 @@ class ContextChef:
         added = self.register_tools(cat.tools)
         for server, description in cat.server_descriptions.items():
             self._registry.set_server_description(server, description)
-        self._view = None
+        self._invalidate()
         return added
 
     def register_mcp_tools(
@@ -237,7 +278,7 @@ class ContextChef:
         """Register an MCP server's ``tools/list`` result under `server`."""
         added = self.register_tools(tools_from_mcp(result, server=server))
         self._registry.set_server_description(server, description)
-        self._view = None
+        self._invalidate()
         return added
 
     @property
@@ -250,11 +291,125 @@ class ContextChef:
         """The tool registry (read it; register through this facade)."""
         return self._registry
 
+    def register_runtime_tool(self, tool: ToolLike, *, handler: Handler | None = None) -> Tool:
+        """Register a tool made at run time (e.g. written by the model).
+
+        It is always deferred, searchable at once, and changes neither the ``tools``
+        array nor the directory (its free-text description never enters the cached
+        prefix). If nothing was deferred before, the meta-tools must be added once so it
+        can be reached; pass ``DeferredConfig(always_meta_tools=True)`` to avoid even
+        that. The addition is reported by `take_tool_additions` for the host to announce.
+
+        Raises:
+            ToolNameConflictError, InvalidToolError, InvalidSchemaError: As for
+                `register_tools`.
+        """
+        if isinstance(tool, Tool):
+            built = tool.replace(source="runtime", server=None)
+        elif isinstance(tool, Mapping):
+            built = tool_from_dict(tool, source="runtime")
+        else:
+            name, description, schema, runner = schema_from_callable(tool)
+            built = Tool(name=name, description=description, input_schema=schema, source="runtime")
+            handler = handler or runner
+        self._check_reserved([built])
+        handlers = {built.key: handler} if handler is not None else None
+        (added,) = self._registry.add([built], handlers=handlers)
+        self._additions.append(added)
+        self._view = None  # the prefix stays: see `view`
+        return added
+
+    def take_tool_additions(self) -> tuple[tuple[str, Tool], ...]:
+        """Runtime tools added since the last call, as (wire name, tool); clears the list."""
+        out = tuple((self._registry.wire_name_for(t), t) for t in self._additions)
+        self._additions.clear()
+        return out
+
+    # -- modes, blocklist, hooks ---------------------------------------------------------
+
+    def set_mode(self, name: str | None) -> None:
+        """Switch to a named mode (None: no mode). Changes the tools array by design.
+
+        Raises:
+            UsageError: Unknown mode name.
+        """
+        if name is not None and name not in self._modes:
+            raise UsageError(f"unknown mode {name!r}; defined modes: {sorted(self._modes)}")
+        mode = self._modes[name] if name is not None else None
+        self._policy = dataclasses.replace(self._policy, mode=mode)
+        self._invalidate()
+
+    @property
+    def mode(self) -> str | None:
+        """The active mode's name."""
+        return self._policy.mode.name if self._policy.mode else None
+
+    def set_blocked_tools(self, patterns: str | Sequence[str]) -> None:
+        """Replace the blocklist (``[]`` clears it). Patterns as for pin/defer.
+
+        Blocked tools stay in the payload (the cached prefix does not change); the gate
+        denies their calls with ``Tool "<name>" is currently blocked.``
+        """
+        self._blocked = _patterns("blocked", patterns)
+
+    @property
+    def blocked_tools(self) -> tuple[str, ...]:
+        """The current blocklist patterns."""
+        return self._blocked
+
+    def before_tool_call(self, hook: BeforeHook) -> BeforeHook:
+        """Add a before-hook (usable as a decorator).
+
+        It sees the real tool's name and validated arguments; returning a string denies
+        the call with that reason.
+        """
+        self._before.append(hook)
+        return hook
+
+    def after_tool_call(self, hook: AfterHook) -> AfterHook:
+        """Add an after-hook (usable as a decorator).
+
+        Returning a `ToolResult` replaces the result, e.g. to add guidance that only
+        makes sense after the tool ran.
+        """
+        self._after.append(hook)
+        return hook
+
+    def _gate(self) -> GateContext:
+        return GateContext(
+            blocked=self._blocked,
+            loaded=frozenset(self._loaded),
+            before=tuple(self._before),
+            after=tuple(self._after),
+        )
+
+    def _invalidate(self) -> None:
+        """Tools or exposure changed: the next view rebuilds its prefix."""
+        self._view = None
+        self._prefix_dirty = True
+
+    def _render(self, tool: Tool) -> str:
+        return render_template(
+            tool.description,
+            tool=tool.name,
+            variables=self._template_vars,
+            fragments=self._fragments,
+        )
+
     @property
     def view(self) -> SessionView:
-        """The frozen tool view, rebuilt only after registration changes."""
+        """The frozen tool view, rebuilt only after registration changes.
+
+        Descriptions that are templates are rendered once and kept; after runtime-only
+        additions the cached prefix (tools array, directory) is carried over unchanged.
+        """
         if self._view is None:
-            self._view = build_view(self._registry, self._policy, self._config)
+            frozen = None if self._prefix_dirty else self._last_view
+            self._view = build_view(
+                self._registry, self._policy, self._config, render=self._render, frozen=frozen
+            )
+            self._last_view = self._view
+            self._prefix_dirty = False
         return self._view
 
     def wire_name(self, name: str, *, server: str | None = None) -> str:
@@ -363,22 +518,35 @@ class ContextChef:
     # -- dispatch ------------------------------------------------------------------------
 
     def check_tool_call(self, call: ToolCall) -> CheckResult:
-        """Run the gate on a model's call (see `contextchef.check_tool_call`)."""
-        return check_tool_call(self.view, call)
+        """Run the gate on a model's call.
+
+        In order: known? in the mode? reachable? blocked? schema-valid? before-hooks?
+        (see `contextchef._dispatch`).
+
+        Raises:
+            UsageError: An async before-hook inside a running event loop (use
+                `acheck_tool_call`).
+        """
+        return check_tool_call(self.view, call, self._gate())
+
+    async def acheck_tool_call(self, call: ToolCall) -> CheckResult:
+        """Async `check_tool_call` (awaits async before-hooks)."""
+        return await acheck_tool_call(self.view, call, self._gate())
 
     def execute(self, call: ToolCall) -> Execution:
         """Gate and run a call; records schemas fetched through ``tool_search``.
 
         Raises:
-            UsageError: Allowed call to a tool without a registered handler.
+            UsageError: Allowed call to a tool without a registered handler (MCP tools:
+                forward them yourself after `check_tool_call`).
         """
-        done = execute(self.view, call, self._registry.handler)
+        done = execute(self.view, call, self._registry.handler, self._gate())
         self._loaded.update(done.loaded)
         return done
 
     async def aexecute(self, call: ToolCall) -> Execution:
         """Async `execute`."""
-        done = await aexecute(self.view, call, self._registry.handler)
+        done = await aexecute(self.view, call, self._registry.handler, self._gate())
         self._loaded.update(done.loaded)
         return done
 

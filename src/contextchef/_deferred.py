@@ -9,6 +9,7 @@ set of deferred tools, a byte-stable description.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,14 @@ class DeferredConfig:
             always stay); a group that does not fit is dropped whole.
         header_chars: Server descriptions in group headers are cut to this length with
             an ellipsis.
+        overflow_results: Extra hits a fuzzy search lists beyond its limit (names only,
+            the first `brief_results` of them with a one-line description).
+        brief_results: How many overflow hits get a one-line description.
+        require_search: ``defer_execute`` on a deferred tool whose schema the model has
+            not loaded with ``tool_search`` is denied (the default allows it and relies
+            on argument validation returning the schema).
+        always_meta_tools: Keep ``tool_search`` / ``defer_execute`` in the tools array
+            even when nothing is deferred yet, so a first runtime tool changes nothing.
     """
 
     default_results: int = 5
@@ -55,6 +64,10 @@ class DeferredConfig:
     description_chars: int = 600
     directory_chars: int = 8_000
     header_chars: int = 80
+    overflow_results: int = 10
+    brief_results: int = 3
+    require_search: bool = False
+    always_meta_tools: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,10 +238,16 @@ def run_tool_search(
 ) -> SearchOutcome:
     """Answer a ``tool_search`` call.
 
-    Degradation: an exact lookup that misses falls back to a fuzzy search on the missing
-    names; a search that finds nothing returns a sentence asking to rephrase; more hits
-    than fit in ``result_chars`` are listed by name only after the full entries, with a
-    line on how to load them.
+    Three levels of degradation:
+
+    1. an exact lookup that misses falls back to fuzzy matching on the missing names
+       (near spellings first, then BM25);
+    2. a search that still finds nothing returns a sentence asking to rephrase (never
+       an empty result);
+    3. more hits than fit: the first ``limit`` get their full parameters (while the text
+       stays under ``result_chars``), the next ``brief_results`` a one-line description,
+       the rest (up to ``overflow_results``) their names only, then a line saying how to
+       load full schemas by name.
     """
     names = _string_list(arguments.get("tool_names"))
     queries = _string_list(arguments.get("queries"))
@@ -249,22 +268,19 @@ def run_tool_search(
     notes: list[str] = []
     if names is not None:
         hits, missing = index.exact(names)
+        full = len(hits)  # the cap binds fuzzy search only
         if missing:
-            seen = {h.wire_name for h in hits}
-            fuzzy: list[SearchHit] = []
-            near = [h for m in missing for h in index.near_names(m, limit=want)]
-            for hit in [*near, *index.search(missing, limit=want)]:
-                if hit.wire_name not in seen and len(fuzzy) < want:
-                    seen.add(hit.wire_name)
-                    fuzzy.append(hit)
+            fuzzy = _fallback(index, missing, hits, want + config.overflow_results)
             notes.append(
                 "No tool is named exactly "
                 + ", ".join(repr(m) for m in missing)
-                + ("; closest matches by keyword follow." if fuzzy else ".")
+                + ("; closest matches follow." if fuzzy else ".")
             )
             hits = hits + fuzzy
+            full += min(len(fuzzy), want)
     else:
-        hits = index.search(queries or [], limit=want)
+        hits = index.search(queries or [], limit=want + config.overflow_results)
+        full = want
     if not hits:
         asked = ", ".join(repr(q) for q in (names or queries or []))
         return SearchOutcome(
@@ -274,26 +290,49 @@ def run_tool_search(
                 "description."
             )
         )
-    return _render_hits(hits, notes, config)
+    return _render_hits(hits, full, notes, config)
 
 
-def _render_hits(hits: list[SearchHit], notes: list[str], config: DeferredConfig) -> SearchOutcome:
+def _fallback(
+    index: ToolIndex, missing: list[str], found: list[SearchHit], limit: int
+) -> list[SearchHit]:
+    seen = {h.wire_name for h in found}
+    out: list[SearchHit] = []
+    near = [h for m in missing for h in index.near_names(m, limit=limit)]
+    for hit in [*near, *index.search(missing, limit=limit)]:
+        if hit.wire_name not in seen and len(out) < limit:
+            seen.add(hit.wire_name)
+            out.append(hit)
+    return out
+
+
+def _render_hits(
+    hits: list[SearchHit], full: int, notes: list[str], config: DeferredConfig
+) -> SearchOutcome:
     parts = list(notes)
     used = sum(len(p) + 2 for p in parts)
     loaded: list[str] = []
     rest: list[SearchHit] = []
-    for hit in hits:
+    for i, hit in enumerate(hits):
         entry = _full_entry(hit, config)
-        if rest or (used + len(entry) + 2 > config.result_chars and loaded):
+        over = used + len(entry) + 2 > config.result_chars and bool(loaded)
+        if i >= full or rest or over:
             rest.append(hit)
             continue
         parts.append(entry)
         used += len(entry) + 2
         loaded.append(hit.wire_name)
     if rest:
-        brief = [f"- {h.wire_name}: {_cut(h.tool.description, 100)}" for h in rest]
+        brief = [
+            f"- {h.wire_name}: {_cut(h.tool.description, 100)}"
+            for h in rest[: config.brief_results]
+        ]
+        bare = [f"- {h.wire_name}" for h in rest[config.brief_results :]]
+        example = json.dumps({"tool_names": [h.wire_name for h in rest[:2]]}, ensure_ascii=False)
         parts.append(
-            "More matches (schemas not shown; load them with tool_names):\n" + "\n".join(brief)
+            "Other matches (parameters not shown):\n"
+            + "\n".join(brief + bare)
+            + f"\nTo load their full schemas, call tool_search({example})."
         )
     parts.append('Call a loaded tool with defer_execute({"tool_name": "<name>", "params": {...}}).')
     return SearchOutcome(text="\n\n".join(parts), loaded=tuple(loaded))

@@ -1,25 +1,36 @@
 """One gate for every tool call (dispatch layer).
 
 `check_tool_call` resolves the call to the real tool — through ``defer_execute`` when the
-model used the wrapper — and applies, in order: known tool? reachable this way (a
-deferred tool must go through ``defer_execute``)? arguments a JSON object? arguments valid
-against the tool's schema? The result is `Allowed` (with the real tool and the arguments
-to run it with) or `Denied` (with a model-readable reason). `execute` / `aexecute` run the
-check, then ``tool_search`` or a registered Python handler, and always return a
-`ToolResult` paired with the call's id: bad calls become error results, never exceptions
-that stop the agent loop.
+model used the wrapper — and applies, in order:
+
+1. arguments are a JSON object;
+2. the tool is known;
+3. it is exposed in the session's mode;
+4. it is reachable this way (a deferred tool must go through ``defer_execute``; with
+   ``require_search``, only after its schema was loaded with ``tool_search``);
+5. it is not blocked;
+6. its arguments are valid against its schema;
+7. before-hooks allow it (they see the real tool's name and arguments and may deny).
+
+The result is `Allowed` (the real tool and the arguments to run it with) or `Denied` (a
+model-readable reason and a machine-readable code). `execute` / `aexecute` run the check,
+then ``tool_search`` or a registered Python handler, then after-hooks (which may rewrite
+the result, e.g. add guidance that only makes sense once the tool has run). Bad calls
+always come back as error `ToolResult` values paired with the call's id, never as
+exceptions that stop the agent loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef._deferred import DEFER_EXECUTE, TOOL_SEARCH, run_tool_search
 from contextchef._errors import MalformedArgumentsError, UsageError
+from contextchef._exposure import matches
 from contextchef._json import JsonValue, canonical_dumps
 from contextchef._messages import ToolCall, ToolResult
 from contextchef._schema import strip_strict_nulls, validation_errors
@@ -27,10 +38,15 @@ from contextchef._tool import Tool
 from contextchef._view import SessionView
 
 __all__ = [
+    "AfterHook",
     "Allowed",
+    "BeforeHook",
     "CheckResult",
     "Denied",
     "Execution",
+    "GateContext",
+    "ToolCallEvent",
+    "acheck_tool_call",
     "aexecute",
     "check_tool_call",
     "execute",
@@ -61,9 +77,11 @@ class Denied:
 
     Attributes:
         reason: Model-readable explanation, sent back as an error tool result.
+        code: Machine-readable kind: ``malformed_arguments``, ``unknown_tool``,
+            ``not_in_mode``, ``not_loaded`` (deferred tool called directly, or before
+            its schema was loaded under ``require_search``), ``blocked``,
+            ``invalid_arguments``, ``hook``.
         tool: The resolved tool, when the name was known.
-        code: Machine-readable kind: ``unknown_tool``, ``not_loaded`` (deferred tool
-            called directly), ``malformed_arguments``, ``invalid_arguments``.
     """
 
     reason: str
@@ -73,6 +91,51 @@ class Denied:
 
 
 CheckResult = Allowed | Denied
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallEvent:
+    """What hooks see: the real tool, never the ``defer_execute`` wrapper.
+
+    Attributes:
+        call: The call as the model made it.
+        tool: The real tool.
+        wire_name: Its wire name.
+        arguments: The validated arguments.
+        via: ``"defer_execute"`` when called through the wrapper.
+    """
+
+    call: ToolCall
+    tool: Tool
+    wire_name: str
+    arguments: Mapping[str, JsonValue]
+    via: str | None = None
+
+
+BeforeHook = Callable[[ToolCallEvent], "str | Awaitable[str | None] | None"]
+"""Called before a call runs; return a reason string to deny it, None to allow."""
+
+AfterHook = Callable[
+    [ToolCallEvent, ToolResult], "ToolResult | Awaitable[ToolResult | None] | None"
+]
+"""Called after a call ran; return a new `ToolResult` to replace the result, or None."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateContext:
+    """Session state the gate reads (none of it reaches the cached prefix).
+
+    Attributes:
+        blocked: Patterns of tools that are currently blocked.
+        loaded: Wire names whose schemas the model has loaded with ``tool_search``.
+        before: Hooks run after validation, in order; the first denial wins.
+        after: Hooks run on each result, in order.
+    """
+
+    blocked: tuple[str, ...] = ()
+    loaded: frozenset[str] = frozenset()
+    before: tuple[BeforeHook, ...] = ()
+    after: tuple[AfterHook, ...] = field(default_factory=tuple)
 
 
 def _unknown(view: SessionView, name: str) -> Denied:
@@ -96,7 +159,71 @@ def _invalid(tool: Tool, wire: str, problems: list[str]) -> Denied:
     )
 
 
-def _validated(tool: Tool, wire: str, arguments: object, via: str | None) -> CheckResult:
+def _resolve(view: SessionView, call: ToolCall) -> tuple[Tool, Any, str | None] | Denied:
+    """The real tool, its raw arguments and the wrapper used, or a denial."""
+    try:
+        arguments = call.parsed_arguments()
+    except MalformedArgumentsError as exc:
+        tool = view.meta_tools.get(call.name) or view.lookup(call.name)
+        if tool is None:
+            return _unknown(view, call.name)
+        return Denied(
+            reason=f"{exc} Resend the call with the arguments as one JSON object.",
+            code="malformed_arguments",
+            tool=tool,
+        )
+    meta = view.meta_tools.get(call.name)
+    if meta is not None and call.name == DEFER_EXECUTE:
+        problems = validation_errors(meta.input_schema, arguments)
+        if problems:
+            return _invalid(meta, DEFER_EXECUTE, problems)
+        target = view.lookup(str(arguments["tool_name"]))
+        if target is None:
+            return _unknown(view, str(arguments["tool_name"]))
+        return target, arguments["params"], DEFER_EXECUTE
+    if meta is not None:
+        return meta, arguments, None
+    tool = view.lookup(call.name)
+    if tool is None:
+        return _unknown(view, call.name)
+    return tool, arguments, None
+
+
+def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> Denied | None:
+    """Mode, reachability and blocklist checks, in that order."""
+    wire = view.wire_names[tool.key]
+    exposure = view.exposure.get(tool.key)
+    if exposure == "hidden":
+        return Denied(
+            reason=f'Tool "{wire}" is not available in mode "{view.mode}".',
+            code="not_in_mode",
+            tool=tool,
+        )
+    if exposure == "deferred" and via is None:
+        return Denied(
+            reason=(
+                f'Tool "{wire}" is deferred and cannot be called directly. Load its schema '
+                f'with tool_search({{"tool_names": ["{wire}"]}}), then call it with '
+                f'defer_execute({{"tool_name": "{wire}", "params": {{...}}}}).'
+            ),
+            code="not_loaded",
+            tool=tool,
+        )
+    if exposure == "deferred" and view.config.require_search and wire not in ctx.loaded:
+        return Denied(
+            reason=(
+                f'Load the schema of "{wire}" first: call tool_search({{"tool_names": '
+                f'["{wire}"]}}), then defer_execute with arguments that follow it.'
+            ),
+            code="not_loaded",
+            tool=tool,
+        )
+    if matches(ctx.blocked, (wire, tool.name)):
+        return Denied(reason=f'Tool "{wire}" is currently blocked.', code="blocked", tool=tool)
+    return None
+
+
+def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> CheckResult:
     if not isinstance(arguments, Mapping):
         return Denied(
             reason=f'Arguments for tool "{wire}" must be a JSON object.',
@@ -110,55 +237,103 @@ def _validated(tool: Tool, wire: str, arguments: object, via: str | None) -> Che
     return Allowed(tool=tool, wire_name=wire, arguments=args, via=via)
 
 
-def check_tool_call(view: SessionView, call: ToolCall) -> CheckResult:
+def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckResult:
+    """Steps 1-6 (everything but hooks)."""
+    resolved = _resolve(view, call)
+    if isinstance(resolved, Denied):
+        return resolved
+    tool, arguments, via = resolved
+    if _is_meta(view, tool):
+        return Allowed(tool=tool, wire_name=tool.name, arguments=dict(arguments))
+    denied = _policy(view, ctx, tool, via)
+    if denied is not None:
+        return denied
+    return _validate(tool, view.wire_names[tool.key], arguments, via)
+
+
+def _is_meta(view: SessionView, tool: Tool) -> bool:
+    """True for the session's own tool_search / defer_execute (not a namesake)."""
+    return view.meta_tools.get(tool.name) is tool
+
+
+def _event(call: ToolCall, allowed: Allowed) -> ToolCallEvent:
+    return ToolCallEvent(
+        call=call,
+        tool=allowed.tool,
+        wire_name=allowed.wire_name,
+        arguments=allowed.arguments,
+        via=allowed.via,
+    )
+
+
+def _hook_denial(allowed: Allowed, reason: object) -> Denied:
+    return Denied(reason=str(reason), code="hook", tool=allowed.tool)
+
+
+def _run_sync(value: Any, what: str) -> Any:
+    """Resolve an awaitable returned by a hook/handler when called synchronously."""
+    if not inspect.isawaitable(value):
+        return value
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+
+        async def wait() -> Any:
+            return await value
+
+        return asyncio.run(wait())
+    if inspect.iscoroutine(value):
+        value.close()
+    raise UsageError(f"{what} is async and an event loop is running; use the async API")
+
+
+def check_tool_call(
+    view: SessionView, call: ToolCall, ctx: GateContext | None = None
+) -> CheckResult:
     """Decide whether a model's tool call may run, keyed on the real tool.
+
+    Async before-hooks are awaited with `asyncio.run` when no loop is running; inside a
+    running loop use `acheck_tool_call`.
 
     Args:
         view: The session's frozen tool view.
         call: The call as the model made it.
+        ctx: Blocklist, loaded schemas and hooks (default: none).
 
     Returns:
         `Allowed` or `Denied`; never raises for bad model output.
+
+    Raises:
+        UsageError: An async hook was reached while an event loop is running.
     """
-    try:
-        arguments = call.parsed_arguments()
-    except MalformedArgumentsError as exc:
-        tool = view.meta_tools.get(call.name) or view.lookup(call.name)
-        if tool is None:
-            return _unknown(view, call.name)
-        return Denied(
-            reason=f"{exc} Resend the call with the arguments as one JSON object.",
-            code="malformed_arguments",
-            tool=tool,
-        )
-    meta = view.meta_tools.get(call.name)
-    if meta is not None and call.name == TOOL_SEARCH:
-        return Allowed(tool=meta, wire_name=TOOL_SEARCH, arguments=arguments)
-    if meta is not None and call.name == DEFER_EXECUTE:
-        problems = validation_errors(meta.input_schema, arguments)
-        if problems:
-            return _invalid(meta, DEFER_EXECUTE, problems)
-        target_name = str(arguments["tool_name"])
-        target = view.lookup(target_name)
-        if target is None:
-            return _unknown(view, target_name)
-        wire = view.wire_names[target.key]
-        return _validated(target, wire, arguments["params"], DEFER_EXECUTE)
-    tool = view.lookup(call.name)
-    if tool is None:
-        return _unknown(view, call.name)
-    wire = view.wire_names[tool.key]
-    if view.exposure.get(tool.key) == "deferred":
-        return Denied(
-            reason=(
-                f'Tool "{wire}" is deferred and cannot be called directly. Load its schema '
-                f'with tool_search({{"tool_names": ["{wire}"]}}), then call it with '
-                f'defer_execute({{"tool_name": "{wire}", "params": {{...}}}}).'
-            ),
-            code="not_loaded",
-            tool=tool,
-        )
-    return _validated(tool, wire, arguments, None)
+    ctx = ctx or GateContext()
+    result = _static_check(view, call, ctx)
+    if isinstance(result, Denied) or _is_meta(view, result.tool):
+        return result
+    event = _event(call, result)
+    for hook in ctx.before:
+        reason = _run_sync(hook(event), "a before-hook")
+        if reason is not None:
+            return _hook_denial(result, reason)
+    return result
+
+
+async def acheck_tool_call(
+    view: SessionView, call: ToolCall, ctx: GateContext | None = None
+) -> CheckResult:
+    """Async `check_tool_call`: awaits async before-hooks."""
+    ctx = ctx or GateContext()
+    result = _static_check(view, call, ctx)
+    if isinstance(result, Denied) or _is_meta(view, result.tool):
+        return result
+    event = _event(call, result)
+    for hook in ctx.before:
+        reason = hook(event)
+        if inspect.isawaitable(reason):
+            reason = await reason
+        if reason is not None:
+            return _hook_denial(result, reason)
+    return result
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,25 +357,30 @@ HandlerLookup = Callable[[Tool], Callable[..., Any] | None]
 def _render_output(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if isinstance(value, ToolResult):
+        return value.content
     try:
         return canonical_dumps(value)
     except (TypeError, ValueError):
         return str(value)
 
 
-def _prepare(
-    view: SessionView, call: ToolCall, handlers: HandlerLookup
-) -> tuple[CheckResult, Execution | None, Callable[..., Any] | None]:
-    check = check_tool_call(view, call)
-    if isinstance(check, Denied):
-        result = ToolResult(call_id=call.id, name=call.name, content=check.reason, is_error=True)
-        return check, Execution(result=result, check=check), None
-    if check.tool.name == TOOL_SEARCH and check.via is None and view.meta_tools:
-        outcome = run_tool_search(check.arguments, view.index, view.config)
-        result = ToolResult(
-            call_id=call.id, name=call.name, content=outcome.text, is_error=outcome.is_error
-        )
-        return check, Execution(result=result, check=check, loaded=outcome.loaded), None
+def _denied_result(call: ToolCall, check: Denied) -> Execution:
+    result = ToolResult(call_id=call.id, name=call.name, content=check.reason, is_error=True)
+    return Execution(result=result, check=check)
+
+
+def _meta_result(view: SessionView, call: ToolCall, check: Allowed) -> Execution | None:
+    if not _is_meta(view, check.tool) or check.tool.name != TOOL_SEARCH:
+        return None
+    outcome = run_tool_search(check.arguments, view.index, view.config)
+    result = ToolResult(
+        call_id=call.id, name=call.name, content=outcome.text, is_error=outcome.is_error
+    )
+    return Execution(result=result, check=check, loaded=outcome.loaded)
+
+
+def _handler_for(check: Allowed, handlers: HandlerLookup) -> Callable[..., Any]:
     handler = handlers(check.tool)
     if handler is None:
         raise UsageError(
@@ -208,74 +388,82 @@ def _prepare(
             f"(origin {check.tool.origin!r}); register one with handlers=..., or run the "
             "tool yourself after check_tool_call() allowed it"
         )
-    return check, None, handler
+    return handler
 
 
-def _finish(
-    call: ToolCall, check: CheckResult, value: Any = None, error: BaseException | None = None
-) -> Execution:
+def _result(call: ToolCall, value: Any = None, error: BaseException | None = None) -> ToolResult:
     if error is not None:
         content = f"Tool raised {type(error).__name__}: {error}"
-        return Execution(
-            result=ToolResult(call_id=call.id, name=call.name, content=content, is_error=True),
-            check=check,
-        )
-    return Execution(
-        result=ToolResult(call_id=call.id, name=call.name, content=_render_output(value)),
-        check=check,
+        return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
+    is_error = value.is_error if isinstance(value, ToolResult) else False
+    return ToolResult(
+        call_id=call.id, name=call.name, content=_render_output(value), is_error=is_error
     )
 
 
-def execute(view: SessionView, call: ToolCall, handlers: HandlerLookup) -> Execution:
+def execute(
+    view: SessionView, call: ToolCall, handlers: HandlerLookup, ctx: GateContext | None = None
+) -> Execution:
     """Check a call and, if allowed, run it (``tool_search`` or a registered handler).
 
-    Coroutine handlers are run with `asyncio.run` when no event loop is running; inside
-    a loop use `aexecute`. Exceptions raised by a handler become error results.
+    Coroutine handlers and hooks are run with `asyncio.run` when no event loop is
+    running; inside a loop use `aexecute`. Exceptions raised by a handler become error
+    results; after-hooks may replace the result.
 
     Raises:
         UsageError: The call is allowed but no handler is registered for its tool, or an
-            async handler is called from inside a running event loop.
+            async handler/hook is reached from inside a running event loop.
     """
-    check, done, handler = _prepare(view, call, handlers)
-    if done is not None or handler is None:
-        assert done is not None
+    ctx = ctx or GateContext()
+    check = check_tool_call(view, call, ctx)
+    if isinstance(check, Denied):
+        return _denied_result(call, check)
+    done = _meta_result(view, call, check)
+    if done is not None:
         return done
-    assert isinstance(check, Allowed)
-    if inspect.iscoroutinefunction(handler):
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise UsageError(
-                f'the handler of "{check.wire_name}" is async and an event loop is running; '
-                "use aexecute()"
-            )
-        try:
-            return _finish(call, check, asyncio.run(handler(**check.arguments)))
-        except Exception as exc:
-            return _finish(call, check, error=exc)
+    handler = _handler_for(check, handlers)
     try:
-        return _finish(call, check, handler(**check.arguments))
+        result = _result(call, _run_sync(handler(**check.arguments), "the handler"))
+    except UsageError:
+        raise
     except Exception as exc:
-        return _finish(call, check, error=exc)
+        result = _result(call, error=exc)
+    event = _event(call, check)
+    for hook in ctx.after:
+        replaced = _run_sync(hook(event, result), "an after-hook")
+        if isinstance(replaced, ToolResult):
+            result = replaced
+    return Execution(result=result, check=check)
 
 
-async def aexecute(view: SessionView, call: ToolCall, handlers: HandlerLookup) -> Execution:
-    """Async `execute`: awaits coroutine handlers, calls sync ones directly.
+async def aexecute(
+    view: SessionView, call: ToolCall, handlers: HandlerLookup, ctx: GateContext | None = None
+) -> Execution:
+    """Async `execute`: awaits coroutine handlers and hooks.
 
     Raises:
         UsageError: The call is allowed but no handler is registered for its tool.
     """
-    check, done, handler = _prepare(view, call, handlers)
-    if done is not None or handler is None:
-        assert done is not None
+    ctx = ctx or GateContext()
+    check = await acheck_tool_call(view, call, ctx)
+    if isinstance(check, Denied):
+        return _denied_result(call, check)
+    done = _meta_result(view, call, check)
+    if done is not None:
         return done
-    assert isinstance(check, Allowed)
+    handler = _handler_for(check, handlers)
     try:
         value = handler(**check.arguments)
         if inspect.isawaitable(value):
             value = await value
+        result = _result(call, value)
     except Exception as exc:
-        return _finish(call, check, error=exc)
-    return _finish(call, check, value)
+        result = _result(call, error=exc)
+    event = _event(call, check)
+    for hook in ctx.after:
+        replaced = hook(event, result)
+        if inspect.isawaitable(replaced):
+            replaced = await replaced
+        if isinstance(replaced, ToolResult):
+            result = replaced
+    return Execution(result=result, check=check)

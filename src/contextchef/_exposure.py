@@ -2,6 +2,7 @@
 
 Precedence, highest first (documented in README "Exposure"):
 
+0. a tool outside the session's mode is hidden;
 1. runtime-created tools (``source == "runtime"``) are always deferred: their free-text
    descriptions must never enter the cached prefix;
 2. a ``pin`` pattern keeps a tool resident; it beats a ``defer`` pattern (a veto beats a
@@ -27,10 +28,11 @@ from typing import Literal
 
 from contextchef._tool import Tool
 
-__all__ = ["Exposure", "ExposurePolicy", "compile_pattern"]
+__all__ = ["READ_ONLY", "Exposure", "ExposurePolicy", "Mode", "compile_pattern", "matches"]
 
-Exposure = Literal["direct", "deferred"]
-"""direct: full schema resident in ``tools``; deferred: name only, schema on demand."""
+Exposure = Literal["direct", "deferred", "hidden"]
+"""direct: full schema resident in ``tools``; deferred: name only, schema on demand;
+hidden: excluded by the session's mode (absent everywhere, rejected at dispatch)."""
 
 
 @lru_cache(maxsize=512)
@@ -43,8 +45,40 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(("^" if start else "") + regex + ("$" if end else ""))
 
 
-def _matches(patterns: Iterable[str], names: tuple[str, ...]) -> bool:
+def matches(patterns: Iterable[str], names: tuple[str, ...]) -> bool:
+    """True if any pattern matches any of the names (see the module docstring)."""
     return any(compile_pattern(p).search(n) for p in patterns for n in names)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mode:
+    """A named, structural tool whitelist (e.g. a read-only Q&A mode).
+
+    A tool is in the mode if it matches one of ``include`` (patterns, as for pin/defer)
+    or, with ``read_only``, if its annotations declare it read-only. Tools outside the
+    mode are hidden: absent from the payload, the directory and search, and rejected by
+    the gate. The meta-tools stay when anything in the mode is deferred; they then only
+    reach tools of the mode.
+
+    Attributes:
+        name: The mode's name, shown in denial reasons.
+        include: Patterns of tools to keep.
+        read_only: Also keep tools annotated read-only (MCP ``readOnlyHint``).
+    """
+
+    name: str
+    include: tuple[str, ...] = ()
+    read_only: bool = False
+
+    def allows(self, tool: Tool, wire_name: str) -> bool:
+        """Whether `tool` is available in this mode."""
+        if self.read_only and tool.annotations.read_only is True:
+            return True
+        return matches(self.include, (wire_name, tool.name))
+
+
+READ_ONLY = Mode(name="read_only", read_only=True)
+"""Built-in mode: only tools whose annotations say read-only."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,20 +89,24 @@ class ExposurePolicy:
         default_defer: Exposure for tools that declare nothing and match no pattern.
         defer: Patterns of tools to defer.
         pin: Patterns of tools to keep resident (beats ``defer``).
+        mode: The active mode; tools outside it are hidden (this comes first).
     """
 
     default_defer: bool = False
     defer: tuple[str, ...] = ()
     pin: tuple[str, ...] = ()
+    mode: Mode | None = None
 
     def exposure_of(self, tool: Tool, wire_name: str) -> Exposure:
         """The exposure of one tool (see the module docstring for precedence)."""
+        if self.mode is not None and not self.mode.allows(tool, wire_name):
+            return "hidden"
         if tool.source == "runtime":
             return "deferred"
         names = (wire_name, tool.name)
-        if _matches(self.pin, names):
+        if matches(self.pin, names):
             return "direct"
-        if _matches(self.defer, names):
+        if matches(self.defer, names):
             return "deferred"
         if tool.defer_loading is not None:
             return "deferred" if tool.defer_loading else "direct"

@@ -94,6 +94,9 @@ class Tool:
     """Optional JSON Schema of the result (MCP ``outputSchema``); not sent to models."""
     meta: Mapping[str, JsonValue] = field(default_factory=dict)
     """Any other fields of the source definition, kept for round-tripping."""
+    template: bool = False
+    """The description is a template, rendered once per session through the pure
+    channel (`contextchef._template`); the definition itself stays plain data."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():

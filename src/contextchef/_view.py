@@ -7,7 +7,7 @@ index. Compiling reads bytes from here, so two compiles of the same state are id
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ from contextchef._deferred import (
     render_directory,
     tool_search_tool,
 )
+from contextchef._errors import UsageError
 from contextchef._exposure import Exposure, ExposurePolicy
 from contextchef._json import JsonValue
 from contextchef._search import ToolIndex
@@ -28,7 +29,14 @@ from contextchef._tool import Tool
 if TYPE_CHECKING:
     from contextchef._registry import Registry
 
-__all__ = ["META_TOOLS", "CompiledTool", "SessionView", "build_view", "model_description"]
+__all__ = [
+    "META_TOOLS",
+    "CompiledTool",
+    "Renderer",
+    "SessionView",
+    "build_view",
+    "model_description",
+]
 
 META_TOOLS = (TOOL_SEARCH, DEFER_EXECUTE)
 
@@ -54,20 +62,25 @@ class CompiledTool:
     defer_loading: bool = False
 
 
-def model_description(tool: Tool) -> str:
-    """The description the model sees: grouped tools say which server they belong to."""
+def model_description(tool: Tool, description: str | None = None) -> str:
+    """The description the model sees: grouped tools say which server they belong to.
+
+    Args:
+        tool: The tool.
+        description: Its rendered description, when it is a template.
+    """
+    text = tool.description if description is None else description
     if tool.server:
-        return f"[{tool.server}] {tool.description}".rstrip()
-    return tool.description
+        return f"[{tool.server}] {text}".rstrip()
+    return text
 
 
-def _compiled(tool: Tool, wire: str, *, deferred: bool = False) -> CompiledTool:
+def _compiled(tool: Tool, wire: str, description: str) -> CompiledTool:
     return CompiledTool(
         name=wire,
-        description=model_description(tool),
+        description=model_description(tool, description),
         input_schema=tool.input_schema,
         strict=bool(tool.strict),
-        defer_loading=deferred,
     )
 
 
@@ -78,10 +91,12 @@ class SessionView:
     Attributes:
         resident: Tools in the ``tools`` array, in order: direct tools (registry order),
             then ``tool_search`` and ``defer_execute`` when anything is deferred.
-        flat: Every registered tool as a direct tool (the no-disclosure baseline).
+        flat: Every visible registered tool as a direct tool (the no-disclosure
+            baseline).
         direct: Registered tools that are resident.
-        deferred: Registered tools reachable only through the meta-tools.
-        exposure: (origin, name) -> exposure.
+        deferred: Registered tools reachable only through the meta-tools (runtime
+            tools included; they are searchable but not listed in the directory).
+        exposure: (origin, name) -> exposure (``hidden`` outside the mode).
         wire_names: (origin, name) -> wire name.
         directory: The deferred-name directory text (``""`` when nothing is deferred).
         index: Search index over direct and deferred tools.
@@ -89,6 +104,8 @@ class SessionView:
         meta_tools: Active meta-tools by name.
         by_wire_name: Wire name -> registered tool.
         by_own_name: A tool's own name -> every registered tool with it.
+        descriptions: (origin, name) -> rendered description of templated tools.
+        mode: Name of the active mode, or None.
     """
 
     resident: tuple[CompiledTool, ...]
@@ -104,10 +121,16 @@ class SessionView:
     meta_tools: Mapping[str, Tool] = field(default_factory=dict)
     by_wire_name: Mapping[str, Tool] = field(default_factory=dict)
     by_own_name: Mapping[str, tuple[Tool, ...]] = field(default_factory=dict)
+    descriptions: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    mode: str | None = None
 
     def is_meta(self, wire_name: str) -> bool:
         """True for ``tool_search`` / ``defer_execute`` when they are active."""
         return wire_name in self.meta_tools
+
+    def description_of(self, tool: Tool) -> str:
+        """The tool's rendered description (templates rendered once, then frozen)."""
+        return self.descriptions.get(tool.key, tool.description)
 
     def lookup(self, name: str) -> Tool | None:
         """The registered tool a model-written name means, or None (never a guess).
@@ -121,45 +144,94 @@ class SessionView:
         return own[0] if len(own) == 1 else None
 
 
-def build_view(registry: Registry, policy: ExposurePolicy, config: DeferredConfig) -> SessionView:
-    """Build the frozen view of `registry` under `policy`."""
+Renderer = Callable[[Tool], str]
+"""Renders a templated tool's description (see `contextchef._template`)."""
+
+
+def build_view(
+    registry: Registry,
+    policy: ExposurePolicy,
+    config: DeferredConfig,
+    *,
+    render: Renderer | None = None,
+    frozen: SessionView | None = None,
+) -> SessionView:
+    """Build the frozen view of `registry` under `policy`.
+
+    Args:
+        registry: The tools.
+        policy: Exposure configuration (defaults, patterns, mode).
+        config: Deferred-loading limits.
+        render: Renders templated descriptions; called once per templated tool.
+        frozen: A previous view whose prefix (``resident`` and ``directory``) must be
+            kept because only runtime tools were added since.
+    """
     tools = registry.tools
     wire = {t.key: registry.wire_name_for(t) for t in tools}
     exposure = {t.key: policy.exposure_of(t, wire[t.key]) for t in tools}
-    direct = tuple(t for t in tools if exposure[t.key] == "direct")
-    deferred = tuple(t for t in tools if exposure[t.key] == "deferred")
-    resident = [_compiled(t, wire[t.key]) for t in direct]
-    meta: dict[str, Tool] = {}
-    directory = ""
-    if deferred:
-        entries = [DirectoryEntry(wire_name=wire[t.key], server=t.server) for t in deferred]
-        # Servers with deferred tools, and servers with no tools at all (so the model
-        # knows they exist); servers whose tools are all resident need no group.
-        has_tools = {t.server for t in tools}
-        has_deferred = {t.server for t in deferred}
-        descriptions = {
-            s: registry.server_description(s)
-            for s in registry.servers
-            if s in has_deferred or s not in has_tools
-        }
-        directory = render_directory(entries, descriptions, config)
-        meta = {TOOL_SEARCH: tool_search_tool(directory), DEFER_EXECUTE: defer_execute_tool()}
-        resident += [_compiled(t, t.name) for t in meta.values()]
+    visible = [t for t in tools if exposure[t.key] != "hidden"]
+    descriptions = dict(frozen.descriptions) if frozen is not None else {}
+    for t in visible:
+        if t.template and t.key not in descriptions:
+            if render is None:
+                raise UsageError(f"tool {t.name!r} has a templated description but no renderer")
+            descriptions[t.key] = render(t)
+    text = {t.key: descriptions.get(t.key, t.description) for t in visible}
+    direct = tuple(t for t in visible if exposure[t.key] == "direct")
+    deferred = tuple(t for t in visible if exposure[t.key] == "deferred")
+    listed = [t for t in deferred if t.source != "runtime"]
+    if frozen is not None and (frozen.meta_tools or not deferred):
+        resident, directory, meta = frozen.resident, frozen.directory, dict(frozen.meta_tools)
+    else:
+        # A runtime tool needs the meta-tools even though the directory does not list it.
+        need_meta = bool(deferred) or config.always_meta_tools
+        resident, directory, meta = _prefix(registry, direct, listed, wire, text, config, need_meta)
     own: dict[str, list[Tool]] = {}
     for t in tools:
         own.setdefault(t.name, []).append(t)
     return SessionView(
-        resident=tuple(resident),
-        flat=tuple(_compiled(t, wire[t.key]) for t in tools),
+        resident=resident,
+        flat=tuple(_compiled(t, wire[t.key], text[t.key]) for t in visible),
         direct=direct,
         deferred=deferred,
         exposure=exposure,
         wire_names=wire,
         directory=directory,
-        index=ToolIndex([(t, wire[t.key]) for t in tools]),
+        index=ToolIndex([(t, wire[t.key]) for t in visible]),
         config=config,
         fingerprint=registry.fingerprint(),
         meta_tools=meta,
         by_wire_name={wire[t.key]: t for t in tools},
         by_own_name={name: tuple(ts) for name, ts in own.items()},
+        descriptions=descriptions,
+        mode=policy.mode.name if policy.mode else None,
     )
+
+
+def _prefix(
+    registry: Registry,
+    direct: Sequence[Tool],
+    listed: Sequence[Tool],
+    wire: Mapping[tuple[str, str], str],
+    text: Mapping[tuple[str, str], str],
+    config: DeferredConfig,
+    need_meta: bool,
+) -> tuple[tuple[CompiledTool, ...], str, dict[str, Tool]]:
+    """The cached part: resident tools, the directory and the meta-tools."""
+    resident = [_compiled(t, wire[t.key], text[t.key]) for t in direct]
+    if not need_meta:
+        return tuple(resident), "", {}
+    entries = [DirectoryEntry(wire_name=wire[t.key], server=t.server) for t in listed]
+    # Servers with listed deferred tools, and servers with no tools at all (so the model
+    # knows they exist); servers whose tools are all resident need no group.
+    has_tools = {t.server for t in registry.tools}
+    has_listed = {t.server for t in listed}
+    headers = {
+        s: registry.server_description(s)
+        for s in registry.servers
+        if s in has_listed or s not in has_tools
+    }
+    directory = render_directory(entries, headers, config)
+    meta = {TOOL_SEARCH: tool_search_tool(directory), DEFER_EXECUTE: defer_execute_tool()}
+    resident += [_compiled(t, t.name, t.description) for t in meta.values()]
+    return tuple(resident), directory, meta

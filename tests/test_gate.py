@@ -1,0 +1,241 @@
+"""Modes, blocklist, hooks, the require-search policy, runtime tools and templates."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from contextchef import (
+    ContextChef,
+    DeferredConfig,
+    Denied,
+    NondeterminismError,
+    ToolCall,
+    ToolResult,
+    UsageError,
+    load_demo_catalog,
+)
+
+
+def demo(**kw: Any) -> ContextChef:
+    chef = ContextChef(default_defer=True, **kw)
+    chef.register_catalog(load_demo_catalog())
+    return chef
+
+
+def call(name: str, args: dict[str, Any], id: str = "c") -> ToolCall:
+    return ToolCall(id=id, name=name, arguments=json.dumps(args))
+
+
+def via_defer(target: str, params: dict[str, Any], id: str = "c") -> ToolCall:
+    return call("defer_execute", {"tool_name": target, "params": params}, id)
+
+
+def names_in_payload(chef: ContextChef) -> list[str]:
+    return [t["name"] for t in chef.compile("anthropic").payload["tools"]]
+
+
+# --- modes --------------------------------------------------------------------------------
+
+
+def test_read_only_mode_is_structural() -> None:
+    chef = demo()
+    read_only = {t.key for t in chef.tools if t.annotations.read_only}
+    writers = [t for t in chef.tools if t.key not in read_only]
+    assert read_only and writers
+    chef.set_mode("read_only")
+    view = chef.view
+    visible = {t.key for t in (*view.direct, *view.deferred)}
+    assert visible == read_only
+    payload_names = set(names_in_payload(chef))
+    for tool in writers:
+        wire = view.wire_names[tool.key]
+        assert wire not in payload_names
+        assert f"\n{wire}\n" not in view.directory and f"  {wire}\n" not in view.directory
+        assert wire not in [h.wire_name for h in view.index.search([tool.name], limit=50)]
+        # rejected at dispatch, directly and through defer_execute
+        for c in (call(wire, {}), via_defer(wire, {})):
+            check = chef.check_tool_call(c)
+            assert isinstance(check, Denied) and check.code == "not_in_mode"
+            assert check.reason == f'Tool "{wire}" is not available in mode "read_only".'
+
+
+def test_named_mode_from_patterns_and_unknown_mode() -> None:
+    chef = demo(modes={"qa": ["^read_file$", "^grep$", "^web_fetch$"]}, mode="qa")
+    assert names_in_payload(chef) == ["grep", "read_file", "web_fetch"]
+    assert chef.view.meta_tools == {}
+    chef.set_mode(None)
+    assert len(names_in_payload(chef)) > 3
+    with pytest.raises(UsageError, match="unknown mode 'nope'"):
+        chef.set_mode("nope")
+
+
+# --- blocklist ------------------------------------------------------------------------------
+
+
+def test_blocklist_changes_no_bytes_and_applies_to_the_real_tool() -> None:
+    chef = demo()
+    before = chef.compile("openai").segments
+    chef.set_blocked_tools(["^write_file$", "cloud-storage__delete_*"])
+    after = chef.compile("openai").segments
+    assert before == after
+    check = chef.check_tool_call(call("write_file", {"path": "a", "content": "b"}))
+    assert isinstance(check, Denied) and check.reason == 'Tool "write_file" is currently blocked.'
+    wire = chef.wire_name("delete_object", server="cloud-storage")
+    check = chef.check_tool_call(via_defer(wire, {"bucket": "b", "key": "k"}))
+    assert isinstance(check, Denied) and check.code == "blocked"
+    chef.set_blocked_tools([])
+    assert chef.check_tool_call(call("write_file", {"path": "a", "content": "b"})).decision == (
+        "allowed"
+    )
+
+
+# --- hooks --------------------------------------------------------------------------------
+
+
+def test_before_hooks_see_the_real_tool_and_may_deny() -> None:
+    chef = demo()
+    seen: list[tuple[str, str, dict[str, Any], str | None]] = []
+
+    @chef.before_tool_call
+    def audit(event: Any) -> str | None:
+        seen.append((event.wire_name, event.tool.name, dict(event.arguments), event.via))
+        if event.arguments.get("sql", "").lower().startswith("drop"):
+            return "DROP statements are not allowed."
+        return None
+
+    wire = chef.wire_name("execute_sql", server="postgres-db")
+    ok = chef.check_tool_call(via_defer(wire, {"sql": "select 1"}))
+    assert ok.decision == "allowed"
+    denied = chef.check_tool_call(via_defer(wire, {"sql": "DROP TABLE t"}))
+    assert isinstance(denied, Denied) and denied.code == "hook"
+    assert denied.reason == "DROP statements are not allowed."
+    assert seen[0] == (wire, "execute_sql", {"sql": "select 1"}, "defer_execute")
+
+
+def test_async_hooks_and_handlers_through_execute_and_aexecute() -> None:
+    chef = ContextChef()
+    calls: list[str] = []
+
+    async def slow_echo(text: str) -> str:
+        await asyncio.sleep(0)
+        return text.upper()
+
+    chef.register_tools([slow_echo])
+
+    async def deny_secret(event: Any) -> str | None:
+        await asyncio.sleep(0)
+        return "no secrets" if "secret" in event.arguments["text"] else None
+
+    async def add_guidance(event: Any, result: ToolResult) -> ToolResult:
+        calls.append(event.wire_name)
+        return ToolResult(
+            call_id=result.call_id,
+            name=result.name,
+            content=result.content + "\n(Tip: output is upper-cased.)",
+        )
+
+    chef.before_tool_call(deny_secret)
+    chef.after_tool_call(add_guidance)
+    done = chef.execute(call("slow_echo", {"text": "hi"}))
+    assert done.result.content == "HI\n(Tip: output is upper-cased.)"
+    denied = asyncio.run(chef.aexecute(call("slow_echo", {"text": "a secret"}, id="z")))
+    assert denied.result.is_error and denied.result.content == "no secrets"
+    assert denied.result.call_id == "z"
+    assert calls == ["slow_echo"]
+
+
+# --- deferred policy ------------------------------------------------------------------------
+
+
+def test_require_search_policy() -> None:
+    chef = demo(deferred=DeferredConfig(require_search=True))
+    wire = chef.wire_name("list_buckets", server="cloud-storage")
+    check = chef.check_tool_call(via_defer(wire, {}))
+    assert isinstance(check, Denied) and check.code == "not_loaded"
+    assert "tool_search" in check.reason
+    chef.execute(call("tool_search", {"tool_names": [wire]}))
+    assert wire in chef.loaded_tools
+    assert chef.check_tool_call(via_defer(wire, {})).decision == "allowed"
+    # the default policy allows it and relies on argument validation
+    assert demo().check_tool_call(via_defer(wire, {})).decision == "allowed"
+
+
+# --- runtime tools --------------------------------------------------------------------------
+
+
+def test_runtime_tool_is_deferred_searchable_and_leaves_the_prefix_alone() -> None:
+    chef = demo()
+    before = chef.compile("anthropic").segments
+    directory = chef.view.directory
+
+    def summarize_csv(path: str, columns: list[str]) -> str:
+        """Summarise the named columns of a CSV file: count, mean, min and max."""
+        return f"{path}:{','.join(columns)}"
+
+    added = chef.register_runtime_tool(summarize_csv)
+    assert added.source == "runtime"
+    assert chef.view.exposure[added.key] == "deferred"
+    assert chef.compile("anthropic").segments["tools"] == before["tools"]
+    assert chef.view.directory == directory
+    done = chef.execute(call("tool_search", {"queries": ["summarise csv columns"]}))
+    assert done.loaded[0] == "summarize_csv"
+    ran = chef.execute(via_defer("summarize_csv", {"path": "a.csv", "columns": ["x"]}))
+    assert ran.result.content == "a.csv:x"
+    assert chef.take_tool_additions() == (("summarize_csv", added),)
+    assert chef.take_tool_additions() == ()
+
+
+def test_first_runtime_tool_adds_meta_tools_unless_they_are_always_on() -> None:
+    chef = ContextChef()
+    chef.register_tools([{"name": "a", "description": "A"}])
+    assert names_in_payload(chef) == ["a"]
+    chef.register_runtime_tool({"name": "r", "description": "R"})
+    assert names_in_payload(chef) == ["a", "tool_search", "defer_execute"]
+
+    steady = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
+    steady.register_tools([{"name": "a", "description": "A"}])
+    first = steady.compile("anthropic").segments
+    steady.register_runtime_tool({"name": "r", "description": "R"})
+    assert steady.compile("anthropic").segments == first
+
+
+# --- templated descriptions ------------------------------------------------------------
+
+
+def test_templated_description_rendered_once_and_frozen() -> None:
+    chef = ContextChef(
+        template_vars={"repo": "acme/web"}, template_fragments={"safety": "Never force-push."}
+    )
+    chef.register_tools(
+        [
+            {
+                "name": "git_push",
+                "description": "Push to {{ repo }}. {{ fragment('safety') }}",
+                "input_schema": {"type": "object"},
+            }
+        ]
+    )
+    tool = chef.tools[0].replace(template=True)
+    chef = ContextChef(
+        template_vars={"repo": "acme/web"}, template_fragments={"safety": "Never force-push."}
+    )
+    chef.register_tools([tool])
+    sent = chef.compile("anthropic").payload["tools"][0]["description"]
+    assert sent == "Push to acme/web. Never force-push."
+    assert chef.tools[0].description == "Push to {{ repo }}. {{ fragment('safety') }}"
+    assert chef.compile("anthropic").to_json() == chef.compile("anthropic").to_json()
+
+
+def test_templated_description_touching_time_raises() -> None:
+    chef = ContextChef()
+    chef.register_tools([{"name": "t", "description": "Today is {{ now() }}.", "meta": {}}])
+    tool = chef.tools[0].replace(template=True)
+    chef = ContextChef()
+    chef.register_tools([tool])
+    with pytest.raises(NondeterminismError) as info:
+        chef.compile("anthropic")
+    assert info.value.tool == "t" and info.value.source == "now"
