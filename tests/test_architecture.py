@@ -31,6 +31,7 @@ LAYERS = {
     "_messages": 0,  # the IR is a leaf: it imports only _errors and _json
     "providers": 7,
     "_chef": 8,
+    "_accounting": 8,
     "cli": 9,
     "__init__": 9,
 }

@@ -5,6 +5,7 @@ Deferred tool loading keeps only tool names resident (schemas on demand through
 turns, and every tool call passes one gate under its real name.
 """
 
+from contextchef._accounting import CacheCostModel, PlanReport
 from contextchef._catalogs import (
     Catalog,
     load_catalog,
@@ -12,7 +13,7 @@ from contextchef._catalogs import (
     tool_from_dict,
     tools_from_mcp,
 )
-from contextchef._chef import CompiledRequest, ContextChef, PlanReport, ToolLike
+from contextchef._chef import CompiledRequest, ContextChef, ToolLike
 from contextchef._deferred import DeferredConfig
 from contextchef._dispatch import Allowed, CheckResult, Denied, Execution
 from contextchef._errors import (
@@ -53,6 +54,7 @@ __all__ = [
     "TARGETS",
     "WIRE_NAME_RE",
     "Allowed",
+    "CacheCostModel",
     "Catalog",
     "CatalogFormatError",
     "CheckResult",

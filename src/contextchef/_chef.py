@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from contextchef._accounting import CacheCostModel, PlanReport, plan_report
 from contextchef._catalogs import Catalog, load_catalog, tool_from_dict, tools_from_mcp
 from contextchef._deferred import DeferredConfig
 from contextchef._dispatch import (
@@ -34,12 +35,11 @@ from contextchef._messages import Message, ToolCall, check_message, message_from
 from contextchef._registry import Handler, Registry
 from contextchef._schema import schema_from_callable
 from contextchef._template import render_template
-from contextchef._tokens import estimate_tokens
 from contextchef._tool import Tool
 from contextchef._view import META_TOOLS, SessionView, build_view
 from contextchef.providers import RequestOptions, get_adapter
 
-__all__ = ["CompiledRequest", "ContextChef", "PlanReport", "ToolLike"]
+__all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
 
 ToolLike = Tool | Mapping[str, Any] | Callable[..., Any]
 """Accepted tool inputs: a `Tool`, a provider/MCP tool dict, or a Python function."""
@@ -63,48 +63,6 @@ class CompiledRequest:
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""
         return canonical_dumps(self.payload)
-
-
-@dataclass(frozen=True, kw_only=True)
-class PlanReport:
-    """Per-turn cost of the tool catalog for one target.
-
-    Sizes are characters of the serialized ``tools`` array in the target's shape;
-    ``*_tokens_est`` use `contextchef.estimate_tokens`. ``saved_chars_per_turn`` is
-    flat minus resident (the directory and meta-tools are part of resident).
-    """
-
-    target: str
-    tools_total: int
-    tools_direct: int
-    tools_deferred: int
-    full_chars: int
-    full_tokens_est: int
-    resident_chars: int
-    resident_tokens_est: int
-    directory_chars: int
-    directory_budget_chars: int
-    saved_chars_per_turn: int
-    saved_ratio: float
-    servers: tuple[str, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form (``contextchef plan --json``)."""
-        return {
-            "target": self.target,
-            "tools_total": self.tools_total,
-            "tools_direct": self.tools_direct,
-            "tools_deferred": self.tools_deferred,
-            "full_chars": self.full_chars,
-            "full_tokens_est": self.full_tokens_est,
-            "resident_chars": self.resident_chars,
-            "resident_tokens_est": self.resident_tokens_est,
-            "directory_chars": self.directory_chars,
-            "directory_budget_chars": self.directory_budget_chars,
-            "saved_chars_per_turn": self.saved_chars_per_turn,
-            "saved_ratio": self.saved_ratio,
-            "servers": list(self.servers),
-        }
 
 
 def _patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
@@ -552,27 +510,19 @@ class ContextChef:
 
     # -- accounting ----------------------------------------------------------------------
 
-    def plan(self, target: str = "anthropic") -> PlanReport:
-        """Size the tool catalog for `target`: flat vs deferred, per turn."""
-        adapter = get_adapter(target)
-        view = self.view
-        full_text = canonical_dumps(adapter.render_tools(view.flat))
-        full = len(full_text)
-        resident_text = canonical_dumps(adapter.render_tools(view.resident))
-        resident = len(resident_text)
-        saved = full - resident
-        return PlanReport(
-            target=target,
-            tools_total=len(view.direct) + len(view.deferred),
-            tools_direct=len(view.direct),
-            tools_deferred=len(view.deferred),
-            full_chars=full,
-            full_tokens_est=estimate_tokens(full_text),
-            resident_chars=resident,
-            resident_tokens_est=estimate_tokens(resident_text),
-            directory_chars=len(view.directory),
-            directory_budget_chars=self._config.directory_chars,
-            saved_chars_per_turn=saved,
-            saved_ratio=round(saved / full, 4) if full else 0.0,
+    def plan(self, target: str = "anthropic", *, cache: CacheCostModel | None = None) -> PlanReport:
+        """What the tool catalog costs per turn for `target`.
+
+        Flat vs deferred sizes, and the prompt-cache cost of adding a tool mid-session
+        (see `contextchef._accounting`).
+
+        Raises:
+            UnknownTargetError: Unknown target.
+        """
+        return plan_report(
+            self.view,
+            get_adapter(target),
+            self._config,
             servers=self._registry.servers,
+            cache=cache,
         )

@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from contextchef._accounting import CacheCostModel, PlanReport
 from contextchef._catalogs import Catalog, load_catalog, load_demo_catalog
 from contextchef._chef import ContextChef
 from contextchef._deferred import run_tool_search
@@ -81,6 +82,14 @@ def plan(
     default_defer: Annotated[
         bool, typer.Option(help="Defer tools that declare nothing and match no pattern.")
     ] = True,
+    history_tokens: Annotated[
+        int, typer.Option(min=0, help="Cached history size for the cache cost model.")
+    ] = 80_000,
+    price: Annotated[
+        float, typer.Option(min=0, help="Base input price, USD per million tokens.")
+    ] = 3.0,
+    cache_read: Annotated[float, typer.Option(min=0, help="Cache-read multiplier.")] = 0.1,
+    cache_write: Annotated[float, typer.Option(min=0, help="Cache-write multiplier.")] = 1.25,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     payload_out: Annotated[
         Path | None, typer.Option(help="Write the compiled payload (one user turn) here.")
@@ -88,6 +97,12 @@ def plan(
     model: Annotated[str, typer.Option(help="Model name written into the payload.")] = "model",
 ) -> None:
     """Show what the tool catalog costs per turn, flat vs with deferred loading."""
+    cache = CacheCostModel(
+        history_tokens=history_tokens,
+        price_per_mtok=price,
+        cache_read=cache_read,
+        cache_write=cache_write,
+    )
     try:
         chef = _chef(
             list(catalogs or []),
@@ -95,44 +110,73 @@ def plan(
             defer=list(defer or []),
             pin=list(pin or []),
         )
-        report = chef.plan(target)
+        report = chef.plan(target, cache=cache)
         if payload_out is not None:
             chef.set_system_prompt(_DEMO_SYSTEM)
             chef.set_history([user("Which tools can you use for this project?")])
             compiled = chef.compile(target, model=model)
-            payload_out.write_text(
-                json.dumps(compiled.payload, ensure_ascii=False, indent=2) + "\n", "utf-8"
-            )
+            text = json.dumps(compiled.payload, ensure_ascii=False, indent=2) + "\n"
+            try:
+                payload_out.write_text(text, "utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write {str(payload_out)!r}: {exc.strerror}") from exc
     except ContextChefError as exc:
         _fail(exc)
         return
     if as_json:
         typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, sort_keys=True))
         return
-    table = Table(title=f"Tool catalog cost per turn — target {target}")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    rows: list[tuple[str, Any]] = [
-        (
-            "tools (total / direct / deferred)",
-            f"{report.tools_total} / {report.tools_direct} / {report.tools_deferred}",
-        ),
-        ("flat tools array, chars", f"{report.full_chars:,}"),
-        ("flat tools array, tokens (est.)", f"{report.full_tokens_est:,}"),
-        ("resident tools array, chars", f"{report.resident_chars:,}"),
-        ("resident tools array, tokens (est.)", f"{report.resident_tokens_est:,}"),
-        (
-            "deferred directory, chars (budget)",
-            f"{report.directory_chars:,} ({report.directory_budget_chars:,})",
-        ),
-        ("saved per turn, chars", f"{report.saved_chars_per_turn:,}"),
-        ("saved ratio", f"{report.saved_ratio:.1%}"),
-    ]
-    for name, value in rows:
-        table.add_row(name, str(value))
-    Console().print(table)
+    _print_plan(report)
     if payload_out is not None:
         Console().print(f"payload written to {payload_out}")
+
+
+def _print_plan(r: PlanReport) -> None:
+    table = Table(title=f"Tool catalog cost per turn — target {r.target}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    m = r.cache_model
+    rows = [
+        (
+            "tools (total / direct / deferred)",
+            f"{r.tools_total} / {r.tools_direct} / {r.tools_deferred}",
+        ),
+        ("flat tools array, chars (tokens est.)", f"{r.full_chars:,} ({r.full_tokens_est:,})"),
+        (
+            "resident tools array, chars (tokens est.)",
+            f"{r.resident_chars:,} ({r.resident_tokens_est:,})",
+        ),
+        ("  deferred schemas removed, chars", f"{r.deferred_schema_chars:,}"),
+        ("  meta-tools added (incl. directory), chars", f"{r.meta_tools_chars:,}"),
+        (
+            "  directory, chars / budget",
+            f"{r.directory_chars:,} / {r.directory_budget_chars:,} ({r.directory_budget_used:.0%})",
+        ),
+        (
+            "net saved per turn, chars (tokens est.)",
+            f"{r.saved_chars_per_turn:,} ({r.saved_tokens_est_per_turn:,})",
+        ),
+        ("saved ratio", f"{r.saved_ratio:.1%}"),
+        (
+            "schema:name ratio — all / deferred",
+            f"{r.schema_to_name_ratio_all:,.0f} / {r.schema_to_name_ratio_deferred:,.0f}",
+        ),
+        (
+            f"schema:name ratio — largest ({r.largest_tool or '-'})",
+            f"{r.schema_to_name_ratio_largest:,.0f}",
+        ),
+        (f"adding one tool at H={m.history_tokens:,} tokens, p=${m.price_per_mtok}/MTok:", ""),
+        ("  naive (rewrite tools array)", f"${r.cache_naive_usd:.4f}"),
+        ("  append-only", f"${r.cache_append_only_usd:.4f}"),
+        ("  meta-tool deferral", f"${r.cache_meta_tool_usd:.4f}"),
+        (
+            "steady request, flat / deferred",
+            f"${r.cache_steady_flat_usd:.4f} / ${r.cache_steady_deferred_usd:.4f}",
+        ),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    Console().print(table)
 
 
 @app.command()
@@ -141,10 +185,13 @@ def search(
     catalog: Annotated[
         list[Path] | None, typer.Option(help="Catalog JSON file (repeatable; default: demo).")
     ] = None,
-    limit: Annotated[int, typer.Option(help="Results to return.")] = 5,
+    limit: Annotated[int, typer.Option(min=1, help="Results to return.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Search the catalog as the model's tool_search would."""
+    if not query.strip():
+        _fail(UsageError("the query is empty; say what the tool should do"))
+        return
     try:
         chef = _chef(list(catalog or []), default_defer=True, defer=[], pin=[])
         view = chef.view
