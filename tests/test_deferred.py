@@ -197,3 +197,26 @@ def test_server_header_is_truncated_with_an_ellipsis() -> None:
     )
     header = next(ln for ln in chef.view.directory.splitlines() if ln.startswith("s: "))
     assert header.endswith("…") and len(header) == len("s: ") + DeferredConfig().header_chars
+
+
+def test_extended_index_scores_like_a_rebuilt_one(catalogs_dir: Path) -> None:
+    from contextchef import Tool
+    from contextchef._search import ToolIndex
+
+    cat = load_catalog(catalogs_dir / "github.json")
+    entries = [(t, t.name) for t in cat.tools]
+    new = Tool(
+        name="summarize_release_notes",
+        description="Summarize the release notes of a GitHub release into bullet points.",
+    )
+    rebuilt = ToolIndex([*entries, (new, new.name)])
+    extended = ToolIndex(entries).extended([(new, new.name)])
+    top = extended.search(["summarize release notes"], limit=1)
+    assert [h.wire_name for h in top] == ["summarize_release_notes"]
+    for query in ("summarize release notes", "release"):
+        a = rebuilt.search([query], limit=10)
+        b = extended.search([query], limit=10)
+        score_a = next(h.score for h in a if h.wire_name == new.name)
+        score_b = next(h.score for h in b if h.wire_name == new.name)
+        assert score_b == pytest.approx(score_a, rel=0.05)  # same formula, stats of N vs N+1
+    assert "summarize_release_notes" in extended and len(extended) == len(entries) + 1

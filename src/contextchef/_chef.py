@@ -36,7 +36,7 @@ from contextchef._registry import Handler, Registry
 from contextchef._schema import schema_from_callable
 from contextchef._template import render_template
 from contextchef._tool import Tool
-from contextchef._view import META_TOOLS, SessionView, build_view
+from contextchef._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.providers import RequestOptions, get_adapter
 
 __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
@@ -274,7 +274,13 @@ class ContextChef:
         handlers = {built.key: handler} if handler is not None else None
         (added,) = self._registry.add([built], handlers=handlers)
         self._additions.append(added)
-        self._view = None  # the prefix stays: see `view`
+        if self._view is not None and not self._prefix_dirty:
+            self._view = extend_view(
+                self._view, self._registry, self._policy, [added], render=self._render
+            )
+            self._last_view = self._view
+        else:
+            self._view = None  # rebuilt on next use; the prefix is carried over
         return added
 
     def take_tool_additions(self) -> tuple[tuple[str, Tool], ...]:

@@ -47,11 +47,16 @@ class Registry:
         self._handlers: dict[ToolKey, Handler] = {}
         self._server_descriptions: dict[str, str] = {}
         self._ordered: tuple[Tool, ...] = ()
+        self._wire_of: dict[ToolKey, str] = {}
+        self._digest: dict[ToolKey, bytes] = {}
 
     # -- registration --------------------------------------------------------------------
 
     def wire_name_for(self, tool: Tool) -> str:
         """The provider-legal name of `tool` under this registry's naming rule."""
+        known = self._wire_of.get(tool.key)
+        if known is not None and self._tools.get(tool.key) is tool:
+            return known
         return wire_name(tool.origin, tool.name, server=tool.server, qualify=self._qualify)
 
     def add(
@@ -91,6 +96,9 @@ class Registry:
             self._raise_conflicts(clashes)
         self._tools.update(keys)
         self._wire.update(wires)
+        for wire, key in wires.items():
+            self._wire_of[key] = wire
+            self._digest[key] = self._tool_digest(keys[key], wire)
         for key, handler in (handlers or {}).items():
             self._handlers[key] = handler
         self._ordered = tuple(sorted(self._tools.values(), key=_sort_key))
@@ -190,20 +198,22 @@ class Registry:
 
     # -- identity ------------------------------------------------------------------------
 
+    @staticmethod
+    def _tool_digest(tool: Tool, wire: str) -> bytes:
+        text = canonical_dumps(
+            [wire, tool.origin, tool.description, tool.input_schema, list(tool.tags)]
+        )
+        return hashlib.sha256(text.encode()).digest()
+
     def fingerprint(self, tools: Iterable[Tool] | None = None) -> str:
-        """SHA-256 (hex) of the canonical definitions of `tools` (default: all)."""
+        """SHA-256 (hex) over the definitions of `tools` (default: all), in order.
+
+        Per-tool digests are computed once at registration.
+        """
         h = hashlib.sha256()
         for tool in tools if tools is not None else self._ordered:
-            h.update(
-                canonical_dumps(
-                    [
-                        self.wire_name_for(tool),
-                        tool.origin,
-                        tool.description,
-                        tool.input_schema,
-                        list(tool.tags),
-                    ]
-                ).encode()
-            )
-            h.update(b"\n")
+            digest = self._digest.get(tool.key)
+            if digest is None or self._tools.get(tool.key) is not tool:
+                digest = self._tool_digest(tool, self.wire_name_for(tool))
+            h.update(digest)
         return h.hexdigest()

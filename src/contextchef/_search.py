@@ -16,8 +16,11 @@ Ties are broken by registry order, so the same query always gives the same ranki
 
 from __future__ import annotations
 
+import copy
 import difflib
+import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,11 +33,33 @@ from contextchef._tool import Tool
 
 __all__ = ["SearchHit", "ToolIndex", "tokenize"]
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_CJK_RUN = "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+"
-_WORD = re.compile(rf"[A-Za-z0-9]+|{_CJK_RUN}")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[A-Z]+")
 _STOP = frozenset(STOPWORDS_EN)
 _STEMMER = Stemmer.Stemmer("english")
+_STEMS: dict[str, str] = {}
+_STEM_CACHE_LIMIT = 500_000
+
+
+def _stem(word: str) -> str:
+    stem: str = _STEMMER.stemWord(word)
+    if len(_STEMS) < _STEM_CACHE_LIMIT:
+        _STEMS[word] = stem
+    return stem
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case Latin words, camelCase split, stop words dropped."""
+    out: list[str] = []
+    for word in _ALNUM.findall(text):
+        if word.islower() or word.isupper() or word.isdigit():
+            low = word.lower()
+            if low not in _STOP:
+                out.append(low)
+        else:  # mixed case: createIssue, HTTPServer, v2Api
+            out += [p for p in map(str.lower, _CAMEL_PART.findall(word)) if p not in _STOP]
+    return out
 
 
 def tokenize(text: str) -> list[str]:
@@ -43,50 +68,43 @@ def tokenize(text: str) -> list[str]:
     ``createIssues``/``create_issues`` -> ``creat``, ``issu``; ``图片生成`` -> ``图``,
     ``片``, ``生``, ``成``, ``图片``, ``片生``, ``生成``.
     """
-    out: list[str] = []
-    words: list[str] = []
-    for match in _WORD.finditer(_CAMEL.sub(" ", text)):
-        word = match.group(0)
-        if word[0].isascii():
-            low = word.lower()
-            if low not in _STOP:
-                words.append(low)
-        else:
-            out.extend(word)
-            out.extend(word[i : i + 2] for i in range(len(word) - 1))
-    stems: list[str] = _STEMMER.stemWords(words)
-    return stems + out
+    stems = _STEMS
+    out = [stems.get(w) or _stem(w) for w in _words(text)]
+    if not text.isascii():
+        for run in _CJK.findall(text):
+            out.extend(run)
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
 
 
-def _schema_text(node: object, depth: int = 0) -> list[str]:
-    """Names and descriptions of parameters, nested objects and array items included."""
+def _schema_text(node: object, names: list[str], prose: list[str], depth: int = 0) -> None:
+    """Collect parameter names and descriptions, nested objects and array items included."""
     if not isinstance(node, dict) or depth > 6:
-        return []
-    out: list[str] = []
+        return
     props = node.get("properties")
     if isinstance(props, dict):
         for name, sub in props.items():
-            out.append(str(name))
+            names.append(str(name))
             if isinstance(sub, dict):
                 desc = sub.get("description")
                 if isinstance(desc, str):
-                    out.append(desc)
-                out += _schema_text(sub, depth + 1)
+                    prose.append(desc)
+                _schema_text(sub, names, prose, depth + 1)
     items = node.get("items")
     if isinstance(items, dict):
-        out += _schema_text(items, depth + 1)
-    return out
+        _schema_text(items, names, prose, depth + 1)
 
 
 def _document(tool: Tool, wire: str) -> list[str]:
     name_tokens = tokenize(tool.name if tool.name == wire else f"{tool.name} {wire}")
+    names = [tool.server or "", *tool.tags]
+    prose = [tool.description]
+    _schema_text(tool.input_schema, names, prose)
     return [
         *name_tokens,
         *name_tokens,
-        *tokenize(tool.server or ""),
-        *tokenize(tool.description),
-        *tokenize(" ".join(tool.tags)),
-        *tokenize(" ".join(_schema_text(tool.input_schema))),
+        *tokenize(" ".join(names)),
+        *tokenize("\n".join(prose)),
     ]
 
 
@@ -105,25 +123,66 @@ class SearchHit:
     score: float
 
 
+@dataclass(frozen=True)
+class _Corpus:
+    """The bm25s index of a tool set plus the statistics needed to score extra docs."""
+
+    bm25: bm25s.BM25
+    vocab: dict[str, int]
+    doc_freq: np.ndarray
+    num_docs: int
+    avg_len: float
+
+
+def _build_corpus(docs: list[list[str]]) -> _Corpus:
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(tok, len(vocab)) for tok in doc] for doc in docs]
+    bm25 = bm25s.BM25()
+    bm25.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+    indptr = np.asarray(bm25.scores["indptr"])
+    return _Corpus(
+        bm25=bm25,
+        vocab=vocab,
+        doc_freq=np.diff(indptr),
+        num_docs=len(docs),
+        avg_len=sum(map(len, docs)) / len(docs),
+    )
+
+
 class ToolIndex:
     """An immutable search index over a fixed list of (tool, wire name) pairs.
 
-    Build a new index when the tool set changes (the session keys it on the registry
-    fingerprint).
+    Build a new index when the tool set changes. Tools added at run time go through
+    `extended`, which keeps the built index and scores the few new documents with the
+    same BM25 variant (bm25s's default, Lucene: ``idf = ln(1 + (N - df + 0.5) /
+    (df + 0.5))``, ``tfc = tf / (tf + k1 * (1 - b + b * len / avg_len))``) against the
+    built corpus's statistics, so adding one tool costs one tokenization, not a rebuild.
     """
 
     def __init__(self, entries: Sequence[tuple[Tool, str]]) -> None:
         self._entries = tuple(entries)
         self._by_wire = {wire: i for i, (_, wire) in enumerate(self._entries)}
-        self._bm25: bm25s.BM25 | None = None
         docs = [_document(tool, wire) or [wire.lower()] for tool, wire in self._entries]
-        if docs:
-            self._bm25 = bm25s.BM25()
-            self._bm25.index(docs, show_progress=False)
-            self._vocab = set(self._bm25.vocab_dict)
+        self._corpus = _build_corpus(docs) if docs else None
+        self._main = len(self._entries)
+        self._extra: tuple[tuple[Counter[str], int], ...] = ()
+
+    def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
+        """A new index with `entries` added, reusing this one's BM25 index."""
+        if self._corpus is None:
+            return ToolIndex([*self._entries, *entries])
+        new = copy.copy(self)
+        new._entries = self._entries + tuple(entries)
+        new._by_wire = {wire: i for i, (_, wire) in enumerate(new._entries)}
+        docs = [_document(tool, wire) or [wire.lower()] for tool, wire in entries]
+        new._extra = self._extra + tuple((Counter(d), len(d)) for d in docs)
+        return new
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def __contains__(self, wire_name: object) -> bool:
+        return wire_name in self._by_wire
 
     def exact(self, names: Sequence[str]) -> tuple[list[SearchHit], list[str]]:
         """Look names up exactly.
@@ -183,20 +242,40 @@ class ToolIndex:
             At most `limit` hits with a positive score, best first; ties in registry
             order.
         """
-        if self._bm25 is None or limit <= 0:
+        corpus = self._corpus
+        if corpus is None or limit <= 0:
             return []
         total = np.zeros(len(self._entries), dtype=np.float64)
         for query in queries:
-            tokens = [t for t in tokenize(query) if t in self._vocab]
-            if tokens:
-                total += self._bm25.get_scores(tokens)
-        order = sorted(
-            (i for i in range(len(self._entries)) if total[i] > 0),
-            key=lambda i: (-total[i], i),
-        )
+            tokens = tokenize(query)
+            known = [corpus.vocab[t] for t in tokens if t in corpus.vocab]
+            if known:
+                total[: self._main] += corpus.bm25.get_scores_from_ids(known)
+            if self._extra:
+                total[self._main :] += self._extra_scores(corpus, tokens)
+        candidates = np.flatnonzero(total > 0)
+        if candidates.size == 0:
+            return []
+        order = candidates[np.lexsort((candidates, -total[candidates]))][:limit]
         return [
             SearchHit(
                 tool=self._entries[i][0], wire_name=self._entries[i][1], score=float(total[i])
             )
-            for i in order[:limit]
+            for i in order.tolist()
         ]
+
+    def _extra_scores(self, corpus: _Corpus, tokens: list[str]) -> np.ndarray:
+        k1, b = corpus.bm25.k1, corpus.bm25.b
+        out = np.zeros(len(self._extra), dtype=np.float64)
+        total = corpus.num_docs + len(self._extra)
+        for token in set(tokens):
+            vid = corpus.vocab.get(token)
+            df = int(corpus.doc_freq[vid]) if vid is not None else 0
+            df += sum(1 for counts, _ in self._extra if token in counts)
+            idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+            for j, (counts, length) in enumerate(self._extra):
+                tf = counts.get(token, 0)
+                if tf:
+                    norm = k1 * (1 - b + b * length / corpus.avg_len)
+                    out[j] += idf * tf / (tf + norm) * tokens.count(token)
+        return out

@@ -7,6 +7,7 @@ index. Compiling reads bytes from here, so two compiles of the same state are id
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -35,6 +36,7 @@ __all__ = [
     "Renderer",
     "SessionView",
     "build_view",
+    "extend_view",
     "model_description",
 ]
 
@@ -197,7 +199,7 @@ def build_view(
         exposure=exposure,
         wire_names=wire,
         directory=directory,
-        index=ToolIndex([(t, wire[t.key]) for t in visible]),
+        index=_index(visible, wire, frozen),
         config=config,
         fingerprint=registry.fingerprint(),
         meta_tools=meta,
@@ -206,6 +208,65 @@ def build_view(
         descriptions=descriptions,
         mode=policy.mode.name if policy.mode else None,
     )
+
+
+def extend_view(
+    view: SessionView,
+    registry: Registry,
+    policy: ExposurePolicy,
+    added: Sequence[Tool],
+    *,
+    render: Renderer | None = None,
+) -> SessionView:
+    """The view after runtime tools were added: same prefix, same index plus the new ones.
+
+    Costs O(new tools) plus dict copies, so a runtime tool is searchable at once even in
+    a session of thousands of tools. Falls back to `build_view` when the meta-tools are
+    missing (nothing was deferred before) and so the prefix must change.
+    """
+    wire = dict(view.wire_names)
+    exposure = dict(view.exposure)
+    descriptions = dict(view.descriptions)
+    by_wire = dict(view.by_wire_name)
+    own = dict(view.by_own_name)
+    new_deferred: list[Tool] = []
+    for tool in added:
+        wire[tool.key] = registry.wire_name_for(tool)
+        exposure[tool.key] = policy.exposure_of(tool, wire[tool.key])
+        by_wire[wire[tool.key]] = tool
+        own[tool.name] = (*own.get(tool.name, ()), tool)
+        if exposure[tool.key] == "deferred":
+            if tool.template:
+                if render is None:
+                    raise UsageError(f"tool {tool.name!r} has a templated description")
+                descriptions[tool.key] = render(tool)
+            new_deferred.append(tool)
+    if new_deferred and not view.meta_tools:
+        return build_view(registry, policy, view.config, render=render)
+    entries = [(t, wire[t.key]) for t in new_deferred]
+    return dataclasses.replace(
+        view,
+        flat=view.flat
+        + tuple(_compiled(t, w, descriptions.get(t.key, t.description)) for t, w in entries),
+        deferred=view.deferred + tuple(new_deferred),
+        exposure=exposure,
+        wire_names=wire,
+        index=view.index.extended(entries) if entries else view.index,
+        fingerprint=registry.fingerprint(),
+        by_wire_name=by_wire,
+        by_own_name=own,
+        descriptions=descriptions,
+    )
+
+
+def _index(
+    visible: Sequence[Tool], wire: Mapping[tuple[str, str], str], frozen: SessionView | None
+) -> ToolIndex:
+    """Search index; after runtime-only additions the previous index is extended."""
+    if frozen is None:
+        return ToolIndex([(t, wire[t.key]) for t in visible])
+    new = [(t, wire[t.key]) for t in visible if wire[t.key] not in frozen.index]
+    return frozen.index.extended(new) if new else frozen.index
 
 
 def _prefix(
