@@ -3,27 +3,42 @@
 A history is a sequence of `Message` values, each a role and a tuple of parts:
 
 * `TextPart` — text from the user or the assistant;
+* `MediaPart` — an image or file, by reference (URL or provider file id) or inline
+  base64 data;
+* `ReasoningPart` — a reasoning/thinking block (Anthropic thinking and redacted
+  thinking, Responses reasoning items, Gemini thoughts, DeepSeek ``reasoning_content``);
 * `ToolCall` — a call the assistant made (id, wire name, arguments exactly as the model
   produced them, as a JSON string);
-* `ToolResult` — the answer to one call, in a user-role message.
+* `ToolResult` — the answer to one call, in a user-role message (text, optionally with
+  media parts);
+* `ProviderPart` — a block only one provider understands (Anthropic server-tool blocks,
+  ``tool_reference``...), replayed to that provider and reported when dropped for others.
 
-Parallel calls are several `ToolCall` parts of one assistant message. Values are frozen;
-``from_dict(to_dict(x)) == x`` holds for every message.
+Everything a provider needs back byte-for-byte (thinking signatures, encrypted reasoning,
+thought signatures, item ids) lives in one opaque, read-only ``provider_data`` mapping on
+the part, tagged with the provider it came from; adapters for that provider emit it
+unchanged, others leave it out. Parallel calls are several `ToolCall` parts of one
+assistant message. Values are frozen; ``message_from_dict(m.to_dict()) == m`` holds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef._errors import CorruptHistoryError, MalformedArgumentsError, UsageError
-from contextchef._json import JsonValue, canonical_dumps
+from contextchef._json import JsonValue, canonical_dumps, freeze, thaw
 
 __all__ = [
+    "MediaPart",
     "Message",
     "Part",
+    "ProviderData",
+    "ProviderPart",
+    "ReasoningPart",
     "Role",
     "TextPart",
     "ToolCall",
@@ -31,6 +46,8 @@ __all__ = [
     "assistant",
     "check_message",
     "message_from_dict",
+    "part_from_dict",
+    "part_to_dict",
     "tool_results",
     "user",
 ]
@@ -43,16 +60,98 @@ def _require_str(field_name: str, value: object) -> None:
         raise UsageError(f"{field_name} must be a string, got {type(value).__name__}")
 
 
+ProviderData = Mapping[str, JsonValue]
+"""Opaque provider fields of a part, read-only; by convention ``{"provider": name, ...}``."""
+
+
+def _freeze_data(obj: object, attr: str = "provider_data") -> None:
+    value = getattr(obj, attr)
+    if value is not None:
+        if not isinstance(value, Mapping):
+            raise UsageError(f"{attr} must be a mapping or None, got {type(value).__name__}")
+        object.__setattr__(obj, attr, freeze(value))
+
+
 @dataclass(frozen=True, kw_only=True)
 class TextPart:
     """Plain text."""
 
     text: str
     """The text, as written."""
+    provider_data: ProviderData | None = None
+    """Provider fields to replay (e.g. a Gemini ``thoughtSignature`` on this part)."""
     kind: Literal["text"] = "text"
 
     def __post_init__(self) -> None:
         _require_str("TextPart.text", self.text)
+        _freeze_data(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MediaPart:
+    """An image or file, by reference or inline.
+
+    Exactly one of ``url``, ``file_id`` and ``data`` is set.
+    """
+
+    media_type: str
+    """MIME type, e.g. ``image/png`` or ``application/pdf``."""
+    url: str | None = None
+    """A URL the provider can fetch."""
+    file_id: str | None = None
+    """A provider file id (uploaded earlier)."""
+    data: str | None = None
+    """Base64-encoded bytes."""
+    provider_data: ProviderData | None = None
+    """Provider fields to replay."""
+    kind: Literal["media"] = "media"
+
+    def __post_init__(self) -> None:
+        _require_str("MediaPart.media_type", self.media_type)
+        given = [k for k in ("url", "file_id", "data") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise UsageError(
+                f"MediaPart needs exactly one of url, file_id or data; got {given or 'none'}"
+            )
+        _freeze_data(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReasoningPart:
+    """A reasoning / thinking block, replayed unchanged to the provider that made it.
+
+    ``text`` is the readable reasoning (may be empty: redacted or encrypted);
+    ``provider_data`` holds the provider's block as received (signature, encrypted
+    content, item id) and is never edited.
+    """
+
+    provider: str
+    """The provider that produced it: ``anthropic``, ``openai``, ``gemini``, ``deepseek``."""
+    text: str = ""
+    """Readable reasoning text, if any."""
+    provider_data: ProviderData | None = None
+    """The provider's block or item, byte-for-byte."""
+    kind: Literal["reasoning"] = "reasoning"
+
+    def __post_init__(self) -> None:
+        _require_str("ReasoningPart.provider", self.provider)
+        _require_str("ReasoningPart.text", self.text)
+        _freeze_data(self)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProviderPart:
+    """A block only one provider understands, kept verbatim for that provider."""
+
+    provider: str
+    """The provider whose format `data` is in."""
+    data: ProviderData
+    """The block as the provider sent it."""
+    kind: Literal["provider"] = "provider"
+
+    def __post_init__(self) -> None:
+        _require_str("ProviderPart.provider", self.provider)
+        _freeze_data(self, "data")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,7 +168,9 @@ class ToolCall:
     name: str
     """The wire name the model used."""
     arguments: str = "{}"
-    """Arguments as a JSON text."""
+    """Arguments as a JSON text (a mapping given here is serialized canonically)."""
+    provider_data: ProviderData | None = None
+    """Provider fields to replay (Responses item id/status, Gemini thoughtSignature)."""
     kind: Literal["tool_call"] = "tool_call"
 
     def __post_init__(self) -> None:
@@ -77,6 +178,7 @@ class ToolCall:
         _require_str("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
             object.__setattr__(self, "arguments", canonical_dumps(self.arguments))
+        _freeze_data(self)
 
     def parsed_arguments(self) -> dict[str, JsonValue]:
         """The arguments as a dict.
@@ -114,15 +216,24 @@ class ToolResult:
     """Result text shown to the model."""
     is_error: bool = False
     """The call failed (bad arguments, denied, or the tool raised)."""
+    media: tuple[MediaPart, ...] = ()
+    """Images or files returned with the text (e.g. a screenshot)."""
+    provider_data: ProviderData | None = None
+    """Provider fields to replay (e.g. Anthropic result content blocks as sent)."""
     kind: Literal["tool_result"] = "tool_result"
 
     def __post_init__(self) -> None:
         _require_str("ToolResult.call_id", self.call_id)
         _require_str("ToolResult.name", self.name)
         _require_str("ToolResult.content", self.content)
+        object.__setattr__(self, "media", tuple(self.media))
+        if not all(isinstance(m, MediaPart) for m in self.media):
+            raise UsageError("ToolResult.media must hold MediaPart values")
+        _freeze_data(self)
 
 
-Part = TextPart | ToolCall | ToolResult
+Part = TextPart | MediaPart | ReasoningPart | ToolCall | ToolResult | ProviderPart
+_PARTS = (TextPart, MediaPart, ReasoningPart, ToolCall, ToolResult, ProviderPart)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,26 +264,57 @@ class Message:
         return tuple(p for p in self.parts if isinstance(p, ToolResult))
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain-JSON form (see `message_from_dict`)."""
-        parts: list[dict[str, Any]] = []
-        for p in self.parts:
-            if isinstance(p, TextPart):
-                parts.append({"kind": "text", "text": p.text})
-            elif isinstance(p, ToolCall):
-                parts.append(
-                    {"kind": "tool_call", "id": p.id, "name": p.name, "arguments": p.arguments}
-                )
-            else:
-                parts.append(
-                    {
-                        "kind": "tool_result",
-                        "call_id": p.call_id,
-                        "name": p.name,
-                        "content": p.content,
-                        "is_error": p.is_error,
-                    }
-                )
-        return {"role": self.role, "parts": parts}
+        """A plain-JSON form (see `message_from_dict`); default-valued fields are omitted."""
+        return {"role": self.role, "parts": [part_to_dict(p) for p in self.parts]}
+
+
+def part_to_dict(part: Part) -> dict[str, Any]:
+    """A part's plain-JSON form: ``{"kind": ..., <non-default fields>}``."""
+    out: dict[str, Any] = {"kind": part.kind}
+    for f in dataclasses.fields(part):
+        if f.name == "kind":
+            continue
+        value = getattr(part, f.name)
+        if f.default is not dataclasses.MISSING and value == f.default:
+            continue
+        if f.name == "media":
+            value = [part_to_dict(m) for m in value]
+        out[f.name] = thaw(value)
+    return out
+
+
+_KINDS: dict[str, type[Any]] = {
+    "text": TextPart,
+    "media": MediaPart,
+    "reasoning": ReasoningPart,
+    "tool_call": ToolCall,
+    "tool_result": ToolResult,
+    "provider": ProviderPart,
+}
+
+
+def part_from_dict(raw: Mapping[str, Any]) -> Part:
+    """Rebuild a part from `part_to_dict` output.
+
+    Raises:
+        UsageError: Unknown kind, unknown or missing fields, or invalid values.
+    """
+    kind = raw.get("kind")
+    cls = _KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise UsageError(f"unknown part kind {kind!r}; expected one of {sorted(_KINDS)}")
+    names = {f.name for f in dataclasses.fields(cls)} - {"kind"}
+    extra = sorted(set(raw) - names - {"kind"})
+    if extra:
+        raise UsageError(f"{kind} part has unknown fields {extra}")
+    args = {k: v for k, v in raw.items() if k != "kind"}
+    if "media" in args:
+        args["media"] = tuple(part_from_dict(m) for m in args["media"])
+    try:
+        part: Part = cls(**args)
+    except TypeError as exc:
+        raise UsageError(f"{kind} part: {exc}") from exc
+    return part
 
 
 def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
@@ -198,31 +340,10 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
         raise CorruptHistoryError(f"message {index}: 'parts' must be a list", index=index)
     parts: list[Part] = []
     for raw in data["parts"]:
-        kind = raw.get("kind") if isinstance(raw, Mapping) else None
+        if not isinstance(raw, Mapping):
+            raise CorruptHistoryError(f"message {index}: a part must be an object", index=index)
         try:
-            if kind == "text":
-                parts.append(TextPart(text=raw["text"]))
-            elif kind == "tool_call":
-                parts.append(ToolCall(id=raw["id"], name=raw["name"], arguments=raw["arguments"]))
-            elif kind == "tool_result":
-                parts.append(
-                    ToolResult(
-                        call_id=raw["call_id"],
-                        name=raw["name"],
-                        content=raw["content"],
-                        is_error=bool(raw.get("is_error", False)),
-                    )
-                )
-            else:
-                raise CorruptHistoryError(
-                    f"message {index}: unknown part kind {kind!r}; expected text, tool_call "
-                    "or tool_result",
-                    index=index,
-                )
-        except KeyError as exc:
-            raise CorruptHistoryError(
-                f"message {index}: {kind} part lacks field {exc.args[0]!r}", index=index
-            ) from exc
+            parts.append(part_from_dict(raw))
         except UsageError as exc:
             raise CorruptHistoryError(f"message {index}: {exc}", index=index) from exc
     message = Message(role=role, parts=tuple(parts))
@@ -251,10 +372,15 @@ def check_message(message: object, index: int) -> None:
             index=index,
         )
     for part in message.parts:
-        if not isinstance(part, (TextPart, ToolCall, ToolResult)):
+        if not isinstance(part, _PARTS):
             raise CorruptHistoryError(
-                f"message {index}: part {part!r} is not a TextPart, ToolCall or ToolResult",
+                f"message {index}: part {part!r} is not a message part "
+                f"({', '.join(c.__name__ for c in _PARTS)})",
                 index=index,
+            )
+        if isinstance(part, ReasoningPart) and message.role != "assistant":
+            raise CorruptHistoryError(
+                f"message {index}: reasoning belongs to assistant messages", index=index
             )
         if isinstance(part, ToolCall) and message.role != "assistant":
             raise CorruptHistoryError(

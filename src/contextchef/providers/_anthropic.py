@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef._messages import Message, TextPart, ToolCall, ToolResult
+from contextchef._errors import CorruptHistoryError
+from contextchef._messages import Message, Part, TextPart, ToolCall, ToolResult
 from contextchef._view import CompiledTool
 from contextchef.providers._base import (
     ANTHROPIC_DEFAULT_MAX_TOKENS,
@@ -50,7 +51,7 @@ class AnthropicAdapter:
             out.append(item)
         return out
 
-    def _block(self, part: TextPart | ToolCall | ToolResult) -> dict[str, Any]:
+    def _block(self, part: Part) -> dict[str, Any]:
         if isinstance(part, TextPart):
             return {"type": "text", "text": part.text}
         if isinstance(part, ToolCall):
@@ -60,6 +61,8 @@ class AnthropicAdapter:
                 "name": part.name,
                 "input": part.parsed_arguments(),
             }
+        if not isinstance(part, ToolResult):
+            raise CorruptHistoryError(f"{part.kind} parts are not supported yet", index=-1)
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": part.call_id,

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef._messages import Message, TextPart, ToolCall, ToolResult
+from contextchef._errors import CorruptHistoryError
+from contextchef._messages import Message, Part, TextPart, ToolCall, ToolResult
 from contextchef._view import CompiledTool
 from contextchef.providers._base import Profile, RequestOptions, copy_schema, dumps_segment
 
@@ -45,7 +46,7 @@ class GeminiAdapter:
         ]
         return [{"function_declarations": declarations}]
 
-    def _part(self, part: TextPart | ToolCall | ToolResult) -> dict[str, Any]:
+    def _part(self, part: Part) -> dict[str, Any]:
         if isinstance(part, TextPart):
             return {"text": part.text}
         if isinstance(part, ToolCall):
@@ -56,6 +57,8 @@ class GeminiAdapter:
                     "args": part.parsed_arguments(),
                 }
             }
+        if not isinstance(part, ToolResult):
+            raise CorruptHistoryError(f"{part.kind} parts are not supported yet", index=-1)
         key = "error" if part.is_error else "output"
         return {
             "function_response": {
