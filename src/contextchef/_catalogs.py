@@ -68,6 +68,38 @@ def _annotations(raw: Any, title: Any) -> ToolAnnotations:
     return ToolAnnotations.from_mcp(data)
 
 
+def _flag(name: str, key: str, raw: Any) -> bool:
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise CatalogFormatError(f"tool {name!r}: {key!r} must be true or false, got {raw!r}")
+    return raw
+
+
+_GEMINI_TYPES = frozenset({"OBJECT", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "NULL"})
+
+
+def _gemini_types(node: Any) -> Any:
+    """Lower-case Gemini ``Schema`` type names (``OBJECT`` -> ``object``).
+
+    Gemini spells types as upper-case enum names; JSON Schema uses lower case
+    (https://ai.google.dev/api/caching#Type).
+    """
+    if isinstance(node, list):
+        return [_gemini_types(v) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "type" and isinstance(value, str) and value in _GEMINI_TYPES:
+            out[key] = value.lower()
+        elif key == "properties" and isinstance(value, Mapping):
+            out[key] = {n: _gemini_types(v) for n, v in value.items()}
+        else:
+            out[key] = _gemini_types(value)
+    return out
+
+
 def _tags(name: str, raw: Any) -> tuple[str, ...]:
     if raw is None:
         return ()
@@ -125,6 +157,8 @@ def tool_from_dict(
         if key in body and body[key] is not None:
             schema = body[key]
             break
+    if schema is not None and body.get("parameters") is schema:
+        schema = _gemini_types(schema)
     if repair_schemas and schema is not None:
         schema = repair_schema(schema)
     description = body.get("description")
@@ -147,7 +181,7 @@ def tool_from_dict(
         strict=strict if isinstance(strict, bool) else None,
         output_schema=body.get("outputSchema") or body.get("output_schema"),
         meta=meta,
-        template=body.get("template") is True,
+        template=_flag(name, "template", body.get("template")),
     )
 
 

@@ -67,6 +67,8 @@ class CompiledRequest:
 
 def _patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
     """One pattern or a sequence of them, as a tuple (a bare string is one pattern)."""
+    if value is None or not isinstance(value, (str, Sequence)):
+        raise UsageError(f"{field} must be a pattern string or a list of them, got {value!r}")
     items = (value,) if isinstance(value, str) else tuple(value)
     bad = [p for p in items if not isinstance(p, str) or not p]
     if bad:
@@ -119,6 +121,10 @@ class ContextChef:
         self._config = deferred or DeferredConfig()
         self._template_vars = dict(template_vars or {})
         self._fragments = dict(template_fragments or {})
+        if self._template_vars or self._fragments:  # reject bad names/values now, not at compile
+            render_template(
+                "", tool="(session)", variables=self._template_vars, fragments=self._fragments
+            )
         self._system = ""
         self._history: tuple[Message, ...] = ()
         self._view: SessionView | None = None
@@ -382,6 +388,8 @@ class ContextChef:
         Raises:
             UnknownToolError: No such tool.
         """
+        if not isinstance(name, str):
+            raise UsageError(f"wire_name takes a tool's own name (str), got {type(name).__name__}")
         tool = self._registry.get((server or "builtin", name))
         return self._registry.wire_name_for(tool)
 
@@ -404,6 +412,10 @@ class ContextChef:
                 assistant, or holds a part its role may not (tool calls belong to
                 assistant messages, tool results to user messages).
         """
+        if messages is None or isinstance(messages, (str, bytes, Mapping)):
+            raise UsageError(
+                f"set_history takes a list of Message values, got {type(messages).__name__}"
+            )
         out: list[Message] = []
         for i, m in enumerate(messages):
             msg = message_from_dict(m, index=i) if isinstance(m, Mapping) else m

@@ -10,12 +10,12 @@ set of deferred tools, a byte-stable description.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from contextchef._json import JsonValue
-from contextchef._schema import summarize_parameters
+from contextchef._schema import summarize_parameters, validation_errors
 from contextchef._search import SearchHit, ToolIndex
 from contextchef._tool import Tool, ToolAnnotations
 
@@ -100,12 +100,14 @@ _SEARCH_SCHEMA: dict[str, JsonValue] = {
     "properties": {
         "tool_names": {
             "type": "array",
-            "items": {"type": "string"},
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
             "description": "Exact names of deferred tools to load.",
         },
         "queries": {
             "type": "array",
-            "items": {"type": "string"},
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
             "description": "Search keywords, each in English and in Chinese.",
         },
         "limit": {
@@ -209,14 +211,6 @@ def _full_entry(hit: SearchHit, config: DeferredConfig) -> str:
     return "\n".join(lines)
 
 
-def _string_list(value: Any) -> list[str] | None:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return [v for v in value if v.strip()]
-    return None
-
-
 @dataclass(frozen=True, kw_only=True)
 class SearchOutcome:
     """What one ``tool_search`` call produced.
@@ -233,64 +227,112 @@ class SearchOutcome:
     is_error: bool = False
 
 
+MAX_FALLBACK_NAMES = 5
+"""Missing exact names that get a fuzzy fallback in one call (the rest are listed)."""
+
+ECHO_CHARS = 120
+"""Longest piece of the model's own input echoed back in a message."""
+
+
 def run_tool_search(
-    arguments: Mapping[str, Any], index: ToolIndex, config: DeferredConfig
+    arguments: Mapping[str, Any],
+    index: ToolIndex,
+    config: DeferredConfig,
+    *,
+    explain_missing: Callable[[str], str | None] | None = None,
 ) -> SearchOutcome:
     """Answer a ``tool_search`` call.
 
-    Three levels of degradation:
+    Arguments are checked against the tool's own schema first. Then three levels of
+    degradation:
 
     1. an exact lookup that misses falls back to fuzzy matching on the missing names
-       (near spellings first, then BM25);
+       (near spellings first, then BM25; for at most `MAX_FALLBACK_NAMES` names);
     2. a search that still finds nothing returns a sentence asking to rephrase (never
        an empty result);
     3. more hits than fit: the first ``limit`` get their full parameters (while the text
        stays under ``result_chars``), the next ``brief_results`` a one-line description,
        the rest (up to ``overflow_results``) their names only, then a line saying how to
        load full schemas by name.
+
+    The whole text never exceeds ``config.result_chars`` characters.
+
+    Args:
+        arguments: The model's arguments.
+        index: The session's search index (visible tools only).
+        config: Limits.
+        explain_missing: Says why a name is not in the index (e.g. hidden by the mode),
+            or None when it simply does not exist.
     """
-    names = _string_list(arguments.get("tool_names"))
-    queries = _string_list(arguments.get("queries"))
-    given = [k for k in ("tool_names", "queries") if arguments.get(k) not in (None, [], "")]
-    if len(given) != 1 or (names is None and queries is None):
+    problems = validation_errors(_SEARCH_SCHEMA, arguments)
+    given = [k for k in ("tool_names", "queries") if k in arguments]
+    if problems or len(given) != 1:
+        detail = "; ".join(problems) if problems else "got " + (" and ".join(given) or "neither")
         return SearchOutcome(
-            text=(
+            text=_capped(
                 "tool_search needs exactly one of 'tool_names' (a list of exact names) or "
-                "'queries' (a list of keywords, in English and Chinese); got "
-                + (" and ".join(given) if given else "neither")
-                + "."
+                "'queries' (a list of keywords, in English and Chinese), and an optional "
+                f"integer 'limit' >= 1: {detail}.",
+                config,
             ),
             is_error=True,
         )
-    limit = arguments.get("limit")
-    want = config.default_results if not isinstance(limit, int) or limit < 1 else limit
-    want = min(want, config.max_results)
+    names: list[str] | None = arguments.get("tool_names")
+    queries: list[str] | None = arguments.get("queries")
+    want = min(arguments.get("limit", config.default_results), config.max_results)
     notes: list[str] = []
     if names is not None:
         hits, missing = index.exact(names)
         full = len(hits)  # the cap binds fuzzy search only
         if missing:
-            fuzzy = _fallback(index, missing, hits, want + config.overflow_results)
-            notes.append(
-                "No tool is named exactly "
-                + ", ".join(repr(m) for m in missing)
-                + ("; closest matches follow." if fuzzy else ".")
+            notes += _missing_notes(missing, explain_missing)
+            searchable = [m for m in missing if not (explain_missing and explain_missing(m))]
+            fuzzy = _fallback(
+                index, searchable[:MAX_FALLBACK_NAMES], hits, want + config.overflow_results
             )
+            if fuzzy:
+                notes.append("Closest matches follow.")
             hits = hits + fuzzy
             full += min(len(fuzzy), want)
     else:
         hits = index.search(queries or [], limit=want + config.overflow_results)
         full = want
     if not hits:
-        asked = ", ".join(repr(q) for q in (names or queries or []))
+        asked = ", ".join(repr(_cut(q, ECHO_CHARS)) for q in (names or queries or [])[:5])
         return SearchOutcome(
-            text=(
-                f"No tool matched {asked}. Try other keywords (synonyms, in English and "
+            text=_capped(
+                "\n".join(notes[:1])
+                + ("\n" if notes else "")
+                + f"No tool matched {asked}. Try other keywords (synonyms, in English and "
                 "Chinese), or pick an exact name from the list in tool_search's "
-                "description."
+                "description.",
+                config,
             )
         )
     return _render_hits(hits, full, notes, config)
+
+
+def _missing_notes(missing: list[str], explain: Callable[[str], str | None] | None) -> list[str]:
+    explained = [(m, explain(m)) for m in missing] if explain else [(m, None) for m in missing]
+    notes = [reason for _, reason in explained if reason]
+    unknown = [m for m, reason in explained if not reason]
+    if unknown:
+        shown = ", ".join(repr(_cut(m, ECHO_CHARS)) for m in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        notes.append(f"No tool is named exactly {shown}{more}.")
+    return notes
+
+
+def _capped(text: str, config: DeferredConfig) -> str:
+    """Cut `text` at a line boundary so it fits ``config.result_chars``."""
+    limit = config.result_chars
+    if len(text) <= limit:
+        return text
+    note = "\n[... output cut to {limit:,} characters; ask for fewer tools at a time]"
+    head = text[: max(limit - len(note) - 10, 0)]
+    cut = head.rfind("\n")
+    head = head[:cut] if cut > limit // 2 else head
+    return head + note.format(limit=limit)
 
 
 def _fallback(
@@ -335,4 +377,8 @@ def _render_hits(
             + f"\nTo load their full schemas, call tool_search({example})."
         )
     parts.append('Call a loaded tool with defer_execute({"tool_name": "<name>", "params": {...}}).')
-    return SearchOutcome(text="\n\n".join(parts), loaded=tuple(loaded))
+    text = "\n\n".join(parts)
+    if len(text) > config.result_chars:
+        text = _capped(text, config)
+        loaded = [w for w in loaded if w in text]
+    return SearchOutcome(text=text, loaded=tuple(loaded))

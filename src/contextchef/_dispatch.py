@@ -23,6 +23,7 @@ exceptions that stop the agent loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from typing import Any, Literal
 from contextchef._deferred import DEFER_EXECUTE, TOOL_SEARCH, run_tool_search
 from contextchef._errors import MalformedArgumentsError, UsageError
 from contextchef._exposure import matches
-from contextchef._json import JsonValue, canonical_dumps
+from contextchef._json import JsonValue, canonical_dumps, freeze
 from contextchef._messages import ToolCall, ToolResult
 from contextchef._schema import strip_strict_nulls, validation_errors
 from contextchef._tool import Tool
@@ -112,13 +113,15 @@ class ToolCallEvent:
     via: str | None = None
 
 
-BeforeHook = Callable[[ToolCallEvent], "str | Awaitable[str | None] | None"]
-"""Called before a call runs; return a reason string to deny it, None to allow."""
+BeforeHook = Callable[[ToolCallEvent], "str | bool | Awaitable[str | bool | None] | None"]
+"""Called before a call runs; return None (or False) to allow it, a reason string to deny
+it. A hook that raises denies the call (fails closed) with the error in the reason."""
 
 AfterHook = Callable[
     [ToolCallEvent, ToolResult], "ToolResult | Awaitable[ToolResult | None] | None"
 ]
-"""Called after a call ran; return a new `ToolResult` to replace the result, or None."""
+"""Called after a call ran; return None to keep the result or a `ToolResult` with the same
+call_id to replace it. A hook that raises leaves the result with a note appended."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,7 +171,9 @@ def _resolve(view: SessionView, call: ToolCall) -> tuple[Tool, Any, str | None] 
         if tool is None:
             return _unknown(view, call.name)
         return Denied(
-            reason=f"{exc} Resend the call with the arguments as one JSON object.",
+            reason=(
+                f"{str(exc).rstrip('.')}. Resend the call with the arguments as one JSON object."
+            ),
             code="malformed_arguments",
             tool=tool,
         )
@@ -177,6 +182,15 @@ def _resolve(view: SessionView, call: ToolCall) -> tuple[Tool, Any, str | None] 
         problems = validation_errors(meta.input_schema, arguments)
         if problems:
             return _invalid(meta, DEFER_EXECUTE, problems)
+        if arguments["tool_name"] in view.meta_tools:
+            return Denied(
+                reason=(
+                    f"defer_execute runs deferred tools; call {arguments['tool_name']} "
+                    "directly instead."
+                ),
+                code="invalid_arguments",
+                tool=meta,
+            )
         target = view.lookup(str(arguments["tool_name"]))
         if target is None:
             return _unknown(view, str(arguments["tool_name"]))
@@ -261,13 +275,57 @@ def _event(call: ToolCall, allowed: Allowed) -> ToolCallEvent:
         call=call,
         tool=allowed.tool,
         wire_name=allowed.wire_name,
-        arguments=allowed.arguments,
+        arguments=freeze(allowed.arguments),  # hooks read, never rewrite, arguments
         via=allowed.via,
     )
 
 
-def _hook_denial(allowed: Allowed, reason: object) -> Denied:
-    return Denied(reason=str(reason), code="hook", tool=allowed.tool)
+def _before_outcome(allowed: Allowed, hook: object, verdict: object) -> Denied | None:
+    """Interpret a before-hook's return: None/False allow, a string denies."""
+    if verdict is None or verdict is False:
+        return None
+    if isinstance(verdict, str):
+        reason = verdict.strip() or f'The call to "{allowed.wire_name}" was denied by a policy.'
+        return Denied(reason=reason, code="hook", tool=allowed.tool)
+    raise UsageError(
+        f"before-hook {getattr(hook, '__name__', hook)!r} returned {verdict!r}; return None "
+        "to allow the call or a reason string to deny it"
+    )
+
+
+def _hook_failed(allowed: Allowed, hook: object, exc: Exception) -> Denied:
+    """A before-hook that raises fails closed: the call is denied, the loop goes on."""
+    return Denied(
+        reason=(
+            f'The call to "{allowed.wire_name}" was not run: a policy check failed '
+            f"({type(exc).__name__}: {exc})."
+        ),
+        code="hook_error",
+        tool=allowed.tool,
+    )
+
+
+def _after_outcome(call: ToolCall, result: ToolResult, hook: object, value: object) -> ToolResult:
+    """Interpret an after-hook's return: None keeps the result, a ToolResult replaces it."""
+    if value is None:
+        return result
+    if isinstance(value, ToolResult):
+        if value.call_id != call.id:
+            raise UsageError(
+                f"after-hook {getattr(hook, '__name__', hook)!r} returned a result for call "
+                f"{value.call_id!r}, but it must answer call {call.id!r}"
+            )
+        return value
+    raise UsageError(
+        f"after-hook {getattr(hook, '__name__', hook)!r} returned {value!r}; return None to "
+        "keep the result or a ToolResult (same call_id) to replace it"
+    )
+
+
+def _after_failed(result: ToolResult, hook: object, exc: Exception) -> ToolResult:
+    """An after-hook that raises leaves the result, noting the failure."""
+    note = f"\n[post-processing {getattr(hook, '__name__', 'hook')} failed: {exc}]"
+    return dataclasses.replace(result, content=result.content + note)
 
 
 def _run_sync(value: Any, what: str) -> Any:
@@ -312,9 +370,15 @@ def check_tool_call(
         return result
     event = _event(call, result)
     for hook in ctx.before:
-        reason = _run_sync(hook(event), "a before-hook")
-        if reason is not None:
-            return _hook_denial(result, reason)
+        try:
+            verdict = _run_sync(hook(event), "a before-hook")
+        except UsageError:
+            raise
+        except Exception as exc:
+            return _hook_failed(result, hook, exc)
+        denied = _before_outcome(result, hook, verdict)
+        if denied is not None:
+            return denied
     return result
 
 
@@ -328,11 +392,15 @@ async def acheck_tool_call(
         return result
     event = _event(call, result)
     for hook in ctx.before:
-        reason = hook(event)
-        if inspect.isawaitable(reason):
-            reason = await reason
-        if reason is not None:
-            return _hook_denial(result, reason)
+        try:
+            verdict = hook(event)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+        except Exception as exc:
+            return _hook_failed(result, hook, exc)
+        denied = _before_outcome(result, hook, verdict)
+        if denied is not None:
+            return denied
     return result
 
 
@@ -373,7 +441,9 @@ def _denied_result(call: ToolCall, check: Denied) -> Execution:
 def _meta_result(view: SessionView, call: ToolCall, check: Allowed) -> Execution | None:
     if not _is_meta(view, check.tool) or check.tool.name != TOOL_SEARCH:
         return None
-    outcome = run_tool_search(check.arguments, view.index, view.config)
+    outcome = run_tool_search(
+        check.arguments, view.index, view.config, explain_missing=view.unavailable_reason
+    )
     result = ToolResult(
         call_id=call.id, name=call.name, content=outcome.text, is_error=outcome.is_error
     )
@@ -430,9 +500,14 @@ def execute(
         result = _result(call, error=exc)
     event = _event(call, check)
     for hook in ctx.after:
-        replaced = _run_sync(hook(event, result), "an after-hook")
-        if isinstance(replaced, ToolResult):
-            result = replaced
+        try:
+            value = _run_sync(hook(event, result), "an after-hook")
+        except UsageError:
+            raise
+        except Exception as exc:
+            result = _after_failed(result, hook, exc)
+            continue
+        result = _after_outcome(call, result, hook, value)
     return Execution(result=result, check=check)
 
 
@@ -461,9 +536,12 @@ async def aexecute(
         result = _result(call, error=exc)
     event = _event(call, check)
     for hook in ctx.after:
-        replaced = hook(event, result)
-        if inspect.isawaitable(replaced):
-            replaced = await replaced
-        if isinstance(replaced, ToolResult):
-            result = replaced
+        try:
+            value = hook(event, result)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            result = _after_failed(result, hook, exc)
+            continue
+        result = _after_outcome(call, result, hook, value)
     return Execution(result=result, check=check)

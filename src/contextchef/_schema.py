@@ -140,6 +140,14 @@ def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any,
         for key, value in node.items():
             if not isinstance(key, str):
                 return path, f"object key {key!r} is not a string"
+            if key == "pattern" and isinstance(value, str):
+                try:
+                    re.compile(value)
+                except re.error as exc:
+                    return (
+                        *path,
+                        key,
+                    ), f"pattern {value!r} is not a valid regular expression ({exc})"
             if key == "$ref" and isinstance(value, str):
                 if value and not value.startswith("#"):
                     return (*path, key), (

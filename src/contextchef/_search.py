@@ -219,17 +219,20 @@ class ToolIndex:
     def near_names(self, name: str, *, limit: int, cutoff: float = 0.8) -> list[SearchHit]:
         """Tools whose wire or own name is spelled almost like `name` (typos, plurals).
 
-        Uses `difflib` similarity (ratio >= `cutoff`), best first, registry order on ties.
+        Uses `difflib` similarity (ratio >= `cutoff`) with its quick upper-bound
+        filters, best first, registry order on ties.
         """
         low = name.lower()
+        matcher = difflib.SequenceMatcher(None, "", low)  # caches the name being matched
         scored = []
         for i, (tool, wire) in enumerate(self._entries):
-            ratio = max(
-                difflib.SequenceMatcher(None, low, wire.lower()).ratio(),
-                difflib.SequenceMatcher(None, low, tool.name.lower()).ratio(),
-            )
-            if ratio >= cutoff:
-                scored.append((-ratio, i))
+            best = 0.0
+            for candidate in {wire.lower(), tool.name.lower()}:
+                matcher.set_seq1(candidate)
+                if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
+                    best = max(best, matcher.ratio())
+            if best >= cutoff:
+                scored.append((-best, i))
         return [
             SearchHit(tool=self._entries[i][0], wire_name=self._entries[i][1], score=-neg)
             for neg, i in sorted(scored)[:limit]

@@ -259,7 +259,8 @@ def _check_names(
     if compiled.references_templates:
         raise TemplateError(
             f"tool {tool!r}: description templates cannot include, import or extend "
-            "other templates; pass shared text through `fragments` and use fragment(name)",
+            "other templates; pass shared text through template_fragments (the "
+            "`fragments` argument) and use fragment(name)",
             tool=tool,
         )
     unknown = compiled.names - allowed - _RESERVED
@@ -267,7 +268,9 @@ def _check_names(
         return
     passed = unknown & frozenset(variables)
     hint = (
-        f"; {_names(passed)} passed in `variables` but not declared in `allowed`" if passed else ""
+        f"; {_names(passed)} passed in template_vars (`variables`) but not declared in `allowed`"
+        if passed
+        else ""
     )
     raise TemplateError(
         f"tool {tool!r}: description template refers to undeclared variable(s) "

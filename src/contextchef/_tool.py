@@ -108,6 +108,12 @@ class Tool:
                 f"tool {self.name!r}: source 'mcp' needs the server name (server=...)",
                 tool=self.name,
             )
+        if self.server in ("builtin", "runtime"):
+            raise InvalidToolError(
+                f"tool {self.name!r}: server name {self.server!r} is reserved for tool "
+                "origins; pick another server name",
+                tool=self.name,
+            )
         if self.server is not None and (not isinstance(self.server, str) or not self.server):
             raise InvalidToolError(
                 f"tool {self.name!r}: server must be a non-empty string or None",

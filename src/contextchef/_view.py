@@ -134,6 +134,13 @@ class SessionView:
         """The tool's rendered description (templates rendered once, then frozen)."""
         return self.descriptions.get(tool.key, tool.description)
 
+    def unavailable_reason(self, name: str) -> str | None:
+        """Why a registered tool is not searchable now (hidden by the mode), else None."""
+        tool = self.lookup(name)
+        if tool is None or self.exposure.get(tool.key) != "hidden":
+            return None
+        return f'Tool "{self.wire_names[tool.key]}" is not available in mode "{self.mode}".'
+
     def lookup(self, name: str) -> Tool | None:
         """The registered tool a model-written name means, or None (never a guess).
 
@@ -199,7 +206,7 @@ def build_view(
         exposure=exposure,
         wire_names=wire,
         directory=directory,
-        index=_index(visible, wire, frozen),
+        index=_index(visible, wire, text, frozen),
         config=config,
         fingerprint=registry.fingerprint(),
         meta_tools=meta,
@@ -243,7 +250,9 @@ def extend_view(
             new_deferred.append(tool)
     if new_deferred and not view.meta_tools:
         return build_view(registry, policy, view.config, render=render)
-    entries = [(t, wire[t.key]) for t in new_deferred]
+    entries = [
+        (_searchable(t, descriptions.get(t.key, t.description)), wire[t.key]) for t in new_deferred
+    ]
     return dataclasses.replace(
         view,
         flat=view.flat
@@ -259,13 +268,22 @@ def extend_view(
     )
 
 
+def _searchable(tool: Tool, description: str) -> Tool:
+    """The tool as search sees it: templated descriptions already rendered."""
+    return tool.replace(description=description, template=False) if tool.template else tool
+
+
 def _index(
-    visible: Sequence[Tool], wire: Mapping[tuple[str, str], str], frozen: SessionView | None
+    visible: Sequence[Tool],
+    wire: Mapping[tuple[str, str], str],
+    text: Mapping[tuple[str, str], str],
+    frozen: SessionView | None,
 ) -> ToolIndex:
     """Search index; after runtime-only additions the previous index is extended."""
+    entries = [(_searchable(t, text[t.key]), wire[t.key]) for t in visible]
     if frozen is None:
-        return ToolIndex([(t, wire[t.key]) for t in visible])
-    new = [(t, wire[t.key]) for t in visible if wire[t.key] not in frozen.index]
+        return ToolIndex(entries)
+    new = [(t, w) for t, w in entries if w not in frozen.index]
     return frozen.index.extended(new) if new else frozen.index
 
 

@@ -225,7 +225,15 @@ def eval_retrieval(
         if ranker not in RANKERS:
             raise UsageError(f"unknown ranker {ranker!r}; valid: {', '.join(sorted(RANKERS))}")
         cat = load_catalog(catalog, repair_schemas=True)
-        metrics = evaluate(load_queries(queries), RANKERS[ranker](cat))
+        labelled = load_queries(queries)
+        names = {t.name for t in cat.tools}
+        usable = [q for q in labelled if any(g & names for g in q.groups)]
+        if not usable:
+            raise UsageError(
+                f"none of the {len(labelled)} queries in {str(queries)!r} has a relevant tool "
+                f"in {str(catalog)!r}; check that the files belong together"
+            )
+        metrics = evaluate(labelled, RANKERS[ranker](cat))
     except ContextChefError as exc:
         _fail(exc)
         return

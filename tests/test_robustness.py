@@ -1,0 +1,209 @@
+"""Regressions from fresh-user break-it sessions: each names what used to go wrong."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from contextchef import (
+    CatalogFormatError,
+    ContextChef,
+    DeferredConfig,
+    Denied,
+    InvalidSchemaError,
+    InvalidToolError,
+    TemplateError,
+    Tool,
+    ToolCall,
+    ToolResult,
+    UsageError,
+    load_demo_catalog,
+    tool_from_dict,
+)
+
+
+def demo(**kw: Any) -> ContextChef:
+    chef = ContextChef(default_defer=True, **kw)
+    chef.register_catalog(load_demo_catalog())
+    return chef
+
+
+def search(chef: ContextChef, **args: Any) -> tuple[str, bool, tuple[str, ...]]:
+    done = chef.execute(ToolCall(id="s", name="tool_search", arguments=json.dumps(args)))
+    return done.result.content, done.result.is_error, done.loaded
+
+
+def echo_chef() -> ContextChef:
+    chef = ContextChef()
+
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    chef.register_tools([echo])
+    return chef
+
+
+def test_a_before_hook_that_raises_denies_instead_of_crashing() -> None:
+    chef = echo_chef()
+    chef.before_tool_call(lambda e: 1 / 0)
+    done = chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+    assert done.result.is_error and done.result.call_id == "1"
+    assert isinstance(done.check, Denied) and done.check.code == "hook_error"
+    assert "ZeroDivisionError" in done.result.content
+
+
+def test_an_after_hook_that_raises_keeps_the_result_with_a_note() -> None:
+    chef = echo_chef()
+
+    def broken(event: Any, result: ToolResult) -> None:
+        raise RuntimeError("boom")
+
+    chef.after_tool_call(broken)
+    done = chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+    assert done.result.content.startswith("x\n[post-processing broken failed: boom]")
+
+
+@pytest.mark.parametrize("verdict", [False, None])
+def test_before_hook_none_or_false_allows(verdict: Any) -> None:
+    chef = echo_chef()
+    chef.before_tool_call(lambda e: verdict)
+    assert chef.check_tool_call(
+        ToolCall(id="1", name="echo", arguments='{"text": "x"}')
+    ).decision == ("allowed")
+
+
+@pytest.mark.parametrize("verdict", [True, 5, {}, ["no"]])
+def test_before_hook_odd_return_is_a_usage_error(verdict: Any) -> None:
+    chef = echo_chef()
+    chef.before_tool_call(lambda e: verdict)
+    with pytest.raises(UsageError, match="return None to allow"):
+        chef.check_tool_call(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+
+
+def test_after_hook_must_answer_the_same_call() -> None:
+    chef = echo_chef()
+    chef.after_tool_call(lambda e, r: ToolResult(call_id="OTHER", name="echo", content="x"))
+    with pytest.raises(UsageError, match="must answer call '1'"):
+        chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+
+
+def test_hooks_cannot_rewrite_arguments() -> None:
+    chef = echo_chef()
+    seen: list[str] = []
+
+    def tamper(event: Any) -> None:
+        with pytest.raises(TypeError):
+            event.arguments["text"] = 12345
+        seen.append(event.arguments["text"])
+
+    chef.before_tool_call(tamper)
+    done = chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "ok"}'))
+    assert done.result.content == "ok" and seen == ["ok"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"queries": ["x"], "limit": 0},
+        {"queries": ["x"], "limit": "3"},
+        {"queries": ["x"], "limit": True},
+        {"queries": "issue"},
+        {"queries": [None]},
+        {"queries": [""]},
+        {"tool_names": [1]},
+    ],
+)
+def test_tool_search_arguments_follow_its_schema(args: dict[str, Any]) -> None:
+    text, err, _ = search(demo(), **args)
+    assert err and text.startswith("tool_search needs exactly one of")
+
+
+def test_tool_search_text_never_exceeds_the_cap() -> None:
+    chef = demo()
+    cap = DeferredConfig().result_chars
+    text, _, _ = search(chef, queries=["x" * 50_000])
+    assert len(text) <= cap
+    names = [chef.view.wire_names[t.key] for t in chef.tools] * 3
+    text, _, loaded = search(chef, tool_names=names)
+    assert len(text) <= cap and loaded
+    assert all(name in text for name in loaded)
+
+
+def test_many_unknown_names_stay_fast() -> None:
+    chef = demo()
+    start = time.perf_counter()
+    text, err, _ = search(chef, tool_names=[f"no_such_tool_{i}" for i in range(1000)])
+    assert time.perf_counter() - start < 2.0  # was 20 s
+    assert not err and "and 995 more" in text
+
+
+def test_read_only_mode_says_why_a_tool_is_missing() -> None:
+    chef = demo()
+    chef.set_mode("read_only")
+    wire = chef.wire_name("create_issue", server="issue-tracker")
+    text, _, _ = search(chef, tool_names=[wire])
+    assert f'Tool "{wire}" is not available in mode "read_only".' in text
+
+
+def test_defer_execute_of_a_meta_tool_is_explained() -> None:
+    check = demo().check_tool_call(
+        ToolCall(
+            id="1", name="defer_execute", arguments='{"tool_name": "tool_search", "params": {}}'
+        )
+    )
+    assert isinstance(check, Denied) and "call tool_search directly" in check.reason
+
+
+def test_deferred_templated_tools_are_searched_and_shown_rendered() -> None:
+    chef = ContextChef(default_defer=True, template_vars={"project": "acme"})
+    chef.register_tools(
+        [{"name": "deploy", "description": "Deploys {{ project }} services.", "template": True}]
+    )
+    text, _, loaded = search(chef, queries=["acme"])
+    assert loaded == ("deploy",)
+    assert "Deploys acme services." in text and "{{" not in text
+
+
+def test_bad_inputs_are_usage_errors() -> None:
+    chef = ContextChef()
+    with pytest.raises(UsageError):
+        chef.set_history(None)  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        chef.set_blocked_tools(None)  # type: ignore[arg-type]
+    chef.register_tools([{"name": "a"}])
+    with pytest.raises(UsageError):
+        chef.wire_name(chef.tools[0])  # type: ignore[arg-type]
+    with pytest.raises(TemplateError):
+        ContextChef(template_vars={"time": 5})
+    with pytest.raises(CatalogFormatError, match="'template' must be true or false"):
+        tool_from_dict({"name": "t", "template": "yes"})
+    with pytest.raises(InvalidToolError, match="reserved"):
+        Tool(name="t", source="mcp", server="builtin")
+    with pytest.raises(InvalidSchemaError, match="not a valid regular expression"):
+        Tool(
+            name="t",
+            input_schema={
+                "type": "object",
+                "properties": {"a": {"type": "string", "pattern": "(x"}},
+            },
+        )
+
+
+def test_gemini_native_declarations_with_upper_case_types() -> None:
+    tool = tool_from_dict(
+        {
+            "name": "get_weather",
+            "description": "Weather.",
+            "parameters": {
+                "type": "OBJECT",
+                "properties": {"city": {"type": "STRING"}},
+                "required": ["city"],
+            },
+        }
+    )
+    assert tool.input_schema["properties"]["city"]["type"] == "string"
+    assert tool.input_schema["type"] == "object"
