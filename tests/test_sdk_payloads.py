@@ -380,6 +380,24 @@ def _drain(value: Any) -> None:
             _drain(item)
 
 
+def wire_api(target: str) -> str:
+    """The API a target speaks: ``deepseek`` is Chat Completions plus ``reasoning_content``."""
+    return "openai" if target == "deepseek" else target
+
+
+def without_reasoning_content(payload: dict[str, Any]) -> dict[str, Any]:
+    """A Chat payload minus DeepSeek's one extension (``reasoning_content`` on assistants).
+
+    https://api-docs.deepseek.com/guides/thinking_mode; the OpenAI SDK sends the dict as
+    is, so the key reaches DeepSeek, but the OpenAI request types do not declare it.
+    """
+    messages = [
+        {k: v for k, v in m.items() if not (k == "reasoning_content" and isinstance(v, str))}
+        for m in payload["messages"]
+    ]
+    return {**payload, "messages": messages}
+
+
 REQUEST_TYPES: dict[str, Any] = {
     "anthropic": MessageCreateParamsNonStreaming,
     "openai": CompletionCreateParamsNonStreaming,
@@ -395,6 +413,7 @@ def _adapter(target: str) -> TypeAdapter[Any]:
 
 
 def _create_method(target: str) -> Callable[..., Any]:
+    target = wire_api(target)
     methods: dict[str, Callable[..., Any]] = {
         "anthropic": Messages.create,
         "openai": Completions.create,
@@ -406,6 +425,8 @@ def _create_method(target: str) -> Callable[..., Any]:
 
 def sdk_problems(target: str, payload: dict[str, Any]) -> list[str]:
     """Everything the SDK's request types have against `payload` ([] when valid)."""
+    if target == "deepseek":
+        target, payload = "openai", without_reasoning_content(payload)
     accepted = inspect.signature(_create_method(target)).parameters
     found = [
         f"$: {key!r} is not a parameter of the SDK call" for key in payload if key not in accepted
@@ -434,6 +455,7 @@ def sdk_problems(target: str, payload: dict[str, Any]) -> list[str]:
 
 
 def tool_names(target: str, payload: dict[str, Any]) -> list[str]:
+    target = wire_api(target)
     if target == "anthropic":
         return [t["name"] for t in payload.get("tools", [])]
     if target == "openai":
@@ -446,6 +468,7 @@ def tool_names(target: str, payload: dict[str, Any]) -> list[str]:
 
 def conversation(target: str, payload: dict[str, Any]) -> dict[str, Any]:
     """System text, calls (id, name, args) and results (id, text, is_error or None)."""
+    target = wire_api(target)
     calls: list[tuple[str, str, dict[str, Any]]] = []
     results: list[tuple[str, str, bool | None]] = []
     texts: list[tuple[str, str]] = []
@@ -610,7 +633,7 @@ def test_sdk_check_catches_wrong_keys(target: str, location: str, catalogs_dir: 
     chef = make_session(catalogs_dir, BY_ID["demo"], defer=True).chef
     payload = chef.compile(target).payload
     assert sdk_problems(target, payload) == []
-    path, key = MUTATIONS[target][location]
+    path, key = MUTATIONS[wire_api(target)][location]
     node: Any = payload
     for step in path:
         node = node[step]
@@ -652,7 +675,7 @@ def test_output_cap_reaches_the_payload(target: str, catalogs_dir: Path) -> None
         .payload
     )
     node: Any = payload
-    for step in OUTPUT_CAP[target]:
+    for step in OUTPUT_CAP[wire_api(target)]:
         node = node.get(step) if isinstance(node, dict) else None
     assert node == OUTPUT_CAP_TOKENS
     assert sdk_problems(target, payload) == []
@@ -684,6 +707,7 @@ ENDPOINTS = {
 
 def provider_response(target: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
     """A minimal provider reply in which the model calls `name` with `args`."""
+    target = wire_api(target)
     text = json.dumps(args)
     if target == "anthropic":
         return {
@@ -831,6 +855,7 @@ def clients() -> Iterator[Clients]:
 
 def send(clients: Clients, target: str, payload: dict[str, Any]) -> ToolCall:
     """Send `payload` with the real SDK; return the tool call it parsed from the reply."""
+    target = wire_api(target)
     if target == "anthropic":
         message = clients.anthropic.messages.create(**payload)
         (block,) = message.content
@@ -885,7 +910,7 @@ def test_sdk_client_sends_payload_and_parses_tool_call(
 
     (request,) = clients.wire.requests
     assert request.method == "POST"
-    assert request.url.path.endswith(ENDPOINTS[target]), request.url
+    assert request.url.path.endswith(ENDPOINTS[wire_api(target)]), request.url
     body = json.loads(request.content)
     if target == "gemini":
         assert body.keys() == {"contents", "tools", "systemInstruction", "generationConfig"}

@@ -34,8 +34,11 @@ from contextchef._errors import (
 from contextchef._exposure import Exposure, ExposurePolicy
 from contextchef._json import canonical_dumps
 from contextchef._messages import (
+    MediaPart,
     Message,
     Part,
+    ProviderPart,
+    ReasoningPart,
     TextPart,
     ToolCall,
     ToolResult,
@@ -48,7 +51,14 @@ from contextchef._registry import Registry
 from contextchef._schema import to_strict_schema
 from contextchef._tokens import estimate_tokens
 from contextchef._tool import Tool, ToolAnnotations
-from contextchef.providers import TARGETS
+from contextchef.providers import (
+    TARGETS,
+    ParsedHistory,
+    from_anthropic,
+    from_gemini,
+    from_openai,
+    from_responses,
+)
 
 __all__ = [
     "TARGETS",
@@ -70,11 +80,15 @@ __all__ = [
     "InvalidSchemaError",
     "InvalidToolError",
     "MalformedArgumentsError",
+    "MediaPart",
     "Message",
     "ModelOutputError",
     "NondeterminismError",
+    "ParsedHistory",
     "Part",
     "PlanReport",
+    "ProviderPart",
+    "ReasoningPart",
     "Registry",
     "TemplateError",
     "TextPart",
@@ -90,6 +104,10 @@ __all__ = [
     "assistant",
     "canonical_dumps",
     "estimate_tokens",
+    "from_anthropic",
+    "from_gemini",
+    "from_openai",
+    "from_responses",
     "load_catalog",
     "load_demo_catalog",
     "to_strict_schema",

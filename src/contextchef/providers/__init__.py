@@ -1,7 +1,10 @@
 """Provider adapters: one per wire API, selected by target name.
 
-Targets: ``anthropic`` (Messages), ``openai`` (Chat Completions), ``responses`` (OpenAI
-Responses), ``gemini`` (google-genai ``generate_content``).
+Targets: ``anthropic`` (Messages), ``openai`` (Chat Completions), ``deepseek`` (Chat
+Completions with DeepSeek's ``reasoning_content``), ``responses`` (OpenAI Responses),
+``gemini`` (google-genai ``generate_content``). Parsers (``from_anthropic``,
+``from_openai``, ``from_responses``, ``from_gemini``) read each provider's request
+history into the IR.
 """
 
 from __future__ import annotations
@@ -10,24 +13,38 @@ from contextchef._errors import UnknownTargetError
 from contextchef.providers._anthropic import AnthropicAdapter
 from contextchef.providers._base import Adapter, Profile, RequestOptions
 from contextchef.providers._gemini import GeminiAdapter
-from contextchef.providers._openai_chat import OpenAIChatAdapter
+from contextchef.providers._openai_chat import DeepSeekAdapter, OpenAIChatAdapter
+from contextchef.providers._parse import (
+    ParsedHistory,
+    from_anthropic,
+    from_gemini,
+    from_openai,
+    from_responses,
+)
 from contextchef.providers._responses import ResponsesAdapter
 
 __all__ = [
     "TARGETS",
     "Adapter",
     "AnthropicAdapter",
+    "DeepSeekAdapter",
     "GeminiAdapter",
     "OpenAIChatAdapter",
+    "ParsedHistory",
     "Profile",
     "RequestOptions",
     "ResponsesAdapter",
+    "from_anthropic",
+    "from_gemini",
+    "from_openai",
+    "from_responses",
     "get_adapter",
 ]
 
 _ADAPTERS: dict[str, Adapter] = {
     "anthropic": AnthropicAdapter(),
     "openai": OpenAIChatAdapter(),
+    "deepseek": DeepSeekAdapter(),
     "responses": ResponsesAdapter(),
     "gemini": GeminiAdapter(),
 }

@@ -4,25 +4,199 @@ Follows https://docs.anthropic.com/en/api/messages: ``system`` is a list of text
 tool calls are ``tool_use`` blocks in assistant turns and answers are ``tool_result``
 blocks in the next user turn, before any text; tools are
 ``{"name", "description", "input_schema"}``.
+
+Every IR part has one renderer in `_BLOCKS`:
+
+* text -> ``text`` block; media -> ``image`` / ``document`` block with a ``base64``,
+  ``url`` or ``file`` source (https://docs.anthropic.com/en/docs/build-with-claude/vision,
+  https://docs.anthropic.com/en/docs/build-with-claude/pdf-support);
+* Anthropic reasoning -> the recorded ``thinking`` / ``redacted_thinking`` block,
+  unchanged (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking);
+  other providers' reasoning is dropped, never sent as text;
+* Anthropic provider parts (``server_tool_use``, ``web_search_tool_result``...) -> the
+  block as recorded; other providers' are dropped;
+* tool call -> ``tool_use`` (the recorded ``input`` object while it still matches the
+  arguments); tool result -> ``tool_result`` whose content is a string, or a block list
+  when it carries media (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import CorruptHistoryError
-from contextchef._messages import Message, Part, TextPart, ToolCall, ToolResult
+from contextchef._json import canonical_dumps, thaw
+from contextchef._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
 from contextchef._view import CompiledTool
 from contextchef.providers._base import (
     ANTHROPIC_DEFAULT_MAX_TOKENS,
     Profile,
     RequestOptions,
+    apply_hints,
     copy_schema,
     dumps_segment,
+    hints,
 )
 
-__all__ = ["AnthropicAdapter"]
+__all__ = [
+    "AnthropicAdapter",
+    "media_part",
+    "render_block",
+    "result_content_parts",
+    "result_text",
+]
+
+FORMAT = "anthropic"
+"""The ``provider_data`` tag of parts recorded from Anthropic Messages."""
+
+_MEDIA_BLOCKS = ("image", "document")
+
+
+def _text(part: TextPart) -> dict[str, Any]:
+    return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
+
+
+def _source(part: MediaPart) -> dict[str, Any]:
+    if part.data is not None:
+        return {"type": "base64", "media_type": part.media_type, "data": part.data}
+    if part.url is not None:
+        return {"type": "url", "url": part.url}
+    return {"type": "file", "file_id": part.file_id}
+
+
+def _media(part: MediaPart) -> dict[str, Any]:
+    kind = "image" if part.media_type.startswith("image/") else "document"
+    built = {"type": kind, "source": _source(part)}
+    return apply_hints(built, hints(part.provider_data, FORMAT))
+
+
+def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
+    block = hints(part.provider_data, FORMAT).get("block")
+    if part.provider != "anthropic" or block is None:
+        return None  # another provider's reasoning, or one that cannot be verified
+    out: dict[str, Any] = thaw(block)
+    return out
+
+
+def _provider(part: ProviderPart) -> dict[str, Any] | None:
+    if part.provider != FORMAT:
+        return None
+    out: dict[str, Any] = thaw(part.data)
+    return out
+
+
+def _tool_use(part: ToolCall) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    recorded = hint.get("input")
+    if recorded is not None and canonical_dumps(recorded) == part.arguments:
+        arguments: Any = thaw(recorded)
+    else:
+        arguments = part.parsed_arguments()
+    built = {"type": "tool_use", "id": part.id, "name": part.name, "input": arguments}
+    return apply_hints(built, hint)
+
+
+def result_content_parts(content: Sequence[Any]) -> tuple[str, tuple[MediaPart, ...]] | None:
+    """(text, media) of a ``tool_result`` block list, or None if it holds other blocks.
+
+    Text blocks are joined with blank lines; image and document blocks become media.
+    """
+    texts: list[str] = []
+    media: list[MediaPart] = []
+    for block in content:
+        if not isinstance(block, Mapping):
+            return None
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block.get("type") in _MEDIA_BLOCKS:
+            part = media_part(block)
+            if part is None:
+                return None
+            media.append(part)
+        else:
+            return None
+    return "\n\n".join(texts), tuple(media)
+
+
+def media_part(block: Mapping[str, Any]) -> MediaPart | None:
+    """The `MediaPart` of an ``image`` / ``document`` block, or None if not mappable."""
+    source = block.get("source")
+    if not isinstance(source, Mapping):
+        return None
+    fallback = "image/*" if block.get("type") == "image" else "application/pdf"
+    media_type = source.get("media_type", fallback)
+    extra = {k: v for k, v in block.items() if k not in ("type", "source")}
+    data = {"provider": FORMAT, "extra": extra} if extra else None
+    kind = source.get("type")
+    field = {"base64": "data", "url": "url", "file": "file_id"}.get(str(kind))
+    if field is None or not isinstance(source.get(field), str):
+        return None
+    if kind == "base64" and media_type.startswith("image/") != (block.get("type") == "image"):
+        return None
+    part = MediaPart(media_type=media_type, provider_data=data, **{field: source[field]})
+    return part if _source(part) == dict(source) else None
+
+
+def result_text(content: Sequence[Any]) -> str:
+    """The text blocks of a ``tool_result`` block list, joined with blank lines."""
+    return "\n\n".join(
+        b["text"]
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def _result_content(part: ToolResult, hint: Mapping[str, Any]) -> Any:
+    recorded = hint.get("content")
+    if recorded is not None and not part.media and result_text(recorded) == part.content:
+        return thaw(recorded)  # blocks the IR cannot hold (tool_reference...), unchanged
+    if not part.media and not hint.get("list"):
+        return part.content
+    blocks = [{"type": "text", "text": part.content}] if part.content else []
+    return blocks + [_media(m) for m in part.media]
+
+
+def _tool_result(part: ToolResult) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    built: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": part.call_id,
+        "content": _result_content(part, hint),
+    }
+    if part.is_error:
+        built["is_error"] = True
+    return apply_hints(built, hint)
+
+
+_BLOCKS: dict[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": _text,
+    "media": _media,
+    "reasoning": _reasoning,
+    "provider": _provider,
+    "tool_call": _tool_use,
+    "tool_result": _tool_result,
+}
+
+
+def render_block(part: Part) -> dict[str, Any] | None:
+    """One IR part as an Anthropic content block; None when it is not for Anthropic."""
+    return _BLOCKS[part.kind](part)
+
+
+def _content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
+    first = parts[0] if len(parts) == 1 else None
+    if isinstance(first, TextPart) and hints(first.provider_data, FORMAT).get("as_string"):
+        return first.text
+    return [b for b in map(render_block, parts) if b is not None]
 
 
 class AnthropicAdapter:
@@ -51,35 +225,20 @@ class AnthropicAdapter:
             out.append(item)
         return out
 
-    def _block(self, part: Part) -> dict[str, Any]:
-        if isinstance(part, TextPart):
-            return {"type": "text", "text": part.text}
-        if isinstance(part, ToolCall):
-            return {
-                "type": "tool_use",
-                "id": part.id,
-                "name": part.name,
-                "input": part.parsed_arguments(),
-            }
-        if not isinstance(part, ToolResult):
-            raise CorruptHistoryError(f"{part.kind} parts are not supported yet", index=-1)
-        block: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": part.call_id,
-            "content": part.content,
-        }
-        if part.is_error:
-            block["is_error"] = True
-        return block
-
     def render_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
-        """IR messages as Anthropic ``messages`` (tool results first in a user turn)."""
+        """IR messages as Anthropic ``messages`` (tool results first in a user turn).
+
+        A message left with no content (only other providers' reasoning) is skipped:
+        the API rejects empty content.
+        """
         out = []
         for msg in messages:
             parts = list(msg.parts)
             if msg.role == "user":  # tool_result blocks must lead the user content
                 parts.sort(key=lambda p: not isinstance(p, ToolResult))
-            out.append({"role": msg.role, "content": [self._block(p) for p in parts]})
+            content = _content(parts)
+            if content:
+                out.append({"role": msg.role, "content": content})
         return out
 
     def render_request(

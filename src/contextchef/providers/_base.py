@@ -8,15 +8,25 @@ is byte-stable. What a provider can do is data in `Profile`, not branches in ada
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from contextchef._json import JsonValue, canonical_dumps, thaw
-from contextchef._messages import Message
+from contextchef._messages import Message, ProviderData
 from contextchef._view import CompiledTool
 
-__all__ = ["ANTHROPIC_DEFAULT_MAX_TOKENS", "Adapter", "Profile", "RequestOptions", "copy_schema"]
+__all__ = [
+    "ANTHROPIC_DEFAULT_MAX_TOKENS",
+    "Adapter",
+    "Profile",
+    "RequestOptions",
+    "apply_hints",
+    "copy_schema",
+    "data_url",
+    "hints",
+    "split_data_url",
+]
 
 ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
 """Output cap sent to Anthropic when the caller gives none (the API requires one)."""
@@ -27,7 +37,8 @@ class Profile:
     """What one provider API supports.
 
     Attributes:
-        target: The target's name (``anthropic``, ``openai``, ``responses``, ``gemini``).
+        target: The target's name (``anthropic``, ``openai``, ``deepseek``, ``responses``,
+            ``gemini``).
         sdk_call: The SDK call the payload is made for, e.g. ``client.messages.create``.
         native_tool_search: The provider can expand deferred tools itself.
         strict_schemas: The provider has a strict (structured-output) tool mode.
@@ -93,3 +104,60 @@ def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
 def dumps_segment(value: Any) -> str:
     """Canonical text of one payload segment (``""`` for an absent one)."""
     return "" if value is None else canonical_dumps(value)
+
+
+# -- replay hints --------------------------------------------------------------------------
+#
+# A part parsed from a provider's history keeps, in ``provider_data`` tagged with the wire
+# format it came from (``{"provider": "anthropic" | "openai" | "responses" | "gemini"}``),
+# what the IR does not model: ``extra`` (wire keys the IR has no field for, re-emitted
+# after the keys built from the IR) and ``keys`` (the wire key order, when it differs from
+# the adapter's). Values always come from the IR fields, so an edited part (a cleared
+# result, new arguments) is sent as edited; hints only restore the shape.
+
+_NO_HINTS: Mapping[str, Any] = {}
+
+
+def hints(data: ProviderData | None, fmt: str) -> Mapping[str, Any]:
+    """`data` when it was recorded from wire format `fmt`, else an empty mapping."""
+    if data is not None and data.get("provider") == fmt:
+        return data
+    return _NO_HINTS
+
+
+def apply_hints(
+    built: dict[str, Any], hint: Mapping[str, Any], *, optional: Collection[str] = ()
+) -> dict[str, Any]:
+    """`built` with the recorded ``extra`` keys added and the recorded key order restored.
+
+    Args:
+        built: The block or message as the adapter builds it from the IR.
+        hint: The ``provider_data`` hints for this wire format (see `hints`).
+        optional: Keys of `built` holding a default value (e.g. ``content: None``) that
+            are dropped when the recorded block did not have them.
+
+    Returns:
+        A new dict; `built` is not modified.
+    """
+    out = dict(built)
+    for key, value in (hint.get("extra") or {}).items():
+        out.setdefault(key, thaw(value))
+    keys = hint.get("keys")
+    if not keys:
+        return out
+    head = {k: out[k] for k in keys if k in out}
+    tail = {k: v for k, v in out.items() if k not in head and k not in optional}
+    return head | tail
+
+
+def data_url(media_type: str, data: str) -> str:
+    """A ``data:`` URL for base64 `data` (https://www.rfc-editor.org/rfc/rfc2397)."""
+    return f"data:{media_type};base64,{data}"
+
+
+def split_data_url(url: str) -> tuple[str, str] | None:
+    """(media type, base64 data) of a base64 ``data:`` URL, or None for any other URL."""
+    head, sep, data = url.partition(",")
+    if not sep or not head.startswith("data:") or not head.endswith(";base64"):
+        return None
+    return head[len("data:") : -len(";base64")], data

@@ -5,19 +5,147 @@ Follows https://ai.google.dev/gemini-api/docs/function-calling: the system promp
 each schema sent as ``parameters_json_schema`` (plain JSON Schema); the model's turns
 have role ``model``; calls are ``function_call`` parts and answers ``function_response``
 parts, all answers of a batch in one user ``Content``.
+
+How each IR part is rendered (keys in the SDK's snake_case; the SDK writes the REST
+camelCase itself):
+
+* text -> ``text`` part; media -> ``inline_data`` (base64) or ``file_data`` (URI / file
+  id) (https://ai.google.dev/gemini-api/docs/image-understanding);
+* Gemini reasoning (``thought: true`` parts) -> the recorded part unchanged; a recorded
+  ``thought_signature`` on any other part is sent back on that part
+  (https://ai.google.dev/gemini-api/docs/thought-signatures); other providers' reasoning
+  is dropped;
+* tool call -> ``function_call`` (the recorded ``args`` object while it still matches
+  the arguments; no ``id`` when the recorded call had none);
+* tool result -> ``function_response`` with ``response`` ``{"output": text}`` or
+  ``{"error": text}`` (or the recorded response object while it still matches), and
+  media returned by the tool as the response's ``parts``
+  (https://ai.google.dev/gemini-api/docs/function-calling#multimodal);
+* provider parts recorded from Gemini (``executable_code``...) -> that part; others
+  dropped. A Content left without parts is not sent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import CorruptHistoryError
-from contextchef._messages import Message, Part, TextPart, ToolCall, ToolResult
+from contextchef._json import canonical_dumps, thaw
+from contextchef._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
 from contextchef._view import CompiledTool
-from contextchef.providers._base import Profile, RequestOptions, copy_schema, dumps_segment
+from contextchef.providers._base import (
+    Profile,
+    RequestOptions,
+    apply_hints,
+    copy_schema,
+    dumps_segment,
+    hints,
+)
 
-__all__ = ["GeminiAdapter"]
+__all__ = ["GeminiAdapter", "render_part", "response_text"]
+
+FORMAT = "gemini"
+"""The ``provider_data`` tag of parts recorded from Gemini."""
+
+
+def _text(part: TextPart) -> dict[str, Any]:
+    return apply_hints({"text": part.text}, hints(part.provider_data, FORMAT))
+
+
+def _media_data(part: MediaPart) -> dict[str, Any]:
+    if part.data is not None:
+        return {"inline_data": {"mime_type": part.media_type, "data": part.data}}
+    uri = part.url if part.url is not None else part.file_id
+    return {"file_data": {"file_uri": uri, "mime_type": part.media_type}}
+
+
+def _media(part: MediaPart) -> dict[str, Any]:
+    return apply_hints(_media_data(part), hints(part.provider_data, FORMAT))
+
+
+def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
+    recorded = hints(part.provider_data, FORMAT).get("part")
+    if part.provider != "gemini" or recorded is None:
+        return None
+    out: dict[str, Any] = thaw(recorded)
+    return out
+
+
+def _provider(part: ProviderPart) -> dict[str, Any] | None:
+    if part.provider != FORMAT:
+        return None
+    out: dict[str, Any] = thaw(part.data)
+    return out
+
+
+def _recorded(hint: Mapping[str, Any], key: str, text: str) -> Any:
+    """The recorded object under `key` if it still serializes to `text`, else None."""
+    value = hint.get(key)
+    if value is not None and canonical_dumps(value) == text:
+        return thaw(value)
+    return None
+
+
+def _function_call(part: ToolCall) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    args = _recorded(hint, "args", part.arguments)
+    call: dict[str, Any] = {} if hint.get("synthetic_id") else {"id": part.id}
+    call["name"] = part.name
+    call["args"] = part.parsed_arguments() if args is None else args
+    return apply_hints({"function_call": call}, hint)
+
+
+def response_text(response: Mapping[str, Any]) -> str:
+    """The text a ``function_response.response`` object stands for in the IR.
+
+    The value itself when the object has one string field (``{"output": ...}``,
+    ``{"result": ...}``), else the object as compact JSON.
+    """
+    if len(response) == 1:
+        (value,) = response.values()
+        if isinstance(value, str):
+            return value
+    return canonical_dumps(response)
+
+
+def _function_response(part: ToolResult) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    recorded = hint.get("response")
+    response: Any = None
+    if recorded is not None and response_text(recorded) == part.content:
+        response = thaw(recorded)
+    if response is None:
+        response = {"error" if part.is_error else "output": part.content}
+    reply: dict[str, Any] = {} if hint.get("synthetic_id") else {"id": part.call_id}
+    reply["name"] = part.name
+    reply["response"] = response
+    if part.media:
+        reply["parts"] = [_media_data(m) for m in part.media]
+    return apply_hints({"function_response": reply}, hint)
+
+
+_PARTS: dict[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": _text,
+    "media": _media,
+    "reasoning": _reasoning,
+    "provider": _provider,
+    "tool_call": _function_call,
+    "tool_result": _function_response,
+}
+
+
+def render_part(part: Part) -> dict[str, Any] | None:
+    """One IR part as a Gemini ``Part`` dict; None when it is not for Gemini."""
+    return _PARTS[part.kind](part)
 
 
 class GeminiAdapter:
@@ -46,37 +174,14 @@ class GeminiAdapter:
         ]
         return [{"function_declarations": declarations}]
 
-    def _part(self, part: Part) -> dict[str, Any]:
-        if isinstance(part, TextPart):
-            return {"text": part.text}
-        if isinstance(part, ToolCall):
-            return {
-                "function_call": {
-                    "id": part.id,
-                    "name": part.name,
-                    "args": part.parsed_arguments(),
-                }
-            }
-        if not isinstance(part, ToolResult):
-            raise CorruptHistoryError(f"{part.kind} parts are not supported yet", index=-1)
-        key = "error" if part.is_error else "output"
-        return {
-            "function_response": {
-                "id": part.call_id,
-                "name": part.name,
-                "response": {key: part.content},
-            }
-        }
-
     def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """IR messages as ``Content`` dicts (assistant -> role ``model``)."""
-        return [
-            {
-                "role": "model" if msg.role == "assistant" else "user",
-                "parts": [self._part(p) for p in msg.parts],
-            }
-            for msg in messages
-        ]
+        out = []
+        for msg in messages:
+            parts = [p for p in map(render_part, msg.parts) if p is not None]
+            if parts:
+                out.append({"role": "model" if msg.role == "assistant" else "user", "parts": parts})
+        return out
 
     def render_request(
         self,
