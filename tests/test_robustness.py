@@ -207,3 +207,28 @@ def test_gemini_native_declarations_with_upper_case_types() -> None:
     )
     assert tool.input_schema["properties"]["city"]["type"] == "string"
     assert tool.input_schema["type"] == "object"
+
+
+@pytest.mark.parametrize("target", ["anthropic", "gemini", "openai", "responses", "deepseek"])
+def test_one_malformed_call_in_history_does_not_break_later_compiles(target: str) -> None:
+    from contextchef import assistant, tool_results, user
+
+    chef = ContextChef()
+
+    def read_file(path: str) -> str:
+        """Read."""
+        return path
+
+    chef.register_tools([read_file])
+    calls = [
+        ToolCall(id="toolu_1", name="read_file", arguments='{"path": "a"'),
+        ToolCall(id="toolu_2", name="read_file", arguments='{"path": "b"}'),
+    ]
+    results = [chef.execute(c).result for c in calls]
+    assert results[0].is_error and not results[1].is_error
+    chef.set_history([user("read a and b"), assistant("", calls), tool_results(results)])
+    payload = chef.compile(target).payload
+    text = json.dumps(payload)
+    assert "toolu_1" in text and "toolu_2" in text
+    if target in ("openai", "responses", "deepseek"):
+        assert '{\\"path\\": \\"a\\"' in text  # the raw string is replayed as produced

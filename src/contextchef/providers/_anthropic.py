@@ -45,6 +45,7 @@ from contextchef.providers._base import (
     copy_schema,
     dumps_segment,
     hints,
+    object_arguments,
 )
 
 __all__ = [
@@ -100,7 +101,7 @@ def _tool_use(part: ToolCall) -> dict[str, Any]:
     if recorded is not None and canonical_dumps(recorded) == part.arguments:
         arguments: Any = thaw(recorded)
     else:
-        arguments = part.parsed_arguments()
+        arguments = object_arguments(part)
     built = {"type": "tool_use", "id": part.id, "name": part.name, "input": arguments}
     return apply_hints(built, hint)
 

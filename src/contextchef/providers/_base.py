@@ -12,8 +12,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, thaw
-from contextchef._messages import Message, ProviderData
+from contextchef._messages import Message, ProviderData, ToolCall
 from contextchef._view import CompiledTool
 
 __all__ = [
@@ -99,6 +100,19 @@ def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     out = thaw(schema)
     assert isinstance(out, dict)
     return out
+
+
+def object_arguments(call: ToolCall) -> dict[str, Any]:
+    """A call's arguments as the JSON object Anthropic ``input`` / Gemini ``args`` need.
+
+    Arguments that are not a JSON object (the model produced broken JSON; the gate has
+    already answered that call with an error result) are sent as ``{}`` so one bad call
+    never makes every later request fail; the raw text stays in the history.
+    """
+    try:
+        return call.parsed_arguments()
+    except MalformedArgumentsError:
+        return {}
 
 
 def dumps_segment(value: Any) -> str:

@@ -49,6 +49,7 @@ from contextchef.providers._base import (
     copy_schema,
     dumps_segment,
     hints,
+    object_arguments,
 )
 
 __all__ = ["GeminiAdapter", "render_part", "response_text"]
@@ -100,7 +101,7 @@ def _function_call(part: ToolCall) -> dict[str, Any]:
     args = _recorded(hint, "args", part.arguments)
     call: dict[str, Any] = {} if hint.get("synthetic_id") else {"id": part.id}
     call["name"] = part.name
-    call["args"] = part.parsed_arguments() if args is None else args
+    call["args"] = object_arguments(part) if args is None else args
     return apply_hints({"function_call": call}, hint)
 
 
