@@ -29,6 +29,9 @@ LAYERS = {
     "_view": 4,
     "_dispatch": 5,
     "_messages": 0,  # the IR is a leaf: it imports only _errors and _json
+    "_normalize": 0,  # the rest of the messages layer: _errors, _json, _messages, _tokens
+    "_compaction": 0,
+    "_offload": 0,
     "providers": 7,
     "_chef": 8,
     "_accounting": 8,
