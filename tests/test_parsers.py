@@ -26,6 +26,7 @@ from contextchef._messages import (
     TextPart,
     message_from_dict,
 )
+from contextchef._normalize import PRESETS, normalize
 from contextchef.providers import (
     TARGETS,
     ParsedHistory,
@@ -633,8 +634,10 @@ def test_history_06_gemini_parallel_responses_in_one_content() -> None:
         for m in raw
     ]
     parsed = from_openai(chat)
+    normalized = normalize(parsed.messages, profile=PRESETS["gemini"])
+    assert "moved_result" in [c.kind for c in normalized.changes]  # w2 was stored first
     contents = get_adapter("gemini").render_request(  # type: ignore[attr-defined]
-        system="", tools=[], messages=parsed.messages, options=RequestOptions(model="gemini")
+        system="", tools=[], messages=normalized.messages, options=RequestOptions(model="gemini")
     )["contents"]
     # len(contents) == 3 with roles ['user', 'model', 'user']
     assert [c["role"] for c in contents] == ["user", "model", "user"]
@@ -649,10 +652,8 @@ def test_history_06_gemini_parallel_responses_in_one_content() -> None:
     assert {r["id"] for r in responses} == {c["id"] for c in calls} == {"w1", "w2"}
     # no Content in the payload has an empty parts array
     assert all(c["parts"] for c in contents)
-    # TODO(normalizer): results stored in completion order (w2, w1) must go out in call
-    # order (w1, w2); reordering results is the history normalizer's job (issue 5 point 3).
-    if [r["id"] for r in responses] != ["w1", "w2"]:
-        pytest.skip("needs normalizer")
+    # results stored in completion order (w2, w1) go out in call order (w1, w2)
+    assert [r["id"] for r in responses] == ["w1", "w2"]
     assert [r["response"] for r in responses] == [
         {"output": "18C, partly cloudy"},
         {"output": "14C, rain"},

@@ -9,14 +9,21 @@ caller's history or tool definitions.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from contextchef._accounting import CacheCostModel, PlanReport, plan_report
 from contextchef._catalogs import Catalog, load_catalog, tool_from_dict, tools_from_mcp
-from contextchef._deferred import DeferredConfig
+from contextchef._compaction import (
+    Cleared,
+    Compacted,
+    clear_tool_results,
+    compact,
+    loaded_tool_names,
+)
+from contextchef._deferred import TOOL_SEARCH, DeferredConfig
 from contextchef._dispatch import (
     AfterHook,
     BeforeHook,
@@ -31,7 +38,22 @@ from contextchef._dispatch import (
 from contextchef._errors import ToolNameConflictError, UsageError
 from contextchef._exposure import READ_ONLY, ExposurePolicy, Mode
 from contextchef._json import canonical_dumps
-from contextchef._messages import Message, ToolCall, check_message, message_from_dict
+from contextchef._messages import (
+    Message,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    check_message,
+    message_from_dict,
+)
+from contextchef._normalize import PORTABLE, PRESETS, Change, normalize
+from contextchef._offload import (
+    OFFLOAD_READ_TOOL,
+    OffloadStore,
+    execute_offload_read,
+    offload_read_tool,
+    offload_result,
+)
 from contextchef._registry import Handler, Registry
 from contextchef._schema import schema_from_callable
 from contextchef._template import render_template
@@ -54,11 +76,15 @@ class CompiledRequest:
         payload: Keyword arguments for the SDK call (a fresh dict; safe to mutate).
         segments: Canonical JSON text of the ``system``, ``tools`` and ``messages``
             segments, for cache-stability checks.
+        changes: What the history normalizer repaired for this target (synthesized
+            results, dropped orphans, moved results, merged roles...); ``()`` when the
+            stored history was already valid. The stored history itself is unchanged.
     """
 
     target: str
     payload: dict[str, Any]
     segments: Mapping[str, str]
+    changes: tuple[Change, ...] = ()
 
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""
@@ -94,6 +120,10 @@ class ContextChef:
         template_vars: Variables that templated descriptions may use (the declared
             whitelist is exactly these keys).
         template_fragments: Named text fragments for templates' ``fragment(name)``.
+        offload_dir: Directory for large tool results (content-addressed files). When
+            set, results over `max_inline_chars` are stored whole at write time, the
+            model gets head and tail, and a ``read_offloaded`` tool is registered.
+        max_inline_chars: Largest result text kept inline, in characters.
     """
 
     def __init__(
@@ -108,6 +138,8 @@ class ContextChef:
         mode: str | None = None,
         template_vars: Mapping[str, Any] | None = None,
         template_fragments: Mapping[str, str] | None = None,
+        offload_dir: str | Path | None = None,
+        max_inline_chars: int = 20_000,
     ) -> None:
         self._registry = Registry(qualify=qualify)
         self._modes: dict[str, Mode] = {READ_ONLY.name: READ_ONLY}
@@ -135,6 +167,14 @@ class ContextChef:
         self._before: list[BeforeHook] = []
         self._after: list[AfterHook] = []
         self._additions: list[Tool] = []
+        self._store = OffloadStore(Path(offload_dir)) if offload_dir is not None else None
+        self._max_inline = max_inline_chars
+        if self._store is not None:
+            store = self._store
+            self.register_tools(
+                [tool_from_dict(offload_read_tool())],
+                handlers={OFFLOAD_READ_TOOL: lambda **args: execute_offload_read(store, args)},
+            )
         if mode is not None:
             self.set_mode(mode)
 
@@ -483,13 +523,79 @@ class ContextChef:
             tools = view.flat
         else:
             raise UsageError(f"unknown strategy {strategy!r}; valid: client, flat")
+        history = normalize(self._history, profile=PRESETS.get(target, PORTABLE))
         payload = adapter.render_request(
             system=self._system,
             tools=tools,
-            messages=self._history,
+            messages=history.messages,
             options=RequestOptions(model=model, max_tokens=max_tokens),
         )
-        return CompiledRequest(target=target, payload=payload, segments=adapter.segments(payload))
+        return CompiledRequest(
+            target=target,
+            payload=payload,
+            segments=adapter.segments(payload),
+            changes=history.changes,
+        )
+
+    # -- history maintenance -------------------------------------------------------------
+
+    def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
+        """Replace old turns with a summary, cutting only at a safe point.
+
+        The history is normalized first; `summarize` (your model call — the library never
+        calls a model) gets the old turns as readable text and returns the summary. The
+        new history is a user message wrapping the summary, then the recent turns
+        verbatim. Deferred tools whose schemas were loaded in the summarized part are
+        named in the summary message (so the model knows to load them again) and leave
+        `loaded_tools`.
+
+        Returns:
+            The compaction result (``messages`` is the new history).
+        """
+        history = normalize(self._history).messages
+        done = compact(history, summarize, keep_recent_turns=keep_recent_turns)
+        messages = list(done.messages)
+        if done.reactivate and done.plan.to_summarize:
+            note = (
+                "\n\nTools you loaded earlier with tool_search (load them again before "
+                "calling them): " + ", ".join(done.reactivate)
+            )
+            first = messages[0]
+            text = first.parts[0]
+            if isinstance(text, TextPart):
+                messages[0] = dataclasses.replace(
+                    first, parts=(TextPart(text=text.text + note), *first.parts[1:])
+                )
+            kept = loaded_tool_names(done.plan.to_keep, search_tool=TOOL_SEARCH)
+            self._loaded = {w for w in self._loaded if w not in done.reactivate or w in kept}
+        if len(messages) > 1 and messages[1].role == "user":
+            # one user turn: the summary first, then what the user said (keeps the
+            # alternation every provider wants without a merge at each compile)
+            messages[:2] = [Message(role="user", parts=(*messages[0].parts, *messages[1].parts))]
+        self._history = tuple(messages)
+        return dataclasses.replace(done, messages=self._history)
+
+    def clear_tool_results(
+        self,
+        *,
+        keep_recent: int,
+        exclude_tools: Collection[str] = (),
+        clear_inputs: bool = False,
+        clear_at_least: int = 0,
+    ) -> Cleared:
+        """Replace old tool results with a placeholder, keeping ids and pairing.
+
+        See `contextchef._compaction.clear_tool_results`; the history is replaced.
+        """
+        done = clear_tool_results(
+            self._history,
+            keep_recent=keep_recent,
+            exclude_tools=exclude_tools,
+            clear_inputs=clear_inputs,
+            clear_at_least=clear_at_least,
+        )
+        self._history = tuple(done.messages)
+        return done
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -512,19 +618,36 @@ class ContextChef:
     def execute(self, call: ToolCall) -> Execution:
         """Gate and run a call; records schemas fetched through ``tool_search``.
 
+        With ``offload_dir`` set, a result over ``max_inline_chars`` characters is stored
+        whole and replaced by a head/tail stub at once (see `offload_result`).
+
         Raises:
             UsageError: Allowed call to a tool without a registered handler (MCP tools:
-                forward them yourself after `check_tool_call`).
+                forward them yourself after `check_tool_call`, then `offload` the result).
         """
         done = execute(self.view, call, self._registry.handler, self._gate())
         self._loaded.update(done.loaded)
-        return done
+        return self._offloaded(done)
 
     async def aexecute(self, call: ToolCall) -> Execution:
         """Async `execute`."""
         done = await aexecute(self.view, call, self._registry.handler, self._gate())
         self._loaded.update(done.loaded)
-        return done
+        return self._offloaded(done)
+
+    def offload(self, result: ToolResult) -> ToolResult:
+        """Offload one result you produced yourself (e.g. from an MCP server), if large.
+
+        Returns the result unchanged when offloading is off or it is small enough.
+        """
+        if self._store is None:
+            return result
+        return offload_result(result, self._store, max_inline_chars=self._max_inline)
+
+    def _offloaded(self, done: Execution) -> Execution:
+        if self._store is None or done.result.name == TOOL_SEARCH:
+            return done
+        return dataclasses.replace(done, result=self.offload(done.result))
 
     # -- accounting ----------------------------------------------------------------------
 
