@@ -14,6 +14,13 @@ from contextchef._catalogs import (
     tools_from_mcp,
 )
 from contextchef._chef import CompiledRequest, ContextChef, ToolLike
+from contextchef._compaction import (
+    clear_thinking,
+    clear_tool_results,
+    compact,
+    cut_points,
+    plan_compaction,
+)
 from contextchef._deferred import DeferredConfig
 from contextchef._dispatch import Allowed, CheckResult, Denied, Execution
 from contextchef._errors import (
@@ -47,6 +54,15 @@ from contextchef._messages import (
     user,
 )
 from contextchef._names import WIRE_NAME_RE, wire_name
+from contextchef._normalize import (
+    PRESETS,
+    Change,
+    HistoryRules,
+    Normalized,
+    check_pairing,
+    normalize,
+)
+from contextchef._offload import OffloadStore, offload_result, read_offloaded
 from contextchef._registry import Registry
 from contextchef._schema import to_strict_schema
 from contextchef._tokens import estimate_tokens
@@ -61,12 +77,14 @@ from contextchef.providers import (
 )
 
 __all__ = [
+    "PRESETS",
     "TARGETS",
     "WIRE_NAME_RE",
     "Allowed",
     "CacheCostModel",
     "Catalog",
     "CatalogFormatError",
+    "Change",
     "CheckResult",
     "CompiledRequest",
     "ContextChef",
@@ -77,6 +95,7 @@ __all__ = [
     "Execution",
     "Exposure",
     "ExposurePolicy",
+    "HistoryRules",
     "InvalidSchemaError",
     "InvalidToolError",
     "MalformedArgumentsError",
@@ -84,6 +103,8 @@ __all__ = [
     "Message",
     "ModelOutputError",
     "NondeterminismError",
+    "Normalized",
+    "OffloadStore",
     "ParsedHistory",
     "Part",
     "PlanReport",
@@ -103,6 +124,11 @@ __all__ = [
     "UsageError",
     "assistant",
     "canonical_dumps",
+    "check_pairing",
+    "clear_thinking",
+    "clear_tool_results",
+    "compact",
+    "cut_points",
     "estimate_tokens",
     "from_anthropic",
     "from_gemini",
@@ -110,6 +136,10 @@ __all__ = [
     "from_responses",
     "load_catalog",
     "load_demo_catalog",
+    "normalize",
+    "offload_result",
+    "plan_compaction",
+    "read_offloaded",
     "to_strict_schema",
     "tool_from_dict",
     "tool_results",
