@@ -27,6 +27,7 @@ LAYERS = {
     "_retrieval": 3,
     "_deferred": 4,
     "_view": 4,
+    "_toolgroups": 4,
     "_dispatch": 5,
     "_messages": 0,  # the IR is a leaf: it imports only _errors and _json
     "_normalize": 0,  # the rest of the messages layer: _errors, _json, _messages, _tokens
@@ -34,6 +35,7 @@ LAYERS = {
     "_offload": 0,
     "providers": 7,
     "_chef": 8,
+    "_pruner": 8,
     "_accounting": 8,
     "cli": 9,
     "__init__": 9,

@@ -31,11 +31,14 @@ from contextchef._errors import (
     InvalidToolError,
     MalformedArgumentsError,
     ModelOutputError,
+    NestedNamespaceError,
     NondeterminismError,
     TemplateError,
     ToolNameConflictError,
+    UnknownActionError,
     UnknownTargetError,
     UnknownToolError,
+    UnknownToolkitError,
     UsageError,
 )
 from contextchef._exposure import Exposure, ExposurePolicy
@@ -63,10 +66,13 @@ from contextchef._normalize import (
     normalize,
 )
 from contextchef._offload import OffloadStore, offload_result, read_offloaded
+from contextchef._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
 from contextchef._registry import Registry
 from contextchef._schema import to_strict_schema
 from contextchef._tokens import estimate_tokens
 from contextchef._tool import Tool, ToolAnnotations
+from contextchef._toolgroups import Namespace, Toolkit
+from contextchef._view import CompiledTool
 from contextchef.providers import (
     TARGETS,
     ParsedHistory,
@@ -86,7 +92,9 @@ __all__ = [
     "CatalogFormatError",
     "Change",
     "CheckResult",
+    "CompiledGroups",
     "CompiledRequest",
+    "CompiledTool",
     "ContextChef",
     "ContextChefError",
     "CorruptHistoryError",
@@ -102,6 +110,8 @@ __all__ = [
     "MediaPart",
     "Message",
     "ModelOutputError",
+    "Namespace",
+    "NestedNamespaceError",
     "NondeterminismError",
     "Normalized",
     "OffloadStore",
@@ -109,8 +119,11 @@ __all__ = [
     "Part",
     "PlanReport",
     "ProviderPart",
+    "PruneResult",
+    "Pruner",
     "ReasoningPart",
     "Registry",
+    "ResolvedAction",
     "TemplateError",
     "TextPart",
     "Tool",
@@ -119,8 +132,11 @@ __all__ = [
     "ToolLike",
     "ToolNameConflictError",
     "ToolResult",
+    "Toolkit",
+    "UnknownActionError",
     "UnknownTargetError",
     "UnknownToolError",
+    "UnknownToolkitError",
     "UsageError",
     "assistant",
     "canonical_dumps",

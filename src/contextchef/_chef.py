@@ -9,6 +9,7 @@ caller's history or tool definitions.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,7 @@ from contextchef._dispatch import (
     check_tool_call,
     execute,
 )
-from contextchef._errors import ToolNameConflictError, UsageError
+from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError
 from contextchef._exposure import READ_ONLY, ExposurePolicy, Mode
 from contextchef._json import canonical_dumps
 from contextchef._messages import (
@@ -46,6 +47,7 @@ from contextchef._messages import (
     check_message,
     message_from_dict,
 )
+from contextchef._names import WIRE_NAME_RE, wire_name
 from contextchef._normalize import PORTABLE, PRESETS, Change, normalize
 from contextchef._offload import (
     OFFLOAD_READ_TOOL,
@@ -54,11 +56,13 @@ from contextchef._offload import (
     offload_read_tool,
     offload_result,
 )
+from contextchef._pruner import GroupLike, Pruner, parse_group
 from contextchef._registry import Handler, Registry
 from contextchef._schema import schema_from_callable
 from contextchef._template import render_template
 from contextchef._tool import Tool
-from contextchef._view import META_TOOLS, SessionView, build_view, extend_view
+from contextchef._toolgroups import LOAD_TOOLKIT, Namespace, Toolkit
+from contextchef._view import META_TOOLS, CompiledTool, SessionView, build_view, extend_view
 from contextchef.providers import RequestOptions, get_adapter
 
 __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
@@ -79,16 +83,36 @@ class CompiledRequest:
         changes: What the history normalizer repaired for this target (synthesized
             results, dropped orphans, moved results, merged roles...); ``()`` when the
             stored history was already valid. The stored history itself is unchanged.
+        prefix_fingerprint: SHA-256 (hex) of the cached prefix: the system segment and
+            every ``tools`` entry except those marked ``defer_loading: true`` (the
+            provider strips deferred definitions before computing its cache key, so
+            adding one never changes this value).
     """
 
     target: str
     payload: dict[str, Any]
     segments: Mapping[str, str]
     changes: tuple[Change, ...] = ()
+    prefix_fingerprint: str = ""
 
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""
         return canonical_dumps(self.payload)
+
+
+STRATEGIES = ("client", "flat", "anthropic-native")
+"""Compile strategies (see `ContextChef.compile`)."""
+
+
+def prefix_fingerprint(system_segment: str, tools: object) -> str:
+    """SHA-256 (hex) of the system segment and the non-deferred ``tools`` entries."""
+    kept = [
+        t
+        for t in (tools if isinstance(tools, list) else [])
+        if not (isinstance(t, Mapping) and t.get("defer_loading") is True)
+    ]
+    text = canonical_dumps({"system": system_segment, "tools": kept})
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
@@ -167,6 +191,13 @@ class ContextChef:
         self._before: list[BeforeHook] = []
         self._after: list[AfterHook] = []
         self._additions: list[Tool] = []
+        self._namespaces: dict[str, Namespace] = {}
+        self._toolkits: dict[str, Toolkit] = {}
+        self._kit_handlers: dict[str, dict[str, Handler]] = {}
+        self._kits_loaded: dict[str, tuple[Tool, ...]] = {}
+        self._base_mode: Mode | None = None
+        self._native = False
+        self._pruner = Pruner(self)
         self._store = OffloadStore(Path(offload_dir)) if offload_dir is not None else None
         self._max_inline = max_inline_chars
         if self._store is not None:
@@ -207,8 +238,32 @@ class ContextChef:
                 name, or another tool of the batch; nothing is registered.
             InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
         """
+        built, funcs = self._build(tools, server=server)
+        funcs = {**funcs, **(handlers or {})}
+        self._check_reserved(built)
+        by_name = {t.name: t for t in built}
+        unknown = sorted(set(funcs) - set(by_name))
+        if unknown:
+            raise UsageError(
+                f"handlers given for tools not in this batch: {unknown}; "
+                f"tools in the batch: {sorted(by_name)[:10]}"
+            )
+        not_callable = sorted(n for n, f in funcs.items() if not callable(f))
+        if not_callable:
+            raise UsageError(f"handlers for {not_callable} are not callable")
+        added = self._registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
+        if server is not None and server_description is not None:
+            self._registry.set_server_description(server, server_description)
+        self._invalidate()
+        return added
+
+    @staticmethod
+    def _build(
+        tools: Iterable[Any], *, server: str | None = None
+    ) -> tuple[list[Tool], dict[str, Handler]]:
+        """Tool inputs -> tools, and the handlers of those given as functions."""
         built: list[Tool] = []
-        funcs: dict[str, Handler] = dict(handlers or {})
+        funcs: dict[str, Handler] = {}
         for item in tools:
             if isinstance(item, Tool):
                 built.append(item)
@@ -231,36 +286,202 @@ class ContextChef:
                     f"cannot register {type(item).__name__}: expected a Tool, a tool dict "
                     "or a function"
                 )
-        self._check_reserved(built)
-        by_name = {t.name: t for t in built}
-        unknown = sorted(set(funcs) - set(by_name))
-        if unknown:
-            raise UsageError(
-                f"handlers given for tools not in this batch: {unknown}; "
-                f"tools in the batch: {sorted(by_name)[:10]}"
-            )
-        not_callable = sorted(n for n, f in funcs.items() if not callable(f))
-        if not_callable:
-            raise UsageError(f"handlers for {not_callable} are not callable")
-        added = self._registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
-        if server is not None and server_description is not None:
-            self._registry.set_server_description(server, server_description)
-        self._invalidate()
-        return added
+        return built, funcs
+
+    def _reserved_names(self) -> set[str]:
+        """Names the model sees that are not registry tools (meta, namespaces, loader)."""
+        names = set(META_TOOLS) | set(self._namespaces)
+        return names | {LOAD_TOOLKIT} if self._toolkits else names
 
     def _check_reserved(self, tools: Sequence[Tool]) -> None:
+        taken = self._reserved_names()
         reserved = [
-            (t.name, ("contextchef meta-tool", t.origin))
+            (t.name, ("contextchef tool", t.origin))
             for t in tools
-            if self._registry.wire_name_for(t) in META_TOOLS
+            if self._registry.wire_name_for(t) in taken
         ]
         if reserved:
             raise ToolNameConflictError(
-                "tool names clash with contextchef's meta-tools: "
+                "tool names clash with contextchef's own tools: "
                 + ", ".join(repr(n) for n, _ in reserved)
-                + "; rename them (tool_search and defer_execute are reserved)",
+                + f"; rename them (reserved in this session: {sorted(taken)})",
                 conflicts=reserved,
             )
+
+    # -- namespaces and toolkits ---------------------------------------------------------
+
+    def register_namespaces(
+        self, namespaces: Iterable[GroupLike], *, handlers: Mapping[str, Handler] | None = None
+    ) -> tuple[Namespace, ...]:
+        """Register namespaces: each compiles to ONE stable tool (atomic, all or nothing).
+
+        A namespace is ``{"name", "description", "tools": [...]}`` (or a `Namespace`);
+        its tools take any `register_tools` shape, plus ``"parameters"`` as a bare
+        properties map (every listed property required). The sub-tools are registered as
+        builtin tools reachable only through ``<namespace>({"action": <sub-tool>,
+        "args": {...}})``; the gate checks, validates and hooks them under their own name.
+
+        Args:
+            namespaces: The groups; a namespace inside a namespace is rejected.
+            handlers: Python callables by sub-tool name (functions carry their own).
+
+        Returns:
+            The registered namespaces, sorted by name.
+
+        Raises:
+            NestedNamespaceError: A namespace holds a namespace (one level only).
+            ToolNameConflictError: A namespace name is not free, or a sub-tool clashes.
+            UsageError: A malformed group or an illegal namespace name.
+        """
+        parsed = [parse_group(ns, kind="namespace", build=self._build) for ns in namespaces]
+        groups: list[Namespace] = [g for g, _ in parsed]
+        self._check_group_names([g.name for g in groups], [t for g in groups for t in g.tools])
+        funcs: dict[str, Handler] = {k: v for _, h in parsed for k, v in h.items()}
+        self.register_tools(
+            [t for g in groups for t in g.tools], handlers={**funcs, **(handlers or {})}
+        )
+        self._namespaces.update({g.name: g for g in groups})
+        self._invalidate()
+        return tuple(sorted(groups, key=lambda g: g.name))
+
+    def _check_group_names(self, names: Sequence[str], tools: Sequence[Tool]) -> None:
+        bad = [n for n in names if not WIRE_NAME_RE.match(n)]
+        if bad:
+            raise UsageError(
+                f"namespace names {bad} are not provider-legal tool names "
+                f"(pattern {WIRE_NAME_RE.pattern})"
+            )
+        taken = self._reserved_names() | {w for w, _ in self._wires()}
+        taken |= {self._registry.wire_name_for(t) for t in tools}
+        clashes = sorted({n for n in names if n in taken or names.count(n) > 1})
+        if clashes:
+            raise ToolNameConflictError(
+                f"namespace names {clashes} are already taken by a tool, a namespace or "
+                "contextchef's own tools; pick other names",
+                conflicts=[(n, ("namespace",)) for n in clashes],
+            )
+
+    def _wires(self) -> list[tuple[str, Tool]]:
+        return [(self._registry.wire_name_for(t), t) for t in self._registry.tools]
+
+    def register_toolkits(
+        self, toolkits: Iterable[GroupLike], *, handlers: Mapping[str, Handler] | None = None
+    ) -> tuple[Toolkit, ...]:
+        """Register lazily loaded toolkits (atomic, all or nothing).
+
+        Adds the ``load_toolkit`` tool (static schema) and, so that a loaded toolkit's
+        tools are reachable without rewriting the tools array, the meta-tools. Put
+        ``chef.pruner.compile().directory_xml`` in the system prompt so the model knows
+        which toolkits exist. Nothing of a toolkit is registered until it is loaded.
+
+        Args:
+            toolkits: ``{"name", "description", "tools": [...]}`` dicts or `Toolkit`.
+            handlers: Python callables by tool name (functions carry their own).
+
+        Returns:
+            The registered toolkits, sorted by name.
+
+        Raises:
+            ToolNameConflictError: A toolkit name is taken, or a toolkit tool's name
+                clashes with a registered tool or another toolkit's tool.
+            NestedNamespaceError: A toolkit holds a group.
+        """
+        parsed = [parse_group(kit, kind="toolkit", build=self._build) for kit in toolkits]
+        kits: list[Toolkit] = [g for g, _ in parsed]
+        self._check_toolkit_names(kits)
+        if not self._toolkits and self._registry.by_wire_name(LOAD_TOOLKIT) is not None:
+            raise ToolNameConflictError(
+                "a registered tool is named 'load_toolkit', which toolkits need; rename it",
+                conflicts=[(LOAD_TOOLKIT, ("builtin", "contextchef tool"))],
+            )
+        extra = dict(handlers or {})
+        for kit, funcs in parsed:
+            self._toolkits[kit.name] = kit
+            names = {t.name for t in kit.tools}
+            self._kit_handlers[kit.name] = {
+                **funcs,
+                **{k: v for k, v in extra.items() if k in names},
+            }
+        self._invalidate()
+        return tuple(sorted(kits, key=lambda k: k.name))
+
+    def _check_toolkit_names(self, kits: Sequence[Toolkit]) -> None:
+        names = [k.name for k in kits]
+        dup = sorted({n for n in names if n in self._toolkits or names.count(n) > 1})
+        if dup:
+            raise ToolNameConflictError(
+                f"toolkit names {dup} are registered twice",
+                conflicts=[(n, ("toolkit",)) for n in dup],
+            )
+        seen = {w for w, _ in self._wires()} | self._reserved_names() | {LOAD_TOOLKIT}
+        seen |= {
+            wire_name("runtime", t.name, server=None)
+            for k in self._toolkits.values()
+            for t in k.tools
+        }
+        clashes: list[str] = []
+        for kit in kits:
+            for tool in kit.tools:
+                wire = wire_name("runtime", tool.name, server=None)
+                if wire in seen:
+                    clashes.append(wire)
+                seen.add(wire)
+        if clashes:
+            raise ToolNameConflictError(
+                f"toolkit tools {sorted(set(clashes))} clash with registered tools, "
+                "contextchef's own tools or other toolkits' tools; rename them",
+                conflicts=[(n, ("toolkit",)) for n in sorted(set(clashes))],
+            )
+
+    def load_toolkit(self, name: str) -> tuple[Tool, ...]:
+        """Load a toolkit: register its tools as runtime (deferred) tools; idempotent.
+
+        The tools array does not change (under the ``client`` strategy they are reached
+        through ``defer_execute``; under ``anthropic-native`` they are sent with
+        ``defer_loading: true``). Their wire names count as loaded for
+        ``require_search``, and the additions show up in `take_tool_additions`.
+
+        Returns:
+            The toolkit's tools as registered (source ``runtime``).
+
+        Raises:
+            UnknownToolkitError: No toolkit has this name.
+        """
+        kit = self._toolkits.get(name)
+        if kit is None:
+            raise UnknownToolkitError(
+                f"unknown toolkit {name!r}; available toolkits: {sorted(self._toolkits)}",
+                name=str(name),
+                available=sorted(self._toolkits),
+            )
+        if name not in self._kits_loaded:
+            funcs = self._kit_handlers[name]
+            added = tuple(
+                self.register_runtime_tool(t, handler=funcs.get(t.name)) for t in kit.tools
+            )
+            self._kits_loaded[name] = added
+            self._loaded.update(self._registry.wire_name_for(t) for t in added)
+        return self._kits_loaded[name]
+
+    @property
+    def loaded_toolkits(self) -> tuple[str, ...]:
+        """Names of the toolkits loaded in this session, sorted."""
+        return tuple(sorted(self._kits_loaded))
+
+    @property
+    def namespaces(self) -> tuple[Namespace, ...]:
+        """The registered namespaces, sorted by name."""
+        return tuple(self._namespaces[n] for n in sorted(self._namespaces))
+
+    @property
+    def toolkits(self) -> tuple[Toolkit, ...]:
+        """The registered toolkits, sorted by name."""
+        return tuple(self._toolkits[n] for n in sorted(self._toolkits))
+
+    @property
+    def pruner(self) -> Pruner:
+        """Pruning, blocklist, namespace routing and toolkit loading (see `Pruner`)."""
+        return self._pruner
 
     def register_catalog(self, catalog: Catalog | str | Path) -> tuple[Tool, ...]:
         """Register every tool of a catalog (a `Catalog` or a catalog file path).
@@ -322,7 +543,12 @@ class ContextChef:
         self._additions.append(added)
         if self._view is not None and not self._prefix_dirty:
             self._view = extend_view(
-                self._view, self._registry, self._policy, [added], render=self._render
+                self._view,
+                self._registry,
+                self._policy,
+                [added],
+                render=self._render,
+                namespaces=tuple(self._namespaces.values()),
             )
             self._last_view = self._view
         else:
@@ -345,13 +571,25 @@ class ContextChef:
         """
         if name is not None and name not in self._modes:
             raise UsageError(f"unknown mode {name!r}; defined modes: {sorted(self._modes)}")
-        mode = self._modes[name] if name is not None else None
-        self._policy = dataclasses.replace(self._policy, mode=mode)
+        self._base_mode = self._modes[name] if name is not None else None
+        self.set_whitelist(None)
+
+    def set_whitelist(self, mode: Mode | None) -> None:
+        """Apply a structural whitelist over the session's own mode (None drops it).
+
+        Used by `Pruner.apply`; `set_mode` drops it. Changes the tools array by design.
+        """
+        self._policy = dataclasses.replace(self._policy, mode=mode or self._base_mode)
         self._invalidate()
 
     @property
+    def base_mode(self) -> Mode | None:
+        """The mode chosen with `set_mode` (a pruning whitelist may be applied over it)."""
+        return self._base_mode
+
+    @property
     def mode(self) -> str | None:
-        """The active mode's name."""
+        """The active mode's name (``pruned`` while a prune result is applied)."""
         return self._policy.mode.name if self._policy.mode else None
 
     def set_blocked_tools(self, patterns: str | Sequence[str]) -> None:
@@ -391,6 +629,7 @@ class ContextChef:
             loaded=frozenset(self._loaded),
             before=tuple(self._before),
             after=tuple(self._after),
+            native_search=self._native,
         )
 
     def _invalidate(self) -> None:
@@ -416,7 +655,13 @@ class ContextChef:
         if self._view is None:
             frozen = None if self._prefix_dirty else self._last_view
             self._view = build_view(
-                self._registry, self._policy, self._config, render=self._render, frozen=frozen
+                self._registry,
+                self._policy,
+                self._config,
+                render=self._render,
+                frozen=frozen,
+                namespaces=tuple(self._namespaces.values()),
+                toolkits=tuple(self._toolkits.values()),
             )
             self._last_view = self._view
             self._prefix_dirty = False
@@ -501,41 +746,64 @@ class ContextChef:
             model: Model name written into the payload.
             max_tokens: Output cap in tokens; None sends the provider's own default,
                 except on Anthropic, which requires one (4,096 is sent).
-            strategy: ``client`` (direct tools + meta-tools) or ``flat`` (every tool
-                resident; the no-disclosure baseline).
+            strategy: ``client`` (direct tools, namespaces, ``load_toolkit``, then the
+                meta-tools), ``flat`` (every tool resident; the no-disclosure baseline) or
+                ``anthropic-native`` (Anthropic only: the client tools without the
+                meta-tools, then every deferred tool with ``defer_loading: true``, then
+                Anthropic's server tool-search tool). The gate follows the last compile:
+                after an ``anthropic-native`` compile, deferred tools may be called
+                directly by name (the provider expanded them).
 
         Returns:
             A `CompiledRequest`; its payload goes to the SDK call as ``**payload``.
 
         Raises:
             UnknownTargetError: Unknown target.
-            UsageError: Unknown strategy.
+            UsageError: Unknown strategy, or ``anthropic-native`` for another target.
             MalformedArgumentsError: A history tool call's arguments are not a JSON
                 object and the target needs them parsed (Anthropic, Gemini).
         """
         adapter = get_adapter(target)
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
             raise UsageError(f"max_tokens must be a positive integer or None, got {max_tokens!r}")
-        view = self.view
-        if strategy == "client":
-            tools = view.resident
-        elif strategy == "flat":
-            tools = view.flat
-        else:
-            raise UsageError(f"unknown strategy {strategy!r}; valid: client, flat")
+        native = strategy == "anthropic-native"
+        if native and adapter.profile.target != "anthropic":
+            raise UsageError(
+                f"strategy 'anthropic-native' needs the anthropic target, not {target!r}; "
+                "use strategy='client' (or 'flat') for it"
+            )
+        tools = self._strategy_tools(strategy)
         history = normalize(self._history, profile=PRESETS.get(target, PORTABLE))
         payload = adapter.render_request(
             system=self._system,
             tools=tools,
             messages=history.messages,
-            options=RequestOptions(model=model, max_tokens=max_tokens),
+            options=RequestOptions(model=model, max_tokens=max_tokens, native_tool_search=native),
         )
+        self._native = native
+        segments = adapter.segments(payload)
         return CompiledRequest(
             target=target,
             payload=payload,
-            segments=adapter.segments(payload),
+            segments=segments,
             changes=history.changes,
+            prefix_fingerprint=prefix_fingerprint(segments["system"], payload.get("tools")),
         )
+
+    def _strategy_tools(self, strategy: str) -> tuple[CompiledTool, ...]:
+        view = self.view
+        if strategy == "client":
+            return view.resident
+        if strategy == "flat":
+            return view.flat
+        if strategy == "anthropic-native":
+            deferred = {view.wire_names[t.key] for t in view.deferred}
+            head = tuple(t for t in view.resident if t.name not in view.meta_tools)
+            tail = tuple(
+                dataclasses.replace(t, defer_loading=True) for t in view.flat if t.name in deferred
+            )
+            return head + tail
+        raise UsageError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
 
     # -- history maintenance -------------------------------------------------------------
 
@@ -618,6 +886,9 @@ class ContextChef:
     def execute(self, call: ToolCall) -> Execution:
         """Gate and run a call; records schemas fetched through ``tool_search``.
 
+        A ``load_toolkit`` call loads the toolkit (see `load_toolkit`) and returns its
+        tools' schemas. A namespace call runs the sub-tool's handler.
+
         With ``offload_dir`` set, a result over ``max_inline_chars`` characters is stored
         whole and replaced by a head/tail stub at once (see `offload_result`).
 
@@ -626,12 +897,18 @@ class ContextChef:
                 forward them yourself after `check_tool_call`, then `offload` the result).
         """
         done = execute(self.view, call, self._registry.handler, self._gate())
-        self._loaded.update(done.loaded)
-        return self._offloaded(done)
+        return self._record(done)
 
     async def aexecute(self, call: ToolCall) -> Execution:
         """Async `execute`."""
         done = await aexecute(self.view, call, self._registry.handler, self._gate())
+        return self._record(done)
+
+    def _record(self, done: Execution) -> Execution:
+        """Session bookkeeping after a call: loaded schemas and toolkits, offload."""
+        if done.toolkit is not None:
+            self.load_toolkit(done.toolkit)
+            return done
         self._loaded.update(done.loaded)
         return self._offloaded(done)
 

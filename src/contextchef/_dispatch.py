@@ -1,13 +1,15 @@
 """One gate for every tool call (dispatch layer).
 
-`check_tool_call` resolves the call to the real tool — through ``defer_execute`` when the
-model used the wrapper — and applies, in order:
+`check_tool_call` resolves the call to the real tool — through ``defer_execute`` or a
+namespace tool (``{"action": <sub-tool>, "args": {...}}``) when the model used a
+wrapper — and applies, in order:
 
 1. arguments are a JSON object;
 2. the tool is known;
 3. it is exposed in the session's mode;
-4. it is reachable this way (a deferred tool must go through ``defer_execute``; with
-   ``require_search``, only after its schema was loaded with ``tool_search``);
+4. it is reachable this way (a namespace sub-tool only through its namespace; a deferred
+   tool through ``defer_execute``, or directly when the provider's own tool search is in
+   use; with ``require_search``, only after its schema was loaded with ``tool_search``);
 5. it is not blocked;
 6. its arguments are valid against its schema;
 7. before-hooks allow it (they see the real tool's name and arguments and may deny).
@@ -15,7 +17,9 @@ model used the wrapper — and applies, in order:
 The result is `Allowed` (the real tool and the arguments to run it with) or `Denied` (a
 model-readable reason and a machine-readable code). `execute` / `aexecute` run the check,
 then ``tool_search`` or a registered Python handler, then after-hooks (which may rewrite
-the result, e.g. add guidance that only makes sense once the tool has run). Bad calls
+the result, e.g. add guidance that only makes sense once the tool has run);
+``load_toolkit`` returns the toolkit's schemas and reports the load in
+`Execution.toolkit` for the session to record. Bad calls
 always come back as error `ToolResult` values paired with the call's id, never as
 exceptions that stop the agent loop.
 """
@@ -34,8 +38,10 @@ from contextchef._errors import MalformedArgumentsError, UsageError
 from contextchef._exposure import matches
 from contextchef._json import JsonValue, canonical_dumps, freeze
 from contextchef._messages import ToolCall, ToolResult
+from contextchef._names import wire_name
 from contextchef._schema import strip_strict_nulls, validation_errors
 from contextchef._tool import Tool
+from contextchef._toolgroups import NamespaceView, render_toolkit_load
 from contextchef._view import SessionView
 
 __all__ = [
@@ -62,7 +68,8 @@ class Allowed:
         tool: The real tool (the target of ``defer_execute``, or a meta-tool itself).
         wire_name: The tool's wire name.
         arguments: Validated arguments to run it with (strict-mode nulls removed).
-        via: ``"defer_execute"`` when the call came through the wrapper, else None.
+        via: ``"defer_execute"`` or ``"namespace:<namespace>"`` when the call came
+            through a wrapper, else None.
     """
 
     tool: Tool
@@ -80,7 +87,8 @@ class Denied:
         reason: Model-readable explanation, sent back as an error tool result.
         code: Machine-readable kind: ``malformed_arguments``, ``unknown_tool``,
             ``not_in_mode``, ``not_loaded`` (deferred tool called directly, or before
-            its schema was loaded under ``require_search``), ``blocked``,
+            its schema was loaded under ``require_search``), ``namespace`` (a
+            namespace sub-tool called other than through its namespace), ``blocked``,
             ``invalid_arguments``, ``hook``.
         tool: The resolved tool, when the name was known.
     """
@@ -103,7 +111,8 @@ class ToolCallEvent:
         tool: The real tool.
         wire_name: Its wire name.
         arguments: The validated arguments.
-        via: ``"defer_execute"`` when called through the wrapper.
+        via: ``"defer_execute"`` or ``"namespace:<namespace>"`` when called through a
+            wrapper.
     """
 
     call: ToolCall
@@ -133,12 +142,15 @@ class GateContext:
         loaded: Wire names whose schemas the model has loaded with ``tool_search``.
         before: Hooks run after validation, in order; the first denial wins.
         after: Hooks run on each result, in order.
+        native_search: The provider expands deferred tools itself (Anthropic's tool
+            search), so the model calls them directly by name.
     """
 
     blocked: tuple[str, ...] = ()
     loaded: frozenset[str] = frozenset()
     before: tuple[BeforeHook, ...] = ()
     after: tuple[AfterHook, ...] = field(default_factory=tuple)
+    native_search: bool = False
 
 
 def _unknown(view: SessionView, name: str) -> Denied:
@@ -162,12 +174,17 @@ def _invalid(tool: Tool, wire: str, problems: list[str]) -> Denied:
     )
 
 
-def _resolve(view: SessionView, call: ToolCall) -> tuple[Tool, Any, str | None] | Denied:
+Resolved = tuple[Tool, Any, str | None] | Denied
+"""The real tool, its raw arguments and the wrapper used (None: called directly), or a
+denial."""
+
+
+def _resolve(view: SessionView, call: ToolCall) -> Resolved:
     """The real tool, its raw arguments and the wrapper used, or a denial."""
     try:
         arguments = call.parsed_arguments()
     except MalformedArgumentsError as exc:
-        tool = view.meta_tools.get(call.name) or view.lookup(call.name)
+        tool = view.wrapper(call.name) or view.lookup(call.name)
         if tool is None:
             return _unknown(view, call.name)
         return Denied(
@@ -197,23 +214,77 @@ def _resolve(view: SessionView, call: ToolCall) -> tuple[Tool, Any, str | None] 
         return target, arguments["params"], DEFER_EXECUTE
     if meta is not None:
         return meta, arguments, None
+    if call.name in view.namespaces:
+        return _resolve_action(view.namespaces[call.name], arguments)
+    if view.toolkit_loader is not None and call.name == view.toolkit_loader.name:
+        return _resolve_loader(view, view.toolkit_loader, arguments)
     tool = view.lookup(call.name)
     if tool is None:
         return _unknown(view, call.name)
     return tool, arguments, None
 
 
-def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> Denied | None:
-    """Mode, reachability and blocklist checks, in that order."""
-    wire = view.wire_names[tool.key]
-    exposure = view.exposure.get(tool.key)
-    if exposure == "hidden":
+def _resolve_action(ns: NamespaceView, arguments: Mapping[str, Any]) -> Resolved:
+    """A namespace call -> (sub-tool, its arguments, ``namespace:<name>``), or a denial.
+
+    ``args`` may be omitted for an action without required arguments (``{}``).
+    """
+    action = arguments.get("action")
+    problems = [f"unexpected property {k!r}" for k in sorted(arguments) if k not in _NS_KEYS]
+    if not isinstance(action, str):
+        problems.insert(0, "'action' is required and must be a string")
+    if "args" in arguments and not isinstance(arguments["args"], Mapping):
+        problems.append("'args' must be an object")
+    if problems or not isinstance(action, str):
+        return _invalid(ns.tool, ns.name, problems)
+    member = ns.members.get(action)
+    if member is None:
         return Denied(
-            reason=f'Tool "{wire}" is not available in mode "{view.mode}".',
-            code="not_in_mode",
+            reason=(
+                f'Unknown action "{action}" for "{ns.name}". Available actions: '
+                f"{', '.join(ns.actions)}."
+            ),
+            code="unknown_tool",
+            tool=ns.tool,
+        )
+    return member, arguments.get("args", {}), f"namespace:{ns.name}"
+
+
+_NS_KEYS = ("action", "args")
+
+
+def _resolve_loader(view: SessionView, loader: Tool, arguments: Mapping[str, Any]) -> Resolved:
+    """A ``load_toolkit`` call -> (the loader, its arguments, None), or a denial."""
+    problems = validation_errors(loader.input_schema, arguments)
+    if problems:
+        return _invalid(loader, loader.name, problems)
+    name = str(arguments["toolkit_name"])
+    if name not in view.toolkits:
+        return Denied(
+            reason=(
+                f'Unknown toolkit "{name}". Available toolkits: {", ".join(sorted(view.toolkits))}.'
+            ),
+            code="unknown_tool",
+            tool=loader,
+        )
+    return loader, arguments, None
+
+
+def _route(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> Denied | None:
+    """Is `tool` reachable the way it was called (namespace, deferred, require_search)?"""
+    wire = view.wire_names[tool.key]
+    namespace = view.namespace_of.get(tool.key)
+    if namespace is not None and via != f"namespace:{namespace}":
+        return Denied(
+            reason=(
+                f'Tool "{wire}" is an action of "{namespace}"; call it as '
+                f'{namespace}({{"action": "{wire}", "args": {{...}}}}).'
+            ),
+            code="namespace",
             tool=tool,
         )
-    if exposure == "deferred" and via is None:
+    exposure = view.exposure.get(tool.key)
+    if exposure == "deferred" and via is None and not ctx.native_search:
         return Denied(
             reason=(
                 f'Tool "{wire}" is deferred and cannot be called directly. Load its schema '
@@ -223,7 +294,8 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
             code="not_loaded",
             tool=tool,
         )
-    if exposure == "deferred" and view.config.require_search and wire not in ctx.loaded:
+    needs_search = view.config.require_search and not ctx.native_search
+    if exposure == "deferred" and needs_search and wire not in ctx.loaded:
         return Denied(
             reason=(
                 f'Load the schema of "{wire}" first: call tool_search({{"tool_names": '
@@ -232,6 +304,21 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
             code="not_loaded",
             tool=tool,
         )
+    return None
+
+
+def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> Denied | None:
+    """Mode, reachability and blocklist checks, in that order."""
+    wire = view.wire_names[tool.key]
+    if view.exposure.get(tool.key) == "hidden":
+        return Denied(
+            reason=f'Tool "{wire}" is not available in mode "{view.mode}".',
+            code="not_in_mode",
+            tool=tool,
+        )
+    denied = _route(view, ctx, tool, via)
+    if denied is not None:
+        return denied
     if matches(ctx.blocked, (wire, tool.name)):
         return Denied(reason=f'Tool "{wire}" is currently blocked.', code="blocked", tool=tool)
     return None
@@ -266,8 +353,8 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
 
 
 def _is_meta(view: SessionView, tool: Tool) -> bool:
-    """True for the session's own tool_search / defer_execute (not a namesake)."""
-    return view.meta_tools.get(tool.name) is tool
+    """True for the session's own tool_search / defer_execute / load_toolkit."""
+    return view.meta_tools.get(tool.name) is tool or view.toolkit_loader is tool
 
 
 def _event(call: ToolCall, allowed: Allowed) -> ToolCallEvent:
@@ -412,11 +499,14 @@ class Execution:
         result: The tool result to append to history (same id as the call).
         check: The gate's decision.
         loaded: Wire names whose schemas a ``tool_search`` call just showed the model.
+        toolkit: The toolkit a ``load_toolkit`` call just loaded (the session registers
+            its tools), else None.
     """
 
     result: ToolResult
     check: CheckResult
     loaded: tuple[str, ...] = ()
+    toolkit: str | None = None
 
 
 HandlerLookup = Callable[[Tool], Callable[..., Any] | None]
@@ -438,7 +528,21 @@ def _denied_result(call: ToolCall, check: Denied) -> Execution:
     return Execution(result=result, check=check)
 
 
-def _meta_result(view: SessionView, call: ToolCall, check: Allowed) -> Execution | None:
+def _loader_result(
+    view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
+) -> Execution:
+    kit = view.toolkits[str(check.arguments["toolkit_name"])]
+    wires = tuple(wire_name("runtime", t.name, server=None) for t in kit.tools)
+    text = render_toolkit_load(kit, wires, call_directly=ctx.native_search)
+    result = ToolResult(call_id=call.id, name=call.name, content=text)
+    return Execution(result=result, check=check, loaded=wires, toolkit=kit.name)
+
+
+def _meta_result(
+    view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
+) -> Execution | None:
+    if view.toolkit_loader is not None and check.tool is view.toolkit_loader:
+        return _loader_result(view, call, check, ctx)
     if not _is_meta(view, check.tool) or check.tool.name != TOOL_SEARCH:
         return None
     outcome = run_tool_search(
@@ -488,7 +592,7 @@ def execute(
     check = check_tool_call(view, call, ctx)
     if isinstance(check, Denied):
         return _denied_result(call, check)
-    done = _meta_result(view, call, check)
+    done = _meta_result(view, call, check, ctx)
     if done is not None:
         return done
     handler = _handler_for(check, handlers)
@@ -523,7 +627,7 @@ async def aexecute(
     check = await acheck_tool_call(view, call, ctx)
     if isinstance(check, Denied):
         return _denied_result(call, check)
-    done = _meta_result(view, call, check)
+    done = _meta_result(view, call, check, ctx)
     if done is not None:
         return done
     handler = _handler_for(check, handlers)

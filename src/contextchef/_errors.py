@@ -8,9 +8,12 @@ result, not by crashing the agent loop)::
     ContextChefError
     ├── UsageError                      the caller's input is wrong
     │   ├── InvalidToolError            a tool definition cannot be used
-    │   │   └── InvalidSchemaError      its input_schema is not valid JSON Schema
+    │   │   ├── InvalidSchemaError      its input_schema is not valid JSON Schema
+    │   │   └── NestedNamespaceError    a namespace placed inside a namespace
     │   ├── ToolNameConflictError       two tools would share a name or wire name
     │   ├── UnknownToolError            a name that no registered tool has
+    │   │   ├── UnknownActionError      a namespace call names an action it lacks
+    │   │   └── UnknownToolkitError     a toolkit name that is not registered
     │   ├── CatalogFormatError          a catalog file or tool dict has an unknown shape
     │   ├── UnknownTargetError          a compile target that does not exist
     │   └── TemplateError               a description template cannot be rendered
@@ -34,11 +37,14 @@ __all__ = [
     "InvalidToolError",
     "MalformedArgumentsError",
     "ModelOutputError",
+    "NestedNamespaceError",
     "NondeterminismError",
     "TemplateError",
     "ToolNameConflictError",
+    "UnknownActionError",
     "UnknownTargetError",
     "UnknownToolError",
+    "UnknownToolkitError",
     "UsageError",
 ]
 
@@ -102,6 +108,44 @@ class UnknownToolError(UsageError):
         super().__init__(message)
         self.name = name
         self.available = tuple(available)
+
+
+class NestedNamespaceError(InvalidToolError):
+    """A namespace was given as a tool of another namespace (one level only).
+
+    Attributes:
+        tool: The nested entry's name.
+        namespace: The namespace it was placed in.
+    """
+
+    def __init__(self, message: str, *, tool: str, namespace: str) -> None:
+        super().__init__(message, tool=tool)
+        self.namespace = namespace
+
+
+class UnknownActionError(UnknownToolError):
+    """A namespace call names an action the namespace does not have.
+
+    Attributes:
+        name: The unknown action.
+        namespace: The namespace called.
+        available: The namespace's actions, sorted.
+    """
+
+    def __init__(
+        self, message: str, *, name: str, namespace: str, available: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message, name=name, available=available)
+        self.namespace = namespace
+
+
+class UnknownToolkitError(UnknownToolError):
+    """A toolkit name that is not registered.
+
+    Attributes:
+        name: The unknown toolkit name.
+        available: Every registered toolkit name, sorted.
+    """
 
 
 class CatalogFormatError(UsageError):

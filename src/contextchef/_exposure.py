@@ -54,8 +54,9 @@ def matches(patterns: Iterable[str], names: tuple[str, ...]) -> bool:
 class Mode:
     """A named, structural tool whitelist (e.g. a read-only Q&A mode).
 
-    A tool is in the mode if it matches one of ``include`` (patterns, as for pin/defer)
-    or, with ``read_only``, if its annotations declare it read-only. Tools outside the
+    A tool is in the mode if it matches one of ``include`` (patterns, as for pin/defer),
+    or, with ``read_only``, if its annotations declare it read-only, or, with
+    ``runtime``, if it was created at run time. Tools outside the
     mode are hidden: absent from the payload, the directory and search, and rejected by
     the gate. The meta-tools stay when anything in the mode is deferred; they then only
     reach tools of the mode.
@@ -64,15 +65,20 @@ class Mode:
         name: The mode's name, shown in denial reasons.
         include: Patterns of tools to keep.
         read_only: Also keep tools annotated read-only (MCP ``readOnlyHint``).
+        runtime: Also keep runtime tools (made during the session, e.g. from a loaded
+            toolkit), which a whitelist built earlier cannot name.
     """
 
     name: str
     include: tuple[str, ...] = ()
     read_only: bool = False
+    runtime: bool = False
 
     def allows(self, tool: Tool, wire_name: str) -> bool:
         """Whether `tool` is available in this mode."""
         if self.read_only and tool.annotations.read_only is True:
+            return True
+        if self.runtime and tool.source == "runtime":
             return True
         return matches(self.include, (wire_name, tool.name))
 

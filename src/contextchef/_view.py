@@ -26,6 +26,14 @@ from contextchef._exposure import Exposure, ExposurePolicy
 from contextchef._json import JsonValue
 from contextchef._search import ToolIndex
 from contextchef._tool import Tool
+from contextchef._toolgroups import (
+    LOAD_TOOLKIT,
+    Namespace,
+    NamespaceView,
+    Toolkit,
+    load_toolkit_tool,
+    namespace_tool,
+)
 
 if TYPE_CHECKING:
     from contextchef._registry import Registry
@@ -108,6 +116,11 @@ class SessionView:
         by_own_name: A tool's own name -> every registered tool with it.
         descriptions: (origin, name) -> rendered description of templated tools.
         mode: Name of the active mode, or None.
+        namespaces: Namespace tool name -> the namespace (only namespaces with at least
+            one action visible in the mode).
+        namespace_of: (origin, name) of a namespace sub-tool -> its namespace's name.
+        toolkits: Toolkit name -> toolkit (loadable with ``load_toolkit``).
+        toolkit_loader: The ``load_toolkit`` tool when any toolkit is registered.
     """
 
     resident: tuple[CompiledTool, ...]
@@ -125,6 +138,18 @@ class SessionView:
     by_own_name: Mapping[str, tuple[Tool, ...]] = field(default_factory=dict)
     descriptions: Mapping[tuple[str, str], str] = field(default_factory=dict)
     mode: str | None = None
+    namespaces: Mapping[str, NamespaceView] = field(default_factory=dict)
+    namespace_of: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    toolkits: Mapping[str, Toolkit] = field(default_factory=dict)
+    toolkit_loader: Tool | None = None
+
+    def wrapper(self, name: str) -> Tool | None:
+        """The library tool (meta-tool, namespace or ``load_toolkit``) called `name`."""
+        if name in self.meta_tools:
+            return self.meta_tools[name]
+        if name in self.namespaces:
+            return self.namespaces[name].tool
+        return self.toolkit_loader if name == LOAD_TOOLKIT else None
 
     def is_meta(self, wire_name: str) -> bool:
         """True for ``tool_search`` / ``defer_execute`` when they are active."""
@@ -164,20 +189,27 @@ def build_view(
     *,
     render: Renderer | None = None,
     frozen: SessionView | None = None,
+    namespaces: Sequence[Namespace] = (),
+    toolkits: Sequence[Toolkit] = (),
 ) -> SessionView:
     """Build the frozen view of `registry` under `policy`.
 
     Args:
-        registry: The tools.
+        registry: The tools (namespace sub-tools included).
         policy: Exposure configuration (defaults, patterns, mode).
         config: Deferred-loading limits.
         render: Renders templated descriptions; called once per templated tool.
         frozen: A previous view whose prefix (``resident`` and ``directory``) must be
             kept because only runtime tools were added since.
+        namespaces: Namespaces; their sub-tools leave the direct/deferred sets and are
+            reached through one namespace tool each.
+        toolkits: Toolkits; any adds ``load_toolkit`` and the meta-tools (a loaded
+            toolkit's tools are reached through ``defer_execute``).
     """
     tools = registry.tools
     wire = {t.key: registry.wire_name_for(t) for t in tools}
-    exposure = {t.key: policy.exposure_of(t, wire[t.key]) for t in tools}
+    member_of = {t.key: ns.name for ns in namespaces for t in ns.tools}
+    exposure = {t.key: _exposure(policy, t, wire[t.key], t.key in member_of) for t in tools}
     visible = [t for t in tools if exposure[t.key] != "hidden"]
     descriptions = dict(frozen.descriptions) if frozen is not None else {}
     for t in visible:
@@ -186,27 +218,35 @@ def build_view(
                 raise UsageError(f"tool {t.name!r} has a templated description but no renderer")
             descriptions[t.key] = render(t)
     text = {t.key: descriptions.get(t.key, t.description) for t in visible}
-    direct = tuple(t for t in visible if exposure[t.key] == "direct")
-    deferred = tuple(t for t in visible if exposure[t.key] == "deferred")
+    free = [t for t in visible if t.key not in member_of]
+    direct = tuple(t for t in free if exposure[t.key] == "direct")
+    deferred = tuple(t for t in free if exposure[t.key] == "deferred")
     listed = [t for t in deferred if t.source != "runtime"]
+    groups = _namespace_views(namespaces, wire, text)
+    loader = load_toolkit_tool() if toolkits else None
+    extra = [_compiled(g.tool, g.name, g.tool.description) for g in groups.values()]
+    if loader is not None:
+        extra.append(_compiled(loader, LOAD_TOOLKIT, loader.description))
     if frozen is not None and (frozen.meta_tools or not deferred):
         resident, directory, meta = frozen.resident, frozen.directory, dict(frozen.meta_tools)
     else:
         # A runtime tool needs the meta-tools even though the directory does not list it.
-        need_meta = bool(deferred) or config.always_meta_tools
-        resident, directory, meta = _prefix(registry, direct, listed, wire, text, config, need_meta)
+        need_meta = bool(deferred) or config.always_meta_tools or loader is not None
+        resident, directory, meta = _prefix(
+            registry, direct, listed, wire, text, config, need_meta, extra
+        )
     own: dict[str, list[Tool]] = {}
     for t in tools:
         own.setdefault(t.name, []).append(t)
     return SessionView(
         resident=resident,
-        flat=tuple(_compiled(t, wire[t.key], text[t.key]) for t in visible),
+        flat=tuple(_compiled(t, wire[t.key], text[t.key]) for t in free) + tuple(extra),
         direct=direct,
         deferred=deferred,
         exposure=exposure,
         wire_names=wire,
         directory=directory,
-        index=_index(visible, wire, text, frozen),
+        index=_index(free, wire, text, frozen),
         config=config,
         fingerprint=registry.fingerprint(),
         meta_tools=meta,
@@ -214,7 +254,37 @@ def build_view(
         by_own_name={name: tuple(ts) for name, ts in own.items()},
         descriptions=descriptions,
         mode=policy.mode.name if policy.mode else None,
+        namespaces=groups,
+        namespace_of=member_of,
+        toolkits={k.name: k for k in toolkits},
+        toolkit_loader=loader,
     )
+
+
+def _exposure(policy: ExposurePolicy, tool: Tool, wire: str, member: bool) -> Exposure:
+    """A namespace sub-tool is hidden (outside the mode) or direct (via its namespace)."""
+    exposure = policy.exposure_of(tool, wire)
+    return exposure if not member or exposure == "hidden" else "direct"
+
+
+def _namespace_views(
+    namespaces: Sequence[Namespace],
+    wire: Mapping[tuple[str, str], str],
+    text: Mapping[tuple[str, str], str],
+) -> dict[str, NamespaceView]:
+    """One view per namespace with a visible action, sorted by namespace name."""
+    out: dict[str, NamespaceView] = {}
+    for ns in sorted(namespaces, key=lambda n: n.name):
+        actions = [(wire[t.key], t, text[t.key]) for t in ns.tools if t.key in text]
+        if not actions:
+            continue  # every action is outside the mode: the namespace disappears
+        out[ns.name] = NamespaceView(
+            name=ns.name,
+            tool=namespace_tool(ns, actions),
+            members={wire[t.key]: t for t in ns.tools},
+            actions=tuple(sorted(a for a, _, _ in actions)),
+        )
+    return out
 
 
 def extend_view(
@@ -224,12 +294,14 @@ def extend_view(
     added: Sequence[Tool],
     *,
     render: Renderer | None = None,
+    namespaces: Sequence[Namespace] = (),
 ) -> SessionView:
     """The view after runtime tools were added: same prefix, same index plus the new ones.
 
     Costs O(new tools) plus dict copies, so a runtime tool is searchable at once even in
     a session of thousands of tools. Falls back to `build_view` when the meta-tools are
-    missing (nothing was deferred before) and so the prefix must change.
+    missing (nothing was deferred before) and so the prefix must change; `namespaces`
+    are the session's namespaces, needed for that rebuild.
     """
     wire = dict(view.wire_names)
     exposure = dict(view.exposure)
@@ -249,7 +321,14 @@ def extend_view(
                 descriptions[tool.key] = render(tool)
             new_deferred.append(tool)
     if new_deferred and not view.meta_tools:
-        return build_view(registry, policy, view.config, render=render)
+        return build_view(
+            registry,
+            policy,
+            view.config,
+            render=render,
+            namespaces=namespaces,
+            toolkits=tuple(view.toolkits.values()),
+        )
     entries = [
         (_searchable(t, descriptions.get(t.key, t.description)), wire[t.key]) for t in new_deferred
     ]
@@ -295,9 +374,10 @@ def _prefix(
     text: Mapping[tuple[str, str], str],
     config: DeferredConfig,
     need_meta: bool,
+    extra: Sequence[CompiledTool] = (),
 ) -> tuple[tuple[CompiledTool, ...], str, dict[str, Tool]]:
-    """The cached part: resident tools, the directory and the meta-tools."""
-    resident = [_compiled(t, wire[t.key], text[t.key]) for t in direct]
+    """The cached part: resident tools, namespaces + loader, directory and meta-tools."""
+    resident = [_compiled(t, wire[t.key], text[t.key]) for t in direct] + list(extra)
     if not need_meta:
         return tuple(resident), "", {}
     entries = [DirectoryEntry(wire_name=wire[t.key], server=t.server) for t in listed]

@@ -49,6 +49,7 @@ from contextchef.providers._base import (
 )
 
 __all__ = [
+    "TOOL_SEARCH_TOOL",
     "AnthropicAdapter",
     "media_part",
     "render_block",
@@ -60,6 +61,13 @@ FORMAT = "anthropic"
 """The ``provider_data`` tag of parts recorded from Anthropic Messages."""
 
 _MEDIA_BLOCKS = ("image", "document")
+
+TOOL_SEARCH_TOOL: dict[str, str] = {
+    "type": "tool_search_tool_bm25_20251119",
+    "name": "tool_search_tool_bm25",
+}
+"""Anthropic's server-side tool search (BM25 variant): expands ``defer_loading`` tools
+on demand (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool)."""
 
 
 def _text(part: TextPart) -> dict[str, Any]:
@@ -258,8 +266,11 @@ class AnthropicAdapter:
             if options.cache_system:
                 block["cache_control"] = {"type": "ephemeral"}
             payload["system"] = [block]
-        if tools:
-            payload["tools"] = self.render_tools(tools)
+        rendered = self.render_tools(tools)
+        if options.native_tool_search:
+            rendered.append(dict(TOOL_SEARCH_TOOL))
+        if rendered:
+            payload["tools"] = rendered
         payload["messages"] = self.render_messages(messages)
         return payload
 

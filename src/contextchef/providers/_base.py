@@ -66,11 +66,15 @@ class RequestOptions:
         cache_system: Anthropic: mark the end of the system prompt as a prompt-cache
             breakpoint (``cache_control: {"type": "ephemeral"}``), which caches tools and
             system together.
+        native_tool_search: Append the provider's server-side tool-search tool (only
+            adapters whose profile has ``native_tool_search`` honour it); deferred tools
+            then carry ``defer_loading: true``.
     """
 
     model: str
     max_tokens: int | None = None
     cache_system: bool = True
+    native_tool_search: bool = False
 
 
 class Adapter(Protocol):
