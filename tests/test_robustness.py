@@ -227,8 +227,88 @@ def test_one_malformed_call_in_history_does_not_break_later_compiles(target: str
     results = [chef.execute(c).result for c in calls]
     assert results[0].is_error and not results[1].is_error
     chef.set_history([user("read a and b"), assistant("", calls), tool_results(results)])
-    payload = chef.compile(target).payload
-    text = json.dumps(payload)
+    compiled = chef.compile(target)
+    text = json.dumps(compiled.payload)
     assert "toolu_1" in text and "toolu_2" in text
-    if target in ("openai", "responses", "deepseek"):
-        assert '{\\"path\\": \\"a\\"' in text  # the raw string is replayed as produced
+    assert [c.kind for c in compiled.changes] == ["replaced_malformed_arguments"]
+    assert compiled.changes[0].call_id == "toolu_1"
+    assert chef.history[1].tool_calls[0].arguments == '{"path": "a"'  # stored as produced
+
+
+def test_history_opening_with_the_assistant_gets_a_user_turn_first() -> None:
+    from contextchef import assistant, user
+
+    chef = ContextChef()
+    chef.set_history([assistant("I was saying..."), user("go on")])
+    for target in ("anthropic", "gemini"):
+        compiled = chef.compile(target)
+        assert compiled.changes[0].kind == "inserted_leading_user"
+        first = (compiled.payload.get("messages") or compiled.payload["contents"])[0]
+        assert first["role"] == "user"
+
+
+def test_foreign_reasoning_is_dropped_before_roles_are_merged() -> None:
+    from contextchef import ReasoningPart, TextPart, assistant, user
+    from contextchef._messages import Message
+
+    thinking = ReasoningPart(
+        provider="anthropic",
+        text="hmm",
+        provider_data={
+            "provider": "anthropic",
+            "block": {"type": "thinking", "thinking": "hmm", "signature": "s"},
+        },
+    )
+    chef = ContextChef()
+    chef.register_tools([{"name": "t", "description": "T"}])
+    call = ToolCall(id="c1", name="t", arguments="{}")
+    chef.set_history(
+        [
+            user("hi"),
+            Message(role="assistant", parts=(thinking, TextPart(text="let me look"))),
+            assistant("", [call]),
+            tool_results_of(call),
+        ]
+    )
+    compiled = chef.compile("gemini")
+    kinds = [c.kind for c in compiled.changes]
+    assert "dropped_foreign_part" in kinds and "merged_roles" in kinds
+    roles = [c["role"] for c in compiled.payload["contents"]]
+    assert roles == ["user", "model", "user"]
+    kept = chef.compile("anthropic")
+    assert "dropped_foreign_part" not in [c.kind for c in kept.changes]
+    assert kept.payload["messages"][1]["content"][0] == {
+        "type": "thinking",
+        "thinking": "hmm",
+        "signature": "s",
+    }
+
+
+def tool_results_of(call: ToolCall) -> Any:
+    from contextchef import tool_results
+
+    return tool_results([ToolResult(call_id=call.id, name=call.name, content="ok")])
+
+
+def test_bad_offload_handle_is_an_error_result(tmp_path: Any) -> None:
+    chef = ContextChef(offload_dir=tmp_path)
+    done = chef.execute(ToolCall(id="r", name="read_offloaded", arguments='{"handle": "nope"}'))
+    assert done.result.is_error and done.result.call_id == "r"
+
+
+def test_empty_summary_is_refused_and_history_kept() -> None:
+    from contextchef import assistant, user
+
+    chef = ContextChef()
+    history = [user(f"q{i}") if i % 2 == 0 else assistant(f"a{i}") for i in range(10)]
+    chef.set_history(history)
+    with pytest.raises(UsageError, match="empty summary"):
+        chef.compact(lambda text: "  ", keep_recent_turns=1)
+    assert chef.history == tuple(history)
+    with pytest.raises(UsageError, match="integer >= 0"):
+        chef.clear_tool_results(keep_recent=1.5)  # type: ignore[arg-type]
+
+
+def test_deepseek_output_cap_uses_max_tokens() -> None:
+    payload = ContextChef().compile("deepseek", max_tokens=100).payload
+    assert payload["max_tokens"] == 100 and "max_completion_tokens" not in payload

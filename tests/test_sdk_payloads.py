@@ -664,6 +664,7 @@ OUTPUT_CAP = {
     "openai": ("max_completion_tokens",),
     "responses": ("max_output_tokens",),
     "gemini": ("config", "max_output_tokens"),
+    "deepseek": ("max_tokens",),  # DeepSeek's own name for the cap
 }
 
 
@@ -675,7 +676,7 @@ def test_output_cap_reaches_the_payload(target: str, catalogs_dir: Path) -> None
         .payload
     )
     node: Any = payload
-    for step in OUTPUT_CAP[wire_api(target)]:
+    for step in OUTPUT_CAP[target]:
         node = node.get(step) if isinstance(node, dict) else None
     assert node == OUTPUT_CAP_TOKENS
     assert sdk_problems(target, payload) == []

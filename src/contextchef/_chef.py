@@ -773,7 +773,9 @@ class ContextChef:
                 "use strategy='client' (or 'flat') for it"
             )
         tools = self._strategy_tools(strategy)
-        history = normalize(self._history, profile=PRESETS.get(target, PORTABLE))
+        history = normalize(
+            self._history, profile=PRESETS.get(target, PORTABLE), keeps=adapter.keeps
+        )
         payload = adapter.render_request(
             system=self._system,
             tools=tools,

@@ -302,6 +302,11 @@ def compact(
     summary = summarize(render(plan.to_summarize))
     if not isinstance(summary, str):
         raise UsageError(f"summarize must return a str, got {type(summary).__name__}")
+    if not summary.strip():
+        raise UsageError(
+            "summarize returned an empty summary; the history was left unchanged (replacing "
+            f"{len(plan.to_summarize)} messages with nothing would lose them)"
+        )
     kept = set(loaded_tool_names(plan.to_keep, search_tool=search_tool))
     loaded = loaded_tool_names(plan.to_summarize, search_tool=search_tool)
     return Compacted(
@@ -330,8 +335,8 @@ class Cleared:
 
 
 def _check_count(name: str, value: int) -> None:
-    if value < 0:
-        raise UsageError(f"{name} must be >= 0, got {value}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"{name} must be an integer >= 0, got {value!r}")
 
 
 def clear_tool_results(
@@ -364,7 +369,7 @@ def clear_tool_results(
     """
     _check_count("keep_recent", keep_recent)
     _check_count("clear_at_least", clear_at_least)
-    excluded = frozenset(exclude_tools)
+    excluded = frozenset((exclude_tools,) if isinstance(exclude_tools, str) else exclude_tools)
     eligible = [r for m in history for r in m.tool_results if r.name not in excluded]
     older = eligible[: max(len(eligible) - keep_recent, 0)]
     targets = [r.call_id for r in older if r.media or r.content != placeholder]

@@ -429,7 +429,11 @@ def _run_sync(value: Any, what: str) -> Any:
         return asyncio.run(wait())
     if inspect.iscoroutine(value):
         value.close()
-    raise UsageError(f"{what} is async and an event loop is running; use the async API")
+    raise _LoopRunning(f"{what} is async and an event loop is running; use the async API")
+
+
+class _LoopRunning(UsageError):
+    """A sync entry point met an async hook/handler inside a running loop (host misuse)."""
 
 
 def check_tool_call(
@@ -459,7 +463,7 @@ def check_tool_call(
     for hook in ctx.before:
         try:
             verdict = _run_sync(hook(event), "a before-hook")
-        except UsageError:
+        except _LoopRunning:
             raise
         except Exception as exc:
             return _hook_failed(result, hook, exc)
@@ -598,15 +602,15 @@ def execute(
     handler = _handler_for(check, handlers)
     try:
         result = _result(call, _run_sync(handler(**check.arguments), "the handler"))
-    except UsageError:
+    except _LoopRunning:
         raise
-    except Exception as exc:
+    except Exception as exc:  # whatever the tool raises is the model's to see
         result = _result(call, error=exc)
     event = _event(call, check)
     for hook in ctx.after:
         try:
             value = _run_sync(hook(event, result), "an after-hook")
-        except UsageError:
+        except _LoopRunning:
             raise
         except Exception as exc:
             result = _after_failed(result, hook, exc)

@@ -28,7 +28,8 @@ again changes nothing (``normalize(normalize(h).messages).changes == ()``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -103,10 +104,13 @@ ChangeKind = Literal[
     "dropped_duplicate_call",
     "dropped_duplicate_result",
     "dropped_empty",
+    "dropped_foreign_part",
+    "inserted_leading_user",
     "dropped_orphan_result",
     "kept_reasoning_separate",
     "merged_roles",
     "moved_result",
+    "replaced_malformed_arguments",
     "split_results",
     "synthesized_result",
 ]
@@ -175,12 +179,29 @@ class _Log:
         self.changes.append(Change(kind=kind, index=index, call_id=call_id, detail=detail))
 
 
-def normalize(history: Sequence[Message], *, profile: HistoryRules | None = None) -> Normalized:
+LEADING_USER_TEXT = "(The conversation so far continues from an earlier context.)"
+"""Text of the user turn inserted when a history would open with the assistant."""
+
+
+def normalize(
+    history: Sequence[Message],
+    *,
+    profile: HistoryRules | None = None,
+    keeps: Callable[[Part], bool] | None = None,
+) -> Normalized:
     """Repair a history so every provider accepts it (see the module docstring).
 
     Args:
         history: The messages, oldest first; not mutated.
         profile: The target's rules; None for `PORTABLE` (valid everywhere).
+        keeps: The target adapter's test for reasoning / provider-only parts it can
+            receive; parts it cannot are dropped first (and reported), so role merging
+            sees the messages as they will be sent. None keeps every part.
+
+    Tool calls whose arguments are not a JSON object get ``{}`` (reported; the gate has
+    answered such a call with an error result). A history that would open with the
+    assistant gets a short user turn first (`LEADING_USER_TEXT`), since Anthropic and
+    Gemini require the user to speak first.
 
     Calls at the very end of the history are answered too (as interrupted): normalize a
     history you are about to send, not one whose last calls are still running.
@@ -196,14 +217,53 @@ def normalize(history: Sequence[Message], *, profile: HistoryRules | None = None
     for i, message in enumerate(history):
         check_message(message, i)
     log = _Log()
-    cleaned = [_clean(m, i, log) for i, m in enumerate(history)]
+    cleaned = [_clean(_for_target(m, i, keeps, log), i, log) for i, m in enumerate(history)]
     indexed = _Pairer(cleaned, rules, log).run()
     indexed = _drop_empty(indexed, log)
+    if indexed and indexed[0][1].role == "assistant":
+        log.add("inserted_leading_user", 0, "the history opened with the assistant")
+        indexed.insert(0, (0, Message(role="user", parts=(TextPart(text=LEADING_USER_TEXT),))))
     if rules.alternate_roles:
         indexed = _merge_roles(indexed, log)
     return Normalized(
         messages=tuple(m for _, m in indexed), changes=tuple(log.changes), notes=tuple(log.notes)
     )
+
+
+def _for_target(
+    message: Message, index: int, keeps: Callable[[Part], bool] | None, log: _Log
+) -> Message:
+    """Drop parts the target cannot receive; give malformed arguments an empty object."""
+    parts: list[Part] = []
+    changed = False
+    for part in message.parts:
+        if keeps is not None and not keeps(part):
+            log.add(
+                "dropped_foreign_part",
+                index,
+                f"message {index}: dropped a {part.kind} part the target cannot receive",
+            )
+            changed = True
+            continue
+        if isinstance(part, ToolCall) and not _is_json_object(part.arguments):
+            log.add(
+                "replaced_malformed_arguments",
+                index,
+                f"message {index}: arguments of call {part.id!r} are not a JSON object; "
+                "sent as {}",
+                call_id=part.id,
+            )
+            part = replace(part, arguments="{}")
+            changed = True
+        parts.append(part)
+    return replace(message, parts=tuple(parts)) if changed else message
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text or "{}"), dict)
+    except json.JSONDecodeError:
+        return False
 
 
 def _is_blank(part: Part) -> bool:

@@ -220,6 +220,14 @@ class AnthropicAdapter:
         name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
     )
 
+    def keeps(self, part: Part) -> bool:
+        """Anthropic receives its own thinking blocks (as recorded) and server blocks."""
+        if isinstance(part, ReasoningPart):
+            return _reasoning(part) is not None
+        if isinstance(part, ProviderPart):
+            return part.provider == FORMAT
+        return True
+
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"name", "description", "input_schema"}`` (+ ``defer_loading``)."""
         out = []

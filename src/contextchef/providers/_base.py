@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, thaw
-from contextchef._messages import Message, ProviderData, ToolCall
+from contextchef._messages import Message, Part, ProviderData, ToolCall
 from contextchef._view import CompiledTool
 
 __all__ = [
@@ -97,6 +97,9 @@ class Adapter(Protocol):
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
         """Canonical JSON text of the payload's ``system``, ``tools`` and ``messages``."""
+
+    def keeps(self, part: Part) -> bool:
+        """False for a reasoning or provider-only part this API cannot receive."""
 
 
 def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

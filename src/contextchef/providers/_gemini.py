@@ -161,6 +161,14 @@ class GeminiAdapter:
         name_pattern=r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
     )
 
+    def keeps(self, part: Part) -> bool:
+        """Gemini receives its own thought parts (as recorded) and provider parts."""
+        if isinstance(part, ReasoningPart):
+            return _reasoning(part) is not None
+        if isinstance(part, ProviderPart):
+            return part.provider == FORMAT
+        return True
+
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """One ``Tool`` holding every function declaration (empty list if no tools)."""
         if not tools:

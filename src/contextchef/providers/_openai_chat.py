@@ -154,6 +154,20 @@ class OpenAIChatAdapter:
         name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
     )
 
+    def keeps(self, part: Part) -> bool:
+        """Chat Completions takes no reasoning back; provider parts only its own."""
+        if isinstance(part, ReasoningPart):
+            return part.provider in self.reasoning_from
+        if isinstance(part, ProviderPart):
+            return part.provider == FORMAT
+        return True
+
+    max_tokens_key = "max_completion_tokens"
+    """Chat Completions' output cap (``max_tokens`` is deprecated there)."""
+
+    reasoning_from: frozenset[str] = frozenset()
+    """Providers whose reasoning this API takes back (DeepSeek: its own)."""
+
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"type": "function", "function": {...}}``; ``strict`` only when on."""
         out = []
@@ -256,7 +270,7 @@ class OpenAIChatAdapter:
         if tools:
             payload["tools"] = self.render_tools(tools)
         if options.max_tokens is not None:
-            payload["max_completion_tokens"] = options.max_tokens
+            payload[self.max_tokens_key] = options.max_tokens
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
@@ -286,6 +300,9 @@ class DeepSeekAdapter(OpenAIChatAdapter):
     send none (the API ignores reasoning there). Reasoning from other providers is never
     sent.
     """
+
+    reasoning_from = frozenset({"deepseek"})
+    max_tokens_key = "max_tokens"  # https://api-docs.deepseek.com/api/create-chat-completion
 
     profile = Profile(
         target="deepseek",

@@ -414,10 +414,12 @@ def _o_assistant(hist: _History, i: int, msg: Mapping[str, Any]) -> None:
     content = _o_content(hist, i, msg.get("content"))
     calls = msg.get("tool_calls") or []
     parsed_calls = [_o_call(hist, i, c) for c in _list(hist, calls, f"message {i}: tool_calls")]
-    if content is None or None in parsed_calls:
+    mapped: list[_Hinted] = [*(content or ()), *(c for c in parsed_calls if c is not None)]
+    if content is None or None in parsed_calls or not mapped:
+        # unknown shapes, and messages with neither text nor calls (e.g. a refusal), are
+        # kept verbatim for this provider
         hist.new("assistant", i).parts.append(hist.provider(i, msg, "assistant message"))
         return
-    mapped: list[_Hinted] = [*content, *(c for c in parsed_calls if c is not None)]
     reasoning = msg.get("reasoning_content")
     if reasoning is not None:
         reasoning = _string(hist, i, reasoning, "'reasoning_content'")
@@ -517,7 +519,8 @@ def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
     for i, msg in enumerate(items):
         msg = _mapping(hist, i, msg, "a message")
         role = msg.get("role")
-        if i == 0 and role == "system" and isinstance(msg.get("content"), str) and len(msg) == 2:
+        if i == 0 and role == "system" and isinstance(msg.get("content"), str):
+            # extra keys (e.g. SWE-agent's "agent") are bookkeeping, not prompt
             system = msg["content"]
             continue
         handler = _CHAT_ROLES.get(role) if isinstance(role, str) else None

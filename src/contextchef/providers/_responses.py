@@ -202,6 +202,17 @@ class ResponsesAdapter:
         name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
     )
 
+    def keeps(self, part: Part) -> bool:
+        """Responses receives its own reasoning items (as recorded) and provider items."""
+        if isinstance(part, ReasoningPart):
+            return (
+                part.provider == "openai"
+                and hints(part.provider_data, FORMAT).get("item") is not None
+            )
+        if isinstance(part, ProviderPart):
+            return part.provider == FORMAT
+        return True
+
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Flat function tools with an explicit ``strict`` flag."""
         out = []
