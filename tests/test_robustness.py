@@ -312,3 +312,18 @@ def test_empty_summary_is_refused_and_history_kept() -> None:
 def test_deepseek_output_cap_uses_max_tokens() -> None:
     payload = ContextChef().compile("deepseek", max_tokens=100).payload
     assert payload["max_tokens"] == 100 and "max_completion_tokens" not in payload
+
+
+def test_gemini_tool_wrapper_is_flattened() -> None:
+    chef = ContextChef()
+    added = chef.register_tools(
+        [
+            {
+                "functionDeclarations": [
+                    {"name": "a", "description": "A"},
+                    {"name": "b", "description": "B"},
+                ]
+            }
+        ]
+    )
+    assert [t.name for t in added] == ["a", "b"]

@@ -21,7 +21,7 @@ catalog file (``{"server", "description", "tools"}``, the format of the catalogs
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -31,7 +31,14 @@ from contextchef._errors import CatalogFormatError, ContextChefError
 from contextchef._schema import repair_schema
 from contextchef._tool import Tool, ToolAnnotations, ToolSource
 
-__all__ = ["Catalog", "load_catalog", "load_demo_catalog", "tool_from_dict", "tools_from_mcp"]
+__all__ = [
+    "Catalog",
+    "expand_tool_dicts",
+    "load_catalog",
+    "load_demo_catalog",
+    "tool_from_dict",
+    "tools_from_mcp",
+]
 
 _KNOWN_KEYS = frozenset(
     {
@@ -185,6 +192,23 @@ def tool_from_dict(
     )
 
 
+_DECLARATION_KEYS = ("function_declarations", "functionDeclarations")
+
+
+def expand_tool_dicts(items: Iterable[Any]) -> list[Any]:
+    """Flatten Gemini ``Tool`` wrappers (``{"function_declarations": [...]}``) in a list."""
+    out: list[Any] = []
+    for item in items:
+        key = next((k for k in _DECLARATION_KEYS if isinstance(item, Mapping) and k in item), None)
+        if key is None:
+            out.append(item)
+        elif isinstance(item[key], list):
+            out.extend(item[key])
+        else:
+            raise CatalogFormatError(f"{key!r} must be a list of function declarations")
+    return out
+
+
 def tools_from_mcp(result: Mapping[str, Any] | Sequence[Any], *, server: str) -> list[Tool]:
     """Convert an MCP ``tools/list`` result (or its ``tools`` list) for `server`.
 
@@ -250,6 +274,7 @@ def _catalog_from_data(
     data: Any, *, origin: str, server: str | None, repair: bool = False
 ) -> Catalog:
     if isinstance(data, list):
+        data = expand_tool_dicts(data)
         tools = _build_all([(t, server) for t in data], origin=origin, repair=repair)
         return Catalog(tools=tools, source=origin)
     if not isinstance(data, Mapping):

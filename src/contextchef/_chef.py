@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from contextchef._accounting import CacheCostModel, PlanReport, plan_report
-from contextchef._catalogs import Catalog, load_catalog, tool_from_dict, tools_from_mcp
+from contextchef._catalogs import (
+    Catalog,
+    expand_tool_dicts,
+    load_catalog,
+    tool_from_dict,
+    tools_from_mcp,
+)
 from contextchef._compaction import (
     Cleared,
     Compacted,
@@ -264,7 +270,7 @@ class ContextChef:
         """Tool inputs -> tools, and the handlers of those given as functions."""
         built: list[Tool] = []
         funcs: dict[str, Handler] = {}
-        for item in tools:
+        for item in expand_tool_dicts(tools):
             if isinstance(item, Tool):
                 built.append(item)
             elif isinstance(item, Mapping):

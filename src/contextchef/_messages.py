@@ -332,8 +332,8 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
         keys = sorted(str(k) for k in data)
         raise CorruptHistoryError(
             f"message {index}: expected contextchef's form {{'role', 'parts': [{{'kind': ...}}]}} "
-            f"(see Message.to_dict), got keys {keys}; provider-format messages (with "
-            "'content') must be converted to Message values first",
+            f"(see Message.to_dict), got keys {keys}; convert provider-format messages "
+            "with from_anthropic / from_openai / from_responses / from_gemini",
             index=index,
         )
     if not isinstance(data["parts"], list):
