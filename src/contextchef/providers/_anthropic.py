@@ -45,6 +45,7 @@ from contextchef.providers._base import (
     copy_schema,
     dumps_segment,
     hints,
+    keeps_part,
     object_arguments,
 )
 
@@ -222,11 +223,7 @@ class AnthropicAdapter:
 
     def keeps(self, part: Part) -> bool:
         """Anthropic receives its own thinking blocks (as recorded) and server blocks."""
-        if isinstance(part, ReasoningPart):
-            return _reasoning(part) is not None
-        if isinstance(part, ProviderPart):
-            return part.provider == FORMAT
-        return True
+        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: _reasoning(r) is not None)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"name", "description", "input_schema"}`` (+ ``defer_loading``)."""

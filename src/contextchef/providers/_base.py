@@ -8,13 +8,20 @@ is byte-stable. What a provider can do is data in `Profile`, not branches in ada
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, thaw
-from contextchef._messages import Message, Part, ProviderData, ToolCall
+from contextchef._messages import (
+    Message,
+    Part,
+    ProviderData,
+    ProviderPart,
+    ReasoningPart,
+    ToolCall,
+)
 from contextchef._view import CompiledTool
 
 __all__ = [
@@ -107,6 +114,19 @@ def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     out = thaw(schema)
     assert isinstance(out, dict)
     return out
+
+
+def keeps_part(part: Part, *, fmt: str, reasoning: Callable[[ReasoningPart], bool]) -> bool:
+    """Whether an adapter for wire format `fmt` can send `part` (see `Adapter.keeps`).
+
+    Reasoning is kept when `reasoning` accepts it (typically: it came from this provider
+    with its recorded block); provider-only parts when they are in this format.
+    """
+    if isinstance(part, ReasoningPart):
+        return reasoning(part)
+    if isinstance(part, ProviderPart):
+        return part.provider == fmt
+    return True
 
 
 def object_arguments(call: ToolCall) -> dict[str, Any]:

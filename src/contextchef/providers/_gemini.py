@@ -49,6 +49,7 @@ from contextchef.providers._base import (
     copy_schema,
     dumps_segment,
     hints,
+    keeps_part,
     object_arguments,
 )
 
@@ -163,11 +164,7 @@ class GeminiAdapter:
 
     def keeps(self, part: Part) -> bool:
         """Gemini receives its own thought parts (as recorded) and provider parts."""
-        if isinstance(part, ReasoningPart):
-            return _reasoning(part) is not None
-        if isinstance(part, ProviderPart):
-            return part.provider == FORMAT
-        return True
+        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: _reasoning(r) is not None)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """One ``Tool`` holding every function declaration (empty list if no tools)."""

@@ -45,6 +45,7 @@ from contextchef.providers._base import (
     data_url,
     dumps_segment,
     hints,
+    keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
 
@@ -156,11 +157,7 @@ class OpenAIChatAdapter:
 
     def keeps(self, part: Part) -> bool:
         """Chat Completions takes no reasoning back; provider parts only its own."""
-        if isinstance(part, ReasoningPart):
-            return part.provider in self.reasoning_from
-        if isinstance(part, ProviderPart):
-            return part.provider == FORMAT
-        return True
+        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: r.provider in self.reasoning_from)
 
     max_tokens_key = "max_completion_tokens"
     """Chat Completions' output cap (``max_tokens`` is deprecated there)."""

@@ -52,6 +52,7 @@ from contextchef.providers._base import (
     data_url,
     dumps_segment,
     hints,
+    keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
 
@@ -190,6 +191,10 @@ _STEPS: dict[str, Callable[[_InputBuilder, Any], None]] = {
 }
 
 
+def _recorded_reasoning(part: ReasoningPart) -> bool:
+    return part.provider == "openai" and hints(part.provider_data, FORMAT).get("item") is not None
+
+
 class ResponsesAdapter:
     """IR -> Responses payload."""
 
@@ -204,14 +209,7 @@ class ResponsesAdapter:
 
     def keeps(self, part: Part) -> bool:
         """Responses receives its own reasoning items (as recorded) and provider items."""
-        if isinstance(part, ReasoningPart):
-            return (
-                part.provider == "openai"
-                and hints(part.provider_data, FORMAT).get("item") is not None
-            )
-        if isinstance(part, ProviderPart):
-            return part.provider == FORMAT
-        return True
+        return keeps_part(part, fmt=FORMAT, reasoning=_recorded_reasoning)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Flat function tools with an explicit ``strict`` flag."""
