@@ -36,7 +36,10 @@ LAYERS = {
     "providers": 7,
     "_chef": 8,
     "_pruner": 8,
+    "_memory": 8,
     "_accounting": 8,
+    "_announce": 8,
+    "_snapshot": 8,
     "cli": 9,
     "__init__": 9,
 }

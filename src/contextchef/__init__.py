@@ -6,6 +6,7 @@ turns, and every tool call passes one gate under its real name.
 """
 
 from contextchef._accounting import CacheCostModel, PlanReport
+from contextchef._announce import Announcement, CacheAuditFinding, CompileEvent
 from contextchef._catalogs import (
     Catalog,
     load_catalog,
@@ -33,6 +34,7 @@ from contextchef._errors import (
     ModelOutputError,
     NestedNamespaceError,
     NondeterminismError,
+    SnapshotMismatchError,
     TemplateError,
     ToolNameConflictError,
     UnknownActionError,
@@ -43,6 +45,7 @@ from contextchef._errors import (
 )
 from contextchef._exposure import Exposure, ExposurePolicy
 from contextchef._json import canonical_dumps
+from contextchef._memory import FileMemoryStore, InMemoryStore, MemoryStore, OverflowHandoff
 from contextchef._messages import (
     MediaPart,
     Message,
@@ -87,11 +90,14 @@ __all__ = [
     "TARGETS",
     "WIRE_NAME_RE",
     "Allowed",
+    "Announcement",
+    "CacheAuditFinding",
     "CacheCostModel",
     "Catalog",
     "CatalogFormatError",
     "Change",
     "CheckResult",
+    "CompileEvent",
     "CompiledGroups",
     "CompiledRequest",
     "CompiledTool",
@@ -103,11 +109,14 @@ __all__ = [
     "Execution",
     "Exposure",
     "ExposurePolicy",
+    "FileMemoryStore",
     "HistoryRules",
+    "InMemoryStore",
     "InvalidSchemaError",
     "InvalidToolError",
     "MalformedArgumentsError",
     "MediaPart",
+    "MemoryStore",
     "Message",
     "ModelOutputError",
     "Namespace",
@@ -115,6 +124,7 @@ __all__ = [
     "NondeterminismError",
     "Normalized",
     "OffloadStore",
+    "OverflowHandoff",
     "ParsedHistory",
     "Part",
     "PlanReport",
@@ -124,6 +134,7 @@ __all__ = [
     "ReasoningPart",
     "Registry",
     "ResolvedAction",
+    "SnapshotMismatchError",
     "TemplateError",
     "TextPart",
     "Tool",

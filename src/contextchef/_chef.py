@@ -16,6 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from contextchef._accounting import CacheCostModel, PlanReport, plan_report
+from contextchef._announce import (
+    DEFAULT_ANCHOR,
+    CacheAuditFinding,
+    CompileEvent,
+    VolatileState,
+    VolatileStateMixin,
+    check_prefill,
+)
 from contextchef._catalogs import (
     Catalog,
     expand_tool_dicts,
@@ -45,6 +53,16 @@ from contextchef._dispatch import (
 from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError
 from contextchef._exposure import READ_ONLY, ExposurePolicy, Mode
 from contextchef._json import canonical_dumps
+from contextchef._memory import (
+    MemoryStore,
+    MemoryTools,
+    OverflowHandoff,
+    OwnedTools,
+    Summarizer,
+    handoff_keep_turns,
+    history_tokens,
+    with_memories,
+)
 from contextchef._messages import (
     Message,
     TextPart,
@@ -65,6 +83,7 @@ from contextchef._offload import (
 from contextchef._pruner import GroupLike, Pruner, parse_group
 from contextchef._registry import Handler, Registry
 from contextchef._schema import schema_from_callable
+from contextchef._snapshot import restore_snapshot, take_snapshot
 from contextchef._template import render_template
 from contextchef._tool import Tool
 from contextchef._toolgroups import LOAD_TOOLKIT, Namespace, Toolkit
@@ -100,6 +119,9 @@ class CompiledRequest:
     segments: Mapping[str, str]
     changes: tuple[Change, ...] = ()
     prefix_fingerprint: str = ""
+    audit: tuple[CacheAuditFinding, ...] = ()
+    """With ``ContextChef(cache_audit=True)``: volatile blocks (announcements, dynamic
+    state...) found at or before the last ``cache_control`` breakpoint; also logged."""
 
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""
@@ -132,7 +154,7 @@ def _patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
     return items
 
 
-class ContextChef:
+class ContextChef(VolatileStateMixin):
     """An agent session: tools, system prompt, history; compiles payloads per turn.
 
     Args:
@@ -154,6 +176,19 @@ class ContextChef:
             set, results over `max_inline_chars` are stored whole at write time, the
             model gets head and tail, and a ``read_offloaded`` tool is registered.
         max_inline_chars: Largest result text kept inline, in characters.
+        memory: A memory store (`InMemoryStore`, `FileMemoryStore` or your own): adds
+            the library-owned memory tools and shows stored memories to the model in
+            the last user message (see `contextchef._memory`).
+        memory_tools: ``"legacy"`` (``create_memory`` / ``modify_memory``) or
+            ``"unified"`` (one ``context`` tool, plus ``new_context`` when `on_overflow`
+            is set). The two sets never appear together.
+        on_overflow: The overflow handoff: a summarizer (your model call) or an
+            `OverflowHandoff`; the next compile after ``new_context`` or
+            `request_new_context` replaces the history with a summary.
+        anchor: The line closing a user tail that carries system state (dynamic state
+            or announcements); None or ``""``: no anchor line.
+        cache_audit: Flag volatile blocks at or before the last ``cache_control``
+            breakpoint in `CompiledRequest.audit` and the ``contextchef`` log.
     """
 
     def __init__(
@@ -170,6 +205,11 @@ class ContextChef:
         template_fragments: Mapping[str, str] | None = None,
         offload_dir: str | Path | None = None,
         max_inline_chars: int = 20_000,
+        memory: MemoryStore | None = None,
+        memory_tools: MemoryTools = "legacy",
+        on_overflow: Summarizer | OverflowHandoff | None = None,
+        anchor: str | None = DEFAULT_ANCHOR,
+        cache_audit: bool = False,
     ) -> None:
         self._registry = Registry(qualify=qualify)
         self._modes: dict[str, Mode] = {READ_ONLY.name: READ_ONLY}
@@ -206,6 +246,8 @@ class ContextChef:
         self._pruner = Pruner(self)
         self._store = OffloadStore(Path(offload_dir)) if offload_dir is not None else None
         self._max_inline = max_inline_chars
+        self._init_owned_tools(memory, memory_tools, on_overflow)
+        self._volatile = VolatileState(anchor=anchor, cache_audit=cache_audit)
         if self._store is not None:
             store = self._store
             self.register_tools(
@@ -296,7 +338,7 @@ class ContextChef:
 
     def _reserved_names(self) -> set[str]:
         """Names the model sees that are not registry tools (meta, namespaces, loader)."""
-        names = set(META_TOOLS) | set(self._namespaces)
+        names = set(META_TOOLS) | set(self._namespaces) | set(self._owned.names)
         return names | {LOAD_TOOLKIT} if self._toolkits else names
 
     def _check_reserved(self, tools: Sequence[Tool]) -> None:
@@ -743,6 +785,7 @@ class ContextChef:
         model: str = "model",
         max_tokens: int | None = None,
         strategy: str = "client",
+        prefill: str | None = None,
     ) -> CompiledRequest:
         """Compile the session into a request payload for `target`.
 
@@ -759,6 +802,15 @@ class ContextChef:
                 Anthropic's server tool-search tool). The gate follows the last compile:
                 after an ``anthropic-native`` compile, deferred tools may be called
                 directly by name (the provider expanded them).
+            prefill: Start of the assistant's answer, sent as a trailing assistant turn
+                (Gemini: ``model``) after everything else; the history must end with a
+                user turn, and the text must not end with whitespace.
+
+        Volatile state renders after the cached prefix (see `contextchef._announce`): the
+        user tail (dynamic state, implicit context, ``user_tail`` announcements, anchor
+        line) joins the last user message, and ``system`` announcements form one
+        positional system message after the conversation, before the prefill.
+        ``compile:start`` handlers run first; ``compile:done`` handlers get the result.
 
         Returns:
             A `CompiledRequest`; its payload goes to the SDK call as ``**payload``.
@@ -778,25 +830,38 @@ class ContextChef:
                 f"strategy 'anthropic-native' needs the anthropic target, not {target!r}; "
                 "use strategy='client' (or 'flat') for it"
             )
-        tools = self._strategy_tools(strategy)
+        self._volatile.emit(CompileEvent(name="compile:start", target=target))
+        self._handoff_if_due()
+        tools = self._strategy_tools(strategy) + self._owned.compiled
         history = normalize(
             self._history, profile=PRESETS.get(target, PORTABLE), keeps=adapter.keeps
         )
-        payload = adapter.render_request(
-            system=self._system,
-            tools=tools,
-            messages=history.messages,
-            options=RequestOptions(model=model, max_tokens=max_tokens, native_tool_search=native),
+        messages = with_memories(history.messages, self._owned.memory_block())
+        tail = self._volatile.tail(adapter.profile.target, messages)
+        options = RequestOptions(
+            model=model,
+            max_tokens=max_tokens,
+            native_tool_search=native,
+            positional_system=tail.system,
+            positional_cache=self._volatile.system_breakpoint,
+            prefill=check_prefill(prefill, tail.messages),
         )
+        payload = adapter.render_request(
+            system=self._system, tools=tools, messages=tail.messages, options=options
+        )
+        self._volatile.warn_hoist(adapter.profile.target, payload, tail)
         self._native = native
         segments = adapter.segments(payload)
-        return CompiledRequest(
+        result = CompiledRequest(
             target=target,
             payload=payload,
             segments=segments,
             changes=history.changes,
             prefix_fingerprint=prefix_fingerprint(segments["system"], payload.get("tools")),
+            audit=self._volatile.audit(adapter.profile.target, payload, tail),
         )
+        self._volatile.emit(CompileEvent(name="compile:done", target=target, request=result))
+        return result
 
     def _strategy_tools(self, strategy: str) -> tuple[CompiledTool, ...]:
         view = self.view
@@ -812,6 +877,26 @@ class ContextChef:
             )
             return head + tail
         raise UsageError(f"unknown strategy {strategy!r}; valid: {', '.join(STRATEGIES)}")
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """A versioned, JSON-serializable dict of the session's data.
+
+        System prompt, history, exposure, mode, blocklist, loaded tools and toolkits,
+        announcements, dynamic state... Tools, handlers and hooks are code and are not
+        included: see `contextchef._snapshot`.
+        """
+        return take_snapshot(self)
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Restore a `snapshot` (register the same tools first); compiles then match.
+
+        Raises:
+            SnapshotMismatchError: The registered tools, toolkits or modes differ from the
+                snapshot's, or its version is unsupported; nothing is changed.
+        """
+        restore_snapshot(self, snapshot)
 
     # -- history maintenance -------------------------------------------------------------
 
@@ -885,10 +970,14 @@ class ContextChef:
             UsageError: An async before-hook inside a running event loop (use
                 `acheck_tool_call`).
         """
+        if self.owns_tool(call.name):
+            return self._owned.check(call.name, call.arguments, self._blocked)
         return check_tool_call(self.view, call, self._gate())
 
     async def acheck_tool_call(self, call: ToolCall) -> CheckResult:
         """Async `check_tool_call` (awaits async before-hooks)."""
+        if self.owns_tool(call.name):
+            return self._owned.check(call.name, call.arguments, self._blocked)
         return await acheck_tool_call(self.view, call, self._gate())
 
     def execute(self, call: ToolCall) -> Execution:
@@ -904,11 +993,15 @@ class ContextChef:
             UsageError: Allowed call to a tool without a registered handler (MCP tools:
                 forward them yourself after `check_tool_call`, then `offload` the result).
         """
+        if self.owns_tool(call.name):
+            return self._owned.execute(call, self._blocked)
         done = execute(self.view, call, self._registry.handler, self._gate())
         return self._record(done)
 
     async def aexecute(self, call: ToolCall) -> Execution:
         """Async `execute`."""
+        if self.owns_tool(call.name):
+            return self._owned.execute(call, self._blocked)
         done = await aexecute(self.view, call, self._registry.handler, self._gate())
         return self._record(done)
 
@@ -933,6 +1026,86 @@ class ContextChef:
         if self._store is None or done.result.name == TOOL_SEARCH:
             return done
         return dataclasses.replace(done, result=self.offload(done.result))
+
+    # -- library-owned tools: memory and new_context (see contextchef._memory) -----------
+
+    def _init_owned_tools(
+        self,
+        memory: MemoryStore | None,
+        memory_tools: str,
+        on_overflow: Summarizer | OverflowHandoff | None,
+    ) -> None:
+        handoff = (
+            on_overflow
+            if on_overflow is None or isinstance(on_overflow, OverflowHandoff)
+            else OverflowHandoff(summarize=on_overflow)
+        )
+        self._new_context_pending = False
+        self._owned = OwnedTools(
+            store=memory,
+            mode=memory_tools,
+            handoff=handoff,
+            on_new_context=self.request_new_context,
+        )
+
+    @property
+    def memory(self) -> MemoryStore | None:
+        """The memory store given at construction, or None."""
+        return self._owned.store
+
+    @property
+    def owned_tool_names(self) -> tuple[str, ...]:
+        """The library-owned tools of this session, in the order they are appended."""
+        return self._owned.names
+
+    def owns_tool(self, name: str) -> bool:
+        """Whether `name` is a library-owned tool here (dispatch it with `handle_tool`)."""
+        return self._owned.owns(name)
+
+    def handle_tool(self, call: ToolCall | Mapping[str, Any]) -> str:
+        """Run a call to a library-owned tool and return the result text for the model.
+
+        Args:
+            call: A `ToolCall`, or a dict with ``name`` and ``arguments`` (JSON text or
+                an object; a Chat Completions ``{"function": {...}}`` entry works too).
+
+        Returns:
+            The result text; bad arguments give an error text naming the field.
+
+        Raises:
+            UsageError: The tool is not library-owned in this session (see `owns_tool`).
+        """
+        return self._owned.handle(call, self._blocked)
+
+    def request_new_context(self) -> None:
+        """Make the next compile apply the overflow handoff whatever the budget says.
+
+        Raises:
+            UsageError: No overflow handoff is configured (pass ``on_overflow=``).
+        """
+        if self._owned.handoff is None:
+            raise UsageError(
+                "request_new_context needs an overflow handoff; create the session with "
+                "ContextChef(on_overflow=<summarizer>)"
+            )
+        self._new_context_pending = True
+
+    @property
+    def new_context_pending(self) -> bool:
+        """A handoff is due at the next compile (requested, not yet applied)."""
+        return self._new_context_pending
+
+    def _handoff_if_due(self) -> None:
+        """Apply the overflow handoff when requested or over its history budget."""
+        handoff = self._owned.handoff
+        if handoff is None or not self._history:
+            return
+        limit = handoff.max_history_tokens
+        over = limit is not None and history_tokens(self._history) > limit
+        if not (self._new_context_pending or over):
+            return
+        self.compact(handoff.summarize, keep_recent_turns=handoff_keep_turns(self._history))
+        self._new_context_pending = False
 
     # -- accounting ----------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ result, not by crashing the agent loop)::
     │   │   └── UnknownToolkitError     a toolkit name that is not registered
     │   ├── CatalogFormatError          a catalog file or tool dict has an unknown shape
     │   ├── UnknownTargetError          a compile target that does not exist
+    │   ├── SnapshotMismatchError       a snapshot does not fit this session's tools
     │   └── TemplateError               a description template cannot be rendered
     │       └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     └── ModelOutputError                the model or provider produced bad data
@@ -39,6 +40,7 @@ __all__ = [
     "ModelOutputError",
     "NestedNamespaceError",
     "NondeterminismError",
+    "SnapshotMismatchError",
     "TemplateError",
     "ToolNameConflictError",
     "UnknownActionError",
@@ -154,6 +156,23 @@ class CatalogFormatError(UsageError):
 
 class UnknownTargetError(UsageError):
     """A compile target that contextchef does not know."""
+
+
+class SnapshotMismatchError(UsageError):
+    """A snapshot does not fit this session (tools, toolkits, mode or version differ).
+
+    Attributes:
+        missing: Tools (wire names), toolkits or modes the snapshot needs that this
+            session lacks.
+        unexpected: Registered tools the snapshot's session did not have.
+    """
+
+    def __init__(
+        self, message: str, *, missing: Sequence[str] = (), unexpected: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message)
+        self.missing = tuple(missing)
+        self.unexpected = tuple(unexpected)
 
 
 class TemplateError(UsageError):

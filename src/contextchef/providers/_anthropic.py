@@ -209,15 +209,41 @@ def _content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
     return [b for b in map(render_block, parts) if b is not None]
 
 
+def needs_hoist(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a positional system message would precede every user message.
+
+    Anthropic accepts ``role: "system"`` messages only after a user turn; with no user
+    message before it, the text is hoisted into the top-level ``system`` instead.
+    """
+    return not any(m.get("role") == "user" for m in messages)
+
+
+def _add_positional_system(payload: dict[str, Any], options: RequestOptions) -> None:
+    """Append the positional system message (or hoist it; see `needs_hoist`)."""
+    block: dict[str, Any] = {"type": "text", "text": options.positional_system}
+    if options.positional_cache:
+        block["cache_control"] = {"type": "ephemeral"}
+    if needs_hoist(payload["messages"]):
+        payload.setdefault("system", []).append(block)
+    else:
+        payload["messages"].append({"role": "system", "content": [block]})
+
+
 class AnthropicAdapter:
-    """IR -> Anthropic Messages payload."""
+    """IR -> Anthropic Messages payload.
+
+    A positional system message (`RequestOptions.positional_system`) is sent as a
+    mid-conversation ``{"role": "system", "content": [text block]}`` right after the
+    conversation and before any prefill (``{"role": "assistant", "content": prefill}``,
+    the last message).
+    """
 
     profile = Profile(
         target="anthropic",
         sdk_call="anthropic.Anthropic().messages.create",
         native_tool_search=True,
         strict_schemas=False,
-        positional_system=False,
+        positional_system=True,
         name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
     )
 
@@ -277,6 +303,10 @@ class AnthropicAdapter:
         if rendered:
             payload["tools"] = rendered
         payload["messages"] = self.render_messages(messages)
+        if options.positional_system:
+            _add_positional_system(payload, options)
+        if options.prefill:
+            payload["messages"].append({"role": "assistant", "content": options.prefill})
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

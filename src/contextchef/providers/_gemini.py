@@ -150,6 +150,18 @@ def render_part(part: Part) -> dict[str, Any] | None:
     return _PARTS[part.kind](part)
 
 
+def _add_user_text(contents: list[dict[str, Any]], text: str) -> None:
+    """Add a positional system message's text as a user part.
+
+    Gemini has no system role in ``contents``; the text joins the last user ``Content``
+    (or starts one), so roles keep alternating.
+    """
+    if contents and contents[-1]["role"] == "user":
+        contents[-1] = {**contents[-1], "parts": [*contents[-1]["parts"], {"text": text}]}
+    else:
+        contents.append({"role": "user", "parts": [{"text": text}]})
+
+
 class GeminiAdapter:
     """IR -> google-genai ``generate_content`` keyword arguments."""
 
@@ -208,11 +220,12 @@ class GeminiAdapter:
             config["automatic_function_calling"] = {"disable": True}
         if options.max_tokens is not None:
             config["max_output_tokens"] = options.max_tokens
-        return {
-            "model": options.model,
-            "contents": self.render_contents(messages),
-            "config": config,
-        }
+        contents = self.render_contents(messages)
+        if options.positional_system:
+            _add_user_text(contents, options.positional_system)
+        if options.prefill:
+            contents.append({"role": "model", "parts": [{"text": options.prefill}]})
+        return {"model": options.model, "contents": contents, "config": config}
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
         """system_instruction / tools / contents as canonical JSON."""

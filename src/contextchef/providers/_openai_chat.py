@@ -260,10 +260,12 @@ class OpenAIChatAdapter:
         options: RequestOptions,
     ) -> dict[str, Any]:
         """The ``chat.completions.create`` keyword arguments."""
-        payload: dict[str, Any] = {
-            "model": options.model,
-            "messages": self.render_messages(system, messages),
-        }
+        rendered = self.render_messages(system, messages)
+        if options.positional_system:  # system messages are positional in Chat anyway
+            rendered.append({"role": "system", "content": options.positional_system})
+        if options.prefill:
+            rendered.append({"role": "assistant", "content": options.prefill})
+        payload: dict[str, Any] = {"model": options.model, "messages": rendered}
         if tools:
             payload["tools"] = self.render_tools(tools)
         if options.max_tokens is not None:

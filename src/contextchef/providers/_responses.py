@@ -253,7 +253,14 @@ class ResponsesAdapter:
             payload["instructions"] = system
         if tools:
             payload["tools"] = self.render_tools(tools)
-        payload["input"] = self.render_input(messages)
+        items = self.render_input(messages)
+        if options.positional_system:  # an inline item: ``instructions`` stays cached
+            items.append(
+                {"type": "message", "role": "developer", "content": options.positional_system}
+            )
+        if options.prefill:
+            items.append({"type": "message", "role": "assistant", "content": options.prefill})
+        payload["input"] = items
         if options.max_tokens is not None:
             payload["max_output_tokens"] = options.max_tokens
         return payload

@@ -1,0 +1,381 @@
+"""Library-owned tools (spec 001): memory stores, legacy/unified tool sets, new_context."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextchef import (
+    Allowed,
+    ContextChef,
+    Denied,
+    FileMemoryStore,
+    InMemoryStore,
+    MemoryStore,
+    Message,
+    OverflowHandoff,
+    TextPart,
+    ToolCall,
+    ToolNameConflictError,
+    ToolResult,
+    UsageError,
+    assistant,
+    tool_results,
+    user,
+)
+from contextchef.providers import TARGETS
+from test_sdk_payloads import sdk_problems, tool_names
+
+READ_FILE = {
+    "name": "read_file",
+    "description": "Read a file",
+    "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    "tags": ["file"],
+}
+RUN_BASH = {
+    "name": "run_bash",
+    "description": "Run a command",
+    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+    "tags": ["shell"],
+}
+LEGACY = ["create_memory", "modify_memory"]
+UNIFIED = ["context", "new_context"]
+
+
+class Summaries:
+    """A fake summarizer recording what it was asked to summarize."""
+
+    def __init__(self) -> None:
+        self.inputs: list[str] = []
+
+    def __call__(self, transcript: str) -> str:
+        self.inputs.append(transcript)
+        return f"summary #{len(self.inputs)}"
+
+
+def make_chef(**kwargs: Any) -> ContextChef:
+    chef = ContextChef(**kwargs)
+    chef.register_tools([READ_FILE, RUN_BASH])
+    chef.set_system_prompt("You are helpful.")
+    chef.set_history([user("hello")])
+    return chef
+
+
+def _result(call_id: str) -> ToolResult:
+    return ToolResult(call_id=call_id, name="read_file", content="file text")
+
+
+def anthropic_tools(chef: ContextChef) -> list[str]:
+    return tool_names("anthropic", chef.compile("anthropic").payload)
+
+
+def last_user_texts(chef: ContextChef) -> list[str]:
+    messages = chef.compile("anthropic").payload["messages"]
+    last = [m for m in messages if m["role"] == "user"][-1]
+    return [b["text"] for b in last["content"] if b["type"] == "text"]
+
+
+# -- stores ----------------------------------------------------------------------------------
+
+
+def test_in_memory_store_keeps_sorted_items() -> None:
+    store = InMemoryStore({"b": "2"})
+    store.set("a", "1")
+    assert isinstance(store, MemoryStore)
+    assert store.items() == (("a", "1"), ("b", "2"))
+    assert store.get("a") == "1" and store.get("zz") is None
+    assert store.delete("a") is True and store.delete("a") is False
+    assert store.items() == (("b", "2"),)
+    with pytest.raises(UsageError, match="must be strings"):
+        store.set("k", 3)  # type: ignore[arg-type]
+
+
+def test_file_store_survives_reopen_with_exact_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "mem" / "memories.json"
+    store = FileMemoryStore(path)
+    store.set("tz", "UTC+2")
+    store.set("name", "Ada — ✓")
+    assert FileMemoryStore(path).items() == (("name", "Ada — ✓"), ("tz", "UTC+2"))
+    assert path.read_text("utf-8") == (
+        '{\n  "memories": {\n    "name": "Ada — ✓",\n    "tz": "UTC+2"\n  },\n  "version": 1\n}\n'
+    )
+    assert sorted(p.name for p in path.parent.iterdir()) == ["memories.json"]  # no temp files
+    assert FileMemoryStore(path).delete("tz") is True
+    assert FileMemoryStore(path).items() == (("name", "Ada — ✓"),)
+
+
+def test_file_store_bytes_do_not_depend_on_insertion_order(tmp_path: Path) -> None:
+    first, second = FileMemoryStore(tmp_path / "a.json"), FileMemoryStore(tmp_path / "b.json")
+    for key in ["x", "a", "m"]:
+        first.set(key, key.upper())
+    for key in ["m", "x", "a"]:
+        second.set(key, key.upper())
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_file_store_rejects_foreign_files(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text("not json", "utf-8")
+    with pytest.raises(UsageError, match="not readable JSON"):
+        FileMemoryStore(path)
+    path.write_text(json.dumps({"memories": {"a": 1}, "version": 1}), "utf-8")
+    with pytest.raises(UsageError, match="not a contextchef memory file"):
+        FileMemoryStore(path)
+
+
+# -- tool sets -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "owned"),
+    [
+        ({}, []),
+        ({"memory": InMemoryStore()}, LEGACY),
+        ({"memory": InMemoryStore(), "on_overflow": Summaries()}, LEGACY),
+        ({"memory": InMemoryStore(), "memory_tools": "unified"}, ["context"]),
+        (
+            {"memory": InMemoryStore(), "memory_tools": "unified", "on_overflow": Summaries()},
+            UNIFIED,
+        ),
+        ({"memory_tools": "unified", "on_overflow": Summaries()}, ["new_context"]),
+    ],
+)
+def test_owned_tools_are_appended_and_sets_never_mix(
+    kwargs: dict[str, Any], owned: list[str]
+) -> None:
+    chef = make_chef(**kwargs)
+    assert chef.owned_tool_names == tuple(owned)
+    for target in TARGETS:
+        names = tool_names(target, chef.compile(target).payload)
+        assert names == ["read_file", "run_bash", *owned], target
+        assert not (set(names) & set(LEGACY) and set(names) & set(UNIFIED))
+
+
+def test_unknown_memory_tools_mode_is_rejected() -> None:
+    with pytest.raises(UsageError, match="'legacy' or 'unified', got 'both'"):
+        ContextChef(memory=InMemoryStore(), memory_tools="both")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="memory must be a MemoryStore"):
+        ContextChef(memory={"a": "b"})  # type: ignore[arg-type]
+
+
+def test_owned_names_are_reserved() -> None:
+    chef = ContextChef(memory=InMemoryStore())
+    with pytest.raises(ToolNameConflictError, match="create_memory"):
+        chef.register_tools([{**READ_FILE, "name": "create_memory"}])
+
+
+@pytest.mark.parametrize("memory_tools", ["legacy", "unified"])
+def test_schemas_are_static_and_memories_stay_out_of_the_prefix(memory_tools: str) -> None:
+    chef = make_chef(memory=InMemoryStore(), memory_tools=memory_tools, on_overflow=Summaries())
+    before = chef.compile("anthropic")
+    call = (
+        {"name": "create_memory", "arguments": {"key": "tz", "value": "UTC+2"}}
+        if memory_tools == "legacy"
+        else {"name": "context", "arguments": {"action": "create", "key": "tz", "value": "UTC+2"}}
+    )
+    assert chef.handle_tool(call) == 'Memory "tz" created.'
+    after = chef.compile("anthropic")
+    assert after.segments["tools"] == before.segments["tools"]
+    assert after.segments["system"] == before.segments["system"]
+    assert after.prefix_fingerprint == before.prefix_fingerprint
+    assert "UTC+2" not in after.segments["tools"] + after.segments["system"]
+    assert last_user_texts(chef) == [
+        "hello",
+        '<memories>\n<memory key="tz">\nUTC+2\n</memory>\n</memories>',
+    ]
+    assert chef.history == (user("hello"),)  # rendered per compile, never stored
+
+
+def test_memories_ride_the_last_user_message_only() -> None:
+    chef = make_chef(memory=InMemoryStore({"b": "2", "a": "1"}))
+    call = ToolCall(id="c1", name="read_file", arguments='{"path": "x"}')
+    chef.append(assistant("", [call]))
+    chef.append(tool_results([_result("c1")]))
+    messages = chef.compile("anthropic").payload["messages"]
+    assert messages[0]["content"] == [{"type": "text", "text": "hello"}]
+    assert messages[-1]["content"][-1] == {
+        "type": "text",
+        "text": '<memories>\n<memory key="a">\n1\n</memory>\n<memory key="b">\n2\n</memory>\n'
+        "</memories>",
+    }
+
+
+def test_pruning_modes_and_blocklist_keep_owned_tools() -> None:
+    chef = make_chef(memory=InMemoryStore(), memory_tools="unified", on_overflow=Summaries())
+    chef.pruner.apply(chef.pruner.prune_by_task("read the file"))
+    assert anthropic_tools(chef) == ["read_file", "context", "new_context"]
+    chef.pruner.apply(chef.pruner.allow_only(["run_bash"]))
+    assert anthropic_tools(chef) == ["run_bash", "context", "new_context"]
+    chef.pruner.clear()
+    chef.set_mode("read_only")  # no registered tool is read-only
+    assert anthropic_tools(chef) == ["context", "new_context"]
+    chef.set_mode(None)
+    before = chef.compile("anthropic").segments["tools"]
+    chef.set_blocked_tools(["context"])
+    assert chef.compile("anthropic").segments["tools"] == before
+    call = {"name": "context", "arguments": {"action": "create", "key": "a", "value": "b"}}
+    assert chef.handle_tool(call) == 'Tool "context" is currently blocked.'
+    assert chef.memory is not None and chef.memory.items() == ()
+
+
+# -- dispatch --------------------------------------------------------------------------------
+
+
+def test_legacy_handle_tool_texts() -> None:
+    chef = make_chef(memory=InMemoryStore())
+    assert chef.owns_tool("create_memory") and chef.owns_tool("modify_memory")
+    assert not chef.owns_tool("context") and not chef.owns_tool("read_file")
+    create = {"name": "create_memory", "arguments": '{"key": "tz", "value": "UTC"}'}
+    assert chef.handle_tool(create) == 'Memory "tz" created.'
+    assert chef.handle_tool(create) == 'Memory "tz" already exists; use modify_memory to change it.'
+    update = {"key": "tz", "action": "update", "value": "UTC+1"}
+    assert (
+        chef.handle_tool({"name": "modify_memory", "arguments": update}) == 'Memory "tz" updated.'
+    )
+    assert chef.memory is not None and chef.memory.get("tz") == "UTC+1"
+    delete = {"function": {"name": "modify_memory", "arguments": '{"key":"tz","action":"delete"}'}}
+    assert chef.handle_tool(delete) == 'Memory "tz" deleted.'
+    assert chef.handle_tool(delete) == 'No memory "tz". Stored keys: (none).'
+    with pytest.raises(UsageError, match="'read_file' is not a contextchef-owned tool"):
+        chef.handle_tool({"name": "read_file", "arguments": {}})
+
+
+def test_invalid_arguments_name_the_field() -> None:
+    chef = make_chef(memory=InMemoryStore(), memory_tools="unified")
+    assert chef.handle_tool({"name": "context", "arguments": {"action": "create"}}) == (
+        'Invalid arguments for tool "context":\n'
+        "- (root): 'key' is a required property (rule: required)"
+    )
+    assert chef.handle_tool({"name": "context", "arguments": {"action": "drop", "key": "a"}}) == (
+        'Invalid arguments for tool "context":\n'
+        "- action: 'drop' is not one of ['create', 'update', 'delete'] (rule: enum)"
+    )
+    assert chef.handle_tool({"name": "context", "arguments": {"action": "create", "key": "a"}}) == (
+        "Invalid arguments for tool \"context\":\n- value: required for action 'create' "
+        "(the memory's new text)"
+    )
+    assert chef.handle_tool({"name": "context", "arguments": "{oops"}) == (
+        'Invalid arguments for tool "context": the arguments are not valid JSON (Expecting '
+        "property name enclosed in double quotes); send one JSON object."
+    )
+
+
+def test_execute_and_check_tool_call_cover_owned_tools() -> None:
+    chef = make_chef(memory=InMemoryStore())
+    good = ToolCall(id="c1", name="create_memory", arguments='{"key": "k", "value": "v"}')
+    bad = ToolCall(id="c2", name="create_memory", arguments='{"key": "k"}')
+    assert isinstance(chef.check_tool_call(good), Allowed)
+    denied = chef.check_tool_call(bad)
+    assert isinstance(denied, Denied) and denied.code == "invalid_arguments"
+    done = chef.execute(good)
+    assert (done.result.call_id, done.result.content, done.result.is_error) == (
+        "c1",
+        'Memory "k" created.',
+        False,
+    )
+    failed = chef.execute(bad)
+    assert failed.result.is_error and "'value' is a required property" in failed.result.content
+
+
+# -- new_context -----------------------------------------------------------------------------
+
+
+def test_request_new_context_summarizes_at_next_compile() -> None:
+    summaries = Summaries()
+    chef = make_chef(on_overflow=summaries)
+    chef.append(assistant("hi there"))
+    chef.append(user("now something else"))
+    chef.request_new_context()
+    assert chef.new_context_pending and summaries.inputs == []
+    payload = chef.compile("openai").payload
+    assert summaries.inputs == ["User: hello\nAssistant: hi there"]
+    assert chef.history == (
+        Message(
+            role="user",
+            parts=(
+                TextPart(text="<conversation_summary>\nsummary #1\n</conversation_summary>"),
+                TextPart(text="now something else"),
+            ),
+        ),
+    )
+    assert payload["messages"][-1]["role"] == "user"
+    assert not chef.new_context_pending
+    chef.compile("openai")
+    assert len(summaries.inputs) == 1  # applied once
+
+
+def test_model_new_context_call_hands_off() -> None:
+    summaries = Summaries()
+    chef = make_chef(
+        memory=InMemoryStore({"tz": "UTC"}), memory_tools="unified", on_overflow=summaries
+    )
+    call = ToolCall(id="n1", name="new_context", arguments='{"reason":"switch to billing"}')
+    chef.append(assistant("", [call]))
+    done = chef.execute(call)
+    assert done.result.content == (
+        "New context requested: from the next turn, the conversation so far is replaced by a "
+        "summary of it."
+    )
+    chef.append(tool_results([done.result]))
+    assert chef.new_context_pending
+    compiled = chef.compile("anthropic")
+    assert summaries.inputs == [
+        'User: hello\n→ tool new_context({"reason":"switch to billing"})\n'
+        "← new_context: New context requested: from the next turn, the conversation so far "
+        "is replaced by a summary of it."
+    ]
+    assert compiled.payload["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "<conversation_summary>\nsummary #1\n</conversation_summary>",
+                },
+                {
+                    "type": "text",
+                    "text": '<memories>\n<memory key="tz">\nUTC\n</memory>\n</memories>',
+                },
+            ],
+        }
+    ]
+
+
+def test_handle_tool_new_context_and_budget_trigger() -> None:
+    summaries = Summaries()
+    chef = make_chef(
+        memory_tools="unified",
+        on_overflow=OverflowHandoff(summarize=summaries, max_history_tokens=50),
+    )
+    assert chef.handle_tool({"name": "new_context", "arguments": {}}).startswith("New context")
+    assert chef.new_context_pending
+    chef.compile("anthropic")  # history is one user turn: nothing to summarize
+    assert summaries.inputs == [] and not chef.new_context_pending
+    chef.append(assistant("x" * 400), user("next"))
+    chef.compile("anthropic")  # over 50 estimated tokens: handoff without a request
+    assert summaries.inputs == [f"User: hello\nAssistant: {'x' * 400}"]
+
+
+def test_request_new_context_needs_a_handoff() -> None:
+    with pytest.raises(UsageError, match="on_overflow"):
+        ContextChef().request_new_context()
+    with pytest.raises(UsageError, match="max_history_tokens must be a positive integer"):
+        OverflowHandoff(summarize=Summaries(), max_history_tokens=0)
+
+
+# -- SDK request types -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("memory_tools", ["legacy", "unified"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_payloads_with_owned_tools_match_sdk_types(target: str, memory_tools: str) -> None:
+    chef = make_chef(
+        memory=InMemoryStore({"tz": "UTC"}), memory_tools=memory_tools, on_overflow=Summaries()
+    )
+    call = ToolCall(id="c1", name="read_file", arguments='{"path": "a"}')
+    chef.append(assistant("", [call]), tool_results([_result("c1")]))
+    payload = chef.compile(target, model="test-model").payload
+    assert sdk_problems(target, payload) == []

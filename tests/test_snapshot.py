@@ -1,0 +1,148 @@
+"""Snapshots: JSON-serializable, versioned, round-trip to identical compiled bytes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from contextchef import (
+    TARGETS,
+    ContextChef,
+    SnapshotMismatchError,
+    ToolCall,
+    UsageError,
+    assistant,
+    user,
+)
+
+
+class State(BaseModel):
+    branch: str
+    count: int
+
+
+def read_file(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: File to read.
+    """
+    return path
+
+
+def write_file(path: str, text: str) -> str:
+    """Write a file.
+
+    Args:
+        path: File to write.
+        text: New content.
+    """
+    return path
+
+
+KIT = {
+    "name": "weather",
+    "description": "Weather APIs",
+    "tools": [
+        {"name": "forecast", "description": "Forecast", "parameters": {"city": {"type": "string"}}}
+    ],
+}
+
+
+def build(**kwargs: Any) -> ContextChef:
+    chef = ContextChef(default_defer=True, pin=["^read_file$"], modes={"qa": ["read_*"]}, **kwargs)
+    chef.register_tools([read_file, write_file])
+    chef.register_toolkits([KIT])
+    return chef
+
+
+def populated() -> ContextChef:
+    chef = build()
+    chef.set_system_prompt("You are careful.")
+    chef.set_history([user("hi"), assistant("hello"), user("read a.py")])
+    chef.set_blocked_tools(["write_*"])
+    chef.load_toolkit("weather")
+    chef.announce("tools:added", "Tools newly available: forecast")
+    chef.announce("tools:removed", "write_file is disabled", channel="user_tail")
+    chef.set_dynamic_state(State(branch="main", count=2))
+    chef.set_system_channel_breakpoint(True)
+    chef.set_mode("qa")
+    return chef
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_round_trip_gives_identical_bytes(target: str) -> None:
+    chef = populated()
+    snap = json.loads(json.dumps(chef.snapshot()))  # JSON-serializable
+    fresh = build()
+    fresh.restore(snap)
+    assert fresh.compile(target).to_json() == chef.compile(target).to_json()
+    assert fresh.snapshot() == snap
+    assert fresh.loaded_toolkits == ("weather",)
+    assert fresh.take_tool_additions() == ()
+
+
+def test_snapshot_fields() -> None:
+    snap = populated().snapshot()
+    assert snap["format"] == "contextchef.snapshot" and snap["version"] == 1
+    assert snap["announcements"] == [
+        {"id": "tools:added", "content": "Tools newly available: forecast", "channel": "auto"},
+        {"id": "tools:removed", "content": "write_file is disabled", "channel": "user_tail"},
+    ]
+    assert snap["dynamic_state"] == {"branch": "main", "count": 2}
+    assert snap["blocked"] == ["write_*"]
+    assert snap["mode"] == "qa"
+    assert snap["history"][0] == {"role": "user", "parts": [{"kind": "text", "text": "hi"}]}
+    assert snap["tools"]["names"] == ["read_file", "write_file"]
+
+
+def test_restore_over_changed_state_and_without_announcements_field() -> None:
+    chef = populated()
+    snap = chef.snapshot()
+    expected = chef.compile("anthropic").to_json()
+    chef.announce("later", "x")
+    chef.set_history([user("other")])
+    chef.restore(snap)
+    assert chef.compile("anthropic").to_json() == expected
+    old = {k: v for k, v in snap.items() if k not in ("announcements", "dynamic_state")}
+    chef.restore(old)
+    assert chef.get_announcements() == ()
+    assert chef.dynamic_state is None
+
+
+def test_restore_with_different_tools_is_a_clear_error_and_changes_nothing() -> None:
+    snap = populated().snapshot()
+    other = ContextChef(modes={"qa": ["read_*"]})
+    other.register_tools([read_file])
+    other.register_toolkits([KIT])
+    other.announce("keep", "me")
+    with pytest.raises(SnapshotMismatchError, match=r"missing \['write_file'\]") as info:
+        other.restore(snap)
+    assert info.value.missing == ("write_file",)
+    assert [a.id for a in other.get_announcements()] == ["keep"]
+    no_kits = ContextChef(modes={"qa": ["read_*"]})
+    no_kits.register_tools([read_file, write_file])
+    with pytest.raises(SnapshotMismatchError, match="register_toolkits"):
+        no_kits.restore(snap)
+
+
+def test_bad_snapshots() -> None:
+    chef = build()
+    with pytest.raises(UsageError, match="not a contextchef snapshot"):
+        chef.restore({"system": "x"})
+    snap = chef.snapshot()
+    with pytest.raises(SnapshotMismatchError, match="version 99"):
+        chef.restore({**snap, "version": 99})
+
+
+def test_loaded_tools_and_gate_state_round_trip() -> None:
+    chef = build()
+    call = ToolCall(id="c1", name="tool_search", arguments='{"tool_names": ["write_file"]}')
+    chef.execute(call)
+    snap = chef.snapshot()
+    fresh = build()
+    fresh.restore(snap)
+    assert fresh.loaded_tools == chef.loaded_tools == ("write_file",)
