@@ -379,3 +379,30 @@ def test_payloads_with_owned_tools_match_sdk_types(target: str, memory_tools: st
     chef.append(assistant("", [call]), tool_results([_result("c1")]))
     payload = chef.compile(target, model="test-model").payload
     assert sdk_problems(target, payload) == []
+
+
+def test_hooks_and_snapshots_cover_owned_tools() -> None:
+    from contextchef import ContextChef, InMemoryStore, ToolCall
+
+    seen: list[str] = []
+    chef = ContextChef(
+        memory=InMemoryStore(), memory_tools="unified", on_overflow=lambda text: "summary"
+    )
+    chef.before_tool_call(lambda e: seen.append(e.wire_name) or None)
+    chef.before_tool_call(lambda e: "no deletes" if e.arguments.get("action") == "delete" else None)
+    ok = chef.execute(
+        ToolCall(id="1", name="context", arguments='{"action": "create", "key": "k", "value": "v"}')
+    )
+    assert not ok.result.is_error and seen == ["context"]
+    denied = chef.execute(
+        ToolCall(id="2", name="context", arguments='{"action": "delete", "key": "k"}')
+    )
+    assert denied.result.is_error and denied.result.content == "no deletes"
+    chef.request_new_context()
+    snap = chef.snapshot()
+    assert snap["new_context_pending"] is True
+    other = ContextChef(
+        memory=InMemoryStore(), memory_tools="unified", on_overflow=lambda text: "summary"
+    )
+    other.restore(snap)
+    assert other.new_context_pending

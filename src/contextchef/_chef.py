@@ -41,14 +41,20 @@ from contextchef._compaction import (
 from contextchef._deferred import TOOL_SEARCH, DeferredConfig
 from contextchef._dispatch import (
     AfterHook,
+    Allowed,
     BeforeHook,
     CheckResult,
+    Denied,
     Execution,
     GateContext,
     acheck_tool_call,
     aexecute,
+    arun_after_hooks,
+    arun_before_hooks,
     check_tool_call,
     execute,
+    run_after_hooks,
+    run_before_hooks,
 )
 from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError
 from contextchef._exposure import READ_ONLY, ExposurePolicy, Mode
@@ -971,13 +977,19 @@ class ContextChef(VolatileStateMixin):
                 `acheck_tool_call`).
         """
         if self.owns_tool(call.name):
-            return self._owned.check(call.name, call.arguments, self._blocked)
+            owned = self._owned.check(call.name, call.arguments, self._blocked)
+            if isinstance(owned, Denied):
+                return owned
+            return run_before_hooks(call, owned, self._gate())
         return check_tool_call(self.view, call, self._gate())
 
     async def acheck_tool_call(self, call: ToolCall) -> CheckResult:
         """Async `check_tool_call` (awaits async before-hooks)."""
         if self.owns_tool(call.name):
-            return self._owned.check(call.name, call.arguments, self._blocked)
+            owned = self._owned.check(call.name, call.arguments, self._blocked)
+            if isinstance(owned, Denied):
+                return owned
+            return await arun_before_hooks(call, owned, self._gate())
         return await acheck_tool_call(self.view, call, self._gate())
 
     def execute(self, call: ToolCall) -> Execution:
@@ -994,14 +1006,22 @@ class ContextChef(VolatileStateMixin):
                 forward them yourself after `check_tool_call`, then `offload` the result).
         """
         if self.owns_tool(call.name):
-            return self._owned.execute(call, self._blocked)
+            done = self._owned.run(call, self.check_tool_call(call))
+            if isinstance(done.check, Allowed):
+                result = run_after_hooks(call, done.check, done.result, self._gate())
+                done = dataclasses.replace(done, result=result)
+            return done
         done = execute(self.view, call, self._registry.handler, self._gate())
         return self._record(done)
 
     async def aexecute(self, call: ToolCall) -> Execution:
         """Async `execute`."""
         if self.owns_tool(call.name):
-            return self._owned.execute(call, self._blocked)
+            done = self._owned.run(call, await self.acheck_tool_call(call))
+            if isinstance(done.check, Allowed):
+                result = await arun_after_hooks(call, done.check, done.result, self._gate())
+                done = dataclasses.replace(done, result=result)
+            return done
         done = await aexecute(self.view, call, self._registry.handler, self._gate())
         return self._record(done)
 

@@ -55,8 +55,12 @@ __all__ = [
     "ToolCallEvent",
     "acheck_tool_call",
     "aexecute",
+    "arun_after_hooks",
+    "arun_before_hooks",
     "check_tool_call",
     "execute",
+    "run_after_hooks",
+    "run_before_hooks",
 ]
 
 
@@ -459,18 +463,23 @@ def check_tool_call(
     result = _static_check(view, call, ctx)
     if isinstance(result, Denied) or _is_meta(view, result.tool):
         return result
-    event = _event(call, result)
+    return run_before_hooks(call, result, ctx)
+
+
+def run_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> CheckResult:
+    """Run the before-hooks on an allowed call; the first denial wins (sync entry)."""
+    event = _event(call, allowed)
     for hook in ctx.before:
         try:
             verdict = _run_sync(hook(event), "a before-hook")
         except _LoopRunning:
             raise
         except Exception as exc:
-            return _hook_failed(result, hook, exc)
-        denied = _before_outcome(result, hook, verdict)
+            return _hook_failed(allowed, hook, exc)
+        denied = _before_outcome(allowed, hook, verdict)
         if denied is not None:
             return denied
-    return result
+    return allowed
 
 
 async def acheck_tool_call(
@@ -481,18 +490,23 @@ async def acheck_tool_call(
     result = _static_check(view, call, ctx)
     if isinstance(result, Denied) or _is_meta(view, result.tool):
         return result
-    event = _event(call, result)
+    return await arun_before_hooks(call, result, ctx)
+
+
+async def arun_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> CheckResult:
+    """Async `run_before_hooks` (awaits async hooks)."""
+    event = _event(call, allowed)
     for hook in ctx.before:
         try:
             verdict = hook(event)
             if inspect.isawaitable(verdict):
                 verdict = await verdict
         except Exception as exc:
-            return _hook_failed(result, hook, exc)
-        denied = _before_outcome(result, hook, verdict)
+            return _hook_failed(allowed, hook, exc)
+        denied = _before_outcome(allowed, hook, verdict)
         if denied is not None:
             return denied
-    return result
+    return allowed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -606,6 +620,13 @@ def execute(
         raise
     except Exception as exc:  # whatever the tool raises is the model's to see
         result = _result(call, error=exc)
+    return Execution(result=run_after_hooks(call, check, result, ctx), check=check)
+
+
+def run_after_hooks(
+    call: ToolCall, check: Allowed, result: ToolResult, ctx: GateContext
+) -> ToolResult:
+    """Run the after-hooks on a result (sync entry); each may replace it."""
     event = _event(call, check)
     for hook in ctx.after:
         try:
@@ -616,7 +637,7 @@ def execute(
             result = _after_failed(result, hook, exc)
             continue
         result = _after_outcome(call, result, hook, value)
-    return Execution(result=result, check=check)
+    return result
 
 
 async def aexecute(
@@ -642,6 +663,13 @@ async def aexecute(
         result = _result(call, value)
     except Exception as exc:
         result = _result(call, error=exc)
+    return Execution(result=await arun_after_hooks(call, check, result, ctx), check=check)
+
+
+async def arun_after_hooks(
+    call: ToolCall, check: Allowed, result: ToolResult, ctx: GateContext
+) -> ToolResult:
+    """Async `run_after_hooks` (awaits async hooks)."""
     event = _event(call, check)
     for hook in ctx.after:
         try:
@@ -652,4 +680,4 @@ async def aexecute(
             result = _after_failed(result, hook, exc)
             continue
         result = _after_outcome(call, result, hook, value)
-    return Execution(result=result, check=check)
+    return result

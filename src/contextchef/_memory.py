@@ -506,7 +506,10 @@ class OwnedTools:
 
     def execute(self, call: ToolCall, blocked: Sequence[str]) -> Execution:
         """Check and run one call to an owned tool; every outcome is a `ToolResult`."""
-        check = self.check(call.name, call.arguments, blocked)
+        return self.run(call, self.check(call.name, call.arguments, blocked))
+
+    def run(self, call: ToolCall, check: CheckResult) -> Execution:
+        """Run a call the gate has decided on (a denial becomes an error result)."""
         if isinstance(check, Denied):
             text, error = check.reason, True
         else:

@@ -108,6 +108,7 @@ def take_snapshot(chef: ContextChef) -> dict[str, Any]:
         ),
         "anchor": state.anchor,
         "system_channel_breakpoint": state.system_breakpoint,
+        "new_context_pending": chef.new_context_pending,
         "tools": {"fingerprint": fingerprint, "names": names, "runtime": runtime},
     }
 
@@ -219,3 +220,6 @@ def restore_snapshot(chef: ContextChef, data: Mapping[str, Any]) -> None:
     state.dynamic_state = data.get("dynamic_state")
     state.anchor = data.get("anchor", state.anchor) or ""
     state.system_breakpoint = bool(data.get("system_channel_breakpoint", False))
+    chef._new_context_pending = bool(data.get("new_context_pending", False)) and (
+        chef._owned.handoff is not None
+    )
