@@ -229,7 +229,13 @@ class VolatileState:
         if self.dynamic_state is not None:
             pieces.append(render_dynamic_state(self.dynamic_state))
             kinds.append("dynamic_state")
-        implicit = self.implicit_context() if self.implicit_context is not None else None
+        try:
+            implicit = self.implicit_context() if self.implicit_context is not None else None
+        except Exception as exc:
+            raise UsageError(
+                f"the implicit-context hook raised {type(exc).__name__}: {exc}; compile "
+                "stopped (fix the hook or remove it with set_implicit_context(None))"
+            ) from exc
         if implicit is not None and not isinstance(implicit, str):
             raise UsageError(
                 f"the implicit-context hook must return a string or None, got "
@@ -254,7 +260,13 @@ class VolatileState:
     def emit(self, event: CompileEvent) -> None:
         """Run the handlers of `event.name` in registration order."""
         for handler in tuple(self.handlers[event.name]):
-            handler(event)
+            try:
+                handler(event)
+            except Exception as exc:
+                raise UsageError(
+                    f"a {event.name!r} handler ({getattr(handler, '__name__', handler)!r}) "
+                    f"raised {type(exc).__name__}: {exc}; remove it with chef.off()"
+                ) from exc
 
     def warn_hoist(self, target: str, payload: Mapping[str, Any], tail: VolatileTail) -> None:
         """Warn once per session when Anthropic had to hoist the positional system message."""

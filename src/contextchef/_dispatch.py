@@ -27,8 +27,10 @@ exceptions that stop the agent loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import inspect
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -231,8 +233,14 @@ def _resolve(view: SessionView, call: ToolCall) -> Resolved:
 def _resolve_action(ns: NamespaceView, arguments: Mapping[str, Any]) -> Resolved:
     """A namespace call -> (sub-tool, its arguments, ``namespace:<name>``), or a denial.
 
-    ``args`` may be omitted for an action without required arguments (``{}``).
+    ``args`` may be omitted for an action without required arguments (``{}``), and may
+    be a JSON string holding the object (models often nest arguments that way; the same
+    rule as `Pruner.resolve_namespace`).
     """
+    arguments = dict(arguments)
+    if isinstance(arguments.get("args"), str):
+        with contextlib.suppress(json.JSONDecodeError):  # else reported below
+            arguments["args"] = json.loads(arguments["args"] or "{}")
     action = arguments.get("action")
     problems = [f"unexpected property {k!r}" for k in sorted(arguments) if k not in _NS_KEYS]
     if not isinstance(action, str):
@@ -323,7 +331,8 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
     denied = _route(view, ctx, tool, via)
     if denied is not None:
         return denied
-    if matches(ctx.blocked, (wire, tool.name)):
+    wrapper = via.split(":", 1)[1] if via and via.startswith("namespace:") else None
+    if matches(ctx.blocked, (wire, tool.name, *((wrapper,) if wrapper else ()))):
         return Denied(reason=f'Tool "{wire}" is currently blocked.', code="blocked", tool=tool)
     return None
 
@@ -349,6 +358,10 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
         return resolved
     tool, arguments, via = resolved
     if _is_meta(view, tool):
+        if matches(ctx.blocked, (tool.name,)):
+            return Denied(
+                reason=f'Tool "{tool.name}" is currently blocked.', code="blocked", tool=tool
+            )
         return Allowed(tool=tool, wire_name=tool.name, arguments=dict(arguments))
     denied = _policy(view, ctx, tool, via)
     if denied is not None:

@@ -29,6 +29,7 @@ replaces the history (see `handoff_keep_turns` for what stays verbatim).
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import os
 import tempfile
@@ -369,7 +370,10 @@ def render_memories(items: Sequence[tuple[str, str]]) -> str:
     """
     if not items:
         return ""
-    body = "\n".join(f'<memory key="{k}">\n{v}\n</memory>' for k, v in items)
+    # values are the model's own text: escape them so they cannot close the block
+    body = "\n".join(
+        f'<memory key="{k}">\n{html.escape(v, quote=False)}\n</memory>' for k, v in items
+    )
     return f"<{MEMORIES_TAG}>\n{body}\n</{MEMORIES_TAG}>"
 
 

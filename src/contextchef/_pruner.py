@@ -367,7 +367,14 @@ class Pruner:
         """Make `result` the structural whitelist for the next compiles (mode ``pruned``).
 
         Runtime tools (e.g. a loaded toolkit's) stay reachable. Changes the tools array.
+
+        Raises:
+            UsageError: `result` is not a `PruneResult`.
         """
+        if not isinstance(result, PruneResult):
+            raise UsageError(
+                f"apply takes the PruneResult of a prune_* call, got {type(result).__name__}"
+            )
         wire = self._chef.registry.wire_name_for
         include = tuple(f"^{wire(t)}$" for t in result.tools)
         self._chef.set_whitelist(Mode(name=PRUNED_MODE, include=include, runtime=True))

@@ -178,6 +178,56 @@ def _announcements(raw: Any) -> dict[str, Announcement]:
     return out
 
 
+_SHAPE: dict[str, tuple[type, ...]] = {
+    "system": (str,),
+    "history": (list,),
+    "exposure": (dict,),
+    "mode": (str, type(None)),
+    "whitelist": (dict, type(None)),
+    "blocked": (list,),
+    "loaded_tools": (list,),
+    "loaded_toolkits": (list,),
+    "native_search": (bool,),
+    "announcements": (list,),
+    "dynamic_state": (dict, type(None)),
+    "anchor": (str, type(None)),
+    "system_channel_breakpoint": (bool,),
+    "new_context_pending": (bool,),
+    "tools": (dict,),
+}
+
+
+def _check_shape(data: Mapping[str, Any]) -> None:
+    """Every field has the type `take_snapshot` writes, before anything is changed."""
+    for key, types in _SHAPE.items():
+        if key in data and not isinstance(data[key], types):
+            wanted = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise UsageError(
+                f"snapshot field {key!r} must be {wanted}, got {type(data[key]).__name__}; "
+                "nothing was restored"
+            )
+    for key in ("blocked", "loaded_tools", "loaded_toolkits"):
+        if not all(isinstance(x, str) for x in data.get(key) or ()):
+            raise UsageError(f"snapshot field {key!r} must hold strings; nothing was restored")
+    exposure = data.get("exposure") or {}
+    if not isinstance(exposure.get("default_defer", False), bool) or not all(
+        isinstance(p, str) for k in ("defer", "pin") for p in exposure.get(k) or ()
+    ):
+        raise UsageError("snapshot field 'exposure' is malformed; nothing was restored")
+    whitelist = data.get("whitelist")
+    if whitelist is not None and not isinstance(whitelist.get("name"), str):
+        raise UsageError("snapshot field 'whitelist' needs a 'name'; nothing was restored")
+    for item in data.get("announcements") or ():
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("id"), str)
+            or not isinstance(item.get("content"), str)
+        ):
+            raise UsageError(
+                "snapshot announcements need string 'id' and 'content'; nothing was restored"
+            )
+
+
 def restore_snapshot(chef: ContextChef, data: Mapping[str, Any]) -> None:
     """Make `chef`'s data what `data` (from `take_snapshot`) recorded.
 
@@ -190,6 +240,7 @@ def restore_snapshot(chef: ContextChef, data: Mapping[str, Any]) -> None:
         CorruptHistoryError: The recorded history is malformed.
     """
     _check_header(data)
+    _check_shape(data)
     _check_tools(chef, data)
     announcements = _announcements(data.get("announcements"))
     exposure = data.get("exposure") or {}
