@@ -112,3 +112,13 @@ def test_failing_hooks_in_compile_are_usage_errors() -> None:
     chef.on("compile:done", boom)
     with pytest.raises(UsageError, match=r"remove it with chef\.off"):
         chef.compile("openai")
+
+
+def test_gate_accepts_call_dicts_and_rejects_junk() -> None:
+    chef = chef_with_ns()
+    check = chef.check_tool_call(
+        {"name": "fs", "arguments": {"action": "read_file", "args": {"path": "a"}}}
+    )
+    assert check.decision == "allowed"
+    with pytest.raises(UsageError, match="expected a ToolCall"):
+        chef.check_tool_call(5)  # type: ignore[arg-type]

@@ -149,6 +149,21 @@ def prefix_fingerprint(system_segment: str, tools: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+CallLike = ToolCall | Mapping[str, Any]
+"""A tool call: a `ToolCall`, or a dict ``{"id"?, "name", "arguments"}`` whose arguments are
+a JSON string or an object."""
+
+
+def _as_call(call: CallLike) -> ToolCall:
+    """Normalize the accepted call shapes to a `ToolCall`."""
+    if isinstance(call, ToolCall):
+        return call
+    if isinstance(call, Mapping) and isinstance(call.get("name"), str):
+        arguments = call.get("arguments", call.get("input", "{}"))
+        return ToolCall(id=str(call.get("id", "call")), name=call["name"], arguments=arguments)
+    raise UsageError(f"expected a ToolCall or a dict with 'name' and 'arguments', got {call!r:.80}")
+
+
 def _patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
     """One pattern or a sequence of them, as a tuple (a bare string is one pattern)."""
     if value is None or not isinstance(value, (str, Sequence)):
@@ -966,7 +981,7 @@ class ContextChef(VolatileStateMixin):
 
     # -- dispatch ------------------------------------------------------------------------
 
-    def check_tool_call(self, call: ToolCall) -> CheckResult:
+    def check_tool_call(self, call: CallLike) -> CheckResult:
         """Run the gate on a model's call.
 
         In order: known? in the mode? reachable? blocked? schema-valid? before-hooks?
@@ -976,6 +991,7 @@ class ContextChef(VolatileStateMixin):
             UsageError: An async before-hook inside a running event loop (use
                 `acheck_tool_call`).
         """
+        call = _as_call(call)
         if self.owns_tool(call.name):
             owned = self._owned.check(call.name, call.arguments, self._blocked)
             if isinstance(owned, Denied):
@@ -983,8 +999,9 @@ class ContextChef(VolatileStateMixin):
             return run_before_hooks(call, owned, self._gate())
         return check_tool_call(self.view, call, self._gate())
 
-    async def acheck_tool_call(self, call: ToolCall) -> CheckResult:
+    async def acheck_tool_call(self, call: CallLike) -> CheckResult:
         """Async `check_tool_call` (awaits async before-hooks)."""
+        call = _as_call(call)
         if self.owns_tool(call.name):
             owned = self._owned.check(call.name, call.arguments, self._blocked)
             if isinstance(owned, Denied):
@@ -992,7 +1009,7 @@ class ContextChef(VolatileStateMixin):
             return await arun_before_hooks(call, owned, self._gate())
         return await acheck_tool_call(self.view, call, self._gate())
 
-    def execute(self, call: ToolCall) -> Execution:
+    def execute(self, call: CallLike) -> Execution:
         """Gate and run a call; records schemas fetched through ``tool_search``.
 
         A ``load_toolkit`` call loads the toolkit (see `load_toolkit`) and returns its
@@ -1005,6 +1022,7 @@ class ContextChef(VolatileStateMixin):
             UsageError: Allowed call to a tool without a registered handler (MCP tools:
                 forward them yourself after `check_tool_call`, then `offload` the result).
         """
+        call = _as_call(call)
         if self.owns_tool(call.name):
             done = self._owned.run(call, self.check_tool_call(call))
             if isinstance(done.check, Allowed):
@@ -1014,8 +1032,9 @@ class ContextChef(VolatileStateMixin):
         done = execute(self.view, call, self._registry.handler, self._gate())
         return self._record(done)
 
-    async def aexecute(self, call: ToolCall) -> Execution:
+    async def aexecute(self, call: CallLike) -> Execution:
         """Async `execute`."""
+        call = _as_call(call)
         if self.owns_tool(call.name):
             done = self._owned.run(call, await self.acheck_tool_call(call))
             if isinstance(done.check, Allowed):
