@@ -101,3 +101,16 @@ def test_cli_errors_are_clear_and_exit_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["plan", "--target", "claude"])
     assert result.exit_code == 2
     assert "unknown target 'claude'" in result.output
+
+
+def test_benchmark_catalogs_need_and_get_repair_on_the_command_line() -> None:
+    from conftest import shared_data
+
+    path = str(shared_data() / "retrieval" / "bfcl_live.catalog.json")
+    failed = runner.invoke(app, ["search", "weather", "--catalog", path])
+    assert failed.exit_code == 2 and "--repair-schemas" in failed.output
+    ok = runner.invoke(app, ["search", "weather", "--catalog", path, "--repair-schemas", "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.output)["results"]
+    plan_ok = runner.invoke(app, ["plan", path, "--repair-schemas", "--json"])
+    assert plan_ok.exit_code == 0 and json.loads(plan_ok.output)["tools_total"] == 1282

@@ -39,31 +39,45 @@ app = typer.Typer(
 _DEMO_SYSTEM = "You are a careful software engineering agent. Use tools when they help."
 
 
-def _load(paths: list[Path]) -> list[Catalog]:
+def _load(paths: list[Path], *, repair: bool = False) -> list[Catalog]:
     """Load catalogs; files declaring the same server name are told apart by file name."""
     if not paths:
         return [load_demo_catalog()]
-    raw = [load_catalog(p) for p in paths]
+    raw = [load_catalog(p, repair_schemas=repair) for p in paths]
     declared = Counter(s for c in raw for s in c.server_descriptions)
     out = []
     for path, cat in zip(paths, raw, strict=True):
         if any(declared[s] > 1 for s in cat.server_descriptions):
-            cat = load_catalog(path, server=path.stem)
+            cat = load_catalog(path, server=path.stem, repair_schemas=repair)
         out.append(cat)
     return out
 
 
 def _chef(
-    paths: list[Path], *, default_defer: bool, defer: list[str], pin: list[str]
+    paths: list[Path],
+    *,
+    default_defer: bool,
+    defer: list[str],
+    pin: list[str],
+    repair: bool = False,
 ) -> ContextChef:
     chef = ContextChef(default_defer=default_defer, defer=defer, pin=pin)
-    for cat in _load(paths):
+    for cat in _load(paths, repair=repair):
         chef.register_catalog(cat)
     return chef
 
 
+_REPAIR_OPTION = typer.Option(
+    "--repair-schemas",
+    help="Map non-standard schema dialects (BFCL/ACEBench 'dict', 'float'...) onto JSON Schema.",
+)
+
+
 def _fail(exc: ContextChefError) -> None:
-    Console(stderr=True).print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+    text = str(exc)
+    if "repair_schemas=True" in text:
+        text += "\n(on the command line: --repair-schemas)"
+    Console(stderr=True).print(f"[red]error:[/red] {text}", markup=False, highlight=False)
     raise typer.Exit(code=2)
 
 
@@ -95,6 +109,7 @@ def plan(
         Path | None, typer.Option(help="Write the compiled payload (one user turn) here.")
     ] = None,
     model: Annotated[str, typer.Option(help="Model name written into the payload.")] = "model",
+    repair_schemas: Annotated[bool, _REPAIR_OPTION] = False,
 ) -> None:
     """Show what the tool catalog costs per turn, flat vs with deferred loading."""
     cache = CacheCostModel(
@@ -109,6 +124,7 @@ def plan(
             default_defer=default_defer,
             defer=list(defer or []),
             pin=list(pin or []),
+            repair=repair_schemas,
         )
         report = chef.plan(target, cache=cache)
         if payload_out is not None:
@@ -187,13 +203,16 @@ def search(
     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="Results to return.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    repair_schemas: Annotated[bool, _REPAIR_OPTION] = False,
 ) -> None:
     """Search the catalog as the model's tool_search would."""
     if not query.strip():
         _fail(UsageError("the query is empty; say what the tool should do"))
         return
     try:
-        chef = _chef(list(catalog or []), default_defer=True, defer=[], pin=[])
+        chef = _chef(
+            list(catalog or []), default_defer=True, defer=[], pin=[], repair=repair_schemas
+        )
         view = chef.view
         hits = view.index.search([query], limit=limit)
         text = run_tool_search({"queries": [query], "limit": limit}, view.index, view.config).text
