@@ -26,6 +26,7 @@ from contextchef import (
     user,
 )
 from contextchef._dispatch import ToolCallEvent
+from spec001_example import NAMESPACES
 
 
 def call(name: str, args: Any, id: str = "c") -> ToolCall:
@@ -40,36 +41,6 @@ SPEC_TOOLS: list[dict[str, Any]] = [
     {"name": "read_file", "description": "Read a file", "tags": ["file", "read"]},
     {"name": "run_bash", "description": "Run a command", "tags": ["shell"]},
     {"name": "get_time", "description": "Get timestamp"},
-]
-
-NAMESPACES: list[dict[str, Any]] = [
-    {
-        "name": "file_ops",
-        "description": "File system operations",
-        "tools": [
-            {
-                "name": "read_file",
-                "description": "Read a file",
-                "parameters": {"path": {"type": "string"}},
-            },
-            {
-                "name": "write_file",
-                "description": "Write to a file",
-                "parameters": {"path": {"type": "string"}, "content": {"type": "string"}},
-            },
-        ],
-    },
-    {
-        "name": "terminal",
-        "description": "Shell command execution",
-        "tools": [
-            {
-                "name": "run_bash",
-                "description": "Execute a command",
-                "parameters": {"command": {"type": "string"}},
-            }
-        ],
-    },
 ]
 
 TOOLKITS: list[dict[str, Any]] = [

@@ -34,6 +34,7 @@ from contextchef import (
     user,
 )
 from contextchef._announce import DEFAULT_ANCHOR
+from spec001_example import NAMESPACES
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -187,36 +188,6 @@ def test_02_runtime_blocklist_is_dispatch_side_only() -> None:
 
 
 # -- Namespace + Lazy Loading (Two-Layer Architecture) ------------------------------------
-
-NAMESPACES: list[dict[str, Any]] = [
-    {
-        "name": "file_ops",
-        "description": "File system operations",
-        "tools": [
-            {
-                "name": "read_file",
-                "description": "Read a file",
-                "parameters": {"path": {"type": "string"}},
-            },
-            {
-                "name": "write_file",
-                "description": "Write to a file",
-                "parameters": {"path": {"type": "string"}, "content": {"type": "string"}},
-            },
-        ],
-    },
-    {
-        "name": "terminal",
-        "description": "Shell command execution",
-        "tools": [
-            {
-                "name": "run_bash",
-                "description": "Execute a command",
-                "parameters": {"command": {"type": "string"}},
-            }
-        ],
-    },
-]
 
 TOOLKITS: list[dict[str, Any]] = [
     {

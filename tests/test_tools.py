@@ -280,3 +280,23 @@ def test_strict_rewrite_refuses_open_maps_and_unsupported_keywords() -> None:
     )
     assert out is not None
     assert out["properties"]["e"] == {"enum": ["a", "b", None], "type": ["string", "null"]}
+
+
+def test_register_mcp_tools_list_result() -> None:
+    chef = ContextChef(default_defer=True)
+    added = chef.register_mcp_tools(
+        {
+            "tools": [
+                {
+                    "name": "query",
+                    "description": "Run SQL.",
+                    "inputSchema": SCHEMA,
+                    "annotations": {"readOnlyHint": True},
+                }
+            ]
+        },
+        server="postgres",
+        description="Production replica",
+    )
+    assert [(t.server, t.name, t.source) for t in added] == [("postgres", "query", "mcp")]
+    assert "postgres: Production replica\n  postgres__query" in chef.view.directory

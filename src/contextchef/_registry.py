@@ -176,17 +176,6 @@ class Registry:
         key = self._wire.get(wire)
         return self._tools[key] if key else None
 
-    def find(self, name: str) -> Tool | None:
-        """Resolve a name as the model or user would write it.
-
-        Tries the wire name, then a unique bare name; None if unknown or ambiguous.
-        """
-        tool = self.by_wire_name(name)
-        if tool is not None:
-            return tool
-        matches = [t for t in self._ordered if t.name == name]
-        return matches[0] if len(matches) == 1 else None
-
     def handler(self, tool: Tool) -> Handler | None:
         """The Python callable registered for `tool`, if any."""
         return self._handlers.get(tool.key)

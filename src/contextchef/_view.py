@@ -151,14 +151,6 @@ class SessionView:
             return self.namespaces[name].tool
         return self.toolkit_loader if name == LOAD_TOOLKIT else None
 
-    def is_meta(self, wire_name: str) -> bool:
-        """True for ``tool_search`` / ``defer_execute`` when they are active."""
-        return wire_name in self.meta_tools
-
-    def description_of(self, tool: Tool) -> str:
-        """The tool's rendered description (templates rendered once, then frozen)."""
-        return self.descriptions.get(tool.key, tool.description)
-
     def unavailable_reason(self, name: str) -> str | None:
         """Why a registered tool is not searchable now (hidden by the mode), else None."""
         tool = self.lookup(name)
