@@ -25,8 +25,8 @@ from contextchef import (
     tool_results,
     user,
 )
-from contextchef._messages import Message
-from contextchef._normalize import PORTABLE, PRESETS, normalize
+from contextchef.history._messages import Message
+from contextchef.history._normalize import PORTABLE, PRESETS, normalize
 from contextchef.providers import TARGETS, RequestOptions, get_adapter
 
 

@@ -27,8 +27,8 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from contextchef import load_catalog
-from contextchef._catalogs import Catalog
-from contextchef._retrieval import LabelledQuery, Ranker, bm25_ranker, evaluate, load_queries
+from contextchef.search._retrieval import LabelledQuery, Ranker, bm25_ranker, evaluate, load_queries
+from contextchef.tools._catalogs import Catalog
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("CONTEXTCHEF_SHARED_DATA", REPO.parent / "shared" / "data"))

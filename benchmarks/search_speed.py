@@ -28,9 +28,9 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from contextchef import ContextChef, DeferredConfig, ToolCall, load_catalog
-from contextchef._deferred import run_tool_search
-from contextchef._search import ToolIndex, _document, tokenize
-from contextchef._tool import Tool
+from contextchef.deferred._meta import run_tool_search
+from contextchef.search._index import ToolIndex, _document, tokenize
+from contextchef.tools._tool import Tool
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("CONTEXTCHEF_SHARED_DATA", REPO.parent / "shared" / "data"))

@@ -20,7 +20,7 @@ from contextchef import (
     tool_results,
     user,
 )
-from contextchef._announce import DEFAULT_ANCHOR
+from contextchef.session._volatile import DEFAULT_ANCHOR
 from test_sdk_payloads import sdk_problems
 
 ADDED = "Tools newly available: read_file, grep"

@@ -1,82 +1,119 @@
-"""One public surface, and imports only flow down the layer table of DESIGN.md."""
+"""One public surface; imports flow down the layer table of DESIGN.md; no import circles."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 import contextchef
 from contextchef import _errors
 
 PKG = Path(contextchef.__file__).parent
 
-# module -> layer rank; a module may import only from modules with rank <= its own
+# Top-level package or module -> layer rank. A module may import only from layers of rank
+# <= its own (or from its own package). See docs/ARCHITECTURE.md.
 LAYERS = {
     "_errors": 0,
     "_json": 0,
     "_tokens": 0,
-    "_schema": 1,
-    "_template": 1,
-    "_tool": 1,
-    "_names": 1,
-    "_registry": 1,
-    "_catalogs": 1,
-    "_exposure": 2,
-    "_search": 3,
-    "_retrieval": 3,
-    "_deferred": 4,
-    "_view": 4,
-    "_toolgroups": 4,
-    "_dispatch": 5,
-    "_messages": 0,  # the IR is a leaf: it imports only _errors and _json
-    "_normalize": 0,  # the rest of the messages layer: _errors, _json, _messages, _tokens
-    "_compaction": 0,
-    "_offload": 0,
-    "providers": 7,
-    "_chef": 8,
-    "_pruner": 8,
-    "_memory": 8,
-    "_accounting": 8,
-    "_announce": 8,
-    "_snapshot": 8,
+    "history": 1,  # the message IR and history invariants: foundation only
+    "tools": 1,
+    "exposure": 2,
+    "search": 3,
+    "deferred": 4,
+    "dispatch": 5,
+    "providers": 6,  # wire formats: IR + compiled tools -> payload, history -> IR
+    "session": 8,
+    "testing": 9,
     "cli": 9,
     "__init__": 9,
 }
 
 
-def layer_of(path: Path) -> tuple[str, int]:
-    rel = path.relative_to(PKG)
-    name = rel.parts[0].removesuffix(".py")
-    return name, LAYERS[name]
+def layer_of(path: Path) -> str:
+    return path.relative_to(PKG).parts[0].removesuffix(".py")
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PKG).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(["contextchef", *parts])
+
+
+def imports(path: Path) -> Iterator[str]:
+    """Every ``contextchef`` module `path` imports (TYPE_CHECKING imports included)."""
+    tree = ast.parse(path.read_text("utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "contextchef" or node.module.startswith("contextchef."):
+                yield node.module
+                for alias in node.names:  # `from contextchef.x import _y` imports a module
+                    candidate = f"{node.module}.{alias.name}"
+                    if candidate in MODULES:
+                        yield candidate
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.startswith("contextchef."))
+
+
+MODULES = {module_name(p): p for p in PKG.rglob("*.py")}
+
+
+def test_every_package_has_a_layer() -> None:
+    assert {layer_of(p) for p in PKG.rglob("*.py")} <= set(LAYERS)
 
 
 def test_imports_flow_down_the_layers() -> None:
     for path in PKG.rglob("*.py"):
-        name, rank = layer_of(path)
-        tree = ast.parse(path.read_text("utf-8"))
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.ImportFrom)
-                and node.module
-                and node.module.startswith("contextchef.")
-            ):
-                target = node.module.split(".")[1]
-                assert LAYERS[target] <= rank or target == name, (
-                    f"{path.relative_to(PKG)} imports {node.module} (layer {LAYERS[target]} "
-                    f"> {rank})"
-                )
+        name = layer_of(path)
+        for module in imports(path):
+            if module == "contextchef":
+                assert name in ("cli", "testing", "__init__"), f"{path} imports contextchef"
+                continue
+            target = module.split(".")[1]
+            assert LAYERS[target] <= LAYERS[name] or target == name, (
+                f"{path.relative_to(PKG)} imports {module} (layer {target}={LAYERS[target]} "
+                f"> {name}={LAYERS[name]})"
+            )
+
+
+@pytest.mark.xfail(strict=True, reason="the session modules still import each other")
+def test_no_import_circle() -> None:
+    graph = {
+        name: {m for m in imports(path) if m in MODULES and m != name}
+        for name, path in MODULES.items()
+    }
+    # a package's __init__ importing its own modules is not a circle through them
+    done: set[str] = set()
+
+    def visit(node: str, stack: list[str]) -> None:
+        if node in stack:
+            cycle = [*stack[stack.index(node) :], node]
+            raise AssertionError("import circle: " + " -> ".join(cycle))
+        if node in done:
+            return
+        for nxt in sorted(graph[node]):
+            if nxt != "contextchef" and not node.startswith(nxt + "."):
+                visit(nxt, [*stack, node])
+        done.add(node)
+
+    for name in sorted(graph):
+        visit(name, [])
 
 
 def test_messages_and_providers_do_not_touch_the_registry() -> None:
-    for path in [PKG / "_messages.py", *(PKG / "providers").glob("*.py")]:
+    for path in [*(PKG / "history").rglob("*.py"), *(PKG / "providers").rglob("*.py")]:
         text = path.read_text("utf-8")
-        assert "_registry" not in text and "_exposure" not in text, path
+        assert "_registry" not in text and "exposure" not in text, path
 
 
 def test_all_is_exactly_what_is_importable() -> None:
     public = {n for n in dir(contextchef) if not n.startswith("_")}
-    public -= {"providers", "cli"}  # subpackages, importable on their own
+    # layer packages: importable on their own, not part of the flat surface
+    public -= {p.name for p in PKG.iterdir() if (p / "__init__.py").is_file()} | {"cli"}
     assert set(contextchef.__all__) == public
     for name in contextchef.__all__:
         assert getattr(contextchef, name) is not None

@@ -11,7 +11,9 @@ import pytest
 
 from conftest import load_case
 from contextchef import DeferredConfig, load_catalog
-from contextchef._compaction import (
+from contextchef._errors import CorruptHistoryError, UsageError
+from contextchef.deferred._meta import run_tool_search
+from contextchef.history._compaction import (
     DEFAULT_CLEARED_PLACEHOLDER,
     clear_thinking,
     clear_tool_results,
@@ -21,9 +23,7 @@ from contextchef._compaction import (
     plan_compaction,
     render_transcript,
 )
-from contextchef._deferred import run_tool_search
-from contextchef._errors import CorruptHistoryError, UsageError
-from contextchef._messages import (
+from contextchef.history._messages import (
     MediaPart,
     Message,
     ReasoningPart,
@@ -34,8 +34,8 @@ from contextchef._messages import (
     tool_results,
     user,
 )
-from contextchef._normalize import DEEPSEEK, OPENAI_CHAT, check_pairing, normalize
-from contextchef._search import ToolIndex
+from contextchef.history._normalize import DEEPSEEK, OPENAI_CHAT, check_pairing, normalize
+from contextchef.search._index import ToolIndex
 from test_normalize import call, case_history, render, result
 
 THINK = ReasoningPart(provider="anthropic", text="hmm", provider_data={"signature": "c2ln"})

@@ -201,7 +201,7 @@ def test_server_header_is_truncated_with_an_ellipsis() -> None:
 
 def test_extended_index_scores_like_a_rebuilt_one(catalogs_dir: Path) -> None:
     from contextchef import Tool
-    from contextchef._search import ToolIndex
+    from contextchef.search._index import ToolIndex
 
     cat = load_catalog(catalogs_dir / "github.json")
     entries = [(t, t.name) for t in cat.tools]

@@ -19,7 +19,7 @@ from contextchef import (
     tool_results,
     user,
 )
-from contextchef._catalogs import Catalog
+from contextchef.tools._catalogs import Catalog
 
 TARGETS = ("anthropic", "openai", "responses", "gemini")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from contextchef import ContextChef, ExposurePolicy, Tool
-from contextchef._exposure import compile_pattern
+from contextchef.exposure._policy import compile_pattern
 
 
 def tool(name: str, defer: bool | None = None, server: str | None = None) -> Tool:

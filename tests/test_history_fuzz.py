@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextchef._json import canonical_dumps
-from contextchef._messages import (
+from contextchef.history._messages import (
     MediaPart,
     Message,
     Part,
@@ -29,7 +29,7 @@ from contextchef._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef._normalize import PORTABLE, PRESETS, HistoryRules, check_pairing, normalize
+from contextchef.history._normalize import PORTABLE, PRESETS, HistoryRules, check_pairing, normalize
 from contextchef.providers import TARGETS, RequestOptions, get_adapter
 from test_sdk_payloads import REQUEST_TYPES, sdk_problems
 

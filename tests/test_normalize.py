@@ -11,7 +11,7 @@ import pytest
 
 from conftest import load_case
 from contextchef._errors import CorruptHistoryError
-from contextchef._messages import (
+from contextchef.history._messages import (
     Message,
     ReasoningPart,
     TextPart,
@@ -21,7 +21,7 @@ from contextchef._messages import (
     tool_results,
     user,
 )
-from contextchef._normalize import (
+from contextchef.history._normalize import (
     ANTHROPIC,
     DEEPSEEK,
     GEMINI,

@@ -12,9 +12,10 @@ import pytest
 from conftest import load_case
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
-from contextchef._messages import MediaPart, Message, ToolCall, ToolResult, assistant, user
-from contextchef._normalize import check_pairing, normalize
-from contextchef._offload import (
+from contextchef._tokens import estimate_tokens
+from contextchef.history._messages import MediaPart, Message, ToolCall, ToolResult, assistant, user
+from contextchef.history._normalize import check_pairing, normalize
+from contextchef.history._offload import (
     DEFAULT_READ_BYTES,
     OffloadStore,
     execute_offload_read,
@@ -22,7 +23,6 @@ from contextchef._offload import (
     offload_result,
     read_offloaded,
 )
-from contextchef._tokens import estimate_tokens
 from test_normalize import render
 
 OVERHEAD = 512  # chars the stub may add to the inline budget (marker + notice)

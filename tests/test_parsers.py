@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from conftest import load_case
 from contextchef import CorruptHistoryError, Message, ToolCall, ToolResult
-from contextchef._messages import (
+from contextchef.history._messages import (
     MediaPart,
     Part,
     ProviderPart,
@@ -26,7 +26,7 @@ from contextchef._messages import (
     TextPart,
     message_from_dict,
 )
-from contextchef._normalize import PRESETS, normalize
+from contextchef.history._normalize import PRESETS, normalize
 from contextchef.providers import (
     TARGETS,
     ParsedHistory,

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_data
-from contextchef._retrieval import LabelledQuery, evaluate
-from contextchef._search import tokenize
 from contextchef.cli import app
+from contextchef.search._index import tokenize
+from contextchef.search._retrieval import LabelledQuery, evaluate
 
 
 def q(groups: list[list[str]]) -> LabelledQuery:

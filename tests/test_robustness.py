@@ -249,7 +249,7 @@ def test_history_opening_with_the_assistant_gets_a_user_turn_first() -> None:
 
 def test_foreign_reasoning_is_dropped_before_roles_are_merged() -> None:
     from contextchef import ReasoningPart, TextPart, assistant, user
-    from contextchef._messages import Message
+    from contextchef.history._messages import Message
 
     thinking = ReasoningPart(
         provider="anthropic",

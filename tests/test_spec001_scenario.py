@@ -33,7 +33,7 @@ from contextchef import (
     tool_results,
     user,
 )
-from contextchef._announce import DEFAULT_ANCHOR
+from contextchef.session._volatile import DEFAULT_ANCHOR
 from spec001_example import NAMESPACES
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {}}

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from contextchef._errors import NondeterminismError, TemplateError
-from contextchef._template import render_template
+from contextchef.tools._template import render_template
 
 STUBS = (
     "time",

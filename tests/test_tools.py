@@ -25,7 +25,7 @@ from contextchef import (
     tools_from_mcp,
     wire_name,
 )
-from contextchef._schema import to_strict_schema
+from contextchef.tools._schema import to_strict_schema
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 

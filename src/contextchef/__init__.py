@@ -5,25 +5,6 @@ Deferred tool loading keeps only tool names resident (schemas on demand through
 turns, and every tool call passes one gate under its real name.
 """
 
-from contextchef._accounting import CacheCostModel, PlanReport
-from contextchef._announce import Announcement, CacheAuditFinding, CompileEvent
-from contextchef._catalogs import (
-    Catalog,
-    load_catalog,
-    load_demo_catalog,
-    tool_from_dict,
-    tools_from_mcp,
-)
-from contextchef._chef import CompiledRequest, ContextChef, ToolLike
-from contextchef._compaction import (
-    clear_thinking,
-    clear_tool_results,
-    compact,
-    cut_points,
-    plan_compaction,
-)
-from contextchef._deferred import DeferredConfig
-from contextchef._dispatch import Allowed, CheckResult, Denied, Execution
 from contextchef._errors import (
     CatalogFormatError,
     ContextChefError,
@@ -43,10 +24,21 @@ from contextchef._errors import (
     UnknownToolkitError,
     UsageError,
 )
-from contextchef._exposure import Exposure, ExposurePolicy
 from contextchef._json import canonical_dumps
-from contextchef._memory import FileMemoryStore, InMemoryStore, MemoryStore, OverflowHandoff
-from contextchef._messages import (
+from contextchef._tokens import estimate_tokens
+from contextchef.deferred._groups import Namespace, Toolkit
+from contextchef.deferred._meta import DeferredConfig
+from contextchef.tools._tool import CompiledTool
+from contextchef.dispatch._gate import Allowed, CheckResult, Denied, Execution
+from contextchef.exposure._policy import Exposure, ExposurePolicy
+from contextchef.history._compaction import (
+    clear_thinking,
+    clear_tool_results,
+    compact,
+    cut_points,
+    plan_compaction,
+)
+from contextchef.history._messages import (
     MediaPart,
     Message,
     Part,
@@ -59,8 +51,7 @@ from contextchef._messages import (
     tool_results,
     user,
 )
-from contextchef._names import WIRE_NAME_RE, wire_name
-from contextchef._normalize import (
+from contextchef.history._normalize import (
     PRESETS,
     Change,
     HistoryRules,
@@ -68,14 +59,7 @@ from contextchef._normalize import (
     check_pairing,
     normalize,
 )
-from contextchef._offload import OffloadStore, offload_result, read_offloaded
-from contextchef._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
-from contextchef._registry import Registry
-from contextchef._schema import to_strict_schema
-from contextchef._tokens import estimate_tokens
-from contextchef._tool import Tool, ToolAnnotations
-from contextchef._toolgroups import Namespace, Toolkit
-from contextchef._view import CompiledTool
+from contextchef.history._offload import OffloadStore, offload_result, read_offloaded
 from contextchef.providers import (
     TARGETS,
     ParsedHistory,
@@ -84,6 +68,22 @@ from contextchef.providers import (
     from_openai,
     from_responses,
 )
+from contextchef.session._accounting import CacheCostModel, PlanReport
+from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
+from contextchef.session._memory import FileMemoryStore, InMemoryStore, MemoryStore, OverflowHandoff
+from contextchef.session._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
+from contextchef.session._volatile import Announcement, CacheAuditFinding, CompileEvent
+from contextchef.tools._catalogs import (
+    Catalog,
+    load_catalog,
+    load_demo_catalog,
+    tool_from_dict,
+    tools_from_mcp,
+)
+from contextchef.tools._names import WIRE_NAME_RE, wire_name
+from contextchef.tools._registry import Registry
+from contextchef.tools._schema import to_strict_schema
+from contextchef.tools._tool import Tool, ToolAnnotations
 
 __all__ = [
     "PRESETS",

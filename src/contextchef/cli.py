@@ -19,14 +19,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from contextchef._accounting import CacheCostModel, PlanReport
-from contextchef._catalogs import Catalog, load_catalog, load_demo_catalog
-from contextchef._chef import ContextChef
-from contextchef._deferred import run_tool_search
 from contextchef._errors import ContextChefError, UsageError
-from contextchef._messages import user
-from contextchef._retrieval import RANKERS, evaluate, load_queries
+from contextchef.deferred._meta import run_tool_search
+from contextchef.history._messages import user
 from contextchef.providers import TARGETS
+from contextchef.search._retrieval import RANKERS, evaluate, load_queries
+from contextchef.session._accounting import CacheCostModel, PlanReport
+from contextchef.session._chef import ContextChef
+from contextchef.tools._catalogs import Catalog, load_catalog, load_demo_catalog
 
 __all__ = ["app", "main"]
 

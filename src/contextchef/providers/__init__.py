@@ -10,18 +10,16 @@ history into the IR.
 from __future__ import annotations
 
 from contextchef._errors import UnknownTargetError
-from contextchef.providers._anthropic import AnthropicAdapter
 from contextchef.providers._base import Adapter, Profile, RequestOptions
-from contextchef.providers._gemini import GeminiAdapter
-from contextchef.providers._openai_chat import DeepSeekAdapter, OpenAIChatAdapter
-from contextchef.providers._parse import (
-    ParsedHistory,
-    from_anthropic,
-    from_gemini,
-    from_openai,
-    from_responses,
-)
-from contextchef.providers._responses import ResponsesAdapter
+from contextchef.providers._parsing import ParsedHistory
+from contextchef.providers.anthropic._parse import from_anthropic
+from contextchef.providers.anthropic._render import AnthropicAdapter
+from contextchef.providers.gemini._parse import from_gemini
+from contextchef.providers.gemini._render import GeminiAdapter
+from contextchef.providers.openai_chat._parse import from_openai
+from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAIChatAdapter
+from contextchef.providers.responses._parse import from_responses
+from contextchef.providers.responses._render import ResponsesAdapter
 
 __all__ = [
     "TARGETS",

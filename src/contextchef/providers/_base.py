@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, thaw
-from contextchef._messages import (
+from contextchef.tools._tool import CompiledTool
+from contextchef.history._messages import (
     Message,
     Part,
     ProviderData,
@@ -22,7 +23,6 @@ from contextchef._messages import (
     ReasoningPart,
     ToolCall,
 )
-from contextchef._view import CompiledTool
 
 __all__ = [
     "ANTHROPIC_DEFAULT_MAX_TOKENS",

@@ -1,0 +1,216 @@
+"""Namespaces and lazy toolkits: their model-facing tools and text (deferred layer).
+
+Two ways to keep a large catalog out of the ``tools`` array while keeping the array
+stable from turn to turn:
+
+* a **namespace** groups core tools under ONE tool whose ``action`` enum lists the
+  sub-tools (sorted wire names) and whose ``args`` object carries the sub-tool's
+  arguments; the sub-tools' documentation is rendered into its description. One level
+  only: a namespace never contains a namespace.
+* a **toolkit** is a named bundle of long-tail tools, listed by name and description in
+  a directory block (``<available_toolkits>``) the host puts into the system prompt. The
+  model loads one with the ``load_toolkit`` tool, whose schema is static (no enum that
+  follows the registered toolkits), so registering toolkits never touches its bytes.
+
+Everything rendered here is a pure function of its inputs, sorted by name, so two
+sessions with the same groups produce the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from contextchef._json import JsonValue, canonical_dumps
+from contextchef.tools._schema import summarize_parameters
+from contextchef.tools._tool import Tool, ToolAnnotations
+
+__all__ = [
+    "LOAD_TOOLKIT",
+    "Namespace",
+    "NamespaceView",
+    "Toolkit",
+    "load_toolkit_tool",
+    "namespace_tool",
+    "render_toolkit_directory",
+    "render_toolkit_load",
+]
+
+LOAD_TOOLKIT = "load_toolkit"
+"""Name of the tool the model calls to load a toolkit."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Namespace:
+    """A group of core tools compiled into one stable tool.
+
+    Attributes:
+        name: The namespace tool's name (a provider-legal tool name, e.g. ``file_ops``).
+        description: What the group is for; first line of the tool's description.
+        tools: The sub-tools (registered as builtin tools, reachable only through the
+            namespace).
+    """
+
+    name: str
+    description: str = ""
+    tools: tuple[Tool, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Toolkit:
+    """A bundle of long-tail tools the model loads on demand with ``load_toolkit``.
+
+    Attributes:
+        name: The toolkit's name as listed in the directory (e.g. ``Weather``).
+        description: One line shown in the directory.
+        tools: Its tools; registered as runtime (deferred) tools when it is loaded.
+    """
+
+    name: str
+    description: str = ""
+    tools: tuple[Tool, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class NamespaceView:
+    """A namespace as one compile sees it.
+
+    Attributes:
+        name: The namespace tool's name.
+        tool: The compiled namespace tool (enum of the actions visible in the mode).
+        members: Action (sub-tool wire name) -> sub-tool, including actions hidden by
+            the mode (the gate reports those as outside the mode, not as unknown).
+        actions: The actions visible in the current mode, sorted.
+    """
+
+    name: str
+    tool: Tool
+    members: Mapping[str, Tool] = field(default_factory=dict)
+    actions: tuple[str, ...] = ()
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _action_doc(action: str, tool: Tool, description: str) -> list[str]:
+    head = f"- {action}: {_one_line(description)}".rstrip()
+    return [head.rstrip(":"), *(f"  {line}" for line in summarize_parameters(tool.input_schema))]
+
+
+def namespace_tool(namespace: Namespace, actions: Sequence[tuple[str, Tool, str]]) -> Tool:
+    """The one tool a namespace compiles to.
+
+    Args:
+        namespace: The group.
+        actions: (action name, sub-tool, rendered description) of the visible sub-tools.
+
+    Returns:
+        A tool named after the namespace with a required ``action`` (enum of the sorted
+        action names) and ``args`` (object); the description lists every action with
+        its parameters, sorted by action.
+    """
+    ordered = sorted(actions, key=lambda a: a[0])
+    names: list[JsonValue] = [a for a, _, _ in ordered]
+    lines = [_one_line(namespace.description), ""] if namespace.description.strip() else []
+    lines += [
+        'Call with {"action": <one of the actions below>, "args": {<that action\'s arguments>}}.',
+        "",
+        "Actions:",
+    ]
+    for action, tool, description in ordered:
+        lines += _action_doc(action, tool, description)
+    schema: dict[str, JsonValue] = {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": names, "description": "The action to run."},
+            "args": {
+                "type": "object",
+                "description": "Arguments of the chosen action, as listed in the description.",
+            },
+        },
+        "required": ["action", "args"],
+        "additionalProperties": False,
+    }
+    return Tool(name=namespace.name, description="\n".join(lines), input_schema=schema)
+
+
+_LOADER_DESCRIPTION = (
+    "Load a toolkit listed in <available_toolkits> in the system prompt. Pass its exact "
+    "name; the result lists the toolkit's tools with their input schemas and says how to "
+    "call them. Load a toolkit only when the task needs it."
+)
+
+_LOADER_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "toolkit_name": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Exact name of a toolkit from <available_toolkits>.",
+        }
+    },
+    "required": ["toolkit_name"],
+    "additionalProperties": False,
+}
+
+
+def load_toolkit_tool() -> Tool:
+    """The ``load_toolkit`` tool: static description and schema (no live enum)."""
+    return Tool(
+        name=LOAD_TOOLKIT,
+        description=_LOADER_DESCRIPTION,
+        input_schema=_LOADER_SCHEMA,
+        annotations=ToolAnnotations(read_only=True),
+    )
+
+
+def _xml_escape(text: str, *, attribute: bool = False) -> str:
+    out = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return out.replace('"', "&quot;") if attribute else out
+
+
+def render_toolkit_directory(toolkits: Iterable[Toolkit]) -> str:
+    """The directory block for the system prompt.
+
+    Layout: ``<available_toolkits>``, one line per toolkit sorted by name,
+    ``<toolkit name="NAME">DESCRIPTION</toolkit>`` (description on one line; ``&``,
+    ``<``, ``>`` and, in the name, ``"`` escaped), then ``</available_toolkits>``.
+    ``""`` when there are no toolkits.
+    """
+    ordered = sorted(toolkits, key=lambda t: t.name)
+    if not ordered:
+        return ""
+    lines = ["<available_toolkits>"]
+    for kit in ordered:
+        name = _xml_escape(kit.name, attribute=True)
+        lines.append(f'<toolkit name="{name}">{_xml_escape(_one_line(kit.description))}</toolkit>')
+    lines.append("</available_toolkits>")
+    return "\n".join(lines)
+
+
+def render_toolkit_load(toolkit: Toolkit, wire_names: Sequence[str], *, call_directly: bool) -> str:
+    """The text ``load_toolkit`` returns: each tool's name, description and input schema.
+
+    Args:
+        toolkit: The loaded toolkit.
+        wire_names: The wire names of its tools, in the order of ``toolkit.tools``.
+        call_directly: The provider expands deferred tools itself (call them by name);
+            otherwise they are called through ``defer_execute``.
+    """
+    how = (
+        "Call them directly by name."
+        if call_directly
+        else 'Call them with defer_execute({"tool_name": <name>, "params": {...}}).'
+    )
+    count = f"{len(wire_names)} tool" + ("" if len(wire_names) == 1 else "s")
+    lines = [f'Loaded toolkit "{toolkit.name}" ({count}). {how}']
+    pairs = sorted(zip(wire_names, toolkit.tools, strict=True), key=lambda p: p[0])
+    for wire, tool in pairs:
+        lines += [
+            "",
+            f"## {wire}",
+            _one_line(tool.description) or "(no description)",
+            f"Input schema: {canonical_dumps(tool.input_schema)}",
+        ]
+    return "\n".join(lines)

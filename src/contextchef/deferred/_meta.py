@@ -1,0 +1,384 @@
+"""The meta-tools `tool_search` / `defer_execute` and their model-facing text (deferred layer).
+
+Deferred tools leave only their names in the prompt: a directory rendered into
+``tool_search``'s description. The model fetches schemas with ``tool_search`` (exact
+``tool_names`` or fuzzy ``queries``, exactly one) and calls a deferred tool through
+``defer_execute(tool_name, params)``. Both meta-tools have static schemas and, for a given
+set of deferred tools, a byte-stable description.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from contextchef._json import JsonValue
+from contextchef.search._index import SearchHit, ToolIndex
+from contextchef.tools._schema import summarize_parameters, validation_errors
+from contextchef.tools._tool import Tool, ToolAnnotations
+
+__all__ = [
+    "DEFER_EXECUTE",
+    "TOOL_SEARCH",
+    "DeferredConfig",
+    "DirectoryEntry",
+    "SearchOutcome",
+    "defer_execute_tool",
+    "render_directory",
+    "run_tool_search",
+    "tool_search_tool",
+]
+
+TOOL_SEARCH = "tool_search"
+DEFER_EXECUTE = "defer_execute"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeferredConfig:
+    """Limits of deferred loading. All sizes are in characters.
+
+    Attributes:
+        default_results: Results a fuzzy search returns when the model gives no limit.
+        max_results: Cap on fuzzy results (exact lookups return every name asked for).
+        result_chars: Cap on the whole text a ``tool_search`` call returns.
+        description_chars: Cap on each tool description shown in full results.
+        directory_chars: Budget for the server groups of the directory (builtin names
+            always stay); a group that does not fit is dropped whole.
+        header_chars: Server descriptions in group headers are cut to this length with
+            an ellipsis.
+        overflow_results: Extra hits a fuzzy search lists beyond its limit (names only,
+            the first `brief_results` of them with a one-line description).
+        brief_results: How many overflow hits get a one-line description.
+        require_search: ``defer_execute`` on a deferred tool whose schema the model has
+            not loaded with ``tool_search`` is denied (the default allows it and relies
+            on argument validation returning the schema).
+        always_meta_tools: Keep ``tool_search`` / ``defer_execute`` in the tools array
+            even when nothing is deferred yet, so a first runtime tool changes nothing.
+    """
+
+    default_results: int = 5
+    max_results: int = 10
+    result_chars: int = 12_000
+    description_chars: int = 600
+    directory_chars: int = 8_000
+    header_chars: int = 80
+    overflow_results: int = 10
+    brief_results: int = 3
+    require_search: bool = False
+    always_meta_tools: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class DirectoryEntry:
+    """A deferred tool as listed in the directory.
+
+    Attributes:
+        wire_name: The name the model uses.
+        server: Its group, or None for builtin/runtime tools (listed first, no header).
+    """
+
+    wire_name: str
+    server: str | None
+
+
+_SEARCH_INTRO = (
+    "Fetch the full parameter schemas of deferred tools. Deferred tools are listed below "
+    "by name only; you must load a tool's schema with this tool before calling it with "
+    "defer_execute.\n"
+    "Give exactly one of:\n"
+    "- tool_names: exact tool names from the list (preferred when you know the name);\n"
+    "- queries: keywords describing the capability you need. Write every query in both "
+    'English and Chinese, e.g. ["image generation", "图片生成"].\n'
+    "Results show each tool's parameters; then call "
+    'defer_execute({"tool_name": ..., "params": {...}}).'
+)
+
+_SEARCH_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "tool_names": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
+            "description": "Exact names of deferred tools to load.",
+        },
+        "queries": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
+            "description": "Search keywords, each in English and in Chinese.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "How many matches a keyword search returns.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+_EXECUTE_DESCRIPTION = (
+    "Call a deferred tool. First load its schema with tool_search, then pass its exact "
+    "name as tool_name and its arguments as params (a JSON object that follows the loaded "
+    "schema). Arguments are checked against that schema before the tool runs; an invalid "
+    "call returns the problems and the expected schema."
+)
+
+_EXECUTE_SCHEMA: dict[str, JsonValue] = {
+    "type": "object",
+    "properties": {
+        "tool_name": {"type": "string", "description": "Exact name of the deferred tool."},
+        "params": {"type": "object", "description": "Arguments for that tool."},
+    },
+    "required": ["tool_name", "params"],
+    "additionalProperties": False,
+}
+
+
+def _cut(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def render_directory(
+    entries: Sequence[DirectoryEntry],
+    server_descriptions: Mapping[str, str],
+    config: DeferredConfig,
+) -> str:
+    """Render the deferred-name directory.
+
+    Layout: ``<available_deferred_tools>``, then builtin/runtime names (sorted, one per
+    line, no header), then one group per server (sorted by server name; header
+    ``<server>: <description cut to header_chars>``, then its names indented by two
+    spaces, sorted). Servers listed in `server_descriptions` with no deferred tool still
+    get a header. Groups are charged against ``config.directory_chars`` whole: a group
+    that does not fit is left out and a last line counts what was left out. Names are
+    never cut.
+    """
+    loose = sorted(e.wire_name for e in entries if e.server is None)
+    groups: dict[str, list[str]] = {s: [] for s in server_descriptions}
+    for e in entries:
+        if e.server is not None:
+            groups.setdefault(e.server, []).append(e.wire_name)
+    lines = ["<available_deferred_tools>", *loose]
+    used = 0
+    dropped_servers = dropped_tools = 0
+    for server in sorted(groups):
+        desc = server_descriptions.get(server, "")
+        header = f"{server}: {_cut(desc, config.header_chars)}" if desc.strip() else server
+        block = [header, *(f"  {n}" for n in sorted(groups[server]))]
+        size = sum(len(x) + 1 for x in block)
+        if used + size > config.directory_chars:
+            dropped_servers += 1
+            dropped_tools += len(groups[server])
+            continue
+        used += size
+        lines += block
+    if dropped_servers:
+        lines += [
+            "",
+            f"[{dropped_servers} more server(s) with {dropped_tools} tool(s) are not listed; "
+            "use tool_search with queries to find them.]",
+        ]
+    lines.append("</available_deferred_tools>")
+    return "\n".join(lines)
+
+
+def tool_search_tool(directory: str) -> Tool:
+    """The ``tool_search`` meta-tool, its description ending with `directory`."""
+    return Tool(
+        name=TOOL_SEARCH,
+        description=f"{_SEARCH_INTRO}\n\n{directory}",
+        input_schema=_SEARCH_SCHEMA,
+        annotations=ToolAnnotations(read_only=True),
+    )
+
+
+def defer_execute_tool() -> Tool:
+    """The ``defer_execute`` meta-tool (static description and schema)."""
+    return Tool(name=DEFER_EXECUTE, description=_EXECUTE_DESCRIPTION, input_schema=_EXECUTE_SCHEMA)
+
+
+def _full_entry(hit: SearchHit, config: DeferredConfig) -> str:
+    tool = hit.tool
+    lines = [hit.wire_name + (f"  [server: {tool.server}]" if tool.server else "")]
+    if tool.description.strip():
+        lines.append("  " + _cut(tool.description, config.description_chars))
+    lines.append("  Parameters:")
+    lines += [f"    {p}" for p in summarize_parameters(tool.input_schema)]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchOutcome:
+    """What one ``tool_search`` call produced.
+
+    Attributes:
+        text: The model-facing result text (never empty).
+        loaded: Wire names whose full parameters were shown (their schemas are now in
+            the model's context).
+        is_error: The arguments were unusable.
+    """
+
+    text: str
+    loaded: tuple[str, ...] = ()
+    is_error: bool = False
+
+
+MAX_FALLBACK_NAMES = 5
+"""Missing exact names that get a fuzzy fallback in one call (the rest are listed)."""
+
+ECHO_CHARS = 120
+"""Longest piece of the model's own input echoed back in a message."""
+
+
+def run_tool_search(
+    arguments: Mapping[str, Any],
+    index: ToolIndex,
+    config: DeferredConfig,
+    *,
+    explain_missing: Callable[[str], str | None] | None = None,
+) -> SearchOutcome:
+    """Answer a ``tool_search`` call.
+
+    Arguments are checked against the tool's own schema first. Then three levels of
+    degradation:
+
+    1. an exact lookup that misses falls back to fuzzy matching on the missing names
+       (near spellings first, then BM25; for at most `MAX_FALLBACK_NAMES` names);
+    2. a search that still finds nothing returns a sentence asking to rephrase (never
+       an empty result);
+    3. more hits than fit: the first ``limit`` get their full parameters (while the text
+       stays under ``result_chars``), the next ``brief_results`` a one-line description,
+       the rest (up to ``overflow_results``) their names only, then a line saying how to
+       load full schemas by name.
+
+    The whole text never exceeds ``config.result_chars`` characters.
+
+    Args:
+        arguments: The model's arguments.
+        index: The session's search index (visible tools only).
+        config: Limits.
+        explain_missing: Says why a name is not in the index (e.g. hidden by the mode),
+            or None when it simply does not exist.
+    """
+    problems = validation_errors(_SEARCH_SCHEMA, arguments)
+    given = [k for k in ("tool_names", "queries") if k in arguments]
+    if problems or len(given) != 1:
+        detail = "; ".join(problems) if problems else "got " + (" and ".join(given) or "neither")
+        return SearchOutcome(
+            text=_capped(
+                "tool_search needs exactly one of 'tool_names' (a list of exact names) or "
+                "'queries' (a list of keywords, in English and Chinese), and an optional "
+                f"integer 'limit' >= 1: {detail}.",
+                config,
+            ),
+            is_error=True,
+        )
+    names: list[str] | None = arguments.get("tool_names")
+    queries: list[str] | None = arguments.get("queries")
+    want = min(arguments.get("limit", config.default_results), config.max_results)
+    notes: list[str] = []
+    if names is not None:
+        hits, missing = index.exact(names)
+        full = len(hits)  # the cap binds fuzzy search only
+        if missing:
+            notes += _missing_notes(missing, explain_missing)
+            searchable = [m for m in missing if not (explain_missing and explain_missing(m))]
+            fuzzy = _fallback(
+                index, searchable[:MAX_FALLBACK_NAMES], hits, want + config.overflow_results
+            )
+            if fuzzy:
+                notes.append("Closest matches follow.")
+            hits = hits + fuzzy
+            full += min(len(fuzzy), want)
+    else:
+        hits = index.search(queries or [], limit=want + config.overflow_results)
+        full = want
+    if not hits:
+        asked = ", ".join(repr(_cut(q, ECHO_CHARS)) for q in (names or queries or [])[:5])
+        return SearchOutcome(
+            text=_capped(
+                "\n".join(notes[:1])
+                + ("\n" if notes else "")
+                + f"No tool matched {asked}. Try other keywords (synonyms, in English and "
+                "Chinese), or pick an exact name from the list in tool_search's "
+                "description.",
+                config,
+            )
+        )
+    return _render_hits(hits, full, notes, config)
+
+
+def _missing_notes(missing: list[str], explain: Callable[[str], str | None] | None) -> list[str]:
+    explained = [(m, explain(m)) for m in missing] if explain else [(m, None) for m in missing]
+    notes = [reason for _, reason in explained if reason]
+    unknown = [m for m, reason in explained if not reason]
+    if unknown:
+        shown = ", ".join(repr(_cut(m, ECHO_CHARS)) for m in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        notes.append(f"No tool is named exactly {shown}{more}.")
+    return notes
+
+
+def _capped(text: str, config: DeferredConfig) -> str:
+    """Cut `text` at a line boundary so it fits ``config.result_chars``."""
+    limit = config.result_chars
+    if len(text) <= limit:
+        return text
+    note = "\n[... output cut to {limit:,} characters; ask for fewer tools at a time]"
+    head = text[: max(limit - len(note) - 10, 0)]
+    cut = head.rfind("\n")
+    head = head[:cut] if cut > limit // 2 else head
+    return head + note.format(limit=limit)
+
+
+def _fallback(
+    index: ToolIndex, missing: list[str], found: list[SearchHit], limit: int
+) -> list[SearchHit]:
+    seen = {h.wire_name for h in found}
+    out: list[SearchHit] = []
+    near = [h for m in missing for h in index.near_names(m, limit=limit)]
+    for hit in [*near, *index.search(missing, limit=limit)]:
+        if hit.wire_name not in seen and len(out) < limit:
+            seen.add(hit.wire_name)
+            out.append(hit)
+    return out
+
+
+def _render_hits(
+    hits: list[SearchHit], full: int, notes: list[str], config: DeferredConfig
+) -> SearchOutcome:
+    parts = list(notes)
+    used = sum(len(p) + 2 for p in parts)
+    loaded: list[str] = []
+    rest: list[SearchHit] = []
+    for i, hit in enumerate(hits):
+        entry = _full_entry(hit, config)
+        over = used + len(entry) + 2 > config.result_chars and bool(loaded)
+        if i >= full or rest or over:
+            rest.append(hit)
+            continue
+        parts.append(entry)
+        used += len(entry) + 2
+        loaded.append(hit.wire_name)
+    if rest:
+        brief = [
+            f"- {h.wire_name}: {_cut(h.tool.description, 100)}"
+            for h in rest[: config.brief_results]
+        ]
+        bare = [f"- {h.wire_name}" for h in rest[config.brief_results :]]
+        example = json.dumps({"tool_names": [h.wire_name for h in rest[:2]]}, ensure_ascii=False)
+        parts.append(
+            "Other matches (parameters not shown):\n"
+            + "\n".join(brief + bare)
+            + f"\nTo load their full schemas, call tool_search({example})."
+        )
+    parts.append('Call a loaded tool with defer_execute({"tool_name": "<name>", "params": {...}}).')
+    text = "\n\n".join(parts)
+    if len(text) > config.result_chars:
+        text = _capped(text, config)
+        loaded = [w for w in loaded if w in text]
+    return SearchOutcome(text=text, loaded=tuple(loaded))

@@ -1,0 +1,367 @@
+"""`SessionView`: the frozen, per-tool-set view that every compile reads (deferred layer).
+
+Built once per change of the tool set or exposure policy, never per turn: wire names,
+exposure, rendered descriptions, the deferred directory, the meta-tools and the search
+index. Compiling reads bytes from here, so two compiles of the same state are identical.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from contextchef._errors import UsageError
+from contextchef._json import JsonValue
+from contextchef.deferred._groups import (
+    LOAD_TOOLKIT,
+    Namespace,
+    NamespaceView,
+    Toolkit,
+    load_toolkit_tool,
+    namespace_tool,
+)
+from contextchef.deferred._meta import (
+    DEFER_EXECUTE,
+    TOOL_SEARCH,
+    DeferredConfig,
+    DirectoryEntry,
+    defer_execute_tool,
+    render_directory,
+    tool_search_tool,
+)
+from contextchef.exposure._policy import Exposure, ExposurePolicy
+from contextchef.search._index import ToolIndex
+from contextchef.tools._tool import CompiledTool, Tool
+
+if TYPE_CHECKING:
+    from contextchef.tools._registry import Registry
+
+__all__ = [
+    "META_TOOLS",
+    "CompiledTool",
+    "Renderer",
+    "SessionView",
+    "build_view",
+    "extend_view",
+    "model_description",
+]
+
+META_TOOLS = (TOOL_SEARCH, DEFER_EXECUTE)
+
+
+def model_description(tool: Tool, description: str | None = None) -> str:
+    """The description the model sees: grouped tools say which server they belong to.
+
+    Args:
+        tool: The tool.
+        description: Its rendered description, when it is a template.
+    """
+    text = tool.description if description is None else description
+    if tool.server:
+        return f"[{tool.server}] {text}".rstrip()
+    return text
+
+
+def _compiled(tool: Tool, wire: str, description: str) -> CompiledTool:
+    return CompiledTool(
+        name=wire,
+        description=model_description(tool, description),
+        input_schema=tool.input_schema,
+        strict=bool(tool.strict),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionView:
+    """Everything a compile needs to know about tools, frozen.
+
+    Attributes:
+        resident: Tools in the ``tools`` array, in order: direct tools (registry order),
+            then ``tool_search`` and ``defer_execute`` when anything is deferred.
+        flat: Every visible registered tool as a direct tool (the no-disclosure
+            baseline).
+        direct: Registered tools that are resident.
+        deferred: Registered tools reachable only through the meta-tools (runtime
+            tools included; they are searchable but not listed in the directory).
+        exposure: (origin, name) -> exposure (``hidden`` outside the mode).
+        wire_names: (origin, name) -> wire name.
+        directory: The deferred-name directory text (``""`` when nothing is deferred).
+        index: Search index over direct and deferred tools.
+        fingerprint: Registry fingerprint the view was built from.
+        meta_tools: Active meta-tools by name.
+        by_wire_name: Wire name -> registered tool.
+        by_own_name: A tool's own name -> every registered tool with it.
+        descriptions: (origin, name) -> rendered description of templated tools.
+        mode: Name of the active mode, or None.
+        namespaces: Namespace tool name -> the namespace (only namespaces with at least
+            one action visible in the mode).
+        namespace_of: (origin, name) of a namespace sub-tool -> its namespace's name.
+        toolkits: Toolkit name -> toolkit (loadable with ``load_toolkit``).
+        toolkit_loader: The ``load_toolkit`` tool when any toolkit is registered.
+    """
+
+    resident: tuple[CompiledTool, ...]
+    flat: tuple[CompiledTool, ...]
+    direct: tuple[Tool, ...]
+    deferred: tuple[Tool, ...]
+    exposure: Mapping[tuple[str, str], Exposure]
+    wire_names: Mapping[tuple[str, str], str]
+    directory: str
+    index: ToolIndex
+    config: DeferredConfig
+    fingerprint: str
+    meta_tools: Mapping[str, Tool] = field(default_factory=dict)
+    by_wire_name: Mapping[str, Tool] = field(default_factory=dict)
+    by_own_name: Mapping[str, tuple[Tool, ...]] = field(default_factory=dict)
+    descriptions: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    mode: str | None = None
+    namespaces: Mapping[str, NamespaceView] = field(default_factory=dict)
+    namespace_of: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    toolkits: Mapping[str, Toolkit] = field(default_factory=dict)
+    toolkit_loader: Tool | None = None
+
+    def wrapper(self, name: str) -> Tool | None:
+        """The library tool (meta-tool, namespace or ``load_toolkit``) called `name`."""
+        if name in self.meta_tools:
+            return self.meta_tools[name]
+        if name in self.namespaces:
+            return self.namespaces[name].tool
+        return self.toolkit_loader if name == LOAD_TOOLKIT else None
+
+    def unavailable_reason(self, name: str) -> str | None:
+        """Why a registered tool is not searchable now (hidden by the mode), else None."""
+        tool = self.lookup(name)
+        if tool is None or self.exposure.get(tool.key) != "hidden":
+            return None
+        return f'Tool "{self.wire_names[tool.key]}" is not available in mode "{self.mode}".'
+
+    def lookup(self, name: str) -> Tool | None:
+        """The registered tool a model-written name means, or None (never a guess).
+
+        Accepts a wire name, or a tool's own name when exactly one tool has it.
+        """
+        tool = self.by_wire_name.get(name)
+        if tool is not None:
+            return tool
+        own = self.by_own_name.get(name, ())
+        return own[0] if len(own) == 1 else None
+
+
+Renderer = Callable[[Tool], str]
+"""Renders a templated tool's description (see `contextchef.tools._template`)."""
+
+
+def build_view(
+    registry: Registry,
+    policy: ExposurePolicy,
+    config: DeferredConfig,
+    *,
+    render: Renderer | None = None,
+    frozen: SessionView | None = None,
+    namespaces: Sequence[Namespace] = (),
+    toolkits: Sequence[Toolkit] = (),
+) -> SessionView:
+    """Build the frozen view of `registry` under `policy`.
+
+    Args:
+        registry: The tools (namespace sub-tools included).
+        policy: Exposure configuration (defaults, patterns, mode).
+        config: Deferred-loading limits.
+        render: Renders templated descriptions; called once per templated tool.
+        frozen: A previous view whose prefix (``resident`` and ``directory``) must be
+            kept because only runtime tools were added since.
+        namespaces: Namespaces; their sub-tools leave the direct/deferred sets and are
+            reached through one namespace tool each.
+        toolkits: Toolkits; any adds ``load_toolkit`` and the meta-tools (a loaded
+            toolkit's tools are reached through ``defer_execute``).
+    """
+    tools = registry.tools
+    wire = {t.key: registry.wire_name_for(t) for t in tools}
+    member_of = {t.key: ns.name for ns in namespaces for t in ns.tools}
+    exposure = {t.key: _exposure(policy, t, wire[t.key], t.key in member_of) for t in tools}
+    visible = [t for t in tools if exposure[t.key] != "hidden"]
+    descriptions = dict(frozen.descriptions) if frozen is not None else {}
+    for t in visible:
+        if t.template and t.key not in descriptions:
+            if render is None:
+                raise UsageError(f"tool {t.name!r} has a templated description but no renderer")
+            descriptions[t.key] = render(t)
+    text = {t.key: descriptions.get(t.key, t.description) for t in visible}
+    free = [t for t in visible if t.key not in member_of]
+    direct = tuple(t for t in free if exposure[t.key] == "direct")
+    deferred = tuple(t for t in free if exposure[t.key] == "deferred")
+    listed = [t for t in deferred if t.source != "runtime"]
+    groups = _namespace_views(namespaces, wire, text)
+    loader = load_toolkit_tool() if toolkits else None
+    extra = [_compiled(g.tool, g.name, g.tool.description) for g in groups.values()]
+    if loader is not None:
+        extra.append(_compiled(loader, LOAD_TOOLKIT, loader.description))
+    if frozen is not None and (frozen.meta_tools or not deferred):
+        resident, directory, meta = frozen.resident, frozen.directory, dict(frozen.meta_tools)
+    else:
+        # A runtime tool needs the meta-tools even though the directory does not list it.
+        need_meta = bool(deferred) or config.always_meta_tools or loader is not None
+        resident, directory, meta = _prefix(
+            registry, direct, listed, wire, text, config, need_meta, extra
+        )
+    own: dict[str, list[Tool]] = {}
+    for t in tools:
+        own.setdefault(t.name, []).append(t)
+    return SessionView(
+        resident=resident,
+        flat=tuple(_compiled(t, wire[t.key], text[t.key]) for t in free) + tuple(extra),
+        direct=direct,
+        deferred=deferred,
+        exposure=exposure,
+        wire_names=wire,
+        directory=directory,
+        index=_index(free, wire, text, frozen),
+        config=config,
+        fingerprint=registry.fingerprint(),
+        meta_tools=meta,
+        by_wire_name={wire[t.key]: t for t in tools},
+        by_own_name={name: tuple(ts) for name, ts in own.items()},
+        descriptions=descriptions,
+        mode=policy.mode.name if policy.mode else None,
+        namespaces=groups,
+        namespace_of=member_of,
+        toolkits={k.name: k for k in toolkits},
+        toolkit_loader=loader,
+    )
+
+
+def _exposure(policy: ExposurePolicy, tool: Tool, wire: str, member: bool) -> Exposure:
+    """A namespace sub-tool is hidden (outside the mode) or direct (via its namespace)."""
+    exposure = policy.exposure_of(tool, wire)
+    return exposure if not member or exposure == "hidden" else "direct"
+
+
+def _namespace_views(
+    namespaces: Sequence[Namespace],
+    wire: Mapping[tuple[str, str], str],
+    text: Mapping[tuple[str, str], str],
+) -> dict[str, NamespaceView]:
+    """One view per namespace with a visible action, sorted by namespace name."""
+    out: dict[str, NamespaceView] = {}
+    for ns in sorted(namespaces, key=lambda n: n.name):
+        actions = [(wire[t.key], t, text[t.key]) for t in ns.tools if t.key in text]
+        if not actions:
+            continue  # every action is outside the mode: the namespace disappears
+        out[ns.name] = NamespaceView(
+            name=ns.name,
+            tool=namespace_tool(ns, actions),
+            members={wire[t.key]: t for t in ns.tools},
+            actions=tuple(sorted(a for a, _, _ in actions)),
+        )
+    return out
+
+
+def extend_view(
+    view: SessionView,
+    registry: Registry,
+    policy: ExposurePolicy,
+    added: Sequence[Tool],
+    *,
+    render: Renderer | None = None,
+    namespaces: Sequence[Namespace] = (),
+) -> SessionView:
+    """The view after runtime tools were added: same prefix, same index plus the new ones.
+
+    Costs O(new tools) plus dict copies, so a runtime tool is searchable at once even in
+    a session of thousands of tools. Falls back to `build_view` when the meta-tools are
+    missing (nothing was deferred before) and so the prefix must change; `namespaces`
+    are the session's namespaces, needed for that rebuild.
+    """
+    wire = dict(view.wire_names)
+    exposure = dict(view.exposure)
+    descriptions = dict(view.descriptions)
+    by_wire = dict(view.by_wire_name)
+    own = dict(view.by_own_name)
+    new_deferred: list[Tool] = []
+    for tool in added:
+        wire[tool.key] = registry.wire_name_for(tool)
+        exposure[tool.key] = policy.exposure_of(tool, wire[tool.key])
+        by_wire[wire[tool.key]] = tool
+        own[tool.name] = (*own.get(tool.name, ()), tool)
+        if exposure[tool.key] == "deferred":
+            if tool.template:
+                if render is None:
+                    raise UsageError(f"tool {tool.name!r} has a templated description")
+                descriptions[tool.key] = render(tool)
+            new_deferred.append(tool)
+    if new_deferred and not view.meta_tools:
+        return build_view(
+            registry,
+            policy,
+            view.config,
+            render=render,
+            namespaces=namespaces,
+            toolkits=tuple(view.toolkits.values()),
+        )
+    entries = [
+        (_searchable(t, descriptions.get(t.key, t.description)), wire[t.key]) for t in new_deferred
+    ]
+    return dataclasses.replace(
+        view,
+        flat=view.flat
+        + tuple(_compiled(t, w, descriptions.get(t.key, t.description)) for t, w in entries),
+        deferred=view.deferred + tuple(new_deferred),
+        exposure=exposure,
+        wire_names=wire,
+        index=view.index.extended(entries) if entries else view.index,
+        fingerprint=registry.fingerprint(),
+        by_wire_name=by_wire,
+        by_own_name=own,
+        descriptions=descriptions,
+    )
+
+
+def _searchable(tool: Tool, description: str) -> Tool:
+    """The tool as search sees it: templated descriptions already rendered."""
+    return tool.replace(description=description, template=False) if tool.template else tool
+
+
+def _index(
+    visible: Sequence[Tool],
+    wire: Mapping[tuple[str, str], str],
+    text: Mapping[tuple[str, str], str],
+    frozen: SessionView | None,
+) -> ToolIndex:
+    """Search index; after runtime-only additions the previous index is extended."""
+    entries = [(_searchable(t, text[t.key]), wire[t.key]) for t in visible]
+    if frozen is None:
+        return ToolIndex(entries)
+    new = [(t, w) for t, w in entries if w not in frozen.index]
+    return frozen.index.extended(new) if new else frozen.index
+
+
+def _prefix(
+    registry: Registry,
+    direct: Sequence[Tool],
+    listed: Sequence[Tool],
+    wire: Mapping[tuple[str, str], str],
+    text: Mapping[tuple[str, str], str],
+    config: DeferredConfig,
+    need_meta: bool,
+    extra: Sequence[CompiledTool] = (),
+) -> tuple[tuple[CompiledTool, ...], str, dict[str, Tool]]:
+    """The cached part: resident tools, namespaces + loader, directory and meta-tools."""
+    resident = [_compiled(t, wire[t.key], text[t.key]) for t in direct] + list(extra)
+    if not need_meta:
+        return tuple(resident), "", {}
+    entries = [DirectoryEntry(wire_name=wire[t.key], server=t.server) for t in listed]
+    # Servers with listed deferred tools, and servers with no tools at all (so the model
+    # knows they exist); servers whose tools are all resident need no group.
+    has_tools = {t.server for t in registry.tools}
+    has_listed = {t.server for t in listed}
+    headers = {
+        s: registry.server_description(s)
+        for s in registry.servers
+        if s in has_listed or s not in has_tools
+    }
+    directory = render_directory(entries, headers, config)
+    meta = {TOOL_SEARCH: tool_search_tool(directory), DEFER_EXECUTE: defer_execute_tool()}
+    resident += [_compiled(t, t.name, t.description) for t in meta.values()]
+    return tuple(resident), directory, meta

@@ -1,0 +1,1 @@
+"""Exposure layer: which tools are resident, deferred or hidden (policy, patterns, modes)."""

@@ -1,0 +1,1 @@
+"""History layer: the message IR, the normalizer, compaction, clearing and offload."""

@@ -1,0 +1,487 @@
+"""The history normalizer: repair pairing before anything reaches a provider (messages layer).
+
+Providers reject a history in which a tool call is unanswered, a result answers nothing,
+results are split from their batch, or a thinking block was edited; one bad message and
+every later request fails. `normalize` is the last gate before an adapter renders a
+history (after Codex ``normalize.rs`` and OpenHands' view properties). It is a pure
+function: the input is never mutated and every repair is reported as a `Change`.
+
+Steps, in order:
+
+1. **Clean**: whitespace-only text parts without ``provider_data`` are dropped (a blank
+   text part that carries a Gemini thought signature is kept).
+2. **Pair**: duplicate call ids keep their first call (and that call's first later result);
+   each assistant message with calls is followed by one user message whose first parts
+   are the batch's results, in call order; a call with no result gets a synthesized error
+   result saying it was interrupted and not executed; a result with no earlier call, or a
+   second result for one call, is dropped. A parallel batch is never split.
+3. **Drop empty** messages.
+4. **Merge roles** (when `HistoryRules.alternate_roles`): consecutive messages of one role
+   become one. An assistant message holding a `ReasoningPart` is never merged into the
+   one before it (its thinking must stay at the start of its turn); that is reported in
+   `Normalized.notes`, not as a change.
+
+`ReasoningPart` values and every ``provider_data`` mapping are never edited, reordered
+within their message or removed. The output satisfies `check_pairing`, and normalizing it
+again changes nothing (``normalize(normalize(h).messages).changes == ()``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from contextchef.history._messages import (
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    check_message,
+)
+
+__all__ = [
+    "ANTHROPIC",
+    "DEEPSEEK",
+    "GEMINI",
+    "OPENAI_CHAT",
+    "PORTABLE",
+    "PRESETS",
+    "RESPONSES",
+    "Change",
+    "ChangeKind",
+    "HistoryRules",
+    "Normalized",
+    "check_pairing",
+    "interrupted_result",
+    "is_user_turn",
+    "normalize",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryRules:
+    """What one provider requires of a history's shape (data, not branches).
+
+    Attributes:
+        name: Preset name; the provider presets use the compile target names.
+        alternate_roles: Consecutive messages of one role are merged (Anthropic and Gemini
+            want strict user/assistant alternation).
+        results_first: The results of a batch lead the user message that follows it and
+            share it with that message's other parts (Anthropic: ``tool_result`` blocks
+            first, then text). When False, results get a user message of their own and
+            the user's other parts follow in a separate message (the OpenAI wire shape:
+            ``role: tool`` messages, then a ``role: user`` message).
+        keep_all_reasoning: Every reasoning block must be sent back, old turns included
+            (DeepSeek with tools: a missing ``reasoning_content`` is a 400), so
+            ``clear_thinking`` refuses to drop any.
+    """
+
+    name: str
+    alternate_roles: bool = False
+    results_first: bool = True
+    keep_all_reasoning: bool = False
+
+
+PORTABLE = HistoryRules(name="portable", alternate_roles=True)
+"""The default: valid for every provider (alternating roles, results first)."""
+ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True)
+GEMINI = HistoryRules(name="gemini", alternate_roles=True)
+OPENAI_CHAT = HistoryRules(name="openai", results_first=False)
+RESPONSES = HistoryRules(name="responses", results_first=False)
+DEEPSEEK = HistoryRules(name="deepseek", results_first=False, keep_all_reasoning=True)
+
+PRESETS: Mapping[str, HistoryRules] = {
+    r.name: r for r in (PORTABLE, ANTHROPIC, GEMINI, OPENAI_CHAT, RESPONSES, DEEPSEEK)
+}
+"""Presets by name: ``portable`` and the compile targets, plus ``deepseek``."""
+
+ChangeKind = Literal[
+    "dropped_blank_text",
+    "dropped_duplicate_call",
+    "dropped_duplicate_result",
+    "dropped_empty",
+    "dropped_foreign_part",
+    "inserted_leading_user",
+    "dropped_orphan_result",
+    "kept_reasoning_separate",
+    "merged_roles",
+    "moved_result",
+    "replaced_malformed_arguments",
+    "split_results",
+    "synthesized_result",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Change:
+    """One repair `normalize` made (or, in `Normalized.notes`, chose not to make).
+
+    Attributes:
+        kind: What happened.
+        index: Index in the *input* history of the message concerned.
+        call_id: The tool call concerned, if any.
+        detail: One human-readable sentence.
+    """
+
+    kind: ChangeKind
+    index: int
+    call_id: str | None = None
+    detail: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Normalized:
+    """The result of `normalize`.
+
+    Attributes:
+        messages: The repaired history.
+        changes: Every repair, in the order made; ``()`` when the input was already valid.
+        notes: Shapes left as they are on purpose (``kept_reasoning_separate``); these
+            repeat on every run and are not changes.
+    """
+
+    messages: tuple[Message, ...]
+    changes: tuple[Change, ...] = ()
+    notes: tuple[Change, ...] = ()
+
+
+_INTERRUPTED = (
+    "Tool call interrupted: {name} (call id {id}) was not executed and returned no result. "
+    "Do not assume it ran; call it again if it is still needed."
+)
+
+
+def interrupted_result(call: ToolCall) -> ToolResult:
+    """The error result `normalize` synthesizes for a call that was never answered."""
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        content=_INTERRUPTED.format(name=call.name, id=call.id),
+        is_error=True,
+    )
+
+
+def is_user_turn(message: Message) -> bool:
+    """True for a user message holding something besides tool results (a user turn)."""
+    return message.role == "user" and any(not isinstance(p, ToolResult) for p in message.parts)
+
+
+class _Log:
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.notes: list[Change] = []
+
+    def add(self, kind: ChangeKind, index: int, detail: str, call_id: str | None = None) -> None:
+        self.changes.append(Change(kind=kind, index=index, call_id=call_id, detail=detail))
+
+
+LEADING_USER_TEXT = "(The conversation so far continues from an earlier context.)"
+"""Text of the user turn inserted when a history would open with the assistant."""
+
+
+def normalize(
+    history: Sequence[Message],
+    *,
+    profile: HistoryRules | None = None,
+    keeps: Callable[[Part], bool] | None = None,
+) -> Normalized:
+    """Repair a history so every provider accepts it (see the module docstring).
+
+    Args:
+        history: The messages, oldest first; not mutated.
+        profile: The target's rules; None for `PORTABLE` (valid everywhere).
+        keeps: The target adapter's test for reasoning / provider-only parts it can
+            receive; parts it cannot are dropped first (and reported), so role merging
+            sees the messages as they will be sent. None keeps every part.
+
+    Tool calls whose arguments are not a JSON object get ``{}`` (reported; the gate has
+    answered such a call with an error result). A history that would open with the
+    assistant gets a short user turn first (`LEADING_USER_TEXT`), since Anthropic and
+    Gemini require the user to speak first.
+
+    Calls at the very end of the history are answered too (as interrupted): normalize a
+    history you are about to send, not one whose last calls are still running.
+
+    Returns:
+        The repaired messages, the changes made, and notes on shapes kept on purpose.
+
+    Raises:
+        CorruptHistoryError: An entry is not a `Message`, or a part sits in a role that
+            cannot hold it (a tool call in a user message...), which no repair can fix.
+    """
+    rules = profile or PORTABLE
+    for i, message in enumerate(history):
+        check_message(message, i)
+    log = _Log()
+    cleaned = [_clean(_for_target(m, i, keeps, log), i, log) for i, m in enumerate(history)]
+    indexed = _Pairer(cleaned, rules, log).run()
+    indexed = _drop_empty(indexed, log)
+    if indexed and indexed[0][1].role == "assistant":
+        log.add("inserted_leading_user", 0, "the history opened with the assistant")
+        indexed.insert(0, (0, Message(role="user", parts=(TextPart(text=LEADING_USER_TEXT),))))
+    if rules.alternate_roles:
+        indexed = _merge_roles(indexed, log)
+    return Normalized(
+        messages=tuple(m for _, m in indexed), changes=tuple(log.changes), notes=tuple(log.notes)
+    )
+
+
+def _for_target(
+    message: Message, index: int, keeps: Callable[[Part], bool] | None, log: _Log
+) -> Message:
+    """Drop parts the target cannot receive; give malformed arguments an empty object."""
+    parts: list[Part] = []
+    changed = False
+    for part in message.parts:
+        if keeps is not None and not keeps(part):
+            log.add(
+                "dropped_foreign_part",
+                index,
+                f"message {index}: dropped a {part.kind} part the target cannot receive",
+            )
+            changed = True
+            continue
+        if isinstance(part, ToolCall) and not _is_json_object(part.arguments):
+            log.add(
+                "replaced_malformed_arguments",
+                index,
+                f"message {index}: arguments of call {part.id!r} are not a JSON object; "
+                "sent as {}",
+                call_id=part.id,
+            )
+            part = replace(part, arguments="{}")
+            changed = True
+        parts.append(part)
+    return replace(message, parts=tuple(parts)) if changed else message
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text or "{}"), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _is_blank(part: Part) -> bool:
+    return isinstance(part, TextPart) and not part.text.strip() and part.provider_data is None
+
+
+def _clean(message: Message, index: int, log: _Log) -> Message:
+    if not any(_is_blank(p) for p in message.parts):
+        return message
+    for _ in (p for p in message.parts if _is_blank(p)):
+        log.add("dropped_blank_text", index, f"message {index}: dropped a whitespace-only text")
+    return replace(message, parts=tuple(p for p in message.parts if not _is_blank(p)))
+
+
+_Indexed = list[tuple[int, Message]]
+
+
+class _Pairer:
+    """Step 2 of `normalize`: one pass to find calls and results, one to rebuild."""
+
+    def __init__(self, messages: list[Message], rules: HistoryRules, log: _Log) -> None:
+        self.messages = messages
+        self.rules = rules
+        self.log = log
+        self.dropped_calls: set[tuple[int, int]] = set()
+        # call id -> (message index, part position, result)
+        self.answers: dict[str, tuple[int, int, ToolResult]] = {}
+
+    def run(self) -> _Indexed:
+        call_at = self._find_calls()
+        self._find_results(call_at)
+        out: _Indexed = []
+        absorbed: set[int] = set()
+        for i, message in enumerate(self.messages):
+            if i in absorbed:
+                continue
+            if message.role == "user":  # its results were placed or dropped already
+                out.append((i, _without_results(message)))
+                continue
+            kept = self._without_duplicates(i, message)
+            out.append((i, kept))
+            if kept.tool_calls:
+                out.extend(self._results_after(i, kept.tool_calls, absorbed))
+        return out
+
+    def _find_calls(self) -> dict[str, int]:
+        call_at: dict[str, int] = {}
+        for i, message in enumerate(self.messages):
+            for pos, part in enumerate(message.parts):
+                if not isinstance(part, ToolCall):
+                    continue
+                if part.id in call_at:
+                    self.dropped_calls.add((i, pos))
+                    self.log.add(
+                        "dropped_duplicate_call",
+                        i,
+                        f"message {i}: dropped a second call with id {part.id!r} to "
+                        f"{part.name!r} (the first, in message {call_at[part.id]}, is kept)",
+                        part.id,
+                    )
+                else:
+                    call_at[part.id] = i
+        return call_at
+
+    def _find_results(self, call_at: dict[str, int]) -> None:
+        for i, message in enumerate(self.messages):
+            for pos, part in enumerate(message.parts):
+                if not isinstance(part, ToolResult):
+                    continue
+                cid = part.call_id
+                if cid in self.answers:
+                    self.log.add(
+                        "dropped_duplicate_result",
+                        i,
+                        f"message {i}: dropped a second result for call {cid!r}",
+                        cid,
+                    )
+                elif call_at.get(cid, i) < i:
+                    self.answers[cid] = (i, pos, part)
+                else:
+                    self.log.add(
+                        "dropped_orphan_result",
+                        i,
+                        f"message {i}: dropped a result for {cid!r}, which no earlier "
+                        "tool call has",
+                        cid,
+                    )
+
+    def _without_duplicates(self, i: int, message: Message) -> Message:
+        parts = tuple(
+            p for pos, p in enumerate(message.parts) if (i, pos) not in self.dropped_calls
+        )
+        return message if len(parts) == len(message.parts) else replace(message, parts=parts)
+
+    def _results_after(self, i: int, calls: tuple[ToolCall, ...], absorbed: set[int]) -> _Indexed:
+        """The user message(s) that must follow the batch of assistant message `i`."""
+        results = [self._result_for(i, j, call) for j, call in enumerate(calls)]
+        nxt = i + 1
+        if nxt >= len(self.messages) or self.messages[nxt].role != "user":
+            return [(i, Message(role="user", parts=tuple(results)))]
+        absorbed.add(nxt)
+        rest = _without_results(self.messages[nxt]).parts
+        if self.rules.results_first:
+            return [(nxt, Message(role="user", parts=(*results, *rest)))]
+        if rest and len(rest) < len(self.messages[nxt].parts):
+            self.log.add(
+                "split_results",
+                nxt,
+                f"message {nxt}: tool results moved to a message of their own, before the "
+                "rest of the user message",
+            )
+        out = [(nxt, Message(role="user", parts=tuple(results)))]
+        return [*out, (nxt, Message(role="user", parts=rest))] if rest else out
+
+    def _result_for(self, i: int, slot: int, call: ToolCall) -> ToolResult:
+        found = self.answers.get(call.id)
+        if found is None:
+            self.log.add(
+                "synthesized_result",
+                i,
+                f"message {i}: call {call.id!r} to {call.name!r} had no result; added an "
+                "error result saying it was interrupted and not executed",
+                call.id,
+            )
+            return interrupted_result(call)
+        where, pos, result = found
+        if (where, pos) != (i + 1, slot):
+            self.log.add(
+                "moved_result",
+                where,
+                f"message {where}: moved the result for {call.id!r} right after its call "
+                f"batch in message {i} (position {slot})",
+                call.id,
+            )
+        return result
+
+
+def _without_results(message: Message) -> Message:
+    rest = tuple(p for p in message.parts if not isinstance(p, ToolResult))
+    return message if len(rest) == len(message.parts) else replace(message, parts=rest)
+
+
+def _drop_empty(indexed: _Indexed, log: _Log) -> _Indexed:
+    out: _Indexed = []
+    for i, message in indexed:
+        if message.parts:
+            out.append((i, message))
+        else:
+            log.add("dropped_empty", i, f"message {i}: dropped a message with no parts left")
+    return out
+
+
+def _merge_roles(indexed: _Indexed, log: _Log) -> _Indexed:
+    out: _Indexed = []
+    for i, message in indexed:
+        if not out or out[-1][1].role != message.role:
+            out.append((i, message))
+            continue
+        if any(isinstance(p, ReasoningPart) for p in message.parts):
+            log.notes.append(
+                Change(
+                    kind="kept_reasoning_separate",
+                    index=i,
+                    detail=f"message {i}: not merged into the assistant message before it, "
+                    "because it holds reasoning that must open its turn",
+                )
+            )
+            out.append((i, message))
+            continue
+        j, prev = out[-1]
+        out[-1] = (j, Message(role=prev.role, parts=(*prev.parts, *message.parts)))
+        log.add("merged_roles", i, f"message {i}: merged into the {message.role} message before")
+    return out
+
+
+def check_pairing(history: Sequence[Message]) -> list[str]:
+    """Pairing problems of a history, in the strictest form every provider accepts.
+
+    Checks that call ids are unique; that each assistant message with calls is followed
+    by a user message whose leading parts are exactly that batch's results in call order;
+    and that no other tool result exists. Roles and empty messages are not checked.
+
+    Returns:
+        One sentence per problem; ``[]`` when the pairing is valid.
+    """
+    problems: list[str] = []
+    seen: set[str] = set()
+    for i, message in enumerate(history):
+        for call in message.tool_calls:
+            if call.id in seen:
+                problems.append(f"message {i}: call id {call.id!r} is used twice")
+            seen.add(call.id)
+        if message.tool_calls:
+            problems += _batch_problems(history, i)
+        if message.role == "user":
+            problems += _result_problems(history, i)
+    return problems
+
+
+def _batch_problems(history: Sequence[Message], i: int) -> list[str]:
+    want = [c.id for c in history[i].tool_calls]
+    nxt = history[i + 1] if i + 1 < len(history) else None
+    if nxt is None or nxt.role != "user":
+        return [f"message {i}: calls {want} are not followed by a user message with results"]
+    lead = [p.call_id for p in nxt.parts[: len(want)] if isinstance(p, ToolResult)]
+    if lead != want:
+        return [f"message {i + 1}: should start with results for {want} in order, has {lead}"]
+    return []
+
+
+def _result_problems(history: Sequence[Message], i: int) -> list[str]:
+    prev = history[i - 1] if i > 0 else None
+    want = [c.id for c in prev.tool_calls] if prev is not None and prev.role == "assistant" else []
+    problems = []
+    for pos, part in enumerate(history[i].parts):
+        if isinstance(part, ToolResult) and (pos >= len(want) or want[pos] != part.call_id):
+            problems.append(
+                f"message {i}: result for {part.call_id!r} at position {pos} does not answer "
+                "the call at that position in the message before"
+            )
+    return problems

@@ -1,0 +1,265 @@
+"""Offload large tool results at write time (messages layer).
+
+A tool result over a size threshold is stored whole in an `OffloadStore` and the model
+gets a bounded stub instead: the first and last lines, the omitted size, a locator, and a
+hint to page through the rest with the ``read_offloaded`` tool (after DeepSeek Harness'
+``spill`` and Codex's write-time truncation). The result keeps its call id, name and
+position, so pairing is untouched, and the full text stays retrievable.
+
+Everything is deterministic: the file name is the SHA-256 of the UTF-8 bytes, so the same
+output always gives the same locator, file bytes and stub, and no time or random value
+reaches the prefix. Offsets and lengths of reads count **bytes** of that UTF-8 file;
+sizes in stubs give both characters and bytes.
+
+The read tool is returned as a plain dict (this layer does not know `Tool`); the
+``ContextChef`` facade registers it and routes its calls to `execute_offload_read`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from contextchef._errors import UsageError
+from contextchef.history._messages import ToolResult
+
+__all__ = [
+    "DEFAULT_READ_BYTES",
+    "OFFLOAD_READ_TOOL",
+    "OffloadStore",
+    "execute_offload_read",
+    "offload_read_tool",
+    "offload_result",
+    "read_offloaded",
+]
+
+OFFLOAD_READ_TOOL = "read_offloaded"
+"""Name of the library-owned read tool."""
+DEFAULT_READ_BYTES = 20_000
+"""Bytes the read tool returns when the model gives no length (also its cap, x5)."""
+_MAX_READ_BYTES = 5 * DEFAULT_READ_BYTES
+_LOCATOR = re.compile(r"[0-9a-f]{64}\.txt")
+
+
+@dataclass(frozen=True)
+class OffloadStore:
+    """A content-addressed directory of offloaded results.
+
+    Files are named ``<sha256 hex of the bytes>.txt`` and written once (atomically);
+    the locator is that file name.
+
+    Attributes:
+        root: The directory (created on first write).
+    """
+
+    root: Path
+
+    def put(self, data: bytes) -> str:
+        """Store `data`; returns its locator. Storing the same bytes again is a no-op."""
+        locator = hashlib.sha256(data).hexdigest() + ".txt"
+        path = self.root / locator
+        if path.is_file() and path.stat().st_size == len(data):
+            return locator
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        return locator
+
+    def path(self, locator: str) -> Path:
+        """The file of `locator`.
+
+        Raises:
+            UsageError: `locator` is not a locator this store made, or its file is missing.
+        """
+        if not isinstance(locator, str) or not _LOCATOR.fullmatch(locator):
+            raise UsageError(
+                f"{locator!r} is not an offload locator; expected '<64 hex digits>.txt' as "
+                "given in the stub of the offloaded result"
+            )
+        path = self.root / locator
+        if not path.is_file():
+            raise UsageError(f"no offloaded result {locator!r} in {self.root}")
+        return path
+
+    def read(self, locator: str, offset: int = 0, length: int | None = None) -> bytes:
+        """Bytes ``[offset, offset + length)`` of a stored result (to the end if None).
+
+        Raises:
+            UsageError: Unknown locator, or a negative offset or length.
+        """
+        if offset < 0 or (length is not None and length < 0):
+            raise UsageError(f"offset and length must be >= 0, got {offset} and {length}")
+        with self.path(locator).open("rb") as f:
+            f.seek(offset)
+            return f.read() if length is None else f.read(length)
+
+
+def read_offloaded(
+    store: OffloadStore, locator: str, offset: int = 0, length: int | None = None
+) -> str:
+    """The stored bytes ``[offset, offset + length)`` as text.
+
+    Offsets count bytes; a slice that cuts a multi-byte character shows U+FFFD at that
+    edge (read `OffloadStore.read` for raw bytes).
+
+    Raises:
+        UsageError: See `OffloadStore.read`.
+    """
+    return store.read(locator, offset, length).decode("utf-8", errors="replace")
+
+
+def _take_lines(lines: list[str], count: int, budget: int) -> int:
+    """How many of `lines` fit in `count` lines and `budget` characters."""
+    used = taken = 0
+    for line in lines[:count]:
+        if used + len(line) > budget:
+            break
+        used += len(line)
+        taken += 1
+    return taken
+
+
+def _head_tail(content: str, max_chars: int, head_lines: int, tail_lines: int) -> tuple[str, str]:
+    """Head and tail of `content`, whole lines within ``max_chars // 2`` each.
+
+    When not even one line fits, the first (last) line is cut at the character budget.
+    """
+    lines = content.splitlines(keepends=True)
+    budget = max_chars // 2
+    n_head = _take_lines(lines, head_lines, budget)
+    head = "".join(lines[:n_head])
+    if not n_head and head_lines:  # the first line alone is over budget
+        head, n_head = content[:budget], 1
+    rest = lines[n_head:]
+    n_tail = _take_lines(rest[::-1], min(tail_lines, len(rest)), max_chars - budget)
+    tail = "".join(rest[len(rest) - n_tail :]) if n_tail else ""
+    if not n_tail and tail_lines and len(head) < len(content):
+        tail = content[len(head) :][-(max_chars - budget) :]
+    return head, tail
+
+
+def _stub(content: str, head: str, tail: str, locator: str) -> str:
+    omitted = content[len(head) : len(content) - len(tail)]
+    head_bytes = len(head.encode("utf-8"))
+    total_bytes = len(content.encode("utf-8"))
+    lines_omitted = omitted.count("\n")
+    marker = (
+        f"[... {len(omitted)} chars ({len(omitted.encode('utf-8'))} bytes, about "
+        f"{lines_omitted} lines) omitted ...]"
+    )
+    notice = (
+        f"[Full result: {len(content)} chars ({total_bytes} bytes) stored as {locator}. "
+        f'Read more with {OFFLOAD_READ_TOOL}({{"handle": "{locator}", "offset": '
+        f'{head_bytes}, "length": {DEFAULT_READ_BYTES}}}); offset and length count bytes.]'
+    )
+    sep = "" if not head or head.endswith("\n") else "\n"
+    end = "" if not tail or tail.endswith("\n") else "\n"
+    return f"{head}{sep}{marker}\n{tail}{end}{notice}"
+
+
+def offload_result(
+    result: ToolResult,
+    store: OffloadStore,
+    *,
+    max_inline_chars: int,
+    head_lines: int = 50,
+    tail_lines: int = 50,
+) -> ToolResult:
+    """Store a large result whole and return a stub in its place.
+
+    A result whose text is at most `max_inline_chars` characters is returned as is. A
+    larger one is written to `store` (UTF-8) and its text becomes: up to `head_lines`
+    first lines and `tail_lines` last lines, each side within ``max_inline_chars // 2``
+    characters and snapped to line boundaries; a line with the omitted size in chars and
+    bytes; then the total size, the locator and how to read it back with
+    ``read_offloaded``. The stub is at most `max_inline_chars` plus about 400 characters.
+    Call id, name, error flag and media parts are kept (media are never counted as text);
+    ``provider_data`` is dropped, since it may hold the original content.
+
+    Args:
+        result: The tool result as produced; not mutated.
+        store: Where the full text goes.
+        max_inline_chars: Threshold and preview budget, in characters (>= 1).
+        head_lines: Lines kept from the start (>= 0).
+        tail_lines: Lines kept from the end (>= 0).
+
+    Raises:
+        UsageError: A non-positive threshold or negative line count.
+    """
+    if max_inline_chars < 1 or head_lines < 0 or tail_lines < 0:
+        raise UsageError(
+            "max_inline_chars must be >= 1 and head_lines/tail_lines >= 0; got "
+            f"{max_inline_chars}, {head_lines}, {tail_lines}"
+        )
+    content = result.content
+    if len(content) <= max_inline_chars:
+        return result
+    locator = store.put(content.encode("utf-8"))
+    head, tail = _head_tail(content, max_inline_chars, head_lines, tail_lines)
+    return replace(result, content=_stub(content, head, tail, locator), provider_data=None)
+
+
+def offload_read_tool() -> dict[str, Any]:
+    """The ``read_offloaded`` tool as ``{"name", "description", "input_schema"}``.
+
+    The facade registers it and answers its calls with `execute_offload_read`.
+    """
+    return {
+        "name": OFFLOAD_READ_TOOL,
+        "description": (
+            "Read part of a large tool result that was stored outside the conversation. "
+            "Pass the handle from the result's notice; offset and length count bytes "
+            f"(default length {DEFAULT_READ_BYTES}, at most {_MAX_READ_BYTES})."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "handle": {"type": "string", "description": "The stored result's handle."},
+                "offset": {"type": "integer", "minimum": 0, "description": "Start byte."},
+                "length": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": _MAX_READ_BYTES,
+                    "description": "Bytes to read.",
+                },
+            },
+            "required": ["handle"],
+            "additionalProperties": False,
+        },
+    }
+
+
+def _int_arg(arguments: Mapping[str, Any], key: str, default: int) -> int:
+    value = arguments.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise UsageError(f"{OFFLOAD_READ_TOOL}: {key} must be an integer, got {value!r}")
+    return value
+
+
+def execute_offload_read(store: OffloadStore, arguments: Mapping[str, Any]) -> str:
+    """Answer one ``read_offloaded`` call (arguments as in `offload_read_tool`'s schema).
+
+    Returns:
+        The requested slice; past the end, a sentence giving the stored size.
+
+    Raises:
+        UsageError: Bad arguments or an unknown handle (turn it into an error result).
+    """
+    locator = arguments.get("handle")
+    if not isinstance(locator, str):
+        raise UsageError(f"{OFFLOAD_READ_TOOL}: 'handle' must be a string, got {locator!r}")
+    offset = _int_arg(arguments, "offset", 0)
+    length = min(_int_arg(arguments, "length", DEFAULT_READ_BYTES), _MAX_READ_BYTES)
+    text = read_offloaded(store, locator, offset, length)
+    if not text:
+        size = store.path(locator).stat().st_size
+        return f"Nothing at offset {offset}: {locator} holds {size} bytes."
+    return text

@@ -1,0 +1,249 @@
+"""Parsers: a provider's request history (what you would send) -> the message IR.
+
+``from_anthropic``, ``from_openai`` (Chat Completions, with DeepSeek
+``reasoning_content``), ``from_responses`` and ``from_gemini`` each return a
+`ParsedHistory`: the system text found in the history, the IR messages and notes on
+anything unusual. Compiling the messages back for the same provider gives the recorded
+history again:
+
+* values come from the IR fields; what the IR has no field for is kept in each part's
+  ``provider_data``, tagged with the wire format (``{"provider": "anthropic" | "openai" |
+  "responses" | "gemini", ...}``): ``extra`` (unmodelled keys such as ``is_error:
+  false``, Responses item ids, Gemini ``thought_signature``), ``keys`` (the recorded key
+  order, when it differs from the adapter's), ``message`` / ``item`` (the same for the
+  enclosing Chat message or Responses item, on its first part), and a few named hints:
+  ``input`` / ``args`` (a tool call's recorded object), ``response`` (a Gemini
+  function response object), ``content`` (an Anthropic tool_result block list with
+  blocks the IR cannot hold), ``as_string`` (Anthropic string content),
+  ``synthetic_id`` (a Gemini call recorded without id), ``reasoning_id`` (the Responses
+  reasoning item a call's item id depends on);
+* reasoning (Anthropic thinking and redacted thinking, Responses reasoning items, Gemini
+  ``thought`` parts) is a `ReasoningPart` whose ``provider_data`` holds the recorded
+  block byte-for-byte; DeepSeek ``reasoning_content`` is ``ReasoningPart(provider=
+  "deepseek")``;
+* blocks the IR cannot map (Anthropic server tool blocks, Responses tool-search items,
+  mid-history system messages...) are `ProviderPart` values at their position.
+
+Every parsed part is rendered back once while parsing; a part that would not come out
+as recorded is named in ``notes``. Malformed input raises `CorruptHistoryError` with the
+index of the offending message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from contextchef._errors import CorruptHistoryError
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+
+__all__ = [
+    "Draft",
+    "Hinted",
+    "HistoryBuilder",
+    "ParsedHistory",
+    "add_hint",
+    "as_list",
+    "as_mapping",
+    "as_string",
+    "compact_dumps",
+    "envelope_hints",
+    "fit_hints",
+    "parse_role",
+    "system_text",
+    "with_data",
+]
+
+_P = TypeVar("_P", TextPart, MediaPart, ToolCall, ToolResult)
+Hinted = TextPart | MediaPart | ToolCall | ToolResult
+"""The parts that carry replay hints in ``provider_data``."""
+_H = TypeVar("_H", bound=Hinted)
+Render = Callable[[Any], Mapping[str, Any] | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParsedHistory:
+    """A provider history in the IR."""
+
+    system: str = ""
+    """Text of the system prompt found in the history (``""`` if none)."""
+    messages: tuple[Message, ...] = ()
+    """The conversation, in order."""
+    notes: tuple[str, ...] = ()
+    """Anything unusual: kept as provider-only parts, unmatched ids, not reproducible."""
+
+
+def compact_dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def with_data(part: _P, data: Mapping[str, Any]) -> _P:
+    return dataclasses.replace(part, provider_data=dict(data) if len(data) > 1 else None)
+
+
+def fit_hints(part: _P, wire: Mapping[str, Any], render: Render, fmt: str, **named: Any) -> _P:
+    """`part` with the hints that make `render` give back `wire`'s keys and key order."""
+    data: dict[str, Any] = {"provider": fmt, **named}
+    part = with_data(part, data)
+    built = render(part) or {}
+    extra = {k: v for k, v in wire.items() if k not in built}
+    if extra:
+        data["extra"] = extra
+        part = with_data(part, data)
+        built = render(part) or {}
+    if list(built) != list(wire):
+        data["keys"] = list(wire)
+        part = with_data(part, data)
+    return part
+
+
+def add_hint(part: _H, fmt: str, key: str, value: Any) -> _H:
+    data = dict(part.provider_data or {"provider": fmt})
+    data[key] = value
+    return dataclasses.replace(part, provider_data=data)
+
+
+@dataclass
+class Draft:
+    role: Role
+    parts: list[Part] = field(default_factory=list)
+    origin: int = 0
+
+
+class HistoryBuilder:
+    """Accumulates IR messages, call names and notes while one history is parsed."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self.drafts: list[Draft] = []
+        self.notes: list[str] = []
+        self.names: dict[str, str] = {}
+
+    def error(self, index: int, what: str) -> CorruptHistoryError:
+        return CorruptHistoryError(f"{self.fmt} message {index}: {what}", index=index)
+
+    def new(self, role: Role, index: int) -> Draft:
+        self.drafts.append(Draft(role=role, origin=index))
+        return self.drafts[-1]
+
+    def current(self, role: Role, index: int) -> Draft:
+        if self.drafts and self.drafts[-1].role == role:
+            return self.drafts[-1]
+        return self.new(role, index)
+
+    def call(self, index: int, part: ToolCall) -> ToolCall:
+        self.names[part.id] = part.name
+        return part
+
+    def name_of(self, index: int, call_id: str) -> str:
+        name = self.names.get(call_id)
+        if name is None:
+            self.notes.append(f"message {index}: result for unknown call {call_id!r}")
+            return ""
+        return name
+
+    def check(self, index: int, rendered: Any, wire: Any, what: str) -> None:
+        if rendered != wire:
+            self.notes.append(f"message {index}: {what} does not render back as recorded")
+
+    def provider(self, index: int, data: Mapping[str, Any], what: str) -> ProviderPart:
+        self.notes.append(f"message {index}: {what} kept as a {self.fmt} provider part")
+        return ProviderPart(provider=self.fmt, data=data)
+
+    def result(self, system: str) -> ParsedHistory:
+        messages = tuple(Message(role=d.role, parts=tuple(d.parts)) for d in self.drafts)
+        return ParsedHistory(system=system, messages=messages, notes=tuple(self.notes))
+
+
+def as_mapping(hist: HistoryBuilder, index: int, value: object, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise hist.error(index, f"{what} must be an object, got {type(value).__name__}")
+    return value
+
+
+def as_string(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise hist.error(index, f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def as_list(hist: HistoryBuilder, value: object, what: str) -> Sequence[Any]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise CorruptHistoryError(f"{what} must be a list, got {type(value).__name__}", index=0)
+    return value
+
+
+# -- shared by the parsers ------------------------------------------------------------
+
+
+def system_text(hist: HistoryBuilder, system: object, what: str) -> str:
+    """System text from a string or a list of text blocks / parts."""
+    if system is None:
+        return ""
+    if isinstance(system, str):
+        return system
+    blocks = as_list(hist, system, what)
+    texts = [
+        as_string(hist, 0, as_mapping(hist, 0, b, f"{what} block").get("text"), f"{what} text")
+        for b in blocks
+    ]
+    if len(texts) > 1:
+        hist.notes.append(f"{what}: {len(texts)} text blocks joined with blank lines")
+    return "\n\n".join(texts)
+
+
+def parse_role(hist: HistoryBuilder, i: int, msg: Mapping[str, Any], roles: Sequence[str]) -> Role:
+    role = msg.get("role")
+    if role not in roles:
+        raise hist.error(i, f"role must be one of {list(roles)}, got {role!r}")
+    return "assistant" if role in ("assistant", "model") else "user"
+
+
+def envelope_hints(
+    parts: list[Hinted],
+    wire: Mapping[str, Any],
+    render: Callable[[list[Any]], Any],
+    key: str,
+    fmt: str,
+) -> None:
+    """Put the message-level hints (extra keys, key order, list content) on parts[0].
+
+    `key` is where they go in ``provider_data`` (``message`` for Chat, ``item`` for
+    Responses); `fmt` is the wire format recorded with them.
+    """
+    if not parts:
+        return
+    first = parts[0]
+    base = dict(first.provider_data or {"provider": fmt})
+    envelope: dict[str, Any] = {}
+    if isinstance(wire.get("content"), list):
+        envelope["content"] = "list"
+
+    def rebuild() -> None:
+        parts[0] = dataclasses.replace(first, provider_data={**base, key: dict(envelope)})
+
+    rebuild()
+    built = render(parts)
+    extra = {k: v for k, v in wire.items() if k not in built and k != "reasoning_content"}
+    if extra:
+        envelope["extra"] = extra
+        rebuild()
+        built = render(parts)
+    if list(built) != list(wire):
+        envelope["keys"] = list(wire)
+    if envelope:
+        rebuild()
+    else:
+        parts[0] = first

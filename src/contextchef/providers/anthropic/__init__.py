@@ -1,0 +1,1 @@
+"""Wire format anthropic: its renderer (IR -> payload) and parser (history -> IR)."""

@@ -1,0 +1,318 @@
+"""Anthropic Messages adapter (``client.messages.create(**payload)``).
+
+Follows https://docs.anthropic.com/en/api/messages: ``system`` is a list of text blocks;
+tool calls are ``tool_use`` blocks in assistant turns and answers are ``tool_result``
+blocks in the next user turn, before any text; tools are
+``{"name", "description", "input_schema"}``.
+
+Every IR part has one renderer in `_BLOCKS`:
+
+* text -> ``text`` block; media -> ``image`` / ``document`` block with a ``base64``,
+  ``url`` or ``file`` source (https://docs.anthropic.com/en/docs/build-with-claude/vision,
+  https://docs.anthropic.com/en/docs/build-with-claude/pdf-support);
+* Anthropic reasoning -> the recorded ``thinking`` / ``redacted_thinking`` block,
+  unchanged (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking);
+  other providers' reasoning is dropped, never sent as text;
+* Anthropic provider parts (``server_tool_use``, ``web_search_tool_result``...) -> the
+  block as recorded; other providers' are dropped;
+* tool call -> ``tool_use`` (the recorded ``input`` object while it still matches the
+  arguments); tool result -> ``tool_result`` whose content is a string, or a block list
+  when it carries media (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from contextchef._json import canonical_dumps, thaw
+from contextchef.tools._tool import CompiledTool
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+from contextchef.providers._base import (
+    ANTHROPIC_DEFAULT_MAX_TOKENS,
+    Profile,
+    RequestOptions,
+    apply_hints,
+    copy_schema,
+    dumps_segment,
+    hints,
+    keeps_part,
+    object_arguments,
+)
+
+__all__ = [
+    "TOOL_SEARCH_TOOL",
+    "AnthropicAdapter",
+    "media_part",
+    "render_block",
+    "result_content_parts",
+    "result_text",
+]
+
+FORMAT = "anthropic"
+"""The ``provider_data`` tag of parts recorded from Anthropic Messages."""
+
+_MEDIA_BLOCKS = ("image", "document")
+
+TOOL_SEARCH_TOOL: dict[str, str] = {
+    "type": "tool_search_tool_bm25_20251119",
+    "name": "tool_search_tool_bm25",
+}
+"""Anthropic's server-side tool search (BM25 variant): expands ``defer_loading`` tools
+on demand (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool)."""
+
+
+def _text(part: TextPart) -> dict[str, Any]:
+    return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
+
+
+def _source(part: MediaPart) -> dict[str, Any]:
+    if part.data is not None:
+        return {"type": "base64", "media_type": part.media_type, "data": part.data}
+    if part.url is not None:
+        return {"type": "url", "url": part.url}
+    return {"type": "file", "file_id": part.file_id}
+
+
+def _media(part: MediaPart) -> dict[str, Any]:
+    kind = "image" if part.media_type.startswith("image/") else "document"
+    built = {"type": kind, "source": _source(part)}
+    return apply_hints(built, hints(part.provider_data, FORMAT))
+
+
+def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
+    block = hints(part.provider_data, FORMAT).get("block")
+    if part.provider != "anthropic" or block is None:
+        return None  # another provider's reasoning, or one that cannot be verified
+    out: dict[str, Any] = thaw(block)
+    return out
+
+
+def _provider(part: ProviderPart) -> dict[str, Any] | None:
+    if part.provider != FORMAT:
+        return None
+    out: dict[str, Any] = thaw(part.data)
+    return out
+
+
+def _tool_use(part: ToolCall) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    recorded = hint.get("input")
+    if recorded is not None and canonical_dumps(recorded) == part.arguments:
+        arguments: Any = thaw(recorded)
+    else:
+        arguments = object_arguments(part)
+    built = {"type": "tool_use", "id": part.id, "name": part.name, "input": arguments}
+    return apply_hints(built, hint)
+
+
+def result_content_parts(content: Sequence[Any]) -> tuple[str, tuple[MediaPart, ...]] | None:
+    """(text, media) of a ``tool_result`` block list, or None if it holds other blocks.
+
+    Text blocks are joined with blank lines; image and document blocks become media.
+    """
+    texts: list[str] = []
+    media: list[MediaPart] = []
+    for block in content:
+        if not isinstance(block, Mapping):
+            return None
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif block.get("type") in _MEDIA_BLOCKS:
+            part = media_part(block)
+            if part is None:
+                return None
+            media.append(part)
+        else:
+            return None
+    return "\n\n".join(texts), tuple(media)
+
+
+def media_part(block: Mapping[str, Any]) -> MediaPart | None:
+    """The `MediaPart` of an ``image`` / ``document`` block, or None if not mappable."""
+    source = block.get("source")
+    if not isinstance(source, Mapping):
+        return None
+    fallback = "image/*" if block.get("type") == "image" else "application/pdf"
+    media_type = source.get("media_type", fallback)
+    extra = {k: v for k, v in block.items() if k not in ("type", "source")}
+    data = {"provider": FORMAT, "extra": extra} if extra else None
+    kind = source.get("type")
+    field = {"base64": "data", "url": "url", "file": "file_id"}.get(str(kind))
+    if field is None or not isinstance(source.get(field), str):
+        return None
+    if kind == "base64" and media_type.startswith("image/") != (block.get("type") == "image"):
+        return None
+    part = MediaPart(media_type=media_type, provider_data=data, **{field: source[field]})
+    return part if _source(part) == dict(source) else None
+
+
+def result_text(content: Sequence[Any]) -> str:
+    """The text blocks of a ``tool_result`` block list, joined with blank lines."""
+    return "\n\n".join(
+        b["text"]
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def _result_content(part: ToolResult, hint: Mapping[str, Any]) -> Any:
+    recorded = hint.get("content")
+    if recorded is not None and not part.media and result_text(recorded) == part.content:
+        return thaw(recorded)  # blocks the IR cannot hold (tool_reference...), unchanged
+    if not part.media and not hint.get("list"):
+        return part.content
+    blocks = [{"type": "text", "text": part.content}] if part.content else []
+    return blocks + [_media(m) for m in part.media]
+
+
+def _tool_result(part: ToolResult) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    built: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": part.call_id,
+        "content": _result_content(part, hint),
+    }
+    if part.is_error:
+        built["is_error"] = True
+    return apply_hints(built, hint)
+
+
+_BLOCKS: dict[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": _text,
+    "media": _media,
+    "reasoning": _reasoning,
+    "provider": _provider,
+    "tool_call": _tool_use,
+    "tool_result": _tool_result,
+}
+
+
+def render_block(part: Part) -> dict[str, Any] | None:
+    """One IR part as an Anthropic content block; None when it is not for Anthropic."""
+    return _BLOCKS[part.kind](part)
+
+
+def _content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
+    first = parts[0] if len(parts) == 1 else None
+    if isinstance(first, TextPart) and hints(first.provider_data, FORMAT).get("as_string"):
+        return first.text
+    return [b for b in map(render_block, parts) if b is not None]
+
+
+def needs_hoist(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a positional system message would precede every user message.
+
+    Anthropic accepts ``role: "system"`` messages only after a user turn; with no user
+    message before it, the text is hoisted into the top-level ``system`` instead.
+    """
+    return not any(m.get("role") == "user" for m in messages)
+
+
+def _add_positional_system(payload: dict[str, Any], options: RequestOptions) -> None:
+    """Append the positional system message (or hoist it; see `needs_hoist`)."""
+    block: dict[str, Any] = {"type": "text", "text": options.positional_system}
+    if options.positional_cache:
+        block["cache_control"] = {"type": "ephemeral"}
+    if needs_hoist(payload["messages"]):
+        payload.setdefault("system", []).append(block)
+    else:
+        payload["messages"].append({"role": "system", "content": [block]})
+
+
+class AnthropicAdapter:
+    """IR -> Anthropic Messages payload.
+
+    A positional system message (`RequestOptions.positional_system`) is sent as a
+    mid-conversation ``{"role": "system", "content": [text block]}`` right after the
+    conversation and before any prefill (``{"role": "assistant", "content": prefill}``,
+    the last message).
+    """
+
+    profile = Profile(
+        target="anthropic",
+        sdk_call="anthropic.Anthropic().messages.create",
+        native_tool_search=True,
+        strict_schemas=False,
+        positional_system=True,
+        name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
+    )
+
+    def keeps(self, part: Part) -> bool:
+        """Anthropic receives its own thinking blocks (as recorded) and server blocks."""
+        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: _reasoning(r) is not None)
+
+    def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
+        """Tools as ``{"name", "description", "input_schema"}`` (+ ``defer_loading``)."""
+        out = []
+        for tool in tools:
+            item: dict[str, Any] = {
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": copy_schema(tool.input_schema),
+            }
+            if tool.defer_loading:
+                item["defer_loading"] = True
+            out.append(item)
+        return out
+
+    def render_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """IR messages as Anthropic ``messages`` (tool results first in a user turn).
+
+        A message left with no content (only other providers' reasoning) is skipped:
+        the API rejects empty content.
+        """
+        out = []
+        for msg in messages:
+            parts = list(msg.parts)
+            if msg.role == "user":  # tool_result blocks must lead the user content
+                parts.sort(key=lambda p: not isinstance(p, ToolResult))
+            content = _content(parts)
+            if content:
+                out.append({"role": msg.role, "content": content})
+        return out
+
+    def render_request(
+        self,
+        *,
+        system: str,
+        tools: Sequence[CompiledTool],
+        messages: Sequence[Message],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The ``messages.create`` keyword arguments."""
+        cap = options.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS
+        payload: dict[str, Any] = {"model": options.model, "max_tokens": cap}
+        if system:
+            block: dict[str, Any] = {"type": "text", "text": system}
+            if options.cache_system:
+                block["cache_control"] = {"type": "ephemeral"}
+            payload["system"] = [block]
+        rendered = self.render_tools(tools)
+        if options.native_tool_search:
+            rendered.append(dict(TOOL_SEARCH_TOOL))
+        if rendered:
+            payload["tools"] = rendered
+        payload["messages"] = self.render_messages(messages)
+        if options.positional_system:
+            _add_positional_system(payload, options)
+        if options.prefill:
+            payload["messages"].append({"role": "assistant", "content": options.prefill})
+        return payload
+
+    def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
+        """System / tools / messages as canonical JSON."""
+        return {
+            "system": dumps_segment(payload.get("system")),
+            "tools": dumps_segment(payload.get("tools")),
+            "messages": dumps_segment(payload.get("messages")),
+        }

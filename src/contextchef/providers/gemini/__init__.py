@@ -1,0 +1,1 @@
+"""Wire format gemini: its renderer (IR -> payload) and parser (history -> IR)."""

@@ -1,0 +1,195 @@
+"""Gemini contents -> the message IR."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from contextchef.history._messages import (
+    MediaPart,
+    Part,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+from contextchef.providers._parsing import (
+    HistoryBuilder,
+    ParsedHistory,
+    as_list,
+    as_mapping,
+    as_string,
+    compact_dumps,
+    fit_hints,
+    parse_role,
+    system_text,
+)
+from contextchef.providers.gemini import _render as _gemini
+
+_G = _gemini.FORMAT
+
+
+def _snake(key: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in key)
+
+
+_NESTED = ("function_call", "function_response", "inline_data", "file_data")
+
+
+def _normalize(part: Mapping[str, Any]) -> dict[str, Any]:
+    """A Gemini part with SDK snake_case keys (``args`` / ``response`` values untouched)."""
+    out = {_snake(k): v for k, v in part.items()}
+    for key in _NESTED:
+        if isinstance(out.get(key), Mapping):
+            out[key] = {_snake(k): v for k, v in out[key].items()}
+    reply = out.get("function_response")
+    if isinstance(reply, dict) and isinstance(reply.get("parts"), list):
+        reply["parts"] = [_normalize(p) if isinstance(p, Mapping) else p for p in reply["parts"]]
+    return out
+
+
+class _Calls:
+    """Gemini calls waiting for their response, for ids and responses without one."""
+
+    def __init__(self) -> None:
+        self.open: list[ToolCall] = []
+
+    def take(self, call_id: str | None, name: str) -> ToolCall | None:
+        for call in self.open:
+            if call.id == call_id or (call_id is None and call.name == name):
+                self.open.remove(call)
+                return call
+        return None
+
+
+def _g_call(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _Calls) -> Part:
+    raw = as_mapping(hist, i, part["function_call"], "function_call")
+    args = as_mapping(hist, i, raw.get("args", {}), "function_call 'args'")
+    named: dict[str, Any] = {"args": args}
+    call_id = raw.get("id")
+    if call_id is None:
+        call_id, named["synthetic_id"] = f"gemini_call_{i}_{j}", True
+    call = ToolCall(
+        id=as_string(hist, i, call_id, "function_call 'id'"),
+        name=as_string(hist, i, raw.get("name"), "function_call 'name'"),
+        arguments=compact_dumps(args),
+    )
+    call = hist.call(i, fit_hints(call, part, _gemini.render_part, _G, **named))
+    calls.open.append(call)
+    return call
+
+
+def _g_response(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _Calls) -> Part:
+    raw = as_mapping(hist, i, part["function_response"], "function_response")
+    name = as_string(hist, i, raw.get("name"), "function_response 'name'")
+    response = as_mapping(hist, i, raw.get("response", {}), "function_response 'response'")
+    call = calls.take(raw.get("id"), name)
+    named: dict[str, Any] = {}
+    call_id = raw.get("id")
+    if call_id is None:
+        named["synthetic_id"] = True
+        if call is None:
+            hist.notes.append(f"message {i}: function_response {name!r} matches no call")
+        call_id = call.id if call is not None else f"gemini_result_{i}_{j}"
+    text = _gemini.response_text(response)
+    is_error = list(response) == ["error"] and isinstance(response["error"], str)
+    if dict(response) != {"error" if is_error else "output": text}:
+        named["response"] = response
+    media = [_g_media_part(hist, i, p) for p in raw.get("parts") or []]
+    if None in media:
+        raise hist.error(i, "function_response 'parts' must hold inline_data or file_data")
+    result = ToolResult(
+        call_id=as_string(hist, i, call_id, "function_response 'id'"),
+        name=name,
+        content=text,
+        is_error=is_error,
+        media=tuple(m for m in media if m is not None),
+    )
+    return fit_hints(result, part, _gemini.render_part, _G, **named)
+
+
+def _g_media_part(hist: HistoryBuilder, i: int, part: Mapping[str, Any]) -> MediaPart | None:
+    if isinstance(part.get("inline_data"), Mapping):
+        blob = part["inline_data"]
+        media_type = as_string(hist, i, blob.get("mime_type"), "inline_data 'mime_type'")
+        return MediaPart(media_type=media_type, data=as_string(hist, i, blob.get("data"), "data"))
+    if isinstance(part.get("file_data"), Mapping):
+        ref = part["file_data"]
+        media_type = str(ref.get("mime_type", "application/octet-stream"))
+        return MediaPart(media_type=media_type, url=as_string(hist, i, ref.get("file_uri"), "uri"))
+    return None
+
+
+def _g_media(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _Calls) -> Part:
+    media = _g_media_part(hist, i, part)
+    if media is None:
+        return hist.provider(i, part, "media part")
+    return fit_hints(media, part, _gemini.render_part, _G)
+
+
+def _g_text(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _Calls) -> Part:
+    text = as_string(hist, i, part["text"], "part 'text'")
+    return fit_hints(TextPart(text=text), part, _gemini.render_part, _G)
+
+
+_GEMINI_PARTS: dict[str, Callable[[HistoryBuilder, int, int, dict[str, Any], _Calls], Part]] = {
+    "function_call": _g_call,
+    "function_response": _g_response,
+    "inline_data": _g_media,
+    "file_data": _g_media,
+    "text": _g_text,
+}
+
+
+def _g_part(hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls: _Calls) -> Part:
+    raw = as_mapping(hist, i, raw, "a part")
+    part = _normalize(raw)
+    if part.get("thought") is True:
+        if role != "assistant":
+            raise hist.error(i, "a thought part in a user content")
+        text = part.get("text", "")
+        return ReasoningPart(
+            provider="gemini",
+            text=text if isinstance(text, str) else "",
+            provider_data={"provider": _G, "part": raw},
+        )
+    kind = next((k for k in _GEMINI_PARTS if k in part), None)
+    if kind is None:
+        return hist.provider(i, raw, f"part with keys {sorted(raw)}")
+    parsed = _GEMINI_PARTS[kind](hist, i, j, part, calls)
+    if isinstance(parsed, ToolCall) and role != "assistant":
+        raise hist.error(i, "a function_call part in a user content")
+    if isinstance(parsed, ToolResult) and role != "user":
+        raise hist.error(i, "a function_response part in a model content")
+    hist.check(i, _gemini.render_part(parsed), part, f"{kind} part")
+    return parsed
+
+
+def from_gemini(
+    contents: Sequence[Mapping[str, Any]], *, system_instruction: object = None
+) -> ParsedHistory:
+    """Parse Gemini ``contents`` (REST camelCase or google-genai snake_case keys).
+
+    Args:
+        contents: The ``contents`` list.
+        system_instruction: The system instruction, if any: a string or a ``Content``
+            dict (becomes ``system``).
+
+    Raises:
+        CorruptHistoryError: A content is malformed (index and reason given).
+    """
+    hist = HistoryBuilder(_G)
+    calls = _Calls()
+    for i, content in enumerate(as_list(hist, contents, "contents")):
+        content = as_mapping(hist, i, content, "a content")
+        role = parse_role(
+            hist, i, {"role": content.get("role", "user")}, ("user", "model", "function")
+        )
+        draft = hist.new(role, i)
+        for j, raw in enumerate(as_list(hist, content.get("parts") or [], f"content {i}: parts")):
+            draft.parts.append(_g_part(hist, i, j, role, raw, calls))
+    system = system_instruction
+    if isinstance(system, Mapping):
+        system = system.get("parts") or []
+    return hist.result(system_text(hist, system, "system_instruction"))

@@ -1,0 +1,237 @@
+"""Gemini adapter (``client.models.generate_content(**payload)``, google-genai SDK).
+
+Follows https://ai.google.dev/gemini-api/docs/function-calling: the system prompt is
+``config.system_instruction``; tools are one ``Tool`` with ``function_declarations``,
+each schema sent as ``parameters_json_schema`` (plain JSON Schema); the model's turns
+have role ``model``; calls are ``function_call`` parts and answers ``function_response``
+parts, all answers of a batch in one user ``Content``.
+
+How each IR part is rendered (keys in the SDK's snake_case; the SDK writes the REST
+camelCase itself):
+
+* text -> ``text`` part; media -> ``inline_data`` (base64) or ``file_data`` (URI / file
+  id) (https://ai.google.dev/gemini-api/docs/image-understanding);
+* Gemini reasoning (``thought: true`` parts) -> the recorded part unchanged; a recorded
+  ``thought_signature`` on any other part is sent back on that part
+  (https://ai.google.dev/gemini-api/docs/thought-signatures); other providers' reasoning
+  is dropped;
+* tool call -> ``function_call`` (the recorded ``args`` object while it still matches
+  the arguments; no ``id`` when the recorded call had none);
+* tool result -> ``function_response`` with ``response`` ``{"output": text}`` or
+  ``{"error": text}`` (or the recorded response object while it still matches), and
+  media returned by the tool as the response's ``parts``
+  (https://ai.google.dev/gemini-api/docs/function-calling#multimodal);
+* provider parts recorded from Gemini (``executable_code``...) -> that part; others
+  dropped. A Content left without parts is not sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from contextchef._json import canonical_dumps, thaw
+from contextchef.tools._tool import CompiledTool
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+from contextchef.providers._base import (
+    Profile,
+    RequestOptions,
+    apply_hints,
+    copy_schema,
+    dumps_segment,
+    hints,
+    keeps_part,
+    object_arguments,
+)
+
+__all__ = ["GeminiAdapter", "render_part", "response_text"]
+
+FORMAT = "gemini"
+"""The ``provider_data`` tag of parts recorded from Gemini."""
+
+
+def _text(part: TextPart) -> dict[str, Any]:
+    return apply_hints({"text": part.text}, hints(part.provider_data, FORMAT))
+
+
+def _media_data(part: MediaPart) -> dict[str, Any]:
+    if part.data is not None:
+        return {"inline_data": {"mime_type": part.media_type, "data": part.data}}
+    uri = part.url if part.url is not None else part.file_id
+    return {"file_data": {"file_uri": uri, "mime_type": part.media_type}}
+
+
+def _media(part: MediaPart) -> dict[str, Any]:
+    return apply_hints(_media_data(part), hints(part.provider_data, FORMAT))
+
+
+def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
+    recorded = hints(part.provider_data, FORMAT).get("part")
+    if part.provider != "gemini" or recorded is None:
+        return None
+    out: dict[str, Any] = thaw(recorded)
+    return out
+
+
+def _provider(part: ProviderPart) -> dict[str, Any] | None:
+    if part.provider != FORMAT:
+        return None
+    out: dict[str, Any] = thaw(part.data)
+    return out
+
+
+def _recorded(hint: Mapping[str, Any], key: str, text: str) -> Any:
+    """The recorded object under `key` if it still serializes to `text`, else None."""
+    value = hint.get(key)
+    if value is not None and canonical_dumps(value) == text:
+        return thaw(value)
+    return None
+
+
+def _function_call(part: ToolCall) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    args = _recorded(hint, "args", part.arguments)
+    call: dict[str, Any] = {} if hint.get("synthetic_id") else {"id": part.id}
+    call["name"] = part.name
+    call["args"] = object_arguments(part) if args is None else args
+    return apply_hints({"function_call": call}, hint)
+
+
+def response_text(response: Mapping[str, Any]) -> str:
+    """The text a ``function_response.response`` object stands for in the IR.
+
+    The value itself when the object has one string field (``{"output": ...}``,
+    ``{"result": ...}``), else the object as compact JSON.
+    """
+    if len(response) == 1:
+        (value,) = response.values()
+        if isinstance(value, str):
+            return value
+    return canonical_dumps(response)
+
+
+def _function_response(part: ToolResult) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    recorded = hint.get("response")
+    response: Any = None
+    if recorded is not None and response_text(recorded) == part.content:
+        response = thaw(recorded)
+    if response is None:
+        response = {"error" if part.is_error else "output": part.content}
+    reply: dict[str, Any] = {} if hint.get("synthetic_id") else {"id": part.call_id}
+    reply["name"] = part.name
+    reply["response"] = response
+    if part.media:
+        reply["parts"] = [_media_data(m) for m in part.media]
+    return apply_hints({"function_response": reply}, hint)
+
+
+_PARTS: dict[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": _text,
+    "media": _media,
+    "reasoning": _reasoning,
+    "provider": _provider,
+    "tool_call": _function_call,
+    "tool_result": _function_response,
+}
+
+
+def render_part(part: Part) -> dict[str, Any] | None:
+    """One IR part as a Gemini ``Part`` dict; None when it is not for Gemini."""
+    return _PARTS[part.kind](part)
+
+
+def _add_user_text(contents: list[dict[str, Any]], text: str) -> None:
+    """Add a positional system message's text as a user part.
+
+    Gemini has no system role in ``contents``; the text joins the last user ``Content``
+    (or starts one), so roles keep alternating.
+    """
+    if contents and contents[-1]["role"] == "user":
+        contents[-1] = {**contents[-1], "parts": [*contents[-1]["parts"], {"text": text}]}
+    else:
+        contents.append({"role": "user", "parts": [{"text": text}]})
+
+
+class GeminiAdapter:
+    """IR -> google-genai ``generate_content`` keyword arguments."""
+
+    profile = Profile(
+        target="gemini",
+        sdk_call="google.genai.Client().models.generate_content",
+        native_tool_search=False,
+        strict_schemas=False,
+        positional_system=False,
+        name_pattern=r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
+    )
+
+    def keeps(self, part: Part) -> bool:
+        """Gemini receives its own thought parts (as recorded) and provider parts."""
+        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: _reasoning(r) is not None)
+
+    def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
+        """One ``Tool`` holding every function declaration (empty list if no tools)."""
+        if not tools:
+            return []
+        declarations = [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters_json_schema": copy_schema(tool.input_schema),
+            }
+            for tool in tools
+        ]
+        return [{"function_declarations": declarations}]
+
+    def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """IR messages as ``Content`` dicts (assistant -> role ``model``)."""
+        out = []
+        for msg in messages:
+            parts = [p for p in map(render_part, msg.parts) if p is not None]
+            if parts:
+                out.append({"role": "model" if msg.role == "assistant" else "user", "parts": parts})
+        return out
+
+    def render_request(
+        self,
+        *,
+        system: str,
+        tools: Sequence[CompiledTool],
+        messages: Sequence[Message],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """``model``, ``contents`` and ``config`` for ``generate_content``."""
+        config: dict[str, Any] = {}
+        if system:
+            config["system_instruction"] = system
+        rendered = self.render_tools(tools)
+        if rendered:
+            config["tools"] = rendered
+            # The SDK would otherwise try to run Python callables; we pass declarations.
+            config["automatic_function_calling"] = {"disable": True}
+        if options.max_tokens is not None:
+            config["max_output_tokens"] = options.max_tokens
+        contents = self.render_contents(messages)
+        if options.positional_system:
+            _add_user_text(contents, options.positional_system)
+        if options.prefill:
+            contents.append({"role": "model", "parts": [{"text": options.prefill}]})
+        return {"model": options.model, "contents": contents, "config": config}
+
+    def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
+        """system_instruction / tools / contents as canonical JSON."""
+        config = payload.get("config") or {}
+        return {
+            "system": dumps_segment(config.get("system_instruction")),
+            "tools": dumps_segment(config.get("tools")),
+            "messages": dumps_segment(payload.get("contents")),
+        }

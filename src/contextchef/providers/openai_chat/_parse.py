@@ -1,0 +1,213 @@
+"""OpenAI Chat Completions history (and DeepSeek) -> the message IR."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+from contextchef.providers._base import split_data_url
+from contextchef.providers._parsing import (
+    Hinted,
+    HistoryBuilder,
+    ParsedHistory,
+    Render,
+    as_list,
+    as_mapping,
+    as_string,
+    envelope_hints,
+    fit_hints,
+)
+from contextchef.providers.openai_chat import _render as _openai_chat
+
+_O = _openai_chat.FORMAT
+_CHAT = _openai_chat.OpenAIChatAdapter()
+
+
+def _o_media(hist: HistoryBuilder, i: int, raw: Mapping[str, Any]) -> MediaPart | None:
+    kind = raw.get("type")
+    if kind == "image_url" and isinstance(raw.get("image_url"), Mapping):
+        image = raw["image_url"]
+        url = image.get("url")
+        if not isinstance(url, str):
+            return None
+        inline = split_data_url(url)
+        part = (
+            MediaPart(media_type=inline[0], data=inline[1])
+            if inline
+            else MediaPart(media_type="image/*", url=url)
+        )
+        extra = {k: v for k, v in image.items() if k != "url"}
+        return fit_hints(
+            part, raw, _CONTENT_PART, _O, **({"image_url_extra": extra} if extra else {})
+        )
+    if kind == "file" and isinstance(raw.get("file"), Mapping):
+        file = raw["file"]
+        inline = split_data_url(str(file.get("file_data", "")))
+        if isinstance(file.get("file_id"), str):
+            part = MediaPart(media_type="application/octet-stream", file_id=file["file_id"])
+            extra = {k: v for k, v in file.items() if k != "file_id"}
+        elif inline:
+            part = MediaPart(media_type=inline[0], data=inline[1])
+            extra = {k: v for k, v in file.items() if k != "file_data"}
+        else:
+            return None
+        return fit_hints(part, raw, _CONTENT_PART, _O, **({"file_extra": extra} if extra else {}))
+    return None
+
+
+def _content_part(part: TextPart | MediaPart) -> dict[str, Any]:
+    return _openai_chat.CONTENT_PARTS[part.kind](part)
+
+
+_CONTENT_PART: Render = _content_part
+
+
+def _o_content(hist: HistoryBuilder, i: int, content: object) -> list[TextPart | MediaPart] | None:
+    """IR parts of a Chat ``content`` (None when a part cannot be mapped)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [TextPart(text=content)]
+    parts: list[TextPart | MediaPart] = []
+    for raw in as_list(hist, content, f"message {i}: content"):
+        raw = as_mapping(hist, i, raw, "a content part")
+        if raw.get("type") == "text" and isinstance(raw.get("text"), str):
+            parts.append(fit_hints(TextPart(text=raw["text"]), raw, _CONTENT_PART, _O))
+            continue
+        media = _o_media(hist, i, raw)
+        if media is None:
+            return None
+        parts.append(media)
+    return parts
+
+
+def _o_assistant(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
+    content = _o_content(hist, i, msg.get("content"))
+    calls = msg.get("tool_calls") or []
+    parsed_calls = [_o_call(hist, i, c) for c in as_list(hist, calls, f"message {i}: tool_calls")]
+    mapped: list[Hinted] = [*(content or ()), *(c for c in parsed_calls if c is not None)]
+    if content is None or None in parsed_calls or not mapped:
+        # unknown shapes, and messages with neither text nor calls (e.g. a refusal), are
+        # kept verbatim for this provider
+        hist.new("assistant", i).parts.append(hist.provider(i, msg, "assistant message"))
+        return
+    reasoning = msg.get("reasoning_content")
+    if reasoning is not None:
+        reasoning = as_string(hist, i, reasoning, "'reasoning_content'")
+
+    def render(parts: Sequence[Part]) -> Any:
+        return _CHAT.render_assistant(Message(role="assistant", parts=tuple(parts)), reasoning)[0]
+
+    envelope_hints(mapped, msg, render, "message", _O)
+    draft = hist.new("assistant", i)
+    if reasoning:  # "" carries nothing: the deepseek target sends "" where it is required
+        draft.parts.append(ReasoningPart(provider="deepseek", text=reasoning))
+    draft.parts.extend(mapped)
+    hist.check(i, render(mapped), dict(msg), "assistant message")
+
+
+def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall | None:
+    raw = as_mapping(hist, i, raw, "a tool call")
+    function = raw.get("function")
+    if raw.get("type", "function") != "function" or not isinstance(function, Mapping):
+        return None
+    call = ToolCall(
+        id=as_string(hist, i, raw.get("id"), "tool call 'id'"),
+        name=as_string(hist, i, function.get("name"), "function 'name'"),
+        arguments=as_string(hist, i, function.get("arguments", "{}"), "function 'arguments'"),
+    )
+    return hist.call(i, fit_hints(call, raw, _openai_chat.render_tool_call, _O))
+
+
+def _o_user(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
+    content = _o_content(hist, i, msg.get("content"))
+    if not content:
+        hist.new("user", i).parts.append(hist.provider(i, msg, "user message"))
+        return
+    parts: list[Hinted] = list(content)
+
+    def render(ps: Sequence[Part]) -> Any:
+        return _CHAT.render_user(Message(role="user", parts=tuple(ps)))[0]
+
+    envelope_hints(parts, msg, render, "message", _O)
+    hist.new("user", i).parts.extend(parts)
+    hist.check(i, render(parts), dict(msg), "user message")
+
+
+def _o_tool(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
+    call_id = as_string(hist, i, msg.get("tool_call_id"), "'tool_call_id'")
+    content = msg.get("content")
+    named: dict[str, Any] = {}
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, Mapping)]
+        if len(texts) != 1 or not isinstance(texts[0], str):
+            raise hist.error(i, "tool message content must be a string or one text part")
+        content, named["content"] = texts[0], "list"
+    text = as_string(hist, i, content, "tool message 'content'")
+    part = ToolResult(call_id=call_id, name=hist.name_of(i, call_id), content=text)
+    part = fit_hints(part, msg, _openai_chat.render_tool_message, _O, **named)
+    draft = hist.drafts[-1] if hist.drafts else None
+    if (
+        draft is None
+        or draft.role != "user"
+        or not (draft.parts and isinstance(draft.parts[-1], ToolResult))
+    ):
+        draft = hist.new("user", i)
+    draft.parts.append(part)
+    hist.check(i, _openai_chat.render_tool_message(part), dict(msg), "tool message")
+
+
+def _o_positional(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
+    role = msg.get("role")
+    draft = hist.new("assistant" if role == "assistant" else "user", i)
+    draft.parts.append(hist.provider(i, msg, f"{role} message"))
+
+
+_CHAT_ROLES: dict[str, Callable[[HistoryBuilder, int, Mapping[str, Any]], None]] = {
+    "user": _o_user,
+    "assistant": _o_assistant,
+    "tool": _o_tool,
+    "system": _o_positional,
+    "developer": _o_positional,
+    "function": _o_positional,
+}
+
+
+def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
+    """Parse a Chat Completions history (the ``messages`` you would send).
+
+    A leading ``system`` message with string content becomes ``system``; later system or
+    developer messages stay in place as provider parts. ``reasoning_content`` on an
+    assistant message (DeepSeek and compatible APIs) becomes
+    ``ReasoningPart(provider="deepseek")``; compile with target ``deepseek`` to send it.
+
+    Raises:
+        CorruptHistoryError: A message is malformed (index and reason given).
+    """
+    hist = HistoryBuilder(_O)
+    items = as_list(hist, messages, "messages")
+    system = ""
+    for i, msg in enumerate(items):
+        msg = as_mapping(hist, i, msg, "a message")
+        role = msg.get("role")
+        if i == 0 and role == "system" and isinstance(msg.get("content"), str):
+            # extra keys (e.g. SWE-agent's "agent") are bookkeeping, not prompt
+            system = msg["content"]
+            continue
+        handler = _CHAT_ROLES.get(role) if isinstance(role, str) else None
+        if handler is None:
+            raise hist.error(i, f"role must be one of {sorted(_CHAT_ROLES)}, got {role!r}")
+        handler(hist, i, msg)
+    return hist.result(system)
+
+
+# -- OpenAI Responses (https://platform.openai.com/docs/api-reference/responses/create) ----

@@ -1,0 +1,333 @@
+"""OpenAI Chat Completions adapter (``client.chat.completions.create(**payload)``).
+
+Follows https://platform.openai.com/docs/api-reference/chat/create: the system prompt is
+the first message (role ``system``); tool calls are ``tool_calls`` on an assistant
+message, each answered by a ``role: "tool"`` message with its ``tool_call_id``.
+
+How each IR part is rendered (one renderer per part kind):
+
+* text -> message ``content`` (a string, or text content parts when recorded that way);
+* media -> ``image_url`` content parts (a URL or a base64 ``data:`` URL) and ``file``
+  parts for other files (https://platform.openai.com/docs/guides/images-vision,
+  https://platform.openai.com/docs/guides/pdf-files); Chat cannot fetch a non-image
+  file by URL, so such a file is named in a text part instead;
+* tool call -> a ``tool_calls`` entry, arguments replayed as the exact string;
+* tool result -> a ``role: "tool"`` message. Chat has no error flag, so an error result
+  is sent as its text. A tool message holds text only, so media returned by a tool go
+  in one user message right after the batch's tool messages, each group introduced by
+  a line naming the call it belongs to;
+* reasoning -> dropped (Chat has no reasoning input; see `DeepSeekAdapter`);
+* provider parts recorded from Chat (a mid-history ``system`` / ``developer`` message,
+  or a message this IR cannot hold) -> that message, in place; others dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from contextchef._json import thaw
+from contextchef.tools._tool import CompiledTool
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+from contextchef.providers._base import (
+    Profile,
+    RequestOptions,
+    apply_hints,
+    data_url,
+    dumps_segment,
+    hints,
+    keeps_part,
+)
+from contextchef.providers._strict import openai_parameters
+
+__all__ = [
+    "CONTENT_PARTS",
+    "DeepSeekAdapter",
+    "OpenAIChatAdapter",
+    "render_tool_call",
+    "render_tool_message",
+]
+
+FORMAT = "openai"
+"""The ``provider_data`` tag of parts recorded from Chat Completions."""
+
+
+def _text_part(part: TextPart) -> dict[str, Any]:
+    return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
+
+
+def _media_part(part: MediaPart) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    if part.media_type.startswith("image/") and part.file_id is None:
+        url = part.url if part.url is not None else data_url(part.media_type, part.data or "")
+        image = apply_hints({"url": url}, {"extra": hint.get("image_url_extra")})
+        return apply_hints({"type": "image_url", "image_url": image}, hint)
+    if part.file_id is not None:
+        file: dict[str, Any] = {"file_id": part.file_id}
+    elif part.data is not None:
+        file = {"file_data": data_url(part.media_type, part.data)}
+    else:  # Chat cannot fetch a file by URL: name it in text instead
+        return {"type": "text", "text": f"[{part.media_type} file: {part.url}]"}
+    file = apply_hints(file, {"extra": hint.get("file_extra")})
+    return apply_hints({"type": "file", "file": file}, hint)
+
+
+CONTENT_PARTS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    # One renderer per content part kind.
+    "text": _text_part,
+    "media": _media_part,
+}
+
+
+def _content(parts: Sequence[TextPart | MediaPart]) -> str | list[dict[str, Any]] | None:
+    """Message content: one string, or content parts when there is media or it was a list."""
+    if not parts:
+        return None
+    head = hints(parts[0].provider_data, FORMAT).get("message") or {}
+    if head.get("content") != "list" and all(isinstance(p, TextPart) for p in parts):
+        return "\n\n".join(p.text for p in parts if isinstance(p, TextPart))
+    return [CONTENT_PARTS[p.kind](p) for p in parts]
+
+
+def _message_hint(part: Part | None) -> Mapping[str, Any]:
+    if part is None or isinstance(part, ProviderPart):
+        return {}
+    envelope: Mapping[str, Any] = hints(part.provider_data, FORMAT).get("message") or {}
+    return envelope
+
+
+def render_tool_call(part: ToolCall) -> dict[str, Any]:
+    """A ``tool_calls`` entry."""
+    built = {
+        "id": part.id,
+        "type": "function",
+        "function": {"name": part.name, "arguments": part.arguments},
+    }
+    return apply_hints(built, hints(part.provider_data, FORMAT))
+
+
+def render_tool_message(part: ToolResult) -> dict[str, Any]:
+    """A ``role: "tool"`` message (text only)."""
+    hint = hints(part.provider_data, FORMAT)
+    content: Any = part.content
+    if hint.get("content") == "list":
+        content = [{"type": "text", "text": part.content}]
+    built = {"role": "tool", "tool_call_id": part.call_id, "content": content}
+    return apply_hints(built, hint)
+
+
+def _attachments(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+    """The user message carrying media returned by tools (none if there is none)."""
+    content: list[dict[str, Any]] = []
+    for result in results:
+        if result.media:
+            label = f"Attachments returned by tool call {result.call_id} ({result.name}):"
+            content.append({"type": "text", "text": label})
+            content += [_media_part(m) for m in result.media]
+    return [{"role": "user", "content": content}] if content else []
+
+
+def _provider_message(part: ProviderPart) -> list[dict[str, Any]]:
+    if part.provider != FORMAT:
+        return []
+    out: dict[str, Any] = thaw(part.data)
+    return [out]
+
+
+class OpenAIChatAdapter:
+    """IR -> Chat Completions payload."""
+
+    profile = Profile(
+        target="openai",
+        sdk_call="openai.OpenAI().chat.completions.create",
+        native_tool_search=False,
+        strict_schemas=True,
+        positional_system=True,
+        name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
+    )
+
+    def keeps(self, part: Part) -> bool:
+        """Chat Completions takes no reasoning back; provider parts only its own."""
+        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: r.provider in self.reasoning_from)
+
+    max_tokens_key = "max_completion_tokens"
+    """Chat Completions' output cap (``max_tokens`` is deprecated there)."""
+
+    reasoning_from: frozenset[str] = frozenset()
+    """Providers whose reasoning this API takes back (DeepSeek: its own)."""
+
+    def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
+        """Tools as ``{"type": "function", "function": {...}}``; ``strict`` only when on."""
+        out = []
+        for tool in tools:
+            parameters, strict = openai_parameters(tool)
+            function: dict[str, Any] = {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": parameters,
+            }
+            if strict:
+                function["strict"] = True
+            out.append({"type": "function", "function": function})
+        return out
+
+    def reasoning_content(self, messages: Sequence[Message]) -> list[str | None]:
+        """Per message, the ``reasoning_content`` to send (None: no such key).
+
+        Plain Chat Completions takes no reasoning input, so this is all None.
+        """
+        return [None] * len(messages)
+
+    def render_assistant(self, msg: Message, reasoning: str | None) -> list[dict[str, Any]]:
+        """An assistant message (plus provider-part messages), with `reasoning` if given."""
+        shown = [p for p in msg.parts if isinstance(p, (TextPart, MediaPart))]
+        calls = msg.tool_calls
+        providers = [
+            m for p in msg.parts if isinstance(p, ProviderPart) for m in _provider_message(p)
+        ]
+        own = any(isinstance(p, ReasoningPart) and p.provider == "deepseek" for p in msg.parts)
+        if not shown and not calls and not (own and reasoning is not None):
+            return providers
+        mapped = [p for p in msg.parts if not isinstance(p, (ProviderPart, ReasoningPart))]
+        hint = _message_hint(mapped[0] if mapped else None)
+        built: dict[str, Any] = {"role": "assistant", "content": _content(shown)}
+        if reasoning is not None:
+            built["reasoning_content"] = reasoning
+        if calls:
+            built["tool_calls"] = [render_tool_call(c) for c in calls]
+        optional = ("content",) if built["content"] is None else ()
+        return [apply_hints(built, hint, optional=optional), *providers]
+
+    def render_user(self, msg: Message) -> list[dict[str, Any]]:
+        """A user message as tool, attachment, user and provider messages, in part order."""
+        out: list[dict[str, Any]] = []
+        shown: list[TextPart | MediaPart] = []
+        results: list[ToolResult] = []
+
+        def flush() -> None:
+            out.extend(_attachments(results))
+            results.clear()
+            if shown:
+                built = {"role": "user", "content": _content(shown)}
+                out.append(apply_hints(built, _message_hint(shown[0])))
+                shown.clear()
+
+        for part in msg.parts:
+            if isinstance(part, ToolResult):
+                if shown:
+                    flush()
+                out.append(render_tool_message(part))
+                results.append(part)
+                continue
+            if not isinstance(part, (TextPart, MediaPart)):
+                flush()
+                if isinstance(part, ProviderPart):
+                    out.extend(_provider_message(part))
+                continue
+            if results:
+                flush()
+            shown.append(part)
+        flush()
+        return out
+
+    def render_messages(self, system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """System message, then IR messages; tool results become ``role: tool`` messages."""
+        out: list[dict[str, Any]] = []
+        if system:
+            out.append({"role": "system", "content": system})
+        for msg, reasoning in zip(messages, self.reasoning_content(messages), strict=True):
+            if msg.role == "assistant":
+                out += self.render_assistant(msg, reasoning)
+            else:
+                out += self.render_user(msg)
+        return out
+
+    def render_request(
+        self,
+        *,
+        system: str,
+        tools: Sequence[CompiledTool],
+        messages: Sequence[Message],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The ``chat.completions.create`` keyword arguments."""
+        rendered = self.render_messages(system, messages)
+        if options.positional_system:  # system messages are positional in Chat anyway
+            rendered.append({"role": "system", "content": options.positional_system})
+        if options.prefill:
+            rendered.append({"role": "assistant", "content": options.prefill})
+        payload: dict[str, Any] = {"model": options.model, "messages": rendered}
+        if tools:
+            payload["tools"] = self.render_tools(tools)
+        if options.max_tokens is not None:
+            payload[self.max_tokens_key] = options.max_tokens
+        return payload
+
+    def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
+        """The leading system message, tools, and the remaining messages."""
+        msgs = list(payload.get("messages") or [])
+        system = msgs[:1] if msgs and msgs[0].get("role") == "system" else []
+        return {
+            "system": dumps_segment(system or None),
+            "tools": dumps_segment(payload.get("tools")),
+            "messages": dumps_segment(msgs[len(system) :]),
+        }
+
+
+def _is_user_turn(msg: Message) -> bool:
+    """A user message with something besides tool results: it starts a new span."""
+    return msg.role == "user" and any(not isinstance(p, ToolResult) for p in msg.parts)
+
+
+class DeepSeekAdapter(OpenAIChatAdapter):
+    """IR -> DeepSeek Chat Completions payload (OpenAI-compatible, thinking mode).
+
+    Follows https://api-docs.deepseek.com/guides/thinking_mode: in a tool-using turn the
+    assistant's ``reasoning_content`` must be sent back, or the API answers 400 "Missing
+    reasoning_content field". So within each span from one user turn to the next that
+    contains a tool call, every assistant message carries ``reasoning_content``: its
+    DeepSeek reasoning text, or ``""`` when none was captured. Spans without tool calls
+    send none (the API ignores reasoning there). Reasoning from other providers is never
+    sent.
+    """
+
+    reasoning_from = frozenset({"deepseek"})
+    max_tokens_key = "max_tokens"  # https://api-docs.deepseek.com/api/create-chat-completion
+
+    profile = Profile(
+        target="deepseek",
+        sdk_call="openai.OpenAI(base_url='https://api.deepseek.com').chat.completions.create",
+        native_tool_search=False,
+        strict_schemas=False,
+        positional_system=True,
+        name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
+    )
+
+    def reasoning_content(self, messages: Sequence[Message]) -> list[str | None]:
+        """``reasoning_content`` per message: set on assistants of tool-using spans."""
+        out: list[str | None] = [None] * len(messages)
+        span: list[int] = []
+        for i, msg in enumerate([*messages, None]):
+            if msg is None or _is_user_turn(msg):
+                if any(messages[j].tool_calls for j in span):
+                    for j in span:
+                        out[j] = _deepseek_reasoning(messages[j])
+                span = []
+            elif msg.role == "assistant":
+                span.append(i)
+        return out
+
+
+def _deepseek_reasoning(msg: Message) -> str:
+    return "\n\n".join(
+        p.text for p in msg.parts if isinstance(p, ReasoningPart) and p.provider == "deepseek"
+    )

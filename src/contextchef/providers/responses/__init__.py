@@ -1,0 +1,1 @@
+"""Wire format responses: its renderer (IR -> payload) and parser (history -> IR)."""

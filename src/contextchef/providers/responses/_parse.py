@@ -1,0 +1,203 @@
+"""OpenAI Responses input items -> the message IR."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ReasoningPart,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+from contextchef.providers._base import split_data_url
+from contextchef.providers._parsing import (
+    Draft,
+    Hinted,
+    HistoryBuilder,
+    ParsedHistory,
+    add_hint,
+    as_list,
+    as_mapping,
+    as_string,
+    envelope_hints,
+    fit_hints,
+)
+from contextchef.providers.responses import _render as _responses
+
+_R = _responses.FORMAT
+_RESPONSES = _responses.ResponsesAdapter()
+
+
+def _r_content_part(
+    hist: HistoryBuilder, i: int, role: Role, raw: object
+) -> TextPart | MediaPart | None:
+    raw = as_mapping(hist, i, raw, "a content part")
+    kind = raw.get("type")
+
+    def render(p: TextPart | MediaPart) -> dict[str, Any]:
+        return _responses.render_content_part(p, role)
+
+    if kind in ("input_text", "output_text") and isinstance(raw.get("text"), str):
+        return fit_hints(TextPart(text=raw["text"]), raw, render, _R)
+    part: MediaPart | None = None
+    if isinstance(raw.get("file_id"), str):
+        default = "image/*" if kind == "input_image" else "application/octet-stream"
+        part = MediaPart(media_type=default, file_id=raw["file_id"])
+    elif kind == "input_image" and isinstance(raw.get("image_url"), str):
+        inline = split_data_url(raw["image_url"])
+        part = (
+            MediaPart(media_type=inline[0], data=inline[1])
+            if inline
+            else MediaPart(media_type="image/*", url=raw["image_url"])
+        )
+    elif kind == "input_file" and isinstance(raw.get("file_url"), str):
+        part = MediaPart(media_type="application/octet-stream", url=raw["file_url"])
+    elif kind == "input_file" and isinstance(raw.get("file_data"), str):
+        inline = split_data_url(raw["file_data"])
+        part = MediaPart(media_type=inline[0], data=inline[1]) if inline else None
+    return None if part is None else fit_hints(part, raw, render, _R)
+
+
+def _r_message(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    role = item.get("role")
+    content = item.get("content")
+    if role not in ("user", "assistant"):
+        hist.new("user", i).parts.append(hist.provider(i, item, f"{role} message item"))
+        return
+    parts: list[TextPart | MediaPart | None]
+    if isinstance(content, str):
+        parts = [TextPart(text=content)]
+    else:
+        raws = as_list(hist, content, f"item {i}: content")
+        parts = [_r_content_part(hist, i, role, raw) for raw in raws]
+    if not parts or None in parts:
+        hist.new(role, i).parts.append(hist.provider(i, item, "message item"))
+        return
+    mapped: list[Hinted] = [p for p in parts if p is not None]
+    draft = hist.current(role, i)
+    split = bool(draft.parts) and isinstance(draft.parts[-1], (TextPart, MediaPart))
+
+    def render(ps: Sequence[Any]) -> Any:
+        return _responses.render_message_item(role, ps)
+
+    envelope_hints(mapped, item, render, "item", _R)
+    first = mapped[0]
+    if split and "item" not in (first.provider_data or {}):
+        mapped[0] = add_hint(first, _R, "item", {})  # starts a new item after text
+    draft.parts.extend(mapped)
+    hist.check(i, render(mapped), dict(item), "message item")
+
+
+def _r_reasoning(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    summary = item.get("summary") or []
+    texts = [s.get("text", "") for s in summary if isinstance(s, Mapping)]
+    part = ReasoningPart(
+        provider="openai",
+        text="\n\n".join(t for t in texts if isinstance(t, str)),
+        provider_data={"provider": _R, "item": item},
+    )
+    hist.current("assistant", i).parts.append(part)
+
+
+def _last_reasoning_id(draft: Draft) -> str | None:
+    for part in reversed(draft.parts):
+        if isinstance(part, ReasoningPart) and part.provider == "openai":
+            item = (part.provider_data or {}).get("item") or {}
+            return item.get("id") if isinstance(item.get("id"), str) else None
+    return None
+
+
+def _render_item(part: Part) -> dict[str, Any]:
+    return _RESPONSES.render_input([Message(role=_side(part), parts=(part,))])[0]
+
+
+def _side(part: Part) -> Role:
+    return "user" if isinstance(part, ToolResult) else "assistant"
+
+
+def _r_function_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    call = ToolCall(
+        id=as_string(hist, i, item.get("call_id"), "function_call 'call_id'"),
+        name=as_string(hist, i, item.get("name"), "function_call 'name'"),
+        arguments=as_string(hist, i, item.get("arguments"), "function_call 'arguments'"),
+    )
+    call = hist.call(i, fit_hints(call, item, _render_item, _R))
+    hist.check(i, _render_item(call), dict(item), "function_call item")
+    draft = hist.current("assistant", i)
+    link = _last_reasoning_id(draft)
+    if link is not None and "id" in item:
+        call = add_hint(call, _R, "reasoning_id", link)
+    draft.parts.append(call)
+
+
+def _r_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    call_id = as_string(hist, i, item.get("call_id"), "function_call_output 'call_id'")
+    output = item.get("output")
+    named: dict[str, Any] = {}
+    media: list[MediaPart] = []
+    if isinstance(output, str):
+        text = output
+    else:
+        texts: list[str] = []
+        for raw in as_list(hist, output, f"item {i}: output"):
+            part = _r_content_part(hist, i, "user", raw)
+            if part is None:
+                hist.current("user", i).parts.append(hist.provider(i, item, "output item"))
+                return
+            if isinstance(part, TextPart):
+                texts.append(part.text)
+            else:
+                media.append(part)
+        text, named["output"] = "\n\n".join(texts), "list"
+    result = ToolResult(
+        call_id=call_id, name=hist.name_of(i, call_id), content=text, media=tuple(media)
+    )
+    result = fit_hints(result, item, _render_item, _R, **named)
+    hist.check(i, _render_item(result), dict(item), "function_call_output item")
+    hist.current("user", i).parts.append(result)
+
+
+def _r_other(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    kind = str(item.get("type"))
+    side: Role = "user" if kind.endswith("_output") or kind == "additional_tools" else "assistant"
+    hist.current(side, i).parts.append(hist.provider(i, item, f"{kind} item"))
+
+
+_RESPONSES_ITEMS: dict[str, Callable[[HistoryBuilder, int, Mapping[str, Any]], None]] = {
+    "message": _r_message,
+    "reasoning": _r_reasoning,
+    "function_call": _r_function_call,
+    "function_call_output": _r_output,
+}
+
+
+def from_responses(
+    input_items: Sequence[Mapping[str, Any]], *, instructions: str | None = None
+) -> ParsedHistory:
+    """Parse a Responses ``input`` list (what you would send).
+
+    Args:
+        input_items: The ``input`` items.
+        instructions: The ``instructions`` parameter, if any (becomes ``system``).
+            System and developer message items stay in place as provider parts.
+
+    Raises:
+        CorruptHistoryError: An item is malformed (index and reason given).
+    """
+    hist = HistoryBuilder(_R)
+    for i, item in enumerate(as_list(hist, input_items, "input")):
+        item = as_mapping(hist, i, item, "an input item")
+        kind = item.get("type", "message" if "role" in item else None)
+        if not isinstance(kind, str):
+            raise hist.error(i, "an input item needs a 'type' (or a 'role' for a message)")
+        _RESPONSES_ITEMS.get(kind, _r_other)(hist, i, item)
+    return hist.result(instructions or "")
+
+
+# -- Gemini (https://ai.google.dev/api/caching#Content) ------------------------------------

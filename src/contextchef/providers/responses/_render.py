@@ -1,0 +1,274 @@
+"""OpenAI Responses adapter (``client.responses.create(**payload)``).
+
+Follows https://platform.openai.com/docs/api-reference/responses/create: the system prompt
+is ``instructions``; history is ``input``, a list of message items, ``function_call``
+items and ``function_call_output`` items joined by ``call_id``; function tools are flat
+``{"type": "function", "name", "description", "parameters", "strict"}`` and ``strict`` must
+be given (the API defaults it to true).
+
+How each IR part is rendered (https://platform.openai.com/docs/guides/conversation-state,
+https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context):
+
+* consecutive text and media parts -> one message item; assistant text is an "easy input
+  message" with string content unless it was recorded as an output message; a message
+  item with only whitespace text is not sent (it would separate a reasoning item from
+  the call it produced);
+* media -> ``input_image`` / ``input_file`` content parts (URL, file id or base64);
+* Responses reasoning (``ReasoningPart(provider="openai")``) -> the recorded reasoning
+  item, unchanged and in place, so it stays directly before the item it produced (one
+  with no recorded item cannot be replayed and is dropped); other providers' reasoning
+  is dropped;
+* tool call -> ``function_call`` (arguments replayed as the exact string); a recorded
+  item ``id`` that belongs to a reasoning item which is no longer sent is left out, since
+  the API rejects such an item without its reasoning;
+* tool result -> ``function_call_output``; Responses has no error flag, so an error
+  result is sent as its text; media returned by the tool go in the output's content
+  list (``input_text`` + ``input_image`` / ``input_file``), which the API accepts;
+* provider parts recorded from Responses (``tool_search_call``, ``additional_tools``,
+  developer messages...) -> that item, in place; others dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from contextchef._json import thaw
+from contextchef.tools._tool import CompiledTool
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+from contextchef.providers._base import (
+    Profile,
+    RequestOptions,
+    apply_hints,
+    data_url,
+    dumps_segment,
+    hints,
+    keeps_part,
+)
+from contextchef.providers._strict import openai_parameters
+
+__all__ = ["ResponsesAdapter", "render_content_part", "render_message_item"]
+
+FORMAT = "responses"
+"""The ``provider_data`` tag of parts recorded from the Responses API."""
+
+
+def _text_part(part: TextPart, role: str) -> dict[str, Any]:
+    kind = "output_text" if role == "assistant" else "input_text"
+    return apply_hints({"type": kind, "text": part.text}, hints(part.provider_data, FORMAT))
+
+
+def _media_part(part: MediaPart, role: str) -> dict[str, Any]:
+    image = part.media_type.startswith("image/")
+    built: dict[str, Any] = {"type": "input_image" if image else "input_file"}
+    if part.file_id is not None:
+        built["file_id"] = part.file_id
+    elif part.url is not None:
+        built["image_url" if image else "file_url"] = part.url
+    else:
+        built["image_url" if image else "file_data"] = data_url(part.media_type, part.data or "")
+    if image:  # the SDK's input_image type requires a detail level
+        built.setdefault("detail", "auto")
+    optional = ("detail",) if built.get("detail") == "auto" else ()
+    return apply_hints(built, hints(part.provider_data, FORMAT), optional=optional)
+
+
+_CONTENT: dict[str, Callable[[Any, str], dict[str, Any]]] = {
+    "text": _text_part,
+    "media": _media_part,
+}
+
+
+def render_content_part(part: TextPart | MediaPart, role: str) -> dict[str, Any]:
+    """One text or media part as a message content part for `role`."""
+    return _CONTENT[part.kind](part, role)
+
+
+def render_message_item(role: str, parts: Sequence[TextPart | MediaPart]) -> dict[str, Any]:
+    """One message item holding `parts`."""
+    item_hint: Mapping[str, Any] = hints(parts[0].provider_data, FORMAT).get("item") or {}
+    content: Any
+    if item_hint.get("content") != "list" and all(isinstance(p, TextPart) for p in parts):
+        # An "easy input message" with string content: the form the SDK's input types
+        # accept for replayed assistant text (an output_text part needs the item's id).
+        content = "\n\n".join(p.text for p in parts if isinstance(p, TextPart))
+    else:
+        content = [render_content_part(p, role) for p in parts]
+    built = {"type": "message", "role": role, "content": content}
+    return apply_hints(built, item_hint, optional=("type",))
+
+
+def _without_orphan_id(item: dict[str, Any], hint: Mapping[str, Any], sent: set[str]) -> None:
+    """Drop an item ``id`` tied to a reasoning item that is not being sent."""
+    link = hint.get("reasoning_id")
+    if link is not None and link not in sent:
+        item.pop("id", None)
+
+
+class _InputBuilder:
+    """Input items of one IR message, in part order."""
+
+    def __init__(self, role: str, sent_reasoning: set[str]) -> None:
+        self.role = role
+        self.items: list[dict[str, Any]] = []
+        self.pending: list[TextPart | MediaPart] = []
+        self.sent = sent_reasoning
+
+    def flush(self) -> None:
+        if all(isinstance(p, TextPart) and not p.text.strip() for p in self.pending):
+            self.pending = []  # an empty message item would split reasoning from its call
+        if self.pending:
+            first = self.pending[0]
+            item = render_message_item(self.role, self.pending)
+            _without_orphan_id(
+                item, hints(first.provider_data, FORMAT).get("item") or {}, self.sent
+            )
+            self.items.append(item)
+            self.pending = []
+
+    def shown(self, part: TextPart | MediaPart) -> None:
+        if self.pending and hints(part.provider_data, FORMAT).get("item") is not None:
+            self.flush()  # the part starts another recorded message item
+        self.pending.append(part)
+
+    def reasoning(self, part: ReasoningPart) -> None:
+        item = hints(part.provider_data, FORMAT).get("item")
+        if part.provider == "openai" and item is not None:
+            self.flush()
+            self.items.append(thaw(item))
+            if isinstance(item.get("id"), str):
+                self.sent.add(item["id"])
+
+    def tool_call(self, part: ToolCall) -> None:
+        self.flush()
+        hint = hints(part.provider_data, FORMAT)
+        built = {
+            "type": "function_call",
+            "call_id": part.id,
+            "name": part.name,
+            "arguments": part.arguments,
+        }
+        item = apply_hints(built, hint)
+        _without_orphan_id(item, hint, self.sent)
+        self.items.append(item)
+
+    def tool_result(self, part: ToolResult) -> None:
+        self.flush()
+        hint = hints(part.provider_data, FORMAT)
+        output: Any = part.content
+        if part.media or hint.get("output") == "list":
+            text = [{"type": "input_text", "text": part.content}] if part.content else []
+            output = text + [render_content_part(m, "user") for m in part.media]
+        built = {"type": "function_call_output", "call_id": part.call_id, "output": output}
+        self.items.append(apply_hints(built, hint))
+
+    def provider(self, part: ProviderPart) -> None:
+        if part.provider == FORMAT:
+            self.flush()
+            self.items.append(thaw(part.data))
+
+    def add(self, part: Part) -> None:
+        if isinstance(part, (TextPart, MediaPart)):
+            self.shown(part)
+        else:
+            _STEPS[part.kind](self, part)
+
+
+_STEPS: dict[str, Callable[[_InputBuilder, Any], None]] = {
+    "reasoning": _InputBuilder.reasoning,
+    "tool_call": _InputBuilder.tool_call,
+    "tool_result": _InputBuilder.tool_result,
+    "provider": _InputBuilder.provider,
+}
+
+
+def _recorded_reasoning(part: ReasoningPart) -> bool:
+    return part.provider == "openai" and hints(part.provider_data, FORMAT).get("item") is not None
+
+
+class ResponsesAdapter:
+    """IR -> Responses payload."""
+
+    profile = Profile(
+        target="responses",
+        sdk_call="openai.OpenAI().responses.create",
+        native_tool_search=True,
+        strict_schemas=True,
+        positional_system=True,
+        name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
+    )
+
+    def keeps(self, part: Part) -> bool:
+        """Responses receives its own reasoning items (as recorded) and provider items."""
+        return keeps_part(part, fmt=FORMAT, reasoning=_recorded_reasoning)
+
+    def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
+        """Flat function tools with an explicit ``strict`` flag."""
+        out = []
+        for tool in tools:
+            parameters, strict = openai_parameters(tool)
+            out.append(
+                {
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": parameters,
+                    "strict": strict,
+                }
+            )
+        return out
+
+    def render_input(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """IR messages as Responses input items, in part order."""
+        out: list[dict[str, Any]] = []
+        sent_reasoning: set[str] = set()
+        for msg in messages:
+            builder = _InputBuilder(msg.role, sent_reasoning)
+            for part in msg.parts:
+                builder.add(part)
+            builder.flush()
+            out += builder.items
+        return out
+
+    def render_request(
+        self,
+        *,
+        system: str,
+        tools: Sequence[CompiledTool],
+        messages: Sequence[Message],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The ``responses.create`` keyword arguments."""
+        payload: dict[str, Any] = {"model": options.model}
+        if system:
+            payload["instructions"] = system
+        if tools:
+            payload["tools"] = self.render_tools(tools)
+        items = self.render_input(messages)
+        if options.positional_system:  # an inline item: ``instructions`` stays cached
+            items.append(
+                {"type": "message", "role": "developer", "content": options.positional_system}
+            )
+        if options.prefill:
+            items.append({"type": "message", "role": "assistant", "content": options.prefill})
+        payload["input"] = items
+        if options.max_tokens is not None:
+            payload["max_output_tokens"] = options.max_tokens
+        return payload
+
+    def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
+        """Instructions / tools / input as canonical JSON."""
+        return {
+            "system": dumps_segment(payload.get("instructions")),
+            "tools": dumps_segment(payload.get("tools")),
+            "messages": dumps_segment(payload.get("input")),
+        }

@@ -1,0 +1,1 @@
+"""Search layer: the tool index (exact lookup, BM25, regex) and retrieval evaluation."""

@@ -1,0 +1,131 @@
+"""Tool-retrieval evaluation: labelled queries, metrics, the library's rankers (search layer).
+
+Query files are JSON lines ``{"id", "query", "relevant": [...], "lang", "relevant_groups"?}``
+(the format of ``shared/data/retrieval``). Metrics count relevant *groups*: a query's
+groups are its ``relevant_groups`` when present, else one group per ``relevant`` name.
+
+* recall@k — mean share of a query's groups with a member in the top k;
+* MRR — mean of 1 / rank of the first member of any group (0 when none is ranked);
+* nDCG@5 — binary gain per group, a group counted once, normalized by the ideal order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from contextchef._errors import CatalogFormatError
+from contextchef.search._index import ToolIndex
+from contextchef.tools._catalogs import Catalog
+
+__all__ = [
+    "RANKERS",
+    "LabelledQuery",
+    "Ranker",
+    "bm25_ranker",
+    "evaluate",
+    "load_queries",
+]
+
+Ranker = Callable[[str, int], list[str]]
+"""A ranking function: (query text, depth) -> tool names, best first."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LabelledQuery:
+    """One benchmark query.
+
+    Attributes:
+        id: The benchmark's id.
+        query: The request text.
+        groups: Relevant groups; each is a set of interchangeable tool names.
+        lang: ``en`` or ``zh``.
+    """
+
+    id: str
+    query: str
+    groups: tuple[frozenset[str], ...]
+    lang: str
+
+
+def load_queries(path: str | Path) -> list[LabelledQuery]:
+    """Read a JSON-lines query file.
+
+    Raises:
+        CatalogFormatError: A line is not JSON or lacks ``query`` / ``relevant``.
+    """
+    out = []
+    for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            groups = row.get("relevant_groups") or [[r] for r in row["relevant"]]
+            out.append(
+                LabelledQuery(
+                    id=str(row.get("id", n)),
+                    query=str(row["query"]),
+                    groups=tuple(frozenset(g) for g in groups if g),
+                    lang=str(row.get("lang", "en")),
+                )
+            )
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise CatalogFormatError(f"{path}:{n}: not a labelled query ({exc})") from exc
+    return out
+
+
+def _ndcg5(ranked: Sequence[str], groups: Sequence[frozenset[str]]) -> float:
+    seen: set[int] = set()
+    dcg = 0.0
+    for i, name in enumerate(ranked[:5]):
+        for g, members in enumerate(groups):
+            if g not in seen and name in members:
+                seen.add(g)
+                dcg += 1 / math.log2(i + 2)
+                break
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(groups), 5)))
+    return dcg / ideal if ideal else 0.0
+
+
+def evaluate(
+    queries: Iterable[LabelledQuery], ranker: Ranker, *, depth: int = 100
+) -> dict[str, float]:
+    """Score a ranker on labelled queries.
+
+    Returns:
+        ``{"queries", "recall@1", "recall@5", "mrr", "ndcg@5"}``; metrics in [0, 1],
+        rounded to 4 decimals. Queries with no groups are skipped.
+    """
+    totals = {"recall@1": 0.0, "recall@5": 0.0, "mrr": 0.0, "ndcg@5": 0.0}
+    count = 0
+    for q in queries:
+        if not q.groups:
+            continue
+        count += 1
+        ranked = ranker(q.query, depth)
+        for k in (1, 5):
+            top = set(ranked[:k])
+            totals[f"recall@{k}"] += sum(1 for g in q.groups if g & top) / len(q.groups)
+        wanted = frozenset().union(*q.groups)
+        first = next((i for i, name in enumerate(ranked) if name in wanted), None)
+        totals["mrr"] += 0.0 if first is None else 1 / (first + 1)
+        totals["ndcg@5"] += _ndcg5(ranked, q.groups)
+    out = {k: round(v / count, 4) if count else 0.0 for k, v in totals.items()}
+    return {"queries": float(count), **out}
+
+
+def bm25_ranker(catalog: Catalog) -> Ranker:
+    """The library's default ranker (`ToolIndex`) over a catalog, ranking own names."""
+    index = ToolIndex([(t, t.name) for t in catalog.tools])
+
+    def rank(query: str, depth: int) -> list[str]:
+        return [hit.tool.name for hit in index.search([query], limit=depth)]
+
+    return rank
+
+
+RANKERS: dict[str, Callable[[Catalog], Ranker]] = {"bm25": bm25_ranker}
+"""Rankers selectable by name (``contextchef eval-retrieval --ranker``)."""

@@ -1,0 +1,1 @@
+"""Session layer: `ContextChef` and the session state it coordinates."""

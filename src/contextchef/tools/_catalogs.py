@@ -1,0 +1,339 @@
+"""Turn the tool shapes agents already have into `Tool` values (tools layer).
+
+Accepted per-tool shapes (`tool_from_dict` detects which):
+
+* Anthropic Messages: ``{"name", "description", "input_schema"}``
+* OpenAI Chat Completions: ``{"type": "function", "function": {"name", "description",
+  "parameters", "strict"?}}``
+* OpenAI Responses: ``{"type": "function", "name", "description", "parameters",
+  "strict"?}``
+* MCP ``tools/list`` entries: ``{"name", "description", "inputSchema", "annotations"?,
+  "title"?, "outputSchema"?}``
+* Gemini function declarations: ``{"name", "description", "parameters" |
+  "parametersJsonSchema"}``
+
+Whole catalogs: an MCP ``tools/list`` result (``{"tools": [...]}``), a single-server
+catalog file (``{"server", "description", "tools"}``, the format of the catalogs in
+``shared/data``), and a bundle (``{"builtin_tools": [...], "servers": [{"server",
+"description", "tools"}]}``, the format of the built-in demo catalog).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from contextchef._errors import CatalogFormatError, ContextChefError
+from contextchef.tools._schema import repair_schema
+from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
+
+__all__ = [
+    "Catalog",
+    "expand_tool_dicts",
+    "load_catalog",
+    "load_demo_catalog",
+    "tool_from_dict",
+    "tools_from_mcp",
+]
+
+_KNOWN_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "input_schema",
+        "inputSchema",
+        "parameters",
+        "parametersJsonSchema",
+        "parameters_json_schema",
+        "annotations",
+        "title",
+        "outputSchema",
+        "output_schema",
+        "strict",
+        "type",
+        "tags",
+        "defer_loading",
+        "meta",
+        "cache_control",
+        "template",
+    }
+)
+
+
+def _annotations(raw: Any, title: Any) -> ToolAnnotations:
+    if isinstance(raw, ToolAnnotations):
+        return raw
+    if raw is not None and not isinstance(raw, Mapping):
+        raise CatalogFormatError(f"annotations must be an object, got {type(raw).__name__}")
+    data = dict(raw or {})
+    if isinstance(title, str) and "title" not in data:
+        data["title"] = title
+    return ToolAnnotations.from_mcp(data)
+
+
+def _flag(name: str, key: str, raw: Any) -> bool:
+    if raw is None:
+        return False
+    if not isinstance(raw, bool):
+        raise CatalogFormatError(f"tool {name!r}: {key!r} must be true or false, got {raw!r}")
+    return raw
+
+
+_GEMINI_TYPES = frozenset({"OBJECT", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "NULL"})
+
+
+def _gemini_types(node: Any) -> Any:
+    """Lower-case Gemini ``Schema`` type names (``OBJECT`` -> ``object``).
+
+    Gemini spells types as upper-case enum names; JSON Schema uses lower case
+    (https://ai.google.dev/api/caching#Type).
+    """
+    if isinstance(node, list):
+        return [_gemini_types(v) for v in node]
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "type" and isinstance(value, str) and value in _GEMINI_TYPES:
+            out[key] = value.lower()
+        elif key == "properties" and isinstance(value, Mapping):
+            out[key] = {n: _gemini_types(v) for n, v in value.items()}
+        else:
+            out[key] = _gemini_types(value)
+    return out
+
+
+def _tags(name: str, raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        return (raw,)
+    if isinstance(raw, Sequence) and all(isinstance(t, str) for t in raw):
+        return tuple(raw)
+    raise CatalogFormatError(f"tool {name!r}: 'tags' must be a list of strings")
+
+
+def tool_from_dict(
+    data: Mapping[str, Any],
+    *,
+    server: str | None = None,
+    source: ToolSource | None = None,
+    repair_schemas: bool = False,
+) -> Tool:
+    """Build a `Tool` from any supported provider or MCP tool dict.
+
+    Args:
+        data: One tool definition (see the module docstring for the shapes).
+        server: Server/group name; with it the tool's source defaults to ``"mcp"``.
+        source: Override the source (``"builtin"``, ``"mcp"``, ``"runtime"``).
+        repair_schemas: Map non-standard schema dialects (``dict``, ``float``, Java type
+            names, draft-04 boolean bounds) onto JSON Schema first (`repair_schema`).
+
+    Raises:
+        CatalogFormatError: The dict matches none of the known shapes.
+        InvalidToolError, InvalidSchemaError: The definition itself is invalid.
+    """
+    if not isinstance(data, Mapping):
+        raise CatalogFormatError(f"a tool must be a JSON object, got {type(data).__name__}")
+    body: Mapping[str, Any] = data
+    if data.get("type") == "function" and isinstance(data.get("function"), Mapping):
+        body = data["function"]  # Chat Completions wraps the definition
+    elif "type" in data and data.get("type") not in ("function", "custom"):
+        raise CatalogFormatError(
+            f"tool {data.get('name', '?')!r}: type {data['type']!r} is a provider-hosted "
+            "tool, not a function definition; only function tools can be registered"
+        )
+    name = body.get("name")
+    if not isinstance(name, str):
+        raise CatalogFormatError(
+            f"tool definition has no string 'name' (keys: {sorted(body)}); expected an "
+            "Anthropic, OpenAI Chat/Responses, MCP or Gemini function definition"
+        )
+    schema = None
+    for key in (
+        "input_schema",
+        "inputSchema",
+        "parameters",
+        "parametersJsonSchema",
+        "parameters_json_schema",
+    ):
+        if key in body and body[key] is not None:
+            schema = body[key]
+            break
+    if schema is not None and body.get("parameters") is schema:
+        schema = _gemini_types(schema)
+    if repair_schemas and schema is not None:
+        schema = repair_schema(schema)
+    description = body.get("description")
+    raw_meta = body.get("meta") or {}
+    if not isinstance(raw_meta, Mapping):
+        raise CatalogFormatError(f"tool {name!r}: 'meta' must be an object")
+    meta = dict(raw_meta)
+    meta.update({k: v for k, v in body.items() if k not in _KNOWN_KEYS})
+    strict = body.get("strict")
+    defer = body.get("defer_loading")
+    return Tool(
+        name=name,
+        description=description if isinstance(description, str) else "",
+        input_schema=schema if schema is not None else {"type": "object", "properties": {}},
+        tags=_tags(name, body.get("tags")),
+        defer_loading=defer if isinstance(defer, bool) else None,
+        annotations=_annotations(body.get("annotations"), body.get("title")),
+        source=source or ("mcp" if server else "builtin"),
+        server=server,
+        strict=strict if isinstance(strict, bool) else None,
+        output_schema=body.get("outputSchema") or body.get("output_schema"),
+        meta=meta,
+        template=_flag(name, "template", body.get("template")),
+    )
+
+
+_DECLARATION_KEYS = ("function_declarations", "functionDeclarations")
+
+
+def expand_tool_dicts(items: Iterable[Any]) -> list[Any]:
+    """Flatten Gemini ``Tool`` wrappers (``{"function_declarations": [...]}``) in a list."""
+    out: list[Any] = []
+    for item in items:
+        key = next((k for k in _DECLARATION_KEYS if isinstance(item, Mapping) and k in item), None)
+        if key is None:
+            out.append(item)
+        elif isinstance(item[key], list):
+            out.extend(item[key])
+        else:
+            raise CatalogFormatError(f"{key!r} must be a list of function declarations")
+    return out
+
+
+def tools_from_mcp(result: Mapping[str, Any] | Sequence[Any], *, server: str) -> list[Tool]:
+    """Convert an MCP ``tools/list`` result (or its ``tools`` list) for `server`.
+
+    Raises:
+        CatalogFormatError: The result has no ``tools`` list.
+    """
+    items = result.get("tools") if isinstance(result, Mapping) else result
+    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
+        raise CatalogFormatError(f"MCP tools/list result for {server!r} has no 'tools' list")
+    return [tool_from_dict(item, server=server, source="mcp") for item in items]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Catalog:
+    """Tools loaded from one catalog file, with their server descriptions.
+
+    Attributes:
+        tools: The tools, in file order (the registry sorts them).
+        server_descriptions: Server name -> description, for every server in the file.
+        source: Where the catalog came from (a path or ``"<demo>"``).
+    """
+
+    tools: tuple[Tool, ...]
+    server_descriptions: Mapping[str, str] = field(default_factory=dict)
+    source: str = ""
+
+
+def _tool_list(raw: Any, where: str) -> list[Any]:
+    if not isinstance(raw, list):
+        raise CatalogFormatError(
+            f"{where} must be a list of tool objects, got {type(raw).__name__}"
+        )
+    return raw
+
+
+def _build_all(
+    items: list[tuple[Any, str | None]], *, origin: str, repair: bool
+) -> tuple[Tool, ...]:
+    """Build every tool; report all invalid ones at once, each with its index and name."""
+    tools: list[Tool] = []
+    problems: list[str] = []
+    for i, (item, group) in enumerate(items):
+        try:
+            tools.append(tool_from_dict(item, server=group, repair_schemas=repair))
+        except ContextChefError as exc:
+            problems.append(f"[{i}] {exc}")
+    if problems:
+        shown = "\n  ".join(problems[:5])
+        more = f"\n  ... and {len(problems) - 5} more" if len(problems) > 5 else ""
+        hint = (
+            "\n(load_catalog(..., repair_schemas=True) maps non-standard type names such as "
+            "'dict' and 'float' onto JSON Schema)"
+            if not repair and any("/type" in p for p in problems)
+            else ""
+        )
+        raise CatalogFormatError(
+            f"{origin}: {len(problems)} of {len(items)} tools are invalid:\n  {shown}{more}{hint}"
+        )
+    return tuple(tools)
+
+
+def _catalog_from_data(
+    data: Any, *, origin: str, server: str | None, repair: bool = False
+) -> Catalog:
+    if isinstance(data, list):
+        data = expand_tool_dicts(data)
+        tools = _build_all([(t, server) for t in data], origin=origin, repair=repair)
+        return Catalog(tools=tools, source=origin)
+    if not isinstance(data, Mapping):
+        raise CatalogFormatError(f"{origin}: a catalog must be a JSON object or list")
+    if "builtin_tools" in data or ("servers" in data and "tools" not in data):
+        items: list[tuple[Any, str | None]] = [
+            (t, None) for t in _tool_list(data.get("builtin_tools") or [], "'builtin_tools'")
+        ]
+        descriptions: dict[str, str] = {}
+        groups = data.get("servers") or []
+        if not isinstance(groups, list) or not all(isinstance(g, Mapping) for g in groups):
+            raise CatalogFormatError(f"{origin}: 'servers' must be a list of objects")
+        for group in groups:
+            name = group.get("server") or group.get("name")
+            if not isinstance(name, str) or not name:
+                raise CatalogFormatError(f"{origin}: every entry of 'servers' needs a 'server'")
+            descriptions[name] = str(group.get("description") or "")
+            items += [(t, name) for t in _tool_list(group.get("tools") or [], f"{name!r} tools")]
+        tools = _build_all(items, origin=origin, repair=repair)
+        return Catalog(tools=tools, server_descriptions=descriptions, source=origin)
+    if "tools" in data:
+        name = server or data.get("server")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise CatalogFormatError(f"{origin}: 'server' must be a non-empty string")
+        raw = _tool_list(data["tools"], f"{origin}: 'tools'")
+        tools = _build_all([(t, name) for t in raw], origin=origin, repair=repair)
+        descriptions = {name: str(data.get("description") or "")} if name else {}
+        return Catalog(tools=tools, server_descriptions=descriptions, source=origin)
+    raise CatalogFormatError(
+        f"{origin}: not a catalog: expected a list of tools, {{'tools': [...]}} (MCP "
+        "tools/list or a server catalog) or {'servers': [...], 'builtin_tools': [...]}"
+    )
+
+
+def load_catalog(
+    path: str | Path, *, server: str | None = None, repair_schemas: bool = False
+) -> Catalog:
+    """Load a catalog JSON file.
+
+    Args:
+        path: The file.
+        server: Override the server name declared in the file (single-server catalogs).
+        repair_schemas: Map non-standard schema dialects onto JSON Schema
+            (`repair_schema`); needed for benchmark catalogs such as BFCL's.
+
+    Raises:
+        CatalogFormatError: The file is missing, not JSON, or not a known catalog shape.
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CatalogFormatError(f"cannot read catalog {str(p)!r}: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise CatalogFormatError(f"catalog {str(p)!r} is not valid JSON: {exc}") from exc
+    return _catalog_from_data(data, origin=str(p), server=server, repair=repair_schemas)
+
+
+def load_demo_catalog() -> Catalog:
+    """The built-in demo catalog: a coding agent's builtins plus several MCP servers."""
+    text = resources.files("contextchef").joinpath("data/demo_catalog.json").read_text("utf-8")
+    return _catalog_from_data(json.loads(text), origin="<demo>", server=None)

@@ -1,0 +1,208 @@
+"""`Registry`: every tool the agent can reach, in a deterministic order (tools layer)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from contextchef._errors import ToolNameConflictError, UnknownToolError
+from contextchef._json import canonical_dumps
+from contextchef.tools._names import wire_name
+from contextchef.tools._tool import Tool
+
+__all__ = ["Handler", "Registry", "ToolKey"]
+
+ToolKey = tuple[str, str]
+"""A tool's identity: (origin, name)."""
+
+Handler = Callable[..., Any]
+"""A Python callable that runs a tool: called with the arguments as keyword arguments;
+may be a coroutine function."""
+
+_ORIGIN_RANK = {"builtin": 0, "runtime": 2}
+
+
+def _sort_key(tool: Tool) -> tuple[int, str, str]:
+    return (_ORIGIN_RANK.get(tool.origin, 1), tool.origin, tool.name)
+
+
+class Registry:
+    """The set of registered tools, their wire names and optional handlers.
+
+    Order never depends on insertion order: tools are sorted builtin first, then grouped
+    (MCP) tools by server and name, then runtime tools. Registration is atomic: a batch
+    with any conflict raises and leaves the registry unchanged.
+
+    Args:
+        qualify: Give grouped/MCP tools wire names prefixed with their server (see
+            `contextchef.wire_name`). With False, equal bare names from different origins
+            are an error instead.
+    """
+
+    def __init__(self, *, qualify: bool = True) -> None:
+        self._qualify = qualify
+        self._tools: dict[ToolKey, Tool] = {}
+        self._wire: dict[str, ToolKey] = {}
+        self._handlers: dict[ToolKey, Handler] = {}
+        self._server_descriptions: dict[str, str] = {}
+        self._ordered: tuple[Tool, ...] = ()
+        self._wire_of: dict[ToolKey, str] = {}
+        self._digest: dict[ToolKey, bytes] = {}
+
+    # -- registration --------------------------------------------------------------------
+
+    def wire_name_for(self, tool: Tool) -> str:
+        """The provider-legal name of `tool` under this registry's naming rule."""
+        known = self._wire_of.get(tool.key)
+        if known is not None and self._tools.get(tool.key) is tool:
+            return known
+        return wire_name(tool.origin, tool.name, server=tool.server, qualify=self._qualify)
+
+    def add(
+        self,
+        tools: Iterable[Tool],
+        *,
+        handlers: Mapping[ToolKey, Handler] | None = None,
+    ) -> tuple[Tool, ...]:
+        """Register tools atomically.
+
+        Args:
+            tools: Tools to add.
+            handlers: Optional Python callables keyed by (origin, name).
+
+        Returns:
+            The added tools, in registry order.
+
+        Raises:
+            ToolNameConflictError: Two tools share (origin, name), or two would get the
+                same wire name; the message lists every clash with both origins.
+        """
+        batch = list(tools)
+        clashes: dict[str, set[str]] = {}
+        keys: dict[ToolKey, Tool] = {}
+        wires: dict[str, ToolKey] = {}
+        for tool in batch:
+            if tool.key in self._tools or tool.key in keys:
+                clashes.setdefault(tool.name, set()).add(f"{tool.origin} (registered twice)")
+                continue
+            keys[tool.key] = tool
+            wire = self.wire_name_for(tool)
+            other = self._wire.get(wire) or wires.get(wire)
+            if other is not None:
+                clashes.setdefault(wire, set()).update({other[0], tool.origin})
+            wires[wire] = tool.key
+        if clashes:
+            self._raise_conflicts(clashes)
+        self._tools.update(keys)
+        self._wire.update(wires)
+        for wire, key in wires.items():
+            self._wire_of[key] = wire
+            self._digest[key] = self._tool_digest(keys[key], wire)
+        for key, handler in (handlers or {}).items():
+            self._handlers[key] = handler
+        self._ordered = tuple(sorted(self._tools.values(), key=_sort_key))
+        return tuple(sorted(batch, key=_sort_key))
+
+    def _raise_conflicts(self, clashes: Mapping[str, set[str]]) -> None:
+        conflicts = [(name, tuple(sorted(origins))) for name, origins in sorted(clashes.items())]
+        shown = conflicts[:5]
+        listed = "; ".join(f"{name!r} from {' and '.join(origins)}" for name, origins in shown)
+        if len(conflicts) > len(shown):
+            listed += f"; and {len(conflicts) - len(shown)} more"
+        servers = sorted({o for _, origins in conflicts for o in origins if o in self.servers})
+        if not self._qualify:
+            hint = (
+                "rename one of each pair, or keep server qualification on "
+                "(ContextChef(qualify=True), the default)"
+            )
+        elif servers:
+            hint = (
+                f"server(s) {', '.join(map(repr, servers))} already have tools with these "
+                "names; register the new tools under another server name (e.g. "
+                "load_catalog(path, server='other-name')) or rename them"
+            )
+        else:
+            hint = "rename one of each pair or register them under different server names"
+        raise ToolNameConflictError(
+            f"{len(conflicts)} tool name clash(es): {listed}. Nothing was registered; {hint}.",
+            conflicts=conflicts,
+        )
+
+    def set_server_description(self, server: str, description: str) -> None:
+        """Record a server's description (shown in the deferred directory)."""
+        self._server_descriptions[server] = description
+
+    def server_description(self, server: str) -> str:
+        """A server's recorded description, ``""`` if none."""
+        return self._server_descriptions.get(server, "")
+
+    @property
+    def servers(self) -> tuple[str, ...]:
+        """Every server/group name known, with or without tools, sorted."""
+        names = {t.server for t in self._tools.values() if t.server}
+        return tuple(sorted(names | set(self._server_descriptions)))
+
+    # -- lookup --------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """All tools in registry order."""
+        return self._ordered
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._ordered)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def get(self, key: ToolKey) -> Tool:
+        """The tool with this (origin, name).
+
+        Raises:
+            UnknownToolError: No such tool.
+        """
+        try:
+            return self._tools[key]
+        except KeyError:
+            raise UnknownToolError(
+                f"no tool {key[1]!r} from {key[0]!r} is registered",
+                name=key[1],
+                available=self._near(key[1]),
+            ) from None
+
+    def by_wire_name(self, wire: str) -> Tool | None:
+        """The tool the model means by `wire`, or None (never a guess)."""
+        key = self._wire.get(wire)
+        return self._tools[key] if key else None
+
+    def handler(self, tool: Tool) -> Handler | None:
+        """The Python callable registered for `tool`, if any."""
+        return self._handlers.get(tool.key)
+
+    def _near(self, name: str) -> tuple[str, ...]:
+        import difflib
+
+        return tuple(difflib.get_close_matches(name, list(self._wire), n=5))
+
+    # -- identity ------------------------------------------------------------------------
+
+    @staticmethod
+    def _tool_digest(tool: Tool, wire: str) -> bytes:
+        text = canonical_dumps(
+            [wire, tool.origin, tool.description, tool.input_schema, list(tool.tags)]
+        )
+        return hashlib.sha256(text.encode()).digest()
+
+    def fingerprint(self, tools: Iterable[Tool] | None = None) -> str:
+        """SHA-256 (hex) over the definitions of `tools` (default: all), in order.
+
+        Per-tool digests are computed once at registration.
+        """
+        h = hashlib.sha256()
+        for tool in tools if tools is not None else self._ordered:
+            digest = self._digest.get(tool.key)
+            if digest is None or self._tools.get(tool.key) is not tool:
+                digest = self._tool_digest(tool, self.wire_name_for(tool))
+            h.update(digest)
+        return h.hexdigest()

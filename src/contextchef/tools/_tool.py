@@ -1,0 +1,170 @@
+"""`Tool`: one tool definition as pure data (tools layer)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from contextchef._errors import InvalidToolError
+from contextchef._json import JsonValue, canonical_value, freeze
+from contextchef.tools._schema import check_input_schema
+
+__all__ = ["CompiledTool", "Tool", "ToolAnnotations", "ToolSource"]
+
+ToolSource = Literal["builtin", "mcp", "runtime"]
+"""Where a tool comes from: shipped with the agent, an MCP server, or made at run time."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolAnnotations:
+    """Behaviour hints, as in MCP's ``ToolAnnotations``.
+
+    ``None`` means "not declared". Hints are hints: a server may be wrong about them, so
+    modes that rely on them (e.g. read-only) trust the registering host, not the model.
+    """
+
+    read_only: bool | None = None
+    """The tool does not modify its environment (MCP ``readOnlyHint``)."""
+    destructive: bool | None = None
+    """The tool may delete or overwrite (MCP ``destructiveHint``)."""
+    idempotent: bool | None = None
+    """Repeating a call with the same arguments has no further effect (``idempotentHint``)."""
+    open_world: bool | None = None
+    """The tool talks to an open world such as the web (``openWorldHint``)."""
+    title: str | None = None
+    """A human-readable title."""
+
+    @classmethod
+    def from_mcp(cls, data: Mapping[str, Any] | None) -> ToolAnnotations:
+        """Build from an MCP ``annotations`` object (camelCase hint names)."""
+        if not data:
+            return cls()
+
+        def flag(key: str) -> bool | None:
+            value = data.get(key)
+            return value if isinstance(value, bool) else None
+
+        title = data.get("title")
+        return cls(
+            read_only=flag("readOnlyHint"),
+            destructive=flag("destructiveHint"),
+            idempotent=flag("idempotentHint"),
+            open_world=flag("openWorldHint"),
+            title=title if isinstance(title, str) else None,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tool:
+    """A tool definition: pure, comparable data, no handler and no provider knowledge.
+
+    Construction validates and normalizes: the input_schema is checked against its JSON
+    Schema meta-schema and stored with canonical key order (``properties`` keep the
+    author's order); tags are lower-cased, de-duplicated and sorted.
+
+    Raises:
+        InvalidToolError: Empty name, or ``server`` given/missing inconsistently with
+            ``source``.
+        InvalidSchemaError: The input_schema is not a valid object JSON Schema.
+    """
+
+    name: str
+    """The tool's own name as its author gave it (MCP names may contain dots)."""
+    description: str = ""
+    """Model-facing description, in characters as given."""
+    input_schema: Mapping[str, JsonValue] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    """JSON Schema of the arguments object."""
+    tags: tuple[str, ...] = ()
+    """Free labels used by search and pruning."""
+    defer_loading: bool | None = None
+    """Tri-state exposure declaration: True defer, False keep resident, None session default."""
+    annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+    """Behaviour hints (read-only, destructive, ...)."""
+    source: ToolSource = "builtin"
+    """Where the tool comes from."""
+    server: str | None = None
+    """The MCP server (or tool group) name; required when ``source == "mcp"``."""
+    strict: bool | None = None
+    """Whether the author asked for provider strict mode (OpenAI structured outputs)."""
+    output_schema: Mapping[str, JsonValue] | None = None
+    """Optional JSON Schema of the result (MCP ``outputSchema``); not sent to models."""
+    meta: Mapping[str, JsonValue] = field(default_factory=dict)
+    """Any other fields of the source definition, kept for round-tripping."""
+    template: bool = False
+    """The description is a template, rendered once per session through the pure
+    channel (`contextchef.tools._template`); the definition itself stays plain data."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InvalidToolError(
+                f"tool name must be a non-empty string, got {self.name!r}", tool=str(self.name)
+            )
+        if self.source == "mcp" and not self.server:
+            raise InvalidToolError(
+                f"tool {self.name!r}: source 'mcp' needs the server name (server=...)",
+                tool=self.name,
+            )
+        if self.server in ("builtin", "runtime"):
+            raise InvalidToolError(
+                f"tool {self.name!r}: server name {self.server!r} is reserved for tool "
+                "origins; pick another server name",
+                tool=self.name,
+            )
+        if self.server is not None and (not isinstance(self.server, str) or not self.server):
+            raise InvalidToolError(
+                f"tool {self.name!r}: server must be a non-empty string or None",
+                tool=self.name,
+            )
+        if not isinstance(self.description, str):
+            raise InvalidToolError(
+                f"tool {self.name!r}: description must be a string, got "
+                f"{type(self.description).__name__}",
+                tool=self.name,
+            )
+        schema = check_input_schema(self.name, self.input_schema)
+        object.__setattr__(self, "input_schema", freeze(schema))
+        tags = tuple(sorted({str(t).strip().lower() for t in self.tags if str(t).strip()}))
+        object.__setattr__(self, "tags", tags)
+        object.__setattr__(self, "meta", freeze(canonical_value(dict(self.meta))))
+        if self.output_schema is not None:
+            frozen = freeze(canonical_value(dict(self.output_schema)))
+            object.__setattr__(self, "output_schema", frozen)
+
+    @property
+    def origin(self) -> str:
+        """``"builtin"``, ``"runtime"``, or the server name for grouped/MCP tools."""
+        return self.server if self.server else self.source
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Identity in a registry: (origin, name)."""
+        return (self.origin, self.name)
+
+    def replace(self, **changes: Any) -> Tool:
+        """Return a copy with some fields changed (the original is untouched)."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompiledTool:
+    """A tool as the model sees it, ready for any adapter.
+
+    Attributes:
+        name: Provider-legal wire name.
+        description: Model-facing description (origin shown for grouped tools).
+        input_schema: Canonical JSON Schema of the arguments.
+        strict: The author asked for strict mode (adapters send it only where the
+            provider supports it and the schema can be made strict).
+        defer_loading: The tool is deferred (only adapters with native tool search emit
+            it; others never receive deferred tools).
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, JsonValue]
+    strict: bool = False
+    defer_loading: bool = False
