@@ -28,7 +28,6 @@ from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.deferred._groups import Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
-from contextchef.tools._tool import CompiledTool
 from contextchef.dispatch._gate import Allowed, CheckResult, Denied, Execution
 from contextchef.exposure._policy import Exposure, ExposurePolicy
 from contextchef.history._compaction import (
@@ -83,7 +82,7 @@ from contextchef.tools._catalogs import (
 from contextchef.tools._names import WIRE_NAME_RE, wire_name
 from contextchef.tools._registry import Registry
 from contextchef.tools._schema import to_strict_schema
-from contextchef.tools._tool import Tool, ToolAnnotations
+from contextchef.tools._tool import CompiledTool, Tool, ToolAnnotations
 
 __all__ = [
     "PRESETS",

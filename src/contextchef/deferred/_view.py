@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from contextchef._errors import UsageError
-from contextchef._json import JsonValue
 from contextchef.deferred._groups import (
     LOAD_TOOLKIT,
     Namespace,

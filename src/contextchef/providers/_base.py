@@ -14,7 +14,6 @@ from typing import Any, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, thaw
-from contextchef.tools._tool import CompiledTool
 from contextchef.history._messages import (
     Message,
     Part,
@@ -23,6 +22,7 @@ from contextchef.history._messages import (
     ReasoningPart,
     ToolCall,
 )
+from contextchef.tools._tool import CompiledTool
 
 __all__ = [
     "ANTHROPIC_DEFAULT_MAX_TOKENS",

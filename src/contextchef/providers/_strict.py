@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from contextchef.tools._tool import CompiledTool
 from contextchef.providers._base import copy_schema
 from contextchef.tools._schema import to_strict_schema
+from contextchef.tools._tool import CompiledTool
 
 __all__ = ["openai_parameters"]
 

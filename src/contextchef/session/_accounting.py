@@ -34,9 +34,9 @@ from typing import Any
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
-from contextchef.tools._tool import CompiledTool
 from contextchef.deferred._view import SessionView
 from contextchef.providers import Adapter
+from contextchef.tools._tool import CompiledTool
 
 __all__ = ["CacheCostModel", "PlanReport", "plan_report"]
 

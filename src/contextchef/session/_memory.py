@@ -41,13 +41,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from contextchef._errors import UsageError
 from contextchef._json import JsonValue, canonical_dumps
 from contextchef._tokens import estimate_tokens
-from contextchef.tools._tool import CompiledTool
 from contextchef.dispatch._gate import Allowed, CheckResult, Denied, Execution
 from contextchef.exposure._policy import matches
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import is_user_turn
 from contextchef.tools._schema import validation_errors
-from contextchef.tools._tool import Tool
+from contextchef.tools._tool import CompiledTool, Tool
 
 __all__ = [
     "CREATE_MEMORY",

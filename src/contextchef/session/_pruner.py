@@ -45,11 +45,10 @@ from contextchef._errors import (
 )
 from contextchef._json import JsonValue
 from contextchef.deferred._groups import LOAD_TOOLKIT, Namespace, Toolkit, render_toolkit_directory
-from contextchef.tools._tool import CompiledTool
 from contextchef.exposure._policy import Mode
 from contextchef.history._messages import ToolCall
 from contextchef.tools._registry import Handler
-from contextchef.tools._tool import Tool
+from contextchef.tools._tool import CompiledTool, Tool
 
 if TYPE_CHECKING:
     from contextchef.session._chef import ContextChef

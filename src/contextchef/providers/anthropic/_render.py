@@ -26,7 +26,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._json import canonical_dumps, thaw
-from contextchef.tools._tool import CompiledTool
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -48,6 +47,7 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
+from contextchef.tools._tool import CompiledTool
 
 __all__ = [
     "TOOL_SEARCH_TOOL",

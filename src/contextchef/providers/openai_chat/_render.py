@@ -27,7 +27,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._json import thaw
-from contextchef.tools._tool import CompiledTool
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -48,6 +47,7 @@ from contextchef.providers._base import (
     keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
+from contextchef.tools._tool import CompiledTool
 
 __all__ = [
     "CONTENT_PARTS",

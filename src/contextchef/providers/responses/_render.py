@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._json import thaw
-from contextchef.tools._tool import CompiledTool
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -55,6 +54,7 @@ from contextchef.providers._base import (
     keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
+from contextchef.tools._tool import CompiledTool
 
 __all__ = ["ResponsesAdapter", "render_content_part", "render_message_item"]
 
