@@ -7,8 +7,6 @@ import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 import contextchef
 from contextchef import _errors
 
@@ -80,7 +78,6 @@ def test_imports_flow_down_the_layers() -> None:
             )
 
 
-@pytest.mark.xfail(strict=True, reason="the session modules still import each other")
 def test_no_import_circle() -> None:
     graph = {
         name: {m for m in imports(path) if m in MODULES and m != name}

@@ -210,8 +210,11 @@ def test_pruning_modes_and_blocklist_keep_owned_tools() -> None:
     chef.pruner.apply(chef.pruner.allow_only(["run_bash"]))
     assert anthropic_tools(chef) == ["run_bash", "context", "new_context"]
     chef.pruner.clear()
-    chef.set_mode("read_only")  # no registered tool is read-only
-    assert anthropic_tools(chef) == ["context", "new_context"]
+    chef.set_mode("read_only")  # no registered tool is read-only, nor are the owned tools
+    assert anthropic_tools(chef) == []
+    refused = chef.execute({"id": "w", "name": "context", "arguments": {"action": "create"}})
+    assert refused.result.is_error
+    assert refused.result.content == 'Tool "context" is not available in mode "read_only".'
     chef.set_mode(None)
     before = chef.compile("anthropic").segments["tools"]
     chef.set_blocked_tools(["context"])

@@ -61,6 +61,7 @@ from contextchef.history._normalize import (
 from contextchef.history._offload import OffloadStore, offload_result, read_offloaded
 from contextchef.providers import (
     TARGETS,
+    CacheAuditFinding,
     ParsedHistory,
     from_anthropic,
     from_gemini,
@@ -71,7 +72,7 @@ from contextchef.session._accounting import CacheCostModel, PlanReport
 from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
 from contextchef.session._memory import FileMemoryStore, InMemoryStore, MemoryStore, OverflowHandoff
 from contextchef.session._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
-from contextchef.session._volatile import Announcement, CacheAuditFinding, CompileEvent
+from contextchef.session._volatile import Announcement, CompileEvent
 from contextchef.tools._catalogs import (
     Catalog,
     load_catalog,

@@ -18,20 +18,26 @@ sessions with the same groups produce the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from contextchef._errors import NestedNamespaceError, UsageError
 from contextchef._json import JsonValue, canonical_dumps
+from contextchef.tools._registry import Handler
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._tool import Tool, ToolAnnotations
 
 __all__ = [
     "LOAD_TOOLKIT",
+    "Builder",
+    "GroupLike",
     "Namespace",
     "NamespaceView",
     "Toolkit",
     "load_toolkit_tool",
     "namespace_tool",
+    "parse_group",
     "render_toolkit_directory",
     "render_toolkit_load",
 ]
@@ -214,3 +220,78 @@ def render_toolkit_load(toolkit: Toolkit, wire_names: Sequence[str], *, call_dir
             f"Input schema: {canonical_dumps(tool.input_schema)}",
         ]
     return "\n".join(lines)
+
+
+GroupLike = Namespace | Toolkit | Mapping[str, Any]
+"""A namespace or toolkit: the dataclass, or ``{"name", "description", "tools": [...]}``."""
+
+# -- parsing group inputs -------------------------------------------------------------------
+
+Builder = Callable[[Sequence[Any]], tuple[list[Tool], dict[str, Handler]]]
+"""Turns tool inputs (dicts, `Tool` values, functions) into tools and their handlers."""
+
+
+def _is_group(item: object) -> bool:
+    return isinstance(item, (Namespace, Toolkit)) or (
+        isinstance(item, Mapping) and "tools" in item and "input_schema" not in item
+    )
+
+
+def _properties_shorthand(item: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``{"parameters": {"path": {"type": "string"}}}`` -> a full object schema.
+
+    A ``parameters`` mapping whose ``type`` is not ``"object"`` and whose values are all
+    objects is a bare properties map; every property it lists is required.
+    """
+    params = item.get("parameters")
+    if not isinstance(params, Mapping) or params.get("type") == "object":
+        return item
+    if not all(isinstance(v, Mapping) for v in params.values()):
+        return item
+    schema = {"type": "object", "properties": dict(params), "required": list(params)}
+    return {**item, "parameters": schema}
+
+
+def parse_group(item: GroupLike, *, kind: str, build: Builder) -> tuple[Any, dict[str, Handler]]:
+    """Normalize one namespace or toolkit input.
+
+    Args:
+        item: The group, as a `Namespace` / `Toolkit` or a dict.
+        kind: ``"namespace"`` or ``"toolkit"``.
+        build: Builds the group's tools.
+
+    Returns:
+        The `Namespace` or `Toolkit` with built tools, and handlers by tool name.
+
+    Raises:
+        NestedNamespaceError: A tool of the group is itself a group (one level only).
+        UsageError: Missing or empty name, or no tools.
+    """
+    name: Any
+    description: Any
+    raw: Any
+    if isinstance(item, (Namespace, Toolkit)):
+        name, description, raw = item.name, item.description, list(item.tools)
+    elif isinstance(item, Mapping):
+        name, description = item.get("name"), item.get("description", "")
+        raw = item.get("tools")
+    else:
+        raise UsageError(f"a {kind} must be a dict or a {kind.title()}, got {type(item).__name__}")
+    if not isinstance(name, str) or not name.strip() or not isinstance(description, str):
+        raise UsageError(f"a {kind} needs a non-empty string 'name' and a string 'description'")
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence) or not raw:
+        raise UsageError(f"{kind} {name!r} needs a non-empty list of 'tools'")
+    for entry in raw:
+        if _is_group(entry):
+            inner = entry.name if isinstance(entry, (Namespace, Toolkit)) else entry.get("name")
+            raise NestedNamespaceError(
+                f"{kind} {name!r} contains the group {inner!r}; groups nest one level only "
+                f"(a {kind} holds tools). Register {inner!r} as its own {kind} instead.",
+                tool=str(inner),
+                namespace=name,
+            )
+    tools, handlers = build(
+        [_properties_shorthand(e) if isinstance(e, Mapping) else e for e in raw]
+    )
+    group_type = Namespace if kind == "namespace" else Toolkit
+    return group_type(name=name, description=description, tools=tuple(tools)), handlers

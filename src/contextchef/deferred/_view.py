@@ -78,9 +78,13 @@ class SessionView:
 
     Attributes:
         resident: Tools in the ``tools`` array, in order: direct tools (registry order),
-            then ``tool_search`` and ``defer_execute`` when anything is deferred.
+            namespace tools and ``load_toolkit``, then ``tool_search`` and
+            ``defer_execute`` when anything is deferred (library-owned tools excluded:
+            see `library`).
         flat: Every visible registered tool as a direct tool (the no-disclosure
-            baseline).
+            baseline; library-owned tools excluded).
+        library: The library-owned tools visible in the modes (memory, ``new_context``),
+            which every strategy appends after its own tools.
         direct: Registered tools that are resident.
         deferred: Registered tools reachable only through the meta-tools (runtime
             tools included; they are searchable but not listed in the directory).
@@ -93,7 +97,8 @@ class SessionView:
         by_wire_name: Wire name -> registered tool.
         by_own_name: A tool's own name -> every registered tool with it.
         descriptions: (origin, name) -> rendered description of templated tools.
-        mode: Name of the active mode, or None.
+        mode: Name of the active mode (the pruning whitelist's when one is applied), or None.
+        hidden_by: (origin, name) of a hidden tool -> the name of the mode excluding it.
         namespaces: Namespace tool name -> the namespace (only namespaces with at least
             one action visible in the mode).
         namespace_of: (origin, name) of a namespace sub-tool -> its namespace's name.
@@ -103,6 +108,7 @@ class SessionView:
 
     resident: tuple[CompiledTool, ...]
     flat: tuple[CompiledTool, ...]
+    library: tuple[CompiledTool, ...] = ()
     direct: tuple[Tool, ...]
     deferred: tuple[Tool, ...]
     exposure: Mapping[tuple[str, str], Exposure]
@@ -116,6 +122,7 @@ class SessionView:
     by_own_name: Mapping[str, tuple[Tool, ...]] = field(default_factory=dict)
     descriptions: Mapping[tuple[str, str], str] = field(default_factory=dict)
     mode: str | None = None
+    hidden_by: Mapping[tuple[str, str], str] = field(default_factory=dict)
     namespaces: Mapping[str, NamespaceView] = field(default_factory=dict)
     namespace_of: Mapping[tuple[str, str], str] = field(default_factory=dict)
     toolkits: Mapping[str, Toolkit] = field(default_factory=dict)
@@ -134,7 +141,12 @@ class SessionView:
         tool = self.lookup(name)
         if tool is None or self.exposure.get(tool.key) != "hidden":
             return None
-        return f'Tool "{self.wire_names[tool.key]}" is not available in mode "{self.mode}".'
+        return self.hidden_reason(tool)
+
+    def hidden_reason(self, tool: Tool) -> str:
+        """The denial text for a tool hidden by a mode."""
+        mode = self.hidden_by.get(tool.key, self.mode)
+        return f'Tool "{self.wire_names[tool.key]}" is not available in mode "{mode}".'
 
     def lookup(self, name: str) -> Tool | None:
         """The registered tool a model-written name means, or None (never a guess).
@@ -188,7 +200,8 @@ def build_view(
                 raise UsageError(f"tool {t.name!r} has a templated description but no renderer")
             descriptions[t.key] = render(t)
     text = {t.key: descriptions.get(t.key, t.description) for t in visible}
-    free = [t for t in visible if t.key not in member_of]
+    library = [t for t in visible if t.source == "library"]
+    free = [t for t in visible if t.key not in member_of and t.source != "library"]
     direct = tuple(t for t in free if exposure[t.key] == "direct")
     deferred = tuple(t for t in free if exposure[t.key] == "deferred")
     listed = [t for t in deferred if t.source != "runtime"]
@@ -211,6 +224,7 @@ def build_view(
     return SessionView(
         resident=resident,
         flat=tuple(_compiled(t, wire[t.key], text[t.key]) for t in free) + tuple(extra),
+        library=tuple(_compiled(t, wire[t.key], text[t.key]) for t in library),
         direct=direct,
         deferred=deferred,
         exposure=exposure,
@@ -223,7 +237,12 @@ def build_view(
         by_wire_name={wire[t.key]: t for t in tools},
         by_own_name={name: tuple(ts) for name, ts in own.items()},
         descriptions=descriptions,
-        mode=policy.mode.name if policy.mode else None,
+        mode=policy.modes[-1].name if policy.modes else None,
+        hidden_by={
+            t.key: m.name
+            for t in tools
+            if exposure[t.key] == "hidden" and (m := policy.excluded_by(t, wire[t.key]))
+        },
         namespaces=groups,
         namespace_of=member_of,
         toolkits={k.name: k for k in toolkits},

@@ -8,8 +8,9 @@ wrapper — and applies, in order:
 2. the tool is known;
 3. it is exposed in the session's mode;
 4. it is reachable this way (a namespace sub-tool only through its namespace; a deferred
-   tool through ``defer_execute``, or directly when the provider's own tool search is in
-   use; with ``require_search``, only after its schema was loaded with ``tool_search``);
+   tool through ``defer_execute``, or directly when the strategy sends deferred tools'
+   definitions (``flat``, provider-native search); with ``require_search``, only after its
+   schema was loaded, by ``tool_search`` or by the provider's own search);
 5. it is not blocked;
 6. its arguments are valid against its schema;
 7. before-hooks allow it (they see the real tool's name and arguments and may deny).
@@ -22,24 +23,27 @@ the result, e.g. add guidance that only makes sense once the tool has run);
 `Execution.toolkit` for the session to record. Bad calls
 always come back as error `ToolResult` values paired with the call's id, never as
 exceptions that stop the agent loop.
+
+Library-owned tools (memory, ``new_context``) are registry tools like any other: the same
+steps apply to them. Calls arrive in any `CallLike` shape and are normalized once by the
+caller (`contextchef.dispatch._calls`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import inspect
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import MalformedArgumentsError, UsageError
+from contextchef._errors import UsageError
 from contextchef._json import JsonValue, canonical_dumps, freeze
 from contextchef.deferred._groups import NamespaceView, render_toolkit_load
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH, run_tool_search
 from contextchef.deferred._view import SessionView
+from contextchef.dispatch._calls import parse_arguments, parse_object
 from contextchef.exposure._policy import matches
 from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.tools._names import wire_name
@@ -47,6 +51,7 @@ from contextchef.tools._schema import strip_strict_nulls, validation_errors
 from contextchef.tools._tool import Tool
 
 __all__ = [
+    "ActionProblem",
     "AfterHook",
     "Allowed",
     "BeforeHook",
@@ -148,15 +153,17 @@ class GateContext:
         loaded: Wire names whose schemas the model has loaded with ``tool_search``.
         before: Hooks run after validation, in order; the first denial wins.
         after: Hooks run on each result, in order.
-        native_search: The provider expands deferred tools itself (Anthropic's tool
-            search), so the model calls them directly by name.
+        direct_calls: The strategy sends deferred tools' definitions (``flat``, or a
+            provider's own tool search), so the model calls them directly by name.
+        all_loaded: Every schema is in the payload (``flat``): ``require_search`` is met.
     """
 
     blocked: tuple[str, ...] = ()
     loaded: frozenset[str] = frozenset()
     before: tuple[BeforeHook, ...] = ()
     after: tuple[AfterHook, ...] = field(default_factory=tuple)
-    native_search: bool = False
+    direct_calls: bool = False
+    all_loaded: bool = False
 
 
 def _unknown(view: SessionView, name: str) -> Denied:
@@ -169,12 +176,17 @@ def _unknown(view: SessionView, name: str) -> Denied:
 
 
 def _invalid(tool: Tool, wire: str, problems: list[str]) -> Denied:
+    """A denial for invalid arguments, echoing the expected schema.
+
+    Library-owned tools' small static schemas are in every payload that offers them, so
+    theirs is not echoed.
+    """
     lines = "\n".join(f"- {p}" for p in problems)
+    schema = ""
+    if tool.source != "library":
+        schema = f"\nExpected input schema:\n{canonical_dumps(tool.input_schema)}"
     return Denied(
-        reason=(
-            f'Invalid arguments for tool "{wire}":\n{lines}\n'
-            f"Expected input schema:\n{canonical_dumps(tool.input_schema)}"
-        ),
+        reason=f'Invalid arguments for tool "{wire}":\n{lines}{schema}',
         code="invalid_arguments",
         tool=tool,
     )
@@ -187,19 +199,12 @@ denial."""
 
 def _resolve(view: SessionView, call: ToolCall) -> Resolved:
     """The real tool, its raw arguments and the wrapper used, or a denial."""
-    try:
-        arguments = call.parsed_arguments()
-    except MalformedArgumentsError as exc:
+    arguments = parse_arguments(call)
+    if isinstance(arguments, str):
         tool = view.wrapper(call.name) or view.lookup(call.name)
         if tool is None:
             return _unknown(view, call.name)
-        return Denied(
-            reason=(
-                f"{str(exc).rstrip('.')}. Resend the call with the arguments as one JSON object."
-            ),
-            code="malformed_arguments",
-            tool=tool,
-        )
+        return Denied(reason=arguments, code="malformed_arguments", tool=tool)
     meta = view.meta_tools.get(call.name)
     if meta is not None and call.name == DEFER_EXECUTE:
         problems = validation_errors(meta.input_schema, arguments)
@@ -230,39 +235,63 @@ def _resolve(view: SessionView, call: ToolCall) -> Resolved:
     return tool, arguments, None
 
 
-def _resolve_action(ns: NamespaceView, arguments: Mapping[str, Any]) -> Resolved:
-    """A namespace call -> (sub-tool, its arguments, ``namespace:<name>``), or a denial.
+@dataclass(frozen=True, kw_only=True)
+class ActionProblem:
+    """Why a namespace call does not name a usable action.
+
+    Attributes:
+        code: ``invalid_arguments`` (the call's shape is wrong) or ``unknown_tool`` (no
+            such action).
+        problems: One line per problem (``invalid_arguments``).
+        message: The model-readable sentence (``unknown_tool``).
+    """
+
+    code: str
+    problems: tuple[str, ...] = ()
+    message: str = ""
+
+
+_NS_KEYS = ("action", "args")
+
+
+def resolve_action(
+    ns: NamespaceView, arguments: Mapping[str, Any]
+) -> tuple[Tool, dict[str, JsonValue]] | ActionProblem:
+    """A namespace call's arguments -> (the sub-tool, its arguments), or the problem.
 
     ``args`` may be omitted for an action without required arguments (``{}``), and may
-    be a JSON string holding the object (models often nest arguments that way; the same
-    rule as `Pruner.resolve_namespace`).
+    be JSON text holding the object (models often nest arguments that way).
     """
-    arguments = dict(arguments)
-    if isinstance(arguments.get("args"), str):
-        with contextlib.suppress(json.JSONDecodeError):  # else reported below
-            arguments["args"] = json.loads(arguments["args"] or "{}")
     action = arguments.get("action")
     problems = [f"unexpected property {k!r}" for k in sorted(arguments) if k not in _NS_KEYS]
     if not isinstance(action, str):
         problems.insert(0, "'action' is required and must be a string")
-    if "args" in arguments and not isinstance(arguments["args"], Mapping):
-        problems.append("'args' must be an object")
-    if problems or not isinstance(action, str):
-        return _invalid(ns.tool, ns.name, problems)
+    args = parse_object(arguments.get("args", {}))
+    if isinstance(args, str):
+        problems.append(f"'args' must be an object ({args})")
+    if problems or not isinstance(action, str) or isinstance(args, str):
+        return ActionProblem(code="invalid_arguments", problems=tuple(problems))
     member = ns.members.get(action)
     if member is None:
-        return Denied(
-            reason=(
+        return ActionProblem(
+            code="unknown_tool",
+            message=(
                 f'Unknown action "{action}" for "{ns.name}". Available actions: '
                 f"{', '.join(ns.actions)}."
             ),
-            code="unknown_tool",
-            tool=ns.tool,
         )
-    return member, arguments.get("args", {}), f"namespace:{ns.name}"
+    return member, args
 
 
-_NS_KEYS = ("action", "args")
+def _resolve_action(ns: NamespaceView, arguments: Mapping[str, Any]) -> Resolved:
+    """A namespace call -> (sub-tool, its arguments, ``namespace:<name>``), or a denial."""
+    resolved = resolve_action(ns, arguments)
+    if isinstance(resolved, ActionProblem):
+        if resolved.code == "invalid_arguments":
+            return _invalid(ns.tool, ns.name, list(resolved.problems))
+        return Denied(reason=resolved.message, code=resolved.code, tool=ns.tool)
+    member, args = resolved
+    return member, args, f"namespace:{ns.name}"
 
 
 def _resolve_loader(view: SessionView, loader: Tool, arguments: Mapping[str, Any]) -> Resolved:
@@ -296,7 +325,7 @@ def _route(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> 
             tool=tool,
         )
     exposure = view.exposure.get(tool.key)
-    if exposure == "deferred" and via is None and not ctx.native_search:
+    if exposure == "deferred" and via is None and not ctx.direct_calls:
         return Denied(
             reason=(
                 f'Tool "{wire}" is deferred and cannot be called directly. Load its schema '
@@ -306,7 +335,7 @@ def _route(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> 
             code="not_loaded",
             tool=tool,
         )
-    needs_search = view.config.require_search and not ctx.native_search
+    needs_search = view.config.require_search and not ctx.all_loaded
     if exposure == "deferred" and needs_search and wire not in ctx.loaded:
         return Denied(
             reason=(
@@ -323,11 +352,7 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
     """Mode, reachability and blocklist checks, in that order."""
     wire = view.wire_names[tool.key]
     if view.exposure.get(tool.key) == "hidden":
-        return Denied(
-            reason=f'Tool "{wire}" is not available in mode "{view.mode}".',
-            code="not_in_mode",
-            tool=tool,
-        )
+        return Denied(reason=view.hidden_reason(tool), code="not_in_mode", tool=tool)
     denied = _route(view, ctx, tool, via)
     if denied is not None:
         return denied
@@ -564,7 +589,7 @@ def _loader_result(
 ) -> Execution:
     kit = view.toolkits[str(check.arguments["toolkit_name"])]
     wires = tuple(wire_name("runtime", t.name, server=None) for t in kit.tools)
-    text = render_toolkit_load(kit, wires, call_directly=ctx.native_search)
+    text = render_toolkit_load(kit, wires, call_directly=ctx.direct_calls)
     result = ToolResult(call_id=call.id, name=call.name, content=text)
     return Execution(result=result, check=check, loaded=wires, toolkit=kit.name)
 

@@ -2,19 +2,26 @@
 
 Precedence, highest first (documented in README "Exposure"):
 
-0. a tool outside the session's mode is hidden;
-1. runtime-created tools (``source == "runtime"``) are always deferred: their free-text
+0. a tool outside any of the session's modes is hidden (the session's own mode and a
+   pruning whitelist both apply: the reachable set is their intersection, whatever order
+   they were set in);
+1. library-owned tools (``source == "library"``: memory, ``new_context``) are always
+   direct: they are small, static and part of every payload their mode allows;
+2. runtime-created tools (``source == "runtime"``) are always deferred: their free-text
    descriptions must never enter the cached prefix;
-2. a ``pin`` pattern keeps a tool resident; it beats a ``defer`` pattern (a veto beats a
+3. a ``pin`` pattern keeps a tool resident; it beats a ``defer`` pattern (a veto beats a
    request, as deny beats allow in permission systems);
-3. a ``defer`` pattern defers it;
-4. the tool's own ``defer_loading`` (True / False);
-5. the session default (``default_defer``).
+4. a ``defer`` pattern defers it;
+5. the tool's own ``defer_loading`` (True / False);
+6. the session default (``default_defer``).
 
 Patterns: ``*`` matches any run of characters; without anchors a pattern matches
-anywhere in the name; ``^`` and ``$`` anchor it at the start / end. A pattern is tried
-against the tool's wire name (``github__create_issue``) and its own name
-(``create_issue``). The meta-tools ``tool_search`` and ``defer_execute`` are added and
+anywhere in the name; ``^`` and ``$`` anchor it at the start / end. A pin or defer pattern
+is tried against the tool's wire name (``github__create_issue``) and its own name
+(``create_issue``). A mode's pattern, which decides what the model may reach, is tried
+against the wire name only (and the own name of an ungrouped tool): ``^read_file$`` does
+not admit ``evil__read_file``; say ``*read_file`` to mean every server's. The meta-tools
+``tool_search`` and ``defer_execute`` are added and
 pinned by the deferred layer whenever anything is deferred.
 """
 
@@ -28,7 +35,15 @@ from typing import Literal
 
 from contextchef.tools._tool import Tool
 
-__all__ = ["READ_ONLY", "Exposure", "ExposurePolicy", "Mode", "compile_pattern", "matches"]
+__all__ = [
+    "READ_ONLY",
+    "Exposure",
+    "ExposurePolicy",
+    "Mode",
+    "compile_pattern",
+    "matches",
+    "mode_names",
+]
 
 Exposure = Literal["direct", "deferred", "hidden"]
 """direct: full schema resident in ``tools``; deferred: name only, schema on demand;
@@ -50,13 +65,23 @@ def matches(patterns: Iterable[str], names: tuple[str, ...]) -> bool:
     return any(compile_pattern(p).search(n) for p in patterns for n in names)
 
 
+def mode_names(tool: Tool, wire_name: str) -> tuple[str, ...]:
+    """The names a mode pattern is tried against.
+
+    The wire name, and the own name of a tool outside any group (a grouped tool's own name
+    would let ``^x$`` admit ``evil__x``).
+    """
+    return (wire_name,) if tool.server else (wire_name, tool.name)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Mode:
     """A named, structural tool whitelist (e.g. a read-only Q&A mode).
 
     A tool is in the mode if it matches one of ``include`` (patterns, as for pin/defer),
     or, with ``read_only``, if its annotations declare it read-only, or, with
-    ``runtime``, if it was created at run time. Tools outside the
+    ``runtime``, if it was created at run time, or, with ``library``, if it is one of the
+    library-owned tools. Tools outside the
     mode are hidden: absent from the payload, the directory and search, and rejected by
     the gate. The meta-tools stay when anything in the mode is deferred; they then only
     reach tools of the mode.
@@ -67,12 +92,15 @@ class Mode:
         read_only: Also keep tools annotated read-only (MCP ``readOnlyHint``).
         runtime: Also keep runtime tools (made during the session, e.g. from a loaded
             toolkit), which a whitelist built earlier cannot name.
+        library: Also keep the library-owned tools (memory, ``new_context``), which
+            pruning never removes.
     """
 
     name: str
     include: tuple[str, ...] = ()
     read_only: bool = False
     runtime: bool = False
+    library: bool = False
 
     def allows(self, tool: Tool, wire_name: str) -> bool:
         """Whether `tool` is available in this mode."""
@@ -80,7 +108,19 @@ class Mode:
             return True
         if self.runtime and tool.source == "runtime":
             return True
-        return matches(self.include, (wire_name, tool.name))
+        if self.library and tool.source == "library":
+            return True
+        return matches(self.include, mode_names(tool, wire_name))
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"name", "include", "read_only", "runtime", "library"}`` (JSON-ready)."""
+        return {
+            "name": self.name,
+            "include": list(self.include),
+            "read_only": self.read_only,
+            "runtime": self.runtime,
+            "library": self.library,
+        }
 
 
 READ_ONLY = Mode(name="read_only", read_only=True)
@@ -95,18 +135,25 @@ class ExposurePolicy:
         default_defer: Exposure for tools that declare nothing and match no pattern.
         defer: Patterns of tools to defer.
         pin: Patterns of tools to keep resident (beats ``defer``).
-        mode: The active mode; tools outside it are hidden (this comes first).
+        modes: The active modes (the session's own, then a pruning whitelist); a tool
+            outside any of them is hidden (this comes first).
     """
 
     default_defer: bool = False
     defer: tuple[str, ...] = ()
     pin: tuple[str, ...] = ()
-    mode: Mode | None = None
+    modes: tuple[Mode, ...] = ()
+
+    def excluded_by(self, tool: Tool, wire_name: str) -> Mode | None:
+        """The first active mode that does not allow `tool`, or None."""
+        return next((m for m in self.modes if not m.allows(tool, wire_name)), None)
 
     def exposure_of(self, tool: Tool, wire_name: str) -> Exposure:
         """The exposure of one tool (see the module docstring for precedence)."""
-        if self.mode is not None and not self.mode.allows(tool, wire_name):
+        if self.excluded_by(tool, wire_name) is not None:
             return "hidden"
+        if tool.source == "library":
+            return "direct"
         if tool.source == "runtime":
             return "deferred"
         names = (wire_name, tool.name)

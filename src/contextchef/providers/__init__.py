@@ -10,7 +10,7 @@ history into the IR.
 from __future__ import annotations
 
 from contextchef._errors import UnknownTargetError
-from contextchef.providers._base import Adapter, Profile, RequestOptions
+from contextchef.providers._base import Adapter, CacheAuditFinding, Profile, RequestOptions
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers.anthropic._parse import from_anthropic
 from contextchef.providers.anthropic._render import AnthropicAdapter
@@ -25,6 +25,7 @@ __all__ = [
     "TARGETS",
     "Adapter",
     "AnthropicAdapter",
+    "CacheAuditFinding",
     "DeepSeekAdapter",
     "GeminiAdapter",
     "OpenAIChatAdapter",

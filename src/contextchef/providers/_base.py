@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, thaw
@@ -22,11 +22,14 @@ from contextchef.history._messages import (
     ReasoningPart,
     ToolCall,
 )
+from contextchef.history._normalize import HistoryRules
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
-    "ANTHROPIC_DEFAULT_MAX_TOKENS",
     "Adapter",
+    "AdapterDefaults",
+    "CacheAuditFinding",
+    "Channel",
     "Profile",
     "RequestOptions",
     "apply_hints",
@@ -36,30 +39,71 @@ __all__ = [
     "split_data_url",
 ]
 
-ANTHROPIC_DEFAULT_MAX_TOKENS = 4096
-"""Output cap sent to Anthropic when the caller gives none (the API requires one)."""
+Channel = Literal["system", "user_tail"]
+"""Where volatile announcements go by default: a positional system message, or the end of
+the last user message."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Profile:
-    """What one provider API supports.
+    """What one target (provider API, and where it differs, model family) requires and offers.
+
+    Everything the session and the adapters decide per provider is a field here; no code
+    outside ``contextchef.providers`` compares target names.
 
     Attributes:
         target: The target's name (``anthropic``, ``openai``, ``deepseek``, ``responses``,
             ``gemini``).
-        sdk_call: The SDK call the payload is made for, e.g. ``client.messages.create``.
-        native_tool_search: The provider can expand deferred tools itself.
-        strict_schemas: The provider has a strict (structured-output) tool mode.
-        positional_system: System messages may appear inside the conversation.
-        name_pattern: The provider's documented tool-name rule.
+        wire: The wire format the adapter writes and whose recorded parts it replays
+            (``anthropic``, ``openai``, ``responses``, ``gemini``): ``provider_data``
+            tagged with it round-trips byte-exact.
+        history: The history shape this target accepts (role alternation, where results go,
+            reasoning that must be sent back); the normalizer applies it at every compile.
+        max_tokens_key: The request key of the output cap (tokens).
+        default_max_tokens: Output cap (tokens) sent when the caller gives none, for APIs
+            that require one (Anthropic); None: the key is omitted.
+        reasoning_from: Reasoning sources (`ReasoningPart.provider`) this target receives
+            besides its own recorded blocks (DeepSeek: ``reasoning_content``).
+        announcement_channel: Where ``channel="auto"`` announcements render.
+        cache_breakpoints: How many explicit prompt-cache breakpoints (``cache_control``) a
+            request may carry; 0 where caching is automatic (no breakpoints to audit).
+        native_tool_search: The provider-side tool-search mechanism this target has
+            (``"anthropic"``: ``defer_loading`` plus a search tool), or None.
+        strict_schemas: The API has a strict (constrained-decoding) tool mode; tools that
+            ask for it are sent strict where the schema allows.
     """
 
     target: str
-    sdk_call: str
-    native_tool_search: bool
-    strict_schemas: bool
-    positional_system: bool
-    name_pattern: str
+    wire: str
+    history: HistoryRules
+    max_tokens_key: str
+    default_max_tokens: int | None = None
+    reasoning_from: frozenset[str] = frozenset()
+    announcement_channel: Channel = "user_tail"
+    cache_breakpoints: int = 0
+    native_tool_search: str | None = None
+    strict_schemas: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class CacheAuditFinding:
+    """A volatile block at or before the last prompt-cache breakpoint."""
+
+    block: str
+    """What the volatile block holds, e.g. ``announcements`` or ``dynamic_state``."""
+    position: int
+    """Its index among the payload's cacheable blocks (tools, system, message blocks)."""
+    breakpoint: int
+    """Index of the last block carrying ``cache_control``."""
+
+    @property
+    def message(self) -> str:
+        """A log line saying what is wrong and the fix."""
+        return (
+            f"cache audit: volatile block ({self.block}) at position {self.position} is at or "
+            f"before the last cache_control breakpoint (position {self.breakpoint}); it changes "
+            "the cached prefix on every update: move the breakpoint earlier"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,8 +112,8 @@ class RequestOptions:
 
     Attributes:
         model: Model name, passed through.
-        max_tokens: Output cap in tokens, or None for the provider's default (Anthropic
-            requires a value: `ANTHROPIC_DEFAULT_MAX_TOKENS` is sent).
+        max_tokens: Output cap in tokens, or None for the provider's default
+            (`Profile.default_max_tokens` where the API requires a value).
         cache_system: Anthropic: mark the end of the system prompt as a prompt-cache
             breakpoint (``cache_control: {"type": "ephemeral"}``), which caches tools and
             system together.
@@ -120,6 +164,40 @@ class Adapter(Protocol):
 
     def keeps(self, part: Part) -> bool:
         """False for a reasoning or provider-only part this API cannot receive."""
+
+    def positional_hoisted(self, payload: Mapping[str, Any]) -> bool:
+        """Whether the positional system message had to move into the top-level system."""
+
+    def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
+        """Names of tools the provider's own tool search revealed in `messages`."""
+
+    def audit_cache(
+        self, payload: Mapping[str, Any], volatile: Mapping[str, str]
+    ) -> tuple[CacheAuditFinding, ...]:
+        """Blocks whose text is a key of `volatile` at or before the last cache breakpoint.
+
+        Args:
+            payload: A payload this adapter rendered.
+            volatile: Text of each volatile block -> what it holds (for the finding).
+        """
+
+
+class AdapterDefaults:
+    """Adapter defaults: automatic prompt caching, no hoisting, no provider-side search."""
+
+    def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
+        """None: this API has no provider-side tool search."""
+        return frozenset()
+
+    def positional_hoisted(self, payload: Mapping[str, Any]) -> bool:
+        """Never: the positional system message is sent where it was placed."""
+        return False
+
+    def audit_cache(
+        self, payload: Mapping[str, Any], volatile: Mapping[str, str]
+    ) -> tuple[CacheAuditFinding, ...]:
+        """Nothing to audit: this API has no explicit cache breakpoints."""
+        return ()
 
 
 def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

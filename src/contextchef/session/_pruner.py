@@ -10,10 +10,12 @@ Pruning (`Pruner.prune_by_task`, `Pruner.allow_only`,
 session's own mode). Its `PruneResult` changes nothing until you pass it to
 `Pruner.apply`, which installs it as a structural whitelist — a `Mode` named
 ``pruned`` that keeps the result's tools plus any runtime tool (such as a loaded
-toolkit's): every other tool leaves the payload, the directory and search, and the gate
-rejects it with ``Tool "x" is not available in mode "pruned".``. Applying changes the
-``tools`` array by design (like `ContextChef.set_mode`); `Pruner.clear` restores the
-mode that was active before. Blocking (`Pruner.set_blocked_tools`) is the cache-safe
+toolkit's) and the library-owned tools: every other tool leaves the payload, the
+directory and search, and the gate rejects it with ``Tool "x" is not available in mode
+"pruned".``. The whitelist narrows the session's own mode, never replaces it: a tool is
+reachable only if both allow it, in whatever order they were set. Applying changes the
+``tools`` array by design (like `ContextChef.set_mode`); `Pruner.clear` drops it.
+Blocking (`Pruner.set_blocked_tools`) is the cache-safe
 alternative: the array stays byte-identical and only the gate refuses.
 
 Task matching is case-insensitive (Unicode case folding) on a tool's own name or any of
@@ -30,49 +32,63 @@ tag ``文件`` matches "读取文件". Tools with no tags are always kept by tas
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 from contextchef._errors import (
     MalformedArgumentsError,
-    NestedNamespaceError,
     UnknownActionError,
     UnknownToolError,
     UsageError,
 )
 from contextchef._json import JsonValue
-from contextchef.deferred._groups import LOAD_TOOLKIT, Namespace, Toolkit, render_toolkit_directory
+from contextchef.deferred._groups import LOAD_TOOLKIT, render_toolkit_directory
+from contextchef.deferred._view import SessionView
+from contextchef.dispatch._calls import CallLike, as_tool_call, parse_object
+from contextchef.dispatch._gate import ActionProblem, resolve_action
 from contextchef.exposure._policy import Mode
-from contextchef.history._messages import ToolCall
-from contextchef.tools._registry import Handler
+from contextchef.tools._registry import Registry
 from contextchef.tools._tool import CompiledTool, Tool
 
-if TYPE_CHECKING:
-    from contextchef.session._chef import ContextChef
+
+class PrunerHost(Protocol):
+    """What the pruner needs from its session (implemented by `ContextChef`)."""
+
+    @property
+    def base_mode(self) -> Mode | None:
+        """The mode chosen with ``set_mode``."""
+
+    @property
+    def view(self) -> SessionView:
+        """The frozen tool view."""
+
+    @property
+    def registry(self) -> Registry:
+        """The tool registry."""
+
+    def set_whitelist(self, mode: Mode | None) -> None:
+        """Apply (None: drop) a structural whitelist narrowing the session's mode."""
+
+    def set_blocked_tools(self, patterns: str | Sequence[str]) -> None:
+        """Replace the blocklist."""
+
+    def load_toolkit(self, name: str) -> tuple[Tool, ...]:
+        """Load a toolkit."""
+
 
 __all__ = [
-    "CallLike",
     "CompiledGroups",
-    "GroupLike",
     "PruneResult",
     "Pruner",
+    "PrunerHost",
     "ResolvedAction",
-    "parse_group",
     "task_matches",
 ]
 
 PRUNED_MODE = "pruned"
 """Name of the mode `Pruner.apply` installs (shown in the gate's denials)."""
-
-CallLike = ToolCall | Mapping[str, Any]
-"""A model's tool call: a `ToolCall`, a Chat Completions ``tool_calls`` entry
-(``{"function": {"name", "arguments"}}``), or ``{"name", "arguments" | "input"}``."""
-
-GroupLike = Namespace | Toolkit | Mapping[str, Any]
-"""A namespace or toolkit: the dataclass, or ``{"name", "description", "tools": [...]}``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,113 +173,6 @@ def task_matches(tool: Tool, task: str) -> bool:
     return False
 
 
-# -- input normalization ---------------------------------------------------------------------
-
-Builder = Callable[[Sequence[Any]], tuple[list[Tool], dict[str, Handler]]]
-"""Turns tool inputs (dicts, `Tool` values, functions) into tools and their handlers."""
-
-
-def _is_group(item: object) -> bool:
-    return isinstance(item, (Namespace, Toolkit)) or (
-        isinstance(item, Mapping) and "tools" in item and "input_schema" not in item
-    )
-
-
-def _properties_shorthand(item: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``{"parameters": {"path": {"type": "string"}}}`` -> a full object schema.
-
-    A ``parameters`` mapping whose ``type`` is not ``"object"`` and whose values are all
-    objects is a bare properties map; every property it lists is required.
-    """
-    params = item.get("parameters")
-    if not isinstance(params, Mapping) or params.get("type") == "object":
-        return item
-    if not all(isinstance(v, Mapping) for v in params.values()):
-        return item
-    schema = {"type": "object", "properties": dict(params), "required": list(params)}
-    return {**item, "parameters": schema}
-
-
-def parse_group(item: GroupLike, *, kind: str, build: Builder) -> tuple[Any, dict[str, Handler]]:
-    """Normalize one namespace or toolkit input.
-
-    Args:
-        item: The group, as a `Namespace` / `Toolkit` or a dict.
-        kind: ``"namespace"`` or ``"toolkit"``.
-        build: Builds the group's tools.
-
-    Returns:
-        The `Namespace` or `Toolkit` with built tools, and handlers by tool name.
-
-    Raises:
-        NestedNamespaceError: A tool of the group is itself a group (one level only).
-        UsageError: Missing or empty name, or no tools.
-    """
-    name: Any
-    description: Any
-    raw: Any
-    if isinstance(item, (Namespace, Toolkit)):
-        name, description, raw = item.name, item.description, list(item.tools)
-    elif isinstance(item, Mapping):
-        name, description = item.get("name"), item.get("description", "")
-        raw = item.get("tools")
-    else:
-        raise UsageError(f"a {kind} must be a dict or a {kind.title()}, got {type(item).__name__}")
-    if not isinstance(name, str) or not name.strip() or not isinstance(description, str):
-        raise UsageError(f"a {kind} needs a non-empty string 'name' and a string 'description'")
-    if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence) or not raw:
-        raise UsageError(f"{kind} {name!r} needs a non-empty list of 'tools'")
-    for entry in raw:
-        if _is_group(entry):
-            inner = entry.name if isinstance(entry, (Namespace, Toolkit)) else entry.get("name")
-            raise NestedNamespaceError(
-                f"{kind} {name!r} contains the group {inner!r}; groups nest one level only "
-                f"(a {kind} holds tools). Register {inner!r} as its own {kind} instead.",
-                tool=str(inner),
-                namespace=name,
-            )
-    tools, handlers = build(
-        [_properties_shorthand(e) if isinstance(e, Mapping) else e for e in raw]
-    )
-    group_type = Namespace if kind == "namespace" else Toolkit
-    return group_type(name=name, description=description, tools=tuple(tools)), handlers
-
-
-def _call_parts(call: CallLike) -> tuple[str, Any]:
-    """(name, raw arguments) of a call in any accepted shape."""
-    if isinstance(call, ToolCall):
-        return call.name, call.arguments
-    if isinstance(call, Mapping):
-        inner = call.get("function")
-        body: Mapping[str, Any] = inner if isinstance(inner, Mapping) else call
-        name = body.get("name")
-        if isinstance(name, str):
-            for key in ("arguments", "input", "args"):
-                if key in body:
-                    return name, body[key]
-            return name, {}
-    raise UsageError(
-        f"expected a ToolCall or a tool-call dict with a 'name', got {type(call).__name__}"
-    )
-
-
-def _json_object(raw: Any, what: str) -> dict[str, JsonValue]:
-    """A JSON-text or mapping argument as a dict."""
-    value = raw
-    if isinstance(raw, str):
-        try:
-            value = json.loads(raw.strip() or "{}")
-        except json.JSONDecodeError as exc:
-            raise MalformedArgumentsError(
-                f"{what} are not valid JSON ({exc.msg}); expected a JSON object", raw=raw
-            ) from exc
-    if not isinstance(value, Mapping):
-        raise MalformedArgumentsError(
-            f"{what} must be a JSON object, got {type(value).__name__}", raw=str(raw)
-        )
-    return dict(value)
-
-
 # -- the pruner ------------------------------------------------------------------------------
 
 
@@ -273,8 +182,8 @@ class Pruner:
     See the module docstring for pruning semantics and word boundaries.
     """
 
-    def __init__(self, chef: ContextChef) -> None:
-        self._chef = chef
+    def __init__(self, host: PrunerHost) -> None:
+        self._chef = host
 
     # -- pruning -----------------------------------------------------------------------------
 
@@ -284,7 +193,8 @@ class Pruner:
         return [
             t
             for t in registry.tools
-            if t.source != "runtime" and (base is None or base.allows(t, registry.wire_name_for(t)))
+            if t.source not in ("runtime", "library")
+            and (base is None or base.allows(t, registry.wire_name_for(t)))
         ]
 
     def _result(self, candidates: Sequence[Tool], keep: Callable[[Tool], bool]) -> PruneResult:
@@ -376,7 +286,9 @@ class Pruner:
             )
         wire = self._chef.registry.wire_name_for
         include = tuple(f"^{wire(t)}$" for t in result.tools)
-        self._chef.set_whitelist(Mode(name=PRUNED_MODE, include=include, runtime=True))
+        self._chef.set_whitelist(
+            Mode(name=PRUNED_MODE, include=include, runtime=True, library=True)
+        )
 
     def clear(self) -> None:
         """Drop the applied whitelist; the session's own mode applies again."""
@@ -393,15 +305,14 @@ class Pruner:
 
     def is_namespace_call(self, call: CallLike) -> bool:
         """Whether `call` targets a namespace tool of the current view."""
-        name, _ = _call_parts(call)
-        return name in self._chef.view.namespaces
+        return as_tool_call(call).name in self._chef.view.namespaces
 
     def resolve_namespace(self, call: CallLike) -> ResolvedAction:
         """Route a namespace call to its sub-tool (no policy check: use the gate for that).
 
         Args:
-            call: The call; its arguments may be JSON text or a dict, and ``args`` may
-                itself be JSON text. A missing ``args`` means ``{}``.
+            call: The call in any `CallLike` shape; its arguments may be JSON text or a
+                dict, and ``args`` may itself be JSON text. A missing ``args`` means ``{}``.
 
         Raises:
             UsageError: `call` is not a namespace call.
@@ -409,19 +320,22 @@ class Pruner:
                 ``action`` is missing.
             UnknownActionError: The action is not one of the namespace's (lists them).
         """
-        name, raw = _call_parts(call)
+        parsed = as_tool_call(call)
+        name = parsed.name
         ns = self._chef.view.namespaces.get(name)
         if ns is None:
             known = sorted(self._chef.view.namespaces)
             raise UsageError(f"{name!r} is not a namespace tool; namespaces: {known}")
-        arguments = _json_object(raw, f"arguments of the call to {name!r}")
-        action = arguments.get("action")
-        if not isinstance(action, str):
+        arguments = parse_object(parsed.arguments)
+        if isinstance(arguments, str):
             raise MalformedArgumentsError(
-                f"the call to {name!r} has no string 'action'; expected one of {list(ns.actions)}",
-                raw=json.dumps(arguments),
+                f"arguments of the call to {name!r}: {arguments}; expected a JSON object "
+                f"with an 'action' (one of {list(ns.actions)})",
+                raw=parsed.arguments,
             )
-        if action not in ns.members:
+        resolved = resolve_action(ns, arguments)
+        if isinstance(resolved, ActionProblem) and resolved.code == "unknown_tool":
+            action = str(arguments.get("action"))
             raise UnknownActionError(
                 f"namespace {name!r} has no action {action!r}; available actions: "
                 f"{', '.join(ns.actions)}",
@@ -429,15 +343,24 @@ class Pruner:
                 namespace=name,
                 available=ns.actions,
             )
-        args = _json_object(arguments.get("args", {}), f"'args' of the call to {name!r}")
-        return ResolvedAction(namespace=name, tool_name=action, args=args)
+        if isinstance(resolved, ActionProblem):
+            raise MalformedArgumentsError(
+                f"the call to {name!r} is malformed: {'; '.join(resolved.problems)}; expected "
+                f'{{"action": one of {list(ns.actions)}, "args": {{...}}}}',
+                raw=parsed.arguments,
+            )
+        member, args = resolved
+        return ResolvedAction(
+            namespace=name, tool_name=self._chef.view.wire_names[member.key], args=args
+        )
 
     # -- toolkits ----------------------------------------------------------------------------
 
     def is_toolkit_loader(self, call: CallLike) -> bool:
         """Whether `call` is a ``load_toolkit`` call (and toolkits are registered)."""
-        name, _ = _call_parts(call)
-        return name == LOAD_TOOLKIT and self._chef.view.toolkit_loader is not None
+        return (
+            as_tool_call(call).name == LOAD_TOOLKIT and self._chef.view.toolkit_loader is not None
+        )
 
     def extract_toolkit(self, name: str) -> tuple[Tool, ...]:
         """Load a toolkit into the session and return its tools (idempotent).

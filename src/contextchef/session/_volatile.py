@@ -12,14 +12,12 @@ messages), so changing it never breaks the provider's prompt cache:
   and before any assistant prefill, holding the ``system`` channel announcements (the
   adapters decide its wire form; see `contextchef.providers.RequestOptions`).
 
-Channel ``auto`` resolves by target, not by model: ``system`` on the Anthropic target,
-``user_tail`` elsewhere. Mid-conversation system messages are native on some Anthropic
-models and not others; contextchef never sees the model, so pass a channel explicitly
-when it matters.
+Channel ``auto`` resolves by the target's profile (`Profile.announcement_channel`:
+``system`` on Anthropic, ``user_tail`` elsewhere).
 
-The cache audit (`audit_payload`) walks an Anthropic payload in cache order (tools,
-system, messages) and flags every volatile block at or before the last ``cache_control``
-breakpoint: such a block makes the cached prefix differ on every change.
+The cache audit asks the target's adapter (`Adapter.audit_cache`) for volatile blocks at
+or before its last prompt-cache breakpoint, on targets whose profile has explicit
+breakpoints: such a block makes the cached prefix differ on every change.
 """
 
 from __future__ import annotations
@@ -29,28 +27,23 @@ import logging
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
 from contextchef._errors import UsageError
 from contextchef.history._messages import Message, TextPart
-from contextchef.providers.anthropic._render import needs_hoist
-
-if TYPE_CHECKING:
-    from contextchef.session._chef import CompiledRequest
+from contextchef.providers._base import Adapter, CacheAuditFinding
+from contextchef.session._request import CompiledRequest
 
 __all__ = [
     "DEFAULT_ANCHOR",
     "Announcement",
-    "CacheAuditFinding",
     "Channel",
     "CompileEvent",
     "EventName",
     "VolatileState",
-    "VolatileStateMixin",
     "VolatileTail",
-    "audit_payload",
     "check_prefill",
     "render_announcements",
     "render_dynamic_state",
@@ -97,27 +90,6 @@ class CompileEvent:
 
 
 EventHandler = Callable[[CompileEvent], object]
-
-
-@dataclass(frozen=True, kw_only=True)
-class CacheAuditFinding:
-    """A volatile block at or before the last prompt-cache breakpoint."""
-
-    block: str
-    """What the volatile block holds, e.g. ``announcements`` or ``dynamic_state``."""
-    position: int
-    """Its index among the payload's cacheable blocks (tools, system, message blocks)."""
-    breakpoint: int
-    """Index of the last block carrying ``cache_control``."""
-
-    @property
-    def message(self) -> str:
-        """A log line saying what is wrong and the fix."""
-        return (
-            f"cache audit: volatile block ({self.block}) at position {self.position} is at or "
-            f"before the last cache_control breakpoint (position {self.breakpoint}); it changes "
-            "the cached prefix on every update: move the breakpoint earlier"
-        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,34 +172,44 @@ def _with_tail(messages: Sequence[Message], text: str) -> tuple[Message, ...]:
 
 
 class VolatileState:
-    """The announcements, dynamic state, hooks and settings of one session."""
+    """The code behind a session's volatile tail (its data is in `SessionState`).
 
-    def __init__(self, *, anchor: str | None = DEFAULT_ANCHOR, cache_audit: bool = False) -> None:
-        if anchor is not None and not isinstance(anchor, str):
-            raise UsageError(f"anchor must be a string or None, got {type(anchor).__name__}")
-        self.anchor = anchor or ""
+    The implicit-context hook, compile-event handlers, the cache audit switch.
+    """
+
+    def __init__(self, *, cache_audit: bool = False) -> None:
         self.cache_audit = bool(cache_audit)
-        self.announcements: dict[str, Announcement] = {}
-        self.dynamic_state: BaseModel | Mapping[str, Any] | None = None
         self.implicit_context: Callable[[], str | None] | None = None
-        self.system_breakpoint = False
         self.handlers: dict[str, list[EventHandler]] = {name: [] for name in get_args(EventName)}
         self.hoist_warned = False
 
-    def channel_for(self, item: Announcement, target: str) -> str:
-        if item.channel != "auto":
-            return item.channel
-        return "system" if target == "anthropic" else "user_tail"
+    def tail(
+        self,
+        messages: Sequence[Message],
+        *,
+        auto_channel: str,
+        announcements: Mapping[str, Announcement],
+        dynamic_state: BaseModel | Mapping[str, Any] | None,
+        anchor: str,
+    ) -> VolatileTail:
+        """The volatile blocks, the user tail applied to `messages`.
 
-    def tail(self, target: str, messages: Sequence[Message]) -> VolatileTail:
-        """The volatile blocks for `target`, the user tail applied to `messages`."""
+        Args:
+            messages: The normalized history.
+            auto_channel: Where ``auto`` announcements go on this target
+                (`Profile.announcement_channel`).
+            announcements: The standing announcements, in insertion order.
+            dynamic_state: The dynamic state, or None.
+            anchor: The anchor line (``""``: none).
+        """
         by_channel: dict[str, list[Announcement]] = {"user_tail": [], "system": []}
-        for item in self.announcements.values():
-            by_channel[self.channel_for(item, target)].append(item)
+        for item in announcements.values():
+            channel = auto_channel if item.channel == "auto" else item.channel
+            by_channel[channel].append(item)
         pieces: list[str] = []
         kinds: list[str] = []
-        if self.dynamic_state is not None:
-            pieces.append(render_dynamic_state(self.dynamic_state))
+        if dynamic_state is not None:
+            pieces.append(render_dynamic_state(dynamic_state))
             kinds.append("dynamic_state")
         try:
             implicit = self.implicit_context() if self.implicit_context is not None else None
@@ -247,8 +229,8 @@ class VolatileState:
         if by_channel["user_tail"]:
             pieces.append(render_announcements(by_channel["user_tail"]))
             kinds.append("announcements")
-        if self.anchor and ("dynamic_state" in kinds or "announcements" in kinds):
-            pieces.append(self.anchor)
+        if anchor and ("dynamic_state" in kinds or "announcements" in kinds):
+            pieces.append(anchor)
         text = "\n\n".join(pieces)
         return VolatileTail(
             messages=_with_tail(messages, text) if text else tuple(messages),
@@ -268,191 +250,27 @@ class VolatileState:
                     f"raised {type(exc).__name__}: {exc}; remove it with chef.off()"
                 ) from exc
 
-    def warn_hoist(self, target: str, payload: Mapping[str, Any], tail: VolatileTail) -> None:
-        """Warn once per session when Anthropic had to hoist the positional system message."""
-        if target != "anthropic" or not tail.system or self.hoist_warned:
+    def warn_hoist(self, adapter: Adapter, payload: Mapping[str, Any], tail: VolatileTail) -> None:
+        """Warn once per session when the positional system message had to be hoisted."""
+        if not tail.system or self.hoist_warned or not adapter.positional_hoisted(payload):
             return
-        messages = [m for m in payload.get("messages", []) if m.get("role") != "assistant"]
-        if needs_hoist(messages):
-            self.hoist_warned = True
-            warnings.warn(
-                "contextchef: the system-channel message would precede every user message, "
-                "which Anthropic does not accept; it was added to the top-level system "
-                "instead (after the cached block). Add a user message first.",
-                UserWarning,
-                stacklevel=4,
-            )
+        self.hoist_warned = True
+        warnings.warn(
+            "contextchef: the system-channel message would precede every user message, "
+            "which Anthropic does not accept; it was added to the top-level system "
+            "instead (after the cached block). Add a user message first.",
+            UserWarning,
+            stacklevel=4,
+        )
 
     def audit(
-        self, target: str, payload: Mapping[str, Any], tail: VolatileTail
+        self, adapter: Adapter, payload: Mapping[str, Any], tail: VolatileTail
     ) -> tuple[CacheAuditFinding, ...]:
         """Cache-audit findings for `payload` (``()`` when the audit is off); logged."""
-        if not self.cache_audit:
+        if not self.cache_audit or adapter.profile.cache_breakpoints == 0:
             return ()
-        found = audit_payload(target, payload, tail)
+        volatile = {tail.user_tail: ", ".join(tail.user_tail_kinds), tail.system: "announcements"}
+        found = adapter.audit_cache(payload, {k: v for k, v in volatile.items() if k})
         for finding in found:
             logger.warning(finding.message)
         return found
-
-
-def _cache_units(payload: Mapping[str, Any]) -> list[Any]:
-    """Anthropic's cacheable blocks in cache order: tools, system blocks, message blocks."""
-    units: list[Any] = list(payload.get("tools") or [])
-    system = payload.get("system")
-    units += [system] if isinstance(system, str) else list(system or [])
-    for msg in payload.get("messages") or []:
-        content = msg.get("content")
-        units += [msg] if isinstance(content, str) else list(content or [])
-    return units
-
-
-def audit_payload(
-    target: str, payload: Mapping[str, Any], tail: VolatileTail
-) -> tuple[CacheAuditFinding, ...]:
-    """Volatile blocks of `payload` at or before its last ``cache_control`` breakpoint.
-
-    Only Anthropic payloads carry breakpoints; other targets give ``()``.
-    """
-    if target != "anthropic":
-        return ()
-    units = _cache_units(payload)
-    marks = [i for i, u in enumerate(units) if isinstance(u, Mapping) and "cache_control" in u]
-    if not marks:
-        return ()
-    volatile = {tail.user_tail: ", ".join(tail.user_tail_kinds), tail.system: "announcements"}
-    found = []
-    for i, unit in enumerate(units[: marks[-1] + 1]):
-        text = unit.get("text") if isinstance(unit, Mapping) else None
-        if text and text in volatile:
-            found.append(CacheAuditFinding(block=volatile[text], position=i, breakpoint=marks[-1]))
-    return tuple(found)
-
-
-class VolatileStateMixin:
-    """`ContextChef` methods for announcements, dynamic state, implicit context, events."""
-
-    _volatile: VolatileState
-    _history: tuple[Message, ...]
-
-    # -- announcements ---------------------------------------------------------------------
-
-    def announce(self, id: str, content: str, channel: Channel = "auto") -> Announcement:
-        """State a capability change until it is retracted (upsert by `id`).
-
-        Re-announcing an id replaces its content and channel and keeps its original
-        position. Every standing announcement of a channel renders into one
-        ``<announcements>`` block, in insertion order, at every compile; nothing is
-        written into the history.
-
-        Args:
-            id: The announcement's key.
-            content: The statement (e.g. ``"Tools newly available: read_file, grep"``).
-            channel: ``user_tail``, ``system`` or ``auto`` (``system`` on Anthropic,
-                ``user_tail`` elsewhere).
-
-        Returns:
-            The stored announcement.
-
-        Raises:
-            UsageError: An empty id, non-string content, or an unknown channel.
-        """
-        if not isinstance(id, str) or not id:
-            raise UsageError(f"announcement id must be a non-empty string, got {id!r}")
-        if not isinstance(content, str):
-            raise UsageError(
-                f"announcement {id!r}: content must be a string, got {type(content).__name__}"
-            )
-        if channel not in get_args(Channel):
-            raise UsageError(
-                f"announcement {id!r}: unknown channel {channel!r}; valid: "
-                + ", ".join(get_args(Channel))
-            )
-        item = Announcement(id=id, content=content, channel=channel)
-        self._volatile.announcements[id] = item  # an existing key keeps its position
-        return item
-
-    def retract_announcement(self, id: str) -> bool:
-        """Remove an announcement; True if one was standing under `id`."""
-        return self._volatile.announcements.pop(id, None) is not None
-
-    def get_announcements(self) -> tuple[Announcement, ...]:
-        """The standing announcements, in insertion order."""
-        return tuple(self._volatile.announcements.values())
-
-    # -- dynamic state and implicit context ------------------------------------------------
-
-    def set_dynamic_state(self, state: BaseModel | None) -> None:
-        """Set (None: clear) the dynamic state, rendered as ``<dynamic_state>`` JSON.
-
-        The model is dumped at every compile (``model_dump(mode="json")``, keys sorted),
-        so later changes to it show up in the next compile.
-
-        Raises:
-            UsageError: `state` is not a pydantic model.
-        """
-        if state is not None and not isinstance(state, BaseModel):
-            raise UsageError(
-                f"dynamic state must be a pydantic model or None, got {type(state).__name__}"
-            )
-        self._volatile.dynamic_state = state
-
-    @property
-    def dynamic_state(self) -> BaseModel | Mapping[str, Any] | None:
-        """The dynamic state (a mapping after `restore`), or None."""
-        return self._volatile.dynamic_state
-
-    def set_implicit_context(self, hook: Callable[[], str | None] | None) -> None:
-        """Set (None: remove) the hook whose text renders as ``<implicit_context>``.
-
-        It is called once per compile; ``None`` or blank text adds nothing. Implicit
-        context alone does not add the anchor line.
-        """
-        if hook is not None and not callable(hook):
-            raise UsageError("the implicit-context hook must be callable or None")
-        self._volatile.implicit_context = hook
-
-    def set_system_channel_breakpoint(self, enabled: bool) -> None:
-        """Anthropic: mark the system-channel message as a ``cache_control`` breakpoint.
-
-        Its announcements are volatile, so ``cache_audit`` flags this.
-        """
-        self._volatile.system_breakpoint = bool(enabled)
-
-    # -- lifecycle -------------------------------------------------------------------------
-
-    def clear_history(self) -> None:
-        """Start a fresh conversation: empty the history.
-
-        Announcements, dynamic state, tools, modes and the blocklist stay: they describe
-        the current session, which a fresh conversation still needs.
-        """
-        self._history = ()
-
-    def on(self, event: EventName, handler: EventHandler) -> EventHandler:
-        """Call `handler` with a `CompileEvent` on ``compile:start`` or ``compile:done``.
-
-        ``compile:start`` runs before anything is rendered (an announcement made there
-        lands in this compile); ``compile:done`` after (one made there lands in the next).
-
-        Returns:
-            `handler` (so ``on`` can be used as a decorator factory's body).
-
-        Raises:
-            UsageError: Unknown event or a handler that is not callable.
-        """
-        if event not in self._volatile.handlers:
-            raise UsageError(
-                f"unknown event {event!r}; valid: {', '.join(sorted(self._volatile.handlers))}"
-            )
-        if not callable(handler):
-            raise UsageError(f"handler for {event!r} is not callable")
-        self._volatile.handlers[event].append(handler)
-        return handler
-
-    def off(self, event: EventName, handler: EventHandler) -> bool:
-        """Remove a handler; True if it was registered."""
-        handlers = self._volatile.handlers.get(event, [])
-        if handler in handlers:
-            handlers.remove(handler)
-            return True
-        return False

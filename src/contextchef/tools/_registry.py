@@ -20,7 +20,7 @@ Handler = Callable[..., Any]
 """A Python callable that runs a tool: called with the arguments as keyword arguments;
 may be a coroutine function."""
 
-_ORIGIN_RANK = {"builtin": 0, "runtime": 2}
+_ORIGIN_RANK = {"builtin": 0, "runtime": 2, "library": 3}
 
 
 def _sort_key(tool: Tool) -> tuple[int, str, str]:
@@ -31,7 +31,8 @@ class Registry:
     """The set of registered tools, their wire names and optional handlers.
 
     Order never depends on insertion order: tools are sorted builtin first, then grouped
-    (MCP) tools by server and name, then runtime tools. Registration is atomic: a batch
+    (MCP) tools by server and name, then runtime tools, then library-owned tools.
+    Registration is atomic: a batch
     with any conflict raises and leaves the registry unchanged.
 
     Args:

@@ -13,8 +13,9 @@ from contextchef.tools._schema import check_input_schema
 
 __all__ = ["CompiledTool", "Tool", "ToolAnnotations", "ToolSource"]
 
-ToolSource = Literal["builtin", "mcp", "runtime"]
-"""Where a tool comes from: shipped with the agent, an MCP server, or made at run time."""
+ToolSource = Literal["builtin", "mcp", "runtime", "library"]
+"""Where a tool comes from: shipped with the agent, an MCP server, made at run time, or
+owned by contextchef itself (memory, ``new_context``: registered by the session)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,8 +36,9 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
+from contextchef.history._normalize import ANTHROPIC
 from contextchef.providers._base import (
-    ANTHROPIC_DEFAULT_MAX_TOKENS,
+    CacheAuditFinding,
     Profile,
     RequestOptions,
     apply_hints,
@@ -47,6 +48,7 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
+from contextchef.providers.anthropic._cache import audit_breakpoints
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -229,6 +231,19 @@ def _add_positional_system(payload: dict[str, Any], options: RequestOptions) -> 
         payload["messages"].append({"role": "system", "content": [block]})
 
 
+def _references(block: Mapping[str, Any]) -> set[str]:
+    """``tool_name`` of each ``tool_reference`` in a tool-search result block."""
+    if block.get("type") != "tool_search_tool_result":
+        return set()
+    content = block.get("content")
+    refs = content.get("tool_references") if isinstance(content, Mapping) else None
+    return {
+        r["tool_name"]
+        for r in refs or ()
+        if isinstance(r, Mapping) and isinstance(r.get("tool_name"), str)
+    }
+
+
 class AnthropicAdapter:
     """IR -> Anthropic Messages payload.
 
@@ -240,16 +255,55 @@ class AnthropicAdapter:
 
     profile = Profile(
         target="anthropic",
-        sdk_call="anthropic.Anthropic().messages.create",
-        native_tool_search=True,
-        strict_schemas=False,
-        positional_system=True,
-        name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
+        wire=FORMAT,
+        history=ANTHROPIC,
+        # https://docs.anthropic.com/en/api/messages: max_tokens is required
+        max_tokens_key="max_tokens",
+        default_max_tokens=4096,
+        # mid-conversation system messages follow a user turn (see `needs_hoist`)
+        announcement_channel="system",
+        # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching: up to 4
+        cache_breakpoints=4,
+        native_tool_search="anthropic",
     )
+    """Payloads are for ``anthropic.Anthropic().messages.create``."""
 
     def keeps(self, part: Part) -> bool:
         """Anthropic receives its own thinking blocks (as recorded) and server blocks."""
-        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: _reasoning(r) is not None)
+        fmt = self.profile.wire
+        return keeps_part(part, fmt=fmt, reasoning=lambda r: _reasoning(r) is not None)
+
+    def positional_hoisted(self, payload: Mapping[str, Any]) -> bool:
+        """Whether a positional system message in `payload` went into the top-level ``system``.
+
+        Call it only for a payload rendered with `RequestOptions.positional_system` set.
+        """
+        return needs_hoist(payload.get("messages", []))
+
+    def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
+        """Tools named by ``tool_reference`` blocks of server tool-search results.
+
+        A ``tool_search_tool_result`` block lists the deferred tools the provider expanded
+        (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool);
+        their schemas count as loaded for ``require_search``.
+        """
+        names: set[str] = set()
+        for msg in messages:
+            for part in msg.parts:
+                if isinstance(part, ProviderPart) and part.provider == self.profile.wire:
+                    names |= _references(part.data)
+        return frozenset(names)
+
+    def audit_cache(
+        self, payload: Mapping[str, Any], volatile: Mapping[str, str]
+    ) -> tuple[CacheAuditFinding, ...]:
+        """Volatile blocks at or before the last ``cache_control`` breakpoint.
+
+        Anthropic caches the prefix up to a breakpoint in the order tools, system,
+        messages (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching), so a
+        block that changes between requests before the last breakpoint rewrites the cache.
+        """
+        return audit_breakpoints(payload, volatile)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"name", "description", "input_schema"}`` (+ ``defer_loading``)."""
@@ -290,8 +344,8 @@ class AnthropicAdapter:
         options: RequestOptions,
     ) -> dict[str, Any]:
         """The ``messages.create`` keyword arguments."""
-        cap = options.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS
-        payload: dict[str, Any] = {"model": options.model, "max_tokens": cap}
+        cap = options.max_tokens or self.profile.default_max_tokens
+        payload: dict[str, Any] = {"model": options.model, self.profile.max_tokens_key: cap}
         if system:
             block: dict[str, Any] = {"type": "text", "text": system}
             if options.cache_system:

@@ -41,7 +41,9 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
+from contextchef.history._normalize import GEMINI
 from contextchef.providers._base import (
+    AdapterDefaults,
     Profile,
     RequestOptions,
     apply_hints,
@@ -162,21 +164,22 @@ def _add_user_text(contents: list[dict[str, Any]], text: str) -> None:
         contents.append({"role": "user", "parts": [{"text": text}]})
 
 
-class GeminiAdapter:
+class GeminiAdapter(AdapterDefaults):
     """IR -> google-genai ``generate_content`` keyword arguments."""
 
     profile = Profile(
         target="gemini",
-        sdk_call="google.genai.Client().models.generate_content",
-        native_tool_search=False,
-        strict_schemas=False,
-        positional_system=False,
-        name_pattern=r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$",
+        wire=FORMAT,
+        history=GEMINI,
+        max_tokens_key="max_output_tokens",
     )
+    """Payloads are for ``google.genai.Client().models.generate_content``."""
 
     def keeps(self, part: Part) -> bool:
         """Gemini receives its own thought parts (as recorded) and provider parts."""
-        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: _reasoning(r) is not None)
+        return keeps_part(
+            part, fmt=self.profile.wire, reasoning=lambda r: _reasoning(r) is not None
+        )
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """One ``Tool`` holding every function declaration (empty list if no tools)."""
@@ -219,7 +222,7 @@ class GeminiAdapter:
             # The SDK would otherwise try to run Python callables; we pass declarations.
             config["automatic_function_calling"] = {"disable": True}
         if options.max_tokens is not None:
-            config["max_output_tokens"] = options.max_tokens
+            config[self.profile.max_tokens_key] = options.max_tokens
         contents = self.render_contents(messages)
         if options.positional_system:
             _add_user_text(contents, options.positional_system)

@@ -37,7 +37,9 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
+from contextchef.history._normalize import DEEPSEEK, OPENAI_CHAT
 from contextchef.providers._base import (
+    AdapterDefaults,
     Profile,
     RequestOptions,
     apply_hints,
@@ -143,33 +145,29 @@ def _provider_message(part: ProviderPart) -> list[dict[str, Any]]:
     return [out]
 
 
-class OpenAIChatAdapter:
+class OpenAIChatAdapter(AdapterDefaults):
     """IR -> Chat Completions payload."""
 
     profile = Profile(
         target="openai",
-        sdk_call="openai.OpenAI().chat.completions.create",
-        native_tool_search=False,
+        wire=FORMAT,
+        history=OPENAI_CHAT,
+        # max_tokens is deprecated in Chat Completions
+        max_tokens_key="max_completion_tokens",
         strict_schemas=True,
-        positional_system=True,
-        name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
     )
+    """Payloads are for ``openai.OpenAI().chat.completions.create``."""
 
     def keeps(self, part: Part) -> bool:
         """Chat Completions takes no reasoning back; provider parts only its own."""
-        return keeps_part(part, fmt=FORMAT, reasoning=lambda r: r.provider in self.reasoning_from)
-
-    max_tokens_key = "max_completion_tokens"
-    """Chat Completions' output cap (``max_tokens`` is deprecated there)."""
-
-    reasoning_from: frozenset[str] = frozenset()
-    """Providers whose reasoning this API takes back (DeepSeek: its own)."""
+        reasoning = self.profile.reasoning_from
+        return keeps_part(part, fmt=self.profile.wire, reasoning=lambda r: r.provider in reasoning)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"type": "function", "function": {...}}``; ``strict`` only when on."""
         out = []
         for tool in tools:
-            parameters, strict = openai_parameters(tool)
+            parameters, strict = openai_parameters(tool, allowed=self.profile.strict_schemas)
             function: dict[str, Any] = {
                 "name": tool.name,
                 "description": tool.description,
@@ -269,7 +267,7 @@ class OpenAIChatAdapter:
         if tools:
             payload["tools"] = self.render_tools(tools)
         if options.max_tokens is not None:
-            payload[self.max_tokens_key] = options.max_tokens
+            payload[self.profile.max_tokens_key] = options.max_tokens
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
@@ -300,17 +298,17 @@ class DeepSeekAdapter(OpenAIChatAdapter):
     sent.
     """
 
-    reasoning_from = frozenset({"deepseek"})
-    max_tokens_key = "max_tokens"  # https://api-docs.deepseek.com/api/create-chat-completion
-
     profile = Profile(
         target="deepseek",
-        sdk_call="openai.OpenAI(base_url='https://api.deepseek.com').chat.completions.create",
-        native_tool_search=False,
-        strict_schemas=False,
-        positional_system=True,
-        name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
+        wire=FORMAT,
+        history=DEEPSEEK,
+        # https://api-docs.deepseek.com/api/create-chat-completion
+        max_tokens_key="max_tokens",
+        reasoning_from=frozenset({"deepseek"}),
+        strict_schemas=True,
     )
+    """Payloads are for ``openai.OpenAI(base_url="https://api.deepseek.com")``'s
+    ``chat.completions.create``."""
 
     def reasoning_content(self, messages: Sequence[Message]) -> list[str | None]:
         """``reasoning_content`` per message: set on assistants of tool-using spans."""

@@ -44,7 +44,9 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
+from contextchef.history._normalize import RESPONSES
 from contextchef.providers._base import (
+    AdapterDefaults,
     Profile,
     RequestOptions,
     apply_hints,
@@ -195,27 +197,27 @@ def _recorded_reasoning(part: ReasoningPart) -> bool:
     return part.provider == "openai" and hints(part.provider_data, FORMAT).get("item") is not None
 
 
-class ResponsesAdapter:
+class ResponsesAdapter(AdapterDefaults):
     """IR -> Responses payload."""
 
     profile = Profile(
         target="responses",
-        sdk_call="openai.OpenAI().responses.create",
-        native_tool_search=True,
+        wire=FORMAT,
+        history=RESPONSES,
+        max_tokens_key="max_output_tokens",
         strict_schemas=True,
-        positional_system=True,
-        name_pattern=r"^[a-zA-Z0-9_-]{1,64}$",
     )
+    """Payloads are for ``openai.OpenAI().responses.create``."""
 
     def keeps(self, part: Part) -> bool:
         """Responses receives its own reasoning items (as recorded) and provider items."""
-        return keeps_part(part, fmt=FORMAT, reasoning=_recorded_reasoning)
+        return keeps_part(part, fmt=self.profile.wire, reasoning=_recorded_reasoning)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Flat function tools with an explicit ``strict`` flag."""
         out = []
         for tool in tools:
-            parameters, strict = openai_parameters(tool)
+            parameters, strict = openai_parameters(tool, allowed=self.profile.strict_schemas)
             out.append(
                 {
                     "type": "function",
@@ -262,7 +264,7 @@ class ResponsesAdapter:
             items.append({"type": "message", "role": "assistant", "content": options.prefill})
         payload["input"] = items
         if options.max_tokens is not None:
-            payload["max_output_tokens"] = options.max_tokens
+            payload[self.profile.max_tokens_key] = options.max_tokens
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

@@ -1,0 +1,140 @@
+"""Tool calls in: the one accepted call shape, argument parser and namespace resolver.
+
+Every public entry point that takes a model's tool call (`ContextChef.check_tool_call`,
+`execute`, `handle_tool`, the pruner's namespace helpers) normalizes it here, so they all
+accept the same inputs (`CallLike`) and parse arguments the same way:
+
+* a `ToolCall`;
+* a mapping ``{"id"?, "name", "arguments" | "input" | "args"}`` (arguments as JSON text or
+  an object), which covers an Anthropic ``tool_use`` block (``input``), a Responses
+  ``function_call`` item (``call_id``) and a Gemini ``functionCall`` (``args``);
+* a Chat Completions ``tool_calls`` entry ``{"id", "function": {"name", "arguments"}}``;
+* a Gemini part ``{"functionCall": {...}}`` / ``{"function_call": {...}}``;
+* an SDK object of any of those shapes (pydantic models of the official SDKs are read
+  through ``model_dump()``; other objects through their attributes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from contextchef._errors import UsageError
+from contextchef._json import JsonValue, canonical_dumps
+from contextchef.history._messages import ToolCall
+
+__all__ = ["CallLike", "as_tool_call", "parse_arguments", "parse_object"]
+
+CallLike = ToolCall | Mapping[str, Any] | Any
+"""A model's tool call in any accepted shape (see the module docstring)."""
+
+_ARGUMENT_KEYS = ("arguments", "input", "args")
+_ID_KEYS = ("id", "call_id", "tool_use_id")
+_WRAPPERS = ("function", "functionCall", "function_call")
+
+
+def _as_mapping(call: object) -> Mapping[str, Any] | None:
+    """`call` as a mapping: itself, a pydantic model's dump, or its public attributes."""
+    if isinstance(call, Mapping):
+        return call
+    dump = getattr(call, "model_dump", None)
+    if callable(dump):
+        try:
+            value = dump()
+        except Exception:  # a foreign object's dump failing is a bad input, said below
+            return None
+        return value if isinstance(value, Mapping) else None
+    if hasattr(call, "name"):
+        keys = ("name", *_ARGUMENT_KEYS, *_ID_KEYS, *_WRAPPERS)
+        return {k: getattr(call, k) for k in keys if getattr(call, k, None) is not None}
+    return None
+
+
+def _raw_text(raw: object) -> str:
+    """Arguments given as an object -> JSON text (non-JSON values become a string)."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return canonical_dumps(raw)
+    except (TypeError, ValueError):
+        return json.dumps(str(raw))
+
+
+def as_tool_call(call: CallLike, *, default_id: str = "call") -> ToolCall:
+    """Normalize an accepted call shape to a `ToolCall` (arguments as JSON text).
+
+    Args:
+        call: The call (see the module docstring for the accepted shapes).
+        default_id: Id given to a call that carries none.
+
+    Raises:
+        UsageError: `call` has no string ``name`` in any accepted place.
+    """
+    if isinstance(call, ToolCall):
+        return call
+    outer = _as_mapping(call)
+    body = outer
+    if outer is not None:
+        inner = next((outer[k] for k in _WRAPPERS if isinstance(outer.get(k), Mapping)), None)
+        body = inner if inner is not None else outer
+    name = body.get("name") if body is not None else None
+    if outer is None or body is None or not isinstance(name, str):
+        raise UsageError(
+            f"expected a ToolCall, or a tool-call dict with 'name' and 'arguments' (or "
+            f"'input' / 'args'), or a Chat {{'function': {{...}}}} entry; got "
+            f"{type(call).__name__}"
+        )
+    raw = next((body[k] for k in _ARGUMENT_KEYS if k in body), "{}")
+    ident = next((outer[k] for k in _ID_KEYS if outer.get(k) is not None), None)
+    ident = ident if ident is not None else next((body.get(k) for k in _ID_KEYS), None)
+    return ToolCall(id=str(ident) if ident else default_id, name=name, arguments=_raw_text(raw))
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a JSON number")
+
+
+def parse_object(raw: object) -> dict[str, JsonValue] | str:
+    """Arguments (JSON text or a mapping) as a dict, or the reason they cannot be one.
+
+    NaN, Infinity and numbers too large for a float are refused: providers reject them
+    and a call holding one would break every later request once stored.
+    """
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw.strip() or "{}", parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            return f"the arguments are not valid JSON ({exc.msg})"
+        except (ValueError, RecursionError) as exc:
+            return f"the arguments are not valid JSON ({exc})"
+    if not isinstance(value, Mapping):
+        return f"the arguments must be a JSON object, got {type(value).__name__}"
+    if not _finite(value):
+        return "the arguments hold NaN, Infinity or a number too large to represent"
+    return dict(value)
+
+
+def _finite(value: object, depth: int = 0) -> bool:
+    if depth > 100:
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, Mapping):
+        return all(_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v, depth + 1) for v in value)
+    return True
+
+
+def parse_arguments(call: ToolCall) -> dict[str, JsonValue] | str:
+    """A call's arguments as a dict, or the model-readable reason they are not one.
+
+    The reason reads ``Invalid arguments for tool "<name>": <why>; send one JSON object.``
+    """
+    parsed = parse_object(call.arguments)
+    if isinstance(parsed, str):
+        return f'Invalid arguments for tool "{call.name}": {parsed}; send one JSON object.'
+    return parsed

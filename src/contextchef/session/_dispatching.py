@@ -1,0 +1,183 @@
+"""`ContextChef`'s dispatch methods: the one gate for every call, library tools included.
+
+Calls arrive in any `CallLike` shape and are normalized once (`as_tool_call`); the gate
+(`contextchef.dispatch._gate`) applies exposure, modes, the blocklist, schema validation
+and hooks under the real tool's name, whether the tool is the user's, a namespace action,
+a deferred tool reached through ``defer_execute`` or a library-owned tool (memory,
+``new_context``). The strategy of the last compile says what the request offered: under
+``flat`` and provider-native search, deferred tools may be called by name.
+"""
+
+from __future__ import annotations
+
+from contextchef._errors import UsageError
+from contextchef.deferred._meta import TOOL_SEARCH
+from contextchef.deferred._view import SessionView
+from contextchef.dispatch._calls import CallLike, as_tool_call
+from contextchef.dispatch._gate import (
+    AfterHook,
+    BeforeHook,
+    CheckResult,
+    Execution,
+    GateContext,
+    acheck_tool_call,
+    aexecute,
+    check_tool_call,
+    execute,
+)
+from contextchef.history._messages import ToolResult
+from contextchef.history._offload import OffloadStore, offload_result
+from contextchef.providers import get_adapter
+from contextchef.session._memory import MemoryStore, OverflowHandoff
+from contextchef.session._state import SessionState
+from contextchef.session._strategies import get_strategy
+from contextchef.session._toolset import SessionTools
+from contextchef.tools._registry import Registry
+from contextchef.tools._tool import Tool
+
+__all__ = ["DispatchMixin"]
+
+
+class DispatchMixin:
+    """Gate, execution, offload and library-owned tools for `ContextChef`."""
+
+    _state: SessionState
+    _tools: SessionTools
+    _before: list[BeforeHook]
+    _after: list[AfterHook]
+    _store: OffloadStore | None
+    _max_inline: int
+    _memory: MemoryStore | None
+    _handoff: OverflowHandoff | None
+
+    @property
+    def view(self) -> SessionView:
+        """The frozen tool view, rebuilt only after registration or exposure changes."""
+        return self._tools.view()
+
+    @property
+    def registry(self) -> Registry:
+        """The tool registry (read it; register through this facade)."""
+        return self._tools.registry
+
+    def load_toolkit(self, name: str) -> tuple[Tool, ...]:
+        """Load a toolkit (idempotent): see `SessionTools.load_toolkit`."""
+        added = self._tools.load_toolkit(name)
+        self._state.loaded.update(self._tools.registry.wire_name_for(t) for t in added)
+        self._state.loaded_toolkits = self._tools.loaded_toolkits
+        return added
+
+    def _gate(self) -> GateContext:
+        strategy = get_strategy(self._state.strategy)
+        loaded = frozenset(self._state.loaded)
+        if strategy.native is not None and self._state.target is not None:
+            # the provider's own search results count as loading (require_search)
+            loaded |= get_adapter(self._state.target).revealed_tools(self._state.history)
+        return GateContext(
+            blocked=self._state.blocked,
+            loaded=loaded,
+            before=tuple(self._before),
+            after=tuple(self._after),
+            direct_calls=strategy.direct_calls,
+            all_loaded=strategy.all_loaded,
+        )
+
+    def check_tool_call(self, call: CallLike) -> CheckResult:
+        """Run the gate on a model's call (any `CallLike` shape).
+
+        In order: known? in the modes? reachable? blocked? schema-valid? before-hooks?
+        (see `contextchef.dispatch._gate`).
+
+        Raises:
+            UsageError: Not a tool call, or an async before-hook inside a running event
+                loop (use `acheck_tool_call`).
+        """
+        return check_tool_call(self.view, as_tool_call(call), self._gate())
+
+    async def acheck_tool_call(self, call: CallLike) -> CheckResult:
+        """Async `check_tool_call` (awaits async before-hooks)."""
+        return await acheck_tool_call(self.view, as_tool_call(call), self._gate())
+
+    def execute(self, call: CallLike) -> Execution:
+        """Gate and run a call (``tool_search``, ``load_toolkit``, a handler).
+
+        Records schemas fetched through ``tool_search`` and toolkit loads; with
+        ``offload_dir`` set, a result over ``max_inline_chars`` characters is stored whole
+        and replaced by a head/tail stub.
+
+        Raises:
+            UsageError: Allowed call to a tool without a registered handler (MCP tools:
+                forward them yourself after `check_tool_call`, then `offload` the result).
+        """
+        parsed = as_tool_call(call)
+        return self._record(execute(self.view, parsed, self.registry.handler, self._gate()))
+
+    async def aexecute(self, call: CallLike) -> Execution:
+        """Async `execute`."""
+        parsed = as_tool_call(call)
+        done = await aexecute(self.view, parsed, self.registry.handler, self._gate())
+        return self._record(done)
+
+    def _record(self, done: Execution) -> Execution:
+        """Session bookkeeping after a call: loaded schemas and toolkits, offload."""
+        if done.toolkit is not None:
+            self.load_toolkit(done.toolkit)
+            return done
+        self._state.loaded.update(done.loaded)
+        if done.result.name == TOOL_SEARCH:
+            return done
+        return Execution(result=self.offload(done.result), check=done.check, loaded=done.loaded)
+
+    def offload(self, result: ToolResult) -> ToolResult:
+        """Offload one result you produced yourself (e.g. from an MCP server), if large."""
+        if self._store is None:
+            return result
+        return offload_result(result, self._store, max_inline_chars=self._max_inline)
+
+    # -- library-owned tools: memory and new_context -------------------------------------
+
+    @property
+    def memory(self) -> MemoryStore | None:
+        """The memory store given at construction, or None."""
+        return self._memory
+
+    @property
+    def owned_tool_names(self) -> tuple[str, ...]:
+        """The library-owned tools of this session, in the order they are appended."""
+        return self._tools.library_names
+
+    def owns_tool(self, name: str) -> bool:
+        """Whether `name` is a library-owned tool here."""
+        return isinstance(name, str) and name in self._tools.library_names
+
+    def handle_tool(self, call: CallLike) -> str:
+        """Run a call to a library-owned tool through the gate; returns the result text.
+
+        Raises:
+            UsageError: The tool is not library-owned in this session (see `owns_tool`).
+        """
+        parsed = as_tool_call(call)
+        if not self.owns_tool(parsed.name):
+            raise UsageError(
+                f"{parsed.name!r:.80} is not a contextchef-owned tool in this session; owned "
+                f"tools: {list(self.owned_tool_names)} (check with owns_tool before handle_tool)"
+            )
+        return self.execute(parsed).result.content
+
+    def request_new_context(self) -> None:
+        """Make the next compile apply the overflow handoff whatever the budget says.
+
+        Raises:
+            UsageError: No overflow handoff is configured (pass ``on_overflow=``).
+        """
+        if self._handoff is None:
+            raise UsageError(
+                "request_new_context needs an overflow handoff; create the session with "
+                "ContextChef(on_overflow=<summarizer>)"
+            )
+        self._state.new_context_pending = True
+
+    @property
+    def new_context_pending(self) -> bool:
+        """A handoff is due at the next compile (requested, not yet applied)."""
+        return self._state.new_context_pending

@@ -1,0 +1,223 @@
+"""`SessionState`: the data of one session, whose JSON form is the snapshot (session layer).
+
+Everything that decides the next compile and is *data* lives here: system prompt, history,
+exposure patterns, the mode and pruning whitelist, blocklist, loaded tools and toolkits,
+the last strategy, announcements, dynamic state, the anchor line and breakpoint flag, a
+pending handoff. `SessionState.to_dict` is the snapshot body and `SessionState.from_dict`
+checks every field before building a new state, so a corrupt snapshot changes nothing.
+
+Code is not state: tools and handlers, hooks, event handlers and the implicit-context
+hook stay with the objects that own them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
+from contextchef._errors import UsageError
+from contextchef.exposure._policy import ExposurePolicy, Mode
+from contextchef.history._messages import Message, check_message, message_from_dict
+from contextchef.session._volatile import Announcement, Channel, dynamic_state_data
+
+__all__ = ["SessionState", "mode_from_dict"]
+
+
+@dataclass(kw_only=True)
+class SessionState:
+    """The session's data (see the module docstring). Mutated only by the session."""
+
+    system: str = ""
+    history: tuple[Message, ...] = ()
+    default_defer: bool = False
+    defer: tuple[str, ...] = ()
+    pin: tuple[str, ...] = ()
+    mode: Mode | None = None
+    """The mode chosen with ``set_mode`` (None: every tool)."""
+    whitelist: Mode | None = None
+    """An applied pruning result; it narrows `mode`, never replaces it."""
+    blocked: tuple[str, ...] = ()
+    loaded: set[str] = field(default_factory=set)
+    """Wire names whose schemas the model loaded with ``tool_search`` or a toolkit load."""
+    loaded_toolkits: tuple[str, ...] = ()
+    strategy: str = "client"
+    """The strategy of the last compile (the gate allows what it sent)."""
+    target: str | None = None
+    """The target of the last compile (whose provider-side search results count)."""
+    announcements: dict[str, Announcement] = field(default_factory=dict)
+    dynamic_state: BaseModel | Mapping[str, Any] | None = None
+    anchor: str = ""
+    system_breakpoint: bool = False
+    new_context_pending: bool = False
+
+    def policy(self) -> ExposurePolicy:
+        """The exposure policy: patterns, then the mode and whitelist (intersected)."""
+        modes = tuple(m for m in (self.mode, self.whitelist) if m is not None)
+        return ExposurePolicy(
+            default_defer=self.default_defer, defer=self.defer, pin=self.pin, modes=modes
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``json.dumps`` works on it)."""
+        data = self.dynamic_state
+        return {
+            "system": self.system,
+            "history": [m.to_dict() for m in self.history],
+            "exposure": {
+                "default_defer": self.default_defer,
+                "defer": list(self.defer),
+                "pin": list(self.pin),
+            },
+            "mode": self.mode.name if self.mode else None,
+            "whitelist": self.whitelist.to_dict() if self.whitelist else None,
+            "blocked": list(self.blocked),
+            "loaded_tools": sorted(self.loaded),
+            "loaded_toolkits": list(self.loaded_toolkits),
+            "strategy": self.strategy,
+            "target": self.target,
+            "native_search": self.strategy == "anthropic-native",  # read by version-1 readers
+            "announcements": [a.to_dict() for a in self.announcements.values()],
+            "dynamic_state": None if data is None else dynamic_state_data(data),
+            "anchor": self.anchor,
+            "system_channel_breakpoint": self.system_breakpoint,
+            "new_context_pending": self.new_context_pending,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, modes: Mapping[str, Mode]) -> SessionState:
+        """Build a state from `to_dict` output, checking every field first.
+
+        Args:
+            data: The snapshot body.
+            modes: The modes defined in the session, by name.
+
+        Raises:
+            UsageError: A field has the wrong type or shape (named in the message).
+            SnapshotMismatchError: Raised by the caller for unknown modes.
+            CorruptHistoryError: The history is malformed.
+        """
+        _check_shape(data)
+        exposure = data.get("exposure") or {}
+        strategy = data.get("strategy") or (
+            "anthropic-native" if data.get("native_search") else "client"
+        )
+        name = data.get("mode")
+        return cls(
+            system=data.get("system", ""),
+            history=_history(data.get("history") or ()),
+            default_defer=bool(exposure.get("default_defer", False)),
+            defer=tuple(exposure.get("defer", ())),
+            pin=tuple(exposure.get("pin", ())),
+            mode=modes[name] if name is not None else None,
+            whitelist=mode_from_dict(data.get("whitelist")),
+            blocked=tuple(data.get("blocked") or ()),
+            loaded=set(data.get("loaded_tools") or ()),
+            loaded_toolkits=tuple(data.get("loaded_toolkits") or ()),
+            strategy=strategy,
+            target=data.get("target"),
+            announcements=_announcements(data.get("announcements")),
+            dynamic_state=data.get("dynamic_state"),
+            anchor=data.get("anchor") or "",
+            system_breakpoint=bool(data.get("system_channel_breakpoint", False)),
+            new_context_pending=bool(data.get("new_context_pending", False)),
+        )
+
+    def copy(self) -> SessionState:
+        """A copy whose containers are not shared with this state."""
+        return dataclasses.replace(
+            self, loaded=set(self.loaded), announcements=dict(self.announcements)
+        )
+
+
+def mode_from_dict(raw: Any) -> Mode | None:
+    """A `Mode` from `Mode.to_dict` output (None stays None)."""
+    if raw is None:
+        return None
+    return Mode(
+        name=raw["name"],
+        include=tuple(raw.get("include", ())),
+        read_only=bool(raw.get("read_only", False)),
+        runtime=bool(raw.get("runtime", False)),
+        library=bool(raw.get("library", raw.get("runtime", False))),
+    )
+
+
+def _history(raw: Any) -> tuple[Message, ...]:
+    out = []
+    for i, item in enumerate(raw):
+        msg = message_from_dict(item, index=i)
+        check_message(msg, i)
+        out.append(msg)
+    return tuple(out)
+
+
+def _announcements(raw: Any) -> dict[str, Announcement]:
+    out: dict[str, Announcement] = {}
+    for item in raw or ():
+        channel = item.get("channel", "auto")
+        if channel not in get_args(Channel):
+            raise UsageError(f"snapshot announcement {item.get('id')!r}: bad channel {channel!r}")
+        out[item["id"]] = Announcement(id=item["id"], content=item["content"], channel=channel)
+    return out
+
+
+_SHAPE: dict[str, tuple[type, ...]] = {
+    "system": (str,),
+    "history": (list,),
+    "exposure": (dict,),
+    "mode": (str, type(None)),
+    "whitelist": (dict, type(None)),
+    "blocked": (list,),
+    "loaded_tools": (list,),
+    "loaded_toolkits": (list,),
+    "strategy": (str,),
+    "target": (str, type(None)),
+    "native_search": (bool,),
+    "announcements": (list,),
+    "dynamic_state": (dict, type(None)),
+    "anchor": (str, type(None)),
+    "system_channel_breakpoint": (bool,),
+    "new_context_pending": (bool,),
+    "tools": (dict,),
+}
+
+
+def _check_shape(data: Mapping[str, Any]) -> None:
+    """Every field has the type `SessionState.to_dict` writes, before anything is built."""
+    for key, types in _SHAPE.items():
+        if key in data and not isinstance(data[key], types):
+            wanted = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            raise UsageError(
+                f"snapshot field {key!r} must be {wanted}, got {type(data[key]).__name__}; "
+                "nothing was restored"
+            )
+    for key in ("blocked", "loaded_tools", "loaded_toolkits"):
+        if not all(isinstance(x, str) for x in data.get(key) or ()):
+            raise UsageError(f"snapshot field {key!r} must hold strings; nothing was restored")
+    exposure = data.get("exposure") or {}
+    if not isinstance(exposure.get("default_defer", False), bool) or not all(
+        isinstance(p, str) for k in ("defer", "pin") for p in exposure.get(k) or ()
+    ):
+        raise UsageError("snapshot field 'exposure' is malformed; nothing was restored")
+    whitelist = data.get("whitelist")
+    if whitelist is not None and (
+        not isinstance(whitelist.get("name"), str)
+        or not all(isinstance(p, str) for p in whitelist.get("include") or ())
+    ):
+        raise UsageError(
+            "snapshot field 'whitelist' needs a 'name' and string 'include' patterns; "
+            "nothing was restored"
+        )
+    for item in data.get("announcements") or ():
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("id"), str)
+            or not isinstance(item.get("content"), str)
+        ):
+            raise UsageError(
+                "snapshot announcements need string 'id' and 'content'; nothing was restored"
+            )

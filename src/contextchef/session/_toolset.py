@@ -1,0 +1,497 @@
+"""`SessionTools`: what a session can call, and the frozen view of it (session layer).
+
+Registration of tools, namespaces, toolkits and runtime tools (atomic, all or nothing),
+the reserved names of contextchef's own tools, templated descriptions rendered once, and
+the `SessionView` that every compile and the gate read: rebuilt only when the tool set
+or the exposure policy changes, extended in place for runtime tools so the cached prefix
+never moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError
+from contextchef.deferred._groups import LOAD_TOOLKIT, GroupLike, Namespace, Toolkit, parse_group
+from contextchef.deferred._meta import DeferredConfig
+from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
+from contextchef.exposure._policy import ExposurePolicy
+from contextchef.tools._catalogs import (
+    Catalog,
+    expand_tool_dicts,
+    load_catalog,
+    tool_from_dict,
+    tools_from_mcp,
+)
+from contextchef.tools._names import WIRE_NAME_RE, wire_name
+from contextchef.tools._registry import Handler, Registry
+from contextchef.tools._schema import schema_from_callable
+from contextchef.tools._template import render_template
+from contextchef.tools._tool import Tool
+
+__all__ = ["SessionTools", "ToolLike"]
+
+ToolLike = Tool | Mapping[str, Any] | Callable[..., Any]
+"""Accepted tool inputs: a `Tool`, a provider/MCP tool dict, or a Python function."""
+
+
+class SessionTools:
+    """The tools of one session: registry, namespaces, toolkits, runtime tools, view.
+
+    Args:
+        qualify: Prefix grouped/MCP tools' wire names with their server.
+        policy: The exposure policy the view is built under (see `set_policy`).
+        config: Deferred-loading limits.
+        template_vars: Variables templated descriptions may use.
+        template_fragments: Named fragments for templates' ``fragment(name)``.
+
+    Raises:
+        TemplateError: A template variable or fragment is not allowed.
+    """
+
+    def __init__(
+        self,
+        *,
+        qualify: bool,
+        policy: ExposurePolicy,
+        config: DeferredConfig,
+        template_vars: Mapping[str, Any] | None = None,
+        template_fragments: Mapping[str, str] | None = None,
+    ) -> None:
+        self.registry = Registry(qualify=qualify)
+        self.policy = policy
+        self.config = config
+        self._template_vars = dict(template_vars or {})
+        self._fragments = dict(template_fragments or {})
+        if self._template_vars or self._fragments:  # reject bad names/values now, not at compile
+            render_template(
+                "", tool="(session)", variables=self._template_vars, fragments=self._fragments
+            )
+        self._view: SessionView | None = None
+        self._last_view: SessionView | None = None
+        self._prefix_dirty = True
+        self._additions: list[Tool] = []
+        self._namespaces: dict[str, Namespace] = {}
+        self._toolkits: dict[str, Toolkit] = {}
+        self._kit_handlers: dict[str, dict[str, Handler]] = {}
+        self._kits_loaded: dict[str, tuple[Tool, ...]] = {}
+        self._library_names: tuple[str, ...] = ()
+
+    def register_library(self, tools: Sequence[Tool], handlers: Mapping[str, Handler]) -> None:
+        """Register contextchef's own tools (source ``library``) with their handlers."""
+        self._library_names = tuple(t.name for t in tools)
+        keyed = {t.key: handlers[t.name] for t in tools if t.name in handlers}
+        self.registry.add(list(tools), handlers=keyed)
+        self._invalidate()
+
+    @property
+    def library_names(self) -> tuple[str, ...]:
+        """Names of the library-owned tools, in payload order."""
+        return self._library_names
+
+    def is_kit_tool(self, tool: Tool) -> bool:
+        """Whether `tool` was registered by loading a toolkit."""
+        return any(tool in tools for tools in self._kits_loaded.values())
+
+    def register_tools(
+        self,
+        tools: Iterable[ToolLike],
+        *,
+        server: str | None = None,
+        server_description: str | None = None,
+        handlers: Mapping[str, Handler] | None = None,
+    ) -> tuple[Tool, ...]:
+        """Register tools atomically (all or nothing).
+
+        Args:
+            tools: `Tool` values, tool dicts in any supported shape (Anthropic, OpenAI
+                Chat, Responses, MCP, Gemini), or Python functions (schema from the
+                signature, description from the docstring; the function becomes the
+                handler).
+            server: Group/MCP server for dicts and functions (a `Tool` keeps its own).
+            server_description: Shown in the deferred directory's group header.
+            handlers: Python callables by tool name (own name), run by `execute`.
+
+        Returns:
+            The registered tools, in registry order.
+
+        Raises:
+            ToolNameConflictError: A name clashes with a registered tool, a meta-tool
+                name, or another tool of the batch; nothing is registered.
+            InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
+        """
+        built, funcs = self._build(tools, server=server)
+        funcs = {**funcs, **(handlers or {})}
+        self._check_reserved(built)
+        by_name = {t.name: t for t in built}
+        unknown = sorted(set(funcs) - set(by_name))
+        if unknown:
+            raise UsageError(
+                f"handlers given for tools not in this batch: {unknown}; "
+                f"tools in the batch: {sorted(by_name)[:10]}"
+            )
+        not_callable = sorted(n for n, f in funcs.items() if not callable(f))
+        if not_callable:
+            raise UsageError(f"handlers for {not_callable} are not callable")
+        added = self.registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
+        if server is not None and server_description is not None:
+            self.registry.set_server_description(server, server_description)
+        self._invalidate()
+        return added
+
+    @staticmethod
+    def _build(
+        tools: Iterable[Any], *, server: str | None = None
+    ) -> tuple[list[Tool], dict[str, Handler]]:
+        """Tool inputs -> tools, and the handlers of those given as functions."""
+        built: list[Tool] = []
+        funcs: dict[str, Handler] = {}
+        for item in expand_tool_dicts(tools):
+            if isinstance(item, Tool):
+                if item.source == "library":
+                    raise UsageError(
+                        f"tool {item.name!r}: source 'library' is reserved for contextchef's "
+                        "own tools; use 'builtin', 'mcp' or 'runtime'"
+                    )
+                built.append(item)
+            elif isinstance(item, Mapping):
+                built.append(tool_from_dict(item, server=server))
+            elif callable(item):
+                name, description, schema, runner = schema_from_callable(item)
+                built.append(
+                    Tool(
+                        name=name,
+                        description=description,
+                        input_schema=schema,
+                        source="mcp" if server else "builtin",
+                        server=server,
+                    )
+                )
+                funcs.setdefault(name, runner)
+            else:
+                raise UsageError(
+                    f"cannot register {type(item).__name__}: expected a Tool, a tool dict "
+                    "or a function"
+                )
+        return built, funcs
+
+    def _reserved_names(self) -> set[str]:
+        """Names the model sees that are not registry tools (meta, namespaces, loader)."""
+        names = set(META_TOOLS) | set(self._namespaces) | set(self._library_names)
+        return names | {LOAD_TOOLKIT} if self._toolkits else names
+
+    def _check_reserved(self, tools: Sequence[Tool]) -> None:
+        taken = self._reserved_names()
+        reserved = [
+            (t.name, ("contextchef tool", t.origin))
+            for t in tools
+            if self.registry.wire_name_for(t) in taken
+        ]
+        if reserved:
+            raise ToolNameConflictError(
+                "tool names clash with contextchef's own tools: "
+                + ", ".join(repr(n) for n, _ in reserved)
+                + f"; rename them (reserved in this session: {sorted(taken)})",
+                conflicts=reserved,
+            )
+
+    def register_namespaces(
+        self, namespaces: Iterable[GroupLike], *, handlers: Mapping[str, Handler] | None = None
+    ) -> tuple[Namespace, ...]:
+        """Register namespaces: each compiles to ONE stable tool (atomic, all or nothing).
+
+        A namespace is ``{"name", "description", "tools": [...]}`` (or a `Namespace`);
+        its tools take any `register_tools` shape, plus ``"parameters"`` as a bare
+        properties map (every listed property required). The sub-tools are registered as
+        builtin tools reachable only through ``<namespace>({"action": <sub-tool>,
+        "args": {...}})``; the gate checks, validates and hooks them under their own name.
+
+        Args:
+            namespaces: The groups; a namespace inside a namespace is rejected.
+            handlers: Python callables by sub-tool name (functions carry their own).
+
+        Returns:
+            The registered namespaces, sorted by name.
+
+        Raises:
+            NestedNamespaceError: A namespace holds a namespace (one level only).
+            ToolNameConflictError: A namespace name is not free, or a sub-tool clashes.
+            UsageError: A malformed group or an illegal namespace name.
+        """
+        parsed = [parse_group(ns, kind="namespace", build=self._build) for ns in namespaces]
+        groups: list[Namespace] = [g for g, _ in parsed]
+        self._check_group_names([g.name for g in groups], [t for g in groups for t in g.tools])
+        funcs: dict[str, Handler] = {k: v for _, h in parsed for k, v in h.items()}
+        self.register_tools(
+            [t for g in groups for t in g.tools], handlers={**funcs, **(handlers or {})}
+        )
+        self._namespaces.update({g.name: g for g in groups})
+        self._invalidate()
+        return tuple(sorted(groups, key=lambda g: g.name))
+
+    def _check_group_names(self, names: Sequence[str], tools: Sequence[Tool]) -> None:
+        bad = [n for n in names if not WIRE_NAME_RE.match(n)]
+        if bad:
+            raise UsageError(
+                f"namespace names {bad} are not provider-legal tool names "
+                f"(pattern {WIRE_NAME_RE.pattern})"
+            )
+        taken = self._reserved_names() | {w for w, _ in self._wires()}
+        taken |= {self.registry.wire_name_for(t) for t in tools}
+        clashes = sorted({n for n in names if n in taken or names.count(n) > 1})
+        if clashes:
+            raise ToolNameConflictError(
+                f"namespace names {clashes} are already taken by a tool, a namespace or "
+                "contextchef's own tools; pick other names",
+                conflicts=[(n, ("namespace",)) for n in clashes],
+            )
+
+    def _wires(self) -> list[tuple[str, Tool]]:
+        return [(self.registry.wire_name_for(t), t) for t in self.registry.tools]
+
+    def register_toolkits(
+        self, toolkits: Iterable[GroupLike], *, handlers: Mapping[str, Handler] | None = None
+    ) -> tuple[Toolkit, ...]:
+        """Register lazily loaded toolkits (atomic, all or nothing).
+
+        Adds the ``load_toolkit`` tool (static schema) and, so that a loaded toolkit's
+        tools are reachable without rewriting the tools array, the meta-tools. Put
+        ``chef.pruner.compile().directory_xml`` in the system prompt so the model knows
+        which toolkits exist. Nothing of a toolkit is registered until it is loaded.
+
+        Args:
+            toolkits: ``{"name", "description", "tools": [...]}`` dicts or `Toolkit`.
+            handlers: Python callables by tool name (functions carry their own).
+
+        Returns:
+            The registered toolkits, sorted by name.
+
+        Raises:
+            ToolNameConflictError: A toolkit name is taken, or a toolkit tool's name
+                clashes with a registered tool or another toolkit's tool.
+            NestedNamespaceError: A toolkit holds a group.
+        """
+        parsed = [parse_group(kit, kind="toolkit", build=self._build) for kit in toolkits]
+        kits: list[Toolkit] = [g for g, _ in parsed]
+        self._check_toolkit_names(kits)
+        if not self._toolkits and self.registry.by_wire_name(LOAD_TOOLKIT) is not None:
+            raise ToolNameConflictError(
+                "a registered tool is named 'load_toolkit', which toolkits need; rename it",
+                conflicts=[(LOAD_TOOLKIT, ("builtin", "contextchef tool"))],
+            )
+        extra = dict(handlers or {})
+        for kit, funcs in parsed:
+            self._toolkits[kit.name] = kit
+            names = {t.name for t in kit.tools}
+            self._kit_handlers[kit.name] = {
+                **funcs,
+                **{k: v for k, v in extra.items() if k in names},
+            }
+        self._invalidate()
+        return tuple(sorted(kits, key=lambda k: k.name))
+
+    def _check_toolkit_names(self, kits: Sequence[Toolkit]) -> None:
+        names = [k.name for k in kits]
+        dup = sorted({n for n in names if n in self._toolkits or names.count(n) > 1})
+        if dup:
+            raise ToolNameConflictError(
+                f"toolkit names {dup} are registered twice",
+                conflicts=[(n, ("toolkit",)) for n in dup],
+            )
+        seen = {w for w, _ in self._wires()} | self._reserved_names() | {LOAD_TOOLKIT}
+        seen |= {
+            wire_name("runtime", t.name, server=None)
+            for k in self._toolkits.values()
+            for t in k.tools
+        }
+        clashes: list[str] = []
+        for kit in kits:
+            for tool in kit.tools:
+                wire = wire_name("runtime", tool.name, server=None)
+                if wire in seen:
+                    clashes.append(wire)
+                seen.add(wire)
+        if clashes:
+            raise ToolNameConflictError(
+                f"toolkit tools {sorted(set(clashes))} clash with registered tools, "
+                "contextchef's own tools or other toolkits' tools; rename them",
+                conflicts=[(n, ("toolkit",)) for n in sorted(set(clashes))],
+            )
+
+    def load_toolkit(self, name: str) -> tuple[Tool, ...]:
+        """Load a toolkit: register its tools as runtime (deferred) tools; idempotent.
+
+        The tools array does not change (under the ``client`` strategy they are reached
+        through ``defer_execute``; under ``anthropic-native`` they are sent with
+        ``defer_loading: true``). Their wire names count as loaded for
+        ``require_search`` (the session records them), and the additions show up in
+        `take_tool_additions`.
+
+        Returns:
+            The toolkit's tools as registered (source ``runtime``).
+
+        Raises:
+            UnknownToolkitError: No toolkit has this name.
+        """
+        kit = self._toolkits.get(name)
+        if kit is None:
+            raise UnknownToolkitError(
+                f"unknown toolkit {name!r}; available toolkits: {sorted(self._toolkits)}",
+                name=str(name),
+                available=sorted(self._toolkits),
+            )
+        if name not in self._kits_loaded:
+            funcs = self._kit_handlers[name]
+            added = tuple(
+                self.register_runtime_tool(t, handler=funcs.get(t.name)) for t in kit.tools
+            )
+            self._kits_loaded[name] = added
+        return self._kits_loaded[name]
+
+    @property
+    def loaded_toolkits(self) -> tuple[str, ...]:
+        """Names of the toolkits loaded in this session, sorted."""
+        return tuple(sorted(self._kits_loaded))
+
+    @property
+    def namespaces(self) -> tuple[Namespace, ...]:
+        """The registered namespaces, sorted by name."""
+        return tuple(self._namespaces[n] for n in sorted(self._namespaces))
+
+    @property
+    def toolkits(self) -> tuple[Toolkit, ...]:
+        """The registered toolkits, sorted by name."""
+        return tuple(self._toolkits[n] for n in sorted(self._toolkits))
+
+    def register_catalog(self, catalog: Catalog | str | Path) -> tuple[Tool, ...]:
+        """Register every tool of a catalog (a `Catalog` or a catalog file path).
+
+        Raises:
+            CatalogFormatError, ToolNameConflictError, InvalidToolError: As for
+                `load_catalog` and `register_tools`.
+        """
+        cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        added = self.register_tools(cat.tools)
+        for server, description in cat.server_descriptions.items():
+            self.registry.set_server_description(server, description)
+        self._invalidate()
+        return added
+
+    def register_mcp_tools(
+        self, result: Mapping[str, Any] | Sequence[Any], *, server: str, description: str = ""
+    ) -> tuple[Tool, ...]:
+        """Register an MCP server's ``tools/list`` result under `server`."""
+        added = self.register_tools(tools_from_mcp(result, server=server))
+        self.registry.set_server_description(server, description)
+        self._invalidate()
+        return added
+
+    def all(self) -> tuple[Tool, ...]:
+        """Every registered tool, in registry order."""
+        return self.registry.tools
+
+    def register_runtime_tool(self, tool: ToolLike, *, handler: Handler | None = None) -> Tool:
+        """Register a tool made at run time (e.g. written by the model).
+
+        It is always deferred, searchable at once, and changes neither the ``tools``
+        array nor the directory (its free-text description never enters the cached
+        prefix). If nothing was deferred before, the meta-tools must be added once so it
+        can be reached; pass ``DeferredConfig(always_meta_tools=True)`` to avoid even
+        that. The addition is reported by `take_tool_additions` for the host to announce.
+
+        Raises:
+            ToolNameConflictError, InvalidToolError, InvalidSchemaError: As for
+                `register_tools`.
+        """
+        if isinstance(tool, Tool):
+            built = tool.replace(source="runtime", server=None)
+        elif isinstance(tool, Mapping):
+            built = tool_from_dict(tool, source="runtime")
+        else:
+            name, description, schema, runner = schema_from_callable(tool)
+            built = Tool(name=name, description=description, input_schema=schema, source="runtime")
+            handler = handler or runner
+        self._check_reserved([built])
+        handlers = {built.key: handler} if handler is not None else None
+        (added,) = self.registry.add([built], handlers=handlers)
+        self._additions.append(added)
+        if self._view is not None and not self._prefix_dirty:
+            self._view = extend_view(
+                self._view,
+                self.registry,
+                self.policy,
+                [added],
+                render=self._render,
+                namespaces=tuple(self._namespaces.values()),
+            )
+            self._last_view = self._view
+        else:
+            self._view = None  # rebuilt on next use; the prefix is carried over
+        return added
+
+    @property
+    def pending_additions(self) -> tuple[Tool, ...]:
+        """Runtime tools added and not yet taken with `take_tool_additions`."""
+        return tuple(self._additions)
+
+    def drop_additions(self, keep: int) -> None:
+        """Forget the additions after the first `keep` (loads the host need not announce)."""
+        del self._additions[keep:]
+
+    def take_tool_additions(self) -> tuple[tuple[str, Tool], ...]:
+        """Runtime tools added since the last call, as (wire name, tool); clears the list."""
+        out = tuple((self.registry.wire_name_for(t), t) for t in self._additions)
+        self._additions.clear()
+        return out
+
+    def set_policy(self, policy: ExposurePolicy) -> None:
+        """Apply a new exposure policy (the next view rebuilds its prefix)."""
+        self.policy = policy
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        """Tools or exposure changed: the next view rebuilds its prefix."""
+        self._view = None
+        self._prefix_dirty = True
+
+    def _render(self, tool: Tool) -> str:
+        return render_template(
+            tool.description,
+            tool=tool.name,
+            variables=self._template_vars,
+            fragments=self._fragments,
+        )
+
+    def view(self) -> SessionView:
+        """The frozen tool view, rebuilt only after registration changes.
+
+        Descriptions that are templates are rendered once and kept; after runtime-only
+        additions the cached prefix (tools array, directory) is carried over unchanged.
+        """
+        if self._view is None:
+            frozen = None if self._prefix_dirty else self._last_view
+            self._view = build_view(
+                self.registry,
+                self.policy,
+                self.config,
+                render=self._render,
+                frozen=frozen,
+                namespaces=tuple(self._namespaces.values()),
+                toolkits=tuple(self._toolkits.values()),
+            )
+            self._last_view = self._view
+            self._prefix_dirty = False
+        return self._view
+
+    def wire_name(self, name: str, *, server: str | None = None) -> str:
+        """The wire name of a registered tool, by own name (and server when grouped).
+
+        Raises:
+            UnknownToolError: No such tool.
+        """
+        if not isinstance(name, str):
+            raise UsageError(f"wire_name takes a tool's own name (str), got {type(name).__name__}")
+        tool = self.registry.get((server or "builtin", name))
+        return self.registry.wire_name_for(tool)

@@ -1,0 +1,154 @@
+"""`ContextChef`'s methods for announcements, dynamic state, implicit context and events.
+
+They edit the session's data (`SessionState`) and the code hooks of `VolatileState`; see
+`contextchef.session._volatile` for how the volatile tail renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
+from contextchef._errors import UsageError
+from contextchef.session._state import SessionState
+from contextchef.session._volatile import (
+    Announcement,
+    Channel,
+    EventHandler,
+    EventName,
+    VolatileState,
+)
+
+__all__ = ["VolatileStateMixin"]
+
+
+class VolatileStateMixin:
+    """`ContextChef` methods for announcements, dynamic state, implicit context, events."""
+
+    _state: SessionState
+    _volatile: VolatileState
+
+    # -- announcements ---------------------------------------------------------------------
+
+    def announce(self, id: str, content: str, channel: Channel = "auto") -> Announcement:
+        """State a capability change until it is retracted (upsert by `id`).
+
+        Re-announcing an id replaces its content and channel and keeps its original
+        position. Every standing announcement of a channel renders into one
+        ``<announcements>`` block, in insertion order, at every compile; nothing is
+        written into the history.
+
+        Args:
+            id: The announcement's key.
+            content: The statement (e.g. ``"Tools newly available: read_file, grep"``).
+            channel: ``user_tail``, ``system`` or ``auto`` (``system`` on Anthropic,
+                ``user_tail`` elsewhere).
+
+        Returns:
+            The stored announcement.
+
+        Raises:
+            UsageError: An empty id, non-string content, or an unknown channel.
+        """
+        if not isinstance(id, str) or not id:
+            raise UsageError(f"announcement id must be a non-empty string, got {id!r}")
+        if not isinstance(content, str):
+            raise UsageError(
+                f"announcement {id!r}: content must be a string, got {type(content).__name__}"
+            )
+        if channel not in get_args(Channel):
+            raise UsageError(
+                f"announcement {id!r}: unknown channel {channel!r}; valid: "
+                + ", ".join(get_args(Channel))
+            )
+        item = Announcement(id=id, content=content, channel=channel)
+        self._state.announcements[id] = item  # an existing key keeps its position
+        return item
+
+    def retract_announcement(self, id: str) -> bool:
+        """Remove an announcement; True if one was standing under `id`."""
+        return self._state.announcements.pop(id, None) is not None
+
+    def get_announcements(self) -> tuple[Announcement, ...]:
+        """The standing announcements, in insertion order."""
+        return tuple(self._state.announcements.values())
+
+    # -- dynamic state and implicit context ------------------------------------------------
+
+    def set_dynamic_state(self, state: BaseModel | None) -> None:
+        """Set (None: clear) the dynamic state, rendered as ``<dynamic_state>`` JSON.
+
+        The model is dumped at every compile (``model_dump(mode="json")``, keys sorted),
+        so later changes to it show up in the next compile.
+
+        Raises:
+            UsageError: `state` is not a pydantic model.
+        """
+        if state is not None and not isinstance(state, BaseModel):
+            raise UsageError(
+                f"dynamic state must be a pydantic model or None, got {type(state).__name__}"
+            )
+        self._state.dynamic_state = state
+
+    @property
+    def dynamic_state(self) -> BaseModel | Mapping[str, Any] | None:
+        """The dynamic state (a mapping after `restore`), or None."""
+        return self._state.dynamic_state
+
+    def set_implicit_context(self, hook: Callable[[], str | None] | None) -> None:
+        """Set (None: remove) the hook whose text renders as ``<implicit_context>``.
+
+        It is called once per compile; ``None`` or blank text adds nothing. Implicit
+        context alone does not add the anchor line.
+        """
+        if hook is not None and not callable(hook):
+            raise UsageError("the implicit-context hook must be callable or None")
+        self._volatile.implicit_context = hook
+
+    def set_system_channel_breakpoint(self, enabled: bool) -> None:
+        """Anthropic: mark the system-channel message as a ``cache_control`` breakpoint.
+
+        Its announcements are volatile, so ``cache_audit`` flags this.
+        """
+        self._state.system_breakpoint = bool(enabled)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def clear_history(self) -> None:
+        """Start a fresh conversation: empty the history.
+
+        Announcements, dynamic state, tools, modes and the blocklist stay: they describe
+        the current session, which a fresh conversation still needs.
+        """
+        self._state.history = ()
+
+    def on(self, event: EventName, handler: EventHandler) -> EventHandler:
+        """Call `handler` with a `CompileEvent` on ``compile:start`` or ``compile:done``.
+
+        ``compile:start`` runs before anything is rendered (an announcement made there
+        lands in this compile); ``compile:done`` after (one made there lands in the next).
+
+        Returns:
+            `handler` (so ``on`` can be used as a decorator factory's body).
+
+        Raises:
+            UsageError: Unknown event or a handler that is not callable.
+        """
+        if event not in self._volatile.handlers:
+            raise UsageError(
+                f"unknown event {event!r}; valid: {', '.join(sorted(self._volatile.handlers))}"
+            )
+        if not callable(handler):
+            raise UsageError(f"handler for {event!r} is not callable")
+        self._volatile.handlers[event].append(handler)
+        return handler
+
+    def off(self, event: EventName, handler: EventHandler) -> bool:
+        """Remove a handler; True if it was registered."""
+        handlers = self._volatile.handlers.get(event, [])
+        if handler in handlers:
+            handlers.remove(handler)
+            return True
+        return False
