@@ -25,7 +25,7 @@ from contextchef import (
     load_demo_catalog,
     user,
 )
-from contextchef.dispatch._gate import ToolCallEvent
+from contextchef.dispatch._types import ToolCallEvent
 from spec001_example import NAMESPACES
 
 

@@ -28,7 +28,7 @@ from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.deferred._groups import Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
-from contextchef.dispatch._gate import Allowed, CheckResult, Denied, Execution
+from contextchef.dispatch._types import Allowed, CheckResult, Denied, Execution
 from contextchef.exposure._policy import Exposure, ExposurePolicy
 from contextchef.history._compaction import (
     clear_thinking,

@@ -31,139 +31,34 @@ caller (`contextchef.dispatch._calls`).
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import inspect
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from contextchef._errors import UsageError
-from contextchef._json import JsonValue, canonical_dumps, freeze
-from contextchef.deferred._groups import NamespaceView, render_toolkit_load
-from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH, run_tool_search
+from contextchef._json import JsonValue, canonical_dumps
+from contextchef.deferred._groups import NamespaceView
+from contextchef.deferred._meta import DEFER_EXECUTE
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import parse_arguments, parse_object
+from contextchef.dispatch._hooks import arun_before_hooks, run_before_hooks
+from contextchef.dispatch._types import (
+    Allowed,
+    CheckResult,
+    Denied,
+    GateContext,
+)
 from contextchef.exposure._policy import matches
-from contextchef.history._messages import ToolCall, ToolResult
-from contextchef.tools._names import wire_name
+from contextchef.history._messages import ToolCall
 from contextchef.tools._schema import strip_strict_nulls, validation_errors
 from contextchef.tools._tool import Tool
 
 __all__ = [
     "ActionProblem",
-    "AfterHook",
-    "Allowed",
-    "BeforeHook",
-    "CheckResult",
-    "Denied",
-    "Execution",
-    "GateContext",
-    "ToolCallEvent",
     "acheck_tool_call",
-    "aexecute",
-    "arun_after_hooks",
-    "arun_before_hooks",
     "check_tool_call",
-    "execute",
-    "run_after_hooks",
-    "run_before_hooks",
+    "is_meta",
+    "resolve_action",
 ]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Allowed:
-    """The call may run.
-
-    Attributes:
-        tool: The real tool (the target of ``defer_execute``, or a meta-tool itself).
-        wire_name: The tool's wire name.
-        arguments: Validated arguments to run it with (strict-mode nulls removed).
-        via: ``"defer_execute"`` or ``"namespace:<namespace>"`` when the call came
-            through a wrapper, else None.
-    """
-
-    tool: Tool
-    wire_name: str
-    arguments: Mapping[str, JsonValue]
-    via: str | None = None
-    decision: Literal["allowed"] = "allowed"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Denied:
-    """The call must not run.
-
-    Attributes:
-        reason: Model-readable explanation, sent back as an error tool result.
-        code: Machine-readable kind: ``malformed_arguments``, ``unknown_tool``,
-            ``not_in_mode``, ``not_loaded`` (deferred tool called directly, or before
-            its schema was loaded under ``require_search``), ``namespace`` (a
-            namespace sub-tool called other than through its namespace), ``blocked``,
-            ``invalid_arguments``, ``hook``.
-        tool: The resolved tool, when the name was known.
-    """
-
-    reason: str
-    code: str
-    tool: Tool | None = None
-    decision: Literal["denied"] = "denied"
-
-
-CheckResult = Allowed | Denied
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToolCallEvent:
-    """What hooks see: the real tool, never the ``defer_execute`` wrapper.
-
-    Attributes:
-        call: The call as the model made it.
-        tool: The real tool.
-        wire_name: Its wire name.
-        arguments: The validated arguments.
-        via: ``"defer_execute"`` or ``"namespace:<namespace>"`` when called through a
-            wrapper.
-    """
-
-    call: ToolCall
-    tool: Tool
-    wire_name: str
-    arguments: Mapping[str, JsonValue]
-    via: str | None = None
-
-
-BeforeHook = Callable[[ToolCallEvent], "str | bool | Awaitable[str | bool | None] | None"]
-"""Called before a call runs; return None (or False) to allow it, a reason string to deny
-it. A hook that raises denies the call (fails closed) with the error in the reason."""
-
-AfterHook = Callable[
-    [ToolCallEvent, ToolResult], "ToolResult | Awaitable[ToolResult | None] | None"
-]
-"""Called after a call ran; return None to keep the result or a `ToolResult` with the same
-call_id to replace it. A hook that raises leaves the result with a note appended."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class GateContext:
-    """Session state the gate reads (none of it reaches the cached prefix).
-
-    Attributes:
-        blocked: Patterns of tools that are currently blocked.
-        loaded: Wire names whose schemas the model has loaded with ``tool_search``.
-        before: Hooks run after validation, in order; the first denial wins.
-        after: Hooks run on each result, in order.
-        direct_calls: The strategy sends deferred tools' definitions (``flat``, or a
-            provider's own tool search), so the model calls them directly by name.
-        all_loaded: Every schema is in the payload (``flat``): ``require_search`` is met.
-    """
-
-    blocked: tuple[str, ...] = ()
-    loaded: frozenset[str] = frozenset()
-    before: tuple[BeforeHook, ...] = ()
-    after: tuple[AfterHook, ...] = field(default_factory=tuple)
-    direct_calls: bool = False
-    all_loaded: bool = False
 
 
 def _unknown(view: SessionView, name: str) -> Denied:
@@ -382,7 +277,7 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
     if isinstance(resolved, Denied):
         return resolved
     tool, arguments, via = resolved
-    if _is_meta(view, tool):
+    if is_meta(view, tool):
         if matches(ctx.blocked, (tool.name,)):
             return Denied(
                 reason=f'Tool "{tool.name}" is currently blocked.', code="blocked", tool=tool
@@ -394,88 +289,9 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
     return _validate(tool, view.wire_names[tool.key], arguments, via)
 
 
-def _is_meta(view: SessionView, tool: Tool) -> bool:
+def is_meta(view: SessionView, tool: Tool) -> bool:
     """True for the session's own tool_search / defer_execute / load_toolkit."""
     return view.meta_tools.get(tool.name) is tool or view.toolkit_loader is tool
-
-
-def _event(call: ToolCall, allowed: Allowed) -> ToolCallEvent:
-    return ToolCallEvent(
-        call=call,
-        tool=allowed.tool,
-        wire_name=allowed.wire_name,
-        arguments=freeze(allowed.arguments),  # hooks read, never rewrite, arguments
-        via=allowed.via,
-    )
-
-
-def _before_outcome(allowed: Allowed, hook: object, verdict: object) -> Denied | None:
-    """Interpret a before-hook's return: None/False allow, a string denies."""
-    if verdict is None or verdict is False:
-        return None
-    if isinstance(verdict, str):
-        reason = verdict.strip() or f'The call to "{allowed.wire_name}" was denied by a policy.'
-        return Denied(reason=reason, code="hook", tool=allowed.tool)
-    raise UsageError(
-        f"before-hook {getattr(hook, '__name__', hook)!r} returned {verdict!r}; return None "
-        "to allow the call or a reason string to deny it"
-    )
-
-
-def _hook_failed(allowed: Allowed, hook: object, exc: Exception) -> Denied:
-    """A before-hook that raises fails closed: the call is denied, the loop goes on."""
-    return Denied(
-        reason=(
-            f'The call to "{allowed.wire_name}" was not run: a policy check failed '
-            f"({type(exc).__name__}: {exc})."
-        ),
-        code="hook_error",
-        tool=allowed.tool,
-    )
-
-
-def _after_outcome(call: ToolCall, result: ToolResult, hook: object, value: object) -> ToolResult:
-    """Interpret an after-hook's return: None keeps the result, a ToolResult replaces it."""
-    if value is None:
-        return result
-    if isinstance(value, ToolResult):
-        if value.call_id != call.id:
-            raise UsageError(
-                f"after-hook {getattr(hook, '__name__', hook)!r} returned a result for call "
-                f"{value.call_id!r}, but it must answer call {call.id!r}"
-            )
-        return value
-    raise UsageError(
-        f"after-hook {getattr(hook, '__name__', hook)!r} returned {value!r}; return None to "
-        "keep the result or a ToolResult (same call_id) to replace it"
-    )
-
-
-def _after_failed(result: ToolResult, hook: object, exc: Exception) -> ToolResult:
-    """An after-hook that raises leaves the result, noting the failure."""
-    note = f"\n[post-processing {getattr(hook, '__name__', 'hook')} failed: {exc}]"
-    return dataclasses.replace(result, content=result.content + note)
-
-
-def _run_sync(value: Any, what: str) -> Any:
-    """Resolve an awaitable returned by a hook/handler when called synchronously."""
-    if not inspect.isawaitable(value):
-        return value
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-
-        async def wait() -> Any:
-            return await value
-
-        return asyncio.run(wait())
-    if inspect.iscoroutine(value):
-        value.close()
-    raise _LoopRunning(f"{what} is async and an event loop is running; use the async API")
-
-
-class _LoopRunning(UsageError):
-    """A sync entry point met an async hook/handler inside a running loop (host misuse)."""
 
 
 def check_tool_call(
@@ -499,25 +315,9 @@ def check_tool_call(
     """
     ctx = ctx or GateContext()
     result = _static_check(view, call, ctx)
-    if isinstance(result, Denied) or _is_meta(view, result.tool):
+    if isinstance(result, Denied) or is_meta(view, result.tool):
         return result
     return run_before_hooks(call, result, ctx)
-
-
-def run_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> CheckResult:
-    """Run the before-hooks on an allowed call; the first denial wins (sync entry)."""
-    event = _event(call, allowed)
-    for hook in ctx.before:
-        try:
-            verdict = _run_sync(hook(event), "a before-hook")
-        except _LoopRunning:
-            raise
-        except Exception as exc:
-            return _hook_failed(allowed, hook, exc)
-        denied = _before_outcome(allowed, hook, verdict)
-        if denied is not None:
-            return denied
-    return allowed
 
 
 async def acheck_tool_call(
@@ -526,196 +326,6 @@ async def acheck_tool_call(
     """Async `check_tool_call`: awaits async before-hooks."""
     ctx = ctx or GateContext()
     result = _static_check(view, call, ctx)
-    if isinstance(result, Denied) or _is_meta(view, result.tool):
+    if isinstance(result, Denied) or is_meta(view, result.tool):
         return result
     return await arun_before_hooks(call, result, ctx)
-
-
-async def arun_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> CheckResult:
-    """Async `run_before_hooks` (awaits async hooks)."""
-    event = _event(call, allowed)
-    for hook in ctx.before:
-        try:
-            verdict = hook(event)
-            if inspect.isawaitable(verdict):
-                verdict = await verdict
-        except Exception as exc:
-            return _hook_failed(allowed, hook, exc)
-        denied = _before_outcome(allowed, hook, verdict)
-        if denied is not None:
-            return denied
-    return allowed
-
-
-@dataclass(frozen=True, kw_only=True)
-class Execution:
-    """What running one call produced.
-
-    Attributes:
-        result: The tool result to append to history (same id as the call).
-        check: The gate's decision.
-        loaded: Wire names whose schemas a ``tool_search`` call just showed the model.
-        toolkit: The toolkit a ``load_toolkit`` call just loaded (the session registers
-            its tools), else None.
-    """
-
-    result: ToolResult
-    check: CheckResult
-    loaded: tuple[str, ...] = ()
-    toolkit: str | None = None
-
-
-HandlerLookup = Callable[[Tool], Callable[..., Any] | None]
-
-
-def _render_output(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, ToolResult):
-        return value.content
-    try:
-        return canonical_dumps(value)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _denied_result(call: ToolCall, check: Denied) -> Execution:
-    result = ToolResult(call_id=call.id, name=call.name, content=check.reason, is_error=True)
-    return Execution(result=result, check=check)
-
-
-def _loader_result(
-    view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
-) -> Execution:
-    kit = view.toolkits[str(check.arguments["toolkit_name"])]
-    wires = tuple(wire_name("runtime", t.name, server=None) for t in kit.tools)
-    text = render_toolkit_load(kit, wires, call_directly=ctx.direct_calls)
-    result = ToolResult(call_id=call.id, name=call.name, content=text)
-    return Execution(result=result, check=check, loaded=wires, toolkit=kit.name)
-
-
-def _meta_result(
-    view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
-) -> Execution | None:
-    if view.toolkit_loader is not None and check.tool is view.toolkit_loader:
-        return _loader_result(view, call, check, ctx)
-    if not _is_meta(view, check.tool) or check.tool.name != TOOL_SEARCH:
-        return None
-    outcome = run_tool_search(
-        check.arguments, view.index, view.config, explain_missing=view.unavailable_reason
-    )
-    result = ToolResult(
-        call_id=call.id, name=call.name, content=outcome.text, is_error=outcome.is_error
-    )
-    return Execution(result=result, check=check, loaded=outcome.loaded)
-
-
-def _handler_for(check: Allowed, handlers: HandlerLookup) -> Callable[..., Any]:
-    handler = handlers(check.tool)
-    if handler is None:
-        raise UsageError(
-            f'no Python handler is registered for tool "{check.wire_name}" '
-            f"(origin {check.tool.origin!r}); register one with handlers=..., or run the "
-            "tool yourself after check_tool_call() allowed it"
-        )
-    return handler
-
-
-def _result(call: ToolCall, value: Any = None, error: BaseException | None = None) -> ToolResult:
-    if error is not None:
-        content = f"Tool raised {type(error).__name__}: {error}"
-        return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
-    is_error = value.is_error if isinstance(value, ToolResult) else False
-    return ToolResult(
-        call_id=call.id, name=call.name, content=_render_output(value), is_error=is_error
-    )
-
-
-def execute(
-    view: SessionView, call: ToolCall, handlers: HandlerLookup, ctx: GateContext | None = None
-) -> Execution:
-    """Check a call and, if allowed, run it (``tool_search`` or a registered handler).
-
-    Coroutine handlers and hooks are run with `asyncio.run` when no event loop is
-    running; inside a loop use `aexecute`. Exceptions raised by a handler become error
-    results; after-hooks may replace the result.
-
-    Raises:
-        UsageError: The call is allowed but no handler is registered for its tool, or an
-            async handler/hook is reached from inside a running event loop.
-    """
-    ctx = ctx or GateContext()
-    check = check_tool_call(view, call, ctx)
-    if isinstance(check, Denied):
-        return _denied_result(call, check)
-    done = _meta_result(view, call, check, ctx)
-    if done is not None:
-        return done
-    handler = _handler_for(check, handlers)
-    try:
-        result = _result(call, _run_sync(handler(**check.arguments), "the handler"))
-    except _LoopRunning:
-        raise
-    except Exception as exc:  # whatever the tool raises is the model's to see
-        result = _result(call, error=exc)
-    return Execution(result=run_after_hooks(call, check, result, ctx), check=check)
-
-
-def run_after_hooks(
-    call: ToolCall, check: Allowed, result: ToolResult, ctx: GateContext
-) -> ToolResult:
-    """Run the after-hooks on a result (sync entry); each may replace it."""
-    event = _event(call, check)
-    for hook in ctx.after:
-        try:
-            value = _run_sync(hook(event, result), "an after-hook")
-        except _LoopRunning:
-            raise
-        except Exception as exc:
-            result = _after_failed(result, hook, exc)
-            continue
-        result = _after_outcome(call, result, hook, value)
-    return result
-
-
-async def aexecute(
-    view: SessionView, call: ToolCall, handlers: HandlerLookup, ctx: GateContext | None = None
-) -> Execution:
-    """Async `execute`: awaits coroutine handlers and hooks.
-
-    Raises:
-        UsageError: The call is allowed but no handler is registered for its tool.
-    """
-    ctx = ctx or GateContext()
-    check = await acheck_tool_call(view, call, ctx)
-    if isinstance(check, Denied):
-        return _denied_result(call, check)
-    done = _meta_result(view, call, check, ctx)
-    if done is not None:
-        return done
-    handler = _handler_for(check, handlers)
-    try:
-        value = handler(**check.arguments)
-        if inspect.isawaitable(value):
-            value = await value
-        result = _result(call, value)
-    except Exception as exc:
-        result = _result(call, error=exc)
-    return Execution(result=await arun_after_hooks(call, check, result, ctx), check=check)
-
-
-async def arun_after_hooks(
-    call: ToolCall, check: Allowed, result: ToolResult, ctx: GateContext
-) -> ToolResult:
-    """Async `run_after_hooks` (awaits async hooks)."""
-    event = _event(call, check)
-    for hook in ctx.after:
-        try:
-            value = hook(event, result)
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as exc:
-            result = _after_failed(result, hook, exc)
-            continue
-        result = _after_outcome(call, result, hook, value)
-    return result

@@ -21,7 +21,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
-from contextchef.dispatch._gate import (
+from contextchef.dispatch._types import (
     AfterHook,
     BeforeHook,
 )

@@ -14,16 +14,14 @@ from contextchef._errors import UsageError
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
-from contextchef.dispatch._gate import (
+from contextchef.dispatch._execute import aexecute, execute
+from contextchef.dispatch._gate import acheck_tool_call, check_tool_call
+from contextchef.dispatch._types import (
     AfterHook,
     BeforeHook,
     CheckResult,
     Execution,
     GateContext,
-    acheck_tool_call,
-    aexecute,
-    check_tool_call,
-    execute,
 )
 from contextchef.history._messages import ToolResult
 from contextchef.history._offload import OffloadStore, offload_result

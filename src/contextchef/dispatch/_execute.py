@@ -1,0 +1,150 @@
+"""Running an allowed call: ``tool_search``, ``load_toolkit`` or a registered handler.
+
+Exceptions a handler raises become error results (the model's to see); after-hooks may
+replace the result. Coroutine handlers are awaited (`aexecute`) or run with `asyncio.run`
+when no loop is running (`execute`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from contextchef._errors import UsageError
+from contextchef._json import canonical_dumps
+from contextchef.deferred._groups import render_toolkit_load
+from contextchef.deferred._meta import TOOL_SEARCH, run_tool_search
+from contextchef.deferred._view import SessionView
+from contextchef.dispatch._gate import acheck_tool_call, check_tool_call, is_meta
+from contextchef.dispatch._hooks import LoopRunning, arun_after_hooks, run_after_hooks, run_sync
+from contextchef.dispatch._types import (
+    Allowed,
+    Denied,
+    Execution,
+    GateContext,
+    HandlerLookup,
+)
+from contextchef.history._messages import ToolCall, ToolResult
+from contextchef.tools._names import wire_name
+
+__all__ = ["aexecute", "execute"]
+
+
+def _render_output(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, ToolResult):
+        return value.content
+    try:
+        return canonical_dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _denied_result(call: ToolCall, check: Denied) -> Execution:
+    result = ToolResult(call_id=call.id, name=call.name, content=check.reason, is_error=True)
+    return Execution(result=result, check=check)
+
+
+def _loader_result(
+    view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
+) -> Execution:
+    kit = view.toolkits[str(check.arguments["toolkit_name"])]
+    wires = tuple(wire_name("runtime", t.name, server=None) for t in kit.tools)
+    text = render_toolkit_load(kit, wires, call_directly=ctx.direct_calls)
+    result = ToolResult(call_id=call.id, name=call.name, content=text)
+    return Execution(result=result, check=check, loaded=wires, toolkit=kit.name)
+
+
+def _meta_result(
+    view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
+) -> Execution | None:
+    if view.toolkit_loader is not None and check.tool is view.toolkit_loader:
+        return _loader_result(view, call, check, ctx)
+    if not is_meta(view, check.tool) or check.tool.name != TOOL_SEARCH:
+        return None
+    outcome = run_tool_search(
+        check.arguments, view.index, view.config, explain_missing=view.unavailable_reason
+    )
+    result = ToolResult(
+        call_id=call.id, name=call.name, content=outcome.text, is_error=outcome.is_error
+    )
+    return Execution(result=result, check=check, loaded=outcome.loaded)
+
+
+def _handler_for(check: Allowed, handlers: HandlerLookup) -> Callable[..., Any]:
+    handler = handlers(check.tool)
+    if handler is None:
+        raise UsageError(
+            f'no Python handler is registered for tool "{check.wire_name}" '
+            f"(origin {check.tool.origin!r}); register one with handlers=..., or run the "
+            "tool yourself after check_tool_call() allowed it"
+        )
+    return handler
+
+
+def _result(call: ToolCall, value: Any = None, error: BaseException | None = None) -> ToolResult:
+    if error is not None:
+        content = f"Tool raised {type(error).__name__}: {error}"
+        return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
+    is_error = value.is_error if isinstance(value, ToolResult) else False
+    return ToolResult(
+        call_id=call.id, name=call.name, content=_render_output(value), is_error=is_error
+    )
+
+
+def execute(
+    view: SessionView, call: ToolCall, handlers: HandlerLookup, ctx: GateContext | None = None
+) -> Execution:
+    """Check a call and, if allowed, run it (``tool_search`` or a registered handler).
+
+    Coroutine handlers and hooks are run with `asyncio.run` when no event loop is
+    running; inside a loop use `aexecute`. Exceptions raised by a handler become error
+    results; after-hooks may replace the result.
+
+    Raises:
+        UsageError: The call is allowed but no handler is registered for its tool, or an
+            async handler/hook is reached from inside a running event loop.
+    """
+    ctx = ctx or GateContext()
+    check = check_tool_call(view, call, ctx)
+    if isinstance(check, Denied):
+        return _denied_result(call, check)
+    done = _meta_result(view, call, check, ctx)
+    if done is not None:
+        return done
+    handler = _handler_for(check, handlers)
+    try:
+        result = _result(call, run_sync(handler(**check.arguments), "the handler"))
+    except LoopRunning:
+        raise
+    except Exception as exc:  # whatever the tool raises is the model's to see
+        result = _result(call, error=exc)
+    return Execution(result=run_after_hooks(call, check, result, ctx), check=check)
+
+
+async def aexecute(
+    view: SessionView, call: ToolCall, handlers: HandlerLookup, ctx: GateContext | None = None
+) -> Execution:
+    """Async `execute`: awaits coroutine handlers and hooks.
+
+    Raises:
+        UsageError: The call is allowed but no handler is registered for its tool.
+    """
+    ctx = ctx or GateContext()
+    check = await acheck_tool_call(view, call, ctx)
+    if isinstance(check, Denied):
+        return _denied_result(call, check)
+    done = _meta_result(view, call, check, ctx)
+    if done is not None:
+        return done
+    handler = _handler_for(check, handlers)
+    try:
+        value = handler(**check.arguments)
+        if inspect.isawaitable(value):
+            value = await value
+        result = _result(call, value)
+    except Exception as exc:
+        result = _result(call, error=exc)
+    return Execution(result=await arun_after_hooks(call, check, result, ctx), check=check)

@@ -1,0 +1,179 @@
+"""Before- and after-hooks around an allowed call (sync and async).
+
+A before-hook sees the real tool and validated (read-only) arguments and may deny the call
+with a reason; one that raises denies it (fails closed). An after-hook may replace the
+result; one that raises leaves it with a note. A sync entry point that meets an async
+hook inside a running event loop raises `UsageError` (use the async API).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+from typing import Any
+
+from contextchef._errors import UsageError
+from contextchef._json import freeze
+from contextchef.dispatch._types import (
+    Allowed,
+    CheckResult,
+    Denied,
+    GateContext,
+    ToolCallEvent,
+)
+from contextchef.history._messages import ToolCall, ToolResult
+
+__all__ = [
+    "LoopRunning",
+    "arun_after_hooks",
+    "arun_before_hooks",
+    "run_after_hooks",
+    "run_before_hooks",
+    "run_sync",
+]
+
+
+def _event(call: ToolCall, allowed: Allowed) -> ToolCallEvent:
+    return ToolCallEvent(
+        call=call,
+        tool=allowed.tool,
+        wire_name=allowed.wire_name,
+        arguments=freeze(allowed.arguments),  # hooks read, never rewrite, arguments
+        via=allowed.via,
+    )
+
+
+def _before_outcome(allowed: Allowed, hook: object, verdict: object) -> Denied | None:
+    """Interpret a before-hook's return: None/False allow, a string denies."""
+    if verdict is None or verdict is False:
+        return None
+    if isinstance(verdict, str):
+        reason = verdict.strip() or f'The call to "{allowed.wire_name}" was denied by a policy.'
+        return Denied(reason=reason, code="hook", tool=allowed.tool)
+    raise UsageError(
+        f"before-hook {getattr(hook, '__name__', hook)!r} returned {verdict!r}; return None "
+        "to allow the call or a reason string to deny it"
+    )
+
+
+def _hook_failed(allowed: Allowed, hook: object, exc: Exception) -> Denied:
+    """A before-hook that raises fails closed: the call is denied, the loop goes on."""
+    return Denied(
+        reason=(
+            f'The call to "{allowed.wire_name}" was not run: a policy check failed '
+            f"({type(exc).__name__}: {exc})."
+        ),
+        code="hook_error",
+        tool=allowed.tool,
+    )
+
+
+def _after_outcome(call: ToolCall, result: ToolResult, hook: object, value: object) -> ToolResult:
+    """Interpret an after-hook's return: None keeps the result, a ToolResult replaces it."""
+    if value is None:
+        return result
+    if isinstance(value, ToolResult):
+        if value.call_id != call.id:
+            raise UsageError(
+                f"after-hook {getattr(hook, '__name__', hook)!r} returned a result for call "
+                f"{value.call_id!r}, but it must answer call {call.id!r}"
+            )
+        return value
+    raise UsageError(
+        f"after-hook {getattr(hook, '__name__', hook)!r} returned {value!r}; return None to "
+        "keep the result or a ToolResult (same call_id) to replace it"
+    )
+
+
+def _after_failed(result: ToolResult, hook: object, exc: Exception) -> ToolResult:
+    """An after-hook that raises leaves the result, noting the failure."""
+    note = f"\n[post-processing {getattr(hook, '__name__', 'hook')} failed: {exc}]"
+    return dataclasses.replace(result, content=result.content + note)
+
+
+def run_sync(value: Any, what: str) -> Any:
+    """Resolve an awaitable returned by a hook/handler when called synchronously."""
+    if not inspect.isawaitable(value):
+        return value
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+
+        async def wait() -> Any:
+            return await value
+
+        return asyncio.run(wait())
+    if inspect.iscoroutine(value):
+        value.close()
+    raise LoopRunning(f"{what} is async and an event loop is running; use the async API")
+
+
+class LoopRunning(UsageError):
+    """A sync entry point met an async hook/handler inside a running loop (host misuse)."""
+
+
+def run_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> CheckResult:
+    """Run the before-hooks on an allowed call; the first denial wins (sync entry)."""
+    event = _event(call, allowed)
+    for hook in ctx.before:
+        try:
+            verdict = run_sync(hook(event), "a before-hook")
+        except LoopRunning:
+            raise
+        except Exception as exc:
+            return _hook_failed(allowed, hook, exc)
+        denied = _before_outcome(allowed, hook, verdict)
+        if denied is not None:
+            return denied
+    return allowed
+
+
+async def arun_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> CheckResult:
+    """Async `run_before_hooks` (awaits async hooks)."""
+    event = _event(call, allowed)
+    for hook in ctx.before:
+        try:
+            verdict = hook(event)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+        except Exception as exc:
+            return _hook_failed(allowed, hook, exc)
+        denied = _before_outcome(allowed, hook, verdict)
+        if denied is not None:
+            return denied
+    return allowed
+
+
+def run_after_hooks(
+    call: ToolCall, check: Allowed, result: ToolResult, ctx: GateContext
+) -> ToolResult:
+    """Run the after-hooks on a result (sync entry); each may replace it."""
+    event = _event(call, check)
+    for hook in ctx.after:
+        try:
+            value = run_sync(hook(event, result), "an after-hook")
+        except LoopRunning:
+            raise
+        except Exception as exc:
+            result = _after_failed(result, hook, exc)
+            continue
+        result = _after_outcome(call, result, hook, value)
+    return result
+
+
+async def arun_after_hooks(
+    call: ToolCall, check: Allowed, result: ToolResult, ctx: GateContext
+) -> ToolResult:
+    """Async `run_after_hooks` (awaits async hooks)."""
+    event = _event(call, check)
+    for hook in ctx.after:
+        try:
+            value = hook(event, result)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:
+            result = _after_failed(result, hook, exc)
+            continue
+        result = _after_outcome(call, result, hook, value)
+    return result

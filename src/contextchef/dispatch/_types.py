@@ -1,0 +1,140 @@
+"""What the gate decides and what hooks see: `Allowed`, `Denied`, `Execution`, hook types."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from contextchef._json import JsonValue
+from contextchef.history._messages import ToolCall, ToolResult
+from contextchef.tools._tool import Tool
+
+__all__ = [
+    "AfterHook",
+    "Allowed",
+    "BeforeHook",
+    "CheckResult",
+    "Denied",
+    "Execution",
+    "GateContext",
+    "HandlerLookup",
+    "ToolCallEvent",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Allowed:
+    """The call may run.
+
+    Attributes:
+        tool: The real tool (the target of ``defer_execute``, or a meta-tool itself).
+        wire_name: The tool's wire name.
+        arguments: Validated arguments to run it with (strict-mode nulls removed).
+        via: ``"defer_execute"`` or ``"namespace:<namespace>"`` when the call came
+            through a wrapper, else None.
+    """
+
+    tool: Tool
+    wire_name: str
+    arguments: Mapping[str, JsonValue]
+    via: str | None = None
+    decision: Literal["allowed"] = "allowed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Denied:
+    """The call must not run.
+
+    Attributes:
+        reason: Model-readable explanation, sent back as an error tool result.
+        code: Machine-readable kind: ``malformed_arguments``, ``unknown_tool``,
+            ``not_in_mode``, ``not_loaded`` (deferred tool called directly, or before
+            its schema was loaded under ``require_search``), ``namespace`` (a
+            namespace sub-tool called other than through its namespace), ``blocked``,
+            ``invalid_arguments``, ``hook``.
+        tool: The resolved tool, when the name was known.
+    """
+
+    reason: str
+    code: str
+    tool: Tool | None = None
+    decision: Literal["denied"] = "denied"
+
+
+CheckResult = Allowed | Denied
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallEvent:
+    """What hooks see: the real tool, never the ``defer_execute`` wrapper.
+
+    Attributes:
+        call: The call as the model made it.
+        tool: The real tool.
+        wire_name: Its wire name.
+        arguments: The validated arguments.
+        via: ``"defer_execute"`` or ``"namespace:<namespace>"`` when called through a
+            wrapper.
+    """
+
+    call: ToolCall
+    tool: Tool
+    wire_name: str
+    arguments: Mapping[str, JsonValue]
+    via: str | None = None
+
+
+BeforeHook = Callable[[ToolCallEvent], "str | bool | Awaitable[str | bool | None] | None"]
+"""Called before a call runs; return None (or False) to allow it, a reason string to deny
+it. A hook that raises denies the call (fails closed) with the error in the reason."""
+
+
+AfterHook = Callable[
+    [ToolCallEvent, ToolResult], "ToolResult | Awaitable[ToolResult | None] | None"
+]
+"""Called after a call ran; return None to keep the result or a `ToolResult` with the same
+call_id to replace it. A hook that raises leaves the result with a note appended."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GateContext:
+    """Session state the gate reads (none of it reaches the cached prefix).
+
+    Attributes:
+        blocked: Patterns of tools that are currently blocked.
+        loaded: Wire names whose schemas the model has loaded with ``tool_search``.
+        before: Hooks run after validation, in order; the first denial wins.
+        after: Hooks run on each result, in order.
+        direct_calls: The strategy sends deferred tools' definitions (``flat``, or a
+            provider's own tool search), so the model calls them directly by name.
+        all_loaded: Every schema is in the payload (``flat``): ``require_search`` is met.
+    """
+
+    blocked: tuple[str, ...] = ()
+    loaded: frozenset[str] = frozenset()
+    before: tuple[BeforeHook, ...] = ()
+    after: tuple[AfterHook, ...] = field(default_factory=tuple)
+    direct_calls: bool = False
+    all_loaded: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Execution:
+    """What running one call produced.
+
+    Attributes:
+        result: The tool result to append to history (same id as the call).
+        check: The gate's decision.
+        loaded: Wire names whose schemas a ``tool_search`` call just showed the model.
+        toolkit: The toolkit a ``load_toolkit`` call just loaded (the session registers
+            its tools), else None.
+    """
+
+    result: ToolResult
+    check: CheckResult
+    loaded: tuple[str, ...] = ()
+    toolkit: str | None = None
+
+
+HandlerLookup = Callable[[Tool], Callable[..., Any] | None]
