@@ -28,11 +28,12 @@ pinned by the deferred layer whenever anything is deferred.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from contextchef._errors import UsageError
 from contextchef.tools._tool import Tool
 
 __all__ = [
@@ -40,9 +41,11 @@ __all__ = [
     "Exposure",
     "ExposurePolicy",
     "Mode",
+    "as_patterns",
     "compile_pattern",
     "matches",
     "mode_names",
+    "named_modes",
 ]
 
 Exposure = Literal["direct", "deferred", "hidden"]
@@ -125,6 +128,38 @@ class Mode:
 
 READ_ONLY = Mode(name="read_only", read_only=True)
 """Built-in mode: only tools whose annotations say read-only."""
+
+
+def as_patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
+    """One pattern or a sequence of them, as a tuple (a bare string is one pattern).
+
+    Raises:
+        UsageError: Not a string or a sequence of non-empty strings (`field` is named).
+    """
+    if value is None or not isinstance(value, (str, Sequence)):
+        raise UsageError(f"{field} must be a pattern string or a list of them, got {value!r:.80}")
+    items = (value,) if isinstance(value, str) else tuple(value)
+    bad = [p for p in items if not isinstance(p, str) or not p]
+    if bad:
+        raise UsageError(f"{field} patterns must be non-empty strings, got {bad!r:.200}")
+    return items
+
+
+def named_modes(modes: Mapping[str, Mode | Sequence[str]] | None) -> dict[str, Mode]:
+    """The session's modes by name: the built-in ``read_only``, then `modes`.
+
+    Args:
+        modes: A `Mode`, or a list of patterns of the tools to keep, by mode name.
+
+    Raises:
+        UsageError: A mode's patterns are malformed.
+    """
+    out = {READ_ONLY.name: READ_ONLY}
+    for name, spec in (modes or {}).items():
+        out[name] = (
+            spec if isinstance(spec, Mode) else Mode(name=name, include=as_patterns(name, spec))
+        )
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,66 +14,39 @@ passes the one gate of `contextchef.dispatch`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
-from contextchef.dispatch._types import (
-    AfterHook,
-    BeforeHook,
-)
-from contextchef.exposure._policy import READ_ONLY, Mode
-from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
+from contextchef.dispatch._types import AfterHook, BeforeHook
+from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.history._messages import Message, check_message, message_from_dict
-from contextchef.history._offload import (
-    OFFLOAD_READ_TOOL,
-    OffloadStore,
-    execute_offload_read,
-    offload_read_tool,
-)
+from contextchef.history._offload import OffloadStore
 from contextchef.providers import get_adapter
 from contextchef.session._accounting import CacheCostModel, PlanReport, plan_report
 from contextchef.session._compile import CompileInput, compile_request
 from contextchef.session._dispatching import DispatchMixin
-from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._library import MemoryTools, library_tools
-from contextchef.session._memory import (
-    MemoryStore,
-    OverflowHandoff,
-    Summarizer,
-    handoff_keep_turns,
-    render_memories,
-)
+from contextchef.session._maintenance import MaintenanceMixin
+from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer, render_memories
 from contextchef.session._pruner import Pruner
 from contextchef.session._request import CompiledRequest
-from contextchef.session._snapshot import read_snapshot, take_snapshot
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import get_strategy
 from contextchef.session._toolset import SessionTools, ToolLike
 from contextchef.session._volatile import DEFAULT_ANCHOR, CompileEvent, VolatileState
 from contextchef.session._volatile_methods import VolatileStateMixin
-from contextchef.tools._catalogs import Catalog, tool_from_dict
+from contextchef.tools._catalogs import Catalog
 from contextchef.tools._registry import Handler
 from contextchef.tools._tool import Tool
 
 __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
 
 
-def _patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
-    """One pattern or a sequence of them, as a tuple (a bare string is one pattern)."""
-    if value is None or not isinstance(value, (str, Sequence)):
-        raise UsageError(f"{field} must be a pattern string or a list of them, got {value!r:.80}")
-    items = (value,) if isinstance(value, str) else tuple(value)
-    bad = [p for p in items if not isinstance(p, str) or not p]
-    if bad:
-        raise UsageError(f"{field} patterns must be non-empty strings, got {bad!r:.200}")
-    return items
-
-
-class ContextChef(DispatchMixin, VolatileStateMixin):
+class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
     """An agent session: tools, system prompt, history; compiles payloads per turn.
 
     Args:
@@ -132,15 +105,11 @@ class ContextChef(DispatchMixin, VolatileStateMixin):
     ) -> None:
         if anchor is not None and not isinstance(anchor, str):
             raise UsageError(f"anchor must be a string or None, got {type(anchor).__name__}")
-        self._modes: dict[str, Mode] = {READ_ONLY.name: READ_ONLY}
-        for name, spec in (modes or {}).items():
-            self._modes[name] = (
-                spec if isinstance(spec, Mode) else Mode(name=name, include=_patterns(name, spec))
-            )
+        self._modes = named_modes(modes)
         self._state = SessionState(
             default_defer=default_defer,
-            defer=_patterns("defer", defer),
-            pin=_patterns("pin", pin),
+            defer=as_patterns("defer", defer),
+            pin=as_patterns("pin", pin),
             anchor=anchor or "",
         )
         self._tools = SessionTools(
@@ -170,11 +139,7 @@ class ContextChef(DispatchMixin, VolatileStateMixin):
         self._store = OffloadStore(Path(offload_dir)) if offload_dir is not None else None
         self._max_inline = max_inline_chars
         if self._store is not None:
-            store = self._store
-            self.register_tools(
-                [tool_from_dict(offload_read_tool())],
-                handlers={OFFLOAD_READ_TOOL: lambda **args: execute_offload_read(store, args)},
-            )
+            self._tools.register_offload_reader(self._store)
         if mode is not None:
             self.set_mode(mode)
 
@@ -287,7 +252,7 @@ class ContextChef(DispatchMixin, VolatileStateMixin):
 
         Blocked calls are denied with ``Tool "<name>" is currently blocked.``
         """
-        self._state.blocked = _patterns("blocked", patterns)
+        self._state.blocked = as_patterns("blocked", patterns)
 
     @property
     def blocked_tools(self) -> tuple[str, ...]:
@@ -430,77 +395,3 @@ class ContextChef(DispatchMixin, VolatileStateMixin):
             servers=registry.servers,
             cache=cache,
         )
-
-    # -- snapshots -----------------------------------------------------------------------
-
-    def snapshot(self) -> dict[str, Any]:
-        """A versioned, JSON-serializable dict of the session's data (`SessionState`).
-
-        Tools, handlers and hooks are code and are not included (see
-        `contextchef.session._snapshot`).
-        """
-        return take_snapshot(self._state, self._tools)
-
-    def restore(self, snapshot: Mapping[str, Any]) -> None:
-        """Restore a `snapshot` (register the same tools first); compiles then match.
-
-        Raises:
-            SnapshotMismatchError: Different tools, toolkits or modes, or an unsupported
-                version; UsageError / CorruptHistoryError: a malformed field. In every
-                case nothing is changed.
-        """
-        state = read_snapshot(snapshot, tools=self._tools, modes=self._modes)
-        state.new_context_pending = state.new_context_pending and self._handoff is not None
-        pending = len(self._tools.pending_additions)
-        for kit in state.loaded_toolkits:
-            self._tools.load_toolkit(kit)
-        self._tools.drop_additions(pending)  # loads made by restore are not news to announce
-        self._state = state
-        self._tools.set_policy(state.policy())
-
-    # -- history maintenance -------------------------------------------------------------
-
-    def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
-        """Replace old turns with a summary, cutting only at a safe point.
-
-        `summarize` is your model call (the library never calls one). Deferred tools
-        loaded in the summarized part are named in the summary and leave `loaded_tools`.
-
-        Returns:
-            The compaction result (``messages`` is the new history).
-        """
-        done, loaded = compact_history(
-            self._state.history, self._state.loaded, summarize, keep_recent_turns=keep_recent_turns
-        )
-        self._state.history, self._state.loaded = tuple(done.messages), loaded
-        return done
-
-    def clear_tool_results(
-        self,
-        *,
-        keep_recent: int,
-        exclude_tools: Collection[str] = (),
-        clear_inputs: bool = False,
-        clear_at_least: int = 0,
-    ) -> Cleared:
-        """Replace old tool results with a placeholder, keeping ids and pairing.
-
-        See `contextchef.history._compaction.clear_tool_results`; the history is replaced.
-        """
-        done = clear_tool_results(
-            self._state.history,
-            keep_recent=keep_recent,
-            exclude_tools=exclude_tools,
-            clear_inputs=clear_inputs,
-            clear_at_least=clear_at_least,
-        )
-        self._state.history = tuple(done.messages)
-        return done
-
-    def _handoff_if_due(self) -> None:
-        state = self._state
-        if handoff_due(self._handoff, state.history, requested=state.new_context_pending):
-            assert self._handoff is not None
-            keep = handoff_keep_turns(state.history)
-            self.compact(self._handoff.summarize, keep_recent_turns=keep)
-            state.new_context_pending = False

@@ -161,21 +161,3 @@ class DispatchMixin:
                 f"tools: {list(self.owned_tool_names)} (check with owns_tool before handle_tool)"
             )
         return self.execute(parsed).result.content
-
-    def request_new_context(self) -> None:
-        """Make the next compile apply the overflow handoff whatever the budget says.
-
-        Raises:
-            UsageError: No overflow handoff is configured (pass ``on_overflow=``).
-        """
-        if self._handoff is None:
-            raise UsageError(
-                "request_new_context needs an overflow handoff; create the session with "
-                "ContextChef(on_overflow=<summarizer>)"
-            )
-        self._state.new_context_pending = True
-
-    @property
-    def new_context_pending(self) -> bool:
-        """A handoff is due at the next compile (requested, not yet applied)."""
-        return self._state.new_context_pending

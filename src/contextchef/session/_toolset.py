@@ -18,6 +18,12 @@ from contextchef.deferred._groups import LOAD_TOOLKIT, GroupLike, Namespace, Too
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy
+from contextchef.history._offload import (
+    OFFLOAD_READ_TOOL,
+    OffloadStore,
+    execute_offload_read,
+    offload_read_tool,
+)
 from contextchef.tools._catalogs import (
     Catalog,
     expand_tool_dicts,
@@ -85,6 +91,13 @@ class SessionTools:
         keyed = {t.key: handlers[t.name] for t in tools if t.name in handlers}
         self.registry.add(list(tools), handlers=keyed)
         self._invalidate()
+
+    def register_offload_reader(self, store: OffloadStore) -> None:
+        """Register the ``read_offloaded`` tool over `store` (with ``offload_dir``)."""
+        self.register_tools(
+            [tool_from_dict(offload_read_tool())],
+            handlers={OFFLOAD_READ_TOOL: lambda **args: execute_offload_read(store, args)},
+        )
 
     @property
     def library_names(self) -> tuple[str, ...]:

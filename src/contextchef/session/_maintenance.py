@@ -1,0 +1,123 @@
+"""`ContextChef`'s snapshot and history-maintenance methods.
+
+Snapshots are `SessionState.to_dict` plus a tool record (`contextchef.session._snapshot`);
+restore checks everything before it changes anything. Compaction, clearing and the
+overflow handoff replace the stored history explicitly (see `contextchef.session._handoff`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from contextchef._errors import UsageError
+from contextchef.exposure._policy import Mode
+from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
+from contextchef.session._handoff import compact_history, handoff_due
+from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
+from contextchef.session._snapshot import read_snapshot, take_snapshot
+from contextchef.session._state import SessionState
+from contextchef.session._toolset import SessionTools
+
+__all__ = ["MaintenanceMixin"]
+
+
+class MaintenanceMixin:
+    """Snapshots, compaction, clearing and the overflow handoff for `ContextChef`."""
+
+    _state: SessionState
+    _tools: SessionTools
+    _modes: dict[str, Mode]
+    _handoff: OverflowHandoff | None
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """A versioned, JSON-serializable dict of the session's data (`SessionState`).
+
+        Tools, handlers and hooks are code and are not included (see
+        `contextchef.session._snapshot`).
+        """
+        return take_snapshot(self._state, self._tools)
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Restore a `snapshot` (register the same tools first); compiles then match.
+
+        Raises:
+            SnapshotMismatchError: Different tools, toolkits or modes, or an unsupported
+                version; UsageError / CorruptHistoryError: a malformed field. In every
+                case nothing is changed.
+        """
+        state = read_snapshot(snapshot, tools=self._tools, modes=self._modes)
+        state.new_context_pending = state.new_context_pending and self._handoff is not None
+        pending = len(self._tools.pending_additions)
+        for kit in state.loaded_toolkits:
+            self._tools.load_toolkit(kit)
+        self._tools.drop_additions(pending)  # loads made by restore are not news to announce
+        self._state = state
+        self._tools.set_policy(state.policy())
+
+    # -- history maintenance -------------------------------------------------------------
+
+    def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
+        """Replace old turns with a summary, cutting only at a safe point.
+
+        `summarize` is your model call (the library never calls one). Deferred tools
+        loaded in the summarized part are named in the summary and leave `loaded_tools`.
+
+        Returns:
+            The compaction result (``messages`` is the new history).
+        """
+        done, loaded = compact_history(
+            self._state.history, self._state.loaded, summarize, keep_recent_turns=keep_recent_turns
+        )
+        self._state.history, self._state.loaded = tuple(done.messages), loaded
+        return done
+
+    def clear_tool_results(
+        self,
+        *,
+        keep_recent: int,
+        exclude_tools: Collection[str] = (),
+        clear_inputs: bool = False,
+        clear_at_least: int = 0,
+    ) -> Cleared:
+        """Replace old tool results with a placeholder, keeping ids and pairing.
+
+        See `contextchef.history._compaction.clear_tool_results`; the history is replaced.
+        """
+        done = clear_tool_results(
+            self._state.history,
+            keep_recent=keep_recent,
+            exclude_tools=exclude_tools,
+            clear_inputs=clear_inputs,
+            clear_at_least=clear_at_least,
+        )
+        self._state.history = tuple(done.messages)
+        return done
+
+    def request_new_context(self) -> None:
+        """Make the next compile apply the overflow handoff whatever the budget says.
+
+        Raises:
+            UsageError: No overflow handoff is configured (pass ``on_overflow=``).
+        """
+        if self._handoff is None:
+            raise UsageError(
+                "request_new_context needs an overflow handoff; create the session with "
+                "ContextChef(on_overflow=<summarizer>)"
+            )
+        self._state.new_context_pending = True
+
+    @property
+    def new_context_pending(self) -> bool:
+        """A handoff is due at the next compile (requested, not yet applied)."""
+        return self._state.new_context_pending
+
+    def _handoff_if_due(self) -> None:
+        state = self._state
+        if handoff_due(self._handoff, state.history, requested=state.new_context_pending):
+            assert self._handoff is not None
+            keep = handoff_keep_turns(state.history)
+            self.compact(self._handoff.summarize, keep_recent_turns=keep)
+            state.new_context_pending = False
