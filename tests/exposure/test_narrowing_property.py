@@ -148,9 +148,9 @@ def excluded(chef: ContextChef, plan: Plan, pruned: PruneResult | None, wire: st
     mode = chef.base_mode
     if mode is not None and not mode.allows(tool, wire):
         return "mode"
-    if pruned is not None and tool.source not in ("runtime", "library"):
-        if tool.key not in {t.key for t in pruned.tools}:
-            return "prune"
+    kept = {t.key for t in pruned.tools} if pruned is not None else None
+    if kept is not None and tool.source not in ("runtime", "library") and tool.key not in kept:
+        return "prune"
     if matches(plan.blocked, (wire, tool.name)):
         return "blocked"
     return None
