@@ -22,9 +22,10 @@ reply itself (reasoning item, output message and ``function_call`` items, parsed
 item with the item after it). Every adapter replays its own provider's reasoning
 unchanged and drops the others (reported as ``dropped_foreign_part``).
 
-DeepSeek's session has no image and no ``strict`` flag: DeepSeek's Chat API takes text
-content only, and ``strict`` is a beta-endpoint feature there. The two ``xfail`` tests at
-the end check the full session's DeepSeek payload against those rules; they fail today.
+DeepSeek's golden session has no image and no ``strict`` flag: DeepSeek's Chat API takes
+text content only, and ``strict`` is a beta-endpoint feature there (its profile says so:
+``media=False``, ``strict_schemas=False``). The two tests at the end compile the full
+session for DeepSeek and check that the image is dropped and no tool is sent strict.
 """
 
 from __future__ import annotations
@@ -1042,22 +1043,11 @@ def deepseek_full_payload() -> dict[str, Any]:
     return compile_golden("deepseek", build_session()).payload
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DeepSeek's Chat API takes text content only (message content is a string; an "
-    "image_url part is rejected: 'unknown variant `image_url`, expected `text`'); the "
-    "adapter sends the image as an image_url part",
-)
 def test_deepseek_receives_text_content_only() -> None:
     messages = deepseek_full_payload()["messages"]
     assert all(isinstance(m.get("content"), (str, type(None))) for m in messages)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DeepSeek's profile has strict_schemas=False and strict mode is a DeepSeek beta "
-    "(beta base_url, every function strict); the adapter still sends strict: true",
-)
 def test_deepseek_tools_carry_no_strict_flag() -> None:
     tools = deepseek_full_payload()["tools"]
     assert [t["function"]["name"] for t in tools if "strict" in t["function"]] == []

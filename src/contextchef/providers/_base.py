@@ -71,6 +71,8 @@ class Profile:
             (``"anthropic"``: ``defer_loading`` plus a search tool), or None.
         strict_schemas: The API has a strict (constrained-decoding) tool mode; tools that
             ask for it are sent strict where the schema allows.
+        media: The API takes image and file parts in messages; where it does not, they
+            are dropped from the payload (and reported by the normalizer).
     """
 
     target: str
@@ -83,6 +85,7 @@ class Profile:
     cache_breakpoints: int = 0
     native_tool_search: str | None = None
     strict_schemas: bool = False
+    media: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -160,6 +160,8 @@ class OpenAIChatAdapter(AdapterDefaults):
 
     def keeps(self, part: Part) -> bool:
         """Chat Completions takes no reasoning back; provider parts only its own."""
+        if isinstance(part, MediaPart) and not self.profile.media:
+            return False
         reasoning = self.profile.reasoning_from
         return keeps_part(part, fmt=self.profile.wire, reasoning=lambda r: r.provider in reasoning)
 
@@ -302,10 +304,12 @@ class DeepSeekAdapter(OpenAIChatAdapter):
         target="deepseek",
         wire=FORMAT,
         history=DEEPSEEK,
-        # https://api-docs.deepseek.com/api/create-chat-completion
+        # https://api-docs.deepseek.com/api/create-chat-completion: max_tokens; message
+        # content is a string (no image parts); strict tools exist only on the beta
+        # endpoint (https://api-docs.deepseek.com/guides/function_calling)
         max_tokens_key="max_tokens",
         reasoning_from=frozenset({"deepseek"}),
-        strict_schemas=True,
+        media=False,
     )
     """Payloads are for ``openai.OpenAI(base_url="https://api.deepseek.com")``'s
     ``chat.completions.create``."""
