@@ -1,0 +1,446 @@
+"""The fake providers: one HTTP handler per wire API, for the SDKs' mock transports.
+
+A fake is called with each HTTP request the SDK client sends (``fake(request)``) and
+returns the response, built with the request's own httpx module (``httpx`` or its fork
+``httpx2``, whichever the SDK uses), so neither httpx nor any SDK is imported here. For
+each request it:
+
+1. records it (`RecordedRequest`), whatever happens next;
+2. answers 404 unless it is a POST to the fake's endpoint, 400 unless the body is a JSON
+   object;
+3. runs its rules (`contextchef.testing._rules`): any problem is recorded as a `Violation`
+   and answered as the provider's HTTP 400 error body, naming every rule broken;
+4. pops the next scripted turn and answers it in the provider's response shape; with
+   nothing left it answers HTTP 500 saying the script ran out (also a `Violation`).
+
+A refused request consumes no scripted turn. Fakes are deterministic: no clock, random
+numbers or environment; ids come from per-fake counters (`contextchef.testing._replies`).
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import importlib.util
+import json
+import re
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from contextchef import TARGETS, UnknownTargetError, UsageError
+from contextchef.testing import _replies
+from contextchef.testing._records import Check, RecordedRequest, Violation
+from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
+from contextchef.testing._script import RawReply, Turn, raw
+
+__all__ = [
+    "RECORDED_HEADERS",
+    "FakeAnthropic",
+    "FakeGemini",
+    "FakeOpenAIChat",
+    "FakeProvider",
+    "FakeResponses",
+    "HTTPRequest",
+    "fake_for",
+    "httpx_for",
+]
+
+RECORDED_HEADERS: tuple[str, ...] = (
+    "anthropic-beta",
+    "anthropic-version",
+    "content-type",
+    "openai-beta",
+)
+"""Headers a fake records by default (`RecordedRequest.headers`)."""
+_CREDENTIALS = frozenset(
+    {"api-key", "authorization", "cookie", "proxy-authorization", "x-api-key", "x-goog-api-key"}
+)
+
+_F = TypeVar("_F", bound="FakeProvider")
+
+
+class _URL(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+class HTTPRequest(Protocol):
+    """What a fake reads from a request: an ``httpx.Request`` or ``httpx2.Request``."""
+
+    @property
+    def method(self) -> str:
+        """The HTTP method."""
+
+    @property
+    def url(self) -> _URL:
+        """The URL (only its ``path`` is read)."""
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The request headers (case-insensitive)."""
+
+    @property
+    def content(self) -> bytes:
+        """The body, already read (mock transports read it before calling the handler)."""
+
+
+def _rule_name(check: Check) -> str:
+    return str(getattr(check, "__name__", repr(check)))
+
+
+def _parse(content: bytes) -> Any:
+    """The JSON body, or None when it is not JSON."""
+    try:
+        return json.loads(content)
+    except ValueError:
+        return None
+
+
+class FakeProvider(abc.ABC):
+    """A scripted, rule-checking fake of one provider endpoint (see the subclasses).
+
+    Use it as the handler of the SDK client's mock transport (`transport`,
+    `http_client`); queue the model's turns with `script`; read `requests` and
+    `violations` afterwards.
+
+    Args:
+        rules: The checks run on every request, replacing the class's `default_rules`
+            (pass ``()`` to check nothing, ``(*FakeAnthropic.default_rules, mine)`` to add).
+        record_headers: Header names to record on each request (never credentials).
+
+    Raises:
+        UsageError: A rule is not callable, or a credential header is asked for.
+    """
+
+    endpoint: ClassVar[str] = ""
+    """The path this fake answers (a base URL may put a prefix before it)."""
+    default_rules: ClassVar[tuple[Check, ...]] = ()
+    """The rules checked when none are given."""
+    _suffix: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        *,
+        rules: Iterable[Check] | None = None,
+        record_headers: Iterable[str] = RECORDED_HEADERS,
+    ) -> None:
+        self._rules = tuple(self.default_rules if rules is None else rules)
+        for check in self._rules:
+            if not callable(check):
+                raise UsageError(f"a rule must be a function (body, earlier), got {check!r}")
+        self._headers = tuple(h.lower() for h in record_headers)
+        secret = sorted(_CREDENTIALS.intersection(self._headers))
+        if secret:
+            raise UsageError(f"credentials are never recorded; drop {secret} from record_headers")
+        self._script: deque[Turn | RawReply] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._violations: list[Violation] = []
+        self._ids = _replies.Ids()
+        self._lock = threading.Lock()
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def script(self: _F, *turns: Turn | RawReply | Mapping[str, Any]) -> _F:
+        """Queue the model's next turns, one per accepted request, in order.
+
+        Args:
+            *turns: `text(...)` / `tool_calls(...)` turns, `raw(...)` replies, or plain
+                dicts (sent as is with HTTP 200).
+
+        Returns:
+            The fake itself, for chaining.
+
+        Raises:
+            UsageError: Something that is not a turn, a raw reply or a dict.
+        """
+        queued: list[Turn | RawReply] = []
+        for i, turn in enumerate(turns):
+            if isinstance(turn, Mapping):
+                queued.append(raw(turn))
+            elif isinstance(turn, (Turn, RawReply)):
+                queued.append(turn)
+            else:
+                raise UsageError(
+                    f"turn {i} is a {type(turn).__name__}; script text(...), "
+                    "tool_calls(...), raw(...) or a dict"
+                )
+        with self._lock:
+            self._script.extend(queued)
+        return self
+
+    def transport(self, httpx_module: ModuleType) -> Any:
+        """A mock transport serving this fake: ``httpx_module.MockTransport(self)``.
+
+        Args:
+            httpx_module: The httpx flavour the SDK uses (see `httpx_for`).
+        """
+        return httpx_module.MockTransport(self)
+
+    def http_client(self, httpx_module: ModuleType, **kwargs: Any) -> Any:
+        """An ``httpx_module.Client`` over `transport`, for the SDK's ``http_client``.
+
+        Args:
+            httpx_module: The httpx flavour the SDK uses (see `httpx_for`).
+            **kwargs: Passed on to the client.
+        """
+        return httpx_module.Client(transport=self.transport(httpx_module), **kwargs)
+
+    def async_http_client(self, httpx_module: ModuleType, **kwargs: Any) -> Any:
+        """An ``httpx_module.AsyncClient`` over `transport`, for the async SDK clients.
+
+        Args:
+            httpx_module: The httpx flavour the SDK uses (see `httpx_for`).
+            **kwargs: Passed on to the client.
+        """
+        return httpx_module.AsyncClient(transport=self.transport(httpx_module), **kwargs)
+
+    # -- what happened -------------------------------------------------------------------
+
+    @property
+    def rules(self) -> tuple[Check, ...]:
+        """The checks run on every request."""
+        return self._rules
+
+    @property
+    def requests(self) -> tuple[RecordedRequest, ...]:
+        """Every request received, in order, refused ones included."""
+        with self._lock:
+            return tuple(self._requests)
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        """Every refusal, in order: broken rules, unknown endpoints, script exhaustion."""
+        with self._lock:
+            return tuple(self._violations)
+
+    @property
+    def pending(self) -> int:
+        """Scripted turns not used yet."""
+        with self._lock:
+            return len(self._script)
+
+    # -- serving -------------------------------------------------------------------------
+
+    def __call__(self, request: HTTPRequest) -> Any:
+        """Answer one request: an httpx response of the request's own httpx module."""
+        with self._lock:
+            status, reply = self._serve(request)
+        httpx_module = sys.modules[type(request).__module__.partition(".")[0]]
+        return httpx_module.Response(status, json=reply)
+
+    def _serve(self, request: HTTPRequest) -> tuple[int, dict[str, Any]]:
+        index, method, path = len(self._requests), request.method, request.url.path
+        body = _parse(request.content)
+        status, reply = self._answer(index, method, path, body)
+        headers = {name: request.headers[name] for name in self._headers if name in request.headers}
+        self._requests.append(
+            RecordedRequest(
+                index=index,
+                method=method,
+                path=path,
+                headers=headers,
+                body=body,
+                status=status,
+                reply=reply,
+            )
+        )
+        return status, reply
+
+    def _answer(self, index: int, method: str, path: str, body: Any) -> tuple[int, dict[str, Any]]:
+        name = type(self).__name__
+        if method != "POST" or not self._serves(path):
+            message = f"{method} {path} is not served by {name}; it answers POST {self.endpoint}"
+            return self._refuse(index, 404, [("unknown_endpoint", message)])
+        if not isinstance(body, dict):
+            return self._refuse(index, 400, [("invalid_json", "the body is not a JSON object")])
+        earlier = tuple(self._requests)
+        found = [
+            (_rule_name(check), str(problem))
+            for check in self._rules
+            for problem in check(body, earlier)
+        ]
+        if found:
+            return self._refuse(index, 400, found)
+        if not self._script:
+            message = (
+                f"the script ran out: request {index} found no scripted turn left; queue the "
+                "model's turns with fake.script(...) before sending"
+            )
+            return self._refuse(index, 500, [("script_exhausted", message)])
+        turn = self._script.popleft()
+        if isinstance(turn, RawReply):
+            return turn.status, dict(turn.body)
+        return 200, self._reply(turn, self._model(path, body))
+
+    def _refuse(
+        self, index: int, status: int, found: list[tuple[str, str]]
+    ) -> tuple[int, dict[str, Any]]:
+        for rule, message in found:
+            self._violations.append(
+                Violation(request_index=index, rule=rule, message=message, status=status)
+            )
+        text = "; ".join(f"rule {rule} broken: {message}" for rule, message in found)
+        return status, self._error(status, f"{type(self).__name__}: {text}")
+
+    # -- per API -------------------------------------------------------------------------
+
+    def _serves(self, path: str) -> bool:
+        return path.endswith(self._suffix)
+
+    def _model(self, path: str, body: Mapping[str, Any]) -> str:
+        model = body.get("model")
+        return model if isinstance(model, str) else ""
+
+    @abc.abstractmethod
+    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
+        """`turn` as this API's response body."""
+
+    @abc.abstractmethod
+    def _error(self, status: int, message: str) -> dict[str, Any]:
+        """This API's error body."""
+
+
+class FakeAnthropic(FakeProvider):
+    """Anthropic Messages (``anthropic.Anthropic(http_client=...)``), `ANTHROPIC_RULES`."""
+
+    endpoint = "/v1/messages"
+    default_rules = ANTHROPIC_RULES
+    _suffix = "/v1/messages"
+
+    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
+        return _replies.anthropic_reply(turn, model, self._ids)
+
+    def _error(self, status: int, message: str) -> dict[str, Any]:
+        return _replies.anthropic_error(status, message)
+
+
+class FakeOpenAIChat(FakeProvider):
+    """OpenAI Chat Completions, also DeepSeek (``openai.OpenAI(http_client=...)``).
+
+    Answers any path ending in ``/chat/completions`` (DeepSeek's base URL has no ``/v1``);
+    scripted reasoning is sent as ``reasoning_content``, as DeepSeek's thinking mode does.
+    Checks `CHAT_RULES`.
+    """
+
+    endpoint = "/v1/chat/completions"
+    default_rules = CHAT_RULES
+    _suffix = "/chat/completions"
+
+    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
+        return _replies.chat_reply(turn, model, self._ids)
+
+    def _error(self, status: int, message: str) -> dict[str, Any]:
+        return _replies.openai_error(status, message)
+
+
+class FakeResponses(FakeProvider):
+    """OpenAI Responses (``openai.OpenAI(http_client=...).responses``), `RESPONSES_RULES`."""
+
+    endpoint = "/v1/responses"
+    default_rules = RESPONSES_RULES
+    _suffix = "/v1/responses"
+
+    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
+        return _replies.responses_reply(turn, model, self._ids)
+
+    def _error(self, status: int, message: str) -> dict[str, Any]:
+        return _replies.openai_error(status, message)
+
+
+class FakeGemini(FakeProvider):
+    """Gemini ``generateContent`` (google-genai ``Client``), `GEMINI_RULES`.
+
+    Args:
+        call_ids: Give function calls ids (``call_0001``...), as Vertex AI and recent
+            Gemini models do; False sends calls without ids.
+        rules: As for `FakeProvider`.
+        record_headers: As for `FakeProvider`.
+    """
+
+    endpoint = "/models/{model}:generateContent"
+    default_rules = GEMINI_RULES
+    _path = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
+
+    def __init__(
+        self,
+        *,
+        call_ids: bool = True,
+        rules: Iterable[Check] | None = None,
+        record_headers: Iterable[str] = RECORDED_HEADERS,
+    ) -> None:
+        super().__init__(rules=rules, record_headers=record_headers)
+        self._call_ids = call_ids
+
+    def _serves(self, path: str) -> bool:
+        return self._path.search(path) is not None
+
+    def _model(self, path: str, body: Mapping[str, Any]) -> str:
+        found = self._path.search(path)
+        return found["model"] if found else ""
+
+    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
+        return _replies.gemini_reply(turn, model, self._ids, call_ids=self._call_ids)
+
+    def _error(self, status: int, message: str) -> dict[str, Any]:
+        return _replies.gemini_error(status, message)
+
+
+_BY_TARGET: Mapping[str, Callable[..., FakeProvider]] = {
+    "anthropic": FakeAnthropic,
+    "deepseek": FakeOpenAIChat,
+    "gemini": FakeGemini,
+    "openai": FakeOpenAIChat,
+    "responses": FakeResponses,
+}
+
+
+def fake_for(
+    target: str,
+    *,
+    rules: Iterable[Check] | None = None,
+    record_headers: Iterable[str] = RECORDED_HEADERS,
+) -> FakeProvider:
+    """A new fake for the API a compile target speaks (``deepseek`` -> Chat Completions).
+
+    Args:
+        target: One of `contextchef.TARGETS`.
+        rules: As for `FakeProvider`.
+        record_headers: As for `FakeProvider`.
+
+    Raises:
+        UnknownTargetError: `target` is not a compile target.
+    """
+    make = _BY_TARGET.get(target) if target in TARGETS else None
+    if make is None:
+        raise UnknownTargetError(f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}")
+    return make(rules=rules, record_headers=record_headers)
+
+
+def httpx_for(sdk: ModuleType) -> ModuleType:
+    """The httpx flavour (``httpx`` or its fork ``httpx2``) an SDK's HTTP client is built on.
+
+    Read from the SDK's ``DefaultHttpxClient`` (``anthropic``, ``openai``). For SDKs
+    without one (google-genai, which accepts either), the first importable of ``httpx2``
+    and ``httpx``.
+
+    Args:
+        sdk: The SDK's top-level module, e.g. ``anthropic``.
+
+    Raises:
+        UsageError: Neither can be found.
+    """
+    client = getattr(sdk, "DefaultHttpxClient", None)
+    if isinstance(client, type):
+        for cls in client.__mro__:
+            package = cls.__module__.partition(".")[0]
+            if cls.__name__ == "Client" and package in ("httpx", "httpx2"):
+                return importlib.import_module(package)
+        raise UsageError(f"{sdk.__name__}.DefaultHttpxClient derives from no httpx Client")
+    for package in ("httpx2", "httpx"):
+        if importlib.util.find_spec(package) is not None:
+            return importlib.import_module(package)
+    raise UsageError(f"cannot tell which httpx {sdk.__name__} uses, and none is installed")

@@ -1,0 +1,552 @@
+"""Provider request rules: small named checks, grouped per wire API into tuples.
+
+Each rule is a `Check`: ``rule(body, earlier)`` yields a message per problem in a request's
+JSON body, naming the offending location (``messages[2].content[0]``). The fakes run their
+tuple on every request and answer a provider-shaped HTTP 400 naming each broken rule.
+Rules never raise on a malformed body: a wrong type is either reported or skipped.
+
+The rules are the ones that make real providers answer 400 in an agent loop (pairing of
+calls and results, role order, tool names), as documented by each provider:
+
+* Anthropic Messages: https://docs.anthropic.com/en/api/messages and
+  https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use;
+* OpenAI Chat Completions: https://platform.openai.com/docs/guides/function-calling;
+* OpenAI Responses: https://platform.openai.com/docs/api-reference/responses/create;
+* Gemini: https://ai.google.dev/gemini-api/docs/function-calling.
+
+Some rules are stricter than the live APIs, on purpose. Anthropic and Gemini merge
+consecutive same-role turns, and recorded Anthropic traffic shows repeated ``tool_use``
+ids and calls to tools no longer in ``tools`` accepted. contextchef's normalizer
+guarantees all of these, so the fakes hold it to them (``rules=`` relaxes them).
+
+Add a rule by appending a function to a tuple: ``FakeAnthropic(rules=(*ANTHROPIC_RULES,
+my_rule))``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from contextchef.testing._records import Check, RecordedRequest
+
+__all__ = [
+    "ANTHROPIC_RULES",
+    "CHAT_RULES",
+    "GEMINI_RULES",
+    "RESPONSES_RULES",
+    "anthropic_no_trailing_whitespace",
+    "anthropic_required_fields",
+    "anthropic_roles_alternate",
+    "anthropic_tool_names_valid",
+    "anthropic_tool_result_has_call",
+    "anthropic_tool_results_first",
+    "anthropic_tool_use_answered",
+    "anthropic_tool_use_declared",
+    "anthropic_tool_use_ids_unique",
+    "chat_function_names_valid",
+    "chat_parameters_object",
+    "chat_required_fields",
+    "chat_tool_calls_answered",
+    "chat_tool_message_has_call",
+    "gemini_declaration_names_valid",
+    "gemini_function_calls_answered",
+    "gemini_function_responses_have_calls",
+    "gemini_required_fields",
+    "gemini_roles_alternate",
+    "responses_function_call_answered",
+    "responses_function_names_valid",
+    "responses_output_has_call",
+    "responses_required_fields",
+]
+
+_Body = Mapping[str, Any]
+_Earlier = Sequence[RecordedRequest]
+
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""Tool names on Anthropic and OpenAI (Chat and Responses)."""
+GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
+"""Function declaration names on Gemini."""
+
+
+# -- reading a body without trusting it ---------------------------------------------------
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dicts(value: object) -> list[tuple[int, dict[str, Any]]]:
+    """The (index, item) pairs of a list that are objects; nothing for a non-list."""
+    return [(i, item) for i, item in enumerate(_list(value)) if isinstance(item, dict)]
+
+
+def _nonempty_str(value: object) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _missing(body: _Body, *keys: str) -> Iterator[str]:
+    if "model" in keys and not _nonempty_str(body.get("model")):
+        yield "model: required, a non-empty string"
+    if "messages" in keys and not (isinstance(body.get("messages"), list) and body["messages"]):
+        yield "messages: required, a non-empty list"
+
+
+def _names(
+    where: str, names: Sequence[tuple[str, object]], pattern: re.Pattern[str]
+) -> Iterator[str]:
+    """Illegal and duplicate names among (location, name) pairs."""
+    first: dict[str, str] = {}
+    for at, name in names:
+        if not isinstance(name, str) or not pattern.fullmatch(name):
+            yield f"{at}: {where} name {name!r} does not match ^{pattern.pattern}$"
+        elif name in first:
+            yield f"{at}: {where} name {name!r} is already used by {first[name]} (must be unique)"
+        else:
+            first[name] = at
+
+
+# -- Anthropic Messages ------------------------------------------------------------------
+
+
+def _blocks(message: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """A message's content blocks; string content is one text block."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [(0, {"type": "text", "text": content})]
+    return _dicts(content)
+
+
+def _typed(message: Mapping[str, Any], kind: str) -> list[tuple[int, dict[str, Any]]]:
+    return [(j, b) for j, b in _blocks(message) if b.get("type") == kind]
+
+
+def _conversation(body: _Body) -> list[tuple[int, dict[str, Any]]]:
+    """Messages other than positional ``system`` ones, with their indexes in ``messages``."""
+    return [(i, m) for i, m in _dicts(body.get("messages")) if m.get("role") != "system"]
+
+
+def _use_ids(message: Mapping[str, Any]) -> list[object]:
+    if message.get("role") != "assistant":
+        return []
+    return [b.get("id") for _, b in _typed(message, "tool_use")]
+
+
+def anthropic_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``model``, ``max_tokens`` (a positive integer) and a non-empty ``messages``."""
+    yield from _missing(body, "model")
+    limit = body.get("max_tokens")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        yield f"max_tokens: required, a positive integer (got {limit!r})"
+    yield from _missing(body, "messages")
+
+
+def anthropic_roles_alternate(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Roles alternate user/assistant from user; ``system`` messages may sit anywhere."""
+    expected = "user"
+    for i, message in _conversation(body):
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            yield f"messages[{i}]: role {role!r} is not 'user', 'assistant' or 'system'"
+            return
+        if role != expected:
+            yield (
+                f"messages[{i}]: role {role!r} where {expected!r} was expected; roles must "
+                "alternate user/assistant, starting with user"
+            )
+            return
+        expected = "assistant" if role == "user" else "user"
+
+
+def anthropic_tool_use_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Every ``tool_use`` is answered by a ``tool_result`` in the next (user) message."""
+    conversation = _conversation(body)
+    for k, (i, message) in enumerate(conversation):
+        ids = _use_ids(message)
+        if not ids:
+            continue
+        following = conversation[k + 1] if k + 1 < len(conversation) else None
+        answered: set[object] = set()
+        if following is not None and following[1].get("role") == "user":
+            answered = {b.get("tool_use_id") for _, b in _typed(following[1], "tool_result")}
+        missing = [x for x in ids if x not in answered]
+        if missing:
+            where = "no next message" if following is None else f"messages[{following[0]}]"
+            yield (
+                f"messages[{i}]: tool_use ids {missing} have no tool_result block in the next "
+                f"user message ({where}); each tool_use must be answered right after it"
+            )
+
+
+def anthropic_tool_result_has_call(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Every ``tool_result`` answers a ``tool_use`` of the previous (assistant) message."""
+    conversation = _conversation(body)
+    for k, (i, message) in enumerate(conversation):
+        if message.get("role") != "user":
+            continue
+        calls = set(_use_ids(conversation[k - 1][1])) if k > 0 else set()
+        for j, block in _typed(message, "tool_result"):
+            if block.get("tool_use_id") not in calls:
+                yield (
+                    f"messages[{i}].content[{j}]: tool_result for {block.get('tool_use_id')!r} "
+                    "has no matching tool_use in the previous assistant message"
+                )
+
+
+def anthropic_tool_results_first(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """In a user message, ``tool_result`` blocks come before any other block."""
+    for i, message in _conversation(body):
+        if message.get("role") != "user":
+            continue
+        other = False
+        for j, block in _blocks(message):
+            if block.get("type") != "tool_result":
+                other = True
+            elif other:
+                yield (
+                    f"messages[{i}].content[{j}]: tool_result after another block; "
+                    "tool_result blocks must come first in a user message"
+                )
+                break
+
+
+def anthropic_tool_use_ids_unique(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """No two ``tool_use`` blocks share an id."""
+    first: dict[object, int] = {}
+    for i, message in _dicts(body.get("messages")):
+        for call_id in _use_ids(message):
+            if call_id in first:
+                yield (
+                    f"messages[{i}]: tool_use id {call_id!r} was already used in "
+                    f"messages[{first[call_id]}]; tool_use ids must be unique"
+                )
+            else:
+                first[call_id] = i
+
+
+def anthropic_tool_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Tool names are unique and legal; custom tools have an object ``input_schema``."""
+    tools = _dicts(body.get("tools"))
+    yield from _names("tool", [(f"tools[{j}]", t.get("name")) for j, t in tools], TOOL_NAME)
+    for j, tool in tools:
+        if tool.get("type", "custom") not in (None, "custom"):
+            continue  # a server tool: no input_schema
+        schema = tool.get("input_schema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            yield f"tools[{j}]: input_schema must be a JSON Schema object with type 'object'"
+
+
+def anthropic_tool_use_declared(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Every ``tool_use`` in the history names a tool in ``tools``."""
+    declared = {t.get("name") for _, t in _dicts(body.get("tools"))}
+    for i, message in _dicts(body.get("messages")):
+        if message.get("role") != "assistant":
+            continue
+        for j, block in _typed(message, "tool_use"):
+            if block.get("name") not in declared:
+                yield (
+                    f"messages[{i}].content[{j}]: tool_use names {block.get('name')!r}, "
+                    "which is not in tools"
+                )
+
+
+def anthropic_no_trailing_whitespace(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A final assistant message (a prefill) does not end with whitespace text."""
+    messages = _list(body.get("messages"))
+    last = messages[-1] if messages else None
+    if not isinstance(last, dict) or last.get("role") != "assistant" or not _blocks(last):
+        return
+    i, blocks = len(messages) - 1, _blocks(last)
+    j, block = blocks[-1]
+    content = block.get("text")
+    if block.get("type") == "text" and isinstance(content, str) and content != content.rstrip():
+        yield (
+            f"messages[{i}].content[{j}]: final assistant content cannot end with "
+            "trailing whitespace"
+        )
+
+
+ANTHROPIC_RULES: tuple[Check, ...] = (
+    anthropic_required_fields,
+    anthropic_roles_alternate,
+    anthropic_tool_use_answered,
+    anthropic_tool_result_has_call,
+    anthropic_tool_results_first,
+    anthropic_tool_use_ids_unique,
+    anthropic_tool_names_valid,
+    anthropic_tool_use_declared,
+    anthropic_no_trailing_whitespace,
+)
+"""The rules `FakeAnthropic` enforces by default."""
+
+
+# -- OpenAI Chat Completions -------------------------------------------------------------
+
+
+def _call_ids(message: Mapping[str, Any]) -> list[object]:
+    if message.get("role") != "assistant":
+        return []
+    return [c.get("id") for _, c in _dicts(message.get("tool_calls"))]
+
+
+def _role_of(message: object) -> object:
+    return message.get("role") if isinstance(message, dict) else None
+
+
+def chat_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``model`` and a non-empty ``messages``."""
+    yield from _missing(body, "model", "messages")
+
+
+def chat_tool_calls_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Each assistant ``tool_calls`` id is answered by a ``tool`` message right after it."""
+    messages = _list(body.get("messages"))
+    for i, message in _dicts(messages):
+        ids = _call_ids(message)
+        if not ids:
+            continue
+        end, answered = i + 1, set()
+        while end < len(messages) and _role_of(messages[end]) == "tool":
+            answered.add(messages[end].get("tool_call_id"))
+            end += 1
+        missing = [x for x in ids if x not in answered]
+        if missing:
+            where = f"before messages[{end}]" if end < len(messages) else "at the end"
+            yield (
+                f"messages[{i}]: tool_calls ids {missing} have no response message; an "
+                "assistant message with tool_calls must be followed by role 'tool' messages "
+                f"answering each tool_call_id ({where})"
+            )
+
+
+def chat_tool_message_has_call(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A ``tool`` message answers an unanswered call of the assistant message before it."""
+    open_ids: set[object] = set()
+    for i, message in enumerate(_list(body.get("messages"))):
+        if _role_of(message) != "tool":
+            open_ids = set(_call_ids(message)) if isinstance(message, dict) else set()
+            continue
+        call_id = message.get("tool_call_id")
+        if call_id not in open_ids:
+            yield (
+                f"messages[{i}]: role 'tool' message for {call_id!r} must be a response to "
+                "a tool call of the preceding assistant message (missing or already answered)"
+            )
+        open_ids.discard(call_id)
+
+
+def _chat_functions(body: _Body) -> list[tuple[int, dict[str, Any]]]:
+    return [
+        (j, tool["function"])
+        for j, tool in _dicts(body.get("tools"))
+        if tool.get("type", "function") == "function" and isinstance(tool.get("function"), dict)
+    ]
+
+
+def chat_function_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Function names are unique and legal."""
+    named = [(f"tools[{j}].function", f.get("name")) for j, f in _chat_functions(body)]
+    yield from _names("function", named, TOOL_NAME)
+
+
+def chat_parameters_object(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``tools[].function.parameters``, when given, is an object schema."""
+    for j, function in _chat_functions(body):
+        params = function.get("parameters")
+        if params is not None and not (isinstance(params, dict) and params.get("type") == "object"):
+            yield (
+                f"tools[{j}].function.parameters: invalid schema for function "
+                f"{function.get('name')!r}: must be a JSON Schema of type 'object'"
+            )
+
+
+CHAT_RULES: tuple[Check, ...] = (
+    chat_required_fields,
+    chat_tool_calls_answered,
+    chat_tool_message_has_call,
+    chat_function_names_valid,
+    chat_parameters_object,
+)
+"""The rules `FakeOpenAIChat` enforces by default (DeepSeek too)."""
+
+
+# -- OpenAI Responses --------------------------------------------------------------------
+
+
+def _items_of(body: _Body, kind: str) -> list[tuple[int, dict[str, Any]]]:
+    return [(i, item) for i, item in _dicts(body.get("input")) if item.get("type") == kind]
+
+
+def responses_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``model``."""
+    yield from _missing(body, "model")
+
+
+def responses_function_call_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Every ``function_call`` has exactly one ``function_call_output`` later in ``input``."""
+    outputs = _items_of(body, "function_call_output")
+    seen: set[object] = set()
+    for i, call in _items_of(body, "function_call"):
+        call_id = call.get("call_id")
+        if call_id in seen:
+            yield f"input[{i}]: function_call call_id {call_id!r} is used twice"
+            continue
+        seen.add(call_id)
+        answers = [k for k, out in outputs if out.get("call_id") == call_id and k > i]
+        if len(answers) != 1:
+            yield (
+                f"input[{i}]: function_call {call_id!r} ({call.get('name')!r}) has "
+                f"{len(answers)} function_call_output items after it; exactly one is needed"
+            )
+
+
+def responses_output_has_call(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Every ``function_call_output`` follows a ``function_call`` with its ``call_id``.
+
+    Skipped with ``previous_response_id``: the calls are then stored by the provider.
+    """
+    if body.get("previous_response_id") is not None:
+        return
+    calls = _items_of(body, "function_call")
+    for i, out in _items_of(body, "function_call_output"):
+        if not any(c.get("call_id") == out.get("call_id") and k < i for k, c in calls):
+            yield (
+                f"input[{i}]: no tool call found for function_call_output with call_id "
+                f"{out.get('call_id')!r}"
+            )
+
+
+def responses_function_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Function tool names are unique and legal."""
+    named = [
+        (f"tools[{j}]", t.get("name"))
+        for j, t in _dicts(body.get("tools"))
+        if t.get("type") == "function"
+    ]
+    yield from _names("function", named, TOOL_NAME)
+
+
+RESPONSES_RULES: tuple[Check, ...] = (
+    responses_required_fields,
+    responses_function_call_answered,
+    responses_output_has_call,
+    responses_function_names_valid,
+)
+"""The rules `FakeResponses` enforces by default."""
+
+
+# -- Gemini (REST bodies: camelCase; snake_case accepted too) ---------------------------
+
+
+def _key(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+    return obj.get(camel, obj.get(snake))
+
+
+def _role(content: Mapping[str, Any]) -> object:
+    return content.get("role") or "user"
+
+
+def _parts(content: Mapping[str, Any], camel: str, snake: str) -> list[dict[str, Any]]:
+    """The ``functionCall`` / ``functionResponse`` objects of a content's parts."""
+    found = (_key(p, camel, snake) for _, p in _dicts(content.get("parts")))
+    return [f for f in found if isinstance(f, dict)]
+
+
+def _calls(content: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return _parts(content, "functionCall", "function_call") if _role(content) == "model" else []
+
+
+def _responses(content: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return _parts(content, "functionResponse", "function_response")
+
+
+def gemini_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A non-empty ``contents``."""
+    if not (isinstance(body.get("contents"), list) and body["contents"]):
+        yield "contents: required, a non-empty list"
+
+
+def gemini_roles_alternate(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Content roles alternate user/model, starting with user (no role means user)."""
+    expected = "user"
+    for i, content in _dicts(body.get("contents")):
+        role = _role(content)
+        if role not in ("user", "model"):
+            yield f"contents[{i}]: role {role!r} is not 'user' or 'model'"
+            return
+        if role != expected:
+            yield (
+                f"contents[{i}]: role {role!r} where {expected!r} was expected; contents "
+                "must alternate user/model, starting with user"
+            )
+            return
+        expected = "model" if role == "user" else "user"
+
+
+def gemini_function_calls_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A model turn's ``functionCall`` parts are answered in the next user turn.
+
+    As many ``functionResponse`` parts as calls, with the same names, and the same ids
+    where the calls have ids.
+    """
+    contents = _list(body.get("contents"))
+    for i, content in _dicts(contents):
+        calls = _calls(content)
+        if not calls:
+            continue
+        following = contents[i + 1] if i + 1 < len(contents) else None
+        answers = (
+            _responses(following)
+            if isinstance(following, dict) and _role(following) == "user"
+            else []
+        )
+        where = f"contents[{i + 1}]" if following is not None else "no next content"
+        if len(answers) != len(calls):
+            yield (
+                f"contents[{i}]: {len(calls)} functionCall part(s) but {len(answers)} "
+                f"functionResponse part(s) in the next user turn ({where}); the number of "
+                "function response parts must equal the number of function call parts"
+            )
+            continue
+        names = sorted(str(c.get("name")) for c in calls)
+        if names != sorted(str(a.get("name")) for a in answers):
+            yield f"contents[{i}]: the functionResponse names in {where} do not match {names}"
+        answered_ids = {a.get("id") for a in answers}
+        unanswered = [c["id"] for c in calls if c.get("id") not in (None, *answered_ids)]
+        if unanswered:
+            yield f"contents[{i}]: functionCall ids {unanswered} get no functionResponse in {where}"
+
+
+def gemini_function_responses_have_calls(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A user turn with ``functionResponse`` parts follows a model turn with calls."""
+    contents = _list(body.get("contents"))
+    for i, content in _dicts(contents):
+        if not _responses(content) or _role(content) != "user":
+            continue
+        previous = contents[i - 1] if i > 0 else None
+        if not (isinstance(previous, dict) and _calls(previous)):
+            yield (
+                f"contents[{i}]: functionResponse parts must come right after a model turn "
+                "with functionCall parts"
+            )
+
+
+def gemini_declaration_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Function declaration names are unique (across all tools) and legal."""
+    named = []
+    for t, tool in _dicts(body.get("tools")):
+        declarations = _key(tool, "functionDeclarations", "function_declarations")
+        for d, declaration in _dicts(declarations):
+            named.append((f"tools[{t}].functionDeclarations[{d}]", declaration.get("name")))
+    yield from _names("function declaration", named, GEMINI_NAME)
+
+
+GEMINI_RULES: tuple[Check, ...] = (
+    gemini_required_fields,
+    gemini_roles_alternate,
+    gemini_function_calls_answered,
+    gemini_function_responses_have_calls,
+    gemini_declaration_names_valid,
+)
+"""The rules `FakeGemini` enforces by default."""
