@@ -416,6 +416,14 @@ def test_gemini_loop_without_call_ids(sdk: Sdk) -> None:
     ]
     assert answers == ["read_file", "grep"]
     assert len(results) == 2
+    # the calls went without ids, so their responses do too (no made-up id on one side)
+    ids = [
+        "id" in part["functionResponse"]
+        for content in fake.requests[1].body["contents"]
+        for part in content["parts"]
+        if "functionResponse" in part
+    ]
+    assert ids == [False, False]
 
 
 def test_anthropic_positional_system_message_is_allowed(sdk: Sdk) -> None:

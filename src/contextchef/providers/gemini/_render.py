@@ -27,6 +27,7 @@ camelCase itself):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -152,6 +153,20 @@ def render_part(part: Part) -> dict[str, Any] | None:
     return _PARTS[part.kind](part)
 
 
+def _render_in_turn(unnamed: set[str]) -> Callable[[Part], dict[str, Any] | None]:
+    """`render_part`, leaving the id off results whose call had none (see render_contents)."""
+
+    def render(part: Part) -> dict[str, Any] | None:
+        if isinstance(part, ToolResult) and part.call_id in unnamed:
+            data = dict(part.provider_data or {"provider": FORMAT})
+            if data.get("provider") == FORMAT:
+                data["synthetic_id"] = True
+                part = dataclasses.replace(part, provider_data=data)
+        return render_part(part)
+
+    return render
+
+
 def _add_user_text(contents: list[dict[str, Any]], text: str) -> None:
     """Add a positional system message's text as a user part.
 
@@ -196,10 +211,21 @@ class GeminiAdapter(AdapterDefaults):
         return [{"function_declarations": declarations}]
 
     def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
-        """IR messages as ``Content`` dicts (assistant -> role ``model``)."""
+        """IR messages as ``Content`` dicts (assistant -> role ``model``).
+
+        A result answering a call that Gemini sent without an id (the IR gave it a
+        synthetic one) goes without an id too, as the call does: ids pair a
+        ``functionCall`` with its ``functionResponse`` only where Gemini set them.
+        """
         out = []
+        unnamed: set[str] = set()
         for msg in messages:
-            parts = [p for p in map(render_part, msg.parts) if p is not None]
+            unnamed |= {
+                p.id
+                for p in msg.parts
+                if isinstance(p, ToolCall) and hints(p.provider_data, FORMAT).get("synthetic_id")
+            }
+            parts = [p for p in map(_render_in_turn(unnamed), msg.parts) if p is not None]
             if parts:
                 out.append({"role": "model" if msg.role == "assistant" else "user", "parts": parts})
         return out
