@@ -17,15 +17,14 @@ accept the same inputs (`CallLike`) and parse arguments the same way:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import JsonValue, canonical_dumps
-from contextchef.history._messages import ToolCall
+from contextchef.history._messages import ToolCall, parse_json_object
 
-__all__ = ["CallLike", "as_tool_call", "parse_arguments", "parse_object"]
+__all__ = ["CallLike", "as_tool_call", "parse_arguments"]
 
 CallLike = ToolCall | Mapping[str, Any] | Any
 """A model's tool call in any accepted shape (see the module docstring)."""
@@ -92,49 +91,12 @@ def as_tool_call(call: CallLike, *, default_id: str = "call") -> ToolCall:
     return ToolCall(id=str(ident) if ident else default_id, name=name, arguments=_raw_text(raw))
 
 
-def _reject_constant(token: str) -> float:
-    raise ValueError(f"{token} is not a JSON number")
-
-
-def parse_object(raw: object) -> dict[str, JsonValue] | str:
-    """Arguments (JSON text or a mapping) as a dict, or the reason they cannot be one.
-
-    NaN, Infinity and numbers too large for a float are refused: providers reject them
-    and a call holding one would break every later request once stored.
-    """
-    value = raw
-    if isinstance(raw, str):
-        try:
-            value = json.loads(raw.strip() or "{}", parse_constant=_reject_constant)
-        except json.JSONDecodeError as exc:
-            return f"the arguments are not valid JSON ({exc.msg})"
-        except (ValueError, RecursionError) as exc:
-            return f"the arguments are not valid JSON ({exc})"
-    if not isinstance(value, Mapping):
-        return f"the arguments must be a JSON object, got {type(value).__name__}"
-    if not _finite(value):
-        return "the arguments hold NaN, Infinity or a number too large to represent"
-    return dict(value)
-
-
-def _finite(value: object, depth: int = 0) -> bool:
-    if depth > 100:
-        return False
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, Mapping):
-        return all(_finite(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite(v, depth + 1) for v in value)
-    return True
-
-
 def parse_arguments(call: ToolCall) -> dict[str, JsonValue] | str:
     """A call's arguments as a dict, or the model-readable reason they are not one.
 
     The reason reads ``Invalid arguments for tool "<name>": <why>; send one JSON object.``
     """
-    parsed = parse_object(call.arguments)
+    parsed = parse_json_object(call.arguments)
     if isinstance(parsed, str):
         return f'Invalid arguments for tool "{call.name}": {parsed}; send one JSON object.'
     return parsed

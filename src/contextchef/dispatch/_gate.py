@@ -39,7 +39,7 @@ from contextchef._json import JsonValue, canonical_dumps
 from contextchef.deferred._groups import NamespaceView
 from contextchef.deferred._meta import DEFER_EXECUTE
 from contextchef.deferred._view import SessionView
-from contextchef.dispatch._calls import parse_arguments, parse_object
+from contextchef.dispatch._calls import parse_arguments
 from contextchef.dispatch._hooks import arun_before_hooks, run_before_hooks
 from contextchef.dispatch._types import (
     Allowed,
@@ -48,7 +48,7 @@ from contextchef.dispatch._types import (
     GateContext,
 )
 from contextchef.exposure._policy import matches
-from contextchef.history._messages import ToolCall
+from contextchef.history._messages import ToolCall, parse_json_object
 from contextchef.tools._schema import strip_strict_nulls, validation_errors
 from contextchef.tools._tool import Tool
 
@@ -161,7 +161,7 @@ def resolve_action(
     problems = [f"unexpected property {k!r}" for k in sorted(arguments) if k not in _NS_KEYS]
     if not isinstance(action, str):
         problems.insert(0, "'action' is required and must be a string")
-    args = parse_object(arguments.get("args", {}))
+    args = parse_json_object(arguments.get("args", {}))
     if isinstance(args, str):
         problems.append(f"'args' must be an object ({args})")
     if problems or not isinstance(action, str) or isinstance(args, str):

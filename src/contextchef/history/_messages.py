@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -46,6 +47,7 @@ __all__ = [
     "assistant",
     "check_message",
     "message_from_dict",
+    "parse_json_object",
     "part_from_dict",
     "part_to_dict",
     "tool_results",
@@ -154,6 +156,48 @@ class ProviderPart:
         _freeze_data(self, "data")
 
 
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a JSON number")
+
+
+def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
+    """Tool-call arguments (JSON text or a mapping) as a dict, or why they are not one.
+
+    The one argument parser: `ToolCall.parsed_arguments`, the normalizer and the gate all
+    use it. Whitespace-only text means ``{}``. NaN, Infinity and numbers too large for a
+    float are refused: providers reject them, and a call holding one would break every
+    later request once stored.
+
+    Returns:
+        The arguments, or a lower-case sentence fragment saying what is wrong.
+    """
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw.strip() or "{}", parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            return f"the arguments are not valid JSON ({exc.msg})"
+        except (ValueError, RecursionError) as exc:
+            return f"the arguments are not valid JSON ({exc})"
+    if not isinstance(value, Mapping):
+        return f"the arguments must be a JSON object, got {type(value).__name__}"
+    if not _finite(value):
+        return "the arguments hold NaN, Infinity or a number too large to represent"
+    return dict(value)
+
+
+def _finite(value: object, depth: int = 0) -> bool:
+    if depth > 100:
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, Mapping):
+        return all(_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v, depth + 1) for v in value)
+    return True
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolCall:
     """A tool call made by the model.
@@ -186,19 +230,11 @@ class ToolCall:
         Raises:
             MalformedArgumentsError: The text is not JSON or not a JSON object.
         """
-        text = self.arguments.strip() or "{}"
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
+        value = parse_json_object(self.arguments)
+        if isinstance(value, str):
             raise MalformedArgumentsError(
-                f"arguments of call {self.id!r} to {self.name!r} are not valid JSON "
-                f"({exc.msg} at character {exc.pos}); expected a JSON object",
-                raw=self.arguments,
-            ) from exc
-        if not isinstance(value, dict):
-            raise MalformedArgumentsError(
-                f"arguments of call {self.id!r} to {self.name!r} must be a JSON object, got "
-                f"{type(value).__name__}",
+                f"arguments of call {self.id!r:.80} to {self.name!r:.80}: {value}; expected a "
+                "JSON object",
                 raw=self.arguments,
             )
         return value

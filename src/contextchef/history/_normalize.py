@@ -28,7 +28,6 @@ again changes nothing (``normalize(normalize(h).messages).changes == ()``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -41,6 +40,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
     check_message,
+    parse_json_object,
 )
 
 __all__ = [
@@ -260,10 +260,7 @@ def _for_target(
 
 
 def _is_json_object(text: str) -> bool:
-    try:
-        return isinstance(json.loads(text or "{}"), dict)
-    except json.JSONDecodeError:
-        return False
+    return not isinstance(parse_json_object(text), str)
 
 
 def _is_blank(part: Part) -> bool:

@@ -46,9 +46,10 @@ from contextchef._errors import (
 from contextchef._json import JsonValue
 from contextchef.deferred._groups import LOAD_TOOLKIT, render_toolkit_directory
 from contextchef.deferred._view import SessionView
-from contextchef.dispatch._calls import CallLike, as_tool_call, parse_object
+from contextchef.dispatch._calls import CallLike, as_tool_call
 from contextchef.dispatch._gate import ActionProblem, resolve_action
 from contextchef.exposure._policy import Mode
+from contextchef.history._messages import parse_json_object
 from contextchef.tools._registry import Registry
 from contextchef.tools._tool import CompiledTool, Tool
 
@@ -326,7 +327,7 @@ class Pruner:
         if ns is None:
             known = sorted(self._chef.view.namespaces)
             raise UsageError(f"{name!r} is not a namespace tool; namespaces: {known}")
-        arguments = parse_object(parsed.arguments)
+        arguments = parse_json_object(parsed.arguments)
         if isinstance(arguments, str):
             raise MalformedArgumentsError(
                 f"arguments of the call to {name!r}: {arguments}; expected a JSON object "
