@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import contextchef
 from contextchef import _errors
+from contextchef.providers import Profile
 
 PKG = Path(contextchef.__file__).parent
 
@@ -124,3 +127,33 @@ def test_every_public_exception_is_exported() -> None:
 
 def test_py_typed_marker_ships() -> None:
     assert (PKG / "py.typed").is_file()
+
+
+TARGET_NAMES = ("anthropic", "openai", "responses", "gemini", "deepseek")
+_COMPARISON = re.compile(
+    r"""(==|!=|\bin\b)\s*\(?\s*["'](?P<a>\w+)["']|["'](?P<b>\w+)["']\s*(==|!=)"""
+)
+
+
+def test_no_target_name_is_compared_outside_providers() -> None:
+    for path in PKG.rglob("*.py"):
+        if layer_of(path) == "providers":
+            continue
+        for lineno, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+            for found in _COMPARISON.finditer(line):
+                name = found.group("a") or found.group("b")
+                assert name not in TARGET_NAMES, f"{path.relative_to(PKG)}:{lineno}: {line}"
+
+
+def test_every_profile_field_is_read() -> None:
+    source = "\n".join(p.read_text("utf-8") for p in PKG.rglob("*.py"))
+    for field in dataclasses.fields(Profile):
+        assert re.search(rf"profile\.{field.name}\b", source), field.name
+
+
+def test_module_sizes() -> None:
+    for path in PKG.rglob("*.py"):
+        lines = len(path.read_text("utf-8").splitlines())
+        assert lines <= 620, f"{path.relative_to(PKG)} has {lines} lines"
+    chef = PKG / "session" / "_chef.py"
+    assert len(chef.read_text("utf-8").splitlines()) <= 400

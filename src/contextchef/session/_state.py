@@ -26,6 +26,8 @@ from contextchef.session._volatile import Announcement, Channel, dynamic_state_d
 
 __all__ = ["SessionState", "mode_from_dict"]
 
+_LEGACY_STRATEGY = {True: "anthropic-native", False: "client"}
+
 
 @dataclass(kw_only=True)
 class SessionState:
@@ -79,7 +81,6 @@ class SessionState:
             "loaded_toolkits": list(self.loaded_toolkits),
             "strategy": self.strategy,
             "target": self.target,
-            "native_search": self.strategy == "anthropic-native",  # read by version-1 readers
             "announcements": [a.to_dict() for a in self.announcements.values()],
             "dynamic_state": None if data is None else dynamic_state_data(data),
             "anchor": self.anchor,
@@ -102,9 +103,8 @@ class SessionState:
         """
         _check_shape(data)
         exposure = data.get("exposure") or {}
-        strategy = data.get("strategy") or (
-            "anthropic-native" if data.get("native_search") else "client"
-        )
+        # snapshots written before strategies were recorded have a native_search flag
+        strategy = data.get("strategy") or _LEGACY_STRATEGY[bool(data.get("native_search"))]
         name = data.get("mode")
         return cls(
             system=data.get("system", ""),
