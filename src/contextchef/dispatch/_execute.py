@@ -7,6 +7,7 @@ when no loop is running (`execute`).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -113,7 +114,7 @@ def execute(
         return _denied_result(call, check)
     done = _meta_result(view, call, check, ctx)
     if done is not None:
-        return done
+        return dataclasses.replace(done, result=run_after_hooks(call, check, done.result, ctx))
     handler = _handler_for(check, handlers)
     try:
         result = _result(call, run_sync(handler(**check.arguments), "the handler"))
@@ -138,7 +139,8 @@ async def aexecute(
         return _denied_result(call, check)
     done = _meta_result(view, call, check, ctx)
     if done is not None:
-        return done
+        result = await arun_after_hooks(call, check, done.result, ctx)
+        return dataclasses.replace(done, result=result)
     handler = _handler_for(check, handlers)
     try:
         value = handler(**check.arguments)

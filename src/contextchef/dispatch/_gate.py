@@ -315,7 +315,7 @@ def check_tool_call(
     """
     ctx = ctx or GateContext()
     result = _static_check(view, call, ctx)
-    if isinstance(result, Denied) or is_meta(view, result.tool):
+    if isinstance(result, Denied):
         return result
     return run_before_hooks(call, result, ctx)
 
@@ -326,6 +326,6 @@ async def acheck_tool_call(
     """Async `check_tool_call`: awaits async before-hooks."""
     ctx = ctx or GateContext()
     result = _static_check(view, call, ctx)
-    if isinstance(result, Denied) or is_meta(view, result.tool):
+    if isinstance(result, Denied):
         return result
     return await arun_before_hooks(call, result, ctx)
