@@ -1,4 +1,4 @@
-"""`Pruner`: per-task tool pruning, namespaces and lazy toolkits (facade layer).
+"""`Pruner`: per-task tool pruning, namespaces and lazy toolkits (session layer).
 
 Registration and routing are decoupled: tools are registered once, and the pruner
 decides which of them the model sees for a task, routes namespace calls to their real
@@ -184,13 +184,13 @@ class Pruner:
     """
 
     def __init__(self, host: PrunerHost) -> None:
-        self._chef = host
+        self._host = host
 
     # -- pruning -----------------------------------------------------------------------------
 
     def _candidates(self) -> list[Tool]:
-        base = self._chef.base_mode
-        registry = self._chef.registry
+        base = self._host.base_mode
+        registry = self._host.registry
         return [
             t
             for t in registry.tools
@@ -200,7 +200,7 @@ class Pruner:
 
     def _result(self, candidates: Sequence[Tool], keep: Callable[[Tool], bool]) -> PruneResult:
         kept = tuple(t for t in candidates if keep(t))
-        wire = self._chef.registry.wire_name_for
+        wire = self._host.registry.wire_name_for
         removed = tuple(wire(t) for t in candidates if not keep(t))
         return PruneResult(tools=kept, removed=removed, kept=len(kept), total=len(candidates))
 
@@ -208,7 +208,7 @@ class Pruner:
         if isinstance(names, str):
             raise UsageError("names must be a list of tool names, not one string")
         wanted = set(names)
-        wire = self._chef.registry.wire_name_for
+        wire = self._host.registry.wire_name_for
         keys = {t.key for t in candidates if wire(t) in wanted or t.name in wanted}
         known = {n for t in candidates for n in (wire(t), t.name)}
         unknown = sorted(wanted - known)
@@ -285,28 +285,28 @@ class Pruner:
             raise UsageError(
                 f"apply takes the PruneResult of a prune_* call, got {type(result).__name__}"
             )
-        wire = self._chef.registry.wire_name_for
+        wire = self._host.registry.wire_name_for
         include = tuple(f"^{wire(t)}$" for t in result.tools)
-        self._chef.set_whitelist(
+        self._host.set_whitelist(
             Mode(name=PRUNED_MODE, include=include, runtime=True, library=True)
         )
 
     def clear(self) -> None:
         """Drop the applied whitelist; the session's own mode applies again."""
-        self._chef.set_whitelist(None)
+        self._host.set_whitelist(None)
 
     def set_blocked_tools(self, names: str | Sequence[str]) -> None:
         """Replace the blocklist (``[]`` clears; ``*`` patterns).
 
         See `ContextChef.set_blocked_tools`; the compiled bytes never change.
         """
-        self._chef.set_blocked_tools(names)
+        self._host.set_blocked_tools(names)
 
     # -- namespaces --------------------------------------------------------------------------
 
     def is_namespace_call(self, call: CallLike) -> bool:
         """Whether `call` targets a namespace tool of the current view."""
-        return as_tool_call(call).name in self._chef.view.namespaces
+        return as_tool_call(call).name in self._host.view.namespaces
 
     def resolve_namespace(self, call: CallLike) -> ResolvedAction:
         """Route a namespace call to its sub-tool (no policy check: use the gate for that).
@@ -323,9 +323,9 @@ class Pruner:
         """
         parsed = as_tool_call(call)
         name = parsed.name
-        ns = self._chef.view.namespaces.get(name)
+        ns = self._host.view.namespaces.get(name)
         if ns is None:
-            known = sorted(self._chef.view.namespaces)
+            known = sorted(self._host.view.namespaces)
             raise UsageError(f"{name!r} is not a namespace tool; namespaces: {known}")
         arguments = parse_json_object(parsed.arguments)
         if isinstance(arguments, str):
@@ -352,7 +352,7 @@ class Pruner:
             )
         member, args = resolved
         return ResolvedAction(
-            namespace=name, tool_name=self._chef.view.wire_names[member.key], args=args
+            namespace=name, tool_name=self._host.view.wire_names[member.key], args=args
         )
 
     # -- toolkits ----------------------------------------------------------------------------
@@ -360,7 +360,7 @@ class Pruner:
     def is_toolkit_loader(self, call: CallLike) -> bool:
         """Whether `call` is a ``load_toolkit`` call (and toolkits are registered)."""
         return (
-            as_tool_call(call).name == LOAD_TOOLKIT and self._chef.view.toolkit_loader is not None
+            as_tool_call(call).name == LOAD_TOOLKIT and self._host.view.toolkit_loader is not None
         )
 
     def extract_toolkit(self, name: str) -> tuple[Tool, ...]:
@@ -373,11 +373,11 @@ class Pruner:
         Raises:
             UnknownToolkitError: No toolkit has this name (lists the registered ones).
         """
-        return self._chef.load_toolkit(name)
+        return self._host.load_toolkit(name)
 
     def compile(self) -> CompiledGroups:
         """The namespace tools + ``load_toolkit`` and the toolkit directory."""
-        view = self._chef.view
+        view = self._host.view
         loader = view.toolkit_loader is not None
         tools = tuple(
             t

@@ -1,4 +1,4 @@
-"""Volatile session state: announcements, dynamic state, implicit context, events (chef layer).
+"""Volatile session state: announcements, dynamic state, implicit context, events (session layer).
 
 Everything here is *state*, re-rendered at every compile and never written into the
 history, and it always renders after the cached prefix (system prompt, tools, older
