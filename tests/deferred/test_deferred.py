@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from contextchef import ContextChef, DeferredConfig, Denied, ToolCall, load_catalog
+from contextchef import (
+    ContextChef,
+    DeferredConfig,
+    Denied,
+    ToolCall,
+    load_catalog,
+    load_demo_catalog,
+)
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +30,12 @@ def github(catalogs_dir: Path) -> ContextChef:
 def search(chef: ContextChef, **args: Any) -> tuple[str, bool, tuple[str, ...]]:
     done = chef.execute(ToolCall(id="s", name="tool_search", arguments=json.dumps(args)))
     return done.result.content, done.result.is_error, done.loaded
+
+
+def demo(**kw: Any) -> ContextChef:
+    chef = ContextChef(default_defer=True, **kw)
+    chef.register_catalog(load_demo_catalog())
+    return chef
 
 
 def test_exact_lookup_returns_parameters(github: ContextChef) -> None:
@@ -220,3 +234,66 @@ def test_extended_index_scores_like_a_rebuilt_one(catalogs_dir: Path) -> None:
         score_b = next(h.score for h in b if h.wire_name == new.name)
         assert score_b == pytest.approx(score_a, rel=0.05)  # same formula, stats of N vs N+1
     assert "summarize_release_notes" in extended and len(extended) == len(entries) + 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"queries": ["x"], "limit": 0},
+        {"queries": ["x"], "limit": "3"},
+        {"queries": ["x"], "limit": True},
+        {"queries": "issue"},
+        {"queries": [None]},
+        {"queries": [""]},
+        {"tool_names": [1]},
+    ],
+)
+def test_tool_search_arguments_follow_its_schema(args: dict[str, Any]) -> None:
+    text, err, _ = search(demo(), **args)
+    assert err and text.startswith("tool_search needs exactly one of")
+
+
+def test_tool_search_text_never_exceeds_the_cap() -> None:
+    chef = demo()
+    cap = DeferredConfig().result_chars
+    text, _, _ = search(chef, queries=["x" * 50_000])
+    assert len(text) <= cap
+    names = [chef.view.wire_names[t.key] for t in chef.tools] * 3
+    text, _, loaded = search(chef, tool_names=names)
+    assert len(text) <= cap and loaded
+    assert all(name in text for name in loaded)
+
+
+def test_many_unknown_names_stay_fast() -> None:
+    chef = demo()
+    start = time.perf_counter()
+    text, err, _ = search(chef, tool_names=[f"no_such_tool_{i}" for i in range(1000)])
+    assert time.perf_counter() - start < 2.0  # was 20 s
+    assert not err and "and 995 more" in text
+
+
+def test_read_only_mode_says_why_a_tool_is_missing() -> None:
+    chef = demo()
+    chef.set_mode("read_only")
+    wire = chef.wire_name("create_issue", server="issue-tracker")
+    text, _, _ = search(chef, tool_names=[wire])
+    assert f'Tool "{wire}" is not available in mode "read_only".' in text
+
+
+def test_defer_execute_of_a_meta_tool_is_explained() -> None:
+    check = demo().check_tool_call(
+        ToolCall(
+            id="1", name="defer_execute", arguments='{"tool_name": "tool_search", "params": {}}'
+        )
+    )
+    assert isinstance(check, Denied) and "call tool_search directly" in check.reason
+
+
+def test_deferred_templated_tools_are_searched_and_shown_rendered() -> None:
+    chef = ContextChef(default_defer=True, template_vars={"project": "acme"})
+    chef.register_tools(
+        [{"name": "deploy", "description": "Deploys {{ project }} services.", "template": True}]
+    )
+    text, _, loaded = search(chef, queries=["acme"])
+    assert loaded == ("deploy",)
+    assert "Deploys acme services." in text and "{{" not in text

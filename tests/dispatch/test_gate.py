@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conftest import load_case
 from contextchef import (
     ContextChef,
     DeferredConfig,
@@ -36,6 +37,42 @@ def via_defer(target: str, params: dict[str, Any], id: str = "c") -> ToolCall:
 
 def names_in_payload(chef: ContextChef) -> list[str]:
     return [t["name"] for t in chef.compile("anthropic").payload["tools"]]
+
+
+def echo_chef() -> ContextChef:
+    chef = ContextChef()
+
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    chef.register_tools([echo])
+    return chef
+
+
+def chef_with_ns() -> ContextChef:
+    chef = ContextChef()
+    chef.register_namespaces(
+        [
+            {
+                "name": "fs",
+                "description": "Files.",
+                "tools": [
+                    {
+                        "name": "read_file",
+                        "description": "Read.",
+                        "input_schema": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}},
+                            "required": ["path"],
+                        },
+                    }
+                ],
+            }
+        ],
+        handlers={"read_file": lambda path: f"read {path}"},
+    )
+    return chef
 
 
 # --- modes --------------------------------------------------------------------------------
@@ -93,6 +130,22 @@ def test_blocklist_changes_no_bytes_and_applies_to_the_real_tool() -> None:
     )
 
 
+def test_blocking_a_namespace_or_meta_tool_by_its_own_name() -> None:
+    chef = chef_with_ns()
+    chef.set_blocked_tools(["^fs$"])
+    check = chef.check_tool_call(
+        ToolCall(id="1", name="fs", arguments='{"action": "read_file", "args": {"path": "a"}}')
+    )
+    assert isinstance(check, Denied) and check.code == "blocked"
+    deferred = ContextChef(default_defer=True)
+    deferred.register_tools([{"name": "t", "description": "T"}])
+    deferred.set_blocked_tools(["tool_search"])
+    check = deferred.check_tool_call(
+        ToolCall(id="2", name="tool_search", arguments='{"queries": ["t"]}')
+    )
+    assert isinstance(check, Denied) and check.reason == 'Tool "tool_search" is currently blocked.'
+
+
 # --- hooks --------------------------------------------------------------------------------
 
 
@@ -146,6 +199,64 @@ def test_async_hooks_and_handlers_through_execute_and_aexecute() -> None:
     assert denied.result.is_error and denied.result.content == "no secrets"
     assert denied.result.call_id == "z"
     assert calls == ["slow_echo"]
+
+
+def test_a_before_hook_that_raises_denies_instead_of_crashing() -> None:
+    chef = echo_chef()
+    chef.before_tool_call(lambda e: 1 / 0)
+    done = chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+    assert done.result.is_error and done.result.call_id == "1"
+    assert isinstance(done.check, Denied) and done.check.code == "hook_error"
+    assert "ZeroDivisionError" in done.result.content
+
+
+def test_an_after_hook_that_raises_keeps_the_result_with_a_note() -> None:
+    chef = echo_chef()
+
+    def broken(event: Any, result: ToolResult) -> None:
+        raise RuntimeError("boom")
+
+    chef.after_tool_call(broken)
+    done = chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+    assert done.result.content.startswith("x\n[post-processing broken failed: boom]")
+
+
+@pytest.mark.parametrize("verdict", [False, None])
+def test_before_hook_none_or_false_allows(verdict: Any) -> None:
+    chef = echo_chef()
+    chef.before_tool_call(lambda e: verdict)
+    assert chef.check_tool_call(
+        ToolCall(id="1", name="echo", arguments='{"text": "x"}')
+    ).decision == ("allowed")
+
+
+@pytest.mark.parametrize("verdict", [True, 5, {}, ["no"]])
+def test_before_hook_odd_return_is_a_usage_error(verdict: Any) -> None:
+    chef = echo_chef()
+    chef.before_tool_call(lambda e: verdict)
+    with pytest.raises(UsageError, match="return None to allow"):
+        chef.check_tool_call(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+
+
+def test_after_hook_must_answer_the_same_call() -> None:
+    chef = echo_chef()
+    chef.after_tool_call(lambda e, r: ToolResult(call_id="OTHER", name="echo", content="x"))
+    with pytest.raises(UsageError, match="must answer call '1'"):
+        chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+
+
+def test_hooks_cannot_rewrite_arguments() -> None:
+    chef = echo_chef()
+    seen: list[str] = []
+
+    def tamper(event: Any) -> None:
+        with pytest.raises(TypeError):
+            event.arguments["text"] = 12345
+        seen.append(event.arguments["text"])
+
+    chef.before_tool_call(tamper)
+    done = chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "ok"}'))
+    assert done.result.content == "ok" and seen == ["ok"]
 
 
 # --- deferred policy ------------------------------------------------------------------------
@@ -239,3 +350,72 @@ def test_templated_description_touching_time_raises() -> None:
     with pytest.raises(NondeterminismError) as info:
         chef.compile("anthropic")
     assert info.value.tool == "t" and info.value.source == "now"
+
+
+# --- call shapes ------------------------------------------------------------------------
+
+
+def test_gate_accepts_call_dicts_and_rejects_junk() -> None:
+    chef = chef_with_ns()
+    check = chef.check_tool_call(
+        {"name": "fs", "arguments": {"action": "read_file", "args": {"path": "a"}}}
+    )
+    assert check.decision == "allowed"
+    with pytest.raises(UsageError, match="expected a ToolCall"):
+        chef.check_tool_call(5)  # type: ignore[arg-type]
+
+
+def test_namespace_args_as_a_json_string_are_accepted() -> None:
+    chef = chef_with_ns()
+    call = ToolCall(
+        id="1", name="fs", arguments=json.dumps({"action": "read_file", "args": '{"path": "a"}'})
+    )
+    check = chef.check_tool_call(call)
+    assert check.decision == "allowed" and dict(check.arguments) == {"path": "a"}
+    assert chef.pruner.resolve_namespace(call).args == {"path": "a"}
+
+
+# --- tooldef-20: argument validation before dispatch ------------------------------------
+
+EXPECTED_20 = {
+    "r1": ("path", "required"),
+    "r2": ("path", "string"),
+    "r3": ("not valid JSON",),
+    "r4": ("encoding",),
+    "r5": ("max_lines", "minimum of 1"),
+}
+
+
+@pytest.mark.parametrize("through_defer_execute", [False, True])
+def test_tooldef_20_invalid_calls_get_paired_error_results(through_defer_execute: bool) -> None:
+    case = load_case("tooldef-20")["input"]
+    runs: list[dict[str, Any]] = []
+
+    def read_file(**kwargs: Any) -> str:
+        runs.append(kwargs)
+        return "file contents"
+
+    chef = ContextChef(default_defer=through_defer_execute)
+    chef.register_tools(case["tools"], handlers={"read_file": read_file})
+    results = []
+    for call in case["model_calls"]:
+        if through_defer_execute:
+            raw = call["arguments_raw"]
+            wrapped = f'{{"tool_name": "read_file", "params": {raw}}}'
+            tc = ToolCall(id=call["id"], name="defer_execute", arguments=wrapped)
+        else:
+            tc = ToolCall(id=call["id"], name=call["name"], arguments=call["arguments_raw"])
+        results.append(chef.execute(tc).result)
+    assert [r.call_id for r in results] == [c["id"] for c in case["model_calls"]]
+    by_id = {r.call_id: r for r in results}
+    for call_id, needles in EXPECTED_20.items():
+        result = by_id[call_id]
+        assert result.is_error, call_id
+        for needle in needles:
+            assert needle in result.content, (call_id, result.content)
+        if call_id != "r3":
+            assert "Expected input schema" in result.content
+            assert '"minLength":1' in result.content
+    assert not by_id["r6"].is_error
+    assert by_id["r6"].content == "file contents"
+    assert runs == [{"path": "a.txt"}]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from test_normalize import call, case_history, render, result
 
 from conftest import load_case
 from contextchef import DeferredConfig, load_catalog
@@ -36,7 +37,6 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import DEEPSEEK, OPENAI_CHAT, check_pairing, normalize
 from contextchef.search._index import ToolIndex
-from test_normalize import call, case_history, render, result
 
 THINK = ReasoningPart(provider="anthropic", text="hmm", provider_data={"signature": "c2ln"})
 

@@ -31,7 +31,7 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import PORTABLE, PRESETS, HistoryRules, check_pairing, normalize
 from contextchef.providers import TARGETS, RequestOptions, get_adapter
-from test_sdk_payloads import REQUEST_TYPES, sdk_problems
+from sdk_check import REQUEST_TYPES, sdk_problems
 
 # failure reports of histories holding HUGE are long; that is fine
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_normalize import render
 
 from conftest import load_case
 from contextchef._errors import UsageError
@@ -23,7 +24,6 @@ from contextchef.history._offload import (
     offload_result,
     read_offloaded,
 )
-from test_normalize import render
 
 OVERHEAD = 512  # chars the stub may add to the inline budget (marker + notice)
 

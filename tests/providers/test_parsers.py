@@ -37,7 +37,7 @@ from contextchef.providers import (
     from_responses,
     get_adapter,
 )
-from test_sdk_payloads import sdk_problems
+from sdk_check import sdk_problems
 
 PNG = (  # a 1x1 PNG
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5Erk"

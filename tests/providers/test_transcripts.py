@@ -47,7 +47,7 @@ from contextchef.providers import (
     from_responses,
     get_adapter,
 )
-from test_sdk_payloads import sdk_problems
+from sdk_check import sdk_problems
 
 TRANSCRIPTS = shared_data() / "transcripts"
 FILES = sorted(p.name for p in TRANSCRIPTS.glob("*.json"))

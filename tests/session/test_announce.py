@@ -21,7 +21,7 @@ from contextchef import (
     user,
 )
 from contextchef.session._volatile import DEFAULT_ANCHOR
-from test_sdk_payloads import sdk_problems
+from sdk_check import sdk_problems
 
 ADDED = "Tools newly available: read_file, grep"
 REMOVED = "web_search has been withdrawn; calls to it will be rejected"
@@ -260,6 +260,22 @@ def test_events_and_announcing_from_compile_done_lands_next_time() -> None:
     assert chef.off("compile:done", done) is True
     with pytest.raises(UsageError, match="unknown event"):
         chef.on("compile:end", done)  # type: ignore[arg-type]
+
+
+def test_failing_hooks_in_compile_are_usage_errors() -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    chef.set_implicit_context(lambda: str(1 / 0))
+    with pytest.raises(UsageError, match="implicit-context hook raised ZeroDivisionError"):
+        chef.compile("openai")
+    chef.set_implicit_context(None)
+
+    def boom(event: Any) -> None:
+        raise RuntimeError("x")
+
+    chef.on("compile:done", boom)
+    with pytest.raises(UsageError, match=r"remove it with chef\.off"):
+        chef.compile("openai")
 
 
 def test_cache_audit_flags_volatile_block_at_the_breakpoint(

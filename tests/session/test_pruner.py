@@ -172,6 +172,11 @@ def test_applied_prune_is_structural_and_clearable() -> None:
     assert chef.compile("anthropic").segments["tools"] == before
 
 
+def test_pruner_apply_needs_a_prune_result() -> None:
+    with pytest.raises(UsageError, match="PruneResult"):
+        ContextChef().pruner.apply("x")  # type: ignore[arg-type]
+
+
 # --- blocklist -----------------------------------------------------------------------------
 
 

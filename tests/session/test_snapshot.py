@@ -138,6 +138,25 @@ def test_bad_snapshots() -> None:
         chef.restore({**snap, "version": 99})
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("exposure", 5), ("whitelist", "x"), ("announcements", [{"bad": 1}]), ("blocked", [1])],
+)
+def test_a_malformed_snapshot_changes_nothing(field: str, value: Any) -> None:
+    source = ContextChef()
+    source.set_system_prompt("A")
+    source.set_history([user("from A")])
+    snap = source.snapshot()
+    snap[field] = value
+    target = ContextChef()
+    target.set_system_prompt("B")
+    target.set_history([user("from B")])
+    before = target.compile("anthropic").to_json()
+    with pytest.raises(UsageError, match="nothing was restored"):
+        target.restore(snap)
+    assert target.compile("anthropic").to_json() == before
+
+
 def test_loaded_tools_and_gate_state_round_trip() -> None:
     chef = build()
     call = ToolCall(id="c1", name="tool_search", arguments='{"tool_names": ["write_file"]}')

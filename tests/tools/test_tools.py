@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conftest import load_case
 from contextchef import (
     WIRE_NAME_RE,
     CatalogFormatError,
@@ -15,10 +16,13 @@ from contextchef import (
     ContextChefError,
     InvalidSchemaError,
     InvalidToolError,
+    TemplateError,
     Tool,
+    ToolCall,
     ToolNameConflictError,
     UnknownTargetError,
     UnknownToolError,
+    UsageError,
     load_catalog,
     load_demo_catalog,
     tool_from_dict,
@@ -228,6 +232,62 @@ def test_every_error_is_a_contextchef_error() -> None:
         assert issubclass(exc, ContextChefError)
 
 
+def test_gemini_native_declarations_with_upper_case_types() -> None:
+    tool = tool_from_dict(
+        {
+            "name": "get_weather",
+            "description": "Weather.",
+            "parameters": {
+                "type": "OBJECT",
+                "properties": {"city": {"type": "STRING"}},
+                "required": ["city"],
+            },
+        }
+    )
+    assert tool.input_schema["properties"]["city"]["type"] == "string"
+    assert tool.input_schema["type"] == "object"
+
+
+def test_gemini_tool_wrapper_is_flattened() -> None:
+    chef = ContextChef()
+    added = chef.register_tools(
+        [
+            {
+                "functionDeclarations": [
+                    {"name": "a", "description": "A"},
+                    {"name": "b", "description": "B"},
+                ]
+            }
+        ]
+    )
+    assert [t.name for t in added] == ["a", "b"]
+
+
+def test_bad_inputs_are_usage_errors() -> None:
+    chef = ContextChef()
+    with pytest.raises(UsageError):
+        chef.set_history(None)  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        chef.set_blocked_tools(None)  # type: ignore[arg-type]
+    chef.register_tools([{"name": "a"}])
+    with pytest.raises(UsageError):
+        chef.wire_name(chef.tools[0])  # type: ignore[arg-type]
+    with pytest.raises(TemplateError):
+        ContextChef(template_vars={"time": 5})
+    with pytest.raises(CatalogFormatError, match="'template' must be true or false"):
+        tool_from_dict({"name": "t", "template": "yes"})
+    with pytest.raises(InvalidToolError, match="reserved"):
+        Tool(name="t", source="mcp", server="builtin")
+    with pytest.raises(InvalidSchemaError, match="not a valid regular expression"):
+        Tool(
+            name="t",
+            input_schema={
+                "type": "object",
+                "properties": {"a": {"type": "string", "pattern": "(x"}},
+            },
+        )
+
+
 # --- wire names -------------------------------------------------------------------------
 
 
@@ -300,3 +360,59 @@ def test_register_mcp_tools_list_result() -> None:
     )
     assert [(t.server, t.name, t.source) for t in added] == [("postgres", "query", "mcp")]
     assert "postgres: Production replica\n  postgres__query" in chef.view.directory
+
+
+# --- tooldef-16: strict schemas ------------------------------------------------------------
+
+
+def payload_tools(payload: dict[str, Any], target: str) -> list[dict[str, Any]]:
+    if target == "openai":
+        return [t["function"] for t in payload["tools"]]
+    return list(payload["tools"])
+
+
+def chef_16() -> tuple[ContextChef, list[dict[str, Any]]]:
+    case = load_case("tooldef-16")["input"]
+    received: list[dict[str, Any]] = []
+
+    def process(**kwargs: Any) -> str:
+        received.append(kwargs)
+        return "done"
+
+    chef = ContextChef()
+    chef.register_tools(case["tools"], handlers={"process": process})
+    return chef, received
+
+
+@pytest.mark.parametrize("target", ["responses", "openai"])
+def test_tooldef_16_strict_schema_is_complete(target: str) -> None:
+    chef, _ = chef_16()
+    tools = {t["name"]: t for t in payload_tools(chef.compile(target).payload, target)}
+    process = tools["process"]
+    assert process["strict"] is True
+    root = process["parameters"]
+    assert root["additionalProperties"] is False
+    assert root["required"] == ["a", "opts"]
+    opts = root["properties"]["opts"]
+    assert opts["additionalProperties"] is False
+    assert opts["required"] == ["verbose"]
+    assert root["properties"]["a"]["type"] == ["string", "null"]
+    assert "null" in opts["type"]
+    assert opts["properties"]["verbose"]["type"] == ["boolean", "null"]
+    # open map: never strict
+    assert tools["tag_bag"].get("strict", False) is False
+    assert tools["tag_bag"]["parameters"]["properties"]["meta"]["additionalProperties"] == {}
+
+
+def test_tooldef_16_strict_nulls_pass_validation_and_are_removed_for_the_handler() -> None:
+    case = load_case("tooldef-16")["input"]
+    chef, received = chef_16()
+    for call in case["model_calls"]:
+        done = chef.execute(
+            ToolCall(id=call["id"], name=call["name"], arguments=json.dumps(call["arguments"]))
+        )
+        assert not done.result.is_error, done.result.content
+        assert done.result.call_id == call["id"]
+    # 'a' and 'verbose' were optional and not nullable: their nulls are removed;
+    # 'opts' declared ["object", "null"], so its null is a real value and is kept.
+    assert received == [{"opts": None}, {"a": "x", "opts": {}}]

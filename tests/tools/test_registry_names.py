@@ -1,4 +1,7 @@
-"""The real failures in ../shared/cases/tooldef-*.json, each with its expected values."""
+"""Wire names and server qualification on real failures: cases tooldef-13 and tooldef-14.
+
+Each case is ../shared/cases/tooldef-*.json with its expected values.
+"""
 
 from __future__ import annotations
 
@@ -30,12 +33,6 @@ def payload_tool_names(payload: dict[str, Any], target: str) -> list[str]:
         return [t["name"] for t in payload.get("tools", [])]
     decls = payload["config"].get("tools", [{"function_declarations": []}])
     return [d["name"] for d in decls[0]["function_declarations"]]
-
-
-def payload_tools(payload: dict[str, Any], target: str) -> list[dict[str, Any]]:
-    if target == "openai":
-        return [t["function"] for t in payload["tools"]]
-    return list(payload["tools"])
 
 
 # --- tooldef-13: MCP names that providers reject -------------------------------------------
@@ -221,99 +218,3 @@ def test_tooldef_14_namespacing_disabled_later_registration_also_raises() -> Non
     with pytest.raises(ToolNameConflictError, match="clickhouse and oceanbase"):
         chef.register_tools([{"name": "execute_sql", "input_schema": schema}], server="clickhouse")
     assert [t.origin for t in chef.tools] == ["oceanbase"]
-
-
-# --- tooldef-16: strict schemas ------------------------------------------------------------
-
-
-def chef_16() -> tuple[ContextChef, list[dict[str, Any]]]:
-    case = load_case("tooldef-16")["input"]
-    received: list[dict[str, Any]] = []
-
-    def process(**kwargs: Any) -> str:
-        received.append(kwargs)
-        return "done"
-
-    chef = ContextChef()
-    chef.register_tools(case["tools"], handlers={"process": process})
-    return chef, received
-
-
-@pytest.mark.parametrize("target", ["responses", "openai"])
-def test_tooldef_16_strict_schema_is_complete(target: str) -> None:
-    chef, _ = chef_16()
-    tools = {t["name"]: t for t in payload_tools(chef.compile(target).payload, target)}
-    process = tools["process"]
-    assert process["strict"] is True
-    root = process["parameters"]
-    assert root["additionalProperties"] is False
-    assert root["required"] == ["a", "opts"]
-    opts = root["properties"]["opts"]
-    assert opts["additionalProperties"] is False
-    assert opts["required"] == ["verbose"]
-    assert root["properties"]["a"]["type"] == ["string", "null"]
-    assert "null" in opts["type"]
-    assert opts["properties"]["verbose"]["type"] == ["boolean", "null"]
-    # open map: never strict
-    assert tools["tag_bag"].get("strict", False) is False
-    assert tools["tag_bag"]["parameters"]["properties"]["meta"]["additionalProperties"] == {}
-
-
-def test_tooldef_16_strict_nulls_pass_validation_and_are_removed_for_the_handler() -> None:
-    case = load_case("tooldef-16")["input"]
-    chef, received = chef_16()
-    for call in case["model_calls"]:
-        done = chef.execute(
-            ToolCall(id=call["id"], name=call["name"], arguments=json.dumps(call["arguments"]))
-        )
-        assert not done.result.is_error, done.result.content
-        assert done.result.call_id == call["id"]
-    # 'a' and 'verbose' were optional and not nullable: their nulls are removed;
-    # 'opts' declared ["object", "null"], so its null is a real value and is kept.
-    assert received == [{"opts": None}, {"a": "x", "opts": {}}]
-
-
-# --- tooldef-20: argument validation before dispatch --------------------------------------
-
-EXPECTED_20 = {
-    "r1": ("path", "required"),
-    "r2": ("path", "string"),
-    "r3": ("not valid JSON",),
-    "r4": ("encoding",),
-    "r5": ("max_lines", "minimum of 1"),
-}
-
-
-@pytest.mark.parametrize("through_defer_execute", [False, True])
-def test_tooldef_20_invalid_calls_get_paired_error_results(through_defer_execute: bool) -> None:
-    case = load_case("tooldef-20")["input"]
-    runs: list[dict[str, Any]] = []
-
-    def read_file(**kwargs: Any) -> str:
-        runs.append(kwargs)
-        return "file contents"
-
-    chef = ContextChef(default_defer=through_defer_execute)
-    chef.register_tools(case["tools"], handlers={"read_file": read_file})
-    results = []
-    for call in case["model_calls"]:
-        if through_defer_execute:
-            raw = call["arguments_raw"]
-            wrapped = f'{{"tool_name": "read_file", "params": {raw}}}'
-            tc = ToolCall(id=call["id"], name="defer_execute", arguments=wrapped)
-        else:
-            tc = ToolCall(id=call["id"], name=call["name"], arguments=call["arguments_raw"])
-        results.append(chef.execute(tc).result)
-    assert [r.call_id for r in results] == [c["id"] for c in case["model_calls"]]
-    by_id = {r.call_id: r for r in results}
-    for call_id, needles in EXPECTED_20.items():
-        result = by_id[call_id]
-        assert result.is_error, call_id
-        for needle in needles:
-            assert needle in result.content, (call_id, result.content)
-        if call_id != "r3":
-            assert "Expected input schema" in result.content
-            assert '"minLength":1' in result.content
-    assert not by_id["r6"].is_error
-    assert by_id["r6"].content == "file contents"
-    assert runs == [{"path": "a.txt"}]
