@@ -48,9 +48,11 @@ from contextchef.testing import (
     FakeOpenAIChat,
     FakeProvider,
     FakeResponses,
+    Ids,
     RecordedRequest,
     Turn,
     Violation,
+    anthropic_tool_use_declared,
     fake_for,
     httpx_for,
     raw,
@@ -655,12 +657,31 @@ BAD = [
     ),
     Bad(
         "anthropic-undeclared-tool-use",
-        FakeAnthropic,
+        lambda: FakeAnthropic(rules=(*ANTHROPIC_RULES, anthropic_tool_use_declared)),
         "anthropic_tool_use_declared",
         _a(
             _said("user", "hi"),
             {"role": "assistant", "content": [_use("t1", "grep")]},
             {"role": "user", "content": [_result("t1")]},
+        ),
+    ),
+    Bad(
+        "anthropic-unresolved-tool-reference",
+        FakeAnthropic,
+        "anthropic_references_declared",
+        _a(
+            _said("user", "find a search tool"),
+            {"role": "assistant", "content": [_use("t1")]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [{"type": "tool_reference", "tool_name": "grep"}],
+                    }
+                ],
+            },
         ),
     ),
     Bad(
@@ -1038,3 +1059,28 @@ def test_importing_the_fakes_imports_no_sdk_or_httpx() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_a_tool_use_for_a_tool_no_longer_sent_is_accepted_by_default(sdk: Sdk) -> None:
+    """Production accepts it (a withdrawn tool can still be called); the rule is opt-in."""
+    fake = FakeAnthropic().script(text("ok"))
+    payload = _a(
+        _said("user", "hi"),
+        {"role": "assistant", "content": [_use("t1", "grep")]},
+        {"role": "user", "content": [_result("t1")]},
+    )
+    sdk.create(fake, payload)
+    assert fake.violations == ()
+
+
+def test_fakes_sharing_ids_never_repeat_a_call_id(sdk: Sdk) -> None:
+    """A conversation moved between providers: one `Ids` keeps call ids unique."""
+    shared = Ids()
+    chat, gemini = FakeOpenAIChat(ids=shared), FakeGemini(ids=shared)
+    chat.script(tool_calls(("read_file", {"path": "a"})))
+    gemini.script(tool_calls(("read_file", {"path": "b"})))
+    first = sdk.create(chat, _c(_said("user", "hi")))
+    second = sdk.create(gemini, _g(_g_user()))
+    (chat_call,) = first.choices[0].message.tool_calls
+    (gemini_call,) = second.function_calls
+    assert (chat_call.id, gemini_call.id) == ("call_0001", "call_0002")

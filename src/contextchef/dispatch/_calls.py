@@ -30,7 +30,9 @@ CallLike = ToolCall | Mapping[str, Any] | Any
 """A model's tool call in any accepted shape (see the module docstring)."""
 
 _ARGUMENT_KEYS = ("arguments", "input", "args")
-_ID_KEYS = ("id", "call_id", "tool_use_id")
+# A Responses function_call item has both: ``id`` names the item, ``call_id`` the call
+# its function_call_output must answer (https://platform.openai.com/docs/api-reference/responses)
+_ID_KEYS = ("call_id", "id", "tool_use_id")
 _WRAPPERS = ("function", "functionCall", "function_call")
 
 
@@ -52,13 +54,22 @@ def _as_mapping(call: object) -> Mapping[str, Any] | None:
 
 
 def _raw_text(raw: object) -> str:
-    """Arguments given as an object -> JSON text (non-JSON values become a string)."""
+    """Arguments given as an object -> JSON text.
+
+    Values canonical JSON refuses (NaN, Infinity) are written as Python's ``json`` writes
+    them, so the parser names them; what cannot be written at all (objects, runaway
+    nesting, integers too long to print) becomes text the parser reports as not JSON.
+    """
     if isinstance(raw, str):
         return raw
     try:
         return canonical_dumps(raw)
-    except (TypeError, ValueError):
-        return json.dumps(str(raw))
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return json.dumps(raw, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return f"<arguments that are not JSON: {type(exc).__name__}>"
 
 
 def as_tool_call(call: CallLike, *, default_id: str = "call") -> ToolCall:
@@ -73,6 +84,17 @@ def as_tool_call(call: CallLike, *, default_id: str = "call") -> ToolCall:
     """
     if isinstance(call, ToolCall):
         return call
+    try:
+        return _as_tool_call(call, default_id)
+    except UsageError:
+        raise
+    except Exception as exc:  # a hostile object (raising properties, odd mappings)
+        raise UsageError(
+            f"cannot read a tool call from {type(call).__name__}: {type(exc).__name__}"
+        ) from exc
+
+
+def _as_tool_call(call: object, default_id: str) -> ToolCall:
     outer = _as_mapping(call)
     body = outer
     if outer is not None:

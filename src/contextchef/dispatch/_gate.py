@@ -251,9 +251,11 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
     denied = _route(view, ctx, tool, via)
     if denied is not None:
         return denied
-    wrapper = via.split(":", 1)[1] if via and via.startswith("namespace:") else None
+    # a blocked wrapper (a namespace, defer_execute) blocks every call made through it
+    wrapper = via.split(":", 1)[-1] if via else None
     if matches(ctx.blocked, (wire, tool.name, *((wrapper,) if wrapper else ()))):
-        return Denied(reason=f'Tool "{wire}" is currently blocked.', code="blocked", tool=tool)
+        blocked = wire if matches(ctx.blocked, (wire, tool.name)) else wrapper
+        return Denied(reason=f'Tool "{blocked}" is currently blocked.', code="blocked", tool=tool)
     return None
 
 

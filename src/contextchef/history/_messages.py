@@ -181,21 +181,33 @@ def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
             return f"the arguments are not valid JSON ({exc})"
     if not isinstance(value, Mapping):
         return f"the arguments must be a JSON object, got {type(value).__name__}"
-    if not _finite(value):
-        return "the arguments hold NaN, Infinity or a number too large to represent"
+    problem = _unrepresentable(value)
+    if problem:
+        return f"the arguments {problem}"
     return dict(value)
 
 
-def _finite(value: object, depth: int = 0) -> bool:
-    if depth > 100:
-        return False
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, Mapping):
-        return all(_finite(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite(v, depth + 1) for v in value)
-    return True
+MAX_ARGUMENT_DEPTH = 100
+"""Deepest nesting of objects and arrays accepted in tool-call arguments."""
+
+_MAX_INT_BITS = 14_000
+"""About 4,200 decimal digits: Python refuses to print longer integers by default."""
+
+
+def _unrepresentable(value: object, depth: int = 0) -> str:
+    """Why `value` cannot go back to a provider as JSON (``""``: it can)."""
+    if depth > MAX_ARGUMENT_DEPTH:
+        return f"are nested more than {MAX_ARGUMENT_DEPTH} levels deep"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "hold NaN, Infinity or a number too large to represent"
+    if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
+        return "hold an integer too long to write as JSON"
+    if isinstance(value, (Mapping, list)):
+        for child in value.values() if isinstance(value, Mapping) else value:
+            problem = _unrepresentable(child, depth + 1)
+            if problem:
+                return problem
+    return ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -43,7 +43,14 @@ from contextchef.testing._fake import (
     httpx_for,
 )
 from contextchef.testing._records import Check, RecordedRequest, Violation
-from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
+from contextchef.testing._replies import Ids
+from contextchef.testing._rules import (
+    ANTHROPIC_RULES,
+    CHAT_RULES,
+    GEMINI_RULES,
+    RESPONSES_RULES,
+    anthropic_tool_use_declared,
+)
 from contextchef.testing._script import RawReply, ScriptedCall, Turn, raw, text, tool_calls
 
 __all__ = [
@@ -59,11 +66,13 @@ __all__ = [
     "FakeProvider",
     "FakeResponses",
     "HTTPRequest",
+    "Ids",
     "RawReply",
     "RecordedRequest",
     "ScriptedCall",
     "Turn",
     "Violation",
+    "anthropic_tool_use_declared",
     "fake_for",
     "httpx_for",
     "raw",

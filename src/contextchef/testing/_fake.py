@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from contextchef import TARGETS, UnknownTargetError, UsageError
 from contextchef.testing import _replies
 from contextchef.testing._records import Check, RecordedRequest, Violation
+from contextchef.testing._replies import Ids
 from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
 
@@ -111,6 +112,9 @@ class FakeProvider(abc.ABC):
         rules: The checks run on every request, replacing the class's `default_rules`
             (pass ``()`` to check nothing, ``(*FakeAnthropic.default_rules, mine)`` to add).
         record_headers: Header names to record on each request (never credentials).
+        ids: The id counters. Pass one `Ids` to several fakes that serve the same session
+            (a conversation moved between providers) so their ids never repeat; each fake
+            counts on its own by default.
 
     Raises:
         UsageError: A rule is not callable, or a credential header is asked for.
@@ -127,6 +131,7 @@ class FakeProvider(abc.ABC):
         *,
         rules: Iterable[Check] | None = None,
         record_headers: Iterable[str] = RECORDED_HEADERS,
+        ids: Ids | None = None,
     ) -> None:
         self._rules = tuple(self.default_rules if rules is None else rules)
         for check in self._rules:
@@ -139,7 +144,7 @@ class FakeProvider(abc.ABC):
         self._script: deque[Turn | RawReply] = deque()
         self._requests: list[RecordedRequest] = []
         self._violations: list[Violation] = []
-        self._ids = _replies.Ids()
+        self._ids = ids if ids is not None else Ids()
         self._lock = threading.Lock()
 
     # -- setup ---------------------------------------------------------------------------
@@ -359,6 +364,7 @@ class FakeGemini(FakeProvider):
             Gemini models do; False sends calls without ids.
         rules: As for `FakeProvider`.
         record_headers: As for `FakeProvider`.
+        ids: As for `FakeProvider`.
     """
 
     endpoint = "/models/{model}:generateContent"
@@ -371,8 +377,9 @@ class FakeGemini(FakeProvider):
         call_ids: bool = True,
         rules: Iterable[Check] | None = None,
         record_headers: Iterable[str] = RECORDED_HEADERS,
+        ids: Ids | None = None,
     ) -> None:
-        super().__init__(rules=rules, record_headers=record_headers)
+        super().__init__(rules=rules, record_headers=record_headers, ids=ids)
         self._call_ids = call_ids
 
     def _serves(self, path: str) -> bool:

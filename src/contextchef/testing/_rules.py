@@ -16,8 +16,12 @@ calls and results, role order, tool names), as documented by each provider:
 
 Some rules are stricter than the live APIs, on purpose. Anthropic and Gemini merge
 consecutive same-role turns, and recorded Anthropic traffic shows repeated ``tool_use``
-ids and calls to tools no longer in ``tools`` accepted. contextchef's normalizer
-guarantees all of these, so the fakes hold it to them (``rules=`` relaxes them).
+ids accepted. contextchef's normalizer guarantees these, so the fakes hold it to them
+(``rules=`` relaxes them). One rule is not on by default because production accepts what
+it refuses: `anthropic_tool_use_declared` (a ``tool_use`` in the history naming a tool not
+in ``tools`` is accepted: recorded traffic, and Anthropic documents that a withdrawn tool
+can still be called); names a ``tool_reference`` points at, however, must be declared
+(`anthropic_references_declared`; the API answers ``tool_reference_unresolved``).
 
 Add a rule by appending a function to a tuple: ``FakeAnthropic(rules=(*ANTHROPIC_RULES,
 my_rule))``.
@@ -37,6 +41,7 @@ __all__ = [
     "GEMINI_RULES",
     "RESPONSES_RULES",
     "anthropic_no_trailing_whitespace",
+    "anthropic_references_declared",
     "anthropic_required_fields",
     "anthropic_roles_alternate",
     "anthropic_tool_names_valid",
@@ -237,8 +242,34 @@ def anthropic_tool_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
             yield f"tools[{j}]: input_schema must be a JSON Schema object with type 'object'"
 
 
+def anthropic_references_declared(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Every ``tool_reference`` in the history names a tool in ``tools``.
+
+    References appear in ``tool_search_tool_result`` blocks and in ``tool_result`` content
+    (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool).
+    """
+    declared = {t.get("name") for _, t in _dicts(body.get("tools"))}
+    for i, message in _dicts(body.get("messages")):
+        for j, block in _dicts(message.get("content")):
+            for name in _reference_names(block):
+                if name not in declared:
+                    yield (
+                        f"messages[{i}].content[{j}]: tool_reference names {name!r}, which is "
+                        "not in tools (tool_reference_unresolved)"
+                    )
+
+
+def _reference_names(block: Mapping[str, Any]) -> Iterator[Any]:
+    content = block.get("content")
+    if isinstance(content, dict):  # tool_search_tool_result
+        content = content.get("tool_references")
+    for item in content if isinstance(content, list) else ():
+        if isinstance(item, dict) and item.get("type") == "tool_reference":
+            yield item.get("tool_name", item.get("name"))
+
+
 def anthropic_tool_use_declared(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """Every ``tool_use`` in the history names a tool in ``tools``."""
+    """Every ``tool_use`` in the history names a tool in ``tools`` (opt-in: see above)."""
     declared = {t.get("name") for _, t in _dicts(body.get("tools"))}
     for i, message in _dicts(body.get("messages")):
         if message.get("role") != "assistant":
@@ -275,7 +306,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_tool_results_first,
     anthropic_tool_use_ids_unique,
     anthropic_tool_names_valid,
-    anthropic_tool_use_declared,
+    anthropic_references_declared,
     anthropic_no_trailing_whitespace,
 )
 """The rules `FakeAnthropic` enforces by default."""
