@@ -64,7 +64,11 @@ SDK_CALLS: list[tuple[str, Any]] = [
     (
         "openai Responses function_call",
         ResponseFunctionToolCall(
-            type="function_call", call_id="call_1", name="read_file", arguments='{"path": "a"}'
+            type="function_call",
+            id="fc_1",  # the item's id; its output must answer call_id
+            call_id="call_1",
+            name="read_file",
+            arguments='{"path": "a"}',
         ),
     ),
     (
@@ -142,3 +146,58 @@ def test_namespace_args_use_the_same_parser() -> None:
     assert "'args' must be an object" in check.reason
     good = {"name": "fs", "arguments": {"action": "stat", "args": '{"p": 1}'}}
     assert isinstance(session.check_tool_call(good), Allowed)
+
+
+def deep(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"path": "a"}
+    for _ in range(levels):
+        value = {"x": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("arguments", "needle"),
+    [
+        ({"path": float("nan")}, "NaN is not a JSON number"),
+        ({"path": float("inf")}, "Infinity is not a JSON number"),
+        ({"path": 10**5000}, "not valid JSON"),
+        (deep(150), "nested more than 100 levels deep"),
+        (deep(5000), "not valid JSON"),
+        ({"path": object()}, "not valid JSON"),
+    ],
+    ids=["nan", "inf", "huge-int", "deep", "very-deep", "object"],
+)
+def test_arguments_given_as_python_objects_get_the_right_reason(
+    arguments: dict[str, Any], needle: str
+) -> None:
+    check = chef().check_tool_call({"id": "c", "name": "read_file", "arguments": arguments})
+    assert isinstance(check, Denied) and check.code == "malformed_arguments"
+    assert needle in check.reason, check.reason
+
+
+def test_a_blocked_defer_execute_blocks_the_calls_made_through_it() -> None:
+    session = ContextChef(default_defer=True)
+    session.register_tools([READ], handlers={"read_file": lambda path: path})
+    wrapped = ToolCall(
+        id="c",
+        name="defer_execute",
+        arguments='{"tool_name": "read_file", "params": {"path": "a"}}',
+    )
+    assert isinstance(session.check_tool_call(wrapped), Allowed)
+    session.set_blocked_tools(["^defer_execute$"])
+    check = session.check_tool_call(wrapped)
+    assert isinstance(check, Denied) and check.code == "blocked"
+    assert check.reason == 'Tool "defer_execute" is currently blocked.'
+
+
+class Hostile:
+    """A call object whose attributes raise."""
+
+    @property
+    def name(self) -> str:
+        raise RuntimeError("boom")
+
+
+def test_a_hostile_call_object_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="cannot read a tool call from Hostile"):
+        chef().check_tool_call(Hostile())
