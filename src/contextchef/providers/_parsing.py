@@ -31,8 +31,10 @@ index of the offending message.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -57,10 +59,12 @@ __all__ = [
     "add_hint",
     "as_list",
     "as_mapping",
+    "as_messages",
     "as_string",
     "compact_dumps",
     "envelope_hints",
     "fit_hints",
+    "json_safe",
     "parse_role",
     "system_text",
     "with_data",
@@ -183,6 +187,57 @@ def as_list(hist: HistoryBuilder, value: object, what: str) -> Sequence[Any]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise CorruptHistoryError(f"{what} must be a list, got {type(value).__name__}", index=0)
     return value
+
+
+def as_messages(hist: HistoryBuilder, value: object, what: str) -> list[Any]:
+    """The top-level list of a history, each entry made plain JSON first (`json_safe`)."""
+    return [json_safe(hist, i, item) for i, item in enumerate(as_list(hist, value, what))]
+
+
+_MAX_DEPTH = 200
+_MAX_INT_BITS = 14_000  # about 4,200 digits: longer integers cannot be printed as JSON
+
+
+def json_safe(hist: HistoryBuilder, index: int, value: object, depth: int = 0) -> Any:
+    """`value` as plain JSON data, so nothing parsed can break a later compile.
+
+    SDK objects dumped with ``model_dump()`` carry ``bytes`` (Gemini's thought signatures):
+    they become base64 text, the form the REST API uses on the wire. Tuples become lists.
+
+    Raises:
+        CorruptHistoryError: NaN or Infinity, an integer too long to write, text that is
+            not valid Unicode (a lone surrogate), a non-string key, nesting deeper than
+            200 levels, or a value of another type.
+    """
+    if depth > _MAX_DEPTH:
+        raise hist.error(index, f"nested more than {_MAX_DEPTH} levels deep")
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise hist.error(
+                index, "holds text that is not valid Unicode (a lone surrogate)"
+            ) from exc
+        return value
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, int):
+        if value.bit_length() > _MAX_INT_BITS:
+            raise hist.error(index, "holds an integer too long to write as JSON")
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise hist.error(index, "holds NaN or Infinity, which JSON cannot carry")
+        return value
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise hist.error(index, "holds an object with a key that is not a string")
+        return {k: json_safe(hist, index, v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(hist, index, v, depth + 1) for v in value]
+    raise hist.error(index, f"holds a {type(value).__name__}, which is not JSON data")
 
 
 # -- shared by the parsers ------------------------------------------------------------

@@ -19,6 +19,7 @@ from contextchef.providers._parsing import (
     ParsedHistory,
     as_list,
     as_mapping,
+    as_messages,
     as_string,
     compact_dumps,
     fit_hints,
@@ -141,7 +142,7 @@ def from_anthropic(
         CorruptHistoryError: A message is malformed (index and reason given).
     """
     hist = HistoryBuilder(_A)
-    for i, msg in enumerate(as_list(hist, messages, "messages")):
+    for i, msg in enumerate(as_messages(hist, messages, "messages")):
         _a_message(hist, i, as_mapping(hist, i, msg, "a message"))
     return hist.result(system_text(hist, system, "system"))
 

@@ -19,6 +19,7 @@ from contextchef.providers._parsing import (
     ParsedHistory,
     as_list,
     as_mapping,
+    as_messages,
     as_string,
     compact_dumps,
     fit_hints,
@@ -181,7 +182,7 @@ def from_gemini(
     """
     hist = HistoryBuilder(_G)
     calls = _Calls()
-    for i, content in enumerate(as_list(hist, contents, "contents")):
+    for i, content in enumerate(as_messages(hist, contents, "contents")):
         content = as_mapping(hist, i, content, "a content")
         role = parse_role(
             hist, i, {"role": content.get("role", "user")}, ("user", "model", "function")

@@ -22,6 +22,7 @@ from contextchef.providers._parsing import (
     Render,
     as_list,
     as_mapping,
+    as_messages,
     as_string,
     envelope_hints,
     fit_hints,
@@ -194,7 +195,7 @@ def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
         CorruptHistoryError: A message is malformed (index and reason given).
     """
     hist = HistoryBuilder(_O)
-    items = as_list(hist, messages, "messages")
+    items = as_messages(hist, messages, "messages")
     system = ""
     for i, msg in enumerate(items):
         msg = as_mapping(hist, i, msg, "a message")

@@ -24,6 +24,7 @@ from contextchef.providers._parsing import (
     add_hint,
     as_list,
     as_mapping,
+    as_messages,
     as_string,
     envelope_hints,
     fit_hints,
@@ -191,7 +192,7 @@ def from_responses(
         CorruptHistoryError: An item is malformed (index and reason given).
     """
     hist = HistoryBuilder(_R)
-    for i, item in enumerate(as_list(hist, input_items, "input")):
+    for i, item in enumerate(as_messages(hist, input_items, "input")):
         item = as_mapping(hist, i, item, "an input item")
         kind = item.get("type", "message" if "role" in item else None)
         if not isinstance(kind, str):

@@ -1,0 +1,92 @@
+"""Whatever a parser accepts is plain JSON data: nothing parsed breaks a later compile."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from google import genai
+from google.genai import types as genai_types
+
+from contextchef import (
+    TARGETS,
+    ContextChef,
+    CorruptHistoryError,
+    from_anthropic,
+    from_gemini,
+    from_openai,
+    from_responses,
+    tool_results,
+    user,
+)
+from contextchef.testing import FakeGemini, httpx_for, text, tool_calls
+
+
+def read_file(path: str) -> str:
+    """Read a file."""
+    return f"contents of {path}"
+
+
+def test_a_genai_model_dump_with_bytes_signatures_round_trips() -> None:
+    chef = ContextChef()
+    chef.register_tools([read_file])
+    chef.set_history([user("read a")])
+    fake = FakeGemini().script(
+        tool_calls(("read_file", {"path": "a"}), reasoning="think first"), text("done")
+    )
+    client = genai.Client(
+        api_key="x",
+        http_options=genai_types.HttpOptions(httpx_client=fake.http_client(httpx_for(genai))),
+    )
+    reply = client.models.generate_content(**chef.compile("gemini", model="m").payload)
+    content = reply.candidates[0].content  # type: ignore[index, union-attr]
+    dumped = content.model_dump(exclude_none=True)  # type: ignore[union-attr]
+    assert any(isinstance(p.get("thought_signature"), bytes) for p in dumped["parts"])
+    parsed = from_gemini([dumped])
+    chef.append(*parsed.messages)
+    call = next(p for p in content.parts if p.function_call)  # type: ignore[union-attr]
+    chef.append(tool_results([chef.execute(call).result]))
+    for target in TARGETS:
+        json.dumps(chef.compile(target).payload, allow_nan=False)
+    client.models.generate_content(**chef.compile("gemini", model="m").payload)
+    assert fake.violations == ()
+    first = fake.requests[0].reply
+    sent = fake.requests[1].body
+    signed = [
+        p for c in first["candidates"] for p in c["content"]["parts"] if "thoughtSignature" in p
+    ]
+    replayed = [p for c in sent["contents"] for p in c["parts"] if "thoughtSignature" in p]
+    assert [p["thoughtSignature"] for p in replayed] == [p["thoughtSignature"] for p in signed]
+
+
+BAD_VALUES: list[tuple[str, Any]] = [
+    ("nan", float("nan")),
+    ("infinity", float("inf")),
+    ("huge-int", 10**5000),
+    ("surrogate", "\ud800"),
+    ("object", object()),
+]
+
+
+@pytest.mark.parametrize(("label", "bad"), BAD_VALUES, ids=[b[0] for b in BAD_VALUES])
+def test_values_json_cannot_carry_are_corrupt_history(label: str, bad: Any) -> None:
+    anthropic = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"x": bad}}],
+        },
+    ]
+    chat = [{"role": "user", "content": "go"}, {"role": "assistant", "content": bad}]
+    responses = [{"type": "function_call", "call_id": "c", "name": "f", "arguments": bad}]
+    gemini = [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": {"x": bad}}}]}]
+    for parse, history in (
+        (from_anthropic, anthropic),
+        (from_openai, chat),
+        (from_responses, responses),
+        (from_gemini, gemini),
+    ):
+        with pytest.raises(CorruptHistoryError) as caught:
+            parse(history)  # type: ignore[operator]
+        assert caught.value.index in (0, 1)
