@@ -16,8 +16,9 @@ from typing import Any
 
 from contextchef._json import JsonValue
 from contextchef.search._index import SearchHit, ToolIndex
-from contextchef.tools._schema import summarize_parameters, validation_errors
+from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._tool import Tool, ToolAnnotations
+from contextchef.tools._validate import validation_errors
 
 __all__ = [
     "DEFER_EXECUTE",

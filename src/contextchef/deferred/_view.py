@@ -30,7 +30,7 @@ from contextchef.deferred._meta import (
     render_directory,
     tool_search_tool,
 )
-from contextchef.exposure._policy import Exposure, ExposurePolicy
+from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._index import ToolIndex
 from contextchef.tools._tool import CompiledTool, Tool
 
@@ -99,6 +99,8 @@ class SessionView:
         descriptions: (origin, name) -> rendered description of templated tools.
         mode: Name of the active mode (the pruning whitelist's when one is applied), or None.
         hidden_by: (origin, name) of a hidden tool -> the name of the mode excluding it.
+        modes: The active modes (a tool is visible when all allow it), for tools that
+            are not registered yet (a toolkit's, before it loads).
         namespaces: Namespace tool name -> the namespace (only namespaces with at least
             one action visible in the mode).
         namespace_of: (origin, name) of a namespace sub-tool -> its namespace's name.
@@ -123,6 +125,7 @@ class SessionView:
     descriptions: Mapping[tuple[str, str], str] = field(default_factory=dict)
     mode: str | None = None
     hidden_by: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    modes: tuple[Mode, ...] = ()
     namespaces: Mapping[str, NamespaceView] = field(default_factory=dict)
     namespace_of: Mapping[tuple[str, str], str] = field(default_factory=dict)
     toolkits: Mapping[str, Toolkit] = field(default_factory=dict)
@@ -238,6 +241,7 @@ def build_view(
         by_own_name={name: tuple(ts) for name, ts in own.items()},
         descriptions=descriptions,
         mode=policy.modes[-1].name if policy.modes else None,
+        modes=policy.modes,
         hidden_by={
             t.key: m.name
             for t in tools

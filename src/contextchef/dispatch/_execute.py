@@ -52,8 +52,16 @@ def _loader_result(
     view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
 ) -> Execution:
     kit = view.toolkits[str(check.arguments["toolkit_name"])]
-    wires = tuple(wire_name("runtime", t.name, server=None) for t in kit.tools)
-    text = render_toolkit_load(kit, wires, call_directly=ctx.direct_calls)
+    # only the tools the session's modes will let the model reach are shown
+    named = [(wire_name("runtime", t.name, server=None), t) for t in kit.tools]
+    shown = [
+        (w, t)
+        for w, t in named
+        if all(m.allows(t.replace(source="runtime", server=None), w) for m in view.modes)
+    ]
+    wires = tuple(w for w, _ in shown)
+    visible = dataclasses.replace(kit, tools=tuple(t for _, t in shown))
+    text = render_toolkit_load(visible, wires, call_directly=ctx.direct_calls)
     result = ToolResult(call_id=call.id, name=call.name, content=text)
     return Execution(result=result, check=check, loaded=wires, toolkit=kit.name)
 

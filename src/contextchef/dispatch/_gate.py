@@ -49,8 +49,9 @@ from contextchef.dispatch._types import (
 )
 from contextchef.exposure._policy import matches
 from contextchef.history._messages import ToolCall, parse_json_object
-from contextchef.tools._schema import strip_strict_nulls, validation_errors
+from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool
+from contextchef.tools._validate import validation_errors
 
 __all__ = [
     "ActionProblem",

@@ -289,9 +289,12 @@ class SessionTools:
         parsed = [parse_group(kit, kind="toolkit", build=self._build) for kit in toolkits]
         kits: list[Toolkit] = [g for g, _ in parsed]
         self._check_toolkit_names(kits)
-        if not self._toolkits and self.registry.by_wire_name(LOAD_TOOLKIT) is not None:
+        if not self._toolkits and (
+            self.registry.by_wire_name(LOAD_TOOLKIT) is not None or LOAD_TOOLKIT in self._namespaces
+        ):
             raise ToolNameConflictError(
-                "a registered tool is named 'load_toolkit', which toolkits need; rename it",
+                "a registered tool or namespace is named 'load_toolkit', which toolkits need; "
+                "rename it",
                 conflicts=[(LOAD_TOOLKIT, ("builtin", "contextchef tool"))],
             )
         extra = dict(handlers or {})

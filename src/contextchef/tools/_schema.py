@@ -4,7 +4,6 @@
   normalize its root to an object schema.
 * `validator_for`: the jsonschema validator class for a schema (declared ``$schema``,
   else draft 2020-12, else draft-07 for catalogs written by draft-07 generators).
-* `validation_errors`: model-readable messages for arguments that fail a schema.
 * `to_strict_schema` / `strip_strict_nulls`: OpenAI structured-output ("strict") rewrite
   and its inverse on arguments, following
   https://platform.openai.com/docs/guides/structured-outputs#supported-schemas.
@@ -23,8 +22,7 @@ import docstring_parser
 import jsonschema
 import jsonschema.validators
 import jsonschema_rs
-from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
-from referencing.exceptions import Unresolvable
+from jsonschema.exceptions import SchemaError
 
 from contextchef._errors import InvalidSchemaError, InvalidToolError
 from contextchef._json import JsonValue, canonical_schema
@@ -36,7 +34,6 @@ __all__ = [
     "strip_strict_nulls",
     "summarize_parameters",
     "to_strict_schema",
-    "validation_errors",
     "validator_for",
 ]
 
@@ -293,30 +290,6 @@ def repair_schema(schema: JsonValue) -> JsonValue:
         if isinstance(schema.get(key), bool) and schema[key] and bound in out:
             del out[bound]
     return out
-
-
-def _arg_path(path: Any) -> str:
-    parts = [str(p) for p in path]
-    return ".".join(parts) if parts else "(root)"
-
-
-def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> list[str]:
-    """Validate arguments and return readable errors, empty when valid.
-
-    Each message names the argument path (``path``, ``opts.verbose``, ``(root)``), what
-    is wrong, and the JSON Schema rule that failed, e.g.
-    ``max_lines: 0 is less than the minimum of 1 (rule: minimum)``. Messages are sorted
-    so the same call always gives the same text.
-    """
-    cls = validator_for(schema)
-    try:
-        errors: list[ValidationError] = list(cls(schema).iter_errors(arguments))
-    except (SchemaError, UnknownType, Unresolvable, re.error, RecursionError) as exc:
-        return [f"(root): the tool's schema cannot check these arguments ({exc})"]
-    lines = {
-        f"{_arg_path(err.absolute_path)}: {err.message} (rule: {err.validator})" for err in errors
-    }
-    return sorted(lines)
 
 
 # --- OpenAI strict mode ------------------------------------------------------------------
