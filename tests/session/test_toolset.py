@@ -1,0 +1,46 @@
+"""SessionTools regressions: reserved names across namespaces and toolkits, loads under modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextchef import ContextChef, ToolCall, ToolNameConflictError
+
+KIT = {
+    "name": "db",
+    "description": "Database tools.",
+    "tools": [
+        {
+            "name": "db_read",
+            "description": "Read rows.",
+            "parameters": {"sql": {"type": "string"}},
+            "annotations": {"readOnlyHint": True},
+        },
+        {"name": "db_drop", "description": "Drop a table.", "parameters": {"t": {}}},
+    ],
+}
+
+
+def test_a_namespace_named_load_toolkit_blocks_toolkits_in_either_order() -> None:
+    chef = ContextChef()
+    chef.register_namespaces(
+        [{"name": "load_toolkit", "description": "x", "tools": [{"name": "a", "description": "a"}]}]
+    )
+    with pytest.raises(ToolNameConflictError, match="'load_toolkit', which toolkits need"):
+        chef.register_toolkits([KIT])
+    names = [t["name"] for t in chef.compile("anthropic").payload["tools"]]
+    assert names.count("load_toolkit") == 1
+
+
+def test_a_toolkit_load_under_read_only_shows_only_reachable_tools() -> None:
+    chef = ContextChef(mode="read_only")
+    chef.register_toolkits([KIT])
+    done = chef.execute(ToolCall(id="c", name="load_toolkit", arguments='{"toolkit_name": "db"}'))
+    assert not done.result.is_error
+    assert "## db_read" in done.result.content
+    assert "db_drop" not in done.result.content  # hidden by the mode: not even described
+    assert done.result.content.startswith('Loaded toolkit "db" (1 tool).')
+    drop = ToolCall(
+        id="d", name="defer_execute", arguments='{"tool_name": "db_drop", "params": {"t": 1}}'
+    )
+    assert chef.check_tool_call(drop).decision == "denied"
