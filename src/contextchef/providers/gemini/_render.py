@@ -153,15 +153,20 @@ def render_part(part: Part) -> dict[str, Any] | None:
     return _PARTS[part.kind](part)
 
 
-def _render_in_turn(unnamed: set[str]) -> Callable[[Part], dict[str, Any] | None]:
-    """`render_part`, leaving the id off results whose call had none (see render_contents)."""
+def _render_in_turn(
+    calls: Mapping[str, tuple[str, bool]],
+) -> Callable[[Part], dict[str, Any] | None]:
+    """`render_part`, answering each call under its name and id (see render_contents)."""
 
     def render(part: Part) -> dict[str, Any] | None:
-        if isinstance(part, ToolResult) and part.call_id in unnamed:
-            data = dict(part.provider_data or {"provider": FORMAT})
-            if data.get("provider") == FORMAT:
-                data["synthetic_id"] = True
-                part = dataclasses.replace(part, provider_data=data)
+        if isinstance(part, ToolResult) and part.call_id in calls:
+            name, synthetic = calls[part.call_id]
+            data = part.provider_data
+            if synthetic and hints(data, FORMAT) is not data:  # not recorded from Gemini
+                data = {"provider": FORMAT, "synthetic_id": True}
+            elif synthetic:
+                data = {**dict(data or {}), "synthetic_id": True}
+            part = dataclasses.replace(part, name=name, provider_data=data)
         return render_part(part)
 
     return render
@@ -213,19 +218,20 @@ class GeminiAdapter(AdapterDefaults):
     def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """IR messages as ``Content`` dicts (assistant -> role ``model``).
 
-        A result answering a call that Gemini sent without an id (the IR gave it a
-        synthetic one) goes without an id too, as the call does: ids pair a
-        ``functionCall`` with its ``functionResponse`` only where Gemini set them.
+        A ``functionResponse`` carries its call's name (Gemini pairs them by name, and
+        by id where the call has one): a result recorded under another name (the real
+        tool behind ``defer_execute``) is sent under the call's. A result answering a
+        call Gemini sent without an id (the IR gave it a synthetic one) goes without an
+        id too, as the call does.
         """
         out = []
-        unnamed: set[str] = set()
+        calls: dict[str, tuple[str, bool]] = {}
         for msg in messages:
-            unnamed |= {
-                p.id
-                for p in msg.parts
-                if isinstance(p, ToolCall) and hints(p.provider_data, FORMAT).get("synthetic_id")
-            }
-            parts = [p for p in map(_render_in_turn(unnamed), msg.parts) if p is not None]
+            for p in msg.parts:
+                if isinstance(p, ToolCall):
+                    synthetic = bool(hints(p.provider_data, FORMAT).get("synthetic_id"))
+                    calls[p.id] = (p.name, synthetic)
+            parts = [p for p in map(_render_in_turn(calls), msg.parts) if p is not None]
             if parts:
                 out.append({"role": "model" if msg.role == "assistant" else "user", "parts": parts})
         return out
