@@ -26,6 +26,7 @@ __all__ = [
     "canonical_schema",
     "canonical_value",
     "freeze",
+    "is_unicode",
     "thaw",
 ]
 
@@ -102,6 +103,18 @@ def canonical_dumps(value: JsonValue) -> str:
         ValueError: If the value holds NaN or an infinity (not valid JSON).
     """
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def is_unicode(text: str) -> bool:
+    """False when `text` holds a lone surrogate (``json.loads`` gives one for an escape).
+
+    Such text cannot be encoded as UTF-8, so a payload holding it fails when it is sent.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _read_only(self: object, *args: object, **kwargs: object) -> None:

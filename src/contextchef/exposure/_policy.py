@@ -154,6 +154,11 @@ def named_modes(modes: Mapping[str, Mode | Sequence[str]] | None) -> dict[str, M
     Raises:
         UsageError: A mode's patterns are malformed.
     """
+    if modes is not None and not isinstance(modes, Mapping):
+        raise UsageError(
+            f"modes must map a mode name to a Mode or a list of patterns, got "
+            f"{type(modes).__name__}"
+        )
     out = {READ_ONLY.name: READ_ONLY}
     for name, spec in (modes or {}).items():
         out[name] = (

@@ -233,7 +233,14 @@ class ToolCall:
         _require_str("ToolCall.id", self.id)
         _require_str("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
-            object.__setattr__(self, "arguments", canonical_dumps(self.arguments))
+            try:
+                text = canonical_dumps(self.arguments)
+            except (TypeError, ValueError, RecursionError) as exc:
+                raise UsageError(
+                    f"ToolCall {self.id!r:.80}: arguments given as an object must be plain "
+                    f"JSON data (no NaN, Infinity or non-JSON values): {exc}"
+                ) from exc
+            object.__setattr__(self, "arguments", text)
         _freeze_data(self)
 
     def parsed_arguments(self) -> dict[str, JsonValue]:
@@ -369,8 +376,13 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
     """Rebuild a `Message` from `Message.to_dict` output.
 
     Raises:
-        CorruptHistoryError: Unknown role or part kind, or missing fields.
+        CorruptHistoryError: Not an object, unknown role or part kind, or missing fields.
     """
+    if not isinstance(data, Mapping):
+        raise CorruptHistoryError(
+            f"message {index}: expected an object {{'role', 'parts'}}, got {type(data).__name__}",
+            index=index,
+        )
     role = data.get("role")
     if role not in ("user", "assistant"):
         raise CorruptHistoryError(
@@ -392,7 +404,7 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
             raise CorruptHistoryError(f"message {index}: a part must be an object", index=index)
         try:
             parts.append(part_from_dict(raw))
-        except UsageError as exc:
+        except (UsageError, TypeError, ValueError) as exc:
             raise CorruptHistoryError(f"message {index}: {exc}", index=index) from exc
     message = Message(role=role, parts=tuple(parts))
     check_message(message, index)

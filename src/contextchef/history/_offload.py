@@ -234,6 +234,8 @@ def offload_read_tool() -> dict[str, Any]:
             "required": ["handle"],
             "additionalProperties": False,
         },
+        # it only reads what a tool already returned: read-only modes keep it reachable
+        "annotations": {"readOnlyHint": True, "idempotentHint": True},
     }
 
 

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from contextchef._errors import UsageError
+from contextchef._json import is_unicode
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.dispatch._types import AfterHook, BeforeHook
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
-from contextchef.history._messages import Message, check_message, message_from_dict
+from contextchef.history._messages import Message, check_message
 from contextchef.history._offload import OffloadStore
 from contextchef.providers import get_adapter
 from contextchef.session._accounting import CacheCostModel, PlanReport, plan_report
@@ -34,7 +35,7 @@ from contextchef.session._maintenance import MaintenanceMixin
 from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer, render_memories
 from contextchef.session._pruner import Pruner
 from contextchef.session._request import CompiledRequest
-from contextchef.session._state import SessionState
+from contextchef.session._state import SessionState, checked_history
 from contextchef.session._strategies import get_strategy
 from contextchef.session._toolset import SessionTools, ToolLike
 from contextchef.session._volatile import DEFAULT_ANCHOR, CompileEvent, VolatileState
@@ -277,8 +278,9 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
 
     def set_system_prompt(self, text: str) -> None:
         """Set the system prompt (the first, cached segment of every request)."""
-        if not isinstance(text, str):
-            raise UsageError(f"system prompt must be a string, got {type(text).__name__}")
+        if not isinstance(text, str) or not is_unicode(text):
+            what = type(text).__name__ if not isinstance(text, str) else "a lone surrogate"
+            raise UsageError(f"the system prompt must be valid Unicode text, got {what}")
         self._state.system = text
 
     def set_history(self, messages: Iterable[Message | Mapping[str, Any]]) -> None:
@@ -290,16 +292,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
         Raises:
             CorruptHistoryError: An entry is malformed (its index is named).
         """
-        if messages is None or isinstance(messages, (str, bytes, Mapping)):
-            raise UsageError(
-                f"set_history takes a list of Message values, got {type(messages).__name__}"
-            )
-        out: list[Message] = []
-        for i, m in enumerate(messages):
-            msg = message_from_dict(m, index=i) if isinstance(m, Mapping) else m
-            check_message(msg, i)
-            out.append(msg)
-        self._state.history = tuple(out)
+        self._state.history = checked_history(messages)
 
     def append(self, *messages: Message) -> None:
         """Append messages to the history (each checked as in `set_history`)."""

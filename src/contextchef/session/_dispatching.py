@@ -10,6 +10,8 @@ a deferred tool reached through ``defer_execute`` or a library-owned tool (memor
 
 from __future__ import annotations
 
+import logging
+
 from contextchef._errors import UsageError
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.deferred._view import SessionView
@@ -34,6 +36,8 @@ from contextchef.tools._registry import Registry
 from contextchef.tools._tool import Tool
 
 __all__ = ["DispatchMixin"]
+
+logger = logging.getLogger("contextchef")
 
 
 class DispatchMixin:
@@ -127,10 +131,20 @@ class DispatchMixin:
         return Execution(result=self.offload(done.result), check=done.check, loaded=done.loaded)
 
     def offload(self, result: ToolResult) -> ToolResult:
-        """Offload one result you produced yourself (e.g. from an MCP server), if large."""
+        """Offload one result you produced yourself (e.g. from an MCP server), if large.
+
+        When the offload directory cannot be written, the result stays inline, whole (the
+        tool has run; its output is never lost), and a warning is logged.
+        """
         if self._store is None:
             return result
-        return offload_result(result, self._store, max_inline_chars=self._max_inline)
+        try:
+            return offload_result(result, self._store, max_inline_chars=self._max_inline)
+        except OSError as exc:
+            logger.warning(
+                "contextchef: offload to %s failed (%s); result kept inline", self._store.root, exc
+            )
+            return result
 
     # -- library-owned tools: memory and new_context -------------------------------------
 

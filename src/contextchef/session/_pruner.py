@@ -205,8 +205,8 @@ class Pruner:
         return PruneResult(tools=kept, removed=removed, kept=len(kept), total=len(candidates))
 
     def _allowed(self, candidates: Sequence[Tool], names: Iterable[str]) -> set[tuple[str, str]]:
-        if isinstance(names, str):
-            raise UsageError("names must be a list of tool names, not one string")
+        if isinstance(names, str) or not isinstance(names, Iterable):
+            raise UsageError(f"names must be a list of tool names, got {type(names).__name__}")
         wanted = set(names)
         wire = self._host.registry.wire_name_for
         keys = {t.key for t in candidates if wire(t) in wanted or t.name in wanted}

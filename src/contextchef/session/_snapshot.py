@@ -23,7 +23,7 @@ from typing import Any
 
 from contextchef._errors import SnapshotMismatchError, UsageError
 from contextchef.exposure._policy import Mode
-from contextchef.session._state import SessionState
+from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
 
 __all__ = ["SNAPSHOT_FORMAT", "SNAPSHOT_VERSION", "read_snapshot", "take_snapshot"]
@@ -118,6 +118,7 @@ def read_snapshot(data: object, *, tools: SessionTools, modes: Mapping[str, Mode
         CorruptHistoryError: The recorded history is malformed.
     """
     snapshot = _check_header(data)
+    check_shape(snapshot)
     _check_tools(tools, snapshot)
     name = snapshot.get("mode")
     if name is not None and name not in modes:

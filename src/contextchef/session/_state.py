@@ -13,7 +13,7 @@ hook stay with the objects that own them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
@@ -22,9 +22,14 @@ from pydantic import BaseModel
 from contextchef._errors import UsageError
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._messages import Message, check_message, message_from_dict
-from contextchef.session._volatile import Announcement, Channel, dynamic_state_data
+from contextchef.session._volatile import (
+    Announcement,
+    Channel,
+    dynamic_state_data,
+    render_dynamic_state,
+)
 
-__all__ = ["SessionState", "mode_from_dict"]
+__all__ = ["SessionState", "check_shape", "checked_history", "mode_from_dict"]
 
 _LEGACY_STRATEGY = {True: "anthropic-native", False: "client"}
 
@@ -101,17 +106,17 @@ class SessionState:
             SnapshotMismatchError: Raised by the caller for unknown modes.
             CorruptHistoryError: The history is malformed.
         """
-        _check_shape(data)
+        check_shape(data)
         exposure = data.get("exposure") or {}
         # snapshots written before strategies were recorded have a native_search flag
         strategy = data.get("strategy") or _LEGACY_STRATEGY[bool(data.get("native_search"))]
         name = data.get("mode")
         return cls(
             system=data.get("system", ""),
-            history=_history(data.get("history") or ()),
+            history=checked_history(data.get("history") or ()),
             default_defer=bool(exposure.get("default_defer", False)),
-            defer=tuple(exposure.get("defer", ())),
-            pin=tuple(exposure.get("pin", ())),
+            defer=tuple(exposure.get("defer") or ()),
+            pin=tuple(exposure.get("pin") or ()),
             mode=modes[name] if name is not None else None,
             whitelist=mode_from_dict(data.get("whitelist")),
             blocked=tuple(data.get("blocked") or ()),
@@ -146,10 +151,27 @@ def mode_from_dict(raw: Any) -> Mode | None:
     )
 
 
-def _history(raw: Any) -> tuple[Message, ...]:
+def _strings(value: object) -> bool:
+    """None, or a list of strings."""
+    return value is None or (isinstance(value, list) and all(isinstance(x, str) for x in value))
+
+
+def checked_history(messages: object) -> tuple[Message, ...]:
+    """A history given as `Message` values or their `Message.to_dict` form, checked.
+
+    Raises:
+        UsageError: `messages` is not a list (or other iterable), or iterating it raised.
+        CorruptHistoryError: An entry is malformed (its index is named).
+    """
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise UsageError(f"a history is a list of Message values, got {type(messages).__name__}")
+    try:
+        given = list(messages)
+    except Exception as exc:  # the caller's iterable raised: nothing is replaced
+        raise UsageError(f"reading the history raised {type(exc).__name__}: {exc}") from exc
     out = []
-    for i, item in enumerate(raw):
-        msg = message_from_dict(item, index=i)
+    for i, item in enumerate(given):
+        msg = message_from_dict(item, index=i) if isinstance(item, Mapping) else item
         check_message(msg, i)
         out.append(msg)
     return tuple(out)
@@ -186,8 +208,12 @@ _SHAPE: dict[str, tuple[type, ...]] = {
 }
 
 
-def _check_shape(data: Mapping[str, Any]) -> None:
-    """Every field has the type `SessionState.to_dict` writes, before anything is built."""
+def check_shape(data: Mapping[str, Any]) -> None:
+    """Every field has the type `SessionState.to_dict` writes, before anything is built.
+
+    Raises:
+        UsageError: The first malformed field, named, with what it must be.
+    """
     for key, types in _SHAPE.items():
         if key in data and not isinstance(data[key], types):
             wanted = " or ".join("null" if t is type(None) else t.__name__ for t in types)
@@ -200,18 +226,25 @@ def _check_shape(data: Mapping[str, Any]) -> None:
             raise UsageError(f"snapshot field {key!r} must hold strings; nothing was restored")
     exposure = data.get("exposure") or {}
     if not isinstance(exposure.get("default_defer", False), bool) or not all(
-        isinstance(p, str) for k in ("defer", "pin") for p in exposure.get(k) or ()
+        _strings(exposure.get(k)) for k in ("defer", "pin")
     ):
         raise UsageError("snapshot field 'exposure' is malformed; nothing was restored")
     whitelist = data.get("whitelist")
     if whitelist is not None and (
-        not isinstance(whitelist.get("name"), str)
-        or not all(isinstance(p, str) for p in whitelist.get("include") or ())
+        not isinstance(whitelist.get("name"), str) or not _strings(whitelist.get("include"))
     ):
         raise UsageError(
             "snapshot field 'whitelist' needs a 'name' and string 'include' patterns; "
             "nothing was restored"
         )
+    tools = data.get("tools") or {}
+    if not all(_strings(tools.get(k)) for k in ("names", "runtime")) or not isinstance(
+        tools.get("fingerprint", ""), str
+    ):
+        raise UsageError("snapshot field 'tools' is malformed; nothing was restored")
+    state = data.get("dynamic_state")
+    if state is not None:
+        render_dynamic_state(state)  # NaN or Infinity would break every later compile
     for item in data.get("announcements") or ():
         if (
             not isinstance(item, dict)

@@ -69,6 +69,12 @@ class SessionTools:
         self.registry = Registry(qualify=qualify)
         self.policy = policy
         self.config = config
+        for label, given in (
+            ("template_vars", template_vars),
+            ("template_fragments", template_fragments),
+        ):
+            if given is not None and not isinstance(given, Mapping):
+                raise UsageError(f"{label} must be a mapping of names, got {type(given).__name__}")
         self._template_vars = dict(template_vars or {})
         self._fragments = dict(template_fragments or {})
         if self._template_vars or self._fragments:  # reject bad names/values now, not at compile

@@ -32,6 +32,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel
 
 from contextchef._errors import UsageError
+from contextchef._json import is_unicode
 from contextchef.history._messages import Message, TextPart
 from contextchef.providers._base import Adapter, CacheAuditFinding
 from contextchef.session._request import CompiledRequest
@@ -135,8 +136,10 @@ def render_dynamic_state(state: BaseModel | Mapping[str, Any]) -> str:
         text = json.dumps(
             dynamic_state_data(state), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False
         )
-    except ValueError as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"dynamic state is not plain JSON: {exc}") from exc
+    if not is_unicode(text):
+        raise UsageError("dynamic state holds text that is not valid Unicode (a lone surrogate)")
     return f"<dynamic_state>\n{text}\n</dynamic_state>"
 
 

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import CatalogFormatError, ContextChefError
+from contextchef._errors import CatalogFormatError, ContextChefError, UsageError
 from contextchef.tools._schema import repair_schema
 from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
 
@@ -196,7 +196,17 @@ _DECLARATION_KEYS = ("function_declarations", "functionDeclarations")
 
 
 def expand_tool_dicts(items: Iterable[Any]) -> list[Any]:
-    """Flatten Gemini ``Tool`` wrappers (``{"function_declarations": [...]}``) in a list."""
+    """Flatten Gemini ``Tool`` wrappers (``{"function_declarations": [...]}``) in a list.
+
+    Raises:
+        UsageError: `items` is not a list (or other iterable) of tools.
+        CatalogFormatError: A wrapper's declarations are not a list.
+    """
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise UsageError(
+            f"expected a list of tools (Tool values, tool dicts or functions), got "
+            f"{type(items).__name__}"
+        )
     out: list[Any] = []
     for item in items:
         key = next((k for k in _DECLARATION_KEYS if isinstance(item, Mapping) and k in item), None)

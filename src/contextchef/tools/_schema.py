@@ -549,7 +549,15 @@ def schema_from_callable(
     param_docs = {p.arg_name: (p.description or "") for p in doc.params}
     description = "\n\n".join(x for x in (doc.short_description, doc.long_description) if x)
     fields: dict[str, Any] = {}
-    for pname, param in inspect.signature(func).parameters.items():
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise InvalidToolError(
+            f"cannot read a signature from {getattr(func, '__name__', func)!r:.80}: register a "
+            "function, a Tool or a tool dict",
+            tool=str(getattr(func, "__name__", "?")),
+        ) from exc
+    for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise InvalidToolError(
                 f"tool {name!r}: *args/**kwargs cannot be described as tool parameters; "

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef._errors import InvalidToolError
-from contextchef._json import JsonValue, canonical_value, freeze
+from contextchef._json import JsonValue, canonical_dumps, canonical_value, freeze, is_unicode
 from contextchef.tools._schema import check_input_schema
 
 __all__ = ["CompiledTool", "Tool", "ToolAnnotations", "ToolSource"]
@@ -127,6 +127,15 @@ class Tool:
                 tool=self.name,
             )
         schema = check_input_schema(self.name, self.input_schema)
+        texts = {"name": self.name, "description": self.description, "server": self.server or ""}
+        texts["input_schema"] = canonical_dumps(schema)
+        bad = sorted(field for field, text in texts.items() if not is_unicode(text))
+        if bad:
+            raise InvalidToolError(
+                f"tool {self.name!r:.80}: {', '.join(bad)} hold text that is not valid Unicode "
+                "(a lone surrogate, as json.loads gives for '\\ud800'); fix the source data",
+                tool=self.name,
+            )
         object.__setattr__(self, "input_schema", freeze(schema))
         tags = tuple(sorted({str(t).strip().lower() for t in self.tags if str(t).strip()}))
         object.__setattr__(self, "tags", tags)

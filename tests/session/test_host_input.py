@@ -1,0 +1,171 @@
+"""Bad host input gets a ContextChefError naming what is wrong, and changes nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contextchef import (
+    ContextChef,
+    ContextChefError,
+    CorruptHistoryError,
+    InvalidToolError,
+    UsageError,
+    user,
+)
+
+READ = {"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}}
+
+
+def session() -> ContextChef:
+    chef = ContextChef()
+    chef.register_tools([READ])
+    chef.set_history([user("hello")])
+    return chef
+
+
+def edited(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    snapshot = copy.deepcopy(session().snapshot())
+    change(snapshot)
+    return snapshot
+
+
+def _set(path: tuple[str, ...], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(snapshot: dict[str, Any]) -> None:
+        node = snapshot
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return change
+
+
+CORRUPT = [
+    ("mode-list", _set(("mode",), [])),
+    ("history-int", _set(("history",), [{"role": "user", "parts": []}, 5])),
+    (
+        "history-nan-args",
+        _set(
+            ("history",),
+            [
+                {
+                    "role": "assistant",
+                    "parts": [
+                        {
+                            "kind": "tool_call",
+                            "id": "c",
+                            "name": "read_file",
+                            "arguments": {"x": float("nan")},
+                        }
+                    ],
+                }
+            ],
+        ),
+    ),
+    ("loaded-toolkits-int", _set(("loaded_toolkits",), 3)),
+    ("tools-float", _set(("tools",), 1.5)),
+    ("tools-names-int", _set(("tools", "names"), 7)),
+    ("whitelist-include-int", _set(("whitelist",), {"name": "w", "include": 3})),
+    ("dynamic-state-nan", _set(("dynamic_state",), {"x": float("nan")})),
+    ("exposure-pin-int", _set(("exposure", "pin"), 4)),
+]
+
+
+@pytest.mark.parametrize(("label", "change"), CORRUPT, ids=[c[0] for c in CORRUPT])
+def test_a_corrupt_snapshot_is_refused_and_changes_nothing(
+    label: str, change: Callable[[dict[str, Any]], None]
+) -> None:
+    chef = session()
+    chef.set_system_prompt("before")
+    before = chef.compile("anthropic").to_json()
+    with pytest.raises(ContextChefError):
+        chef.restore(edited(change))
+    assert chef.compile("anthropic").to_json() == before
+
+
+def test_text_that_is_not_unicode_is_refused_where_it_enters() -> None:
+    lone = json.loads('"\\ud800"')
+    chef = session()
+    with pytest.raises(UsageError, match="lone surrogate"):
+        chef.set_system_prompt(f"hi {lone}")
+    with pytest.raises(InvalidToolError, match="description hold text that is not valid Unicode"):
+        chef.register_tools([{**READ, "name": "other", "description": f"bad {lone}"}])
+    with pytest.raises(InvalidToolError, match="input_schema"):
+        chef.register_tools(
+            [{"name": "x", "description": "d", "input_schema": {"type": "object", "title": lone}}]
+        )
+
+
+def broken_history() -> Iterator[Any]:
+    yield user("a")
+    raise ZeroDivisionError("the host's generator failed")
+
+
+@pytest.mark.parametrize(
+    ("label", "call"),
+    [
+        ("set_history-int", lambda c: c.set_history(5)),
+        ("set_history-generator-raises", lambda c: c.set_history(broken_history())),
+        ("register_tools-none", lambda c: c.register_tools(None)),
+        ("register_tools-a-class", lambda c: c.register_tools([int])),
+        ("allow_only-none", lambda c: c.pruner.allow_only(None)),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_wrong_python_types_are_usage_errors(
+    label: str, call: Callable[[ContextChef], Any]
+) -> None:
+    chef = session()
+    with pytest.raises(ContextChefError):
+        call(chef)
+    assert [m.parts[0].text for m in chef.history] == ["hello"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("kwargs", [{"modes": 5}, {"template_vars": 5}, {"template_fragments": 3}])
+def test_wrong_constructor_types_are_usage_errors(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(UsageError):
+        ContextChef(**kwargs)
+
+
+def test_a_corrupt_stored_tool_call_is_corrupt_history() -> None:
+    with pytest.raises(CorruptHistoryError, match="plain JSON data"):
+        session().set_history(
+            [
+                {
+                    "role": "assistant",
+                    "parts": [
+                        {
+                            "kind": "tool_call",
+                            "id": "c",
+                            "name": "f",
+                            "arguments": {"x": float("inf")},
+                        }
+                    ],
+                }
+            ]
+        )
+
+
+def test_an_unwritable_offload_dir_keeps_the_result_inline(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    chef = ContextChef(offload_dir=blocker / "sub", max_inline_chars=100)
+    chef.register_tools([READ], handlers={"read_file": lambda **_: "x" * 5_000})
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        done = chef.execute({"id": "c", "name": "read_file", "arguments": {}})
+    assert done.result.content == "x" * 5_000 and not done.result.is_error
+    assert "result kept inline" in caplog.text
+
+
+def test_read_offloaded_stays_reachable_in_read_only_mode(tmp_path: Path) -> None:
+    chef = ContextChef(offload_dir=tmp_path, max_inline_chars=100, mode="read_only")
+    names = [t["name"] for t in chef.compile("anthropic").payload.get("tools", [])]
+    assert "read_offloaded" in names
