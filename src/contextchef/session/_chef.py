@@ -28,7 +28,7 @@ from contextchef.history._messages import Message, check_message
 from contextchef.history._offload import OffloadStore
 from contextchef.providers import get_adapter
 from contextchef.session._accounting import CacheCostModel, PlanReport, plan_report
-from contextchef.session._compile import CompileInput, compile_request
+from contextchef.session._compile import CompileInput, check_options, compile_request
 from contextchef.session._dispatching import DispatchMixin
 from contextchef.session._library import MemoryTools, library_tools
 from contextchef.session._maintenance import MaintenanceMixin
@@ -354,6 +354,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
         adapter = get_adapter(target)
         chosen = get_strategy(strategy)
         chosen.check(adapter.profile)
+        check_options(model, max_tokens)  # before anything runs or changes
         self._volatile.emit(CompileEvent(name="compile:start", target=target))
         self._handoff_if_due()
         result = compile_request(
@@ -363,7 +364,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
                 view=self.view,
                 state=self._state,
                 volatile=self._volatile,
-                memory_block=render_memories(self._memory.items()) if self._memory else "",
+                memory_block=render_memories(self._memory.items() if self._memory else ()),
                 model=model,
                 max_tokens=max_tokens,
                 prefill=prefill,
