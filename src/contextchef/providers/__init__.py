@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from contextchef._errors import UnknownTargetError
 from contextchef.providers._base import Adapter, CacheAuditFinding, Profile, RequestOptions
+from contextchef.providers._ingest import parse_response
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers.anthropic._parse import from_anthropic
 from contextchef.providers.anthropic._render import AnthropicAdapter
-from contextchef.providers.gemini._parse import from_gemini
+from contextchef.providers.gemini._parse import from_gemini, synthetic_index
 from contextchef.providers.gemini._render import GeminiAdapter
 from contextchef.providers.openai_chat._parse import from_openai
 from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAIChatAdapter
@@ -38,6 +39,8 @@ __all__ = [
     "from_openai",
     "from_responses",
     "get_adapter",
+    "parse_response",
+    "synthetic_index",
 ]
 
 _ADAPTERS: dict[str, Adapter] = {

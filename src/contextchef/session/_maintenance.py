@@ -13,6 +13,8 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef.exposure._policy import Mode
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
+from contextchef.history._messages import ToolCall, check_message
+from contextchef.providers import parse_response, synthetic_index
 from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
 from contextchef.session._snapshot import read_snapshot, take_snapshot
@@ -23,12 +25,40 @@ __all__ = ["MaintenanceMixin"]
 
 
 class MaintenanceMixin:
-    """Snapshots, compaction, clearing and the overflow handoff for `ContextChef`."""
+    """Responses in, snapshots, compaction, clearing and the handoff for `ContextChef`."""
 
     _state: SessionState
     _tools: SessionTools
     _modes: dict[str, Mode]
     _handoff: OverflowHandoff | None
+
+    def ingest(self, response: object) -> tuple[ToolCall, ...]:
+        """Append the model's turn of a provider response to the history; return its calls.
+
+        Args:
+            response: The response object of an official SDK (Anthropic ``Message``,
+                OpenAI ``ChatCompletion`` or Responses ``Response``, google-genai
+                ``GenerateContentResponse``) or its JSON dict. Every block is kept as
+                returned (thinking and signatures, encrypted reasoning, item ids, server
+                tool blocks); see `contextchef.providers.parse_response`.
+
+        Returns:
+            The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
+            ids are unique in the session (Gemini calls sent without an id get one here,
+            never sent back to Gemini).
+
+        Raises:
+            CorruptHistoryError: Not a supported response, or a malformed one; the
+                history is unchanged.
+        """
+        history = self._state.history
+        made = [synthetic_index(p.id) for m in history for p in m.parts if isinstance(p, ToolCall)]
+        offset = max([len(history), *(i + 1 for i in made if i is not None)])
+        messages = parse_response(response, id_offset=offset).messages
+        for i, message in enumerate(messages, start=len(history)):
+            check_message(message, i)
+        self._state.history = history + messages
+        return tuple(p for m in messages for p in m.parts if isinstance(p, ToolCall))
 
     # -- snapshots -----------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -53,8 +54,9 @@ def _normalize(part: Mapping[str, Any]) -> dict[str, Any]:
 class _Calls:
     """Gemini calls waiting for their response, for ids and responses without one."""
 
-    def __init__(self) -> None:
+    def __init__(self, offset: int = 0) -> None:
         self.open: list[ToolCall] = []
+        self.offset = offset
 
     def take(self, call_id: str | None, name: str) -> ToolCall | None:
         for call in self.open:
@@ -64,13 +66,22 @@ class _Calls:
         return None
 
 
+_SYNTHETIC = re.compile(r"gemini_call_(\d+)_\d+")
+
+
+def synthetic_index(call_id: str) -> int | None:
+    """The message index inside an id `from_gemini` made up (``gemini_call_<i>_<j>``)."""
+    found = _SYNTHETIC.fullmatch(call_id)
+    return int(found.group(1)) if found else None
+
+
 def _g_call(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _Calls) -> Part:
     raw = as_mapping(hist, i, part["function_call"], "function_call")
     args = as_mapping(hist, i, raw.get("args", {}), "function_call 'args'")
     named: dict[str, Any] = {"args": args}
     call_id = raw.get("id")
     if call_id is None:
-        call_id, named["synthetic_id"] = f"gemini_call_{i}_{j}", True
+        call_id, named["synthetic_id"] = f"gemini_call_{i + calls.offset}_{j}", True
     call = ToolCall(
         id=as_string(hist, i, call_id, "function_call 'id'"),
         name=as_string(hist, i, raw.get("name"), "function_call 'name'"),
@@ -168,7 +179,10 @@ def _g_part(hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls
 
 
 def from_gemini(
-    contents: Sequence[Mapping[str, Any]], *, system_instruction: object = None
+    contents: Sequence[Mapping[str, Any]],
+    *,
+    system_instruction: object = None,
+    id_offset: int = 0,
 ) -> ParsedHistory:
     """Parse Gemini ``contents`` (REST camelCase or google-genai snake_case keys).
 
@@ -176,12 +190,15 @@ def from_gemini(
         contents: The ``contents`` list.
         system_instruction: The system instruction, if any: a string or a ``Content``
             dict (becomes ``system``).
+        id_offset: Added to the message index in the ids given to calls Gemini sent
+            without one (``gemini_call_<index>_<part>``), so that contents parsed one
+            response at a time get ids unique in the session (`ContextChef.ingest` sets it).
 
     Raises:
         CorruptHistoryError: A content is malformed (index and reason given).
     """
     hist = HistoryBuilder(_G)
-    calls = _Calls()
+    calls = _Calls(id_offset)
     for i, content in enumerate(as_messages(hist, contents, "contents")):
         content = as_mapping(hist, i, content, "a content")
         role = parse_role(

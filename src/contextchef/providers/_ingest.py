@@ -1,0 +1,97 @@
+"""Provider responses in: the model's turn of each API's response -> the message IR.
+
+`parse_response` takes a response from an official SDK (Anthropic ``Message``, OpenAI
+``ChatCompletion`` — DeepSeek's included —, OpenAI Responses ``Response``, google-genai
+``GenerateContentResponse``) or the same as the JSON dict the API returned, finds the
+model's turn in it and parses that turn with the history parser of its wire format, so
+every block comes in as recorded: thinking blocks and signatures, encrypted reasoning,
+item ids, server tool blocks, Gemini thought signatures.
+
+SDK objects are read with ``model_dump``: the Anthropic and OpenAI SDKs keep exactly the
+fields the API sent (``exclude_unset``); google-genai models are dumped under their JSON
+names without their unset fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from contextchef._errors import CorruptHistoryError
+from contextchef.providers._parsing import ParsedHistory
+from contextchef.providers.anthropic._parse import from_anthropic
+from contextchef.providers.gemini._parse import from_gemini
+from contextchef.providers.openai_chat._parse import from_openai
+from contextchef.providers.responses._parse import from_responses
+
+__all__ = ["parse_response"]
+
+
+def _as_dict(response: object) -> Mapping[str, Any]:
+    if isinstance(response, Mapping):
+        return response
+    dump = getattr(response, "model_dump", None)
+    if not callable(dump):
+        raise CorruptHistoryError(
+            f"expected a provider response (an SDK response object or its JSON dict), got "
+            f"{type(response).__name__}",
+            index=0,
+        )
+    module = type(response).__module__
+    try:
+        if module.startswith("google."):
+            data = dump(mode="json", by_alias=True, exclude_none=True)
+        else:
+            data = dump(mode="json", exclude_unset=True)
+    except Exception as exc:  # a foreign object whose dump fails
+        raise CorruptHistoryError(
+            f"cannot read the {type(response).__name__} response: {exc}", index=0
+        ) from exc
+    if not isinstance(data, Mapping):
+        raise CorruptHistoryError(f"{type(response).__name__} did not dump to an object", index=0)
+    return data
+
+
+def _first(data: Mapping[str, Any], key: str, what: str) -> Mapping[str, Any]:
+    items = data.get(key)
+    if not isinstance(items, list) or not items or not isinstance(items[0], Mapping):
+        raise CorruptHistoryError(f"the {what} response has no {key}[0] to read", index=0)
+    return items[0]
+
+
+def parse_response(response: object, *, id_offset: int = 0) -> ParsedHistory:
+    """The model's turn of a provider response, as IR messages (one assistant message).
+
+    Args:
+        response: An SDK response object or its JSON dict, from any supported API.
+        id_offset: For Gemini calls without ids: see `from_gemini`.
+
+    Returns:
+        The parsed turn; ``notes`` says what was kept as provider-only parts.
+
+    Raises:
+        CorruptHistoryError: Not a response of a supported API, or one without a turn to
+            read (no choice, no candidate, no content).
+    """
+    data = _as_dict(response)
+    if "candidates" in data:  # Gemini generateContent
+        content = _first(data, "candidates", "Gemini").get("content")
+        if not isinstance(content, Mapping):
+            raise CorruptHistoryError("the Gemini candidate has no content", index=0)
+        turn = {**content, "role": "model"}
+        return from_gemini([turn], id_offset=id_offset)
+    if "choices" in data:  # Chat Completions (DeepSeek too)
+        message = _first(data, "choices", "Chat Completions").get("message")
+        if not isinstance(message, Mapping):
+            raise CorruptHistoryError("the Chat Completions choice has no message", index=0)
+        return from_openai([message])
+    if data.get("object") == "response" or isinstance(data.get("output"), list):  # Responses
+        return from_responses(list(data.get("output") or []))
+    if data.get("type") == "message" or data.get("role") == "assistant":  # Anthropic
+        return from_anthropic([{"role": "assistant", "content": data.get("content") or []}])
+    raise CorruptHistoryError(
+        "not a response of a supported API: expected an Anthropic message, a Chat "
+        "Completions or Responses response, or a Gemini GenerateContentResponse "
+        f"(keys: {sorted(str(k) for k in data)[:10]})",
+        index=0,
+    )

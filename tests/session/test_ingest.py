@@ -1,0 +1,188 @@
+"""`ContextChef.ingest`: provider responses in exactly as returned, through the real SDKs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from google import genai
+from google.genai import types as genai_types
+
+from contextchef import (
+    TARGETS,
+    ContextChef,
+    CorruptHistoryError,
+    ProviderPart,
+    ReasoningPart,
+    ToolCall,
+    tool_results,
+    user,
+)
+from contextchef.testing import (
+    FakeAnthropic,
+    FakeGemini,
+    FakeProvider,
+    FakeResponses,
+    fake_for,
+    httpx_for,
+    text,
+    tool_calls,
+)
+
+HX = httpx_for(anthropic)
+ENV = (
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+)
+
+
+def read_file(path: str) -> str:
+    """Read a file."""
+    return f"contents of {path}"
+
+
+def grep(pattern: str) -> str:
+    """Search files."""
+    return f"no match for {pattern}"
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
+    """`payload` through the official SDK of `target`; the SDK's response object."""
+    if target == "gemini":
+        http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
+        return genai.Client(api_key="x", http_options=http).models.generate_content(**payload)
+    if target == "anthropic":
+        client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+        return client.messages.create(**payload)
+    chat = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    if target == "responses":
+        return chat.responses.create(**payload)
+    return chat.chat.completions.create(**payload)
+
+
+def session() -> ContextChef:
+    chef = ContextChef()
+    chef.register_tools([read_file, grep])
+    chef.set_system_prompt("You are careful.")
+    chef.set_history([user("Look around.")])
+    return chef
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_with_ingest_keeps_every_block_and_passes_the_fake(target: str) -> None:
+    fake = fake_for(target).script(
+        tool_calls(("read_file", {"path": "a"}), ("grep", {"pattern": "x"}), reasoning="plan"),
+        tool_calls(("read_file", {"path": "b"}), reasoning="again"),
+        text("Done."),
+    )
+    chef = session()
+    for _ in range(3):
+        response = send(target, fake, chef.compile(target, model="m").payload)
+        calls = chef.ingest(response)
+        if calls:
+            chef.append(tool_results([chef.execute(call).result for call in calls]))
+    assert fake.violations == ()
+    assert len(fake.requests) == 3
+    turns = [m for m in chef.history if m.role == "assistant"]
+    assert len(turns) == 3
+    names = [[p.name for p in m.parts if isinstance(p, ToolCall)] for m in turns]
+    assert names == [["read_file", "grep"], ["read_file"], []]
+    if target != "openai":  # Chat Completions returns no reasoning
+        assert all(any(isinstance(p, ReasoningPart) for p in m.parts) for m in turns[:2])
+
+
+def test_anthropic_thinking_is_replayed_byte_for_byte() -> None:
+    fake = FakeAnthropic().script(
+        tool_calls(("read_file", {"path": "a"}), reasoning="think"), text("ok")
+    )
+    chef = session()
+    first = send("anthropic", fake, chef.compile("anthropic", model="m").payload)
+    (call,) = chef.ingest(first)
+    chef.append(tool_results([chef.execute(call).result]))
+    send("anthropic", fake, chef.compile("anthropic", model="m").payload)
+    returned = fake.requests[0].reply["content"]
+    (replayed,) = [
+        m["content"] for m in fake.requests[1].body["messages"] if m["role"] == "assistant"
+    ]
+    assert replayed == returned  # every block, in order, as the API sent it
+
+
+def test_five_gemini_turns_without_call_ids_parsed_one_at_a_time_keep_all_five() -> None:
+    script = [tool_calls(("read_file", {"path": str(i)})) for i in range(5)]
+    fake = FakeGemini(call_ids=False).script(*script, text("Done."))
+    chef = session()
+    for _ in range(6):
+        response = send("gemini", fake, chef.compile("gemini", model="m").payload)
+        calls = chef.ingest(response)
+        if calls:
+            chef.append(tool_results([chef.execute(call).result for call in calls]))
+    assert fake.violations == ()
+    ids = [p.id for m in chef.history for p in m.parts if isinstance(p, ToolCall)]
+    assert len(ids) == len(set(ids)) == 5
+    payload = chef.compile("gemini", model="m").payload
+    sent = [
+        p["function_call"] for c in payload["contents"] for p in c["parts"] if "function_call" in p
+    ]
+    assert [c["args"]["path"] for c in sent] == ["0", "1", "2", "3", "4"]
+    assert all("id" not in c for c in sent)  # made-up ids never go to Gemini
+
+
+def test_responses_items_keep_their_ids_and_encrypted_reasoning() -> None:
+    fake = FakeResponses().script(tool_calls(("grep", {"pattern": "x"}), reasoning="r"), text("ok"))
+    chef = session()
+    first = send("responses", fake, chef.compile("responses", model="m").payload)
+    (call,) = chef.ingest(first)
+    assert call.id == "call_0001"  # the call_id, not the item id fc_0001
+    chef.append(tool_results([chef.execute(call).result]))
+    send("responses", fake, chef.compile("responses", model="m").payload)
+    sent = fake.requests[1].body["input"]
+    returned = fake.requests[0].reply["output"]
+    assert [i for i in sent if i.get("type") in ("reasoning", "function_call")] == returned
+
+
+def test_ingest_accepts_the_json_dict_and_server_blocks() -> None:
+    chef = session()
+    response = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [
+            {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"q": "x"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srv_1", "content": []},
+            {"type": "text", "text": "Nothing found."},
+        ],
+        "stop_reason": "end_turn",
+    }
+    assert chef.ingest(response) == ()
+    (turn,) = [m for m in chef.history if m.role == "assistant"]
+    assert [type(p).__name__ for p in turn.parts] == ["ProviderPart", "ProviderPart", "TextPart"]
+    assert isinstance(turn.parts[0], ProviderPart)
+    sent = chef.compile("anthropic").payload["messages"][-1]["content"]
+    assert sent == response["content"]
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [5, None, {"unrelated": 1}, {"choices": []}, {"candidates": [{}]}, object()],
+    ids=["int", "none", "unknown-dict", "no-choice", "no-content", "object"],
+)
+def test_junk_is_corrupt_history_and_changes_nothing(junk: Any) -> None:
+    chef = session()
+    before = json.dumps([m.to_dict() for m in chef.history])
+    with pytest.raises(CorruptHistoryError):
+        chef.ingest(junk)
+    assert json.dumps([m.to_dict() for m in chef.history]) == before
