@@ -28,6 +28,7 @@ __all__ = [
     "freeze",
     "is_unicode",
     "thaw",
+    "to_unicode",
 ]
 
 JsonValue = Any
@@ -115,6 +116,13 @@ def is_unicode(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def to_unicode(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD, so it can be sent as UTF-8."""
+    if is_unicode(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _read_only(self: object, *args: object, **kwargs: object) -> None:

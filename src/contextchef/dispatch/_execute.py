@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps
+from contextchef._json import canonical_dumps, to_unicode
 from contextchef.deferred._groups import render_toolkit_load
 from contextchef.deferred._meta import TOOL_SEARCH, run_tool_search
 from contextchef.deferred._view import SessionView
@@ -33,18 +33,27 @@ __all__ = ["aexecute", "execute"]
 
 
 def _render_output(value: Any) -> str:
+    """A handler's return value as result text that can always be sent (valid Unicode)."""
     if isinstance(value, str):
-        return value
+        return to_unicode(value)
     if isinstance(value, ToolResult):
         return value.content
     try:
-        return canonical_dumps(value)
-    except (TypeError, ValueError):
-        return str(value)
+        return to_unicode(canonical_dumps(value))
+    except (TypeError, ValueError, RecursionError):
+        return _printed(value)
+
+
+def _printed(value: object) -> str:
+    try:
+        return to_unicode(str(value))
+    except Exception as exc:  # a value whose __str__ fails is still answered
+        return f"<a {type(value).__name__} that cannot be printed: {type(exc).__name__}>"
 
 
 def _denied_result(call: ToolCall, check: Denied) -> Execution:
-    result = ToolResult(call_id=call.id, name=call.name, content=check.reason, is_error=True)
+    reason = to_unicode(check.reason)
+    result = ToolResult(call_id=call.id, name=call.name, content=reason, is_error=True)
     return Execution(result=result, check=check)
 
 
@@ -95,7 +104,7 @@ def _handler_for(check: Allowed, handlers: HandlerLookup) -> Callable[..., Any]:
 
 def _result(call: ToolCall, value: Any = None, error: BaseException | None = None) -> ToolResult:
     if error is not None:
-        content = f"Tool raised {type(error).__name__}: {error}"
+        content = f"Tool raised {type(error).__name__}: {_printed(error)}"
         return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
     is_error = value.is_error if isinstance(value, ToolResult) else False
     return ToolResult(

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef._errors import CorruptHistoryError, MalformedArgumentsError, UsageError
-from contextchef._json import JsonValue, canonical_dumps, freeze, thaw
+from contextchef._json import JsonValue, canonical_dumps, freeze, is_unicode, thaw
 
 __all__ = [
     "MediaPart",
@@ -60,6 +60,11 @@ Role = Literal["user", "assistant"]
 def _require_str(field_name: str, value: object) -> None:
     if not isinstance(value, str):
         raise UsageError(f"{field_name} must be a string, got {type(value).__name__}")
+    if not is_unicode(value):
+        raise UsageError(
+            f"{field_name} holds text that is not valid Unicode (a lone surrogate), which "
+            "cannot be sent as UTF-8"
+        )
 
 
 ProviderData = Mapping[str, JsonValue]
@@ -202,6 +207,10 @@ def _unrepresentable(value: object, depth: int = 0) -> str:
         return "hold NaN, Infinity or a number too large to represent"
     if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
         return "hold an integer too long to write as JSON"
+    if isinstance(value, str) and not is_unicode(value):
+        return "hold text that is not valid Unicode (a lone surrogate)"
+    if isinstance(value, Mapping) and not all(isinstance(k, str) and is_unicode(k) for k in value):
+        return "hold a key that is not valid Unicode text"
     if isinstance(value, (Mapping, list)):
         for child in value.values() if isinstance(value, Mapping) else value:
             problem = _unrepresentable(child, depth + 1)
