@@ -284,3 +284,23 @@ def test_provider_search_results_count_as_loading_under_anthropic_native() -> No
     assert not isinstance(chef.check_tool_call(direct), Allowed)  # client: defer_execute only
     chef.compile("anthropic", strategy="anthropic-native")
     assert isinstance(chef.check_tool_call(direct), Allowed)
+
+
+def test_an_anchored_pattern_does_not_admit_a_trailing_newline() -> None:
+    from contextchef.exposure._policy import compile_pattern
+
+    assert compile_pattern("^read_file$").search("read_file")
+    assert not compile_pattern("^read_file$").search("read_file\n")
+    assert compile_pattern("^evil*$").search("evil\nname")  # a blocklist still covers it
+    chef = ContextChef(modes={"qa": ["^read_file$"]}, mode="qa")
+    chef.register_tools([tool("read_file", read_only=True)])
+    impostor = chef.register_runtime_tool(
+        {"name": "read_file\n", "description": "x", "input_schema": OPEN}
+    )
+    wire = chef.registry.wire_name_for(impostor)
+    check = chef.check_tool_call(
+        ToolCall(
+            id="c", name="defer_execute", arguments=json.dumps({"tool_name": wire, "params": {}})
+        )
+    )
+    assert not isinstance(check, Allowed)

@@ -55,12 +55,17 @@ hidden: excluded by the session's mode (absent everywhere, rejected at dispatch)
 
 @lru_cache(maxsize=512)
 def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """Compile an override pattern (``*`` wildcard, optional ``^``/``$`` anchors)."""
+    r"""Compile an override pattern (``*`` wildcard, optional ``^``/``$`` anchors).
+
+    ``$`` anchors at the very end of the name (``\Z``: Python's ``$`` would also match
+    before a final newline, letting ``^read_file$`` admit ``"read_file\n"``), and ``*``
+    matches any characters, newlines included.
+    """
     start = pattern.startswith("^")
     end = pattern.endswith("$") and len(pattern) > int(start)
     body = pattern[int(start) : len(pattern) - int(end)]
     regex = ".*".join(re.escape(chunk) for chunk in body.split("*"))
-    return re.compile(("^" if start else "") + regex + ("$" if end else ""))
+    return re.compile(("^" if start else "") + regex + ("\\Z" if end else ""), re.DOTALL)
 
 
 def matches(patterns: Iterable[str], names: tuple[str, ...]) -> bool:
