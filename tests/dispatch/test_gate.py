@@ -346,10 +346,11 @@ def test_templated_description_touching_time_raises() -> None:
     chef.register_tools([{"name": "t", "description": "Today is {{ now() }}.", "meta": {}}])
     tool = chef.tools[0].replace(template=True)
     chef = ContextChef()
-    chef.register_tools([tool])
     with pytest.raises(NondeterminismError) as info:
-        chef.compile("anthropic")
+        chef.register_tools([tool])  # refused at registration, not at every later compile
     assert info.value.tool == "t" and info.value.source == "now"
+    assert chef.tools == ()
+    chef.compile("anthropic")
 
 
 # --- call shapes ------------------------------------------------------------------------

@@ -44,3 +44,22 @@ def test_a_toolkit_load_under_read_only_shows_only_reachable_tools() -> None:
         id="d", name="defer_execute", arguments='{"tool_name": "db_drop", "params": {"t": 1}}'
     )
     assert chef.check_tool_call(drop).decision == "denied"
+
+
+def test_a_bad_template_or_group_text_is_refused_at_registration() -> None:
+    from contextchef import TemplateError, UsageError
+
+    chef = ContextChef()
+    bad = {"name": "t", "description": "Hi {{ missing }}", "input_schema": {"type": "object"}}
+    with pytest.raises(TemplateError):
+        chef.register_tools([{**bad, "template": True}])
+    with pytest.raises(TemplateError):
+        chef.register_runtime_tool({**bad, "template": True})
+    lone = "\ud800"
+    with pytest.raises(UsageError, match="valid Unicode"):
+        chef.register_namespaces(
+            [{"name": "ns", "description": lone, "tools": [{"name": "a", "description": "a"}]}]
+        )
+    assert chef.tools == () or all(t.source == "library" for t in chef.tools)
+    assert chef.take_tool_additions() == ()
+    chef.compile("anthropic")  # nothing half-registered breaks a compile

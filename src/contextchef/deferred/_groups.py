@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextchef._errors import NestedNamespaceError, UsageError
-from contextchef._json import JsonValue, canonical_dumps
+from contextchef._json import JsonValue, canonical_dumps, is_unicode
 from contextchef.tools._registry import Handler
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._tool import Tool, ToolAnnotations
@@ -279,6 +279,8 @@ def parse_group(item: GroupLike, *, kind: str, build: Builder) -> tuple[Any, dic
         raise UsageError(f"a {kind} must be a dict or a {kind.title()}, got {type(item).__name__}")
     if not isinstance(name, str) or not name.strip() or not isinstance(description, str):
         raise UsageError(f"a {kind} needs a non-empty string 'name' and a string 'description'")
+    if not is_unicode(name) or not is_unicode(description):
+        raise UsageError(f"{kind} {name!r:.80}: name and description must be valid Unicode text")
     if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence) or not raw:
         raise UsageError(f"{kind} {name!r} needs a non-empty list of 'tools'")
     for entry in raw:

@@ -144,6 +144,7 @@ class SessionTools:
         built, funcs = self._build(tools, server=server)
         funcs = {**funcs, **(handlers or {})}
         self._check_reserved(built)
+        self._check_templates(built)
         by_name = {t.name: t for t in built}
         unknown = sorted(set(funcs) - set(by_name))
         if unknown:
@@ -195,6 +196,19 @@ class SessionTools:
                     "or a function"
                 )
         return built, funcs
+
+    def _check_templates(self, tools: Sequence[Tool]) -> None:
+        """Render every templated description now, so a bad template fails registration.
+
+        Rendering is deterministic (`contextchef.tools._template`), so the view renders
+        the same text again later.
+
+        Raises:
+            TemplateError, NondeterminismError: A template that cannot render.
+        """
+        for tool in tools:
+            if tool.template:
+                self._render(tool)
 
     def _reserved_names(self) -> set[str]:
         """Names the model sees that are not registry tools (meta, namespaces, loader)."""
@@ -436,6 +450,7 @@ class SessionTools:
             built = Tool(name=name, description=description, input_schema=schema, source="runtime")
             handler = handler or runner
         self._check_reserved([built])
+        self._check_templates([built])
         handlers = {built.key: handler} if handler is not None else None
         (added,) = self.registry.add([built], handlers=handlers)
         self._additions.append(added)

@@ -138,6 +138,11 @@ class Tool:
             )
         object.__setattr__(self, "input_schema", freeze(schema))
         tags = tuple(sorted({str(t).strip().lower() for t in self.tags if str(t).strip()}))
+        if not all(is_unicode(tag) for tag in tags):
+            raise InvalidToolError(
+                f"tool {self.name!r:.80}: a tag holds text that is not valid Unicode",
+                tool=self.name,
+            )
         object.__setattr__(self, "tags", tags)
         object.__setattr__(self, "meta", freeze(canonical_value(dict(self.meta))))
         if self.output_schema is not None:
