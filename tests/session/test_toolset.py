@@ -63,3 +63,20 @@ def test_a_bad_template_or_group_text_is_refused_at_registration() -> None:
     assert chef.tools == () or all(t.source == "library" for t in chef.tools)
     assert chef.take_tool_additions() == ()
     chef.compile("anthropic")  # nothing half-registered breaks a compile
+
+
+@pytest.mark.parametrize("how", ["tools", "namespace", "runtime"])
+def test_a_toolkit_tool_name_stays_reserved_until_the_toolkit_loads(how: str) -> None:
+    chef = ContextChef()
+    chef.register_toolkits([KIT])
+    clash = {"name": "db_drop", "description": "mine", "input_schema": {"type": "object"}}
+    with pytest.raises(ToolNameConflictError):
+        if how == "tools":
+            chef.register_tools([clash])
+        elif how == "namespace":
+            chef.register_namespaces([{"name": "ops", "description": "o", "tools": [clash]}])
+        else:
+            chef.register_runtime_tool(clash)
+    added = chef.load_toolkit("db")  # the load cannot fail half-way
+    assert sorted(t.name for t in added) == ["db_drop", "db_read"]
+    assert chef.loaded_toolkits == ("db",)

@@ -210,13 +210,24 @@ class SessionTools:
             if tool.template:
                 self._render(tool)
 
-    def _reserved_names(self) -> set[str]:
-        """Names the model sees that are not registry tools (meta, namespaces, loader)."""
+    def _reserved_names(self, *, loading: str | None = None) -> set[str]:
+        """Names taken by what is not (yet) a registry tool.
+
+        The meta-tools, namespaces, library-owned tools, ``load_toolkit``, and the tools of
+        every toolkit not loaded yet (other than `loading`, the one being loaded), so that a
+        later load can never clash.
+        """
         names = set(META_TOOLS) | set(self._namespaces) | set(self._library_names)
+        names |= {
+            wire_name("runtime", t.name, server=None)
+            for kit in self._toolkits.values()
+            if kit.name not in self._kits_loaded and kit.name != loading
+            for t in kit.tools
+        }
         return names | {LOAD_TOOLKIT} if self._toolkits else names
 
-    def _check_reserved(self, tools: Sequence[Tool]) -> None:
-        taken = self._reserved_names()
+    def _check_reserved(self, tools: Sequence[Tool], *, loading: str | None = None) -> None:
+        taken = self._reserved_names(loading=loading)
         reserved = [
             (t.name, ("contextchef tool", t.origin))
             for t in tools
@@ -379,10 +390,8 @@ class SessionTools:
                 available=sorted(self._toolkits),
             )
         if name not in self._kits_loaded:
-            funcs = self._kit_handlers[name]
-            added = tuple(
-                self.register_runtime_tool(t, handler=funcs.get(t.name)) for t in kit.tools
-            )
+            built = [t.replace(source="runtime", server=None) for t in kit.tools]
+            added = self._add_runtime(built, self._kit_handlers[name], kit=name)
             self._kits_loaded[name] = added
         return self._kits_loaded[name]
 
@@ -449,17 +458,24 @@ class SessionTools:
             name, description, schema, runner = schema_from_callable(tool)
             built = Tool(name=name, description=description, input_schema=schema, source="runtime")
             handler = handler or runner
-        self._check_reserved([built])
-        self._check_templates([built])
-        handlers = {built.key: handler} if handler is not None else None
-        (added,) = self.registry.add([built], handlers=handlers)
-        self._additions.append(added)
+        (added,) = self._add_runtime([built], {built.name: handler} if handler else {})
+        return added
+
+    def _add_runtime(
+        self, built: Sequence[Tool], handlers: Mapping[str, Handler], *, kit: str | None = None
+    ) -> tuple[Tool, ...]:
+        """Register runtime tools as one batch (all or nothing); the view is extended."""
+        self._check_reserved(built, loading=kit)
+        self._check_templates(built)
+        keyed = {t.key: handlers[t.name] for t in built if handlers.get(t.name) is not None}
+        added = self.registry.add(list(built), handlers=keyed)
+        self._additions.extend(added)
         if self._view is not None and not self._prefix_dirty:
             self._view = extend_view(
                 self._view,
                 self.registry,
                 self.policy,
-                [added],
+                list(added),
                 render=self._render,
                 namespaces=tuple(self._namespaces.values()),
             )
