@@ -111,6 +111,10 @@ class SessionView:
     resident: tuple[CompiledTool, ...]
     flat: tuple[CompiledTool, ...]
     library: tuple[CompiledTool, ...] = ()
+    flat_runtime: int = 0
+    """How many runtime tools `flat` holds (they sit just before the namespace tools)."""
+    flat_tail: int = 0
+    """How many namespace tools and ``load_toolkit`` end `flat`."""
     direct: tuple[Tool, ...]
     deferred: tuple[Tool, ...]
     exposure: Mapping[tuple[str, str], Exposure]
@@ -227,6 +231,8 @@ def build_view(
     return SessionView(
         resident=resident,
         flat=tuple(_compiled(t, wire[t.key], text[t.key]) for t in free) + tuple(extra),
+        flat_runtime=sum(1 for t in free if t.source == "runtime"),
+        flat_tail=len(extra),
         library=tuple(_compiled(t, wire[t.key], text[t.key]) for t in library),
         direct=direct,
         deferred=deferred,
@@ -325,10 +331,11 @@ def extend_view(
     entries = [
         (_searchable(t, descriptions.get(t.key, t.description)), wire[t.key]) for t in new_deferred
     ]
+    new = [_compiled(t, w, descriptions.get(t.key, t.description)) for t, w in entries]
     return dataclasses.replace(
         view,
-        flat=view.flat
-        + tuple(_compiled(t, w, descriptions.get(t.key, t.description)) for t, w in entries),
+        flat=_with_runtime(view, new, by_wire),
+        flat_runtime=view.flat_runtime + len(new),
         deferred=view.deferred + tuple(new_deferred),
         exposure=exposure,
         wire_names=wire,
@@ -338,6 +345,20 @@ def extend_view(
         by_own_name=own,
         descriptions=descriptions,
     )
+
+
+def _with_runtime(
+    view: SessionView, new: Sequence[CompiledTool], by_wire: Mapping[str, Tool]
+) -> tuple[CompiledTool, ...]:
+    """`view.flat` with `new` runtime tools where a rebuild would put them.
+
+    Registry order: runtime tools by own name, after every other registered tool and
+    before the namespace tools, so a snapshot restore or a rebuild gives the same bytes.
+    """
+    cut = len(view.flat) - view.flat_tail
+    start = cut - view.flat_runtime
+    runtime = sorted([*view.flat[start:cut], *new], key=lambda c: by_wire[c.name].name)
+    return view.flat[:start] + tuple(runtime) + view.flat[cut:]
 
 
 def _searchable(tool: Tool, description: str) -> Tool:
