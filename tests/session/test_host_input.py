@@ -169,3 +169,48 @@ def test_read_offloaded_stays_reachable_in_read_only_mode(tmp_path: Path) -> Non
     chef = ContextChef(offload_dir=tmp_path, max_inline_chars=100, mode="read_only")
     names = [t["name"] for t in chef.compile("anthropic").payload.get("tools", [])]
     assert "read_offloaded" in names
+
+
+def test_a_failing_compile_leaves_the_session_as_it_was() -> None:
+    summaries: list[str] = []
+
+    def summarize(transcript: str) -> str:
+        summaries.append(transcript)
+        return "summary"
+
+    chef = ContextChef(memory=None, on_overflow=summarize)
+    chef.set_history([user("a"), user("b")])
+    chef.request_new_context()
+    with pytest.raises(UsageError, match="prefill"):
+        chef.compile("anthropic", prefill="ends in space ")
+    assert chef.new_context_pending and len(chef.history) == 2
+
+
+@pytest.mark.parametrize("field", ["strategy", "target"])
+def test_a_snapshot_with_an_unknown_strategy_or_target_is_refused(field: str) -> None:
+    with pytest.raises(UsageError, match=f"'{field}'"):
+        session().restore(edited(_set((field,), "nonsense")))
+
+
+def test_offloaded_output_stays_readable_whatever_the_exposure(tmp_path: Path) -> None:
+    from contextchef import DeferredConfig, ToolCall
+
+    chef = ContextChef(
+        offload_dir=tmp_path,
+        max_inline_chars=200,
+        default_defer=True,
+        deferred=DeferredConfig(require_search=True),
+    )
+    chef.register_tools([READ], handlers={"read_file": lambda **_: "y" * 5_000})
+    chef.pruner.apply(chef.pruner.allow_only(["read_file"]))
+    names = [t["name"] for t in chef.compile("anthropic").payload["tools"]]
+    assert "read_offloaded" in names  # neither deferred nor pruned
+    wrapped = '{"tool_name": "read_file", "params": {}}'
+    chef.execute(ToolCall(id="s", name="tool_search", arguments='{"tool_names": ["read_file"]}'))
+    stub = chef.execute(ToolCall(id="c", name="defer_execute", arguments=wrapped)).result.content
+    handle = stub.split('"handle": "')[1].split('"')[0]
+    read = chef.execute(
+        ToolCall(id="r", name="read_offloaded", arguments=json.dumps({"handle": handle}))
+    )
+    assert not read.result.is_error and read.result.content.startswith("y" * 100)
+    assert "stored as" not in read.result.content  # a read is never offloaded again

@@ -80,3 +80,18 @@ def test_a_toolkit_tool_name_stays_reserved_until_the_toolkit_loads(how: str) ->
     added = chef.load_toolkit("db")  # the load cannot fail half-way
     assert sorted(t.name for t in added) == ["db_drop", "db_read"]
     assert chef.loaded_toolkits == ("db",)
+
+
+def test_a_model_load_marks_only_the_shown_schemas_loaded() -> None:
+    from contextchef import DeferredConfig
+
+    chef = ContextChef(mode="read_only", deferred=DeferredConfig(require_search=True))
+    chef.register_toolkits([KIT])
+    chef.execute(ToolCall(id="c", name="load_toolkit", arguments='{"toolkit_name": "db"}'))
+    assert chef.loaded_tools == ("db_read",)  # db_drop was hidden, so never shown
+    chef.set_mode(None)
+    drop = ToolCall(
+        id="d", name="defer_execute", arguments='{"tool_name": "db_drop", "params": {"t": 1}}'
+    )
+    check = chef.check_tool_call(drop)
+    assert check.decision == "denied" and check.code == "not_loaded"

@@ -356,20 +356,25 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
         chosen.check(adapter.profile)
         check_options(model, max_tokens)  # before anything runs or changes
         self._volatile.emit(CompileEvent(name="compile:start", target=target))
-        self._handoff_if_due()
-        result = compile_request(
-            CompileInput(
-                adapter=adapter,
-                strategy=chosen,
-                view=self.view,
-                state=self._state,
-                volatile=self._volatile,
-                memory_block=render_memories(self._memory.items() if self._memory else ()),
-                model=model,
-                max_tokens=max_tokens,
-                prefill=prefill,
+        before = self._state.copy()
+        try:  # a compile that fails leaves the session as it was, handoff included
+            self._handoff_if_due()
+            result = compile_request(
+                CompileInput(
+                    adapter=adapter,
+                    strategy=chosen,
+                    view=self.view,
+                    state=self._state,
+                    volatile=self._volatile,
+                    memory_block=render_memories(self._memory.items() if self._memory else ()),
+                    model=model,
+                    max_tokens=max_tokens,
+                    prefill=prefill,
+                )
             )
-        )
+        except BaseException:
+            self._state = before
+            raise
         self._state.strategy = chosen.name
         self._state.target = target if chosen.native is not None else None
         self._volatile.emit(CompileEvent(name="compile:done", target=target, request=result))

@@ -26,7 +26,7 @@ from contextchef.dispatch._types import (
     GateContext,
 )
 from contextchef.history._messages import ToolResult
-from contextchef.history._offload import OffloadStore, offload_result
+from contextchef.history._offload import OFFLOAD_READ_TOOL, OffloadStore, offload_result
 from contextchef.providers import get_adapter
 from contextchef.session._memory import MemoryStore, OverflowHandoff
 from contextchef.session._state import SessionState
@@ -123,11 +123,14 @@ class DispatchMixin:
     def _record(self, done: Execution) -> Execution:
         """Session bookkeeping after a call: loaded schemas and toolkits, offload."""
         if done.toolkit is not None:
-            self.load_toolkit(done.toolkit)
+            # the model loaded it: only the schemas it was shown count as loaded
+            self._tools.load_toolkit(done.toolkit)
+            self._state.loaded.update(done.loaded)
+            self._state.loaded_toolkits = self._tools.loaded_toolkits
             return done
         self._state.loaded.update(done.loaded)
-        if done.result.name == TOOL_SEARCH:
-            return done
+        if done.result.name in (TOOL_SEARCH, OFFLOAD_READ_TOOL) or done.check.decision == "denied":
+            return done  # search text is capped; stored output and denials are never stored
         return Execution(result=self.offload(done.result), check=done.check, loaded=done.loaded)
 
     def offload(self, result: ToolResult) -> ToolResult:

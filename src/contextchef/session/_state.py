@@ -22,6 +22,8 @@ from pydantic import BaseModel
 from contextchef._errors import UsageError
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._messages import Message, check_message, message_from_dict
+from contextchef.providers import TARGETS
+from contextchef.session._strategies import STRATEGIES
 from contextchef.session._volatile import (
     Announcement,
     Channel,
@@ -236,6 +238,14 @@ def check_shape(data: Mapping[str, Any]) -> None:
         raise UsageError(
             "snapshot field 'whitelist' needs a 'name' and string 'include' patterns; "
             "nothing was restored"
+        )
+    if data.get("strategy", "client") not in STRATEGIES:
+        raise UsageError(
+            f"snapshot field 'strategy' must be one of {sorted(STRATEGIES)}; nothing was restored"
+        )
+    if data.get("target") is not None and data["target"] not in TARGETS:
+        raise UsageError(
+            f"snapshot field 'target' must be one of {list(TARGETS)} or null; nothing was restored"
         )
     tools = data.get("tools") or {}
     if not all(_strings(tools.get(k)) for k in ("names", "runtime")) or not isinstance(

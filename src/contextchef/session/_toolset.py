@@ -93,16 +93,20 @@ class SessionTools:
 
     def register_library(self, tools: Sequence[Tool], handlers: Mapping[str, Handler]) -> None:
         """Register contextchef's own tools (source ``library``) with their handlers."""
-        self._library_names = tuple(t.name for t in tools)
+        self._library_names += tuple(t.name for t in tools)
         keyed = {t.key: handlers[t.name] for t in tools if t.name in handlers}
         self.registry.add(list(tools), handlers=keyed)
         self._invalidate()
 
     def register_offload_reader(self, store: OffloadStore) -> None:
-        """Register the ``read_offloaded`` tool over `store` (with ``offload_dir``)."""
-        self.register_tools(
-            [tool_from_dict(offload_read_tool())],
-            handlers={OFFLOAD_READ_TOOL: lambda **args: execute_offload_read(store, args)},
+        """Register the ``read_offloaded`` tool over `store` (with ``offload_dir``).
+
+        It is library-owned: always resident and never pruned, since offloaded results
+        tell the model to call it; it is read-only, so read-only modes keep it.
+        """
+        reader = tool_from_dict(offload_read_tool(), source="library")
+        self.register_library(
+            [reader], {OFFLOAD_READ_TOOL: lambda **args: execute_offload_read(store, args)}
         )
 
     @property
