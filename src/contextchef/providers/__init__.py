@@ -59,9 +59,9 @@ def get_adapter(target: str) -> Adapter:
     Raises:
         UnknownTargetError: `target` is not one of `TARGETS`.
     """
-    try:
-        return _ADAPTERS[target]
-    except KeyError:
+    adapter = _ADAPTERS.get(target) if isinstance(target, str) else None
+    if adapter is None:
         raise UnknownTargetError(
-            f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}"
-        ) from None
+            f"unknown target {target!r:.80}; valid targets: {', '.join(TARGETS)}"
+        )
+    return adapter

@@ -104,8 +104,8 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
         anchor: str | None = DEFAULT_ANCHOR,
         cache_audit: bool = False,
     ) -> None:
-        if anchor is not None and not isinstance(anchor, str):
-            raise UsageError(f"anchor must be a string or None, got {type(anchor).__name__}")
+        if anchor is not None and (not isinstance(anchor, str) or not is_unicode(anchor)):
+            raise UsageError(f"anchor must be Unicode text or None, got {type(anchor).__name__}")
         self._modes = named_modes(modes)
         self._state = SessionState(
             default_defer=default_defer,

@@ -20,6 +20,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from contextchef._errors import UsageError
+from contextchef._json import is_unicode
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._messages import Message, check_message, message_from_dict
 from contextchef.providers import TARGETS
@@ -238,6 +239,13 @@ def check_shape(data: Mapping[str, Any]) -> None:
         raise UsageError(
             "snapshot field 'whitelist' needs a 'name' and string 'include' patterns; "
             "nothing was restored"
+        )
+    texts = [data.get("system") or "", data.get("anchor") or ""]
+    texts += [t for a in data.get("announcements") or () if isinstance(a, dict) for t in a.values()]
+    if not all(is_unicode(t) for t in texts if isinstance(t, str)):
+        raise UsageError(
+            "snapshot text (system, anchor or announcements) is not valid Unicode; nothing "
+            "was restored"
         )
     if data.get("strategy", "client") not in STRATEGIES:
         raise UsageError(

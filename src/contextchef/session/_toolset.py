@@ -43,6 +43,22 @@ ToolLike = Tool | Mapping[str, Any] | Callable[..., Any]
 """Accepted tool inputs: a `Tool`, a provider/MCP tool dict, or a Python function."""
 
 
+def _items(value: object, what: str) -> list[Any]:
+    """A list of `what` given as any iterable (not a string or a single mapping)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise UsageError(f"{what} must be a list, got {type(value).__name__}")
+    return list(value)
+
+
+def _handlers(value: object) -> dict[str, Handler]:
+    """Handlers by tool name (None: none)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise UsageError(f"handlers must map tool names to callables, got {type(value).__name__}")
+    return dict(value)
+
+
 class SessionTools:
     """The tools of one session: registry, namespaces, toolkits, runtime tools, view.
 
@@ -146,7 +162,7 @@ class SessionTools:
             InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
         """
         built, funcs = self._build(tools, server=server)
-        funcs = {**funcs, **(handlers or {})}
+        funcs = {**funcs, **_handlers(handlers)}
         self._check_reserved(built)
         self._check_templates(built)
         by_name = {t.name: t for t in built}
@@ -268,12 +284,15 @@ class SessionTools:
             ToolNameConflictError: A namespace name is not free, or a sub-tool clashes.
             UsageError: A malformed group or an illegal namespace name.
         """
-        parsed = [parse_group(ns, kind="namespace", build=self._build) for ns in namespaces]
+        parsed = [
+            parse_group(ns, kind="namespace", build=self._build)
+            for ns in _items(namespaces, "namespaces")
+        ]
         groups: list[Namespace] = [g for g, _ in parsed]
         self._check_group_names([g.name for g in groups], [t for g in groups for t in g.tools])
         funcs: dict[str, Handler] = {k: v for _, h in parsed for k, v in h.items()}
         self.register_tools(
-            [t for g in groups for t in g.tools], handlers={**funcs, **(handlers or {})}
+            [t for g in groups for t in g.tools], handlers={**funcs, **_handlers(handlers)}
         )
         self._namespaces.update({g.name: g for g in groups})
         self._invalidate()
@@ -321,7 +340,10 @@ class SessionTools:
                 clashes with a registered tool or another toolkit's tool.
             NestedNamespaceError: A toolkit holds a group.
         """
-        parsed = [parse_group(kit, kind="toolkit", build=self._build) for kit in toolkits]
+        parsed = [
+            parse_group(kit, kind="toolkit", build=self._build)
+            for kit in _items(toolkits, "toolkits")
+        ]
         kits: list[Toolkit] = [g for g, _ in parsed]
         self._check_toolkit_names(kits)
         if not self._toolkits and (
@@ -332,7 +354,7 @@ class SessionTools:
                 "rename it",
                 conflicts=[(LOAD_TOOLKIT, ("builtin", "contextchef tool"))],
             )
-        extra = dict(handlers or {})
+        extra = _handlers(handlers)
         for kit, funcs in parsed:
             self._toolkits[kit.name] = kit
             names = {t.name for t in kit.tools}
@@ -386,7 +408,7 @@ class SessionTools:
         Raises:
             UnknownToolkitError: No toolkit has this name.
         """
-        kit = self._toolkits.get(name)
+        kit = self._toolkits.get(name) if isinstance(name, str) else None
         if kit is None:
             raise UnknownToolkitError(
                 f"unknown toolkit {name!r}; available toolkits: {sorted(self._toolkits)}",

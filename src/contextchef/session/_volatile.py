@@ -226,6 +226,11 @@ class VolatileState:
                 f"the implicit-context hook must return a string or None, got "
                 f"{type(implicit).__name__}"
             )
+        if implicit and not is_unicode(implicit):
+            raise UsageError(
+                "the implicit-context hook returned text that is not valid Unicode (a lone "
+                "surrogate); compile stopped"
+            )
         if implicit and implicit.strip():
             pieces.append(f"<implicit_context>\n{implicit}\n</implicit_context>")
             kinds.append("implicit_context")

@@ -12,6 +12,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 
 from contextchef._errors import UsageError
+from contextchef._json import is_unicode
 from contextchef.session._state import SessionState
 from contextchef.session._volatile import (
     Announcement,
@@ -58,7 +59,9 @@ class VolatileStateMixin:
             raise UsageError(
                 f"announcement {id!r}: content must be a string, got {type(content).__name__}"
             )
-        if channel not in get_args(Channel):
+        if not is_unicode(id) or not is_unicode(content):
+            raise UsageError(f"announcement {id!r:.80}: id and content must be valid Unicode")
+        if not isinstance(channel, str) or channel not in get_args(Channel):
             raise UsageError(
                 f"announcement {id!r}: unknown channel {channel!r}; valid: "
                 + ", ".join(get_args(Channel))
@@ -136,7 +139,7 @@ class VolatileStateMixin:
         Raises:
             UsageError: Unknown event or a handler that is not callable.
         """
-        if event not in self._volatile.handlers:
+        if not isinstance(event, str) or event not in self._volatile.handlers:
             raise UsageError(
                 f"unknown event {event!r}; valid: {', '.join(sorted(self._volatile.handlers))}"
             )

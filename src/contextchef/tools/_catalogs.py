@@ -333,13 +333,17 @@ def load_catalog(
     Raises:
         CatalogFormatError: The file is missing, not JSON, or not a known catalog shape.
     """
+    if not isinstance(path, (str, Path)):
+        raise UsageError(f"a catalog path is a str or Path, got {type(path).__name__}")
     p = Path(path)
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CatalogFormatError(f"cannot read catalog {str(p)!r}: {exc.strerror}") from exc
     except json.JSONDecodeError as exc:
-        raise CatalogFormatError(f"catalog {str(p)!r} is not valid JSON: {exc}") from exc
+        raise CatalogFormatError(f"catalog {str(p)!r:.200} is not valid JSON: {exc}") from exc
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, bad path text
+        raise CatalogFormatError(f"cannot read catalog {str(p)!r:.200}: {exc}") from exc
+    except RecursionError as exc:
+        raise CatalogFormatError(f"catalog {str(p)!r:.200} is nested too deeply") from exc
     return _catalog_from_data(data, origin=str(p), server=server, repair=repair_schemas)
 
 
