@@ -48,12 +48,12 @@ from contextchef.providers._base import (
     Profile,
     RequestOptions,
     apply_hints,
-    copy_schema,
     dumps_segment,
     hints,
     keeps_part,
     object_arguments,
 )
+from contextchef.providers.gemini._schema import gemini_schema
 from contextchef.tools._tool import CompiledTool
 
 __all__ = ["GeminiAdapter", "render_part", "response_text"]
@@ -209,7 +209,7 @@ class GeminiAdapter(AdapterDefaults):
             {
                 "name": tool.name,
                 "description": tool.description,
-                "parameters_json_schema": copy_schema(tool.input_schema),
+                "parameters_json_schema": gemini_schema(tool.input_schema),
             }
             for tool in tools
         ]
