@@ -201,3 +201,17 @@ class Hostile:
 def test_a_hostile_call_object_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="cannot read a tool call from Hostile"):
         chef().check_tool_call(Hostile())
+
+
+def test_an_argument_error_on_a_huge_schema_stays_bounded() -> None:
+    from contextchef.dispatch._gate import MAX_PROBLEMS, MAX_SCHEMA_ECHO
+
+    properties = {f"p{i}": {"type": "integer", "description": "x" * 50} for i in range(5_000)}
+    schema = {"type": "object", "properties": properties, "required": list(properties)}
+    session = ContextChef()
+    session.register_tools([{"name": "big", "description": "d", "input_schema": schema}])
+    check = session.check_tool_call({"id": "c", "name": "big", "arguments": {}})
+    assert isinstance(check, Denied) and check.code == "invalid_arguments"
+    assert len(check.reason) < MAX_SCHEMA_ECHO + 300 * (MAX_PROBLEMS + 2)
+    assert f"- ... and {5_000 - MAX_PROBLEMS} more" in check.reason
+    assert 'tool_search({"tool_names": ["big"]})' in check.reason

@@ -71,16 +71,33 @@ def _unknown(view: SessionView, name: str) -> Denied:
     return Denied(reason=f'Unknown tool "{name}". {hint}', code="unknown_tool")
 
 
+MAX_PROBLEMS = 20
+"""Most argument problems listed in one denial."""
+
+MAX_SCHEMA_ECHO = 4_000
+"""Most characters of the expected schema echoed in one denial."""
+
+
 def _invalid(tool: Tool, wire: str, problems: list[str]) -> Denied:
     """A denial for invalid arguments, echoing the expected schema.
 
-    Library-owned tools' small static schemas are in every payload that offers them, so
-    theirs is not echoed.
+    At most `MAX_PROBLEMS` problems are listed and `MAX_SCHEMA_ECHO` characters of the
+    schema echoed (a huge schema points to ``tool_search`` instead). Library-owned tools'
+    small static schemas are in every payload that offers them, so theirs is not echoed.
     """
-    lines = "\n".join(f"- {p}" for p in problems)
+    shown = [f"- {p}" for p in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        shown.append(f"- ... and {len(problems) - MAX_PROBLEMS} more")
+    lines = "\n".join(shown)
     schema = ""
     if tool.source != "library":
-        schema = f"\nExpected input schema:\n{canonical_dumps(tool.input_schema)}"
+        text = canonical_dumps(tool.input_schema)
+        if len(text) > MAX_SCHEMA_ECHO:
+            text = (
+                f"{text[:MAX_SCHEMA_ECHO]}... [{len(text):,} characters in all; "
+                f'tool_search({{"tool_names": ["{wire}"]}}) shows its parameters]'
+            )
+        schema = f"\nExpected input schema:\n{text}"
     return Denied(
         reason=f'Invalid arguments for tool "{wire}":\n{lines}{schema}',
         code="invalid_arguments",
