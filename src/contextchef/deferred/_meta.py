@@ -280,6 +280,11 @@ def run_tool_search(
         )
     names: list[str] | None = arguments.get("tool_names")
     queries: list[str] | None = arguments.get("queries")
+    if queries is not None and not any(q.strip() for q in queries):
+        return SearchOutcome(
+            text="tool_search 'queries' must hold keywords; every query was blank.",
+            is_error=True,
+        )
     want = min(arguments.get("limit", config.default_results), config.max_results)
     notes: list[str] = []
     if names is not None:

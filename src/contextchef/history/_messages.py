@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef._errors import CorruptHistoryError, MalformedArgumentsError, UsageError
-from contextchef._json import JsonValue, canonical_dumps, freeze, is_unicode, thaw
+from contextchef._json import JsonValue, canonical_dumps, canonical_value, freeze, is_unicode, thaw
 
 __all__ = [
     "MediaPart",
@@ -243,7 +243,7 @@ class ToolCall:
         _require_str("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
             try:
-                text = canonical_dumps(self.arguments)
+                text = canonical_dumps(canonical_value(self.arguments))
             except (TypeError, ValueError, RecursionError) as exc:
                 raise UsageError(
                     f"ToolCall {self.id!r:.80}: arguments given as an object must be plain "

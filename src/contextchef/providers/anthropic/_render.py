@@ -73,7 +73,13 @@ TOOL_SEARCH_TOOL: dict[str, str] = {
 on demand (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool)."""
 
 
-def _text(part: TextPart) -> dict[str, Any]:
+def _text(part: TextPart) -> dict[str, Any] | None:
+    """A text block, or None for empty text, which Anthropic rejects.
+
+    An empty text part comes from Gemini, where it may carry only a thought signature.
+    """
+    if not part.text:
+        return None
     return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
 
 
