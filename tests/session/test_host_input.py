@@ -223,3 +223,20 @@ def test_offloaded_output_stays_readable_whatever_the_exposure(tmp_path: Path) -
     )
     assert not read.result.is_error and read.result.content.startswith("y" * 100)
     assert "stored as" not in read.result.content  # a read is never offloaded again
+
+
+def test_a_huge_result_without_an_offload_dir_is_cut_to_head_and_tail(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    big = "\n".join(f"line {i}" for i in range(20_000))
+    chef = ContextChef(max_inline_chars=1_000)
+    chef.register_tools([READ], handlers={"read_file": lambda **_: big})
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        done = chef.execute({"id": "c", "name": "read_file", "arguments": {}})
+    text = done.result.content
+    assert text.startswith("line 0\n") and text.endswith("line 19999")
+    assert "chars omitted and not kept (no offload_dir is set)" in text
+    assert len(text) < 1_200 and "cut to head and tail" in caplog.text
+    whole = ContextChef(max_inline_chars=None)
+    whole.register_tools([READ], handlers={"read_file": lambda **_: big})
+    assert whole.execute({"id": "c", "name": "read_file", "arguments": {}}).result.content == big

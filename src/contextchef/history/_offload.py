@@ -207,6 +207,28 @@ def offload_result(
     return replace(result, content=_stub(content, head, tail, locator), provider_data=None)
 
 
+def truncate_result(
+    result: ToolResult, *, max_inline_chars: int, head_lines: int = 50, tail_lines: int = 50
+) -> ToolResult:
+    """A large result cut to its head and tail, for sessions that store nothing.
+
+    Like `offload_result` without a store: the text keeps up to `head_lines` first and
+    `tail_lines` last lines (each side within ``max_inline_chars // 2`` characters), and
+    a line says how much was left out and that it was not kept. Smaller results are
+    returned as they are.
+    """
+    content = result.content
+    if len(content) <= max_inline_chars:
+        return result
+    head, tail = _head_tail(content, max_inline_chars, head_lines, tail_lines)
+    omitted = len(content) - len(head) - len(tail)
+    marker = (
+        f"[... {omitted} of {len(content)} chars omitted and not kept (no offload_dir is set) ...]"
+    )
+    sep = "" if not head or head.endswith("\n") else "\n"
+    return replace(result, content=f"{head}{sep}{marker}\n{tail}", provider_data=None)
+
+
 def offload_read_tool() -> dict[str, Any]:
     """The ``read_offloaded`` tool as ``{"name", "description", "input_schema"}``.
 

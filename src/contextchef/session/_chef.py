@@ -68,7 +68,9 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
         offload_dir: Directory for large tool results (content-addressed files). When
             set, results over `max_inline_chars` are stored whole at write time, the
             model gets head and tail, and a ``read_offloaded`` tool is registered.
-        max_inline_chars: Largest result text kept inline, in characters.
+        max_inline_chars: Largest result text kept inline, in characters (None: no
+            limit). Without ``offload_dir`` a larger result is cut to its head and tail
+            with a line saying so (and a logged warning).
         memory: A memory store (`InMemoryStore`, `FileMemoryStore` or your own): adds
             the library-owned memory tools and shows stored memories to the model in
             the last user message (see `contextchef.session._memory`).
@@ -97,7 +99,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
         template_vars: Mapping[str, Any] | None = None,
         template_fragments: Mapping[str, str] | None = None,
         offload_dir: str | Path | None = None,
-        max_inline_chars: int = 20_000,
+        max_inline_chars: int | None = 20_000,
         memory: MemoryStore | None = None,
         memory_tools: MemoryTools = "legacy",
         on_overflow: Summarizer | OverflowHandoff | None = None,

@@ -26,7 +26,12 @@ from contextchef.dispatch._types import (
     GateContext,
 )
 from contextchef.history._messages import ToolResult
-from contextchef.history._offload import OFFLOAD_READ_TOOL, OffloadStore, offload_result
+from contextchef.history._offload import (
+    OFFLOAD_READ_TOOL,
+    OffloadStore,
+    offload_result,
+    truncate_result,
+)
 from contextchef.providers import get_adapter
 from contextchef.session._memory import MemoryStore, OverflowHandoff
 from contextchef.session._state import SessionState
@@ -48,7 +53,7 @@ class DispatchMixin:
     _before: list[BeforeHook]
     _after: list[AfterHook]
     _store: OffloadStore | None
-    _max_inline: int
+    _max_inline: int | None
     _memory: MemoryStore | None
     _handoff: OverflowHandoff | None
 
@@ -136,11 +141,21 @@ class DispatchMixin:
     def offload(self, result: ToolResult) -> ToolResult:
         """Offload one result you produced yourself (e.g. from an MCP server), if large.
 
-        When the offload directory cannot be written, the result stays inline, whole (the
-        tool has run; its output is never lost), and a warning is logged.
+        Over ``max_inline_chars``: with ``offload_dir`` it is stored whole and replaced by
+        a head/tail stub; without one it is cut to head and tail (logged). When the
+        offload directory cannot be written, the result stays inline, whole (the tool has
+        run; its output is never lost), and a warning is logged.
         """
-        if self._store is None:
+        if self._max_inline is None or len(result.content) <= self._max_inline:
             return result
+        if self._store is None:  # nowhere to keep it: head and tail, said in the text
+            logger.warning(
+                "contextchef: a %d-character result of %s was cut to head and tail; set "
+                "offload_dir to keep large results",
+                len(result.content),
+                result.name,
+            )
+            return truncate_result(result, max_inline_chars=self._max_inline)
         try:
             return offload_result(result, self._store, max_inline_chars=self._max_inline)
         except OSError as exc:
