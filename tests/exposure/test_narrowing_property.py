@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -304,3 +305,26 @@ def test_an_anchored_pattern_does_not_admit_a_trailing_newline() -> None:
         )
     )
     assert not isinstance(check, Allowed)
+
+
+def test_patterns_written_as_regular_expressions_are_refused() -> None:
+    from contextchef import UsageError
+
+    for kwargs in ({"defer": "github__delete_.*"}, {"pin": ["a|b"]}, {"modes": {"m": ["x+"]}}):
+        with pytest.raises(UsageError, match="looks like a regular expression"):
+            ContextChef(**kwargs)  # type: ignore[arg-type]
+    chef = make_chef()
+    with pytest.raises(UsageError, match=r"did you mean 'evil__\*'"):
+        chef.set_blocked_tools(["evil__.*"])
+
+
+def test_a_blocklist_pattern_that_matches_no_tool_is_refused() -> None:
+    from contextchef import UsageError
+
+    chef = make_chef()
+    with pytest.raises(
+        UsageError, match=r"'wirte_file' matches no tool; closest names: .*write_file"
+    ):
+        chef.set_blocked_tools(["wirte_file"])
+    chef.set_blocked_tools(["kit_write", "create_memory", "defer_execute"])  # all known
+    assert chef.blocked_tools == ("kit_write", "create_memory", "defer_execute")

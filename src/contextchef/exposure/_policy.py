@@ -46,6 +46,7 @@ __all__ = [
     "matches",
     "mode_names",
     "named_modes",
+    "unmatched",
 ]
 
 Exposure = Literal["direct", "deferred", "hidden"]
@@ -139,7 +140,9 @@ def as_patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
     """One pattern or a sequence of them, as a tuple (a bare string is one pattern).
 
     Raises:
-        UsageError: Not a string or a sequence of non-empty strings (`field` is named).
+        UsageError: Not a string or a sequence of non-empty strings, or a pattern written
+            as a regular expression (``github__delete_.*`` would match nothing: patterns
+            take ``*`` wildcards); `field` and the pattern are named.
     """
     if value is None or not isinstance(value, (str, Sequence)):
         raise UsageError(f"{field} must be a pattern string or a list of them, got {value!r:.80}")
@@ -147,7 +150,25 @@ def as_patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
     bad = [p for p in items if not isinstance(p, str) or not p]
     if bad:
         raise UsageError(f"{field} patterns must be non-empty strings, got {bad!r:.200}")
+    for pattern in items:
+        if _REGEX.search(pattern):
+            hint = _REGEX_WILDCARD.sub("*", pattern)
+            raise UsageError(
+                f"{field} pattern {pattern!r:.80} looks like a regular expression; patterns "
+                f"take * wildcards and ^/$ anchors only (did you mean {hint!r:.80}?)"
+            )
     return items
+
+
+_REGEX = re.compile(r"\.[*+?]|[\\\[\](){}|+?]")
+"""Regular-expression syntax that cannot be meant literally in a tool name."""
+_REGEX_WILDCARD = re.compile(r"\.[*+]")
+
+
+def unmatched(patterns: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
+    """The patterns that match none of `names` (see `matches`)."""
+    known = tuple(names)
+    return tuple(p for p in patterns if not matches((p,), known))
 
 
 def named_modes(modes: Mapping[str, Mode | Sequence[str]] | None) -> dict[str, Mode]:

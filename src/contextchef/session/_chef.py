@@ -255,7 +255,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
 
         Blocked calls are denied with ``Tool "<name>" is currently blocked.``
         """
-        self._state.blocked = as_patterns("blocked", patterns)
+        self._state.blocked = self._tools.checked_blocklist(patterns)
 
     @property
     def blocked_tools(self) -> tuple[str, ...]:

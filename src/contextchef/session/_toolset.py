@@ -9,6 +9,7 @@ never moves.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from contextchef._errors import ToolNameConflictError, UnknownToolkitError, Usag
 from contextchef.deferred._groups import LOAD_TOOLKIT, GroupLike, Namespace, Toolkit, parse_group
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
-from contextchef.exposure._policy import ExposurePolicy
+from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
 from contextchef.history._offload import (
     OFFLOAD_READ_TOOL,
     OffloadStore,
@@ -216,6 +217,33 @@ class SessionTools:
                     "or a function"
                 )
         return built, funcs
+
+    def known_names(self) -> set[str]:
+        """Every name a call or a pattern can mean.
+
+        Registered tools (wire and own names), namespaces, contextchef's own tools and the
+        tools of toolkits not loaded yet.
+        """
+        names = {n for t in self.registry.tools for n in (self.registry.wire_name_for(t), t.name)}
+        return names | self._reserved_names()
+
+    def checked_blocklist(self, patterns: str | Sequence[str]) -> tuple[str, ...]:
+        """A blocklist whose every pattern matches some tool (see `known_names`).
+
+        Raises:
+            UsageError: A pattern matches no tool (the closest names are listed), or is not
+                a pattern (see `as_patterns`).
+        """
+        items = as_patterns("blocked", patterns)
+        known = sorted(self.known_names())
+        missing = unmatched(items, known)
+        if missing:
+            close = difflib.get_close_matches(missing[0].strip("^$*"), known, n=3, cutoff=0.5)
+            raise UsageError(
+                f"blocked pattern {missing[0]!r:.80} matches no tool; closest names: "
+                f"{close or known[:3]} (patterns take * wildcards and ^/$ anchors)"
+            )
+        return items
 
     def _check_templates(self, tools: Sequence[Tool]) -> None:
         """Render every templated description now, so a bad template fails registration.
