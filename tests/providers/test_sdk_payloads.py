@@ -47,7 +47,7 @@ from contextchef import (
     tool_results,
     user,
 )
-from sdk_check import _adapter, _drain, sdk_problems, tool_names, wire_api
+from sdk_check import PROVIDER_ENV, _adapter, _drain, sdk_problems, tool_names, wire_api
 
 MODEL = "test-model"
 SYSTEM = "You are a careful coding agent."
@@ -572,24 +572,6 @@ class MockWire:
         return HTTPX.Response(200, json=self.reply)
 
 
-# Environment that would redirect or re-authenticate the SDK clients.
-_PROVIDER_ENV = (
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_ORG_ID",
-    "OPENAI_PROJECT_ID",
-    "GOOGLE_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_GEMINI_BASE_URL",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-)
-
-
 @dataclass(frozen=True)
 class Clients:
     wire: MockWire
@@ -607,7 +589,7 @@ def clients() -> Iterator[Clients]:
         return HTTPX.Client(transport=HTTPX.MockTransport(wire))
 
     with pytest.MonkeyPatch.context() as env:
-        for var in _PROVIDER_ENV:
+        for var in PROVIDER_ENV:
             env.delenv(var, raising=False)
         made = Clients(
             wire=wire,

@@ -31,17 +31,9 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
+from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
-ENV = (
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-)
 
 
 def read_file(path: str) -> str:
@@ -56,7 +48,7 @@ def grep(pattern: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ENV:
+    for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
 
 

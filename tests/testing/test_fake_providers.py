@@ -59,6 +59,7 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
+from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 assert httpx_for(openai) is HX
@@ -67,23 +68,6 @@ MODEL = "test-model"
 SYSTEM = "You are a careful coding agent."
 TASK = "Find the TODOs in README.md."
 DONE = "Done: README.md has no TODO."
-
-# Environment that would redirect or re-authenticate the SDK clients.
-_PROVIDER_ENV = (
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_ORG_ID",
-    "OPENAI_PROJECT_ID",
-    "GOOGLE_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_GEMINI_BASE_URL",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-)
 
 
 def wire_of(target: str) -> str:
@@ -133,7 +117,7 @@ class GenaiClient:
 
 @pytest.fixture(autouse=True)
 def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in _PROVIDER_ENV:
+    for var in PROVIDER_ENV:
         monkeypatch.delenv(var, raising=False)
 
 
@@ -142,7 +126,7 @@ def genai_client() -> Iterator[GenaiClient]:
     """One google-genai client (slow to build) for the module, over a `Route`."""
     route = Route()
     with pytest.MonkeyPatch.context() as env:
-        for var in _PROVIDER_ENV:
+        for var in PROVIDER_ENV:
             env.delenv(var, raising=False)
         client = genai.Client(
             api_key="x",

@@ -46,6 +46,7 @@ __all__ = [
     "ToolResult",
     "assistant",
     "check_message",
+    "json_problem",
     "message_from_dict",
     "parse_json_object",
     "part_from_dict",
@@ -186,7 +187,7 @@ def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
             return f"the arguments are not valid JSON ({exc})"
     if not isinstance(value, Mapping):
         return f"the arguments must be a JSON object, got {type(value).__name__}"
-    problem = _unrepresentable(value)
+    problem = json_problem(value)
     if problem:
         return f"the arguments {problem}"
     return dict(value)
@@ -199,23 +200,46 @@ _MAX_INT_BITS = 14_000
 """About 4,200 decimal digits: Python refuses to print longer integers by default."""
 
 
-def _unrepresentable(value: object, depth: int = 0) -> str:
-    """Why `value` cannot go back to a provider as JSON (``""``: it can)."""
-    if depth > MAX_ARGUMENT_DEPTH:
-        return f"are nested more than {MAX_ARGUMENT_DEPTH} levels deep"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "hold NaN, Infinity or a number too large to represent"
-    if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
-        return "hold an integer too long to write as JSON"
-    if isinstance(value, str) and not is_unicode(value):
-        return "hold text that is not valid Unicode (a lone surrogate)"
-    if isinstance(value, Mapping) and not all(isinstance(k, str) and is_unicode(k) for k in value):
-        return "hold a key that is not valid Unicode text"
-    if isinstance(value, (Mapping, list)):
-        for child in value.values() if isinstance(value, Mapping) else value:
-            problem = _unrepresentable(child, depth + 1)
-            if problem:
-                return problem
+def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: int = 0) -> str:
+    """Why `value` cannot be sent to a provider as JSON, or ``""`` when it can.
+
+    The one check at the JSON boundary, for tool-call arguments (`parse_json_object`) and
+    for parsed provider histories alike: non-finite numbers, integers too long to write,
+    text that is not valid Unicode (lone surrogates), keys that are not such text, values
+    of other types, and nesting deeper than `max_depth`. Lists and tuples are arrays.
+
+    Returns:
+        A lower-case fragment to follow "the arguments" or "the message", e.g. ``"hold
+        NaN, Infinity or a number too large to represent"``.
+    """
+    if depth > max_depth:
+        return f"are nested more than {max_depth} levels deep"
+    if value is None or isinstance(value, bool):
+        return ""
+    if isinstance(value, float):
+        return (
+            "" if math.isfinite(value) else "hold NaN, Infinity or a number too large to represent"
+        )
+    if isinstance(value, int):
+        return (
+            ""
+            if value.bit_length() <= _MAX_INT_BITS
+            else "hold an integer too long to write as JSON"
+        )
+    if isinstance(value, str):
+        return "" if is_unicode(value) else "hold text that is not valid Unicode (a lone surrogate)"
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) and is_unicode(k) for k in value):
+            return "hold a key that is not valid Unicode text"
+        children: Iterable[object] = value.values()
+    elif isinstance(value, (list, tuple)):
+        children = value
+    else:
+        return f"hold a {type(value).__name__}, which is not JSON data"
+    for child in children:
+        problem = json_problem(child, max_depth=max_depth, depth=depth + 1)
+        if problem:
+            return problem
     return ""
 
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -49,6 +48,7 @@ from contextchef.history._messages import (
     TextPart,
     ToolCall,
     ToolResult,
+    json_problem,
 )
 
 __all__ = [
@@ -195,49 +195,42 @@ def as_messages(hist: HistoryBuilder, value: object, what: str) -> list[Any]:
 
 
 _MAX_DEPTH = 200
-_MAX_INT_BITS = 14_000  # about 4,200 digits: longer integers cannot be printed as JSON
+"""Deepest nesting accepted in one parsed message (its tool arguments are inside it)."""
 
 
-def json_safe(hist: HistoryBuilder, index: int, value: object, depth: int = 0) -> Any:
+def json_safe(hist: HistoryBuilder, index: int, value: object) -> Any:
     """`value` as plain JSON data, so nothing parsed can break a later compile.
 
     SDK objects dumped with ``model_dump()`` carry ``bytes`` (Gemini's thought signatures):
-    they become base64 text, the form the REST API uses on the wire. Tuples become lists.
+    they become base64 text, the form the REST API uses on the wire. The rest is checked by
+    the IR's one JSON check (`contextchef.history._messages.json_problem`).
 
     Raises:
-        CorruptHistoryError: NaN or Infinity, an integer too long to write, text that is
-            not valid Unicode (a lone surrogate), a non-string key, nesting deeper than
-            200 levels, or a value of another type.
+        CorruptHistoryError: What `json_problem` refuses, named with the message index.
     """
-    if depth > _MAX_DEPTH:
-        raise hist.error(index, f"nested more than {_MAX_DEPTH} levels deep")
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise hist.error(
-                index, "holds text that is not valid Unicode (a lone surrogate)"
-            ) from exc
-        return value
+    try:
+        plain = _without_bytes(value, 0)
+    except RecursionError:
+        plain = None
+        problem = f"are nested more than {_MAX_DEPTH} levels deep"
+    else:
+        problem = json_problem(plain, max_depth=_MAX_DEPTH)
+    if problem:
+        raise hist.error(index, f"its values {problem}")
+    return plain
+
+
+def _without_bytes(value: object, depth: int) -> Any:
+    """`value` with bytes as base64 text (tuples as lists); nothing else is changed."""
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
-    if isinstance(value, int):
-        if value.bit_length() > _MAX_INT_BITS:
-            raise hist.error(index, "holds an integer too long to write as JSON")
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise hist.error(index, "holds NaN or Infinity, which JSON cannot carry")
-        return value
+    if depth > _MAX_DEPTH:
+        return value  # json_problem reports the depth
     if isinstance(value, Mapping):
-        if not all(isinstance(k, str) for k in value):
-            raise hist.error(index, "holds an object with a key that is not a string")
-        return {k: json_safe(hist, index, v, depth + 1) for k, v in value.items()}
+        return {k: _without_bytes(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [json_safe(hist, index, v, depth + 1) for v in value]
-    raise hist.error(index, f"holds a {type(value).__name__}, which is not JSON data")
+        return [_without_bytes(v, depth + 1) for v in value]
+    return value
 
 
 # -- shared by the parsers ------------------------------------------------------------

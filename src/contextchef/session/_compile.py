@@ -88,12 +88,12 @@ def request_options(inp: CompileInput, tail: VolatileTail) -> RequestOptions:
 def compile_request(inp: CompileInput) -> CompiledRequest:
     """Render one request (see the module docstring for the steps).
 
+    The caller checks the options first (`check_options`), before anything runs.
+
     Raises:
-        UsageError: Bad model or max_tokens, a bad prefill, or a failing
-            implicit-context hook.
+        UsageError: A bad prefill, or a failing implicit-context hook.
         MalformedArgumentsError: A history tool call cannot be sent to this target.
     """
-    check_options(inp.model, inp.max_tokens)
     history, messages = history_for(inp)
     tail = volatile_tail(inp, messages)
     options = request_options(inp, tail)

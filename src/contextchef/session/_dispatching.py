@@ -77,8 +77,10 @@ class DispatchMixin:
     def _gate(self) -> GateContext:
         strategy = get_strategy(self._state.strategy)
         loaded = frozenset(self._state.loaded)
-        if strategy.native is not None and self._state.target is not None:
-            # the provider's own search results count as loading (require_search)
+        needs = self._tools.config.require_search and strategy.native is not None
+        if needs and self._state.target is not None:
+            # the provider's own search results count as loading (a history scan, so only
+            # when require_search asks for it)
             loaded |= get_adapter(self._state.target).revealed_tools(self._state.history)
         return GateContext(
             blocked=self._state.blocked,
