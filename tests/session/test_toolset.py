@@ -60,7 +60,7 @@ def test_a_bad_template_or_group_text_is_refused_at_registration() -> None:
         chef.register_namespaces(
             [{"name": "ns", "description": lone, "tools": [{"name": "a", "description": "a"}]}]
         )
-    assert chef.tools == () or all(t.source == "library" for t in chef.tools)
+    assert chef.tools == ()  # a session without memory has no library tools either
     assert chef.take_tool_additions() == ()
     chef.compile("anthropic")  # nothing half-registered breaks a compile
 
