@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Check", "RecordedRequest", "Violation"]
+__all__ = ["Check", "RecordedRequest", "Violation", "is_provider_worded", "provider_worded"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,4 +52,29 @@ Check = Callable[[Mapping[str, Any], Sequence[RecordedRequest]], Iterable[str]]
 """A provider rule: ``check(body, earlier)`` yields one message per problem found in the
 JSON `body` of a request (`earlier` holds the requests received before it, for rules that
 compare requests); it yields nothing when the request is valid. Its ``__name__`` names the
-rule in error replies and in `Violation.rule`."""
+rule in error replies and in `Violation.rule`.
+
+A rule that also needs the request's headers declares a keyword-only parameter with a
+default, ``def check(body, earlier, *, headers=NO_HEADERS)``: the fake then passes every
+header of the request (lower-case names, credentials left out). Such a function still is a
+`Check`, so it can be called with two arguments."""
+
+_C = TypeVar("_C", bound=Callable[..., Iterable[str]])
+_WORDED = "provider_worded"
+
+
+def provider_worded(check: _C) -> _C:
+    """Mark a rule whose messages are the provider's own error text, returning the rule.
+
+    When such a rule is broken, the fake's error body carries its first message as is
+    (as the provider would send it: ``messages.1.content.0: Invalid ...``), followed by
+    any other broken rule in the fake's usual form; other rules' messages are prefixed
+    with the fake's and the rule's names. The `Violation` records are the same either way.
+    """
+    setattr(check, _WORDED, True)
+    return check
+
+
+def is_provider_worded(check: object) -> bool:
+    """Whether `check` was marked with `provider_worded`."""
+    return getattr(check, _WORDED, False) is True

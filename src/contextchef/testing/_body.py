@@ -1,0 +1,67 @@
+"""Reading request bodies and headers without trusting them, for the rule modules.
+
+Every helper tolerates a malformed body: a value of the wrong type reads as empty, so a
+rule either reports it or skips it, and never raises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "NO_HEADERS",
+    "as_list",
+    "betas",
+    "blocks",
+    "canonical",
+    "dicts",
+    "without_cache_control",
+]
+
+NO_HEADERS: Mapping[str, str] = MappingProxyType({})
+"""The default of a rule's keyword-only ``headers`` parameter: no headers at all."""
+
+
+def as_list(value: object) -> list[Any]:
+    """`value` when it is a list, else an empty list."""
+    return value if isinstance(value, list) else []
+
+
+def dicts(value: object) -> list[tuple[int, dict[str, Any]]]:
+    """The (index, item) pairs of a list that are objects; nothing for a non-list."""
+    return [(i, item) for i, item in enumerate(as_list(value)) if isinstance(item, dict)]
+
+
+def blocks(message: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """A message's content blocks; string content reads as one text block."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [(0, {"type": "text", "text": content})]
+    return dicts(content)
+
+
+def betas(headers: Mapping[str, str]) -> frozenset[str]:
+    """The values of the ``anthropic-beta`` header (comma-separated, as the SDK joins them)."""
+    value = headers.get("anthropic-beta", "")
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def without_cache_control(value: Any) -> Any:
+    """A copy of a JSON value with every ``cache_control`` key removed, at any depth.
+
+    Adding, moving or removing a cache breakpoint is not an edit of the conversation
+    (research rule R7), so comparisons of prompts go through this first.
+    """
+    if isinstance(value, dict):
+        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_control(item) for item in value]
+    return value
+
+
+def canonical(value: Any) -> str:
+    """One text per JSON value: sorted keys, no whitespace (key order is not an edit, R8)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
