@@ -26,11 +26,49 @@ Hooking a fake to each SDK (``hx = httpx_for(anthropic)``: ``httpx2`` or ``httpx
     assert [r.path for r in fake.requests] == ["/v1/messages", "/v1/messages"]
     assert fake.violations == ()
 
-Ids are counters per fake (``toolu_0001``, ``call_0001``, ``fc_0001``, ``msg_0001``...),
-``created`` is 0, usage is 0: two identical runs give identical bytes. Set
-``max_retries=0`` on anthropic/openai clients so a refused request raises at once.
+Ids are counters per fake (``toolu_0001``, ``call_0001``, ``fc_0001``, ``msg_0001``,
+``sig_0001``...), ``created`` is 0, usage is 0: two identical runs give identical bytes.
+Set ``max_retries=0`` on anthropic/openai clients so a refused request raises at once.
+
+`FakeAnthropic` also holds long sessions to Anthropic's preserved-thinking rules
+(https://platform.claude.com/docs/en/build-with-claude/preserved-thinking and its
+sub-pages; rule ids R1-R30 of the research notes the checks were built from), on the
+Claude models named in its table (`claude_model` reads ``claude-opus-5-5``, dated,
+Bedrock and Vertex AI spellings alike). Made-up model names (``"m"``) skip all of it:
+
+* the prefix check (`anthropic_thinking_prefix`): a ``thinking`` block sent back on
+  Fable/Mythos 5.1-5.2, Opus/Sonnet/Haiku 5.5 must come with the same ``system``, the same
+  set of ``tools`` and the same earlier messages as the request whose reply carried it
+  (scripted turns sign their reasoning: ``text("ok", reasoning="")`` sends an empty,
+  signed block). Any edit is the API's 400 ``messages.<i>.content.<j>: Invalid
+  `signature` in `thinking` block. The block is bound to a different conversation...``;
+  ``cache_control`` moves, unreferenced ``defer_loading`` tools and removing the oldest,
+  newest or all thinking blocks are not edits;
+* ``thinking.block_binding.prefix_mismatch_behavior: "drop_block"`` (with the
+  `THINKING_BETA` value in ``betas=[...]``; without it the field is a 400) lets the request
+  through and lists the dropped blocks in the reply's ``input_transformations``;
+* ``role: "system"`` messages: only on models taking them, right after a user message and
+  before an assistant message or at the end; ``clear_at`` and tool changes with their betas
+  (`anthropic_system_message_placement`, `anthropic_system_message_fields`);
+* prefill: a request ending in an assistant message is refused on the models that refuse
+  it (`anthropic_no_prefill`);
+* ``diagnostics: {"previous_message_id": ...}`` gets the reply's ``diagnostics`` with the
+  first ``cache_miss_reason`` against the request that produced that message.
+
+These refusals carry the API's wording as the whole error message (`provider_worded`), so
+code that parses the provider's 400 can be tested against the fake; `Violation.rule` still
+names the rule. Drop `anthropic_thinking_prefix` from ``rules=`` to act as an account the
+check is not enforced on (failing blocks are then reported as
+``thinking_mismatch_allowed``).
 """
 
+from contextchef.testing._binding import (
+    THINKING_BETA,
+    anthropic_block_binding,
+    anthropic_thinking_prefix,
+)
+from contextchef.testing._body import NO_HEADERS
+from contextchef.testing._claude import ClaudeModel, claude_model, parse_claude_name
 from contextchef.testing._fake import (
     RECORDED_HEADERS,
     FakeAnthropic,
@@ -42,7 +80,16 @@ from contextchef.testing._fake import (
     fake_for,
     httpx_for,
 )
-from contextchef.testing._records import Check, RecordedRequest, Violation
+from contextchef.testing._placement import (
+    CLEAR_AT_BETA,
+    INLINE_TOOLS_BETA,
+    OUTPUT_CONFIG_BETA,
+    TOOL_CHANGES_BETA,
+    anthropic_no_prefill,
+    anthropic_system_message_fields,
+    anthropic_system_message_placement,
+)
+from contextchef.testing._records import Check, RecordedRequest, Violation, provider_worded
 from contextchef.testing._replies import Ids
 from contextchef.testing._rules import (
     ANTHROPIC_RULES,
@@ -56,10 +103,17 @@ from contextchef.testing._script import RawReply, ScriptedCall, Turn, raw, text,
 __all__ = [
     "ANTHROPIC_RULES",
     "CHAT_RULES",
+    "CLEAR_AT_BETA",
     "GEMINI_RULES",
+    "INLINE_TOOLS_BETA",
+    "NO_HEADERS",
+    "OUTPUT_CONFIG_BETA",
     "RECORDED_HEADERS",
     "RESPONSES_RULES",
+    "THINKING_BETA",
+    "TOOL_CHANGES_BETA",
     "Check",
+    "ClaudeModel",
     "FakeAnthropic",
     "FakeGemini",
     "FakeOpenAIChat",
@@ -72,9 +126,17 @@ __all__ = [
     "ScriptedCall",
     "Turn",
     "Violation",
+    "anthropic_block_binding",
+    "anthropic_no_prefill",
+    "anthropic_system_message_fields",
+    "anthropic_system_message_placement",
+    "anthropic_thinking_prefix",
     "anthropic_tool_use_declared",
+    "claude_model",
     "fake_for",
     "httpx_for",
+    "parse_claude_name",
+    "provider_worded",
     "raw",
     "text",
     "tool_calls",

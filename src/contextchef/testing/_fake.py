@@ -9,8 +9,11 @@ each request it:
 2. answers 404 unless it is a POST to the fake's endpoint, 400 unless the body is a JSON
    object;
 3. runs its rules (`contextchef.testing._rules`): any problem is recorded as a `Violation`
-   and answered as the provider's HTTP 400 error body, naming every rule broken;
-4. pops the next scripted turn and answers it in the provider's response shape; with
+   and answered as the provider's HTTP 400 error body, naming every rule broken (a rule
+   marked `provider_worded` has its message sent as the provider words it); rules that
+   declare a keyword-only ``headers`` parameter get the request's headers;
+4. pops the next scripted turn and answers it in the provider's response shape (Anthropic
+   adds ``input_transformations`` and ``diagnostics`` when the request asks for them); with
    nothing left it answers HTTP 500 saying the script ran out (also a `Violation`).
 
 A refused request consumes no scripted turn. Fakes are deterministic: no clock, random
@@ -22,6 +25,7 @@ from __future__ import annotations
 import abc
 import importlib
 import importlib.util
+import inspect
 import json
 import re
 import sys
@@ -33,7 +37,15 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from contextchef import TARGETS, UnknownTargetError, UsageError
 from contextchef.testing import _replies
-from contextchef.testing._records import Check, RecordedRequest, Violation
+from contextchef.testing._binding import (
+    THINKING_BETA,
+    anthropic_thinking_prefix,
+    input_transformations,
+    judge_thinking,
+)
+from contextchef.testing._body import betas
+from contextchef.testing._diagnostics import cache_diagnostics
+from contextchef.testing._records import Check, RecordedRequest, Violation, is_provider_worded
 from contextchef.testing._replies import Ids
 from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
@@ -93,6 +105,19 @@ def _rule_name(check: Check) -> str:
     return str(getattr(check, "__name__", repr(check)))
 
 
+def _takes_headers(check: Check) -> bool:
+    """Whether a rule declares a keyword-only ``headers`` parameter."""
+    try:
+        parameter = inspect.signature(check).parameters.get("headers")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind is inspect.Parameter.KEYWORD_ONLY
+
+
+# (rule name, message, worded as the provider words it)
+_Found = list[tuple[str, str, bool]]
+
+
 def _parse(content: bytes) -> Any:
     """The JSON body, or None when it is not JSON."""
     try:
@@ -137,6 +162,7 @@ class FakeProvider(abc.ABC):
         for check in self._rules:
             if not callable(check):
                 raise UsageError(f"a rule must be a function (body, earlier), got {check!r}")
+        self._with_headers = tuple(_takes_headers(check) for check in self._rules)
         self._headers = tuple(h.lower() for h in record_headers)
         secret = sorted(_CREDENTIALS.intersection(self._headers))
         if secret:
@@ -240,8 +266,13 @@ class FakeProvider(abc.ABC):
     def _serve(self, request: HTTPRequest) -> tuple[int, dict[str, Any]]:
         index, method, path = len(self._requests), request.method, request.url.path
         body = _parse(request.content)
-        status, reply = self._answer(index, method, path, body)
-        headers = {name: request.headers[name] for name in self._headers if name in request.headers}
+        sent = {
+            name.lower(): value
+            for name, value in request.headers.items()
+            if name.lower() not in _CREDENTIALS
+        }
+        status, reply = self._answer(index, method, path, body, sent)
+        headers = {name: sent[name] for name in self._headers if name in sent}
         self._requests.append(
             RecordedRequest(
                 index=index,
@@ -255,19 +286,18 @@ class FakeProvider(abc.ABC):
         )
         return status, reply
 
-    def _answer(self, index: int, method: str, path: str, body: Any) -> tuple[int, dict[str, Any]]:
+    def _answer(
+        self, index: int, method: str, path: str, body: Any, headers: Mapping[str, str]
+    ) -> tuple[int, dict[str, Any]]:
         name = type(self).__name__
         if method != "POST" or not self._serves(path):
             message = f"{method} {path} is not served by {name}; it answers POST {self.endpoint}"
-            return self._refuse(index, 404, [("unknown_endpoint", message)])
+            return self._refuse(index, 404, [("unknown_endpoint", message, False)])
         if not isinstance(body, dict):
-            return self._refuse(index, 400, [("invalid_json", "the body is not a JSON object")])
+            message = "the body is not a JSON object"
+            return self._refuse(index, 400, [("invalid_json", message, False)])
         earlier = tuple(self._requests)
-        found = [
-            (_rule_name(check), str(problem))
-            for check in self._rules
-            for problem in check(body, earlier)
-        ]
+        found = self._check(body, earlier, headers)
         if found:
             return self._refuse(index, 400, found)
         if not self._script:
@@ -275,21 +305,44 @@ class FakeProvider(abc.ABC):
                 f"the script ran out: request {index} found no scripted turn left; queue the "
                 "model's turns with fake.script(...) before sending"
             )
-            return self._refuse(index, 500, [("script_exhausted", message)])
+            return self._refuse(index, 500, [("script_exhausted", message, False)])
         turn = self._script.popleft()
         if isinstance(turn, RawReply):
             return turn.status, dict(turn.body)
-        return 200, self._reply(turn, self._model(path, body))
+        reply = self._reply(turn, self._model(path, body))
+        return 200, self._extend(reply, body, earlier, headers)
 
-    def _refuse(
-        self, index: int, status: int, found: list[tuple[str, str]]
-    ) -> tuple[int, dict[str, Any]]:
-        for rule, message in found:
+    def _check(
+        self, body: dict[str, Any], earlier: tuple[RecordedRequest, ...], headers: Mapping[str, str]
+    ) -> _Found:
+        found: _Found = []
+        for check, with_headers in zip(self._rules, self._with_headers, strict=True):
+            if with_headers:
+                takes_headers: Callable[..., Iterable[str]] = check
+                problems = takes_headers(body, earlier, headers=headers)
+            else:
+                problems = check(body, earlier)
+            worded = is_provider_worded(check)
+            found += [(_rule_name(check), str(problem), worded) for problem in problems]
+        return found
+
+    def _refuse(self, index: int, status: int, found: _Found) -> tuple[int, dict[str, Any]]:
+        for rule, message, _ in found:
             self._violations.append(
                 Violation(request_index=index, rule=rule, message=message, status=status)
             )
-        text = "; ".join(f"rule {rule} broken: {message}" for rule, message in found)
-        return status, self._error(status, f"{type(self).__name__}: {text}")
+        name = type(self).__name__
+        first = next((k for k, (_, _, worded) in enumerate(found) if worded), None)
+        if first is None:
+            text = "; ".join(f"rule {rule} broken: {message}" for rule, message, _ in found)
+            return status, self._error(status, f"{name}: {text}")
+        rest = "; ".join(
+            f"rule {rule} broken: {message}"
+            for k, (rule, message, _) in enumerate(found)
+            if k != first
+        )
+        text = found[first][1] + (f" ({name} also found: {rest})" if rest else "")
+        return status, self._error(status, text)
 
     # -- per API -------------------------------------------------------------------------
 
@@ -308,9 +361,28 @@ class FakeProvider(abc.ABC):
     def _error(self, status: int, message: str) -> dict[str, Any]:
         """This API's error body."""
 
+    def _extend(
+        self,
+        reply: dict[str, Any],
+        body: Mapping[str, Any],
+        earlier: tuple[RecordedRequest, ...],
+        headers: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """`reply` with the fields this API adds for this request (none by default)."""
+        return reply
+
 
 class FakeAnthropic(FakeProvider):
-    """Anthropic Messages (``anthropic.Anthropic(http_client=...)``), `ANTHROPIC_RULES`."""
+    """Anthropic Messages (``anthropic.Anthropic(http_client=...)``), `ANTHROPIC_RULES`.
+
+    Besides the rules, a reply gets the fields the request asks for:
+    ``input_transformations`` (with the ``thinking-binding-controls-2026-08-01`` beta: the
+    thinking blocks dropped under ``drop_block``, else ``[]``; when
+    `anthropic_thinking_prefix` is left out of the rules, the blocks that failed the check
+    as ``thinking_mismatch_allowed``), and ``diagnostics`` (when the request carries
+    ``diagnostics``; see `contextchef.testing._diagnostics`). Scripted `raw` replies are
+    sent as given.
+    """
 
     endpoint = "/v1/messages"
     default_rules = ANTHROPIC_RULES
@@ -318,6 +390,21 @@ class FakeAnthropic(FakeProvider):
 
     def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
         return _replies.anthropic_reply(turn, model, self._ids)
+
+    def _extend(
+        self,
+        reply: dict[str, Any],
+        body: Mapping[str, Any],
+        earlier: tuple[RecordedRequest, ...],
+        headers: Mapping[str, str],
+    ) -> dict[str, Any]:
+        if THINKING_BETA in betas(headers):
+            verdict = judge_thinking(body, earlier)
+            enforced = anthropic_thinking_prefix in self._rules
+            reply["input_transformations"] = input_transformations(verdict, enforced=enforced)
+        if "diagnostics" in body:
+            reply["diagnostics"] = cache_diagnostics(body, earlier, headers)
+        return reply
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return _replies.anthropic_error(status, message)

@@ -23,6 +23,12 @@ in ``tools`` is accepted: recorded traffic, and Anthropic documents that a withd
 can still be called); names a ``tool_reference`` points at, however, must be declared
 (`anthropic_references_declared`; the API answers ``tool_reference_unresolved``).
 
+Anthropic's preserved-thinking rules (the prefix check on thinking blocks sent back,
+``thinking.block_binding``, mid-conversation system messages, prefill) live in
+`contextchef.testing._binding` and `contextchef.testing._placement` and are part of
+`ANTHROPIC_RULES`; they word their refusals as the API does (`provider_worded`) and read
+the request's ``anthropic-beta`` header through a keyword-only ``headers`` parameter.
+
 Add a rule by appending a function to a tuple: ``FakeAnthropic(rules=(*ANTHROPIC_RULES,
 my_rule))``.
 """
@@ -33,6 +39,15 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef.testing._binding import anthropic_block_binding, anthropic_thinking_prefix
+from contextchef.testing._body import as_list as _list
+from contextchef.testing._body import blocks as _blocks
+from contextchef.testing._body import dicts as _dicts
+from contextchef.testing._placement import (
+    anthropic_no_prefill,
+    anthropic_system_message_fields,
+    anthropic_system_message_placement,
+)
 from contextchef.testing._records import Check, RecordedRequest
 
 __all__ = [
@@ -40,10 +55,15 @@ __all__ = [
     "CHAT_RULES",
     "GEMINI_RULES",
     "RESPONSES_RULES",
+    "anthropic_block_binding",
+    "anthropic_no_prefill",
     "anthropic_no_trailing_whitespace",
     "anthropic_references_declared",
     "anthropic_required_fields",
     "anthropic_roles_alternate",
+    "anthropic_system_message_fields",
+    "anthropic_system_message_placement",
+    "anthropic_thinking_prefix",
     "anthropic_tool_names_valid",
     "anthropic_tool_result_has_call",
     "anthropic_tool_results_first",
@@ -78,15 +98,6 @@ GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
 # -- reading a body without trusting it ---------------------------------------------------
 
 
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dicts(value: object) -> list[tuple[int, dict[str, Any]]]:
-    """The (index, item) pairs of a list that are objects; nothing for a non-list."""
-    return [(i, item) for i, item in enumerate(_list(value)) if isinstance(item, dict)]
-
-
 def _nonempty_str(value: object) -> bool:
     return isinstance(value, str) and value != ""
 
@@ -115,14 +126,6 @@ def _names(
 # -- Anthropic Messages ------------------------------------------------------------------
 
 
-def _blocks(message: Mapping[str, Any]) -> list[tuple[int, dict[str, Any]]]:
-    """A message's content blocks; string content is one text block."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return [(0, {"type": "text", "text": content})]
-    return _dicts(content)
-
-
 def _typed(message: Mapping[str, Any], kind: str) -> list[tuple[int, dict[str, Any]]]:
     return [(j, b) for j, b in _blocks(message) if b.get("type") == kind]
 
@@ -148,7 +151,10 @@ def anthropic_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
 
 
 def anthropic_roles_alternate(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """Roles alternate user/assistant from user; ``system`` messages may sit anywhere."""
+    """Roles alternate user/assistant from user; ``system`` messages are skipped.
+
+    Where a system message may sit is `anthropic_system_message_placement`'s concern.
+    """
     expected = "user"
     for i, message in _conversation(body):
         role = message.get("role")
@@ -308,8 +314,16 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_tool_names_valid,
     anthropic_references_declared,
     anthropic_no_trailing_whitespace,
+    anthropic_block_binding,
+    anthropic_system_message_fields,
+    anthropic_system_message_placement,
+    anthropic_no_prefill,
+    anthropic_thinking_prefix,
 )
-"""The rules `FakeAnthropic` enforces by default."""
+"""The rules `FakeAnthropic` enforces by default. The last five are Anthropic's
+preserved-thinking and system-message rules (`contextchef.testing._binding`,
+`contextchef.testing._placement`); the model-dependent ones apply only to the Claude
+models of `contextchef.testing._claude`, so made-up model names skip them."""
 
 
 # -- OpenAI Chat Completions -------------------------------------------------------------
