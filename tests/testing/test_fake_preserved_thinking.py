@@ -543,8 +543,8 @@ def _system(content: Any = "Mode: review.", **extra: Any) -> dict[str, Any]:
     return {"role": "system", "content": content, **extra}
 
 
-U = {"role": "user", "content": "Go on."}
-A = {"role": "assistant", "content": "Sure."}
+U: dict[str, Any] = {"role": "user", "content": "Go on."}
+A: dict[str, Any] = {"role": "assistant", "content": "Sure."}
 EFFORT = _system([], output_config={"effort": "low"})
 
 
@@ -765,3 +765,96 @@ def test_diagnostics_on_system_messages_and_model() -> None:
     session.send()
     assert "diagnostics" not in fake.requests[-1].reply  # not asked: not answered
     session.clients[0].close()
+
+
+# -- more shapes ------------------------------------------------------------------------------
+
+
+def test_a_deferred_tool_counts_once_a_tool_reference_names_it() -> None:
+    """Deferred tools stay out of the prefix until referenced (R7), then they are in it."""
+    ls = {"name": "ls", "description": "List.", "input_schema": _SCHEMA, "defer_loading": True}
+    load = {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "ls"}}
+    fake = FakeAnthropic().script(*[text("ok", reasoning="") for _ in range(4)])
+    session = Session(fake, messages=[U])
+    tools = [*TOOLS, ls]
+    session.turn(tools=tools)
+    session.messages.append({"role": "user", "content": "Load ls."})
+    session.messages.append(_system([{"type": "text", "text": "ls added."}, load]))
+    changed = [*TOOLS, {**ls, "description": "List a folder."}]
+    session.turn(tools=changed, betas=[INLINE_TOOLS_BETA])  # not referenced before sig_0001
+    session.messages.append({"role": "user", "content": "Go on."})
+    again = [*TOOLS, {**ls, "description": "List files."}]
+    refused = session.refused(tools=again, betas=[INLINE_TOOLS_BETA])
+    assert refused == bound("messages.4.content.0", TOOLS_CHANGED)
+    session.send(tools=changed, betas=[INLINE_TOOLS_BETA])
+    session.clients[0].close()
+
+
+def test_an_inline_tool_definition_can_be_referenced_later() -> None:
+    definition = {"name": "ls", "description": "List.", "input_schema": _SCHEMA}
+    add = {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}}
+    remove = {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "ls"}}
+    messages = [U, _system([add]), A, U, _system([remove])]
+    fake = FakeAnthropic().script(text("ok"))
+    session = Session(fake, messages=messages)
+    old_beta = "mid-conversation-tool-changes-2026-07-01"
+    assert session.refused(betas=[old_beta]).startswith(
+        "messages.1.content.0.tool: a `tool_definition` goes in a `tool_addition` block, with "
+        "the `inline-tools-2026-09-15` value in the `anthropic-beta` header ("
+    )  # ...and so the removal names an unknown tool
+    session.send(betas=[INLINE_TOOLS_BETA])
+    session.clients[0].close()
+
+
+def test_a_thinking_block_after_other_blocks_keeps_its_position() -> None:
+    """A reply [text, thinking, text]: the blocks before the thinking are part of its prefix."""
+    reply = {
+        "id": "msg_x1",
+        "type": "message",
+        "role": "assistant",
+        "model": OPUS,
+        "content": [
+            {"type": "text", "text": "Let me think."},
+            {"type": "thinking", "thinking": "", "signature": "sig_x1"},
+            {"type": "text", "text": "Done."},
+        ],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
+    fake = FakeAnthropic().script(raw(reply), text("ok"))
+    session = Session(fake, messages=[U])
+    session.turn()
+    session.messages.append({"role": "user", "content": "Thanks."})
+    changed = edited(session.messages)
+    changed[1]["content"][0]["text"] = "Let me think!"
+    assert session.refused(changed) == bound("messages.1.content.1", differs(1))
+    moved = edited(session.messages)
+    moved[1]["content"] = [moved[1]["content"][1], moved[1]["content"][0], moved[1]["content"][2]]
+    assert session.refused(moved) == bound("messages.1.content.0", differs(1))
+    session.send()
+    session.clients[0].close()
+
+
+def test_the_async_client_gets_the_same_checks() -> None:
+    import asyncio
+
+    fake = FakeAnthropic().script(text("one", reasoning=""), text("two"))
+
+    async def go() -> tuple[Any, str]:
+        client = anthropic.AsyncAnthropic(
+            api_key="x", max_retries=0, http_client=fake.async_http_client(HX)
+        )
+        async with client:
+            kwargs: dict[str, Any] = {"model": OPUS, "max_tokens": 64, "system": SYSTEM}
+            first = await client.messages.create(**{**kwargs, "messages": [U]})
+            echoed = {"role": "assistant", "content": [b.to_dict() for b in first.content]}
+            kwargs["messages"] = [U, echoed, {"role": "user", "content": "More."}]
+            with pytest.raises(anthropic.BadRequestError) as caught:
+                await client.messages.create(**{**kwargs, "system": "x"})
+            reply = await client.beta.messages.create(betas=[THINKING_BETA], **kwargs)
+            return reply, str(caught.value.body["error"]["message"])  # type: ignore[index]
+
+    reply, refused = asyncio.run(go())
+    assert reply.input_transformations == []
+    assert refused == bound("messages.1.content.0", SYSTEM_CHANGED)
