@@ -379,7 +379,13 @@ EXPECTED_ANTHROPIC: dict[str, Any] = {
                     "type": "image",
                     "source": {"type": "base64", "media_type": "image/png", "data": PNG},
                 },
-                {"type": "text", "text": "Summarize what you found."},
+                # the conversation's last block is a prompt-cache breakpoint
+                # (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching)
+                {
+                    "type": "text",
+                    "text": "Summarize what you found.",
+                    "cache_control": {"type": "ephemeral"},
+                },
             ],
         },
     ],

@@ -139,7 +139,8 @@ def render(target: str, system: str, messages: list[Message] | tuple[Message, ..
     if target == "anthropic":
         return adapter.render_messages(messages)
     if target in ("openai", "deepseek"):
-        return adapter.render_messages(system, messages)
+        head = [{"role": "system", "content": system}] if system else []
+        return head + adapter.render_messages(messages)
     if target == "responses":
         return adapter.render_input(messages)
     return adapter.render_contents(messages)
@@ -608,7 +609,7 @@ def test_deepseek_spans_without_tools_send_no_reasoning() -> None:
         Message(role="user", parts=(TextPart(text="call it"),)),
         Message(role="assistant", parts=(ToolCall(id="c", name="f"),)),
     ]
-    sent = get_adapter("deepseek").render_messages("", messages)  # type: ignore[attr-defined]
+    sent = get_adapter("deepseek").render_messages(messages)
     assert "reasoning_content" not in sent[1]
     assert sent[3]["reasoning_content"] == ""
 

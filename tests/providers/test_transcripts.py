@@ -112,7 +112,8 @@ def render_messages(target: str, parsed: ParsedHistory) -> list[dict[str, Any]]:
     if target == "anthropic":
         out: list[dict[str, Any]] = adapter.render_messages(parsed.messages)
     elif target in ("openai", "deepseek"):
-        out = adapter.render_messages(parsed.system, parsed.messages)
+        head = [{"role": "system", "content": parsed.system}] if parsed.system else []
+        out = head + adapter.render_messages(parsed.messages)
     elif target == "responses":
         out = adapter.render_input(parsed.messages)
     else:

@@ -79,8 +79,9 @@ def test_round_trip_gives_identical_bytes(target: str) -> None:
     snap = json.loads(json.dumps(chef.snapshot()))  # JSON-serializable
     fresh = build()
     fresh.restore(snap)
-    assert fresh.compile(target).to_json() == chef.compile(target).to_json()
     assert fresh.snapshot() == snap
+    assert fresh.compile(target).to_json() == chef.compile(target).to_json()
+    assert fresh.snapshot() == chef.snapshot()  # the same ledger recorded on both
     assert fresh.loaded_toolkits == ("weather",)
     assert fresh.take_tool_additions() == ()
 

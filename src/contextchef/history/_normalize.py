@@ -28,7 +28,7 @@ again changes nothing (``normalize(normalize(h).messages).changes == ()``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -53,6 +53,7 @@ __all__ = [
     "RESPONSES",
     "Change",
     "ChangeKind",
+    "Continuation",
     "HistoryRules",
     "Normalized",
     "check_pairing",
@@ -170,8 +171,25 @@ def is_user_turn(message: Message) -> bool:
     return message.role == "user" and any(not isinstance(p, ToolResult) for p in message.parts)
 
 
+@dataclass(frozen=True, kw_only=True)
+class Continuation:
+    """What `normalize` needs to know of messages already sent, to normalize what follows.
+
+    Attributes:
+        offset: How many history messages were sent before (indices in changes count
+            from there).
+        calls: Ids of the tool calls already sent (each answered there): a later call
+            reusing one is dropped as a duplicate, a later result for one as a second
+            result.
+    """
+
+    offset: int
+    calls: Collection[str] = ()
+
+
 class _Log:
-    def __init__(self) -> None:
+    def __init__(self, offset: int = 0) -> None:
+        self.offset = offset
         self.changes: list[Change] = []
         self.notes: list[Change] = []
 
@@ -188,6 +206,7 @@ def normalize(
     *,
     profile: HistoryRules | None = None,
     keeps: Callable[[Part], bool] | None = None,
+    after: Continuation | None = None,
 ) -> Normalized:
     """Repair a history so every provider accepts it (see the module docstring).
 
@@ -197,6 +216,8 @@ def normalize(
         keeps: The target adapter's test for reasoning / provider-only parts it can
             receive; parts it cannot are dropped first (and reported), so role merging
             sees the messages as they will be sent. None keeps every part.
+        after: `history` continues messages already sent (see `Continuation`): they
+            are not repeated or edited; calls they hold count as made and answered.
 
     Tool calls whose arguments are not a JSON object get ``{}`` (reported; the gate has
     answered such a call with an error result). A history that would open with the
@@ -214,13 +235,16 @@ def normalize(
             cannot hold it (a tool call in a user message...), which no repair can fix.
     """
     rules = profile or PORTABLE
-    for i, message in enumerate(history):
+    offset = after.offset if after is not None else 0
+    for i, message in enumerate(history, start=offset):
         check_message(message, i)
-    log = _Log()
-    cleaned = [_clean(_for_target(m, i, keeps, log), i, log) for i, m in enumerate(history)]
-    indexed = _Pairer(cleaned, rules, log).run()
+    log = _Log(offset)
+    cleaned = [
+        _clean(_for_target(m, i, keeps, log), i, log) for i, m in enumerate(history, start=offset)
+    ]
+    indexed = _Pairer(cleaned, rules, log, after.calls if after is not None else ()).run()
     indexed = _drop_empty(indexed, log)
-    if indexed and indexed[0][1].role == "assistant":
+    if indexed and indexed[0][1].role == "assistant" and after is None:
         log.add("inserted_leading_user", 0, "the history opened with the assistant")
         indexed.insert(0, (0, Message(role="user", parts=(TextPart(text=LEADING_USER_TEXT),))))
     if rules.alternate_roles:
@@ -281,10 +305,18 @@ _Indexed = list[tuple[int, Message]]
 class _Pairer:
     """Step 2 of `normalize`: one pass to find calls and results, one to rebuild."""
 
-    def __init__(self, messages: list[Message], rules: HistoryRules, log: _Log) -> None:
+    def __init__(
+        self,
+        messages: list[Message],
+        rules: HistoryRules,
+        log: _Log,
+        earlier: Collection[str] = (),
+    ) -> None:
         self.messages = messages
         self.rules = rules
         self.log = log
+        self.earlier = earlier  # ids of calls sent (and answered) before these messages
+        self.off = log.offset  # logs and output name history indices, not list positions
         self.dropped_calls: set[tuple[int, int]] = set()
         # call id -> (message index, part position, result)
         self.answers: dict[str, tuple[int, int, ToolResult]] = {}
@@ -298,10 +330,10 @@ class _Pairer:
             if i in absorbed:
                 continue
             if message.role == "user":  # its results were placed or dropped already
-                out.append((i, _without_results(message)))
+                out.append((i + self.off, _without_results(message)))
                 continue
             kept = self._without_duplicates(i, message)
-            out.append((i, kept))
+            out.append((i + self.off, kept))
             if kept.tool_calls:
                 out.extend(self._results_after(i, kept.tool_calls, absorbed))
         return out
@@ -312,17 +344,19 @@ class _Pairer:
             for pos, part in enumerate(message.parts):
                 if not isinstance(part, ToolCall):
                     continue
-                if part.id in call_at:
+                if part.id in call_at or part.id in self.earlier:
                     self.dropped_calls.add((i, pos))
+                    first = call_at.get(part.id)
+                    where = "an earlier, sent message" if first is None else f"message {first}"
                     self.log.add(
                         "dropped_duplicate_call",
-                        i,
-                        f"message {i}: dropped a second call with id {part.id!r} to "
-                        f"{part.name!r} (the first, in message {call_at[part.id]}, is kept)",
+                        i + self.off,
+                        f"message {i + self.off}: dropped a second call with id {part.id!r} "
+                        f"to {part.name!r} (the first, in {where}, is kept)",
                         part.id,
                     )
                 else:
-                    call_at[part.id] = i
+                    call_at[part.id] = i + self.off
         return call_at
 
     def _find_results(self, call_at: dict[str, int]) -> None:
@@ -330,21 +364,22 @@ class _Pairer:
             for pos, part in enumerate(message.parts):
                 if not isinstance(part, ToolResult):
                     continue
-                cid = part.call_id
-                if cid in self.answers:
+                cid, at = part.call_id, i + self.off
+                if cid in self.answers or cid in self.earlier:
                     self.log.add(
                         "dropped_duplicate_result",
-                        i,
-                        f"message {i}: dropped a second result for call {cid!r}",
+                        at,
+                        f"message {at}: dropped a second result for call {cid!r}"
+                        + (" (answered in a message already sent)" if cid in self.earlier else ""),
                         cid,
                     )
-                elif call_at.get(cid, i) < i:
+                elif call_at.get(cid, at) < at:
                     self.answers[cid] = (i, pos, part)
                 else:
                     self.log.add(
                         "dropped_orphan_result",
-                        i,
-                        f"message {i}: dropped a result for {cid!r}, which no earlier "
+                        at,
+                        f"message {at}: dropped a result for {cid!r}, which no earlier "
                         "tool call has",
                         cid,
                     )
@@ -358,30 +393,31 @@ class _Pairer:
     def _results_after(self, i: int, calls: tuple[ToolCall, ...], absorbed: set[int]) -> _Indexed:
         """The user message(s) that must follow the batch of assistant message `i`."""
         results = [self._result_for(i, j, call) for j, call in enumerate(calls)]
-        nxt = i + 1
+        nxt, at = i + 1, i + 1 + self.off
         if nxt >= len(self.messages) or self.messages[nxt].role != "user":
-            return [(i, Message(role="user", parts=tuple(results)))]
+            return [(i + self.off, Message(role="user", parts=tuple(results)))]
         absorbed.add(nxt)
         rest = _without_results(self.messages[nxt]).parts
         if self.rules.results_first:
-            return [(nxt, Message(role="user", parts=(*results, *rest)))]
+            return [(at, Message(role="user", parts=(*results, *rest)))]
         if rest and len(rest) < len(self.messages[nxt].parts):
             self.log.add(
                 "split_results",
-                nxt,
-                f"message {nxt}: tool results moved to a message of their own, before the "
+                at,
+                f"message {at}: tool results moved to a message of their own, before the "
                 "rest of the user message",
             )
-        out = [(nxt, Message(role="user", parts=tuple(results)))]
-        return [*out, (nxt, Message(role="user", parts=rest))] if rest else out
+        out = [(at, Message(role="user", parts=tuple(results)))]
+        return [*out, (at, Message(role="user", parts=rest))] if rest else out
 
     def _result_for(self, i: int, slot: int, call: ToolCall) -> ToolResult:
         found = self.answers.get(call.id)
+        at = i + self.off
         if found is None:
             self.log.add(
                 "synthesized_result",
-                i,
-                f"message {i}: call {call.id!r} to {call.name!r} had no result; added an "
+                at,
+                f"message {at}: call {call.id!r} to {call.name!r} had no result; added an "
                 "error result saying it was interrupted and not executed",
                 call.id,
             )
@@ -390,9 +426,9 @@ class _Pairer:
         if (where, pos) != (i + 1, slot):
             self.log.add(
                 "moved_result",
-                where,
-                f"message {where}: moved the result for {call.id!r} right after its call "
-                f"batch in message {i} (position {slot})",
+                where + self.off,
+                f"message {where + self.off}: moved the result for {call.id!r} right after "
+                f"its call batch in message {at} (position {slot})",
                 call.id,
             )
         return result

@@ -10,8 +10,19 @@ history into the IR.
 from __future__ import annotations
 
 from contextchef._errors import UnknownTargetError
-from contextchef.providers._base import Adapter, CacheAuditFinding, Profile, RequestOptions
-from contextchef.providers._ingest import parse_response
+from contextchef.providers._base import (
+    Adapter,
+    CacheAuditFinding,
+    ModelRules,
+    Profile,
+    RequestOptions,
+)
+from contextchef.providers._ingest import (
+    ReadResponse,
+    ResponseNotice,
+    parse_response,
+    read_response,
+)
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers.anthropic._parse import from_anthropic
 from contextchef.providers.anthropic._render import AnthropicAdapter
@@ -29,10 +40,13 @@ __all__ = [
     "CacheAuditFinding",
     "DeepSeekAdapter",
     "GeminiAdapter",
+    "ModelRules",
     "OpenAIChatAdapter",
     "ParsedHistory",
     "Profile",
+    "ReadResponse",
     "RequestOptions",
+    "ResponseNotice",
     "ResponsesAdapter",
     "from_anthropic",
     "from_gemini",
@@ -40,6 +54,7 @@ __all__ = [
     "from_responses",
     "get_adapter",
     "parse_response",
+    "read_response",
     "synthetic_index",
 ]
 

@@ -9,7 +9,8 @@ is byte-stable. What a provider can do is data in `Profile`, not branches in ada
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
 from contextchef._errors import MalformedArgumentsError
@@ -30,6 +31,7 @@ __all__ = [
     "AdapterDefaults",
     "CacheAuditFinding",
     "Channel",
+    "ModelRules",
     "Profile",
     "RequestOptions",
     "apply_hints",
@@ -73,6 +75,10 @@ class Profile:
             ask for it are sent strict where the schema allows.
         media: The API takes image and file parts in messages; where it does not, they
             are dropped from the payload (and reported by the normalizer).
+        beta_header: The HTTP header naming opt-in API features (``anthropic-beta``), or
+            None where there is none (then passing betas is an error).
+        field_betas: Request field path (dotted, e.g. ``thinking.block_binding``) -> the
+            beta value a request using it must send.
     """
 
     target: str
@@ -86,22 +92,61 @@ class Profile:
     native_tool_search: str | None = None
     strict_schemas: bool = False
     media: bool = True
+    beta_header: str | None = None
+    field_betas: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRules:
+    """What one model of a target requires, decided by the model name (`Adapter.model_rules`).
+
+    An unknown model gets the safe defaults: no mid-conversation system messages, prefill
+    left to the provider. Every model gets the append-only ledger.
+
+    Attributes:
+        model: The model name.
+        known: The name matched the adapter's table.
+        prefix_check: A thinking block sent back is checked against everything sent
+            before it (Anthropic's preserved thinking): an edit there is a 400 or drops
+            the block, so the session strips the thinking an edit invalidates.
+        system_messages: The model takes mid-conversation system messages (volatile
+            ``system``-channel text goes there; otherwise into the user turn).
+        prefill: The model continues a trailing assistant message; False: ``prefill=``
+            raises `UsageError` naming the model.
+        thinking_binding: The request may carry ``thinking.block_binding`` (behind a beta).
+    """
+
+    model: str
+    known: bool = False
+    prefix_check: bool = False
+    system_messages: bool = False
+    prefill: bool = True
+    thinking_binding: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
 class CacheAuditFinding:
-    """A volatile block at or before the last prompt-cache breakpoint."""
+    """Something in a request that makes the cached prefix differ from the last request.
+
+    Either a volatile block at or before the last prompt-cache breakpoint, or (with
+    `detail` set) an edit of something already sent, which restarts the cache there.
+    """
 
     block: str
-    """What the volatile block holds, e.g. ``announcements`` or ``dynamic_state``."""
+    """What changed, e.g. ``announcements``, ``dynamic_state`` or ``history edit``."""
     position: int
-    """Its index among the payload's cacheable blocks (tools, system, message blocks)."""
+    """Where: its index among the cacheable blocks (tools, system, message blocks), or
+    the first wire entry sent differently (an edit)."""
     breakpoint: int
-    """Index of the last block carrying ``cache_control``."""
+    """Index of the last block carrying ``cache_control`` (-1 for an edit)."""
+    detail: str = ""
+    """For an edit: what happened (see `LedgerEdit.detail`)."""
 
     @property
     def message(self) -> str:
         """A log line saying what is wrong and the fix."""
+        if self.detail:
+            return f"cache audit: {self.block}: {self.detail}; the prompt cache restarts there"
         return (
             f"cache audit: volatile block ({self.block}) at position {self.position} is at or "
             f"before the last cache_control breakpoint (position {self.breakpoint}); it changes "
@@ -133,6 +178,11 @@ class RequestOptions:
             breakpoint. Other targets ignore it.
         prefill: Start of the assistant's answer (``""``: none), sent as a trailing
             assistant turn (Gemini: a ``model`` turn) for the model to continue.
+        cache_last: Anthropic: send the last message's last block as a copy marked as a
+            prompt-cache breakpoint (the conversation so far gets cached).
+        extra: Request fields passed through unchanged (``thinking``, ``diagnostics``,
+            ``output_config``...): top-level keys of the body (Gemini: keys of
+            ``config``); a key the adapter writes itself is never overridden.
     """
 
     model: str
@@ -142,6 +192,8 @@ class RequestOptions:
     positional_system: str = ""
     positional_cache: bool = False
     prefill: str = ""
+    cache_last: bool = False
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class Adapter(Protocol):
@@ -151,6 +203,45 @@ class Adapter(Protocol):
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """The ``tools`` array in this API's shape (new dicts, caller may mutate)."""
+
+    def tool_entries(
+        self, tools: Sequence[CompiledTool], *, native_tool_search: bool = False
+    ) -> list[dict[str, Any]]:
+        """The request's tool entries: `render_tools`, plus the provider's search tool."""
+
+    def render_messages(
+        self, messages: Sequence[Message], *, before: Sequence[Message] = ()
+    ) -> list[dict[str, Any]]:
+        """IR messages as this API's conversation entries (new dicts).
+
+        Args:
+            messages: The messages to render.
+            before: The messages already sent before them (context: a result answers a
+                call made there); they are not rendered again.
+        """
+
+    def system_message(self, text: str) -> dict[str, Any] | None:
+        """A mid-conversation system entry holding `text`; None where the API has none."""
+
+    def model_rules(self, model: str) -> ModelRules:
+        """The rules of `model` on this target (see `ModelRules`)."""
+
+    def injected_call(self, call: ToolCall) -> ToolCall:
+        """A call the library adds to the conversation, as this API must receive it."""
+
+    def assemble(
+        self,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The payload around already rendered `tools` and conversation `messages`.
+
+        The message dicts are not copied (they are the session's record of what was
+        sent); the list holding them is new.
+        """
 
     def render_request(
         self,
@@ -187,6 +278,24 @@ class Adapter(Protocol):
 
 class AdapterDefaults:
     """Adapter defaults: automatic prompt caching, no hoisting, no provider-side search."""
+
+    def model_rules(self, model: str) -> ModelRules:
+        """Every model alike: system entries allowed, prefill left to the provider."""
+        return ModelRules(model=model, system_messages=True)
+
+    def injected_call(self, call: ToolCall) -> ToolCall:
+        """`call` unchanged."""
+        return call
+
+    def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
+        """The ``tools`` array (each adapter defines it)."""
+        raise NotImplementedError
+
+    def tool_entries(
+        self, tools: Sequence[CompiledTool], *, native_tool_search: bool = False
+    ) -> list[dict[str, Any]]:
+        """`render_tools` (this API has no provider-side search tool)."""
+        return self.render_tools(tools)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """None: this API has no provider-side tool search."""

@@ -15,6 +15,7 @@ names without their unset fields.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError
@@ -24,7 +25,47 @@ from contextchef.providers.gemini._parse import from_gemini
 from contextchef.providers.openai_chat._parse import from_openai
 from contextchef.providers.responses._parse import from_responses
 
-__all__ = ["parse_response"]
+__all__ = ["ReadResponse", "ResponseNotice", "parse_response", "read_response"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseNotice:
+    """Something a response reports about how the request was used.
+
+    Anthropic reports thinking it could not use in ``input_transformations``
+    (``thinking_dropped`` with reason ``prefix_binding_mismatch``,
+    ``model_binding_mismatch`` or ``organization_binding_mismatch``; or
+    ``thinking_mismatch_allowed``) and, with cache diagnostics, why the prompt cache
+    missed (``diagnostics.cache_miss_reason``: ``system_changed``, ``tools_changed``,
+    ``messages_changed``, ``model_changed``...)
+    (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking,
+    https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics).
+
+    Attributes:
+        kind: ``thinking_dropped``, ``thinking_mismatch_allowed``, ``cache_miss`` or
+            another type the provider reported.
+        reason: The provider's reason or cache-miss type (``""`` if none).
+        path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
+        detail: One sentence for logs.
+    """
+
+    kind: str
+    reason: str = ""
+    path: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadResponse:
+    """A response read by `read_response`."""
+
+    turn: ParsedHistory
+    """The model's turn (see `parse_response`)."""
+    id: str | None = None
+    """The response's id (``msg_...``, ``chatcmpl-...``, ``resp_...``, Gemini's
+    ``responseId``), or None."""
+    notices: tuple[ResponseNotice, ...] = ()
+    """What the response reported about the request (see `ResponseNotice`)."""
 
 
 def _as_dict(response: object) -> Mapping[str, Any]:
@@ -57,6 +98,48 @@ def _first(data: Mapping[str, Any], key: str, what: str) -> Mapping[str, Any]:
     if not isinstance(items, list) or not items or not isinstance(items[0], Mapping):
         raise CorruptHistoryError(f"the {what} response has no {key}[0] to read", index=0)
     return items[0]
+
+
+def _notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
+    found: list[ResponseNotice] = []
+    for item in data.get("input_transformations") or ():
+        if isinstance(item, Mapping) and isinstance(item.get("type"), str):
+            kind, reason, path = item["type"], str(item.get("reason") or ""), item.get("path")
+            found.append(
+                ResponseNotice(
+                    kind=kind,
+                    reason=reason,
+                    path=str(path or ""),
+                    detail=f"the provider reported {kind} ({reason or 'no reason'}) at "
+                    f"{path or 'the request'}",
+                )
+            )
+    diagnostics = data.get("diagnostics")
+    miss = diagnostics.get("cache_miss_reason") if isinstance(diagnostics, Mapping) else None
+    if isinstance(miss, Mapping) and isinstance(miss.get("type"), str):
+        found.append(
+            ResponseNotice(
+                kind="cache_miss",
+                reason=miss["type"],
+                detail=f"the prompt cache missed: {miss['type']}",
+            )
+        )
+    return tuple(found)
+
+
+def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
+    """The model's turn of a response, its id and its notices.
+
+    Raises:
+        CorruptHistoryError: As `parse_response`.
+    """
+    data = _as_dict(response)
+    raw_id = data.get("id", data.get("responseId", data.get("response_id")))
+    return ReadResponse(
+        turn=parse_response(data, id_offset=id_offset),
+        id=raw_id if isinstance(raw_id, str) else None,
+        notices=_notices(data),
+    )
 
 
 def parse_response(response: object, *, id_offset: int = 0) -> ParsedHistory:

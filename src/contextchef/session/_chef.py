@@ -26,19 +26,18 @@ from contextchef.dispatch._types import AfterHook, BeforeHook
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.history._messages import Message, check_message
 from contextchef.history._offload import OffloadStore
-from contextchef.providers import get_adapter
+from contextchef.providers import ResponseNotice, get_adapter
 from contextchef.session._accounting import CacheCostModel, PlanReport, plan_report
-from contextchef.session._compile import CompileInput, check_options, compile_request
+from contextchef.session._compiling import CompileMixin
 from contextchef.session._dispatching import DispatchMixin
 from contextchef.session._library import MemoryTools, library_tools
 from contextchef.session._maintenance import MaintenanceMixin
-from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer, render_memories
+from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
 from contextchef.session._pruner import Pruner
 from contextchef.session._request import CompiledRequest
 from contextchef.session._state import SessionState, checked_history
-from contextchef.session._strategies import get_strategy
 from contextchef.session._toolset import SessionTools, ToolLike
-from contextchef.session._volatile import DEFAULT_ANCHOR, CompileEvent, VolatileState
+from contextchef.session._volatile import DEFAULT_ANCHOR, VolatileState
 from contextchef.session._volatile_methods import VolatileStateMixin
 from contextchef.tools._catalogs import Catalog
 from contextchef.tools._registry import Handler
@@ -47,7 +46,7 @@ from contextchef.tools._tool import Tool
 __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
 
 
-class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
+class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMixin):
     """An agent session: tools, system prompt, history; compiles payloads per turn.
 
     Args:
@@ -123,6 +122,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
             template_fragments=template_fragments,
         )
         self._volatile = VolatileState(cache_audit=cache_audit)
+        self._notices: tuple[ResponseNotice, ...] = ()
         self._before: list[BeforeHook] = []
         self._after: list[AfterHook] = []
         self._pruner = Pruner(self)
@@ -313,74 +313,6 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin):
         return tuple(sorted(self._state.loaded))
 
     # -- compile -------------------------------------------------------------------------
-
-    def compile(
-        self,
-        target: str = "anthropic",
-        *,
-        model: str = "model",
-        max_tokens: int | None = None,
-        strategy: str = "client",
-        prefill: str | None = None,
-    ) -> CompiledRequest:
-        """Compile the session into a request payload for `target`.
-
-        Args:
-            target: One of `contextchef.TARGETS`.
-            model: Model name written into the payload.
-            max_tokens: Output cap in tokens; None sends the provider's default, except
-                where the API requires one (`Profile.default_max_tokens`: Anthropic 4,096).
-            strategy: ``client`` (direct tools, namespaces, ``load_toolkit``, then the
-                meta-tools), ``flat`` (every tool resident; the no-disclosure baseline) or
-                ``anthropic-native`` (targets with Anthropic's tool search: the client
-                tools without the meta-tools, then every deferred tool with
-                ``defer_loading: true``, then the server tool-search tool). The gate
-                follows the last compile: after ``flat`` or ``anthropic-native``, deferred
-                tools may be called by name (``require_search`` still applies to the
-                latter: the provider's search results count as loading).
-            prefill: Start of the assistant's answer, sent as a trailing assistant turn;
-                the history must end with a user turn, and the text must not end with
-                whitespace.
-
-        Volatile state renders after the cached prefix (see
-        `contextchef.session._volatile`); ``compile:start`` handlers run first,
-        ``compile:done`` handlers get the result.
-
-        Returns:
-            A `CompiledRequest`; its payload goes to the SDK call as ``**payload``.
-
-        Raises:
-            UnknownTargetError: Unknown target.
-            UsageError: Unknown strategy or one the target lacks, bad options.
-        """
-        adapter = get_adapter(target)
-        chosen = get_strategy(strategy)
-        chosen.check(adapter.profile)
-        check_options(model, max_tokens)  # before anything runs or changes
-        self._volatile.emit(CompileEvent(name="compile:start", target=target))
-        before = self._state.copy()
-        try:  # a compile that fails leaves the session as it was, handoff included
-            self._handoff_if_due()
-            result = compile_request(
-                CompileInput(
-                    adapter=adapter,
-                    strategy=chosen,
-                    view=self.view,
-                    state=self._state,
-                    volatile=self._volatile,
-                    memory_block=render_memories(self._memory.items() if self._memory else ()),
-                    model=model,
-                    max_tokens=max_tokens,
-                    prefill=prefill,
-                )
-            )
-        except BaseException:
-            self._state = before
-            raise
-        self._state.strategy = chosen.name
-        self._state.target = target if chosen.native is not None else None
-        self._volatile.emit(CompileEvent(name="compile:done", target=target, request=result))
-        return result
 
     def plan(self, target: str = "anthropic", *, cache: CacheCostModel | None = None) -> PlanReport:
         """What the tool catalog costs per turn for `target` (see `PlanReport`).

@@ -1,27 +1,44 @@
-"""Compile as named steps: history -> volatile tail -> options -> payload -> request.
+"""Compile as named steps over the target's ledger: replay what was sent, append the new turn.
 
-Each step is a pure function of its inputs (the session's data, the frozen view, the
-target's adapter and profile, the chosen strategy); nothing here mutates the caller's
-history or tools, and nothing compares target or strategy names: the profile and the
-strategy carry what differs.
+1. **Base**: the ledger mark to continue from (`choose_base`): the pending mark when the
+   model answered it, else the last committed one; an edit of anything already sent
+   rolls back to the mark before it and is reported (`LedgerEdit`).
+2. **Normalize** only the history after the base (`normalize` with a `Continuation`).
+3. **Update**: the volatile blocks that changed since the base (`plan_update`), placed
+   at the end: a text part of the user message being sent, a ``read_memories`` call and
+   result after it, a system entry last where the model takes one.
+4. **Render** the new messages (`Adapter.render_messages`, with the sent ones as
+   context) and serialize each once; **assemble** the payload around the recorded
+   entries, which are never rendered again.
+
+Nothing here mutates the session or the ledger: `compile_request` returns the request
+and a `Step`, which the session applies once the compile succeeded. No target or
+strategy name is compared: the profile, the model rules and the strategy carry what
+differs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from contextchef._errors import UsageError
+from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef.deferred._view import SessionView
-from contextchef.history._messages import Message
-from contextchef.history._normalize import Normalized, normalize
-from contextchef.providers import Adapter, RequestOptions
-from contextchef.session._memory import with_memories
-from contextchef.session._request import CompiledRequest, prefix_fingerprint
+from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
+from contextchef.history._normalize import Change, Continuation, normalize
+from contextchef.providers import Adapter, ModelRules, RequestOptions
+from contextchef.session._ledger import Ledger, Mark, strip_reasoning
+from contextchef.session._request import CompiledRequest, LedgerEdit, prefix_fingerprint
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
-from contextchef.session._volatile import VolatileState, VolatileTail, check_prefill
+from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
 
-__all__ = ["CompileInput", "compile_request"]
+__all__ = ["CompileInput", "Step", "check_options", "compile_request"]
+
+MEMORY_CALL_PREFIX = "contextchef_memories_"
+"""Ids of the synthetic ``read_memories`` calls: this prefix and a session counter."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,83 +50,385 @@ class CompileInput:
     view: SessionView
     state: SessionState
     volatile: VolatileState
-    memory_block: str
+    ledger: Ledger
+    memories: str
+    """The current ``<memories>`` block (``""``: none)."""
+    memory_tool: str | None
+    """Wire name of ``read_memories`` when the session has a memory store."""
     model: str
     max_tokens: int | None
-    prefill: str | None
+    prefill: object
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    betas: tuple[str, ...] = ()
+    diagnostics: bool = False
 
 
-def check_options(model: object, max_tokens: object) -> None:
-    """Reject request options the provider would refuse.
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """What a successful compile appends to its ledger (see `Ledger.apply`)."""
+
+    base: Mark
+    history: tuple[Message, ...]
+    ir: tuple[Message, ...]
+    wire: tuple[dict[str, Any], ...]
+    jsons: tuple[str, ...]
+    mark: Mark
+    strip: tuple[int, int] | None
+    system: str
+    tools: list[Any]
+    injected: int
+
+    def apply(self, ledger: Ledger) -> None:
+        """Record this step in `ledger`."""
+        ledger.apply(
+            base=self.base,
+            history=self.history,
+            ir=self.ir,
+            wire=self.wire,
+            jsons=self.jsons,
+            mark=self.mark,
+            strip=self.strip,
+            system=self.system,
+            tools=self.tools,
+            injected=self.injected,
+        )
+
+
+_WRITTEN = frozenset({"model", "messages", "system", "tools", "input", "contents", "config"})
+
+
+def check_options(model: object, max_tokens: object, extra: object, betas: object) -> None:
+    """Reject request options the provider would refuse, before anything runs.
 
     Raises:
-        UsageError: `model` is not a non-empty string, or `max_tokens` not a positive int.
+        UsageError: `model` is not a non-empty string, `max_tokens` not a positive int,
+            `extra` not a mapping of plain JSON (or naming a field compile writes), or
+            `betas` not a list of strings.
     """
-    if not isinstance(model, str) or not model:
+    if not isinstance(model, str) or not model or not is_unicode(model):
         raise UsageError(f"model must be a non-empty string, got {model!r:.80}")
     if max_tokens is not None and (
         isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
     ):
         raise UsageError(f"max_tokens must be a positive integer or None, got {max_tokens!r:.80}")
+    if not isinstance(extra, Mapping):
+        raise UsageError(f"extra must be a mapping of request fields, got {type(extra).__name__}")
+    for key, value in extra.items():
+        if not isinstance(key, str) or key in _WRITTEN or key.endswith("max_tokens"):
+            raise UsageError(
+                f"extra field {key!r:.60} is written by compile itself; pass model, "
+                "max_tokens, tools and history through the session"
+            )
+        try:
+            canonical_value(value)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise UsageError(f"extra field {key!r}: not plain JSON ({exc})") from exc
+    if isinstance(betas, str) or not all(isinstance(b, str) and b for b in betas):  # type: ignore[attr-defined]
+        raise UsageError("betas must be a list of non-empty strings")
 
 
-def history_for(inp: CompileInput) -> tuple[Normalized, tuple[Message, ...]]:
-    """The history normalized for the target's rules, with the ``<memories>`` block."""
-    history = normalize(
-        inp.state.history, profile=inp.adapter.profile.history, keeps=inp.adapter.keeps
+# -- 1. base --------------------------------------------------------------------------------
+
+
+def _first_difference(a: Sequence[Message], b: Sequence[Message]) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x is not y and x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def choose_base(ledger: Ledger, history: tuple[Message, ...]) -> tuple[Mark, int | None]:
+    """The mark to continue from, and the history index of an edit (None: no edit).
+
+    The pending mark is a candidate only when the history extends what it consumed with
+    an assistant turn (the model's answer to it); the caller confirms it after
+    normalizing (`compile_request`).
+    """
+    consumed = ledger.history
+    if len(history) >= len(consumed) and history[: len(consumed)] == consumed:
+        pending = ledger.pending
+        answered = len(history) > len(consumed) and history[len(consumed)].role == "assistant"
+        if pending is not None and answered and _ends_with_user(ledger, pending):
+            return pending, None
+        return ledger.marks[-1], None
+    first = _first_difference(history, consumed)
+    if first >= ledger.marks[-1].history:
+        return ledger.marks[-1], None  # only the unanswered tail changed: not an edit
+    return _mark_before(ledger, first), first
+
+
+def _ends_with_user(ledger: Ledger, mark: Mark) -> bool:
+    return mark.ir > 0 and ledger.ir[mark.ir - 1].role == "user"
+
+
+def _mark_before(ledger: Ledger, index: int) -> Mark:
+    return next(m for m in reversed(ledger.marks) if m.history <= index)
+
+
+# -- 2. normalize -----------------------------------------------------------------------------
+
+
+def _calls_before(ledger: Ledger, base: Mark) -> Mapping[str, int] | set[str]:
+    if base.ir >= len(ledger.ir):
+        return ledger.calls
+    return {k for k, v in ledger.calls.items() if v < base.ir}
+
+
+def _normalized(
+    inp: CompileInput, base: Mark, strip: tuple[int, int] | None
+) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+    ledger, history = inp.ledger, inp.state.history
+    new = history[base.history :]
+    if ledger.strip or strip is not None:
+        cut = [*ledger.strip, *([strip] if strip else [])]
+        new = tuple(
+            strip_reasoning(m) if any(lo <= i < hi for lo, hi in cut) else m
+            for i, m in enumerate(new, start=base.history)
+        )
+    done = normalize(
+        new,
+        profile=inp.adapter.profile.history,
+        keeps=inp.adapter.keeps,
+        after=Continuation(offset=base.history, calls=_calls_before(ledger, base))
+        if base.history or base.ir
+        else None,
     )
-    return history, with_memories(history.messages, inp.memory_block)
+    return done.messages, done.changes
 
 
-def volatile_tail(inp: CompileInput, messages: tuple[Message, ...]) -> VolatileTail:
-    """The user tail and positional system text for this target (see `VolatileState`)."""
-    state = inp.state
-    return inp.volatile.tail(
-        messages,
-        auto_channel=inp.adapter.profile.announcement_channel,
+# -- 3. update --------------------------------------------------------------------------------
+
+
+def _with_update(
+    inp: CompileInput, messages: tuple[Message, ...], update: Update, rules: ModelRules
+) -> tuple[tuple[Message, ...], str]:
+    """`messages` with the update's user text and memory exchange; the system text left."""
+    last = messages[-1] if messages else None
+    if last is not None and last.role != "user":
+        return messages, ""  # no user turn to attach to: stated at the next one
+    out = list(messages)
+    if update.user_text:
+        text = TextPart(text=update.user_text)
+        out[-1:] = [replace(last, parts=(*last.parts, text))] if last else []
+        if last is None:
+            out.append(Message(role="user", parts=(text,)))
+    if update.memories and inp.memory_tool:
+        call_id = f"{MEMORY_CALL_PREFIX}{inp.ledger.injected + 1:04d}"
+        call = inp.adapter.injected_call(ToolCall(id=call_id, name=inp.memory_tool))
+        result = ToolResult(call_id=call_id, name=inp.memory_tool, content=update.memories)
+        if not out:
+            out.append(Message(role="user", parts=(TextPart(text="(memories follow)"),)))
+        out += [Message(role="assistant", parts=(call,)), Message(role="user", parts=(result,))]
+    return tuple(out), update.system_text if rules.system_messages else ""
+
+
+def _update(inp: CompileInput, base: Mark, rules: ModelRules) -> Update:
+    state, profile = inp.state, inp.adapter.profile
+    now = inp.volatile.current(
+        auto_channel=profile.announcement_channel,
         announcements=state.announcements,
         dynamic_state=state.dynamic_state,
+        memories=inp.memories,
+    )
+    system_entries = rules.system_messages and inp.adapter.system_message("") is not None
+    return plan_update(
+        base.stated,
+        now,
+        system_entries=system_entries,
+        memory_results=inp.memory_tool is not None,
         anchor=state.anchor,
     )
 
 
-def request_options(inp: CompileInput, tail: VolatileTail) -> RequestOptions:
-    """Per-request settings for the adapter."""
+# -- 4. render --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Prefix:
+    """The rendered prefix of one view, strategy and system prompt (cached per ledger)."""
+
+    view: SessionView
+    tools: list[Any]
+    """The tool entries as cached (the payload gets a copy)."""
+    system_json: str
+    tools_json: str
+    fingerprint: str
+
+
+def _prefix(inp: CompileInput) -> _Prefix:
+    """The rendered prefix, from the ledger's cache when the view has not changed."""
+    cache: dict[Any, Any] = inp.ledger.cache
+    key = (id(inp.view), inp.strategy.name, inp.state.system, inp.adapter.profile.target)
+    hit = cache.get(key)
+    if hit is None or hit.view is not inp.view:
+        native = inp.strategy.native is not None
+        entries = inp.adapter.tool_entries(inp.strategy.tools(inp.view), native_tool_search=native)
+        bare = inp.adapter.assemble(
+            system=inp.state.system, tools=entries, messages=[], options=RequestOptions(model="")
+        )
+        segments = inp.adapter.segments(bare)
+        fingerprint = prefix_fingerprint(segments["system"], entries)
+        cache.clear()
+        hit = cache[key] = _Prefix(
+            inp.view, entries, segments["system"], segments["tools"], fingerprint
+        )
+    assert isinstance(hit, _Prefix)
+    return hit
+
+
+def _fresh(value: Any) -> Any:
+    """A deep copy of JSON data (tool entries are handed out fresh at every compile)."""
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    return value
+
+
+def _tools_edit(sent: list[Any] | None, now: list[Any]) -> bool:
+    """Whether `now` changes `sent` beyond adding ``defer_loading`` tools (not prefix)."""
+    if sent is None or sent is now or sent == now:
+        return False
+    remaining = [t for t in now if t not in sent]
+    kept = [t for t in now if t in sent]
+    deferred = all(isinstance(t, Mapping) and t.get("defer_loading") is True for t in remaining)
+    return not (deferred and len(kept) == len(sent))
+
+
+def _previous(ledger: Ledger, base: Mark) -> Mark:
+    at = next(i for i, m in enumerate(ledger.marks) if m is base)
+    return ledger.marks[max(at - 1, 0)]
+
+
+def _options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) -> RequestOptions:
+    extra = dict(inp.extra)
+    if inp.diagnostics:
+        extra.setdefault("diagnostics", {"previous_message_id": inp.ledger.response_id})
     return RequestOptions(
         model=inp.model,
         max_tokens=inp.max_tokens,
         native_tool_search=inp.strategy.native is not None,
-        positional_system=tail.system,
-        positional_cache=inp.state.system_breakpoint,
-        prefill=check_prefill(inp.prefill, tail.messages),
+        prefill=check_prefill(inp.prefill, ends_with_user, rules),
+        cache_last=inp.adapter.profile.cache_breakpoints > 0,
+        extra=extra,
     )
 
 
-def compile_request(inp: CompileInput) -> CompiledRequest:
-    """Render one request (see the module docstring for the steps).
+def _headers(inp: CompileInput) -> dict[str, str]:
+    """The beta header: the caller's values plus those the request's fields need."""
+    profile = inp.adapter.profile
+    betas = set(inp.betas)
+    for path, beta in profile.field_betas.items():
+        value: Any = inp.extra
+        for key in path.split("."):
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is not None:
+            betas.add(beta)
+    if not betas:
+        return {}
+    if profile.beta_header is None:
+        raise UsageError(
+            f"betas {sorted(betas)} were given, but target {profile.target!r} has no beta header"
+        )
+    return {profile.beta_header: ",".join(sorted(betas))}
 
-    The caller checks the options first (`check_options`), before anything runs.
+
+def _edit(kind: str, at: int, base: Mark, stripped: int) -> LedgerEdit:
+    note = f", without the thinking of {stripped} message(s)" if stripped else ""
+    return LedgerEdit(
+        kind="history" if kind == "history" else "system" if kind == "system" else "tools",
+        history_index=at,
+        wire_index=base.wire,
+        thinking_stripped=stripped,
+        detail=f"already-sent {kind} changed (history message {at}); the conversation is "
+        f"sent again from wire entry {base.wire}{note}",
+    )
+
+
+def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
+    """Render one request over the target's ledger (see the module docstring).
 
     Raises:
         UsageError: A bad prefill, or a failing implicit-context hook.
         MalformedArgumentsError: A history tool call cannot be sent to this target.
     """
-    history, messages = history_for(inp)
-    tail = volatile_tail(inp, messages)
-    options = request_options(inp, tail)
-    payload = inp.adapter.render_request(
-        system=inp.state.system,
-        tools=inp.strategy.tools(inp.view),
-        messages=tail.messages,
-        options=options,
+    adapter, ledger, history = inp.adapter, inp.ledger, inp.state.history
+    rules = adapter.model_rules(inp.model)
+    prefix = _prefix(inp)
+    tools = prefix.tools
+    base, edited_at = choose_base(ledger, history)
+    edits: list[LedgerEdit] = []
+    kind = "history"
+    if ledger.system is not None and ledger.system != inp.state.system:
+        kind = "system"
+    elif _tools_edit(ledger.tools, tools):
+        kind = "tools"
+    if kind != "history" and rules.prefix_check:
+        base, edited_at = ledger.marks[0], 0  # every sent thinking block is bound to it
+    elif kind != "history":
+        edits.append(_edit(kind, 0, base, 0))  # the cache restarts; nothing is bound
+        kind = "history"
+    strip: tuple[int, int] | None = None
+    messages, changes = _normalized(inp, base, None)
+    if base is ledger.pending and (not messages or messages[0].role != "assistant"):
+        base = ledger.marks[-1]  # its answer left nothing to send: render it again
+        messages, changes = _normalized(inp, base, None)
+    if edited_at is not None:
+        while base.ir and messages and ledger.ir[base.ir - 1].role == messages[0].role:
+            base = _previous(ledger, base)  # keep roles alternating across the edit
+            messages, changes = _normalized(inp, base, None)
+        if rules.prefix_check:
+            strip = (base.history, len(history))
+            messages, changes = _normalized(inp, base, strip)
+        stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
+        edits.append(_edit(kind, edited_at, base, stripped))
+    update = _update(inp, base, rules)
+    ir, system_text = _with_update(inp, messages, update, rules)
+    attached = bool(ir) and ir[-1].role == "user"
+    before = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
+    wire = adapter.render_messages(ir, before=before)
+    entry = adapter.system_message(system_text) if system_text and attached else None
+    if entry is not None:
+        wire.append(entry)
+    jsons = tuple(canonical_dumps(w) for w in wire)
+    recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
+    all_messages = [*recorded, *wire]
+    last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
+    options = _options(inp, rules, ends_with_user=last_role == "user")
+    payload = adapter.assemble(
+        system=inp.state.system, tools=_fresh(tools), messages=all_messages, options=options
     )
-    inp.volatile.warn_hoist(inp.adapter, payload, tail)
-    segments = inp.adapter.segments(payload)
-    return CompiledRequest(
-        target=inp.adapter.profile.target,
+    recorded_json = ledger.jsons if base.wire == len(ledger.jsons) else ledger.jsons[: base.wire]
+    request = CompiledRequest(
+        target=adapter.profile.target,
         payload=payload,
-        segments=segments,
-        changes=history.changes,
-        prefix_fingerprint=prefix_fingerprint(segments["system"], payload.get("tools")),
-        audit=inp.volatile.audit(inp.adapter, payload, tail),
+        segments={
+            "system": prefix.system_json,
+            "tools": prefix.tools_json,
+            "messages": "[" + ",".join([*recorded_json, *jsons]) + "]",
+        },
+        changes=changes,
+        edits=tuple(edits),
+        prefix_fingerprint=prefix.fingerprint,
+        headers=_headers(inp),
+        model_rules=rules,
+        appended=len(wire),
     )
+    step = Step(
+        base=base,
+        history=history,
+        ir=ir,
+        wire=tuple(wire),
+        jsons=jsons,
+        mark=Mark(
+            history=len(history),
+            ir=base.ir + len(ir),
+            wire=base.wire + len(wire),
+            stated=update.stated if attached else base.stated,
+        ),
+        strip=strip,
+        system=inp.state.system,
+        tools=tools,
+        injected=ledger.injected + (1 if update.memories and inp.memory_tool and attached else 0),
+    )
+    return request, step

@@ -29,6 +29,7 @@ from contextchef.session._memory import (
     MEMORY_KEY_PATTERN,
     MemoryStore,
     OverflowHandoff,
+    render_memories,
 )
 from contextchef.tools._registry import Handler
 from contextchef.tools._tool import Tool, ToolAnnotations
@@ -38,12 +39,14 @@ __all__ = [
     "MODIFY_MEMORY",
     "NEW_CONTEXT",
     "NEW_CONTEXT_ACCEPTED",
+    "READ_MEMORIES",
     "UNIFIED_CONTEXT",
     "MemoryTools",
     "library_tools",
 ]
 
 CREATE_MEMORY = "create_memory"
+READ_MEMORIES = "read_memories"
 MODIFY_MEMORY = "modify_memory"
 UNIFIED_CONTEXT = "context"
 NEW_CONTEXT = "new_context"
@@ -90,7 +93,20 @@ def _tool(
 
 
 _SHOWN = (
-    "Stored memories are shown to you in a <memories> block at the end of the latest user message."
+    "Stored memories are shown to you as the result of a read_memories call whenever they change."
+)
+
+NO_MEMORIES = "<memories>\n(no memories stored)\n</memories>"
+"""What ``read_memories`` answers when nothing is stored."""
+
+_READS = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+
+_READ = _tool(
+    READ_MEMORIES,
+    "List every stored memory (key and text) in a <memories> block.",
+    {},
+    [],
+    _READS,
 )
 
 _LEGACY = (
@@ -162,6 +178,9 @@ class _Memory:
     def create(self, **args: JsonValue) -> ToolResult:
         return self.run("create", args)
 
+    def read(self, **_: JsonValue) -> str:
+        return render_memories(self.store.items()) or NO_MEMORIES
+
     def modify(self, **args: JsonValue) -> ToolResult:
         return self.run(str(args["action"]), args)
 
@@ -228,6 +247,8 @@ def library_tools(
         else:
             tools.append(_CONTEXT)
             handlers[UNIFIED_CONTEXT] = memory.modify
+        tools.append(_READ)
+        handlers[READ_MEMORIES] = memory.read
     if mode == "unified" and handoff is not None:
         tools.append(_NEW_CONTEXT)
 

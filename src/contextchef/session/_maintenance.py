@@ -7,6 +7,7 @@ overflow handoff replace the stored history explicitly (see `contextchef.session
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -14,7 +15,7 @@ from contextchef._errors import UsageError
 from contextchef.exposure._policy import Mode
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
 from contextchef.history._messages import ToolCall, check_message
-from contextchef.providers import parse_response, synthetic_index
+from contextchef.providers import ResponseNotice, read_response, synthetic_index
 from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
 from contextchef.session._snapshot import read_snapshot, take_snapshot
@@ -22,6 +23,8 @@ from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
 
 __all__ = ["MaintenanceMixin"]
+
+logger = logging.getLogger("contextchef")
 
 
 class MaintenanceMixin:
@@ -31,6 +34,7 @@ class MaintenanceMixin:
     _tools: SessionTools
     _modes: dict[str, Mode]
     _handoff: OverflowHandoff | None
+    _notices: tuple[ResponseNotice, ...]
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a provider response to the history; return its calls.
@@ -41,6 +45,10 @@ class MaintenanceMixin:
                 ``GenerateContentResponse``) or its JSON dict. Every block is kept as
                 returned (thinking and signatures, encrypted reasoning, item ids, server
                 tool blocks); see `contextchef.providers.parse_response`.
+
+        What the response reports about the request (Anthropic's dropped thinking,
+        cache-miss reasons) is logged and kept in `notices`; its id is remembered for
+        ``compile(diagnostics=True)``.
 
         Returns:
             The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
@@ -54,11 +62,23 @@ class MaintenanceMixin:
         history = self._state.history
         made = [synthetic_index(p.id) for m in history for p in m.parts if isinstance(p, ToolCall)]
         offset = max([len(history), *(i + 1 for i in made if i is not None)])
-        messages = parse_response(response, id_offset=offset).messages
+        read = read_response(response, id_offset=offset)
+        messages = read.turn.messages
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
         self._state.history = history + messages
+        ledger = self._state.ledgers.get(self._state.compiled or "")
+        if ledger is not None and read.id is not None:
+            ledger.response_id = read.id
+        for notice in read.notices:
+            logger.warning("contextchef: %s", notice.detail)
+        self._notices = (*self._notices, *read.notices)
         return tuple(p for m in messages for p in m.parts if isinstance(p, ToolCall))
+
+    @property
+    def notices(self) -> tuple[ResponseNotice, ...]:
+        """What ingested responses reported about their requests, oldest first."""
+        return self._notices
 
     # -- snapshots -----------------------------------------------------------------------
 

@@ -4,14 +4,39 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from contextchef._json import canonical_dumps
 from contextchef.history._normalize import Change
-from contextchef.providers import CacheAuditFinding
+from contextchef.providers import CacheAuditFinding, ModelRules
 
-__all__ = ["CompiledRequest", "prefix_fingerprint"]
+__all__ = ["CompiledRequest", "LedgerEdit", "prefix_fingerprint"]
+
+EditKind = Literal["history", "system", "tools"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerEdit:
+    """A change to something already sent: explicit, reported, never a side effect.
+
+    Attributes:
+        kind: ``history`` (an earlier message changed or went away), ``system`` or
+            ``tools`` (the prefix before every message changed).
+        history_index: The first history message concerned (0 for ``system`` and
+            ``tools``).
+        wire_index: The first wire entry sent differently from before (entries before
+            it are replayed unchanged).
+        thinking_stripped: History messages whose thinking is no longer sent because
+            the edit invalidated it (models with the prefix check), from here on.
+        detail: One sentence for logs.
+    """
+
+    kind: EditKind
+    history_index: int
+    wire_index: int
+    thinking_stripped: int = 0
+    detail: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,12 +45,27 @@ class CompiledRequest:
 
     Attributes:
         target: The adapter used.
-        payload: Keyword arguments for the SDK call (a fresh dict; safe to mutate).
+        payload: Keyword arguments for the SDK call. The dict and its message list are
+            new, but the message dicts in it are the session's record of what was sent
+            (replayed as they are at every later compile): treat them as read-only
+            (``copy.deepcopy`` the payload before editing it).
         segments: Canonical JSON text of the ``system``, ``tools`` and ``messages``
-            segments, for cache-stability checks.
-        changes: What the history normalizer repaired for this target (synthesized
-            results, dropped orphans, moved results, merged roles...); ``()`` when the
-            stored history was already valid. The stored history itself is unchanged.
+            segments, for cache-stability checks. ``messages`` is the recorded
+            conversation (without the per-request ``cache_control`` mark and prefill):
+            the previous compile's text, minus its closing ``]``, is a prefix of it
+            unless `edits` says otherwise.
+        changes: What the history normalizer repaired in the messages appended by this
+            compile (synthesized results, dropped orphans, moved results, merged
+            roles...); ``()`` when they were already valid. The stored history itself is
+            unchanged.
+        edits: Changes to what was already sent (the host replaced or cut the history,
+            or the system prompt or a tool changed): each one restarts the prompt cache
+            from where it is, and on models with the prefix check the thinking it
+            invalidated is no longer sent. ``()`` on an append-only compile.
+        headers: HTTP headers the request needs (the ``anthropic-beta`` values for the
+            fields used): pass them as the SDK's ``extra_headers``.
+        model_rules: The rules applied for the model (see `ModelRules`).
+        appended: How many wire entries this compile added after the replayed ones.
         prefix_fingerprint: SHA-256 (hex) of the cached prefix: the system segment and
             every ``tools`` entry except those marked ``defer_loading: true`` (the
             provider strips deferred definitions before computing its cache key, so
@@ -39,8 +79,12 @@ class CompiledRequest:
     payload: dict[str, Any]
     segments: Mapping[str, str]
     changes: tuple[Change, ...] = ()
+    edits: tuple[LedgerEdit, ...] = ()
     prefix_fingerprint: str = ""
     audit: tuple[CacheAuditFinding, ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)
+    model_rules: ModelRules | None = None
+    appended: int = 0
 
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""

@@ -24,6 +24,7 @@ from contextchef._json import is_unicode
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._messages import Message, check_message, message_from_dict
 from contextchef.providers import TARGETS
+from contextchef.session._ledger import Ledger
 from contextchef.session._strategies import STRATEGIES
 from contextchef.session._volatile import (
     Announcement,
@@ -63,6 +64,10 @@ class SessionState:
     anchor: str = ""
     system_breakpoint: bool = False
     new_context_pending: bool = False
+    ledgers: dict[str, Ledger] = field(default_factory=dict)
+    """What each target was sent (see `contextchef.session._ledger`)."""
+    compiled: str | None = None
+    """The target of the last compile (its ledger gets the next response's id)."""
 
     def policy(self) -> ExposurePolicy:
         """The exposure policy: patterns, then the mode and whitelist (intersected)."""
@@ -94,6 +99,8 @@ class SessionState:
             "anchor": self.anchor,
             "system_channel_breakpoint": self.system_breakpoint,
             "new_context_pending": self.new_context_pending,
+            "ledgers": {t: ledger.to_dict() for t, ledger in sorted(self.ledgers.items())},
+            "compiled": self.compiled,
         }
 
     @classmethod
@@ -114,9 +121,14 @@ class SessionState:
         # snapshots written before strategies were recorded have a native_search flag
         strategy = data.get("strategy") or _LEGACY_STRATEGY[bool(data.get("native_search"))]
         name = data.get("mode")
+        history = checked_history(data.get("history") or ())
+        ledgers = {
+            target: Ledger.from_dict(raw, history)
+            for target, raw in (data.get("ledgers") or {}).items()
+        }
         return cls(
             system=data.get("system", ""),
-            history=checked_history(data.get("history") or ()),
+            history=history,
             default_defer=bool(exposure.get("default_defer", False)),
             defer=tuple(exposure.get("defer") or ()),
             pin=tuple(exposure.get("pin") or ()),
@@ -132,12 +144,17 @@ class SessionState:
             anchor=data.get("anchor") or "",
             system_breakpoint=bool(data.get("system_channel_breakpoint", False)),
             new_context_pending=bool(data.get("new_context_pending", False)),
+            ledgers=ledgers,
+            compiled=data.get("compiled"),
         )
 
     def copy(self) -> SessionState:
         """A copy whose containers are not shared with this state."""
         return dataclasses.replace(
-            self, loaded=set(self.loaded), announcements=dict(self.announcements)
+            self,
+            loaded=set(self.loaded),
+            announcements=dict(self.announcements),
+            ledgers=dict(self.ledgers),
         )
 
 
@@ -208,6 +225,8 @@ _SHAPE: dict[str, tuple[type, ...]] = {
     "system_channel_breakpoint": (bool,),
     "new_context_pending": (bool,),
     "tools": (dict,),
+    "ledgers": (dict,),
+    "compiled": (str, type(None)),
 }
 
 
@@ -251,6 +270,13 @@ def check_shape(data: Mapping[str, Any]) -> None:
         raise UsageError(
             f"snapshot field 'strategy' must be one of {sorted(STRATEGIES)}; nothing was restored"
         )
+    for key in ("target", "compiled", *(data.get("ledgers") or {})):
+        value = data.get(key) if key in ("target", "compiled") else key
+        if value is not None and value not in TARGETS:
+            raise UsageError(
+                f"snapshot target {value!r:.40} must be one of {list(TARGETS)}; nothing was "
+                "restored"
+            )
     if data.get("target") is not None and data["target"] not in TARGETS:
         raise UsageError(
             f"snapshot field 'target' must be one of {list(TARGETS)} or null; nothing was restored"

@@ -1,30 +1,32 @@
-"""Volatile session state: announcements, dynamic state, implicit context, events (session layer).
+"""Volatile session state: announcements, dynamic state, implicit context, memories (session layer).
 
-Everything here is *state*, re-rendered at every compile and never written into the
-history, and it always renders after the cached prefix (system prompt, tools, older
-messages), so changing it never breaks the provider's prompt cache:
+Everything here is *state*, never written into the user's history. Since what was sent is
+never re-rendered (the ledger, `contextchef.session._ledger`), a change is stated as an
+**update appended at the end** of the request, and the update stays where it was sent:
 
-* the **user tail** is one text part appended to the last user message of the compiled
-  copy of the history: ``<dynamic_state>``, ``<implicit_context>``, the ``user_tail``
-  announcements, then the anchor line (only when system state is present: dynamic
-  state or announcements; implicit context alone does not trigger it);
-* the **system channel** is one positional system message after the last history message
-  and before any assistant prefill, holding the ``system`` channel announcements (the
-  adapters decide its wire form; see `contextchef.providers.RequestOptions`).
+* the **user text** update is one text part after everything else in the user message
+  being sent (after its tool results): the changed ``<dynamic_state>``,
+  ``<implicit_context>`` and ``user_tail`` announcements blocks, then the anchor line
+  (only when dynamic state or announcements are in it);
+* the **system** update holds the ``system``-channel announcements, as a
+  mid-conversation system entry after that user message where the target model takes
+  one (`ModelRules.system_messages`), otherwise inside the user text update;
+* **memories** (text the model, or someone else, can edit) come in as the result of a
+  ``read_memories`` call appended after the user message: text others can edit belongs
+  in a tool result, not in system or user text
+  (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/change-tools-or-instructions).
 
-Channel ``auto`` resolves by the target's profile (`Profile.announcement_channel`:
-``system`` on Anthropic, ``user_tail`` elsewhere).
-
-The cache audit asks the target's adapter (`Adapter.audit_cache`) for volatile blocks at
-or before its last prompt-cache breakpoint, on targets whose profile has explicit
-breakpoints: such a block makes the cached prefix differ on every change.
+Each kind is compared with what this target's ledger last stated (`Stated`): unchanged
+kinds are not repeated; a kind that went away is stated as gone (a retracted
+announcement set, cleared dynamic state), so the model is told the current state from
+then on ("state, not event"). Channel ``auto`` resolves by the target's profile
+(`Profile.announcement_channel`: ``system`` on Anthropic, ``user_tail`` elsewhere).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import logging
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -33,24 +35,24 @@ from pydantic import BaseModel
 
 from contextchef._errors import UsageError
 from contextchef._json import is_unicode
-from contextchef.history._messages import Message, TextPart
-from contextchef.providers._base import Adapter, CacheAuditFinding
+from contextchef.providers._base import ModelRules
 from contextchef.session._request import CompiledRequest
 
 __all__ = [
     "DEFAULT_ANCHOR",
+    "GONE",
     "Announcement",
     "Channel",
     "CompileEvent",
     "EventName",
+    "Stated",
+    "Update",
     "VolatileState",
-    "VolatileTail",
     "check_prefill",
+    "plan_update",
     "render_announcements",
     "render_dynamic_state",
 ]
-
-logger = logging.getLogger("contextchef")
 
 Channel = Literal["auto", "user_tail", "system"]
 """Where an announcement renders (see the module docstring)."""
@@ -94,17 +96,119 @@ EventHandler = Callable[[CompileEvent], object]
 
 
 @dataclass(frozen=True, kw_only=True)
-class VolatileTail:
-    """The volatile part of one compile."""
+class Stated:
+    """The volatile blocks as last stated to the model in one ledger (``""``: nothing)."""
 
-    messages: tuple[Message, ...]
-    """The normalized history with the user tail appended to its last user message."""
-    user_tail: str = ""
-    """Text appended to the last user message (``""``: none)."""
-    user_tail_kinds: tuple[str, ...] = ()
-    """Blocks in `user_tail`, e.g. ``("dynamic_state", "announcements")``."""
+    dynamic_state: str = ""
+    implicit_context: str = ""
+    announcements: str = ""
+    """The ``user_tail`` channel's ``<announcements>`` block."""
     system: str = ""
-    """Text of the positional system message (``""``: none)."""
+    """The ``system`` channel's ``<announcements>`` block."""
+    memories: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """The non-empty fields."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Stated:
+        """From `to_dict` output.
+
+        Raises:
+            UsageError: An unknown key or a value that is not text.
+        """
+        fields = {f.name for f in dataclasses.fields(cls)}
+        for key, value in data.items():
+            if key not in fields or not isinstance(value, str) or not is_unicode(value):
+                raise UsageError(f"snapshot ledger: bad stated block {key!r:.40}")
+        return cls(**data)
+
+
+GONE: Mapping[str, str] = {
+    "dynamic_state": "<dynamic_state>\nnull\n</dynamic_state>",
+    "implicit_context": "<implicit_context>\n(none)\n</implicit_context>",
+    "announcements": "<announcements>\n(none: earlier announcements no longer apply)\n"
+    "</announcements>",
+    "system": "<announcements>\n(none: earlier announcements no longer apply)\n</announcements>",
+    "memories": "<memories>\n(no memories stored)\n</memories>",
+}
+"""How a kind that went away is stated (its earlier statement no longer applies)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Update:
+    """What one compile must state, relative to what its ledger stated before."""
+
+    user_text: str = ""
+    """One text part for the end of the user message being sent (``""``: none)."""
+    user_kinds: tuple[str, ...] = ()
+    """Blocks in `user_text`, e.g. ``("dynamic_state", "announcements")``."""
+    system_text: str = ""
+    """Text of a mid-conversation system entry (``""``: none)."""
+    memories: str = ""
+    """The ``<memories>`` block for a ``read_memories`` result (``""``: no change)."""
+    stated: Stated = dataclasses.field(default_factory=Stated)
+    """What will have been stated once this update is sent."""
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to state."""
+        return not (self.user_text or self.system_text or self.memories)
+
+
+def plan_update(
+    before: Stated,
+    now: Stated,
+    *,
+    system_entries: bool,
+    memory_results: bool,
+    anchor: str,
+) -> Update:
+    """The update that brings the model from `before` to `now`.
+
+    Args:
+        before: What the ledger stated last.
+        now: The current blocks (see `VolatileState.current`).
+        system_entries: The target model takes a mid-conversation system entry; if
+            not, the ``system`` channel joins the user text.
+        memory_results: Memories can come in as a ``read_memories`` result; if not,
+            they join the user text.
+        anchor: The anchor line (``""``: none).
+    """
+
+    def changed(kind: str) -> str:
+        old, new = getattr(before, kind), getattr(now, kind)
+        if new == old:
+            return ""
+        return new or GONE[kind]
+
+    pieces: list[str] = []
+    kinds: list[str] = []
+    for kind in ("dynamic_state", "implicit_context", "announcements"):
+        text = changed(kind)
+        if text:
+            pieces.append(text)
+            kinds.append(kind)
+    system = changed("system")
+    if system and not system_entries:
+        pieces.append(system)
+        kinds.append("announcements")
+        system = ""
+    memories = changed("memories")
+    if memories and not memory_results:
+        pieces.append(memories)
+        kinds.append("memories")
+        memories = ""
+    if anchor and ("dynamic_state" in kinds or "announcements" in kinds):
+        pieces.append(anchor)
+    return Update(
+        user_text="\n\n".join(pieces),
+        user_kinds=tuple(dict.fromkeys(kinds)),
+        system_text=system,
+        memories=memories,
+        stated=now,
+    )
 
 
 def _escape_attr(text: str) -> str:
@@ -143,35 +247,31 @@ def render_dynamic_state(state: BaseModel | Mapping[str, Any]) -> str:
     return f"<dynamic_state>\n{text}\n</dynamic_state>"
 
 
-def check_prefill(prefill: str | None, messages: Sequence[Message]) -> str:
+def check_prefill(prefill: object, ends_with_user: bool, rules: ModelRules) -> str:
     """The prefill to send (``""`` for none).
 
     Raises:
         UsageError: Not a string, ending in whitespace (Anthropic rejects a final
-            assistant turn that does), or the history does not end with a user turn.
+            assistant turn that does), a model that rejects prefill
+            (`ModelRules.prefill`), or the history does not end with a user turn.
     """
     if prefill is None or prefill == "":
         return ""
     if not isinstance(prefill, str):
         raise UsageError(f"prefill must be a string, got {type(prefill).__name__}")
+    if not rules.prefill:
+        raise UsageError(
+            f"model {rules.model!r} rejects prefill (a trailing assistant message is a 400 "
+            "there); steer the answer with an instruction in the user turn instead"
+        )
     if prefill != prefill.rstrip():
         raise UsageError("prefill must not end with whitespace (Anthropic rejects it)")
-    if messages and messages[-1].role != "user":
+    if not ends_with_user:
         raise UsageError(
             "prefill needs a history that ends with a user turn; it already ends with an "
             "assistant message"
         )
     return prefill
-
-
-def _with_tail(messages: Sequence[Message], text: str) -> tuple[Message, ...]:
-    """`messages` with `text` as a last part of the last user message (or a new one)."""
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].role == "user":
-            msg = messages[i]
-            grown = Message(role="user", parts=(*msg.parts, TextPart(text=text)))
-            return (*messages[:i], grown, *messages[i + 1 :])
-    return (*messages, Message(role="user", parts=(TextPart(text=text),)))
 
 
 class VolatileState:
@@ -184,36 +284,40 @@ class VolatileState:
         self.cache_audit = bool(cache_audit)
         self.implicit_context: Callable[[], str | None] | None = None
         self.handlers: dict[str, list[EventHandler]] = {name: [] for name in get_args(EventName)}
-        self.hoist_warned = False
 
-    def tail(
+    def current(
         self,
-        messages: Sequence[Message],
         *,
         auto_channel: str,
         announcements: Mapping[str, Announcement],
         dynamic_state: BaseModel | Mapping[str, Any] | None,
-        anchor: str,
-    ) -> VolatileTail:
-        """The volatile blocks, the user tail applied to `messages`.
+        memories: str,
+    ) -> Stated:
+        """Every volatile block as it renders now (the implicit-context hook runs once).
 
         Args:
-            messages: The normalized history.
             auto_channel: Where ``auto`` announcements go on this target
                 (`Profile.announcement_channel`).
             announcements: The standing announcements, in insertion order.
             dynamic_state: The dynamic state, or None.
-            anchor: The anchor line (``""``: none).
+            memories: The ``<memories>`` block (``""``: none).
+
+        Raises:
+            UsageError: The hook failed or returned something that is not text.
         """
         by_channel: dict[str, list[Announcement]] = {"user_tail": [], "system": []}
         for item in announcements.values():
             channel = auto_channel if item.channel == "auto" else item.channel
             by_channel[channel].append(item)
-        pieces: list[str] = []
-        kinds: list[str] = []
-        if dynamic_state is not None:
-            pieces.append(render_dynamic_state(dynamic_state))
-            kinds.append("dynamic_state")
+        return Stated(
+            dynamic_state=render_dynamic_state(dynamic_state) if dynamic_state is not None else "",
+            implicit_context=self._implicit(),
+            announcements=render_announcements(by_channel["user_tail"]),
+            system=render_announcements(by_channel["system"]),
+            memories=memories,
+        )
+
+    def _implicit(self) -> str:
         try:
             implicit = self.implicit_context() if self.implicit_context is not None else None
         except Exception as exc:
@@ -231,21 +335,9 @@ class VolatileState:
                 "the implicit-context hook returned text that is not valid Unicode (a lone "
                 "surrogate); compile stopped"
             )
-        if implicit and implicit.strip():
-            pieces.append(f"<implicit_context>\n{implicit}\n</implicit_context>")
-            kinds.append("implicit_context")
-        if by_channel["user_tail"]:
-            pieces.append(render_announcements(by_channel["user_tail"]))
-            kinds.append("announcements")
-        if anchor and ("dynamic_state" in kinds or "announcements" in kinds):
-            pieces.append(anchor)
-        text = "\n\n".join(pieces)
-        return VolatileTail(
-            messages=_with_tail(messages, text) if text else tuple(messages),
-            user_tail=text,
-            user_tail_kinds=tuple(kinds),
-            system=render_announcements(by_channel["system"]),
-        )
+        if not implicit or not implicit.strip():
+            return ""
+        return f"<implicit_context>\n{implicit}\n</implicit_context>"
 
     def emit(self, event: CompileEvent) -> None:
         """Run the handlers of `event.name` in registration order."""
@@ -257,28 +349,3 @@ class VolatileState:
                     f"a {event.name!r} handler ({getattr(handler, '__name__', handler)!r}) "
                     f"raised {type(exc).__name__}: {exc}; remove it with chef.off()"
                 ) from exc
-
-    def warn_hoist(self, adapter: Adapter, payload: Mapping[str, Any], tail: VolatileTail) -> None:
-        """Warn once per session when the positional system message had to be hoisted."""
-        if not tail.system or self.hoist_warned or not adapter.positional_hoisted(payload):
-            return
-        self.hoist_warned = True
-        warnings.warn(
-            "contextchef: the system-channel message would precede every user message, "
-            "which Anthropic does not accept; it was added to the top-level system "
-            "instead (after the cached block). Add a user message first.",
-            UserWarning,
-            stacklevel=4,
-        )
-
-    def audit(
-        self, adapter: Adapter, payload: Mapping[str, Any], tail: VolatileTail
-    ) -> tuple[CacheAuditFinding, ...]:
-        """Cache-audit findings for `payload` (``()`` when the audit is off); logged."""
-        if not self.cache_audit or adapter.profile.cache_breakpoints == 0:
-            return ()
-        volatile = {tail.user_tail: ", ".join(tail.user_tail_kinds), tail.system: "announcements"}
-        found = adapter.audit_cache(payload, {k: v for k, v in volatile.items() if k})
-        for finding in found:
-            logger.warning(finding.message)
-        return found

@@ -38,7 +38,8 @@ class VolatileStateMixin:
 
         Re-announcing an id replaces its content and channel and keeps its original
         position. Every standing announcement of a channel renders into one
-        ``<announcements>`` block, in insertion order, at every compile; nothing is
+        ``<announcements>`` block, in insertion order, stated again at the end of the
+        next request whenever the set changed (a retraction included); nothing is
         written into the history.
 
         Args:
@@ -83,8 +84,9 @@ class VolatileStateMixin:
     def set_dynamic_state(self, state: BaseModel | None) -> None:
         """Set (None: clear) the dynamic state, rendered as ``<dynamic_state>`` JSON.
 
-        The model is dumped at every compile (``model_dump(mode="json")``, keys sorted),
-        so later changes to it show up in the next compile.
+        The model is dumped at every compile (``model_dump(mode="json")``, keys sorted);
+        when the dump differs from what the target was last told, the next request
+        states it again at its end (clearing it states ``null``).
 
         Raises:
             UsageError: `state` is not a pydantic model.
@@ -103,17 +105,21 @@ class VolatileStateMixin:
     def set_implicit_context(self, hook: Callable[[], str | None] | None) -> None:
         """Set (None: remove) the hook whose text renders as ``<implicit_context>``.
 
-        It is called once per compile; ``None`` or blank text adds nothing. Implicit
-        context alone does not add the anchor line.
+        It is called once per compile; its text is stated at the end of the request
+        when it differs from what the target was last told (``None`` or blank after
+        text states that there is none). Implicit context alone does not add the
+        anchor line.
         """
         if hook is not None and not callable(hook):
             raise UsageError("the implicit-context hook must be callable or None")
         self._volatile.implicit_context = hook
 
     def set_system_channel_breakpoint(self, enabled: bool) -> None:
-        """Anthropic: mark the system-channel message as a ``cache_control`` breakpoint.
+        """Kept for compatibility; it changes nothing now.
 
-        Its announcements are volatile, so ``cache_audit`` flags this.
+        Every Anthropic request marks its last block as a ``cache_control`` breakpoint
+        (the system entry when it is last), and an update, once sent, never changes
+        again, so no separate breakpoint for the system channel is needed.
         """
         self._state.system_breakpoint = bool(enabled)
 

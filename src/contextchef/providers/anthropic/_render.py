@@ -39,6 +39,7 @@ from contextchef.history._messages import (
 from contextchef.history._normalize import ANTHROPIC
 from contextchef.providers._base import (
     CacheAuditFinding,
+    ModelRules,
     Profile,
     RequestOptions,
     apply_hints,
@@ -49,6 +50,7 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers.anthropic._cache import audit_breakpoints
+from contextchef.providers.anthropic._models import BINDING_BETA, claude_rules
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -217,6 +219,30 @@ def _content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
     return [b for b in map(render_block, parts) if b is not None]
 
 
+_UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
+
+
+def _mark_last(messages: list[Any]) -> None:
+    """Replace the last message by a copy whose last block carries ``cache_control``.
+
+    Nothing is marked when that message's content is a plain string (its recorded form
+    stays as sent) or its last block is a thinking block (which cannot carry one).
+    """
+    if not messages:
+        return
+    last = messages[-1]
+    content = last.get("content")
+    if not isinstance(content, list) or not content:
+        return
+    block = content[-1]
+    if not isinstance(block, Mapping) or block.get("type") in _UNMARKABLE:
+        return
+    if "cache_control" in block:
+        return
+    marked = {**block, "cache_control": {"type": "ephemeral"}}
+    messages[-1] = {**last, "content": [*content[:-1], marked]}
+
+
 def needs_hoist(messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a positional system message would precede every user message.
 
@@ -271,8 +297,19 @@ class AnthropicAdapter:
         # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching: up to 4
         cache_breakpoints=4,
         native_tool_search="anthropic",
+        beta_header="anthropic-beta",
+        # build-with-claude/preserved-thinking/prefix-checks: block_binding needs this beta
+        field_betas={"thinking.block_binding": BINDING_BETA},
     )
     """Payloads are for ``anthropic.Anthropic().messages.create``."""
+
+    def model_rules(self, model: str) -> ModelRules:
+        """Per-model rules from the Claude model table (`claude_rules`)."""
+        return claude_rules(model)
+
+    def injected_call(self, call: ToolCall) -> ToolCall:
+        """`call` unchanged."""
+        return call
 
     def keeps(self, part: Part) -> bool:
         """Anthropic receives its own thinking blocks (as recorded) and server blocks."""
@@ -325,11 +362,14 @@ class AnthropicAdapter:
             out.append(item)
         return out
 
-    def render_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    def render_messages(
+        self, messages: Sequence[Message], *, before: Sequence[Message] = ()
+    ) -> list[dict[str, Any]]:
         """IR messages as Anthropic ``messages`` (tool results first in a user turn).
 
-        A message left with no content (only other providers' reasoning) is skipped:
-        the API rejects empty content.
+        Each message renders on its own, so `before` (messages already sent) is not
+        needed. A message left with no content (only other providers' reasoning) is
+        skipped: the API rejects empty content.
         """
         out = []
         for msg in messages:
@@ -341,6 +381,23 @@ class AnthropicAdapter:
                 out.append({"role": msg.role, "content": content})
         return out
 
+    def system_message(self, text: str) -> dict[str, Any] | None:
+        """A mid-conversation ``{"role": "system", "content": [text block]}``.
+
+        Placement is the caller's (after a user turn, last or before an assistant turn:
+        https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages).
+        """
+        return {"role": "system", "content": [{"type": "text", "text": text}]}
+
+    def tool_entries(
+        self, tools: Sequence[CompiledTool], *, native_tool_search: bool = False
+    ) -> list[dict[str, Any]]:
+        """The ``tools`` array: `render_tools`, then the server tool-search tool if asked."""
+        rendered = self.render_tools(tools)
+        if native_tool_search:
+            rendered.append(dict(TOOL_SEARCH_TOOL))
+        return rendered
+
     def render_request(
         self,
         *,
@@ -350,6 +407,27 @@ class AnthropicAdapter:
         options: RequestOptions,
     ) -> dict[str, Any]:
         """The ``messages.create`` keyword arguments."""
+        return self.assemble(
+            system=system,
+            tools=self.tool_entries(tools, native_tool_search=options.native_tool_search),
+            messages=self.render_messages(messages),
+            options=options,
+        )
+
+    def assemble(
+        self,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The payload around wire `messages` (not copied: they are the session's record).
+
+        With `RequestOptions.cache_last`, the last message's last block is sent as a copy
+        marked ``cache_control`` (moving a breakpoint is not an edit for the prefix check:
+        https://platform.claude.com/docs/en/build-with-claude/preserved-thinking).
+        """
         cap = options.max_tokens or self.profile.default_max_tokens
         payload: dict[str, Any] = {"model": options.model, self.profile.max_tokens_key: cap}
         if system:
@@ -357,16 +435,17 @@ class AnthropicAdapter:
             if options.cache_system:
                 block["cache_control"] = {"type": "ephemeral"}
             payload["system"] = [block]
-        rendered = self.render_tools(tools)
-        if options.native_tool_search:
-            rendered.append(dict(TOOL_SEARCH_TOOL))
-        if rendered:
-            payload["tools"] = rendered
-        payload["messages"] = self.render_messages(messages)
+        if tools:
+            payload["tools"] = list(tools)
+        payload["messages"] = list(messages)
+        if options.cache_last:
+            _mark_last(payload["messages"])
         if options.positional_system:
             _add_positional_system(payload, options)
         if options.prefill:
             payload["messages"].append({"role": "assistant", "content": options.prefill})
+        for key, value in options.extra.items():
+            payload.setdefault(key, value)
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

@@ -45,6 +45,7 @@ from contextchef.history._messages import (
 from contextchef.history._normalize import GEMINI
 from contextchef.providers._base import (
     AdapterDefaults,
+    ModelRules,
     Profile,
     RequestOptions,
     apply_hints,
@@ -184,6 +185,10 @@ def _add_user_text(contents: list[dict[str, Any]], text: str) -> None:
         contents.append({"role": "user", "parts": [{"text": text}]})
 
 
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+"""The thought signature Gemini accepts on a function call the model did not make."""
+
+
 class GeminiAdapter(AdapterDefaults):
     """IR -> google-genai ``generate_content`` keyword arguments."""
 
@@ -215,17 +220,28 @@ class GeminiAdapter(AdapterDefaults):
         ]
         return [{"function_declarations": declarations}]
 
-    def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    def render_messages(
+        self, messages: Sequence[Message], *, before: Sequence[Message] = ()
+    ) -> list[dict[str, Any]]:
         """IR messages as ``Content`` dicts (assistant -> role ``model``).
 
         A ``functionResponse`` carries its call's name (Gemini pairs them by name, and
         by id where the call has one): a result recorded under another name (the real
         tool behind ``defer_execute``) is sent under the call's. A result answering a
         call Gemini sent without an id (the IR gave it a synthetic one) goes without an
-        id too, as the call does.
+        id too, as the call does. Calls made in `before` (already sent) count.
         """
         out = []
         calls: dict[str, tuple[str, bool]] = {}
+        wanted = {r.call_id for m in messages for r in m.tool_results}
+        for msg in reversed(before):  # only as far back as the calls answered here
+            if not wanted:
+                break
+            for call in msg.tool_calls:
+                if call.id in wanted and call.id not in calls:
+                    synthetic = bool(hints(call.provider_data, FORMAT).get("synthetic_id"))
+                    calls[call.id] = (call.name, synthetic)
+                    wanted.discard(call.id)
         for msg in messages:
             for p in msg.parts:
                 if isinstance(p, ToolCall):
@@ -236,6 +252,29 @@ class GeminiAdapter(AdapterDefaults):
                 out.append({"role": "model" if msg.role == "assistant" else "user", "parts": parts})
         return out
 
+    def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """IR messages as ``Content`` dicts (`render_messages` with nothing before)."""
+        return self.render_messages(messages)
+
+    def model_rules(self, model: str) -> ModelRules:
+        """Gemini has no system role in ``contents``: system text goes into the user turn."""
+        return ModelRules(model=model)
+
+    def system_message(self, text: str) -> dict[str, Any] | None:
+        """None: ``contents`` has no system role."""
+        return None
+
+    def injected_call(self, call: ToolCall) -> ToolCall:
+        """`call` with Gemini's documented placeholder thought signature.
+
+        Gemini 3 rejects a ``function_call`` in the current turn without a
+        ``thought_signature``; for calls the model did not make, the docs give
+        ``skip_thought_signature_validator``
+        (https://ai.google.dev/gemini-api/docs/thought-signatures).
+        """
+        data = {"provider": FORMAT, "extra": {"thought_signature": SKIP_SIGNATURE}}
+        return dataclasses.replace(call, provider_data=data)
+
     def render_request(
         self,
         *,
@@ -245,17 +284,34 @@ class GeminiAdapter(AdapterDefaults):
         options: RequestOptions,
     ) -> dict[str, Any]:
         """``model``, ``contents`` and ``config`` for ``generate_content``."""
+        return self.assemble(
+            system=system,
+            tools=self.tool_entries(tools),
+            messages=self.render_messages(messages),
+            options=options,
+        )
+
+    def assemble(
+        self,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """``model``, `messages` as ``contents`` (not copied) and ``config``."""
         config: dict[str, Any] = {}
         if system:
             config["system_instruction"] = system
-        rendered = self.render_tools(tools)
-        if rendered:
-            config["tools"] = rendered
+        if tools:
+            config["tools"] = list(tools)
             # The SDK would otherwise try to run Python callables; we pass declarations.
             config["automatic_function_calling"] = {"disable": True}
         if options.max_tokens is not None:
             config[self.profile.max_tokens_key] = options.max_tokens
-        contents = self.render_contents(messages)
+        for key, value in options.extra.items():
+            config.setdefault(key, value)
+        contents: list[Any] = list(messages)
         if options.positional_system:
             _add_user_text(contents, options.positional_system)
         if options.prefill:

@@ -180,11 +180,10 @@ class OpenAIChatAdapter(AdapterDefaults):
             out.append({"type": "function", "function": function})
         return out
 
-    def reasoning_content(self, messages: Sequence[Message]) -> list[str | None]:
-        """Per message, the ``reasoning_content`` to send (None: no such key).
-
-        Plain Chat Completions takes no reasoning input, so this is all None.
-        """
+    def reasoning_content(
+        self, messages: Sequence[Message], before: Sequence[Message] = ()
+    ) -> list[str | None]:
+        """``reasoning_content`` per message (None: not sent). Chat sends none."""
         return [None] * len(messages)
 
     def render_assistant(self, msg: Message, reasoning: str | None) -> list[dict[str, Any]]:
@@ -239,17 +238,26 @@ class OpenAIChatAdapter(AdapterDefaults):
         flush()
         return out
 
-    def render_messages(self, system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
-        """System message, then IR messages; tool results become ``role: tool`` messages."""
+    def render_messages(
+        self, messages: Sequence[Message], *, before: Sequence[Message] = ()
+    ) -> list[dict[str, Any]]:
+        """IR messages as Chat messages; tool results become ``role: tool`` messages.
+
+        `before` (messages already sent) matters only where reasoning spans turns
+        (DeepSeek's ``reasoning_content``).
+        """
         out: list[dict[str, Any]] = []
-        if system:
-            out.append({"role": "system", "content": system})
-        for msg, reasoning in zip(messages, self.reasoning_content(messages), strict=True):
+        reasoning = self.reasoning_content(messages, before)
+        for msg, text in zip(messages, reasoning, strict=True):
             if msg.role == "assistant":
-                out += self.render_assistant(msg, reasoning)
+                out += self.render_assistant(msg, text)
             else:
                 out += self.render_user(msg)
         return out
+
+    def system_message(self, text: str) -> dict[str, Any] | None:
+        """A ``{"role": "system"}`` message (Chat takes them anywhere in the list)."""
+        return {"role": "system", "content": text}
 
     def render_request(
         self,
@@ -260,16 +268,35 @@ class OpenAIChatAdapter(AdapterDefaults):
         options: RequestOptions,
     ) -> dict[str, Any]:
         """The ``chat.completions.create`` keyword arguments."""
-        rendered = self.render_messages(system, messages)
+        return self.assemble(
+            system=system,
+            tools=self.tool_entries(tools),
+            messages=self.render_messages(messages),
+            options=options,
+        )
+
+    def assemble(
+        self,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The payload: the system message first, then `messages` (not copied)."""
+        rendered: list[Any] = [{"role": "system", "content": system}] if system else []
+        rendered += messages
         if options.positional_system:  # system messages are positional in Chat anyway
             rendered.append({"role": "system", "content": options.positional_system})
         if options.prefill:
             rendered.append({"role": "assistant", "content": options.prefill})
         payload: dict[str, Any] = {"model": options.model, "messages": rendered}
         if tools:
-            payload["tools"] = self.render_tools(tools)
+            payload["tools"] = list(tools)
         if options.max_tokens is not None:
             payload[self.profile.max_tokens_key] = options.max_tokens
+        for key, value in options.extra.items():
+            payload.setdefault(key, value)
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
@@ -314,19 +341,29 @@ class DeepSeekAdapter(OpenAIChatAdapter):
     """Payloads are for ``openai.OpenAI(base_url="https://api.deepseek.com")``'s
     ``chat.completions.create``."""
 
-    def reasoning_content(self, messages: Sequence[Message]) -> list[str | None]:
-        """``reasoning_content`` per message: set on assistants of tool-using spans."""
-        out: list[str | None] = [None] * len(messages)
+    def reasoning_content(
+        self, messages: Sequence[Message], before: Sequence[Message] = ()
+    ) -> list[str | None]:
+        """``reasoning_content`` per message: set on assistants of tool-using spans.
+
+        The span open at the end of `before` (already sent) continues into `messages`:
+        an assistant message there gets ``reasoning_content`` when the span used tools.
+        """
+        start = len(before)
+        while start > 0 and not _is_user_turn(before[start - 1]):
+            start -= 1
+        context = [*before[start:], *messages]
+        out: list[str | None] = [None] * len(context)
         span: list[int] = []
-        for i, msg in enumerate([*messages, None]):
+        for i, msg in enumerate([*context, None]):
             if msg is None or _is_user_turn(msg):
-                if any(messages[j].tool_calls for j in span):
+                if any(context[j].tool_calls for j in span):
                     for j in span:
-                        out[j] = _deepseek_reasoning(messages[j])
+                        out[j] = _deepseek_reasoning(context[j])
                 span = []
             elif msg.role == "assistant":
                 span.append(i)
-        return out
+        return out[len(context) - len(messages) :]
 
 
 def _deepseek_reasoning(msg: Message) -> str:

@@ -229,10 +229,24 @@ class ResponsesAdapter(AdapterDefaults):
             )
         return out
 
-    def render_input(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
-        """IR messages as Responses input items, in part order."""
+    def render_messages(
+        self, messages: Sequence[Message], *, before: Sequence[Message] = ()
+    ) -> list[dict[str, Any]]:
+        """IR messages as Responses input items, in part order.
+
+        An item linked to a reasoning item keeps its ``id`` only when that reasoning is
+        sent too: in these messages or in the assistant messages ending `before`.
+        """
         out: list[dict[str, Any]] = []
         sent_reasoning: set[str] = set()
+        for msg in reversed(before):
+            if msg.role != "assistant":
+                break
+            for part in msg.parts:
+                if isinstance(part, ReasoningPart) and _recorded_reasoning(part):
+                    item_id = hints(part.provider_data, FORMAT)["item"].get("id")
+                    if isinstance(item_id, str):
+                        sent_reasoning.add(item_id)
         for msg in messages:
             builder = _InputBuilder(msg.role, sent_reasoning)
             for part in msg.parts:
@@ -240,6 +254,14 @@ class ResponsesAdapter(AdapterDefaults):
             builder.flush()
             out += builder.items
         return out
+
+    def render_input(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """IR messages as Responses input items (`render_messages` with nothing before)."""
+        return self.render_messages(messages)
+
+    def system_message(self, text: str) -> dict[str, Any] | None:
+        """A ``developer`` message item (``instructions`` stays as sent, and cached)."""
+        return {"type": "message", "role": "developer", "content": text}
 
     def render_request(
         self,
@@ -250,12 +272,28 @@ class ResponsesAdapter(AdapterDefaults):
         options: RequestOptions,
     ) -> dict[str, Any]:
         """The ``responses.create`` keyword arguments."""
+        return self.assemble(
+            system=system,
+            tools=self.tool_entries(tools),
+            messages=self.render_messages(messages),
+            options=options,
+        )
+
+    def assemble(
+        self,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The payload: ``instructions``, ``tools``, then `messages` as ``input`` (not copied)."""
         payload: dict[str, Any] = {"model": options.model}
         if system:
             payload["instructions"] = system
         if tools:
-            payload["tools"] = self.render_tools(tools)
-        items = self.render_input(messages)
+            payload["tools"] = list(tools)
+        items: list[Any] = list(messages)
         if options.positional_system:  # an inline item: ``instructions`` stays cached
             items.append(
                 {"type": "message", "role": "developer", "content": options.positional_system}
@@ -265,6 +303,8 @@ class ResponsesAdapter(AdapterDefaults):
         payload["input"] = items
         if options.max_tokens is not None:
             payload[self.profile.max_tokens_key] = options.max_tokens
+        for key, value in options.extra.items():
+            payload.setdefault(key, value)
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

@@ -1,0 +1,99 @@
+"""Per-model rules of Claude models: which run the prefix check, take system messages, prefill.
+
+The model name decides (`claude_rules`); an unknown name gets the safe behaviour: no
+mid-conversation system messages (their text goes into the user turn instead), prefill
+left to the provider, the append-only ledger as for every model. Sources
+(https://platform.claude.com/docs/en/ + path; read 2026-11, see the project's research notes):
+
+* prefix check: ``build-with-claude/preserved-thinking/prefix-checks`` — on Fable 5.2,
+  Mythos 5.2, Fable 5.1, Mythos 5.1, Opus 5.5, Sonnet 5.5 and Haiku 5.5 a thinking block
+  sent back is checked against the ``system``, ``tools`` and messages before it, and any
+  edit there is a 400 ("The block is bound to a different conversation") or drops the
+  block; ``thinking.block_binding`` chooses, behind the
+  ``thinking-binding-controls-2026-08-01`` beta;
+* system messages: ``build-with-claude/mid-conversation-system-messages`` — accepted by
+  Fable 5.1, Mythos 5.1, Fable 5, Mythos 5, Opus 5.5, Opus 5, Opus 4.8 and Sonnet 5.5
+  (not Sonnet 5; Haiku 5.5 unconfirmed, so not used);
+* prefill: ``about-claude/models/whats-new-fable-5-1``, ``…/whats-new-haiku-5-5`` — a
+  trailing assistant message is a 400 on Fable 5.1/5.2, Mythos 5.1/5.2, Opus 5/5.5,
+  Sonnet 5.5 and Haiku 5.5.
+"""
+
+from __future__ import annotations
+
+import re
+
+from contextchef.providers._base import ModelRules
+
+__all__ = ["BINDING_BETA", "claude_rules", "claude_version"]
+
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
+"""The ``anthropic-beta`` value ``thinking.block_binding`` needs."""
+
+# family-major-minor, where minor is one or two digits (a date suffix is not a minor)
+_NAME = re.compile(r"(opus|sonnet|haiku|fable|mythos)-(\d{1,2})(?:[-.](\d{1,2}))?(?![0-9])")
+
+_PREFIX_CHECK = frozenset(
+    {
+        ("fable", 5, 2),
+        ("mythos", 5, 2),
+        ("fable", 5, 1),
+        ("mythos", 5, 1),
+        ("opus", 5, 5),
+        ("sonnet", 5, 5),
+        ("haiku", 5, 5),
+    }
+)
+_SYSTEM_MESSAGES = frozenset(
+    {
+        ("fable", 5, 1),
+        ("mythos", 5, 1),
+        ("fable", 5, 0),
+        ("mythos", 5, 0),
+        ("opus", 5, 5),
+        ("opus", 5, 0),
+        ("opus", 4, 8),
+        ("sonnet", 5, 5),
+    }
+)
+_NO_PREFILL = frozenset(
+    {
+        ("fable", 5, 1),
+        ("fable", 5, 2),
+        ("mythos", 5, 1),
+        ("mythos", 5, 2),
+        ("opus", 5, 0),
+        ("opus", 5, 5),
+        ("sonnet", 5, 5),
+        ("haiku", 5, 5),
+    }
+)
+
+
+def claude_version(model: str) -> tuple[str, int, int] | None:
+    """(family, major, minor) of a Claude model name, or None when it names none.
+
+    Dated, Bedrock and Vertex forms parse too: ``claude-opus-5-5-20261001``,
+    ``anthropic.claude-opus-5-5-v1:0`` and ``claude-opus-5-5@20261001`` are Opus 5.5;
+    ``claude-opus-4-20250514`` is Opus 4.0.
+    """
+    found = _NAME.search(model.lower())
+    if found is None:
+        return None
+    family, major, minor = found.group(1), int(found.group(2)), found.group(3)
+    return family, major, int(minor) if minor is not None else 0
+
+
+def claude_rules(model: str) -> ModelRules:
+    """The rules for `model` (see the module docstring); unknown names get the safe ones."""
+    version = claude_version(model)
+    if version is None:
+        return ModelRules(model=model)
+    return ModelRules(
+        model=model,
+        known=True,
+        prefix_check=version in _PREFIX_CHECK,
+        system_messages=version in _SYSTEM_MESSAGES,
+        prefill=version not in _NO_PREFILL,
+        thinking_binding=True,
+    )

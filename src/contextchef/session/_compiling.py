@@ -1,0 +1,156 @@
+"""`ContextChef.compile`: one request per model call, over the target's ledger.
+
+The steps are in `contextchef.session._compile`; this mixin checks the options, runs the
+compile events and the overflow handoff, and records the result in the target's ledger
+only once the compile succeeded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from contextchef.providers import CacheAuditFinding, get_adapter
+from contextchef.session._compile import CompileInput, check_options, compile_request
+from contextchef.session._ledger import Ledger
+from contextchef.session._library import READ_MEMORIES
+from contextchef.session._memory import MemoryStore, render_memories
+from contextchef.session._request import CompiledRequest
+from contextchef.session._state import SessionState
+from contextchef.session._strategies import Strategy, get_strategy
+from contextchef.session._volatile import CompileEvent, VolatileState
+
+if TYPE_CHECKING:
+    from contextchef.deferred._view import SessionView
+
+__all__ = ["CompileMixin"]
+
+logger = logging.getLogger("contextchef")
+
+
+class CompileMixin:
+    """`ContextChef.compile`."""
+
+    _state: SessionState
+    _volatile: VolatileState
+    _memory: MemoryStore | None
+
+    if TYPE_CHECKING:  # provided by the other mixins of ContextChef
+
+        @property
+        def view(self) -> SessionView: ...
+
+        def _handoff_if_due(self) -> None: ...
+
+    def compile(
+        self,
+        target: str = "anthropic",
+        *,
+        model: str = "model",
+        max_tokens: int | None = None,
+        strategy: str = "client",
+        prefill: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+        betas: Sequence[str] = (),
+        diagnostics: bool = False,
+    ) -> CompiledRequest:
+        """Compile the session into a request payload for `target`, append-only.
+
+        The target's ledger replays what earlier compiles sent, unchanged, and appends
+        the new turn; volatile state that changed is stated at the end (see
+        `contextchef.session._ledger` and `contextchef.session._volatile`). Compile as
+        you send: once per model call, after appending the tool results.
+
+        Args:
+            target: One of `contextchef.TARGETS`.
+            model: Model name written into the payload; it also selects the model's
+                rules (`ModelRules`: prefix check, system messages, prefill).
+            max_tokens: Output cap in tokens; None sends the provider's default, except
+                where the API requires one (`Profile.default_max_tokens`: Anthropic 4,096).
+            strategy: ``client`` (direct tools, namespaces, ``load_toolkit``, then the
+                meta-tools), ``flat`` (every tool resident; the no-disclosure baseline) or
+                ``anthropic-native`` (targets with Anthropic's tool search: the client
+                tools without the meta-tools, then every deferred tool with
+                ``defer_loading: true``, then the server tool-search tool). The gate
+                follows the last compile: after ``flat`` or ``anthropic-native``, deferred
+                tools may be called by name (``require_search`` still applies to the
+                latter: the provider's search results count as loading).
+            prefill: Start of the assistant's answer, sent as a trailing assistant turn;
+                the history must end with a user turn, the text must not end with
+                whitespace, and the model must accept prefill.
+            extra: Request fields passed through unchanged (``thinking`` with
+                ``block_binding``, ``diagnostics``, ``output_config``,
+                ``context_management``...); fields compile writes are refused.
+            betas: ``anthropic-beta`` values to send (`CompiledRequest.headers`); those
+                the `extra` fields need are added.
+            diagnostics: Anthropic: ask for cache diagnostics against the last response
+                ingested for this target (``diagnostics.previous_message_id``).
+
+        ``compile:start`` handlers run first, ``compile:done`` handlers get the result.
+
+        Returns:
+            A `CompiledRequest`: ``client.messages.create(**req.payload,
+            extra_headers=req.headers)``.
+
+        Raises:
+            UnknownTargetError: Unknown target.
+            UsageError: Unknown strategy or one the target lacks, bad options, a prefill
+                the model rejects.
+        """
+        adapter = get_adapter(target)
+        chosen = get_strategy(strategy)
+        chosen.check(adapter.profile)
+        extra = {} if extra is None else extra
+        check_options(model, max_tokens, extra, betas)  # before anything runs or changes
+        self._volatile.emit(CompileEvent(name="compile:start", target=target))
+        before = self._state.copy()
+        try:  # a compile that fails leaves the session as it was, handoff included
+            self._handoff_if_due()
+            ledger = self._state.ledgers.get(target) or Ledger()
+            result, step = compile_request(
+                CompileInput(
+                    adapter=adapter,
+                    strategy=chosen,
+                    view=self.view,
+                    state=self._state,
+                    volatile=self._volatile,
+                    ledger=ledger,
+                    memories=render_memories(self._memory.items() if self._memory else ()),
+                    memory_tool=self._memory_tool(chosen),
+                    model=model,
+                    max_tokens=max_tokens,
+                    prefill=prefill,
+                    extra=extra,
+                    betas=tuple(betas),
+                    diagnostics=diagnostics,
+                )
+            )
+        except BaseException:
+            self._state = before
+            raise
+        step.apply(ledger)
+        self._state.ledgers[target] = ledger
+        for edit in result.edits:
+            logger.warning("contextchef: %s: %s", target, edit.detail)
+        if self._volatile.cache_audit and result.edits:
+            found = tuple(
+                CacheAuditFinding(
+                    block=f"{e.kind} edit", position=e.wire_index, breakpoint=-1, detail=e.detail
+                )
+                for e in result.edits
+            )
+            result = dataclasses.replace(result, audit=found)
+        self._state.compiled = target
+        self._state.strategy = chosen.name
+        self._state.target = target if chosen.native is not None else None
+        self._volatile.emit(CompileEvent(name="compile:done", target=target, request=result))
+        return result
+
+    def _memory_tool(self, strategy: Strategy) -> str | None:
+        """Wire name of ``read_memories`` when the payload declares it, else None."""
+        if self._memory is None:
+            return None
+        shown = any(t.name == READ_MEMORIES for t in strategy.tools(self.view))
+        return READ_MEMORIES if shown else None

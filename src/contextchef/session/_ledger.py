@@ -1,0 +1,276 @@
+"""The ledger: what one target was sent, replayed unchanged; each compile only appends.
+
+On Anthropic's newest models a thinking block sent back is checked against everything
+sent before it (``system``, ``tools``, earlier messages), and any change there is a 400 or
+silently drops the reasoning
+(https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks);
+on every provider a change there restarts the prompt cache. So a session keeps, per
+target, the exact wire entries it sent, and the next compile for that target replays
+them by value (and byte for byte in canonical JSON) and appends the new turn.
+
+**Marks.** After each compile the ledger records a `Mark`: how many history messages,
+normalized messages and wire entries it holds, and what volatile state it stated. The
+last compile's mark is *pending* until the model's answer shows it was used: it is kept
+when the history has grown by an assistant turn after it; otherwise (a second compile of
+the same turn, a retry, a user message added without an answer) its entries are rendered
+again, which no provider has bound anything to.
+
+**Edits.** When something already sent and answered must change — the host replaced or
+cut the history (`set_history`, compaction, clearing, the overflow handoff), or the
+system prompt or a non-deferred tool changed — the ledger rolls back to the last mark
+before the change, renders from there, and reports a `LedgerEdit`. On models with the
+prefix check (`ModelRules.prefix_check`) the thinking produced before the edit, which
+the edit invalidates, is no longer sent from there on; a removed trailing run of thinking
+is accepted where a gap is not (same page, "Removing thinking").
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextchef._errors import UsageError
+from contextchef._json import canonical_dumps
+from contextchef.history._messages import Message, ReasoningPart, message_from_dict
+from contextchef.session._request import LedgerEdit
+from contextchef.session._volatile import Stated
+
+__all__ = ["Ledger", "LedgerEdit", "Mark", "strip_reasoning"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mark:
+    """The ledger's size after one compile, and what it had stated."""
+
+    history: int = 0
+    """History messages consumed."""
+    ir: int = 0
+    """Normalized messages (the renderers' context)."""
+    wire: int = 0
+    """Wire entries."""
+    stated: Stated = field(default_factory=Stated)
+    """The volatile blocks stated up to here."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON."""
+        return {
+            "history": self.history,
+            "ir": self.ir,
+            "wire": self.wire,
+            "stated": self.stated.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Mark:
+        """From `to_dict` output.
+
+        Raises:
+            UsageError: A malformed mark.
+        """
+        if not isinstance(data, Mapping):
+            raise UsageError("snapshot ledger: a mark must be an object")
+        sizes = [data.get(k) for k in ("history", "ir", "wire")]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes):
+            raise UsageError("snapshot ledger: mark sizes must be non-negative integers")
+        stated = data.get("stated") or {}
+        if not isinstance(stated, Mapping):
+            raise UsageError("snapshot ledger: a mark's 'stated' must be an object")
+        return cls(
+            history=data["history"],
+            ir=data["ir"],
+            wire=data["wire"],
+            stated=Stated.from_dict(stated),
+        )
+
+
+def strip_reasoning(message: Message) -> Message:
+    """`message` without its reasoning parts (itself when it has none)."""
+    if not any(isinstance(p, ReasoningPart) for p in message.parts):
+        return message
+    return Message(
+        role=message.role, parts=tuple(p for p in message.parts if not isinstance(p, ReasoningPart))
+    )
+
+
+@dataclass(kw_only=True)
+class Ledger:
+    """What one target was sent (see the module docstring). Mutated only by `apply`."""
+
+    history: tuple[Message, ...] = ()
+    """The history messages consumed (by reference), committed and pending."""
+    ir: list[Message] = field(default_factory=list)
+    """The normalized messages sent, injected updates included."""
+    wire: list[dict[str, Any]] = field(default_factory=list)
+    """The wire entries sent, as recorded (no per-request cache marks)."""
+    jsons: list[str] = field(default_factory=list)
+    """Canonical JSON of each wire entry."""
+    marks: list[Mark] = field(default_factory=lambda: [Mark()])
+    """Committed marks, oldest first; the last one is the commit point."""
+    pending: Mark | None = None
+    """The last compile's mark, until an answer after it commits it."""
+    calls: dict[str, int] = field(default_factory=dict)
+    """Tool-call id -> index in `ir` where it was sent."""
+    strip: list[tuple[int, int]] = field(default_factory=list)
+    """History index ranges [lo, hi) whose thinking is no longer sent."""
+    system: str | None = None
+    """The system segment as sent (None: nothing sent yet)."""
+    tools: list[Any] | None = None
+    """The tool entries as sent (None: nothing sent yet)."""
+    response_id: str | None = None
+    """Id of the last response ingested after a compile for this target."""
+    injected: int = 0
+    """Synthetic calls made so far (their ids count on from here)."""
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Rendered tool entries and prefix segments, per view (not part of the record)."""
+
+    @property
+    def top(self) -> Mark:
+        """The newest mark, pending or committed."""
+        return self.pending or self.marks[-1]
+
+    def stripped(self, index: int) -> bool:
+        """Whether the thinking of history message `index` is no longer sent."""
+        return any(lo <= index < hi for lo, hi in self.strip)
+
+    def messages_json(self, extra: Sequence[str] = ()) -> str:
+        """Canonical JSON of the recorded entries (plus `extra` ones) as one list."""
+        return "[" + ",".join([*self.jsons, *extra]) + "]"
+
+    def apply(
+        self,
+        *,
+        base: Mark,
+        history: tuple[Message, ...],
+        ir: Sequence[Message],
+        wire: Sequence[dict[str, Any]],
+        jsons: Sequence[str],
+        mark: Mark,
+        strip: tuple[int, int] | None = None,
+        system: str,
+        tools: list[Any],
+        injected: int,
+    ) -> None:
+        """Keep everything up to `base`, append the new entries, make `mark` pending.
+
+        `base` is a committed mark, or the pending one (which this commits).
+        """
+        if base is self.pending:
+            self.marks.append(base)
+        else:
+            keep = next(i for i, m in enumerate(self.marks) if m is base)
+            del self.marks[keep + 1 :]
+        if len(self.ir) > base.ir:
+            self.calls = {k: v for k, v in self.calls.items() if v < base.ir}
+        del self.ir[base.ir :], self.wire[base.wire :], self.jsons[base.wire :]
+        for offset, message in enumerate(ir, start=base.ir):
+            for call in message.tool_calls:
+                self.calls.setdefault(call.id, offset)
+        self.ir.extend(ir)
+        self.wire.extend(wire)
+        self.jsons.extend(jsons)
+        self.pending = mark
+        self.history = history
+        if strip is not None:
+            lo, hi = strip
+            self.strip = [(a, min(b, lo)) for a, b in self.strip if a < lo] + [(lo, hi)]
+        self.system, self.tools, self.injected = system, tools, injected
+
+    # -- snapshots -----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (the consumed history is the session's own, up to `top`)."""
+        return {
+            "ir": [m.to_dict() for m in self.ir],
+            "wire": list(self.wire),
+            "marks": [m.to_dict() for m in self.marks],
+            "pending": self.pending.to_dict() if self.pending else None,
+            "strip": [list(r) for r in self.strip],
+            "system": self.system,
+            "tools": self.tools,
+            "response_id": self.response_id,
+            "injected": self.injected,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object, history: tuple[Message, ...]) -> Ledger:
+        """From `to_dict` output, every field checked against itself and `history`.
+
+        Raises:
+            UsageError: A malformed or inconsistent ledger (nothing is restored).
+            CorruptHistoryError: A malformed recorded message.
+        """
+        if not isinstance(data, Mapping):
+            raise UsageError("snapshot ledger must be an object")
+        wire, ir_raw = data.get("wire"), data.get("ir")
+        if not isinstance(wire, list) or not all(isinstance(w, dict) for w in wire):
+            raise UsageError("snapshot ledger 'wire' must be a list of objects")
+        if not isinstance(ir_raw, list):
+            raise UsageError("snapshot ledger 'ir' must be a list of messages")
+        ir = [message_from_dict(m, index=i) for i, m in enumerate(ir_raw)]
+        marks = [Mark.from_dict(m) for m in _list(data.get("marks"), "marks")]
+        pending_raw = data.get("pending")
+        pending = Mark.from_dict(pending_raw) if pending_raw is not None else None
+        _check_marks(marks, pending, ir=len(ir), wire=len(wire), history=len(history))
+        strip = []
+        for r in _list(data.get("strip") or [], "strip"):
+            ok = isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r)
+            if not ok or not 0 <= r[0] <= r[1]:
+                raise UsageError("snapshot ledger 'strip' holds [lo, hi] integer pairs")
+            strip.append((r[0], r[1]))
+        system, tools = data.get("system"), data.get("tools")
+        if system is not None and not isinstance(system, str):
+            raise UsageError("snapshot ledger 'system' must be text or null")
+        if tools is not None and not isinstance(tools, list):
+            raise UsageError("snapshot ledger 'tools' must be a list or null")
+        response_id, injected = data.get("response_id"), data.get("injected", 0)
+        if response_id is not None and not isinstance(response_id, str):
+            raise UsageError("snapshot ledger 'response_id' must be text or null")
+        if type(injected) is not int or injected < 0:
+            raise UsageError("snapshot ledger 'injected' must be a non-negative integer")
+        try:
+            jsons = [canonical_dumps(w) for w in wire]
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise UsageError(f"snapshot ledger 'wire' is not plain JSON: {exc}") from exc
+        top = pending or marks[-1]
+        ledger = cls(
+            history=history[: top.history],
+            ir=ir,
+            wire=list(wire),
+            jsons=jsons,
+            marks=marks,
+            pending=pending,
+            strip=strip,
+            system=system,
+            tools=tools,
+            response_id=response_id,
+            injected=injected,
+        )
+        for i, message in enumerate(ir):
+            for call in message.tool_calls:
+                ledger.calls.setdefault(call.id, i)
+        return ledger
+
+
+def _list(value: object, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise UsageError(f"snapshot ledger {name!r} must be a list")
+    return value
+
+
+def _check_marks(
+    marks: Iterable[Mark], pending: Mark | None, *, ir: int, wire: int, history: int
+) -> None:
+    """Marks start at zero, never shrink, and end at the recorded sizes."""
+    chain = [*marks, *([pending] if pending else [])]
+    if not chain or chain[0] != Mark():
+        raise UsageError("snapshot ledger marks must start with the empty mark")
+    for a, b in itertools.pairwise(chain):
+        if b.history < a.history or b.ir < a.ir or b.wire < a.wire:
+            raise UsageError("snapshot ledger marks must not shrink")
+    top = chain[-1]
+    if top.ir != ir or top.wire != wire or top.history > history:
+        raise UsageError(
+            "snapshot ledger marks do not match its entries or the history; nothing was restored"
+        )
