@@ -26,6 +26,7 @@ is accepted where a gap is not (same page, "Removing thinking").
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
-from contextchef.history._messages import Message, ReasoningPart, message_from_dict
+from contextchef.history._messages import Message, ProviderPart, ReasoningPart, message_from_dict
 from contextchef.session._request import LedgerEdit
 from contextchef.session._volatile import Stated
 
@@ -180,8 +181,9 @@ class Ledger:
     # -- snapshots -----------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON (the consumed history is the session's own, up to `top`)."""
+        """Plain JSON; the consumed history is recorded by digest (the session holds it)."""
         return {
+            "consumed": [digest(m) for m in self.history],
             "ir": [m.to_dict() for m in self.ir],
             "wire": list(self.wire),
             "marks": [m.to_dict() for m in self.marks],
@@ -234,8 +236,18 @@ class Ledger:
         except (TypeError, ValueError, RecursionError) as exc:
             raise UsageError(f"snapshot ledger 'wire' is not plain JSON: {exc}") from exc
         top = pending or marks[-1]
+        consumed = _list(data.get("consumed"), "consumed")
+        if len(consumed) != top.history or not all(isinstance(d, str) for d in consumed):
+            raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
+        same = 0
+        while (
+            same < len(consumed) and same < len(history) and digest(history[same]) == consumed[same]
+        ):
+            same += 1
+        # messages edited since they were sent stand in as placeholders that match nothing
+        gone = tuple(_EDITED for _ in range(len(consumed) - same))
         ledger = cls(
-            history=history[: top.history],
+            history=history[:same] + gone,
             ir=ir,
             wire=list(wire),
             jsons=jsons,
@@ -251,6 +263,16 @@ class Ledger:
             for call in message.tool_calls:
                 ledger.calls.setdefault(call.id, i)
         return ledger
+
+
+_EDITED = Message(role="user", parts=(ProviderPart(provider="contextchef:edited", data={}),))
+"""Stands for a consumed message the restored history no longer holds (matches none)."""
+
+
+def digest(message: Message) -> str:
+    """A short digest of a message's JSON form (how snapshots record what was consumed)."""
+    text = canonical_dumps(message.to_dict())
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _list(value: object, name: str) -> list[Any]:

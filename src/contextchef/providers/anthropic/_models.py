@@ -16,7 +16,7 @@ left to the provider, the append-only ledger as for every model. Sources
   (not Sonnet 5; Haiku 5.5 unconfirmed, so not used);
 * prefill: ``about-claude/models/whats-new-fable-5-1``, ``…/whats-new-haiku-5-5`` — a
   trailing assistant message is a 400 on Fable 5.1/5.2, Mythos 5.1/5.2, Opus 5/5.5,
-  Sonnet 5.5 and Haiku 5.5.
+  Sonnet 5.5 and Haiku 5.5, and already on Opus 4.6 and Sonnet 4.6.
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ _NO_PREFILL = frozenset(
         ("opus", 5, 5),
         ("sonnet", 5, 5),
         ("haiku", 5, 5),
+        ("opus", 4, 6),
+        ("sonnet", 4, 6),
     }
 )
 

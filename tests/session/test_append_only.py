@@ -1,0 +1,307 @@
+"""Append-only sessions: the ledger replays what was sent and only appends (issue: append-only).
+
+The done-when session: 30 turns on ``claude-opus-5-5``, every answer signed thinking plus
+tool calls, dynamic state changing every turn, announcements made and retracted,
+memories written, the blocklist changed, a runtime tool added, deferred tools found and
+called; it passes the fake's prefix check and an independent one on every request, for
+the default and the ``anthropic-native`` strategy; the same session holds on the other
+targets through their SDKs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from google import genai
+from google.genai import types as genai_types
+from long_session import TURNS, build, drive, script
+
+from contextchef import ContextChef, ToolResult, UsageError, assistant, tool_results, user
+from contextchef.session._request import CompiledRequest
+from contextchef.testing import (
+    FakeAnthropic,
+    FakeGemini,
+    FakeOpenAIChat,
+    FakeResponses,
+    httpx_for,
+)
+from prefix_check import prefix_problems
+from sdk_check import PROVIDER_ENV
+
+HX = httpx_for(anthropic)
+OPUS = "claude-opus-5-5"
+THINKING = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "error"}}
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in PROVIDER_ENV:
+        monkeypatch.delenv(var, raising=False)
+
+
+def _messages_json(request: CompiledRequest) -> str:
+    return request.segments["messages"]
+
+
+def _check_append_only(requests: list[CompiledRequest]) -> None:
+    for before, after in itertools.pairwise(requests):
+        assert after.edits == ()
+        assert _messages_json(after).startswith(_messages_json(before)[:-1])
+        assert after.segments["system"] == before.segments["system"]
+        assert after.prefix_fingerprint == before.prefix_fingerprint
+
+
+@pytest.mark.parametrize("strategy", ["client", "anthropic-native"])
+def test_thirty_turns_pass_the_prefix_check(catalogs_dir: Path, strategy: str) -> None:
+    native = strategy == "anthropic-native"
+    chef = build(catalogs_dir)
+    fake = FakeAnthropic().script(*script(native))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+
+    def compile_one(c: ContextChef) -> CompiledRequest:
+        return c.compile("anthropic", model=OPUS, strategy=strategy, extra={"thinking": THINKING})
+
+    def send(request: CompiledRequest) -> Any:
+        assert request.headers == {"anthropic-beta": "thinking-binding-controls-2026-08-01"}
+        return client.messages.create(**request.payload, extra_headers=dict(request.headers))
+
+    requests = list(drive(chef, fake, send, compile_one))
+    client.close()
+    assert len(requests) == TURNS and fake.pending == 0
+    assert fake.violations == ()
+    bodies = [(r.body, r.reply) for r in fake.requests]
+    assert prefix_problems(bodies) == []
+    _check_append_only(requests)
+    sent = [json.dumps(r.body) for r in fake.requests]
+    # what the session went through, visible in what was sent
+    assert "GitHub tools are searchable." in sent[2]
+    assert '"role": "system"' in sent[4]  # opus-5-5 takes mid-conversation system messages
+    assert "(none: earlier announcements no longer apply)" in sent[20]
+    assert "contextchef_memories_0001" in sent[-1] and "acme/app" in sent[-1]
+    assert "(no memories stored)" in sent[-1]
+    assert "is currently blocked" in sent[-1]
+    assert sent[-1].count('"thinking"') >= TURNS
+    assert "deploy_preview" in sent[-1] and "branch=fix" in sent[-1]
+    # every answer's thinking went back as returned, the newest included
+    last = fake.requests[-1].body["messages"]
+    assert sum(1 for m in last for b in m["content"] if b.get("type") == "thinking") == TURNS - 1
+
+
+def test_prefix_checker_catches_a_re_rendered_tail(catalogs_dir: Path) -> None:
+    """The independent checker is not vacuous: the old re-rendered tail fails it."""
+    chef = build(catalogs_dir)
+    fake = FakeAnthropic(rules=()).script(*script(False)[:3])
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+
+    def moving_tail(c: ContextChef) -> CompiledRequest:
+        request = c.compile("anthropic", model=OPUS)
+        c._state.ledgers.clear()  # forget what was sent: every compile renders from scratch
+        return request
+
+    def send(request: CompiledRequest) -> Any:
+        return client.messages.create(**request.payload)
+
+    list(zip(range(3), drive(chef, fake, send, moving_tail), strict=False))
+    client.close()
+    problems = prefix_problems([(r.body, r.reply) for r in fake.requests])
+    assert problems and "earlier messages differ" in problems[0]
+
+
+def _genai(fake: FakeGemini) -> genai.Client:
+    return genai.Client(
+        api_key="x",
+        http_options=genai_types.HttpOptions(httpx_client=fake.http_client(HX)),
+    )
+
+
+@pytest.mark.parametrize("target", ["openai", "deepseek", "responses", "gemini"])
+def test_the_same_session_on_other_targets(catalogs_dir: Path, target: str) -> None:
+    chef = build(catalogs_dir)
+    if target == "gemini":
+        fake: Any = FakeGemini().script(*script(False))
+        client: Any = _genai(fake)
+        create = client.models.generate_content
+    elif target == "responses":
+        fake = FakeResponses().script(*script(False))
+        client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+        create = client.responses.create
+    else:
+        fake = FakeOpenAIChat().script(*script(False))
+        client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+        create = client.chat.completions.create
+
+    def send(request: CompiledRequest) -> Any:
+        return create(**request.payload)
+
+    def compile_one(c: ContextChef) -> CompiledRequest:
+        return c.compile(target, model="model-x")
+
+    requests = list(drive(chef, fake, send, compile_one))
+    client.close()
+    assert fake.violations == ()
+    assert len(requests) == TURNS
+    _check_append_only(requests)
+
+
+# -- the ledger's rules, one at a time ----------------------------------------------------
+
+
+def _chef() -> ContextChef:
+    chef = ContextChef()
+    chef.set_system_prompt("S")
+    chef.set_history([user("hi")])
+    return chef
+
+
+def test_a_second_compile_of_the_same_turn_renders_its_tail_again() -> None:
+    chef = _chef()
+    chef.announce("a", "one", channel="user_tail")
+    first = chef.compile("openai")
+    chef.announce("a", "two", channel="user_tail")
+    second = chef.compile("openai")  # not answered yet: nothing is bound to the first
+    assert second.edits == ()
+    text = second.payload["messages"][-1]["content"]
+    assert "two" in text and "one" not in text
+    chef.append(assistant("hello"), user("more"))
+    third = chef.compile("openai")
+    assert third.segments["messages"].startswith(second.segments["messages"][:-1])
+    assert first.segments["messages"] != second.segments["messages"]
+
+
+def test_an_unchanged_state_is_not_stated_again() -> None:
+    chef = _chef()
+    chef.announce("a", "one", channel="user_tail")
+    chef.compile("openai")
+    chef.append(assistant("hello"), user("more"))
+    messages = chef.compile("openai").payload["messages"]
+    assert messages[-1] == {"role": "user", "content": "more"}
+    assert "one" in messages[-3]["content"]
+
+
+def test_editing_a_sent_message_is_a_reported_edit() -> None:
+    chef = _chef()
+    chef.compile("anthropic")
+    chef.append(assistant("hello"), user("more"))
+    chef.compile("anthropic")
+    chef.append(assistant("ok"), user("again"))
+    chef.set_history([user("HI"), *chef.history[1:]])
+    request = chef.compile("anthropic")
+    (edit,) = request.edits
+    assert (edit.kind, edit.history_index, edit.wire_index) == ("history", 0, 0)
+    assert request.payload["messages"][0]["content"][0]["text"] == "HI"
+
+
+def test_an_edit_strips_the_thinking_it_invalidated_on_prefix_check_models() -> None:
+    thinking = {"type": "thinking", "thinking": "", "signature": "sig"}
+    chef = _chef()
+    chef.compile("anthropic", model=OPUS)
+    chef.ingest({"type": "message", "role": "assistant", "content": [thinking, _text("a")]})
+    chef.append(user("more"))
+    chef.compile("anthropic", model=OPUS)
+    chef.set_history([user("HI"), *chef.history[1:]])
+    for model, kept in ((OPUS, 0), ("claude-opus-5", 1)):
+        other = ContextChef()
+        other.restore(chef.snapshot())
+        request = other.compile("anthropic", model=model)
+        blocks = [b for m in request.payload["messages"] for b in m["content"]]
+        assert sum(b["type"] == "thinking" for b in blocks) == kept, model
+        assert request.edits[0].thinking_stripped == 1 - kept
+
+
+def test_five_gemini_turns_parsed_one_at_a_time_keep_all_five() -> None:
+    chef = _chef()
+    for turn in range(5):
+        chef.compile("gemini")
+        response = {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"functionCall": {"name": "f"}}]}}
+            ]
+        }
+        (call,) = chef.ingest(response)
+        chef.append(tool_results([ToolResult(call_id=call.id, name="f", content=f"r{turn}")]))
+    request = chef.compile("gemini")
+    assert request.changes == ()
+    contents = request.payload["contents"]
+    calls = [p for c in contents for p in c["parts"] if "function_call" in p]
+    assert len(calls) == 5 and all("id" not in p["function_call"] for p in calls)
+    assert len({c.id for m in chef.history for c in m.tool_calls}) == 5
+
+
+def test_a_snapshot_resumes_append_only() -> None:
+    chef = _chef()
+    chef.set_dynamic_state(None)
+    chef.announce("a", "one", channel="user_tail")
+    first = chef.compile("anthropic", model=OPUS)
+    chef.append(assistant("hello"), user("more"))
+    snap = json.loads(json.dumps(chef.snapshot()))
+    resumed = ContextChef()
+    resumed.restore(snap)
+    second = resumed.compile("anthropic", model=OPUS)
+    assert second.edits == ()
+    assert second.segments["messages"].startswith(first.segments["messages"][:-1])
+
+
+def test_a_corrupt_ledger_in_a_snapshot_changes_nothing() -> None:
+    chef = _chef()
+    chef.compile("openai")
+    snap = chef.snapshot()
+    for bad in ({"wire": 5}, {"marks": []}, {"strip": [[2, 1]]}, {"injected": -1}):
+        broken = json.loads(json.dumps(snap))
+        broken["ledgers"]["openai"].update(bad)
+        other = _chef()
+        before = other.snapshot()
+        with pytest.raises(UsageError, match="snapshot ledger"):
+            other.restore(broken)
+        assert other.snapshot() == before
+
+
+def test_prefill_is_refused_on_models_that_reject_it() -> None:
+    chef = _chef()
+    with pytest.raises(UsageError, match=r"claude-opus-5-5.*rejects prefill"):
+        chef.compile("anthropic", model=OPUS, prefill="Sure")
+    assert "Sure" in chef.compile("anthropic", model="m", prefill="Sure").to_json()
+
+
+def test_extra_fields_pass_through_and_written_ones_are_refused() -> None:
+    chef = _chef()
+    request = chef.compile("anthropic", extra={"thinking": THINKING, "output_config": {}})
+    assert request.payload["thinking"] == THINKING
+    assert request.headers == {"anthropic-beta": "thinking-binding-controls-2026-08-01"}
+    with pytest.raises(UsageError, match="written by compile"):
+        chef.compile("anthropic", extra={"messages": []})
+    with pytest.raises(UsageError, match="no beta header"):
+        chef.compile("openai", betas=["x"])
+
+
+def test_ingest_keeps_notices_and_the_response_id_for_diagnostics() -> None:
+    chef = _chef()
+    chef.compile("anthropic", model=OPUS)
+    chef.ingest(
+        {
+            "id": "msg_7",
+            "type": "message",
+            "role": "assistant",
+            "content": [_text("a")],
+            "input_transformations": [
+                {"type": "thinking_dropped", "path": "messages.1.content.0", "reason": "x"}
+            ],
+            "diagnostics": {"cache_miss_reason": {"type": "tools_changed"}},
+        }
+    )
+    assert [(n.kind, n.reason) for n in chef.notices] == [
+        ("thinking_dropped", "x"),
+        ("cache_miss", "tools_changed"),
+    ]
+    chef.append(user("more"))
+    request = chef.compile("anthropic", model=OPUS, diagnostics=True)
+    assert request.payload["diagnostics"] == {"previous_message_id": "msg_7"}
+
+
+def _text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
