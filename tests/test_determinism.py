@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 from pathlib import Path
@@ -132,6 +133,10 @@ def test_compile_does_not_mutate_caller_history_or_tools() -> None:
     assert history == [user("hi")]
     assert "b" not in chef.compile("anthropic").payload["tools"][0]["input_schema"]["properties"]
     assert len(chef.compile("anthropic").payload["messages"]) == 1
+    # message entries are the session's record (read-only): edit a deep copy instead
+    edited = copy.deepcopy(chef.compile("anthropic").payload)
+    edited["messages"][0]["content"][0]["text"] = "changed"
+    assert chef.compile("anthropic").payload["messages"][0]["content"][0]["text"] == "hi"
 
 
 def test_registry_order_equals_sorted_order(real_catalogs: list[Catalog]) -> None:

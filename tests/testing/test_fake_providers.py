@@ -257,11 +257,12 @@ def run_loop(
     sdk: Sdk,
     read: Callable[[str, Any], Message] = assistant_by_hand,
     max_turns: int = 5,
+    model: str = MODEL,
 ) -> list[Message]:
     """compile -> SDK -> gate every call -> append -> compile..., until a turn has no calls."""
     replies = []
     for _ in range(max_turns):
-        payload = chef.compile(target, model=MODEL).payload
+        payload = chef.compile(target, model=model).payload
         reply = read(wire_of(target), sdk.create(fake, payload))
         replies.append(reply)
         chef.append(reply)
@@ -417,10 +418,11 @@ def test_anthropic_positional_system_message_is_allowed(sdk: Sdk) -> None:
     chef = make_chef()
     chef.announce("tools:added", "Tools newly available: grep", channel="system")
     fake = FakeAnthropic().script(READ_AND_GREP, text(DONE))
-    run_loop(chef, "anthropic", fake, sdk)
+    run_loop(chef, "anthropic", fake, sdk, model="claude-opus-5-5")  # takes system messages
     assert fake.violations == ()
+    # stated once, after the first user turn, where it stays
     roles = [m["role"] for m in fake.requests[1].body["messages"]]
-    assert roles == ["user", "assistant", "user", "system"]
+    assert roles == ["user", "system", "assistant", "user"]
 
 
 def test_deferred_tool_through_defer_execute(sdk: Sdk) -> None:

@@ -19,18 +19,24 @@ differs.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, canonical_value, is_unicode
+from contextchef._json import canonical_value, is_unicode
 from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, ModelRules, RequestOptions
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
-from contextchef.session._request import CompiledRequest, LedgerEdit, prefix_fingerprint
+from contextchef.session._request import (
+    CompiledRequest,
+    LedgerEdit,
+    Segments,
+    prefix_fingerprint,
+)
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
@@ -71,7 +77,6 @@ class Step:
     history: tuple[Message, ...]
     ir: tuple[Message, ...]
     wire: tuple[dict[str, Any], ...]
-    jsons: tuple[str, ...]
     mark: Mark
     strip: tuple[int, int] | None
     system: str
@@ -85,7 +90,6 @@ class Step:
             history=self.history,
             ir=self.ir,
             wire=self.wire,
-            jsons=self.jsons,
             mark=self.mark,
             strip=self.strip,
             system=self.system,
@@ -249,7 +253,9 @@ class _Prefix:
 
     view: SessionView
     tools: list[Any]
-    """The tool entries as cached (the payload gets a copy)."""
+    """The tool entries handed to every payload (checked against `pristine` each time)."""
+    pristine: list[Any]
+    """A private copy: what was rendered, for the ledger and to undo a caller's edit."""
     system_json: str
     tools_json: str
     fingerprint: str
@@ -270,18 +276,20 @@ def _prefix(inp: CompileInput) -> _Prefix:
         fingerprint = prefix_fingerprint(segments["system"], entries)
         cache.clear()
         hit = cache[key] = _Prefix(
-            inp.view, entries, segments["system"], segments["tools"], fingerprint
+            inp.view, entries, _copy(entries), segments["system"], segments["tools"], fingerprint
         )
     assert isinstance(hit, _Prefix)
+    if hit.tools != hit.pristine:  # a caller edited a payload's tools: not ours to send
+        hit = cache[key] = dataclasses.replace(hit, tools=_copy(hit.pristine))
     return hit
 
 
-def _fresh(value: Any) -> Any:
-    """A deep copy of JSON data (tool entries are handed out fresh at every compile)."""
+def _copy(value: Any) -> Any:
+    """A deep copy of JSON data (dicts and lists)."""
     if isinstance(value, dict):
-        return {k: _fresh(v) for k, v in value.items()}
+        return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_fresh(v) for v in value]
+        return [_copy(v) for v in value]
     return value
 
 
@@ -355,7 +363,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     adapter, ledger, history = inp.adapter, inp.ledger, inp.state.history
     rules = adapter.model_rules(inp.model)
     prefix = _prefix(inp)
-    tools = prefix.tools
+    tools = prefix.pristine
     base, edited_at = choose_base(ledger, history)
     edits: list[LedgerEdit] = []
     kind = "history"
@@ -390,23 +398,21 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     entry = adapter.system_message(system_text) if system_text and attached else None
     if entry is not None:
         wire.append(entry)
-    jsons = tuple(canonical_dumps(w) for w in wire)
     recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
     all_messages = [*recorded, *wire]
     last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
     options = _options(inp, rules, ends_with_user=last_role == "user")
     payload = adapter.assemble(
-        system=inp.state.system, tools=_fresh(tools), messages=all_messages, options=options
+        system=inp.state.system, tools=prefix.tools, messages=all_messages, options=options
     )
-    recorded_json = ledger.jsons if base.wire == len(ledger.jsons) else ledger.jsons[: base.wire]
     request = CompiledRequest(
         target=adapter.profile.target,
         payload=payload,
-        segments={
-            "system": prefix.system_json,
-            "tools": prefix.tools_json,
-            "messages": "[" + ",".join([*recorded_json, *jsons]) + "]",
-        },
+        segments=Segments(
+            system=prefix.system_json,
+            tools=prefix.tools_json,
+            messages=lambda: ledger.entries_json(all_messages),
+        ),
         changes=changes,
         edits=tuple(edits),
         prefix_fingerprint=prefix.fingerprint,
@@ -419,7 +425,6 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         history=history,
         ir=ir,
         wire=tuple(wire),
-        jsons=jsons,
         mark=Mark(
             history=len(history),
             ir=base.ir + len(ir),

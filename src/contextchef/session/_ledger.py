@@ -105,8 +105,8 @@ class Ledger:
     """The normalized messages sent, injected updates included."""
     wire: list[dict[str, Any]] = field(default_factory=list)
     """The wire entries sent, as recorded (no per-request cache marks)."""
-    jsons: list[str] = field(default_factory=list)
-    """Canonical JSON of each wire entry."""
+    jsons: list[str | None] = field(default_factory=list)
+    """Canonical JSON of each wire entry, made when first asked for (`entries_json`)."""
     marks: list[Mark] = field(default_factory=lambda: [Mark()])
     """Committed marks, oldest first; the last one is the commit point."""
     pending: Mark | None = None
@@ -135,9 +135,22 @@ class Ledger:
         """Whether the thinking of history message `index` is no longer sent."""
         return any(lo <= index < hi for lo, hi in self.strip)
 
-    def messages_json(self, extra: Sequence[str] = ()) -> str:
-        """Canonical JSON of the recorded entries (plus `extra` ones) as one list."""
-        return "[" + ",".join([*self.jsons, *extra]) + "]"
+    def entries_json(self, entries: Sequence[Mapping[str, Any]]) -> str:
+        """Canonical JSON of `entries` as one list, each recorded entry serialized once.
+
+        An entry still held by this ledger (the same object at the same place) reuses
+        its cached text; any other entry is serialized now.
+        """
+        out: list[str] = []
+        held = self.wire
+        for i, entry in enumerate(entries):
+            cached = self.jsons[i] if i < len(held) and held[i] is entry else None
+            if cached is None:
+                cached = canonical_dumps(entry)
+                if i < len(held) and held[i] is entry:
+                    self.jsons[i] = cached
+            out.append(cached)
+        return "[" + ",".join(out) + "]"
 
     def apply(
         self,
@@ -146,7 +159,6 @@ class Ledger:
         history: tuple[Message, ...],
         ir: Sequence[Message],
         wire: Sequence[dict[str, Any]],
-        jsons: Sequence[str],
         mark: Mark,
         strip: tuple[int, int] | None = None,
         system: str,
@@ -170,7 +182,7 @@ class Ledger:
                 self.calls.setdefault(call.id, offset)
         self.ir.extend(ir)
         self.wire.extend(wire)
-        self.jsons.extend(jsons)
+        self.jsons.extend([None] * len(wire))
         self.pending = mark
         self.history = history
         if strip is not None:
@@ -232,7 +244,7 @@ class Ledger:
         if type(injected) is not int or injected < 0:
             raise UsageError("snapshot ledger 'injected' must be a non-negative integer")
         try:
-            jsons = [canonical_dumps(w) for w in wire]
+            jsons: list[str | None] = [canonical_dumps(w) for w in wire]
         except (TypeError, ValueError, RecursionError) as exc:
             raise UsageError(f"snapshot ledger 'wire' is not plain JSON: {exc}") from exc
         top = pending or marks[-1]

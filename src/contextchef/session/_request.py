@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -11,7 +11,7 @@ from contextchef._json import canonical_dumps
 from contextchef.history._normalize import Change
 from contextchef.providers import CacheAuditFinding, ModelRules
 
-__all__ = ["CompiledRequest", "LedgerEdit", "prefix_fingerprint"]
+__all__ = ["CompiledRequest", "LedgerEdit", "Segments", "prefix_fingerprint"]
 
 EditKind = Literal["history", "system", "tools"]
 
@@ -39,16 +39,41 @@ class LedgerEdit:
     detail: str = ""
 
 
+class Segments(Mapping[str, str]):
+    """``system``, ``tools`` and ``messages`` canonical JSON; ``messages`` made on first use.
+
+    Serializing the conversation costs as much as the SDK's own ``json.dumps``, so it is
+    done only when someone reads it (and each recorded entry only once per ledger).
+    """
+
+    def __init__(self, *, system: str, tools: str, messages: Callable[[], str]) -> None:
+        self._known = {"system": system, "tools": tools}
+        self._make = messages
+
+    def __getitem__(self, key: str) -> str:
+        if key == "messages" and key not in self._known:
+            self._known["messages"] = self._make()
+        return self._known[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("system", "tools", "messages"))
+
+    def __len__(self) -> int:
+        return 3
+
+
 @dataclass(frozen=True, kw_only=True)
 class CompiledRequest:
     """One compiled request.
 
     Attributes:
         target: The adapter used.
-        payload: Keyword arguments for the SDK call. The dict and its message list are
-            new, but the message dicts in it are the session's record of what was sent
-            (replayed as they are at every later compile): treat them as read-only
-            (``copy.deepcopy`` the payload before editing it).
+        payload: Keyword arguments for the SDK call. The dict and its lists are new;
+            the ``messages`` entries in it are the session's record of what was sent,
+            replayed as they are at every later compile (so a compile costs only the new
+            turn): treat them as read-only, and ``copy.deepcopy`` the payload before
+            editing messages. An edit of the ``tools`` entries is undone at the next
+            compile (they are checked against a private copy).
         segments: Canonical JSON text of the ``system``, ``tools`` and ``messages``
             segments, for cache-stability checks. ``messages`` is the recorded
             conversation (without the per-request ``cache_control`` mark and prefill):

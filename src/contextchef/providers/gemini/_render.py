@@ -233,7 +233,8 @@ class GeminiAdapter(AdapterDefaults):
         """
         out = []
         calls: dict[str, tuple[str, bool]] = {}
-        wanted = {r.call_id for m in messages for r in m.tool_results}
+        made_here = {c.id for m in messages for c in m.tool_calls}
+        wanted = {r.call_id for m in messages for r in m.tool_results} - made_here
         for msg in reversed(before):  # only as far back as the calls answered here
             if not wanted:
                 break

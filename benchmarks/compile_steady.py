@@ -1,0 +1,165 @@
+"""Cost of a compile once the ledger holds the conversation (append-only sessions).
+
+Run:  python benchmarks/compile_steady.py
+
+A session with a real catalog (the filesystem and GitHub MCP catalogs from
+../shared/data, GitHub deferred), dynamic state, and a history of N messages built as an
+agent loop would: user text, assistant reasoning + tool call, tool result, assistant text.
+For N = 1,000 and 5,000 messages and every target, it measures:
+
+* **cold**: the first compile of the whole history (a new session, restored from a
+  snapshot taken before any compile, so nothing is recorded; its tool view is built
+  first, since that is the catalog's cost, not the history's);
+* **steady**: after the ledger holds the conversation, append 2 messages (the model's
+  turn and a tool result) and compile;
+* **resumed**: a new session restored from a snapshot taken after that (the ledger
+  comes with it), 2 messages appended, compiled: what a worker that picks the
+  conversation up pays per request;
+
+against the baseline measured in the same run: ``json.dumps`` of the full payload the
+compile returned (what the SDK does with it anyway). Targets (issue "Append-only
+sessions"): steady <= 0.2x and cold <= 1x of that baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from contextchef import ContextChef, ToolCall, ToolResult, assistant, tool_results, user
+from contextchef.history._messages import Message, ReasoningPart
+from contextchef.tools._catalogs import load_catalog
+
+SHARED = Path(
+    os.environ.get("CONTEXTCHEF_SHARED_DATA") or Path(__file__).parents[2] / "shared/data"
+)
+TARGETS = ("anthropic", "openai", "responses", "gemini")
+MODEL = {"anthropic": "claude-opus-5-5"}
+
+
+class State(BaseModel):
+    turn: int
+    branch: str
+
+
+def rounds(start: int, count: int) -> list[Message]:
+    """`count` agent rounds of 4 messages each (ids from `start`)."""
+    out: list[Message] = []
+    for r in range(start, start + count):
+        out.append(user(f"step {r}: look at src/{r}.py and fix the failing test"))
+        out.extend(turn(r))
+        out.append(assistant(f"fixed step {r}: the off-by-one in the loop bound"))
+    return out
+
+
+def turn(r: int) -> list[Message]:
+    """The model's turn with one call, and its result (2 messages)."""
+    reasoning = ReasoningPart(
+        provider="anthropic",
+        text="",
+        provider_data={
+            "provider": "anthropic",
+            "block": {"type": "thinking", "thinking": "", "signature": f"sig{r:06d}" * 8},
+        },
+    )
+    call = ToolCall(
+        id=f"toolu_{r:06d}", name="filesystem__read_file", arguments={"path": f"{r}.py"}
+    )
+    result = ToolResult(call_id=call.id, name=call.name, content=f"def f{r}(x):\n" + "    y\n" * 60)
+    return [Message(role="assistant", parts=(reasoning, call)), tool_results([result])]
+
+
+def session(messages: list[Message]) -> ContextChef:
+    chef = ContextChef(defer=["github__*"])
+    for name in ("mcp-filesystem", "github"):
+        chef.register_tools(load_catalog(SHARED / "catalogs" / f"{name}.json").tools)
+    chef.set_system_prompt("You are a careful coding agent.")
+    chef.set_dynamic_state(State(turn=0, branch="main"))
+    chef.set_history(messages)
+    return chef
+
+
+def best(fn: Any, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def fresh(snap: dict[str, Any]) -> ContextChef:
+    """A new session restored from `snap`, its tool view built (catalog cost excluded)."""
+    chef = ContextChef(defer=["github__*"])
+    for name in ("mcp-filesystem", "github"):
+        chef.register_tools(load_catalog(SHARED / "catalogs" / f"{name}.json").tools)
+    chef.restore(snap)
+    assert chef.view is not None
+    return chef
+
+
+def timed(chef: ContextChef, target: str, model: str) -> float:
+    t0 = time.perf_counter()
+    chef.compile(target, model=model)
+    return (time.perf_counter() - t0) * 1000
+
+
+def measure(target: str, size: int) -> dict[str, float]:
+    history = [*rounds(0, size // 4 - 1), user("next: the flaky test in src/last.py")]
+    model = MODEL.get(target, "model-x")
+    before = session(history).snapshot()  # nothing compiled yet
+    cold = statistics.median(timed(fresh(before), target, model) for _ in range(3))
+    chef = session(history)
+    payload = chef.compile(target, model=model).payload
+    dumps_ms = best(lambda: json.dumps(payload), 5)
+    steady: list[float] = []
+    for k in range(20):
+        chef.append(*turn(100_000 + k))
+        chef.set_dynamic_state(State(turn=k + 1, branch="main"))
+        steady.append(timed(chef, target, model))
+    after = chef.snapshot()  # the ledger holds the conversation
+    resumed: list[float] = []
+    for k in range(3):
+        other = fresh(after)
+        other.append(*turn(200_000 + k))
+        resumed.append(timed(other, target, model))
+    return {
+        "dumps": dumps_ms,
+        "cold": cold,
+        "steady": statistics.median(steady),
+        "resumed": statistics.median(resumed),
+        "bytes": len(json.dumps(payload)),
+    }
+
+
+def main() -> None:
+    print(
+        f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, {os.cpu_count()} cores."
+    )
+    print("Command: `python benchmarks/compile_steady.py`.\n")
+    print(
+        "| target | messages | payload KB | json.dumps ms | cold compile ms (x) | "
+        "steady compile ms (x) | resumed compile ms (x) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for size in (1000, 5000):
+        for target in TARGETS:
+            m = measure(target, size)
+            print(
+                f"| {target} | {size} | {m['bytes'] / 1024:.0f} | {m['dumps']:.2f} | "
+                f"{m['cold']:.1f} ({m['cold'] / m['dumps']:.2f}x) | "
+                f"{m['steady']:.2f} ({m['steady'] / m['dumps']:.3f}x) | "
+                f"{m['resumed']:.2f} ({m['resumed'] / m['dumps']:.3f}x) |"
+            )
+
+
+if __name__ == "__main__":
+    main()
