@@ -13,6 +13,7 @@ pass the independent prefix checker, and extend the previous one without an edit
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -225,6 +226,6 @@ def test_random_sessions_are_never_rejected(
             chef.append(user(f"Next {step}."))
     if target == "anthropic":
         assert prefix_problems([(r.body, r.reply) for r in fake.requests]) == []
-    for before, after in zip(requests, requests[1:], strict=False):
+    for before, after in itertools.pairwise(requests):
         assert after.edits == ()
         assert after.segments["messages"].startswith(before.segments["messages"][:-1])
