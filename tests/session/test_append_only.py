@@ -305,3 +305,57 @@ def test_ingest_keeps_notices_and_the_response_id_for_diagnostics() -> None:
 
 def _text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
+
+
+@pytest.mark.parametrize("maintenance", ["compact", "clear_tool_results", "clear_history"])
+def test_our_own_compaction_keeps_the_prefix_check(catalogs_dir: Path, maintenance: str) -> None:
+    """Compaction and clearing are reported edits; the thinking they invalidate is dropped."""
+    chef = build(catalogs_dir)
+    fake = FakeAnthropic().script(*script(False)[:12])
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+
+    def compile_one(c: ContextChef) -> CompiledRequest:
+        return c.compile("anthropic", model=OPUS, extra={"thinking": THINKING})
+
+    def send(request: CompiledRequest) -> Any:
+        return client.messages.create(**request.payload, extra_headers=dict(request.headers))
+
+    requests = []
+    for turn, request in enumerate(drive(chef, fake, send, compile_one)):
+        requests.append(request)
+        if turn == 7:
+            if maintenance == "compact":
+                chef.compact(lambda text: "Summary: files read, issue filed.", keep_recent_turns=1)
+            elif maintenance == "clear_tool_results":
+                chef.clear_tool_results(keep_recent=1)
+            else:
+                chef.clear_history()
+                chef.append(user("Start again."))
+        if turn == 11:
+            break
+    client.close()
+    assert fake.violations == ()
+    assert prefix_problems([(r.body, r.reply) for r in fake.requests]) == []
+    (edit,) = requests[8].edits
+    assert edit.kind == "history"
+    # compaction keeps recent turns and clearing keeps every turn: their thinking goes;
+    # after clear_history nothing is left to strip
+    assert (edit.thinking_stripped > 0) == (maintenance != "clear_history")
+    assert all(r.edits == () for r in requests[9:])
+
+
+def test_server_blocks_are_passed_back_untouched() -> None:
+    """A compaction block and server tool blocks come back exactly as the API sent them."""
+    chef = _chef()
+    chef.compile("anthropic", model=OPUS)
+    blocks = [
+        {"type": "compaction", "content": "summary", "encrypted_content": "e=="},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+        _text("done"),
+    ]
+    chef.ingest({"type": "message", "role": "assistant", "content": blocks})
+    chef.append(user("more"))
+    sent = chef.compile("anthropic", model=OPUS).payload["messages"]
+    assert sent[1] == {"role": "assistant", "content": blocks}
+    assert all(b["type"] != "tool_result" for m in sent for b in m["content"])
