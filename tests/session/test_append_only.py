@@ -281,6 +281,10 @@ def test_extra_fields_pass_through_and_written_ones_are_refused() -> None:
 
 def test_ingest_keeps_notices_and_the_response_id_for_diagnostics() -> None:
     chef = _chef()
+    heard: list[tuple[str, str]] = []
+    chef.on(
+        "response:notice", lambda e: heard.append((e.target, e.notice.kind if e.notice else ""))
+    )
     chef.compile("anthropic", model=OPUS)
     chef.ingest(
         {
@@ -298,6 +302,7 @@ def test_ingest_keeps_notices_and_the_response_id_for_diagnostics() -> None:
         ("thinking_dropped", "x"),
         ("cache_miss", "tools_changed"),
     ]
+    assert heard == [("anthropic", "thinking_dropped"), ("anthropic", "cache_miss")]
     chef.append(user("more"))
     request = chef.compile("anthropic", model=OPUS, diagnostics=True)
     assert request.payload["diagnostics"] == {"previous_message_id": "msg_7"}

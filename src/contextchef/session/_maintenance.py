@@ -21,6 +21,7 @@ from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
 from contextchef.session._snapshot import read_snapshot, take_snapshot
 from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
+from contextchef.session._volatile import CompileEvent, VolatileState
 
 __all__ = ["MaintenanceMixin"]
 
@@ -35,6 +36,7 @@ class MaintenanceMixin:
     _modes: dict[str, Mode]
     _handoff: OverflowHandoff | None
     _notices: tuple[ResponseNotice, ...]
+    _volatile: VolatileState
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a provider response to the history; return its calls.
@@ -47,8 +49,8 @@ class MaintenanceMixin:
                 tool blocks); see `contextchef.providers.parse_response`.
 
         What the response reports about the request (Anthropic's dropped thinking,
-        cache-miss reasons) is logged and kept in `notices`; its id is remembered for
-        ``compile(diagnostics=True)``.
+        cache-miss reasons) is logged, kept in `notices` and sent to ``response:notice``
+        handlers (`on`); its id is remembered for ``compile(diagnostics=True)``.
 
         Returns:
             The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
@@ -70,9 +72,13 @@ class MaintenanceMixin:
         ledger = self._state.ledgers.get(self._state.compiled or "")
         if ledger is not None and read.id is not None:
             ledger.response_id = read.id
+        self._notices = (*self._notices, *read.notices)
         for notice in read.notices:
             logger.warning("contextchef: %s", notice.detail)
-        self._notices = (*self._notices, *read.notices)
+            event = CompileEvent(
+                name="response:notice", target=self._state.compiled or "", notice=notice
+            )
+            self._volatile.emit(event)
         return tuple(p for m in messages for p in m.parts if isinstance(p, ToolCall))
 
     @property

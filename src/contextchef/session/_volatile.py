@@ -36,6 +36,7 @@ from pydantic import BaseModel
 from contextchef._errors import UsageError
 from contextchef._json import is_unicode
 from contextchef.providers._base import ModelRules
+from contextchef.providers._ingest import ResponseNotice
 from contextchef.session._request import CompiledRequest
 
 __all__ = [
@@ -57,8 +58,9 @@ __all__ = [
 Channel = Literal["auto", "user_tail", "system"]
 """Where an announcement renders (see the module docstring)."""
 
-EventName = Literal["compile:start", "compile:done"]
-"""Compile lifecycle events for `VolatileStateMixin.on`."""
+EventName = Literal["compile:start", "compile:done", "response:notice"]
+"""Session events for `VolatileStateMixin.on`: the compile lifecycle, and each notice an
+ingested response carries (Anthropic's dropped thinking, cache-miss reasons)."""
 
 DEFAULT_ANCHOR = "Above is the current system state, not part of the user's message."
 """The line closing a user tail that carries system state."""
@@ -85,11 +87,14 @@ class CompileEvent:
     """What a compile event handler receives."""
 
     name: EventName
-    """``compile:start`` (before anything is rendered) or ``compile:done``."""
+    """``compile:start`` (before anything is rendered), ``compile:done``, or
+    ``response:notice`` (from `ContextChef.ingest`)."""
     target: str
-    """The compile target."""
+    """The compile target (for a notice: the target of the last compile, or ``""``)."""
     request: CompiledRequest | None = None
     """The compiled request (``compile:done`` only)."""
+    notice: ResponseNotice | None = None
+    """What the response reported (``response:notice`` only)."""
 
 
 EventHandler = Callable[[CompileEvent], object]

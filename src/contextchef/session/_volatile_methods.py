@@ -134,10 +134,11 @@ class VolatileStateMixin:
         self._state.history = ()
 
     def on(self, event: EventName, handler: EventHandler) -> EventHandler:
-        """Call `handler` with a `CompileEvent` on ``compile:start`` or ``compile:done``.
+        """Call `handler` with a `CompileEvent` on a session event (see `EventName`).
 
         ``compile:start`` runs before anything is rendered (an announcement made there
-        lands in this compile); ``compile:done`` after (one made there lands in the next).
+        lands in this compile); ``compile:done`` after (one made there lands in the next);
+        ``response:notice`` once per notice an ingested response carries.
 
         Returns:
             `handler` (so ``on`` can be used as a decorator factory's body).
