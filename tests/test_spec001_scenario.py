@@ -9,6 +9,7 @@ a ``DEVIATION:`` comment names the difference.
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from contextchef import (
     tool_results,
     user,
 )
+from contextchef.providers import CacheAuditFinding
 from contextchef.session._volatile import DEFAULT_ANCHOR
 from spec001_example import NAMESPACES
 
@@ -46,6 +48,20 @@ BOTH_BLOCK = (
     '<announcement id="tools:removed">\n' + REMOVED + "\n</announcement>\n"
     "</announcements>"
 )
+
+REMOVED_BLOCK = (
+    '<announcements>\n<announcement id="tools:removed">\n' + REMOVED + "\n</announcement>\n"
+    "</announcements>"
+)
+GREP_BLOCK = (
+    '<announcements>\n<announcement id="tools:added">\nTools newly available: grep\n'
+    "</announcement>\n</announcements>"
+)
+GONE = "<announcements>\n(none: earlier announcements no longer apply)\n</announcements>"
+"""How an emptied announcement set is stated (`contextchef.session._volatile.GONE`)."""
+EPHEMERAL = {"type": "ephemeral"}
+SYSTEM_MODEL = "claude-opus-5-5"
+"""A Claude model that takes mid-conversation system messages."""
 
 
 def openai_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -409,12 +425,14 @@ def test_05_library_owned_memory_tools_legacy() -> None:
     chef = ContextChef(memory=InMemoryStore())  # tools="legacy" is the default
     chef.register_tools([{"name": "read_file", "description": "Read", "tags": ["file"]}])
     chef.set_history([user("hi")])
-    assert chef.owned_tool_names == ("create_memory", "modify_memory")
+    # DEVIATION: with a memory store both sets also carry read_memories (read-only, no
+    # arguments): memories reach the model as its result, not as user text.
+    assert chef.owned_tool_names == ("create_memory", "modify_memory", "read_memories")
 
     # Appended after pruning: even a prune that keeps nothing leaves them in place.
     chef.pruner.apply(chef.pruner.prune_by_task("nothing relevant"))
     first = chef.compile("openai")
-    assert openai_tool_names(first.payload) == ["create_memory", "modify_memory"]
+    assert openai_tool_names(first.payload) == ["create_memory", "modify_memory", "read_memories"]
     with pytest.raises(ToolNameConflictError):
         chef.register_tools([{"name": "create_memory", "description": "mine"}])
 
@@ -438,13 +456,24 @@ def test_05_library_owned_memory_tools_legacy() -> None:
     ]
     assert yours == ["read_file"]
 
-    # Static schemas: creating memories leaves system and tools byte-identical.
+    # Static schemas: creating memories leaves system and tools byte-identical; the
+    # memories come in as a read_memories call and its result after the user's turn.
     second = chef.compile("openai")
     assert second.segments["tools"] == first.segments["tools"]
     assert second.segments["system"] == first.segments["system"]
-    assert second.payload["messages"][-1]["content"] == (
-        'hi\n\n<memories>\n<memory key="user_timezone">\nUTC+2\n</memory>\n</memories>'
-    )
+    assert second.payload["messages"] == [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [openai_call("contextchef_memories_0001", "read_memories", {})],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "contextchef_memories_0001",
+            "content": '<memories>\n<memory key="user_timezone">\nUTC+2\n</memory>\n</memories>',
+        },
+    ]
     assert chef.history == (user("hi"),)  # memories never enter the stored history
 
     update = {"key": "user_timezone", "action": "update", "value": "UTC"}
@@ -473,12 +502,14 @@ def test_06_library_owned_unified_tools_and_new_context(tmp_path: Path) -> None:
 
     store = FileMemoryStore(tmp_path / "memories.json")
     chef = ContextChef(memory=store, memory_tools="unified", on_overflow=summarize)
-    # The two sets never co-exist: unified is `context` (+ new_context with a handoff).
-    assert chef.owned_tool_names == ("context", "new_context")
+    # The two sets never co-exist: unified is `context` (+ new_context with a handoff);
+    # read_memories (see test_05) is in both.
+    assert chef.owned_tool_names == ("context", "read_memories", "new_context")
     assert not chef.owns_tool("create_memory") and not chef.owns_tool("modify_memory")
     assert ContextChef(memory=InMemoryStore(), on_overflow=summarize).owned_tool_names == (
         "create_memory",
         "modify_memory",
+        "read_memories",
     )
 
     create = {"action": "create", "key": "repo", "value": "contextchef"}
@@ -503,7 +534,43 @@ def test_06_library_owned_unified_tools_and_new_context(tmp_path: Path) -> None:
     assert not chef.new_context_pending
     assert len(transcripts) == 1 and "fix the auth bug" in transcripts[0]
     assert len(chef.history) == 1
-    assert "Fixed the auth bug in auth.ts." in after.payload["messages"][0]["content"][0]["text"]
+    assert after.payload["messages"][0] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "text",
+                "text": "<conversation_summary>\nFixed the auth bug in auth.ts.\n"
+                "</conversation_summary>",
+            }
+        ],
+    }
+    # the stored memories follow the summary as a read_memories result (the request's
+    # last block, so it carries the cache breakpoint)
+    assert after.payload["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "contextchef_memories_0001",
+                    "name": "read_memories",
+                    "input": {},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "contextchef_memories_0001",
+                    "content": '<memories>\n<memory key="repo">\ncontextchef\n</memory>\n'
+                    "</memories>",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        },
+    ]
     assert after.segments["tools"] == before.segments["tools"]
 
     # ...or the host says so: request_new_context() before the next user turn.
@@ -533,7 +600,7 @@ def announcing_chef(**kwargs: Any) -> ContextChef:
 
 def test_07_announcements_state_not_event() -> None:
     chef = announcing_chef()
-    clean = chef.compile("anthropic")
+    clean = chef.compile("anthropic", model=SYSTEM_MODEL)
 
     chef.announce("tools:added", ADDED)
     chef.announce("tools:removed", REMOVED)
@@ -543,13 +610,19 @@ def test_07_announcements_state_not_event() -> None:
     )
 
     # Every standing announcement renders into one block, in insertion order ('auto' is
-    # 'system' on Anthropic: one positional system message after the conversation).
-    req = chef.compile("anthropic")
+    # 'system' on Anthropic: one system entry after the conversation, on a model that
+    # takes mid-conversation system messages; as the last entry it gets the breakpoint).
+    req = chef.compile("anthropic", model=SYSTEM_MODEL)
     assert req.payload["messages"][-1] == {
         "role": "system",
-        "content": [{"type": "text", "text": BOTH_BLOCK}],
+        "content": [{"type": "text", "text": BOTH_BLOCK, "cache_control": EPHEMERAL}],
     }
-    assert req.payload["messages"][:-1] == clean.payload["messages"]
+    # everything before it is the clean request, as recorded
+    assert req.segments["messages"].startswith(clean.segments["messages"][:-1] + ",")
+    assert json.loads(req.segments["messages"]) == [
+        *json.loads(clean.segments["messages"]),
+        {"role": "system", "content": [{"type": "text", "text": BOTH_BLOCK}]},
+    ]
     assert req.segments["system"] == clean.segments["system"]
     assert req.segments["tools"] == clean.segments["tools"]
     assert chef.history == (user("hi"), assistant("hello"), user("go on"))  # never in history
@@ -559,11 +632,45 @@ def test_07_announcements_state_not_event() -> None:
     assert [a.id for a in chef.get_announcements()] == ["tools:added", "tools:removed"]
     chef.announce("tools:added", ADDED)
 
+    # Before the model answered, the turn is rendered again: a retraction leaves no trace.
     assert chef.retract_announcement("tools:added") is True
     assert chef.retract_announcement("tools:added") is False
-    assert "tools:added" not in chef.compile("anthropic").to_json()  # no trace of it
+    assert "tools:added" not in chef.compile("anthropic", model=SYSTEM_MODEL).to_json()
     chef.retract_announcement("tools:removed")
-    assert chef.compile("anthropic").to_json() == clean.to_json()
+    assert chef.compile("anthropic", model=SYSTEM_MODEL).to_json() == clean.to_json()
+
+    # DEVIATION: a request the model answered is replayed unchanged (append-only: the
+    # prompt cache, and Claude's thinking prefix check), so the spec's "disappears
+    # completely from subsequent payloads" holds only until the answer. From then on a
+    # retraction stops the announcement from being stated by a new update saying what
+    # stands now; an empty set is stated as such, once.
+    chef.announce("tools:added", ADDED)
+    chef.announce("tools:removed", REMOVED)
+    stated = chef.compile("anthropic", model=SYSTEM_MODEL)
+    chef.append(assistant("I will use read_file."), user("and now?"))
+    chef.retract_announcement("tools:added")
+    narrowed = chef.compile("anthropic", model=SYSTEM_MODEL)
+    assert narrowed.edits == ()
+    assert json.loads(narrowed.segments["messages"]) == [
+        *json.loads(stated.segments["messages"]),  # still states both, as it did
+        {"role": "assistant", "content": [{"type": "text", "text": "I will use read_file."}]},
+        {"role": "user", "content": [{"type": "text", "text": "and now?"}]},
+        {"role": "system", "content": [{"type": "text", "text": REMOVED_BLOCK}]},
+    ]
+    chef.append(assistant("ok"), user("and now?"))
+    chef.retract_announcement("tools:removed")
+    assert chef.compile("anthropic", model=SYSTEM_MODEL).payload["messages"][-2:] == [
+        {"role": "user", "content": [{"type": "text", "text": "and now?"}]},
+        {
+            "role": "system",
+            "content": [{"type": "text", "text": GONE, "cache_control": EPHEMERAL}],
+        },
+    ]
+    chef.append(assistant("fine"), user("go"))
+    assert chef.compile("anthropic", model=SYSTEM_MODEL).payload["messages"][-2:] == [
+        {"role": "assistant", "content": [{"type": "text", "text": "fine"}]},
+        {"role": "user", "content": [{"type": "text", "text": "go", "cache_control": EPHEMERAL}]},
+    ]  # nothing stands, nothing new to state
 
 
 def test_08_channels_per_target() -> None:
@@ -585,75 +692,164 @@ def test_08_channels_per_target() -> None:
         "parts": [{"text": "go on"}, {"text": BOTH_BLOCK + "\n\n" + DEFAULT_ANCHOR}],
     }
 
-    # Explicit 'system' on every target: one combined positional system message.
+    # Explicit 'system' on every target: one combined system entry after the last user
+    # message (these turns were not answered yet, so they are rendered again).
     for item in chef.get_announcements():
         chef.announce(item.id, item.content, channel="system")
-    assert chef.compile("openai").payload["messages"][-1] == {
-        "role": "system",
-        "content": BOTH_BLOCK,
-    }
+    assert chef.compile("openai").payload["messages"][-2:] == [
+        {"role": "user", "content": "go on"},
+        {"role": "system", "content": BOTH_BLOCK},
+    ]
     responses = chef.compile("responses").payload
     assert responses["input"][-1] == {"type": "message", "role": "developer", "content": BOTH_BLOCK}
     assert responses["instructions"] == "You are careful."  # not folded into instructions
+    # DEVIATION: Gemini has no system role in contents: the block joins the user turn's
+    # update, which as system state closes with the anchor line.
     assert chef.compile("gemini").payload["contents"][-1] == {
         "role": "user",
-        "parts": [{"text": "go on"}, {"text": BOTH_BLOCK}],
-    }  # no system role in contents: degraded to a user entry verbatim
+        "parts": [{"text": "go on"}, {"text": BOTH_BLOCK + "\n\n" + DEFAULT_ANCHOR}],
+    }
 
-    # The Sonnet caveat: on Anthropic pass channel="user_tail" explicitly.
+    # The Sonnet caveat. DEVIATION: the model passed to compile decides
+    # (`ModelRules.system_messages`): on Sonnet 5, and on a model name the library does not
+    # know (the default "model"), the system channel joins the user turn instead...
+    in_user_turn = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "go on"},
+            {
+                "type": "text",
+                "text": BOTH_BLOCK + "\n\n" + DEFAULT_ANCHOR,
+                "cache_control": EPHEMERAL,
+            },
+        ],
+    }
+    assert chef.compile("anthropic", model="claude-sonnet-5").payload["messages"][-1] == (
+        in_user_turn
+    )
+    assert chef.compile("anthropic").payload["messages"][-1] == in_user_turn
+    # ...while Opus 5 takes the system entry.
+    assert chef.compile("anthropic", model="claude-opus-5").payload["messages"][-2:] == [
+        {"role": "user", "content": [{"type": "text", "text": "go on"}]},
+        {
+            "role": "system",
+            "content": [{"type": "text", "text": BOTH_BLOCK, "cache_control": EPHEMERAL}],
+        },
+    ]
+    # channel="user_tail" still splits the set across both paths in one compile.
     chef.announce("tools:added", "Tools newly available: grep", channel="user_tail")
-    messages = chef.compile("anthropic").payload["messages"]
-    only_removed = BOTH_BLOCK.replace(
-        '<announcement id="tools:added">\n' + ADDED + "\n</announcement>\n\n", ""
-    )
-    assert messages[-1] == {"role": "system", "content": [{"type": "text", "text": only_removed}]}
-    assert messages[-2]["content"][-1]["text"] == (
-        '<announcements>\n<announcement id="tools:added">\nTools newly available: grep\n'
-        "</announcement>\n</announcements>\n\n" + DEFAULT_ANCHOR
-    )
+    messages = chef.compile("anthropic", model="claude-opus-5").payload["messages"]
+    assert messages[-1] == {
+        "role": "system",
+        "content": [{"type": "text", "text": REMOVED_BLOCK, "cache_control": EPHEMERAL}],
+    }
+    assert messages[-2]["content"][-1] == {
+        "type": "text",
+        "text": GREP_BLOCK + "\n\n" + DEFAULT_ANCHOR,
+    }
 
     # user_tail order: dynamic state, implicit context, announcements, anchor; the system
-    # message sits before any assistant prefill.
+    # entry sits before any assistant prefill (Opus 4.8 takes both).
     chef.set_dynamic_state(MyState(branch="main"))
     chef.set_implicit_context(lambda: "cwd: /repo")
-    messages = chef.compile("anthropic", prefill="Here is").payload["messages"]
-    assert messages[-3]["content"][-1]["text"] == (
-        '<dynamic_state>\n{\n  "branch": "main"\n}\n</dynamic_state>\n\n'
+    messages = chef.compile("anthropic", model="claude-opus-4-8", prefill="Here is").payload[
+        "messages"
+    ]
+    assert messages[-3]["content"][-1] == {
+        "type": "text",
+        "text": '<dynamic_state>\n{\n  "branch": "main"\n}\n</dynamic_state>\n\n'
         "<implicit_context>\ncwd: /repo\n</implicit_context>\n\n"
-        '<announcements>\n<announcement id="tools:added">\nTools newly available: grep\n'
-        "</announcement>\n</announcements>\n\n" + DEFAULT_ANCHOR
-    )
-    assert messages[-2]["role"] == "system"
+        + GREP_BLOCK
+        + "\n\n"
+        + DEFAULT_ANCHOR,
+    }
+    assert messages[-2] == {
+        "role": "system",
+        "content": [{"type": "text", "text": REMOVED_BLOCK, "cache_control": EPHEMERAL}],
+    }
     assert messages[-1] == {"role": "assistant", "content": "Here is"}
 
-    # Anthropic: a system message preceding every user message is hoisted, warned once.
+    # DEVIATION: nothing is hoisted into the top-level system parameter, and nothing is
+    # warned: with no user message to follow, the system channel waits for the first one.
     lonely = ContextChef()
     lonely.set_system_prompt("sys")
     lonely.announce("s", "state", channel="system")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        first = lonely.compile("anthropic")
-        lonely.compile("anthropic")
-    assert [w.category for w in caught] == [UserWarning]
-    assert first.payload["system"][-1] == {
-        "type": "text",
-        "text": '<announcements>\n<announcement id="s">\nstate\n</announcement>\n</announcements>',
-    }
+        first = lonely.compile("anthropic", model="claude-opus-5")
+        lonely.compile("anthropic", model="claude-opus-5")
+    assert caught == []
+    assert first.payload["system"] == [{"type": "text", "text": "sys", "cache_control": EPHEMERAL}]
+    assert first.payload["messages"] == []
+    lonely.set_history([user("hi")])
+    assert lonely.compile("anthropic", model="claude-opus-5").payload["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {
+            "role": "system",
+            "content": [
+                {
+                    "type": "text",
+                    "text": '<announcements>\n<announcement id="s">\nstate\n</announcement>\n'
+                    "</announcements>",
+                    "cache_control": EPHEMERAL,
+                }
+            ],
+        },
+    ]
 
 
-def test_09_lifecycle_clear_history_snapshot_cache_audit_and_delta() -> None:
+def test_09_lifecycle_clear_history_snapshot_cache_audit_and_delta(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     chef = announcing_chef(cache_audit=True)
     chef.announce("tools:added", ADDED)
     chef.announce("tools:removed", REMOVED, channel="user_tail")
+    tail = BOTH_BLOCK + "\n\n" + DEFAULT_ANCHOR
+    assert chef.compile("openai").payload["messages"][-1] == {
+        "role": "user",
+        "content": "go on\n\n" + tail,
+    }
+    chef.append(assistant("noted"), user("next"))
+    # stated once: the next turn does not repeat what still stands
+    assert chef.compile("openai").payload["messages"][-1] == {"role": "user", "content": "next"}
+    chef.append(assistant("ok"))
 
     # Announcements survive clear_history().
     chef.clear_history()
     assert chef.history == ()
     assert [a.id for a in chef.get_announcements()] == ["tools:added", "tools:removed"]
 
-    # They ride snapshots: restore gives identical bytes on every target.
+    # The fresh conversation is an explicit edit of what was sent (the ledger restarts;
+    # cache_audit reports it, and it is logged), and its first user turn states
+    # everything that stands again.
     chef.set_history([user("again")])
     chef.set_dynamic_state(MyState(branch="dev"))
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        fresh = chef.compile("openai")
+    assert fresh.payload["messages"] == [
+        {"role": "system", "content": "You are careful."},
+        {
+            "role": "user",
+            "content": 'again\n\n<dynamic_state>\n{\n  "branch": "dev"\n}\n</dynamic_state>\n\n'
+            + tail,
+        },
+    ]
+    detail = (
+        "already-sent history changed (history message 0); the conversation is sent again "
+        "from wire entry 0"
+    )
+    assert [(e.kind, e.history_index, e.wire_index, e.detail) for e in fresh.edits] == [
+        ("history", 0, 0, detail)
+    ]
+    assert fresh.audit == (
+        CacheAuditFinding(block="history edit", position=0, breakpoint=-1, detail=detail),
+    )
+    assert [r.getMessage() for r in caplog.records if r.name == "contextchef"] == [
+        f"contextchef: openai: {detail}"
+    ]
+
+    # They ride snapshots (with what each target was sent): restore gives identical bytes
+    # on every target.
     snap = chef.snapshot()
     assert json.loads(json.dumps(snap)) == snap
     other = announcing_chef(cache_audit=True)
@@ -665,13 +861,16 @@ def test_09_lifecycle_clear_history_snapshot_cache_audit_and_delta() -> None:
     other.restore(old)
     assert other.get_announcements() == ()
 
-    # cache_audit flags an <announcements> block at or before the last breakpoint.
-    assert chef.compile("anthropic").audit == ()
+    # DEVIATION: cache_audit no longer flags volatile blocks: they are appended at the
+    # end of each request and never change once sent, so they cannot sit under a
+    # breakpoint that moves; the system-channel breakpoint switch is a no-op kept for
+    # compatibility (every Anthropic request marks its last block).
+    before = chef.compile("anthropic")
+    assert before.audit == ()
     chef.set_system_channel_breakpoint(True)
-    flagged = chef.compile("anthropic").audit
-    # The breakpoint on the system-channel message also covers the user tail before it.
-    assert [f.block for f in flagged] == ["dynamic_state, announcements", "announcements"]
-    assert all("move the breakpoint earlier" in f.message for f in flagged)
+    flagged = chef.compile("anthropic")
+    assert flagged.to_json() == before.to_json()
+    assert flagged.audit == ()
 
     # Detecting the delta (userland), paired with the blocklist.
     previous: set[str] = set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 from contextchef import (
     TARGETS,
     Announcement,
+    CompiledRequest,
     CompileEvent,
     ContextChef,
     ToolCall,
@@ -20,6 +22,8 @@ from contextchef import (
     tool_results,
     user,
 )
+from contextchef.providers import CacheAuditFinding
+from contextchef.session._request import LedgerEdit
 from contextchef.session._volatile import DEFAULT_ANCHOR
 from sdk_check import sdk_problems
 
@@ -29,6 +33,10 @@ BLOCK_ADDED = (
     '<announcements>\n<announcement id="tools:added">\n' + ADDED + "\n</announcement>\n"
     "</announcements>"
 )
+BLOCK_REMOVED = (
+    '<announcements>\n<announcement id="tools:removed">\n' + REMOVED + "\n</announcement>\n"
+    "</announcements>"
+)
 BLOCK_BOTH = (
     '<announcements>\n<announcement id="tools:added">\n'
     + ADDED
@@ -36,6 +44,12 @@ BLOCK_BOTH = (
     + REMOVED
     + "\n</announcement>\n</announcements>"
 )
+
+GONE = "<announcements>\n(none: earlier announcements no longer apply)\n</announcements>"
+EPHEMERAL = {"type": "ephemeral"}
+DEV_STATE = '<dynamic_state>\n{\n  "branch": "dev",\n  "open_files": []\n}\n</dynamic_state>'
+SYSTEM_AND_PREFILL = "claude-opus-4-8"
+"""A Claude model that takes mid-conversation system messages and prefill."""
 
 
 class State(BaseModel):
@@ -64,6 +78,16 @@ def messages_of(target: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
     key = {"responses": "input", "gemini": "contents"}.get(target, "messages")
     out: list[dict[str, Any]] = payload[key]
     return out
+
+
+def recorded(req: CompiledRequest) -> list[dict[str, Any]]:
+    """The conversation as the target's ledger recorded it (no per-request cache mark)."""
+    out: list[dict[str, Any]] = json.loads(req.segments["messages"])
+    return out
+
+
+def logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "contextchef"]
 
 
 def test_announce_upsert_keeps_position_and_retract() -> None:
@@ -102,14 +126,41 @@ def test_user_tail_order_state_context_announcements_anchor() -> None:
     chef.set_dynamic_state(State(branch="main", open_files=["a.py"]))
     chef.set_implicit_context(lambda: "cwd: /repo")
     chef.announce("tools:added", ADDED, channel="user_tail")
-    blocks = chef.compile("anthropic").payload["messages"][-1]["content"]
-    assert blocks == [
+    req = chef.compile("anthropic")
+    update = (
+        '<dynamic_state>\n{\n  "branch": "main",\n  "open_files": [\n    "a.py"\n'
+        "  ]\n}\n</dynamic_state>\n\n<implicit_context>\ncwd: /repo\n</implicit_context>"
+        f"\n\n{BLOCK_ADDED}\n\nState above."
+    )
+    # one text part after the user's own text; the request marks it as the cache breakpoint
+    assert req.payload["messages"][-1]["content"] == [
         {"type": "text", "text": "read a.py"},
+        {"type": "text", "text": update, "cache_control": EPHEMERAL},
+    ]
+    # the recorded message (what the next request replays) carries no mark
+    assert recorded(req)[-1]["content"] == [
+        {"type": "text", "text": "read a.py"},
+        {"type": "text", "text": update},
+    ]
+    # next turn: only the kinds that changed are stated, in the same order, then the anchor
+    chef.append(assistant("ok"), user("next"))
+    chef.set_dynamic_state(State(branch="dev", open_files=[]))
+    chef.retract_announcement("tools:added")
+    later = chef.compile("anthropic")
+    assert later.edits == ()
+    assert later.payload["messages"][-3:] == [
+        {"role": "user", "content": recorded(req)[-1]["content"]},  # kept, without the mark
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
         {
-            "type": "text",
-            "text": '<dynamic_state>\n{\n  "branch": "main",\n  "open_files": [\n    "a.py"\n'
-            "  ]\n}\n</dynamic_state>\n\n<implicit_context>\ncwd: /repo\n</implicit_context>"
-            f"\n\n{BLOCK_ADDED}\n\nState above.",
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "next"},
+                {
+                    "type": "text",
+                    "text": f"{DEV_STATE}\n\n{GONE}\n\nState above.",
+                    "cache_control": EPHEMERAL,
+                },
+            ],
         },
     ]
 
@@ -119,32 +170,68 @@ def test_implicit_context_alone_does_not_trigger_the_anchor() -> None:
     chef.set_implicit_context(lambda: "cwd: /repo")
     last = chef.compile("openai").payload["messages"][-1]
     assert last["content"] == "read a.py\n\n<implicit_context>\ncwd: /repo\n</implicit_context>"
+    # compiled again before an answer: the unanswered turn is rendered again, now without it
     chef.set_implicit_context(lambda: None)
     assert chef.compile("openai").payload["messages"][-1]["content"] == "read a.py"
+    # once stated and answered, its going away is stated too (still without the anchor)
+    chef.set_implicit_context(lambda: "cwd: /repo")
+    chef.compile("openai")
+    chef.append(assistant("ok"), user("next"))
+    chef.set_implicit_context(lambda: "  ")
+    assert chef.compile("openai").payload["messages"][-1] == {
+        "role": "user",
+        "content": "next\n\n<implicit_context>\n(none)\n</implicit_context>",
+    }
+    chef.append(assistant("fine"), user("more"))
+    assert chef.compile("openai").payload["messages"][-1] == {"role": "user", "content": "more"}
 
 
 def test_system_channel_per_target() -> None:
     chef = make_chef()
     chef.announce("tools:added", ADDED, channel="system")
-    anthropic = chef.compile("anthropic", prefill="Sure").payload["messages"]
-    assert anthropic[-2:] == [
-        {"role": "system", "content": [{"type": "text", "text": BLOCK_ADDED}]},
+    # a Claude model that takes mid-conversation system messages: an entry after the last
+    # user message, before the prefill; as the last message it carries the cache mark
+    anthropic = chef.compile("anthropic", model=SYSTEM_AND_PREFILL, prefill="Sure")
+    assert anthropic.payload["messages"][-3:] == [
+        {"role": "user", "content": [{"type": "text", "text": "read a.py"}]},
+        {
+            "role": "system",
+            "content": [{"type": "text", "text": BLOCK_ADDED, "cache_control": EPHEMERAL}],
+        },
         {"role": "assistant", "content": "Sure"},
     ]
-    assert chef.compile("openai").payload["messages"][-1] == {
+    assert recorded(anthropic)[-1] == {
         "role": "system",
-        "content": BLOCK_ADDED,
+        "content": [{"type": "text", "text": BLOCK_ADDED}],
     }
+    # an unknown model (the default name) may not take one: the text joins the user turn
+    assert chef.compile("anthropic").payload["messages"][-1] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "read a.py"},
+            {
+                "type": "text",
+                "text": f"{BLOCK_ADDED}\n\n{DEFAULT_ANCHOR}",
+                "cache_control": EPHEMERAL,
+            },
+        ],
+    }
+    assert chef.compile("openai").payload["messages"][-2:] == [
+        {"role": "user", "content": "read a.py"},
+        {"role": "system", "content": BLOCK_ADDED},
+    ]
     responses = chef.compile("responses").payload
     assert responses["instructions"] == "You are careful."
-    assert responses["input"][-1] == {
-        "type": "message",
-        "role": "developer",
-        "content": BLOCK_ADDED,
-    }
+    assert responses["input"][-2:] == [
+        {"type": "message", "role": "user", "content": "read a.py"},
+        {"type": "message", "role": "developer", "content": BLOCK_ADDED},
+    ]
     gemini = chef.compile("gemini", prefill="Sure").payload["contents"]
     assert gemini[-2:] == [
-        {"role": "user", "parts": [{"text": "read a.py"}, {"text": BLOCK_ADDED}]},
+        {
+            "role": "user",
+            "parts": [{"text": "read a.py"}, {"text": f"{BLOCK_ADDED}\n\n{DEFAULT_ANCHOR}"}],
+        },
         {"role": "model", "parts": [{"text": "Sure"}]},
     ]
 
@@ -153,14 +240,39 @@ def test_auto_routes_system_on_anthropic_user_tail_elsewhere() -> None:
     chef = make_chef()
     chef.announce("tools:added", ADDED)
     chef.announce("tools:removed", REMOVED, channel="user_tail")
-    anthropic = chef.compile("anthropic").payload["messages"]
-    assert anthropic[-1] == {"role": "system", "content": [{"type": "text", "text": BLOCK_ADDED}]}
-    tail = anthropic[-2]["content"][-1]["text"]
-    assert 'id="tools:removed"' in tail and 'id="tools:added"' not in tail
-    assert tail.endswith(DEFAULT_ANCHOR)
-    for target in ("openai", "deepseek", "responses", "gemini"):
-        text = str(messages_of(target, chef.compile(target).payload)[-1])
-        assert "tools:added" in text and "tools:removed" in text, target
+    anthropic = chef.compile("anthropic", model="claude-sonnet-5-5").payload["messages"]
+    assert anthropic[-2:] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "read a.py"},
+                {"type": "text", "text": f"{BLOCK_REMOVED}\n\n{DEFAULT_ANCHOR}"},
+            ],
+        },
+        {
+            "role": "system",
+            "content": [{"type": "text", "text": BLOCK_ADDED, "cache_control": EPHEMERAL}],
+        },
+    ]
+    # a Claude model without system messages: the system block follows the user_tail one
+    sonnet_5 = chef.compile("anthropic", model="claude-sonnet-5").payload["messages"]
+    assert sonnet_5[-1]["content"][-1] == {
+        "type": "text",
+        "text": f"{BLOCK_REMOVED}\n\n{BLOCK_ADDED}\n\n{DEFAULT_ANCHOR}",
+        "cache_control": EPHEMERAL,
+    }
+    tail = f"read a.py\n\n{BLOCK_BOTH}\n\n{DEFAULT_ANCHOR}"
+    for target in ("openai", "deepseek"):
+        assert chef.compile(target).payload["messages"][-1] == {"role": "user", "content": tail}
+    assert chef.compile("responses").payload["input"][-1] == {
+        "type": "message",
+        "role": "user",
+        "content": tail,
+    }
+    assert chef.compile("gemini").payload["contents"][-1] == {
+        "role": "user",
+        "parts": [{"text": "read a.py"}, {"text": f"{BLOCK_BOTH}\n\n{DEFAULT_ANCHOR}"}],
+    }
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -174,9 +286,18 @@ def test_payloads_validate_against_sdk_types(target: str, channel: str) -> None:
     )
     chef.set_dynamic_state(State(branch="main", open_files=[]))
     chef.announce("tools:added", ADDED, channel=channel)  # type: ignore[arg-type]
-    for prefill in (None, "Here"):
-        payload = chef.compile(target, prefill=prefill).payload
-        assert sdk_problems(target, payload) == [], (target, channel, prefill)
+    # on Anthropic also a model that takes the system entry (and prefill after it)
+    models = ("model", SYSTEM_AND_PREFILL) if target == "anthropic" else ("model",)
+    for model in models:
+        for prefill in (None, "Here"):
+            payload = chef.compile(target, model=model, prefill=prefill).payload
+            assert sdk_problems(target, payload) == [], (target, channel, model, prefill)
+    # an answered turn, then the next one: the replayed entries still validate
+    chef.append(assistant("ok"), user("next"))
+    chef.set_dynamic_state(None)
+    chef.retract_announcement("tools:added")
+    payload = chef.compile(target, model=models[-1]).payload
+    assert sdk_problems(target, payload) == [], (target, channel, "next turn")
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -200,47 +321,122 @@ def test_prefix_is_stable_across_volatile_changes(target: str) -> None:
     assert messages_of(target, during.payload)[: len(old) - 1] == old[:-1]
 
 
-@pytest.mark.parametrize("target", ["anthropic", "gemini"])
-def test_turn_n_is_a_byte_prefix_of_turn_n_plus_1_up_to_the_tail(target: str) -> None:
+NEXT_TURN: dict[str, list[dict[str, Any]]] = {
+    "anthropic": [
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+        {"role": "user", "content": [{"type": "text", "text": "next"}]},
+    ],
+    "openai": [{"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}],
+    "deepseek": [{"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}],
+    "responses": [
+        {"type": "message", "role": "assistant", "content": "done"},
+        {"type": "message", "role": "user", "content": "next"},
+    ],
+    "gemini": [
+        {"role": "model", "parts": [{"text": "done"}]},
+        {"role": "user", "parts": [{"text": "next"}]},
+    ],
+}
+
+
+UPDATE = f"{BLOCK_ADDED}\n\n{DEFAULT_ANCHOR}"
+CARRIER: dict[str, dict[str, Any]] = {
+    "anthropic": {
+        "role": "user",
+        "content": [{"type": "text", "text": "read a.py"}, {"type": "text", "text": UPDATE}],
+    },
+    "openai": {"role": "user", "content": f"read a.py\n\n{UPDATE}"},
+    "deepseek": {"role": "user", "content": f"read a.py\n\n{UPDATE}"},
+    "responses": {"type": "message", "role": "user", "content": f"read a.py\n\n{UPDATE}"},
+    "gemini": {"role": "user", "parts": [{"text": "read a.py"}, {"text": UPDATE}]},
+}
+"""The recorded last message of turn n: the user's text with the update."""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_turn_n_is_a_byte_prefix_of_turn_n_plus_1(target: str) -> None:
     chef = make_chef()
     chef.announce("tools:added", ADDED, channel="user_tail")
-    turn_n = messages_of(target, chef.compile(target).payload)
+    turn_n = chef.compile(target)
     chef.append(assistant("done"), user("next"))
-    turn_n1 = messages_of(target, chef.compile(target).payload)
-    assert turn_n1[: len(turn_n) - 1] == turn_n[:-1]
-    # the message that held the tail is now the same message without it
-    tail_less = dict(turn_n[-1])
-    key = "content" if target == "anthropic" else "parts"
-    tail_less[key] = turn_n[-1][key][:-1]
-    assert turn_n1[len(turn_n) - 1] == tail_less
+    turn_n1 = chef.compile(target)
+    assert turn_n1.edits == ()
+    # the recorded conversation only grows: turn n without its closing bracket starts turn n+1
+    assert turn_n1.segments["messages"].startswith(turn_n.segments["messages"][:-1] + ",")
+    sent_n, sent_n1 = recorded(turn_n), recorded(turn_n1)
+    # the message that carried the update keeps it; nothing changed, so nothing is restated
+    assert sent_n[-1] == CARRIER[target]
+    assert sent_n1 == [*sent_n, *NEXT_TURN[target]]
+    # the payload sends the recorded dicts (only the last block gets Anthropic's cache mark)
+    assert messages_of(target, turn_n1.payload)[-len(sent_n1) : -1] == sent_n1[:-1]
 
 
 def test_announcements_survive_clear_history() -> None:
     chef = make_chef()
     chef.announce("tools:added", ADDED, channel="user_tail")
+    first = chef.compile("openai")
+    assert first.payload["messages"][-1] == {
+        "role": "user",
+        "content": f"read a.py\n\n{BLOCK_ADDED}\n\n{DEFAULT_ANCHOR}",
+    }
+    chef.append(assistant("done"), user("next"))
+    assert chef.compile("openai").payload["messages"][-1] == {"role": "user", "content": "next"}
+    chef.append(assistant("ok"))
     chef.clear_history()
     assert chef.history == ()
+    assert chef.get_announcements() == (
+        Announcement(id="tools:added", content=ADDED, channel="user_tail"),
+    )
+    # the ledger restarts (an explicit edit) and states everything current again
+    fresh = chef.compile("openai")
+    assert fresh.payload["messages"] == [
+        {"role": "system", "content": "You are careful."},
+        {"role": "user", "content": f"{BLOCK_ADDED}\n\n{DEFAULT_ANCHOR}"},
+    ]
+    assert [(e.kind, e.history_index, e.wire_index) for e in fresh.edits] == [("history", 0, 0)]
+    chef.append(user("again"))  # before an answer: the same update, now with the user's text
     assert chef.compile("openai").payload["messages"][-1] == {
         "role": "user",
-        "content": f"{BLOCK_ADDED}\n\n{DEFAULT_ANCHOR}",
+        "content": f"again\n\n{BLOCK_ADDED}\n\n{DEFAULT_ANCHOR}",
     }
 
 
-def test_anthropic_hoists_once_when_no_user_message_precedes() -> None:
+def test_system_channel_waits_for_a_user_turn_and_is_never_hoisted() -> None:
     chef = ContextChef()
     chef.set_system_prompt("S")
     chef.announce("tools:added", ADDED, channel="system")
-    chef.set_history([assistant("I start.")])  # normalizer adds a user turn first
-    assert chef.compile("anthropic").payload["messages"][-1]["role"] == "system"
-    chef.clear_history()
-    with pytest.warns(UserWarning, match="top-level system"):
-        payload = chef.compile("anthropic").payload
-    assert payload["system"] == [
-        {"type": "text", "text": "S", "cache_control": {"type": "ephemeral"}},
-        {"type": "text", "text": BLOCK_ADDED},
+    system = [{"type": "text", "text": "S", "cache_control": EPHEMERAL}]
+    marked = {
+        "role": "system",
+        "content": [{"type": "text", "text": BLOCK_ADDED, "cache_control": EPHEMERAL}],
+    }
+    opening = "(The conversation so far continues from an earlier context.)"
+    chef.set_history([assistant("I start.")])  # the normalizer adds a user turn first
+    # the history ends with the assistant: nothing is attached, and nothing is hoisted
+    # (filterwarnings = error: a warning would fail this test)
+    req = chef.compile("anthropic", model="claude-opus-5-5")
+    assert req.payload["system"] == system
+    assert req.payload["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": opening}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "I start.", "cache_control": EPHEMERAL}],
+        },
     ]
-    assert payload["messages"] == []
-    chef.compile("anthropic")  # no second warning (filterwarnings = error would raise)
+    # stated at the next user turn
+    chef.append(user("go"))
+    assert chef.compile("anthropic", model="claude-opus-5-5").payload["messages"][-2:] == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        marked,
+    ]
+    chef.clear_history()
+    empty = chef.compile("anthropic", model="claude-opus-5-5").payload
+    assert (empty["system"], empty["messages"]) == (system, [])
+    chef.append(user("again"))
+    assert chef.compile("anthropic", model="claude-opus-5-5").payload["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "again"}]},
+        marked,
+    ]
 
 
 def test_events_and_announcing_from_compile_done_lands_next_time() -> None:
@@ -278,36 +474,124 @@ def test_failing_hooks_in_compile_are_usage_errors() -> None:
         chef.compile("openai")
 
 
-def test_cache_audit_flags_volatile_block_at_the_breakpoint(
+def test_cache_audit_reports_history_edits_not_volatile_updates(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     chef = make_chef(cache_audit=True)
     chef.announce("tools:added", ADDED, channel="system")
-    assert chef.compile("anthropic").audit == ()  # system breakpoint is before the tail
+    model = "claude-opus-5-5"
+    first = chef.compile("anthropic", model=model)
+    assert (first.audit, first.edits) == ((), ())
+    # the system-channel breakpoint switch is kept for compatibility and changes nothing:
+    # every request marks its last block, the system entry here
     chef.set_system_channel_breakpoint(True)
+    again = chef.compile("anthropic", model=model)
+    assert again.to_json() == first.to_json()
+    assert again.payload["messages"][-1]["content"][-1]["cache_control"] == EPHEMERAL
+    assert again.audit == ()
+    # volatile updates only append: no finding, however the state changes
+    chef.append(assistant("done"), user("next"))
+    chef.set_dynamic_state(State(branch="dev", open_files=[]))
+    chef.retract_announcement("tools:added")
+    assert chef.compile("anthropic", model=model).audit == ()
+    chef.append(assistant("ok"), user("third"))
+    assert chef.compile("anthropic", model=model).audit == ()
+    # an edit of something already sent and answered is reported, and logged
+    chef.append(assistant("fine"), user("fourth"))
+    history = list(chef.history)
+    history[4] = user("NEXT")
+    chef.set_history(history)
+    detail = (
+        "already-sent history changed (history message 4); the conversation is sent again "
+        "from wire entry 4"
+    )
     with caplog.at_level(logging.WARNING, logger="contextchef"):
-        req = chef.compile("anthropic")
-    assert req.payload["messages"][-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
-    (finding,) = req.audit
-    assert (finding.block, finding.position, finding.breakpoint) == ("announcements", 5, 5)
-    assert "move the breakpoint earlier" in caplog.text
-    assert make_chef().compile("anthropic").audit == ()
+        edited = chef.compile("anthropic", model=model)
+    assert edited.edits == (
+        LedgerEdit(kind="history", history_index=4, wire_index=4, detail=detail),
+    )
+    (finding,) = edited.audit
+    assert finding == CacheAuditFinding(
+        block="history edit", position=4, breakpoint=-1, detail=detail
+    )
+    assert (
+        finding.message == f"cache audit: history edit: {detail}; the prompt cache restarts there"
+    )
+    assert logged(caplog) == [f"contextchef: anthropic: {detail}"]
+    # entries before the edit are replayed unchanged; from there the conversation is sent
+    # again, and what changed since that point is stated at its end
+    assert recorded(edited)[:4] == recorded(first)
+    assert recorded(edited)[4:] == [
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+        {"role": "user", "content": [{"type": "text", "text": "NEXT"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": [{"type": "text", "text": "third"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "fine"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "fourth"},
+                {"type": "text", "text": f"{DEV_STATE}\n\n{DEFAULT_ANCHOR}"},
+            ],
+        },
+        {"role": "system", "content": [{"type": "text", "text": GONE}]},
+    ]
+    # without the audit, the edit is still listed (and logged), but nothing is audited
+    plain = make_chef()
+    plain.compile("anthropic")
+    plain.append(assistant("done"), user("next"))
+    plain.compile("anthropic")
+    plain.set_history([user("hey"), *plain.history[1:]])
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        req = plain.compile("anthropic")
+    assert [(e.kind, e.history_index, e.wire_index) for e in req.edits] == [("history", 0, 0)]
+    assert req.audit == ()
+    assert logged(caplog) == [f"contextchef: anthropic: {req.edits[0].detail}"]
 
 
 def test_prefill_rules() -> None:
     chef = make_chef()
     with pytest.raises(UsageError, match="whitespace"):
         chef.compile("anthropic", prefill="Sure ")
+    with pytest.raises(UsageError, match=r"model 'claude-opus-5-5' rejects prefill"):
+        chef.compile("anthropic", model="claude-opus-5-5", prefill="Sure")
+    # an unknown model: prefill is left to the provider
+    assert chef.compile("anthropic", prefill="Sure").payload["messages"][-1] == {
+        "role": "assistant",
+        "content": "Sure",
+    }
     chef.append(assistant("ok"))
     with pytest.raises(UsageError, match="ends with a user turn"):
         chef.compile("anthropic", prefill="Sure")
 
 
-def test_dynamic_state_is_rendered_at_each_compile() -> None:
+def test_dynamic_state_is_dumped_at_each_compile_and_stated_when_changed() -> None:
     chef = make_chef()
     state = State(branch="main", open_files=[])
     chef.set_dynamic_state(state)
     state.branch = "dev"
-    assert '"branch": "dev"' in chef.compile("openai").payload["messages"][-1]["content"]
+    assert chef.compile("openai").payload["messages"][-1] == {
+        "role": "user",
+        "content": f"read a.py\n\n{DEV_STATE}\n\n{DEFAULT_ANCHOR}",
+    }
+    # unchanged: not repeated in the next turn
+    chef.append(assistant("ok"), user("next"))
+    assert chef.compile("openai").payload["messages"][-1] == {"role": "user", "content": "next"}
+    # changed in place: stated again
+    state.open_files.append("b.py")
+    chef.append(assistant("ok"), user("more"))
+    assert chef.compile("openai").payload["messages"][-1] == {
+        "role": "user",
+        "content": 'more\n\n<dynamic_state>\n{\n  "branch": "dev",\n  "open_files": [\n'
+        f'    "b.py"\n  ]\n}}\n</dynamic_state>\n\n{DEFAULT_ANCHOR}',
+    }
+    # cleared: stated as null
+    chef.set_dynamic_state(None)
+    chef.append(assistant("ok"), user("last"))
+    assert chef.compile("openai").payload["messages"][-1] == {
+        "role": "user",
+        "content": f"last\n\n<dynamic_state>\nnull\n</dynamic_state>\n\n{DEFAULT_ANCHOR}",
+    }
     with pytest.raises(UsageError, match="pydantic model"):
         chef.set_dynamic_state({"branch": "x"})  # type: ignore[arg-type]

@@ -195,10 +195,42 @@ def test_a_failing_compile_leaves_the_session_as_it_was() -> None:
     assert chef.new_context_pending and len(chef.history) == 2
 
 
-@pytest.mark.parametrize("field", ["strategy", "target"])
-def test_a_snapshot_with_an_unknown_strategy_or_target_is_refused(field: str) -> None:
-    with pytest.raises(UsageError, match=f"'{field}'"):
-        session().restore(edited(_set((field,), "nonsense")))
+TARGET_LIST = r"\['anthropic', 'deepseek', 'gemini', 'openai', 'responses'\]"
+
+
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [
+        (
+            "strategy",
+            r"snapshot field 'strategy' must be one of \['anthropic-native', 'client', 'flat'\]; "
+            "nothing was restored",
+        ),
+        # the target of the last native compile, and that of the last compile
+        ("target", rf"snapshot target 'nonsense' must be one of {TARGET_LIST}; nothing"),
+        ("compiled", rf"snapshot target 'nonsense' must be one of {TARGET_LIST}; nothing"),
+    ],
+)
+def test_a_snapshot_with_an_unknown_strategy_or_target_is_refused(field: str, message: str) -> None:
+    chef = session()
+    before = chef.snapshot()
+    with pytest.raises(UsageError, match=f"^{message}"):
+        chef.restore(edited(_set((field,), "nonsense")))
+    assert chef.snapshot() == before
+
+
+def test_a_snapshot_with_a_ledger_for_an_unknown_target_is_refused() -> None:
+    chef = session()
+    chef.compile("openai")
+    snap = chef.snapshot()
+    snap["ledgers"]["nonsense"] = snap["ledgers"]["openai"]
+    other = session()
+    before = other.snapshot()
+    with pytest.raises(
+        UsageError, match=rf"^snapshot target 'nonsense' must be one of {TARGET_LIST}"
+    ):
+        other.restore(snap)
+    assert other.snapshot() == before
 
 
 def test_offloaded_output_stays_readable_whatever_the_exposure(tmp_path: Path) -> None:

@@ -163,8 +163,15 @@ def test_ingest_accepts_the_json_dict_and_server_blocks() -> None:
     (turn,) = [m for m in chef.history if m.role == "assistant"]
     assert [type(p).__name__ for p in turn.parts] == ["ProviderPart", "ProviderPart", "TextPart"]
     assert isinstance(turn.parts[0], ProviderPart)
-    sent = chef.compile("anthropic").payload["messages"][-1]["content"]
-    assert sent == response["content"]
+    request = chef.compile("anthropic")
+    # recorded exactly as returned; the request marks its last block as the cache
+    # breakpoint, on a copy
+    assert json.loads(request.segments["messages"])[-1]["content"] == response["content"]
+    assert request.payload["messages"][-1]["content"] == [
+        *response["content"][:-1],
+        {"type": "text", "text": "Nothing found.", "cache_control": {"type": "ephemeral"}},
+    ]
+    assert "cache_control" not in response["content"][-1]
 
 
 @pytest.mark.parametrize(

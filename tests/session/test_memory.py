@@ -43,6 +43,11 @@ RUN_BASH = {
 }
 LEGACY = ["create_memory", "modify_memory"]
 UNIFIED = ["context", "new_context"]
+READ = "read_memories"
+"""Read-only, no arguments: registered in both sets whenever there is a memory store."""
+EPHEMERAL = {"type": "ephemeral"}
+NO_MEMORIES = "<memories>\n(no memories stored)\n</memories>"
+TZ_UTC2 = '<memories>\n<memory key="tz">\nUTC+2\n</memory>\n</memories>'
 
 
 class Summaries:
@@ -72,10 +77,19 @@ def anthropic_tools(chef: ContextChef) -> list[str]:
     return tool_names("anthropic", chef.compile("anthropic").payload)
 
 
-def last_user_texts(chef: ContextChef) -> list[str]:
-    messages = chef.compile("anthropic").payload["messages"]
-    last = [m for m in messages if m["role"] == "user"][-1]
-    return [b["text"] for b in last["content"] if b["type"] == "text"]
+def memory_exchange(number: int, block: str, *, mark: bool = True) -> list[dict[str, Any]]:
+    """Anthropic: the synthetic ``read_memories`` call and its result holding `block`."""
+    call_id = f"contextchef_memories_{number:04d}"
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": block}
+    if mark:  # the request's cache breakpoint when it is the last block
+        result["cache_control"] = EPHEMERAL
+    return [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": call_id, "name": READ, "input": {}}],
+        },
+        {"role": "user", "content": [result]},
+    ]
 
 
 # -- stores ----------------------------------------------------------------------------------
@@ -130,27 +144,36 @@ def test_file_store_rejects_foreign_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "owned"),
+    ("kwargs", "owned", "sent"),
     [
-        ({}, []),
-        ({"memory": InMemoryStore()}, LEGACY),
-        ({"memory": InMemoryStore(), "on_overflow": Summaries()}, LEGACY),
-        ({"memory": InMemoryStore(), "memory_tools": "unified"}, ["context"]),
+        ({}, [], []),
+        ({"memory": InMemoryStore()}, [*LEGACY, READ], [*LEGACY, READ]),
+        (
+            {"memory": InMemoryStore(), "on_overflow": Summaries()},
+            [*LEGACY, READ],
+            [*LEGACY, READ],
+        ),
+        (
+            {"memory": InMemoryStore(), "memory_tools": "unified"},
+            ["context", READ],
+            ["context", READ],
+        ),
         (
             {"memory": InMemoryStore(), "memory_tools": "unified", "on_overflow": Summaries()},
-            UNIFIED,
+            ["context", READ, "new_context"],
+            [*UNIFIED, READ],  # the payload lists them in registry (name) order
         ),
-        ({"memory_tools": "unified", "on_overflow": Summaries()}, ["new_context"]),
+        ({"memory_tools": "unified", "on_overflow": Summaries()}, ["new_context"], ["new_context"]),
     ],
 )
 def test_owned_tools_are_appended_and_sets_never_mix(
-    kwargs: dict[str, Any], owned: list[str]
+    kwargs: dict[str, Any], owned: list[str], sent: list[str]
 ) -> None:
     chef = make_chef(**kwargs)
     assert chef.owned_tool_names == tuple(owned)
     for target in TARGETS:
         names = tool_names(target, chef.compile(target).payload)
-        assert names == ["read_file", "run_bash", *owned], target
+        assert names == ["read_file", "run_bash", *sent], target
         assert not (set(names) & set(LEGACY) and set(names) & set(UNIFIED))
 
 
@@ -182,25 +205,91 @@ def test_schemas_are_static_and_memories_stay_out_of_the_prefix(memory_tools: st
     assert after.segments["system"] == before.segments["system"]
     assert after.prefix_fingerprint == before.prefix_fingerprint
     assert "UTC+2" not in after.segments["tools"] + after.segments["system"]
-    assert last_user_texts(chef) == [
-        "hello",
-        '<memories>\n<memory key="tz">\nUTC+2\n</memory>\n</memories>',
+    # the memories come in as a read_memories result after the user's message
+    assert after.payload["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+        *memory_exchange(1, TZ_UTC2),
     ]
-    assert chef.history == (user("hello"),)  # rendered per compile, never stored
+    assert chef.history == (user("hello"),)  # never stored in the history
 
 
-def test_memories_ride_the_last_user_message_only() -> None:
+def test_memories_follow_the_last_user_message_only_when_changed() -> None:
     chef = make_chef(memory=InMemoryStore({"b": "2", "a": "1"}))
     call = ToolCall(id="c1", name="read_file", arguments='{"path": "x"}')
     chef.append(assistant("", [call]))
     chef.append(tool_results([_result("c1")]))
-    messages = chef.compile("anthropic").payload["messages"]
-    assert messages[0]["content"] == [{"type": "text", "text": "hello"}]
-    assert messages[-1]["content"][-1] == {
-        "type": "text",
-        "text": '<memories>\n<memory key="a">\n1\n</memory>\n<memory key="b">\n2\n</memory>\n'
-        "</memories>",
-    }
+    both = '<memories>\n<memory key="a">\n1\n</memory>\n<memory key="b">\n2\n</memory>\n</memories>'
+    first = chef.compile("anthropic")
+    assert first.payload["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "hello"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "x"}}
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "file text"}],
+        },
+        *memory_exchange(1, both),
+    ]
+    # unchanged memories are not repeated; the earlier exchange is replayed as sent
+    chef.append(assistant("read it"), user("thanks"))
+    second = chef.compile("anthropic")
+    assert second.edits == ()
+    assert second.payload["messages"][3:] == [
+        *memory_exchange(1, both, mark=False),
+        {"role": "assistant", "content": [{"type": "text", "text": "read it"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "thanks", "cache_control": EPHEMERAL}],
+        },
+    ]
+    # a change comes in as the next call (counting on); all deleted: stated as none
+    assert chef.memory is not None
+    chef.memory.delete("a")
+    chef.memory.delete("b")
+    chef.append(assistant("ok"), user("forget it all"))
+    third = chef.compile("anthropic")
+    assert third.payload["messages"][-3:] == [
+        {"role": "user", "content": [{"type": "text", "text": "forget it all"}]},
+        *memory_exchange(2, NO_MEMORIES),
+    ]
+    assert chef.history[-1] == user("forget it all")  # nothing written into the history
+
+
+def test_memories_join_the_user_text_when_read_memories_is_not_sent() -> None:
+    chef = make_chef(memory=InMemoryStore({"tz": "UTC+2"}), modes={"shell": ["run_bash"]})
+    chef.set_mode("shell")  # read_memories is not in this mode's payload
+    req = chef.compile("anthropic")
+    assert tool_names("anthropic", req.payload) == ["run_bash"]
+    assert req.payload["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "hello"},
+                {"type": "text", "text": TZ_UTC2, "cache_control": EPHEMERAL},  # no anchor
+            ],
+        }
+    ]
+
+
+def test_read_memories_through_the_gate_returns_the_block() -> None:
+    chef = make_chef(memory=InMemoryStore({"tz": "UTC+2"}))
+    assert chef.owns_tool(READ)
+    done = chef.execute(ToolCall(id="r1", name=READ))
+    assert (done.result.call_id, done.result.content, done.result.is_error) == (
+        "r1",
+        TZ_UTC2,
+        False,
+    )
+    assert chef.handle_tool({"name": READ, "arguments": {}}) == TZ_UTC2
+    chef.handle_tool({"name": "modify_memory", "arguments": {"key": "tz", "action": "delete"}})
+    assert chef.execute(ToolCall(id="r2", name=READ)).result.content == NO_MEMORIES
+    chef.set_mode("read_only")  # read-only: it stays available where the writers do not
+    assert anthropic_tools(chef) == [READ]
+    assert chef.execute(ToolCall(id="r3", name=READ)).result.content == NO_MEMORIES
 
 
 def test_memory_values_cannot_break_out_of_the_block() -> None:
@@ -219,12 +308,13 @@ def test_memory_values_cannot_break_out_of_the_block() -> None:
 def test_pruning_modes_and_blocklist_keep_owned_tools() -> None:
     chef = make_chef(memory=InMemoryStore(), memory_tools="unified", on_overflow=Summaries())
     chef.pruner.apply(chef.pruner.prune_by_task("read the file"))
-    assert anthropic_tools(chef) == ["read_file", "context", "new_context"]
+    assert anthropic_tools(chef) == ["read_file", "context", "new_context", READ]
     chef.pruner.apply(chef.pruner.allow_only(["run_bash"]))
-    assert anthropic_tools(chef) == ["run_bash", "context", "new_context"]
+    assert anthropic_tools(chef) == ["run_bash", "context", "new_context", READ]
     chef.pruner.clear()
-    chef.set_mode("read_only")  # no registered tool is read-only, nor are the owned tools
-    assert anthropic_tools(chef) == []
+    # no registered tool is read-only, nor are the owned tools but read_memories
+    chef.set_mode("read_only")
+    assert anthropic_tools(chef) == [READ]
     refused = chef.execute({"id": "w", "name": "context", "arguments": {"action": "create"}})
     assert refused.result.is_error
     assert refused.result.content == 'Tool "context" is not available in mode "read_only".'
@@ -351,12 +441,9 @@ def test_model_new_context_call_hands_off() -> None:
                     "type": "text",
                     "text": "<conversation_summary>\nsummary #1\n</conversation_summary>",
                 },
-                {
-                    "type": "text",
-                    "text": '<memories>\n<memory key="tz">\nUTC\n</memory>\n</memories>',
-                },
             ],
-        }
+        },
+        *memory_exchange(1, '<memories>\n<memory key="tz">\nUTC\n</memory>\n</memories>'),
     ]
 
 
@@ -395,6 +482,14 @@ def test_payloads_with_owned_tools_match_sdk_types(target: str, memory_tools: st
     chef.append(assistant("", [call]), tool_results([_result("c1")]))
     payload = chef.compile(target, model="test-model").payload
     assert sdk_problems(target, payload) == []
+    # the synthetic exchange replayed, and a second one for changed memories
+    assert chef.memory is not None
+    chef.memory.set("tz", "UTC+2")
+    chef.append(assistant("ok"), user("next"))
+    later = chef.compile(target, model="test-model")
+    assert later.edits == ()
+    assert sdk_problems(target, later.payload) == []
+    assert later.segments["messages"].count("contextchef_memories_") == 4  # 2 calls, 2 results
 
 
 def test_hooks_and_snapshots_cover_owned_tools() -> None:
