@@ -259,25 +259,12 @@ class Adapter(Protocol):
     def keeps(self, part: Part) -> bool:
         """False for a reasoning or provider-only part this API cannot receive."""
 
-    def positional_hoisted(self, payload: Mapping[str, Any]) -> bool:
-        """Whether the positional system message had to move into the top-level system."""
-
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Names of tools the provider's own tool search revealed in `messages`."""
 
-    def audit_cache(
-        self, payload: Mapping[str, Any], volatile: Mapping[str, str]
-    ) -> tuple[CacheAuditFinding, ...]:
-        """Blocks whose text is a key of `volatile` at or before the last cache breakpoint.
-
-        Args:
-            payload: A payload this adapter rendered.
-            volatile: Text of each volatile block -> what it holds (for the finding).
-        """
-
 
 class AdapterDefaults:
-    """Adapter defaults: automatic prompt caching, no hoisting, no provider-side search."""
+    """Adapter defaults: automatic prompt caching, no provider-side search."""
 
     def model_rules(self, model: str) -> ModelRules:
         """Every model alike: system entries allowed, prefill left to the provider."""
@@ -300,16 +287,6 @@ class AdapterDefaults:
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """None: this API has no provider-side tool search."""
         return frozenset()
-
-    def positional_hoisted(self, payload: Mapping[str, Any]) -> bool:
-        """Never: the positional system message is sent where it was placed."""
-        return False
-
-    def audit_cache(
-        self, payload: Mapping[str, Any], volatile: Mapping[str, str]
-    ) -> tuple[CacheAuditFinding, ...]:
-        """Nothing to audit: this API has no explicit cache breakpoints."""
-        return ()
 
 
 def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

@@ -38,7 +38,6 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import ANTHROPIC
 from contextchef.providers._base import (
-    CacheAuditFinding,
     ModelRules,
     Profile,
     RequestOptions,
@@ -49,7 +48,6 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
-from contextchef.providers.anthropic._cache import audit_breakpoints
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_rules
 from contextchef.tools._tool import CompiledTool
 
@@ -316,13 +314,6 @@ class AnthropicAdapter:
         fmt = self.profile.wire
         return keeps_part(part, fmt=fmt, reasoning=lambda r: _reasoning(r) is not None)
 
-    def positional_hoisted(self, payload: Mapping[str, Any]) -> bool:
-        """Whether a positional system message in `payload` went into the top-level ``system``.
-
-        Call it only for a payload rendered with `RequestOptions.positional_system` set.
-        """
-        return needs_hoist(payload.get("messages", []))
-
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Tools named by ``tool_reference`` blocks of server tool-search results.
 
@@ -336,17 +327,6 @@ class AnthropicAdapter:
                 if isinstance(part, ProviderPart) and part.provider == self.profile.wire:
                     names |= _references(part.data)
         return frozenset(names)
-
-    def audit_cache(
-        self, payload: Mapping[str, Any], volatile: Mapping[str, str]
-    ) -> tuple[CacheAuditFinding, ...]:
-        """Volatile blocks at or before the last ``cache_control`` breakpoint.
-
-        Anthropic caches the prefix up to a breakpoint in the order tools, system,
-        messages (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching), so a
-        block that changes between requests before the last breakpoint rewrites the cache.
-        """
-        return audit_breakpoints(payload, volatile)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"name", "description", "input_schema"}`` (+ ``defer_loading``)."""
