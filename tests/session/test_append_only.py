@@ -22,7 +22,15 @@ from google import genai
 from google.genai import types as genai_types
 from long_session import TURNS, build, drive, script
 
-from contextchef import ContextChef, ToolResult, UsageError, assistant, tool_results, user
+from contextchef import (
+    ContextChef,
+    InMemoryStore,
+    ToolResult,
+    UsageError,
+    assistant,
+    tool_results,
+    user,
+)
 from contextchef.session._request import CompiledRequest
 from contextchef.testing import (
     FakeAnthropic,
@@ -251,7 +259,7 @@ def test_a_corrupt_ledger_in_a_snapshot_changes_nothing() -> None:
     chef = _chef()
     chef.compile("openai")
     snap = chef.snapshot()
-    for bad in ({"wire": 5}, {"marks": []}, {"strip": [[2, 1]]}, {"injected": -1}):
+    for bad in ({"wire": 5}, {"marks": []}, {"strip": [[2, 1]]}, {"answered": "yes"}):
         broken = json.loads(json.dumps(snap))
         broken["ledgers"]["openai"].update(bad)
         other = _chef()
@@ -364,3 +372,30 @@ def test_server_blocks_are_passed_back_untouched() -> None:
     sent = chef.compile("anthropic", model=OPUS).payload["messages"]
     assert sent[1] == {"role": "assistant", "content": blocks}
     assert all(b["type"] != "tool_result" for m in sent for b in m["content"])
+
+
+def test_an_edit_right_after_the_first_answered_compile_is_seen() -> None:
+    """The answer to the pending compile binds it, even before the next compile."""
+    thinking = {"type": "thinking", "thinking": "", "signature": "sig"}
+    for change in ("edit", "clear"):
+        chef = _chef()
+        chef.compile("anthropic", model=OPUS)
+        chef.ingest({"type": "message", "role": "assistant", "content": [thinking, _text("a")]})
+        chef.append(user("more"))
+        if change == "edit":
+            chef.set_history([user("HI"), *chef.history[1:]])
+        else:
+            chef.clear_history()
+            chef.append(user("again"))
+        request = chef.compile("anthropic", model=OPUS)
+        (edit,) = request.edits
+        assert (edit.kind, edit.history_index) == ("history", 0)
+        assert '"thinking"' not in request.to_json()
+
+
+def test_compiling_twice_with_memories_gives_the_same_bytes() -> None:
+    chef = ContextChef(memory=InMemoryStore({"tz": "UTC"}))
+    chef.set_history([user("hi")])
+    first = chef.compile("openai").to_json()
+    assert chef.compile("openai").to_json() == first
+    assert "contextchef_memories_0001" in first

@@ -207,8 +207,8 @@ TARGET_LIST = r"\['anthropic', 'deepseek', 'gemini', 'openai', 'responses'\]"
             "nothing was restored",
         ),
         # the target of the last native compile, and that of the last compile
-        ("target", rf"snapshot target 'nonsense' must be one of {TARGET_LIST}; nothing"),
-        ("compiled", rf"snapshot target 'nonsense' must be one of {TARGET_LIST}; nothing"),
+        ("target", rf"snapshot field 'target' must be one of {TARGET_LIST} or null; nothing"),
+        ("compiled", rf"snapshot field 'compiled' must be one of {TARGET_LIST} or null; nothing"),
     ],
 )
 def test_a_snapshot_with_an_unknown_strategy_or_target_is_refused(field: str, message: str) -> None:
@@ -227,7 +227,8 @@ def test_a_snapshot_with_a_ledger_for_an_unknown_target_is_refused() -> None:
     other = session()
     before = other.snapshot()
     with pytest.raises(
-        UsageError, match=rf"^snapshot target 'nonsense' must be one of {TARGET_LIST}"
+        UsageError,
+        match=rf"^snapshot field 'ledgers' has a ledger for 'nonsense'; targets are {TARGET_LIST}",
     ):
         other.restore(snap)
     assert other.snapshot() == before

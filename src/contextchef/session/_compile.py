@@ -81,7 +81,6 @@ class Step:
     strip: tuple[int, int] | None
     system: str
     tools: list[Any]
-    injected: int
 
     def apply(self, ledger: Ledger) -> None:
         """Record this step in `ledger`."""
@@ -94,7 +93,6 @@ class Step:
             strip=self.strip,
             system=self.system,
             tools=self.tools,
-            injected=self.injected,
         )
 
 
@@ -144,19 +142,24 @@ def _first_difference(a: Sequence[Message], b: Sequence[Message]) -> int:
 def choose_base(ledger: Ledger, history: tuple[Message, ...]) -> tuple[Mark, int | None]:
     """The mark to continue from, and the history index of an edit (None: no edit).
 
-    The pending mark is a candidate only when the history extends what it consumed with
-    an assistant turn (the model's answer to it); the caller confirms it after
-    normalizing (`compile_request`).
+    The pending mark was answered when a response was ingested after it, or when the
+    history holds an assistant turn right after what it consumed. An unchanged history
+    continues from it (the caller confirms after normalizing, `compile_request`); a
+    change before its end is then an edit of what the answer was produced from. A
+    change after the last committed mark of a pending mark nobody answered is not an
+    edit: that request bound nothing.
     """
-    consumed = ledger.history
+    consumed, pending = ledger.history, ledger.pending
+    answered = pending is not None and _ends_with_user(ledger, pending)
+    if answered:
+        assert pending is not None
+        follows = len(history) > pending.history and history[pending.history].role == "assistant"
+        answered = follows or ledger.answered
     if len(history) >= len(consumed) and history[: len(consumed)] == consumed:
-        pending = ledger.pending
-        answered = len(history) > len(consumed) and history[len(consumed)].role == "assistant"
-        if pending is not None and answered and _ends_with_user(ledger, pending):
-            return pending, None
-        return ledger.marks[-1], None
+        return (pending if pending is not None and answered else ledger.marks[-1]), None
     first = _first_difference(history, consumed)
-    if first >= ledger.marks[-1].history:
+    bound = pending.history if pending is not None and answered else ledger.marks[-1].history
+    if first >= bound:
         return ledger.marks[-1], None  # only the unanswered tail changed: not an edit
     return _mark_before(ledger, first), first
 
@@ -204,7 +207,11 @@ def _normalized(
 
 
 def _with_update(
-    inp: CompileInput, messages: tuple[Message, ...], update: Update, rules: ModelRules
+    inp: CompileInput,
+    messages: tuple[Message, ...],
+    update: Update,
+    rules: ModelRules,
+    base: Mark,
 ) -> tuple[tuple[Message, ...], str]:
     """`messages` with the update's user text and memory exchange; the system text left."""
     last = messages[-1] if messages else None
@@ -217,7 +224,7 @@ def _with_update(
         if last is None:
             out.append(Message(role="user", parts=(text,)))
     if update.memories and inp.memory_tool:
-        call_id = f"{MEMORY_CALL_PREFIX}{inp.ledger.injected + 1:04d}"
+        call_id = f"{MEMORY_CALL_PREFIX}{base.injected + 1:04d}"
         call = inp.adapter.injected_call(ToolCall(id=call_id, name=inp.memory_tool))
         result = ToolResult(call_id=call_id, name=inp.memory_tool, content=update.memories)
         if not out:
@@ -391,7 +398,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         edits.append(_edit(kind, edited_at, base, stripped))
     update = _update(inp, base, rules)
-    ir, system_text = _with_update(inp, messages, update, rules)
+    ir, system_text = _with_update(inp, messages, update, rules, base)
     attached = bool(ir) and ir[-1].role == "user"
     before = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
     wire = adapter.render_messages(ir, before=before)
@@ -430,10 +437,10 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
             ir=base.ir + len(ir),
             wire=base.wire + len(wire),
             stated=update.stated if attached else base.stated,
+            injected=base.injected + (1 if update.memories and inp.memory_tool and attached else 0),
         ),
         strip=strip,
         system=inp.state.system,
         tools=tools,
-        injected=ledger.injected + (1 if update.memories and inp.memory_tool and attached else 0),
     )
     return request, step

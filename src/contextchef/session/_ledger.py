@@ -53,6 +53,8 @@ class Mark:
     """Wire entries."""
     stated: Stated = field(default_factory=Stated)
     """The volatile blocks stated up to here."""
+    injected: int = 0
+    """Synthetic calls (``read_memories``) made up to here; the next id counts on."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON."""
@@ -61,6 +63,7 @@ class Mark:
             "ir": self.ir,
             "wire": self.wire,
             "stated": self.stated.to_dict(),
+            "injected": self.injected,
         }
 
     @classmethod
@@ -72,7 +75,7 @@ class Mark:
         """
         if not isinstance(data, Mapping):
             raise UsageError("snapshot ledger: a mark must be an object")
-        sizes = [data.get(k) for k in ("history", "ir", "wire")]
+        sizes = [data.get(k) for k in ("history", "ir", "wire")] + [data.get("injected", 0)]
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes):
             raise UsageError("snapshot ledger: mark sizes must be non-negative integers")
         stated = data.get("stated") or {}
@@ -83,6 +86,7 @@ class Mark:
             ir=data["ir"],
             wire=data["wire"],
             stated=Stated.from_dict(stated),
+            injected=data.get("injected", 0),
         )
 
 
@@ -121,8 +125,8 @@ class Ledger:
     """The tool entries as sent (None: nothing sent yet)."""
     response_id: str | None = None
     """Id of the last response ingested after a compile for this target."""
-    injected: int = 0
-    """Synthetic calls made so far (their ids count on from here)."""
+    answered: bool = False
+    """A response was ingested after the last compile (its pending mark was answered)."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
 
@@ -163,7 +167,6 @@ class Ledger:
         strip: tuple[int, int] | None = None,
         system: str,
         tools: list[Any],
-        injected: int,
     ) -> None:
         """Keep everything up to `base`, append the new entries, make `mark` pending.
 
@@ -188,7 +191,7 @@ class Ledger:
         if strip is not None:
             lo, hi = strip
             self.strip = [(a, min(b, lo)) for a, b in self.strip if a < lo] + [(lo, hi)]
-        self.system, self.tools, self.injected = system, tools, injected
+        self.system, self.tools, self.answered = system, tools, False
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -204,7 +207,7 @@ class Ledger:
             "system": self.system,
             "tools": self.tools,
             "response_id": self.response_id,
-            "injected": self.injected,
+            "answered": self.answered,
         }
 
     @classmethod
@@ -238,11 +241,11 @@ class Ledger:
             raise UsageError("snapshot ledger 'system' must be text or null")
         if tools is not None and not isinstance(tools, list):
             raise UsageError("snapshot ledger 'tools' must be a list or null")
-        response_id, injected = data.get("response_id"), data.get("injected", 0)
+        response_id, answered = data.get("response_id"), data.get("answered", False)
         if response_id is not None and not isinstance(response_id, str):
             raise UsageError("snapshot ledger 'response_id' must be text or null")
-        if type(injected) is not int or injected < 0:
-            raise UsageError("snapshot ledger 'injected' must be a non-negative integer")
+        if not isinstance(answered, bool):
+            raise UsageError("snapshot ledger 'answered' must be true or false")
         try:
             jsons: list[str | None] = [canonical_dumps(w) for w in wire]
         except (TypeError, ValueError, RecursionError) as exc:
@@ -269,7 +272,7 @@ class Ledger:
             system=system,
             tools=tools,
             response_id=response_id,
-            injected=injected,
+            answered=answered,
         )
         for i, message in enumerate(ir):
             for call in message.tool_calls:

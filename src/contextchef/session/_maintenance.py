@@ -70,8 +70,9 @@ class MaintenanceMixin:
             check_message(message, i)
         self._state.history = history + messages
         ledger = self._state.ledgers.get(self._state.compiled or "")
-        if ledger is not None and read.id is not None:
-            ledger.response_id = read.id
+        if ledger is not None:
+            ledger.answered = True
+            ledger.response_id = read.id or ledger.response_id
         self._notices = (*self._notices, *read.notices)
         for notice in read.notices:
             logger.warning("contextchef: %s", notice.detail)

@@ -270,13 +270,17 @@ def check_shape(data: Mapping[str, Any]) -> None:
         raise UsageError(
             f"snapshot field 'strategy' must be one of {sorted(STRATEGIES)}; nothing was restored"
         )
-    for key in ("target", "compiled", *(data.get("ledgers") or {})):
-        value = data.get(key) if key in ("target", "compiled") else key
-        if value is not None and value not in TARGETS:
+    for name in data.get("ledgers") or {}:
+        if name not in TARGETS:
             raise UsageError(
-                f"snapshot target {value!r:.40} must be one of {list(TARGETS)}; nothing was "
-                "restored"
+                f"snapshot field 'ledgers' has a ledger for {name!r:.40}; targets are "
+                f"{list(TARGETS)}; nothing was restored"
             )
+    if data.get("compiled") is not None and data["compiled"] not in TARGETS:
+        raise UsageError(
+            f"snapshot field 'compiled' must be one of {list(TARGETS)} or null; nothing was "
+            "restored"
+        )
     if data.get("target") is not None and data["target"] not in TARGETS:
         raise UsageError(
             f"snapshot field 'target' must be one of {list(TARGETS)} or null; nothing was restored"
