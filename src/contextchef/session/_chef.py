@@ -71,8 +71,9 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             limit). Without ``offload_dir`` a larger result is cut to its head and tail
             with a line saying so (and a logged warning).
         memory: A memory store (`InMemoryStore`, `FileMemoryStore` or your own): adds
-            the library-owned memory tools and shows stored memories to the model in
-            the last user message (see `contextchef.session._memory`).
+            the library-owned memory tools (with ``read_memories``) and, whenever the
+            memories change, shows them to the model as a ``read_memories`` result
+            appended after the user's message.
         memory_tools: ``"legacy"`` (``create_memory`` / ``modify_memory``) or
             ``"unified"`` (one ``context`` tool, plus ``new_context`` when `on_overflow`
             is set). The two sets never appear together.
@@ -81,8 +82,8 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             `request_new_context` replaces the history with a summary.
         anchor: The line closing a user tail that carries system state (dynamic state
             or announcements); None or ``""``: no anchor line.
-        cache_audit: Flag volatile blocks at or before the last ``cache_control``
-            breakpoint in `CompiledRequest.audit` and the ``contextchef`` log.
+        cache_audit: List every edit of something already sent (each one restarts the
+            prompt cache there) in `CompiledRequest.audit`, and log it.
     """
 
     def __init__(

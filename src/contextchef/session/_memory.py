@@ -2,9 +2,10 @@
 
 A session with a memory store (`InMemoryStore`, `FileMemoryStore` or your own
 `MemoryStore`) offers the library-owned memory tools (see `contextchef.session._library`).
-The memories themselves are state, not prefix: they render as one ``<memories>`` block
-appended to the last user message of each compiled payload, never into the system
-prompt, a tool description or the stored history.
+The memories themselves are state, not prefix: they render as one ``<memories>`` block,
+which reaches the model as the result of a ``read_memories`` call appended after the
+user's message whenever it changed (`contextchef.session._volatile`), never in the
+system prompt, a tool description, user text or the stored history.
 
 The overflow handoff (`OverflowHandoff`): ``new_context`` (or the host's
 ``request_new_context()``) only sets a flag; the next compile then applies it whatever the
@@ -14,7 +15,6 @@ as text and its summary replaces the history (see `handoff_keep_turns` for what 
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import os
@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
-from contextchef.history._messages import Message, TextPart
+from contextchef.history._messages import Message
 from contextchef.history._normalize import is_user_turn
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "handoff_keep_turns",
     "history_tokens",
     "render_memories",
-    "with_memories",
 ]
 
 Summarizer = Callable[[str], str]
@@ -257,21 +256,6 @@ def render_memories(items: Sequence[tuple[str, str]]) -> str:
         f'<memory key="{k}">\n{html.escape(v, quote=False)}\n</memory>' for k, v in items
     )
     return f"<{MEMORIES_TAG}>\n{body}\n</{MEMORIES_TAG}>"
-
-
-def with_memories(messages: Sequence[Message], block: str) -> tuple[Message, ...]:
-    """`messages` with `block` appended as a text part of the last user message.
-
-    The input is not mutated; without a user message or a block it is returned as is.
-    """
-    out = tuple(messages)
-    if not block:
-        return out
-    for i in range(len(out) - 1, -1, -1):
-        if out[i].role == "user":
-            last = dataclasses.replace(out[i], parts=(*out[i].parts, TextPart(text=block)))
-            return (*out[:i], last, *out[i + 1 :])
-    return out
 
 
 def history_tokens(messages: Sequence[Message]) -> int:
