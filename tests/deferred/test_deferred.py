@@ -251,7 +251,15 @@ def test_extended_index_scores_like_a_rebuilt_one(catalogs_dir: Path) -> None:
 )
 def test_tool_search_arguments_follow_its_schema(args: dict[str, Any]) -> None:
     text, err, _ = search(demo(), **args)
-    assert err and text.startswith("tool_search needs exactly one of")
+    key = "limit" if "limit" in args else "tool_names" if "tool_names" in args else "queries"
+    assert err and text.startswith(f"Invalid tool_search arguments: {key}")
+    assert "takes exactly one of 'tool_names'" in text
+
+
+def test_a_limit_written_as_a_float_counts_as_an_integer() -> None:
+    """JSON Schema counts 2.0 as an integer; the search gets 2, not a crash."""
+    text, err, _ = search(demo(), queries=["issue"], limit=2.0)
+    assert not err and text
 
 
 def test_tool_search_text_never_exceeds_the_cap() -> None:

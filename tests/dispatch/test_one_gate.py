@@ -68,3 +68,22 @@ def test_a_before_hook_can_deny_a_meta_tool_call() -> None:
     assert isinstance(done.check, Denied) and done.check.code == "hook"
     assert done.result.content == "not now"
     assert chef.loaded_toolkits == ()  # denied: nothing was loaded
+
+
+def test_integral_floats_reach_handlers_as_integers() -> None:
+    """JSON Schema counts 2.0 as an integer: the handler gets 2, also nested in lists."""
+    from contextchef import ContextChef, ToolCall
+
+    def take(n: int, ids: list[int]) -> str:
+        """Echo the types.
+
+        Args:
+            n: A count.
+            ids: Some ids.
+        """
+        return f"{n!r} {ids!r}"
+
+    chef = ContextChef()
+    chef.register_tools([take])
+    call = ToolCall(id="c", name="take", arguments='{"n": 2.0, "ids": [1.0, 3]}')
+    assert chef.execute(call).result.content == "2 [1, 3]"

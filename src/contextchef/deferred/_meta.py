@@ -18,7 +18,7 @@ from contextchef._json import JsonValue
 from contextchef.search._index import SearchHit, ToolIndex
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._tool import Tool, ToolAnnotations
-from contextchef.tools._validate import validation_errors
+from contextchef.tools._validate import integral, validation_errors
 
 __all__ = [
     "DEFER_EXECUTE",
@@ -268,16 +268,17 @@ def run_tool_search(
     problems = validation_errors(_SEARCH_SCHEMA, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
     if problems or len(given) != 1:
-        detail = "; ".join(problems) if problems else "got " + (" and ".join(given) or "neither")
-        return SearchOutcome(
-            text=_capped(
-                "tool_search needs exactly one of 'tool_names' (a list of exact names) or "
-                "'queries' (a list of keywords, in English and Chinese), and an optional "
-                f"integer 'limit' >= 1: {detail}.",
-                config,
-            ),
-            is_error=True,
+        usage = (
+            "tool_search takes exactly one of 'tool_names' (a list of exact names) or "
+            "'queries' (a list of keywords, in English and Chinese), and an optional "
+            "integer 'limit' >= 1"
         )
+        if problems:
+            text = f"Invalid tool_search arguments: {'; '.join(problems)}. {usage}."
+        else:
+            text = f"{usage}; got {' and '.join(given) or 'neither'}."
+        return SearchOutcome(text=_capped(text, config), is_error=True)
+    arguments = integral(_SEARCH_SCHEMA, dict(arguments))  # a limit of 2.0 counts as 2
     names: list[str] | None = arguments.get("tool_names")
     queries: list[str] | None = arguments.get("queries")
     if queries is not None and not any(q.strip() for q in queries):

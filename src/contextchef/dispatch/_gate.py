@@ -51,7 +51,7 @@ from contextchef.exposure._policy import matches
 from contextchef.history._messages import ToolCall, parse_json_object
 from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool
-from contextchef.tools._validate import validation_errors
+from contextchef.tools._validate import integral, validation_errors
 
 __all__ = [
     "ActionProblem",
@@ -288,6 +288,7 @@ def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> Chec
     problems = validation_errors(tool.input_schema, args)
     if problems:
         return _invalid(tool, wire, problems)
+    args = integral(tool.input_schema, args)  # 2.0 passes as an integer: hand over 2
     return Allowed(tool=tool, wire_name=wire, arguments=args, via=via)
 
 
@@ -302,7 +303,8 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
             return Denied(
                 reason=f'Tool "{tool.name}" is currently blocked.', code="blocked", tool=tool
             )
-        return Allowed(tool=tool, wire_name=tool.name, arguments=dict(arguments))
+        args = integral(tool.input_schema, dict(arguments))
+        return Allowed(tool=tool, wire_name=tool.name, arguments=args)
     denied = _policy(view, ctx, tool, via)
     if denied is not None:
         return denied

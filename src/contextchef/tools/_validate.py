@@ -100,3 +100,30 @@ def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> lis
         for err in errors
     }
     return sorted(lines)
+
+
+def integral(schema: Mapping[str, JsonValue], value: Any) -> Any:
+    """`value` with each integral float (``2.0``) made an int where `schema` wants integers.
+
+    JSON Schema counts ``2.0`` as an integer, so validated arguments may hold floats a
+    handler then uses as an index or a count; this walks ``properties``, ``items`` and
+    ``additionalProperties`` (no ``$ref``) and converts them. Anything else is returned
+    as it is.
+    """
+    types = schema.get("type")
+    wants_int = types == "integer" or (isinstance(types, list) and "integer" in types)
+    if wants_int and isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        extra = schema.get("additionalProperties")
+        out = {}
+        for key, item in value.items():
+            sub = props.get(key, extra)
+            out[key] = integral(sub, item) if isinstance(sub, Mapping) else item
+        return out
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping):
+        return [integral(items, item) for item in value]
+    return value
