@@ -399,3 +399,24 @@ def test_compiling_twice_with_memories_gives_the_same_bytes() -> None:
     first = chef.compile("openai").to_json()
     assert chef.compile("openai").to_json() == first
     assert "contextchef_memories_0001" in first
+
+
+@pytest.mark.parametrize("cut", ["compact", "clear_history", "set_history"])
+def test_a_snapshot_taken_right_after_a_cut_restores(cut: str) -> None:
+    chef = _chef()
+    for turn in range(3):
+        chef.compile("anthropic", model=OPUS)
+        chef.compile("openai")
+        chef.append(assistant(f"a{turn}"), user(f"u{turn}"))
+    if cut == "compact":
+        chef.compact(lambda text: "summary", keep_recent_turns=1)
+    elif cut == "clear_history":
+        chef.clear_history()
+        chef.append(user("again"))
+    else:
+        chef.set_history(chef.history[:3])
+    other = ContextChef()
+    other.restore(json.loads(json.dumps(chef.snapshot())))
+    for target in ("anthropic", "openai"):
+        assert other.compile(target).to_json() == chef.compile(target).to_json()
+        assert other.compile(target).edits == chef.compile(target).edits

@@ -229,7 +229,7 @@ class Ledger:
         marks = [Mark.from_dict(m) for m in _list(data.get("marks"), "marks")]
         pending_raw = data.get("pending")
         pending = Mark.from_dict(pending_raw) if pending_raw is not None else None
-        _check_marks(marks, pending, ir=len(ir), wire=len(wire), history=len(history))
+        _check_marks(marks, pending, ir=len(ir), wire=len(wire))
         strip = []
         for r in _list(data.get("strip") or [], "strip"):
             ok = isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r)
@@ -296,10 +296,12 @@ def _list(value: object, name: str) -> list[Any]:
     return value
 
 
-def _check_marks(
-    marks: Iterable[Mark], pending: Mark | None, *, ir: int, wire: int, history: int
-) -> None:
-    """Marks start at zero, never shrink, and end at the recorded sizes."""
+def _check_marks(marks: Iterable[Mark], pending: Mark | None, *, ir: int, wire: int) -> None:
+    """Marks start at zero, never shrink, and end at the recorded sizes.
+
+    The history may be shorter than what the ledger consumed (cut or compacted after
+    the last compile): the next compile reports that edit.
+    """
     chain = [*marks, *([pending] if pending else [])]
     if not chain or chain[0] != Mark():
         raise UsageError("snapshot ledger marks must start with the empty mark")
@@ -307,7 +309,7 @@ def _check_marks(
         if b.history < a.history or b.ir < a.ir or b.wire < a.wire:
             raise UsageError("snapshot ledger marks must not shrink")
     top = chain[-1]
-    if top.ir != ir or top.wire != wire or top.history > history:
+    if top.ir != ir or top.wire != wire:
         raise UsageError(
-            "snapshot ledger marks do not match its entries or the history; nothing was restored"
+            "snapshot ledger marks do not match its recorded entries; nothing was restored"
         )
