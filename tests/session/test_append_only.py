@@ -38,6 +38,7 @@ from contextchef.testing import (
     FakeOpenAIChat,
     FakeResponses,
     httpx_for,
+    text,
 )
 from prefix_check import prefix_problems
 from sdk_check import PROVIDER_ENV
@@ -420,3 +421,26 @@ def test_a_snapshot_taken_right_after_a_cut_restores(cut: str) -> None:
     for target in ("anthropic", "openai"):
         assert other.compile(target).to_json() == chef.compile(target).to_json()
         assert other.compile(target).edits == chef.compile(target).edits
+
+
+def test_switching_to_a_model_without_system_messages_folds_them_into_user_text() -> None:
+    """Claude models differ: the sent system entries are an edit for one that has none."""
+    chef = _chef()
+    chef.announce("mode", "Writes need review.", channel="system")
+    fake = FakeAnthropic().script(*[text(f"a{i}", reasoning="") for i in range(6)])
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    requests = []
+    for model in (OPUS, OPUS, "claude-haiku-5-5", "claude-haiku-5-5", OPUS, OPUS):
+        request = chef.compile("anthropic", model=model)
+        requests.append(request)
+        chef.ingest(client.messages.create(**request.payload))
+        chef.append(user("next"))
+    client.close()
+    assert fake.violations == ()
+    assert '"role": "system"' in json.dumps(requests[1].payload)
+    (edit,) = requests[2].edits
+    assert edit.kind == "model" and edit.wire_index == 0
+    assert '"role": "system"' not in json.dumps(requests[3].payload)
+    stated = [m for m in requests[3].payload["messages"] if "Writes need review." in json.dumps(m)]
+    assert [m["role"] for m in stated] == ["user"]  # stated again, now in the user turn
+    assert all(r.edits == () for r in requests[3:])

@@ -33,6 +33,7 @@ from contextchef.providers import Adapter, ModelRules, RequestOptions
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
 from contextchef.session._request import (
     CompiledRequest,
+    EditKind,
     LedgerEdit,
     Segments,
     prefix_fingerprint,
@@ -81,6 +82,7 @@ class Step:
     strip: tuple[int, int] | None
     system: str
     tools: list[Any]
+    system_entry: bool = False
 
     def apply(self, ledger: Ledger) -> None:
         """Record this step in `ledger`."""
@@ -93,6 +95,7 @@ class Step:
             strip=self.strip,
             system=self.system,
             tools=self.tools,
+            system_entry=self.system_entry,
         )
 
 
@@ -350,8 +353,9 @@ def _headers(inp: CompileInput) -> dict[str, str]:
 
 def _edit(kind: str, at: int, base: Mark, stripped: int) -> LedgerEdit:
     note = f", without the thinking of {stripped} message(s)" if stripped else ""
+    kinds: dict[str, EditKind] = {"system": "system", "tools": "tools", "model": "model"}
     return LedgerEdit(
-        kind="history" if kind == "history" else "system" if kind == "system" else "tools",
+        kind=kinds.get(kind, "history"),
         history_index=at,
         wire_index=base.wire,
         thinking_stripped=stripped,
@@ -383,6 +387,12 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     elif kind != "history":
         edits.append(_edit(kind, 0, base, 0))  # the cache restarts; nothing is bound
         kind = "history"
+    sent = [i for i in ledger.system_entries if i < base.wire]
+    if sent and not (rules.system_messages and adapter.system_message("") is not None):
+        # this model takes no system entries: go back to before the first one sent
+        kind = "model"
+        base = next(m for m in reversed(ledger.marks) if m.wire <= sent[0])
+        edited_at = base.history if edited_at is None else min(edited_at, base.history)
     strip: tuple[int, int] | None = None
     messages, changes = _normalized(inp, base, None)
     if base is ledger.pending and (not messages or messages[0].role != "assistant"):
@@ -442,5 +452,6 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         strip=strip,
         system=inp.state.system,
         tools=tools,
+        system_entry=entry is not None,
     )
     return request, step

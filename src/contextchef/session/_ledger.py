@@ -127,6 +127,8 @@ class Ledger:
     """Id of the last response ingested after a compile for this target."""
     answered: bool = False
     """A response was ingested after the last compile (its pending mark was answered)."""
+    system_entries: list[int] = field(default_factory=list)
+    """Wire indices of the mid-conversation system entries sent."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
 
@@ -167,6 +169,7 @@ class Ledger:
         strip: tuple[int, int] | None = None,
         system: str,
         tools: list[Any],
+        system_entry: bool = False,
     ) -> None:
         """Keep everything up to `base`, append the new entries, make `mark` pending.
 
@@ -186,6 +189,9 @@ class Ledger:
         self.ir.extend(ir)
         self.wire.extend(wire)
         self.jsons.extend([None] * len(wire))
+        self.system_entries = [i for i in self.system_entries if i < base.wire]
+        if system_entry:
+            self.system_entries.append(len(self.wire) - 1)
         self.pending = mark
         self.history = history
         if strip is not None:
@@ -208,6 +214,7 @@ class Ledger:
             "tools": self.tools,
             "response_id": self.response_id,
             "answered": self.answered,
+            "system_entries": list(self.system_entries),
         }
 
     @classmethod
@@ -246,6 +253,9 @@ class Ledger:
             raise UsageError("snapshot ledger 'response_id' must be text or null")
         if not isinstance(answered, bool):
             raise UsageError("snapshot ledger 'answered' must be true or false")
+        entries = _list(data.get("system_entries", []), "system_entries")
+        if not all(type(i) is int and 0 <= i < len(wire) for i in entries):
+            raise UsageError("snapshot ledger 'system_entries' must hold wire indices")
         try:
             jsons: list[str | None] = [canonical_dumps(w) for w in wire]
         except (TypeError, ValueError, RecursionError) as exc:
@@ -273,6 +283,7 @@ class Ledger:
             tools=tools,
             response_id=response_id,
             answered=answered,
+            system_entries=list(entries),
         )
         for i, message in enumerate(ir):
             for call in message.tool_calls:

@@ -11,9 +11,9 @@ from contextchef._json import canonical_dumps
 from contextchef.history._normalize import Change
 from contextchef.providers import CacheAuditFinding, ModelRules
 
-__all__ = ["CompiledRequest", "LedgerEdit", "Segments", "prefix_fingerprint"]
+__all__ = ["CompiledRequest", "EditKind", "LedgerEdit", "Segments", "prefix_fingerprint"]
 
-EditKind = Literal["history", "system", "tools"]
+EditKind = Literal["history", "system", "tools", "model"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,7 +22,9 @@ class LedgerEdit:
 
     Attributes:
         kind: ``history`` (an earlier message changed or went away), ``system`` or
-            ``tools`` (the prefix before every message changed).
+            ``tools`` (the prefix before every message changed), or ``model`` (the
+            model takes no mid-conversation system messages, and some were sent: their
+            text is stated in the user turn instead).
         history_index: The first history message concerned (0 for ``system`` and
             ``tools``).
         wire_index: The first wire entry sent differently from before (entries before
