@@ -444,3 +444,30 @@ def test_switching_to_a_model_without_system_messages_folds_them_into_user_text(
     stated = [m for m in requests[3].payload["messages"] if "Writes need review." in json.dumps(m)]
     assert [m["role"] for m in stated] == ["user"]  # stated again, now in the user turn
     assert all(r.edits == () for r in requests[3:])
+
+
+@pytest.mark.parametrize(
+    "blank",
+    [
+        {"type": "message", "role": "assistant", "content": [{"type": "text", "text": ""}]},
+        {"type": "message", "role": "assistant", "content": []},
+        {
+            "id": "c",
+            "object": "chat.completion",
+            "choices": [{"message": {"role": "assistant", "content": ""}}],
+        },
+    ],
+)
+def test_a_blank_answer_never_leaves_two_user_turns(blank: dict[str, Any]) -> None:
+    """The blank turn renders to nothing: the next user message joins the unanswered one."""
+    chef = _chef()
+    fake = FakeAnthropic().script(text("fine", reasoning=""))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    chef.compile("anthropic", model=OPUS)
+    chef.ingest(blank)
+    chef.append(user("hello? please answer"))
+    request = chef.compile("anthropic", model=OPUS)
+    client.messages.create(**request.payload)
+    client.close()
+    assert fake.violations == () and request.edits == ()
+    assert [m["role"] for m in request.payload["messages"]] == ["user"]

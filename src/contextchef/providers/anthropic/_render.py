@@ -310,7 +310,14 @@ class AnthropicAdapter:
         return call
 
     def keeps(self, part: Part) -> bool:
-        """Anthropic receives its own thinking blocks (as recorded) and server blocks."""
+        """Anthropic receives its own thinking blocks (as recorded) and server blocks.
+
+        Not empty or whitespace-only text, which the API rejects (an answer that held
+        only that then drops out of the history as empty, instead of leaving two user
+        turns in a row).
+        """
+        if isinstance(part, TextPart) and not part.text.strip():
+            return False
         fmt = self.profile.wire
         return keeps_part(part, fmt=fmt, reasoning=lambda r: _reasoning(r) is not None)
 

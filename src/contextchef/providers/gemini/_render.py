@@ -201,7 +201,12 @@ class GeminiAdapter(AdapterDefaults):
     """Payloads are for ``google.genai.Client().models.generate_content``."""
 
     def keeps(self, part: Part) -> bool:
-        """Gemini receives its own thought parts (as recorded) and provider parts."""
+        """Gemini receives its own thought parts (as recorded) and provider parts.
+
+        Blank text only where it carries a thought signature recorded from Gemini.
+        """
+        if isinstance(part, TextPart) and not part.text.strip():
+            return "thought_signature" in (hints(part.provider_data, FORMAT).get("extra") or {})
         return keeps_part(
             part, fmt=self.profile.wire, reasoning=lambda r: _reasoning(r) is not None
         )
