@@ -471,3 +471,24 @@ def test_a_blank_answer_never_leaves_two_user_turns(blank: dict[str, Any]) -> No
     client.close()
     assert fake.violations == () and request.edits == ()
     assert [m["role"] for m in request.payload["messages"]] == ["user"]
+
+
+def test_an_unanswered_edit_is_decided_again_at_the_retry() -> None:
+    """A retry reports the edit again; taking the change back before sending undoes it."""
+    thinking = {"type": "thinking", "thinking": "", "signature": "sig"}
+    chef = _chef()
+    for _ in range(2):
+        chef.compile("anthropic", model=OPUS)
+        chef.ingest({"type": "message", "role": "assistant", "content": [thinking, _text("a")]})
+        chef.append(user("more"))
+    sent = chef.compile("anthropic", model=OPUS)
+    chef.set_system_prompt("S2")
+    first = chef.compile("anthropic", model=OPUS)  # say the request fails
+    retry = chef.compile("anthropic", model=OPUS)
+    assert [e.kind for e in first.edits] == [e.kind for e in retry.edits] == ["system"]
+    assert retry.to_json() == first.to_json()
+    chef.set_system_prompt("S")  # taken back before anything was sent
+    again = chef.compile("anthropic", model=OPUS)
+    assert again.edits == ()
+    assert again.to_json() == sent.to_json()
+    assert again.to_json().count('"type":"thinking"') == 2

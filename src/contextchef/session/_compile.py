@@ -42,7 +42,7 @@ from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
 
-__all__ = ["CompileInput", "Step", "check_options", "compile_request"]
+__all__ = ["CompileInput", "Step", "check_options", "compile_request", "pending_answered"]
 
 MEMORY_CALL_PREFIX = "contextchef_memories_"
 """Ids of the synthetic ``read_memories`` calls: this prefix and a session counter."""
@@ -153,11 +153,7 @@ def choose_base(ledger: Ledger, history: tuple[Message, ...]) -> tuple[Mark, int
     edit: that request bound nothing.
     """
     consumed, pending = ledger.history, ledger.pending
-    answered = pending is not None and _ends_with_user(ledger, pending)
-    if answered:
-        assert pending is not None
-        follows = len(history) > pending.history and history[pending.history].role == "assistant"
-        answered = follows or ledger.answered
+    answered = pending_answered(ledger, history)
     if len(history) >= len(consumed) and history[: len(consumed)] == consumed:
         return (pending if pending is not None and answered else ledger.marks[-1]), None
     first = _first_difference(history, consumed)
@@ -165,6 +161,19 @@ def choose_base(ledger: Ledger, history: tuple[Message, ...]) -> tuple[Mark, int
     if first >= bound:
         return ledger.marks[-1], None  # only the unanswered tail changed: not an edit
     return _mark_before(ledger, first), first
+
+
+def pending_answered(ledger: Ledger, history: Sequence[Message]) -> bool:
+    """Whether the model answered the last compile.
+
+    It did when a response was ingested after it, or when the history holds an
+    assistant turn right after what it consumed.
+    """
+    pending = ledger.pending
+    if pending is None or not _ends_with_user(ledger, pending):
+        return False
+    follows = len(history) > pending.history and history[pending.history].role == "assistant"
+    return follows or ledger.answered
 
 
 def _ends_with_user(ledger: Ledger, mark: Mark) -> bool:

@@ -13,7 +13,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from contextchef.providers import CacheAuditFinding, get_adapter
-from contextchef.session._compile import CompileInput, check_options, compile_request
+from contextchef.session._compile import (
+    CompileInput,
+    check_options,
+    compile_request,
+    pending_answered,
+)
 from contextchef.session._ledger import Ledger
 from contextchef.session._library import READ_MEMORIES
 from contextchef.session._memory import MemoryStore, render_memories
@@ -109,6 +114,8 @@ class CompileMixin:
         try:  # a compile that fails leaves the session as it was, handoff included
             self._handoff_if_due()
             ledger = self._state.ledgers.get(target) or Ledger()
+            if ledger.undo is not None and not pending_answered(ledger, self._state.history):
+                ledger = ledger.undo  # the edit was never answered: decide it again
             result, step = compile_request(
                 CompileInput(
                     adapter=adapter,
@@ -130,7 +137,9 @@ class CompileMixin:
         except BaseException:
             self._state = before
             raise
+        undo = ledger.copy() if result.edits else None
         step.apply(ledger)
+        ledger.undo = undo  # until answered, an edit can still be taken back
         self._state.ledgers[target] = ledger
         for edit in result.edits:
             logger.warning("contextchef: %s: %s", target, edit.detail)

@@ -26,6 +26,7 @@ is accepted where a gap is not (same page, "Removing thinking").
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
@@ -129,8 +130,26 @@ class Ledger:
     """A response was ingested after the last compile (its pending mark was answered)."""
     system_entries: list[int] = field(default_factory=list)
     """Wire indices of the mid-conversation system entries sent."""
+    undo: Ledger | None = field(default=None, repr=False, compare=False)
+    """The ledger before the last compile's edit, while that compile is unanswered (a
+    retry decides the edit again, and taking the change back undoes it). Not in
+    snapshots."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
+
+    def copy(self) -> Ledger:
+        """A copy whose lists are not shared (the entries in them are)."""
+        return dataclasses.replace(
+            self,
+            ir=list(self.ir),
+            wire=list(self.wire),
+            jsons=list(self.jsons),
+            marks=list(self.marks),
+            calls=dict(self.calls),
+            strip=list(self.strip),
+            system_entries=list(self.system_entries),
+            undo=None,
+        )
 
     @property
     def top(self) -> Mark:
