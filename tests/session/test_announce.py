@@ -413,8 +413,11 @@ def test_system_channel_waits_for_a_user_turn_and_is_never_hoisted() -> None:
     opening = "(The conversation so far continues from an earlier context.)"
     chef.set_history([assistant("I start.")])  # the normalizer adds a user turn first
     # the history ends with the assistant: nothing is attached, and nothing is hoisted
-    # (filterwarnings = error: a warning would fail this test)
-    req = chef.compile("anthropic", model="claude-opus-5-5")
+    # (filterwarnings = error: a warning would fail this test); opus-4-8 takes system
+    # messages and a trailing assistant turn, which opus-5-5 refuses
+    with pytest.raises(UsageError, match="rejects a trailing assistant message"):
+        chef.compile("anthropic", model="claude-opus-5-5")
+    req = chef.compile("anthropic", model="claude-opus-4-8")
     assert req.payload["system"] == system
     assert req.payload["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": opening}]},
@@ -425,15 +428,15 @@ def test_system_channel_waits_for_a_user_turn_and_is_never_hoisted() -> None:
     ]
     # stated at the next user turn
     chef.append(user("go"))
-    assert chef.compile("anthropic", model="claude-opus-5-5").payload["messages"][-2:] == [
+    assert chef.compile("anthropic", model="claude-opus-4-8").payload["messages"][-2:] == [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},
         marked,
     ]
     chef.clear_history()
-    empty = chef.compile("anthropic", model="claude-opus-5-5").payload
+    empty = chef.compile("anthropic", model="claude-opus-4-8").payload
     assert (empty["system"], empty["messages"]) == (system, [])
     chef.append(user("again"))
-    assert chef.compile("anthropic", model="claude-opus-5-5").payload["messages"] == [
+    assert chef.compile("anthropic", model="claude-opus-4-8").payload["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "again"}]},
         marked,
     ]

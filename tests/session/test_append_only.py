@@ -492,3 +492,20 @@ def test_an_unanswered_edit_is_decided_again_at_the_retry() -> None:
     assert again.edits == ()
     assert again.to_json() == sent.to_json()
     assert again.to_json().count('"type":"thinking"') == 2
+
+
+def test_a_history_ending_with_the_model_is_refused_where_prefill_is() -> None:
+    chef = _chef()
+    chef.append(assistant("partial"))
+    with pytest.raises(UsageError, match="claude-opus-5-5.*trailing assistant message"):
+        chef.compile("anthropic", model=OPUS)
+    assert chef.compile("anthropic", model="claude-opus-4-8").payload["messages"][-1]["role"] == (
+        "assistant"
+    )
+
+
+@pytest.mark.parametrize("extra", [{"x": float("nan")}, {"x": object()}, {1: 2}, {"": 1}])
+def test_extra_must_be_plain_json_with_text_keys(extra: dict[Any, Any]) -> None:
+    chef = _chef()
+    with pytest.raises(UsageError, match="extra field"):
+        chef.compile("anthropic", extra=extra)

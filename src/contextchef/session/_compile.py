@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_value, is_unicode
+from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
@@ -119,13 +119,15 @@ def check_options(model: object, max_tokens: object, extra: object, betas: objec
     if not isinstance(extra, Mapping):
         raise UsageError(f"extra must be a mapping of request fields, got {type(extra).__name__}")
     for key, value in extra.items():
-        if not isinstance(key, str) or key in _WRITTEN or key.endswith("max_tokens"):
+        if not isinstance(key, str) or not key:
+            raise UsageError(f"extra field names must be non-empty strings, got {key!r:.60}")
+        if key in _WRITTEN or key.endswith("max_tokens"):
             raise UsageError(
                 f"extra field {key!r:.60} is written by compile itself; pass model, "
                 "max_tokens, tools and history through the session"
             )
         try:
-            canonical_value(value)
+            canonical_dumps(canonical_value(value))
         except (TypeError, ValueError, RecursionError) as exc:
             raise UsageError(f"extra field {key!r}: not plain JSON ({exc})") from exc
     if isinstance(betas, str) or not all(isinstance(b, str) and b for b in betas):  # type: ignore[attr-defined]
@@ -427,6 +429,12 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
     all_messages = [*recorded, *wire]
     last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
+    if last_role == "assistant" and not rules.prefill:
+        raise UsageError(
+            f"the history ends with the model's turn, and model {rules.model!r} rejects a "
+            "trailing assistant message (prefill); append the next user message or the "
+            "tool results first"
+        )
     options = _options(inp, rules, ends_with_user=last_role == "user")
     payload = adapter.assemble(
         system=inp.state.system, tools=prefix.tools, messages=all_messages, options=options
