@@ -497,7 +497,7 @@ def test_an_unanswered_edit_is_decided_again_at_the_retry() -> None:
 def test_a_history_ending_with_the_model_is_refused_where_prefill_is() -> None:
     chef = _chef()
     chef.append(assistant("partial"))
-    with pytest.raises(UsageError, match="claude-opus-5-5.*trailing assistant message"):
+    with pytest.raises(UsageError, match=r"claude-opus-5-5.*trailing assistant message"):
         chef.compile("anthropic", model=OPUS)
     assert chef.compile("anthropic", model="claude-opus-4-8").payload["messages"][-1]["role"] == (
         "assistant"
