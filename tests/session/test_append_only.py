@@ -25,6 +25,7 @@ from long_session import TURNS, build, drive, script
 from contextchef import (
     ContextChef,
     InMemoryStore,
+    ToolCall,
     ToolResult,
     UsageError,
     assistant,
@@ -509,3 +510,54 @@ def test_extra_must_be_plain_json_with_text_keys(extra: dict[Any, Any]) -> None:
     chef = _chef()
     with pytest.raises(UsageError, match="extra field"):
         chef.compile("anthropic", extra=extra)
+
+
+def test_reused_or_empty_call_ids_are_made_unique_at_ingest() -> None:
+    """An OpenAI-compatible server that sends "" or "call_0" every turn loses nothing."""
+    chef = _chef()
+    seen = []
+    for turn, call_id in enumerate(["call_0", "call_0", "", ""]):
+        chef.compile("openai")
+        reply = {
+            "id": f"c{turn}",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": call_id,
+                                "type": "function",
+                                "function": {"name": "f", "arguments": "{}"},
+                            }
+                        ],
+                    }
+                }
+            ],
+        }
+        (call,) = chef.ingest(reply)
+        seen.append(call.id)
+        chef.append(tool_results([ToolResult(call_id=call.id, name="f", content=f"r{turn}")]))
+    assert len(set(seen)) == 4 and seen[0] == "call_0"
+    request = chef.compile("openai")
+    assert request.changes == ()
+    assert sum(m["role"] == "tool" for m in request.payload["messages"]) == 4
+
+
+def test_call_ids_anthropic_refuses_are_sent_in_a_form_it_accepts() -> None:
+    chef = _chef()
+    call = ToolCall(id="functions.read_file:0", name="read_file", arguments="{}")
+    chef.append(assistant("", [call]))
+    chef.append(tool_results([ToolResult(call_id=call.id, name="read_file", content="x")]))
+    fake = FakeAnthropic().script(text("ok"))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    messages = chef.compile("anthropic").payload["messages"]
+    client.messages.create(model="m", max_tokens=10, messages=messages)
+    client.close()
+    assert fake.violations == ()
+    use, result = messages[1]["content"][0], messages[2]["content"][0]
+    assert use["id"] == result["tool_use_id"] and use["id"].startswith(
+        "toolu_functions_read_file_0_"
+    )

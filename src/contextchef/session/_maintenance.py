@@ -7,6 +7,7 @@ overflow handoff replace the stored history explicitly (see `contextchef.session
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef.exposure._policy import Mode
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
-from contextchef.history._messages import ToolCall, check_message
+from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
 from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
@@ -62,10 +63,11 @@ class MaintenanceMixin:
                 history is unchanged.
         """
         history = self._state.history
-        made = [synthetic_index(p.id) for m in history for p in m.parts if isinstance(p, ToolCall)]
+        ids = {p.id for m in history for p in m.parts if isinstance(p, ToolCall)}
+        made = [synthetic_index(i) for i in ids]
         offset = max([len(history), *(i + 1 for i in made if i is not None)])
         read = read_response(response, id_offset=offset)
-        messages = read.turn.messages
+        messages = tuple(_unique_ids(m, ids, len(history)) for m in read.turn.messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
         self._state.history = history + messages
@@ -178,3 +180,23 @@ class MaintenanceMixin:
             keep = handoff_keep_turns(state.history)
             self.compact(self._handoff.summarize, keep_recent_turns=keep)
             state.new_context_pending = False
+
+
+def _unique_ids(message: Message, taken: set[str], turn: int) -> Message:
+    """`message` with each call id that is empty or already used in the session replaced.
+
+    Some OpenAI-compatible servers send ``""`` or the same id (``call_0``) every turn;
+    kept, the normalizer would drop every later exchange as a duplicate. The new id
+    (``call_<turn>_<n>``) is what the session and the provider see from then on.
+    """
+    parts: list[Part] = []
+    for k, part in enumerate(message.parts):
+        if isinstance(part, ToolCall) and (not part.id or part.id in taken):
+            n = k
+            while f"call_{turn}_{n}" in taken:
+                n += 1
+            part = dataclasses.replace(part, id=f"call_{turn}_{n}")
+        if isinstance(part, ToolCall):
+            taken.add(part.id)
+        parts.append(part)
+    return dataclasses.replace(message, parts=tuple(parts))

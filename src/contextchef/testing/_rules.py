@@ -236,6 +236,22 @@ def anthropic_tool_use_ids_unique(body: _Body, earlier: _Earlier) -> Iterator[st
                 first[call_id] = i
 
 
+_ANTHROPIC_ID = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+def anthropic_tool_use_ids_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``tool_use.id`` and ``tool_result.tool_use_id`` match ``^[a-zA-Z0-9_-]+$``."""
+    for i, message in _dicts(body.get("messages")):
+        for j, block in _blocks(message):
+            key = {"tool_use": "id", "tool_result": "tool_use_id"}.get(str(block.get("type")))
+            value = block.get(key) if key else None
+            if key and not (isinstance(value, str) and _ANTHROPIC_ID.fullmatch(value)):
+                yield (
+                    f"messages.{i}.content.{j}.{key}: String should match pattern "
+                    f"'^[a-zA-Z0-9_-]+$' (got {value!r:.60})"
+                )
+
+
 def anthropic_tool_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """Tool names are unique and legal; custom tools have an object ``input_schema``."""
     tools = _dicts(body.get("tools"))
@@ -311,6 +327,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_tool_result_has_call,
     anthropic_tool_results_first,
     anthropic_tool_use_ids_unique,
+    anthropic_tool_use_ids_valid,
     anthropic_tool_names_valid,
     anthropic_references_declared,
     anthropic_no_trailing_whitespace,

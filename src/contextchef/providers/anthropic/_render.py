@@ -22,6 +22,8 @@ Every IR part has one renderer in `_BLOCKS`:
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -112,6 +114,22 @@ def _provider(part: ProviderPart) -> dict[str, Any] | None:
     return out
 
 
+_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
+
+
+def wire_id(call_id: str) -> str:
+    """`call_id` as Anthropic accepts it (``^[a-zA-Z0-9_-]+$``), the same every time.
+
+    Ids made elsewhere (``functions.read:0`` from Kimi-style servers, ``call 1``, ``""``)
+    become a readable, deterministic form with a hash of the original, so ``tool_use``
+    and ``tool_result`` keep matching and two different ids never meet.
+    """
+    if _ID.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"toolu_{re.sub(r'[^A-Za-z0-9_-]', '_', call_id)[:60]}_{digest}"
+
+
 def _tool_use(part: ToolCall) -> dict[str, Any]:
     hint = hints(part.provider_data, FORMAT)
     recorded = hint.get("input")
@@ -119,7 +137,7 @@ def _tool_use(part: ToolCall) -> dict[str, Any]:
         arguments: Any = thaw(recorded)
     else:
         arguments = object_arguments(part)
-    built = {"type": "tool_use", "id": part.id, "name": part.name, "input": arguments}
+    built = {"type": "tool_use", "id": wire_id(part.id), "name": part.name, "input": arguments}
     return apply_hints(built, hint)
 
 
@@ -187,7 +205,7 @@ def _tool_result(part: ToolResult) -> dict[str, Any]:
     hint = hints(part.provider_data, FORMAT)
     built: dict[str, Any] = {
         "type": "tool_result",
-        "tool_use_id": part.call_id,
+        "tool_use_id": wire_id(part.call_id),
         "content": _result_content(part, hint),
     }
     if part.is_error:
