@@ -561,3 +561,13 @@ def test_call_ids_anthropic_refuses_are_sent_in_a_form_it_accepts() -> None:
     assert use["id"] == result["tool_use_id"] and use["id"].startswith(
         "toolu_functions_read_file_0_"
     )
+
+
+def test_a_response_is_ingested_once() -> None:
+    chef = _chef()
+    chef.compile("anthropic", model=OPUS)
+    reply = {"id": "msg_1", "type": "message", "role": "assistant", "content": [_text("a")]}
+    chef.ingest(reply)
+    with pytest.raises(UsageError, match="'msg_1' was ingested already"):
+        chef.ingest(reply)
+    assert len(chef.history) == 2

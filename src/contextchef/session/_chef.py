@@ -124,6 +124,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         )
         self._volatile = VolatileState(cache_audit=cache_audit)
         self._notices: tuple[ResponseNotice, ...] = ()
+        self._ingested: set[str] = set()
         self._before: list[BeforeHook] = []
         self._after: list[AfterHook] = []
         self._pruner = Pruner(self)

@@ -37,6 +37,7 @@ class MaintenanceMixin:
     _modes: dict[str, Mode]
     _handoff: OverflowHandoff | None
     _notices: tuple[ResponseNotice, ...]
+    _ingested: set[str]
     _volatile: VolatileState
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
@@ -61,16 +62,24 @@ class MaintenanceMixin:
         Raises:
             CorruptHistoryError: Not a supported response, or a malformed one; the
                 history is unchanged.
+            UsageError: This response (by id) was ingested already.
         """
         history = self._state.history
         ids = {p.id for m in history for p in m.parts if isinstance(p, ToolCall)}
         made = [synthetic_index(i) for i in ids]
         offset = max([len(history), *(i + 1 for i in made if i is not None)])
         read = read_response(response, id_offset=offset)
+        if read.id is not None and read.id in self._ingested:
+            raise UsageError(
+                f"response {read.id!r:.80} was ingested already (its turn is in the history); "
+                "ingest each response once"
+            )
         messages = tuple(_unique_ids(m, ids, len(history)) for m in read.turn.messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
         self._state.history = history + messages
+        if read.id is not None:
+            self._ingested.add(read.id)
         ledger = self._state.ledgers.get(self._state.compiled or "")
         if ledger is not None:
             ledger.answered = True
