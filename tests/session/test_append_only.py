@@ -571,3 +571,34 @@ def test_a_response_is_ingested_once() -> None:
     with pytest.raises(UsageError, match="'msg_1' was ingested already"):
         chef.ingest(reply)
     assert len(chef.history) == 2
+
+
+@pytest.mark.parametrize("bad", [-1, "NaN", [None], [[]], {"a": 1}, 1.5])
+@pytest.mark.parametrize("field", ["keys", "extra", "message", "block", "input"])
+def test_unreadable_provider_data_is_a_library_error(field: str, bad: Any) -> None:
+    """Replay hints from a corrupt snapshot never escape as TypeError or AttributeError."""
+    from contextchef import ContextChefError
+
+    chef = _chef()
+    chef.compile("anthropic", model=OPUS)
+    chef.ingest(
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "", "signature": "s"},
+                {"type": "tool_use", "id": "t1", "name": "f", "input": {"x": 1}},
+            ],
+        }
+    )
+    chef.append(tool_results([ToolResult(call_id="t1", name="f", content="r")]))
+    snap = json.loads(json.dumps(chef.snapshot()))
+    for part in snap["history"][1]["parts"]:
+        part["provider_data"][field] = bad
+    other = ContextChef()
+    for target in ("anthropic", "openai", "responses", "gemini", "deepseek"):
+        try:
+            other.restore(snap)
+            other.compile(target, model=OPUS if target == "anthropic" else "m").to_json()
+        except ContextChefError:
+            pass

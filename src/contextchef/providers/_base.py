@@ -361,10 +361,12 @@ def apply_hints(
         A new dict; `built` is not modified.
     """
     out = dict(built)
-    for key, value in (hint.get("extra") or {}).items():
-        out.setdefault(key, thaw(value))
+    extra = hint.get("extra")
+    if isinstance(extra, Mapping):  # anything else is not a recorded hint: ignored
+        for key, value in extra.items():
+            out.setdefault(str(key), thaw(value))
     keys = hint.get("keys")
-    if not keys:
+    if not keys or not isinstance(keys, Sequence) or not all(isinstance(k, str) for k in keys):
         return out
     head = {k: out[k] for k in keys if k in out}
     tail = {k: v for k, v in out.items() if k not in head and k not in optional}

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import CorruptHistoryError, UsageError
 from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
@@ -324,6 +324,33 @@ def _tools_edit(sent: list[Any] | None, now: list[Any]) -> bool:
     return not (deferred and len(kept) == len(sent))
 
 
+def _render(
+    adapter: Adapter, ir: Sequence[Message], before: Sequence[Message], base: Mark
+) -> list[dict[str, Any]]:
+    """`Adapter.render_messages`, with a clear error for unreadable provider data.
+
+    A part whose recorded provider data the renderer cannot read (a corrupt snapshot or
+    a hand-made history) is a `CorruptHistoryError` naming its message.
+    """
+    try:
+        return adapter.render_messages(ir, before=before)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        for i, message in enumerate(ir):
+            try:
+                adapter.render_messages([message], before=before)
+            except (TypeError, AttributeError, KeyError, ValueError, IndexError):
+                raise CorruptHistoryError(
+                    f"message {base.history + i} (sent as entry {base.wire + i} or later) "
+                    f"cannot be rendered for {adapter.profile.target}: {type(exc).__name__}: "
+                    f"{exc!s:.200}; its provider_data is not what the provider recorded",
+                    index=base.history + i,
+                ) from exc
+        raise CorruptHistoryError(
+            f"the history cannot be rendered for {adapter.profile.target}: {exc!s:.200}",
+            index=base.history,
+        ) from exc
+
+
 def _previous(ledger: Ledger, base: Mark) -> Mark:
     at = next(i for i, m in enumerate(ledger.marks) if m is base)
     return ledger.marks[max(at - 1, 0)]
@@ -422,7 +449,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     ir, system_text = _with_update(inp, messages, update, rules, base)
     attached = bool(ir) and ir[-1].role == "user"
     before = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
-    wire = adapter.render_messages(ir, before=before)
+    wire = _render(adapter, ir, before, base)
     entry = adapter.system_message(system_text) if system_text and attached else None
     if entry is not None:
         wire.append(entry)

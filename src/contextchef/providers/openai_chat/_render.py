@@ -103,8 +103,8 @@ def _content(parts: Sequence[TextPart | MediaPart]) -> str | list[dict[str, Any]
 def _message_hint(part: Part | None) -> Mapping[str, Any]:
     if part is None or isinstance(part, ProviderPart):
         return {}
-    envelope: Mapping[str, Any] = hints(part.provider_data, FORMAT).get("message") or {}
-    return envelope
+    envelope = hints(part.provider_data, FORMAT).get("message")
+    return envelope if isinstance(envelope, Mapping) else {}
 
 
 def render_tool_call(part: ToolCall) -> dict[str, Any]:
