@@ -12,7 +12,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from contextchef.providers import CacheAuditFinding, get_adapter
+from contextchef.history._messages import Message, ReasoningPart
+from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
 from contextchef.session._compile import (
     CompileInput,
     check_options,
@@ -114,6 +115,8 @@ class CompileMixin:
         try:  # a compile that fails leaves the session as it was, handoff included
             self._handoff_if_due()
             ledger = self._state.ledgers.get(target) or Ledger()
+            if ledger.pending is None and len(ledger.marks) == 1:
+                _warn_unrecorded_thinking(adapter.model_rules(model), self._state.history)
             if ledger.undo is not None and not pending_answered(ledger, self._state.history):
                 ledger = ledger.undo  # the edit was never answered: decide it again
             result, step = compile_request(
@@ -163,3 +166,17 @@ class CompileMixin:
             return None
         shown = any(t.name == READ_MEMORIES for t in strategy.tools(self.view))
         return READ_MEMORIES if shown else None
+
+
+def _warn_unrecorded_thinking(rules: ModelRules, history: Sequence[Message]) -> None:
+    """Log once per fresh ledger when thinking meets the prefix check without a record."""
+    if not rules.prefix_check:
+        return
+    if any(isinstance(p, ReasoningPart) for m in history for p in m.parts):
+        logger.warning(
+            "contextchef: compiling a conversation that holds thinking blocks with no record "
+            "of what was sent before (a history set by hand, not a restored snapshot); if "
+            "earlier requests carried state updates, announcements or memories, model %r "
+            "will refuse the thinking: restore the session's snapshot instead",
+            rules.model,
+        )
