@@ -284,6 +284,40 @@ class AdapterDefaults:
         """`render_tools` (this API has no provider-side search tool)."""
         return self.render_tools(tools)
 
+    def render_messages(
+        self, messages: Sequence[Message], *, before: Sequence[Message] = ()
+    ) -> list[dict[str, Any]]:
+        """The conversation entries (each adapter defines it)."""
+        raise NotImplementedError
+
+    def assemble(
+        self,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The payload around rendered entries (each adapter defines it)."""
+        raise NotImplementedError
+
+    def render_request(
+        self,
+        *,
+        system: str,
+        tools: Sequence[CompiledTool],
+        messages: Sequence[Message],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The SDK call's keyword arguments for a whole IR history (nothing recorded)."""
+        native = options.native_tool_search
+        return self.assemble(
+            system=system,
+            tools=self.tool_entries(tools, native_tool_search=native),
+            messages=self.render_messages(messages),
+            options=options,
+        )
+
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """None: this API has no provider-side tool search."""
         return frozenset()

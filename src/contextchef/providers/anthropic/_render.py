@@ -40,6 +40,7 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import ANTHROPIC
 from contextchef.providers._base import (
+    AdapterDefaults,
     ModelRules,
     Profile,
     RequestOptions,
@@ -292,7 +293,7 @@ def _references(block: Mapping[str, Any]) -> set[str]:
     }
 
 
-class AnthropicAdapter:
+class AnthropicAdapter(AdapterDefaults):
     """IR -> Anthropic Messages payload.
 
     A positional system message (`RequestOptions.positional_system`) is sent as a
@@ -322,10 +323,6 @@ class AnthropicAdapter:
     def model_rules(self, model: str) -> ModelRules:
         """Per-model rules from the Claude model table (`claude_rules`)."""
         return claude_rules(model)
-
-    def injected_call(self, call: ToolCall) -> ToolCall:
-        """`call` unchanged."""
-        return call
 
     def keeps(self, part: Part) -> bool:
         """Anthropic receives its own thinking blocks (as recorded) and server blocks.
@@ -402,22 +399,6 @@ class AnthropicAdapter:
         if native_tool_search:
             rendered.append(dict(TOOL_SEARCH_TOOL))
         return rendered
-
-    def render_request(
-        self,
-        *,
-        system: str,
-        tools: Sequence[CompiledTool],
-        messages: Sequence[Message],
-        options: RequestOptions,
-    ) -> dict[str, Any]:
-        """The ``messages.create`` keyword arguments."""
-        return self.assemble(
-            system=system,
-            tools=self.tool_entries(tools, native_tool_search=options.native_tool_search),
-            messages=self.render_messages(messages),
-            options=options,
-        )
 
     def assemble(
         self,

@@ -281,22 +281,6 @@ class GeminiAdapter(AdapterDefaults):
         data = {"provider": FORMAT, "extra": {"thought_signature": SKIP_SIGNATURE}}
         return dataclasses.replace(call, provider_data=data)
 
-    def render_request(
-        self,
-        *,
-        system: str,
-        tools: Sequence[CompiledTool],
-        messages: Sequence[Message],
-        options: RequestOptions,
-    ) -> dict[str, Any]:
-        """``model``, ``contents`` and ``config`` for ``generate_content``."""
-        return self.assemble(
-            system=system,
-            tools=self.tool_entries(tools),
-            messages=self.render_messages(messages),
-            options=options,
-        )
-
     def assemble(
         self,
         *,

@@ -259,22 +259,6 @@ class OpenAIChatAdapter(AdapterDefaults):
         """A ``{"role": "system"}`` message (Chat takes them anywhere in the list)."""
         return {"role": "system", "content": text}
 
-    def render_request(
-        self,
-        *,
-        system: str,
-        tools: Sequence[CompiledTool],
-        messages: Sequence[Message],
-        options: RequestOptions,
-    ) -> dict[str, Any]:
-        """The ``chat.completions.create`` keyword arguments."""
-        return self.assemble(
-            system=system,
-            tools=self.tool_entries(tools),
-            messages=self.render_messages(messages),
-            options=options,
-        )
-
     def assemble(
         self,
         *,

@@ -263,22 +263,6 @@ class ResponsesAdapter(AdapterDefaults):
         """A ``developer`` message item (``instructions`` stays as sent, and cached)."""
         return {"type": "message", "role": "developer", "content": text}
 
-    def render_request(
-        self,
-        *,
-        system: str,
-        tools: Sequence[CompiledTool],
-        messages: Sequence[Message],
-        options: RequestOptions,
-    ) -> dict[str, Any]:
-        """The ``responses.create`` keyword arguments."""
-        return self.assemble(
-            system=system,
-            tools=self.tool_entries(tools),
-            messages=self.render_messages(messages),
-            options=options,
-        )
-
     def assemble(
         self,
         *,
