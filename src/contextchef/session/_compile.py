@@ -406,8 +406,9 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     """Render one request over the target's ledger (see the module docstring).
 
     Raises:
-        UsageError: A bad prefill, or a failing implicit-context hook.
-        MalformedArgumentsError: A history tool call cannot be sent to this target.
+        UsageError: A bad prefill, a history ending with the model's turn where the
+            model refuses that, or a failing implicit-context hook.
+        CorruptHistoryError: A message's recorded provider data cannot be rendered.
     """
     adapter, ledger, history = inp.adapter, inp.ledger, inp.state.history
     rules = adapter.model_rules(inp.model)
@@ -422,8 +423,16 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         kind = "tools"
     if kind != "history" and rules.prefix_check:
         base, edited_at = ledger.marks[0], 0  # every sent thinking block is bound to it
-    elif kind != "history":
-        edits.append(_edit(kind, 0, base, 0))  # the cache restarts; nothing is bound
+    elif kind != "history":  # nothing is bound to it: the messages stay, the cache restarts
+        edits.append(
+            LedgerEdit(
+                kind="system" if kind == "system" else "tools",
+                history_index=0,
+                wire_index=0,
+                detail=f"the {kind} sent before every message changed; the messages already "
+                "sent are kept, and the prompt cache restarts at the start",
+            )
+        )
         kind = "history"
     sent = [i for i in ledger.system_entries if i < base.wire]
     if sent and not (rules.system_messages and adapter.system_message("") is not None):

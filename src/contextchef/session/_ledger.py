@@ -151,15 +151,6 @@ class Ledger:
             undo=None,
         )
 
-    @property
-    def top(self) -> Mark:
-        """The newest mark, pending or committed."""
-        return self.pending or self.marks[-1]
-
-    def stripped(self, index: int) -> bool:
-        """Whether the thinking of history message `index` is no longer sent."""
-        return any(lo <= index < hi for lo, hi in self.strip)
-
     def entries_json(self, entries: Sequence[Mapping[str, Any]]) -> str:
         """Canonical JSON of `entries` as one list, each recorded entry serialized once.
 
