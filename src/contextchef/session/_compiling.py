@@ -103,7 +103,8 @@ class CompileMixin:
         Raises:
             UnknownTargetError: Unknown target.
             UsageError: Unknown strategy or one the target lacks, bad options, a prefill
-                the model rejects.
+                (or a history ending with the model's turn) the model rejects.
+            CorruptHistoryError: A message's recorded provider data cannot be rendered.
         """
         adapter = get_adapter(target)
         chosen = get_strategy(strategy)
