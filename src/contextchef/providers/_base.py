@@ -42,8 +42,8 @@ __all__ = [
 ]
 
 Channel = Literal["system", "user_tail"]
-"""Where volatile announcements go by default: a positional system message, or the end of
-the last user message."""
+"""Where ``auto`` announcements go: a mid-conversation system entry (where the model takes
+one), or the user text update at the end of the user message being sent."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,14 +168,6 @@ class RequestOptions:
         native_tool_search: Append the provider's server-side tool-search tool (only
             adapters whose profile has ``native_tool_search`` honour it); deferred tools
             then carry ``defer_loading: true``.
-        positional_system: Text of one positional system message placed after the last
-            history message and before any prefill (``""``: none). Anthropic sends a
-            ``role: "system"`` message there (hoisted into the top-level ``system`` as a
-            second block when no user message precedes it); Chat Completions a ``system``
-            message; Responses a ``developer`` message item (not ``instructions``);
-            Gemini, which has no system role in ``contents``, a user text part.
-        positional_cache: Anthropic: mark the positional system message as a prompt-cache
-            breakpoint. Other targets ignore it.
         prefill: Start of the assistant's answer (``""``: none), sent as a trailing
             assistant turn (Gemini: a ``model`` turn) for the model to continue.
         cache_last: Anthropic: send the last message's last block as a copy marked as a
@@ -189,8 +181,6 @@ class RequestOptions:
     max_tokens: int | None = None
     cache_system: bool = True
     native_tool_search: bool = False
-    positional_system: str = ""
-    positional_cache: bool = False
     prefill: str = ""
     cache_last: bool = False
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))

@@ -389,11 +389,17 @@ def _headers(inp: CompileInput) -> dict[str, str]:
     return {profile.beta_header: ",".join(sorted(betas))}
 
 
-def _edit(kind: str, at: int, base: Mark, stripped: int) -> LedgerEdit:
+def _prefix_change(ledger: Ledger, system: str, tools: list[Any]) -> EditKind | None:
+    """``system`` or ``tools`` when what comes before every message changed, else None."""
+    if ledger.system is not None and ledger.system != system:
+        return "system"
+    return "tools" if _tools_edit(ledger.tools, tools) else None
+
+
+def _edit(kind: EditKind, at: int, base: Mark, stripped: int) -> LedgerEdit:
     note = f", without the thinking of {stripped} message(s)" if stripped else ""
-    kinds: dict[str, EditKind] = {"system": "system", "tools": "tools", "model": "model"}
     return LedgerEdit(
-        kind=kinds.get(kind, "history"),
+        kind=kind,
         history_index=at,
         wire_index=base.wire,
         thinking_stripped=stripped,
@@ -416,24 +422,20 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     tools = prefix.pristine
     base, edited_at = choose_base(ledger, history)
     edits: list[LedgerEdit] = []
-    kind = "history"
-    if ledger.system is not None and ledger.system != inp.state.system:
-        kind = "system"
-    elif _tools_edit(ledger.tools, tools):
-        kind = "tools"
-    if kind != "history" and rules.prefix_check:
-        base, edited_at = ledger.marks[0], 0  # every sent thinking block is bound to it
-    elif kind != "history":  # nothing is bound to it: the messages stay, the cache restarts
+    kind: EditKind = "history"
+    changed = _prefix_change(ledger, inp.state.system, tools)
+    if changed is not None and rules.prefix_check:
+        kind, base, edited_at = changed, ledger.marks[0], 0  # every thinking block is bound
+    elif changed is not None:  # nothing is bound to it: the messages stay, the cache restarts
         edits.append(
             LedgerEdit(
-                kind="system" if kind == "system" else "tools",
+                kind=changed,
                 history_index=0,
                 wire_index=0,
-                detail=f"the {kind} sent before every message changed; the messages already "
-                "sent are kept, and the prompt cache restarts at the start",
+                detail=f"the {changed} sent before every message changed; the messages "
+                "already sent are kept, and the prompt cache restarts at the start",
             )
         )
-        kind = "history"
     sent = [i for i in ledger.system_entries if i < base.wire]
     if sent and not (rules.system_messages and adapter.system_message("") is not None):
         # this model takes no system entries: go back to before the first one sent

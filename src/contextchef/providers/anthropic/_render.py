@@ -260,26 +260,6 @@ def _mark_last(messages: list[Any]) -> None:
     messages[-1] = {**last, "content": [*content[:-1], marked]}
 
 
-def needs_hoist(messages: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether a positional system message would precede every user message.
-
-    Anthropic accepts ``role: "system"`` messages only after a user turn; with no user
-    message before it, the text is hoisted into the top-level ``system`` instead.
-    """
-    return not any(m.get("role") == "user" for m in messages)
-
-
-def _add_positional_system(payload: dict[str, Any], options: RequestOptions) -> None:
-    """Append the positional system message (or hoist it; see `needs_hoist`)."""
-    block: dict[str, Any] = {"type": "text", "text": options.positional_system}
-    if options.positional_cache:
-        block["cache_control"] = {"type": "ephemeral"}
-    if needs_hoist(payload["messages"]):
-        payload.setdefault("system", []).append(block)
-    else:
-        payload["messages"].append({"role": "system", "content": [block]})
-
-
 def _references(block: Mapping[str, Any]) -> set[str]:
     """``tool_name`` of each ``tool_reference`` in a tool-search result block."""
     if block.get("type") != "tool_search_tool_result":
@@ -296,10 +276,9 @@ def _references(block: Mapping[str, Any]) -> set[str]:
 class AnthropicAdapter(AdapterDefaults):
     """IR -> Anthropic Messages payload.
 
-    A positional system message (`RequestOptions.positional_system`) is sent as a
-    mid-conversation ``{"role": "system", "content": [text block]}`` right after the
-    conversation and before any prefill (``{"role": "assistant", "content": prefill}``,
-    the last message).
+    A system entry (`system_message`) is a mid-conversation ``{"role": "system",
+    "content": [text block]}``; a prefill is the last message,
+    ``{"role": "assistant", "content": prefill}``.
     """
 
     profile = Profile(
@@ -309,7 +288,7 @@ class AnthropicAdapter(AdapterDefaults):
         # https://docs.anthropic.com/en/api/messages: max_tokens is required
         max_tokens_key="max_tokens",
         default_max_tokens=4096,
-        # mid-conversation system messages follow a user turn (see `needs_hoist`)
+        # auto announcements: a mid-conversation system entry where the model takes one
         announcement_channel="system",
         # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching: up to 4
         cache_breakpoints=4,
@@ -426,8 +405,6 @@ class AnthropicAdapter(AdapterDefaults):
         payload["messages"] = list(messages)
         if options.cache_last:
             _mark_last(payload["messages"])
-        if options.positional_system:
-            _add_positional_system(payload, options)
         if options.prefill:
             payload["messages"].append({"role": "assistant", "content": options.prefill})
         for key, value in options.extra.items():

@@ -173,18 +173,6 @@ def _render_in_turn(
     return render
 
 
-def _add_user_text(contents: list[dict[str, Any]], text: str) -> None:
-    """Add a positional system message's text as a user part.
-
-    Gemini has no system role in ``contents``; the text joins the last user ``Content``
-    (or starts one), so roles keep alternating.
-    """
-    if contents and contents[-1]["role"] == "user":
-        contents[-1] = {**contents[-1], "parts": [*contents[-1]["parts"], {"text": text}]}
-    else:
-        contents.append({"role": "user", "parts": [{"text": text}]})
-
-
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The thought signature Gemini accepts on a function call the model did not make."""
 
@@ -302,8 +290,6 @@ class GeminiAdapter(AdapterDefaults):
         for key, value in options.extra.items():
             config.setdefault(key, value)
         contents: list[Any] = list(messages)
-        if options.positional_system:
-            _add_user_text(contents, options.positional_system)
         if options.prefill:
             contents.append({"role": "model", "parts": [{"text": options.prefill}]})
         return {"model": options.model, "contents": contents, "config": config}

@@ -270,8 +270,6 @@ class OpenAIChatAdapter(AdapterDefaults):
         """The payload: the system message first, then `messages` (not copied)."""
         rendered: list[Any] = [{"role": "system", "content": system}] if system else []
         rendered += messages
-        if options.positional_system:  # system messages are positional in Chat anyway
-            rendered.append({"role": "system", "content": options.positional_system})
         if options.prefill:
             rendered.append({"role": "assistant", "content": options.prefill})
         payload: dict[str, Any] = {"model": options.model, "messages": rendered}

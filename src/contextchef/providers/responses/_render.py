@@ -278,10 +278,6 @@ class ResponsesAdapter(AdapterDefaults):
         if tools:
             payload["tools"] = list(tools)
         items: list[Any] = list(messages)
-        if options.positional_system:  # an inline item: ``instructions`` stays cached
-            items.append(
-                {"type": "message", "role": "developer", "content": options.positional_system}
-            )
         if options.prefill:
             items.append({"type": "message", "role": "assistant", "content": options.prefill})
         payload["input"] = items
