@@ -269,7 +269,9 @@ def test_anthropic_parses_every_block_kind() -> None:
     call = second.parts[3]
     assert isinstance(call, ToolCall) and call.arguments == '{"b":1.0,"a":[1]}'
     result, document = third.parts
-    assert isinstance(result, ToolResult) and result.name == "f" and result.content == ""
+    # a result of tool_reference blocks: the names, and a sentence for other targets
+    assert isinstance(result, ToolResult) and result.name == "f" and result.references == ("g",)
+    assert result.content == "Tools found (now available to call by name): g"
     assert isinstance(document, MediaPart) and document.media_type == "application/pdf"
     assert get_adapter("anthropic").render_messages(parsed.messages) == wire  # type: ignore[attr-defined]
     # Edited arguments win over the recorded input object.

@@ -96,6 +96,15 @@ _SEARCH_INTRO = (
     'defer_execute({"tool_name": ..., "params": {...}}).'
 )
 
+_DIRECT_INTRO = (
+    "Find deferred tools and make them callable. Deferred tools are listed below by name "
+    "only; a tool this search returns becomes available to call directly by its name.\n"
+    "Give exactly one of:\n"
+    "- tool_names: exact tool names from the list (preferred when you know the name);\n"
+    "- queries: keywords describing the capability you need. Write every query in both "
+    'English and Chinese, e.g. ["image generation", "图片生成"].'
+)
+
 _SEARCH_SCHEMA: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
@@ -187,11 +196,18 @@ def render_directory(
     return "\n".join(lines)
 
 
-def tool_search_tool(directory: str) -> Tool:
-    """The ``tool_search`` meta-tool, its description ending with `directory`."""
+def tool_search_tool(directory: str, *, direct: bool = False) -> Tool:
+    """The ``tool_search`` meta-tool, its description ending with `directory`.
+
+    Args:
+        directory: The deferred-name directory.
+        direct: The tools found become callable by name (a provider-native strategy
+            reveals them), so the text does not send the model to ``defer_execute``.
+    """
+    intro = _DIRECT_INTRO if direct else _SEARCH_INTRO
     return Tool(
         name=TOOL_SEARCH,
-        description=f"{_SEARCH_INTRO}\n\n{directory}",
+        description=f"{intro}\n\n{directory}",
         input_schema=_SEARCH_SCHEMA,
         annotations=ToolAnnotations(read_only=True),
     )
@@ -241,6 +257,7 @@ def run_tool_search(
     config: DeferredConfig,
     *,
     explain_missing: Callable[[str], str | None] | None = None,
+    direct: bool = False,
 ) -> SearchOutcome:
     """Answer a ``tool_search`` call.
 
@@ -264,6 +281,8 @@ def run_tool_search(
         config: Limits.
         explain_missing: Says why a name is not in the index (e.g. hidden by the mode),
             or None when it simply does not exist.
+        direct: The tools found are called by their own names (a provider-native
+            strategy reveals them), not through ``defer_execute``.
     """
     problems = validation_errors(_SEARCH_SCHEMA, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
@@ -316,7 +335,7 @@ def run_tool_search(
                 config,
             )
         )
-    return _render_hits(hits, full, notes, config)
+    return _render_hits(hits, full, notes, config, direct=direct)
 
 
 def _missing_notes(missing: list[str], explain: Callable[[str], str | None] | None) -> list[str]:
@@ -356,7 +375,7 @@ def _fallback(
 
 
 def _render_hits(
-    hits: list[SearchHit], full: int, notes: list[str], config: DeferredConfig
+    hits: list[SearchHit], full: int, notes: list[str], config: DeferredConfig, *, direct: bool
 ) -> SearchOutcome:
     parts = list(notes)
     used = sum(len(p) + 2 for p in parts)
@@ -383,7 +402,12 @@ def _render_hits(
             + "\n".join(brief + bare)
             + f"\nTo load their full schemas, call tool_search({example})."
         )
-    parts.append('Call a loaded tool with defer_execute({"tool_name": "<name>", "params": {...}}).')
+    if direct:
+        parts.append("The tools above are now available: call them directly by name.")
+    else:
+        parts.append(
+            'Call a loaded tool with defer_execute({"tool_name": "<name>", "params": {...}}).'
+        )
     text = "\n\n".join(parts)
     if len(text) > config.result_chars:
         text = _capped(text, config)

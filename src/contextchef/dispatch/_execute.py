@@ -83,10 +83,19 @@ def _meta_result(
     if not is_meta(view, check.tool) or check.tool.name != TOOL_SEARCH:
         return None
     outcome = run_tool_search(
-        check.arguments, view.index, view.config, explain_missing=view.unavailable_reason
+        check.arguments,
+        view.index,
+        view.config,
+        explain_missing=view.unavailable_reason,
+        direct=ctx.search_direct,
     )
+    references = outcome.loaded if ctx.reveal_by_reference else ()
     result = ToolResult(
-        call_id=call.id, name=call.name, content=outcome.text, is_error=outcome.is_error
+        call_id=call.id,
+        name=call.name,
+        content=outcome.text,
+        is_error=outcome.is_error,
+        references=references,
     )
     return Execution(result=result, check=check, loaded=outcome.loaded)
 

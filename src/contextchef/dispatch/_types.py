@@ -109,6 +109,11 @@ class GateContext:
         direct_calls: The strategy sends deferred tools' definitions (``flat``, or a
             provider's own tool search), so the model calls them directly by name.
         all_loaded: Every schema is in the payload (``flat``): ``require_search`` is met.
+        reveal_by_reference: A ``tool_search`` result reveals the tools it found by
+            reference (`ToolResult.references`: Anthropic ``tool_reference`` blocks), and
+            its text tells the model to call them by name.
+        search_direct: The tools ``tool_search`` finds are called by name (a
+            provider-native strategy reveals them), not through ``defer_execute``.
     """
 
     blocked: tuple[str, ...] = ()
@@ -117,6 +122,8 @@ class GateContext:
     after: tuple[AfterHook, ...] = field(default_factory=tuple)
     direct_calls: bool = False
     all_loaded: bool = False
+    reveal_by_reference: bool = False
+    search_direct: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

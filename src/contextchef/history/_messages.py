@@ -306,6 +306,12 @@ class ToolResult:
     """The call failed (bad arguments, denied, or the tool raised)."""
     media: tuple[MediaPart, ...] = ()
     """Images or files returned with the text (e.g. a screenshot)."""
+    references: tuple[str, ...] = ()
+    """Wire names of tools this result reveals by reference (a ``tool_search`` answered
+    for a provider-native strategy). Anthropic receives them as ``tool_reference``
+    blocks instead of `content`, which the provider expands into the tools' definitions
+    (https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool,
+    custom tool search); every other target receives `content`."""
     provider_data: ProviderData | None = None
     """Provider fields to replay (e.g. Anthropic result content blocks as sent)."""
     kind: Literal["tool_result"] = "tool_result"
@@ -317,6 +323,11 @@ class ToolResult:
         object.__setattr__(self, "media", tuple(self.media))
         if not all(isinstance(m, MediaPart) for m in self.media):
             raise UsageError("ToolResult.media must hold MediaPart values")
+        if isinstance(self.references, str) or not isinstance(self.references, (list, tuple)):
+            raise UsageError("ToolResult.references must be a list of tool names")
+        object.__setattr__(self, "references", tuple(self.references))
+        for name in self.references:
+            _require_str("ToolResult.references[]", name)
         _freeze_data(self)
 
 

@@ -69,8 +69,9 @@ class Profile:
         announcement_channel: Where ``channel="auto"`` announcements render.
         cache_breakpoints: How many explicit prompt-cache breakpoints (``cache_control``) a
             request may carry; 0 where caching is automatic (no breakpoints to audit).
-        native_tool_search: The provider-side tool-search mechanism this target has
-            (``"anthropic"``: ``defer_loading`` plus a search tool), or None.
+        native_tool_search: The provider-side deferral this target has (``"anthropic"``:
+            ``defer_loading`` with a server or custom tool search and tool changes;
+            ``"responses"``: ``defer_loading`` with a ``tool_search`` tool), or None.
         strict_schemas: The API has a strict (constrained-decoding) tool mode; tools that
             ask for it are sent strict where the schema allows.
         media: The API takes image and file parts in messages; where it does not, they
@@ -114,6 +115,13 @@ class ModelRules:
         prefill: The model continues a trailing assistant message; False: ``prefill=``
             raises `UsageError` naming the model.
         thinking_binding: The request may carry ``thinking.block_binding`` (behind a beta).
+        tool_search: The model honours the provider's deferred tools (``defer_loading``)
+            and can have them revealed (Anthropic tool search, ``tool_reference``;
+            Responses ``tool_search``). False: a deferral flag would hide a tool for good.
+        tool_changes: The model takes ``tool_addition`` / ``tool_removal`` blocks in
+            mid-conversation system messages (by reference).
+        inline_tools: The platform also takes tool definitions in those blocks (the
+            ``inline-tools-2026-09-15`` beta: Claude API only, not Bedrock or Vertex).
     """
 
     model: str
@@ -122,6 +130,9 @@ class ModelRules:
     system_messages: bool = False
     prefill: bool = True
     thinking_binding: bool = False
+    tool_search: bool = False
+    tool_changes: bool = False
+    inline_tools: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -165,9 +176,7 @@ class RequestOptions:
         cache_system: Anthropic: mark the end of the system prompt as a prompt-cache
             breakpoint (``cache_control: {"type": "ephemeral"}``), which caches tools and
             system together.
-        native_tool_search: Append the provider's server-side tool-search tool (only
-            adapters whose profile has ``native_tool_search`` honour it); deferred tools
-            then carry ``defer_loading: true``.
+        search: The provider's search tool to append (`Adapter.tool_entries`), or None.
         prefill: Start of the assistant's answer (``""``: none), sent as a trailing
             assistant turn (Gemini: a ``model`` turn) for the model to continue.
         cache_last: Anthropic: send the last message's last block as a copy marked as a
@@ -180,7 +189,7 @@ class RequestOptions:
     model: str
     max_tokens: int | None = None
     cache_system: bool = True
-    native_tool_search: bool = False
+    search: str | None = None
     prefill: str = ""
     cache_last: bool = False
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -195,9 +204,16 @@ class Adapter(Protocol):
         """The ``tools`` array in this API's shape (new dicts, caller may mutate)."""
 
     def tool_entries(
-        self, tools: Sequence[CompiledTool], *, native_tool_search: bool = False
+        self, tools: Sequence[CompiledTool], *, search: str | None = None
     ) -> list[dict[str, Any]]:
-        """The request's tool entries: `render_tools`, plus the provider's search tool."""
+        """The request's tool entries: `render_tools`, plus the provider's search tool.
+
+        Args:
+            tools: The tools, deferred ones marked (`CompiledTool.defer_loading`).
+            search: The provider's search tool to add: ``"bm25"`` or ``"regex"``
+                (Anthropic's server tool search), ``"hosted"`` (Responses
+                ``tool_search``), or None (deferred tools are revealed by reference).
+        """
 
     def render_messages(
         self, messages: Sequence[Message], *, before: Sequence[Message] = ()
@@ -269,7 +285,7 @@ class AdapterDefaults:
         raise NotImplementedError
 
     def tool_entries(
-        self, tools: Sequence[CompiledTool], *, native_tool_search: bool = False
+        self, tools: Sequence[CompiledTool], *, search: str | None = None
     ) -> list[dict[str, Any]]:
         """`render_tools` (this API has no provider-side search tool)."""
         return self.render_tools(tools)
@@ -300,10 +316,9 @@ class AdapterDefaults:
         options: RequestOptions,
     ) -> dict[str, Any]:
         """The SDK call's keyword arguments for a whole IR history (nothing recorded)."""
-        native = options.native_tool_search
         return self.assemble(
             system=system,
-            tools=self.tool_entries(tools, native_tool_search=native),
+            tools=self.tool_entries(tools, search=options.search),
             messages=self.render_messages(messages),
             options=options,
         )

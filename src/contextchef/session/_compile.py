@@ -288,8 +288,8 @@ def _prefix(inp: CompileInput) -> _Prefix:
     key = (id(inp.view), inp.strategy.name, inp.state.system, inp.adapter.profile.target)
     hit = cache.get(key)
     if hit is None or hit.view is not inp.view:
-        native = inp.strategy.native is not None
-        entries = inp.adapter.tool_entries(inp.strategy.tools(inp.view), native_tool_search=native)
+        tools = inp.strategy.tools(inp.view)
+        entries = inp.adapter.tool_entries(tools, search=inp.strategy.search)
         bare = inp.adapter.assemble(
             system=inp.state.system, tools=entries, messages=[], options=RequestOptions(model="")
         )
@@ -363,7 +363,7 @@ def _options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) -> Requ
     return RequestOptions(
         model=inp.model,
         max_tokens=inp.max_tokens,
-        native_tool_search=inp.strategy.native is not None,
+        search=inp.strategy.search,
         prefill=check_prefill(inp.prefill, ends_with_user, rules),
         cache_last=inp.adapter.profile.cache_breakpoints > 0,
         extra=extra,

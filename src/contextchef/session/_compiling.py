@@ -25,7 +25,7 @@ from contextchef.session._library import READ_MEMORIES
 from contextchef.session._memory import MemoryStore, render_memories
 from contextchef.session._request import CompiledRequest
 from contextchef.session._state import SessionState
-from contextchef.session._strategies import Strategy, get_strategy
+from contextchef.session._strategies import Strategy, resolve
 from contextchef.session._volatile import CompileEvent, VolatileState
 
 if TYPE_CHECKING:
@@ -107,10 +107,9 @@ class CompileMixin:
             CorruptHistoryError: A message's recorded provider data cannot be rendered.
         """
         adapter = get_adapter(target)
-        chosen = get_strategy(strategy)
-        chosen.check(adapter.profile)
         extra = {} if extra is None else extra
         check_options(model, max_tokens, extra, betas)  # before anything runs or changes
+        chosen = resolve(strategy, adapter.profile, adapter.model_rules(model))
         self._volatile.emit(CompileEvent(name="compile:start", target=target))
         before = self._state.copy()
         try:  # a compile that fails leaves the session as it was, handoff included

@@ -89,6 +89,8 @@ class DispatchMixin:
             after=tuple(self._after),
             direct_calls=strategy.direct_calls,
             all_loaded=strategy.all_loaded,
+            reveal_by_reference=strategy.reveal_by_reference,
+            search_direct=strategy.search_direct,
         )
 
     def check_tool_call(self, call: CallLike) -> CheckResult:

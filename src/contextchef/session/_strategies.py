@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from contextchef._errors import UsageError
+from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH, tool_search_tool
 from contextchef.deferred._view import SessionView
-from contextchef.providers import Profile
+from contextchef.providers import ModelRules, Profile
 from contextchef.tools._tool import CompiledTool
 
-__all__ = ["DEFAULT_STRATEGY", "STRATEGIES", "Strategy", "get_strategy"]
+__all__ = ["AUTO", "DEFAULT_STRATEGY", "STRATEGIES", "Strategy", "get_strategy", "resolve"]
 
 
 def _client(view: SessionView) -> tuple[CompiledTool, ...]:
@@ -36,17 +37,36 @@ def _flat(view: SessionView) -> tuple[CompiledTool, ...]:
     return view.flat
 
 
-def _anthropic_native(view: SessionView) -> tuple[CompiledTool, ...]:
-    """Resident tools without our meta-tools, then deferred tools with ``defer_loading``.
-
-    https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool
-    """
+def _deferred(view: SessionView) -> tuple[CompiledTool, ...]:
+    """Every deferred tool (runtime tools included), marked ``defer_loading``, grouped."""
     deferred = {view.wire_names[t.key] for t in view.deferred}
-    head = tuple(t for t in view.resident if t.name not in view.meta_tools)
-    tail = tuple(
-        dataclasses.replace(t, defer_loading=True) for t in view.flat if t.name in deferred
+    return tuple(
+        dataclasses.replace(t, defer_loading=True, group=view.by_wire_name[t.name].server)
+        for t in view.flat
+        if t.name in deferred
     )
-    return head + tail
+
+
+def _native_server(view: SessionView) -> tuple[CompiledTool, ...]:
+    """Resident tools without our meta-tools, then the deferred tools (server search)."""
+    head = tuple(t for t in view.resident if t.name not in view.meta_tools)
+    return head + _deferred(view)
+
+
+def _native_client(view: SessionView) -> tuple[CompiledTool, ...]:
+    """Resident tools, then the deferred ones; ``tool_search`` stays, ``defer_execute`` goes.
+
+    The tools the search finds are revealed and called by name.
+    """
+    head: list[CompiledTool] = []
+    for tool in view.resident:
+        if tool.name == DEFER_EXECUTE and tool.name in view.meta_tools:
+            continue
+        if tool.name == TOOL_SEARCH and tool.name in view.meta_tools:
+            search = tool_search_tool(view.directory, direct=True)
+            tool = dataclasses.replace(tool, description=search.description)
+        head.append(tool)
+    return tuple(head) + _deferred(view)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,8 +79,16 @@ class Strategy:
         direct_calls: Deferred tools' definitions are sent, so the model may call them by
             name (the gate then allows a direct call).
         all_loaded: Every schema is in the request, which satisfies ``require_search``.
-        native: The provider-side search this strategy needs (`Profile.native_tool_search`),
-            or None.
+        native: The provider-side deferral this strategy needs
+            (`Profile.native_tool_search`), or None.
+        search: The provider search tool the adapter adds (`Adapter.tool_entries`), or
+            None.
+        reveal_by_reference: Our ``tool_search`` answers with the tools' references
+            (`ToolResult.references`), which the provider expands.
+        reveal_by_addition: What our ``tool_search`` (or the host) loads is revealed by a
+            ``tool_addition`` block in a mid-conversation system message; the model must
+            take tool changes (`ModelRules.tool_changes`).
+        summary: One line for listings (`contextchef plan`, README).
     """
 
     name: str
@@ -68,50 +96,156 @@ class Strategy:
     direct_calls: bool = False
     all_loaded: bool = False
     native: str | None = None
+    search: str | None = None
+    reveal_by_reference: bool = False
+    reveal_by_addition: bool = False
+    summary: str = ""
 
     def tools(self, view: SessionView) -> tuple[CompiledTool, ...]:
         """The ``tools`` array entries for `view`, library-owned tools last."""
         return self.select(view) + view.library
 
-    def check(self, profile: Profile) -> None:
-        """Raise unless the target of `profile` supports this strategy.
+    @property
+    def search_direct(self) -> bool:
+        """Tools our ``tool_search`` finds are called by name (no ``defer_execute``)."""
+        return self.native is not None and self.search is None
+
+    def fits(self, profile: Profile, rules: ModelRules) -> str | None:
+        """Why this strategy cannot serve `rules.model` on `profile`'s target, or None.
+
+        A provider-native strategy needs the target's deferral mechanism, and a model
+        known to lack it is refused: a ``defer_loading`` flag the model cannot reveal
+        would hide the tool for good (Anthropic's tool-search model table; OpenAI's
+        ``gpt-5.4`` and later). An unknown model name is the caller's call.
+        """
+        if self.native is None:
+            return None
+        if profile.native_tool_search != self.native:
+            return (
+                f"strategy {self.name!r} needs the {self.native} target's own tool deferral, "
+                f"which target {profile.target!r} does not have"
+            )
+        if rules.known and not rules.tool_search:
+            return (
+                f"model {rules.model!r} cannot reveal deferred tools (no provider tool "
+                f"search), so strategy {self.name!r} would hide them for good"
+            )
+        if self.reveal_by_addition and rules.known and not rules.tool_changes:
+            return (
+                f"model {rules.model!r} does not take mid-conversation tool changes, which "
+                f"strategy {self.name!r} reveals tools with"
+            )
+        return None
+
+    def check(self, profile: Profile, rules: ModelRules) -> None:
+        """Raise unless this strategy serves `rules.model` on `profile`'s target.
 
         Raises:
-            UsageError: The strategy needs a provider-side search the target lacks.
+            UsageError: See `fits`; the message names the strategies that would work.
         """
-        if self.native is not None and profile.native_tool_search != self.native:
-            raise UsageError(
-                f"strategy {self.name!r} needs the {self.native} target (its provider-side "
-                f"tool search), which target {profile.target!r} does not have; use "
-                "strategy='client' (or 'flat') for it"
-            )
+        problem = self.fits(profile, rules)
+        if problem is not None:
+            fitting = [s.name for s in STRATEGIES.values() if s.fits(profile, rules) is None]
+            raise UsageError(f"{problem}; use one of {fitting} (or 'auto')")
 
 
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy(name="client", select=_client),
-        Strategy(name="flat", select=_flat, direct_calls=True, all_loaded=True),
+        Strategy(
+            name="client",
+            select=_client,
+            summary="direct tools + tool_search + defer_execute (every target)",
+        ),
+        Strategy(
+            name="flat",
+            select=_flat,
+            direct_calls=True,
+            all_loaded=True,
+            summary="every tool in the tools array (the no-disclosure baseline)",
+        ),
         Strategy(
             name="anthropic-native",
-            select=_anthropic_native,
+            select=_native_server,
             direct_calls=True,
             native="anthropic",
+            search="bm25",
+            summary="defer_loading + Anthropic's server BM25 tool search",
+        ),
+        Strategy(
+            name="anthropic-native-regex",
+            select=_native_server,
+            direct_calls=True,
+            native="anthropic",
+            search="regex",
+            summary="defer_loading + Anthropic's server regex tool search",
+        ),
+        Strategy(
+            name="anthropic-native-client",
+            select=_native_client,
+            direct_calls=True,
+            native="anthropic",
+            reveal_by_reference=True,
+            summary="defer_loading + our tool_search answering with tool_reference blocks",
+        ),
+        Strategy(
+            name="anthropic-inline",
+            select=_native_client,
+            direct_calls=True,
+            native="anthropic",
+            reveal_by_addition=True,
+            summary="defer_loading + our tool_search; found tools revealed by tool_addition",
+        ),
+        Strategy(
+            name="openai-native",
+            select=_native_server,
+            direct_calls=True,
+            native="responses",
+            search="hosted",
+            summary="defer_loading in namespaces + OpenAI's hosted tool_search (Responses)",
         ),
     )
 }
-"""Strategies by name."""
+"""Strategies by name (``auto`` picks one of them per target and model: `resolve`)."""
+
+AUTO = "auto"
+"""The strategy name that picks the best strategy for the target and model."""
+
+_PREFERENCE = ("anthropic-native-client", "openai-native")
+"""What ``auto`` tries first, in order; ``client`` when none fits."""
 
 DEFAULT_STRATEGY = STRATEGIES["client"]
 
 
 def get_strategy(name: str) -> Strategy:
-    """The strategy called `name`.
+    """The strategy called `name` (not ``auto``: see `resolve`).
 
     Raises:
         UsageError: No such strategy (the valid names are listed).
     """
     strategy = STRATEGIES.get(name) if isinstance(name, str) else None
     if strategy is None:
-        raise UsageError(f"unknown strategy {name!r}; valid: {', '.join(STRATEGIES)}")
+        raise UsageError(f"unknown strategy {name!r:.80}; valid: {', '.join([AUTO, *STRATEGIES])}")
+    return strategy
+
+
+def resolve(name: str, profile: Profile, rules: ModelRules) -> Strategy:
+    """The strategy `name` means for `rules.model` on `profile`'s target, checked.
+
+    ``auto`` picks the provider's own deferral where the model has it (Anthropic: our
+    ranker answering with ``tool_reference`` blocks, which keeps the deferred-name
+    directory and our search quality; Responses: hosted ``tool_search`` with namespaces),
+    else ``client``. An unknown model name gets ``client`` under ``auto``.
+
+    Raises:
+        UsageError: Unknown name, or a strategy this target or model cannot serve.
+    """
+    if name == AUTO:
+        for candidate in _PREFERENCE:
+            strategy = STRATEGIES[candidate]
+            if rules.known and strategy.fits(profile, rules) is None:
+                return strategy
+        return DEFAULT_STRATEGY
+    strategy = get_strategy(name)
+    strategy.check(profile, rules)
     return strategy

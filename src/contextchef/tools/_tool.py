@@ -176,6 +176,8 @@ class CompiledTool:
             provider supports it and the schema can be made strict).
         defer_loading: The tool is deferred (only adapters with native tool search emit
             it; others never receive deferred tools).
+        group: The group (MCP server) of a deferred tool, for providers that declare
+            deferred tools in groups (Responses ``namespace`` entries); None otherwise.
     """
 
     name: str
@@ -183,3 +185,4 @@ class CompiledTool:
     input_schema: Mapping[str, JsonValue]
     strict: bool = False
     defer_loading: bool = False
+    group: str | None = None

@@ -14,6 +14,16 @@ left to the provider, the append-only ledger as for every model. Sources
 * system messages: ``build-with-claude/mid-conversation-system-messages`` — accepted by
   Fable 5.1, Mythos 5.1, Fable 5, Mythos 5, Opus 5.5, Opus 5, Opus 4.8 and Sonnet 5.5
   (not Sonnet 5; Haiku 5.5 unconfirmed, so not used);
+* tool search (``defer_loading`` honoured and revealable):
+  ``agents-and-tools/tool-use/tool-search-tool`` — Fable 5, Mythos 5, Opus 5, Opus 4.5
+  to 4.8, Sonnet 4.5 and 4.6, Haiku 4.5 (Sonnet 5 and the 5.5 models by the same family
+  rule); Opus 4.1 and older keep a deferred tool
+  hidden for good, so nothing is deferred for them;
+* tool changes (``tool_addition`` / ``tool_removal`` in system messages):
+  ``build-with-claude/mid-conversation-system-messages`` — Fable 5.1, Mythos 5.1, Fable 5,
+  Mythos 5, Opus 5.5, Opus 5, Opus 4.8 (Sonnet 5 refuses them); definitions inside them
+  (``inline-tools-2026-09-15``) on the Claude API only, so not for Bedrock
+  (``anthropic.claude-…``) or Vertex (``claude-…@date``) model names;
 * prefill: ``about-claude/models/whats-new-fable-5-1``, ``…/whats-new-haiku-5-5`` — a
   trailing assistant message is a 400 on Fable 5.1/5.2, Mythos 5.1/5.2, Opus 5/5.5,
   Sonnet 5.5 and Haiku 5.5, and already on Opus 4.6 and Sonnet 4.6.
@@ -72,6 +82,30 @@ _NO_PREFILL = frozenset(
 )
 
 
+_TOOL_CHANGES = frozenset(
+    {
+        ("fable", 5, 1),
+        ("mythos", 5, 1),
+        ("fable", 5, 0),
+        ("mythos", 5, 0),
+        ("opus", 5, 5),
+        ("opus", 5, 0),
+        ("opus", 4, 8),
+    }
+)
+
+
+def _tool_search(family: str, major: int, minor: int) -> bool:
+    """Claude 5 models, and the 4.5+ generation (Haiku from 4.5)."""
+    return major >= 5 or (major == 4 and minor >= 5)
+
+
+def _platform_api(model: str) -> bool:
+    """The name is a Claude API name (not a Bedrock id or a Vertex ``@``-dated name)."""
+    lowered = model.lower()
+    return "@" not in lowered and "anthropic." not in lowered and not lowered.startswith("arn:")
+
+
 def claude_version(model: str) -> tuple[str, int, int] | None:
     """(family, major, minor) of a Claude model name, or None when it names none.
 
@@ -98,4 +132,7 @@ def claude_rules(model: str) -> ModelRules:
         system_messages=version in _SYSTEM_MESSAGES,
         prefill=version not in _NO_PREFILL,
         thinking_binding=True,
+        tool_search=_tool_search(*version),
+        tool_changes=version in _TOOL_CHANGES,
+        inline_tools=version in _TOOL_CHANGES and _platform_api(model),
     )

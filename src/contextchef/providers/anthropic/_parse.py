@@ -72,12 +72,16 @@ def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str,
     content = block.get("content", "")
     named: dict[str, Any] = {}
     media: tuple[MediaPart, ...] = ()
+    references: tuple[str, ...] = ()
     if isinstance(content, str):
         text = content
     else:
         blocks = as_list(hist, content, f"message {i}: tool_result 'content'")
         mapped = _anthropic.result_content_parts(blocks)
-        if mapped is None:
+        found = _anthropic.result_references(blocks)
+        if found is not None:
+            text, references = _reference_text(found), found
+        elif mapped is None:
             text, named["content"] = _anthropic.result_text(blocks), blocks
             hist.notes.append(f"message {i}: tool_result content kept as recorded blocks")
         else:
@@ -88,8 +92,14 @@ def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str,
         content=text,
         is_error=block.get("is_error") is True,
         media=media,
+        references=references,
     )
     return fit_hints(part, block, _anthropic.render_block, _A, **named)
+
+
+def _reference_text(names: Sequence[str]) -> str:
+    """What a reveal by reference says to targets without ``tool_reference`` blocks."""
+    return "Tools found (now available to call by name): " + ", ".join(names)
 
 
 _ANTHROPIC_BLOCKS: dict[str, Callable[[HistoryBuilder, int, Role, Mapping[str, Any]], Part]] = {

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
 from contextchef.history._messages import (
     MediaPart,
@@ -55,11 +56,13 @@ from contextchef.providers.anthropic._models import BINDING_BETA, claude_rules
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
+    "SEARCH_TOOLS",
     "TOOL_SEARCH_TOOL",
     "AnthropicAdapter",
     "media_part",
     "render_block",
     "result_content_parts",
+    "result_references",
     "result_text",
 ]
 
@@ -74,6 +77,12 @@ TOOL_SEARCH_TOOL: dict[str, str] = {
 }
 """Anthropic's server-side tool search (BM25 variant): expands ``defer_loading`` tools
 on demand (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool)."""
+
+SEARCH_TOOLS: Mapping[str, Mapping[str, str]] = {
+    "bm25": TOOL_SEARCH_TOOL,
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+"""The server tool-search tools by variant (exact ``type`` / ``name`` pairs)."""
 
 
 def _text(part: TextPart) -> dict[str, Any] | None:
@@ -183,6 +192,23 @@ def media_part(block: Mapping[str, Any]) -> MediaPart | None:
     return part if _source(part) == dict(source) else None
 
 
+def result_references(content: Sequence[Any]) -> tuple[str, ...] | None:
+    """Tool names of a ``tool_result`` content list made only of ``tool_reference`` blocks.
+
+    None when the list holds anything else (or nothing).
+    """
+    names = [
+        b.get("tool_name")
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "tool_reference"
+    ]
+    if not content or len(names) != len(content):
+        return None
+    if not all(isinstance(n, str) and n for n in names):
+        return None
+    return tuple(str(n) for n in names)
+
+
 def result_text(content: Sequence[Any]) -> str:
     """The text blocks of a ``tool_result`` block list, joined with blank lines."""
     return "\n\n".join(
@@ -195,7 +221,11 @@ def result_text(content: Sequence[Any]) -> str:
 def _result_content(part: ToolResult, hint: Mapping[str, Any]) -> Any:
     recorded = hint.get("content")
     if recorded is not None and not part.media and result_text(recorded) == part.content:
-        return thaw(recorded)  # blocks the IR cannot hold (tool_reference...), unchanged
+        return thaw(recorded)  # blocks the IR cannot hold, unchanged
+    if part.references and not part.media:
+        # custom tool search: the provider expands each reference into the tool's
+        # definition (agents-and-tools/tool-use/tool-search-tool); text is not mixed in
+        return [{"type": "tool_reference", "tool_name": name} for name in part.references]
     if not part.media and not hint.get("list"):
         return part.content
     blocks = [{"type": "text", "text": part.content}] if part.content else []
@@ -316,9 +346,11 @@ class AnthropicAdapter(AdapterDefaults):
         return keeps_part(part, fmt=fmt, reasoning=lambda r: _reasoning(r) is not None)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
-        """Tools named by ``tool_reference`` blocks of server tool-search results.
+        """Tools named by ``tool_reference`` blocks: server search results and tool results.
 
-        A ``tool_search_tool_result`` block lists the deferred tools the provider expanded
+        A ``tool_search_tool_result`` block lists the deferred tools the provider expanded,
+        and a custom search answers with ``tool_reference`` blocks in its ``tool_result``
+        (`ToolResult.references`)
         (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool);
         their schemas count as loaded for ``require_search``.
         """
@@ -327,6 +359,8 @@ class AnthropicAdapter(AdapterDefaults):
             for part in msg.parts:
                 if isinstance(part, ProviderPart) and part.provider == self.profile.wire:
                     names |= _references(part.data)
+                elif isinstance(part, ToolResult):
+                    names.update(part.references)
         return frozenset(names)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
@@ -371,12 +405,23 @@ class AnthropicAdapter(AdapterDefaults):
         return {"role": "system", "content": [{"type": "text", "text": text}]}
 
     def tool_entries(
-        self, tools: Sequence[CompiledTool], *, native_tool_search: bool = False
+        self, tools: Sequence[CompiledTool], *, search: str | None = None
     ) -> list[dict[str, Any]]:
-        """The ``tools`` array: `render_tools`, then the server tool-search tool if asked."""
+        """The ``tools`` array: `render_tools`, then the server tool-search tool if asked.
+
+        ``search`` is ``"bm25"`` or ``"regex"`` (`SEARCH_TOOLS`); the search tool is never
+        deferred, so a request that defers tools always keeps one that is not
+        (https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool).
+
+        Raises:
+            UsageError: Another search variant.
+        """
         rendered = self.render_tools(tools)
-        if native_tool_search:
-            rendered.append(dict(TOOL_SEARCH_TOOL))
+        if search is not None:
+            tool = SEARCH_TOOLS.get(search)
+            if tool is None:
+                raise UsageError(f"Anthropic has no {search!r} tool search; use bm25 or regex")
+            rendered.append(dict(tool))
         return rendered
 
     def assemble(

@@ -30,9 +30,11 @@ https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-con
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import UsageError
 from contextchef._json import thaw
 from contextchef.history._messages import (
     MediaPart,
@@ -47,6 +49,7 @@ from contextchef.history._messages import (
 from contextchef.history._normalize import RESPONSES
 from contextchef.providers._base import (
     AdapterDefaults,
+    ModelRules,
     Profile,
     RequestOptions,
     apply_hints,
@@ -193,6 +196,34 @@ _STEPS: dict[str, Callable[[_InputBuilder, Any], None]] = {
 }
 
 
+_GPT = re.compile(r"(?:^|[/:])gpt-(\d+)(?:\.(\d+))?(?![0-9])")
+
+
+def _has_tool_search(model: str) -> bool:
+    """``gpt-5.4`` and later (https://developers.openai.com/api/docs/guides/tools-tool-search)."""
+    found = _GPT.search(model.lower())
+    if found is None:
+        return False
+    major, minor = int(found.group(1)), int(found.group(2) or 0)
+    return (major, minor) >= (5, 4)
+
+
+NAMESPACE_SIZE = 10
+"""Most functions per ``namespace`` entry (OpenAI's advice for tool search)."""
+
+_NAMESPACE_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _namespace_name(group: str, chunk: int, taken: set[str]) -> str:
+    """A legal namespace name for `group` (``github``, ``github_2``...), unlike any tool's."""
+    base = _NAMESPACE_CHARS.sub("_", group)[:56] or "group"
+    name = base if chunk == 0 else f"{base}_{chunk + 1}"
+    while name in taken:  # a namespace may not be named like a function
+        name = f"{name}_ns"
+    taken.add(name)
+    return name
+
+
 def _recorded_reasoning(part: ReasoningPart) -> bool:
     return part.provider == "openai" and hints(part.provider_data, FORMAT).get("item") is not None
 
@@ -206,27 +237,85 @@ class ResponsesAdapter(AdapterDefaults):
         history=RESPONSES,
         max_tokens_key="max_output_tokens",
         strict_schemas=True,
+        native_tool_search="responses",
     )
     """Payloads are for ``openai.OpenAI().responses.create``."""
+
+    def model_rules(self, model: str) -> ModelRules:
+        """Developer messages on every model; ``tool_search`` only on ``gpt-5.4`` and later.
+
+        https://developers.openai.com/api/docs/guides/tools-tool-search: only those models
+        take ``tool_search``, and ``defer_loading`` needs it.
+        """
+        known = _GPT.search(model.lower()) is not None
+        return ModelRules(
+            model=model, known=known, system_messages=True, tool_search=_has_tool_search(model)
+        )
 
     def keeps(self, part: Part) -> bool:
         """Responses receives its own reasoning items (as recorded) and provider items."""
         return keeps_part(part, fmt=self.profile.wire, reasoning=_recorded_reasoning)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
-        """Flat function tools with an explicit ``strict`` flag."""
-        out = []
+        """Flat function tools with an explicit ``strict`` flag (+ ``defer_loading``)."""
+        return [self._function(tool) for tool in tools]
+
+    def _function(self, tool: CompiledTool) -> dict[str, Any]:
+        parameters, strict = openai_parameters(tool, allowed=self.profile.strict_schemas)
+        item: dict[str, Any] = {
+            "type": "function",
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": parameters,
+            "strict": strict,
+        }
+        if tool.defer_loading:
+            item["defer_loading"] = True
+        return item
+
+    def tool_entries(
+        self, tools: Sequence[CompiledTool], *, search: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The ``tools`` array; with ``search="hosted"``, deferred tools and ``tool_search``.
+
+        Follows https://developers.openai.com/api/docs/guides/tools-tool-search: deferred
+        functions carry ``defer_loading: true`` (never the ``namespace`` object); those of
+        one group (`CompiledTool.group`, an MCP server) are declared together in
+        ``namespace`` entries of at most `NAMESPACE_SIZE` functions, placed where the
+        group's first tool is; ``{"type": "tool_search"}`` (hosted) comes last.
+
+        Raises:
+            UsageError: A search other than ``"hosted"``.
+        """
+        if search is None:
+            return self.render_tools(tools)
+        if search != "hosted":
+            raise UsageError(f"Responses has no {search!r} tool search; use 'hosted'")
+        taken = {t.name for t in tools}
+        out: list[dict[str, Any]] = []
+        spaces: dict[str, dict[str, Any]] = {}
+        counts: dict[str, int] = {}
         for tool in tools:
-            parameters, strict = openai_parameters(tool, allowed=self.profile.strict_schemas)
-            out.append(
-                {
-                    "type": "function",
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": parameters,
-                    "strict": strict,
+            if not (tool.defer_loading and tool.group):
+                out.append(self._function(tool))
+                continue
+            chunk = counts.get(tool.group, 0) // NAMESPACE_SIZE
+            counts[tool.group] = counts.get(tool.group, 0) + 1
+            key = f"{tool.group}\x00{chunk}"
+            space = spaces.get(key)
+            if space is None:
+                space = spaces[key] = {
+                    "type": "namespace",
+                    "name": _namespace_name(tool.group, chunk, taken),
+                    "description": "",
+                    "tools": [],
                 }
-            )
+                out.append(space)
+            space["tools"].append(self._function(tool))
+        for space in spaces.values():
+            names = ", ".join(t["name"] for t in space["tools"])
+            space["description"] = f"Tools of the {space['name']} group: {names}"[:1024]
+        out.append({"type": "tool_search"})
         return out
 
     def render_messages(
