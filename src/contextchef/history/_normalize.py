@@ -108,10 +108,12 @@ ChangeKind = Literal[
     "dropped_foreign_part",
     "inserted_leading_user",
     "dropped_orphan_result",
+    "dropped_search_block",
     "kept_reasoning_separate",
     "merged_roles",
     "moved_result",
     "replaced_malformed_arguments",
+    "rewrote_reference",
     "split_results",
     "synthesized_result",
 ]

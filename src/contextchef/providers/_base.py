@@ -23,7 +23,7 @@ from contextchef.history._messages import (
     ReasoningPart,
     ToolCall,
 )
-from contextchef.history._normalize import HistoryRules
+from contextchef.history._normalize import Change, HistoryRules
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -122,6 +122,8 @@ class ModelRules:
             mid-conversation system messages (by reference).
         inline_tools: The platform also takes tool definitions in those blocks (the
             ``inline-tools-2026-09-15`` beta: Claude API only, not Bedrock or Vertex).
+        tool_change_beta: The beta value every request needs once its history carries
+            a tool change (None: no beta, or no tool changes).
     """
 
     model: str
@@ -133,6 +135,7 @@ class ModelRules:
     tool_search: bool = False
     tool_changes: bool = False
     inline_tools: bool = False
+    tool_change_beta: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,6 +232,23 @@ class Adapter(Protocol):
     def system_message(self, text: str) -> dict[str, Any] | None:
         """A mid-conversation system entry holding `text`; None where the API has none."""
 
+    def tool_change_message(
+        self,
+        text: str,
+        *,
+        add: Sequence[str] = (),
+        define: Sequence[Mapping[str, Any]] = (),
+        remove: Sequence[str] = (),
+    ) -> dict[str, Any] | None:
+        """A system entry with `text` (may be empty) and tool changes; None: no such entry.
+
+        Args:
+            text: Announcement text to carry first (``""``: none).
+            add: Declared tools to add by reference.
+            define: Tool entries to add by definition.
+            remove: Tools to withdraw by reference.
+        """
+
     def model_rules(self, model: str) -> ModelRules:
         """The rules of `model` on this target (see `ModelRules`)."""
 
@@ -268,6 +288,17 @@ class Adapter(Protocol):
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Names of tools the provider's own tool search revealed in `messages`."""
 
+    def fit_references(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *, offset: int = 0
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """`messages` with every reference to a tool `tools` does not declare rewritten.
+
+        A request may only refer to tools it declares (a ``tool_reference``, a call
+        replayed with a ``namespace``); after a mode, strategy or provider switch the
+        history can hold references the new ``tools`` lack. Each rewrite is a `Change`
+        (history indices counted from `offset`).
+        """
+
 
 class AdapterDefaults:
     """Adapter defaults: automatic prompt caching, no provider-side search."""
@@ -279,6 +310,23 @@ class AdapterDefaults:
     def injected_call(self, call: ToolCall) -> ToolCall:
         """`call` unchanged."""
         return call
+
+    def fit_references(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *, offset: int = 0
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """`messages` unchanged: this API's messages refer to no declared tool by name."""
+        return tuple(messages), ()
+
+    def tool_change_message(
+        self,
+        text: str,
+        *,
+        add: Sequence[str] = (),
+        define: Sequence[Mapping[str, Any]] = (),
+        remove: Sequence[str] = (),
+    ) -> dict[str, Any] | None:
+        """None: this API has no mid-conversation tool changes."""
+        return None
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """The ``tools`` array (each adapter defines it)."""

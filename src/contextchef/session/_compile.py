@@ -38,6 +38,7 @@ from contextchef.session._request import (
     Segments,
     prefix_fingerprint,
 )
+from contextchef.session._reveal import ToolChanges, ToolState, plan_tools, tool_names
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
@@ -82,6 +83,7 @@ class Step:
     strip: tuple[int, int] | None
     system: str
     tools: list[Any]
+    strategy: str | None = None
     system_entry: bool = False
 
     def apply(self, ledger: Ledger) -> None:
@@ -95,6 +97,7 @@ class Step:
             strip=self.strip,
             system=self.system,
             tools=self.tools,
+            strategy=self.strategy,
             system_entry=self.system_entry,
         )
 
@@ -282,22 +285,37 @@ class _Prefix:
     fingerprint: str
 
 
-def _prefix(inp: CompileInput) -> _Prefix:
-    """The rendered prefix, from the ledger's cache when the view has not changed."""
+def _prefix(inp: CompileInput, entries: list[Any] | None = None) -> _Prefix:
+    """The rendered prefix, from the ledger's cache when the view has not changed.
+
+    `entries`: tool entries to send instead of the strategy's (tool-change mode keeps
+    the ones first sent); cached by identity.
+    """
     cache: dict[Any, Any] = inp.ledger.cache
-    key = (id(inp.view), inp.strategy.name, inp.state.system, inp.adapter.profile.target)
+    key: tuple[Any, ...] = (id(inp.view), inp.strategy.name, inp.state.system)
+    if entries is not None:
+        key = (*key, "entries", id(entries))
     hit = cache.get(key)
-    if hit is None or hit.view is not inp.view:
-        tools = inp.strategy.tools(inp.view)
-        entries = inp.adapter.tool_entries(tools, search=inp.strategy.search)
+    if (
+        hit is None
+        or hit.view is not inp.view
+        or (entries is not None and hit.pristine is not entries)
+    ):
+        if entries is None:
+            tools = inp.strategy.tools(inp.view)
+            entries = inp.adapter.tool_entries(tools, search=inp.strategy.search)
+            pristine = _copy(entries)
+        else:
+            pristine, entries = entries, _copy(entries)
         bare = inp.adapter.assemble(
             system=inp.state.system, tools=entries, messages=[], options=RequestOptions(model="")
         )
         segments = inp.adapter.segments(bare)
         fingerprint = prefix_fingerprint(segments["system"], entries)
-        cache.clear()
+        if len(cache) > 8:
+            cache.clear()
         hit = cache[key] = _Prefix(
-            inp.view, entries, _copy(entries), segments["system"], segments["tools"], fingerprint
+            inp.view, entries, pristine, segments["system"], segments["tools"], fingerprint
         )
     assert isinstance(hit, _Prefix)
     if hit.tools != hit.pristine:  # a caller edited a payload's tools: not ours to send
@@ -370,10 +388,16 @@ def _options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) -> Requ
     )
 
 
-def _headers(inp: CompileInput) -> dict[str, str]:
-    """The beta header: the caller's values plus those the request's fields need."""
+def _headers(inp: CompileInput, rules: ModelRules, tools: ToolState) -> dict[str, str]:
+    """The beta header: the caller's values plus those the request needs.
+
+    The request's fields may need one, and a history carrying tool changes needs their
+    beta on every request.
+    """
     profile = inp.adapter.profile
     betas = set(inp.betas)
+    if tools.sent and rules.tool_change_beta is not None:
+        betas.add(rules.tool_change_beta)
     for path, beta in profile.field_betas.items():
         value: Any = inp.extra
         for key in path.split("."):
@@ -408,6 +432,98 @@ def _edit(kind: EditKind, at: int, base: Mark, stripped: int) -> LedgerEdit:
     )
 
 
+# -- tool changes -----------------------------------------------------------------------------
+
+
+def _tool_mode(
+    inp: CompileInput, rules: ModelRules, fresh: list[Any], state: ToolState
+) -> tuple[list[Any], ToolChanges, ToolState] | None:
+    """The planned tools when this compile states tool changes (`contextchef.session._reveal`).
+
+    That is when the strategy is provider-native, the model takes tool changes, and this
+    ledger already sent ``tools`` under the same strategy; otherwise None (the tools
+    are the strategy's, and a difference from what was sent is an edit).
+    """
+    ledger = inp.ledger
+    if (
+        inp.strategy.native is None
+        or not rules.tool_changes
+        or ledger.tools is None
+        or ledger.strategy != inp.strategy.name
+        or inp.adapter.tool_change_message("") is None
+    ):
+        return None
+    if fresh is ledger.tools and not state.defined:
+        return ledger.tools, ToolChanges(), state  # same view: only loads can change
+    return plan_tools(
+        sent=ledger.tools,
+        now=fresh,
+        state=state,
+        loaded=frozenset(inp.state.loaded),
+        inline=rules.inline_tools,
+        stable=_wrappers(inp.view),
+    )
+
+
+def _tool_changes(
+    inp: CompileInput, rules: ModelRules, tools: list[Any], prefix: _Prefix, state: ToolState
+) -> tuple[ToolChanges, ToolState]:
+    """The tool changes this request states, and the tool state after them."""
+    fresh = _prefix(inp).pristine
+    if fresh is inp.ledger.tools and not (state.defined or state.removed):
+        # the view sent is the view now: only a deferred tool loaded since can be added
+        add = tuple(
+            sorted(
+                name
+                for name in inp.state.loaded
+                if _is_deferred(inp.ledger, fresh, name) and not state.offered(name, False)
+            )
+        )
+        if not add:
+            return ToolChanges(), state
+        return ToolChanges(add=add), dataclasses.replace(
+            state, added=state.added | set(add), sent=True
+        )
+    planned = plan_tools(
+        sent=inp.ledger.tools or [],
+        now=fresh,
+        state=state,
+        loaded=frozenset(inp.state.loaded),
+        inline=rules.inline_tools,
+        stable=_wrappers(inp.view),
+    )
+    if planned is None:
+        return ToolChanges(), state
+    return planned[1], planned[2]
+
+
+def _wrappers(view: SessionView) -> frozenset[str]:
+    """Our own wrapper tools (meta-tools, namespaces, ``load_toolkit``), kept as sent."""
+    return frozenset(name for name in (*view.meta_tools, *view.namespaces) if name) | (
+        frozenset({view.toolkit_loader.name}) if view.toolkit_loader is not None else frozenset()
+    )
+
+
+def _is_deferred(ledger: Ledger, tools: list[Any], name: str) -> bool:
+    """Whether `tools` declares `name` with ``defer_loading`` (an index cached per list)."""
+    key = ("deferred-names", id(tools))
+    hit = ledger.cache.get(key)
+    if hit is None or hit[0] is not tools:
+        names = {
+            t["name"] for t in tools if isinstance(t, Mapping) and t.get("defer_loading") is True
+        }
+        hit = ledger.cache[key] = (tools, frozenset(names))
+    return name in hit[1]
+
+
+def _dangling(ledger: Ledger, tools: list[Any]) -> bool:
+    """Whether what was sent reveals by reference a tool `tools` no longer declares."""
+    top = ledger.pending or ledger.marks[-1]
+    if not top.tools.revealed:
+        return False
+    return not top.tools.revealed <= set(tool_names(tools))
+
+
 def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     """Render one request over the target's ledger (see the module docstring).
 
@@ -419,12 +535,19 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     adapter, ledger, history = inp.adapter, inp.ledger, inp.state.history
     rules = adapter.model_rules(inp.model)
     prefix = _prefix(inp)
-    tools = prefix.pristine
     base, edited_at = choose_base(ledger, history)
+    planned = _tool_mode(inp, rules, prefix.pristine, base.tools)
+    if planned is not None:
+        prefix = _prefix(inp, planned[0])
+    tools = prefix.pristine
     edits: list[LedgerEdit] = []
     kind: EditKind = "history"
     changed = _prefix_change(ledger, inp.state.system, tools)
-    if changed is not None and rules.prefix_check:
+    if changed is not None and not rules.prefix_check and _dangling(ledger, tools):
+        changed_all = True  # sent references to tools no longer declared: send it all again
+    else:
+        changed_all = False
+    if changed is not None and (rules.prefix_check or changed_all):
         kind, base, edited_at = changed, ledger.marks[0], 0  # every thinking block is bound
     elif changed is not None:  # nothing is bound to it: the messages stay, the cache restarts
         edits.append(
@@ -456,12 +579,27 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
             messages, changes = _normalized(inp, base, strip)
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         edits.append(_edit(kind, edited_at, base, stripped))
+    messages, fitted = adapter.fit_references(messages, tools, offset=base.history)
+    changes = (*changes, *fitted)
     update = _update(inp, base, rules)
     ir, system_text = _with_update(inp, messages, update, rules, base)
     attached = bool(ir) and ir[-1].role == "user"
     before = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
     wire = _render(adapter, ir, before, base)
-    entry = adapter.system_message(system_text) if system_text and attached else None
+    revealed = base.tools.revealed | adapter.revealed_tools(messages)
+    tool_state = dataclasses.replace(base.tools, revealed=revealed)
+    entry = None
+    if planned is not None and attached:
+        tool_changes, tool_state = _tool_changes(inp, rules, tools, prefix, tool_state)
+        if not tool_changes.empty:
+            entry = adapter.tool_change_message(
+                system_text,
+                add=tool_changes.add,
+                define=tool_changes.define,
+                remove=tool_changes.remove,
+            )
+    if entry is None and system_text and attached:
+        entry = adapter.system_message(system_text)
     if entry is not None:
         wire.append(entry)
     recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
@@ -488,7 +626,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         changes=changes,
         edits=tuple(edits),
         prefix_fingerprint=prefix.fingerprint,
-        headers=_headers(inp),
+        headers=_headers(inp, rules, tool_state),
         model_rules=rules,
         appended=len(wire),
     )
@@ -503,10 +641,12 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
             wire=base.wire + len(wire),
             stated=update.stated if attached else base.stated,
             injected=base.injected + (1 if update.memories and inp.memory_tool and attached else 0),
+            tools=tool_state,
         ),
         strip=strip,
         system=inp.state.system,
         tools=tools,
+        strategy=inp.strategy.name,
         system_entry=entry is not None,
     )
     return request, step

@@ -37,6 +37,7 @@ from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef.history._messages import Message, ProviderPart, ReasoningPart, message_from_dict
 from contextchef.session._request import LedgerEdit
+from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
 
 __all__ = ["Ledger", "LedgerEdit", "Mark", "strip_reasoning"]
@@ -56,16 +57,22 @@ class Mark:
     """The volatile blocks stated up to here."""
     injected: int = 0
     """Synthetic calls (``read_memories``) made up to here; the next id counts on."""
+    tools: ToolState = field(default_factory=ToolState)
+    """The tool changes stated and the tools revealed up to here."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON."""
-        return {
+        out = {
             "history": self.history,
             "ir": self.ir,
             "wire": self.wire,
             "stated": self.stated.to_dict(),
             "injected": self.injected,
         }
+        tools = self.tools.to_dict()
+        if tools:
+            out["tools"] = tools
+        return out
 
     @classmethod
     def from_dict(cls, data: object) -> Mark:
@@ -88,6 +95,7 @@ class Mark:
             wire=data["wire"],
             stated=Stated.from_dict(stated),
             injected=data.get("injected", 0),
+            tools=ToolState.from_dict(data.get("tools", {})),
         )
 
 
@@ -124,6 +132,8 @@ class Ledger:
     """The system segment as sent (None: nothing sent yet)."""
     tools: list[Any] | None = None
     """The tool entries as sent (None: nothing sent yet)."""
+    strategy: str | None = None
+    """The strategy `tools` was sent under (None: nothing sent yet)."""
     response_id: str | None = None
     """Id of the last response ingested after a compile for this target."""
     answered: bool = False
@@ -179,6 +189,7 @@ class Ledger:
         strip: tuple[int, int] | None = None,
         system: str,
         tools: list[Any],
+        strategy: str | None = None,
         system_entry: bool = False,
     ) -> None:
         """Keep everything up to `base`, append the new entries, make `mark` pending.
@@ -208,6 +219,7 @@ class Ledger:
             lo, hi = strip
             self.strip = [(a, min(b, lo)) for a, b in self.strip if a < lo] + [(lo, hi)]
         self.system, self.tools, self.answered = system, tools, False
+        self.strategy = strategy
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -222,6 +234,7 @@ class Ledger:
             "strip": [list(r) for r in self.strip],
             "system": self.system,
             "tools": self.tools,
+            "strategy": self.strategy,
             "response_id": self.response_id,
             "answered": self.answered,
             "system_entries": list(self.system_entries),
@@ -258,6 +271,9 @@ class Ledger:
             raise UsageError("snapshot ledger 'system' must be text or null")
         if tools is not None and not isinstance(tools, list):
             raise UsageError("snapshot ledger 'tools' must be a list or null")
+        strategy = data.get("strategy")
+        if strategy is not None and not isinstance(strategy, str):
+            raise UsageError("snapshot ledger 'strategy' must be text or null")
         response_id, answered = data.get("response_id"), data.get("answered", False)
         if response_id is not None and not isinstance(response_id, str):
             raise UsageError("snapshot ledger 'response_id' must be text or null")
@@ -291,6 +307,7 @@ class Ledger:
             strip=strip,
             system=system,
             tools=tools,
+            strategy=strategy,
             response_id=response_id,
             answered=answered,
             system_entries=list(entries),

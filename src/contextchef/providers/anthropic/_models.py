@@ -35,10 +35,22 @@ import re
 
 from contextchef.providers._base import ModelRules
 
-__all__ = ["BINDING_BETA", "claude_rules", "claude_version"]
+__all__ = [
+    "BINDING_BETA",
+    "INLINE_TOOLS_BETA",
+    "TOOL_CHANGES_BETA",
+    "claude_rules",
+    "claude_version",
+]
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
 """The ``anthropic-beta`` value ``thinking.block_binding`` needs."""
+
+INLINE_TOOLS_BETA = "inline-tools-2026-09-15"
+"""Tool changes by reference and by definition (Claude API)."""
+
+TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"
+"""Tool changes by reference only (Claude API, Bedrock, Google Cloud)."""
 
 # family-major-minor, where minor is one or two digits (a date suffix is not a minor)
 _NAME = re.compile(r"(opus|sonnet|haiku|fable|mythos)-(\d{1,2})(?:[-.](\d{1,2}))?(?![0-9])")
@@ -125,6 +137,8 @@ def claude_rules(model: str) -> ModelRules:
     version = claude_version(model)
     if version is None:
         return ModelRules(model=model)
+    changes = version in _TOOL_CHANGES
+    inline = changes and _platform_api(model)
     return ModelRules(
         model=model,
         known=True,
@@ -133,6 +147,7 @@ def claude_rules(model: str) -> ModelRules:
         prefill=version not in _NO_PREFILL,
         thinking_binding=True,
         tool_search=_tool_search(*version),
-        tool_changes=version in _TOOL_CHANGES,
-        inline_tools=version in _TOOL_CHANGES and _platform_api(model),
+        tool_changes=changes,
+        inline_tools=inline,
+        tool_change_beta=(INLINE_TOOLS_BETA if inline else TOOL_CHANGES_BETA) if changes else None,
     )

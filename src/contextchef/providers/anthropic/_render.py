@@ -22,6 +22,7 @@ Every IR part has one renderer in `_BLOCKS`:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -39,7 +40,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import ANTHROPIC
+from contextchef.history._normalize import ANTHROPIC, Change
 from contextchef.providers._base import (
     AdapterDefaults,
     ModelRules,
@@ -290,6 +291,37 @@ def _mark_last(messages: list[Any]) -> None:
     messages[-1] = {**last, "content": [*content[:-1], marked]}
 
 
+def _block_id(part: ProviderPart) -> str | None:
+    """The ``id`` of a server block, or the ``tool_use_id`` it answers."""
+    data = part.data
+    value = data.get("id", data.get("tool_use_id"))
+    return value if isinstance(value, str) else None
+
+
+def _unusable_searches(parts: Sequence[Part], declared: set[Any]) -> dict[str, str]:
+    """Server tool-search ids to drop: unpaired, or naming a tool not declared -> why."""
+    calls: set[str] = set()
+    results: dict[str, set[str]] = {}
+    for part in parts:
+        if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
+            continue
+        block_id = _block_id(part)
+        if block_id is None:
+            continue
+        if part.data.get("type") == "server_tool_use" and str(part.data.get("name", "")).startswith(
+            "tool_search_tool_"
+        ):
+            calls.add(block_id)
+        elif part.data.get("type") == "tool_search_tool_result":
+            results[block_id] = _references(part.data)
+    drop = {i: "unpaired tool-search call" for i in calls if i not in results}
+    for block_id, names in results.items():
+        missing = sorted(n for n in names if n not in declared)
+        if missing:
+            drop[block_id] = f"it names {missing}, which this request does not declare"
+    return drop
+
+
 def _references(block: Mapping[str, Any]) -> set[str]:
     """``tool_name`` of each ``tool_reference`` in a tool-search result block."""
     if block.get("type") != "tool_search_tool_result":
@@ -363,6 +395,56 @@ class AnthropicAdapter(AdapterDefaults):
                     names.update(part.references)
         return frozenset(names)
 
+    def fit_references(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *, offset: int = 0
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """Every ``tool_reference`` names a tool in `tools`; search calls stay paired.
+
+        A tool result revealing an undeclared tool is sent as its text instead; a server
+        tool-search result naming one is dropped with its ``server_tool_use``, and so is
+        a tool-search ``server_tool_use`` left without its result (the API answers
+        ``tool_reference_unresolved``, and Bedrock rejects the unpaired call: research
+        note rules 3 and 6).
+        """
+        declared = {t.get("name") for t in tools if isinstance(t, Mapping)}
+        out: list[Message] = []
+        changes: list[Change] = []
+        for i, message in enumerate(messages, start=offset):
+            parts = list(message.parts)
+            drop = _unusable_searches(parts, declared)
+            kept: list[Part] = []
+            for part in parts:
+                block_id = _block_id(part) if isinstance(part, ProviderPart) else None
+                if block_id is not None and block_id in drop:
+                    changes.append(
+                        Change(
+                            kind="dropped_search_block",
+                            index=i,
+                            detail=f"message {i}: a server tool-search block ({drop[block_id]}) "
+                            "was left out",
+                        )
+                    )
+                    continue
+                if isinstance(part, ToolResult) and not set(part.references) <= declared:
+                    missing = sorted(set(part.references) - declared)
+                    part = dataclasses.replace(part, references=())
+                    changes.append(
+                        Change(
+                            kind="rewrote_reference",
+                            index=i,
+                            call_id=part.call_id,
+                            detail=f"message {i}: tool result {part.call_id!r} revealed "
+                            f"{missing} by reference, which this request does not declare; "
+                            "sent as text",
+                        )
+                    )
+                kept.append(part)
+            if len(kept) == len(parts) and all(a is b for a, b in zip(kept, parts, strict=True)):
+                out.append(message)
+            elif kept:
+                out.append(Message(role=message.role, parts=tuple(kept)))
+        return tuple(out), tuple(changes)
+
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"name", "description", "input_schema"}`` (+ ``defer_loading``)."""
         out = []
@@ -403,6 +485,37 @@ class AnthropicAdapter(AdapterDefaults):
         https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages).
         """
         return {"role": "system", "content": [{"type": "text", "text": text}]}
+
+    def tool_change_message(
+        self,
+        text: str,
+        *,
+        add: Sequence[str] = (),
+        define: Sequence[Mapping[str, Any]] = (),
+        remove: Sequence[str] = (),
+    ) -> dict[str, Any] | None:
+        """A system message: `text`, then ``tool_addition`` / ``tool_removal`` blocks.
+
+        By reference ``{"type": "tool_addition", "tool": {"type": "tool_reference",
+        "name"}}``, by definition ``{"type": "tool_definition", "definition": entry}``
+        (https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages,
+        "Mid-conversation tool changes"); withdrawals last. Placement as for
+        `system_message`; the beta header is the caller's.
+        """
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content += [
+            {"type": "tool_addition", "tool": {"type": "tool_reference", "name": name}}
+            for name in add
+        ]
+        content += [
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": dict(d)}}
+            for d in define
+        ]
+        content += [
+            {"type": "tool_removal", "tool": {"type": "tool_reference", "name": name}}
+            for name in remove
+        ]
+        return {"role": "system", "content": content}
 
     def tool_entries(
         self, tools: Sequence[CompiledTool], *, search: str | None = None

@@ -30,6 +30,7 @@ https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-con
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -46,7 +47,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import RESPONSES
+from contextchef.history._normalize import RESPONSES, Change
 from contextchef.providers._base import (
     AdapterDefaults,
     ModelRules,
@@ -317,6 +318,54 @@ class ResponsesAdapter(AdapterDefaults):
             space["description"] = f"Tools of the {space['name']} group: {names}"[:1024]
         out.append({"type": "tool_search"})
         return out
+
+    def fit_references(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *, offset: int = 0
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """A call replayed with a ``namespace`` keeps it only while `tools` declares it.
+
+        A call to a tool loaded by ``tool_search`` goes back with its ``namespace`` (the
+        namespace, or its own name for a flat deferred function: research note rule 23);
+        once ``tools`` no longer declares that (another strategy, a mode), the call goes
+        back as an ordinary function call.
+        """
+        spaces = {
+            t.get("name") for t in tools if isinstance(t, Mapping) and t.get("type") == "namespace"
+        }
+        spaces |= {
+            t.get("name")
+            for t in tools
+            if isinstance(t, Mapping) and t.get("type") == "function" and t.get("defer_loading")
+        }
+        out: list[Message] = []
+        changes: list[Change] = []
+        for i, message in enumerate(messages, start=offset):
+            parts: list[Part] = []
+            for part in message.parts:
+                if not isinstance(part, ToolCall):
+                    parts.append(part)
+                    continue
+                extra = hints(part.provider_data, FORMAT).get("extra")
+                space = extra.get("namespace") if isinstance(extra, Mapping) else None
+                if space is not None and space not in spaces:
+                    data = dict(part.provider_data or {})
+                    data["extra"] = {k: v for k, v in data["extra"].items() if k != "namespace"}
+                    if isinstance(data.get("keys"), list):
+                        data["keys"] = [k for k in data["keys"] if k != "namespace"]
+                    part = dataclasses.replace(part, provider_data=data)
+                    changes.append(
+                        Change(
+                            kind="rewrote_reference",
+                            index=i,
+                            call_id=part.id,
+                            detail=f"message {i}: call {part.id!r} was made in namespace "
+                            f"{space!r}, which this request does not declare; sent without it",
+                        )
+                    )
+                parts.append(part)
+            changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
+            out.append(Message(role=message.role, parts=tuple(parts)) if changed else message)
+        return tuple(out), tuple(changes)
 
     def render_messages(
         self, messages: Sequence[Message], *, before: Sequence[Message] = ()

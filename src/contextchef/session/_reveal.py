@@ -1,0 +1,241 @@
+"""Tool changes mid-conversation: reveal and withdraw tools without editing ``tools``.
+
+On models that take them (`ModelRules.tool_changes`), a provider-native strategy keeps
+the ``tools`` array it first sent and states every later change to what the model may
+call as blocks of a mid-conversation system message appended at the end
+(https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages,
+"Mid-conversation tool changes"; the research notes' rules 3, 11, 13, 19 and 20):
+
+* a declared tool the model should now have (a deferred tool the host or a skill loaded,
+  or our ``tool_search`` found under ``anthropic-inline``; a tool a mode brings back) is
+  added **by reference**;
+* a tool the mode now hides is **withdrawn** by reference; its definition stays declared
+  (history may still name it) and the gate refuses it;
+* a tool that was not declared in the first request and is now offered directly (a mode
+  bringing in a tool that was hidden at the start, a tool registered later) is added
+  **by definition** where the platform takes inline definitions
+  (`ModelRules.inline_tools`), else declared deferred at the end of ``tools`` — which
+  neither the prompt cache nor the thinking check counts until it is referenced
+  (``agents-and-tools/tool-use/tool-search-tool``, deferred loading and caching;
+  research note R7, R20) — and added by reference;
+* a deferred tool registered later (a runtime tool, a server that connected) is declared
+  deferred at the end of ``tools`` the same way, where the provider's search finds it.
+
+`ToolState` is what the ledger's changes left, per mark, so a rolled-back edit rolls it
+back too. Which tools the provider already revealed (``tool_reference`` blocks) is read
+from the new messages of each compile (`Adapter.revealed_tools`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextchef._errors import UsageError
+from contextchef._json import canonical_dumps
+
+__all__ = ["ToolChanges", "ToolState", "plan_tools", "tool_names"]
+
+
+def tool_names(entries: Sequence[Any]) -> list[str]:
+    """The ``name`` of each tool entry that has one, in order."""
+    return [e["name"] for e in entries if isinstance(e, Mapping) and isinstance(e.get("name"), str)]
+
+
+def _deferred(entry: Mapping[str, Any]) -> bool:
+    return entry.get("defer_loading") is True
+
+
+def _definition(entry: Mapping[str, Any]) -> str:
+    """Canonical JSON of a tool entry, whether deferred or not."""
+    return canonical_dumps({k: v for k, v in entry.items() if k != "defer_loading"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolState:
+    """What a ledger's tool changes (and the provider's reveals) left, at one mark.
+
+    Attributes:
+        added: Declared tools added by a ``tool_addition`` (by reference).
+        removed: Tools withdrawn by a ``tool_removal`` and not added again.
+        defined: Tools added by definition -> canonical JSON of that definition.
+        revealed: Tools a ``tool_reference`` in the messages sent revealed (provider
+            search results, custom search results).
+        sent: Some tool change was sent up to here (the request needs the beta).
+    """
+
+    added: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+    defined: Mapping[str, str] = field(default_factory=dict)
+    revealed: frozenset[str] = frozenset()
+    sent: bool = False
+
+    def offered(self, name: str, base_visible: bool) -> bool:
+        """Whether the model currently has `name` (declared non-deferred: `base_visible`)."""
+        if name in self.removed:
+            return False
+        return base_visible or name in self.added or name in self.revealed or name in self.defined
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (sorted lists); empty fields left out."""
+        out: dict[str, Any] = {}
+        for key in ("added", "removed", "revealed"):
+            values = getattr(self, key)
+            if values:
+                out[key] = sorted(values)
+        if self.defined:
+            out["defined"] = dict(sorted(self.defined.items()))
+        if self.sent:
+            out["sent"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: object) -> ToolState:
+        """From `to_dict` output.
+
+        Raises:
+            UsageError: A malformed tool state.
+        """
+        if not isinstance(data, Mapping) or set(data) - {
+            "added",
+            "removed",
+            "revealed",
+            "defined",
+            "sent",
+        }:
+            raise UsageError("snapshot ledger: a mark's 'tools' must be a tool-state object")
+        sets: dict[str, frozenset[str]] = {}
+        for key in ("added", "removed", "revealed"):
+            values = data.get(key, [])
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise UsageError(f"snapshot ledger: tool state {key!r} must be a list of names")
+            sets[key] = frozenset(values)
+        defined = data.get("defined", {})
+        if not isinstance(defined, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in defined.items()
+        ):
+            raise UsageError("snapshot ledger: tool state 'defined' must map names to text")
+        sent = data.get("sent", False)
+        if not isinstance(sent, bool):
+            raise UsageError("snapshot ledger: tool state 'sent' must be a boolean")
+        return cls(defined=dict(defined), sent=sent, **sets)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolChanges:
+    """The tool changes one request states (all empty: none)."""
+
+    add: tuple[str, ...] = ()
+    """Declared tools to add by reference, sorted."""
+    define: tuple[dict[str, Any], ...] = ()
+    """Tool entries to add by definition, sorted by name."""
+    remove: tuple[str, ...] = ()
+    """Tools to withdraw by reference, sorted."""
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to state."""
+        return not (self.add or self.define or self.remove)
+
+
+def plan_tools(
+    *,
+    sent: Sequence[Any],
+    now: Sequence[Any],
+    state: ToolState,
+    loaded: frozenset[str],
+    inline: bool,
+    stable: frozenset[str] = frozenset(),
+) -> tuple[list[Any], ToolChanges, ToolState] | None:
+    """The ``tools`` to send, the changes to state, and the tool state after them.
+
+    Args:
+        sent: The tool entries this ledger sent (kept, in order).
+        now: The entries the strategy would send for the current view (tools the modes
+            hide are not in it).
+        state: The tool state before this request, with this request's new provider
+            reveals already in `ToolState.revealed`.
+        loaded: Tools the host, a skill, a toolkit or our ``tool_search`` loaded.
+        inline: The platform takes definitions in tool changes.
+        stable: Tools whose definition is kept as first sent even when it changed (our
+            meta-tools: ``tool_search``'s directory follows the mode, but its results
+            and the gate already do, so redefining it would only cost input).
+
+    Returns:
+        ``(tools, changes, state)``: `sent` plus any newly declared deferred entries at
+        the end; what to add and withdraw; the state once this request is sent. None
+        when a tool sent in ``tools`` changed its definition and the platform takes no
+        inline definitions: only an edit of ``tools`` can say that.
+    """
+    tools = list(sent)
+    declared = {e["name"]: e for e in sent if isinstance(e, Mapping) and "name" in e}
+    current = {e["name"]: e for e in now if isinstance(e, Mapping) and "name" in e}
+    add: list[str] = []
+    define: list[dict[str, Any]] = []
+    remove: list[str] = []
+    defined = dict(state.defined)
+    for name, entry in current.items():
+        if (
+            name in declared
+            and name not in stable
+            and entry != declared[name]
+            and _definition(entry) != _definition(declared[name])
+        ):
+            if not inline:
+                return None
+            if name not in defined or defined[name] != canonical_dumps(entry):
+                define.append(dict(entry))  # replaces the declared one from here on
+                defined[name] = canonical_dumps(entry)
+            continue
+        if name in declared or name in defined:
+            continue
+        if _deferred(entry):
+            tools.append(entry)  # searchable from now on; revealed when loaded
+            declared[name] = entry
+        elif inline:
+            define.append(dict(entry))
+            defined[name] = canonical_dumps(entry)
+        else:
+            hidden = {**entry, "defer_loading": True}
+            tools.append(hidden)
+            declared[name] = hidden
+            add.append(name)
+    for name, entry in declared.items():
+        base_visible = not _deferred(entry)
+        offered = state.offered(name, base_visible) and name not in add
+        fresh = current.get(name)
+        if fresh is None:
+            want = False  # hidden by the mode (or gone): withdrawn, still declared
+        elif not _deferred(fresh):
+            want = True
+        else:
+            want = offered or name in loaded
+        if want and not offered and name not in add:
+            add.append(name)
+        elif offered and not want:
+            remove.append(name)
+    for name, text in state.defined.items():
+        fresh = current.get(name)
+        if fresh is None:
+            if name not in state.removed:
+                remove.append(name)
+        elif canonical_dumps(fresh) != text and inline:
+            define.append(dict(fresh))  # the same name, a new definition from here on
+            defined[name] = canonical_dumps(fresh)
+        elif name in state.removed:
+            add.append(name)
+    changes = ToolChanges(
+        add=tuple(sorted(set(add))),
+        define=tuple(sorted(define, key=lambda e: str(e.get("name")))),
+        remove=tuple(sorted(set(remove))),
+    )
+    after = ToolState(
+        added=(state.added | set(changes.add)) - set(changes.remove),
+        removed=(state.removed - set(changes.add) - {str(e["name"]) for e in changes.define})
+        | set(changes.remove),
+        defined=defined,
+        revealed=state.revealed,
+        sent=state.sent or not changes.empty,
+    )
+    return tools, changes, after
