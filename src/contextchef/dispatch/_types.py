@@ -114,6 +114,9 @@ class GateContext:
             its text tells the model to call them by name.
         search_direct: The tools ``tool_search`` finds are called by name (a
             provider-native strategy reveals them), not through ``defer_execute``.
+        reveal_loaded: Whatever is loaded (a toolkit, a skill, a search result) is
+            revealed to the model by the next request (mid-conversation tool changes),
+            so it is callable by name from then on.
     """
 
     blocked: tuple[str, ...] = ()
@@ -124,6 +127,7 @@ class GateContext:
     all_loaded: bool = False
     reveal_by_reference: bool = False
     search_direct: bool = False
+    reveal_loaded: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -157,6 +157,7 @@ class CompileMixin:
         self._state.compiled = target
         self._state.strategy = chosen.name
         self._state.target = target if chosen.native is not None else None
+        self._state.model = model if chosen.native is not None else None
         self._volatile.emit(CompileEvent(name="compile:done", target=target, request=result))
         return result
 

@@ -78,10 +78,14 @@ class DispatchMixin:
         strategy = get_strategy(self._state.strategy)
         loaded = frozenset(self._state.loaded)
         needs = self._tools.config.require_search and strategy.native is not None
-        if needs and self._state.target is not None:
-            # the provider's own search results count as loading (a history scan, so only
-            # when require_search asks for it)
-            loaded |= get_adapter(self._state.target).revealed_tools(self._state.history)
+        reveal_loaded = False
+        if self._state.target is not None:
+            adapter = get_adapter(self._state.target)
+            if needs:
+                # the provider's own search results count as loading (a history scan, so
+                # only when require_search asks for it)
+                loaded |= adapter.revealed_tools(self._state.history)
+            reveal_loaded = adapter.model_rules(self._state.model or "").tool_changes
         return GateContext(
             blocked=self._state.blocked,
             loaded=loaded,
@@ -91,6 +95,7 @@ class DispatchMixin:
             all_loaded=strategy.all_loaded,
             reveal_by_reference=strategy.reveal_by_reference,
             search_direct=strategy.search_direct,
+            reveal_loaded=reveal_loaded,
         )
 
     def check_tool_call(self, call: CallLike) -> CheckResult:

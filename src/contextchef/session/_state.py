@@ -59,6 +59,8 @@ class SessionState:
     """The strategy of the last compile (the gate allows what it sent)."""
     target: str | None = None
     """The target of the last compile (whose provider-side search results count)."""
+    model: str | None = None
+    """The model of the last native compile (whose rules say how loads are revealed)."""
     announcements: dict[str, Announcement] = field(default_factory=dict)
     dynamic_state: BaseModel | Mapping[str, Any] | None = None
     anchor: str = ""
@@ -94,6 +96,7 @@ class SessionState:
             "loaded_toolkits": list(self.loaded_toolkits),
             "strategy": self.strategy,
             "target": self.target,
+            "model": self.model,
             "announcements": [a.to_dict() for a in self.announcements.values()],
             "dynamic_state": None if data is None else dynamic_state_data(data),
             "anchor": self.anchor,
@@ -139,6 +142,7 @@ class SessionState:
             loaded_toolkits=tuple(data.get("loaded_toolkits") or ()),
             strategy=strategy,
             target=data.get("target"),
+            model=data.get("model") if data.get("target") is not None else None,
             announcements=_announcements(data.get("announcements")),
             dynamic_state=data.get("dynamic_state"),
             anchor=data.get("anchor") or "",
@@ -218,6 +222,7 @@ _SHAPE: dict[str, tuple[type, ...]] = {
     "loaded_toolkits": (list,),
     "strategy": (str,),
     "target": (str, type(None)),
+    "model": (str, type(None)),
     "native_search": (bool,),
     "announcements": (list,),
     "dynamic_state": (dict, type(None)),
