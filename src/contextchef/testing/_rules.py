@@ -43,6 +43,7 @@ from contextchef.testing._binding import anthropic_block_binding, anthropic_thin
 from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
 from contextchef.testing._body import dicts as _dicts
+from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
 from contextchef.testing._placement import (
     anthropic_no_prefill,
     anthropic_system_message_fields,
@@ -336,11 +337,13 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_system_message_placement,
     anthropic_no_prefill,
     anthropic_thinking_prefix,
+    *ANTHROPIC_NATIVE_RULES,
 )
-"""The rules `FakeAnthropic` enforces by default. The last five are Anthropic's
-preserved-thinking and system-message rules (`contextchef.testing._binding`,
-`contextchef.testing._placement`); the model-dependent ones apply only to the Claude
-models of `contextchef.testing._claude`, so made-up model names skip them."""
+"""The rules `FakeAnthropic` enforces by default. The five before the tool-deferral rules
+(`contextchef.testing._native`) are the preserved-thinking and system-message rules
+(`contextchef.testing._binding`, `contextchef.testing._placement`); the model-dependent
+ones apply only to the Claude models of `contextchef.testing._claude` (and, for tool search,
+those the research lists), so made-up model names skip them."""
 
 
 # -- OpenAI Chat Completions -------------------------------------------------------------
@@ -494,6 +497,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_function_call_answered,
     responses_output_has_call,
     responses_function_names_valid,
+    *RESPONSES_NATIVE_RULES,
 )
 """The rules `FakeResponses` enforces by default."""
 
