@@ -143,6 +143,14 @@ class SessionView:
             return self.namespaces[name].tool
         return self.toolkit_loader if name == LOAD_TOOLKIT else None
 
+    @property
+    def wrapper_names(self) -> frozenset[str]:
+        """Names of our own wrapper tools: meta-tools, namespaces, ``load_toolkit``."""
+        names = {*self.meta_tools, *self.namespaces}
+        if self.toolkit_loader is not None:
+            names.add(LOAD_TOOLKIT)
+        return frozenset(names)
+
     def unavailable_reason(self, name: str) -> str | None:
         """Why a registered tool is not searchable now (hidden by the mode), else None."""
         tool = self.lookup(name)

@@ -38,7 +38,13 @@ from contextchef.session._request import (
     Segments,
     prefix_fingerprint,
 )
-from contextchef.session._reveal import ToolChanges, ToolState, plan_tools, tool_names
+from contextchef.session._reveal import (
+    ToolChanges,
+    ToolState,
+    changes_after,
+    dangling,
+    plan_tools,
+)
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
@@ -461,67 +467,8 @@ def _tool_mode(
         state=state,
         loaded=frozenset(inp.state.loaded),
         inline=rules.inline_tools,
-        stable=_wrappers(inp.view),
+        stable=inp.view.wrapper_names,
     )
-
-
-def _tool_changes(
-    inp: CompileInput, rules: ModelRules, tools: list[Any], prefix: _Prefix, state: ToolState
-) -> tuple[ToolChanges, ToolState]:
-    """The tool changes this request states, and the tool state after them."""
-    fresh = _prefix(inp).pristine
-    if fresh is inp.ledger.tools and not (state.defined or state.removed):
-        # the view sent is the view now: only a deferred tool loaded since can be added
-        add = tuple(
-            sorted(
-                name
-                for name in inp.state.loaded
-                if _is_deferred(inp.ledger, fresh, name) and not state.offered(name, False)
-            )
-        )
-        if not add:
-            return ToolChanges(), state
-        return ToolChanges(add=add), dataclasses.replace(
-            state, added=state.added | set(add), sent=True
-        )
-    planned = plan_tools(
-        sent=inp.ledger.tools or [],
-        now=fresh,
-        state=state,
-        loaded=frozenset(inp.state.loaded),
-        inline=rules.inline_tools,
-        stable=_wrappers(inp.view),
-    )
-    if planned is None:
-        return ToolChanges(), state
-    return planned[1], planned[2]
-
-
-def _wrappers(view: SessionView) -> frozenset[str]:
-    """Our own wrapper tools (meta-tools, namespaces, ``load_toolkit``), kept as sent."""
-    return frozenset(name for name in (*view.meta_tools, *view.namespaces) if name) | (
-        frozenset({view.toolkit_loader.name}) if view.toolkit_loader is not None else frozenset()
-    )
-
-
-def _is_deferred(ledger: Ledger, tools: list[Any], name: str) -> bool:
-    """Whether `tools` declares `name` with ``defer_loading`` (an index cached per list)."""
-    key = ("deferred-names", id(tools))
-    hit = ledger.cache.get(key)
-    if hit is None or hit[0] is not tools:
-        names = {
-            t["name"] for t in tools if isinstance(t, Mapping) and t.get("defer_loading") is True
-        }
-        hit = ledger.cache[key] = (tools, frozenset(names))
-    return name in hit[1]
-
-
-def _dangling(ledger: Ledger, tools: list[Any]) -> bool:
-    """Whether what was sent reveals by reference a tool `tools` no longer declares."""
-    top = ledger.pending or ledger.marks[-1]
-    if not top.tools.revealed:
-        return False
-    return not top.tools.revealed <= set(tool_names(tools))
 
 
 def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
@@ -543,7 +490,8 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     edits: list[LedgerEdit] = []
     kind: EditKind = "history"
     changed = _prefix_change(ledger, inp.state.system, tools)
-    if changed is not None and not rules.prefix_check and _dangling(ledger, tools):
+    top = ledger.pending or ledger.marks[-1]
+    if changed is not None and not rules.prefix_check and dangling(top.tools.revealed, tools):
         changed_all = True  # sent references to tools no longer declared: send it all again
     else:
         changed_all = False
@@ -590,7 +538,15 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     tool_state = dataclasses.replace(base.tools, revealed=revealed)
     entry = None
     if planned is not None and attached:
-        tool_changes, tool_state = _tool_changes(inp, rules, tools, prefix, tool_state)
+        tool_changes, tool_state = changes_after(
+            sent=ledger.tools or [],
+            now=_prefix(inp).pristine,
+            state=tool_state,
+            loaded=frozenset(inp.state.loaded),
+            inline=rules.inline_tools,
+            stable=inp.view.wrapper_names,
+            cache=ledger.cache,
+        )
         if not tool_changes.empty:
             entry = adapter.tool_change_message(
                 system_text,

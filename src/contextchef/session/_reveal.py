@@ -35,7 +35,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 
-__all__ = ["ToolChanges", "ToolState", "plan_tools", "tool_names"]
+__all__ = ["ToolChanges", "ToolState", "changes_after", "dangling", "plan_tools", "tool_names"]
 
 
 def tool_names(entries: Sequence[Any]) -> list[str]:
@@ -239,3 +239,51 @@ def plan_tools(
         sent=state.sent or not changes.empty,
     )
     return tools, changes, after
+
+
+def changes_after(
+    *,
+    sent: list[Any],
+    now: list[Any],
+    state: ToolState,
+    loaded: frozenset[str],
+    inline: bool,
+    stable: frozenset[str],
+    cache: dict[Any, Any],
+) -> tuple[ToolChanges, ToolState]:
+    """The tool changes one request states, and the tool state after them.
+
+    Like `plan_tools`, with a fast path for the common turn: the view sent is the view
+    now (`now` is `sent`), so only a deferred tool loaded since can be added; the
+    deferred names of `sent` are indexed once in `cache`.
+    """
+    if now is sent and not (state.defined or state.removed):
+        key = ("deferred-names", id(sent))
+        hit = cache.get(key)
+        if hit is None or hit[0] is not sent:
+            names = frozenset(
+                t["name"] for t in sent if isinstance(t, Mapping) and _deferred(t) and "name" in t
+            )
+            hit = cache[key] = (sent, names)
+        add = tuple(sorted(n for n in loaded if n in hit[1] and not state.offered(n, False)))
+        if not add:
+            return ToolChanges(), state
+        after = ToolState(
+            added=state.added | set(add),
+            removed=state.removed,
+            defined=state.defined,
+            revealed=state.revealed,
+            sent=True,
+        )
+        return ToolChanges(add=add), after
+    planned = plan_tools(
+        sent=sent, now=now, state=state, loaded=loaded, inline=inline, stable=stable
+    )
+    if planned is None:
+        return ToolChanges(), state
+    return planned[1], planned[2]
+
+
+def dangling(revealed: frozenset[str], tools: Sequence[Any]) -> bool:
+    """Whether a tool revealed by reference is no longer declared in `tools`."""
+    return bool(revealed) and not revealed <= set(tool_names(tools))
