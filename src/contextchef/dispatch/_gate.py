@@ -37,7 +37,7 @@ from typing import Any
 
 from contextchef._json import JsonValue, canonical_dumps
 from contextchef.deferred._groups import NamespaceView
-from contextchef.deferred._meta import DEFER_EXECUTE
+from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import parse_arguments
 from contextchef.dispatch._hooks import arun_before_hooks, run_before_hooks
@@ -294,6 +294,14 @@ def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> Chec
 
 def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckResult:
     """Steps 1-6 (everything but hooks)."""
+    offered = ctx.meta_tools
+    if offered is not None and call.name in view.meta_tools and call.name not in offered:
+        hint = (  # the request did not offer it
+            "If it is a deferred tool, find its exact name with tool_search."
+            if TOOL_SEARCH in offered
+            else "Use one of the tools you were given."
+        )
+        return Denied(reason=f'Unknown tool "{call.name}". {hint}', code="unknown_tool")
     resolved = _resolve(view, call)
     if isinstance(resolved, Denied):
         return resolved

@@ -117,6 +117,8 @@ class GateContext:
         reveal_loaded: Whatever is loaded (a toolkit, a skill, a search result) is
             revealed to the model by the next request (mid-conversation tool changes),
             so it is callable by name from then on.
+        meta_tools: The meta-tools the request offered (``tool_search``,
+            ``defer_execute``); a call to another one is an unknown tool. None: all.
     """
 
     blocked: tuple[str, ...] = ()
@@ -128,6 +130,7 @@ class GateContext:
     reveal_by_reference: bool = False
     search_direct: bool = False
     reveal_loaded: bool = False
+    meta_tools: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

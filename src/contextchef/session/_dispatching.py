@@ -96,6 +96,7 @@ class DispatchMixin:
             reveal_by_reference=strategy.reveal_by_reference,
             search_direct=strategy.search_direct,
             reveal_loaded=reveal_loaded,
+            meta_tools=strategy.meta_tools,
         )
 
     def check_tool_call(self, call: CallLike) -> CheckResult:

@@ -209,8 +209,8 @@ def plan_tools(
             want = False  # hidden by the mode (or gone): withdrawn, still declared
         elif not _deferred(fresh):
             want = True
-        else:
-            want = offered or name in loaded
+        else:  # a deferred tool: offered once revealed or loaded, again after a removal
+            want = offered or name in loaded or name in state.revealed
         if want and not offered and name not in add:
             add.append(name)
         elif offered and not want:

@@ -88,6 +88,8 @@ class Strategy:
         reveal_by_addition: What our ``tool_search`` (or the host) loads is revealed by a
             ``tool_addition`` block in a mid-conversation system message; the model must
             take tool changes (`ModelRules.tool_changes`).
+        meta_tools: Which of our meta-tools the strategy sends (when anything is
+            deferred); the gate refuses a call to the others.
         summary: One line for listings (`contextchef plan`, README).
     """
 
@@ -99,6 +101,7 @@ class Strategy:
     search: str | None = None
     reveal_by_reference: bool = False
     reveal_by_addition: bool = False
+    meta_tools: frozenset[str] = frozenset({TOOL_SEARCH, DEFER_EXECUTE})
     summary: str = ""
 
     def tools(self, view: SessionView) -> tuple[CompiledTool, ...]:
@@ -159,6 +162,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             name="flat",
+            meta_tools=frozenset(),
             select=_flat,
             direct_calls=True,
             all_loaded=True,
@@ -166,6 +170,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             name="anthropic-native",
+            meta_tools=frozenset(),
             select=_native_server,
             direct_calls=True,
             native="anthropic",
@@ -174,6 +179,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             name="anthropic-native-regex",
+            meta_tools=frozenset(),
             select=_native_server,
             direct_calls=True,
             native="anthropic",
@@ -182,6 +188,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             name="anthropic-native-client",
+            meta_tools=frozenset({TOOL_SEARCH}),
             select=_native_client,
             direct_calls=True,
             native="anthropic",
@@ -190,6 +197,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             name="anthropic-inline",
+            meta_tools=frozenset({TOOL_SEARCH}),
             select=_native_client,
             direct_calls=True,
             native="anthropic",
@@ -198,6 +206,7 @@ STRATEGIES: dict[str, Strategy] = {
         ),
         Strategy(
             name="openai-native",
+            meta_tools=frozenset(),
             select=_native_server,
             direct_calls=True,
             native="responses",

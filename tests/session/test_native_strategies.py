@@ -1,0 +1,634 @@
+"""Provider-native deferral and reveal (issue: reveal tools the provider's own way).
+
+Each test names the rule of ../shared/research/provider-native-disclosure.md section 6 it
+checks. Payloads go through the official SDK clients against the `contextchef.testing`
+fakes, which enforce those rules, and are read against the SDKs' request types.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from contextchef import (
+    ContextChef,
+    ToolCall,
+    UsageError,
+    assistant,
+    tool_results,
+    user,
+)
+from contextchef.providers import from_anthropic, from_responses
+from contextchef.session._request import CompiledRequest
+from contextchef.testing import FakeAnthropic, FakeResponses, httpx_for, raw, text, tool_calls
+from contextchef.tools._catalogs import load_catalog
+from prefix_check import prefix_problems
+from sdk_check import PROVIDER_ENV, sdk_problems
+
+HX = httpx_for(anthropic)
+OPUS = "claude-opus-5-5"  # prefix check, tool changes, inline definitions
+SONNET = "claude-sonnet-4-5"  # tool search, no tool changes, no prefix check
+OLD = "claude-opus-4-1"  # no tool search: a deferred tool could never be revealed
+THINKING = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "error"}}
+TOOL_CHANGES = "inline-tools-2026-09-15"
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in PROVIDER_ENV:
+        monkeypatch.delenv(var, raising=False)
+
+
+def _answer(**args: Any) -> str:
+    return "ok: " + json.dumps(args, sort_keys=True)
+
+
+def _session(catalogs: Path, **kwargs: Any) -> ContextChef:
+    """Filesystem tools resident, GitHub's deferred, a read-only mode."""
+    modes = {"read_only": ["filesystem__read_*", "filesystem__list_*", "github__get_*"]}
+    chef = ContextChef(defer=["github__*"], modes=modes, **kwargs)
+    for name in ("mcp-filesystem", "github"):
+        tools = load_catalog(catalogs / f"{name}.json").tools
+        chef.register_tools(tools, handlers={t.name: _answer for t in tools})
+    chef.set_system_prompt("You are a careful coding agent.")
+    chef.set_history([user("Triage the open issues.")])
+    return chef
+
+
+def _deferred(payload: dict[str, Any]) -> list[str]:
+    return [t["name"] for t in payload["tools"] if t.get("defer_loading")]
+
+
+def _blocks(payload: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [
+        b
+        for m in payload["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == kind
+    ]
+
+
+def _extends(before: CompiledRequest, after: CompiledRequest) -> bool:
+    """Append-only: every earlier byte of the conversation is unchanged."""
+    return after.segments["messages"].startswith(before.segments["messages"][:-1])
+
+
+# -- one choice per target and model (rules 1, 20, 28) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "model", "chosen"),
+    [
+        ("anthropic", OPUS, "anthropic-native-client"),
+        ("anthropic", SONNET, "anthropic-native-client"),
+        ("anthropic", "anthropic.claude-opus-4-8-v1:0", "anthropic-native-client"),
+        ("anthropic", OLD, "client"),
+        ("anthropic", "claude-3-5-haiku-latest", "client"),
+        ("anthropic", "my-proxy-alias", "client"),
+        ("responses", "gpt-5.4", "openai-native"),
+        ("responses", "gpt-5.6-mini", "openai-native"),
+        ("responses", "gpt-4o", "client"),
+        ("openai", "gpt-5.4", "client"),
+        ("deepseek", "deepseek-chat", "client"),
+        ("gemini", "gemini-3-pro", "client"),
+    ],
+)
+def test_auto_picks_the_provider_mechanism_the_model_has(
+    catalogs_dir: Path, target: str, model: str, chosen: str
+) -> None:
+    chef = _session(catalogs_dir)
+    request = chef.compile(target, model=model, strategy="auto")
+    assert chef._state.strategy == chosen
+    deferred = json.dumps(request.payload).count('"defer_loading"')
+    assert (deferred > 0) == (chosen != "client")
+
+
+@pytest.mark.parametrize(
+    ("target", "model", "strategy", "message"),
+    [
+        ("anthropic", OLD, "anthropic-native", "cannot reveal deferred tools"),
+        ("anthropic", OLD, "anthropic-native-client", "cannot reveal deferred tools"),
+        ("anthropic", SONNET, "anthropic-inline", "does not take mid-conversation tool changes"),
+        ("responses", "gpt-4o", "openai-native", "cannot reveal deferred tools"),
+        ("openai", "gpt-5.4", "openai-native", "does not have"),
+        ("gemini", "gemini-3-pro", "anthropic-native", "does not have"),
+    ],
+)
+def test_a_flag_the_request_cannot_honour_is_refused(
+    catalogs_dir: Path, target: str, model: str, strategy: str, message: str
+) -> None:
+    """Rule 28: never a deferral flag without a working reveal path for that model."""
+    chef = _session(catalogs_dir)
+    with pytest.raises(UsageError, match=message) as info:
+        chef.compile(target, model=model, strategy=strategy)
+    assert "client" in str(info.value)  # the error names what would work
+    assert chef._state.ledgers == {}
+
+
+def test_an_unknown_model_name_may_be_forced_native(catalogs_dir: Path) -> None:
+    chef = _session(catalogs_dir)
+    request = chef.compile("anthropic", model="my-proxy-alias", strategy="anthropic-native")
+    assert _deferred(request.payload)
+
+
+# -- Anthropic payload rules ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("strategy", "search"),
+    [
+        (
+            "anthropic-native",
+            {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+        ),
+        (
+            "anthropic-native-regex",
+            {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+        ),
+    ],
+)
+def test_server_search_tools_are_exact_and_never_deferred(
+    catalogs_dir: Path, strategy: str, search: dict[str, str]
+) -> None:
+    """Rules 2 and 6: the exact type/name pair, last, not deferred; our meta-tools absent."""
+    chef = ContextChef(default_defer=True)  # every tool deferred: only the search tool is not
+    chef.register_tools(load_catalog(catalogs_dir / "github.json").tools)
+    chef.set_history([user("hi")])
+    payload = chef.compile("anthropic", model=SONNET, strategy=strategy).payload
+    assert payload["tools"][-1] == search
+    assert [t for t in payload["tools"] if not t.get("defer_loading")] == [search]
+    assert {"tool_search", "defer_execute"}.isdisjoint(t["name"] for t in payload["tools"])
+    assert sdk_problems("anthropic", payload) == []
+
+
+def test_deferred_tools_carry_no_cache_control_and_breakpoints_stay_within_four(
+    catalogs_dir: Path,
+) -> None:
+    """Rules 4 and 5."""
+    chef = _session(catalogs_dir)
+    payload = chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client").payload
+    assert all("cache_control" not in t for t in payload["tools"])
+    assert json.dumps(payload).count('"cache_control"') <= 4
+    assert len(_deferred(payload)) == len(load_catalog(catalogs_dir / "github.json").tools)
+
+
+def _search_turn(chef: ContextChef, query: list[str]) -> tuple[ToolCall, Any]:
+    call = ToolCall(id="toolu_s1", name="tool_search", arguments=json.dumps({"queries": query}))
+    chef.append(assistant("", [call]))
+    done = chef.execute(call)
+    chef.append(tool_results([done.result]))
+    return call, done
+
+
+def test_custom_search_answers_with_tool_references(catalogs_dir: Path) -> None:
+    """Rule 7: the result is a list of ``tool_reference`` blocks naming declared tools."""
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client")
+    _, done = _search_turn(chef, ["create an issue"])
+    assert done.result.references and done.result.references[0] == "github__create_issue"
+    assert "call them directly by name" in done.result.content  # what other targets read
+    payload = chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client").payload
+    (result,) = _blocks(payload, "tool_result")
+    assert result["content"] == [
+        {"type": "tool_reference", "tool_name": n} for n in done.result.references
+    ]
+    assert set(done.result.references) <= set(_deferred(payload))
+    assert sdk_problems("anthropic", payload) == []
+    # the model may now call the tool by name; the gate admits it under its real name
+    check = chef.check_tool_call(
+        ToolCall(
+            id="c", name="github__create_issue", arguments='{"owner":"a","repo":"b","title":"t"}'
+        )
+    )
+    assert check.decision == "allowed"
+
+
+def test_custom_search_with_no_match_answers_with_text(catalogs_dir: Path) -> None:
+    """Rule 7: an empty ``tool_result`` content list is refused, so a miss is a sentence."""
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client")
+    _, done = _search_turn(chef, ["zzqx qqzz"])
+    assert done.result.references == ()
+    payload = chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client").payload
+    (result,) = _blocks(payload, "tool_result")
+    assert isinstance(result["content"], str) and "No tool matched" in result["content"]
+
+
+def test_a_reference_the_new_tools_do_not_declare_is_rewritten(catalogs_dir: Path) -> None:
+    """Rule 3: after a switch to the client strategy the deferred tools are gone from
+    ``tools``; the earlier ``tool_reference`` result is sent again as text."""
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client")
+    _search_turn(chef, ["create an issue"])
+    chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client")
+    chef.append(assistant("Found it."))
+    chef.append(user("Go on."))
+    request = chef.compile("anthropic", model=SONNET, strategy="client")
+    assert _blocks(request.payload, "tool_reference") == []
+    (result,) = _blocks(request.payload, "tool_result")
+    assert "github__create_issue" in result["content"]
+    assert [e.kind for e in request.edits] == ["tools"]
+    assert any(c.kind == "rewrote_reference" for c in request.changes)
+
+
+ISSUE = {"owner": "acme", "repo": "app", "title": "Crash"}
+
+
+def _server_search_reply(model: str, tool: str, arguments: dict[str, Any], **thinking: str) -> Any:
+    """An Anthropic reply: a server BM25 search revealing `tool`, then a call to it."""
+    content: list[dict[str, Any]] = []
+    if thinking:
+        content.append({"type": "thinking", "thinking": "", "signature": thinking["signature"]})
+    content += [
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_01",
+            "name": "tool_search_tool_bm25",
+            "input": {"query": "create issue"},
+        },
+        {
+            "type": "tool_search_tool_result",
+            "tool_use_id": "srvtoolu_01",
+            "content": {
+                "type": "tool_search_tool_search_result",
+                "tool_references": [{"type": "tool_reference", "tool_name": tool}],
+            },
+        },
+        {"type": "tool_use", "id": "toolu_01", "name": tool, "input": arguments},
+    ]
+    return raw(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 10},
+        }
+    )
+
+
+def test_server_search_blocks_are_replayed_and_never_answered(catalogs_dir: Path) -> None:
+    """Rule 6: the ``server_tool_use`` / ``tool_search_tool_result`` pair goes back
+    unchanged, only the client ``tool_use`` gets a ``tool_result``; the tool the search
+    revealed is callable by name."""
+    chef = _session(catalogs_dir)
+    fake = FakeAnthropic().script(
+        _server_search_reply(SONNET, "github__create_issue", ISSUE),
+        text("Filed."),
+    )
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    requests = []
+    for _ in range(2):
+        request = chef.compile("anthropic", model=SONNET, strategy="anthropic-native")
+        requests.append(request)
+        calls = chef.ingest(
+            client.messages.create(**request.payload, extra_headers=request.headers)
+        )
+        if calls:
+            assert [c.name for c in calls] == ["github__create_issue"]
+            chef.append(tool_results([chef.execute(c).result for c in calls]))
+    client.close()
+    assert fake.violations == ()
+    last = fake.requests[-1].body
+    answered = [b["tool_use_id"] for b in _blocks(last, "tool_result")]
+    assert answered == ["toolu_01"]
+    assert len(_blocks(last, "server_tool_use")) == 1
+    assert _extends(requests[0], requests[1]) and requests[1].edits == ()
+
+
+def test_an_unpaired_or_dangling_server_search_is_dropped(catalogs_dir: Path) -> None:
+    """Rules 3 and 6: a search call without its result, or a result naming a tool this
+    request does not declare, is left out, and said."""
+    chef = _session(catalogs_dir)
+    history = [
+        {"role": "user", "content": "find the tools"},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_a",
+                    "name": "tool_search_tool_regex",
+                    "input": {"pattern": "issue"},
+                },
+                {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_b",
+                    "name": "tool_search_tool_regex",
+                    "input": {"pattern": "gone"},
+                },
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": "srvtoolu_b",
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [{"type": "tool_reference", "tool_name": "gone_tool"}],
+                    },
+                },
+                {"type": "text", "text": "Searched."},
+            ],
+        },
+        {"role": "user", "content": "and now?"},
+    ]
+    chef.set_history(from_anthropic(history).messages)
+    fake = FakeAnthropic().script(text("ok"))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    request = chef.compile("anthropic", model=SONNET, strategy="anthropic-native-regex")
+    client.messages.create(**request.payload, extra_headers=request.headers)
+    client.close()
+    assert fake.violations == ()
+    assert _blocks(request.payload, "server_tool_use") == []
+    assert _blocks(request.payload, "tool_search_tool_result") == []
+    assert sum(c.kind == "dropped_search_block" for c in request.changes) == 3
+
+
+# -- mid-conversation tool changes (rules 3, 8, 10, 11, 13, 18, 19, 30) ---------------------
+
+
+def _tool_change_session(
+    catalogs_dir: Path, strategy: str
+) -> tuple[list[CompiledRequest], FakeAnthropic]:
+    """A session on Opus 5.5 with thinking: search, a mode hiding tools, a load, a
+    runtime tool, a mode lifted; every request through the SDK against the fake."""
+    chef = _session(catalogs_dir)
+    found = (
+        [_server_search_reply(OPUS, "github__create_issue", ISSUE), text("Filed.", reasoning="")]
+        if strategy == "anthropic-native"
+        else [
+            tool_calls(("tool_search", {"queries": ["create issue"]}), reasoning=""),
+            tool_calls(("github__create_issue", ISSUE), reasoning="Filing it."),
+        ]
+    )
+    fake = FakeAnthropic().script(
+        *found,
+        text("Filed.", reasoning=""),
+        tool_calls(("filesystem__read_file", {"path": "/a.py"}), reasoning=""),
+        text("Read.", reasoning=""),
+        text("Deployed.", reasoning=""),
+        text("Back to normal.", reasoning=""),
+    )
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    requests: list[CompiledRequest] = []
+
+    def turn(host: str = "") -> None:
+        request = chef.compile(
+            "anthropic", model=OPUS, strategy=strategy, extra={"thinking": THINKING}
+        )
+        requests.append(request)
+        reply = (
+            client.beta.messages.create(
+                **request.payload,
+                betas=request.headers.get("anthropic-beta", "").split(",")
+                if request.headers
+                else [],
+            )
+            if request.headers
+            else client.messages.create(**request.payload)
+        )
+        calls = chef.ingest(reply)
+        if calls:
+            chef.append(tool_results([chef.execute(c).result for c in calls]))
+        else:
+            chef.append(user(host or "next"))
+
+    turn()  # tool_search
+    turn()  # create_issue
+    turn()  # text
+    chef.set_mode("read_only")  # withdraws create_issue (and the other revealed writers)
+    turn()  # read_file
+    turn()  # text
+    chef.register_runtime_tool(
+        {
+            "name": "deploy_preview",
+            "description": "Deploy a preview.",
+            "input_schema": {"type": "object"},
+        }
+    )
+    chef.load_toolkit  # noqa: B018 - toolkits are covered elsewhere
+    chef._state.loaded.add("deploy_preview")  # the host reveals it
+    turn()
+    chef.set_mode(None)  # brings the writers back
+    turn()
+    client.close()
+    return requests, fake
+
+
+@pytest.mark.parametrize(
+    "strategy", ["anthropic-native-client", "anthropic-inline", "anthropic-native"]
+)
+def test_tool_changes_reveal_and_withdraw_without_editing_anything_sent(
+    catalogs_dir: Path, strategy: str
+) -> None:
+    requests, fake = _tool_change_session(catalogs_dir, strategy)
+    assert fake.violations == ()
+    assert prefix_problems([(r.body, r.reply) for r in fake.requests]) == []
+    for before, after in zip(requests, requests[1:], strict=False):
+        assert after.edits == ()
+        assert _extends(before, after)  # rule 13: only appended input is new
+        assert after.segments["system"] == before.segments["system"]
+        assert after.prefix_fingerprint == before.prefix_fingerprint  # rule 30
+    first_tools = json.dumps(requests[0].payload["tools"])
+    for request in requests:  # rule 19/30: tools only ever grow by deferred declarations
+        assert json.dumps(request.payload["tools"]).startswith(first_tools[:-1])
+    changes = [
+        (i, b["type"], b["tool"].get("name") or b["tool"].get("definition", {}).get("name"))
+        for i, r in enumerate(requests)
+        for m in r.payload["messages"]
+        if m["role"] == "system"
+        for b in m["content"]
+        if b["type"] in ("tool_addition", "tool_removal")
+    ]
+    removals = {n for _, kind, n in changes if kind == "tool_removal"}
+    assert "github__create_issue" in removals  # the mode withdrew the tool the model used
+    assert ("tool_addition", "deploy_preview") in {(k, n) for _, k, n in changes}
+    last_changes = [c for c in changes if c[0] == len(requests) - 1]
+    assert ("tool_addition", "github__create_issue") in {(k, n) for _, k, n in last_changes}
+    # rule 11: once a change was sent, every request carries the beta
+    first = next(i for i, *_ in changes)
+    assert all(TOOL_CHANGES in r.headers.get("anthropic-beta", "") for r in requests[first:])
+    assert all(
+        not r.headers.get("anthropic-beta", "").count(TOOL_CHANGES) for r in requests[:first]
+    )
+
+
+def test_a_withdrawn_tool_is_refused_by_the_gate(catalogs_dir: Path) -> None:
+    """Rule 18: removal is advisory for the model; the gate enforces it."""
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=OPUS, strategy="anthropic-native-client")
+    chef.set_mode("read_only")
+    check = chef.check_tool_call(
+        ToolCall(
+            id="c", name="github__create_issue", arguments='{"owner":"a","repo":"b","title":"t"}'
+        )
+    )
+    assert check.decision == "denied" and "read_only" in check.reason
+
+
+def test_models_without_tool_changes_report_a_tools_edit(catalogs_dir: Path) -> None:
+    """Where tool changes do not exist, a mode change is an edit of ``tools``, said."""
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client")
+    chef.append(assistant("ok"))
+    chef.append(user("read only now"))
+    chef.set_mode("read_only")
+    request = chef.compile("anthropic", model=SONNET, strategy="anthropic-native-client")
+    assert [e.kind for e in request.edits] == ["tools"]
+    assert not any(m["role"] == "system" for m in request.payload["messages"])
+
+
+def test_inline_definitions_only_on_the_claude_api(catalogs_dir: Path) -> None:
+    """Rules 11, 12 and 20: a tool undeclared at the start, offered directly later, is
+    defined inline on the Claude API and declared deferred + added by reference on
+    Bedrock (which takes no inline definitions), with the matching beta."""
+    for model, beta, by_definition in (
+        (OPUS, TOOL_CHANGES, True),
+        ("anthropic.claude-opus-4-8-v1:0", "mid-conversation-tool-changes-2026-07-01", False),
+    ):
+        chef = ContextChef(modes={"small": ["filesystem__read_file"]}, mode="small")
+        chef.register_tools(load_catalog(catalogs_dir / "mcp-filesystem.json").tools)
+        chef.set_history([user("hi")])
+        chef.compile("anthropic", model=model, strategy="anthropic-native")
+        chef.append(assistant("ok"))
+        chef.append(user("more"))
+        chef.set_mode(None)  # every filesystem tool is now offered directly
+        request = chef.compile("anthropic", model=model, strategy="anthropic-native")
+        assert request.edits == ()
+        assert request.headers == {"anthropic-beta": beta}
+        (system,) = [m for m in request.payload["messages"] if m["role"] == "system"]
+        kinds = {b["tool"]["type"] for b in system["content"]}
+        assert kinds == ({"tool_definition"} if by_definition else {"tool_reference"})
+        added = {
+            b["tool"].get("name") or b["tool"]["definition"]["name"] for b in system["content"]
+        }
+        assert "filesystem__write_file" in added and "filesystem__read_file" not in added
+        if not by_definition:
+            assert "filesystem__write_file" in _deferred(request.payload)
+
+
+# -- Responses: hosted tool_search and namespaces (rules 20-24) ------------------------------
+
+
+def test_openai_native_declares_deferred_tools_in_namespaces(catalogs_dir: Path) -> None:
+    chef = _session(catalogs_dir)
+    payload = chef.compile("responses", model="gpt-5.4", strategy="openai-native").payload
+    assert payload["tools"][-1] == {"type": "tool_search"}
+    spaces = [t for t in payload["tools"] if t["type"] == "namespace"]
+    github = load_catalog(catalogs_dir / "github.json").tools
+    assert sum(len(s["tools"]) for s in spaces) == len(github)
+    assert all(len(s["tools"]) <= 10 and "defer_loading" not in s for s in spaces)
+    assert all(f["defer_loading"] is True for s in spaces for f in s["tools"])
+    assert [s["name"] for s in spaces][:2] == ["github", "github_2"]
+    assert sdk_problems("responses", payload) == []
+
+
+def test_openai_native_round_trip_replays_search_items_and_namespaces(catalogs_dir: Path) -> None:
+    """Rules 22 and 23: hosted search items go back verbatim; the call keeps its namespace."""
+    chef = _session(catalogs_dir)
+    payload = chef.compile("responses", model="gpt-5.4", strategy="openai-native").payload
+    space = next(
+        t["name"]
+        for t in payload["tools"]
+        if t["type"] == "namespace" and any(f["name"] == "github__create_issue" for f in t["tools"])
+    )
+    fake = FakeResponses().script(
+        raw(
+            {
+                "id": "resp_1",
+                "object": "response",
+                "created_at": 0,
+                "model": "gpt-5.4",
+                "status": "completed",
+                "output": [
+                    {
+                        "type": "tool_search_call",
+                        "id": "tsc_1",
+                        "call_id": None,
+                        "execution": "server",
+                        "arguments": {"paths": [space]},
+                        "status": "completed",
+                    },
+                    {
+                        "type": "tool_search_output",
+                        "id": "tso_1",
+                        "call_id": None,
+                        "execution": "server",
+                        "status": "completed",
+                        "tools": [t for t in payload["tools"] if t.get("name") == space],
+                    },
+                    {
+                        "type": "function_call",
+                        "id": "fc_1",
+                        "call_id": "call_1",
+                        "namespace": space,
+                        "name": "github__create_issue",
+                        "arguments": '{"owner":"acme","repo":"app","title":"Crash"}',
+                        "status": "completed",
+                    },
+                ],
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+            }
+        ),
+        text("Filed."),
+    )
+    client = openai.OpenAI(
+        api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(openai))
+    )
+    requests = []
+    for _ in range(2):
+        request = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+        requests.append(request)
+        calls = chef.ingest(client.responses.create(**request.payload))
+        if calls:
+            assert [c.name for c in calls] == ["github__create_issue"]
+            chef.append(tool_results([chef.execute(c).result for c in calls]))
+    client.close()
+    assert fake.violations == ()
+    sent = fake.requests[-1].body["input"]
+    kinds = [i.get("type") for i in sent]
+    assert kinds[1:5] == [
+        "tool_search_call",
+        "tool_search_output",
+        "function_call",
+        "function_call_output",
+    ]
+    assert sent[3]["namespace"] == space
+    assert _extends(requests[0], requests[1]) and requests[1].edits == ()
+
+
+def test_a_namespaced_call_goes_to_another_target_without_its_namespace(catalogs_dir: Path) -> None:
+    """Rule 23 the other way: once ``tools`` no longer declares the namespace (client
+    strategy), the call is sent as a plain function call, and said."""
+    chef = _session(catalogs_dir)
+    history = [
+        {"type": "message", "role": "user", "content": "file it"},
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "namespace": "github",
+            "name": "github__create_issue",
+            "arguments": "{}",
+        },
+        {"type": "function_call_output", "call_id": "call_1", "output": "done"},
+        {"type": "message", "role": "user", "content": "thanks"},
+    ]
+    chef.set_history(from_responses(history).messages)
+    native = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    assert any(i.get("namespace") == "github" for i in native.payload["input"])
+    fresh = _session(catalogs_dir)
+    fresh.set_history(from_responses(history).messages)
+    plain = fresh.compile("responses", model="gpt-5.4", strategy="client")
+    assert all("namespace" not in i for i in plain.payload["input"])
+    assert any(c.kind == "rewrote_reference" for c in plain.changes)
+    anthropic_payload = fresh.compile("anthropic", model=SONNET).payload
+    assert sdk_problems("anthropic", anthropic_payload) == []
