@@ -7,6 +7,7 @@ fakes, which enforce those rules, and are read against the SDKs' request types.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -431,7 +432,7 @@ def test_tool_changes_reveal_and_withdraw_without_editing_anything_sent(
     requests, fake = _tool_change_session(catalogs_dir, strategy)
     assert fake.violations == ()
     assert prefix_problems([(r.body, r.reply) for r in fake.requests]) == []
-    for before, after in zip(requests, requests[1:], strict=False):
+    for before, after in itertools.pairwise(requests):
         assert after.edits == ()
         assert _extends(before, after)  # rule 13: only appended input is new
         assert after.segments["system"] == before.segments["system"]
