@@ -548,13 +548,15 @@ def test_reused_or_empty_call_ids_are_made_unique_at_ingest() -> None:
 
 def test_call_ids_anthropic_refuses_are_sent_in_a_form_it_accepts() -> None:
     chef = _chef()
+    chef.register_tools([{"name": "read_file", "description": "Read.", "input_schema": {}}])
     call = ToolCall(id="functions.read_file:0", name="read_file", arguments="{}")
     chef.append(assistant("", [call]))
     chef.append(tool_results([ToolResult(call_id=call.id, name="read_file", content="x")]))
     fake = FakeAnthropic().script(text("ok"))
     client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-    messages = chef.compile("anthropic").payload["messages"]
-    client.messages.create(model="m", max_tokens=10, messages=messages)
+    payload = chef.compile("anthropic").payload
+    messages = payload["messages"]
+    client.messages.create(model="m", max_tokens=10, messages=messages, tools=payload["tools"])
     client.close()
     assert fake.violations == ()
     use, result = messages[1]["content"][0], messages[2]["content"][0]

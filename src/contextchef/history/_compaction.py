@@ -38,7 +38,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import HistoryRules, is_user_turn
+from contextchef.history._normalize import Change, HistoryRules, is_user_turn
 
 __all__ = [
     "DEFAULT_CLEARED_PLACEHOLDER",
@@ -54,6 +54,7 @@ __all__ = [
     "plan_compaction",
     "render_transcript",
     "summary_message",
+    "tool_use_as_text",
 ]
 
 DEFAULT_CLEARED_PLACEHOLDER = "[tool result cleared to save context]"
@@ -211,6 +212,42 @@ def render_transcript(messages: Sequence[Message]) -> str:
         role = _role(message)
         lines += [x for p in message.parts if (x := _render_part(role, p)) is not None]
     return "\n".join(lines)
+
+
+def tool_use_as_text(
+    messages: Sequence[Message], *, offset: int = 0
+) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+    """`messages` with every tool call and result written as text (the transcript lines).
+
+    For a request that declares no tools at all: providers refuse tool blocks there
+    (Anthropic needs ``tools`` defined for ``tool_use`` / ``tool_result`` blocks), so the
+    exchange is kept as what was said and done. Each message changed is a `Change`
+    (``tool_use_as_text``; history indices counted from `offset`).
+    """
+    out: list[Message] = []
+    changes: list[Change] = []
+    for i, message in enumerate(messages, start=offset):
+        if not any(isinstance(p, (ToolCall, ToolResult)) for p in message.parts):
+            out.append(message)
+            continue
+        role = _role(message)
+        parts: list[Part] = []
+        for part in message.parts:
+            if isinstance(part, (ToolCall, ToolResult)):
+                line = _render_part(role, part)
+                parts.append(TextPart(text=line or ""))
+            else:
+                parts.append(part)
+        out.append(Message(role=message.role, parts=tuple(parts)))
+        changes.append(
+            Change(
+                kind="tool_use_as_text",
+                index=i,
+                detail=f"message {i}: the request declares no tools, so its tool calls "
+                "and results were sent as text",
+            )
+        )
+    return tuple(out), tuple(changes)
 
 
 def _loaded_in_result(result: ToolResult) -> list[str]:

@@ -116,6 +116,7 @@ ChangeKind = Literal[
     "rewrote_reference",
     "split_results",
     "synthesized_result",
+    "tool_use_as_text",
 ]
 
 

@@ -80,6 +80,9 @@ class Profile:
             None where there is none (then passing betas is an error).
         field_betas: Request field path (dotted, e.g. ``thinking.block_binding``) -> the
             beta value a request using it must send.
+        tool_blocks_need_tools: A request whose messages hold tool calls or results must
+            declare tools (Anthropic); with none declared, the session sends the exchange
+            as text.
     """
 
     target: str
@@ -95,6 +98,7 @@ class Profile:
     media: bool = True
     beta_header: str | None = None
     field_betas: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    tool_blocks_need_tools: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -27,6 +27,7 @@ from typing import Any
 from contextchef._errors import CorruptHistoryError, UsageError
 from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef.deferred._view import SessionView
+from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, ModelRules, RequestOptions
@@ -528,6 +529,9 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         edits.append(_edit(kind, edited_at, base, stripped))
     messages, fitted = adapter.fit_references(messages, tools, offset=base.history)
+    if not tools and adapter.profile.tool_blocks_need_tools:  # tool-using history as text
+        messages, texts = tool_use_as_text(messages, offset=base.history)
+        fitted = (*fitted, *texts)
     changes = (*changes, *fitted)
     update = _update(inp, base, rules)
     ir, system_text = _with_update(inp, messages, update, rules, base)

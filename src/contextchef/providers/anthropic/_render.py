@@ -358,6 +358,8 @@ class AnthropicAdapter(AdapterDefaults):
         beta_header="anthropic-beta",
         # build-with-claude/preserved-thinking/prefix-checks: block_binding needs this beta
         field_betas={"thinking.block_binding": BINDING_BETA},
+        # tool_use / tool_result blocks are refused when the request declares no tools
+        tool_blocks_need_tools=True,
     )
     """Payloads are for ``anthropic.Anthropic().messages.create``."""
 
