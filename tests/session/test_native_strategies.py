@@ -633,3 +633,144 @@ def test_a_namespaced_call_goes_to_another_target_without_its_namespace(catalogs
     assert any(c.kind == "rewrote_reference" for c in plain.changes)
     anthropic_payload = fresh.compile("anthropic", model=SONNET).payload
     assert sdk_problems("anthropic", anthropic_payload) == []
+
+
+# -- foreign native blocks, every target (rule 3 and "never a flag a request cannot honour") --
+
+_ANTHROPIC_NATIVE_HISTORY: list[dict[str, Any]] = [
+    {"role": "user", "content": "File the crash."},
+    {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "server_tool_use",
+                "id": "srvtoolu_01",
+                "name": "tool_search_tool_bm25",
+                "input": {"query": "create issue"},
+            },
+            {
+                "type": "tool_search_tool_result",
+                "tool_use_id": "srvtoolu_01",
+                "content": {
+                    "type": "tool_search_tool_search_result",
+                    "tool_references": [
+                        {"type": "tool_reference", "tool_name": "github__create_issue"}
+                    ],
+                },
+            },
+            {
+                "type": "tool_use",
+                "id": "toolu_01",
+                "name": "tool_search",
+                "input": {"queries": ["labels"]},
+            },
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_01",
+                "content": [{"type": "tool_reference", "tool_name": "github__get_label"}],
+            }
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "toolu_02", "name": "github__create_issue", "input": ISSUE}
+        ],
+    },
+    {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_02", "content": "#7"}],
+    },
+    {"role": "assistant", "content": "Filed #7."},
+    {"role": "user", "content": "Thanks. Anything else?"},
+]
+
+_RESPONSES_NATIVE_HISTORY: list[dict[str, Any]] = [
+    {"type": "message", "role": "user", "content": "File the crash."},
+    {
+        "type": "tool_search_call",
+        "id": "tsc_1",
+        "call_id": None,
+        "execution": "server",
+        "arguments": {"paths": ["github"]},
+        "status": "completed",
+    },
+    {
+        "type": "tool_search_output",
+        "id": "tso_1",
+        "call_id": None,
+        "execution": "server",
+        "status": "completed",
+        "tools": [],
+    },
+    {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "namespace": "github",
+        "name": "github__create_issue",
+        "arguments": json.dumps(ISSUE),
+        "status": "completed",
+    },
+    {"type": "function_call_output", "call_id": "call_1", "output": "#7"},
+    {"type": "message", "role": "user", "content": "Thanks. Anything else?"},
+]
+
+
+def _send(target: str, request: CompiledRequest) -> tuple[Any, tuple[str, ...]]:
+    """Send through the target's SDK against its fake; the fake's violations."""
+    from google import genai
+    from google.genai import types as genai_types
+
+    from contextchef.testing import FakeGemini, FakeOpenAIChat
+
+    if target == "gemini":
+        fake: Any = FakeGemini().script(text("ok"))
+        client: Any = genai.Client(
+            api_key="x", http_options=genai_types.HttpOptions(httpx_client=fake.http_client(HX))
+        )
+        client.models.generate_content(**request.payload)
+        return fake, fake.violations
+    if target == "anthropic":
+        fake = FakeAnthropic().script(text("ok"))
+        with anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX)) as c:
+            c.messages.create(**request.payload, extra_headers=request.headers)
+        return fake, fake.violations
+    fake = (FakeResponses() if target == "responses" else FakeOpenAIChat()).script(text("ok"))
+    with openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX)) as c:
+        if target == "responses":
+            c.responses.create(**request.payload)
+        else:
+            c.chat.completions.create(**request.payload)
+    return fake, fake.violations
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "deepseek", "responses", "gemini"])
+@pytest.mark.parametrize("source", ["anthropic", "responses"])
+def test_foreign_native_search_history_compiles_for_every_target(
+    catalogs_dir: Path, target: str, source: str
+) -> None:
+    """Another provider's search blocks are left out, references rewritten, namespaces
+    dropped; what remains passes the target's rules and its SDK types."""
+    chef = _session(catalogs_dir)
+    parsed = (
+        from_anthropic(_ANTHROPIC_NATIVE_HISTORY)
+        if source == "anthropic"
+        else from_responses(_RESPONSES_NATIVE_HISTORY)
+    )
+    chef.set_history(parsed.messages)
+    request = chef.compile(target, model="gpt-4o" if target == "responses" else "model-x")
+    _, violations = _send(target, request)
+    assert violations == ()
+    assert sdk_problems(target, request.payload) == []
+    body = json.dumps(request.payload)
+    assert "github__create_issue" in body  # the call itself is kept
+    if target != source:
+        assert "tool_search_tool_result" not in body and "tool_search_output" not in body
+    assert '"tool_reference"' not in body  # the client strategy declares no deferred tools
+    assert '"namespace"' not in body
