@@ -7,8 +7,13 @@ never compares strategy or target names. Each says:
 * whether the model may call a deferred tool by its own name (`Strategy.direct_calls`:
   its definition is in the request) and whether every schema is in the request
   (`Strategy.all_loaded`, which meets ``require_search``);
-* which provider-side search it needs (`Strategy.native`, matched against
-  `Profile.native_tool_search`).
+* which provider-side deferral it needs (`Strategy.native`, matched against
+  `Profile.native_tool_search`), which search tool the adapter adds (`Strategy.search`),
+  and how a tool our ``tool_search`` finds is revealed (by reference, by a tool change,
+  or as text for ``defer_execute``);
+* whether the model can honour it (`Strategy.fits`: a deferral flag a model cannot
+  reveal would hide the tool for good); ``auto`` picks the first native strategy that
+  fits (`resolve`).
 
 Library-owned tools (memory, ``new_context``) visible in the session's modes are appended
 after the strategy's tools by every strategy.
