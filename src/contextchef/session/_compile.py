@@ -44,7 +44,7 @@ from contextchef.session._reveal import (
     ToolState,
     changes_after,
     dangling,
-    plan_tools,
+    plan_cached,
 )
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
@@ -462,7 +462,8 @@ def _tool_mode(
         return None
     if fresh is ledger.tools and not state.defined:
         return ledger.tools, ToolChanges(), state  # same view: only loads can change
-    return plan_tools(
+    return plan_cached(
+        ledger.cache,
         sent=ledger.tools,
         now=fresh,
         state=state,
@@ -483,8 +484,9 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     adapter, ledger, history = inp.adapter, inp.ledger, inp.state.history
     rules = adapter.model_rules(inp.model)
     prefix = _prefix(inp)
+    fresh = prefix.pristine
     base, edited_at = choose_base(ledger, history)
-    planned = _tool_mode(inp, rules, prefix.pristine, base.tools)
+    planned = _tool_mode(inp, rules, fresh, base.tools)
     if planned is not None:
         prefix = _prefix(inp, planned[0])
     tools = prefix.pristine
@@ -544,7 +546,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     if planned is not None and attached:
         tool_changes, tool_state = changes_after(
             sent=ledger.tools or [],
-            now=_prefix(inp).pristine,
+            now=fresh,
             state=tool_state,
             loaded=frozenset(inp.state.loaded),
             inline=rules.inline_tools,

@@ -35,7 +35,15 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 
-__all__ = ["ToolChanges", "ToolState", "changes_after", "dangling", "plan_tools", "tool_names"]
+__all__ = [
+    "ToolChanges",
+    "ToolState",
+    "changes_after",
+    "dangling",
+    "plan_cached",
+    "plan_tools",
+    "tool_names",
+]
 
 
 def tool_names(entries: Sequence[Any]) -> list[str]:
@@ -141,7 +149,7 @@ class ToolChanges:
 
 def plan_tools(
     *,
-    sent: Sequence[Any],
+    sent: list[Any],
     now: Sequence[Any],
     state: ToolState,
     loaded: frozenset[str],
@@ -168,7 +176,7 @@ def plan_tools(
         when a tool sent in ``tools`` changed its definition and the platform takes no
         inline definitions: only an edit of ``tools`` can say that.
     """
-    tools = list(sent)
+    appended: list[Any] = []
     declared = {e["name"]: e for e in sent if isinstance(e, Mapping) and "name" in e}
     current = {e["name"]: e for e in now if isinstance(e, Mapping) and "name" in e}
     add: list[str] = []
@@ -191,14 +199,14 @@ def plan_tools(
         if name in declared or name in defined:
             continue
         if _deferred(entry):
-            tools.append(entry)  # searchable from now on; revealed when loaded
+            appended.append(entry)  # searchable from now on; revealed when loaded
             declared[name] = entry
         elif inline:
             define.append(dict(entry))
             defined[name] = canonical_dumps(entry)
         else:
             hidden = {**entry, "defer_loading": True}
-            tools.append(hidden)
+            appended.append(hidden)
             declared[name] = hidden
             add.append(name)
     for name, entry in declared.items():
@@ -225,6 +233,7 @@ def plan_tools(
             defined[name] = canonical_dumps(fresh)
         elif name in state.removed:
             add.append(name)
+    tools = [*sent, *appended] if appended else sent  # the same list when nothing is new
     changes = ToolChanges(
         add=tuple(sorted(set(add))),
         define=tuple(sorted(define, key=lambda e: str(e.get("name")))),
@@ -276,12 +285,40 @@ def changes_after(
             sent=True,
         )
         return ToolChanges(add=add), after
-    planned = plan_tools(
-        sent=sent, now=now, state=state, loaded=loaded, inline=inline, stable=stable
+    planned = plan_cached(
+        cache, sent=sent, now=now, state=state, loaded=loaded, inline=inline, stable=stable
     )
     if planned is None:
         return ToolChanges(), state
     return planned[1], planned[2]
+
+
+def plan_cached(
+    cache: dict[Any, Any],
+    *,
+    sent: list[Any],
+    now: list[Any],
+    state: ToolState,
+    loaded: frozenset[str],
+    inline: bool,
+    stable: frozenset[str],
+) -> tuple[list[Any], ToolChanges, ToolState] | None:
+    """`plan_tools`, remembered for the same lists (by identity) and the same inputs.
+
+    A compile asks twice (for the tools, then for the changes) and the next turns ask
+    again with nothing changed; the answer is computed once.
+    """
+    key = ("plan", id(sent), id(now))
+    hit = cache.get(key)
+    args = (state, loaded, inline, stable)
+    if hit is not None and hit[0] is sent and hit[1] is now and hit[2] == args:
+        result: tuple[list[Any], ToolChanges, ToolState] | None = hit[3]
+        return result
+    result = plan_tools(
+        sent=sent, now=now, state=state, loaded=loaded, inline=inline, stable=stable
+    )
+    cache[key] = (sent, now, args, result)
+    return result
 
 
 def dangling(revealed: frozenset[str], tools: Sequence[Any]) -> bool:

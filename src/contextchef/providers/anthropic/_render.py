@@ -408,6 +408,13 @@ class AnthropicAdapter(AdapterDefaults):
         ``tool_reference_unresolved``, and Bedrock rejects the unpaired call: research
         note rules 3 and 6).
         """
+        if not any(
+            (isinstance(p, ToolResult) and p.references)
+            or (isinstance(p, ProviderPart) and p.provider == FORMAT)
+            for m in messages
+            for p in m.parts
+        ):
+            return tuple(messages), ()  # nothing here names a tool by reference
         declared = {t.get("name") for t in tools if isinstance(t, Mapping)}
         out: list[Message] = []
         changes: list[Change] = []

@@ -329,6 +329,12 @@ class ResponsesAdapter(AdapterDefaults):
         once ``tools`` no longer declares that (another strategy, a mode), the call goes
         back as an ordinary function call.
         """
+        if not any(
+            isinstance(p, ToolCall) and p.provider_data is not None
+            for m in messages
+            for p in m.parts
+        ):
+            return tuple(messages), ()  # no recorded call could carry a namespace
         spaces = {
             t.get("name") for t in tools if isinstance(t, Mapping) and t.get("type") == "namespace"
         }
