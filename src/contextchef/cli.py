@@ -1,7 +1,8 @@
 """The ``contextchef`` command line: a thin shell over the library.
 
 * ``contextchef plan [CATALOG ...]`` — what the tool catalog costs per turn, flat vs
-  deferred, for one target (the built-in demo catalog when no file is given).
+  deferred, for one target (the built-in demo catalog when no file is given), and per
+  disclosure strategy that fits the target and model, with what ``auto`` picks.
 * ``contextchef search QUERY [--catalog FILE ...]`` — run ``tool_search`` as the model
   would.
 * ``contextchef eval-retrieval --catalog C --queries Q`` — recall@k, MRR, nDCG@5 of tool
@@ -26,6 +27,7 @@ from contextchef.providers import TARGETS
 from contextchef.search._retrieval import RANKERS, evaluate, load_queries
 from contextchef.session._accounting import CacheCostModel, PlanReport
 from contextchef.session._chef import ContextChef
+from contextchef.session._strategy_plan import StrategyPlan, strategy_plan
 from contextchef.tools._catalogs import Catalog, load_catalog, load_demo_catalog
 
 __all__ = ["app", "main"]
@@ -37,6 +39,17 @@ app = typer.Typer(
 )
 
 _DEMO_SYSTEM = "You are a careful software engineering agent. Use tools when they help."
+_DEMO_TASK = "Which tools can you use for this project?"
+
+_DEFAULT_MODELS = {
+    "anthropic": "claude-opus-5-5",
+    "openai": "gpt-5.4",
+    "responses": "gpt-5.4",
+    "deepseek": "deepseek-chat",
+    "gemini": "gemini-2.5-pro",
+}
+"""``plan --model`` when not given: a current model of each target, so the strategy rows
+show what that target's own tool deferral does."""
 
 
 def _load(paths: list[Path], *, repair: bool = False) -> list[Catalog]:
@@ -53,16 +66,12 @@ def _load(paths: list[Path], *, repair: bool = False) -> list[Catalog]:
     return out
 
 
-def _chef(
-    paths: list[Path],
-    *,
-    default_defer: bool,
-    defer: list[str],
-    pin: list[str],
-    repair: bool = False,
+def _session(
+    catalogs: list[Catalog], *, default_defer: bool, defer: list[str], pin: list[str]
 ) -> ContextChef:
+    """A new session with `catalogs` registered."""
     chef = ContextChef(default_defer=default_defer, defer=defer, pin=pin)
-    for cat in _load(paths, repair=repair):
+    for cat in catalogs:
         chef.register_catalog(cat)
     return chef
 
@@ -108,28 +117,46 @@ def plan(
     payload_out: Annotated[
         Path | None, typer.Option(help="Write the compiled payload (one user turn) here.")
     ] = None,
-    model: Annotated[str, typer.Option(help="Model name written into the payload.")] = "model",
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="Model: its rules decide which strategies fit and what auto picks; written "
+            "into --payload-out. Default: claude-opus-5-5 (anthropic), gpt-5.4 (openai, "
+            "responses), deepseek-chat, gemini-2.5-pro."
+        ),
+    ] = None,
     repair_schemas: Annotated[bool, _REPAIR_OPTION] = False,
 ) -> None:
-    """Show what the tool catalog costs per turn, flat vs with deferred loading."""
+    """Show what the tool catalog costs per turn, flat vs deferred, and per strategy."""
     cache = CacheCostModel(
         history_tokens=history_tokens,
         price_per_mtok=price,
         cache_read=cache_read,
         cache_write=cache_write,
     )
+    model = model or _DEFAULT_MODELS.get(target, "model")
     try:
-        chef = _chef(
-            list(catalogs or []),
-            default_defer=default_defer,
-            defer=list(defer or []),
-            pin=list(pin or []),
-            repair=repair_schemas,
-        )
+        loaded = _load(list(catalogs or []), repair=repair_schemas)
+
+        def session() -> ContextChef:
+            return _session(
+                loaded, default_defer=default_defer, defer=list(defer or []), pin=list(pin or [])
+            )
+
+        chef = session()
         report = chef.plan(target, cache=cache)
+        strategies = strategy_plan(
+            session,
+            target,
+            model,
+            tool=report.largest_tool,
+            cache=cache,
+            system=_DEMO_SYSTEM,
+            task=_DEMO_TASK,
+        )
         if payload_out is not None:
             chef.set_system_prompt(_DEMO_SYSTEM)
-            chef.set_history([user("Which tools can you use for this project?")])
+            chef.set_history([user(_DEMO_TASK)])
             compiled = chef.compile(target, model=model)
             text = json.dumps(compiled.payload, ensure_ascii=False, indent=2) + "\n"
             try:
@@ -140,9 +167,11 @@ def plan(
         _fail(exc)
         return
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, sort_keys=True))
+        out = {**report.to_dict(), **strategies.to_dict()}
+        typer.echo(json.dumps(out, ensure_ascii=False, sort_keys=True))
         return
     _print_plan(report)
+    _print_strategies(strategies, report)
     if payload_out is not None:
         Console().print(f"payload written to {payload_out}")
 
@@ -195,6 +224,55 @@ def _print_plan(r: PlanReport) -> None:
     Console().print(table)
 
 
+def _print_strategies(plan: StrategyPlan, r: PlanReport) -> None:
+    forced = not plan.model_known and any(s.native for s in plan.fitting)
+    known = " (not in the model table)" if forced else ""
+    table = Table(title=f"Per strategy — target {plan.target}, model {plan.model}{known}")
+    table.add_column("strategy (* auto)", no_wrap=True)
+    table.add_column("resident\nchars", justify="right", no_wrap=True)
+    table.add_column("\ntokens", justify="right", no_wrap=True)
+    table.add_column("reveal\nUSD", justify="right", no_wrap=True)
+    table.add_column("appended\n+expanded", justify="right", no_wrap=True)
+    table.add_column("round\ntrips", justify="right")
+    for row in plan.fitting:
+        name = f"{row.name}*" if row.name == plan.auto else row.name
+        resident = (f"{row.resident_chars:,}", f"{row.resident_tokens_est:,}")
+        if row.reveal_cost_usd is None:
+            table.add_row(name, *resident, "n/a", "-", "-")
+            continue
+        tokens = f"{row.reveal_appended_tokens_est:,}+{row.reveal_expanded_tokens_est:,}"
+        table.add_row(
+            name, *resident, f"${row.reveal_cost_usd:.4f}", tokens, f"{row.reveal_round_trips}"
+        )
+    m = r.cache_model
+    console = Console()
+    console.print(table)
+    unfit = [s.name for s in plan.strategies if not s.fits]
+    lines = [
+        f"auto picks {plan.auto}"
+        + (
+            " (a model name it does not know gets client; forced, a native strategy is "
+            "sent as asked)"
+            if forced
+            else ""
+        )
+        + (f"; not for this target and model: {', '.join(unfit)}." if unfit else "."),
+        "resident: the tools the model sees at the start of every request (Anthropic strips "
+        "deferred entries; Responses shows their names and descriptions); tokens are "
+        "estimates.",
+        f"one reveal: input cost of {r.largest_tool or 'a deferred tool'} becoming callable, "
+        f"USD at H={m.history_tokens:,} cached tokens, p=${m.price_per_mtok}/MTok: "
+        f"(1 + round trips) x {m.cache_read} x p x (resident + H) + {m.cache_write} x p x "
+        "(appended + expanded), in tokens est.; appended: the search call and result, a "
+        "tool-change message or server search blocks; expanded: a definition the provider "
+        f"expands from a reference. Rewriting the tools array "
+        f"instead: ${r.cache_naive_usd:.4f}.",
+    ]
+    lines += [f"{s.name}: {s.note}" for s in plan.fitting if s.reveal_cost_usd is None]
+    for line in lines:
+        console.print(line, highlight=False, markup=False)
+
+
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What the tool should do.")],
@@ -210,9 +288,8 @@ def search(
         _fail(UsageError("the query is empty; say what the tool should do"))
         return
     try:
-        chef = _chef(
-            list(catalog or []), default_defer=True, defer=[], pin=[], repair=repair_schemas
-        )
+        loaded = _load(list(catalog or []), repair=repair_schemas)
+        chef = _session(loaded, default_defer=True, defer=[], pin=[])
         view = chef.view
         hits = view.index.search([query], limit=limit)
         text = run_tool_search({"queries": [query], "limit": limit}, view.index, view.config).text

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from contextchef import ContextChef, load_demo_catalog
+from contextchef import ContextChef, estimate_tokens, load_demo_catalog, user
+from contextchef._json import canonical_dumps
 from contextchef.cli import app
+from contextchef.tools._catalogs import load_catalog
 
 runner = CliRunner()
 KEYS = {
@@ -31,6 +34,19 @@ def test_plan_demo_prints_a_table() -> None:
     assert result.exit_code == 0, result.output
     assert "saved per turn, chars" in result.output
     assert "51 / 8 / 43" in result.output
+    # the default model is a Claude model with tool search and tool changes
+    assert "Per strategy — target anthropic, model claude-opus-5-5" in result.output
+    assert "anthropic-native-client*" in result.output
+    assert "auto picks anthropic-native-client; not for this target and model: " in result.output
+    assert "flat: n/a: every definition is resident" in result.output
+
+
+def test_plan_with_an_unknown_model_name_says_auto_stays_client() -> None:
+    result = runner.invoke(app, ["plan", "--model", "model"])
+    assert result.exit_code == 0, result.output
+    assert "model model (not in the model table)" in result.output
+    assert "client*" in result.output and "auto picks client (a model name" in result.output
+    assert "anthropic-inline: n/a: the model is not known to take tool changes" in result.output
 
 
 @pytest.mark.parametrize("target", ["anthropic", "openai", "responses", "gemini"])
@@ -53,7 +69,9 @@ def test_plan_figures_match_the_library() -> None:
     chef = ContextChef(default_defer=True)
     chef.register_catalog(load_demo_catalog())
     report = chef.plan("openai").to_dict()
-    assert data == json.loads(json.dumps(report))
+    assert {k: v for k, v in data.items() if k in report} == json.loads(json.dumps(report))
+    assert set(data) - set(report) == {"model", "model_known", "auto", "strategies"}
+    assert (data["model"], data["auto"]) == ("gpt-5.4", "client")
     flat = len(
         json.dumps(
             chef.compile("openai", strategy="flat").payload["tools"],
@@ -114,3 +132,138 @@ def test_benchmark_catalogs_need_and_get_repair_on_the_command_line() -> None:
     assert json.loads(ok.output)["results"]
     plan_ok = runner.invoke(app, ["plan", path, "--repair-schemas", "--json"])
     assert plan_ok.exit_code == 0 and json.loads(plan_ok.output)["tools_total"] == 1282
+
+
+# -- per strategy: what each one costs for one target and model ------------------------------
+
+H, PRICE, READ, WRITE = 80_000, 3.0, 0.1, 1.25
+
+
+def _plan_json(path: Path, target: str, model: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["plan", str(path), "--target", target, "--model", model, "--json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.output)
+    return data
+
+
+def _compiled_tools(path: Path, target: str, model: str, strategy: str) -> list[Any]:
+    """The ``tools`` entries a compile with `strategy` sends (canonical, as plan reads)."""
+    chef = ContextChef(default_defer=True)
+    chef.register_catalog(load_catalog(path))
+    chef.set_history([user("hi")])
+    tools: list[Any] = json.loads(
+        chef.compile(target, model=model, strategy=strategy).segments["tools"]
+    )
+    return tools
+
+
+def _seen_at_start(target: str, tools: list[Any]) -> str:
+    """What the model sees at the start, by the research notes (sections 1.8 and 2.1)."""
+    if target == "anthropic":  # deferred definitions are stripped before the prompt
+        return canonical_dumps([t for t in tools if not t.get("defer_loading")])
+    seen = []  # Responses: names and descriptions of what is searchable
+    for t in tools:
+        if t.get("type") == "namespace":
+            assert all(f["defer_loading"] for f in t["tools"])
+            seen.append({"name": t["name"], "description": t["description"]})
+        elif t.get("defer_loading"):
+            seen.append({"name": t["name"], "description": t["description"]})
+        else:
+            seen.append(t)
+    return canonical_dumps(seen)
+
+
+FITS = {
+    ("anthropic", "claude-opus-5-5"): (
+        [
+            "client",
+            "flat",
+            "anthropic-native",
+            "anthropic-native-regex",
+            "anthropic-native-client",
+            "anthropic-inline",
+        ],
+        "anthropic-native-client",
+    ),
+    ("anthropic", "claude-opus-4-1"): (["client", "flat"], "client"),
+    ("responses", "gpt-5.4"): (["client", "flat", "openai-native"], "openai-native"),
+    ("openai", "gpt-5.4"): (["client", "flat"], "client"),
+}
+
+
+@pytest.mark.parametrize(("target", "model"), list(FITS))
+def test_plan_lists_the_strategies_that_fit_and_the_auto_pick(
+    catalogs_dir: Path, target: str, model: str
+) -> None:
+    path = catalogs_dir / "github.json"
+    data = _plan_json(path, target, model)
+    fitting, auto = FITS[target, model]
+    rows = {s["name"]: s for s in data["strategies"]}
+    assert [s["name"] for s in data["strategies"] if s["fits"]] == fitting
+    assert (data["target"], data["model"], data["auto"]) == (target, model, auto)
+    for row in rows.values():
+        if not row["fits"]:  # why not, and no figures
+            assert row["note"] and row["resident_chars"] is None and row["reveal_cost_usd"] is None
+    # resident figures are the compiled payload's, read as the provider shows them
+    for name in fitting:
+        text = _seen_at_start(target, _compiled_tools(path, target, model, name))
+        assert rows[name]["resident_chars"] == len(text), name
+        assert rows[name]["resident_tokens_est"] == estimate_tokens(text), name
+    assert rows["flat"]["resident_chars"] == data["full_chars"]
+    assert rows["client"]["resident_chars"] == data["resident_chars"]
+    # one reveal of the largest deferred tool, priced with the cache model
+    largest = data["largest_tool"]
+    for name in fitting:
+        row = rows[name]
+        if name == "flat":
+            assert row["reveal_cost_usd"] is None and "resident" in row["note"]
+            continue
+        trips = 1 if name in ("client", "anthropic-native-client", "anthropic-inline") else 0
+        assert row["reveal_round_trips"] == trips, name
+        expected = (1 + trips) * READ * PRICE * (row["resident_tokens_est"] + H) / 1e6 + (
+            WRITE * PRICE * (row["reveal_appended_tokens_est"] + row["reveal_expanded_tokens_est"])
+        ) / 1e6
+        assert row["reveal_cost_usd"] == round(expected, 5), name
+        assert row["steady_usd"] == round(READ * PRICE * (row["resident_tokens_est"] + H) / 1e6, 5)
+        assert row["reveal_cost_usd"] < data["cache_naive_usd"]
+    if target == "anthropic" and model == "claude-opus-5-5":
+        tools = _compiled_tools(path, target, model, "anthropic-native")
+        (entry,) = [t for t in tools if t["name"] == largest]
+        definition = {k: v for k, v in entry.items() if k != "defer_loading"}
+        for name in fitting[2:]:  # the provider expands the referenced definition
+            expanded = rows[name]["reveal_expanded_tokens_est"]
+            assert expanded == estimate_tokens(canonical_dumps(definition)), name
+        assert rows["client"]["reveal_expanded_tokens_est"] == 0  # the result text has it
+        # a reference is far smaller than the schema as text; the tool change adds to that
+        appended = {n: rows[n]["reveal_appended_tokens_est"] for n in fitting}
+        assert max(appended["anthropic-native"], appended["anthropic-native-client"]) < 150
+        assert 150 < appended["client"] < appended["anthropic-inline"]
+    if target == "responses":  # hosted search loads the tool's namespace, schemas included
+        native = rows["openai-native"]
+        assert native["reveal_expanded_tokens_est"] == 0
+        tools = _compiled_tools(path, target, model, "openai-native")
+        (space,) = [
+            t
+            for t in tools
+            if t.get("type") == "namespace" and largest in {f["name"] for f in t["tools"]}
+        ]
+        assert native["reveal_appended_tokens_est"] > estimate_tokens(canonical_dumps(space))
+
+
+def test_native_deferral_keeps_the_least_resident_on_a_real_catalog(catalogs_dir: Path) -> None:
+    rows = {
+        s["name"]: s["resident_tokens_est"]
+        for s in _plan_json(catalogs_dir / "github.json", "anthropic", "claude-opus-5-5")[
+            "strategies"
+        ]
+    }
+    # only the server search tool / our tool_search with its directory / + defer_execute / all
+    assert (
+        rows["anthropic-native"] < rows["anthropic-native-client"] < rows["client"] < rows["flat"]
+    )
+    assert rows["anthropic-native"] * 50 < rows["flat"]
+    responses = {
+        s["name"]: s["resident_tokens_est"]
+        for s in _plan_json(catalogs_dir / "github.json", "responses", "gpt-5.4")["strategies"]
+    }
+    assert responses["openai-native"] < responses["flat"]
