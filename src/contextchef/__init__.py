@@ -28,6 +28,7 @@ from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.deferred._groups import Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
+from contextchef.deferred._skills import Skill
 from contextchef.dispatch._types import Allowed, CheckResult, Denied, Execution
 from contextchef.exposure._policy import Exposure, ExposurePolicy
 from contextchef.history._compaction import (
@@ -134,6 +135,7 @@ __all__ = [
     "ReasoningPart",
     "Registry",
     "ResolvedAction",
+    "Skill",
     "SnapshotMismatchError",
     "TemplateError",
     "TextPart",

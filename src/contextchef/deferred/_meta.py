@@ -10,7 +10,7 @@ set of deferred tools, a byte-stable description.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ __all__ = [
     "SearchOutcome",
     "defer_execute_tool",
     "render_directory",
+    "render_tool_entry",
     "run_tool_search",
     "tool_search_tool",
 ]
@@ -57,6 +58,8 @@ class DeferredConfig:
             on argument validation returning the schema).
         always_meta_tools: Keep ``tool_search`` / ``defer_execute`` in the tools array
             even when nothing is deferred yet, so a first runtime tool changes nothing.
+        skill_directory_chars: Budget for the ``name: description`` lines of the skills
+            listed in ``load_skill``'s description; a skill that does not fit is left out.
     """
 
     default_results: int = 5
@@ -69,6 +72,7 @@ class DeferredConfig:
     brief_results: int = 3
     require_search: bool = False
     always_meta_tools: bool = False
+    skill_directory_chars: int = 4_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,8 +223,12 @@ def defer_execute_tool() -> Tool:
 
 
 def _full_entry(hit: SearchHit, config: DeferredConfig) -> str:
-    tool = hit.tool
-    lines = [hit.wire_name + (f"  [server: {tool.server}]" if tool.server else "")]
+    return render_tool_entry(hit.tool, hit.wire_name, config)
+
+
+def render_tool_entry(tool: Tool, wire_name: str, config: DeferredConfig) -> str:
+    """A tool as a full ``tool_search`` result shows it: name, description, parameters."""
+    lines = [wire_name + (f"  [server: {tool.server}]" if tool.server else "")]
     if tool.description.strip():
         lines.append("  " + _cut(tool.description, config.description_chars))
     lines.append("  Parameters:")
@@ -258,6 +266,7 @@ def run_tool_search(
     *,
     explain_missing: Callable[[str], str | None] | None = None,
     direct: bool = False,
+    exclude: Collection[str] = frozenset(),
 ) -> SearchOutcome:
     """Answer a ``tool_search`` call.
 
@@ -283,6 +292,8 @@ def run_tool_search(
             or None when it simply does not exist.
         direct: The tools found are called by their own names (a provider-native
             strategy reveals them), not through ``defer_execute``.
+        exclude: Wire names never returned (the tools of skills not loaded yet); an
+            exact name of one is a miss for `explain_missing` to explain.
     """
     problems = validation_errors(_SEARCH_SCHEMA, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
@@ -307,21 +318,23 @@ def run_tool_search(
         )
     want = min(arguments.get("limit", config.default_results), config.max_results)
     notes: list[str] = []
+    overflow = config.overflow_results
     if names is not None:
-        hits, missing = index.exact(names)
+        hits, missing = _exact(index, names, exclude)
         full = len(hits)  # the cap binds fuzzy search only
         if missing:
             notes += _missing_notes(missing, explain_missing)
             searchable = [m for m in missing if not (explain_missing and explain_missing(m))]
             fuzzy = _fallback(
-                index, searchable[:MAX_FALLBACK_NAMES], hits, want + config.overflow_results
+                index, searchable[:MAX_FALLBACK_NAMES], hits, want + overflow, exclude
             )
             if fuzzy:
                 notes.append("Closest matches follow.")
             hits = hits + fuzzy
             full += min(len(fuzzy), want)
     else:
-        hits = index.search(queries or [], limit=want + config.overflow_results)
+        found = index.search(queries or [], limit=want + overflow + len(exclude))
+        hits = [h for h in found if h.wire_name not in exclude][: want + overflow]
         full = want
     if not hits:
         asked = ", ".join(repr(_cut(q, ECHO_CHARS)) for q in (names or queries or [])[:5])
@@ -361,13 +374,34 @@ def _capped(text: str, config: DeferredConfig) -> str:
     return head + note.format(limit=limit)
 
 
+def _exact(
+    index: ToolIndex, names: list[str], exclude: Collection[str]
+) -> tuple[list[SearchHit], list[str]]:
+    """`ToolIndex.exact` without the `exclude` tools: a name meaning only those misses."""
+    if not exclude:
+        return index.exact(names)
+    hits: list[SearchHit] = []
+    missing: list[str] = []
+    for name in names:
+        found = [h for h in index.exact([name])[0] if h.wire_name not in exclude]
+        if not found:
+            missing.append(name)
+        hits += [h for h in found if all(h.wire_name != x.wire_name for x in hits)]
+    return hits, missing
+
+
 def _fallback(
-    index: ToolIndex, missing: list[str], found: list[SearchHit], limit: int
+    index: ToolIndex,
+    missing: list[str],
+    found: list[SearchHit],
+    limit: int,
+    exclude: Collection[str] = frozenset(),
 ) -> list[SearchHit]:
-    seen = {h.wire_name for h in found}
+    seen = {h.wire_name for h in found} | set(exclude)
     out: list[SearchHit] = []
-    near = [h for m in missing for h in index.near_names(m, limit=limit)]
-    for hit in [*near, *index.search(missing, limit=limit)]:
+    wide = limit + len(exclude)
+    near = [h for m in missing for h in index.near_names(m, limit=wide)]
+    for hit in [*near, *index.search(missing, limit=wide)]:
         if hit.wire_name not in seen and len(out) < limit:
             seen.add(hit.wire_name)
             out.append(hit)

@@ -30,6 +30,7 @@ from contextchef.deferred._meta import (
     render_directory,
     tool_search_tool,
 )
+from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, skill_lock_reason
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._index import ToolIndex
 from contextchef.tools._tool import CompiledTool, Tool
@@ -78,7 +79,7 @@ class SessionView:
 
     Attributes:
         resident: Tools in the ``tools`` array, in order: direct tools (registry order),
-            namespace tools and ``load_toolkit``, then ``tool_search`` and
+            namespace tools, ``load_toolkit`` and ``load_skill``, then ``tool_search`` and
             ``defer_execute`` when anything is deferred (library-owned tools excluded:
             see `library`).
         flat: Every visible registered tool as a direct tool (the no-disclosure
@@ -87,7 +88,8 @@ class SessionView:
             which every strategy appends after its own tools.
         direct: Registered tools that are resident.
         deferred: Registered tools reachable only through the meta-tools (runtime
-            tools included; they are searchable but not listed in the directory).
+            tools included; they are searchable but not listed in the directory; so are
+            the tools of skills, whatever the exposure policy says).
         exposure: (origin, name) -> exposure (``hidden`` outside the mode).
         wire_names: (origin, name) -> wire name.
         directory: The deferred-name directory text (``""`` when nothing is deferred).
@@ -106,6 +108,10 @@ class SessionView:
         namespace_of: (origin, name) of a namespace sub-tool -> its namespace's name.
         toolkits: Toolkit name -> toolkit (loadable with ``load_toolkit``).
         toolkit_loader: The ``load_toolkit`` tool when any toolkit is registered.
+        skills: Skill name -> skill (its ``tools`` are wire names).
+        skill_of: Wire name of a skill's tool -> the skills holding it, sorted; such a
+            tool is neither listed, nor found, nor callable until one of them is loaded.
+        skill_loader: The ``load_skill`` tool when any skill is registered.
     """
 
     resident: tuple[CompiledTool, ...]
@@ -114,7 +120,7 @@ class SessionView:
     flat_runtime: int = 0
     """How many runtime tools `flat` holds (they sit just before the namespace tools)."""
     flat_tail: int = 0
-    """How many namespace tools and ``load_toolkit`` end `flat`."""
+    """How many namespace tools, ``load_toolkit`` and ``load_skill`` end `flat`."""
     direct: tuple[Tool, ...]
     deferred: tuple[Tool, ...]
     exposure: Mapping[tuple[str, str], Exposure]
@@ -134,14 +140,28 @@ class SessionView:
     namespace_of: Mapping[tuple[str, str], str] = field(default_factory=dict)
     toolkits: Mapping[str, Toolkit] = field(default_factory=dict)
     toolkit_loader: Tool | None = None
+    skills: Mapping[str, Skill] = field(default_factory=dict)
+    skill_of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    skill_loader: Tool | None = None
 
     def wrapper(self, name: str) -> Tool | None:
-        """The library tool (meta-tool, namespace or ``load_toolkit``) called `name`."""
+        """The library tool (meta-tool, namespace, ``load_toolkit``, ``load_skill``) `name`."""
         if name in self.meta_tools:
             return self.meta_tools[name]
         if name in self.namespaces:
             return self.namespaces[name].tool
+        if name == LOAD_SKILL:
+            return self.skill_loader
         return self.toolkit_loader if name == LOAD_TOOLKIT else None
+
+    def locked(self, loaded: frozenset[str]) -> frozenset[str]:
+        """Wire names of the tools whose skills are none of `loaded` (skill names)."""
+        return frozenset(w for w, owners in self.skill_of.items() if loaded.isdisjoint(owners))
+
+    def skill_lock(self, wire: str, loaded: frozenset[str]) -> str | None:
+        """Why the tool `wire` is out of reach until a skill loads, or None."""
+        owners = self.skill_of.get(wire, ())
+        return skill_lock_reason(wire, owners) if owners and loaded.isdisjoint(owners) else None
 
     @property
     def wrapper_names(self) -> frozenset[str]:
@@ -188,6 +208,7 @@ def build_view(
     frozen: SessionView | None = None,
     namespaces: Sequence[Namespace] = (),
     toolkits: Sequence[Toolkit] = (),
+    skills: Sequence[Skill] = (),
 ) -> SessionView:
     """Build the frozen view of `registry` under `policy`.
 
@@ -202,11 +223,20 @@ def build_view(
             reached through one namespace tool each.
         toolkits: Toolkits; any adds ``load_toolkit`` and the meta-tools (a loaded
             toolkit's tools are reached through ``defer_execute``).
+        skills: Skills (their ``tools`` as wire names); any adds ``load_skill``. Their
+            tools are deferred and left out of the directory.
     """
     tools = registry.tools
     wire = {t.key: registry.wire_name_for(t) for t in tools}
     member_of = {t.key: ns.name for ns in namespaces for t in ns.tools}
-    exposure = {t.key: _exposure(policy, t, wire[t.key], t.key in member_of) for t in tools}
+    owners: dict[str, list[str]] = {}
+    for skill in sorted(skills, key=lambda s: s.name):
+        for name in skill.tools:
+            owners.setdefault(name, []).append(skill.name)
+    exposure = {
+        t.key: _exposure(policy, t, wire[t.key], t.key in member_of, wire[t.key] in owners)
+        for t in tools
+    }
     visible = [t for t in tools if exposure[t.key] != "hidden"]
     descriptions = dict(frozen.descriptions) if frozen is not None else {}
     for t in visible:
@@ -219,12 +249,14 @@ def build_view(
     free = [t for t in visible if t.key not in member_of and t.source != "library"]
     direct = tuple(t for t in free if exposure[t.key] == "direct")
     deferred = tuple(t for t in free if exposure[t.key] == "deferred")
-    listed = [t for t in deferred if t.source != "runtime"]
+    listed = [t for t in deferred if t.source != "runtime" and wire[t.key] not in owners]
     groups = _namespace_views(namespaces, wire, text)
     loader = load_toolkit_tool() if toolkits else None
+    skill_loader = load_skill_tool(skills, config) if skills else None
     extra = [_compiled(g.tool, g.name, g.tool.description) for g in groups.values()]
-    if loader is not None:
-        extra.append(_compiled(loader, LOAD_TOOLKIT, loader.description))
+    for wrapper in (loader, skill_loader):
+        if wrapper is not None:
+            extra.append(_compiled(wrapper, wrapper.name, wrapper.description))
     if frozen is not None and (frozen.meta_tools or not deferred):
         resident, directory, meta = frozen.resident, frozen.directory, dict(frozen.meta_tools)
     else:
@@ -265,13 +297,22 @@ def build_view(
         namespace_of=member_of,
         toolkits={k.name: k for k in toolkits},
         toolkit_loader=loader,
+        skills={s.name: s for s in sorted(skills, key=lambda s: s.name)},
+        skill_of={name: tuple(names) for name, names in sorted(owners.items())},
+        skill_loader=skill_loader,
     )
 
 
-def _exposure(policy: ExposurePolicy, tool: Tool, wire: str, member: bool) -> Exposure:
-    """A namespace sub-tool is hidden (outside the mode) or direct (via its namespace)."""
+def _exposure(policy: ExposurePolicy, tool: Tool, wire: str, member: bool, skill: bool) -> Exposure:
+    """A tool's exposure in the view.
+
+    A namespace sub-tool is hidden (outside the mode) or direct (via its namespace); a
+    skill's tool is hidden or deferred (reached once its skill is loaded).
+    """
     exposure = policy.exposure_of(tool, wire)
-    return exposure if not member or exposure == "hidden" else "direct"
+    if exposure == "hidden" or not (member or skill):
+        return exposure
+    return "direct" if member else "deferred"
 
 
 def _namespace_views(
@@ -335,6 +376,7 @@ def extend_view(
             render=render,
             namespaces=namespaces,
             toolkits=tuple(view.toolkits.values()),
+            skills=tuple(view.skills.values()),
         )
     entries = [
         (_searchable(t, descriptions.get(t.key, t.description)), wire[t.key]) for t in new_deferred

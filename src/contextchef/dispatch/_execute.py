@@ -1,4 +1,4 @@
-"""Running an allowed call: ``tool_search``, ``load_toolkit`` or a registered handler.
+"""Running an allowed call: ``tool_search``, ``load_toolkit``, ``load_skill`` or a handler.
 
 Exceptions a handler raises become error results (the model's to see); after-hooks may
 replace the result. Coroutine handlers are awaited (`aexecute`) or run with `asyncio.run`
@@ -16,6 +16,7 @@ from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, to_unicode
 from contextchef.deferred._groups import render_toolkit_load
 from contextchef.deferred._meta import TOOL_SEARCH, run_tool_search
+from contextchef.deferred._skills import SkillReveal, SkillStatus, render_skill_load
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._gate import acheck_tool_call, check_tool_call, is_meta
 from contextchef.dispatch._hooks import LoopRunning, arun_after_hooks, run_after_hooks, run_sync
@@ -28,8 +29,9 @@ from contextchef.dispatch._types import (
 )
 from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.tools._names import wire_name
+from contextchef.tools._tool import Tool
 
-__all__ = ["aexecute", "execute"]
+__all__ = ["aexecute", "execute", "skill_reveal", "skill_text"]
 
 
 def _render_output(value: Any) -> str:
@@ -75,19 +77,76 @@ def _loader_result(
     return Execution(result=result, check=check, loaded=wires, toolkit=kit.name)
 
 
+def skill_reveal(ctx: GateContext) -> SkillReveal:
+    """How a loaded skill's tools reach the model under the last compile's strategy."""
+    if ctx.all_loaded or (ctx.direct_calls and ctx.reveal_loaded):
+        return "available"  # every schema is sent, or the next request reveals them
+    if ctx.search_direct:
+        return "tool_search"  # our tool_search reveals them by reference
+    return "provider_search" if ctx.direct_calls else "defer_execute"
+
+
+def _reachable(view: SessionView, name: str) -> list[tuple[str, Tool]]:
+    """(wire name, tool) of the skill's tools the modes let the model reach, in order."""
+    out = []
+    for wire in view.skills[name].tools:
+        tool = view.by_wire_name[wire]
+        if view.exposure.get(tool.key) == "hidden":
+            continue
+        if tool.template:  # as the model is shown it: rendered once per session
+            tool = tool.replace(description=view.descriptions[tool.key], template=False)
+        out.append((wire, tool))
+    return out
+
+
+def skill_text(view: SessionView, name: str, ctx: GateContext, *, reminder: bool = False) -> str:
+    """What loading the skill `name` tells the model (the tools its modes let it reach).
+
+    Args:
+        view: The session's tool view.
+        name: A registered skill.
+        ctx: The gate context (loaded skills; how loaded tools are revealed).
+        reminder: Word it as a reminder of a skill loaded earlier (after a compaction).
+    """
+    status: SkillStatus = "still" if reminder else "again" if name in ctx.skills else "loaded"
+    return render_skill_load(
+        view.skills[name],
+        _reachable(view, name),
+        reveal=skill_reveal(ctx),
+        config=view.config,
+        status=status,
+    )
+
+
+def _skill_result(view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext) -> Execution:
+    name = str(check.arguments["name"])
+    wires = tuple(w for w, _ in _reachable(view, name))
+    result = ToolResult(call_id=call.id, name=call.name, content=skill_text(view, name, ctx))
+    return Execution(result=result, check=check, loaded=wires, skill=name)
+
+
 def _meta_result(
     view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
 ) -> Execution | None:
     if view.toolkit_loader is not None and check.tool is view.toolkit_loader:
         return _loader_result(view, call, check, ctx)
+    if view.skill_loader is not None and check.tool is view.skill_loader:
+        return _skill_result(view, call, check, ctx)
     if not is_meta(view, check.tool) or check.tool.name != TOOL_SEARCH:
         return None
+
+    def explain(name: str) -> str | None:
+        tool = view.lookup(name)
+        locked = view.skill_lock(view.wire_names[tool.key], ctx.skills) if tool else None
+        return view.unavailable_reason(name) or locked
+
     outcome = run_tool_search(
         check.arguments,
         view.index,
         view.config,
-        explain_missing=view.unavailable_reason,
+        explain_missing=explain,
         direct=ctx.search_direct,
+        exclude=view.locked(ctx.skills),
     )
     references = outcome.loaded if ctx.reveal_by_reference else ()
     result = ToolResult(

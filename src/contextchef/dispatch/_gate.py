@@ -6,7 +6,7 @@ wrapper — and applies, in order:
 
 1. arguments are a JSON object;
 2. the tool is known;
-3. it is exposed in the session's mode;
+3. it is exposed in the session's mode, and its skill (if it belongs to one) is loaded;
 4. it is reachable this way (a namespace sub-tool only through its namespace; a deferred
    tool through ``defer_execute``, or directly when the strategy sends deferred tools'
    definitions (``flat``, provider-native search); with ``require_search``, only after its
@@ -20,7 +20,8 @@ model-readable reason and a machine-readable code). `execute` / `aexecute` run t
 then ``tool_search`` or a registered Python handler, then after-hooks (which may rewrite
 the result, e.g. add guidance that only makes sense once the tool has run);
 ``load_toolkit`` returns the toolkit's schemas and reports the load in
-`Execution.toolkit` for the session to record. Bad calls
+`Execution.toolkit` for the session to record, ``load_skill`` returns the skill's
+instructions and reports it in `Execution.skill`. Bad calls
 always come back as error `ToolResult` values paired with the call's id, never as
 exceptions that stop the agent loop.
 
@@ -37,7 +38,7 @@ from typing import Any
 
 from contextchef._json import JsonValue, canonical_dumps
 from contextchef.deferred._groups import NamespaceView
-from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
+from contextchef.deferred._meta import DEFER_EXECUTE, ECHO_CHARS, TOOL_SEARCH
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import parse_arguments
 from contextchef.dispatch._hooks import arun_before_hooks, run_before_hooks
@@ -142,6 +143,8 @@ def _resolve(view: SessionView, call: ToolCall) -> Resolved:
         return _resolve_action(view.namespaces[call.name], arguments)
     if view.toolkit_loader is not None and call.name == view.toolkit_loader.name:
         return _resolve_loader(view, view.toolkit_loader, arguments)
+    if view.skill_loader is not None and call.name == view.skill_loader.name:
+        return _resolve_skill(view, view.skill_loader, arguments)
     tool = view.lookup(call.name)
     if tool is None:
         return _unknown(view, call.name)
@@ -224,6 +227,26 @@ def _resolve_loader(view: SessionView, loader: Tool, arguments: Mapping[str, Any
     return loader, arguments, None
 
 
+def _resolve_skill(view: SessionView, loader: Tool, arguments: Mapping[str, Any]) -> Resolved:
+    """A ``load_skill`` call -> (the loader, its arguments, None), or a denial.
+
+    A name no skill has is answered with the valid names (not the schema's enum error).
+    """
+    name = arguments.get("name")
+    if isinstance(name, str) and name not in view.skills:
+        return Denied(
+            reason=(
+                f'Unknown skill "{name[:ECHO_CHARS]}". Available skills: {", ".join(view.skills)}.'
+            ),
+            code="unknown_skill",
+            tool=loader,
+        )
+    problems = validation_errors(loader.input_schema, arguments)
+    if problems:
+        return _invalid(loader, loader.name, problems)
+    return loader, arguments, None
+
+
 def _route(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> Denied | None:
     """Is `tool` reachable the way it was called (namespace, deferred, require_search)?"""
     wire = view.wire_names[tool.key]
@@ -266,6 +289,9 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
     wire = view.wire_names[tool.key]
     if view.exposure.get(tool.key) == "hidden":
         return Denied(reason=view.hidden_reason(tool), code="not_in_mode", tool=tool)
+    locked = view.skill_lock(wire, ctx.skills)
+    if locked is not None:
+        return Denied(reason=locked, code="skill_not_loaded", tool=tool)
     denied = _route(view, ctx, tool, via)
     if denied is not None:
         return denied
@@ -320,8 +346,12 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
 
 
 def is_meta(view: SessionView, tool: Tool) -> bool:
-    """True for the session's own tool_search / defer_execute / load_toolkit."""
-    return view.meta_tools.get(tool.name) is tool or view.toolkit_loader is tool
+    """True for the session's own tool_search / defer_execute / load_toolkit / load_skill."""
+    return (
+        view.meta_tools.get(tool.name) is tool
+        or view.toolkit_loader is tool
+        or view.skill_loader is tool
+    )
 
 
 def check_tool_call(

@@ -51,8 +51,10 @@ class Denied:
         code: Machine-readable kind: ``malformed_arguments``, ``unknown_tool``,
             ``not_in_mode``, ``not_loaded`` (deferred tool called directly, or before
             its schema was loaded under ``require_search``), ``namespace`` (a
-            namespace sub-tool called other than through its namespace), ``blocked``,
-            ``invalid_arguments``, ``hook``.
+            namespace sub-tool called other than through its namespace),
+            ``skill_not_loaded`` (a tool of a skill not loaded yet), ``unknown_skill``
+            (``load_skill`` with a name no skill has), ``blocked``, ``invalid_arguments``,
+            ``hook``.
         tool: The resolved tool, when the name was known.
     """
 
@@ -119,6 +121,7 @@ class GateContext:
             so it is callable by name from then on.
         meta_tools: The meta-tools the request offered (``tool_search``,
             ``defer_execute``); a call to another one is an unknown tool. None: all.
+        skills: Names of the skills loaded; the tools of the others are refused.
     """
 
     blocked: tuple[str, ...] = ()
@@ -131,6 +134,7 @@ class GateContext:
     search_direct: bool = False
     reveal_loaded: bool = False
     meta_tools: frozenset[str] | None = None
+    skills: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,12 +147,15 @@ class Execution:
         loaded: Wire names whose schemas a ``tool_search`` call just showed the model.
         toolkit: The toolkit a ``load_toolkit`` call just loaded (the session registers
             its tools), else None.
+        skill: The skill a ``load_skill`` call just loaded (the session records it, and
+            its tools in `loaded`), else None.
     """
 
     result: ToolResult
     check: CheckResult
     loaded: tuple[str, ...] = ()
     toolkit: str | None = None
+    skill: str | None = None
 
 
 HandlerLookup = Callable[[Tool], Callable[..., Any] | None]

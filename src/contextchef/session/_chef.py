@@ -35,6 +35,7 @@ from contextchef.session._maintenance import MaintenanceMixin
 from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
 from contextchef.session._pruner import Pruner
 from contextchef.session._request import CompiledRequest
+from contextchef.session._skills import SkillsMixin
 from contextchef.session._state import SessionState, checked_history
 from contextchef.session._toolset import SessionTools, ToolLike
 from contextchef.session._volatile import DEFAULT_ANCHOR, VolatileState
@@ -46,7 +47,7 @@ from contextchef.tools._tool import Tool
 __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
 
 
-class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMixin):
+class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMixin, SkillsMixin):
     """An agent session: tools, system prompt, history; compiles payloads per turn.
 
     Args:

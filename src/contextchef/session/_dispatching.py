@@ -97,6 +97,7 @@ class DispatchMixin:
             search_direct=strategy.search_direct,
             reveal_loaded=reveal_loaded,
             meta_tools=strategy.meta_tools,
+            skills=frozenset(self._state.loaded_skills),
         )
 
     def check_tool_call(self, call: CallLike) -> CheckResult:
@@ -116,9 +117,9 @@ class DispatchMixin:
         return await acheck_tool_call(self.view, as_tool_call(call), self._gate())
 
     def execute(self, call: CallLike) -> Execution:
-        """Gate and run a call (``tool_search``, ``load_toolkit``, a handler).
+        """Gate and run a call (``tool_search``, ``load_toolkit``, ``load_skill``, a handler).
 
-        Records schemas fetched through ``tool_search`` and toolkit loads; with
+        Records schemas fetched through ``tool_search``, toolkit and skill loads; with
         ``offload_dir`` set, a result over ``max_inline_chars`` characters is stored whole
         and replaced by a head/tail stub.
 
@@ -136,7 +137,11 @@ class DispatchMixin:
         return self._record(done)
 
     def _record(self, done: Execution) -> Execution:
-        """Session bookkeeping after a call: loaded schemas and toolkits, offload."""
+        """Session bookkeeping after a call: loaded schemas, toolkits and skills, offload."""
+        if done.skill is not None:  # the skill's tools the model may reach count as loaded
+            self._state.loaded.update(done.loaded)
+            self._state.loaded_skills = tuple(sorted({*self._state.loaded_skills, done.skill}))
+            return done
         if done.toolkit is not None:
             # the model loaded it: only the schemas it was shown count as loaded
             self._tools.load_toolkit(done.toolkit)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import UsageError
 from contextchef.exposure._policy import Mode
@@ -19,7 +19,7 @@ from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
 from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
-from contextchef.session._snapshot import read_snapshot, take_snapshot
+from contextchef.session._snapshot import read_skills, read_snapshot, take_snapshot
 from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
 from contextchef.session._volatile import CompileEvent, VolatileState
@@ -39,6 +39,12 @@ class MaintenanceMixin:
     _notices: tuple[ResponseNotice, ...]
     _ingested: set[str]
     _volatile: VolatileState
+
+    if TYPE_CHECKING:  # provided by SkillsMixin
+
+        def _skill_tools(self) -> set[str]: ...
+
+        def _skills_reminder(self, kept: Sequence[Message]) -> str: ...
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a provider response to the history; return its calls.
@@ -111,17 +117,21 @@ class MaintenanceMixin:
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         """Restore a `snapshot` (register the same tools first); compiles then match.
 
+        The snapshot's skills are registered when the session has none.
+
         Raises:
-            SnapshotMismatchError: Different tools, toolkits or modes, or an unsupported
-                version; UsageError / CorruptHistoryError: a malformed field. In every
-                case nothing is changed.
+            SnapshotMismatchError: Different tools, toolkits, skills or modes, or an
+                unsupported version; UsageError / CorruptHistoryError: a malformed field.
+                In every case nothing is changed.
         """
         state = read_snapshot(snapshot, tools=self._tools, modes=self._modes)
+        skills = read_skills(snapshot, tools=self._tools)
         state.new_context_pending = state.new_context_pending and self._handoff is not None
         pending = len(self._tools.pending_additions)
         for kit in state.loaded_toolkits:
             self._tools.load_toolkit(kit)
         self._tools.drop_additions(pending)  # loads made by restore are not news to announce
+        self._tools.set_skills(skills)
         self._state = state
         self._tools.set_policy(state.policy())
 
@@ -131,15 +141,22 @@ class MaintenanceMixin:
         """Replace old turns with a summary, cutting only at a safe point.
 
         `summarize` is your model call (the library never calls one). Deferred tools
-        loaded in the summarized part are named in the summary and leave `loaded_tools`.
+        loaded in the summarized part are named in the summary and leave `loaded_tools`;
+        loaded skills whose load was summarized stay loaded, and the summary restates
+        their instructions and tools.
 
         Returns:
             The compaction result (``messages`` is the new history).
         """
         done, loaded = compact_history(
-            self._state.history, self._state.loaded, summarize, keep_recent_turns=keep_recent_turns
+            self._state.history,
+            self._state.loaded,
+            summarize,
+            keep_recent_turns=keep_recent_turns,
+            note=self._skills_reminder,
         )
-        self._state.history, self._state.loaded = tuple(done.messages), loaded
+        skill_tools = self._state.loaded & self._skill_tools()
+        self._state.history, self._state.loaded = tuple(done.messages), loaded | skill_tools
         return done
 
     def clear_tool_results(

@@ -1,8 +1,9 @@
 """Session snapshots: `take_snapshot` / `read_snapshot` (session layer).
 
 A snapshot is a plain JSON dict (``json.dumps`` works on it) of everything that
-determines the next compile and is *data*: `SessionState.to_dict`, plus a header and a
-record of the registered tools.
+determines the next compile and is *data*: `SessionState.to_dict`, plus a header, a
+record of the registered tools, and the skills (data too: a session restored without
+registering skills gets the snapshot's; one that registered skills must have the same).
 
 Code is not in a snapshot: tools and their handlers, namespaces, toolkits, runtime tools,
 hooks, event handlers and the implicit-context hook. Restore into a `ContextChef` built
@@ -22,11 +23,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import SnapshotMismatchError, UsageError
+from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.exposure._policy import Mode
+from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
 
-__all__ = ["SNAPSHOT_FORMAT", "SNAPSHOT_VERSION", "read_snapshot", "take_snapshot"]
+__all__ = ["SNAPSHOT_FORMAT", "SNAPSHOT_VERSION", "read_skills", "read_snapshot", "take_snapshot"]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
 SNAPSHOT_VERSION = 1
@@ -55,6 +58,7 @@ def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
         "version": SNAPSHOT_VERSION,
         **state.to_dict(),
         "tools": {"fingerprint": fingerprint, "names": names, "runtime": runtime},
+        "skills": [skill.to_dict() for skill in tools.skills],
     }
 
 
@@ -128,3 +132,53 @@ def read_snapshot(data: object, *, tools: SessionTools, modes: Mapping[str, Mode
             missing=(str(name),),
         )
     return SessionState.from_dict(snapshot, modes=modes)
+
+
+def read_skills(data: Mapping[str, Any], *, tools: SessionTools) -> tuple[Skill, ...]:
+    """The skills the session has once `data` (a checked snapshot) is restored.
+
+    The snapshot's skills when it records them (a snapshot without the field keeps the
+    session's), checked against the session: they must equal the skills registered, if
+    any, and their tools must be registered. Changes nothing.
+
+    Raises:
+        SnapshotMismatchError: Other skills are registered, a skill's tool or a loaded
+            skill is missing.
+        UsageError: A malformed skill, or one whose name is taken here.
+    """
+    current = tools.skills
+    raw = data.get("skills")
+    skills = current
+    if raw is not None:
+        try:
+            recorded = tuple(sorted((parse_skill(item) for item in raw), key=lambda s: s.name))
+        except UsageError as exc:
+            raise UsageError(f"snapshot field 'skills': {exc}; nothing was restored") from exc
+        if current and current != recorded:
+            have, want = {s.name for s in current}, {s.name for s in recorded}
+            raise SnapshotMismatchError(
+                f"the registered skills differ from the snapshot's (missing "
+                f"{sorted(want - have)}, unexpected {sorted(have - want)}, or other "
+                "definitions); register the same skills, or none (the snapshot brings its "
+                "own), before restore()",
+                missing=tuple(sorted(want - have)),
+                unexpected=tuple(sorted(have - want)),
+            )
+        absent = sorted(
+            {w for s in recorded for w in s.tools if tools.registry.by_wire_name(w) is None}
+        )
+        if absent:
+            raise SnapshotMismatchError(
+                f"the snapshot's skills hold tools {absent} that are not registered; register "
+                "them before restore()",
+                missing=tuple(absent),
+            )
+        skills = recorded if current else resolve_skills(recorded, tools)
+    unknown = sorted(set(data.get("loaded_skills") or ()) - {s.name for s in skills})
+    if unknown:
+        raise SnapshotMismatchError(
+            f"the snapshot loaded skills {unknown} that this session does not have; register "
+            "them before restore()",
+            missing=tuple(unknown),
+        )
+    return skills

@@ -1,7 +1,7 @@
 """`SessionState`: the data of one session, whose JSON form is the snapshot (session layer).
 
 Everything that decides the next compile and is *data* lives here: system prompt, history,
-exposure patterns, the mode and pruning whitelist, blocklist, loaded tools and toolkits,
+exposure patterns, the mode and pruning whitelist, blocklist, loaded tools, toolkits and skills,
 the last strategy, announcements, dynamic state, the anchor line and breakpoint flag, a
 pending handoff. `SessionState.to_dict` is the snapshot body and `SessionState.from_dict`
 checks every field before building a new state, so a corrupt snapshot changes nothing.
@@ -55,6 +55,8 @@ class SessionState:
     loaded: set[str] = field(default_factory=set)
     """Wire names whose schemas the model loaded with ``tool_search`` or a toolkit load."""
     loaded_toolkits: tuple[str, ...] = ()
+    loaded_skills: tuple[str, ...] = ()
+    """Names of the skills loaded (by the model or the host), sorted."""
     strategy: str = "client"
     """The strategy of the last compile (the gate allows what it sent)."""
     target: str | None = None
@@ -94,6 +96,7 @@ class SessionState:
             "blocked": list(self.blocked),
             "loaded_tools": sorted(self.loaded),
             "loaded_toolkits": list(self.loaded_toolkits),
+            "loaded_skills": list(self.loaded_skills),
             "strategy": self.strategy,
             "target": self.target,
             "model": self.model,
@@ -140,6 +143,7 @@ class SessionState:
             blocked=tuple(data.get("blocked") or ()),
             loaded=set(data.get("loaded_tools") or ()),
             loaded_toolkits=tuple(data.get("loaded_toolkits") or ()),
+            loaded_skills=tuple(sorted(set(data.get("loaded_skills") or ()))),
             strategy=strategy,
             target=data.get("target"),
             model=data.get("model") if data.get("target") is not None else None,
@@ -220,6 +224,8 @@ _SHAPE: dict[str, tuple[type, ...]] = {
     "blocked": (list,),
     "loaded_tools": (list,),
     "loaded_toolkits": (list,),
+    "loaded_skills": (list,),
+    "skills": (list,),
     "strategy": (str,),
     "target": (str, type(None)),
     "model": (str, type(None)),
@@ -248,7 +254,7 @@ def check_shape(data: Mapping[str, Any]) -> None:
                 f"snapshot field {key!r} must be {wanted}, got {type(data[key]).__name__}; "
                 "nothing was restored"
             )
-    for key in ("blocked", "loaded_tools", "loaded_toolkits"):
+    for key in ("blocked", "loaded_tools", "loaded_toolkits", "loaded_skills"):
         if not all(isinstance(x, str) for x in data.get(key) or ()):
             raise UsageError(f"snapshot field {key!r} must hold strings; nothing was restored")
     exposure = data.get("exposure") or {}

@@ -1,6 +1,6 @@
 """`SessionTools`: what a session can call, and the frozen view of it (session layer).
 
-Registration of tools, namespaces, toolkits and runtime tools (atomic, all or nothing),
+Registration of tools, namespaces, toolkits, skills and runtime tools (all or nothing),
 the reserved names of contextchef's own tools, templated descriptions rendered once, and
 the `SessionView` that every compile and the gate read: rebuilt only when the tool set
 or the exposure policy changes, extended in place for runtime tools so the cached prefix
@@ -17,6 +17,7 @@ from typing import Any
 from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError
 from contextchef.deferred._groups import LOAD_TOOLKIT, GroupLike, Namespace, Toolkit, parse_group
 from contextchef.deferred._meta import DeferredConfig
+from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
 from contextchef.history._offload import (
@@ -106,6 +107,7 @@ class SessionTools:
         self._toolkits: dict[str, Toolkit] = {}
         self._kit_handlers: dict[str, dict[str, Handler]] = {}
         self._kits_loaded: dict[str, tuple[Tool, ...]] = {}
+        self._skills: dict[str, Skill] = {}
         self._library_names: tuple[str, ...] = ()
 
     def register_library(self, tools: Sequence[Tool], handlers: Mapping[str, Handler]) -> None:
@@ -261,9 +263,9 @@ class SessionTools:
     def _reserved_names(self, *, loading: str | None = None) -> set[str]:
         """Names taken by what is not (yet) a registry tool.
 
-        The meta-tools, namespaces, library-owned tools, ``load_toolkit``, and the tools of
-        every toolkit not loaded yet (other than `loading`, the one being loaded), so that a
-        later load can never clash.
+        The meta-tools, namespaces, library-owned tools, ``load_toolkit``, skills and
+        ``load_skill``, and the tools of every toolkit not loaded yet (other than `loading`,
+        the one being loaded), so that a later load can never clash.
         """
         names = set(META_TOOLS) | set(self._namespaces) | set(self._library_names)
         names |= {
@@ -272,6 +274,7 @@ class SessionTools:
             if kit.name not in self._kits_loaded and kit.name != loading
             for t in kit.tools
         }
+        names |= {*self._skills, LOAD_SKILL} if self._skills else set()
         return names | {LOAD_TOOLKIT} if self._toolkits else names
 
     def _check_reserved(self, tools: Sequence[Tool], *, loading: str | None = None) -> None:
@@ -460,6 +463,16 @@ class SessionTools:
         return tuple(self._namespaces[n] for n in sorted(self._namespaces))
 
     @property
+    def skills(self) -> tuple[Skill, ...]:
+        """The registered skills (their tools as wire names), sorted by name."""
+        return tuple(self._skills[n] for n in sorted(self._skills))
+
+    def set_skills(self, skills: Sequence[Skill]) -> None:
+        """Replace the skills with `skills`, already checked (`contextchef.session._skills`)."""
+        self._skills = {s.name: s for s in skills}
+        self._invalidate()
+
+    @property
     def toolkits(self) -> tuple[Toolkit, ...]:
         """The registered toolkits, sorted by name."""
         return tuple(self._toolkits[n] for n in sorted(self._toolkits))
@@ -587,6 +600,7 @@ class SessionTools:
                 frozen=frozen,
                 namespaces=tuple(self._namespaces.values()),
                 toolkits=tuple(self._toolkits.values()),
+                skills=tuple(self._skills.values()),
             )
             self._last_view = self._view
             self._prefix_dirty = False

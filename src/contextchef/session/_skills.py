@@ -1,0 +1,297 @@
+"""`ContextChef`'s skills: named instructions that bring their tools (session layer).
+
+A skill (`contextchef.deferred._skills.Skill`) names tools already registered; its
+tools are out of reach (not listed, not found, refused by the gate) until the skill is
+loaded, by the model through ``load_skill`` (`execute` records it) or by the host
+(`SkillsMixin.load_skill`, which appends one synthetic exchange so the model sees the
+instructions once). Loaded skills, and the skills themselves, ride snapshots; after a
+compaction that summarized a load away, the summary restates the skill's instructions
+(`SkillsMixin._skills_reminder`, called by ``compact``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from contextchef._errors import ToolNameConflictError, UnknownToolError, UsageError
+from contextchef._json import canonical_dumps
+from contextchef.deferred._groups import LOAD_TOOLKIT
+from contextchef.deferred._skills import LOAD_SKILL, Skill, SkillLike, parse_skill
+from contextchef.dispatch._execute import skill_text
+from contextchef.history._messages import (
+    Message,
+    ToolCall,
+    ToolResult,
+    assistant,
+    parse_json_object,
+    tool_results,
+)
+from contextchef.session._state import SessionState
+from contextchef.session._toolset import SessionTools
+
+if TYPE_CHECKING:
+    from contextchef.deferred._view import SessionView
+    from contextchef.dispatch._calls import CallLike
+    from contextchef.dispatch._types import Execution, GateContext
+
+__all__ = ["SKILL_CALL_PREFIX", "SkillsMixin", "resolve_skills", "skill_loads"]
+
+SKILL_CALL_PREFIX = "contextchef_skill_"
+"""Ids of the ``load_skill`` calls the host makes: this prefix, the skill, a counter."""
+
+MAX_CALL_ID = 64
+"""Longest synthetic call id (the strictest provider limit on call ids)."""
+
+
+def _resolve_tool(
+    tools: SessionTools, members: Mapping[tuple[str, str], str], skill: str, name: str
+) -> str:
+    """The wire name of the registered tool `name` means (wire name, or a unique own name).
+
+    Raises:
+        UnknownToolError: No registered tool has this name.
+        UsageError: Several tools have this own name, or it is contextchef's own tool or
+            a namespace action (neither can be held back by a skill).
+    """
+    registry = tools.registry
+    found = registry.by_wire_name(name)
+    candidates = [found] if found is not None else [t for t in registry.tools if t.name == name]
+    if len(candidates) > 1:
+        wires = sorted(registry.wire_name_for(t) for t in candidates)
+        raise UsageError(
+            f"skill {skill!r}: the tool name {name!r} matches {len(wires)} tools {wires}; "
+            "give its wire name"
+        )
+    if not candidates:
+        known = sorted(registry.wire_name_for(t) for t in registry.tools)
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        raise UnknownToolError(
+            f"skill {skill!r} names the tool {name!r:.80}, which is not registered; closest "
+            f"names: {close} (register a skill's tools before the skill)",
+            name=name,
+            available=close,
+        )
+    tool = candidates[0]
+    if tool.source == "library":
+        raise UsageError(
+            f"skill {skill!r}: {name!r} is one of contextchef's own tools, which are always "
+            "available; leave it out of the skill"
+        )
+    if tool.key in members:
+        raise UsageError(
+            f"skill {skill!r}: {name!r} is an action of the namespace {members[tool.key]!r} "
+            "and is reached only through it; a skill holds tools outside namespaces"
+        )
+    return registry.wire_name_for(tool)
+
+
+def resolve_skills(items: Sequence[object], tools: SessionTools) -> tuple[Skill, ...]:
+    """Check new skills against the session; returns them with their tools' wire names.
+
+    Nothing is registered here (the caller registers the result), so a failure leaves the
+    session as it was.
+
+    Raises:
+        UsageError: A malformed skill (see `parse_skill`), a name given twice or already
+            registered, a tool name that matches several tools, contextchef's own tool
+            or a namespace action.
+        ToolNameConflictError: A skill name is taken by a tool, a namespace or
+            contextchef's own tools, or a tool or namespace is named ``load_skill``.
+        UnknownToolError: A skill names a tool that is not registered.
+    """
+    parsed = [parse_skill(item) for item in items]
+    names = [s.name for s in parsed]
+    registered = {s.name for s in tools.skills}
+    twice = sorted({n for n in names if names.count(n) > 1 or n in registered})
+    if twice:
+        raise UsageError(f"skills {twice} are registered twice; skill names must be unique")
+    known = tools.known_names()
+    if not registered and LOAD_SKILL in known:
+        raise ToolNameConflictError(
+            "a registered tool or namespace is named 'load_skill', which skills need; rename it",
+            conflicts=[(LOAD_SKILL, ("builtin", "contextchef tool"))],
+        )
+    clashes = sorted(n for n in names if n in known | {LOAD_SKILL, LOAD_TOOLKIT})
+    if clashes:
+        raise ToolNameConflictError(
+            f"skill names {clashes} are taken by a tool, a namespace or contextchef's own "
+            "tools; pick other names",
+            conflicts=[(n, ("skill",)) for n in clashes],
+        )
+    members = {t.key: ns.name for ns in tools.namespaces for t in ns.tools}
+    out = []
+    for skill in parsed:
+        wires = [_resolve_tool(tools, members, skill.name, n) for n in skill.tools]
+        out.append(dataclasses.replace(skill, tools=tuple(dict.fromkeys(wires))))
+    return tuple(out)
+
+
+def skill_loads(messages: Sequence[Message]) -> set[str]:
+    """Names of the skills a ``load_skill`` call answered without error in `messages` loads."""
+    answered = {
+        r.call_id
+        for m in messages
+        for r in m.tool_results
+        if r.name == LOAD_SKILL and not r.is_error
+    }
+    names: set[str] = set()
+    for call in (c for m in messages for c in m.tool_calls):
+        arguments = parse_json_object(call.arguments) if call.name == LOAD_SKILL else None
+        if isinstance(arguments, dict) and call.id in answered:
+            name = arguments.get("name")
+            names.update([name] if isinstance(name, str) else [])
+    return names
+
+
+def _call_id(history: Sequence[Message], name: str) -> str:
+    """A call id for the host's load of `name`, unused in `history` (deterministic)."""
+    taken = {c.id for m in history for c in m.tool_calls}
+    stem = f"{SKILL_CALL_PREFIX}{name}_"
+    if len(stem) + 4 > MAX_CALL_ID:  # a long skill name: a digest keeps ids short
+        stem = f"{SKILL_CALL_PREFIX}{hashlib.sha256(name.encode()).hexdigest()[:16]}_"
+    n = 1 + sum(1 for i in taken if i.startswith(stem) and i[len(stem) :].isdigit())
+    while f"{stem}{n}" in taken:
+        n += 1
+    return f"{stem}{n}"
+
+
+def _check_appendable(history: Sequence[Message]) -> None:
+    """The host may append a model turn: the history is empty or ends with the user.
+
+    Raises:
+        UsageError: It ends with the model's turn, or some of the model's last calls are
+            unanswered.
+    """
+    if history and history[-1].role != "user":
+        raise UsageError(
+            "load_skill adds a model turn (a load_skill call) and its result; call it when "
+            "the history is empty or ends with a user message (append the user's message "
+            "first)"
+        )
+    last = max((i for i, m in enumerate(history) if m.tool_calls), default=None)
+    if last is None:
+        return
+    answered = {r.call_id for m in history[last + 1 :] for r in m.tool_results}
+    open_calls = [c.id for c in history[last].tool_calls if c.id not in answered]
+    if open_calls:
+        raise UsageError(
+            f"the model's calls {open_calls} are not answered yet; append their results "
+            "before load_skill"
+        )
+
+
+class SkillsMixin:
+    """Skills for `ContextChef`: registration, host loads, compaction reminders."""
+
+    _state: SessionState
+    _tools: SessionTools
+
+    if TYPE_CHECKING:  # provided by the other mixins of ContextChef
+
+        @property
+        def view(self) -> SessionView: ...
+
+        def execute(self, call: CallLike) -> Execution: ...
+
+        def append(self, *messages: Message) -> None: ...
+
+        def _gate(self) -> GateContext: ...
+
+    def register_skills(self, skills: Iterable[SkillLike]) -> tuple[Skill, ...]:
+        """Register skills: named instructions that bring tools (all or nothing).
+
+        A skill is a `Skill` or ``{"name", "description", "instructions", "tools"}``;
+        ``tools`` names tools registered in the session (wire names, or own names when
+        unique), resolved to wire names now. Those tools become reachable only through
+        their skill: they leave the deferred-name directory and ``tool_search`` results,
+        and the gate refuses them (code ``skill_not_loaded``), until the skill is loaded.
+        The first skills add the ``load_skill`` tool (resident, like ``load_toolkit``):
+        its description lists the skills (``name: description``, sorted, within
+        ``DeferredConfig.skill_directory_chars``) and its schema's ``name`` enum holds
+        them all. Register skills before the first compile: ``load_skill`` changes with
+        them, which edits the ``tools`` already sent.
+
+        Returns:
+            The registered skills (tools as wire names), sorted by name.
+
+        Raises:
+            UsageError, ToolNameConflictError, UnknownToolError: See `resolve_skills`;
+                nothing is registered.
+        """
+        if isinstance(skills, (str, bytes, Mapping, Skill)) or not isinstance(skills, Iterable):
+            raise UsageError(f"skills must be a list, got {type(skills).__name__}")
+        added = resolve_skills(list(skills), self._tools)
+        self._tools.set_skills((*self._tools.skills, *added))
+        return tuple(sorted(added, key=lambda s: s.name))
+
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        """The registered skills (their tools as wire names), sorted by name."""
+        return self._tools.skills
+
+    @property
+    def loaded_skills(self) -> tuple[str, ...]:
+        """Names of the skills loaded in this session, sorted."""
+        return self._state.loaded_skills
+
+    def load_skill(self, name: str) -> ToolResult:
+        """Load a skill for the model, as if it had called ``load_skill`` itself.
+
+        Appends one exchange to the history: an assistant message holding a
+        ``load_skill`` call (id ``contextchef_skill_<name>_<n>``) and a user message
+        holding its result, so the model sees the instructions once; the skill and its
+        tools count as loaded (see `execute`). The call passes the gate (blocklist,
+        hooks). The text says how to reach the tools under the strategy of the last
+        compile, so on a provider-native strategy load after the first compile. A skill
+        already loaded appends nothing and returns the "already loaded" result.
+
+        Returns:
+            The ``load_skill`` result (its text is the instructions, then the tools).
+
+        Raises:
+            UsageError: Unknown skill; the history ends with the model's turn or with
+                unanswered calls; or the gate refused the call (blocked, a hook).
+        """
+        view = self.view
+        if not isinstance(name, str) or name not in view.skills:
+            raise UsageError(
+                f"unknown skill {name!r:.80}; registered skills: {sorted(view.skills)}"
+            )
+        again = name in self._state.loaded_skills
+        history = self._state.history
+        if not again:
+            _check_appendable(history)
+        arguments = canonical_dumps({"name": name})
+        call = ToolCall(id=_call_id(history, name), name=LOAD_SKILL, arguments=arguments)
+        done = self.execute(call)
+        if done.skill is None:
+            raise UsageError(f"loading skill {name!r} was refused: {done.result.content}")
+        if not again:
+            self.append(assistant("", [call]), tool_results([done.result]))
+        return done.result
+
+    def _skill_tools(self) -> set[str]:
+        """Wire names of the tools of the loaded skills."""
+        skills = self.view.skills
+        return {w for n in self._state.loaded_skills if n in skills for w in skills[n].tools}
+
+    def _skills_reminder(self, kept: Sequence[Message]) -> str:
+        """Text for a compaction summary: the loaded skills whose load `kept` lacks.
+
+        Their instructions and tools, worded as a reminder, under the last compile's
+        strategy; ``""`` when every loaded skill's exchange is kept.
+        """
+        view = self.view
+        present = skill_loads(kept)
+        missing = [n for n in self._state.loaded_skills if n in view.skills and n not in present]
+        if not missing:
+            return ""
+        gate = self._gate()
+        texts = [skill_text(view, n, gate, reminder=True) for n in missing]
+        return "Skills you loaded earlier stay loaded; follow their instructions.\n\n" + (
+            "\n\n".join(texts)
+        )
