@@ -124,7 +124,8 @@ class Strategy:
         A provider-native strategy needs the target's deferral mechanism, and a model
         known to lack it is refused: a ``defer_loading`` flag the model cannot reveal
         would hide the tool for good (Anthropic's tool-search model table; OpenAI's
-        ``gpt-5.4`` and later). An unknown model name is the caller's call.
+        ``gpt-5.4`` and later). An unknown model name is the caller's call, except for a
+        strategy that reveals by tool changes: only a model known to take them gets those.
         """
         if self.native is None:
             return None
@@ -138,7 +139,7 @@ class Strategy:
                 f"model {rules.model!r} cannot reveal deferred tools (no provider tool "
                 f"search), so strategy {self.name!r} would hide them for good"
             )
-        if self.reveal_by_addition and rules.known and not rules.tool_changes:
+        if self.reveal_by_addition and not rules.tool_changes:  # unknown names too
             return (
                 f"model {rules.model!r} does not take mid-conversation tool changes, which "
                 f"strategy {self.name!r} reveals tools with"
