@@ -204,8 +204,8 @@ TARGET_LIST = r"\['anthropic', 'deepseek', 'gemini', 'openai', 'responses'\]"
         (
             "strategy",
             r"snapshot field 'strategy' must be one of \['anthropic-inline', 'anthropic-native', "
-                r"'anthropic-native-client', 'anthropic-native-regex', 'client', 'flat', "
-                r"'openai-native'\]; "
+            r"'anthropic-native-client', 'anthropic-native-regex', 'client', 'flat', "
+            r"'openai-native'\]; "
             "nothing was restored",
         ),
         # the target of the last native compile, and that of the last compile

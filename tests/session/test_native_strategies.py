@@ -414,10 +414,9 @@ def _tool_change_session(
             "input_schema": {"type": "object"},
         }
     )
-    chef.load_toolkit  # noqa: B018 - toolkits are covered elsewhere
-    chef._state.loaded.add("deploy_preview")  # the host reveals it
-    turn()
+    turn()  # the runtime tool is declared deferred (and hidden by the mode)
     chef.set_mode(None)  # brings the writers back
+    assert chef.reveal_tools("deploy_preview") == ("deploy_preview",)
     turn()
     client.close()
     return requests, fake
@@ -774,3 +773,57 @@ def test_foreign_native_search_history_compiles_for_every_target(
         assert "tool_search_tool_result" not in body and "tool_search_output" not in body
     assert '"tool_reference"' not in body  # the client strategy declares no deferred tools
     assert '"namespace"' not in body
+
+
+def test_a_host_reveal_before_the_first_request_is_stated_in_it(catalogs_dir: Path) -> None:
+    chef = _session(catalogs_dir)
+    assert chef.reveal_tools("github__create_issue", "get_me") == (
+        "github__create_issue",
+        "github__get_me",
+    )
+    request = chef.compile("anthropic", model=OPUS, strategy="anthropic-native")
+    (system,) = [m for m in request.payload["messages"] if m["role"] == "system"]
+    assert [b["tool"]["name"] for b in system["content"]] == [
+        "github__create_issue",
+        "github__get_me",
+    ]
+    assert request.headers == {"anthropic-beta": TOOL_CHANGES}
+    _, violations = _send("anthropic", request)
+    assert violations == ()
+
+
+def test_reveal_tools_refuses_what_it_cannot_reveal(catalogs_dir: Path) -> None:
+    from contextchef import UnknownToolError
+
+    chef = _session(catalogs_dir, mode="read_only")
+    with pytest.raises(UnknownToolError, match="no_such_tool"):
+        chef.reveal_tools("no_such_tool")
+    with pytest.raises(UsageError, match="not available in mode"):
+        chef.reveal_tools("github__create_issue")
+    with pytest.raises(UsageError, match="tool names"):
+        chef.reveal_tools(5)  # type: ignore[arg-type]
+    assert chef.loaded_tools == ()
+
+
+def test_a_strategy_switch_that_drops_a_referenced_tool_sends_everything_again(
+    catalogs_dir: Path,
+) -> None:
+    """Rule 3 after tool changes: on Opus 4.8 (tool changes, no prefix check) a switch to
+    ``client`` drops the deferred declarations the earlier ``tool_addition`` named, so the
+    conversation is sent again from the start rather than keep a dangling reference."""
+    chef = _session(catalogs_dir)
+    model = "claude-opus-4-8"
+    chef.compile("anthropic", model=model, strategy="anthropic-native")
+    chef.append(assistant("ok"))
+    chef.append(user("file it"))
+    chef.reveal_tools("github__create_issue")
+    added = chef.compile("anthropic", model=model, strategy="anthropic-native")
+    assert any(m["role"] == "system" for m in added.payload["messages"])
+    chef.append(assistant("done"))
+    chef.append(user("and now plain"))
+    switched = chef.compile("anthropic", model=model, strategy="client")
+    assert [e.kind for e in switched.edits] == ["tools"]
+    assert switched.edits[0].wire_index == 0
+    assert "tool_addition" not in json.dumps(switched.payload)
+    _, violations = _send("anthropic", switched)
+    assert violations == ()

@@ -447,24 +447,25 @@ def _tool_mode(
 ) -> tuple[list[Any], ToolChanges, ToolState] | None:
     """The planned tools when this compile states tool changes (`contextchef.session._reveal`).
 
-    That is when the strategy is provider-native, the model takes tool changes, and this
-    ledger already sent ``tools`` under the same strategy; otherwise None (the tools
-    are the strategy's, and a difference from what was sent is an edit).
+    That is when the strategy is provider-native and the model takes tool changes;
+    otherwise None (the tools are the strategy's, and a difference from what was sent is
+    an edit). The ``tools`` kept are those this ledger sent under the same strategy, or
+    the strategy's own on a first request (which may already reveal loaded tools).
     """
     ledger = inp.ledger
     if (
         inp.strategy.native is None
         or not rules.tool_changes
-        or ledger.tools is None
-        or ledger.strategy != inp.strategy.name
         or inp.adapter.tool_change_message("") is None
     ):
         return None
-    if fresh is ledger.tools and not state.defined:
-        return ledger.tools, ToolChanges(), state  # same view: only loads can change
+    same = ledger.tools is not None and ledger.strategy == inp.strategy.name
+    sent = ledger.tools if same and ledger.tools is not None else fresh
+    if fresh is sent and not state.defined:
+        return sent, ToolChanges(), state  # same view: only loads can change
     return plan_cached(
         ledger.cache,
-        sent=ledger.tools,
+        sent=sent,
         now=fresh,
         state=state,
         loaded=frozenset(inp.state.loaded),
@@ -494,7 +495,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     kind: EditKind = "history"
     changed = _prefix_change(ledger, inp.state.system, tools)
     top = ledger.pending or ledger.marks[-1]
-    if changed is not None and not rules.prefix_check and dangling(top.tools.revealed, tools):
+    if changed is not None and not rules.prefix_check and dangling(top.tools, tools):
         changed_all = True  # sent references to tools no longer declared: send it all again
     else:
         changed_all = False
@@ -545,7 +546,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     entry = None
     if planned is not None and attached:
         tool_changes, tool_state = changes_after(
-            sent=ledger.tools or [],
+            sent=planned[0],
             now=fresh,
             state=tool_state,
             loaded=frozenset(inp.state.loaded),

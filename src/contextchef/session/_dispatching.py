@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from contextchef._errors import UsageError
+from contextchef._errors import UnknownToolError, UsageError
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
@@ -73,6 +73,37 @@ class DispatchMixin:
         self._state.loaded.update(self._tools.registry.wire_name_for(t) for t in added)
         self._state.loaded_toolkits = self._tools.loaded_toolkits
         return added
+
+    def reveal_tools(self, *names: str) -> tuple[str, ...]:
+        """Make deferred tools callable, from the host (the model did not search for them).
+
+        Each name (a wire name, or a tool's own name when unique) counts as loaded from
+        now on: the gate admits it under ``require_search``, and on a model that takes
+        mid-conversation tool changes the next native-strategy request adds it with a
+        ``tool_addition`` block (by reference), which stays in the history. Elsewhere the
+        model does not see it until it searches, or until you say so (`announce`).
+
+        Returns:
+            The wire names revealed, sorted.
+
+        Raises:
+            UnknownToolError: A name no registered tool has.
+            UsageError: A name that is not a string, or a tool the mode hides.
+        """
+        view = self.view
+        wires: set[str] = set()
+        for name in names:
+            if not isinstance(name, str):
+                raise UsageError(f"reveal_tools takes tool names, got {type(name).__name__}")
+            tool = view.lookup(name)
+            if tool is None:
+                raise UnknownToolError(f"no registered tool is named {name!r:.80}", name=name[:200])
+            reason = view.unavailable_reason(name)
+            if reason is not None:
+                raise UsageError(f"cannot reveal {name!r:.80}: {reason}")
+            wires.add(view.wire_names[tool.key])
+        self._state.loaded.update(wires)
+        return tuple(sorted(wires))
 
     def _gate(self) -> GateContext:
         strategy = get_strategy(self._state.strategy)

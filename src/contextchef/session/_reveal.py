@@ -321,6 +321,12 @@ def plan_cached(
     return result
 
 
-def dangling(revealed: frozenset[str], tools: Sequence[Any]) -> bool:
-    """Whether a tool revealed by reference is no longer declared in `tools`."""
-    return bool(revealed) and not revealed <= set(tool_names(tools))
+def dangling(state: ToolState, tools: Sequence[Any]) -> bool:
+    """Whether what was sent names by reference a tool `tools` no longer declares.
+
+    A ``tool_reference`` (search results, custom search) or a tool change by reference
+    must resolve on every later request (research note rule 3); a tool defined inline
+    resolves by its definition.
+    """
+    named = state.revealed | state.added | state.removed
+    return bool(named) and not named <= set(tool_names(tools)) | set(state.defined)

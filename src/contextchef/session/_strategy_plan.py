@@ -27,8 +27,7 @@ tool the strategy's own way, and the session compiles again.
   call our ``tool_search`` and wait for its result (a request the provider's own search
   saves), else 0. Hosted search on Responses loads the tool's whole ``namespace``, so
   its definitions are appended, not expanded. ``flat`` has no reveal (every definition
-  is resident), nor has ``anthropic-inline`` on a model not known to take tool changes
-  (no ``tool_addition`` is sent).
+  is resident).
 
 The revealed tool is the largest deferred one (`PlanReport.largest_tool`), as in the
 module `contextchef.session._accounting`. Token figures are `estimate_tokens` estimates.
@@ -318,9 +317,6 @@ def _row(
     if not tool:
         return dataclasses.replace(row, note="n/a: nothing is deferred")
     rules = get_adapter(target).model_rules(model)
-    if strategy.reveal_by_addition and not rules.tool_changes:
-        note = "n/a: the model is not known to take tool changes, so nothing reveals the tool"
-        return dataclasses.replace(row, note=note)
     appended, trips, expanded, note = _reveal(chef, strategy, first, tool, rules)
     added, defined = estimate_tokens(appended), estimate_tokens(expanded)
     cost = (1 + trips) * read + _usd(added + defined, cache.cache_write, cache)
