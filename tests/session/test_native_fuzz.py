@@ -1,0 +1,356 @@
+"""Random long sessions per disclosure strategy: the provider-native ones, ``auto`` and ``client``.
+
+For each (strategy, model) of `native_session.COMBOS` Hypothesis draws a chef (GitHub
+deferred, or everything deferred but some filesystem pins; starting in the ``review`` mode
+or not; ``require_search`` or not) and 10-25 steps: the user asks something; the model
+answers with text, calls one or two resident tools, searches (our ``tool_search`` by name
+or query; a provider search scripted as a raw reply), calls a deferred tool by name once
+it was revealed (or through ``defer_execute`` under ``client``), calls a tool it is no
+longer shown or a blocked one, with signed thinking where the model has it; the host
+switches mode, registers a runtime tool, loads a toolkit, blocks and unblocks tools,
+announces and retracts, compacts, restores a snapshot into a new chef, compiles without
+sending. Each model turn goes through the official SDK client to the fake, which enforces
+the provider's rules.
+
+Checked on every request: the fake accepted it; the SDK's request types accept it (the
+non-beta types unless it carries tool changes; the beta types whenever it needs a beta
+header); with no edit reported it extends the previous request and keeps its system and
+prefix fingerprint (on tool-change models only compaction may edit); a provider search
+cannot find a tool the mode hides. After the session: the independent prefix checker
+finds nothing (``claude-opus-5-5``); the gate allowed no call to a tool the model was not
+shown or the mode hides or the blocklist holds, and refused no call to a tool the model
+was shown; every tool the mode hides is denied by ``check_tool_call``.
+
+``CONTEXTCHEF_SESSION_EXAMPLES`` sets the sessions per combination (default 5, which
+keeps this file under a minute); the library bugs found are reproduced at the end, each
+marked strict xfail, and the fuzz steps around them (`native_session.KNOWN_BUGS`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from native_session import (
+    COMBOS,
+    HOST_STEPS,
+    KNOWN_BUGS,
+    MODEL_STEPS,
+    THINKING,
+    VARIANTS,
+    Catalogs,
+    Combo,
+    NativeSession,
+    Step,
+    load_catalogs,
+)
+
+from contextchef import (
+    Allowed,
+    ContextChef,
+    DeferredConfig,
+    Denied,
+    ToolResult,
+    tool_results,
+    user,
+)
+from contextchef.testing import FakeAnthropic, FakeResponses, RawReply, httpx_for, raw, text
+from sdk_check import PROVIDER_ENV
+
+HX = httpx_for(anthropic)
+EXAMPLES = int(os.environ.get("CONTEXTCHEF_SESSION_EXAMPLES", "5"))
+OPUS = "claude-opus-5-5"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_provider_env() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as env:
+        for var in PROVIDER_ENV:
+            env.delenv(var, raising=False)
+        yield
+
+
+@pytest.fixture(scope="module")
+def catalogs(catalogs_dir: Path) -> Catalogs:
+    return load_catalogs(catalogs_dir)
+
+
+steps = st.builds(
+    Step,
+    st.sampled_from(HOST_STEPS + MODEL_STEPS * 3),  # model turns three times as likely
+    st.integers(0, 63),
+    st.sampled_from([True, True, True, False]),
+)
+sessions = st.tuples(st.sampled_from(VARIANTS), st.lists(steps, min_size=10, max_size=25))
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=lambda c: c.id)
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(session=sessions)
+def test_random_native_sessions(
+    combo: Combo, catalogs: Catalogs, session: tuple[str, list[Step]]
+) -> None:
+    variant, drawn = session
+    NativeSession(combo, catalogs, variant, avoid=frozenset(KNOWN_BUGS)).run(drawn)
+
+
+# -- the library bugs the fuzz found, one deterministic reproducer each ----------------------
+
+
+def _chef(catalogs_dir: Path, review: list[str]) -> ContextChef:
+    chef = ContextChef(defer=["github__*"], modes={"review": review})
+    chef.register_catalog(catalogs_dir / "github.json")
+    chef.register_catalog(catalogs_dir / "mcp-filesystem.json")
+    return chef
+
+
+def _response(n: int, *items: dict[str, Any]) -> RawReply:
+    usage = {
+        "input_tokens": 0,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 0,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 0,
+    }
+    return raw(
+        {
+            "id": f"resp_{n}",
+            "object": "response",
+            "created_at": 0,
+            "model": "gpt-5.4",
+            "status": "completed",
+            "output": list(items),
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": None,
+            "incomplete_details": None,
+            "instructions": None,
+            "metadata": {},
+            "temperature": 1.0,
+            "top_p": 1.0,
+            "usage": usage,
+        }
+    )
+
+
+def _hosted_search(n: int, namespace: dict[str, Any]) -> list[dict[str, Any]]:
+    """What OpenAI's hosted search returns when it loads `namespace`."""
+    common = {"call_id": None, "execution": "server", "status": "completed"}
+    paths = {"paths": [namespace["name"]]}
+    return [
+        {"type": "tool_search_call", "id": f"tsc_{n}", "arguments": paths, **common},
+        {"type": "tool_search_output", "id": f"tso_{n}", "tools": [copy.deepcopy(namespace)]}
+        | common,
+    ]
+
+
+def _call(n: int, name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "id": f"fc_{n}",
+        "call_id": f"call_{n}",
+        "name": name,
+        "namespace": namespace,
+        "arguments": "{}",
+        "status": "completed",
+    }
+
+
+def _namespace_of(payload: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(
+        t
+        for t in payload["tools"]
+        if t["type"] == "namespace" and any(f["name"] == name for f in t["tools"])
+    )
+
+
+def _calls(payload: dict[str, Any]) -> list[tuple[str, str | None]]:
+    return [
+        (i["name"], i.get("namespace"))
+        for i in payload["input"]
+        if i.get("type") == "function_call"
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="on a tool-change model a mode never withdraws the unrevealed deferred tools it "
+    "hides, so Anthropic's server tool search still finds them",
+)
+def test_a_mode_hides_its_deferred_tools_from_the_server_search(catalogs_dir: Path) -> None:
+    """``anthropic-native`` on ``claude-opus-5-5``: the review mode hides GitHub's writes.
+
+    The tools array first sent is kept (right), the write tools stay declared with
+    ``defer_loading`` (right: history may name them), but no ``tool_removal`` withdraws
+    them, so the BM25 search the request carries can reveal ``github__create_issue``;
+    the model then calls it and the gate refuses a tool the provider just offered. The
+    README: a mode "removes every other tool from the payload, the directory and search
+    results". Expected: a ``tool_removal`` for each declared deferred tool the mode hides
+    (or leaving them out of what the search can find).
+    """
+    chef = _chef(catalogs_dir, ["github__list_*", "filesystem__read_*"])
+    chef.set_history([user("Triage the issues.")])
+    fake = FakeAnthropic().script(text("Looking.", reasoning=""), text("Read only.", reasoning=""))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+
+    def send() -> dict[str, Any]:
+        request = chef.compile(
+            "anthropic", model=OPUS, strategy="anthropic-native", extra={"thinking": THINKING}
+        )
+        chef.ingest(client.messages.create(**request.payload, extra_headers=request.headers))
+        return request.payload
+
+    send()
+    chef.append(user("Review only from now on."))
+    chef.set_mode("review")
+    payload = send()
+    client.close()
+    assert fake.violations == ()
+    check = chef.check_tool_call({"id": "t", "name": "github__create_issue", "arguments": {}})
+    assert isinstance(check, Denied) and check.code == "not_in_mode"
+    deferred = {t["name"] for t in payload["tools"] if t.get("defer_loading")}
+    withdrawn = {
+        b["tool"]["name"]
+        for m in payload["messages"]
+        if m["role"] == "system"
+        for b in m["content"]
+        if b["type"] == "tool_removal"
+    }
+    assert "github__create_issue" not in deferred - withdrawn  # what the search can find
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Responses: a replayed call loses its namespace when the mode drops the namespace "
+    "from tools, though the tool_search_output that loaded it is still in the input",
+)
+def test_a_call_keeps_the_namespace_its_search_output_still_loads(catalogs_dir: Path) -> None:
+    """``openai-native`` on ``gpt-5.4``: hosted search loads ``github_8``, a call is made in it.
+
+    The review mode keeps ``github__list_tags`` but has fewer GitHub tools, so no
+    ``github_8`` namespace is declared any more. `fit_references` then strips the call's
+    ``namespace`` (a ``rewrote_reference`` change) although the ``tool_search_output``
+    item that loaded ``github_8`` is sent in the same input: the API answers "Missing
+    namespace for function_call" (the fake's ``responses_namespaced_calls``). Expected: a
+    namespace loaded by a search output still in the input is kept.
+    """
+    chef = _chef(catalogs_dir, ["github__list_*", "filesystem__*"])
+    chef.set_history([user("Which tags exist?")])
+    fake = FakeResponses()
+    client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    first = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    namespace = _namespace_of(first.payload, "github__list_tags")
+    fake.script(
+        _response(
+            1, *_hosted_search(1, namespace), _call(1, "github__list_tags", namespace["name"])
+        )
+    )
+    (call,) = chef.ingest(client.responses.create(**first.payload))
+    chef.append(tool_results([ToolResult(call_id=call.id, name=call.name, content="v1.0")]))
+    chef.set_mode("review")
+    second = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    assert namespace["name"] not in {t.get("name") for t in second.payload["tools"]}
+    fake.script(text("v1.0 is the only tag."))
+    with contextlib.suppress(openai.BadRequestError):
+        client.responses.create(**second.payload)
+    client.close()
+    assert _calls(second.payload) == [("github__list_tags", namespace["name"])]
+    assert fake.violations == ()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Responses: after compaction dropped the search items and a mode renumbered the "
+    "namespaces, a replayed call keeps a namespace that no longer holds its function",
+)
+def test_a_replayed_call_drops_a_namespace_that_no_longer_holds_it(catalogs_dir: Path) -> None:
+    """``openai-native`` on ``gpt-5.4``: a call in namespace ``github``, then compaction, a mode.
+
+    Turn 1 loads ``github`` (ten tools, ``github__add_issue_comment`` among them) by hosted
+    search; turn 2 calls ``github__add_issue_comment`` in it. Compaction keeps turn 2 only;
+    the review mode then declares a ``github`` namespace holding ``github__list_*`` tools.
+    `fit_references` compares the namespace's name only, so the call goes back in
+    ``github``, which holds no such function and which no search output in the input
+    loaded: the API refuses it. Expected: the namespace is dropped (the call sent as an
+    ordinary function call), as for a namespace that is not declared at all.
+    """
+    chef = _chef(catalogs_dir, ["github__list_*", "filesystem__*"])
+    chef.set_history([user("Find the comment tools.")])
+    fake = FakeResponses()
+    client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    first = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    namespace = _namespace_of(first.payload, "github__add_issue_comment")
+    found = {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "Found them.", "annotations": []}],
+    }
+    fake.script(_response(1, *_hosted_search(1, namespace), found))
+    chef.ingest(client.responses.create(**first.payload))
+    chef.append(user("Comment on issue 7."))
+    second = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    fake.script(_response(2, _call(2, "github__add_issue_comment", namespace["name"])))
+    (call,) = chef.ingest(client.responses.create(**second.payload))
+    chef.append(tool_results([ToolResult(call_id=call.id, name=call.name, content="ok")]))
+    chef.compact(lambda _: "Summary: the comment tools were found.", keep_recent_turns=1)
+    chef.set_mode("review")
+    third = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    fake.script(text("Commented."))
+    with contextlib.suppress(openai.BadRequestError):
+        client.responses.create(**third.payload)
+    client.close()
+    github = _namespace_of(third.payload, "github__list_branches")
+    assert github["name"] == namespace["name"]  # the same name, other functions
+    assert "tool_search_output" not in json.dumps(third.payload)  # nothing else loads it
+    assert fake.violations == ()
+    assert _calls(third.payload) == [("github__add_issue_comment", None)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Responses has no revealed_tools: with require_search, a tool OpenAI's hosted "
+    "search loaded is refused as not loaded",
+)
+def test_a_hosted_search_counts_as_loading_under_require_search(catalogs_dir: Path) -> None:
+    """``openai-native`` on ``gpt-5.4`` with ``DeferredConfig(require_search=True)``.
+
+    The model's turn holds the hosted search (``tool_search_call`` and a
+    ``tool_search_output`` loading the namespace of ``github__list_tags``) and a call of
+    ``github__list_tags`` in that namespace. `ContextChef.compile` documents that under a
+    native strategy "the provider's search results count as loading", and they do for
+    Anthropic's server search (``tool_search_tool_result``), but the Responses adapter
+    keeps `AdapterDefaults.revealed_tools` (nothing revealed), so the gate answers
+    ``not_loaded`` ("Load the schema ... first: call tool_search"), naming a tool this
+    strategy does not even send. Expected: ``Allowed``.
+    """
+    chef = ContextChef(defer=["github__*"], deferred=DeferredConfig(require_search=True))
+    chef.register_catalog(catalogs_dir / "github.json")
+    chef.set_history([user("Which tags exist?")])
+    fake = FakeResponses()
+    client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    request = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    namespace = _namespace_of(request.payload, "github__list_tags")
+    search = _hosted_search(1, namespace)
+    fake.script(_response(1, *search, _call(1, "github__list_tags", namespace["name"])))
+    (call,) = chef.ingest(client.responses.create(**request.payload))
+    client.close()
+    assert fake.violations == ()
+    check = chef.check_tool_call(call)
+    assert isinstance(check, Allowed), check
