@@ -160,13 +160,17 @@ def _hosted_search(n: int, namespace: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _call(n: int, name: str, namespace: str) -> dict[str, Any]:
+    """A call of `name` in `namespace`, with arguments its schema accepts."""
+    arguments = {"owner": "acme", "repo": "app"}
+    if name == "github__add_issue_comment":
+        arguments |= {"issue_number": 7, "body": "Still failing on main."}
     return {
         "type": "function_call",
         "id": f"fc_{n}",
         "call_id": f"call_{n}",
         "name": name,
         "namespace": namespace,
-        "arguments": "{}",
+        "arguments": json.dumps(arguments),
         "status": "completed",
     }
 
