@@ -19,6 +19,7 @@ import pytest
 from contextchef import (
     ContextChef,
     ToolCall,
+    ToolResult,
     UsageError,
     assistant,
     tool_results,
@@ -606,9 +607,10 @@ def test_openai_native_round_trip_replays_search_items_and_namespaces(catalogs_d
     assert _extends(requests[0], requests[1]) and requests[1].edits == ()
 
 
-def test_a_namespaced_call_goes_to_another_target_without_its_namespace(catalogs_dir: Path) -> None:
-    """Rule 23 the other way: once ``tools`` no longer declares the namespace (client
-    strategy), the call is sent as a plain function call, and said."""
+def test_a_replayed_call_carries_the_namespace_the_request_declares(catalogs_dir: Path) -> None:
+    """Rule 23: a call goes back in the namespace where ``tools`` declares its tool (also
+    when it was made elsewhere); once ``tools`` declares none (client strategy), it is
+    sent as a plain function call; both said."""
     chef = _session(catalogs_dir)
     history = [
         {"type": "message", "role": "user", "content": "file it"},
@@ -624,7 +626,16 @@ def test_a_namespaced_call_goes_to_another_target_without_its_namespace(catalogs
     ]
     chef.set_history(from_responses(history).messages)
     native = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
-    assert any(i.get("namespace") == "github" for i in native.payload["input"])
+    home = next(
+        t["name"]
+        for t in native.payload["tools"]
+        if t["type"] == "namespace" and any(f["name"] == "github__create_issue" for f in t["tools"])
+    )
+    (call,) = [i for i in native.payload["input"] if i.get("type") == "function_call"]
+    assert call["namespace"] == home != "github"  # where this request declares it
+    assert any(c.kind == "rewrote_reference" for c in native.changes)
+    _, violations = _send("responses", native)
+    assert violations == ()
     fresh = _session(catalogs_dir)
     fresh.set_history(from_responses(history).messages)
     plain = fresh.compile("responses", model="gpt-5.4", strategy="client")
@@ -826,4 +837,21 @@ def test_a_strategy_switch_that_drops_a_referenced_tool_sends_everything_again(
     assert switched.edits[0].wire_index == 0
     assert "tool_addition" not in json.dumps(switched.payload)
     _, violations = _send("anthropic", switched)
+    assert violations == ()
+
+
+def test_a_call_made_on_another_target_is_replayed_in_its_namespace(catalogs_dir: Path) -> None:
+    chef = _session(catalogs_dir)
+    chef.set_history(
+        [
+            user("Who am I?"),
+            assistant("", [ToolCall(id="toolu_01", name="github__get_me", arguments="{}")]),
+            tool_results([ToolResult(call_id="toolu_01", name="github__get_me", content="me")]),
+            user("File an issue."),
+        ]
+    )
+    request = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    (call,) = [i for i in request.payload["input"] if i.get("type") == "function_call"]
+    assert call["namespace"].startswith("github")
+    _, violations = _send("responses", request)
     assert violations == ()

@@ -293,14 +293,20 @@ class Adapter(Protocol):
         """Names of tools the provider's own tool search revealed in `messages`."""
 
     def fit_references(
-        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *, offset: int = 0
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        offset: int = 0,
+        before: Sequence[Message] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` with every reference to a tool `tools` does not declare rewritten.
 
         A request may only refer to tools it declares (a ``tool_reference``, a call
         replayed with a ``namespace``); after a mode, strategy or provider switch the
         history can hold references the new ``tools`` lack. Each rewrite is a `Change`
-        (history indices counted from `offset`).
+        (history indices counted from `offset`). `before` are the messages already sent
+        ahead of them (read only when a reference is not declared by `tools`).
         """
 
 
@@ -316,7 +322,12 @@ class AdapterDefaults:
         return call
 
     def fit_references(
-        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *, offset: int = 0
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        offset: int = 0,
+        before: Sequence[Message] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` unchanged: this API's messages refer to no declared tool by name."""
         return tuple(messages), ()

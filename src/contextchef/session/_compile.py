@@ -531,7 +531,8 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
             messages, changes = _normalized(inp, base, strip)
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         edits.append(_edit(kind, edited_at, base, stripped))
-    messages, fitted = adapter.fit_references(messages, tools, offset=base.history)
+    sent_ir = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
+    messages, fitted = adapter.fit_references(messages, tools, offset=base.history, before=sent_ir)
     if not tools and adapter.profile.tool_blocks_need_tools:  # tool-using history as text
         messages, texts = tool_use_as_text(messages, offset=base.history)
         fitted = (*fitted, *texts)

@@ -9,8 +9,11 @@ call as blocks of a mid-conversation system message appended at the end
 * a declared tool the model should now have (a deferred tool the host or a skill loaded,
   or our ``tool_search`` found under ``anthropic-inline``; a tool a mode brings back) is
   added **by reference**;
-* a tool the mode now hides is **withdrawn** by reference; its definition stays declared
-  (history may still name it) and the gate refuses it;
+* a tool the mode now hides is **withdrawn** by reference, deferred ones included (so
+  the provider's own search cannot surface it); its definition stays declared (history
+  may still name it) and the gate refuses it. When the mode goes, every tool it withdrew
+  is added again (offered, no longer merely searchable: there is no way back to
+  "deferred");
 * a tool that was not declared in the first request and is now offered directly (a mode
   bringing in a tool that was hidden at the start, a tool registered later) is added
   **by definition** where the platform takes inline definitions
@@ -210,19 +213,21 @@ def plan_tools(
             declared[name] = hidden
             add.append(name)
     for name, entry in declared.items():
-        base_visible = not _deferred(entry)
-        offered = state.offered(name, base_visible) and name not in add
+        if name in add:
+            continue
         fresh = current.get(name)
-        if fresh is None:
-            want = False  # hidden by the mode (or gone): withdrawn, still declared
-        elif not _deferred(fresh):
-            want = True
-        else:  # a deferred tool: offered once revealed or loaded, again after a removal
-            want = offered or name in loaded or name in state.revealed
-        if want and not offered and name not in add:
+        if fresh is None:  # hidden by the mode (or gone): withdrawn, still declared
+            if name not in state.removed:
+                remove.append(name)  # deferred ones too: the provider's search must not
+            continue  # find them
+        if name in state.removed:
+            add.append(name)  # the mode that withdrew it is gone: offered again
+            continue
+        offered = state.offered(name, not _deferred(entry))
+        # a deferred tool is offered once revealed (provider search) or loaded
+        want = not _deferred(fresh) or offered or name in loaded or name in state.revealed
+        if want and not offered:
             add.append(name)
-        elif offered and not want:
-            remove.append(name)
     for name, text in state.defined.items():
         fresh = current.get(name)
         if fresh is None:

@@ -18,6 +18,7 @@ __all__ = [
     "blocks",
     "canonical",
     "dicts",
+    "hashable",
     "without_cache_control",
 ]
 
@@ -65,3 +66,8 @@ def without_cache_control(value: Any) -> Any:
 def canonical(value: Any) -> str:
     """One text per JSON value: sorted keys, no whitespace (key order is not an edit, R8)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def hashable(value: object) -> object:
+    """`value`, or its repr when it cannot be a set member (a list or dict used as an id)."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)

@@ -317,11 +317,15 @@ class FakeProvider(abc.ABC):
     ) -> _Found:
         found: _Found = []
         for check, with_headers in zip(self._rules, self._with_headers, strict=True):
-            if with_headers:
-                takes_headers: Callable[..., Iterable[str]] = check
-                problems = takes_headers(body, earlier, headers=headers)
-            else:
-                problems = check(body, earlier)
+            try:
+                if with_headers:
+                    takes_headers: Callable[..., Iterable[str]] = check
+                    problems = list(takes_headers(body, earlier, headers=headers))
+                else:
+                    problems = list(check(body, earlier))
+            except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+                # a body so malformed the rule cannot read it: the API would refuse it too
+                problems = [f"the request body cannot be read ({type(exc).__name__}: {exc})"]
             worded = is_provider_worded(check)
             found += [(_rule_name(check), str(problem), worded) for problem in problems]
         return found
@@ -441,6 +445,24 @@ class FakeResponses(FakeProvider):
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return _replies.openai_error(status, message)
+
+    def _extend(
+        self,
+        reply: dict[str, Any],
+        body: Mapping[str, Any],
+        earlier: tuple[RecordedRequest, ...],
+        headers: Mapping[str, str],
+    ) -> dict[str, Any]:
+        """A scripted call to a deferred function comes back with its ``namespace``.
+
+        The API returns calls to tools loaded by ``tool_search`` in their namespace (a
+        flat deferred function's is its own name); a scripted turn names only the tool.
+        """
+        homes = _replies.namespace_homes(body.get("tools"))
+        for item in reply.get("output") or ():
+            if item.get("type") == "function_call" and item.get("name") in homes:
+                item["namespace"] = homes[item["name"]]
+        return reply
 
 
 class FakeGemini(FakeProvider):

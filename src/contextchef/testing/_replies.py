@@ -189,6 +189,25 @@ def responses_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
 _OPENAI_ERRORS = {400: "invalid_request_error", 404: "invalid_request_error", 500: "server_error"}
 
 
+def namespace_homes(tools: object) -> dict[str, str]:
+    """Function name -> the namespace a Responses call to it carries (deferred ones only).
+
+    A function inside a ``namespace`` tool lives there; a flat function with
+    ``defer_loading`` lives in a namespace named like itself.
+    """
+    homes: dict[str, str] = {}
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace" and isinstance(tool.get("name"), str):
+            for member in tool.get("tools") or ():
+                if isinstance(member, dict) and isinstance(member.get("name"), str):
+                    homes[member["name"]] = tool["name"]
+        elif tool.get("defer_loading") is True and isinstance(tool.get("name"), str):
+            homes[tool["name"]] = tool["name"]
+    return homes
+
+
 def openai_error(status: int, message: str) -> dict[str, Any]:
     """An OpenAI error body (Chat Completions and Responses)."""
     kind = _OPENAI_ERRORS.get(status, "server_error")

@@ -43,6 +43,7 @@ from contextchef.testing._binding import anthropic_block_binding, anthropic_thin
 from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
 from contextchef.testing._body import dicts as _dicts
+from contextchef.testing._body import hashable as _hashable
 from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
 from contextchef.testing._placement import (
     anthropic_no_prefill,
@@ -139,7 +140,7 @@ def _conversation(body: _Body) -> list[tuple[int, dict[str, Any]]]:
 def _use_ids(message: Mapping[str, Any]) -> list[object]:
     if message.get("role") != "assistant":
         return []
-    return [b.get("id") for _, b in _typed(message, "tool_use")]
+    return [_hashable(b.get("id")) for _, b in _typed(message, "tool_use")]
 
 
 def anthropic_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
@@ -179,9 +180,10 @@ def anthropic_tool_use_answered(body: _Body, earlier: _Earlier) -> Iterator[str]
         if not ids:
             continue
         following = conversation[k + 1] if k + 1 < len(conversation) else None
-        answered: set[object] = set()
-        if following is not None and following[1].get("role") == "user":
-            answered = {b.get("tool_use_id") for _, b in _typed(following[1], "tool_result")}
+        results = _typed(following[1], "tool_result") if following else []
+        answered = {_hashable(b.get("tool_use_id")) for _, b in results}
+        if following is not None and following[1].get("role") != "user":
+            answered = set()
         missing = [x for x in ids if x not in answered]
         if missing:
             where = "no next message" if following is None else f"messages[{following[0]}]"
@@ -199,7 +201,7 @@ def anthropic_tool_result_has_call(body: _Body, earlier: _Earlier) -> Iterator[s
             continue
         calls = set(_use_ids(conversation[k - 1][1])) if k > 0 else set()
         for j, block in _typed(message, "tool_result"):
-            if block.get("tool_use_id") not in calls:
+            if _hashable(block.get("tool_use_id")) not in calls:
                 yield (
                     f"messages[{i}].content[{j}]: tool_result for {block.get('tool_use_id')!r} "
                     "has no matching tool_use in the previous assistant message"

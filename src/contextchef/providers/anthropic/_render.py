@@ -398,7 +398,12 @@ class AnthropicAdapter(AdapterDefaults):
         return frozenset(names)
 
     def fit_references(
-        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *, offset: int = 0
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        offset: int = 0,
+        before: Sequence[Message] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Every ``tool_reference`` names a tool in `tools`; search calls stay paired.
 

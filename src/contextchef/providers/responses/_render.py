@@ -225,6 +225,70 @@ def _namespace_name(group: str, chunk: int, taken: set[str]) -> str:
     return name
 
 
+def _namespace_homes(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Deferred function name -> the namespace a call to it is made in."""
+    homes: dict[str, str] = {}
+    for tool in tools:
+        if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
+            continue
+        if tool.get("type") == "namespace":
+            for member in tool.get("tools") or ():
+                if isinstance(member, Mapping) and isinstance(member.get("name"), str):
+                    homes[member["name"]] = tool["name"]
+        elif tool.get("type") == "function" and tool.get("defer_loading") is True:
+            homes[tool["name"]] = tool["name"]
+    return homes
+
+
+def _namespace_of(call: ToolCall) -> str | None:
+    """The namespace a recorded Responses call was made in, if any."""
+    extra = hints(call.provider_data, FORMAT).get("extra")
+    space = extra.get("namespace") if isinstance(extra, Mapping) else None
+    return space if isinstance(space, str) else None
+
+
+def _loaded_homes(messages: Sequence[Message]) -> dict[str, set[str]]:
+    """Namespace -> functions loaded into it by search output / additional tools items."""
+    out: dict[str, set[str]] = {}
+    for message in messages:
+        for part in message.parts:
+            if not isinstance(part, ProviderPart) or part.provider != FORMAT:
+                continue
+            if part.data.get("type") not in ("tool_search_output", "additional_tools"):
+                continue
+            raw = part.data.get("tools")
+            tools = [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
+            for name, space in _namespace_homes(tools).items():
+                out.setdefault(space, set()).add(name)
+            for tool in tools:
+                if tool.get("type") == "function" and isinstance(tool.get("name"), str):
+                    out.setdefault(tool["name"], set()).add(tool["name"])
+    return out
+
+
+def _fit_namespace(call: ToolCall, home: str | None, index: int) -> tuple[ToolCall, str]:
+    """`call` carrying `home` as its namespace (None: no namespace), and what changed."""
+    hint = hints(call.provider_data, FORMAT)
+    extra = hint.get("extra")
+    space = extra.get("namespace") if isinstance(extra, Mapping) else None
+    if space == home:
+        return call, ""
+    data: dict[str, Any] = dict(hint) if hint else {"provider": FORMAT}
+    rest = {k: v for k, v in (extra or {}).items() if k != "namespace"}
+    if home is not None:
+        rest["namespace"] = home
+    data["extra"] = rest
+    if isinstance(data.get("keys"), list):
+        keys = [k for k in data["keys"] if k != "namespace"]
+        data["keys"] = [*keys, "namespace"] if home is not None else keys
+    fitted = dataclasses.replace(call, provider_data=data)
+    if home is None:
+        what = f"was made in namespace {space!r}, which this request does not declare"
+        return fitted, f"message {index}: call {call.id!r} {what}; sent without it"
+    where = f"namespace {home!r}, where this request declares {call.name!r}"
+    return fitted, f"message {index}: call {call.id!r} is sent in {where}"
+
+
 def _recorded_reasoning(part: ReasoningPart) -> bool:
     return part.provider == "openai" and hints(part.provider_data, FORMAT).get("item") is not None
 
@@ -319,55 +383,73 @@ class ResponsesAdapter(AdapterDefaults):
         out.append({"type": "tool_search"})
         return out
 
-    def fit_references(
-        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], *, offset: int = 0
-    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
-        """A call replayed with a ``namespace`` keeps it only while `tools` declares it.
+    def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
+        """Functions loaded by ``tool_search_output`` (and ``additional_tools``) items.
 
-        A call to a tool loaded by ``tool_search`` goes back with its ``namespace`` (the
-        namespace, or its own name for a flat deferred function: research note rule 23);
-        once ``tools`` no longer declares that (another strategy, a mode), the call goes
-        back as an ordinary function call.
+        Hosted or client search returns the tools it loads as definitions (functions,
+        or namespaces holding them): https://developers.openai.com/api/docs/guides/tools-tool-search.
         """
-        if not any(
-            isinstance(p, ToolCall) and p.provider_data is not None
-            for m in messages
-            for p in m.parts
-        ):
-            return tuple(messages), ()  # no recorded call could carry a namespace
-        spaces = {
-            t.get("name") for t in tools if isinstance(t, Mapping) and t.get("type") == "namespace"
-        }
-        spaces |= {
-            t.get("name")
-            for t in tools
-            if isinstance(t, Mapping) and t.get("type") == "function" and t.get("defer_loading")
-        }
+        names: set[str] = set()
+        for msg in messages:
+            for part in msg.parts:
+                if not isinstance(part, ProviderPart) or part.provider != FORMAT:
+                    continue
+                if part.data.get("type") not in ("tool_search_output", "additional_tools"):
+                    continue
+                raw = part.data.get("tools")
+                tools = [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
+                names.update(_namespace_homes(tools))
+                names.update(
+                    t["name"]
+                    for t in tools
+                    if t.get("type") == "function" and isinstance(t.get("name"), str)
+                )
+        return frozenset(names)
+
+    def fit_references(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        offset: int = 0,
+        before: Sequence[Message] = (),
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """Every replayed call carries a ``namespace`` that holds its function, or none.
+
+        A call to a deferred function goes back with its namespace (research note rule
+        23; without it the API answers "Missing namespace for function_call"): the one it
+        was made in while a search output sent before still loads it there, else the
+        ``namespace`` entry of `tools` holding it (its own name for a flat deferred
+        function), also for a call made elsewhere (another target or strategy); with
+        neither (another strategy, a mode) it goes back without one. Each rewrite is a
+        `Change`.
+        """
+        if not any(isinstance(p, ToolCall) for m in messages for p in m.parts):
+            return tuple(messages), ()
+        homes = _namespace_homes(tools)
+        loaded: dict[str, set[str]] | None = None  # read from the input only when needed
         out: list[Message] = []
         changes: list[Change] = []
         for i, message in enumerate(messages, start=offset):
             parts: list[Part] = []
             for part in message.parts:
-                if not isinstance(part, ToolCall):
-                    parts.append(part)
-                    continue
-                extra = hints(part.provider_data, FORMAT).get("extra")
-                space = extra.get("namespace") if isinstance(extra, Mapping) else None
-                if space is not None and space not in spaces:
-                    data = dict(part.provider_data or {})
-                    data["extra"] = {k: v for k, v in data["extra"].items() if k != "namespace"}
-                    if isinstance(data.get("keys"), list):
-                        data["keys"] = [k for k in data["keys"] if k != "namespace"]
-                    part = dataclasses.replace(part, provider_data=data)
-                    changes.append(
-                        Change(
-                            kind="rewrote_reference",
-                            index=i,
-                            call_id=part.id,
-                            detail=f"message {i}: call {part.id!r} was made in namespace "
-                            f"{space!r}, which this request does not declare; sent without it",
+                if isinstance(part, ToolCall):
+                    home = homes.get(part.name)
+                    space = _namespace_of(part)
+                    if space is not None and space != home:
+                        # the namespace it was made in may still hold it: loaded by a
+                        # search output sent before (kept as made), else where tools has it
+                        if loaded is None:
+                            loaded = _loaded_homes([*before, *messages])
+                        if part.name in loaded.get(space, ()):
+                            home = space
+                    part, detail = _fit_namespace(part, home, i)
+                    if detail:
+                        changes.append(
+                            Change(
+                                kind="rewrote_reference", index=i, call_id=part.id, detail=detail
+                            )
                         )
-                    )
                 parts.append(part)
             changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
             out.append(Message(role=message.role, parts=tuple(parts)) if changed else message)
