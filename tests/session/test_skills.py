@@ -227,7 +227,10 @@ def _use_tool(case: Case, n: int, catalogs: Path) -> Any:
     if case.strategy == "anthropic-native":
         return _anthropic_server_search(n, case.model)
     if case.strategy == "openai-native":
-        payload = _session(catalogs).compile(case.target, model=case.model, strategy=case.strategy)
+        # the skill's tools are declared once it is loaded: where do they sit then?
+        loaded = _session(catalogs)
+        loaded.load_skill(TRIAGE.name)
+        payload = loaded.compile(case.target, model=case.model, strategy=case.strategy)
         namespace = next(
             t
             for t in payload.payload["tools"]

@@ -63,10 +63,12 @@ __all__ = [
 ]
 
 
-def _unknown(view: SessionView, name: str) -> Denied:
+def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> Denied:
+    offered = ctx.meta_tools if ctx is not None else None
+    searchable = TOOL_SEARCH in view.meta_tools and (offered is None or TOOL_SEARCH in offered)
     hint = (
         "If it is a deferred tool, find its exact name with tool_search."
-        if view.meta_tools
+        if searchable
         else "Use one of the tools you were given."
     )
     return Denied(reason=f'Unknown tool "{name}". {hint}', code="unknown_tool")
@@ -111,13 +113,13 @@ Resolved = tuple[Tool, Any, str | None] | Denied
 denial."""
 
 
-def _resolve(view: SessionView, call: ToolCall) -> Resolved:
+def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) -> Resolved:
     """The real tool, its raw arguments and the wrapper used, or a denial."""
     arguments = parse_arguments(call)
     if isinstance(arguments, str):
         tool = view.wrapper(call.name) or view.lookup(call.name)
         if tool is None:
-            return _unknown(view, call.name)
+            return _unknown(view, call.name, ctx)
         return Denied(reason=arguments, code="malformed_arguments", tool=tool)
     meta = view.meta_tools.get(call.name)
     if meta is not None and call.name == DEFER_EXECUTE:
@@ -135,7 +137,7 @@ def _resolve(view: SessionView, call: ToolCall) -> Resolved:
             )
         target = view.lookup(str(arguments["tool_name"]))
         if target is None:
-            return _unknown(view, str(arguments["tool_name"]))
+            return _unknown(view, str(arguments["tool_name"]), ctx)
         return target, arguments["params"], DEFER_EXECUTE
     if meta is not None:
         return meta, arguments, None
@@ -147,7 +149,7 @@ def _resolve(view: SessionView, call: ToolCall) -> Resolved:
         return _resolve_skill(view, view.skill_loader, arguments)
     tool = view.lookup(call.name)
     if tool is None:
-        return _unknown(view, call.name)
+        return _unknown(view, call.name, ctx)
     return tool, arguments, None
 
 
@@ -273,15 +275,26 @@ def _route(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> 
         )
     needs_search = view.config.require_search and not ctx.all_loaded
     if exposure == "deferred" and needs_search and wire not in ctx.loaded:
-        return Denied(
-            reason=(
-                f'Load the schema of "{wire}" first: call tool_search({{"tool_names": '
-                f'["{wire}"]}}), then defer_execute with arguments that follow it.'
-            ),
-            code="not_loaded",
-            tool=tool,
-        )
+        return Denied(reason=_load_first(wire, ctx), code="not_loaded", tool=tool)
     return None
+
+
+def _load_first(wire: str, ctx: GateContext) -> str:
+    """How to load a deferred tool's schema, with the tools this request offered."""
+    offered = ctx.meta_tools
+    search = offered is None or TOOL_SEARCH in offered
+    execute = offered is None or DEFER_EXECUTE in offered
+    if search and execute:
+        return (
+            f'Load the schema of "{wire}" first: call tool_search({{"tool_names": '
+            f'["{wire}"]}}), then defer_execute with arguments that follow it.'
+        )
+    if search:
+        return (
+            f'Load "{wire}" first: call tool_search({{"tool_names": ["{wire}"]}}), then '
+            "call it by name."
+        )
+    return f'"{wire}" has not been revealed yet: find it with your tool search first.'
 
 
 def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> Denied | None:
@@ -322,13 +335,8 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
     """Steps 1-6 (everything but hooks)."""
     offered = ctx.meta_tools
     if offered is not None and call.name in view.meta_tools and call.name not in offered:
-        hint = (  # the request did not offer it
-            "If it is a deferred tool, find its exact name with tool_search."
-            if TOOL_SEARCH in offered
-            else "Use one of the tools you were given."
-        )
-        return Denied(reason=f'Unknown tool "{call.name}". {hint}', code="unknown_tool")
-    resolved = _resolve(view, call)
+        return _unknown(view, call.name, ctx)  # the request did not offer it
+    resolved = _resolve(view, call, ctx)
     if isinstance(resolved, Denied):
         return resolved
     tool, arguments, via = resolved

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, UsageError
-from contextchef._json import canonical_dumps, canonical_value, is_unicode
+from contextchef._json import canonical_dumps
 from contextchef.deferred._view import SessionView
 from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
@@ -50,7 +50,7 @@ from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
 
-__all__ = ["CompileInput", "Step", "check_options", "compile_request", "pending_answered"]
+__all__ = ["CompileInput", "Step", "compile_request", "pending_answered"]
 
 MEMORY_CALL_PREFIX = "contextchef_memories_"
 """Ids of the synthetic ``read_memories`` calls: this prefix and a session counter."""
@@ -92,6 +92,7 @@ class Step:
     tools: list[Any]
     strategy: str | None = None
     system_entry: bool = False
+    rebased: bool = False
 
     def apply(self, ledger: Ledger) -> None:
         """Record this step in `ledger`."""
@@ -106,42 +107,8 @@ class Step:
             tools=self.tools,
             strategy=self.strategy,
             system_entry=self.system_entry,
+            rebased=self.rebased,
         )
-
-
-_WRITTEN = frozenset({"model", "messages", "system", "tools", "input", "contents", "config"})
-
-
-def check_options(model: object, max_tokens: object, extra: object, betas: object) -> None:
-    """Reject request options the provider would refuse, before anything runs.
-
-    Raises:
-        UsageError: `model` is not a non-empty string, `max_tokens` not a positive int,
-            `extra` not a mapping of plain JSON (or naming a field compile writes), or
-            `betas` not a list of strings.
-    """
-    if not isinstance(model, str) or not model or not is_unicode(model):
-        raise UsageError(f"model must be a non-empty string, got {model!r:.80}")
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
-    ):
-        raise UsageError(f"max_tokens must be a positive integer or None, got {max_tokens!r:.80}")
-    if not isinstance(extra, Mapping):
-        raise UsageError(f"extra must be a mapping of request fields, got {type(extra).__name__}")
-    for key, value in extra.items():
-        if not isinstance(key, str) or not key:
-            raise UsageError(f"extra field names must be non-empty strings, got {key!r:.60}")
-        if key in _WRITTEN or key.endswith("max_tokens"):
-            raise UsageError(
-                f"extra field {key!r:.60} is written by compile itself; pass model, "
-                "max_tokens, tools and history through the session"
-            )
-        try:
-            canonical_dumps(canonical_value(value))
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise UsageError(f"extra field {key!r}: not plain JSON ({exc})") from exc
-    if isinstance(betas, str) or not all(isinstance(b, str) and b for b in betas):  # type: ignore[attr-defined]
-        raise UsageError("betas must be a list of non-empty strings")
 
 
 # -- 1. base --------------------------------------------------------------------------------
@@ -299,7 +266,8 @@ def _prefix(inp: CompileInput, entries: list[Any] | None = None) -> _Prefix:
     the ones first sent); cached by identity.
     """
     cache: dict[Any, Any] = inp.ledger.cache
-    key: tuple[Any, ...] = (id(inp.view), inp.strategy.name, inp.state.system)
+    loaded_skills = frozenset(inp.state.loaded_skills)
+    key: tuple[Any, ...] = (id(inp.view), inp.strategy.name, inp.state.system, loaded_skills)
     if entries is not None:
         key = (*key, "entries", id(entries))
     hit = cache.get(key)
@@ -309,7 +277,7 @@ def _prefix(inp: CompileInput, entries: list[Any] | None = None) -> _Prefix:
         or (entries is not None and hit.pristine is not entries)
     ):
         if entries is None:
-            tools = inp.strategy.tools(inp.view)
+            tools = inp.strategy.tools(inp.view, inp.view.locked(loaded_skills))
             entries = inp.adapter.tool_entries(tools, search=inp.strategy.search)
             pristine = _copy(entries)
         else:
@@ -340,13 +308,29 @@ def _copy(value: Any) -> Any:
 
 
 def _tools_edit(sent: list[Any] | None, now: list[Any]) -> bool:
-    """Whether `now` changes `sent` beyond adding ``defer_loading`` tools (not prefix)."""
+    """Whether `now` changes `sent` beyond deferred declarations (not prefix).
+
+    Entries with ``defer_loading`` that nothing referenced are outside Anthropic's cache
+    key and prefix check (research note R7; ``tool-search-tool``, deferred loading and
+    caching): declaring more of them, wherever they sit, is not an edit. Every entry
+    sent must still be there, and the others keep their order.
+    """
     if sent is None or sent is now or sent == now:
         return False
-    remaining = [t for t in now if t not in sent]
-    kept = [t for t in now if t in sent]
-    deferred = all(isinstance(t, Mapping) and t.get("defer_loading") is True for t in remaining)
-    return not (deferred and len(kept) == len(sent))
+    if now[: len(sent)] == sent:  # declarations appended after what was sent
+        return any(not _deferred(t) for t in now[len(sent) :])
+    before, after = [canonical_dumps(t) for t in sent], [canonical_dumps(t) for t in now]
+    kept = set(after)
+    if any(t not in kept for t in before):
+        return True
+    was = set(before)
+    if any(a not in was and not _deferred(t) for a, t in zip(after, now, strict=True)):
+        return True
+    return [t for t in sent if not _deferred(t)] != [t for t in now if not _deferred(t)]
+
+
+def _deferred(entry: object) -> bool:
+    return isinstance(entry, Mapping) and entry.get("defer_loading") is True
 
 
 def _render(
@@ -487,21 +471,31 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     prefix = _prefix(inp)
     fresh = prefix.pristine
     base, edited_at = choose_base(ledger, history)
+    top = ledger.pending or ledger.marks[-1]
+    # thinking sent to a model without the prefix check across a system/tools change is
+    # bound to the older prefix; inline definitions need a platform that takes them
+    resend = (ledger.rebased and rules.prefix_check) or (
+        bool(top.tools.defined) and not rules.inline_tools
+    )
+    if resend:
+        base = ledger.marks[0]
     planned = _tool_mode(inp, rules, fresh, base.tools)
     if planned is not None:
         prefix = _prefix(inp, planned[0])
     tools = prefix.pristine
     edits: list[LedgerEdit] = []
     kind: EditKind = "history"
+    rebased = ledger.rebased and not resend
     changed = _prefix_change(ledger, inp.state.system, tools)
-    top = ledger.pending or ledger.marks[-1]
-    if changed is not None and not rules.prefix_check and dangling(top.tools, tools):
-        changed_all = True  # sent references to tools no longer declared: send it all again
-    else:
-        changed_all = False
+    changed_all = resend or (
+        changed is not None and not rules.prefix_check and dangling(top.tools, tools)
+    )  # sent references to tools no longer declared: send it all again
+    if resend and changed is None:
+        changed = "model"
     if changed is not None and (rules.prefix_check or changed_all):
         kind, base, edited_at = changed, ledger.marks[0], 0  # every thinking block is bound
     elif changed is not None:  # nothing is bound to it: the messages stay, the cache restarts
+        rebased = True
         edits.append(
             LedgerEdit(
                 kind=changed,
@@ -593,6 +587,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         headers=_headers(inp, rules, tool_state),
         model_rules=rules,
         appended=len(wire),
+        strategy=inp.strategy.name,
     )
     step = Step(
         base=base,
@@ -612,5 +607,6 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         tools=tools,
         strategy=inp.strategy.name,
         system_entry=entry is not None,
+        rebased=rebased and base is not ledger.marks[0],
     )
     return request, step

@@ -16,14 +16,13 @@ from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
 from contextchef.session._compile import (
     CompileInput,
-    check_options,
     compile_request,
     pending_answered,
 )
 from contextchef.session._ledger import Ledger
 from contextchef.session._library import READ_MEMORIES
 from contextchef.session._memory import MemoryStore, render_memories
-from contextchef.session._request import CompiledRequest
+from contextchef.session._request import CompiledRequest, check_options
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy, resolve
 from contextchef.session._volatile import CompileEvent, VolatileState

@@ -88,7 +88,8 @@ class DispatchMixin:
 
         Raises:
             UnknownToolError: A name no registered tool has.
-            UsageError: A name that is not a string, or a tool the mode hides.
+            UsageError: A name that is not a string, a tool the mode hides, or a tool of
+                a skill not loaded (load the skill: `load_skill`).
         """
         view = self.view
         wires: set[str] = set()
@@ -98,10 +99,13 @@ class DispatchMixin:
             tool = view.lookup(name)
             if tool is None:
                 raise UnknownToolError(f"no registered tool is named {name!r:.80}", name=name[:200])
-            reason = view.unavailable_reason(name)
+            wire = view.wire_names[tool.key]
+            reason = view.unavailable_reason(name) or view.skill_lock(
+                wire, frozenset(self._state.loaded_skills)
+            )
             if reason is not None:
                 raise UsageError(f"cannot reveal {name!r:.80}: {reason}")
-            wires.add(view.wire_names[tool.key])
+            wires.add(wire)
         self._state.loaded.update(wires)
         return tuple(sorted(wires))
 

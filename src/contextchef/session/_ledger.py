@@ -134,6 +134,10 @@ class Ledger:
     """The tool entries as sent (None: nothing sent yet)."""
     strategy: str | None = None
     """The strategy `tools` was sent under (None: nothing sent yet)."""
+    rebased: bool = False
+    """Messages were kept across a change of ``system`` or ``tools`` (on a model without
+    the prefix check): their thinking is bound to an older prefix, so a prefix-check
+    model gets the conversation sent again without it."""
     response_id: str | None = None
     """Id of the last response ingested after a compile for this target."""
     answered: bool = False
@@ -191,6 +195,7 @@ class Ledger:
         tools: list[Any],
         strategy: str | None = None,
         system_entry: bool = False,
+        rebased: bool = False,
     ) -> None:
         """Keep everything up to `base`, append the new entries, make `mark` pending.
 
@@ -219,7 +224,7 @@ class Ledger:
             lo, hi = strip
             self.strip = [(a, min(b, lo)) for a, b in self.strip if a < lo] + [(lo, hi)]
         self.system, self.tools, self.answered = system, tools, False
-        self.strategy = strategy
+        self.strategy, self.rebased = strategy, rebased
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -235,6 +240,7 @@ class Ledger:
             "system": self.system,
             "tools": self.tools,
             "strategy": self.strategy,
+            "rebased": self.rebased,
             "response_id": self.response_id,
             "answered": self.answered,
             "system_entries": list(self.system_entries),
@@ -271,9 +277,15 @@ class Ledger:
             raise UsageError("snapshot ledger 'system' must be text or null")
         if tools is not None and not isinstance(tools, list):
             raise UsageError("snapshot ledger 'tools' must be a list or null")
-        strategy = data.get("strategy")
+        strategy, rebased = data.get("strategy"), data.get("rebased", False)
         if strategy is not None and not isinstance(strategy, str):
             raise UsageError("snapshot ledger 'strategy' must be text or null")
+        if not isinstance(rebased, bool):
+            raise UsageError("snapshot ledger 'rebased' must be true or false")
+        if tools is not None and not all(
+            isinstance(t, dict) and isinstance(t.get("name", ""), str) for t in tools
+        ):
+            raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
         response_id, answered = data.get("response_id"), data.get("answered", False)
         if response_id is not None and not isinstance(response_id, str):
             raise UsageError("snapshot ledger 'response_id' must be text or null")
@@ -308,6 +320,7 @@ class Ledger:
             system=system,
             tools=tools,
             strategy=strategy,
+            rebased=rebased,
             response_id=response_id,
             answered=answered,
             system_entries=list(entries),

@@ -7,11 +7,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._json import canonical_dumps
+from contextchef._errors import UsageError
+from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef.history._normalize import Change
 from contextchef.providers import CacheAuditFinding, ModelRules
 
-__all__ = ["CompiledRequest", "EditKind", "LedgerEdit", "Segments", "prefix_fingerprint"]
+__all__ = [
+    "CompiledRequest",
+    "EditKind",
+    "LedgerEdit",
+    "Segments",
+    "check_options",
+    "prefix_fingerprint",
+]
 
 EditKind = Literal["history", "system", "tools", "model"]
 
@@ -93,6 +101,7 @@ class CompiledRequest:
             fields used): pass them as the SDK's ``extra_headers``.
         model_rules: The rules applied for the model (see `ModelRules`).
         appended: How many wire entries this compile added after the replayed ones.
+        strategy: The disclosure strategy used (what ``auto`` chose, for instance).
         prefix_fingerprint: SHA-256 (hex) of the cached prefix: the system segment and
             every ``tools`` entry except those marked ``defer_loading: true`` (the
             provider strips deferred definitions before computing its cache key, so
@@ -112,6 +121,7 @@ class CompiledRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     model_rules: ModelRules | None = None
     appended: int = 0
+    strategy: str = ""
 
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""
@@ -127,3 +137,38 @@ def prefix_fingerprint(system_segment: str, tools: object) -> str:
     ]
     text = canonical_dumps({"system": system_segment, "tools": kept})
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+_WRITTEN = frozenset({"model", "messages", "system", "tools", "input", "contents", "config"})
+
+
+def check_options(model: object, max_tokens: object, extra: object, betas: object) -> None:
+    """Reject request options the provider would refuse, before anything runs.
+
+    Raises:
+        UsageError: `model` is not a non-empty string, `max_tokens` not a positive int,
+            `extra` not a mapping of plain JSON (or naming a field compile writes), or
+            `betas` not a list of strings.
+    """
+    if not isinstance(model, str) or not model or not is_unicode(model):
+        raise UsageError(f"model must be a non-empty string, got {model!r:.80}")
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+    ):
+        raise UsageError(f"max_tokens must be a positive integer or None, got {max_tokens!r:.80}")
+    if not isinstance(extra, Mapping):
+        raise UsageError(f"extra must be a mapping of request fields, got {type(extra).__name__}")
+    for key, value in extra.items():
+        if not isinstance(key, str) or not key:
+            raise UsageError(f"extra field names must be non-empty strings, got {key!r:.60}")
+        if key in _WRITTEN or key.endswith("max_tokens"):
+            raise UsageError(
+                f"extra field {key!r:.60} is written by compile itself; pass model, "
+                "max_tokens, tools and history through the session"
+            )
+        try:
+            canonical_dumps(canonical_value(value))
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise UsageError(f"extra field {key!r}: not plain JSON ({exc})") from exc
+    if isinstance(betas, str) or not all(isinstance(b, str) and b for b in betas):  # type: ignore[attr-defined]
+        raise UsageError("betas must be a list of non-empty strings")

@@ -34,17 +34,21 @@ from contextchef.tools._tool import CompiledTool
 __all__ = ["AUTO", "DEFAULT_STRATEGY", "STRATEGIES", "Strategy", "get_strategy", "resolve"]
 
 
-def _client(view: SessionView) -> tuple[CompiledTool, ...]:
+def _client(view: SessionView, locked: frozenset[str]) -> tuple[CompiledTool, ...]:
     return view.resident
 
 
-def _flat(view: SessionView) -> tuple[CompiledTool, ...]:
+def _flat(view: SessionView, locked: frozenset[str]) -> tuple[CompiledTool, ...]:
     return view.flat
 
 
-def _deferred(view: SessionView) -> tuple[CompiledTool, ...]:
-    """Every deferred tool (runtime tools included), marked ``defer_loading``, grouped."""
-    deferred = {view.wire_names[t.key] for t in view.deferred}
+def _deferred(view: SessionView, locked: frozenset[str]) -> tuple[CompiledTool, ...]:
+    """Every deferred tool (runtime tools included), marked ``defer_loading``, grouped.
+
+    Not the `locked` ones (tools of skills not loaded): declared, the provider's own
+    search could surface a tool the gate then refuses; they are declared once loaded.
+    """
+    deferred = {view.wire_names[t.key] for t in view.deferred} - locked
     return tuple(
         dataclasses.replace(t, defer_loading=True, group=view.by_wire_name[t.name].server)
         for t in view.flat
@@ -52,13 +56,13 @@ def _deferred(view: SessionView) -> tuple[CompiledTool, ...]:
     )
 
 
-def _native_server(view: SessionView) -> tuple[CompiledTool, ...]:
+def _native_server(view: SessionView, locked: frozenset[str]) -> tuple[CompiledTool, ...]:
     """Resident tools without our meta-tools, then the deferred tools (server search)."""
     head = tuple(t for t in view.resident if t.name not in view.meta_tools)
-    return head + _deferred(view)
+    return head + _deferred(view, locked)
 
 
-def _native_client(view: SessionView) -> tuple[CompiledTool, ...]:
+def _native_client(view: SessionView, locked: frozenset[str]) -> tuple[CompiledTool, ...]:
     """Resident tools, then the deferred ones; ``tool_search`` stays, ``defer_execute`` goes.
 
     The tools the search finds are revealed and called by name.
@@ -71,7 +75,7 @@ def _native_client(view: SessionView) -> tuple[CompiledTool, ...]:
             search = tool_search_tool(view.directory, direct=True)
             tool = dataclasses.replace(tool, description=search.description)
         head.append(tool)
-    return tuple(head) + _deferred(view)
+    return tuple(head) + _deferred(view, locked)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,7 +84,8 @@ class Strategy:
 
     Attributes:
         name: The name `ContextChef.compile` takes.
-        select: The tools to send, from the view (library-owned tools are added after).
+        select: The tools to send, from the view and the tools of skills not loaded
+            (library-owned tools are added after).
         direct_calls: Deferred tools' definitions are sent, so the model may call them by
             name (the gate then allows a direct call).
         all_loaded: Every schema is in the request, which satisfies ``require_search``.
@@ -95,11 +100,17 @@ class Strategy:
             take tool changes (`ModelRules.tool_changes`).
         meta_tools: Which of our meta-tools the strategy sends (when anything is
             deferred); the gate refuses a call to the others.
+        declare_locked: Declare the tools of skills not loaded too. Where declaring a
+            deferred tool later is free (Anthropic: outside the cache key and the prefix
+            check) they wait for their skill, so the provider's search cannot surface
+            them first; on Responses a later declaration changes the namespaces, which
+            restarts the cache, so they are declared from the start and the gate refuses
+            them until their skill loads.
         summary: One line for listings (`contextchef plan`, README).
     """
 
     name: str
-    select: Callable[[SessionView], tuple[CompiledTool, ...]]
+    select: Callable[[SessionView, frozenset[str]], tuple[CompiledTool, ...]]
     direct_calls: bool = False
     all_loaded: bool = False
     native: str | None = None
@@ -107,11 +118,18 @@ class Strategy:
     reveal_by_reference: bool = False
     reveal_by_addition: bool = False
     meta_tools: frozenset[str] = frozenset({TOOL_SEARCH, DEFER_EXECUTE})
+    declare_locked: bool = False
     summary: str = ""
 
-    def tools(self, view: SessionView) -> tuple[CompiledTool, ...]:
-        """The ``tools`` array entries for `view`, library-owned tools last."""
-        return self.select(view) + view.library
+    def tools(
+        self, view: SessionView, locked: frozenset[str] = frozenset()
+    ) -> tuple[CompiledTool, ...]:
+        """The ``tools`` array entries for `view`, library-owned tools last.
+
+        `locked`: wire names of tools whose skill is not loaded (not declared by native
+        strategies).
+        """
+        return self.select(view, frozenset() if self.declare_locked else locked) + view.library
 
     @property
     def search_direct(self) -> bool:
@@ -213,6 +231,7 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy(
             name="openai-native",
             meta_tools=frozenset(),
+            declare_locked=True,
             select=_native_server,
             direct_calls=True,
             native="responses",
