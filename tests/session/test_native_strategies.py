@@ -855,3 +855,170 @@ def test_a_call_made_on_another_target_is_replayed_in_its_namespace(catalogs_dir
     assert call["namespace"].startswith("github")
     _, violations = _send("responses", request)
     assert violations == ()
+
+
+# -- the fresh-user reports, one test each ----------------------------------------------------
+
+
+def _beta_send(client: Any, request: CompiledRequest) -> Any:
+    betas = [b for b in request.headers.get("anthropic-beta", "").split(",") if b]
+    return client.beta.messages.create(**request.payload, betas=betas)
+
+
+def test_thinking_sent_before_a_tools_change_on_another_model_is_dropped_later(
+    catalogs_dir: Path,
+) -> None:
+    """Opus 5.5 → Opus 4.8 with other tools (kept: no prefix check there) → Opus 5.5:
+    the 5.5 thinking was bound to the first tools, so it goes without it, said."""
+    chef = ContextChef(default_defer=True)
+    chef.register_catalog(catalogs_dir / "github.json")
+    chef.set_history([user("hi")])
+    fake = FakeAnthropic().script(text("a", reasoning="r"), text("b"), text("c", reasoning="r"))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    kinds = []
+    for model, strategy in ((OPUS, "client"), ("claude-opus-4-8", "flat"), (OPUS, "flat")):
+        request = chef.compile(
+            "anthropic", model=model, strategy=strategy, extra={"thinking": THINKING}
+        )
+        kinds.append([(e.kind, e.thinking_stripped) for e in request.edits])
+        chef.ingest(_beta_send(client, request))
+        chef.append(user("next"))
+    client.close()
+    assert fake.violations == ()
+    assert kinds == [[], [("tools", 0)], [("model", 1)]]
+
+
+def test_inline_definitions_are_redeclared_on_a_platform_without_them(catalogs_dir: Path) -> None:
+    """Claude API (inline definitions) → Bedrock (by reference only): re-sent as deferred
+    declarations and additions by reference, reported as an edit."""
+    chef = ContextChef(modes={"small": ["filesystem__read_file"]}, mode="small")
+    chef.register_tools(load_catalog(catalogs_dir / "mcp-filesystem.json").tools)
+    chef.set_history([user("hi")])
+    chef.compile("anthropic", model="claude-opus-4-8", strategy="anthropic-native")
+    chef.append(assistant("ok"))
+    chef.append(user("more"))
+    chef.set_mode(None)
+    inline = chef.compile("anthropic", model="claude-opus-4-8", strategy="anthropic-native")
+    assert "tool_definition" in json.dumps(inline.payload)
+    chef.append(assistant("ok"))
+    chef.append(user("failover"))
+    bedrock = chef.compile(
+        "anthropic", model="anthropic.claude-opus-4-8-v1:0", strategy="anthropic-native"
+    )
+    assert [e.kind for e in bedrock.edits] == ["model"]
+    assert "tool_definition" not in json.dumps(bedrock.payload)
+    assert bedrock.headers == {"anthropic-beta": "mid-conversation-tool-changes-2026-07-01"}
+    assert "filesystem__write_file" in _deferred(bedrock.payload)
+    _, violations = _send("anthropic", bedrock)
+    assert violations == ()
+
+
+def test_a_mode_withdraws_deferred_tools_the_search_has_not_revealed(catalogs_dir: Path) -> None:
+    """The provider's search must not surface what the mode hides: every hidden tool
+    declared gets a ``tool_removal``, and gets added again when the mode goes."""
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=OPUS, strategy="anthropic-native")
+    chef.append(assistant("ok"))
+    chef.append(user("read only"))
+    chef.set_mode("read_only")
+    hidden = chef.compile("anthropic", model=OPUS, strategy="anthropic-native")
+    (system,) = [m for m in hidden.payload["messages"] if m["role"] == "system"]
+    removed = {b["tool"]["name"] for b in system["content"] if b["type"] == "tool_removal"}
+    assert "github__create_issue" in removed and "github__get_me" not in removed
+    chef.append(assistant("ok"))
+    chef.append(user("all back"))
+    chef.set_mode(None)
+    back = chef.compile("anthropic", model=OPUS, strategy="anthropic-native")
+    last = back.payload["messages"][-1]
+    assert last["role"] == "system"
+    assert {b["tool"]["name"] for b in last["content"]} == removed
+    assert {b["type"] for b in last["content"]} == {"tool_addition"}
+
+
+def test_skill_tools_wait_for_their_skill_on_anthropic(catalogs_dir: Path) -> None:
+    from contextchef import Skill
+
+    chef = _session(catalogs_dir)
+    chef.register_skills(
+        [
+            Skill(
+                name="triage",
+                description="Triage.",
+                instructions="Label.",
+                tools=("github__create_issue",),
+            )
+        ]
+    )
+    before = chef.compile("anthropic", model=OPUS, strategy="anthropic-native")
+    assert "github__create_issue" not in json.dumps(before.payload["tools"])
+    with pytest.raises(UsageError, match='part of skill "triage"'):
+        chef.reveal_tools("github__create_issue")
+    chef.append(assistant("ok"))
+    chef.append(user("triage"))
+    chef.load_skill("triage")
+    after = chef.compile("anthropic", model=OPUS, strategy="anthropic-native")
+    assert after.edits == ()
+    assert "github__create_issue" in _deferred(after.payload)
+    additions = [
+        b["tool"]["name"]
+        for m in after.payload["messages"]
+        if m["role"] == "system"
+        for b in m["content"]
+        if b["type"] == "tool_addition"
+    ]
+    assert additions == ["github__create_issue"]
+
+
+def test_denials_name_only_the_tools_the_request_offered(catalogs_dir: Path) -> None:
+    from contextchef import DeferredConfig
+
+    expected = {
+        "anthropic-native": "has not been revealed yet: find it with your tool search first",
+        "anthropic-native-client": '["github__create_issue"]}), then call it by name',
+        "client": "then defer_execute with arguments",
+    }
+    for strategy, text_ in expected.items():
+        chef = _session(catalogs_dir, deferred=DeferredConfig(require_search=True))
+        chef.compile("anthropic", model=SONNET, strategy=strategy)
+        call = ToolCall(id="c", name="github__create_issue", arguments=json.dumps(ISSUE))
+        if strategy == "client":
+            call = ToolCall(
+                id="c",
+                name="defer_execute",
+                arguments=json.dumps({"tool_name": "github__create_issue", "params": ISSUE}),
+            )
+        check = chef.check_tool_call(call)
+        assert check.decision == "denied" and text_ in check.reason, (strategy, check.reason)
+        unknown = chef.check_tool_call(ToolCall(id="u", name="nope", arguments="{}"))
+        assert ("tool_search" in unknown.reason) == (strategy != "anthropic-native")
+
+
+def test_deferred_declarations_anywhere_are_not_an_edit_a_moved_resident_tool_is(
+    catalogs_dir: Path,
+) -> None:
+    """Research note R7: unreferenced ``defer_loading`` entries are outside the cache key
+    and the prefix check, so more of them (inserted in registry order) is no edit."""
+    chef = ContextChef(default_defer=True, modes={"ro": ["*get_*", "*list_*"]}, mode="ro")
+    chef.register_catalog(catalogs_dir / "github.json")
+    chef.set_history([user("hi")])
+    first = chef.compile("anthropic", model=SONNET, strategy="anthropic-native")
+    chef.append(assistant("hello"))
+    chef.append(user("all tools now"))
+    chef.set_mode(None)
+    second = chef.compile("anthropic", model=SONNET, strategy="anthropic-native")
+    assert len(second.payload["tools"]) > len(first.payload["tools"])
+    assert second.edits == ()
+    resident = [t for t in second.payload["tools"] if not t.get("defer_loading")]
+    assert resident == [t for t in first.payload["tools"] if not t.get("defer_loading")]
+
+
+def test_a_snapshot_ledger_with_a_non_text_tool_name_is_refused(catalogs_dir: Path) -> None:
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=OPUS, strategy="anthropic-native")
+    snap = json.loads(json.dumps(chef.snapshot()))
+    snap["ledgers"]["anthropic"]["tools"][0]["name"] = None
+    other = _session(catalogs_dir)
+    before = other.snapshot()
+    with pytest.raises(UsageError, match="tool objects with text names"):
+        other.restore(snap)
+    assert other.snapshot() == before

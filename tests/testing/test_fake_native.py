@@ -1073,3 +1073,32 @@ def test_responses_native_search_through_the_sdk() -> None:
         "'tools.defer_loading'. Deferred tools require tools.tool_search." in message
     )
     assert {v.rule for v in fake.violations} == {"responses_deferred_needs_search"}
+
+
+def test_a_body_a_rule_cannot_read_is_a_400_not_a_crash() -> None:
+    """A ``tool_use`` id that is a list (a tampered record): the fake answers 400."""
+    import anthropic as sdk
+
+    from contextchef.testing import FakeAnthropic, httpx_for, text
+
+    fake = FakeAnthropic().script(text("ok"))
+    client = sdk.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(sdk)))
+    with pytest.raises(sdk.BadRequestError):
+        client.messages.create(
+            model="claude-opus-4-8",
+            max_tokens=10,
+            messages=[
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": [], "name": "x", "input": {}}],
+                },  # type: ignore[list-item]
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": [], "content": "r"}],
+                },  # type: ignore[list-item]
+            ],
+            tools=[{"name": "x", "description": "d", "input_schema": {"type": "object"}}],
+        )
+    client.close()
+    assert fake.violations and fake.violations[0].status == 400
