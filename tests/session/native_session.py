@@ -238,7 +238,7 @@ TOOLKIT_TOOLS = {t["name"]: t for kit in TOOLKITS for t in kit["tools"]}
 BLOCKABLE = ("filesystem__write_file", "github__create_issue", "github__list_issues")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Catalogs:
     """The real catalogs' tools, valid arguments for each, and the read-only ones."""
 
@@ -247,6 +247,9 @@ class Catalogs:
     """Wire name -> arguments its schema accepts."""
     review: frozenset[str]
     """Wire names the ``review`` mode keeps (read-only tools, ``tool_search``...)."""
+
+    def __repr__(self) -> str:  # Hypothesis prints it with every failing example
+        return f"Catalogs({len(self.tools)} tools)"
 
 
 def load_catalogs(folder: Path) -> Catalogs:
@@ -351,9 +354,10 @@ def _anthropic_shown(payload: Mapping[str, Any]) -> Shown:
                 tool = block["tool"]
                 named = tool.get("name") or tool["definition"]["name"]
                 reveal(named)
-            elif kind == "tool_removal":
+            elif kind == "tool_removal":  # withdrawn: neither offered nor searchable
                 shown.tool_changes = True
                 shown.direct.discard(block["tool"]["name"])
+                shown.deferred.discard(block["tool"]["name"])
                 shown.withdrawn.add(block["tool"]["name"])
     declared = {t.get("name"): t for t in payload.get("tools", [])}
     shown.resident = {
@@ -502,33 +506,30 @@ class Sender:
 # -- one session ----------------------------------------------------------------------------
 
 KNOWN_BUGS = {
-    "searchable-hidden": (
-        "native server search on a tool-change model: a mode never withdraws the deferred "
-        "tools it hides, so the provider's search still finds them "
-        "(test_a_mode_hides_its_deferred_tools_from_the_server_search)"
+    "readded-not-loaded": (
+        "a deferred tool a mode withdrew is added back when the mode goes, but with "
+        "require_search the gate refuses it as not revealed "
+        "(test_a_tool_a_mode_gives_back_is_callable_under_require_search)"
     ),
-    "responses-loaded-namespace": (
-        "Responses: a call made in a namespace that only a tool_search_output still loads "
-        "(the mode dropped it from tools) loses its namespace "
-        "(test_a_call_keeps_the_namespace_its_search_output_still_loads)"
+    "responses-compaction-cut": (
+        "Responses: compaction cuts between a hosted tool_search_output and the call made "
+        "in the namespace it loaded; a later mode change leaves the call in a namespace "
+        "holding other functions "
+        "(test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace)"
     ),
-    "responses-stale-namespace": (
-        "Responses: after a mode change renumbered the namespaces and compaction dropped "
-        "the search items, a replayed call keeps a namespace that no longer holds it "
-        "(test_a_replayed_call_drops_a_namespace_that_no_longer_holds_it)"
-    ),
-    "responses-require-search": (
-        "Responses: with require_search, a tool the hosted search loaded is refused as not "
-        "loaded (test_a_hosted_search_counts_as_loading_under_require_search)"
+    "snapshot-unanswered-edit": (
+        "a snapshot forgets an edit a compile computed but nobody answered: the restored "
+        "retry reports no edit (test_a_snapshot_keeps_an_unanswered_edit)"
     ),
 }
 """Library bugs the fuzz steps around, by id (each reproduced by the strict-xfail test
-named). Stepping around: ``searchable-hidden`` skips the searchable-hidden check and
-keeps the scripted provider search to tools the mode allows; in Responses-native sessions,
-``responses-loaded-namespace`` skips mode switches once a hosted search loaded a
-namespace, ``responses-stale-namespace`` mode switches after a compaction and compactions
-after a mode switch; ``responses-require-search`` drops
-``+require`` from their variant. Remove an entry once its reproducer passes."""
+named). Stepping around: ``readded-not-loaded`` drops ``+require`` from the variant on
+tool-change models; ``responses-compaction-cut`` skips mode switches after a compaction
+in Responses-native sessions; ``snapshot-unanswered-edit`` skips a snapshot after a
+compile nobody answered. Remove an entry once its reproducer passes. (Fixed since:
+mode-hidden deferred tools findable by the server search; Responses namespaces dropped or
+kept wrongly on replay; hosted search not counting as loading. Their reproducers stay as
+regression tests.)"""
 
 HOST_STEPS = (
     "ask",
@@ -617,7 +618,7 @@ class NativeSession:
         variant: str = "defer",
         avoid: frozenset[str] = frozenset(),
     ) -> None:
-        if "responses-require-search" in avoid and combo.effective == "openai-native":
+        if "readded-not-loaded" in avoid and combo.tool_changes:
             variant = variant.replace("+require", "")
         self.combo = combo
         self.variant = variant
@@ -638,7 +639,7 @@ class NativeSession:
         self.blocked: set[str] = set()
         self.runtime: list[str] = []
         self.announced: list[str] = []
-        self.after_compact = self.compacted = self.moded = self.searched = False
+        self.after_compact = self.compacted = self.unanswered = False
         self.log: list[str] = [f"variant {variant}"]
         self.reply_reveals: set[str] = set()
         self._ids = itertools.count(1)
@@ -662,10 +663,9 @@ class NativeSession:
         self.log.append(f"host {step.kind} {step.pick}")
         if step.kind == "ask":
             chef.append(user(f"Next question {n}: what else is open?"))
-        elif step.kind in ("mode_review", "mode_all", "compact") and self._namespace_bug(step):
-            self.log[-1] += " (skipped: a known Responses namespace bug)"
+        elif known := self._known_bug(step):
+            self.log[-1] += f" (skipped: {known})"
         elif step.kind in ("mode_review", "mode_all"):
-            self.moded = True
             self.mode = "review" if step.kind == "mode_review" else None
             chef.set_mode(self.mode)
         elif step.kind == "runtime":
@@ -690,6 +690,7 @@ class NativeSession:
         elif step.kind == "recompile":
             self._user_last()
             self.compile()  # compiled, never sent (a retry would send the next one)
+            self.unanswered = True
         elif step.kind == "snapshot":
             self.restore()
         elif step.kind == "compact":
@@ -705,19 +706,15 @@ class NativeSession:
         other.restore(snapshot)
         self.chef = other
 
-    def _namespace_bug(self, step: Step) -> bool:
-        """A step that would run into a known Responses-native namespace bug.
-
-        ``responses-loaded-namespace``: a mode switch once a hosted search loaded a
-        namespace (the mode may drop it from ``tools``); ``responses-stale-namespace``: a
-        mode switch after a compaction, or a compaction after a mode switch.
-        """
-        if self.combo.effective != "openai-native":
-            return False
-        if step.kind.startswith("mode"):
-            loaded = "responses-loaded-namespace" in self.avoid and self.searched
-            return loaded or ("responses-stale-namespace" in self.avoid and self.compacted)
-        return "responses-stale-namespace" in self.avoid and self.moded
+    def _known_bug(self, step: Step) -> str | None:
+        """The known bug (`KNOWN_BUGS`) this host step would run into, if stepped around."""
+        known = None
+        if step.kind.startswith("mode") and self.compacted:
+            if self.combo.effective == "openai-native":
+                known = "responses-compaction-cut"
+        elif step.kind == "snapshot" and self.unanswered:
+            known = "snapshot-unanswered-edit"
+        return known if known in self.avoid else None
 
     # -- the model -------------------------------------------------------------------------
 
@@ -771,8 +768,6 @@ class NativeSession:
             return self._direct(name, shown, reasoning), name
         elif kind in ("search_name", "search_query", "deferred") and combo.server_search:
             pool = self.callable(shown.deferred)
-            if "searchable-hidden" in self.avoid:
-                pool = [n for n in pool if self.in_mode(n)]
             if pool:
                 name = self.choose(pool, pick)
                 call = kind == "deferred"
@@ -869,7 +864,6 @@ class NativeSession:
                 }
             )
         space = shown.namespaces[name]
-        self.searched = self.searched or search
         if search:
             common = {"call_id": None, "execution": "server", "status": "completed"}
             output += [
@@ -963,7 +957,7 @@ class NativeSession:
         if fake.violations:
             raise Findings(self._where(index, f"fake violations: {fake.violations}"))
         self.requests.append(request)
-        self.after_compact = False
+        self.after_compact = self.unanswered = False
         results: list[ToolResult] = []
         for call in chef.ingest(response):
             self._record(index, call, shown)
@@ -1008,7 +1002,7 @@ class NativeSession:
         problems = sdk_findings(self.combo.target, request, shown)
         if problems:
             raise Findings(self._where(index, f"SDK request types: {problems[:3]}"))
-        if self.combo.server_search and "searchable-hidden" not in self.avoid:
+        if self.combo.server_search:  # what the provider's search can still find
             hidden = sorted(n for n in shown.deferred if not self.in_mode(n))
             if hidden:
                 raise Findings(
