@@ -506,17 +506,6 @@ class Sender:
 # -- one session ----------------------------------------------------------------------------
 
 KNOWN_BUGS = {
-    "readded-not-loaded": (
-        "a deferred tool a mode withdrew is added back when the mode goes, but with "
-        "require_search the gate refuses it as not revealed "
-        "(test_a_tool_a_mode_gives_back_is_callable_under_require_search)"
-    ),
-    "responses-compaction-cut": (
-        "Responses: compaction cuts between a hosted tool_search_output and the call made "
-        "in the namespace it loaded; a later mode change leaves the call in a namespace "
-        "holding other functions "
-        "(test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace)"
-    ),
     "snapshot-unanswered-edit": (
         "a snapshot forgets an edit a compile computed but nobody answered: the restored "
         "retry reports no edit (test_a_snapshot_keeps_an_unanswered_edit)"

@@ -43,8 +43,8 @@ from contextchef.session._reveal import (
     ToolChanges,
     ToolState,
     changes_after,
-    dangling,
     plan_cached,
+    stale,
 )
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
@@ -488,7 +488,9 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     rebased = ledger.rebased and not resend
     changed = _prefix_change(ledger, inp.state.system, tools)
     changed_all = resend or (
-        changed is not None and not rules.prefix_check and dangling(top.tools, tools)
+        changed is not None
+        and not rules.prefix_check
+        and stale(adapter, ledger.ir[: top.ir], top.tools, tools)
     )  # sent references to tools no longer declared: send it all again
     if resend and changed is None:
         changed = "model"

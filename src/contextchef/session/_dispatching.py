@@ -118,8 +118,12 @@ class DispatchMixin:
             adapter = get_adapter(self._state.target)
             if needs:
                 # the provider's own search results count as loading (a history scan, so
-                # only when require_search asks for it)
+                # only when require_search asks for it), and so do our tool additions
                 loaded |= adapter.revealed_tools(self._state.history)
+                ledger = self._state.ledgers.get(self._state.target)
+                if ledger is not None:
+                    top = (ledger.pending or ledger.marks[-1]).tools
+                    loaded |= top.added | frozenset(top.defined)
             reveal_loaded = adapter.model_rules(self._state.model or "").tool_changes
         return GateContext(
             blocked=self._state.blocked,

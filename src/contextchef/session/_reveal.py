@@ -37,6 +37,8 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
+from contextchef.history._messages import Message
+from contextchef.providers import Adapter
 
 __all__ = [
     "ToolChanges",
@@ -45,6 +47,7 @@ __all__ = [
     "dangling",
     "plan_cached",
     "plan_tools",
+    "stale",
     "tool_names",
 ]
 
@@ -324,6 +327,19 @@ def plan_cached(
     )
     cache[key] = (sent, now, args, result)
     return result
+
+
+def stale(adapter: Adapter, sent: Sequence[Message], state: ToolState, tools: list[Any]) -> bool:
+    """Whether the messages `sent` name a tool (or namespace) `tools` no longer declares.
+
+    Tool changes by reference and ``tool_reference`` blocks (`dangling`), and whatever
+    the adapter would rewrite in them (`Adapter.fit_references`: a call replayed in a
+    namespace that no longer holds it). Read only when ``tools`` changed.
+    """
+    if dangling(state, tools):
+        return True
+    _, refits = adapter.fit_references(sent, tools)
+    return bool(refits)
 
 
 def dangling(state: ToolState, tools: Sequence[Any]) -> bool:
