@@ -74,14 +74,22 @@ class CompileMixin:
                 rules (`ModelRules`: prefix check, system messages, prefill).
             max_tokens: Output cap in tokens; None sends the provider's default, except
                 where the API requires one (`Profile.default_max_tokens`: Anthropic 4,096).
-            strategy: ``client`` (direct tools, namespaces, ``load_toolkit``, then the
-                meta-tools), ``flat`` (every tool resident; the no-disclosure baseline) or
-                ``anthropic-native`` (targets with Anthropic's tool search: the client
-                tools without the meta-tools, then every deferred tool with
-                ``defer_loading: true``, then the server tool-search tool). The gate
-                follows the last compile: after ``flat`` or ``anthropic-native``, deferred
-                tools may be called by name (``require_search`` still applies to the
-                latter: the provider's search results count as loading).
+            strategy: ``auto`` (the provider's own deferral where the model has it,
+                else ``client``: `contextchef.session._strategies.resolve`), ``client``
+                (direct tools, namespaces, loaders, then ``tool_search`` and
+                ``defer_execute``), ``flat`` (every tool resident; the no-disclosure
+                baseline), ``anthropic-native`` / ``anthropic-native-regex`` (deferred
+                tools with ``defer_loading: true`` and Anthropic's server search),
+                ``anthropic-native-client`` (our ``tool_search`` answering with
+                ``tool_reference`` blocks), ``anthropic-inline`` (found tools revealed
+                by ``tool_addition``) or ``openai-native`` (Responses namespaces and
+                hosted ``tool_search``). On models with mid-conversation tool changes
+                the native strategies keep the ``tools`` first sent and state reveals
+                and withdrawals as ``tool_addition`` / ``tool_removal``. The gate follows
+                the last compile: after ``flat`` or a native strategy, deferred tools may
+                be called by name (``require_search`` still applies: the provider's
+                search results and our additions count as loading).
+                `CompiledRequest.strategy` says which one was used.
             prefill: Start of the assistant's answer, sent as a trailing assistant turn;
                 the history must end with a user turn, the text must not end with
                 whitespace, and the model must accept prefill.

@@ -507,9 +507,10 @@ class SessionTools:
     def register_runtime_tool(self, tool: ToolLike, *, handler: Handler | None = None) -> Tool:
         """Register a tool made at run time (e.g. written by the model).
 
-        It is always deferred, searchable at once, and changes neither the ``tools``
-        array nor the directory (its free-text description never enters the cached
-        prefix). If nothing was deferred before, the meta-tools must be added once so it
+        It is always deferred, searchable at once, and under the ``client`` strategy
+        changes neither the ``tools`` array nor the directory (its free-text description
+        never enters the cached prefix); native strategies declare it deferred (see
+        README, runtime tools). If nothing was deferred before, the meta-tools must be added once so it
         can be reached; pass ``DeferredConfig(always_meta_tools=True)`` to avoid even
         that. The addition is reported by `take_tool_additions` for the host to announce.
 
