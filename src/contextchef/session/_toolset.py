@@ -511,8 +511,8 @@ class SessionTools:
         changes neither the ``tools`` array nor the directory (its free-text description
         never enters the cached prefix); native strategies declare it deferred (see
         README, runtime tools). If nothing was deferred before, the meta-tools must be
-        added once so it can be reached; pass ``DeferredConfig(always_meta_tools=True)`` to avoid even
-        that. The addition is reported by `take_tool_additions` for the host to announce.
+        added once so it can be reached; ``DeferredConfig(always_meta_tools=True)``
+        avoids even that. `take_tool_additions` reports the addition for the host.
 
         Raises:
             ToolNameConflictError, InvalidToolError, InvalidSchemaError: As for
