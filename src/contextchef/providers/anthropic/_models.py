@@ -94,17 +94,8 @@ _NO_PREFILL = frozenset(
 )
 
 
-_TOOL_CHANGES = frozenset(
-    {
-        ("fable", 5, 1),
-        ("mythos", 5, 1),
-        ("fable", 5, 0),
-        ("mythos", 5, 0),
-        ("opus", 5, 5),
-        ("opus", 5, 0),
-        ("opus", 4, 8),
-    }
-)
+_TOOL_CHANGES = _SYSTEM_MESSAGES - {("sonnet", 5, 5)}
+"""Models that take tool changes: those with system messages, not Sonnet 5.5 (unconfirmed)."""
 
 
 def _tool_search(family: str, major: int, minor: int) -> bool:
