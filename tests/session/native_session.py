@@ -92,7 +92,12 @@ class Combo:
 
     @property
     def client_search(self) -> bool:
-        return self.effective in ("client", "anthropic-native-client", "anthropic-inline")
+        return self.effective in (
+            "client",
+            "anthropic-native-client",
+            "anthropic-inline",
+            "openai-native-client",
+        )
 
     @property
     def native(self) -> bool:
@@ -121,6 +126,7 @@ NATIVE_COMBOS = (
     Combo("anthropic-native-client", "anthropic", "claude-sonnet-4-5", "anthropic-native-client"),
     Combo("anthropic-inline", "anthropic", "claude-opus-5-5", "anthropic-inline"),
     Combo("openai-native", "responses", "gpt-5.4", "openai-native"),
+    Combo("openai-native-client", "responses", "gpt-5.4", "openai-native-client"),
 )
 AUTO_COMBOS = (
     Combo("auto", "anthropic", "claude-opus-5-5", "anthropic-native-client"),
@@ -369,7 +375,10 @@ def _anthropic_shown(payload: Mapping[str, Any]) -> Shown:
 def _responses_shown(payload: Mapping[str, Any]) -> Shown:
     shown = Shown()
     for tool in payload.get("tools", []):
-        if tool.get("type") == "function":
+        if tool.get("type") == "tool_search" and tool.get("execution") == "client":
+            shown.direct.add("tool_search")  # our search, behind the client-executed tool
+            shown.resident.add("tool_search")
+        elif tool.get("type") == "function":
             if tool.get("defer_loading"):
                 shown.deferred.add(tool["name"])
                 shown.namespaces[tool["name"]] = tool["name"]
