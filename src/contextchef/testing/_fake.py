@@ -462,6 +462,15 @@ class FakeResponses(FakeProvider):
         "client"``, its arguments as an object).
         """
         homes = _replies.namespace_homes(body.get("tools"))
+        for item in body.get("input") or ():  # tools loaded or added mid-conversation
+            if isinstance(item, dict) and item.get("type") in _LOADING_ITEMS:
+                homes |= _replies.namespace_homes(
+                    [
+                        {**t, "defer_loading": True} if t.get("type") == "function" else t
+                        for t in item.get("tools") or ()
+                        if isinstance(t, dict)
+                    ]
+                )
         client = _replies.client_search(body.get("tools"))
         output = reply.get("output") or []
         for k, item in enumerate(output):
@@ -472,6 +481,9 @@ class FakeResponses(FakeProvider):
             elif item.get("name") in homes:
                 item["namespace"] = homes[item["name"]]
         return reply
+
+
+_LOADING_ITEMS = ("tool_search_output", "additional_tools")
 
 
 class FakeGemini(FakeProvider):

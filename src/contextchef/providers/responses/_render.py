@@ -242,6 +242,8 @@ def _namespace_homes(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             for member in tool.get("tools") or ():
                 if isinstance(member, Mapping) and isinstance(member.get("name"), str):
                     homes[member["name"]] = tool["name"]
+        elif tool.get("type") == "function" and isinstance(tool.get("namespace"), str):
+            homes[tool["name"]] = tool["namespace"]  # a tool unit (`_search.units`)
         elif tool.get("type") == "function" and tool.get("defer_loading") is True:
             homes[tool["name"]] = tool["name"]
     return homes
@@ -338,6 +340,7 @@ class ResponsesAdapter(AdapterDefaults):
         max_tokens_key="max_output_tokens",
         strict_schemas=True,
         native_tool_search="responses",
+        tool_changes_by_definition=True,
     )
     """Payloads are for ``openai.OpenAI().responses.create``."""
 
@@ -349,8 +352,47 @@ class ResponsesAdapter(AdapterDefaults):
         """
         known = _GPT.search(model.lower()) is not None
         return ModelRules(
-            model=model, known=known, system_messages=True, tool_search=_has_tool_search(model)
+            model=model,
+            known=known,
+            system_messages=True,
+            tool_search=_has_tool_search(model),
+            tool_changes=known,
+            inline_tools=known,
         )
+
+    def tool_units(self, entries: Sequence[Any]) -> list[Any]:
+        """One entry per function; a namespace member carries ``namespace``."""
+        return _search.units(entries)
+
+    def tool_change_message(
+        self,
+        text: str,
+        *,
+        add: Sequence[str] = (),
+        define: Sequence[Mapping[str, Any]] = (),
+        remove: Sequence[str] = (),
+    ) -> list[dict[str, Any]] | None:
+        """A developer message (`text`, withdrawals in words), then ``additional_tools``.
+
+        Responses states new tools only by definition, in an ``additional_tools`` input
+        item with role ``developer`` (the SDK's ``response_input_item_param``; research
+        note rule 25: first-party Responses only, so only for known OpenAI model names).
+        It has no withdrawal: a withdrawn tool is named in the developer message, and the
+        gate refuses it. `add` (by reference) is not possible here and is ignored: the
+        session plans definitions (`Profile.tool_changes_by_definition`).
+        """
+        items: list[dict[str, Any]] = []
+        words = text
+        if remove:
+            gone = ", ".join(remove)
+            note = f"These tools are no longer available; do not call them: {gone}."
+            words = f"{text}\n\n{note}" if text else note
+        if words:
+            items.append({"type": "message", "role": "developer", "content": words})
+        defined = _search.additional_tools(define)
+        if defined is not None:
+            items.append(defined)
+        return items
 
     def keeps(self, part: Part) -> bool:
         """Responses receives its own reasoning items (as recorded) and provider items."""

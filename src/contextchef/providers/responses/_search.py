@@ -96,7 +96,8 @@ def definitions(names: Sequence[str], tools: Sequence[Mapping[str, Any]]) -> lis
     """The entries of `tools` declaring `names`, namespaced ones inside their namespace.
 
     In the order of `tools`; a namespace holds only the named members (its name and
-    description as declared); names `tools` does not declare are left out.
+    description as declared); names `tools` does not declare are left out, and so are
+    tool units (`units`: tools an ``additional_tools`` item already offers).
     """
     wanted = set(names)
     out: list[dict[str, Any]] = []
@@ -111,7 +112,11 @@ def definitions(names: Sequence[str], tools: Sequence[Mapping[str, Any]]) -> lis
             ]
             if members:
                 out.append({**tool, "tools": members})
-        elif tool.get("type") == "function" and tool.get("name") in wanted:
+        elif (
+            tool.get("type") == "function"
+            and tool.get("name") in wanted
+            and NAMESPACE_KEY not in tool  # a tool unit an additional_tools item offers
+        ):
             out.append(dict(tool))
     return out
 
@@ -180,3 +185,50 @@ def fit_search_results(
         changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
         out.append(Message(role=message.role, parts=tuple(parts)) if changed else message)
     return tuple(out)
+
+
+NAMESPACE_KEY = "namespace"
+"""The key a tool unit (`units`) carries its namespace under; not sent in a definition."""
+
+
+def units(entries: Sequence[Any]) -> list[Any]:
+    """One entry per function: namespace members carry ``namespace`` (their namespace)."""
+    out: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, Mapping) and entry.get("type") == "namespace":
+            for member in entry.get("tools") or ():
+                if isinstance(member, Mapping) and isinstance(member.get("name"), str):
+                    out.append({**member, NAMESPACE_KEY: entry.get("name")})
+        else:
+            out.append(entry)
+    return out
+
+
+def additional_tools(define: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The ``additional_tools`` item (role ``developer``) defining the tool units `define`.
+
+    A unit from a namespace goes inside a namespace of that name, so calls to it come
+    back in the namespace ``tools`` declares it in; ``defer_loading`` is dropped (the
+    tool is offered from here on). None when `define` is empty.
+    """
+    out: list[dict[str, Any]] = []
+    spaces: dict[str, dict[str, Any]] = {}
+    for unit in define:
+        function = {k: v for k, v in unit.items() if k not in (NAMESPACE_KEY, "defer_loading")}
+        space = unit.get(NAMESPACE_KEY)
+        if not isinstance(space, str):
+            out.append(function)
+            continue
+        holder = spaces.get(space)
+        if holder is None:
+            holder = spaces[space] = {
+                "type": "namespace",
+                "name": space,
+                "description": f"More tools of the {space} group",
+                "tools": [],
+            }
+            out.append(holder)
+        holder["tools"].append(function)
+    if not out:
+        return None
+    return {"type": "additional_tools", "role": "developer", "tools": out}
