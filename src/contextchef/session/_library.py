@@ -18,6 +18,7 @@ action included, is result text for the model.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -101,65 +102,74 @@ NO_MEMORIES = "<memories>\n(no memories stored)\n</memories>"
 
 _READS = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
 
-_READ = _tool(
-    READ_MEMORIES,
-    "List every stored memory (key and text) in a <memories> block.",
-    {},
-    [],
-    _READS,
-)
 
-_LEGACY = (
-    _tool(
-        CREATE_MEMORY,
-        "Remember a fact for the rest of the session under a new key. " + _SHOWN,
-        {"key": _KEY, "value": _VALUE},
-        ["key", "value"],
-        _WRITES,
-    ),
-    _tool(
-        MODIFY_MEMORY,
-        "Change (action 'update', with the new value) or forget (action 'delete') a stored "
-        "memory. " + _SHOWN,
+@functools.cache
+def _defs() -> tuple[Tool, tuple[Tool, Tool], Tool, Tool]:
+    """The library tools (read, legacy pair, unified, new_context), built on first use.
+
+    Built lazily so that ``import contextchef`` checks no schema (no jsonschema-rs import).
+    """
+    _READ = _tool(
+        READ_MEMORIES,
+        "List every stored memory (key and text) in a <memories> block.",
+        {},
+        [],
+        _READS,
+    )
+
+    _LEGACY = (
+        _tool(
+            CREATE_MEMORY,
+            "Remember a fact for the rest of the session under a new key. " + _SHOWN,
+            {"key": _KEY, "value": _VALUE},
+            ["key", "value"],
+            _WRITES,
+        ),
+        _tool(
+            MODIFY_MEMORY,
+            "Change (action 'update', with the new value) or forget (action 'delete') a stored "
+            "memory. " + _SHOWN,
+            {
+                "key": _KEY,
+                "action": {"type": "string", "enum": ["update", "delete"]},
+                "value": {**_VALUE, "description": "The new text; required for 'update'."},
+            },
+            ["key", "action"],
+            _DELETES,
+        ),
+    )
+
+    _CONTEXT = _tool(
+        UNIFIED_CONTEXT,
+        "Manage your memories: 'create' a new one, 'update' one (with the new value) or "
+        "'delete' one. " + _SHOWN,
         {
+            "action": {"type": "string", "enum": ["create", "update", "delete"]},
             "key": _KEY,
-            "action": {"type": "string", "enum": ["update", "delete"]},
-            "value": {**_VALUE, "description": "The new text; required for 'update'."},
+            "value": {**_VALUE, "description": "The text; required for 'create' and 'update'."},
         },
-        ["key", "action"],
+        ["action", "key"],
         _DELETES,
-    ),
-)
+    )
 
-_CONTEXT = _tool(
-    UNIFIED_CONTEXT,
-    "Manage your memories: 'create' a new one, 'update' one (with the new value) or "
-    "'delete' one. " + _SHOWN,
-    {
-        "action": {"type": "string", "enum": ["create", "update", "delete"]},
-        "key": _KEY,
-        "value": {**_VALUE, "description": "The text; required for 'create' and 'update'."},
-    },
-    ["action", "key"],
-    _DELETES,
-)
+    _NEW_CONTEXT = _tool(
+        NEW_CONTEXT,
+        "Start a new phase of work with a fresh context: from the next turn the conversation so "
+        "far is replaced by a summary of it. Use it when the task has changed and the earlier "
+        "turns are no longer needed.",
+        {
+            "reason": {
+                "type": "string",
+                "maxLength": 500,
+                "description": "Optional: what the next phase is about (kept in the summary).",
+            }
+        },
+        [],
+        # it replaces the conversation with a summary: a change to the session, not a read
+        ToolAnnotations(read_only=False, destructive=False, idempotent=True),
+    )
+    return _READ, _LEGACY, _CONTEXT, _NEW_CONTEXT
 
-_NEW_CONTEXT = _tool(
-    NEW_CONTEXT,
-    "Start a new phase of work with a fresh context: from the next turn the conversation so "
-    "far is replaced by a summary of it. Use it when the task has changed and the earlier "
-    "turns are no longer needed.",
-    {
-        "reason": {
-            "type": "string",
-            "maxLength": 500,
-            "description": "Optional: what the next phase is about (kept in the summary).",
-        }
-    },
-    [],
-    # it replaces the conversation with a summary: a change to the session, not a read
-    ToolAnnotations(read_only=False, destructive=False, idempotent=True),
-)
 
 NEW_CONTEXT_ACCEPTED = (
     "New context requested: from the next turn, the conversation so far is replaced by a "
@@ -237,20 +247,21 @@ def library_tools(
             f"memory must be a MemoryStore (InMemoryStore, FileMemoryStore or your own "
             f"with items/get/set/delete), got {type(store).__name__}"
         )
+    read, legacy, context, new_context_tool = _defs()
     tools: list[Tool] = []
     handlers: dict[str, Handler] = {}
     if store is not None:
         memory = _Memory(store, mode)
         if mode == "legacy":
-            tools += _LEGACY
+            tools += legacy
             handlers |= {CREATE_MEMORY: memory.create, MODIFY_MEMORY: memory.modify}
         else:
-            tools.append(_CONTEXT)
+            tools.append(context)
             handlers[UNIFIED_CONTEXT] = memory.modify
-        tools.append(_READ)
+        tools.append(read)
         handlers[READ_MEMORIES] = memory.read
     if mode == "unified" and handoff is not None:
-        tools.append(_NEW_CONTEXT)
+        tools.append(new_context_tool)
 
         def new_context(**_: Any) -> str:
             on_new_context()
