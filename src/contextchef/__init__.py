@@ -24,7 +24,9 @@ from contextchef._errors import (
     ModelOutputError,
     NestedNamespaceError,
     NondeterminismError,
+    SessionStoreError,
     SnapshotMismatchError,
+    StaleSessionError,
     TemplateError,
     ToolNameConflictError,
     UnknownActionError,
@@ -89,6 +91,9 @@ if _typing.TYPE_CHECKING:
         OverflowHandoff,
     )
     from contextchef.session._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
+    from contextchef.session._store import SessionStore, SessionSync, StoredSession
+    from contextchef.session._store_redis import RedisSessionStore
+    from contextchef.session._store_sqlite import SQLiteSessionStore
     from contextchef.session._volatile import Announcement, CompileEvent
     from contextchef.tools._catalogs import (
         Catalog,
@@ -158,6 +163,9 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "contextchef.session._pruner": ("CompiledGroups", "Pruner", "PruneResult", "ResolvedAction"),
     "contextchef.session._volatile": ("Announcement", "CompileEvent"),
+    "contextchef.session._store": ("SessionStore", "SessionSync", "StoredSession"),
+    "contextchef.session._store_redis": ("RedisSessionStore",),
+    "contextchef.session._store_sqlite": ("SQLiteSessionStore",),
     "contextchef.tools._catalogs": (
         "Catalog",
         "load_catalog",
@@ -236,10 +244,17 @@ __all__ = [
     "PruneResult",
     "Pruner",
     "ReasoningPart",
+    "RedisSessionStore",
     "Registry",
     "ResolvedAction",
+    "SQLiteSessionStore",
+    "SessionStore",
+    "SessionStoreError",
+    "SessionSync",
     "Skill",
     "SnapshotMismatchError",
+    "StaleSessionError",
+    "StoredSession",
     "TemplateError",
     "TextPart",
     "Tool",
