@@ -22,8 +22,8 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextchef.tools._tool import Tool
@@ -170,6 +170,30 @@ def _build_corpus(docs: list[list[str]]) -> _Corpus:
     )
 
 
+@dataclass(frozen=True)
+class _Extras:
+    """The documents `ToolIndex.extended` added, as postings (token -> docs, counts).
+
+    Adding documents copies the token table and extends the touched postings only, so
+    an index extended one tool at a time costs O(that tool's tokens) per tool, and a
+    query scores the added documents with numpy per query token, not per document.
+    """
+
+    lengths: tuple[int, ...] = ()
+    postings: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
+
+    def plus(self, docs: Sequence[list[str]]) -> _Extras:
+        postings = dict(self.postings)
+        lengths = list(self.lengths)
+        for doc in docs:
+            j = len(lengths)
+            lengths.append(len(doc))
+            for token, tf in Counter(doc).items():
+                ids, tfs = postings.get(token, ((), ()))
+                postings[token] = ((*ids, j), (*tfs, tf))
+        return _Extras(lengths=tuple(lengths), postings=postings)
+
+
 class _LazyCorpus:
     """The BM25 corpus of an index's base entries, built by the first ranked search.
 
@@ -219,7 +243,7 @@ class ToolIndex:
         self._by_wire = {wire: i for i, (_, wire) in enumerate(self._entries)}
         self._corpus = _LazyCorpus(self._entries) if self._entries else None
         self._main = len(self._entries)
-        self._extra_cache: tuple[tuple[Counter[str], int], ...] | None = ()
+        self._extra_cache: _Extras | None = _Extras()
 
     def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
         """A new index with `entries` added, reusing this one's BM25 index."""
@@ -227,20 +251,21 @@ class ToolIndex:
             return ToolIndex([*self._entries, *entries])
         new = copy.copy(self)
         new._entries = self._entries + tuple(entries)
-        new._by_wire = {wire: i for i, (_, wire) in enumerate(new._entries)}
+        new._by_wire = dict(self._by_wire)
+        new._by_wire.update((wire, len(self._entries) + i) for i, (_, wire) in enumerate(entries))
         new._extra_cache = None
         if self._corpus.built:  # searched already: tokenize just the new documents now
             docs = [_document(tool, wire) or [wire.lower()] for tool, wire in entries]
-            new._extra_cache = self._extra + tuple((Counter(d), len(d)) for d in docs)
+            new._extra_cache = self._extra.plus(docs)
         return new
 
     @property
-    def _extra(self) -> tuple[tuple[Counter[str], int], ...]:
-        """Token counts and lengths of the entries added by `extended`, in order."""
+    def _extra(self) -> _Extras:
+        """The entries added by `extended`, tokenized (on first use), in order."""
         extra = self._extra_cache
         if extra is None:
             docs = [_document(t, w) or [w.lower()] for t, w in self._entries[self._main :]]
-            extra = tuple((Counter(d), len(d)) for d in docs)
+            extra = _Extras().plus(docs)
             self._extra_cache = extra
         return extra
 
@@ -322,7 +347,7 @@ class ToolIndex:
             known = [corpus.vocab[t] for t in tokens if t in corpus.vocab]
             if known:
                 total[: self._main] += corpus.bm25.get_scores_from_ids(known)
-            if self._extra:
+            if self._main < len(self._entries):
                 total[self._main :] += self._extra_scores(corpus, tokens)
         candidates = np.flatnonzero(total > 0)
         if candidates.size == 0:
@@ -338,17 +363,20 @@ class ToolIndex:
     def _extra_scores(self, corpus: _Corpus, tokens: list[str]) -> np.ndarray:
         import numpy as np
 
+        extra = self._extra
         k1, b = corpus.bm25.k1, corpus.bm25.b
-        out = np.zeros(len(self._extra), dtype=np.float64)
-        total = corpus.num_docs + len(self._extra)
-        for token in set(tokens):
+        out = np.zeros(len(extra.lengths), dtype=np.float64)
+        lengths = np.asarray(extra.lengths, dtype=np.float64)
+        total = corpus.num_docs + len(extra.lengths)
+        for token, count in Counter(tokens).items():
+            ids, tfs = extra.postings.get(token, ((), ()))
+            if not ids:
+                continue
             vid = corpus.vocab.get(token)
-            df = int(corpus.doc_freq[vid]) if vid is not None else 0
-            df += sum(1 for counts, _ in self._extra if token in counts)
+            df = (int(corpus.doc_freq[vid]) if vid is not None else 0) + len(ids)
             idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
-            for j, (counts, length) in enumerate(self._extra):
-                tf = counts.get(token, 0)
-                if tf:
-                    norm = k1 * (1 - b + b * length / corpus.avg_len)
-                    out[j] += idf * tf / (tf + norm) * tokens.count(token)
+            at = np.asarray(ids, dtype=np.intp)
+            tf = np.asarray(tfs, dtype=np.float64)
+            norm = k1 * (1 - b + b * lengths[at] / corpus.avg_len)
+            out[at] += idf * tf / (tf + norm) * count
         return out
