@@ -12,7 +12,7 @@ from contextchef._json import canonical_dumps
 from contextchef.tools._names import wire_name
 from contextchef.tools._tool import Tool
 
-__all__ = ["Handler", "Registry", "ToolKey"]
+__all__ = ["Handler", "Registry", "ToolKey", "tool_digest"]
 
 ToolKey = tuple[str, str]
 """A tool's identity: (origin, name)."""
@@ -29,6 +29,19 @@ _INSERT_LIMIT = 64
 
 def _sort_key(tool: Tool) -> tuple[int, str, str]:
     return (_ORIGIN_RANK.get(tool.origin, 1), tool.origin, tool.name)
+
+
+def tool_digest(tool: Tool, wire: str) -> bytes:
+    """SHA-256 of a tool's definition under `wire` (computed once per tool and wire)."""
+
+    def make() -> bytes:
+        text = canonical_dumps(
+            [wire, tool.origin, tool.description, tool.input_schema, list(tool.tags)]
+        )
+        return hashlib.sha256(text.encode()).digest()
+
+    digest: bytes = tool._derive("registry digest", wire, make)
+    return digest
 
 
 class Registry:
@@ -217,10 +230,7 @@ class Registry:
 
     @staticmethod
     def _tool_digest(tool: Tool, wire: str) -> bytes:
-        text = canonical_dumps(
-            [wire, tool.origin, tool.description, tool.input_schema, list(tool.tags)]
-        )
-        return hashlib.sha256(text.encode()).digest()
+        return tool_digest(tool, wire)
 
     def fingerprint(self, tools: Iterable[Tool] | None = None) -> str:
         """SHA-256 (hex) over the definitions of `tools` (default: all), in order.
