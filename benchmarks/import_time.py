@@ -11,6 +11,9 @@ files), so the figures are import work, not compilation. Two measures per case:
 * **process**: wall time of the whole ``python -c ...`` (interpreter start included).
 
 Baseline (same run): ``import json``. Target (issue 14): ``import contextchef`` <= 5x.
+``--before SRC`` adds ``import contextchef`` from another source tree (e.g. the commit
+before this issue, unpacked with ``git archive <commit> src | tar -x -C /tmp/before``,
+then ``--before /tmp/before/src``), measured in the same run.
 ``all names + heavy deps`` reads every public name and imports the heavy dependencies,
 which approximates what ``import contextchef`` cost before names and dependencies were
 loaded lazily.
@@ -41,6 +44,9 @@ CASES: dict[str, str] = {
 PROBE = "import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
 
 
+BEFORE = "import contextchef (--before tree)"
+
+
 def _run(code: str, env: dict[str, str]) -> tuple[float, float]:
     """(import seconds inside the process, process wall seconds)."""
     start = time.perf_counter()
@@ -58,17 +64,23 @@ def _run(code: str, env: dict[str, str]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
+    parser.add_argument("--before", default="", help="another src/ tree to measure")
+    args = parser.parse_args()
+    runs = args.runs
+    cases = dict(CASES)
+    if args.before:
+        cases[BEFORE] = "import contextchef"
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = cache
-        for code in CASES.values():  # warm the bytecode cache
-            _run(code, env)
-        inside: dict[str, list[float]] = {name: [] for name in CASES}
-        wall: dict[str, list[float]] = {name: [] for name in CASES}
+        before_env = {**env, "PYTHONPATH": args.before}
+        for name, code in cases.items():  # warm the bytecode cache
+            _run(code, before_env if name == BEFORE else env)
+        inside: dict[str, list[float]] = {name: [] for name in cases}
+        wall: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(runs):
-            for name, code in CASES.items():
-                a, b = _run(code, env)
+            for name, code in cases.items():
+                a, b = _run(code, before_env if name == BEFORE else env)
                 inside[name].append(a)
                 wall[name].append(b)
     base_in = statistics.median(inside["import json (baseline)"])
@@ -79,7 +91,7 @@ def main() -> None:
     print(f"median of {runs} fresh interpreters per case, interleaved\n")
     print("| case | import ms | x import json | process ms | x process json |")
     print("|---|---:|---:|---:|---:|")
-    for name in CASES:
+    for name in cases:
         a, b = statistics.median(inside[name]), statistics.median(wall[name])
         print(
             f"| {name} | {a * 1000:.1f} | {a / base_in:.1f}x | {b * 1000:.1f} | "
