@@ -232,18 +232,28 @@ def _same(a: object, b: object) -> bool:
 def snapshot_delta(old: Mapping[str, Any], new: Mapping[str, Any]) -> Delta:
     """The turn that turns snapshot `old` into `new` (both JSON: dicts, lists, scalars).
 
-    Dicts are compared key by key; a list that only grew (old is a prefix of new) gives
-    one ``extend`` of the new items; anything else that changed is ``set`` whole; a key
-    that went away is ``del``. ``apply_delta(old, snapshot_delta(old, new))`` equals
-    `new`.
+    Dicts are compared key by key (unless their key order changed: then ``set`` whole);
+    a list that only grew (old is a prefix of new) gives one ``extend`` of the new
+    items; anything else that changed is ``set`` whole; a key that went away is ``del``.
+    ``apply_delta(old, snapshot_delta(old, new))`` equals `new`, key order included.
     """
     out: Delta = []
     _diff(old, new, [], out)
     return out
 
 
+def _same_order(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether applying per-key operations to `old` leaves `new`'s key order.
+
+    Kept keys stay where they are and new keys go at the end, so the kept keys must lead
+    `new` in the same order (key order is part of the bytes of a JSON object).
+    """
+    kept = [key for key in old if key in new]
+    return kept == list(new)[: len(kept)]
+
+
 def _diff(old: object, new: object, path: list[str | int], out: Delta) -> None:
-    if isinstance(old, dict) and isinstance(new, dict):
+    if isinstance(old, dict) and isinstance(new, dict) and _same_order(old, new):
         out.extend(["del", [*path, key]] for key in old if key not in new)
         for key, value in new.items():
             if key in old:

@@ -83,6 +83,7 @@ class SQLiteSessionStore:
         self.timeout = float(timeout)
         self._clock = clock
         self._local = threading.local()
+        self._inherited: list[sqlite3.Connection] = []
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with self._write():
@@ -93,7 +94,12 @@ class SQLiteSessionStore:
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection (a new one after a fork: connections never cross it)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None or self._local.pid != os.getpid():
+        if conn is not None and self._local.pid != os.getpid():
+            # inherited through fork: never used or closed here (closing could disturb the
+            # parent's locks or WAL), just kept from being garbage-collected
+            self._inherited.append(conn)
+            conn = None
+        if conn is None:
             try:
                 conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
                 conn.execute("PRAGMA journal_mode=WAL")
