@@ -77,19 +77,22 @@ def _tool(
     properties: dict[str, JsonValue],
     required: list[str],
     annotations: ToolAnnotations,
-) -> Tool:
+) -> Callable[[], Tool]:
+    """The tool, built on first use (so ``import contextchef`` checks no schema)."""
     schema: dict[str, JsonValue] = {
         "type": "object",
         "properties": properties,
         "required": list(required),
         "additionalProperties": False,
     }
-    return Tool(
-        name=name,
-        description=description,
-        input_schema=schema,
-        source="library",
-        annotations=annotations,
+    return functools.cache(
+        lambda: Tool(
+            name=name,
+            description=description,
+            input_schema=schema,
+            source="library",
+            annotations=annotations,
+        )
     )
 
 
@@ -102,74 +105,65 @@ NO_MEMORIES = "<memories>\n(no memories stored)\n</memories>"
 
 _READS = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
 
+_READ = _tool(
+    READ_MEMORIES,
+    "List every stored memory (key and text) in a <memories> block.",
+    {},
+    [],
+    _READS,
+)
 
-@functools.cache
-def _defs() -> tuple[Tool, tuple[Tool, Tool], Tool, Tool]:
-    """The library tools (read, legacy pair, unified, new_context), built on first use.
-
-    Built lazily so that ``import contextchef`` checks no schema (no jsonschema-rs import).
-    """
-    _READ = _tool(
-        READ_MEMORIES,
-        "List every stored memory (key and text) in a <memories> block.",
-        {},
-        [],
-        _READS,
-    )
-
-    _LEGACY = (
-        _tool(
-            CREATE_MEMORY,
-            "Remember a fact for the rest of the session under a new key. " + _SHOWN,
-            {"key": _KEY, "value": _VALUE},
-            ["key", "value"],
-            _WRITES,
-        ),
-        _tool(
-            MODIFY_MEMORY,
-            "Change (action 'update', with the new value) or forget (action 'delete') a stored "
-            "memory. " + _SHOWN,
-            {
-                "key": _KEY,
-                "action": {"type": "string", "enum": ["update", "delete"]},
-                "value": {**_VALUE, "description": "The new text; required for 'update'."},
-            },
-            ["key", "action"],
-            _DELETES,
-        ),
-    )
-
-    _CONTEXT = _tool(
-        UNIFIED_CONTEXT,
-        "Manage your memories: 'create' a new one, 'update' one (with the new value) or "
-        "'delete' one. " + _SHOWN,
+_LEGACY = (
+    _tool(
+        CREATE_MEMORY,
+        "Remember a fact for the rest of the session under a new key. " + _SHOWN,
+        {"key": _KEY, "value": _VALUE},
+        ["key", "value"],
+        _WRITES,
+    ),
+    _tool(
+        MODIFY_MEMORY,
+        "Change (action 'update', with the new value) or forget (action 'delete') a stored "
+        "memory. " + _SHOWN,
         {
-            "action": {"type": "string", "enum": ["create", "update", "delete"]},
             "key": _KEY,
-            "value": {**_VALUE, "description": "The text; required for 'create' and 'update'."},
+            "action": {"type": "string", "enum": ["update", "delete"]},
+            "value": {**_VALUE, "description": "The new text; required for 'update'."},
         },
-        ["action", "key"],
+        ["key", "action"],
         _DELETES,
-    )
+    ),
+)
 
-    _NEW_CONTEXT = _tool(
-        NEW_CONTEXT,
-        "Start a new phase of work with a fresh context: from the next turn the conversation so "
-        "far is replaced by a summary of it. Use it when the task has changed and the earlier "
-        "turns are no longer needed.",
-        {
-            "reason": {
-                "type": "string",
-                "maxLength": 500,
-                "description": "Optional: what the next phase is about (kept in the summary).",
-            }
-        },
-        [],
-        # it replaces the conversation with a summary: a change to the session, not a read
-        ToolAnnotations(read_only=False, destructive=False, idempotent=True),
-    )
-    return _READ, _LEGACY, _CONTEXT, _NEW_CONTEXT
+_CONTEXT = _tool(
+    UNIFIED_CONTEXT,
+    "Manage your memories: 'create' a new one, 'update' one (with the new value) or "
+    "'delete' one. " + _SHOWN,
+    {
+        "action": {"type": "string", "enum": ["create", "update", "delete"]},
+        "key": _KEY,
+        "value": {**_VALUE, "description": "The text; required for 'create' and 'update'."},
+    },
+    ["action", "key"],
+    _DELETES,
+)
 
+_NEW_CONTEXT = _tool(
+    NEW_CONTEXT,
+    "Start a new phase of work with a fresh context: from the next turn the conversation so "
+    "far is replaced by a summary of it. Use it when the task has changed and the earlier "
+    "turns are no longer needed.",
+    {
+        "reason": {
+            "type": "string",
+            "maxLength": 500,
+            "description": "Optional: what the next phase is about (kept in the summary).",
+        }
+    },
+    [],
+    # it replaces the conversation with a summary: a change to the session, not a read
+    ToolAnnotations(read_only=False, destructive=False, idempotent=True),
+)
 
 NEW_CONTEXT_ACCEPTED = (
     "New context requested: from the next turn, the conversation so far is replaced by a "
@@ -247,21 +241,20 @@ def library_tools(
             f"memory must be a MemoryStore (InMemoryStore, FileMemoryStore or your own "
             f"with items/get/set/delete), got {type(store).__name__}"
         )
-    read, legacy, context, new_context_tool = _defs()
     tools: list[Tool] = []
     handlers: dict[str, Handler] = {}
     if store is not None:
         memory = _Memory(store, mode)
         if mode == "legacy":
-            tools += legacy
+            tools += [make() for make in _LEGACY]
             handlers |= {CREATE_MEMORY: memory.create, MODIFY_MEMORY: memory.modify}
         else:
-            tools.append(context)
+            tools.append(_CONTEXT())
             handlers[UNIFIED_CONTEXT] = memory.modify
-        tools.append(read)
+        tools.append(_READ())
         handlers[READ_MEMORIES] = memory.read
     if mode == "unified" and handoff is not None:
-        tools.append(new_context_tool)
+        tools.append(_NEW_CONTEXT())
 
         def new_context(**_: Any) -> str:
             on_new_context()
