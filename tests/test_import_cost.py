@@ -35,9 +35,8 @@ def test_import_contextchef_imports_no_heavy_dependency() -> None:
 
 def test_star_import_resolves_every_name_still_without_search_or_validation_deps() -> None:
     # every public name can be read; search, validation and templates stay unloaded
-    loaded = _loaded_after("from contextchef import *")
-    assert loaded <= {"jsonschema_rs"}  # the built-in tools' schemas are checked on load
-    assert not loaded & {"numpy", "bm25s", "jsonschema", "jinja2", "pydantic"}
+    # (the library's own tools are built, and their schemas checked, on first use)
+    assert _loaded_after("from contextchef import *") == set()
 
 
 def test_compiling_without_search_loads_no_search_or_template_dependency() -> None:
