@@ -18,7 +18,7 @@ from typing import Any
 import openai
 import pytest
 
-from contextchef import ContextChef, Denied, ToolCall, assistant, tool_results, user
+from contextchef import ContextChef, Denied, ToolCall, UsageError, assistant, tool_results, user
 from contextchef.session._request import CompiledRequest
 from contextchef.testing import FakeResponses, httpx_for, text, tool_calls
 from contextchef.tools._catalogs import load_catalog
@@ -217,3 +217,25 @@ def test_the_fake_refuses_a_malformed_additional_tools_item() -> None:
     assert problems({**good, "tools": [empty_space]}) == [
         "input.1.tools.0: a namespace needs a name, a description and tools"
     ]
+
+
+def test_a_snapshot_with_a_corrupt_defined_tool_is_refused_whole(catalogs_dir: Path) -> None:
+    chef = _session(catalogs_dir)
+    chef.compile("responses", model=MODEL, strategy="openai-native")
+    chef.append(assistant("On it."))
+    chef.reveal_tools("github__create_issue")
+    chef.append(user("File it."))
+    chef.compile("responses", model=MODEL, strategy="openai-native")
+    snap = json.loads(json.dumps(chef.snapshot()))
+    marks = snap["ledgers"]["responses"]["marks"]
+    defined = next(
+        m["tools"]["defined"]
+        for m in [*marks, snap["ledgers"]["responses"]["pending"]]
+        if m and m.get("tools", {}).get("defined")
+    )
+    defined["github__create_issue"] = "{not json"
+    other = _session(catalogs_dir)
+    before = other.snapshot()
+    with pytest.raises(UsageError, match="JSON object of that tool's definition"):
+        other.restore(snap)
+    assert other.snapshot() == before

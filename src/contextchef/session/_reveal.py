@@ -149,6 +149,16 @@ class ToolState:
             isinstance(k, str) and isinstance(v, str) for k, v in defined.items()
         ):
             raise UsageError("snapshot ledger: tool state 'defined' must map names to text")
+        for name, text in defined.items():
+            try:
+                entry = json.loads(text)
+            except ValueError:
+                entry = None
+            if not isinstance(entry, dict) or entry.get("name") != name:
+                raise UsageError(
+                    f"snapshot ledger: tool state 'defined' for {name[:80]!r} must be the JSON "
+                    "object of that tool's definition"
+                )
         sent = data.get("sent", False)
         if not isinstance(sent, bool):
             raise UsageError("snapshot ledger: tool state 'sent' must be a boolean")
