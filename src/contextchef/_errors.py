@@ -17,6 +17,7 @@ result, not by crashing the agent loop)::
     │   ├── CatalogFormatError          a catalog file or tool dict has an unknown shape
     │   ├── UnknownTargetError          a compile target that does not exist
     │   ├── SnapshotMismatchError       a snapshot does not fit this session's tools
+    │   ├── VolatileValueError          a per-request value in the prompt prefix
     │   └── TemplateError               a description template cannot be rendered
     │       └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     └── ModelOutputError                the model or provider produced bad data
@@ -52,6 +53,7 @@ __all__ = [
     "UnknownToolError",
     "UnknownToolkitError",
     "UsageError",
+    "VolatileValueError",
 ]
 
 
@@ -160,6 +162,21 @@ class CatalogFormatError(UsageError):
 
 class UnknownTargetError(UsageError):
     """A compile target that contextchef does not know."""
+
+
+class VolatileValueError(UsageError):
+    """A value that looks per-request (a date, a timestamp, an id) in the prompt prefix.
+
+    Raised with ``ContextChef(volatile_lint="raise")`` by `ContextChef.set_system_prompt`
+    and tool registration, before anything is changed.
+
+    Attributes:
+        values: Every `contextchef.tools._lint.VolatileValue` found.
+    """
+
+    def __init__(self, message: str, *, values: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.values = values
 
 
 class SnapshotMismatchError(UsageError):
