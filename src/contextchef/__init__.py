@@ -34,6 +34,7 @@ from contextchef._errors import (
     UnknownToolError,
     UnknownToolkitError,
     UsageError,
+    VolatileValueError,
 )
 
 if _typing.TYPE_CHECKING:
@@ -84,6 +85,7 @@ if _typing.TYPE_CHECKING:
     )
     from contextchef.session._accounting import CacheCostModel, PlanReport
     from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
+    from contextchef.session._diagnose import PrefixBreak, payload_break, prefix_break
     from contextchef.session._memory import (
         FileMemoryStore,
         InMemoryStore,
@@ -102,12 +104,15 @@ if _typing.TYPE_CHECKING:
         tool_from_dict,
         tools_from_mcp,
     )
+    from contextchef.tools._lint import VolatileValue
     from contextchef.tools._names import WIRE_NAME_RE, wire_name
     from contextchef.tools._registry import Registry
     from contextchef.tools._schema import to_strict_schema
     from contextchef.tools._tool import CompiledTool, Tool, ToolAnnotations
 
 _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
+    "contextchef.session._diagnose": ("PrefixBreak", "payload_break", "prefix_break"),
+    "contextchef.tools._lint": ("VolatileValue",),
     "contextchef._json": ("canonical_dumps",),
     "contextchef._tokens": ("estimate_tokens",),
     "contextchef.deferred._groups": ("Namespace", "Toolkit"),
@@ -240,6 +245,7 @@ __all__ = [
     "ParsedHistory",
     "Part",
     "PlanReport",
+    "PrefixBreak",
     "ProviderPart",
     "PruneResult",
     "Pruner",
@@ -269,6 +275,8 @@ __all__ = [
     "UnknownToolError",
     "UnknownToolkitError",
     "UsageError",
+    "VolatileValue",
+    "VolatileValueError",
     "assistant",
     "canonical_dumps",
     "check_pairing",
@@ -285,7 +293,9 @@ __all__ = [
     "load_demo_catalog",
     "normalize",
     "offload_result",
+    "payload_break",
     "plan_compaction",
+    "prefix_break",
     "read_offloaded",
     "to_strict_schema",
     "tool_from_dict",
