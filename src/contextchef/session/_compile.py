@@ -538,6 +538,12 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
     all_messages = [*recorded, *wire]
     last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
+    if last_role == "assistant" and history and history[-1].role == "user":
+        raise UsageError(  # what made it the model's turn was dropped: never a prefill
+            f"the last history message ({history[-1].role}) has nothing this target can "
+            f"send ({'; '.join(c.detail for c in changes[-3:]) or 'it was dropped'}), so "
+            "the request would end with the model's turn; append the next user message"
+        )
     if last_role == "assistant" and not rules.prefill:
         raise UsageError(
             f"the history ends with the model's turn, and model {rules.model!r} rejects a "

@@ -110,10 +110,24 @@ def _media(part: MediaPart) -> dict[str, Any]:
     return apply_hints(built, hints(part.provider_data, FORMAT))
 
 
+_SEALS = {"thinking": "signature", "redacted_thinking": "data"}
+"""The field that lets the API verify a recorded reasoning block, by block type."""
+
+
 def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
+    """The recorded block to replay, or None when the API could not verify it.
+
+    A ``thinking`` block needs its non-empty ``signature`` and a ``redacted_thinking``
+    block its ``data`` (https://platform.claude.com/docs/en/build-with-claude/extended-thinking:
+    blocks are verified when sent back); one without is dropped for this target and
+    reported, never sent to fail every later request.
+    """
     block = hints(part.provider_data, FORMAT).get("block")
-    if part.provider != "anthropic" or block is None:
+    if part.provider != "anthropic" or not isinstance(block, Mapping):
         return None  # another provider's reasoning, or one that cannot be verified
+    seal = _SEALS.get(str(block.get("type")))
+    if seal is None or not isinstance(block.get(seal), str) or not block.get(seal):
+        return None
     out: dict[str, Any] = thaw(block)
     return out
 
@@ -302,6 +316,7 @@ def _unusable_searches(parts: Sequence[Part], declared: set[Any]) -> dict[str, s
     """Server tool-search ids to drop: unpaired, or naming a tool not declared -> why."""
     calls: set[str] = set()
     results: dict[str, set[str]] = {}
+    malformed: set[str] = set()
     for part in parts:
         if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
             continue
@@ -313,26 +328,41 @@ def _unusable_searches(parts: Sequence[Part], declared: set[Any]) -> dict[str, s
         ):
             calls.add(block_id)
         elif part.data.get("type") == "tool_search_tool_result":
-            results[block_id] = _references(part.data)
+            found = _references(part.data)
+            if found is None:
+                malformed.add(block_id)
+            results[block_id] = found or set()
     drop = {i: "unpaired tool-search call" for i in calls if i not in results}
+    drop |= {i: "a malformed tool-search result (no list of tool references)" for i in malformed}
     for block_id, names in results.items():
+        if block_id in malformed:
+            continue
         missing = sorted(n for n in names if n not in declared)
         if missing:
             drop[block_id] = f"it names {missing}, which this request does not declare"
     return drop
 
 
-def _references(block: Mapping[str, Any]) -> set[str]:
-    """``tool_name`` of each ``tool_reference`` in a tool-search result block."""
+def _references(block: Mapping[str, Any]) -> set[str] | None:
+    """``tool_name`` of each ``tool_reference`` in a tool-search result block.
+
+    An error result names none; None when the block is malformed (its content is not a
+    search result or an error, its references not a list of named references), which
+    the API would refuse on every later request.
+    """
     if block.get("type") != "tool_search_tool_result":
         return set()
     content = block.get("content")
-    refs = content.get("tool_references") if isinstance(content, Mapping) else None
-    return {
-        r["tool_name"]
-        for r in refs or ()
-        if isinstance(r, Mapping) and isinstance(r.get("tool_name"), str)
-    }
+    if not isinstance(content, Mapping):
+        return None
+    if content.get("type") == "tool_search_tool_result_error":
+        return set()
+    refs = content.get("tool_references")
+    if not isinstance(refs, list) or not all(
+        isinstance(r, Mapping) and isinstance(r.get("tool_name"), str) for r in refs
+    ):
+        return None
+    return {r["tool_name"] for r in refs}
 
 
 class AnthropicAdapter(AdapterDefaults):
@@ -392,7 +422,7 @@ class AnthropicAdapter(AdapterDefaults):
         for msg in messages:
             for part in msg.parts:
                 if isinstance(part, ProviderPart) and part.provider == self.profile.wire:
-                    names |= _references(part.data)
+                    names |= _references(part.data) or set()
                 elif isinstance(part, ToolResult):
                     names.update(part.references)
         return frozenset(names)
