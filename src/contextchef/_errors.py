@@ -48,7 +48,29 @@ __all__ = [
     "UnknownToolError",
     "UnknownToolkitError",
     "UsageError",
+    "shown",
 ]
+
+
+def shown(value: object, limit: int = 200) -> str:
+    """`repr(value)` for an error message, bounded: never raises, never unbounded.
+
+    Messages name the offending value, which may come from a model or a host: a string
+    longer than `limit` characters is cut (its length said), an integer too long for
+    ``repr`` (Python refuses past 4,300 digits) is described by its size, and a value
+    whose ``repr`` fails is named by its type.
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__, an integer too long inside a container
+        return f"<a {type(value).__name__}>"
+    return text if len(text) <= limit else f"{text[:limit]}..."
 
 
 class ContextChefError(Exception):

@@ -275,3 +275,46 @@ def test_a_huge_result_without_an_offload_dir_is_cut_to_head_and_tail(
     whole = ContextChef(max_inline_chars=None)
     whole.register_tools([READ], handlers={"read_file": lambda **_: big})
     assert whole.execute({"id": "c", "name": "read_file", "arguments": {}}).result.content == big
+
+
+HUGE = 10**5000
+LONG = "x" * 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("label", "call"),
+    [
+        ("betas-int", lambda c: c.compile("anthropic", betas=5)),
+        ("set_mode-huge-int", lambda c: c.set_mode(HUGE)),
+        ("load_toolkit-huge-int", lambda c: c.load_toolkit(HUGE)),
+        ("load_toolkit-long", lambda c: c.load_toolkit(LONG)),
+        ("wire_name-long", lambda c: c.wire_name(LONG)),
+        ("set_mode-long", lambda c: c.set_mode(LONG)),
+        ("compile-long-target", lambda c: c.compile(LONG)),
+        ("compile-long-strategy", lambda c: c.compile("anthropic", strategy=LONG)),
+        ("max_tokens-huge", lambda c: c.compile("anthropic", max_tokens=-HUGE)),
+        (
+            "schema-huge-int",
+            lambda c: c.register_tools(
+                [
+                    {
+                        "name": "x",
+                        "description": "d",
+                        "input_schema": {"type": "object", "maximum": HUGE},
+                    }
+                ]
+            ),
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_error_messages_stay_bounded_whatever_the_value(
+    label: str, call: Callable[[ContextChef], Any]
+) -> None:
+    """A huge integer cannot be repr()'d (Python refuses past 4,300 digits) and a long
+    string would be copied whole: messages show a bounded form of the value."""
+    chef = session()
+    with pytest.raises(ContextChefError) as caught:
+        call(chef)
+    assert len(str(caught.value)) < 1_000
+    assert chef.compile("anthropic").payload["messages"]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef.tools._tool import Tool
 
 __all__ = [
@@ -145,17 +145,19 @@ def as_patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
             take ``*`` wildcards); `field` and the pattern are named.
     """
     if value is None or not isinstance(value, (str, Sequence)):
-        raise UsageError(f"{field} must be a pattern string or a list of them, got {value!r:.80}")
+        raise UsageError(
+            f"{field} must be a pattern string or a list of them, got {shown(value, 80)}"
+        )
     items = (value,) if isinstance(value, str) else tuple(value)
     bad = [p for p in items if not isinstance(p, str) or not p]
     if bad:
-        raise UsageError(f"{field} patterns must be non-empty strings, got {bad!r:.200}")
+        raise UsageError(f"{field} patterns must be non-empty strings, got {shown(bad, 200)}")
     for pattern in items:
         if _REGEX.search(pattern):
             hint = _REGEX_WILDCARD.sub("*", pattern)
             raise UsageError(
-                f"{field} pattern {pattern!r:.80} looks like a regular expression; patterns "
-                f"take * wildcards and ^/$ anchors only (did you mean {hint!r:.80}?)"
+                f"{field} pattern {shown(pattern, 80)} looks like a regular expression; patterns "
+                f"take * wildcards and ^/$ anchors only (did you mean {shown(hint, 80)}?)"
             )
     return items
 

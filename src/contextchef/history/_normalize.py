@@ -32,6 +32,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from contextchef._errors import shown
 from contextchef.history._messages import (
     Message,
     Part,
@@ -276,7 +277,7 @@ def _for_target(
             log.add(
                 "replaced_malformed_arguments",
                 index,
-                f"message {index}: arguments of call {part.id!r} are not a JSON object; "
+                f"message {index}: arguments of call {shown(part.id)} are not a JSON object; "
                 "sent as {}",
                 call_id=part.id,
             )
@@ -354,8 +355,8 @@ class _Pairer:
                     self.log.add(
                         "dropped_duplicate_call",
                         i + self.off,
-                        f"message {i + self.off}: dropped a second call with id {part.id!r} "
-                        f"to {part.name!r} (the first, in {where}, is kept)",
+                        f"message {i + self.off}: dropped a second call with id {shown(part.id)} "
+                        f"to {shown(part.name)} (the first, in {where}, is kept)",
                         part.id,
                     )
                 else:
@@ -372,7 +373,7 @@ class _Pairer:
                     self.log.add(
                         "dropped_duplicate_result",
                         at,
-                        f"message {at}: dropped a second result for call {cid!r}"
+                        f"message {at}: dropped a second result for call {shown(cid)}"
                         + (" (answered in a message already sent)" if cid in self.earlier else ""),
                         cid,
                     )
@@ -382,7 +383,7 @@ class _Pairer:
                     self.log.add(
                         "dropped_orphan_result",
                         at,
-                        f"message {at}: dropped a result for {cid!r}, which no earlier "
+                        f"message {at}: dropped a result for {shown(cid)}, which no earlier "
                         "tool call has",
                         cid,
                     )
@@ -420,7 +421,8 @@ class _Pairer:
             self.log.add(
                 "synthesized_result",
                 at,
-                f"message {at}: call {call.id!r} to {call.name!r} had no result; added an "
+                f"message {at}: call {shown(call.id)} to {shown(call.name)} had no result; "
+                f"added an "
                 "error result saying it was interrupted and not executed",
                 call.id,
             )
@@ -430,7 +432,7 @@ class _Pairer:
             self.log.add(
                 "moved_result",
                 where + self.off,
-                f"message {where + self.off}: moved the result for {call.id!r} right after "
+                f"message {where + self.off}: moved the result for {shown(call.id)} right after "
                 f"its call batch in message {at} (position {slot})",
                 call.id,
             )
@@ -490,7 +492,7 @@ def check_pairing(history: Sequence[Message]) -> list[str]:
     for i, message in enumerate(history):
         for call in message.tool_calls:
             if call.id in seen:
-                problems.append(f"message {i}: call id {call.id!r} is used twice")
+                problems.append(f"message {i}: call id {shown(call.id)} is used twice")
             seen.add(call.id)
         if message.tool_calls:
             problems += _batch_problems(history, i)
@@ -517,7 +519,7 @@ def _result_problems(history: Sequence[Message], i: int) -> list[str]:
     for pos, part in enumerate(history[i].parts):
         if isinstance(part, ToolResult) and (pos >= len(want) or want[pos] != part.call_id):
             problems.append(
-                f"message {i}: result for {part.call_id!r} at position {pos} does not answer "
+                f"message {i}: result for {shown(part.call_id)} at position {pos} does not answer "
                 "the call at that position in the message before"
             )
     return problems

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
@@ -231,7 +231,9 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             UsageError: Unknown mode name.
         """
         if name is not None and (not isinstance(name, str) or name not in self._modes):
-            raise UsageError(f"unknown mode {name!r:.80}; defined modes: {sorted(self._modes)}")
+            raise UsageError(
+                f"unknown mode {shown(name, 80)}; defined modes: {sorted(self._modes)}"
+            )
         self._state.mode = self._modes[name] if name is not None else None
         self._tools.set_policy(self._state.policy())
 

@@ -24,7 +24,7 @@ import jsonschema.validators
 import jsonschema_rs
 from jsonschema.exceptions import SchemaError
 
-from contextchef._errors import InvalidSchemaError, InvalidToolError
+from contextchef._errors import InvalidSchemaError, InvalidToolError, shown
 from contextchef._json import JsonValue, canonical_schema
 
 __all__ = [
@@ -110,6 +110,10 @@ MAX_SCHEMA_DEPTH = 64
 """Deepest nesting of objects/arrays accepted in a schema."""
 
 
+_MAX_INT_BITS = 14_000
+"""About 4,200 decimal digits: Python refuses to print longer integers by default."""
+
+
 def _resolve_pointer(root: JsonValue, ref: str) -> bool:
     node = root
     for raw in ref[1:].lstrip("/").split("/") if ref not in ("#", "#/") else []:
@@ -126,17 +130,20 @@ def _resolve_pointer(root: JsonValue, ref: str) -> bool:
 def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, str] | None:
     """First structural problem jsonschema would not report clearly, or None.
 
-    Too deep nesting, non-finite numbers (not JSON), non-string keys, and ``$ref``s
+    Too deep nesting, non-finite numbers (not JSON), integers too long to print,
+    non-string keys, and ``$ref``s
     that are remote or point nowhere (they would fail only when a call is validated).
     """
     if len(path) > MAX_SCHEMA_DEPTH:
         return path, f"nested deeper than {MAX_SCHEMA_DEPTH} levels"
     if isinstance(node, float) and not math.isfinite(node):
-        return path, f"{node!r} is not a JSON number; use a finite value"
+        return path, f"{shown(node)} is not a JSON number; use a finite value"
+    if isinstance(node, int) and node.bit_length() > _MAX_INT_BITS:
+        return path, f"{shown(node)} is too long to write as JSON; use a shorter number"
     if isinstance(node, Mapping):
         for key, value in node.items():
             if not isinstance(key, str):
-                return path, f"object key {key!r} is not a string"
+                return path, f"object key {shown(key)} is not a string"
             if key == "pattern" and isinstance(value, str):
                 try:
                     re.compile(value)
@@ -144,16 +151,16 @@ def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any,
                     return (
                         *path,
                         key,
-                    ), f"pattern {value!r} is not a valid regular expression ({exc})"
+                    ), f"pattern {shown(value)} is not a valid regular expression ({exc})"
             if key == "$ref" and isinstance(value, str):
                 if value and not value.startswith("#"):
                     return (*path, key), (
-                        f"$ref {value!r} points outside the schema; inline it or move it "
+                        f"$ref {shown(value)} points outside the schema; inline it or move it "
                         "under $defs (remote references are never fetched)"
                     )
                 is_pointer = value in ("#", "") or value.startswith("#/")
                 if is_pointer and not _resolve_pointer(root, value):
-                    return (*path, key), f"$ref {value!r} points to nothing in this schema"
+                    return (*path, key), f"$ref {shown(value)} points to nothing in this schema"
             found = _scan(root, value, (*path, key))
             if found is not None:
                 return found
@@ -187,7 +194,7 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
     """
     if not isinstance(schema, Mapping):
         raise InvalidSchemaError(
-            f"tool {tool!r}: input_schema must be a JSON object (a JSON Schema with "
+            f"tool {shown(tool)}: input_schema must be a JSON object (a JSON Schema with "
             f'"type": "object"), got {type(schema).__name__}',
             tool=tool,
             schema_path="",
@@ -198,8 +205,8 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
         root["type"] = "object"
     elif root_type != "object":
         raise InvalidSchemaError(
-            f'tool {tool!r}: input_schema root must have "type": "object" (tool '
-            f"arguments are a JSON object), got type {root_type!r} at /type",
+            f'tool {shown(tool)}: input_schema root must have "type": "object" (tool '
+            f"arguments are a JSON object), got type {shown(root_type)} at /type",
             tool=tool,
             schema_path="/type",
         )
@@ -209,7 +216,9 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
         where, what = problem
         path = _pointer(where)
         raise InvalidSchemaError(
-            f"tool {tool!r}: input_schema at {path or '/'}: {what}", tool=tool, schema_path=path
+            f"tool {shown(tool)}: input_schema at {path or '/'}: {what}",
+            tool=tool,
+            schema_path=path,
         )
     try:
         validator_for(root)
@@ -222,7 +231,7 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
             else ""
         )
         raise InvalidSchemaError(
-            f"tool {tool!r}: input_schema is not valid JSON Schema at {path or '/'}: "
+            f"tool {shown(tool)}: input_schema is not valid JSON Schema at {path or '/'}: "
             f"{exc.message}{hint}",
             tool=tool,
             schema_path=path,
@@ -348,7 +357,7 @@ def _strictify(node: JsonValue) -> JsonValue:
         return node
     bad = _STRICT_UNSUPPORTED.intersection(node)
     if bad:
-        raise _NotStrictable(f"unsupported keyword {sorted(bad)[0]!r}")
+        raise _NotStrictable(f"unsupported keyword {shown(sorted(bad)[0])}")
     out: dict[str, JsonValue] = {}
     for key, value in node.items():
         if key in ("anyOf", "oneOf") and isinstance(value, list):
@@ -553,14 +562,15 @@ def schema_from_callable(
         signature = inspect.signature(func)
     except (TypeError, ValueError) as exc:
         raise InvalidToolError(
-            f"cannot read a signature from {getattr(func, '__name__', func)!r:.80}: register a "
+            f"cannot read a signature from {shown(getattr(func, '__name__', func), 80)}: "
+            f"register a "
             "function, a Tool or a tool dict",
             tool=str(getattr(func, "__name__", "?")),
         ) from exc
     for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise InvalidToolError(
-                f"tool {name!r}: *args/**kwargs cannot be described as tool parameters; "
+                f"tool {shown(name)}: *args/**kwargs cannot be described as tool parameters; "
                 "declare each parameter explicitly",
                 tool=name,
             )
@@ -576,7 +586,7 @@ def schema_from_callable(
         runner = pydantic.validate_call(func)
     except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as exc:
         raise InvalidToolError(
-            f"tool {name!r}: cannot derive a JSON Schema from its signature: {exc}", tool=name
+            f"tool {shown(name)}: cannot derive a JSON Schema from its signature: {exc}", tool=name
         ) from exc
     schema = _strip_titles(raw)
     assert isinstance(schema, dict)

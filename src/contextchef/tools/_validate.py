@@ -21,6 +21,7 @@ import jsonschema_rs
 from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
 from referencing.exceptions import Unresolvable
 
+from contextchef._errors import shown
 from contextchef._json import JsonValue
 from contextchef.tools._schema import validator_for
 
@@ -48,7 +49,7 @@ def pattern_search(pattern: str, text: str) -> bool:
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
     if validator.is_type(instance, "string") and not pattern_search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+        yield ValidationError(f"{shown(instance)} does not match {shown(pattern)}")
 
 
 def _pattern_properties(
