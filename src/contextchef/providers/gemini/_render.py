@@ -28,6 +28,7 @@ camelCase itself):
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -54,8 +55,10 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
-from contextchef.providers.gemini._schema import gemini_schema
+from contextchef.providers.gemini._schema import translate
 from contextchef.tools._tool import CompiledTool
+
+_logger = logging.getLogger("contextchef")
 
 __all__ = ["GeminiAdapter", "render_part", "response_text"]
 
@@ -200,17 +203,27 @@ class GeminiAdapter(AdapterDefaults):
         )
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
-        """One ``Tool`` holding every function declaration (empty list if no tools)."""
+        """One ``Tool`` holding every function declaration (empty list if no tools).
+
+        Schemas go in Gemini's subset (`contextchef.providers.gemini._schema.translate`);
+        what that changed is logged per tool on the ``contextchef`` logger (INFO).
+        """
         if not tools:
             return []
-        declarations = [
-            {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters_json_schema": gemini_schema(tool.input_schema),
-            }
-            for tool in tools
-        ]
+        declarations = []
+        for tool in tools:
+            schema = translate(tool.input_schema)
+            if schema.changes:  # once per session: the tools are rendered once and frozen
+                _logger.info(
+                    "contextchef: gemini: tool %r: %s", tool.name, "; ".join(schema.changes)
+                )
+            declarations.append(
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters_json_schema": schema.schema,
+                }
+            )
         return [{"function_declarations": declarations}]
 
     def render_messages(
