@@ -141,4 +141,4 @@ def test_call_arguments_json_cannot_carry_are_repaired_into_an_error_result(
         for target in TARGETS:
             request = chef.compile(target)
             json.dumps(request.payload, allow_nan=False)
-            assert [c.kind for c in request.changes] == ["replaced_malformed_arguments"]
+            assert "replaced_malformed_arguments" in [c.kind for c in request.changes]

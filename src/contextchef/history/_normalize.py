@@ -34,6 +34,7 @@ from typing import Literal
 
 from contextchef._errors import shown
 from contextchef.history._messages import (
+    MediaPart,
     Message,
     Part,
     ReasoningPart,
@@ -80,18 +81,23 @@ class HistoryRules:
         keep_all_reasoning: Every reasoning block must be sent back, old turns included
             (DeepSeek with tools: a missing ``reasoning_content`` is a 400), so
             ``clear_thinking`` refuses to drop any.
+        assistant_media: The model's turns may hold images and files (Gemini's model
+            turns can; Chat, Responses and Anthropic take media from the user only).
+            When False, media in an assistant message (a history from Gemini) is sent
+            as a short text naming its type, reported as ``media_as_text``.
     """
 
     name: str
     alternate_roles: bool = False
     results_first: bool = True
     keep_all_reasoning: bool = False
+    assistant_media: bool = False
 
 
 PORTABLE = HistoryRules(name="portable", alternate_roles=True)
 """The default: valid for every provider (alternating roles, results first)."""
 ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True)
-GEMINI = HistoryRules(name="gemini", alternate_roles=True)
+GEMINI = HistoryRules(name="gemini", alternate_roles=True, assistant_media=True)
 OPENAI_CHAT = HistoryRules(name="openai", results_first=False)
 RESPONSES = HistoryRules(name="responses", results_first=False)
 DEEPSEEK = HistoryRules(name="deepseek", results_first=False, keep_all_reasoning=True)
@@ -111,10 +117,12 @@ ChangeKind = Literal[
     "dropped_orphan_result",
     "dropped_search_block",
     "kept_reasoning_separate",
+    "media_as_text",
     "merged_roles",
     "moved_result",
     "replaced_malformed_arguments",
     "rewrote_reference",
+    "signed_foreign_call",
     "split_results",
     "synthesized_result",
     "tool_use_as_text",
@@ -244,7 +252,8 @@ def normalize(
         check_message(message, i)
     log = _Log(offset)
     cleaned = [
-        _clean(_for_target(m, i, keeps, log), i, log) for i, m in enumerate(history, start=offset)
+        _clean(_for_target(m, i, keeps, log, rules), i, log)
+        for i, m in enumerate(history, start=offset)
     ]
     indexed = _Pairer(cleaned, rules, log, after.calls if after is not None else ()).run()
     indexed = _drop_empty(indexed, log)
@@ -259,12 +268,33 @@ def normalize(
 
 
 def _for_target(
-    message: Message, index: int, keeps: Callable[[Part], bool] | None, log: _Log
+    message: Message,
+    index: int,
+    keeps: Callable[[Part], bool] | None,
+    log: _Log,
+    rules: HistoryRules,
 ) -> Message:
-    """Drop parts the target cannot receive; give malformed arguments an empty object."""
+    """Fit each part to the target.
+
+    Drop parts the target cannot receive, give malformed arguments an empty object, and
+    turn media in a model turn, where the target takes none, into a note.
+    """
     parts: list[Part] = []
     changed = False
     for part in message.parts:
+        if (
+            isinstance(part, MediaPart)
+            and message.role == "assistant"
+            and not rules.assistant_media
+        ):
+            log.add(
+                "media_as_text",
+                index,
+                f"message {index}: the model's {part.media_type} part was sent as a text note "
+                "(the target takes media from the user only)",
+            )
+            part = TextPart(text=f"[{part.media_type} the model produced, not shown here]")
+            changed = True
         if keeps is not None and not keeps(part):
             log.add(
                 "dropped_foreign_part",

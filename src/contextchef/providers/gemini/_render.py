@@ -43,7 +43,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import GEMINI
+from contextchef.history._normalize import GEMINI, Change
 from contextchef.providers._base import (
     AdapterDefaults,
     ModelRules,
@@ -180,6 +180,20 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The thought signature Gemini accepts on a function call the model did not make."""
 
 
+def _signed(message: Message) -> bool:
+    """Whether a model step carries a thought signature recorded from Gemini."""
+    for part in message.parts:
+        if isinstance(part, ReasoningPart):
+            recorded = hints(part.provider_data, FORMAT).get("part") or {}
+            if "thought_signature" in recorded or "thoughtSignature" in recorded:
+                return True
+        elif isinstance(part, (TextPart, ToolCall)) and "thought_signature" in (
+            hints(part.provider_data, FORMAT).get("extra") or {}
+        ):
+            return True
+    return False
+
+
 class GeminiAdapter(AdapterDefaults):
     """IR -> google-genai ``generate_content`` keyword arguments."""
 
@@ -281,6 +295,50 @@ class GeminiAdapter(AdapterDefaults):
         """
         data = {"provider": FORMAT, "extra": {"thought_signature": SKIP_SIGNATURE}}
         return dataclasses.replace(call, provider_data=data)
+
+    def fit_references(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        offset: int = 0,
+        before: Sequence[Message] = (),
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """`messages` with a placeholder thought signature where the current turn needs one.
+
+        Gemini 3 rejects a ``function_call`` of the current turn (the model's steps since
+        the last user text) whose step carries no ``thought_signature``. A history from
+        another provider, or written by hand, has none to give; the first call of each such
+        step gets `SKIP_SIGNATURE` (`injected_call`), each reported as a `Change`
+        (``signed_foreign_call``). Calls recorded from Gemini keep their own signature.
+        """
+        start = 0
+        for i in range(len(messages) - 1, -1, -1):
+            msg = messages[i]
+            if msg.role == "user" and any(not isinstance(p, ToolResult) for p in msg.parts):
+                start = i + 1
+                break
+        out = list(messages)
+        changes: list[Change] = []
+        for i in range(start, len(out)):
+            first = next((p for p in out[i].parts if isinstance(p, ToolCall)), None)
+            if first is None or out[i].role != "assistant" or _signed(out[i]):
+                continue
+            data: dict[str, Any] = {**hints(first.provider_data, FORMAT), "provider": FORMAT}
+            data["extra"] = {**(data.get("extra") or {}), "thought_signature": SKIP_SIGNATURE}
+            signed = dataclasses.replace(first, provider_data=data)
+            parts = tuple(signed if p is first else p for p in out[i].parts)
+            out[i] = dataclasses.replace(out[i], parts=parts)
+            changes.append(
+                Change(
+                    kind="signed_foreign_call",
+                    index=offset + i,
+                    call_id=first.id,
+                    detail=f"message {offset + i}: call {first.id[:80]!r} has no Gemini thought "
+                    f"signature; sent with {SKIP_SIGNATURE!r}",
+                )
+            )
+        return tuple(out), tuple(changes)
 
     def assemble(
         self,
