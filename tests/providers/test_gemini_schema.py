@@ -69,6 +69,7 @@ def test_a_recursive_reference_stops_at_its_second_appearance() -> None:
 
 def test_the_gemini_payload_carries_no_reference_and_other_targets_keep_theirs() -> None:
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_tools(
         [
             {"name": "ship", "description": "Ship an order.", "input_schema": OPTIONAL_MODEL},
@@ -115,7 +116,12 @@ def test_keywords_outside_the_gemini_subset_are_rewritten_or_dropped_and_named()
     assert out["properties"]["not"] == {"type": "string"}  # a property named like a keyword
     assert keys(out) - {"a", "both", "count", "mode", "not", "pair"} <= SUPPORTED
     joined = "\n".join(result.changes)
-    for named in ("'$comment'", "'multipleOf'", "'patternProperties'", "/properties/not/not: dropped"):
+    for named in (
+        "'$comment'",
+        "'multipleOf'",
+        "'patternProperties'",
+        "/properties/not/not: dropped",
+    ):
         assert named in joined
     genai_types.FunctionDeclaration.model_validate(
         {"name": "x", "description": "d", "parameters_json_schema": out}

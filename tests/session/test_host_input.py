@@ -176,6 +176,7 @@ def test_an_unwritable_offload_dir_keeps_the_result_inline(
 
 def test_read_offloaded_stays_reachable_in_read_only_mode(tmp_path: Path) -> None:
     chef = ContextChef(offload_dir=tmp_path, max_inline_chars=100, mode="read_only")
+    chef.set_history([user("hello")])
     names = [t["name"] for t in chef.compile("anthropic").payload.get("tools", [])]
     assert "read_offloaded" in names
 
@@ -247,6 +248,7 @@ def test_offloaded_output_stays_readable_whatever_the_exposure(tmp_path: Path) -
     )
     chef.register_tools([READ], handlers={"read_file": lambda **_: "y" * 5_000})
     chef.pruner.apply(chef.pruner.allow_only(["read_file"]))
+    chef.set_history([user("hello")])
     names = [t["name"] for t in chef.compile("anthropic").payload["tools"]]
     assert "read_offloaded" in names  # neither deferred nor pruned
     wrapped = '{"tool_name": "read_file", "params": {}}'
@@ -318,3 +320,35 @@ def test_error_messages_stay_bounded_whatever_the_value(
         call(chef)
     assert len(str(caught.value)) < 1_000
     assert chef.compile("anthropic").payload["messages"]
+
+
+@pytest.mark.parametrize(("field", "pattern"), [("defer", "github_*"), ("pin", "^raed_file$")])
+def test_a_defer_or_pin_pattern_matching_no_tool_is_named_at_compile(
+    field: str, pattern: str
+) -> None:
+    chef = ContextChef(**{field: [pattern]})  # type: ignore[arg-type]
+    chef.register_tools([READ])
+    chef.set_history([user("hello")])
+    with pytest.raises(UsageError, match=f"{field} pattern '.{{0,1}}{pattern[1:4]}") as caught:
+        chef.compile("anthropic")
+    assert "read_file" in str(caught.value)  # the closest name
+    warned = ContextChef(unmatched_patterns="warn", **{field: [pattern]})  # type: ignore[arg-type]
+    warned.register_tools([READ])
+    warned.set_history([user("hello")])
+    with pytest.warns(UserWarning, match="matches no registered tool"):
+        warned.compile("anthropic")
+    warned.compile("anthropic")  # once per pattern: no second warning (warnings are errors)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"default_defer": "yes"},
+        {"qualify": 1},
+        {"cache_audit": None},
+        {"unmatched_patterns": "ignore"},
+    ],
+)
+def test_flags_of_the_wrong_type_are_usage_errors(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(UsageError):
+        ContextChef(**kwargs)

@@ -27,6 +27,7 @@ pinned by the deferred layer whenever anything is deferred.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ __all__ = [
     "mode_names",
     "named_modes",
     "unmatched",
+    "unmatched_message",
 ]
 
 Exposure = Literal["direct", "deferred", "hidden"]
@@ -171,6 +173,23 @@ def unmatched(patterns: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
     """The patterns that match none of `names` (see `matches`)."""
     known = tuple(names)
     return tuple(p for p in patterns if not matches((p,), known))
+
+
+def unmatched_message(field: str, patterns: Iterable[str], names: Iterable[str]) -> str:
+    """A sentence naming the first of `patterns` that matches none of `names`, or ``""``.
+
+    The sentence names the pattern, the option it was given to (`field`) and the closest
+    names, so a typo (``github_*`` for ``github__*``) shows at once.
+    """
+    known = sorted(names)
+    missing = unmatched(patterns, known)
+    if not missing:
+        return ""
+    close = difflib.get_close_matches(missing[0].strip("^$*"), known, n=3, cutoff=0.5)
+    return (
+        f"{field} pattern {shown(missing[0], 80)} matches no registered tool; closest "
+        f"names: {close or known[:3]} (patterns take * wildcards and ^/$ anchors)"
+    )
 
 
 def named_modes(modes: Mapping[str, Mode | Sequence[str]] | None) -> dict[str, Mode]:

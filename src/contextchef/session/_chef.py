@@ -14,16 +14,17 @@ passes the one gate of `contextchef.dispatch`.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.dispatch._types import AfterHook, BeforeHook
-from contextchef.exposure._policy import Mode, as_patterns, named_modes
+from contextchef.exposure._policy import Mode, as_patterns, named_modes, unmatched_message
 from contextchef.history._messages import Message, check_message
 from contextchef.history._offload import OffloadStore
 from contextchef.providers import ResponseNotice, get_adapter
@@ -85,6 +86,14 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             or announcements); None or ``""``: no anchor line.
         cache_audit: List every edit of something already sent (each one restarts the
             prompt cache there) in `CompiledRequest.audit`, and log it.
+        unmatched_patterns: What `compile` does when a `defer` or `pin` pattern matches
+            no registered tool (a typo such as ``github_*`` for ``github__*`` would
+            otherwise change nothing, silently): ``"raise"`` a `UsageError` naming the
+            pattern and the closest names, or ``"warn"`` (a `UserWarning`, once per
+            pattern). Blocklist patterns are checked when set, always strictly.
+
+    Raises:
+        UsageError: An option of the wrong type or value.
     """
 
     def __init__(
@@ -106,7 +115,21 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         on_overflow: Summarizer | OverflowHandoff | None = None,
         anchor: str | None = DEFAULT_ANCHOR,
         cache_audit: bool = False,
+        unmatched_patterns: Literal["raise", "warn"] = "raise",
     ) -> None:
+        for option, flag in (
+            ("default_defer", default_defer),
+            ("qualify", qualify),
+            ("cache_audit", cache_audit),
+        ):
+            if not isinstance(flag, bool):
+                raise UsageError(f"{option} must be True or False, got {shown(flag, 80)}")
+        if unmatched_patterns not in ("raise", "warn"):
+            raise UsageError(
+                f"unmatched_patterns must be 'raise' or 'warn', got {shown(unmatched_patterns)}"
+            )
+        self._unmatched = unmatched_patterns
+        self._warned: set[str] = set()
         if anchor is not None and (not isinstance(anchor, str) or not is_unicode(anchor)):
             raise UsageError(f"anchor must be Unicode text or None, got {type(anchor).__name__}")
         self._modes = named_modes(modes)
@@ -150,6 +173,19 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             self.set_mode(mode)
 
     # -- tools (see SessionTools) --------------------------------------------------------
+
+    def _check_patterns(self) -> None:
+        """Apply `unmatched_patterns` to the ``defer`` and ``pin`` patterns (at compile)."""
+        known = self._tools.known_names()
+        for field, patterns in (("defer", self._state.defer), ("pin", self._state.pin)):
+            problem = unmatched_message(field, patterns, known)
+            if not problem:
+                continue
+            if self._unmatched == "raise":
+                raise UsageError(f"{problem}; pass unmatched_patterns='warn' to only warn")
+            if problem not in self._warned:
+                self._warned.add(problem)
+                warnings.warn(problem, UserWarning, stacklevel=3)
 
     def register_tools(
         self,
