@@ -49,6 +49,7 @@ __all__ = [
     "UnknownToolkitError",
     "UsageError",
     "shown",
+    "shown_keys",
 ]
 
 
@@ -71,6 +72,16 @@ def shown(value: object, limit: int = 200) -> str:
     except Exception:  # a hostile __repr__, an integer too long inside a container
         return f"<a {type(value).__name__}>"
     return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def shown_keys(mapping: object, limit: int = 10) -> str:
+    """The keys of `mapping` for an error message: each `shown`, sorted, at most `limit`."""
+    try:
+        keys = sorted(shown(k, 40) for k in list(mapping)[:200])  # type: ignore[call-overload]
+    except Exception:  # not iterable, or iterating raises
+        return f"<keys of a {type(mapping).__name__}>"
+    more = f", and {len(keys) - limit} more" if len(keys) > limit else ""
+    return f"[{', '.join(keys[:limit])}{more}]"
 
 
 class ContextChefError(Exception):

@@ -112,7 +112,7 @@ def parse_skill(item: object) -> Skill:
     if isinstance(item, Skill):
         fields = dataclasses.asdict(item)
     elif isinstance(item, Mapping):
-        unknown = sorted(str(k) for k in item if k not in _FIELDS)
+        unknown = sorted(shown(k, 40) for k in item if k not in _FIELDS)
         if unknown:
             raise UsageError(f"skill {shown(item.get('name'), 80)}: unknown fields {unknown}")
         fields = item

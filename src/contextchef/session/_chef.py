@@ -219,7 +219,19 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
     def register_mcp_tools(
         self, result: Mapping[str, Any] | Sequence[Any], *, server: str, description: str = ""
     ) -> tuple[Tool, ...]:
-        """Register an MCP server's ``tools/list`` result under `server`."""
+        """Register an MCP server's ``tools/list`` result under `server`.
+
+        Raises:
+            UsageError: `server` is not a non-empty string or `description` not a string;
+                the errors of `SessionTools.register_mcp_tools`.
+        """
+        if not (isinstance(server, str) and server and isinstance(description, str)) or not (
+            is_unicode(server) and is_unicode(description)
+        ):
+            raise UsageError(
+                "register_mcp_tools needs server= a non-empty string and description= a "
+                f"string, both valid Unicode; got {shown(server, 80)} and {shown(description, 80)}"
+            )
         return self._tools.register_mcp_tools(result, server=server, description=description)
 
     def register_runtime_tool(self, tool: ToolLike, *, handler: Handler | None = None) -> Tool:

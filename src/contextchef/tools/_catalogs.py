@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown
+from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown, shown_keys
 from contextchef.tools._schema import repair_schema
 from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
 
@@ -152,7 +152,7 @@ def tool_from_dict(
     name = body.get("name")
     if not isinstance(name, str):
         raise CatalogFormatError(
-            f"tool definition has no string 'name' (keys: {sorted(body)}); expected an "
+            f"tool definition has no string 'name' (keys: {shown_keys(body)}); expected an "
             "Anthropic, OpenAI Chat/Responses, MCP or Gemini function definition"
         )
     schema = None

@@ -24,8 +24,8 @@ import jsonschema.validators
 import jsonschema_rs
 from jsonschema.exceptions import SchemaError
 
-from contextchef._errors import InvalidSchemaError, InvalidToolError, shown
-from contextchef._json import JsonValue, canonical_schema
+from contextchef._errors import ContextChefError, InvalidSchemaError, InvalidToolError, shown
+from contextchef._json import JsonValue, canonical_schema, is_unicode
 
 __all__ = [
     "check_input_schema",
@@ -130,8 +130,8 @@ def _resolve_pointer(root: JsonValue, ref: str) -> bool:
 def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, str] | None:
     """First structural problem jsonschema would not report clearly, or None.
 
-    Too deep nesting, non-finite numbers (not JSON), integers too long to print,
-    non-string keys, and ``$ref``s
+    Too deep nesting, non-finite numbers (not JSON), integers too long to print, values
+    of no JSON type, text that is not valid Unicode, non-string keys, and ``$ref``s
     that are remote or point nowhere (they would fail only when a call is validated).
     """
     if len(path) > MAX_SCHEMA_DEPTH:
@@ -140,6 +140,10 @@ def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any,
         return path, f"{shown(node)} is not a JSON number; use a finite value"
     if isinstance(node, int) and node.bit_length() > _MAX_INT_BITS:
         return path, f"{shown(node)} is too long to write as JSON; use a shorter number"
+    if not isinstance(node, (Mapping, list, tuple, str, int, float, type(None))):
+        return path, f"a {type(node).__name__} is not JSON data; use JSON values only"
+    if isinstance(node, str) and not is_unicode(node):
+        return path, "text holds a lone surrogate (not valid Unicode); fix the source data"
     if isinstance(node, Mapping):
         for key, value in node.items():
             if not isinstance(key, str):
@@ -548,9 +552,24 @@ def schema_from_callable(
     ``*args``/``**kwargs`` are not allowed.
 
     Raises:
-        InvalidToolError: If the function takes ``*args``/``**kwargs`` or an annotation
-            cannot be turned into JSON Schema.
+        InvalidToolError: If the function takes ``*args``/``**kwargs``, an annotation
+            cannot be turned into JSON Schema, or the object cannot be read at all.
     """
+    try:
+        return _from_callable(func)
+    except ContextChefError:
+        raise
+    except Exception as exc:  # a foreign object whose attributes or signature raise
+        raise InvalidToolError(
+            f"cannot read a tool from a {type(func).__name__}: reading it raised "
+            f"{type(exc).__name__}; register a function, a Tool or a tool dict",
+            tool=f"<{type(func).__name__}>",
+        ) from exc
+
+
+def _from_callable(
+    func: Callable[..., Any],
+) -> tuple[str, str, dict[str, JsonValue], Callable[..., Any]]:
     import pydantic  # local: only needed for callables
 
     name = getattr(func, "__name__", "")

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import shown_keys
 from contextchef.history._messages import (
     MediaPart,
     Part,
@@ -174,7 +175,7 @@ def _g_part(hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls
         )
     kind = next((k for k in _GEMINI_PARTS if k in part), None)
     if kind is None:
-        return hist.provider(i, raw, f"part with keys {sorted(raw)}")
+        return hist.provider(i, raw, f"part with keys {shown_keys(raw)}")
     parsed = _GEMINI_PARTS[kind](hist, i, j, part, calls)
     if isinstance(parsed, ToolCall) and role != "assistant":
         raise hist.error(i, "a function_call part in a user content")
