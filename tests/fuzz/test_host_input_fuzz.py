@@ -10,7 +10,7 @@ objects) and checks that:
 * the session keeps compiling on every target after the next user message, to payloads
   the official SDKs' request types accept.
 
-Examples per test: ``$CONTEXTCHEF_FUZZ_HOST`` (default 1,500; 10 tests).
+Examples per test: ``$CONTEXTCHEF_FUZZ_HOST`` (default 1,500; 9 tests).
 """
 
 from __future__ import annotations

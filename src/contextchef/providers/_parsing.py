@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from contextchef._errors import CorruptHistoryError
+from contextchef._errors import CorruptHistoryError, shown
 from contextchef.history._messages import (
     MAX_ARGUMENT_DEPTH,
     MediaPart,
@@ -312,7 +312,7 @@ def system_text(hist: HistoryBuilder, system: object, what: str) -> str:
 def parse_role(hist: HistoryBuilder, i: int, msg: Mapping[str, Any], roles: Sequence[str]) -> Role:
     role = msg.get("role")
     if role not in roles:
-        raise hist.error(i, f"role must be one of {list(roles)}, got {role!r}")
+        raise hist.error(i, f"role must be one of {list(roles)}, got {shown(role, 40)}")
     return "assistant" if role in ("assistant", "model") else "user"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import shown
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -84,11 +85,19 @@ def _o_content(hist: HistoryBuilder, i: int, content: object) -> list[TextPart |
         if raw.get("type") == "text" and isinstance(raw.get("text"), str):
             parts.append(fit_hints(TextPart(text=raw["text"]), raw, _CONTENT_PART, _O))
             continue
+        if raw.get("type") not in _PART_TYPES:
+            raise hist.error(
+                i, f"content part type {shown(raw.get('type'), 40)} is not a Chat Completions part"
+            )
         media = _o_media(hist, i, raw)
         if media is None:
             return None
         parts.append(media)
     return parts
+
+
+_PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
+"""Content part types of Chat Completions messages (others are another API's blocks)."""
 
 
 def _o_assistant(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
@@ -130,6 +139,8 @@ def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall | None:
 
 
 def _o_user(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
+    if msg.get("content") is None:  # the API requires it: replayed, it would be a 400
+        raise hist.error(i, "a user message needs 'content' (text or a list of parts)")
     content = _o_content(hist, i, msg.get("content"))
     if not content:
         hist.new("user", i).parts.append(hist.provider(i, msg, "user message"))
@@ -169,6 +180,13 @@ def _o_tool(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
 
 def _o_positional(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
     role = msg.get("role")
+    content = msg.get("content")
+    texts = content if isinstance(content, list) else []
+    if role != "function" and (
+        not isinstance(content, (str, list))
+        or not all(isinstance(p, Mapping) and isinstance(p.get("text"), str) for p in texts)
+    ):
+        raise hist.error(i, f"a {role} message needs 'content': text or a list of text parts")
     draft = hist.new("assistant" if role == "assistant" else "user", i)
     draft.parts.append(hist.provider(i, msg, f"{role} message"))
 
@@ -206,7 +224,7 @@ def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
             continue
         handler = _CHAT_ROLES.get(role) if isinstance(role, str) else None
         if handler is None:
-            raise hist.error(i, f"role must be one of {sorted(_CHAT_ROLES)}, got {role!r}")
+            raise hist.error(i, f"role must be one of {sorted(_CHAT_ROLES)}, got {shown(role, 40)}")
         handler(hist, i, msg)
     return hist.result(system)
 

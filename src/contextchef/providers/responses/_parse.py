@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import shown
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -44,8 +45,11 @@ def _r_content_part(
     def render(p: TextPart | MediaPart) -> dict[str, Any]:
         return _responses.render_content_part(p, role)
 
-    if kind in ("input_text", "output_text") and isinstance(raw.get("text"), str):
-        return fit_hints(TextPart(text=raw["text"]), raw, render, _R)
+    if kind not in _PART_TYPES:  # another API's block: replayed, it would be a 400
+        raise hist.error(i, f"content part type {shown(kind, 40)} is not a Responses part")
+    if kind in ("input_text", "output_text"):  # replayed without text, it would be a 400
+        text = as_string(hist, i, raw.get("text"), f"{kind} 'text'")
+        return fit_hints(TextPart(text=text), raw, render, _R)
     part: MediaPart | None = None
     if isinstance(raw.get("file_id"), str):
         default = "image/*" if kind == "input_image" else "application/octet-stream"
@@ -65,10 +69,24 @@ def _r_content_part(
     return None if part is None else fit_hints(part, raw, render, _R)
 
 
+_PART_TYPES = frozenset(
+    {"input_text", "output_text", "input_image", "input_file", "input_audio", "refusal"}
+)
+"""Content part types of Responses message items."""
+
+
 def _r_message(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     role = item.get("role")
     content = item.get("content")
+    if role not in ("user", "assistant", "system", "developer") or not isinstance(
+        content, (str, list)
+    ):  # replayed as is, it would be a 400
+        raise hist.error(
+            i, "a message item needs role user, assistant, system or developer and content"
+        )
     if role not in ("user", "assistant"):
+        for raw in content if isinstance(content, list) else ():
+            _r_content_part(hist, i, role, raw)  # refuses what the API would refuse
         hist.new("user", i).parts.append(hist.provider(i, item, f"{role} message item"))
         return
     parts: list[TextPart | MediaPart | None]
