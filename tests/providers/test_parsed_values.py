@@ -76,7 +76,9 @@ def test_values_json_cannot_carry_are_corrupt_history(label: str, bad: Any) -> N
         {"role": "assistant", "content": [{"type": "text", "text": "t", "citations": [bad]}]},
     ]
     chat = [{"role": "user", "content": "go"}, {"role": "assistant", "content": bad}]
-    responses = [{"type": "function_call", "call_id": "c", "name": "f", "arguments": bad}]
+    responses = [
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}", "x": bad}
+    ]
     gemini = [{"role": "model", "parts": [{"text": "t", "extra": {"x": bad}}]}]
     for parse, history in (
         (from_anthropic, anthropic),
@@ -130,7 +132,11 @@ def test_call_arguments_json_cannot_carry_are_repaired_into_an_error_result(
         {"role": "assistant", "content": anthropic["content"]},
     ]
     assert "sent as {}" in " ".join(from_anthropic(history).notes)
-    for response in (anthropic, gemini):
+    # Chat carries arguments as text: a lone surrogate decoded from the JSON escape
+    function = {"name": "read_file", "arguments": '{"x": "\ud800"}'}
+    call = {"id": "c1", "type": "function", "function": function}
+    chat = {"choices": [{"message": {"role": "assistant", "tool_calls": [call]}}]}
+    for response in (anthropic, gemini, chat):
         chef = ContextChef()
         chef.register_tools([read_file])
         chef.set_history([user("read a")])

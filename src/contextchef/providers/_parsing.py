@@ -59,6 +59,7 @@ __all__ = [
     "ParsedHistory",
     "UnreadableArguments",
     "add_hint",
+    "arguments_text",
     "as_list",
     "as_mapping",
     "as_messages",
@@ -173,6 +174,13 @@ class HistoryBuilder:
         return ParsedHistory(system=system, messages=messages, notes=tuple(self.notes))
 
 
+def arguments_text(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
+    """A call's arguments given as text (Chat, Responses), `UnreadableArguments` included."""
+    if isinstance(value, UnreadableArguments):
+        return value.text
+    return as_string(hist, index, value, what)
+
+
 def as_mapping(hist: HistoryBuilder, index: int, value: object, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise hist.error(index, f"{what} must be an object, got {type(value).__name__}")
@@ -265,8 +273,13 @@ def _unreadable_arguments(
         problem = json_problem(holder[key], max_depth=MAX_ARGUMENT_DEPTH)
         if not problem:
             continue
-        try:  # ASCII escapes keep lone surrogates as text the parser names
-            text = json.dumps(holder[key], sort_keys=True)
+        value = holder[key]
+        try:  # escapes keep lone surrogates as text the gate's parser names
+            text = (
+                value.encode("utf-8", "backslashreplace").decode("utf-8")
+                if isinstance(value, str)
+                else json.dumps(value, sort_keys=True)
+            )
         except (TypeError, ValueError, RecursionError):
             text = f"<arguments that are not JSON: they {problem}>"
         hist.notes.append(

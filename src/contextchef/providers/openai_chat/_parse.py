@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import shown
@@ -21,6 +21,7 @@ from contextchef.providers._parsing import (
     HistoryBuilder,
     ParsedHistory,
     Render,
+    arguments_text,
     as_list,
     as_mapping,
     as_messages,
@@ -130,10 +131,13 @@ def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall | None:
     function = raw.get("function")
     if raw.get("type", "function") != "function" or not isinstance(function, Mapping):
         return None
+    arguments = arguments_text(hist, i, function.get("arguments", "{}"), "function 'arguments'")
+    if "arguments" in function:  # the text itself, where an unreadable object was
+        raw = {**raw, "function": {**function, "arguments": arguments}}
     call = ToolCall(
         id=as_string(hist, i, raw.get("id"), "tool call 'id'"),
         name=as_string(hist, i, function.get("name"), "function 'name'"),
-        arguments=as_string(hist, i, function.get("arguments", "{}"), "function 'arguments'"),
+        arguments=arguments,
     )
     return hist.call(i, fit_hints(call, raw, _openai_chat.render_tool_call, _O))
 
@@ -201,6 +205,15 @@ _CHAT_ROLES: dict[str, Callable[[HistoryBuilder, int, Mapping[str, Any]], None]]
 }
 
 
+def _argument_slots(message: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each ``tool_calls[].function.arguments`` (see `json_safe`)."""
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and "arguments" in function:
+            yield function, "arguments"
+
+
 def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
     """Parse a Chat Completions history (the ``messages`` you would send).
 
@@ -213,7 +226,7 @@ def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
         CorruptHistoryError: A message is malformed (index and reason given).
     """
     hist = HistoryBuilder(_O)
-    items = as_messages(hist, messages, "messages")
+    items = as_messages(hist, messages, "messages", _argument_slots)
     system = ""
     for i, msg in enumerate(items):
         msg = as_mapping(hist, i, msg, "a message")

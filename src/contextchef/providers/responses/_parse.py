@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import shown
@@ -23,6 +23,7 @@ from contextchef.providers._parsing import (
     HistoryBuilder,
     ParsedHistory,
     add_hint,
+    arguments_text,
     as_list,
     as_mapping,
     as_messages,
@@ -140,11 +141,19 @@ def _side(part: Part) -> Role:
     return "user" if isinstance(part, ToolResult) else "assistant"
 
 
+def _argument_slots(item: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """A ``function_call`` item's ``arguments`` (see `json_safe`)."""
+    if isinstance(item, dict) and item.get("type") == "function_call" and "arguments" in item:
+        yield item, "arguments"
+
+
 def _r_function_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    arguments = arguments_text(hist, i, item.get("arguments"), "function_call 'arguments'")
+    item = {**item, "arguments": arguments}  # the text, where an unreadable object was
     call = ToolCall(
         id=as_string(hist, i, item.get("call_id"), "function_call 'call_id'"),
         name=as_string(hist, i, item.get("name"), "function_call 'name'"),
-        arguments=as_string(hist, i, item.get("arguments"), "function_call 'arguments'"),
+        arguments=arguments,
     )
     call = hist.call(i, fit_hints(call, item, _render_item, _R))
     hist.check(i, _render_item(call), dict(item), "function_call item")
@@ -210,7 +219,7 @@ def from_responses(
         CorruptHistoryError: An item is malformed (index and reason given).
     """
     hist = HistoryBuilder(_R)
-    for i, item in enumerate(as_messages(hist, input_items, "input")):
+    for i, item in enumerate(as_messages(hist, input_items, "input", _argument_slots)):
         item = as_mapping(hist, i, item, "an input item")
         kind = item.get("type", "message" if "role" in item else None)
         if not isinstance(kind, str):
