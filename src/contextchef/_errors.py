@@ -22,6 +22,8 @@ result, not by crashing the agent loop)::
     └── ModelOutputError                the model or provider produced bad data
         ├── MalformedArgumentsError     tool-call arguments are not a JSON object
         └── CorruptHistoryError         a history message cannot be sent as is
+    SessionStoreError                   a session store failed or holds a bad record
+    └── StaleSessionError               a write lost the race: another writer was first
 
 Messages say what is wrong, which item is concerned and what would be valid.
 """
@@ -40,7 +42,9 @@ __all__ = [
     "ModelOutputError",
     "NestedNamespaceError",
     "NondeterminismError",
+    "SessionStoreError",
     "SnapshotMismatchError",
+    "StaleSessionError",
     "TemplateError",
     "ToolNameConflictError",
     "UnknownActionError",
@@ -262,3 +266,32 @@ class CorruptHistoryError(ModelOutputError):
     def __init__(self, message: str, *, index: int) -> None:
         super().__init__(message)
         self.index = index
+
+
+class SessionStoreError(ContextChefError):
+    """A session store failed (backend unreachable, corrupt record) for one session.
+
+    Attributes:
+        session_id: The session concerned ("" for store-wide failures).
+    """
+
+    def __init__(self, message: str, *, session_id: str = "") -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+class StaleSessionError(SessionStoreError):
+    """A write expected another version of the session than the store holds.
+
+    Another writer appended first (or the session expired or was deleted). Nothing was
+    written; load the session again, redo the turn on the loaded state and retry.
+
+    Attributes:
+        expected: The version the writer based its turn on.
+        actual: The version the store holds (0: the session does not exist).
+    """
+
+    def __init__(self, message: str, *, session_id: str, expected: int, actual: int) -> None:
+        super().__init__(message, session_id=session_id)
+        self.expected = expected
+        self.actual = actual

@@ -18,14 +18,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import docstring_parser
-import jsonschema
-import jsonschema.validators
-import jsonschema_rs
-from jsonschema.exceptions import SchemaError
-
 from contextchef._errors import ContextChefError, InvalidSchemaError, InvalidToolError, shown
-from contextchef._json import JsonValue, canonical_schema, is_unicode
+from contextchef._json import MAX_INT_BITS, JsonValue, canonical_schema, is_unicode
 
 __all__ = [
     "check_input_schema",
@@ -36,6 +30,10 @@ __all__ = [
     "to_strict_schema",
     "validator_for",
 ]
+
+# jsonschema, jsonschema-rs and docstring_parser are imported where they are used, so that
+# ``import contextchef`` does not pay for them (benchmarks/import_time.py); registering a
+# tool needs only jsonschema-rs (jsonschema explains the schemas it rejects).
 
 
 def _pointer(path: Any) -> str:
@@ -57,6 +55,8 @@ def validator_for(schema: Mapping[str, JsonValue]) -> type[Any]:
         jsonschema.exceptions.SchemaError: If no supported draft accepts the schema (the
             2020-12 error is raised).
     """
+    import jsonschema.validators
+
     fast_ok = _fast_meta_ok(schema)
     if "$schema" in schema:
         declared: type[Any] = jsonschema.validators.validator_for(
@@ -70,10 +70,10 @@ def validator_for(schema: Mapping[str, JsonValue]) -> type[Any]:
         return latest
     try:
         _check(jsonschema.Draft202012Validator, schema)
-    except SchemaError as first:
+    except jsonschema.exceptions.SchemaError as first:
         try:
             _check(jsonschema.Draft7Validator, schema)
-        except SchemaError:
+        except jsonschema.exceptions.SchemaError:
             raise first from None
         draft7: type[Any] = jsonschema.Draft7Validator
         return draft7
@@ -82,6 +82,8 @@ def validator_for(schema: Mapping[str, JsonValue]) -> type[Any]:
 
 
 def _fast_meta_ok(schema: Mapping[str, JsonValue]) -> bool:
+    import jsonschema_rs
+
     try:
         return bool(jsonschema_rs.meta.is_valid(dict(schema)))
     except (ValueError, TypeError, jsonschema_rs.ReferencingError):
@@ -94,6 +96,8 @@ _META_VALIDATORS: dict[Any, Any] = {}
 def _meta_validator(cls: type[Any]) -> Any:
     """A reusable validator of `cls`'s meta-schema (building one per check is slow)."""
     if cls not in _META_VALIDATORS:
+        import jsonschema.validators
+
         meta = cls.META_SCHEMA
         _META_VALIDATORS[cls] = jsonschema.validators.validator_for(meta)(meta)
     return _META_VALIDATORS[cls]
@@ -101,17 +105,15 @@ def _meta_validator(cls: type[Any]) -> Any:
 
 def _check(cls: type[Any], schema: Mapping[str, JsonValue]) -> None:
     """Like ``cls.check_schema`` but with a cached meta-schema validator."""
+    import jsonschema.exceptions
+
     error = jsonschema.exceptions.best_match(_meta_validator(cls).iter_errors(schema))
     if error is not None:
-        raise SchemaError.create_from(error)
+        raise jsonschema.exceptions.SchemaError.create_from(error)
 
 
 MAX_SCHEMA_DEPTH = 64
 """Deepest nesting of objects/arrays accepted in a schema."""
-
-
-_MAX_INT_BITS = 14_000
-"""About 4,200 decimal digits: Python refuses to print longer integers by default."""
 
 
 def _resolve_pointer(root: JsonValue, ref: str) -> bool:
@@ -138,7 +140,7 @@ def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any,
         return path, f"nested deeper than {MAX_SCHEMA_DEPTH} levels"
     if isinstance(node, float) and not math.isfinite(node):
         return path, f"{shown(node)} is not a JSON number; use a finite value"
-    if isinstance(node, int) and node.bit_length() > _MAX_INT_BITS:
+    if isinstance(node, int) and node.bit_length() > MAX_INT_BITS:
         return path, f"{shown(node)} is too long to write as JSON; use a shorter number"
     if not isinstance(node, (Mapping, list, tuple, str, int, float, type(None))):
         return path, f"a {type(node).__name__} is not JSON data; use JSON values only"
@@ -224,6 +226,20 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
             tool=tool,
             schema_path=path,
         )
+    if not _fast_meta_ok(root):
+        _explain_meta_error(tool, root)
+    out = canonical_schema(root)
+    assert isinstance(out, dict)
+    return out
+
+
+def _explain_meta_error(tool: str, root: dict[str, JsonValue]) -> None:
+    """Raise `InvalidSchemaError` for a schema jsonschema-rs rejected, with jsonschema's path.
+
+    Returns normally when jsonschema accepts the schema after all (draft-07 fallback).
+    """
+    from jsonschema.exceptions import SchemaError
+
     try:
         validator_for(root)
     except SchemaError as exc:
@@ -240,9 +256,6 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
             tool=tool,
             schema_path=path,
         ) from exc
-    out = canonical_schema(root)
-    assert isinstance(out, dict)
-    return out
 
 
 # --- dialect repair ----------------------------------------------------------------------
@@ -559,10 +572,10 @@ def schema_from_callable(
         return _from_callable(func)
     except ContextChefError:
         raise
-    except Exception as exc:  # a foreign object whose attributes or signature raise
+    except Exception as exc:  # no signature, or a foreign object whose attributes raise
         raise InvalidToolError(
-            f"cannot read a tool from a {type(func).__name__}: reading it raised "
-            f"{type(exc).__name__}; register a function, a Tool or a tool dict",
+            f"cannot read a signature from a {type(func).__name__} ({type(exc).__name__}): "
+            "register a function, a Tool or a tool dict",
             tool=f"<{type(func).__name__}>",
         ) from exc
 
@@ -570,22 +583,15 @@ def schema_from_callable(
 def _from_callable(
     func: Callable[..., Any],
 ) -> tuple[str, str, dict[str, JsonValue], Callable[..., Any]]:
-    import pydantic  # local: only needed for callables
+    import docstring_parser  # local: only needed for callables
+    import pydantic
 
     name = getattr(func, "__name__", "")
     doc = docstring_parser.parse(inspect.getdoc(func) or "")
     param_docs = {p.arg_name: (p.description or "") for p in doc.params}
     description = "\n\n".join(x for x in (doc.short_description, doc.long_description) if x)
     fields: dict[str, Any] = {}
-    try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError) as exc:
-        raise InvalidToolError(
-            f"cannot read a signature from {shown(getattr(func, '__name__', func), 80)}: "
-            f"register a "
-            "function, a Tool or a tool dict",
-            tool=str(getattr(func, "__name__", "?")),
-        ) from exc
+    signature = inspect.signature(func)  # raising: see schema_from_callable
     for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise InvalidToolError(
