@@ -27,6 +27,7 @@ TARGETS = ("anthropic", "openai", "responses", "gemini")
 
 def build(catalogs: list[Catalog], *, shuffle_seed: int | None = None, **kw: Any) -> ContextChef:
     chef = ContextChef(**kw)
+    chef.set_history([user("hi")])  # compile needs a message
     cats = list(catalogs)
     if shuffle_seed is not None:
         rng = random.Random(shuffle_seed)
@@ -82,10 +83,12 @@ def test_schema_keys_are_canonical_but_property_order_is_the_authors() -> None:
     outs = []
     for schema in (a, b):
         chef = ContextChef()
+        chef.set_history([user("hi")])  # compile needs a message
         chef.register_tools([{"name": "t", "description": "x", "input_schema": schema}])
         outs.append(chef.compile("anthropic").to_json())
     assert outs[0] == outs[1]
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_tools([{"name": "t", "description": "x", "input_schema": a}])
     sent = chef.compile("anthropic").payload["tools"][0]["input_schema"]
     assert list(sent["properties"]) == ["z", "a"]

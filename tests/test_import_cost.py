@@ -71,10 +71,11 @@ def test_the_plan_command_loads_no_search_or_template_dependency() -> None:
 
 def test_the_first_search_loads_bm25s_and_gives_the_same_ranking() -> None:
     code = (
-        "from contextchef import ContextChef, load_demo_catalog\n"
+        "from contextchef import ContextChef, load_demo_catalog, user\n"
         "from contextchef.search._index import ToolIndex\n"
         "chef = ContextChef(default_defer=True)\n"
         "chef.register_catalog(load_demo_catalog())\n"
+        "chef.set_history([user('hi')])\n"
         "chef.compile('anthropic')\n"
         "import sys; assert 'bm25s' not in sys.modules\n"
         "hits = chef.view.index.search(['create an issue'], limit=3)\n"

@@ -771,16 +771,15 @@ def test_08_channels_per_target() -> None:
 
     # DEVIATION: nothing is hoisted into the top-level system parameter, and nothing is
     # warned: with no user message to follow, the system channel waits for the first one.
+    # A request without any message is refused by every provider, so compile says so.
     lonely = ContextChef()
     lonely.set_system_prompt("sys")
     lonely.announce("s", "state", channel="system")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        first = lonely.compile("anthropic", model="claude-opus-5")
-        lonely.compile("anthropic", model="claude-opus-5")
+        with pytest.raises(UsageError, match="conversation is empty"):
+            lonely.compile("anthropic", model="claude-opus-5")
     assert caught == []
-    assert first.payload["system"] == [{"type": "text", "text": "sys", "cache_control": EPHEMERAL}]
-    assert first.payload["messages"] == []
     lonely.set_history([user("hi")])
     assert lonely.compile("anthropic", model="claude-opus-5").payload["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},

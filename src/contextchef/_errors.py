@@ -54,7 +54,40 @@ __all__ = [
     "UnknownToolkitError",
     "UsageError",
     "VolatileValueError",
+    "shown",
+    "shown_keys",
 ]
+
+
+def shown(value: object, limit: int = 200) -> str:
+    """`repr(value)` for an error message, bounded: never raises, never unbounded.
+
+    Messages name the offending value, which may come from a model or a host: a string
+    longer than `limit` characters is cut (its length said), an integer too long for
+    ``repr`` (Python refuses past 4,300 digits) is described by its size, and a value
+    whose ``repr`` fails is named by its type.
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__, an integer too long inside a container
+        return f"<a {type(value).__name__}>"
+    return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def shown_keys(mapping: object, limit: int = 10) -> str:
+    """The keys of `mapping` for an error message: each `shown`, sorted, at most `limit`."""
+    try:
+        keys = sorted(shown(k, 40) for k in list(mapping)[:200])  # type: ignore[call-overload]
+    except Exception:  # not iterable, or iterating raises
+        return f"<keys of a {type(mapping).__name__}>"
+    more = f", and {len(keys) - limit} more" if len(keys) > limit else ""
+    return f"[{', '.join(keys[:limit])}{more}]"
 
 
 class ContextChefError(Exception):

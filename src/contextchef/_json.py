@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "MAX_INT_BITS",
     "FrozenDict",
     "FrozenList",
     "JsonValue",
@@ -33,6 +34,9 @@ __all__ = [
 
 JsonValue = Any
 """A value made of dict/list/str/int/float/bool/None (JSON's data model)."""
+
+MAX_INT_BITS = 14_000
+"""Longest integer written as JSON (about 4,200 digits: Python refuses to print longer)."""
 
 # Keywords whose value is a single subschema.
 _SUBSCHEMA_KEYS = frozenset(

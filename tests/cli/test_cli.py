@@ -70,6 +70,7 @@ def test_plan_figures_match_the_library() -> None:
     data = json.loads(result.output)
     chef = ContextChef(default_defer=True)
     chef.register_catalog(load_demo_catalog())
+    chef.set_history([user("hi")])
     report = chef.plan("openai").to_dict()
     assert {k: v for k, v in data.items() if k in report} == json.loads(json.dumps(report))
     assert set(data) - set(report) == {"model", "model_known", "auto", "strategies"}
@@ -86,8 +87,8 @@ def test_plan_figures_match_the_library() -> None:
 
 def test_plan_pin_and_defer_patterns(tmp_path: Path) -> None:
     out = runner.invoke(app, ["plan", "--json", "--no-default-defer", "--defer", "^github"])
-    assert out.exit_code == 0
-    assert json.loads(out.output)["tools_deferred"] == 0  # demo has no github server
+    assert out.exit_code == 2  # demo has no github server: a typo is named, not ignored
+    assert "defer pattern '^github' matches no registered tool" in " ".join(out.output.split())
     out = runner.invoke(app, ["plan", "--json", "--pin", "*"])
     data = json.loads(out.output)
     assert data["tools_deferred"] == 0 and data["directory_chars"] == 0

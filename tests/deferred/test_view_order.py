@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 
-from contextchef import TARGETS, ContextChef
+from contextchef import TARGETS, ContextChef, user
 
 OPEN = {"type": "object"}
 
 
 def build(extend_first: bool) -> ContextChef:
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_tools([{"name": "read_file", "description": "r", "input_schema": OPEN}])
     chef.register_namespaces(
         [{"name": "fs", "description": "f", "tools": [{"name": "ls", "description": "l"}]}]

@@ -18,12 +18,14 @@ from contextchef import (
     ToolResult,
     UsageError,
     load_demo_catalog,
+    user,
 )
 
 
 def demo(**kw: Any) -> ContextChef:
     chef = ContextChef(default_defer=True, **kw)
     chef.register_catalog(load_demo_catalog())
+    chef.set_history([user("hi")])  # compile needs a message
     return chef
 
 
@@ -302,12 +304,14 @@ def test_runtime_tool_is_deferred_searchable_and_leaves_the_prefix_alone() -> No
 
 def test_first_runtime_tool_adds_meta_tools_unless_they_are_always_on() -> None:
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_tools([{"name": "a", "description": "A"}])
     assert names_in_payload(chef) == ["a"]
     chef.register_runtime_tool({"name": "r", "description": "R"})
     assert names_in_payload(chef) == ["a", "tool_search", "defer_execute"]
 
     steady = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
+    steady.set_history([user("hi")])  # compile needs a message
     steady.register_tools([{"name": "a", "description": "A"}])
     first = steady.compile("anthropic").segments
     steady.register_runtime_tool({"name": "r", "description": "R"})
@@ -335,6 +339,7 @@ def test_templated_description_rendered_once_and_frozen() -> None:
         template_vars={"repo": "acme/web"}, template_fragments={"safety": "Never force-push."}
     )
     chef.register_tools([tool])
+    chef.set_history([user("hi")])  # compile needs a message
     sent = chef.compile("anthropic").payload["tools"][0]["description"]
     assert sent == "Push to acme/web. Never force-push."
     assert chef.tools[0].description == "Push to {{ repo }}. {{ fragment('safety') }}"
@@ -346,6 +351,7 @@ def test_templated_description_touching_time_raises() -> None:
     chef.register_tools([{"name": "t", "description": "Today is {{ now() }}.", "meta": {}}])
     tool = chef.tools[0].replace(template=True)
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     with pytest.raises(NondeterminismError) as info:
         chef.register_tools([tool])  # refused at registration, not at every later compile
     assert info.value.tool == "t" and info.value.source == "now"

@@ -26,6 +26,7 @@ from contextchef import (
     Tool,
     ToolAnnotations,
     ToolCall,
+    user,
 )
 from contextchef.exposure._policy import matches
 
@@ -240,6 +241,7 @@ def test_require_search_holds_after_an_anthropic_native_compile_and_restore() ->
     from contextchef import DeferredConfig
 
     chef = ContextChef(deferred=DeferredConfig(require_search=True))
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_tools(FS, server="fs")
     chef.register_tools([tool("ping", read_only=True)])
     chef.compile("anthropic", strategy="anthropic-native")

@@ -59,7 +59,10 @@ def test_one_malformed_call_in_history_does_not_break_later_compiles(target: str
     compiled = chef.compile(target)
     text = json.dumps(compiled.payload)
     assert "toolu_1" in text and "toolu_2" in text
-    assert [c.kind for c in compiled.changes] == ["replaced_malformed_arguments"]
+    kinds = ["replaced_malformed_arguments"]
+    if target == "gemini":  # a hand-written call of the current turn has no signature
+        kinds.append("signed_foreign_call")
+    assert [c.kind for c in compiled.changes] == kinds
     assert compiled.changes[0].call_id == "toolu_1"
     assert chef.history[1].tool_calls[0].arguments == '{"path": "a"'  # stored as produced
 

@@ -73,14 +73,13 @@ BAD_VALUES: list[tuple[str, Any]] = [
 def test_values_json_cannot_carry_are_corrupt_history(label: str, bad: Any) -> None:
     anthropic = [
         {"role": "user", "content": "go"},
-        {
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"x": bad}}],
-        },
+        {"role": "assistant", "content": [{"type": "text", "text": "t", "citations": [bad]}]},
     ]
     chat = [{"role": "user", "content": "go"}, {"role": "assistant", "content": bad}]
-    responses = [{"type": "function_call", "call_id": "c", "name": "f", "arguments": bad}]
-    gemini = [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": {"x": bad}}}]}]
+    responses = [
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}", "x": bad}
+    ]
+    gemini = [{"role": "model", "parts": [{"text": "t", "extra": {"x": bad}}]}]
     for parse, history in (
         (from_anthropic, anthropic),
         (from_openai, chat),
@@ -90,3 +89,62 @@ def test_values_json_cannot_carry_are_corrupt_history(label: str, bad: Any) -> N
         with pytest.raises(CorruptHistoryError) as caught:
             parse(history)  # type: ignore[operator]
         assert caught.value.index in (0, 1)
+
+
+def _deep(levels: int) -> Any:
+    value: Any = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+UNREADABLE_ARGUMENTS = [*BAD_VALUES, ("deep", _deep(3000)), ("101-levels", _deep(101))]
+
+
+@pytest.mark.parametrize(
+    ("label", "bad"), UNREADABLE_ARGUMENTS, ids=[b[0] for b in UNREADABLE_ARGUMENTS]
+)
+def test_call_arguments_json_cannot_carry_are_repaired_into_an_error_result(
+    label: str, bad: Any
+) -> None:
+    """A model's call with NaN, 1e999, a huge integer or runaway nesting in its argument
+    object (Anthropic ``input``, Gemini ``args``) is the model's output: the turn is kept,
+    the note says so, the gate answers the call with an error result and every target
+    keeps compiling."""
+    anthropic = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {"x": bad}}],
+    }
+    gemini = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"functionCall": {"name": "read_file", "args": {"x": bad}}}],
+                }
+            }
+        ]
+    }
+    history = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": anthropic["content"]},
+    ]
+    assert "sent as {}" in " ".join(from_anthropic(history).notes)
+    # Chat carries arguments as text: a lone surrogate decoded from the JSON escape
+    function = {"name": "read_file", "arguments": '{"x": "\ud800"}'}
+    call = {"id": "c1", "type": "function", "function": function}
+    chat = {"choices": [{"message": {"role": "assistant", "tool_calls": [call]}}]}
+    for response in (anthropic, gemini, chat):
+        chef = ContextChef()
+        chef.register_tools([read_file])
+        chef.set_history([user("read a")])
+        (call,) = chef.ingest(response)
+        check = chef.check_tool_call(call)
+        assert check.decision == "denied"
+        chef.append(tool_results([chef.execute(call).result]))
+        for target in TARGETS:
+            request = chef.compile(target)
+            json.dumps(request.payload, allow_nan=False)
+            assert "replaced_malformed_arguments" in [c.kind for c in request.changes]

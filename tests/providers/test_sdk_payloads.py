@@ -450,7 +450,9 @@ def test_output_cap_reaches_the_payload(target: str, catalogs_dir: Path) -> None
 
 
 def test_deepseek_output_cap_uses_max_tokens() -> None:
-    payload = ContextChef().compile("deepseek", max_tokens=100).payload
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    payload = chef.compile("deepseek", max_tokens=100).payload
     assert payload["max_tokens"] == 100 and "max_completion_tokens" not in payload
 
 

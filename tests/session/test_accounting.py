@@ -6,12 +6,13 @@ import json
 
 import pytest
 
-from contextchef import CacheCostModel, ContextChef, estimate_tokens, load_demo_catalog
+from contextchef import CacheCostModel, ContextChef, estimate_tokens, load_demo_catalog, user
 
 
 @pytest.fixture
 def chef() -> ContextChef:
     chef = ContextChef(default_defer=True)
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_catalog(load_demo_catalog())
     return chef
 

@@ -433,8 +433,8 @@ def test_system_channel_waits_for_a_user_turn_and_is_never_hoisted() -> None:
         marked,
     ]
     chef.clear_history()
-    empty = chef.compile("anthropic", model="claude-opus-4-8").payload
-    assert (empty["system"], empty["messages"]) == (system, [])
+    with pytest.raises(UsageError, match="conversation is empty"):
+        chef.compile("anthropic", model="claude-opus-4-8")
     chef.append(user("again"))
     assert chef.compile("anthropic", model="claude-opus-4-8").payload["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "again"}]},

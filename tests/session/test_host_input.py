@@ -176,6 +176,7 @@ def test_an_unwritable_offload_dir_keeps_the_result_inline(
 
 def test_read_offloaded_stays_reachable_in_read_only_mode(tmp_path: Path) -> None:
     chef = ContextChef(offload_dir=tmp_path, max_inline_chars=100, mode="read_only")
+    chef.set_history([user("hello")])
     names = [t["name"] for t in chef.compile("anthropic").payload.get("tools", [])]
     assert "read_offloaded" in names
 
@@ -247,6 +248,7 @@ def test_offloaded_output_stays_readable_whatever_the_exposure(tmp_path: Path) -
     )
     chef.register_tools([READ], handlers={"read_file": lambda **_: "y" * 5_000})
     chef.pruner.apply(chef.pruner.allow_only(["read_file"]))
+    chef.set_history([user("hello")])
     names = [t["name"] for t in chef.compile("anthropic").payload["tools"]]
     assert "read_offloaded" in names  # neither deferred nor pruned
     wrapped = '{"tool_name": "read_file", "params": {}}'
@@ -275,3 +277,78 @@ def test_a_huge_result_without_an_offload_dir_is_cut_to_head_and_tail(
     whole = ContextChef(max_inline_chars=None)
     whole.register_tools([READ], handlers={"read_file": lambda **_: big})
     assert whole.execute({"id": "c", "name": "read_file", "arguments": {}}).result.content == big
+
+
+HUGE = 10**5000
+LONG = "x" * 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("label", "call"),
+    [
+        ("betas-int", lambda c: c.compile("anthropic", betas=5)),
+        ("set_mode-huge-int", lambda c: c.set_mode(HUGE)),
+        ("load_toolkit-huge-int", lambda c: c.load_toolkit(HUGE)),
+        ("load_toolkit-long", lambda c: c.load_toolkit(LONG)),
+        ("wire_name-long", lambda c: c.wire_name(LONG)),
+        ("set_mode-long", lambda c: c.set_mode(LONG)),
+        ("compile-long-target", lambda c: c.compile(LONG)),
+        ("compile-long-strategy", lambda c: c.compile("anthropic", strategy=LONG)),
+        ("max_tokens-huge", lambda c: c.compile("anthropic", max_tokens=-HUGE)),
+        (
+            "schema-huge-int",
+            lambda c: c.register_tools(
+                [
+                    {
+                        "name": "x",
+                        "description": "d",
+                        "input_schema": {"type": "object", "maximum": HUGE},
+                    }
+                ]
+            ),
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_error_messages_stay_bounded_whatever_the_value(
+    label: str, call: Callable[[ContextChef], Any]
+) -> None:
+    """A huge integer cannot be repr()'d (Python refuses past 4,300 digits) and a long
+    string would be copied whole: messages show a bounded form of the value."""
+    chef = session()
+    with pytest.raises(ContextChefError) as caught:
+        call(chef)
+    assert len(str(caught.value)) < 1_000
+    assert chef.compile("anthropic").payload["messages"]
+
+
+@pytest.mark.parametrize(("field", "pattern"), [("defer", "github_*"), ("pin", "^raed_file$")])
+def test_a_defer_or_pin_pattern_matching_no_tool_is_named_at_compile(
+    field: str, pattern: str
+) -> None:
+    chef = ContextChef(**{field: [pattern]})  # type: ignore[arg-type]
+    chef.register_tools([READ])
+    chef.set_history([user("hello")])
+    with pytest.raises(UsageError, match=f"{field} pattern '.{{0,1}}{pattern[1:4]}") as caught:
+        chef.compile("anthropic")
+    assert "read_file" in str(caught.value)  # the closest name
+    warned = ContextChef(unmatched_patterns="warn", **{field: [pattern]})  # type: ignore[arg-type]
+    warned.register_tools([READ])
+    warned.set_history([user("hello")])
+    with pytest.warns(UserWarning, match="matches no registered tool"):
+        warned.compile("anthropic")
+    warned.compile("anthropic")  # once per pattern: no second warning (warnings are errors)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"default_defer": "yes"},
+        {"qualify": 1},
+        {"cache_audit": None},
+        {"unmatched_patterns": "ignore"},
+    ],
+)
+def test_flags_of_the_wrong_type_are_usage_errors(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(UsageError):
+        ContextChef(**kwargs)

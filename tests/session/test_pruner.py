@@ -71,6 +71,7 @@ TOOLKITS: list[dict[str, Any]] = [
 
 def two_layer(**kw: Any) -> ContextChef:
     chef = ContextChef(**kw)
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_namespaces(
         NAMESPACES,
         handlers={
@@ -156,6 +157,7 @@ def test_allow_only_and_combined_strategies() -> None:
 
 def test_applied_prune_is_structural_and_clearable() -> None:
     chef = ContextChef(default_defer=True)
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_catalog(load_demo_catalog())
     before = chef.compile("anthropic").segments["tools"]
     result = chef.pruner.prune_by_task("read the logs")
@@ -182,6 +184,7 @@ def test_pruner_apply_needs_a_prune_result() -> None:
 
 def test_blocklist_through_pruner_keeps_bytes() -> None:
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_tools(SPEC_TOOLS)
     before = chef.compile("anthropic").to_json()
     chef.pruner.set_blocked_tools(["run_*"])

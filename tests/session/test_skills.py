@@ -498,6 +498,7 @@ def test_the_load_skill_tool_lists_the_skills_within_its_budget(catalogs_dir: Pa
     ]
     line = len("skill_0: Skill number 0.") + 1  # every line is this long, newline included
     chef = ContextChef(deferred=DeferredConfig(skill_directory_chars=3 * line))
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_tools(load_catalog(catalogs_dir / "github.json").tools)
     registered = chef.register_skills(skills)
     assert [s.name for s in registered] == [f"skill_{i}" for i in range(5)]

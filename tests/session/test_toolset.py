@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from contextchef import ContextChef, ToolCall, ToolNameConflictError
+from contextchef import ContextChef, ToolCall, ToolNameConflictError, user
 
 KIT = {
     "name": "db",
@@ -23,6 +23,7 @@ KIT = {
 
 def test_a_namespace_named_load_toolkit_blocks_toolkits_in_either_order() -> None:
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_namespaces(
         [{"name": "load_toolkit", "description": "x", "tools": [{"name": "a", "description": "a"}]}]
     )
@@ -50,6 +51,7 @@ def test_a_bad_template_or_group_text_is_refused_at_registration() -> None:
     from contextchef import TemplateError, UsageError
 
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     bad = {"name": "t", "description": "Hi {{ missing }}", "input_schema": {"type": "object"}}
     with pytest.raises(TemplateError):
         chef.register_tools([{**bad, "template": True}])

@@ -19,6 +19,7 @@ from contextchef import (
     Tool,
     ToolCall,
     ToolNameConflictError,
+    user,
 )
 
 TARGETS = ("anthropic", "openai", "responses", "gemini")
@@ -46,6 +47,7 @@ SCHEMA_13 = {
 def chef_13(**kwargs: Any) -> ContextChef:
     case = load_case("tooldef-13")
     chef = ContextChef(**kwargs)
+    chef.set_history([user("hi")])  # compile needs a message
     for server, names in case["input"]["mcp_servers"].items():
         chef.register_tools(
             [{"name": n, "description": f"{n} tool", "inputSchema": SCHEMA_13} for n in names],
@@ -122,6 +124,7 @@ def test_wire_name_does_not_change_when_another_server_is_registered() -> None:
 def chef_14(*, qualify: bool = True) -> tuple[ContextChef, dict[str, list[dict[str, Any]]]]:
     case = load_case("tooldef-14")["input"]
     chef = ContextChef(qualify=qualify)
+    chef.set_history([user("hi")])  # compile needs a message
     calls: dict[str, list[dict[str, Any]]] = {}
 
     def spy(label: str) -> Any:

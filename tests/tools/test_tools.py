@@ -27,6 +27,7 @@ from contextchef import (
     load_demo_catalog,
     tool_from_dict,
     tools_from_mcp,
+    user,
     wire_name,
 )
 from contextchef.tools._schema import to_strict_schema
@@ -380,6 +381,7 @@ def chef_16() -> tuple[ContextChef, list[dict[str, Any]]]:
         return "done"
 
     chef = ContextChef()
+    chef.set_history([user("hi")])  # compile needs a message
     chef.register_tools(case["tools"], handlers={"process": process})
     return chef, received
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextchef._errors import NestedNamespaceError, UsageError
+from contextchef._errors import NestedNamespaceError, UsageError, shown
 from contextchef._json import JsonValue, canonical_dumps, is_unicode
 from contextchef.tools._registry import Handler
 from contextchef.tools._schema import summarize_parameters
@@ -280,16 +280,19 @@ def parse_group(item: GroupLike, *, kind: str, build: Builder) -> tuple[Any, dic
     if not isinstance(name, str) or not name.strip() or not isinstance(description, str):
         raise UsageError(f"a {kind} needs a non-empty string 'name' and a string 'description'")
     if not is_unicode(name) or not is_unicode(description):
-        raise UsageError(f"{kind} {name!r:.80}: name and description must be valid Unicode text")
+        raise UsageError(
+            f"{kind} {shown(name, 80)}: name and description must be valid Unicode text"
+        )
     if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence) or not raw:
-        raise UsageError(f"{kind} {name!r} needs a non-empty list of 'tools'")
+        raise UsageError(f"{kind} {shown(name)} needs a non-empty list of 'tools'")
     for entry in raw:
         if _is_group(entry):
             inner = entry.name if isinstance(entry, (Namespace, Toolkit)) else entry.get("name")
             raise NestedNamespaceError(
-                f"{kind} {name!r} contains the group {inner!r}; groups nest one level only "
-                f"(a {kind} holds tools). Register {inner!r} as its own {kind} instead.",
-                tool=str(inner),
+                f"{kind} {shown(name)} contains the group {shown(inner)}; groups nest one "
+                f"level only "
+                f"(a {kind} holds tools). Register {shown(inner)} as its own {kind} instead.",
+                tool=inner if isinstance(inner, str) else shown(inner),
                 namespace=name,
             )
     tools, handlers = build(

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue, is_unicode
 from contextchef.deferred._meta import DeferredConfig, render_tool_entry
 from contextchef.tools._names import WIRE_NAME_RE
@@ -112,9 +112,9 @@ def parse_skill(item: object) -> Skill:
     if isinstance(item, Skill):
         fields = dataclasses.asdict(item)
     elif isinstance(item, Mapping):
-        unknown = sorted(str(k) for k in item if k not in _FIELDS)
+        unknown = sorted(shown(k, 40) for k in item if k not in _FIELDS)
         if unknown:
-            raise UsageError(f"skill {item.get('name')!r:.80}: unknown fields {unknown}")
+            raise UsageError(f"skill {shown(item.get('name'), 80)}: unknown fields {unknown}")
         fields = item
     else:
         raise UsageError(f"a skill must be a Skill or a dict, got {type(item).__name__}")
@@ -122,19 +122,19 @@ def parse_skill(item: object) -> Skill:
     instructions, tools = fields.get("instructions", ""), fields.get("tools")
     if not isinstance(name, str) or not WIRE_NAME_RE.match(name):
         raise UsageError(
-            f"skill name {name!r:.80} is not a provider-legal tool name "
+            f"skill name {shown(name, 80)} is not a provider-legal tool name "
             f"(pattern {WIRE_NAME_RE.pattern})"
         )
     texts = (description, instructions)
     if not all(isinstance(t, str) and is_unicode(t) for t in texts):
-        raise UsageError(f"skill {name!r}: description and instructions must be Unicode text")
+        raise UsageError(f"skill {shown(name)}: description and instructions must be Unicode text")
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence) or not tools:
-        raise UsageError(f"skill {name!r} needs a non-empty list of tool names in 'tools'")
+        raise UsageError(f"skill {shown(name)} needs a non-empty list of tool names in 'tools'")
     if not all(isinstance(t, str) and t for t in tools):
-        raise UsageError(f"skill {name!r}: every entry of 'tools' must be a non-empty name")
+        raise UsageError(f"skill {shown(name)}: every entry of 'tools' must be a non-empty name")
     repeated = sorted({t for t in tools if list(tools).count(t) > 1})
     if repeated:
-        raise UsageError(f"skill {name!r} lists the tools {repeated} more than once")
+        raise UsageError(f"skill {shown(name)} lists the tools {repeated} more than once")
     return Skill(name=name, description=description, instructions=instructions, tools=tuple(tools))
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef.deferred._groups import (
     LOAD_TOOLKIT,
     Namespace,
@@ -252,7 +252,9 @@ def build_view(
     for t in visible:
         if t.template and t.key not in descriptions:
             if render is None:
-                raise UsageError(f"tool {t.name!r} has a templated description but no renderer")
+                raise UsageError(
+                    f"tool {shown(t.name)} has a templated description but no renderer"
+                )
             descriptions[t.key] = render(t)
     text = {t.key: descriptions.get(t.key, t.description) for t in visible}
     library = [t for t in visible if t.source == "library"]
@@ -375,7 +377,7 @@ def extend_view(
         if exposure[tool.key] == "deferred":
             if tool.template:
                 if render is None:
-                    raise UsageError(f"tool {tool.name!r} has a templated description")
+                    raise UsageError(f"tool {shown(tool.name)} has a templated description")
                 descriptions[tool.key] = render(tool)
             new_deferred.append(tool)
     if new_deferred and not view.meta_tools:

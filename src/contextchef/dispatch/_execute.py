@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, to_unicode
 from contextchef.deferred._groups import render_toolkit_load
 from contextchef.deferred._meta import TOOL_SEARCH, run_tool_search
@@ -164,7 +164,7 @@ def _handler_for(check: Allowed, handlers: HandlerLookup) -> Callable[..., Any]:
     if handler is None:
         raise UsageError(
             f'no Python handler is registered for tool "{check.wire_name}" '
-            f"(origin {check.tool.origin!r}); register one with handlers=..., or run the "
+            f"(origin {shown(check.tool.origin)}); register one with handlers=..., or run the "
             "tool yourself after check_tool_call() allowed it"
         )
     return handler

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from contextchef._errors import shown
 from contextchef._json import JsonValue, canonical_dumps
 from contextchef.deferred._groups import NamespaceView
 from contextchef.deferred._meta import DEFER_EXECUTE, ECHO_CHARS, TOOL_SEARCH
@@ -181,7 +182,7 @@ def resolve_action(
     be JSON text holding the object (models often nest arguments that way).
     """
     action = arguments.get("action")
-    problems = [f"unexpected property {k!r}" for k in sorted(arguments) if k not in _NS_KEYS]
+    problems = [f"unexpected property {shown(k)}" for k in sorted(arguments) if k not in _NS_KEYS]
     if not isinstance(action, str):
         problems.insert(0, "'action' is required and must be a string")
     args = parse_json_object(arguments.get("args", {}))

@@ -12,7 +12,7 @@ import dataclasses
 import inspect
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import freeze
 from contextchef.dispatch._types import (
     Allowed,
@@ -51,7 +51,8 @@ def _before_outcome(allowed: Allowed, hook: object, verdict: object) -> Denied |
         reason = verdict.strip() or f'The call to "{allowed.wire_name}" was denied by a policy.'
         return Denied(reason=reason, code="hook", tool=allowed.tool)
     raise UsageError(
-        f"before-hook {getattr(hook, '__name__', hook)!r} returned {verdict!r}; return None "
+        f"before-hook {shown(getattr(hook, '__name__', hook))} returned {shown(verdict)}; "
+        f"return None "
         "to allow the call or a reason string to deny it"
     )
 
@@ -75,12 +76,13 @@ def _after_outcome(call: ToolCall, result: ToolResult, hook: object, value: obje
     if isinstance(value, ToolResult):
         if value.call_id != call.id:
             raise UsageError(
-                f"after-hook {getattr(hook, '__name__', hook)!r} returned a result for call "
-                f"{value.call_id!r}, but it must answer call {call.id!r}"
+                f"after-hook {shown(getattr(hook, '__name__', hook))} returned a result for call "
+                f"{shown(value.call_id)}, but it must answer call {shown(call.id)}"
             )
         return value
     raise UsageError(
-        f"after-hook {getattr(hook, '__name__', hook)!r} returned {value!r}; return None to "
+        f"after-hook {shown(getattr(hook, '__name__', hook))} returned {shown(value)}; "
+        f"return None to "
         "keep the result or a ToolResult (same call_id) to replace it"
     )
 

@@ -27,13 +27,14 @@ pinned by the deferred layer whenever anything is deferred.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef.tools._tool import Tool
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "mode_names",
     "named_modes",
     "unmatched",
+    "unmatched_message",
 ]
 
 Exposure = Literal["direct", "deferred", "hidden"]
@@ -145,17 +147,19 @@ def as_patterns(field: str, value: str | Sequence[str]) -> tuple[str, ...]:
             take ``*`` wildcards); `field` and the pattern are named.
     """
     if value is None or not isinstance(value, (str, Sequence)):
-        raise UsageError(f"{field} must be a pattern string or a list of them, got {value!r:.80}")
+        raise UsageError(
+            f"{field} must be a pattern string or a list of them, got {shown(value, 80)}"
+        )
     items = (value,) if isinstance(value, str) else tuple(value)
     bad = [p for p in items if not isinstance(p, str) or not p]
     if bad:
-        raise UsageError(f"{field} patterns must be non-empty strings, got {bad!r:.200}")
+        raise UsageError(f"{field} patterns must be non-empty strings, got {shown(bad, 200)}")
     for pattern in items:
         if _REGEX.search(pattern):
             hint = _REGEX_WILDCARD.sub("*", pattern)
             raise UsageError(
-                f"{field} pattern {pattern!r:.80} looks like a regular expression; patterns "
-                f"take * wildcards and ^/$ anchors only (did you mean {hint!r:.80}?)"
+                f"{field} pattern {shown(pattern, 80)} looks like a regular expression; patterns "
+                f"take * wildcards and ^/$ anchors only (did you mean {shown(hint, 80)}?)"
             )
     return items
 
@@ -169,6 +173,23 @@ def unmatched(patterns: Iterable[str], names: Iterable[str]) -> tuple[str, ...]:
     """The patterns that match none of `names` (see `matches`)."""
     known = tuple(names)
     return tuple(p for p in patterns if not matches((p,), known))
+
+
+def unmatched_message(field: str, patterns: Iterable[str], names: Iterable[str]) -> str:
+    """A sentence naming the first of `patterns` that matches none of `names`, or ``""``.
+
+    The sentence names the pattern, the option it was given to (`field`) and the closest
+    names, so a typo (``github_*`` for ``github__*``) shows at once.
+    """
+    known = sorted(names)
+    missing = unmatched(patterns, known)
+    if not missing:
+        return ""
+    close = difflib.get_close_matches(missing[0].strip("^$*"), known, n=3, cutoff=0.5)
+    return (
+        f"{field} pattern {shown(missing[0], 80)} matches no registered tool; closest "
+        f"names: {close or known[:3]} (patterns take * wildcards and ^/$ anchors)"
+    )
 
 
 def named_modes(modes: Mapping[str, Mode | Sequence[str]] | None) -> dict[str, Mode]:

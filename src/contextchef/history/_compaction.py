@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
-from contextchef._errors import CorruptHistoryError, UsageError
+from contextchef._errors import CorruptHistoryError, UsageError, shown
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -373,7 +373,7 @@ class Cleared:
 
 def _check_count(name: str, value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UsageError(f"{name} must be an integer >= 0, got {value!r}")
+        raise UsageError(f"{name} must be an integer >= 0, got {shown(value)}")
 
 
 def clear_tool_results(
@@ -483,7 +483,7 @@ def clear_thinking(
     _check_count("keep_recent_turns", keep_recent_turns)
     if profile is not None and profile.keep_all_reasoning:
         raise UsageError(
-            f"the {profile.name!r} rules require every reasoning block to be sent back; "
+            f"the {shown(profile.name)} rules require every reasoning block to be sent back; "
             "use compact() to shorten the history instead"
         )
     start = _protected_from(history, keep_recent_turns)

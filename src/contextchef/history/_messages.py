@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import CorruptHistoryError, MalformedArgumentsError, UsageError
+from contextchef._errors import CorruptHistoryError, MalformedArgumentsError, UsageError, shown
 from contextchef._json import JsonValue, canonical_dumps, canonical_value, freeze, is_unicode, thaw
 
 __all__ = [
@@ -270,7 +270,7 @@ class ToolCall:
                 text = canonical_dumps(canonical_value(self.arguments))
             except (TypeError, ValueError, RecursionError) as exc:
                 raise UsageError(
-                    f"ToolCall {self.id!r:.80}: arguments given as an object must be plain "
+                    f"ToolCall {shown(self.id, 80)}: arguments given as an object must be plain "
                     f"JSON data (no NaN, Infinity or non-JSON values): {exc}"
                 ) from exc
             object.__setattr__(self, "arguments", text)
@@ -285,7 +285,8 @@ class ToolCall:
         value = parse_json_object(self.arguments)
         if isinstance(value, str):
             raise MalformedArgumentsError(
-                f"arguments of call {self.id!r:.80} to {self.name!r:.80}: {value}; expected a "
+                f"arguments of call {shown(self.id, 80)} to {shown(self.name, 80)}: "
+                f"{value}; expected a "
                 "JSON object",
                 raw=self.arguments,
             )
@@ -401,7 +402,7 @@ def part_from_dict(raw: Mapping[str, Any]) -> Part:
     kind = raw.get("kind")
     cls = _KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise UsageError(f"unknown part kind {kind!r}; expected one of {sorted(_KINDS)}")
+        raise UsageError(f"unknown part kind {shown(kind)}; expected one of {sorted(_KINDS)}")
     names = {f.name for f in dataclasses.fields(cls)} - {"kind"}
     extra = sorted(set(raw) - names - {"kind"})
     if extra:
@@ -430,7 +431,7 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
     role = data.get("role")
     if role not in ("user", "assistant"):
         raise CorruptHistoryError(
-            f"message {index}: role must be 'user' or 'assistant', got {role!r}", index=index
+            f"message {index}: role must be 'user' or 'assistant', got {shown(role)}", index=index
         )
     if "parts" not in data:
         keys = sorted(str(k) for k in data)
@@ -471,14 +472,14 @@ def check_message(message: object, index: int) -> None:
         )
     if message.role not in ("user", "assistant"):
         raise CorruptHistoryError(
-            f"message {index}: role {message.role!r} is not 'user' or 'assistant'; put the "
+            f"message {index}: role {shown(message.role)} is not 'user' or 'assistant'; put the "
             "system prompt in set_system_prompt() and tool results in user messages",
             index=index,
         )
     for part in message.parts:
         if not isinstance(part, _PARTS):
             raise CorruptHistoryError(
-                f"message {index}: part {part!r} is not a message part "
+                f"message {index}: part {shown(part)} is not a message part "
                 f"({', '.join(c.__name__ for c in _PARTS)})",
                 index=index,
             )
@@ -488,13 +489,13 @@ def check_message(message: object, index: int) -> None:
             )
         if isinstance(part, ToolCall) and message.role != "assistant":
             raise CorruptHistoryError(
-                f"message {index}: tool call {part.id!r} is in a {message.role} message; "
+                f"message {index}: tool call {shown(part.id)} is in a {message.role} message; "
                 "tool calls belong to assistant messages",
                 index=index,
             )
         if isinstance(part, ToolResult) and message.role != "user":
             raise CorruptHistoryError(
-                f"message {index}: tool result for {part.call_id!r} is in an assistant "
+                f"message {index}: tool result for {shown(part.call_id)} is in an assistant "
                 "message; tool results belong to user messages (see tool_results())",
                 index=index,
             )

@@ -32,7 +32,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from contextchef._errors import shown
 from contextchef.history._messages import (
+    MediaPart,
     Message,
     Part,
     ReasoningPart,
@@ -79,18 +81,23 @@ class HistoryRules:
         keep_all_reasoning: Every reasoning block must be sent back, old turns included
             (DeepSeek with tools: a missing ``reasoning_content`` is a 400), so
             ``clear_thinking`` refuses to drop any.
+        assistant_media: The model's turns may hold images and files (Gemini's model
+            turns can; Chat, Responses and Anthropic take media from the user only).
+            When False, media in an assistant message (a history from Gemini) is sent
+            as a short text naming its type, reported as ``media_as_text``.
     """
 
     name: str
     alternate_roles: bool = False
     results_first: bool = True
     keep_all_reasoning: bool = False
+    assistant_media: bool = False
 
 
 PORTABLE = HistoryRules(name="portable", alternate_roles=True)
 """The default: valid for every provider (alternating roles, results first)."""
 ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True)
-GEMINI = HistoryRules(name="gemini", alternate_roles=True)
+GEMINI = HistoryRules(name="gemini", alternate_roles=True, assistant_media=True)
 OPENAI_CHAT = HistoryRules(name="openai", results_first=False)
 RESPONSES = HistoryRules(name="responses", results_first=False)
 DEEPSEEK = HistoryRules(name="deepseek", results_first=False, keep_all_reasoning=True)
@@ -110,10 +117,12 @@ ChangeKind = Literal[
     "dropped_orphan_result",
     "dropped_search_block",
     "kept_reasoning_separate",
+    "media_as_text",
     "merged_roles",
     "moved_result",
     "replaced_malformed_arguments",
     "rewrote_reference",
+    "signed_foreign_call",
     "split_results",
     "synthesized_result",
     "tool_use_as_text",
@@ -243,7 +252,8 @@ def normalize(
         check_message(message, i)
     log = _Log(offset)
     cleaned = [
-        _clean(_for_target(m, i, keeps, log), i, log) for i, m in enumerate(history, start=offset)
+        _clean(_for_target(m, i, keeps, log, rules), i, log)
+        for i, m in enumerate(history, start=offset)
     ]
     indexed = _Pairer(cleaned, rules, log, after.calls if after is not None else ()).run()
     indexed = _drop_empty(indexed, log)
@@ -258,12 +268,33 @@ def normalize(
 
 
 def _for_target(
-    message: Message, index: int, keeps: Callable[[Part], bool] | None, log: _Log
+    message: Message,
+    index: int,
+    keeps: Callable[[Part], bool] | None,
+    log: _Log,
+    rules: HistoryRules,
 ) -> Message:
-    """Drop parts the target cannot receive; give malformed arguments an empty object."""
+    """Fit each part to the target.
+
+    Drop parts the target cannot receive, give malformed arguments an empty object, and
+    turn media in a model turn, where the target takes none, into a note.
+    """
     parts: list[Part] = []
     changed = False
     for part in message.parts:
+        if (
+            isinstance(part, MediaPart)
+            and message.role == "assistant"
+            and not rules.assistant_media
+        ):
+            log.add(
+                "media_as_text",
+                index,
+                f"message {index}: the model's {part.media_type} part was sent as a text note "
+                "(the target takes media from the user only)",
+            )
+            part = TextPart(text=f"[{part.media_type} the model produced, not shown here]")
+            changed = True
         if keeps is not None and not keeps(part):
             log.add(
                 "dropped_foreign_part",
@@ -276,7 +307,7 @@ def _for_target(
             log.add(
                 "replaced_malformed_arguments",
                 index,
-                f"message {index}: arguments of call {part.id!r} are not a JSON object; "
+                f"message {index}: arguments of call {shown(part.id)} are not a JSON object; "
                 "sent as {}",
                 call_id=part.id,
             )
@@ -354,8 +385,8 @@ class _Pairer:
                     self.log.add(
                         "dropped_duplicate_call",
                         i + self.off,
-                        f"message {i + self.off}: dropped a second call with id {part.id!r} "
-                        f"to {part.name!r} (the first, in {where}, is kept)",
+                        f"message {i + self.off}: dropped a second call with id {shown(part.id)} "
+                        f"to {shown(part.name)} (the first, in {where}, is kept)",
                         part.id,
                     )
                 else:
@@ -372,7 +403,7 @@ class _Pairer:
                     self.log.add(
                         "dropped_duplicate_result",
                         at,
-                        f"message {at}: dropped a second result for call {cid!r}"
+                        f"message {at}: dropped a second result for call {shown(cid)}"
                         + (" (answered in a message already sent)" if cid in self.earlier else ""),
                         cid,
                     )
@@ -382,7 +413,7 @@ class _Pairer:
                     self.log.add(
                         "dropped_orphan_result",
                         at,
-                        f"message {at}: dropped a result for {cid!r}, which no earlier "
+                        f"message {at}: dropped a result for {shown(cid)}, which no earlier "
                         "tool call has",
                         cid,
                     )
@@ -420,7 +451,8 @@ class _Pairer:
             self.log.add(
                 "synthesized_result",
                 at,
-                f"message {at}: call {call.id!r} to {call.name!r} had no result; added an "
+                f"message {at}: call {shown(call.id)} to {shown(call.name)} had no result; "
+                f"added an "
                 "error result saying it was interrupted and not executed",
                 call.id,
             )
@@ -430,7 +462,7 @@ class _Pairer:
             self.log.add(
                 "moved_result",
                 where + self.off,
-                f"message {where + self.off}: moved the result for {call.id!r} right after "
+                f"message {where + self.off}: moved the result for {shown(call.id)} right after "
                 f"its call batch in message {at} (position {slot})",
                 call.id,
             )
@@ -490,7 +522,7 @@ def check_pairing(history: Sequence[Message]) -> list[str]:
     for i, message in enumerate(history):
         for call in message.tool_calls:
             if call.id in seen:
-                problems.append(f"message {i}: call id {call.id!r} is used twice")
+                problems.append(f"message {i}: call id {shown(call.id)} is used twice")
             seen.add(call.id)
         if message.tool_calls:
             problems += _batch_problems(history, i)
@@ -517,7 +549,7 @@ def _result_problems(history: Sequence[Message], i: int) -> list[str]:
     for pos, part in enumerate(history[i].parts):
         if isinstance(part, ToolResult) and (pos >= len(want) or want[pos] != part.call_id):
             problems.append(
-                f"message {i}: result for {part.call_id!r} at position {pos} does not answer "
+                f"message {i}: result for {shown(part.call_id)} at position {pos} does not answer "
                 "the call at that position in the message before"
             )
     return problems

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef.history._messages import ToolResult
 
 __all__ = [
@@ -82,12 +82,12 @@ class OffloadStore:
         """
         if not isinstance(locator, str) or not _LOCATOR.fullmatch(locator):
             raise UsageError(
-                f"{locator!r} is not an offload locator; expected '<64 hex digits>.txt' as "
+                f"{shown(locator)} is not an offload locator; expected '<64 hex digits>.txt' as "
                 "given in the stub of the offloaded result"
             )
         path = self.root / locator
         if not path.is_file():
-            raise UsageError(f"no offloaded result {locator!r} in {self.root}")
+            raise UsageError(f"no offloaded result {shown(locator)} in {self.root}")
         return path
 
     def read(self, locator: str, offset: int = 0, length: int | None = None) -> bytes:
@@ -265,7 +265,7 @@ def offload_read_tool() -> dict[str, Any]:
 def _int_arg(arguments: Mapping[str, Any], key: str, default: int) -> int:
     value = arguments.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise UsageError(f"{OFFLOAD_READ_TOOL}: {key} must be an integer, got {value!r}")
+        raise UsageError(f"{OFFLOAD_READ_TOOL}: {key} must be an integer, got {shown(value)}")
     return value
 
 
@@ -280,7 +280,7 @@ def execute_offload_read(store: OffloadStore, arguments: Mapping[str, Any]) -> s
     """
     locator = arguments.get("handle")
     if not isinstance(locator, str):
-        raise UsageError(f"{OFFLOAD_READ_TOOL}: 'handle' must be a string, got {locator!r}")
+        raise UsageError(f"{OFFLOAD_READ_TOOL}: 'handle' must be a string, got {shown(locator)}")
     offset = _int_arg(arguments, "offset", 0)
     length = min(_int_arg(arguments, "length", DEFAULT_READ_BYTES), _MAX_READ_BYTES)
     text = read_offloaded(store, locator, offset, length)

@@ -9,7 +9,7 @@ history into the IR.
 
 from __future__ import annotations
 
-from contextchef._errors import UnknownTargetError
+from contextchef._errors import UnknownTargetError, shown
 from contextchef.providers._base import (
     Adapter,
     CacheAuditFinding,
@@ -77,6 +77,6 @@ def get_adapter(target: str) -> Adapter:
     adapter = _ADAPTERS.get(target) if isinstance(target, str) else None
     if adapter is None:
         raise UnknownTargetError(
-            f"unknown target {target!r:.80}; valid targets: {', '.join(TARGETS)}"
+            f"unknown target {shown(target, 80)}; valid targets: {', '.join(TARGETS)}"
         )
     return adapter

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from contextchef._errors import CorruptHistoryError
+from contextchef._errors import CorruptHistoryError, shown_keys
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers.anthropic._parse import from_anthropic
 from contextchef.providers.gemini._parse import from_gemini
@@ -71,7 +71,10 @@ class ReadResponse:
 def _as_dict(response: object) -> Mapping[str, Any]:
     if isinstance(response, Mapping):
         return response
-    dump = getattr(response, "model_dump", None)
+    try:
+        dump = getattr(response, "model_dump", None)
+    except Exception:  # a foreign object whose attributes raise
+        dump = None
     if not callable(dump):
         raise CorruptHistoryError(
             f"expected a provider response (an SDK response object or its JSON dict), got "
@@ -175,6 +178,6 @@ def parse_response(response: object, *, id_offset: int = 0) -> ParsedHistory:
     raise CorruptHistoryError(
         "not a response of a supported API: expected an Anthropic message, a Chat "
         "Completions or Responses response, or a Gemini GenerateContentResponse "
-        f"(keys: {sorted(str(k) for k in data)[:10]})",
+        f"(keys: {shown_keys(data)})",
         index=0,
     )

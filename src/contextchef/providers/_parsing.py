@@ -34,12 +34,13 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from contextchef._errors import CorruptHistoryError
+from contextchef._errors import CorruptHistoryError, shown
 from contextchef.history._messages import (
+    MAX_ARGUMENT_DEPTH,
     MediaPart,
     Message,
     Part,
@@ -56,7 +57,9 @@ __all__ = [
     "Hinted",
     "HistoryBuilder",
     "ParsedHistory",
+    "UnreadableArguments",
     "add_hint",
+    "arguments_text",
     "as_list",
     "as_mapping",
     "as_messages",
@@ -171,6 +174,13 @@ class HistoryBuilder:
         return ParsedHistory(system=system, messages=messages, notes=tuple(self.notes))
 
 
+def arguments_text(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
+    """A call's arguments given as text (Chat, Responses), `UnreadableArguments` included."""
+    if isinstance(value, UnreadableArguments):
+        return value.text
+    return as_string(hist, index, value, what)
+
+
 def as_mapping(hist: HistoryBuilder, index: int, value: object, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise hist.error(index, f"{what} must be an object, got {type(value).__name__}")
@@ -189,24 +199,52 @@ def as_list(hist: HistoryBuilder, value: object, what: str) -> Sequence[Any]:
     return value
 
 
-def as_messages(hist: HistoryBuilder, value: object, what: str) -> list[Any]:
+ArgumentSlots = Callable[[Any], Iterator[tuple[dict[str, Any], str]]]
+"""Where a format keeps a call's arguments as an object: ``(holder, key)`` pairs of a message
+(Anthropic ``tool_use.input``, Gemini ``functionCall.args``)."""
+
+
+@dataclass(frozen=True)
+class UnreadableArguments:
+    """A call's argument object that JSON cannot carry, put in its place by `json_safe`.
+
+    The parser makes the call's ``arguments`` this ``text``, which the gate refuses with an
+    error result the model can act on, and which every renderer sends as ``{}`` with a
+    reported change: one bad model output never rejects the whole turn nor breaks a
+    later compile.
+    """
+
+    text: str
+    problem: str
+
+
+def as_messages(
+    hist: HistoryBuilder, value: object, what: str, arguments: ArgumentSlots | None = None
+) -> list[Any]:
     """The top-level list of a history, each entry made plain JSON first (`json_safe`)."""
-    return [json_safe(hist, i, item) for i, item in enumerate(as_list(hist, value, what))]
+    items = as_list(hist, value, what)
+    return [json_safe(hist, i, item, arguments) for i, item in enumerate(items)]
 
 
 _MAX_DEPTH = 200
 """Deepest nesting accepted in one parsed message (its tool arguments are inside it)."""
 
 
-def json_safe(hist: HistoryBuilder, index: int, value: object) -> Any:
+def json_safe(
+    hist: HistoryBuilder, index: int, value: object, arguments: ArgumentSlots | None = None
+) -> Any:
     """`value` as plain JSON data, so nothing parsed can break a later compile.
 
     SDK objects dumped with ``model_dump()`` carry ``bytes`` (Gemini's thought signatures):
     they become base64 text, the form the REST API uses on the wire. The rest is checked by
-    the IR's one JSON check (`contextchef.history._messages.json_problem`).
+    the IR's one JSON check (`contextchef.history._messages.json_problem`). A call's
+    argument object found at one of the `arguments` slots is checked like arguments the
+    gate parses (nesting up to `MAX_ARGUMENT_DEPTH`); one that fails is replaced by an
+    `UnreadableArguments` and noted, since it is the model's output, not the history's.
 
     Raises:
-        CorruptHistoryError: What `json_problem` refuses, named with the message index.
+        CorruptHistoryError: What `json_problem` refuses outside call arguments, named
+            with the message index.
     """
     try:
         plain = _without_bytes(value, 0)
@@ -214,10 +252,42 @@ def json_safe(hist: HistoryBuilder, index: int, value: object) -> Any:
         plain = None
         problem = f"are nested more than {_MAX_DEPTH} levels deep"
     else:
+        bad = _unreadable_arguments(hist, index, plain, arguments)
+        for holder, key, _ in bad:
+            holder[key] = None
         problem = json_problem(plain, max_depth=_MAX_DEPTH)
+        for holder, key, unreadable in bad:
+            holder[key] = unreadable
     if problem:
         raise hist.error(index, f"its values {problem}")
     return plain
+
+
+def _unreadable_arguments(
+    hist: HistoryBuilder, index: int, plain: Any, slots: ArgumentSlots | None
+) -> list[tuple[dict[str, Any], str, UnreadableArguments]]:
+    found: list[tuple[dict[str, Any], str, UnreadableArguments]] = []
+    if slots is None:
+        return found
+    for holder, key in slots(plain):
+        problem = json_problem(holder[key], max_depth=MAX_ARGUMENT_DEPTH)
+        if not problem:
+            continue
+        value = holder[key]
+        try:  # escapes keep lone surrogates as text the gate's parser names
+            text = (
+                value.encode("utf-8", "backslashreplace").decode("utf-8")
+                if isinstance(value, str)
+                else json.dumps(value, sort_keys=True)
+            )
+        except (TypeError, ValueError, RecursionError):
+            text = f"<arguments that are not JSON: they {problem}>"
+        hist.notes.append(
+            f"message {index}: a call's arguments {problem}; kept as text the gate "
+            "refuses and sent as {}"
+        )
+        found.append((holder, key, UnreadableArguments(text=text, problem=problem)))
+    return found
 
 
 def _without_bytes(value: object, depth: int) -> Any:
@@ -255,7 +325,7 @@ def system_text(hist: HistoryBuilder, system: object, what: str) -> str:
 def parse_role(hist: HistoryBuilder, i: int, msg: Mapping[str, Any], roles: Sequence[str]) -> Role:
     role = msg.get("role")
     if role not in roles:
-        raise hist.error(i, f"role must be one of {list(roles)}, got {role!r}")
+        raise hist.error(i, f"role must be one of {list(roles)}, got {shown(role, 40)}")
     return "assistant" if role in ("assistant", "model") else "user"
 
 

@@ -14,16 +14,17 @@ passes the one gate of `contextchef.dispatch`.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.dispatch._types import AfterHook, BeforeHook
-from contextchef.exposure._policy import Mode, as_patterns, named_modes
+from contextchef.exposure._policy import Mode, as_patterns, named_modes, unmatched_message
 from contextchef.history._messages import Message, check_message
 from contextchef.history._offload import OffloadStore
 from contextchef.providers import ResponseNotice, get_adapter
@@ -92,6 +93,14 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             ``Date:`` line; `contextchef.tools._lint`): ``"warn"`` logs it and lists it
             in `volatile_values`, ``"raise"`` refuses the prompt or the tools with
             `VolatileValueError`, ``"off"`` skips the check.
+        unmatched_patterns: What `compile` does when a `defer` or `pin` pattern matches
+            no registered tool (a typo such as ``github_*`` for ``github__*`` would
+            otherwise change nothing, silently): ``"raise"`` a `UsageError` naming the
+            pattern and the closest names, or ``"warn"`` (a `UserWarning`, once per
+            pattern). Blocklist patterns are checked when set, always strictly.
+
+    Raises:
+        UsageError: An option of the wrong type or value.
     """
 
     def __init__(
@@ -114,7 +123,21 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         anchor: str | None = DEFAULT_ANCHOR,
         cache_audit: bool = False,
         volatile_lint: LintMode = "warn",
+        unmatched_patterns: Literal["raise", "warn"] = "raise",
     ) -> None:
+        for option, flag in (
+            ("default_defer", default_defer),
+            ("qualify", qualify),
+            ("cache_audit", cache_audit),
+        ):
+            if not isinstance(flag, bool):
+                raise UsageError(f"{option} must be True or False, got {shown(flag, 80)}")
+        if unmatched_patterns not in ("raise", "warn"):
+            raise UsageError(
+                f"unmatched_patterns must be 'raise' or 'warn', got {shown(unmatched_patterns)}"
+            )
+        self._unmatched = unmatched_patterns
+        self._warned: set[str] = set()
         if anchor is not None and (not isinstance(anchor, str) or not is_unicode(anchor)):
             raise UsageError(f"anchor must be Unicode text or None, got {type(anchor).__name__}")
         self._modes = named_modes(modes)
@@ -161,6 +184,19 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
 
     # -- tools (see SessionTools) --------------------------------------------------------
 
+    def _check_patterns(self) -> None:
+        """Apply `unmatched_patterns` to the ``defer`` and ``pin`` patterns (at compile)."""
+        known = self._tools.known_names()
+        for field, patterns in (("defer", self._state.defer), ("pin", self._state.pin)):
+            problem = unmatched_message(field, patterns, known)
+            if not problem:
+                continue
+            if self._unmatched == "raise":
+                raise UsageError(f"{problem}; pass unmatched_patterns='warn' to only warn")
+            if problem not in self._warned:
+                self._warned.add(problem)
+                warnings.warn(problem, UserWarning, stacklevel=3)
+
     def register_tools(
         self,
         tools: Iterable[ToolLike],
@@ -193,7 +229,19 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
     def register_mcp_tools(
         self, result: Mapping[str, Any] | Sequence[Any], *, server: str, description: str = ""
     ) -> tuple[Tool, ...]:
-        """Register an MCP server's ``tools/list`` result under `server`."""
+        """Register an MCP server's ``tools/list`` result under `server`.
+
+        Raises:
+            UsageError: `server` is not a non-empty string or `description` not a string;
+                the errors of `SessionTools.register_mcp_tools`.
+        """
+        if not (isinstance(server, str) and server and isinstance(description, str)) or not (
+            is_unicode(server) and is_unicode(description)
+        ):
+            raise UsageError(
+                "register_mcp_tools needs server= a non-empty string and description= a "
+                f"string, both valid Unicode; got {shown(server, 80)} and {shown(description, 80)}"
+            )
         return self._tools.register_mcp_tools(result, server=server, description=description)
 
     def register_runtime_tool(self, tool: ToolLike, *, handler: Handler | None = None) -> Tool:
@@ -241,7 +289,9 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             UsageError: Unknown mode name.
         """
         if name is not None and (not isinstance(name, str) or name not in self._modes):
-            raise UsageError(f"unknown mode {name!r:.80}; defined modes: {sorted(self._modes)}")
+            raise UsageError(
+                f"unknown mode {shown(name, 80)}; defined modes: {sorted(self._modes)}"
+            )
         self._state.mode = self._modes[name] if name is not None else None
         self._tools.set_policy(self._state.policy())
 

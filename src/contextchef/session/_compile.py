@@ -537,6 +537,12 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         wire.append(entry)
     recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
     all_messages = [*recorded, *wire]
+    if not all_messages:
+        raise UsageError(
+            "the conversation is empty, and every provider refuses a request without "
+            "messages; add the user's first message (chef.append(user(...)) or "
+            "chef.set_history([...])) before compiling"
+        )
     last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
     if last_role == "assistant" and history and history[-1].role == "user":
         raise UsageError(  # what made it the model's turn was dropped: never a prefill

@@ -49,6 +49,8 @@ class CompileMixin:
 
         def _handoff_if_due(self) -> None: ...
 
+        def _check_patterns(self) -> None: ...
+
     def compile(
         self,
         target: str = "anthropic",
@@ -110,12 +112,15 @@ class CompileMixin:
         Raises:
             UnknownTargetError: Unknown target.
             UsageError: Unknown strategy or one the target lacks, bad options, a prefill
-                (or a history ending with the model's turn) the model rejects.
+                (or a history ending with the model's turn) the model rejects, an empty
+                conversation, a ``defer`` / ``pin`` pattern that matches no tool (unless
+                the session was made with ``unmatched_patterns="warn"``).
             CorruptHistoryError: A message's recorded provider data cannot be rendered.
         """
         adapter = get_adapter(target)
         extra = {} if extra is None else extra
         check_options(model, max_tokens, extra, betas)  # before anything runs or changes
+        self._check_patterns()
         chosen = resolve(strategy, adapter.profile, adapter.model_rules(model))
         self._volatile.emit(CompileEvent(name="compile:start", target=target))
         before = self._state.copy()

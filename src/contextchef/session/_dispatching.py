@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from contextchef._errors import UnknownToolError, UsageError
+from contextchef._errors import UnknownToolError, UsageError, shown
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
@@ -98,13 +98,15 @@ class DispatchMixin:
                 raise UsageError(f"reveal_tools takes tool names, got {type(name).__name__}")
             tool = view.lookup(name)
             if tool is None:
-                raise UnknownToolError(f"no registered tool is named {name!r:.80}", name=name[:200])
+                raise UnknownToolError(
+                    f"no registered tool is named {shown(name, 80)}", name=name[:200]
+                )
             wire = view.wire_names[tool.key]
             reason = view.unavailable_reason(name) or view.skill_lock(
                 wire, frozenset(self._state.loaded_skills)
             )
             if reason is not None:
-                raise UsageError(f"cannot reveal {name!r:.80}: {reason}")
+                raise UsageError(f"cannot reveal {shown(name, 80)}: {reason}")
             wires.add(wire)
         self._state.loaded.update(wires)
         return tuple(sorted(wires))
@@ -243,7 +245,7 @@ class DispatchMixin:
         parsed = as_tool_call(call)
         if not self.owns_tool(parsed.name):
             raise UsageError(
-                f"{parsed.name!r:.80} is not a contextchef-owned tool in this session; owned "
+                f"{shown(parsed.name, 80)} is not a contextchef-owned tool in this session; owned "
                 f"tools: {list(self.owned_tool_names)} (check with owns_tool before handle_tool)"
             )
         return self.execute(parsed).result.content

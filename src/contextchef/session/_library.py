@@ -22,7 +22,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue
 from contextchef.history._messages import ToolResult
 from contextchef.session._memory import (
@@ -235,7 +235,7 @@ def library_tools(
         UsageError: Unknown mode, or `store` is not a `MemoryStore`.
     """
     if mode not in ("legacy", "unified"):
-        raise UsageError(f"memory_tools must be 'legacy' or 'unified', got {mode!r}")
+        raise UsageError(f"memory_tools must be 'legacy' or 'unified', got {shown(mode)}")
     if store is not None and not isinstance(store, MemoryStore):
         raise UsageError(
             f"memory must be a MemoryStore (InMemoryStore, FileMemoryStore or your own "

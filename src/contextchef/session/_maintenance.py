@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef.exposure._policy import Mode
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
 from contextchef.history._messages import Message, Part, ToolCall, check_message
@@ -77,7 +77,7 @@ class MaintenanceMixin:
         read = read_response(response, id_offset=offset)
         if read.id is not None and read.id in self._ingested:
             raise UsageError(
-                f"response {read.id!r:.80} was ingested already (its turn is in the history); "
+                f"response {shown(read.id, 80)} was ingested already (its turn is in the history); "
                 "ingest each response once"
             )
         messages = tuple(_unique_ids(m, ids, len(history)) for m in read.turn.messages)

@@ -42,6 +42,7 @@ from contextchef._errors import (
     UnknownActionError,
     UnknownToolError,
     UsageError,
+    shown,
 )
 from contextchef._json import JsonValue
 from contextchef.deferred._groups import LOAD_TOOLKIT, render_toolkit_directory
@@ -264,7 +265,7 @@ class Pruner:
             UnknownToolError: An allowlisted name matches no candidate.
         """
         if strategy not in ("union", "intersection"):
-            raise UsageError(f"unknown strategy {strategy!r}; valid: 'union', 'intersection'")
+            raise UsageError(f"unknown strategy {shown(strategy)}; valid: 'union', 'intersection'")
         if not isinstance(task, str):
             raise UsageError(f"task must be a string, got {type(task).__name__}")
         candidates = self._candidates()
@@ -326,11 +327,11 @@ class Pruner:
         ns = self._host.view.namespaces.get(name)
         if ns is None:
             known = sorted(self._host.view.namespaces)
-            raise UsageError(f"{name!r} is not a namespace tool; namespaces: {known}")
+            raise UsageError(f"{shown(name)} is not a namespace tool; namespaces: {known}")
         arguments = parse_json_object(parsed.arguments)
         if isinstance(arguments, str):
             raise MalformedArgumentsError(
-                f"arguments of the call to {name!r}: {arguments}; expected a JSON object "
+                f"arguments of the call to {shown(name)}: {arguments}; expected a JSON object "
                 f"with an 'action' (one of {list(ns.actions)})",
                 raw=parsed.arguments,
             )
@@ -338,7 +339,7 @@ class Pruner:
         if isinstance(resolved, ActionProblem) and resolved.code == "unknown_tool":
             action = str(arguments.get("action"))
             raise UnknownActionError(
-                f"namespace {name!r} has no action {action!r}; available actions: "
+                f"namespace {shown(name)} has no action {shown(action)}; available actions: "
                 f"{', '.join(ns.actions)}",
                 name=action,
                 namespace=name,
@@ -346,7 +347,7 @@ class Pruner:
             )
         if isinstance(resolved, ActionProblem):
             raise MalformedArgumentsError(
-                f"the call to {name!r} is malformed: {'; '.join(resolved.problems)}; expected "
+                f"the call to {shown(name)} is malformed: {'; '.join(resolved.problems)}; expected "
                 f'{{"action": one of {list(ns.actions)}, "args": {{...}}}}',
                 raw=parsed.arguments,
             )

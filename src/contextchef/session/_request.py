@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef.history._normalize import Change
 from contextchef.providers import CacheAuditFinding, ModelRules
@@ -151,24 +151,30 @@ def check_options(model: object, max_tokens: object, extra: object, betas: objec
             `betas` not a list of strings.
     """
     if not isinstance(model, str) or not model or not is_unicode(model):
-        raise UsageError(f"model must be a non-empty string, got {model!r:.80}")
+        raise UsageError(f"model must be a non-empty string, got {shown(model, 80)}")
     if max_tokens is not None and (
         isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
     ):
-        raise UsageError(f"max_tokens must be a positive integer or None, got {max_tokens!r:.80}")
+        raise UsageError(
+            f"max_tokens must be a positive integer or None, got {shown(max_tokens, 80)}"
+        )
     if not isinstance(extra, Mapping):
         raise UsageError(f"extra must be a mapping of request fields, got {type(extra).__name__}")
     for key, value in extra.items():
         if not isinstance(key, str) or not key:
-            raise UsageError(f"extra field names must be non-empty strings, got {key!r:.60}")
+            raise UsageError(f"extra field names must be non-empty strings, got {shown(key, 60)}")
         if key in _WRITTEN or key.endswith("max_tokens"):
             raise UsageError(
-                f"extra field {key!r:.60} is written by compile itself; pass model, "
+                f"extra field {shown(key, 60)} is written by compile itself; pass model, "
                 "max_tokens, tools and history through the session"
             )
         try:
             canonical_dumps(canonical_value(value))
         except (TypeError, ValueError, RecursionError) as exc:
-            raise UsageError(f"extra field {key!r}: not plain JSON ({exc})") from exc
-    if isinstance(betas, str) or not all(isinstance(b, str) and b for b in betas):  # type: ignore[attr-defined]
+            raise UsageError(f"extra field {shown(key)}: not plain JSON ({exc})") from exc
+    if (
+        isinstance(betas, str)
+        or not isinstance(betas, Sequence)
+        or not all(isinstance(b, str) and b for b in betas)
+    ):
         raise UsageError("betas must be a list of non-empty strings")

@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from contextchef._errors import ToolNameConflictError, UnknownToolError, UsageError
+from contextchef._errors import ToolNameConflictError, UnknownToolError, UsageError, shown
 from contextchef._json import canonical_dumps
 from contextchef.deferred._groups import LOAD_TOOLKIT
 from contextchef.deferred._skills import LOAD_SKILL, Skill, SkillLike, parse_skill
@@ -63,14 +63,16 @@ def _resolve_tool(
     if len(candidates) > 1:
         wires = sorted(registry.wire_name_for(t) for t in candidates)
         raise UsageError(
-            f"skill {skill!r}: the tool name {name!r} matches {len(wires)} tools {wires}; "
+            f"skill {shown(skill)}: the tool name {shown(name)} matches {len(wires)} tools "
+            f"{wires}; "
             "give its wire name"
         )
     if not candidates:
         known = sorted(registry.wire_name_for(t) for t in registry.tools)
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         raise UnknownToolError(
-            f"skill {skill!r} names the tool {name!r:.80}, which is not registered; closest "
+            f"skill {shown(skill)} names the tool {shown(name, 80)}, which is not "
+            f"registered; closest "
             f"names: {close} (register a skill's tools before the skill)",
             name=name,
             available=close,
@@ -78,12 +80,14 @@ def _resolve_tool(
     tool = candidates[0]
     if tool.source == "library":
         raise UsageError(
-            f"skill {skill!r}: {name!r} is one of contextchef's own tools, which are always "
+            f"skill {shown(skill)}: {shown(name)} is one of contextchef's own tools, which "
+            f"are always "
             "available; leave it out of the skill"
         )
     if tool.key in members:
         raise UsageError(
-            f"skill {skill!r}: {name!r} is an action of the namespace {members[tool.key]!r} "
+            f"skill {shown(skill)}: {shown(name)} is an action of the namespace "
+            f"{shown(members[tool.key])} "
             "and is reached only through it; a skill holds tools outside namespaces"
         )
     return registry.wire_name_for(tool)
@@ -259,7 +263,7 @@ class SkillsMixin:
         view = self.view
         if not isinstance(name, str) or name not in view.skills:
             raise UsageError(
-                f"unknown skill {name!r:.80}; registered skills: {sorted(view.skills)}"
+                f"unknown skill {shown(name, 80)}; registered skills: {sorted(view.skills)}"
             )
         again = name in self._state.loaded_skills
         history = self._state.history
@@ -269,7 +273,7 @@ class SkillsMixin:
         call = ToolCall(id=_call_id(history, name), name=LOAD_SKILL, arguments=arguments)
         done = self.execute(call)
         if done.skill is None:
-            raise UsageError(f"loading skill {name!r} was refused: {done.result.content}")
+            raise UsageError(f"loading skill {shown(name)} was refused: {done.result.content}")
         if not again:
             self.append(assistant("", [call]), tool_results([done.result]))
         return done.result

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef._errors import SnapshotMismatchError, UsageError
+from contextchef._errors import SnapshotMismatchError, UsageError, shown
 from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.exposure._policy import Mode
 from contextchef.session._skills import resolve_skills
@@ -65,12 +65,12 @@ def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
 def _check_header(data: object) -> Mapping[str, Any]:
     if not isinstance(data, Mapping) or data.get("format") != SNAPSHOT_FORMAT:
         raise UsageError(
-            f"not a contextchef snapshot (expected a dict with format {SNAPSHOT_FORMAT!r}, "
+            f"not a contextchef snapshot (expected a dict with format {shown(SNAPSHOT_FORMAT)}, "
             "as returned by ContextChef.snapshot())"
         )
     if data.get("version") != SNAPSHOT_VERSION:
         raise SnapshotMismatchError(
-            f"snapshot version {data.get('version')!r:.40} is not supported; this "
+            f"snapshot version {shown(data.get('version'), 40)} is not supported; this "
             f"contextchef reads version {SNAPSHOT_VERSION}"
         )
     return data
@@ -127,7 +127,7 @@ def read_snapshot(data: object, *, tools: SessionTools, modes: Mapping[str, Mode
     name = snapshot.get("mode")
     if name is not None and name not in modes:
         raise SnapshotMismatchError(
-            f"the snapshot's mode {name!r:.80} is not defined in this session; pass it in "
+            f"the snapshot's mode {shown(name, 80)} is not defined in this session; pass it in "
             f"ContextChef(modes=...) (defined: {sorted(modes)})",
             missing=(str(name),),
         )

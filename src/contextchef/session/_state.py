@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._messages import Message, check_message, message_from_dict
@@ -211,7 +211,9 @@ def _announcements(raw: Any) -> dict[str, Announcement]:
     for item in raw or ():
         channel = item.get("channel", "auto")
         if channel not in get_args(Channel):
-            raise UsageError(f"snapshot announcement {item.get('id')!r}: bad channel {channel!r}")
+            raise UsageError(
+                f"snapshot announcement {shown(item.get('id'))}: bad channel {shown(channel)}"
+            )
         out[item["id"]] = Announcement(id=item["id"], content=item["content"], channel=channel)
     return out
 
@@ -252,12 +254,12 @@ def check_shape(data: Mapping[str, Any]) -> None:
         if key in data and not isinstance(data[key], types):
             wanted = " or ".join("null" if t is type(None) else t.__name__ for t in types)
             raise UsageError(
-                f"snapshot field {key!r} must be {wanted}, got {type(data[key]).__name__}; "
+                f"snapshot field {shown(key)} must be {wanted}, got {type(data[key]).__name__}; "
                 "nothing was restored"
             )
     for key in ("blocked", "loaded_tools", "loaded_toolkits", "loaded_skills"):
         if not all(isinstance(x, str) for x in data.get(key) or ()):
-            raise UsageError(f"snapshot field {key!r} must hold strings; nothing was restored")
+            raise UsageError(f"snapshot field {shown(key)} must hold strings; nothing was restored")
     exposure = data.get("exposure") or {}
     if not isinstance(exposure.get("default_defer", False), bool) or not all(
         _strings(exposure.get(k)) for k in ("defer", "pin")
@@ -285,7 +287,7 @@ def check_shape(data: Mapping[str, Any]) -> None:
     for name in data.get("ledgers") or {}:
         if name not in TARGETS:
             raise UsageError(
-                f"snapshot field 'ledgers' has a ledger for {name!r:.40}; targets are "
+                f"snapshot field 'ledgers' has a ledger for {shown(name, 40)}; targets are "
                 f"{list(TARGETS)}; nothing was restored"
             )
     if data.get("compiled") is not None and data["compiled"] not in TARGETS:

@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH, tool_search_tool
 from contextchef.deferred._view import SessionView
 from contextchef.providers import ModelRules, Profile
@@ -274,7 +274,9 @@ def get_strategy(name: str) -> Strategy:
     """
     strategy = STRATEGIES.get(name) if isinstance(name, str) else None
     if strategy is None:
-        raise UsageError(f"unknown strategy {name!r:.80}; valid: {', '.join([AUTO, *STRATEGIES])}")
+        raise UsageError(
+            f"unknown strategy {shown(name, 80)}; valid: {', '.join([AUTO, *STRATEGIES])}"
+        )
     return strategy
 
 

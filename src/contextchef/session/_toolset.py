@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError
+from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError, shown
 from contextchef.deferred._groups import LOAD_TOOLKIT, GroupLike, Namespace, Toolkit, parse_group
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import LOAD_SKILL, Skill
@@ -196,7 +196,7 @@ class SessionTools:
             if isinstance(item, Tool):
                 if item.source == "library":
                     raise UsageError(
-                        f"tool {item.name!r}: source 'library' is reserved for contextchef's "
+                        f"tool {shown(item.name)}: source 'library' is reserved for contextchef's "
                         "own tools; use 'builtin', 'mcp' or 'runtime'"
                     )
                 built.append(item)
@@ -243,7 +243,7 @@ class SessionTools:
         if missing:
             close = difflib.get_close_matches(missing[0].strip("^$*"), known, n=3, cutoff=0.5)
             raise UsageError(
-                f"blocked pattern {missing[0]!r:.80} matches no tool; closest names: "
+                f"blocked pattern {shown(missing[0], 80)} matches no tool; closest names: "
                 f"{close or known[:3]} (patterns take * wildcards and ^/$ anchors)"
             )
         return items
@@ -442,8 +442,8 @@ class SessionTools:
         kit = self._toolkits.get(name) if isinstance(name, str) else None
         if kit is None:
             raise UnknownToolkitError(
-                f"unknown toolkit {name!r}; available toolkits: {sorted(self._toolkits)}",
-                name=str(name),
+                f"unknown toolkit {shown(name)}; available toolkits: {sorted(self._toolkits)}",
+                name=name if isinstance(name, str) else shown(name),
                 available=sorted(self._toolkits),
             )
         if name not in self._kits_loaded:

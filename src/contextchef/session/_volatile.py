@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef.providers._base import ModelRules
 from contextchef.providers._ingest import ResponseNotice
@@ -128,7 +128,7 @@ class Stated:
         fields = {f.name for f in dataclasses.fields(cls)}
         for key, value in data.items():
             if key not in fields or not isinstance(value, str) or not is_unicode(value):
-                raise UsageError(f"snapshot ledger: bad stated block {key!r:.40}")
+                raise UsageError(f"snapshot ledger: bad stated block {shown(key, 40)}")
         return cls(**data)
 
 
@@ -280,7 +280,7 @@ def check_prefill(prefill: object, ends_with_user: bool, rules: ModelRules) -> s
         raise UsageError(f"prefill must be a string, got {type(prefill).__name__}")
     if not rules.prefill:
         raise UsageError(
-            f"model {rules.model!r} rejects prefill (a trailing assistant message is a 400 "
+            f"model {shown(rules.model)} rejects prefill (a trailing assistant message is a 400 "
             "there); steer the answer with an instruction in the user turn instead"
         )
     if prefill != prefill.rstrip():
@@ -365,6 +365,7 @@ class VolatileState:
                 handler(event)
             except Exception as exc:
                 raise UsageError(
-                    f"a {event.name!r} handler ({getattr(handler, '__name__', handler)!r}) "
+                    f"a {shown(event.name)} handler "
+                    f"({shown(getattr(handler, '__name__', handler))}) "
                     f"raised {type(exc).__name__}: {exc}; remove it with chef.off()"
                 ) from exc

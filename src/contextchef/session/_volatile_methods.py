@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, get_args
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef.session._state import SessionState
 from contextchef.session._volatile import (
@@ -57,16 +57,16 @@ class VolatileStateMixin:
             UsageError: An empty id, non-string content, or an unknown channel.
         """
         if not isinstance(id, str) or not id:
-            raise UsageError(f"announcement id must be a non-empty string, got {id!r}")
+            raise UsageError(f"announcement id must be a non-empty string, got {shown(id)}")
         if not isinstance(content, str):
             raise UsageError(
-                f"announcement {id!r}: content must be a string, got {type(content).__name__}"
+                f"announcement {shown(id)}: content must be a string, got {type(content).__name__}"
             )
         if not is_unicode(id) or not is_unicode(content):
-            raise UsageError(f"announcement {id!r:.80}: id and content must be valid Unicode")
+            raise UsageError(f"announcement {shown(id, 80)}: id and content must be valid Unicode")
         if not isinstance(channel, str) or channel not in get_args(Channel):
             raise UsageError(
-                f"announcement {id!r}: unknown channel {channel!r}; valid: "
+                f"announcement {shown(id)}: unknown channel {shown(channel)}; valid: "
                 + ", ".join(get_args(Channel))
             )
         item = Announcement(id=id, content=content, channel=channel)
@@ -150,10 +150,10 @@ class VolatileStateMixin:
         """
         if not isinstance(event, str) or event not in self._volatile.handlers:
             raise UsageError(
-                f"unknown event {event!r}; valid: {', '.join(sorted(self._volatile.handlers))}"
+                f"unknown event {shown(event)}; valid: {', '.join(sorted(self._volatile.handlers))}"
             )
         if not callable(handler):
-            raise UsageError(f"handler for {event!r} is not callable")
+            raise UsageError(f"handler for {shown(event)} is not callable")
         self._volatile.handlers[event].append(handler)
         return handler
 

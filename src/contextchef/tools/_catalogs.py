@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import CatalogFormatError, ContextChefError, UsageError
+from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown, shown_keys
 from contextchef.tools._schema import repair_schema
 from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
 
@@ -78,7 +78,9 @@ def _flag(name: str, key: str, raw: Any) -> bool:
     if raw is None:
         return False
     if not isinstance(raw, bool):
-        raise CatalogFormatError(f"tool {name!r}: {key!r} must be true or false, got {raw!r}")
+        raise CatalogFormatError(
+            f"tool {shown(name)}: {shown(key)} must be true or false, got {shown(raw)}"
+        )
     return raw
 
 
@@ -113,7 +115,7 @@ def _tags(name: str, raw: Any) -> tuple[str, ...]:
         return (raw,)
     if isinstance(raw, Sequence) and all(isinstance(t, str) for t in raw):
         return tuple(raw)
-    raise CatalogFormatError(f"tool {name!r}: 'tags' must be a list of strings")
+    raise CatalogFormatError(f"tool {shown(name)}: 'tags' must be a list of strings")
 
 
 def tool_from_dict(
@@ -143,13 +145,13 @@ def tool_from_dict(
         body = data["function"]  # Chat Completions wraps the definition
     elif "type" in data and data.get("type") not in ("function", "custom"):
         raise CatalogFormatError(
-            f"tool {data.get('name', '?')!r}: type {data['type']!r} is a provider-hosted "
+            f"tool {shown(data.get('name', '?'))}: type {shown(data['type'])} is a provider-hosted "
             "tool, not a function definition; only function tools can be registered"
         )
     name = body.get("name")
     if not isinstance(name, str):
         raise CatalogFormatError(
-            f"tool definition has no string 'name' (keys: {sorted(body)}); expected an "
+            f"tool definition has no string 'name' (keys: {shown_keys(body)}); expected an "
             "Anthropic, OpenAI Chat/Responses, MCP or Gemini function definition"
         )
     schema = None
@@ -170,7 +172,7 @@ def tool_from_dict(
     description = body.get("description")
     raw_meta = body.get("meta") or {}
     if not isinstance(raw_meta, Mapping):
-        raise CatalogFormatError(f"tool {name!r}: 'meta' must be an object")
+        raise CatalogFormatError(f"tool {shown(name)}: 'meta' must be an object")
     meta = dict(raw_meta)
     meta.update({k: v for k, v in body.items() if k not in _KNOWN_KEYS})
     strict = body.get("strict")
@@ -214,7 +216,7 @@ def expand_tool_dicts(items: Iterable[Any]) -> list[Any]:
         elif isinstance(item[key], list):
             out.extend(item[key])
         else:
-            raise CatalogFormatError(f"{key!r} must be a list of function declarations")
+            raise CatalogFormatError(f"{shown(key)} must be a list of function declarations")
     return out
 
 
@@ -226,7 +228,7 @@ def tools_from_mcp(result: Mapping[str, Any] | Sequence[Any], *, server: str) ->
     """
     items = result.get("tools") if isinstance(result, Mapping) else result
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
-        raise CatalogFormatError(f"MCP tools/list result for {server!r} has no 'tools' list")
+        raise CatalogFormatError(f"MCP tools/list result for {shown(server)} has no 'tools' list")
     return [tool_from_dict(item, server=server, source="mcp") for item in items]
 
 
@@ -301,7 +303,9 @@ def _catalog_from_data(
             if not isinstance(name, str) or not name:
                 raise CatalogFormatError(f"{origin}: every entry of 'servers' needs a 'server'")
             descriptions[name] = str(group.get("description") or "")
-            items += [(t, name) for t in _tool_list(group.get("tools") or [], f"{name!r} tools")]
+            items += [
+                (t, name) for t in _tool_list(group.get("tools") or [], f"{shown(name)} tools")
+            ]
         tools = _build_all(items, origin=origin, repair=repair)
         return Catalog(tools=tools, server_descriptions=descriptions, source=origin)
     if "tools" in data:
@@ -338,11 +342,11 @@ def load_catalog(
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise CatalogFormatError(f"catalog {str(p)!r:.200} is not valid JSON: {exc}") from exc
+        raise CatalogFormatError(f"catalog {shown(str(p), 200)} is not valid JSON: {exc}") from exc
     except (OSError, ValueError) as exc:  # unreadable, not UTF-8, bad path text
-        raise CatalogFormatError(f"cannot read catalog {str(p)!r:.200}: {exc}") from exc
+        raise CatalogFormatError(f"cannot read catalog {shown(str(p), 200)}: {exc}") from exc
     except RecursionError as exc:
-        raise CatalogFormatError(f"catalog {str(p)!r:.200} is nested too deeply") from exc
+        raise CatalogFormatError(f"catalog {shown(str(p), 200)} is nested too deeply") from exc
     return _catalog_from_data(data, origin=str(p), server=server, repair=repair_schemas)
 
 

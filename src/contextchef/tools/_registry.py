@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from contextchef._errors import ToolNameConflictError, UnknownToolError
+from contextchef._errors import ToolNameConflictError, UnknownToolError, shown
 from contextchef._json import canonical_dumps
 from contextchef.tools._names import wire_name
 from contextchef.tools._tool import Tool
@@ -147,10 +147,10 @@ class Registry:
 
     def _raise_conflicts(self, clashes: Mapping[str, set[str]]) -> None:
         conflicts = [(name, tuple(sorted(origins))) for name, origins in sorted(clashes.items())]
-        shown = conflicts[:5]
-        listed = "; ".join(f"{name!r} from {' and '.join(origins)}" for name, origins in shown)
-        if len(conflicts) > len(shown):
-            listed += f"; and {len(conflicts) - len(shown)} more"
+        first = conflicts[:5]
+        listed = "; ".join(f"{shown(name)} from {' and '.join(origins)}" for name, origins in first)
+        if len(conflicts) > len(first):
+            listed += f"; and {len(conflicts) - len(first)} more"
         servers = sorted({o for _, origins in conflicts for o in origins if o in self.servers})
         if not self._qualify:
             hint = (
@@ -207,7 +207,7 @@ class Registry:
             return self._tools[key]
         except KeyError:
             raise UnknownToolError(
-                f"no tool {key[1]!r} from {key[0]!r} is registered",
+                f"no tool {shown(key[1])} from {shown(key[0])} is registered",
                 name=key[1],
                 available=self._near(key[1]),
             ) from None

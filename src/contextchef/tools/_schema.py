@@ -18,8 +18,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from contextchef._errors import InvalidSchemaError, InvalidToolError
-from contextchef._json import JsonValue, canonical_schema
+from contextchef._errors import ContextChefError, InvalidSchemaError, InvalidToolError, shown
+from contextchef._json import MAX_INT_BITS, JsonValue, canonical_schema, is_unicode
 
 __all__ = [
     "check_input_schema",
@@ -132,17 +132,24 @@ def _resolve_pointer(root: JsonValue, ref: str) -> bool:
 def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, str] | None:
     """First structural problem jsonschema would not report clearly, or None.
 
-    Too deep nesting, non-finite numbers (not JSON), non-string keys, and ``$ref``s
+    Too deep nesting, non-finite numbers (not JSON), integers too long to print, values
+    of no JSON type, text that is not valid Unicode, non-string keys, and ``$ref``s
     that are remote or point nowhere (they would fail only when a call is validated).
     """
     if len(path) > MAX_SCHEMA_DEPTH:
         return path, f"nested deeper than {MAX_SCHEMA_DEPTH} levels"
     if isinstance(node, float) and not math.isfinite(node):
-        return path, f"{node!r} is not a JSON number; use a finite value"
+        return path, f"{shown(node)} is not a JSON number; use a finite value"
+    if isinstance(node, int) and node.bit_length() > MAX_INT_BITS:
+        return path, f"{shown(node)} is too long to write as JSON; use a shorter number"
+    if not isinstance(node, (Mapping, list, tuple, str, int, float, type(None))):
+        return path, f"a {type(node).__name__} is not JSON data; use JSON values only"
+    if isinstance(node, str) and not is_unicode(node):
+        return path, "text holds a lone surrogate (not valid Unicode); fix the source data"
     if isinstance(node, Mapping):
         for key, value in node.items():
             if not isinstance(key, str):
-                return path, f"object key {key!r} is not a string"
+                return path, f"object key {shown(key)} is not a string"
             if key == "pattern" and isinstance(value, str):
                 try:
                     re.compile(value)
@@ -150,16 +157,16 @@ def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any,
                     return (
                         *path,
                         key,
-                    ), f"pattern {value!r} is not a valid regular expression ({exc})"
+                    ), f"pattern {shown(value)} is not a valid regular expression ({exc})"
             if key == "$ref" and isinstance(value, str):
                 if value and not value.startswith("#"):
                     return (*path, key), (
-                        f"$ref {value!r} points outside the schema; inline it or move it "
+                        f"$ref {shown(value)} points outside the schema; inline it or move it "
                         "under $defs (remote references are never fetched)"
                     )
                 is_pointer = value in ("#", "") or value.startswith("#/")
                 if is_pointer and not _resolve_pointer(root, value):
-                    return (*path, key), f"$ref {value!r} points to nothing in this schema"
+                    return (*path, key), f"$ref {shown(value)} points to nothing in this schema"
             found = _scan(root, value, (*path, key))
             if found is not None:
                 return found
@@ -193,7 +200,7 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
     """
     if not isinstance(schema, Mapping):
         raise InvalidSchemaError(
-            f"tool {tool!r}: input_schema must be a JSON object (a JSON Schema with "
+            f"tool {shown(tool)}: input_schema must be a JSON object (a JSON Schema with "
             f'"type": "object"), got {type(schema).__name__}',
             tool=tool,
             schema_path="",
@@ -204,8 +211,8 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
         root["type"] = "object"
     elif root_type != "object":
         raise InvalidSchemaError(
-            f'tool {tool!r}: input_schema root must have "type": "object" (tool '
-            f"arguments are a JSON object), got type {root_type!r} at /type",
+            f'tool {shown(tool)}: input_schema root must have "type": "object" (tool '
+            f"arguments are a JSON object), got type {shown(root_type)} at /type",
             tool=tool,
             schema_path="/type",
         )
@@ -215,7 +222,9 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
         where, what = problem
         path = _pointer(where)
         raise InvalidSchemaError(
-            f"tool {tool!r}: input_schema at {path or '/'}: {what}", tool=tool, schema_path=path
+            f"tool {shown(tool)}: input_schema at {path or '/'}: {what}",
+            tool=tool,
+            schema_path=path,
         )
     if not _fast_meta_ok(root):
         _explain_meta_error(tool, root)
@@ -242,7 +251,7 @@ def _explain_meta_error(tool: str, root: dict[str, JsonValue]) -> None:
             else ""
         )
         raise InvalidSchemaError(
-            f"tool {tool!r}: input_schema is not valid JSON Schema at {path or '/'}: "
+            f"tool {shown(tool)}: input_schema is not valid JSON Schema at {path or '/'}: "
             f"{exc.message}{hint}",
             tool=tool,
             schema_path=path,
@@ -365,7 +374,7 @@ def _strictify(node: JsonValue) -> JsonValue:
         return node
     bad = _STRICT_UNSUPPORTED.intersection(node)
     if bad:
-        raise _NotStrictable(f"unsupported keyword {sorted(bad)[0]!r}")
+        raise _NotStrictable(f"unsupported keyword {shown(sorted(bad)[0])}")
     out: dict[str, JsonValue] = {}
     for key, value in node.items():
         if key in ("anyOf", "oneOf") and isinstance(value, list):
@@ -556,9 +565,24 @@ def schema_from_callable(
     ``*args``/``**kwargs`` are not allowed.
 
     Raises:
-        InvalidToolError: If the function takes ``*args``/``**kwargs`` or an annotation
-            cannot be turned into JSON Schema.
+        InvalidToolError: If the function takes ``*args``/``**kwargs``, an annotation
+            cannot be turned into JSON Schema, or the object cannot be read at all.
     """
+    try:
+        return _from_callable(func)
+    except ContextChefError:
+        raise
+    except Exception as exc:  # no signature, or a foreign object whose attributes raise
+        raise InvalidToolError(
+            f"cannot read a signature from a {type(func).__name__} ({type(exc).__name__}): "
+            "register a function, a Tool or a tool dict",
+            tool=f"<{type(func).__name__}>",
+        ) from exc
+
+
+def _from_callable(
+    func: Callable[..., Any],
+) -> tuple[str, str, dict[str, JsonValue], Callable[..., Any]]:
     import docstring_parser  # local: only needed for callables
     import pydantic
 
@@ -567,18 +591,11 @@ def schema_from_callable(
     param_docs = {p.arg_name: (p.description or "") for p in doc.params}
     description = "\n\n".join(x for x in (doc.short_description, doc.long_description) if x)
     fields: dict[str, Any] = {}
-    try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError) as exc:
-        raise InvalidToolError(
-            f"cannot read a signature from {getattr(func, '__name__', func)!r:.80}: register a "
-            "function, a Tool or a tool dict",
-            tool=str(getattr(func, "__name__", "?")),
-        ) from exc
+    signature = inspect.signature(func)  # raising: see schema_from_callable
     for pname, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise InvalidToolError(
-                f"tool {name!r}: *args/**kwargs cannot be described as tool parameters; "
+                f"tool {shown(name)}: *args/**kwargs cannot be described as tool parameters; "
                 "declare each parameter explicitly",
                 tool=name,
             )
@@ -594,7 +611,7 @@ def schema_from_callable(
         runner = pydantic.validate_call(func)
     except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as exc:
         raise InvalidToolError(
-            f"tool {name!r}: cannot derive a JSON Schema from its signature: {exc}", tool=name
+            f"tool {shown(name)}: cannot derive a JSON Schema from its signature: {exc}", tool=name
         ) from exc
     schema = _strip_titles(raw)
     assert isinstance(schema, dict)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
-from contextchef._errors import ContextChefError, NondeterminismError, TemplateError
+from contextchef._errors import ContextChefError, NondeterminismError, TemplateError, shown
 
 if TYPE_CHECKING:
     import jinja2
@@ -85,7 +85,7 @@ class _Touched(Exception):
     """
 
     def __init__(self, source: str) -> None:
-        super().__init__(f"template touched the non-deterministic stub {source!r}")
+        super().__init__(f"template touched the non-deterministic stub {shown(source)}")
         self.source = source
 
 
@@ -124,7 +124,7 @@ class _Stub:
         self._touch()
 
     def __repr__(self) -> str:
-        return f"<non-deterministic stub {self._source!r}>"
+        return f"<non-deterministic stub {shown(self._source)}>"
 
 
 def _random_filter(*args: object, **kwargs: object) -> NoReturn:
@@ -200,7 +200,7 @@ def _json_problem(value: object, seen: frozenset[int] = frozenset()) -> str | No
     if value is None or kind in (str, int, bool):
         return None
     if kind is float and isinstance(value, float):
-        return None if math.isfinite(value) else f"{value!r} is not a finite number"
+        return None if math.isfinite(value) else f"{shown(value)} is not a finite number"
     if kind in (list, tuple, dict):
         if id(value) in seen:
             return "it contains itself"
@@ -208,10 +208,10 @@ def _json_problem(value: object, seen: frozenset[int] = frozenset()) -> str | No
         if isinstance(value, dict):
             for key, item in value.items():
                 if type(key) is not str:
-                    return f"dict key {key!r} is not a str"
+                    return f"dict key {shown(key)} is not a str"
                 problem = _json_problem(item, inner)
                 if problem:
-                    return f"[{key!r}]: {problem}"
+                    return f"[{shown(key)}]: {problem}"
             return None
         assert isinstance(value, (list, tuple))
         for index, item in enumerate(value):
@@ -241,7 +241,7 @@ def _check_variables(tool: str, variables: Mapping[str, object], allowed: frozen
     clashes = (allowed | frozenset(variables)) & _RESERVED
     if clashes:
         raise TemplateError(
-            f"tool {tool!r}: variable name(s) {_names(clashes)} clash with the template "
+            f"tool {shown(tool)}: variable name(s) {_names(clashes)} clash with the template "
             f"helpers and non-deterministic stubs; rename them (reserved names: "
             f"{_names(_RESERVED)})",
             tool=tool,
@@ -250,7 +250,7 @@ def _check_variables(tool: str, variables: Mapping[str, object], allowed: frozen
         problem = _json_problem(value)
         if problem:
             raise TemplateError(
-                f"tool {tool!r}: template variable {name!r} has a value that is not "
+                f"tool {shown(tool)}: template variable {shown(name)} has a value that is not "
                 f"JSON-like: {problem}",
                 tool=tool,
             )
@@ -264,7 +264,7 @@ def _check_names(
 ) -> None:
     if compiled.references_templates:
         raise TemplateError(
-            f"tool {tool!r}: description templates cannot include, import or extend "
+            f"tool {shown(tool)}: description templates cannot include, import or extend "
             "other templates; pass shared text through template_fragments (the "
             "`fragments` argument) and use fragment(name)",
             tool=tool,
@@ -279,7 +279,7 @@ def _check_names(
         else ""
     )
     raise TemplateError(
-        f"tool {tool!r}: description template refers to undeclared variable(s) "
+        f"tool {shown(tool)}: description template refers to undeclared variable(s) "
         f"{_names(unknown)}{hint}; declared variables: {_names(allowed)}; helpers: "
         f"{_names(_HELPERS)}",
         tool=tool,
@@ -338,7 +338,7 @@ def render_template(
     for name, text in fragments.items():
         if type(text) is not str:
             raise TemplateError(
-                f"tool {tool!r}: fragment {name!r} is a {type(text).__name__}, not a str",
+                f"tool {shown(tool)}: fragment {shown(name)} is a {type(text).__name__}, not a str",
                 tool=tool,
             )
 
@@ -349,7 +349,7 @@ def render_template(
         compiled = _compile(source)
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
-            f"tool {tool!r}: syntax error in description template, line {exc.lineno}: "
+            f"tool {shown(tool)}: syntax error in description template, line {exc.lineno}: "
             f"{exc.message}",
             tool=tool,
         ) from exc
@@ -360,7 +360,7 @@ def render_template(
             return fragments[name]
         except (KeyError, TypeError):
             raise TemplateError(
-                f"tool {tool!r}: unknown fragment {name!r}; available fragments: "
+                f"tool {shown(tool)}: unknown fragment {shown(name)}; available fragments: "
                 f"{_names(fragments)}",
                 tool=tool,
             ) from None
@@ -377,7 +377,7 @@ def render_template(
         cause = _cause_of(exc)
         if isinstance(cause, _Touched):
             raise NondeterminismError(
-                f"tool {tool!r}: description template used {cause.source!r}, which is "
+                f"tool {shown(tool)}: description template used {shown(cause.source)}, which is "
                 "not deterministic; tool descriptions must render byte-identically in "
                 "every session because they are part of the cached prompt prefix; "
                 f"{_STUBS[cause.source]}",
@@ -401,5 +401,5 @@ def render_template(
         else:
             message = f"{type(exc).__name__}: {exc}"
         raise TemplateError(
-            f"tool {tool!r}: description template failed to render: {message}", tool=tool
+            f"tool {shown(tool)}: description template failed to render: {message}", tool=tool
         ) from exc

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import InvalidToolError
+from contextchef._errors import InvalidToolError, shown
 from contextchef._json import JsonValue, canonical_dumps, canonical_value, freeze, is_unicode
 from contextchef.tools._schema import check_input_schema
 
@@ -103,27 +103,28 @@ class Tool:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise InvalidToolError(
-                f"tool name must be a non-empty string, got {self.name!r}", tool=str(self.name)
+                f"tool name must be a non-empty string, got {shown(self.name)}",
+                tool=shown(self.name),
             )
         if self.source == "mcp" and not self.server:
             raise InvalidToolError(
-                f"tool {self.name!r}: source 'mcp' needs the server name (server=...)",
+                f"tool {shown(self.name)}: source 'mcp' needs the server name (server=...)",
                 tool=self.name,
             )
         if self.server in ("builtin", "runtime"):
             raise InvalidToolError(
-                f"tool {self.name!r}: server name {self.server!r} is reserved for tool "
+                f"tool {shown(self.name)}: server name {shown(self.server)} is reserved for tool "
                 "origins; pick another server name",
                 tool=self.name,
             )
         if self.server is not None and (not isinstance(self.server, str) or not self.server):
             raise InvalidToolError(
-                f"tool {self.name!r}: server must be a non-empty string or None",
+                f"tool {shown(self.name)}: server must be a non-empty string or None",
                 tool=self.name,
             )
         if not isinstance(self.description, str):
             raise InvalidToolError(
-                f"tool {self.name!r}: description must be a string, got "
+                f"tool {shown(self.name)}: description must be a string, got "
                 f"{type(self.description).__name__}",
                 tool=self.name,
             )
@@ -133,7 +134,8 @@ class Tool:
         bad = sorted(field for field, text in texts.items() if not is_unicode(text))
         if bad:
             raise InvalidToolError(
-                f"tool {self.name!r:.80}: {', '.join(bad)} hold text that is not valid Unicode "
+                f"tool {shown(self.name, 80)}: {', '.join(bad)} hold text that is not valid "
+                f"Unicode "
                 "(a lone surrogate, as json.loads gives for '\\ud800'); fix the source data",
                 tool=self.name,
             )
@@ -141,7 +143,7 @@ class Tool:
         tags = tuple(sorted({str(t).strip().lower() for t in self.tags if str(t).strip()}))
         if not all(is_unicode(tag) for tag in tags):
             raise InvalidToolError(
-                f"tool {self.name!r:.80}: a tag holds text that is not valid Unicode",
+                f"tool {shown(self.name, 80)}: a tag holds text that is not valid Unicode",
                 tool=self.name,
             )
         object.__setattr__(self, "tags", tags)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from contextchef._errors import shown
 from contextchef._json import JsonValue
 from contextchef.tools._schema import validator_for
 
@@ -53,7 +54,7 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
     from jsonschema.exceptions import ValidationError
 
     if validator.is_type(instance, "string") and not pattern_search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+        yield ValidationError(f"{shown(instance)} does not match {shown(pattern)}")
 
 
 def _pattern_properties(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef.history._messages import (
@@ -17,6 +17,7 @@ from contextchef.history._messages import (
 from contextchef.providers._parsing import (
     HistoryBuilder,
     ParsedHistory,
+    UnreadableArguments,
     as_list,
     as_mapping,
     as_messages,
@@ -59,10 +60,22 @@ def _a_tool_use(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str, An
         raise hist.error(i, f"tool_use block in a {role} message")
     call_id = as_string(hist, i, block.get("id"), "tool_use 'id'")
     name = as_string(hist, i, block.get("name"), "tool_use 'name'")
-    arguments = as_mapping(hist, i, block.get("input", {}), "tool_use 'input'")
+    raw = block.get("input", {})
+    if isinstance(raw, UnreadableArguments):  # sent as {}, refused by the gate
+        part = ToolCall(id=call_id, name=name, arguments=raw.text)
+        return hist.call(i, fit_hints(part, {**block, "input": {}}, _anthropic.render_block, _A))
+    arguments = as_mapping(hist, i, raw, "tool_use 'input'")
     part = ToolCall(id=call_id, name=name, arguments=compact_dumps(arguments))
     fitted = fit_hints(part, block, _anthropic.render_block, _A, input=arguments)
     return hist.call(i, fitted)
+
+
+def _argument_slots(message: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each ``tool_use`` block's ``input`` (see `json_safe`)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "tool_use" and "input" in block:
+            yield block, "input"
 
 
 def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str, Any]) -> Part:
@@ -152,7 +165,7 @@ def from_anthropic(
         CorruptHistoryError: A message is malformed (index and reason given).
     """
     hist = HistoryBuilder(_A)
-    for i, msg in enumerate(as_messages(hist, messages, "messages")):
+    for i, msg in enumerate(as_messages(hist, messages, "messages", _argument_slots)):
         _a_message(hist, i, as_mapping(hist, i, msg, "a message"))
     return hist.result(system_text(hist, system, "system"))
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import shown_keys
 from contextchef.history._messages import (
     MediaPart,
     Part,
@@ -18,6 +19,7 @@ from contextchef.history._messages import (
 from contextchef.providers._parsing import (
     HistoryBuilder,
     ParsedHistory,
+    UnreadableArguments,
     as_list,
     as_mapping,
     as_messages,
@@ -77,15 +79,20 @@ def synthetic_index(call_id: str) -> int | None:
 
 def _g_call(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _Calls) -> Part:
     raw = as_mapping(hist, i, part["function_call"], "function_call")
-    args = as_mapping(hist, i, raw.get("args", {}), "function_call 'args'")
-    named: dict[str, Any] = {"args": args}
+    args: Any = raw.get("args", {})
+    named: dict[str, Any] = {}
+    if isinstance(args, UnreadableArguments):  # sent as {}, refused by the gate
+        text, args, part = args.text, {}, {**part, "function_call": {**raw, "args": {}}}
+    else:
+        args = as_mapping(hist, i, args, "function_call 'args'")
+        text, named["args"] = compact_dumps(args), args
     call_id = raw.get("id")
     if call_id is None:
         call_id, named["synthetic_id"] = f"gemini_call_{i + calls.offset}_{j}", True
     call = ToolCall(
         id=as_string(hist, i, call_id, "function_call 'id'"),
         name=as_string(hist, i, raw.get("name"), "function_call 'name'"),
-        arguments=compact_dumps(args),
+        arguments=text,
     )
     call = hist.call(i, fit_hints(call, part, _gemini.render_part, _G, **named))
     calls.open.append(call)
@@ -168,7 +175,7 @@ def _g_part(hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls
         )
     kind = next((k for k in _GEMINI_PARTS if k in part), None)
     if kind is None:
-        return hist.provider(i, raw, f"part with keys {sorted(raw)}")
+        return hist.provider(i, raw, f"part with keys {shown_keys(raw)}")
     parsed = _GEMINI_PARTS[kind](hist, i, j, part, calls)
     if isinstance(parsed, ToolCall) and role != "assistant":
         raise hist.error(i, "a function_call part in a user content")
@@ -176,6 +183,16 @@ def _g_part(hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls
         raise hist.error(i, "a function_response part in a model content")
     hist.check(i, _gemini.render_part(parsed), part, f"{kind} part")
     return parsed
+
+
+def _argument_slots(content: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each ``functionCall`` / ``function_call`` part's ``args`` (see `json_safe`)."""
+    parts = content.get("parts") if isinstance(content, dict) else None
+    for part in parts if isinstance(parts, list) else ():
+        for key in ("functionCall", "function_call"):
+            call = part.get(key) if isinstance(part, dict) else None
+            if isinstance(call, dict) and "args" in call:
+                yield call, "args"
 
 
 def from_gemini(
@@ -199,7 +216,7 @@ def from_gemini(
     """
     hist = HistoryBuilder(_G)
     calls = _Calls(id_offset)
-    for i, content in enumerate(as_messages(hist, contents, "contents")):
+    for i, content in enumerate(as_messages(hist, contents, "contents", _argument_slots)):
         content = as_mapping(hist, i, content, "a content")
         role = parse_role(
             hist, i, {"role": content.get("role", "user")}, ("user", "model", "function")

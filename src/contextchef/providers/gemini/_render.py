@@ -28,6 +28,7 @@ camelCase itself):
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -42,7 +43,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import GEMINI
+from contextchef.history._normalize import GEMINI, Change
 from contextchef.providers._base import (
     AdapterDefaults,
     ModelRules,
@@ -54,8 +55,10 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
-from contextchef.providers.gemini._schema import gemini_schema
+from contextchef.providers.gemini._schema import translate
 from contextchef.tools._tool import CompiledTool
+
+_logger = logging.getLogger("contextchef")
 
 __all__ = ["GeminiAdapter", "render_part", "response_text"]
 
@@ -177,6 +180,20 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The thought signature Gemini accepts on a function call the model did not make."""
 
 
+def _signed(message: Message) -> bool:
+    """Whether a model step carries a thought signature recorded from Gemini."""
+    for part in message.parts:
+        if isinstance(part, ReasoningPart):
+            recorded = hints(part.provider_data, FORMAT).get("part") or {}
+            if "thought_signature" in recorded or "thoughtSignature" in recorded:
+                return True
+        elif isinstance(part, (TextPart, ToolCall)) and "thought_signature" in (
+            hints(part.provider_data, FORMAT).get("extra") or {}
+        ):
+            return True
+    return False
+
+
 class GeminiAdapter(AdapterDefaults):
     """IR -> google-genai ``generate_content`` keyword arguments."""
 
@@ -200,17 +217,27 @@ class GeminiAdapter(AdapterDefaults):
         )
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
-        """One ``Tool`` holding every function declaration (empty list if no tools)."""
+        """One ``Tool`` holding every function declaration (empty list if no tools).
+
+        Schemas go in Gemini's subset (`contextchef.providers.gemini._schema.translate`);
+        what that changed is logged per tool on the ``contextchef`` logger (INFO).
+        """
         if not tools:
             return []
-        declarations = [
-            {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters_json_schema": gemini_schema(tool.input_schema),
-            }
-            for tool in tools
-        ]
+        declarations = []
+        for tool in tools:
+            schema = translate(tool.input_schema)
+            if schema.changes:  # once per session: the tools are rendered once and frozen
+                _logger.info(
+                    "contextchef: gemini: tool %r: %s", tool.name, "; ".join(schema.changes)
+                )
+            declarations.append(
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters_json_schema": schema.schema,
+                }
+            )
         return [{"function_declarations": declarations}]
 
     def render_messages(
@@ -268,6 +295,50 @@ class GeminiAdapter(AdapterDefaults):
         """
         data = {"provider": FORMAT, "extra": {"thought_signature": SKIP_SIGNATURE}}
         return dataclasses.replace(call, provider_data=data)
+
+    def fit_references(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        offset: int = 0,
+        before: Sequence[Message] = (),
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """`messages` with a placeholder thought signature where the current turn needs one.
+
+        Gemini 3 rejects a ``function_call`` of the current turn (the model's steps since
+        the last user text) whose step carries no ``thought_signature``. A history from
+        another provider, or written by hand, has none to give; the first call of each such
+        step gets `SKIP_SIGNATURE` (`injected_call`), each reported as a `Change`
+        (``signed_foreign_call``). Calls recorded from Gemini keep their own signature.
+        """
+        start = 0
+        for i in range(len(messages) - 1, -1, -1):
+            msg = messages[i]
+            if msg.role == "user" and any(not isinstance(p, ToolResult) for p in msg.parts):
+                start = i + 1
+                break
+        out = list(messages)
+        changes: list[Change] = []
+        for i in range(start, len(out)):
+            first = next((p for p in out[i].parts if isinstance(p, ToolCall)), None)
+            if first is None or out[i].role != "assistant" or _signed(out[i]):
+                continue
+            data: dict[str, Any] = {**hints(first.provider_data, FORMAT), "provider": FORMAT}
+            data["extra"] = {**(data.get("extra") or {}), "thought_signature": SKIP_SIGNATURE}
+            signed = dataclasses.replace(first, provider_data=data)
+            parts = tuple(signed if p is first else p for p in out[i].parts)
+            out[i] = dataclasses.replace(out[i], parts=parts)
+            changes.append(
+                Change(
+                    kind="signed_foreign_call",
+                    index=offset + i,
+                    call_id=first.id,
+                    detail=f"message {offset + i}: call {first.id[:80]!r} has no Gemini thought "
+                    f"signature; sent with {SKIP_SIGNATURE!r}",
+                )
+            )
+        return tuple(out), tuple(changes)
 
     def assemble(
         self,

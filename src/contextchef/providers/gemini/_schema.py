@@ -10,22 +10,81 @@ what it points to, and ``$schema``, ``$id``, ``$defs`` and ``definitions`` are d
 A recursive reference cannot be inlined without end: at its second appearance on one
 path it becomes ``{"type": "object"}`` with a description naming the definition (the
 model can still send the value; the gate validates it against the full schema).
+
+Gemini also reads only a subset of JSON Schema (`SUPPORTED`: the keywords of its
+``Schema`` type and of the JSON-Schema subset its function-calling guide lists). The
+rest is rewritten where an equivalent exists and dropped otherwise, each change named
+in `GeminiSchema.changes`: ``oneOf`` becomes ``anyOf`` (how Gemini reads it),
+``allOf`` is merged into the schema holding it, ``const`` becomes a one-value ``enum``,
+``exclusiveMinimum`` / ``exclusiveMaximum`` become ``minimum`` / ``maximum``, the
+tuple form of ``items`` becomes ``prefixItems``. Dropping loosens only what the model is
+told: the gate still validates every call against the tool's full schema.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from contextchef._json import JsonValue, thaw
 
-__all__ = ["gemini_schema"]
+__all__ = ["SUPPORTED", "GeminiSchema", "gemini_schema", "translate"]
 
 _DROPPED = frozenset({"$schema", "$id", "$defs", "definitions"})
 
+SUPPORTED = frozenset(
+    {
+        "additionalProperties",
+        "anyOf",
+        "default",
+        "description",
+        "enum",
+        "example",
+        "format",
+        "items",
+        "maxItems",
+        "maxLength",
+        "maxProperties",
+        "maximum",
+        "minItems",
+        "minLength",
+        "minProperties",
+        "minimum",
+        "nullable",
+        "pattern",
+        "prefixItems",
+        "properties",
+        "propertyOrdering",
+        "required",
+        "title",
+        "type",
+    }
+)
+"""Schema keywords sent to Gemini as they are (see the module docstring)."""
+
+
+@dataclass(frozen=True)
+class GeminiSchema:
+    """A schema translated for Gemini and what the translation changed."""
+
+    schema: dict[str, Any]
+    """The ``parameters_json_schema`` to send."""
+    changes: tuple[str, ...]
+    """One line per rewritten or dropped keyword, with its JSON-pointer path."""
+
 
 def gemini_schema(schema: Mapping[str, JsonValue]) -> dict[str, Any]:
-    """A copy of `schema` with every local ``$ref`` inlined (see the module docstring)."""
+    """A copy of `schema` in Gemini's subset (see the module docstring)."""
+    return translate(schema).schema
+
+
+def translate(schema: Mapping[str, JsonValue]) -> GeminiSchema:
+    """`schema` in Gemini's subset, and what was rewritten or dropped to get there.
+
+    Local ``$ref`` are inlined and keywords outside `SUPPORTED` rewritten or dropped (see
+    the module docstring). The input is not modified.
+    """
     root = thaw(schema)
     assert isinstance(root, dict)
     defs: dict[str, Any] = {}
@@ -34,9 +93,10 @@ def gemini_schema(schema: Mapping[str, JsonValue]) -> dict[str, Any]:
         if isinstance(found, dict):
             defs.update({f"#/{key}/{name}": value for name, value in found.items()})
     defs["#"] = {k: v for k, v in root.items() if k not in _DROPPED}
-    out = _inline(root, defs, ())
+    changes: list[str] = []
+    out = _subset(_inline(root, defs, ()), "", changes)
     assert isinstance(out, dict)
-    return out
+    return GeminiSchema(schema=out, changes=tuple(dict.fromkeys(changes)))
 
 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
@@ -87,3 +147,56 @@ def _inline(node: Any, defs: Mapping[str, Any], path: tuple[str, ...]) -> Any:
         else:
             out[key] = value
     return out
+
+
+def _subset(node: Any, path: str, changes: list[str]) -> Any:
+    """One inlined schema restricted to `SUPPORTED`, its changes appended to `changes`."""
+    if not isinstance(node, dict):
+        return node
+    node = _rewritten(node, path, changes)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        at = f"{path}/{key}"
+        if key not in SUPPORTED:
+            changes.append(f"{at or '/'}: dropped {key!r} (not in Gemini's schema subset)")
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {n: _subset(v, f"{at}/{n}", changes) for n, v in value.items()}
+        elif key in ("anyOf", "prefixItems") and isinstance(value, list):
+            out[key] = [_subset(v, f"{at}/{i}", changes) for i, v in enumerate(value)]
+        elif key in ("items", "additionalProperties"):
+            out[key] = _subset(value, at, changes)
+        else:
+            out[key] = value
+    return out
+
+
+def _rewritten(node: dict[str, Any], path: str, changes: list[str]) -> dict[str, Any]:
+    """`node` with the keywords that have a Gemini equivalent rewritten to it."""
+    node = dict(node)
+    where = path or "/"
+    subs = node.pop("allOf", None)
+    if isinstance(subs, list):
+        changes.append(f"{where}: merged 'allOf' into the schema")
+        for sub in subs:
+            for key, value in (sub if isinstance(sub, dict) else {}).items():
+                if key == "properties" and isinstance(value, dict):
+                    node["properties"] = {**value, **(node.get("properties") or {})}
+                elif key == "required" and isinstance(value, list):
+                    node["required"] = list(dict.fromkeys([*(node.get("required") or []), *value]))
+                else:
+                    node.setdefault(key, value)
+    if "oneOf" in node and "anyOf" not in node:
+        changes.append(f"{where}: sent 'oneOf' as 'anyOf'")
+        node["anyOf"] = node.pop("oneOf")
+    if "const" in node and "enum" not in node:
+        changes.append(f"{where}: sent 'const' as a one-value 'enum'")
+        node["enum"] = [node.pop("const")]
+    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        value = node.get(exclusive)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and bound not in node:
+            changes.append(f"{where}: sent {exclusive!r} as {bound!r}")
+            node[bound] = node.pop(exclusive)
+    if isinstance(node.get("items"), list) and "prefixItems" not in node:
+        changes.append(f"{where}: sent the list form of 'items' as 'prefixItems'")
+        node["prefixItems"] = node.pop("items")
+    return node

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import shown
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -20,6 +21,7 @@ from contextchef.providers._parsing import (
     HistoryBuilder,
     ParsedHistory,
     Render,
+    arguments_text,
     as_list,
     as_mapping,
     as_messages,
@@ -84,11 +86,19 @@ def _o_content(hist: HistoryBuilder, i: int, content: object) -> list[TextPart |
         if raw.get("type") == "text" and isinstance(raw.get("text"), str):
             parts.append(fit_hints(TextPart(text=raw["text"]), raw, _CONTENT_PART, _O))
             continue
+        if raw.get("type") not in _PART_TYPES:
+            raise hist.error(
+                i, f"content part type {shown(raw.get('type'), 40)} is not a Chat Completions part"
+            )
         media = _o_media(hist, i, raw)
         if media is None:
             return None
         parts.append(media)
     return parts
+
+
+_PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
+"""Content part types of Chat Completions messages (others are another API's blocks)."""
 
 
 def _o_assistant(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
@@ -121,15 +131,20 @@ def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall | None:
     function = raw.get("function")
     if raw.get("type", "function") != "function" or not isinstance(function, Mapping):
         return None
+    arguments = arguments_text(hist, i, function.get("arguments", "{}"), "function 'arguments'")
+    if "arguments" in function:  # the text itself, where an unreadable object was
+        raw = {**raw, "function": {**function, "arguments": arguments}}
     call = ToolCall(
         id=as_string(hist, i, raw.get("id"), "tool call 'id'"),
         name=as_string(hist, i, function.get("name"), "function 'name'"),
-        arguments=as_string(hist, i, function.get("arguments", "{}"), "function 'arguments'"),
+        arguments=arguments,
     )
     return hist.call(i, fit_hints(call, raw, _openai_chat.render_tool_call, _O))
 
 
 def _o_user(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
+    if msg.get("content") is None:  # the API requires it: replayed, it would be a 400
+        raise hist.error(i, "a user message needs 'content' (text or a list of parts)")
     content = _o_content(hist, i, msg.get("content"))
     if not content:
         hist.new("user", i).parts.append(hist.provider(i, msg, "user message"))
@@ -169,6 +184,13 @@ def _o_tool(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
 
 def _o_positional(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
     role = msg.get("role")
+    content = msg.get("content")
+    texts = content if isinstance(content, list) else []
+    if role != "function" and (
+        not isinstance(content, (str, list))
+        or not all(isinstance(p, Mapping) and isinstance(p.get("text"), str) for p in texts)
+    ):
+        raise hist.error(i, f"a {role} message needs 'content': text or a list of text parts")
     draft = hist.new("assistant" if role == "assistant" else "user", i)
     draft.parts.append(hist.provider(i, msg, f"{role} message"))
 
@@ -183,6 +205,15 @@ _CHAT_ROLES: dict[str, Callable[[HistoryBuilder, int, Mapping[str, Any]], None]]
 }
 
 
+def _argument_slots(message: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each ``tool_calls[].function.arguments`` (see `json_safe`)."""
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and "arguments" in function:
+            yield function, "arguments"
+
+
 def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
     """Parse a Chat Completions history (the ``messages`` you would send).
 
@@ -195,7 +226,7 @@ def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
         CorruptHistoryError: A message is malformed (index and reason given).
     """
     hist = HistoryBuilder(_O)
-    items = as_messages(hist, messages, "messages")
+    items = as_messages(hist, messages, "messages", _argument_slots)
     system = ""
     for i, msg in enumerate(items):
         msg = as_mapping(hist, i, msg, "a message")
@@ -206,7 +237,7 @@ def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
             continue
         handler = _CHAT_ROLES.get(role) if isinstance(role, str) else None
         if handler is None:
-            raise hist.error(i, f"role must be one of {sorted(_CHAT_ROLES)}, got {role!r}")
+            raise hist.error(i, f"role must be one of {sorted(_CHAT_ROLES)}, got {shown(role, 40)}")
         handler(hist, i, msg)
     return hist.result(system)
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import shown
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -23,6 +24,7 @@ from contextchef.providers._parsing import (
     HistoryBuilder,
     ParsedHistory,
     add_hint,
+    arguments_text,
     as_list,
     as_mapping,
     as_messages,
@@ -46,8 +48,11 @@ def _r_content_part(
     def render(p: TextPart | MediaPart) -> dict[str, Any]:
         return _responses.render_content_part(p, role)
 
-    if kind in ("input_text", "output_text") and isinstance(raw.get("text"), str):
-        return fit_hints(TextPart(text=raw["text"]), raw, render, _R)
+    if kind not in _PART_TYPES:  # another API's block: replayed, it would be a 400
+        raise hist.error(i, f"content part type {shown(kind, 40)} is not a Responses part")
+    if kind in ("input_text", "output_text"):  # replayed without text, it would be a 400
+        text = as_string(hist, i, raw.get("text"), f"{kind} 'text'")
+        return fit_hints(TextPart(text=text), raw, render, _R)
     part: MediaPart | None = None
     if isinstance(raw.get("file_id"), str):
         default = "image/*" if kind == "input_image" else "application/octet-stream"
@@ -67,10 +72,24 @@ def _r_content_part(
     return None if part is None else fit_hints(part, raw, render, _R)
 
 
+_PART_TYPES = frozenset(
+    {"input_text", "output_text", "input_image", "input_file", "input_audio", "refusal"}
+)
+"""Content part types of Responses message items."""
+
+
 def _r_message(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     role = item.get("role")
     content = item.get("content")
+    if role not in ("user", "assistant", "system", "developer") or not isinstance(
+        content, (str, list)
+    ):  # replayed as is, it would be a 400
+        raise hist.error(
+            i, "a message item needs role user, assistant, system or developer and content"
+        )
     if role not in ("user", "assistant"):
+        for raw in content if isinstance(content, list) else ():
+            _r_content_part(hist, i, role, raw)  # refuses what the API would refuse
         hist.new("user", i).parts.append(hist.provider(i, item, f"{role} message item"))
         return
     parts: list[TextPart | MediaPart | None]
@@ -124,11 +143,19 @@ def _side(part: Part) -> Role:
     return "user" if isinstance(part, ToolResult) else "assistant"
 
 
+def _argument_slots(item: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """A ``function_call`` item's ``arguments`` (see `json_safe`)."""
+    if isinstance(item, dict) and item.get("type") == "function_call" and "arguments" in item:
+        yield item, "arguments"
+
+
 def _r_function_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    arguments = arguments_text(hist, i, item.get("arguments"), "function_call 'arguments'")
+    item = {**item, "arguments": arguments}  # the text, where an unreadable object was
     call = ToolCall(
         id=as_string(hist, i, item.get("call_id"), "function_call 'call_id'"),
         name=as_string(hist, i, item.get("name"), "function_call 'name'"),
-        arguments=as_string(hist, i, item.get("arguments"), "function_call 'arguments'"),
+        arguments=arguments,
     )
     call = hist.call(i, fit_hints(call, item, _render_item, _R))
     hist.check(i, _render_item(call), dict(item), "function_call item")
@@ -243,7 +270,7 @@ def from_responses(
         CorruptHistoryError: An item is malformed (index and reason given).
     """
     hist = HistoryBuilder(_R)
-    for i, item in enumerate(as_messages(hist, input_items, "input")):
+    for i, item in enumerate(as_messages(hist, input_items, "input", _argument_slots)):
         item = as_mapping(hist, i, item, "an input item")
         kind = item.get("type", "message" if "role" in item else None)
         if not isinstance(kind, str):
