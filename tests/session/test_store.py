@@ -372,3 +372,17 @@ def test_delta_tells_one_from_true_and_a_grown_list_from_a_changed_one() -> None
     assert snapshot_delta({"o": {"b": 1}}, {"o": {"a": 0, "b": 1}}) == [
         ["set", ["o"], {"a": 0, "b": 1}]
     ]
+
+
+def test_a_stored_version_that_is_not_a_number_is_a_store_error(tmp_path: Any) -> None:
+    import sqlite3
+
+    from contextchef import SessionStoreError, SQLiteSessionStore
+
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(str(path))
+    store.snapshot("s", ContextChef().snapshot(), expected_version=0)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE sessions SET version = 'abc' WHERE id = 's'")
+    with pytest.raises(SessionStoreError, match="stored version is not a whole number"):
+        store.load("s")

@@ -37,6 +37,7 @@ from contextchef.history._messages import (
     TextPart,
     ToolCall,
     ToolResult,
+    messages_arg,
 )
 from contextchef.history._normalize import Change, HistoryRules, is_user_turn
 
@@ -90,6 +91,7 @@ def cut_points(history: Sequence[Message]) -> tuple[int, ...]:
         CorruptHistoryError: The balance goes negative: a result comes before any call
             it could answer (run `normalize` first).
     """
+    history = messages_arg(history)
     cuts: list[int] = []
     balance = 0
     thinking_loop = False  # the loop holding history[i - 1] opened with reasoning

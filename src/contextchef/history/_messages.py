@@ -48,6 +48,7 @@ __all__ = [
     "check_message",
     "json_problem",
     "message_from_dict",
+    "messages_arg",
     "parse_json_object",
     "part_from_dict",
     "part_to_dict",
@@ -506,16 +507,45 @@ def user(text: str) -> Message:
     return Message(role="user", parts=(TextPart(text=text),))
 
 
+def _items(value: object, kind: type, what: str) -> list[Any]:
+    """`value` as a list of `kind` instances, or a `UsageError` naming `what`."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise UsageError(f"{what} must be a list of {kind.__name__}, got {type(value).__name__}")
+    items = list(value)
+    for i, item in enumerate(items):
+        if not isinstance(item, kind):
+            raise UsageError(f"{what}[{i}] must be a {kind.__name__}, got {type(item).__name__}")
+    return items
+
+
+def messages_arg(value: object, what: str = "history") -> tuple[Message, ...]:
+    """`value` as a tuple of `Message` values.
+
+    Raises:
+        UsageError: `value` is not a list (or tuple) of `Message` values.
+    """
+    return tuple(_items(value, Message, what))
+
+
 def assistant(text: str = "", tool_calls: Iterable[ToolCall] = ()) -> Message:
-    """An assistant message: optional text, then tool calls."""
+    """An assistant message: optional text, then tool calls.
+
+    Raises:
+        UsageError: `text` is not a string, or `tool_calls` not a list of `ToolCall`.
+    """
+    calls = _items(tool_calls, ToolCall, "tool_calls")
     parts: list[Part] = [TextPart(text=text)] if text else []
-    parts.extend(tool_calls)
+    parts.extend(calls)
     return Message(role="assistant", parts=tuple(parts))
 
 
 def tool_results(results: Sequence[ToolResult], text: str = "") -> Message:
-    """A user message carrying tool results, optionally followed by text."""
-    parts: list[Part] = list(results)
+    """A user message carrying tool results, optionally followed by text.
+
+    Raises:
+        UsageError: `results` is not a list of `ToolResult`, or `text` not a string.
+    """
+    parts: list[Part] = list(_items(results, ToolResult, "results"))
     if text:
         parts.append(TextPart(text=text))
     return Message(role="user", parts=tuple(parts))

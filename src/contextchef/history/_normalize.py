@@ -42,6 +42,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
     check_message,
+    messages_arg,
     parse_json_object,
 )
 
@@ -246,6 +247,7 @@ def normalize(
         CorruptHistoryError: An entry is not a `Message`, or a part sits in a role that
             cannot hold it (a tool call in a user message...), which no repair can fix.
     """
+    history = messages_arg(history)
     rules = profile or PORTABLE
     offset = after.offset if after is not None else 0
     for i, message in enumerate(history, start=offset):
@@ -517,6 +519,7 @@ def check_pairing(history: Sequence[Message]) -> list[str]:
     Returns:
         One sentence per problem; ``[]`` when the pairing is valid.
     """
+    history = messages_arg(history)
     problems: list[str] = []
     seen: set[str] = set()
     for i, message in enumerate(history):

@@ -172,7 +172,14 @@ def parse_response(response: object, *, id_offset: int = 0) -> ParsedHistory:
             raise CorruptHistoryError("the Chat Completions choice has no message", index=0)
         return from_openai([message])
     if data.get("object") == "response" or isinstance(data.get("output"), list):  # Responses
-        return from_responses(list(data.get("output") or []))
+        output = data.get("output")
+        if output is not None and not isinstance(output, list):
+            raise CorruptHistoryError(
+                f"the Responses response's 'output' must be a list of items, got "
+                f"{type(output).__name__}",
+                index=0,
+            )
+        return from_responses(list(output or []))
     if data.get("type") == "message" or data.get("role") == "assistant":  # Anthropic
         return from_anthropic([{"role": "assistant", "content": data.get("content") or []}])
     raise CorruptHistoryError(

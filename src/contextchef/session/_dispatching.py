@@ -202,6 +202,8 @@ class DispatchMixin:
         offload directory cannot be written, the result stays inline, whole (the tool has
         run; its output is never lost), and a warning is logged.
         """
+        if not isinstance(result, ToolResult):
+            raise UsageError(f"offload takes a ToolResult, got {type(result).__name__}")
         if self._max_inline is None or len(result.content) <= self._max_inline:
             return result
         if self._store is None:  # nowhere to keep it: head and tail, said in the text

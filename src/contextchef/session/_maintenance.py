@@ -148,6 +148,10 @@ class MaintenanceMixin:
         Returns:
             The compaction result (``messages`` is the new history).
         """
+        if not isinstance(keep_recent_turns, int) or isinstance(keep_recent_turns, bool):
+            raise UsageError(
+                f"keep_recent_turns must be a whole number, got {type(keep_recent_turns).__name__}"
+            )
         done, loaded = compact_history(
             self._state.history,
             self._state.loaded,

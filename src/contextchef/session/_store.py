@@ -307,6 +307,24 @@ def apply_delta(base: dict[str, Any], delta: Sequence[Any], session_id: str = ""
         ) from exc
 
 
+def stored_count(session_id: str, value: object, what: str) -> int:
+    """A version or turn count read back from a store, as an int.
+
+    Raises:
+        SessionStoreError: The stored value is not a whole number (a corrupt record).
+    """
+    text = value.decode() if isinstance(value, bytes) else value
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    if isinstance(text, str) and text.strip().isdigit():
+        return int(text)
+    raise SessionStoreError(
+        f"session {session_id!r}: the stored {what} is not a whole number "
+        f"({str(value)[:40]!r}); the record is corrupt",
+        session_id=session_id,
+    )
+
+
 def materialize(session_id: str, base: str | bytes, turns: Sequence[str | bytes]) -> dict[str, Any]:
     """The snapshot a stored base and its logged turns (JSON texts) add up to.
 

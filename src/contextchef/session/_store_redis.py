@@ -29,6 +29,7 @@ from contextchef.session._store import (
     encode,
     materialize,
     stale,
+    stored_count,
 )
 
 __all__ = ["RedisSessionStore"]
@@ -133,7 +134,7 @@ class RedisSessionStore:
         meta = {_text(k): v for k, v in raw.items()}
         if "version" not in meta or "base" not in meta:
             return None
-        turns = int(meta.get("turns", 0))
+        turns = stored_count(session_id, meta.get("turns", 0), "turn count")
         if len(texts) != turns:
             raise SessionStoreError(
                 f"session {session_id!r}: {turns} turns recorded but {len(texts)} stored; "
@@ -142,7 +143,7 @@ class RedisSessionStore:
             )
         return StoredSession(
             session_id=session_id,
-            version=int(meta["version"]),
+            version=stored_count(session_id, meta["version"], "version"),
             snapshot=materialize(session_id, meta["base"], texts),
             turns=turns,
             expires_at=time.time() + left / 1000 if left > 0 else None,

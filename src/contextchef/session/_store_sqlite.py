@@ -32,6 +32,7 @@ from contextchef.session._store import (
     encode,
     materialize,
     stale,
+    stored_count,
 )
 
 __all__ = ["SQLiteSessionStore"]
@@ -134,7 +135,10 @@ class SQLiteSessionStore:
         ).fetchone()
         if row is None or (row[2] is not None and row[2] <= self._clock()):
             return None
-        return int(row[0]), int(row[1])
+        return (
+            stored_count(session_id, row[0], "version"),
+            stored_count(session_id, row[1], "turn count"),
+        )
 
     def _expiry(self) -> float | None:
         return None if self.ttl is None else self._clock() + self.ttl
@@ -167,6 +171,8 @@ class SQLiteSessionStore:
         if row is None or (row[3] is not None and row[3] <= self._clock()):
             return None
         version, base, turns, expires_at = row
+        version = stored_count(session_id, version, "version")
+        turns = stored_count(session_id, turns, "turn count")
         if len(texts) != turns:
             raise SessionStoreError(
                 f"session {session_id!r}: {turns} turns recorded but {len(texts)} stored; "
@@ -175,9 +181,9 @@ class SQLiteSessionStore:
             )
         return StoredSession(
             session_id=session_id,
-            version=int(version),
+            version=version,
             snapshot=materialize(session_id, base, texts),
-            turns=int(turns),
+            turns=turns,
             expires_at=expires_at,
         )
 

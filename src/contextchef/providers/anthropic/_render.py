@@ -195,6 +195,8 @@ def media_part(block: Mapping[str, Any]) -> MediaPart | None:
         return None
     fallback = "image/*" if block.get("type") == "image" else "application/pdf"
     media_type = source.get("media_type", fallback)
+    if not isinstance(media_type, str) or not media_type:
+        return None  # kept as a provider part, as recorded (the parser notes it)
     extra = {k: v for k, v in block.items() if k not in ("type", "source")}
     data = {"provider": FORMAT, "extra": extra} if extra else None
     kind = source.get("type")

@@ -117,7 +117,7 @@ def _r_message(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
 
 
 def _r_reasoning(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
-    summary = item.get("summary") or []
+    summary = as_list(hist, item.get("summary") or [], f"item {i}: reasoning 'summary'")
     texts = [s.get("text", "") for s in summary if isinstance(s, Mapping)]
     part = ReasoningPart(
         provider="openai",
