@@ -35,8 +35,8 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
 
 @pytest.mark.parametrize(("name", "call", "message"), CASES, ids=[c[0] for c in CASES])
 def test_a_wrong_type_is_a_usage_error(name: str, call: Callable[[], Any], message: str) -> None:
-    with pytest.raises(UsageError, match=message):
-        call()
+    with pytest.raises((UsageError, CorruptHistoryError), match=message):
+        call()  # a history item that is not a Message is a CorruptHistoryError
 
 
 def test_session_methods_check_their_arguments() -> None:

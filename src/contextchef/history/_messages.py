@@ -522,9 +522,18 @@ def messages_arg(value: object, what: str = "history") -> tuple[Message, ...]:
     """`value` as a tuple of `Message` values.
 
     Raises:
-        UsageError: `value` is not a list (or tuple) of `Message` values.
+        UsageError: `value` is not a list (or tuple).
+        CorruptHistoryError: An item is not a `Message` (its index is given).
     """
-    return tuple(_items(value, Message, what))
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise UsageError(f"{what} must be a list of Message, got {type(value).__name__}")
+    items = tuple(value)
+    for i, item in enumerate(items):
+        if not isinstance(item, Message):
+            raise CorruptHistoryError(
+                f"{what}[{i}] must be a Message, got {type(item).__name__}", index=i
+            )
+    return items
 
 
 def assistant(text: str = "", tool_calls: Iterable[ToolCall] = ()) -> Message:

@@ -54,6 +54,9 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_rules
+from contextchef.providers.anthropic._searches import references as _references
+from contextchef.providers.anthropic._searches import server_block_id as _block_id
+from contextchef.providers.anthropic._searches import unusable_searches as _unusable_searches
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -305,66 +308,6 @@ def _mark_last(messages: list[Any]) -> None:
         return
     marked = {**block, "cache_control": {"type": "ephemeral"}}
     messages[-1] = {**last, "content": [*content[:-1], marked]}
-
-
-def _block_id(part: ProviderPart) -> str | None:
-    """The ``id`` of a server block, or the ``tool_use_id`` it answers."""
-    data = part.data
-    value = data.get("id", data.get("tool_use_id"))
-    return value if isinstance(value, str) else None
-
-
-def _unusable_searches(parts: Sequence[Part], declared: set[Any]) -> dict[str, str]:
-    """Server tool-search ids to drop: unpaired, or naming a tool not declared -> why."""
-    calls: set[str] = set()
-    results: dict[str, set[str]] = {}
-    malformed: set[str] = set()
-    for part in parts:
-        if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
-            continue
-        block_id = _block_id(part)
-        if block_id is None:
-            continue
-        if part.data.get("type") == "server_tool_use" and str(part.data.get("name", "")).startswith(
-            "tool_search_tool_"
-        ):
-            calls.add(block_id)
-        elif part.data.get("type") == "tool_search_tool_result":
-            found = _references(part.data)
-            if found is None:
-                malformed.add(block_id)
-            results[block_id] = found or set()
-    drop = {i: "unpaired tool-search call" for i in calls if i not in results}
-    drop |= {i: "a malformed tool-search result (no list of tool references)" for i in malformed}
-    for block_id, names in results.items():
-        if block_id in malformed:
-            continue
-        missing = sorted(n for n in names if n not in declared)
-        if missing:
-            drop[block_id] = f"it names {missing}, which this request does not declare"
-    return drop
-
-
-def _references(block: Mapping[str, Any]) -> set[str] | None:
-    """``tool_name`` of each ``tool_reference`` in a tool-search result block.
-
-    An error result names none; None when the block is malformed (its content is not a
-    search result or an error, its references not a list of named references), which
-    the API would refuse on every later request.
-    """
-    if block.get("type") != "tool_search_tool_result":
-        return set()
-    content = block.get("content")
-    if not isinstance(content, Mapping):
-        return None
-    if content.get("type") == "tool_search_tool_result_error":
-        return set()
-    refs = content.get("tool_references")
-    if not isinstance(refs, list) or not all(
-        isinstance(r, Mapping) and isinstance(r.get("tool_name"), str) for r in refs
-    ):
-        return None
-    return {r["tool_name"] for r in refs}
 
 
 class AnthropicAdapter(AdapterDefaults):
