@@ -9,9 +9,11 @@ from contextchef._errors import (
     CatalogFormatError,
     ContextChefError,
     CorruptHistoryError,
+    EmbeddingModelError,
     InvalidSchemaError,
     InvalidToolError,
     MalformedArgumentsError,
+    MissingExtraError,
     ModelOutputError,
     NestedNamespaceError,
     NondeterminismError,
@@ -69,6 +71,7 @@ from contextchef.providers import (
     from_openai,
     from_responses,
 )
+from contextchef.search._rankers import RankerConfig
 from contextchef.session._accounting import CacheCostModel, PlanReport
 from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
 from contextchef.session._memory import FileMemoryStore, InMemoryStore, MemoryStore, OverflowHandoff
@@ -107,6 +110,7 @@ __all__ = [
     "CorruptHistoryError",
     "DeferredConfig",
     "Denied",
+    "EmbeddingModelError",
     "Execution",
     "Exposure",
     "ExposurePolicy",
@@ -119,6 +123,7 @@ __all__ = [
     "MediaPart",
     "MemoryStore",
     "Message",
+    "MissingExtraError",
     "ModelOutputError",
     "Namespace",
     "NestedNamespaceError",
@@ -132,6 +137,7 @@ __all__ = [
     "ProviderPart",
     "PruneResult",
     "Pruner",
+    "RankerConfig",
     "ReasoningPart",
     "Registry",
     "ResolvedAction",

@@ -12,6 +12,10 @@ by 2-8 points on the English sets; on ACEBench-zh, unigrams + bigrams reach 0.85
 0.809 for jieba's search-mode segmentation plus unigrams (and need no 2 s dictionary
 load); parameter descriptions add another 4-8 points on BFCL-live and ACEBench-zh.
 Ties are broken by registry order, so the same query always gives the same ranking.
+
+With a ``semantic`` or ``hybrid`` `RankerConfig`, each query's BM25 scores are fused with
+embedding similarity (`contextchef.search._rankers`); exact lookups and near-name
+matching never change.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
+from contextchef.search._rankers import RankerConfig, SemanticPart, embedding_text, normalized
 from contextchef.tools._tool import Tool
 
 __all__ = ["SearchHit", "ToolIndex", "tokenize"]
@@ -115,7 +120,9 @@ class SearchHit:
     Attributes:
         tool: The tool.
         wire_name: Its provider-legal name.
-        score: BM25 score (higher is better; 0 means no query term matched).
+        score: Higher is better: the BM25 score summed over queries under the ``bm25``
+            ranker; under ``semantic`` / ``hybrid`` each query's score is first
+            normalized to [0, 1] (see `contextchef.search._rankers`).
     """
 
     tool: Tool
@@ -157,10 +164,29 @@ class ToolIndex:
     same BM25 variant (bm25s's default, Lucene: ``idf = ln(1 + (N - df + 0.5) /
     (df + 0.5))``, ``tfc = tf / (tf + k1 * (1 - b + b * len / avg_len))``) against the
     built corpus's statistics, so adding one tool costs one tokenization, not a rebuild.
+
+    Args:
+        entries: (tool, wire name) pairs, in registry order.
+        ranker: How queries are ranked (None: ``bm25``). A ``semantic`` or ``hybrid``
+            ranker embeds the tools on the first search (in the background by default,
+            BM25 answering until the vectors are ready) and embeds tools added through
+            `extended` at once.
+
+    Raises:
+        MissingExtraError: A semantic ranker without the ``semantic`` extra.
+        EmbeddingModelError: Its model file is missing or not the expected one.
     """
 
-    def __init__(self, entries: Sequence[tuple[Tool, str]]) -> None:
+    def __init__(
+        self, entries: Sequence[tuple[Tool, str]], *, ranker: RankerConfig | None = None
+    ) -> None:
         self._entries = tuple(entries)
+        self.ranker = ranker or RankerConfig()
+        self._semantic = (
+            SemanticPart(self.ranker, [embedding_text(t) for t, _ in self._entries])
+            if self.ranker.kind != "bm25"
+            else None
+        )
         self._by_wire = {wire: i for i, (_, wire) in enumerate(self._entries)}
         docs = [_document(tool, wire) or [wire.lower()] for tool, wire in self._entries]
         self._corpus = _build_corpus(docs) if docs else None
@@ -170,13 +196,24 @@ class ToolIndex:
     def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
         """A new index with `entries` added, reusing this one's BM25 index."""
         if self._corpus is None:
-            return ToolIndex([*self._entries, *entries])
+            return ToolIndex([*self._entries, *entries], ranker=self.ranker)
         new = copy.copy(self)
+        if self._semantic is not None:
+            new._semantic = self._semantic.extended([embedding_text(t) for t, _ in entries])
         new._entries = self._entries + tuple(entries)
         new._by_wire = {wire: i for i, (_, wire) in enumerate(new._entries)}
         docs = [_document(tool, wire) or [wire.lower()] for tool, wire in entries]
         new._extra = self._extra + tuple((Counter(d), len(d)) for d in docs)
         return new
+
+    def wait_for_vectors(self, timeout: float | None = None) -> bool:
+        """Start embedding the tools if needed and wait for it (semantic rankers only).
+
+        Returns:
+            True when searches now use the embeddings; False under ``bm25``, after
+            `timeout` seconds, or when embedding failed (logged; BM25 keeps answering).
+        """
+        return self._semantic.wait(timeout) if self._semantic is not None else False
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -244,6 +281,10 @@ class ToolIndex:
         Returns:
             At most `limit` hits with a positive score, best first; ties in registry
             order.
+
+        Raises:
+            MissingExtraError, EmbeddingModelError: Only from a semantic ranker's
+                first search, when the model cannot be loaded.
         """
         corpus = self._corpus
         if corpus is None or limit <= 0:
@@ -251,11 +292,17 @@ class ToolIndex:
         total = np.zeros(len(self._entries), dtype=np.float64)
         for query in queries:
             tokens = tokenize(query)
+            scores = np.zeros(len(self._entries), dtype=np.float64)
             known = [corpus.vocab[t] for t in tokens if t in corpus.vocab]
             if known:
-                total[: self._main] += corpus.bm25.get_scores_from_ids(known)
+                scores[: self._main] += corpus.bm25.get_scores_from_ids(known)
             if self._extra:
-                total[self._main :] += self._extra_scores(corpus, tokens)
+                scores[self._main :] += self._extra_scores(corpus, tokens)
+            if self._semantic is None:
+                total += scores
+            else:
+                fused = self._semantic.scores(query, scores)
+                total += normalized(scores) if fused is None else fused
         candidates = np.flatnonzero(total > 0)
         if candidates.size == 0:
             return []
