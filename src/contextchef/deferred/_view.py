@@ -33,6 +33,7 @@ from contextchef.deferred._meta import (
 from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, skill_lock_reason
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._index import ToolIndex
+from contextchef.search._rankers import RankerConfig
 from contextchef.tools._tool import CompiledTool, Tool
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ def build_view(
         exposure=exposure,
         wire_names=wire,
         directory=directory,
-        index=_index(free, wire, text, frozen),
+        index=_index(free, wire, text, frozen, config),
         config=config,
         fingerprint=registry.fingerprint(),
         meta_tools=meta,
@@ -421,11 +422,13 @@ def _index(
     wire: Mapping[tuple[str, str], str],
     text: Mapping[tuple[str, str], str],
     frozen: SessionView | None,
+    config: DeferredConfig,
 ) -> ToolIndex:
     """Search index; after runtime-only additions the previous index is extended."""
     entries = [(_searchable(t, text[t.key]), wire[t.key]) for t in visible]
-    if frozen is None:
-        return ToolIndex(entries)
+    ranker = RankerConfig.of(config.ranker)
+    if frozen is None or frozen.index.ranker != ranker:
+        return ToolIndex(entries, ranker=ranker)
     new = [(t, w) for t, w in entries if w not in frozen.index]
     return frozen.index.extended(new) if new else frozen.index
 
