@@ -288,3 +288,30 @@ def test_eval_retrieval_hybrid_beats_bm25_on_livemcpbench(
         scores[ranker] = json.loads(result.output)["recall@5"]
     assert scores["bm25"] == pytest.approx(0.324, abs=0.002)
     assert scores["hybrid"] >= scores["bm25"] + 0.08
+
+
+@needs_extra
+def test_overlapping_builds_embed_each_text_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = _model.encoder_for()
+    store = VectorStore(encoder, tmp_path)
+    texts = [f"overlap test {i}: {t.description}" for i, t in enumerate(TOOLS)]
+    hashes = [f"{i:064x}" for i in range(len(texts))]
+    release = threading.Event()
+    calls: list[list[str]] = []
+    real = encoder.encode
+
+    def slow(batch: Any, **kw: Any) -> Any:
+        calls.append(list(batch))
+        release.wait(30)
+        return real(batch, **kw)
+
+    monkeypatch.setattr(encoder, "encode", slow)
+    store.request(hashes[:4], texts[:4], background=True)  # a session's first catalog
+    store.request(hashes, texts, background=True)  # the catalog grew before it finished
+    assert store.matrix(hashes) is None
+    release.set()
+    assert store.wait(hashes, timeout=30) and store.wait(hashes[:4], timeout=30)
+    assert sorted(map(sorted, calls)) == sorted([texts[:4], texts[4:]])
+    assert len(list((tmp_path / "embeddings").rglob("*.npz"))) == 2  # both sets on disk

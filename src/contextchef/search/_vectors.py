@@ -25,6 +25,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,35 +75,44 @@ class VectorStore:
         self._vectors: dict[str, np.ndarray] = {}
         self._matrices: OrderedDict[str, np.ndarray] = OrderedDict()
         self._jobs: dict[str, threading.Event] = {}
+        self._pending: dict[str, threading.Event] = {}
         self._errors: dict[str, BaseException] = {}
         self._lock = threading.Lock()
 
     def request(self, hashes: Sequence[str], texts: Sequence[str], *, background: bool) -> None:
         """Make sure the vectors of these texts exist or are being built.
 
-        Vectors already in memory cost nothing; a disk file for this exact set is loaded
-        in the calling thread (milliseconds); anything else is embedded, in a daemon
-        thread when `background`, and the set written to disk afterwards.
+        Vectors already in memory cost nothing, nor do texts another build is embedding
+        already; a disk file for this exact set is loaded in the calling thread
+        (milliseconds); anything else is embedded, in a daemon thread when
+        `background`, and the set written to disk afterwards.
+
+        Raises:
+            EmbeddingModelError: Only when not `background`: the model cannot run.
         """
         key = _set_key(hashes)
         with self._lock:
             if key in self._jobs or all(h in self._vectors for h in hashes):
                 return
             self._load_disk(key)
-            missing = [(h, t) for h, t in zip(hashes, texts, strict=True) if h not in self._vectors]
-            if not missing:
+            others = {self._pending[h] for h in hashes if h in self._pending}
+            missing: dict[str, str] = {}
+            for h, t in zip(hashes, texts, strict=True):
+                if h not in self._vectors and h not in self._pending:
+                    missing[h] = t
+            if not missing and not others:
                 return
             done = threading.Event()
             self._jobs[key] = done
+            for h in missing:
+                self._pending[h] = done
+        job = (key, list(hashes), list(missing.items()), others, done)
         if background:
             threading.Thread(
-                target=self._build,
-                args=(key, list(hashes), missing, done),
-                name="contextchef-embed",
-                daemon=True,
+                target=self._build, args=job, name="contextchef-embed", daemon=True
             ).start()
         else:
-            self._build(key, list(hashes), missing, done)
+            self._build(*job)
             error = self._errors.get(key)
             if error is not None:
                 raise error
@@ -112,13 +122,17 @@ class VectorStore:
         key: str,
         hashes: list[str],
         missing: list[tuple[str, str]],
+        others: set[threading.Event],
         done: threading.Event,
     ) -> None:
         try:
-            vectors = self.encoder.encode([t for _, t in missing])
-            with self._lock:
-                for (h, _), vector in zip(missing, vectors, strict=True):
-                    self._vectors[h] = vector
+            if missing:
+                vectors = self.encoder.encode([t for _, t in missing])
+                with self._lock:
+                    for (h, _), vector in zip(missing, vectors, strict=True):
+                        self._vectors[h] = vector
+            for other in others:  # texts that another build was embedding
+                other.wait()
             self._save_disk(key, hashes)
         except Exception as exc:  # a background thread must not die silently
             _LOG.warning("embedding %d tool texts failed; BM25 answers alone: %s", len(hashes), exc)
@@ -126,6 +140,8 @@ class VectorStore:
         finally:
             with self._lock:
                 self._jobs.pop(key, None)
+                for h, _ in missing:
+                    self._pending.pop(h, None)
             done.set()
 
     def embed_now(self, hashes: Sequence[str], texts: Sequence[str]) -> None:
@@ -161,11 +177,15 @@ class VectorStore:
         return out
 
     def wait(self, hashes: Sequence[str], timeout: float | None = None) -> bool:
-        """Block until the set's build ends (or `timeout` seconds); True when ready."""
+        """Block until the builds embedding this set end (or `timeout` s); True when ready."""
         with self._lock:
+            events = {self._pending[h] for h in hashes if h in self._pending}
             job = self._jobs.get(_set_key(hashes))
         if job is not None:
-            job.wait(timeout)
+            events.add(job)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for event in events:
+            event.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
         return self.matrix(hashes) is not None
 
     def error(self, hashes: Sequence[str]) -> BaseException | None:
@@ -201,6 +221,8 @@ class VectorStore:
             return
         with self._lock:
             unique = list(dict.fromkeys(hashes))
+            if not all(h in self._vectors for h in unique):
+                return  # another build failed: nothing complete to write
             vectors = np.stack([self._vectors[h] for h in unique])
         raw = np.frombuffer(b"".join(bytes.fromhex(h) for h in unique), dtype=np.uint8)
         tmp: str | None = None
