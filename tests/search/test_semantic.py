@@ -315,3 +315,29 @@ def test_overlapping_builds_embed_each_text_once(
     assert store.wait(hashes, timeout=30) and store.wait(hashes[:4], timeout=30)
     assert sorted(map(sorted, calls)) == sorted([texts[:4], texts[4:]])
     assert len(list((tmp_path / "embeddings").rglob("*.npz"))) == 2  # both sets on disk
+
+
+@needs_extra
+def test_cli_search_with_the_hybrid_ranker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONTEXTCHEF_CACHE_DIR", str(tmp_path))
+    catalog = tmp_path / "tools.json"
+    catalog.write_text(
+        json.dumps(
+            {
+                "server": "office",
+                "tools": [
+                    {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                    for t in TOOLS
+                    if t.name.isascii()
+                ],
+            }
+        ),
+        "utf-8",
+    )
+    args = ["search", "notify my colleague by mail", "--catalog", str(catalog), "--json"]
+    bm25 = CliRunner().invoke(app, args)
+    hybrid = CliRunner().invoke(app, [*args, "--ranker", "hybrid"])
+    assert bm25.exit_code == 0 and hybrid.exit_code == 0, hybrid.output
+    assert json.loads(bm25.output)["results"] == []
+    assert json.loads(hybrid.output)["results"][0]["name"] == "office__send_email"
+    assert list(tmp_path.glob("embeddings/*/*.npz"))  # the default cache dir was used
