@@ -341,3 +341,16 @@ def test_cli_search_with_the_hybrid_ranker(tmp_path: Path, monkeypatch: pytest.M
     assert json.loads(bm25.output)["results"] == []
     assert json.loads(hybrid.output)["results"][0]["name"] == "office__send_email"
     assert list(tmp_path.glob("embeddings/*/*.npz"))  # the default cache dir was used
+
+
+@needs_extra
+def test_sessions_with_the_same_catalog_share_one_matrix(tmp_path: Path) -> None:
+    chefs = []
+    for _ in range(2):
+        chef = ContextChef(default_defer=True, deferred=DeferredConfig(ranker=config(tmp_path)))
+        chef.register_tools([t for t in TOOLS if t.name.isascii()])
+        chef.execute(ToolCall(id="1", name="tool_search", arguments={"queries": ["mail"]}))
+        chefs.append(chef.view.index._semantic)
+    first, second = chefs
+    assert first is not None and second is not None and first is not second
+    assert first.matrix() is second.matrix()  # embedded once, held once
