@@ -228,6 +228,9 @@ class Encoder:
             tokenizer.enable_truncation(max_length=self.max_tokens)
             options = ort.SessionOptions()
             options.log_severity_level = 3
+            # idle worker threads sleep instead of spinning: the agent's process (and a
+            # background build) must not burn a core between embeddings
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             if self._threads:
                 options.intra_op_num_threads = self._threads
             try:
