@@ -231,6 +231,9 @@ class Encoder:
             # idle worker threads sleep instead of spinning: the agent's process (and a
             # background build) must not burn a core between embeddings
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            # no memory arena: with it, embedding 300 long tool texts kept 765 MB of RSS;
+            # without it (and batches of 8) RSS does not grow (benchmarks/RESULTS.md)
+            options.enable_cpu_mem_arena = False
             if self._threads:
                 options.intra_op_num_threads = self._threads
             try:
@@ -246,7 +249,7 @@ class Encoder:
             self._tokenizer = tokenizer
             self._session = session
 
-    def encode(self, texts: Sequence[str], *, batch: int = 32) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, batch: int = 8) -> np.ndarray:
         """Embed texts (batched by length; order kept).
 
         Returns:
