@@ -45,6 +45,7 @@ RUNS = (
     ("anthropic", "claude-sonnet-4-5", "anthropic-native-client"),
     ("responses", "gpt-5.4", "client"),
     ("responses", "gpt-5.4", "openai-native"),
+    ("responses", "gpt-5.4", "openai-native-client"),
 )
 TURNS = 40
 

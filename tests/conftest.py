@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +47,16 @@ def catalog_paths(catalogs_dir: Path) -> list[Path]:
     paths = sorted(catalogs_dir.glob("*.json"))
     assert len(paths) >= 10
     return paths
+
+
+@pytest.fixture(scope="session")
+def redis_server_url() -> Iterator[str]:
+    """A real Redis on 127.0.0.1 (see tests/redis_server.py); skipped only without a binary."""
+    from redis_server import INSTALL_HINT, redis_url
+
+    with redis_url() as url:
+        if url is None:
+            if os.environ.get("CONTEXTCHEF_REQUIRE_REDIS"):
+                pytest.fail(INSTALL_HINT)
+            pytest.skip(INSTALL_HINT)
+        yield url

@@ -3,7 +3,16 @@
 Deferred tool loading keeps only tool names resident (schemas on demand through
 ``tool_search`` / ``defer_execute``), the prompt prefix stays byte-identical between
 turns, and every tool call passes one gate under its real name.
+
+Names are loaded on first use (PEP 562): ``import contextchef`` imports only the error
+classes, and each other name imports its own module when first read, so a process pays
+only for what it uses (benchmarks/import_time.py). Heavy dependencies (numpy, bm25s,
+jsonschema, jsonschema-rs, jinja2, pydantic) are imported later still: by the first
+search, argument validation, schema check or template.
 """
+
+import importlib as _importlib
+import typing as _typing
 
 from contextchef._errors import (
     CatalogFormatError,
@@ -17,7 +26,9 @@ from contextchef._errors import (
     ModelOutputError,
     NestedNamespaceError,
     NondeterminismError,
+    SessionStoreError,
     SnapshotMismatchError,
+    StaleSessionError,
     TemplateError,
     ToolNameConflictError,
     UnknownActionError,
@@ -25,69 +36,175 @@ from contextchef._errors import (
     UnknownToolError,
     UnknownToolkitError,
     UsageError,
+    VolatileValueError,
 )
-from contextchef._json import canonical_dumps
-from contextchef._tokens import estimate_tokens
-from contextchef.deferred._groups import Namespace, Toolkit
-from contextchef.deferred._meta import DeferredConfig
-from contextchef.deferred._skills import Skill
-from contextchef.dispatch._types import Allowed, CheckResult, Denied, Execution
-from contextchef.exposure._policy import Exposure, ExposurePolicy
-from contextchef.history._compaction import (
-    clear_thinking,
-    clear_tool_results,
-    compact,
-    cut_points,
-    plan_compaction,
-)
-from contextchef.history._messages import (
-    MediaPart,
-    Message,
-    Part,
-    ProviderPart,
-    ReasoningPart,
-    TextPart,
-    ToolCall,
-    ToolResult,
-    assistant,
-    tool_results,
-    user,
-)
-from contextchef.history._normalize import (
-    PRESETS,
-    Change,
-    HistoryRules,
-    Normalized,
-    check_pairing,
-    normalize,
-)
-from contextchef.history._offload import OffloadStore, offload_result, read_offloaded
-from contextchef.providers import (
-    TARGETS,
-    CacheAuditFinding,
-    ParsedHistory,
-    from_anthropic,
-    from_gemini,
-    from_openai,
-    from_responses,
-)
-from contextchef.search._rankers import RankerConfig
-from contextchef.session._accounting import CacheCostModel, PlanReport
-from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
-from contextchef.session._memory import FileMemoryStore, InMemoryStore, MemoryStore, OverflowHandoff
-from contextchef.session._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
-from contextchef.session._volatile import Announcement, CompileEvent
-from contextchef.tools._catalogs import (
-    Catalog,
-    load_catalog,
-    load_demo_catalog,
-    tool_from_dict,
-    tools_from_mcp,
-)
-from contextchef.tools._names import WIRE_NAME_RE, wire_name
-from contextchef.tools._registry import Registry
-from contextchef.tools._schema import to_strict_schema
-from contextchef.tools._tool import CompiledTool, Tool, ToolAnnotations
+
+if _typing.TYPE_CHECKING:
+    from contextchef._json import canonical_dumps
+    from contextchef._tokens import estimate_tokens
+    from contextchef.deferred._groups import Namespace, Toolkit
+    from contextchef.deferred._meta import DeferredConfig
+    from contextchef.deferred._skills import Skill
+    from contextchef.dispatch._types import Allowed, CheckResult, Denied, Execution
+    from contextchef.exposure._policy import Exposure, ExposurePolicy
+    from contextchef.history._compaction import (
+        clear_thinking,
+        clear_tool_results,
+        compact,
+        cut_points,
+        plan_compaction,
+    )
+    from contextchef.history._messages import (
+        MediaPart,
+        Message,
+        Part,
+        ProviderPart,
+        ReasoningPart,
+        TextPart,
+        ToolCall,
+        ToolResult,
+        assistant,
+        tool_results,
+        user,
+    )
+    from contextchef.history._normalize import (
+        PRESETS,
+        Change,
+        HistoryRules,
+        Normalized,
+        check_pairing,
+        normalize,
+    )
+    from contextchef.history._offload import OffloadStore, offload_result, read_offloaded
+    from contextchef.providers import (
+        TARGETS,
+        CacheAuditFinding,
+        ParsedHistory,
+        from_anthropic,
+        from_gemini,
+        from_openai,
+        from_responses,
+    )
+    from contextchef.search._rankers import RankerConfig
+    from contextchef.session._accounting import CacheCostModel, PlanReport
+    from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
+    from contextchef.session._diagnose import PrefixBreak, payload_break, prefix_break
+    from contextchef.session._memory import (
+        FileMemoryStore,
+        InMemoryStore,
+        MemoryStore,
+        OverflowHandoff,
+    )
+    from contextchef.session._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
+    from contextchef.session._store import SessionStore, SessionSync, StoredSession
+    from contextchef.session._store_redis import RedisSessionStore
+    from contextchef.session._store_sqlite import SQLiteSessionStore
+    from contextchef.session._volatile import Announcement, CompileEvent
+    from contextchef.tools._catalogs import (
+        Catalog,
+        load_catalog,
+        load_demo_catalog,
+        tool_from_dict,
+        tools_from_mcp,
+    )
+    from contextchef.tools._lint import VolatileValue
+    from contextchef.tools._names import WIRE_NAME_RE, wire_name
+    from contextchef.tools._registry import Registry
+    from contextchef.tools._schema import to_strict_schema
+    from contextchef.tools._tool import CompiledTool, Tool, ToolAnnotations
+
+_LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
+    "contextchef.session._diagnose": ("PrefixBreak", "payload_break", "prefix_break"),
+    "contextchef.tools._lint": ("VolatileValue",),
+    "contextchef._json": ("canonical_dumps",),
+    "contextchef._tokens": ("estimate_tokens",),
+    "contextchef.deferred._groups": ("Namespace", "Toolkit"),
+    "contextchef.deferred._meta": ("DeferredConfig",),
+    "contextchef.deferred._skills": ("Skill",),
+    "contextchef.dispatch._types": ("Allowed", "CheckResult", "Denied", "Execution"),
+    "contextchef.exposure._policy": ("Exposure", "ExposurePolicy"),
+    "contextchef.search._rankers": ("RankerConfig",),
+    "contextchef.history._compaction": (
+        "clear_thinking",
+        "clear_tool_results",
+        "compact",
+        "cut_points",
+        "plan_compaction",
+    ),
+    "contextchef.history._messages": (
+        "MediaPart",
+        "Message",
+        "Part",
+        "ProviderPart",
+        "ReasoningPart",
+        "TextPart",
+        "ToolCall",
+        "ToolResult",
+        "assistant",
+        "tool_results",
+        "user",
+    ),
+    "contextchef.history._normalize": (
+        "PRESETS",
+        "Change",
+        "HistoryRules",
+        "Normalized",
+        "check_pairing",
+        "normalize",
+    ),
+    "contextchef.history._offload": ("OffloadStore", "offload_result", "read_offloaded"),
+    "contextchef.providers": (
+        "TARGETS",
+        "CacheAuditFinding",
+        "ParsedHistory",
+        "from_anthropic",
+        "from_gemini",
+        "from_openai",
+        "from_responses",
+    ),
+    "contextchef.session._accounting": ("CacheCostModel", "PlanReport"),
+    "contextchef.session._chef": ("CompiledRequest", "ContextChef", "ToolLike"),
+    "contextchef.session._memory": (
+        "FileMemoryStore",
+        "InMemoryStore",
+        "MemoryStore",
+        "OverflowHandoff",
+    ),
+    "contextchef.session._pruner": ("CompiledGroups", "Pruner", "PruneResult", "ResolvedAction"),
+    "contextchef.session._volatile": ("Announcement", "CompileEvent"),
+    "contextchef.session._store": ("SessionStore", "SessionSync", "StoredSession"),
+    "contextchef.session._store_redis": ("RedisSessionStore",),
+    "contextchef.session._store_sqlite": ("SQLiteSessionStore",),
+    "contextchef.tools._catalogs": (
+        "Catalog",
+        "load_catalog",
+        "load_demo_catalog",
+        "tool_from_dict",
+        "tools_from_mcp",
+    ),
+    "contextchef.tools._names": ("WIRE_NAME_RE", "wire_name"),
+    "contextchef.tools._registry": ("Registry",),
+    "contextchef.tools._schema": ("to_strict_schema",),
+    "contextchef.tools._tool": ("CompiledTool", "Tool", "ToolAnnotations"),
+}
+"""Module -> the public names it provides, imported on first attribute access."""
+
+_MODULE_OF = {name: module for module, names in _LAZY_EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Import the module that provides `name` on first access, then cache the value."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'contextchef' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "PRESETS",
@@ -134,15 +251,23 @@ __all__ = [
     "ParsedHistory",
     "Part",
     "PlanReport",
+    "PrefixBreak",
     "ProviderPart",
     "PruneResult",
     "Pruner",
     "RankerConfig",
     "ReasoningPart",
+    "RedisSessionStore",
     "Registry",
     "ResolvedAction",
+    "SQLiteSessionStore",
+    "SessionStore",
+    "SessionStoreError",
+    "SessionSync",
     "Skill",
     "SnapshotMismatchError",
+    "StaleSessionError",
+    "StoredSession",
     "TemplateError",
     "TextPart",
     "Tool",
@@ -157,6 +282,8 @@ __all__ = [
     "UnknownToolError",
     "UnknownToolkitError",
     "UsageError",
+    "VolatileValue",
+    "VolatileValueError",
     "assistant",
     "canonical_dumps",
     "check_pairing",
@@ -173,7 +300,9 @@ __all__ = [
     "load_demo_catalog",
     "normalize",
     "offload_result",
+    "payload_break",
     "plan_compaction",
+    "prefix_break",
     "read_offloaded",
     "to_strict_schema",
     "tool_from_dict",

@@ -19,11 +19,14 @@ result, not by crashing the agent loop)::
     │   ├── SnapshotMismatchError       a snapshot does not fit this session's tools
     │   ├── MissingExtraError           an optional extra (e.g. ``semantic``) is not installed
     │   ├── EmbeddingModelError         an embedding model file is missing or not the pinned one
+    │   ├── VolatileValueError          a per-request value in the prompt prefix
     │   └── TemplateError               a description template cannot be rendered
     │       └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     └── ModelOutputError                the model or provider produced bad data
         ├── MalformedArgumentsError     tool-call arguments are not a JSON object
         └── CorruptHistoryError         a history message cannot be sent as is
+    SessionStoreError                   a session store failed or holds a bad record
+    └── StaleSessionError               a write lost the race: another writer was first
 
 Messages say what is wrong, which item is concerned and what would be valid.
 """
@@ -44,7 +47,9 @@ __all__ = [
     "ModelOutputError",
     "NestedNamespaceError",
     "NondeterminismError",
+    "SessionStoreError",
     "SnapshotMismatchError",
+    "StaleSessionError",
     "TemplateError",
     "ToolNameConflictError",
     "UnknownActionError",
@@ -52,6 +57,7 @@ __all__ = [
     "UnknownToolError",
     "UnknownToolkitError",
     "UsageError",
+    "VolatileValueError",
 ]
 
 
@@ -162,6 +168,21 @@ class UnknownTargetError(UsageError):
     """A compile target that contextchef does not know."""
 
 
+class VolatileValueError(UsageError):
+    """A value that looks per-request (a date, a timestamp, an id) in the prompt prefix.
+
+    Raised with ``ContextChef(volatile_lint="raise")`` by `ContextChef.set_system_prompt`
+    and tool registration, before anything is changed.
+
+    Attributes:
+        values: Every `contextchef.tools._lint.VolatileValue` found.
+    """
+
+    def __init__(self, message: str, *, values: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.values = values
+
+
 class SnapshotMismatchError(UsageError):
     """A snapshot does not fit this session (tools, toolkits, mode or version differ).
 
@@ -259,3 +280,32 @@ class CorruptHistoryError(ModelOutputError):
     def __init__(self, message: str, *, index: int) -> None:
         super().__init__(message)
         self.index = index
+
+
+class SessionStoreError(ContextChefError):
+    """A session store failed (backend unreachable, corrupt record) for one session.
+
+    Attributes:
+        session_id: The session concerned ("" for store-wide failures).
+    """
+
+    def __init__(self, message: str, *, session_id: str = "") -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+class StaleSessionError(SessionStoreError):
+    """A write expected another version of the session than the store holds.
+
+    Another writer appended first (or the session expired or was deleted). Nothing was
+    written; load the session again, redo the turn on the loaded state and retry.
+
+    Attributes:
+        expected: The version the writer based its turn on.
+        actual: The version the store holds (0: the session does not exist).
+    """
+
+    def __init__(self, message: str, *, session_id: str, expected: int, actual: int) -> None:
+        super().__init__(message, session_id=session_id)
+        self.expected = expected
+        self.actual = actual

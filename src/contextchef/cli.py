@@ -18,7 +18,7 @@ import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -363,6 +363,45 @@ def eval_retrieval(
     for key in ("queries", "recall@1", "recall@5", "mrr", "ndcg@5"):
         table.add_row(key, str(out[key]))
     Console().print(table)
+
+
+@app.command()
+def diff(
+    before: Annotated[Path, typer.Argument(help="The earlier request payload (JSON file).")],
+    after: Annotated[Path, typer.Argument(help="The later request payload (JSON file).")],
+    target: Annotated[
+        str | None, typer.Option(help="The target (default: guessed from the payloads).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Say where AFTER stops extending BEFORE: the prompt cache's view of two requests."""
+    from contextchef.session._diagnose import payload_break
+
+    try:
+        payloads = [_payload(path) for path in (before, after)]
+        found = payload_break(payloads[0], payloads[1], target=target)
+    except ContextChefError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        out = None if found is None else dataclasses.asdict(found)
+        typer.echo(json.dumps({"extends": found is None, "break": out}))
+        return
+    typer.echo(
+        "AFTER extends BEFORE: the whole earlier request stays cached."
+        if found is None
+        else found.message
+    )
+
+
+def _payload(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: a request payload is a JSON object, got {type(data).__name__}")
+    return data
 
 
 def main() -> None:

@@ -188,7 +188,10 @@ FITS = {
         "anthropic-native-client",
     ),
     ("anthropic", "claude-opus-4-1"): (["client", "flat"], "client"),
-    ("responses", "gpt-5.4"): (["client", "flat", "openai-native"], "openai-native"),
+    ("responses", "gpt-5.4"): (
+        ["client", "flat", "openai-native-client", "openai-native"],
+        "openai-native",
+    ),
     ("openai", "gpt-5.4"): (["client", "flat"], "client"),
 }
 
@@ -220,7 +223,13 @@ def test_plan_lists_the_strategies_that_fit_and_the_auto_pick(
         if name == "flat":
             assert row["reveal_cost_usd"] is None and "resident" in row["note"]
             continue
-        trips = 1 if name in ("client", "anthropic-native-client", "anthropic-inline") else 0
+        client_side = (
+            "client",
+            "anthropic-native-client",
+            "anthropic-inline",
+            "openai-native-client",
+        )
+        trips = 1 if name in client_side else 0
         assert row["reveal_round_trips"] == trips, name
         expected = (1 + trips) * READ * PRICE * (row["resident_tokens_est"] + H) / 1e6 + (
             WRITE * PRICE * (row["reveal_appended_tokens_est"] + row["reveal_expanded_tokens_est"])

@@ -352,5 +352,12 @@ def test_sessions_with_the_same_catalog_share_one_matrix(tmp_path: Path) -> None
         chef.execute(ToolCall(id="1", name="tool_search", arguments={"queries": ["mail"]}))
         chefs.append(chef.view.index._semantic)
     first, second = chefs
-    assert first is not None and second is not None and first is not second
+    assert first is not None and second is not None
     assert first.matrix() is second.matrix()  # embedded once, held once
+    # a session with another ranker gets its own index over the same tools
+    other = ContextChef(
+        default_defer=True, deferred=DeferredConfig(ranker=config(tmp_path, fusion="rrf"))
+    )
+    other.register_tools([t for t in TOOLS if t.name.isascii()])
+    assert other.view.index.ranker.fusion == "rrf"
+    assert chef.view.index.ranker.fusion == "weighted"

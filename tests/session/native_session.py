@@ -92,7 +92,12 @@ class Combo:
 
     @property
     def client_search(self) -> bool:
-        return self.effective in ("client", "anthropic-native-client", "anthropic-inline")
+        return self.effective in (
+            "client",
+            "anthropic-native-client",
+            "anthropic-inline",
+            "openai-native-client",
+        )
 
     @property
     def native(self) -> bool:
@@ -105,6 +110,8 @@ class Combo:
     @property
     def tool_changes(self) -> bool:
         """Native on a model that takes tool changes: the tools array is never edited."""
+        if self.target == "responses":
+            return self.native  # additional_tools items
         return self.native and self.target == "anthropic" and self.model in TOOL_CHANGE_MODELS
 
     @property
@@ -121,6 +128,7 @@ NATIVE_COMBOS = (
     Combo("anthropic-native-client", "anthropic", "claude-sonnet-4-5", "anthropic-native-client"),
     Combo("anthropic-inline", "anthropic", "claude-opus-5-5", "anthropic-inline"),
     Combo("openai-native", "responses", "gpt-5.4", "openai-native"),
+    Combo("openai-native-client", "responses", "gpt-5.4", "openai-native-client"),
 )
 AUTO_COMBOS = (
     Combo("auto", "anthropic", "claude-opus-5-5", "anthropic-native-client"),
@@ -369,7 +377,10 @@ def _anthropic_shown(payload: Mapping[str, Any]) -> Shown:
 def _responses_shown(payload: Mapping[str, Any]) -> Shown:
     shown = Shown()
     for tool in payload.get("tools", []):
-        if tool.get("type") == "function":
+        if tool.get("type") == "tool_search" and tool.get("execution") == "client":
+            shown.direct.add("tool_search")  # our search, behind the client-executed tool
+            shown.resident.add("tool_search")
+        elif tool.get("type") == "function":
             if tool.get("defer_loading"):
                 shown.deferred.add(tool["name"])
                 shown.namespaces[tool["name"]] = tool["name"]
@@ -383,12 +394,24 @@ def _responses_shown(payload: Mapping[str, Any]) -> Shown:
                 shown.deferred.add(inner["name"])
                 shown.namespaces[inner["name"]] = tool["name"]
     for item in payload.get("input", []):
-        if item.get("type") == "tool_search_output":
+        gone = "These tools are no longer available; do not call them: "
+        if item.get("role") == "developer" and gone in str(item.get("content")):
+            shown.tool_changes = True  # a withdrawal, in words (the gate enforces it)
+            listed = str(item["content"]).split(gone, 1)[1].rstrip(".")
+            for name in listed.split(", "):
+                shown.direct.discard(name)
+                shown.withdrawn.add(name)
+        if item.get("type") in ("tool_search_output", "additional_tools"):
+            shown.tool_changes |= item["type"] == "additional_tools"
             for tool in item.get("tools", []):
                 members = tool["tools"] if tool.get("type") == "namespace" else [tool]
                 for inner in members:
-                    shown.direct.add(inner["name"])
-                    shown.deferred.discard(inner["name"])
+                    name = inner["name"]
+                    if item["type"] == "additional_tools":
+                        shown.withdrawn.discard(name)  # offered again
+                    if name not in shown.withdrawn:  # a search loading it does not
+                        shown.direct.add(name)
+                    shown.deferred.discard(name)
                     shown.namespaces[inner["name"]] = tool["name"]  # where it was loaded
     return shown
 
@@ -991,7 +1014,9 @@ class NativeSession:
         problems = sdk_findings(self.combo.target, request, shown)
         if problems:
             raise Findings(self._where(index, f"SDK request types: {problems[:3]}"))
-        if self.combo.server_search:  # what the provider's search can still find
+        if self.combo.server_search and self.combo.target == "anthropic":
+            # what the provider's search can still find (Responses has no withdrawal:
+            # it is stated in words, and the gate refuses what a search loads anyway)
             hidden = sorted(n for n in shown.deferred if not self.in_mode(n))
             if hidden:
                 raise Findings(

@@ -205,7 +205,7 @@ TARGET_LIST = r"\['anthropic', 'deepseek', 'gemini', 'openai', 'responses'\]"
             "strategy",
             r"snapshot field 'strategy' must be one of \['anthropic-inline', 'anthropic-native', "
             r"'anthropic-native-client', 'anthropic-native-regex', 'client', 'flat', "
-            r"'openai-native'\]; "
+            r"'openai-native', 'openai-native-client'\]; "
             "nothing was restored",
         ),
         # the target of the last native compile, and that of the last compile

@@ -119,6 +119,10 @@ def test_random_native_sessions(
 
 # -- the library bugs the fuzz found, one deterministic reproducer each ----------------------
 
+COMPAT = "acme-responses-1"
+"""A Responses-compatible endpoint's model: forced native, but no mid-conversation tool
+changes, so a mode change edits ``tools`` (what these reproducers need)."""
+
 
 def _chef(catalogs_dir: Path, review: list[str]) -> ContextChef:
     chef = ContextChef(defer=["github__*"], modes={"review": review})
@@ -243,7 +247,8 @@ def test_a_mode_hides_its_deferred_tools_from_the_server_search(catalogs_dir: Pa
 
 
 def test_a_call_keeps_the_namespace_its_search_output_still_loads(catalogs_dir: Path) -> None:
-    """``openai-native`` on ``gpt-5.4``: hosted search loads ``github_8``, a call is made in it.
+    """``openai-native`` on `COMPAT` (a mode edits ``tools``):
+    hosted search loads ``github_8``, a call is made in it.
 
     The review mode keeps ``github__list_tags`` but has fewer GitHub tools, so no
     ``github_8`` namespace is declared any more. `fit_references` then strips the call's
@@ -256,7 +261,7 @@ def test_a_call_keeps_the_namespace_its_search_output_still_loads(catalogs_dir: 
     chef.set_history([user("Which tags exist?")])
     fake = FakeResponses()
     client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-    first = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    first = chef.compile("responses", model=COMPAT, strategy="openai-native")
     namespace = _namespace_of(first.payload, "github__list_tags")
     fake.script(
         _response(
@@ -266,7 +271,7 @@ def test_a_call_keeps_the_namespace_its_search_output_still_loads(catalogs_dir: 
     (call,) = chef.ingest(client.responses.create(**first.payload))
     chef.append(tool_results([ToolResult(call_id=call.id, name=call.name, content="v1.0")]))
     chef.set_mode("review")
-    second = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    second = chef.compile("responses", model=COMPAT, strategy="openai-native")
     assert namespace["name"] not in {t.get("name") for t in second.payload["tools"]}
     fake.script(text("v1.0 is the only tag."))
     with contextlib.suppress(openai.BadRequestError):
@@ -277,7 +282,8 @@ def test_a_call_keeps_the_namespace_its_search_output_still_loads(catalogs_dir: 
 
 
 def test_a_replayed_call_drops_a_namespace_that_no_longer_holds_it(catalogs_dir: Path) -> None:
-    """``openai-native`` on ``gpt-5.4``: a call in namespace ``github``, then compaction, a mode.
+    """``openai-native`` on `COMPAT` (a mode edits ``tools``):
+    a call in namespace ``github``, then compaction, a mode.
 
     Turn 1 loads ``github`` (ten tools, ``github__add_issue_comment`` among them) by hosted
     search; turn 2 calls ``github__add_issue_comment`` in it. Compaction keeps turn 2 only;
@@ -291,7 +297,7 @@ def test_a_replayed_call_drops_a_namespace_that_no_longer_holds_it(catalogs_dir:
     chef.set_history([user("Find the comment tools.")])
     fake = FakeResponses()
     client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-    first = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    first = chef.compile("responses", model=COMPAT, strategy="openai-native")
     namespace = _namespace_of(first.payload, "github__add_issue_comment")
     found = {
         "type": "message",
@@ -303,13 +309,13 @@ def test_a_replayed_call_drops_a_namespace_that_no_longer_holds_it(catalogs_dir:
     fake.script(_response(1, *_hosted_search(1, namespace), found))
     chef.ingest(client.responses.create(**first.payload))
     chef.append(user("Comment on issue 7."))
-    second = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    second = chef.compile("responses", model=COMPAT, strategy="openai-native")
     fake.script(_response(2, _call(2, "github__add_issue_comment", namespace["name"])))
     (call,) = chef.ingest(client.responses.create(**second.payload))
     chef.append(tool_results([ToolResult(call_id=call.id, name=call.name, content="ok")]))
     chef.compact(lambda _: "Summary: the comment tools were found.", keep_recent_turns=1)
     chef.set_mode("review")
-    third = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    third = chef.compile("responses", model=COMPAT, strategy="openai-native")
     fake.script(text("Commented."))
     with contextlib.suppress(openai.BadRequestError):
         client.responses.create(**third.payload)
@@ -414,7 +420,8 @@ def test_a_tool_a_mode_gives_back_is_callable_under_require_search(
 def test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace(
     catalogs_dir: Path,
 ) -> None:
-    """``openai-native`` on ``gpt-5.4``: one response holds the hosted search and the call.
+    """``openai-native`` on `COMPAT` (a mode edits ``tools``):
+    one response holds the hosted search and the call.
 
     Ingest stores that response as assistant ``tool_search_call``, user
     ``tool_search_output``, assistant ``function_call``; ``compact(keep_recent_turns=1)``
@@ -429,7 +436,7 @@ def test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace(
     chef.set_history([user("Which labels exist?")])
     fake = FakeResponses()
     client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-    first = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    first = chef.compile("responses", model=COMPAT, strategy="openai-native")
     namespace = _namespace_of(first.payload, "github__get_label")
     call = _call(1, "github__get_label", namespace["name"])
     fake.script(_response(1, *_hosted_search(1, namespace), call))
@@ -440,11 +447,11 @@ def test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace(
     kept = [type(p).__name__ for m in chef.history for p in m.parts]
     assert "ProviderPart" not in kept and "ToolCall" in kept  # the search went, the call stayed
     fake.script(text("Two open issues."), text("Done."))
-    second = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    second = chef.compile("responses", model=COMPAT, strategy="openai-native")
     chef.ingest(client.responses.create(**second.payload))
     chef.append(user("Review only now."))
     chef.set_mode("review")
-    third = chef.compile("responses", model="gpt-5.4", strategy="openai-native")
+    third = chef.compile("responses", model=COMPAT, strategy="openai-native")
     renumbered = [t for t in third.payload["tools"] if t.get("name") == namespace["name"]]
     assert "github__get_label" not in {f["name"] for t in renumbered for f in t["tools"]}
     holder = _namespace_of(third.payload, "github__get_label")["name"]

@@ -141,7 +141,8 @@ CASES = [
     Case("anthropic", SONNET, "anthropic-native", PROVIDER),
     Case("anthropic", OPUS, "anthropic-inline", AVAILABLE),
     Case("anthropic", OPUS, "anthropic-native-client", AVAILABLE),
-    Case("responses", "gpt-5.4", "openai-native", PROVIDER),
+    Case("responses", "gpt-5.4", "openai-native", AVAILABLE),
+    Case("responses", "gpt-5.4", "openai-native-client", AVAILABLE),
 ]
 
 
@@ -316,6 +317,25 @@ def _check_run(chef: ContextChef, case: Case, fake: Any, run: Run, loaded_at: in
         assert TOOL_CHANGES in run.requests[loaded_at].headers["anthropic-beta"]
         for request in fake.requests[:loaded_at]:  # never before the load
             assert "tool_addition" not in json.dumps(request.body)
+    elif case.ending == AVAILABLE and case.target == "responses":  # additional_tools
+        added = [
+            f["name"]
+            for i in fake.requests[loaded_at].body["input"]
+            if i.get("type") == "additional_tools"
+            for t in i["tools"]
+            for f in t.get("tools", [t])
+        ]
+        searched = {  # loaded by a search already: nothing to add
+            f["name"]
+            for i in fake.requests[loaded_at].body["input"]
+            if i.get("type") == "tool_search_output"
+            for t in i["tools"]
+            for f in t.get("tools", [t])
+        }
+        assert sorted(added) == sorted({COMMENT, CREATE} - searched)
+        assert added
+        for request in fake.requests[:loaded_at]:  # never before the load
+            assert "additional_tools" not in json.dumps(request.body)
     else:
         assert changes == []
         assert "anthropic-beta" not in fake.requests[loaded_at].headers

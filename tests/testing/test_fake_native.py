@@ -190,7 +190,7 @@ def add_definition(definition: dict[str, Any], **block: Any) -> dict[str, Any]:
 def test_the_rules_are_wired_in() -> None:
     assert set(ANTHROPIC_NATIVE_RULES) <= set(ANTHROPIC_RULES)
     assert set(RESPONSES_NATIVE_RULES) <= set(RESPONSES_RULES)
-    assert len(ANTHROPIC_NATIVE_RULES) == 7 and len(RESPONSES_NATIVE_RULES) == 4
+    assert len(ANTHROPIC_NATIVE_RULES) == 7 and len(RESPONSES_NATIVE_RULES) == 5
     assert FakeAnthropic().rules == ANTHROPIC_RULES
 
 

@@ -8,6 +8,9 @@ index. Compiling reads bytes from here, so two compiles of the same state are id
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,6 +37,7 @@ from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, ski
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._index import ToolIndex
 from contextchef.search._rankers import RankerConfig
+from contextchef.tools._registry import tool_digest
 from contextchef.tools._tool import CompiledTool, Tool
 
 if TYPE_CHECKING:
@@ -66,12 +70,18 @@ def model_description(tool: Tool, description: str | None = None) -> str:
 
 
 def _compiled(tool: Tool, wire: str, description: str) -> CompiledTool:
-    return CompiledTool(
-        name=wire,
-        description=model_description(tool, description),
-        input_schema=tool.input_schema,
-        strict=bool(tool.strict),
-    )
+    """The tool's definition as compiled, shared by every session that has it (immutable)."""
+
+    def make() -> CompiledTool:
+        return CompiledTool(
+            name=wire,
+            description=model_description(tool, description),
+            input_schema=tool.input_schema,
+            strict=bool(tool.strict),
+        )
+
+    compiled: CompiledTool = tool._derive("compiled", (wire, description), make)
+    return compiled
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -417,6 +427,40 @@ def _searchable(tool: Tool, description: str) -> Tool:
     return tool.replace(description=description, template=False) if tool.template else tool
 
 
+SHARED_INDEXES = 16
+"""Search indexes kept for reuse by sessions with the same searchable tools (LRU)."""
+
+_shared: OrderedDict[str, ToolIndex] = OrderedDict()
+_shared_lock = threading.Lock()
+
+
+def _shared_index(entries: list[tuple[Tool, str]], ranker: RankerConfig) -> ToolIndex:
+    """The index of `entries`, shared with every session that has exactly these entries.
+
+    A `ToolIndex` is immutable (its lazily built corpus is built once, under a lock), so
+    sessions over the same catalog share one instead of each building its own (issue
+    14: shared catalog state). Keyed by each entry's name, wire name, definition digest
+    and searched description, in order, and by the ranker.
+    """
+    h = hashlib.sha256(repr(ranker).encode())
+    for tool, wire in entries:
+        h.update(f"{tool.name}\0{wire}\0".encode())
+        h.update(tool_digest(tool, wire))
+    key = h.hexdigest()
+    with _shared_lock:
+        index = _shared.get(key)
+        if index is not None:
+            _shared.move_to_end(key)
+            return index
+    index = ToolIndex(entries, ranker=ranker)
+    with _shared_lock:
+        index = _shared.setdefault(key, index)
+        _shared.move_to_end(key)
+        while len(_shared) > SHARED_INDEXES:
+            _shared.popitem(last=False)
+    return index
+
+
 def _index(
     visible: Sequence[Tool],
     wire: Mapping[tuple[str, str], str],
@@ -428,7 +472,7 @@ def _index(
     entries = [(_searchable(t, text[t.key]), wire[t.key]) for t in visible]
     ranker = RankerConfig.of(config.ranker)
     if frozen is None or frozen.index.ranker != ranker:
-        return ToolIndex(entries, ranker=ranker)
+        return _shared_index(entries, ranker)
     new = [(t, w) for t, w in entries if w not in frozen.index]
     return frozen.index.extended(new) if new else frozen.index
 

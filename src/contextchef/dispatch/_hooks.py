@@ -8,7 +8,6 @@ hook inside a running event loop raises `UsageError` (use the async API).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 from typing import Any
@@ -96,6 +95,8 @@ def run_sync(value: Any, what: str) -> Any:
     """Resolve an awaitable returned by a hook/handler when called synchronously."""
     if not inspect.isawaitable(value):
         return value
+    import asyncio  # local: ``import contextchef`` does not pay for asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -67,6 +66,8 @@ class OffloadStore:
         if path.is_file() and path.stat().st_size == len(data):
             return locator
         self.root.mkdir(parents=True, exist_ok=True)
+        import tempfile  # local: ``import contextchef`` does not pay for it
+
         fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
             f.write(data)

@@ -83,6 +83,9 @@ class Profile:
         tool_blocks_need_tools: A request whose messages hold tool calls or results must
             declare tools (Anthropic); with none declared, the session sends the exchange
             as text.
+        tool_changes_by_definition: Mid-conversation tool changes carry definitions only
+            (Responses ``additional_tools`` items): a declared tool is revealed by its
+            definition, and a withdrawal is stated in words (the gate enforces it).
     """
 
     target: str
@@ -98,6 +101,7 @@ class Profile:
     media: bool = True
     beta_header: str | None = None
     field_betas: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    tool_changes_by_definition: bool = False
     tool_blocks_need_tools: bool = False
 
 
@@ -122,8 +126,9 @@ class ModelRules:
         tool_search: The model honours the provider's deferred tools (``defer_loading``)
             and can have them revealed (Anthropic tool search, ``tool_reference``;
             Responses ``tool_search``). False: a deferral flag would hide a tool for good.
-        tool_changes: The model takes ``tool_addition`` / ``tool_removal`` blocks in
-            mid-conversation system messages (by reference).
+        tool_changes: The model takes mid-conversation tool changes: ``tool_addition``
+            / ``tool_removal`` blocks in system messages (Anthropic), ``additional_tools``
+            input items (Responses, `Profile.tool_changes_by_definition`).
         inline_tools: The platform also takes tool definitions in those blocks (the
             ``inline-tools-2026-09-15`` beta: Claude API only, not Bedrock or Vertex).
         tool_change_beta: The beta value every request needs once its history carries
@@ -243,8 +248,11 @@ class Adapter(Protocol):
         add: Sequence[str] = (),
         define: Sequence[Mapping[str, Any]] = (),
         remove: Sequence[str] = (),
-    ) -> dict[str, Any] | None:
-        """A system entry with `text` (may be empty) and tool changes; None: no such entry.
+    ) -> dict[str, Any] | list[dict[str, Any]] | None:
+        """The entries stating `text` (may be empty) and tool changes; None: none exist.
+
+        One system entry (Anthropic), or a list of entries (Responses: a developer
+        message with the text, then an ``additional_tools`` item).
 
         Args:
             text: Announcement text to carry first (``""``: none).
@@ -255,6 +263,14 @@ class Adapter(Protocol):
 
     def model_rules(self, model: str) -> ModelRules:
         """The rules of `model` on this target (see `ModelRules`)."""
+
+    def tool_units(self, entries: Sequence[Any]) -> list[Any]:
+        """`entries` as one entry per tool, each with a ``name``.
+
+        Tool changes are planned per tool: `entries` itself where each entry is one tool;
+        Responses opens ``namespace`` entries into their functions, each marked with its
+        namespace.
+        """
 
     def injected_call(self, call: ToolCall) -> ToolCall:
         """A call the library adds to the conversation, as this API must receive it."""
@@ -317,6 +333,10 @@ class AdapterDefaults:
         """Every model alike: system entries allowed, prefill left to the provider."""
         return ModelRules(model=model, system_messages=True)
 
+    def tool_units(self, entries: Sequence[Any]) -> list[Any]:
+        """`entries` itself: each entry declares one tool."""
+        return entries if isinstance(entries, list) else list(entries)
+
     def injected_call(self, call: ToolCall) -> ToolCall:
         """`call` unchanged."""
         return call
@@ -339,7 +359,7 @@ class AdapterDefaults:
         add: Sequence[str] = (),
         define: Sequence[Mapping[str, Any]] = (),
         remove: Sequence[str] = (),
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, Any] | list[dict[str, Any]] | None:
         """None: this API has no mid-conversation tool changes."""
         return None
 

@@ -24,31 +24,48 @@ import copy
 import difflib
 import math
 import re
+import threading
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-import bm25s
-import numpy as np
-import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from contextchef.search._rankers import RankerConfig, SemanticPart, embedding_text, normalized
 from contextchef.tools._tool import Tool
+
+if TYPE_CHECKING:
+    import bm25s
+    import numpy as np
+
+# bm25s, numpy and PyStemmer are imported by the first search (tokenize or a ranked
+# query), not by ``import contextchef``: a session that never searches never pays for
+# them (benchmarks/import_time.py). Building an index is lazy for the same reason.
 
 __all__ = ["SearchHit", "ToolIndex", "tokenize"]
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[A-Z]+")
-_STOP = frozenset(STOPWORDS_EN)
-_STEMMER = Stemmer.Stemmer("english")
 _STEMS: dict[str, str] = {}
 _STEM_CACHE_LIMIT = 500_000
+_TEXT_TOOLS: list[Any] = []  # [stop words, stemmer], filled by the first tokenize
+_TEXT_TOOLS_LOCK = threading.Lock()
+
+
+def _text_tools() -> tuple[frozenset[str], Any]:
+    """English stop words (bm25s's list) and the Snowball stemmer, loaded once."""
+    if not _TEXT_TOOLS:
+        with _TEXT_TOOLS_LOCK:
+            if not _TEXT_TOOLS:
+                import Stemmer
+                from bm25s.stopwords import STOPWORDS_EN
+
+                _TEXT_TOOLS.extend([frozenset(STOPWORDS_EN), Stemmer.Stemmer("english")])
+    return _TEXT_TOOLS[0], _TEXT_TOOLS[1]
 
 
 def _stem(word: str) -> str:
-    stem: str = _STEMMER.stemWord(word)
+    stem: str = _text_tools()[1].stemWord(word)
     if len(_STEMS) < _STEM_CACHE_LIMIT:
         _STEMS[word] = stem
     return stem
@@ -56,14 +73,15 @@ def _stem(word: str) -> str:
 
 def _words(text: str) -> list[str]:
     """Lower-case Latin words, camelCase split, stop words dropped."""
+    stop = _text_tools()[0]
     out: list[str] = []
     for word in _ALNUM.findall(text):
         if word.islower() or word.isupper() or word.isdigit():
             low = word.lower()
-            if low not in _STOP:
+            if low not in stop:
                 out.append(low)
         else:  # mixed case: createIssue, HTTPServer, v2Api
-            out += [p for p in map(str.lower, _CAMEL_PART.findall(word)) if p not in _STOP]
+            out += [p for p in map(str.lower, _CAMEL_PART.findall(word)) if p not in stop]
     return out
 
 
@@ -142,6 +160,9 @@ class _Corpus:
 
 
 def _build_corpus(docs: list[list[str]]) -> _Corpus:
+    import bm25s
+    import numpy as np
+
     vocab: dict[str, int] = {}
     ids = [[vocab.setdefault(tok, len(vocab)) for tok in doc] for doc in docs]
     bm25 = bm25s.BM25()
@@ -156,6 +177,60 @@ def _build_corpus(docs: list[list[str]]) -> _Corpus:
     )
 
 
+@dataclass(frozen=True)
+class _Extras:
+    """The documents `ToolIndex.extended` added, as postings (token -> docs, counts).
+
+    Adding documents copies the token table and extends the touched postings only, so
+    an index extended one tool at a time costs O(that tool's tokens) per tool, and a
+    query scores the added documents with numpy per query token, not per document.
+    """
+
+    lengths: tuple[int, ...] = ()
+    postings: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
+
+    def plus(self, docs: Sequence[list[str]]) -> _Extras:
+        postings = dict(self.postings)
+        lengths = list(self.lengths)
+        for doc in docs:
+            j = len(lengths)
+            lengths.append(len(doc))
+            for token, tf in Counter(doc).items():
+                ids, tfs = postings.get(token, ((), ()))
+                postings[token] = ((*ids, j), (*tfs, tf))
+        return _Extras(lengths=tuple(lengths), postings=postings)
+
+
+class _LazyCorpus:
+    """The BM25 corpus of an index's base entries, built by the first ranked search.
+
+    Shared by an index and every index `ToolIndex.extended` derives from it, so the
+    corpus is built at most once whichever of them searches first; thread-safe.
+    """
+
+    def __init__(self, entries: tuple[tuple[Tool, str], ...]) -> None:
+        self._entries: tuple[tuple[Tool, str], ...] | None = entries
+        self._corpus: _Corpus | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        """Whether the corpus has been built (by a search)."""
+        return self._corpus is not None
+
+    def get(self) -> _Corpus:
+        corpus = self._corpus
+        if corpus is None:
+            with self._lock:
+                if self._corpus is None:
+                    assert self._entries is not None
+                    docs = [_document(tool, wire) or [wire.lower()] for tool, wire in self._entries]
+                    self._corpus = _build_corpus(docs)
+                    self._entries = None
+                corpus = self._corpus
+        return corpus
+
+
 class ToolIndex:
     """An immutable search index over a fixed list of (tool, wire name) pairs.
 
@@ -164,6 +239,10 @@ class ToolIndex:
     same BM25 variant (bm25s's default, Lucene: ``idf = ln(1 + (N - df + 0.5) /
     (df + 0.5))``, ``tfc = tf / (tf + k1 * (1 - b + b * len / avg_len))``) against the
     built corpus's statistics, so adding one tool costs one tokenization, not a rebuild.
+
+    The BM25 corpus is built by the first ranked `search` (exact lookup and `near_names`
+    never need it), and the extra documents are tokenized then too; the ranking is the
+    same whenever that happens.
 
     Args:
         entries: (tool, wire name) pairs, in registry order.
@@ -188,10 +267,9 @@ class ToolIndex:
             else None
         )
         self._by_wire = {wire: i for i, (_, wire) in enumerate(self._entries)}
-        docs = [_document(tool, wire) or [wire.lower()] for tool, wire in self._entries]
-        self._corpus = _build_corpus(docs) if docs else None
+        self._corpus = _LazyCorpus(self._entries) if self._entries else None
         self._main = len(self._entries)
-        self._extra: tuple[tuple[Counter[str], int], ...] = ()
+        self._extra_cache: _Extras | None = _Extras()
 
     def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
         """A new index with `entries` added, reusing this one's BM25 index."""
@@ -201,9 +279,12 @@ class ToolIndex:
         if self._semantic is not None:
             new._semantic = self._semantic.extended([embedding_text(t) for t, _ in entries])
         new._entries = self._entries + tuple(entries)
-        new._by_wire = {wire: i for i, (_, wire) in enumerate(new._entries)}
-        docs = [_document(tool, wire) or [wire.lower()] for tool, wire in entries]
-        new._extra = self._extra + tuple((Counter(d), len(d)) for d in docs)
+        new._by_wire = dict(self._by_wire)
+        new._by_wire.update((wire, len(self._entries) + i) for i, (_, wire) in enumerate(entries))
+        new._extra_cache = None
+        if self._corpus.built:  # searched already: tokenize just the new documents now
+            docs = [_document(tool, wire) or [wire.lower()] for tool, wire in entries]
+            new._extra_cache = self._extra.plus(docs)
         return new
 
     def wait_for_vectors(self, timeout: float | None = None) -> bool:
@@ -214,6 +295,16 @@ class ToolIndex:
             `timeout` seconds, or when embedding failed (logged; BM25 keeps answering).
         """
         return self._semantic.wait(timeout) if self._semantic is not None else False
+
+    @property
+    def _extra(self) -> _Extras:
+        """The entries added by `extended`, tokenized (on first use), in order."""
+        extra = self._extra_cache
+        if extra is None:
+            docs = [_document(t, w) or [w.lower()] for t, w in self._entries[self._main :]]
+            extra = _Extras().plus(docs)
+            self._extra_cache = extra
+        return extra
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -286,9 +377,11 @@ class ToolIndex:
             MissingExtraError, EmbeddingModelError: Only from a semantic ranker's
                 first search, when the model cannot be loaded.
         """
-        corpus = self._corpus
-        if corpus is None or limit <= 0:
+        if self._corpus is None or limit <= 0:
             return []
+        import numpy as np
+
+        corpus = self._corpus.get()
         total = np.zeros(len(self._entries), dtype=np.float64)
         for query in queries:
             tokens = tokenize(query)
@@ -296,7 +389,7 @@ class ToolIndex:
             known = [corpus.vocab[t] for t in tokens if t in corpus.vocab]
             if known:
                 scores[: self._main] += corpus.bm25.get_scores_from_ids(known)
-            if self._extra:
+            if self._main < len(self._entries):
                 scores[self._main :] += self._extra_scores(corpus, tokens)
             if self._semantic is None:
                 total += scores
@@ -315,17 +408,22 @@ class ToolIndex:
         ]
 
     def _extra_scores(self, corpus: _Corpus, tokens: list[str]) -> np.ndarray:
+        import numpy as np
+
+        extra = self._extra
         k1, b = corpus.bm25.k1, corpus.bm25.b
-        out = np.zeros(len(self._extra), dtype=np.float64)
-        total = corpus.num_docs + len(self._extra)
-        for token in set(tokens):
+        out = np.zeros(len(extra.lengths), dtype=np.float64)
+        lengths = np.asarray(extra.lengths, dtype=np.float64)
+        total = corpus.num_docs + len(extra.lengths)
+        for token, count in Counter(tokens).items():
+            ids, tfs = extra.postings.get(token, ((), ()))
+            if not ids:
+                continue
             vid = corpus.vocab.get(token)
-            df = int(corpus.doc_freq[vid]) if vid is not None else 0
-            df += sum(1 for counts, _ in self._extra if token in counts)
+            df = (int(corpus.doc_freq[vid]) if vid is not None else 0) + len(ids)
             idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
-            for j, (counts, length) in enumerate(self._extra):
-                tf = counts.get(token, 0)
-                if tf:
-                    norm = k1 * (1 - b + b * length / corpus.avg_len)
-                    out[j] += idf * tf / (tf + norm) * tokens.count(token)
+            at = np.asarray(ids, dtype=np.intp)
+            tf = np.asarray(tfs, dtype=np.float64)
+            norm = k1 * (1 - b + b * lengths[at] / corpus.avg_len)
+            out[at] += idf * tf / (tf + norm) * count
         return out

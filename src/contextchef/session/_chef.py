@@ -31,6 +31,7 @@ from contextchef.session._accounting import CacheCostModel, PlanReport, plan_rep
 from contextchef.session._compiling import CompileMixin
 from contextchef.session._dispatching import DispatchMixin
 from contextchef.session._library import MemoryTools, library_tools
+from contextchef.session._linting import LintMode, VolatileLint
 from contextchef.session._maintenance import MaintenanceMixin
 from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
 from contextchef.session._pruner import Pruner
@@ -41,6 +42,7 @@ from contextchef.session._toolset import SessionTools, ToolLike
 from contextchef.session._volatile import DEFAULT_ANCHOR, VolatileState
 from contextchef.session._volatile_methods import VolatileStateMixin
 from contextchef.tools._catalogs import Catalog
+from contextchef.tools._lint import VolatileValue
 from contextchef.tools._registry import Handler
 from contextchef.tools._tool import Tool
 
@@ -85,6 +87,11 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             or announcements); None or ``""``: no anchor line.
         cache_audit: List every edit of something already sent (each one restarts the
             prompt cache there) in `CompiledRequest.audit`, and log it.
+        volatile_lint: What to do with a value in the system prompt or a tool that looks
+            per-request (a date near today, a timestamp, a UUID, a long hex id, a
+            ``Date:`` line; `contextchef.tools._lint`): ``"warn"`` logs it and lists it
+            in `volatile_values`, ``"raise"`` refuses the prompt or the tools with
+            `VolatileValueError`, ``"off"`` skips the check.
     """
 
     def __init__(
@@ -106,6 +113,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         on_overflow: Summarizer | OverflowHandoff | None = None,
         anchor: str | None = DEFAULT_ANCHOR,
         cache_audit: bool = False,
+        volatile_lint: LintMode = "warn",
     ) -> None:
         if anchor is not None and (not isinstance(anchor, str) or not is_unicode(anchor)):
             raise UsageError(f"anchor must be Unicode text or None, got {type(anchor).__name__}")
@@ -124,6 +132,8 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             template_fragments=template_fragments,
         )
         self._volatile = VolatileState(cache_audit=cache_audit)
+        self._lint = VolatileLint(volatile_lint)
+        self._tools.lint = self._lint.tools
         self._notices: tuple[ResponseNotice, ...] = ()
         self._ingested: set[str] = set()
         self._before: list[BeforeHook] = []
@@ -286,7 +296,13 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         if not isinstance(text, str) or not is_unicode(text):
             what = type(text).__name__ if not isinstance(text, str) else "a lone surrogate"
             raise UsageError(f"the system prompt must be valid Unicode text, got {what}")
+        self._lint.system(text)
         self._state.system = text
+
+    @property
+    def volatile_values(self) -> tuple[VolatileValue, ...]:
+        """Per-request-looking values in the system prompt and the tools (see ``volatile_lint``)."""
+        return self._lint.values
 
     def set_history(self, messages: Iterable[Message | Mapping[str, Any]]) -> None:
         """Replace the history (copied; the caller's list is never modified).

@@ -40,14 +40,14 @@ from contextchef.session._request import (
     prefix_fingerprint,
 )
 from contextchef.session._reveal import (
-    ToolChanges,
     ToolState,
     changes_after,
-    plan_cached,
+    defined_entries,
     stale,
 )
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
+from contextchef.session._tool_mode import tool_mode, tool_units
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
 
 __all__ = ["CompileInput", "Step", "compile_request", "pending_answered"]
@@ -426,38 +426,6 @@ def _edit(kind: EditKind, at: int, base: Mark, stripped: int) -> LedgerEdit:
 # -- tool changes -----------------------------------------------------------------------------
 
 
-def _tool_mode(
-    inp: CompileInput, rules: ModelRules, fresh: list[Any], state: ToolState
-) -> tuple[list[Any], ToolChanges, ToolState] | None:
-    """The planned tools when this compile states tool changes (`contextchef.session._reveal`).
-
-    That is when the strategy is provider-native and the model takes tool changes;
-    otherwise None (the tools are the strategy's, and a difference from what was sent is
-    an edit). The ``tools`` kept are those this ledger sent under the same strategy, or
-    the strategy's own on a first request (which may already reveal loaded tools).
-    """
-    ledger = inp.ledger
-    if (
-        inp.strategy.native is None
-        or not rules.tool_changes
-        or inp.adapter.tool_change_message("") is None
-    ):
-        return None
-    same = ledger.tools is not None and ledger.strategy == inp.strategy.name
-    sent = ledger.tools if same and ledger.tools is not None else fresh
-    if fresh is sent and not state.defined:
-        return sent, ToolChanges(), state  # same view: only loads can change
-    return plan_cached(
-        ledger.cache,
-        sent=sent,
-        now=fresh,
-        state=state,
-        loaded=frozenset(inp.state.loaded),
-        inline=rules.inline_tools,
-        stable=inp.view.wrapper_names,
-    )
-
-
 def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     """Render one request over the target's ledger (see the module docstring).
 
@@ -479,7 +447,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     )
     if resend:
         base = ledger.marks[0]
-    planned = _tool_mode(inp, rules, fresh, base.tools)
+    planned = tool_mode(inp, rules, fresh, base.tools)
     if planned is not None:
         prefix = _prefix(inp, planned[0])
     tools = prefix.pristine
@@ -528,7 +496,9 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         edits.append(_edit(kind, edited_at, base, stripped))
     sent_ir = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
-    messages, fitted = adapter.fit_references(messages, tools, offset=base.history, before=sent_ir)
+    messages, fitted = adapter.fit_references(
+        messages, [*tools, *defined_entries(base.tools)], offset=base.history, before=sent_ir
+    )
     if not tools and adapter.profile.tool_blocks_need_tools:  # tool-using history as text
         messages, texts = tool_use_as_text(messages, offset=base.history)
         fitted = (*fitted, *texts)
@@ -540,16 +510,17 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     wire = _render(adapter, ir, before, base)
     revealed = base.tools.revealed | adapter.revealed_tools(messages)
     tool_state = dataclasses.replace(base.tools, revealed=revealed)
-    entry = None
+    entry: dict[str, Any] | list[dict[str, Any]] | None = None
     if planned is not None and attached:
         tool_changes, tool_state = changes_after(
-            sent=planned[0],
-            now=fresh,
+            sent=tool_units(inp, planned[0]),
+            now=tool_units(inp, fresh),
             state=tool_state,
             loaded=frozenset(inp.state.loaded),
             inline=rules.inline_tools,
             stable=inp.view.wrapper_names,
             cache=ledger.cache,
+            by_definition=adapter.profile.tool_changes_by_definition,
         )
         if not tool_changes.empty:
             entry = adapter.tool_change_message(
@@ -558,9 +529,11 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
                 define=tool_changes.define,
                 remove=tool_changes.remove,
             )
-    if entry is None and system_text and attached:
+    if not entry and system_text and attached:
         entry = adapter.system_message(system_text)
-    if entry is not None:
+    if isinstance(entry, list):
+        wire += entry
+    elif entry is not None:
         wire.append(entry)
     recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
     all_messages = [*recorded, *wire]
@@ -608,7 +581,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         system=inp.state.system,
         tools=tools,
         strategy=inp.strategy.name,
-        system_entry=entry is not None,
+        system_entry=bool(entry),
         rebased=rebased and base is not ledger.marks[0],
     )
     return request, step

@@ -18,6 +18,7 @@ action included, is result text for the model.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -76,19 +77,22 @@ def _tool(
     properties: dict[str, JsonValue],
     required: list[str],
     annotations: ToolAnnotations,
-) -> Tool:
+) -> Callable[[], Tool]:
+    """The tool, built on first use (so ``import contextchef`` checks no schema)."""
     schema: dict[str, JsonValue] = {
         "type": "object",
         "properties": properties,
         "required": list(required),
         "additionalProperties": False,
     }
-    return Tool(
-        name=name,
-        description=description,
-        input_schema=schema,
-        source="library",
-        annotations=annotations,
+    return functools.cache(
+        lambda: Tool(
+            name=name,
+            description=description,
+            input_schema=schema,
+            source="library",
+            annotations=annotations,
+        )
     )
 
 
@@ -242,15 +246,15 @@ def library_tools(
     if store is not None:
         memory = _Memory(store, mode)
         if mode == "legacy":
-            tools += _LEGACY
+            tools += [make() for make in _LEGACY]
             handlers |= {CREATE_MEMORY: memory.create, MODIFY_MEMORY: memory.modify}
         else:
-            tools.append(_CONTEXT)
+            tools.append(_CONTEXT())
             handlers[UNIFIED_CONTEXT] = memory.modify
-        tools.append(_READ)
+        tools.append(_READ())
         handlers[READ_MEMORIES] = memory.read
     if mode == "unified" and handoff is not None:
-        tools.append(_NEW_CONTEXT)
+        tools.append(_NEW_CONTEXT())
 
         def new_context(**_: Any) -> str:
             on_new_context()

@@ -18,7 +18,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,6 +182,8 @@ class FileMemoryStore(InMemoryStore):
         doc = {"memories": dict(self.items()), "version": STORE_FORMAT_VERSION}
         text = json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
         self._path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # local: ``import contextchef`` does not pay for it
+
         fd, tmp = tempfile.mkstemp(prefix=f".{self._path.name}.", dir=self._path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:

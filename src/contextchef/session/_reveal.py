@@ -31,6 +31,7 @@ from the new messages of each compile (`Adapter.revealed_tools`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = [
     "ToolState",
     "changes_after",
     "dangling",
+    "defined_entries",
     "plan_cached",
     "plan_tools",
     "stale",
@@ -61,9 +63,26 @@ def _deferred(entry: Mapping[str, Any]) -> bool:
     return entry.get("defer_loading") is True
 
 
+_NOT_DEFINITION = ("defer_loading", "namespace")
+"""Keys of a tool unit that say where and how it is declared, not what it is."""
+
+
 def _definition(entry: Mapping[str, Any]) -> str:
-    """Canonical JSON of a tool entry, whether deferred or not."""
-    return canonical_dumps({k: v for k, v in entry.items() if k != "defer_loading"})
+    """Canonical JSON of a tool entry, whether deferred or not, wherever declared."""
+    return canonical_dumps({k: v for k, v in entry.items() if k not in _NOT_DEFINITION})
+
+
+def _offered(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """`entry` as a definition that offers the tool (no ``defer_loading``)."""
+    return {k: v for k, v in entry.items() if k != "defer_loading"}
+
+
+def _placed(entry: Mapping[str, Any], where: Mapping[str, Any]) -> dict[str, Any]:
+    """`entry` offered, in the namespace `where` was declared in (none: none)."""
+    unit = {k: v for k, v in _offered(entry).items() if k != "namespace"}
+    if "namespace" in where:
+        unit["namespace"] = where["namespace"]
+    return unit
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,6 +149,16 @@ class ToolState:
             isinstance(k, str) and isinstance(v, str) for k, v in defined.items()
         ):
             raise UsageError("snapshot ledger: tool state 'defined' must map names to text")
+        for name, text in defined.items():
+            try:
+                entry = json.loads(text)
+            except ValueError:
+                entry = None
+            if not isinstance(entry, dict) or entry.get("name") != name:
+                raise UsageError(
+                    f"snapshot ledger: tool state 'defined' for {name[:80]!r} must be the JSON "
+                    "object of that tool's definition"
+                )
         sent = data.get("sent", False)
         if not isinstance(sent, bool):
             raise UsageError("snapshot ledger: tool state 'sent' must be a boolean")
@@ -161,6 +190,7 @@ def plan_tools(
     loaded: frozenset[str],
     inline: bool,
     stable: frozenset[str] = frozenset(),
+    by_definition: bool = False,
 ) -> tuple[list[Any], ToolChanges, ToolState] | None:
     """The ``tools`` to send, the changes to state, and the tool state after them.
 
@@ -175,6 +205,10 @@ def plan_tools(
         stable: Tools whose definition is kept as first sent even when it changed (our
             meta-tools: ``tool_search``'s directory follows the mode, but its results
             and the gate already do, so redefining it would only cost input).
+        by_definition: The platform states tool changes by definition only
+            (`Profile.tool_changes_by_definition`): every addition is a definition (of
+            the entry as declared, wherever it is declared), nothing is appended to
+            ``tools``; withdrawals are planned as usual (the adapter states them).
 
     Returns:
         ``(tools, changes, state)``: `sent` plus any newly declared deferred entries at
@@ -198,13 +232,17 @@ def plan_tools(
         ):
             if not inline:
                 return None
-            if name not in defined or defined[name] != canonical_dumps(entry):
-                define.append(dict(entry))  # replaces the declared one from here on
-                defined[name] = canonical_dumps(entry)
+            unit = _placed(entry, declared[name]) if by_definition else dict(entry)
+            if name not in defined or defined[name] != canonical_dumps(unit):
+                define.append(unit)  # replaces the declared one from here on
+                defined[name] = canonical_dumps(unit)
             continue
         if name in declared or name in defined:
             continue
-        if _deferred(entry):
+        if by_definition:
+            define.append(_offered(entry))  # new here: offered from now on
+            defined[name] = canonical_dumps(_offered(entry))
+        elif _deferred(entry):
             appended.append(entry)  # searchable from now on; revealed when loaded
             declared[name] = entry
         elif inline:
@@ -236,11 +274,25 @@ def plan_tools(
         if fresh is None:
             if name not in state.removed:
                 remove.append(name)
-        elif canonical_dumps(fresh) != text and inline:
+        elif by_definition and _definition(fresh) != _definition(json.loads(text)):
+            unit = _placed(fresh, json.loads(text))  # a new definition, where it was
+            define.append(unit)
+            defined[name] = canonical_dumps(unit)
+        elif not by_definition and canonical_dumps(fresh) != text and inline:
             define.append(dict(fresh))  # the same name, a new definition from here on
             defined[name] = canonical_dumps(fresh)
         elif name in state.removed:
             add.append(name)
+    if by_definition:  # declared ones too: by the definition as declared, in its place
+        named = {str(e.get("name")) for e in define}
+        for name in add:
+            if name not in named:
+                where = declared.get(name) or json.loads(state.defined[name])
+                unit = _placed(current.get(name) or where, where)
+                define.append(unit)
+                defined[name] = canonical_dumps(unit)
+                named.add(name)
+        add = []
     tools = [*sent, *appended] if appended else sent  # the same list when nothing is new
     changes = ToolChanges(
         add=tuple(sorted(set(add))),
@@ -267,6 +319,7 @@ def changes_after(
     inline: bool,
     stable: frozenset[str],
     cache: dict[Any, Any],
+    by_definition: bool = False,
 ) -> tuple[ToolChanges, ToolState]:
     """The tool changes one request states, and the tool state after them.
 
@@ -274,7 +327,7 @@ def changes_after(
     now (`now` is `sent`), so only a deferred tool loaded since can be added; the
     deferred names of `sent` are indexed once in `cache`.
     """
-    if now is sent and not (state.defined or state.removed):
+    if now is sent and not (state.defined or state.removed or by_definition):
         key = ("deferred-names", id(sent))
         hit = cache.get(key)
         if hit is None or hit[0] is not sent:
@@ -294,7 +347,14 @@ def changes_after(
         )
         return ToolChanges(add=add), after
     planned = plan_cached(
-        cache, sent=sent, now=now, state=state, loaded=loaded, inline=inline, stable=stable
+        cache,
+        sent=sent,
+        now=now,
+        state=state,
+        loaded=loaded,
+        inline=inline,
+        stable=stable,
+        by_definition=by_definition,
     )
     if planned is None:
         return ToolChanges(), state
@@ -310,6 +370,7 @@ def plan_cached(
     loaded: frozenset[str],
     inline: bool,
     stable: frozenset[str],
+    by_definition: bool = False,
 ) -> tuple[list[Any], ToolChanges, ToolState] | None:
     """`plan_tools`, remembered for the same lists (by identity) and the same inputs.
 
@@ -318,12 +379,18 @@ def plan_cached(
     """
     key = ("plan", id(sent), id(now))
     hit = cache.get(key)
-    args = (state, loaded, inline, stable)
+    args = (state, loaded, inline, stable, by_definition)
     if hit is not None and hit[0] is sent and hit[1] is now and hit[2] == args:
         result: tuple[list[Any], ToolChanges, ToolState] | None = hit[3]
         return result
     result = plan_tools(
-        sent=sent, now=now, state=state, loaded=loaded, inline=inline, stable=stable
+        sent=sent,
+        now=now,
+        state=state,
+        loaded=loaded,
+        inline=inline,
+        stable=stable,
+        by_definition=by_definition,
     )
     cache[key] = (sent, now, args, result)
     return result
@@ -338,7 +405,7 @@ def stale(adapter: Adapter, sent: Sequence[Message], state: ToolState, tools: li
     """
     if dangling(state, tools):
         return True
-    _, refits = adapter.fit_references(sent, tools)
+    _, refits = adapter.fit_references(sent, [*tools, *defined_entries(state)])
     return bool(refits)
 
 
@@ -351,3 +418,13 @@ def dangling(state: ToolState, tools: Sequence[Any]) -> bool:
     """
     named = state.revealed | state.added | state.removed
     return bool(named) and not named <= set(tool_names(tools)) | set(state.defined)
+
+
+def defined_entries(state: ToolState) -> list[dict[str, Any]]:
+    """The tools `state` defined by tool changes, as declarations references resolve to.
+
+    Marked ``defer_loading`` (declared, revealed by their definition): a Responses call
+    to a flat function an ``additional_tools`` item defined comes back in a namespace
+    named like it, as for a flat deferred function; one defined in a namespace keeps it.
+    """
+    return [{**json.loads(text), "defer_loading": True} for text in state.defined.values()]

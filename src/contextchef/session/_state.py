@@ -15,9 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, get_args
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, get_args
 
 from contextchef._errors import UsageError
 from contextchef._json import is_unicode
@@ -32,6 +30,9 @@ from contextchef.session._volatile import (
     dynamic_state_data,
     render_dynamic_state,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["SessionState", "check_shape", "checked_history", "mode_from_dict"]
 

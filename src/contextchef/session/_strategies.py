@@ -91,10 +91,13 @@ class Strategy:
         all_loaded: Every schema is in the request, which satisfies ``require_search``.
         native: The provider-side deferral this strategy needs
             (`Profile.native_tool_search`), or None.
-        search: The provider search tool the adapter adds (`Adapter.tool_entries`), or
+        search: The provider search tool the adapter adds (`Adapter.tool_entries`):
+            ``"bm25"`` / ``"regex"`` (Anthropic's server search), ``"hosted"`` (OpenAI's),
+            ``"client"`` (OpenAI's client-executed search, answered by our ranker), or
             None.
         reveal_by_reference: Our ``tool_search`` answers with the tools' references
-            (`ToolResult.references`), which the provider expands.
+            (`ToolResult.references`), which the provider expands (Anthropic
+            ``tool_reference`` blocks; a Responses ``tool_search_output`` listing them).
         reveal_by_addition: What our ``tool_search`` (or the host) loads is revealed by a
             ``tool_addition`` block in a mid-conversation system message; the model must
             take tool changes (`ModelRules.tool_changes`).
@@ -134,7 +137,7 @@ class Strategy:
     @property
     def search_direct(self) -> bool:
         """Tools our ``tool_search`` finds are called by name (no ``defer_execute``)."""
-        return self.native is not None and self.search is None
+        return self.native is not None and self.search in (None, "client")
 
     def fits(self, profile: Profile, rules: ModelRules) -> str | None:
         """Why this strategy cannot serve `rules.model` on `profile`'s target, or None.
@@ -227,6 +230,18 @@ STRATEGIES: dict[str, Strategy] = {
             native="anthropic",
             reveal_by_addition=True,
             summary="defer_loading + our tool_search; found tools revealed by tool_addition",
+        ),
+        Strategy(
+            name="openai-native-client",
+            meta_tools=frozenset({TOOL_SEARCH}),
+            declare_locked=True,
+            select=_native_client,
+            direct_calls=True,
+            native="responses",
+            search="client",
+            reveal_by_reference=True,
+            summary="defer_loading in namespaces + our ranker as a client-executed "
+            "tool_search (Responses)",
         ),
         Strategy(
             name="openai-native",

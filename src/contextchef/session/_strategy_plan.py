@@ -255,7 +255,7 @@ def _reveal(
     model = rules.model
     tools = _entries(first, "tools")
     expands = strategy.reveal_by_reference or strategy.reveal_by_addition
-    if strategy.search is not None:
+    if strategy.search in _SERVER_SEARCH:
         reply, expands, note = _SERVER_SEARCH[strategy.search]
         chef.ingest(reply(strategy.search, tools, tool, model))
         chef.append(user(_NEXT_TURN))
@@ -269,6 +269,8 @@ def _reveal(
         trips = 1
         if strategy.reveal_by_addition:
             note = "tool_search call, result and tool_addition system message appended"
+        elif strategy.search == "client":
+            note = "client tool_search_call and its tool_search_output appended"
         elif strategy.reveal_by_reference:
             note = "tool_search call and tool_reference result appended"
         else:

@@ -101,6 +101,7 @@ class SessionTools:
             )
         self._view: SessionView | None = None
         self._last_view: SessionView | None = None
+        self.lint: Callable[[Sequence[Tool]], None] = lambda tools: None  # see ContextChef
         self._prefix_dirty = True
         self._additions: list[Tool] = []
         self._namespaces: dict[str, Namespace] = {}
@@ -248,14 +249,13 @@ class SessionTools:
         return items
 
     def _check_templates(self, tools: Sequence[Tool]) -> None:
-        """Render every templated description now, so a bad template fails registration.
-
-        Rendering is deterministic (`contextchef.tools._template`), so the view renders
-        the same text again later.
+        """Render templated descriptions now (a bad one fails registration), then `lint`.
 
         Raises:
             TemplateError, NondeterminismError: A template that cannot render.
+            VolatileValueError: `lint` refuses a per-request-looking value.
         """
+        self.lint(tools)
         for tool in tools:
             if tool.template:
                 self._render(tool)

@@ -27,17 +27,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from contextchef._errors import UsageError
 from contextchef._json import is_unicode
 from contextchef.providers._base import ModelRules
 from contextchef.providers._ingest import ResponseNotice
 from contextchef.session._request import CompiledRequest
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "DEFAULT_ANCHOR",
@@ -230,9 +232,21 @@ def render_announcements(items: Sequence[Announcement]) -> str:
     return f"<announcements>\n{body}\n</announcements>"
 
 
+def is_pydantic_model(value: object) -> bool:
+    """Whether `value` is a pydantic model instance, without importing pydantic.
+
+    A model instance exists only once pydantic has been imported, so a process that
+    never imported it holds none (keeps pydantic out of ``import contextchef``).
+    """
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)
+
+
 def dynamic_state_data(state: BaseModel | Mapping[str, Any]) -> Any:
     """The JSON data of a dynamic state (a pydantic model's ``model_dump(mode="json")``)."""
-    return state.model_dump(mode="json") if isinstance(state, BaseModel) else dict(state)
+    if is_pydantic_model(state):
+        return cast("BaseModel", state).model_dump(mode="json")
+    return dict(cast("Mapping[str, Any]", state))
 
 
 def render_dynamic_state(state: BaseModel | Mapping[str, Any]) -> str:

@@ -7,9 +7,7 @@ They edit the session's data (`SessionState`) and the code hooks of `VolatileSta
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, get_args
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, get_args
 
 from contextchef._errors import UsageError
 from contextchef._json import is_unicode
@@ -20,7 +18,11 @@ from contextchef.session._volatile import (
     EventHandler,
     EventName,
     VolatileState,
+    is_pydantic_model,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["VolatileStateMixin"]
 
@@ -91,7 +93,7 @@ class VolatileStateMixin:
         Raises:
             UsageError: `state` is not a pydantic model.
         """
-        if state is not None and not isinstance(state, BaseModel):
+        if state is not None and not is_pydantic_model(state):
             raise UsageError(
                 f"dynamic state must be a pydantic model or None, got {type(state).__name__}"
             )

@@ -453,16 +453,37 @@ class FakeResponses(FakeProvider):
         earlier: tuple[RecordedRequest, ...],
         headers: Mapping[str, str],
     ) -> dict[str, Any]:
-        """A scripted call to a deferred function comes back with its ``namespace``.
+        """Scripted calls come back as the API would send them.
 
         The API returns calls to tools loaded by ``tool_search`` in their namespace (a
         flat deferred function's is its own name); a scripted turn names only the tool.
+        Where the request declares a client-executed ``tool_search``, a scripted call
+        named ``tool_search`` comes back as a ``tool_search_call`` item (``execution:
+        "client"``, its arguments as an object).
         """
         homes = _replies.namespace_homes(body.get("tools"))
-        for item in reply.get("output") or ():
-            if item.get("type") == "function_call" and item.get("name") in homes:
+        for item in body.get("input") or ():  # tools loaded or added mid-conversation
+            if isinstance(item, dict) and item.get("type") in _LOADING_ITEMS:
+                homes |= _replies.namespace_homes(
+                    [
+                        {**t, "defer_loading": True} if t.get("type") == "function" else t
+                        for t in item.get("tools") or ()
+                        if isinstance(t, dict)
+                    ]
+                )
+        client = _replies.client_search(body.get("tools"))
+        output = reply.get("output") or []
+        for k, item in enumerate(output):
+            if item.get("type") != "function_call":
+                continue
+            if client and item.get("name") == client:
+                output[k] = _replies.search_call(item)
+            elif item.get("name") in homes:
                 item["namespace"] = homes[item["name"]]
         return reply
+
+
+_LOADING_ITEMS = ("tool_search_output", "additional_tools")
 
 
 class FakeGemini(FakeProvider):

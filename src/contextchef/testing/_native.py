@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef.testing._additional import responses_additional_tools_valid
 from contextchef.testing._body import NO_HEADERS, betas, dicts
 from contextchef.testing._claude import parse_claude_name
 from contextchef.testing._records import Check, RecordedRequest
@@ -606,6 +607,7 @@ def responses_namespaced_calls(body: _Body, earlier: _Earlier) -> Iterator[str]:
 
 
 RESPONSES_NATIVE_RULES: tuple[Check, ...] = (
+    responses_additional_tools_valid,
     responses_deferred_needs_search,
     responses_search_tool_valid,
     responses_search_items_paired,

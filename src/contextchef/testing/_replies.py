@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from contextchef.testing._script import ScriptedCall, Turn
@@ -264,4 +265,32 @@ def gemini_error(status: int, message: str) -> dict[str, Any]:
             "message": message,
             "status": _GEMINI_STATUS.get(status, "UNKNOWN"),
         }
+    }
+
+
+def client_search(tools: object) -> str | None:
+    """``"tool_search"`` when `tools` declares a client-executed ``tool_search``, else None."""
+    for tool in tools if isinstance(tools, list) else ():
+        if (
+            isinstance(tool, dict)
+            and tool.get("type") == "tool_search"
+            and tool.get("execution") == "client"
+        ):
+            return "tool_search"
+    return None
+
+
+def search_call(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tool_search_call`` output item a scripted ``function_call`` item stands for."""
+    try:
+        arguments = json.loads(item.get("arguments") or "{}")
+    except ValueError:
+        arguments = {}
+    return {
+        "type": "tool_search_call",
+        "id": "tsc_" + str(item.get("id", "")).removeprefix("fc_"),
+        "call_id": item.get("call_id"),
+        "execution": "client",
+        "arguments": arguments,
+        "status": "completed",
     }

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -349,5 +348,7 @@ def load_catalog(
 
 def load_demo_catalog() -> Catalog:
     """The built-in demo catalog: a coding agent's builtins plus several MCP servers."""
+    from importlib import resources  # local: it imports tempfile, zipfile
+
     text = resources.files("contextchef").joinpath("data/demo_catalog.json").read_text("utf-8")
     return _catalog_from_data(json.loads(text), origin="<demo>", server=None)

@@ -22,6 +22,7 @@ The few clashes left (e.g. a builtin literally named ``github__search`` beside s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -43,6 +44,7 @@ def _digest(origin: str, name: str) -> str:
     return hashlib.sha256(f"{origin}\0{name}".encode()).hexdigest()[:_HASH_LEN]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def wire_name(origin: str, name: str, *, server: str | None, qualify: bool = True) -> str:
     """Return the provider-legal name the model sees for a tool.
 

@@ -18,12 +18,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import docstring_parser
-import jsonschema
-import jsonschema.validators
-import jsonschema_rs
-from jsonschema.exceptions import SchemaError
-
 from contextchef._errors import InvalidSchemaError, InvalidToolError
 from contextchef._json import JsonValue, canonical_schema
 
@@ -36,6 +30,10 @@ __all__ = [
     "to_strict_schema",
     "validator_for",
 ]
+
+# jsonschema, jsonschema-rs and docstring_parser are imported where they are used, so that
+# ``import contextchef`` does not pay for them (benchmarks/import_time.py); registering a
+# tool needs only jsonschema-rs (jsonschema explains the schemas it rejects).
 
 
 def _pointer(path: Any) -> str:
@@ -57,6 +55,8 @@ def validator_for(schema: Mapping[str, JsonValue]) -> type[Any]:
         jsonschema.exceptions.SchemaError: If no supported draft accepts the schema (the
             2020-12 error is raised).
     """
+    import jsonschema.validators
+
     fast_ok = _fast_meta_ok(schema)
     if "$schema" in schema:
         declared: type[Any] = jsonschema.validators.validator_for(
@@ -70,10 +70,10 @@ def validator_for(schema: Mapping[str, JsonValue]) -> type[Any]:
         return latest
     try:
         _check(jsonschema.Draft202012Validator, schema)
-    except SchemaError as first:
+    except jsonschema.exceptions.SchemaError as first:
         try:
             _check(jsonschema.Draft7Validator, schema)
-        except SchemaError:
+        except jsonschema.exceptions.SchemaError:
             raise first from None
         draft7: type[Any] = jsonschema.Draft7Validator
         return draft7
@@ -82,6 +82,8 @@ def validator_for(schema: Mapping[str, JsonValue]) -> type[Any]:
 
 
 def _fast_meta_ok(schema: Mapping[str, JsonValue]) -> bool:
+    import jsonschema_rs
+
     try:
         return bool(jsonschema_rs.meta.is_valid(dict(schema)))
     except (ValueError, TypeError, jsonschema_rs.ReferencingError):
@@ -94,6 +96,8 @@ _META_VALIDATORS: dict[Any, Any] = {}
 def _meta_validator(cls: type[Any]) -> Any:
     """A reusable validator of `cls`'s meta-schema (building one per check is slow)."""
     if cls not in _META_VALIDATORS:
+        import jsonschema.validators
+
         meta = cls.META_SCHEMA
         _META_VALIDATORS[cls] = jsonschema.validators.validator_for(meta)(meta)
     return _META_VALIDATORS[cls]
@@ -101,9 +105,11 @@ def _meta_validator(cls: type[Any]) -> Any:
 
 def _check(cls: type[Any], schema: Mapping[str, JsonValue]) -> None:
     """Like ``cls.check_schema`` but with a cached meta-schema validator."""
+    import jsonschema.exceptions
+
     error = jsonschema.exceptions.best_match(_meta_validator(cls).iter_errors(schema))
     if error is not None:
-        raise SchemaError.create_from(error)
+        raise jsonschema.exceptions.SchemaError.create_from(error)
 
 
 MAX_SCHEMA_DEPTH = 64
@@ -211,6 +217,20 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
         raise InvalidSchemaError(
             f"tool {tool!r}: input_schema at {path or '/'}: {what}", tool=tool, schema_path=path
         )
+    if not _fast_meta_ok(root):
+        _explain_meta_error(tool, root)
+    out = canonical_schema(root)
+    assert isinstance(out, dict)
+    return out
+
+
+def _explain_meta_error(tool: str, root: dict[str, JsonValue]) -> None:
+    """Raise `InvalidSchemaError` for a schema jsonschema-rs rejected, with jsonschema's path.
+
+    Returns normally when jsonschema accepts the schema after all (draft-07 fallback).
+    """
+    from jsonschema.exceptions import SchemaError
+
     try:
         validator_for(root)
     except SchemaError as exc:
@@ -227,9 +247,6 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
             tool=tool,
             schema_path=path,
         ) from exc
-    out = canonical_schema(root)
-    assert isinstance(out, dict)
-    return out
 
 
 # --- dialect repair ----------------------------------------------------------------------
@@ -542,7 +559,8 @@ def schema_from_callable(
         InvalidToolError: If the function takes ``*args``/``**kwargs`` or an annotation
             cannot be turned into JSON Schema.
     """
-    import pydantic  # local: only needed for callables
+    import docstring_parser  # local: only needed for callables
+    import pydantic
 
     name = getattr(func, "__name__", "")
     doc = docstring_parser.parse(inspect.getdoc(func) or "")

@@ -27,14 +27,16 @@ import functools
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import NoReturn
-
-import jinja2
-import jinja2.exceptions
-import jinja2.meta
-import jinja2.sandbox
+from typing import TYPE_CHECKING, NoReturn
 
 from contextchef._errors import ContextChefError, NondeterminismError, TemplateError
+
+if TYPE_CHECKING:
+    import jinja2
+    import jinja2.sandbox
+
+# jinja2 is imported when the first template is rendered, so that ``import contextchef``
+# does not pay for it (benchmarks/import_time.py).
 
 __all__ = ["render_template"]
 
@@ -153,6 +155,8 @@ def _section(title: object, body: object) -> str:
 @functools.cache
 def _environment() -> jinja2.sandbox.ImmutableSandboxedEnvironment:
     """Build the one shared environment of the pure channel."""
+    import jinja2.sandbox
+
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -174,6 +178,8 @@ class _Compiled:
 
 @functools.lru_cache(maxsize=256)
 def _compile(source: str) -> _Compiled:
+    import jinja2.meta
+
     env = _environment()
     tree = env.parse(source)
     return _Compiled(
@@ -335,6 +341,9 @@ def render_template(
                 f"tool {tool!r}: fragment {name!r} is a {type(text).__name__}, not a str",
                 tool=tool,
             )
+
+    import jinja2
+    import jinja2.exceptions
 
     try:
         compiled = _compile(source)

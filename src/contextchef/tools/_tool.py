@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -149,15 +150,30 @@ class Tool:
             frozen = freeze(canonical_value(dict(self.output_schema)))
             object.__setattr__(self, "output_schema", frozen)
 
-    @property
+    @functools.cached_property
     def origin(self) -> str:
         """``"builtin"``, ``"runtime"``, or the server name for grouped/MCP tools."""
         return self.server if self.server else self.source
 
-    @property
+    @functools.cached_property
     def key(self) -> tuple[str, str]:
         """Identity in a registry: (origin, name)."""
         return (self.origin, self.name)
+
+    def _derive(self, kind: str, arg: object, make: Any) -> Any:
+        """A value computed from this tool alone (and `arg`), made once and shared.
+
+        Tools are immutable and shared by every session that registers them, so what a
+        session derives from one (its registry digest, its compiled definition) is kept
+        here for the next session (issue 14: shared catalog state). `make` is called on
+        a miss; two threads may both call it, and either result is kept.
+        """
+        cache: dict[tuple[str, object], Any] = self.__dict__.setdefault("_derived", {})
+        try:
+            return cache[kind, arg]
+        except KeyError:
+            value = cache.setdefault((kind, arg), make())
+            return value
 
     def replace(self, **changes: Any) -> Tool:
         """Return a copy with some fields changed (the original is untouched)."""

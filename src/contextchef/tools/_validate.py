@@ -14,15 +14,16 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
-
-import jsonschema.validators
-import jsonschema_rs
-from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any
 
 from contextchef._json import JsonValue
 from contextchef.tools._schema import validator_for
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
+# jsonschema, jsonschema-rs and referencing are imported where they are used, so that
+# ``import contextchef`` does not pay for them (benchmarks/import_time.py).
 
 __all__ = ["MAX_MESSAGE_CHARS", "pattern_search", "validation_errors"]
 
@@ -32,6 +33,8 @@ MAX_MESSAGE_CHARS = 300
 
 @functools.lru_cache(maxsize=2048)
 def _compiled(pattern: str) -> Any | None:
+    import jsonschema_rs
+
     try:
         return jsonschema_rs.validator_for({"type": "string", "pattern": pattern})
     except Exception:  # a pattern the Rust engine cannot compile: Python's re decides
@@ -47,6 +50,8 @@ def pattern_search(pattern: str, text: str) -> bool:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    from jsonschema.exceptions import ValidationError
+
     if validator.is_type(instance, "string") and not pattern_search(pattern, instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
@@ -68,6 +73,8 @@ _LINEAR: dict[type[Any], type[Any]] = {}
 def _linear(cls: type[Any]) -> type[Any]:
     """`cls` with the regex keywords on the linear-time engine (one class per draft)."""
     if cls not in _LINEAR:
+        import jsonschema.validators
+
         keywords = {"pattern": _pattern, "patternProperties": _pattern_properties}
         _LINEAR[cls] = jsonschema.validators.extend(cls, keywords)
     return _LINEAR[cls]
@@ -90,6 +97,9 @@ def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> lis
     ``max_lines: 0 is less than the minimum of 1 (rule: minimum)``. Messages are sorted
     so the same call always gives the same text.
     """
+    from jsonschema.exceptions import SchemaError, UnknownType
+    from referencing.exceptions import Unresolvable
+
     cls = _linear(validator_for(schema))
     try:
         errors: list[ValidationError] = list(cls(schema).iter_errors(arguments))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ from contextchef.providers._parsing import (
     fit_hints,
 )
 from contextchef.providers.responses import _render as _responses
+from contextchef.providers.responses import _search
 
 _R = _responses.FORMAT
 _RESPONSES = _responses.ResponsesAdapter()
@@ -164,8 +166,55 @@ def _r_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     hist.current("user", i).parts.append(result)
 
 
+def _r_search_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    """A client-executed ``tool_search_call`` is a call to our ``tool_search``."""
+    if item.get("execution") != "client":
+        _r_other(hist, i, item)
+        return
+    arguments = item.get("arguments")
+    if not isinstance(arguments, Mapping):
+        raise hist.error(i, "a client tool_search_call needs 'arguments' as an object")
+    call = ToolCall(
+        id=as_string(hist, i, item.get("call_id"), "tool_search_call 'call_id'"),
+        name=_search.SEARCH_NAME,
+        arguments=json.dumps(arguments, ensure_ascii=False, separators=(",", ":")),
+    )
+    call = hist.call(i, fit_hints(call, item, _render_item, _R, kind=_search.CALL))
+    hist.check(i, _render_item(call), dict(item), "tool_search_call item")
+    hist.current("assistant", i).parts.append(call)
+
+
+def _r_search_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    """A client-executed ``tool_search_output`` answers that call: what it loaded."""
+    call_id = item.get("call_id")
+    raw = item.get("tools")
+    if (
+        item.get("execution") != "client"
+        or not isinstance(call_id, str)
+        or call_id not in hist.names
+    ):
+        _r_other(hist, i, item)
+        return
+    tools = [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
+    names = _responses.loaded_names(tools)
+    text = "Loaded: " + ", ".join(names) if names else "No tool was loaded."
+    result = ToolResult(
+        call_id=call_id, name=hist.name_of(i, call_id), content=text, references=tuple(names)
+    )
+    named = {
+        "kind": _search.OUTPUT,
+        "tools": list(raw) if isinstance(raw, list) else [],
+        "recorded": True,
+    }
+    result = fit_hints(result, item, _render_item, _R, **named)
+    hist.check(i, _render_item(result), dict(item), "tool_search_output item")
+    hist.current("user", i).parts.append(result)
+
+
 def _r_other(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     kind = str(item.get("type"))
+    if kind in (_search.CALL, _search.OUTPUT) and "created_by" in item:
+        item = {k: v for k, v in item.items() if k != "created_by"}  # output-only field
     side: Role = "user" if kind.endswith("_output") or kind == "additional_tools" else "assistant"
     hist.current(side, i).parts.append(hist.provider(i, item, f"{kind} item"))
 
@@ -175,6 +224,8 @@ _RESPONSES_ITEMS: dict[str, Callable[[HistoryBuilder, int, Mapping[str, Any]], N
     "reasoning": _r_reasoning,
     "function_call": _r_function_call,
     "function_call_output": _r_output,
+    _search.CALL: _r_search_call,
+    _search.OUTPUT: _r_search_output,
 }
 
 

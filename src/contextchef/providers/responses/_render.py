@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError
@@ -60,9 +60,10 @@ from contextchef.providers._base import (
     keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
+from contextchef.providers.responses import _search
 from contextchef.tools._tool import CompiledTool
 
-__all__ = ["ResponsesAdapter", "render_content_part", "render_message_item"]
+__all__ = ["ResponsesAdapter", "loaded_names", "render_content_part", "render_message_item"]
 
 FORMAT = "responses"
 """The ``provider_data`` tag of parts recorded from the Responses API."""
@@ -157,6 +158,9 @@ class _InputBuilder:
     def tool_call(self, part: ToolCall) -> None:
         self.flush()
         hint = hints(part.provider_data, FORMAT)
+        if hint.get("kind") == _search.CALL:
+            self.items.append(_search.render_search_call(part, hint))
+            return
         built = {
             "type": "function_call",
             "call_id": part.id,
@@ -170,6 +174,9 @@ class _InputBuilder:
     def tool_result(self, part: ToolResult) -> None:
         self.flush()
         hint = hints(part.provider_data, FORMAT)
+        if hint.get("kind") == _search.OUTPUT:
+            self.items += _search.render_search_output(part, hint)
+            return
         output: Any = part.content
         if part.media or hint.get("output") == "list":
             text = [{"type": "input_text", "text": part.content}] if part.content else []
@@ -235,9 +242,46 @@ def _namespace_homes(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             for member in tool.get("tools") or ():
                 if isinstance(member, Mapping) and isinstance(member.get("name"), str):
                     homes[member["name"]] = tool["name"]
+        elif tool.get("type") == "function" and isinstance(tool.get("namespace"), str):
+            homes[tool["name"]] = tool["namespace"]  # a tool unit (`_search.units`)
         elif tool.get("type") == "function" and tool.get("defer_loading") is True:
             homes[tool["name"]] = tool["name"]
     return homes
+
+
+def loaded_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The functions a list of tool definitions loads (namespace members too), in order."""
+    names: list[str] = []
+    for tool in tools:
+        members = tool.get("tools") if tool.get("type") == "namespace" else [tool]
+        for member in members if isinstance(members, list) else ():
+            if isinstance(member, Mapping) and member.get("type") == "function":
+                name = member.get("name")
+                if isinstance(name, str) and name not in names:
+                    names.append(name)
+    return names
+
+
+def _loading_items(messages: Sequence[Message]) -> Iterator[list[Mapping[str, Any]]]:
+    """The tool lists of every item in `messages` that loads tools.
+
+    ``tool_search_output`` and ``additional_tools`` items recorded as provider parts, and
+    results of our client search rendered as ``tool_search_output``.
+    """
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ProviderPart) and part.provider == FORMAT:
+                if part.data.get("type") not in ("tool_search_output", "additional_tools"):
+                    continue
+                raw = part.data.get("tools")
+            elif isinstance(part, ToolResult):
+                hint = hints(part.provider_data, FORMAT)
+                if hint.get("kind") != _search.OUTPUT:
+                    continue
+                raw = hint.get("tools")
+            else:
+                continue
+            yield [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
 
 
 def _namespace_of(call: ToolCall) -> str | None:
@@ -250,19 +294,12 @@ def _namespace_of(call: ToolCall) -> str | None:
 def _loaded_homes(messages: Sequence[Message]) -> dict[str, set[str]]:
     """Namespace -> functions loaded into it by search output / additional tools items."""
     out: dict[str, set[str]] = {}
-    for message in messages:
-        for part in message.parts:
-            if not isinstance(part, ProviderPart) or part.provider != FORMAT:
-                continue
-            if part.data.get("type") not in ("tool_search_output", "additional_tools"):
-                continue
-            raw = part.data.get("tools")
-            tools = [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
-            for name, space in _namespace_homes(tools).items():
-                out.setdefault(space, set()).add(name)
-            for tool in tools:
-                if tool.get("type") == "function" and isinstance(tool.get("name"), str):
-                    out.setdefault(tool["name"], set()).add(tool["name"])
+    for tools in _loading_items(messages):
+        for name, space in _namespace_homes(tools).items():
+            out.setdefault(space, set()).add(name)
+        for tool in tools:
+            if tool.get("type") == "function" and isinstance(tool.get("name"), str):
+                out.setdefault(tool["name"], set()).add(tool["name"])
     return out
 
 
@@ -303,6 +340,7 @@ class ResponsesAdapter(AdapterDefaults):
         max_tokens_key="max_output_tokens",
         strict_schemas=True,
         native_tool_search="responses",
+        tool_changes_by_definition=True,
     )
     """Payloads are for ``openai.OpenAI().responses.create``."""
 
@@ -314,8 +352,47 @@ class ResponsesAdapter(AdapterDefaults):
         """
         known = _GPT.search(model.lower()) is not None
         return ModelRules(
-            model=model, known=known, system_messages=True, tool_search=_has_tool_search(model)
+            model=model,
+            known=known,
+            system_messages=True,
+            tool_search=_has_tool_search(model),
+            tool_changes=known,
+            inline_tools=known,
         )
+
+    def tool_units(self, entries: Sequence[Any]) -> list[Any]:
+        """One entry per function; a namespace member carries ``namespace``."""
+        return _search.units(entries)
+
+    def tool_change_message(
+        self,
+        text: str,
+        *,
+        add: Sequence[str] = (),
+        define: Sequence[Mapping[str, Any]] = (),
+        remove: Sequence[str] = (),
+    ) -> list[dict[str, Any]] | None:
+        """A developer message (`text`, withdrawals in words), then ``additional_tools``.
+
+        Responses states new tools only by definition, in an ``additional_tools`` input
+        item with role ``developer`` (the SDK's ``response_input_item_param``; research
+        note rule 25: first-party Responses only, so only for known OpenAI model names).
+        It has no withdrawal: a withdrawn tool is named in the developer message, and the
+        gate refuses it. `add` (by reference) is not possible here and is ignored: the
+        session plans definitions (`Profile.tool_changes_by_definition`).
+        """
+        items: list[dict[str, Any]] = []
+        words = text
+        if remove:
+            gone = ", ".join(remove)
+            note = f"These tools are no longer available; do not call them: {gone}."
+            words = f"{text}\n\n{note}" if text else note
+        if words:
+            items.append({"type": "message", "role": "developer", "content": words})
+        defined = _search.additional_tools(define)
+        if defined is not None:
+            items.append(defined)
+        return items
 
     def keeps(self, part: Part) -> bool:
         """Responses receives its own reasoning items (as recorded) and provider items."""
@@ -341,21 +418,35 @@ class ResponsesAdapter(AdapterDefaults):
     def tool_entries(
         self, tools: Sequence[CompiledTool], *, search: str | None = None
     ) -> list[dict[str, Any]]:
-        """The ``tools`` array; with ``search="hosted"``, deferred tools and ``tool_search``.
+        """The ``tools`` array; with a `search`, deferred tools and a ``tool_search`` tool.
 
         Follows https://developers.openai.com/api/docs/guides/tools-tool-search: deferred
         functions carry ``defer_loading: true`` (never the ``namespace`` object); those of
         one group (`CompiledTool.group`, an MCP server) are declared together in
         ``namespace`` entries of at most `NAMESPACE_SIZE` functions, placed where the
-        group's first tool is; ``{"type": "tool_search"}`` (hosted) comes last.
+        group's first tool is; the search tool comes last: ``{"type": "tool_search"}``
+        (``search="hosted"``), or our ``tool_search`` tool turned into the
+        client-executed search (``search="client"``: its description and parameters,
+        and no function of that name; `contextchef.providers.responses._search`).
 
         Raises:
-            UsageError: A search other than ``"hosted"``.
+            UsageError: A search other than ``"hosted"`` or ``"client"``, or ``"client"``
+                without our ``tool_search`` among `tools`.
         """
         if search is None:
             return self.render_tools(tools)
-        if search != "hosted":
-            raise UsageError(f"Responses has no {search!r} tool search; use 'hosted'")
+        if search not in ("hosted", "client"):
+            raise UsageError(f"Responses has no {search!r} tool search; use 'hosted' or 'client'")
+        finder: dict[str, Any] = {"type": "tool_search"}
+        if search == "client":
+            ours = [t for t in tools if t.name == _search.SEARCH_NAME and not t.defer_loading]
+            if not ours:
+                raise UsageError(
+                    f"a client-executed tool_search needs our {_search.SEARCH_NAME!r} tool "
+                    "among the tools (its description and parameters)"
+                )
+            finder = _search.search_entry(ours[0])
+            tools = [t for t in tools if t is not ours[0]]
         taken = {t.name for t in tools}
         out: list[dict[str, Any]] = []
         spaces: dict[str, dict[str, Any]] = {}
@@ -380,7 +471,7 @@ class ResponsesAdapter(AdapterDefaults):
         for space in spaces.values():
             names = ", ".join(t["name"] for t in space["tools"])
             space["description"] = f"Tools of the {space['name']} group: {names}"[:1024]
-        out.append({"type": "tool_search"})
+        out.append(finder)
         return out
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
@@ -390,20 +481,8 @@ class ResponsesAdapter(AdapterDefaults):
         or namespaces holding them): https://developers.openai.com/api/docs/guides/tools-tool-search.
         """
         names: set[str] = set()
-        for msg in messages:
-            for part in msg.parts:
-                if not isinstance(part, ProviderPart) or part.provider != FORMAT:
-                    continue
-                if part.data.get("type") not in ("tool_search_output", "additional_tools"):
-                    continue
-                raw = part.data.get("tools")
-                tools = [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
-                names.update(_namespace_homes(tools))
-                names.update(
-                    t["name"]
-                    for t in tools
-                    if t.get("type") == "function" and isinstance(t.get("name"), str)
-                )
+        for tools in _loading_items(messages):
+            names.update(loaded_names(tools))
         return frozenset(names)
 
     def fit_references(
@@ -424,6 +503,7 @@ class ResponsesAdapter(AdapterDefaults):
         neither (another strategy, a mode) it goes back without one. Each rewrite is a
         `Change`.
         """
+        messages = _search.fit_search_results(messages, tools, before)
         if not any(isinstance(p, ToolCall) for m in messages for p in m.parts):
             return tuple(messages), ()
         homes = _namespace_homes(tools)

@@ -1,0 +1,234 @@
+"""Client-executed ``tool_search`` on Responses: our ranker behind OpenAI's search tool.
+
+Follows https://developers.openai.com/api/docs/guides/tools-tool-search ("client-executed
+tool search") and the research notes' rules 21-23:
+
+* the search is declared once, as ``{"type": "tool_search", "execution": "client",
+  "description", "parameters"}`` (the live API rejects it without a description), never
+  also as a function;
+* the model's search comes back as a ``tool_search_call`` item with ``execution:
+  "client"``, a ``call_id`` and arguments following our ``parameters``; it is a
+  `ToolCall` named `SEARCH_NAME` in the IR, so the gate runs our ``tool_search``;
+* the answer is a ``tool_search_output`` echoing the ``call_id`` and ``execution:
+  "client"``, whose ``tools`` load what was found: the definitions exactly as this
+  request's ``tools`` declares them (a function in a ``namespace`` travels inside that
+  namespace, so later calls come back in it), as the hosted search's output does. When
+  nothing was loaded, the result's text (why nothing matched, or what was wrong with the
+  arguments) follows as a developer message: the output item has no text of its own.
+
+Which result answers a search call is decided when the result is first rendered
+(`fit_search_results`), from the call's recorded item; the definitions are recorded on
+the result then, so the item is replayed unchanged on every later request.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from contextchef._json import thaw
+from contextchef.history._messages import Message, Part, ToolCall, ToolResult
+from contextchef.providers._base import apply_hints, hints, object_arguments
+from contextchef.tools._tool import CompiledTool
+
+__all__ = [
+    "CALL",
+    "OUTPUT",
+    "SEARCH_NAME",
+    "definitions",
+    "fit_search_results",
+    "render_search_call",
+    "render_search_output",
+    "search_entry",
+]
+
+FORMAT = "responses"
+SEARCH_NAME = "tool_search"
+"""The name a client-executed search call carries in the IR (our meta-tool's name)."""
+CALL = "tool_search_call"
+OUTPUT = "tool_search_output"
+
+
+def search_entry(tool: CompiledTool) -> dict[str, Any]:
+    """The client-executed ``tool_search`` entry for our search tool `tool`."""
+    return {
+        "type": "tool_search",
+        "execution": "client",
+        "description": tool.description,
+        "parameters": thaw(tool.input_schema),
+    }
+
+
+def render_search_call(call: ToolCall, hint: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tool_search_call`` item of a client search `call`.
+
+    Arguments that are not a JSON object (the gate answered that call with an error) go
+    as ``{}``, so one bad call never breaks later requests.
+    """
+    built = {
+        "type": CALL,
+        "call_id": call.id,
+        "execution": "client",
+        "arguments": object_arguments(call),
+        "status": "completed",
+    }
+    return apply_hints(built, hint)
+
+
+def render_search_output(result: ToolResult, hint: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_search_output`` item answering a client search (and its text, if needed)."""
+    raw = hint.get("tools")
+    built = {
+        "type": OUTPUT,
+        "call_id": result.call_id,
+        "execution": "client",
+        "status": "completed",
+        "tools": thaw(raw) if isinstance(raw, (list, tuple)) else [],
+    }
+    items = [apply_hints(built, hint)]
+    if not built["tools"] and result.content.strip() and "recorded" not in hint:
+        items.append({"type": "message", "role": "developer", "content": result.content})
+    return items
+
+
+def definitions(names: Sequence[str], tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of `tools` declaring `names`, namespaced ones inside their namespace.
+
+    In the order of `tools`; a namespace holds only the named members (its name and
+    description as declared); names `tools` does not declare are left out, and so are
+    tool units (`units`: tools an ``additional_tools`` item already offers).
+    """
+    wanted = set(names)
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            continue
+        if tool.get("type") == "namespace":
+            members = [
+                dict(m)
+                for m in tool.get("tools") or ()
+                if isinstance(m, Mapping) and m.get("name") in wanted
+            ]
+            if members:
+                out.append({**tool, "tools": members})
+        elif (
+            tool.get("type") == "function"
+            and tool.get("name") in wanted
+            and NAMESPACE_KEY not in tool  # a tool unit an additional_tools item offers
+        ):
+            out.append(dict(tool))
+    return out
+
+
+def _search_calls(messages: Sequence[Message]) -> set[str]:
+    return {
+        part.id
+        for message in messages
+        for part in message.parts
+        if isinstance(part, ToolCall) and hints(part.provider_data, FORMAT).get("kind") == CALL
+    }
+
+
+def _client_search(tools: Sequence[Mapping[str, Any]]) -> bool:
+    return any(
+        isinstance(t, Mapping) and t.get("type") == "tool_search" and t.get("execution") == "client"
+        for t in tools
+    )
+
+
+def fit_search_results(
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]],
+    before: Sequence[Message] = (),
+) -> tuple[Message, ...]:
+    """`messages` with our search calls and their results in the client-search items.
+
+    Where `tools` declares the client-executed search, a call to `SEARCH_NAME` not
+    recorded from a Responses item (the host wrote it, or another provider made it) is
+    sent as a ``tool_search_call``: a function of that name is not declared. A result
+    answering a search call (here or in `before`, as it was sent) becomes a
+    ``tool_search_output``; one without recorded definitions gets those of its
+    `ToolResult.references` from `tools` (what this request declares), one recorded from
+    a ``tool_search_output`` keeps its own.
+    """
+    client = _client_search(tools)
+    if not any(
+        (isinstance(p, ToolResult) and hints(p.provider_data, FORMAT).get("kind") != OUTPUT)
+        or (client and isinstance(p, ToolCall) and p.name == SEARCH_NAME)
+        for m in messages
+        for p in m.parts
+    ):
+        return tuple(messages)
+    calls = _search_calls(before)
+    out: list[Message] = []
+    for message in messages:
+        parts: list[Part] = []
+        for part in message.parts:
+            if isinstance(part, ToolCall) and part.name == SEARCH_NAME:
+                hint = hints(part.provider_data, FORMAT)
+                if client and not hint:
+                    data: dict[str, Any] = {"provider": FORMAT, "kind": CALL}
+                    part = dataclasses.replace(part, provider_data=data)
+                if hints(part.provider_data, FORMAT).get("kind") == CALL:
+                    calls.add(part.id)
+            elif isinstance(part, ToolResult) and part.call_id in calls:
+                hint = hints(part.provider_data, FORMAT)
+                if hint.get("kind") != OUTPUT:
+                    data = {
+                        **(dict(hint) if hint else {"provider": FORMAT}),
+                        "kind": OUTPUT,
+                        "tools": definitions(part.references, tools),
+                    }
+                    part = dataclasses.replace(part, provider_data=data)
+            parts.append(part)
+        changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
+        out.append(Message(role=message.role, parts=tuple(parts)) if changed else message)
+    return tuple(out)
+
+
+NAMESPACE_KEY = "namespace"
+"""The key a tool unit (`units`) carries its namespace under; not sent in a definition."""
+
+
+def units(entries: Sequence[Any]) -> list[Any]:
+    """One entry per function: namespace members carry ``namespace`` (their namespace)."""
+    out: list[Any] = []
+    for entry in entries:
+        if isinstance(entry, Mapping) and entry.get("type") == "namespace":
+            for member in entry.get("tools") or ():
+                if isinstance(member, Mapping) and isinstance(member.get("name"), str):
+                    out.append({**member, NAMESPACE_KEY: entry.get("name")})
+        else:
+            out.append(entry)
+    return out
+
+
+def additional_tools(define: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The ``additional_tools`` item (role ``developer``) defining the tool units `define`.
+
+    A unit from a namespace goes inside a namespace of that name, so calls to it come
+    back in the namespace ``tools`` declares it in; ``defer_loading`` is dropped (the
+    tool is offered from here on). None when `define` is empty.
+    """
+    out: list[dict[str, Any]] = []
+    spaces: dict[str, dict[str, Any]] = {}
+    for unit in define:
+        function = {k: v for k, v in unit.items() if k not in (NAMESPACE_KEY, "defer_loading")}
+        space = unit.get(NAMESPACE_KEY)
+        if not isinstance(space, str):
+            out.append(function)
+            continue
+        holder = spaces.get(space)
+        if holder is None:
+            holder = spaces[space] = {
+                "type": "namespace",
+                "name": space,
+                "description": f"More tools of the {space} group",
+                "tools": [],
+            }
+            out.append(holder)
+        holder["tools"].append(function)
+    if not out:
+        return None
+    return {"type": "additional_tools", "role": "developer", "tools": out}

@@ -1,0 +1,206 @@
+"""Why a prefix broke: where two requests for one target first differ, and the cause.
+
+The provider's prompt cache reads a request in order (system, tools, then the
+conversation; spec 002) and hits up to the first byte that differs from a request it
+has seen. `prefix_break` finds that byte between two requests and says which segment
+and which conversation entry it is in; for two compiles of one session it also names
+the session event that caused it, from what the later compile reported
+(`CompiledRequest.edits`, a strategy switch). `payload_break` does the same for two
+saved payloads (``contextchef diff``), where only the bytes can speak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from contextchef._errors import UsageError
+from contextchef._json import canonical_dumps
+from contextchef.providers import get_adapter
+from contextchef.session._request import CompiledRequest
+
+__all__ = ["PrefixBreak", "guess_target", "payload_break", "prefix_break"]
+
+Segment = Literal["system", "tools", "messages"]
+_ORDER: tuple[Segment, ...] = ("system", "tools", "messages")
+_CONVERSATION = {"anthropic": "messages", "openai": "messages", "deepseek": "messages"}
+_CONVERSATION |= {"responses": "input", "gemini": "contents"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrefixBreak:
+    """Where a request stops extending the one before it.
+
+    Attributes:
+        segment: The first segment that differs (``system``, ``tools`` or ``messages``).
+        byte: The offset of the first differing byte in that segment's canonical JSON
+            (UTF-8 bytes).
+        shared_bytes: Bytes of canonical JSON the two requests share before it, all
+            segments counted in order: about what the prompt cache can still read.
+        entry: For ``messages``: the index of the first conversation entry that differs
+            (or that the later request lacks); None otherwise.
+        cause: The session event behind it, or a description of what changed.
+    """
+
+    segment: Segment
+    byte: int
+    shared_bytes: int
+    entry: int | None
+    cause: str
+
+    @property
+    def message(self) -> str:
+        """One line for logs."""
+        where = f"entry {self.entry} of the conversation" if self.entry is not None else ""
+        at = f"{self.segment}{' (' + where + ')' if where else ''}, byte {self.byte:,}"
+        return f"the prefix breaks in {at}: {self.shared_bytes:,} bytes still shared; {self.cause}"
+
+
+def _common(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _plain(value: Any) -> Any:
+    """`value` without ``cache_control`` markers (the cache key is the content)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _entries(conversation: Any) -> list[str]:
+    """Canonical JSON of each conversation entry, breakpoint markers left out.
+
+    Anthropic's moving breakpoint (``cache_control`` on the last block) is not content:
+    an entry that only lost it is the same entry.
+    """
+    if not isinstance(conversation, list):
+        return []
+    return [canonical_dumps(_plain(e)) for e in conversation]
+
+
+def _break(
+    segments: Sequence[tuple[Segment, str, str]], before: list[str], after: list[str]
+) -> tuple[Segment, int, int, int | None] | None:
+    shared = 0
+    for name, old, new in segments:
+        if name == "messages":
+            k = 0
+            while k < len(before) and k < len(after) and before[k] == after[k]:
+                k += 1
+            if k == len(before):
+                return None  # the conversation only grew
+            a = ("[" + ",".join(before) + "]").encode()
+            b = ("[" + ",".join(after) + "]").encode()
+            at = _common(a, b)
+            return name, at, shared + at, k
+        a, b = old.encode(), new.encode()
+        if a != b:
+            at = _common(a, b)
+            return name, at, shared + at, None
+        shared += len(a)
+    return None
+
+
+def _what(segment: Segment, entry: int | None) -> str:
+    if segment == "messages":
+        return f"conversation entry {entry} differs from what was sent (or is gone)"
+    return f"the {segment} changed"
+
+
+def _model(request: CompiledRequest) -> str | None:
+    return request.model_rules.model if request.model_rules is not None else None
+
+
+def prefix_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBreak | None:
+    """Where `after` stops extending `before`, and why; None when it extends it.
+
+    "Extends" means the same ``system`` and ``tools`` and every conversation entry of
+    `before` unchanged at the start of `after` (a request that only appends keeps the
+    whole earlier request cached).
+
+    Raises:
+        UsageError: The requests are for different targets.
+    """
+    if before.target != after.target:
+        raise UsageError(
+            f"the requests are for different targets ({before.target!r}, {after.target!r}); "
+            "a prefix is shared only within one target"
+        )
+    key = _CONVERSATION[after.target]
+    found = _break(
+        [(s, before.segments[s], after.segments[s]) for s in _ORDER],
+        _entries(before.payload.get(key)),
+        _entries(after.payload.get(key)),
+    )
+    if found is None:
+        return None
+    segment, byte, shared, entry = found
+    if after.edits:
+        edit = after.edits[0]
+        cause = f"the session reported a {edit.kind} edit: {edit.detail}"
+    elif before.strategy != after.strategy:
+        cause = f"the strategy switched from {before.strategy!r} to {after.strategy!r}"
+    elif _model(before) != _model(after):
+        cause = f"the model switched from {_model(before)!r} to {_model(after)!r}"
+    else:
+        cause = _what(segment, entry) + " (not an edit the session made)"
+    return PrefixBreak(segment=segment, byte=byte, shared_bytes=shared, entry=entry, cause=cause)
+
+
+def guess_target(payload: Mapping[str, Any]) -> str:
+    """The target a saved payload was compiled for, from its keys.
+
+    Raises:
+        UsageError: The payload is not one of the four request shapes.
+    """
+    if "contents" in payload:
+        return "gemini"
+    if "input" in payload:
+        return "responses"
+    if "messages" in payload:
+        tools = payload.get("tools")
+        anthropic = "system" in payload or (
+            isinstance(tools, list)
+            and any(isinstance(t, Mapping) and "input_schema" in t for t in tools)
+        )
+        return "anthropic" if anthropic else "openai"
+    raise UsageError(
+        "not a request payload: expected 'messages' (Anthropic, Chat Completions), "
+        f"'input' (Responses) or 'contents' (Gemini); keys: {sorted(payload)[:8]}"
+    )
+
+
+def payload_break(
+    before: Mapping[str, Any], after: Mapping[str, Any], *, target: str | None = None
+) -> PrefixBreak | None:
+    """`prefix_break` for two saved payloads (the SDK call's keyword arguments).
+
+    Raises:
+        UsageError: A payload of no known shape, or payloads for different targets.
+        UnknownTargetError: `target` is not a target.
+    """
+    targets = {target} if target else {guess_target(before), guess_target(after)}
+    if len(targets) != 1:
+        raise UsageError(f"the payloads are for different targets: {sorted(targets)}")
+    (name,) = targets
+    adapter = get_adapter(name)
+    old, new = adapter.segments(before), adapter.segments(after)
+    key = _CONVERSATION[name]
+    found = _break(
+        [(s, old[s], new[s]) for s in _ORDER],
+        _entries(before.get(key)),
+        _entries(after.get(key)),
+    )
+    if found is None:
+        return None
+    segment, byte, shared, entry = found
+    return PrefixBreak(
+        segment=segment, byte=byte, shared_bytes=shared, entry=entry, cause=_what(segment, entry)
+    )

@@ -1,0 +1,66 @@
+"""The session's volatile-value lint (`contextchef.tools._lint`): off, warn or raise."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Literal
+
+from contextchef._errors import UsageError, VolatileValueError
+from contextchef.tools._lint import VolatileValue, lint_system, lint_tool
+from contextchef.tools._tool import Tool
+
+__all__ = ["LintMode", "VolatileLint"]
+
+LintMode = Literal["off", "warn", "raise"]
+_LOG = logging.getLogger("contextchef")
+
+
+class VolatileLint:
+    """Lints the system prompt and each registered tool; keeps what it found.
+
+    ``"warn"`` logs each value on the ``contextchef`` logger (WARNING) and keeps it in
+    `values`; ``"raise"`` raises `VolatileValueError` before the prompt or the tools are
+    taken; ``"off"`` does nothing.
+    """
+
+    def __init__(self, mode: LintMode) -> None:
+        if mode not in ("off", "warn", "raise"):
+            raise UsageError(f"volatile_lint must be 'off', 'warn' or 'raise', got {mode!r:.40}")
+        self.mode = mode
+        self._system: tuple[VolatileValue, ...] = ()
+        self._tools: dict[str, tuple[VolatileValue, ...]] = {}
+
+    @property
+    def values(self) -> tuple[VolatileValue, ...]:
+        """What was found in the current system prompt, then in the tools by name."""
+        return self._system + tuple(v for name in sorted(self._tools) for v in self._tools[name])
+
+    def system(self, text: str) -> None:
+        """Lint a system prompt about to be set.
+
+        Raises:
+            VolatileValueError: In ``"raise"`` mode, when something was found.
+        """
+        if self.mode != "off":
+            self._system = self._handle(lint_system(text))
+
+    def tools(self, tools: Sequence[Tool]) -> None:
+        """Lint tools about to be registered (raising in ``"raise"`` mode).
+
+        Raises:
+            VolatileValueError: In ``"raise"`` mode, when something was found.
+        """
+        if self.mode == "off":
+            return
+        found = {t.name: tuple(lint_tool(t.name, t.description, t.input_schema)) for t in tools}
+        self._handle([v for values in found.values() for v in values])
+        self._tools.update({name: values for name, values in found.items() if values})
+
+    def _handle(self, found: list[VolatileValue]) -> tuple[VolatileValue, ...]:
+        if found and self.mode == "raise":
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise VolatileValueError(found[0].message + more, values=tuple(found))
+        for value in found:
+            _LOG.warning("contextchef: %s", value.message)
+        return tuple(found)

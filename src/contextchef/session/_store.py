@@ -1,0 +1,426 @@
+"""Session stores: a session's snapshots kept outside the process (session layer).
+
+A stored session is a base snapshot (`ContextChef.snapshot`) plus a log of turns, each
+the *delta* from the previous snapshot to the next: since a session is append-only
+(history and ledgers only grow), a turn's delta is the messages and wire entries it
+appended plus the few scalars it changed, not the whole conversation again.
+`snapshot_delta` computes it and `apply_delta` replays it; ``load`` returns the base
+with every delta applied, which equals the snapshot the last writer took, value for
+value, so the restored session compiles byte-identical requests.
+
+Every write names the version it is based on (`StoredSession.version`, the number of
+writes so far; 0 = no session) and is a compare-and-set: it succeeds only if the store
+still holds that version, else it raises `StaleSessionError` and writes nothing. Two
+workers racing on one conversation therefore never lose or duplicate a turn: one wins,
+the other reloads, redoes its turn on the winner's state and retries. `SessionSync`
+wraps that loop for a `ContextChef`.
+
+Implementations: `contextchef.session._store_sqlite.SQLiteSessionStore` (stdlib
+``sqlite3``, one file, many processes) and `contextchef.session._store_redis.
+RedisSessionStore` (redis-py, extra ``redis``; Lua scripts make each write atomic).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from contextchef._errors import SessionStoreError, StaleSessionError, UsageError
+
+if TYPE_CHECKING:
+    from contextchef.session._chef import ContextChef
+
+__all__ = [
+    "MAX_SESSION_ID",
+    "SessionStore",
+    "SessionSync",
+    "StoredSession",
+    "apply_delta",
+    "check_session_id",
+    "check_ttl",
+    "decode",
+    "encode",
+    "snapshot_delta",
+    "stale",
+]
+
+MAX_SESSION_ID = 512
+"""Longest session id, in characters."""
+
+Delta = list[list[Any]]
+"""A turn: ``[["set", path, value] | ["extend", path, items] | ["del", path], ...]``."""
+
+
+@dataclass(frozen=True)
+class StoredSession:
+    """A session as the store holds it.
+
+    Attributes:
+        session_id: Its id.
+        version: Writes so far (>= 1); the next write must name it as expected_version.
+        snapshot: The session's latest snapshot (base plus every turn applied), ready for
+            `ContextChef.restore`; a new dict owned by the caller.
+        turns: Turns logged since the base snapshot (how many deltas were applied).
+        expires_at: Unix time (seconds) when the store forgets it, or None.
+    """
+
+    session_id: str
+    version: int
+    snapshot: dict[str, Any]
+    turns: int
+    expires_at: float | None
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where sessions live between turns: any worker process can continue any session.
+
+    Versions count writes: a new session is written with ``expected_version=0`` and gets
+    version 1; each later write names the version it read and gets the next. A write
+    whose expected version is not the stored one raises `StaleSessionError` and writes
+    nothing (an expired or deleted session counts as version 0). Writes refresh the
+    expiry (the store's ``ttl``). Backend failures raise `SessionStoreError`.
+    """
+
+    def load(self, session_id: str) -> StoredSession | None:
+        """The session, or None if it does not exist or has expired."""
+        ...
+
+    def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:
+        """Log one turn (a `snapshot_delta`) after `expected_version`; return the new version.
+
+        Raises:
+            StaleSessionError: The store holds another version (0: no such session).
+        """
+        ...
+
+    def snapshot(
+        self, session_id: str, snapshot: Mapping[str, Any], *, expected_version: int
+    ) -> int:
+        """Replace the base with a full snapshot and drop the turn log; return the version.
+
+        With ``expected_version=0`` this creates the session.
+
+        Raises:
+            StaleSessionError: The store holds another version.
+        """
+        ...
+
+    def list_sessions(self, prefix: str = "") -> list[str]:
+        """Ids of the live sessions starting with `prefix`, sorted."""
+        ...
+
+    def delete(self, session_id: str) -> bool:
+        """Forget the session; False if there was none."""
+        ...
+
+    def expire(self, session_id: str, ttl: float | None) -> bool:
+        """Forget the session `ttl` seconds from now (None: never); False if there is none."""
+        ...
+
+
+def check_session_id(session_id: object) -> str:
+    """`session_id` if it is a usable id.
+
+    Raises:
+        UsageError: Not a non-empty str of at most `MAX_SESSION_ID` characters without
+            control characters.
+    """
+    if (
+        not isinstance(session_id, str)
+        or not 0 < len(session_id) <= MAX_SESSION_ID
+        or not session_id.isprintable()
+    ):
+        raise UsageError(
+            f"session id must be a non-empty printable str of at most {MAX_SESSION_ID} "
+            f"characters, got {session_id!r:.80}"
+        )
+    return session_id
+
+
+def check_ttl(ttl: object) -> float | None:
+    """`ttl` (seconds until expiry) if valid: None or a finite number > 0.
+
+    Raises:
+        UsageError: Anything else.
+    """
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not (0 < ttl < math.inf):
+        raise UsageError(f"ttl must be None or a number of seconds > 0, got {ttl!r:.40}")
+    return float(ttl)
+
+
+def check_version(expected_version: object) -> int:
+    """`expected_version` if it is an int >= 0.
+
+    Raises:
+        UsageError: Anything else.
+    """
+    if isinstance(expected_version, bool) or not isinstance(expected_version, int):
+        raise UsageError(f"expected_version must be an int, got {expected_version!r:.40}")
+    if expected_version < 0:
+        raise UsageError(f"expected_version must be >= 0, got {expected_version}")
+    return expected_version
+
+
+def stale(session_id: str, expected: int, actual: int) -> StaleSessionError:
+    """The error for a write based on `expected` when the store holds `actual`."""
+    held = f"version {actual}" if actual else "no such session (expired, deleted or new)"
+    return StaleSessionError(
+        f"session {session_id!r}: write based on version {expected} but the store holds "
+        f"{held}; another writer was first: load the session again, redo the turn on it "
+        "and retry",
+        session_id=session_id,
+        expected=expected,
+        actual=actual,
+    )
+
+
+def encode(value: object, session_id: str) -> str:
+    """Compact JSON text for storage (UTF-8 kept, no NaN).
+
+    Raises:
+        SessionStoreError: The value is not JSON (a snapshot always is).
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise SessionStoreError(
+            f"session {session_id!r}: cannot store a value that is not JSON: {exc}",
+            session_id=session_id,
+        ) from exc
+
+
+def decode(text: str | bytes, session_id: str, what: str) -> Any:
+    """Parse stored JSON.
+
+    Raises:
+        SessionStoreError: The stored text is not JSON (the record is corrupt).
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SessionStoreError(
+            f"session {session_id!r}: stored {what} is not valid JSON ({exc}); the record "
+            "is corrupt: delete it or restore it from a backup",
+            session_id=session_id,
+        ) from exc
+
+
+# -- deltas -------------------------------------------------------------------------------
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as JSON (``1``, ``1.0`` and ``True`` differ, unlike ``==``)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (dict, list)):
+        return _json(a) == _json(b)
+    return a == b
+
+
+def snapshot_delta(old: Mapping[str, Any], new: Mapping[str, Any]) -> Delta:
+    """The turn that turns snapshot `old` into `new` (both JSON: dicts, lists, scalars).
+
+    Dicts are compared key by key (unless their key order changed: then ``set`` whole);
+    a list that only grew (old is a prefix of new) gives one ``extend`` of the new
+    items; anything else that changed is ``set`` whole; a key that went away is ``del``.
+    ``apply_delta(old, snapshot_delta(old, new))`` equals `new`, key order included.
+    """
+    out: Delta = []
+    _diff(old, new, [], out)
+    return out
+
+
+def _same_order(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether applying per-key operations to `old` leaves `new`'s key order.
+
+    Kept keys stay where they are and new keys go at the end, so the kept keys must lead
+    `new` in the same order (key order is part of the bytes of a JSON object).
+    """
+    kept = [key for key in old if key in new]
+    return kept == list(new)[: len(kept)]
+
+
+def _diff(old: object, new: object, path: list[str | int], out: Delta) -> None:
+    if isinstance(old, dict) and isinstance(new, dict) and _same_order(old, new):
+        out.extend(["del", [*path, key]] for key in old if key not in new)
+        for key, value in new.items():
+            if key in old:
+                _diff(old[key], value, [*path, key], out)
+            else:
+                out.append(["set", [*path, key], value])
+        return
+    grew = isinstance(old, list) and isinstance(new, list) and len(new) >= len(old)
+    if grew and _same(old, new[: len(old)]):  # type: ignore[index, arg-type]
+        if len(new) > len(old):  # type: ignore[arg-type]
+            out.append(["extend", path, new[len(old) :]])  # type: ignore[arg-type, index]
+        return
+    if not _same(old, new):
+        out.append(["set", path, new])
+
+
+def apply_delta(base: dict[str, Any], delta: Sequence[Any], session_id: str = "") -> None:
+    """Apply a turn to `base` in place (`base` and `delta` fresh from ``json.loads``).
+
+    Raises:
+        SessionStoreError: The delta does not fit the base (a corrupt record).
+    """
+    try:
+        for op, path, *value in delta:
+            if not path:
+                if op != "set" or not isinstance(value[0], dict):
+                    raise ValueError(f"{op} at the root")
+                base.clear()
+                base.update(value[0])
+                continue
+            parent: Any = base
+            for key in path[:-1]:
+                parent = parent[key]
+            last = path[-1]
+            if op == "set":
+                parent[last] = value[0]
+            elif op == "extend":
+                target = parent[last]
+                if not isinstance(target, list):
+                    raise ValueError(f"extend of a {type(target).__name__}")
+                target.extend(value[0])
+            elif op == "del":
+                del parent[last]
+            else:
+                raise ValueError(f"unknown operation {op!r}")
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise SessionStoreError(
+            f"session {session_id!r}: a stored turn does not apply to its snapshot ({exc}); "
+            "the record is corrupt: delete it or restore it from a backup",
+            session_id=session_id,
+        ) from exc
+
+
+def materialize(session_id: str, base: str | bytes, turns: Sequence[str | bytes]) -> dict[str, Any]:
+    """The snapshot a stored base and its logged turns (JSON texts) add up to.
+
+    Raises:
+        SessionStoreError: A corrupt record.
+    """
+    snapshot = decode(base, session_id, "snapshot")
+    if not isinstance(snapshot, dict):
+        raise SessionStoreError(
+            f"session {session_id!r}: stored snapshot is not a JSON object", session_id=session_id
+        )
+    for text in turns:
+        delta = decode(text, session_id, "turn")
+        if not isinstance(delta, list):
+            raise SessionStoreError(
+                f"session {session_id!r}: stored turn is not a JSON array", session_id=session_id
+            )
+        apply_delta(snapshot, delta, session_id)
+    return snapshot
+
+
+# -- a ContextChef over a store -------------------------------------------------------------
+
+
+class SessionSync:
+    """One conversation of a `ContextChef` kept in a `SessionStore`.
+
+    A worker that picks the conversation up calls `load_into` (restores the stored
+    snapshot into a chef built with the same tools), runs the turn, then calls `save`,
+    which writes only the turn's delta, with a compare-and-set on the version it loaded.
+    When another worker saved first, `save` raises `StaleSessionError`; `run_turn` does
+    the reload-and-redo loop for you.
+
+    Args:
+        store: Where the session lives.
+        session_id: The conversation's id.
+        checkpoint_every: Write a full snapshot instead of a delta when this many turns
+            are logged (keeps ``load`` short); >= 1.
+    """
+
+    def __init__(self, store: SessionStore, session_id: str, *, checkpoint_every: int = 32) -> None:
+        if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
+            raise UsageError(f"checkpoint_every must be an int >= 1, got {checkpoint_every!r}")
+        self.store = store
+        self.session_id = check_session_id(session_id)
+        self.checkpoint_every = checkpoint_every
+        self.version = 0
+        self._turns = 0
+        self._snapshot: dict[str, Any] | None = None
+
+    def load_into(self, chef: ContextChef) -> bool:
+        """Restore the stored session into `chef`; False (chef untouched) if none is stored.
+
+        Raises:
+            SnapshotMismatchError: `chef` has other tools than the stored session.
+            SessionStoreError: The store failed or holds a corrupt record.
+        """
+        stored = self.store.load(self.session_id)
+        if stored is None:
+            self.version, self._turns, self._snapshot = 0, 0, None
+            return False
+        # restore gets its own copy: the delta of the next save is taken against the
+        # stored snapshot exactly, whatever restore keeps or normalizes
+        chef.restore(decode(encode(stored.snapshot, self.session_id), self.session_id, "copy"))
+        self.version, self._turns = stored.version, stored.turns
+        self._snapshot = stored.snapshot
+        return True
+
+    def save(self, chef: ContextChef) -> int:
+        """Write `chef`'s state as the next version; return it.
+
+        Raises:
+            StaleSessionError: Another writer saved since `load_into` (nothing written).
+        """
+        new = chef.snapshot()
+        old = self._snapshot
+        if old is None or self._turns + 1 >= self.checkpoint_every:
+            version = self.store.snapshot(self.session_id, new, expected_version=self.version)
+            self._turns = 0
+        else:
+            delta = snapshot_delta(old, new)
+            version = self.store.append(self.session_id, delta, expected_version=self.version)
+            self._turns += 1
+        # a detached copy: nothing the chef does later can change the next delta's base
+        self.version = version
+        self._snapshot = decode(encode(new, self.session_id), self.session_id, "copy")
+        return version
+
+    def run_turn(
+        self,
+        make_chef: Callable[[], ContextChef],
+        turn: Callable[[ContextChef], Any],
+        *,
+        attempts: int = 8,
+    ) -> Any:
+        """Load, run `turn` on a fresh chef, save; on a lost race, do it all again.
+
+        Args:
+            make_chef: Builds a chef with the session's tools (a new one per attempt, so
+                a lost attempt leaves nothing behind).
+            turn: The work of one turn (append messages, compile, ingest...); its return
+                value is returned. It may run more than once: keep side effects
+                outside the chef idempotent.
+            attempts: Tries before the last `StaleSessionError` is raised.
+        """
+        for attempt in range(attempts):
+            chef = make_chef()
+            self.load_into(chef)
+            result = turn(chef)
+            try:
+                self.save(chef)
+            except StaleSessionError:
+                if attempt == attempts - 1:
+                    raise
+                continue
+            return result
+        raise AssertionError("unreachable")  # pragma: no cover

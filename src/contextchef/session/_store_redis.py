@@ -1,0 +1,229 @@
+"""`RedisSessionStore`: sessions in Redis, shared by workers on many machines (extra ``redis``).
+
+Each session is two keys with the same hash tag (so they live in one Redis Cluster
+slot): ``<prefix>{<id>}:m``, a hash of ``version``, ``base`` (the base snapshot, JSON)
+and ``turns``, and ``<prefix>{<id>}:t``, the list of turn deltas since the base. Every
+write is one Lua script that compares the version and writes (Redis runs a script
+atomically), so it is a compare-and-set; a load reads both keys in one ``MULTI``.
+Expiry is Redis's own (``PEXPIRE`` on both keys at every write when the store has a
+``ttl``).
+
+Uses redis-py (``pip install "contextchef[redis]"``); it is imported when the store is
+created, not by ``import contextchef``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from contextchef._errors import SessionStoreError, UsageError
+from contextchef.session._store import (
+    Delta,
+    StoredSession,
+    check_session_id,
+    check_ttl,
+    check_version,
+    encode,
+    materialize,
+    stale,
+)
+
+__all__ = ["RedisSessionStore"]
+
+# KEYS: meta, log. ARGV: expected version, delta, ttl in ms (0: leave the expiry).
+# Returns {1, new version} or {0, actual version}.
+_APPEND = """
+local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if v == 0 or v ~= tonumber(ARGV[1]) then return {0, v} end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[1], 'version', v + 1)
+redis.call('HINCRBY', KEYS[1], 'turns', 1)
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+else
+  local left = redis.call('PTTL', KEYS[1])
+  if left > 0 then redis.call('PEXPIRE', KEYS[2], left) end
+end
+return {1, v + 1}
+"""
+
+# KEYS: meta, log. ARGV: expected version, snapshot, ttl in ms (0: leave the expiry).
+_SNAPSHOT = """
+local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if v ~= tonumber(ARGV[1]) then return {0, v} end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[1], 'version', v + 1, 'base', ARGV[2], 'turns', 0)
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return {1, v + 1}
+"""
+
+_GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class RedisSessionStore:
+    """A `SessionStore` in Redis (see the module docstring).
+
+    Args:
+        client: A ``redis.Redis`` (or ``redis.RedisCluster``) client, or a URL such as
+            ``"redis://127.0.0.1:6379/0"``.
+        prefix: Prepended to every key (one Redis may hold several stores).
+        ttl: Seconds a session lives after its last write (None: until deleted).
+
+    Raises:
+        UsageError: redis-py is not installed, or a bad `ttl` / `prefix`.
+    """
+
+    def __init__(self, client: Any, *, prefix: str = "contextchef:", ttl: float | None = None):
+        try:
+            import redis
+        except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+            raise UsageError(
+                'RedisSessionStore needs redis-py: pip install "contextchef[redis]"'
+            ) from exc
+        if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
+            raise UsageError(f"prefix must be a str without braces, got {prefix!r:.40}")
+        self._errors: tuple[type[BaseException], ...] = (redis.RedisError,)
+        self.client = redis.Redis.from_url(client) if isinstance(client, str) else client
+        self.prefix = prefix
+        self.ttl = check_ttl(ttl)
+        self._append = self.client.register_script(_APPEND)
+        self._snapshot = self.client.register_script(_SNAPSHOT)
+
+    def _keys(self, session_id: str) -> list[str]:
+        tag = f"{self.prefix}{{{session_id}}}"
+        return [f"{tag}:m", f"{tag}:t"]
+
+    def _ttl_ms(self) -> int:
+        return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
+
+    def _call(self, session_id: str, what: str, run: Any) -> Any:
+        try:
+            return run()
+        except self._errors as exc:
+            raise SessionStoreError(
+                f"session {session_id!r}: Redis failed to {what}: {exc}", session_id=session_id
+            ) from exc
+
+    # -- SessionStore ---------------------------------------------------------------------
+
+    def load(self, session_id: str) -> StoredSession | None:
+        """The session, or None (see `SessionStore.load`)."""
+        session_id = check_session_id(session_id)
+        meta_key, log_key = self._keys(session_id)
+
+        def read() -> list[Any]:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.hgetall(meta_key)
+            pipe.lrange(log_key, 0, -1)
+            pipe.pttl(meta_key)
+            result: list[Any] = pipe.execute()
+            return result
+
+        raw, texts, left = self._call(session_id, "load", read)
+        meta = {_text(k): v for k, v in raw.items()}
+        if "version" not in meta or "base" not in meta:
+            return None
+        turns = int(meta.get("turns", 0))
+        if len(texts) != turns:
+            raise SessionStoreError(
+                f"session {session_id!r}: {turns} turns recorded but {len(texts)} stored; "
+                "the record is corrupt",
+                session_id=session_id,
+            )
+        return StoredSession(
+            session_id=session_id,
+            version=int(meta["version"]),
+            snapshot=materialize(session_id, meta["base"], texts),
+            turns=turns,
+            expires_at=time.time() + left / 1000 if left > 0 else None,
+        )
+
+    def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:
+        """Log one turn after `expected_version` (see `SessionStore.append`)."""
+        session_id = check_session_id(session_id)
+        if check_version(expected_version) == 0:
+            raise UsageError(
+                f"session {session_id!r}: a new session is written with snapshot(), not append()"
+            )
+        args: list[str | int] = [expected_version, encode(delta, session_id), self._ttl_ms()]
+        done, version = self._call(
+            session_id, "append", lambda: self._append(keys=self._keys(session_id), args=args)
+        )
+        if not done:
+            raise stale(session_id, expected_version, int(version))
+        return int(version)
+
+    def snapshot(
+        self, session_id: str, snapshot: Mapping[str, Any], *, expected_version: int
+    ) -> int:
+        """Write a full snapshot as the next version (see `SessionStore.snapshot`)."""
+        session_id = check_session_id(session_id)
+        check_version(expected_version)
+        args: list[str | int] = [
+            expected_version,
+            encode(dict(snapshot), session_id),
+            self._ttl_ms(),
+        ]
+        done, version = self._call(
+            session_id, "snapshot", lambda: self._snapshot(keys=self._keys(session_id), args=args)
+        )
+        if not done:
+            raise stale(session_id, expected_version, int(version))
+        return int(version)
+
+    def list_sessions(self, prefix: str = "") -> list[str]:
+        """Live session ids starting with `prefix`, sorted (a ``SCAN``: O(keys))."""
+        head = f"{self.prefix}{{"
+        pattern = _GLOB_SPECIAL.sub(r"\\\1", head + prefix) + "*}:m"
+
+        def scan() -> list[str]:
+            keys = (_text(k) for k in self.client.scan_iter(match=pattern, count=1000))
+            return sorted({k[len(head) : -3] for k in keys})
+
+        found: list[str] = self._call("", "list sessions", scan)
+        return found
+
+    def delete(self, session_id: str) -> bool:
+        """Forget the session; False if there was none."""
+        session_id = check_session_id(session_id)
+        meta_key, log_key = self._keys(session_id)
+
+        def drop() -> bool:
+            pipe = self.client.pipeline(transaction=True)
+            pipe.delete(meta_key)
+            pipe.delete(log_key)
+            return bool(pipe.execute()[0])
+
+        deleted: bool = self._call(session_id, "delete", drop)
+        return deleted
+
+    def expire(self, session_id: str, ttl: float | None) -> bool:
+        """Forget the session `ttl` seconds from now (None: never); False if there is none."""
+        session_id = check_session_id(session_id)
+        ttl = check_ttl(ttl)
+        meta_key, log_key = self._keys(session_id)
+
+        def set_expiry() -> bool:
+            pipe = self.client.pipeline(transaction=True)
+            if ttl is None:
+                pipe.persist(meta_key)
+                pipe.persist(log_key)
+                pipe.exists(meta_key)
+                return bool(pipe.execute()[2])
+            ms = max(1, round(ttl * 1000))
+            pipe.pexpire(meta_key, ms)
+            pipe.pexpire(log_key, ms)
+            return bool(pipe.execute()[0])
+
+        found: bool = self._call(session_id, "set the expiry", set_expiry)
+        return found

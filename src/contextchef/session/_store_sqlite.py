@@ -1,0 +1,282 @@
+"""`SQLiteSessionStore`: the embedded default session store (stdlib ``sqlite3``).
+
+One database file holds every session; any number of threads and processes on one
+machine may share it (WAL journal, one connection per thread and process, writers
+queue on SQLite's lock for up to ``timeout`` seconds). Each write is one ``BEGIN
+IMMEDIATE`` transaction that checks the version and writes, so it is a
+compare-and-set: a stale writer gets `StaleSessionError` and nothing is written.
+
+Tables: ``sessions(id, version, base, turns, expires_at)`` (the base snapshot as JSON
+text) and ``turns(id, version, delta)`` (the turn log since the base, primary key
+``(id, version)``, so no version can be logged twice).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from contextchef._errors import SessionStoreError, UsageError
+from contextchef.session._store import (
+    Delta,
+    StoredSession,
+    check_session_id,
+    check_ttl,
+    check_version,
+    encode,
+    materialize,
+    stale,
+)
+
+__all__ = ["SQLiteSessionStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    base TEXT NOT NULL,
+    turns INTEGER NOT NULL,
+    expires_at REAL
+);
+CREATE TABLE IF NOT EXISTS turns (
+    id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    delta TEXT NOT NULL,
+    PRIMARY KEY (id, version)
+) WITHOUT ROWID;
+"""
+
+
+class SQLiteSessionStore:
+    """A `SessionStore` in one SQLite file (see the module docstring).
+
+    Args:
+        path: The database file (created with its tables if missing), or
+            ``":memory:"`` for a store private to this connection (tests).
+        ttl: Seconds a session lives after its last write (None: until deleted).
+        timeout: Seconds a writer waits for another process's lock before failing
+            with `SessionStoreError`.
+        clock: Unix time in seconds (``time.time``); expiry only, never in a prompt.
+
+    Raises:
+        UsageError: Bad `ttl` or `timeout`.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        ttl: float | None = None,
+        timeout: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = str(path)
+        self.ttl = check_ttl(ttl)
+        if check_ttl(timeout) is None:
+            raise UsageError("timeout must be a number of seconds > 0")
+        self.timeout = float(timeout)
+        self._clock = clock
+        self._local = threading.local()
+        self._inherited: list[sqlite3.Connection] = []
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with self._write():
+            pass  # creates the tables now, so configuration errors surface here
+
+    # -- connections ----------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's connection (a new one after a fork: connections never cross it)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid != os.getpid():
+            # inherited through fork: never used or closed here (closing could disturb the
+            # parent's locks or WAL), just kept from being garbage-collected
+            self._inherited.append(conn)
+            conn = None
+        if conn is None:
+            try:
+                conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+            except sqlite3.Error as exc:
+                raise SessionStoreError(f"cannot open session store {self.path!r}: {exc}") from exc
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    @contextmanager
+    def _write(self, session_id: str = "") -> Iterator[sqlite3.Connection]:
+        """One write transaction (taken at once, so two writers never deadlock)."""
+        conn = self._connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise SessionStoreError(
+                f"session store {self.path!r}: {exc}", session_id=session_id
+            ) from exc
+
+    def _live(self, conn: sqlite3.Connection, session_id: str) -> tuple[int, int] | None:
+        """(version, turns) of the live session, or None (missing or expired)."""
+        row = conn.execute(
+            "SELECT version, turns, expires_at FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None or (row[2] is not None and row[2] <= self._clock()):
+            return None
+        return int(row[0]), int(row[1])
+
+    def _expiry(self) -> float | None:
+        return None if self.ttl is None else self._clock() + self.ttl
+
+    # -- SessionStore ---------------------------------------------------------------------
+
+    def load(self, session_id: str) -> StoredSession | None:
+        """The session, or None (see `SessionStore.load`)."""
+        session_id = check_session_id(session_id)
+        conn = self._connection()
+        try:
+            conn.execute("BEGIN")  # one read snapshot for the base and its turns
+            try:
+                row = conn.execute(
+                    "SELECT version, base, turns, expires_at FROM sessions WHERE id = ?",
+                    (session_id,),
+                ).fetchone()
+                texts = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT delta FROM turns WHERE id = ? ORDER BY version", (session_id,)
+                    )
+                ]
+            finally:
+                conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise SessionStoreError(
+                f"session store {self.path!r}: {exc}", session_id=session_id
+            ) from exc
+        if row is None or (row[3] is not None and row[3] <= self._clock()):
+            return None
+        version, base, turns, expires_at = row
+        if len(texts) != turns:
+            raise SessionStoreError(
+                f"session {session_id!r}: {turns} turns recorded but {len(texts)} stored; "
+                "the record is corrupt",
+                session_id=session_id,
+            )
+        return StoredSession(
+            session_id=session_id,
+            version=int(version),
+            snapshot=materialize(session_id, base, texts),
+            turns=int(turns),
+            expires_at=expires_at,
+        )
+
+    def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:
+        """Log one turn after `expected_version` (see `SessionStore.append`)."""
+        session_id = check_session_id(session_id)
+        if check_version(expected_version) == 0:
+            raise UsageError(
+                f"session {session_id!r}: a new session is written with snapshot(), not append()"
+            )
+        text = encode(delta, session_id)
+        with self._write(session_id) as conn:
+            live = self._live(conn, session_id)
+            actual = live[0] if live else 0
+            if actual != expected_version:
+                raise stale(session_id, expected_version, actual)
+            new = actual + 1
+            conn.execute("INSERT INTO turns VALUES (?, ?, ?)", (session_id, new, text))
+            conn.execute(
+                "UPDATE sessions SET version = ?, turns = turns + 1, "
+                "expires_at = coalesce(?, expires_at) WHERE id = ?",
+                (new, self._expiry(), session_id),
+            )
+        return new
+
+    def snapshot(
+        self, session_id: str, snapshot: Mapping[str, Any], *, expected_version: int
+    ) -> int:
+        """Write a full snapshot as the next version (see `SessionStore.snapshot`)."""
+        session_id = check_session_id(session_id)
+        check_version(expected_version)
+        text = encode(dict(snapshot), session_id)
+        with self._write(session_id) as conn:
+            live = self._live(conn, session_id)
+            actual = live[0] if live else 0
+            if actual != expected_version:
+                raise stale(session_id, expected_version, actual)
+            new = actual + 1
+            conn.execute("DELETE FROM turns WHERE id = ?", (session_id,))
+            if live is None:  # new, or an expired leftover to replace
+                conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                conn.execute(
+                    "INSERT INTO sessions VALUES (?, ?, ?, 0, ?)",
+                    (session_id, new, text, self._expiry()),
+                )
+            else:
+                conn.execute(
+                    "UPDATE sessions SET version = ?, base = ?, turns = 0, "
+                    "expires_at = coalesce(?, expires_at) WHERE id = ?",
+                    (new, text, self._expiry(), session_id),
+                )
+        return new
+
+    def list_sessions(self, prefix: str = "") -> list[str]:
+        """Live session ids starting with `prefix`, sorted."""
+        conn = self._connection()
+        try:
+            rows = conn.execute(
+                "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? "
+                "AND (expires_at IS NULL OR expires_at > ?) ORDER BY id",
+                (len(prefix), prefix, self._clock()),
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise SessionStoreError(f"session store {self.path!r}: {exc}") from exc
+        return [r[0] for r in rows]
+
+    def delete(self, session_id: str) -> bool:
+        """Forget the session; False if there was no live one."""
+        session_id = check_session_id(session_id)
+        with self._write(session_id) as conn:
+            live = self._live(conn, session_id)
+            conn.execute("DELETE FROM turns WHERE id = ?", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        return live is not None
+
+    def expire(self, session_id: str, ttl: float | None) -> bool:
+        """Forget the session `ttl` seconds from now (None: never); False if none is live."""
+        session_id = check_session_id(session_id)
+        ttl = check_ttl(ttl)
+        with self._write(session_id) as conn:
+            if self._live(conn, session_id) is None:
+                return False
+            when = None if ttl is None else self._clock() + ttl
+            conn.execute("UPDATE sessions SET expires_at = ? WHERE id = ?", (when, session_id))
+        return True
+
+    def purge_expired(self) -> int:
+        """Delete the expired sessions' rows (they are already invisible); return how many."""
+        now = self._clock()
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM turns WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ?)",
+                (now,),
+            )
+            return conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (now,)).rowcount
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread ends)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

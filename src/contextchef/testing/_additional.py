@@ -1,0 +1,45 @@
+"""The Responses ``additional_tools`` input item (research note rule 25)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from contextchef.testing._body import dicts
+from contextchef.testing._records import RecordedRequest
+
+__all__ = ["responses_additional_tools_valid"]
+
+_KINDS = frozenset({"function", "namespace", "custom", "mcp"})
+
+
+def responses_additional_tools_valid(
+    body: Mapping[str, Any], earlier: Sequence[RecordedRequest]
+) -> Iterator[str]:
+    """An ``additional_tools`` item has role ``developer`` and a list of tool definitions.
+
+    The SDK's ``response_input_item_param.AdditionalTools``: ``role`` is only
+    ``"developer"``; every entry of ``tools`` is a tool definition (functions, namespaces
+    of functions...), never a bare name; a namespace needs a name, a description and
+    its tools.
+    """
+    for i, item in dicts(body.get("input")):
+        if item.get("type") != "additional_tools":
+            continue
+        if item.get("role") != "developer":
+            yield f"input.{i}.role: an additional_tools item takes role 'developer' only"
+        tools = item.get("tools")
+        if not isinstance(tools, list) or not tools:
+            yield f"input.{i}.tools: an additional_tools item needs a non-empty list of tools"
+            continue
+        for j, tool in enumerate(tools):
+            kind = tool.get("type") if isinstance(tool, Mapping) else None
+            if kind not in _KINDS:
+                yield f"input.{i}.tools.{j}: not a tool definition (type {kind!r})"
+            elif kind == "namespace" and not (
+                isinstance(tool.get("name"), str)
+                and isinstance(tool.get("description"), str)
+                and isinstance(tool.get("tools"), list)
+                and tool["tools"]
+            ):
+                yield f"input.{i}.tools.{j}: a namespace needs a name, a description and tools"

@@ -1,0 +1,196 @@
+"""Volatile-value lint: text in the cached prefix that looks different on every request.
+
+A value that changes per request (today's date, a timestamp, a request or session id)
+written into the system prompt or a tool's description changes the prefix each time, so
+the provider's prompt cache never hits (spec 002: the prefix must stay byte-identical).
+The lint reads the prefix text a session is given and names each such value, where it
+is, and what to do instead: keep the value out of the prefix and state it in an appended
+update (`ContextChef.set_dynamic_state`, announcements).
+
+What counts (`find_volatile`):
+
+* ``date_line``: a line that labels the current date or time (``Date: ...``,
+  ``Current time: ...``, ``Today is ...``), whatever follows;
+* ``datetime`` / ``date``: an ISO 8601 date or date-time within `RECENT_DAYS` days of
+  the lint's clock (a release date from years ago in a description is not volatile; the
+  clock is read here only, never in anything that reaches a request);
+* ``epoch``: a 10-digit (seconds) or 13-digit (milliseconds) Unix time within a year of
+  the clock;
+* ``uuid`` and ``hex_id`` (16+ hex characters with letters and digits): unless they sit
+  in an example (after ``e.g.``, ``example``, ``such as``...; inside an ``<examples>``
+  section or a code fence), where real tool descriptions put sample ids.
+
+Only text the model reads is linted: the system prompt, each tool's description, and
+the string values of its input schema (descriptions, defaults, enums, examples).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["RECENT_DAYS", "VolatileValue", "find_volatile", "lint_system", "lint_tool"]
+
+RECENT_DAYS = 45
+"""A date this close to the clock (days, either side) looks like the current date."""
+
+VolatileKind = Literal["date_line", "datetime", "date", "epoch", "uuid", "hex_id"]
+
+_DATE_LINE = re.compile(
+    r"(?im)^[ \t>*#-]*(?:date|today(?:'s date)?|current (?:date|time|datetime)|"
+    r"timestamp|time now|now)\s*(?::|=|is\b)[ \t]*\S[^\n]*"
+)
+_DATETIME = re.compile(
+    r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?)?(?![\d])"
+)
+_EPOCH = re.compile(r"(?<![\d.])(\d{10}|\d{13})(?![\d.])")
+_UUID = re.compile(
+    r"(?i)(?<![0-9a-f-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])"
+)
+_HEX = re.compile(r"(?i)(?<![0-9a-z])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}(?![0-9a-z])")
+_EXAMPLE = re.compile(
+    r"(?i)(?:e\.g\b|\beg\b|example|for instance|such as|sample|\blike\b|format|placeholder|pattern)"
+)
+_EXAMPLE_WINDOW = 120
+"""Characters before a value searched for an example marker."""
+
+_ADVICE: dict[str, str] = {
+    "date_line": "a line with the current date or time",
+    "datetime": "a date and time close to now",
+    "date": "a date close to today",
+    "epoch": "a Unix timestamp close to now",
+    "uuid": "a UUID (a request or session id?)",
+    "hex_id": "a long hex id (a request, build or commit id?)",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class VolatileValue:
+    """One value in the prefix that looks per-request.
+
+    Attributes:
+        location: Where it is: ``"system prompt"``, ``"tool 'x' description"``, or
+            ``"tool 'x' input_schema at properties.since.description"``.
+        kind: What it looks like (see the module docstring).
+        text: The value as found (at most 80 characters).
+        offset: Its position in that text, in characters.
+    """
+
+    location: str
+    kind: VolatileKind
+    text: str
+    offset: int
+
+    @property
+    def message(self) -> str:
+        """One line: where, what, and the fix."""
+        return (
+            f"{self.location}, character {self.offset}: {_ADVICE[self.kind]} "
+            f"({self.text!r}) changes the cached prefix on every request; keep it out of "
+            "the prefix and state it in an appended update (set_dynamic_state or an "
+            "announcement) instead"
+        )
+
+
+def _near(year: int, month: int, day: int, today: _dt.date, days: int) -> bool:
+    try:
+        when = _dt.date(year, month, day)
+    except ValueError:
+        return False
+    return abs((when - today).days) <= days
+
+
+def _example(text: str, start: int) -> bool:
+    """Whether the value at `start` sits in an example.
+
+    Marked in the words just before it (``e.g.``, ``for example``...), inside an open
+    ``<example...>`` section, or inside a code fence (real descriptions show sample
+    calls with sample ids there).
+    """
+    if _EXAMPLE.search(text, max(0, start - _EXAMPLE_WINDOW), start) is not None:
+        return True
+    head = text[:start].lower()
+    if head.rfind("<example") > head.rfind("</example"):
+        return True
+    return head.count("```") % 2 == 1
+
+
+def find_volatile(
+    text: str, *, today: _dt.date | None = None
+) -> list[tuple[VolatileKind, int, str]]:
+    """``(kind, offset, value)`` for each per-request-looking value in `text`, in order.
+
+    Args:
+        text: Prefix text (a system prompt, a description).
+        today: The lint's clock (default: today, UTC); only dates near it count.
+    """
+    now = today or _dt.datetime.now(_dt.timezone.utc).date()
+    found: list[tuple[VolatileKind, int, str]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: VolatileKind, start: int, end: int) -> None:
+        if any(a < end and start < b for a, b in taken):
+            return  # inside a value already named (a date on a Date: line)
+        taken.append((start, end))
+        found.append((kind, start, text[start:end][:80]))
+
+    for m in _DATE_LINE.finditer(text):
+        add("date_line", m.start(), m.end())
+    for m in _DATETIME.finditer(text):
+        if _near(int(m.group(1)), int(m.group(2)), int(m.group(3)), now, RECENT_DAYS):
+            add("datetime" if m.group(4) else "date", m.start(), m.end())
+    epoch_now = (now - _dt.date(1970, 1, 1)).days * 86400
+    for m in _EPOCH.finditer(text):
+        seconds = int(m.group(1)) // (1000 if len(m.group(1)) == 13 else 1)
+        if abs(seconds - epoch_now) <= 366 * 86400:
+            add("epoch", m.start(), m.end())
+    for kind, pattern in (("uuid", _UUID), ("hex_id", _HEX)):
+        for m in pattern.finditer(text):
+            if not _example(text, m.start()):
+                add(kind, m.start(), m.end())  # type: ignore[arg-type]
+    found.sort(key=lambda f: f[1])
+    return found
+
+
+def lint_system(text: str, *, today: _dt.date | None = None) -> list[VolatileValue]:
+    """The volatile values of a system prompt."""
+    return [
+        VolatileValue(location="system prompt", kind=k, text=v, offset=o)
+        for k, o, v in find_volatile(text, today=today)
+    ]
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _strings(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, Sequence):
+        for i, item in enumerate(value):
+            yield from _strings(item, f"{path}.{i}" if path else str(i))
+
+
+def lint_tool(
+    name: str,
+    description: str,
+    input_schema: Mapping[str, Any],
+    *,
+    today: _dt.date | None = None,
+) -> list[VolatileValue]:
+    """The volatile values of one tool: its description, then its schema's strings."""
+    out = [
+        VolatileValue(location=f"tool {name!r} description", kind=k, text=v, offset=o)
+        for k, o, v in find_volatile(description, today=today)
+    ]
+    for path, text in _strings(input_schema, ""):
+        where = f"tool {name!r} input_schema at {path or '(root)'}"
+        out += [
+            VolatileValue(location=where, kind=k, text=v, offset=o)
+            for k, o, v in find_volatile(text, today=today)
+        ]
+    return out

@@ -1,0 +1,69 @@
+"""Sessions over one catalog share what derives from the catalog alone (issue 14, item 1).
+
+Shared: the compiled tool definitions, the registry digests and the search index. Not
+shared: anything a session changes (exposure, runtime tools, templated descriptions).
+Sharing must never change a request's bytes.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from contextchef import ContextChef, ToolCall, load_catalog, user
+from contextchef.tools._catalogs import Catalog
+
+
+def _catalogs(catalog_paths: list[Path]) -> list[Catalog]:
+    return [load_catalog(p, server=p.stem) for p in catalog_paths]
+
+
+def _session(cats: list[Catalog], **kwargs: object) -> ContextChef:
+    chef = ContextChef(default_defer=True, **kwargs)  # type: ignore[arg-type]
+    for cat in cats:
+        chef.register_catalog(cat)
+    chef.set_system_prompt("S")
+    chef.append(user("hi"))
+    return chef
+
+
+def test_sessions_over_one_catalog_share_index_and_definitions(catalog_paths: list[Path]) -> None:
+    cats = _catalogs(catalog_paths)
+    a, b = _session(cats), _session(cats)
+    assert a.view.index is b.view.index
+    assert all(x is y for x, y in zip(a.view.flat, b.view.flat, strict=True))
+    assert a.compile("anthropic").to_json() == b.compile("anthropic").to_json()
+    # another exposure makes other searchable tools: its own index
+    c = _session(cats, pin=["^github__*"], modes={"read": ["github__get_*"]})
+    c.set_mode("read")
+    assert c.view.index is not a.view.index
+    # a runtime tool extends a session's index without touching the shared one
+    a.register_runtime_tool({"name": "zorblax", "description": "Zorblax telemetry."})
+    found = a.execute(ToolCall(id="1", name="tool_search", arguments={"queries": ["zorblax"]}))
+    assert found.loaded == ("zorblax",)
+    missed = b.execute(ToolCall(id="1", name="tool_search", arguments={"queries": ["zorblax"]}))
+    assert "zorblax" not in missed.loaded
+    assert a.view.index is not b.view.index and len(b.view.index) < len(a.view.index)
+
+
+def test_a_shared_index_built_by_many_threads_at_once_ranks_the_same(
+    catalog_paths: list[Path],
+) -> None:
+    cats = _catalogs(catalog_paths)
+    fresh = [_session(cats) for _ in range(6)]
+    index = fresh[0].view.index
+    assert all(s.view.index is index for s in fresh)  # not searched yet: corpus unbuilt
+    results: list[list[tuple[str, float]]] = []
+    lock = threading.Lock()
+
+    def search() -> None:
+        hits = index.search(["create an issue on github"], limit=5)
+        with lock:
+            results.append([(h.wire_name, h.score) for h in hits])
+
+    threads = [threading.Thread(target=search) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 6 and all(r == results[0] for r in results) and results[0]

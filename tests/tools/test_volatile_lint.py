@@ -1,0 +1,128 @@
+"""The volatile-value lint (issue 13, item 3): per-request values in the prompt prefix."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from pathlib import Path
+
+import pytest
+
+from contextchef import ContextChef, Tool, VolatileValueError
+from contextchef.tools._catalogs import load_catalog
+from contextchef.tools._lint import find_volatile, lint_tool
+
+TODAY = datetime.date(2026, 12, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("You are helpful.\nDate: 2026-12-01\nBe brief.", "date_line", "Date: 2026-12-01"),
+        ("Current time: 14:05 UTC", "date_line", "Current time: 14:05 UTC"),
+        ("Today is Tuesday, December 1.", "date_line", "Today is Tuesday, December 1."),
+        ("Session started at 2026-11-30T10:00:00Z.", "datetime", "2026-11-30T10:00:00Z"),
+        ("Data as of 2026-12-03.", "date", "2026-12-03"),
+        ("Request ts 1764547200 (server).", "epoch", "1764547200"),
+        ("Request ts 1764547200123 (server).", "epoch", "1764547200123"),
+        (
+            "Session 7e07485f-12f9-416b-8b14-26260799b51f.",
+            "uuid",
+            "7e07485f-12f9-416b-8b14-26260799b51f",
+        ),
+        (
+            "Build 4384b8a298c9db9a4651f2e6b34048ae9bc7d0f9.",
+            "hex_id",
+            "4384b8a298c9db9a4651f2e6b34048ae9bc7d0f9",
+        ),
+    ],
+)
+def test_each_kind_is_flagged(text: str, kind: str, value: str) -> None:
+    assert [(k, v) for k, _, v in find_volatile(text, today=TODAY)] == [(kind, value)]
+    ((_, offset, _),) = find_volatile(text, today=TODAY)
+    assert text[offset:].startswith(value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Released on 2023-04-01; use ISO dates.",  # long ago: a fixed fact
+        "Start date in ISO 8601 format (e.g., 2023-04-01T00:00:00Z).",  # an old example
+        "The replay ID. e.g. `7e07485f-12f9-416b-8b14-26260799b51f`",
+        "<examples>\nget(id='c49541c747cb4d8aa3efb70ca5aba243')\n</examples>",
+        "```\nget(id='c49541c747cb4d8aa3efb70ca5aba243')\n```",
+        "Page size 1000000000 items max.",  # a number, not a time near now
+        "Hex colours like ffffff are fine; deadbeef too.",
+    ],
+)
+def test_fixed_values_and_examples_are_not_flagged(text: str) -> None:
+    assert find_volatile(text, today=TODAY) == []
+
+
+def test_the_real_catalogs_have_no_volatile_values(catalog_paths: list[Path]) -> None:
+    found = [
+        v.message
+        for path in catalog_paths
+        for t in load_catalog(path).tools
+        for v in lint_tool(t.name, t.description, t.input_schema, today=TODAY)
+    ]
+    assert found == []
+
+
+def test_schema_strings_are_linted_with_their_path() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"since": {"type": "string", "description": "Date: 2026-12-01"}},
+    }
+    (value,) = lint_tool("fetch", "Fetch things.", schema, today=TODAY)
+    assert value.location == "tool 'fetch' input_schema at properties.since.description"
+    assert value.kind == "date_line"
+
+
+def _stamp() -> str:
+    return (
+        f"You are a helpful agent.\nDate: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d}"
+    )
+
+
+def test_warn_logs_and_lists_the_value(caplog: pytest.LogCaptureFixture) -> None:
+    chef = ContextChef()
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        chef.set_system_prompt(_stamp())
+    (value,) = chef.volatile_values
+    assert value.location == "system prompt" and value.kind == "date_line"
+    assert any("system prompt, character 25" in r.getMessage() for r in caplog.records)
+    assert "set_dynamic_state" in value.message
+    chef.set_system_prompt("You are a helpful agent.")
+    assert chef.volatile_values == ()
+
+
+def test_raise_refuses_before_anything_changes() -> None:
+    chef = ContextChef(volatile_lint="raise")
+    chef.set_system_prompt("Stable.")
+    with pytest.raises(VolatileValueError, match="system prompt, character 25: a line with"):
+        chef.set_system_prompt(_stamp())
+    assert chef.snapshot()["system"] == "Stable."
+    session = "7e07485f-12f9-416b-8b14-26260799b51f"
+    tool = Tool(
+        name="lookup",
+        description=f"Look up records of session {session}.",
+        input_schema={"type": "object"},
+    )
+    with pytest.raises(VolatileValueError, match="tool 'lookup' description") as info:
+        chef.register_tools([tool])
+    assert chef.tools == ()
+    assert len(info.value.values) == 1
+
+
+def test_off_checks_nothing() -> None:
+    chef = ContextChef(volatile_lint="off")
+    chef.set_system_prompt(_stamp())
+    assert chef.volatile_values == ()
+
+
+def test_a_bad_mode_is_a_usage_error() -> None:
+    from contextchef import UsageError
+
+    with pytest.raises(UsageError, match="volatile_lint must be 'off', 'warn' or 'raise'"):
+        ContextChef(volatile_lint="loud")  # type: ignore[arg-type]
