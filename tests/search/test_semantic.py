@@ -163,7 +163,9 @@ def test_hybrid_finds_a_paraphrase_bm25_misses(tmp_path: Path) -> None:
     query = ["notify my colleague by mail"]
     assert [h.wire_name for h in ToolIndex(entries).search(query, limit=3)] == []
     for kind in ("hybrid", "semantic"):
-        index = ToolIndex(entries, ranker=RankerConfig(kind=kind, background=False))  # type: ignore[arg-type]
+        index = ToolIndex(
+            entries, ranker=RankerConfig(kind=kind, background=False, cache_dir=tmp_path)
+        )  # type: ignore[arg-type]
         assert index.wait_for_vectors() is True
         assert index.search(query, limit=3)[0].wire_name == "send_email"
     rrf = ToolIndex(entries, ranker=config(tmp_path, fusion="rrf"))
