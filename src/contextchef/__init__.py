@@ -18,9 +18,11 @@ from contextchef._errors import (
     CatalogFormatError,
     ContextChefError,
     CorruptHistoryError,
+    EmbeddingModelError,
     InvalidSchemaError,
     InvalidToolError,
     MalformedArgumentsError,
+    MissingExtraError,
     ModelOutputError,
     NestedNamespaceError,
     NondeterminismError,
@@ -83,6 +85,7 @@ if _typing.TYPE_CHECKING:
         from_openai,
         from_responses,
     )
+    from contextchef.search._rankers import RankerConfig
     from contextchef.session._accounting import CacheCostModel, PlanReport
     from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
     from contextchef.session._diagnose import PrefixBreak, payload_break, prefix_break
@@ -120,6 +123,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     "contextchef.deferred._skills": ("Skill",),
     "contextchef.dispatch._types": ("Allowed", "CheckResult", "Denied", "Execution"),
     "contextchef.exposure._policy": ("Exposure", "ExposurePolicy"),
+    "contextchef.search._rankers": ("RankerConfig",),
     "contextchef.history._compaction": (
         "clear_thinking",
         "clear_tool_results",
@@ -223,6 +227,7 @@ __all__ = [
     "CorruptHistoryError",
     "DeferredConfig",
     "Denied",
+    "EmbeddingModelError",
     "Execution",
     "Exposure",
     "ExposurePolicy",
@@ -235,6 +240,7 @@ __all__ = [
     "MediaPart",
     "MemoryStore",
     "Message",
+    "MissingExtraError",
     "ModelOutputError",
     "Namespace",
     "NestedNamespaceError",
@@ -249,6 +255,7 @@ __all__ = [
     "ProviderPart",
     "PruneResult",
     "Pruner",
+    "RankerConfig",
     "ReasoningPart",
     "RedisSessionStore",
     "Registry",

@@ -17,6 +17,8 @@ result, not by crashing the agent loop)::
     │   ├── CatalogFormatError          a catalog file or tool dict has an unknown shape
     │   ├── UnknownTargetError          a compile target that does not exist
     │   ├── SnapshotMismatchError       a snapshot does not fit this session's tools
+    │   ├── MissingExtraError           an optional extra (e.g. ``semantic``) is not installed
+    │   ├── EmbeddingModelError         an embedding model file is missing or not the pinned one
     │   ├── VolatileValueError          a per-request value in the prompt prefix
     │   └── TemplateError               a description template cannot be rendered
     │       └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
@@ -37,9 +39,11 @@ __all__ = [
     "CatalogFormatError",
     "ContextChefError",
     "CorruptHistoryError",
+    "EmbeddingModelError",
     "InvalidSchemaError",
     "InvalidToolError",
     "MalformedArgumentsError",
+    "MissingExtraError",
     "ModelOutputError",
     "NestedNamespaceError",
     "NondeterminismError",
@@ -255,6 +259,32 @@ class NondeterminismError(TemplateError):
     def __init__(self, message: str, *, tool: str, source: str) -> None:
         super().__init__(message, tool=tool)
         self.source = source
+
+
+class MissingExtraError(UsageError):
+    """A feature needs an optional extra that is not installed.
+
+    Attributes:
+        extra: The extra to install (``pip install "contextchef[<extra>]"``).
+        missing: The import names that could not be found.
+    """
+
+    def __init__(self, message: str, *, extra: str, missing: Sequence[str]) -> None:
+        super().__init__(message)
+        self.extra = extra
+        self.missing = tuple(missing)
+
+
+class EmbeddingModelError(UsageError):
+    """An embedding model or tokenizer file is missing, unreadable or not the pinned one.
+
+    Attributes:
+        path: The file concerned.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class ModelOutputError(ContextChefError):

@@ -7,6 +7,9 @@
   would.
 * ``contextchef eval-retrieval --catalog C --queries Q`` — recall@k, MRR, nDCG@5 of tool
   search on labelled queries.
+
+``search`` and ``eval-retrieval`` take ``--ranker bm25|semantic|hybrid|hybrid-rrf``; all
+but ``bm25`` need the ``semantic`` extra and embed the catalog before the first query.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from rich.console import Console
 from rich.table import Table
 
 from contextchef._errors import ContextChefError, UsageError
-from contextchef.deferred._meta import run_tool_search
+from contextchef.deferred._meta import DeferredConfig, run_tool_search
 from contextchef.history._messages import user
 from contextchef.providers import TARGETS
+from contextchef.search._rankers import RankerConfig
 from contextchef.search._retrieval import RANKERS, evaluate, load_queries
 from contextchef.session._accounting import CacheCostModel, PlanReport
 from contextchef.session._chef import ContextChef
@@ -68,14 +72,27 @@ def _load(paths: list[Path], *, repair: bool = False) -> list[Catalog]:
 
 
 def _session(
-    catalogs: list[Catalog], *, default_defer: bool, defer: list[str], pin: list[str]
+    catalogs: list[Catalog],
+    *,
+    default_defer: bool,
+    defer: list[str],
+    pin: list[str],
+    ranker: str = "bm25",
 ) -> ContextChef:
-    """A new session with `catalogs` registered."""
-    chef = ContextChef(default_defer=default_defer, defer=defer, pin=pin)
+    """A new session with `catalogs` registered (a semantic ranker embeds in the foreground)."""
+    config = dataclasses.replace(RankerConfig.of(ranker), background=False)
+    chef = ContextChef(
+        default_defer=default_defer, defer=defer, pin=pin, deferred=DeferredConfig(ranker=config)
+    )
     for cat in catalogs:
         chef.register_catalog(cat)
     return chef
 
+
+_RANKER_OPTION = typer.Option(
+    help="Ranker: bm25 (default), semantic, hybrid or hybrid-rrf (the last three need "
+    'the semantic extra: pip install "contextchef[semantic]").'
+)
 
 _REPAIR_OPTION = typer.Option(
     "--repair-schemas",
@@ -283,6 +300,7 @@ def search(
     limit: Annotated[int, typer.Option(min=1, help="Results to return.")] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     repair_schemas: Annotated[bool, _REPAIR_OPTION] = False,
+    ranker: Annotated[str, _RANKER_OPTION] = "bm25",
 ) -> None:
     """Search the catalog as the model's tool_search would."""
     if not query.strip():
@@ -290,7 +308,7 @@ def search(
         return
     try:
         loaded = _load(list(catalog or []), repair=repair_schemas)
-        chef = _session(loaded, default_defer=True, defer=[], pin=[])
+        chef = _session(loaded, default_defer=True, defer=[], pin=[], ranker=ranker)
         view = chef.view
         hits = view.index.search([query], limit=limit)
         text = run_tool_search({"queries": [query], "limit": limit}, view.index, view.config).text
@@ -314,13 +332,14 @@ def search(
 def eval_retrieval(
     catalog: Annotated[Path, typer.Option(help="Benchmark catalog JSON (tools pool).")],
     queries: Annotated[Path, typer.Option(help="Labelled queries, JSON lines.")],
-    ranker: Annotated[str, typer.Option(help="Ranker: bm25 (the default).")] = "bm25",
+    ranker: Annotated[str, _RANKER_OPTION] = "bm25",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Score tool search on labelled queries: recall@1, recall@5, MRR, nDCG@5."""
     try:
         if ranker not in RANKERS:
             raise UsageError(f"unknown ranker {ranker!r}; valid: {', '.join(sorted(RANKERS))}")
+        RankerConfig.of(ranker)  # a missing extra fails before the files are read
         cat = load_catalog(catalog, repair_schemas=True)
         labelled = load_queries(queries)
         names = {t.name for t in cat.tools}

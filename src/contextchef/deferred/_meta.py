@@ -16,6 +16,7 @@ from typing import Any
 
 from contextchef._json import JsonValue
 from contextchef.search._index import SearchHit, ToolIndex
+from contextchef.search._rankers import RankerConfig
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._tool import Tool, ToolAnnotations
 from contextchef.tools._validate import integral, validation_errors
@@ -60,6 +61,11 @@ class DeferredConfig:
             even when nothing is deferred yet, so a first runtime tool changes nothing.
         skill_directory_chars: Budget for the ``name: description`` lines of the skills
             listed in ``load_skill``'s description; a skill that does not fit is left out.
+        ranker: How ``tool_search`` ranks ``queries``: ``"bm25"`` (default),
+            ``"semantic"``, ``"hybrid"``, ``"hybrid-rrf"`` or a `RankerConfig`; stored
+            as a `RankerConfig`. The semantic ones need the ``semantic`` extra
+            (`MissingExtraError` here otherwise). Exact names, caps and the directory
+            do not depend on it.
     """
 
     default_results: int = 5
@@ -73,6 +79,10 @@ class DeferredConfig:
     require_search: bool = False
     always_meta_tools: bool = False
     skill_directory_chars: int = 4_000
+    ranker: RankerConfig | str = "bm25"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ranker", RankerConfig.of(self.ranker))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,6 +36,7 @@ from contextchef.deferred._meta import (
 from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, skill_lock_reason
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._index import ToolIndex
+from contextchef.search._rankers import RankerConfig
 from contextchef.tools._registry import tool_digest
 from contextchef.tools._tool import CompiledTool, Tool
 
@@ -291,7 +292,7 @@ def build_view(
         exposure=exposure,
         wire_names=wire,
         directory=directory,
-        index=_index(free, wire, text, frozen),
+        index=_index(free, wire, text, frozen, config),
         config=config,
         fingerprint=registry.fingerprint(),
         meta_tools=meta,
@@ -435,15 +436,15 @@ _shared: OrderedDict[str, ToolIndex] = OrderedDict()
 _shared_lock = threading.Lock()
 
 
-def _shared_index(entries: list[tuple[Tool, str]]) -> ToolIndex:
+def _shared_index(entries: list[tuple[Tool, str]], ranker: RankerConfig) -> ToolIndex:
     """The index of `entries`, shared with every session that has exactly these entries.
 
     A `ToolIndex` is immutable (its lazily built corpus is built once, under a lock), so
     sessions over the same catalog share one instead of each building its own (issue
     14: shared catalog state). Keyed by each entry's name, wire name, definition digest
-    and searched description, in order.
+    and searched description, in order, and by the ranker.
     """
-    h = hashlib.sha256()
+    h = hashlib.sha256(repr(ranker).encode())
     for tool, wire in entries:
         h.update(f"{tool.name}\0{wire}\0".encode())
         h.update(tool_digest(tool, wire))
@@ -453,7 +454,7 @@ def _shared_index(entries: list[tuple[Tool, str]]) -> ToolIndex:
         if index is not None:
             _shared.move_to_end(key)
             return index
-    index = ToolIndex(entries)
+    index = ToolIndex(entries, ranker=ranker)
     with _shared_lock:
         index = _shared.setdefault(key, index)
         _shared.move_to_end(key)
@@ -467,11 +468,13 @@ def _index(
     wire: Mapping[tuple[str, str], str],
     text: Mapping[tuple[str, str], str],
     frozen: SessionView | None,
+    config: DeferredConfig,
 ) -> ToolIndex:
     """Search index; after runtime-only additions the previous index is extended."""
     entries = [(_searchable(t, text[t.key]), wire[t.key]) for t in visible]
-    if frozen is None:
-        return _shared_index(entries)
+    ranker = RankerConfig.of(config.ranker)
+    if frozen is None or frozen.index.ranker != ranker:
+        return _shared_index(entries, ranker)
     new = [(t, w) for t, w in entries if w not in frozen.index]
     return frozen.index.extended(new) if new else frozen.index
 

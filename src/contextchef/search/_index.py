@@ -16,6 +16,10 @@ is no match (文件 and 邮件 share 件): on ACEBench-zh that cuts the tools a 
 by 41% at the same recall. Ties are broken by registry order, so the same query always
 gives the same ranking. Names are looked up through dictionaries and a trigram index
 (misspelled names: `ToolIndex.near_names`), so lookups do not scan the catalog.
+
+With a ``semantic`` or ``hybrid`` `RankerConfig`, each query's BM25 scores are fused with
+embedding similarity (`contextchef.search._rankers`); exact lookups and near-name
+matching never change.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from contextchef.search._rankers import RankerConfig, SemanticPart, embedding_text, normalized
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -142,7 +147,9 @@ class SearchHit:
     Attributes:
         tool: The tool.
         wire_name: Its provider-legal name.
-        score: BM25 score (higher is better; 0 means no query term matched).
+        score: Higher is better: the BM25 score summed over queries under the ``bm25``
+            ranker; under ``semantic`` / ``hybrid`` each query's score is first
+            normalized to [0, 1] (see `contextchef.search._rankers`).
     """
 
     tool: Tool
@@ -296,10 +303,29 @@ class ToolIndex:
     The BM25 corpus is built by the first ranked `search` (exact lookup and `near_names`
     never need it), and the extra documents are tokenized then too; the ranking is the
     same whenever that happens.
+
+    Args:
+        entries: (tool, wire name) pairs, in registry order.
+        ranker: How queries are ranked (None: ``bm25``). A ``semantic`` or ``hybrid``
+            ranker embeds the tools on the first search (in the background by default,
+            BM25 answering until the vectors are ready) and embeds tools added through
+            `extended` at once.
+
+    Raises:
+        MissingExtraError: A semantic ranker without the ``semantic`` extra.
+        EmbeddingModelError: Its model file is missing or not the expected one.
     """
 
-    def __init__(self, entries: Sequence[tuple[Tool, str]]) -> None:
+    def __init__(
+        self, entries: Sequence[tuple[Tool, str]], *, ranker: RankerConfig | None = None
+    ) -> None:
         self._entries = tuple(entries)
+        self.ranker = ranker or RankerConfig()
+        self._semantic = (
+            SemanticPart(self.ranker, [embedding_text(t) for t, _ in self._entries])
+            if self.ranker.kind != "bm25"
+            else None
+        )
         self._by_wire = {wire: i for i, (_, wire) in enumerate(self._entries)}
         self._corpus = _LazyCorpus(self._entries) if self._entries else None
         self._main = len(self._entries)
@@ -309,8 +335,10 @@ class ToolIndex:
     def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
         """A new index with `entries` added, reusing this one's BM25 index."""
         if self._corpus is None:
-            return ToolIndex([*self._entries, *entries])
+            return ToolIndex([*self._entries, *entries], ranker=self.ranker)
         new = copy.copy(self)
+        if self._semantic is not None:
+            new._semantic = self._semantic.extended([embedding_text(t) for t, _ in entries])
         new._entries = self._entries + tuple(entries)
         new._by_wire = dict(self._by_wire)
         new._by_wire.update((wire, len(self._entries) + i) for i, (_, wire) in enumerate(entries))
@@ -320,6 +348,15 @@ class ToolIndex:
             new._extra_cache = self._extra.plus(docs)
         new._names = None
         return new
+
+    def wait_for_vectors(self, timeout: float | None = None) -> bool:
+        """Start embedding the tools if needed and wait for it (semantic rankers only).
+
+        Returns:
+            True when searches now use the embeddings; False under ``bm25``, after
+            `timeout` seconds, or when embedding failed (logged; BM25 keeps answering).
+        """
+        return self._semantic.wait(timeout) if self._semantic is not None else False
 
     @property
     def _extra(self) -> _Extras:
@@ -403,6 +440,10 @@ class ToolIndex:
         Returns:
             At most `limit` hits with a positive score, best first; ties in registry
             order.
+
+        Raises:
+            MissingExtraError, EmbeddingModelError: Only from a semantic ranker's
+                first search, when the model cannot be loaded.
         """
         if self._corpus is None or limit <= 0:
             return []
@@ -418,7 +459,11 @@ class ToolIndex:
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
                 scores[self._scores(corpus, strong) <= 0] = 0
-            total += scores
+            if self._semantic is None:
+                total += scores
+            else:
+                fused = self._semantic.scores(query, scores)
+                total += normalized(scores) if fused is None else fused
         candidates = np.flatnonzero(total > 0)
         if candidates.size == 0:
             return []

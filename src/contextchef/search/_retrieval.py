@@ -11,6 +11,7 @@ groups are its ``relevant_groups`` when present, else one group per ``relevant``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from contextchef._errors import CatalogFormatError
 from contextchef.search._index import ToolIndex
+from contextchef.search._rankers import RankerConfig
 from contextchef.tools._catalogs import Catalog
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "Ranker",
     "bm25_ranker",
     "evaluate",
+    "index_ranker",
     "load_queries",
 ]
 
@@ -117,9 +120,18 @@ def evaluate(
     return {"queries": float(count), **out}
 
 
-def bm25_ranker(catalog: Catalog) -> Ranker:
-    """The library's default ranker (`ToolIndex`) over a catalog, ranking own names."""
-    index = ToolIndex([(t, t.name) for t in catalog.tools])
+def index_ranker(catalog: Catalog, ranker: RankerConfig | str = "bm25") -> Ranker:
+    """`ToolIndex` with `ranker` over a catalog, ranking own names.
+
+    Embeddings are built in the calling thread before the first ranking (never in the
+    background), so every query is answered by the configured ranker.
+
+    Raises:
+        MissingExtraError: A semantic ranker without the ``semantic`` extra.
+    """
+    config = dataclasses.replace(RankerConfig.of(ranker), background=False)
+    index = ToolIndex([(t, t.name) for t in catalog.tools], ranker=config)
+    index.wait_for_vectors()
 
     def rank(query: str, depth: int) -> list[str]:
         return [hit.tool.name for hit in index.search([query], limit=depth)]
@@ -127,5 +139,16 @@ def bm25_ranker(catalog: Catalog) -> Ranker:
     return rank
 
 
-RANKERS: dict[str, Callable[[Catalog], Ranker]] = {"bm25": bm25_ranker}
-"""Rankers selectable by name (``contextchef eval-retrieval --ranker``)."""
+def bm25_ranker(catalog: Catalog) -> Ranker:
+    """The library's default ranker (`ToolIndex`) over a catalog, ranking own names."""
+    return index_ranker(catalog, "bm25")
+
+
+RANKERS: dict[str, Callable[[Catalog], Ranker]] = {
+    "bm25": bm25_ranker,
+    "semantic": lambda catalog: index_ranker(catalog, "semantic"),
+    "hybrid": lambda catalog: index_ranker(catalog, "hybrid"),
+    "hybrid-rrf": lambda catalog: index_ranker(catalog, "hybrid-rrf"),
+}
+"""Rankers selectable by name (``contextchef eval-retrieval --ranker``); all but ``bm25``
+need the ``semantic`` extra (`MissingExtraError` otherwise)."""

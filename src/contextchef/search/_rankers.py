@@ -1,0 +1,273 @@
+"""Ranker choice and score fusion: ``bm25`` (default), ``semantic`` and ``hybrid``.
+
+* ``bm25`` — the lexical index alone (`ToolIndex`'s BM25); needs nothing extra.
+* ``semantic`` — cosine similarity between the query's and each tool's embedding
+  (all-MiniLM-L6-v2, int8 ONNX; see `contextchef.search._model`).
+* ``hybrid`` — both, fused per query. ``weighted`` (the default):
+  ``w * bm25 / max(bm25) + (1 - w) * minmax(cosine)`` with ``w = 0.3``, the weight a
+  sweep on the development split of the seven public retrieval sets chose
+  (benchmarks/RESULTS.md); ``rrf``: reciprocal rank fusion
+  ``1 / (k + rank_bm25) + 1 / (k + rank_cosine)`` with ``k = 60``.
+
+The model covers Latin-script text only, so a query with CJK, Hangul or kana characters,
+or whose letters are mostly in another script, is answered by BM25 alone (fusing the
+English model into Chinese queries costs ACEBench-zh 30 points of recall@5). So does
+every query while the tool vectors are still being built. Scores of several queries are
+added after each is normalized to [0, 1] (BM25 by its best score), so a Chinese and an
+English query weigh the same.
+
+A semantic-only match needs a cosine of at least `RankerConfig.min_similarity`: a query
+that matches nothing, lexically or in meaning, still gets no hit (``tool_search``'s
+"try other keywords" answer) instead of the least unrelated tools.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from contextchef._errors import UsageError
+from contextchef.search._model import Encoder, encoder_for, require_extra
+from contextchef.search._vectors import VectorStore, default_cache_dir, store_for, text_hash
+from contextchef.tools._tool import Tool
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "RANKER_NAMES",
+    "RankerConfig",
+    "SemanticPart",
+    "covered",
+    "embedding_text",
+    "fuse",
+    "normalized",
+]
+
+RankerName = Literal["bm25", "semantic", "hybrid"]
+RANKER_NAMES: tuple[str, ...] = ("bm25", "semantic", "hybrid")
+
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[A-Z]+")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankerConfig:
+    """How ``tool_search`` queries are ranked (the exact-name path never changes).
+
+    Attributes:
+        kind: ``bm25`` (default), ``semantic`` or ``hybrid``.
+        fusion: ``weighted`` (default) or ``rrf``; used by ``hybrid``.
+        bm25_weight: The BM25 share of the weighted fusion, in [0, 1].
+        rrf_k: The RRF constant (> 0).
+        min_similarity: Least cosine for a tool that no query word matches to be
+            returned, in [-1, 1].
+        model_path: Your own ONNX export instead of the packaged model.
+        model_sha256: Its expected sha256 (hex); checked before loading when given.
+        tokenizer_path: Its ``tokenizer.json`` or ``vocab.txt`` (None: the bundled
+            MiniLM vocabulary).
+        cache_dir: Root of the embedding cache (None: `default_cache_dir`).
+        disk_cache: Keep tool vectors on disk between processes.
+        background: Embed tools in a background thread on the first search, BM25
+            answering until they are ready (False: embed in the first search's thread).
+        threads: onnxruntime intra-op threads (0: its default, one per core).
+
+    Raises:
+        UsageError: A field is out of range.
+        MissingExtraError: A semantic ranker without the ``semantic`` extra installed.
+    """
+
+    kind: RankerName = "bm25"
+    fusion: Literal["weighted", "rrf"] = "weighted"
+    bm25_weight: float = 0.3
+    rrf_k: int = 60
+    min_similarity: float = 0.2
+    model_path: str | Path | None = None
+    model_sha256: str | None = None
+    tokenizer_path: str | Path | None = None
+    cache_dir: str | Path | None = None
+    disk_cache: bool = True
+    background: bool = True
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in RANKER_NAMES:
+            raise UsageError(f"unknown ranker {self.kind!r}; valid: {', '.join(RANKER_NAMES)}")
+        if self.fusion not in ("weighted", "rrf"):
+            raise UsageError(f"unknown fusion {self.fusion!r}; valid: weighted, rrf")
+        if not 0.0 <= self.bm25_weight <= 1.0:
+            raise UsageError(f"bm25_weight must be in [0, 1], got {self.bm25_weight!r}")
+        if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
+            raise UsageError(f"rrf_k must be an integer >= 1, got {self.rrf_k!r}")
+        if not -1.0 <= self.min_similarity <= 1.0:
+            raise UsageError(f"min_similarity must be in [-1, 1], got {self.min_similarity!r}")
+        if self.threads < 0:
+            raise UsageError(f"threads must be >= 0, got {self.threads!r}")
+        if self.kind != "bm25":
+            require_extra(need_model_package=self.model_path is None)
+
+    @classmethod
+    def of(cls, value: RankerConfig | str) -> RankerConfig:
+        """A config from itself or a ranker name (``"hybrid"``, ``"hybrid-rrf"``, ...).
+
+        Raises:
+            UsageError: An unknown name.
+            MissingExtraError: See the class.
+        """
+        if isinstance(value, RankerConfig):
+            return value
+        if not isinstance(value, str):
+            raise UsageError(f"ranker must be a name or a RankerConfig, got {type(value).__name__}")
+        if value == "hybrid-rrf":
+            return cls(kind="hybrid", fusion="rrf")
+        if value not in RANKER_NAMES:
+            valid = ", ".join([*RANKER_NAMES, "hybrid-rrf"])
+            raise UsageError(f"unknown ranker {value!r}; valid: {valid}")
+        return cls(kind=value)  # type: ignore[arg-type]
+
+
+def covered(query: str) -> bool:
+    """Whether the English model can read `query`.
+
+    False when it holds a CJK, Hangul or kana character, or when fewer than 80% of its
+    letters are Latin (ASCII or accented Latin). A query without letters is covered.
+    """
+    if query.isascii():
+        return True
+    if _CJK.search(query):
+        return False
+    letters = [ch for ch in query if ch.isalpha()]
+    latin = sum(1 for ch in letters if ch.isascii() or "LATIN" in unicodedata.name(ch, ""))
+    return not letters or latin >= 0.8 * len(letters)
+
+
+def embedding_text(tool: Tool) -> str:
+    """The text a tool is embedded from: its name split into words, then its description.
+
+    ``create_issue`` / ``createIssue`` -> ``create issue: <description>``.
+    """
+    words = " ".join(p.lower() for p in _NAME_PART.findall(tool.name)) or tool.name
+    return f"{words}: {tool.description}" if tool.description else words
+
+
+class SemanticPart:
+    """The embedding side of one index: its texts' hashes, the shared store, fusion.
+
+    Args:
+        config: A ``semantic`` or ``hybrid`` config.
+        texts: One `embedding_text` per index entry, in index order.
+
+    Raises:
+        MissingExtraError: The ``semantic`` extra is not installed.
+        EmbeddingModelError: The model file is missing or not the expected one.
+    """
+
+    def __init__(self, config: RankerConfig, texts: Sequence[str]) -> None:
+        self.config = config
+        self.encoder: Encoder = encoder_for(
+            config.model_path,
+            model_sha256=config.model_sha256,
+            tokenizer_path=config.tokenizer_path,
+            threads=config.threads,
+        )
+        cache = None
+        if config.disk_cache:
+            cache = Path(config.cache_dir) if config.cache_dir else default_cache_dir()
+        self.store: VectorStore = store_for(self.encoder, cache)
+        self.texts = tuple(texts)
+        self.hashes = tuple(text_hash(t) for t in self.texts)
+        self._requested = False
+        self._matrix: np.ndarray | None = None
+
+    def extended(self, texts: Sequence[str]) -> SemanticPart:
+        """This part plus `texts`, embedded now (a runtime tool is searchable at once)."""
+        new = copy.copy(self)
+        hashes = tuple(text_hash(t) for t in texts)
+        self.store.embed_now(hashes, texts)
+        new.texts = self.texts + tuple(texts)
+        new.hashes = self.hashes + hashes
+        new._matrix = None
+        return new
+
+    def start(self) -> None:
+        """Start building the vectors (in the background unless configured otherwise)."""
+        if not self._requested:
+            self._requested = True
+            self.store.request(self.hashes, self.texts, background=self.config.background)
+
+    def matrix(self) -> np.ndarray | None:
+        """The (n, dim) tool vectors, or None while they are being built."""
+        if self._matrix is None:
+            self.start()
+            self._matrix = self.store.matrix(self.hashes)
+        return self._matrix
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Start the build if needed and block until it ends; True when vectors are ready."""
+        self.start()
+        return self.store.wait(self.hashes, timeout)
+
+    def scores(self, query: str, bm25: np.ndarray) -> np.ndarray | None:
+        """Fused scores of every entry for one query, or None when BM25 must answer alone.
+
+        Args:
+            query: The query text.
+            bm25: Its BM25 scores, one per entry.
+
+        Returns:
+            Scores in [0, 1] (``weighted`` and ``semantic``) or RRF sums; 0 means no hit.
+        """
+        if not covered(query):
+            return None
+        matrix = self.matrix()
+        if matrix is None or len(matrix) != len(bm25):
+            return None
+        return fuse(self.config, scores=bm25, cosine=matrix @ self.encoder.encode_query(query))
+
+
+def fuse(config: RankerConfig, *, scores: np.ndarray, cosine: np.ndarray) -> np.ndarray:
+    """One query's final scores from its BM25 `scores` and `cosine` similarities.
+
+    Returns:
+        Per entry: ``semantic``: minmax(cosine); ``hybrid`` weighted:
+        ``w * scores / max(scores) + (1 - w) * minmax(cosine)``; ``hybrid`` rrf:
+        ``[scores > 0] / (k + rank_bm25) + 1 / (k + rank_cosine)`` (ranks from 1, ties
+        in entry order). 0 for an entry with no BM25 score and a cosine below
+        ``min_similarity``; every other entry scores above 0.
+    """
+    import numpy as np
+
+    keep = (cosine >= config.min_similarity) | (scores > 0)
+    if config.kind == "hybrid" and config.fusion == "rrf":
+        k = config.rrf_k
+        fused = np.where(scores > 0, 1 / (k + _ranks(scores)), 0.0) + 1 / (k + _ranks(cosine))
+        return np.where(keep, fused, 0.0)
+    low, high = float(cosine.min()), float(cosine.max())
+    sem = (cosine - low) / (high - low) if high > low else np.ones_like(cosine)
+    if config.kind == "semantic":
+        fused = sem
+    else:
+        w = config.bm25_weight
+        fused = w * normalized(scores) + (1 - w) * sem
+    return np.where(keep, np.maximum(fused, 1e-9), 0.0)
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """1-based rank of each value, highest first, ties in index order."""
+    import numpy as np
+
+    order = np.lexsort((np.arange(len(values)), -values))
+    ranks = np.empty(len(values), dtype=np.float64)
+    ranks[order] = np.arange(1, len(values) + 1)
+    return ranks
+
+
+def normalized(scores: np.ndarray) -> np.ndarray:
+    """BM25 scores divided by the best one (all zero stays zero)."""
+    top = float(scores.max()) if len(scores) else 0.0
+    return scores / top if top > 0 else scores
