@@ -386,3 +386,57 @@ def test_a_stored_version_that_is_not_a_number_is_a_store_error(tmp_path: Any) -
         conn.execute("UPDATE sessions SET version = 'abc' WHERE id = 's'")
     with pytest.raises(SessionStoreError, match="stored version is not a whole number"):
         store.load("s")
+
+
+def _made(chef: ContextChef) -> None:
+    chef.register_runtime_tool(
+        {
+            "name": "made_by_model",
+            "description": "A tool the model wrote.",
+            "input_schema": {"type": "object", "properties": {"x": {"type": "integer"}}},
+        }
+    )
+
+
+def test_a_runtime_tool_is_restored_from_its_recorded_definition() -> None:
+    import json as _json
+
+    from contextchef import assistant as _assistant
+    from contextchef import user as _user
+
+    chef = ContextChef()
+    chef.set_history([_user("hi")])
+    _made(chef)
+    chef.append(_assistant("made a tool"), _user("use it"))
+    before = chef.compile("anthropic").to_json()
+    snap = _json.loads(_json.dumps(chef.snapshot()))
+    fresh = ContextChef()  # knows nothing of the tool the conversation made
+    fresh.restore(snap)
+    assert [t.name for t in fresh.tools if t.source == "runtime"] == ["made_by_model"]
+    assert fresh.compile("anthropic").to_json() == before
+    assert fresh.take_tool_additions() == ()  # restored, not news to announce
+    assert fresh.snapshot() == snap
+
+
+def test_a_bad_runtime_definition_in_a_snapshot_changes_nothing() -> None:
+    import json as _json
+
+    from contextchef import SnapshotMismatchError, Tool, UsageError
+    from contextchef import user as _user
+
+    chef = ContextChef()
+    chef.set_history([_user("hi")])
+    _made(chef)
+    snap = _json.loads(_json.dumps(chef.snapshot()))
+    broken = _json.loads(_json.dumps(snap))
+    broken["tools"]["definitions"][0]["input_schema"] = {"type": "nonsense"}
+    fresh = ContextChef()
+    before = fresh.snapshot()
+    with pytest.raises(UsageError, match="snapshot runtime tool definition"):
+        fresh.restore(broken)
+    assert fresh.snapshot() == before
+    taken = ContextChef()
+    taken.register_tools([Tool(name="made_by_model", description="static")])
+    with pytest.raises(SnapshotMismatchError):
+        taken.restore(snap)
+    assert [t.source for t in taken.tools] == ["builtin"]

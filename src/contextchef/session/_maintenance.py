@@ -19,7 +19,7 @@ from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
 from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
-from contextchef.session._snapshot import read_skills, read_snapshot, take_snapshot
+from contextchef.session._snapshot import read_skills, read_snapshot, runtime_tools, take_snapshot
 from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
 from contextchef.session._volatile import CompileEvent, VolatileState
@@ -117,17 +117,22 @@ class MaintenanceMixin:
     def restore(self, snapshot: Mapping[str, Any]) -> None:
         """Restore a `snapshot` (register the same tools first); compiles then match.
 
-        The snapshot's skills are registered when the session has none.
+        The snapshot's skills are registered when the session has none, and so are the
+        runtime tools it recorded (from their definitions; attach handlers with
+        `register_runtime_tool` beforehand, or answer their calls yourself).
 
         Raises:
             SnapshotMismatchError: Different tools, toolkits, skills or modes, or an
                 unsupported version; UsageError / CorruptHistoryError: a malformed field.
                 In every case nothing is changed.
         """
-        state = read_snapshot(snapshot, tools=self._tools, modes=self._modes)
+        coming = runtime_tools(snapshot, self._tools) if isinstance(snapshot, Mapping) else ()
+        state = read_snapshot(snapshot, tools=self._tools, modes=self._modes, coming=coming)
         skills = read_skills(snapshot, tools=self._tools)
         state.new_context_pending = state.new_context_pending and self._handoff is not None
         pending = len(self._tools.pending_additions)
+        if coming:  # the runtime tools the conversation made (no handlers: the host's)
+            self._tools._add_runtime(list(coming), {})
         for kit in state.loaded_toolkits:
             self._tools.load_toolkit(kit)
         self._tools.drop_additions(pending)  # loads made by restore are not news to announce

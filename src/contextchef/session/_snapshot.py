@@ -19,17 +19,28 @@ restores to no announcements; a missing ``dynamic_state`` to none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import SnapshotMismatchError, UsageError, shown
+from contextchef._errors import ContextChefError, SnapshotMismatchError, UsageError, shown
+from contextchef._json import thaw
 from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.exposure._policy import Mode
 from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
+from contextchef.tools._catalogs import tool_from_dict
+from contextchef.tools._names import wire_name
+from contextchef.tools._tool import Tool
 
-__all__ = ["SNAPSHOT_FORMAT", "SNAPSHOT_VERSION", "read_skills", "read_snapshot", "take_snapshot"]
+__all__ = [
+    "SNAPSHOT_FORMAT",
+    "SNAPSHOT_VERSION",
+    "read_skills",
+    "read_snapshot",
+    "runtime_tools",
+    "take_snapshot",
+]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
 SNAPSHOT_VERSION = 1
@@ -50,16 +61,81 @@ def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:
     )
 
 
+def _definition(tool: Tool) -> dict[str, Any]:
+    """A runtime tool's definition as plain JSON (`tool_from_dict` reads it back)."""
+    out: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": thaw(tool.input_schema),
+    }
+    if tool.output_schema is not None:
+        out["output_schema"] = thaw(tool.output_schema)
+    if tool.tags:
+        out["tags"] = list(tool.tags)
+    if tool.strict is not None:
+        out["strict"] = tool.strict
+    return out
+
+
 def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
-    """A versioned, JSON-serializable dict of the session's data (see the module doc)."""
+    """A versioned, JSON-serializable dict of the session's data (see the module doc).
+
+    Runtime tools (made during the session, e.g. by the model) are recorded with their
+    definitions, so a fresh session can restore them (`runtime_tools`); their handlers
+    are code, and stay the host's to attach.
+    """
     names, fingerprint, runtime = _tool_sets(tools)
+    made = [t for t in tools.registry.tools if t.source == "runtime" and not tools.is_kit_tool(t)]
     return {
         "format": SNAPSHOT_FORMAT,
         "version": SNAPSHOT_VERSION,
         **state.to_dict(),
-        "tools": {"fingerprint": fingerprint, "names": names, "runtime": runtime},
+        "tools": {
+            "fingerprint": fingerprint,
+            "names": names,
+            "runtime": runtime,
+            "definitions": [_definition(t) for t in made],
+        },
         "skills": [skill.to_dict() for skill in tools.skills],
     }
+
+
+def runtime_tools(data: Mapping[str, Any], tools: SessionTools) -> tuple[Tool, ...]:
+    """The runtime tools a snapshot records that `tools` lacks, built from its definitions.
+
+    Checked, nothing registered: a definition that cannot be built, or whose name is
+    taken here by another kind of tool, raises.
+
+    Raises:
+        UsageError: A malformed definition (nothing is restored).
+        SnapshotMismatchError: A recorded runtime tool has no definition, or its name is
+            taken by a tool that is not a runtime tool.
+    """
+    recorded = data.get("tools")
+    if not isinstance(recorded, Mapping):
+        return ()  # malformed: `read_snapshot` refuses it with the reason
+    raw = recorded.get("definitions") or []
+    if not isinstance(raw, list):
+        raise UsageError("snapshot field 'tools.definitions' must be a list; nothing was restored")
+    present = {t.name for t in tools.registry.tools if t.source == "runtime"}
+    out: list[Tool] = []
+    for item in raw:
+        try:
+            tool = tool_from_dict(item, source="runtime")
+        except ContextChefError as exc:
+            raise UsageError(
+                f"snapshot runtime tool definition: {exc}; nothing was restored"
+            ) from exc
+        if tool.name in present:
+            continue
+        if any(t.name == tool.name for t in tools.registry.tools):
+            raise SnapshotMismatchError(
+                f"the snapshot's runtime tool {shown(tool.name)} is registered here as "
+                "another kind of tool; nothing was restored",
+                unexpected=(tool.name,),
+            )
+        out.append(tool)
+    return tuple(out)
 
 
 def _check_header(data: object) -> Mapping[str, Any]:
@@ -76,8 +152,9 @@ def _check_header(data: object) -> Mapping[str, Any]:
     return data
 
 
-def _check_tools(tools: SessionTools, data: Mapping[str, Any]) -> None:
+def _check_tools(tools: SessionTools, data: Mapping[str, Any], coming: Sequence[Tool] = ()) -> None:
     names, fingerprint, runtime = _tool_sets(tools)
+    runtime = [*runtime, *(wire_name("runtime", t.name, server=None) for t in coming)]
     recorded = data.get("tools") or {}
     if recorded.get("fingerprint") != fingerprint:
         want = {n for n in recorded.get("names") or () if isinstance(n, str)}
@@ -110,7 +187,13 @@ def _check_tools(tools: SessionTools, data: Mapping[str, Any]) -> None:
         )
 
 
-def read_snapshot(data: object, *, tools: SessionTools, modes: Mapping[str, Mode]) -> SessionState:
+def read_snapshot(
+    data: object,
+    *,
+    tools: SessionTools,
+    modes: Mapping[str, Mode],
+    coming: Sequence[Tool] = (),
+) -> SessionState:
     """The `SessionState` a snapshot records, after checking it against the session.
 
     Everything is checked before the caller changes anything.
@@ -123,7 +206,7 @@ def read_snapshot(data: object, *, tools: SessionTools, modes: Mapping[str, Mode
     """
     snapshot = _check_header(data)
     check_shape(snapshot)
-    _check_tools(tools, snapshot)
+    _check_tools(tools, snapshot, coming)
     name = snapshot.get("mode")
     if name is not None and name not in modes:
         raise SnapshotMismatchError(
