@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
 from collections.abc import Sequence
 from typing import Literal
@@ -14,6 +15,16 @@ __all__ = ["LintMode", "VolatileLint"]
 
 LintMode = Literal["off", "warn", "raise"]
 _LOG = logging.getLogger("contextchef")
+
+
+def _linted(tool: Tool, today: _dt.date) -> tuple[VolatileValue, ...]:
+    """`lint_tool` of `tool`, made once per day and shared (tools are immutable)."""
+
+    def make() -> tuple[VolatileValue, ...]:
+        return tuple(lint_tool(tool.name, tool.description, tool.input_schema, today=today))
+
+    found: tuple[VolatileValue, ...] = tool._derive("volatile", today, make)
+    return found
 
 
 class VolatileLint:
@@ -53,7 +64,8 @@ class VolatileLint:
         """
         if self.mode == "off":
             return
-        found = {t.name: tuple(lint_tool(t.name, t.description, t.input_schema)) for t in tools}
+        today = _dt.datetime.now(_dt.timezone.utc).date()
+        found = {t.name: _linted(t, today) for t in tools}
         self._handle([v for values in found.values() for v in values])
         self._tools.update({name: values for name, values in found.items() if values})
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -51,10 +51,13 @@ _EPOCH = re.compile(r"(?<![\d.])(\d{10}|\d{13})(?![\d.])")
 _UUID = re.compile(
     r"(?i)(?<![0-9a-f-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])"
 )
-_HEX = re.compile(r"(?i)(?<![0-9a-z])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{16,}(?![0-9a-z])")
+_HEX = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{16,}(?![0-9a-z])")
 _EXAMPLE = re.compile(
     r"(?i)(?:e\.g\b|\beg\b|example|for instance|such as|sample|\blike\b|format|placeholder|pattern)"
 )
+_CANDIDATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{10}|[0-9a-fA-F]{16}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-")
+"""What any value kind needs somewhere in the text (one cheap pass before the others)."""
+_LABEL = re.compile(r"(?i)date|today|time|now")
 _EXAMPLE_WINDOW = 120
 """Characters before a value searched for an example marker."""
 
@@ -128,6 +131,10 @@ def find_volatile(
         text: Prefix text (a system prompt, a description).
         today: The lint's clock (default: today, UTC); only dates near it count.
     """
+    values = _CANDIDATE.search(text) is not None
+    labels = _LABEL.search(text) is not None
+    if not (values or labels):
+        return []  # one pass finds nothing any kind could match (most text)
     now = today or _dt.datetime.now(_dt.timezone.utc).date()
     found: list[tuple[VolatileKind, int, str]] = []
     taken: list[tuple[int, int]] = []
@@ -138,8 +145,10 @@ def find_volatile(
         taken.append((start, end))
         found.append((kind, start, text[start:end][:80]))
 
-    for m in _DATE_LINE.finditer(text):
+    for m in _DATE_LINE.finditer(text) if labels else ():
         add("date_line", m.start(), m.end())
+    if not values:
+        return found
     for m in _DATETIME.finditer(text):
         if _near(int(m.group(1)), int(m.group(2)), int(m.group(3)), now, RECENT_DAYS):
             add("datetime" if m.group(4) else "date", m.start(), m.end())
@@ -150,7 +159,9 @@ def find_volatile(
             add("epoch", m.start(), m.end())
     for kind, pattern in (("uuid", _UUID), ("hex_id", _HEX)):
         for m in pattern.finditer(text):
-            if not _example(text, m.start()):
+            value = m.group(0)
+            mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+            if mixed and not _example(text, m.start()):
                 add(kind, m.start(), m.end())  # type: ignore[arg-type]
     found.sort(key=lambda f: f[1])
     return found
@@ -164,15 +175,19 @@ def lint_system(text: str, *, today: _dt.date | None = None) -> list[VolatileVal
     ]
 
 
-def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield from _strings(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, Sequence):
-        for i, item in enumerate(value):
-            yield from _strings(item, f"{path}.{i}" if path else str(i))
+def _strings(value: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """Every string in a JSON value with its path (keys and indexes), depth first."""
+    out: list[tuple[tuple[Any, ...], str]] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            out.append((path, item))
+        elif isinstance(item, Mapping):
+            stack.extend(((*path, k), v) for k, v in reversed(list(item.items())))
+        elif isinstance(item, Sequence):
+            stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(item))))
+    return out
 
 
 def lint_tool(
@@ -187,8 +202,12 @@ def lint_tool(
         VolatileValue(location=f"tool {name!r} description", kind=k, text=v, offset=o)
         for k, o, v in find_volatile(description, today=today)
     ]
-    for path, text in _strings(input_schema, ""):
-        where = f"tool {name!r} input_schema at {path or '(root)'}"
+    strings = _strings(input_schema)
+    if not find_volatile("\n".join(t for _, t in strings), today=today):
+        return out  # the common case: one scan of the schema's text, not one per string
+    for path, text in strings:
+        dotted = ".".join(str(p) for p in path) or "(root)"
+        where = f"tool {name!r} input_schema at {dotted}"
         out += [
             VolatileValue(location=where, kind=k, text=v, offset=o)
             for k, o, v in find_volatile(text, today=today)
