@@ -108,3 +108,35 @@ def test_contextchef_diff_on_saved_payloads(tmp_path: Path, catalogs_dir: Path) 
     refused = CliRunner().invoke(app, ["diff", str(a), str(bad)])
     assert refused.exit_code == 2
     assert "a request payload is a JSON object, got list" in " ".join(refused.output.split())
+
+
+def test_a_model_switch_shares_nothing(catalogs_dir: Path) -> None:
+    chef = _chef(catalogs_dir)
+    first = chef.compile("anthropic", model="claude-opus-5-5", strategy="client")
+    chef.append(assistant("Hi."), user("Go on."))
+    second = chef.compile("anthropic", model="claude-sonnet-5-5", strategy="client")
+    found = prefix_break(first, second)
+    assert found is not None and (found.shared_bytes, found.segment) == (0, "system")
+    assert "model changed" in found.cause
+    assert payload_break(first.payload, second.payload) == found
+
+
+def test_a_tool_choice_change_breaks_the_conversation_cache() -> None:
+    before = {"model": "m", "system": "s", "messages": [{"role": "user", "content": "hi"}]}
+    after = {**before, "tool_choice": {"type": "any"}}
+    found = payload_break(before, after)
+    assert found is not None and (found.segment, found.entry) == ("messages", 0)
+    assert found.shared_bytes == len(b'"s"')
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (None, {}),
+        ({"messages": "x"}, {"messages": [1]}),
+        ({"messages": [{"role": "user", "content": float("nan")}]}, {"messages": []}),
+    ],
+)
+def test_payloads_that_cannot_be_read_are_usage_errors(before: object, after: object) -> None:
+    with pytest.raises(UsageError):
+        payload_break(before, after)  # type: ignore[arg-type]

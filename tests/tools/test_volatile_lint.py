@@ -35,6 +35,18 @@ TODAY = datetime.date(2026, 12, 1)
             "hex_id",
             "4384b8a298c9db9a4651f2e6b34048ae9bc7d0f9",
         ),
+        ("今天是2026年12月1日。", "date", "2026年12月1日"),
+        ("Generated at 21:40:53 by the scheduler.", "time", "21:40:53"),
+        (
+            "<examples>x</examples>\nSession 7e07485f-12f9-416b-8b14-26260799b51f.",
+            "uuid",
+            "7e07485f-12f9-416b-8b14-26260799b51f",
+        ),
+        (
+            "Use ids, e.g. abc.\n\nSession 7e07485f-12f9-416b-8b14-26260799b51f.",
+            "uuid",
+            "7e07485f-12f9-416b-8b14-26260799b51f",
+        ),
     ],
 )
 def test_each_kind_is_flagged(text: str, kind: str, value: str) -> None:
@@ -53,6 +65,9 @@ def test_each_kind_is_flagged(text: str, kind: str, value: str) -> None:
         "```\nget(id='c49541c747cb4d8aa3efb70ca5aba243')\n```",
         "Page size 1000000000 items max.",  # a number, not a time near now
         "Hex colours like ffffff are fine; deadbeef too.",
+        "Today is a good day to ship. Always check the current date with the tool.",
+        "Date: see the tool.",
+        "Range 2023-04-01T00:00:00Z to 2023-04-30T23:59:59Z.",  # old, times included
     ],
 )
 def test_fixed_values_and_examples_are_not_flagged(text: str) -> None:
@@ -126,3 +141,21 @@ def test_a_bad_mode_is_a_usage_error() -> None:
 
     with pytest.raises(UsageError, match="volatile_lint must be 'off', 'warn' or 'raise'"):
         ContextChef(volatile_lint="loud")  # type: ignore[arg-type]
+
+
+def test_a_template_source_and_a_server_description_are_handled() -> None:
+    chef = ContextChef(volatile_lint="raise", template_vars={"build_day": "Monday"})
+    templated = Tool(
+        name="deploy",
+        description="Deploys. Today is {{ build_day }}.",
+        input_schema={"type": "object"},
+        template=True,
+    )
+    chef.register_tools([templated])  # the source is not what the model reads
+    with pytest.raises(VolatileValueError, match="server 'ops' description"):
+        chef.register_tools(
+            [Tool(name="status", description="Status.", input_schema={"type": "object"})],
+            server="ops",
+            server_description="Server started 2026-12-01T09:00:00Z.",
+        )
+    assert [t.name for t in chef.tools] == ["deploy"]

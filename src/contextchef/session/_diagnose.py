@@ -34,12 +34,15 @@ class PrefixBreak:
 
     Attributes:
         segment: The first segment that differs (``system``, ``tools`` or ``messages``).
-        byte: The offset of the first differing byte in that segment's canonical JSON
-            (UTF-8 bytes).
+        byte: The offset of the first differing byte (UTF-8) in that segment's canonical
+            JSON: ``system`` / ``tools`` as in `CompiledRequest.segments`; ``messages``:
+            the payload's conversation list as sent (``messages`` / ``input`` /
+            ``contents``, breakpoint markers left out; on Chat Completions it starts
+            with the system message).
         shared_bytes: Bytes of canonical JSON the two requests share before it, all
             segments counted in order: about what the prompt cache can still read.
-        entry: For ``messages``: the index of the first conversation entry that differs
-            (or that the later request lacks); None otherwise.
+        entry: For ``messages``: the index, in that conversation list, of the first
+            entry that differs (or that the later request lacks); None otherwise.
         cause: The session event behind it, or a description of what changed.
     """
 
@@ -108,6 +111,31 @@ def _break(
     return None
 
 
+_WHOLE = ("model",)
+"""Request parameters whose change leaves no prefix cached (the cache is per model)."""
+_MESSAGES = ("tool_choice", "thinking")
+"""Parameters whose change invalidates the cached conversation (Anthropic prompt caching:
+"what invalidates the cache"), not the system prompt or tools."""
+
+
+def _parameter_break(
+    before: Mapping[str, Any], after: Mapping[str, Any], sizes: Sequence[int]
+) -> PrefixBreak | None:
+    """A break caused by a request parameter (`sizes`: system and tools bytes), or None."""
+    for key in _WHOLE:
+        if before.get(key) != after.get(key):
+            cause = f"the {key} changed ({before.get(key)!r:.60} -> {after.get(key)!r:.60}): "
+            cause += "the prompt cache is kept per model, so nothing is shared"
+            return PrefixBreak(segment="system", byte=0, shared_bytes=0, entry=None, cause=cause)
+    for key in _MESSAGES:
+        if before.get(key) != after.get(key):
+            cause = f"{key} changed: the cached conversation no longer applies"
+            return PrefixBreak(
+                segment="messages", byte=0, shared_bytes=sum(sizes), entry=0, cause=cause
+            )
+    return None
+
+
 def _what(segment: Segment, entry: int | None) -> str:
     if segment == "messages":
         return f"conversation entry {entry} differs from what was sent (or is gone)"
@@ -139,8 +167,10 @@ def prefix_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBreak
         _entries(before.payload.get(key)),
         _entries(after.payload.get(key)),
     )
-    if found is None:
-        return None
+    sizes = [len(before.segments[s].encode()) for s in ("system", "tools")]
+    parameter = _parameter_break(before.payload, after.payload, sizes)
+    if found is None or (parameter is not None and parameter.shared_bytes <= found[2]):
+        return parameter
     segment, byte, shared, entry = found
     if after.edits:
         edit = after.edits[0]
@@ -186,20 +216,33 @@ def payload_break(
         UsageError: A payload of no known shape, or payloads for different targets.
         UnknownTargetError: `target` is not a target.
     """
+    for which, payload in (("before", before), ("after", after)):
+        if not isinstance(payload, Mapping):
+            raise UsageError(
+                f"{which}: a request payload is a mapping, got {type(payload).__name__}"
+            )
     targets = {target} if target else {guess_target(before), guess_target(after)}
     if len(targets) != 1:
         raise UsageError(f"the payloads are for different targets: {sorted(targets)}")
     (name,) = targets
     adapter = get_adapter(name)
-    old, new = adapter.segments(before), adapter.segments(after)
     key = _CONVERSATION[name]
-    found = _break(
-        [(s, old[s], new[s]) for s in _ORDER],
-        _entries(before.get(key)),
-        _entries(after.get(key)),
-    )
-    if found is None:
-        return None
+    try:
+        old, new = adapter.segments(before), adapter.segments(after)
+        found = _break(
+            [(s, old[s], new[s]) for s in _ORDER],
+            _entries(before.get(key)),
+            _entries(after.get(key)),
+        )
+    except (TypeError, ValueError, AttributeError) as exc:  # not JSON (NaN), odd shapes
+        raise UsageError(
+            f"the payloads are not {name} request payloads this can read ({exc}); pass the "
+            "keyword arguments of the SDK call, as JSON"
+        ) from exc
+    sizes = [len(old[s].encode()) for s in ("system", "tools")]
+    parameter = _parameter_break(before, after, sizes)
+    if found is None or (parameter is not None and parameter.shared_bytes <= found[2]):
+        return parameter
     segment, byte, shared, entry = found
     return PrefixBreak(
         segment=segment, byte=byte, shared_bytes=shared, entry=entry, cause=_what(segment, entry)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from contextchef._errors import UsageError, VolatileValueError
-from contextchef.tools._lint import VolatileValue, lint_system, lint_tool
+from contextchef.tools._lint import VolatileValue, find_volatile, lint_system, lint_tool
 from contextchef.tools._tool import Tool
 
 __all__ = ["LintMode", "VolatileLint"]
@@ -21,7 +21,10 @@ def _linted(tool: Tool, today: _dt.date) -> tuple[VolatileValue, ...]:
     """`lint_tool` of `tool`, made once per day and shared (tools are immutable)."""
 
     def make() -> tuple[VolatileValue, ...]:
-        return tuple(lint_tool(tool.name, tool.description, tool.input_schema, today=today))
+        # a template's source is not what the model reads (its variables are fixed per
+        # session and its helpers cannot read a clock): its schema is linted, not it
+        description = "" if tool.template else tool.description
+        return tuple(lint_tool(tool.name, description, tool.input_schema, today=today))
 
     found: tuple[VolatileValue, ...] = tool._derive("volatile", today, make)
     return found
@@ -55,6 +58,20 @@ class VolatileLint:
         """
         if self.mode != "off":
             self._system = self._handle(lint_system(text))
+
+    def text(self, location: str, text: str | None) -> None:
+        """Lint another prefix text (a server description) about to be taken.
+
+        Raises:
+            VolatileValueError: In ``"raise"`` mode, when something was found.
+        """
+        if self.mode == "off" or not text:
+            return
+        found = [
+            VolatileValue(location=location, kind=k, text=v, offset=o)
+            for k, o, v in find_volatile(text)
+        ]
+        self._tools[f"\x00{location}"] = self._handle(found)
 
     def tools(self, tools: Sequence[Tool]) -> None:
         """Lint tools about to be registered (raising in ``"raise"`` mode).

@@ -10,10 +10,13 @@ update (`ContextChef.set_dynamic_state`, announcements).
 What counts (`find_volatile`):
 
 * ``date_line``: a line that labels the current date or time (``Date: ...``,
-  ``Current time: ...``, ``Today is ...``), whatever follows;
-* ``datetime`` / ``date``: an ISO 8601 date or date-time within `RECENT_DAYS` days of
-  the lint's clock (a release date from years ago in a description is not volatile; the
-  clock is read here only, never in anything that reaches a request);
+  ``Current time: ...``, ``Today is ...``) with a value on it (a digit, a month or a
+  weekday name: "Today is a good day" is not one);
+* ``datetime`` / ``date``: an ISO 8601 date or date-time (or ``2026年12月1日``) within
+  `RECENT_DAYS` days of the lint's clock (a release date from years ago in a description
+  is not volatile; the clock is read here only, never in anything that reaches a
+  request);
+* ``time``: a time of day to the second (``21:40:53``);
 * ``epoch``: a 10-digit (seconds) or 13-digit (milliseconds) Unix time within a year of
   the clock;
 * ``uuid`` and ``hex_id`` (16+ hex characters with letters and digits): unless they sit
@@ -37,25 +40,35 @@ __all__ = ["RECENT_DAYS", "VolatileValue", "find_volatile", "lint_system", "lint
 RECENT_DAYS = 45
 """A date this close to the clock (days, either side) looks like the current date."""
 
-VolatileKind = Literal["date_line", "datetime", "date", "epoch", "uuid", "hex_id"]
+VolatileKind = Literal["date_line", "datetime", "date", "time", "epoch", "uuid", "hex_id"]
 
+_MONTHS = "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun"
 _DATE_LINE = re.compile(
     r"(?im)^[ \t>*#-]*(?:date|today(?:'s date)?|current (?:date|time|datetime)|"
-    r"timestamp|time now|now)\s*(?::|=|is\b)[ \t]*\S[^\n]*"
+    r"timestamp|time now|now)\s*(?::|=|is\b)[ \t]*"
+    rf"(?=[^\n]*(?:\d|\b(?:{_MONTHS})))\S[^\n]*"
 )
+"""A label, then a value with a digit or a month or weekday name on the same line."""
 _DATETIME = re.compile(
     r"(?<![\d-])(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::\d{2}(?:\.\d+)?)?"
     r"(?:Z|[+-]\d{2}:?\d{2})?)?(?![\d])"
 )
 _EPOCH = re.compile(r"(?<![\d.])(\d{10}|\d{13})(?![\d.])")
+_CJK_DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
+_CLOCK = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d:[0-5]\d(?![\d:])")
+"""A time of day to the second: too precise to be a fixed schedule."""
+_AFTER_DATE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]$")
 _UUID = re.compile(
     r"(?i)(?<![0-9a-f-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])"
 )
 _HEX = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{16,}(?![0-9a-z])")
 _EXAMPLE = re.compile(
-    r"(?i)(?:e\.g\b|\beg\b|example|for instance|such as|sample|\blike\b|format|placeholder|pattern)"
+    r"(?i)(?:e\.g\b|\beg\b|(?<![</])example|for instance|such as|sample|\blike\b|format|"
+    r"placeholder|pattern)"
 )
-_CANDIDATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{10}|[0-9a-fA-F]{16}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-")
+_CANDIDATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}|\d{4}年|\d:\d\d:\d|\d{10}|[0-9a-fA-F]{16}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-"
+)
 """What any value kind needs somewhere in the text (one cheap pass before the others)."""
 _LABEL = re.compile(r"(?i)date|today|time|now")
 _EXAMPLE_WINDOW = 120
@@ -65,6 +78,7 @@ _ADVICE: dict[str, str] = {
     "date_line": "a line with the current date or time",
     "datetime": "a date and time close to now",
     "date": "a date close to today",
+    "time": "a time of day to the second",
     "epoch": "a Unix timestamp close to now",
     "uuid": "a UUID (a request or session id?)",
     "hex_id": "a long hex id (a request, build or commit id?)",
@@ -114,7 +128,8 @@ def _example(text: str, start: int) -> bool:
     ``<example...>`` section, or inside a code fence (real descriptions show sample
     calls with sample ids there).
     """
-    if _EXAMPLE.search(text, max(0, start - _EXAMPLE_WINDOW), start) is not None:
+    paragraph = text.rfind("\n\n", 0, start) + 1  # markers count in the same paragraph
+    if _EXAMPLE.search(text, max(paragraph, start - _EXAMPLE_WINDOW), start) is not None:
         return True
     head = text[:start].lower()
     if head.rfind("<example") > head.rfind("</example"):
@@ -152,6 +167,14 @@ def find_volatile(
     for m in _DATETIME.finditer(text):
         if _near(int(m.group(1)), int(m.group(2)), int(m.group(3)), now, RECENT_DAYS):
             add("datetime" if m.group(4) else "date", m.start(), m.end())
+    for m in _CJK_DATE.finditer(text):
+        if _near(int(m.group(1)), int(m.group(2)), int(m.group(3)), now, RECENT_DAYS):
+            add("date", m.start(), m.end())
+    for m in _CLOCK.finditer(text):
+        if not _AFTER_DATE.search(text, max(0, m.start() - 11), m.start()) and not _example(
+            text, m.start()
+        ):  # the time of a date-time belongs to that date (judged above)
+            add("time", m.start(), m.end())
     epoch_now = (now - _dt.date(1970, 1, 1)).days * 86400
     for m in _EPOCH.finditer(text):
         seconds = int(m.group(1)) // (1000 if len(m.group(1)) == 13 else 1)

@@ -440,6 +440,8 @@ class ResponsesAdapter(AdapterDefaults):
         finder: dict[str, Any] = {"type": "tool_search"}
         if search == "client":
             ours = [t for t in tools if t.name == _search.SEARCH_NAME and not t.defer_loading]
+            if not ours and not any(t.defer_loading for t in tools):
+                return self.render_tools(tools)  # nothing deferred (a mode hides it all)
             if not ours:
                 raise UsageError(
                     f"a client-executed tool_search needs our {_search.SEARCH_NAME!r} tool "
