@@ -23,6 +23,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from contextchef._errors import ContextChefError, UsageError
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
@@ -104,7 +105,7 @@ def _fail(exc: ContextChefError) -> None:
     text = str(exc)
     if "repair_schemas=True" in text:
         text += "\n(on the command line: --repair-schemas)"
-    Console(stderr=True).print(f"[red]error:[/red] {text}", markup=False, highlight=False)
+    Console(stderr=True).print(Text.assemble(("error:", "red"), " ", text), highlight=False)
     raise typer.Exit(code=2)
 
 

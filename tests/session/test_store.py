@@ -440,3 +440,21 @@ def test_a_bad_runtime_definition_in_a_snapshot_changes_nothing() -> None:
     with pytest.raises(SnapshotMismatchError):
         taken.restore(snap)
     assert [t.source for t in taken.tools] == ["builtin"]
+
+
+def test_a_negative_stored_version_and_a_make_chef_without_a_chef_are_clear_errors(
+    tmp_path: Any,
+) -> None:
+    import sqlite3
+
+    from contextchef import SessionStoreError, SessionSync, SQLiteSessionStore, UsageError
+
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(str(path))
+    store.snapshot("s", ContextChef().snapshot(), expected_version=0)
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE sessions SET version = -5 WHERE id = 's'")
+    with pytest.raises(SessionStoreError, match="stored version is not a whole number"):
+        store.load("s")
+    with pytest.raises(UsageError, match="expected a ContextChef"):
+        SessionSync(store, "t").run_turn(lambda: None, lambda chef: None)  # type: ignore[arg-type,return-value]

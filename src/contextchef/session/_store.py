@@ -314,7 +314,7 @@ def stored_count(session_id: str, value: object, what: str) -> int:
         SessionStoreError: The stored value is not a whole number (a corrupt record).
     """
     text = value.decode() if isinstance(value, bytes) else value
-    if isinstance(text, int) and not isinstance(text, bool):
+    if isinstance(text, int) and not isinstance(text, bool) and text >= 0:
         return text
     if isinstance(text, str) and text.strip().isdigit():
         return int(text)
@@ -349,6 +349,17 @@ def materialize(session_id: str, base: str | bytes, turns: Sequence[str | bytes]
 # -- a ContextChef over a store -------------------------------------------------------------
 
 
+def _check_chef(chef: object) -> None:
+    """A `UsageError` unless `chef` is a session (`make_chef` returned something else)."""
+    if not callable(getattr(chef, "restore", None)) or not callable(
+        getattr(chef, "snapshot", None)
+    ):
+        raise UsageError(
+            f"expected a ContextChef (from make_chef), got {type(chef).__name__}; make_chef "
+            "must build and return the session's chef"
+        )
+
+
 class SessionSync:
     """One conversation of a `ContextChef` kept in a `SessionStore`.
 
@@ -381,7 +392,9 @@ class SessionSync:
         Raises:
             SnapshotMismatchError: `chef` has other tools than the stored session.
             SessionStoreError: The store failed or holds a corrupt record.
+            UsageError: `chef` is not a session (what `make_chef` returned).
         """
+        _check_chef(chef)
         stored = self.store.load(self.session_id)
         if stored is None:
             self.version, self._turns, self._snapshot = 0, 0, None
@@ -398,7 +411,9 @@ class SessionSync:
 
         Raises:
             StaleSessionError: Another writer saved since `load_into` (nothing written).
+            UsageError: `chef` is not a session.
         """
+        _check_chef(chef)
         new = chef.snapshot()
         old = self._snapshot
         if old is None or self._turns + 1 >= self.checkpoint_every:
