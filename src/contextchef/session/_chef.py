@@ -206,8 +206,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         handlers: Mapping[str, Handler] | None = None,
     ) -> tuple[Tool, ...]:
         """Register tools atomically (all or nothing): see `SessionTools.register_tools`."""
-        if server is not None and isinstance(server_description, str):
-            self._lint.text(f"server {server!r} description", server_description)
+        self._lint.text(f"server {server!r} description", server_description)
         return self._tools.register_tools(
             tools, server=server, server_description=server_description, handlers=handlers
         )

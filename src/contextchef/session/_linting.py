@@ -65,7 +65,7 @@ class VolatileLint:
         Raises:
             VolatileValueError: In ``"raise"`` mode, when something was found.
         """
-        if self.mode == "off" or not text:
+        if self.mode == "off" or not isinstance(text, str) or not text:
             return
         found = [
             VolatileValue(location=location, kind=k, text=v, offset=o)
