@@ -60,6 +60,7 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
+from contextchef.testing._replies import response_body
 from contextchef.tools._catalogs import load_catalog
 from prefix_check import prefix_problems
 from sdk_check import _drain, key_problems, sdk_problems
@@ -594,16 +595,6 @@ class Findings(AssertionError):
     """A check failed; the message names the combination, the request and the last steps."""
 
 
-def _usage() -> dict[str, Any]:
-    return {
-        "input_tokens": 0,
-        "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 0,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 0,
-    }
-
-
 def runtime_spec(name: str) -> dict[str, Any]:
     """A tool the session writes at run time."""
     schema = {"type": "object", "properties": {"target": {"type": "string"}}}
@@ -911,26 +902,7 @@ class NativeSession:
                     "content": [part],
                 }
             )
-        return raw(
-            {
-                "id": f"resp_srv_{n:04d}",
-                "object": "response",
-                "created_at": 0,
-                "model": self.combo.model,
-                "status": "completed",
-                "output": output,
-                "parallel_tool_calls": True,
-                "tool_choice": "auto",
-                "tools": [],
-                "error": None,
-                "incomplete_details": None,
-                "instructions": None,
-                "metadata": {},
-                "temperature": 1.0,
-                "top_p": 1.0,
-                "usage": _usage(),
-            }
-        )
+        return raw(response_body(output, model=self.combo.model, response_id=f"resp_srv_{n:04d}"))
 
     # -- one request -----------------------------------------------------------------------
 

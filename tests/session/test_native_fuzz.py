@@ -74,6 +74,7 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
+from contextchef.testing._replies import response_body
 from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
@@ -132,33 +133,7 @@ def _chef(catalogs_dir: Path, review: list[str]) -> ContextChef:
 
 
 def _response(n: int, *items: dict[str, Any]) -> RawReply:
-    usage = {
-        "input_tokens": 0,
-        "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 0,
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 0,
-    }
-    return raw(
-        {
-            "id": f"resp_{n}",
-            "object": "response",
-            "created_at": 0,
-            "model": "gpt-5.4",
-            "status": "completed",
-            "output": list(items),
-            "parallel_tool_calls": True,
-            "tool_choice": "auto",
-            "tools": [],
-            "error": None,
-            "incomplete_details": None,
-            "instructions": None,
-            "metadata": {},
-            "temperature": 1.0,
-            "top_p": 1.0,
-            "usage": usage,
-        }
-    )
+    return raw(response_body(list(items), model="gpt-5.4", response_id=f"resp_{n}"))
 
 
 def _hosted_search(n: int, namespace: dict[str, Any]) -> list[dict[str, Any]]:

@@ -160,6 +160,11 @@ def responses_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
                 "status": "completed",
             }
         )
+    return response_body(output, model=model, response_id=ids.take("resp_"))
+
+
+def response_body(output: list[dict[str, Any]], *, model: str, response_id: str) -> dict[str, Any]:
+    """A complete Responses ``response`` object around `output` items (zero usage)."""
     usage = {
         "input_tokens": 0,
         "input_tokens_details": {"cached_tokens": 0},
@@ -168,7 +173,7 @@ def responses_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
         "total_tokens": 0,
     }
     return {
-        "id": ids.take("resp_"),
+        "id": response_id,
         "object": "response",
         "created_at": 0,
         "model": model,
