@@ -269,8 +269,21 @@ def run(
                 send(conv, turn)
             next_turn[conv] = turn + 1
 
-    for _ in procs:  # every worker has imported contextchef and opened the store
-        results.get(timeout=deadline)
+    ready = 0  # every worker has imported contextchef and opened the store
+    opened_by = time.perf_counter() + deadline
+    while ready < len(procs):
+        try:
+            results.get(timeout=1.0)
+            ready += 1
+        except queue.Empty:
+            dead = [p.pid for p in procs if not p.is_alive()]
+            if dead or time.perf_counter() > opened_by:
+                for p in procs:
+                    p.kill()
+                raise RuntimeError(
+                    f"load test could not start: {ready} of {len(procs)} workers ready, "
+                    f"dead workers {dead}"
+                ) from None
     started = time.perf_counter()
     report = Report(
         store=spec[0],

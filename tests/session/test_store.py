@@ -458,3 +458,40 @@ def test_a_negative_stored_version_and_a_make_chef_without_a_chef_are_clear_erro
         store.load("s")
     with pytest.raises(UsageError, match="expected a ContextChef"):
         SessionSync(store, "t").run_turn(lambda: None, lambda chef: None)  # type: ignore[arg-type,return-value]
+
+
+def _open_at_once(path: str, start: float, out: Any) -> None:
+    """Child process: wait for the common start time, then open the store and write."""
+    import time as _time
+
+    from contextchef import SQLiteSessionStore as _Store
+
+    _time.sleep(max(0.0, start - _time.time()))
+    try:
+        _Store(path, timeout=60)
+        out.put("ok")
+    except Exception as exc:  # reported to the parent, which fails the test
+        out.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path) -> None:
+    # CI once saw "database is locked" from the switch to WAL when two workers opened a
+    # fresh file in the same instant; every opener must wait for the lock instead.
+    import multiprocessing
+    import time as _time
+
+    ctx = multiprocessing.get_context("spawn")
+    for attempt in range(3):
+        path = str(tmp_path / f"fresh{attempt}.db")
+        out = ctx.Queue()
+        start = _time.time() + 3.0
+        procs = [ctx.Process(target=_open_at_once, args=(path, start, out)) for _ in range(6)]
+        for p in procs:
+            p.start()
+        answers = [out.get(timeout=120) for _ in procs]
+        for p in procs:
+            p.join(timeout=30)
+        assert answers == ["ok"] * len(procs)
+        conn = sqlite3.connect(path)
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        conn.close()

@@ -101,15 +101,43 @@ class SQLiteSessionStore:
             self._inherited.append(conn)
             conn = None
         if conn is None:
-            try:
-                conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(_SCHEMA)
-            except sqlite3.Error as exc:
-                raise SessionStoreError(f"cannot open session store {self.path!r}: {exc}") from exc
+            conn = self._open()
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
+
+    def _open(self) -> sqlite3.Connection:
+        """A configured connection; waits up to ``timeout`` for another opener's lock.
+
+        Switching to WAL takes an exclusive lock and SQLite does not always route that
+        wait through its busy handler, so two processes opening a new file at the same
+        moment can see "database is locked" at once; that case is retried here.
+        """
+        give_up = time.monotonic() + self.timeout
+        pause = 0.005
+        while True:
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+                mode = conn.execute("PRAGMA journal_mode").fetchone()
+                if self.path != ":memory:" and (mode is None or str(mode[0]).lower() != "wal"):
+                    conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + pause > give_up:
+                    raise SessionStoreError(
+                        f"cannot open session store {self.path!r}: {exc}"
+                    ) from exc
+                time.sleep(pause)
+                pause = min(pause * 2, 0.25)
+            except sqlite3.Error as exc:
+                if conn is not None:
+                    conn.close()
+                raise SessionStoreError(f"cannot open session store {self.path!r}: {exc}") from exc
 
     @contextmanager
     def _write(self, session_id: str = "") -> Iterator[sqlite3.Connection]:
