@@ -1,0 +1,543 @@
+"""Replay a recorded conversation through sessions: what each disclosure strategy costs.
+
+`replay` feeds each request of a `Recording` (``contextchef.session._transcripts``) turn
+by turn into one `ContextChef` per strategy and measures every compiled request in the
+prompt cache's reading order (spec 002: system, then tools, then the conversation):
+
+* ``input_chars``: characters of the request's canonical JSON in that order (the
+  ``system`` segment, the ``tools`` segment, the conversation list; breakpoint markers
+  left out); ``input_tokens_est``: `contextchef.estimate_tokens` of that text;
+* ``shared_prefix_bytes``: UTF-8 bytes of that text the request shares with the
+  previous request of the same strategy, measured by `prefix_break` (0 for the first);
+* ``cache_read_tokens_est`` / ``cache_write_tokens_est``: the estimate of the shared
+  text, and the rest (a request writes everything after the cached prefix, as with a
+  breakpoint on its last block);
+* ``cost_usd``: ``price * (cache_read * read + cache_write * write) / 1e6`` with the
+  spec 002 multipliers by default (read 0.1x, 5-minute write 1.25x, $3 per million).
+
+The model: no cache expiry, no minimum cacheable length, the same multipliers on every
+target (pass others with `ReplayPricing`).
+
+Strategies (`REPLAY_STRATEGIES`):
+
+* ``flat``: every tool resident in every request;
+* ``naive``: the tools array holds only the tools the recorded model has called so
+  far; a call to a tool not in it adds the tool to the next request's array (so the
+  ``tools`` segment, and everything after it, changes);
+* ``client``: every tool deferred; before the recorded turn that first calls a tool,
+  the session's own ``tool_search`` is called for it (by exact name) and its result
+  appended, which reveals the tool;
+* ``native``: the target's own deferral with our ``tool_search``
+  (``anthropic-native-client``, ``openai-native-client``), revealed the same way; only
+  where the target and model have it.
+
+The recorded calls are kept as recorded (a client-deferral agent would call a found
+tool through ``defer_execute``; the bytes differ by the wrapper only).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextchef._errors import ContextChefError, UsageError
+from contextchef._json import canonical_dumps
+from contextchef._tokens import estimate_tokens
+from contextchef.deferred._meta import TOOL_SEARCH
+from contextchef.history._messages import Message, TextPart, ToolCall, assistant, tool_results
+from contextchef.providers import get_adapter
+from contextchef.session._chef import ContextChef
+from contextchef.session._diagnose import _CONVERSATION, _entries, prefix_break
+from contextchef.session._request import CompiledRequest
+from contextchef.session._strategies import STRATEGIES, Strategy
+from contextchef.session._strategy_plan import _AT_START
+from contextchef.session._transcripts import Recording
+from contextchef.tools._tool import Tool
+
+__all__ = [
+    "REPLAY_MODELS",
+    "REPLAY_STRATEGIES",
+    "ReplayPricing",
+    "ReplayReport",
+    "ReplayTurn",
+    "TurnFigures",
+    "replay",
+]
+
+REPLAY_STRATEGIES = ("flat", "naive", "client", "native")
+"""The strategies `replay` compares, in report order."""
+
+REPLAY_MODELS = {
+    "anthropic": "claude-opus-5-5",
+    "openai": "gpt-5.4",
+    "responses": "gpt-5.4",
+    "deepseek": "deepseek-chat",
+    "gemini": "gemini-2.5-pro",
+}
+"""The model a request is compiled for when the recording names none, or names one of
+another target (a replay with ``--target``)."""
+
+_FIGURES = (
+    "input_chars",
+    "input_tokens_est",
+    "shared_prefix_bytes",
+    "cache_read_tokens_est",
+    "cache_write_tokens_est",
+    "cost_usd",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayPricing:
+    """Input prices: base USD per million tokens and the cache multipliers (spec 002)."""
+
+    price_per_mtok: float = 3.0
+    cache_read: float = 0.1
+    cache_write: float = 1.25
+
+    def cost(self, read: int, write: int) -> float:
+        """USD for `read` cached and `write` newly written input tokens."""
+        return self.price_per_mtok * (self.cache_read * read + self.cache_write * write) / 1e6
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnFigures:
+    """One request under one strategy (see the module docstring for each figure).
+
+    Attributes:
+        tools: Entries of the request's ``tools`` array.
+        revealed: Tools revealed before this request (``naive``: added to the array;
+            ``client`` / ``native``: searched for), sorted.
+        cause: Why the prefix broke against the previous request, or None when the
+            request extends it (and for the first request).
+    """
+
+    input_chars: int
+    input_tokens_est: int
+    shared_prefix_bytes: int
+    cache_read_tokens_est: int
+    cache_write_tokens_est: int
+    cost_usd: float
+    tools: int
+    revealed: tuple[str, ...] = ()
+    cause: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (``revealed`` as a list)."""
+        return {**dataclasses.asdict(self), "revealed": list(self.revealed)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayTurn:
+    """One recorded request, measured under each strategy that ran."""
+
+    transcript: str
+    request: int
+    """Index of the request in its recording."""
+    messages: int
+    """Messages of the recorded conversation in this request."""
+    strategies: Mapping[str, TurnFigures]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "transcript": self.transcript,
+            "request": self.request,
+            "messages": self.messages,
+            "strategies": {k: v.to_dict() for k, v in self.strategies.items()},
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayReport:
+    """What `replay` measured: one `ReplayTurn` per request, the totals per strategy.
+
+    Attributes:
+        transcripts: Per recording: ``name``, ``format``, ``target``, ``model``,
+            ``requests``, ``tools`` (the catalog size), ``hosted`` (provider-hosted tools
+            left out), ``cut`` and ``skipped`` (strategy -> why it did not run).
+        strategies: The strategies asked for, in order.
+        pricing: The prices used.
+        turns: Every request of every recording, in order.
+    """
+
+    transcripts: tuple[Mapping[str, Any], ...]
+    strategies: tuple[str, ...]
+    pricing: ReplayPricing
+    turns: tuple[ReplayTurn, ...]
+    totals: Mapping[str, Mapping[str, float]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        totals: dict[str, dict[str, float]] = {}
+        for name in self.strategies:
+            rows = [t.strategies[name] for t in self.turns if name in t.strategies]
+            if not rows:
+                continue
+            sums: dict[str, float] = {"requests": len(rows)}
+            for key in _FIGURES:
+                sums[key] = sum(getattr(r, key) for r in rows)
+            read, total = sums["cache_read_tokens_est"], sums["input_tokens_est"]
+            sums["cached_share"] = read / total if total else 0.0
+            totals[name] = sums
+        object.__setattr__(self, "totals", totals)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``transcripts``, ``strategies``, ``pricing``, ``turns``, ``totals``."""
+        return {
+            "transcripts": [dict(t) for t in self.transcripts],
+            "strategies": list(self.strategies),
+            "pricing": dataclasses.asdict(self.pricing),
+            "turns": [t.to_dict() for t in self.turns],
+            "totals": {k: dict(v) for k, v in self.totals.items()},
+        }
+
+
+def _cache_text(request: CompiledRequest, native: str | None) -> str:
+    """The request in the cache's order, without the conversation's closing bracket.
+
+    Under a provider-native strategy the ``tools`` segment is what the model sees of it
+    (Anthropic strips deferred definitions; Responses shows their names and
+    descriptions), as `contextchef plan` counts it.
+    """
+    entries = _entries(request.payload.get(_CONVERSATION[request.target]))
+    tools = request.segments["tools"]
+    if native is not None and tools:
+        loaded = json.loads(tools)
+        tools = canonical_dumps(
+            _AT_START.get(native, list)(loaded if isinstance(loaded, list) else [loaded])
+        )
+    return request.segments["system"] + tools + "[" + ",".join(entries)
+
+
+def _definitions(request: CompiledRequest, names: Iterable[str]) -> str:
+    """Canonical JSON of the ``tools`` entries named `names` (what a reference expands to)."""
+    wanted = set(names)
+    found: list[Any] = []
+    for entry in json.loads(request.segments["tools"] or "[]"):
+        if isinstance(entry, Mapping) and isinstance(entry.get("tools"), list):
+            found += [
+                t for t in entry["tools"] if isinstance(t, Mapping) and t.get("name") in wanted
+            ]
+        elif isinstance(entry, Mapping) and entry.get("name") in wanted:
+            found.append(entry)
+    return canonical_dumps(found) if found else ""
+
+
+def _native(recording: Recording, target: str, model: str) -> Strategy | str:
+    """The provider-native strategy revealed through our tool_search, or why none fits."""
+    adapter = get_adapter(target)
+    rules = adapter.model_rules(model)
+    problems = []
+    for strategy in STRATEGIES.values():
+        if strategy.native is None or not strategy.reveal_by_reference:
+            continue
+        problem = strategy.fits(adapter.profile, rules)
+        if problem is None:
+            return strategy
+        problems.append(problem)
+    return problems[0] if problems else f"target {target!r} has no tool deferral of its own"
+
+
+class _Run:
+    """One strategy over one recording: the session, what it revealed, the last request."""
+
+    def __init__(
+        self,
+        name: str,
+        strategy: str,
+        tools: Sequence[Tool],
+        system: str,
+        *,
+        grow: bool,
+    ) -> None:
+        self.name = name
+        self.strategy = strategy
+        self.grow = grow
+        self.chef = ContextChef(default_defer=not grow and name != "flat", volatile_lint="off")
+        self.by_name = {t.name: t for t in tools}
+        if not grow:
+            self.chef.register_tools(list(tools))
+        if system:
+            self.chef.set_system_prompt(system)
+        self.revealed: set[str] = set()
+        self.searches: dict[int, tuple[Message, ...]] = {}
+        self.previous: CompiledRequest | None = None
+        self.previous_text = ""
+        self.native = STRATEGIES[strategy].native
+        self.expanded = (0, 0)  # chars, tokens of definitions the provider expanded so far
+
+    def _called(self, message: Message) -> list[str]:
+        names = [p.name for p in message.parts if isinstance(p, ToolCall)]
+        return sorted({n for n in names if n in self.by_name and n not in self.revealed})
+
+    def history(self, messages: Sequence[Message]) -> tuple[list[Message], list[str]]:
+        """`messages` as this strategy sends them, and the tools revealed for it."""
+        if self.name == "flat":
+            return list(messages), []
+        revealed: list[str] = []
+        out: list[Message] = []
+        for i, message in enumerate(messages):
+            if message.role == "assistant" and i not in self.searches:
+                found = self._called(message)
+                if found:
+                    revealed += found
+                    self.revealed.update(found)
+                    if self.grow:
+                        self.chef.register_tools([self.by_name[n] for n in found])
+                        self.searches[i] = ()
+                    else:
+                        self.searches[i] = self._search(i, found)
+            out.extend(self.searches.get(i, ()))
+            out.append(message)
+        return out, sorted(revealed)
+
+    def _search(self, index: int, names: Sequence[str]) -> tuple[Message, Message]:
+        """A ``tool_search`` exchange that reveals `names`, answered by the session."""
+        wires = [self.chef.wire_name(n) for n in names]
+        call = ToolCall(
+            id=f"replay_search_{index}",
+            name=TOOL_SEARCH,
+            arguments=canonical_dumps({"tool_names": wires}),
+        )
+        done = self.chef.execute(call)
+        result = done.result
+        if STRATEGIES.get(self.strategy, STRATEGIES["client"]).reveal_by_reference:
+            result = dataclasses.replace(result, references=tuple(done.loaded or wires))
+        return assistant(tool_calls=[call]), tool_results([result])
+
+    def measure(
+        self, request: CompiledRequest, pricing: ReplayPricing, revealed: Sequence[str]
+    ) -> TurnFigures:
+        text = _cache_text(request, self.native)
+        full = text + "]"
+        data = text.encode()
+        cause: str | None = None
+        shared = 0
+        if self.previous is not None:
+            found = prefix_break(self.previous, request)
+            if found is None:
+                shared = len(self.previous_text.encode())
+            else:
+                shared, cause = found.shared_bytes, found.cause
+        shared = min(shared, len(data))
+        tokens = estimate_tokens(full)
+        read = min(tokens, estimate_tokens(data[:shared].decode("utf-8", "ignore")))
+        self.previous, self.previous_text = request, text
+        chars = len(full)
+        if self.native is not None:  # references the provider expands into definitions
+            chars, tokens, read = (
+                chars + self.expanded[0],
+                tokens + self.expanded[1],
+                read + (self.expanded[1] if cause is None else 0),
+            )
+            new = _definitions(request, [self.chef.wire_name(n) for n in revealed])
+            self.expanded = (self.expanded[0] + len(new), self.expanded[1] + estimate_tokens(new))
+            chars, tokens = chars + len(new), tokens + estimate_tokens(new)
+        tools = request.payload.get("tools")
+        return TurnFigures(
+            input_chars=chars,
+            input_tokens_est=tokens,
+            shared_prefix_bytes=shared,
+            cache_read_tokens_est=read,
+            cache_write_tokens_est=tokens - read,
+            cost_usd=pricing.cost(read, tokens - read),
+            tools=_count_tools(tools),
+            revealed=tuple(revealed),
+            cause=cause,
+        )
+
+
+def _count_tools(tools: Any) -> int:
+    """Function entries of a ``tools`` array (Gemini's declarations wrappers opened)."""
+    if not isinstance(tools, list):
+        return 0
+    count = 0
+    for entry in tools:
+        if isinstance(entry, Mapping):
+            inner = entry.get("function_declarations", entry.get("functionDeclarations"))
+            nested = entry.get("tools") if entry.get("type") == "namespace" else None
+            if isinstance(inner, list):
+                count += len(inner)
+            elif isinstance(nested, list):
+                count += len(nested)
+            else:
+                count += 1
+    return count
+
+
+def _merged(recording: Recording, extra: Iterable[Tool]) -> list[Tool]:
+    """The recording's tools, then `extra` tools whose names it does not use."""
+    tools = list(recording.tools)
+    names = {t.name for t in tools}
+    for tool in extra:
+        if tool.name not in names and (tool.server, tool.name) not in {
+            (t.server, t.name) for t in tools
+        }:
+            tools.append(tool)
+    return tools
+
+
+def replay(
+    recordings: Sequence[Recording],
+    *,
+    target: str | None = None,
+    strategies: Sequence[str] = REPLAY_STRATEGIES,
+    extra_tools: Sequence[Tool] = (),
+    pricing: ReplayPricing | None = None,
+    model: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ReplayReport:
+    """Replay `recordings` under each of `strategies` (see the module docstring).
+
+    Args:
+        recordings: From `load_recording`.
+        target: Compile for this target (default: each recording's own).
+        strategies: Names from `REPLAY_STRATEGIES`.
+        extra_tools: Tools added to every recording's catalog (``--catalog`` files), so
+            the catalog is realistic in size; a name the recording uses is not added.
+        pricing: Prices (default: spec 002's multipliers at $3 per million tokens).
+        model: Model for every request (default: the recorded one on the recording's
+            own target, else `REPLAY_MODELS`).
+        progress: Called with one line per recording and strategy.
+
+    Returns:
+        A `ReplayReport`; ``native`` is skipped, with the reason in ``transcripts``,
+        where the target or model has no deferral of its own.
+
+    Raises:
+        UsageError: An unknown strategy, or no recording.
+        UnknownTargetError: An unknown target.
+        ContextChefError: A request the target cannot compile (the message names the
+            recording and the request).
+    """
+    unknown = [s for s in strategies if s not in REPLAY_STRATEGIES]
+    if unknown or not strategies:
+        raise UsageError(
+            f"unknown replay strategies {unknown}; valid: {', '.join(REPLAY_STRATEGIES)}"
+        )
+    if not recordings:
+        raise UsageError("nothing to replay: pass at least one recording")
+    pricing = pricing or ReplayPricing()
+    quiet = logging.getLogger("contextchef")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # every break is in the figures, with its cause
+    try:
+        return _replay_all(recordings, target, strategies, extra_tools, pricing, model, progress)
+    finally:
+        quiet.setLevel(level)
+
+
+def _replay_all(
+    recordings: Sequence[Recording],
+    target: str | None,
+    strategies: Sequence[str],
+    extra_tools: Sequence[Tool],
+    pricing: ReplayPricing,
+    model: str | None,
+    progress: Callable[[str], None] | None,
+) -> ReplayReport:
+    infos: list[Mapping[str, Any]] = []
+    turns: list[ReplayTurn] = []
+    for recording in recordings:
+        info, rows = _replay_one(
+            recording,
+            target=target or recording.target,
+            strategies=strategies,
+            extra_tools=extra_tools,
+            pricing=pricing,
+            model=model,
+            progress=progress,
+        )
+        infos.append(info)
+        turns.extend(rows)
+    return ReplayReport(
+        transcripts=tuple(infos), strategies=tuple(strategies), pricing=pricing, turns=tuple(turns)
+    )
+
+
+def _replay_one(
+    recording: Recording,
+    *,
+    target: str,
+    strategies: Sequence[str],
+    extra_tools: Sequence[Tool],
+    pricing: ReplayPricing,
+    model: str | None,
+    progress: Callable[[str], None] | None,
+) -> tuple[dict[str, Any], list[ReplayTurn]]:
+    get_adapter(target)  # UnknownTargetError first
+    fallback = REPLAY_MODELS.get(target, "model")
+    own = target == recording.target
+    tools = _merged(recording, extra_tools)
+    skipped: dict[str, str] = {}
+    runs: list[_Run] = []
+    for name in strategies:
+        concrete = {"flat": "flat", "naive": "flat", "client": "client"}.get(name)
+        if concrete is None:
+            first = model or (recording.requests[0].model if own else None) or fallback
+            native = _native(recording, target, first)
+            if isinstance(native, str):
+                skipped[name] = native
+                continue
+            concrete = native.name
+        runs.append(_Run(name, concrete, tools, recording.system, grow=name == "naive"))
+    per_request: list[dict[str, TurnFigures]] = [{} for _ in recording.requests]
+    for run in runs:
+        if progress is not None:
+            progress(f"{recording.name}: {run.name} ({run.strategy}) on {target}")
+        for i, recorded in enumerate(recording.requests):
+            if not _sendable(recorded.messages):
+                continue  # nothing sendable (an empty text): no request to measure
+            use = model or (recorded.model if own else None) or fallback
+            history, revealed = run.history(recorded.messages)
+            try:
+                run.chef.set_history(history)
+                request = run.chef.compile(target, model=use, strategy=run.strategy)
+            except ContextChefError as exc:
+                if _plain_error(exc):
+                    where = f"{recording.name}, request {i} ({run.name} on {target})"
+                    raise type(exc)(f"{where}: {exc}") from exc
+                raise
+            per_request[i][run.name] = run.measure(request, pricing, revealed)
+    info = {
+        "name": recording.name,
+        "format": recording.format,
+        "target": target,
+        "model": model or (recording.requests[0].model if own else None) or fallback,
+        "requests": len(recording.requests),
+        "tools": len(tools),
+        "hosted": list(recording.hosted),
+        "cut": recording.cut,
+        "skipped": skipped,
+        "empty_requests": [
+            i for i, r in enumerate(recording.requests) if not _sendable(r.messages)
+        ],
+    }
+    rows = [
+        ReplayTurn(
+            transcript=recording.name,
+            request=i,
+            messages=len(recorded.messages),
+            strategies=per_request[i],
+        )
+        for i, recorded in enumerate(recording.requests)
+    ]
+    return info, rows
+
+
+def _sendable(messages: Sequence[Message]) -> bool:
+    """Some message has a part other than empty text."""
+    return any(not (isinstance(p, TextPart) and not p.text) for m in messages for p in m.parts)
+
+
+def _plain_error(exc: ContextChefError) -> bool:
+    """The error class takes one message argument (so it can be re-raised with context)."""
+    try:
+        type(exc)("probe")
+    except TypeError:
+        return False
+    return True

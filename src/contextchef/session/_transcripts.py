@@ -1,0 +1,350 @@
+"""Recorded conversations in, as requests in the IR (what ``contextchef replay`` feeds).
+
+`load_recording` reads one JSON file in any of these shapes:
+
+* a transcript of ``shared/data/transcripts`` (``format``: ``anthropic``,
+  ``openai_chat``, ``responses``, ``gemini`` or ``swe_agent``; ``turns``: one
+  conversation per request, or only the final one);
+* a stored provider request: the keyword arguments of one SDK call (``messages`` /
+  ``input`` / ``contents`` with ``system`` / ``instructions`` / ``systemInstruction``,
+  ``tools``, ``model``), or a bare list of one provider's messages;
+* a session snapshot (``ContextChef.snapshot()``, ``format: contextchef.snapshot``).
+
+A file that holds only the final conversation is cut before each assistant turn: the
+requests it implies, exact only if the agent never rewrote its history. SWE-agent
+messages are read as Chat messages (their own keys dropped); their tools are not
+recorded, so every tool the model calls gets a stub definition (as does any called tool
+a recording does not declare). Provider-hosted entries of a ``tools`` array (server
+search, web search) are not function tools and are left out (`Recording.hosted`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown_keys
+from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
+from contextchef.history._messages import Message, ToolCall, message_from_dict
+from contextchef.providers import (
+    ParsedHistory,
+    from_anthropic,
+    from_gemini,
+    from_openai,
+    from_responses,
+)
+from contextchef.tools._catalogs import expand_tool_dicts, tool_from_dict
+from contextchef.tools._tool import Tool
+
+__all__ = ["RecordedRequest", "Recording", "load_recording"]
+
+_FORMAT_TARGET = {
+    "anthropic": "anthropic",
+    "openai_chat": "openai",
+    "responses": "responses",
+    "gemini": "gemini",
+    "swe_agent": "openai",
+}
+"""The target a recording's format was sent to (DeepSeek by URL, see `_target`)."""
+
+_GEMINI_MODEL = re.compile(r"/models/([^/:?]+)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedRequest:
+    """One request of a recording: the conversation it sent and the model it named."""
+
+    messages: tuple[Message, ...]
+    model: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recording:
+    """A recorded conversation, read by `load_recording`.
+
+    Attributes:
+        name: The file's name.
+        format: ``anthropic``, ``openai_chat``, ``responses``, ``gemini``, ``swe_agent``,
+            ``payload`` (a stored provider request or message list) or ``snapshot``.
+        target: The target it was sent to (``openai`` for SWE-agent and Chat recordings,
+            ``deepseek`` when the URL says so).
+        system: The system prompt text (``""`` if none).
+        tools: Function tools declared or called (stubs for called tools without a
+            definition), in first-seen order, names unique.
+        hosted: Provider-hosted ``tools`` entries left out (their ``type`` or name).
+        requests: One entry per request, in order.
+        cut: True when the requests were cut from a final conversation.
+    """
+
+    name: str
+    format: str
+    target: str
+    system: str
+    tools: tuple[Tool, ...]
+    hosted: tuple[str, ...]
+    requests: tuple[RecordedRequest, ...]
+    cut: bool = False
+
+
+def _swe_agent_chat(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """SWE-agent message dicts as Chat messages (their own keys dropped).
+
+    A replayed demonstration can reuse a call id for a later call; each reuse gets a
+    suffix (``~2``, ``~3``...), and the tool messages after it answer the renamed call.
+    """
+    out: list[dict[str, Any]] = []
+    uses: dict[str, int] = {}
+    current: dict[str, str] = {}
+    for msg in messages:
+        item: dict[str, Any] = {"role": msg.get("role"), "content": msg.get("content")}
+        if msg.get("tool_calls"):
+            calls = []
+            for call in msg["tool_calls"]:
+                if isinstance(call, Mapping) and isinstance(call.get("id"), str):
+                    uses[call["id"]] = uses.get(call["id"], 0) + 1
+                    n = uses[call["id"]]
+                    current[call["id"]] = call["id"] if n == 1 else f"{call['id']}~{n}"
+                    call = {**call, "id": current[call["id"]]}
+                calls.append(call)
+            item["tool_calls"] = calls
+        if msg.get("role") == "tool":
+            ids = msg.get("tool_call_ids") or [msg.get("tool_call_id")]
+            item["tool_call_id"] = current.get(ids[0], ids[0])
+        out.append(item)
+    return out
+
+
+def _parse(fmt: str, turn: Any, system: Any) -> ParsedHistory:
+    if not isinstance(turn, list):
+        raise UsageError(f"a recorded turn must be a list of messages, got {type(turn).__name__}")
+    if fmt == "anthropic":
+        return from_anthropic(turn, system=system)
+    if fmt == "responses":
+        return from_responses(turn, instructions=system)
+    if fmt == "gemini":
+        return from_gemini(turn, system_instruction=system)
+    if fmt == "swe_agent":
+        return from_openai(_swe_agent_chat(turn))
+    return from_openai(turn)
+
+
+def _tools(raw: Any) -> tuple[list[Tool], list[str]]:
+    tools: list[Tool] = []
+    hosted: list[str] = []
+    for item in expand_tool_dicts(raw or []):
+        try:
+            tool = tool_from_dict(item)
+        except CatalogFormatError:
+            label = item.get("type") or item.get("name") if isinstance(item, Mapping) else None
+            hosted.append(str(label or "?"))
+            continue
+        if tool.name in _RESERVED:
+            hosted.append(tool.name)
+        else:
+            tools.append(tool)
+    return tools, hosted
+
+
+_RESERVED = frozenset({TOOL_SEARCH, DEFER_EXECUTE})
+"""Our meta-tools' names: a recorded tool or call by that name was the provider's (or
+another library's) search, which the replayed strategies bring themselves."""
+
+
+def _stubbed(tools: list[Tool], requests: Sequence[RecordedRequest]) -> tuple[Tool, ...]:
+    """`tools` (names unique, first wins) plus a stub for every called tool not in them."""
+    out: dict[str, Tool] = {}
+    for tool in tools:
+        out.setdefault(tool.name, tool)
+    for request in requests:
+        for message in request.messages:
+            for part in message.parts:
+                if isinstance(part, ToolCall) and part.name not in {*out, *_RESERVED}:
+                    out[part.name] = Tool(
+                        name=part.name,
+                        description=f"{part.name} (definition not recorded)",
+                        input_schema={"type": "object"},
+                    )
+    return tuple(out.values())
+
+
+def _cut(messages: Sequence[Message], model: str | None) -> list[RecordedRequest]:
+    """The requests a final conversation implies: everything before each assistant turn."""
+    out = [
+        RecordedRequest(messages=tuple(messages[:i]), model=model)
+        for i, m in enumerate(messages)
+        if m.role == "assistant" and i > 0 and messages[i - 1].role != "assistant"
+    ]
+    if not out or messages[-1].role != "assistant":
+        out.append(RecordedRequest(messages=tuple(messages), model=model))
+    return out
+
+
+def _model(params: Any) -> str | None:
+    if not isinstance(params, Mapping):
+        return None
+    model = params.get("model")
+    if isinstance(model, str):
+        return model
+    found = _GEMINI_MODEL.search(str(params.get("url") or ""))
+    return found.group(1) if found else None
+
+
+def _transcript(name: str, data: Mapping[str, Any]) -> Recording:
+    fmt = data["format"]
+    if fmt not in _FORMAT_TARGET:
+        raise UsageError(
+            f"{name}: unknown transcript format {fmt!r}; valid: {', '.join(_FORMAT_TARGET)}"
+        )
+    params = list(data.get("request_params") or [])
+    target = _FORMAT_TARGET[fmt]
+    if any("api.deepseek.com" in str(p.get("url", "")) for p in params if isinstance(p, Mapping)):
+        target = "deepseek"
+    system_raw = data.get("system")
+    requests: list[RecordedRequest] = []
+    system = ""
+    raw_tools: list[Any] = list(data.get("tools") or [])
+    for i, turn in enumerate(data.get("turns") or []):
+        param = params[i] if i < len(params) else {}
+        if isinstance(param, Mapping) and isinstance(param.get("tools"), list):
+            raw_tools += param["tools"]
+        parsed = _parse(fmt, turn, param.get("system", system_raw) if param else system_raw)
+        system = system or parsed.system
+        requests.append(RecordedRequest(messages=parsed.messages, model=_model(param)))
+    cut = data.get("turns_kind") == "final_only"
+    if cut and requests:
+        requests = _cut(requests[-1].messages, requests[-1].model)
+    tools, hosted = _tools(raw_tools)
+    return Recording(
+        name=name,
+        format=fmt,
+        target=target,
+        system=system,
+        tools=_stubbed(tools, requests),
+        hosted=tuple(hosted),
+        requests=tuple(requests),
+        cut=cut,
+    )
+
+
+def _guess_list(items: Sequence[Any]) -> str:
+    """The format of a bare message list, from its entries' keys."""
+    dicts = [m for m in items if isinstance(m, Mapping)]
+    if any("parts" in m for m in dicts):
+        return "gemini"
+    if any("role" not in m or m.get("type") in ("message", "function_call") for m in dicts):
+        return "responses"
+    for m in dicts:
+        content = m.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result", "thinking")
+            for b in content
+        ):
+            return "anthropic"
+    return "openai_chat"
+
+
+def _payload(name: str, data: Any) -> Recording:
+    raw_tools: Any
+    if isinstance(data, list):
+        fmt, conversation, system, raw_tools, model = _guess_list(data), data, None, [], None
+    else:
+        if "contents" in data:
+            fmt, conversation = "gemini", data["contents"]
+            system = data.get("systemInstruction", data.get("system_instruction"))
+            config = data.get("config")
+            if system is None and isinstance(config, Mapping):
+                system = config.get("system_instruction", config.get("systemInstruction"))
+            raw_tools = data.get("tools") or (
+                config.get("tools") if isinstance(config, Mapping) else None
+            )
+        elif "input" in data:
+            fmt, conversation, system = "responses", data["input"], data.get("instructions")
+            raw_tools = data.get("tools")
+        else:
+            conversation, system, raw_tools = (
+                data["messages"],
+                data.get("system"),
+                data.get("tools"),
+            )
+            fmt = "anthropic" if "system" in data else _guess_list(conversation)
+        model = data.get("model") if isinstance(data.get("model"), str) else None
+    parsed = _parse(fmt, conversation, system)
+    requests = _cut(parsed.messages, model)
+    tools, hosted = _tools(raw_tools)
+    return Recording(
+        name=name,
+        format="payload",
+        target=_FORMAT_TARGET[fmt],
+        system=parsed.system,
+        tools=_stubbed(tools, requests),
+        hosted=tuple(hosted),
+        requests=tuple(requests),
+        cut=True,
+    )
+
+
+def _snapshot(name: str, data: Mapping[str, Any]) -> Recording:
+    history = data.get("history")
+    if not isinstance(history, list):
+        raise UsageError(f"{name}: the snapshot has no 'history' list")
+    messages = [message_from_dict(m, index=i) for i, m in enumerate(history)]
+    model = data.get("model") if isinstance(data.get("model"), str) else None
+    requests = _cut(messages, model)
+    recorded = data.get("tools") if isinstance(data.get("tools"), Mapping) else {}
+    tools, _ = _tools(recorded.get("definitions") if isinstance(recorded, Mapping) else [])
+    target = data.get("compiled") or data.get("target")
+    system = data.get("system")
+    return Recording(
+        name=name,
+        format="snapshot",
+        target=target if isinstance(target, str) and target in _TARGETS else "anthropic",
+        system=system if isinstance(system, str) else "",
+        tools=_stubbed(tools, requests),
+        hosted=(),
+        requests=tuple(requests),
+        cut=True,
+    )
+
+
+_TARGETS = frozenset(_FORMAT_TARGET.values()) | {"deepseek"}
+
+
+def load_recording(path: str | Path) -> Recording:
+    """Read a recorded conversation (see the module docstring for the shapes).
+
+    Raises:
+        UsageError: Not a readable JSON file, or a shape none of the above.
+        CorruptHistoryError: A recorded message the format's parser cannot read.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
+    try:
+        if isinstance(data, Mapping) and "turns" in data and "format" in data:
+            found = _transcript(path.name, data)
+        elif isinstance(data, Mapping) and data.get("format") == "contextchef.snapshot":
+            found = _snapshot(path.name, data)
+        elif isinstance(data, list) or (
+            isinstance(data, Mapping) and any(k in data for k in ("messages", "input", "contents"))
+        ):
+            found = _payload(path.name, data)
+        else:
+            keys = shown_keys(data) if isinstance(data, Mapping) else type(data).__name__
+            raise UsageError(
+                f"{path}: not a recorded conversation (keys: {keys}); expected a transcript "
+                "(format, turns), a provider request (messages / input / contents), a message "
+                "list or a session snapshot"
+            )
+    except ContextChefError:
+        raise
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise UsageError(f"{path}: a recorded conversation of an unreadable shape ({exc})") from exc
+    if not found.requests or not any(r.messages for r in found.requests):
+        raise UsageError(f"{path}: the recording holds no request to replay")
+    return found
