@@ -7,6 +7,9 @@
   would.
 * ``contextchef eval-retrieval --catalog C --queries Q`` — recall@k, MRR, nDCG@5 of tool
   search on labelled queries.
+* ``contextchef replay TRANSCRIPT ...`` — replay recorded conversations per strategy:
+  tokens, shared prefix, cache read/write and cost per request
+  (`contextchef.session._replay`).
 
 ``search`` and ``eval-retrieval`` take ``--ranker bm25|semantic|hybrid|hybrid-rrf``; all
 but ``bm25`` need the ``semantic`` extra and embed the catalog before the first query.
@@ -403,6 +406,125 @@ def _payload(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a request payload is a JSON object, got {type(data).__name__}")
     return data
+
+
+@app.command()
+def replay(
+    transcripts: Annotated[
+        list[Path], typer.Argument(help="Recorded conversations (transcript, payload, snapshot).")
+    ],
+    target: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Compile for this target (default: each recording's own). "
+            f"One of: {', '.join(TARGETS)}."
+        ),
+    ] = None,
+    strategy: Annotated[
+        list[str] | None,
+        typer.Option(help="flat, naive, client or native (repeatable; default: all four)."),
+    ] = None,
+    catalog: Annotated[
+        list[Path] | None,
+        typer.Option(help="Catalog JSON file whose tools join every recording's (repeatable)."),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model for every request (default: the recorded one).")
+    ] = None,
+    price: Annotated[
+        float, typer.Option(min=0, help="Base input price, USD per million tokens.")
+    ] = 3.0,
+    cache_read: Annotated[float, typer.Option(min=0, help="Cache-read multiplier.")] = 0.1,
+    cache_write: Annotated[float, typer.Option(min=0, help="Cache-write multiplier.")] = 1.25,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    plot: Annotated[
+        Path | None,
+        typer.Option(help='Write a PNG of cumulative cost per strategy (needs the "plot" extra).'),
+    ] = None,
+) -> None:
+    """Replay recorded conversations: per request and in total, what each strategy costs."""
+    from contextchef.session._replay import REPLAY_STRATEGIES, ReplayPricing
+    from contextchef.session._replay import replay as run_replay
+    from contextchef.session._replay_plot import plot_cumulative_cost
+    from contextchef.session._transcripts import load_recording
+
+    try:
+        recordings = [load_recording(path) for path in transcripts]
+        extra = [t for c in _load(list(catalog or [])) for t in c.tools] if catalog else []
+        report = run_replay(
+            recordings,
+            target=target,
+            strategies=list(strategy or REPLAY_STRATEGIES),
+            extra_tools=extra,
+            pricing=ReplayPricing(
+                price_per_mtok=price, cache_read=cache_read, cache_write=cache_write
+            ),
+            model=model,
+        )
+        if plot is not None:
+            plot_cumulative_cost(report, plot)
+    except ContextChefError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        return
+    _print_replay(report)
+    if plot is not None:
+        Console().print(f"plot written to {plot}", highlight=False)
+
+
+def _print_replay(report: Any) -> None:
+    console = Console()
+    columns = ("req", "strategy", "tools", "tokens", "shared bytes", "read", "write", "USD")
+    tables: dict[str, Table] = {}
+    for turn in report.turns:
+        table = tables.get(turn.transcript)
+        if table is None:
+            table = tables[turn.transcript] = Table(title=f"{turn.transcript}: per request")
+            for column in columns:
+                table.add_column(column, justify="left" if column == "strategy" else "right")
+        for n, (name, f) in enumerate(turn.strategies.items()):
+            if n == 0 and table.row_count:
+                table.add_section()
+            table.add_row(
+                str(turn.request) if n == 0 else "",
+                name,
+                f"{f.tools}",
+                f"{f.input_tokens_est:,}",
+                f"{f.shared_prefix_bytes:,}",
+                f"{f.cache_read_tokens_est:,}",
+                f"{f.cache_write_tokens_est:,}",
+                f"${f.cost_usd:.4f}",
+            )
+    for table in tables.values():
+        console.print(table)
+    totals = Table(title="Replay totals per strategy")
+    for column in ("strategy", "requests", "chars", "tokens", "read", "write", "cached", "USD"):
+        totals.add_column(column, justify="left" if column == "strategy" else "right", no_wrap=True)
+    for name, t in report.totals.items():
+        totals.add_row(
+            name,
+            f"{int(t['requests'])}",
+            f"{int(t['input_chars']):,}",
+            f"{int(t['input_tokens_est']):,}",
+            f"{int(t['cache_read_tokens_est']):,}",
+            f"{int(t['cache_write_tokens_est']):,}",
+            f"{t['cached_share']:.1%}",
+            f"${t['cost_usd']:.4f}",
+        )
+    console.print(totals)
+    p = report.pricing
+    console.print(
+        f"USD = {p.price_per_mtok} x ({p.cache_read} x cache read + {p.cache_write} x cache "
+        "write) / 1e6 tokens (estimates); shared prefix: bytes of the request in the cache's "
+        "order (system, tools, conversation) that the previous request of the strategy had.",
+        highlight=False,
+        markup=False,
+    )
+    for info in report.transcripts:
+        for name, why in info["skipped"].items():
+            console.print(f"{info['name']}: {name} not run: {why}", highlight=False, markup=False)
 
 
 def main() -> None:

@@ -231,9 +231,13 @@ def _native(recording: Recording, target: str, model: str) -> Strategy | str:
     """The provider-native strategy revealed through our tool_search, or why none fits."""
     adapter = get_adapter(target)
     rules = adapter.model_rules(model)
+    if adapter.profile.native_tool_search is None:
+        return f"target {target!r} has no tool deferral of its own"
     problems = []
     for strategy in STRATEGIES.values():
-        if strategy.native is None or not strategy.reveal_by_reference:
+        if strategy.native != adapter.profile.native_tool_search:
+            continue
+        if not strategy.reveal_by_reference:
             continue
         problem = strategy.fits(adapter.profile, rules)
         if problem is None:
