@@ -136,6 +136,14 @@ def _parameter_break(
     return None
 
 
+_EDIT_KINDS: dict[Segment, tuple[str, ...]] = {
+    "system": ("system",),
+    "tools": ("tools",),
+    "messages": ("history", "model"),
+}
+"""The session edits that change each segment (the one named when several were made)."""
+
+
 def _what(segment: Segment, entry: int | None) -> str:
     if segment == "messages":
         return f"conversation entry {entry} differs from what was sent (or is gone)"
@@ -173,7 +181,8 @@ def prefix_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBreak
         return parameter
     segment, byte, shared, entry = found
     if after.edits:
-        edit = after.edits[0]
+        kinds = _EDIT_KINDS[segment]
+        edit = next((e for e in after.edits if e.kind in kinds), after.edits[0])
         cause = f"the session reported a {edit.kind} edit: {edit.detail}"
     elif before.strategy != after.strategy:
         cause = f"the strategy switched from {before.strategy!r} to {after.strategy!r}"

@@ -61,6 +61,7 @@ from contextchef.tools._tool import Tool
 __all__ = [
     "REPLAY_MODELS",
     "REPLAY_STRATEGIES",
+    "CacheMeter",
     "ReplayPricing",
     "ReplayReport",
     "ReplayTurn",
@@ -257,6 +258,7 @@ class _Run:
         system: str,
         *,
         grow: bool,
+        pricing: ReplayPricing,
     ) -> None:
         self.name = name
         self.strategy = strategy
@@ -269,10 +271,8 @@ class _Run:
             self.chef.set_system_prompt(system)
         self.revealed: set[str] = set()
         self.searches: dict[int, tuple[Message, ...]] = {}
-        self.previous: CompiledRequest | None = None
-        self.previous_text = ""
         self.native = STRATEGIES[strategy].native
-        self.expanded = (0, 0)  # chars, tokens of definitions the provider expanded so far
+        self.meter = CacheMeter(pricing, native=self.native)
 
     def _called(self, message: Message) -> list[str]:
         names = [p.name for p in message.parts if isinstance(p, ToolCall)]
@@ -313,9 +313,42 @@ class _Run:
             result = dataclasses.replace(result, references=tuple(done.loaded or wires))
         return assistant(tool_calls=[call]), tool_results([result])
 
+    def measure(self, request: CompiledRequest, revealed: Sequence[str]) -> TurnFigures:
+        expands = [self.chef.wire_name(n) for n in revealed] if self.native else []
+        return self.meter.measure(request, revealed=revealed, expands=expands)
+
+
+class CacheMeter:
+    """Measures consecutive requests of one session and target as the prompt cache sees them.
+
+    Args:
+        pricing: Prices for ``cost_usd``.
+        native: `Profile.native_tool_search` of the strategy's deferral, or None: with it
+            the ``tools`` segment counts only what the model sees, and tools revealed by
+            reference count their definitions (the provider expands them) from then on.
+    """
+
+    def __init__(self, pricing: ReplayPricing | None = None, *, native: str | None = None) -> None:
+        self.pricing = pricing or ReplayPricing()
+        self.native = native
+        self.previous: CompiledRequest | None = None
+        self.previous_text = ""
+        self.expanded = (0, 0)  # chars, tokens of definitions the provider expanded so far
+
     def measure(
-        self, request: CompiledRequest, pricing: ReplayPricing, revealed: Sequence[str]
+        self,
+        request: CompiledRequest,
+        *,
+        revealed: Sequence[str] = (),
+        expands: Sequence[str] = (),
     ) -> TurnFigures:
+        """The figures of `request` against the request measured before it.
+
+        Args:
+            request: The next compiled request (same target as the previous one).
+            revealed: Names to report in `TurnFigures.revealed`.
+            expands: Wire names this request reveals by reference (native only).
+        """
         text = _cache_text(request, self.native)
         full = text + "]"
         data = text.encode()
@@ -333,30 +366,26 @@ class _Run:
         self.previous, self.previous_text = request, text
         chars = len(full)
         if self.native is not None:  # references the provider expands into definitions
-            chars, tokens, read = (
-                chars + self.expanded[0],
-                tokens + self.expanded[1],
-                read + (self.expanded[1] if cause is None else 0),
-            )
-            new = _definitions(request, [self.chef.wire_name(n) for n in revealed])
+            chars, tokens = chars + self.expanded[0], tokens + self.expanded[1]
+            read += self.expanded[1] if cause is None else 0
+            new = _definitions(request, expands)
             self.expanded = (self.expanded[0] + len(new), self.expanded[1] + estimate_tokens(new))
             chars, tokens = chars + len(new), tokens + estimate_tokens(new)
-        tools = request.payload.get("tools")
         return TurnFigures(
             input_chars=chars,
             input_tokens_est=tokens,
             shared_prefix_bytes=shared,
             cache_read_tokens_est=read,
             cache_write_tokens_est=tokens - read,
-            cost_usd=pricing.cost(read, tokens - read),
-            tools=_count_tools(tools),
+            cost_usd=self.pricing.cost(read, tokens - read),
+            tools=_count_tools(json.loads(request.segments["tools"] or "[]")),
             revealed=tuple(revealed),
             cause=cause,
         )
 
 
 def _count_tools(tools: Any) -> int:
-    """Function entries of a ``tools`` array (Gemini's declarations wrappers opened)."""
+    """Function entries of a ``tools`` segment (Gemini wrappers, Responses namespaces opened)."""
     if not isinstance(tools, list):
         return 0
     count = 0
@@ -488,7 +517,9 @@ def _replay_one(
                 skipped[name] = native
                 continue
             concrete = native.name
-        runs.append(_Run(name, concrete, tools, recording.system, grow=name == "naive"))
+        runs.append(
+            _Run(name, concrete, tools, recording.system, grow=name == "naive", pricing=pricing)
+        )
     per_request: list[dict[str, TurnFigures]] = [{} for _ in recording.requests]
     for run in runs:
         if progress is not None:
@@ -506,7 +537,7 @@ def _replay_one(
                     where = f"{recording.name}, request {i} ({run.name} on {target})"
                     raise type(exc)(f"{where}: {exc}") from exc
                 raise
-            per_request[i][run.name] = run.measure(request, pricing, revealed)
+            per_request[i][run.name] = run.measure(request, revealed)
     info = {
         "name": recording.name,
         "format": recording.format,

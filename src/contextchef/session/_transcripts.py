@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,18 +118,21 @@ def _swe_agent_chat(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
     return out
 
 
+_PARSERS: dict[str, Callable[[list[Any], Any], ParsedHistory]] = {
+    "anthropic": lambda turn, system: from_anthropic(turn, system=system),
+    "responses": lambda turn, system: from_responses(turn, instructions=system),
+    "gemini": lambda turn, system: from_gemini(turn, system_instruction=system),
+    "swe_agent": lambda turn, system: from_openai(_swe_agent_chat(turn)),
+    "openai_chat": lambda turn, system: from_openai(turn),
+}
+"""The history parser of each recorded format (system prompts of Chat and SWE-agent
+recordings are inside their message lists)."""
+
+
 def _parse(fmt: str, turn: Any, system: Any) -> ParsedHistory:
     if not isinstance(turn, list):
         raise UsageError(f"a recorded turn must be a list of messages, got {type(turn).__name__}")
-    if fmt == "anthropic":
-        return from_anthropic(turn, system=system)
-    if fmt == "responses":
-        return from_responses(turn, instructions=system)
-    if fmt == "gemini":
-        return from_gemini(turn, system_instruction=system)
-    if fmt == "swe_agent":
-        return from_openai(_swe_agent_chat(turn))
-    return from_openai(turn)
+    return _PARSERS[fmt](turn, system)
 
 
 def _tools(raw: Any) -> tuple[list[Tool], list[str]]:
