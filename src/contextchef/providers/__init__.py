@@ -22,6 +22,7 @@ from contextchef.providers._ingest import (
     ResponseNotice,
     parse_response,
     read_response,
+    response_notices,
 )
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers.anthropic._parse import from_anthropic
@@ -55,6 +56,7 @@ __all__ = [
     "get_adapter",
     "parse_response",
     "read_response",
+    "response_notices",
     "synthetic_index",
 ]
 

@@ -25,7 +25,13 @@ from contextchef.providers.gemini._parse import from_gemini
 from contextchef.providers.openai_chat._parse import from_openai
 from contextchef.providers.responses._parse import from_responses
 
-__all__ = ["ReadResponse", "ResponseNotice", "parse_response", "read_response"]
+__all__ = [
+    "ReadResponse",
+    "ResponseNotice",
+    "parse_response",
+    "read_response",
+    "response_notices",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,12 +53,16 @@ class ResponseNotice:
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
         detail: One sentence for logs.
+        missed_tokens: For a cache miss: the provider's estimate of the input tokens
+            that would have been read from the cache
+            (``cache_missed_input_tokens``), or None when it gave none.
     """
 
     kind: str
     reason: str = ""
     path: str = ""
     detail: str = ""
+    missed_tokens: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,14 +130,31 @@ def _notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
     diagnostics = data.get("diagnostics")
     miss = diagnostics.get("cache_miss_reason") if isinstance(diagnostics, Mapping) else None
     if isinstance(miss, Mapping) and isinstance(miss.get("type"), str):
+        missed = miss.get("cache_missed_input_tokens")
+        tokens = missed if isinstance(missed, int) and not isinstance(missed, bool) else None
+        about = f" (about {tokens:,} input tokens not read from the cache)" if tokens else ""
         found.append(
             ResponseNotice(
                 kind="cache_miss",
                 reason=miss["type"],
-                detail=f"the prompt cache missed: {miss['type']}",
+                detail=f"the prompt cache missed: {miss['type']}{about}",
+                missed_tokens=tokens,
             )
         )
     return tuple(found)
+
+
+def response_notices(response: object) -> tuple[ResponseNotice, ...]:
+    """What a response reports about its request (see `ResponseNotice`), turn not parsed.
+
+    Args:
+        response: An SDK response object or its JSON dict (any supported API; only
+            Anthropic reports anything today).
+
+    Raises:
+        CorruptHistoryError: Not a response object or dict.
+    """
+    return _notices(_as_dict(response))
 
 
 def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:

@@ -11,13 +11,14 @@ saved payloads (``contextchef diff``), where only the bytes can speak.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
-from contextchef.providers import get_adapter
+from contextchef.providers import ResponseNotice, get_adapter, response_notices
 from contextchef.session._request import CompiledRequest
 
 __all__ = ["PrefixBreak", "guess_target", "payload_break", "prefix_break"]
@@ -44,6 +45,9 @@ class PrefixBreak:
         entry: For ``messages``: the index, in that conversation list, of the first
             entry that differs (or that the later request lacks); None otherwise.
         cause: The session event behind it, or a description of what changed.
+        provider: What the provider said about the later request, when its response was
+            passed (Anthropic's ``diagnostics.cache_miss_reason`` and dropped-thinking
+            reports, as `ResponseNotice` values); ``()`` otherwise.
     """
 
     segment: Segment
@@ -51,13 +55,17 @@ class PrefixBreak:
     shared_bytes: int
     entry: int | None
     cause: str
+    provider: tuple[ResponseNotice, ...] = ()
 
     @property
     def message(self) -> str:
         """One line for logs."""
         where = f"entry {self.entry} of the conversation" if self.entry is not None else ""
         at = f"{self.segment}{' (' + where + ')' if where else ''}, byte {self.byte:,}"
-        return f"the prefix breaks in {at}: {self.shared_bytes:,} bytes still shared; {self.cause}"
+        line = f"the prefix breaks in {at}: {self.shared_bytes:,} bytes still shared; {self.cause}"
+        if self.provider:
+            line += "; the provider reported: " + "; ".join(n.detail for n in self.provider)
+        return line
 
 
 def _common(a: bytes, b: bytes) -> int:
@@ -154,16 +162,80 @@ def _model(request: CompiledRequest) -> str | None:
     return request.model_rules.model if request.model_rules is not None else None
 
 
-def prefix_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBreak | None:
+def prefix_break(
+    before: CompiledRequest,
+    after: CompiledRequest,
+    *,
+    response: object | None = None,
+    notices: Sequence[ResponseNotice] = (),
+) -> PrefixBreak | None:
     """Where `after` stops extending `before`, and why; None when it extends it.
 
     "Extends" means the same ``system`` and ``tools`` and every conversation entry of
     `before` unchanged at the start of `after` (a request that only appends keeps the
     whole earlier request cached).
 
+    Args:
+        before: The earlier request.
+        after: The later request, same target.
+        response: The provider's response to `after` (SDK object or JSON dict), if you
+            have it: what it reports (Anthropic ``diagnostics.cache_miss_reason``, asked
+            for with ``compile(diagnostics=True)``; ``input_transformations`` such as
+            dropped thinking) is joined into the result's `PrefixBreak.provider`.
+        notices: The same, already read (e.g. the last of `ContextChef.notices` after
+            `ContextChef.ingest`).
+
+    When the bytes extend `before` but the provider reports a cache miss (an expired
+    entry, a previous request it never cached), the result is a break at the end of
+    `before` whose cause says so; dropped thinking alone never makes a break.
+
     Raises:
         UsageError: The requests are for different targets.
+        CorruptHistoryError: `response` is not a provider response.
     """
+    found = _request_break(before, after)
+    told = (*notices, *(response_notices(response) if response is not None else ()))
+    return _joined(found, told, len(_cache_bytes(before)))
+
+
+def _cache_bytes(request: CompiledRequest) -> bytes:
+    """The request in the cache's order (system, tools, conversation without its "]")."""
+    entries = _entries(request.payload.get(_CONVERSATION[request.target]))
+    text = request.segments["system"] + request.segments["tools"] + "[" + ",".join(entries)
+    return text.encode()
+
+
+_MISS_SEGMENT: dict[str, Segment] = {"system_changed": "system", "tools_changed": "tools"}
+
+
+def _joined(
+    found: PrefixBreak | None, told: Sequence[ResponseNotice], whole: int
+) -> PrefixBreak | None:
+    """`found` with the provider's notices; a break at the end if only the provider saw one."""
+    if not told:
+        return found
+    if found is not None:
+        return dataclasses.replace(found, provider=tuple(told))
+    misses = [n for n in told if n.kind == "cache_miss"]
+    if not misses:
+        return None
+    reason = misses[0].reason
+    cause = (
+        f"the request extends the previous one byte for byte, yet the provider reported a "
+        f"cache miss ({reason}): the cached entry expired or was evicted, the previous "
+        "request was never cached, or a parameter outside the payload's text changed"
+    )
+    return PrefixBreak(
+        segment=_MISS_SEGMENT.get(reason, "messages"),
+        byte=0,
+        shared_bytes=whole,
+        entry=None,
+        cause=cause,
+        provider=tuple(told),
+    )
+
+
+def _request_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBreak | None:
     if before.target != after.target:
         raise UsageError(
             f"the requests are for different targets ({before.target!r}, {after.target!r}); "
