@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_data
-from contextchef import ContextChef, ToolCall, UsageError, assistant, tool_results, user
+from contextchef import ContextChef, MissingExtraError, ToolCall, assistant, tool_results, user
 from contextchef.cli import app
 from contextchef.providers import TARGETS
 from contextchef.session._replay import (
@@ -211,8 +211,9 @@ def test_plot_without_matplotlib_is_a_usage_error(
 ) -> None:
     report = replay([load_recording(hand_made(tmp_path))], strategies=["flat"])
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(UsageError, match=r'pip install "contextchef\[plot\]"'):
+    with pytest.raises(MissingExtraError, match=r'pip install "contextchef\[plot\]"') as caught:
         plot_cumulative_cost(report, tmp_path / "x.png")
+    assert caught.value.extra == "plot" and caught.value.missing == ("matplotlib",)
 
 
 def session_with_history() -> ContextChef:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from contextchef._errors import UsageError
+from contextchef._errors import MissingExtraError, UsageError
 from contextchef.session._replay import ReplayReport
 
 __all__ = ["plot_cumulative_cost"]
@@ -25,8 +25,8 @@ def plot_cumulative_cost(report: ReplayReport, path: str | Path) -> Path:
         The path written.
 
     Raises:
-        UsageError: matplotlib is not installed, the report has no request, or the file
-            cannot be written.
+        MissingExtraError: matplotlib is not installed (the ``plot`` extra).
+        UsageError: The report has no request, or the file cannot be written.
     """
     try:
         import matplotlib
@@ -34,8 +34,10 @@ def plot_cumulative_cost(report: ReplayReport, path: str | Path) -> Path:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise UsageError(
-            'the plot needs matplotlib: pip install "contextchef[plot]" (or leave out --plot)'
+        raise MissingExtraError(
+            'the plot needs matplotlib: pip install "contextchef[plot]" (or leave out --plot)',
+            extra="plot",
+            missing=["matplotlib"],
         ) from exc
     if not report.turns:
         raise UsageError("the replay measured no request, so there is nothing to plot")
