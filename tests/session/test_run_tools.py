@@ -10,6 +10,7 @@ every hook is counted, and the next request must pass the fake's pairing rules.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections import Counter
 from pathlib import Path
@@ -25,6 +26,7 @@ from contextchef import (
     TARGETS,
     Allowed,
     ContextChef,
+    InMemoryStore,
     ToolCall,
     ToolResult,
     UsageError,
@@ -368,11 +370,34 @@ def test_library_tools_and_offloaded_results_run_through_run_tools(tmp_path: Pat
         """Print many lines."""
         return "\n".join(f"line {i}" for i in range(n))
 
-    chef = ContextChef(offload_dir=tmp_path, max_inline_chars=200)
+    chef = ContextChef(
+        offload_dir=tmp_path / "offload",
+        max_inline_chars=200,
+        memory=InMemoryStore(),
+        memory_tools="unified",
+    )
     chef.register_tools([dump])
+    hooks = Hooks(chef)
     (stub,) = chef.run_tools([ToolCall(id="f1", name="dump", arguments={"n": 100})], append=False)
     assert len(stub.content) < len(dump(100)) and "read_offloaded" in stub.content
-    assert chef.owns_tool("read_offloaded")
+    handle = re.search(r'"handle": "([^"]+)"', stub.content)
+    assert handle is not None
+    read = ToolCall(
+        id="f2", name="read_offloaded", arguments={"handle": handle[1], "offset": 0, "length": 13}
+    )
+    remember = ToolCall(
+        id="f3", name="context", arguments={"action": "create", "key": "k", "value": "v"}
+    )
+    part, wrote = asyncio.run(chef.arun_tools([read, remember], append=False))
+    assert "line 0\nline 1" in part.content and not part.is_error
+    assert wrote.content == 'Memory "k" created.'
+    again = ToolCall(
+        id="f4", name="context", arguments={"action": "update", "key": "k", "value": "w"}
+    )
+    (updated,) = chef.run_tools([again], append=False)
+    assert not updated.is_error and '"k"' in updated.content
+    assert hooks.before == Counter({"f1": 1, "f2": 1, "f3": 1, "f4": 1})
+    assert hooks.after == hooks.before
 
 
 def test_bad_batches_are_refused_before_anything_runs() -> None:

@@ -255,8 +255,9 @@ class RunToolsMixin:
         """Async `run_tools`: the handlers of one turn run concurrently.
 
         The gate runs on each call in call order (async hooks awaited), and meta-tools
-        are answered then, so a later call of the same turn sees what an earlier
-        ``tool_search`` loaded. The handlers (and `fallback`) then run together:
+        and contextchef's own tools (memory, ``new_context``, ``read_offloaded``) are
+        answered then, on the loop's thread, so a later call of the same turn sees what an
+        earlier one loaded or wrote. The handlers (and `fallback`) then run together:
         coroutine handlers on the running loop, sync ones in worker threads
         (`asyncio.to_thread`). After-hooks run in call order once every handler is done;
         results come back in call order whatever order the handlers finished in.
@@ -289,6 +290,11 @@ class RunToolsMixin:
                 result = await arun_after_hooks(call, check, meta.result, ctx)
                 slots.append(self._record(dataclasses.replace(meta, result=result)))
                 continue
+            if check.tool.source == "library":  # memory, new_context: session state, in order
+                result = await self._job(call, check, fallback, inline=True)
+                result = await arun_after_hooks(call, check, result, ctx)
+                slots.append(self._record(Execution(result=result, check=check)))
+                continue
             jobs.append((len(slots), call, check, ctx, self._job(call, check, fallback)))
             slots.append(None)
         tasks: list[asyncio.Task[ToolResult]] = [asyncio.ensure_future(j[4]) for j in jobs]
@@ -303,8 +309,13 @@ class RunToolsMixin:
             slots[index] = self._record(Execution(result=result, check=check))
         return self._finish([s for s in slots if s is not None], append)
 
-    async def _job(self, call: ToolCall, check: Allowed, fallback: Fallback | None) -> ToolResult:
-        """Run one allowed call's handler (or `fallback`); never raises an Exception."""
+    async def _job(
+        self, call: ToolCall, check: Allowed, fallback: Fallback | None, *, inline: bool = False
+    ) -> ToolResult:
+        """Run one allowed call's handler (or `fallback`); never raises an Exception.
+
+        A sync handler runs in a worker thread, or on the loop's thread when `inline`.
+        """
         import asyncio
 
         handler = self.registry.handler(check.tool)
@@ -312,7 +323,7 @@ class RunToolsMixin:
             return _no_handler(call, check)
         try:
             if handler is not None:
-                value = await _call(asyncio, handler, (), dict(check.arguments))
+                value = await _call(asyncio, handler, (), dict(check.arguments), inline=inline)
             else:
                 assert fallback is not None
                 value = await _call(asyncio, fallback, (call, check), {})
@@ -322,10 +333,15 @@ class RunToolsMixin:
 
 
 async def _call(
-    asyncio: Any, func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]
+    asyncio: Any,
+    func: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    *,
+    inline: bool = False,
 ) -> Any:
-    """Call `func` on the loop when it is a coroutine function, else in a worker thread."""
-    if inspect.iscoroutinefunction(func):
+    """Call `func`: on the loop if a coroutine function or `inline`, else in a thread."""
+    if inline or inspect.iscoroutinefunction(func):
         value = func(*args, **kwargs)
     else:
         value = await asyncio.to_thread(func, *args, **kwargs)
