@@ -418,3 +418,69 @@ def test_results_are_appended_as_one_tool_results_message() -> None:
     last = chef.history[-1]
     assert last.role == "user" and last.tool_results == results
     assert chef.run_tools([]) == () and chef.history[-1] is last  # nothing to append
+
+
+def test_every_kind_of_tool_in_one_batch_runs_with_each_hook_once() -> None:
+    """Meta-tools, a defer_execute target, a toolkit, a namespace action, a memory tool."""
+    chef = ContextChef(memory=InMemoryStore())
+    chef.register_tools(
+        [
+            {
+                "name": "lookup",
+                "description": "Look a thing up.",
+                "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+                "defer_loading": True,
+            }
+        ],
+        handlers={"lookup": lambda q="": f"found {q}"},
+    )
+    chef.register_toolkits(
+        [{"name": "kit", "description": "A toolkit.", "tools": [{"name": "kit_tool"}]}]
+    )
+    chef.register_namespaces(
+        [
+            {
+                "name": "fs",
+                "description": "Files.",
+                "tools": [
+                    {
+                        "name": "stat",
+                        "description": "Stat a path.",
+                        "input_schema": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}},
+                            "required": ["path"],
+                        },
+                    }
+                ],
+            }
+        ],
+        handlers={"stat": lambda path: f"stat {path}"},
+    )
+    hooks = Hooks(chef)
+    calls = [
+        ToolCall(id="m1", name="tool_search", arguments={"tool_names": ["lookup"]}),
+        ToolCall(
+            id="m2", name="defer_execute", arguments={"tool_name": "lookup", "params": {"q": "a"}}
+        ),
+        ToolCall(id="m3", name="load_toolkit", arguments={"toolkit_name": "kit"}),
+        ToolCall(id="m4", name="fs", arguments={"action": "stat", "args": {"path": "p"}}),
+        ToolCall(id="m5", name="create_memory", arguments={"key": "KEY", "value": "v"}),
+    ]
+    for run in ("sync", "async"):
+        fresh = [
+            ToolCall(id=f"{run}{c.id}", name=c.name, arguments=c.arguments.replace("KEY", run))
+            for c in calls
+        ]
+        if run == "sync":
+            results = chef.run_tools(fresh, append=False)
+        else:
+            results = asyncio.run(chef.arun_tools(fresh, append=False))
+        search, lookup, kit, stat, memory = results
+        assert "lookup" in search.content and not search.is_error
+        assert lookup.content == "found a" and "kit_tool" in kit.content
+        assert stat.content == "stat p" and memory.content == f'Memory "{run}" created.'
+        assert not any(r.is_error for r in results)
+        assert chef.loaded_toolkits == ("kit",)
+    ids = Counter(f"{run}{c.id}" for run in ("sync", "async") for c in calls)
+    assert hooks.before == ids and hooks.after == ids
