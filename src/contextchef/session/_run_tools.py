@@ -211,7 +211,9 @@ class RunToolsMixin:
         Raises:
             UsageError: `calls` is not a list of calls, two calls share an id, or an event
                 loop is running while the session has async hooks or handlers (use
-                `arun_tools`). Nothing has run then.
+                `arun_tools`); nothing has run then. Also, as `execute` does, when a hook
+                or handler that is not declared ``async`` returns an awaitable inside a
+                running event loop.
         """
         parsed = self._parsed(calls)
         self._refuse_async_in_loop(fallback)
