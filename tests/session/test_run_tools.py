@@ -27,6 +27,7 @@ from contextchef import (
     Allowed,
     ContextChef,
     InMemoryStore,
+    MediaPart,
     ToolCall,
     ToolResult,
     UsageError,
@@ -484,3 +485,30 @@ def test_every_kind_of_tool_in_one_batch_runs_with_each_hook_once() -> None:
         assert chef.loaded_toolkits == ("kit",)
     ids = Counter(f"{run}{c.id}" for run in ("sync", "async") for c in calls)
     assert hooks.before == ids and hooks.after == ids
+
+
+def test_a_handler_returning_a_tool_result_keeps_its_media_and_error_flag() -> None:
+    """What an MCP tool's handler returns (text plus images, isError) reaches the model."""
+    image = MediaPart(media_type="image/png", data="iVBORw0KGgo=")
+
+    def shot(url: str) -> ToolResult:
+        """Screenshot."""
+        return ToolResult(call_id="ignored", name="x", content="a page", media=(image,))
+
+    def failing(url: str) -> ToolResult:
+        """Fail as MCP does (isError)."""
+        return ToolResult(call_id="ignored", name="x", content="404", is_error=True)
+
+    chef = ContextChef()
+    chef.register_tools([shot, failing])
+    calls = [
+        ToolCall(id="i1", name="shot", arguments={"url": "u"}),
+        ToolCall(id="i2", name="failing", arguments={"url": "u"}),
+    ]
+    chef.set_history([user("Look."), assistant("", calls)])
+    got, failed = chef.run_tools(calls)
+    assert (got.call_id, got.name, got.content, got.media) == ("i1", "shot", "a page", (image,))
+    assert (failed.call_id, failed.is_error, failed.content) == ("i2", True, "404")
+    blocks = chef.compile("anthropic", model="m").payload["messages"][-1]["content"]
+    assert [b["type"] for b in blocks[0]["content"]] == ["text", "image"]
+    assert blocks[1]["is_error"] is True

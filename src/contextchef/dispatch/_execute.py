@@ -191,15 +191,21 @@ def handler_result(
     """The result of running `check`'s tool: its return `value`, or the `error` it raised.
 
     A raised exception becomes an error result naming the tool (its wire name) and the
-    exception, for the model to act on.
+    exception, for the model to act on. A returned `ToolResult` keeps its content,
+    ``is_error`` and media parts, answering this call (its id and name are replaced).
     """
     if error is not None:
         content = f'Tool "{check.wire_name}" raised {type(error).__name__}: {_printed(error)}'
         return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
-    is_error = value.is_error if isinstance(value, ToolResult) else False
-    return ToolResult(
-        call_id=call.id, name=call.name, content=_render_output(value), is_error=is_error
-    )
+    if isinstance(value, ToolResult):  # its text, error flag and media (MCP images) stay
+        return ToolResult(
+            call_id=call.id,
+            name=call.name,
+            content=_render_output(value),
+            is_error=value.is_error,
+            media=value.media,
+        )
+    return ToolResult(call_id=call.id, name=call.name, content=_render_output(value))
 
 
 def run_allowed(
