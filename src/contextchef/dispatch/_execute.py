@@ -31,7 +31,17 @@ from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.tools._names import wire_name
 from contextchef.tools._tool import Tool
 
-__all__ = ["aexecute", "execute", "skill_reveal", "skill_text"]
+__all__ = [
+    "aexecute",
+    "arun_allowed",
+    "denied_execution",
+    "execute",
+    "handler_result",
+    "meta_execution",
+    "run_allowed",
+    "skill_reveal",
+    "skill_text",
+]
 
 
 def _render_output(value: Any) -> str:
@@ -53,7 +63,8 @@ def _printed(value: object) -> str:
         return f"<a {type(value).__name__} that cannot be printed: {type(exc).__name__}>"
 
 
-def _denied_result(call: ToolCall, check: Denied) -> Execution:
+def denied_execution(call: ToolCall, check: Denied) -> Execution:
+    """A denied call's `Execution`: the gate's reason as an error result."""
     reason = to_unicode(check.reason)
     result = ToolResult(call_id=call.id, name=call.name, content=reason, is_error=True)
     return Execution(result=result, check=check)
@@ -125,9 +136,13 @@ def _skill_result(view: SessionView, call: ToolCall, check: Allowed, ctx: GateCo
     return Execution(result=result, check=check, loaded=wires, skill=name)
 
 
-def _meta_result(
+def meta_execution(
     view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
 ) -> Execution | None:
+    """Answer an allowed meta-tool call (after-hooks not run yet); None for other tools.
+
+    The meta-tools are ``tool_search``, ``load_toolkit`` and ``load_skill``.
+    """
     if view.toolkit_loader is not None and check.tool is view.toolkit_loader:
         return _loader_result(view, call, check, ctx)
     if view.skill_loader is not None and check.tool is view.skill_loader:
@@ -164,20 +179,81 @@ def _handler_for(check: Allowed, handlers: HandlerLookup) -> Callable[..., Any]:
     if handler is None:
         raise UsageError(
             f'no Python handler is registered for tool "{check.wire_name}" '
-            f"(origin {shown(check.tool.origin)}); register one with handlers=..., or run the "
-            "tool yourself after check_tool_call() allowed it"
+            f"(origin {shown(check.tool.origin)}); register one with handlers=..., or use "
+            "run_tools(calls, fallback=...) to run such tools yourself"
         )
     return handler
 
 
-def _result(call: ToolCall, value: Any = None, error: BaseException | None = None) -> ToolResult:
+def handler_result(
+    call: ToolCall, check: Allowed, value: Any = None, error: BaseException | None = None
+) -> ToolResult:
+    """The result of running `check`'s tool: its return `value`, or the `error` it raised.
+
+    A raised exception becomes an error result naming the tool (its wire name) and the
+    exception, for the model to act on. A returned `ToolResult` keeps its content,
+    ``is_error`` and media parts, answering this call (its id and name are replaced).
+    """
     if error is not None:
-        content = f"Tool raised {type(error).__name__}: {_printed(error)}"
+        content = f'Tool "{check.wire_name}" raised {type(error).__name__}: {_printed(error)}'
         return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
-    is_error = value.is_error if isinstance(value, ToolResult) else False
-    return ToolResult(
-        call_id=call.id, name=call.name, content=_render_output(value), is_error=is_error
-    )
+    if isinstance(value, ToolResult):  # its text, error flag and media (MCP images) stay
+        return ToolResult(
+            call_id=call.id,
+            name=call.name,
+            content=_render_output(value),
+            is_error=value.is_error,
+            media=value.media,
+        )
+    return ToolResult(call_id=call.id, name=call.name, content=_render_output(value))
+
+
+def run_allowed(
+    view: SessionView, call: ToolCall, check: Allowed, handlers: HandlerLookup, ctx: GateContext
+) -> Execution:
+    """Run a call the gate has allowed (the gate and its before-hooks are not run again).
+
+    A meta-tool is answered here; any other tool runs its handler (a coroutine handler
+    with `asyncio.run` when no event loop is running); then the after-hooks, once.
+
+    Raises:
+        UsageError: No handler is registered for the tool, or an async handler/hook is
+            reached from inside a running event loop.
+    """
+    done = meta_execution(view, call, check, ctx)
+    if done is not None:
+        return dataclasses.replace(done, result=run_after_hooks(call, check, done.result, ctx))
+    handler = _handler_for(check, handlers)
+    try:
+        result = handler_result(call, check, run_sync(handler(**check.arguments), "the handler"))
+    except LoopRunning:
+        raise
+    except Exception as exc:  # whatever the tool raises is the model's to see
+        result = handler_result(call, check, error=exc)
+    return Execution(result=run_after_hooks(call, check, result, ctx), check=check)
+
+
+async def arun_allowed(
+    view: SessionView, call: ToolCall, check: Allowed, handlers: HandlerLookup, ctx: GateContext
+) -> Execution:
+    """Async `run_allowed`: awaits coroutine handlers and hooks.
+
+    Raises:
+        UsageError: No handler is registered for the tool.
+    """
+    done = meta_execution(view, call, check, ctx)
+    if done is not None:
+        result = await arun_after_hooks(call, check, done.result, ctx)
+        return dataclasses.replace(done, result=result)
+    handler = _handler_for(check, handlers)
+    try:
+        value = handler(**check.arguments)
+        if inspect.isawaitable(value):
+            value = await value
+        result = handler_result(call, check, value)
+    except Exception as exc:
+        result = handler_result(call, check, error=exc)
+    return Execution(result=await arun_after_hooks(call, check, result, ctx), check=check)
 
 
 def execute(
@@ -196,18 +272,8 @@ def execute(
     ctx = ctx or GateContext()
     check = check_tool_call(view, call, ctx)
     if isinstance(check, Denied):
-        return _denied_result(call, check)
-    done = _meta_result(view, call, check, ctx)
-    if done is not None:
-        return dataclasses.replace(done, result=run_after_hooks(call, check, done.result, ctx))
-    handler = _handler_for(check, handlers)
-    try:
-        result = _result(call, run_sync(handler(**check.arguments), "the handler"))
-    except LoopRunning:
-        raise
-    except Exception as exc:  # whatever the tool raises is the model's to see
-        result = _result(call, error=exc)
-    return Execution(result=run_after_hooks(call, check, result, ctx), check=check)
+        return denied_execution(call, check)
+    return run_allowed(view, call, check, handlers, ctx)
 
 
 async def aexecute(
@@ -221,17 +287,5 @@ async def aexecute(
     ctx = ctx or GateContext()
     check = await acheck_tool_call(view, call, ctx)
     if isinstance(check, Denied):
-        return _denied_result(call, check)
-    done = _meta_result(view, call, check, ctx)
-    if done is not None:
-        result = await arun_after_hooks(call, check, done.result, ctx)
-        return dataclasses.replace(done, result=result)
-    handler = _handler_for(check, handlers)
-    try:
-        value = handler(**check.arguments)
-        if inspect.isawaitable(value):
-            value = await value
-        result = _result(call, value)
-    except Exception as exc:
-        result = _result(call, error=exc)
-    return Execution(result=await arun_after_hooks(call, check, result, ctx), check=check)
+        return denied_execution(call, check)
+    return await arun_allowed(view, call, check, handlers, ctx)

@@ -16,12 +16,12 @@ from contextchef._errors import UnknownToolError, UsageError, shown
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
-from contextchef.dispatch._execute import aexecute, execute
-from contextchef.dispatch._gate import acheck_tool_call, check_tool_call
+from contextchef.dispatch._execute import arun_allowed, denied_execution, run_allowed
 from contextchef.dispatch._types import (
     AfterHook,
     BeforeHook,
     CheckResult,
+    Denied,
     Execution,
     GateContext,
 )
@@ -34,6 +34,7 @@ from contextchef.history._offload import (
 )
 from contextchef.providers import get_adapter
 from contextchef.session._memory import MemoryStore, OverflowHandoff
+from contextchef.session._run_tools import RunToolsMixin
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import get_strategy
 from contextchef.session._toolset import SessionTools
@@ -45,7 +46,7 @@ __all__ = ["DispatchMixin"]
 logger = logging.getLogger("contextchef")
 
 
-class DispatchMixin:
+class DispatchMixin(RunToolsMixin):
     """Gate, execution, offload and library-owned tools for `ContextChef`."""
 
     _state: SessionState
@@ -145,36 +146,52 @@ class DispatchMixin:
         """Run the gate on a model's call (any `CallLike` shape).
 
         In order: known? in the modes? reachable? blocked? schema-valid? before-hooks?
-        (see `contextchef.dispatch._gate`).
+        (see `contextchef.dispatch._gate`). The decision is remembered for the call (by
+        id, name and arguments): a later `execute` or `run_tools` of it under the same
+        tools, modes, blocklist and hooks does not gate it again, so before-hooks run once.
 
         Raises:
             UsageError: Not a tool call, or an async before-hook inside a running event
                 loop (use `acheck_tool_call`).
         """
-        return check_tool_call(self.view, as_tool_call(call), self._gate())
+        parsed = as_tool_call(call)
+        check, view, ctx = self._decide(parsed)
+        self._remember(parsed, check, view, ctx)
+        return check
 
     async def acheck_tool_call(self, call: CallLike) -> CheckResult:
         """Async `check_tool_call` (awaits async before-hooks)."""
-        return await acheck_tool_call(self.view, as_tool_call(call), self._gate())
+        parsed = as_tool_call(call)
+        check, view, ctx = await self._adecide(parsed)
+        self._remember(parsed, check, view, ctx)
+        return check
 
     def execute(self, call: CallLike) -> Execution:
         """Gate and run a call (``tool_search``, ``load_toolkit``, ``load_skill``, a handler).
 
         Records schemas fetched through ``tool_search``, toolkit and skill loads; with
         ``offload_dir`` set, a result over ``max_inline_chars`` characters is stored whole
-        and replaced by a head/tail stub.
+        and replaced by a head/tail stub. A call `check_tool_call` already decided (and
+        nothing changed since) is not gated again: its before-hooks run once. To answer a
+        whole turn, use `run_tools`.
 
         Raises:
-            UsageError: Allowed call to a tool without a registered handler (MCP tools:
-                forward them yourself after `check_tool_call`, then `offload` the result).
+            UsageError: Allowed call to a tool without a registered handler (`run_tools`
+                answers those, or hands them to its ``fallback``).
         """
         parsed = as_tool_call(call)
-        return self._record(execute(self.view, parsed, self.registry.handler, self._gate()))
+        check, view, ctx = self._decide(parsed)
+        if isinstance(check, Denied):
+            return denied_execution(parsed, check)
+        return self._record(run_allowed(view, parsed, check, self.registry.handler, ctx))
 
     async def aexecute(self, call: CallLike) -> Execution:
         """Async `execute`."""
         parsed = as_tool_call(call)
-        done = await aexecute(self.view, parsed, self.registry.handler, self._gate())
+        check, view, ctx = await self._adecide(parsed)
+        if isinstance(check, Denied):
+            return denied_execution(parsed, check)
+        done = await arun_allowed(view, parsed, check, self.registry.handler, ctx)
         return self._record(done)
 
     def _record(self, done: Execution) -> Execution:
