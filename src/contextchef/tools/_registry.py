@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from contextchef._errors import ToolNameConflictError, UnknownToolError, shown
@@ -25,6 +28,38 @@ _ORIGIN_RANK = {"builtin": 0, "runtime": 2, "library": 3}
 
 _INSERT_LIMIT = 64
 """Batches up to this size are inserted in place (bisect); larger ones re-sort."""
+
+
+SHARED_STATES = 64
+"""How many registry states built from whole catalogs are kept for other sessions."""
+
+
+@dataclass(frozen=True, eq=False)
+class _State:
+    """Registry contents after a catalog-sized batch, shared read-only between sessions.
+
+    A session that registers the same tool objects, in the same batches, on the same
+    starting state (and naming rule) adopts this state instead of building its own
+    dicts and order (issue 14: shared catalog state). The containers are never changed
+    in place while shared: a registry copies them before its first own change.
+    """
+
+    parent: _State | None
+    batch: tuple[Tool, ...]
+    added: tuple[Tool, ...]
+    tools: dict[ToolKey, Tool]
+    wire: dict[str, ToolKey]
+    wire_of: dict[ToolKey, str]
+    digest: dict[ToolKey, bytes]
+    order: list[Tool]
+    order_keys: list[tuple[int, str, str]]
+    order_digests: list[bytes]
+    ordered: tuple[Tool, ...]
+    fingerprint: str
+
+
+_states: OrderedDict[tuple[bool, int, tuple[int, ...]], _State] = OrderedDict()
+_states_lock = threading.Lock()
 
 
 def _sort_key(tool: Tool) -> tuple[int, str, str]:
@@ -73,6 +108,8 @@ class Registry:
         self._full_fingerprint: str | None = None
         self._wire_of: dict[ToolKey, str] = {}
         self._digest: dict[ToolKey, bytes] = {}
+        # the shared state the containers above alias (None: they are this registry's own)
+        self._state: _State | None = None
 
     # -- registration --------------------------------------------------------------------
 
@@ -103,6 +140,21 @@ class Registry:
                 same wire name; the message lists every clash with both origins.
         """
         batch = list(tools)
+        parent, share_key = self._share_key(batch)
+        if share_key is not None:
+            with _states_lock:
+                hit = _states.get(share_key)
+                if hit is not None:
+                    _states.move_to_end(share_key)
+            if (
+                hit is not None
+                and hit.parent is parent
+                and len(hit.batch) == len(batch)
+                and all(a is b for a, b in zip(hit.batch, batch, strict=True))
+            ):
+                self._adopt(hit)
+                self._handlers.update(handlers or {})
+                return hit.added
         clashes: dict[str, set[str]] = {}
         keys: dict[ToolKey, Tool] = {}
         wires: dict[str, ToolKey] = {}
@@ -118,6 +170,7 @@ class Registry:
             wires[wire] = tool.key
         if clashes:
             self._raise_conflicts(clashes)
+        self._own()
         self._tools.update(keys)
         self._wire.update(wires)
         for wire, key in wires.items():
@@ -127,7 +180,73 @@ class Registry:
             self._handlers[key] = handler
         added = sorted(keys.values(), key=_sort_key)
         self._place(added)
+        if share_key is not None:
+            self._publish(share_key, parent, tuple(batch), tuple(added))
         return tuple(added)
+
+    # -- sharing between sessions ----------------------------------------------------------
+
+    def _share_key(
+        self, batch: list[Tool]
+    ) -> tuple[_State | None, tuple[bool, int, tuple[int, ...]] | None]:
+        """(parent state, cache key) for a batch that may be shared, else (None, None).
+
+        Batches of declared tools are shared (runtime tools are private to their
+        session), and only on top of an empty or a shared state. Keys hold object ids;
+        the cached state keeps those objects alive and a hit is checked by identity.
+        """
+        if not batch or any(t.source == "runtime" for t in batch):
+            return None, None
+        if self._state is None and self._tools:
+            return None, None
+        parent = self._state
+        return parent, (self._qualify, id(parent), tuple(map(id, batch)))
+
+    def _adopt(self, state: _State) -> None:
+        self._state = state
+        self._tools, self._wire = state.tools, state.wire
+        self._wire_of, self._digest = state.wire_of, state.digest
+        self._order, self._order_keys = state.order, state.order_keys
+        self._order_digests, self._ordered = state.order_digests, state.ordered
+        self._full_fingerprint = state.fingerprint
+
+    def _own(self) -> None:
+        """Copy shared containers before changing them (copy-on-write)."""
+        if self._state is None:
+            return
+        self._state = None
+        self._tools, self._wire = dict(self._tools), dict(self._wire)
+        self._wire_of, self._digest = dict(self._wire_of), dict(self._digest)
+        self._order, self._order_keys = list(self._order), list(self._order_keys)
+        self._order_digests = list(self._order_digests)
+
+    def _publish(
+        self,
+        key: tuple[bool, int, tuple[int, ...]],
+        parent: _State | None,
+        batch: tuple[Tool, ...],
+        added: tuple[Tool, ...],
+    ) -> None:
+        state = _State(
+            parent=parent,
+            batch=batch,
+            added=added,
+            tools=self._tools,
+            wire=self._wire,
+            wire_of=self._wire_of,
+            digest=self._digest,
+            order=self._order,
+            order_keys=self._order_keys,
+            order_digests=self._order_digests,
+            ordered=self._ordered,
+            fingerprint=self.fingerprint(),
+        )
+        with _states_lock:
+            state = _states.setdefault(key, state)
+            _states.move_to_end(key)
+            while len(_states) > SHARED_STATES:
+                _states.popitem(last=False)
+        self._adopt(state)
 
     def _place(self, added: list[Tool]) -> None:
         """Put newly registered tools (sorted) into registry order."""
@@ -173,6 +292,20 @@ class Registry:
     def set_server_description(self, server: str, description: str) -> None:
         """Record a server's description (shown in the deferred directory)."""
         self._server_descriptions[server] = description
+
+    @property
+    def shared_state(self) -> object | None:
+        """The state shared with other sessions that this registry holds unchanged, or None.
+
+        Two registries with the same (identical) shared state and server descriptions
+        hold the same tools in the same order; caches keyed by it may share derived values.
+        """
+        return self._state
+
+    @property
+    def server_descriptions(self) -> tuple[tuple[str, str], ...]:
+        """Every recorded ``(server, description)``, sorted by server."""
+        return tuple(sorted(self._server_descriptions.items()))
 
     def server_description(self, server: str) -> str:
         """A server's recorded description, ``""`` if none."""
