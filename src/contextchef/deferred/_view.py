@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from contextchef._errors import UsageError, shown
+from contextchef._overlay import layered
 from contextchef.deferred._groups import (
     LOAD_TOOLKIT,
     Namespace,
@@ -404,16 +405,17 @@ def extend_view(
 ) -> SessionView:
     """The view after runtime tools were added: same prefix, same index plus the new ones.
 
-    Costs O(new tools) plus dict copies, so a runtime tool is searchable at once even in
-    a session of thousands of tools. Falls back to `build_view` when the meta-tools are
-    missing (nothing was deferred before) and so the prefix must change; `namespaces`
-    are the session's namespaces, needed for that rebuild.
+    Costs O(new tools) (the maps are overlays on the previous view's), so a runtime
+    tool is searchable at once even in a session of thousands of tools. Falls back to
+    `build_view` when the meta-tools are missing (nothing was deferred before) and so the
+    prefix must change; `namespaces` are the session's namespaces, needed for that rebuild.
     """
-    wire = dict(view.wire_names)
-    exposure = dict(view.exposure)
-    descriptions = dict(view.descriptions)
-    by_wire = dict(view.by_wire_name)
-    own = dict(view.by_own_name)
+    # overlays on the previous maps: O(new tools), never a copy of the shared ones
+    wire = layered(view.wire_names, {})
+    exposure = layered(view.exposure, {})
+    descriptions = layered(view.descriptions, {})
+    by_wire = layered(view.by_wire_name, {})
+    own = layered(view.by_own_name, {})
     new_deferred: list[Tool] = []
     for tool in added:
         wire[tool.key] = registry.wire_name_for(tool)
