@@ -14,7 +14,9 @@ Run:  python benchmarks/session_scale.py [--sessions 1000] [--skip-runtime]
 * **runtime tool at scale**: a session holding every tool of ../shared/data (catalogs
   and retrieval sets, about 7,700) three times over under different server names
   (about 23,000), one search done; then one runtime tool is registered and searched
-  for until ``tool_search`` finds it. Target (issue 14): <= 5 ms.
+  for until ``tool_search`` finds it; seven in a row, median reported (a single
+  timing at this size is dominated by the garbage collector's pauses). Target (issue
+  14): <= 5 ms.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ def time_per_session(cats: list[Any], repeat: int) -> tuple[float, float]:
     return statistics.median(made), statistics.median(dumps)
 
 
-def runtime_tool_ms() -> tuple[int, float]:
+def runtime_tool_ms(count: int = 7) -> tuple[int, float, float]:
+    """(tools, first ms, median ms): `count` runtime tools, each registered then found."""
     tools = []
     files = sorted((DATA / "retrieval").glob("*.catalog.json"))
     files += sorted((DATA / "catalogs").glob("*.json"))
@@ -90,14 +93,18 @@ def runtime_tool_ms() -> tuple[int, float]:
     chef = ContextChef(default_defer=True, deferred=DeferredConfig(always_meta_tools=True))
     chef.register_tools(tools)
     chef.execute(ToolCall(id="w", name="tool_search", arguments={"queries": ["warm up"]}))
-    start = time.perf_counter()
-    chef.register_runtime_tool(
-        {"name": "zorblax_report", "description": "Summarise zorblax telemetry for a cluster."}
-    )
-    found = chef.execute(ToolCall(id="r", name="tool_search", arguments={"queries": ["zorblax"]}))
-    ms = (time.perf_counter() - start) * 1000
-    assert found.loaded and found.loaded[0] == "zorblax_report", found.result.content
-    return len(tools), ms
+    times = []
+    for i in range(count):
+        name = f"zorblax_report_{i}"
+        start = time.perf_counter()
+        chef.register_runtime_tool(
+            {"name": name, "description": f"Summarise zorblax{i} telemetry for a cluster."}
+        )
+        call = ToolCall(id=f"r{i}", name="tool_search", arguments={"queries": [f"zorblax{i}"]})
+        found = chef.execute(call)
+        times.append((time.perf_counter() - start) * 1000)
+        assert found.loaded and found.loaded[0] == name, found.result.content
+    return len(tools), times[0], statistics.median(times)
 
 
 def main() -> None:
@@ -125,10 +132,10 @@ def main() -> None:
         f"json.dumps of the request: {dumps * 1000:.2f} ms | {made / dumps:.0f}x | <= 10x |"
     )
     if not args.skip_runtime:
-        count, ms = runtime_tool_ms()
+        count, first, median = runtime_tool_ms()
         print(
-            f"| runtime tool registered -> found by tool_search ({count} tools) | {ms:.1f} ms "
-            f"| | | <= 5 ms |"
+            f"| runtime tool registered -> found by tool_search ({count} tools; median of 7, "
+            f"first {first:.1f} ms) | {median:.1f} ms | | | <= 5 ms |"
         )
 
 

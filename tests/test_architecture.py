@@ -20,6 +20,7 @@ PKG = Path(contextchef.__file__).parent
 LAYERS = {
     "_errors": 0,
     "_json": 0,
+    "_overlay": 0,
     "_tokens": 0,
     "history": 1,  # the message IR and history invariants: foundation only
     "tools": 1,

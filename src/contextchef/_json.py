@@ -15,6 +15,8 @@ Two rules make serialized payloads byte-stable:
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +30,7 @@ __all__ = [
     "canonical_value",
     "freeze",
     "is_unicode",
+    "shared_text",
     "thaw",
     "to_unicode",
 ]
@@ -191,3 +194,23 @@ def thaw(value: JsonValue) -> JsonValue:
     if isinstance(value, (list, tuple)):
         return [thaw(v) for v in value]
     return value
+
+
+_texts: OrderedDict[str, str] = OrderedDict()
+_texts_lock = threading.Lock()
+
+
+def shared_text(text: str) -> str:
+    """One object for equal long texts across sessions (bounded LRU of 64; issue 14).
+
+    Sessions over the same catalog render the same tools array; each ledger keeps its
+    text for prefix checks, so equal texts share one string instead of a copy each.
+    """
+    if len(text) < 1024:
+        return text
+    with _texts_lock:
+        kept = _texts.setdefault(text, text)
+        _texts.move_to_end(kept)
+        while len(_texts) > 64:
+            _texts.popitem(last=False)
+    return kept

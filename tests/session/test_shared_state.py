@@ -67,3 +67,69 @@ def test_a_shared_index_built_by_many_threads_at_once_ranks_the_same(
     for t in threads:
         t.join()
     assert len(results) == 6 and all(r == results[0] for r in results) and results[0]
+
+
+def test_sessions_share_the_registry_state_and_view_until_one_changes_its_tools(
+    catalog_paths: list[Path],
+) -> None:
+    cats = _catalogs(catalog_paths)
+    a, b = _session(cats), _session(cats)
+    ra, rb = a._tools.registry, b._tools.registry
+    assert ra.shared_state is not None and ra.shared_state is rb.shared_state
+    assert a.view is b.view
+    before = b.compile("anthropic").to_json()
+    # a runtime tool: a's registry copies the shared containers, b's stay as they were
+    a.register_runtime_tool({"name": "zorblax", "description": "Zorblax telemetry."})
+    assert ra.shared_state is None and rb.shared_state is not None
+    assert "zorblax" in a.view.by_wire_name and "zorblax" not in b.view.by_wire_name
+    assert len(rb) == len(ra) - 1
+    # a mode: same registry state, another view
+    c = _session(cats, modes={"read": ["github__get_*"]})
+    c.set_mode("read")
+    assert c._tools.registry.shared_state is rb.shared_state
+    assert c.view is not b.view
+    assert b.compile("anthropic").to_json() == before
+    # an equal but distinct tool object is never mistaken for a cached one
+    other = _catalogs(catalog_paths)
+    d = _session(other)
+    assert d._tools.registry.shared_state is not rb.shared_state
+    assert d.compile("anthropic").to_json() == before
+
+
+def test_a_shared_state_gives_the_same_order_and_fingerprint_as_building_alone(
+    catalog_paths: list[Path],
+) -> None:
+    from contextchef.tools._registry import Registry
+
+    cats = _catalogs(catalog_paths)
+    _session(cats)  # fills the shared cache
+    shared = _session(cats)._tools.registry
+    alone = Registry()
+    for cat in reversed(cats):  # other batches, other order: never a cache hit
+        alone.add(list(cat.tools)[::-1])
+    assert [t.key for t in shared.tools] == [t.key for t in alone.tools]
+    assert shared.fingerprint() == alone.fingerprint()
+
+
+def test_sessions_built_in_many_threads_at_once_send_the_same_bytes(
+    catalog_paths: list[Path],
+) -> None:
+    cats = _catalogs(catalog_paths)
+    expected = _session(_catalogs(catalog_paths)).compile("anthropic").to_json()
+    out: list[str] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(3):
+                out.append(_session(cats).compile("anthropic").to_json())
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert out == [expected] * 18

@@ -8,14 +8,12 @@ index. Compiling reads bytes from here, so two compiles of the same state are id
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from contextchef._errors import UsageError, shown
+from contextchef._overlay import layered
 from contextchef.deferred._groups import (
     LOAD_TOOLKIT,
     Namespace,
@@ -33,11 +31,18 @@ from contextchef.deferred._meta import (
     render_directory,
     tool_search_tool,
 )
+from contextchef.deferred._sharing import (
+    SHARED_VIEWS,
+    SharedView,
+    shared_index,
+    view_key,
+    views,
+    views_lock,
+)
 from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, skill_lock_reason
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._index import ToolIndex
 from contextchef.search._rankers import RankerConfig
-from contextchef.tools._registry import tool_digest
 from contextchef.tools._tool import CompiledTool, Tool
 
 if TYPE_CHECKING:
@@ -237,6 +242,47 @@ def build_view(
         skills: Skills (their ``tools`` as wire names); any adds ``load_skill``. Their
             tools are deferred and left out of the directory.
     """
+    key = (
+        None
+        if frozen is not None
+        else view_key(registry, policy, config, namespaces, toolkits, skills)
+    )
+    if key is not None:
+        with views_lock:
+            hit = views.get(key)
+            if hit is not None:
+                views.move_to_end(key)
+        if hit is not None and hit.matches(registry, namespaces, toolkits, skills):
+            shared: SessionView = hit.view
+            return shared
+    view = _build_view(registry, policy, config, render, frozen, namespaces, toolkits, skills)
+    if key is not None:
+        entry = SharedView(
+            state=registry.shared_state,
+            namespaces=tuple(namespaces),
+            toolkits=tuple(toolkits),
+            skills=tuple(skills),
+            view=view,
+        )
+        with views_lock:
+            entry = views.setdefault(key, entry)
+            views.move_to_end(key)
+            while len(views) > SHARED_VIEWS:
+                views.popitem(last=False)
+        view = entry.view
+    return view
+
+
+def _build_view(
+    registry: Registry,
+    policy: ExposurePolicy,
+    config: DeferredConfig,
+    render: Renderer | None,
+    frozen: SessionView | None,
+    namespaces: Sequence[Namespace],
+    toolkits: Sequence[Toolkit],
+    skills: Sequence[Skill],
+) -> SessionView:
     tools = registry.tools
     wire = {t.key: registry.wire_name_for(t) for t in tools}
     member_of = {t.key: ns.name for ns in namespaces for t in ns.tools}
@@ -359,16 +405,17 @@ def extend_view(
 ) -> SessionView:
     """The view after runtime tools were added: same prefix, same index plus the new ones.
 
-    Costs O(new tools) plus dict copies, so a runtime tool is searchable at once even in
-    a session of thousands of tools. Falls back to `build_view` when the meta-tools are
-    missing (nothing was deferred before) and so the prefix must change; `namespaces`
-    are the session's namespaces, needed for that rebuild.
+    Costs O(new tools) (the maps are overlays on the previous view's), so a runtime
+    tool is searchable at once even in a session of thousands of tools. Falls back to
+    `build_view` when the meta-tools are missing (nothing was deferred before) and so the
+    prefix must change; `namespaces` are the session's namespaces, needed for that rebuild.
     """
-    wire = dict(view.wire_names)
-    exposure = dict(view.exposure)
-    descriptions = dict(view.descriptions)
-    by_wire = dict(view.by_wire_name)
-    own = dict(view.by_own_name)
+    # overlays on the previous maps: O(new tools), never a copy of the shared ones
+    wire = layered(view.wire_names, {})
+    exposure = layered(view.exposure, {})
+    descriptions = layered(view.descriptions, {})
+    by_wire = layered(view.by_wire_name, {})
+    own = layered(view.by_own_name, {})
     new_deferred: list[Tool] = []
     for tool in added:
         wire[tool.key] = registry.wire_name_for(tool)
@@ -429,40 +476,6 @@ def _searchable(tool: Tool, description: str) -> Tool:
     return tool.replace(description=description, template=False) if tool.template else tool
 
 
-SHARED_INDEXES = 16
-"""Search indexes kept for reuse by sessions with the same searchable tools (LRU)."""
-
-_shared: OrderedDict[str, ToolIndex] = OrderedDict()
-_shared_lock = threading.Lock()
-
-
-def _shared_index(entries: list[tuple[Tool, str]], ranker: RankerConfig) -> ToolIndex:
-    """The index of `entries`, shared with every session that has exactly these entries.
-
-    A `ToolIndex` is immutable (its lazily built corpus is built once, under a lock), so
-    sessions over the same catalog share one instead of each building its own (issue
-    14: shared catalog state). Keyed by each entry's name, wire name, definition digest
-    and searched description, in order, and by the ranker.
-    """
-    h = hashlib.sha256(repr(ranker).encode())
-    for tool, wire in entries:
-        h.update(f"{tool.name}\0{wire}\0".encode())
-        h.update(tool_digest(tool, wire))
-    key = h.hexdigest()
-    with _shared_lock:
-        index = _shared.get(key)
-        if index is not None:
-            _shared.move_to_end(key)
-            return index
-    index = ToolIndex(entries, ranker=ranker)
-    with _shared_lock:
-        index = _shared.setdefault(key, index)
-        _shared.move_to_end(key)
-        while len(_shared) > SHARED_INDEXES:
-            _shared.popitem(last=False)
-    return index
-
-
 def _index(
     visible: Sequence[Tool],
     wire: Mapping[tuple[str, str], str],
@@ -474,7 +487,7 @@ def _index(
     entries = [(_searchable(t, text[t.key]), wire[t.key]) for t in visible]
     ranker = RankerConfig.of(config.ranker)
     if frozen is None or frozen.index.ranker != ranker:
-        return _shared_index(entries, ranker)
+        return shared_index(entries, ranker)
     new = [(t, w) for t, w in entries if w not in frozen.index]
     return frozen.index.extended(new) if new else frozen.index
 

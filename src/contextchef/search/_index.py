@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from contextchef._overlay import layered
 from contextchef.search._rankers import RankerConfig, SemanticPart, embedding_text, normalized
 from contextchef.tools._tool import Tool
 
@@ -326,7 +327,7 @@ class ToolIndex:
             if self.ranker.kind != "bm25"
             else None
         )
-        self._by_wire = {wire: i for i, (_, wire) in enumerate(self._entries)}
+        self._by_wire: Mapping[str, int] = {wire: i for i, (_, wire) in enumerate(self._entries)}
         self._corpus = _LazyCorpus(self._entries) if self._entries else None
         self._main = len(self._entries)
         self._extra_cache: _Extras | None = _Extras()
@@ -340,8 +341,8 @@ class ToolIndex:
         if self._semantic is not None:
             new._semantic = self._semantic.extended([embedding_text(t) for t, _ in entries])
         new._entries = self._entries + tuple(entries)
-        new._by_wire = dict(self._by_wire)
-        new._by_wire.update((wire, len(self._entries) + i) for i, (_, wire) in enumerate(entries))
+        start = len(self._entries)
+        new._by_wire = layered(self._by_wire, {w: start + i for i, (_, w) in enumerate(entries)})
         new._extra_cache = None
         if self._corpus.built:  # searched already: tokenize just the new documents now
             docs = [_document(tool, wire) or [wire.lower()] for tool, wire in entries]

@@ -186,7 +186,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
 
     def _check_patterns(self) -> None:
         """Apply `unmatched_patterns` to the ``defer`` and ``pin`` patterns (at compile)."""
-        known = self._tools.known_names()
+        known = self._tools.known_names() if self._state.defer or self._state.pin else set()
         for field, patterns in (("defer", self._state.defer), ("pin", self._state.pin)):
             problem = unmatched_message(field, patterns, known)
             if not problem:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, UsageError
-from contextchef._json import canonical_dumps
+from contextchef._json import canonical_dumps, shared_text
 from contextchef.deferred._view import SessionView
 from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
@@ -290,7 +290,12 @@ def _prefix(inp: CompileInput, entries: list[Any] | None = None) -> _Prefix:
         if len(cache) > 8:
             cache.clear()
         hit = cache[key] = _Prefix(
-            inp.view, entries, pristine, segments["system"], segments["tools"], fingerprint
+            inp.view,
+            entries,
+            pristine,
+            shared_text(segments["system"]),
+            shared_text(segments["tools"]),
+            fingerprint,
         )
     assert isinstance(hit, _Prefix)
     if hit.tools != hit.pristine:  # a caller edited a payload's tools: not ours to send

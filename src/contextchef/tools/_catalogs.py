@@ -210,7 +210,10 @@ def expand_tool_dicts(items: Iterable[Any]) -> list[Any]:
         )
     out: list[Any] = []
     for item in items:
-        key = next((k for k in _DECLARATION_KEYS if isinstance(item, Mapping) and k in item), None)
+        if not isinstance(item, Mapping):  # a Tool or a function: the common fast path
+            out.append(item)
+            continue
+        key = next((k for k in _DECLARATION_KEYS if k in item), None)
         if key is None:
             out.append(item)
         elif isinstance(item[key], list):

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from contextchef._errors import ToolNameConflictError, UnknownToolError, shown
 from contextchef._json import canonical_dumps
+from contextchef._overlay import Overlay
 from contextchef.tools._names import wire_name
 from contextchef.tools._tool import Tool
 
@@ -25,6 +29,48 @@ _ORIGIN_RANK = {"builtin": 0, "runtime": 2, "library": 3}
 
 _INSERT_LIMIT = 64
 """Batches up to this size are inserted in place (bisect); larger ones re-sort."""
+
+
+SHARED_STATES = 64
+"""How many registry states built from whole catalogs are kept for other sessions."""
+
+
+@dataclass(frozen=True, eq=False)
+class _State:
+    """Registry contents after a catalog-sized batch, shared read-only between sessions.
+
+    A session that registers the same tool objects, in the same batches, on the same
+    starting state (and naming rule) adopts this state instead of building its own
+    dicts and order (issue 14: shared catalog state). The containers are never changed
+    in place while shared: a registry copies them before its first own change.
+    """
+
+    parent: _State | None
+    batch: tuple[Tool, ...]
+    added: tuple[Tool, ...]
+    tools: MutableMapping[ToolKey, Tool]
+    wire: MutableMapping[str, ToolKey]
+    wire_of: MutableMapping[ToolKey, str]
+    digest: MutableMapping[ToolKey, bytes]
+    order: list[Tool]
+    order_keys: list[tuple[int, str, str]]
+    order_digests: list[bytes]
+    ordered: tuple[Tool, ...]
+    fingerprint: str
+    hashers: dict[int, Any] = field(default_factory=dict)
+    """SHA-256 states over the first N digests (for fingerprints with runtime tools)."""
+
+    def hasher(self, count: int) -> Any:
+        """A SHA-256 state that has seen the first `count` tool digests (copy before use)."""
+        found = self.hashers.get(count)
+        if found is None:
+            found = hashlib.sha256(b"".join(self.order_digests[:count]))
+            self.hashers[count] = found
+        return found
+
+
+_states: OrderedDict[tuple[bool, int, tuple[int, ...]], _State] = OrderedDict()
+_states_lock = threading.Lock()
 
 
 def _sort_key(tool: Tool) -> tuple[int, str, str]:
@@ -60,8 +106,8 @@ class Registry:
 
     def __init__(self, *, qualify: bool = True) -> None:
         self._qualify = qualify
-        self._tools: dict[ToolKey, Tool] = {}
-        self._wire: dict[str, ToolKey] = {}
+        self._tools: MutableMapping[ToolKey, Tool] = {}
+        self._wire: MutableMapping[str, ToolKey] = {}
         self._handlers: dict[ToolKey, Handler] = {}
         self._server_descriptions: dict[str, str] = {}
         self._ordered: tuple[Tool, ...] = ()
@@ -71,8 +117,17 @@ class Registry:
         self._order_keys: list[tuple[int, str, str]] = []
         self._order_digests: list[bytes] = []
         self._full_fingerprint: str | None = None
-        self._wire_of: dict[ToolKey, str] = {}
-        self._digest: dict[ToolKey, bytes] = {}
+        self._wire_of: MutableMapping[ToolKey, str] = {}
+        self._digest: MutableMapping[ToolKey, bytes] = {}
+        # the shared state the containers above alias (None: they are this registry's own)
+        self._state: _State | None = None
+        # runtime tools over a shared state: overlays on its maps, and their own order
+        # (they sort after every declared tool, before library tools: at index `_cut`)
+        self._layered = False
+        self._cut = 0
+        self._rt_tools: list[Tool] = []
+        self._rt_keys: list[tuple[int, str, str]] = []
+        self._rt_digests: list[bytes] = []
 
     # -- registration --------------------------------------------------------------------
 
@@ -103,6 +158,21 @@ class Registry:
                 same wire name; the message lists every clash with both origins.
         """
         batch = list(tools)
+        parent, share_key = self._share_key(batch)
+        if share_key is not None:
+            with _states_lock:
+                hit = _states.get(share_key)
+                if hit is not None:
+                    _states.move_to_end(share_key)
+            if (
+                hit is not None
+                and hit.parent is parent
+                and len(hit.batch) == len(batch)
+                and all(a is b for a, b in zip(hit.batch, batch, strict=True))
+            ):
+                self._adopt(hit)
+                self._handlers.update(handlers or {})
+                return hit.added
         clashes: dict[str, set[str]] = {}
         keys: dict[ToolKey, Tool] = {}
         wires: dict[str, ToolKey] = {}
@@ -118,6 +188,10 @@ class Registry:
             wires[wire] = tool.key
         if clashes:
             self._raise_conflicts(clashes)
+        if self._state is not None and all(t.source == "runtime" for t in keys.values()):
+            self._layer()
+        else:
+            self._own()
         self._tools.update(keys)
         self._wire.update(wires)
         for wire, key in wires.items():
@@ -127,10 +201,105 @@ class Registry:
             self._handlers[key] = handler
         added = sorted(keys.values(), key=_sort_key)
         self._place(added)
+        if share_key is not None:
+            self._publish(share_key, parent, tuple(batch), tuple(added))
         return tuple(added)
+
+    # -- sharing between sessions ----------------------------------------------------------
+
+    def _share_key(
+        self, batch: list[Tool]
+    ) -> tuple[_State | None, tuple[bool, int, tuple[int, ...]] | None]:
+        """(parent state, cache key) for a batch that may be shared, else (None, None).
+
+        Batches of declared tools are shared (runtime tools are private to their
+        session), and only on top of an empty or a shared state. Keys hold object ids;
+        the cached state keeps those objects alive and a hit is checked by identity.
+        """
+        if not batch or self._layered or any(t.source == "runtime" for t in batch):
+            return None, None
+        if self._state is None and self._tools:
+            return None, None
+        parent = self._state
+        return parent, (self._qualify, id(parent), tuple(map(id, batch)))
+
+    def _adopt(self, state: _State) -> None:
+        self._state = state
+        self._tools, self._wire = state.tools, state.wire
+        self._wire_of, self._digest = state.wire_of, state.digest
+        self._order, self._order_keys = state.order, state.order_keys
+        self._order_digests, self._ordered = state.order_digests, state.ordered
+        self._full_fingerprint = state.fingerprint
+
+    def _layer(self) -> None:
+        """Runtime tools over a shared state: private top layers, nothing copied."""
+        state = self._state
+        if self._layered or state is None:
+            return
+        self._layered = True
+        self._tools, self._wire = Overlay(state.tools), Overlay(state.wire)
+        self._wire_of, self._digest = Overlay(state.wire_of), Overlay(state.digest)
+        self._cut = bisect.bisect_left(state.order_keys, (_ORIGIN_RANK["runtime"], "", ""))
+        self._rt_tools, self._rt_keys, self._rt_digests = [], [], []
+
+    def _own(self) -> None:
+        """Copy shared containers before changing them (copy-on-write)."""
+        if self._state is None:
+            return
+        self._state = None
+        if self._layered:  # materialize the overlays and the merged order
+            self._layered = False
+            self._order = list(self._ordered)
+            self._order_keys = [_sort_key(t) for t in self._order]
+            self._order_digests = [self._digest[t.key] for t in self._order]
+            self._rt_tools, self._rt_keys, self._rt_digests = [], [], []
+        else:
+            self._order, self._order_keys = list(self._order), list(self._order_keys)
+            self._order_digests = list(self._order_digests)
+        self._tools, self._wire = dict(self._tools), dict(self._wire)
+        self._wire_of, self._digest = dict(self._wire_of), dict(self._digest)
+
+    def _publish(
+        self,
+        key: tuple[bool, int, tuple[int, ...]],
+        parent: _State | None,
+        batch: tuple[Tool, ...],
+        added: tuple[Tool, ...],
+    ) -> None:
+        state = _State(
+            parent=parent,
+            batch=batch,
+            added=added,
+            tools=self._tools,
+            wire=self._wire,
+            wire_of=self._wire_of,
+            digest=self._digest,
+            order=self._order,
+            order_keys=self._order_keys,
+            order_digests=self._order_digests,
+            ordered=self._ordered,
+            fingerprint=self.fingerprint(),
+        )
+        with _states_lock:
+            state = _states.setdefault(key, state)
+            _states.move_to_end(key)
+            while len(_states) > SHARED_STATES:
+                _states.popitem(last=False)
+        self._adopt(state)
 
     def _place(self, added: list[Tool]) -> None:
         """Put newly registered tools (sorted) into registry order."""
+        if self._layered and self._state is not None:
+            for tool in added:
+                sort_key = _sort_key(tool)
+                at = bisect.bisect_left(self._rt_keys, sort_key)
+                self._rt_tools.insert(at, tool)
+                self._rt_keys.insert(at, sort_key)
+                self._rt_digests.insert(at, self._digest[tool.key])
+            base, cut = self._state.ordered, self._cut
+            self._ordered = base[:cut] + tuple(self._rt_tools) + base[cut:]
+            self._full_fingerprint = None
+            return
         if len(added) <= _INSERT_LIMIT:
             for tool in added:
                 sort_key = _sort_key(tool)
@@ -173,6 +342,20 @@ class Registry:
     def set_server_description(self, server: str, description: str) -> None:
         """Record a server's description (shown in the deferred directory)."""
         self._server_descriptions[server] = description
+
+    @property
+    def shared_state(self) -> object | None:
+        """The state shared with other sessions that this registry holds unchanged, or None.
+
+        Two registries with the same (identical) shared state and server descriptions
+        hold the same tools in the same order; caches keyed by it may share derived values.
+        """
+        return None if self._layered else self._state
+
+    @property
+    def server_descriptions(self) -> tuple[tuple[str, str], ...]:
+        """Every recorded ``(server, description)``, sorted by server."""
+        return tuple(sorted(self._server_descriptions.items()))
 
     def server_description(self, server: str) -> str:
         """A server's recorded description, ``""`` if none."""
@@ -239,7 +422,13 @@ class Registry:
         kept until the next registration.
         """
         if tools is None:
-            if self._full_fingerprint is None:
+            if self._full_fingerprint is None and self._layered and self._state is not None:
+                # the shared digests before the runtime tools are hashed once per state
+                h = self._state.hasher(self._cut).copy()
+                h.update(b"".join(self._rt_digests))
+                h.update(b"".join(self._state.order_digests[self._cut :]))
+                self._full_fingerprint = h.hexdigest()
+            elif self._full_fingerprint is None:
                 # same value as updating with each digest in turn, in one C call
                 joined = b"".join(self._order_digests)
                 self._full_fingerprint = hashlib.sha256(joined).hexdigest()
