@@ -495,3 +495,42 @@ def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path)
         conn = sqlite3.connect(path)
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         conn.close()
+
+
+def test_two_threads_racing_every_turn_all_get_through(tmp_path: Path) -> None:
+    # Two writers in a tight loop on one session once starved one of them past its
+    # eight attempts; with jittered backoff between attempts every turn lands.
+    import threading
+
+    store = SQLiteSessionStore(tmp_path / "race.db")
+    seed = build()
+    seed.append(user("start"))
+    SessionSync(store, "race").save(seed)
+    errors: list[BaseException] = []
+
+    def writer(name: str) -> None:
+        sync = SessionSync(store, "race")
+        try:
+            for i in range(15):
+                sync.run_turn(build, lambda chef, i=i: chef.append(user(f"{name}{i}")))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    stored = store.load("race")
+    assert stored is not None
+    texts = [m["parts"][0]["text"] for m in stored.snapshot["history"]]
+    assert sorted(texts[1:]) == sorted(f"{n}{i}" for n in "ab" for i in range(15))
+    assert [t for t in texts if t.startswith("a")] == [f"a{i}" for i in range(15)]
+
+
+def test_run_turn_checks_attempts_and_backoff(store: SessionStore) -> None:
+    sync = SessionSync(store, "x")
+    for bad in ({"attempts": 0}, {"attempts": True}, {"backoff": -1}, {"backoff": float("nan")}):
+        with pytest.raises(UsageError):
+            sync.run_turn(build, lambda chef: None, **bad)  # type: ignore[arg-type]

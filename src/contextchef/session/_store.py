@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from contextchef._errors import SessionStoreError, StaleSessionError, UsageError
+from contextchef._errors import SessionStoreError, StaleSessionError, UsageError, shown
 
 if TYPE_CHECKING:
     from contextchef.session._chef import ContextChef
@@ -434,8 +436,15 @@ class SessionSync:
         turn: Callable[[ContextChef], Any],
         *,
         attempts: int = 8,
+        backoff: float = 0.01,
     ) -> Any:
         """Load, run `turn` on a fresh chef, save; on a lost race, do it all again.
+
+        After the n-th lost race the next attempt waits a random time in
+        ``[0, backoff * 2**n]`` seconds (capped at 1 s): without it two writers in a
+        tight loop can keep colliding, the one that just won starting its next turn
+        while the loser redoes this one. The jitter only spaces attempts; it never
+        reaches a request.
 
         Args:
             make_chef: Builds a chef with the session's tools (a new one per attempt, so
@@ -444,8 +453,23 @@ class SessionSync:
                 value is returned. It may run more than once: keep side effects
                 outside the chef idempotent.
             attempts: Tries before the last `StaleSessionError` is raised.
+            backoff: Base of the randomized exponential wait between tries, in seconds.
+
+        Raises:
+            StaleSessionError: Every attempt lost its race.
+            UsageError: `attempts` is not a positive int or `backoff` not a number >= 0.
         """
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+            raise UsageError(f"attempts must be an int >= 1, got {shown(attempts, 40)}")
+        if (
+            isinstance(backoff, bool)
+            or not isinstance(backoff, (int, float))
+            or not 0 <= backoff < float("inf")
+        ):
+            raise UsageError(f"backoff must be a number of seconds >= 0, got {shown(backoff, 40)}")
         for attempt in range(attempts):
+            if attempt:
+                time.sleep(random.uniform(0, min(1.0, backoff * 2 ** (attempt - 1))))
             chef = make_chef()
             self.load_into(chef)
             result = turn(chef)
