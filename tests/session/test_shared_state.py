@@ -133,3 +133,41 @@ def test_sessions_built_in_many_threads_at_once_send_the_same_bytes(
         t.join()
     assert errors == []
     assert out == [expected] * 18
+
+
+def test_a_remembered_catalog_batch_is_still_checked_against_each_sessions_names() -> None:
+    from contextchef import Tool, ToolNameConflictError
+
+    tools = (
+        Tool(name="lookup", description="Look a thing up."),
+        Tool(name="report", description="Write the report."),
+    )
+    first = ContextChef()
+    first.register_tools(tools)  # remembered from here on
+    second = ContextChef()
+    second.register_namespaces(
+        [{"name": "report", "description": "Reports.", "tools": [{"name": "r1"}]}]
+    )
+    try:
+        second.register_tools(tools)
+    except ToolNameConflictError as exc:
+        assert "report" in str(exc)
+    else:
+        raise AssertionError("a namespace name taken by a remembered batch was accepted")
+    assert [t.name for t in second.tools] == ["r1"]
+
+
+def test_sessions_sharing_a_rendered_prefix_never_share_payload_lists(
+    catalog_paths: list[Path],
+) -> None:
+    cats = _catalogs(catalog_paths)
+    a, b = _session(cats), _session(cats)
+    pa, pb = a.compile("anthropic"), b.compile("anthropic")
+    assert pa.to_json() == pb.to_json()
+    assert pa.payload["tools"] is not pb.payload["tools"]
+    expected = pb.to_json()
+    pa.payload["tools"].clear()  # a host edits the payload it was given
+    pa.payload["tools"].append({"name": "oops"})
+    assert b.compile("anthropic").to_json() == expected
+    assert _session(cats).compile("anthropic").to_json() == expected
+    assert a.compile("anthropic").to_json() == expected  # a's own prefix is restored too

@@ -25,19 +25,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, UsageError
-from contextchef._json import canonical_dumps, shared_text
+from contextchef._json import canonical_dumps
 from contextchef.deferred._view import SessionView
 from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, ModelRules, RequestOptions
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
+from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import (
     CompiledRequest,
     EditKind,
     LedgerEdit,
     Segments,
-    prefix_fingerprint,
 )
 from contextchef.session._reveal import (
     ToolState,
@@ -245,71 +245,24 @@ def _update(inp: CompileInput, base: Mark, rules: ModelRules) -> Update:
 # -- 4. render --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Prefix:
-    """The rendered prefix of one view, strategy and system prompt (cached per ledger)."""
-
-    view: SessionView
-    tools: list[Any]
-    """The tool entries handed to every payload (checked against `pristine` each time)."""
-    pristine: list[Any]
-    """A private copy: what was rendered, for the ledger and to undo a caller's edit."""
-    system_json: str
-    tools_json: str
-    fingerprint: str
-
-
-def _prefix(inp: CompileInput, entries: list[Any] | None = None) -> _Prefix:
-    """The rendered prefix, from the ledger's cache when the view has not changed.
-
-    `entries`: tool entries to send instead of the strategy's (tool-change mode keeps
-    the ones first sent); cached by identity.
-    """
-    cache: dict[Any, Any] = inp.ledger.cache
+def _prefix(inp: CompileInput, entries: list[Any] | None = None) -> RenderedPrefix:
+    """The rendered prefix (see `rendered_prefix`); `entries` replace the strategy's."""
     loaded_skills = frozenset(inp.state.loaded_skills)
-    key: tuple[Any, ...] = (id(inp.view), inp.strategy.name, inp.state.system, loaded_skills)
-    if entries is not None:
-        key = (*key, "entries", id(entries))
-    hit = cache.get(key)
-    if (
-        hit is None
-        or hit.view is not inp.view
-        or (entries is not None and hit.pristine is not entries)
-    ):
-        if entries is None:
-            tools = inp.strategy.tools(inp.view, inp.view.locked(loaded_skills))
-            entries = inp.adapter.tool_entries(tools, search=inp.strategy.search)
-            pristine = _copy(entries)
-        else:
-            pristine, entries = entries, _copy(entries)
-        bare = inp.adapter.assemble(
-            system=inp.state.system, tools=entries, messages=[], options=RequestOptions(model="")
-        )
-        segments = inp.adapter.segments(bare)
-        fingerprint = prefix_fingerprint(segments["system"], entries)
-        if len(cache) > 8:
-            cache.clear()
-        hit = cache[key] = _Prefix(
-            inp.view,
-            entries,
-            pristine,
-            shared_text(segments["system"]),
-            shared_text(segments["tools"]),
-            fingerprint,
-        )
-    assert isinstance(hit, _Prefix)
-    if hit.tools != hit.pristine:  # a caller edited a payload's tools: not ours to send
-        hit = cache[key] = dataclasses.replace(hit, tools=_copy(hit.pristine))
-    return hit
 
+    def make_tools() -> list[Any]:
+        tools = inp.strategy.tools(inp.view, inp.view.locked(loaded_skills))
+        return inp.adapter.tool_entries(tools, search=inp.strategy.search)
 
-def _copy(value: Any) -> Any:
-    """A deep copy of JSON data (dicts and lists)."""
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
+    return rendered_prefix(
+        adapter=inp.adapter,
+        strategy_name=inp.strategy.name,
+        make_tools=make_tools,
+        view=inp.view,
+        system=inp.state.system,
+        loaded_skills=loaded_skills,
+        cache=inp.ledger.cache,
+        entries=entries,
+    )
 
 
 def _tools_edit(sent: list[Any] | None, now: list[Any]) -> bool:

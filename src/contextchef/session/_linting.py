@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from contextchef._errors import UsageError, VolatileValueError
+from contextchef.session._batches import tool_batch
 from contextchef.tools._lint import VolatileValue, find_volatile, lint_system, lint_tool
 from contextchef.tools._tool import Tool
 
@@ -82,9 +83,14 @@ class VolatileLint:
         if self.mode == "off":
             return
         today = _dt.datetime.now(_dt.timezone.utc).date()
-        found = {t.name: _linted(t, today) for t in tools}
+
+        def lint() -> dict[str, tuple[VolatileValue, ...]]:
+            return {t.name: found for t in tools if (found := _linted(t, today))}
+
+        batch = tool_batch(tools)  # a shared catalog's tuple: linted once a day per process
+        found: dict[str, tuple[VolatileValue, ...]] = batch.linted(today, lint) if batch else lint()
         self._handle([v for values in found.values() for v in values])
-        self._tools.update({name: values for name, values in found.items() if values})
+        self._tools.update(found)
 
     def _handle(self, found: list[VolatileValue]) -> tuple[VolatileValue, ...]:
         if found and self.mode == "raise":

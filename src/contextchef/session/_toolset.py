@@ -26,9 +26,9 @@ from contextchef.history._offload import (
     execute_offload_read,
     offload_read_tool,
 )
+from contextchef.session._batches import build_tools, tool_batch
 from contextchef.tools._catalogs import (
     Catalog,
-    expand_tool_dicts,
     load_catalog,
     tool_from_dict,
     tools_from_mcp,
@@ -165,11 +165,15 @@ class SessionTools:
                 name, or another tool of the batch; nothing is registered.
             InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
         """
-        built, funcs = self._build(tools, server=server)
+        batch = tool_batch(tools)  # a tuple registered before (a shared catalog): checked
+        built, funcs = (list(batch.tools), {}) if batch else self._build(tools, server=server)
         funcs = {**funcs, **_handlers(handlers)}
-        self._check_reserved(built)
-        self._check_templates(built)
-        by_name = {t.name: t for t in built}
+        wires = batch.wires(self.registry.qualify, self.registry.wire_name_for) if batch else None
+        self._check_reserved(built, wires=wires)
+        self._check_templates(
+            batch.tools if batch else built, templated=not batch or batch.templated
+        )
+        by_name = {t.name: t for t in built} if funcs else {}
         unknown = sorted(set(funcs) - set(by_name))
         if unknown:
             raise UsageError(
@@ -185,41 +189,7 @@ class SessionTools:
         self._invalidate()
         return added
 
-    @staticmethod
-    def _build(
-        tools: Iterable[Any], *, server: str | None = None
-    ) -> tuple[list[Tool], dict[str, Handler]]:
-        """Tool inputs -> tools, and the handlers of those given as functions."""
-        built: list[Tool] = []
-        funcs: dict[str, Handler] = {}
-        for item in expand_tool_dicts(tools):
-            if isinstance(item, Tool):
-                if item.source == "library":
-                    raise UsageError(
-                        f"tool {shown(item.name)}: source 'library' is reserved for contextchef's "
-                        "own tools; use 'builtin', 'mcp' or 'runtime'"
-                    )
-                built.append(item)
-            elif isinstance(item, Mapping):
-                built.append(tool_from_dict(item, server=server))
-            elif callable(item):
-                name, description, schema, runner = schema_from_callable(item)
-                built.append(
-                    Tool(
-                        name=name,
-                        description=description,
-                        input_schema=schema,
-                        source="mcp" if server else "builtin",
-                        server=server,
-                    )
-                )
-                funcs.setdefault(name, runner)
-            else:
-                raise UsageError(
-                    f"cannot register {type(item).__name__}: expected a Tool, a tool dict "
-                    "or a function"
-                )
-        return built, funcs
+    _build = staticmethod(build_tools)
 
     def known_names(self) -> set[str]:
         """Every name a call or a pattern can mean.
@@ -248,7 +218,7 @@ class SessionTools:
             )
         return items
 
-    def _check_templates(self, tools: Sequence[Tool]) -> None:
+    def _check_templates(self, tools: Sequence[Tool], *, templated: bool = True) -> None:
         """Render templated descriptions now (a bad one fails registration), then `lint`.
 
         Raises:
@@ -256,7 +226,7 @@ class SessionTools:
             VolatileValueError: `lint` refuses a per-request-looking value.
         """
         self.lint(tools)
-        for tool in tools:
+        for tool in tools if templated else ():
             if tool.template:
                 self._render(tool)
 
@@ -277,8 +247,16 @@ class SessionTools:
         names |= {*self._skills, LOAD_SKILL} if self._skills else set()
         return names | {LOAD_TOOLKIT} if self._toolkits else names
 
-    def _check_reserved(self, tools: Sequence[Tool], *, loading: str | None = None) -> None:
+    def _check_reserved(
+        self,
+        tools: Sequence[Tool],
+        *,
+        loading: str | None = None,
+        wires: frozenset[str] | None = None,
+    ) -> None:
         taken = self._reserved_names(loading=loading)
+        if wires is not None and wires.isdisjoint(taken):
+            return
         reserved = [
             (t.name, ("contextchef tool", t.origin))
             for t in tools

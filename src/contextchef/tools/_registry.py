@@ -131,6 +131,11 @@ class Registry:
 
     # -- registration --------------------------------------------------------------------
 
+    @property
+    def qualify(self) -> bool:
+        """Whether grouped/MCP tools' wire names carry their server."""
+        return self._qualify
+
     def wire_name_for(self, tool: Tool) -> str:
         """The provider-legal name of `tool` under this registry's naming rule."""
         known = self._wire_of.get(tool.key)

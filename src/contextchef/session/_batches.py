@@ -1,0 +1,122 @@
+"""Tool inputs to `Tool` values, and registration batches checked once per process.
+
+`build_tools` turns what a host passes to ``register_tools`` (tools, tool dicts in any
+provider's shape, functions) into `Tool` values. `tool_batch` remembers a tuple of
+`Tool` values, such as a loaded `Catalog`'s ``tools``: every session that registers the
+same tuple again skips the per-tool work that depends on the tools alone (their wire
+names, whether any is templated, the volatile-value lint of the day), which is most of
+starting a session over a shared catalog (issue 14: fast start). `Tool` values are
+immutable, so what was derived from them stays true.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextchef._errors import UsageError, shown
+from contextchef.tools._catalogs import expand_tool_dicts, tool_from_dict
+from contextchef.tools._registry import Handler
+from contextchef.tools._schema import schema_from_callable
+from contextchef.tools._tool import Tool
+
+__all__ = ["ToolBatch", "build_tools", "tool_batch"]
+
+BATCHES = 256
+"""How many registered tuples of tools are remembered (LRU)."""
+
+
+def build_tools(
+    tools: Iterable[Any], *, server: str | None = None
+) -> tuple[list[Tool], dict[str, Handler]]:
+    """Tool inputs -> tools, and the handlers of those given as functions.
+
+    Raises:
+        UsageError: An input that is none of a `Tool`, a tool dict or a function, or a
+            `Tool` claiming the reserved ``"library"`` source.
+        InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad tool dict.
+    """
+    built: list[Tool] = []
+    funcs: dict[str, Handler] = {}
+    for item in expand_tool_dicts(tools):
+        if isinstance(item, Tool):
+            if item.source == "library":
+                raise UsageError(
+                    f"tool {shown(item.name)}: source 'library' is reserved for contextchef's "
+                    "own tools; use 'builtin', 'mcp' or 'runtime'"
+                )
+            built.append(item)
+        elif isinstance(item, Mapping):
+            built.append(tool_from_dict(item, server=server))
+        elif callable(item):
+            name, description, schema, runner = schema_from_callable(item)
+            built.append(
+                Tool(
+                    name=name,
+                    description=description,
+                    input_schema=schema,
+                    source="mcp" if server else "builtin",
+                    server=server,
+                )
+            )
+            funcs.setdefault(name, runner)
+        else:
+            raise UsageError(
+                f"cannot register {type(item).__name__}: expected a Tool, a tool dict or a function"
+            )
+    return built, funcs
+
+
+@dataclass(frozen=True, eq=False)
+class ToolBatch:
+    """A tuple of `Tool` values already turned into a batch (see the module docstring)."""
+
+    tools: tuple[Tool, ...]
+    templated: bool
+    _wires: dict[bool, frozenset[str]] = field(default_factory=dict)
+    _lint: dict[Any, Any] = field(default_factory=dict)
+
+    def wires(self, qualify: bool, wire_name: Callable[[Tool], str]) -> frozenset[str]:
+        """The batch's wire names under a registry's naming rule (`wire_name`)."""
+        found = self._wires.get(qualify)
+        if found is None:
+            found = self._wires[qualify] = frozenset(map(wire_name, self.tools))
+        return found
+
+    def linted(self, key: Any, make: Callable[[], Any]) -> Any:
+        """`make()` once per `key` (the lint keys by day)."""
+        if key not in self._lint:
+            self._lint.clear()  # only today's is ever asked for again
+            self._lint[key] = make()
+        return self._lint[key]
+
+
+_batches: OrderedDict[int, ToolBatch] = OrderedDict()
+_lock = threading.Lock()
+
+
+def tool_batch(tools: object) -> ToolBatch | None:
+    """The remembered batch for a non-empty tuple of `Tool` values, else None.
+
+    Keyed by the tuple's identity (the batch keeps the tuple alive, so the id cannot be
+    reused while remembered); anything else (lists, dicts, functions, library tools)
+    goes through `build_tools` every time.
+    """
+    if not isinstance(tools, tuple) or not tools:
+        return None
+    with _lock:
+        hit = _batches.get(id(tools))
+        if hit is not None and hit.tools is tools:
+            _batches.move_to_end(id(tools))
+            return hit
+    if not all(isinstance(t, Tool) and t.source != "library" for t in tools):
+        return None
+    batch = ToolBatch(tools=tools, templated=any(t.template for t in tools))
+    with _lock:
+        _batches[id(tools)] = batch
+        while len(_batches) > BATCHES:
+            _batches.popitem(last=False)
+    return batch
