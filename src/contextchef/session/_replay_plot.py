@@ -33,6 +33,7 @@ def plot_cumulative_cost(report: ReplayReport, path: str | Path) -> Path:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
     except ImportError as exc:
         raise MissingExtraError(
             'the plot needs matplotlib: pip install "contextchef[plot]" (or leave out --plot)',
@@ -59,6 +60,7 @@ def plot_cumulative_cost(report: ReplayReport, path: str | Path) -> Path:
         title = names[0] if len(names) == 1 else f"{len(names)} recordings"
         axes.set_title(f"Cumulative input cost per strategy: {title}")
         axes.set_xlabel("request (replayed in order)")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # requests are counted
         axes.set_ylabel("cumulative input cost (USD)")
         axes.grid(True, alpha=0.3)
         axes.legend(title="strategy")
