@@ -175,8 +175,13 @@ def _result(call: ToolCall, value: Any = None, error: BaseException | None = Non
         content = f"Tool raised {type(error).__name__}: {_printed(error)}"
         return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
     is_error = value.is_error if isinstance(value, ToolResult) else False
+    media = value.media if isinstance(value, ToolResult) else ()  # e.g. an MCP tool's images
     return ToolResult(
-        call_id=call.id, name=call.name, content=_render_output(value), is_error=is_error
+        call_id=call.id,
+        name=call.name,
+        content=_render_output(value),
+        is_error=is_error,
+        media=media,
     )
 
 

@@ -170,6 +170,25 @@ class Registry:
             conflicts=conflicts,
         )
 
+    def replace(self, tool: Tool) -> Tool:
+        """Replace the definition registered under `tool.key`; returns the old one.
+
+        The wire name, the handler and the registry position stay (same key).
+
+        Raises:
+            UnknownToolError: No tool has that (origin, name).
+        """
+        old = self.get(tool.key)
+        digest = self._tool_digest(tool, self._wire_of[tool.key])
+        self._tools[tool.key] = tool
+        self._digest[tool.key] = digest
+        at = self._order.index(old)
+        self._order[at] = tool
+        self._order_digests[at] = digest
+        self._ordered = tuple(self._order)
+        self._full_fingerprint = None
+        return old
+
     def set_server_description(self, server: str, description: str) -> None:
         """Record a server's description (shown in the deferred directory)."""
         self._server_descriptions[server] = description
