@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from contextchef.mcp._client import McpConnection, McpServer, ServerLoop, ToolsListing
 from contextchef.tools._catalogs import Catalog, tool_from_dict
 
-__all__ = ["catalog_of", "list_servers"]
+__all__ = ["catalog_of", "list_servers", "live_catalogs"]
 
 
 def list_servers(servers: Sequence[McpServer | str]) -> list[ToolsListing]:
@@ -45,3 +45,13 @@ def catalog_of(listings: Sequence[ToolsListing]) -> Catalog:
     )
     descriptions = {listing.server: listing.instructions for listing in listings}
     return Catalog(tools=tools, server_descriptions=descriptions, source="<mcp>")
+
+
+def live_catalogs(servers: Sequence[McpServer | str]) -> list[Catalog]:
+    """One `Catalog` per live server (``contextchef plan|search --mcp/--mcp-url``).
+
+    Raises:
+        McpServerError: A server did not start, answer or list its tools.
+        InvalidToolError, InvalidSchemaError: A server lists an invalid tool.
+    """
+    return [catalog_of([listing]) for listing in list_servers(servers)]

@@ -220,12 +220,13 @@ class McpConnection:
         mcp = _sdk()
         if self.spec.url is not None:
             return self.spec.url
-        from mcp.client.stdio import get_default_environment
+        from mcp.client.stdio import get_default_environment, stdio_client
 
         env = {**get_default_environment(), **dict(self.spec.env)}
-        return mcp.StdioServerParameters(
+        params = mcp.StdioServerParameters(
             command=self.spec.command or sys.executable, args=list(self.spec.args), env=env
         )
+        return stdio_client(params, errlog=_errlog())
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         """Own the SDK client for the connection's lifetime (enter and exit in one task)."""
@@ -354,6 +355,15 @@ class McpConnection:
                 await asyncio.wait_for(task, 10)
             except BaseException:  # a dead transport may fail on exit; it is closed either way
                 task.cancel()
+
+
+def _errlog() -> Any:
+    """Where a stdio server's stderr goes: ours, or the process's when ours has no file."""
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return sys.__stderr__
+    return sys.stderr
 
 
 def _describe(exc: BaseException) -> str:
