@@ -146,6 +146,9 @@ def build(page_size: int) -> Server[Any]:
             name = args["name"]
             if args["op"] == "remove":
                 tools.pop(name, None)
+            elif args["op"] == "add-invalid":  # a schema JSON Schema rejects
+                bogus = {"type": "object", "properties": {"x": {"type": "bogus"}}}
+                tools[name] = types.Tool(name=name, input_schema=bogus)
             else:
                 schema = _schema(**{args.get("field", "text"): "string"})
                 tools[name] = types.Tool(

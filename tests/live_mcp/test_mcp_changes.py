@@ -10,6 +10,7 @@ is unchanged (the messages segment of the previous request is a prefix of the ne
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -58,7 +59,9 @@ class Conversation:
 
 
 @pytest.mark.parametrize(("target", "model"), TARGETS)
-def test_tools_added_removed_and_changed_mid_conversation(target: str, model: str) -> None:
+def test_tools_added_removed_and_changed_mid_conversation(
+    target: str, model: str, caplog: pytest.LogCaptureFixture
+) -> None:
     chef = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
     chef.set_system_prompt("You are a test agent.")
     chef.append(user("Set up a weather tool, then use it."))
@@ -105,7 +108,14 @@ def test_tools_added_removed_and_changed_mid_conversation(target: str, model: st
         new_args = talk.call("defer_execute", tool_name="fixture__weather", params={"town": "Oslo"})
         assert new_args.content == "weather: {'town': 'Oslo'}"
         talk.compile()
-        assert len(talk.requests) == 7
+
+        # a definition the session cannot take is logged and left out; the compile goes on
+        with caplog.at_level(logging.WARNING, logger="contextchef"):
+            talk.call("fixture__admin", op="add-invalid", name="broken")
+            talk.compile()
+        assert "MCP server 'fixture': tool 'broken' ignored" in caplog.text
+        assert chef.registry.by_wire_name("fixture__broken") is None
+        assert len(talk.requests) == 8
 
 
 @pytest.mark.parametrize(("target", "model"), TARGETS)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import logging
 import threading
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,12 +47,13 @@ from contextchef.history._messages import ToolResult
 from contextchef.mcp._client import McpConnection, McpServer, McpServerError, ServerLoop
 from contextchef.mcp._content import result_from_mcp
 from contextchef.tools._catalogs import tool_from_dict
-from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
     from contextchef.session._chef import ContextChef
 
 __all__ = ["McpChanges", "McpHub"]
+
+logger = logging.getLogger("contextchef")
 
 ServerLike = McpServer | str
 
@@ -118,7 +120,8 @@ class McpHub:
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[Mapping[str, Any], ...] | None] = {}
         self._inflight: list[concurrent.futures.Future[None]] = []
-        self._live: dict[str, dict[str, Mapping[str, Any]]] = {}
+        self._live: dict[str, dict[str, Mapping[str, Any]]] = {}  # what each server lists
+        self._defs: dict[tuple[str, str], Mapping[str, Any]] = {}  # what the session has
         self._removed: dict[str, str] = {}
         self._notes: dict[str, dict[str, list[str]]] = {}
         self._started = False
@@ -298,30 +301,35 @@ class McpHub:
         removed: list[str] = []
         changed: list[str] = []
         restored: list[str] = []
-        fresh: list[Tool] = []
         for name in sorted(set(old) - set(new)):
             wire = self._wire(server, name)
             if wire is not None and wire not in self._removed:
                 why = "was removed by" if tools is not None else "is unavailable: disconnected"
                 self._removed[wire] = f'Tool "{wire}" {why} MCP server "{server}".'
                 removed.append(wire)
+        kept: dict[str, Mapping[str, Any]] = {}
         for name, raw in sorted(new.items()):
             wire = self._wire(server, name)
-            if wire is None:
-                fresh.append(tool_from_dict(raw, server=server, source="runtime"))
+            try:
+                if wire is None:
+                    tool = tool_from_dict(raw, server=server, source="runtime")
+                    self._chef.register_runtime_tool(tool, handler=self._handler(server, name))
+                    added.append(registry.wire_name_for(registry.get(tool.key)))
+                elif canonical_dumps(self._defs.get((server, name))) != canonical_dumps(raw):
+                    current = registry.get((server, name))
+                    self._chef.replace_tool(
+                        tool_from_dict(raw, server=server, source=current.source)
+                    )
+                    changed.append(wire)
+            except ContextChefError as exc:  # one bad definition never stops the compile
+                logger.warning("contextchef: MCP server %r: tool %r ignored: %s", server, name, exc)
+                if name in old:
+                    kept[name] = old[name]  # the session keeps the last good definition
                 continue
-            current = registry.by_wire_name(wire)
-            assert current is not None
-            if self._removed.pop(wire, None) is not None:
+            kept[name] = self._defs[server, name] = raw
+            if wire is not None and self._removed.pop(wire, None) is not None:
                 restored.append(wire)
-            if canonical_dumps(old.get(name)) != canonical_dumps(raw):
-                built = tool_from_dict(raw, server=server, source=current.source)
-                self._chef.replace_tool(built)
-                changed.append(wire)
-        for tool in fresh:
-            self._chef.register_runtime_tool(tool, handler=self._handler(server, tool.name))
-            added.append(registry.wire_name_for(registry.get(tool.key)))
-        self._live[server] = new
+        self._live[server] = kept
         if added and self._reveal:
             with contextlib.suppress(ContextChefError):  # a mode hides some: still searchable
                 self._chef.reveal_tools(*added)
@@ -348,6 +356,7 @@ class McpHub:
             built, server=server, server_description=instructions, handlers=handlers
         )
         self._live[server] = {str(raw["name"]): raw for raw in tools}
+        self._defs.update({(server, str(raw["name"])): raw for raw in tools})
 
     def _note(self, server: str, added: list[str], removed: list[str], back: list[str]) -> None:
         if not (added or removed or back) or not self._announce:
