@@ -7,6 +7,7 @@ streamable HTTP on 127.0.0.1; ``mcp-server-time`` is the third-party reference s
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -42,12 +43,12 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
-    """The fixture server over streamable HTTP on 127.0.0.1 (a free port), 3 tools a page."""
+@contextlib.contextmanager
+def http_server(page_size: int = 3) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """The fixture server over streamable HTTP on 127.0.0.1 (a free port): (process, URL)."""
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", str(port), "3"],
+        [sys.executable, str(SERVER), "http", str(port), str(page_size)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -61,7 +62,14 @@ def http_url() -> Iterator[str]:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("the HTTP fixture server did not start") from None
                 time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield proc, f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
+        proc.kill()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """The fixture server over streamable HTTP, shared by a module's tests."""
+    with http_server() as (_, url):
+        yield url

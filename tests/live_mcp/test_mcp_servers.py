@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fixture_server import PNG
 
-from conftest import fixture_stdio, time_server
+from conftest import fixture_stdio, http_server, time_server
 from contextchef import ContextChef, ToolAnnotations, user
 from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.mcp import McpHub, McpServer, McpServerError, list_servers
@@ -109,6 +109,21 @@ def test_a_server_killed_mid_session_gives_error_results_naming_it() -> None:
         chef.compile("anthropic")  # the disconnection is applied: the gate refuses its tools
         refused = call(chef, "fixture__echo", {"text": "anyone?"})
         assert refused.is_error and refused.content == (
+            'Tool "fixture__echo" is unavailable: disconnected MCP server "fixture".'
+        )
+
+
+def test_an_http_server_killed_mid_session_gives_error_results_naming_it() -> None:
+    chef = ContextChef()
+    chef.append(user("go"))
+    with http_server() as (proc, url), McpHub(chef, [url]):
+        assert call(chef, "fixture__echo", {"text": "hi"}).content == "hi"
+        proc.kill()
+        proc.wait()
+        lost = call(chef, "fixture__echo", {"text": "anyone?"})
+        assert lost.is_error and "MCP server 'fixture'" in lost.content
+        chef.compile("responses")
+        assert call(chef, "fixture__echo", {"text": "anyone?"}).content == (
             'Tool "fixture__echo" is unavailable: disconnected MCP server "fixture".'
         )
 
