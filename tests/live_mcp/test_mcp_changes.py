@@ -13,8 +13,8 @@ import json
 import logging
 
 import pytest
+from mcp_fixtures import fixture_stdio, time_server
 
-from conftest import fixture_stdio, time_server
 from contextchef import (
     CompiledRequest,
     ContextChef,

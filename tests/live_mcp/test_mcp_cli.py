@@ -5,15 +5,24 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Iterator
 
+import pytest
+from mcp_fixtures import SERVER, http_server
 from typer.testing import CliRunner
 
-from conftest import SERVER
 from contextchef.cli import app
 
 runner = CliRunner()
 TIME = shlex.join([sys.executable, "-m", "mcp_server_time"])
 FIXTURE = shlex.join([sys.executable, str(SERVER), "stdio", "3"])
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """The fixture server over streamable HTTP, shared by this module's tests."""
+    with http_server() as (_, url):
+        yield url
 
 
 def test_plan_counts_the_tools_of_live_stdio_and_http_servers(http_url: str) -> None:

@@ -6,17 +6,25 @@ import asyncio
 import json
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fixture_server import PNG
+from mcp_fixtures import fixture_stdio, http_server, time_server
 
-from conftest import fixture_stdio, http_server, time_server
 from contextchef import ContextChef, ToolAnnotations, user
 from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.mcp import McpHub, McpServer, McpServerError, list_servers
 
 FIXTURE_TOOLS = ["admin", "big", "echo", "fail", "kinds", "pid", "sleep", "structured"]
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """The fixture server over streamable HTTP, shared by this module's tests."""
+    with http_server() as (_, url):
+        yield url
 
 
 def call(chef: ContextChef, name: str, args: dict[str, object] | None = None) -> ToolResult:

@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 import pytest
+from mcp_fixtures import fixture_stdio
 
-from conftest import fixture_stdio
 from contextchef import ContextChef, UsageError
 from contextchef.mcp import McpHub, McpServer, McpServerError, result_from_mcp
 

@@ -1,5 +1,7 @@
 """Real MCP server processes for the contextchef.mcp tests (no mocks of the SDK).
 
+Not a conftest.py: other test folders import the root one as ``conftest``.
+
 ``fixture_server.py`` (this folder) is written with the SDK and serves stdio or
 streamable HTTP on 127.0.0.1; ``mcp-server-time`` is the third-party reference server
 (installed from PyPI with the test extra).
@@ -14,8 +16,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from contextchef.mcp import McpServer
 
@@ -66,10 +66,3 @@ def http_server(page_size: int = 3) -> Iterator[tuple[subprocess.Popen[bytes], s
     finally:
         proc.kill()
         proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
-    """The fixture server over streamable HTTP, shared by a module's tests."""
-    with http_server() as (_, url):
-        yield url
