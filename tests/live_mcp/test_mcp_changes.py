@@ -103,6 +103,10 @@ def test_tools_added_removed_and_changed_mid_conversation(
         # the server changes a schema: the new one applies from the next call on
         talk.call("fixture__admin", op="change", name="weather", field="town")
         talk.compile()
+        assert (
+            "town (string, required)"
+            in talk.call("tool_search", tool_names=["fixture__weather"]).content
+        )
         old_args = talk.call("defer_execute", tool_name="fixture__weather", params={"city": "Oslo"})
         assert old_args.is_error and "town" in old_args.content
         new_args = talk.call("defer_execute", tool_name="fixture__weather", params={"town": "Oslo"})

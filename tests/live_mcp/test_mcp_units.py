@@ -8,7 +8,15 @@ import sys
 import pytest
 from mcp_fixtures import fixture_stdio
 
-from contextchef import ContextChef, UsageError
+from contextchef import (
+    ContextChef,
+    Tool,
+    ToolCall,
+    UnknownToolError,
+    UsageError,
+    assistant,
+    user,
+)
 from contextchef.mcp import McpHub, McpServer, McpServerError, result_from_mcp
 
 
@@ -73,3 +81,34 @@ def test_hub_misuse_is_a_usage_error_and_names_must_differ() -> None:
         with pytest.raises(McpServerError, match="two MCP servers are named 'fixture'"):
             hub.add_server(fixture_stdio())
         assert hub.servers == ("fixture",)
+
+
+def test_replace_tool_keeps_the_prefix_of_a_deferred_tool_and_edits_a_resident_one() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    chef = ContextChef(pin=["keep"])
+    chef.register_tools(
+        [Tool(name="keep", input_schema=schema), Tool(name="later", defer_loading=True)]
+    )
+    with pytest.raises(UsageError, match="takes a Tool"):
+        chef.replace_tool("later")  # type: ignore[arg-type]
+    with pytest.raises(UnknownToolError):
+        chef.replace_tool(Tool(name="nope"))
+    chef.append(user("hi"))
+    first = chef.compile("anthropic")
+    old = chef.replace_tool(Tool(name="later", description="Now documented.", defer_loading=True))
+    assert old.description == "" and chef.registry.by_wire_name("later").description
+    chef.append(assistant("ok"), user("again"))
+    second = chef.compile("anthropic")
+    assert second.edits == () and second.segments["tools"] == first.segments["tools"]
+    assert (
+        "Now documented."
+        in chef.execute(
+            ToolCall(id="s", name="tool_search", arguments={"tool_names": ["later"]})
+        ).result.content
+    )
+    # a resident tool's new schema is what the gate checks from now on; tools changes
+    chef.replace_tool(Tool(name="keep", input_schema={"type": "object", "properties": {}}))
+    assert chef.check_tool_call(ToolCall(id="k", name="keep", arguments={})).decision == "allowed"
+    chef.append(assistant("ok"), user("once more"))
+    third = chef.compile("anthropic")
+    assert third.segments["tools"] != first.segments["tools"] and third.edits
