@@ -72,6 +72,9 @@ def test_import_contextchef_mcp_does_not_import_the_sdk() -> None:
 
 def test_hub_misuse_is_a_usage_error_and_names_must_differ() -> None:
     chef = ContextChef()
+    for args in [(object(), []), (chef, 5), (chef, [5]), (chef, {"a": "b"})]:
+        with pytest.raises(UsageError):
+            McpHub(*args)  # type: ignore[arg-type]
     hub = McpHub(chef)
     with pytest.raises(UsageError, match="not started"):
         hub.add_server(fixture_stdio())

@@ -79,7 +79,11 @@ class McpChanges:
 
 
 def as_server(item: ServerLike) -> McpServer:
-    """An `McpServer` from itself, a command line or a URL."""
+    """An `McpServer` from itself, a command line or a URL.
+
+    Raises:
+        UsageError: Anything else, or a command line that cannot be split.
+    """
     return item if isinstance(item, McpServer) else McpServer.parse(item)
 
 
@@ -99,7 +103,8 @@ class McpHub:
             ``require_search``, and models that take tool changes get them added.
 
     Raises:
-        UsageError: A server given in a shape that is not a server.
+        UsageError: `chef` is not a `ContextChef`, or a server is given in a shape that is
+            not a server.
     """
 
     def __init__(
@@ -110,8 +115,14 @@ class McpHub:
         announce: bool = True,
         reveal: bool = True,
     ) -> None:
+        from contextchef.session._chef import ContextChef  # no import circle at load
+
+        if not isinstance(chef, ContextChef):
+            raise UsageError(f"McpHub needs a ContextChef, got {type(chef).__name__}")
         if isinstance(servers, (str, McpServer)):
             servers = [servers]
+        if isinstance(servers, Mapping) or not isinstance(servers, Iterable):
+            raise UsageError("servers must be a list of McpServer values, command lines or URLs")
         self._chef = chef
         self._initial = [as_server(s) for s in servers]
         self._announce, self._reveal = announce, reveal
