@@ -26,6 +26,7 @@ from contextchef import (
     user,
 )
 from contextchef.mcp import McpChanges, McpHub
+from sdk_check import sdk_problems
 
 TARGETS = [("anthropic", "claude-opus-5-5"), ("responses", "gpt-5.4")]
 
@@ -33,13 +34,15 @@ TARGETS = [("anthropic", "claude-opus-5-5"), ("responses", "gpt-5.4")]
 class Conversation:
     """A scripted model: each turn is one tool call, answered through ``chef.execute``."""
 
-    def __init__(self, chef: ContextChef, target: str, model: str) -> None:
-        self.chef, self.target, self.model = chef, target, model
+    def __init__(
+        self, chef: ContextChef, target: str, model: str, strategy: str = "client"
+    ) -> None:
+        self.chef, self.target, self.model, self.strategy = chef, target, model, strategy
         self.requests: list[CompiledRequest] = []
         self.turn = 0
 
     def compile(self) -> CompiledRequest:
-        request = self.chef.compile(self.target, model=self.model, strategy="client")
+        request = self.chef.compile(self.target, model=self.model, strategy=self.strategy)
         if self.requests:
             first, before = self.requests[0], self.requests[-1]
             assert request.edits == ()
@@ -149,3 +152,18 @@ def test_a_server_connecting_and_disconnecting_mid_session(target: str, model: s
             'Tool "mcp-time__convert_time" is unavailable: disconnected MCP server "mcp-time".'
         )
         talk.compile()
+
+
+def test_responses_native_search_reveals_a_new_tool_in_additional_tools() -> None:
+    """Under openai-native a new tool is stated in an ``additional_tools`` item, not ``tools``."""
+    chef = ContextChef(default_defer=True, pin=["fixture__admin"])
+    chef.append(user("Add a weather tool."))
+    with McpHub(chef, [fixture_stdio()]):
+        talk = Conversation(chef, "responses", "gpt-5.4", strategy="openai-native")
+        talk.compile()
+        talk.call("fixture__admin", op="add", name="weather", field="city")
+        request = talk.compile()
+        assert sdk_problems("responses", request.payload) == []
+        (item,) = [i for i in request.payload["input"] if i.get("type") == "additional_tools"]
+        assert "weather" in json.dumps(item)
+        assert "weather" not in request.segments["tools"]
