@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from mcp_fixtures import fixture_stdio, time_server
@@ -25,9 +28,10 @@ from contextchef import (
     tool_results,
     user,
 )
-from contextchef.mcp import McpChanges, McpHub
+from contextchef.mcp import McpChanges, McpHub, McpServer
 from sdk_check import sdk_problems
 
+MODERN = Path(__file__).with_name("modern_server.py")
 TARGETS = [("anthropic", "claude-opus-5-5"), ("responses", "gpt-5.4")]
 
 
@@ -167,3 +171,21 @@ def test_responses_native_search_reveals_a_new_tool_in_additional_tools() -> Non
         (item,) = [i for i in request.payload["input"] if i.get("type") == "additional_tools"]
         assert "weather" in json.dumps(item)
         assert "weather" not in request.segments["tools"]
+
+
+def test_a_2026_server_reports_changes_through_subscriptions_listen() -> None:
+    modern = McpServer(command=sys.executable, args=(str(MODERN),), protocol="auto")
+    chef = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
+    chef.append(user("Grow a tool."))
+    with McpHub(chef, [modern]) as hub:
+        talk = Conversation(chef, "anthropic", "claude-opus-5-5")
+        talk.compile()
+        talk.call("modern__grow", name="sprout")
+        # the change event travels on its own stream: wait until the hub has re-listed
+        deadline = time.monotonic() + 30
+        while not hub.apply_changes().added and time.monotonic() < deadline:
+            time.sleep(0.05)
+        talk.compile()
+        made = talk.call("defer_execute", tool_name="modern__sprout", params={})
+        assert made.content == 'made\n\n{"result":"made"}'  # text, then structuredContent
+        talk.compile()

@@ -30,6 +30,7 @@ def test_a_server_spec_is_a_command_or_a_url() -> None:
         lambda: McpServer(command="x", url="http://y"),
         lambda: McpServer(command="x", timeout=0),
         lambda: McpServer(command="x", connect_timeout=True),
+        lambda: McpServer(command="x", protocol="2026-07-28"),  # type: ignore[arg-type]
         lambda: McpServer.parse("python 'unbalanced"),
         lambda: McpServer.parse("   "),
     ):

@@ -6,7 +6,11 @@ future, an async caller awaits it (`asyncio.wrap_future`), from any event loop.
 
 The SDK's `mcp.Client` is used with ``mode="legacy"`` by default: the initialize
 handshake of revision 2025-11-25, whose ``notifications/tools/list_changed`` is how a
-server says its tools changed (2026-07-28 servers answer the handshake too).
+server says its tools changed (2026-07-28 servers answer the handshake too). With
+``McpServer(protocol="auto")`` the SDK probes ``server/discover`` first; on a 2026-07-28
+connection the same change arrives as a ``ToolsListChanged`` event of a
+``subscriptions/listen`` stream, which the connection keeps open when the server
+declares ``tools.listChanged``.
 Transport failures and timeouts never escape a call: they come back as the text of an
 error result naming the server.
 """
@@ -15,18 +19,21 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import shlex
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from contextchef._errors import ContextChefError, MissingExtraError, UsageError, shown
 
 __all__ = ["McpConnection", "McpServer", "McpServerError", "ServerLoop", "ToolsListing"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger("contextchef")
 
 _CONNECTION_CLOSED = -32000
 """The SDK's JSON-RPC error code for a closed transport (``mcp_types.CONNECTION_CLOSED``)."""
@@ -70,6 +77,8 @@ class McpServer:
         url: A streamable HTTP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
         name: The server's group name in the session; default: the name the server
             gives in its ``serverInfo``.
+        protocol: ``"legacy"`` (the 2025-11-25 handshake) or ``"auto"`` (2026-07-28
+            when the server speaks it, else the handshake).
         timeout: Seconds one request may take before it becomes an error result.
         connect_timeout: Seconds to start (or reach) the server and finish the handshake.
     """
@@ -79,6 +88,7 @@ class McpServer:
     env: Mapping[str, str] = field(default_factory=dict)
     url: str | None = None
     name: str | None = None
+    protocol: Literal["legacy", "auto"] = "legacy"
     timeout: float = 30.0
     connect_timeout: float = 30.0
 
@@ -91,6 +101,10 @@ class McpServer:
                     f"McpServer {label} must be a non-empty string, got {shown(value)}"
                 )
         object.__setattr__(self, "args", tuple(str(a) for a in self.args))
+        if self.protocol not in ("legacy", "auto"):
+            raise UsageError(
+                f"McpServer protocol is 'legacy' or 'auto', got {shown(self.protocol)}"
+            )
         for label, seconds in (
             ("timeout", self.timeout),
             ("connect_timeout", self.connect_timeout),
@@ -239,7 +253,7 @@ class McpConnection:
         try:
             client = mcp.Client(
                 self._transport(),
-                mode="legacy",
+                mode=self.spec.protocol,
                 message_handler=handler,
                 cache=None,
             )
@@ -251,7 +265,13 @@ class McpConnection:
                 self.alive = True
                 ready.set_result(None)
                 assert self._stop is not None
-                await self._stop.wait()
+                listener = _listener(client, lambda: self._on_change(self))
+                try:
+                    await self._stop.wait()
+                finally:
+                    if listener is not None:
+                        listener.cancel()
+                        await asyncio.gather(listener, return_exceptions=True)
         except BaseException as exc:  # the server died, or never started
             self._failure = _describe(exc)
             if not ready.done():
@@ -355,6 +375,27 @@ class McpConnection:
                 await asyncio.wait_for(task, 10)
             except BaseException:  # a dead transport may fail on exit; it is closed either way
                 task.cancel()
+
+
+def _listener(client: Any, changed: Callable[[], None]) -> asyncio.Task[None] | None:
+    """On a 2026-07-28 connection, a task reporting the server's tool-list changes."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    tools = client.server_capabilities.tools
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (
+        tools and tools.list_changed
+    ):
+        return None
+
+    async def listen() -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _ in events:
+                    changed()
+        except Exception as exc:  # the stream ended with the connection: calls report it
+            logger.debug("contextchef: MCP subscriptions/listen ended: %s", _describe(exc))
+
+    return asyncio.ensure_future(listen())
 
 
 def _errlog() -> Any:
