@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ from mcp_fixtures import fixture_stdio
 
 from contextchef import (
     ContextChef,
+    DeferredConfig,
     Tool,
     ToolCall,
     UnknownToolError,
@@ -116,3 +118,22 @@ def test_replace_tool_keeps_the_prefix_of_a_deferred_tool_and_edits_a_resident_o
     chef.append(assistant("ok"), user("once more"))
     third = chef.compile("anthropic")
     assert third.segments["tools"] != first.segments["tools"] and third.edits
+
+
+def test_a_runtime_tool_keeps_its_server_through_a_snapshot() -> None:
+    chef = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
+    chef.register_tools([Tool(name="local")])
+    added = chef.register_runtime_tool(Tool(name="lookup", server="srv", source="mcp"))
+    assert (added.source, added.server, chef.wire_name("lookup", server="srv")) == (
+        "runtime",
+        "srv",
+        "srv__lookup",
+    )
+    chef.append(user("hi"))
+    chef.compile("anthropic")
+    other = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
+    other.register_tools([Tool(name="local")])
+    other.restore(json.loads(json.dumps(chef.snapshot())))
+    restored = other.registry.by_wire_name("srv__lookup")
+    assert restored is not None and restored.server == "srv" and restored.source == "runtime"
+    assert other.compile("anthropic").segments == chef.compile("anthropic").segments
