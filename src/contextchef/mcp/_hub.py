@@ -93,7 +93,9 @@ class McpHub:
     Use it as a context manager (``with`` for sync hosts, ``async with`` for async
     ones), or call `start` / `close`. Handlers work from both: called where no event
     loop runs they block until the server answers; inside a running loop they return
-    an awaitable (``chef.aexecute`` awaits it).
+    an awaitable (``chef.aexecute`` awaits it; ``chef.execute`` there raises
+    `UsageError`, as for any async handler). After `close` the tools stay registered
+    and their calls answer that the server is not connected.
 
     Args:
         chef: The session.
