@@ -32,6 +32,7 @@ LAYERS = {
     "session": 8,
     "testing": 9,
     "cli": 9,
+    "mcp": 9,  # live MCP servers (the `mcp` extra): a session plus the SDK
     "__init__": 9,
 }
 

@@ -11,6 +11,9 @@
   tokens, shared prefix, cache read/write and cost per request
   (`contextchef.session._replay`).
 
+``plan`` and ``search`` also read live MCP servers: ``--mcp "CMD ARGS"`` (stdio) and
+``--mcp-url URL`` (streamable HTTP), both repeatable (`contextchef.mcp`, the ``mcp`` extra).
+
 ``search`` and ``eval-retrieval`` take ``--ranker bm25|semantic|hybrid|hybrid-rrf``; all
 but ``bm25`` need the ``semantic`` extra and embed the catalog before the first query.
 """
@@ -61,10 +64,20 @@ _DEFAULT_MODELS = {
 show what that target's own tool deferral does."""
 
 
-def _load(paths: list[Path], *, repair: bool = False) -> list[Catalog]:
-    """Load catalogs; files declaring the same server name are told apart by file name."""
+def _load(
+    paths: list[Path], *, repair: bool = False, live: list[str] | None = None
+) -> list[Catalog]:
+    """Load catalogs; files declaring the same server name are told apart by file name.
+
+    `live`: MCP servers (command lines, URLs) whose ``tools/list`` is read now.
+    """
+    servers: list[Catalog] = []
+    if live:
+        from contextchef.mcp._cli import live_catalogs  # the mcp extra, only when asked
+
+        servers = live_catalogs(live)
     if not paths:
-        return [load_demo_catalog()]
+        return servers or [load_demo_catalog()]
     raw = [load_catalog(p, repair_schemas=repair) for p in paths]
     declared = Counter(s for c in raw for s in c.server_descriptions)
     out = []
@@ -72,7 +85,7 @@ def _load(paths: list[Path], *, repair: bool = False) -> list[Catalog]:
         if any(declared[s] > 1 for s in cat.server_descriptions):
             cat = load_catalog(path, server=path.stem, repair_schemas=repair)
         out.append(cat)
-    return out
+    return [*out, *servers]
 
 
 def _session(
@@ -98,6 +111,13 @@ _RANKER_OPTION = typer.Option(
     'the semantic extra: pip install "contextchef[semantic]").'
 )
 
+_MCP_OPTION = typer.Option(
+    "--mcp",
+    help='A live MCP server over stdio: "CMD ARGS" (repeatable; needs the mcp extra).',
+)
+_MCP_URL_OPTION = typer.Option(
+    "--mcp-url", help="A live MCP server over streamable HTTP (repeatable; the mcp extra)."
+)
 _REPAIR_OPTION = typer.Option(
     "--repair-schemas",
     help="Map non-standard schema dialects (BFCL/ACEBench 'dict', 'float'...) onto JSON Schema.",
@@ -148,6 +168,8 @@ def plan(
         ),
     ] = None,
     repair_schemas: Annotated[bool, _REPAIR_OPTION] = False,
+    mcp: Annotated[list[str] | None, _MCP_OPTION] = None,
+    mcp_url: Annotated[list[str] | None, _MCP_URL_OPTION] = None,
 ) -> None:
     """Show what the tool catalog costs per turn, flat vs deferred, and per strategy."""
     cache = CacheCostModel(
@@ -158,7 +180,8 @@ def plan(
     )
     model = model or _DEFAULT_MODELS.get(target, "model")
     try:
-        loaded = _load(list(catalogs or []), repair=repair_schemas)
+        live = [*(mcp or []), *(mcp_url or [])]
+        loaded = _load(list(catalogs or []), repair=repair_schemas, live=live)
 
         def session() -> ContextChef:
             return _session(
@@ -305,13 +328,16 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     repair_schemas: Annotated[bool, _REPAIR_OPTION] = False,
     ranker: Annotated[str, _RANKER_OPTION] = "bm25",
+    mcp: Annotated[list[str] | None, _MCP_OPTION] = None,
+    mcp_url: Annotated[list[str] | None, _MCP_URL_OPTION] = None,
 ) -> None:
     """Search the catalog as the model's tool_search would."""
     if not query.strip():
         _fail(UsageError("the query is empty; say what the tool should do"))
         return
     try:
-        loaded = _load(list(catalog or []), repair=repair_schemas)
+        live = [*(mcp or []), *(mcp_url or [])]
+        loaded = _load(list(catalog or []), repair=repair_schemas, live=live)
         chef = _session(loaded, default_defer=True, defer=[], pin=[], ranker=ranker)
         view = chef.view
         hits = view.index.search([query], limit=limit)

@@ -93,3 +93,42 @@ def test_runtime_tools_over_a_shared_state_give_the_order_and_fingerprint_of_a_f
     assert [t.key for t in shared.tools] == [t.key for t in alone.tools]
     assert shared.fingerprint() == alone.fingerprint()
     assert len(other) == len(declared) + 1
+
+
+def test_replacing_a_tool_in_one_registry_leaves_the_shared_state_alone() -> None:
+    declared = _tools(70, "alpha")
+    one, two = Registry(), Registry()
+    one.add(declared)
+    two.add(declared)
+    assert one.shared_state is two.shared_state is not None
+    before = two.fingerprint()
+    new = Tool(name="t005", description="changed", source="mcp", server="alpha")
+    assert one.replace(new) is declared[5]
+    assert one.get(new.key) is new and two.get(new.key) is declared[5]
+    assert two.fingerprint() == before != one.fingerprint()
+    # and after runtime tools (an overlay over the shared state)
+    one.add([Tool(name="rt", description="r", source="runtime")])
+    three = Registry()
+    three.add(declared)
+    three.add([Tool(name="rt", description="r", source="runtime")])
+    newer = Tool(name="rt", description="changed", source="runtime")
+    three.replace(newer)
+    assert three.get(newer.key) is newer and two.fingerprint() == before
+    assert [t.key for t in three.tools][-1] == ("runtime", "rt")
+
+
+def test_a_runtime_tool_of_a_server_takes_its_place_among_that_servers_tools() -> None:
+    declared = _tools(70, "alpha") + _tools(3, "beta")
+    shared, alone = Registry(), Registry()
+    shared.add(declared)
+    alone._share_key = lambda batch: (None, None)  # type: ignore[method-assign]
+    alone.add(declared)
+    late = [
+        Tool(name="t500", description="late", source="runtime", server="alpha"),
+        Tool(name="solo", description="plain runtime", source="runtime"),
+    ]
+    for tool in late:
+        shared.add([tool])
+        alone.add([tool])
+    assert [t.key for t in shared.tools] == [t.key for t in alone.tools]
+    assert shared.fingerprint() == alone.fingerprint()

@@ -483,13 +483,25 @@ def _index(
     frozen: SessionView | None,
     config: DeferredConfig,
 ) -> ToolIndex:
-    """Search index; after runtime-only additions the previous index is extended."""
+    """Search index; after runtime-only additions the previous index is extended.
+
+    A tool whose definition was replaced (`Registry.replace`) makes a new index.
+    """
     entries = [(_searchable(t, text[t.key]), wire[t.key]) for t in visible]
     ranker = RankerConfig.of(config.ranker)
-    if frozen is None or frozen.index.ranker != ranker:
+    if frozen is None or frozen.index.ranker != ranker or _replaced(frozen.index, entries):
         return shared_index(entries, ranker)
     new = [(t, w) for t, w in entries if w not in frozen.index]
     return frozen.index.extended(new) if new else frozen.index
+
+
+def _replaced(index: ToolIndex, entries: Sequence[tuple[Tool, str]]) -> bool:
+    """Whether `index` holds another definition of one of `entries`' tools."""
+    for tool, wire in entries:
+        held = index.tool(wire)
+        if held is not None and held is not tool and held != tool:
+            return True
+    return False
 
 
 def _prefix(

@@ -375,6 +375,11 @@ class ToolIndex:
     def __contains__(self, wire_name: object) -> bool:
         return wire_name in self._by_wire
 
+    def tool(self, wire_name: str) -> Tool | None:
+        """The tool indexed under `wire_name`, or None."""
+        at = self._by_wire.get(wire_name)
+        return self._entries[at][0] if at is not None else None
+
     def exact(self, names: Sequence[str]) -> tuple[list[SearchHit], list[str]]:
         """Look names up exactly.
 

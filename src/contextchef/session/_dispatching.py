@@ -112,6 +112,30 @@ class DispatchMixin(RunToolsMixin):
         self._state.loaded.update(wires)
         return tuple(sorted(wires))
 
+    def replace_tool(self, tool: Tool) -> Tool:
+        """Replace a registered tool's definition from now on (its source changed it).
+
+        For a tool whose definition changed at its source (an MCP server's changed
+        schema): same key (origin and name), so the same wire name and handler; the gate
+        validates against the new schema from the next call on. A deferred tool is
+        replaced in the search index, and the cached prefix (``tools``, directory) is kept;
+        a resident tool's new definition changes ``tools`` at the next compile, which the
+        ledger records as an edit (the cache restarts there).
+
+        Returns:
+            The definition replaced.
+
+        Raises:
+            UsageError: `tool` is not a `Tool`.
+            UnknownToolError: No tool with its origin and name is registered.
+        """
+        if not isinstance(tool, Tool):
+            raise UsageError(f"replace_tool takes a Tool, got {type(tool).__name__}")
+        resident = self.view.exposure.get(tool.key) != "deferred"
+        old = self._tools.registry.replace(tool)
+        self._tools.refresh_view(prefix=resident)
+        return old
+
     def _gate(self) -> GateContext:
         strategy = get_strategy(self._state.strategy)
         loaded = frozenset(self._state.loaded)

@@ -30,7 +30,6 @@ from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
 from contextchef.tools._catalogs import tool_from_dict
-from contextchef.tools._names import wire_name
 from contextchef.tools._tool import Tool
 
 __all__ = [
@@ -74,6 +73,8 @@ def _definition(tool: Tool) -> dict[str, Any]:
         out["tags"] = list(tool.tags)
     if tool.strict is not None:
         out["strict"] = tool.strict
+    if tool.server is not None:  # an MCP server's tool added mid-session
+        out["server"] = tool.server
     return out
 
 
@@ -121,7 +122,9 @@ def runtime_tools(data: Mapping[str, Any], tools: SessionTools) -> tuple[Tool, .
     out: list[Tool] = []
     for item in raw:
         try:
-            tool = tool_from_dict(item, source="runtime")
+            server = item.get("server") if isinstance(item, Mapping) else None
+            body = {k: v for k, v in item.items() if k != "server"} if server else item
+            tool = tool_from_dict(body, source="runtime", server=server)
         except ContextChefError as exc:
             raise UsageError(
                 f"snapshot runtime tool definition: {exc}; nothing was restored"
@@ -154,7 +157,7 @@ def _check_header(data: object) -> Mapping[str, Any]:
 
 def _check_tools(tools: SessionTools, data: Mapping[str, Any], coming: Sequence[Tool] = ()) -> None:
     names, fingerprint, runtime = _tool_sets(tools)
-    runtime = [*runtime, *(wire_name("runtime", t.name, server=None) for t in coming)]
+    runtime = [*runtime, *(tools.registry.wire_name_for(t) for t in coming)]
     recorded = data.get("tools") or {}
     if recorded.get("fingerprint") != fingerprint:
         want = {n for n in recorded.get("names") or () if isinstance(n, str)}

@@ -116,7 +116,7 @@ class SessionTools:
         self._library_names += tuple(t.name for t in tools)
         keyed = {t.key: handlers[t.name] for t in tools if t.name in handlers}
         self.registry.add(list(tools), handlers=keyed)
-        self._invalidate()
+        self.refresh_view(prefix=True)
 
     def register_offload_reader(self, store: OffloadStore) -> None:
         """Register the ``read_offloaded`` tool over `store` (with ``offload_dir``).
@@ -186,7 +186,7 @@ class SessionTools:
         added = self.registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
         if server is not None and server_description is not None:
             self.registry.set_server_description(server, server_description)
-        self._invalidate()
+        self.refresh_view(prefix=True)
         return added
 
     _build = staticmethod(build_tools)
@@ -304,7 +304,7 @@ class SessionTools:
             [t for g in groups for t in g.tools], handlers={**funcs, **_handlers(handlers)}
         )
         self._namespaces.update({g.name: g for g in groups})
-        self._invalidate()
+        self.refresh_view(prefix=True)
         return tuple(sorted(groups, key=lambda g: g.name))
 
     def _check_group_names(self, names: Sequence[str], tools: Sequence[Tool]) -> None:
@@ -371,7 +371,7 @@ class SessionTools:
                 **funcs,
                 **{k: v for k, v in extra.items() if k in names},
             }
-        self._invalidate()
+        self.refresh_view(prefix=True)
         return tuple(sorted(kits, key=lambda k: k.name))
 
     def _check_toolkit_names(self, kits: Sequence[Toolkit]) -> None:
@@ -448,7 +448,7 @@ class SessionTools:
     def set_skills(self, skills: Sequence[Skill]) -> None:
         """Replace the skills with `skills`, already checked (`contextchef.session._skills`)."""
         self._skills = {s.name: s for s in skills}
-        self._invalidate()
+        self.refresh_view(prefix=True)
 
     @property
     def toolkits(self) -> tuple[Toolkit, ...]:
@@ -466,7 +466,7 @@ class SessionTools:
         added = self.register_tools(cat.tools)
         for server, description in cat.server_descriptions.items():
             self.registry.set_server_description(server, description)
-        self._invalidate()
+        self.refresh_view(prefix=True)
         return added
 
     def register_mcp_tools(
@@ -475,7 +475,7 @@ class SessionTools:
         """Register an MCP server's ``tools/list`` result under `server`."""
         added = self.register_tools(tools_from_mcp(result, server=server))
         self.registry.set_server_description(server, description)
-        self._invalidate()
+        self.refresh_view(prefix=True)
         return added
 
     def all(self) -> tuple[Tool, ...]:
@@ -490,14 +490,14 @@ class SessionTools:
         never enters the cached prefix); native strategies declare it deferred (see
         README, runtime tools). If nothing was deferred before, the meta-tools must be
         added once so it can be reached; ``DeferredConfig(always_meta_tools=True)``
-        avoids even that. `take_tool_additions` reports the addition for the host.
+        avoids even that. `take_tool_additions` reports the addition for the host. A
+        `Tool` keeps its ``server`` (an MCP server's tool keeps its group and wire name).
 
         Raises:
-            ToolNameConflictError, InvalidToolError, InvalidSchemaError: As for
-                `register_tools`.
+            ToolNameConflictError, InvalidToolError, InvalidSchemaError: As for `register_tools`.
         """
         if isinstance(tool, Tool):
-            built = tool.replace(source="runtime", server=None)
+            built = tool.replace(source="runtime")  # keeps its server (an MCP server's tool)
         elif isinstance(tool, Mapping):
             built = tool_from_dict(tool, source="runtime")
         else:
@@ -548,12 +548,12 @@ class SessionTools:
     def set_policy(self, policy: ExposurePolicy) -> None:
         """Apply a new exposure policy (the next view rebuilds its prefix)."""
         self.policy = policy
-        self._invalidate()
+        self.refresh_view(prefix=True)
 
-    def _invalidate(self) -> None:
-        """Tools or exposure changed: the next view rebuilds its prefix."""
+    def refresh_view(self, *, prefix: bool) -> None:
+        """Tools or exposure changed: rebuild the view on next use, the prefix if `prefix`."""
         self._view = None
-        self._prefix_dirty = True
+        self._prefix_dirty = self._prefix_dirty or prefix
 
     def _render(self, tool: Tool) -> str:
         return render_template(

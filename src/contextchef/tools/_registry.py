@@ -193,7 +193,10 @@ class Registry:
             wires[wire] = tool.key
         if clashes:
             self._raise_conflicts(clashes)
-        if self._state is not None and all(t.source == "runtime" for t in keys.values()):
+        # runtime tools without a server sort after every declared tool: an overlay holds
+        # them; anything else (a runtime tool of an MCP server sorts among its server's
+        # tools) needs this registry's own copy
+        if self._state is not None and all(t.origin == "runtime" for t in keys.values()):
             self._layer()
         else:
             self._own()
@@ -343,6 +346,26 @@ class Registry:
             f"{len(conflicts)} tool name clash(es): {listed}. Nothing was registered; {hint}.",
             conflicts=conflicts,
         )
+
+    def replace(self, tool: Tool) -> Tool:
+        """Replace the definition registered under `tool.key`; returns the old one.
+
+        The wire name, the handler and the registry position stay (same key).
+
+        Raises:
+            UnknownToolError: No tool has that (origin, name).
+        """
+        old = self.get(tool.key)
+        self._own()  # never write through to a state other sessions share
+        digest = self._tool_digest(tool, self._wire_of[tool.key])
+        self._tools[tool.key] = tool
+        self._digest[tool.key] = digest
+        at = self._order.index(old)
+        self._order[at] = tool
+        self._order_digests[at] = digest
+        self._ordered = tuple(self._order)
+        self._full_fingerprint = None
+        return old
 
     def set_server_description(self, server: str, description: str) -> None:
         """Record a server's description (shown in the deferred directory)."""

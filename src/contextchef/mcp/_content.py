@@ -1,0 +1,100 @@
+"""MCP ``tools/call`` results -> `ToolResult` (MCP spec revision 2025-11-25, "Tool Result").
+
+A `ToolResult` carries text, images and files (`MediaPart`), and an error flag. The MCP
+content kinds map onto it as follows, in the server's order:
+
+* ``text`` -> text;
+* ``image`` -> a `MediaPart` (base64 ``data``, the block's ``mimeType``);
+* ``audio`` -> a text note ``[audio: <mimeType>, <n> bytes]``: no provider takes audio in
+  a tool result;
+* ``resource`` (embedded) with ``text`` -> ``[resource <uri> (<mimeType>)]`` then the
+  text; with a ``blob`` of an ``image/*`` type -> a `MediaPart`; any other blob -> a
+  text note ``[resource <uri>: <mimeType>, <n> bytes, not shown]``;
+* ``resource_link`` -> ``[resource link: <name> <uri> (<mimeType>)]`` (the model may ask
+  for it through another tool; nothing is fetched);
+* ``structuredContent`` -> its canonical JSON, appended unless a text block already
+  holds the same value (the spec asks servers to send that text too);
+* ``isError`` -> ``ToolResult.is_error``; the text stays the server's.
+
+Text blocks are joined with blank lines. Sizes in notes are decoded bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from contextchef._json import canonical_dumps, to_unicode
+from contextchef.history._messages import MediaPart, ToolResult
+
+__all__ = ["result_from_mcp"]
+
+
+def _size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return len(data)
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _block(block: Mapping[str, Any], texts: list[str], media: list[MediaPart]) -> None:
+    kind = block.get("type")
+    mime = str(block.get("mimeType") or "application/octet-stream")
+    if kind == "text":
+        texts.append(str(block.get("text", "")))
+    elif kind == "image" and isinstance(block.get("data"), str):
+        media.append(MediaPart(media_type=mime, data=block["data"]))
+    elif kind == "audio":
+        texts.append(f"[audio: {mime}, {_size(str(block.get('data', '')))} bytes]")
+    elif kind == "resource" and isinstance(block.get("resource"), Mapping):
+        res = block["resource"]
+        uri, rmime = res.get("uri", "?"), str(res.get("mimeType") or "application/octet-stream")
+        if isinstance(res.get("text"), str):
+            texts.append(f"[resource {uri} ({rmime})]\n{res['text']}")
+        elif isinstance(res.get("blob"), str) and rmime.startswith("image/"):
+            media.append(MediaPart(media_type=rmime, data=res["blob"]))
+        else:
+            texts.append(
+                f"[resource {uri}: {rmime}, {_size(str(res.get('blob', '')))} bytes, not shown]"
+            )
+    elif kind == "resource_link":
+        label = f"[resource link: {block.get('name', '')} {block.get('uri', '?')}"
+        texts.append(label + (f" ({block['mimeType']})]" if block.get("mimeType") else "]"))
+    else:
+        texts.append(f"[{kind} content not shown]")
+
+
+def result_from_mcp(raw: Mapping[str, Any], *, call_id: str, name: str) -> ToolResult:
+    """One MCP ``CallToolResult`` (its JSON form, camelCase keys) as a `ToolResult`.
+
+    Args:
+        raw: ``{"content": [...], "structuredContent"?: {...}, "isError"?: bool}``.
+        call_id: The id of the call it answers.
+        name: The wire name the model called.
+    """
+    texts: list[str] = []
+    media: list[MediaPart] = []
+    content = raw.get("content") or []
+    for block in content if isinstance(content, Sequence) else ():
+        if isinstance(block, Mapping):
+            _block(block, texts, media)
+    structured = raw.get("structuredContent")
+    if structured is not None and not any(_parsed(t) == structured for t in texts):
+        texts.append(canonical_dumps(structured))
+    return ToolResult(
+        call_id=call_id,
+        name=name,
+        content=to_unicode("\n\n".join(texts)),
+        is_error=raw.get("isError") is True,
+        media=tuple(media),
+    )
