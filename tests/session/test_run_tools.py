@@ -2,8 +2,8 @@
 
 The loop tests run against the `contextchef.testing` fakes through the official SDK
 clients: one parallel batch calls ``tool_search``, a registered handler, a blocked tool
-and an async handler standing in for an MCP server's tool (an MCP-shaped tool under
-server ``web`` with a coroutine handler, which is how `contextchef.mcp` registers them);
+and an async handler (an MCP-shaped tool under server ``web``; the same batch with a
+live MCP server's tool is tests/live_mcp/test_mcp_loop.py);
 every hook is counted, and the next request must pass the fake's pairing rules.
 """
 

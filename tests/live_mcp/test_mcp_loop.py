@@ -1,0 +1,92 @@
+"""The agent loop of the README with a real MCP server (issue 11, "done when").
+
+Per provider, through the official SDK client against the `contextchef.testing` fake:
+one parallel batch calls ``tool_search``, a registered handler, a tool of a live MCP
+server (the fixture server over stdio, through `McpHub`) and a blocked tool; each is
+answered correctly, every hook runs once per call the gate lets through (none for the
+blocked one), and the follow-up request passes the fake's pairing rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_fixtures import fixture_stdio
+
+from contextchef import ContextChef, ToolCall, ToolResult, user
+from contextchef.mcp import McpHub
+from contextchef.testing import fake_for, text, tool_calls
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "session"))
+from test_run_tools import Hooks, send, sent_results
+
+TARGETS = ("anthropic", "openai", "responses", "gemini")
+
+BATCH = (
+    ("tool_search", {"queries": ["weather forecast"]}),
+    ("read_file", {"path": "a.txt"}),
+    ("fixture__echo", {"text": "hello from mcp"}),
+    ("delete_file", {"path": "a.txt"}),
+)
+
+
+def read_file(path: str) -> str:
+    """Read a file."""
+    return f"contents of {path}"
+
+
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    raise AssertionError("a blocked tool must never run")
+
+
+def get_weather(city: str) -> str:
+    """Get the weather forecast for a city."""
+    return f"sunny in {city}"
+
+
+@pytest.mark.parametrize("run", ["sync", "async"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_one_batch_with_a_live_mcp_tool_is_answered_once_each(target: str, run: str) -> None:
+    chef = ContextChef(default_defer=True, pin=["^read_file$", "^delete_file$", "^fixture__echo$"])
+    chef.register_tools([read_file, delete_file, get_weather])
+    chef.set_blocked_tools(["^delete_file$"])
+    chef.set_system_prompt("You are careful.")
+    chef.set_history([user("Weather, a.txt, and say hello through the server.")])
+    hooks = Hooks(chef)
+    fake = fake_for(target).script(
+        tool_calls(*BATCH),
+        tool_calls(("defer_execute", {"tool_name": "get_weather", "params": {"city": "Oslo"}})),
+        text("Done."),
+    )
+    answered: list[tuple[ToolResult, ...]] = []
+    with McpHub(chef, [fixture_stdio()]):
+        for _ in range(3):
+            calls = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+            if not calls:
+                break
+            if run == "sync":
+                answered.append(chef.run_tools(calls))
+            else:
+                answered.append(asyncio.run(chef.arun_tools(calls)))
+    assert fake.violations == ()
+    assert len(fake.requests) == 3
+    first, second = answered
+    search, read, echo, blocked = first
+    assert not search.is_error and "get_weather" in search.content
+    assert (read.content, read.is_error) == ("contents of a.txt", False)
+    assert (echo.content, echo.is_error) == ("hello from mcp", False)
+    assert blocked.is_error and "blocked" in blocked.content
+    assert (second[0].content, second[0].is_error) == ("sunny in Oslo", False)
+    turns = [m for m in chef.history if m.role == "assistant"]
+    ids = [p.id for p in turns[0].parts if isinstance(p, ToolCall)]
+    assert [r.call_id for r in first] == ids
+    ran = [ids[0], ids[1], ids[2], second[0].call_id]
+    assert hooks.before == Counter(ran) and hooks.after == Counter(ran)
+    expected: list[Any] = ids if target != "gemini" else [name for name, _ in BATCH]
+    assert sent_results(target, fake.requests[1].body) == expected
