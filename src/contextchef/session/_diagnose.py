@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, check_str, shown, shown_keys
 from contextchef._json import canonical_dumps
 from contextchef.providers import get_adapter
 from contextchef.session._request import CompiledRequest
@@ -154,8 +154,11 @@ def prefix_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBreak
     whole earlier request cached).
 
     Raises:
-        UsageError: The requests are for different targets.
+        UsageError: The requests are for different targets, or are not `CompiledRequest`.
     """
+    for which, request in (("before", before), ("after", after)):
+        if not isinstance(request, CompiledRequest):
+            raise UsageError(f"{which} must be a CompiledRequest, got {shown(request, 60)}")
     if before.target != after.target:
         raise UsageError(
             f"the requests are for different targets ({before.target!r}, {after.target!r}); "
@@ -203,7 +206,7 @@ def guess_target(payload: Mapping[str, Any]) -> str:
         return "anthropic" if anthropic else "openai"
     raise UsageError(
         "not a request payload: expected 'messages' (Anthropic, Chat Completions), "
-        f"'input' (Responses) or 'contents' (Gemini); keys: {sorted(payload)[:8]}"
+        f"'input' (Responses) or 'contents' (Gemini); keys: {shown_keys(payload, 8)}"
     )
 
 
@@ -221,6 +224,8 @@ def payload_break(
             raise UsageError(
                 f"{which}: a request payload is a mapping, got {type(payload).__name__}"
             )
+    if target is not None:
+        check_str("target", target)
     targets = {target} if target else {guess_target(before), guess_target(after)}
     if len(targets) != 1:
         raise UsageError(f"the payloads are for different targets: {sorted(targets)}")
