@@ -179,8 +179,7 @@ BROKEN_PARTS: list[tuple[str, Callable[[], object], str]] = [
         lambda: cc.MediaPart(media_type="image/png", data="\ud800"),
         "MediaPart.data holds text that is not valid Unicode",
     ),
-    ("provider-none", lambda: cc.ProviderPart(provider="p", data=None), "must be a non-empty"),  # type: ignore[arg-type]
-    ("provider-empty", lambda: cc.ProviderPart(provider="p", data={}), "must be a non-empty"),
+    ("provider-none", lambda: cc.ProviderPart(provider="p", data=None), "must be a mapping"),  # type: ignore[arg-type]
     (
         "provider-data-nan",
         lambda: cc.TextPart(text="a", provider_data={"x": math.nan}),
@@ -232,8 +231,20 @@ def test_a_tool_field_that_is_not_json_is_refused(field: str, value: object) -> 
         cc.Tool(name="t", **{field: value})  # type: ignore[arg-type]
 
 
-def test_the_librarys_own_marker_part_may_be_empty() -> None:
-    assert cc.ProviderPart(provider="contextchef:edited", data={}).data == {}
+@pytest.mark.parametrize("data", [{}, {"a": 1}, {"type": 5}])
+def test_a_provider_part_without_its_formats_shape_is_dropped_not_sent(
+    data: dict[str, Any],
+) -> None:
+    """An empty or untyped Anthropic block is left out (and reported), never sent."""
+    chef = ContextChef()
+    part = cc.ProviderPart(provider="anthropic", data=data)
+    chef.set_history([user("a"), cc.Message(role="assistant", parts=(part,)), user("b")])
+    request = chef.compile("anthropic")
+    assert [m["role"] for m in request.payload["messages"]] == ["user"]
+    assert any(c.kind == "dropped_foreign_part" for c in request.changes)
+    typed = cc.ProviderPart(provider="anthropic", data={**data, "type": "x"})
+    chef.set_history([user("a"), cc.Message(role="assistant", parts=(typed,)), user("b")])
+    assert chef.compile("anthropic").payload["messages"][1]["content"][0]["type"] == "x"
 
 
 @pytest.mark.parametrize(

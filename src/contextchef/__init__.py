@@ -85,6 +85,7 @@ if _typing.TYPE_CHECKING:
         from_openai,
         from_responses,
     )
+    from contextchef.providers._base import SchemaReport
     from contextchef.search._rankers import RankerConfig
     from contextchef.session._accounting import CacheCostModel, PlanReport
     from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
@@ -153,6 +154,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "normalize",
     ),
     "contextchef.history._offload": ("OffloadStore", "offload_result", "read_offloaded"),
+    "contextchef.providers._base": ("SchemaReport",),
     "contextchef.providers": (
         "TARGETS",
         "CacheAuditFinding",
@@ -261,6 +263,7 @@ __all__ = [
     "Registry",
     "ResolvedAction",
     "SQLiteSessionStore",
+    "SchemaReport",
     "SessionStore",
     "SessionStoreError",
     "SessionSync",

@@ -181,11 +181,8 @@ class ProviderPart:
 
     def __post_init__(self) -> None:
         _require_str("ProviderPart.provider", self.provider)
-        marker = self.provider.startswith("contextchef:")  # the library's own, never sent
-        if not isinstance(self.data, Mapping) or not (self.data or marker):
-            raise UsageError(
-                f"ProviderPart.data must be a non-empty mapping, got {shown(self.data)}"
-            )
+        if not isinstance(self.data, Mapping):
+            raise UsageError(f"ProviderPart.data must be a mapping, got {shown(self.data)}")
         _freeze_data(self, "data")
 
 

@@ -17,7 +17,9 @@ from contextchef.exposure._policy import Mode
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
 from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
+from contextchef.providers._base import SchemaReport
 from contextchef.session._handoff import compact_history, handoff_due
+from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
 from contextchef.session._snapshot import read_skills, read_snapshot, runtime_tools, take_snapshot
 from contextchef.session._state import SessionState
@@ -139,6 +141,17 @@ class MaintenanceMixin:
         self._tools.set_skills(skills)
         self._state = state
         self._tools.set_policy(state.policy())
+
+    @property
+    def schema_reports(self) -> tuple[SchemaReport, ...]:
+        """What each target's narrower schema dialect changes in the registered tools.
+
+        One `SchemaReport` per tool and target whose schema that target's renderer
+        rewrites (today Gemini's subset: keywords rewritten or dropped, local ``$ref``
+        inlined), in registry order; computed when each tool was registered (and logged
+        then at INFO), so reading it costs nothing. Tools sent unchanged are left out.
+        """
+        return tuple(r for tool in self._tools.all() for r in schema_reports(tool))
 
     # -- history maintenance -------------------------------------------------------------
 
