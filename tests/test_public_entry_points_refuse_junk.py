@@ -279,3 +279,32 @@ def test_a_lone_surrogate_is_not_stored() -> None:
         store.list_sessions(None)  # type: ignore[arg-type]
     loaded = store.load("s")
     assert loaded is not None and loaded.snapshot == {"a": 1}
+
+
+@pytest.mark.parametrize("version", [-HUGE, HUGE, 2**63], ids=["-huge", "huge", "2**63"])
+def test_a_version_no_store_can_hold_is_a_usage_error(version: int) -> None:
+    store = cc.SQLiteSessionStore(":memory:")
+    with pytest.raises(UsageError, match="expected_version must be an integer >= 0"):
+        store.append("s", [], expected_version=version)
+    with pytest.raises(UsageError, match="expected_version must be an integer >= 0"):
+        store.snapshot("s", {"a": 1}, expected_version=version)
+
+
+def test_a_snapshot_whose_patterns_match_nothing_is_refused_whole() -> None:
+    """A stored snapshot with a defer pattern no tool matches used to restore, then make
+    every compile raise; it is now refused by restore, which changes nothing."""
+    chef = ContextChef()
+    chef.register_tools([cc.Tool(name="read_file", description="Read.")])
+    chef.set_history([user("hi")])
+    snapshot = chef.snapshot()
+    before = chef.compile("anthropic").to_json()
+    exposure = {**snapshot["exposure"], "defer": ["nothing_like_this"]}
+    broken = {**snapshot, "exposure": exposure}
+    with pytest.raises(UsageError, match="defer pattern 'nothing_like_this' matches no"):
+        chef.restore(broken)
+    assert chef.compile("anthropic").to_json() == before
+    relaxed = ContextChef(unmatched_patterns="warn")
+    relaxed.register_tools([cc.Tool(name="read_file", description="Read.")])
+    with pytest.warns(UserWarning, match="nothing_like_this"):
+        relaxed.restore(broken)
+        relaxed.compile("anthropic")

@@ -11,7 +11,7 @@ A session that compiled once must keep compiling after any further model output:
   message lists of any shape: only `CorruptHistoryError` escapes, and a parsed history
   compiles on every target.
 
-Examples per test: ``$CONTEXTCHEF_FUZZ_MODEL`` (default 2,500; 3 tests).
+Examples per test: ``$CONTEXTCHEF_FUZZ_MODEL`` (default 2,000; 3 tests).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from sdk_check import sdk_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_MODEL", "2500"))
+EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_MODEL", "2000"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

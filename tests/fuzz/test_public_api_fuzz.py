@@ -12,7 +12,8 @@
   or truncated lists): `restore` either raises a `ContextChefError` and changes nothing, or
   succeeds and every target compiles.
 
-Examples per test: ``$CONTEXTCHEF_FUZZ_API`` (default 900; 7 tests).
+Examples per test: ``$CONTEXTCHEF_FUZZ_API`` (default 500; 6 tests), six times that for
+`test_public_functions_and_constructors` (one cheap call per example): 5,500 by default.
 """
 
 from __future__ import annotations
@@ -53,12 +54,13 @@ from sdk_check import sdk_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_API", "900"))
+EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_API", "500"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+FUZZ_CHEAP = settings(FUZZ, max_examples=6 * EXAMPLES)
 READ = {
     "name": "read_file",
     "description": "Read a file.",
@@ -102,7 +104,7 @@ def answer_open_calls(chef: ContextChef) -> None:
         chef.append(tool_results([chef.execute(c).result for c in last.tool_calls]))
 
 
-def keeps_compiling(chef: ContextChef) -> None:
+def keeps_compiling(chef: ContextChef, *, sdk: bool = True) -> None:
     answer_open_calls(chef)
     if (
         not chef.history
@@ -113,7 +115,7 @@ def keeps_compiling(chef: ContextChef) -> None:
     for target in TARGETS:
         payload = chef.compile(target).payload
         json.dumps(payload, allow_nan=False)
-        assert sdk_problems(target, payload) == [], target
+        assert not sdk or sdk_problems(target, payload) == [], target
 
 
 def check_then_reply(
@@ -131,7 +133,7 @@ def check_then_reply(
     except ContextChefError:
         assert compiled(chef) == before, "a call that raised changed the session"
     assert same(argument, kept), "the caller's argument was mutated"
-    keeps_compiling(chef)  # compiled once ...
+    keeps_compiling(chef, sdk=False)  # compiled once (the SDK check comes at the end) ...
     api, name, arguments = reply
     try:
         chef.ingest(REPLIES[api](name, arguments, "ok"))
@@ -425,7 +427,7 @@ def _builds_and_compiles(made: Any) -> None:
     keeps_compiling(chef)
 
 
-@FUZZ
+@FUZZ_CHEAP
 @given(
     name=raw(st.sampled_from(sorted(PUBLIC_CALLS) + sorted(CONSTRUCTED))),
     slot=raw(st.integers(0, 10)),

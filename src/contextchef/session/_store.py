@@ -31,6 +31,7 @@ from contextchef._errors import (
     SessionStoreError,
     StaleSessionError,
     UsageError,
+    check_int,
     check_number,
     shown,
 )
@@ -166,11 +167,7 @@ def check_version(expected_version: object) -> int:
     Raises:
         UsageError: Anything else.
     """
-    if isinstance(expected_version, bool) or not isinstance(expected_version, int):
-        raise UsageError(f"expected_version must be an int, got {shown(expected_version, 40)}")
-    if expected_version < 0:
-        raise UsageError(f"expected_version must be >= 0, got {expected_version}")
-    return expected_version
+    return check_int("expected_version", expected_version, maximum=2**62)
 
 
 def stale(session_id: str, expected: int, actual: int) -> StaleSessionError:
