@@ -12,8 +12,8 @@
   or truncated lists): `restore` either raises a `ContextChefError` and changes nothing, or
   succeeds and every target compiles.
 
-Examples per test: ``$CONTEXTCHEF_FUZZ_API`` (default 500; 6 tests), six times that for
-`test_public_functions_and_constructors` (one cheap call per example): 5,500 by default.
+Examples per test: ``$CONTEXTCHEF_FUZZ_API`` (default 200; 5 tests), forty times that for
+`test_public_functions_and_constructors` (one cheap call per example): 9,000 by default.
 """
 
 from __future__ import annotations
@@ -54,13 +54,13 @@ from sdk_check import sdk_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_API", "500"))
+EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_API", "200"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-FUZZ_CHEAP = settings(FUZZ, max_examples=6 * EXAMPLES)
+FUZZ_CHEAP = settings(FUZZ, max_examples=40 * EXAMPLES)
 READ = {
     "name": "read_file",
     "description": "Read a file.",
