@@ -18,12 +18,14 @@ Examples per test: ``$CONTEXTCHEF_FUZZ_API`` (default 200; 5 tests), forty times
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import copy
 import inspect
 import json
 import os
 import pathlib
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -226,6 +228,7 @@ def test_the_pruner_then_any_reply(method: Raw, value: Raw, reply: Raw) -> None:
 # -- every public function and constructor -------------------------------------------------
 
 _STORE = OffloadStore(pathlib.Path(tempfile.mkdtemp(prefix="contextchef-fuzz-")))
+atexit.register(shutil.rmtree, _STORE.root, ignore_errors=True)
 _HIST = tuple(_history())
 _RESULT = ToolResult(call_id="c", name="read_file", content="line\n" * 200)
 _SUMMARIZE: Callable[[str], str] = lambda text: "summary"  # noqa: E731
@@ -397,6 +400,7 @@ def test_every_public_callable_is_fuzzed() -> None:
 
 
 _SCRATCH = tempfile.mkdtemp(prefix="contextchef-fuzz-cwd-")
+atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
 
 
 @contextlib.contextmanager
