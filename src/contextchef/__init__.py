@@ -40,7 +40,6 @@ from contextchef._errors import (
 )
 
 if _typing.TYPE_CHECKING:
-    from contextchef._json import canonical_dumps
     from contextchef._tokens import estimate_tokens
     from contextchef.deferred._groups import Namespace, Toolkit
     from contextchef.deferred._meta import DeferredConfig
@@ -54,6 +53,7 @@ if _typing.TYPE_CHECKING:
         cut_points,
         plan_compaction,
     )
+    from contextchef.history._jsontext import canonical_dumps
     from contextchef.history._messages import (
         MediaPart,
         Message,
@@ -85,6 +85,7 @@ if _typing.TYPE_CHECKING:
         from_openai,
         from_responses,
     )
+    from contextchef.providers._base import SchemaReport
     from contextchef.search._rankers import RankerConfig
     from contextchef.session._accounting import CacheCostModel, PlanReport
     from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
@@ -116,7 +117,7 @@ if _typing.TYPE_CHECKING:
 _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     "contextchef.session._diagnose": ("PrefixBreak", "payload_break", "prefix_break"),
     "contextchef.tools._lint": ("VolatileValue",),
-    "contextchef._json": ("canonical_dumps",),
+    "contextchef.history._jsontext": ("canonical_dumps",),
     "contextchef._tokens": ("estimate_tokens",),
     "contextchef.deferred._groups": ("Namespace", "Toolkit"),
     "contextchef.deferred._meta": ("DeferredConfig",),
@@ -153,6 +154,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "normalize",
     ),
     "contextchef.history._offload": ("OffloadStore", "offload_result", "read_offloaded"),
+    "contextchef.providers._base": ("SchemaReport",),
     "contextchef.providers": (
         "TARGETS",
         "CacheAuditFinding",
@@ -261,6 +263,7 @@ __all__ = [
     "Registry",
     "ResolvedAction",
     "SQLiteSessionStore",
+    "SchemaReport",
     "SessionStore",
     "SessionStoreError",
     "SessionSync",

@@ -33,7 +33,11 @@ Messages say what is wrong, which item is concerned and what would be valid.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from contextchef._json import is_unicode, json_problem
 
 __all__ = [
     "CatalogFormatError",
@@ -58,6 +62,12 @@ __all__ = [
     "UnknownToolkitError",
     "UsageError",
     "VolatileValueError",
+    "check_callable",
+    "check_int",
+    "check_json",
+    "check_number",
+    "check_str",
+    "check_strings",
     "shown",
     "shown_keys",
 ]
@@ -92,6 +102,111 @@ def shown_keys(mapping: object, limit: int = 10) -> str:
         return f"<keys of a {type(mapping).__name__}>"
     more = f", and {len(keys) - limit} more" if len(keys) > limit else ""
     return f"[{', '.join(keys[:limit])}{more}]"
+
+
+# -- argument checks shared by the public entry points ------------------------------------
+# Each raises a UsageError naming the parameter and what would be valid, and shows the value
+# with `shown` (bounded: a 5,000-digit integer or a hostile __repr__ never escapes).
+
+
+def check_int(name: str, value: object, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """`value` if it is an ``int`` (not a bool) in ``[minimum, maximum]``.
+
+    Raises:
+        UsageError: Another type, or out of range.
+    """
+    wrong_type = isinstance(value, bool) or not isinstance(value, int)
+    if wrong_type or value < minimum or (maximum is not None and value > maximum):  # type: ignore[operator]
+        upper = f" and <= {maximum:,}" if maximum is not None else ""
+        raise UsageError(f"{name} must be an integer >= {minimum}{upper}, got {shown(value, 60)}")
+    return value  # type: ignore[return-value]
+
+
+def check_number(
+    name: str, value: object, *, minimum: float, maximum: float = math.inf, above: bool = False
+) -> float:
+    """`value` as a float if it is a finite int/float (not a bool) within the bounds.
+
+    `above` makes `minimum` exclusive.
+
+    Raises:
+        UsageError: Another type, NaN, an infinity, a number too large for a float, or out
+            of range.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UsageError(f"{name} must be a number, got {shown(value, 60)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    low = number > minimum if above else number >= minimum
+    if not math.isfinite(number) or not low or number > maximum:
+        if math.isfinite(maximum):
+            bounds = f"in {'(' if above else '['}{minimum:g}, {maximum:g}]"
+        else:
+            bounds = f"a finite number {'>' if above else '>='} {minimum:g}"
+        raise UsageError(f"{name} must be {bounds}, got {shown(value, 60)}")
+    return number
+
+
+def check_str(name: str, value: object, *, empty: bool = True, limit: int | None = None) -> str:
+    """`value` if it is valid Unicode text (no lone surrogate), non-empty unless `empty`.
+
+    Raises:
+        UsageError: Another type, a lone surrogate, an empty text, or longer than `limit`.
+    """
+    if not isinstance(value, str):
+        raise UsageError(f"{name} must be a string, got {shown(value, 60)}")
+    if not is_unicode(value):
+        raise UsageError(f"{name} holds a lone surrogate (not valid Unicode): {shown(value, 60)}")
+    if not empty and not value.strip():
+        raise UsageError(f"{name} must be a non-empty string")
+    if limit is not None and len(value) > limit:
+        raise UsageError(f"{name} is {len(value):,} characters long; at most {limit:,} allowed")
+    return value
+
+
+def check_strings(name: str, value: object) -> tuple[str, ...]:
+    """A string, or an iterable of strings, as a tuple (each checked by `check_str`).
+
+    Raises:
+        UsageError: Not a string nor an iterable, or an item that is not valid text.
+    """
+    if isinstance(value, str):
+        return (check_str(name, value),)
+    if isinstance(value, (bytes, dict)) or not isinstance(value, Iterable):
+        raise UsageError(f"{name} must be a string or a list of strings, got {shown(value, 60)}")
+    try:
+        items = tuple(value)
+    except Exception as exc:  # a hostile iterable
+        raise UsageError(f"{name} could not be iterated: {type(exc).__name__}") from exc
+    return tuple(check_str(f"{name}[{i}]", item) for i, item in enumerate(items))
+
+
+def check_callable(name: str, value: object) -> Callable[..., Any]:
+    """`value` if it is callable.
+
+    Raises:
+        UsageError: Anything else.
+    """
+    if not callable(value):
+        raise UsageError(f"{name} must be callable, got {shown(value, 60)}")
+    return value
+
+
+def check_json(name: str, value: object, *, max_depth: int = 100) -> None:
+    """Raise unless `value` is JSON data a provider accepts (see `json_problem`).
+
+    Raises:
+        UsageError: Non-finite numbers, integers too long to write, lone surrogates,
+            non-JSON types, or nesting deeper than `max_depth`.
+    """
+    try:
+        problem = json_problem(value, max_depth=max_depth)
+    except RecursionError:
+        problem = f"are nested more than {max_depth} levels deep"
+    if problem:
+        raise UsageError(f"{name} is not JSON data: its values {problem}")
 
 
 class ContextChefError(Exception):

@@ -15,12 +15,14 @@ Two rules make serialized payloads byte-stable:
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "MAX_ARGUMENT_DEPTH",
     "MAX_INT_BITS",
     "FrozenDict",
     "FrozenList",
@@ -30,6 +32,7 @@ __all__ = [
     "canonical_value",
     "freeze",
     "is_unicode",
+    "json_problem",
     "shared_text",
     "thaw",
     "to_unicode",
@@ -214,3 +217,50 @@ def shared_text(text: str) -> str:
         while len(_texts) > 64:
             _texts.popitem(last=False)
     return kept
+
+
+MAX_ARGUMENT_DEPTH = 100
+"""Deepest nesting of objects and arrays accepted in tool-call arguments."""
+
+
+def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: int = 0) -> str:
+    """Why `value` cannot be sent to a provider as JSON, or ``""`` when it can.
+
+    The one check at the JSON boundary, for tool-call arguments (`parse_json_object`) and
+    for parsed provider histories alike: non-finite numbers, integers too long to write,
+    text that is not valid Unicode (lone surrogates), keys that are not such text, values
+    of other types, and nesting deeper than `max_depth`. Lists and tuples are arrays.
+
+    Returns:
+        A lower-case fragment to follow "the arguments" or "the message", e.g. ``"hold
+        NaN, Infinity or a number too large to represent"``.
+    """
+    if depth > max_depth:
+        return f"are nested more than {max_depth} levels deep"
+    if value is None or isinstance(value, bool):
+        return ""
+    if isinstance(value, float):
+        return (
+            "" if math.isfinite(value) else "hold NaN, Infinity or a number too large to represent"
+        )
+    if isinstance(value, int):
+        return (
+            ""
+            if value.bit_length() <= MAX_INT_BITS
+            else "hold an integer too long to write as JSON"
+        )
+    if isinstance(value, str):
+        return "" if is_unicode(value) else "hold text that is not valid Unicode (a lone surrogate)"
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) and is_unicode(k) for k in value):
+            return "hold a key that is not valid Unicode text"
+        children: Iterable[object] = value.values()
+    elif isinstance(value, (list, tuple)):
+        children = value
+    else:
+        return f"hold a {type(value).__name__}, which is not JSON data"
+    for child in children:
+        problem = json_problem(child, max_depth=max_depth, depth=depth + 1)
+        if problem:
+            return problem
+    return ""

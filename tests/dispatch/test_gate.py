@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -17,7 +18,9 @@ from contextchef import (
     ToolCall,
     ToolResult,
     UsageError,
+    assistant,
     load_demo_catalog,
+    tool_results,
     user,
 )
 
@@ -240,11 +243,28 @@ def test_before_hook_odd_return_is_a_usage_error(verdict: Any) -> None:
         chef.check_tool_call(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
 
 
-def test_after_hook_must_answer_the_same_call() -> None:
+@pytest.mark.parametrize(
+    "returned",
+    [ToolResult(call_id="OTHER", name="echo", content="y"), 5, "text", {}, True],
+    ids=["other-call", "int", "str", "dict", "bool"],
+)
+def test_an_after_hook_returning_the_wrong_thing_keeps_the_result_with_a_note(
+    returned: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The handler already ran (its side effects happened): its result is kept, with a
+    note for the model and a WARNING for the host, instead of an exception that would
+    lose it (issue 12)."""
     chef = echo_chef()
-    chef.after_tool_call(lambda e, r: ToolResult(call_id="OTHER", name="echo", content="x"))
-    with pytest.raises(UsageError, match="must answer call '1'"):
-        chef.execute(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+    chef.after_tool_call(lambda e, r: returned)
+    chef.set_history([user("go")])
+    call = ToolCall(id="1", name="echo", arguments='{"text": "x"}')
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        done = chef.execute(call)
+    assert done.result.call_id == "1" and done.result.content.startswith("x\n[post-processing")
+    assert "returned" in done.result.content
+    assert "after-hook '<lambda>' returned" in caplog.text and "was kept" in caplog.text
+    chef.append(assistant(tool_calls=[call]), tool_results([done.result]), user("next"))
+    assert chef.compile("anthropic").payload["messages"][1]["content"][0]["type"] == "tool_use"
 
 
 def test_hooks_cannot_rewrite_arguments() -> None:

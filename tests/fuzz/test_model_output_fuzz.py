@@ -11,7 +11,9 @@ A session that compiled once must keep compiling after any further model output:
   message lists of any shape: only `CorruptHistoryError` escapes, and a parsed history
   compiles on every target.
 
-Examples per test: ``$CONTEXTCHEF_FUZZ_MODEL`` (default 2,500; 3 tests).
+Examples per test: ``$CONTEXTCHEF_FUZZ_MODEL`` (default 2,000; 3 tests), times 3/4 for the
+well-formed-reply test (it ingests four replies per example) and 3/2 for the parsers
+(cheap): 6,500 by default.
 """
 
 from __future__ import annotations
@@ -41,12 +43,14 @@ from sdk_check import sdk_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_MODEL", "2500"))
+EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_MODEL", "2000"))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+FUZZ_FOUR = settings(FUZZ, max_examples=EXAMPLES * 3 // 4)
+FUZZ_CHEAP = settings(FUZZ, max_examples=EXAMPLES * 3 // 2)
 TARGETS = ("anthropic", "openai", "responses", "gemini")
 READ = {
     "name": "read_file",
@@ -168,7 +172,7 @@ def test_any_model_reply_keeps_the_session_compiling(
     keeps_compiling(chef)
 
 
-@FUZZ
+@FUZZ_FOUR
 @given(name=raw(NAMES), arguments=raw(ARGUMENTS))
 def test_a_well_formed_reply_with_any_arguments_is_kept_and_answered(
     name: Any, arguments: Any
@@ -243,7 +247,7 @@ PARSERS = {
 }
 
 
-@FUZZ
+@FUZZ_CHEAP
 @given(parser=raw(st.sampled_from(sorted(PARSERS))), messages=raw(st.one_of(MESSAGES, JUNK)))
 def test_parsers_refuse_or_give_a_history_that_compiles(parser: Any, messages: Any) -> None:
     parser, messages = parser.value, messages.value

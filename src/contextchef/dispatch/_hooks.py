@@ -2,7 +2,10 @@
 
 A before-hook sees the real tool and validated (read-only) arguments and may deny the call
 with a reason; one that raises denies it (fails closed). An after-hook may replace the
-result; one that raises leaves it with a note. A sync entry point that meets an async
+result; one that raises, or returns anything but None or a `ToolResult` for the same call,
+leaves it with a note (and, for a wrong return, a WARNING on the ``contextchef`` logger):
+the handler has already run by then, so raising would lose the result of a call whose
+side effects happened, and the model would retry it. A sync entry point that meets an async
 hook inside a running event loop raises `UsageError` (use the async API).
 """
 
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 from typing import Any
 
 from contextchef._errors import UsageError, shown
@@ -31,6 +35,9 @@ __all__ = [
     "run_before_hooks",
     "run_sync",
 ]
+
+
+_LOG = logging.getLogger("contextchef")
 
 
 def _event(call: ToolCall, allowed: Allowed) -> ToolCallEvent:
@@ -73,18 +80,23 @@ def _after_outcome(call: ToolCall, result: ToolResult, hook: object, value: obje
     """Interpret an after-hook's return: None keeps the result, a ToolResult replaces it."""
     if value is None:
         return result
-    if isinstance(value, ToolResult):
-        if value.call_id != call.id:
-            raise UsageError(
-                f"after-hook {shown(getattr(hook, '__name__', hook))} returned a result for call "
-                f"{shown(value.call_id)}, but it must answer call {shown(call.id)}"
-            )
+    if isinstance(value, ToolResult) and value.call_id == call.id:
         return value
-    raise UsageError(
-        f"after-hook {shown(getattr(hook, '__name__', hook))} returned {shown(value)}; "
-        f"return None to "
-        "keep the result or a ToolResult (same call_id) to replace it"
+    name = shown(getattr(hook, "__name__", hook), 80)
+    if isinstance(value, ToolResult):
+        problem = (
+            f"returned a result for call {shown(value.call_id, 80)}, but it must answer call "
+            f"{shown(call.id, 80)}"
+        )
+    else:
+        problem = f"returned {shown(value, 80)}"
+    _LOG.warning(
+        "contextchef: after-hook %s %s; return None to keep the result or a ToolResult "
+        "(same call_id) to replace it; the handler's result was kept",
+        name,
+        problem,
     )
+    return _after_failed(result, hook, UsageError(problem))
 
 
 def _after_failed(result: ToolResult, hook: object, exc: Exception) -> ToolResult:

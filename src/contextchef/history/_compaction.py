@@ -28,7 +28,16 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
-from contextchef._errors import CorruptHistoryError, UsageError, shown
+from contextchef._errors import (
+    CorruptHistoryError,
+    UsageError,
+    check_callable,
+    check_int,
+    check_str,
+    check_strings,
+    shown,
+)
+from contextchef._json import is_unicode
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -158,8 +167,8 @@ def plan_compaction(history: Sequence[Message], *, keep_recent_turns: int) -> Co
         UsageError: `keep_recent_turns` is negative.
         CorruptHistoryError: See `cut_points`.
     """
-    if keep_recent_turns < 0:
-        raise UsageError(f"keep_recent_turns must be >= 0, got {keep_recent_turns}")
+    history = messages_arg(history)
+    _check_count("keep_recent_turns", keep_recent_turns)
     turns_from = [0] * (len(history) + 1)
     for i in range(len(history) - 1, -1, -1):
         turns_from[i] = turns_from[i + 1] + is_user_turn(history[i])
@@ -335,12 +344,22 @@ def compact(
         UsageError: `keep_recent_turns` is negative, or `summarize` returned no string.
         CorruptHistoryError: See `cut_points`.
     """
+    history = messages_arg(history)
+    check_callable("summarize", summarize)
+    check_callable("render", render)
+    check_str("search_tool", search_tool)
     plan = plan_compaction(history, keep_recent_turns=keep_recent_turns)
     if not plan.to_summarize:
         return Compacted(messages=tuple(history), summary_text="", plan=plan)
-    summary = summarize(render(plan.to_summarize))
-    if not isinstance(summary, str):
-        raise UsageError(f"summarize must return a str, got {type(summary).__name__}")
+    rendered = render(plan.to_summarize)
+    if not isinstance(rendered, str):
+        raise UsageError(f"render must return a str, got {type(rendered).__name__}")
+    summary = summarize(rendered)
+    if not isinstance(summary, str) or not is_unicode(summary):
+        raise UsageError(
+            f"summarize must return valid Unicode text, got {type(summary).__name__}"
+            + (" holding a lone surrogate" if isinstance(summary, str) else "")
+        )
     if not summary.strip():
         raise UsageError(
             "summarize returned an empty summary; the history was left unchanged (replacing "
@@ -374,8 +393,7 @@ class Cleared:
 
 
 def _check_count(name: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UsageError(f"{name} must be an integer >= 0, got {shown(value)}")
+    check_int(name, value)
 
 
 def clear_tool_results(
@@ -406,9 +424,13 @@ def clear_tool_results(
     Raises:
         UsageError: A negative count.
     """
+    history = messages_arg(history)
     _check_count("keep_recent", keep_recent)
     _check_count("clear_at_least", clear_at_least)
-    excluded = frozenset((exclude_tools,) if isinstance(exclude_tools, str) else exclude_tools)
+    excluded = frozenset(check_strings("exclude_tools", exclude_tools))
+    check_str("placeholder", placeholder)
+    if not isinstance(clear_inputs, bool):
+        raise UsageError(f"clear_inputs must be a bool, got {shown(clear_inputs, 60)}")
     eligible = [r for m in history for r in m.tool_results if r.name not in excluded]
     older = eligible[: max(len(eligible) - keep_recent, 0)]
     targets = [r.call_id for r in older if r.media or r.content != placeholder]
@@ -482,7 +504,10 @@ def clear_thinking(
         UsageError: A negative count, or a profile that keeps all reasoning (DeepSeek
             rejects a tool conversation missing any ``reasoning_content``: compact instead).
     """
+    history = messages_arg(history)
     _check_count("keep_recent_turns", keep_recent_turns)
+    if profile is not None and not isinstance(profile, HistoryRules):
+        raise UsageError(f"profile must be a HistoryRules or None, got {shown(profile, 60)}")
     if profile is not None and profile.keep_all_reasoning:
         raise UsageError(
             f"the {shown(profile.name)} rules require every reasoning block to be sent back; "

@@ -25,13 +25,27 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import CorruptHistoryError, MalformedArgumentsError, UsageError, shown
-from contextchef._json import JsonValue, canonical_dumps, canonical_value, freeze, is_unicode, thaw
+from contextchef._errors import (
+    CorruptHistoryError,
+    MalformedArgumentsError,
+    UsageError,
+    check_json,
+    shown,
+)
+from contextchef._json import (
+    FrozenDict,
+    JsonValue,
+    canonical_dumps,
+    canonical_value,
+    freeze,
+    is_unicode,
+    json_problem,
+    thaw,
+)
 
 __all__ = [
     "MediaPart",
@@ -73,11 +87,17 @@ ProviderData = Mapping[str, JsonValue]
 """Opaque provider fields of a part, read-only; by convention ``{"provider": name, ...}``."""
 
 
+_MAX_DATA_DEPTH = 200
+"""Deepest nesting kept in a part's provider data (as for a parsed provider message)."""
+
+
 def _freeze_data(obj: object, attr: str = "provider_data") -> None:
     value = getattr(obj, attr)
     if value is not None:
         if not isinstance(value, Mapping):
             raise UsageError(f"{attr} must be a mapping or None, got {type(value).__name__}")
+        if not isinstance(value, FrozenDict):  # frozen ones were checked when first given
+            check_json(f"{type(obj).__name__}.{attr}", value, max_depth=_MAX_DATA_DEPTH)
         object.__setattr__(obj, attr, freeze(value))
 
 
@@ -122,6 +142,7 @@ class MediaPart:
             raise UsageError(
                 f"MediaPart needs exactly one of url, file_id or data; got {given or 'none'}"
             )
+        _require_str(f"MediaPart.{given[0]}", getattr(self, given[0]))
         _freeze_data(self)
 
 
@@ -160,6 +181,8 @@ class ProviderPart:
 
     def __post_init__(self) -> None:
         _require_str("ProviderPart.provider", self.provider)
+        if not isinstance(self.data, Mapping):
+            raise UsageError(f"ProviderPart.data must be a mapping, got {shown(self.data)}")
         _freeze_data(self, "data")
 
 
@@ -192,56 +215,6 @@ def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
     if problem:
         return f"the arguments {problem}"
     return dict(value)
-
-
-MAX_ARGUMENT_DEPTH = 100
-"""Deepest nesting of objects and arrays accepted in tool-call arguments."""
-
-_MAX_INT_BITS = 14_000
-"""About 4,200 decimal digits: Python refuses to print longer integers by default."""
-
-
-def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: int = 0) -> str:
-    """Why `value` cannot be sent to a provider as JSON, or ``""`` when it can.
-
-    The one check at the JSON boundary, for tool-call arguments (`parse_json_object`) and
-    for parsed provider histories alike: non-finite numbers, integers too long to write,
-    text that is not valid Unicode (lone surrogates), keys that are not such text, values
-    of other types, and nesting deeper than `max_depth`. Lists and tuples are arrays.
-
-    Returns:
-        A lower-case fragment to follow "the arguments" or "the message", e.g. ``"hold
-        NaN, Infinity or a number too large to represent"``.
-    """
-    if depth > max_depth:
-        return f"are nested more than {max_depth} levels deep"
-    if value is None or isinstance(value, bool):
-        return ""
-    if isinstance(value, float):
-        return (
-            "" if math.isfinite(value) else "hold NaN, Infinity or a number too large to represent"
-        )
-    if isinstance(value, int):
-        return (
-            ""
-            if value.bit_length() <= _MAX_INT_BITS
-            else "hold an integer too long to write as JSON"
-        )
-    if isinstance(value, str):
-        return "" if is_unicode(value) else "hold text that is not valid Unicode (a lone surrogate)"
-    if isinstance(value, Mapping):
-        if not all(isinstance(k, str) and is_unicode(k) for k in value):
-            return "hold a key that is not valid Unicode text"
-        children: Iterable[object] = value.values()
-    elif isinstance(value, (list, tuple)):
-        children = value
-    else:
-        return f"hold a {type(value).__name__}, which is not JSON data"
-    for child in children:
-        problem = json_problem(child, max_depth=max_depth, depth=depth + 1)
-        if problem:
-            return problem
-    return ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -322,6 +295,10 @@ class ToolResult:
         _require_str("ToolResult.call_id", self.call_id)
         _require_str("ToolResult.name", self.name)
         _require_str("ToolResult.content", self.content)
+        if isinstance(self.media, (str, bytes, Mapping)) or not isinstance(self.media, Iterable):
+            raise UsageError(
+                f"ToolResult.media must be a tuple of MediaPart, got {shown(self.media)}"
+            )
         object.__setattr__(self, "media", tuple(self.media))
         if not all(isinstance(m, MediaPart) for m in self.media):
             raise UsageError("ToolResult.media must hold MediaPart values")
@@ -347,7 +324,12 @@ class Message:
     """The content, in order."""
 
     def __post_init__(self) -> None:
+        if isinstance(self.parts, (str, bytes, Mapping)) or not isinstance(self.parts, Iterable):
+            raise UsageError(f"Message.parts must be a tuple of parts, got {shown(self.parts, 60)}")
         object.__setattr__(self, "parts", tuple(self.parts))
+        for i, part in enumerate(self.parts):
+            if not isinstance(part, _PARTS):
+                raise UsageError(f"Message.parts[{i}] is not a part, got {shown(part, 60)}")
 
     @property
     def text(self) -> str:
@@ -527,7 +509,10 @@ def messages_arg(value: object, what: str = "history") -> tuple[Message, ...]:
     """
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise UsageError(f"{what} must be a list of Message, got {type(value).__name__}")
-    items = tuple(value)
+    try:
+        items = tuple(value)
+    except Exception as exc:  # a hostile iterable: the caller's bug, named
+        raise UsageError(f"{what} could not be iterated: {type(exc).__name__}") from exc
     for i, item in enumerate(items):
         if not isinstance(item, Message):
             raise CorruptHistoryError(

@@ -32,7 +32,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from contextchef._errors import shown
+from contextchef._errors import UsageError, shown
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -248,6 +248,11 @@ def normalize(
             cannot hold it (a tool call in a user message...), which no repair can fix.
     """
     history = messages_arg(history)
+    for name, value, kind in (("profile", profile, HistoryRules), ("after", after, Continuation)):
+        if value is not None and not isinstance(value, kind):
+            raise UsageError(f"{name} must be a {kind.__name__} or None, got {shown(value, 60)}")
+    if keeps is not None and not callable(keeps):
+        raise UsageError(f"keeps must be callable or None, got {shown(keeps, 60)}")
     rules = profile or PORTABLE
     offset = after.offset if after is not None else 0
     for i, message in enumerate(history, start=offset):

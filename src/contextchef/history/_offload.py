@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import UsageError, shown
+from contextchef._errors import UsageError, check_int, shown
+from contextchef._json import is_unicode
 from contextchef.history._messages import ToolResult
 
 __all__ = [
@@ -46,6 +47,10 @@ _MAX_READ_BYTES = 5 * DEFAULT_READ_BYTES
 _LOCATOR = re.compile(r"[0-9a-f]{64}\.txt")
 
 
+_MAX_OFFSET = 2**62
+"""Largest byte offset or length a file read takes (a C ``off_t``)."""
+
+
 @dataclass(frozen=True)
 class OffloadStore:
     """A content-addressed directory of offloaded results.
@@ -58,6 +63,14 @@ class OffloadStore:
     """
 
     root: Path
+
+    def __post_init__(self) -> None:
+        root: object = self.root
+        if isinstance(root, str) and root and is_unicode(root) and "\0" not in root:
+            root = Path(root)
+        if not isinstance(root, Path) or "\0" in str(root) or not is_unicode(str(root)):
+            raise UsageError(f"OffloadStore root must be a directory path, got {shown(root, 80)}")
+        object.__setattr__(self, "root", root)
 
     def put(self, data: bytes) -> str:
         """Store `data`; returns its locator. Storing the same bytes again is a no-op."""
@@ -96,8 +109,9 @@ class OffloadStore:
         Raises:
             UsageError: Unknown locator, or a negative offset or length.
         """
-        if offset < 0 or (length is not None and length < 0):
-            raise UsageError(f"offset and length must be >= 0, got {offset} and {length}")
+        check_int("offset", offset, maximum=_MAX_OFFSET)
+        if length is not None:
+            check_int("length", length, maximum=_MAX_OFFSET)
         with self.path(locator).open("rb") as f:
             f.seek(offset)
             return f.read() if length is None else f.read(length)
@@ -114,6 +128,8 @@ def read_offloaded(
     Raises:
         UsageError: See `OffloadStore.read`.
     """
+    if not isinstance(store, OffloadStore):
+        raise UsageError(f"store must be an OffloadStore, got {shown(store, 60)}")
     return store.read(locator, offset, length).decode("utf-8", errors="replace")
 
 
@@ -195,11 +211,13 @@ def offload_result(
     Raises:
         UsageError: A non-positive threshold or negative line count.
     """
-    if max_inline_chars < 1 or head_lines < 0 or tail_lines < 0:
-        raise UsageError(
-            "max_inline_chars must be >= 1 and head_lines/tail_lines >= 0; got "
-            f"{max_inline_chars}, {head_lines}, {tail_lines}"
-        )
+    if not isinstance(result, ToolResult):
+        raise UsageError(f"offload_result takes a ToolResult, got {shown(result, 60)}")
+    if not isinstance(store, OffloadStore):
+        raise UsageError(f"store must be an OffloadStore, got {shown(store, 60)}")
+    check_int("max_inline_chars", max_inline_chars, minimum=1)
+    check_int("head_lines", head_lines)
+    check_int("tail_lines", tail_lines)
     content = result.content
     if len(content) <= max_inline_chars:
         return result

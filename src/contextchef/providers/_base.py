@@ -215,6 +215,9 @@ class Adapter(Protocol):
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """The ``tools`` array in this API's shape (new dicts, caller may mutate)."""
 
+    def schema_changes(self, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What `render_tools` changes in `schema`: ``(keyword changes, refs inlined)``."""
+
     def tool_entries(
         self, tools: Sequence[CompiledTool], *, search: str | None = None
     ) -> list[dict[str, Any]]:
@@ -326,8 +329,37 @@ class Adapter(Protocol):
         """
 
 
+@dataclass(frozen=True, kw_only=True)
+class SchemaReport:
+    """What one target's schema dialect changes in one tool's ``input_schema``.
+
+    Computed when the tool is registered (`ContextChef.schema_reports`), with the same
+    translation the target's renderer applies, so it says exactly what the model will
+    not be told. The gate still validates every call against the full schema.
+
+    Attributes:
+        tool: The tool's own name.
+        server: Its server/group, or None.
+        target: The target whose dialect changes it (``"gemini"``).
+        changes: One line per keyword rewritten (``oneOf`` -> ``anyOf``...) or dropped,
+            each led by its JSON-pointer path.
+        refs_resolved: Local ``$ref`` targets inlined (``#/$defs/Name``), in order; a
+            recursive one cut short ends in ``"(recursive: cut)"``.
+    """
+
+    tool: str
+    server: str | None
+    target: str
+    changes: tuple[str, ...]
+    refs_resolved: tuple[str, ...] = ()
+
+
 class AdapterDefaults:
     """Adapter defaults: automatic prompt caching, no provider-side search."""
+
+    def schema_changes(self, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``(changes, refs_resolved)`` this target's schema dialect makes: none by default."""
+        return (), ()
 
     def model_rules(self, model: str) -> ModelRules:
         """Every model alike: system entries allowed, prefill left to the provider."""
@@ -422,13 +454,21 @@ def keeps_part(part: Part, *, fmt: str, reasoning: Callable[[ReasoningPart], boo
     """Whether an adapter for wire format `fmt` can send `part` (see `Adapter.keeps`).
 
     Reasoning is kept when `reasoning` accepts it (typically: it came from this provider
-    with its recorded block); provider-only parts when they are in this format.
+    with its recorded block); provider-only parts when they are in this format and have
+    the least shape it needs (a block or item ``type`` where the format has one, else
+    some field): an empty or untyped one, hand-built, would make every later request fail.
     """
     if isinstance(part, ReasoningPart):
         return reasoning(part)
     if isinstance(part, ProviderPart):
-        return part.provider == fmt
+        if fmt in _TYPED_FORMATS:
+            return part.provider == fmt and isinstance(part.data.get("type"), str)
+        return part.provider == fmt and bool(part.data)
     return True
+
+
+_TYPED_FORMATS = frozenset({"anthropic", "responses"})
+"""Wire formats whose every content block or input item carries a ``type``."""
 
 
 def object_arguments(call: ToolCall) -> dict[str, Any]:

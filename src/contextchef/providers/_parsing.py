@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from contextchef._errors import CorruptHistoryError, shown
+from contextchef._json import MAX_ARGUMENT_DEPTH
 from contextchef.history._messages import (
-    MAX_ARGUMENT_DEPTH,
     MediaPart,
     Message,
     Part,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, check_int, check_number, shown
 from contextchef.search._model import Encoder, encoder_for, require_extra
 from contextchef.search._vectors import VectorStore, default_cache_dir, store_for, text_hash
 from contextchef.tools._tool import Tool
@@ -96,18 +96,14 @@ class RankerConfig:
     threads: int = 0
 
     def __post_init__(self) -> None:
-        if self.kind not in RANKER_NAMES:
-            raise UsageError(f"unknown ranker {self.kind!r}; valid: {', '.join(RANKER_NAMES)}")
-        if self.fusion not in ("weighted", "rrf"):
-            raise UsageError(f"unknown fusion {self.fusion!r}; valid: weighted, rrf")
-        if not 0.0 <= self.bm25_weight <= 1.0:
-            raise UsageError(f"bm25_weight must be in [0, 1], got {self.bm25_weight!r}")
-        if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
-            raise UsageError(f"rrf_k must be an integer >= 1, got {self.rrf_k!r}")
-        if not -1.0 <= self.min_similarity <= 1.0:
-            raise UsageError(f"min_similarity must be in [-1, 1], got {self.min_similarity!r}")
-        if self.threads < 0:
-            raise UsageError(f"threads must be >= 0, got {self.threads!r}")
+        if not isinstance(self.kind, str) or self.kind not in RANKER_NAMES:
+            raise UsageError(f"unknown ranker {shown(self.kind)}; valid: {', '.join(RANKER_NAMES)}")
+        if not isinstance(self.fusion, str) or self.fusion not in ("weighted", "rrf"):
+            raise UsageError(f"unknown fusion {shown(self.fusion)}; valid: weighted, rrf")
+        check_number("bm25_weight", self.bm25_weight, minimum=0.0, maximum=1.0)
+        check_int("rrf_k", self.rrf_k, minimum=1)
+        check_number("min_similarity", self.min_similarity, minimum=-1.0, maximum=1.0)
+        check_int("threads", self.threads, maximum=4096)
         if self.kind != "bm25":
             require_extra(need_model_package=self.model_path is None)
 

@@ -78,6 +78,7 @@ class ToolBatch:
     templated: bool
     _wires: dict[bool, frozenset[str]] = field(default_factory=dict)
     _lint: dict[Any, Any] = field(default_factory=dict)
+    _derived: dict[str, Any] = field(default_factory=dict)
 
     def wires(self, qualify: bool, wire_name: Callable[[Tool], str]) -> frozenset[str]:
         """The batch's wire names under a registry's naming rule (`wire_name`)."""
@@ -85,6 +86,12 @@ class ToolBatch:
         if found is None:
             found = self._wires[qualify] = frozenset(map(wire_name, self.tools))
         return found
+
+    def derived(self, name: str, make: Callable[[], Any]) -> Any:
+        """`make()` once per `name` (values that depend on the tools alone)."""
+        if name not in self._derived:
+            self._derived[name] = make()
+        return self._derived[name]
 
     def linted(self, key: Any, make: Callable[[], Any]) -> Any:
         """`make()` once per `key` (the lint keys by day)."""

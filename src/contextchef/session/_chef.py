@@ -32,7 +32,7 @@ from contextchef.session._accounting import CacheCostModel, PlanReport, plan_rep
 from contextchef.session._compiling import CompileMixin
 from contextchef.session._dispatching import DispatchMixin
 from contextchef.session._library import MemoryTools, library_tools
-from contextchef.session._linting import LintMode, VolatileLint
+from contextchef.session._linting import LintMode, VolatileLint, watch_schemas
 from contextchef.session._maintenance import MaintenanceMixin
 from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
 from contextchef.session._pruner import Pruner
@@ -156,7 +156,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         )
         self._volatile = VolatileState(cache_audit=cache_audit)
         self._lint = VolatileLint(volatile_lint)
-        self._tools.lint = self._lint.tools
+        self._tools.lint = watch_schemas(self._lint.tools)
         self._notices: tuple[ResponseNotice, ...] = ()
         self._ingested: set[str] = set()
         self._before: list[BeforeHook] = []

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, check_str, shown, shown_keys
 from contextchef._json import canonical_dumps
 from contextchef.providers import ResponseNotice, get_adapter, response_notices
 from contextchef.session._request import CompiledRequest
@@ -190,7 +190,7 @@ def prefix_break(
     `before` whose cause says so; dropped thinking alone never makes a break.
 
     Raises:
-        UsageError: The requests are for different targets.
+        UsageError: The requests are for different targets, or are not `CompiledRequest`.
         CorruptHistoryError: `response` is not a provider response.
     """
     found = _request_break(before, after)
@@ -236,6 +236,9 @@ def _joined(
 
 
 def _request_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBreak | None:
+    for which, request in (("before", before), ("after", after)):
+        if not isinstance(request, CompiledRequest):
+            raise UsageError(f"{which} must be a CompiledRequest, got {shown(request, 60)}")
     if before.target != after.target:
         raise UsageError(
             f"the requests are for different targets ({before.target!r}, {after.target!r}); "
@@ -284,7 +287,7 @@ def guess_target(payload: Mapping[str, Any]) -> str:
         return "anthropic" if anthropic else "openai"
     raise UsageError(
         "not a request payload: expected 'messages' (Anthropic, Chat Completions), "
-        f"'input' (Responses) or 'contents' (Gemini); keys: {sorted(payload)[:8]}"
+        f"'input' (Responses) or 'contents' (Gemini); keys: {shown_keys(payload, 8)}"
     )
 
 
@@ -302,6 +305,8 @@ def payload_break(
             raise UsageError(
                 f"{which}: a request payload is a mapping, got {type(payload).__name__}"
             )
+    if target is not None:
+        check_str("target", target)
     targets = {target} if target else {guess_target(before), guess_target(after)}
     if len(targets) != 1:
         raise UsageError(f"the payloads are for different targets: {sorted(targets)}")

@@ -1,18 +1,26 @@
-"""The session's volatile-value lint (`contextchef.tools._lint`): off, warn or raise."""
+"""Registration-time checks of a session's tools.
+
+The volatile-value lint (`contextchef.tools._lint`: off, warn or raise), and the schema
+reports: what each target's narrower schema dialect (Gemini's subset) changes in a tool,
+computed once per tool when it is registered (`watch_schemas`).
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from contextchef._errors import UsageError, VolatileValueError
+from contextchef.providers import TARGETS, get_adapter
+from contextchef.providers._base import Adapter, AdapterDefaults, SchemaReport
 from contextchef.session._batches import tool_batch
 from contextchef.tools._lint import VolatileValue, find_volatile, lint_system, lint_tool
 from contextchef.tools._tool import Tool
 
-__all__ = ["LintMode", "VolatileLint"]
+__all__ = ["LintMode", "VolatileLint", "schema_reports", "watch_schemas"]
 
 LintMode = Literal["off", "warn", "raise"]
 _LOG = logging.getLogger("contextchef")
@@ -99,3 +107,64 @@ class VolatileLint:
         for value in found:
             _LOG.warning("contextchef: %s", value.message)
         return tuple(found)
+
+
+@functools.cache
+def _dialects() -> tuple[tuple[str, Adapter], ...]:
+    """The targets whose adapter translates schemas (the others send them as they are)."""
+    found = ((t, get_adapter(t)) for t in TARGETS)
+    return tuple((t, a) for t, a in found if getattr(type(a), "schema_changes", None) is not _SAME)
+
+
+_SAME: object = AdapterDefaults.schema_changes
+
+
+def schema_reports(tool: Tool) -> tuple[SchemaReport, ...]:
+    """What each target's schema dialect changes in `tool`; unchanged targets left out.
+
+    Made once per tool and shared, like the lint (tools are immutable).
+    """
+
+    def make() -> tuple[SchemaReport, ...]:
+        out = []
+        for target, adapter in _dialects():
+            changes, refs = adapter.schema_changes(tool.input_schema)
+            if changes or refs:
+                out.append(
+                    SchemaReport(
+                        tool=tool.name,
+                        server=tool.server,
+                        target=target,
+                        changes=changes,
+                        refs_resolved=refs,
+                    )
+                )
+        return tuple(out)
+
+    found: tuple[SchemaReport, ...] = tool._derive("schema_reports", None, make)
+    return found
+
+
+def watch_schemas(lint: Callable[[Sequence[Tool]], None]) -> Callable[[Sequence[Tool]], None]:
+    """`lint`, then the schema reports of the tools about to be registered.
+
+    Each tool's changes are logged once on the ``contextchef`` logger (INFO).
+    """
+
+    def check(tools: Sequence[Tool]) -> None:
+        lint(tools)
+
+        def changed() -> tuple[tuple[Tool, tuple[SchemaReport, ...]], ...]:
+            return tuple((t, found) for t in tools if (found := schema_reports(t)))
+
+        batch = tool_batch(tools)  # a shared catalog's tuple: its reports are known
+        for tool, reports in batch.derived("schema_reports", changed) if batch else changed():
+            for report in reports:
+                _LOG.info(
+                    "contextchef: %s: tool %r: %s",
+                    report.target,
+                    tool.name,
+                    "; ".join(report.changes + tuple(f"inlined {r}" for r in report.refs_resolved)),
+                )
+
+    return check

@@ -13,11 +13,13 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import UsageError, shown
-from contextchef.exposure._policy import Mode
+from contextchef.exposure._policy import Mode, unmatched_message
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
 from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
+from contextchef.providers._base import SchemaReport
 from contextchef.session._handoff import compact_history, handoff_due
+from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
 from contextchef.session._snapshot import read_skills, read_snapshot, runtime_tools, take_snapshot
 from contextchef.session._state import SessionState
@@ -39,6 +41,7 @@ class MaintenanceMixin:
     _notices: tuple[ResponseNotice, ...]
     _ingested: set[str]
     _volatile: VolatileState
+    _unmatched: str
 
     if TYPE_CHECKING:  # provided by SkillsMixin
 
@@ -129,6 +132,12 @@ class MaintenanceMixin:
         coming = runtime_tools(snapshot, self._tools) if isinstance(snapshot, Mapping) else ()
         state = read_snapshot(snapshot, tools=self._tools, modes=self._modes, coming=coming)
         skills = read_skills(snapshot, tools=self._tools)
+        if self._unmatched == "raise":  # else every later compile would raise it
+            known = self._tools.known_names() | {t.name for t in coming}
+            for field, patterns in (("defer", state.defer), ("pin", state.pin)):
+                problem = unmatched_message(field, patterns, known)
+                if problem:
+                    raise UsageError(f"the snapshot's {problem}; nothing was restored")
         state.new_context_pending = state.new_context_pending and self._handoff is not None
         pending = len(self._tools.pending_additions)
         if coming:  # the runtime tools the conversation made (no handlers: the host's)
@@ -139,6 +148,17 @@ class MaintenanceMixin:
         self._tools.set_skills(skills)
         self._state = state
         self._tools.set_policy(state.policy())
+
+    @property
+    def schema_reports(self) -> tuple[SchemaReport, ...]:
+        """What each target's narrower schema dialect changes in the registered tools.
+
+        One `SchemaReport` per tool and target whose schema that target's renderer
+        rewrites (today Gemini's subset: keywords rewritten or dropped, local ``$ref``
+        inlined), in registry order; computed when each tool was registered (and logged
+        then at INFO), so reading it costs nothing. Tools sent unchanged are left out.
+        """
+        return tuple(r for tool in self._tools.all() for r in schema_reports(tool))
 
     # -- history maintenance -------------------------------------------------------------
 

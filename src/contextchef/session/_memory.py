@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps
+from contextchef._errors import UsageError, check_str, shown
+from contextchef._json import canonical_dumps, is_unicode
 from contextchef._tokens import estimate_tokens
 from contextchef.history._messages import Message
 from contextchef.history._normalize import is_user_turn
@@ -88,6 +88,8 @@ class InMemoryStore:
 
     def __init__(self, initial: Mapping[str, str] | None = None) -> None:
         self._data: dict[str, str] = {}
+        if initial is not None and not isinstance(initial, Mapping):
+            raise UsageError(f"initial must be a mapping of str to str, got {shown(initial, 60)}")
         for key, value in (initial or {}).items():
             self.set(key, value)
 
@@ -110,7 +112,7 @@ class InMemoryStore:
                 f"memory keys and values must be strings, got {type(key).__name__} -> "
                 f"{type(value).__name__}"
             )
-        self._data[key] = value
+        self._data[check_str("memory key", key)] = check_str("memory value", value)
 
     def delete(self, key: str) -> bool:
         """Remove `key`; returns whether it existed."""
@@ -138,6 +140,8 @@ class FileMemoryStore(InMemoryStore):
     """
 
     def __init__(self, path: str | Path) -> None:
+        if not isinstance(path, (str, Path)) or "\0" in str(path) or not is_unicode(str(path)):
+            raise UsageError(f"path must be a file path, got {shown(path, 80)}")
         self._path = Path(path)
         super().__init__(self._read())
 
@@ -147,13 +151,13 @@ class FileMemoryStore(InMemoryStore):
         return self._path
 
     def _read(self) -> dict[str, str]:
-        if not self._path.exists():
-            return {}
         try:
+            if not self._path.exists():
+                return {}
             doc = json.loads(self._path.read_text("utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise UsageError(
-                f"memory file {str(self._path)!r} is not readable JSON: {exc}"
+                f"memory file {shown(str(self._path), 120)} is not readable JSON: {exc}"
             ) from exc
         memories: Any = doc.get("memories") if isinstance(doc, dict) else None
         valid = isinstance(memories, dict) and all(
@@ -161,7 +165,8 @@ class FileMemoryStore(InMemoryStore):
         )
         if not valid or doc.get("version") != STORE_FORMAT_VERSION:
             raise UsageError(
-                f"memory file {str(self._path)!r} is not a contextchef memory file; expected "
+                f"memory file {shown(str(self._path), 120)} is not a contextchef memory file; "
+                "expected "
                 f'{{"memories": {{<key>: <text>}}, "version": {STORE_FORMAT_VERSION}}}'
             )
         return dict(memories)
@@ -225,7 +230,7 @@ class OverflowHandoff:
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
         ):
             raise UsageError(
-                f"max_history_tokens must be a positive integer or None, got {limit!r}"
+                f"max_history_tokens must be a positive integer or None, got {shown(limit, 40)}"
             )
 
 

@@ -42,6 +42,7 @@ from contextchef._errors import (
     UnknownActionError,
     UnknownToolError,
     UsageError,
+    check_strings,
     shown,
 )
 from contextchef._json import JsonValue
@@ -208,14 +209,14 @@ class Pruner:
     def _allowed(self, candidates: Sequence[Tool], names: Iterable[str]) -> set[tuple[str, str]]:
         if isinstance(names, str) or not isinstance(names, Iterable):
             raise UsageError(f"names must be a list of tool names, got {type(names).__name__}")
-        wanted = set(names)
+        wanted = set(check_strings("names", names))
         wire = self._host.registry.wire_name_for
         keys = {t.key for t in candidates if wire(t) in wanted or t.name in wanted}
         known = {n for t in candidates for n in (wire(t), t.name)}
         unknown = sorted(wanted - known)
         if unknown:
             raise UnknownToolError(
-                f"allowlist names no candidate tool: {unknown}; candidates include "
+                f"allowlist names no candidate tool: {shown(unknown)}; candidates include "
                 f"{sorted(wire(t) for t in candidates)[:10]}",
                 name=unknown[0],
                 available=sorted(wire(t) for t in candidates),

@@ -23,14 +23,21 @@ RedisSessionStore` (redis-py, extra ``redis``; Lua scripts make each write atomi
 from __future__ import annotations
 
 import json
-import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from contextchef._errors import SessionStoreError, StaleSessionError, UsageError, shown
+from contextchef._errors import (
+    SessionStoreError,
+    StaleSessionError,
+    UsageError,
+    check_int,
+    check_number,
+    shown,
+)
+from contextchef._json import is_unicode
 
 if TYPE_CHECKING:
     from contextchef.session._chef import ContextChef
@@ -41,7 +48,9 @@ __all__ = [
     "SessionSync",
     "StoredSession",
     "apply_delta",
+    "check_delta",
     "check_session_id",
+    "check_snapshot",
     "check_ttl",
     "decode",
     "encode",
@@ -138,7 +147,7 @@ def check_session_id(session_id: object) -> str:
     ):
         raise UsageError(
             f"session id must be a non-empty printable str of at most {MAX_SESSION_ID} "
-            f"characters, got {session_id!r:.80}"
+            f"characters, got {shown(session_id, 80)}"
         )
     return session_id
 
@@ -151,9 +160,7 @@ def check_ttl(ttl: object) -> float | None:
     """
     if ttl is None:
         return None
-    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not (0 < ttl < math.inf):
-        raise UsageError(f"ttl must be None or a number of seconds > 0, got {ttl!r:.40}")
-    return float(ttl)
+    return check_number("ttl", ttl, minimum=0.0, maximum=1e15, above=True)
 
 
 def check_version(expected_version: object) -> int:
@@ -162,11 +169,7 @@ def check_version(expected_version: object) -> int:
     Raises:
         UsageError: Anything else.
     """
-    if isinstance(expected_version, bool) or not isinstance(expected_version, int):
-        raise UsageError(f"expected_version must be an int, got {expected_version!r:.40}")
-    if expected_version < 0:
-        raise UsageError(f"expected_version must be >= 0, got {expected_version}")
-    return expected_version
+    return check_int("expected_version", expected_version, maximum=2**62)
 
 
 def stale(session_id: str, expected: int, actual: int) -> StaleSessionError:
@@ -182,6 +185,48 @@ def stale(session_id: str, expected: int, actual: int) -> StaleSessionError:
     )
 
 
+def check_delta(delta: object) -> list[list[Any]]:
+    """`delta` if it has the shape of a `snapshot_delta` (so a stored turn always parses).
+
+    Raises:
+        UsageError: Not a list of ``["set" | "extend", path, value]`` / ``["del", path]``
+            entries with a path of keys (str) and indexes (int).
+    """
+    valid = isinstance(delta, list)
+    for entry in delta if isinstance(delta, list) else ():
+        if not (isinstance(entry, list) and entry and entry[0] in ("set", "extend", "del")):
+            valid = False
+            break
+        size = 2 if entry[0] == "del" else 3
+        path = entry[1] if len(entry) > 1 else None
+        valid = (
+            len(entry) == size
+            and isinstance(path, list)
+            and all(isinstance(k, str) or type(k) is int for k in path)
+            and (entry[0] != "extend" or isinstance(entry[2], list))
+            and (bool(path) or (entry[0] == "set" and isinstance(entry[2], dict)))
+        )
+        if not valid:
+            break
+    if not valid:
+        raise UsageError(
+            f"a delta is a list of ['set'|'extend', path, value] or ['del', path] entries "
+            f"(see snapshot_delta), got {shown(delta, 80)}"
+        )
+    return delta  # type: ignore[return-value]
+
+
+def check_snapshot(snapshot: object) -> dict[str, Any]:
+    """`snapshot` as a dict if it is a mapping with string keys.
+
+    Raises:
+        UsageError: Anything else.
+    """
+    if not isinstance(snapshot, Mapping) or not all(isinstance(k, str) for k in snapshot):
+        raise UsageError(f"a snapshot is a mapping of str keys, got {shown(snapshot, 80)}")
+    return dict(snapshot)
+
+
 def encode(value: object, session_id: str) -> str:
     """Compact JSON text for storage (UTF-8 kept, no NaN).
 
@@ -189,8 +234,11 @@ def encode(value: object, session_id: str) -> str:
         SessionStoreError: The value is not JSON (a snapshot always is).
     """
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if not is_unicode(text):
+            raise ValueError("it holds text with a lone surrogate (not valid Unicode)")
+        return text
+    except (TypeError, ValueError, RecursionError) as exc:
         raise SessionStoreError(
             f"session {session_id!r}: cannot store a value that is not JSON: {exc}",
             session_id=session_id,
@@ -380,7 +428,9 @@ class SessionSync:
 
     def __init__(self, store: SessionStore, session_id: str, *, checkpoint_every: int = 32) -> None:
         if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
-            raise UsageError(f"checkpoint_every must be an int >= 1, got {checkpoint_every!r}")
+            raise UsageError(
+                f"checkpoint_every must be an int >= 1, got {shown(checkpoint_every, 40)}"
+            )
         self.store = store
         self.session_id = check_session_id(session_id)
         self.checkpoint_every = checkpoint_every

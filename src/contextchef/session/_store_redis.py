@@ -19,11 +19,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef._errors import SessionStoreError, UsageError
+from contextchef._errors import SessionStoreError, UsageError, check_str, shown
 from contextchef.session._store import (
     Delta,
     StoredSession,
+    check_delta,
     check_session_id,
+    check_snapshot,
     check_ttl,
     check_version,
     encode,
@@ -92,7 +94,7 @@ class RedisSessionStore:
                 'RedisSessionStore needs redis-py: pip install "contextchef[redis]"'
             ) from exc
         if not isinstance(prefix, str) or "{" in prefix or "}" in prefix:
-            raise UsageError(f"prefix must be a str without braces, got {prefix!r:.40}")
+            raise UsageError(f"prefix must be a str without braces, got {shown(prefix, 40)}")
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError,)
         self.client = redis.Redis.from_url(client) if isinstance(client, str) else client
         self.prefix = prefix
@@ -156,7 +158,11 @@ class RedisSessionStore:
             raise UsageError(
                 f"session {session_id!r}: a new session is written with snapshot(), not append()"
             )
-        args: list[str | int] = [expected_version, encode(delta, session_id), self._ttl_ms()]
+        args: list[str | int] = [
+            expected_version,
+            encode(check_delta(delta), session_id),
+            self._ttl_ms(),
+        ]
         done, version = self._call(
             session_id, "append", lambda: self._append(keys=self._keys(session_id), args=args)
         )
@@ -172,7 +178,7 @@ class RedisSessionStore:
         check_version(expected_version)
         args: list[str | int] = [
             expected_version,
-            encode(dict(snapshot), session_id),
+            encode(check_snapshot(snapshot), session_id),
             self._ttl_ms(),
         ]
         done, version = self._call(
@@ -184,6 +190,7 @@ class RedisSessionStore:
 
     def list_sessions(self, prefix: str = "") -> list[str]:
         """Live session ids starting with `prefix`, sorted (a ``SCAN``: O(keys))."""
+        check_str("prefix", prefix)
         head = f"{self.prefix}{{"
         pattern = _GLOB_SPECIAL.sub(r"\\\1", head + prefix) + "*}:m"
 

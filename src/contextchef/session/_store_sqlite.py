@@ -22,11 +22,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import SessionStoreError, UsageError
+from contextchef._errors import (
+    SessionStoreError,
+    UsageError,
+    check_callable,
+    check_number,
+    check_str,
+    shown,
+)
+from contextchef._json import is_unicode
 from contextchef.session._store import (
     Delta,
     StoredSession,
+    check_delta,
     check_session_id,
+    check_snapshot,
     check_ttl,
     check_version,
     encode,
@@ -77,16 +87,23 @@ class SQLiteSessionStore:
         timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.path = str(path)
+        if not isinstance(path, (str, os.PathLike)):
+            raise UsageError(f"path must be a file path or ':memory:', got {shown(path, 80)}")
+        self.path = os.fspath(path) if isinstance(os.fspath(path), str) else ""
+        if not self.path or "\0" in self.path or not is_unicode(self.path):
+            raise UsageError(f"path must be a file path or ':memory:', got {shown(path, 80)}")
         self.ttl = check_ttl(ttl)
-        if check_ttl(timeout) is None:
-            raise UsageError("timeout must be a number of seconds > 0")
-        self.timeout = float(timeout)
-        self._clock = clock
+        self.timeout = check_number("timeout", timeout, minimum=0.0, maximum=1e9, above=True)
+        self._clock = check_callable("clock", clock)
         self._local = threading.local()
         self._inherited: list[sqlite3.Connection] = []
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise SessionStoreError(
+                    f"cannot open session store {shown(self.path, 120)}: {exc}"
+                ) from exc
         with self._write():
             pass  # creates the tables now, so configuration errors surface here
 
@@ -130,14 +147,16 @@ class SQLiteSessionStore:
                 busy = "locked" in str(exc) or "busy" in str(exc)
                 if not busy or time.monotonic() + pause > give_up:
                     raise SessionStoreError(
-                        f"cannot open session store {self.path!r}: {exc}"
+                        f"cannot open session store {shown(self.path, 120)}: {exc}"
                     ) from exc
                 time.sleep(pause)
                 pause = min(pause * 2, 0.25)
             except sqlite3.Error as exc:
                 if conn is not None:
                     conn.close()
-                raise SessionStoreError(f"cannot open session store {self.path!r}: {exc}") from exc
+                raise SessionStoreError(
+                    f"cannot open session store {shown(self.path, 120)}: {exc}"
+                ) from exc
 
     @contextmanager
     def _write(self, session_id: str = "") -> Iterator[sqlite3.Connection]:
@@ -153,7 +172,7 @@ class SQLiteSessionStore:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise SessionStoreError(
-                f"session store {self.path!r}: {exc}", session_id=session_id
+                f"session store {shown(self.path, 120)}: {exc}", session_id=session_id
             ) from exc
 
     def _live(self, conn: sqlite3.Connection, session_id: str) -> tuple[int, int] | None:
@@ -194,7 +213,7 @@ class SQLiteSessionStore:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise SessionStoreError(
-                f"session store {self.path!r}: {exc}", session_id=session_id
+                f"session store {shown(self.path, 120)}: {exc}", session_id=session_id
             ) from exc
         if row is None or (row[3] is not None and row[3] <= self._clock()):
             return None
@@ -222,7 +241,7 @@ class SQLiteSessionStore:
             raise UsageError(
                 f"session {session_id!r}: a new session is written with snapshot(), not append()"
             )
-        text = encode(delta, session_id)
+        text = encode(check_delta(delta), session_id)
         with self._write(session_id) as conn:
             live = self._live(conn, session_id)
             actual = live[0] if live else 0
@@ -243,7 +262,7 @@ class SQLiteSessionStore:
         """Write a full snapshot as the next version (see `SessionStore.snapshot`)."""
         session_id = check_session_id(session_id)
         check_version(expected_version)
-        text = encode(dict(snapshot), session_id)
+        text = encode(check_snapshot(snapshot), session_id)
         with self._write(session_id) as conn:
             live = self._live(conn, session_id)
             actual = live[0] if live else 0
@@ -267,6 +286,7 @@ class SQLiteSessionStore:
 
     def list_sessions(self, prefix: str = "") -> list[str]:
         """Live session ids starting with `prefix`, sorted."""
+        check_str("prefix", prefix)
         conn = self._connection()
         try:
             rows = conn.execute(
@@ -275,7 +295,7 @@ class SQLiteSessionStore:
                 (len(prefix), prefix, self._clock()),
             ).fetchall()
         except sqlite3.Error as exc:
-            raise SessionStoreError(f"session store {self.path!r}: {exc}") from exc
+            raise SessionStoreError(f"session store {shown(self.path, 120)}: {exc}") from exc
         return [r[0] for r in rows]
 
     def delete(self, session_id: str) -> bool:

@@ -159,7 +159,7 @@ class VolatileStateMixin:
 
     def off(self, event: EventName, handler: EventHandler) -> bool:
         """Remove a handler; True if it was registered."""
-        handlers = self._volatile.handlers.get(event, [])
+        handlers = self._volatile.handlers.get(event, []) if isinstance(event, str) else []
         if handler in handlers:
             handlers.remove(handler)
             return True

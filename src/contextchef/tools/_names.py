@@ -26,6 +26,8 @@ import functools
 import hashlib
 import re
 
+from contextchef._errors import UsageError, check_str, shown
+
 __all__ = ["MAX_WIRE_NAME", "WIRE_NAME_RE", "is_wire_legal", "wire_name"]
 
 MAX_WIRE_NAME = 64
@@ -41,10 +43,10 @@ def is_wire_legal(name: str) -> bool:
 
 
 def _digest(origin: str, name: str) -> str:
-    return hashlib.sha256(f"{origin}\0{name}".encode()).hexdigest()[:_HASH_LEN]
+    key = f"{origin}\0{name}".encode("utf-8", "surrogatepass")  # lone surrogates: still a name
+    return hashlib.sha256(key).hexdigest()[:_HASH_LEN]
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def wire_name(origin: str, name: str, *, server: str | None, qualify: bool = True) -> str:
     """Return the provider-legal name the model sees for a tool.
 
@@ -57,7 +59,23 @@ def wire_name(origin: str, name: str, *, server: str | None, qualify: bool = Tru
 
     Returns:
         A string matching `WIRE_NAME_RE`.
+
+    Raises:
+        UsageError: `origin`, `name` or `server` is not valid text, `qualify` not a bool.
     """
+    if not (isinstance(origin, str) and isinstance(name, str) and type(qualify) is bool) or not (
+        server is None or isinstance(server, str)
+    ):
+        check_str("origin", origin)
+        check_str("name", name)
+        if server is not None:
+            check_str("server", server)
+        raise UsageError(f"qualify must be a bool, got {shown(qualify, 40)}")
+    return _wire_name(origin, name, server, qualify)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _wire_name(origin: str, name: str, server: str | None, qualify: bool) -> str:
     parts = [server, name] if (qualify and server) else [name]
     # A server part holding the separator (or ending in "_") would make the split point
     # ambiguous: "a__b"+"c" and "a"+"b__c" would meet.

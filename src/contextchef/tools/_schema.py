@@ -421,8 +421,7 @@ def to_strict_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue] | 
         out = _strictify(schema)
     except _NotStrictable:
         return None
-    assert isinstance(out, dict)
-    return out
+    return out if isinstance(out, dict) else None  # not an object schema: cannot be strict
 
 
 def _allows_null(node: JsonValue) -> bool:

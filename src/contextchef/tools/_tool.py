@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import InvalidToolError, shown
+from contextchef._errors import InvalidToolError, UsageError, check_json, shown
 from contextchef._json import JsonValue, canonical_dumps, canonical_value, freeze, is_unicode
 from contextchef.tools._schema import check_input_schema
 
@@ -140,13 +140,35 @@ class Tool:
                 tool=self.name,
             )
         object.__setattr__(self, "input_schema", freeze(schema))
-        tags = tuple(sorted({str(t).strip().lower() for t in self.tags if str(t).strip()}))
+        if isinstance(self.tags, (str, bytes, Mapping)) or not isinstance(self.tags, Iterable):
+            raise InvalidToolError(
+                f"tool {shown(self.name, 80)}: tags must be a list of strings, got "
+                f"{shown(self.tags, 60)}",
+                tool=self.name,
+            )
+        if not all(isinstance(t, str) for t in self.tags):
+            raise InvalidToolError(
+                f"tool {shown(self.name, 80)}: every tag must be a string", tool=self.name
+            )
+        tags = tuple(sorted({t.strip().lower() for t in self.tags if t.strip()}))
         if not all(is_unicode(tag) for tag in tags):
             raise InvalidToolError(
                 f"tool {shown(self.name, 80)}: a tag holds text that is not valid Unicode",
                 tool=self.name,
             )
         object.__setattr__(self, "tags", tags)
+        for slot, value in (("meta", self.meta), ("output_schema", self.output_schema)):
+            if slot == "meta" or value is not None:
+                if not isinstance(value, Mapping):
+                    raise InvalidToolError(
+                        f"tool {shown(self.name, 80)}: {slot} must be a JSON object, got "
+                        f"{shown(value, 60)}",
+                        tool=self.name,
+                    )
+                try:
+                    check_json(f"tool {shown(self.name, 80)}: {slot}", value)
+                except UsageError as exc:
+                    raise InvalidToolError(str(exc), tool=self.name) from None
         object.__setattr__(self, "meta", freeze(canonical_value(dict(self.meta))))
         if self.output_schema is not None:
             frozen = freeze(canonical_value(dict(self.output_schema)))

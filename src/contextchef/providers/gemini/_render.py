@@ -55,7 +55,7 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
-from contextchef.providers.gemini._schema import translate
+from contextchef.providers.gemini._schema import GeminiSchema, translate, unchanged
 from contextchef.tools._tool import CompiledTool
 
 _logger = logging.getLogger("contextchef")
@@ -216,19 +216,30 @@ class GeminiAdapter(AdapterDefaults):
             part, fmt=self.profile.wire, reasoning=lambda r: _reasoning(r) is not None
         )
 
+    def schema_changes(self, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What `render_tools` changes in `schema` (`translate`): changes, refs inlined."""
+        if unchanged(schema, silent_drops=True):
+            return (), ()
+        done = translate(schema)
+        return done.changes, done.refs
+
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """One ``Tool`` holding every function declaration (empty list if no tools).
 
         Schemas go in Gemini's subset (`contextchef.providers.gemini._schema.translate`);
-        what that changed is logged per tool on the ``contextchef`` logger (INFO).
+        what that changes is reported per tool at registration
+        (`ContextChef.schema_reports`, logged at INFO) and logged again here at DEBUG.
         """
         if not tools:
             return []
         declarations = []
         for tool in tools:
-            schema = translate(tool.input_schema)
+            if unchanged(tool.input_schema):  # most schemas: a copy, nothing to translate
+                schema = GeminiSchema(schema=thaw(tool.input_schema), changes=())
+            else:
+                schema = translate(tool.input_schema)
             if schema.changes:  # once per session: the tools are rendered once and frozen
-                _logger.info(
+                _logger.debug(
                     "contextchef: gemini: tool %r: %s", tool.name, "; ".join(schema.changes)
                 )
             declarations.append(
