@@ -236,11 +236,28 @@ def test_before_hook_none_or_false_allows(verdict: Any) -> None:
 
 
 @pytest.mark.parametrize("verdict", [True, 5, {}, ["no"]])
-def test_before_hook_odd_return_is_a_usage_error(verdict: Any) -> None:
+def test_before_hook_odd_return_denies_that_call_and_says_why(
+    verdict: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A wrong return used to raise UsageError, which aborted a whole run_tools batch
+    # after earlier calls had already run; it now fails closed like a raising hook.
     chef = echo_chef()
-    chef.before_tool_call(lambda e: verdict)
-    with pytest.raises(UsageError, match="return None to allow"):
-        chef.check_tool_call(ToolCall(id="1", name="echo", arguments='{"text": "x"}'))
+    ran: list[str] = []
+    chef.before_tool_call(lambda e: verdict if e.call.id == "2" else None)
+    chef.register_tools(
+        [{"name": "note", "description": "Note.", "input_schema": {"type": "object"}}],
+        handlers={"note": lambda: ran.append("note") or "noted"},
+    )
+    calls = [
+        ToolCall(id="1", name="note", arguments={}),
+        ToolCall(id="2", name="note", arguments={}),
+        ToolCall(id="3", name="note", arguments={}),
+    ]
+    with caplog.at_level("WARNING", logger="contextchef"):
+        first, second, third = chef.run_tools(calls, append=False)
+    assert (first.content, third.content) == ("noted", "noted") and ran == ["note", "note"]
+    assert second.is_error and "return None to allow" in second.content
+    assert "the call was denied" in caplog.text
 
 
 @pytest.mark.parametrize(

@@ -51,17 +51,23 @@ def _event(call: ToolCall, allowed: Allowed) -> ToolCallEvent:
 
 
 def _before_outcome(allowed: Allowed, hook: object, verdict: object) -> Denied | None:
-    """Interpret a before-hook's return: None/False allow, a string denies."""
+    """Interpret a before-hook's return: None/False allow, a string denies.
+
+    Any other return is a host bug; like a hook that raises, it fails closed: the call
+    is denied (nothing has run yet) and a WARNING names the hook, so one bad return
+    never aborts the other calls of a batch.
+    """
     if verdict is None or verdict is False:
         return None
     if isinstance(verdict, str):
         reason = verdict.strip() or f'The call to "{allowed.wire_name}" was denied by a policy.'
         return Denied(reason=reason, code="hook", tool=allowed.tool)
-    raise UsageError(
-        f"before-hook {shown(getattr(hook, '__name__', hook))} returned {shown(verdict)}; "
-        f"return None "
-        "to allow the call or a reason string to deny it"
+    problem = (
+        f"before-hook {shown(getattr(hook, '__name__', hook), 80)} returned {shown(verdict, 80)}; "
+        "return None to allow the call or a reason string to deny it"
     )
+    _LOG.warning("contextchef: %s; the call was denied", problem)
+    return _hook_failed(allowed, hook, UsageError(problem))
 
 
 def _hook_failed(allowed: Allowed, hook: object, exc: Exception) -> Denied:
