@@ -260,6 +260,11 @@ class Catalogs:
     def __repr__(self) -> str:  # Hypothesis prints it with every failing example
         return f"Catalogs({len(self.tools)} tools)"
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """What Hypothesis's printer uses: it prints a dataclass field by field (200 kB
+        here, a ``HypothesisWarning`` that, as an error, hid every finding), not `repr`."""
+        printer.text(repr(self))
+
 
 def load_catalogs(folder: Path) -> Catalogs:
     tools: list[Any] = []

@@ -501,3 +501,97 @@ def test_a_snapshot_keeps_an_unanswered_edit() -> None:
     assert retry.prefix_fingerprint != sent.prefix_fingerprint  # ...with other tools
     assert '"thinking"' not in retry.to_json()  # and the answered thinking stripped
     assert [e.kind for e in retry.edits] == ["tools"]
+
+
+# -- found with --hypothesis-seed=317662029246329678418387253001101145618 --------------------
+
+
+def _later(path: str) -> str:
+    """Write a note (a tool registered after the first request).
+
+    Args:
+        path: Where.
+    """
+    return path
+
+
+@pytest.mark.parametrize("how", ["mode", "registered"])
+def test_a_search_hit_defined_inline_is_not_sent_as_a_tool_reference(
+    catalogs_dir: Path, how: str
+) -> None:
+    """``auto`` (``anthropic-native-client``) on ``claude-opus-5-5``: a tool that was not
+    in the first ``tools`` is offered later, and our ``tool_search`` then finds it.
+
+    Everything is deferred but ``filesystem__write_file``, which the starting review mode
+    hides (``mode``), or a plain tool is registered after the first request
+    (``registered``). On this tool-change model ``tools`` is never edited, so the tool is
+    added by definition in a ``tool_addition``, not declared in ``tools``. The search then
+    answered with a ``tool_reference`` to it, which the API refuses
+    (``tool_reference_unresolved``: a reference in a result must name a tool in
+    ``tools``). Expected: that reference left out (the tool is offered by its
+    definition), the ones to declared deferred tools kept, every request accepted.
+    """
+    review = ["^filesystem__read_file$", "^tool_search$", "^github__issue_read$"]
+    exposure: dict[str, Any] = {"defer": ["github__*"]}  # ``_later`` comes in offered
+    if how == "mode":  # everything deferred but two pins, one hidden by the review mode
+        pins = ["^filesystem__read_file$", "filesystem__write*"]
+        exposure = {"default_defer": True, "pin": pins, "mode": "review"}
+    chef = ContextChef(modes={"review": review}, **exposure)
+    chef.register_catalog(catalogs_dir / "github.json")
+    chef.register_catalog(catalogs_dir / "mcp-filesystem.json")
+    chef.set_history([user("Triage the repository.")])
+    found = "filesystem__write_file" if how == "mode" else "_later"
+    search = {"tool_names": ["github__issue_write", found]}
+    fake = FakeAnthropic().script(
+        text("Looking.", reasoning=""),
+        tool_calls(("tool_search", search), reasoning=""),
+        text("Found them.", reasoning=""),
+    )
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    sent: list[Any] = []
+
+    def send() -> None:
+        request = chef.compile(
+            "anthropic", model=OPUS, strategy="auto", extra={"thinking": THINKING}
+        )
+        sent.append(request)
+        calls = chef.ingest(
+            client.messages.create(**request.payload, extra_headers=request.headers)
+        )
+        if calls:
+            chef.append(tool_results([chef.execute(c).result for c in calls]))
+        else:
+            chef.append(user("Go on."))
+
+    send()
+    if how == "mode":
+        chef.set_mode(None)
+    else:
+        chef.register_tools([_later])
+    send()
+    send()
+    client.close()
+    assert fake.violations == ()
+    first, last = sent[0].payload, sent[-1].payload
+    assert last["tools"][: len(first["tools"])] == first["tools"]  # never edited
+    assert found not in {t["name"] for t in last["tools"]}  # it came inline
+    defined = [
+        b["tool"]["definition"]["name"]
+        for m in last["messages"]
+        if m["role"] == "system"
+        for b in m["content"]
+        if b["type"] == "tool_addition" and b["tool"]["type"] == "tool_definition"
+    ]
+    assert found in defined
+    references = [
+        r["tool_name"]
+        for m in last["messages"]
+        for b in m["content"]
+        if isinstance(b, dict) and b["type"] == "tool_result" and isinstance(b["content"], list)
+        for r in b["content"]
+        if r["type"] == "tool_reference"
+    ]
+    assert references == ["github__issue_write"]
+    assert [c.kind for c in sent[-1].changes if c.kind == "rewrote_reference"] == [
+        "rewrote_reference"
+    ]

@@ -318,6 +318,7 @@ class Adapter(Protocol):
         *,
         offset: int = 0,
         before: Sequence[Message] = (),
+        defined: Sequence[Mapping[str, Any]] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` with every reference to a tool `tools` does not declare rewritten.
 
@@ -326,6 +327,8 @@ class Adapter(Protocol):
         history can hold references the new ``tools`` lack. Each rewrite is a `Change`
         (history indices counted from `offset`). `before` are the messages already sent
         ahead of them (read only when a reference is not declared by `tools`).
+        `defined` are the tools earlier tool changes defined inline (not in ``tools``):
+        each adapter decides which of its references they resolve.
         """
 
 
@@ -380,6 +383,7 @@ class AdapterDefaults:
         *,
         offset: int = 0,
         before: Sequence[Message] = (),
+        defined: Sequence[Mapping[str, Any]] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` unchanged: this API's messages refer to no declared tool by name."""
         return tuple(messages), ()

@@ -455,7 +455,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         edits.append(_edit(kind, edited_at, base, stripped))
     sent_ir = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
     messages, fitted = adapter.fit_references(
-        messages, [*tools, *defined_entries(base.tools)], offset=base.history, before=sent_ir
+        messages, tools, offset=base.history, before=sent_ir, defined=defined_entries(base.tools)
     )
     if not tools and adapter.profile.tool_blocks_need_tools:  # tool-using history as text
         messages, texts = tool_use_as_text(messages, offset=base.history)

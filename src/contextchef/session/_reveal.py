@@ -405,7 +405,7 @@ def stale(adapter: Adapter, sent: Sequence[Message], state: ToolState, tools: li
     """
     if dangling(state, tools):
         return True
-    _, refits = adapter.fit_references(sent, [*tools, *defined_entries(state)])
+    _, refits = adapter.fit_references(sent, tools, defined=defined_entries(state))
     return bool(refits)
 
 
@@ -414,7 +414,8 @@ def dangling(state: ToolState, tools: Sequence[Any]) -> bool:
 
     A ``tool_reference`` (search results, custom search) or a tool change by reference
     must resolve on every later request (research note rule 3); a tool defined inline
-    resolves by its definition.
+    resolves a tool change by its definition. Whether a target's result references may
+    name one is the adapter's to say (`stale` asks its `Adapter.fit_references`).
     """
     named = state.revealed | state.added | state.removed
     return bool(named) and not named <= set(tool_names(tools)) | set(state.defined)

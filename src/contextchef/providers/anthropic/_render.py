@@ -310,6 +310,27 @@ def _mark_last(messages: list[Any]) -> None:
     messages[-1] = {**last, "content": [*content[:-1], marked]}
 
 
+def _fit_result(
+    part: ToolResult, declared: set[Any], inline: set[Any], index: int
+) -> tuple[ToolResult, Change]:
+    """`part` with only references `declared` resolves, and the `Change` saying so.
+
+    Names only defined `inline` are offered by their definition: their references go and
+    the rest stay. Any other undeclared name: the result goes as its text.
+    """
+    missing = sorted(set(part.references) - declared)
+    kept = tuple(n for n in part.references if n in declared)
+    if kept and set(missing) <= inline:
+        why = "which this request defines inline, not in tools; those references left out"
+    else:
+        kept, why = (), "which this request does not declare; sent as text"
+    detail = f"message {index}: tool result {part.call_id!r} revealed {missing} by reference, "
+    change = Change(
+        kind="rewrote_reference", index=index, call_id=part.call_id, detail=detail + why
+    )
+    return dataclasses.replace(part, references=kept), change
+
+
 class AnthropicAdapter(AdapterDefaults):
     """IR -> Anthropic Messages payload.
 
@@ -379,6 +400,7 @@ class AnthropicAdapter(AdapterDefaults):
         *,
         offset: int = 0,
         before: Sequence[Message] = (),
+        defined: Sequence[Mapping[str, Any]] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Every ``tool_reference`` names a tool in `tools`; search calls stay paired.
 
@@ -386,7 +408,11 @@ class AnthropicAdapter(AdapterDefaults):
         tool-search result naming one is dropped with its ``server_tool_use``, and so is
         a tool-search ``server_tool_use`` left without its result (the API answers
         ``tool_reference_unresolved``, and Bedrock rejects the unpaired call: research
-        note rules 3 and 6).
+        note rules 3 and 6). A tool `defined` inline by an earlier ``tool_addition``
+        does not count as declared for these blocks: the tool-search doc resolves a
+        ``tool_reference`` in a result against the top-level ``tools`` only. Such a tool
+        is offered by its definition already, so its reference is left out (the result
+        keeps the references that resolve; none left: sent as text).
         """
         if not any(
             (isinstance(p, ToolResult) and p.references)
@@ -396,6 +422,7 @@ class AnthropicAdapter(AdapterDefaults):
         ):
             return tuple(messages), ()  # nothing here names a tool by reference
         declared = {t.get("name") for t in tools if isinstance(t, Mapping)}
+        inline = {t.get("name") for t in defined if isinstance(t, Mapping)} - declared
         out: list[Message] = []
         changes: list[Change] = []
         for i, message in enumerate(messages, start=offset):
@@ -415,18 +442,8 @@ class AnthropicAdapter(AdapterDefaults):
                     )
                     continue
                 if isinstance(part, ToolResult) and not set(part.references) <= declared:
-                    missing = sorted(set(part.references) - declared)
-                    part = dataclasses.replace(part, references=())
-                    changes.append(
-                        Change(
-                            kind="rewrote_reference",
-                            index=i,
-                            call_id=part.call_id,
-                            detail=f"message {i}: tool result {part.call_id!r} revealed "
-                            f"{missing} by reference, which this request does not declare; "
-                            "sent as text",
-                        )
-                    )
+                    part, change = _fit_result(part, declared, inline, i)
+                    changes.append(change)
                 kept.append(part)
             if len(kept) == len(parts) and all(a is b for a, b in zip(kept, parts, strict=True)):
                 out.append(message)

@@ -314,6 +314,7 @@ class GeminiAdapter(AdapterDefaults):
         *,
         offset: int = 0,
         before: Sequence[Message] = (),
+        defined: Sequence[Mapping[str, Any]] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` with a placeholder thought signature where the current turn needs one.
 

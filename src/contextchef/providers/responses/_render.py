@@ -494,6 +494,7 @@ class ResponsesAdapter(AdapterDefaults):
         *,
         offset: int = 0,
         before: Sequence[Message] = (),
+        defined: Sequence[Mapping[str, Any]] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Every replayed call carries a ``namespace`` that holds its function, or none.
 
@@ -503,8 +504,9 @@ class ResponsesAdapter(AdapterDefaults):
         ``namespace`` entry of `tools` holding it (its own name for a flat deferred
         function), also for a call made elsewhere (another target or strategy); with
         neither (another strategy, a mode) it goes back without one. Each rewrite is a
-        `Change`.
+        `Change`. Tools `defined` by ``additional_tools`` items count as declared.
         """
+        tools = [*tools, *defined]
         messages = _search.fit_search_results(messages, tools, before)
         if not any(isinstance(p, ToolCall) for m in messages for p in m.parts):
             return tuple(messages), ()
