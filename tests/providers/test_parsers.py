@@ -736,3 +736,28 @@ def test_history_08_variant_reasoning_pruned() -> None:
     full = get_adapter("responses").render_input(parsed.messages)  # type: ignore[attr-defined]
     assert full[1]["type"] == "reasoning" and full[2]["type"] == "function_call"
     assert full[2]["id"] == "fc_001"
+
+
+def test_gemini_parts_with_unknown_or_no_fields_are_dropped_and_reported() -> None:
+    # Found by the model-output fuzz: {"": None} was kept as a provider part and every
+    # later Gemini request failed the SDK's Part type (extra fields are forbidden).
+    from google.genai import types as genai_types
+
+    from contextchef import ContextChef, from_gemini, user
+    from contextchef.providers.gemini._parse import _PART_FIELDS
+    from sdk_check import sdk_problems
+
+    assert set(genai_types.Part.model_fields) >= _PART_FIELDS
+    parsed = from_gemini(
+        [
+            {"role": "user", "parts": [{"": None}, {"text": "hi"}]},
+            {"role": "model", "parts": [{}, {"videoMetadata": {"fps": 1}}]},
+        ]
+    )
+    first, second = parsed.messages
+    assert [type(p).__name__ for p in first.parts] == ["TextPart"]
+    assert [type(p).__name__ for p in second.parts] == ["ProviderPart"]
+    assert sum("dropped" in note for note in parsed.notes) == 2
+    chef = ContextChef()
+    chef.set_history([user("start"), *parsed.messages, user("go on")])
+    assert sdk_problems("gemini", chef.compile("gemini", model="gemini-3-pro").payload) == []

@@ -152,6 +152,33 @@ def _g_text(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _
     return fit_hints(TextPart(text=text), part, _gemini.render_part, _G)
 
 
+_PART_FIELDS = frozenset(
+    {
+        "audio_metadata",
+        "audio_transcription",
+        "code_execution_result",
+        "document_metadata",
+        "executable_code",
+        "file_data",
+        "function_call",
+        "function_response",
+        "inline_data",
+        "media_processing",
+        "media_resolution",
+        "part_metadata",
+        "speech_metadata",
+        "spreadsheet_metadata",
+        "text",
+        "thought",
+        "thought_signature",
+        "tool_call",
+        "tool_response",
+        "video_metadata",
+    }
+)
+"""Every field of Gemini's ``Part`` (google-genai 1.x ``types.Part``, snake_case); a part
+with another key is refused by the API (and by the SDK's request types)."""
+
 _GEMINI_PARTS: dict[str, Callable[[HistoryBuilder, int, int, dict[str, Any], _Calls], Part]] = {
     "function_call": _g_call,
     "function_response": _g_response,
@@ -161,7 +188,9 @@ _GEMINI_PARTS: dict[str, Callable[[HistoryBuilder, int, int, dict[str, Any], _Ca
 }
 
 
-def _g_part(hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls: _Calls) -> Part:
+def _g_part(
+    hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls: _Calls
+) -> Part | None:
     raw = as_mapping(hist, i, raw, "a part")
     part = _normalize(raw)
     if part.get("thought") is True:
@@ -175,6 +204,11 @@ def _g_part(hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls
         )
     kind = next((k for k in _GEMINI_PARTS if k in part), None)
     if kind is None:
+        if not part or not set(part) <= _PART_FIELDS:
+            # Gemini refuses unknown Part fields (and an empty part has nothing to send):
+            # dropped and reported rather than kept where every later request fails
+            hist.notes.append(f"message {i}: part with keys {shown_keys(raw)} dropped")
+            return None
         return hist.provider(i, raw, f"part with keys {shown_keys(raw)}")
     parsed = _GEMINI_PARTS[kind](hist, i, j, part, calls)
     if isinstance(parsed, ToolCall) and role != "assistant":
@@ -223,7 +257,9 @@ def from_gemini(
         )
         draft = hist.new(role, i)
         for j, raw in enumerate(as_list(hist, content.get("parts") or [], f"content {i}: parts")):
-            draft.parts.append(_g_part(hist, i, j, role, raw, calls))
+            part = _g_part(hist, i, j, role, raw, calls)
+            if part is not None:
+                draft.parts.append(part)
     system = system_instruction
     if isinstance(system, Mapping):
         system = system.get("parts") or []
