@@ -32,12 +32,12 @@ _INSERT_LIMIT = 64
 
 
 SHARED_STATES = 64
-"""How many registry states built from whole catalogs are kept for other sessions."""
+"""How many registry states built from declared-tool batches are kept for other sessions."""
 
 
 @dataclass(frozen=True, eq=False)
 class _State:
-    """Registry contents after a catalog-sized batch, shared read-only between sessions.
+    """Registry contents after a batch of declared tools, shared read-only between sessions.
 
     A session that registers the same tool objects, in the same batches, on the same
     starting state (and naming rule) adopts this state instead of building its own
