@@ -19,7 +19,13 @@ from contextchef.deferred._meta import TOOL_SEARCH, run_tool_search
 from contextchef.deferred._skills import SkillReveal, SkillStatus, render_skill_load
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._gate import acheck_tool_call, check_tool_call, is_meta
-from contextchef.dispatch._hooks import LoopRunning, arun_after_hooks, run_after_hooks, run_sync
+from contextchef.dispatch._hooks import (
+    LoopRunning,
+    arun_after_hooks,
+    is_failure,
+    run_after_hooks,
+    run_sync,
+)
 from contextchef.dispatch._types import (
     Allowed,
     Denied,
@@ -228,7 +234,9 @@ def run_allowed(
         result = handler_result(call, check, run_sync(handler(**check.arguments), "the handler"))
     except LoopRunning:
         raise
-    except Exception as exc:  # whatever the tool raises is the model's to see
+    except BaseException as exc:  # whatever the tool raises is the model's to see
+        if not is_failure(exc):
+            raise
         result = handler_result(call, check, error=exc)
     return Execution(result=run_after_hooks(call, check, result, ctx), check=check)
 
@@ -251,7 +259,9 @@ async def arun_allowed(
         if inspect.isawaitable(value):
             value = await value
         result = handler_result(call, check, value)
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_failure(exc, on_loop=inspect.iscoroutinefunction(handler)):
+            raise
         result = handler_result(call, check, error=exc)
     return Execution(result=await arun_after_hooks(call, check, result, ctx), check=check)
 
