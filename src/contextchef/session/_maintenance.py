@@ -58,8 +58,9 @@ class MaintenanceMixin:
 
         What the response reports about the request (Anthropic's dropped thinking,
         cache-miss reasons) and a turn that did not end normally (kind ``incomplete``:
-        cut off at a token limit, refused, filtered; the turn is still appended) is logged, kept in `notices` and sent to ``response:notice``
-        handlers (`on`); its id is remembered for ``compile(diagnostics=True)``.
+        cut off at a token limit, refused, filtered; the turn is still appended) is
+        logged, kept in `notices` and sent to ``response:notice`` handlers (`on`);
+        its id is remembered for ``compile(diagnostics=True)``.
 
         Returns:
             The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
