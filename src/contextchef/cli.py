@@ -124,11 +124,23 @@ _REPAIR_OPTION = typer.Option(
 )
 
 
-def _fail(exc: ContextChefError) -> None:
+def _fail(exc: ContextChefError | RecursionError) -> None:
+    """Print one ``error: ...`` line (stderr) and exit with code 2.
+
+    A RecursionError comes from input nested too deeply to decode or walk (JSON files
+    thousands of levels deep): every command reports it like any other bad input.
+    """
+    if isinstance(exc, RecursionError):
+        exc = UsageError(
+            "the input is nested too deeply to process (JSON nested thousands of levels "
+            "deep); give a recording, catalog or payload of ordinary depth"
+        )
     text = str(exc)
     if "repair_schemas=True" in text:
         text += "\n(on the command line: --repair-schemas)"
-    Console(stderr=True).print(Text.assemble(("error:", "red"), " ", text), highlight=False)
+    Console(stderr=True, soft_wrap=True).print(
+        Text.assemble(("error:", "red"), " ", text), highlight=False
+    )
     raise typer.Exit(code=2)
 
 
@@ -208,7 +220,7 @@ def plan(
                 payload_out.write_text(text, "utf-8")
             except OSError as exc:
                 raise UsageError(f"cannot write {str(payload_out)!r}: {exc.strerror}") from exc
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     if as_json:
@@ -342,7 +354,7 @@ def search(
         view = chef.view
         hits = view.index.search([query], limit=limit)
         text = run_tool_search({"queries": [query], "limit": limit}, view.index, view.config).text
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     if as_json:
@@ -380,7 +392,7 @@ def eval_retrieval(
                 f"in {str(catalog)!r}; check that the files belong together"
             )
         metrics = evaluate(labelled, RANKERS[ranker](cat))
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     out = {"ranker": ranker, **metrics, "queries": int(metrics["queries"])}
@@ -410,7 +422,7 @@ def diff(
     try:
         payloads = [_payload(path) for path in (before, after)]
         found = payload_break(payloads[0], payloads[1], target=target)
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     if as_json:
@@ -429,6 +441,8 @@ def _payload(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
+    except RecursionError as exc:
+        raise UsageError(f"{path}: the JSON is nested too deeply to read") from exc
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a request payload is a JSON object, got {type(data).__name__}")
     return data
@@ -489,7 +503,7 @@ def replay(
         )
         if plot is not None:
             plot_cumulative_cost(report, plot)
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     if as_json:
