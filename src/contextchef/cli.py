@@ -124,6 +124,15 @@ _REPAIR_OPTION = typer.Option(
 )
 
 
+def _dumps(value: Any, **options: Any) -> str:
+    """JSON text for ``--json``: strict JSON, never NaN or Infinity (exit 2 instead)."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError as exc:
+        _fail(UsageError(f"the result has a non-finite number and cannot be JSON: {exc}"))
+        raise  # not reached: _fail exits
+
+
 def _fail(exc: ContextChefError | RecursionError) -> None:
     """Print one ``error: ...`` line (stderr) and exit with code 2.
 
@@ -184,14 +193,14 @@ def plan(
     mcp_url: Annotated[list[str] | None, _MCP_URL_OPTION] = None,
 ) -> None:
     """Show what the tool catalog costs per turn, flat vs deferred, and per strategy."""
-    cache = CacheCostModel(
-        history_tokens=history_tokens,
-        price_per_mtok=price,
-        cache_read=cache_read,
-        cache_write=cache_write,
-    )
     model = model or _DEFAULT_MODELS.get(target, "model")
     try:
+        cache = CacheCostModel(
+            history_tokens=history_tokens,
+            price_per_mtok=price,
+            cache_read=cache_read,
+            cache_write=cache_write,
+        )
         live = [*(mcp or []), *(mcp_url or [])]
         loaded = _load(list(catalogs or []), repair=repair_schemas, live=live)
 
@@ -215,7 +224,11 @@ def plan(
             chef.set_system_prompt(_DEMO_SYSTEM)
             chef.set_history([user(_DEMO_TASK)])
             compiled = chef.compile(target, model=model)
-            text = json.dumps(compiled.payload, ensure_ascii=False, indent=2) + "\n"
+            try:
+                text = json.dumps(compiled.payload, ensure_ascii=False, indent=2, allow_nan=False)
+            except ValueError as exc:  # strict JSON only, never NaN or Infinity
+                raise UsageError(f"the payload cannot be written as JSON: {exc}") from exc
+            text += "\n"
             try:
                 payload_out.write_text(text, "utf-8")
             except OSError as exc:
@@ -225,7 +238,7 @@ def plan(
         return
     if as_json:
         out = {**report.to_dict(), **strategies.to_dict()}
-        typer.echo(json.dumps(out, ensure_ascii=False, sort_keys=True))
+        typer.echo(_dumps(out, ensure_ascii=False, sort_keys=True))
         return
     _print_plan(report)
     _print_strategies(strategies, report)
@@ -365,7 +378,7 @@ def search(
                 for h in hits
             ],
         }
-        typer.echo(json.dumps(out, ensure_ascii=False))
+        typer.echo(_dumps(out, ensure_ascii=False))
         return
     typer.echo(text)
 
@@ -397,7 +410,7 @@ def eval_retrieval(
         return
     out = {"ranker": ranker, **metrics, "queries": int(metrics["queries"])}
     if as_json:
-        typer.echo(json.dumps(out, sort_keys=True))
+        typer.echo(_dumps(out, sort_keys=True))
         return
     table = Table(title=f"Tool retrieval — {catalog.name}, ranker {ranker}")
     table.add_column("metric")
@@ -427,7 +440,7 @@ def diff(
         return
     if as_json:
         out = None if found is None else dataclasses.asdict(found)
-        typer.echo(json.dumps({"extends": found is None, "break": out}))
+        typer.echo(_dumps({"extends": found is None, "break": out}))
         return
     typer.echo(
         "AFTER extends BEFORE: the whole earlier request stays cached."
@@ -507,7 +520,7 @@ def replay(
         _fail(exc)
         return
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        typer.echo(_dumps(report.to_dict(), ensure_ascii=False))
         return
     _print_replay(report)
     if plot is not None:

@@ -1,17 +1,25 @@
-"""Every CLI file loader answers bad input with one ``error: ...`` line and exit code 2.
+"""Every CLI file loader and option answers bad input with one ``error: ...`` line, exit 2.
 
-Regression (breakit1 s9): JSON nested thousands of levels deep crashed ``replay`` and
-``diff`` with an uncaught RecursionError and a traceback.
+Regressions (breakit1): JSON nested thousands of levels deep crashed ``replay`` and
+``diff`` with an uncaught RecursionError and a traceback (s9); ``--cache-read inf``,
+``--cache-write inf`` and ``--price 1e308`` were accepted and ``--json`` printed
+Infinity/NaN, which is not JSON.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from contextchef import UsageError
 from contextchef.cli import app
+from contextchef.session._accounting import CacheCostModel
+from contextchef.session._replay import ReplayPricing
 
 runner = CliRunner()
 DEMO = Path(__file__).parents[2] / "src" / "contextchef" / "data" / "demo_catalog.json"
@@ -67,3 +75,72 @@ def test_an_unreadable_query_file_is_one_error_line(tmp_path: Path) -> None:
     missing = tmp_path / "missing.jsonl"
     line = _one_error_line(["eval-retrieval", "--catalog", str(DEMO), "--queries", str(missing)])
     assert line.startswith(f"error: cannot read the query file {str(missing)!r}")
+
+
+def _transcript(tmp_path: Path) -> Path:
+    path = tmp_path / "t.json"
+    data = {
+        "format": "anthropic",
+        "turns_kind": "per_request",
+        "system": "Be brief.",
+        "request_params": [{"model": "claude-sonnet-4-6"}] * 2,
+        "turns": [
+            [{"role": "user", "content": "Define cache."}],
+            [
+                {"role": "user", "content": "Define cache."},
+                {"role": "assistant", "content": "A store."},
+                {"role": "user", "content": "Thanks."},
+            ],
+        ],
+    }
+    path.write_text(json.dumps(data), "utf-8")
+    return path
+
+
+def _strict(text: str) -> Any:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"--json printed {constant}, which is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--cache-read", "inf", "error: cache_read must be a finite number >= 0, got inf"),
+        ("--cache-write", "inf", "error: cache_write must be a finite number >= 0, got inf"),
+        ("--price", "inf", "error: price_per_mtok must be a finite number >= 0, got inf"),
+        (
+            "--price",
+            "1e308",
+            "error: price_per_mtok x cache multiplier (1e+308 x 1.25) is too large to price "
+            "tokens without overflowing; give realistic USD per million tokens and multipliers",
+        ),
+    ],
+)
+def test_non_finite_or_overflowing_prices_are_refused_by_replay_and_plan(
+    tmp_path: Path, option: str, value: str, message: str
+) -> None:
+    transcript = str(_transcript(tmp_path))
+    assert _one_error_line(["replay", transcript, option, value, "--json"]) == message
+    assert _one_error_line(["plan", option, value, "--json"]) == message  # nan: typer refuses
+
+
+def test_replay_and_plan_json_with_large_finite_prices_is_strict_json(tmp_path: Path) -> None:
+    args = ["--price", "1e200", "--cache-read", "1e6", "--cache-write", "1e6", "--json"]
+    replayed = runner.invoke(app, ["replay", str(_transcript(tmp_path)), *args])
+    assert replayed.exit_code == 0, replayed.output
+    costs = [t["cost_usd"] for t in _strict(replayed.stdout)["totals"].values()]
+    assert costs and all(math.isfinite(c) and c > 0 for c in costs)
+    planned = runner.invoke(app, ["plan", *args])
+    assert planned.exit_code == 0, planned.output
+    assert math.isfinite(_strict(planned.stdout)["cache_naive_usd"])
+
+
+def test_cost_models_refuse_non_finite_values_in_the_library() -> None:
+    with pytest.raises(UsageError, match=r"^cache_read must be a finite number >= 0, got inf$"):
+        ReplayPricing(cache_read=math.inf)
+    with pytest.raises(UsageError, match=r"^history_tokens must be 0\.\.1e\+15, got 10{20}$"):
+        CacheCostModel(history_tokens=10**20)
+    with pytest.raises(UsageError, match=r"^price_per_mtok must be a finite number >= 0"):
+        CacheCostModel(price_per_mtok=math.nan)
