@@ -194,7 +194,7 @@ def as_string(hist: HistoryBuilder, index: int, value: object, what: str) -> str
 
 
 def as_id(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
-    """A call or result id: a string, with JSON null read as ``""`` (no id given).
+    """A tool call's id: a string, with JSON null read as ``""`` (no id given).
 
     An empty id is then handled the same way on every provider: `ContextChef.ingest`
     gives such a call an id unique in the session.

@@ -82,7 +82,7 @@ def _argument_slots(message: Any) -> Iterator[tuple[dict[str, Any], str]]:
 def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str, Any]) -> Part:
     if role != "user":
         raise hist.error(i, f"tool_result block in a {role} message")
-    call_id = as_id(hist, i, block.get("tool_use_id"), "tool_result 'tool_use_id'")
+    call_id = as_string(hist, i, block.get("tool_use_id"), "tool_result 'tool_use_id'")
     content = block.get("content", "")
     named: dict[str, Any] = {}
     media: tuple[MediaPart, ...] = ()

@@ -161,7 +161,7 @@ def _o_user(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
 
 
 def _o_tool(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
-    call_id = as_id(hist, i, msg.get("tool_call_id"), "'tool_call_id'")
+    call_id = as_string(hist, i, msg.get("tool_call_id"), "'tool_call_id'")
     content = msg.get("content")
     named: dict[str, Any] = {}
     if isinstance(content, list):

@@ -168,7 +168,7 @@ def _r_function_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> N
 
 
 def _r_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
-    call_id = as_id(hist, i, item.get("call_id"), "function_call_output 'call_id'")
+    call_id = as_string(hist, i, item.get("call_id"), "function_call_output 'call_id'")
     output = item.get("output")
     named: dict[str, Any] = {}
     media: list[MediaPart] = []
