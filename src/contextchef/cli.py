@@ -492,16 +492,21 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     plot: Annotated[
         Path | None,
-        typer.Option(help='Write a PNG of cumulative cost per strategy (needs the "plot" extra).'),
+        typer.Option(
+            help="Write a PNG of cumulative cost per strategy (a path ending in .png; "
+            'needs the "plot" extra).'
+        ),
     ] = None,
 ) -> None:
     """Replay recorded conversations: per request and in total, what each strategy costs."""
     from contextchef.session._replay import REPLAY_STRATEGIES, ReplayPricing
     from contextchef.session._replay import replay as run_replay
-    from contextchef.session._replay_plot import plot_cumulative_cost
+    from contextchef.session._replay_plot import check_plot_path, plot_cumulative_cost
     from contextchef.session._transcripts import load_recording
 
     try:
+        if plot is not None:
+            check_plot_path(plot)  # before the replay runs
         recordings = [load_recording(path) for path in transcripts]
         extra = [t for c in _load(list(catalog or [])) for t in c.tools] if catalog else []
         report = run_replay(

@@ -144,3 +144,21 @@ def test_cost_models_refuse_non_finite_values_in_the_library() -> None:
         CacheCostModel(history_tokens=10**20)
     with pytest.raises(UsageError, match=r"^price_per_mtok must be a finite number >= 0"):
         CacheCostModel(price_per_mtok=math.nan)
+
+
+def test_replay_runs_a_strategy_named_twice_once(tmp_path: Path) -> None:
+    transcript = str(_transcript(tmp_path))
+    args = ["replay", transcript, "--json", "--strategy", "flat", "--strategy", "flat"]
+    twice = runner.invoke(app, args)
+    assert twice.exit_code == 0, twice.output
+    data = _strict(twice.stdout)
+    assert data["strategies"] == ["flat"] and list(data["totals"]) == ["flat"]
+    assert [list(t["strategies"]) for t in data["turns"]] == [["flat"], ["flat"]]
+
+
+@pytest.mark.parametrize("name", ["out.svg", "out.pdf", "out"])
+def test_replay_plot_refuses_a_path_not_ending_in_png(tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    line = _one_error_line(["replay", str(_transcript(tmp_path)), "--plot", str(out)])
+    assert line == f"error: the plot is a PNG: give a path ending in .png, got {str(out)!r}"
+    assert not out.exists()

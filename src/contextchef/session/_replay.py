@@ -438,7 +438,8 @@ def replay(
     Args:
         recordings: From `load_recording`.
         target: Compile for this target (default: each recording's own).
-        strategies: Names from `REPLAY_STRATEGIES`.
+        strategies: Names from `REPLAY_STRATEGIES` (one named twice runs once, first
+            place kept).
         extra_tools: Tools added to every recording's catalog (``--catalog`` files), so
             the catalog is realistic in size; a name the recording uses is not added.
         pricing: Prices (default: spec 002's multipliers at $3 per million tokens).
@@ -456,6 +457,9 @@ def replay(
         ContextChefError: A request the target cannot compile (the message names the
             recording and the request).
     """
+    if isinstance(strategies, str):
+        strategies = [strategies]
+    strategies = list(dict.fromkeys(strategies))  # a strategy named twice runs once
     unknown = [s for s in strategies if s not in REPLAY_STRATEGIES]
     if unknown or not strategies:
         raise UsageError(
