@@ -124,11 +124,32 @@ _REPAIR_OPTION = typer.Option(
 )
 
 
-def _fail(exc: ContextChefError) -> None:
+def _dumps(value: Any, **options: Any) -> str:
+    """JSON text for ``--json``: strict JSON, never NaN or Infinity (exit 2 instead)."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError as exc:
+        _fail(UsageError(f"the result has a non-finite number and cannot be JSON: {exc}"))
+        raise  # not reached: _fail exits
+
+
+def _fail(exc: ContextChefError | RecursionError) -> None:
+    """Print one ``error: ...`` line (stderr) and exit with code 2.
+
+    A RecursionError comes from input nested too deeply to decode or walk (JSON files
+    thousands of levels deep): every command reports it like any other bad input.
+    """
+    if isinstance(exc, RecursionError):
+        exc = UsageError(
+            "the input is nested too deeply to process (JSON nested thousands of levels "
+            "deep); give a recording, catalog or payload of ordinary depth"
+        )
     text = str(exc)
     if "repair_schemas=True" in text:
         text += "\n(on the command line: --repair-schemas)"
-    Console(stderr=True).print(Text.assemble(("error:", "red"), " ", text), highlight=False)
+    Console(stderr=True, soft_wrap=True).print(
+        Text.assemble(("error:", "red"), " ", text), highlight=False
+    )
     raise typer.Exit(code=2)
 
 
@@ -172,14 +193,14 @@ def plan(
     mcp_url: Annotated[list[str] | None, _MCP_URL_OPTION] = None,
 ) -> None:
     """Show what the tool catalog costs per turn, flat vs deferred, and per strategy."""
-    cache = CacheCostModel(
-        history_tokens=history_tokens,
-        price_per_mtok=price,
-        cache_read=cache_read,
-        cache_write=cache_write,
-    )
     model = model or _DEFAULT_MODELS.get(target, "model")
     try:
+        cache = CacheCostModel(
+            history_tokens=history_tokens,
+            price_per_mtok=price,
+            cache_read=cache_read,
+            cache_write=cache_write,
+        )
         live = [*(mcp or []), *(mcp_url or [])]
         loaded = _load(list(catalogs or []), repair=repair_schemas, live=live)
 
@@ -203,17 +224,21 @@ def plan(
             chef.set_system_prompt(_DEMO_SYSTEM)
             chef.set_history([user(_DEMO_TASK)])
             compiled = chef.compile(target, model=model)
-            text = json.dumps(compiled.payload, ensure_ascii=False, indent=2) + "\n"
+            try:
+                text = json.dumps(compiled.payload, ensure_ascii=False, indent=2, allow_nan=False)
+            except ValueError as exc:  # strict JSON only, never NaN or Infinity
+                raise UsageError(f"the payload cannot be written as JSON: {exc}") from exc
+            text += "\n"
             try:
                 payload_out.write_text(text, "utf-8")
             except OSError as exc:
                 raise UsageError(f"cannot write {str(payload_out)!r}: {exc.strerror}") from exc
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     if as_json:
         out = {**report.to_dict(), **strategies.to_dict()}
-        typer.echo(json.dumps(out, ensure_ascii=False, sort_keys=True))
+        typer.echo(_dumps(out, ensure_ascii=False, sort_keys=True))
         return
     _print_plan(report)
     _print_strategies(strategies, report)
@@ -342,7 +367,7 @@ def search(
         view = chef.view
         hits = view.index.search([query], limit=limit)
         text = run_tool_search({"queries": [query], "limit": limit}, view.index, view.config).text
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     if as_json:
@@ -353,7 +378,7 @@ def search(
                 for h in hits
             ],
         }
-        typer.echo(json.dumps(out, ensure_ascii=False))
+        typer.echo(_dumps(out, ensure_ascii=False))
         return
     typer.echo(text)
 
@@ -380,12 +405,12 @@ def eval_retrieval(
                 f"in {str(catalog)!r}; check that the files belong together"
             )
         metrics = evaluate(labelled, RANKERS[ranker](cat))
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     out = {"ranker": ranker, **metrics, "queries": int(metrics["queries"])}
     if as_json:
-        typer.echo(json.dumps(out, sort_keys=True))
+        typer.echo(_dumps(out, sort_keys=True))
         return
     table = Table(title=f"Tool retrieval — {catalog.name}, ranker {ranker}")
     table.add_column("metric")
@@ -410,12 +435,12 @@ def diff(
     try:
         payloads = [_payload(path) for path in (before, after)]
         found = payload_break(payloads[0], payloads[1], target=target)
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     if as_json:
         out = None if found is None else dataclasses.asdict(found)
-        typer.echo(json.dumps({"extends": found is None, "break": out}))
+        typer.echo(_dumps({"extends": found is None, "break": out}))
         return
     typer.echo(
         "AFTER extends BEFORE: the whole earlier request stays cached."
@@ -429,6 +454,8 @@ def _payload(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
+    except RecursionError as exc:
+        raise UsageError(f"{path}: the JSON is nested too deeply to read") from exc
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a request payload is a JSON object, got {type(data).__name__}")
     return data
@@ -465,16 +492,21 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     plot: Annotated[
         Path | None,
-        typer.Option(help='Write a PNG of cumulative cost per strategy (needs the "plot" extra).'),
+        typer.Option(
+            help="Write a PNG of cumulative cost per strategy (a path ending in .png; "
+            'needs the "plot" extra).'
+        ),
     ] = None,
 ) -> None:
     """Replay recorded conversations: per request and in total, what each strategy costs."""
     from contextchef.session._replay import REPLAY_STRATEGIES, ReplayPricing
     from contextchef.session._replay import replay as run_replay
-    from contextchef.session._replay_plot import plot_cumulative_cost
+    from contextchef.session._replay_plot import check_plot_path, plot_cumulative_cost
     from contextchef.session._transcripts import load_recording
 
     try:
+        if plot is not None:
+            check_plot_path(plot)  # before the replay runs
         recordings = [load_recording(path) for path in transcripts]
         extra = [t for c in _load(list(catalog or [])) for t in c.tools] if catalog else []
         report = run_replay(
@@ -489,11 +521,11 @@ def replay(
         )
         if plot is not None:
             plot_cumulative_cost(report, plot)
-    except ContextChefError as exc:
+    except (ContextChefError, RecursionError) as exc:
         _fail(exc)
         return
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False))
+        typer.echo(_dumps(report.to_dict(), ensure_ascii=False))
         return
     _print_replay(report)
     if plot is not None:

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 from collections.abc import Callable
 from typing import Any
 
 from contextchef._errors import UsageError, shown
-from contextchef._json import canonical_dumps, to_unicode
+from contextchef._json import to_unicode
 from contextchef.deferred._groups import render_toolkit_load
 from contextchef.deferred._meta import TOOL_SEARCH, run_tool_search
 from contextchef.deferred._skills import SkillReveal, SkillStatus, render_skill_load
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._gate import acheck_tool_call, check_tool_call, is_meta
-from contextchef.dispatch._hooks import LoopRunning, arun_after_hooks, run_after_hooks, run_sync
+from contextchef.dispatch._hooks import (
+    LoopRunning,
+    arun_after_hooks,
+    is_failure,
+    run_after_hooks,
+    run_sync,
+)
 from contextchef.dispatch._types import (
     Allowed,
     Denied,
@@ -44,16 +51,62 @@ __all__ = [
 ]
 
 
+class _NoJsonForm(Exception):
+    """A handler's return value cannot become result text; the message says why."""
+
+
+def _json_default(value: Any) -> Any:
+    """The documented conversions of values json cannot write by itself."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise _NoJsonForm(f"{len(value)} bytes that are not UTF-8 text") from None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    dump = getattr(type(value), "model_dump", None)  # pydantic models
+    if callable(dump):
+        return dump(value, mode="json")
+    raise _NoJsonForm(f"a value of type {type(value).__name__}, which has no JSON form")
+
+
 def _render_output(value: Any) -> str:
-    """A handler's return value as result text that can always be sent (valid Unicode)."""
+    """A handler's return value as result text that can always be sent (valid Unicode).
+
+    Text is kept; a `ToolResult` keeps its content; UTF-8 bytes are decoded; anything
+    else is written as canonical JSON, with dataclasses (``asdict``) and pydantic models
+    (``model_dump(mode="json")``) converted and bytes inside decoded as UTF-8.
+
+    Raises:
+        _NoJsonForm: The value (or a value inside it) has no JSON form: another type,
+            bytes that are not UTF-8, NaN or an infinity, a value that contains itself.
+    """
     if isinstance(value, str):
         return to_unicode(value)
     if isinstance(value, ToolResult):
         return value.content
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return to_unicode(_json_default(value))
     try:
-        return to_unicode(canonical_dumps(value))
-    except (TypeError, ValueError, RecursionError):
-        return _printed(value)
+        return to_unicode(
+            json.dumps(
+                value,
+                ensure_ascii=False,
+                separators=(",", ":"),
+                allow_nan=False,
+                default=_json_default,
+            )
+        )
+    except ValueError as exc:
+        if "Circular" in str(exc):
+            raise _NoJsonForm("a value that contains itself") from None
+        if "float" in str(exc):
+            raise _NoJsonForm("NaN or an infinity, which JSON cannot carry") from None
+        raise _NoJsonForm(f"a value json cannot write ({exc})") from None
+    except RecursionError:
+        raise _NoJsonForm("a value nested too deeply to write as JSON") from None
+    except TypeError as exc:  # e.g. a dict key that is not a str/number/bool/None
+        raise _NoJsonForm(f"a value json cannot write ({exc})") from None
 
 
 def _printed(value: object) -> str:
@@ -193,6 +246,10 @@ def handler_result(
     A raised exception becomes an error result naming the tool (its wire name) and the
     exception, for the model to act on. A returned `ToolResult` keeps its content,
     ``is_error`` and media parts, answering this call (its id and name are replaced).
+    Text is kept; other values become canonical JSON (UTF-8 bytes decoded, dataclasses
+    and pydantic models converted); a value with no JSON form (another type, bytes that
+    are not UTF-8, NaN or an infinity) becomes an error result naming the tool and the
+    type, never a Python repr.
     """
     if error is not None:
         content = f'Tool "{check.wire_name}" raised {type(error).__name__}: {_printed(error)}'
@@ -205,7 +262,15 @@ def handler_result(
             is_error=value.is_error,
             media=value.media,
         )
-    return ToolResult(call_id=call.id, name=call.name, content=_render_output(value))
+    try:
+        content = _render_output(value)
+    except _NoJsonForm as why:  # never a repr (with a per-run address) in the history
+        content = (
+            f'Tool "{check.wire_name}" returned {why}; a tool returns text, JSON data '
+            "(dict, list, str, int, float, bool, None) or a ToolResult"
+        )
+        return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
+    return ToolResult(call_id=call.id, name=call.name, content=content)
 
 
 def run_allowed(
@@ -228,7 +293,9 @@ def run_allowed(
         result = handler_result(call, check, run_sync(handler(**check.arguments), "the handler"))
     except LoopRunning:
         raise
-    except Exception as exc:  # whatever the tool raises is the model's to see
+    except BaseException as exc:  # whatever the tool raises is the model's to see
+        if not is_failure(exc):
+            raise
         result = handler_result(call, check, error=exc)
     return Execution(result=run_after_hooks(call, check, result, ctx), check=check)
 
@@ -251,7 +318,9 @@ async def arun_allowed(
         if inspect.isawaitable(value):
             value = await value
         result = handler_result(call, check, value)
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_failure(exc, on_loop=inspect.iscoroutinefunction(handler)):
+            raise
         result = handler_result(call, check, error=exc)
     return Execution(result=await arun_after_hooks(call, check, result, ctx), check=check)
 

@@ -31,6 +31,7 @@ __all__ = [
     "LoopRunning",
     "arun_after_hooks",
     "arun_before_hooks",
+    "is_failure",
     "run_after_hooks",
     "run_before_hooks",
     "run_sync",
@@ -70,7 +71,7 @@ def _before_outcome(allowed: Allowed, hook: object, verdict: object) -> Denied |
     return _hook_failed(allowed, hook, UsageError(problem))
 
 
-def _hook_failed(allowed: Allowed, hook: object, exc: Exception) -> Denied:
+def _hook_failed(allowed: Allowed, hook: object, exc: BaseException) -> Denied:
     """A before-hook that raises fails closed: the call is denied, the loop goes on."""
     return Denied(
         reason=(
@@ -105,7 +106,24 @@ def _after_outcome(call: ToolCall, result: ToolResult, hook: object, value: obje
     return _after_failed(result, hook, UsageError(problem))
 
 
-def _after_failed(result: ToolResult, hook: object, exc: Exception) -> ToolResult:
+def is_failure(exc: BaseException, *, on_loop: bool = False) -> bool:
+    """Whether `exc`, raised by a handler/hook/fallback, is the model's to see as an error.
+
+    Everything is, except the signals that stop the program (KeyboardInterrupt,
+    SystemExit) and, for code awaited on the event loop (`on_loop`), CancelledError (the
+    task is being cancelled). StopIteration, GeneratorExit and a CancelledError raised by
+    sync code are plain failures of the tool.
+    """
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return False
+    if on_loop:
+        import asyncio  # local: already imported when a loop runs
+
+        return not isinstance(exc, asyncio.CancelledError)
+    return True
+
+
+def _after_failed(result: ToolResult, hook: object, exc: BaseException) -> ToolResult:
     """An after-hook that raises leaves the result, noting the failure."""
     note = f"\n[post-processing {getattr(hook, '__name__', 'hook')} failed: {exc}]"
     return dataclasses.replace(result, content=result.content + note)
@@ -142,7 +160,9 @@ def run_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> Chec
             verdict = run_sync(hook(event), "a before-hook")
         except LoopRunning:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_failure(exc):
+                raise
             return _hook_failed(allowed, hook, exc)
         denied = _before_outcome(allowed, hook, verdict)
         if denied is not None:
@@ -158,7 +178,9 @@ async def arun_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) 
             verdict = hook(event)
             if inspect.isawaitable(verdict):
                 verdict = await verdict
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_failure(exc, on_loop=True):
+                raise
             return _hook_failed(allowed, hook, exc)
         denied = _before_outcome(allowed, hook, verdict)
         if denied is not None:
@@ -176,7 +198,9 @@ def run_after_hooks(
             value = run_sync(hook(event, result), "an after-hook")
         except LoopRunning:
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_failure(exc):
+                raise
             result = _after_failed(result, hook, exc)
             continue
         result = _after_outcome(call, result, hook, value)
@@ -193,7 +217,9 @@ async def arun_after_hooks(
             value = hook(event, result)
             if inspect.isawaitable(value):
                 value = await value
-        except Exception as exc:
+        except BaseException as exc:
+            if not is_failure(exc, on_loop=True):
+                raise
             result = _after_failed(result, hook, exc)
             continue
         result = _after_outcome(call, result, hook, value)

@@ -28,9 +28,11 @@ from contextchef.providers.responses._parse import from_responses
 __all__ = [
     "ReadResponse",
     "ResponseNotice",
+    "check_not_failed",
     "parse_response",
     "read_response",
     "response_notices",
+    "stop_notices",
 ]
 
 
@@ -48,8 +50,10 @@ class ResponseNotice:
     https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics).
 
     Attributes:
-        kind: ``thinking_dropped``, ``thinking_mismatch_allowed``, ``cache_miss`` or
-            another type the provider reported.
+        kind: ``thinking_dropped``, ``thinking_mismatch_allowed``, ``cache_miss``,
+            ``incomplete`` (the turn did not end normally: cut off at a token limit,
+            refused or filtered; see `stop_notices`) or another type the provider
+            reported.
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
         detail: One sentence for logs.
@@ -144,6 +148,110 @@ def _notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
     return tuple(found)
 
 
+_ANTHROPIC_STOPS = {
+    "max_tokens": "the reply was cut off at max_tokens",
+    "model_context_window_exceeded": "the reply was cut off at the model's context window",
+    "refusal": "the model refused to answer (stop_reason refusal)",
+}
+_CHAT_STOPS = {
+    "length": "the reply was cut off at the token limit (finish_reason length)",
+    "content_filter": "the reply was withheld by the content filter (finish_reason content_filter)",
+}
+_GEMINI_NORMAL = {"STOP", "FINISH_REASON_UNSPECIFIED"}
+
+
+def _stopped(reason: str, detail: str) -> ResponseNotice:
+    return ResponseNotice(kind="incomplete", reason=reason, detail=detail)
+
+
+def stop_notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
+    """Notices for a turn that did not end normally (kind ``incomplete``).
+
+    The reason is the provider's own value: Responses ``status: "incomplete"`` with
+    ``incomplete_details.reason`` (``max_output_tokens``, ``content_filter``); Anthropic
+    ``stop_reason`` ``max_tokens``, ``model_context_window_exceeded`` or ``refusal``;
+    Chat ``finish_reason`` ``length`` or ``content_filter`` (and a ``refusal`` text);
+    Gemini ``finishReason`` other than ``STOP`` (``MAX_TOKENS``, ``SAFETY``,
+    ``RECITATION``...). The turn is still ingested; the host decides what to do.
+    """
+    if "candidates" in data:
+        first = (data.get("candidates") or [{}])[0]
+        reason = first.get("finishReason", first.get("finish_reason")) if first else None
+        if isinstance(reason, str) and reason not in _GEMINI_NORMAL:
+            return (_stopped(reason, f"the Gemini reply ended early: finishReason {reason}"),)
+        return ()
+    if "choices" in data:
+        first = (data.get("choices") or [{}])[0]
+        if not isinstance(first, Mapping):
+            return ()
+        found = []
+        reason = first.get("finish_reason")
+        if isinstance(reason, str) and reason in _CHAT_STOPS:
+            found.append(_stopped(reason, _CHAT_STOPS[reason]))
+        message = first.get("message")
+        refusal = message.get("refusal") if isinstance(message, Mapping) else None
+        if isinstance(refusal, str) and refusal:
+            found.append(_stopped("refusal", f"the model refused: {refusal[:200]}"))
+        return tuple(found)
+    if data.get("object") == "response" or isinstance(data.get("output"), list):
+        if data.get("status") != "incomplete":
+            return ()
+        details = data.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, Mapping) else None
+        reason = str(reason or "unknown")
+        return (_stopped(reason, f"the Responses reply is incomplete: {reason}"),)
+    reason = data.get("stop_reason")
+    if isinstance(reason, str) and reason in _ANTHROPIC_STOPS:
+        return (_stopped(reason, _ANTHROPIC_STOPS[reason]),)
+    return ()
+
+
+def _error_text(error: Mapping[str, Any]) -> str:
+    code = error.get("code") or error.get("type") or error.get("status")
+    message = error.get("message")
+    return f"{code or 'no code'}: {message or 'no message'}"
+
+
+def check_not_failed(data: Mapping[str, Any]) -> None:
+    """Raise for a response that carries an error instead of a turn.
+
+    A Responses ``status`` of ``failed`` (its ``error`` object: ``code``, ``message``),
+    ``cancelled``, ``queued`` or ``in_progress`` (a background response not finished),
+    an Anthropic error body (``type: "error"``), an OpenAI or Gemini error body
+    (``error`` and no turn), or a Gemini prompt blocked before any candidate
+    (``promptFeedback.blockReason``).
+
+    Raises:
+        CorruptHistoryError: Naming the provider's error code and message.
+    """
+    error = data.get("error")
+    status = data.get("status")
+    if data.get("object") == "response" and status in (
+        "failed",
+        "cancelled",
+        "queued",
+        "in_progress",
+    ):
+        why = _error_text(error) if isinstance(error, Mapping) else "no error given"
+        raise CorruptHistoryError(
+            f'the Responses response has status "{status}" ({why}); it has no turn to ingest '
+            "(retry the request, or wait for a background response to complete)",
+            index=0,
+        )
+    turn = ("candidates", "choices", "output", "content")
+    if isinstance(error, Mapping) and not any(k in data for k in turn):
+        raise CorruptHistoryError(
+            f"the provider returned an error instead of a turn ({_error_text(error)})", index=0
+        )
+    feedback = data.get("promptFeedback")
+    blocked = feedback.get("blockReason") if isinstance(feedback, Mapping) else None
+    if blocked and not data.get("candidates"):
+        raise CorruptHistoryError(
+            f"Gemini blocked the prompt before answering (promptFeedback.blockReason {blocked})",
+            index=0,
+        )
+
+
 def response_notices(response: object) -> tuple[ResponseNotice, ...]:
     """What a response reports about its request (see `ResponseNotice`), turn not parsed.
 
@@ -168,7 +276,7 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     return ReadResponse(
         turn=parse_response(data, id_offset=id_offset),
         id=raw_id if isinstance(raw_id, str) else None,
-        notices=_notices(data),
+        notices=(*_notices(data), *stop_notices(data)),
     )
 
 
@@ -184,9 +292,12 @@ def parse_response(response: object, *, id_offset: int = 0) -> ParsedHistory:
 
     Raises:
         CorruptHistoryError: Not a response of a supported API, or one without a turn to
-            read (no choice, no candidate, no content).
+            read (no choice, no candidate, no content), or one that failed (a Responses
+            ``status: "failed"`` with its ``error``, an error body; see
+            `check_not_failed`).
     """
     data = _as_dict(response)
+    check_not_failed(data)
     if "candidates" in data:  # Gemini generateContent
         content = _first(data, "candidates", "Gemini").get("content")
         if not isinstance(content, Mapping):

@@ -193,6 +193,15 @@ def as_string(hist: HistoryBuilder, index: int, value: object, what: str) -> str
     return value
 
 
+def as_id(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
+    """A tool call's id: a string, with JSON null read as ``""`` (no id given).
+
+    An empty id is then handled the same way on every provider: `ContextChef.ingest`
+    gives such a call an id unique in the session.
+    """
+    return "" if value is None else as_string(hist, index, value, what)
+
+
 def as_list(hist: HistoryBuilder, value: object, what: str) -> Sequence[Any]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise CorruptHistoryError(f"{what} must be a list, got {type(value).__name__}", index=0)

@@ -152,6 +152,10 @@ def _packaged_model() -> Path:
     return path
 
 
+class EmbeddingStopped(Exception):
+    """Raised inside a background embedding build stopped at interpreter exit (internal)."""
+
+
 class Encoder:
     """Turns texts into unit-length vectors with one ONNX model (thread-safe, lazy).
 
@@ -249,8 +253,16 @@ class Encoder:
             self._tokenizer = tokenizer
             self._session = session
 
-    def encode(self, texts: Sequence[str], *, batch: int = 8) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], *, batch: int = 8, stop: threading.Event | None = None
+    ) -> np.ndarray:
         """Embed texts (batched by length; order kept).
+
+        Args:
+            texts: The texts.
+            batch: Texts per model run.
+            stop: Checked before each model run; once set, `EmbeddingStopped` is raised
+                (the interpreter is exiting: onnxruntime must not run during finalization).
 
         Returns:
             A float32 array of shape (len(texts), dimension), rows of length 1.
@@ -262,6 +274,8 @@ class Encoder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: np.ndarray | None = None
         for start in range(0, len(order), batch):
+            if stop is not None and stop.is_set():
+                raise EmbeddingStopped("embedding stopped: the interpreter is exiting")
             rows = order[start : start + batch]
             vectors = self._run([texts[i] for i in rows])
             if out is None:

@@ -58,10 +58,15 @@ def load_queries(path: str | Path) -> list[LabelledQuery]:
     """Read a JSON-lines query file.
 
     Raises:
-        CatalogFormatError: A line is not JSON or lacks ``query`` / ``relevant``.
+        CatalogFormatError: The file cannot be read, or a line is not JSON, is nested too
+            deeply or lacks ``query`` / ``relevant``.
     """
     out = []
-    for n, line in enumerate(Path(path).read_text("utf-8").splitlines(), 1):
+    try:
+        text = Path(path).read_text("utf-8")
+    except (OSError, ValueError) as exc:
+        raise CatalogFormatError(f"cannot read the query file {str(path)!r}: {exc}") from exc
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -75,8 +80,10 @@ def load_queries(path: str | Path) -> list[LabelledQuery]:
                     lang=str(row.get("lang", "en")),
                 )
             )
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise CatalogFormatError(f"{path}:{n}: not a labelled query ({exc})") from exc
+        except RecursionError as exc:
+            raise CatalogFormatError(f"{path}:{n}: nested too deeply to read") from exc
     return out
 
 

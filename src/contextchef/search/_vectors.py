@@ -20,6 +20,7 @@ in the calling thread.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import os
@@ -31,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from contextchef.search._model import Encoder
+from contextchef.search._model import EmbeddingStopped, Encoder
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,6 +42,37 @@ __all__ = ["VectorStore", "default_cache_dir", "store_for", "text_hash"]
 _LOG = logging.getLogger("contextchef.search")
 _MATRICES = 8
 """Gathered matrices kept per store (one per distinct tool set)."""
+
+_STOP = threading.Event()
+"""Set at interpreter exit: background builds stop before their next model run."""
+_BUILDERS: set[threading.Thread] = set()
+_BUILDERS_LOCK = threading.Lock()
+_AT_EXIT: list[bool] = []  # [True] once the exit hook is registered
+
+
+def _start_builder(thread: threading.Thread) -> None:
+    with _BUILDERS_LOCK:
+        if not _AT_EXIT:
+            atexit.register(stop_background_builds)
+            _AT_EXIT.append(True)
+        _BUILDERS.add(thread)
+    thread.start()
+
+
+def stop_background_builds() -> None:
+    """Stop the background embedding threads and wait for them (run at interpreter exit).
+
+    A daemon thread still inside onnxruntime when the interpreter finalizes aborts the
+    process (SIGABRT, "terminate called without an active exception"); each build stops
+    before its next model run (a batch of 8 texts), so this waits at most about one
+    batch. Builds requested afterwards are not started (BM25 answers alone).
+    """
+    _STOP.set()
+    with _BUILDERS_LOCK:
+        threads = list(_BUILDERS)
+    for thread in threads:
+        if thread is not threading.current_thread():
+            thread.join()
 
 
 def text_hash(text: str) -> str:
@@ -91,6 +123,8 @@ class VectorStore:
             EmbeddingModelError: Only when not `background`: the model cannot run.
         """
         key = _set_key(hashes)
+        if background and _STOP.is_set():
+            return  # the interpreter is exiting
         with self._lock:
             if key in self._jobs or all(h in self._vectors for h in hashes):
                 return
@@ -108,9 +142,11 @@ class VectorStore:
                 self._pending[h] = done
         job = (key, list(hashes), list(missing.items()), others, done)
         if background:
-            threading.Thread(
-                target=self._build, args=job, name="contextchef-embed", daemon=True
-            ).start()
+            _start_builder(
+                threading.Thread(
+                    target=self._build, args=job, name="contextchef-embed", daemon=True
+                )
+            )
         else:
             self._build(*job)
             error = self._errors.get(key)
@@ -127,13 +163,17 @@ class VectorStore:
     ) -> None:
         try:
             if missing:
-                vectors = self.encoder.encode([t for _, t in missing])
+                vectors = self.encoder.encode([t for _, t in missing], stop=_STOP)
                 with self._lock:
                     for (h, _), vector in zip(missing, vectors, strict=True):
                         self._vectors[h] = vector
             for other in others:  # texts that another build was embedding
                 other.wait()
+            if _STOP.is_set():
+                raise EmbeddingStopped("embedding stopped: the interpreter is exiting")
             self._save_disk(key, hashes)
+        except EmbeddingStopped:
+            pass  # the interpreter is exiting; nothing is saved
         except Exception as exc:  # a background thread must not die silently
             _LOG.warning("embedding %d tool texts failed; BM25 answers alone: %s", len(hashes), exc)
             self._errors[key] = exc
@@ -143,6 +183,8 @@ class VectorStore:
                 for h, _ in missing:
                     self._pending.pop(h, None)
             done.set()
+            with _BUILDERS_LOCK:
+                _BUILDERS.discard(threading.current_thread())
 
     def embed_now(self, hashes: Sequence[str], texts: Sequence[str]) -> None:
         """Embed the texts not in memory yet, in the calling thread (runtime tools)."""

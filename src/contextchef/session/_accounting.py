@@ -30,10 +30,12 @@ model, are in `contextchef.session._strategy_plan`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
@@ -41,7 +43,48 @@ from contextchef.deferred._view import SessionView
 from contextchef.providers import Adapter
 from contextchef.tools._tool import CompiledTool
 
-__all__ = ["CacheCostModel", "PlanReport", "plan_report"]
+__all__ = ["MAX_PRICED_TOKENS", "CacheCostModel", "PlanReport", "check_prices", "plan_report"]
+
+MAX_PRICED_TOKENS = 10**15
+"""The most tokens a price must be able to multiply without overflowing a float."""
+
+
+def check_prices(
+    price_per_mtok: object, cache_read: object, cache_write: object, tokens: object = 0
+) -> None:
+    """Check cost-model inputs: finite numbers >= 0 whose products stay finite.
+
+    Each price must be able to price `MAX_PRICED_TOKENS` tokens at either multiplier
+    without overflowing (so ``inf``, ``nan`` and ``1e308`` are refused; figures never
+    come out as Infinity or NaN).
+
+    Raises:
+        UsageError: Naming the offending value.
+    """
+    named = {
+        "price_per_mtok": price_per_mtok,
+        "cache_read": cache_read,
+        "cache_write": cache_write,
+        "history_tokens": tokens,
+    }
+    numbers: dict[str, float] = {}
+    for name, value in named.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UsageError(f"{name} must be a number, got {type(value).__name__}")
+        if name == "history_tokens" and not 0 <= value <= MAX_PRICED_TOKENS:
+            raise UsageError(
+                f"history_tokens must be 0..{MAX_PRICED_TOKENS:.0e}, got {str(value)[:40]}"
+            )
+        if not math.isfinite(value) or value < 0:
+            raise UsageError(f"{name} must be a finite number >= 0, got {value!r}")
+        numbers[name] = float(value)
+    multiplier = max(numbers["cache_read"], numbers["cache_write"], 1.0)
+    if numbers["price_per_mtok"] * multiplier * MAX_PRICED_TOKENS > 1e300:
+        raise UsageError(
+            f"price_per_mtok x cache multiplier ({price_per_mtok!r} x {multiplier!r}) is too "
+            "large to price tokens without overflowing; give realistic USD per million "
+            "tokens and multipliers"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,12 +96,19 @@ class CacheCostModel:
         price_per_mtok: Base input price ``p`` in USD per million tokens.
         cache_read: Cache-read price multiplier.
         cache_write: Cache-write price multiplier.
+
+    Raises:
+        UsageError: A value that is not a finite number >= 0, or prices whose products
+            overflow (see `check_prices`).
     """
 
     history_tokens: int = 80_000
     price_per_mtok: float = 3.0
     cache_read: float = 0.1
     cache_write: float = 1.25
+
+    def __post_init__(self) -> None:
+        check_prices(self.price_per_mtok, self.cache_read, self.cache_write, self.history_tokens)
 
 
 @dataclass(frozen=True, kw_only=True)

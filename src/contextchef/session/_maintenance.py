@@ -60,8 +60,10 @@ class MaintenanceMixin:
                 tool blocks); see `contextchef.providers.parse_response`.
 
         What the response reports about the request (Anthropic's dropped thinking,
-        cache-miss reasons) is logged, kept in `notices` and sent to ``response:notice``
-        handlers (`on`); its id is remembered for ``compile(diagnostics=True)``.
+        cache-miss reasons) and a turn that did not end normally (kind ``incomplete``:
+        cut off at a token limit, refused, filtered; the turn is still appended) is
+        logged, kept in `notices` and sent to ``response:notice`` handlers (`on`);
+        its id is remembered for ``compile(diagnostics=True)``.
 
         Returns:
             The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
@@ -69,8 +71,9 @@ class MaintenanceMixin:
             never sent back to Gemini).
 
         Raises:
-            CorruptHistoryError: Not a supported response, or a malformed one; the
-                history is unchanged.
+            CorruptHistoryError: Not a supported response, a malformed one, or one that
+                failed (Responses ``status: "failed"`` naming its error code and message,
+                an error body); the history is unchanged.
             UsageError: This response (by id) was ingested already.
         """
         history = self._state.history

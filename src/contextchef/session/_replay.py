@@ -50,6 +50,7 @@ from contextchef._tokens import estimate_tokens
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.history._messages import Message, TextPart, ToolCall, assistant, tool_results
 from contextchef.providers import get_adapter
+from contextchef.session._accounting import check_prices
 from contextchef.session._chef import ContextChef
 from contextchef.session._diagnose import _CONVERSATION, _entries, prefix_break
 from contextchef.session._request import CompiledRequest
@@ -94,11 +95,19 @@ _FIGURES = (
 
 @dataclass(frozen=True, kw_only=True)
 class ReplayPricing:
-    """Input prices: base USD per million tokens and the cache multipliers (spec 002)."""
+    """Input prices: base USD per million tokens and the cache multipliers (spec 002).
+
+    Raises:
+        UsageError: A value that is not a finite number >= 0, or prices whose products
+            overflow (see `contextchef.session._accounting.check_prices`).
+    """
 
     price_per_mtok: float = 3.0
     cache_read: float = 0.1
     cache_write: float = 1.25
+
+    def __post_init__(self) -> None:
+        check_prices(self.price_per_mtok, self.cache_read, self.cache_write)
 
     def cost(self, read: int, write: int) -> float:
         """USD for `read` cached and `write` newly written input tokens."""
@@ -429,7 +438,8 @@ def replay(
     Args:
         recordings: From `load_recording`.
         target: Compile for this target (default: each recording's own).
-        strategies: Names from `REPLAY_STRATEGIES`.
+        strategies: Names from `REPLAY_STRATEGIES` (one named twice runs once, first
+            place kept).
         extra_tools: Tools added to every recording's catalog (``--catalog`` files), so
             the catalog is realistic in size; a name the recording uses is not added.
         pricing: Prices (default: spec 002's multipliers at $3 per million tokens).
@@ -447,6 +457,9 @@ def replay(
         ContextChefError: A request the target cannot compile (the message names the
             recording and the request).
     """
+    if isinstance(strategies, str):
+        strategies = [strategies]
+    strategies = list(dict.fromkeys(strategies))  # a strategy named twice runs once
     unknown = [s for s in strategies if s not in REPLAY_STRATEGIES]
     if unknown or not strategies:
         raise UsageError(

@@ -12,7 +12,19 @@ from pathlib import Path
 from contextchef._errors import MissingExtraError, UsageError
 from contextchef.session._replay import ReplayReport
 
-__all__ = ["plot_cumulative_cost"]
+__all__ = ["check_plot_path", "plot_cumulative_cost"]
+
+
+def check_plot_path(path: str | Path) -> Path:
+    """The plot's path, which must end in ``.png`` (the plot is always a PNG).
+
+    Raises:
+        UsageError: Another suffix (``out.svg`` would otherwise hold PNG bytes).
+    """
+    out = Path(path)
+    if out.suffix.lower() != ".png":
+        raise UsageError(f"the plot is a PNG: give a path ending in .png, got {str(out)!r}")
+    return out
 
 
 def plot_cumulative_cost(report: ReplayReport, path: str | Path) -> Path:
@@ -26,7 +38,8 @@ def plot_cumulative_cost(report: ReplayReport, path: str | Path) -> Path:
 
     Raises:
         MissingExtraError: matplotlib is not installed (the ``plot`` extra).
-        UsageError: The report has no request, or the file cannot be written.
+        UsageError: The path does not end in ``.png``, the report has no request, or
+            the file cannot be written.
     """
     try:
         import matplotlib
@@ -40,9 +53,9 @@ def plot_cumulative_cost(report: ReplayReport, path: str | Path) -> Path:
             extra="plot",
             missing=["matplotlib"],
         ) from exc
+    out = check_plot_path(path)
     if not report.turns:
         raise UsageError("the replay measured no request, so there is nothing to plot")
-    out = Path(path)
     figure, axes = plt.subplots(figsize=(8, 4.5), dpi=100)
     try:
         for name in report.strategies:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -139,6 +140,9 @@ def prefix_fingerprint(system_segment: str, tools: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+_BETA = re.compile(r"[\x21-\x2b\x2d-\x7e]+")  # printable ASCII but space and comma
+"""A beta name: one token of the comma-separated ``anthropic-beta`` header."""
+
 _WRITTEN = frozenset({"model", "messages", "system", "tools", "input", "contents", "config"})
 
 
@@ -148,7 +152,8 @@ def check_options(model: object, max_tokens: object, extra: object, betas: objec
     Raises:
         UsageError: `model` is not a non-empty string, `max_tokens` not a positive int,
             `extra` not a mapping of plain JSON (or naming a field compile writes), or
-            `betas` not a list of strings.
+            `betas` not a list of beta names (printable ASCII without whitespace or
+            commas: each is one item of the ``anthropic-beta`` header).
     """
     if not isinstance(model, str) or not model or not is_unicode(model):
         raise UsageError(f"model must be a non-empty string, got {shown(model, 80)}")
@@ -178,3 +183,11 @@ def check_options(model: object, max_tokens: object, extra: object, betas: objec
         or not all(isinstance(b, str) and b for b in betas)
     ):
         raise UsageError("betas must be a list of non-empty strings")
+    for beta in betas:
+        # each goes into the comma-separated anthropic-beta header as one token
+        if not _BETA.fullmatch(beta):
+            raise UsageError(
+                f"beta {shown(beta, 80)} is not a beta name: use printable ASCII without "
+                "whitespace, control characters or commas (pass several betas as separate "
+                "list items, e.g. ['a-2025-01-01', 'b-2025-02-02'])"
+            )

@@ -28,7 +28,13 @@ from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
 from contextchef.dispatch._execute import denied_execution, handler_result, meta_execution
 from contextchef.dispatch._gate import acheck_tool_call, check_tool_call
-from contextchef.dispatch._hooks import LoopRunning, arun_after_hooks, run_after_hooks, run_sync
+from contextchef.dispatch._hooks import (
+    LoopRunning,
+    arun_after_hooks,
+    is_failure,
+    run_after_hooks,
+    run_sync,
+)
 from contextchef.dispatch._types import Allowed, CheckResult, Denied, Execution, GateContext
 from contextchef.history._messages import Message, ToolCall, ToolResult, tool_results
 from contextchef.tools._registry import Registry
@@ -241,7 +247,9 @@ class RunToolsMixin:
                 result = handler_result(call, check, value)
             except LoopRunning:
                 raise
-            except Exception as exc:  # whatever the tool raises is the model's to see
+            except BaseException as exc:  # whatever the tool raises is the model's to see
+                if not is_failure(exc):
+                    raise
                 result = handler_result(call, check, error=exc)
         return self._record(
             Execution(result=run_after_hooks(call, check, result, ctx), check=check)
@@ -323,15 +331,47 @@ class RunToolsMixin:
         handler = self.registry.handler(check.tool)
         if handler is None and fallback is None:
             return _no_handler(call, check)
+        func: Any = handler if handler is not None else fallback
         try:
             if handler is not None:
                 value = await _call(asyncio, handler, (), dict(check.arguments), inline=inline)
             else:
                 assert fallback is not None
                 value = await _call(asyncio, fallback, (call, check), {})
-            return handler_result(call, check, value)
-        except Exception as exc:  # whatever the tool raises is the model's to see
+        except BaseException as exc:  # whatever the tool raises is the model's to see
+            if not is_failure(exc, on_loop=inspect.iscoroutinefunction(func)):
+                raise
             return handler_result(call, check, error=exc)
+        if isinstance(value, _Raised):  # a sync handler's exception, carried out unraised
+            return handler_result(call, check, error=value.exc)
+        try:
+            return handler_result(call, check, value)
+        except Exception as exc:
+            return handler_result(call, check, error=exc)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Raised:
+    """What a sync handler raised, returned rather than raised.
+
+    asyncio cannot carry a StopIteration through a Future (the task would never finish),
+    and a coroutine turns one into RuntimeError, losing the handler's own exception.
+    """
+
+    exc: BaseException
+
+
+def _boxed(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """Call sync `func`; an exception it raises comes back as `_Raised`.
+
+    Stop signals such as KeyboardInterrupt still propagate.
+    """
+    try:
+        return func(*args, **kwargs)
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
+        return _Raised(exc)
 
 
 async def _call(
@@ -342,11 +382,16 @@ async def _call(
     *,
     inline: bool = False,
 ) -> Any:
-    """Call `func`: on the loop if a coroutine function or `inline`, else in a thread."""
-    if inline or inspect.iscoroutinefunction(func):
+    """Call `func`: on the loop if a coroutine function or `inline`, else in a thread.
+
+    A sync `func`'s exception is returned as `_Raised`, not raised.
+    """
+    if inspect.iscoroutinefunction(func):
         value = func(*args, **kwargs)
+    elif inline:
+        value = _boxed(func, args, kwargs)
     else:
-        value = await asyncio.to_thread(func, *args, **kwargs)
+        value = await asyncio.to_thread(_boxed, func, args, kwargs)
     if inspect.isawaitable(value):
         value = await value
     return value

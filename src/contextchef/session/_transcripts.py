@@ -328,6 +328,8 @@ def load_recording(path: str | Path) -> Recording:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
+    except RecursionError as exc:
+        raise UsageError(f"{path}: the JSON is nested too deeply to read") from exc
     try:
         if isinstance(data, Mapping) and "turns" in data and "format" in data:
             found = _transcript(path.name, data)

@@ -18,6 +18,7 @@ from contextchef.providers._parsing import (
     HistoryBuilder,
     ParsedHistory,
     UnreadableArguments,
+    as_id,
     as_list,
     as_mapping,
     as_messages,
@@ -58,7 +59,7 @@ def _a_thinking(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str, An
 def _a_tool_use(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str, Any]) -> Part:
     if role != "assistant":
         raise hist.error(i, f"tool_use block in a {role} message")
-    call_id = as_string(hist, i, block.get("id"), "tool_use 'id'")
+    call_id = as_id(hist, i, block.get("id"), "tool_use 'id'")
     name = as_string(hist, i, block.get("name"), "tool_use 'name'")
     raw = block.get("input", {})
     if isinstance(raw, UnreadableArguments):  # sent as {}, refused by the gate

@@ -22,6 +22,7 @@ from contextchef.providers._parsing import (
     ParsedHistory,
     Render,
     arguments_text,
+    as_id,
     as_list,
     as_mapping,
     as_messages,
@@ -135,7 +136,7 @@ def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall | None:
     if "arguments" in function:  # the text itself, where an unreadable object was
         raw = {**raw, "function": {**function, "arguments": arguments}}
     call = ToolCall(
-        id=as_string(hist, i, raw.get("id"), "tool call 'id'"),
+        id=as_id(hist, i, raw.get("id"), "tool call 'id'"),
         name=as_string(hist, i, function.get("name"), "function 'name'"),
         arguments=arguments,
     )

@@ -25,6 +25,7 @@ from contextchef.providers._parsing import (
     ParsedHistory,
     add_hint,
     arguments_text,
+    as_id,
     as_list,
     as_mapping,
     as_messages,
@@ -153,7 +154,7 @@ def _r_function_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> N
     arguments = arguments_text(hist, i, item.get("arguments"), "function_call 'arguments'")
     item = {**item, "arguments": arguments}  # the text, where an unreadable object was
     call = ToolCall(
-        id=as_string(hist, i, item.get("call_id"), "function_call 'call_id'"),
+        id=as_id(hist, i, item.get("call_id"), "function_call 'call_id'"),
         name=as_string(hist, i, item.get("name"), "function_call 'name'"),
         arguments=arguments,
     )
@@ -202,7 +203,7 @@ def _r_search_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> Non
     if not isinstance(arguments, Mapping):
         raise hist.error(i, "a client tool_search_call needs 'arguments' as an object")
     call = ToolCall(
-        id=as_string(hist, i, item.get("call_id"), "tool_search_call 'call_id'"),
+        id=as_id(hist, i, item.get("call_id"), "tool_search_call 'call_id'"),
         name=_search.SEARCH_NAME,
         arguments=json.dumps(arguments, ensure_ascii=False, separators=(",", ":")),
     )
