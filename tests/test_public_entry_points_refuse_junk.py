@@ -308,3 +308,30 @@ def test_a_snapshot_whose_patterns_match_nothing_is_refused_whole() -> None:
     with pytest.warns(UserWarning, match="nothing_like_this"):
         relaxed.restore(broken)
         relaxed.compile("anthropic")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"history_tokens": 10**5000},
+        {"price_per_mtok": 10**5000},
+        {"cache_read": 10**400},
+        {"cache_write": -(10**5000)},
+    ],
+    ids=["tokens", "price", "read", "write"],
+)
+def test_cache_cost_model_names_a_huge_int_without_printing_it(kwargs: dict[str, int]) -> None:
+    # found by the public-API fuzz in CI: the message called str() on a 5,000-digit int
+    from contextchef import CacheCostModel
+
+    with pytest.raises(UsageError, match="integer of about"):
+        CacheCostModel(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_stored_count_of_five_thousand_digits_is_a_store_error() -> None:
+    from contextchef import SessionStoreError
+    from contextchef.session._store import stored_count
+
+    for value in ("9" * 5000, -(10**5000)):
+        with pytest.raises(SessionStoreError, match="not a whole number"):
+            stored_count("s", value, "version")

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
@@ -73,16 +73,20 @@ def check_prices(
             raise UsageError(f"{name} must be a number, got {type(value).__name__}")
         if name == "history_tokens" and not 0 <= value <= MAX_PRICED_TOKENS:
             raise UsageError(
-                f"history_tokens must be 0..{MAX_PRICED_TOKENS:.0e}, got {str(value)[:40]}"
+                f"history_tokens must be 0..{MAX_PRICED_TOKENS:.0e}, got {shown(value, 40)}"
             )
-        if not math.isfinite(value) or value < 0:
-            raise UsageError(f"{name} must be a finite number >= 0, got {value!r}")
-        numbers[name] = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int too large for a float
+            number = math.inf
+        if not math.isfinite(number) or number < 0:
+            raise UsageError(f"{name} must be a finite number >= 0, got {shown(value, 40)}")
+        numbers[name] = number
     multiplier = max(numbers["cache_read"], numbers["cache_write"], 1.0)
     if numbers["price_per_mtok"] * multiplier * MAX_PRICED_TOKENS > 1e300:
         raise UsageError(
-            f"price_per_mtok x cache multiplier ({price_per_mtok!r} x {multiplier!r}) is too "
-            "large to price tokens without overflowing; give realistic USD per million "
+            f"price_per_mtok x cache multiplier ({shown(price_per_mtok, 40)} x {multiplier!r}) "
+            "is too large to price tokens without overflowing; give realistic USD per million "
             "tokens and multipliers"
         )
 

@@ -132,7 +132,9 @@ def _parameter_break(
     """A break caused by a request parameter (`sizes`: system and tools bytes), or None."""
     for key in _WHOLE:
         if before.get(key) != after.get(key):
-            cause = f"the {key} changed ({before.get(key)!r:.60} -> {after.get(key)!r:.60}): "
+            cause = (
+                f"the {key} changed ({shown(before.get(key), 60)} -> {shown(after.get(key), 60)}): "
+            )
             cause += "the prompt cache is kept per model, so nothing is shared"
             return PrefixBreak(segment="system", byte=0, shared_bytes=0, entry=None, cause=cause)
     for key in _MESSAGES:

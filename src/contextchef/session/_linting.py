@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from contextchef._errors import UsageError, VolatileValueError
+from contextchef._errors import UsageError, VolatileValueError, shown
 from contextchef.providers import TARGETS, get_adapter
 from contextchef.providers._base import Adapter, AdapterDefaults, SchemaReport
 from contextchef.session._batches import tool_batch
@@ -49,7 +49,9 @@ class VolatileLint:
 
     def __init__(self, mode: LintMode) -> None:
         if mode not in ("off", "warn", "raise"):
-            raise UsageError(f"volatile_lint must be 'off', 'warn' or 'raise', got {mode!r:.40}")
+            raise UsageError(
+                f"volatile_lint must be 'off', 'warn' or 'raise', got {shown(mode, 40)}"
+            )
         self.mode = mode
         self._system: tuple[VolatileValue, ...] = ()
         self._tools: dict[str, tuple[VolatileValue, ...]] = {}

@@ -366,11 +366,11 @@ def stored_count(session_id: str, value: object, what: str) -> int:
     text = value.decode() if isinstance(value, bytes) else value
     if isinstance(text, int) and not isinstance(text, bool) and text >= 0:
         return text
-    if isinstance(text, str) and text.strip().isdigit():
+    if isinstance(text, str) and text.strip().isdigit() and len(text.strip()) <= 30:
         return int(text)
     raise SessionStoreError(
-        f"session {session_id!r}: the stored {what} is not a whole number "
-        f"({str(value)[:40]!r}); the record is corrupt",
+        f"session {shown(session_id, 80)}: the stored {what} is not a whole number "
+        f"({shown(value, 40)}); the record is corrupt",
         session_id=session_id,
     )
 
