@@ -23,7 +23,7 @@ from contextchef.mcp import McpHub
 from contextchef.testing import fake_for, text, tool_calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "session"))
-from test_run_tools import Hooks, send, sent_results
+from test_run_tools import Hooks, delete_file, get_weather, read_file, send, sent_results
 
 TARGETS = ("anthropic", "openai", "responses", "gemini")
 
@@ -33,21 +33,6 @@ BATCH = (
     ("fixture__echo", {"text": "hello from mcp"}),
     ("delete_file", {"path": "a.txt"}),
 )
-
-
-def read_file(path: str) -> str:
-    """Read a file."""
-    return f"contents of {path}"
-
-
-def delete_file(path: str) -> str:
-    """Delete a file."""
-    raise AssertionError("a blocked tool must never run")
-
-
-def get_weather(city: str) -> str:
-    """Get the weather forecast for a city."""
-    return f"sunny in {city}"
 
 
 @pytest.mark.parametrize("run", ["sync", "async"])

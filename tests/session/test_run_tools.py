@@ -16,11 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import anthropic
-import openai
 import pytest
-from google import genai
-from google.genai import types as genai_types
+from test_ingest import send  # the SDK clients pointed at a fake
 
 from contextchef import (
     TARGETS,
@@ -34,10 +31,9 @@ from contextchef import (
     assistant,
     user,
 )
-from contextchef.testing import FakeProvider, fake_for, httpx_for, text, tool_calls
+from contextchef.testing import fake_for, text, tool_calls
 from sdk_check import PROVIDER_ENV
 
-HX = httpx_for(anthropic)
 FETCH = {
     "name": "fetch",
     "description": "Fetch a web page.",
@@ -53,20 +49,6 @@ FETCH = {
 def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
-
-
-def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
-    """`payload` through the official SDK of `target`; the SDK's response object."""
-    if target == "gemini":
-        http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
-        return genai.Client(api_key="x", http_options=http).models.generate_content(**payload)
-    if target == "anthropic":
-        client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-        return client.messages.create(**payload)
-    chat = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-    if target == "responses":
-        return chat.responses.create(**payload)
-    return chat.chat.completions.create(**payload)
 
 
 class Hooks:
