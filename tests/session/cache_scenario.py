@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from long_session import DEPLOY_PREVIEW, answer
 from pydantic import BaseModel
 
 from contextchef import ContextChef, ToolCall, assistant, tool_results, user
@@ -30,10 +31,6 @@ COMPACTION_TURN = 30
 class Workspace(BaseModel):
     branch: str
     open_files: list[str]
-
-
-def _answer(**args: Any) -> str:
-    return "ok: " + ", ".join(f"{k}={v}" for k, v in sorted(args.items()))
 
 
 def _summary(transcript: str) -> str:
@@ -88,18 +85,7 @@ def _host_changes(chef: ContextChef, turn: int) -> None:
     if turn == 6:
         chef.set_blocked_tools(["filesystem__write_file"])
     if turn == 12:
-        chef.register_runtime_tool(
-            {
-                "name": "deploy_preview",
-                "description": "Deploy a preview of a branch.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"branch": {"type": "string"}},
-                    "required": ["branch"],
-                },
-            },
-            handler=_answer,
-        )
+        chef.register_runtime_tool(DEPLOY_PREVIEW, handler=answer)
     if turn == 18:
         chef.retract_announcement("tools:added")
     if turn == 20:
@@ -116,7 +102,7 @@ def run_scenario(
     chef = ContextChef(defer=["github__*"], volatile_lint="off")
     for name in ("mcp-filesystem", "github"):
         tools = load_catalog(catalogs / f"{name}.json").tools
-        chef.register_tools(tools, handlers={t.name: _answer for t in tools})
+        chef.register_tools(tools, handlers={t.name: answer for t in tools})
     chef.set_system_prompt("You are a careful coding agent. Work in small, reviewed steps.")
     chef.set_history([user("Triage the open issues and fix what you can.")])
     meter = CacheMeter(pricing)

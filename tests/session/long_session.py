@@ -30,8 +30,21 @@ class Workspace(BaseModel):
     open_files: list[str]
 
 
-def _answer(**args: Any) -> str:
+def answer(**args: Any) -> str:
+    """Every scripted tool's handler: its arguments, sorted."""
     return "ok: " + ", ".join(f"{k}={v}" for k, v in sorted(args.items()))
+
+
+DEPLOY_PREVIEW: dict[str, Any] = {
+    "name": "deploy_preview",
+    "description": "Deploy a preview of a branch.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"branch": {"type": "string"}},
+        "required": ["branch"],
+    },
+}
+"""The runtime tool both scripted scenarios register mid-session."""
 
 
 def build(catalogs: Path) -> ContextChef:
@@ -39,7 +52,7 @@ def build(catalogs: Path) -> ContextChef:
     chef = ContextChef(defer=["github__*"], memory=InMemoryStore())
     for name in ("mcp-filesystem", "github"):
         tools = load_catalog(catalogs / f"{name}.json").tools
-        chef.register_tools(tools, handlers={t.name: _answer for t in tools})
+        chef.register_tools(tools, handlers={t.name: answer for t in tools})
     chef.set_system_prompt("You are a careful coding agent.")
     chef.set_history([user("Triage the open issues and fix what you can.")])
     return chef
@@ -117,18 +130,7 @@ def host_changes(chef: ContextChef, turn: int) -> None:
     if turn == 6:
         chef.set_blocked_tools(["filesystem__write_file"])
     if turn == 7:
-        chef.register_runtime_tool(
-            {
-                "name": "deploy_preview",
-                "description": "Deploy a preview of a branch.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": {"branch": {"type": "string"}},
-                    "required": ["branch"],
-                },
-            },
-            handler=_answer,
-        )
+        chef.register_runtime_tool(DEPLOY_PREVIEW, handler=answer)
     if turn == 12:
         chef.retract_announcement("tools:added")
     if turn == 20:
