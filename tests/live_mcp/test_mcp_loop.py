@@ -9,7 +9,6 @@ blocked one), and the follow-up request passes the fake's pairing rules.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections import Counter
 from pathlib import Path
@@ -18,12 +17,12 @@ from typing import Any
 import pytest
 from mcp_fixtures import fixture_stdio
 
-from contextchef import ContextChef, ToolCall, ToolResult, user
+from contextchef import ContextChef, ToolCall, user
 from contextchef.mcp import McpHub
 from contextchef.testing import fake_for, text, tool_calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "session"))
-from test_run_tools import Hooks, delete_file, get_weather, read_file, send, sent_results
+from test_run_tools import Hooks, delete_file, get_weather, loop, read_file, sent_results
 
 TARGETS = ("anthropic", "openai", "responses", "gemini")
 
@@ -49,16 +48,8 @@ def test_one_batch_with_a_live_mcp_tool_is_answered_once_each(target: str, run: 
         tool_calls(("defer_execute", {"tool_name": "get_weather", "params": {"city": "Oslo"}})),
         text("Done."),
     )
-    answered: list[tuple[ToolResult, ...]] = []
     with McpHub(chef, [fixture_stdio()]):
-        for _ in range(3):
-            calls = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
-            if not calls:
-                break
-            if run == "sync":
-                answered.append(chef.run_tools(calls))
-            else:
-                answered.append(asyncio.run(chef.arun_tools(calls)))
+        answered = loop(chef, target, fake, run)
     assert fake.violations == ()
     assert len(fake.requests) == 3
     first, second = answered

@@ -31,7 +31,7 @@ from contextchef import (
     assistant,
     user,
 )
-from contextchef.testing import fake_for, text, tool_calls
+from contextchef.testing import FakeProvider, fake_for, text, tool_calls
 from sdk_check import PROVIDER_ENV
 
 FETCH = {
@@ -100,6 +100,23 @@ def session(fetch: Any = None) -> tuple[ContextChef, Hooks, list[str]]:
     return chef, Hooks(chef), fetched
 
 
+def loop(
+    chef: ContextChef, target: str, fake: FakeProvider, run: str, turns: int = 3
+) -> list[tuple[ToolResult, ...]]:
+    """The README loop: compile, send through the SDK, ingest, run the tools (`run`:
+    ``"sync"`` or ``"async"``); the results of each turn that called tools."""
+    answered: list[tuple[ToolResult, ...]] = []
+    for _ in range(turns):
+        calls = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+        if not calls:
+            break
+        if run == "sync":
+            answered.append(chef.run_tools(calls))
+        else:
+            answered.append(asyncio.run(chef.arun_tools(calls)))
+    return answered
+
+
 BATCH = (
     ("tool_search", {"queries": ["weather forecast"]}),
     ("read_file", {"path": "a.txt"}),
@@ -132,15 +149,7 @@ def test_one_parallel_batch_is_answered_once_each_and_the_next_request_is_valid(
         tool_calls(("defer_execute", {"tool_name": "get_weather", "params": {"city": "Oslo"}})),
         text("Sunny; a.txt says hello."),
     )
-    answered: list[tuple[ToolResult, ...]] = []
-    for _ in range(3):
-        calls = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
-        if not calls:
-            break
-        if run == "sync":
-            answered.append(chef.run_tools(calls))
-        else:
-            answered.append(asyncio.run(chef.arun_tools(calls)))
+    answered = loop(chef, target, fake, run)
     assert fake.violations == ()
     assert len(fake.requests) == 3  # both follow-up requests were accepted
 
