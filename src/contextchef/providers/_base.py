@@ -288,9 +288,8 @@ class Adapter(Protocol):
     ) -> dict[str, Any]:
         """The payload around already rendered `tools` and conversation `messages`.
 
-        The message dicts are not copied here; the session passes copies of its record of
-        what was sent, so the caller's payload never aliases that record. The list
-        holding them is new.
+        The message dicts are not copied (they are the session's record of what was
+        sent); the list holding them is new.
         """
 
     def render_request(

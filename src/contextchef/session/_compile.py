@@ -32,7 +32,7 @@ from contextchef.history._messages import Message, TextPart, ToolCall, ToolResul
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, ModelRules, RequestOptions
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
-from contextchef.session._prefixes import RenderedPrefix, copy_entries, rendered_prefix
+from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import (
     CompiledRequest,
     EditKind,
@@ -515,12 +515,8 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
             "tool results first"
         )
     options = _options(inp, rules, ends_with_user=last_role == "user")
-    # the caller gets its own copies: an edit to the payload never reaches the record
     payload = adapter.assemble(
-        system=inp.state.system,
-        tools=prefix.tools,
-        messages=copy_entries(all_messages),
-        options=options,
+        system=inp.state.system, tools=prefix.tools, messages=all_messages, options=options
     )
     request = CompiledRequest(
         target=adapter.profile.target,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ from contextchef.deferred._view import SessionView
 from contextchef.providers import Adapter, RequestOptions
 from contextchef.session._request import prefix_fingerprint
 
-__all__ = ["RenderedPrefix", "copy_entries", "copy_json", "rendered_prefix"]
+__all__ = ["RenderedPrefix", "copy_json", "rendered_prefix"]
 
 SHARED_PREFIXES = 32
 """Rendered prefixes kept for other sessions with the same view (LRU)."""
@@ -44,19 +44,6 @@ class RenderedPrefix:
 
 _shared: OrderedDict[tuple[Any, ...], RenderedPrefix] = OrderedDict()
 _lock = threading.Lock()
-
-
-def copy_entries(entries: Sequence[Any]) -> list[Any]:
-    """A deep copy of a list of JSON entries (messages), key order kept.
-
-    A pickle round trip of the session's own data (never of outside input): about three
-    times faster than copying dict by dict in Python, which matters since every compile
-    hands the caller copies of the whole conversation.
-    """
-    import pickle  # local: only compiles pay for it
-
-    copied: list[Any] = pickle.loads(pickle.dumps(list(entries), pickle.HIGHEST_PROTOCOL))
-    return copied
 
 
 def copy_json(value: Any) -> Any:

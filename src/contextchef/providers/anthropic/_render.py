@@ -551,7 +551,7 @@ class AnthropicAdapter(AdapterDefaults):
         messages: Sequence[Mapping[str, Any]],
         options: RequestOptions,
     ) -> dict[str, Any]:
-        """The payload around wire `messages` (not copied here: the session passes copies).
+        """The payload around wire `messages` (not copied: they are the session's record).
 
         With `RequestOptions.cache_last`, the last message's last block is sent as a copy
         marked ``cache_control`` (moving a breakpoint is not an edit for the prefix check:
