@@ -457,3 +457,21 @@ class StaleSessionError(SessionStoreError):
         super().__init__(message, session_id=session_id)
         self.expected = expected
         self.actual = actual
+
+
+class StorageError(ContextChefError, OSError):
+    """A file contextchef keeps for you could not be written or read.
+
+    Disk full, no permission, a path whose parent is a file: the offload directory
+    (`OffloadStore`) or a `FileMemoryStore`'s JSON file.
+
+    Also an `OSError`, so code that caught the operating system's error before keeps
+    working. Nothing is half-written: a failed write leaves the previous file as it was.
+
+    Attributes:
+        path: The file or directory concerned.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path

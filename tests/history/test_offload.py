@@ -11,7 +11,7 @@ import pytest
 from test_normalize import render
 
 from conftest import load_case
-from contextchef._errors import UsageError
+from contextchef._errors import ContextChefError, StorageError, UsageError
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.history._messages import MediaPart, Message, ToolCall, ToolResult, assistant, user
@@ -210,3 +210,37 @@ def test_read_tool_definition() -> None:
     from contextchef import Tool
 
     Tool(**tool)  # a valid contextchef tool definition
+
+
+def test_a_store_that_cannot_be_written_raises_storage_error_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    store = OffloadStore(blocker / "offload")
+    with pytest.raises(StorageError, match="cannot write an offloaded result to") as caught:
+        store.put(b"y" * 10)
+    assert isinstance(caught.value, OSError) and isinstance(caught.value, ContextChefError)
+    assert caught.value.path == str(blocker / "offload")
+    with pytest.raises(StorageError):
+        offload_result(
+            ToolResult(call_id="c", name="t", content="z" * 50), store, max_inline_chars=5
+        )
+    with pytest.raises(UsageError, match="takes bytes, got str"):
+        OffloadStore(tmp_path).put("text")  # type: ignore[arg-type]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-dir"]
+
+
+def test_a_stored_result_that_cannot_be_read_raises_storage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = OffloadStore(tmp_path)
+    locator = store.put(b"abc")
+
+    def refuse(*_: object, **__: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "open", refuse)
+    with pytest.raises(StorageError, match=f"cannot read offloaded result {locator}"):
+        read_offloaded(store, locator)
+    assert not list(tmp_path.glob(".tmp-*"))

@@ -17,6 +17,7 @@ from contextchef import (
     MemoryStore,
     Message,
     OverflowHandoff,
+    StorageError,
     TextPart,
     ToolCall,
     ToolNameConflictError,
@@ -517,3 +518,41 @@ def test_hooks_and_snapshots_cover_owned_tools() -> None:
     )
     other.restore(snap)
     assert other.new_context_pending
+
+
+def test_a_memory_file_that_cannot_be_written_keeps_the_old_memories(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    store = FileMemoryStore(blocker / "memories.json")  # nothing written until a change
+    with pytest.raises(StorageError, match="cannot write memory file") as caught:
+        store.set("tz", "UTC")
+    assert isinstance(caught.value, OSError) and caught.value.path.endswith("memories.json")
+    assert store.get("tz") is None and store.items() == ()
+    good = FileMemoryStore(tmp_path / "m.json")
+    good.set("tz", "UTC")
+    good._path = blocker / "moved.json"  # the disk goes away under it
+    with pytest.raises(StorageError):
+        good.set("tz", "UTC+1")
+    with pytest.raises(StorageError):
+        good.delete("tz")
+    assert good.items() == (("tz", "UTC"),)
+
+
+def test_a_memory_tool_call_the_disk_refuses_is_an_error_result(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    chef = make_chef(memory=FileMemoryStore(blocker / "memories.json"))
+    call = ToolCall(id="c1", name="create_memory", arguments='{"key": "tz", "value": "UTC"}')
+    done = chef.execute(call)
+    assert done.result.is_error and "cannot write memory file" in done.result.content
+    assert chef.memory is not None and chef.memory.get("tz") is None
+
+
+def test_a_file_store_is_not_rewritten_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    FileMemoryStore(path).set("a", "1")
+    before = path.stat().st_ino  # every write replaces the file, so a new inode
+    reopened = FileMemoryStore(path)
+    assert reopened.items() == (("a", "1"),) and path.stat().st_ino == before
+    reopened.set("b", "2")
+    assert path.stat().st_ino != before

@@ -17,6 +17,7 @@ The read tool is returned as a plain dict (this layer does not know `Tool`); the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -25,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import UsageError, check_int, shown
+from contextchef._errors import StorageError, UsageError, check_int, shown
 from contextchef._json import is_unicode
 from contextchef.history._messages import ToolResult
 
@@ -73,18 +74,38 @@ class OffloadStore:
         object.__setattr__(self, "root", root)
 
     def put(self, data: bytes) -> str:
-        """Store `data`; returns its locator. Storing the same bytes again is a no-op."""
+        """Store `data`; returns its locator. Storing the same bytes again is a no-op.
+
+        The file is written whole under a temporary name, then renamed into place.
+
+        Raises:
+            UsageError: `data` is not bytes.
+            StorageError: The directory cannot be created or written (nothing is left
+                behind).
+        """
+        if not isinstance(data, bytes):
+            raise UsageError(f"OffloadStore.put takes bytes, got {type(data).__name__}")
         locator = hashlib.sha256(data).hexdigest() + ".txt"
         path = self.root / locator
-        if path.is_file() and path.stat().st_size == len(data):
-            return locator
-        self.root.mkdir(parents=True, exist_ok=True)
         import tempfile  # local: ``import contextchef`` does not pay for it
 
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        tmp = ""
+        try:
+            if path.is_file() and path.stat().st_size == len(data):
+                return locator
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError as exc:
+            if tmp:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise StorageError(
+                f"cannot write an offloaded result to {shown(str(self.root), 200)}: {exc}",
+                path=str(self.root),
+            ) from exc
         return locator
 
     def path(self, locator: str) -> Path:
@@ -108,13 +129,21 @@ class OffloadStore:
 
         Raises:
             UsageError: Unknown locator, or a negative offset or length.
+            StorageError: The file exists but cannot be read.
         """
         check_int("offset", offset, maximum=_MAX_OFFSET)
         if length is not None:
             check_int("length", length, maximum=_MAX_OFFSET)
-        with self.path(locator).open("rb") as f:
-            f.seek(offset)
-            return f.read() if length is None else f.read(length)
+        path = self.path(locator)
+        try:
+            with path.open("rb") as f:
+                f.seek(offset)
+                return f.read() if length is None else f.read(length)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot read offloaded result {locator} in {shown(str(self.root), 200)}: {exc}",
+                path=str(path),
+            ) from exc
 
 
 def read_offloaded(
@@ -210,6 +239,7 @@ def offload_result(
 
     Raises:
         UsageError: A non-positive threshold or negative line count.
+        StorageError: The store cannot be written (see `OffloadStore.put`).
     """
     if not isinstance(result, ToolResult):
         raise UsageError(f"offload_result takes a ToolResult, got {shown(result, 60)}")

@@ -15,6 +15,7 @@ as text and its summary replaces the history (see `handoff_keep_turns` for what 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from contextchef._errors import UsageError, check_str, shown
+from contextchef._errors import StorageError, UsageError, check_str, shown
 from contextchef._json import canonical_dumps, is_unicode
 from contextchef._tokens import estimate_tokens
 from contextchef.history._messages import Message
@@ -91,7 +92,7 @@ class InMemoryStore:
         if initial is not None and not isinstance(initial, Mapping):
             raise UsageError(f"initial must be a mapping of str to str, got {shown(initial, 60)}")
         for key, value in (initial or {}).items():
-            self.set(key, value)
+            InMemoryStore.set(self, key, value)  # a subclass's store is written once, later
 
     def items(self) -> tuple[tuple[str, str], ...]:
         """Every (key, value) pair, sorted by key."""
@@ -172,32 +173,67 @@ class FileMemoryStore(InMemoryStore):
         return dict(memories)
 
     def set(self, key: str, value: str) -> None:
-        """Store `value` under `key` and rewrite the file."""
+        """Store `value` under `key` and rewrite the file.
+
+        Raises:
+            UsageError: `key` or `value` is not text.
+            StorageError: The file cannot be written; the store keeps its old value, in
+                memory as on disk.
+        """
+        before = self.get(key)
         super().set(key, value)
-        self._write()
+        try:
+            self._write()
+        except StorageError:
+            self._restore(key, before)
+            raise
 
     def delete(self, key: str) -> bool:
-        """Remove `key` (rewriting the file if it existed); returns whether it existed."""
+        """Remove `key` (rewriting the file if it existed); returns whether it existed.
+
+        Raises:
+            StorageError: The file cannot be written; the memory stays, in memory as on
+                disk.
+        """
+        before = self.get(key)
         existed = super().delete(key)
         if existed:
-            self._write()
+            try:
+                self._write()
+            except StorageError:
+                self._restore(key, before)
+                raise
         return existed
+
+    def _restore(self, key: str, value: str | None) -> None:
+        if value is None:
+            super().delete(key)
+        else:
+            super().set(key, value)
 
     def _write(self) -> None:
         doc = {"memories": dict(self.items()), "version": STORE_FORMAT_VERSION}
         text = json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-        self._path.parent.mkdir(parents=True, exist_ok=True)
         import tempfile  # local: ``import contextchef`` does not pay for it
 
-        fd, tmp = tempfile.mkstemp(prefix=f".{self._path.name}.", dir=self._path.parent)
+        tmp = ""
         try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{self._path.name}.", dir=self._path.parent)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
                 handle.write(text)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, self._path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+        except BaseException as exc:
+            if tmp:
+                with contextlib.suppress(OSError):
+                    Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise StorageError(
+                    f"cannot write memory file {shown(str(self._path), 120)}: {exc}",
+                    path=str(self._path),
+                ) from exc
             raise
 
 
