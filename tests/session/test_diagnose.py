@@ -140,3 +140,21 @@ def test_a_tool_choice_change_breaks_the_conversation_cache() -> None:
 def test_payloads_that_cannot_be_read_are_usage_errors(before: object, after: object) -> None:
     with pytest.raises(UsageError):
         payload_break(before, after)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "message"),
+    [
+        ({"tools": 5, "messages": []}, {"messages": []}, "before: 'tools' must be a list"),
+        ({"messages": []}, {"messages": 7}, "after: 'messages' must be a list"),
+        ({"input": [1]}, {"input": []}, r"before: input\[0\] must be an object .* responses"),
+        ({"contents": [], "tools": [[]]}, {"contents": []}, r"tools\[0\] must be an object"),
+        ({"system": 5, "messages": []}, {"system": "s", "messages": []}, "'system' must be text"),
+    ],
+)
+def test_payloads_with_fields_of_the_wrong_shape_name_the_field(
+    before: dict[str, object], after: dict[str, object], message: str
+) -> None:
+    """Regression: ``{"tools": 5}`` was read as an empty tools list (``diff`` said "extends")."""
+    with pytest.raises(UsageError, match=message):
+        payload_break(before, after)

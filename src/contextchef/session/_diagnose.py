@@ -293,13 +293,39 @@ def guess_target(payload: Mapping[str, Any]) -> str:
     )
 
 
+def _check_shape(which: str, payload: Mapping[str, Any], target: str, key: str) -> None:
+    """Refuse a payload whose conversation or tools are not lists of objects."""
+    fields = [(key, payload.get(key))]
+    if "tools" in payload:
+        fields.append(("tools", payload["tools"]))
+    for field, value in fields:
+        if not isinstance(value, list):
+            raise UsageError(
+                f"{which}: {field!r} must be a list of objects in a request payload for "
+                f"{target}, got {type(value).__name__}"
+            )
+        for index, item in enumerate(value):
+            if not isinstance(item, Mapping):
+                raise UsageError(
+                    f"{which}: {field}[{index}] must be an object in a request payload for "
+                    f"{target}, got {type(item).__name__}"
+                )
+    system = payload.get("system")
+    if target == "anthropic" and system is not None and not isinstance(system, (str, list)):
+        raise UsageError(
+            f"{which}: 'system' must be text or a list of blocks in a request payload for "
+            f"anthropic, got {type(system).__name__}"
+        )
+
+
 def payload_break(
     before: Mapping[str, Any], after: Mapping[str, Any], *, target: str | None = None
 ) -> PrefixBreak | None:
     """`prefix_break` for two saved payloads (the SDK call's keyword arguments).
 
     Raises:
-        UsageError: A payload of no known shape, or payloads for different targets.
+        UsageError: A payload of no known shape (its conversation or ``tools`` not a list
+            of objects, named), or payloads for different targets.
         UnknownTargetError: `target` is not a target.
     """
     for which, payload in (("before", before), ("after", after)):
@@ -315,6 +341,8 @@ def payload_break(
     (name,) = targets
     adapter = get_adapter(name)
     key = _CONVERSATION[name]
+    for which, payload in (("before", before), ("after", after)):
+        _check_shape(which, payload, name, key)
     try:
         old, new = adapter.segments(before), adapter.segments(after)
         found = _break(
