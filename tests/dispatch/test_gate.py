@@ -135,6 +135,22 @@ def test_blocklist_changes_no_bytes_and_applies_to_the_real_tool() -> None:
     )
 
 
+def test_tool_search_leaves_blocked_tools_out_and_says_why_by_name() -> None:
+    """Regression: search offered a blocked tool's schema; the call was then refused."""
+    chef = demo()
+    wire = chef.wire_name("delete_object", server="cloud-storage")
+    query = {"queries": ["delete an object from a storage bucket"]}
+    before = chef.execute(call("tool_search", query, "s1")).result.content
+    assert wire in before
+    chef.set_blocked_tools(["cloud-storage__delete_*"])
+    after = chef.execute(call("tool_search", query, "s2")).result.content
+    assert wire not in after and "cloud-storage__" in after  # the others are still found
+    by_name = chef.execute(call("tool_search", {"tool_names": [wire]}, "s3")).result.content
+    assert f'Tool "{wire}" is currently blocked.' in by_name
+    chef.set_blocked_tools([])
+    assert wire in chef.execute(call("tool_search", query, "s4")).result.content
+
+
 def test_blocking_a_namespace_or_meta_tool_by_its_own_name() -> None:
     chef = chef_with_ns()
     chef.set_blocked_tools(["^fs$"])

@@ -99,12 +99,18 @@ def test_tools_added_removed_and_changed_mid_conversation(
         talk.compile()
 
         # the server removes a tool: still in `tools`, refused by the gate, announced
+        assert "fixture__echo" in talk.call("tool_search", queries=["echo text back"]).content
         talk.call("fixture__admin", op="remove", name="echo")
         removed = talk.compile()
         assert "removed (calls are refused): fixture__echo" in json.dumps(removed.payload)
         refused = talk.call("fixture__echo", text="hi")
         assert refused.is_error
         assert refused.content == 'Tool "fixture__echo" was removed by MCP server "fixture".'
+        # ...and no longer found by tool_search: by name it says why, by query it is left out
+        by_name = talk.call("tool_search", tool_names=["fixture__echo"]).content
+        assert 'Tool "fixture__echo" was removed by MCP server "fixture".' in by_name
+        by_query = talk.call("tool_search", queries=["echo text back"]).content
+        assert "fixture__echo" not in by_query and "fixture__" in by_query
         talk.compile()
 
         # the server changes a schema: the new one applies from the next call on

@@ -10,7 +10,7 @@ set of deferred tools, a byte-stable description.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -276,7 +276,7 @@ def run_tool_search(
     *,
     explain_missing: Callable[[str], str | None] | None = None,
     direct: bool = False,
-    exclude: Collection[str] = frozenset(),
+    exclude: Container[str] = frozenset(),
 ) -> SearchOutcome:
     """Answer a ``tool_search`` call.
 
@@ -302,8 +302,10 @@ def run_tool_search(
             or None when it simply does not exist.
         direct: The tools found are called by their own names (a provider-native
             strategy reveals them), not through ``defer_execute``.
-        exclude: Wire names never returned (the tools of skills not loaded yet); an
-            exact name of one is a miss for `explain_missing` to explain.
+        exclude: Wire names never returned (the tools of skills not loaded yet, tools the
+            gate refuses whatever the arguments); an exact name of one is a miss for
+            `explain_missing` to explain. Only ``in`` is used, so it may be computed
+            lazily per hit; the search widens until enough hits are not excluded.
     """
     problems = validation_errors(_SEARCH_SCHEMA, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
@@ -343,8 +345,7 @@ def run_tool_search(
             hits = hits + fuzzy
             full += min(len(fuzzy), want)
     else:
-        found = index.search(queries or [], limit=want + overflow + len(exclude))
-        hits = [h for h in found if h.wire_name not in exclude][: want + overflow]
+        hits = _top(index, queries or [], want + overflow, exclude)
         full = want
     if not hits:
         asked = ", ".join(repr(_cut(q, ECHO_CHARS)) for q in (names or queries or [])[:5])
@@ -384,11 +385,24 @@ def _capped(text: str, config: DeferredConfig) -> str:
     return head + note.format(limit=limit)
 
 
+def _top(
+    index: ToolIndex, queries: Sequence[str], count: int, exclude: Container[str]
+) -> list[SearchHit]:
+    """The best `count` hits that are not excluded, widening the search as needed."""
+    limit = count
+    while True:
+        found = index.search(queries, limit=limit)
+        hits = [h for h in found if h.wire_name not in exclude]
+        if len(hits) >= count or len(found) < limit:
+            return hits[:count]
+        limit *= 4
+
+
 def _exact(
-    index: ToolIndex, names: list[str], exclude: Collection[str]
+    index: ToolIndex, names: list[str], exclude: Container[str]
 ) -> tuple[list[SearchHit], list[str]]:
     """`ToolIndex.exact` without the `exclude` tools: a name meaning only those misses."""
-    if not exclude:
+    if exclude == frozenset():
         return index.exact(names)
     hits: list[SearchHit] = []
     missing: list[str] = []
@@ -405,14 +419,14 @@ def _fallback(
     missing: list[str],
     found: list[SearchHit],
     limit: int,
-    exclude: Collection[str] = frozenset(),
+    exclude: Container[str] = frozenset(),
 ) -> list[SearchHit]:
-    seen = {h.wire_name for h in found} | set(exclude)
+    seen = {h.wire_name for h in found}
     out: list[SearchHit] = []
-    wide = limit + len(exclude)
+    wide = limit + len(seen)
     near = [h for m in missing for h in index.near_names(m, limit=wide)]
-    for hit in [*near, *index.search(missing, limit=wide)]:
-        if hit.wire_name not in seen and len(out) < limit:
+    for hit in [*near, *_top(index, missing, wide, exclude)]:
+        if hit.wire_name not in seen and hit.wire_name not in exclude and len(out) < limit:
             seen.add(hit.wire_name)
             out.append(hit)
     return out

@@ -34,6 +34,7 @@ from contextchef.dispatch._types import (
     GateContext,
     HandlerLookup,
 )
+from contextchef.exposure._policy import matches
 from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.tools._names import wire_name
 from contextchef.tools._tool import Tool
@@ -203,10 +204,14 @@ def meta_execution(
     if not is_meta(view, check.tool) or check.tool.name != TOOL_SEARCH:
         return None
 
+    refused = _Refused(view, ctx)
+
     def explain(name: str) -> str | None:
         tool = view.lookup(name)
-        locked = view.skill_lock(view.wire_names[tool.key], ctx.skills) if tool else None
-        return view.unavailable_reason(name) or locked
+        if tool is None:
+            return view.unavailable_reason(name)
+        wire = view.wire_names[tool.key]
+        return view.unavailable_reason(name) or refused.reason(wire)
 
     outcome = run_tool_search(
         check.arguments,
@@ -214,7 +219,7 @@ def meta_execution(
         view.config,
         explain_missing=explain,
         direct=ctx.search_direct,
-        exclude=view.locked(ctx.skills),
+        exclude=refused if refused.any else frozenset(),
     )
     references = outcome.loaded if ctx.reveal_by_reference else ()
     result = ToolResult(
@@ -225,6 +230,37 @@ def meta_execution(
         references=references,
     )
     return Execution(result=result, check=check, loaded=outcome.loaded)
+
+
+class _Refused:
+    """Wire names the gate refuses whatever the arguments, decided per name on demand.
+
+    The tools of skills not loaded, those their source withdrew, and blocked ones.
+    ``tool_search`` leaves them out (an exact name is answered with the reason), so the
+    model is not sent to a tool it cannot call. Lazy: a blocklist is matched only
+    against the names a search actually meets, not every tool of a large catalog.
+    """
+
+    def __init__(self, view: SessionView, ctx: GateContext) -> None:
+        self._view, self._ctx = view, ctx
+        self._withdrawn = dict(ctx.withdrawn)
+        self.any = bool(self._withdrawn or ctx.blocked or view.skill_of)
+
+    def reason(self, wire: str) -> str | None:
+        """Why the tool `wire` cannot be called now, or None."""
+        locked = self._view.skill_lock(wire, self._ctx.skills)
+        if locked is not None:
+            return locked
+        gone = self._withdrawn.get(wire)
+        if gone is not None:
+            return gone
+        tool = self._view.by_wire_name.get(wire)
+        if self._ctx.blocked and matches(self._ctx.blocked, (wire, tool.name if tool else wire)):
+            return f'Tool "{wire}" is currently blocked.'
+        return None
+
+    def __contains__(self, wire: object) -> bool:
+        return isinstance(wire, str) and self.reason(wire) is not None
 
 
 def _handler_for(check: Allowed, handlers: HandlerLookup) -> Callable[..., Any]:

@@ -303,6 +303,10 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
     wire = view.wire_names[tool.key]
     if view.exposure.get(tool.key) == "hidden":
         return Denied(reason=view.hidden_reason(tool), code="not_in_mode", tool=tool)
+    if ctx.withdrawn:
+        gone = dict(ctx.withdrawn).get(wire)
+        if gone is not None:
+            return Denied(reason=gone, code="withdrawn", tool=tool)
     locked = view.skill_lock(wire, ctx.skills)
     if locked is not None:
         return Denied(reason=locked, code="skill_not_loaded", tool=tool)

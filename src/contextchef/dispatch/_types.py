@@ -53,8 +53,9 @@ class Denied:
             its schema was loaded under ``require_search``), ``namespace`` (a
             namespace sub-tool called other than through its namespace),
             ``skill_not_loaded`` (a tool of a skill not loaded yet), ``unknown_skill``
-            (``load_skill`` with a name no skill has), ``blocked``, ``invalid_arguments``,
-            ``hook``.
+            (``load_skill`` with a name no skill has), ``withdrawn`` (its source took it
+            back: an MCP server removed it or disconnected), ``blocked``,
+            ``invalid_arguments``, ``hook``.
         tool: The resolved tool, when the name was known.
     """
 
@@ -122,6 +123,9 @@ class GateContext:
         meta_tools: The meta-tools the request offered (``tool_search``,
             ``defer_execute``); a call to another one is an unknown tool. None: all.
         skills: Names of the skills loaded; the tools of the others are refused.
+        withdrawn: (wire name, reason) of tools their source took back (an MCP server
+            removed them or disconnected): refused with the reason, and left out of
+            ``tool_search`` results, though still declared (declarations never change).
     """
 
     blocked: tuple[str, ...] = ()
@@ -135,6 +139,7 @@ class GateContext:
     reveal_loaded: bool = False
     meta_tools: frozenset[str] | None = None
     skills: frozenset[str] = frozenset()
+    withdrawn: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

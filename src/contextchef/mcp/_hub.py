@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import ContextChefError, UsageError, shown
 from contextchef._json import canonical_dumps
-from contextchef.dispatch._types import ToolCallEvent
 from contextchef.history._messages import ToolResult
 from contextchef.mcp._client import McpConnection, McpServer, McpServerError, ServerLoop
 from contextchef.mcp._content import result_from_mcp
@@ -162,7 +161,6 @@ class McpHub:
             self.close()
             raise
         self._chef.on("compile:start", self._on_compile)
-        self._chef.before_tool_call(self._refuse_removed)
         return self
 
     def close(self) -> None:
@@ -319,6 +317,7 @@ class McpHub:
             if wire is not None and wire not in self._removed:
                 why = "was removed by" if tools is not None else "is unavailable: disconnected"
                 self._removed[wire] = f'Tool "{wire}" {why} MCP server "{server}".'
+                self._chef._withdraw_tool(wire, self._removed[wire])
                 removed.append(wire)
         kept: dict[str, Mapping[str, Any]] = {}
         for name, raw in sorted(new.items()):
@@ -341,6 +340,7 @@ class McpHub:
                 continue
             kept[name] = self._defs[server, name] = raw
             if wire is not None and self._removed.pop(wire, None) is not None:
+                self._chef._withdraw_tool(wire, None)
                 restored.append(wire)
         self._live[server] = kept
         if added and self._reveal:
@@ -388,10 +388,6 @@ class McpHub:
             self._chef.retract_announcement(f"mcp:{server}")
 
     # -- dispatch ------------------------------------------------------------------------
-
-    def _refuse_removed(self, event: ToolCallEvent) -> str | None:
-        """A before-hook: refuse tools their server removed (or lost)."""
-        return self._removed.get(event.wire_name) if self._removed else None
 
     def _handler(self, server: str, name: str) -> Any:
         """The handler registered for the MCP tool `name` of `server`."""

@@ -164,7 +164,20 @@ class DispatchMixin(RunToolsMixin):
             reveal_loaded=reveal_loaded,
             meta_tools=strategy.meta_tools,
             skills=frozenset(self._state.loaded_skills),
+            withdrawn=tuple(sorted(self._state.withdrawn.items())),
         )
+
+    def _withdraw_tool(self, wire: str, reason: str | None) -> None:
+        """Refuse the tool `wire` with `reason`, or admit it again (None).
+
+        For a tool its source took back (`contextchef.mcp.McpHub`: removed by its server,
+        or the server disconnected). It stays declared, so no byte sent changes;
+        ``tool_search`` no longer finds it.
+        """
+        if reason is None:
+            self._state.withdrawn.pop(wire, None)
+        else:
+            self._state.withdrawn[wire] = reason
 
     def check_tool_call(self, call: CallLike) -> CheckResult:
         """Run the gate on a model's call (any `CallLike` shape).

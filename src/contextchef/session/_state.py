@@ -73,6 +73,9 @@ class SessionState:
     """What each target was sent (see `contextchef.session._ledger`)."""
     compiled: str | None = None
     """The target of the last compile (its ledger gets the next response's id)."""
+    withdrawn: dict[str, str] = field(default_factory=dict)
+    """Wire name -> why: tools their source took back (an MCP server removed them or
+    disconnected). Not in snapshots: the source says it again when it reconnects."""
 
     def policy(self) -> ExposurePolicy:
         """The exposure policy: patterns, then the mode and whitelist (intersected)."""
