@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+from anthropic.types.beta import MessageCreateParams
 from mcp_fixtures import fixture_stdio, time_server
+from pydantic import TypeAdapter, ValidationError
 
 from contextchef import (
     CompiledRequest,
@@ -29,7 +31,7 @@ from contextchef import (
     user,
 )
 from contextchef.mcp import McpChanges, McpHub, McpServer
-from sdk_check import sdk_problems
+from sdk_check import _drain, key_problems, sdk_problems
 
 MODERN = Path(__file__).with_name("modern_server.py")
 TARGETS = [("anthropic", "claude-opus-5-5"), ("responses", "gpt-5.4")]
@@ -194,4 +196,66 @@ def test_a_2026_server_reports_changes_through_subscriptions_listen() -> None:
         talk.compile()
         made = talk.call("defer_execute", tool_name="modern__sprout", params={})
         assert made.content == 'made\n\n{"result":"made"}'  # text, then structuredContent
+        talk.compile()
+
+
+_BETA = TypeAdapter(MessageCreateParams)
+
+
+def _problems(target: str, request: CompiledRequest) -> list[str]:
+    """The SDK request types' objections (Anthropic tool changes: the beta types)."""
+    if target != "anthropic":
+        return sdk_problems(target, request.payload)
+    assert "anthropic-beta" in request.headers  # tool changes need their beta header
+    try:  # the adapter must outlive the lazy validators it returns
+        _drain(_BETA.validate_python(request.payload))
+    except ValidationError as exc:
+        return [str(exc)]
+    return key_problems(request.payload, MessageCreateParams)
+
+
+@pytest.mark.parametrize(
+    ("target", "model", "strategy"),
+    [
+        ("anthropic", "claude-opus-5-5", "anthropic-native-client"),
+        ("anthropic", "claude-opus-5-5", "anthropic-inline"),
+        ("responses", "gpt-5.4", "openai-native"),
+    ],
+)
+def test_a_removed_tool_is_withdrawn_the_providers_way(
+    target: str, model: str, strategy: str
+) -> None:
+    """Tools a server takes back are withdrawn like tools a mode hides, and come back.
+
+    On models with mid-conversation tool changes: Anthropic ``tool_removal`` /
+    ``tool_addition`` by reference; Responses has no withdrawal item, so a developer
+    message names them, and their return is an ``additional_tools`` item. ``tools``,
+    ``system`` and every earlier message keep their bytes (`Conversation.compile`).
+    """
+    chef = ContextChef(default_defer=True, pin=["fixture__echo"])
+    chef.append(user("What time is it in Tokyo?"))
+    clock = "mcp-time__get_current_time"
+    with McpHub(chef, [fixture_stdio(), time_server()]) as hub:
+        talk = Conversation(chef, target, model, strategy=strategy)
+        talk.compile()
+        talk.call("fixture__echo", text="dropping the clock")
+        hub.remove_server("mcp-time")
+        gone = talk.compile()
+        assert _problems(target, gone) == []
+        last = json.dumps(gone.payload["messages" if target == "anthropic" else "input"][-1])
+        if target == "anthropic":
+            removal = {"type": "tool_removal", "tool": {"type": "tool_reference", "name": clock}}
+            assert json.dumps(removal)[:-1] in last
+        else:
+            assert f"do not call them: mcp-time__convert_time, {clock}." in last
+        talk.call("fixture__echo", text="bringing it back")
+        hub.add_server(time_server())
+        back = talk.compile()
+        assert _problems(target, back) == []
+        last = json.dumps(back.payload["messages" if target == "anthropic" else "input"][-1])
+        if target == "anthropic":
+            assert '"type": "tool_addition"' in last and clock in last
+        else:
+            assert '"type": "additional_tools"' in last and clock in last
+        assert not talk.call(clock, timezone="UTC").is_error
         talk.compile()

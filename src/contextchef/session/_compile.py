@@ -47,7 +47,7 @@ from contextchef.session._reveal import (
 )
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
-from contextchef.session._tool_mode import tool_mode, tool_units
+from contextchef.session._tool_mode import tool_mode, tool_units, units_now
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
 
 __all__ = ["CompileInput", "Step", "compile_request", "pending_answered"]
@@ -472,7 +472,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     if planned is not None and attached:
         tool_changes, tool_state = changes_after(
             sent=tool_units(inp, planned[0]),
-            now=tool_units(inp, fresh),
+            now=units_now(inp, fresh),
             state=tool_state,
             loaded=frozenset(inp.state.loaded),
             inline=rules.inline_tools,

@@ -36,7 +36,7 @@ class CompileInput(Protocol):
     def view(self) -> SessionView: ...
 
 
-__all__ = ["tool_mode", "tool_units"]
+__all__ = ["tool_mode", "tool_units", "units_now"]
 
 
 def tool_mode(
@@ -58,13 +58,14 @@ def tool_mode(
         return None
     same = ledger.tools is not None and ledger.strategy == inp.strategy.name
     sent = ledger.tools if same and ledger.tools is not None else fresh
-    if fresh is sent and not state.defined:
+    withdrawn = inp.state.withdrawn
+    if fresh is sent and not state.defined and not withdrawn and not state.removed:
         return sent, ToolChanges(), state  # same view: only loads can change
     by_definition = inp.adapter.profile.tool_changes_by_definition
     planned = plan_cached(
         ledger.cache,
         sent=tool_units(inp, sent),
-        now=tool_units(inp, fresh),
+        now=units_now(inp, fresh),
         state=state,
         loaded=frozenset(inp.state.loaded),
         inline=rules.inline_tools,
@@ -74,6 +75,28 @@ def tool_mode(
     if planned is None or not by_definition:
         return planned
     return sent, planned[1], planned[2]  # nothing is appended: the tools sent stay
+
+
+def units_now(inp: CompileInput, fresh: list[Any]) -> list[Any]:
+    """`tool_units` of `fresh` less the tools their source withdrew: what may be called.
+
+    Withdrawn tools (an MCP server removed them or disconnected) are then withdrawn by
+    the planner like tools a mode hides, and added again when they return. The same
+    list while nothing is withdrawn, and the same filtered list for the same withdrawals
+    (remembered in the ledger's cache), so the planner's identity cache keeps hitting.
+    """
+    units = tool_units(inp, fresh)
+    withdrawn = inp.state.withdrawn
+    if not withdrawn:
+        return units
+    names = tuple(sorted(withdrawn))
+    key = ("without", id(units))
+    hit = inp.ledger.cache.get(key)
+    if hit is None or hit[0] is not units or hit[1] != names:
+        kept = [u for u in units if not (isinstance(u, dict) and u.get("name") in withdrawn)]
+        hit = inp.ledger.cache[key] = (units, names, kept)
+    out: list[Any] = hit[2]
+    return out
 
 
 def tool_units(inp: CompileInput, entries: list[Any]) -> list[Any]:
