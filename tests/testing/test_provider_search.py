@@ -9,6 +9,8 @@ server search) and 2.1 (Responses hosted search).
 from __future__ import annotations
 
 import json
+import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +18,19 @@ import anthropic
 import google.genai as genai
 import openai
 import pytest
-from anthropic.types import ServerToolUseBlock, ToolSearchToolResultBlock
+from anthropic.types import (
+    ServerToolUseBlock,
+    ToolSearchToolResultBlock,
+    ToolSearchToolResultErrorCode,
+    ToolSearchToolResultErrorObject,
+)
 from anthropic.types.beta import BetaServerToolUseBlock, BetaToolSearchToolResultBlock
 from google.genai import types as genai_types
 from openai.types.responses import ResponseToolSearchCall, ResponseToolSearchOutputItem
 
 from contextchef import ContextChef, UsageError, tool_results, user
 from contextchef.testing import (
+    SEARCH_ERROR_CODES,
     FakeAnthropic,
     FakeGemini,
     FakeOpenAIChat,
@@ -203,6 +211,29 @@ def test_a_search_that_finds_nothing_lists_no_references() -> None:
     assert fake.violations == ()
 
 
+def test_a_search_error_is_replayed_and_the_loop_goes_on() -> None:
+    chef = _chef()
+    fake = FakeAnthropic().script(
+        provider_search(query="[weather", error="invalid_tool_input", then="Bad pattern."),
+        text("ok"),
+    )
+    first, _ = _anthropic_loop(chef, fake, "anthropic-native-regex")
+    _, result, _ = first.content
+    assert isinstance(result.content, ToolSearchToolResultErrorObject)
+    assert fake.requests[0].reply["content"][1]["content"] == {
+        "type": "tool_search_tool_result_error",
+        "error_code": "invalid_tool_input",
+    }
+    assert (
+        fake.requests[1].body["messages"][1]["content"][1] == fake.requests[0].reply["content"][1]
+    )
+    assert fake.violations == ()
+
+
+def test_the_error_codes_are_the_sdks() -> None:
+    assert set(SEARCH_ERROR_CODES) == set(typing.get_args(ToolSearchToolResultErrorCode))
+
+
 # -- Responses hosted tool search ----------------------------------------------------------
 
 
@@ -343,6 +374,15 @@ def test_a_responses_search_for_an_undeferred_tool_is_refused() -> None:
     client.close()
 
 
+def test_responses_has_no_search_error() -> None:
+    chef = _chef()
+    fake = FakeResponses().script(provider_search(query="x", error="unavailable"))
+    client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(OX))
+    payload = chef.compile("responses", model=GPT, strategy="openai-native").payload
+    _refused(fake, lambda: client.responses.create(**payload), "no hosted tool search error")
+    client.close()
+
+
 def test_chat_and_gemini_have_no_provider_search() -> None:
     chef = _chef()
     chat = FakeOpenAIChat().script(provider_search("get_weather"))
@@ -379,10 +419,12 @@ def test_then_keeps_its_text_calls_and_reasoning() -> None:
         ((), {}, "finding nothing needs the query="),
         (("a",), {"query": ""}, "query must be a non-empty string"),
         (("a",), {"then": {"text": "x"}}, "then must be a turn"),
+        ((), {"query": "x", "error": "oops"}, "error must be one of execution_time_exceeded"),
+        (("a",), {"error": "unavailable"}, "finds nothing; drop ('a',)"),
     ],
 )
 def test_bad_arguments_raise_usage_error(
     args: tuple[Any, ...], kwargs: dict[str, Any], fragment: str
 ) -> None:
-    with pytest.raises(UsageError, match=fragment.replace("(", r"\(")):
+    with pytest.raises(UsageError, match=re.escape(fragment)):
         provider_search(*args, **kwargs)

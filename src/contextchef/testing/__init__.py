@@ -43,7 +43,9 @@ tool found, then the text and ``tool_use`` blocks of ``then``. `FakeResponses` a
 with a hosted ``tool_search_call`` (``execution: "server"``, ``call_id: null``,
 arguments ``{"paths": [...]}``) and a ``tool_search_output`` carrying copies of the
 request's ``namespace`` (or flat deferred function) entries declaring the found tools,
-then ``then``'s items, calls in their namespace. Ids: ``srvtoolu_0001``, ``tsc_0001``,
+then ``then``'s items, calls in their namespace. ``error="invalid_tool_input"`` (or another
+of `SEARCH_ERROR_CODES`) answers an Anthropic search with its
+``tool_search_tool_result_error`` instead. Ids: ``srvtoolu_0001``, ``tsc_0001``,
 ``tso_0001``. A found name the request does not declare with ``defer_loading: true``, a
 request without the provider's search tool, or a `provider_search` turn sent to
 `FakeOpenAIChat` / `FakeGemini` is a scripting mistake: the fake answers HTTP 500 naming
@@ -139,6 +141,7 @@ from contextchef.testing._rules import (
     anthropic_tool_use_declared,
 )
 from contextchef.testing._script import (
+    SEARCH_ERROR_CODES,
     ProviderSearch,
     RawReply,
     ScriptedCall,
@@ -162,6 +165,7 @@ __all__ = [
     "RECORDED_HEADERS",
     "RESPONSES_NATIVE_RULES",
     "RESPONSES_RULES",
+    "SEARCH_ERROR_CODES",
     "THINKING_BETA",
     "TOOL_CHANGES_BETA",
     "Check",

@@ -18,6 +18,7 @@ from typing import Any
 from contextchef import UsageError
 
 __all__ = [
+    "SEARCH_ERROR_CODES",
     "ProviderSearch",
     "RawReply",
     "ScriptedCall",
@@ -39,6 +40,15 @@ class ScriptedCall:
     """The arguments, a JSON object (copied at construction)."""
 
 
+SEARCH_ERROR_CODES = (
+    "execution_time_exceeded",
+    "invalid_tool_input",
+    "too_many_requests",
+    "unavailable",
+)
+"""The error codes of Anthropic's server tool search (``ToolSearchToolResultErrorCode``)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ProviderSearch:
     """One tool search the provider runs inside a scripted turn (see `provider_search`)."""
@@ -48,6 +58,9 @@ class ProviderSearch:
     query: str | None
     """What the model searched for: the BM25 ``query`` or the regex ``pattern``; None to
     make one from `found` when the fake knows which variant the request declares."""
+    error: str | None = None
+    """An Anthropic ``tool_search_tool_result_error`` code to answer with instead of
+    results (one of `SEARCH_ERROR_CODES`); None for results."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,7 +158,12 @@ def tool_calls(
     return Turn(text=text, calls=tuple(made), reasoning=reasoning)
 
 
-def provider_search(*found: str, query: str | None = None, then: Turn | str | None = None) -> Turn:
+def provider_search(
+    *found: str,
+    query: str | None = None,
+    then: Turn | str | None = None,
+    error: str | None = None,
+) -> Turn:
     """A turn in which the provider's own tool search finds deferred tools first.
 
     The fake answering it fills in the rest from the request: on `FakeAnthropic`, a
@@ -170,6 +188,10 @@ def provider_search(*found: str, query: str | None = None, then: Turn | str | No
         then: What the model does after the search: a turn from `text`, `tool_calls` or
             another `provider_search` (whose search comes second), or a string for text;
             None for nothing more.
+        error: Answer the search with Anthropic's ``tool_search_tool_result_error`` of
+            this code (`SEARCH_ERROR_CODES`, e.g. ``"invalid_tool_input"`` for a bad
+            regex) instead of results; the search then finds nothing. Responses documents
+            no hosted search error, so `FakeResponses` refuses such a turn.
 
     Returns:
         The turn, for `FakeAnthropic.script` or `FakeResponses.script`. A fake that
@@ -179,7 +201,8 @@ def provider_search(*found: str, query: str | None = None, then: Turn | str | No
 
     Raises:
         UsageError: A name or the query is not a non-empty string, nothing found and no
-            query, or `then` is not a turn, a string or None.
+            query, `then` is not a turn, a string or None, or `error` is not a known code
+            or comes with found tools.
     """
     for i, name in enumerate(found):
         if not isinstance(name, str) or not name:
@@ -188,6 +211,10 @@ def provider_search(*found: str, query: str | None = None, then: Turn | str | No
         raise UsageError(f"query must be a non-empty string or None, got {query!r}")
     if query is None and not found:
         raise UsageError("provider_search() finding nothing needs the query= it ran")
+    if error is not None and error not in SEARCH_ERROR_CODES:
+        raise UsageError(f"error must be one of {', '.join(SEARCH_ERROR_CODES)}, got {error!r}")
+    if error is not None and found:
+        raise UsageError(f"a search answered with error {error!r} finds nothing; drop {found}")
     if isinstance(then, str):
         then = Turn(text=then)
     elif then is None:
@@ -197,7 +224,7 @@ def provider_search(*found: str, query: str | None = None, then: Turn | str | No
             f"then must be a turn (text(...), tool_calls(...), provider_search(...)), "
             f"a string or None, got {type(then).__name__}"
         )
-    search = ProviderSearch(found=tuple(found), query=query)
+    search = ProviderSearch(found=tuple(found), query=query, error=error)
     return replace(then, searches=(search, *then.searches))
 
 

@@ -124,6 +124,11 @@ def anthropic_search_blocks(
     for search in searches:
         use_id = ids.take("srvtoolu_")
         references = [{"type": "tool_reference", "tool_name": name} for name in search.found]
+        content: dict[str, Any] = (
+            {"type": "tool_search_tool_search_result", "tool_references": references}
+            if search.error is None
+            else {"type": "tool_search_tool_result_error", "error_code": search.error}
+        )
         blocks += [
             {
                 "type": "server_tool_use",
@@ -134,10 +139,7 @@ def anthropic_search_blocks(
             {
                 "type": "tool_search_tool_result",
                 "tool_use_id": use_id,
-                "content": {
-                    "type": "tool_search_tool_search_result",
-                    "tool_references": references,
-                },
+                "content": content,
             },
         ]
     return blocks
@@ -189,6 +191,11 @@ def responses_search_items(
             else 'it declares no {"type": "tool_search"} tool'
         )
         raise SearchNotAnswerable(f"provider_search needs hosted tool search, but {how}")
+    if any(search.error is not None for search in searches):
+        raise SearchNotAnswerable(
+            "provider_search(error=...) is Anthropic's tool_search_tool_result_error; "
+            "Responses documents no hosted tool search error"
+        )
     homes = _responses_homes(tools)
     for search in searches:
         for name in search.found:
