@@ -335,8 +335,10 @@ def test_a_found_tool_the_request_does_not_defer_is_refused(name: str, how: str)
     client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
     payload = chef.compile("anthropic", model=SONNET, strategy="anthropic-native").payload
     violation = _refused(fake, lambda: client.messages.create(**payload), repr(name))
-    assert how in violation.message
-    assert "(here: get_time, get_weather)" in violation.message
+    assert violation.message == (
+        f"provider_search found {name!r}, but the request {how}; a provider search finds "
+        "only tools declared with defer_loading: true (here: get_time, get_weather)"
+    )
     client.close()
 
 

@@ -438,7 +438,7 @@ class FakeOpenAIChat(FakeProvider):
     _suffix = "/chat/completions"
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        _search.no_provider_search(turn, type(self).__name__, "Chat Completions")
+        _search.no_provider_search(turn, "Chat Completions")
         return _replies.chat_reply(turn, model, self._ids)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
@@ -533,7 +533,7 @@ class FakeGemini(FakeProvider):
         return found["model"] if found else ""
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        _search.no_provider_search(turn, type(self).__name__, "Gemini generateContent")
+        _search.no_provider_search(turn, "Gemini generateContent")
         return _replies.gemini_reply(turn, model, self._ids, call_ids=self._call_ids)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:

@@ -208,16 +208,16 @@ def responses_search_items(
             entry = homes[name]
             loaded.setdefault(entry["name"], entry)
         common = {"call_id": None, "execution": "server", "status": "completed"}
+        call = {"type": "tool_search_call", "id": ids.take("tsc_"), **common}
+        output = {"type": "tool_search_output", "id": ids.take("tso_"), **common}
         items += [
-            {"type": "tool_search_call", "id": ids.take("tsc_"), **common}
-            | {"arguments": {"paths": list(loaded)}},
-            {"type": "tool_search_output", "id": ids.take("tso_"), **common}
-            | {"tools": [copy.deepcopy(entry) for entry in loaded.values()]},
+            {**call, "arguments": {"paths": list(loaded)}},
+            {**output, "tools": [copy.deepcopy(entry) for entry in loaded.values()]},
         ]
     return items
 
 
-def no_provider_search(turn: Turn, fake: str, api: str) -> None:
+def no_provider_search(turn: Turn, api: str) -> None:
     """Refuse a turn with provider searches on a fake whose API has none.
 
     Raises:
@@ -225,6 +225,6 @@ def no_provider_search(turn: Turn, fake: str, api: str) -> None:
     """
     if turn.searches:
         raise SearchNotAnswerable(
-            f"{fake}: {api} has no provider-side tool search; script provider_search(...) "
+            f"{api} has no provider-side tool search; script provider_search(...) "
             "turns for FakeAnthropic or FakeResponses"
         )
