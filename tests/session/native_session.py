@@ -18,7 +18,6 @@ and ``tool_removal`` blocks in system messages, Responses ``tool_search_output``
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 from collections.abc import Callable, Mapping
@@ -56,6 +55,7 @@ from contextchef.testing import (
     RawReply,
     Turn,
     httpx_for,
+    provider_search,
     raw,
     text,
     tool_calls,
@@ -815,51 +815,22 @@ class NativeSession:
 
     def _direct(self, name: str, shown: Shown, reasoning: str | None) -> Turn | RawReply:
         if self.combo.target == "responses" and name in shown.namespaces:
-            return self._responses(name, shown, thinking=reasoning is not None, search=False)
+            return self._responses(name, shown, thinking=reasoning is not None)
         return tool_calls((name, self.args[name]), reasoning=reasoning)
 
-    def _server_search(self, name: str, shown: Shown, *, call: bool, thinking: bool) -> RawReply:
-        """A reply in which the provider's search finds `name` (and the model calls it)."""
-        if self.combo.target == "responses":
-            return self._responses(name, shown, thinking=thinking, search=True, call=call)
-        n = next(self._ids)
-        content: list[dict[str, Any]] = []
-        if thinking:
-            content.append({"type": "thinking", "thinking": "", "signature": f"sig_srv_{n:04d}"})
-        regex = self.combo.effective == "anthropic-native-regex"
-        search = "tool_search_tool_regex" if regex else "tool_search_tool_bm25"
-        query = {"pattern": name} if regex else {"query": name.replace("_", " ")}
-        found = [{"type": "tool_reference", "tool_name": name}]
-        content += [
-            {"type": "server_tool_use", "id": f"srvtoolu_{n:04d}", "name": search, "input": query},
-            {
-                "type": "tool_search_tool_result",
-                "tool_use_id": f"srvtoolu_{n:04d}",
-                "content": {"type": "tool_search_tool_search_result", "tool_references": found},
-            },
-        ]
-        if call:
-            use = {"type": "tool_use", "id": f"toolu_srv_{n:04d}", "name": name}
-            content.append({**use, "input": self.args[name]})
-        else:
-            content.append({"type": "text", "text": f"Found {name}."})
-        return raw(
-            {
-                "id": f"msg_srv_{n:04d}",
-                "type": "message",
-                "role": "assistant",
-                "model": self.combo.model,
-                "content": content,
-                "stop_reason": "tool_use" if call else "end_turn",
-                "stop_sequence": None,
-                "usage": {"input_tokens": 0, "output_tokens": 0},
-            }
+    def _server_search(self, name: str, shown: Shown, *, call: bool, thinking: bool) -> Turn:
+        """A turn in which the provider's search finds `name` (and the model calls it)."""
+        reasoning = "" if thinking else None
+        then = (
+            tool_calls((name, self.args[name]), reasoning=reasoning)
+            if call
+            else text(f"Found {name}.", reasoning=reasoning)
         )
+        regex = self.combo.effective == "anthropic-native-regex"
+        return provider_search(name, query=name if regex else name.replace("_", " "), then=then)
 
-    def _responses(
-        self, name: str, shown: Shown, *, thinking: bool, search: bool, call: bool = True
-    ) -> RawReply:
-        """A Responses reply: hosted search items (execution server), a namespaced call."""
+    def _responses(self, name: str, shown: Shown, *, thinking: bool) -> RawReply:
+        """A Responses reply: a call in the namespace `shown` says the tool was loaded in."""
         n = next(self._ids)
         output: list[dict[str, Any]] = []
         if thinking:
@@ -871,42 +842,17 @@ class NativeSession:
                     "encrypted_content": f"enc_srv_{n:04d}",
                 }
             )
-        space = shown.namespaces[name]
-        if search:
-            common = {"call_id": None, "execution": "server", "status": "completed"}
-            output += [
-                {"type": "tool_search_call", "id": f"tsc_{n:04d}", "arguments": {"paths": [space]}}
-                | common,
-                {
-                    "type": "tool_search_output",
-                    "id": f"tso_{n:04d}",
-                    "tools": [copy.deepcopy(shown.entries[space])],
-                }
-                | common,
-            ]
-        if call:
-            output.append(
-                {
-                    "type": "function_call",
-                    "id": f"fc_srv_{n:04d}",
-                    "call_id": f"call_srv_{n:04d}",
-                    "name": name,
-                    "namespace": space,
-                    "arguments": json.dumps(self.args[name]),
-                    "status": "completed",
-                }
-            )
-        else:
-            part = {"type": "output_text", "text": f"Found {name}.", "annotations": []}
-            output.append(
-                {
-                    "type": "message",
-                    "id": f"msg_srv_{n:04d}",
-                    "role": "assistant",
-                    "status": "completed",
-                    "content": [part],
-                }
-            )
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_srv_{n:04d}",
+                "call_id": f"call_srv_{n:04d}",
+                "name": name,
+                "namespace": shown.namespaces[name],
+                "arguments": json.dumps(self.args[name]),
+                "status": "completed",
+            }
+        )
         return raw(response_body(output, model=self.combo.model, response_id=f"resp_srv_{n:04d}"))
 
     # -- one request -----------------------------------------------------------------------

@@ -27,7 +27,15 @@ from contextchef import (
 )
 from contextchef.providers import from_anthropic, from_responses
 from contextchef.session._request import CompiledRequest
-from contextchef.testing import FakeAnthropic, FakeResponses, httpx_for, raw, text, tool_calls
+from contextchef.testing import (
+    FakeAnthropic,
+    FakeResponses,
+    Turn,
+    httpx_for,
+    provider_search,
+    text,
+    tool_calls,
+)
 from contextchef.tools._catalogs import load_catalog
 from prefix_check import prefix_problems
 from sdk_check import PROVIDER_ENV, sdk_problems
@@ -242,40 +250,9 @@ def test_a_reference_the_new_tools_do_not_declare_is_rewritten(catalogs_dir: Pat
 ISSUE = {"owner": "acme", "repo": "app", "title": "Crash"}
 
 
-def _server_search_reply(model: str, tool: str, arguments: dict[str, Any], **thinking: str) -> Any:
-    """An Anthropic reply: a server BM25 search revealing `tool`, then a call to it."""
-    content: list[dict[str, Any]] = []
-    if thinking:
-        content.append({"type": "thinking", "thinking": "", "signature": thinking["signature"]})
-    content += [
-        {
-            "type": "server_tool_use",
-            "id": "srvtoolu_01",
-            "name": "tool_search_tool_bm25",
-            "input": {"query": "create issue"},
-        },
-        {
-            "type": "tool_search_tool_result",
-            "tool_use_id": "srvtoolu_01",
-            "content": {
-                "type": "tool_search_tool_search_result",
-                "tool_references": [{"type": "tool_reference", "tool_name": tool}],
-            },
-        },
-        {"type": "tool_use", "id": "toolu_01", "name": tool, "input": arguments},
-    ]
-    return raw(
-        {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": content,
-            "stop_reason": "tool_use",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 10},
-        }
-    )
+def _server_search_reply(tool: str, arguments: dict[str, Any]) -> Turn:
+    """An Anthropic turn: a server search revealing `tool`, then a call to it."""
+    return provider_search(tool, query="create issue", then=tool_calls((tool, arguments)))
 
 
 def test_server_search_blocks_are_replayed_and_never_answered(catalogs_dir: Path) -> None:
@@ -284,7 +261,7 @@ def test_server_search_blocks_are_replayed_and_never_answered(catalogs_dir: Path
     revealed is callable by name."""
     chef = _session(catalogs_dir)
     fake = FakeAnthropic().script(
-        _server_search_reply(SONNET, "github__create_issue", ISSUE),
+        _server_search_reply("github__create_issue", ISSUE),
         text("Filed."),
     )
     client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
@@ -302,7 +279,7 @@ def test_server_search_blocks_are_replayed_and_never_answered(catalogs_dir: Path
     assert fake.violations == ()
     last = fake.requests[-1].body
     answered = [b["tool_use_id"] for b in _blocks(last, "tool_result")]
-    assert answered == ["toolu_01"]
+    assert answered == ["toolu_0001"]
     assert len(_blocks(last, "server_tool_use")) == 1
     assert _extends(requests[0], requests[1]) and requests[1].edits == ()
 
@@ -363,7 +340,7 @@ def _tool_change_session(
     runtime tool, a mode lifted; every request through the SDK against the fake."""
     chef = _session(catalogs_dir)
     found = (
-        [_server_search_reply(OPUS, "github__create_issue", ISSUE), text("Filed.", reasoning="")]
+        [_server_search_reply("github__create_issue", ISSUE), text("Filed.", reasoning="")]
         if strategy == "anthropic-native"
         else [
             tool_calls(("tool_search", {"queries": ["create issue"]}), reasoning=""),
@@ -540,46 +517,9 @@ def test_openai_native_round_trip_replays_search_items_and_namespaces(catalogs_d
         for t in payload["tools"]
         if t["type"] == "namespace" and any(f["name"] == "github__create_issue" for f in t["tools"])
     )
+    create = ("github__create_issue", ISSUE)
     fake = FakeResponses().script(
-        raw(
-            {
-                "id": "resp_1",
-                "object": "response",
-                "created_at": 0,
-                "model": "gpt-5.4",
-                "status": "completed",
-                "output": [
-                    {
-                        "type": "tool_search_call",
-                        "id": "tsc_1",
-                        "call_id": None,
-                        "execution": "server",
-                        "arguments": {"paths": [space]},
-                        "status": "completed",
-                    },
-                    {
-                        "type": "tool_search_output",
-                        "id": "tso_1",
-                        "call_id": None,
-                        "execution": "server",
-                        "status": "completed",
-                        "tools": [t for t in payload["tools"] if t.get("name") == space],
-                    },
-                    {
-                        "type": "function_call",
-                        "id": "fc_1",
-                        "call_id": "call_1",
-                        "namespace": space,
-                        "name": "github__create_issue",
-                        "arguments": '{"owner":"acme","repo":"app","title":"Crash"}',
-                        "status": "completed",
-                    },
-                ],
-                "parallel_tool_calls": True,
-                "tool_choice": "auto",
-                "tools": [],
-            }
-        ),
+        provider_search("github__create_issue", then=tool_calls(create)),
         text("Filed."),
     )
     client = openai.OpenAI(

@@ -26,6 +26,32 @@ Hooking a fake to each SDK (``hx = httpx_for(anthropic)``: ``httpx2`` or ``httpx
     assert [r.path for r in fake.requests] == ["/v1/messages", "/v1/messages"]
     assert fake.violations == ()
 
+Provider-native tool search (the provider runs the search inside the model's turn) is
+scripted with `provider_search`, naming only the deferred tools found; the fake fills in
+the rest from the request it answers::
+
+    fake = FakeAnthropic().script(  # the request declares get_weather with defer_loading
+        provider_search("get_weather", query="weather",
+                        then=tool_calls(("get_weather", {"city": "Paris"}))),
+        text("Sunny."),
+    )
+
+`FakeAnthropic` answers with a ``server_tool_use`` named after the request's search tool
+(``tool_search_tool_bm25``: input ``{"query": ...}``; ``tool_search_tool_regex``:
+``{"pattern": ...}``), its ``tool_search_tool_result`` listing a ``tool_reference`` per
+tool found, then the text and ``tool_use`` blocks of ``then``. `FakeResponses` answers
+with a hosted ``tool_search_call`` (``execution: "server"``, ``call_id: null``,
+arguments ``{"paths": [...]}``) and a ``tool_search_output`` carrying copies of the
+request's ``namespace`` (or flat deferred function) entries declaring the found tools,
+then ``then``'s items, calls in their namespace. ``error="invalid_tool_input"`` (or another
+of `SEARCH_ERROR_CODES`) answers an Anthropic search with its
+``tool_search_tool_result_error`` instead. Ids: ``srvtoolu_0001``, ``tsc_0001``,
+``tso_0001``. A found name the request does not declare with ``defer_loading: true``, a
+request without the provider's search tool, or a `provider_search` turn sent to
+`FakeOpenAIChat` / `FakeGemini` is a scripting mistake: the fake answers HTTP 500 naming
+the tool and what it could find, records a `Violation` (rule ``provider_search``) and
+keeps the turn queued.
+
 Ids are counters per fake (``toolu_0001``, ``call_0001``, ``fc_0001``, ``msg_0001``,
 ``sig_0001``...), ``created`` is 0, usage is 0: two identical runs give identical bytes.
 Set ``max_retries=0`` on anthropic/openai clients so a refused request raises at once.
@@ -114,7 +140,17 @@ from contextchef.testing._rules import (
     RESPONSES_RULES,
     anthropic_tool_use_declared,
 )
-from contextchef.testing._script import RawReply, ScriptedCall, Turn, raw, text, tool_calls
+from contextchef.testing._script import (
+    SEARCH_ERROR_CODES,
+    ProviderSearch,
+    RawReply,
+    ScriptedCall,
+    Turn,
+    provider_search,
+    raw,
+    text,
+    tool_calls,
+)
 
 __all__ = [
     "ANTHROPIC_NATIVE_RULES",
@@ -129,6 +165,7 @@ __all__ = [
     "RECORDED_HEADERS",
     "RESPONSES_NATIVE_RULES",
     "RESPONSES_RULES",
+    "SEARCH_ERROR_CODES",
     "THINKING_BETA",
     "TOOL_CHANGES_BETA",
     "Check",
@@ -140,6 +177,7 @@ __all__ = [
     "FakeResponses",
     "HTTPRequest",
     "Ids",
+    "ProviderSearch",
     "RawReply",
     "RecordedRequest",
     "ScriptedCall",
@@ -162,6 +200,7 @@ __all__ = [
     "fake_for",
     "httpx_for",
     "parse_claude_name",
+    "provider_search",
     "provider_worded",
     "raw",
     "responses_deferred_needs_search",

@@ -36,7 +36,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from contextchef import TARGETS, UnknownTargetError, UsageError
-from contextchef.testing import _replies
+from contextchef.testing import _replies, _search
 from contextchef.testing._binding import (
     THINKING_BETA,
     anthropic_thinking_prefix,
@@ -49,6 +49,7 @@ from contextchef.testing._records import Check, RecordedRequest, Violation, is_p
 from contextchef.testing._replies import Ids
 from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
+from contextchef.testing._search import SearchNotAnswerable
 
 __all__ = [
     "RECORDED_HEADERS",
@@ -306,10 +307,15 @@ class FakeProvider(abc.ABC):
                 "model's turns with fake.script(...) before sending"
             )
             return self._refuse(index, 500, [("script_exhausted", message, False)])
-        turn = self._script.popleft()
+        turn = self._script[0]
         if isinstance(turn, RawReply):
+            self._script.popleft()
             return turn.status, dict(turn.body)
-        reply = self._reply(turn, self._model(path, body))
+        try:
+            reply = self._reply(turn, self._model(path, body), body)
+        except SearchNotAnswerable as exc:  # a scripting mistake: the turn stays queued
+            return self._refuse(index, 500, [("provider_search", str(exc), False)])
+        self._script.popleft()
         return 200, self._extend(reply, body, earlier, headers)
 
     def _check(
@@ -358,8 +364,12 @@ class FakeProvider(abc.ABC):
         return model if isinstance(model, str) else ""
 
     @abc.abstractmethod
-    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
-        """`turn` as this API's response body."""
+    def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """`turn` as this API's response body to the request `body`.
+
+        Raises:
+            SearchNotAnswerable: `turn` has a provider search `body` cannot honour.
+        """
 
     @abc.abstractmethod
     def _error(self, status: int, message: str) -> dict[str, Any]:
@@ -392,8 +402,9 @@ class FakeAnthropic(FakeProvider):
     default_rules = ANTHROPIC_RULES
     _suffix = "/v1/messages"
 
-    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
-        return _replies.anthropic_reply(turn, model, self._ids)
+    def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        searched = _search.anthropic_search_blocks(turn.searches, body, self._ids)
+        return _replies.anthropic_reply(turn, model, self._ids, searched)
 
     def _extend(
         self,
@@ -426,7 +437,8 @@ class FakeOpenAIChat(FakeProvider):
     default_rules = CHAT_RULES
     _suffix = "/chat/completions"
 
-    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
+    def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        _search.no_provider_search(turn, "Chat Completions")
         return _replies.chat_reply(turn, model, self._ids)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
@@ -440,8 +452,9 @@ class FakeResponses(FakeProvider):
     default_rules = RESPONSES_RULES
     _suffix = "/v1/responses"
 
-    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
-        return _replies.responses_reply(turn, model, self._ids)
+    def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        searched = _search.responses_search_items(turn.searches, body, self._ids)
+        return _replies.responses_reply(turn, model, self._ids, searched)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return _replies.openai_error(status, message)
@@ -519,7 +532,8 @@ class FakeGemini(FakeProvider):
         found = self._path.search(path)
         return found["model"] if found else ""
 
-    def _reply(self, turn: Turn, model: str) -> dict[str, Any]:
+    def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        _search.no_provider_search(turn, "Gemini generateContent")
         return _replies.gemini_reply(turn, model, self._ids, call_ids=self._call_ids)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef.testing._script import ScriptedCall, Turn
@@ -60,12 +60,15 @@ def _arguments(call: ScriptedCall) -> str:
 # -- Anthropic Messages ------------------------------------------------------------------
 
 
-def anthropic_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
-    """A ``message`` object for `turn`."""
+def anthropic_reply(
+    turn: Turn, model: str, ids: Ids, searched: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """A ``message`` object for `turn` (`searched`: server search blocks, after reasoning)."""
     content: list[dict[str, Any]] = []
     if turn.reasoning is not None:
         signature = ids.take("sig_")
         content.append({"type": "thinking", "thinking": turn.reasoning, "signature": signature})
+    content += searched
     if turn.text:
         content.append({"type": "text", "text": turn.text})
     for call in turn.calls:
@@ -125,8 +128,10 @@ def chat_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
     }
 
 
-def responses_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
-    """A ``response`` object for `turn`: reasoning, message and function_call items."""
+def responses_reply(
+    turn: Turn, model: str, ids: Ids, searched: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """A ``response`` object for `turn`: reasoning, `searched`, message and calls."""
     output: list[dict[str, Any]] = []
     if turn.reasoning is not None:
         summary = [{"type": "summary_text", "text": turn.reasoning}] if turn.reasoning else []
@@ -138,6 +143,7 @@ def responses_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
                 "encrypted_content": ids.take("enc_"),
             }
         )
+    output += searched
     if turn.text:
         part = {"type": "output_text", "text": turn.text, "annotations": []}
         output.append(
