@@ -761,3 +761,14 @@ def test_gemini_parts_with_unknown_or_no_fields_are_dropped_and_reported() -> No
     chef = ContextChef()
     chef.set_history([user("start"), *parsed.messages, user("go on")])
     assert sdk_problems("gemini", chef.compile("gemini", model="gemini-3-pro").payload) == []
+
+
+def test_set_history_with_a_parsed_history_says_to_pass_its_messages() -> None:
+    from contextchef import ContextChef, UsageError, from_anthropic
+
+    parsed = from_anthropic([{"role": "user", "content": "hi"}])
+    with pytest.raises(UsageError, match=r"got ParsedHistory: pass its \.messages"):
+        ContextChef().set_history(parsed)  # type: ignore[arg-type]
+    chef = ContextChef()
+    chef.set_history(parsed.messages)
+    assert [m.role for m in chef.history] == ["user"]

@@ -772,3 +772,21 @@ def test_compaction_restates_the_skills_it_summarized_away(catalogs_dir: Path) -
     sdk.close()
     assert fake.violations == () and fake.pending == 0
     assert json.dumps(fake.requests[-1].body).count(INSTRUCTIONS) == 1
+
+
+def test_a_host_load_before_the_first_compile_warns_which_strategy_it_assumed(
+    catalogs_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Fresh-user report: loaded before any compile, the text names ``defer_execute``
+    even if the session then compiles a native strategy; the host is told so."""
+    chef = _session(catalogs_dir)
+    with caplog.at_level("WARNING", logger="contextchef"):
+        text = chef.load_skill("triage").content
+    assert "defer_execute" in text
+    assert "loaded before the first compile" in caplog.text
+    caplog.clear()
+    later = _session(catalogs_dir)
+    later.compile("anthropic", model=OPUS, strategy="anthropic-inline")
+    with caplog.at_level("WARNING", logger="contextchef"):
+        assert "defer_execute" not in later.load_skill("triage").content
+    assert "before the first compile" not in caplog.text

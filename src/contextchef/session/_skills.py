@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,8 @@ from contextchef.history._messages import (
 )
 from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
+
+logger = logging.getLogger("contextchef")
 
 if TYPE_CHECKING:
     from contextchef.deferred._view import SessionView
@@ -269,6 +272,13 @@ class SkillsMixin:
         history = self._state.history
         if not again:
             _check_appendable(history)
+            if self._state.target is None and view.deferred:
+                logger.warning(
+                    "contextchef: skill %r is loaded before the first compile, so its text "
+                    "says how to reach its tools under the 'client' strategy (defer_execute); "
+                    "on a provider-native strategy, compile once before load_skill",
+                    name,
+                )
         arguments = canonical_dumps({"name": name})
         call = ToolCall(id=_call_id(history, name), name=LOAD_SKILL, arguments=arguments)
         done = self.execute(call)

@@ -196,7 +196,15 @@ def checked_history(messages: object) -> tuple[Message, ...]:
         CorruptHistoryError: An entry is malformed (its index is named).
     """
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
-        raise UsageError(f"a history is a list of Message values, got {type(messages).__name__}")
+        hint = ""
+        if type(messages).__name__ == "ParsedHistory":  # from_anthropic(...) and the like
+            hint = (
+                ": pass its .messages (and its .system, if any, to set_system_prompt), e.g. "
+                "set_history(from_anthropic(stored).messages)"
+            )
+        raise UsageError(
+            f"a history is a list of Message values, got {type(messages).__name__}{hint}"
+        )
     try:
         given = list(messages)
     except Exception as exc:  # the caller's iterable raised: nothing is replaced
