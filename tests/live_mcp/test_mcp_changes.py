@@ -232,7 +232,9 @@ def test_a_removed_tool_is_withdrawn_the_providers_way(
     message names them, and their return is an ``additional_tools`` item. ``tools``,
     ``system`` and every earlier message keep their bytes (`Conversation.compile`).
     """
-    chef = ContextChef(default_defer=True, pin=["fixture__echo"])
+    # the clock is offered (pinned): a deferred tool never offered is not withdrawn where
+    # our ranker searches (it leaves it out), only where the provider's search runs
+    chef = ContextChef(default_defer=True, pin=["fixture__echo", "mcp-time__*"])
     chef.append(user("What time is it in Tokyo?"))
     clock = "mcp-time__get_current_time"
     with McpHub(chef, [fixture_stdio(), time_server()]) as hub:

@@ -962,3 +962,48 @@ def test_a_snapshot_ledger_with_a_non_text_tool_name_is_refused(catalogs_dir: Pa
     with pytest.raises(UsageError, match="tool objects with text names"):
         other.restore(snap)
     assert other.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("strategy", "readded"),
+    [("anthropic-native-client", False), ("anthropic-inline", False), ("anthropic-native", True)],
+)
+def test_a_mode_round_trip_keeps_unseen_deferred_tools_deferred_where_we_search(
+    catalogs_dir: Path, strategy: str, readded: bool
+) -> None:
+    """Fresh-user report: ``set_mode("ro")`` then ``set_mode(None)`` on ``claude-opus-5-5``
+    under ``auto`` added every deferred tool back by ``tool_addition``, so one round trip
+    offered the whole catalog. Where our ranker searches, a deferred tool never offered is
+    not withdrawn (search and gate leave it out); where the server search runs it must be
+    (research R19: deferred tools stay hidden until a ``tool_addition``, and the server
+    search would otherwise surface them), and comes back offered."""
+    chef = ContextChef(defer=["github__*"], modes={"ro": ["filesystem__read_*"]})
+    chef.register_catalog(catalogs_dir / "github.json")
+    chef.register_catalog(catalogs_dir / "mcp-filesystem.json")
+    chef.set_history([user("go")])
+    fake = FakeAnthropic().script(*[text(f"t{i}", reasoning="r") for i in range(3)])
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    requests = []
+    for mode in (None, "ro", None):
+        chef.set_mode(mode)
+        request = chef.compile("anthropic", model=OPUS, strategy=strategy)
+        requests.append(request)
+        chef.ingest(client.beta.messages.create(**request.payload, betas=_betas(request)))
+        chef.append(user("next"))
+    client.close()
+    assert fake.violations == ()
+    assert all(r.edits == () for r in requests)
+    deferred = {t["name"] for t in requests[0].payload["tools"] if t.get("defer_loading")}
+    added = {
+        b["tool"]["name"]
+        for m in requests[2].payload["messages"][-2:]
+        if m["role"] == "system"
+        for b in m["content"]
+        if b.get("type") == "tool_addition" and "name" in b["tool"]
+    }
+    assert len(deferred) == 117  # the GitHub catalog
+    assert added & deferred == (deferred if readded else set())
+
+
+def _betas(request: CompiledRequest) -> list[str]:
+    return [b for b in request.headers.get("anthropic-beta", "").split(",") if b]

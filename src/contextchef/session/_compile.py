@@ -47,7 +47,7 @@ from contextchef.session._reveal import (
 )
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
-from contextchef.session._tool_mode import tool_mode, tool_units, units_now
+from contextchef.session._tool_mode import PROVIDER_SEARCH, tool_mode, tool_units, units_now
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
 
 __all__ = ["CompileInput", "Step", "compile_request", "pending_answered"]
@@ -479,6 +479,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
             stable=inp.view.wrapper_names,
             cache=ledger.cache,
             by_definition=adapter.profile.tool_changes_by_definition,
+            provider_search=inp.strategy.search in PROVIDER_SEARCH,
         )
         if not tool_changes.empty:
             entry = adapter.tool_change_message(

@@ -191,6 +191,7 @@ def plan_tools(
     inline: bool,
     stable: frozenset[str] = frozenset(),
     by_definition: bool = False,
+    provider_search: bool = True,
 ) -> tuple[list[Any], ToolChanges, ToolState] | None:
     """The ``tools`` to send, the changes to state, and the tool state after them.
 
@@ -209,6 +210,13 @@ def plan_tools(
             (`Profile.tool_changes_by_definition`): every addition is a definition (of
             the entry as declared, wherever it is declared), nothing is appended to
             ``tools``; withdrawals are planned as usual (the adapter states them).
+        provider_search: The provider's own search runs (Anthropic's server search,
+            OpenAI's hosted one), so a hidden deferred tool must be withdrawn or that
+            search could surface it. With our ranker searching (False), a deferred tool
+            the model was never offered is not withdrawn: our search leaves it out and
+            the gate refuses it, and when the mode goes it is simply still deferred
+            (a withdrawal cannot be undone but by adding the tool, which would offer
+            every such tool after one mode round trip).
 
     Returns:
         ``(tools, changes, state)``: `sent` plus any newly declared deferred entries at
@@ -258,7 +266,10 @@ def plan_tools(
             continue
         fresh = current.get(name)
         if fresh is None:  # hidden by the mode (or gone): withdrawn, still declared
-            if name not in state.removed:
+            unseen = _deferred(entry) and not (
+                state.offered(name, False) or name in loaded or name in state.revealed
+            )
+            if name not in state.removed and (provider_search or not unseen):
                 remove.append(name)  # deferred ones too: the provider's search must not
             continue  # find them
         if name in state.removed:
@@ -320,6 +331,7 @@ def changes_after(
     stable: frozenset[str],
     cache: dict[Any, Any],
     by_definition: bool = False,
+    provider_search: bool = True,
 ) -> tuple[ToolChanges, ToolState]:
     """The tool changes one request states, and the tool state after them.
 
@@ -355,6 +367,7 @@ def changes_after(
         inline=inline,
         stable=stable,
         by_definition=by_definition,
+        provider_search=provider_search,
     )
     if planned is None:
         return ToolChanges(), state
@@ -371,6 +384,7 @@ def plan_cached(
     inline: bool,
     stable: frozenset[str],
     by_definition: bool = False,
+    provider_search: bool = True,
 ) -> tuple[list[Any], ToolChanges, ToolState] | None:
     """`plan_tools`, remembered for the same lists (by identity) and the same inputs.
 
@@ -379,7 +393,7 @@ def plan_cached(
     """
     key = ("plan", id(sent), id(now))
     hit = cache.get(key)
-    args = (state, loaded, inline, stable, by_definition)
+    args = (state, loaded, inline, stable, by_definition, provider_search)
     if hit is not None and hit[0] is sent and hit[1] is now and hit[2] == args:
         result: tuple[list[Any], ToolChanges, ToolState] | None = hit[3]
         return result
@@ -391,6 +405,7 @@ def plan_cached(
         inline=inline,
         stable=stable,
         by_definition=by_definition,
+        provider_search=provider_search,
     )
     cache[key] = (sent, now, args, result)
     return result

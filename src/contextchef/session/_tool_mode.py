@@ -36,7 +36,10 @@ class CompileInput(Protocol):
     def view(self) -> SessionView: ...
 
 
-__all__ = ["tool_mode", "tool_units", "units_now"]
+__all__ = ["PROVIDER_SEARCH", "tool_mode", "tool_units", "units_now"]
+
+PROVIDER_SEARCH = frozenset({"bm25", "regex", "hosted"})
+"""`Strategy.search` values where the provider's own search runs (not our ranker)."""
 
 
 def tool_mode(
@@ -71,6 +74,7 @@ def tool_mode(
         inline=rules.inline_tools,
         stable=inp.view.wrapper_names,
         by_definition=by_definition,
+        provider_search=inp.strategy.search in PROVIDER_SEARCH,
     )
     if planned is None or not by_definition:
         return planned
