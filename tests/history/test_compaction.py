@@ -372,3 +372,26 @@ def test_clear_thinking_keeps_a_loop_interrupted_by_user_text() -> None:
         assistant("ok"),
     ]
     assert clear_thinking(history, keep_recent_turns=0).cleared_indexes == ()
+
+
+@pytest.mark.parametrize("where", ["summarize", "render"])
+def test_a_summarizer_that_raises_is_a_usage_error_and_changes_nothing(where: str) -> None:
+    """Fresh-user report: ``chef.compact(summarize)`` let the summarizer's own
+    ``ZeroDivisionError`` escape; it is now a `UsageError` chained to it, history kept."""
+    from contextchef import ContextChef, assistant, user
+
+    chef = ContextChef()
+    turns = [m for i in range(4) for m in (user(f"q{i}"), assistant(f"a{i}"))]
+    chef.set_history([*turns, user("last")])
+    before = chef.history
+
+    def fail(_: object) -> str:
+        return str(1 / 0)
+
+    with pytest.raises(UsageError, match=f"{where} raised ZeroDivisionError") as caught:
+        if where == "summarize":
+            chef.compact(fail, keep_recent_turns=1)
+        else:
+            compact(list(before), lambda text: "s", keep_recent_turns=1, render=fail)
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)
+    assert chef.history == before

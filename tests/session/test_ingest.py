@@ -185,3 +185,30 @@ def test_junk_is_corrupt_history_and_changes_nothing(junk: Any) -> None:
     with pytest.raises(CorruptHistoryError):
         chef.ingest(junk)
     assert json.dumps([m.to_dict() for m in chef.history]) == before
+
+
+def test_the_unrecorded_thinking_warning_counts_only_the_targets_own_reasoning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Fresh-user report: a session moved from Responses to Anthropic was told its history
+    was "set by hand"; OpenAI reasoning is never sent to Anthropic, so nothing is at risk."""
+    from contextchef.providers import from_anthropic, from_responses
+
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"}
+    reply = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "ok"}],
+    }
+    moved = from_responses([{"type": "message", "role": "user", "content": "hi"}, reasoning, reply])
+    thinking = {"type": "thinking", "thinking": "t", "signature": "sig"}
+    by_hand = from_anthropic(
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [thinking]}]
+    )
+    for history, warned in ((moved.messages, False), (by_hand.messages, True)):
+        chef = ContextChef()
+        chef.set_history([*history, user("more")])
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="contextchef"):
+            chef.compile("anthropic", model="claude-opus-5-5")
+        assert ("no record of what was sent" in caplog.text) is warned

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from contextchef._errors import (
     CorruptHistoryError,
@@ -322,6 +323,20 @@ def summary_message(summary: str) -> Message:
     return Message(role="user", parts=(TextPart(text=text),))
 
 
+def _called(what: str, function: Callable[[Any], Any], argument: Any) -> Any:
+    """`function(argument)`; an exception it raises becomes a `UsageError` naming it.
+
+    Only ordinary exceptions: an interrupt or ``SystemExit`` propagates as is.
+    """
+    try:
+        return function(argument)
+    except Exception as exc:
+        raise UsageError(
+            f"{what} raised {type(exc).__name__}: {shown(str(exc), 200)}; the history was "
+            "left unchanged"
+        ) from exc
+
+
 def compact(
     history: Sequence[Message],
     summarize: Callable[[str], str],
@@ -341,7 +356,8 @@ def compact(
         search_tool: Wire name of the tool-search meta-tool (for `Compacted.reactivate`).
 
     Raises:
-        UsageError: `keep_recent_turns` is negative, or `summarize` returned no string.
+        UsageError: `keep_recent_turns` is negative; `summarize` or `render` raised
+            (chained with ``from``) or returned no string. The history is unchanged.
         CorruptHistoryError: See `cut_points`.
     """
     history = messages_arg(history)
@@ -351,10 +367,10 @@ def compact(
     plan = plan_compaction(history, keep_recent_turns=keep_recent_turns)
     if not plan.to_summarize:
         return Compacted(messages=tuple(history), summary_text="", plan=plan)
-    rendered = render(plan.to_summarize)
+    rendered = _called("render", render, plan.to_summarize)
     if not isinstance(rendered, str):
         raise UsageError(f"render must return a str, got {type(rendered).__name__}")
-    summary = summarize(rendered)
+    summary = _called("summarize", summarize, rendered)
     if not isinstance(summary, str) or not is_unicode(summary):
         raise UsageError(
             f"summarize must return valid Unicode text, got {type(summary).__name__}"

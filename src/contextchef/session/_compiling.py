@@ -128,7 +128,7 @@ class CompileMixin:
             self._handoff_if_due()
             ledger = self._state.ledgers.get(target) or Ledger()
             if ledger.pending is None and len(ledger.marks) == 1:
-                _warn_unrecorded_thinking(adapter.model_rules(model), self._state.history)
+                _warn_unrecorded_thinking(adapter.model_rules(model), self._state.history, target)
             if ledger.undo is not None and not pending_answered(ledger, self._state.history):
                 ledger = ledger.undo  # the edit was never answered: decide it again
             result, step = compile_request(
@@ -181,15 +181,19 @@ class CompileMixin:
         return READ_MEMORIES if shown else None
 
 
-def _warn_unrecorded_thinking(rules: ModelRules, history: Sequence[Message]) -> None:
-    """Log once per fresh ledger when thinking meets the prefix check without a record."""
+def _warn_unrecorded_thinking(rules: ModelRules, history: Sequence[Message], target: str) -> None:
+    """Log once per fresh ledger when thinking meets the prefix check without a record.
+
+    Only the target's own reasoning counts: another provider's is never sent to it.
+    """
     if not rules.prefix_check:
         return
-    if any(isinstance(p, ReasoningPart) for m in history for p in m.parts):
+    if any(isinstance(p, ReasoningPart) and p.provider == target for m in history for p in m.parts):
         logger.warning(
             "contextchef: compiling a conversation that holds thinking blocks with no record "
-            "of what was sent before (a history set by hand, not a restored snapshot); if "
-            "earlier requests carried state updates, announcements or memories, model %r "
-            "will refuse the thinking: restore the session's snapshot instead",
+            "of what was sent to this target before (a history set by hand, or this session "
+            "compiled for another provider until now); if earlier requests to it carried "
+            "state updates, announcements or memories, model %r will refuse that thinking: "
+            "resume from the session's snapshot instead",
             rules.model,
         )
