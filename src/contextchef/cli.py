@@ -35,6 +35,7 @@ from contextchef._errors import ContextChefError, UsageError
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
 from contextchef.history._messages import user
 from contextchef.providers import TARGETS
+from contextchef.providers._base import SchemaReport
 from contextchef.search._rankers import RankerConfig
 from contextchef.search._retrieval import RANKERS, evaluate, load_queries
 from contextchef.session._accounting import CacheCostModel, PlanReport
@@ -211,6 +212,7 @@ def plan(
 
         chef = session()
         report = chef.plan(target, cache=cache)
+        reports = [r for r in chef.schema_reports if r.target == target]
         strategies = strategy_plan(
             session,
             target,
@@ -238,12 +240,36 @@ def plan(
         return
     if as_json:
         out = {**report.to_dict(), **strategies.to_dict()}
+        out["schema_reports"] = [dataclasses.asdict(r) for r in reports]
         typer.echo(_dumps(out, ensure_ascii=False, sort_keys=True))
         return
     _print_plan(report)
     _print_strategies(strategies, report)
+    _print_schema_reports(target, reports)
     if payload_out is not None:
         Console().print(f"payload written to {payload_out}")
+
+
+_SHOWN_REPORTS = 10
+"""Tools whose schema changes `plan` lists (all of them are in ``--json``)."""
+
+
+def _print_schema_reports(target: str, reports: list[SchemaReport]) -> None:
+    """What the target's schema dialect drops or rewrites, per tool (Gemini's subset)."""
+    if not reports:
+        return
+    table = Table(
+        title=f"Schema keywords {target} does not take — {len(reports)} tools "
+        "(the gate still validates the full schema)"
+    )
+    table.add_column("tool")
+    table.add_column("changes")
+    for r in reports[:_SHOWN_REPORTS]:
+        name = f"{r.server}__{r.tool}" if r.server else r.tool
+        table.add_row(name, "\n".join([*r.changes, *(f"$ref {x}" for x in r.refs_resolved)]))
+    Console().print(table)
+    if len(reports) > _SHOWN_REPORTS:
+        Console().print(f"... and {len(reports) - _SHOWN_REPORTS} more tools (--json lists all)")
 
 
 def _print_plan(r: PlanReport) -> None:

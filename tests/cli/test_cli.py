@@ -65,6 +65,31 @@ def test_plan_json_on_real_catalogs(catalog_paths: list[Path], target: str) -> N
     assert {"gemini-cli", "gemini-cli-legacy"} <= set(data["servers"])
 
 
+def test_plan_shows_what_gemini_drops_from_the_schemas() -> None:
+    """The schema reports made at registration are shown per target (table and JSON)."""
+    result = runner.invoke(app, ["plan", "--target", "gemini"])
+    assert result.exit_code == 0, result.output
+    flowing = " ".join(result.output.split())
+    assert "Schema keywords gemini does not take — 1 tools" in flowing
+    assert "issue-tracker__create_issue" in flowing and "uniqueItems" in flowing
+    data = json.loads(runner.invoke(app, ["plan", "--target", "gemini", "--json"]).output)
+    assert data["schema_reports"] == [
+        {
+            "tool": "create_issue",
+            "server": "issue-tracker",
+            "target": "gemini",
+            "changes": [
+                "/properties/labels/uniqueItems: dropped 'uniqueItems' (not in Gemini's "
+                "schema subset)"
+            ],
+            "refs_resolved": [],
+        }
+    ]
+    other = json.loads(runner.invoke(app, ["plan", "--target", "anthropic", "--json"]).output)
+    assert other["schema_reports"] == []
+    assert "Schema keywords" not in runner.invoke(app, ["plan"]).output
+
+
 def test_plan_figures_match_the_library() -> None:
     result = runner.invoke(app, ["plan", "--json", "--target", "openai"])
     data = json.loads(result.output)
@@ -73,7 +98,8 @@ def test_plan_figures_match_the_library() -> None:
     chef.set_history([user("hi")])
     report = chef.plan("openai").to_dict()
     assert {k: v for k, v in data.items() if k in report} == json.loads(json.dumps(report))
-    assert set(data) - set(report) == {"model", "model_known", "auto", "strategies"}
+    extra = {"model", "model_known", "auto", "strategies", "schema_reports"}
+    assert set(data) - set(report) == extra
     assert (data["model"], data["auto"]) == ("gpt-5.4", "client")
     flat = len(
         json.dumps(
