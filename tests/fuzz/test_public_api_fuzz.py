@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import copy
 import inspect
+import itertools
 import json
 import os
 import pathlib
@@ -43,6 +44,7 @@ from contextchef import (
     ContextChefError,
     Message,
     OffloadStore,
+    RedisSessionStore,
     SessionSync,
     SQLiteSessionStore,
     TextPart,
@@ -499,16 +501,36 @@ DELTAS = st.lists(
 )
 
 
-@FUZZ
-@given(
-    method=raw(st.sampled_from(sorted(STORE_CALLS))),
-    value=raw(st.one_of(HOSTILE, DELTAS)),
-)
-def test_session_store_and_sync(method: Raw, value: Raw) -> None:
+_RUNS = itertools.count()
+
+
+def _store(kind: str, request: pytest.FixtureRequest) -> Any:
+    """A fresh, empty store of `kind`: SQLite in memory, or the real Redis of
+    ``redis_server_url`` under a prefix of its own."""
+    if kind == "sqlite":
+        return SQLiteSessionStore(":memory:")
+    url = request.getfixturevalue("redis_server_url")
+    return RedisSessionStore(url, prefix=f"fuzz{os.getpid()}-{next(_RUNS)}:")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_session_store_and_sync(kind: str, request: pytest.FixtureRequest) -> None:
     """A hostile call on a store holding one session: a result or a `ContextChefError`;
     what the store holds afterwards either loads into a session that compiles, or is
-    refused with a `ContextChefError`."""
-    store = SQLiteSessionStore(":memory:")
+    refused with a `ContextChefError`. On SQLite and on a real Redis server."""
+
+    @FUZZ
+    @given(
+        method=raw(st.sampled_from(sorted(STORE_CALLS))),
+        value=raw(st.one_of(HOSTILE, DELTAS)),
+    )
+    def run(method: Raw, value: Raw) -> None:
+        _hostile_store_call(_store(kind, request), method, value)
+
+    run()
+
+
+def _hostile_store_call(store: Any, method: Raw, value: Raw) -> None:
     try:
         sync = SessionSync(store, "s1")
         sync.load_into(rich_session())
@@ -527,7 +549,11 @@ def test_session_store_and_sync(method: Raw, value: Raw) -> None:
             assert compiled(chef) == compiled(rich_session()), "a refused load changed the chef"
         keeps_compiling(chef)
     finally:
-        store.close()
+        if isinstance(store, SQLiteSessionStore):
+            store.close()
+        else:  # a Redis prefix per example: leave the server as it was
+            with contextlib.suppress(ContextChefError):
+                store.delete("s1")
 
 
 # -- corrupted snapshots -----------------------------------------------------------------
