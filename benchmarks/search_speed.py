@@ -10,12 +10,15 @@ Measured side by side in one run:
     contextchef includes tokenization and rendering the model-facing result text;
     rank_bm25 includes tokenization, scoring and picking the top 5;
   * registering one runtime tool in a ContextChef session holding all tools, until a
-    tool_search call finds it.
+    tool_search call finds it;
+  * one tool_search call through ``chef.execute`` (gate, search, rendering), without and
+    with a blocklist (blocked tools are left out of results, decided per hit).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -55,6 +58,10 @@ QUERIES_ZH = [
     "翻译文本",
     "查询股票价格",
 ]
+
+
+BLOCKED = ["github__*", "*delete*", "*_create_*"]
+"""Blocklist patterns for the gated measure (each matches tools of the pooled catalogs)."""
 
 
 def pooled_tools() -> list[Tool]:
@@ -97,6 +104,7 @@ def main() -> None:
     for _ in range(3):
         start = time.perf_counter()
         index = ToolIndex(entries)
+        index.search(["warm"], limit=1)  # the corpus is built lazily, on the first search
         builds.append(time.perf_counter() - start)
     baseline_builds = []
     for _ in range(3):
@@ -134,6 +142,17 @@ def main() -> None:
     runtime_ms = (time.perf_counter() - start) * 1000
     assert found.loaded and found.loaded[0] == "zorblax_report", found.result.content
 
+    calls = itertools.count()
+
+    def gated(q: str) -> None:  # the whole call: gate, search, rendering
+        arguments = json.dumps({"queries": [q]})
+        chef.execute(ToolCall(id=f"g{next(calls)}", name="tool_search", arguments=arguments))
+
+    open_p = percentiles(time_calls(gated, QUERIES_EN, args.repeat))
+    chef.set_blocked_tools(BLOCKED)  # blocked tools are left out of every search result
+    blocked_p = percentiles(time_calls(gated, QUERIES_EN, args.repeat))
+    chef.set_blocked_tools([])
+
     lines = [
         f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cores. Command: `python benchmarks/search_speed.py`. "
@@ -153,6 +172,14 @@ def main() -> None:
         )
     lines.append(
         f"| runtime tool registered -> found by tool_search, ms | {runtime_ms:.1f} | n/a | |"
+    )
+    lines.append(
+        f"| chef.execute(tool_search) p50 / p95, ms (en), no blocklist | "
+        f"{open_p[0]:.2f} / {open_p[1]:.2f} | n/a | |"
+    )
+    lines.append(
+        f"| the same with {len(BLOCKED)} blocklist patterns | "
+        f"{blocked_p[0]:.2f} / {blocked_p[1]:.2f} | n/a | {blocked_p[0] / open_p[0]:.1f}x |"
     )
     text = "\n".join(lines)
     print(text)
