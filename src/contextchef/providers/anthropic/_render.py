@@ -30,6 +30,7 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
+from contextchef._records import record
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -307,7 +308,8 @@ def _mark_last(messages: list[Any]) -> None:
     if "cache_control" in block:
         return
     marked = {**block, "cache_control": {"type": "ephemeral"}}
-    messages[-1] = {**last, "content": [*content[:-1], marked]}
+    # read-only like the recorded entries around it (the nested values are shared)
+    messages[-1] = record({**last, "content": [*content[:-1], marked]})
 
 
 def _fit_result(
