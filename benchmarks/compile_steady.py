@@ -19,6 +19,11 @@ For N = 1,000 and 5,000 messages and every target, it measures:
 against the baseline measured in the same run: ``json.dumps`` of the full payload the
 compile returned (what the SDK does with it anyway). Targets (issue "Append-only
 sessions"): steady <= 0.2x and cold <= 1x of that baseline.
+
+A second table measures, in the same run, what making the recorded entries read-only
+costs (`contextchef._records.record`, applied once per new wire entry): each figure with
+it ("read-only") and with it replaced by the identity ("aliased", how compiles ran before
+the guard, when an edit of a payload leaked into later requests).
 """
 
 from __future__ import annotations
@@ -34,7 +39,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+import contextchef.providers.anthropic._render as anthropic_render
+import contextchef.session._compile as compile_module
 from contextchef import ContextChef, ToolCall, ToolResult, assistant, tool_results, user
+from contextchef._records import record
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.tools._catalogs import load_catalog
 
@@ -140,6 +148,13 @@ def measure(target: str, size: int) -> dict[str, float]:
     }
 
 
+def guarded(on: bool) -> None:
+    """Record new wire entries read-only (`on`), or hand them out as built (before)."""
+    chosen = record if on else (lambda value: value)
+    compile_module.record = chosen  # type: ignore[attr-defined]
+    anthropic_render.record = chosen  # type: ignore[attr-defined]
+
+
 def main() -> None:
     print(
         f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, {os.cpu_count()} cores."
@@ -150,15 +165,33 @@ def main() -> None:
         "steady compile ms (x) | resumed compile ms (x) |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
+    compared: list[tuple[str, int, dict[str, float], dict[str, float]]] = []
     for size in (1000, 5000):
         for target in TARGETS:
+            guarded(False)
+            before = measure(target, size)
+            guarded(True)
             m = measure(target, size)
+            compared.append((target, size, before, m))
             print(
                 f"| {target} | {size} | {m['bytes'] / 1024:.0f} | {m['dumps']:.2f} | "
                 f"{m['cold']:.1f} ({m['cold'] / m['dumps']:.2f}x) | "
                 f"{m['steady']:.2f} ({m['steady'] / m['dumps']:.3f}x) | "
                 f"{m['resumed']:.2f} ({m['resumed'] / m['dumps']:.3f}x) |"
             )
+
+    print("\nRead-only records against aliased entries (before the guard), same run:\n")
+    print(
+        "| target | messages | cold ms aliased / read-only | steady ms aliased / read-only | "
+        "resumed ms aliased / read-only |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for target, size, before, m in compared:
+        print(
+            f"| {target} | {size} | {before['cold']:.1f} / {m['cold']:.1f} | "
+            f"{before['steady']:.2f} / {m['steady']:.2f} | "
+            f"{before['resumed']:.2f} / {m['resumed']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

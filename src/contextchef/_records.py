@@ -76,19 +76,26 @@ class RecordList(FrozenList):
     reverse = _refuse("reverse")
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""Types shared as they are (immutable); checked first, as most values are text."""
+
+
 def record(value: JsonValue) -> Any:
     """A read-only deep copy of a JSON value (itself when it is already a record).
 
     Objects become `RecordDict`, arrays and tuples `RecordList`, key order kept; other
-    values are immutable already (str, int, float, bool, None) and are shared.
+    values are immutable already (str, int, float, bool, None) and are shared. About
+    one to two times ``json.dumps`` of the same value (benchmarks/compile_steady.py).
     """
     kind = type(value)
-    if kind is RecordDict or kind is RecordList:
-        return value  # recorded ones are read-only all the way down
-    if kind is dict or isinstance(value, Mapping):
-        return RecordDict({k: record(v) for k, v in value.items()})
-    if kind is list or isinstance(value, (list, tuple)):
-        return RecordList([record(v) for v in value])
+    if kind is dict or (
+        kind is not RecordDict and kind not in _LEAVES and isinstance(value, Mapping)
+    ):
+        return RecordDict({k: v if type(v) in _LEAVES else record(v) for k, v in value.items()})
+    if kind is list or (
+        kind is not RecordList and kind not in _LEAVES and isinstance(value, (list, tuple))
+    ):
+        return RecordList([v if type(v) in _LEAVES else record(v) for v in value])
     return value
 
 
