@@ -28,6 +28,7 @@ from contextchef import (
     MediaPart,
     ReadOnlyPayloadError,
     TextPart,
+    Tool,
     ToolCall,
     ToolResult,
     assistant,
@@ -177,16 +178,47 @@ def test_read_only_entries_serialize_like_plain_ones(target: str) -> None:
     assert json.loads(request.to_json()) == payload
 
 
-def test_a_restored_ledger_is_a_copy_of_the_snapshot_and_snapshots_are_plain() -> None:
+def _tooled() -> ContextChef:
     chef = _session()
+    schema = {"type": "object", "properties": {"query": {"type": "object"}}}
+    chef.register_tools([Tool(name="lookup", description="Look it up.", input_schema=schema)])
+    return chef
+
+
+def test_snapshots_are_plain_copies_of_the_ledger() -> None:
+    """A snapshot's sent entries and tools, edited after the fact, reach no request.
+
+    Regression: ``snapshot()`` handed out the ledger's own tool entries, so a key added
+    to the snapshot's ``tools`` was sent by the same session from then on.
+    """
+    edited, clean = _tooled(), _tooled()
+    for chef in (edited, clean):
+        chef.compile("openai", model="m")
+    snap = edited.snapshot()
+    ledger = snap["ledgers"]["openai"]
+    for entry in [*ledger["wire"], *ledger["tools"]]:
+        assert all(type(c) in (dict, list) for c in [entry, *_containers(entry)])
+        entry["EXTRA"] = "INJECTED"
+    for chef in (edited, clean):
+        chef.append(assistant("found it"), user("thanks"))
+    later = edited.compile("openai", model="m").to_json()
+    assert "INJECTED" not in later
+    assert later == clean.compile("openai", model="m").to_json()
+
+
+def test_a_restored_ledger_is_a_copy_of_the_snapshot() -> None:
+    chef = _tooled()
     chef.compile("openai", model="m")
     snap = chef.snapshot()
-    wire = snap["ledgers"]["openai"]["wire"]
-    assert all(type(c) in (dict, list) for e in wire for c in [e, *_containers(e)])
-    other = ContextChef()
+    other = _tooled()
     other.restore(snap)
     before = other.compile("openai", model="m").to_json()
-    wire[0]["EXTRA"] = "INJECTED"  # the caller's snapshot, edited after the restore
-    other.append(user("thanks"))
-    assert "INJECTED" not in other.compile("openai", model="m").to_json()
-    assert before
+    ledger = snap["ledgers"]["openai"]
+    for entry in [*ledger["wire"], *ledger["tools"]]:  # the caller's, edited after restore
+        entry["EXTRA"] = "INJECTED"
+    other.append(assistant("found it"), user("thanks"))
+    request = other.compile("openai", model="m")
+    later = request.to_json()
+    assert "INJECTED" not in later
+    assert not request.edits  # nothing sent changed: the cache prefix holds
+    assert later.startswith(before[: before.index('"messages"')])

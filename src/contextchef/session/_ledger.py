@@ -239,7 +239,7 @@ class Ledger:
             "pending": self.pending.to_dict() if self.pending else None,
             "strip": [list(r) for r in self.strip],
             "system": self.system,
-            "tools": self.tools,
+            "tools": thaw(self.tools),  # a copy: the entries are the sent prefix's record
             "strategy": self.strategy,
             "rebased": self.rebased,
             "response_id": self.response_id,
@@ -319,7 +319,7 @@ class Ledger:
             pending=pending,
             strip=strip,
             system=system,
-            tools=tools,
+            tools=thaw(tools),  # a copy: the snapshot stays the caller's
             strategy=strategy,
             rebased=rebased,
             response_id=response_id,
