@@ -9,12 +9,12 @@ For N = 1,000 and 5,000 messages and every target, it measures:
 
 * **cold**: the first compile of the whole history (a new session, restored from a
   snapshot taken before any compile, so nothing is recorded; its tool view is built
-  first, since that is the catalog's cost, not the history's);
+  first, since that is the catalog's cost, not the history's); median of 3;
 * **steady**: after the ledger holds the conversation, append 2 messages (the model's
-  turn and a tool result) and compile;
+  turn and a tool result) and compile; median of 20;
 * **resumed**: a new session restored from a snapshot taken after that (the ledger
   comes with it), 2 messages appended, compiled: what a worker that picks the
-  conversation up pays per request;
+  conversation up pays per request; median of 3;
 
 against the baseline measured in the same run: ``json.dumps`` of the full payload the
 compile returned (what the SDK does with it anyway). Targets (issue "Append-only
@@ -23,7 +23,8 @@ sessions"): steady <= 0.2x and cold <= 1x of that baseline.
 A second table measures, in the same run, what making the recorded entries read-only
 costs (`contextchef._records.record`, applied once per new wire entry): each figure with
 it ("read-only") and with it replaced by the identity ("aliased", how compiles ran before
-the guard, when an edit of a payload leaked into later requests).
+the guard, when an edit of a payload leaked into later requests), the two measured
+alternately step by step (same sessions, same load).
 """
 
 from __future__ import annotations
@@ -120,32 +121,47 @@ def timed(chef: ContextChef, target: str, model: str) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def measure(target: str, size: int) -> dict[str, float]:
+def measure(target: str, size: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Figures with read-only records, and with aliased entries (before the guard).
+
+    The two are measured alternately, step by step, so a change in the machine's load
+    affects both alike.
+    """
     history = [*rounds(0, size // 4 - 1), user("next: the flaky test in src/last.py")]
     model = MODEL.get(target, "model-x")
+    runs: dict[bool, dict[str, list[float]]] = {
+        on: {"cold": [], "steady": [], "resumed": []} for on in (True, False)
+    }
     before = session(history).snapshot()  # nothing compiled yet
-    cold = statistics.median(timed(fresh(before), target, model) for _ in range(3))
+    for k in range(6):
+        chef = fresh(before)
+        guarded(k % 2 == 0)
+        runs[k % 2 == 0]["cold"].append(timed(chef, target, model))
+    guarded(True)
     chef = session(history)
     payload = chef.compile(target, model=model).payload
     dumps_ms = best(lambda: json.dumps(payload), 5)
-    steady: list[float] = []
-    for k in range(20):
+    for k in range(40):
         chef.append(*turn(100_000 + k))
         chef.set_dynamic_state(State(turn=k + 1, branch="main"))
-        steady.append(timed(chef, target, model))
+        guarded(k % 2 == 0)
+        runs[k % 2 == 0]["steady"].append(timed(chef, target, model))
     after = chef.snapshot()  # the ledger holds the conversation
-    resumed: list[float] = []
-    for k in range(3):
+    for k in range(6):
         other = fresh(after)
         other.append(*turn(200_000 + k))
-        resumed.append(timed(other, target, model))
-    return {
-        "dumps": dumps_ms,
-        "cold": cold,
-        "steady": statistics.median(steady),
-        "resumed": statistics.median(resumed),
-        "bytes": len(json.dumps(payload)),
-    }
+        guarded(k % 2 == 0)
+        runs[k % 2 == 0]["resumed"].append(timed(other, target, model))
+    guarded(True)
+    out = tuple(
+        {
+            "dumps": dumps_ms,
+            "bytes": len(json.dumps(payload)),
+            **{name: statistics.median(times) for name, times in runs[on].items()},
+        }
+        for on in (True, False)
+    )
+    return out[0], out[1]
 
 
 def guarded(on: bool) -> None:
@@ -168,10 +184,7 @@ def main() -> None:
     compared: list[tuple[str, int, dict[str, float], dict[str, float]]] = []
     for size in (1000, 5000):
         for target in TARGETS:
-            guarded(False)
-            before = measure(target, size)
-            guarded(True)
-            m = measure(target, size)
+            m, before = measure(target, size)
             compared.append((target, size, before, m))
             print(
                 f"| {target} | {size} | {m['bytes'] / 1024:.0f} | {m['dumps']:.2f} | "
