@@ -555,8 +555,9 @@ class AnthropicAdapter(AdapterDefaults):
     ) -> dict[str, Any]:
         """The payload around wire `messages` (not copied: they are the session's record).
 
-        With `RequestOptions.cache_last`, the last message's last block is sent as a copy
-        marked ``cache_control`` (moving a breakpoint is not an edit for the prefix check:
+        With `RequestOptions.cache_last`, the last message is sent as a read-only copy
+        (`_records.record`, like the recorded entries) whose last block is marked
+        ``cache_control`` (moving a breakpoint is not an edit for the prefix check:
         https://platform.claude.com/docs/en/build-with-claude/preserved-thinking).
         """
         cap = options.max_tokens or self.profile.default_max_tokens
