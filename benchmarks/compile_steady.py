@@ -9,20 +9,32 @@ For N = 1,000 and 5,000 messages and every target, it measures:
 
 * **cold**: the first compile of the whole history (a new session, restored from a
   snapshot taken before any compile, so nothing is recorded; its tool view is built
-  first, since that is the catalog's cost, not the history's);
+  first, since that is the catalog's cost, not the history's); median of 3;
 * **steady**: after the ledger holds the conversation, append 2 messages (the model's
-  turn and a tool result) and compile;
+  turn and a tool result) and compile; median of 20;
 * **resumed**: a new session restored from a snapshot taken after that (the ledger
   comes with it), 2 messages appended, compiled: what a worker that picks the
-  conversation up pays per request;
+  conversation up pays per request; median of 3;
 
 against the baseline measured in the same run: ``json.dumps`` of the full payload the
-compile returned (what the SDK does with it anyway). Targets (issue "Append-only
-sessions"): steady <= 0.2x and cold <= 1x of that baseline.
+compile returned, as plain dicts and lists (what the SDK does with it anyway; the
+Anthropic and OpenAI SDKs copy the params they know into new dicts before serializing),
+best of 7. Targets (issue "Append-only sessions"): steady <= 0.2x and cold <= 1x of that
+baseline.
+
+A second table measures, in the same run, what making the recorded entries read-only
+costs (`contextchef._records.record`, applied once per new wire entry): each figure with
+it ("read-only") and with it replaced by the identity ("aliased", how compiles ran before
+the guard, when an edit of a payload leaked into later requests), the two measured
+alternately step by step (same sessions, same load); and what recording every entry
+of the conversation costs (best of 7, in turns with ``json.dumps``): what a cold
+compile adds, once per conversation and target; and ``json.dumps`` of the payload as
+returned (read-only records) against the plain baseline.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
@@ -34,7 +46,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+import contextchef.providers.anthropic._render as anthropic_render
+import contextchef.session._compile as compile_module
 from contextchef import ContextChef, ToolCall, ToolResult, assistant, tool_results, user
+from contextchef._records import plain, record
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.tools._catalogs import load_catalog
 
@@ -43,6 +58,12 @@ SHARED = Path(
 )
 TARGETS = ("anthropic", "openai", "responses", "gemini")
 MODEL = {"anthropic": "claude-opus-5-5"}
+ENTRIES = {
+    "anthropic": "messages",
+    "openai": "messages",
+    "responses": "input",
+    "gemini": "contents",
+}
 
 
 class State(BaseModel):
@@ -87,13 +108,15 @@ def session(messages: list[Message]) -> ContextChef:
     return chef
 
 
-def best(fn: Any, repeat: int) -> float:
-    times = []
+def fastest(*fns: Any, repeat: int) -> list[float]:
+    """Best time of each of `fns` in ms, run in turns (a burst of load hits all alike)."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000
+        for fn, kept in zip(fns, times, strict=True):
+            t0 = time.perf_counter()
+            fn()
+            kept.append(time.perf_counter() - t0)
+    return [min(kept) * 1000 for kept in times]
 
 
 def fresh(snap: dict[str, Any]) -> ContextChef:
@@ -112,32 +135,64 @@ def timed(chef: ContextChef, target: str, model: str) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def measure(target: str, size: int) -> dict[str, float]:
+def measure(target: str, size: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Figures with read-only records, and with aliased entries (before the guard).
+
+    The two are measured alternately, step by step, so a change in the machine's load
+    affects both alike.
+    """
     history = [*rounds(0, size // 4 - 1), user("next: the flaky test in src/last.py")]
     model = MODEL.get(target, "model-x")
+    runs: dict[bool, dict[str, list[float]]] = {
+        on: {"cold": [], "steady": [], "resumed": []} for on in (True, False)
+    }
     before = session(history).snapshot()  # nothing compiled yet
-    cold = statistics.median(timed(fresh(before), target, model) for _ in range(3))
+    for k in range(6):
+        chef = fresh(before)
+        guarded(k % 2 == 0)
+        runs[k % 2 == 0]["cold"].append(timed(chef, target, model))
+    guarded(True)
     chef = session(history)
     payload = chef.compile(target, model=model).payload
-    dumps_ms = best(lambda: json.dumps(payload), 5)
-    steady: list[float] = []
-    for k in range(20):
+    mutable = plain(payload)  # plain dicts and lists, as an SDK serializes them
+    entries = mutable[ENTRIES[target]]  # as rendered, before they are recorded
+    gc.collect()  # the young objects the set-up left would otherwise trigger full GCs
+    dumps_ms, record_ms, dumps_records_ms = fastest(
+        lambda: json.dumps(mutable),
+        lambda: [record(e) for e in entries],
+        lambda: json.dumps(payload),
+        repeat=7,
+    )
+    for k in range(40):
         chef.append(*turn(100_000 + k))
         chef.set_dynamic_state(State(turn=k + 1, branch="main"))
-        steady.append(timed(chef, target, model))
+        guarded(k % 2 == 0)
+        runs[k % 2 == 0]["steady"].append(timed(chef, target, model))
     after = chef.snapshot()  # the ledger holds the conversation
-    resumed: list[float] = []
-    for k in range(3):
+    for k in range(6):
         other = fresh(after)
         other.append(*turn(200_000 + k))
-        resumed.append(timed(other, target, model))
-    return {
-        "dumps": dumps_ms,
-        "cold": cold,
-        "steady": statistics.median(steady),
-        "resumed": statistics.median(resumed),
-        "bytes": len(json.dumps(payload)),
-    }
+        guarded(k % 2 == 0)
+        runs[k % 2 == 0]["resumed"].append(timed(other, target, model))
+    guarded(True)
+    out = tuple(
+        {
+            "dumps": dumps_ms,
+            "dumps_records": dumps_records_ms,
+            "bytes": len(json.dumps(payload)),
+            "record": record_ms,
+            **{name: statistics.median(times) for name, times in runs[on].items()},
+        }
+        for on in (True, False)
+    )
+    return out[0], out[1]
+
+
+def guarded(on: bool) -> None:
+    """Record new wire entries read-only (`on`), or hand them out as built (before)."""
+    chosen = record if on else (lambda value: value)
+    compile_module.record = chosen  # type: ignore[attr-defined]
+    anthropic_render.record = chosen  # type: ignore[attr-defined]
 
 
 def main() -> None:
@@ -150,15 +205,34 @@ def main() -> None:
         "steady compile ms (x) | resumed compile ms (x) |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
+    compared: list[tuple[str, int, dict[str, float], dict[str, float]]] = []
     for size in (1000, 5000):
         for target in TARGETS:
-            m = measure(target, size)
+            m, before = measure(target, size)
+            compared.append((target, size, before, m))
             print(
                 f"| {target} | {size} | {m['bytes'] / 1024:.0f} | {m['dumps']:.2f} | "
                 f"{m['cold']:.1f} ({m['cold'] / m['dumps']:.2f}x) | "
                 f"{m['steady']:.2f} ({m['steady'] / m['dumps']:.3f}x) | "
                 f"{m['resumed']:.2f} ({m['resumed'] / m['dumps']:.3f}x) |"
             )
+
+    print("\nRead-only records against aliased entries (before the guard), same run:\n")
+    print(
+        "| target | messages | recording every entry ms (x json.dumps) | "
+        "json.dumps ms plain / read-only | "
+        "cold ms aliased / read-only | steady ms aliased / read-only | "
+        "resumed ms aliased / read-only |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for target, size, before, m in compared:
+        print(
+            f"| {target} | {size} | {m['record']:.1f} ({m['record'] / m['dumps']:.2f}x) | "
+            f"{m['dumps']:.2f} / {m['dumps_records']:.2f} | "
+            f"{before['cold']:.1f} / {m['cold']:.1f} | "
+            f"{before['steady']:.2f} / {m['steady']:.2f} | "
+            f"{before['resumed']:.2f} / {m['resumed']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ LAYERS = {
     "_errors": 0,
     "_json": 0,
     "_overlay": 0,
+    "_records": 0,
     "_tokens": 0,
     "history": 1,  # the message IR and history invariants: foundation only
     "tools": 1,

@@ -20,6 +20,7 @@ result, not by crashing the agent loop)::
     │   ├── MissingExtraError           an optional extra (e.g. ``semantic``) is not installed
     │   ├── EmbeddingModelError         an embedding model file is missing or not the pinned one
     │   ├── VolatileValueError          a per-request value in the prompt prefix
+    │   ├── ReadOnlyPayloadError        an edit of a payload entry the session recorded
     │   └── TemplateError               a description template cannot be rendered
     │       └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     └── ModelOutputError                the model or provider produced bad data
@@ -51,6 +52,7 @@ __all__ = [
     "ModelOutputError",
     "NestedNamespaceError",
     "NondeterminismError",
+    "ReadOnlyPayloadError",
     "SessionStoreError",
     "SnapshotMismatchError",
     "StaleSessionError",
@@ -400,6 +402,14 @@ class EmbeddingModelError(UsageError):
     def __init__(self, message: str, *, path: str) -> None:
         super().__init__(message)
         self.path = path
+
+
+class ReadOnlyPayloadError(UsageError, TypeError):
+    """An edit of a compiled payload's entry that is the session's record of what was sent.
+
+    Also a `TypeError` (what Python raises for an edit of an immutable object), so code
+    that already guards edits with ``except TypeError`` keeps working.
+    """
 
 
 class ModelOutputError(ContextChefError):

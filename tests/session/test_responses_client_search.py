@@ -17,7 +17,15 @@ from typing import Any
 import openai
 import pytest
 
-from contextchef import ContextChef, ToolCall, UsageError, assistant, tool_results, user
+from contextchef import (
+    ContextChef,
+    ToolCall,
+    ToolResult,
+    UsageError,
+    assistant,
+    tool_results,
+    user,
+)
 from contextchef.providers import from_responses
 from contextchef.testing import FakeResponses, httpx_for, text, tool_calls
 from contextchef.tools._catalogs import load_catalog
@@ -224,3 +232,35 @@ def test_the_client_search_needs_a_model_with_tool_search(catalogs_dir: Path) ->
     with pytest.raises(UsageError, match="openai-native-client") as info:
         chef.compile("responses", model="gpt-4o", strategy=STRATEGY)
     assert "'client'" in str(info.value)
+
+
+def test_a_result_to_a_search_call_sent_earlier_is_a_search_output() -> None:
+    """The calls a result answers are looked up in what was sent before (`before`).
+
+    Only the ids the new results answer are looked for, from the end, so a steady compile
+    does not walk the whole conversation; a result to a function call stays one.
+    """
+    from contextchef.history._messages import Message
+    from contextchef.providers.responses._search import CALL, OUTPUT, fit_search_results
+
+    hint = {"provider": "responses", "kind": CALL}
+    search = ToolCall(id="s1", name="tool_search", arguments={}, provider_data=hint)
+    function = ToolCall(id="f1", name="github__get_me", arguments={})
+    before = [
+        user("find it"),
+        Message(role="assistant", parts=(search, function)),
+        *[user(f"filler {i}") for i in range(50)],
+    ]
+    results = tool_results(
+        [
+            ToolResult(call_id="s1", name="tool_search", content="found"),
+            ToolResult(call_id="f1", name="x", content="me"),
+        ]
+    )
+    tools = [{"type": "tool_search", "execution": "client"}]
+    (out,) = fit_search_results([results], tools, before)
+    kinds = [dict(p.provider_data or {}).get("kind") for p in out.parts]
+    assert kinds == [OUTPUT, None]
+    assert out.parts[1] is results.parts[1]
+    (same,) = fit_search_results([results], tools, before[2:])  # the call is not there
+    assert same is results

@@ -26,6 +26,7 @@ from typing import Any
 
 from contextchef._errors import CorruptHistoryError, UsageError
 from contextchef._json import canonical_dumps
+from contextchef._records import record
 from contextchef.deferred._view import SessionView
 from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
@@ -494,6 +495,9 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         wire += entry
     elif entry is not None:
         wire.append(entry)
+    # recorded read-only once (a steady compile pays for the new turn only): a payload
+    # shares these entries with the ledger, and an edit of one must not reach later requests
+    wire = [record(w) for w in wire]
     recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
     all_messages = [*recorded, *wire]
     if not all_messages:

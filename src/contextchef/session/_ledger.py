@@ -34,7 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps
+from contextchef._json import canonical_dumps, thaw
+from contextchef._records import record
 from contextchef.history._messages import Message, ProviderPart, ReasoningPart, message_from_dict
 from contextchef.session._request import LedgerEdit
 from contextchef.session._reveal import ToolState
@@ -233,12 +234,12 @@ class Ledger:
         return {
             "consumed": [digest(m) for m in self.history],
             "ir": [m.to_dict() for m in self.ir],
-            "wire": list(self.wire),
+            "wire": [thaw(w) for w in self.wire],  # plain data, not the read-only record
             "marks": [m.to_dict() for m in self.marks],
             "pending": self.pending.to_dict() if self.pending else None,
             "strip": [list(r) for r in self.strip],
             "system": self.system,
-            "tools": self.tools,
+            "tools": thaw(self.tools),  # a copy: the entries are the sent prefix's record
             "strategy": self.strategy,
             "rebased": self.rebased,
             "response_id": self.response_id,
@@ -312,13 +313,13 @@ class Ledger:
         ledger = cls(
             history=history[:same] + gone,
             ir=ir,
-            wire=list(wire),
+            wire=[record(w) for w in wire],  # a copy: the snapshot stays the caller's
             jsons=jsons,
             marks=marks,
             pending=pending,
             strip=strip,
             system=system,
-            tools=tools,
+            tools=thaw(tools),  # a copy: the snapshot stays the caller's
             strategy=strategy,
             rebased=rebased,
             response_id=response_id,

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_value, is_unicode
+from contextchef._records import plain
 from contextchef.history._normalize import Change
 from contextchef.providers import CacheAuditFinding, ModelRules
 
@@ -80,11 +81,14 @@ class CompiledRequest:
     Attributes:
         target: The adapter used.
         payload: Keyword arguments for the SDK call. The dict and its lists are new;
-            the ``messages`` entries in it are the session's record of what was sent,
-            replayed as they are at every later compile (so a compile costs only the new
-            turn): treat them as read-only, and ``copy.deepcopy`` the payload before
-            editing messages. An edit of the ``tools`` entries is undone at the next
-            compile (they are checked against a private copy).
+            the message entries in it (``messages``, ``input``, ``contents``) are the
+            session's record of what was sent, replayed as they are at every later
+            compile (so a compile costs only the new turn), and are read-only at every
+            depth: an edit raises `ReadOnlyPayloadError` (also a ``TypeError``). They
+            are ``dict`` / ``list`` subclasses that serialize like plain JSON; edit the
+            copy that `mutable_payload` (or ``copy.deepcopy``) returns. An edit of the
+            ``tools`` entries is undone at the next compile (they are checked against a
+            private copy).
         segments: Canonical JSON text of the ``system``, ``tools`` and ``messages``
             segments, for cache-stability checks. ``messages`` is the recorded
             conversation (without the per-request ``cache_control`` mark and prefill):
@@ -127,6 +131,17 @@ class CompiledRequest:
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""
         return canonical_dumps(self.payload)
+
+    def mutable_payload(self) -> dict[str, Any]:
+        """A copy of `payload` whose dicts and lists are all new, plain and mutable.
+
+        Editing it changes neither this request nor any later one. Other values (text,
+        numbers, objects passed in ``extra``) are immutable or the caller's, and are
+        shared. Costs one pass over the payload's dicts and lists (a few times
+        ``json.dumps`` of it: pay it only when a payload must be edited).
+        """
+        copied: dict[str, Any] = plain(self.payload)
+        return copied
 
 
 def prefix_fingerprint(system_segment: str, tools: object) -> str:

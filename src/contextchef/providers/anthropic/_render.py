@@ -30,6 +30,7 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
+from contextchef._records import record
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -307,7 +308,8 @@ def _mark_last(messages: list[Any]) -> None:
     if "cache_control" in block:
         return
     marked = {**block, "cache_control": {"type": "ephemeral"}}
-    messages[-1] = {**last, "content": [*content[:-1], marked]}
+    # read-only like the recorded entries around it (the nested values are shared)
+    messages[-1] = record({**last, "content": [*content[:-1], marked]})
 
 
 def _fit_result(
@@ -553,8 +555,9 @@ class AnthropicAdapter(AdapterDefaults):
     ) -> dict[str, Any]:
         """The payload around wire `messages` (not copied: they are the session's record).
 
-        With `RequestOptions.cache_last`, the last message's last block is sent as a copy
-        marked ``cache_control`` (moving a breakpoint is not an edit for the prefix check:
+        With `RequestOptions.cache_last`, the last message is sent as a read-only copy
+        (`_records.record`, like the recorded entries) whose last block is marked
+        ``cache_control`` (moving a breakpoint is not an edit for the prefix check:
         https://platform.claude.com/docs/en/build-with-claude/preserved-thinking).
         """
         cap = options.max_tokens or self.profile.default_max_tokens

@@ -121,13 +121,23 @@ def definitions(names: Sequence[str], tools: Sequence[Mapping[str, Any]]) -> lis
     return out
 
 
-def _search_calls(messages: Sequence[Message]) -> set[str]:
-    return {
-        part.id
-        for message in messages
-        for part in message.parts
-        if isinstance(part, ToolCall) and hints(part.provider_data, FORMAT).get("kind") == CALL
-    }
+def _search_calls(messages: Sequence[Message], ids: set[str]) -> set[str]:
+    """Which of the call `ids` are search calls in `messages`.
+
+    Scans from the end and stops once every id is found: results answer recent calls, so
+    a steady compile does not walk the whole conversation (call ids are unique in a
+    normalized history).
+    """
+    left, found = set(ids), set()
+    for message in reversed(messages):
+        if not left:
+            break
+        for part in message.parts:
+            if isinstance(part, ToolCall) and part.id in left:
+                left.discard(part.id)
+                if hints(part.provider_data, FORMAT).get("kind") == CALL:
+                    found.add(part.id)
+    return found
 
 
 def _client_search(tools: Sequence[Mapping[str, Any]]) -> bool:
@@ -160,7 +170,9 @@ def fit_search_results(
         for p in m.parts
     ):
         return tuple(messages)
-    calls = _search_calls(before)
+    answered = {p.call_id for m in messages for p in m.parts if isinstance(p, ToolResult)}
+    answered -= {p.id for m in messages for p in m.parts if isinstance(p, ToolCall)}
+    calls = _search_calls(before, answered)  # the calls in `messages` are seen below
     out: list[Message] = []
     for message in messages:
         parts: list[Part] = []

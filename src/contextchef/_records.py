@@ -1,0 +1,111 @@
+"""Read-only JSON records: what a session sent, shared with every payload that replays it.
+
+A session keeps, per target, the wire entries it sent and replays them by reference in
+every later payload (a steady compile then costs only the new turn). Those entries are
+made read-only once, when first recorded (`record`): an edit of a returned payload's
+message, at any depth, raises `ReadOnlyPayloadError` instead of reaching every later
+request. They are `dict` / `list` subclasses, so ``json.dumps``, ``isinstance`` checks and
+the providers' SDKs see plain JSON data; ``copy.deepcopy`` and pickling give plain,
+mutable dicts and lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn
+
+from contextchef._errors import ReadOnlyPayloadError, shown, shown_keys
+from contextchef._json import FrozenDict, FrozenList, JsonValue
+
+__all__ = ["RecordDict", "RecordList", "plain", "record"]
+
+_HOW = (
+    "payload message entries are read-only: they are the session's record of what was "
+    "sent, replayed unchanged in every later request, so an edit would reach all of them. "
+    "Edit a copy: request.mutable_payload() (or copy.deepcopy(request.payload)) gives "
+    "plain, mutable dicts and lists"
+)
+
+
+def _refuse(op: str) -> Callable[..., NoReturn]:
+    def refuse(self: object, *args: object, **kwargs: object) -> NoReturn:
+        what = (
+            f"an object with keys {shown_keys(self)}"
+            if isinstance(self, Mapping)
+            else f"a list of {len(self)} items"  # type: ignore[arg-type]
+        )
+        key = f" {shown(args[0], 60)}" if args and op in _KEYED else ""
+        raise ReadOnlyPayloadError(f"cannot {op}{key} on {what}: {_HOW}")
+
+    refuse.__name__ = op
+    return refuse
+
+
+_KEYED = frozenset({"__setitem__", "__delitem__", "pop", "setdefault"})
+
+
+class RecordDict(FrozenDict):
+    """A recorded JSON object: equal to, and serialized like, a plain dict; read-only."""
+
+    __slots__ = ()
+    __setitem__ = _refuse("__setitem__")
+    __delitem__ = _refuse("__delitem__")
+    __ior__ = _refuse("__ior__")
+    clear = _refuse("clear")
+    pop = _refuse("pop")
+    popitem = _refuse("popitem")
+    setdefault = _refuse("setdefault")
+    update = _refuse("update")
+
+
+class RecordList(FrozenList):
+    """A recorded JSON array: equal to, and serialized like, a plain list; read-only."""
+
+    __slots__ = ()
+    __setitem__ = _refuse("__setitem__")
+    __delitem__ = _refuse("__delitem__")
+    __iadd__ = _refuse("__iadd__")
+    __imul__ = _refuse("__imul__")
+    append = _refuse("append")
+    extend = _refuse("extend")
+    insert = _refuse("insert")
+    pop = _refuse("pop")
+    remove = _refuse("remove")
+    clear = _refuse("clear")
+    sort = _refuse("sort")
+    reverse = _refuse("reverse")
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""Types shared as they are (immutable); checked first, as most values are text."""
+
+
+def record(value: JsonValue) -> Any:
+    """A read-only deep copy of a JSON value (itself when it is already a record).
+
+    Objects become `RecordDict`, arrays and tuples `RecordList`, key order kept; other
+    values are immutable already (str, int, float, bool, None) and are shared. About
+    one to two times ``json.dumps`` of the same value (benchmarks/compile_steady.py).
+    """
+    kind = type(value)
+    if kind is dict or (
+        kind is not RecordDict and kind not in _LEAVES and isinstance(value, Mapping)
+    ):
+        return RecordDict({k: v if type(v) in _LEAVES else record(v) for k, v in value.items()})
+    if kind is list or (
+        kind is not RecordList and kind not in _LEAVES and isinstance(value, (list, tuple))
+    ):
+        return RecordList([v if type(v) in _LEAVES else record(v) for v in value])
+    return value
+
+
+def plain(value: Any) -> Any:
+    """A copy of `value` whose dicts and lists (records included) are new, plain ones.
+
+    Anything else (text, numbers, tuples, other objects) is shared, not copied.
+    """
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
