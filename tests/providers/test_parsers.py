@@ -772,3 +772,31 @@ def test_set_history_with_a_parsed_history_says_to_pass_its_messages() -> None:
     chef = ContextChef()
     chef.set_history(parsed.messages)
     assert [m.role for m in chef.history] == ["user"]
+
+
+@pytest.mark.parametrize(
+    ("parse", "stored"),
+    [
+        (
+            "gemini",
+            [{"role": "model", "parts": [{"text": "x"}]}, {"role": "user", "content": None}],
+        ),
+        ("anthropic", [{"role": "assistant", "content": "x"}, {"role": "user", "content": []}]),
+    ],
+)
+def test_an_entry_with_nothing_in_it_is_left_out_with_a_note(
+    parse: str, stored: list[dict[str, Any]]
+) -> None:
+    """Found by the model-output fuzz: ``from_gemini`` turned a user entry without parts
+    into an empty user message, so the history ended in a turn with nothing to send and
+    no compile could follow. Such an entry is now left out, and said."""
+    from contextchef import ContextChef, from_anthropic, from_gemini, user
+
+    parser = {"gemini": from_gemini, "anthropic": from_anthropic}[parse]
+    parsed = parser(stored)
+    assert [m.role for m in parsed.messages] == ["assistant"]
+    assert any("an empty user message, left out" in n for n in parsed.notes)
+    chef = ContextChef()
+    chef.set_history([user("start"), *parsed.messages, user("go on")])
+    for target in ("anthropic", "openai", "responses", "gemini"):
+        chef.compile(target)

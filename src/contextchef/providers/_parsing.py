@@ -170,8 +170,18 @@ class HistoryBuilder:
         return ProviderPart(provider=self.fmt, data=data)
 
     def result(self, system: str) -> ParsedHistory:
-        messages = tuple(Message(role=d.role, parts=tuple(d.parts)) for d in self.drafts)
-        return ParsedHistory(system=system, messages=messages, notes=tuple(self.notes))
+        """The parsed history; an entry that gave no part is left out, with a note.
+
+        An empty message would reach the history as a turn with nothing to send: every
+        provider refuses an empty message, and a history ending in one cannot compile.
+        """
+        messages = []
+        for d in self.drafts:
+            if d.parts:
+                messages.append(Message(role=d.role, parts=tuple(d.parts)))
+            else:
+                self.notes.append(f"message {d.origin}: an empty {d.role} message, left out")
+        return ParsedHistory(system=system, messages=tuple(messages), notes=tuple(self.notes))
 
 
 def arguments_text(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
