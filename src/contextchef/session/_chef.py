@@ -14,7 +14,6 @@ passes the one gate of `contextchef.dispatch`.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +23,7 @@ from contextchef._json import is_unicode
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.dispatch._types import AfterHook, BeforeHook
-from contextchef.exposure._policy import Mode, as_patterns, named_modes, unmatched_message
+from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.history._messages import Message, check_message
 from contextchef.history._offload import OffloadStore
 from contextchef.providers import ResponseNotice, get_adapter
@@ -138,6 +137,7 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             )
         self._unmatched = unmatched_patterns
         self._warned: set[str] = set()
+        self._checked: tuple[object, ...] = ()  # the last (view, defer, pin) checked
         if anchor is not None and (not isinstance(anchor, str) or not is_unicode(anchor)):
             raise UsageError(f"anchor must be Unicode text or None, got {type(anchor).__name__}")
         self._modes = named_modes(modes)
@@ -183,19 +183,6 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             self.set_mode(mode)
 
     # -- tools (see SessionTools) --------------------------------------------------------
-
-    def _check_patterns(self) -> None:
-        """Apply `unmatched_patterns` to the ``defer`` and ``pin`` patterns (at compile)."""
-        known = self._tools.known_names() if self._state.defer or self._state.pin else set()
-        for field, patterns in (("defer", self._state.defer), ("pin", self._state.pin)):
-            problem = unmatched_message(field, patterns, known)
-            if not problem:
-                continue
-            if self._unmatched == "raise":
-                raise UsageError(f"{problem}; pass unmatched_patterns='warn' to only warn")
-            if problem not in self._warned:
-                self._warned.add(problem)
-                warnings.warn(problem, UserWarning, stacklevel=3)
 
     def register_tools(
         self,

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from contextchef._errors import UsageError
+from contextchef.exposure._policy import unmatched_message
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
 from contextchef.session._compile import (
@@ -29,6 +32,7 @@ from contextchef.session._volatile import CompileEvent, VolatileState
 
 if TYPE_CHECKING:
     from contextchef.deferred._view import SessionView
+    from contextchef.session._toolset import SessionTools
 
 __all__ = ["CompileMixin"]
 
@@ -41,6 +45,10 @@ class CompileMixin:
     _state: SessionState
     _volatile: VolatileState
     _memory: MemoryStore | None
+    _tools: SessionTools
+    _unmatched: str
+    _warned: set[str]
+    _checked: tuple[object, ...]
 
     if TYPE_CHECKING:  # provided by the other mixins of ContextChef
 
@@ -49,7 +57,22 @@ class CompileMixin:
 
         def _handoff_if_due(self) -> None: ...
 
-        def _check_patterns(self) -> None: ...
+    def _check_patterns(self) -> None:
+        """Apply `unmatched_patterns` to ``defer`` and ``pin`` (at compile; once per view)."""
+        key = (self.view, self._state.defer, self._state.pin)
+        if self._checked and self._checked[0] is key[0] and self._checked[1:] == key[1:]:
+            return  # the same tools and patterns: the same answer (warned once already)
+        known = self._tools.known_names() if self._state.defer or self._state.pin else set()
+        for field, patterns in (("defer", self._state.defer), ("pin", self._state.pin)):
+            problem = unmatched_message(field, patterns, known)
+            if not problem:
+                continue
+            if self._unmatched == "raise":
+                raise UsageError(f"{problem}; pass unmatched_patterns='warn' to only warn")
+            if problem not in self._warned:
+                self._warned.add(problem)
+                warnings.warn(problem, UserWarning, stacklevel=3)
+        self._checked = key
 
     def compile(
         self,
