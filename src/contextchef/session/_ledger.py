@@ -146,8 +146,8 @@ class Ledger:
     """Wire indices of the mid-conversation system entries sent."""
     undo: Ledger | None = field(default=None, repr=False, compare=False)
     """The ledger before the last compile's edit, while that compile is unanswered (a
-    retry decides the edit again, and taking the change back undoes it). Not in
-    snapshots."""
+    retry decides the edit again, and taking the change back undoes it). In snapshots
+    (``undo``, one level deep), so a restored session decides it again too."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
 
@@ -229,8 +229,12 @@ class Ledger:
     # -- snapshots -----------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON; the consumed history is recorded by digest (the session holds it)."""
-        return {
+        """Plain JSON; the consumed history is recorded by digest (the session holds it).
+
+        An `undo` ledger (an edit nobody answered yet) is recorded under ``undo``;
+        without one the field is left out.
+        """
+        out = {
             "consumed": [digest(m) for m in self.history],
             "ir": [m.to_dict() for m in self.ir],
             "wire": list(self.wire),
@@ -245,10 +249,16 @@ class Ledger:
             "answered": self.answered,
             "system_entries": list(self.system_entries),
         }
+        if self.undo is not None:
+            out["undo"] = self.undo.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: object, history: tuple[Message, ...]) -> Ledger:
         """From `to_dict` output, every field checked against itself and `history`.
+
+        A ledger without ``undo`` (snapshots taken before it was recorded, or with no
+        edit pending) restores with none.
 
         Raises:
             UsageError: A malformed or inconsistent ledger (nothing is restored).
@@ -328,6 +338,13 @@ class Ledger:
         for i, message in enumerate(ir):
             for call in message.tool_calls:
                 ledger.calls.setdefault(call.id, i)
+        undo = data.get("undo")
+        if undo is not None:
+            if not isinstance(undo, Mapping) or "undo" in undo:
+                raise UsageError(
+                    "snapshot ledger 'undo' must be a ledger object without an 'undo' of its own"
+                )
+            ledger.undo = cls.from_dict(undo, history)
         return ledger
 
 
