@@ -397,22 +397,24 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     prefix = _prefix(inp)
     fresh = prefix.pristine
     base, edited_at = choose_base(ledger, history)
+    bound = ledger.bound(pending_answered(ledger, history))  # else no prefix is kept
     top = ledger.pending or ledger.marks[-1]
     # thinking sent to a model without the prefix check across a system/tools change is
     # bound to the older prefix; inline definitions need a platform that takes them
-    resend = (ledger.rebased and rules.prefix_check) or (
-        bool(top.tools.defined) and not rules.inline_tools
+    resend = bound and (
+        (ledger.rebased and rules.prefix_check)
+        or (bool(top.tools.defined) and not rules.inline_tools)
     )
     if resend:
         base = ledger.marks[0]
-    planned = tool_mode(inp, rules, fresh, base.tools)
+    planned = tool_mode(inp, rules, fresh, base.tools, bound=bound)
     if planned is not None:
         prefix = _prefix(inp, planned[0])
     tools = prefix.pristine
     edits: list[LedgerEdit] = []
     kind: EditKind = "history"
     rebased = ledger.rebased and not resend
-    changed = _prefix_change(ledger, inp.state.system, tools)
+    changed = _prefix_change(ledger, inp.state.system, tools) if bound else None
     changed_all = resend or (
         changed is not None
         and not rules.prefix_check

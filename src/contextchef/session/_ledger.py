@@ -165,6 +165,17 @@ class Ledger:
             undo=None,
         )
 
+    def bound(self, answered: bool) -> bool:
+        """Whether the model answered a request of this ledger (`answered`: its pending one).
+
+        Until then nothing is bound to what was sent: the ``system`` and ``tools`` the
+        last compile recorded are only what it would have sent, so the next compile
+        neither keeps them nor reports changing them as an edit. A committed mark past
+        the empty one, or thinking no longer sent (`strip`: an edit of something
+        answered), says a request was answered.
+        """
+        return answered or len(self.marks) > 1 or bool(self.strip)
+
     def entries_json(self, entries: Sequence[Mapping[str, Any]]) -> str:
         """Canonical JSON of `entries` as one list, each recorded entry serialized once.
 
