@@ -228,3 +228,35 @@ def test_a_malformed_undo_is_refused_and_changes_nothing(undo: Any) -> None:
     with pytest.raises(UsageError, match="'undo'"):
         target.restore(snap)
     assert [m.text for m in target.history] == ["mine"]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_history_edit_taken_back_after_restore_is_no_edit(compiled: bool) -> None:
+    """A consumed message edited, snapshotted, restored and put back matches again.
+
+    The snapshot records consumed messages by digest; one the restored history lacks
+    stands in by its digest, so the same message put back is no edit (and the thinking
+    it was answered with is still sent), with or without a compile of the edit between.
+    """
+    chef = build()
+    chef.set_history([user("hi")])
+    for turn in range(2):
+        chef.compile("anthropic", model="claude-opus-5-5")
+        thinking = {"type": "thinking", "thinking": "", "signature": f"sig_{turn}"}
+        reply = {"type": "message", "role": "assistant", "content": [thinking, _text("ok")]}
+        chef.ingest(reply)
+        chef.append(user(f"next {turn}"))
+    sent = chef.compile("anthropic", model="claude-opus-5-5")
+    original = chef.history
+    chef.set_history([*original[:1], assistant("edited"), *original[2:]])
+    if compiled:
+        assert chef.compile("anthropic", model="claude-opus-5-5").edits  # never answered
+    fresh = build()
+    fresh.restore(json.loads(json.dumps(chef.snapshot())))
+    for host in (chef, fresh):
+        host.set_history(original)
+    again = fresh.compile("anthropic", model="claude-opus-5-5")
+    assert again.edits == ()
+    assert again.to_json() == chef.compile("anthropic", model="claude-opus-5-5").to_json()
+    assert again.to_json() == sent.to_json()
+    assert again.to_json().count('"type":"thinking"') == 2

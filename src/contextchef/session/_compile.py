@@ -31,7 +31,7 @@ from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, ModelRules, RequestOptions
-from contextchef.session._ledger import Ledger, Mark, strip_reasoning
+from contextchef.session._ledger import Ledger, Mark, same_message, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import (
     CompiledRequest,
@@ -115,8 +115,9 @@ class Step:
 
 
 def _first_difference(a: Sequence[Message], b: Sequence[Message]) -> int:
+    """The first index where history `a` leaves the consumed `b` (`same_message`)."""
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x is not y and x != y:
+        if not same_message(x, y):
             return i
     return min(len(a), len(b))
 
@@ -133,9 +134,11 @@ def choose_base(ledger: Ledger, history: tuple[Message, ...]) -> tuple[Mark, int
     """
     consumed, pending = ledger.history, ledger.pending
     answered = pending_answered(ledger, history)
-    if len(history) >= len(consumed) and history[: len(consumed)] == consumed:
+    n = len(consumed)
+    whole = len(history) >= n and history[:n] == consumed  # the common case, fast
+    first = n if whole else _first_difference(history, consumed)
+    if first >= n:
         return (pending if pending is not None and answered else ledger.marks[-1]), None
-    first = _first_difference(history, consumed)
     bound = pending.history if pending is not None and answered else ledger.marks[-1].history
     if first >= bound:
         return ledger.marks[-1], None  # only the unanswered tail changed: not an edit

@@ -40,7 +40,7 @@ from contextchef.session._request import LedgerEdit
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
 
-__all__ = ["Ledger", "LedgerEdit", "Mark", "strip_reasoning"]
+__all__ = ["Ledger", "LedgerEdit", "Mark", "same_message", "strip_reasoning"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,7 +246,7 @@ class Ledger:
         without one the field is left out.
         """
         out = {
-            "consumed": [digest(m) for m in self.history],
+            "consumed": [recorded_digest(m) for m in self.history],
             "ir": [m.to_dict() for m in self.ir],
             "wire": list(self.wire),
             "marks": [m.to_dict() for m in self.marks],
@@ -328,8 +328,9 @@ class Ledger:
             same < len(consumed) and same < len(history) and digest(history[same]) == consumed[same]
         ):
             same += 1
-        # messages edited since they were sent stand in as placeholders that match nothing
-        gone = tuple(_EDITED for _ in range(len(consumed) - same))
+        # messages edited since they were sent stand in as placeholders holding their
+        # digest: the same message put back matches again (`same_message`)
+        gone = tuple(_edited(d) for d in consumed[same:])
         ledger = cls(
             history=history[:same] + gone,
             ir=ir,
@@ -359,14 +360,41 @@ class Ledger:
         return ledger
 
 
-_EDITED = Message(role="user", parts=(ProviderPart(provider="contextchef:edited", data={}),))
-"""Stands for a consumed message the restored history no longer holds (matches none)."""
+_EDITED = "contextchef:edited"
+"""Provider of the placeholder part for a consumed message the restored history lacks."""
+
+
+def _edited(recorded: str) -> Message:
+    """Stands for a consumed message the restored history no longer holds (its digest)."""
+    return Message(role="user", parts=(ProviderPart(provider=_EDITED, data={"digest": recorded}),))
+
+
+def _placeholder_digest(message: Message) -> str | None:
+    parts = message.parts
+    if len(parts) == 1 and isinstance(parts[0], ProviderPart) and parts[0].provider == _EDITED:
+        value = parts[0].data.get("digest")
+        return value if isinstance(value, str) else None
+    return None
 
 
 def digest(message: Message) -> str:
     """A short digest of a message's JSON form (how snapshots record what was consumed)."""
     text = canonical_dumps(message.to_dict())
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def recorded_digest(message: Message) -> str:
+    """`digest` of a consumed message; a restored placeholder's is the one it stands for."""
+    held = _placeholder_digest(message)
+    return digest(message) if held is None else held
+
+
+def same_message(message: Message, consumed: Message) -> bool:
+    """Whether `message` is the `consumed` one (a restored placeholder: by its digest)."""
+    if message is consumed or message == consumed:
+        return True
+    held = _placeholder_digest(consumed)
+    return held is not None and digest(message) == held
 
 
 def _list(value: object, name: str) -> list[Any]:
