@@ -839,6 +839,27 @@ def test_an_unanswered_first_request_binds_no_tools(catalogs_dir: Path, strategy
     assert '"tool_addition"' in third.to_json()
 
 
+def test_an_answered_prefill_request_binds_its_tools(catalogs_dir: Path) -> None:
+    """An answer ingested binds the tools even when its request ended with a prefill
+    (whose entries the ledger renders again): the mode change after it is stated."""
+    chef = _session(catalogs_dir)
+    first = chef.compile(
+        "anthropic", model="claude-opus-4-8", strategy="anthropic-native", prefill="Plan:"
+    )
+    chef.ingest({"type": "message", "role": "assistant", "content": [_text_block(" read")]})
+    chef.append(user("Read only now."))
+    chef.set_mode("read_only")
+    second = chef.compile("anthropic", model="claude-opus-4-8", strategy="anthropic-native")
+    assert second.payload["tools"] == first.payload["tools"] and second.edits == ()
+    assert '"tool_removal"' in second.to_json()
+    _, violations = _send("anthropic", second)
+    assert violations == ()
+
+
+def _text_block(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
 def test_an_unanswered_first_request_binds_no_system_prompt(catalogs_dir: Path) -> None:
     """A system prompt changed before the first answer is no edit (nothing was bound)."""
     chef = _session(catalogs_dir)
