@@ -534,20 +534,15 @@ class Sender:
 
 # -- one session ----------------------------------------------------------------------------
 
-KNOWN_BUGS = {
-    "snapshot-unanswered-edit": (
-        "a snapshot forgets an edit a compile computed but nobody answered: the restored "
-        "retry reports no edit (test_a_snapshot_keeps_an_unanswered_edit)"
-    ),
-}
+KNOWN_BUGS: dict[str, str] = {}
 """Library bugs the fuzz steps around, by id (each reproduced by the strict-xfail test
 named). Stepping around: ``readded-not-loaded`` drops ``+require`` from the variant on
 tool-change models; ``responses-compaction-cut`` skips mode switches after a compaction
-in Responses-native sessions; ``snapshot-unanswered-edit`` skips a snapshot after a
-compile nobody answered. Remove an entry once its reproducer passes. (Fixed since:
+in Responses-native sessions. Remove an entry once its reproducer passes. (Fixed since:
 mode-hidden deferred tools findable by the server search; Responses namespaces dropped or
-kept wrongly on replay; hosted search not counting as loading. Their reproducers stay as
-regression tests.)"""
+kept wrongly on replay; hosted search not counting as loading; a snapshot forgetting an
+edit a compile computed but nobody answered. Their reproducers stay as regression
+tests.)"""
 
 HOST_STEPS = (
     "ask",
@@ -647,7 +642,7 @@ class NativeSession:
         self.blocked: set[str] = set()
         self.runtime: list[str] = []
         self.announced: list[str] = []
-        self.after_compact = self.compacted = self.unanswered = False
+        self.after_compact = self.compacted = False
         self.log: list[str] = [f"variant {variant}"]
         self.reply_reveals: set[str] = set()
         self._ids = itertools.count(1)
@@ -698,7 +693,6 @@ class NativeSession:
         elif step.kind == "recompile":
             self._user_last()
             self.compile()  # compiled, never sent (a retry would send the next one)
-            self.unanswered = True
         elif step.kind == "snapshot":
             self.restore()
         elif step.kind == "compact":
@@ -717,11 +711,12 @@ class NativeSession:
     def _known_bug(self, step: Step) -> str | None:
         """The known bug (`KNOWN_BUGS`) this host step would run into, if stepped around."""
         known = None
-        if step.kind.startswith("mode") and self.compacted:
-            if self.combo.effective == "openai-native":
-                known = "responses-compaction-cut"
-        elif step.kind == "snapshot" and self.unanswered:
-            known = "snapshot-unanswered-edit"
+        if (
+            step.kind.startswith("mode")
+            and self.compacted
+            and self.combo.effective == "openai-native"
+        ):
+            known = "responses-compaction-cut"
         return known if known in self.avoid else None
 
     # -- the model -------------------------------------------------------------------------
@@ -892,7 +887,7 @@ class NativeSession:
         if fake.violations:
             raise Findings(self._where(index, f"fake violations: {fake.violations}"))
         self.requests.append(request)
-        self.after_compact = self.unanswered = False
+        self.after_compact = False
         results: list[ToolResult] = []
         for call in chef.ingest(response):
             self._record(index, call, shown)

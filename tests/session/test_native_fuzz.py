@@ -445,11 +445,6 @@ def test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace(
     assert fake.violations == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a snapshot does not keep an edit a compile computed but nobody answered: the "
-    "restored session's retry reports no edit though the tools and messages differ",
-)
 def test_a_snapshot_keeps_an_unanswered_edit() -> None:
     """A retry after `restore` reports the edit the failed request carried.
 
@@ -457,10 +452,9 @@ def test_a_snapshot_keeps_an_unanswered_edit() -> None:
     mode (a ``tools`` edit: every thinking block is stripped) and compiles, the request
     fails; the host snapshots and resumes in a new chef. Without the snapshot the retry
     reports the edit again (`test_an_unanswered_edit_is_decided_again_at_the_retry`);
-    after it, the retry has ``edits == ()`` although its ``tools`` and messages differ from
-    the last request sent, so the host is told the conversation was only appended to
-    (cache accounting, the audit, and anyone checking append-only are misled). Expected:
-    the same edits as the retry without the snapshot.
+    so must the restored one (it once had ``edits == ()`` although its ``tools`` and
+    messages differ from the last request sent). Taking the mode back after the restore
+    undoes the edit, as without the snapshot: the thinking is sent again.
     """
 
     def read_file(path: str) -> str:
@@ -508,6 +502,15 @@ def test_a_snapshot_keeps_an_unanswered_edit() -> None:
     assert retry.prefix_fingerprint != sent.prefix_fingerprint  # ...with other tools
     assert '"thinking"' not in retry.to_json()  # and the answered thinking stripped
     assert [e.kind for e in retry.edits] == ["tools"]
+    back = new_chef()
+    back.restore(json.loads(json.dumps(chef.snapshot())))
+    for host in (chef, back):
+        host.set_mode(None)  # taken back before anything was sent
+    undone = back.compile("anthropic", model=OPUS)
+    assert undone.edits == ()
+    assert undone.to_json() == chef.compile("anthropic", model=OPUS).to_json()
+    assert undone.to_json().count('"type":"thinking"') == 1
+    assert undone.segments["messages"].startswith(sent.segments["messages"][:-1])
 
 
 # -- found with --hypothesis-seed=317662029246329678418387253001101145618 --------------------

@@ -743,6 +743,73 @@ def test_a_host_reveal_before_the_first_request_is_stated_in_it(catalogs_dir: Pa
     assert violations == ()
 
 
+@pytest.mark.parametrize(
+    "strategy", ["anthropic-native-client", "anthropic-inline", "anthropic-native"]
+)
+def test_an_unanswered_first_request_binds_no_tools(catalogs_dir: Path, strategy: str) -> None:
+    """A mode set before the first answer shapes ``tools`` itself, with no ``tool_removal``.
+
+    The host compiles, switches mode before sending anything, compiles again: nothing
+    was answered, so the second request is the one a session started in that mode sends
+    (not every tool declared and the hidden ones withdrawn), and no edit is reported.
+    Once it is answered, its ``tools`` are kept and the next mode change is stated.
+    """
+    chef = _session(catalogs_dir)
+    first = chef.compile("anthropic", model=OPUS, strategy=strategy)
+    chef.set_mode("read_only")
+    second = chef.compile("anthropic", model=OPUS, strategy=strategy)
+    direct = _session(catalogs_dir, mode="read_only")
+    assert second.to_json() == direct.compile("anthropic", model=OPUS, strategy=strategy).to_json()
+    assert second.edits == () and second.headers == {}
+    assert '"tool_removal"' not in second.to_json()
+    assert second.payload["tools"] != first.payload["tools"]
+    names = {t["name"] for t in second.payload["tools"]}
+    assert "filesystem__write_file" not in names and "filesystem__read_file" in names
+    fake = FakeAnthropic().script(text("Read it."), text("Fixed."))
+    with anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX)) as c:
+        chef.ingest(c.messages.create(**second.payload, extra_headers=second.headers))
+        chef.append(user("Now write the fix."))
+        chef.set_mode(None)  # answered: the tools are bound, the change is stated
+        third = chef.compile("anthropic", model=OPUS, strategy=strategy)
+        c.messages.create(**third.payload, extra_headers=third.headers)
+    assert fake.violations == ()
+    assert third.edits == () and _extends(second, third)
+    assert third.payload["tools"][: len(second.payload["tools"])] == second.payload["tools"]
+    assert third.headers == {"anthropic-beta": TOOL_CHANGES}
+    assert '"tool_addition"' in third.to_json()
+
+
+def test_an_answered_prefill_request_binds_its_tools(catalogs_dir: Path) -> None:
+    """An answer ingested binds the tools even when its request ended with a prefill
+    (whose entries the ledger renders again): the mode change after it is stated."""
+    chef = _session(catalogs_dir)
+    first = chef.compile(
+        "anthropic", model="claude-opus-4-8", strategy="anthropic-native", prefill="Plan:"
+    )
+    chef.ingest({"type": "message", "role": "assistant", "content": [_text_block(" read")]})
+    chef.append(user("Read only now."))
+    chef.set_mode("read_only")
+    second = chef.compile("anthropic", model="claude-opus-4-8", strategy="anthropic-native")
+    assert second.payload["tools"] == first.payload["tools"] and second.edits == ()
+    assert '"tool_removal"' in second.to_json()
+    _, violations = _send("anthropic", second)
+    assert violations == ()
+
+
+def _text_block(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def test_an_unanswered_first_request_binds_no_system_prompt(catalogs_dir: Path) -> None:
+    """A system prompt changed before the first answer is no edit (nothing was bound)."""
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=OPUS)
+    chef.set_system_prompt("You are a careful reviewer.")
+    second = chef.compile("anthropic", model=OPUS)
+    assert second.edits == ()
+    assert second.payload["system"][0]["text"] == "You are a careful reviewer."
+
+
 def test_reveal_tools_refuses_what_it_cannot_reveal(catalogs_dir: Path) -> None:
     from contextchef import UnknownToolError
 

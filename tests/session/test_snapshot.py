@@ -166,3 +166,97 @@ def test_loaded_tools_and_gate_state_round_trip() -> None:
     fresh = build()
     fresh.restore(snap)
     assert fresh.loaded_tools == chef.loaded_tools == ("write_file",)
+
+
+def _answered_then_edited() -> ContextChef:
+    """Opus 5.5 (prefix check): a turn with signed thinking answered, then the system
+    prompt changed and compiled (an edit), the request never answered."""
+    chef = build()
+    chef.set_system_prompt("You are careful.")
+    chef.set_history([user("hi")])
+    chef.compile("anthropic", model="claude-opus-5-5")
+    thinking = {"type": "thinking", "thinking": "", "signature": "sig_1"}
+    reply = {"type": "message", "role": "assistant", "content": [thinking, _text("hello")]}
+    chef.ingest(reply)
+    chef.append(user("read a.py"))
+    chef.set_system_prompt("You are very careful.")
+    assert [e.kind for e in chef.compile("anthropic", model="claude-opus-5-5").edits] == ["system"]
+    return chef
+
+
+def _text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def test_an_unanswered_edit_is_kept_until_its_answer() -> None:
+    """The ledger before the edit travels in the snapshot (``undo``) until an answer."""
+    chef = _answered_then_edited()
+    snap = json.loads(json.dumps(chef.snapshot()))
+    assert snap["ledgers"]["anthropic"]["undo"]["system"] == "You are careful."
+    retry = chef.compile("anthropic", model="claude-opus-5-5")
+    fresh = build()
+    fresh.restore(snap)
+    assert fresh.snapshot() == snap
+    restored = fresh.compile("anthropic", model="claude-opus-5-5")
+    assert restored.to_json() == retry.to_json() and restored.edits == retry.edits
+    fresh.ingest({"type": "message", "role": "assistant", "content": [_text("a.py: ok")]})
+    assert "undo" not in fresh.snapshot()["ledgers"]["anthropic"]  # answered: it stays
+
+
+def test_a_snapshot_without_undo_still_restores() -> None:
+    """Snapshots written before ``undo`` was recorded restore as they did: the retry sends
+    the same request (thinking still left out), only the edit goes unreported."""
+    chef = _answered_then_edited()
+    snap = json.loads(json.dumps(chef.snapshot()))
+    del snap["ledgers"]["anthropic"]["undo"]
+    fresh = build()
+    fresh.restore(snap)
+    again = fresh.compile("anthropic", model="claude-opus-5-5")
+    assert again.to_json() == chef.compile("anthropic", model="claude-opus-5-5").to_json()
+    assert '"thinking"' not in again.to_json()
+
+
+@pytest.mark.parametrize("undo", [5, "ledger", {"undo": None}])
+def test_a_malformed_undo_is_refused_and_changes_nothing(undo: Any) -> None:
+    snap = json.loads(json.dumps(_answered_then_edited().snapshot()))
+    raw = snap["ledgers"]["anthropic"]
+    snap["ledgers"]["anthropic"]["undo"] = (
+        {**raw["undo"], **undo} if isinstance(undo, dict) else undo
+    )
+    target = build()
+    target.set_history([user("mine")])
+    with pytest.raises(UsageError, match="'undo'"):
+        target.restore(snap)
+    assert [m.text for m in target.history] == ["mine"]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_history_edit_taken_back_after_restore_is_no_edit(compiled: bool) -> None:
+    """A consumed message edited, snapshotted, restored and put back matches again.
+
+    The snapshot records consumed messages by digest; one the restored history lacks
+    stands in by its digest, so the same message put back is no edit (and the thinking
+    it was answered with is still sent), with or without a compile of the edit between.
+    """
+    chef = build()
+    chef.set_history([user("hi")])
+    for turn in range(2):
+        chef.compile("anthropic", model="claude-opus-5-5")
+        thinking = {"type": "thinking", "thinking": "", "signature": f"sig_{turn}"}
+        reply = {"type": "message", "role": "assistant", "content": [thinking, _text("ok")]}
+        chef.ingest(reply)
+        chef.append(user(f"next {turn}"))
+    sent = chef.compile("anthropic", model="claude-opus-5-5")
+    original = chef.history
+    chef.set_history([*original[:1], assistant("edited"), *original[2:]])
+    if compiled:
+        assert chef.compile("anthropic", model="claude-opus-5-5").edits  # never answered
+    fresh = build()
+    fresh.restore(json.loads(json.dumps(chef.snapshot())))
+    for host in (chef, fresh):
+        host.set_history(original)
+    again = fresh.compile("anthropic", model="claude-opus-5-5")
+    assert again.edits == ()
+    assert again.to_json() == chef.compile("anthropic", model="claude-opus-5-5").to_json()
+    assert again.to_json() == sent.to_json()
+    assert again.to_json().count('"type":"thinking"') == 2

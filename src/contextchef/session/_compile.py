@@ -32,7 +32,7 @@ from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, ModelRules, RequestOptions
-from contextchef.session._ledger import Ledger, Mark, strip_reasoning
+from contextchef.session._ledger import Ledger, Mark, same_message, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import (
     CompiledRequest,
@@ -116,8 +116,9 @@ class Step:
 
 
 def _first_difference(a: Sequence[Message], b: Sequence[Message]) -> int:
+    """The first index where history `a` leaves the consumed `b` (`same_message`)."""
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        if x is not y and x != y:
+        if not same_message(x, y):
             return i
     return min(len(a), len(b))
 
@@ -134,9 +135,11 @@ def choose_base(ledger: Ledger, history: tuple[Message, ...]) -> tuple[Mark, int
     """
     consumed, pending = ledger.history, ledger.pending
     answered = pending_answered(ledger, history)
-    if len(history) >= len(consumed) and history[: len(consumed)] == consumed:
+    n = len(consumed)
+    whole = len(history) >= n and history[:n] == consumed  # the common case, fast
+    first = n if whole else _first_difference(history, consumed)
+    if first >= n:
         return (pending if pending is not None and answered else ledger.marks[-1]), None
-    first = _first_difference(history, consumed)
     bound = pending.history if pending is not None and answered else ledger.marks[-1].history
     if first >= bound:
         return ledger.marks[-1], None  # only the unanswered tail changed: not an edit
@@ -398,22 +401,24 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     prefix = _prefix(inp)
     fresh = prefix.pristine
     base, edited_at = choose_base(ledger, history)
+    bound = ledger.bound(pending_answered(ledger, history))  # else no prefix is kept
     top = ledger.pending or ledger.marks[-1]
     # thinking sent to a model without the prefix check across a system/tools change is
     # bound to the older prefix; inline definitions need a platform that takes them
-    resend = (ledger.rebased and rules.prefix_check) or (
-        bool(top.tools.defined) and not rules.inline_tools
+    resend = bound and (
+        (ledger.rebased and rules.prefix_check)
+        or (bool(top.tools.defined) and not rules.inline_tools)
     )
     if resend:
         base = ledger.marks[0]
-    planned = tool_mode(inp, rules, fresh, base.tools)
+    planned = tool_mode(inp, rules, fresh, base.tools, bound=bound)
     if planned is not None:
         prefix = _prefix(inp, planned[0])
     tools = prefix.pristine
     edits: list[LedgerEdit] = []
     kind: EditKind = "history"
     rebased = ledger.rebased and not resend
-    changed = _prefix_change(ledger, inp.state.system, tools)
+    changed = _prefix_change(ledger, inp.state.system, tools) if bound else None
     changed_all = resend or (
         changed is not None
         and not rules.prefix_check

@@ -109,8 +109,10 @@ class CompileMixin:
                 ``tool_reference`` blocks), ``anthropic-inline`` (found tools revealed
                 by ``tool_addition``) or ``openai-native`` (Responses namespaces and
                 hosted ``tool_search``). On models with mid-conversation tool changes
-                the native strategies keep the ``tools`` first sent and state reveals
-                and withdrawals as ``tool_addition`` / ``tool_removal``. The gate follows
+                the native strategies keep the ``tools`` first sent (once a request
+                was answered: before that, nothing is bound and the next compile sends
+                the current view's) and state reveals and withdrawals as
+                ``tool_addition`` / ``tool_removal``. The gate follows
                 the last compile: after ``flat`` or a native strategy, deferred tools may
                 be called by name (``require_search`` still applies: the provider's
                 search results and our additions count as loading).

@@ -41,7 +41,7 @@ from contextchef.session._request import LedgerEdit
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
 
-__all__ = ["Ledger", "LedgerEdit", "Mark", "strip_reasoning"]
+__all__ = ["Ledger", "LedgerEdit", "Mark", "same_message", "strip_reasoning"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,8 +147,8 @@ class Ledger:
     """Wire indices of the mid-conversation system entries sent."""
     undo: Ledger | None = field(default=None, repr=False, compare=False)
     """The ledger before the last compile's edit, while that compile is unanswered (a
-    retry decides the edit again, and taking the change back undoes it). Not in
-    snapshots."""
+    retry decides the edit again, and taking the change back undoes it). In snapshots
+    (``undo``, one level deep), so a restored session decides it again too."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
 
@@ -165,6 +165,17 @@ class Ledger:
             system_entries=list(self.system_entries),
             undo=None,
         )
+
+    def bound(self, answered: bool) -> bool:
+        """Whether the model answered a request of this ledger (`answered`: its pending one).
+
+        Until then nothing is bound to what was sent: the ``system`` and ``tools`` the
+        last compile recorded are only what it would have sent, so the next compile
+        neither keeps them nor reports changing them as an edit. A committed mark past
+        the empty one, or thinking no longer sent (`strip`: an edit of something
+        answered), says a request was answered.
+        """
+        return answered or len(self.marks) > 1 or bool(self.strip)
 
     def entries_json(self, entries: Sequence[Mapping[str, Any]]) -> str:
         """Canonical JSON of `entries` as one list, each recorded entry serialized once.
@@ -230,9 +241,13 @@ class Ledger:
     # -- snapshots -----------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON; the consumed history is recorded by digest (the session holds it)."""
-        return {
-            "consumed": [digest(m) for m in self.history],
+        """Plain JSON; the consumed history is recorded by digest (the session holds it).
+
+        An `undo` ledger (an edit nobody answered yet) is recorded under ``undo``;
+        without one the field is left out.
+        """
+        out = {
+            "consumed": [recorded_digest(m) for m in self.history],
             "ir": [m.to_dict() for m in self.ir],
             "wire": [thaw(w) for w in self.wire],  # plain data, not the read-only record
             "marks": [m.to_dict() for m in self.marks],
@@ -246,10 +261,16 @@ class Ledger:
             "answered": self.answered,
             "system_entries": list(self.system_entries),
         }
+        if self.undo is not None:
+            out["undo"] = self.undo.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: object, history: tuple[Message, ...]) -> Ledger:
         """From `to_dict` output, every field checked against itself and `history`.
+
+        A ledger without ``undo`` (snapshots taken before it was recorded, or with no
+        edit pending) restores with none.
 
         Raises:
             UsageError: A malformed or inconsistent ledger (nothing is restored).
@@ -308,8 +329,9 @@ class Ledger:
             same < len(consumed) and same < len(history) and digest(history[same]) == consumed[same]
         ):
             same += 1
-        # messages edited since they were sent stand in as placeholders that match nothing
-        gone = tuple(_EDITED for _ in range(len(consumed) - same))
+        # messages edited since they were sent stand in as placeholders holding their
+        # digest: the same message put back matches again (`same_message`)
+        gone = tuple(_edited(d) for d in consumed[same:])
         ledger = cls(
             history=history[:same] + gone,
             ir=ir,
@@ -329,17 +351,51 @@ class Ledger:
         for i, message in enumerate(ir):
             for call in message.tool_calls:
                 ledger.calls.setdefault(call.id, i)
+        undo = data.get("undo")
+        if undo is not None:
+            if not isinstance(undo, Mapping) or "undo" in undo:
+                raise UsageError(
+                    "snapshot ledger 'undo' must be a ledger object without an 'undo' of its own"
+                )
+            ledger.undo = cls.from_dict(undo, history)
         return ledger
 
 
-_EDITED = Message(role="user", parts=(ProviderPart(provider="contextchef:edited", data={}),))
-"""Stands for a consumed message the restored history no longer holds (matches none)."""
+_EDITED = "contextchef:edited"
+"""Provider of the placeholder part for a consumed message the restored history lacks."""
+
+
+def _edited(recorded: str) -> Message:
+    """Stands for a consumed message the restored history no longer holds (its digest)."""
+    return Message(role="user", parts=(ProviderPart(provider=_EDITED, data={"digest": recorded}),))
+
+
+def _placeholder_digest(message: Message) -> str | None:
+    parts = message.parts
+    if len(parts) == 1 and isinstance(parts[0], ProviderPart) and parts[0].provider == _EDITED:
+        value = parts[0].data.get("digest")
+        return value if isinstance(value, str) else None
+    return None
 
 
 def digest(message: Message) -> str:
     """A short digest of a message's JSON form (how snapshots record what was consumed)."""
     text = canonical_dumps(message.to_dict())
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def recorded_digest(message: Message) -> str:
+    """`digest` of a consumed message; a restored placeholder's is the one it stands for."""
+    held = _placeholder_digest(message)
+    return digest(message) if held is None else held
+
+
+def same_message(message: Message, consumed: Message) -> bool:
+    """Whether `message` is the `consumed` one (a restored placeholder: by its digest)."""
+    if message is consumed or message == consumed:
+        return True
+    held = _placeholder_digest(consumed)
+    return held is not None and digest(message) == held
 
 
 def _list(value: object, name: str) -> list[Any]:

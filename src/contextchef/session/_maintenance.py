@@ -18,6 +18,7 @@ from contextchef.history._compaction import Cleared, Compacted, clear_tool_resul
 from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
 from contextchef.providers._base import SchemaReport
+from contextchef.session._compile import pending_answered
 from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
@@ -96,6 +97,8 @@ class MaintenanceMixin:
         if ledger is not None:
             ledger.answered = True
             ledger.response_id = read.id or ledger.response_id
+            if pending_answered(ledger, self._state.history):
+                ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self._notices = (*self._notices, *read.notices)
         for notice in read.notices:
             logger.warning("contextchef: %s", notice.detail)

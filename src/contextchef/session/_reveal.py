@@ -1,7 +1,8 @@
 """Tool changes mid-conversation: reveal and withdraw tools without editing ``tools``.
 
 On models that take them (`ModelRules.tool_changes`), a provider-native strategy keeps
-the ``tools`` array it first sent and states every later change to what the model may
+the ``tools`` array it first sent (from the first request answered: `Ledger.bound`) and
+states every later change to what the model may
 call as blocks of a mid-conversation system message appended at the end
 (https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages,
 "Mid-conversation tool changes"; the research notes' rules 3, 11, 13, 19 and 20):

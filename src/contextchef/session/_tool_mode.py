@@ -43,14 +43,22 @@ PROVIDER_SEARCH = frozenset({"bm25", "regex", "hosted"})
 
 
 def tool_mode(
-    inp: CompileInput, rules: ModelRules, fresh: list[Any], state: ToolState
+    inp: CompileInput,
+    rules: ModelRules,
+    fresh: list[Any],
+    state: ToolState,
+    *,
+    bound: bool,
 ) -> tuple[list[Any], ToolChanges, ToolState] | None:
     """The planned tools when this compile states tool changes (`contextchef.session._reveal`).
 
     That is when the strategy is provider-native and the model takes tool changes;
     otherwise None (the tools are the strategy's, and a difference from what was sent is
-    an edit). The ``tools`` kept are those this ledger sent under the same strategy, or
-    the strategy's own on a first request (which may already reveal loaded tools).
+    an edit). The ``tools`` kept are those this ledger sent under the same strategy once
+    a request of it was answered (`bound`, `Ledger.bound`); before that, the strategy's
+    own for the view now (which may already reveal loaded tools): a request nobody
+    answered binds nothing, so a mode set before the first answer shapes ``tools``
+    directly rather than through ``tool_removal``.
     """
     ledger = inp.ledger
     if (
@@ -59,7 +67,7 @@ def tool_mode(
         or inp.adapter.tool_change_message("") is None
     ):
         return None
-    same = ledger.tools is not None and ledger.strategy == inp.strategy.name
+    same = bound and ledger.tools is not None and ledger.strategy == inp.strategy.name
     sent = ledger.tools if same and ledger.tools is not None else fresh
     withdrawn = inp.state.withdrawn
     if fresh is sent and not state.defined and not withdrawn and not state.removed:
