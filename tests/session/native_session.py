@@ -536,13 +536,13 @@ class Sender:
 
 KNOWN_BUGS: dict[str, str] = {}
 """Library bugs the fuzz steps around, by id (each reproduced by the strict-xfail test
-named). Stepping around: ``readded-not-loaded`` drops ``+require`` from the variant on
-tool-change models; ``responses-compaction-cut`` skips mode switches after a compaction
-in Responses-native sessions. Remove an entry once its reproducer passes. (Fixed since:
+named); none is open. The stepping-around hooks stay for the next one (`_known_bug`,
+``avoid``): ``readded-not-loaded`` drops ``+require`` from the variant on tool-change
+models, ``responses-compaction-cut`` skips mode switches after a compaction in
+Responses-native sessions. (Fixed since, their reproducers kept as regression tests:
 mode-hidden deferred tools findable by the server search; Responses namespaces dropped or
 kept wrongly on replay; hosted search not counting as loading; a snapshot forgetting an
-edit a compile computed but nobody answered. Their reproducers stay as regression
-tests.)"""
+edit a compile computed but nobody answered.)"""
 
 HOST_STEPS = (
     "ask",
