@@ -574,6 +574,11 @@ def test_a_response_is_ingested_once() -> None:
     with pytest.raises(UsageError, match="'msg_1' was ingested already"):
         chef.ingest(reply)
     assert len(chef.history) == 2
+    resumed = _chef()  # a worker resuming from a snapshot knows the last answer too
+    resumed.restore(json.loads(json.dumps(chef.snapshot())))
+    with pytest.raises(UsageError, match="'msg_1' was ingested already"):
+        resumed.ingest(reply)
+    assert resumed.history == chef.history
 
 
 @pytest.mark.parametrize("bad", [-1, "NaN", [None], [[]], {"a": 1}, 1.5])

@@ -154,6 +154,8 @@ class MaintenanceMixin:
         self._tools.set_skills(skills)
         self._state = state
         self._tools.set_policy(state.policy())
+        # the last answer each target got is in the history: ingesting it again is refused
+        self._ingested = {lg.response_id for lg in state.ledgers.values() if lg.response_id}
 
     @property
     def schema_reports(self) -> tuple[SchemaReport, ...]:
