@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import os
 import platform
 import statistics
@@ -196,6 +197,8 @@ def guarded(on: bool) -> None:
 
 
 def main() -> None:
+    # histories are built by hand here: the unrecorded-thinking warning is expected
+    logging.getLogger("contextchef").setLevel(logging.ERROR)
     print(
         f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, {os.cpu_count()} cores."
     )
