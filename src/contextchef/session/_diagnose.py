@@ -310,11 +310,11 @@ def _check_shape(which: str, payload: Mapping[str, Any], target: str, key: str) 
                     f"{which}: {field}[{index}] must be an object in a request payload for "
                     f"{target}, got {type(item).__name__}"
                 )
-    system = payload.get("system")
-    if target == "anthropic" and system is not None and not isinstance(system, (str, list)):
+    system = payload.get("system")  # only Anthropic's payloads have this key
+    if system is not None and not isinstance(system, (str, list)):
         raise UsageError(
             f"{which}: 'system' must be text or a list of blocks in a request payload for "
-            f"anthropic, got {type(system).__name__}"
+            f"{target}, got {type(system).__name__}"
         )
 
 
