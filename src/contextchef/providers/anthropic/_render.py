@@ -356,6 +356,9 @@ class AnthropicAdapter(AdapterDefaults):
         field_betas={"thinking.block_binding": BINDING_BETA},
         # tool_use / tool_result blocks are refused when the request declares no tools
         tool_blocks_need_tools=True,
+        # agents-and-tools/tool-use/tool-search-tool, "Limits": at most 10,000 tools with
+        # defer_loading per request (research note 1.2, rule 14)
+        max_deferred_tools=10_000,
     )
     """Payloads are for ``anthropic.Anthropic().messages.create``."""
 
