@@ -86,6 +86,9 @@ class Profile:
         tool_changes_by_definition: Mid-conversation tool changes carry definitions only
             (Responses ``additional_tools`` items): a declared tool is revealed by its
             definition, and a withdrawal is stated in words (the gate enforces it).
+        max_deferred_tools: How many tools one request may declare with
+            ``defer_loading`` (Anthropic: 10,000), or None where no limit is documented.
+            A native strategy that would send more does not fit (`auto` passes it by).
     """
 
     target: str
@@ -103,6 +106,7 @@ class Profile:
     field_betas: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     tool_changes_by_definition: bool = False
     tool_blocks_need_tools: bool = False
+    max_deferred_tools: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -412,7 +412,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     if resend:
         base = ledger.marks[0]
     planned = tool_mode(inp, rules, fresh, base.tools, bound=bound)
-    if planned is not None:
+    if planned is not None and planned[0] is not fresh:  # the strategy's own: rendered
         prefix = _prefix(inp, planned[0])
     tools = prefix.pristine
     edits: list[LedgerEdit] = []

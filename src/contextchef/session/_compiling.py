@@ -136,7 +136,8 @@ class CompileMixin:
 
         Raises:
             UnknownTargetError: Unknown target.
-            UsageError: Unknown strategy or one the target lacks, bad options, a prefill
+            UsageError: Unknown strategy or one the target or model cannot serve (a
+                native one past the target's limit of deferred tools), bad options, a prefill
                 (or a history ending with the model's turn) the model rejects, an empty
                 conversation, a ``defer`` / ``pin`` pattern that matches no tool (unless
                 the session was made with ``unmatched_patterns="warn"``).
@@ -146,7 +147,8 @@ class CompileMixin:
         extra = {} if extra is None else extra
         check_options(model, max_tokens, extra, betas)  # before anything runs or changes
         self._check_patterns()
-        chosen = resolve(strategy, adapter.profile, adapter.model_rules(model))
+        declared = len(self.view.flat)  # what a native strategy could declare
+        chosen = resolve(strategy, adapter.profile, adapter.model_rules(model), declared=declared)
         self._volatile.emit(CompileEvent(name="compile:start", target=target))
         before = self._state.copy()
         try:  # a compile that fails leaves the session as it was, handoff included

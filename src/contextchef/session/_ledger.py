@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, thaw
+from contextchef._json import canonical_dumps, is_unicode, thaw
 from contextchef._records import record
 from contextchef.history._messages import Message, ProviderPart, ReasoningPart, message_from_dict
 from contextchef.session._request import LedgerEdit
@@ -260,20 +260,35 @@ class Ledger:
             "response_id": self.response_id,
             "answered": self.answered,
             "system_entries": list(self.system_entries),
+            "wire_digests": self._wire_digests(),
         }
         if self.undo is not None:
             out["undo"] = self.undo.to_dict()
         return out
 
+    def _wire_digests(self) -> list[str]:
+        """A short digest of each wire entry's canonical JSON (checked by `from_dict`)."""
+        for i, cached in enumerate(self.jsons):
+            if cached is None:
+                self.jsons[i] = canonical_dumps(self.wire[i])
+        return [_text_digest(t or "") for t in self.jsons]
+
     @classmethod
-    def from_dict(cls, data: object, history: tuple[Message, ...]) -> Ledger:
+    def from_dict(cls, data: object, history: tuple[Message, ...], *, name: str = "") -> Ledger:
         """From `to_dict` output, every field checked against itself and `history`.
 
         A ledger without ``undo`` (snapshots taken before it was recorded, or with no
-        edit pending) restores with none.
+        edit pending) restores with none. Each recorded wire entry is replayed byte for
+        byte on the next compile, so it must be what was sent: text that is valid Unicode
+        (a lone surrogate cannot be encoded for any request), and, where the snapshot
+        records ``wire_digests`` (snapshots taken before them do not), the entry's
+        digest. An entry changed after the snapshot was taken would be bound to thinking
+        the provider then refuses.
 
         Raises:
-            UsageError: A malformed or inconsistent ledger (nothing is restored).
+            UsageError: A malformed or inconsistent ledger, or a wire entry that is not
+                valid Unicode or does not match its digest; the message names the ledger
+                (`name`) and the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
         if not isinstance(data, Mapping):
@@ -320,6 +335,7 @@ class Ledger:
             jsons: list[str | None] = [canonical_dumps(w) for w in wire]
         except (TypeError, ValueError, RecursionError) as exc:
             raise UsageError(f"snapshot ledger 'wire' is not plain JSON: {exc}") from exc
+        _check_wire(jsons, data.get("wire_digests"), name)
         top = pending or marks[-1]
         consumed = _list(data.get("consumed"), "consumed")
         if len(consumed) != top.history or not all(isinstance(d, str) for d in consumed):
@@ -380,7 +396,10 @@ def _placeholder_digest(message: Message) -> str | None:
 
 def digest(message: Message) -> str:
     """A short digest of a message's JSON form (how snapshots record what was consumed)."""
-    text = canonical_dumps(message.to_dict())
+    return _text_digest(canonical_dumps(message.to_dict()))
+
+
+def _text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -396,6 +415,31 @@ def same_message(message: Message, consumed: Message) -> bool:
         return True
     held = _placeholder_digest(consumed)
     return held is not None and digest(message) == held
+
+
+def _check_wire(jsons: Sequence[str | None], digests: object, name: str) -> None:
+    """Every recorded wire entry is valid Unicode and matches its recorded digest."""
+    where = f"snapshot ledger {name!r} 'wire'" if name else "snapshot ledger 'wire'"
+    for i, text in enumerate(jsons):
+        if text is not None and not is_unicode(text):
+            raise UsageError(
+                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
+                "which no request can encode; nothing was restored"
+            )
+    if digests is None:  # a snapshot taken before wire digests were recorded
+        return
+    if not isinstance(digests, list) or len(digests) != len(jsons):
+        raise UsageError(
+            f"{where}_digests must hold one digest per wire entry ({len(jsons)}); nothing "
+            "was restored"
+        )
+    for i, (text, recorded) in enumerate(zip(jsons, digests, strict=True)):
+        if _text_digest(text or "") != recorded:
+            raise UsageError(
+                f"{where} entry {i} differs from what was sent (its digest does not match); "
+                "the snapshot was changed after it was taken, and replaying the entry would "
+                "break the conversation; nothing was restored"
+            )
 
 
 def _list(value: object, name: str) -> list[Any]:

@@ -133,7 +133,7 @@ class SessionState:
         name = data.get("mode")
         history = checked_history(data.get("history") or ())
         ledgers = {
-            target: Ledger.from_dict(raw, history)
+            target: Ledger.from_dict(raw, history, name=target)
             for target, raw in (data.get("ledgers") or {}).items()
         }
         return cls(

@@ -22,6 +22,7 @@ after the strategy's tools by every strategy.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,6 +33,8 @@ from contextchef.providers import ModelRules, Profile
 from contextchef.tools._tool import CompiledTool
 
 __all__ = ["AUTO", "DEFAULT_STRATEGY", "STRATEGIES", "Strategy", "get_strategy", "resolve"]
+
+_LOG = logging.getLogger("contextchef")
 
 
 def _client(view: SessionView, locked: frozenset[str]) -> tuple[CompiledTool, ...]:
@@ -139,7 +142,7 @@ class Strategy:
         """Tools our ``tool_search`` finds are called by name (no ``defer_execute``)."""
         return self.native is not None and self.search in (None, "client")
 
-    def fits(self, profile: Profile, rules: ModelRules) -> str | None:
+    def fits(self, profile: Profile, rules: ModelRules, *, declared: int = 0) -> str | None:
         """Why this strategy cannot serve `rules.model` on `profile`'s target, or None.
 
         A provider-native strategy needs the target's deferral mechanism, and a model
@@ -147,6 +150,10 @@ class Strategy:
         would hide the tool for good (Anthropic's tool-search model table; OpenAI's
         ``gpt-5.4`` and later). An unknown model name is the caller's call, except for a
         strategy that reveals by tool changes: only a model known to take them gets those.
+        It also cannot declare more tools than the target allows with deferral
+        (`Profile.max_deferred_tools`): `declared` counts the session's tools (an upper
+        bound on the deferred ones; Anthropic's tool-search page gives "10,000 tools" in
+        the catalog, the research note reads it as tools with ``defer_loading``, rule 14).
         """
         if self.native is None:
             return None
@@ -154,6 +161,13 @@ class Strategy:
             return (
                 f"strategy {self.name!r} needs the {self.native} target's own tool deferral, "
                 f"which target {profile.target!r} does not have"
+            )
+        limit = profile.max_deferred_tools
+        if limit is not None and declared > limit:
+            return (
+                f"strategy {self.name!r} would declare up to {declared:,} tools with "
+                f"defer_loading, more than the {limit:,} one {profile.target!r} request may "
+                "carry (tool search limits); the client strategies send only resident tools"
             )
         if rules.known and not rules.tool_search:
             return (
@@ -167,15 +181,19 @@ class Strategy:
             )
         return None
 
-    def check(self, profile: Profile, rules: ModelRules) -> None:
+    def check(self, profile: Profile, rules: ModelRules, *, declared: int = 0) -> None:
         """Raise unless this strategy serves `rules.model` on `profile`'s target.
 
         Raises:
             UsageError: See `fits`; the message names the strategies that would work.
         """
-        problem = self.fits(profile, rules)
+        problem = self.fits(profile, rules, declared=declared)
         if problem is not None:
-            fitting = [s.name for s in STRATEGIES.values() if s.fits(profile, rules) is None]
+            fitting = [
+                s.name
+                for s in STRATEGIES.values()
+                if s.fits(profile, rules, declared=declared) is None
+            ]
             raise UsageError(f"{problem}; use one of {fitting} (or 'auto')")
 
 
@@ -280,23 +298,31 @@ def get_strategy(name: str) -> Strategy:
     return strategy
 
 
-def resolve(name: str, profile: Profile, rules: ModelRules) -> Strategy:
+def resolve(name: str, profile: Profile, rules: ModelRules, *, declared: int = 0) -> Strategy:
     """The strategy `name` means for `rules.model` on `profile`'s target, checked.
 
     ``auto`` picks the provider's own deferral where the model has it (Anthropic: our
     ranker answering with ``tool_reference`` blocks, which keeps the deferred-name
     directory and our search quality; Responses: hosted ``tool_search`` with namespaces),
-    else ``client``. An unknown model name gets ``client`` under ``auto``.
+    else ``client``. An unknown model name gets ``client`` under ``auto``. `declared`:
+    how many tools the session has; past the target's deferral limit
+    (`Profile.max_deferred_tools`) ``auto`` takes ``client`` and logs why (a warning on
+    the ``contextchef`` logger; `CompiledRequest.strategy` names what was used).
 
     Raises:
-        UsageError: Unknown name, or a strategy this target or model cannot serve.
+        UsageError: Unknown name, or a strategy this target or model cannot serve (too
+            many tools for its deferral included); the message names those that can.
     """
     if name == AUTO:
         for candidate in _PREFERENCE:
             strategy = STRATEGIES[candidate]
-            if rules.known and strategy.fits(profile, rules) is None:
+            if not rules.known or strategy.fits(profile, rules) is not None:
+                continue
+            problem = strategy.fits(profile, rules, declared=declared)
+            if problem is None:
                 return strategy
+            _LOG.warning("contextchef: auto uses %r: %s", DEFAULT_STRATEGY.name, problem)
         return DEFAULT_STRATEGY
     strategy = get_strategy(name)
-    strategy.check(profile, rules)
+    strategy.check(profile, rules, declared=declared)
     return strategy

@@ -361,9 +361,10 @@ def strategy_plan(
     cache = cache or CacheCostModel()
     adapter = get_adapter(target)
     rules = adapter.model_rules(model)
+    declared = len(make().view.flat)  # past the target's deferral limit, native won't fit
     rows = []
     for strategy in STRATEGIES.values():
-        problem = strategy.fits(adapter.profile, rules)
+        problem = strategy.fits(adapter.profile, rules, declared=declared)
         if problem is not None:
             rows.append(
                 StrategyCost(
@@ -391,6 +392,6 @@ def strategy_plan(
         target=target,
         model=model,
         model_known=rules.known,
-        auto=resolve(AUTO, adapter.profile, rules).name,
+        auto=resolve(AUTO, adapter.profile, rules, declared=declared).name,
         strategies=tuple(rows),
     )

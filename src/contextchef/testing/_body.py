@@ -19,6 +19,7 @@ __all__ = [
     "canonical",
     "dicts",
     "hashable",
+    "server_result",
     "without_cache_control",
 ]
 
@@ -71,3 +72,9 @@ def canonical(value: Any) -> str:
 def hashable(value: object) -> object:
     """`value`, or its repr when it cannot be a set member (a list or dict used as an id)."""
     return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+def server_result(block: object) -> bool:
+    """A server tool's result block (``web_search_tool_result``...), not a ``tool_result``."""
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"

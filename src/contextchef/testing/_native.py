@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef.testing._additional import responses_additional_tools_valid
-from contextchef.testing._body import NO_HEADERS, betas, dicts
+from contextchef.testing._body import NO_HEADERS, betas, dicts, server_result
 from contextchef.testing._claude import parse_claude_name
 from contextchef.testing._records import Check, RecordedRequest
 
@@ -262,7 +262,8 @@ def anthropic_server_tool_use_not_answered(body: _Body, earlier: _Earlier) -> It
 
     A ``tool_result`` never answers a ``server_tool_use`` id (the API runs those itself);
     a tool-search ``server_tool_use`` has its ``tool_search_tool_result`` later in the same
-    assistant message (drop an unpaired one on replay) and a result follows its call; the
+    assistant message (drop an unpaired one on replay) and every server tool's result
+    (``web_search_tool_result``, ``mcp_tool_result``...) follows its call there; the
     regex variant's input holds ``pattern``, the BM25 variant's ``query``.
     """
     server_ids: dict[str, str] = {}
@@ -270,13 +271,16 @@ def anthropic_server_tool_use_not_answered(body: _Body, earlier: _Earlier) -> It
         if message.get("role") != "assistant":
             continue
         content = dicts(message.get("content"))
-        calls = _positions(content, "server_tool_use", "id")
+        calls = {
+            **_positions(content, "mcp_tool_use", "id"),
+            **_positions(content, "server_tool_use", "id"),
+        }
         results = _positions(content, "tool_search_tool_result", "tool_use_id")
-        for result_id, j in results.items():
-            if calls.get(result_id, j) >= j:
+        for j, block in content:  # every server tool's result answers a call before it
+            if server_result(block) and calls.get(_id(block, "tool_use_id") or "", j) >= j:
                 yield (
-                    f"messages.{i}.content.{j}: tool_search_tool_result for {result_id!r} "
-                    "follows no server_tool_use with that id in this message"
+                    f"messages.{i}.content.{j}: {block['type']} for {block.get('tool_use_id')!r}"
+                    " follows no server_tool_use or mcp_tool_use with that id in this message"
                 )
         for j, block in content:
             if block.get("type") != "server_tool_use":

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from contextchef.testing._body import NO_HEADERS, as_list, betas, dicts
+from contextchef.testing._body import NO_HEADERS, as_list, betas, dicts, server_result
 from contextchef.testing._claude import claude_model
 from contextchef.testing._records import RecordedRequest, provider_worded
 
@@ -64,9 +64,7 @@ def _paused(message: object) -> bool:
     if _role(message) != "assistant" or not isinstance(message, dict):
         return False
     content = as_list(message.get("content"))
-    last = content[-1] if content else None
-    kind = last.get("type") if isinstance(last, dict) else None
-    return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
+    return bool(content) and server_result(content[-1])
 
 
 def _effort_only(message: object) -> bool:

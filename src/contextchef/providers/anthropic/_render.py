@@ -358,6 +358,9 @@ class AnthropicAdapter(AdapterDefaults):
         field_betas={"thinking.block_binding": BINDING_BETA},
         # tool_use / tool_result blocks are refused when the request declares no tools
         tool_blocks_need_tools=True,
+        # agents-and-tools/tool-use/tool-search-tool, "Limits": at most 10,000 tools with
+        # defer_loading per request (research note 1.2, rule 14)
+        max_deferred_tools=10_000,
     )
     """Payloads are for ``anthropic.Anthropic().messages.create``."""
 
@@ -404,7 +407,7 @@ class AnthropicAdapter(AdapterDefaults):
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
-        """Every ``tool_reference`` names a tool in `tools`; search calls stay paired.
+        """Every ``tool_reference`` names a tool in `tools`; server tool calls stay paired.
 
         A tool result revealing an undeclared tool is sent as its text instead; a server
         tool-search result naming one is dropped with its ``server_tool_use``, and so is
@@ -414,7 +417,10 @@ class AnthropicAdapter(AdapterDefaults):
         does not count as declared for these blocks: the tool-search doc resolves a
         ``tool_reference`` in a result against the top-level ``tools`` only. Such a tool
         is offered by its definition already, so its reference is left out (the result
-        keeps the references that resolve; none left: sent as text).
+        keeps the references that resolve; none left: sent as text). Any server tool
+        result answering no call before it in its message (web search, code execution,
+        MCP...: a malformed reply or a cut history) is dropped and reported too, and so
+        is a call left without its result unless it closes the history (a paused turn).
         """
         if not any(
             (isinstance(p, ToolResult) and p.references)
@@ -427,19 +433,20 @@ class AnthropicAdapter(AdapterDefaults):
         inline = {t.get("name") for t in defined if isinstance(t, Mapping)} - declared
         out: list[Message] = []
         changes: list[Change] = []
+        final = offset + len(messages) - 1
         for i, message in enumerate(messages, start=offset):
             parts = list(message.parts)
-            drop = _unusable_searches(parts, declared)
+            last = i == final and message.role == "assistant"
+            drop = _unusable_searches(parts, declared, last=last)
             kept: list[Part] = []
-            for part in parts:
-                block_id = _block_id(part) if isinstance(part, ProviderPart) else None
-                if block_id is not None and block_id in drop:
+            for j, part in enumerate(parts):
+                if j in drop:
                     changes.append(
                         Change(
                             kind="dropped_search_block",
                             index=i,
-                            detail=f"message {i}: a server tool-search block ({drop[block_id]}) "
-                            "was left out",
+                            call_id=_block_id(part) if isinstance(part, ProviderPart) else None,
+                            detail=f"message {i}: a server tool block ({drop[j]}) was left out",
                         )
                     )
                     continue

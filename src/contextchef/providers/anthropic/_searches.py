@@ -3,7 +3,10 @@
 A ``server_tool_use`` of a tool-search tool and its ``tool_search_tool_result`` are
 replayed unchanged, in pairs, and every ``tool_reference`` in them must name a tool the
 request declares (research note rule 3); a pair that cannot be sent so, or a result block
-the API would refuse (malformed), is dropped by `AnthropicAdapter.fit_references`.
+the API would refuse (malformed), is dropped by `AnthropicAdapter.fit_references`. The
+same pairing holds for every server tool (web search, web fetch, code execution, MCP):
+a result block answers a call before it in the same message, and one that answers
+nothing (a malformed model reply, a cut history) is dropped, never replayed.
 """
 
 from __future__ import annotations
@@ -25,34 +28,66 @@ def server_block_id(part: ProviderPart) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def unusable_searches(parts: Sequence[Part], declared: set[Any]) -> dict[str, str]:
-    """Server tool-search ids to drop: unpaired, or naming a tool not declared -> why."""
-    calls: set[str] = set()
-    results: dict[str, set[str]] = {}
-    malformed: set[str] = set()
-    for part in parts:
-        if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
-            continue
-        block_id = server_block_id(part)
-        if block_id is None:
-            continue
-        if part.data.get("type") == "server_tool_use" and str(part.data.get("name", "")).startswith(
-            "tool_search_tool_"
-        ):
-            calls.add(block_id)
-        elif part.data.get("type") == "tool_search_tool_result":
+_CALLS = {"server_tool_use", "mcp_tool_use"}
+"""Blocks that call a tool the API runs; each is answered by a ``*_tool_result`` block."""
+
+
+def _is_result(kind: object) -> bool:
+    """A server tool's result block (``web_search_tool_result``, ``mcp_tool_result``...)."""
+    return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
+
+
+def unusable_searches(
+    parts: Sequence[Part], declared: set[Any], *, last: bool = False
+) -> dict[int, str]:
+    """Positions in `parts` of server blocks the API would refuse -> why.
+
+    Every server tool pairs within one assistant message: a call (``server_tool_use``,
+    ``mcp_tool_use``) is followed by the result block answering its ``id``. Dropped: a
+    result with no call before it carrying its id (an orphan, or one whose id matches
+    nothing: the API refuses it on every later request), a call left without its result
+    (a tool-search one always, research note rule 6; any other kind unless it closes the
+    `last` message, a paused turn being continued), a malformed tool-search result, and
+    a tool-search result naming a tool this request does not declare (rule 3). A pair
+    goes together: when one block of it is dropped, so is the other.
+    """
+    calls: dict[str, int] = {}
+    answered: dict[str, int] = {}
+    drop: dict[int, str] = {}
+    blocks = [
+        (j, p) for j, p in enumerate(parts) if isinstance(p, ProviderPart) and p.provider == FORMAT
+    ]
+    for j, part in blocks:
+        kind, block_id = part.data.get("type"), server_block_id(part)
+        if kind in _CALLS:
+            if block_id is not None:
+                calls.setdefault(block_id, j)
+        elif _is_result(kind):
+            if block_id is None or calls.get(block_id, j) >= j or block_id in answered:
+                drop[j] = f"a {kind} answering no {' or '.join(sorted(_CALLS))} before it"
+                continue
+            answered[block_id] = j
             found = references(part.data)
             if found is None:
-                malformed.add(block_id)
-            results[block_id] = found or set()
-    drop = {i: "unpaired tool-search call" for i in calls if i not in results}
-    drop |= {i: "a malformed tool-search result (no list of tool references)" for i in malformed}
-    for block_id, names in results.items():
-        if block_id in malformed:
+                drop[j] = "a malformed tool-search result (no list of tool references)"
+            elif missing := sorted(n for n in found if n not in declared):
+                drop[j] = f"it names {missing}, which this request does not declare"
+    final = blocks[-1][0] if blocks and blocks[-1][0] == len(parts) - 1 else None
+    for j, part in blocks:
+        kind, block_id = part.data.get("type"), server_block_id(part)
+        if kind not in _CALLS or j in drop:
             continue
-        missing = sorted(n for n in names if n not in declared)
-        if missing:
-            drop[block_id] = f"it names {missing}, which this request does not declare"
+        searching = str(part.data.get("name", "")).startswith("tool_search_tool_")
+        result = answered.get(block_id) if block_id is not None else None
+        if block_id is None or calls.get(block_id) != j:
+            drop[j] = f"a {kind} without an id of its own"
+        elif result is None and (searching or not (last and j == final)):
+            drop[j] = f"a {kind} whose result is missing"
+        elif result is not None and result in drop:
+            drop[j] = f"its result was left out ({drop[result]})"
+    for block_id, j in answered.items():
+        if calls[block_id] in drop and j not in drop:
+            drop[j] = "its call was left out"
     return drop
 
 

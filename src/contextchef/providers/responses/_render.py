@@ -507,9 +507,10 @@ class ResponsesAdapter(AdapterDefaults):
         `Change`. Tools `defined` by ``additional_tools`` items count as declared.
         """
         tools = [*tools, *defined]
+        messages, dropped = _search.drop_orphan_outputs(messages, before, offset=offset)
         messages = _search.fit_search_results(messages, tools, before)
         if not any(isinstance(p, ToolCall) for m in messages for p in m.parts):
-            return tuple(messages), ()
+            return tuple(messages), dropped
         homes = _namespace_homes(tools)
         loaded: dict[str, set[str]] | None = None  # read from the input only when needed
         out: list[Message] = []
@@ -537,7 +538,7 @@ class ResponsesAdapter(AdapterDefaults):
                 parts.append(part)
             changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
             out.append(Message(role=message.role, parts=tuple(parts)) if changed else message)
-        return tuple(out), tuple(changes)
+        return tuple(out), (*dropped, *changes)
 
     def render_messages(
         self, messages: Sequence[Message], *, before: Sequence[Message] = ()

@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef._json import thaw
-from contextchef.history._messages import Message, Part, ToolCall, ToolResult
+from contextchef.history._messages import Message, Part, ProviderPart, ToolCall, ToolResult
+from contextchef.history._normalize import Change
 from contextchef.providers._base import apply_hints, hints, object_arguments
 from contextchef.tools._tool import CompiledTool
 
@@ -37,6 +38,7 @@ __all__ = [
     "OUTPUT",
     "SEARCH_NAME",
     "definitions",
+    "drop_orphan_outputs",
     "fit_search_results",
     "render_search_call",
     "render_search_output",
@@ -162,14 +164,14 @@ def fit_search_results(
     `ToolResult.references` from `tools` (what this request declares), one recorded from
     a ``tool_search_output`` keeps its own.
     """
-    client = _client_search(tools)
     if not any(
         (isinstance(p, ToolResult) and hints(p.provider_data, FORMAT).get("kind") != OUTPUT)
-        or (client and isinstance(p, ToolCall) and p.name == SEARCH_NAME)
+        or (isinstance(p, ToolCall) and p.name == SEARCH_NAME)
         for m in messages
         for p in m.parts
     ):
-        return tuple(messages)
+        return tuple(messages)  # before scanning `tools`: 10,000 entries cost ~20 ms
+    client = _client_search(tools)
     answered = {p.call_id for m in messages for p in m.parts if isinstance(p, ToolResult)}
     answered -= {p.id for m in messages for p in m.parts if isinstance(p, ToolCall)}
     calls = _search_calls(before, answered)  # the calls in `messages` are seen below
@@ -197,6 +199,61 @@ def fit_search_results(
         changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
         out.append(Message(role=message.role, parts=tuple(parts)) if changed else message)
     return tuple(out)
+
+
+def _orphan_output(part: Part, calls: set[str]) -> bool:
+    """A client ``tool_search_output`` item answering no search call before it."""
+    if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
+        return False
+    data = part.data
+    return (
+        data.get("type") == OUTPUT
+        and data.get("execution") == "client"
+        and data.get("call_id") not in calls
+    )
+
+
+def drop_orphan_outputs(
+    messages: Sequence[Message], before: Sequence[Message] = (), *, offset: int = 0
+) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+    """`messages` without client ``tool_search_output`` items that answer no search call.
+
+    A client output echoes the ``call_id`` of a client ``tool_search_call`` before it
+    (research note rule 21); one whose call is missing or comes after it (a cut or
+    hand-edited history) is refused with "no tool call found" on every later request,
+    so it is left out and reported (``dropped_orphan_result``). A matched output is
+    parsed as our search's `ToolResult`; only an unmatched one stays a provider item.
+    """
+    if not any(_orphan_output(p, set()) for m in messages for p in m.parts):
+        return tuple(messages), ()
+    calls = {
+        p.id for m in before for p in m.parts if isinstance(p, ToolCall) and p.name == SEARCH_NAME
+    }
+    out: list[Message] = []
+    changes: list[Change] = []
+    for i, message in enumerate(messages, start=offset):
+        parts: list[Part] = []
+        for part in message.parts:
+            if isinstance(part, ToolCall) and part.name == SEARCH_NAME:
+                calls.add(part.id)
+            if _orphan_output(part, calls):
+                call_id = part.data.get("call_id") if isinstance(part, ProviderPart) else None
+                changes.append(
+                    Change(
+                        kind="dropped_orphan_result",
+                        index=i,
+                        call_id=call_id if isinstance(call_id, str) else None,
+                        detail=f"message {i}: a client tool_search_output for {call_id!r} "
+                        "answers no tool_search_call before it; left out",
+                    )
+                )
+                continue
+            parts.append(part)
+        if len(parts) == len(message.parts):
+            out.append(message)
+        elif parts:
+            out.append(Message(role=message.role, parts=tuple(parts)))
+    return tuple(out), tuple(changes)
 
 
 NAMESPACE_KEY = "namespace"

@@ -1,0 +1,220 @@
+"""A snapshot's record of what was sent is checked on restore (breakit3 F01, F02).
+
+Each ledger's ``wire`` entries are replayed byte for byte on the next compile. An entry
+holding a lone surrogate (what ``json.loads`` makes of ``"\\ud800"``) cannot be encoded for
+any request, and an entry changed after the snapshot was taken replays bytes the provider
+never saw (on Anthropic's newest models the thinking sent back then refers to another
+conversation: a 400). Restore refuses both with a `UsageError` naming the ledger and entry,
+and changes nothing; a good snapshot, or one taken before wire digests were recorded,
+restores and its next request is accepted. Requests go through the official SDK clients
+to the `contextchef.testing` fakes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+from contextchef import ContextChef, ContextChefError, UsageError, user
+from contextchef.testing import FakeAnthropic, FakeResponses, httpx_for, text, tool_calls
+from sdk_check import PROVIDER_ENV
+
+MODEL = "claude-opus-5-5"
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in PROVIDER_ENV:
+        monkeypatch.delenv(var, raising=False)
+
+
+def read_file(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: File to read.
+    """
+    return "content"
+
+
+def make() -> ContextChef:
+    chef = ContextChef()
+    chef.register_tools([read_file])
+    return chef
+
+
+def anthropic_client(fake: FakeAnthropic) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        api_key="t", max_retries=0, http_client=fake.http_client(httpx_for(anthropic))
+    )
+
+
+def responses_client(fake: FakeResponses) -> openai.OpenAI:
+    return openai.OpenAI(
+        api_key="t", max_retries=0, http_client=fake.http_client(httpx_for(openai))
+    )
+
+
+FAKE = FakeAnthropic()
+"""One fake per provider for the module: the thinking signatures it issued stay valid."""
+FAKE_R = FakeResponses()
+
+
+def conversation() -> dict[str, Any]:
+    """A snapshot (through JSON) after a thinking tool loop on Anthropic and a Responses turn."""
+    chef = make()
+    chef.set_history([user("Start.")])
+    fake = FAKE.script(
+        tool_calls(("read_file", {"path": "a"}), reasoning="r"), text("ok", reasoning="r")
+    )
+    client = anthropic_client(fake)
+    for _ in range(2):
+        request = chef.compile("anthropic", model=MODEL)
+        chef.run_tools(chef.ingest(client.messages.create(**request.payload)))
+    chef.append(user("more"))
+    fake_r = FAKE_R.script(text("fine"))
+    chef.ingest(
+        responses_client(fake_r).responses.create(
+            **chef.compile("responses", model="gpt-5.5").payload
+        )
+    )
+    chef.append(user("and more"))
+    snap: dict[str, Any] = json.loads(json.dumps(chef.snapshot()))
+    return snap
+
+
+@pytest.fixture(scope="module")
+def snap() -> dict[str, Any]:
+    return conversation()
+
+
+def next_request_is_accepted(chef: ContextChef) -> None:
+    fake = FAKE.script(text("again"))
+    request = chef.compile("anthropic", model=MODEL)
+    anthropic_client(fake).messages.create(**request.payload, extra_headers=request.headers)
+    assert fake.violations == ()
+    fake_r = FAKE_R.script(text("again"))
+    request = chef.compile("responses", model="gpt-5.5")
+    responses_client(fake_r).responses.create(**request.payload)
+    assert fake_r.violations == ()
+
+
+def test_a_good_snapshot_restores_and_its_next_requests_are_accepted(snap: dict[str, Any]) -> None:
+    assert all(
+        len(ledger["wire_digests"]) == len(ledger["wire"]) for ledger in snap["ledgers"].values()
+    )
+    chef = make()
+    chef.restore(copy.deepcopy(snap))
+    next_request_is_accepted(chef)
+
+
+def test_a_snapshot_taken_before_wire_digests_still_restores(snap: dict[str, Any]) -> None:
+    old = copy.deepcopy(snap)
+    for ledger in old["ledgers"].values():
+        del ledger["wire_digests"]
+    chef = make()
+    chef.restore(old)
+    next_request_is_accepted(chef)
+
+
+def wire_strings(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from wire_strings(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from wire_strings(item, (*path, i))
+    elif isinstance(value, str):
+        yield path
+
+
+def changed(snap: dict[str, Any], target: str, path: tuple[Any, ...], new: str) -> dict[str, Any]:
+    out = copy.deepcopy(snap)
+    holder = out["ledgers"][target]["wire"]
+    for key in path[:-1]:
+        holder = holder[key]
+    holder[path[-1]] = new
+    return out
+
+
+def refused(snap: dict[str, Any]) -> str:
+    """Restore into a session that has compiled already; it must raise and change nothing."""
+    chef = make()
+    chef.set_history([user("mine")])
+    request = chef.compile("anthropic", model=MODEL)
+    with pytest.raises(UsageError) as info:
+        chef.restore(snap)
+    assert chef.compile("anthropic", model=MODEL).payload == request.payload  # unchanged
+    return str(info.value)
+
+
+@pytest.mark.parametrize("target", ["anthropic", "responses"])
+def test_a_lone_surrogate_anywhere_in_the_wire_record_is_refused(
+    snap: dict[str, Any], target: str
+) -> None:
+    paths = list(wire_strings(snap["ledgers"][target]["wire"]))
+    assert len(paths) > 5
+    for path in paths:
+        bad = changed(snap, target, path, "S\ud800")
+        message = refused(bad)
+        assert message == (
+            f"snapshot ledger {target!r} 'wire' entry {path[0]} holds text that is not valid "
+            "Unicode (a lone surrogate), which no request can encode; nothing was restored"
+        )
+
+
+def test_a_lone_surrogate_in_a_wire_key_is_refused(snap: dict[str, Any]) -> None:
+    bad = copy.deepcopy(snap)
+    bad["ledgers"]["anthropic"]["wire"][1]["\udfff"] = 1
+    assert "'anthropic' 'wire' entry 1 holds text that is not valid Unicode" in refused(bad)
+
+
+@pytest.mark.parametrize("target", ["anthropic", "responses"])
+def test_an_edited_wire_entry_is_refused_naming_ledger_and_entry(
+    snap: dict[str, Any], target: str
+) -> None:
+    """breakit3 F02: the edited text would have been replayed (a 400 on Anthropic)."""
+    paths = list(wire_strings(snap["ledgers"][target]["wire"]))
+    for path in paths:
+        bad = changed(snap, target, path, "Different")
+        assert refused(bad) == (
+            f"snapshot ledger {target!r} 'wire' entry {path[0]} differs from what was sent "
+            "(its digest does not match); the snapshot was changed after it was taken, and "
+            "replaying the entry would break the conversation; nothing was restored"
+        )
+
+
+def test_wire_digests_must_be_one_per_entry(snap: dict[str, Any]) -> None:
+    bad = copy.deepcopy(snap)
+    bad["ledgers"]["anthropic"]["wire_digests"].pop()
+    assert "'anthropic' 'wire'_digests must hold one digest per wire entry" in refused(bad)
+
+
+def test_no_string_of_a_snapshot_with_a_lone_surrogate_reaches_a_payload(
+    snap: dict[str, Any],
+) -> None:
+    """The whole class: every string a snapshot carries, a lone surrogate put in it in turn.
+
+    Restore (or the compile after it) refuses it with a library error, or the payload it
+    reaches encodes as UTF-8 (the string never reaches a request).
+    """
+    for path in wire_strings(snap):
+        bad = copy.deepcopy(snap)
+        holder: Any = bad
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = holder[path[-1]] + "\ud800"
+        chef = make()
+        try:
+            chef.restore(bad)
+            for target, model in (("anthropic", MODEL), ("responses", "gpt-5.5")):
+                request = chef.compile(target, model=model)
+                json.dumps(request.payload, ensure_ascii=False).encode("utf-8")
+        except ContextChefError:
+            continue
