@@ -23,6 +23,7 @@ messages before the block in canonical JSON without their thinking blocks and
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,7 +34,8 @@ from contextchef.session._ledger import Ledger, Mark
 __all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "thinking_keys"]
 
 _THINKING = {"thinking": "signature", "redacted_thinking": "data"}
-_CHAIN = "chain"
+_CHAIN = ("chain",)
+_CHECKED = ("checked",)
 
 
 def _block_key(block: object) -> str | None:
@@ -88,6 +90,14 @@ def _references(value: Any, names: set[str]) -> None:
             _references(item, names)
 
 
+def _same_run(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items `a` and `b` share (the same objects)."""
+    n = min(len(a), len(b))
+    if n and a[n - 1] is b[n - 1] and all(map(operator.is_, a[:n], b[:n])):
+        return n
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x is not y), n)
+
+
 def _chain(
     cache: dict[Any, Any], entries: Sequence[Any]
 ) -> list[tuple[Any, bytes, frozenset[str]]]:
@@ -97,9 +107,7 @@ def _chain(
     so a session pays for each entry once.
     """
     old: list[tuple[Any, bytes, frozenset[str]]] = cache.get(_CHAIN, [])
-    same = 0
-    while same < len(old) and same < len(entries) and old[same][0] is entries[same]:
-        same += 1
+    same = _same_run([o[0] for o in old], entries) if old else 0
     out = old[:same]
     digest, names = (out[-1][1], out[-1][2]) if out else (b"", frozenset[str]())
     for entry in entries[same:]:
@@ -118,7 +126,7 @@ def _tool_set(cache: dict[Any, Any], tools: Sequence[Any]) -> list[tuple[object,
     key = ("tools", id(tools))
     hit = cache.get(key)
     if hit is None or hit[0] is not tools:
-        for old in [k for k in cache if k != _CHAIN and k != key][:-1]:
+        for old in [k for k in cache if k[0] == "tools" and k != key][:-1]:
             del cache[old]  # keep the last two tool lists (sent and now)
         rendered = sorted(
             (
@@ -134,15 +142,25 @@ def _tool_set(cache: dict[Any, Any], tools: Sequence[Any]) -> list[tuple[object,
 
 
 def _fingerprint(
-    system: str | None, tools: list[tuple[object, bool, str]], before: bytes, names: frozenset[str]
+    cache: dict[Any, Any],
+    system: str | None,
+    tools: list[tuple[object, bool, str]],
+    before: bytes,
+    names: frozenset[str],
 ) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    h.update(canonical_dumps(system).encode("utf-8", "surrogatepass"))
-    for name, deferred, text in tools:
-        if not deferred or name in names:
-            h.update(b"\x00" + text.encode("utf-8", "surrogatepass"))
-    h.update(b"\x01" + before)
-    return h.hexdigest()
+    key = ("head", system, id(tools), names)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not tools:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(canonical_dumps(system).encode("utf-8", "surrogatepass"))
+        for name, deferred, text in tools:
+            if not deferred or name in names:
+                h.update(b"\x00" + text.encode("utf-8", "surrogatepass"))
+        if len(cache) > 16:  # (system, tools, names) seen lately; the chain is kept
+            for old in [k for k in cache if k[0] == "head"]:
+                del cache[old]
+        hit = cache[key] = (tools, h.digest())
+    return hashlib.blake2b(hit[1] + before, digest_size=16).hexdigest()
 
 
 def reply_bindings(
@@ -166,7 +184,7 @@ def reply_bindings(
         return {}
     chain = _chain(cache, entries[:upto])
     before, names = (chain[-1][1], chain[-1][2]) if chain else (b"", frozenset[str]())
-    fp = _fingerprint(system, _tool_set(cache, tools or []), before, names)
+    fp = _fingerprint(cache, system, _tool_set(cache, tools or []), before, names)
     # a signature seen in two replies (hand-made histories reuse them) may take either
     out = {k: f"{known[k]} {fp}" for k in keys if k in known and fp not in known[k].split()}
     out.update({k: fp for k in keys if k not in known})
@@ -188,18 +206,24 @@ def first_unbound(
     """
     if not bindings:
         return None
-    chain: list[tuple[Any, bytes, frozenset[str]]] | None = None
     tool_set = _tool_set(cache, tools)
-    for j, entry in enumerate(entries):
-        keys = [k for k in thinking_keys(entry) if k in bindings]
+    # entries already found bound after this same system and tool set are not read again
+    done: tuple[Any, Any, list[Any]] | None = cache.get(_CHECKED)
+    start = 0
+    if done is not None and done[0] == system and done[1] == tool_set:
+        start = _same_run(done[2], entries)
+    chain: list[tuple[Any, bytes, frozenset[str]]] | None = None
+    for j in range(start, len(entries)):
+        keys = [k for k in thinking_keys(entries[j]) if k in bindings]
         if not keys:
             continue
         if chain is None:
             chain = _chain(cache, entries)
         before, names = (chain[j - 1][1], chain[j - 1][2]) if j else (b"", frozenset[str]())
-        fp = _fingerprint(system, tool_set, before, names)
+        fp = _fingerprint(cache, system, tool_set, before, names)
         if any(fp not in bindings[k].split() for k in keys):
             return j
+    cache[_CHECKED] = (system, tool_set, list(entries))
     return None
 
 
