@@ -288,3 +288,37 @@ def test_bindings_survive_a_snapshot() -> None:
     back = _claude(restored, fake)(OPUS)
     assert fake.violations == ()
     assert [e.kind for e in back.edits] == ["model"]
+
+
+@pytest.mark.parametrize("trigger", ["announce", "host_skill", "mode"])
+@pytest.mark.parametrize("detour", ["client", "anthropic-native", "anthropic-inline"])
+def test_a_detour_through_another_strategy_keeps_every_request_valid(
+    trigger: str, detour: str
+) -> None:
+    """The same for a strategy switch on one prefix-check model: valid, edits reported."""
+    chef = _dba_chef()
+    fake = FakeAnthropic().script(*[text(f"t{i}", reasoning="r") for i in range(6)])
+    client = anthropic.Anthropic(
+        api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(anthropic))
+    )
+
+    def turn(strategy: str) -> CompiledRequest:
+        request = chef.compile("anthropic", model=OPUS, strategy=strategy)
+        chef.ingest(client.messages.create(**request.payload, extra_headers=request.headers))
+        chef.append(user("next"))
+        return request
+
+    turn("auto")
+    if trigger == "announce":
+        chef.announce("build", "The build is green.")
+    elif trigger == "host_skill":
+        chef.load_skill("dba")
+    else:
+        chef.set_mode("ro")
+    before = turn("auto")
+    for strategy in (detour, "auto", "auto"):
+        after = turn(strategy)
+        _check_reported(before, after)
+        before = after
+    assert after.edits == ()
+    assert fake.violations == ()
