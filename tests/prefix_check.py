@@ -35,12 +35,21 @@ def _key(block: Mapping[str, Any]) -> str:
     return str(block.get("signature") or block.get("data"))
 
 
-def prefix_problems(exchanges: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[str]:
-    """Every prefix-rule breach in a conversation's (request body, reply body) pairs."""
+def prefix_problems(
+    exchanges: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    models: frozenset[str] | None = None,
+) -> list[str]:
+    """Every prefix-rule breach in a conversation's (request body, reply body) pairs.
+
+    `models`: check only requests for these models (the ones running the check); every
+    reply still counts as where its blocks were produced. None: every request.
+    """
     made: dict[str, tuple[Mapping[str, Any], list[Any], int]] = {}
     problems: list[str] = []
     for n, (body, reply) in enumerate(exchanges):
         messages = body.get("messages") or []
+        if models is not None and body.get("model") not in models:
+            messages = []
         for i, message in enumerate(messages):
             content = message.get("content")
             if message.get("role") != "assistant" or not isinstance(content, list):

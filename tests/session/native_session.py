@@ -557,6 +557,7 @@ HOST_STEPS = (
     "compact",
     "snapshot",
     "recompile",
+    "switch_model",
 )
 MODEL_STEPS = (
     "text",
@@ -642,7 +643,8 @@ class NativeSession:
         self.blocked: set[str] = set()
         self.runtime: list[str] = []
         self.announced: list[str] = []
-        self.after_compact = self.compacted = False
+        self.after_compact = self.compacted = self.after_switch = False
+        self.models = {combo.model}
         self.log: list[str] = [f"variant {variant}"]
         self.reply_reveals: set[str] = set()
         self._ids = itertools.count(1)
@@ -695,6 +697,8 @@ class NativeSession:
             self.compile()  # compiled, never sent (a retry would send the next one)
         elif step.kind == "snapshot":
             self.restore()
+        elif step.kind == "switch_model":
+            self.switch_model(step.pick)
         elif step.kind == "compact":
             chef.compact(lambda _: "Summary: the repository was triaged.", keep_recent_turns=1)
             self.after_compact = self.compacted = True
@@ -707,6 +711,22 @@ class NativeSession:
             other.register_runtime_tool(runtime_spec(name), handler=_answer)
         other.restore(snapshot)
         self.chef = other
+
+    def switch_model(self, pick: int) -> None:
+        """Go on with another model of the same target under the same strategy (one of
+        `COMBOS`): the ledger is per target, so what one model cannot take is re-rendered
+        and a model with the prefix check must get no thinking bound to what changed."""
+        combo = self.combo
+        others = [
+            c
+            for c in COMBOS
+            if (c.strategy, c.target) == (combo.strategy, combo.target) and c.model != combo.model
+        ]
+        if others:
+            self.combo = others[pick % len(others)]
+            self.models.add(self.combo.model)
+            self.after_switch = True
+            self.log[-1] += f" -> {self.combo.model}"
 
     def _known_bug(self, step: Step) -> str | None:
         """The known bug (`KNOWN_BUGS`) this host step would run into, if stepped around."""
@@ -887,7 +907,7 @@ class NativeSession:
         if fake.violations:
             raise Findings(self._where(index, f"fake violations: {fake.violations}"))
         self.requests.append(request)
-        self.after_compact = False
+        self.after_compact = self.after_switch = False
         results: list[ToolResult] = []
         for call in chef.ingest(response):
             self._record(index, call, shown)
@@ -950,7 +970,7 @@ class NativeSession:
                 raise Findings(self._where(index, "no edit reported, but the system changed"))
             if request.prefix_fingerprint != before.prefix_fingerprint:
                 raise Findings(self._where(index, "no edit reported, but the prefix changed"))
-        elif self.combo.tool_changes and not self.after_compact:
+        elif self.combo.tool_changes and not (self.after_compact or self.after_switch):
             edits = [(e.kind, e.detail) for e in request.edits]
             raise Findings(self._where(index, f"an edit on a tool-change model: {edits}"))
 
@@ -960,8 +980,9 @@ class NativeSession:
         """The prefix checker; the gate against what was shown; the mode's denials."""
         combo, fake = self.combo, self.sender.fake
         log = "\n  ".join(self.log)
-        if combo.prefix_check:
-            found = prefix_problems([(r.body, r.reply) for r in fake.requests])
+        if self.models & PREFIX_CHECK_MODELS and combo.target == "anthropic":
+            exchanges = [(r.body, r.reply) for r in fake.requests]
+            found = prefix_problems(exchanges, models=PREFIX_CHECK_MODELS)
             if found:
                 raise Findings(f"{combo.id}: prefix checker: {found[:3]}\n  {log}")
         for call in self.calls:

@@ -9,7 +9,9 @@ it was revealed (or through ``defer_execute`` under ``client``), calls a tool it
 longer shown or a blocked one, with signed thinking where the model has it; the host
 switches mode, registers a runtime tool, loads a toolkit, blocks and unblocks tools,
 announces and retracts, compacts, restores a snapshot into a new chef, compiles without
-sending. Each model turn goes through the official SDK client to the fake, which enforces
+sending, switches to another model of the same target and strategy (the ledger is per
+target: breakit3 F06/F10/F11 were missed without this step). Each model turn goes
+through the official SDK client to the fake, which enforces
 the provider's rules.
 
 Checked on every request: the fake accepted it; the SDK's request types accept it (the

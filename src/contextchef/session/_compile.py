@@ -32,6 +32,7 @@ from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, ModelRules, RequestOptions
+from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._ledger import Ledger, Mark, same_message, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import (
@@ -94,6 +95,7 @@ class Step:
     strategy: str | None = None
     system_entry: bool = False
     rebased: bool = False
+    bindings: Mapping[str, str] = field(default_factory=dict)
 
     def apply(self, ledger: Ledger) -> None:
         """Record this step in `ledger`."""
@@ -109,6 +111,7 @@ class Step:
             strategy=self.strategy,
             system_entry=self.system_entry,
             rebased=self.rebased,
+            bindings=self.bindings,
         )
 
 
@@ -391,11 +394,38 @@ def _edit(kind: EditKind, at: int, base: Mark, stripped: int) -> LedgerEdit:
 def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     """Render one request over the target's ledger (see the module docstring).
 
+    On a model with the prefix check, every thinking block with a recorded binding must
+    come after the prefix it was produced after (`contextchef.session._binding`): if one
+    does not (a model or strategy switch re-rendered what came before it), the compile is
+    made again from before that block, without its thinking and all later thinking, and
+    reports the edit (kind ``model``).
+
     Raises:
         UsageError: A bad prefill, a history ending with the model's turn where the
             model refuses that, or a failing implicit-context hook.
         CorruptHistoryError: A message's recorded provider data cannot be rendered.
     """
+    ledger, history = inp.ledger, inp.state.history
+    bindings = answer_bindings(ledger, history, pending_answered(ledger, history))
+    known = {**ledger.bindings, **bindings} if bindings else ledger.bindings
+    force: int | None = None
+    while True:
+        request, step, sent, tools = _compile(inp, force)
+        if not inp.adapter.model_rules(inp.model).prefix_check:
+            break
+        at = first_unbound(
+            ledger.binding_cache, known, system=inp.state.system, tools=tools, entries=sent
+        )
+        if at is None or force == 0:
+            break
+        force = 0 if force is not None else strip_from(ledger, step.base, at)
+    return request, dataclasses.replace(step, bindings=bindings)
+
+
+def _compile(
+    inp: CompileInput, force: int | None
+) -> tuple[CompiledRequest, Step, list[dict[str, Any]], list[Any]]:
+    """One compile; `force`: a history index whose thinking and all later is not sent."""
     adapter, ledger, history = inp.adapter, inp.ledger, inp.state.history
     rules = adapter.model_rules(inp.model)
     prefix = _prefix(inp)
@@ -417,6 +447,10 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     tools = prefix.pristine
     edits: list[LedgerEdit] = []
     kind: EditKind = "history"
+    if force is not None and (edited_at is None or force < edited_at):
+        kind, edited_at = "model", force
+        if force < base.history or base is ledger.pending:
+            base = _mark_before(ledger, force)
     rebased = ledger.rebased and not resend
     changed = _prefix_change(ledger, inp.state.system, tools) if bound else None
     changed_all = resend or (
@@ -439,6 +473,11 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
                 "already sent are kept, and the prompt cache restarts at the start",
             )
         )
+    if base.tools.sent and (not rules.tool_changes or adapter.tool_change_message("") is None):
+        # this model takes no tool changes: go back to before the first one sent
+        kind, at = "model", next((i for i, m in enumerate(ledger.marks) if m.tools.sent), None)
+        base = ledger.marks[max((len(ledger.marks) if at is None else at) - 1, 0)]
+        edited_at = base.history if edited_at is None else min(edited_at, base.history)
     sent = [i for i in ledger.system_entries if i < base.wire]
     if sent and not (rules.system_messages and adapter.system_message("") is not None):
         # this model takes no system entries: go back to before the first one sent
@@ -564,4 +603,4 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         system_entry=bool(entry),
         rebased=rebased and base is not ledger.marks[0],
     )
-    return request, step
+    return request, step, all_messages, tools

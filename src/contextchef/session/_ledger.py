@@ -145,12 +145,17 @@ class Ledger:
     """A response was ingested after the last compile (its pending mark was answered)."""
     system_entries: list[int] = field(default_factory=list)
     """Wire indices of the mid-conversation system entries sent."""
+    bindings: dict[str, str] = field(default_factory=dict)
+    """Thinking block key -> fingerprint of the prefix it was produced after
+    (`contextchef.session._binding`): what a prefix-check compile checks each block by."""
     undo: Ledger | None = field(default=None, repr=False, compare=False)
     """The ledger before the last compile's edit, while that compile is unanswered (a
     retry decides the edit again, and taking the change back undoes it). In snapshots
     (``undo``, one level deep), so a restored session decides it again too."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
+    binding_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Digests of the entries and tools checked for bindings (not part of the record)."""
 
     def copy(self) -> Ledger:
         """A copy whose lists are not shared (the entries in them are)."""
@@ -163,6 +168,7 @@ class Ledger:
             calls=dict(self.calls),
             strip=list(self.strip),
             system_entries=list(self.system_entries),
+            bindings=dict(self.bindings),
             undo=None,
         )
 
@@ -208,6 +214,7 @@ class Ledger:
         strategy: str | None = None,
         system_entry: bool = False,
         rebased: bool = False,
+        bindings: Mapping[str, str] | None = None,
     ) -> None:
         """Keep everything up to `base`, append the new entries, make `mark` pending.
 
@@ -237,6 +244,8 @@ class Ledger:
             self.strip = [(a, min(b, lo)) for a, b in self.strip if a < lo] + [(lo, hi)]
         self.system, self.tools, self.answered = system, tools, False
         self.strategy, self.rebased = strategy, rebased
+        if bindings:
+            self.bindings.update(bindings)
 
     # -- snapshots -----------------------------------------------------------------------
 
@@ -246,7 +255,7 @@ class Ledger:
         An `undo` ledger (an edit nobody answered yet) is recorded under ``undo``;
         without one the field is left out.
         """
-        out = {
+        out: dict[str, Any] = {
             "consumed": [recorded_digest(m) for m in self.history],
             "ir": [m.to_dict() for m in self.ir],
             "wire": [thaw(w) for w in self.wire],  # plain data, not the read-only record
@@ -262,6 +271,8 @@ class Ledger:
             "system_entries": list(self.system_entries),
             "wire_digests": self._wire_digests(),
         }
+        if self.bindings:
+            out["bindings"] = dict(sorted(self.bindings.items()))
         if self.undo is not None:
             out["undo"] = self.undo.to_dict()
         return out
@@ -331,6 +342,11 @@ class Ledger:
         entries = _list(data.get("system_entries", []), "system_entries")
         if not all(type(i) is int and 0 <= i < len(wire) for i in entries):
             raise UsageError("snapshot ledger 'system_entries' must hold wire indices")
+        bindings = data.get("bindings", {})
+        if not isinstance(bindings, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in bindings.items()
+        ):
+            raise UsageError("snapshot ledger 'bindings' must map text to text")
         try:
             jsons: list[str | None] = [canonical_dumps(w) for w in wire]
         except (TypeError, ValueError, RecursionError) as exc:
@@ -363,6 +379,7 @@ class Ledger:
             response_id=response_id,
             answered=answered,
             system_entries=list(entries),
+            bindings=dict(bindings),
         )
         for i, message in enumerate(ir):
             for call in message.tool_calls:

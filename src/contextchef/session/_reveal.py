@@ -417,11 +417,15 @@ def stale(adapter: Adapter, sent: Sequence[Message], state: ToolState, tools: li
 
     Tool changes by reference and ``tool_reference`` blocks (`dangling`), and whatever
     the adapter would rewrite in them (`Adapter.fit_references`: a call replayed in a
-    namespace that no longer holds it). Read only when ``tools`` changed.
+    namespace that no longer holds it, the tools tool changes defined not counted: a
+    call sent before the change would name what nothing before it declares). Read only
+    when ``tools`` changed.
     """
     if dangling(state, tools):
         return True
-    _, refits = adapter.fit_references(sent, tools, defined=defined_entries(state))
+    # the tools tool changes defined are left out: they declare only what comes after
+    # them, and a call sent before one (a mode round trip) needs `tools` to declare it
+    _, refits = adapter.fit_references(sent, tools)
     return bool(refits)
 
 

@@ -1,0 +1,256 @@
+"""What each thinking block is bound to, and which blocks a compile may still send.
+
+On models with the prefix check (`ModelRules.prefix_check`) a ``thinking`` or
+``redacted_thinking`` block sent back must come after the same ``system``, the same set
+of ``tools`` (deferred tools nothing referenced left out) and the same earlier messages
+(their thinking blocks compared on their own) as the request whose reply carried it
+(https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks;
+research note R6-R8, R11). The ledger replays what it sent, but a model or strategy
+switch within a target re-renders entries one model cannot take (system messages, tool
+changes, inline definitions) and the next model may get them back differently; so the
+ledger no longer *assumes* the blocks it replays are still bound. It records, per block
+(by signature, or ``data`` for a redacted block), a fingerprint of the request its reply
+answered (`reply_bindings`), and a compile for a prefix-check model checks every block it
+would send against the prefix it now sends (`first_unbound`); the compile strips the
+failing block and every later one and reports the edit.
+
+The fingerprint is a digest of: the system text, the tool entries as a sorted set
+(``defer_loading`` entries only when a ``tool_reference`` before names them), and the
+messages before the block in canonical JSON without their thinking blocks and
+``cache_control`` markers (which the check ignores, R7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from contextchef._json import canonical_dumps
+from contextchef.history._messages import Message, ReasoningPart
+from contextchef.session._ledger import Ledger, Mark
+
+__all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "thinking_keys"]
+
+_THINKING = {"thinking": "signature", "redacted_thinking": "data"}
+_CHAIN = ("chain",)
+_CHECKED = ("checked",)
+
+
+def _block_key(block: object) -> str | None:
+    if not isinstance(block, Mapping):
+        return None
+    field = _THINKING.get(str(block.get("type")))
+    value = block.get(field) if field else None
+    return f"{block.get('type')}:{value}" if isinstance(value, str) and value else None
+
+
+def thinking_keys(entry: object) -> list[str]:
+    """Keys of the thinking blocks of one wire message (none for other shapes)."""
+    if not isinstance(entry, Mapping) or entry.get("role") != "assistant":
+        return []
+    content = entry.get("content")
+    if not isinstance(content, list):
+        return []
+    return [k for k in map(_block_key, content) if k is not None]
+
+
+def _reply_keys(message: Message) -> list[str]:
+    keys = []
+    for part in message.parts:
+        if isinstance(part, ReasoningPart) and part.provider_data is not None:
+            key = _block_key(part.provider_data.get("block"))
+            if key is not None:
+                keys.append(key)
+    return keys
+
+
+def _plain(value: Any) -> Any:
+    """`value` without ``cache_control`` keys and thinking blocks."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [
+            _plain(v) for v in value if not (isinstance(v, dict) and v.get("type") in _THINKING)
+        ]
+    return value
+
+
+def _references(value: Any, names: set[str]) -> None:
+    if isinstance(value, dict):
+        if value.get("type") == "tool_reference":
+            name = value.get("name", value.get("tool_name"))
+            if isinstance(name, str):
+                names.add(name)
+        for item in value.values():
+            _references(item, names)
+    elif isinstance(value, list):
+        for item in value:
+            _references(item, names)
+
+
+def _same_run(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many leading items `a` and `b` share (the same objects)."""
+    n = min(len(a), len(b))
+    if n and a[n - 1] is b[n - 1] and all(map(operator.is_, a[:n], b[:n])):
+        return n
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x is not y), n)
+
+
+def _chain(
+    cache: dict[Any, Any], entries: Sequence[Any]
+) -> list[tuple[Any, bytes, frozenset[str]]]:
+    """Per entry: itself, the digest of the entries up to it, the names referenced so far.
+
+    Kept in the ledger's `cache` and extended from the longest run of the same objects,
+    so a session pays for each entry once.
+    """
+    old: list[tuple[Any, bytes, frozenset[str]]] = cache.get(_CHAIN, [])
+    same = _same_run([o[0] for o in old], entries) if old else 0
+    out = old[:same]
+    digest, names = (out[-1][1], out[-1][2]) if out else (b"", frozenset[str]())
+    for entry in entries[same:]:
+        text = canonical_dumps(_plain(entry)).encode("utf-8", "surrogatepass")
+        digest = hashlib.blake2b(digest + text, digest_size=16).digest()
+        found: set[str] = set()
+        _references(entry, found)
+        if found - names:
+            names = names | found
+        out.append((entry, digest, names))
+    cache[_CHAIN] = out
+    return out
+
+
+def _tool_set(cache: dict[Any, Any], tools: Sequence[Any]) -> list[tuple[object, bool, str]]:
+    key = ("tools", id(tools))
+    hit = cache.get(key)
+    if hit is None or hit[0] is not tools:
+        for old in [k for k in cache if k[0] == "tools" and k != key][:-1]:
+            del cache[old]  # keep the last two tool lists (sent and now)
+        rendered = sorted(
+            (
+                (t.get("name"), t.get("defer_loading") is True, canonical_dumps(_plain(t)))
+                for t in tools
+                if isinstance(t, Mapping)
+            ),
+            key=lambda u: u[2],
+        )
+        hit = cache[key] = (tools, rendered)
+    out: list[tuple[object, bool, str]] = hit[1]
+    return out
+
+
+def _fingerprint(
+    cache: dict[Any, Any],
+    system: str | None,
+    tools: list[tuple[object, bool, str]],
+    before: bytes,
+    names: frozenset[str],
+) -> str:
+    key = ("head", system, id(tools), names)
+    hit = cache.get(key)
+    if hit is None or hit[0] is not tools:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(canonical_dumps(system).encode("utf-8", "surrogatepass"))
+        for name, deferred, text in tools:
+            if not deferred or name in names:
+                h.update(b"\x00" + text.encode("utf-8", "surrogatepass"))
+        if len(cache) > 16:  # (system, tools, names) seen lately; the chain is kept
+            for old in [k for k in cache if k[0] == "head"]:
+                del cache[old]
+        hit = cache[key] = (tools, h.digest())
+    return hashlib.blake2b(hit[1] + before, digest_size=16).hexdigest()
+
+
+def reply_bindings(
+    cache: dict[Any, Any],
+    reply: Message,
+    *,
+    system: str | None,
+    tools: Sequence[Any] | None,
+    entries: Sequence[Any],
+    upto: int,
+    known: Mapping[str, str],
+) -> dict[str, str]:
+    """New bindings of `reply`'s thinking blocks: the request's fingerprint.
+
+    A binding holds every fingerprint a block was produced after, space-separated (one
+    unless a signature was reused). `system`, `tools` and ``entries[:upto]`` are what
+    the request answered by `reply` sent.
+    """
+    keys = _reply_keys(reply)
+    if not keys:
+        return {}
+    chain = _chain(cache, entries[:upto])
+    before, names = (chain[-1][1], chain[-1][2]) if chain else (b"", frozenset[str]())
+    fp = _fingerprint(cache, system, _tool_set(cache, tools or []), before, names)
+    # a signature seen in two replies (hand-made histories reuse them) may take either
+    out = {k: f"{known[k]} {fp}" for k in keys if k in known and fp not in known[k].split()}
+    out.update({k: fp for k in keys if k not in known})
+    return out
+
+
+def first_unbound(
+    cache: dict[Any, Any],
+    bindings: Mapping[str, str],
+    *,
+    system: str | None,
+    tools: Sequence[Any],
+    entries: Sequence[Any],
+) -> int | None:
+    """Index in `entries` of the first message sending a block after another prefix.
+
+    Only blocks with a recorded binding are checked (their origin is known); None when
+    every one of them comes after the prefix it was produced after.
+    """
+    if not bindings:
+        return None
+    tool_set = _tool_set(cache, tools)
+    # entries already found bound after this same system and tool set are not read again
+    done: tuple[Any, Any, list[Any]] | None = cache.get(_CHECKED)
+    start = 0
+    if done is not None and done[0] == system and done[1] == tool_set:
+        start = _same_run(done[2], entries)
+    chain: list[tuple[Any, bytes, frozenset[str]]] | None = None
+    for j in range(start, len(entries)):
+        keys = [k for k in thinking_keys(entries[j]) if k in bindings]
+        if not keys:
+            continue
+        if chain is None:
+            chain = _chain(cache, entries)
+        before, names = (chain[j - 1][1], chain[j - 1][2]) if j else (b"", frozenset[str]())
+        fp = _fingerprint(cache, system, tool_set, before, names)
+        if any(fp not in bindings[k].split() for k in keys):
+            return j
+    cache[_CHECKED] = (system, tool_set, list(entries))
+    return None
+
+
+def answer_bindings(ledger: Ledger, history: Sequence[Message], answered: bool) -> dict[str, str]:
+    """`reply_bindings` of the answer to the ledger's last compile (`answered`: it was)."""
+    pending = ledger.pending
+    if pending is None or len(history) <= pending.history or not answered:
+        return {}
+    reply = history[pending.history]
+    if reply.role != "assistant":
+        return {}
+    return reply_bindings(
+        ledger.binding_cache,
+        reply,
+        system=ledger.system,
+        tools=ledger.tools,
+        entries=ledger.wire,
+        upto=pending.wire,
+        known=ledger.bindings,
+    )
+
+
+def strip_from(ledger: Ledger, base: Mark, wire: int) -> int:
+    """The history index to strip thinking from so that wire entry `wire` loses it.
+
+    `base` is the mark the compile that sent `wire` continued from.
+    """
+    if wire >= base.wire:
+        return base.history
+    return next(m for m in reversed(ledger.marks) if m.wire <= wire).history
