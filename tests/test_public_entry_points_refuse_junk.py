@@ -335,3 +335,17 @@ def test_a_stored_count_of_five_thousand_digits_is_a_store_error() -> None:
     for value in ("9" * 5000, -(10**5000)):
         with pytest.raises(SessionStoreError, match="not a whole number"):
             stored_count("s", value, "version")
+
+
+def test_session_sync_refuses_an_object_whose_attributes_raise() -> None:
+    """Found by the store fuzz: ``getattr(chef, "restore", None)`` let a hostile object's
+    ``RuntimeError`` escape ``SessionSync.load_into`` / ``save``."""
+
+    class Hostile:
+        def __getattr__(self, name: str) -> object:
+            raise RuntimeError("boom")
+
+    sync = cc.SessionSync(cc.SQLiteSessionStore(":memory:"), "s1")
+    for method in (sync.load_into, sync.save):
+        with pytest.raises(cc.UsageError, match="expected a ContextChef .*got Hostile"):
+            method(Hostile())  # type: ignore[arg-type]

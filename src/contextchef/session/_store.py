@@ -401,9 +401,11 @@ def materialize(session_id: str, base: str | bytes, turns: Sequence[str | bytes]
 
 def _check_chef(chef: object) -> None:
     """A `UsageError` unless `chef` is a session (`make_chef` returned something else)."""
-    if not callable(getattr(chef, "restore", None)) or not callable(
-        getattr(chef, "snapshot", None)
-    ):
+    try:  # a hostile object's attribute lookup may raise anything
+        ok = callable(getattr(chef, "restore", None)) and callable(getattr(chef, "snapshot", None))
+    except Exception:
+        ok = False
+    if not ok:
         raise UsageError(
             f"expected a ContextChef (from make_chef), got {type(chef).__name__}; make_chef "
             "must build and return the session's chef"
