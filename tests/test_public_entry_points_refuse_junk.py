@@ -347,5 +347,5 @@ def test_session_sync_refuses_an_object_whose_attributes_raise() -> None:
 
     sync = cc.SessionSync(cc.SQLiteSessionStore(":memory:"), "s1")
     for method in (sync.load_into, sync.save):
-        with pytest.raises(cc.UsageError, match="expected a ContextChef .*got Hostile"):
+        with pytest.raises(cc.UsageError, match=r"expected a ContextChef .*got Hostile"):
             method(Hostile())  # type: ignore[arg-type]
