@@ -412,6 +412,14 @@ class ReadOnlyPayloadError(UsageError, TypeError):
     """
 
 
+class FrozenToolError(UsageError, TypeError):
+    """An edit of a registered tool's definition (its frozen ``input_schema`` and the like).
+
+    A registered tool's schema reaches the cached prefix, so it is read-only; build a new
+    `Tool` with ``Tool.replace()`` or ``copy.deepcopy`` the value. Also a `TypeError`.
+    """
+
+
 class ModelOutputError(ContextChefError):
     """The model or the provider produced data that cannot be used as is."""
 

@@ -136,7 +136,9 @@ def to_unicode(text: str) -> str:
 
 
 def _read_only(self: object, *args: object, **kwargs: object) -> None:
-    raise TypeError(
+    from contextchef._errors import FrozenToolError  # _errors imports this module
+
+    raise FrozenToolError(
         "tool definitions are frozen: copy the value first (copy.deepcopy gives plain, "
         "mutable dicts and lists) or build a new Tool with Tool.replace()"
     )

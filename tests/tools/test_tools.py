@@ -418,3 +418,27 @@ def test_tooldef_16_strict_nulls_pass_validation_and_are_removed_for_the_handler
     # 'a' and 'verbose' were optional and not nullable: their nulls are removed;
     # 'opts' declared ["object", "null"], so its null is a real value and is kept.
     assert received == [{"opts": None}, {"a": "x", "opts": {}}]
+
+
+def test_editing_a_registered_schema_is_a_frozen_tool_error() -> None:
+    """A registered schema is read-only; an edit raises `FrozenToolError` (a
+    `ContextChefError` and a `TypeError`), at any depth, and the tool is unchanged."""
+    import copy
+
+    from contextchef import ContextChef, ContextChefError, FrozenToolError
+
+    (tool,) = ContextChef().register_tools(
+        [{"name": "a", "description": "d", "input_schema": {"type": "object", "properties": {}}}]
+    )
+    for edit in (
+        lambda: tool.input_schema.__setitem__("x", 1),
+        lambda: tool.input_schema["properties"].update({"y": {}}),
+        lambda: tool.input_schema.pop("type"),
+    ):
+        with pytest.raises(FrozenToolError, match="tool definitions are frozen") as caught:
+            edit()
+        assert isinstance(caught.value, ContextChefError) and isinstance(caught.value, TypeError)
+    assert tool.input_schema == {"type": "object", "properties": {}}
+    mutable = copy.deepcopy(tool.input_schema)
+    mutable["x"] = 1
+    assert "x" not in tool.input_schema
