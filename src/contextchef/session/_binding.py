@@ -56,10 +56,15 @@ def thinking_keys(entry: object) -> list[str]:
     return [k for k in map(_block_key, content) if k is not None]
 
 
-def _reply_keys(message: Message) -> list[str]:
+def _reply_keys(message: Message, wire: str) -> list[str]:
+    """Keys of the reply's own thinking blocks (recorded from `wire`, the target's format)."""
     keys = []
     for part in message.parts:
-        if isinstance(part, ReasoningPart) and part.provider_data is not None:
+        if (
+            isinstance(part, ReasoningPart)
+            and part.provider == wire
+            and part.provider_data is not None
+        ):
             key = _block_key(part.provider_data.get("block"))
             if key is not None:
                 keys.append(key)
@@ -172,14 +177,16 @@ def reply_bindings(
     entries: Sequence[Any],
     upto: int,
     known: Mapping[str, str],
+    wire: str,
 ) -> dict[str, str]:
     """New bindings of `reply`'s thinking blocks: the request's fingerprint.
 
     A binding holds every fingerprint a block was produced after, space-separated (one
     unless a signature was reused). `system`, `tools` and ``entries[:upto]`` are what
-    the request answered by `reply` sent.
+    the request answered by `reply` sent; `wire` is the target's wire format (another
+    provider's reasoning is never sent to it, so it binds nothing here).
     """
-    keys = _reply_keys(reply)
+    keys = _reply_keys(reply, wire)
     if not keys:
         return {}
     chain = _chain(cache, entries[:upto])
@@ -227,8 +234,13 @@ def first_unbound(
     return None
 
 
-def answer_bindings(ledger: Ledger, history: Sequence[Message], answered: bool) -> dict[str, str]:
-    """`reply_bindings` of the answer to the ledger's last compile (`answered`: it was)."""
+def answer_bindings(
+    ledger: Ledger, history: Sequence[Message], answered: bool, wire: str
+) -> dict[str, str]:
+    """`reply_bindings` of the answer to the ledger's last compile (`answered`: it was).
+
+    `wire` is the target's wire format (`Profile.wire`): only its own thinking binds.
+    """
     pending = ledger.pending
     if pending is None or len(history) <= pending.history or not answered:
         return {}
@@ -243,6 +255,7 @@ def answer_bindings(ledger: Ledger, history: Sequence[Message], answered: bool) 
         entries=ledger.wire,
         upto=pending.wire,
         known=ledger.bindings,
+        wire=wire,
     )
 
 

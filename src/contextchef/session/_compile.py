@@ -406,7 +406,8 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
         CorruptHistoryError: A message's recorded provider data cannot be rendered.
     """
     ledger, history = inp.ledger, inp.state.history
-    bindings = answer_bindings(ledger, history, pending_answered(ledger, history))
+    wire = inp.adapter.profile.wire
+    bindings = answer_bindings(ledger, history, pending_answered(ledger, history), wire)
     known = {**ledger.bindings, **bindings} if bindings else ledger.bindings
     force: int | None = None
     while True:
