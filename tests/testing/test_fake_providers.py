@@ -1070,3 +1070,24 @@ def test_fakes_sharing_ids_never_repeat_a_call_id(sdk: Sdk) -> None:
     (chat_call,) = first.choices[0].message.tool_calls
     (gemini_call,) = second.function_calls
     assert (chat_call.id, gemini_call.id) == ("call_0001", "call_0002")
+
+
+def test_a_streaming_request_is_refused_and_uses_no_turn() -> None:
+    """Fresh-user report: ``stream=True`` against FakeAnthropic / FakeOpenAIChat yielded
+    nothing, silently used up a scripted turn and recorded no violation."""
+    hx = httpx_for(openai)
+    claude = FakeAnthropic().script(text("hi"))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=claude.http_client(HX))
+    with pytest.raises(anthropic.BadRequestError, match="does not stream"):
+        client.messages.create(
+            model="m", max_tokens=5, messages=[{"role": "user", "content": "a"}], stream=True
+        )
+    assert [v.rule for v in claude.violations] == ["streaming_unsupported"]
+    assert claude.pending == 1  # the turn is still queued
+    chat = FakeOpenAIChat().script(text("hi"))
+    oa = openai.OpenAI(api_key="x", max_retries=0, http_client=chat.http_client(hx))
+    with pytest.raises(openai.BadRequestError, match="does not stream"):
+        oa.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "a"}], stream=True
+        )
+    assert chat.pending == 1 and [v.rule for v in chat.violations] == ["streaming_unsupported"]

@@ -297,6 +297,9 @@ class FakeProvider(abc.ABC):
         if not isinstance(body, dict):
             message = "the body is not a JSON object"
             return self._refuse(index, 400, [("invalid_json", message, False)])
+        if body.get("stream") is True:  # a scripted turn is a whole response, never SSE
+            message = f"{name} does not stream: send the request without stream=True"
+            return self._refuse(index, 400, [("streaming_unsupported", message, False)])
         earlier = tuple(self._requests)
         found = self._check(body, earlier, headers)
         if found:
