@@ -556,3 +556,22 @@ def test_a_file_store_is_not_rewritten_when_opened(tmp_path: Path) -> None:
     assert reopened.items() == (("a", "1"),) and path.stat().st_ino == before
     reopened.set("b", "2")
     assert path.stat().st_ino != before
+
+
+@pytest.mark.parametrize("where", ["/dev/full", "directory"])
+def test_a_memory_path_that_is_not_a_regular_file_is_a_storage_error(
+    tmp_path: Path, where: str
+) -> None:
+    """Fresh-user report: ``FileMemoryStore("/dev/full")`` read without end until the
+    process was killed; a directory gave "not readable JSON"."""
+    path = Path(where) if where.startswith("/") else tmp_path
+    with pytest.raises(StorageError, match="is not a regular file"):
+        FileMemoryStore(path)
+
+
+def test_a_memory_file_that_is_not_json_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text("{not json", "utf-8")
+    with pytest.raises(UsageError, match="is not readable JSON") as caught:
+        FileMemoryStore(path)
+    assert not isinstance(caught.value, StorageError)

@@ -123,6 +123,10 @@ class InMemoryStore:
 STORE_FORMAT_VERSION = 1
 """Version written into `FileMemoryStore` files."""
 
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""Largest memory file read (bytes): memories reach every request, so a bigger file is
+not one this store wrote."""
+
 
 class FileMemoryStore(InMemoryStore):
     """A `MemoryStore` kept in one JSON file, rewritten atomically on every change.
@@ -138,6 +142,8 @@ class FileMemoryStore(InMemoryStore):
     Raises:
         UsageError: The file exists but is not a memory file (not JSON, wrong shape or
             version).
+        StorageError: The path is not a regular file (a directory, a device), is over
+            `MAX_FILE_BYTES`, or cannot be read.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -152,14 +158,32 @@ class FileMemoryStore(InMemoryStore):
         return self._path
 
     def _read(self) -> dict[str, str]:
+        where = shown(str(self._path), 120)
         try:
             if not self._path.exists():
                 return {}
-            doc = json.loads(self._path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UsageError(
-                f"memory file {shown(str(self._path), 120)} is not readable JSON: {exc}"
+            if not self._path.is_file():  # a directory, a device (/dev/full reads forever)
+                raise StorageError(
+                    f"memory file {where} is not a regular file", path=str(self._path)
+                )
+            if self._path.stat().st_size > MAX_FILE_BYTES:
+                raise StorageError(
+                    f"memory file {where} is over {MAX_FILE_BYTES:,} bytes; not a memory file",
+                    path=str(self._path),
+                )
+            text = self._path.read_text("utf-8")
+        except OSError as exc:
+            if isinstance(exc, StorageError):
+                raise
+            raise StorageError(
+                f"memory file {where} cannot be read: {exc}", path=str(self._path)
             ) from exc
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"memory file {where} is not UTF-8 text: {exc}") from exc
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"memory file {where} is not readable JSON: {exc}") from exc
         memories: Any = doc.get("memories") if isinstance(doc, dict) else None
         valid = isinstance(memories, dict) and all(
             isinstance(k, str) and isinstance(v, str) for k, v in memories.items()
