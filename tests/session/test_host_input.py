@@ -161,17 +161,23 @@ def test_a_corrupt_stored_tool_call_is_corrupt_history() -> None:
         )
 
 
-def test_an_unwritable_offload_dir_keeps_the_result_inline(
+def test_an_unwritable_offload_dir_cuts_the_result_like_no_offload_dir(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Fresh-user report: with an unwritable ``offload_dir`` a 1,000,000-character result
+    stayed whole in the history (without ``offload_dir`` it is cut); both are cut now."""
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     chef = ContextChef(offload_dir=blocker / "sub", max_inline_chars=100)
     chef.register_tools([READ], handlers={"read_file": lambda **_: "x" * 5_000})
     with caplog.at_level(logging.WARNING, logger="contextchef"):
         done = chef.execute({"id": "c", "name": "read_file", "arguments": {}})
-    assert done.result.content == "x" * 5_000 and not done.result.is_error
-    assert "result kept inline" in caplog.text
+    assert not done.result.is_error and len(done.result.content) < 1_000
+    assert done.result.content.startswith("x") and "cut to head and tail instead" in caplog.text
+    plain = ContextChef(max_inline_chars=100)
+    plain.register_tools([READ], handlers={"read_file": lambda **_: "x" * 5_000})
+    same = plain.execute({"id": "c", "name": "read_file", "arguments": {}}).result.content
+    assert done.result.content == same
 
 
 def test_read_offloaded_stays_reachable_in_read_only_mode(tmp_path: Path) -> None:

@@ -253,8 +253,9 @@ class DispatchMixin(RunToolsMixin):
 
         Over ``max_inline_chars``: with ``offload_dir`` it is stored whole and replaced by
         a head/tail stub; without one it is cut to head and tail (logged). When the
-        offload directory cannot be written, the result stays inline, whole (the tool has
-        run; its output is never lost), and a warning is logged.
+        offload directory cannot be written, it is cut the same way and a warning names the
+        directory and the error: a result over the budget never enters the history whole
+        (a million characters kept there would go with every later request).
         """
         if not isinstance(result, ToolResult):
             raise UsageError(f"offload takes a ToolResult, got {type(result).__name__}")
@@ -272,9 +273,14 @@ class DispatchMixin(RunToolsMixin):
             return offload_result(result, self._store, max_inline_chars=self._max_inline)
         except OSError as exc:
             logger.warning(
-                "contextchef: offload to %s failed (%s); result kept inline", self._store.root, exc
+                "contextchef: offload to %s failed (%s); the %d-character result of %s was "
+                "cut to head and tail instead",
+                self._store.root,
+                exc,
+                len(result.content),
+                result.name,
             )
-            return result
+            return truncate_result(result, max_inline_chars=self._max_inline)
 
     # -- library-owned tools: memory and new_context -------------------------------------
 
