@@ -790,3 +790,23 @@ def test_a_host_load_before_the_first_compile_warns_which_strategy_it_assumed(
     with caplog.at_level("WARNING", logger="contextchef"):
         assert "defer_execute" not in later.load_skill("triage").content
     assert "before the first compile" not in caplog.text
+
+
+def test_a_blocked_skill_tool_is_neither_listed_nor_revealed_by_the_load(
+    catalogs_dir: Path,
+) -> None:
+    """Fresh-user report: ``tool_search`` hid blocked tools, but ``load_skill`` listed them
+    as available and the next request offered them (``tool_addition``), then the gate
+    refused the call. A load now leaves out what the gate refuses whatever the arguments."""
+    chef = _session(catalogs_dir)
+    chef.compile("anthropic", model=OPUS, strategy="anthropic-inline")
+    chef.set_blocked_tools([CREATE])
+    text = chef.execute(ToolCall(id="s1", name="load_skill", arguments={"name": "triage"}))
+    content = text.result.content
+    assert CREATE not in content and COMMENT in content
+    assert CREATE not in chef.loaded_tools and COMMENT in chef.loaded_tools
+    chef.append(assistant("", [ToolCall(id="s1", name="load_skill", arguments={"name": "triage"})]))
+    chef.append(tool_results([text.result]))
+    request = chef.compile("anthropic", model=OPUS, strategy="anthropic-inline")
+    added = json.dumps(request.payload["messages"][-1])
+    assert COMMENT in added and CREATE not in added

@@ -262,5 +262,7 @@ def render_skill_load(
     if tools:
         lines += _ending(tools, reveal, config)
     else:
-        lines.append("None of this skill's tools is available in the current mode.")
+        lines.append(
+            "None of this skill's tools is available now (hidden by the mode, or blocked)."
+        )
     return "\n".join(lines)

@@ -134,6 +134,7 @@ def _loader_result(
         (w, t)
         for w, t in named
         if all(m.allows(t.replace(source="runtime", server=None), w) for m in view.modes)
+        and not _barred(ctx, w, t.name)
     ]
     wires = tuple(w for w, _ in shown)
     visible = dataclasses.replace(kit, tools=tuple(t for _, t in shown))
@@ -151,12 +152,21 @@ def skill_reveal(ctx: GateContext) -> SkillReveal:
     return "provider_search" if ctx.direct_calls else "defer_execute"
 
 
-def _reachable(view: SessionView, name: str) -> list[tuple[str, Tool]]:
-    """(wire name, tool) of the skill's tools the modes let the model reach, in order."""
+def _barred(ctx: GateContext, wire: str, own: str) -> bool:
+    """The gate refuses the tool whatever the arguments: blocked, or withdrawn."""
+    return matches(ctx.blocked, (wire, own)) or any(w == wire for w, _ in ctx.withdrawn)
+
+
+def _reachable(view: SessionView, name: str, ctx: GateContext) -> list[tuple[str, Tool]]:
+    """(wire name, tool) of the skill's tools the model may reach now, in order.
+
+    Tools the modes hide are left out, and so are those the gate refuses whatever the
+    arguments (blocked, withdrawn): a load must not offer what the next call is refused.
+    """
     out = []
     for wire in view.skills[name].tools:
         tool = view.by_wire_name[wire]
-        if view.exposure.get(tool.key) == "hidden":
+        if view.exposure.get(tool.key) == "hidden" or _barred(ctx, wire, tool.name):
             continue
         if tool.template:  # as the model is shown it: rendered once per session
             tool = tool.replace(description=view.descriptions[tool.key], template=False)
@@ -176,7 +186,7 @@ def skill_text(view: SessionView, name: str, ctx: GateContext, *, reminder: bool
     status: SkillStatus = "still" if reminder else "again" if name in ctx.skills else "loaded"
     return render_skill_load(
         view.skills[name],
-        _reachable(view, name),
+        _reachable(view, name, ctx),
         reveal=skill_reveal(ctx),
         config=view.config,
         status=status,
@@ -185,7 +195,7 @@ def skill_text(view: SessionView, name: str, ctx: GateContext, *, reminder: bool
 
 def _skill_result(view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext) -> Execution:
     name = str(check.arguments["name"])
-    wires = tuple(w for w, _ in _reachable(view, name))
+    wires = tuple(w for w, _ in _reachable(view, name, ctx))
     result = ToolResult(call_id=call.id, name=call.name, content=skill_text(view, name, ctx))
     return Execution(result=result, check=check, loaded=wires, skill=name)
 
