@@ -135,9 +135,12 @@ class CompiledRequest:
     def mutable_payload(self) -> dict[str, Any]:
         """A copy of `payload` whose dicts and lists are all new, plain and mutable.
 
-        Editing it changes neither this request nor any later one. Other values (text,
-        numbers, objects passed in ``extra``) are immutable or the caller's, and are
-        shared. Costs one pass over the payload's dicts and lists (a few times
+        Editing it changes neither this request nor any later one: the session keeps
+        building on what it compiled, so an edited copy that is sent is missing from the
+        next request (on prefix-check models the thinking the edited request produced is
+        then refused; make lasting changes through the session instead). Other values
+        (text, numbers, objects passed in ``extra``) are immutable or the caller's, and
+        are shared. Costs one pass over the payload's dicts and lists (a few times
         ``json.dumps`` of it: pay it only when a payload must be edited).
         """
         copied: dict[str, Any] = plain(self.payload)
