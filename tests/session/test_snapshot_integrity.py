@@ -218,3 +218,32 @@ def test_no_string_of_a_snapshot_with_a_lone_surrogate_reaches_a_payload(
                 json.dumps(request.payload, ensure_ascii=False).encode("utf-8")
         except ContextChefError:
             continue
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda ledger: ledger.__setitem__("tools", []),
+        lambda ledger: ledger["tools"].append(ledger["tools"][-1]),
+        lambda ledger: ledger.pop("bindings", None) or ledger.__setitem__("bindings", {"a": "b"}),
+        lambda ledger: ledger.__setitem__("system", "another system prompt"),
+    ],
+    ids=["tools emptied", "tool duplicated", "bindings replaced", "system changed"],
+)
+def test_a_changed_ledger_record_is_refused(snap: dict[str, Any], corrupt: Any) -> None:
+    """Fresh-user reports (breakit4 02, 06): the ledger's ``tools`` and ``bindings`` were not
+    checked like its ``wire`` entries; an emptied or duplicated ``tools`` restored, then the
+    next request was a 400. The record digest covers them now."""
+    bad = copy.deepcopy(snap)
+    corrupt(bad["ledgers"]["anthropic"])
+    fresh = make()
+    before = fresh.snapshot()
+    with pytest.raises(UsageError, match="the record digest does not match"):
+        fresh.restore(bad)
+    assert fresh.snapshot() == before
+    old = copy.deepcopy(snap)  # a snapshot taken before record digests restores as before
+    for ledger in old["ledgers"].values():
+        del ledger["record_digest"]
+    chef = make()
+    chef.restore(old)
+    next_request_is_accepted(chef)

@@ -273,6 +273,7 @@ class Ledger:
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
+        out["record_digest"] = _record_digest(out)
         if self.undo is not None:
             out["undo"] = self.undo.to_dict()
         return out
@@ -352,6 +353,15 @@ class Ledger:
         except (TypeError, ValueError, RecursionError) as exc:
             raise UsageError(f"snapshot ledger 'wire' is not plain JSON: {exc}") from exc
         _check_wire(jsons, data.get("wire_digests"), name)
+        recorded = data.get("record_digest")
+        if recorded is not None and recorded != _record_digest(data):
+            where = f"snapshot ledger {name!r}" if name else "snapshot ledger"
+            raise UsageError(
+                f"{where}: its tools, system, marks or thinking bindings differ from what was "
+                "recorded (the record digest does not match): the snapshot was changed after "
+                "it was taken, and replaying it would break the conversation; nothing was "
+                "restored"
+            )
         top = pending or marks[-1]
         consumed = _list(data.get("consumed"), "consumed")
         if len(consumed) != top.history or not all(isinstance(d, str) for d in consumed):
@@ -432,6 +442,24 @@ def same_message(message: Message, consumed: Message) -> bool:
         return True
     held = _placeholder_digest(consumed)
     return held is not None and digest(message) == held
+
+
+_RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
+
+
+def _record_digest(data: Mapping[str, Any]) -> str:
+    """A digest of what a ledger replays besides its wire entries.
+
+    The `_RECORDED` fields, and ``bindings`` when present; checked by `Ledger.from_dict`
+    like ``wire_digests`` (snapshots taken before it restore unchecked).
+    """
+    fields = {k: data.get(k) for k in _RECORDED}
+    if data.get("bindings"):
+        fields["bindings"] = data["bindings"]
+    try:
+        return _text_digest(canonical_dumps(fields))
+    except (TypeError, ValueError, RecursionError):
+        return ""  # not plain JSON: the field checks name it
 
 
 def _check_wire(jsons: Sequence[str | None], digests: object, name: str) -> None:
