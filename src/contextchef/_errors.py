@@ -38,7 +38,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from contextchef._json import is_unicode, json_problem
+from contextchef._json import FROZEN_ERROR, is_unicode, json_problem
 
 __all__ = [
     "CatalogFormatError",
@@ -418,6 +418,9 @@ class FrozenToolError(UsageError, TypeError):
     A registered tool's schema reaches the cached prefix, so it is read-only; build a new
     `Tool` with ``Tool.replace()`` or ``copy.deepcopy`` the value. Also a `TypeError`.
     """
+
+
+FROZEN_ERROR[0] = FrozenToolError
 
 
 class ModelOutputError(ContextChefError):

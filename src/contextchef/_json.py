@@ -135,10 +135,13 @@ def to_unicode(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _read_only(self: object, *args: object, **kwargs: object) -> None:
-    from contextchef._errors import FrozenToolError  # _errors imports this module
+FROZEN_ERROR: list[type[Exception]] = [TypeError]
+"""What an edit of a frozen value raises: `contextchef._errors` puts its `FrozenToolError`
+here when it is imported (it imports this module, so this one cannot import it)."""
 
-    raise FrozenToolError(
+
+def _read_only(self: object, *args: object, **kwargs: object) -> None:
+    raise FROZEN_ERROR[0](
         "tool definitions are frozen: copy the value first (copy.deepcopy gives plain, "
         "mutable dicts and lists) or build a new Tool with Tool.replace()"
     )

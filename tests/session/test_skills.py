@@ -810,3 +810,28 @@ def test_a_blocked_skill_tool_is_neither_listed_nor_revealed_by_the_load(
     request = chef.compile("anthropic", model=OPUS, strategy="anthropic-inline")
     added = json.dumps(request.payload["messages"][-1])
     assert COMMENT in added and CREATE not in added
+
+
+def test_a_host_load_after_a_discarded_compile_does_not_count_as_its_answer(
+    catalogs_dir: Path,
+) -> None:
+    """Fresh-user report (breakit4 09): a compile made and not sent, then
+    ``chef.load_skill`` (which appends an assistant ``load_skill`` call): the host's
+    exchange counted as the model's answer, so the next request did not extend the last one
+    sent and reported no edit. The host's own exchange is not an answer."""
+    chef = _session(catalogs_dir)
+    fake = FakeAnthropic().script(text("ok"))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    sent = chef.compile("anthropic", model=SONNET, strategy="client")
+    chef.ingest(client.messages.create(**sent.payload))
+    chef.append(user("next"))
+    discarded = chef.compile("anthropic", model=SONNET, strategy="flat")  # never sent
+    assert [e.kind for e in discarded.edits] == ["tools"]
+    chef.load_skill("triage")
+    retry = chef.compile("anthropic", model=SONNET, strategy="client")
+    n = len(sent.payload["messages"])
+    assert retry.payload["messages"][: n - 1] == sent.payload["messages"][: n - 1]
+    assert retry.edits == ()  # back to what was sent: an extension, truthfully no edit
+    again = chef.compile("anthropic", model=SONNET, strategy="flat")
+    assert [e.kind for e in again.edits] == ["tools"]  # still decided against what was sent
+    client.close()

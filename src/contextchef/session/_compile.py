@@ -33,7 +33,13 @@ from contextchef.history._messages import Message, TextPart, ToolCall, ToolResul
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, ModelRules, RequestOptions
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
-from contextchef.session._ledger import Ledger, Mark, same_message, strip_reasoning
+from contextchef.session._ledger import (
+    Ledger,
+    Mark,
+    pending_answered,
+    same_message,
+    strip_reasoning,
+)
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import (
     CompiledRequest,
@@ -52,7 +58,7 @@ from contextchef.session._strategies import Strategy
 from contextchef.session._tool_mode import PROVIDER_SEARCH, tool_mode, tool_units, units_now
 from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
 
-__all__ = ["CompileInput", "Step", "compile_request", "pending_answered"]
+__all__ = ["CompileInput", "Step", "compile_request"]
 
 MEMORY_CALL_PREFIX = "contextchef_memories_"
 """Ids of the synthetic ``read_memories`` calls: this prefix and a session counter."""
@@ -147,23 +153,6 @@ def choose_base(ledger: Ledger, history: tuple[Message, ...]) -> tuple[Mark, int
     if first >= bound:
         return ledger.marks[-1], None  # only the unanswered tail changed: not an edit
     return _mark_before(ledger, first), first
-
-
-def pending_answered(ledger: Ledger, history: Sequence[Message]) -> bool:
-    """Whether the model answered the last compile.
-
-    It did when a response was ingested after it, or when the history holds an
-    assistant turn right after what it consumed.
-    """
-    pending = ledger.pending
-    if pending is None or not _ends_with_user(ledger, pending):
-        return False
-    follows = len(history) > pending.history and history[pending.history].role == "assistant"
-    return follows or ledger.answered
-
-
-def _ends_with_user(ledger: Ledger, mark: Mark) -> bool:
-    return mark.ir > 0 and ledger.ir[mark.ir - 1].role == "user"
 
 
 def _mark_before(ledger: Ledger, index: int) -> Mark:

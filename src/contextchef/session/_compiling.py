@@ -17,12 +17,8 @@ from contextchef._errors import UsageError
 from contextchef.exposure._policy import unmatched_message
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
-from contextchef.session._compile import (
-    CompileInput,
-    compile_request,
-    pending_answered,
-)
-from contextchef.session._ledger import Ledger
+from contextchef.session._compile import CompileInput, compile_request
+from contextchef.session._ledger import Ledger, pending_answered
 from contextchef.session._library import READ_MEMORIES
 from contextchef.session._memory import MemoryStore, render_memories
 from contextchef.session._request import CompiledRequest, check_options

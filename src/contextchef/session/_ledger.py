@@ -41,7 +41,15 @@ from contextchef.session._request import LedgerEdit
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
 
-__all__ = ["Ledger", "LedgerEdit", "Mark", "same_message", "strip_reasoning"]
+__all__ = [
+    "HOST_CALL_PREFIX",
+    "Ledger",
+    "LedgerEdit",
+    "Mark",
+    "pending_answered",
+    "same_message",
+    "strip_reasoning",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -510,3 +518,40 @@ def _check_marks(marks: Iterable[Mark], pending: Mark | None, *, ir: int, wire: 
         raise UsageError(
             "snapshot ledger marks do not match its recorded entries; nothing was restored"
         )
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+def pending_answered(ledger: Ledger, history: Sequence[Message]) -> bool:
+    """Whether the model answered the last compile.
+
+    It did when a response was ingested after it, or when the history holds an
+    assistant turn right after what it consumed that the host did not make itself (a
+    ``load_skill`` exchange `ContextChef.load_skill` appends is not the model's answer).
+    """
+    pending = ledger.pending
+    if pending is None or not _ends_with_user(ledger, pending):
+        return False
+    follows = len(history) > pending.history and history[pending.history].role == "assistant"
+    if follows and _host_made(history[pending.history]):
+        follows = False
+    return follows or ledger.answered
+
+
+HOST_CALL_PREFIX = "contextchef_skill_"
+"""Ids of the calls the host's `load_skill` appends (`_skills.SKILL_CALL_PREFIX`): not
+the model's answer to a compile."""
+
+
+def _host_made(message: Message) -> bool:
+    calls = message.tool_calls
+    return (
+        bool(calls)
+        and len(calls) == len(message.parts)
+        and all(c.id.startswith(HOST_CALL_PREFIX) for c in calls)
+    )
+
+
+def _ends_with_user(ledger: Ledger, mark: Mark) -> bool:
+    return mark.ir > 0 and ledger.ir[mark.ir - 1].role == "user"

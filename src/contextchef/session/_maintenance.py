@@ -18,8 +18,8 @@ from contextchef.history._compaction import Cleared, Compacted, clear_tool_resul
 from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
 from contextchef.providers._base import SchemaReport
-from contextchef.session._compile import pending_answered
 from contextchef.session._handoff import compact_history, handoff_due
+from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
 from contextchef.session._snapshot import read_skills, read_snapshot, runtime_tools, take_snapshot

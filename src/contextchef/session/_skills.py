@@ -31,6 +31,7 @@ from contextchef.history._messages import (
     parse_json_object,
     tool_results,
 )
+from contextchef.session._ledger import HOST_CALL_PREFIX
 from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SKILL_CALL_PREFIX", "SkillsMixin", "resolve_skills", "skill_loads"]
 
-SKILL_CALL_PREFIX = "contextchef_skill_"
+SKILL_CALL_PREFIX = HOST_CALL_PREFIX
 """Ids of the ``load_skill`` calls the host makes: this prefix, the skill, a counter."""
 
 MAX_CALL_ID = 64
