@@ -245,7 +245,9 @@ def plan(
         return
     _print_plan(report)
     _print_strategies(strategies, report)
-    _print_schema_reports(target, reports)
+    _print_schema_reports(
+        target, reports, [chef.wire_name(r.tool, server=r.server) for r in reports]
+    )
     if payload_out is not None:
         Console().print(f"payload written to {payload_out}")
 
@@ -254,7 +256,7 @@ _SHOWN_REPORTS = 10
 """Tools whose schema changes `plan` lists (all of them are in ``--json``)."""
 
 
-def _print_schema_reports(target: str, reports: list[SchemaReport]) -> None:
+def _print_schema_reports(target: str, reports: list[SchemaReport], wires: list[str]) -> None:
     """What the target's schema dialect drops or rewrites, per tool (Gemini's subset)."""
     if not reports:
         return
@@ -264,8 +266,7 @@ def _print_schema_reports(target: str, reports: list[SchemaReport]) -> None:
     )
     table.add_column("tool")
     table.add_column("changes")
-    for r in reports[:_SHOWN_REPORTS]:
-        name = f"{r.server}__{r.tool}" if r.server else r.tool
+    for r, name in list(zip(reports, wires, strict=True))[:_SHOWN_REPORTS]:
         table.add_row(name, "\n".join([*r.changes, *(f"$ref {x}" for x in r.refs_resolved)]))
     Console().print(table)
     if len(reports) > _SHOWN_REPORTS:

@@ -152,9 +152,21 @@ def skill_reveal(ctx: GateContext) -> SkillReveal:
     return "provider_search" if ctx.direct_calls else "defer_execute"
 
 
+def _refusal(ctx: GateContext, wire: str, own: str) -> str | None:
+    """Why the gate refuses the tool whatever the arguments (withdrawn, blocked), or None.
+
+    The same reasons `_gate._policy` gives; shared by `tool_search` and the loads.
+    """
+    gone = next((why for w, why in ctx.withdrawn if w == wire), None)
+    if gone is not None:
+        return gone
+    if ctx.blocked and matches(ctx.blocked, (wire, own)):
+        return f'Tool "{wire}" is currently blocked.'
+    return None
+
+
 def _barred(ctx: GateContext, wire: str, own: str) -> bool:
-    """The gate refuses the tool whatever the arguments: blocked, or withdrawn."""
-    return matches(ctx.blocked, (wire, own)) or any(w == wire for w, _ in ctx.withdrawn)
+    return _refusal(ctx, wire, own) is not None
 
 
 def _reachable(view: SessionView, name: str, ctx: GateContext) -> list[tuple[str, Tool]]:
@@ -253,21 +265,15 @@ class _Refused:
 
     def __init__(self, view: SessionView, ctx: GateContext) -> None:
         self._view, self._ctx = view, ctx
-        self._withdrawn = dict(ctx.withdrawn)
-        self.any = bool(self._withdrawn or ctx.blocked or view.skill_of)
+        self.any = bool(ctx.withdrawn or ctx.blocked or view.skill_of)
 
     def reason(self, wire: str) -> str | None:
         """Why the tool `wire` cannot be called now, or None."""
         locked = self._view.skill_lock(wire, self._ctx.skills)
         if locked is not None:
             return locked
-        gone = self._withdrawn.get(wire)
-        if gone is not None:
-            return gone
         tool = self._view.by_wire_name.get(wire)
-        if self._ctx.blocked and matches(self._ctx.blocked, (wire, tool.name if tool else wire)):
-            return f'Tool "{wire}" is currently blocked.'
-        return None
+        return _refusal(self._ctx, wire, tool.name if tool else wire)
 
     def __contains__(self, wire: object) -> bool:
         return isinstance(wire, str) and self.reason(wire) is not None
