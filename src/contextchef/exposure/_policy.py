@@ -1,6 +1,6 @@
 """Which tools are resident and which are deferred (exposure layer).
 
-Precedence, highest first (documented in README "Exposure"):
+Precedence, highest first (documented in docs/guides/tools.md, "Exposure"):
 
 0. a tool outside any of the session's modes is hidden (the session's own mode and a
    pruning whitelist both apply: the reachable set is their intersection, whatever order

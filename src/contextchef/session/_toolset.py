@@ -488,7 +488,7 @@ class SessionTools:
         It is always deferred, searchable at once, and under the ``client`` strategy
         changes neither the ``tools`` array nor the directory (its free-text description
         never enters the cached prefix); native strategies declare it deferred (see
-        README, runtime tools). If nothing was deferred before, the meta-tools must be
+        docs/guides/tools.md, runtime tools). If nothing was deferred before, the meta-tools must be
         added once so it can be reached; ``DeferredConfig(always_meta_tools=True)``
         avoids even that. `take_tool_additions` reports the addition for the host. A
         `Tool` keeps its ``server`` (an MCP server's tool keeps its group and wire name).
