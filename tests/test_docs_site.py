@@ -45,3 +45,31 @@ def test_the_api_reference_covers_the_public_surface() -> None:
     assert sorted(names - documented) == []
     for package in ("contextchef.testing", "contextchef.mcp"):
         assert package in documented
+
+
+def error_tree() -> str:
+    """The ContextChefError tree drawn from the code, as docs/guides/errors.md draws it."""
+    from contextchef.mcp import McpServerError
+
+    errors = [getattr(contextchef, n) for n in contextchef.__all__]
+    errors = [e for e in errors if isinstance(e, type) and issubclass(e, BaseException)]
+    lines: list[str] = []
+
+    def walk(cls: type, depth: int) -> None:
+        also = [
+            b.__name__ for b in cls.__bases__ if not issubclass(b, contextchef.ContextChefError)
+        ]
+        note = f" (also {', '.join(also)})" if depth and also else ""
+        lines.append("  " * depth + cls.__name__ + note)
+        for sub in sorted((e for e in errors if cls in e.__bases__), key=lambda e: e.__name__):
+            walk(sub, depth + 1)
+
+    walk(contextchef.ContextChefError, 0)
+    lines.append(f"  {McpServerError.__name__}")
+    return "\n".join(lines)
+
+
+def test_the_errors_guide_draws_the_real_tree() -> None:
+    guide = (REPO / "docs" / "guides" / "errors.md").read_text("utf-8")
+    (drawn,) = re.findall(r"^```text\n(ContextChefError\n.*?)\n```$", guide, re.M | re.S)
+    assert drawn == error_tree()
