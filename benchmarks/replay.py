@@ -28,9 +28,9 @@ sys.path.insert(0, str(HERE.parent / "tests" / "session"))  # the scenario lives
 
 from cache_scenario import COMPACTION_TURN, run_scenario  # noqa: E402
 
+from contextchef.analysis._replay import REPLAY_STRATEGIES, ReplayReport, replay  # noqa: E402
+from contextchef.analysis._transcripts import load_recording  # noqa: E402
 from contextchef.providers import TARGETS  # noqa: E402
-from contextchef.session._replay import REPLAY_STRATEGIES, ReplayReport, replay  # noqa: E402
-from contextchef.session._transcripts import load_recording  # noqa: E402
 from contextchef.tools._catalogs import load_catalog  # noqa: E402
 
 SHARED = Path(os.environ.get("CONTEXTCHEF_SHARED_DATA", HERE.parent.parent / "shared" / "data"))

@@ -31,6 +31,8 @@ LAYERS = {
     "dispatch": 5,
     "providers": 6,  # wire formats: IR + compiled tools -> payload, history -> IR
     "session": 8,
+    "stores": 9,  # session stores: snapshots outside the process (above the session)
+    "analysis": 9,  # replay, plan, diagnose: offline figures over sessions
     "testing": 9,
     "cli": 9,
     "mcp": 9,  # live MCP servers (the `mcp` extra): a session plus the SDK
@@ -82,6 +84,22 @@ def test_imports_flow_down_the_layers() -> None:
                 f"{path.relative_to(PKG)} imports {module} (layer {target}={LAYERS[target]} "
                 f"> {name}={LAYERS[name]})"
             )
+
+
+def test_the_session_never_imports_stores_or_analysis() -> None:
+    # stores and analysis sit above the session: they build and restore sessions, the
+    # session runtime never reaches them (not even lazily, inside a function)
+    for path in (PKG / "session").rglob("*.py"):
+        for module in imports(path):
+            assert module.split(".")[1:2] not in (["stores"], ["analysis"]), (
+                f"{path.relative_to(PKG)} imports {module}"
+            )
+
+
+def test_session_stays_within_its_line_budget() -> None:
+    # the runtime only: stores and offline analysis live in their own packages
+    lines = sum(len(p.read_text("utf-8").splitlines()) for p in (PKG / "session").glob("*.py"))
+    assert lines <= 8000, f"session/ has {lines} lines"
 
 
 def test_no_import_circle() -> None:

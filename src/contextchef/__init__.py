@@ -44,6 +44,7 @@ from contextchef._errors import (
 
 if _typing.TYPE_CHECKING:
     from contextchef._tokens import estimate_tokens
+    from contextchef.analysis._diagnose import PrefixBreak, payload_break, prefix_break
     from contextchef.deferred._groups import Namespace, Toolkit
     from contextchef.deferred._meta import DeferredConfig
     from contextchef.deferred._skills import Skill
@@ -92,7 +93,6 @@ if _typing.TYPE_CHECKING:
     from contextchef.search._rankers import RankerConfig
     from contextchef.session._accounting import CacheCostModel, PlanReport
     from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
-    from contextchef.session._diagnose import PrefixBreak, payload_break, prefix_break
     from contextchef.session._memory import (
         FileMemoryStore,
         InMemoryStore,
@@ -100,10 +100,11 @@ if _typing.TYPE_CHECKING:
         OverflowHandoff,
     )
     from contextchef.session._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
-    from contextchef.session._store import SessionStore, SessionSync, StoredSession
-    from contextchef.session._store_redis import RedisSessionStore
-    from contextchef.session._store_sqlite import SQLiteSessionStore
     from contextchef.session._volatile import Announcement, CompileEvent
+    from contextchef.stores._redis import RedisSessionStore
+    from contextchef.stores._sqlite import SQLiteSessionStore
+    from contextchef.stores._store import SessionStore, StoredSession
+    from contextchef.stores._sync import SessionSync
     from contextchef.tools._catalogs import (
         Catalog,
         load_catalog,
@@ -118,7 +119,7 @@ if _typing.TYPE_CHECKING:
     from contextchef.tools._tool import CompiledTool, Tool, ToolAnnotations
 
 _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
-    "contextchef.session._diagnose": ("PrefixBreak", "payload_break", "prefix_break"),
+    "contextchef.analysis._diagnose": ("PrefixBreak", "payload_break", "prefix_break"),
     "contextchef.tools._lint": ("VolatileValue",),
     "contextchef.history._jsontext": ("canonical_dumps",),
     "contextchef._tokens": ("estimate_tokens",),
@@ -177,9 +178,10 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "contextchef.session._pruner": ("CompiledGroups", "Pruner", "PruneResult", "ResolvedAction"),
     "contextchef.session._volatile": ("Announcement", "CompileEvent"),
-    "contextchef.session._store": ("SessionStore", "SessionSync", "StoredSession"),
-    "contextchef.session._store_redis": ("RedisSessionStore",),
-    "contextchef.session._store_sqlite": ("SQLiteSessionStore",),
+    "contextchef.stores._store": ("SessionStore", "StoredSession"),
+    "contextchef.stores._sync": ("SessionSync",),
+    "contextchef.stores._redis": ("RedisSessionStore",),
+    "contextchef.stores._sqlite": ("SQLiteSessionStore",),
     "contextchef.tools._catalogs": (
         "Catalog",
         "load_catalog",

@@ -9,7 +9,7 @@
   search on labelled queries.
 * ``contextchef replay TRANSCRIPT ...`` — replay recorded conversations per strategy:
   tokens, shared prefix, cache read/write and cost per request
-  (`contextchef.session._replay`).
+  (`contextchef.analysis.replay`).
 
 ``plan`` and ``search`` also read live MCP servers: ``--mcp "CMD ARGS"`` (stdio) and
 ``--mcp-url URL`` (streamable HTTP), both repeatable (`contextchef.mcp`, the ``mcp`` extra).
@@ -32,15 +32,15 @@ from rich.table import Table
 from rich.text import Text
 
 from contextchef._errors import ContextChefError, UsageError
+from contextchef.analysis._plan import StrategyPlan, strategy_plan
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
 from contextchef.history._messages import user
-from contextchef.providers import TARGETS
+from contextchef.providers import TARGETS, get_adapter
 from contextchef.providers._base import SchemaReport
 from contextchef.search._rankers import RankerConfig
 from contextchef.search._retrieval import RANKERS, evaluate, load_queries
 from contextchef.session._accounting import CacheCostModel, PlanReport
 from contextchef.session._chef import ContextChef
-from contextchef.session._strategy_plan import StrategyPlan, strategy_plan
 from contextchef.tools._catalogs import Catalog, load_catalog, load_demo_catalog
 
 __all__ = ["app", "main"]
@@ -54,15 +54,13 @@ app = typer.Typer(
 _DEMO_SYSTEM = "You are a careful software engineering agent. Use tools when they help."
 _DEMO_TASK = "Which tools can you use for this project?"
 
-_DEFAULT_MODELS = {
-    "anthropic": "claude-opus-5-5",
-    "openai": "gpt-5.4",
-    "responses": "gpt-5.4",
-    "deepseek": "deepseek-chat",
-    "gemini": "gemini-2.5-pro",
-}
-"""``plan --model`` when not given: a current model of each target, so the strategy rows
-show what that target's own tool deferral does."""
+
+def _default_model(target: str) -> str:
+    """``plan --model`` when not given: the target's own (`Profile.default_model`)."""
+    try:
+        return get_adapter(target).profile.default_model
+    except ContextChefError:  # an unknown target: the plan below names it
+        return "model"
 
 
 def _load(
@@ -185,8 +183,8 @@ def plan(
         str | None,
         typer.Option(
             help="Model: its rules decide which strategies fit and what auto picks; written "
-            "into --payload-out. Default: claude-opus-5-5 (anthropic), gpt-5.4 (openai, "
-            "responses), deepseek-chat, gemini-2.5-pro."
+            "into --payload-out. Default: a current model of the target (its profile's "
+            "default_model)."
         ),
     ] = None,
     repair_schemas: Annotated[bool, _REPAIR_OPTION] = False,
@@ -194,7 +192,7 @@ def plan(
     mcp_url: Annotated[list[str] | None, _MCP_URL_OPTION] = None,
 ) -> None:
     """Show what the tool catalog costs per turn, flat vs deferred, and per strategy."""
-    model = model or _DEFAULT_MODELS.get(target, "model")
+    model = model or _default_model(target)
     try:
         cache = CacheCostModel(
             history_tokens=history_tokens,
@@ -457,7 +455,7 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Say where AFTER stops extending BEFORE: the prompt cache's view of two requests."""
-    from contextchef.session._diagnose import payload_break
+    from contextchef.analysis._diagnose import payload_break
 
     try:
         payloads = [_payload(path) for path in (before, after)]
@@ -526,10 +524,14 @@ def replay(
     ] = None,
 ) -> None:
     """Replay recorded conversations: per request and in total, what each strategy costs."""
-    from contextchef.session._replay import REPLAY_STRATEGIES, ReplayPricing
-    from contextchef.session._replay import replay as run_replay
-    from contextchef.session._replay_plot import check_plot_path, plot_cumulative_cost
-    from contextchef.session._transcripts import load_recording
+    from contextchef.analysis import (
+        REPLAY_STRATEGIES,
+        ReplayPricing,
+        load_recording,
+        plot_cumulative_cost,
+    )
+    from contextchef.analysis import replay as run_replay
+    from contextchef.analysis._plot import check_plot_path
 
     try:
         if plot is not None:

@@ -19,7 +19,7 @@ from long_session import DEPLOY_PREVIEW, answer
 from pydantic import BaseModel
 
 from contextchef import ContextChef, ToolCall, assistant, tool_results, user
-from contextchef.session._replay import CacheMeter, ReplayPricing, TurnFigures
+from contextchef.analysis._replay import CacheMeter, ReplayPricing, TurnFigures
 from contextchef.session._request import CompiledRequest
 from contextchef.tools._catalogs import load_catalog
 

@@ -12,16 +12,16 @@ from typer.testing import CliRunner
 
 from conftest import shared_data
 from contextchef import ContextChef, MissingExtraError, ToolCall, assistant, tool_results, user
-from contextchef.cli import app
-from contextchef.providers import TARGETS
-from contextchef.session._replay import (
+from contextchef.analysis._plot import plot_cumulative_cost
+from contextchef.analysis._replay import (
     REPLAY_STRATEGIES,
     ReplayPricing,
     ReplayReport,
     replay,
 )
-from contextchef.session._replay_plot import plot_cumulative_cost
-from contextchef.session._transcripts import load_recording
+from contextchef.analysis._transcripts import load_recording
+from contextchef.cli import app
+from contextchef.providers import TARGETS
 from contextchef.tools._catalogs import load_catalog
 
 TRANSCRIPTS = shared_data() / "transcripts"
@@ -246,3 +246,35 @@ def test_stored_payloads_message_lists_and_snapshots_replay(tmp_path: Path) -> N
         assert report.turns[1].strategies["naive"].revealed == ("lookup",)
     assert load_recording(tmp_path / "payload.json").system == "Be brief."
     assert load_recording(tmp_path / "snapshot.json").system == "Be brief."
+
+
+def test_the_public_replay_api_returns_what_replay_json_prints() -> None:
+    # contextchef.analysis.replay is the library form of `contextchef replay --json`: same
+    # arguments, the same records (no private module needed)
+    import contextchef.analysis as analysis
+
+    path = TRANSCRIPTS / "llm-anthropic-thinking-tool-chain.json"
+    result = CliRunner().invoke(
+        app, ["replay", str(path), "--json", "--target", "responses", "--price", "2.5"]
+    )
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    report = analysis.replay(
+        [path], target="responses", pricing=analysis.ReplayPricing(price_per_mtok=2.5)
+    )
+    assert isinstance(report, analysis.ReplayReport)
+    assert report.to_dict() == printed
+    assert printed["turns"] and set(printed["strategies"]) == set(REPLAY_STRATEGIES)
+    # a path as text and a loaded Recording give the same records
+    assert analysis.replay(str(path), target="responses").to_dict() == (
+        analysis.replay([analysis.load_recording(path)], target="responses").to_dict()
+    )
+
+
+@pytest.mark.parametrize("junk", [[], [3], [None], "missing.json"])
+def test_the_public_replay_api_refuses_junk(junk: Any) -> None:
+    import contextchef.analysis as analysis
+    from contextchef import UsageError
+
+    with pytest.raises(UsageError):
+        analysis.replay(junk)

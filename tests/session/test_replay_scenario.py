@@ -8,8 +8,8 @@ import pytest
 from cache_scenario import COMPACTION_TURN, TURNS, run_scenario
 
 from contextchef import prefix_break
+from contextchef.analysis._replay import _cache_text
 from contextchef.providers import TARGETS
-from contextchef.session._replay import _cache_text
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -27,7 +27,7 @@ from contextchef import (
     tool_results,
     user,
 )
-from contextchef.session._store import apply_delta, snapshot_delta
+from contextchef.stores._store import apply_delta, snapshot_delta
 
 TARGETS = ("anthropic", "openai", "responses", "gemini")
 

@@ -89,6 +89,8 @@ class Profile:
         max_deferred_tools: How many tools one request may declare with
             ``defer_loading`` (Anthropic: 10,000), or None where no limit is documented.
             A native strategy that would send more does not fit (`auto` passes it by).
+        default_model: A current model of the target, used where the caller names none
+            (``contextchef plan``, a replay of a recording made for another target).
     """
 
     target: str
@@ -107,6 +109,7 @@ class Profile:
     tool_changes_by_definition: bool = False
     tool_blocks_need_tools: bool = False
     max_deferred_tools: int | None = None
+    default_model: str = "model"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,7 +25,7 @@ Two models:
   `contextchef.estimate_tokens` estimates.
 
 The same figures per disclosure strategy, measured on real compiles for one target and
-model, are in `contextchef.session._strategy_plan`.
+model, are in `contextchef.analysis._plan`.
 """
 
 from __future__ import annotations

@@ -343,6 +343,7 @@ class AnthropicAdapter(AdapterDefaults):
 
     profile = Profile(
         target="anthropic",
+        default_model="claude-opus-5-5",
         wire=FORMAT,
         history=ANTHROPIC,
         # https://docs.anthropic.com/en/api/messages: max_tokens is required

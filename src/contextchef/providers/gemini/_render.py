@@ -199,6 +199,7 @@ class GeminiAdapter(AdapterDefaults):
 
     profile = Profile(
         target="gemini",
+        default_model="gemini-2.5-pro",
         wire=FORMAT,
         history=GEMINI,
         max_tokens_key="max_output_tokens",

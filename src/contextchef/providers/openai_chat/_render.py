@@ -150,6 +150,7 @@ class OpenAIChatAdapter(AdapterDefaults):
 
     profile = Profile(
         target="openai",
+        default_model="gpt-5.4",
         wire=FORMAT,
         history=OPENAI_CHAT,
         # max_tokens is deprecated in Chat Completions
@@ -311,6 +312,7 @@ class DeepSeekAdapter(OpenAIChatAdapter):
 
     profile = Profile(
         target="deepseek",
+        default_model="deepseek-chat",
         wire=FORMAT,
         history=DEEPSEEK,
         # https://api-docs.deepseek.com/api/create-chat-completion: max_tokens; message

@@ -335,6 +335,7 @@ class ResponsesAdapter(AdapterDefaults):
 
     profile = Profile(
         target="responses",
+        default_model="gpt-5.4",
         wire=FORMAT,
         history=RESPONSES,
         max_tokens_key="max_output_tokens",

@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -316,7 +317,7 @@ def _snapshot(name: str, data: Mapping[str, Any]) -> Recording:
 _TARGETS = frozenset(_FORMAT_TARGET.values()) | {"deepseek"}
 
 
-def load_recording(path: str | Path) -> Recording:
+def load_recording(path: str | PathLike[str]) -> Recording:
     """Read a recorded conversation (see the module docstring for the shapes).
 
     Raises:

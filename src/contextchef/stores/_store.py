@@ -1,4 +1,4 @@
-"""Session stores: a session's snapshots kept outside the process (session layer).
+"""Session stores: a session's snapshots kept outside the process (stores layer, above the session).
 
 A stored session is a base snapshot (`ContextChef.snapshot`) plus a log of turns, each
 the *delta* from the previous snapshot to the next: since a session is append-only
@@ -13,21 +13,19 @@ writes so far; 0 = no session) and is a compare-and-set: it succeeds only if the
 still holds that version, else it raises `StaleSessionError` and writes nothing. Two
 workers racing on one conversation therefore never lose or duplicate a turn: one wins,
 the other reloads, redoes its turn on the winner's state and retries. `SessionSync`
-wraps that loop for a `ContextChef`.
+(`contextchef.stores._sync`) wraps that loop for a `ContextChef`.
 
-Implementations: `contextchef.session._store_sqlite.SQLiteSessionStore` (stdlib
-``sqlite3``, one file, many processes) and `contextchef.session._store_redis.
-RedisSessionStore` (redis-py, extra ``redis``; Lua scripts make each write atomic).
+Implementations: `contextchef.stores.SQLiteSessionStore` (stdlib ``sqlite3``, one
+file, many processes) and `contextchef.stores.RedisSessionStore` (redis-py, extra
+``redis``; Lua scripts make each write atomic).
 """
 
 from __future__ import annotations
 
 import json
-import random
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from contextchef._errors import (
     SessionStoreError,
@@ -39,13 +37,9 @@ from contextchef._errors import (
 )
 from contextchef._json import is_unicode
 
-if TYPE_CHECKING:
-    from contextchef.session._chef import ContextChef
-
 __all__ = [
     "MAX_SESSION_ID",
     "SessionStore",
-    "SessionSync",
     "StoredSession",
     "apply_delta",
     "check_delta",
@@ -394,142 +388,3 @@ def materialize(session_id: str, base: str | bytes, turns: Sequence[str | bytes]
             )
         apply_delta(snapshot, delta, session_id)
     return snapshot
-
-
-# -- a ContextChef over a store -------------------------------------------------------------
-
-
-def _check_chef(chef: object) -> None:
-    """A `UsageError` unless `chef` is a session (`make_chef` returned something else)."""
-    try:  # a hostile object's attribute lookup may raise anything
-        ok = callable(getattr(chef, "restore", None)) and callable(getattr(chef, "snapshot", None))
-    except Exception:
-        ok = False
-    if not ok:
-        raise UsageError(
-            f"expected a ContextChef (from make_chef), got {type(chef).__name__}; make_chef "
-            "must build and return the session's chef"
-        )
-
-
-class SessionSync:
-    """One conversation of a `ContextChef` kept in a `SessionStore`.
-
-    A worker that picks the conversation up calls `load_into` (restores the stored
-    snapshot into a chef built with the same tools), runs the turn, then calls `save`,
-    which writes only the turn's delta, with a compare-and-set on the version it loaded.
-    When another worker saved first, `save` raises `StaleSessionError`; `run_turn` does
-    the reload-and-redo loop for you.
-
-    Args:
-        store: Where the session lives.
-        session_id: The conversation's id.
-        checkpoint_every: Write a full snapshot instead of a delta when this many turns
-            are logged (keeps ``load`` short); >= 1.
-    """
-
-    def __init__(self, store: SessionStore, session_id: str, *, checkpoint_every: int = 32) -> None:
-        if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
-            raise UsageError(
-                f"checkpoint_every must be an int >= 1, got {shown(checkpoint_every, 40)}"
-            )
-        self.store = store
-        self.session_id = check_session_id(session_id)
-        self.checkpoint_every = checkpoint_every
-        self.version = 0
-        self._turns = 0
-        self._snapshot: dict[str, Any] | None = None
-
-    def load_into(self, chef: ContextChef) -> bool:
-        """Restore the stored session into `chef`; False (chef untouched) if none is stored.
-
-        Raises:
-            SnapshotMismatchError: `chef` has other tools than the stored session.
-            SessionStoreError: The store failed or holds a corrupt record.
-            UsageError: `chef` is not a session (what `make_chef` returned).
-        """
-        _check_chef(chef)
-        stored = self.store.load(self.session_id)
-        if stored is None:
-            self.version, self._turns, self._snapshot = 0, 0, None
-            return False
-        # restore gets its own copy: the delta of the next save is taken against the
-        # stored snapshot exactly, whatever restore keeps or normalizes
-        chef.restore(decode(encode(stored.snapshot, self.session_id), self.session_id, "copy"))
-        self.version, self._turns = stored.version, stored.turns
-        self._snapshot = stored.snapshot
-        return True
-
-    def save(self, chef: ContextChef) -> int:
-        """Write `chef`'s state as the next version; return it.
-
-        Raises:
-            StaleSessionError: Another writer saved since `load_into` (nothing written).
-            UsageError: `chef` is not a session.
-        """
-        _check_chef(chef)
-        new = chef.snapshot()
-        old = self._snapshot
-        if old is None or self._turns + 1 >= self.checkpoint_every:
-            version = self.store.snapshot(self.session_id, new, expected_version=self.version)
-            self._turns = 0
-        else:
-            delta = snapshot_delta(old, new)
-            version = self.store.append(self.session_id, delta, expected_version=self.version)
-            self._turns += 1
-        # a detached copy: nothing the chef does later can change the next delta's base
-        self.version = version
-        self._snapshot = decode(encode(new, self.session_id), self.session_id, "copy")
-        return version
-
-    def run_turn(
-        self,
-        make_chef: Callable[[], ContextChef],
-        turn: Callable[[ContextChef], Any],
-        *,
-        attempts: int = 8,
-        backoff: float = 0.01,
-    ) -> Any:
-        """Load, run `turn` on a fresh chef, save; on a lost race, do it all again.
-
-        After the n-th lost race the next attempt waits a random time in
-        ``[0, backoff * 2**n]`` seconds (capped at 1 s): without it two writers in a
-        tight loop can keep colliding, the one that just won starting its next turn
-        while the loser redoes this one. The jitter only spaces attempts; it never
-        reaches a request.
-
-        Args:
-            make_chef: Builds a chef with the session's tools (a new one per attempt, so
-                a lost attempt leaves nothing behind).
-            turn: The work of one turn (append messages, compile, ingest...); its return
-                value is returned. It may run more than once: keep side effects
-                outside the chef idempotent.
-            attempts: Tries before the last `StaleSessionError` is raised.
-            backoff: Base of the randomized exponential wait between tries, in seconds.
-
-        Raises:
-            StaleSessionError: Every attempt lost its race.
-            UsageError: `attempts` is not a positive int or `backoff` not a number >= 0.
-        """
-        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-            raise UsageError(f"attempts must be an int >= 1, got {shown(attempts, 40)}")
-        if (
-            isinstance(backoff, bool)
-            or not isinstance(backoff, (int, float))
-            or not 0 <= backoff < float("inf")
-        ):
-            raise UsageError(f"backoff must be a number of seconds >= 0, got {shown(backoff, 40)}")
-        for attempt in range(attempts):
-            if attempt:
-                time.sleep(random.uniform(0, min(1.0, backoff * 2 ** (attempt - 1))))
-            chef = make_chef()
-            self.load_into(chef)
-            result = turn(chef)
-            try:
-                self.save(chef)
-            except StaleSessionError:
-                if attempt == attempts - 1:
-                    raise
-                continue
-            return result
-        raise AssertionError("unreachable")  # pragma: no cover

@@ -1,6 +1,6 @@
 """Replay a recorded conversation through sessions: what each disclosure strategy costs.
 
-`replay` feeds each request of a `Recording` (``contextchef.session._transcripts``) turn
+`replay` feeds each request of a `Recording` (``contextchef.analysis._transcripts``) turn
 by turn into one `ContextChef` per strategy and measures every compiled request in the
 prompt cache's reading order (spec 002: system, then tools, then the conversation):
 
@@ -42,25 +42,25 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import Any
 
 from contextchef._errors import ContextChefError, UsageError
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
+from contextchef.analysis._diagnose import _CONVERSATION, _entries, prefix_break
+from contextchef.analysis._plan import _AT_START
+from contextchef.analysis._transcripts import Recording, load_recording
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.history._messages import Message, TextPart, ToolCall, assistant, tool_results
 from contextchef.providers import get_adapter
 from contextchef.session._accounting import check_prices
 from contextchef.session._chef import ContextChef
-from contextchef.session._diagnose import _CONVERSATION, _entries, prefix_break
 from contextchef.session._request import CompiledRequest
 from contextchef.session._strategies import STRATEGIES, Strategy
-from contextchef.session._strategy_plan import _AT_START
-from contextchef.session._transcripts import Recording
 from contextchef.tools._tool import Tool
 
 __all__ = [
-    "REPLAY_MODELS",
     "REPLAY_STRATEGIES",
     "CacheMeter",
     "ReplayPricing",
@@ -72,16 +72,6 @@ __all__ = [
 
 REPLAY_STRATEGIES = ("flat", "naive", "client", "native")
 """The strategies `replay` compares, in report order."""
-
-REPLAY_MODELS = {
-    "anthropic": "claude-opus-5-5",
-    "openai": "gpt-5.4",
-    "responses": "gpt-5.4",
-    "deepseek": "deepseek-chat",
-    "gemini": "gemini-2.5-pro",
-}
-"""The model a request is compiled for when the recording names none, or names one of
-another target (a replay with ``--target``)."""
 
 _FIGURES = (
     "input_chars",
@@ -424,7 +414,7 @@ def _merged(recording: Recording, extra: Iterable[Tool]) -> list[Tool]:
 
 
 def replay(
-    recordings: Sequence[Recording],
+    recordings: Sequence[Recording | str | PathLike[str]],
     *,
     target: str | None = None,
     strategies: Sequence[str] = REPLAY_STRATEGIES,
@@ -436,7 +426,8 @@ def replay(
     """Replay `recordings` under each of `strategies` (see the module docstring).
 
     Args:
-        recordings: From `load_recording`.
+        recordings: Recorded conversations: `Recording` values (from `load_recording`)
+            or paths of files `load_recording` reads.
         target: Compile for this target (default: each recording's own).
         strategies: Names from `REPLAY_STRATEGIES` (one named twice runs once, first
             place kept).
@@ -444,15 +435,18 @@ def replay(
             the catalog is realistic in size; a name the recording uses is not added.
         pricing: Prices (default: spec 002's multipliers at $3 per million tokens).
         model: Model for every request (default: the recorded one on the recording's
-            own target, else `REPLAY_MODELS`).
+            own target, else the target's `Profile.default_model`).
         progress: Called with one line per recording and strategy.
 
     Returns:
-        A `ReplayReport`; ``native`` is skipped, with the reason in ``transcripts``,
+        A `ReplayReport` (its `ReplayReport.to_dict` is what ``contextchef replay --json``
+        prints for the same arguments); ``native`` is skipped, with the reason in ``transcripts``,
         where the target or model has no deferral of its own.
 
     Raises:
-        UsageError: An unknown strategy, or no recording.
+        UsageError: An unknown strategy, no recording, or a path that is not a readable
+            recording.
+        CorruptHistoryError: A recorded message the format's parser cannot read.
         UnknownTargetError: An unknown target.
         ContextChefError: A request the target cannot compile (the message names the
             recording and the request).
@@ -465,16 +459,31 @@ def replay(
         raise UsageError(
             f"unknown replay strategies {unknown}; valid: {', '.join(REPLAY_STRATEGIES)}"
         )
+    if isinstance(recordings, (str, PathLike)):
+        recordings = [recordings]
     if not recordings:
         raise UsageError("nothing to replay: pass at least one recording")
+    loaded = [r if isinstance(r, Recording) else _load(r) for r in recordings]
     pricing = pricing or ReplayPricing()
     quiet = logging.getLogger("contextchef")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # every break is in the figures, with its cause
     try:
-        return _replay_all(recordings, target, strategies, extra_tools, pricing, model, progress)
+        return _replay_all(loaded, target, strategies, extra_tools, pricing, model, progress)
     finally:
         quiet.setLevel(level)
+
+
+def _load(path: object) -> Recording:
+    """`load_recording(path)`, a `UsageError` for what is neither a path nor a `Recording`."""
+    if not isinstance(path, (str, PathLike)):
+        raise UsageError(
+            f"expected a Recording or a path to a recorded conversation, got {type(path).__name__}"
+        )
+    try:
+        return load_recording(path)
+    except RecursionError as exc:
+        raise UsageError(f"{path}: the recording is nested too deeply to read") from exc
 
 
 def _replay_all(
@@ -515,8 +524,7 @@ def _replay_one(
     model: str | None,
     progress: Callable[[str], None] | None,
 ) -> tuple[dict[str, Any], list[ReplayTurn]]:
-    get_adapter(target)  # UnknownTargetError first
-    fallback = REPLAY_MODELS.get(target, "model")
+    fallback = get_adapter(target).profile.default_model  # UnknownTargetError first
     own = target == recording.target
     tools = _merged(recording, extra_tools)
     skipped: dict[str, str] = {}

@@ -31,7 +31,7 @@ from contextchef._errors import (
     shown,
 )
 from contextchef._json import is_unicode
-from contextchef.session._store import (
+from contextchef.stores._store import (
     Delta,
     StoredSession,
     check_delta,

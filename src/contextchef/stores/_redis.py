@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import SessionStoreError, UsageError, check_str, shown
-from contextchef.session._store import (
+from contextchef.stores._store import (
     Delta,
     StoredSession,
     check_delta,

@@ -10,7 +10,7 @@ import itertools
 from pathlib import Path
 
 from contextchef._errors import MissingExtraError, UsageError
-from contextchef.session._replay import ReplayReport
+from contextchef.analysis._replay import ReplayReport
 
 __all__ = ["check_plot_path", "plot_cumulative_cost"]
 

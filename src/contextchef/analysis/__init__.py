@@ -1,0 +1,49 @@
+"""Offline analysis of sessions and recorded conversations (analysis layer).
+
+Above the session (it builds sessions; the session never imports it):
+
+* `replay`: feed recorded conversations (`load_recording`: the shared transcript
+  formats, stored provider requests or message lists, snapshots) through one session per
+  disclosure strategy and measure every request in the prompt cache's order; the
+  returned `ReplayReport`'s ``to_dict()`` is what ``contextchef replay --json`` prints.
+  `plot_cumulative_cost` draws it (the ``plot`` extra).
+* `prefix_break` / `payload_break`: where two requests stop sharing bytes, and why.
+* `strategy_plan`: what each disclosure strategy costs per turn for one target and model
+  (``contextchef plan --model``); `CacheCostModel` / `PlanReport`: the catalog's cost
+  (``contextchef plan``, `ContextChef.plan`).
+"""
+
+from contextchef.analysis._diagnose import PrefixBreak, payload_break, prefix_break
+from contextchef.analysis._plan import StrategyCost, StrategyPlan, strategy_plan
+from contextchef.analysis._plot import plot_cumulative_cost
+from contextchef.analysis._replay import (
+    REPLAY_STRATEGIES,
+    ReplayPricing,
+    ReplayReport,
+    ReplayTurn,
+    TurnFigures,
+    replay,
+)
+from contextchef.analysis._transcripts import RecordedRequest, Recording, load_recording
+from contextchef.session._accounting import CacheCostModel, PlanReport
+
+__all__ = [
+    "REPLAY_STRATEGIES",
+    "CacheCostModel",
+    "PlanReport",
+    "PrefixBreak",
+    "RecordedRequest",
+    "Recording",
+    "ReplayPricing",
+    "ReplayReport",
+    "ReplayTurn",
+    "StrategyCost",
+    "StrategyPlan",
+    "TurnFigures",
+    "load_recording",
+    "payload_break",
+    "plot_cumulative_cost",
+    "prefix_break",
+    "replay",
+    "strategy_plan",
+]
