@@ -26,8 +26,8 @@ from contextchef import (
     user,
 )
 from contextchef.history._messages import Message
-from contextchef.history._normalize import PORTABLE, PRESETS, normalize
-from contextchef.providers import TARGETS, RequestOptions, get_adapter
+from contextchef.history._normalize import PORTABLE, normalize
+from contextchef.providers import PRESETS, TARGETS, RequestOptions, get_adapter
 
 
 def history(rounds: int = 250) -> list[Message]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import contextchef
 from contextchef import _errors
-from contextchef.providers import Profile
+from contextchef.providers import TARGETS, WIRES, Profile, adapters, wire_reader
 
 PKG = Path(contextchef.__file__).parent
 
@@ -150,7 +150,7 @@ def test_py_typed_marker_ships() -> None:
     assert (PKG / "py.typed").is_file()
 
 
-TARGET_NAMES = ("anthropic", "openai", "responses", "gemini", "deepseek")
+TARGET_NAMES = TARGETS
 _COMPARISON = re.compile(
     r"""(==|!=|\bin\b)\s*\(?\s*["'](?P<a>\w+)["']|["'](?P<b>\w+)["']\s*(==|!=)"""
 )
@@ -178,3 +178,91 @@ def test_module_sizes() -> None:
         assert lines <= 620, f"{path.relative_to(PKG)} has {lines} lines"
     chef = PKG / "session" / "_chef.py"
     assert len(chef.read_text("utf-8").splitlines()) <= 400
+
+
+# -- adding a target on an existing wire -----------------------------------------------------
+
+WIRE_PACKAGES = frozenset(
+    p.name for p in (PKG / "providers").iterdir() if (p / "__init__.py").is_file()
+)
+TARGET_FILES = ("providers/_targets.py", "providers/__init__.py")
+"""The only files outside ``providers/<wire>/`` a new target on an existing wire touches:
+its line in the target table, and its adapter class's export. docs/ARCHITECTURE.md
+lists them too."""
+
+
+def _outside_the_wires() -> Iterator[Path]:
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(PKG)
+        if rel.parts[0] == "providers" and rel.parts[1] in WIRE_PACKAGES:
+            continue
+        if rel.as_posix() not in TARGET_FILES:
+            yield path
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            for stmt in body:
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                    found.add(id(stmt.value))  # module/class/function and attribute docs
+    return found
+
+
+def _names_in_code(tree: ast.AST, word: str) -> Iterator[int]:
+    """Lines where `word` appears in code: a string (docstrings aside) or an identifier."""
+    pattern = re.compile(rf"(?<![a-z]){re.escape(word)}(?![a-z])", re.IGNORECASE)
+    docs = _docstrings(tree)
+    for node in ast.walk(tree):
+        text = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            text = node.value
+        elif isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.Attribute):
+            text = node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            text = node.name
+        elif isinstance(node, ast.alias):
+            text = node.asname or node.name
+        if text is not None and pattern.search(text):
+            yield getattr(node, "lineno", 0)
+
+
+def test_a_new_target_touches_only_the_target_table_outside_its_wire_package() -> None:
+    # A target on an existing wire is its adapter in providers/<wire>/ (its Profile: history
+    # rules, default model, API host; its model rules) plus its line in the target table and
+    # its export (TARGET_FILES). So: nothing else imports a wire package, and the name of a
+    # target that is not its wire's own (deepseek on the Chat wire: the case of every new
+    # target on an existing wire) appears, in code, nowhere else. Tables keyed by wire
+    # (the fakes, typed formats) do not change when a target joins a wire.
+    problems = []
+    for path in _outside_the_wires():
+        rel = path.relative_to(PKG)
+        for module in imports(path):
+            parts = module.split(".")
+            if parts[1:2] == ["providers"] and len(parts) > 2 and parts[2] in WIRE_PACKAGES:
+                problems.append(f"{rel}: imports {module}")
+    guests = {t: a for t, a in adapters().items() if a.profile.wire != t}
+    assert guests, "expected a target on another target's wire (deepseek)"
+    for target, adapter in guests.items():
+        home = type(adapter).__module__.split(".")[2]
+        for path in sorted(PKG.rglob("*.py")):
+            rel = path.relative_to(PKG)
+            if rel.parts[:2] == ("providers", home) or rel.as_posix() in TARGET_FILES:
+                continue
+            tree = ast.parse(path.read_text("utf-8"))
+            problems += [f"{rel}:{n}: names {target!r}" for n in _names_in_code(tree, target)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_target_table_names_each_target_once_and_every_wire_reads() -> None:
+    table = adapters()
+    assert tuple(sorted(table)) == TARGETS
+    assert {a.profile.target for a in table.values()} == set(TARGETS)
+    assert all(a.profile.target == name for name, a in table.items())
+    assert {r.wire for r in WIRES} == {a.profile.wire for a in table.values()}
+    assert all(wire_reader(r.wire) is r for r in WIRES)
+    assert len({r.recording for r in WIRES}) == len(WIRES)

@@ -72,7 +72,6 @@ if _typing.TYPE_CHECKING:
         user,
     )
     from contextchef.history._normalize import (
-        PRESETS,
         Change,
         HistoryRules,
         Normalized,
@@ -81,6 +80,7 @@ if _typing.TYPE_CHECKING:
     )
     from contextchef.history._offload import OffloadStore, offload_result, read_offloaded
     from contextchef.providers import (
+        PRESETS,
         TARGETS,
         CacheAuditFinding,
         ParsedHistory,
@@ -150,7 +150,6 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "user",
     ),
     "contextchef.history._normalize": (
-        "PRESETS",
         "Change",
         "HistoryRules",
         "Normalized",
@@ -160,6 +159,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     "contextchef.history._offload": ("OffloadStore", "offload_result", "read_offloaded"),
     "contextchef.providers._base": ("SchemaReport",),
     "contextchef.providers": (
+        "PRESETS",
         "TARGETS",
         "CacheAuditFinding",
         "ParsedHistory",

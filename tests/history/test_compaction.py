@@ -35,7 +35,8 @@ from contextchef.history._messages import (
     tool_results,
     user,
 )
-from contextchef.history._normalize import DEEPSEEK, OPENAI_CHAT, check_pairing, normalize
+from contextchef.history._normalize import check_pairing, normalize
+from contextchef.providers.openai_chat._render import DEEPSEEK, OPENAI_CHAT
 from contextchef.search._index import ToolIndex
 
 THINK = ReasoningPart(provider="anthropic", text="hmm", provider_data={"signature": "c2ln"})

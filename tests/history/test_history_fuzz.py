@@ -29,8 +29,8 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import PORTABLE, PRESETS, HistoryRules, check_pairing, normalize
-from contextchef.providers import TARGETS, RequestOptions, get_adapter
+from contextchef.history._normalize import PORTABLE, HistoryRules, check_pairing, normalize
+from contextchef.providers import PRESETS, TARGETS, RequestOptions, get_adapter
 from sdk_check import REQUEST_TYPES, sdk_problems
 
 # failure reports of histories holding HUGE are long; that is fine

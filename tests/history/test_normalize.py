@@ -21,19 +21,12 @@ from contextchef.history._messages import (
     tool_results,
     user,
 )
-from contextchef.history._normalize import (
-    ANTHROPIC,
-    DEEPSEEK,
-    GEMINI,
-    OPENAI_CHAT,
-    PORTABLE,
-    PRESETS,
-    RESPONSES,
-    HistoryRules,
-    check_pairing,
-    normalize,
-)
-from contextchef.providers import RequestOptions, get_adapter
+from contextchef.history._normalize import PORTABLE, HistoryRules, check_pairing, normalize
+from contextchef.providers import PRESETS, RequestOptions, get_adapter
+from contextchef.providers.anthropic._render import ANTHROPIC
+from contextchef.providers.gemini._render import GEMINI
+from contextchef.providers.openai_chat._render import DEEPSEEK, OPENAI_CHAT
+from contextchef.providers.responses._render import RESPONSES
 
 
 def case_history(raw: Sequence[Mapping[str, Any]]) -> list[Message]:

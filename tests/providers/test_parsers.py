@@ -26,8 +26,9 @@ from contextchef.history._messages import (
     TextPart,
     message_from_dict,
 )
-from contextchef.history._normalize import PRESETS, normalize
+from contextchef.history._normalize import normalize
 from contextchef.providers import (
+    PRESETS,
     TARGETS,
     ParsedHistory,
     RequestOptions,

@@ -18,15 +18,20 @@ from typing import Any, Literal
 
 from contextchef._errors import UsageError, check_str, shown, shown_keys
 from contextchef._json import canonical_dumps
-from contextchef.providers import ResponseNotice, get_adapter, response_notices
+from contextchef.providers import (
+    WIRES,
+    ResponseNotice,
+    get_adapter,
+    response_notices,
+    target_of,
+    wire_reader,
+)
 from contextchef.session._request import CompiledRequest
 
-__all__ = ["PrefixBreak", "guess_target", "payload_break", "prefix_break"]
+__all__ = ["PrefixBreak", "conversation_key", "guess_target", "payload_break", "prefix_break"]
 
 Segment = Literal["system", "tools", "messages"]
 _ORDER: tuple[Segment, ...] = ("system", "tools", "messages")
-_CONVERSATION = {"anthropic": "messages", "openai": "messages", "deepseek": "messages"}
-_CONVERSATION |= {"responses": "input", "gemini": "contents"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,7 +207,7 @@ def prefix_break(
 
 def _cache_bytes(request: CompiledRequest) -> bytes:
     """The request in the cache's order (system, tools, conversation without its "]")."""
-    entries = _entries(request.payload.get(_CONVERSATION[request.target]))
+    entries = _entries(request.payload.get(conversation_key(request.target)))
     text = request.segments["system"] + request.segments["tools"] + "[" + ",".join(entries)
     return text.encode()
 
@@ -246,7 +251,7 @@ def _request_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBre
             f"the requests are for different targets ({before.target!r}, {after.target!r}); "
             "a prefix is shared only within one target"
         )
-    key = _CONVERSATION[after.target]
+    key = conversation_key(after.target)
     found = _break(
         [(s, before.segments[s], after.segments[s]) for s in _ORDER],
         _entries(before.payload.get(key)),
@@ -270,26 +275,27 @@ def _request_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBre
     return PrefixBreak(segment=segment, byte=byte, shared_bytes=shared, entry=entry, cause=cause)
 
 
+def conversation_key(target: str) -> str:
+    """The request key of `target`'s conversation (``messages``, ``input``, ``contents``).
+
+    Raises:
+        UnknownTargetError: `target` is not a target.
+    """
+    return wire_reader(get_adapter(target).profile.wire).conversation
+
+
 def guess_target(payload: Mapping[str, Any]) -> str:
     """The target a saved payload was compiled for, from its keys.
 
     Raises:
         UsageError: The payload is not one of the four request shapes.
     """
-    if "contents" in payload:
-        return "gemini"
-    if "input" in payload:
-        return "responses"
-    if "messages" in payload:
-        tools = payload.get("tools")
-        anthropic = "system" in payload or (
-            isinstance(tools, list)
-            and any(isinstance(t, Mapping) and "input_schema" in t for t in tools)
-        )
-        return "anthropic" if anthropic else "openai"
+    for reader in WIRES:  # `WireReader.detect_request`, in the readers' order
+        if reader.detect_request(payload):
+            return target_of(reader.wire)
+    expected = ", ".join(f"{r.conversation!r} ({r.label})" for r in WIRES)
     raise UsageError(
-        "not a request payload: expected 'messages' (Anthropic, Chat Completions), "
-        f"'input' (Responses) or 'contents' (Gemini); keys: {shown_keys(payload, 8)}"
+        f"not a request payload: expected one of {expected}; keys: {shown_keys(payload, 8)}"
     )
 
 
@@ -340,7 +346,7 @@ def payload_break(
         raise UsageError(f"the payloads are for different targets: {sorted(targets)}")
     (name,) = targets
     adapter = get_adapter(name)
-    key = _CONVERSATION[name]
+    key = conversation_key(name)
     for which, payload in (("before", before), ("after", after)):
         _check_shape(which, payload, name, key)
     try:

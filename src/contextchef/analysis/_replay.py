@@ -48,7 +48,7 @@ from typing import Any
 from contextchef._errors import ContextChefError, UsageError
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
-from contextchef.analysis._diagnose import _CONVERSATION, _entries, prefix_break
+from contextchef.analysis._diagnose import _entries, conversation_key, prefix_break
 from contextchef.analysis._plan import _AT_START
 from contextchef.analysis._transcripts import Recording, load_recording
 from contextchef.deferred._meta import TOOL_SEARCH
@@ -203,7 +203,7 @@ def _cache_text(request: CompiledRequest, native: str | None) -> str:
     (Anthropic strips deferred definitions; Responses shows their names and
     descriptions), as `contextchef plan` counts it.
     """
-    entries = _entries(request.payload.get(_CONVERSATION[request.target]))
+    entries = _entries(request.payload.get(conversation_key(request.target)))
     tools = request.segments["tools"]
     if native is not None and tools:
         loaded = json.loads(tools)

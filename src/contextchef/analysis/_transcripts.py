@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -31,26 +31,21 @@ from typing import Any
 from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown_keys
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
 from contextchef.history._messages import Message, ToolCall, message_from_dict
-from contextchef.providers import (
-    ParsedHistory,
-    from_anthropic,
-    from_gemini,
-    from_openai,
-    from_responses,
-)
+from contextchef.providers import TARGETS, WIRES, ParsedHistory, WireReader, target_of
 from contextchef.tools._catalogs import expand_tool_dicts, tool_from_dict
 from contextchef.tools._tool import Tool
 
 __all__ = ["RecordedRequest", "Recording", "load_recording"]
 
-_FORMAT_TARGET = {
-    "anthropic": "anthropic",
-    "openai_chat": "openai",
-    "responses": "responses",
-    "gemini": "gemini",
-    "swe_agent": "openai",
-}
-"""The target a recording's format was sent to (DeepSeek by URL, see `_target`)."""
+_SWE_AGENT = "swe_agent"
+"""SWE-agent trajectories: Chat Completions messages with keys of their own."""
+_READERS: dict[str, WireReader] = {r.recording: r for r in WIRES}
+_CHAT = WIRES[-1]
+"""The reader of Chat Completions, the wire SWE-agent messages are read as (the last
+reader takes any message list)."""
+_FORMATS = (*_READERS, _SWE_AGENT)
+_DEFAULT_TARGET = TARGETS[0]
+"""A snapshot's target when it names none it could have been compiled for."""
 
 _GEMINI_MODEL = re.compile(r"/models/([^/:?]+)")
 
@@ -119,21 +114,18 @@ def _swe_agent_chat(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
     return out
 
 
-_PARSERS: dict[str, Callable[[list[Any], Any], ParsedHistory]] = {
-    "anthropic": lambda turn, system: from_anthropic(turn, system=system),
-    "responses": lambda turn, system: from_responses(turn, instructions=system),
-    "gemini": lambda turn, system: from_gemini(turn, system_instruction=system),
-    "swe_agent": lambda turn, system: from_openai(_swe_agent_chat(turn)),
-    "openai_chat": lambda turn, system: from_openai(turn),
-}
-"""The history parser of each recorded format (system prompts of Chat and SWE-agent
-recordings are inside their message lists)."""
+def _reader(fmt: str) -> WireReader:
+    """The wire a recorded format is read as (SWE-agent: Chat Completions)."""
+    return _CHAT if fmt == _SWE_AGENT else _READERS[fmt]
 
 
 def _parse(fmt: str, turn: Any, system: Any) -> ParsedHistory:
+    """A recorded turn through its wire's history parser (`WireReader.parse_history`)."""
     if not isinstance(turn, list):
         raise UsageError(f"a recorded turn must be a list of messages, got {type(turn).__name__}")
-    return _PARSERS[fmt](turn, system)
+    if fmt == _SWE_AGENT:
+        turn = _swe_agent_chat(turn)
+    return _reader(fmt).parse_history(turn, system)
 
 
 def _tools(raw: Any) -> tuple[list[Tool], list[str]]:
@@ -199,14 +191,11 @@ def _model(params: Any) -> str | None:
 
 def _transcript(name: str, data: Mapping[str, Any]) -> Recording:
     fmt = data["format"]
-    if fmt not in _FORMAT_TARGET:
-        raise UsageError(
-            f"{name}: unknown transcript format {fmt!r}; valid: {', '.join(_FORMAT_TARGET)}"
-        )
+    if fmt not in _FORMATS:
+        raise UsageError(f"{name}: unknown transcript format {fmt!r}; valid: {', '.join(_FORMATS)}")
     params = list(data.get("request_params") or [])
-    target = _FORMAT_TARGET[fmt]
-    if any("api.deepseek.com" in str(p.get("url", "")) for p in params if isinstance(p, Mapping)):
-        target = "deepseek"
+    urls = [str(p.get("url", "")) for p in params if isinstance(p, Mapping)]
+    target = target_of(_reader(fmt).wire, urls)
     system_raw = data.get("system")
     requests: list[RecordedRequest] = []
     system = ""
@@ -234,55 +223,23 @@ def _transcript(name: str, data: Mapping[str, Any]) -> Recording:
     )
 
 
-def _guess_list(items: Sequence[Any]) -> str:
-    """The format of a bare message list, from its entries' keys."""
-    dicts = [m for m in items if isinstance(m, Mapping)]
-    if any("parts" in m for m in dicts):
-        return "gemini"
-    if any("role" not in m or m.get("type") in ("message", "function_call") for m in dicts):
-        return "responses"
-    for m in dicts:
-        content = m.get("content")
-        if isinstance(content, list) and any(
-            isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result", "thinking")
-            for b in content
-        ):
-            return "anthropic"
-    return "openai_chat"
-
-
 def _payload(name: str, data: Any) -> Recording:
+    """A stored request payload or a bare message list: the first wire that takes it."""
     raw_tools: Any
     if isinstance(data, list):
-        fmt, conversation, system, raw_tools, model = _guess_list(data), data, None, [], None
+        reader = next(r for r in WIRES if r.detect_history(data))
+        conversation, system, raw_tools, model = data, None, [], None
     else:
-        if "contents" in data:
-            fmt, conversation = "gemini", data["contents"]
-            system = data.get("systemInstruction", data.get("system_instruction"))
-            config = data.get("config")
-            if system is None and isinstance(config, Mapping):
-                system = config.get("system_instruction", config.get("systemInstruction"))
-            raw_tools = data.get("tools") or (
-                config.get("tools") if isinstance(config, Mapping) else None
-            )
-        elif "input" in data:
-            fmt, conversation, system = "responses", data["input"], data.get("instructions")
-            raw_tools = data.get("tools")
-        else:
-            conversation, system, raw_tools = (
-                data["messages"],
-                data.get("system"),
-                data.get("tools"),
-            )
-            fmt = "anthropic" if "system" in data else _guess_list(conversation)
+        reader = next(r for r in WIRES if r.detect_request(data))
+        conversation, system, raw_tools = reader.read_request(data)
         model = data.get("model") if isinstance(data.get("model"), str) else None
-    parsed = _parse(fmt, conversation, system)
+    parsed = _parse(reader.recording, conversation, system)
     requests = _cut(parsed.messages, model)
     tools, hosted = _tools(raw_tools)
     return Recording(
         name=name,
         format="payload",
-        target=_FORMAT_TARGET[fmt],
+        target=target_of(reader.wire),
         system=parsed.system,
         tools=_stubbed(tools, requests),
         hosted=tuple(hosted),
@@ -305,16 +262,13 @@ def _snapshot(name: str, data: Mapping[str, Any]) -> Recording:
     return Recording(
         name=name,
         format="snapshot",
-        target=target if isinstance(target, str) and target in _TARGETS else "anthropic",
+        target=target if isinstance(target, str) and target in TARGETS else _DEFAULT_TARGET,
         system=system if isinstance(system, str) else "",
         tools=_stubbed(tools, requests),
         hosted=(),
         requests=tuple(requests),
         cut=True,
     )
-
-
-_TARGETS = frozenset(_FORMAT_TARGET.values()) | {"deepseek"}
 
 
 def load_recording(path: str | PathLike[str]) -> Recording:
@@ -337,7 +291,7 @@ def load_recording(path: str | PathLike[str]) -> Recording:
         elif isinstance(data, Mapping) and data.get("format") == "contextchef.snapshot":
             found = _snapshot(path.name, data)
         elif isinstance(data, list) or (
-            isinstance(data, Mapping) and any(k in data for k in ("messages", "input", "contents"))
+            isinstance(data, Mapping) and any(r.conversation in data for r in WIRES)
         ):
             found = _payload(path.name, data)
         else:

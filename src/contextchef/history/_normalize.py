@@ -28,7 +28,7 @@ again changes nothing (``normalize(normalize(h).messages).changes == ()``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -47,13 +47,7 @@ from contextchef.history._messages import (
 )
 
 __all__ = [
-    "ANTHROPIC",
-    "DEEPSEEK",
-    "GEMINI",
-    "OPENAI_CHAT",
     "PORTABLE",
-    "PRESETS",
-    "RESPONSES",
     "Change",
     "ChangeKind",
     "Continuation",
@@ -96,17 +90,8 @@ class HistoryRules:
 
 
 PORTABLE = HistoryRules(name="portable", alternate_roles=True)
-"""The default: valid for every provider (alternating roles, results first)."""
-ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True)
-GEMINI = HistoryRules(name="gemini", alternate_roles=True, assistant_media=True)
-OPENAI_CHAT = HistoryRules(name="openai", results_first=False)
-RESPONSES = HistoryRules(name="responses", results_first=False)
-DEEPSEEK = HistoryRules(name="deepseek", results_first=False, keep_all_reasoning=True)
-
-PRESETS: Mapping[str, HistoryRules] = {
-    r.name: r for r in (PORTABLE, ANTHROPIC, GEMINI, OPENAI_CHAT, RESPONSES, DEEPSEEK)
-}
-"""Presets by name: ``portable`` and the compile targets, plus ``deepseek``."""
+"""The default: valid for every provider (alternating roles, results first). Each
+provider's own rules live with it (`Profile.history`; by name: `contextchef.PRESETS`)."""
 
 ChangeKind = Literal[
     "dropped_blank_text",

@@ -9,7 +9,6 @@ history into the IR.
 
 from __future__ import annotations
 
-from contextchef._errors import UnknownTargetError, shown
 from contextchef.providers._base import (
     Adapter,
     CacheAuditFinding,
@@ -17,14 +16,17 @@ from contextchef.providers._base import (
     Profile,
     RequestOptions,
 )
-from contextchef.providers._ingest import (
-    ReadResponse,
-    ResponseNotice,
-    parse_response,
-    read_response,
-    response_notices,
-)
+from contextchef.providers._ingest import parse_response, read_response, response_notices
 from contextchef.providers._parsing import ParsedHistory
+from contextchef.providers._reading import ReadResponse, ResponseNotice, WireReader, wire_reader
+from contextchef.providers._targets import (
+    PRESETS,
+    TARGETS,
+    WIRES,
+    adapters,
+    get_adapter,
+    target_of,
+)
 from contextchef.providers.anthropic._parse import from_anthropic
 from contextchef.providers.anthropic._render import AnthropicAdapter
 from contextchef.providers.gemini._parse import from_gemini, synthetic_index
@@ -35,7 +37,9 @@ from contextchef.providers.responses._parse import from_responses
 from contextchef.providers.responses._render import ResponsesAdapter
 
 __all__ = [
+    "PRESETS",
     "TARGETS",
+    "WIRES",
     "Adapter",
     "AnthropicAdapter",
     "CacheAuditFinding",
@@ -49,6 +53,8 @@ __all__ = [
     "RequestOptions",
     "ResponseNotice",
     "ResponsesAdapter",
+    "WireReader",
+    "adapters",
     "from_anthropic",
     "from_gemini",
     "from_openai",
@@ -58,27 +64,6 @@ __all__ = [
     "read_response",
     "response_notices",
     "synthetic_index",
+    "target_of",
+    "wire_reader",
 ]
-
-_ADAPTERS: dict[str, Adapter] = {
-    "anthropic": AnthropicAdapter(),
-    "openai": OpenAIChatAdapter(),
-    "deepseek": DeepSeekAdapter(),
-    "responses": ResponsesAdapter(),
-    "gemini": GeminiAdapter(),
-}
-TARGETS: tuple[str, ...] = tuple(sorted(_ADAPTERS))
-
-
-def get_adapter(target: str) -> Adapter:
-    """The adapter for `target`.
-
-    Raises:
-        UnknownTargetError: `target` is not one of `TARGETS`.
-    """
-    adapter = _ADAPTERS.get(target) if isinstance(target, str) else None
-    if adapter is None:
-        raise UnknownTargetError(
-            f"unknown target {shown(target, 80)}; valid targets: {', '.join(TARGETS)}"
-        )
-    return adapter

@@ -24,6 +24,7 @@ from contextchef.history._messages import (
     ToolCall,
 )
 from contextchef.history._normalize import Change, HistoryRules
+from contextchef.providers._reading import ReadResponse, wire_reader
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -91,6 +92,8 @@ class Profile:
             A native strategy that would send more does not fit (`auto` passes it by).
         default_model: A current model of the target, used where the caller names none
             (``contextchef plan``, a replay of a recording made for another target).
+        api_host: The host of the target's API endpoint: a recorded request sent to a
+            URL naming it was sent to this target (`providers.target_of`).
     """
 
     target: str
@@ -110,6 +113,7 @@ class Profile:
     tool_blocks_need_tools: bool = False
     max_deferred_tools: int | None = None
     default_model: str = "model"
+    api_host: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -315,6 +319,16 @@ class Adapter(Protocol):
     def keeps(self, part: Part) -> bool:
         """False for a reasoning or provider-only part this API cannot receive."""
 
+    def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
+        """A response of this API (SDK object or its JSON dict), read.
+
+        The model's turn in the IR, its id and notices (`WireReader.read_response` of
+        `Profile.wire`).
+
+        Raises:
+            CorruptHistoryError: A failed or error response, or one this wire cannot read.
+        """
+
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Names of tools the provider's own tool search revealed in `messages`."""
 
@@ -382,6 +396,11 @@ class AdapterDefaults:
     def injected_call(self, call: ToolCall) -> ToolCall:
         """`call` unchanged."""
         return call
+
+    def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
+        """Read through the `WireReader` of this adapter's `Profile.wire`."""
+        profile: Profile = getattr(self, "profile")  # noqa: B009 - set by each adapter
+        return wire_reader(profile.wire).read_response(response, id_offset=id_offset)
 
     def fit_references(
         self,

@@ -36,6 +36,7 @@ from types import ModuleType
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from contextchef import TARGETS, UnknownTargetError, UsageError
+from contextchef.providers import get_adapter
 from contextchef.testing import _replies, _search
 from contextchef.testing._binding import (
     THINKING_BETA,
@@ -148,6 +149,8 @@ class FakeProvider(abc.ABC):
 
     endpoint: ClassVar[str] = ""
     """The path this fake answers (a base URL may put a prefix before it)."""
+    wire: ClassVar[str] = ""
+    """The wire format it speaks (`Profile.wire`): it fakes every target on that wire."""
     default_rules: ClassVar[tuple[Check, ...]] = ()
     """The rules checked when none are given."""
     _suffix: ClassVar[str] = ""
@@ -401,6 +404,7 @@ class FakeAnthropic(FakeProvider):
     sent as given.
     """
 
+    wire = "anthropic"
     endpoint = "/v1/messages"
     default_rules = ANTHROPIC_RULES
     _suffix = "/v1/messages"
@@ -436,6 +440,7 @@ class FakeOpenAIChat(FakeProvider):
     Checks `CHAT_RULES`.
     """
 
+    wire = "openai"
     endpoint = "/v1/chat/completions"
     default_rules = CHAT_RULES
     _suffix = "/chat/completions"
@@ -451,6 +456,7 @@ class FakeOpenAIChat(FakeProvider):
 class FakeResponses(FakeProvider):
     """OpenAI Responses (``openai.OpenAI(http_client=...).responses``), `RESPONSES_RULES`."""
 
+    wire = "responses"
     endpoint = "/v1/responses"
     default_rules = RESPONSES_RULES
     _suffix = "/v1/responses"
@@ -513,6 +519,7 @@ class FakeGemini(FakeProvider):
         ids: As for `FakeProvider`.
     """
 
+    wire = "gemini"
     endpoint = "/models/{model}:generateContent"
     default_rules = GEMINI_RULES
     _path = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
@@ -543,13 +550,13 @@ class FakeGemini(FakeProvider):
         return _replies.gemini_error(status, message)
 
 
-_BY_TARGET: Mapping[str, Callable[..., FakeProvider]] = {
-    "anthropic": FakeAnthropic,
-    "deepseek": FakeOpenAIChat,
-    "gemini": FakeGemini,
-    "openai": FakeOpenAIChat,
-    "responses": FakeResponses,
+_BY_WIRE: Mapping[str, Callable[..., FakeProvider]] = {
+    FakeAnthropic.wire: FakeAnthropic,
+    FakeGemini.wire: FakeGemini,
+    FakeOpenAIChat.wire: FakeOpenAIChat,
+    FakeResponses.wire: FakeResponses,
 }
+"""The fake of each wire format (`Profile.wire`): every target on a wire gets its fake."""
 
 
 def fake_for(
@@ -568,7 +575,7 @@ def fake_for(
     Raises:
         UnknownTargetError: `target` is not a compile target.
     """
-    make = _BY_TARGET.get(target) if target in TARGETS else None
+    make = _BY_WIRE.get(get_adapter(target).profile.wire) if target in TARGETS else None
     if make is None:
         raise UnknownTargetError(f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}")
     return make(rules=rules, record_headers=record_headers)

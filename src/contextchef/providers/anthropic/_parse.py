@@ -28,6 +28,16 @@ from contextchef.providers._parsing import (
     parse_role,
     system_text,
 )
+from contextchef.providers._reading import (
+    ReadResponse,
+    RecordedPayload,
+    ResponseNotice,
+    WireReader,
+    checked_response,
+    read_as,
+    register_reader,
+    stopped,
+)
 from contextchef.providers.anthropic import _render as _anthropic
 
 _A = _anthropic.FORMAT
@@ -172,3 +182,95 @@ def from_anthropic(
 
 
 # -- OpenAI Chat Completions (https://platform.openai.com/docs/api-reference/chat/create) --
+
+
+# -- responses, request payloads, message lists --------------------------------------------
+
+_STOPS = {
+    "max_tokens": "the reply was cut off at max_tokens",
+    "model_context_window_exceeded": "the reply was cut off at the model's context window",
+    "refusal": "the model refused to answer (stop_reason refusal)",
+}
+_OWN_BLOCKS = ("tool_use", "tool_result", "thinking")
+
+
+def detect(data: Mapping[str, Any]) -> bool:
+    """Does this response dict look like an Anthropic ``Message``?"""
+    return data.get("type") == "message" or data.get("role") == "assistant"
+
+
+def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
+    """``stop_reason`` ``max_tokens``, ``model_context_window_exceeded`` or ``refusal``."""
+    reason = data.get("stop_reason")
+    if isinstance(reason, str) and reason in _STOPS:
+        return (stopped(reason, _STOPS[reason]),)
+    return ()
+
+
+def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
+    """An Anthropic ``Message`` (SDK object or dict): its turn, id and notices.
+
+    Raises:
+        CorruptHistoryError: An error body, or a turn the parser cannot read.
+    """
+    data = checked_response(response, READER)
+    turn = from_anthropic([{"role": "assistant", "content": data.get("content") or []}])
+    return read_as(data, turn, _stops(data))
+
+
+def _no_failure(data: Mapping[str, Any]) -> str | None:
+    return None
+
+
+def detect_history(items: Sequence[Any]) -> bool:
+    """A message list holding Anthropic's own blocks (tool use, results, thinking)."""
+    for m in items:
+        content = m.get("content") if isinstance(m, Mapping) else None
+        if isinstance(content, list) and any(
+            isinstance(b, Mapping) and b.get("type") in _OWN_BLOCKS for b in content
+        ):
+            return True
+    return False
+
+
+def _declared(tool: object) -> bool:
+    return isinstance(tool, Mapping) and "input_schema" in tool
+
+
+def detect_request(payload: Mapping[str, Any]) -> bool:
+    """``messages`` with a top-level ``system``, ``input_schema`` tools or Anthropic blocks."""
+    if "messages" not in payload:
+        return False
+    tools, messages = payload.get("tools"), payload.get("messages")
+    return (
+        "system" in payload
+        or (
+            isinstance(tools, list)
+            and any(isinstance(t, Mapping) and "input_schema" in t for t in tools)
+        )
+        or (isinstance(messages, list) and detect_history(messages))
+    )
+
+
+def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
+    """``messages``, ``system``, ``tools``."""
+    return RecordedPayload(payload["messages"], payload.get("system"), payload.get("tools"))
+
+
+READER = register_reader(
+    WireReader(
+        wire=_anthropic.FORMAT,
+        label="Anthropic Messages",
+        recording="anthropic",
+        conversation="messages",
+        turn_key="content",
+        detect=detect,
+        read_response=read_response,
+        failure=_no_failure,
+        detect_request=detect_request,
+        detect_history=detect_history,
+        read_request=read_request,
+        parse_history=lambda turn, system: from_anthropic(turn, system=system),
+    )
+)
+"""The Anthropic Messages wire's `WireReader`."""

@@ -41,7 +41,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import ANTHROPIC, Change
+from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._base import (
     AdapterDefaults,
     ModelRules,
@@ -73,6 +73,8 @@ __all__ = [
 
 FORMAT = "anthropic"
 """The ``provider_data`` tag of parts recorded from Anthropic Messages."""
+ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True)
+"""Anthropic Messages: alternating roles, tool results first in the user turn."""
 
 _MEDIA_BLOCKS = ("image", "document")
 
@@ -343,6 +345,7 @@ class AnthropicAdapter(AdapterDefaults):
 
     profile = Profile(
         target="anthropic",
+        api_host="api.anthropic.com",
         default_model="claude-opus-5-5",
         wire=FORMAT,
         history=ANTHROPIC,

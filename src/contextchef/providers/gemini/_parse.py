@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import shown_keys
+from contextchef._errors import CorruptHistoryError, shown_keys
 from contextchef.history._messages import (
     MediaPart,
     Part,
@@ -28,6 +28,17 @@ from contextchef.providers._parsing import (
     fit_hints,
     parse_role,
     system_text,
+)
+from contextchef.providers._reading import (
+    ReadResponse,
+    RecordedPayload,
+    ResponseNotice,
+    WireReader,
+    checked_response,
+    first_item,
+    read_as,
+    register_reader,
+    stopped,
 )
 from contextchef.providers.gemini import _render as _gemini
 
@@ -264,3 +275,79 @@ def from_gemini(
     if isinstance(system, Mapping):
         system = system.get("parts") or []
     return hist.result(system_text(hist, system, "system_instruction"))
+
+
+# -- responses, request payloads, message lists --------------------------------------------
+
+_NORMAL_STOPS = {"STOP", "FINISH_REASON_UNSPECIFIED"}
+
+
+def detect(data: Mapping[str, Any]) -> bool:
+    """Does this response dict look like a ``GenerateContentResponse``?"""
+    return "candidates" in data
+
+
+def failure(data: Mapping[str, Any]) -> str | None:
+    """A prompt blocked before any candidate (``promptFeedback.blockReason``)."""
+    feedback = data.get("promptFeedback")
+    blocked = feedback.get("blockReason") if isinstance(feedback, Mapping) else None
+    if blocked and not data.get("candidates"):
+        return f"Gemini blocked the prompt before answering (promptFeedback.blockReason {blocked})"
+    return None
+
+
+def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
+    """``finishReason`` other than ``STOP`` (``MAX_TOKENS``, ``SAFETY``, ``RECITATION``...)."""
+    first = (data.get("candidates") or [{}])[0]
+    reason = first.get("finishReason", first.get("finish_reason")) if first else None
+    if isinstance(reason, str) and reason not in _NORMAL_STOPS:
+        return (stopped(reason, f"the Gemini reply ended early: finishReason {reason}"),)
+    return ()
+
+
+def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
+    """A ``GenerateContentResponse`` (SDK object or dict): the first candidate's turn.
+
+    Args:
+        response: The response.
+        id_offset: For calls without ids: see `from_gemini`.
+
+    Raises:
+        CorruptHistoryError: A blocked prompt, an error body, no candidate or content, or
+            a turn the parser cannot read.
+    """
+    data = checked_response(response, READER)
+    content = first_item(data, "candidates", "Gemini").get("content")
+    if not isinstance(content, Mapping):
+        raise CorruptHistoryError("the Gemini candidate has no content", index=0)
+    turn = from_gemini([{**content, "role": "model"}], id_offset=id_offset)
+    return read_as(data, turn, _stops(data))
+
+
+def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
+    """``contents``; the system instruction and tools at the top or in ``config``."""
+    system = payload.get("systemInstruction", payload.get("system_instruction"))
+    config = payload.get("config")
+    if system is None and isinstance(config, Mapping):
+        system = config.get("system_instruction", config.get("systemInstruction"))
+    tools = payload.get("tools") or (config.get("tools") if isinstance(config, Mapping) else None)
+    return RecordedPayload(payload["contents"], system, tools)
+
+
+READER = register_reader(
+    WireReader(
+        wire=_gemini.FORMAT,
+        label="Gemini",
+        recording="gemini",
+        conversation="contents",
+        turn_key="candidates",
+        detect=detect,
+        read_response=read_response,
+        failure=failure,
+        detect_request=lambda payload: "contents" in payload,
+        detect_history=lambda items: any(isinstance(m, Mapping) and "parts" in m for m in items),
+        read_request=read_request,
+        parse_history=lambda turn, system: from_gemini(turn, system_instruction=system),
+    )
+)
+"""The Gemini wire's `WireReader`."""

@@ -43,7 +43,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import GEMINI, Change
+from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._base import (
     AdapterDefaults,
     ModelRules,
@@ -64,6 +64,8 @@ __all__ = ["GeminiAdapter", "render_part", "response_text"]
 
 FORMAT = "gemini"
 """The ``provider_data`` tag of parts recorded from Gemini."""
+GEMINI = HistoryRules(name="gemini", alternate_roles=True, assistant_media=True)
+"""Gemini: alternating roles; the model's turns may hold media."""
 
 
 def _text(part: TextPart) -> dict[str, Any]:
@@ -199,6 +201,7 @@ class GeminiAdapter(AdapterDefaults):
 
     profile = Profile(
         target="gemini",
+        api_host="generativelanguage.googleapis.com",
         default_model="gemini-2.5-pro",
         wire=FORMAT,
         history=GEMINI,

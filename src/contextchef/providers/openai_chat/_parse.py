@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import shown
+from contextchef._errors import CorruptHistoryError, shown
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -29,6 +29,17 @@ from contextchef.providers._parsing import (
     as_string,
     envelope_hints,
     fit_hints,
+)
+from contextchef.providers._reading import (
+    ReadResponse,
+    RecordedPayload,
+    ResponseNotice,
+    WireReader,
+    checked_response,
+    first_item,
+    read_as,
+    register_reader,
+    stopped,
 )
 from contextchef.providers.openai_chat import _render as _openai_chat
 
@@ -244,3 +255,75 @@ def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
 
 
 # -- OpenAI Responses (https://platform.openai.com/docs/api-reference/responses/create) ----
+
+
+# -- responses, request payloads, message lists --------------------------------------------
+
+_STOPS = {
+    "length": "the reply was cut off at the token limit (finish_reason length)",
+    "content_filter": "the reply was withheld by the content filter (finish_reason content_filter)",
+}
+
+
+def detect(data: Mapping[str, Any]) -> bool:
+    """Does this response dict look like a ``ChatCompletion`` (DeepSeek's included)?"""
+    return "choices" in data
+
+
+def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
+    """``finish_reason`` ``length`` or ``content_filter``, and a ``refusal`` text."""
+    first = (data.get("choices") or [{}])[0]
+    if not isinstance(first, Mapping):
+        return ()
+    found = []
+    reason = first.get("finish_reason")
+    if isinstance(reason, str) and reason in _STOPS:
+        found.append(stopped(reason, _STOPS[reason]))
+    message = first.get("message")
+    refusal = message.get("refusal") if isinstance(message, Mapping) else None
+    if isinstance(refusal, str) and refusal:
+        found.append(stopped("refusal", f"the model refused: {refusal[:200]}"))
+    return tuple(found)
+
+
+def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
+    """A ``ChatCompletion`` (SDK object or dict): its first choice's turn, id and notices.
+
+    Raises:
+        CorruptHistoryError: An error body, no choice or message, or a turn the parser
+            cannot read.
+    """
+    data = checked_response(response, READER)
+    message = first_item(data, "choices", "Chat Completions").get("message")
+    if not isinstance(message, Mapping):
+        raise CorruptHistoryError("the Chat Completions choice has no message", index=0)
+    return read_as(data, from_openai([message]), _stops(data))
+
+
+def _no_failure(data: Mapping[str, Any]) -> str | None:
+    return None
+
+
+def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
+    """``messages`` (the system prompt is its first message) and ``tools``."""
+    return RecordedPayload(payload["messages"], payload.get("system"), payload.get("tools"))
+
+
+READER = register_reader(
+    WireReader(
+        wire=_openai_chat.FORMAT,
+        label="Chat Completions",
+        recording="openai_chat",
+        conversation="messages",
+        turn_key="choices",
+        detect=detect,
+        read_response=read_response,
+        failure=_no_failure,
+        # asked last: any ``messages`` payload or message list the others left
+        detect_request=lambda payload: "messages" in payload,
+        detect_history=lambda items: True,
+        read_request=read_request,
+        parse_history=lambda turn, system: from_openai(turn),
+    )
+)
+"""The Chat Completions wire's `WireReader`."""

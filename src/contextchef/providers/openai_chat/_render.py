@@ -37,7 +37,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import DEEPSEEK, OPENAI_CHAT
+from contextchef.history._normalize import HistoryRules
 from contextchef.providers._base import (
     AdapterDefaults,
     Profile,
@@ -61,6 +61,10 @@ __all__ = [
 
 FORMAT = "openai"
 """The ``provider_data`` tag of parts recorded from Chat Completions."""
+OPENAI_CHAT = HistoryRules(name="openai", results_first=False)
+"""Chat Completions: ``role: tool`` messages, then the user's other parts."""
+DEEPSEEK = HistoryRules(name="deepseek", results_first=False, keep_all_reasoning=True)
+"""DeepSeek: Chat's rules; every ``reasoning_content`` is sent back (a missing one is a 400)."""
 
 
 def _text_part(part: TextPart) -> dict[str, Any]:
@@ -150,6 +154,7 @@ class OpenAIChatAdapter(AdapterDefaults):
 
     profile = Profile(
         target="openai",
+        api_host="api.openai.com",
         default_model="gpt-5.4",
         wire=FORMAT,
         history=OPENAI_CHAT,
@@ -312,6 +317,7 @@ class DeepSeekAdapter(OpenAIChatAdapter):
 
     profile = Profile(
         target="deepseek",
+        api_host="api.deepseek.com",
         default_model="deepseek-chat",
         wire=FORMAT,
         history=DEEPSEEK,

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import shown
+from contextchef._errors import CorruptHistoryError, shown
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -32,6 +32,17 @@ from contextchef.providers._parsing import (
     as_string,
     envelope_hints,
     fit_hints,
+)
+from contextchef.providers._reading import (
+    ReadResponse,
+    RecordedPayload,
+    ResponseNotice,
+    WireReader,
+    checked_response,
+    error_text,
+    read_as,
+    register_reader,
+    stopped,
 )
 from contextchef.providers.responses import _render as _responses
 from contextchef.providers.responses import _search
@@ -281,3 +292,88 @@ def from_responses(
 
 
 # -- Gemini (https://ai.google.dev/api/caching#Content) ------------------------------------
+
+
+# -- responses, request payloads, message lists --------------------------------------------
+
+_UNFINISHED = ("failed", "cancelled", "queued", "in_progress")
+
+
+def detect(data: Mapping[str, Any]) -> bool:
+    """Does this response dict look like a Responses ``Response``?"""
+    return data.get("object") == "response" or isinstance(data.get("output"), list)
+
+
+def failure(data: Mapping[str, Any]) -> str | None:
+    """Why a Responses response has no turn to read, or None.
+
+    A ``status`` of ``failed`` (its ``error``), ``cancelled``, ``queued`` or
+    ``in_progress`` (a background response not finished).
+    """
+    status = data.get("status")
+    if data.get("object") != "response" or status not in _UNFINISHED:
+        return None
+    error = data.get("error")
+    why = error_text(error) if isinstance(error, Mapping) else "no error given"
+    return (
+        f'the Responses response has status "{status}" ({why}); it has no turn to ingest '
+        "(retry the request, or wait for a background response to complete)"
+    )
+
+
+def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
+    """``status: "incomplete"`` with ``incomplete_details.reason``."""
+    if data.get("status") != "incomplete":
+        return ()
+    details = data.get("incomplete_details")
+    reason = details.get("reason") if isinstance(details, Mapping) else None
+    reason = str(reason or "unknown")
+    return (stopped(reason, f"the Responses reply is incomplete: {reason}"),)
+
+
+def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
+    """A Responses ``Response`` (SDK object or dict): its output items, id and notices.
+
+    Raises:
+        CorruptHistoryError: A failed or unfinished response, an error body, an
+            ``output`` that is not a list, or items the parser cannot read.
+    """
+    data = checked_response(response, READER)
+    output = data.get("output")
+    if output is not None and not isinstance(output, list):
+        raise CorruptHistoryError(
+            f"the Responses response's 'output' must be a list of items, got "
+            f"{type(output).__name__}",
+            index=0,
+        )
+    return read_as(data, from_responses(list(output or [])), _stops(data))
+
+
+def detect_history(items: Sequence[Any]) -> bool:
+    """Input items: an entry without ``role``, or typed ``message`` / ``function_call``."""
+    dicts = [m for m in items if isinstance(m, Mapping)]
+    return any("role" not in m or m.get("type") in ("message", "function_call") for m in dicts)
+
+
+def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
+    """``input``, ``instructions``, ``tools``."""
+    return RecordedPayload(payload["input"], payload.get("instructions"), payload.get("tools"))
+
+
+READER = register_reader(
+    WireReader(
+        wire=_responses.FORMAT,
+        label="Responses",
+        recording="responses",
+        conversation="input",
+        turn_key="output",
+        detect=detect,
+        read_response=read_response,
+        failure=failure,
+        detect_request=lambda payload: "input" in payload,
+        detect_history=detect_history,
+        read_request=read_request,
+        parse_history=lambda turn, system: from_responses(turn, instructions=system),
+    )
+)
+"""The OpenAI Responses wire's `WireReader`."""

@@ -47,7 +47,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import RESPONSES, Change
+from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._base import (
     AdapterDefaults,
     ModelRules,
@@ -67,6 +67,8 @@ __all__ = ["ResponsesAdapter", "loaded_names", "render_content_part", "render_me
 
 FORMAT = "responses"
 """The ``provider_data`` tag of parts recorded from the Responses API."""
+RESPONSES = HistoryRules(name="responses", results_first=False)
+"""OpenAI Responses: results as their own items, roles may repeat."""
 
 
 def _text_part(part: TextPart, role: str) -> dict[str, Any]:
@@ -335,6 +337,7 @@ class ResponsesAdapter(AdapterDefaults):
 
     profile = Profile(
         target="responses",
+        api_host="api.openai.com",
         default_model="gpt-5.4",
         wire=FORMAT,
         history=RESPONSES,

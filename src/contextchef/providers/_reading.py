@@ -1,0 +1,270 @@
+"""Reading what a provider returns, and recorded requests: one `WireReader` per wire.
+
+Each ``providers/<wire>/_parse.py`` registers the reader of its wire format
+(`register_reader`): whether a response, a request payload or a bare message list looks
+like that wire's, and how to read it. `Adapter.read_response` reads through its wire's
+reader; `providers._ingest` (any response), the analysis layer (payloads, recordings) ask
+the readers in `providers.WIRES` order. This module holds what the readers share: the
+response records (`ReadResponse`, `ResponseNotice`), the SDK-object-to-dict step, the
+provider's notices and the response id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from contextchef._errors import CorruptHistoryError
+from contextchef.providers._parsing import ParsedHistory
+
+__all__ = [
+    "ReadResponse",
+    "RecordedPayload",
+    "ResponseNotice",
+    "WireReader",
+    "checked_response",
+    "error_text",
+    "first_item",
+    "provider_notices",
+    "read_as",
+    "register_reader",
+    "response_dict",
+    "stopped",
+    "wire_reader",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResponseNotice:
+    """Something a response reports about how the request was used.
+
+    Anthropic reports thinking it could not use in ``input_transformations``
+    (``thinking_dropped`` with reason ``prefix_binding_mismatch``,
+    ``model_binding_mismatch`` or ``organization_binding_mismatch``; or
+    ``thinking_mismatch_allowed``) and, with cache diagnostics, why the prompt cache
+    missed (``diagnostics.cache_miss_reason``: ``system_changed``, ``tools_changed``,
+    ``messages_changed``, ``model_changed``...)
+    (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking,
+    https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics).
+
+    Attributes:
+        kind: ``thinking_dropped``, ``thinking_mismatch_allowed``, ``cache_miss``,
+            ``incomplete`` (the turn did not end normally: cut off at a token limit,
+            refused or filtered; each wire's reader says when) or another type the
+            provider reported.
+        reason: The provider's reason or cache-miss type (``""`` if none).
+        path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
+        detail: One sentence for logs.
+        missed_tokens: For a cache miss: the provider's estimate of the input tokens
+            that would have been read from the cache
+            (``cache_missed_input_tokens``), or None when it gave none.
+    """
+
+    kind: str
+    reason: str = ""
+    path: str = ""
+    detail: str = ""
+    missed_tokens: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadResponse:
+    """A response read by `read_response` (`Adapter.read_response`)."""
+
+    turn: ParsedHistory
+    """The model's turn (see `parse_response`)."""
+    id: str | None = None
+    """The response's id (``msg_...``, ``chatcmpl-...``, ``resp_...``, Gemini's
+    ``responseId``), or None."""
+    notices: tuple[ResponseNotice, ...] = ()
+    """What the response reported about the request (see `ResponseNotice`)."""
+
+
+class RecordedPayload(NamedTuple):
+    """A stored request payload's parts, as `WireReader.read_request` finds them."""
+
+    conversation: Any
+    """The conversation entries (not checked yet)."""
+    system: Any
+    """The system prompt where the wire keeps it outside the conversation, else None."""
+    tools: Any
+    """The ``tools`` entries, or None."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WireReader:
+    """How one wire format's responses, request payloads and message lists are read.
+
+    Each ``providers/<wire>/_parse.py`` declares one (`register_reader`); the adapters
+    read responses through it (`Adapter.read_response`), and ingest, diagnose and the
+    transcript reader ask the readers in turn which one an object belongs to.
+
+    Attributes:
+        wire: `Profile.wire` of the adapters that speak it.
+        label: The API's name in messages (``Chat Completions``).
+        recording: The ``format`` name of its recorded transcripts.
+        conversation: The request key that holds the conversation (``messages``).
+        turn_key: The response key the model's turn is read from (``content``).
+        detect: Does this response dict look like this wire's?
+        read_response: A response of this wire (SDK object or dict; ``id_offset``
+            keyword) -> `ReadResponse`; raises `CorruptHistoryError`.
+        failure: Why a response dict of this wire carries no turn (a failed or blocked
+            response), or None.
+        detect_request: Does this request payload (an SDK call's keyword arguments)
+            look like this wire's? The readers are asked in `WIRES` order; the last one
+            may say yes to what the others left.
+        detect_history: The same for a bare list of conversation entries.
+        read_request: A detected payload -> `RecordedPayload`.
+        parse_history: ``(conversation, system)`` -> `ParsedHistory` (this wire's
+            history parser).
+    """
+
+    wire: str
+    label: str
+    recording: str
+    conversation: str
+    turn_key: str
+    detect: Callable[[Mapping[str, Any]], bool]
+    read_response: Callable[..., ReadResponse]
+    failure: Callable[[Mapping[str, Any]], str | None]
+    detect_request: Callable[[Mapping[str, Any]], bool]
+    detect_history: Callable[[Sequence[Any]], bool]
+    read_request: Callable[[Mapping[str, Any]], RecordedPayload]
+    parse_history: Callable[[list[Any], Any], ParsedHistory]
+
+
+_READERS: dict[str, WireReader] = {}
+
+
+def register_reader(reader: WireReader) -> WireReader:
+    """Make `reader` the one of its wire (called by each wire's ``_parse`` module)."""
+    _READERS[reader.wire] = reader
+    return reader
+
+
+def wire_reader(wire: str) -> WireReader:
+    """The `WireReader` of `wire` (a `Profile.wire`); KeyError if none registered."""
+    return _READERS[wire]
+
+
+def response_dict(response: object) -> Mapping[str, Any]:
+    """A response as its JSON dict: a mapping itself, or an SDK object's ``model_dump``.
+
+    Raises:
+        CorruptHistoryError: Neither, or a dump that fails or is not an object.
+    """
+    if isinstance(response, Mapping):
+        return response
+    try:
+        dump = getattr(response, "model_dump", None)
+    except Exception:  # a foreign object whose attributes raise
+        dump = None
+    if not callable(dump):
+        raise CorruptHistoryError(
+            f"expected a provider response (an SDK response object or its JSON dict), got "
+            f"{type(response).__name__}",
+            index=0,
+        )
+    module = type(response).__module__
+    try:
+        if module.startswith("google."):
+            data = dump(mode="json", by_alias=True, exclude_none=True)
+        else:
+            data = dump(mode="json", exclude_unset=True)
+    except Exception as exc:  # a foreign object whose dump fails
+        raise CorruptHistoryError(
+            f"cannot read the {type(response).__name__} response: {exc}", index=0
+        ) from exc
+    if not isinstance(data, Mapping):
+        raise CorruptHistoryError(f"{type(response).__name__} did not dump to an object", index=0)
+    return data
+
+
+def first_item(data: Mapping[str, Any], key: str, what: str) -> Mapping[str, Any]:
+    """``data[key][0]``, an object; `CorruptHistoryError` naming `what` when there is none."""
+    items = data.get(key)
+    if not isinstance(items, list) or not items or not isinstance(items[0], Mapping):
+        raise CorruptHistoryError(f"the {what} response has no {key}[0] to read", index=0)
+    return items[0]
+
+
+def error_text(error: Mapping[str, Any]) -> str:
+    """A provider error object as ``code: message``."""
+    code = error.get("code") or error.get("type") or error.get("status")
+    message = error.get("message")
+    return f"{code or 'no code'}: {message or 'no message'}"
+
+
+def provider_notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
+    """What a response dict reports about its request (see `ResponseNotice`).
+
+    Reads ``input_transformations`` and ``diagnostics.cache_miss_reason`` (only Anthropic
+    reports them today; any response may carry them).
+    """
+    found: list[ResponseNotice] = []
+    for item in data.get("input_transformations") or ():
+        if isinstance(item, Mapping) and isinstance(item.get("type"), str):
+            kind, reason, path = item["type"], str(item.get("reason") or ""), item.get("path")
+            found.append(
+                ResponseNotice(
+                    kind=kind,
+                    reason=reason,
+                    path=str(path or ""),
+                    detail=f"the provider reported {kind} ({reason or 'no reason'}) at "
+                    f"{path or 'the request'}",
+                )
+            )
+    diagnostics = data.get("diagnostics")
+    miss = diagnostics.get("cache_miss_reason") if isinstance(diagnostics, Mapping) else None
+    if isinstance(miss, Mapping) and isinstance(miss.get("type"), str):
+        missed = miss.get("cache_missed_input_tokens")
+        tokens = missed if isinstance(missed, int) and not isinstance(missed, bool) else None
+        about = f" (about {tokens:,} input tokens not read from the cache)" if tokens else ""
+        found.append(
+            ResponseNotice(
+                kind="cache_miss",
+                reason=miss["type"],
+                detail=f"the prompt cache missed: {miss['type']}{about}",
+                missed_tokens=tokens,
+            )
+        )
+    return tuple(found)
+
+
+def stopped(reason: str, detail: str) -> ResponseNotice:
+    """A notice of kind ``incomplete``: the turn did not end normally."""
+    return ResponseNotice(kind="incomplete", reason=reason, detail=detail)
+
+
+def read_as(
+    data: Mapping[str, Any], turn: ParsedHistory, stops: Sequence[ResponseNotice]
+) -> ReadResponse:
+    """The `ReadResponse` of `data`: its id, `turn`, the provider's notices then `stops`."""
+    raw_id = data.get("id", data.get("responseId", data.get("response_id")))
+    return ReadResponse(
+        turn=turn,
+        id=raw_id if isinstance(raw_id, str) else None,
+        notices=(*provider_notices(data), *stops),
+    )
+
+
+def checked_response(response: object, reader: WireReader) -> Mapping[str, Any]:
+    """`response_dict(response)`, refused when it holds no turn of `reader`'s wire.
+
+    That is a failed response (`WireReader.failure`) or an error body (an ``error``
+    object and no ``reader.turn_key``).
+
+    Raises:
+        CorruptHistoryError: Naming the provider's error code and message.
+    """
+    data = response_dict(response)
+    why = reader.failure(data)
+    if why is not None:
+        raise CorruptHistoryError(why, index=0)
+    error = data.get("error")
+    if isinstance(error, Mapping) and reader.turn_key not in data:
+        raise CorruptHistoryError(
+            f"the provider returned an error instead of a turn ({error_text(error)})", index=0
+        )
+    return data
