@@ -6,7 +6,8 @@ Above the session (it builds sessions; the session never imports it):
   formats, stored provider requests or message lists, snapshots) through one session per
   disclosure strategy and measure every request in the prompt cache's order; the
   returned `ReplayReport`'s ``to_dict()`` is what ``contextchef replay --json`` prints.
-  `plot_cumulative_cost` draws it (the ``plot`` extra).
+  `plot_cumulative_cost` draws it (the ``plot`` extra); `CacheMeter` measures any
+  sequence of compiled requests the same way.
 * `prefix_break` / `payload_break`: where two requests stop sharing bytes, and why.
 * `strategy_plan`: what each disclosure strategy costs per turn for one target and model
   (``contextchef plan --model``); `CacheCostModel` / `PlanReport`: the catalog's cost
@@ -18,6 +19,7 @@ from contextchef.analysis._plan import StrategyCost, StrategyPlan, strategy_plan
 from contextchef.analysis._plot import plot_cumulative_cost
 from contextchef.analysis._replay import (
     REPLAY_STRATEGIES,
+    CacheMeter,
     ReplayPricing,
     ReplayReport,
     ReplayTurn,
@@ -30,6 +32,7 @@ from contextchef.session._accounting import CacheCostModel, PlanReport
 __all__ = [
     "REPLAY_STRATEGIES",
     "CacheCostModel",
+    "CacheMeter",
     "PlanReport",
     "PrefixBreak",
     "RecordedRequest",

@@ -44,8 +44,9 @@ _CHAT = WIRES[-1]
 """The reader of Chat Completions, the wire SWE-agent messages are read as (the last
 reader takes any message list)."""
 _FORMATS = (*_READERS, _SWE_AGENT)
-_DEFAULT_TARGET = TARGETS[0]
-"""A snapshot's target when it names none it could have been compiled for."""
+_DEFAULT_TARGET = "anthropic"
+"""A snapshot's target when it names none it could have been compiled for (the
+session's default target)."""
 
 _GEMINI_MODEL = re.compile(r"/models/([^/:?]+)")
 

@@ -4,7 +4,9 @@ Targets: ``anthropic`` (Messages), ``openai`` (Chat Completions), ``deepseek`` (
 Completions with DeepSeek's ``reasoning_content``), ``responses`` (OpenAI Responses),
 ``gemini`` (google-genai ``generate_content``). Parsers (``from_anthropic``,
 ``from_openai``, ``from_responses``, ``from_gemini``) read each provider's request
-history into the IR.
+history into the IR; each wire's `WireReader` reads its responses (`read_response`,
+`Adapter.read_response`), request payloads and message lists. The target table
+(`providers._targets`) registers every target's adapter.
 """
 
 from __future__ import annotations
