@@ -1,4 +1,23 @@
-"""Shared fixtures: the real data in ../shared (read in place, never copied)."""
+"""Shared fixtures: the real data in ../shared (read in place, never copied), and the size
+of the property tests.
+
+Property-test sizes: one switch, ``CONTEXTCHEF_FULL_TESTS``
+-----------------------------------------------------------
+Unset (or ``0``), the Hypothesis profile ``suite`` is loaded and every property test
+runs a reduced number of examples, sized so that ``pytest`` stays within about four
+minutes on a quiet 2-core machine. ``CONTEXTCHEF_FULL_TESTS=1`` loads the profile
+``full`` and runs every property test at its full count, the counts the suite always ran
+before (for example 2,000 replies in tests/fuzz/test_model_output_fuzz.py, 1,000 sessions
+in tests/session/test_append_only_fuzz.py), and the retrieval test on whole query sets;
+benchmarks/RESULTS.md ("Test suite time") says how long each takes. Every test runs in
+both; only the example counts differ. A test file takes its count from `examples`::
+
+    @settings(max_examples=examples(full=2_000, default=150))
+
+The switch is read once, when this file is imported (pytest-xdist workers inherit the
+environment). Other Hypothesis settings (seed, verbosity, ``--hypothesis-show-statistics``)
+work as usual.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +28,37 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+FULL_TESTS = os.environ.get("CONTEXTCHEF_FULL_TESTS", "").strip() not in ("", "0")
+"""True under ``CONTEXTCHEF_FULL_TESTS=1``: property tests run their full example counts."""
+
+# Both profiles build on the profile Hypothesis chose itself (``ci``, derandomized and
+# without an example database, when it detects CI; else its ``default``) and add: no
+# per-example deadline (property tests build whole sessions; a busy machine made it
+# flaky), no too-slow health check, and the blob that reproduces a failure. The profile's
+# name says which counts `examples` gives; a test without its own count runs Hypothesis's
+# 100 in both.
+settings.register_profile(
+    "suite",
+    settings(),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.register_profile("full", settings.get_profile("suite"))
+settings.load_profile("full" if FULL_TESTS else "suite")
+
+
+def examples(*, full: int, default: int) -> int:
+    """A property test's example count: `full` under ``CONTEXTCHEF_FULL_TESTS=1``, else
+    `default` (sized for the default run's time budget; see the module doc)."""
+    if default > full:
+        raise ValueError(f"default ({default}) above full ({full})")
+    return full if FULL_TESTS else default
 
 
 def shared_root() -> Path:

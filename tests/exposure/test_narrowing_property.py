@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from contextchef import (
     Allowed,
     ContextChef,
@@ -175,7 +176,7 @@ def payload_names(chef: ContextChef, strategy: str) -> set[str]:
 
 
 @settings(
-    max_examples=150,
+    max_examples=examples(full=150, default=30),
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -10,7 +10,8 @@ objects) and checks that:
 * the session keeps compiling on every target after the next user message, to payloads
   the official SDKs' request types accept.
 
-Examples per test: ``$CONTEXTCHEF_FUZZ_HOST`` (default 600; 9 tests: 5,400).
+Examples per test: 600 under ``CONTEXTCHEF_FULL_TESTS=1`` (9 tests: 5,400), 60 by default
+(tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +27,7 @@ from fuzz_values import ARGUMENTS, JUNK, TEXTS, Raw, raw
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from contextchef import (
     ContextChef,
     ContextChefError,
@@ -40,7 +41,7 @@ from sdk_check import sdk_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")  # host input may warn; only raising counts
 
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_HOST", "600"))
+EXAMPLES = examples(full=600, default=60)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -11,15 +11,14 @@ A session that compiled once must keep compiling after any further model output:
   message lists of any shape: only `CorruptHistoryError` escapes, and a parsed history
   compiles on every target.
 
-Examples per test: ``$CONTEXTCHEF_FUZZ_MODEL`` (default 2,000; 3 tests), times 3/4 for the
+Examples per test: 2,000 under ``CONTEXTCHEF_FULL_TESTS=1`` (3 tests), times 3/4 for the
 well-formed-reply test (it ingests four replies per example) and 3/2 for the parsers
-(cheap): 6,500 by default.
+(cheap): 6,500 in all; a tenth of that by default (tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import pytest
@@ -27,6 +26,7 @@ from fuzz_values import ARGUMENTS, JUNK, TEXTS, raw
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from contextchef import (
     ContextChef,
     ContextChefError,
@@ -43,7 +43,7 @@ from sdk_check import sdk_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_MODEL", "2000"))
+EXAMPLES = examples(full=2_000, default=200)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -12,8 +12,9 @@
   or truncated lists): `restore` either raises a `ContextChefError` and changes nothing, or
   succeeds and every target compiles.
 
-Examples per test: ``$CONTEXTCHEF_FUZZ_API`` (default 200; 5 tests), forty times that for
-`test_public_functions_and_constructors` (one cheap call per example): 9,000 by default.
+Examples per test: 200 under ``CONTEXTCHEF_FULL_TESTS=1`` (5 tests), forty times that for
+`test_public_functions_and_constructors` (one cheap call per example): 9,000 in all; 25
+(and 1,000) by default (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from test_host_input_fuzz import TARGETS, compiled, same
 from test_model_output_fuzz import REPLIES
 
 import contextchef
+from conftest import examples
 from contextchef import (
     ContextChef,
     ContextChefError,
@@ -58,7 +60,7 @@ from sdk_check import sdk_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_API", "200"))
+EXAMPLES = examples(full=200, default=25)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

@@ -3,14 +3,14 @@
 Histories come from two strategies: valid conversations (user turns, parallel batches,
 tool loops, reasoning, media) and free-form corrupt ones (orphan results, missing results,
 duplicate ids, results in the wrong place, interleaved text, blank text, empty messages,
-reasoning in odd places, huge results). Examples per test: ``$CONTEXTCHEF_FUZZ_EXAMPLES``
-(default 200); the benchmark runs 10,000 per target.
+reasoning in odd places, huge results). Examples per test: 200 under
+``CONTEXTCHEF_FULL_TESTS=1``, 30 by default (tests/conftest.py); the benchmark runs 10,000
+per target.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from contextchef._json import canonical_dumps
 from contextchef.history._messages import (
     MediaPart,
@@ -36,7 +37,7 @@ from sdk_check import REQUEST_TYPES, sdk_problems
 # failure reports of histories holding HUGE are long; that is fine
 pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
 
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_FUZZ_EXAMPLES", "200"))
+EXAMPLES = examples(full=200, default=30)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

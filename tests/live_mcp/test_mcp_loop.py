@@ -2,7 +2,9 @@
 
 Per provider, through the official SDK client against the `contextchef.testing` fake:
 one parallel batch calls ``tool_search``, a registered handler, a tool of a live MCP
-server (the fixture server over stdio, through `McpHub`) and a blocked tool; each is
+server (the fixture server, through `McpHub`; one server over streamable HTTP for the
+module, as the tests keep no state in it: its stdio transport is tested in
+test_mcp_servers.py) and a blocked tool; each is
 answered correctly, every hook runs once per call the gate lets through (none for the
 blocked one), and the follow-up request passes the fake's pairing rules.
 """
@@ -11,14 +13,15 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_fixtures import fixture_stdio
+from mcp_fixtures import http_server
 
 from contextchef import ContextChef, ToolCall, user
-from contextchef.mcp import McpHub
+from contextchef.mcp import McpHub, McpServer
 from contextchef.testing import fake_for, text, tool_calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "session"))
@@ -34,9 +37,18 @@ BATCH = (
 )
 
 
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """The fixture server over streamable HTTP, shared by this module's tests."""
+    with http_server() as (_, url):
+        yield url
+
+
 @pytest.mark.parametrize("run", ["sync", "async"])
 @pytest.mark.parametrize("target", TARGETS)
-def test_one_batch_with_a_live_mcp_tool_is_answered_once_each(target: str, run: str) -> None:
+def test_one_batch_with_a_live_mcp_tool_is_answered_once_each(
+    target: str, run: str, http_url: str
+) -> None:
     chef = ContextChef(default_defer=True, pin=["^read_file$", "^delete_file$", "^fixture__echo$"])
     chef.register_tools([read_file, delete_file, get_weather])
     chef.set_blocked_tools(["^delete_file$"])
@@ -48,7 +60,7 @@ def test_one_batch_with_a_live_mcp_tool_is_answered_once_each(target: str, run: 
         tool_calls(("defer_execute", {"tool_name": "get_weather", "params": {"city": "Oslo"}})),
         text("Done."),
     )
-    with McpHub(chef, [fixture_stdio()]):
+    with McpHub(chef, [McpServer(url=http_url, name="fixture")]):
         answered = loop(chef, target, fake, run)
     assert fake.violations == ()
     assert len(fake.requests) == 3

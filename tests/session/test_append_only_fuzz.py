@@ -8,14 +8,13 @@ target, which enforces the provider's rules (pairing, placement, prefill, and on
 ``claude-opus-5-5`` the preserved-thinking prefix check). Every request must be accepted,
 pass the independent prefix checker, and extend the previous one without an edit.
 
-``CONTEXTCHEF_SESSION_EXAMPLES`` sets the number of sessions (default 1,000).
+Sessions: 1,000 under ``CONTEXTCHEF_FULL_TESTS=1``, 100 by default (tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from conftest import examples
 from contextchef import ContextChef, InMemoryStore, tool_results, user
 from contextchef.testing import (
     FakeAnthropic,
@@ -43,7 +43,7 @@ from prefix_check import prefix_problems
 from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_SESSION_EXAMPLES", "1000"))
+EXAMPLES = examples(full=1_000, default=100)
 TARGETS = {
     "anthropic": (FakeAnthropic, "https://api.anthropic.com/v1/messages", "claude-opus-5-5"),
     "openai": (FakeOpenAIChat, "https://api.openai.com/v1/chat/completions", "gpt-x"),

@@ -23,8 +23,8 @@ finds nothing (``claude-opus-5-5``); the gate allowed no call to a tool the mode
 shown or the mode hides or the blocklist holds, and refused no call to a tool the model
 was shown; every tool the mode hides is denied by ``check_tool_call``.
 
-``CONTEXTCHEF_SESSION_EXAMPLES`` sets the sessions per combination (default 5, which
-keeps this file under a minute). The library bugs it found are reproduced at the end:
+Sessions per combination: 5 under ``CONTEXTCHEF_FULL_TESTS=1``, 2 by default
+(tests/conftest.py). The library bugs it found are reproduced at the end:
 those fixed since as plain regression tests, the open ones marked strict xfail; the fuzz
 steps around the open ones (`native_session.KNOWN_BUGS`).
 """
@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,7 @@ from native_session import (
     load_catalogs,
 )
 
+from conftest import examples
 from contextchef import (
     Allowed,
     ContextChef,
@@ -80,7 +80,7 @@ from contextchef.testing._replies import response_body
 from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
-EXAMPLES = int(os.environ.get("CONTEXTCHEF_SESSION_EXAMPLES", "5"))
+EXAMPLES = examples(full=5, default=2)
 OPUS = "claude-opus-5-5"
 
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
+from conftest import examples
 from contextchef import (
     ContextChef,
     RedisSessionStore,
@@ -343,7 +344,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(full=300, default=50), deadline=None)
 @given(st.dictionaries(st.text(max_size=3), json_values, max_size=5), json_values, st.data())
 def test_a_delta_applied_to_its_base_gives_the_new_snapshot(
     old: dict[str, Any], extra: Any, data: st.DataObject
@@ -460,41 +461,30 @@ def test_a_negative_stored_version_and_a_make_chef_without_a_chef_are_clear_erro
         SessionSync(store, "t").run_turn(lambda: None, lambda chef: None)  # type: ignore[arg-type,return-value]
 
 
-def _open_at_once(path: str, start: float, out: Any) -> None:
-    """Child process: wait for the common start time, then open the store and write."""
-    import time as _time
-
-    from contextchef import SQLiteSessionStore as _Store
-
-    _time.sleep(max(0.0, start - _time.time()))
-    try:
-        _Store(path, timeout=60)
-        out.put("ok")
-    except Exception as exc:  # reported to the parent, which fails the test
-        out.put(f"{type(exc).__name__}: {exc}")
-
-
 def test_processes_opening_a_new_sqlite_file_at_once_all_succeed(tmp_path: Path) -> None:
     # CI once saw "database is locked" from the switch to WAL when two workers opened a
-    # fresh file in the same instant; every opener must wait for the lock instead.
+    # fresh file in the same instant; every opener must wait for the lock instead. One
+    # spawn of six openers, released together by a barrier once all have imported
+    # contextchef (a fixed start time let slow spawns on a busy machine miss the race).
     import multiprocessing
-    import time as _time
+
+    from sqlite_opener import open_at_once
 
     ctx = multiprocessing.get_context("spawn")
-    for attempt in range(3):
-        path = str(tmp_path / f"fresh{attempt}.db")
-        out = ctx.Queue()
-        start = _time.time() + 3.0
-        procs = [ctx.Process(target=_open_at_once, args=(path, start, out)) for _ in range(6)]
-        for p in procs:
-            p.start()
-        answers = [out.get(timeout=120) for _ in procs]
-        for p in procs:
-            p.join(timeout=30)
-        assert answers == ["ok"] * len(procs)
-        conn = sqlite3.connect(path)
-        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        conn.close()
+    path = str(tmp_path / "fresh.db")
+    out = ctx.Queue()
+    procs = 6
+    ready = ctx.Barrier(procs)
+    workers = [ctx.Process(target=open_at_once, args=(path, ready, out)) for _ in range(procs)]
+    for p in workers:
+        p.start()
+    answers = [out.get(timeout=120) for _ in workers]
+    for p in workers:
+        p.join(timeout=30)
+    assert answers == ["ok"] * procs
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
 
 
 def test_two_threads_racing_every_turn_all_get_through(tmp_path: Path) -> None:

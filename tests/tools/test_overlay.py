@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from contextchef._overlay import Overlay, layered
 from contextchef.tools._registry import Registry
 from contextchef.tools._tool import Tool
@@ -19,7 +20,7 @@ _ops = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(full=300, default=50), deadline=None)
 @given(base=st.dictionaries(_keys, st.integers(), max_size=8), ops=_ops)
 def test_an_overlay_reads_iterates_and_counts_like_a_dict_copy(
     base: dict[int, int], ops: list[tuple[str, int, int]]
