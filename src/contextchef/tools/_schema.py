@@ -136,37 +136,16 @@ def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any,
     of no JSON type, text that is not valid Unicode, non-string keys, and ``$ref``s
     that are remote or point nowhere (they would fail only when a call is validated).
     """
-    if len(path) > MAX_SCHEMA_DEPTH:
-        return path, f"nested deeper than {MAX_SCHEMA_DEPTH} levels"
-    if isinstance(node, float) and not math.isfinite(node):
-        return path, f"{shown(node)} is not a JSON number; use a finite value"
-    if isinstance(node, int) and node.bit_length() > MAX_INT_BITS:
-        return path, f"{shown(node)} is too long to write as JSON; use a shorter number"
-    if not isinstance(node, (Mapping, list, tuple, str, int, float, type(None))):
-        return path, f"a {type(node).__name__} is not JSON data; use JSON values only"
-    if isinstance(node, str) and not is_unicode(node):
-        return path, "text holds a lone surrogate (not valid Unicode); fix the source data"
+    problem = _value_problem(node, path)
+    if problem is not None:
+        return path, problem
     if isinstance(node, Mapping):
         for key, value in node.items():
             if not isinstance(key, str):
                 return path, f"object key {shown(key)} is not a string"
-            if key == "pattern" and isinstance(value, str):
-                try:
-                    re.compile(value)
-                except re.error as exc:
-                    return (
-                        *path,
-                        key,
-                    ), f"pattern {shown(value)} is not a valid regular expression ({exc})"
-            if key == "$ref" and isinstance(value, str):
-                if value and not value.startswith("#"):
-                    return (*path, key), (
-                        f"$ref {shown(value)} points outside the schema; inline it or move it "
-                        "under $defs (remote references are never fetched)"
-                    )
-                is_pointer = value in ("#", "") or value.startswith("#/")
-                if is_pointer and not _resolve_pointer(root, value):
-                    return (*path, key), f"$ref {shown(value)} points to nothing in this schema"
+            problem = _keyword_problem(root, key, value)
+            if problem is not None:
+                return (*path, key), problem
             found = _scan(root, value, (*path, key))
             if found is not None:
                 return found
@@ -175,6 +154,40 @@ def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any,
             found = _scan(root, value, (*path, str(i)))
             if found is not None:
                 return found
+    return None
+
+
+def _value_problem(node: JsonValue, path: tuple[str, ...]) -> str | None:
+    """Why one value (not its members) is no JSON a schema can hold, or None."""
+    if len(path) > MAX_SCHEMA_DEPTH:
+        return f"nested deeper than {MAX_SCHEMA_DEPTH} levels"
+    if isinstance(node, float) and not math.isfinite(node):
+        return f"{shown(node)} is not a JSON number; use a finite value"
+    if isinstance(node, int) and node.bit_length() > MAX_INT_BITS:
+        return f"{shown(node)} is too long to write as JSON; use a shorter number"
+    if not isinstance(node, (Mapping, list, tuple, str, int, float, type(None))):
+        return f"a {type(node).__name__} is not JSON data; use JSON values only"
+    if isinstance(node, str) and not is_unicode(node):
+        return "text holds a lone surrogate (not valid Unicode); fix the source data"
+    return None
+
+
+def _keyword_problem(root: JsonValue, key: str, value: JsonValue) -> str | None:
+    """What is wrong with a ``pattern`` or ``$ref`` keyword's value, or None."""
+    if key == "pattern" and isinstance(value, str):
+        try:
+            re.compile(value)
+        except re.error as exc:
+            return f"pattern {shown(value)} is not a valid regular expression ({exc})"
+    if key == "$ref" and isinstance(value, str):
+        if value and not value.startswith("#"):
+            return (
+                f"$ref {shown(value)} points outside the schema; inline it or move it "
+                "under $defs (remote references are never fetched)"
+            )
+        is_pointer = value in ("#", "") or value.startswith("#/")
+        if is_pointer and not _resolve_pointer(root, value):
+            return f"$ref {shown(value)} points to nothing in this schema"
     return None
 
 
