@@ -18,6 +18,7 @@ PKG = Path(contextchef.__file__).parent
 # Top-level package or module -> layer rank. A module may import only from layers of rank
 # <= its own (or from its own package). See docs/ARCHITECTURE.md.
 LAYERS = {
+    "_cache": 0,
     "_errors": 0,
     "_json": 0,
     "_overlay": 0,
@@ -160,3 +161,14 @@ def test_module_sizes() -> None:
         assert lines <= 620, f"{path.relative_to(PKG)} has {lines} lines"
     chef = PKG / "session" / "_chef.py"
     assert len(chef.read_text("utf-8").splitlines()) <= 400
+
+
+def test_bounded_caches_are_the_one_helper() -> None:
+    """Every LRU memo is a `contextchef._cache.LruMap` or `lru_cache` (cleared together
+    by `clear_caches`): no module keeps its own OrderedDict eviction loop."""
+    for path in PKG.rglob("*.py"):
+        if path.name == "_cache.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for marker in ("move_to_end(", "popitem(last=False)", "functools.lru_cache"):
+            assert marker not in text, f"{path.relative_to(PKG)} uses {marker}: use _cache"
