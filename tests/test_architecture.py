@@ -129,6 +129,30 @@ def test_every_public_exception_is_exported() -> None:
             assert name in contextchef.__all__, name
 
 
+def test_the_exception_tree_in_the_docstring_is_the_class_tree() -> None:
+    """`_errors`' drawing names every exception class once, under its own parent."""
+    drawn: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for line in (_errors.__doc__ or "").splitlines():
+        found = re.match(r"^(\s*(?:[│ ]   )*)(?:[├└]── )?([A-Z]\w*Error)\b", line)
+        if found is None:
+            continue
+        depth = found.start(2)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        drawn[found.group(2)] = stack[-1][1] if stack else ""
+        stack.append((depth, found.group(2)))
+    classes = {
+        name: obj
+        for name, obj in inspect.getmembers(_errors, inspect.isclass)
+        if issubclass(obj, _errors.ContextChefError)
+    }
+    assert set(drawn) == set(classes)
+    for name, parent in drawn.items():
+        bases = [b.__name__ for b in classes[name].__bases__ if b.__name__ in classes]
+        assert bases == ([parent] if parent else []), (name, parent, bases)
+
+
 def test_py_typed_marker_ships() -> None:
     assert (PKG / "py.typed").is_file()
 
