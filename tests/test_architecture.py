@@ -18,6 +18,7 @@ PKG = Path(contextchef.__file__).parent
 # Top-level package or module -> layer rank. A module may import only from layers of rank
 # <= its own (or from its own package). See docs/ARCHITECTURE.md.
 LAYERS = {
+    "_cache": 0,
     "_errors": 0,
     "_json": 0,
     "_overlay": 0,
@@ -146,6 +147,30 @@ def test_every_public_exception_is_exported() -> None:
             assert name in contextchef.__all__, name
 
 
+def test_the_exception_tree_in_the_docstring_is_the_class_tree() -> None:
+    """`_errors`' drawing names every exception class once, under its own parent."""
+    drawn: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for line in (_errors.__doc__ or "").splitlines():
+        found = re.match(r"^(\s*(?:[│ ]   )*)(?:[├└]── )?([A-Z]\w*Error)\b", line)
+        if found is None:
+            continue
+        depth = found.start(2)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        drawn[found.group(2)] = stack[-1][1] if stack else ""
+        stack.append((depth, found.group(2)))
+    classes = {
+        name: obj
+        for name, obj in inspect.getmembers(_errors, inspect.isclass)
+        if issubclass(obj, _errors.ContextChefError)
+    }
+    assert set(drawn) == set(classes)
+    for name, parent in drawn.items():
+        bases = [b.__name__ for b in classes[name].__bases__ if b.__name__ in classes]
+        assert bases == ([parent] if parent else []), (name, parent, bases)
+
+
 def test_py_typed_marker_ships() -> None:
     assert (PKG / "py.typed").is_file()
 
@@ -266,3 +291,14 @@ def test_the_target_table_names_each_target_once_and_every_wire_reads() -> None:
     assert {r.wire for r in WIRES} == {a.profile.wire for a in table.values()}
     assert all(wire_reader(r.wire) is r for r in WIRES)
     assert len({r.recording for r in WIRES}) == len(WIRES)
+
+
+def test_bounded_caches_are_the_one_helper() -> None:
+    """Every LRU memo is a `contextchef._cache.LruMap` or `lru_cache` (cleared together
+    by `clear_caches`): no module keeps its own OrderedDict eviction loop."""
+    for path in PKG.rglob("*.py"):
+        if path.name == "_cache.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        for marker in ("move_to_end(", "popitem(last=False)", "functools.lru_cache"):
+            assert marker not in text, f"{path.relative_to(PKG)} uses {marker}: use _cache"

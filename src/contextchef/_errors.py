@@ -16,18 +16,25 @@ result, not by crashing the agent loop)::
     │   │   └── UnknownToolkitError     a toolkit name that is not registered
     │   ├── CatalogFormatError          a catalog file or tool dict has an unknown shape
     │   ├── UnknownTargetError          a compile target that does not exist
-    │   ├── SnapshotMismatchError       a snapshot does not fit this session's tools
+    │   ├── VolatileValueError          a per-request value in the prompt prefix
+    │   ├── SnapshotMismatchError       a snapshot does not fit this session (tools,
+    │   │                               toolkits, skills, mode or version); a malformed
+    │   │                               snapshot is a plain UsageError naming the field
+    │   ├── TemplateError               a description template cannot be rendered
+    │   │   └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     │   ├── MissingExtraError           an optional extra (e.g. ``semantic``) is not installed
     │   ├── EmbeddingModelError         an embedding model file is missing or not the pinned one
-    │   ├── VolatileValueError          a per-request value in the prompt prefix
     │   ├── ReadOnlyPayloadError        an edit of a payload entry the session recorded
-    │   └── TemplateError               a description template cannot be rendered
-    │       └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
-    └── ModelOutputError                the model or provider produced bad data
-        ├── MalformedArgumentsError     tool-call arguments are not a JSON object
-        └── CorruptHistoryError         a history message cannot be sent as is
-    SessionStoreError                   a session store failed or holds a bad record
-    └── StaleSessionError               a write lost the race: another writer was first
+    │   │                               (also a TypeError)
+    │   └── FrozenToolError             an edit of a registered tool's definition
+    │                                   (also a TypeError)
+    ├── ModelOutputError                the model or provider produced bad data
+    │   ├── MalformedArgumentsError     tool-call arguments are not a JSON object
+    │   └── CorruptHistoryError         a history message cannot be sent as is
+    ├── SessionStoreError               a session store failed or holds a bad record
+    │   └── StaleSessionError           a write lost the race: another writer was first
+    └── StorageError                    a file we keep (offload, memory) cannot be written
+                                        or read (also an OSError)
 
 Messages say what is wrong, which item is concerned and what would be valid.
 """
@@ -45,6 +52,7 @@ __all__ = [
     "ContextChefError",
     "CorruptHistoryError",
     "EmbeddingModelError",
+    "FrozenToolError",
     "InvalidSchemaError",
     "InvalidToolError",
     "MalformedArgumentsError",
@@ -56,6 +64,7 @@ __all__ = [
     "SessionStoreError",
     "SnapshotMismatchError",
     "StaleSessionError",
+    "StorageError",
     "TemplateError",
     "ToolNameConflictError",
     "UnknownActionError",

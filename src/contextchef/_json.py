@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from contextchef._cache import LruMap
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
@@ -204,8 +204,7 @@ def thaw(value: JsonValue) -> JsonValue:
     return value
 
 
-_texts: OrderedDict[str, str] = OrderedDict()
-_texts_lock = threading.Lock()
+_texts: LruMap[str, str] = LruMap(64)
 
 
 def shared_text(text: str) -> str:
@@ -216,12 +215,7 @@ def shared_text(text: str) -> str:
     """
     if len(text) < 1024:
         return text
-    with _texts_lock:
-        kept = _texts.setdefault(text, text)
-        _texts.move_to_end(kept)
-        while len(_texts) > 64:
-            _texts.popitem(last=False)
-    return kept
+    return _texts.setdefault(text, text)
 
 
 MAX_ARGUMENT_DEPTH = 100

@@ -108,10 +108,16 @@ def test_restore_over_changed_state_and_without_announcements_field() -> None:
     chef.set_history([user("other")])
     chef.restore(snap)
     assert chef.compile("anthropic").to_json() == expected
-    old = {k: v for k, v in snap.items() if k not in ("announcements", "dynamic_state")}
-    chef.restore(old)
+    old = {k: v for k, v in snap.items() if k != "announcements"}
+    chef.restore(old)  # spec 001: no announcements field restores to none
     assert chef.get_announcements() == ()
-    assert chef.dynamic_state is None
+    assert chef.dynamic_state == {"branch": "main", "count": 2}
+    chef.announce("later", "x")
+    # any other missing field was never written by a released version: refused
+    without_state = {k: v for k, v in snap.items() if k != "dynamic_state"}
+    with pytest.raises(UsageError, match=r"'dynamic_state' is missing.*nothing was restored"):
+        chef.restore(without_state)
+    assert [a.id for a in chef.get_announcements()] == ["later"]
 
 
 def test_restore_with_different_tools_is_a_clear_error_and_changes_nothing() -> None:
@@ -203,9 +209,10 @@ def test_an_unanswered_edit_is_kept_until_its_answer() -> None:
     assert "undo" not in fresh.snapshot()["ledgers"]["anthropic"]  # answered: it stays
 
 
-def test_a_snapshot_without_undo_still_restores() -> None:
-    """Snapshots written before ``undo`` was recorded restore as they did: the retry sends
-    the same request (thinking still left out), only the edit goes unreported."""
+def test_a_snapshot_without_undo_restores_without_the_edit_report() -> None:
+    """``undo`` is left out when no edit is pending; a snapshot whose ``undo`` was deleted
+    restores like one: the retry sends the same request (thinking still left out), only
+    the edit goes unreported."""
     chef = _answered_then_edited()
     snap = json.loads(json.dumps(chef.snapshot()))
     del snap["ledgers"]["anthropic"]["undo"]

@@ -5,7 +5,7 @@ holding a lone surrogate (what ``json.loads`` makes of ``"\\ud800"``) cannot be 
 any request, and an entry changed after the snapshot was taken replays bytes the provider
 never saw (on Anthropic's newest models the thinking sent back then refers to another
 conversation: a 400). Restore refuses both with a `UsageError` naming the ledger and entry,
-and changes nothing; a good snapshot, or one taken before wire digests were recorded,
+and changes nothing, as it refuses a snapshot missing its digests; a good snapshot
 restores and its next request is accepted. Requests go through the official SDK clients
 to the `contextchef.testing` fakes.
 """
@@ -114,13 +114,17 @@ def test_a_good_snapshot_restores_and_its_next_requests_are_accepted(snap: dict[
     next_request_is_accepted(chef)
 
 
-def test_a_snapshot_taken_before_wire_digests_still_restores(snap: dict[str, Any]) -> None:
-    old = copy.deepcopy(snap)
-    for ledger in old["ledgers"].values():
-        del ledger["wire_digests"]
-    chef = make()
-    chef.restore(old)
-    next_request_is_accepted(chef)
+@pytest.mark.parametrize("field", ["wire_digests", "record_digest"])
+def test_a_snapshot_without_its_digests_is_refused(snap: dict[str, Any], field: str) -> None:
+    """No released snapshot lacks them: deleting them does not restore an edited snapshot
+    unchecked."""
+    for target in ("anthropic", "responses"):
+        old = copy.deepcopy(snap)
+        del old["ledgers"][target][field]
+        assert refused(old) == (
+            f"snapshot ledger {target!r} field {field!r} is missing (a snapshot has every "
+            "field ContextChef.snapshot() writes); nothing was restored"
+        )
 
 
 def wire_strings(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -241,9 +245,8 @@ def test_a_changed_ledger_record_is_refused(snap: dict[str, Any], corrupt: Any) 
     with pytest.raises(UsageError, match="the record digest does not match"):
         fresh.restore(bad)
     assert fresh.snapshot() == before
-    old = copy.deepcopy(snap)  # a snapshot taken before record digests restores as before
-    for ledger in old["ledgers"].values():
-        del ledger["record_digest"]
-    chef = make()
-    chef.restore(old)
-    next_request_is_accepted(chef)
+    unchecked = copy.deepcopy(bad)  # deleting the record digest does not get it through
+    del unchecked["ledgers"]["anthropic"]["record_digest"]
+    with pytest.raises(UsageError, match="'record_digest' is missing"):
+        fresh.restore(unchecked)
+    assert fresh.snapshot() == before

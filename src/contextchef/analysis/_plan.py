@@ -7,10 +7,11 @@ tool the strategy's own way, and the session compiles again.
 
 * **Resident** (``resident_chars``, ``resident_tokens_est``): what the model sees at the
   start of every request from the ``tools`` segment of the first compile, as canonical
-  JSON. Anthropic strips ``defer_loading`` entries from the prompt (research notes
-  section 1.8), so only the other entries count; on Responses a deferred function shows
-  its name and description and a ``namespace`` its own name and description (section
-  2.1); ``client`` and ``flat`` declare nothing deferred, so their whole array counts.
+  JSON. Anthropic strips ``defer_loading`` entries from the prompt (its tool search tool
+  and prompt caching docs), so only the other entries count; on Responses a deferred
+  function shows its name and description and a ``namespace`` its own name and
+  description (OpenAI's tool search guide); ``client`` and ``flat`` declare nothing
+  deferred, so their whole array counts.
 * **Reveal** (``reveal_cost_usd``): the input cost of one deferred tool becoming
   callable, with the existing `CacheCostModel` (``H`` cached history tokens, price ``p``
   per million, ``read`` / ``write`` multipliers) and the strategy's resident tokens
@@ -124,7 +125,7 @@ class StrategyPlan:
 
 
 def _without_deferred(entries: Sequence[Any]) -> list[Any]:
-    """Anthropic: deferred entries are stripped before the prompt (research 1.8)."""
+    """Anthropic: deferred entries are stripped before the prompt (tool search tool doc)."""
     return [e for e in entries if not _deferred(e)]
 
 
@@ -133,7 +134,7 @@ def _deferred(entry: Any) -> bool:
 
 
 def _deferred_by_name(entries: Sequence[Any]) -> list[Any]:
-    """Responses: what the model sees of deferred functions and namespaces (research 2.1).
+    """Responses: what the model sees of deferred functions and namespaces (tool search guide).
 
     A deferred function shows its name and description; a namespace its own name and
     description, and any function in it that is not deferred.
@@ -161,7 +162,7 @@ _AT_START: dict[str, Callable[[Sequence[Any]], list[Any]]] = {
 
 
 def _anthropic_search(search: str, entries: Sequence[Any], tool: str, model: str) -> Any:
-    """A reply where Anthropic's server search (BM25 or regex) found `tool` (research 1.2)."""
+    """A reply where Anthropic's server search (BM25 or regex) found `tool`."""
     name, key = {
         "bm25": ("tool_search_tool_bm25", "query"),
         "regex": ("tool_search_tool_regex", "pattern"),
@@ -186,7 +187,7 @@ def _anthropic_search(search: str, entries: Sequence[Any], tool: str, model: str
 
 
 def _hosted_search(search: str, entries: Sequence[Any], tool: str, model: str) -> Any:
-    """A Responses reply where hosted ``tool_search`` loaded `tool` (research 2.1).
+    """A Responses reply where hosted ``tool_search`` loaded `tool` (tool search guide).
 
     It loads the entry declaring the tool: its namespace, or the function itself.
     """

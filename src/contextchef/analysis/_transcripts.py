@@ -249,22 +249,26 @@ def _payload(name: str, data: Any) -> Recording:
     )
 
 
+def _snapshot_target(form: Mapping[str, Any]) -> str:
+    target = form["compiled"] or form["target"]
+    return target if target in TARGETS else _DEFAULT_TARGET
+
+
 def _snapshot(name: str, data: Mapping[str, Any]) -> Recording:
-    history = data.get("history")
-    if not isinstance(history, list):
-        raise UsageError(f"{name}: the snapshot has no 'history' list")
-    messages = [message_from_dict(m, index=i) for i, m in enumerate(history)]
-    model = data.get("model") if isinstance(data.get("model"), str) else None
-    requests = _cut(messages, model)
-    recorded = data.get("tools") if isinstance(data.get("tools"), Mapping) else {}
-    tools, _ = _tools(recorded.get("definitions") if isinstance(recorded, Mapping) else [])
-    target = data.get("compiled") or data.get("target")
-    system = data.get("system")
+    from contextchef.session._snapshot import checked  # its form (imports pydantic)
+
+    try:
+        form = checked(data)
+    except UsageError as exc:
+        raise UsageError(f"{name}: {exc}") from exc
+    messages = [message_from_dict(m, index=i) for i, m in enumerate(form["history"])]
+    requests = _cut(messages, form["model"])
+    tools, _ = _tools(form["tools"]["definitions"])
     return Recording(
         name=name,
         format="snapshot",
-        target=target if isinstance(target, str) and target in TARGETS else _DEFAULT_TARGET,
-        system=system if isinstance(system, str) else "",
+        target=_snapshot_target(form),
+        system=form["system"],
         tools=_stubbed(tools, requests),
         hosted=(),
         requests=tuple(requests),

@@ -11,12 +11,11 @@ and a value built twice by racing threads is stored once (the first wins).
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextchef._cache import LruMap
 from contextchef.deferred._groups import Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import Skill
@@ -33,7 +32,6 @@ __all__ = [
     "shared_index",
     "view_key",
     "views",
-    "views_lock",
 ]
 
 
@@ -69,8 +67,7 @@ class SharedView:
         )
 
 
-views: OrderedDict[tuple[object, ...], SharedView] = OrderedDict()
-views_lock = threading.Lock()
+views: LruMap[tuple[object, ...], SharedView] = LruMap(SHARED_VIEWS)
 
 
 def view_key(
@@ -111,8 +108,7 @@ def view_key(
 SHARED_INDEXES = 16
 """Search indexes kept for reuse by sessions with the same searchable tools (LRU)."""
 
-_shared: OrderedDict[str, ToolIndex] = OrderedDict()
-_shared_lock = threading.Lock()
+_shared: LruMap[str, ToolIndex] = LruMap(SHARED_INDEXES)
 
 
 def shared_index(entries: list[tuple[Tool, str]], ranker: RankerConfig) -> ToolIndex:
@@ -128,15 +124,7 @@ def shared_index(entries: list[tuple[Tool, str]], ranker: RankerConfig) -> ToolI
         h.update(f"{tool.name}\0{wire}\0".encode())
         h.update(tool_digest(tool, wire))
     key = h.hexdigest()
-    with _shared_lock:
-        index = _shared.get(key)
-        if index is not None:
-            _shared.move_to_end(key)
-            return index
-    index = ToolIndex(entries, ranker=ranker)
-    with _shared_lock:
-        index = _shared.setdefault(key, index)
-        _shared.move_to_end(key)
-        while len(_shared) > SHARED_INDEXES:
-            _shared.popitem(last=False)
+    index = _shared.get(key)
+    if index is None:
+        index = _shared.setdefault(key, ToolIndex(entries, ranker=ranker))
     return index

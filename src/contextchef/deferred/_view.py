@@ -32,12 +32,10 @@ from contextchef.deferred._meta import (
     tool_search_tool,
 )
 from contextchef.deferred._sharing import (
-    SHARED_VIEWS,
     SharedView,
     shared_index,
     view_key,
     views,
-    views_lock,
 )
 from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, skill_lock_reason
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
@@ -248,10 +246,7 @@ def build_view(
         else view_key(registry, policy, config, namespaces, toolkits, skills)
     )
     if key is not None:
-        with views_lock:
-            hit = views.get(key)
-            if hit is not None:
-                views.move_to_end(key)
+        hit = views.get(key)
         if hit is not None and hit.matches(registry, namespaces, toolkits, skills):
             shared: SessionView = hit.view
             return shared
@@ -264,12 +259,7 @@ def build_view(
             skills=tuple(skills),
             view=view,
         )
-        with views_lock:
-            entry = views.setdefault(key, entry)
-            views.move_to_end(key)
-            while len(views) > SHARED_VIEWS:
-                views.popitem(last=False)
-        view = entry.view
+        view = views.setdefault(key, entry).view
     return view
 
 

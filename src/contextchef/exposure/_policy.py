@@ -31,9 +31,9 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
+from contextchef._cache import lru_cache
 from contextchef._errors import UsageError, shown
 from contextchef.tools._tool import Tool
 

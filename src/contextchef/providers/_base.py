@@ -311,7 +311,11 @@ class Adapter(Protocol):
         messages: Sequence[Message],
         options: RequestOptions,
     ) -> dict[str, Any]:
-        """The full payload, to be passed as ``**payload`` to `Profile.sdk_call`."""
+        """The full payload, to be passed as ``**payload`` to the SDK's create call.
+
+        E.g. ``client.messages.create`` (Anthropic), ``client.chat.completions.create``,
+        ``client.responses.create`` or ``client.models.generate_content`` (google-genai).
+        """
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
         """Canonical JSON text of the payload's ``system``, ``tools`` and ``messages``."""

@@ -21,12 +21,12 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contextchef._cache import LruMap
 from contextchef._errors import EmbeddingModelError, MissingExtraError
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ class Encoder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries: LruMap[str, np.ndarray] = LruMap(512)
 
     def _load(self) -> None:
         with self._lock:
@@ -285,16 +285,11 @@ class Encoder:
 
     def encode_query(self, text: str) -> np.ndarray:
         """One text's vector, remembered for the last 512 distinct texts."""
-        with self._lock:
-            hit = self._queries.get(text)
-            if hit is not None:
-                self._queries.move_to_end(text)
-                return hit
+        hit = self._queries.get(text)
+        if hit is not None:
+            return hit
         vector: np.ndarray = self.encode([text])[0]
-        with self._lock:
-            self._queries[text] = vector
-            if len(self._queries) > 512:
-                self._queries.popitem(last=False)
+        self._queries.put(text, vector)
         return vector
 
     def _run(self, texts: list[str]) -> np.ndarray:

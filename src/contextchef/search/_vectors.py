@@ -27,11 +27,11 @@ import os
 import tempfile
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contextchef._cache import LruMap
 from contextchef.search._model import EmbeddingStopped, Encoder
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class VectorStore:
         self.encoder = encoder
         self.directory = cache_dir / "embeddings" / encoder.key[:32] if cache_dir else None
         self._vectors: dict[str, np.ndarray] = {}
-        self._matrices: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._matrices: LruMap[str, np.ndarray] = LruMap(_MATRICES)
         self._jobs: dict[str, threading.Event] = {}
         self._pending: dict[str, threading.Event] = {}
         self._errors: dict[str, BaseException] = {}
@@ -202,20 +202,16 @@ class VectorStore:
         import numpy as np
 
         key = _set_key(hashes)
+        found = self._matrices.get(key)
+        if found is not None:
+            return found
         with self._lock:
-            found = self._matrices.get(key)
-            if found is not None:
-                self._matrices.move_to_end(key)
-                return found
             if not all(h in self._vectors for h in hashes):
                 return None
             rows = [self._vectors[h] for h in hashes]
         out = np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
         out.setflags(write=False)
-        with self._lock:
-            self._matrices[key] = out
-            if len(self._matrices) > _MATRICES:
-                self._matrices.popitem(last=False)
+        self._matrices.put(key, out)
         return out
 
     def wait(self, hashes: Sequence[str], timeout: float | None = None) -> bool:

@@ -11,12 +11,11 @@ immutable, so what was derived from them stays true.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextchef._cache import LruMap
 from contextchef._errors import UsageError, shown
 from contextchef.tools._catalogs import expand_tool_dicts, tool_from_dict
 from contextchef.tools._registry import Handler
@@ -101,8 +100,7 @@ class ToolBatch:
         return self._lint[key]
 
 
-_batches: OrderedDict[int, ToolBatch] = OrderedDict()
-_lock = threading.Lock()
+_batches: LruMap[int, ToolBatch] = LruMap(BATCHES)
 
 
 def tool_batch(tools: object) -> ToolBatch | None:
@@ -114,16 +112,11 @@ def tool_batch(tools: object) -> ToolBatch | None:
     """
     if not isinstance(tools, tuple) or not tools:
         return None
-    with _lock:
-        hit = _batches.get(id(tools))
-        if hit is not None and hit.tools is tools:
-            _batches.move_to_end(id(tools))
-            return hit
+    hit = _batches.get(id(tools))
+    if hit is not None and hit.tools is tools:
+        return hit
     if not all(isinstance(t, Tool) and t.source != "library" for t in tools):
         return None
     batch = ToolBatch(tools=tools, templated=any(t.template for t in tools))
-    with _lock:
-        _batches[id(tools)] = batch
-        while len(_batches) > BATCHES:
-            _batches.popitem(last=False)
+    _batches.put(id(tools), batch)
     return batch

@@ -1,23 +1,23 @@
 """What each thinking block is bound to, and which blocks a compile may still send.
 
 On models with the prefix check (`ModelRules.prefix_check`) a ``thinking`` or
-``redacted_thinking`` block sent back must come after the same ``system``, the same set
-of ``tools`` (deferred tools nothing referenced left out) and the same earlier messages
-(their thinking blocks compared on their own) as the request whose reply carried it
-(https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks;
-research note R6-R8, R11). The ledger replays what it sent, but a model or strategy
-switch within a target re-renders entries one model cannot take (system messages, tool
-changes, inline definitions) and the next model may get them back differently; so the
-ledger no longer *assumes* the blocks it replays are still bound. It records, per block
-(by signature, or ``data`` for a redacted block), a fingerprint of the request its reply
-answered (`reply_bindings`), and a compile for a prefix-check model checks every block it
-would send against the prefix it now sends (`first_unbound`); the compile strips the
-failing block and every later one and reports the edit.
+``redacted_thinking`` block sent back must come after the same ``system``, the same set of
+``tools`` (deferred tools nothing referenced left out) and the same earlier messages (their
+thinking blocks compared on their own) as the request whose reply carried it
+(https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks).
+The ledger replays what it sent, but a model or strategy switch within a target re-renders
+entries one model cannot take (system messages, tool changes, inline definitions) and the
+next model may get them back differently; so the ledger no longer *assumes* the blocks it
+replays are still bound. It records, per block (by signature, or ``data`` for a redacted
+block), a fingerprint of the request its reply answered (`reply_bindings`), and a compile
+for a prefix-check model checks every block it would send against the prefix it now sends
+(`first_unbound`); the compile strips the failing block and every later one and reports the
+edit.
 
 The fingerprint is a digest of: the system text, the tool entries as a sorted set
 (``defer_loading`` entries only when a ``tool_reference`` before names them), and the
 messages before the block in canonical JSON without their thinking blocks and
-``cache_control`` markers (which the check ignores, R7).
+``cache_control`` markers (which the check ignores).
 """
 
 from __future__ import annotations

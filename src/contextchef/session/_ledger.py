@@ -31,7 +31,7 @@ import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, is_unicode, thaw
@@ -40,6 +40,9 @@ from contextchef.history._messages import Message, ProviderPart, ReasoningPart, 
 from contextchef.session._request import LedgerEdit
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
+
+if TYPE_CHECKING:
+    from contextchef.session._snapshot_form import LedgerForm, MarkForm
 
 __all__ = [
     "HOST_CALL_PREFIX",
@@ -84,26 +87,18 @@ class Mark:
         return out
 
     @classmethod
-    def from_dict(cls, data: object) -> Mark:
-        """From `to_dict` output.
+    def from_dict(cls, data: MarkForm) -> Mark:
+        """From checked `to_dict` output (`MarkForm`).
 
         Raises:
-            UsageError: A malformed mark.
+            UsageError: A tool state whose definitions are not the tools' JSON.
         """
-        if not isinstance(data, Mapping):
-            raise UsageError("snapshot ledger: a mark must be an object")
-        sizes = [data.get(k) for k in ("history", "ir", "wire")] + [data.get("injected", 0)]
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes):
-            raise UsageError("snapshot ledger: mark sizes must be non-negative integers")
-        stated = data.get("stated") or {}
-        if not isinstance(stated, Mapping):
-            raise UsageError("snapshot ledger: a mark's 'stated' must be an object")
         return cls(
             history=data["history"],
             ir=data["ir"],
             wire=data["wire"],
-            stated=Stated.from_dict(stated),
-            injected=data.get("injected", 0),
+            stated=Stated.from_dict(data["stated"]),
+            injected=data["injected"],
             tools=ToolState.from_dict(data.get("tools", {})),
         )
 
@@ -294,122 +289,92 @@ class Ledger:
         return [_text_digest(t or "") for t in self.jsons]
 
     @classmethod
-    def from_dict(cls, data: object, history: tuple[Message, ...], *, name: str = "") -> Ledger:
-        """From `to_dict` output, every field checked against itself and `history`.
+    def from_dict(cls, data: LedgerForm, history: tuple[Message, ...], *, name: str = "") -> Ledger:
+        """From checked `to_dict` output (`LedgerForm`), checked against itself and `history`.
 
-        A ledger without ``undo`` (snapshots taken before it was recorded, or with no
-        edit pending) restores with none. Each recorded wire entry is replayed byte for
-        byte on the next compile, so it must be what was sent: text that is valid Unicode
-        (a lone surrogate cannot be encoded for any request), and, where the snapshot
-        records ``wire_digests`` (snapshots taken before them do not), the entry's
+        Each recorded wire entry is replayed byte for byte on the next compile, so it must
+        be what was sent: text that is valid Unicode (a lone surrogate cannot be encoded
+        for any request) matching its recorded digest; and what the ledger replays
+        besides (tools, system, marks, pending, thinking bindings) must match its record
         digest. An entry changed after the snapshot was taken would be bound to thinking
         the provider then refuses.
 
         Raises:
-            UsageError: A malformed or inconsistent ledger, or a wire entry that is not
-                valid Unicode or does not match its digest; the message names the ledger
-                (`name`) and the entry. Nothing is restored.
+            UsageError: An inconsistent ledger, or a wire entry that is not valid Unicode
+                or does not match its digest; the message names the ledger (`name`) and
+                the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
-        if not isinstance(data, Mapping):
-            raise UsageError("snapshot ledger must be an object")
-        wire, ir_raw = data.get("wire"), data.get("ir")
-        if not isinstance(wire, list) or not all(isinstance(w, dict) for w in wire):
-            raise UsageError("snapshot ledger 'wire' must be a list of objects")
-        if not isinstance(ir_raw, list):
-            raise UsageError("snapshot ledger 'ir' must be a list of messages")
-        ir = [message_from_dict(m, index=i) for i, m in enumerate(ir_raw)]
-        marks = [Mark.from_dict(m) for m in _list(data.get("marks"), "marks")]
-        pending_raw = data.get("pending")
-        pending = Mark.from_dict(pending_raw) if pending_raw is not None else None
+        ir = [message_from_dict(m, index=i) for i, m in enumerate(data["ir"])]
+        marks = [Mark.from_dict(m) for m in data["marks"]]
+        pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
+        wire = data["wire"]
         _check_marks(marks, pending, ir=len(ir), wire=len(wire))
-        strip = []
-        for r in _list(data.get("strip") or [], "strip"):
-            ok = isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r)
-            if not ok or not 0 <= r[0] <= r[1]:
-                raise UsageError("snapshot ledger 'strip' holds [lo, hi] integer pairs")
-            strip.append((r[0], r[1]))
-        system, tools = data.get("system"), data.get("tools")
-        if system is not None and not isinstance(system, str):
-            raise UsageError("snapshot ledger 'system' must be text or null")
-        if tools is not None and not isinstance(tools, list):
-            raise UsageError("snapshot ledger 'tools' must be a list or null")
-        strategy, rebased = data.get("strategy"), data.get("rebased", False)
-        if strategy is not None and not isinstance(strategy, str):
-            raise UsageError("snapshot ledger 'strategy' must be text or null")
-        if not isinstance(rebased, bool):
-            raise UsageError("snapshot ledger 'rebased' must be true or false")
-        if tools is not None and not all(
-            isinstance(t, dict) and isinstance(t.get("name", ""), str) for t in tools
-        ):
-            raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
-        response_id, answered = data.get("response_id"), data.get("answered", False)
-        if response_id is not None and not isinstance(response_id, str):
-            raise UsageError("snapshot ledger 'response_id' must be text or null")
-        if not isinstance(answered, bool):
-            raise UsageError("snapshot ledger 'answered' must be true or false")
-        entries = _list(data.get("system_entries", []), "system_entries")
-        if not all(type(i) is int and 0 <= i < len(wire) for i in entries):
-            raise UsageError("snapshot ledger 'system_entries' must hold wire indices")
-        bindings = data.get("bindings", {})
-        if not isinstance(bindings, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in bindings.items()
-        ):
-            raise UsageError("snapshot ledger 'bindings' must map text to text")
-        try:
-            jsons: list[str | None] = [canonical_dumps(w) for w in wire]
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise UsageError(f"snapshot ledger 'wire' is not plain JSON: {exc}") from exc
-        _check_wire(jsons, data.get("wire_digests"), name)
-        recorded = data.get("record_digest")
-        if recorded is not None and recorded != _record_digest(data):
-            where = f"snapshot ledger {name!r}" if name else "snapshot ledger"
+        _check_fields(data)
+        jsons = _check_wire(wire, data["wire_digests"], name)
+        if data["record_digest"] != _record_digest(data):
             raise UsageError(
-                f"{where}: its tools, system, marks or thinking bindings differ from what was "
-                "recorded (the record digest does not match): the snapshot was changed after "
-                "it was taken, and replaying it would break the conversation; nothing was "
-                "restored"
+                f"{_where(name)}: its tools, system, marks or thinking bindings differ from "
+                "what was recorded (the record digest does not match): the snapshot was "
+                "changed after it was taken, and replaying it would break the conversation; "
+                "nothing was restored"
             )
-        top = pending or marks[-1]
-        consumed = _list(data.get("consumed"), "consumed")
-        if len(consumed) != top.history or not all(isinstance(d, str) for d in consumed):
-            raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
-        same = 0
-        while (
-            same < len(consumed) and same < len(history) and digest(history[same]) == consumed[same]
-        ):
-            same += 1
-        # messages edited since they were sent stand in as placeholders holding their
-        # digest: the same message put back matches again (`same_message`)
-        gone = tuple(_edited(d) for d in consumed[same:])
         ledger = cls(
-            history=history[:same] + gone,
+            history=_consumed(data["consumed"], (pending or marks[-1]).history, history),
             ir=ir,
             wire=[record(w) for w in wire],  # a copy: the snapshot stays the caller's
             jsons=jsons,
             marks=marks,
             pending=pending,
-            strip=strip,
-            system=system,
-            tools=thaw(tools),  # a copy: the snapshot stays the caller's
-            strategy=strategy,
-            rebased=rebased,
-            response_id=response_id,
-            answered=answered,
-            system_entries=list(entries),
-            bindings=dict(bindings),
+            strip=[(lo, hi) for lo, hi in data["strip"]],
+            system=data["system"],
+            tools=thaw(data["tools"]),  # a copy: the snapshot stays the caller's
+            strategy=data["strategy"],
+            rebased=data["rebased"],
+            response_id=data["response_id"],
+            answered=data["answered"],
+            system_entries=list(data["system_entries"]),
+            bindings=dict(data.get("bindings", {})),
         )
         for i, message in enumerate(ir):
             for call in message.tool_calls:
                 ledger.calls.setdefault(call.id, i)
         undo = data.get("undo")
         if undo is not None:
-            if not isinstance(undo, Mapping) or "undo" in undo:
-                raise UsageError(
-                    "snapshot ledger 'undo' must be a ledger object without an 'undo' of its own"
-                )
-            ledger.undo = cls.from_dict(undo, history)
+            ledger.undo = cls.from_dict(cast("LedgerForm", undo), history, name=name)
         return ledger
+
+
+def _where(name: str) -> str:
+    return f"snapshot ledger {name!r}" if name else "snapshot ledger"
+
+
+def _check_fields(data: LedgerForm) -> None:
+    """What the form cannot say: ranges ordered, indices within the wire, named tools."""
+    if not all(lo <= hi for lo, hi in data["strip"]):
+        raise UsageError("snapshot ledger 'strip' holds [lo, hi] pairs with lo <= hi")
+    if not all(i < len(data["wire"]) for i in data["system_entries"]):
+        raise UsageError("snapshot ledger 'system_entries' must hold wire indices")
+    tools = data["tools"]
+    if tools is not None and not all(isinstance(t.get("name", ""), str) for t in tools):
+        raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
+
+
+def _consumed(
+    consumed: Sequence[str], size: int, history: tuple[Message, ...]
+) -> tuple[Message, ...]:
+    """The history a ledger consumed, rebuilt from its recorded digests.
+
+    `history`'s messages while they match the digests, then placeholders holding the
+    digest of each message edited since (the same message put back matches again:
+    `same_message`).
+    """
+    if len(consumed) != size:
+        raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
+    same = 0
+    while same < len(consumed) and same < len(history) and digest(history[same]) == consumed[same]:
+        same += 1
+    return history[:same] + tuple(_edited(d) for d in consumed[same:])
 
 
 _EDITED = "contextchef:edited"
@@ -459,7 +424,7 @@ def _record_digest(data: Mapping[str, Any]) -> str:
     """A digest of what a ledger replays besides its wire entries.
 
     The `_RECORDED` fields, and ``bindings`` when present; checked by `Ledger.from_dict`
-    like ``wire_digests`` (snapshots taken before it restore unchecked).
+    like ``wire_digests``.
     """
     fields = {k: data.get(k) for k in _RECORDED}
     if data.get("bindings"):
@@ -470,18 +435,25 @@ def _record_digest(data: Mapping[str, Any]) -> str:
         return ""  # not plain JSON: the field checks name it
 
 
-def _check_wire(jsons: Sequence[str | None], digests: object, name: str) -> None:
-    """Every recorded wire entry is valid Unicode and matches its recorded digest."""
-    where = f"snapshot ledger {name!r} 'wire'" if name else "snapshot ledger 'wire'"
+def _check_wire(
+    wire: Sequence[Mapping[str, Any]], digests: Sequence[str], name: str
+) -> list[str | None]:
+    """The canonical JSON of every recorded wire entry.
+
+    Each must be valid Unicode and match its recorded digest.
+    """
+    where = f"{_where(name)} 'wire'"
+    try:
+        jsons: list[str | None] = [canonical_dumps(w) for w in wire]
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{where} is not plain JSON: {exc}") from exc
     for i, text in enumerate(jsons):
         if text is not None and not is_unicode(text):
             raise UsageError(
                 f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
                 "which no request can encode; nothing was restored"
             )
-    if digests is None:  # a snapshot taken before wire digests were recorded
-        return
-    if not isinstance(digests, list) or len(digests) != len(jsons):
+    if len(digests) != len(jsons):
         raise UsageError(
             f"{where}_digests must hold one digest per wire entry ({len(jsons)}); nothing "
             "was restored"
@@ -493,12 +465,7 @@ def _check_wire(jsons: Sequence[str | None], digests: object, name: str) -> None
                 "the snapshot was changed after it was taken, and replaying the entry would "
                 "break the conversation; nothing was restored"
             )
-
-
-def _list(value: object, name: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise UsageError(f"snapshot ledger {name!r} must be a list")
-    return value
+    return jsons
 
 
 def _check_marks(marks: Iterable[Mark], pending: Mark | None, *, ir: int, wire: int) -> None:

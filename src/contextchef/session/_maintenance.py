@@ -22,7 +22,13 @@ from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
-from contextchef.session._snapshot import read_skills, read_snapshot, runtime_tools, take_snapshot
+from contextchef.session._snapshot import (
+    checked,
+    read_skills,
+    read_snapshot,
+    runtime_tools,
+    take_snapshot,
+)
 from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
 from contextchef.session._volatile import CompileEvent, VolatileState
@@ -135,7 +141,8 @@ class MaintenanceMixin:
                 unsupported version; UsageError / CorruptHistoryError: a malformed field.
                 In every case nothing is changed.
         """
-        coming = runtime_tools(snapshot, self._tools) if isinstance(snapshot, Mapping) else ()
+        snapshot = checked(snapshot)  # once, against the snapshot's declared form
+        coming = runtime_tools(snapshot, self._tools)
         state = read_snapshot(snapshot, tools=self._tools, modes=self._modes, coming=coming)
         skills = read_skills(snapshot, tools=self._tools)
         if self._unmatched == "raise":  # else every later compile would raise it

@@ -11,12 +11,11 @@ gets its own copy of the rendered entries, since payloads hand them to the calle
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from contextchef._cache import LruMap
 from contextchef._json import shared_text
 from contextchef.deferred._view import SessionView
 from contextchef.providers import Adapter, RequestOptions
@@ -42,8 +41,7 @@ class RenderedPrefix:
     fingerprint: str
 
 
-_shared: OrderedDict[tuple[Any, ...], RenderedPrefix] = OrderedDict()
-_lock = threading.Lock()
+_shared: LruMap[tuple[Any, ...], RenderedPrefix] = LruMap(SHARED_PREFIXES)
 
 
 def copy_json(value: Any) -> Any:
@@ -128,19 +126,11 @@ def _render(
 
 
 def _lookup(key: tuple[Any, ...], view: SessionView) -> RenderedPrefix | None:
-    with _lock:
-        hit = _shared.get(key)
-        if hit is not None and hit.view is view:
-            _shared.move_to_end(key)
-            return hit
-    return None
+    hit = _shared.get(key)
+    return hit if hit is not None and hit.view is view else None
 
 
 def _keep(key: tuple[Any, ...], prefix: RenderedPrefix) -> None:
     # stored with its own copy of the entries: the first session's list is its own
     shared = dataclasses.replace(prefix, tools=prefix.pristine)
-    with _lock:
-        _shared[key] = shared
-        _shared.move_to_end(key)
-        while len(_shared) > SHARED_PREFIXES:
-            _shared.popitem(last=False)
+    _shared.put(key, shared)

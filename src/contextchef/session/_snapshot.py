@@ -13,14 +13,16 @@ loaded again on restore. The snapshot records a fingerprint of the registered
 tools: on a mismatch, restore raises `SnapshotMismatchError` naming the missing and
 unexpected tools, and changes nothing.
 
-A snapshot without an ``announcements`` field (taken before announcements existed)
-restores to no announcements; a missing ``dynamic_state`` to none.
+The form is declared once, in `contextchef.session._snapshot_form` (`SnapshotForm`), and
+every reader here checks a snapshot against it first; a snapshot missing a field it
+requires (its digests included) is refused. A snapshot without an ``announcements`` field
+restores to no announcements (spec 001).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import ContextChefError, SnapshotMismatchError, UsageError, shown
 from contextchef._json import thaw
@@ -32,9 +34,13 @@ from contextchef.session._toolset import SessionTools
 from contextchef.tools._catalogs import tool_from_dict
 from contextchef.tools._tool import Tool
 
+if TYPE_CHECKING:
+    from contextchef.session._snapshot_form import SnapshotForm
+
 __all__ = [
     "SNAPSHOT_FORMAT",
     "SNAPSHOT_VERSION",
+    "checked",
     "read_skills",
     "read_snapshot",
     "runtime_tools",
@@ -101,28 +107,51 @@ def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
     }
 
 
-def runtime_tools(data: Mapping[str, Any], tools: SessionTools) -> tuple[Tool, ...]:
+class _Checked(dict):  # type: ignore[type-arg]
+    """A snapshot `checked` made (passed to the readers, it is not checked again)."""
+
+
+def checked(data: object) -> SnapshotForm:
+    """`data` checked as a snapshot of this version, against `SnapshotForm`.
+
+    `restore` checks a snapshot once and gives the result to `runtime_tools`,
+    `read_snapshot` and `read_skills`, which take it as it is.
+
+    Raises:
+        UsageError: Not a snapshot, or a malformed field (named, with what is valid).
+        SnapshotMismatchError: Another snapshot version.
+    """
+    if isinstance(data, _Checked):
+        return cast("SnapshotForm", data)
+    if not isinstance(data, Mapping) or data.get("format") != SNAPSHOT_FORMAT:
+        raise UsageError(
+            f"not a contextchef snapshot (expected a dict with format {shown(SNAPSHOT_FORMAT)}, "
+            "as returned by ContextChef.snapshot())"
+        )
+    if data.get("version") != SNAPSHOT_VERSION:
+        raise SnapshotMismatchError(
+            f"snapshot version {shown(data.get('version'), 40)} is not supported; this "
+            f"contextchef reads version {SNAPSHOT_VERSION}"
+        )
+    return cast("SnapshotForm", _Checked(check_shape(data)))
+
+
+def runtime_tools(data: object, tools: SessionTools) -> tuple[Tool, ...]:
     """The runtime tools a snapshot records that `tools` lacks, built from its definitions.
 
     Checked, nothing registered: a definition that cannot be built, or whose name is
     taken here by another kind of tool, raises.
 
     Raises:
-        UsageError: A malformed definition (nothing is restored).
-        SnapshotMismatchError: A recorded runtime tool has no definition, or its name is
-            taken by a tool that is not a runtime tool.
+        UsageError: Not a snapshot, a malformed field or definition (nothing is restored).
+        SnapshotMismatchError: Another snapshot version, or a recorded runtime tool's name
+            is taken by a tool that is not a runtime tool.
     """
-    recorded = data.get("tools")
-    if not isinstance(recorded, Mapping):
-        return ()  # malformed: `read_snapshot` refuses it with the reason
-    raw = recorded.get("definitions") or []
-    if not isinstance(raw, list):
-        raise UsageError("snapshot field 'tools.definitions' must be a list; nothing was restored")
     present = {t.name for t in tools.registry.tools if t.source == "runtime"}
     out: list[Tool] = []
-    for item in raw:
+    for item in checked(data)["tools"]["definitions"]:
         try:
-            server = item.get("server") if isinstance(item, Mapping) else None
+            server = item.get("server")
             body = {k: v for k, v in item.items() if k != "server"} if server else item
             tool = tool_from_dict(body, source="runtime", server=server)
         except ContextChefError as exc:
@@ -141,26 +170,12 @@ def runtime_tools(data: Mapping[str, Any], tools: SessionTools) -> tuple[Tool, .
     return tuple(out)
 
 
-def _check_header(data: object) -> Mapping[str, Any]:
-    if not isinstance(data, Mapping) or data.get("format") != SNAPSHOT_FORMAT:
-        raise UsageError(
-            f"not a contextchef snapshot (expected a dict with format {shown(SNAPSHOT_FORMAT)}, "
-            "as returned by ContextChef.snapshot())"
-        )
-    if data.get("version") != SNAPSHOT_VERSION:
-        raise SnapshotMismatchError(
-            f"snapshot version {shown(data.get('version'), 40)} is not supported; this "
-            f"contextchef reads version {SNAPSHOT_VERSION}"
-        )
-    return data
-
-
-def _check_tools(tools: SessionTools, data: Mapping[str, Any], coming: Sequence[Tool] = ()) -> None:
+def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool] = ()) -> None:
     names, fingerprint, runtime = _tool_sets(tools)
     runtime = [*runtime, *(tools.registry.wire_name_for(t) for t in coming)]
-    recorded = data.get("tools") or {}
-    if recorded.get("fingerprint") != fingerprint:
-        want = {n for n in recorded.get("names") or () if isinstance(n, str)}
+    recorded = data["tools"]
+    if recorded["fingerprint"] != fingerprint:
+        want = set(recorded["names"])
         missing, extra = tuple(sorted(want - set(names))), tuple(sorted(set(names) - want))
         detail = (
             f"missing {list(missing)}, unexpected {list(extra)}"
@@ -174,14 +189,14 @@ def _check_tools(tools: SessionTools, data: Mapping[str, Any], coming: Sequence[
             unexpected=extra,
         )
     known = {t.name for t in tools.toolkits}
-    kits = [k for k in data.get("loaded_toolkits") or () if k not in known]
+    kits = [k for k in data["loaded_toolkits"] if k not in known]
     if kits:
         raise SnapshotMismatchError(
             f"the snapshot loaded toolkits {kits} that are not registered; register_toolkits() "
             "them before restore()",
             missing=tuple(kits),
         )
-    absent = sorted(set(recorded.get("runtime") or ()) - set(runtime))
+    absent = sorted(set(recorded["runtime"]) - set(runtime))
     if absent:
         raise SnapshotMismatchError(
             f"runtime tools {absent} are not registered; register_runtime_tool() them before "
@@ -204,13 +219,12 @@ def read_snapshot(
     Raises:
         SnapshotMismatchError: Unsupported version, different tools, unknown toolkits,
             runtime tools or mode.
-        UsageError: Not a snapshot, or a malformed field.
+        UsageError: Not a snapshot, or a malformed field (named, with what is valid).
         CorruptHistoryError: The recorded history is malformed.
     """
-    snapshot = _check_header(data)
-    check_shape(snapshot)
+    snapshot = checked(data)
     _check_tools(tools, snapshot, coming)
-    name = snapshot.get("mode")
+    name = snapshot["mode"]
     if name is not None and name not in modes:
         raise SnapshotMismatchError(
             f"the snapshot's mode {shown(name, 80)} is not defined in this session; pass it in "
@@ -220,47 +234,46 @@ def read_snapshot(
     return SessionState.from_dict(snapshot, modes=modes)
 
 
-def read_skills(data: Mapping[str, Any], *, tools: SessionTools) -> tuple[Skill, ...]:
-    """The skills the session has once `data` (a checked snapshot) is restored.
+def read_skills(data: object, *, tools: SessionTools) -> tuple[Skill, ...]:
+    """The skills the session has once `data` (a snapshot) is restored.
 
-    The snapshot's skills when it records them (a snapshot without the field keeps the
-    session's), checked against the session: they must equal the skills registered, if
-    any, and their tools must be registered. Changes nothing.
+    The snapshot's skills, checked against the session: they must equal the skills
+    registered, if any, and their tools must be registered. Changes nothing.
 
     Raises:
         SnapshotMismatchError: Other skills are registered, a skill's tool or a loaded
             skill is missing.
-        UsageError: A malformed skill, or one whose name is taken here.
+        UsageError: Not a snapshot, a malformed skill, or one whose name is taken here.
     """
+    snapshot = checked(data)
     current = tools.skills
-    raw = data.get("skills")
-    skills = current
-    if raw is not None:
-        try:
-            recorded = tuple(sorted((parse_skill(item) for item in raw), key=lambda s: s.name))
-        except UsageError as exc:
-            raise UsageError(f"snapshot field 'skills': {exc}; nothing was restored") from exc
-        if current and current != recorded:
-            have, want = {s.name for s in current}, {s.name for s in recorded}
-            raise SnapshotMismatchError(
-                f"the registered skills differ from the snapshot's (missing "
-                f"{sorted(want - have)}, unexpected {sorted(have - want)}, or other "
-                "definitions); register the same skills, or none (the snapshot brings its "
-                "own), before restore()",
-                missing=tuple(sorted(want - have)),
-                unexpected=tuple(sorted(have - want)),
-            )
-        absent = sorted(
-            {w for s in recorded for w in s.tools if tools.registry.by_wire_name(w) is None}
+    try:
+        recorded = tuple(
+            sorted((parse_skill(item) for item in snapshot["skills"]), key=lambda s: s.name)
         )
-        if absent:
-            raise SnapshotMismatchError(
-                f"the snapshot's skills hold tools {absent} that are not registered; register "
-                "them before restore()",
-                missing=tuple(absent),
-            )
-        skills = recorded if current else resolve_skills(recorded, tools)
-    unknown = sorted(set(data.get("loaded_skills") or ()) - {s.name for s in skills})
+    except UsageError as exc:
+        raise UsageError(f"snapshot field 'skills': {exc}; nothing was restored") from exc
+    if current and current != recorded:
+        have, want = {s.name for s in current}, {s.name for s in recorded}
+        raise SnapshotMismatchError(
+            f"the registered skills differ from the snapshot's (missing "
+            f"{sorted(want - have)}, unexpected {sorted(have - want)}, or other "
+            "definitions); register the same skills, or none (the snapshot brings its "
+            "own), before restore()",
+            missing=tuple(sorted(want - have)),
+            unexpected=tuple(sorted(have - want)),
+        )
+    absent = sorted(
+        {w for s in recorded for w in s.tools if tools.registry.by_wire_name(w) is None}
+    )
+    if absent:
+        raise SnapshotMismatchError(
+            f"the snapshot's skills hold tools {absent} that are not registered; register "
+            "them before restore()",
+            missing=tuple(absent),
+        )
+    skills = recorded if current else resolve_skills(recorded, tools)
+    unknown = sorted(set(snapshot["loaded_skills"]) - {s.name for s in skills})
     if unknown:
         raise SnapshotMismatchError(
             f"the snapshot loaded skills {unknown} that this session does not have; register "

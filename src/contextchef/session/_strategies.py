@@ -153,7 +153,7 @@ class Strategy:
         It also cannot declare more tools than the target allows with deferral
         (`Profile.max_deferred_tools`): `declared` counts the session's tools (an upper
         bound on the deferred ones; Anthropic's tool-search page gives "10,000 tools" in
-        the catalog, the research note reads it as tools with ``defer_loading``, rule 14).
+        the catalog, read here as tools with ``defer_loading``).
         """
         if self.native is None:
             return None

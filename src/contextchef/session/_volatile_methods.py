@@ -121,9 +121,10 @@ class VolatileStateMixin:
 
         Every Anthropic request marks its last block as a ``cache_control`` breakpoint
         (the system entry when it is last), and an update, once sent, never changes
-        again, so no separate breakpoint for the system channel is needed.
+        again, so no separate breakpoint for the system channel is needed. Nothing is
+        recorded.
         """
-        self._state.system_breakpoint = bool(enabled)
+        del enabled
 
     # -- lifecycle -------------------------------------------------------------------------
 

@@ -58,7 +58,7 @@ Set ``max_retries=0`` on anthropic/openai clients so a refused request raises at
 
 `FakeAnthropic` also holds long sessions to Anthropic's preserved-thinking rules
 (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking and its
-sub-pages; rule ids R1-R30 of the research notes the checks were built from), on the
+sub-pages; rule ids R1-R30 are this fake's numbering of those rules), on the
 Claude models named in its table (`claude_model` reads ``claude-opus-5-5``, dated,
 Bedrock and Vertex AI spellings alike). Made-up model names (``"m"``) skip all of it:
 

@@ -1,4 +1,4 @@
-"""The Responses ``additional_tools`` input item (research note rule 25)."""
+"""The Responses ``additional_tools`` input item (first-party Responses, role ``developer``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Preserved thinking: the prefix check on thinking blocks sent back, and its control.
 
-Rule ids (R1...) refer to /work/shared/research/anthropic-preserved-thinking.md; doc paths
-are under https://platform.claude.com/docs/en/ (mainly
+Rule ids (R1...) are this fake's numbering of the rules in Anthropic's preserved-thinking
+documentation; doc paths are under https://platform.claude.com/docs/en/ (mainly
 ``build-with-claude/preserved-thinking/prefix-checks`` and
 ``build-with-claude/preserved-thinking/fix-bound-to-a-different-conversation``).
 

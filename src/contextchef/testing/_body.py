@@ -55,7 +55,8 @@ def without_cache_control(value: Any) -> Any:
     """A copy of a JSON value with every ``cache_control`` key removed, at any depth.
 
     Adding, moving or removing a cache breakpoint is not an edit of the conversation
-    (research rule R7), so comparisons of prompts go through this first.
+    (the preserved-thinking prefix-check page, rule R7), so comparisons of prompts go
+    through this first.
     """
     if isinstance(value, dict):
         return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}

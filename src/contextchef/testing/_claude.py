@@ -8,10 +8,11 @@ older order (``claude-3-5-sonnet-20241022``). `parse_claude_name` reduces each t
 and a version; an eight-digit date is never a version (``claude-opus-4-20250514`` is
 Opus 4).
 
-`claude_model` then looks the pair up in a table of the models the research names
-(/work/shared/research/anthropic-preserved-thinking.md). A model that is not in the table
-(``m``, ``gpt-x``, a Claude version not listed) gets none of the model-dependent checks,
-so tests that use made-up names are unaffected:
+`claude_model` then looks the pair up in a table of the models Anthropic's model pages and
+preserved-thinking documentation name (under https://platform.claude.com/docs/en/:
+``build-with-claude/preserved-thinking``, ``about-claude/models/whats-new-*``). A model that
+is not in the table (``m``, ``gpt-x``, a Claude version not listed) gets none of the
+model-dependent checks, so tests that use made-up names are unaffected:
 
 * `ClaudeModel.prefix_check` (R1, R3): thinking blocks sent back must come with the
   conversation they were created in (``build-with-claude/preserved-thinking/prefix-checks``).

@@ -2,8 +2,8 @@
 
 A request carrying ``diagnostics: {"previous_message_id": X}`` gets a top-level
 ``diagnostics`` in the reply (``build-with-claude/cache-diagnostics`` under
-https://platform.claude.com/docs/en/; rule R29 of
-/work/shared/research/anthropic-preserved-thinking.md):
+https://platform.claude.com/docs/en/; rule R29 of this fake's numbering of the
+preserved-thinking and caching rules, see `contextchef.testing._binding`):
 
 * ``null`` when X is null (the first turn) or nothing diverged from the request that
   produced message X;

@@ -1,14 +1,14 @@
 """Provider-native tool deferral: ``defer_loading``, tool search and tool reveals.
 
-Rule numbers refer to section 6 of /work/shared/research/provider-native-disclosure.md,
-whose sections 1.1-1.4, 1.8 and 2.1 give the sources (Anthropic's tool search, tool change
-and prompt caching pages, OpenAI's tool search guide, the SDK types, pydantic-ai's live
-measurements). Locations read as the APIs write them (``tools.3``, ``messages.4.content.0``,
-``input.2``), followed by the API's wording where it is known. A field of the wrong type is
-reported or skipped, never raised on. Stricter than the live APIs on purpose: an unpaired
-tool-search ``server_tool_use`` (the direct API tolerates it, Bedrock does not) and a
-``function_call`` whose ``namespace`` resolves to nothing are refused. Model checks apply to
-the model names the research lists; other names pass.
+Rule numbers are this fake's numbering of the rules in Anthropic's tool search tool,
+mid-conversation system messages and prompt caching pages (platform.claude.com/docs), in
+OpenAI's tool search guide and in the official SDKs' types. Locations read as the APIs write
+them (``tools.3``, ``messages.4.content.0``, ``input.2``), followed by the API's wording
+where it is known. A field of the wrong type is reported or skipped, never raised on.
+Stricter than the live APIs on purpose: an unpaired tool-search ``server_tool_use`` (the
+direct API tolerates it, Bedrock does not) and a ``function_call`` whose ``namespace``
+resolves to nothing are refused. Model checks apply to the model names those pages list;
+other names pass.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def anthropic_defer_loading_supported(body: _Body, earlier: _Earlier) -> Iterato
 def anthropic_not_all_deferred(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """Some ``tools`` entry stays loaded, and the search tool is never deferred (rule 2).
 
-    A server tool-search tool counts as a loaded entry. Conflict C2 of the research (the
-    inline-tools page accepts an all-deferred array) is not followed.
+    A server tool-search tool counts as a loaded entry. The tool search page is followed
+    where the inline-tools page accepts an all-deferred array.
     """
     tools = dicts(body.get("tools"))
     for j, tool in tools:

@@ -1,7 +1,8 @@
 """Where ``role: "system"`` messages may sit, what they may carry, and prefill.
 
-Rule ids refer to /work/shared/research/anthropic-preserved-thinking.md; doc paths are
-under https://platform.claude.com/docs/en/ (``build-with-claude/mid-conversation-system-messages``,
+Rule ids are this fake's numbering of the rules in Anthropic's documentation (see
+`contextchef.testing._binding`); doc paths are under https://platform.claude.com/docs/en/
+(``build-with-claude/mid-conversation-system-messages``,
 ``build-with-claude/preserved-thinking/change-tools-or-instructions``,
 ``about-claude/models/whats-new-fable-5-1``). Messages follow the API's wording where it
 is known (``role 'system' must precede an 'assistant' message or end the array``, the

@@ -345,7 +345,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
 (`contextchef.testing._native`) are the preserved-thinking and system-message rules
 (`contextchef.testing._binding`, `contextchef.testing._placement`); the model-dependent
 ones apply only to the Claude models of `contextchef.testing._claude` (and, for tool search,
-those the research lists), so made-up model names skip them."""
+those Anthropic's tool search page lists), so made-up model names skip them."""
 
 
 # -- OpenAI Chat Completions -------------------------------------------------------------

@@ -5,7 +5,7 @@ request: which search tool it declares and the definitions of the found tools. E
 found name is checked before any id is taken, so a refused turn leaves the id counters
 as they were.
 
-* Anthropic server tool search (/work/shared/research/provider-native-disclosure.md 1.2;
+* Anthropic server tool search (
   https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool; SDK
   types ``anthropic.types.ServerToolUseBlock``, ``ToolSearchToolResultBlock``,
   ``ToolSearchToolSearchResultBlock``, ``ToolReferenceBlock`` and their ``beta``
@@ -13,7 +13,7 @@ as they were.
   ``tool_search_tool_regex`` tool, input ``{"query": ...}`` or ``{"pattern": ...}``, then
   its ``tool_search_tool_result`` whose ``tool_search_tool_search_result`` lists one
   ``tool_reference`` (``tool_name``) per tool found. Ids ``srvtoolu_0001``...
-* OpenAI Responses hosted tool search (same notes, 2.1;
+* OpenAI Responses hosted tool search (
   https://developers.openai.com/api/docs/guides/tools-tool-search; SDK types
   ``openai.types.responses.ResponseToolSearchCall``, ``ResponseToolSearchOutputItem``):
   a ``tool_search_call`` with ``execution: "server"``, ``call_id: null`` and arguments

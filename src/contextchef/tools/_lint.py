@@ -30,8 +30,9 @@ the string values of its input schema (descriptions, defaults, enums, examples).
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -153,41 +154,65 @@ def find_volatile(
     now = today or _dt.datetime.now(_dt.timezone.utc).date()
     found: list[tuple[VolatileKind, int, str]] = []
     taken: list[tuple[int, int]] = []
-
-    def add(kind: VolatileKind, start: int, end: int) -> None:
+    spans = _date_lines(text) if labels else iter(())
+    if values:  # in this order: a value found first keeps its span
+        spans = itertools.chain(
+            spans, _dates(text, now), _clock_times(text), _epochs(text, now), _ids(text)
+        )
+    for kind, start, end in spans:
         if any(a < end and start < b for a, b in taken):
-            return  # inside a value already named (a date on a Date: line)
+            continue  # inside a value already named (a date on a Date: line)
         taken.append((start, end))
         found.append((kind, start, text[start:end][:80]))
+    found.sort(key=lambda f: f[1])
+    return found
 
-    for m in _DATE_LINE.finditer(text) if labels else ():
-        add("date_line", m.start(), m.end())
-    if not values:
-        return found
+
+_Span = tuple[VolatileKind, int, int]
+"""``(kind, start, end)`` of one value found."""
+
+
+def _date_lines(text: str) -> Iterator[_Span]:
+    for m in _DATE_LINE.finditer(text):
+        yield "date_line", m.start(), m.end()
+
+
+def _dates(text: str, now: _dt.date) -> Iterator[_Span]:
+    """Dates (and date-times) near `now`, then CJK dates."""
     for m in _DATETIME.finditer(text):
         if _near(int(m.group(1)), int(m.group(2)), int(m.group(3)), now, RECENT_DAYS):
-            add("datetime" if m.group(4) else "date", m.start(), m.end())
+            yield "datetime" if m.group(4) else "date", m.start(), m.end()
     for m in _CJK_DATE.finditer(text):
         if _near(int(m.group(1)), int(m.group(2)), int(m.group(3)), now, RECENT_DAYS):
-            add("date", m.start(), m.end())
+            yield "date", m.start(), m.end()
+
+
+def _clock_times(text: str) -> Iterator[_Span]:
     for m in _CLOCK.finditer(text):
         if not _AFTER_DATE.search(text, max(0, m.start() - 11), m.start()) and not _example(
             text, m.start()
-        ):  # the time of a date-time belongs to that date (judged above)
-            add("time", m.start(), m.end())
+        ):  # the time of a date-time belongs to that date (judged with the dates)
+            yield "time", m.start(), m.end()
+
+
+def _epochs(text: str, now: _dt.date) -> Iterator[_Span]:
+    """Unix timestamps (seconds or milliseconds) within a year of `now`."""
     epoch_now = (now - _dt.date(1970, 1, 1)).days * 86400
     for m in _EPOCH.finditer(text):
         seconds = int(m.group(1)) // (1000 if len(m.group(1)) == 13 else 1)
         if abs(seconds - epoch_now) <= 366 * 86400:
-            add("epoch", m.start(), m.end())
-    for kind, pattern in (("uuid", _UUID), ("hex_id", _HEX)):
+            yield "epoch", m.start(), m.end()
+
+
+def _ids(text: str) -> Iterator[_Span]:
+    """UUIDs, then hex ids, mixing digits and letters, outside examples."""
+    kinds: tuple[tuple[VolatileKind, re.Pattern[str]], ...] = (("uuid", _UUID), ("hex_id", _HEX))
+    for kind, pattern in kinds:
         for m in pattern.finditer(text):
             value = m.group(0)
             mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
             if mixed and not _example(text, m.start()):
-                add(kind, m.start(), m.end())  # type: ignore[arg-type]
-    found.sort(key=lambda f: f[1])
-    return found
+                yield kind, m.start(), m.end()
 
 
 def lint_system(text: str, *, today: _dt.date | None = None) -> list[VolatileValue]:

@@ -22,10 +22,10 @@ The few clashes left (e.g. a builtin literally named ``github__search`` beside s
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 
+from contextchef._cache import lru_cache
 from contextchef._errors import UsageError, check_str, shown
 
 __all__ = ["MAX_WIRE_NAME", "WIRE_NAME_RE", "is_wire_legal", "wire_name"]
@@ -74,7 +74,7 @@ def wire_name(origin: str, name: str, *, server: str | None, qualify: bool = Tru
     return _wire_name(origin, name, server, qualify)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 16)
 def _wire_name(origin: str, name: str, server: str | None, qualify: bool) -> str:
     parts = [server, name] if (qualify and server) else [name]
     # A server part holding the separator (or ending in "_") would make the split point

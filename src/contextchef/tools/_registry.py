@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextchef._cache import LruMap
 from contextchef._errors import ToolNameConflictError, UnknownToolError, shown
 from contextchef._json import canonical_dumps
 from contextchef._overlay import Overlay
@@ -69,8 +68,7 @@ class _State:
         return found
 
 
-_states: OrderedDict[tuple[bool, int, tuple[int, ...]], _State] = OrderedDict()
-_states_lock = threading.Lock()
+_states: LruMap[tuple[bool, int, tuple[int, ...]], _State] = LruMap(SHARED_STATES)
 
 
 def _sort_key(tool: Tool) -> tuple[int, str, str]:
@@ -165,10 +163,7 @@ class Registry:
         batch = list(tools)
         parent, share_key = self._share_key(batch)
         if share_key is not None:
-            with _states_lock:
-                hit = _states.get(share_key)
-                if hit is not None:
-                    _states.move_to_end(share_key)
+            hit = _states.get(share_key)
             if (
                 hit is not None
                 and hit.parent is parent
@@ -288,12 +283,7 @@ class Registry:
             ordered=self._ordered,
             fingerprint=self.fingerprint(),
         )
-        with _states_lock:
-            state = _states.setdefault(key, state)
-            _states.move_to_end(key)
-            while len(_states) > SHARED_STATES:
-                _states.popitem(last=False)
-        self._adopt(state)
+        self._adopt(_states.setdefault(key, state))
 
     def _place(self, added: list[Tool]) -> None:
         """Put newly registered tools (sorted) into registry order."""

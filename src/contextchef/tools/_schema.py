@@ -13,13 +13,12 @@
 from __future__ import annotations
 
 import inspect
-import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from contextchef._errors import ContextChefError, InvalidSchemaError, InvalidToolError, shown
-from contextchef._json import MAX_INT_BITS, JsonValue, canonical_schema, is_unicode
+from contextchef._json import JsonValue, canonical_schema
+from contextchef.tools._schema_scan import scan
 
 __all__ = [
     "check_input_schema",
@@ -112,72 +111,6 @@ def _check(cls: type[Any], schema: Mapping[str, JsonValue]) -> None:
         raise jsonschema.exceptions.SchemaError.create_from(error)
 
 
-MAX_SCHEMA_DEPTH = 64
-"""Deepest nesting of objects/arrays accepted in a schema."""
-
-
-def _resolve_pointer(root: JsonValue, ref: str) -> bool:
-    node = root
-    for raw in ref[1:].lstrip("/").split("/") if ref not in ("#", "#/") else []:
-        key = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            return False
-    return True
-
-
-def _scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, str] | None:
-    """First structural problem jsonschema would not report clearly, or None.
-
-    Too deep nesting, non-finite numbers (not JSON), integers too long to print, values
-    of no JSON type, text that is not valid Unicode, non-string keys, and ``$ref``s
-    that are remote or point nowhere (they would fail only when a call is validated).
-    """
-    if len(path) > MAX_SCHEMA_DEPTH:
-        return path, f"nested deeper than {MAX_SCHEMA_DEPTH} levels"
-    if isinstance(node, float) and not math.isfinite(node):
-        return path, f"{shown(node)} is not a JSON number; use a finite value"
-    if isinstance(node, int) and node.bit_length() > MAX_INT_BITS:
-        return path, f"{shown(node)} is too long to write as JSON; use a shorter number"
-    if not isinstance(node, (Mapping, list, tuple, str, int, float, type(None))):
-        return path, f"a {type(node).__name__} is not JSON data; use JSON values only"
-    if isinstance(node, str) and not is_unicode(node):
-        return path, "text holds a lone surrogate (not valid Unicode); fix the source data"
-    if isinstance(node, Mapping):
-        for key, value in node.items():
-            if not isinstance(key, str):
-                return path, f"object key {shown(key)} is not a string"
-            if key == "pattern" and isinstance(value, str):
-                try:
-                    re.compile(value)
-                except re.error as exc:
-                    return (
-                        *path,
-                        key,
-                    ), f"pattern {shown(value)} is not a valid regular expression ({exc})"
-            if key == "$ref" and isinstance(value, str):
-                if value and not value.startswith("#"):
-                    return (*path, key), (
-                        f"$ref {shown(value)} points outside the schema; inline it or move it "
-                        "under $defs (remote references are never fetched)"
-                    )
-                is_pointer = value in ("#", "") or value.startswith("#/")
-                if is_pointer and not _resolve_pointer(root, value):
-                    return (*path, key), f"$ref {shown(value)} points to nothing in this schema"
-            found = _scan(root, value, (*path, key))
-            if found is not None:
-                return found
-    elif isinstance(node, (list, tuple)):
-        for i, value in enumerate(node):
-            found = _scan(root, value, (*path, str(i)))
-            if found is not None:
-                return found
-    return None
-
-
 def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
     """Validate a tool's input_schema and return it in canonical, object-rooted form.
 
@@ -217,7 +150,7 @@ def check_input_schema(tool: str, schema: object) -> dict[str, JsonValue]:
             schema_path="/type",
         )
     root.setdefault("properties", {})
-    problem = _scan(root, root, ())
+    problem = scan(root, root, ())
     if problem is not None:
         where, what = problem
         path = _pointer(where)

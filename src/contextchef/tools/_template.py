@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
+from contextchef._cache import lru_cache
 from contextchef._errors import ContextChefError, NondeterminismError, TemplateError, shown
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ class _Compiled:
     references_templates: bool  # uses include / import / extends
 
 
-@functools.lru_cache(maxsize=256)
+@lru_cache(maxsize=256)
 def _compile(source: str) -> _Compiled:
     import jinja2.meta
 

@@ -11,11 +11,11 @@ echoed back whole.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from contextchef._cache import lru_cache
 from contextchef._errors import shown
 from contextchef._json import JsonValue
 from contextchef.tools._schema import validator_for
@@ -32,7 +32,7 @@ MAX_MESSAGE_CHARS = 300
 """Longest single validation message, in characters (longer ones end with an ellipsis)."""
 
 
-@functools.lru_cache(maxsize=2048)
+@lru_cache(maxsize=2048)
 def _compiled(pattern: str) -> Any | None:
     import jsonschema_rs
 

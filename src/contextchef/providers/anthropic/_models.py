@@ -3,7 +3,7 @@
 The model name decides (`claude_rules`); an unknown name gets the safe behaviour: no
 mid-conversation system messages (their text goes into the user turn instead), prefill
 left to the provider, the append-only ledger as for every model. Sources
-(https://platform.claude.com/docs/en/ + path; read 2026-11, see the project's research notes):
+(https://platform.claude.com/docs/en/ + path; read 2026-11):
 
 * prefix check: ``build-with-claude/preserved-thinking/prefix-checks`` — on Fable 5.2,
   Mythos 5.2, Fable 5.1, Mythos 5.1, Opus 5.5, Sonnet 5.5 and Haiku 5.5 a thinking block

@@ -363,7 +363,7 @@ class AnthropicAdapter(AdapterDefaults):
         # tool_use / tool_result blocks are refused when the request declares no tools
         tool_blocks_need_tools=True,
         # agents-and-tools/tool-use/tool-search-tool, "Limits": at most 10,000 tools with
-        # defer_loading per request (research note 1.2, rule 14)
+        # defer_loading per request
         max_deferred_tools=10_000,
     )
     """Payloads are for ``anthropic.Anthropic().messages.create``."""
@@ -414,17 +414,17 @@ class AnthropicAdapter(AdapterDefaults):
         """Every ``tool_reference`` names a tool in `tools`; server tool calls stay paired.
 
         A tool result revealing an undeclared tool is sent as its text instead; a server
-        tool-search result naming one is dropped with its ``server_tool_use``, and so is
-        a tool-search ``server_tool_use`` left without its result (the API answers
-        ``tool_reference_unresolved``, and Bedrock rejects the unpaired call: research
-        note rules 3 and 6). A tool `defined` inline by an earlier ``tool_addition``
-        does not count as declared for these blocks: the tool-search doc resolves a
-        ``tool_reference`` in a result against the top-level ``tools`` only. Such a tool
-        is offered by its definition already, so its reference is left out (the result
-        keeps the references that resolve; none left: sent as text). Any server tool
-        result answering no call before it in its message (web search, code execution,
-        MCP...: a malformed reply or a cut history) is dropped and reported too, and so
-        is a call left without its result unless it closes the history (a paused turn).
+        tool-search result naming one is dropped with its ``server_tool_use``, and so is a
+        tool-search ``server_tool_use`` left without its result (the API answers
+        ``tool_reference_unresolved``, and Bedrock rejects the unpaired call). A tool
+        `defined` inline by an earlier ``tool_addition`` does not count as declared for
+        these blocks: the tool-search doc resolves a ``tool_reference`` in a result against
+        the top-level ``tools`` only. Such a tool is offered by its definition already, so
+        its reference is left out (the result keeps the references that resolve; none left:
+        sent as text). Any server tool result answering no call before it in its message
+        (web search, code execution, MCP...: a malformed reply or a cut history) is dropped
+        and reported too, and so is a call left without its result unless it closes the
+        history (a paused turn).
         """
         if not any(
             (isinstance(p, ToolResult) and p.references)

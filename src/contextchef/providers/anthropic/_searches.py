@@ -2,8 +2,8 @@
 
 A ``server_tool_use`` of a tool-search tool and its ``tool_search_tool_result`` are
 replayed unchanged, in pairs, and every ``tool_reference`` in them must name a tool the
-request declares (research note rule 3); a pair that cannot be sent so, or a result block
-the API would refuse (malformed), is dropped by `AnthropicAdapter.fit_references`. The
+request declares (Anthropic's tool search tool doc); a pair that cannot be sent so, or a
+result block the API would refuse (malformed), is dropped by `AnthropicAdapter.fit_references`. The
 same pairing holds for every server tool (web search, web fetch, code execution, MCP):
 a result block answers a call before it in the same message, and one that answers
 nothing (a malformed model reply, a cut history) is dropped, never replayed.
@@ -46,9 +46,9 @@ def unusable_searches(
     ``mcp_tool_use``) is followed by the result block answering its ``id``. Dropped: a
     result with no call before it carrying its id (an orphan, or one whose id matches
     nothing: the API refuses it on every later request), a call left without its result
-    (a tool-search one always, research note rule 6; any other kind unless it closes the
+    (a tool-search one always: Bedrock refuses it unpaired; any other kind unless it closes the
     `last` message, a paused turn being continued), a malformed tool-search result, and
-    a tool-search result naming a tool this request does not declare (rule 3). A pair
+    a tool-search result naming a tool this request does not declare. A pair
     goes together: when one block of it is dropped, so is the other.
     """
     calls: dict[str, int] = {}

@@ -379,8 +379,9 @@ class ResponsesAdapter(AdapterDefaults):
         """A developer message (`text`, withdrawals in words), then ``additional_tools``.
 
         Responses states new tools only by definition, in an ``additional_tools`` input
-        item with role ``developer`` (the SDK's ``response_input_item_param``; research
-        note rule 25: first-party Responses only, so only for known OpenAI model names).
+        item with role ``developer`` (the SDK's ``response_input_item_param``; first-party
+        Responses only, compatible endpoints may reject it, so only for known OpenAI model
+        names).
         It has no withdrawal: a withdrawn tool is named in the developer message, and the
         gate refuses it. `add` (by reference) is not possible here and is ignored: the
         session plans definitions (`Profile.tool_changes_by_definition`).
@@ -502,8 +503,8 @@ class ResponsesAdapter(AdapterDefaults):
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Every replayed call carries a ``namespace`` that holds its function, or none.
 
-        A call to a deferred function goes back with its namespace (research note rule
-        23; without it the API answers "Missing namespace for function_call"): the one it
+        A call to a deferred function goes back with its namespace (the tool search
+        guide; without it the API answers "Missing namespace for function_call"): the one it
         was made in while a search output sent before still loads it there, else the
         ``namespace`` entry of `tools` holding it (its own name for a flat deferred
         function), also for a call made elsewhere (another target or strategy); with

@@ -1,7 +1,7 @@
 """Client-executed ``tool_search`` on Responses: our ranker behind OpenAI's search tool.
 
 Follows https://developers.openai.com/api/docs/guides/tools-tool-search ("client-executed
-tool search") and the research notes' rules 21-23:
+tool search"):
 
 * the search is declared once, as ``{"type": "tool_search", "execution": "client",
   "description", "parameters"}`` (the live API rejects it without a description), never
@@ -219,7 +219,7 @@ def drop_orphan_outputs(
     """`messages` without client ``tool_search_output`` items that answer no search call.
 
     A client output echoes the ``call_id`` of a client ``tool_search_call`` before it
-    (research note rule 21); one whose call is missing or comes after it (a cut or
+    (the tool search guide); one whose call is missing or comes after it (a cut or
     hand-edited history) is refused with "no tool call found" on every later request,
     so it is left out and reported (``dropped_orphan_result``). A matched output is
     parsed as our search's `ToolResult`; only an unmatched one stays a provider item.

@@ -1,0 +1,94 @@
+"""The structural scan of a tool's input schema (tools layer), before its meta-schema.
+
+`scan` finds what jsonschema would not report clearly: too deep nesting, values JSON
+cannot carry, text that is not valid Unicode, non-string keys, invalid ``pattern``
+regular expressions, and ``$ref``s that are remote or point nowhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from contextchef._errors import shown
+from contextchef._json import MAX_INT_BITS, JsonValue, is_unicode
+
+__all__ = ["MAX_SCHEMA_DEPTH", "scan"]
+
+MAX_SCHEMA_DEPTH = 64
+"""Deepest nesting of objects/arrays accepted in a schema."""
+
+
+def _resolve_pointer(root: JsonValue, ref: str) -> bool:
+    node = root
+    for raw in ref[1:].lstrip("/").split("/") if ref not in ("#", "#/") else []:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return False
+    return True
+
+
+def scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, str] | None:
+    """First structural problem jsonschema would not report clearly, or None.
+
+    Too deep nesting, non-finite numbers (not JSON), integers too long to print, values
+    of no JSON type, text that is not valid Unicode, non-string keys, and ``$ref``s
+    that are remote or point nowhere (they would fail only when a call is validated).
+    """
+    problem = _value_problem(node, path)
+    if problem is not None:
+        return path, problem
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if not isinstance(key, str):
+                return path, f"object key {shown(key)} is not a string"
+            problem = _keyword_problem(root, key, value)
+            found = ((*path, key), problem) if problem else scan(root, value, (*path, key))
+            if found is not None:
+                return found
+    elif isinstance(node, (list, tuple)):
+        for i, value in enumerate(node):
+            found = scan(root, value, (*path, str(i)))
+            if found is not None:
+                return found
+    return None
+
+
+def _value_problem(node: JsonValue, path: tuple[str, ...]) -> str | None:
+    """Why one value (not its members) is no JSON a schema can hold, or None."""
+    if len(path) > MAX_SCHEMA_DEPTH:
+        return f"nested deeper than {MAX_SCHEMA_DEPTH} levels"
+    if isinstance(node, float) and not math.isfinite(node):
+        return f"{shown(node)} is not a JSON number; use a finite value"
+    if isinstance(node, int) and node.bit_length() > MAX_INT_BITS:
+        return f"{shown(node)} is too long to write as JSON; use a shorter number"
+    if not isinstance(node, (Mapping, list, tuple, str, int, float, type(None))):
+        return f"a {type(node).__name__} is not JSON data; use JSON values only"
+    if isinstance(node, str) and not is_unicode(node):
+        return "text holds a lone surrogate (not valid Unicode); fix the source data"
+    return None
+
+
+def _keyword_problem(root: JsonValue, key: str, value: JsonValue) -> str | None:
+    """What is wrong with a ``pattern`` or ``$ref`` keyword's value, or None."""
+    if key == "pattern" and isinstance(value, str):
+        try:
+            re.compile(value)
+        except re.error as exc:
+            return f"pattern {shown(value)} is not a valid regular expression ({exc})"
+    if key == "$ref" and isinstance(value, str):
+        if value and not value.startswith("#"):
+            return (
+                f"$ref {shown(value)} points outside the schema; inline it or move it "
+                "under $defs (remote references are never fetched)"
+            )
+        pointer = value in ("#", "") or value.startswith("#/")
+        if pointer and not _resolve_pointer(root, value):
+            return f"$ref {shown(value)} points to nothing in this schema"
+    return None
