@@ -1,8 +1,8 @@
 """Which ``tools`` a compile keeps, and the tool changes it plans (`tool_mode`).
 
-Split from `contextchef.session._compile`: the planning itself is
-`contextchef.session._reveal`; this module decides when it applies and feeds it one
-entry per tool (`tool_units`).
+The planning itself is the adapter's (`Adapter.plan_tool_changes`, asked through
+`contextchef.session._reveal.plan_cached`); this module decides when it applies and
+feeds it one entry per tool (`tool_units`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def tool_mode(
     *,
     bound: bool,
 ) -> tuple[list[Any], ToolChanges, ToolState] | None:
-    """The planned tools when this compile states tool changes (`contextchef.session._reveal`).
+    """The planned tools when this compile states tool changes (`Adapter.plan_tool_changes`).
 
     That is when the strategy is provider-native and the model takes tool changes;
     otherwise None (the tools are the strategy's, and a difference from what was sent is
