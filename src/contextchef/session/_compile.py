@@ -117,7 +117,7 @@ def compile_request(inp: CompileInput) -> tuple[CompiledRequest, Step]:
     return made.request, dataclasses.replace(made.step, bindings=ctx.bindings)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class _Context:
     """What every pass of one compile shares (step 1)."""
 
@@ -141,7 +141,7 @@ class _Context:
     """The messages kept were sent after an older prefix (`Ledger.rebased`)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class _Made:
     """One pass of steps 2-7."""
 
@@ -197,7 +197,7 @@ def _context(inp: CompileInput) -> _Context:
 def _make(ctx: _Context, *, force: int | None) -> _Made:
     """Steps 2-7, from the base the rollback rules decide (`force`: see `BaseFacts`)."""
     inp = ctx.inp
-    choice = decide_base(replace(ctx.facts, force=force))
+    choice = decide_base(ctx.facts if force is None else replace(ctx.facts, force=force))
     base, messages, changes, strip = _normalize(ctx, choice)
     update = volatile_update(inp, base, ctx.rules)
     ir, system_text = with_update(inp, messages, update, ctx.rules, base)

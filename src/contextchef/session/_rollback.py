@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class Rollback:
     """A mark to start the replay from, and the edit that takes it there (if any)."""
 
@@ -54,7 +54,7 @@ class Rollback:
     """Order between rollbacks to the same mark (lowest wins; see the module docstring)."""
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class BaseFacts:
     """Everything the rollback rules read; nothing in it is changed by them."""
 
