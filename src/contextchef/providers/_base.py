@@ -25,6 +25,7 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._reading import ReadResponse, wire_reader
+from contextchef.providers._tool_changes import ToolChanges, ToolState
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -133,7 +134,6 @@ class ModelRules:
             ``system``-channel text goes there; otherwise into the user turn).
         prefill: The model continues a trailing assistant message; False: ``prefill=``
             raises `UsageError` naming the model.
-        thinking_binding: The request may carry ``thinking.block_binding`` (behind a beta).
         tool_search: The model honours the provider's deferred tools (``defer_loading``)
             and can have them revealed (Anthropic tool search, ``tool_reference``;
             Responses ``tool_search``). False: a deferral flag would hide a tool for good.
@@ -151,7 +151,6 @@ class ModelRules:
     prefix_check: bool = False
     system_messages: bool = False
     prefill: bool = True
-    thinking_binding: bool = False
     tool_search: bool = False
     tool_changes: bool = False
     inline_tools: bool = False
@@ -196,9 +195,6 @@ class RequestOptions:
         model: Model name, passed through.
         max_tokens: Output cap in tokens, or None for the provider's default
             (`Profile.default_max_tokens` where the API requires a value).
-        cache_system: Anthropic: mark the end of the system prompt as a prompt-cache
-            breakpoint (``cache_control: {"type": "ephemeral"}``), which caches tools and
-            system together.
         search: The provider's search tool to append (`Adapter.tool_entries`), or None.
         prefill: Start of the assistant's answer (``""``: none), sent as a trailing
             assistant turn (Gemini: a ``model`` turn) for the model to continue.
@@ -211,7 +207,6 @@ class RequestOptions:
 
     model: str
     max_tokens: int | None = None
-    cache_system: bool = True
     search: str | None = None
     prefill: str = ""
     cache_last: bool = False
@@ -273,6 +268,28 @@ class Adapter(Protocol):
             add: Declared tools to add by reference.
             define: Tool entries to add by definition.
             remove: Tools to withdraw by reference.
+        """
+
+    def plan_tool_changes(
+        self,
+        *,
+        sent: list[Any],
+        now: Sequence[Any],
+        state: ToolState,
+        loaded: frozenset[str],
+        rules: ModelRules,
+        stable: frozenset[str] = frozenset(),
+        provider_search: bool = True,
+    ) -> tuple[list[Any], ToolChanges, ToolState] | None:
+        """The tool changes from the tool units `sent` (kept) to those `now` offers.
+
+        ``(tools, changes, state)``: the tool entries to send (`sent`, plus deferred
+        declarations where the wire appends them), the changes, and the tool state
+        once they are sent; None where only an edit of ``tools`` can say the change (a
+        tool sent changed its definition and the model takes none; or this API has no
+        tool changes). `state` holds this request's reveals; `loaded` the tools loaded
+        by the host, a skill or our ``tool_search``; `stable` tools whose definition
+        is kept as first sent; `provider_search`: the provider's own search runs.
         """
 
     def model_rules(self, model: str) -> ModelRules:
@@ -427,6 +444,20 @@ class AdapterDefaults:
         remove: Sequence[str] = (),
     ) -> dict[str, Any] | list[dict[str, Any]] | None:
         """None: this API has no mid-conversation tool changes."""
+        return None
+
+    def plan_tool_changes(
+        self,
+        *,
+        sent: list[Any],
+        now: Sequence[Any],
+        state: ToolState,
+        loaded: frozenset[str],
+        rules: ModelRules,
+        stable: frozenset[str] = frozenset(),
+        provider_search: bool = True,
+    ) -> tuple[list[Any], ToolChanges, ToolState] | None:
+        """None: this API has no tool changes (a change of ``tools`` is an edit)."""
         return None
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:

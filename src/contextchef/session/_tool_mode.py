@@ -1,8 +1,8 @@
 """Which ``tools`` a compile keeps, and the tool changes it plans (`tool_mode`).
 
-Split from `contextchef.session._compile`: the planning itself is
-`contextchef.session._reveal`; this module decides when it applies and feeds it one
-entry per tool (`tool_units`).
+The planning itself is the adapter's (`Adapter.plan_tool_changes`, asked through
+`contextchef.session._reveal.plan_cached`); this module decides when it applies and
+feeds it one entry per tool (`tool_units`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def tool_mode(
     *,
     bound: bool,
 ) -> tuple[list[Any], ToolChanges, ToolState] | None:
-    """The planned tools when this compile states tool changes (`contextchef.session._reveal`).
+    """The planned tools when this compile states tool changes (`Adapter.plan_tool_changes`).
 
     That is when the strategy is provider-native and the model takes tool changes;
     otherwise None (the tools are the strategy's, and a difference from what was sent is
@@ -61,32 +61,28 @@ def tool_mode(
     directly rather than through ``tool_removal``.
     """
     ledger = inp.ledger
-    if (
-        inp.strategy.native is None
-        or not rules.tool_changes
-        or inp.adapter.tool_change_message("") is None
-    ):
+    if inp.strategy.native is None or not rules.tool_changes:
         return None
     same = bound and ledger.tools is not None and ledger.strategy == inp.strategy.name
     sent = ledger.tools if same and ledger.tools is not None else fresh
     withdrawn = inp.state.withdrawn
     if fresh is sent and not state.defined and not withdrawn and not state.removed:
         return sent, ToolChanges(), state  # same view: only loads can change
-    by_definition = inp.adapter.profile.tool_changes_by_definition
+    units = tool_units(inp, sent)
     planned = plan_cached(
+        inp.adapter,
         ledger.cache,
-        sent=tool_units(inp, sent),
+        sent=units,
         now=units_now(inp, fresh),
         state=state,
         loaded=frozenset(inp.state.loaded),
-        inline=rules.inline_tools,
+        rules=rules,
         stable=inp.view.wrapper_names,
-        by_definition=by_definition,
         provider_search=inp.strategy.search in PROVIDER_SEARCH,
     )
-    if planned is None or not by_definition:
-        return planned
-    return sent, planned[1], planned[2]  # nothing is appended: the tools sent stay
+    if planned is None or planned[0] is not units:
+        return planned  # entries appended to the tools sent
+    return sent, planned[1], planned[2]  # nothing appended: the entries sent stay
 
 
 def units_now(inp: CompileInput, fresh: list[Any]) -> list[Any]:

@@ -136,7 +136,6 @@ def claude_rules(model: str) -> ModelRules:
         prefix_check=version in _PREFIX_CHECK,
         system_messages=version in _SYSTEM_MESSAGES,
         prefill=version not in _NO_PREFILL,
-        thinking_binding=True,
         tool_search=_tool_search(*version),
         tool_changes=changes,
         inline_tools=inline,

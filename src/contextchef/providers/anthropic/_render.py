@@ -58,6 +58,7 @@ from contextchef.providers.anthropic._models import BINDING_BETA, claude_rules
 from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
 from contextchef.providers.anthropic._searches import unusable_searches as _unusable_searches
+from contextchef.providers.anthropic._tool_changes import plan_tool_changes
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -368,6 +369,9 @@ class AnthropicAdapter(AdapterDefaults):
     )
     """Payloads are for ``anthropic.Anthropic().messages.create``."""
 
+    plan_tool_changes = staticmethod(plan_tool_changes)
+    """Tool changes by reference or definition (`_tool_changes.plan_tool_changes`)."""
+
     def model_rules(self, model: str) -> ModelRules:
         """Per-model rules from the Claude model table (`claude_rules`)."""
         return claude_rules(model)
@@ -574,9 +578,9 @@ class AnthropicAdapter(AdapterDefaults):
         cap = options.max_tokens or self.profile.default_max_tokens
         payload: dict[str, Any] = {"model": options.model, self.profile.max_tokens_key: cap}
         if system:
-            block: dict[str, Any] = {"type": "text", "text": system}
-            if options.cache_system:
-                block["cache_control"] = {"type": "ephemeral"}
+            # the end of the system prompt is a prompt-cache breakpoint: it caches tools
+            # and system together
+            block = {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
             payload["system"] = [block]
         if tools:
             payload["tools"] = list(tools)

@@ -61,6 +61,7 @@ from contextchef.providers._base import (
 )
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers.responses import _search
+from contextchef.providers.responses._tool_changes import plan_tool_changes
 from contextchef.tools._tool import CompiledTool
 
 __all__ = ["ResponsesAdapter", "loaded_names", "render_content_part", "render_message_item"]
@@ -347,6 +348,9 @@ class ResponsesAdapter(AdapterDefaults):
         tool_changes_by_definition=True,
     )
     """Payloads are for ``openai.OpenAI().responses.create``."""
+
+    plan_tool_changes = staticmethod(plan_tool_changes)
+    """Tool changes, every addition a definition (`_tool_changes.plan_tool_changes`)."""
 
     def model_rules(self, model: str) -> ModelRules:
         """Developer messages on every model; ``tool_search`` only on ``gpt-5.4`` and later.

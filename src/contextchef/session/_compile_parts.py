@@ -1,0 +1,327 @@
+"""The inputs of a compile and the helpers of its steps (`contextchef.session._compile`).
+
+`CompileInput` is what one compile reads and `Step` what a successful one appends to the
+ledger; the functions here are the parts of the pipeline's steps that need no more than
+the input: normalizing after a mark, the volatile update, rendering with a clear error,
+the prefix and how it changed, request options and headers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from contextchef._errors import CorruptHistoryError, UsageError
+from contextchef._json import canonical_dumps
+from contextchef.deferred._view import SessionView
+from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
+from contextchef.history._normalize import Change, Continuation, normalize
+from contextchef.providers import Adapter, ModelRules, RequestOptions
+from contextchef.session._ledger import Ledger, Mark, strip_reasoning
+from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
+from contextchef.session._request import EditKind, LedgerEdit
+from contextchef.session._reveal import ToolState
+from contextchef.session._state import SessionState
+from contextchef.session._strategies import Strategy
+from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
+
+__all__ = [
+    "MEMORY_CALL_PREFIX",
+    "CompileInput",
+    "Step",
+    "beta_headers",
+    "calls_before",
+    "edit_report",
+    "is_deferred",
+    "normalized_after",
+    "prefix_change",
+    "previous_mark",
+    "rebase_edit",
+    "render_checked",
+    "request_options",
+    "session_prefix",
+    "tools_edited",
+    "volatile_update",
+    "with_update",
+]
+
+MEMORY_CALL_PREFIX = "contextchef_memories_"
+"""Ids of the synthetic ``read_memories`` calls: this prefix and a session counter."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompileInput:
+    """Everything one compile reads."""
+
+    adapter: Adapter
+    strategy: Strategy
+    view: SessionView
+    state: SessionState
+    volatile: VolatileState
+    ledger: Ledger
+    memories: str
+    """The current ``<memories>`` block (``""``: none)."""
+    memory_tool: str | None
+    """Wire name of ``read_memories`` when the session has a memory store."""
+    model: str
+    max_tokens: int | None
+    prefill: object
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    betas: tuple[str, ...] = ()
+    diagnostics: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """What a successful compile appends to its ledger (see `Ledger.apply`)."""
+
+    base: Mark
+    history: tuple[Message, ...]
+    ir: tuple[Message, ...]
+    wire: tuple[dict[str, Any], ...]
+    mark: Mark
+    strip: tuple[int, int] | None
+    system: str
+    tools: list[Any]
+    strategy: str | None = None
+    system_entry: bool = False
+    rebased: bool = False
+    bindings: Mapping[str, str] = field(default_factory=dict)
+
+    def apply(self, ledger: Ledger) -> None:
+        """Record this step in `ledger`."""
+        ledger.apply(
+            base=self.base,
+            history=self.history,
+            ir=self.ir,
+            wire=self.wire,
+            mark=self.mark,
+            strip=self.strip,
+            system=self.system,
+            tools=self.tools,
+            strategy=self.strategy,
+            system_entry=self.system_entry,
+            rebased=self.rebased,
+            bindings=self.bindings,
+        )
+
+
+def rebase_edit(kind: EditKind) -> LedgerEdit:
+    """``system`` or ``tools`` changed where nothing is bound to them: messages kept."""
+    return LedgerEdit(
+        kind=kind,
+        history_index=0,
+        wire_index=0,
+        detail=f"the {kind} sent before every message changed; the messages "
+        "already sent are kept, and the prompt cache restarts at the start",
+    )
+
+
+def calls_before(ledger: Ledger, base: Mark) -> Mapping[str, int] | set[str]:
+    if base.ir >= len(ledger.ir):
+        return ledger.calls
+    return {k for k, v in ledger.calls.items() if v < base.ir}
+
+
+def normalized_after(
+    inp: CompileInput, base: Mark, strip: tuple[int, int] | None
+) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+    ledger, history = inp.ledger, inp.state.history
+    new = history[base.history :]
+    if ledger.strip or strip is not None:
+        cut = [*ledger.strip, *([strip] if strip else [])]
+        new = tuple(
+            strip_reasoning(m) if any(lo <= i < hi for lo, hi in cut) else m
+            for i, m in enumerate(new, start=base.history)
+        )
+    done = normalize(
+        new,
+        profile=inp.adapter.profile.history,
+        keeps=inp.adapter.keeps,
+        after=Continuation(offset=base.history, calls=calls_before(ledger, base))
+        if base.history or base.ir
+        else None,
+    )
+    return done.messages, done.changes
+
+
+def previous_mark(ledger: Ledger, base: Mark) -> Mark:
+    at = next(i for i, m in enumerate(ledger.marks) if m is base)
+    return ledger.marks[max(at - 1, 0)]
+
+
+def edit_report(kind: EditKind, at: int, base: Mark, stripped: int) -> LedgerEdit:
+    note = f", without the thinking of {stripped} message(s)" if stripped else ""
+    return LedgerEdit(
+        kind=kind,
+        history_index=at,
+        wire_index=base.wire,
+        thinking_stripped=stripped,
+        detail=f"already-sent {kind} changed (history message {at}); the conversation is "
+        f"sent again from wire entry {base.wire}{note}",
+    )
+
+
+def with_update(
+    inp: CompileInput,
+    messages: tuple[Message, ...],
+    update: Update,
+    rules: ModelRules,
+    base: Mark,
+) -> tuple[tuple[Message, ...], str]:
+    """`messages` with the update's user text and memory exchange; the system text left."""
+    last = messages[-1] if messages else None
+    if last is not None and last.role != "user":
+        return messages, ""  # no user turn to attach to: stated at the next one
+    out = list(messages)
+    if update.user_text:
+        text = TextPart(text=update.user_text)
+        out[-1:] = [replace(last, parts=(*last.parts, text))] if last else []
+        if last is None:
+            out.append(Message(role="user", parts=(text,)))
+    if update.memories and inp.memory_tool:
+        call_id = f"{MEMORY_CALL_PREFIX}{base.injected + 1:04d}"
+        call = inp.adapter.injected_call(ToolCall(id=call_id, name=inp.memory_tool))
+        result = ToolResult(call_id=call_id, name=inp.memory_tool, content=update.memories)
+        if not out:
+            out.append(Message(role="user", parts=(TextPart(text="(memories follow)"),)))
+        out += [Message(role="assistant", parts=(call,)), Message(role="user", parts=(result,))]
+    return tuple(out), update.system_text if rules.system_messages else ""
+
+
+def volatile_update(inp: CompileInput, base: Mark, rules: ModelRules) -> Update:
+    state, profile = inp.state, inp.adapter.profile
+    now = inp.volatile.current(
+        auto_channel=profile.announcement_channel,
+        announcements=state.announcements,
+        dynamic_state=state.dynamic_state,
+        memories=inp.memories,
+    )
+    system_entries = rules.system_messages
+    return plan_update(
+        base.stated,
+        now,
+        system_entries=system_entries,
+        memory_results=inp.memory_tool is not None,
+        anchor=state.anchor,
+    )
+
+
+def render_checked(
+    adapter: Adapter, ir: Sequence[Message], before: Sequence[Message], base: Mark
+) -> list[dict[str, Any]]:
+    """`Adapter.render_messages`, with a clear error for unreadable provider data.
+
+    A part whose recorded provider data the renderer cannot read (a corrupt snapshot or
+    a hand-made history) is a `CorruptHistoryError` naming its message.
+    """
+    try:
+        return adapter.render_messages(ir, before=before)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        for i, message in enumerate(ir):
+            try:
+                adapter.render_messages([message], before=before)
+            except (TypeError, AttributeError, KeyError, ValueError, IndexError):
+                raise CorruptHistoryError(
+                    f"message {base.history + i} (sent as entry {base.wire + i} or later) "
+                    f"cannot be rendered for {adapter.profile.target}: {type(exc).__name__}: "
+                    f"{exc!s:.200}; its provider_data is not what the provider recorded",
+                    index=base.history + i,
+                ) from exc
+        raise CorruptHistoryError(
+            f"the history cannot be rendered for {adapter.profile.target}: {exc!s:.200}",
+            index=base.history,
+        ) from exc
+
+
+def session_prefix(inp: CompileInput, entries: list[Any] | None = None) -> RenderedPrefix:
+    """The rendered prefix (see `rendered_prefix`); `entries` replace the strategy's."""
+    loaded_skills = frozenset(inp.state.loaded_skills)
+
+    def make_tools() -> list[Any]:
+        tools = inp.strategy.tools(inp.view, inp.view.locked(loaded_skills))
+        return inp.adapter.tool_entries(tools, search=inp.strategy.search)
+
+    return rendered_prefix(
+        adapter=inp.adapter,
+        strategy_name=inp.strategy.name,
+        make_tools=make_tools,
+        view=inp.view,
+        system=inp.state.system,
+        loaded_skills=loaded_skills,
+        cache=inp.ledger.cache,
+        entries=entries,
+    )
+
+
+def prefix_change(ledger: Ledger, system: str, tools: list[Any]) -> EditKind | None:
+    """``system`` or ``tools`` when what comes before every message changed, else None."""
+    if ledger.system is not None and ledger.system != system:
+        return "system"
+    return "tools" if tools_edited(ledger.tools, tools) else None
+
+
+def tools_edited(sent: list[Any] | None, now: list[Any]) -> bool:
+    """Whether `now` changes `sent` beyond deferred declarations (not prefix).
+
+    Entries with ``defer_loading`` that nothing referenced are outside Anthropic's cache
+    key and prefix check (research note R7; ``tool-search-tool``, deferred loading and
+    caching): declaring more of them, wherever they sit, is not an edit. Every entry
+    sent must still be there, and the others keep their order.
+    """
+    if sent is None or sent is now or sent == now:
+        return False
+    if now[: len(sent)] == sent:  # declarations appended after what was sent
+        return any(not is_deferred(t) for t in now[len(sent) :])
+    before, after = [canonical_dumps(t) for t in sent], [canonical_dumps(t) for t in now]
+    kept = set(after)
+    if any(t not in kept for t in before):
+        return True
+    was = set(before)
+    if any(a not in was and not is_deferred(t) for a, t in zip(after, now, strict=True)):
+        return True
+    return [t for t in sent if not is_deferred(t)] != [t for t in now if not is_deferred(t)]
+
+
+def is_deferred(entry: object) -> bool:
+    return isinstance(entry, Mapping) and entry.get("defer_loading") is True
+
+
+def request_options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) -> RequestOptions:
+    extra = dict(inp.extra)
+    if inp.diagnostics:
+        extra.setdefault("diagnostics", {"previous_message_id": inp.ledger.response_id})
+    return RequestOptions(
+        model=inp.model,
+        max_tokens=inp.max_tokens,
+        search=inp.strategy.search,
+        prefill=check_prefill(inp.prefill, ends_with_user, rules),
+        cache_last=inp.adapter.profile.cache_breakpoints > 0,
+        extra=extra,
+    )
+
+
+def beta_headers(inp: CompileInput, rules: ModelRules, tools: ToolState) -> dict[str, str]:
+    """The beta header: the caller's values plus those the request needs.
+
+    The request's fields may need one, and a history carrying tool changes needs their
+    beta on every request.
+    """
+    profile = inp.adapter.profile
+    betas = set(inp.betas)
+    if tools.sent and rules.tool_change_beta is not None:
+        betas.add(rules.tool_change_beta)
+    for path, beta in profile.field_betas.items():
+        value: Any = inp.extra
+        for key in path.split("."):
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is not None:
+            betas.add(beta)
+    if not betas:
+        return {}
+    if profile.beta_header is None:
+        raise UsageError(
+            f"betas {sorted(betas)} were given, but target {profile.target!r} has no beta header"
+        )
+    return {profile.beta_header: ",".join(sorted(betas))}
