@@ -174,30 +174,68 @@ def test_one_parallel_batch_is_answered_once_each_and_the_next_request_is_valid(
 
 
 def test_check_then_execute_runs_before_hooks_once() -> None:
-    """README's earlier pattern (check_tool_call, then execute) fired every hook twice."""
+    """README's earlier pattern (check_tool_call, then execute) fired every hook twice.
+
+    The decision is a value: handed to `execute`, it runs without a second gate.
+    """
     chef, hooks, _ = session()
     call = ToolCall(id="c1", name="read_file", arguments={"path": "a"})
-    assert chef.check_tool_call(call).decision == "allowed"
-    assert chef.execute(call).result.content == "contents of a"
+    check = chef.check_tool_call(call)
+    assert check.decision == "allowed" and check.call == call
+    assert chef.execute(check).result.content == "contents of a"
     assert hooks.before == Counter({"c1": 1}) and hooks.after == Counter({"c1": 1})
-    # the remembered decision is used once: a new execute of the same call gates again
+    # the call itself is always gated: a new execute of the same call gates again
     chef.execute(call)
-    assert hooks.before == Counter({"c1": 2})
+    assert hooks.before == Counter({"c1": 2}) and hooks.after == Counter({"c1": 2})
 
 
 def test_check_then_run_tools_and_async_check_then_aexecute_run_hooks_once() -> None:
     chef, hooks, _ = session()
     first = ToolCall(id="c1", name="read_file", arguments={"path": "a"})
-    chef.check_tool_call(first)
-    chef.run_tools([first], append=False)
+    (result,) = chef.run_tools([chef.check_tool_call(first)], append=False)
+    assert result.content == "contents of a" and result.call_id == "c1"
     second = ToolCall(id="c2", name="web__fetch", arguments={"url": "u"})
 
     async def check_then_run() -> str:
-        await chef.acheck_tool_call(second)
-        return (await chef.aexecute(second)).result.content
+        check = await chef.acheck_tool_call(second)
+        return (await chef.aexecute(check)).result.content
 
     assert asyncio.run(check_then_run()) == "<html>u</html>"
-    assert hooks.before == Counter({"c1": 1, "c2": 1})
+    third = ToolCall(id="c3", name="read_file", arguments={"path": "b"})
+
+    async def check_then_arun() -> tuple[ToolResult, ...]:
+        return await chef.arun_tools([await chef.acheck_tool_call(third)], append=False)
+
+    assert [r.content for r in asyncio.run(check_then_arun())] == ["contents of b"]
+    assert hooks.before == Counter({"c1": 1, "c2": 1, "c3": 1})
+    assert hooks.after == Counter({"c1": 1, "c2": 1, "c3": 1})
+
+
+def test_checked_decisions_and_calls_mix_in_one_turn_in_call_order() -> None:
+    chef, hooks, _ = session()
+    calls = [
+        ToolCall(id="m1", name="read_file", arguments={"path": "a"}),
+        ToolCall(id="m2", name="read_file", arguments={"path": "b"}),
+    ]
+    results = chef.run_tools([chef.check_tool_call(calls[0]), calls[1]])
+    assert [r.call_id for r in results] == ["m1", "m2"]
+    assert [r.content for r in results] == ["contents of a", "contents of b"]
+    assert hooks.before == Counter({"m1": 1, "m2": 1})
+    assert chef.history[-1].tool_results == results  # appended as one message
+    with pytest.raises(UsageError, match="share the id"):
+        chef.run_tools([chef.check_tool_call(calls[0]), calls[0]])
+
+
+def test_a_decision_without_its_call_is_refused() -> None:
+    chef, hooks, _ = session()
+    check = chef.check_tool_call(ToolCall(id="n1", name="read_file", arguments={"path": "a"}))
+    assert isinstance(check, Allowed)
+    bare = Allowed(tool=check.tool, wire_name=check.wire_name, arguments=check.arguments)
+    assert bare == check  # the call and stamp do not take part in equality
+    for run in (chef.execute, lambda d: chef.run_tools([d])):
+        with pytest.raises(UsageError, match="carries no call"):
+            run(bare)
+    assert hooks.after == Counter()  # nothing ran
 
 
 def test_a_hook_denial_is_remembered_and_a_changed_session_gates_again() -> None:
@@ -210,14 +248,16 @@ def test_a_hook_denial_is_remembered_and_a_changed_session_gates_again() -> None
         return "The user said no." if event.arguments.get("path") == "secret" else None
 
     denied = ToolCall(id="d1", name="read_file", arguments={"path": "secret"})
-    assert chef.check_tool_call(denied).decision == "denied"
-    (result,) = chef.run_tools([denied], append=False)
+    check = chef.check_tool_call(denied)
+    assert check.decision == "denied"
+    (result,) = chef.run_tools([check], append=False)
     assert result.content == "The user said no." and asked == ["d1"]
 
     allowed = ToolCall(id="d2", name="read_file", arguments={"path": "a"})
-    assert chef.check_tool_call(allowed).decision == "allowed"
+    check = chef.check_tool_call(allowed)
+    assert check.decision == "allowed"
     chef.set_blocked_tools(["^read_file$"])  # blocked after the check: the gate decides again
-    assert chef.execute(allowed).result.content == 'Tool "read_file" is currently blocked.'
+    assert chef.execute(check).result.content == 'Tool "read_file" is currently blocked.'
 
 
 def test_a_handler_that_raises_becomes_an_error_result_naming_the_tool() -> None:

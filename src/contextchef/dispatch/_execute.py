@@ -1,8 +1,12 @@
 """Running an allowed call: ``tool_search``, ``load_toolkit``, ``load_skill`` or a handler.
 
-Exceptions a handler raises become error results (the model's to see); after-hooks may
-replace the result. Coroutine handlers are awaited (`aexecute`) or run with `asyncio.run`
-when no loop is running (`execute`).
+The one execution path: every allowed decision the gate returns (it carries its call)
+runs through `run_allowed`, or `arun_allowed` in async code (`astart_allowed` then
+`afinish_allowed`, so a batch can run its handlers together and its after-hooks in
+order); `execute` and the session's ``run_tools`` differ only in what they do for a tool
+with no handler. Exceptions a handler raises become error results (the model's to see);
+after-hooks may replace the result. Coroutine handlers are awaited (async) or run with
+`asyncio.run` when no loop is running (sync).
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError, shown
@@ -29,8 +34,10 @@ from contextchef.dispatch._hooks import (
 )
 from contextchef.dispatch._types import (
     Allowed,
+    CheckResult,
     Denied,
     Execution,
+    Fallback,
     GateContext,
     HandlerLookup,
 )
@@ -41,7 +48,9 @@ from contextchef.tools._tool import Tool
 
 __all__ = [
     "aexecute",
+    "afinish_allowed",
     "arun_allowed",
+    "astart_allowed",
     "denied_execution",
     "execute",
     "handler_result",
@@ -50,6 +59,8 @@ __all__ = [
     "skill_reveal",
     "skill_text",
 ]
+
+logger = logging.getLogger("contextchef")
 
 
 class _NoJsonForm(Exception):
@@ -279,17 +290,6 @@ class _Refused:
         return isinstance(wire, str) and self.reason(wire) is not None
 
 
-def _handler_for(check: Allowed, handlers: HandlerLookup) -> Callable[..., Any]:
-    handler = handlers(check.tool)
-    if handler is None:
-        raise UsageError(
-            f'no Python handler is registered for tool "{check.wire_name}" '
-            f"(origin {shown(check.tool.origin)}); register one with handlers=..., or use "
-            "run_tools(calls, fallback=...) to run such tools yourself"
-        )
-    return handler
-
-
 def handler_result(
     call: ToolCall, check: Allowed, value: Any = None, error: BaseException | None = None
 ) -> ToolResult:
@@ -325,56 +325,231 @@ def handler_result(
     return ToolResult(call_id=call.id, name=call.name, content=content)
 
 
-def run_allowed(
-    view: SessionView, call: ToolCall, check: Allowed, handlers: HandlerLookup, ctx: GateContext
-) -> Execution:
-    """Run a call the gate has allowed (the gate and its before-hooks are not run again).
+def _no_handler(call: ToolCall, check: Allowed, *, answer: bool) -> ToolResult:
+    """An allowed call of a tool with no handler: answered (`run_tools`) or refused."""
+    if not answer:
+        raise UsageError(
+            f'no Python handler is registered for tool "{check.wire_name}" '
+            f"(origin {shown(check.tool.origin)}); register one with handlers=..., or use "
+            "run_tools(calls, fallback=...) to run such tools yourself"
+        )
+    logger.warning(
+        "contextchef: no handler is registered for tool %s; run_tools answered it with an "
+        "error result (register a handler, or pass fallback= to run it yourself)",
+        check.wire_name,
+    )
+    text = (
+        f'Tool "{check.wire_name}" cannot be run here: the application has no way to run it. '
+        "Do not call it again; use another tool or answer without it."
+    )
+    return ToolResult(call_id=call.id, name=call.name, content=text, is_error=True)
 
-    A meta-tool is answered here; any other tool runs its handler (a coroutine handler
-    with `asyncio.run` when no event loop is running); then the after-hooks, once.
 
-    Raises:
-        UsageError: No handler is registered for the tool, or an async handler/hook is
-            reached from inside a running event loop.
-    """
-    done = meta_execution(view, call, check, ctx)
-    if done is not None:
-        return dataclasses.replace(done, result=run_after_hooks(call, check, done.result, ctx))
-    handler = _handler_for(check, handlers)
+def _decided_call(check: CheckResult) -> ToolCall:
+    if check.call is None:
+        raise UsageError(
+            "this decision carries no call; pass the decision check_tool_call returned "
+            "(or the call itself)"
+        )
+    return check.call
+
+
+def _run_tool(
+    call: ToolCall, check: Allowed, handlers: HandlerLookup, fallback: Fallback | None, answer: bool
+) -> ToolResult:
+    """Run the tool's handler (or `fallback`) and turn what it returns or raises into a result."""
+    handler = handlers(check.tool)
+    if handler is None and fallback is None:
+        return _no_handler(call, check, answer=answer)
     try:
-        result = handler_result(call, check, run_sync(handler(**check.arguments), "the handler"))
+        if handler is not None:
+            value = run_sync(handler(**check.arguments), "the handler")
+        else:
+            assert fallback is not None
+            value = run_sync(fallback(call, check), "the fallback")
+        return handler_result(call, check, value)
     except LoopRunning:
         raise
     except BaseException as exc:  # whatever the tool raises is the model's to see
         if not is_failure(exc):
             raise
-        result = handler_result(call, check, error=exc)
-    return Execution(result=run_after_hooks(call, check, result, ctx), check=check)
+        return handler_result(call, check, error=exc)
+
+
+def run_allowed(
+    view: SessionView,
+    check: Allowed,
+    ctx: GateContext,
+    handlers: HandlerLookup,
+    *,
+    fallback: Fallback | None = None,
+    answer_missing: bool = False,
+) -> Execution:
+    """Run a call the gate has allowed: the one execution path (sync).
+
+    The gate and its before-hooks are not run again. A meta-tool is answered here; any
+    other tool runs its handler (a coroutine handler with `asyncio.run` when no event
+    loop is running), or `fallback` when it has none; then the after-hooks, once.
+
+    Args:
+        view: The tool view the call runs under.
+        check: The gate's decision (it carries the call).
+        ctx: The gate context (after-hooks, loaded skills).
+        handlers: Looks up a tool's registered handler.
+        fallback: Runs allowed calls of tools that have no handler.
+        answer_missing: With no handler and no fallback, answer with an error result
+            (and a logged warning) instead of raising.
+
+    Raises:
+        UsageError: No handler is registered for the tool (unless `answer_missing`), an
+            async handler/hook is reached from inside a running event loop, or the
+            decision carries no call.
+    """
+    call = _decided_call(check)
+    done = meta_execution(view, call, check, ctx)
+    if done is None:
+        result = _run_tool(call, check, handlers, fallback, answer_missing)
+        done = Execution(result=result, check=check)
+    return dataclasses.replace(done, result=run_after_hooks(call, check, done.result, ctx))
+
+
+async def astart_allowed(
+    view: SessionView,
+    check: Allowed,
+    ctx: GateContext,
+    handlers: HandlerLookup,
+    *,
+    fallback: Fallback | None = None,
+    answer_missing: bool = False,
+    inline: bool = True,
+) -> Execution:
+    """`arun_allowed` without the after-hooks (`afinish_allowed` runs them).
+
+    `arun_tools` starts several calls' handlers this way and runs them concurrently.
+    A sync handler runs on the loop's thread when `inline`, else in a worker thread.
+    """
+    call = _decided_call(check)
+    done = meta_execution(view, call, check, ctx)
+    if done is not None:
+        return done
+    handler = handlers(check.tool)
+    if handler is None and fallback is None:
+        return Execution(result=_no_handler(call, check, answer=answer_missing), check=check)
+    result = await _ajob(call, check, handler, fallback, inline=inline)
+    return Execution(result=result, check=check)
+
+
+async def afinish_allowed(done: Execution, ctx: GateContext) -> Execution:
+    """Run the after-hooks on a started `Execution` of an allowed call."""
+    check = done.check
+    assert isinstance(check, Allowed) and check.call is not None
+    result = await arun_after_hooks(check.call, check, done.result, ctx)
+    return dataclasses.replace(done, result=result)
 
 
 async def arun_allowed(
-    view: SessionView, call: ToolCall, check: Allowed, handlers: HandlerLookup, ctx: GateContext
+    view: SessionView,
+    check: Allowed,
+    ctx: GateContext,
+    handlers: HandlerLookup,
+    *,
+    fallback: Fallback | None = None,
+    answer_missing: bool = False,
+    inline: bool = True,
 ) -> Execution:
     """Async `run_allowed`: awaits coroutine handlers and hooks.
 
     Raises:
-        UsageError: No handler is registered for the tool.
+        UsageError: No handler is registered for the tool (unless `answer_missing`), or
+            the decision carries no call.
     """
-    done = meta_execution(view, call, check, ctx)
-    if done is not None:
-        result = await arun_after_hooks(call, check, done.result, ctx)
-        return dataclasses.replace(done, result=result)
-    handler = _handler_for(check, handlers)
+    started = await astart_allowed(
+        view,
+        check,
+        ctx,
+        handlers,
+        fallback=fallback,
+        answer_missing=answer_missing,
+        inline=inline,
+    )
+    return await afinish_allowed(started, ctx)
+
+
+async def _ajob(
+    call: ToolCall,
+    check: Allowed,
+    handler: Callable[..., Any] | None,
+    fallback: Fallback | None,
+    *,
+    inline: bool,
+) -> ToolResult:
+    """Run one allowed call's handler (or `fallback`); never raises an Exception."""
+    import asyncio  # local: ``import contextchef`` does not pay for asyncio
+
+    func: Any = handler if handler is not None else fallback
     try:
-        value = handler(**check.arguments)
-        if inspect.isawaitable(value):
-            value = await value
-        result = handler_result(call, check, value)
-    except BaseException as exc:
-        if not is_failure(exc, on_loop=inspect.iscoroutinefunction(handler)):
+        if handler is not None:
+            value = await _call(asyncio, handler, (), dict(check.arguments), inline=inline)
+        else:
+            assert fallback is not None
+            value = await _call(asyncio, fallback, (call, check), {}, inline=inline)
+    except BaseException as exc:  # whatever the tool raises is the model's to see
+        if not is_failure(exc, on_loop=inspect.iscoroutinefunction(func)):
             raise
-        result = handler_result(call, check, error=exc)
-    return Execution(result=await arun_after_hooks(call, check, result, ctx), check=check)
+        return handler_result(call, check, error=exc)
+    if isinstance(value, _Raised):  # a sync handler's exception, carried out unraised
+        return handler_result(call, check, error=value.exc)
+    try:
+        return handler_result(call, check, value)
+    except Exception as exc:
+        return handler_result(call, check, error=exc)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Raised:
+    """What a sync handler raised, returned rather than raised.
+
+    asyncio cannot carry a StopIteration through a Future (the task would never finish),
+    and a coroutine turns one into RuntimeError, losing the handler's own exception.
+    """
+
+    exc: BaseException
+
+
+def _boxed(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """Call sync `func`; an exception it raises comes back as `_Raised`.
+
+    Stop signals such as KeyboardInterrupt still propagate.
+    """
+    try:
+        return func(*args, **kwargs)
+    except BaseException as exc:
+        if not is_failure(exc):
+            raise
+        return _Raised(exc)
+
+
+async def _call(
+    asyncio: Any,
+    func: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    *,
+    inline: bool = False,
+) -> Any:
+    """Call `func`: on the loop if a coroutine function or `inline`, else in a thread.
+
+    A sync `func`'s exception is returned as `_Raised`, not raised.
+    """
+    if inspect.iscoroutinefunction(func):
+        value = func(*args, **kwargs)
+    elif inline:
+        value = _boxed(func, args, kwargs)
+    else:
+        value = await asyncio.to_thread(_boxed, func, args, kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
 
 
 def execute(
@@ -394,7 +569,7 @@ def execute(
     check = check_tool_call(view, call, ctx)
     if isinstance(check, Denied):
         return denied_execution(call, check)
-    return run_allowed(view, call, check, handlers, ctx)
+    return run_allowed(view, check, ctx, handlers)
 
 
 async def aexecute(
@@ -409,4 +584,4 @@ async def aexecute(
     check = await acheck_tool_call(view, call, ctx)
     if isinstance(check, Denied):
         return denied_execution(call, check)
-    return await arun_allowed(view, call, check, handlers, ctx)
+    return await arun_allowed(view, check, ctx, handlers)

@@ -16,7 +16,10 @@ wrapper — and applies, in order:
 7. before-hooks allow it (they see the real tool's name and arguments and may deny).
 
 The result is `Allowed` (the real tool and the arguments to run it with) or `Denied` (a
-model-readable reason and a machine-readable code). `execute` / `aexecute` run the check,
+model-readable reason and a machine-readable code), a value carrying the call and what it
+was decided under (`GateStamp`): `execute` runs a decision as it is while `holds` says
+the session has not changed since, so before-hooks never run twice for one call.
+`execute` / `aexecute` run the check,
 then ``tool_search`` or a registered Python handler, then after-hooks (which may rewrite
 the result, e.g. add guidance that only makes sense once the tool has run);
 ``load_toolkit`` returns the toolkit's schemas and reports the load in
@@ -33,7 +36,7 @@ caller (`contextchef.dispatch._calls`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from contextchef._errors import shown
@@ -48,6 +51,7 @@ from contextchef.dispatch._types import (
     CheckResult,
     Denied,
     GateContext,
+    GateStamp,
 )
 from contextchef.exposure._policy import matches
 from contextchef.history._messages import ToolCall, parse_json_object
@@ -59,6 +63,7 @@ __all__ = [
     "ActionProblem",
     "acheck_tool_call",
     "check_tool_call",
+    "holds",
     "is_meta",
     "resolve_action",
 ]
@@ -388,9 +393,9 @@ def check_tool_call(
     """
     ctx = ctx or GateContext()
     result = _static_check(view, call, ctx)
-    if isinstance(result, Denied):
-        return result
-    return run_before_hooks(call, result, ctx)
+    if isinstance(result, Allowed):
+        result = run_before_hooks(call, result, ctx)
+    return replace(result, call=call, stamp=GateStamp(view=view, ctx=ctx))
 
 
 async def acheck_tool_call(
@@ -399,6 +404,28 @@ async def acheck_tool_call(
     """Async `check_tool_call`: awaits async before-hooks."""
     ctx = ctx or GateContext()
     result = _static_check(view, call, ctx)
-    if isinstance(result, Denied):
-        return result
-    return await arun_before_hooks(call, result, ctx)
+    if isinstance(result, Allowed):
+        result = await arun_before_hooks(call, result, ctx)
+    return replace(result, call=call, stamp=GateStamp(view=view, ctx=ctx))
+
+
+_HOOKED = ("hook", "hook_error")  # denials a before-hook made: the hooks ran
+
+
+def holds(check: CheckResult, view: SessionView, ctx: GateContext) -> bool:
+    """Whether a decision the gate took still stands under `view` and `ctx`.
+
+    It does when before-hooks took part in it (an allowed call with hooks registered, or
+    a hook's denial) and nothing changed since: the same view (by identity) and the same
+    gate context, except schemas loaded since (loading only adds). Otherwise the caller
+    gates the call again, which costs no hook and sees the newest state.
+    """
+    stamp = check.stamp
+    if stamp is None or check.call is None or stamp.view is not view or not stamp.ctx.before:
+        return False
+    if isinstance(check, Denied) and check.code not in _HOOKED:
+        return False
+    old, new = stamp.ctx, ctx
+    empty: frozenset[str] = frozenset()
+    same = replace(old, loaded=empty) == replace(new, loaded=empty)
+    return same and old.loaded <= new.loaded

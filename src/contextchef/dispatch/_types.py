@@ -1,14 +1,22 @@
-"""What the gate decides and what hooks see: `Allowed`, `Denied`, `Execution`, hook types."""
+"""What the gate decides and what hooks see: `Allowed`, `Denied`, `Execution`, hook types.
+
+A decision is a value: it carries the call it was taken on and what it was taken under
+(`GateStamp`), so the host that checked a call hands the decision itself to ``execute``
+or ``run_tools`` and nothing is gated twice.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from contextchef._json import JsonValue
 from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.tools._tool import Tool
+
+if TYPE_CHECKING:
+    from contextchef.deferred._view import SessionView
 
 __all__ = [
     "AfterHook",
@@ -17,10 +25,25 @@ __all__ = [
     "CheckResult",
     "Denied",
     "Execution",
+    "Fallback",
     "GateContext",
+    "GateStamp",
     "HandlerLookup",
     "ToolCallEvent",
 ]
+
+
+@dataclass(frozen=True, eq=False)
+class GateStamp:
+    """What a decision was taken under: the tool view (by identity) and the gate context.
+
+    Attributes:
+        view: The session's frozen tool view at the check.
+        ctx: The `GateContext` at the check (its hooks are what ran).
+    """
+
+    view: SessionView
+    ctx: GateContext
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +63,10 @@ class Allowed:
     arguments: Mapping[str, JsonValue]
     via: str | None = None
     decision: Literal["allowed"] = "allowed"
+    call: ToolCall | None = field(default=None, compare=False, repr=False)
+    """The call decided on (set by the gate): ``execute(decision)`` runs it."""
+    stamp: GateStamp | None = field(default=None, compare=False, repr=False)
+    """What the decision was taken under (set by the gate)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +90,10 @@ class Denied:
     code: str
     tool: Tool | None = None
     decision: Literal["denied"] = "denied"
+    call: ToolCall | None = field(default=None, compare=False, repr=False)
+    """The call decided on (set by the gate): ``execute(decision)`` answers it."""
+    stamp: GateStamp | None = field(default=None, compare=False, repr=False)
+    """What the decision was taken under (set by the gate)."""
 
 
 CheckResult = Allowed | Denied
@@ -164,3 +195,9 @@ class Execution:
 
 
 HandlerLookup = Callable[[Tool], Callable[..., Any] | None]
+
+Fallback = Callable[[ToolCall, Allowed], Any]
+"""Runs an allowed call whose tool has no registered handler: ``fallback(call, allowed)``
+gets the model's call and the gate's decision (`Allowed.tool` with its ``server`` and
+original ``name``, the validated `Allowed.arguments`) and returns the output (text, JSON
+data or a `ToolResult`), or an awaitable of it in `arun_tools`."""

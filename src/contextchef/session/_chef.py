@@ -1,55 +1,76 @@
-"""`ContextChef`: the session facade, a thin coordinator (session layer).
+"""`ContextChef`: the session facade (session layer). It holds its parts and delegates.
 
-It owns three things and delegates the rest:
+Each part is a plain class with one responsibility and the parts it needs passed in:
 
-* `SessionState` — the session's data; its JSON form is the snapshot;
+* `SessionState` — the session's data; its JSON form is the snapshot. One object for the
+  session's life: a restore or a failed compile changes it in place (`SessionState.adopt`);
 * `SessionTools` — registration and the frozen `SessionView`;
-* `VolatileState` — the hooks behind the volatile tail (implicit context, events).
+* `VolatileState` — the hooks behind the volatile tail (implicit context, events);
+* `Dispatcher` — the gate, the one execution path, offload and hooks (`execute`,
+  `run_tools`);
+* `Skills` — skills' registration, host loads, compaction reminders;
+* `Maintenance` — responses in, snapshots, compaction, the overflow handoff;
+* `Compiler` — `compile` over the target's ledger (`contextchef.session._compile`).
 
-Compile is `contextchef.session._compile.compile_request` over those, with the target's
-adapter (its `Profile` carries every provider rule) and a strategy from the
-`contextchef.session._strategies` table. Every tool call, library-owned ones included,
-passes the one gate of `contextchef.dispatch`.
+Every tool call, library-owned ones included, passes the one gate of
+`contextchef.dispatch`; the gate's decision is a value that `execute` and `run_tools`
+accept as it is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
-from contextchef.dispatch._types import AfterHook, BeforeHook
+from contextchef.deferred._skills import Skill, SkillLike
+from contextchef.deferred._view import SessionView
+from contextchef.dispatch._calls import CallLike, as_tool_call
+from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Execution, Fallback
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
-from contextchef.history._messages import Message, check_message
+from contextchef.history._compaction import Cleared, Compacted
+from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
 from contextchef.history._offload import OffloadStore
 from contextchef.providers import ResponseNotice, get_adapter
+from contextchef.providers._base import SchemaReport
 from contextchef.session._accounting import CacheCostModel, PlanReport, plan_report
-from contextchef.session._compiling import CompileMixin
-from contextchef.session._dispatching import DispatchMixin
+from contextchef.session._compiling import Compiler
+from contextchef.session._dispatching import CallOrDecision, Dispatcher
 from contextchef.session._library import MemoryTools, library_tools
 from contextchef.session._linting import LintMode, VolatileLint, watch_schemas
-from contextchef.session._maintenance import MaintenanceMixin
+from contextchef.session._maintenance import Maintenance
 from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
 from contextchef.session._pruner import Pruner
 from contextchef.session._request import CompiledRequest
-from contextchef.session._skills import SkillsMixin
+from contextchef.session._skills import Skills
 from contextchef.session._state import SessionState, checked_history
 from contextchef.session._toolset import SessionTools, ToolLike
-from contextchef.session._volatile import DEFAULT_ANCHOR, VolatileState
-from contextchef.session._volatile_methods import VolatileStateMixin
+from contextchef.session._volatile import (
+    DEFAULT_ANCHOR,
+    Announcement,
+    Channel,
+    EventHandler,
+    EventName,
+    VolatileState,
+    check_dynamic_state,
+    new_announcement,
+)
 from contextchef.tools._catalogs import Catalog
 from contextchef.tools._lint import VolatileValue
-from contextchef.tools._registry import Handler
+from contextchef.tools._registry import Handler, Registry
 from contextchef.tools._tool import Tool
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
 
 
-class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMixin, SkillsMixin):
+class ContextChef:
     """An agent session: tools, system prompt, history; compiles payloads per turn.
 
     Args:
@@ -135,9 +156,6 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             raise UsageError(
                 f"unmatched_patterns must be 'raise' or 'warn', got {shown(unmatched_patterns)}"
             )
-        self._unmatched = unmatched_patterns
-        self._warned: set[str] = set()
-        self._checked: tuple[object, ...] = ()  # the last (view, defer, pin) checked
         if anchor is not None and (not isinstance(anchor, str) or not is_unicode(anchor)):
             raise UsageError(f"anchor must be Unicode text or None, got {type(anchor).__name__}")
         self._modes = named_modes(modes)
@@ -157,32 +175,48 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         self._volatile = VolatileState(cache_audit=cache_audit)
         self._lint = VolatileLint(volatile_lint)
         self._tools.lint = watch_schemas(self._lint.tools)
-        self._notices: tuple[ResponseNotice, ...] = ()
-        self._ingested: set[str] = set()
-        self._before: list[BeforeHook] = []
-        self._after: list[AfterHook] = []
-        self._pruner = Pruner(self)
-        self._memory = memory
-        self._handoff = (
+        store = OffloadStore(Path(offload_dir)) if offload_dir is not None else None
+        self._dispatcher = Dispatcher(
+            state=self._state, tools=self._tools, offload_store=store, max_inline=max_inline_chars
+        )
+        self._skills = Skills(state=self._state, tools=self._tools, dispatcher=self._dispatcher)
+        handoff = (
             on_overflow
             if on_overflow is None or isinstance(on_overflow, OverflowHandoff)
             else OverflowHandoff(summarize=on_overflow)
         )
+        self._maintenance = Maintenance(
+            state=self._state,
+            tools=self._tools,
+            volatile=self._volatile,
+            skills=self._skills,
+            modes=self._modes,
+            handoff=handoff,
+            unmatched=unmatched_patterns,
+        )
+        self._compiler = Compiler(
+            state=self._state,
+            tools=self._tools,
+            volatile=self._volatile,
+            memory=memory,
+            before=self._maintenance.handoff_if_due,
+            unmatched=unmatched_patterns,
+        )
+        self._pruner = Pruner(self)
+        self._memory = memory
         owned, handlers = library_tools(
             store=memory,
             mode=memory_tools,
-            handoff=self._handoff,
-            on_new_context=self.request_new_context,
+            handoff=handoff,
+            on_new_context=self._maintenance.request_new_context,
         )
         self._tools.register_library(owned, handlers)
-        self._store = OffloadStore(Path(offload_dir)) if offload_dir is not None else None
-        self._max_inline = max_inline_chars
-        if self._store is not None:
-            self._tools.register_offload_reader(self._store)
+        if store is not None:
+            self._tools.register_offload_reader(store)
         if mode is not None:
             self.set_mode(mode)
 
-    # -- tools (see SessionTools) --------------------------------------------------------
+    # -- tools (SessionTools) ------------------------------------------------------------
 
     def register_tools(
         self,
@@ -265,6 +299,81 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         """Pruning, blocklist, namespace routing and toolkit loading (see `Pruner`)."""
         return self._pruner
 
+    @property
+    def view(self) -> SessionView:
+        """The frozen tool view, rebuilt only after registration or exposure changes."""
+        return self._tools.view()
+
+    @property
+    def registry(self) -> Registry:
+        """The tool registry (read it; register through this facade)."""
+        return self._tools.registry
+
+    def wire_name(self, name: str, *, server: str | None = None) -> str:
+        """The wire name of a registered tool, by own name (and server when grouped)."""
+        return self._tools.wire_name(name, server=server)
+
+    def load_toolkit(self, name: str) -> tuple[Tool, ...]:
+        """Load a toolkit (idempotent): see `SessionTools.load_toolkit`."""
+        added = self._tools.load_toolkit(name)
+        self._state.loaded.update(self._tools.registry.wire_name_for(t) for t in added)
+        self._state.loaded_toolkits = self._tools.loaded_toolkits
+        return added
+
+    def reveal_tools(self, *names: str) -> tuple[str, ...]:
+        """Make deferred tools callable, from the host (the model did not search for them).
+
+        Each name (a wire name, or a tool's own name when unique) counts as loaded from
+        now on: the gate admits it under ``require_search``, and on a model that takes
+        mid-conversation tool changes the next native-strategy request adds it with a
+        ``tool_addition`` block (by reference), which stays in the history. Elsewhere the
+        model does not see it until it searches, or until you say so (`announce`).
+
+        Returns:
+            The wire names revealed, sorted.
+
+        Raises:
+            UnknownToolError: A name no registered tool has.
+            UsageError: A name that is not a string, a tool the mode hides, or a tool of
+                a skill not loaded (load the skill: `load_skill`).
+        """
+        return self._dispatcher.reveal(names)
+
+    def replace_tool(self, tool: Tool) -> Tool:
+        """Replace a registered tool's definition from now on (its source changed it).
+
+        For a tool whose definition changed at its source (an MCP server's changed
+        schema): same key (origin and name), so the same wire name and handler; the gate
+        validates against the new schema from the next call on. A deferred tool is
+        replaced in the search index, and the cached prefix (``tools``, directory) is kept;
+        a resident tool's new definition changes ``tools`` at the next compile, which the
+        ledger records as an edit (the cache restarts there).
+
+        Returns:
+            The definition replaced.
+
+        Raises:
+            UsageError: `tool` is not a `Tool`.
+            UnknownToolError: No tool with its origin and name is registered.
+        """
+        if not isinstance(tool, Tool):
+            raise UsageError(f"replace_tool takes a Tool, got {type(tool).__name__}")
+        resident = self.view.exposure.get(tool.key) != "deferred"
+        old = self._tools.registry.replace(tool)
+        self._tools.refresh_view(prefix=resident)
+        return old
+
+    @property
+    def schema_reports(self) -> tuple[SchemaReport, ...]:
+        """What each target's narrower schema dialect changes in the registered tools.
+
+        One `SchemaReport` per tool and target whose schema that target's renderer
+        rewrites (today Gemini's subset: keywords rewritten or dropped, local ``$ref``
+        inlined), in registry order; computed when each tool was registered (and logged
+        then at INFO), so reading it costs nothing. Tools sent unchanged are left out.
+        """
+        return self._maintenance.schema_reports()
+
     # -- modes, blocklist, hooks ---------------------------------------------------------
 
     def set_mode(self, name: str | None) -> None:
@@ -315,17 +424,243 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
 
     def before_tool_call(self, hook: BeforeHook) -> BeforeHook:
         """Add a before-hook (a decorator): it may deny a call by returning a reason."""
-        self._before.append(hook)
+        self._dispatcher.before.append(hook)
         return hook
 
     def after_tool_call(self, hook: AfterHook) -> AfterHook:
         """Add an after-hook (a decorator): returning a `ToolResult` replaces the result."""
-        self._after.append(hook)
+        self._dispatcher.after.append(hook)
         return hook
 
-    def wire_name(self, name: str, *, server: str | None = None) -> str:
-        """The wire name of a registered tool, by own name (and server when grouped)."""
-        return self._tools.wire_name(name, server=server)
+    # -- the gate and the one execution path (Dispatcher) ---------------------------------
+
+    def check_tool_call(self, call: CallLike) -> CheckResult:
+        """Run the gate on a model's call (any `CallLike` shape); returns its decision.
+
+        In order: known? in the modes? reachable? blocked? schema-valid? before-hooks?
+        (see `contextchef.dispatch._gate`). The decision (`Allowed` or `Denied`) is a
+        value carrying the call: pass it to `execute` or `run_tools` (instead of the
+        call) to run it without gating it again, so before-hooks run once. While the
+        tools, modes, blocklist and hooks are unchanged it is used as it is; otherwise
+        the call is gated again. Passing the call itself always gates it.
+
+        Raises:
+            UsageError: Not a tool call, or an async before-hook inside a running event
+                loop (use `acheck_tool_call`).
+        """
+        return self._dispatcher.decide(as_tool_call(call))[0]
+
+    async def acheck_tool_call(self, call: CallLike) -> CheckResult:
+        """Async `check_tool_call` (awaits async before-hooks)."""
+        return (await self._dispatcher.adecide(as_tool_call(call)))[0]
+
+    def execute(self, call: CallOrDecision) -> Execution:
+        """Gate and run a call (``tool_search``, ``load_toolkit``, ``load_skill``, a handler).
+
+        Records schemas fetched through ``tool_search``, toolkit and skill loads; with
+        ``offload_dir`` set, a result over ``max_inline_chars`` characters is stored whole
+        and replaced by a head/tail stub. Given the decision `check_tool_call` returned
+        (and nothing changed since), the call is not gated again: its before-hooks run
+        once. To answer a whole turn, use `run_tools`.
+
+        Args:
+            call: A call in any `CallLike` shape, or a decision of `check_tool_call`.
+
+        Raises:
+            UsageError: Allowed call to a tool without a registered handler (`run_tools`
+                answers those, or hands them to its ``fallback``), or a decision that
+                carries no call.
+        """
+        return self._dispatcher.execute(call)
+
+    async def aexecute(self, call: CallOrDecision) -> Execution:
+        """Async `execute`."""
+        return await self._dispatcher.aexecute(call)
+
+    def run_tools(
+        self,
+        calls: Iterable[CallOrDecision],
+        *,
+        fallback: Fallback | None = None,
+        append: bool = True,
+    ) -> tuple[ToolResult, ...]:
+        """Answer every call of a model turn, in order, and append the results.
+
+        Each call passes the gate once (before-hooks once; a decision `check_tool_call`
+        returned is taken as it is), then runs: meta-tools
+        (``tool_search``, ``load_toolkit``, ``load_skill``, through ``defer_execute`` and
+        namespaces too), registered handlers (library tools and MCP tools included), and
+        after-hooks once. A call the gate refuses (unknown, blocked, invalid arguments,
+        outside the mode, denied by a hook) is answered with the gate's error result; a
+        handler that raises, with an error result naming the tool; an allowed tool with no
+        handler is given to `fallback`, or without one answered with an error result
+        telling the model it cannot run here (and a logged warning). Large results go
+        through the offload path. Calls run one after another here; coroutine handlers
+        with `asyncio.run` when no event loop is running (`arun_tools` runs them
+        concurrently).
+
+        Args:
+            calls: The calls `ingest` returned (or any `CallLike` values, or the
+                decisions `check_tool_call` returned), in order.
+            fallback: Runs allowed calls of tools that have no handler (see `Fallback`).
+            append: Append the results to the history as one tool-results message
+                (False: only return them).
+
+        Returns:
+            One `ToolResult` per call, in call order.
+
+        Raises:
+            UsageError: `calls` is not a list of calls, two calls share an id, or an event
+                loop is running while the session has async hooks or handlers (use
+                `arun_tools`); nothing has run then. Also, as `execute` does, when a hook
+                or handler that is not declared ``async`` returns an awaitable inside a
+                running event loop.
+        """
+        return self._answered(self._dispatcher.run_tools(calls, fallback), append)
+
+    async def arun_tools(
+        self,
+        calls: Iterable[CallOrDecision],
+        *,
+        fallback: Fallback | None = None,
+        append: bool = True,
+    ) -> tuple[ToolResult, ...]:
+        """Async `run_tools`: the handlers of one turn run concurrently.
+
+        The gate runs on each call in call order (async hooks awaited; a decision
+        `check_tool_call` returned is taken as it is), and meta-tools
+        and contextchef's own tools (memory, ``new_context``, ``read_offloaded``) are
+        answered then, on the loop's thread, so a later call of the same turn sees what an
+        earlier one loaded or wrote. The handlers (and `fallback`) then run together:
+        coroutine handlers on the running loop, sync ones in worker threads
+        (`asyncio.to_thread`). After-hooks run in call order once every handler is done;
+        results come back in call order whatever order the handlers finished in.
+        Cancelling the task cancels the handlers still running (CancelledError and other
+        BaseExceptions are not turned into results).
+
+        Args:
+            calls: The calls `ingest` returned (or any `CallLike` values, or the
+                decisions `check_tool_call` returned), in order.
+            fallback: Runs allowed calls of tools that have no handler (see `Fallback`).
+            append: Append the results as one tool-results message (False: only return).
+
+        Returns:
+            One `ToolResult` per call, in call order.
+
+        Raises:
+            UsageError: `calls` is not a list of calls, or two calls share an id.
+        """
+        return self._answered(await self._dispatcher.arun_tools(calls, fallback), append)
+
+    def _answered(self, results: tuple[ToolResult, ...], append: bool) -> tuple[ToolResult, ...]:
+        if append and results:
+            self.append(tool_results(results))
+        return results
+
+    def offload(self, result: ToolResult) -> ToolResult:
+        """Offload one result you produced yourself (e.g. from an MCP server), if large.
+
+        Over ``max_inline_chars``: with ``offload_dir`` it is stored whole and replaced by
+        a head/tail stub; without one it is cut to head and tail (logged). When the
+        offload directory cannot be written, it is cut the same way and a warning names the
+        directory and the error: a result over the budget never enters the history whole
+        (a million characters kept there would go with every later request).
+        """
+        return self._dispatcher.offload(result)
+
+    def _withdraw_tool(self, wire: str, reason: str | None) -> None:
+        """Refuse the tool `wire` with `reason`, or admit it again (None).
+
+        For a tool its source took back (`contextchef.mcp.McpHub`: removed by its server,
+        or the server disconnected). It stays declared, so no byte sent changes;
+        ``tool_search`` no longer finds it.
+        """
+        self._dispatcher.withdraw(wire, reason)
+
+    # -- library-owned tools: memory and new_context -------------------------------------
+
+    @property
+    def memory(self) -> MemoryStore | None:
+        """The memory store given at construction, or None."""
+        return self._memory
+
+    @property
+    def owned_tool_names(self) -> tuple[str, ...]:
+        """The library-owned tools of this session, in the order they are appended."""
+        return self._tools.library_names
+
+    def owns_tool(self, name: str) -> bool:
+        """Whether `name` is a library-owned tool here."""
+        return isinstance(name, str) and name in self._tools.library_names
+
+    def handle_tool(self, call: CallLike) -> str:
+        """Run a call to a library-owned tool through the gate; returns the result text.
+
+        Raises:
+            UsageError: The tool is not library-owned in this session (see `owns_tool`).
+        """
+        parsed = as_tool_call(call)
+        if not self.owns_tool(parsed.name):
+            raise UsageError(
+                f"{shown(parsed.name, 80)} is not a contextchef-owned tool in this session; owned "
+                f"tools: {list(self.owned_tool_names)} (check with owns_tool before handle_tool)"
+            )
+        return self.execute(parsed).result.content
+
+    # -- skills (Skills) -------------------------------------------------------------------
+
+    def register_skills(self, skills: Iterable[SkillLike]) -> tuple[Skill, ...]:
+        """Register skills: named instructions that bring tools (all or nothing).
+
+        A skill is a `Skill` or ``{"name", "description", "instructions", "tools"}``;
+        ``tools`` names tools registered in the session (wire names, or own names when
+        unique), resolved to wire names now. Those tools become reachable only through
+        their skill: they leave the deferred-name directory and ``tool_search`` results,
+        and the gate refuses them (code ``skill_not_loaded``), until the skill is loaded.
+        The first skills add the ``load_skill`` tool (resident, like ``load_toolkit``):
+        its description lists the skills (``name: description``, sorted, within
+        ``DeferredConfig.skill_directory_chars``) and its schema's ``name`` enum holds
+        them all. Register skills before the first compile: ``load_skill`` changes with
+        them, which edits the ``tools`` already sent.
+
+        Returns:
+            The registered skills (tools as wire names), sorted by name.
+
+        Raises:
+            UsageError, ToolNameConflictError, UnknownToolError: See `resolve_skills`;
+                nothing is registered.
+        """
+        return self._skills.register(skills)
+
+    @property
+    def skills(self) -> tuple[Skill, ...]:
+        """The registered skills (their tools as wire names), sorted by name."""
+        return self._tools.skills
+
+    @property
+    def loaded_skills(self) -> tuple[str, ...]:
+        """Names of the skills loaded in this session, sorted."""
+        return self._state.loaded_skills
+
+    def load_skill(self, name: str) -> ToolResult:
+        """Load a skill for the model, as if it had called ``load_skill`` itself.
+
+        Appends one exchange to the history: an assistant message holding a
+        ``load_skill`` call (id ``contextchef_skill_<name>_<n>``) and a user message
+        holding its result, so the model sees the instructions once; the skill and its
+        tools count as loaded (see `execute`). The call passes the gate (blocklist,
+        hooks). The text says how to reach the tools under the strategy of the last
+        compile, so on a provider-native strategy load after the first compile. A skill
+        already loaded appends nothing and returns the "already loaded" result.
+
+        Returns:
+            The ``load_skill`` result (its text is the instructions, then the tools).
+
+        Raises:
+            UsageError: Unknown skill; the history ends with the model's turn or with
+                unanswered calls; or the gate refused the call (blocked, a hook).
+        """
+        return self._skills.load(name)
 
     # -- conversation state --------------------------------------------------------------
 
@@ -364,12 +699,192 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
         """The history, oldest first."""
         return self._state.history
 
+    def clear_history(self) -> None:
+        """Start a fresh conversation: empty the history.
+
+        Announcements, dynamic state, tools, modes and the blocklist stay: they describe
+        the current session, which a fresh conversation still needs.
+        """
+        self._state.history = ()
+
     @property
     def loaded_tools(self) -> tuple[str, ...]:
         """Wire names of deferred tools whose schemas the model has fetched, sorted."""
         return tuple(sorted(self._state.loaded))
 
-    # -- compile -------------------------------------------------------------------------
+    # -- volatile state (announcements, dynamic state, implicit context, events) ----------
+
+    def announce(self, id: str, content: str, channel: Channel = "auto") -> Announcement:
+        """State a capability change until it is retracted (upsert by `id`).
+
+        Re-announcing an id replaces its content and channel and keeps its original
+        position. Every standing announcement of a channel renders into one
+        ``<announcements>`` block, in insertion order, stated again at the end of the
+        next request whenever the set changed (a retraction included); nothing is
+        written into the history.
+
+        Args:
+            id: The announcement's key.
+            content: The statement (e.g. ``"Tools newly available: read_file, grep"``).
+            channel: ``user_tail``, ``system`` or ``auto`` (``system`` on Anthropic,
+                ``user_tail`` elsewhere).
+
+        Returns:
+            The stored announcement.
+
+        Raises:
+            UsageError: An empty id, non-string content, or an unknown channel.
+        """
+        item = new_announcement(id, content, channel)
+        self._state.announcements[id] = item  # an existing key keeps its position
+        return item
+
+    def retract_announcement(self, id: str) -> bool:
+        """Remove an announcement; True if one was standing under `id`."""
+        return self._state.announcements.pop(id, None) is not None
+
+    def get_announcements(self) -> tuple[Announcement, ...]:
+        """The standing announcements, in insertion order."""
+        return tuple(self._state.announcements.values())
+
+    def set_dynamic_state(self, state: BaseModel | None) -> None:
+        """Set (None: clear) the dynamic state, rendered as ``<dynamic_state>`` JSON.
+
+        The model is dumped at every compile (``model_dump(mode="json")``, keys sorted);
+        when the dump differs from what the target was last told, the next request
+        states it again at its end (clearing it states ``null``).
+
+        Raises:
+            UsageError: `state` is not a pydantic model.
+        """
+        check_dynamic_state(state)
+        self._state.dynamic_state = state
+
+    @property
+    def dynamic_state(self) -> BaseModel | Mapping[str, Any] | None:
+        """The dynamic state (a mapping after `restore`), or None."""
+        return self._state.dynamic_state
+
+    def set_implicit_context(self, hook: Callable[[], str | None] | None) -> None:
+        """Set (None: remove) the hook whose text renders as ``<implicit_context>``.
+
+        It is called once per compile; its text is stated at the end of the request
+        when it differs from what the target was last told (``None`` or blank after
+        text states that there is none). Implicit context alone does not add the
+        anchor line.
+        """
+        self._volatile.set_implicit(hook)
+
+    def set_system_channel_breakpoint(self, enabled: bool) -> None:
+        """Kept for compatibility; it changes nothing now.
+
+        Every Anthropic request marks its last block as a ``cache_control`` breakpoint
+        (the system entry when it is last), and an update, once sent, never changes
+        again, so no separate breakpoint for the system channel is needed. Nothing is
+        recorded.
+        """
+        del enabled
+
+    def on(self, event: EventName, handler: EventHandler) -> EventHandler:
+        """Call `handler` with a `CompileEvent` on a session event (see `EventName`).
+
+        ``compile:start`` runs before anything is rendered (an announcement made there
+        lands in this compile); ``compile:done`` after (one made there lands in the next);
+        ``response:notice`` once per notice an ingested response carries.
+
+        Returns:
+            `handler` (so ``on`` can be used as a decorator factory's body).
+
+        Raises:
+            UsageError: Unknown event or a handler that is not callable.
+        """
+        return self._volatile.subscribe(event, handler)
+
+    def off(self, event: EventName, handler: EventHandler) -> bool:
+        """Remove a handler; True if it was registered."""
+        return self._volatile.unsubscribe(event, handler)
+
+    # -- compile (Compiler) --------------------------------------------------------------
+
+    def compile(
+        self,
+        target: str = "anthropic",
+        *,
+        model: str = "model",
+        max_tokens: int | None = None,
+        strategy: str = "client",
+        prefill: str | None = None,
+        extra: Mapping[str, Any] | None = None,
+        betas: Sequence[str] = (),
+        diagnostics: bool = False,
+    ) -> CompiledRequest:
+        """Compile the session into a request payload for `target`, append-only.
+
+        The target's ledger replays what earlier compiles sent, unchanged, and appends
+        the new turn; volatile state that changed is stated at the end (see
+        `contextchef.session._ledger` and `contextchef.session._volatile`). Compile as
+        you send: once per model call, after appending the tool results.
+
+        Args:
+            target: One of `contextchef.TARGETS`.
+            model: Model name written into the payload; it also selects the model's
+                rules (`ModelRules`: prefix check, system messages, prefill).
+            max_tokens: Output cap in tokens; None sends the provider's default, except
+                where the API requires one (`Profile.default_max_tokens`: Anthropic 4,096).
+            strategy: ``auto`` (the provider's own deferral where the model has it,
+                else ``client``: `contextchef.session._strategies.resolve`), ``client``
+                (direct tools, namespaces, loaders, then ``tool_search`` and
+                ``defer_execute``), ``flat`` (every tool resident; the no-disclosure
+                baseline), ``anthropic-native`` / ``anthropic-native-regex`` (deferred
+                tools with ``defer_loading: true`` and Anthropic's server search),
+                ``anthropic-native-client`` (our ``tool_search`` answering with
+                ``tool_reference`` blocks), ``anthropic-inline`` (found tools revealed
+                by ``tool_addition``) or ``openai-native`` (Responses namespaces and
+                hosted ``tool_search``). On models with mid-conversation tool changes
+                the native strategies keep the ``tools`` first sent (once a request
+                was answered: before that, nothing is bound and the next compile sends
+                the current view's) and state reveals and withdrawals as
+                ``tool_addition`` / ``tool_removal``. The gate follows
+                the last compile: after ``flat`` or a native strategy, deferred tools may
+                be called by name (``require_search`` still applies: the provider's
+                search results and our additions count as loading).
+                `CompiledRequest.strategy` says which one was used.
+            prefill: Start of the assistant's answer, sent as a trailing assistant turn;
+                the history must end with a user turn, the text must not end with
+                whitespace, and the model must accept prefill.
+            extra: Request fields passed through unchanged (``thinking`` with
+                ``block_binding``, ``diagnostics``, ``output_config``,
+                ``context_management``...); fields compile writes are refused.
+            betas: ``anthropic-beta`` values to send (`CompiledRequest.headers`); those
+                the `extra` fields need are added.
+            diagnostics: Anthropic: ask for cache diagnostics against the last response
+                ingested for this target (``diagnostics.previous_message_id``).
+
+        ``compile:start`` handlers run first, ``compile:done`` handlers get the result.
+
+        Returns:
+            A `CompiledRequest`: ``client.messages.create(**req.payload,
+            extra_headers=req.headers)``.
+
+        Raises:
+            UnknownTargetError: Unknown target.
+            UsageError: Unknown strategy or one the target or model cannot serve (a
+                native one past the target's limit of deferred tools), bad options, a prefill
+                (or a history ending with the model's turn) the model rejects, an empty
+                conversation, a ``defer`` / ``pin`` pattern that matches no tool (unless
+                the session was made with ``unmatched_patterns="warn"``).
+            CorruptHistoryError: A message's recorded provider data cannot be rendered.
+        """
+        return self._compiler.compile(
+            target,
+            model=model,
+            max_tokens=max_tokens,
+            strategy=strategy,
+            prefill=prefill,
+            extra=extra,
+            betas=betas,
+            diagnostics=diagnostics,
+        )
 
     def plan(self, target: str = "anthropic", *, cache: CacheCostModel | None = None) -> PlanReport:
         """What the tool catalog costs per turn for `target` (see `PlanReport`).
@@ -385,3 +900,106 @@ class ContextChef(DispatchMixin, MaintenanceMixin, VolatileStateMixin, CompileMi
             servers=registry.servers,
             cache=cache,
         )
+
+    # -- responses in, snapshots, history maintenance (Maintenance) ----------------------
+
+    def ingest(self, response: object) -> tuple[ToolCall, ...]:
+        """Append the model's turn of a provider response to the history; return its calls.
+
+        Args:
+            response: The response object of an official SDK (Anthropic ``Message``,
+                OpenAI ``ChatCompletion`` or Responses ``Response``, google-genai
+                ``GenerateContentResponse``) or its JSON dict. Every block is kept as
+                returned (thinking and signatures, encrypted reasoning, item ids, server
+                tool blocks); see `contextchef.providers.parse_response`.
+
+        What the response reports about the request (Anthropic's dropped thinking,
+        cache-miss reasons) and a turn that did not end normally (kind ``incomplete``:
+        cut off at a token limit, refused, filtered; the turn is still appended) is
+        logged, kept in `notices` and sent to ``response:notice`` handlers (`on`);
+        its id is remembered for ``compile(diagnostics=True)``.
+
+        Returns:
+            The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
+            ids are unique in the session (Gemini calls sent without an id get one here,
+            never sent back to Gemini).
+
+        Raises:
+            CorruptHistoryError: Not a supported response, a malformed one, or one that
+                failed (Responses ``status: "failed"`` naming its error code and message,
+                an error body); the history is unchanged.
+            UsageError: This response (by id) was ingested already.
+        """
+        return self._maintenance.ingest(response)
+
+    @property
+    def notices(self) -> tuple[ResponseNotice, ...]:
+        """What ingested responses reported about their requests, oldest first."""
+        return self._maintenance.notices
+
+    def snapshot(self) -> dict[str, Any]:
+        """A versioned, JSON-serializable dict of the session's data (`SessionState`).
+
+        Tools, handlers and hooks are code and are not included (see
+        `contextchef.session._snapshot`).
+        """
+        return self._maintenance.snapshot()
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Restore a `snapshot` (register the same tools first); compiles then match.
+
+        The snapshot's skills are registered when the session has none, and so are the
+        runtime tools it recorded (from their definitions; attach handlers with
+        `register_runtime_tool` beforehand, or answer their calls yourself).
+
+        Raises:
+            SnapshotMismatchError: Different tools, toolkits, skills or modes, or an
+                unsupported version; UsageError / CorruptHistoryError: a malformed field.
+                In every case nothing is changed.
+        """
+        self._maintenance.restore(snapshot)
+
+    def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
+        """Replace old turns with a summary, cutting only at a safe point.
+
+        `summarize` is your model call (the library never calls one). Deferred tools
+        loaded in the summarized part are named in the summary and leave `loaded_tools`;
+        loaded skills whose load was summarized stay loaded, and the summary restates
+        their instructions and tools.
+
+        Returns:
+            The compaction result (``messages`` is the new history).
+        """
+        return self._maintenance.compact(summarize, keep_recent_turns=keep_recent_turns)
+
+    def clear_tool_results(
+        self,
+        *,
+        keep_recent: int,
+        exclude_tools: Collection[str] = (),
+        clear_inputs: bool = False,
+        clear_at_least: int = 0,
+    ) -> Cleared:
+        """Replace old tool results with a placeholder, keeping ids and pairing.
+
+        See `contextchef.history._compaction.clear_tool_results`; the history is replaced.
+        """
+        return self._maintenance.clear_tool_results(
+            keep_recent=keep_recent,
+            exclude_tools=exclude_tools,
+            clear_inputs=clear_inputs,
+            clear_at_least=clear_at_least,
+        )
+
+    def request_new_context(self) -> None:
+        """Make the next compile apply the overflow handoff whatever the budget says.
+
+        Raises:
+            UsageError: No overflow handoff is configured (pass ``on_overflow=``).
+        """
+        self._maintenance.request_new_context()
+
+    @property
+    def new_context_pending(self) -> bool:
+        """A handoff is due at the next compile (requested, not yet applied)."""
+        return self._state.new_context_pending

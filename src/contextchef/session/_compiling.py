@@ -1,6 +1,6 @@
-"""`ContextChef.compile`: one request per model call, over the target's ledger.
+"""`Compiler`: a session's part that compiles one request per model call.
 
-The steps are in `contextchef.session._compile`; this mixin checks the options, runs the
+The steps are in `contextchef.session._compile`; this part checks the options, runs the
 compile events and the overflow handoff, and records the result in the target's ledger
 only once the compile succeeded.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from contextchef._errors import UsageError
 from contextchef.exposure._policy import unmatched_message
@@ -24,38 +24,48 @@ from contextchef.session._memory import MemoryStore, render_memories
 from contextchef.session._request import CompiledRequest, check_options
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy, resolve
+from contextchef.session._toolset import SessionTools
 from contextchef.session._volatile import CompileEvent, VolatileState
 
-if TYPE_CHECKING:
-    from contextchef.deferred._view import SessionView
-    from contextchef.session._toolset import SessionTools
-
-__all__ = ["CompileMixin"]
+__all__ = ["Compiler"]
 
 logger = logging.getLogger("contextchef")
 
 
-class CompileMixin:
-    """`ContextChef.compile`."""
+class Compiler:
+    """Compiles the session for a target, append-only, and records it in the ledger.
 
-    _state: SessionState
-    _volatile: VolatileState
-    _memory: MemoryStore | None
-    _tools: SessionTools
-    _unmatched: str
-    _warned: set[str]
-    _checked: tuple[object, ...]
+    Args:
+        state: The session's data (history, ledgers); a failed compile puts it back.
+        tools: The session's tools (the frozen view compiled).
+        volatile: The volatile tail's hooks and the compile events.
+        memory: The memory store whose memories are shown, or None.
+        before: Run first inside every compile (the overflow handoff), undone with it.
+        unmatched: ``"raise"`` or ``"warn"``: `ContextChef`'s ``unmatched_patterns``.
+    """
 
-    if TYPE_CHECKING:  # provided by the other mixins of ContextChef
-
-        @property
-        def view(self) -> SessionView: ...
-
-        def _handoff_if_due(self) -> None: ...
+    def __init__(
+        self,
+        *,
+        state: SessionState,
+        tools: SessionTools,
+        volatile: VolatileState,
+        memory: MemoryStore | None,
+        before: Callable[[], None],
+        unmatched: Literal["raise", "warn"],
+    ) -> None:
+        self._state = state
+        self._tools = tools
+        self._volatile = volatile
+        self._memory = memory
+        self._before = before
+        self._unmatched = unmatched
+        self._warned: set[str] = set()
+        self._checked: tuple[object, ...] = ()  # the last (view, defer, pin) checked
 
     def _check_patterns(self) -> None:
         """Apply `unmatched_patterns` to ``defer`` and ``pin`` (at compile; once per view)."""
-        key = (self.view, self._state.defer, self._state.pin)
+        key = (self._tools.view(), self._state.defer, self._state.pin)
         if self._checked and self._checked[0] is key[0] and self._checked[1:] == key[1:]:
             return  # the same tools and patterns: the same answer (warned once already)
         known = self._tools.known_names() if self._state.defer or self._state.pin else set()
@@ -67,7 +77,7 @@ class CompileMixin:
                 raise UsageError(f"{problem}; pass unmatched_patterns='warn' to only warn")
             if problem not in self._warned:
                 self._warned.add(problem)
-                warnings.warn(problem, UserWarning, stacklevel=3)
+                warnings.warn(problem, UserWarning, stacklevel=4)
         self._checked = key
 
     def compile(
@@ -82,73 +92,18 @@ class CompileMixin:
         betas: Sequence[str] = (),
         diagnostics: bool = False,
     ) -> CompiledRequest:
-        """Compile the session into a request payload for `target`, append-only.
-
-        The target's ledger replays what earlier compiles sent, unchanged, and appends
-        the new turn; volatile state that changed is stated at the end (see
-        `contextchef.session._ledger` and `contextchef.session._volatile`). Compile as
-        you send: once per model call, after appending the tool results.
-
-        Args:
-            target: One of `contextchef.TARGETS`.
-            model: Model name written into the payload; it also selects the model's
-                rules (`ModelRules`: prefix check, system messages, prefill).
-            max_tokens: Output cap in tokens; None sends the provider's default, except
-                where the API requires one (`Profile.default_max_tokens`: Anthropic 4,096).
-            strategy: ``auto`` (the provider's own deferral where the model has it,
-                else ``client``: `contextchef.session._strategies.resolve`), ``client``
-                (direct tools, namespaces, loaders, then ``tool_search`` and
-                ``defer_execute``), ``flat`` (every tool resident; the no-disclosure
-                baseline), ``anthropic-native`` / ``anthropic-native-regex`` (deferred
-                tools with ``defer_loading: true`` and Anthropic's server search),
-                ``anthropic-native-client`` (our ``tool_search`` answering with
-                ``tool_reference`` blocks), ``anthropic-inline`` (found tools revealed
-                by ``tool_addition``) or ``openai-native`` (Responses namespaces and
-                hosted ``tool_search``). On models with mid-conversation tool changes
-                the native strategies keep the ``tools`` first sent (once a request
-                was answered: before that, nothing is bound and the next compile sends
-                the current view's) and state reveals and withdrawals as
-                ``tool_addition`` / ``tool_removal``. The gate follows
-                the last compile: after ``flat`` or a native strategy, deferred tools may
-                be called by name (``require_search`` still applies: the provider's
-                search results and our additions count as loading).
-                `CompiledRequest.strategy` says which one was used.
-            prefill: Start of the assistant's answer, sent as a trailing assistant turn;
-                the history must end with a user turn, the text must not end with
-                whitespace, and the model must accept prefill.
-            extra: Request fields passed through unchanged (``thinking`` with
-                ``block_binding``, ``diagnostics``, ``output_config``,
-                ``context_management``...); fields compile writes are refused.
-            betas: ``anthropic-beta`` values to send (`CompiledRequest.headers`); those
-                the `extra` fields need are added.
-            diagnostics: Anthropic: ask for cache diagnostics against the last response
-                ingested for this target (``diagnostics.previous_message_id``).
-
-        ``compile:start`` handlers run first, ``compile:done`` handlers get the result.
-
-        Returns:
-            A `CompiledRequest`: ``client.messages.create(**req.payload,
-            extra_headers=req.headers)``.
-
-        Raises:
-            UnknownTargetError: Unknown target.
-            UsageError: Unknown strategy or one the target or model cannot serve (a
-                native one past the target's limit of deferred tools), bad options, a prefill
-                (or a history ending with the model's turn) the model rejects, an empty
-                conversation, a ``defer`` / ``pin`` pattern that matches no tool (unless
-                the session was made with ``unmatched_patterns="warn"``).
-            CorruptHistoryError: A message's recorded provider data cannot be rendered.
-        """
+        """Compile the session for `target`; see `ContextChef.compile`."""
         adapter = get_adapter(target)
         extra = {} if extra is None else extra
         check_options(model, max_tokens, extra, betas)  # before anything runs or changes
         self._check_patterns()
-        declared = len(self.view.flat)  # what a native strategy could declare
+        view = self._tools.view()
+        declared = len(view.flat)  # what a native strategy could declare
         chosen = resolve(strategy, adapter.profile, adapter.model_rules(model), declared=declared)
         self._volatile.emit(CompileEvent(name="compile:start", target=target))
         before = self._state.copy()
         try:  # a compile that fails leaves the session as it was, handoff included
-            self._handoff_if_due()
+            self._before()
             ledger = self._state.ledgers.get(target) or Ledger()
             if ledger.pending is None and len(ledger.marks) == 1:
                 _warn_unrecorded_thinking(adapter.model_rules(model), self._state.history, target)
@@ -158,7 +113,7 @@ class CompileMixin:
                 CompileInput(
                     adapter=adapter,
                     strategy=chosen,
-                    view=self.view,
+                    view=self._tools.view(),
                     state=self._state,
                     volatile=self._volatile,
                     ledger=ledger,
@@ -173,7 +128,7 @@ class CompileMixin:
                 )
             )
         except BaseException:
-            self._state = before
+            self._state.adopt(before)
             raise
         undo = ledger.copy() if result.edits else None
         step.apply(ledger)
@@ -200,7 +155,7 @@ class CompileMixin:
         """Wire name of ``read_memories`` when the payload declares it, else None."""
         if self._memory is None:
             return None
-        shown = any(t.name == READ_MEMORIES for t in strategy.tools(self.view))
+        shown = any(t.name == READ_MEMORIES for t in strategy.tools(self._tools.view()))
         return READ_MEMORIES if shown else None
 
 

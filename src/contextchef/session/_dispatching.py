@@ -1,4 +1,4 @@
-"""`ContextChef`'s dispatch methods: the one gate for every call, library tools included.
+"""`Dispatcher`: the session's part that gates and runs tool calls (session layer).
 
 Calls arrive in any `CallLike` shape and are normalized once (`as_tool_call`); the gate
 (`contextchef.dispatch._gate`) applies exposure, modes, the blocklist, schema validation
@@ -6,26 +6,44 @@ and hooks under the real tool's name, whether the tool is the user's, a namespac
 a deferred tool reached through ``defer_execute`` or a library-owned tool (memory,
 ``new_context``). The strategy of the last compile says what the request offered: under
 ``flat`` and provider-native search, deferred tools may be called by name.
+
+A decision is a value: `check` returns the gate's `Allowed` / `Denied`, carrying the call,
+and `execute` / `run_tools` take it as it is. While the session has not changed since
+(`contextchef.dispatch._gate.holds`) it is not gated again, so before-hooks run once per
+call. Every allowed call then runs through `contextchef.dispatch._execute.run_allowed`
+(or its async form): one execution path for `execute` and `run_tools`.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Coroutine, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import UnknownToolError, UsageError, shown
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
-from contextchef.dispatch._execute import arun_allowed, denied_execution, run_allowed
+from contextchef.dispatch._execute import (
+    afinish_allowed,
+    arun_allowed,
+    astart_allowed,
+    denied_execution,
+    run_allowed,
+)
+from contextchef.dispatch._gate import acheck_tool_call, check_tool_call, holds, is_meta
 from contextchef.dispatch._types import (
     AfterHook,
+    Allowed,
     BeforeHook,
     CheckResult,
     Denied,
     Execution,
+    Fallback,
     GateContext,
 )
-from contextchef.history._messages import ToolResult
+from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.history._offload import (
     OFFLOAD_READ_TOOL,
     OffloadStore,
@@ -33,66 +51,118 @@ from contextchef.history._offload import (
     truncate_result,
 )
 from contextchef.providers import get_adapter
-from contextchef.session._memory import MemoryStore, OverflowHandoff
-from contextchef.session._run_tools import RunToolsMixin
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import get_strategy
 from contextchef.session._toolset import SessionTools
-from contextchef.tools._registry import Registry
-from contextchef.tools._tool import Tool
 
-__all__ = ["DispatchMixin"]
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = ["CallOrDecision", "Dispatcher"]
 
 logger = logging.getLogger("contextchef")
 
+CallOrDecision = CallLike | Allowed | Denied
+"""A model's tool call in any accepted shape, or the decision `check_tool_call` returned."""
 
-class DispatchMixin(RunToolsMixin):
-    """Gate, execution, offload and library-owned tools for `ContextChef`."""
 
-    _state: SessionState
-    _tools: SessionTools
-    _before: list[BeforeHook]
-    _after: list[AfterHook]
-    _store: OffloadStore | None
-    _max_inline: int | None
-    _memory: MemoryStore | None
-    _handoff: OverflowHandoff | None
+class Dispatcher:
+    """Gate, execution, offload and hooks of one session.
 
-    @property
-    def view(self) -> SessionView:
-        """The frozen tool view, rebuilt only after registration or exposure changes."""
-        return self._tools.view()
+    Args:
+        state: The session's data (loaded schemas, skills, blocklist, last strategy).
+        tools: The session's tools (view, registry, handlers, toolkit loads).
+        offload_store: Where results over `max_inline` characters are kept, or None.
+        max_inline: Largest result text kept inline, in characters (None: no limit).
+    """
 
-    @property
-    def registry(self) -> Registry:
-        """The tool registry (read it; register through this facade)."""
-        return self._tools.registry
+    def __init__(
+        self,
+        *,
+        state: SessionState,
+        tools: SessionTools,
+        offload_store: OffloadStore | None,
+        max_inline: int | None,
+    ) -> None:
+        self._state = state
+        self._tools = tools
+        self.store = offload_store
+        self._max_inline = max_inline
+        self.before: list[BeforeHook] = []
+        self.after: list[AfterHook] = []
 
-    def load_toolkit(self, name: str) -> tuple[Tool, ...]:
-        """Load a toolkit (idempotent): see `SessionTools.load_toolkit`."""
-        added = self._tools.load_toolkit(name)
-        self._state.loaded.update(self._tools.registry.wire_name_for(t) for t in added)
-        self._state.loaded_toolkits = self._tools.loaded_toolkits
-        return added
+    # -- the gate ------------------------------------------------------------------------
 
-    def reveal_tools(self, *names: str) -> tuple[str, ...]:
-        """Make deferred tools callable, from the host (the model did not search for them).
+    def context(self) -> GateContext:
+        """What the gate reads from the session now (nothing of it reaches the prefix)."""
+        state = self._state
+        strategy = get_strategy(state.strategy)
+        loaded = frozenset(state.loaded)
+        needs = self._tools.config.require_search and strategy.native is not None
+        reveal_loaded = False
+        if state.target is not None:
+            adapter = get_adapter(state.target)
+            if needs:
+                # the provider's own search results count as loading (a history scan, so
+                # only when require_search asks for it), and so do our tool additions
+                loaded |= adapter.revealed_tools(state.history)
+                ledger = state.ledgers.get(state.target)
+                if ledger is not None:
+                    top = (ledger.pending or ledger.marks[-1]).tools
+                    loaded |= top.added | frozenset(top.defined)
+            reveal_loaded = adapter.model_rules(state.model or "").tool_changes
+        return GateContext(
+            blocked=state.blocked,
+            loaded=loaded,
+            before=tuple(self.before),
+            after=tuple(self.after),
+            direct_calls=strategy.direct_calls,
+            all_loaded=strategy.all_loaded,
+            reveal_by_reference=strategy.reveal_by_reference,
+            search_direct=strategy.search_direct,
+            reveal_loaded=reveal_loaded,
+            meta_tools=strategy.meta_tools,
+            skills=frozenset(state.loaded_skills),
+            withdrawn=tuple(sorted(state.withdrawn.items())),
+        )
 
-        Each name (a wire name, or a tool's own name when unique) counts as loaded from
-        now on: the gate admits it under ``require_search``, and on a model that takes
-        mid-conversation tool changes the next native-strategy request adds it with a
-        ``tool_addition`` block (by reference), which stays in the history. Elsewhere the
-        model does not see it until it searches, or until you say so (`announce`).
+    def _given(self, item: CallOrDecision) -> tuple[ToolCall, CheckResult | None]:
+        """The call, and the decision when one was given (it carries its call)."""
+        if isinstance(item, (Allowed, Denied)):
+            if item.call is None:
+                raise UsageError(
+                    "this decision carries no call; pass the decision check_tool_call "
+                    "returned (or the call itself)"
+                )
+            return item.call, item
+        return as_tool_call(item), None
 
-        Returns:
-            The wire names revealed, sorted.
+    def decide(self, item: CallOrDecision) -> tuple[CheckResult, SessionView, GateContext]:
+        """The gate's decision on a call, or a given decision while it still holds."""
+        call, given = self._given(item)
+        view, ctx = self._tools.view(), self.context()
+        if given is not None and holds(given, view, ctx):
+            return given, view, ctx
+        return check_tool_call(view, call, ctx), view, ctx
 
-        Raises:
-            UnknownToolError: A name no registered tool has.
-            UsageError: A name that is not a string, a tool the mode hides, or a tool of
-                a skill not loaded (load the skill: `load_skill`).
-        """
-        view = self.view
+    async def adecide(self, item: CallOrDecision) -> tuple[CheckResult, SessionView, GateContext]:
+        """Async `decide` (awaits async before-hooks)."""
+        call, given = self._given(item)
+        view, ctx = self._tools.view(), self.context()
+        if given is not None and holds(given, view, ctx):
+            return given, view, ctx
+        return await acheck_tool_call(view, call, ctx), view, ctx
+
+    def withdraw(self, wire: str, reason: str | None) -> None:
+        """Refuse the tool `wire` with `reason`, or admit it again (None)."""
+        if reason is None:
+            self._state.withdrawn.pop(wire, None)
+        else:
+            self._state.withdrawn[wire] = reason
+
+    def reveal(self, names: Sequence[str]) -> tuple[str, ...]:
+        """Count tools as loaded from the host; see `ContextChef.reveal_tools`."""
+        view = self._tools.view()
         wires: set[str] = set()
         for name in names:
             if not isinstance(name, str):
@@ -112,156 +182,48 @@ class DispatchMixin(RunToolsMixin):
         self._state.loaded.update(wires)
         return tuple(sorted(wires))
 
-    def replace_tool(self, tool: Tool) -> Tool:
-        """Replace a registered tool's definition from now on (its source changed it).
+    # -- one call --------------------------------------------------------------------------
 
-        For a tool whose definition changed at its source (an MCP server's changed
-        schema): same key (origin and name), so the same wire name and handler; the gate
-        validates against the new schema from the next call on. A deferred tool is
-        replaced in the search index, and the cached prefix (``tools``, directory) is kept;
-        a resident tool's new definition changes ``tools`` at the next compile, which the
-        ledger records as an edit (the cache restarts there).
-
-        Returns:
-            The definition replaced.
-
-        Raises:
-            UsageError: `tool` is not a `Tool`.
-            UnknownToolError: No tool with its origin and name is registered.
-        """
-        if not isinstance(tool, Tool):
-            raise UsageError(f"replace_tool takes a Tool, got {type(tool).__name__}")
-        resident = self.view.exposure.get(tool.key) != "deferred"
-        old = self._tools.registry.replace(tool)
-        self._tools.refresh_view(prefix=resident)
-        return old
-
-    def _gate(self) -> GateContext:
-        strategy = get_strategy(self._state.strategy)
-        loaded = frozenset(self._state.loaded)
-        needs = self._tools.config.require_search and strategy.native is not None
-        reveal_loaded = False
-        if self._state.target is not None:
-            adapter = get_adapter(self._state.target)
-            if needs:
-                # the provider's own search results count as loading (a history scan, so
-                # only when require_search asks for it), and so do our tool additions
-                loaded |= adapter.revealed_tools(self._state.history)
-                ledger = self._state.ledgers.get(self._state.target)
-                if ledger is not None:
-                    top = (ledger.pending or ledger.marks[-1]).tools
-                    loaded |= top.added | frozenset(top.defined)
-            reveal_loaded = adapter.model_rules(self._state.model or "").tool_changes
-        return GateContext(
-            blocked=self._state.blocked,
-            loaded=loaded,
-            before=tuple(self._before),
-            after=tuple(self._after),
-            direct_calls=strategy.direct_calls,
-            all_loaded=strategy.all_loaded,
-            reveal_by_reference=strategy.reveal_by_reference,
-            search_direct=strategy.search_direct,
-            reveal_loaded=reveal_loaded,
-            meta_tools=strategy.meta_tools,
-            skills=frozenset(self._state.loaded_skills),
-            withdrawn=tuple(sorted(self._state.withdrawn.items())),
-        )
-
-    def _withdraw_tool(self, wire: str, reason: str | None) -> None:
-        """Refuse the tool `wire` with `reason`, or admit it again (None).
-
-        For a tool its source took back (`contextchef.mcp.McpHub`: removed by its server,
-        or the server disconnected). It stays declared, so no byte sent changes;
-        ``tool_search`` no longer finds it.
-        """
-        if reason is None:
-            self._state.withdrawn.pop(wire, None)
-        else:
-            self._state.withdrawn[wire] = reason
-
-    def check_tool_call(self, call: CallLike) -> CheckResult:
-        """Run the gate on a model's call (any `CallLike` shape).
-
-        In order: known? in the modes? reachable? blocked? schema-valid? before-hooks?
-        (see `contextchef.dispatch._gate`). The decision is remembered for the call (by
-        id, name and arguments): a later `execute` or `run_tools` of it under the same
-        tools, modes, blocklist and hooks does not gate it again, so before-hooks run once.
-
-        Raises:
-            UsageError: Not a tool call, or an async before-hook inside a running event
-                loop (use `acheck_tool_call`).
-        """
-        parsed = as_tool_call(call)
-        check, view, ctx = self._decide(parsed)
-        self._remember(parsed, check, view, ctx)
-        return check
-
-    async def acheck_tool_call(self, call: CallLike) -> CheckResult:
-        """Async `check_tool_call` (awaits async before-hooks)."""
-        parsed = as_tool_call(call)
-        check, view, ctx = await self._adecide(parsed)
-        self._remember(parsed, check, view, ctx)
-        return check
-
-    def execute(self, call: CallLike) -> Execution:
-        """Gate and run a call (``tool_search``, ``load_toolkit``, ``load_skill``, a handler).
-
-        Records schemas fetched through ``tool_search``, toolkit and skill loads; with
-        ``offload_dir`` set, a result over ``max_inline_chars`` characters is stored whole
-        and replaced by a head/tail stub. A call `check_tool_call` already decided (and
-        nothing changed since) is not gated again: its before-hooks run once. To answer a
-        whole turn, use `run_tools`.
-
-        Raises:
-            UsageError: Allowed call to a tool without a registered handler (`run_tools`
-                answers those, or hands them to its ``fallback``).
-        """
-        parsed = as_tool_call(call)
-        check, view, ctx = self._decide(parsed)
+    def execute(self, item: CallOrDecision) -> Execution:
+        """Gate (unless the given decision holds) and run one call; see `ContextChef.execute`."""
+        check, view, ctx = self.decide(item)
         if isinstance(check, Denied):
-            return denied_execution(parsed, check)
-        return self._record(run_allowed(view, parsed, check, self.registry.handler, ctx))
+            return denied_execution(self._given(item)[0], check)
+        return self.record(run_allowed(view, check, ctx, self._tools.registry.handler))
 
-    async def aexecute(self, call: CallLike) -> Execution:
+    async def aexecute(self, item: CallOrDecision) -> Execution:
         """Async `execute`."""
-        parsed = as_tool_call(call)
-        check, view, ctx = await self._adecide(parsed)
+        check, view, ctx = await self.adecide(item)
         if isinstance(check, Denied):
-            return denied_execution(parsed, check)
-        done = await arun_allowed(view, parsed, check, self.registry.handler, ctx)
-        return self._record(done)
+            return denied_execution(self._given(item)[0], check)
+        done = await arun_allowed(view, check, ctx, self._tools.registry.handler)
+        return self.record(done)
 
-    def _record(self, done: Execution) -> Execution:
+    def record(self, done: Execution) -> Execution:
         """Session bookkeeping after a call: loaded schemas, toolkits and skills, offload."""
+        state = self._state
         if done.skill is not None:  # the skill's tools the model may reach count as loaded
-            self._state.loaded.update(done.loaded)
-            self._state.loaded_skills = tuple(sorted({*self._state.loaded_skills, done.skill}))
+            state.loaded.update(done.loaded)
+            state.loaded_skills = tuple(sorted({*state.loaded_skills, done.skill}))
             return done
         if done.toolkit is not None:
             # the model loaded it: only the schemas it was shown count as loaded
             self._tools.load_toolkit(done.toolkit)
-            self._state.loaded.update(done.loaded)
-            self._state.loaded_toolkits = self._tools.loaded_toolkits
+            state.loaded.update(done.loaded)
+            state.loaded_toolkits = self._tools.loaded_toolkits
             return done
-        self._state.loaded.update(done.loaded)
+        state.loaded.update(done.loaded)
         if done.result.name in (TOOL_SEARCH, OFFLOAD_READ_TOOL) or done.check.decision == "denied":
             return done  # search text is capped; stored output and denials are never stored
         return Execution(result=self.offload(done.result), check=done.check, loaded=done.loaded)
 
     def offload(self, result: ToolResult) -> ToolResult:
-        """Offload one result you produced yourself (e.g. from an MCP server), if large.
-
-        Over ``max_inline_chars``: with ``offload_dir`` it is stored whole and replaced by
-        a head/tail stub; without one it is cut to head and tail (logged). When the
-        offload directory cannot be written, it is cut the same way and a warning names the
-        directory and the error: a result over the budget never enters the history whole
-        (a million characters kept there would go with every later request).
-        """
+        """Offload one large result; see `ContextChef.offload`."""
         if not isinstance(result, ToolResult):
             raise UsageError(f"offload takes a ToolResult, got {type(result).__name__}")
         if self._max_inline is None or len(result.content) <= self._max_inline:
             return result
-        if self._store is None:  # nowhere to keep it: head and tail, said in the text
+        if self.store is None:  # nowhere to keep it: head and tail, said in the text
             logger.warning(
                 "contextchef: a %d-character result of %s was cut to head and tail; set "
                 "offload_dir to keep large results",
@@ -270,44 +232,110 @@ class DispatchMixin(RunToolsMixin):
             )
             return truncate_result(result, max_inline_chars=self._max_inline)
         try:
-            return offload_result(result, self._store, max_inline_chars=self._max_inline)
+            return offload_result(result, self.store, max_inline_chars=self._max_inline)
         except OSError as exc:
             logger.warning(
                 "contextchef: offload to %s failed (%s); the %d-character result of %s was "
                 "cut to head and tail instead",
-                self._store.root,
+                self.store.root,
                 exc,
                 len(result.content),
                 result.name,
             )
             return truncate_result(result, max_inline_chars=self._max_inline)
 
-    # -- library-owned tools: memory and new_context -------------------------------------
+    # -- a whole turn ----------------------------------------------------------------------
 
-    @property
-    def memory(self) -> MemoryStore | None:
-        """The memory store given at construction, or None."""
-        return self._memory
-
-    @property
-    def owned_tool_names(self) -> tuple[str, ...]:
-        """The library-owned tools of this session, in the order they are appended."""
-        return self._tools.library_names
-
-    def owns_tool(self, name: str) -> bool:
-        """Whether `name` is a library-owned tool here."""
-        return isinstance(name, str) and name in self._tools.library_names
-
-    def handle_tool(self, call: CallLike) -> str:
-        """Run a call to a library-owned tool through the gate; returns the result text.
-
-        Raises:
-            UsageError: The tool is not library-owned in this session (see `owns_tool`).
-        """
-        parsed = as_tool_call(call)
-        if not self.owns_tool(parsed.name):
+    def _parsed(self, calls: Iterable[CallOrDecision]) -> list[tuple[ToolCall, CallOrDecision]]:
+        """(call, what was given) per item, in order; ids must be unique."""
+        if isinstance(calls, (str, bytes)) or not isinstance(calls, Iterable):
             raise UsageError(
-                f"{shown(parsed.name, 80)} is not a contextchef-owned tool in this session; owned "
-                f"tools: {list(self.owned_tool_names)} (check with owns_tool before handle_tool)"
+                f"run_tools takes the list of calls chef.ingest(response) returned, got "
+                f"{type(calls).__name__}"
             )
-        return self.execute(parsed).result.content
+        parsed: list[tuple[ToolCall, CallOrDecision]] = []
+        for i, item in enumerate(calls):
+            if isinstance(item, (Allowed, Denied)):
+                parsed.append((self._given(item)[0], item))
+            else:
+                call = as_tool_call(item, default_id=f"call_{i}")
+                parsed.append((call, call))
+        seen: set[str] = set()
+        for call, _ in parsed:
+            if call.id in seen:
+                raise UsageError(
+                    f"two calls share the id {shown(call.id, 80)}; each result must answer "
+                    "exactly one call (pass the calls chef.ingest returned)"
+                )
+            seen.add(call.id)
+        return parsed
+
+    def _refuse_async_in_loop(self, fallback: Fallback | None) -> None:
+        """Sync run_tools inside a running event loop cannot run async hooks or handlers."""
+        import asyncio  # local: ``import contextchef`` does not pay for asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        hooks: list[object] = [*self.before, *self.after, fallback]
+        registry = self._tools.registry
+        handlers = [registry.handler(t) for t in registry]
+        if any(inspect.iscoroutinefunction(f) for f in (*hooks, *handlers) if f is not None):
+            raise UsageError(
+                "run_tools was called inside a running event loop and this session has async "
+                "hooks or handlers (an MCP server's tools, for one); use "
+                "`await chef.arun_tools(calls)`"
+            )
+
+    def run_tools(
+        self, calls: Iterable[CallOrDecision], fallback: Fallback | None
+    ) -> tuple[ToolResult, ...]:
+        """Answer every call in order; see `ContextChef.run_tools` (nothing is appended)."""
+        parsed = self._parsed(calls)
+        self._refuse_async_in_loop(fallback)
+        done = []
+        for call, item in parsed:
+            check, view, ctx = self.decide(item)
+            if isinstance(check, Denied):
+                done.append(denied_execution(call, check))
+                continue
+            handlers = self._tools.registry.handler
+            ran = run_allowed(view, check, ctx, handlers, fallback=fallback, answer_missing=True)
+            done.append(self.record(ran))
+        return tuple(d.result for d in done)
+
+    async def arun_tools(
+        self, calls: Iterable[CallOrDecision], fallback: Fallback | None
+    ) -> tuple[ToolResult, ...]:
+        """Async `run_tools`; see `ContextChef.arun_tools` (nothing is appended)."""
+        import asyncio  # local: ``import contextchef`` does not pay for asyncio
+
+        handlers = self._tools.registry.handler
+        slots: list[Execution | None] = []
+        jobs: list[tuple[int, GateContext, Coroutine[Any, Any, Execution]]] = []
+        for call, item in self._parsed(calls):
+            check, view, ctx = await self.adecide(item)
+            if isinstance(check, Denied):
+                slots.append(denied_execution(call, check))
+                continue
+            # meta-tools and contextchef's own tools change session state: in call order
+            inline = is_meta(view, check.tool) or check.tool.source == "library"
+            start = astart_allowed(
+                view, check, ctx, handlers, fallback=fallback, answer_missing=True, inline=inline
+            )
+            if inline:
+                slots.append(self.record(await afinish_allowed(await start, ctx)))
+                continue
+            jobs.append((len(slots), ctx, start))
+            slots.append(None)
+        tasks: list[asyncio.Task[Execution]] = [asyncio.ensure_future(j[2]) for j in jobs]
+        try:
+            started = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+        for (index, ctx, _), done in zip(jobs, started, strict=True):
+            slots[index] = self.record(await afinish_allowed(done, ctx))
+        return tuple(s.result for s in slots if s is not None)

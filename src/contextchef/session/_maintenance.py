@@ -1,4 +1,4 @@
-"""`ContextChef`'s snapshot and history-maintenance methods.
+"""`Maintenance`: a session's responses in, snapshots, compaction and the handoff.
 
 Snapshots are `SessionState.to_dict` plus a tool record (`contextchef.session._snapshot`);
 restore checks everything before it changes anything. Compaction, clearing and the
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Literal
 
 from contextchef._errors import UsageError, shown
 from contextchef.exposure._policy import Mode, unmatched_message
@@ -22,6 +22,7 @@ from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
+from contextchef.session._skills import Skills
 from contextchef.session._snapshot import (
     checked,
     read_skills,
@@ -33,56 +34,47 @@ from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
 from contextchef.session._volatile import CompileEvent, VolatileState
 
-__all__ = ["MaintenanceMixin"]
+__all__ = ["Maintenance"]
 
 logger = logging.getLogger("contextchef")
 
 
-class MaintenanceMixin:
-    """Responses in, snapshots, compaction, clearing and the handoff for `ContextChef`."""
+class Maintenance:
+    """Responses in, snapshots, compaction, clearing and the overflow handoff.
 
-    _state: SessionState
-    _tools: SessionTools
-    _modes: dict[str, Mode]
-    _handoff: OverflowHandoff | None
-    _notices: tuple[ResponseNotice, ...]
-    _ingested: set[str]
-    _volatile: VolatileState
-    _unmatched: str
+    Args:
+        state: The session's data (history, ledgers); a restore changes it in place.
+        tools: The session's tools (snapshots record them; restore checks them).
+        volatile: The event handlers (``response:notice``).
+        skills: The session's skills (a compaction restates the loaded ones).
+        modes: The session's named modes (a snapshot names its mode).
+        handoff: The overflow handoff, or None.
+        unmatched: ``"raise"`` or ``"warn"``: `ContextChef`'s ``unmatched_patterns``.
+    """
 
-    if TYPE_CHECKING:  # provided by SkillsMixin
-
-        def _skill_tools(self) -> set[str]: ...
-
-        def _skills_reminder(self, kept: Sequence[Message]) -> str: ...
+    def __init__(
+        self,
+        *,
+        state: SessionState,
+        tools: SessionTools,
+        volatile: VolatileState,
+        skills: Skills,
+        modes: Mapping[str, Mode],
+        handoff: OverflowHandoff | None,
+        unmatched: Literal["raise", "warn"],
+    ) -> None:
+        self._state = state
+        self._tools = tools
+        self._volatile = volatile
+        self._skills = skills
+        self._modes = modes
+        self.handoff = handoff
+        self._unmatched = unmatched
+        self.notices: tuple[ResponseNotice, ...] = ()
+        self._ingested: set[str] = set()
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
-        """Append the model's turn of a provider response to the history; return its calls.
-
-        Args:
-            response: The response object of an official SDK (Anthropic ``Message``,
-                OpenAI ``ChatCompletion`` or Responses ``Response``, google-genai
-                ``GenerateContentResponse``) or its JSON dict. Every block is kept as
-                returned (thinking and signatures, encrypted reasoning, item ids, server
-                tool blocks); see `contextchef.providers.parse_response`.
-
-        What the response reports about the request (Anthropic's dropped thinking,
-        cache-miss reasons) and a turn that did not end normally (kind ``incomplete``:
-        cut off at a token limit, refused, filtered; the turn is still appended) is
-        logged, kept in `notices` and sent to ``response:notice`` handlers (`on`);
-        its id is remembered for ``compile(diagnostics=True)``.
-
-        Returns:
-            The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
-            ids are unique in the session (Gemini calls sent without an id get one here,
-            never sent back to Gemini).
-
-        Raises:
-            CorruptHistoryError: Not a supported response, a malformed one, or one that
-                failed (Responses ``status: "failed"`` naming its error code and message,
-                an error body); the history is unchanged.
-            UsageError: This response (by id) was ingested already.
-        """
+        """Append the model's turn of a response; see `ContextChef.ingest`."""
         history = self._state.history
         ids = {p.id for m in history for p in m.parts if isinstance(p, ToolCall)}
         made = [synthetic_index(i) for i in ids]
@@ -105,7 +97,7 @@ class MaintenanceMixin:
             ledger.response_id = read.id or ledger.response_id
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
-        self._notices = (*self._notices, *read.notices)
+        self.notices = (*self.notices, *read.notices)
         for notice in read.notices:
             logger.warning("contextchef: %s", notice.detail)
             event = CompileEvent(
@@ -114,33 +106,14 @@ class MaintenanceMixin:
             self._volatile.emit(event)
         return tuple(p for m in messages for p in m.parts if isinstance(p, ToolCall))
 
-    @property
-    def notices(self) -> tuple[ResponseNotice, ...]:
-        """What ingested responses reported about their requests, oldest first."""
-        return self._notices
-
     # -- snapshots -----------------------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
-        """A versioned, JSON-serializable dict of the session's data (`SessionState`).
-
-        Tools, handlers and hooks are code and are not included (see
-        `contextchef.session._snapshot`).
-        """
+        """The session's data as a snapshot; see `ContextChef.snapshot`."""
         return take_snapshot(self._state, self._tools)
 
     def restore(self, snapshot: Mapping[str, Any]) -> None:
-        """Restore a `snapshot` (register the same tools first); compiles then match.
-
-        The snapshot's skills are registered when the session has none, and so are the
-        runtime tools it recorded (from their definitions; attach handlers with
-        `register_runtime_tool` beforehand, or answer their calls yourself).
-
-        Raises:
-            SnapshotMismatchError: Different tools, toolkits, skills or modes, or an
-                unsupported version; UsageError / CorruptHistoryError: a malformed field.
-                In every case nothing is changed.
-        """
+        """Restore a snapshot, checked before anything changes; see `ContextChef.restore`."""
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
         coming = runtime_tools(snapshot, self._tools)
         state = read_snapshot(snapshot, tools=self._tools, modes=self._modes, coming=coming)
@@ -151,7 +124,7 @@ class MaintenanceMixin:
                 problem = unmatched_message(field, patterns, known)
                 if problem:
                     raise UsageError(f"the snapshot's {problem}; nothing was restored")
-        state.new_context_pending = state.new_context_pending and self._handoff is not None
+        state.new_context_pending = state.new_context_pending and self.handoff is not None
         pending = len(self._tools.pending_additions)
         if coming:  # the runtime tools the conversation made (no handlers: the host's)
             self._tools._add_runtime(list(coming), {})
@@ -159,35 +132,19 @@ class MaintenanceMixin:
             self._tools.load_toolkit(kit)
         self._tools.drop_additions(pending)  # loads made by restore are not news to announce
         self._tools.set_skills(skills)
-        self._state = state
+        self._state.adopt(state)
         self._tools.set_policy(state.policy())
         # the last answer each target got is in the history: ingesting it again is refused
         self._ingested = {lg.response_id for lg in state.ledgers.values() if lg.response_id}
 
-    @property
     def schema_reports(self) -> tuple[SchemaReport, ...]:
-        """What each target's narrower schema dialect changes in the registered tools.
-
-        One `SchemaReport` per tool and target whose schema that target's renderer
-        rewrites (today Gemini's subset: keywords rewritten or dropped, local ``$ref``
-        inlined), in registry order; computed when each tool was registered (and logged
-        then at INFO), so reading it costs nothing. Tools sent unchanged are left out.
-        """
+        """What each target's schema dialect changes; see `ContextChef.schema_reports`."""
         return tuple(r for tool in self._tools.all() for r in schema_reports(tool))
 
     # -- history maintenance -------------------------------------------------------------
 
     def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
-        """Replace old turns with a summary, cutting only at a safe point.
-
-        `summarize` is your model call (the library never calls one). Deferred tools
-        loaded in the summarized part are named in the summary and leave `loaded_tools`;
-        loaded skills whose load was summarized stay loaded, and the summary restates
-        their instructions and tools.
-
-        Returns:
-            The compaction result (``messages`` is the new history).
-        """
+        """Replace old turns with a summary at a safe point; see `ContextChef.compact`."""
         if not isinstance(keep_recent_turns, int) or isinstance(keep_recent_turns, bool):
             raise UsageError(
                 f"keep_recent_turns must be a whole number, got {type(keep_recent_turns).__name__}"
@@ -197,9 +154,9 @@ class MaintenanceMixin:
             self._state.loaded,
             summarize,
             keep_recent_turns=keep_recent_turns,
-            note=self._skills_reminder,
+            note=self._skills.reminder,
         )
-        skill_tools = self._state.loaded & self._skill_tools()
+        skill_tools = self._state.loaded & self._skills.loaded_tools()
         self._state.history, self._state.loaded = tuple(done.messages), loaded | skill_tools
         return done
 
@@ -211,10 +168,7 @@ class MaintenanceMixin:
         clear_inputs: bool = False,
         clear_at_least: int = 0,
     ) -> Cleared:
-        """Replace old tool results with a placeholder, keeping ids and pairing.
-
-        See `contextchef.history._compaction.clear_tool_results`; the history is replaced.
-        """
+        """Replace old tool results with a placeholder; see `ContextChef.clear_tool_results`."""
         done = clear_tool_results(
             self._state.history,
             keep_recent=keep_recent,
@@ -226,29 +180,21 @@ class MaintenanceMixin:
         return done
 
     def request_new_context(self) -> None:
-        """Make the next compile apply the overflow handoff whatever the budget says.
-
-        Raises:
-            UsageError: No overflow handoff is configured (pass ``on_overflow=``).
-        """
-        if self._handoff is None:
+        """Make the next compile apply the handoff; see `ContextChef.request_new_context`."""
+        if self.handoff is None:
             raise UsageError(
                 "request_new_context needs an overflow handoff; create the session with "
                 "ContextChef(on_overflow=<summarizer>)"
             )
         self._state.new_context_pending = True
 
-    @property
-    def new_context_pending(self) -> bool:
-        """A handoff is due at the next compile (requested, not yet applied)."""
-        return self._state.new_context_pending
-
-    def _handoff_if_due(self) -> None:
+    def handoff_if_due(self) -> None:
+        """Apply the overflow handoff when it is due (called at the start of a compile)."""
         state = self._state
-        if handoff_due(self._handoff, state.history, requested=state.new_context_pending):
-            assert self._handoff is not None
+        if handoff_due(self.handoff, state.history, requested=state.new_context_pending):
+            assert self.handoff is not None
             keep = handoff_keep_turns(state.history)
-            self.compact(self._handoff.summarize, keep_recent_turns=keep)
+            self.compact(self.handoff.summarize, keep_recent_turns=keep)
             state.new_context_pending = False
 
 

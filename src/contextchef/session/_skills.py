@@ -3,10 +3,10 @@
 A skill (`contextchef.deferred._skills.Skill`) names tools already registered; its
 tools are out of reach (not listed, not found, refused by the gate) until the skill is
 loaded, by the model through ``load_skill`` (`execute` records it) or by the host
-(`SkillsMixin.load_skill`, which appends one synthetic exchange so the model sees the
+(`Skills.load`, which appends one synthetic exchange so the model sees the
 instructions once). Loaded skills, and the skills themselves, ride snapshots; after a
 compaction that summarized a load away, the summary restates the skill's instructions
-(`SkillsMixin._skills_reminder`, called by ``compact``).
+(`Skills.reminder`, called by ``compact``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import difflib
 import hashlib
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from contextchef._errors import ToolNameConflictError, UnknownToolError, UsageError, shown
 from contextchef._json import canonical_dumps
@@ -28,21 +27,18 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
     assistant,
+    check_message,
     parse_json_object,
     tool_results,
 )
+from contextchef.session._dispatching import Dispatcher
 from contextchef.session._ledger import HOST_CALL_PREFIX
 from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
 
 logger = logging.getLogger("contextchef")
 
-if TYPE_CHECKING:
-    from contextchef.deferred._view import SessionView
-    from contextchef.dispatch._calls import CallLike
-    from contextchef.dispatch._types import Execution, GateContext
-
-__all__ = ["SKILL_CALL_PREFIX", "SkillsMixin", "resolve_skills", "skill_loads"]
+__all__ = ["SKILL_CALL_PREFIX", "Skills", "resolve_skills", "skill_loads"]
 
 SKILL_CALL_PREFIX = HOST_CALL_PREFIX
 """Ids of the ``load_skill`` calls the host makes: this prefix, the skill, a counter."""
@@ -192,79 +188,31 @@ def _check_appendable(history: Sequence[Message]) -> None:
         )
 
 
-class SkillsMixin:
-    """Skills for `ContextChef`: registration, host loads, compaction reminders."""
+class Skills:
+    """A session's skills: registration, host loads, compaction reminders.
 
-    _state: SessionState
-    _tools: SessionTools
+    Args:
+        state: The session's data (loaded skills, history).
+        tools: The session's tools (the skills are registered there).
+        dispatcher: The gate a host load passes through.
+    """
 
-    if TYPE_CHECKING:  # provided by the other mixins of ContextChef
+    def __init__(self, *, state: SessionState, tools: SessionTools, dispatcher: Dispatcher) -> None:
+        self._state = state
+        self._tools = tools
+        self._dispatcher = dispatcher
 
-        @property
-        def view(self) -> SessionView: ...
-
-        def execute(self, call: CallLike) -> Execution: ...
-
-        def append(self, *messages: Message) -> None: ...
-
-        def _gate(self) -> GateContext: ...
-
-    def register_skills(self, skills: Iterable[SkillLike]) -> tuple[Skill, ...]:
-        """Register skills: named instructions that bring tools (all or nothing).
-
-        A skill is a `Skill` or ``{"name", "description", "instructions", "tools"}``;
-        ``tools`` names tools registered in the session (wire names, or own names when
-        unique), resolved to wire names now. Those tools become reachable only through
-        their skill: they leave the deferred-name directory and ``tool_search`` results,
-        and the gate refuses them (code ``skill_not_loaded``), until the skill is loaded.
-        The first skills add the ``load_skill`` tool (resident, like ``load_toolkit``):
-        its description lists the skills (``name: description``, sorted, within
-        ``DeferredConfig.skill_directory_chars``) and its schema's ``name`` enum holds
-        them all. Register skills before the first compile: ``load_skill`` changes with
-        them, which edits the ``tools`` already sent.
-
-        Returns:
-            The registered skills (tools as wire names), sorted by name.
-
-        Raises:
-            UsageError, ToolNameConflictError, UnknownToolError: See `resolve_skills`;
-                nothing is registered.
-        """
+    def register(self, skills: Iterable[SkillLike]) -> tuple[Skill, ...]:
+        """Register skills (all or nothing); see `ContextChef.register_skills`."""
         if isinstance(skills, (str, bytes, Mapping, Skill)) or not isinstance(skills, Iterable):
             raise UsageError(f"skills must be a list, got {type(skills).__name__}")
         added = resolve_skills(list(skills), self._tools)
         self._tools.set_skills((*self._tools.skills, *added))
         return tuple(sorted(added, key=lambda s: s.name))
 
-    @property
-    def skills(self) -> tuple[Skill, ...]:
-        """The registered skills (their tools as wire names), sorted by name."""
-        return self._tools.skills
-
-    @property
-    def loaded_skills(self) -> tuple[str, ...]:
-        """Names of the skills loaded in this session, sorted."""
-        return self._state.loaded_skills
-
-    def load_skill(self, name: str) -> ToolResult:
-        """Load a skill for the model, as if it had called ``load_skill`` itself.
-
-        Appends one exchange to the history: an assistant message holding a
-        ``load_skill`` call (id ``contextchef_skill_<name>_<n>``) and a user message
-        holding its result, so the model sees the instructions once; the skill and its
-        tools count as loaded (see `execute`). The call passes the gate (blocklist,
-        hooks). The text says how to reach the tools under the strategy of the last
-        compile, so on a provider-native strategy load after the first compile. A skill
-        already loaded appends nothing and returns the "already loaded" result.
-
-        Returns:
-            The ``load_skill`` result (its text is the instructions, then the tools).
-
-        Raises:
-            UsageError: Unknown skill; the history ends with the model's turn or with
-                unanswered calls; or the gate refused the call (blocked, a hook).
-        """
-        view = self.view
+    def load(self, name: str) -> ToolResult:
+        """Load a skill for the model from the host; see `ContextChef.load_skill`."""
+        view = self._tools.view()
         if not isinstance(name, str) or name not in view.skills:
             raise UsageError(
                 f"unknown skill {shown(name, 80)}; registered skills: {sorted(view.skills)}"
@@ -282,30 +230,33 @@ class SkillsMixin:
                 )
         arguments = canonical_dumps({"name": name})
         call = ToolCall(id=_call_id(history, name), name=LOAD_SKILL, arguments=arguments)
-        done = self.execute(call)
+        done = self._dispatcher.execute(call)
         if done.skill is None:
             raise UsageError(f"loading skill {shown(name)} was refused: {done.result.content}")
         if not again:
-            self.append(assistant("", [call]), tool_results([done.result]))
+            added = (assistant("", [call]), tool_results([done.result]))
+            for i, message in enumerate(added, start=len(self._state.history)):
+                check_message(message, i)
+            self._state.history = self._state.history + added
         return done.result
 
-    def _skill_tools(self) -> set[str]:
+    def loaded_tools(self) -> set[str]:
         """Wire names of the tools of the loaded skills."""
-        skills = self.view.skills
+        skills = self._tools.view().skills
         return {w for n in self._state.loaded_skills if n in skills for w in skills[n].tools}
 
-    def _skills_reminder(self, kept: Sequence[Message]) -> str:
+    def reminder(self, kept: Sequence[Message]) -> str:
         """Text for a compaction summary: the loaded skills whose load `kept` lacks.
 
         Their instructions and tools, worded as a reminder, under the last compile's
         strategy; ``""`` when every loaded skill's exchange is kept.
         """
-        view = self.view
+        view = self._tools.view()
         present = skill_loads(kept)
         missing = [n for n in self._state.loaded_skills if n in view.skills and n not in present]
         if not missing:
             return ""
-        gate = self._gate()
+        gate = self._dispatcher.context()
         texts = [skill_text(view, n, gate, reminder=True) for n in missing]
         return "Skills you loaded earlier stay loaded; follow their instructions.\n\n" + (
             "\n\n".join(texts)

@@ -154,6 +154,14 @@ class SessionState:
             ledgers=dict(self.ledgers),
         )
 
+    def adopt(self, other: SessionState) -> None:
+        """Take every field of `other` in place (a restore or a rollback).
+
+        The session's parts hold this one object, so it is changed, never replaced.
+        """
+        for item in dataclasses.fields(self):
+            setattr(self, item.name, getattr(other, item.name))
+
 
 def mode_from_dict(raw: ModeForm | None) -> Mode | None:
     """A `Mode` from checked `Mode.to_dict` output (None stays None)."""

@@ -51,7 +51,9 @@ __all__ = [
     "Stated",
     "Update",
     "VolatileState",
+    "check_dynamic_state",
     "check_prefill",
+    "new_announcement",
     "plan_update",
     "render_announcements",
     "render_dynamic_state",
@@ -61,7 +63,7 @@ Channel = Literal["auto", "user_tail", "system"]
 """Where an announcement renders (see the module docstring)."""
 
 EventName = Literal["compile:start", "compile:done", "response:notice"]
-"""Session events for `VolatileStateMixin.on`: the compile lifecycle, and each notice an
+"""Session events for `ContextChef.on`: the compile lifecycle, and each notice an
 ingested response carries (Anthropic's dropped thinking, cache-miss reasons)."""
 
 DEFAULT_ANCHOR = "Above is the current system state, not part of the user's message."
@@ -293,6 +295,40 @@ def check_prefill(prefill: object, ends_with_user: bool, rules: ModelRules) -> s
     return prefill
 
 
+def new_announcement(id: str, content: str, channel: Channel) -> Announcement:
+    """A checked `Announcement` (see `ContextChef.announce`).
+
+    Raises:
+        UsageError: An empty id, non-string content, or an unknown channel.
+    """
+    if not isinstance(id, str) or not id:
+        raise UsageError(f"announcement id must be a non-empty string, got {shown(id)}")
+    if not isinstance(content, str):
+        raise UsageError(
+            f"announcement {shown(id)}: content must be a string, got {type(content).__name__}"
+        )
+    if not is_unicode(id) or not is_unicode(content):
+        raise UsageError(f"announcement {shown(id, 80)}: id and content must be valid Unicode")
+    if not isinstance(channel, str) or channel not in get_args(Channel):
+        raise UsageError(
+            f"announcement {shown(id)}: unknown channel {shown(channel)}; valid: "
+            + ", ".join(get_args(Channel))
+        )
+    return Announcement(id=id, content=content, channel=channel)
+
+
+def check_dynamic_state(state: object) -> None:
+    """Dynamic state is a pydantic model or None.
+
+    Raises:
+        UsageError: `state` is anything else.
+    """
+    if state is not None and not is_pydantic_model(state):
+        raise UsageError(
+            f"dynamic state must be a pydantic model or None, got {type(state).__name__}"
+        )
+
+
 class VolatileState:
     """The code behind a session's volatile tail (its data is in `SessionState`).
 
@@ -357,6 +393,35 @@ class VolatileState:
         if not implicit or not implicit.strip():
             return ""
         return f"<implicit_context>\n{implicit}\n</implicit_context>"
+
+    def set_implicit(self, hook: Callable[[], str | None] | None) -> None:
+        """Set (None: remove) the implicit-context hook; see `ContextChef.set_implicit_context`."""
+        if hook is not None and not callable(hook):
+            raise UsageError("the implicit-context hook must be callable or None")
+        self.implicit_context = hook
+
+    def subscribe(self, event: EventName, handler: EventHandler) -> EventHandler:
+        """Add an event handler; see `ContextChef.on`.
+
+        Raises:
+            UsageError: Unknown event or a handler that is not callable.
+        """
+        if not isinstance(event, str) or event not in self.handlers:
+            raise UsageError(
+                f"unknown event {shown(event)}; valid: {', '.join(sorted(self.handlers))}"
+            )
+        if not callable(handler):
+            raise UsageError(f"handler for {shown(event)} is not callable")
+        self.handlers[event].append(handler)
+        return handler
+
+    def unsubscribe(self, event: EventName, handler: EventHandler) -> bool:
+        """Remove an event handler; True if it was registered."""
+        handlers = self.handlers.get(event, []) if isinstance(event, str) else []
+        if handler in handlers:
+            handlers.remove(handler)
+            return True
+        return False
 
     def emit(self, event: CompileEvent) -> None:
         """Run the handlers of `event.name` in registration order."""
