@@ -475,12 +475,9 @@ def diff(
 
 
 def _payload(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
-    except RecursionError as exc:
-        raise UsageError(f"{path}: the JSON is nested too deeply to read") from exc
+    from contextchef.analysis._transcripts import read_json_file
+
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise UsageError(f"{path}: a request payload is a JSON object, got {type(data).__name__}")
     return data

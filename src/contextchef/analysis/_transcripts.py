@@ -35,7 +35,7 @@ from contextchef.providers import TARGETS, WIRES, ParsedHistory, WireReader, tar
 from contextchef.tools._catalogs import expand_tool_dicts, tool_from_dict
 from contextchef.tools._tool import Tool
 
-__all__ = ["RecordedRequest", "Recording", "load_recording"]
+__all__ = ["RecordedRequest", "Recording", "load_recording", "read_json_file"]
 
 _SWE_AGENT = "swe_agent"
 """SWE-agent trajectories: Chat Completions messages with keys of their own."""
@@ -276,6 +276,20 @@ def _snapshot(name: str, data: Mapping[str, Any]) -> Recording:
     )
 
 
+def read_json_file(path: Path) -> Any:
+    """The JSON value in the UTF-8 file at `path`.
+
+    Raises:
+        UsageError: The file cannot be read, is not JSON, or nests too deeply to parse.
+    """
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
+    except RecursionError as exc:
+        raise UsageError(f"{path}: the JSON is nested too deeply to read") from exc
+
+
 def load_recording(path: str | PathLike[str]) -> Recording:
     """Read a recorded conversation (see the module docstring for the shapes).
 
@@ -284,12 +298,7 @@ def load_recording(path: str | PathLike[str]) -> Recording:
         CorruptHistoryError: A recorded message the format's parser cannot read.
     """
     path = Path(path)
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
-    except RecursionError as exc:
-        raise UsageError(f"{path}: the JSON is nested too deeply to read") from exc
+    data = read_json_file(path)
     try:
         if isinstance(data, Mapping) and "turns" in data and "format" in data:
             found = _transcript(path.name, data)
