@@ -44,6 +44,7 @@ from contextchef._errors import (
 
 if _typing.TYPE_CHECKING:
     from contextchef._tokens import estimate_tokens
+    from contextchef.analysis._accounting import CacheCostModel, PlanReport
     from contextchef.analysis._diagnose import PrefixBreak, payload_break, prefix_break
     from contextchef.deferred._groups import Namespace, Toolkit
     from contextchef.deferred._meta import DeferredConfig
@@ -91,7 +92,6 @@ if _typing.TYPE_CHECKING:
     )
     from contextchef.providers._base import SchemaReport
     from contextchef.search._rankers import RankerConfig
-    from contextchef.session._accounting import CacheCostModel, PlanReport
     from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
     from contextchef.session._memory import (
         FileMemoryStore,
@@ -168,7 +168,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "from_openai",
         "from_responses",
     ),
-    "contextchef.session._accounting": ("CacheCostModel", "PlanReport"),
+    "contextchef.analysis._accounting": ("CacheCostModel", "PlanReport"),
     "contextchef.session._chef": ("CompiledRequest", "ContextChef", "ToolLike"),
     "contextchef.session._memory": (
         "FileMemoryStore",

@@ -32,6 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from contextchef._errors import ContextChefError, UsageError
+from contextchef.analysis._accounting import CacheCostModel, PlanReport, catalog_plan
 from contextchef.analysis._plan import StrategyPlan, strategy_plan
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
 from contextchef.history._messages import user
@@ -39,7 +40,6 @@ from contextchef.providers import TARGETS, get_adapter
 from contextchef.providers._base import SchemaReport
 from contextchef.search._rankers import RankerConfig
 from contextchef.search._retrieval import RANKERS, evaluate, load_queries
-from contextchef.session._accounting import CacheCostModel, PlanReport
 from contextchef.session._chef import ContextChef
 from contextchef.tools._catalogs import Catalog, load_catalog, load_demo_catalog
 
@@ -209,7 +209,7 @@ def plan(
             )
 
         chef = session()
-        report = chef.plan(target, cache=cache)
+        report = catalog_plan(chef, target, cache=cache)
         reports = [r for r in chef.schema_reports if r.target == target]
         strategies = strategy_plan(
             session,

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from contextchef import ContextChef, estimate_tokens, load_demo_catalog, user
 from contextchef._json import canonical_dumps
+from contextchef.analysis import catalog_plan
 from contextchef.cli import app
 from contextchef.tools._catalogs import load_catalog
 
@@ -96,7 +97,7 @@ def test_plan_figures_match_the_library() -> None:
     chef = ContextChef(default_defer=True)
     chef.register_catalog(load_demo_catalog())
     chef.set_history([user("hi")])
-    report = chef.plan("openai").to_dict()
+    report = catalog_plan(chef, "openai").to_dict()
     assert {k: v for k, v in data.items() if k in report} == json.loads(json.dumps(report))
     extra = {"model", "model_known", "auto", "strategies", "schema_reports"}
     assert set(data) - set(report) == extra

@@ -17,9 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from contextchef import UsageError
+from contextchef.analysis._accounting import CacheCostModel
 from contextchef.analysis._replay import ReplayPricing
 from contextchef.cli import app
-from contextchef.session._accounting import CacheCostModel
 
 runner = CliRunner()
 DEMO = Path(__file__).parents[2] / "src" / "contextchef" / "data" / "demo_catalog.json"

@@ -10,10 +10,11 @@ Above the session (it builds sessions; the session never imports it):
   sequence of compiled requests the same way.
 * `prefix_break` / `payload_break`: where two requests stop sharing bytes, and why.
 * `strategy_plan`: what each disclosure strategy costs per turn for one target and model
-  (``contextchef plan --model``); `CacheCostModel` / `PlanReport`: the catalog's cost
-  (``contextchef plan``, `ContextChef.plan`).
+  (``contextchef plan --model``); `catalog_plan` (a `PlanReport` under a
+  `CacheCostModel`): what a session's tool catalog costs per turn (``contextchef plan``).
 """
 
+from contextchef.analysis._accounting import CacheCostModel, PlanReport, catalog_plan
 from contextchef.analysis._diagnose import PrefixBreak, payload_break, prefix_break
 from contextchef.analysis._plan import StrategyCost, StrategyPlan, strategy_plan
 from contextchef.analysis._plot import plot_cumulative_cost
@@ -27,7 +28,6 @@ from contextchef.analysis._replay import (
     replay,
 )
 from contextchef.analysis._transcripts import RecordedRequest, Recording, load_recording
-from contextchef.session._accounting import CacheCostModel, PlanReport
 
 __all__ = [
     "REPLAY_STRATEGIES",
@@ -43,6 +43,7 @@ __all__ = [
     "StrategyCost",
     "StrategyPlan",
     "TurnFigures",
+    "catalog_plan",
     "load_recording",
     "payload_break",
     "plot_cumulative_cost",

@@ -31,7 +31,7 @@ tool the strategy's own way, and the session compiles again.
   is resident).
 
 The revealed tool is the largest deferred one (`PlanReport.largest_tool`), as in the
-module `contextchef.session._accounting`. Token figures are `estimate_tokens` estimates.
+module `contextchef.analysis._accounting`. Token figures are `estimate_tokens` estimates.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ from typing import TYPE_CHECKING, Any
 
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
+from contextchef.analysis._accounting import CacheCostModel
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.history._messages import ToolCall, assistant, tool_results, user
 from contextchef.providers import ModelRules, get_adapter
-from contextchef.session._accounting import CacheCostModel
 from contextchef.session._request import CompiledRequest
 from contextchef.session._strategies import AUTO, STRATEGIES, Strategy, resolve
 

@@ -48,13 +48,13 @@ from typing import Any
 from contextchef._errors import ContextChefError, UsageError
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
+from contextchef.analysis._accounting import check_prices
 from contextchef.analysis._diagnose import _entries, conversation_key, prefix_break
 from contextchef.analysis._plan import _AT_START
 from contextchef.analysis._transcripts import Recording, load_recording
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.history._messages import Message, TextPart, ToolCall, assistant, tool_results
 from contextchef.providers import get_adapter
-from contextchef.session._accounting import check_prices
 from contextchef.session._chef import ContextChef
 from contextchef.session._request import CompiledRequest
 from contextchef.session._strategies import STRATEGIES, Strategy
@@ -89,7 +89,7 @@ class ReplayPricing:
 
     Raises:
         UsageError: A value that is not a finite number >= 0, or prices whose products
-            overflow (see `contextchef.session._accounting.check_prices`).
+            overflow (see `contextchef.analysis._accounting.check_prices`).
     """
 
     price_per_mtok: float = 3.0

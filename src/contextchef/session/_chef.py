@@ -35,9 +35,8 @@ from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
 from contextchef.history._offload import OffloadStore
-from contextchef.providers import ResponseNotice, get_adapter
+from contextchef.providers import ResponseNotice
 from contextchef.providers._base import SchemaReport
-from contextchef.session._accounting import CacheCostModel, PlanReport, plan_report
 from contextchef.session._compiling import Compiler
 from contextchef.session._dispatching import CallOrDecision, Dispatcher
 from contextchef.session._library import MemoryTools, library_tools
@@ -884,21 +883,6 @@ class ContextChef:
             extra=extra,
             betas=betas,
             diagnostics=diagnostics,
-        )
-
-    def plan(self, target: str = "anthropic", *, cache: CacheCostModel | None = None) -> PlanReport:
-        """What the tool catalog costs per turn for `target` (see `PlanReport`).
-
-        Raises:
-            UnknownTargetError: Unknown target.
-        """
-        registry = self._tools.registry
-        return plan_report(
-            self.view,
-            get_adapter(target),
-            self._tools.config,
-            servers=registry.servers,
-            cache=cache,
         )
 
     # -- responses in, snapshots, history maintenance (Maintenance) ----------------------

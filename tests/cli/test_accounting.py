@@ -7,6 +7,7 @@ import json
 import pytest
 
 from contextchef import CacheCostModel, ContextChef, estimate_tokens, load_demo_catalog, user
+from contextchef.analysis import catalog_plan
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def chef() -> ContextChef:
 
 
 def test_space_figures_add_up(chef: ContextChef) -> None:
-    r = chef.plan("anthropic")
+    r = catalog_plan(chef, "anthropic")
     tools = chef.compile("anthropic").payload["tools"]
     resident = json.dumps(tools, ensure_ascii=False, separators=(",", ":"))
     assert r.resident_chars == len(resident)
@@ -36,7 +37,7 @@ def test_cache_cost_model_formulas(chef: ContextChef) -> None:
     model = CacheCostModel(
         history_tokens=50_000, price_per_mtok=2.0, cache_read=0.1, cache_write=1.25
     )
-    r = chef.plan("openai", cache=model)
+    r = catalog_plan(chef, "openai", cache=model)
     p = 2.0 / 1_000_000
     assert r.cache_naive_usd == round(1.25 * p * (r.full_tokens_est + 50_000), 5)
     assert r.cache_append_only_usd == round(

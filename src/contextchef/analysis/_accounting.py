@@ -40,10 +40,18 @@ from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
 from contextchef.deferred._view import SessionView
-from contextchef.providers import Adapter
+from contextchef.providers import Adapter, get_adapter
+from contextchef.session._chef import ContextChef
 from contextchef.tools._tool import CompiledTool
 
-__all__ = ["MAX_PRICED_TOKENS", "CacheCostModel", "PlanReport", "check_prices", "plan_report"]
+__all__ = [
+    "MAX_PRICED_TOKENS",
+    "CacheCostModel",
+    "PlanReport",
+    "catalog_plan",
+    "check_prices",
+    "plan_report",
+]
 
 MAX_PRICED_TOKENS = 10**15
 """The most tokens a price must be able to multiply without overflowing a float."""
@@ -173,6 +181,24 @@ def _ratio(a: int, b: int) -> float:
 
 def _usd(tokens: float, multiplier: float, model: CacheCostModel) -> float:
     return tokens * multiplier * model.price_per_mtok / 1_000_000
+
+
+def catalog_plan(
+    chef: ContextChef, target: str = "anthropic", *, cache: CacheCostModel | None = None
+) -> PlanReport:
+    """What `chef`'s tool catalog costs per turn for `target` (``contextchef plan``).
+
+    Sizes are characters of the ``tools`` array in `target`'s own shape (canonical JSON)
+    and token estimates (`contextchef.estimate_tokens`); prices are USD under `cache`
+    (default `CacheCostModel()`). The session is only read.
+
+    Raises:
+        UnknownTargetError: Unknown target (the error lists the valid ones).
+    """
+    view = chef.view
+    return plan_report(
+        view, get_adapter(target), view.config, servers=chef.registry.servers, cache=cache
+    )
 
 
 def plan_report(
