@@ -273,18 +273,25 @@ def _loading_items(messages: Sequence[Message]) -> Iterator[list[Mapping[str, An
     """
     for message in messages:
         for part in message.parts:
-            if isinstance(part, ProviderPart) and part.provider == FORMAT:
-                if part.data.get("type") not in ("tool_search_output", "additional_tools"):
-                    continue
-                raw = part.data.get("tools")
-            elif isinstance(part, ToolResult):
-                hint = hints(part.provider_data, FORMAT)
-                if hint.get("kind") != _search.OUTPUT:
-                    continue
-                raw = hint.get("tools")
-            else:
-                continue
-            yield [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
+            tools = _loads(part)
+            if tools is not None:
+                yield tools
+
+
+def _loads(part: Part) -> list[Mapping[str, Any]] | None:
+    """The tool list `part` loads when rendered (None: it loads nothing)."""
+    if isinstance(part, ProviderPart) and part.provider == FORMAT:
+        if part.data.get("type") not in ("tool_search_output", "additional_tools"):
+            return None
+        raw = part.data.get("tools")
+    elif isinstance(part, ToolResult):
+        hint = hints(part.provider_data, FORMAT)
+        if hint.get("kind") != _search.OUTPUT:
+            return None
+        raw = hint.get("tools")
+    else:
+        return None
+    return [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
 
 
 def _namespace_of(call: ToolCall) -> str | None:
@@ -298,12 +305,75 @@ def _loaded_homes(messages: Sequence[Message]) -> dict[str, set[str]]:
     """Namespace -> functions loaded into it by search output / additional tools items."""
     out: dict[str, set[str]] = {}
     for tools in _loading_items(messages):
-        for name, space in _namespace_homes(tools).items():
-            out.setdefault(space, set()).add(name)
-        for tool in tools:
-            if tool.get("type") == "function" and isinstance(tool.get("name"), str):
-                out.setdefault(tool["name"], set()).add(tool["name"])
+        _add_loads(out, tools)
     return out
+
+
+def _add_loads(out: dict[str, set[str]], tools: Sequence[Mapping[str, Any]]) -> None:
+    for name, space in _namespace_homes(tools).items():
+        out.setdefault(space, set()).add(name)
+    for tool in tools:
+        if tool.get("type") == "function" and isinstance(tool.get("name"), str):
+            out.setdefault(tool["name"], set()).add(tool["name"])
+
+
+def _plain_functions(tools: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Functions of `tools` in the default namespace (called without a ``namespace``)."""
+    return {
+        t["name"]
+        for t in tools
+        if t.get("type") == "function"
+        and isinstance(t.get("name"), str)
+        and t.get("defer_loading") is not True
+        and t.get("namespace") is None
+    }
+
+
+class _Homes:
+    """Where a replayed call's function lives, read in input order.
+
+    `tools` declares namespaces (and flat deferred functions); a search output or
+    ``additional_tools`` item loads functions into a namespace for the items after it.
+    A call made in a namespace that still holds it keeps it; a call whose function lives
+    only where an earlier item loaded it (made on another target, or under a strategy or
+    mode that did not declare it) takes that namespace: the API has no such function in
+    the default namespace.
+    """
+
+    def __init__(self, tools: Sequence[Mapping[str, Any]], before: Sequence[Message]) -> None:
+        self.declared = _namespace_homes(tools)
+        self.plain = _plain_functions(tools)
+        self._before = before
+        self._seen: dict[str, set[str]] | None = None  # loads so far, built when needed
+        self._pending: list[Part] = []
+
+    def see(self, part: Part) -> None:
+        """`part` is rendered next (its loads count for the calls after it)."""
+        self._pending.append(part)
+
+    def of(self, call: ToolCall) -> str | None:
+        """The namespace `call` is replayed in (None: the default namespace)."""
+        home = self.declared.get(call.name)
+        space = _namespace_of(call)
+        if (space is None or space == home) and (home is not None or call.name in self.plain):
+            return home
+        seen = self._loaded()
+        if space is not None and call.name in seen.get(space, ()):
+            return space
+        if home is None and call.name not in self.plain:
+            holders = sorted(n for n, names in seen.items() if call.name in names)
+            return holders[0] if holders else None
+        return home
+
+    def _loaded(self) -> dict[str, set[str]]:
+        if self._seen is None:
+            self._seen = _loaded_homes(self._before)
+        for part in self._pending:
+            tools = _loads(part)
+            if tools is not None:
+                _add_loads(self._seen, tools)
+        self._pending.clear()
+        return self._seen
 
 
 def _fit_namespace(call: ToolCall, home: str | None, index: int) -> tuple[ToolCall, str]:
@@ -511,8 +581,10 @@ class ResponsesAdapter(AdapterDefaults):
         guide; without it the API answers "Missing namespace for function_call"): the one it
         was made in while a search output sent before still loads it there, else the
         ``namespace`` entry of `tools` holding it (its own name for a flat deferred
-        function), also for a call made elsewhere (another target or strategy); with
-        neither (another strategy, a mode) it goes back without one. Each rewrite is a
+        function), also for a call made elsewhere (another target or strategy), else the
+        namespace an earlier search output or ``additional_tools`` item of the input loads
+        it into (the API has no such function in the default namespace); with none of
+        these (another strategy, a mode) it goes back without one. Each rewrite is a
         `Change`. Tools `defined` by ``additional_tools`` items count as declared.
         """
         tools = [*tools, *defined]
@@ -520,23 +592,15 @@ class ResponsesAdapter(AdapterDefaults):
         messages = _search.fit_search_results(messages, tools, before)
         if not any(isinstance(p, ToolCall) for m in messages for p in m.parts):
             return tuple(messages), dropped
-        homes = _namespace_homes(tools)
-        loaded: dict[str, set[str]] | None = None  # read from the input only when needed
+        homes = _Homes(tools, before)
         out: list[Message] = []
         changes: list[Change] = []
         for i, message in enumerate(messages, start=offset):
             parts: list[Part] = []
             for part in message.parts:
+                homes.see(part)
                 if isinstance(part, ToolCall):
-                    home = homes.get(part.name)
-                    space = _namespace_of(part)
-                    if space is not None and space != home:
-                        # the namespace it was made in may still hold it: loaded by a
-                        # search output sent before (kept as made), else where tools has it
-                        if loaded is None:
-                            loaded = _loaded_homes([*before, *messages])
-                        if part.name in loaded.get(space, ()):
-                            home = space
+                    home = homes.of(part)
                     part, detail = _fit_namespace(part, home, i)
                     if detail:
                         changes.append(
