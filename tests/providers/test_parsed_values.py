@@ -148,3 +148,54 @@ def test_call_arguments_json_cannot_carry_are_repaired_into_an_error_result(
             request = chef.compile(target)
             json.dumps(request.payload, allow_nan=False)
             assert "replaced_malformed_arguments" in [c.kind for c in request.changes]
+
+
+def set_level(x: float | None = 0.0) -> str:
+    """Set a level."""
+    raise AssertionError(f"ran with {x!r}: a non-finite number must be refused")
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e400"])
+@pytest.mark.parametrize("target", ["anthropic", "gemini"])
+def test_a_non_finite_number_read_through_an_sdk_object_is_refused(target: str, token: str) -> None:
+    """An SDK parses ``{"x": NaN}`` in a tool call's input into a float NaN; its JSON-mode
+    dump writes it as null, and the call would run with ``x=None`` (a fresh user's find).
+    Read as the model sent it, the gate answers it with an error result, as it does for the
+    same reply given as a dict, and the next request still goes through."""
+    import anthropic
+
+    from contextchef.testing import FakeAnthropic
+
+    hx = httpx_for(anthropic)
+    chef = ContextChef()
+    chef.register_tools([set_level])
+    chef.set_history([user("go")])
+    fake: Any = (FakeAnthropic if target == "anthropic" else FakeGemini)().script(
+        tool_calls(("set_level", {"x": 12345.5})), text("done")
+    )
+
+    def provider(request: Any) -> Any:  # the provider sends a non-finite number
+        answer = fake(request)
+        content = answer.content.replace(b"12345.5", token.encode())
+        return hx.Response(
+            answer.status_code, headers={"content-type": "application/json"}, content=content
+        )
+
+    http = hx.Client(transport=hx.MockTransport(provider))
+    payload = chef.compile(target).payload
+    if target == "anthropic":
+        client: Any = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http)
+        response = client.messages.create(**payload)
+    else:
+        options = genai_types.HttpOptions(httpx_client=http)
+        client = genai.Client(api_key="x", http_options=options)
+        response = client.models.generate_content(**payload)
+    (result,) = chef.run_tools(chef.ingest(response))
+    assert result.is_error
+    assert "not valid JSON" in result.content
+    follow_up = chef.compile(target).payload
+    if target == "anthropic":
+        assert client.messages.create(**follow_up).content[0].text == "done"
+    else:
+        assert client.models.generate_content(**follow_up).text == "done"
+    assert fake.violations == ()

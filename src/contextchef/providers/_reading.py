@@ -11,7 +11,8 @@ provider's notices and the response id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -167,11 +168,15 @@ def response_dict(response: object) -> Mapping[str, Any]:
             index=0,
         )
     module = type(response).__module__
+    flags = (
+        {"by_alias": True, "exclude_none": True}
+        if module.startswith("google.")
+        else {"exclude_unset": True}
+    )
     try:
-        if module.startswith("google."):
-            data = dump(mode="json", by_alias=True, exclude_none=True)
-        else:
-            data = dump(mode="json", exclude_unset=True)
+        data = dump(mode="json", **flags)
+        if isinstance(data, dict):
+            _keep_non_finite(data, dump(mode="python", **flags))
     except Exception as exc:  # a foreign object whose dump fails
         raise CorruptHistoryError(
             f"cannot read the {type(response).__name__} response: {exc}", index=0
@@ -179,6 +184,41 @@ def response_dict(response: object) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise CorruptHistoryError(f"{type(response).__name__} did not dump to an object", index=0)
     return data
+
+
+def _keep_non_finite(data: Any, python: Any) -> None:
+    """Put back in `data` (a JSON-mode dump) the NaN / Infinity its dump turned into null.
+
+    Pydantic writes non-finite floats as ``null`` in JSON mode: a tool call's
+    ``{"x": NaN}`` from the model (parsed as such by the SDK) would reach the gate as
+    ``{"x": null}`` and run. Kept, the gate refuses it as it refuses the same reply read
+    as a dict. `python` is the same object dumped in Python mode (same shape).
+    """
+    try:
+        pairs = _pairs(data, python)
+    except RecursionError:  # nested deeper than the history accepts anyway
+        return
+    for holder, key, value in pairs:
+        holder[key] = value
+
+
+def _pairs(data: Any, python: Any) -> list[tuple[Any, Any, float]]:
+    """(container, key, non-finite float) for each null of `data` that `python` holds as one."""
+    found: list[tuple[Any, Any, float]] = []
+    if isinstance(data, dict) and isinstance(python, dict):
+        keys: Iterable[Any] = python.keys()
+    elif isinstance(data, list) and isinstance(python, (list, tuple)) and len(data) == len(python):
+        keys = range(len(data))
+    else:
+        return found
+    for key in keys:
+        value = python[key]
+        if isinstance(value, float) and not math.isfinite(value):
+            if (data[key] if isinstance(data, list) else data.get(key)) is None:
+                found.append((data, key, value))
+        elif isinstance(value, (dict, list, tuple)) and (isinstance(data, list) or key in data):
+            found.extend(_pairs(data[key], value))
+    return found
 
 
 def first_item(data: Mapping[str, Any], key: str, what: str) -> Mapping[str, Any]:
