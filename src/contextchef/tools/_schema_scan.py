@@ -2,7 +2,7 @@
 
 `scan` finds what jsonschema would not report clearly: too deep nesting, values JSON
 cannot carry, text that is not valid Unicode, non-string keys, invalid ``pattern``
-regular expressions, and ``$ref``s that are remote or point nowhere.
+regular expressions, and ``$ref``s that are remote, point nowhere or loop.
 """
 
 from __future__ import annotations
@@ -21,17 +21,60 @@ MAX_SCHEMA_DEPTH = 64
 """Deepest nesting of objects/arrays accepted in a schema."""
 
 
+_MISSING = object()
+
+_IN_PLACE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas")
+"""Applicators that apply a subschema to the same instance (no descent into its members)."""
+
+
 def _resolve_pointer(root: JsonValue, ref: str) -> bool:
-    node = root
-    for raw in ref[1:].lstrip("/").split("/") if ref not in ("#", "#/") else []:
+    return _target(root, ref) is not _MISSING
+
+
+def _target(root: JsonValue, ref: str) -> Any:
+    """The node a local ``$ref`` (``#`` or a JSON pointer) names, or `_MISSING`."""
+    node: Any = root
+    for raw in ref[1:].lstrip("/").split("/") if ref not in ("#", "#/", "") else []:
         key = raw.replace("~1", "/").replace("~0", "~")
         if isinstance(node, Mapping) and key in node:
             node = node[key]
         elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
             node = node[int(key)]
         else:
-            return False
-    return True
+            return _MISSING
+    return node
+
+
+def _loops(root: JsonValue, ref: str) -> bool:
+    """Whether following `ref` comes back to it without entering the instance.
+
+    A chain of ``$ref``s (or of ``allOf``/``anyOf``/... holding one) that returns to its
+    start applies forever to the same value: validation never ends. A recursive schema
+    whose reference sits under ``properties`` or ``items`` descends into a smaller value
+    each time and is fine.
+    """
+    seen: set[str] = set()
+    todo: list[Any] = [_target(root, ref)]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+        if not isinstance(node, Mapping):
+            continue
+        inner = node.get("$ref")
+        if isinstance(inner, str) and (inner == "" or inner.startswith("#")):
+            if inner == ref:
+                return True
+            if inner not in seen:
+                seen.add(inner)
+                todo.append(_target(root, inner))
+        for key in _IN_PLACE:
+            value = node.get(key)
+            if key == "dependentSchemas" and isinstance(value, Mapping):
+                todo.extend(value.values())
+            elif value is not None:
+                todo.append(value)
+    return False
 
 
 def scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, str] | None:
@@ -39,7 +82,8 @@ def scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, 
 
     Too deep nesting, non-finite numbers (not JSON), integers too long to print, values
     of no JSON type, text that is not valid Unicode, non-string keys, and ``$ref``s
-    that are remote or point nowhere (they would fail only when a call is validated).
+    that are remote, point nowhere or loop back to themselves (they would fail only when a
+    call is validated).
     """
     problem = _value_problem(node, path)
     if problem is not None:
@@ -91,4 +135,9 @@ def _keyword_problem(root: JsonValue, key: str, value: JsonValue) -> str | None:
         pointer = value in ("#", "") or value.startswith("#/")
         if pointer and not _resolve_pointer(root, value):
             return f"$ref {shown(value)} points to nothing in this schema"
+        if pointer and _loops(root, value):
+            return (
+                f"$ref {shown(value)} leads back to itself without describing a value "
+                "(a reference loop: validation would never end); end the chain in a schema"
+            )
     return None
