@@ -5,12 +5,21 @@ from __future__ import annotations
 import datetime
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextchef import ContextChef, Tool, VolatileValueError
 from contextchef.tools._catalogs import load_catalog
-from contextchef.tools._lint import find_volatile, lint_tool
+from contextchef.tools._lint import (
+    _EXAMPLE,
+    _EXAMPLE_WINDOW,
+    _Examples,
+    find_volatile,
+    lint_tool,
+)
 
 TODAY = datetime.date(2026, 12, 1)
 
@@ -159,3 +168,28 @@ def test_a_template_source_and_a_server_description_are_handled() -> None:
             server_description="Server started 2026-12-01T09:00:00Z.",
         )
     assert [t.name for t in chef.tools] == ["deploy"]
+
+
+@settings(deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["<example>", "</example>", "<EXAMPLE a>", "```", "``", "\n\n", "e.g. ", "x", " ", "a1"]
+        ),
+        max_size=40,
+    ),
+    st.data(),
+)
+def test_example_marks_read_once_agree_with_reading_the_head(parts: list[str], data: Any) -> None:
+    """`_Examples` (marks found once, then looked up) says what reading ``text[:start]``
+    for every value said (the old check, quadratic over many values)."""
+    text = "".join(parts)
+    start = data.draw(st.integers(0, len(text)))
+    paragraph = text.rfind("\n\n", 0, start) + 1
+    head = text[:start].lower()
+    naive = (
+        _EXAMPLE.search(text, max(paragraph, start - _EXAMPLE_WINDOW), start) is not None
+        or head.rfind("<example") > head.rfind("</example")
+        or head.count("```") % 2 == 1
+    )
+    assert _Examples(text).holds(start) == naive

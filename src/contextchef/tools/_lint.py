@@ -29,6 +29,7 @@ the string values of its input schema (descriptions, defaults, enums, examples).
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import itertools
 import re
@@ -122,20 +123,39 @@ def _near(year: int, month: int, day: int, today: _dt.date, days: int) -> bool:
     return abs((when - today).days) <= days
 
 
-def _example(text: str, start: int) -> bool:
-    """Whether the value at `start` sits in an example.
+class _Examples:
+    """Where `text` shows examples, read once (each value's check is then a lookup).
 
-    Marked in the words just before it (``e.g.``, ``for example``...), inside an open
-    ``<example...>`` section, or inside a code fence (real descriptions show sample
-    calls with sample ids there).
+    A value sits in an example when the words just before it mark one (``e.g.``, ``for
+    example``...), inside an open ``<example...>`` section, or inside a code fence (real
+    descriptions show sample calls with sample ids there).
     """
-    paragraph = text.rfind("\n\n", 0, start) + 1  # markers count in the same paragraph
-    if _EXAMPLE.search(text, max(paragraph, start - _EXAMPLE_WINDOW), start) is not None:
-        return True
-    head = text[:start].lower()
-    if head.rfind("<example") > head.rfind("</example"):
-        return True
-    return head.count("```") % 2 == 1
+
+    def __init__(self, text: str) -> None:
+        lower = text.lower()
+        self._text = text
+        self._opens = [m.start() for m in re.finditer("<example", lower)]
+        self._closes = [m.start() for m in re.finditer("</example", lower)]
+        self._fences = [m.start() for m in re.finditer("```", text)]
+
+    def holds(self, start: int) -> bool:
+        """Whether the value at `start` sits in an example."""
+        text = self._text
+        paragraph = text.rfind("\n\n", max(0, start - _EXAMPLE_WINDOW), start) + 1
+        window = max(paragraph, start - _EXAMPLE_WINDOW)
+        if _EXAMPLE.search(text, window, start) is not None:
+            return True
+        opened = self._last_before(self._opens, start, len("<example"))
+        closed = self._last_before(self._closes, start, len("</example"))
+        if opened > closed:
+            return True
+        return bisect.bisect_right(self._fences, start - 3) % 2 == 1  # a whole ``` before
+
+    @staticmethod
+    def _last_before(marks: list[int], start: int, size: int) -> int:
+        """The last mark (`size` chars) that ends by `start` (``text[:start]`` holds it)."""
+        i = bisect.bisect_right(marks, start - size)
+        return marks[i - 1] if i else -1
 
 
 def find_volatile(
@@ -156,13 +176,19 @@ def find_volatile(
     taken: list[tuple[int, int]] = []
     spans = _date_lines(text) if labels else iter(())
     if values:  # in this order: a value found first keeps its span
+        examples = _Examples(text)
         spans = itertools.chain(
-            spans, _dates(text, now), _clock_times(text), _epochs(text, now), _ids(text)
+            spans,
+            _dates(text, now),
+            _clock_times(text, examples),
+            _epochs(text, now),
+            _ids(text, examples),
         )
     for kind, start, end in spans:
-        if any(a < end and start < b for a, b in taken):
+        i = bisect.bisect_left(taken, (end, -1))  # the values starting before `end`
+        if i and taken[i - 1][1] > start:
             continue  # inside a value already named (a date on a Date: line)
-        taken.append((start, end))
+        taken.insert(i, (start, end))  # named values never overlap: sorted by both ends
         found.append((kind, start, text[start:end][:80]))
     found.sort(key=lambda f: f[1])
     return found
@@ -187,11 +213,11 @@ def _dates(text: str, now: _dt.date) -> Iterator[_Span]:
             yield "date", m.start(), m.end()
 
 
-def _clock_times(text: str) -> Iterator[_Span]:
+def _clock_times(text: str, examples: _Examples) -> Iterator[_Span]:
     for m in _CLOCK.finditer(text):
-        if not _AFTER_DATE.search(text, max(0, m.start() - 11), m.start()) and not _example(
-            text, m.start()
-        ):  # the time of a date-time belongs to that date (judged with the dates)
+        # the time of a date-time belongs to that date (judged with the dates)
+        after_date = _AFTER_DATE.search(text, max(0, m.start() - 11), m.start())
+        if not after_date and not examples.holds(m.start()):
             yield "time", m.start(), m.end()
 
 
@@ -204,14 +230,14 @@ def _epochs(text: str, now: _dt.date) -> Iterator[_Span]:
             yield "epoch", m.start(), m.end()
 
 
-def _ids(text: str) -> Iterator[_Span]:
+def _ids(text: str, examples: _Examples) -> Iterator[_Span]:
     """UUIDs, then hex ids, mixing digits and letters, outside examples."""
     kinds: tuple[tuple[VolatileKind, re.Pattern[str]], ...] = (("uuid", _UUID), ("hex_id", _HEX))
     for kind, pattern in kinds:
         for m in pattern.finditer(text):
             value = m.group(0)
             mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-            if mixed and not _example(text, m.start()):
+            if mixed and not examples.holds(m.start()):
                 yield kind, m.start(), m.end()
 
 
