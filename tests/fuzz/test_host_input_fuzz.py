@@ -37,6 +37,7 @@ from contextchef import (
     tool_results,
     user,
 )
+from contextchef.analysis import catalog_plan
 from sdk_check import sdk_problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")  # host input may warn; only raising counts
@@ -161,7 +162,7 @@ def test_compile_options(
                 "set_implicit_context",
                 "restore",
                 "ingest",
-                "plan",
+                "catalog_plan",  # contextchef.analysis.catalog_plan(chef, target)
                 "register_catalog",
                 "register_runtime_tool",
             ]
@@ -171,7 +172,10 @@ def test_compile_options(
 )
 def test_one_argument_methods(name: str, value: Any) -> None:
     name, value = name.value, value.value
-    check(lambda c: getattr(c, name)(value), value)
+    if name == "catalog_plan":
+        check(lambda c: catalog_plan(c, value), value)
+    else:
+        check(lambda c: getattr(c, name)(value), value)
 
 
 @FUZZ

@@ -14,6 +14,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue
 from contextchef.search._index import SearchHit, ToolIndex
 from contextchef.search._rankers import RankerConfig
@@ -66,6 +67,10 @@ class DeferredConfig:
             as a `RankerConfig`. The semantic ones need the ``semantic`` extra
             (`MissingExtraError` here otherwise). Exact names, caps and the directory
             do not depend on it.
+
+    Raises:
+        UsageError: A count or size that is not an integer, a negative one, fewer than
+            one result, or a flag that is not a bool (naming the field).
     """
 
     default_results: int = 5
@@ -82,6 +87,18 @@ class DeferredConfig:
     ranker: RankerConfig | str = "bm25"
 
     def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if name in ("require_search", "always_meta_tools"):
+                if not isinstance(value, bool):
+                    raise UsageError(
+                        f"DeferredConfig.{name} must be True or False, got {shown(value)}"
+                    )
+            elif name != "ranker":
+                least = 1 if name in ("default_results", "max_results") else 0
+                if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                    raise UsageError(
+                        f"DeferredConfig.{name} must be an integer >= {least}, got {shown(value)}"
+                    )
         object.__setattr__(self, "ranker", RankerConfig.of(self.ranker))
 
 

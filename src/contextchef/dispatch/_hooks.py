@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import freeze
@@ -31,6 +31,7 @@ __all__ = [
     "LoopRunning",
     "arun_after_hooks",
     "arun_before_hooks",
+    "checked_hook",
     "is_failure",
     "run_after_hooks",
     "run_before_hooks",
@@ -39,6 +40,21 @@ __all__ = [
 
 
 _LOG = logging.getLogger("contextchef")
+_H = TypeVar("_H")
+
+
+def checked_hook(hook: _H, method: str) -> _H:
+    """`hook` itself, once it is known to be callable.
+
+    Raises:
+        UsageError: Not callable (found here, not as a denial of every later call).
+    """
+    if not callable(hook):
+        raise UsageError(
+            f"{method} takes a function (call, tool, arguments...); got {type(hook).__name__} "
+            f"{shown(hook, 40)}"
+        )
+    return hook
 
 
 def _event(call: ToolCall, allowed: Allowed) -> ToolCallEvent:

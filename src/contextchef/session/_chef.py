@@ -30,6 +30,7 @@ from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import Skill, SkillLike
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
+from contextchef.dispatch._hooks import checked_hook
 from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Execution, Fallback
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.history._compaction import Cleared, Compacted
@@ -422,13 +423,13 @@ class ContextChef:
         return self._state.blocked
 
     def before_tool_call(self, hook: BeforeHook) -> BeforeHook:
-        """Add a before-hook (a decorator): it may deny a call by returning a reason."""
-        self._dispatcher.before.append(hook)
+        """Add a before-hook (a decorator) that may deny a call (UsageError: not callable)."""
+        self._dispatcher.before.append(checked_hook(hook, "before_tool_call"))
         return hook
 
     def after_tool_call(self, hook: AfterHook) -> AfterHook:
-        """Add an after-hook (a decorator): returning a `ToolResult` replaces the result."""
-        self._dispatcher.after.append(hook)
+        """Add an after-hook (a decorator) that may replace a result (UsageError: not callable)."""
+        self._dispatcher.after.append(checked_hook(hook, "after_tool_call"))
         return hook
 
     # -- the gate and the one execution path (Dispatcher) ---------------------------------

@@ -170,6 +170,11 @@ def tool_from_dict(
     if repair_schemas and schema is not None:
         schema = repair_schema(schema)
     description = body.get("description")
+    if description is not None and not isinstance(description, str):
+        raise CatalogFormatError(
+            f"tool {shown(name)}: 'description' must be text, got {type(description).__name__} "
+            f"{shown(description, 40)}"
+        )
     raw_meta = body.get("meta") or {}
     if not isinstance(raw_meta, Mapping):
         raise CatalogFormatError(f"tool {shown(name)}: 'meta' must be an object")
@@ -179,7 +184,7 @@ def tool_from_dict(
     defer = body.get("defer_loading")
     return Tool(
         name=name,
-        description=description if isinstance(description, str) else "",
+        description=description or "",
         input_schema=schema if schema is not None else {"type": "object", "properties": {}},
         tags=_tags(name, body.get("tags")),
         defer_loading=defer if isinstance(defer, bool) else None,

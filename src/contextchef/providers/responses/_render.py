@@ -30,9 +30,8 @@ https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-con
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError
@@ -61,6 +60,12 @@ from contextchef.providers._base import (
 )
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers.responses import _search
+from contextchef.providers.responses._namespaces import (
+    Homes,
+    fit_namespace,
+    loaded_names,
+    loading_items,
+)
 from contextchef.providers.responses._tool_changes import plan_tool_changes
 from contextchef.tools._tool import CompiledTool
 
@@ -235,170 +240,6 @@ def _namespace_name(group: str, chunk: int, taken: set[str]) -> str:
     return name
 
 
-def _namespace_homes(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Deferred function name -> the namespace a call to it is made in."""
-    homes: dict[str, str] = {}
-    for tool in tools:
-        if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
-            continue
-        if tool.get("type") == "namespace":
-            for member in tool.get("tools") or ():
-                if isinstance(member, Mapping) and isinstance(member.get("name"), str):
-                    homes[member["name"]] = tool["name"]
-        elif tool.get("type") == "function" and isinstance(tool.get("namespace"), str):
-            homes[tool["name"]] = tool["namespace"]  # a tool unit (`_search.units`)
-        elif tool.get("type") == "function" and tool.get("defer_loading") is True:
-            homes[tool["name"]] = tool["name"]
-    return homes
-
-
-def loaded_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The functions a list of tool definitions loads (namespace members too), in order."""
-    names: list[str] = []
-    for tool in tools:
-        members = tool.get("tools") if tool.get("type") == "namespace" else [tool]
-        for member in members if isinstance(members, list) else ():
-            if isinstance(member, Mapping) and member.get("type") == "function":
-                name = member.get("name")
-                if isinstance(name, str) and name not in names:
-                    names.append(name)
-    return names
-
-
-def _loading_items(messages: Sequence[Message]) -> Iterator[list[Mapping[str, Any]]]:
-    """The tool lists of every item in `messages` that loads tools.
-
-    ``tool_search_output`` and ``additional_tools`` items recorded as provider parts, and
-    results of our client search rendered as ``tool_search_output``.
-    """
-    for message in messages:
-        for part in message.parts:
-            tools = _loads(part)
-            if tools is not None:
-                yield tools
-
-
-def _loads(part: Part) -> list[Mapping[str, Any]] | None:
-    """The tool list `part` loads when rendered (None: it loads nothing)."""
-    if isinstance(part, ProviderPart) and part.provider == FORMAT:
-        if part.data.get("type") not in ("tool_search_output", "additional_tools"):
-            return None
-        raw = part.data.get("tools")
-    elif isinstance(part, ToolResult):
-        hint = hints(part.provider_data, FORMAT)
-        if hint.get("kind") != _search.OUTPUT:
-            return None
-        raw = hint.get("tools")
-    else:
-        return None
-    return [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
-
-
-def _namespace_of(call: ToolCall) -> str | None:
-    """The namespace a recorded Responses call was made in, if any."""
-    extra = hints(call.provider_data, FORMAT).get("extra")
-    space = extra.get("namespace") if isinstance(extra, Mapping) else None
-    return space if isinstance(space, str) else None
-
-
-def _loaded_homes(messages: Sequence[Message]) -> dict[str, set[str]]:
-    """Namespace -> functions loaded into it by search output / additional tools items."""
-    out: dict[str, set[str]] = {}
-    for tools in _loading_items(messages):
-        _add_loads(out, tools)
-    return out
-
-
-def _add_loads(out: dict[str, set[str]], tools: Sequence[Mapping[str, Any]]) -> None:
-    for name, space in _namespace_homes(tools).items():
-        out.setdefault(space, set()).add(name)
-    for tool in tools:
-        if tool.get("type") == "function" and isinstance(tool.get("name"), str):
-            out.setdefault(tool["name"], set()).add(tool["name"])
-
-
-def _plain_functions(tools: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Functions of `tools` in the default namespace (called without a ``namespace``)."""
-    return {
-        t["name"]
-        for t in tools
-        if t.get("type") == "function"
-        and isinstance(t.get("name"), str)
-        and t.get("defer_loading") is not True
-        and t.get("namespace") is None
-    }
-
-
-class _Homes:
-    """Where a replayed call's function lives, read in input order.
-
-    `tools` declares namespaces (and flat deferred functions); a search output or
-    ``additional_tools`` item loads functions into a namespace for the items after it.
-    A call made in a namespace that still holds it keeps it; a call whose function lives
-    only where an earlier item loaded it (made on another target, or under a strategy or
-    mode that did not declare it) takes that namespace: the API has no such function in
-    the default namespace.
-    """
-
-    def __init__(self, tools: Sequence[Mapping[str, Any]], before: Sequence[Message]) -> None:
-        self.declared = _namespace_homes(tools)
-        self.plain = _plain_functions(tools)
-        self._before = before
-        self._seen: dict[str, set[str]] | None = None  # loads so far, built when needed
-        self._pending: list[Part] = []
-
-    def see(self, part: Part) -> None:
-        """`part` is rendered next (its loads count for the calls after it)."""
-        self._pending.append(part)
-
-    def of(self, call: ToolCall) -> str | None:
-        """The namespace `call` is replayed in (None: the default namespace)."""
-        home = self.declared.get(call.name)
-        space = _namespace_of(call)
-        if (space is None or space == home) and (home is not None or call.name in self.plain):
-            return home
-        seen = self._loaded()
-        if space is not None and call.name in seen.get(space, ()):
-            return space
-        if home is None and call.name not in self.plain:
-            holders = sorted(n for n, names in seen.items() if call.name in names)
-            return holders[0] if holders else None
-        return home
-
-    def _loaded(self) -> dict[str, set[str]]:
-        if self._seen is None:
-            self._seen = _loaded_homes(self._before)
-        for part in self._pending:
-            tools = _loads(part)
-            if tools is not None:
-                _add_loads(self._seen, tools)
-        self._pending.clear()
-        return self._seen
-
-
-def _fit_namespace(call: ToolCall, home: str | None, index: int) -> tuple[ToolCall, str]:
-    """`call` carrying `home` as its namespace (None: no namespace), and what changed."""
-    hint = hints(call.provider_data, FORMAT)
-    extra = hint.get("extra")
-    space = extra.get("namespace") if isinstance(extra, Mapping) else None
-    if space == home:
-        return call, ""
-    data: dict[str, Any] = dict(hint) if hint else {"provider": FORMAT}
-    rest = {k: v for k, v in (extra or {}).items() if k != "namespace"}
-    if home is not None:
-        rest["namespace"] = home
-    data["extra"] = rest
-    if isinstance(data.get("keys"), list):
-        keys = [k for k in data["keys"] if k != "namespace"]
-        data["keys"] = [*keys, "namespace"] if home is not None else keys
-    fitted = dataclasses.replace(call, provider_data=data)
-    if home is None:
-        what = f"was made in namespace {space!r}, which this request does not declare"
-        return fitted, f"message {index}: call {call.id!r} {what}; sent without it"
-    where = f"namespace {home!r}, where this request declares {call.name!r}"
-    return fitted, f"message {index}: call {call.id!r} is sent in {where}"
-
-
 def _recorded_reasoning(part: ReasoningPart) -> bool:
     return part.provider == "openai" and hints(part.provider_data, FORMAT).get("item") is not None
 
@@ -562,7 +403,7 @@ class ResponsesAdapter(AdapterDefaults):
         or namespaces holding them): https://developers.openai.com/api/docs/guides/tools-tool-search.
         """
         names: set[str] = set()
-        for tools in _loading_items(messages):
+        for tools in loading_items(messages):
             names.update(loaded_names(tools))
         return frozenset(names)
 
@@ -592,7 +433,7 @@ class ResponsesAdapter(AdapterDefaults):
         messages = _search.fit_search_results(messages, tools, before)
         if not any(isinstance(p, ToolCall) for m in messages for p in m.parts):
             return tuple(messages), dropped
-        homes = _Homes(tools, before)
+        homes = Homes(tools, before)
         out: list[Message] = []
         changes: list[Change] = []
         for i, message in enumerate(messages, start=offset):
@@ -601,7 +442,7 @@ class ResponsesAdapter(AdapterDefaults):
                 homes.see(part)
                 if isinstance(part, ToolCall):
                     home = homes.of(part)
-                    part, detail = _fit_namespace(part, home, i)
+                    part, detail = fit_namespace(part, home, i)
                     if detail:
                         changes.append(
                             Change(
