@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import threading
 from collections import Counter
 from pathlib import Path
@@ -384,17 +385,62 @@ def test_cancellation_and_keyboard_interrupt_are_not_turned_into_results() -> No
         """Ctrl-C."""
         raise KeyboardInterrupt
 
-    async def cancelled(path: str) -> str:
-        """Cancelled."""
-        raise asyncio.CancelledError
+    started = asyncio.Event()
+
+    async def slow(path: str) -> str:
+        """Waits until cancelled."""
+        started.set()
+        await asyncio.sleep(60)
+        return "never"
 
     chef = ContextChef()
-    chef.register_tools([interrupted, cancelled])
+    chef.register_tools([interrupted, slow])
     with pytest.raises(KeyboardInterrupt):
         chef.run_tools([ToolCall(id="k1", name="interrupted", arguments={"path": "x"})])
+
+    async def cancel_the_batch() -> None:
+        calls = [ToolCall(id=f"k{i}", name="slow", arguments={"path": "x"}) for i in (2, 3)]
+        batch = asyncio.ensure_future(chef.arun_tools(calls))
+        await started.wait()
+        batch.cancel()  # the host cancels: the cancellation goes on
+        await batch
+
     with pytest.raises(asyncio.CancelledError):
-        asyncio.run(chef.arun_tools([ToolCall(id="k2", name="cancelled", arguments={"path": "x"})]))
+        asyncio.run(cancel_the_batch())
     assert chef.history == ()  # nothing half-appended
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Task.cancelling() is Python 3.11+")
+def test_a_cancellation_the_tool_met_is_its_failure_and_the_batch_is_kept() -> None:
+    """A handler that awaits something cancelled elsewhere raises CancelledError while
+    its own task is not being cancelled: the model gets an error result, as from
+    `run_tools`, and the other calls' results are kept (a fresh user lost the batch)."""
+
+    async def good(n: int) -> str:
+        """Good."""
+        return f"good {n}"
+
+    async def flaky(n: int) -> str:
+        """Awaits a task someone else cancelled."""
+        other = asyncio.ensure_future(asyncio.sleep(60))
+        await asyncio.sleep(0)
+        other.cancel()
+        return str(await other)
+
+    chef = ContextChef()
+    chef.register_tools([good, flaky])
+    calls = [
+        ToolCall(id="c0", name="good", arguments={"n": 0}),
+        ToolCall(id="cx", name="flaky", arguments={"n": 1}),
+        ToolCall(id="c1", name="good", arguments={"n": 1}),
+    ]
+    for results in (asyncio.run(chef.arun_tools(calls)), chef.run_tools(calls)):
+        assert [(r.call_id, r.is_error) for r in results] == [
+            ("c0", False),
+            ("cx", True),
+            ("c1", False),
+        ]
+        assert "CancelledError" in results[1].content
 
 
 def test_library_tools_and_offloaded_results_run_through_run_tools(tmp_path: Path) -> None:

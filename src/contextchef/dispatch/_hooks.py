@@ -126,16 +126,22 @@ def is_failure(exc: BaseException, *, on_loop: bool = False) -> bool:
     """Whether `exc`, raised by a handler/hook/fallback, is the model's to see as an error.
 
     Everything is, except the signals that stop the program (KeyboardInterrupt,
-    SystemExit) and, for code awaited on the event loop (`on_loop`), CancelledError (the
-    task is being cancelled). StopIteration, GeneratorExit and a CancelledError raised by
-    sync code are plain failures of the tool.
+    SystemExit) and, for code awaited on the event loop (`on_loop`), the CancelledError
+    of a task being cancelled (someone called ``cancel()`` on it: the cancellation goes
+    on). A CancelledError the tool itself met (it awaited something cancelled elsewhere;
+    told apart by ``Task.cancelling()``, Python 3.11+), StopIteration, GeneratorExit and
+    a CancelledError raised by sync code are plain failures of the tool.
     """
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):
         return False
     if on_loop:
         import asyncio  # local: already imported when a loop runs
 
-        return not isinstance(exc, asyncio.CancelledError)
+        if not isinstance(exc, asyncio.CancelledError):
+            return True
+        task = asyncio.current_task()
+        cancelling = getattr(task, "cancelling", None)  # Python 3.11+
+        return callable(cancelling) and cancelling() == 0
     return True
 
 
