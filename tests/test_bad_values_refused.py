@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from contextchef import CatalogFormatError, ContextChef, DeferredConfig, ToolCall, UsageError
+from contextchef import (
+    CatalogFormatError,
+    ContextChef,
+    DeferredConfig,
+    ToolCall,
+    ToolNameConflictError,
+    UsageError,
+)
 
 
 def ping() -> str:
@@ -65,3 +72,72 @@ def test_a_bad_deferred_config_value_is_refused_naming_the_field(field: str, val
 def test_the_defaults_and_zero_budgets_stay_valid() -> None:
     DeferredConfig()
     DeferredConfig(directory_chars=0, overflow_results=0, brief_results=0)
+
+
+def grep(pattern: str) -> str:
+    """Search."""
+    return "hit"
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"pattern": "x"}
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+def test_arguments_json_cannot_carry_are_answered_with_the_real_reason() -> None:
+    """They were answered "not valid JSON (Expecting value)", which names no cause."""
+    chef = ContextChef()
+    chef.register_tools([grep])
+    (deep,) = chef.run_tools([{"id": "c1", "name": "grep", "arguments": _deep(3000)}], append=False)
+    assert deep.is_error and "nested more than" in deep.content
+    response = {
+        "id": "m1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "grep", "input": {"pattern": 10**5000}}
+        ],
+    }
+    chef.set_history([])
+    (huge,) = chef.run_tools(chef.ingest(response), append=False)
+    assert huge.is_error and "integer too long" in huge.content
+    for result in (deep, huge):
+        assert "Expecting value" not in result.content
+
+
+def test_a_hook_editing_the_arguments_is_told_they_are_read_only() -> None:
+    chef = ContextChef()
+    chef.register_tools([grep])
+
+    @chef.before_tool_call
+    def edit(event: Any) -> None:
+        event.arguments["pattern"] = "changed"
+
+    (result,) = chef.run_tools([{"id": "c", "name": "grep", "arguments": {"pattern": "x"}}])
+    assert result.is_error and "read-only" in result.content
+    assert "arguments hooks see" in result.content
+
+
+def test_one_call_given_to_run_tools_is_told_to_be_put_in_a_list() -> None:
+    chef = ContextChef()
+    chef.register_tools([grep])
+    one = {"id": "c", "name": "grep", "arguments": {"pattern": "x"}}
+    for given in (one, ToolCall(id="c", name="grep", arguments={"pattern": "x"})):
+        with pytest.raises(UsageError, match="put one call in a list"):
+            chef.run_tools(given)  # type: ignore[arg-type]
+
+
+def test_a_wire_name_clash_names_both_tools() -> None:
+    tool = {"name": "a.b", "description": "d", "input_schema": {"type": "object"}}
+    chef = ContextChef()
+    chef.register_tools([tool])
+    wire = chef.wire_name("a.b")
+    with pytest.raises(ToolNameConflictError) as caught:
+        chef.register_tools([{**tool, "name": wire}])
+    assert f"(tools 'a.b' and '{wire}')" in str(caught.value)
+    assert dict(caught.value.conflicts) == {wire: ("builtin",)}

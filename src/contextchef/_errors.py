@@ -26,8 +26,8 @@ result, not by crashing the agent loop)::
     │   ├── EmbeddingModelError         an embedding model file is missing or not the pinned one
     │   ├── ReadOnlyPayloadError        an edit of a payload entry the session recorded
     │   │                               (also a TypeError)
-    │   └── FrozenToolError             an edit of a registered tool's definition
-    │                                   (also a TypeError)
+    │   └── FrozenToolError             an edit of a registered tool's definition or
+    │                                   of the arguments a hook sees (also a TypeError)
     ├── ModelOutputError                the model or provider produced bad data
     │   ├── MalformedArgumentsError     tool-call arguments are not a JSON object
     │   └── CorruptHistoryError         a history message cannot be sent as is
@@ -422,7 +422,7 @@ class ReadOnlyPayloadError(UsageError, TypeError):
 
 
 class FrozenToolError(UsageError, TypeError):
-    """An edit of a registered tool's definition (its frozen ``input_schema`` and the like).
+    """An edit of a frozen value: a tool's definition, or the arguments a hook sees.
 
     A registered tool's schema reaches the cached prefix, so it is read-only; build a new
     `Tool` with ``Tool.replace()`` or ``copy.deepcopy`` the value. Also a `TypeError`.

@@ -142,8 +142,9 @@ here when it is imported (it imports this module, so this one cannot import it).
 
 def _read_only(self: object, *args: object, **kwargs: object) -> None:
     raise FROZEN_ERROR[0](
-        "tool definitions are frozen: copy the value first (copy.deepcopy gives plain, "
-        "mutable dicts and lists) or build a new Tool with Tool.replace()"
+        "this value is read-only (tool definitions and the arguments hooks see are "
+        "frozen): copy it first (copy.deepcopy gives plain, mutable dicts and lists); to "
+        "change a tool, build a new one with Tool.replace()"
     )
 
 

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import UsageError
-from contextchef._json import JsonValue, canonical_dumps
-from contextchef.history._messages import ToolCall, parse_json_object
+from contextchef._json import JsonValue, canonical_dumps, json_problem
+from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
 
 __all__ = ["CallLike", "as_tool_call", "parse_arguments"]
 
@@ -58,7 +58,7 @@ def _raw_text(raw: object) -> str:
 
     Values canonical JSON refuses (NaN, Infinity) are written as Python's ``json`` writes
     them, so the parser names them; what cannot be written at all (objects, runaway
-    nesting, integers too long to print) becomes text the parser reports as not JSON.
+    nesting, integers too long to print) becomes text the parser reports with the reason.
     """
     if isinstance(raw, str):
         return raw
@@ -69,7 +69,11 @@ def _raw_text(raw: object) -> str:
     try:
         return json.dumps(raw, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError, RecursionError) as exc:
-        return f"<arguments that are not JSON: {type(exc).__name__}>"
+        try:
+            problem = json_problem(raw) or f"cannot be written ({type(exc).__name__})"
+        except RecursionError:
+            problem = "are nested too deep to read"
+        return unreadable_arguments(problem)
 
 
 def as_tool_call(call: CallLike, *, default_id: str = "call") -> ToolCall:

@@ -186,6 +186,18 @@ class ProviderPart:
         _freeze_data(self, "data")
 
 
+_UNREADABLE = "<arguments that are not JSON: they "
+
+
+def unreadable_arguments(problem: str) -> str:
+    """Text standing for call arguments JSON cannot carry.
+
+    `parse_json_object` reports `problem` for it (a lower-case fragment, e.g. ``"are
+    nested more than 100 levels deep"``).
+    """
+    return f"{_UNREADABLE}{problem}>"
+
+
 def _reject_constant(token: str) -> float:
     raise ValueError(f"{token} is not a JSON number")
 
@@ -202,6 +214,8 @@ def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
         The arguments, or a lower-case sentence fragment saying what is wrong.
     """
     value = raw
+    if isinstance(raw, str) and raw.startswith(_UNREADABLE) and raw.endswith(">"):
+        return f"the arguments {raw[len(_UNREADABLE) : -1]}"
     if isinstance(raw, str):
         try:
             value = json.loads(raw.strip() or "{}", parse_constant=_reject_constant)

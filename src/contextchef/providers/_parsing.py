@@ -50,6 +50,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
     json_problem,
+    unreadable_arguments,
 )
 
 __all__ = [
@@ -300,7 +301,7 @@ def _unreadable_arguments(
                 else json.dumps(value, sort_keys=True)
             )
         except (TypeError, ValueError, RecursionError):
-            text = f"<arguments that are not JSON: they {problem}>"
+            text = unreadable_arguments(problem)
         hist.notes.append(
             f"message {index}: a call's arguments {problem}; kept as text the gate "
             "refuses and sent as {}"

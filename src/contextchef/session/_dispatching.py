@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import UnknownToolError, UsageError, shown
@@ -64,6 +64,7 @@ logger = logging.getLogger("contextchef")
 
 CallOrDecision = CallLike | Allowed | Denied
 """A model's tool call in any accepted shape, or the decision `check_tool_call` returned."""
+_ONE_ITEM = (str, bytes, Mapping, ToolCall, Allowed, Denied)  # not a list of calls
 
 
 class Dispatcher:
@@ -248,10 +249,10 @@ class Dispatcher:
 
     def _parsed(self, calls: Iterable[CallOrDecision]) -> list[tuple[ToolCall, CallOrDecision]]:
         """(call, what was given) per item, in order; ids must be unique."""
-        if isinstance(calls, (str, bytes)) or not isinstance(calls, Iterable):
+        if isinstance(calls, _ONE_ITEM) or not isinstance(calls, Iterable):
             raise UsageError(
-                f"run_tools takes the list of calls chef.ingest(response) returned, got "
-                f"{type(calls).__name__}"
+                f"run_tools takes the list of calls chef.ingest(response) returned (put one "
+                f"call in a list), got {type(calls).__name__}"
             )
         parsed: list[tuple[ToolCall, CallOrDecision]] = []
         for i, item in enumerate(calls):

@@ -174,6 +174,7 @@ class Registry:
                 self._handlers.update(handlers or {})
                 return hit.added
         clashes: dict[str, set[str]] = {}
+        names: dict[str, set[str]] = {}  # wire name -> the clashing tools' own names
         keys: dict[ToolKey, Tool] = {}
         wires: dict[str, ToolKey] = {}
         for tool in batch:
@@ -185,9 +186,10 @@ class Registry:
             other = self._wire.get(wire) or wires.get(wire)
             if other is not None:
                 clashes.setdefault(wire, set()).update({other[0], tool.origin})
+                names.setdefault(wire, set()).update({other[1], tool.name})
             wires[wire] = tool.key
         if clashes:
-            self._raise_conflicts(clashes)
+            self._raise_conflicts(clashes, names)
         # runtime tools without a server sort after every declared tool: an overlay holds
         # them; anything else (a runtime tool of an MCP server sorts among its server's
         # tools) needs this registry's own copy
@@ -312,10 +314,19 @@ class Registry:
         self._ordered = tuple(self._order)
         self._full_fingerprint = None
 
-    def _raise_conflicts(self, clashes: Mapping[str, set[str]]) -> None:
+    def _raise_conflicts(
+        self, clashes: Mapping[str, set[str]], names: Mapping[str, set[str]]
+    ) -> None:
         conflicts = [(name, tuple(sorted(origins))) for name, origins in sorted(clashes.items())]
         first = conflicts[:5]
-        listed = "; ".join(f"{shown(name)} from {' and '.join(origins)}" for name, origins in first)
+
+        def tools(wire: str) -> str:  # own names that differ from the wire name they share
+            own = sorted(names.get(wire, ()))
+            return f" (tools {' and '.join(map(shown, own))})" if own != [wire] and own else ""
+
+        listed = "; ".join(
+            f"{shown(name)} from {' and '.join(origins)}{tools(name)}" for name, origins in first
+        )
         if len(conflicts) > len(first):
             listed += f"; and {len(conflicts) - len(first)} more"
         servers = sorted({o for _, origins in conflicts for o in origins if o in self.servers})
