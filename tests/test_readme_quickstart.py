@@ -4,7 +4,7 @@ Every ```python block of the section starts with a ``# quick start: <label>`` li
 test runs them through the official SDK clients, whose constructors are pointed at a fake
 (``anthropic.Anthropic()`` becomes a client over `FakeAnthropic`, and so on), so the
 snippets keep the exact lines a user copies. Each loop block is at most 10 lines. The
-scripted model calls ``tool_search`` and ``read_file`` in one turn, then answers; the
+scripted model calls ``tool_search`` and ``read_text`` in one turn, then answers; the
 fake must accept every request (tool-call pairing included).
 """
 
@@ -79,7 +79,7 @@ def run_block(label: str, namespace: dict[str, Any]) -> None:
 
 def session(monkeypatch: pytest.MonkeyPatch, catalogs_dir: Path) -> dict[str, Any]:
     """The namespace after the session block (catalog read from the shared data)."""
-    monkeypatch.chdir(REPO)  # the block's read_file reads README.md from here
+    monkeypatch.chdir(REPO)  # the block's read_text reads README.md from here
     line, code = BLOCKS["the session"]
     code = code.replace("../shared/data/catalogs/", f"{catalogs_dir.as_posix()}/")
     namespace: dict[str, Any] = {"__name__": "readme_quick_start"}
@@ -112,9 +112,10 @@ def point_sdks_at(fake: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(genai, "Client", bound(genai.Client, api_key="x", http_options=options))
 
 
+CREATE_ISSUE = "issue-tracker__create_issue"  # the demo catalog's issue-tracker server
 SCRIPT = (
     tool_calls(
-        ("tool_search", {"queries": ["create issue"]}), ("read_file", {"path": "README.md"})
+        ("tool_search", {"queries": ["create issue"]}), ("read_text", {"path": "README.md"})
     ),
     text("Opened it."),
 )
@@ -145,7 +146,7 @@ def test_the_quick_start_loop_runs(
     chef: ContextChef = namespace["chef"]
     assert fake.violations == () and len(fake.requests) == 2
     search, read = answered(chef)
-    assert not search.is_error and "github__create_issue" in search.content
+    assert not search.is_error and "issue-tracker__create_issue" in search.content
     assert read.content == README.read_text("utf-8")[: len(read.content)] and read.content
     assert chef.history[-1].role == "assistant"  # the loop stopped at the answer
 
@@ -167,10 +168,10 @@ def test_the_fallback_block_runs_tools_without_a_handler(
     monkeypatch: pytest.MonkeyPatch, catalogs_dir: Path
 ) -> None:
     namespace = session(monkeypatch, catalogs_dir)
-    issue = {"owner": "acme", "repo": "app", "title": "Flaky test"}
+    issue = {"project": "PAY", "title": "Flaky test"}
     fake = FakeAnthropic().script(
         *SCRIPT,
-        tool_calls(("defer_execute", {"tool_name": "github__create_issue", "params": issue})),
+        tool_calls(("defer_execute", {"tool_name": CREATE_ISSUE, "params": issue})),
         text("Done."),
     )
     point_sdks_at(fake, monkeypatch)
@@ -178,14 +179,15 @@ def test_the_fallback_block_runs_tools_without_a_handler(
     run_block("fallback (after the Anthropic loop above)", namespace)
     chef: ContextChef = namespace["chef"]
     last = answered(chef)[-1]
-    assert (last.content, last.is_error) == ("github/create_issue is not wired up yet", False)
+    wired = "issue-tracker/create_issue is not wired up yet"
+    assert (last.content, last.is_error) == (wired, False)
     # without the fallback the model is told the tool cannot run here
     (refused,) = chef.run_tools(
         [
             ToolCall(
                 id="again",
                 name="defer_execute",
-                arguments={"tool_name": "github__create_issue", "params": issue},
+                arguments={"tool_name": CREATE_ISSUE, "params": issue},
             )
         ],
         append=False,
