@@ -70,6 +70,7 @@ class CompileInput:
     extra: Mapping[str, Any] = field(default_factory=dict)
     betas: tuple[str, ...] = ()
     diagnostics: bool = False
+    turn_gap: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -289,16 +290,16 @@ def is_deferred(entry: object) -> bool:
 
 
 def request_options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) -> RequestOptions:
-    extra = dict(inp.extra)
-    if inp.diagnostics:
-        extra.setdefault("diagnostics", {"previous_message_id": inp.ledger.response_id})
     return RequestOptions(
         model=inp.model,
         max_tokens=inp.max_tokens,
         search=inp.strategy.search,
         prefill=check_prefill(inp.prefill, ends_with_user, rules),
         cache_last=inp.adapter.profile.cache_breakpoints > 0,
-        extra=extra,
+        extra=inp.extra,
+        diagnose=inp.diagnostics,
+        previous_response=inp.ledger.response_id,
+        turn_gap=inp.turn_gap,
     )
 
 
