@@ -22,12 +22,13 @@ from contextchef.testing import (
     FakeResponses,
     httpx_for,
     text,
-    tool_calls,
 )
 from contextchef.testing._openai_cache import PromptCache
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import openai_cache as scenario  # noqa: E402
+import itertools
+
+import openai_cache as scenario
 
 HX = httpx_for(openai)
 NEW = "gpt-5.6"
@@ -103,7 +104,7 @@ def test_markers_are_sent_once_and_never_moved(target: str) -> None:
         payloads.append(json.loads(json.dumps(request.payload)))
         chef.append(user(f"And word {k}?"))
     key = "input" if target == "responses" else "messages"
-    for before, after in zip(payloads, payloads[1:], strict=False):
+    for before, after in itertools.pairwise(payloads):
         sent = before[key]
         assert after[key][: len(sent)] == sent  # what was sent, markers included, unchanged
         assert len(_markers(after)) == len(_markers(before)) + 1  # one new: the request's end
@@ -287,7 +288,7 @@ def test_the_fakes_refuse_misplaced_or_malformed_breakpoints() -> None:
     assert "Unknown parameter: 'prompt_cache_options.comparison_response_id'." in message
 
 
-def _marked_body(markers: int, cached_first: bool) -> dict[str, Any]:
+def _marked_body(markers: int) -> dict[str, Any]:
     words = "word " * 1200
     items = [
         {
@@ -303,7 +304,7 @@ def _marked_body(markers: int, cached_first: bool) -> dict[str, Any]:
 
 def test_the_fake_cache_considers_the_latest_80_breakpoints_and_writes_4() -> None:
     cache = PromptCache()
-    body = _marked_body(90, cached_first=True)
+    body = _marked_body(90)
     first = cache.serve(0, {**body, "input": body["input"][:1]}, chat=False)
     assert first.written == 1 and first.cached_tokens == 0
     # 90 markers: the one cached is the 90th from the end, past the latest 80
@@ -311,3 +312,15 @@ def test_the_fake_cache_considers_the_latest_80_breakpoints_and_writes_4() -> No
     assert outcome.cached_tokens == 0 and outcome.written == 4 and outcome.breakpoints == 90
     nearer = cache.serve(2, {**body, "input": body["input"][:80]}, chat=False)
     assert nearer.cached_tokens > 0  # the 80th marker from the end: the one written
+
+
+def test_the_library_and_the_fakes_agree_on_which_models_take_breakpoints() -> None:
+    from contextchef.providers import get_adapter
+    from contextchef.testing._openai_cache import _explicit_era
+
+    names = ["gpt-5.6", "gpt-5.6-mini", "openai/gpt-5.7", "gpt-6", "gpt-5.10", "gpt-5.5"]
+    names += ["gpt-5.4-pro", "gpt-4o", "o3", "model", "deepseek-chat", "claude-opus-5-5"]
+    for target in ("responses", "openai"):
+        rules = get_adapter(target).model_rules
+        assert [rules(n).prompt_cache for n in names] == [_explicit_era(n) for n in names]
+    assert [_explicit_era(n) for n in names[:6]] == [True] * 5 + [False]

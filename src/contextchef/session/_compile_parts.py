@@ -9,7 +9,7 @@ the prefix and how it changed, request options and headers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, UsageError
@@ -91,21 +91,8 @@ class Step:
     bindings: Mapping[str, str] = field(default_factory=dict)
 
     def apply(self, ledger: Ledger) -> None:
-        """Record this step in `ledger`."""
-        ledger.apply(
-            base=self.base,
-            history=self.history,
-            ir=self.ir,
-            wire=self.wire,
-            mark=self.mark,
-            strip=self.strip,
-            system=self.system,
-            tools=self.tools,
-            strategy=self.strategy,
-            system_entry=self.system_entry,
-            rebased=self.rebased,
-            bindings=self.bindings,
-        )
+        """Record this step in `ledger` (its fields are `Ledger.apply`'s arguments)."""
+        ledger.apply(**{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 def rebase_edit(kind: EditKind) -> LedgerEdit:
