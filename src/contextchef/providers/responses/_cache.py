@@ -36,7 +36,11 @@ of the last answered request) and recorded with the entry, so every later reques
 it again unchanged. No marker is ever moved or removed, and whichever way the API hashes
 markers, the prefix before each one is byte-identical to what was sent. A request adds
 one marker (Chat: plus the system message's, the same on every request), far under the
-four written.
+four written. Responses' ``instructions`` is a string, which cannot carry a marker: there
+the first breakpoint ends the first request (tools, instructions and the first turn).
+A request's end may be a volatile update (state, announcements): the ledger sends it
+again unchanged like any entry, so it is as stable as what came before it; a prefill
+(turn-scoped, added by ``assemble`` and never recorded) is never marked.
 """
 
 from __future__ import annotations
