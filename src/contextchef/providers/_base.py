@@ -8,7 +8,7 @@ is byte-stable. What a provider can do is data in `Profile`, not branches in ada
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
@@ -18,12 +18,12 @@ from contextchef._json import JsonValue, canonical_dumps, thaw
 from contextchef.history._messages import (
     Message,
     Part,
-    ProviderData,
     ProviderPart,
     ReasoningPart,
     ToolCall,
 )
 from contextchef.history._normalize import Change, HistoryRules
+from contextchef.providers._hints import apply_hints, data_url, hints, split_data_url
 from contextchef.providers._reading import ReadResponse, wire_reader
 from contextchef.providers._tool_changes import ToolChanges, ToolState
 from contextchef.tools._tool import CompiledTool
@@ -144,6 +144,9 @@ class ModelRules:
             ``inline-tools-2026-09-15`` beta: Claude API only, not Bedrock or Vertex).
         tool_change_beta: The beta value every request needs once its history carries
             a tool change (None: no beta, or no tool changes).
+        prompt_cache: The model takes explicit prompt-cache breakpoints on content parts
+            and request-level cache options (OpenAI ``gpt-5.6`` and later): compile marks
+            the end of each request's new entries (`Adapter.cache_marked`).
     """
 
     model: str
@@ -155,6 +158,7 @@ class ModelRules:
     tool_changes: bool = False
     inline_tools: bool = False
     tool_change_beta: str | None = None
+    prompt_cache: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,6 +207,12 @@ class RequestOptions:
         extra: Request fields passed through unchanged (``thinking``, ``diagnostics``,
             ``output_config``...): top-level keys of the body (Gemini: keys of
             ``config``); a key the adapter writes itself is never overridden.
+        diagnose: Ask the provider why the prompt cache missed, against
+            `previous_response`, where that is free (Anthropic ``diagnostics``,
+            Responses ``prompt_cache_options.comparison_response_id``).
+        previous_response: The id of the last response ingested for this target.
+        turn_gap: The host's expected time between requests (seconds), for the prompt
+            cache TTL where the API takes one (None: the provider's default).
     """
 
     model: str
@@ -211,6 +221,9 @@ class RequestOptions:
     prefill: str = ""
     cache_last: bool = False
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    diagnose: bool = False
+    previous_response: str | None = None
+    turn_gap: float | None = None
 
 
 class Adapter(Protocol):
@@ -294,6 +307,13 @@ class Adapter(Protocol):
 
     def model_rules(self, model: str) -> ModelRules:
         """The rules of `model` on this target (see `ModelRules`)."""
+
+    def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
+        """One request's new wire `entries`, with the prompt-cache breakpoints they carry.
+
+        Called once, before the entries are recorded: what it marks is sent again
+        unchanged on every later request. Only where `ModelRules.prompt_cache`.
+        """
 
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
         """`entries` as one entry per tool, each with a ``name``.
@@ -417,6 +437,10 @@ class AdapterDefaults:
     def injected_call(self, call: ToolCall) -> ToolCall:
         """`call` unchanged."""
         return call
+
+    def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
+        """`entries` unchanged: no explicit breakpoints in recorded entries."""
+        return entries
 
     def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
         """Read through the `WireReader` of this adapter's `Profile.wire`."""
@@ -552,62 +576,3 @@ def object_arguments(call: ToolCall) -> dict[str, Any]:
 def dumps_segment(value: Any) -> str:
     """Canonical text of one payload segment (``""`` for an absent one)."""
     return "" if value is None else canonical_dumps(value)
-
-
-# -- replay hints --------------------------------------------------------------------------
-#
-# A part parsed from a provider's history keeps, in ``provider_data`` tagged with the wire
-# format it came from (``{"provider": "anthropic" | "openai" | "responses" | "gemini"}``),
-# what the IR does not model: ``extra`` (wire keys the IR has no field for, re-emitted
-# after the keys built from the IR) and ``keys`` (the wire key order, when it differs from
-# the adapter's). Values always come from the IR fields, so an edited part (a cleared
-# result, new arguments) is sent as edited; hints only restore the shape.
-
-_NO_HINTS: Mapping[str, Any] = {}
-
-
-def hints(data: ProviderData | None, fmt: str) -> Mapping[str, Any]:
-    """`data` when it was recorded from wire format `fmt`, else an empty mapping."""
-    if data is not None and data.get("provider") == fmt:
-        return data
-    return _NO_HINTS
-
-
-def apply_hints(
-    built: dict[str, Any], hint: Mapping[str, Any], *, optional: Collection[str] = ()
-) -> dict[str, Any]:
-    """`built` with the recorded ``extra`` keys added and the recorded key order restored.
-
-    Args:
-        built: The block or message as the adapter builds it from the IR.
-        hint: The ``provider_data`` hints for this wire format (see `hints`).
-        optional: Keys of `built` holding a default value (e.g. ``content: None``) that
-            are dropped when the recorded block did not have them.
-
-    Returns:
-        A new dict; `built` is not modified.
-    """
-    out = dict(built)
-    extra = hint.get("extra")
-    if isinstance(extra, Mapping):  # anything else is not a recorded hint: ignored
-        for key, value in extra.items():
-            out.setdefault(str(key), thaw(value))
-    keys = hint.get("keys")
-    if not keys or not isinstance(keys, Sequence) or not all(isinstance(k, str) for k in keys):
-        return out
-    head = {k: out[k] for k in keys if k in out}
-    tail = {k: v for k, v in out.items() if k not in head and k not in optional}
-    return head | tail
-
-
-def data_url(media_type: str, data: str) -> str:
-    """A ``data:`` URL for base64 `data` (https://www.rfc-editor.org/rfc/rfc2397)."""
-    return f"data:{media_type};base64,{data}"
-
-
-def split_data_url(url: str) -> tuple[str, str] | None:
-    """(media type, base64 data) of a base64 ``data:`` URL, or None for any other URL."""
-    head, sep, data = url.partition(",")
-    if not sep or not head.startswith("data:") or not head.endswith(";base64"):
-        return None
-    return head[len("data:") : -len(";base64")], data

@@ -817,6 +817,7 @@ class ContextChef:
         extra: Mapping[str, Any] | None = None,
         betas: Sequence[str] = (),
         diagnostics: bool = False,
+        turn_gap: float | None = None,
     ) -> CompiledRequest:
         """Compile the session into a request payload for `target`, append-only.
 
@@ -857,8 +858,11 @@ class ContextChef:
                 ``context_management``...); fields compile writes are refused.
             betas: ``anthropic-beta`` values to send (`CompiledRequest.headers`); those
                 the `extra` fields need are added.
-            diagnostics: Anthropic: ask for cache diagnostics against the last response
-                ingested for this target (``diagnostics.previous_message_id``).
+            diagnostics: Ask why the prompt cache missed, against the last response
+                ingested for this target: Anthropic ``diagnostics.previous_message_id``,
+                Responses ``prompt_cache_options.comparison_response_id`` (gpt-5.6+).
+            turn_gap: Expected seconds between requests; OpenAI gpt-5.6+ (explicit
+                breakpoints; docs/guides/payloads.md) asks for the ``12h`` TTL past 30 minutes.
 
         ``compile:start`` handlers run first, ``compile:done`` handlers get the result.
 
@@ -884,6 +888,7 @@ class ContextChef:
             extra=extra,
             betas=betas,
             diagnostics=diagnostics,
+            turn_gap=turn_gap,
         )
 
     # -- responses in, snapshots, history maintenance (Maintenance) ----------------------

@@ -395,7 +395,7 @@ def _render_new(
         wire += entry
     elif entry is not None:
         wire.append(entry)
-    return [record(w) for w in wire], bool(entry)
+    return [record(w) for w in adapter.cache_marked(wire, ctx.rules)], bool(entry)
 
 
 # -- 7. assemble ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ the prefix and how it changed, request options and headers.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, UsageError
@@ -70,6 +70,7 @@ class CompileInput:
     extra: Mapping[str, Any] = field(default_factory=dict)
     betas: tuple[str, ...] = ()
     diagnostics: bool = False
+    turn_gap: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,21 +91,8 @@ class Step:
     bindings: Mapping[str, str] = field(default_factory=dict)
 
     def apply(self, ledger: Ledger) -> None:
-        """Record this step in `ledger`."""
-        ledger.apply(
-            base=self.base,
-            history=self.history,
-            ir=self.ir,
-            wire=self.wire,
-            mark=self.mark,
-            strip=self.strip,
-            system=self.system,
-            tools=self.tools,
-            strategy=self.strategy,
-            system_entry=self.system_entry,
-            rebased=self.rebased,
-            bindings=self.bindings,
-        )
+        """Record this step in `ledger` (its fields are `Ledger.apply`'s arguments)."""
+        ledger.apply(**{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 def rebase_edit(kind: EditKind) -> LedgerEdit:
@@ -289,16 +277,16 @@ def is_deferred(entry: object) -> bool:
 
 
 def request_options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) -> RequestOptions:
-    extra = dict(inp.extra)
-    if inp.diagnostics:
-        extra.setdefault("diagnostics", {"previous_message_id": inp.ledger.response_id})
     return RequestOptions(
         model=inp.model,
         max_tokens=inp.max_tokens,
         search=inp.strategy.search,
         prefill=check_prefill(inp.prefill, ends_with_user, rules),
         cache_last=inp.adapter.profile.cache_breakpoints > 0,
-        extra=extra,
+        extra=inp.extra,
+        diagnose=inp.diagnostics,
+        previous_response=inp.ledger.response_id,
+        turn_gap=inp.turn_gap,
     )
 
 

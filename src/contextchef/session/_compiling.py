@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, check_number
 from contextchef.exposure._policy import unmatched_message
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
@@ -91,11 +91,13 @@ class Compiler:
         extra: Mapping[str, Any] | None = None,
         betas: Sequence[str] = (),
         diagnostics: bool = False,
+        turn_gap: float | None = None,
     ) -> CompiledRequest:
         """Compile the session for `target`; see `ContextChef.compile`."""
         adapter = get_adapter(target)
         extra = {} if extra is None else extra
         check_options(model, max_tokens, extra, betas)  # before anything runs or changes
+        gap = None if turn_gap is None else check_number("turn_gap", turn_gap, minimum=0)
         self._check_patterns()
         view = self._tools.view()
         declared = len(view.flat)  # what a native strategy could declare
@@ -125,6 +127,7 @@ class Compiler:
                     extra=extra,
                     betas=tuple(betas),
                     diagnostics=diagnostics,
+                    turn_gap=gap,
                 )
             )
         except BaseException:

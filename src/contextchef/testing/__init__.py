@@ -53,7 +53,18 @@ the tool and what it could find, records a `Violation` (rule ``provider_search``
 keeps the turn queued.
 
 Ids are counters per fake (``toolu_0001``, ``call_0001``, ``fc_0001``, ``msg_0001``,
-``sig_0001``...), ``created`` is 0, usage is 0: two identical runs give identical bytes.
+``sig_0001``...), ``created`` is 0, usage is 0 (the OpenAI fakes: input tokens and their
+prompt cache, estimated from the JSON): two identical runs give identical bytes.
+
+`FakeResponses` and `FakeOpenAIChat` model OpenAI's prompt cache
+(`contextchef.testing._openai_cache`): on ``gpt-5.6`` and later only explicit
+``prompt_cache_breakpoint`` markers (and, in ``implicit`` mode, one breakpoint at the
+latest entry) are read and written, the latest 80 considered and at most 4 written per
+request; older models cache automatically. ``usage`` reports ``cached_tokens`` and
+``cache_write_tokens`` (per TTL on Responses), `cache_outcomes` keeps each request's
+`CacheOutcome`, a Responses ``comparison_response_id`` gets ``prompt_cache_diagnostics``,
+and misplaced or malformed breakpoints and options are refused in OpenAI's words
+(`responses_prompt_cache`, `chat_prompt_cache`).
 Set ``max_retries=0`` on anthropic/openai clients so a refused request raises at once.
 
 `FakeAnthropic` also holds long sessions to Anthropic's preserved-thinking rules
@@ -122,6 +133,13 @@ from contextchef.testing._native import (
     responses_search_items_paired,
     responses_search_tool_valid,
 )
+from contextchef.testing._openai_cache import (
+    CHAT_CACHE_RULES,
+    RESPONSES_CACHE_RULES,
+    CacheOutcome,
+    chat_prompt_cache,
+    responses_prompt_cache,
+)
 from contextchef.testing._placement import (
     CLEAR_AT_BETA,
     INLINE_TOOLS_BETA,
@@ -155,6 +173,7 @@ from contextchef.testing._script import (
 __all__ = [
     "ANTHROPIC_NATIVE_RULES",
     "ANTHROPIC_RULES",
+    "CHAT_CACHE_RULES",
     "CHAT_RULES",
     "CLEAR_AT_BETA",
     "GEMINI_RULES",
@@ -163,11 +182,13 @@ __all__ = [
     "NO_HEADERS",
     "OUTPUT_CONFIG_BETA",
     "RECORDED_HEADERS",
+    "RESPONSES_CACHE_RULES",
     "RESPONSES_NATIVE_RULES",
     "RESPONSES_RULES",
     "SEARCH_ERROR_CODES",
     "THINKING_BETA",
     "TOOL_CHANGES_BETA",
+    "CacheOutcome",
     "Check",
     "ClaudeModel",
     "FakeAnthropic",
@@ -196,6 +217,7 @@ __all__ = [
     "anthropic_tool_change_rules",
     "anthropic_tool_reference_content",
     "anthropic_tool_use_declared",
+    "chat_prompt_cache",
     "claude_model",
     "fake_for",
     "httpx_for",
@@ -205,6 +227,7 @@ __all__ = [
     "raw",
     "responses_deferred_needs_search",
     "responses_namespaced_calls",
+    "responses_prompt_cache",
     "responses_search_items_paired",
     "responses_search_tool_valid",
     "text",

@@ -46,6 +46,7 @@ from contextchef.testing._binding import (
 )
 from contextchef.testing._body import betas
 from contextchef.testing._diagnostics import cache_diagnostics
+from contextchef.testing._openai_cache import OpenAICaching
 from contextchef.testing._records import Check, RecordedRequest, Violation, is_provider_worded
 from contextchef.testing._replies import Ids
 from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
@@ -432,12 +433,13 @@ class FakeAnthropic(FakeProvider):
         return _replies.anthropic_error(status, message)
 
 
-class FakeOpenAIChat(FakeProvider):
+class FakeOpenAIChat(OpenAICaching, FakeProvider):
     """OpenAI Chat Completions, also DeepSeek (``openai.OpenAI(http_client=...)``).
 
     Answers any path ending in ``/chat/completions`` (DeepSeek's base URL has no ``/v1``);
     scripted reasoning is sent as ``reasoning_content``, as DeepSeek's thinking mode does.
-    Checks `CHAT_RULES`.
+    Checks `CHAT_RULES`; ``usage`` reports its prompt cache (`cache_outcomes`,
+    `contextchef.testing._openai_cache`).
     """
 
     wire = "openai"
@@ -453,8 +455,12 @@ class FakeOpenAIChat(FakeProvider):
         return _replies.openai_error(status, message)
 
 
-class FakeResponses(FakeProvider):
-    """OpenAI Responses (``openai.OpenAI(http_client=...).responses``), `RESPONSES_RULES`."""
+class FakeResponses(OpenAICaching, FakeProvider):
+    """OpenAI Responses (``openai.OpenAI(http_client=...).responses``), `RESPONSES_RULES`.
+
+    ``usage`` reports its prompt cache (`cache_outcomes`), and ``prompt_cache_diagnostics``
+    answers a ``comparison_response_id`` (`contextchef.testing._openai_cache`).
+    """
 
     wire = "responses"
     endpoint = "/v1/responses"
@@ -483,6 +489,7 @@ class FakeResponses(FakeProvider):
         named ``tool_search`` comes back as a ``tool_search_call`` item (``execution:
         "client"``, its arguments as an object).
         """
+        reply = super()._extend(reply, body, earlier, headers)
         homes = _replies.namespace_homes(body.get("tools"))
         for item in body.get("input") or ():  # tools loaded or added mid-conversation
             if isinstance(item, dict) and item.get("type") in _LOADING_ITEMS:

@@ -45,6 +45,7 @@ from contextchef.testing._body import blocks as _blocks
 from contextchef.testing._body import dicts as _dicts
 from contextchef.testing._body import hashable as _hashable
 from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
+from contextchef.testing._openai_cache import CHAT_CACHE_RULES, RESPONSES_CACHE_RULES
 from contextchef.testing._placement import (
     anthropic_no_prefill,
     anthropic_system_message_fields,
@@ -100,12 +101,8 @@ GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
 # -- reading a body without trusting it ---------------------------------------------------
 
 
-def _nonempty_str(value: object) -> bool:
-    return isinstance(value, str) and value != ""
-
-
 def _missing(body: _Body, *keys: str) -> Iterator[str]:
-    if "model" in keys and not _nonempty_str(body.get("model")):
+    if "model" in keys and not (isinstance(body.get("model"), str) and body["model"]):
         yield "model: required, a non-empty string"
     if "messages" in keys and not (isinstance(body.get("messages"), list) and body["messages"]):
         yield "messages: required, a non-empty list"
@@ -434,6 +431,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_tool_message_has_call,
     chat_function_names_valid,
     chat_parameters_object,
+    *CHAT_CACHE_RULES,
 )
 """The rules `FakeOpenAIChat` enforces by default (DeepSeek too)."""
 
@@ -500,6 +498,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_output_has_call,
     responses_function_names_valid,
     *RESPONSES_NATIVE_RULES,
+    *RESPONSES_CACHE_RULES,
 )
 """The rules `FakeResponses` enforces by default."""
 

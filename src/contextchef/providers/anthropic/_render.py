@@ -591,6 +591,8 @@ class AnthropicAdapter(AdapterDefaults):
             payload["messages"].append({"role": "assistant", "content": options.prefill})
         for key, value in options.extra.items():
             payload.setdefault(key, value)
+        if options.diagnose:  # build-with-claude/cache-diagnostics; the host's own wins
+            payload.setdefault("diagnostics", {"previous_message_id": options.previous_response})
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

@@ -40,6 +40,7 @@ from contextchef.history._messages import (
 from contextchef.history._normalize import HistoryRules
 from contextchef.providers._base import (
     AdapterDefaults,
+    ModelRules,
     Profile,
     RequestOptions,
     apply_hints,
@@ -49,6 +50,7 @@ from contextchef.providers._base import (
     keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
+from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -164,6 +166,20 @@ class OpenAIChatAdapter(AdapterDefaults):
     )
     """Payloads are for ``openai.OpenAI().chat.completions.create``."""
 
+    def model_rules(self, model: str) -> ModelRules:
+        """System entries on every model; explicit prompt caching on ``gpt-5.6`` and later.
+
+        The prompt-cache rules are those of Responses (`providers.responses._cache`): the
+        SDK's Chat ``PromptCacheOptions`` says the same, with ``30m`` the only TTL.
+        """
+        return ModelRules(
+            model=model, system_messages=True, prompt_cache=_cache.takes_breakpoints(model)
+        )
+
+    def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
+        """A breakpoint at the last input part of `entries` (`_cache.marked_entries`)."""
+        return _cache.marked_entries(entries, chat=True) if rules.prompt_cache else entries
+
     def keeps(self, part: Part) -> bool:
         """Chat Completions takes no reasoning back; provider parts only its own."""
         if isinstance(part, MediaPart) and not self.profile.media:
@@ -273,8 +289,16 @@ class OpenAIChatAdapter(AdapterDefaults):
         messages: Sequence[Mapping[str, Any]],
         options: RequestOptions,
     ) -> dict[str, Any]:
-        """The payload: the system message first, then `messages` (not copied)."""
-        rendered: list[Any] = [{"role": "system", "content": system}] if system else []
+        """The payload: the system message first, then `messages` (not copied).
+
+        On models with `ModelRules.prompt_cache`, the system message ends with a
+        breakpoint (tools and instructions cached together; the same bytes on every
+        request) and ``prompt_cache_key`` / ``prompt_cache_options`` are added
+        (`_cache.cache_fields`; the host's own in ``extra`` win).
+        """
+        caching = self.model_rules(options.model).prompt_cache
+        head = _cache.marked_system(system) if caching else {"role": "system", "content": system}
+        rendered: list[Any] = [head] if system else []
         rendered += messages
         if options.prefill:
             rendered.append({"role": "assistant", "content": options.prefill})
@@ -285,6 +309,8 @@ class OpenAIChatAdapter(AdapterDefaults):
             payload[self.profile.max_tokens_key] = options.max_tokens
         for key, value in options.extra.items():
             payload.setdefault(key, value)
+        if caching:
+            _cache.cache_fields(payload, options, [system, *messages[:1]], responses=False)
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

@@ -59,7 +59,7 @@ from contextchef.providers._base import (
     keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
-from contextchef.providers.responses import _search
+from contextchef.providers.responses import _cache, _search
 from contextchef.providers.responses._namespaces import (
     Homes,
     fit_namespace,
@@ -212,16 +212,9 @@ _STEPS: dict[str, Callable[[_InputBuilder, Any], None]] = {
 }
 
 
-_GPT = re.compile(r"(?:^|[/:])gpt-(\d+)(?:\.(\d+))?(?![0-9])")
-
-
 def _has_tool_search(model: str) -> bool:
     """``gpt-5.4`` and later (https://developers.openai.com/api/docs/guides/tools-tool-search)."""
-    found = _GPT.search(model.lower())
-    if found is None:
-        return False
-    major, minor = int(found.group(1)), int(found.group(2) or 0)
-    return (major, minor) >= (5, 4)
+    return (_cache.gpt_version(model) or (0, 0)) >= (5, 4)
 
 
 NAMESPACE_SIZE = 10
@@ -269,7 +262,7 @@ class ResponsesAdapter(AdapterDefaults):
         https://developers.openai.com/api/docs/guides/tools-tool-search: only those models
         take ``tool_search``, and ``defer_loading`` needs it.
         """
-        known = _GPT.search(model.lower()) is not None
+        known = _cache.gpt_version(model) is not None
         return ModelRules(
             model=model,
             known=known,
@@ -277,7 +270,12 @@ class ResponsesAdapter(AdapterDefaults):
             tool_search=_has_tool_search(model),
             tool_changes=known,
             inline_tools=known,
+            prompt_cache=_cache.takes_breakpoints(model),
         )
+
+    def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
+        """A breakpoint at the last input part of `entries` (`_cache.marked_entries`)."""
+        return _cache.marked_entries(entries, chat=False) if rules.prompt_cache else entries
 
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
         """One entry per function; a namespace member carries ``namespace``."""
@@ -496,7 +494,11 @@ class ResponsesAdapter(AdapterDefaults):
         messages: Sequence[Mapping[str, Any]],
         options: RequestOptions,
     ) -> dict[str, Any]:
-        """The payload: ``instructions``, ``tools``, then `messages` as ``input`` (not copied)."""
+        """The payload: ``instructions``, ``tools``, then `messages` as ``input`` (not copied).
+
+        On models with `ModelRules.prompt_cache`, ``prompt_cache_key`` and
+        ``prompt_cache_options`` (`_cache.cache_fields`; the host's own in ``extra`` win).
+        """
         payload: dict[str, Any] = {"model": options.model}
         if system:
             payload["instructions"] = system
@@ -510,6 +512,8 @@ class ResponsesAdapter(AdapterDefaults):
             payload[self.profile.max_tokens_key] = options.max_tokens
         for key, value in options.extra.items():
             payload.setdefault(key, value)
+        if self.model_rules(options.model).prompt_cache:
+            _cache.cache_fields(payload, options, [system, *messages[:1]], responses=True)
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
