@@ -18,6 +18,7 @@ from contextchef import (
     ToolCall,
     ToolNameConflictError,
     UsageError,
+    user,
 )
 
 
@@ -141,3 +142,12 @@ def test_a_wire_name_clash_names_both_tools() -> None:
         chef.register_tools([{**tool, "name": wire}])
     assert f"(tools 'a.b' and '{wire}')" in str(caught.value)
     assert dict(caught.value.conflicts) == {wire: ("builtin",)}
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_compile_diagnostics_must_be_a_bool(value: Any) -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    with pytest.raises(UsageError, match="diagnostics must be True or False"):
+        chef.compile("anthropic", model="claude-opus-5-5", diagnostics=value)
+    assert chef.compile("anthropic", model="claude-opus-5-5").payload["messages"]

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from contextchef._errors import UsageError, check_number
+from contextchef._errors import UsageError, check_number, shown
 from contextchef.exposure._policy import unmatched_message
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
@@ -98,6 +98,8 @@ class Compiler:
         extra = {} if extra is None else extra
         check_options(model, max_tokens, extra, betas)  # before anything runs or changes
         gap = None if turn_gap is None else check_number("turn_gap", turn_gap, minimum=0)
+        if not isinstance(diagnostics, bool):
+            raise UsageError(f"diagnostics must be True or False, got {shown(diagnostics, 40)}")
         self._check_patterns()
         view = self._tools.view()
         declared = len(view.flat)  # what a native strategy could declare
