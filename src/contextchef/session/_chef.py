@@ -19,12 +19,14 @@ accept as it is.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
+from contextchef._locking import synchronized
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import Skill, SkillLike
@@ -70,8 +72,15 @@ if TYPE_CHECKING:
 __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
 
 
+@synchronized
 class ContextChef:
     """An agent session: tools, system prompt, history; compiles payloads per turn.
+
+    Thread-safe: every method and property runs under the session's one re-entrant lock
+    (`contextchef._locking`), so calls from several threads take turns, each whole, and
+    hooks and tool functions may call the session back from their own thread.
+    `run_tools` and `execute` run tool functions under the lock; `arun_tools`,
+    `aexecute` and `acheck_tool_call` hold it only between their ``await`` points.
 
     Args:
         default_defer: Exposure for tools that declare no ``defer_loading`` and match no
@@ -145,6 +154,7 @@ class ContextChef:
         volatile_lint: LintMode = "warn",
         unmatched_patterns: Literal["raise", "warn"] = "raise",
     ) -> None:
+        self._lock = threading.RLock()  # every method holds it (`contextchef._locking`)
         for option, flag in (
             ("default_defer", default_defer),
             ("qualify", qualify),
