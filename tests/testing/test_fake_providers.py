@@ -684,6 +684,20 @@ BAD = [
         _c(_said("user", "hi"), _c_calls("c1", "c2"), _c_tool("c1"), _said("user", "go")),
     ),
     Bad(
+        "chat-tool-call-without-function",
+        FakeOpenAIChat,
+        "chat_tool_calls_well_formed",
+        _c(
+            _said("user", "hi"),
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function"}],
+            },
+            _c_tool("c1"),
+        ),
+    ),
+    Bad(
         "chat-orphan-tool-message",
         FakeOpenAIChat,
         "chat_tool_message_has_call",

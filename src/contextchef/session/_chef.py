@@ -923,7 +923,9 @@ class ContextChef:
             CorruptHistoryError: Not a supported response, a malformed one, or one that
                 failed (Responses ``status: "failed"`` naming its error code and message,
                 an error body); the history is unchanged.
-            UsageError: This response (by id) was ingested already.
+            UsageError: This response was ingested already: the same id and turn (a
+                reply that reuses an id, or has ``""``, is a new turn; after `restore`,
+                the last response of each target is known by its id alone).
         """
         return self._maintenance.ingest(response)
 

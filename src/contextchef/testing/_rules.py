@@ -76,6 +76,7 @@ __all__ = [
     "chat_parameters_object",
     "chat_required_fields",
     "chat_tool_calls_answered",
+    "chat_tool_calls_well_formed",
     "chat_tool_message_has_call",
     "gemini_declaration_names_valid",
     "gemini_function_calls_answered",
@@ -387,6 +388,37 @@ def chat_tool_calls_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
             )
 
 
+_CHAT_CALL_FIELDS = {"function": ("name", "arguments"), "custom": ("name", "input")}
+"""An assistant ``tool_calls`` entry by ``type``: the object it carries and its string fields."""
+
+
+def chat_tool_calls_well_formed(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Each assistant ``tool_calls`` entry is a whole call.
+
+    A string ``id`` and ``type`` ``function`` with ``function: {name, arguments}``
+    (strings), or ``custom`` with ``custom: {name, input}`` (OpenAI API reference, Chat
+    Completions, create: the assistant message's ``tool_calls``, every field required).
+    """
+    for i, message in _dicts(body.get("messages")):
+        if message.get("role") != "assistant":
+            continue
+        for j, call in enumerate(_list(message.get("tool_calls"))):
+            kind = call.get("type") if isinstance(call, dict) else None
+            fields = _CHAT_CALL_FIELDS.get(kind) if isinstance(kind, str) else None
+            inner = call.get(kind) if fields is not None and isinstance(call, dict) else None
+            if not (
+                fields is not None
+                and isinstance(call.get("id"), str)
+                and isinstance(inner, dict)
+                and all(isinstance(inner.get(f), str) for f in fields)
+            ):
+                yield (
+                    f"messages[{i}].tool_calls[{j}]: a tool call needs 'id', 'type' "
+                    "('function' or 'custom') and its object: 'function' with 'name' and "
+                    "'arguments' (strings), or 'custom' with 'name' and 'input'"
+                )
+
+
 def chat_tool_message_has_call(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """A ``tool`` message answers an unanswered call of the assistant message before it."""
     open_ids: set[object] = set()
@@ -431,6 +463,7 @@ def chat_parameters_object(body: _Body, earlier: _Earlier) -> Iterator[str]:
 CHAT_RULES: tuple[Check, ...] = (
     chat_required_fields,
     chat_tool_calls_answered,
+    chat_tool_calls_well_formed,
     chat_tool_message_has_call,
     chat_function_names_valid,
     chat_parameters_object,
