@@ -676,6 +676,20 @@ BAD = [
         "anthropic_no_trailing_whitespace",
         _a(_said("user", "hi"), _said("assistant", "Here is ")),
     ),
+    Bad(
+        "anthropic-thinking-on-tool-turn-without-thinking",
+        FakeAnthropic,
+        "anthropic_thinking_leads_tool_turn",
+        {
+            **_a(
+                _said("user", "hi"),
+                {"role": "assistant", "content": [{"type": "text", "text": "x"}, _use("t1")]},
+                {"role": "user", "content": [_result("t1")]},
+            ),
+            "max_tokens": 2048,
+            "thinking": {"type": "enabled", "budget_tokens": 1024},
+        },
+    ),
     # OpenAI Chat Completions
     Bad(
         "chat-unanswered-tool-call",

@@ -203,6 +203,8 @@ class RequestOptions:
         extra: Request fields passed through unchanged (``thinking``, ``diagnostics``,
             ``output_config``...): top-level keys of the body (Gemini: keys of
             ``config``); a key the adapter writes itself is never overridden.
+        missing_thinking: Anthropic, thinking on and the last tool turn without its
+            thinking: ``drop`` ``thinking`` (logged) or ``raise`` (see its adapter).
     """
 
     model: str
@@ -211,6 +213,7 @@ class RequestOptions:
     prefill: str = ""
     cache_last: bool = False
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    missing_thinking: Literal["drop", "raise"] = "drop"
 
 
 class Adapter(Protocol):

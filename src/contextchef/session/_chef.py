@@ -76,11 +76,8 @@ __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
 class ContextChef:
     """An agent session: tools, system prompt, history; compiles payloads per turn.
 
-    Thread-safe: every method and property runs under the session's one re-entrant lock
-    (`contextchef._locking`), so calls from several threads take turns, each whole, and
-    hooks and tool functions may call the session back from their own thread.
-    `run_tools` and `execute` run tool functions under the lock; `arun_tools`,
-    `aexecute` and `acheck_tool_call` hold it only between their ``await`` points.
+    Thread-safe: every method runs whole under one re-entrant lock (`contextchef._locking`;
+    docs/guides/stores.md says what that guarantees, tool functions included).
 
     Args:
         default_defer: Exposure for tools that declare no ``defer_loading`` and match no
@@ -827,6 +824,7 @@ class ContextChef:
         extra: Mapping[str, Any] | None = None,
         betas: Sequence[str] = (),
         diagnostics: bool = False,
+        missing_thinking: Literal["drop", "raise"] = "drop",
     ) -> CompiledRequest:
         """Compile the session into a request payload for `target`, append-only.
 
@@ -869,6 +867,9 @@ class ContextChef:
                 the `extra` fields need are added.
             diagnostics: Anthropic: ask for cache diagnostics against the last response
                 ingested for this target (``diagnostics.previous_message_id``).
+            missing_thinking: Anthropic, thinking enabled, the final tool turn without its
+                thinking block (a 400): ``drop`` sends this request without ``thinking``
+                (logged), ``raise`` raises `MissingThinkingError` (docs/guides/payloads.md).
 
         ``compile:start`` handlers run first, ``compile:done`` handlers get the result.
 
@@ -894,6 +895,7 @@ class ContextChef:
             extra=extra,
             betas=betas,
             diagnostics=diagnostics,
+            missing_thinking=missing_thinking,
         )
 
     # -- responses in, snapshots, history maintenance (Maintenance) ----------------------
@@ -923,9 +925,7 @@ class ContextChef:
             CorruptHistoryError: Not a supported response, a malformed one, or one that
                 failed (Responses ``status: "failed"`` naming its error code and message,
                 an error body); the history is unchanged.
-            UsageError: This response was ingested already: the same id and turn (a
-                reply that reuses an id, or has ``""``, is a new turn; after `restore`,
-                the last response of each target is known by its id alone).
+            UsageError: This response (same id, same turn) was ingested already.
         """
         return self._maintenance.ingest(response)
 

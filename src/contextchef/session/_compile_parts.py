@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from contextchef._errors import CorruptHistoryError, UsageError
 from contextchef._json import canonical_dumps
@@ -70,6 +70,7 @@ class CompileInput:
     extra: Mapping[str, Any] = field(default_factory=dict)
     betas: tuple[str, ...] = ()
     diagnostics: bool = False
+    missing_thinking: Literal["drop", "raise"] = "drop"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -299,6 +300,7 @@ def request_options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) 
         prefill=check_prefill(inp.prefill, ends_with_user, rules),
         cache_last=inp.adapter.profile.cache_breakpoints > 0,
         extra=extra,
+        missing_thinking=inp.missing_thinking,
     )
 
 

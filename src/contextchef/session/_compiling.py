@@ -91,6 +91,7 @@ class Compiler:
         extra: Mapping[str, Any] | None = None,
         betas: Sequence[str] = (),
         diagnostics: bool = False,
+        missing_thinking: Literal["drop", "raise"] = "drop",
     ) -> CompiledRequest:
         """Compile the session for `target`; see `ContextChef.compile`."""
         adapter = get_adapter(target)
@@ -125,6 +126,7 @@ class Compiler:
                     extra=extra,
                     betas=tuple(betas),
                     diagnostics=diagnostics,
+                    missing_thinking=missing_thinking,
                 )
             )
         except BaseException:

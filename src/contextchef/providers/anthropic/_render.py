@@ -58,6 +58,7 @@ from contextchef.providers.anthropic._models import BINDING_BETA, claude_rules
 from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
 from contextchef.providers.anthropic._searches import unusable_searches as _unusable_searches
+from contextchef.providers.anthropic._thinking import check_tool_turn_thinking
 from contextchef.providers.anthropic._tool_changes import plan_tool_changes
 from contextchef.tools._tool import CompiledTool
 
@@ -591,6 +592,7 @@ class AnthropicAdapter(AdapterDefaults):
             payload["messages"].append({"role": "assistant", "content": options.prefill})
         for key, value in options.extra.items():
             payload.setdefault(key, value)
+        check_tool_turn_thinking(payload, options.missing_thinking)
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
