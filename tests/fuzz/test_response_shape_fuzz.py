@@ -126,7 +126,9 @@ WRONG = st.one_of(
     st.booleans(),
     st.integers(-2, 2),
     st.floats(allow_nan=False, allow_infinity=False, width=16),
-    st.sampled_from(["", "text", "function", "message", "tool_use", "output_text", "model"]),
+    st.sampled_from(
+        ["", "text", "function", "message", "tool_use", "output_text", "model", "user", "tool"]
+    ),
     st.lists(st.sampled_from(["text", "function", "message", "output_text"]), max_size=2),
     st.lists(st.lists(st.integers(0, 1), max_size=1), min_size=1, max_size=2),
     st.dictionaries(st.sampled_from(["type", "text", "name", "id"]), st.text(max_size=3)),

@@ -312,7 +312,8 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     message = first_item(data, "choices", "Chat Completions").get("message")
     if not isinstance(message, Mapping):
         raise CorruptHistoryError("the Chat Completions choice has no message", index=0)
-    return read_as(data, from_openai([message]), _stops(data))
+    # the choice's message is the model's turn whatever its role says (as on the other wires)
+    return read_as(data, from_openai([{**message, "role": "assistant"}]), _stops(data))
 
 
 def _no_failure(data: Mapping[str, Any]) -> str | None:
