@@ -23,6 +23,7 @@ result, not by crashing the agent loop)::
     │   ├── TemplateError               a description template cannot be rendered
     │   │   └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     │   ├── MissingExtraError           an optional extra (e.g. ``semantic``) is not installed
+    │   ├── MissingThinkingError        thinking on, the last tool turn lost its thinking
     │   ├── EmbeddingModelError         an embedding model file is missing or not the pinned one
     │   ├── ReadOnlyPayloadError        an edit of a payload entry the session recorded
     │   │                               (also a TypeError)
@@ -57,6 +58,7 @@ __all__ = [
     "InvalidToolError",
     "MalformedArgumentsError",
     "MissingExtraError",
+    "MissingThinkingError",
     "ModelOutputError",
     "NestedNamespaceError",
     "NondeterminismError",
@@ -399,6 +401,22 @@ class MissingExtraError(UsageError):
         super().__init__(message)
         self.extra = extra
         self.missing = tuple(missing)
+
+
+class MissingThinkingError(UsageError):
+    """A request enables thinking, but its final assistant tool turn has no thinking block.
+
+    Raised by ``compile(..., missing_thinking="raise")`` before anything is sent, where
+    Anthropic would answer 400 (``Expected `thinking` or `redacted_thinking`, but found
+    `tool_use```). By default compile sends that request without ``thinking`` instead.
+
+    Attributes:
+        message_index: The ``messages`` entry (wire index) of that assistant turn.
+    """
+
+    def __init__(self, message: str, *, message_index: int) -> None:
+        super().__init__(message)
+        self.message_index = message_index
 
 
 class EmbeddingModelError(UsageError):

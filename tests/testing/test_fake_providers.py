@@ -676,12 +676,40 @@ BAD = [
         "anthropic_no_trailing_whitespace",
         _a(_said("user", "hi"), _said("assistant", "Here is ")),
     ),
+    Bad(
+        "anthropic-thinking-on-tool-turn-without-thinking",
+        FakeAnthropic,
+        "anthropic_thinking_leads_tool_turn",
+        {
+            **_a(
+                _said("user", "hi"),
+                {"role": "assistant", "content": [{"type": "text", "text": "x"}, _use("t1")]},
+                {"role": "user", "content": [_result("t1")]},
+            ),
+            "max_tokens": 2048,
+            "thinking": {"type": "enabled", "budget_tokens": 1024},
+        },
+    ),
     # OpenAI Chat Completions
     Bad(
         "chat-unanswered-tool-call",
         FakeOpenAIChat,
         "chat_tool_calls_answered",
         _c(_said("user", "hi"), _c_calls("c1", "c2"), _c_tool("c1"), _said("user", "go")),
+    ),
+    Bad(
+        "chat-tool-call-without-function",
+        FakeOpenAIChat,
+        "chat_tool_calls_well_formed",
+        _c(
+            _said("user", "hi"),
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c1", "type": "function"}],
+            },
+            _c_tool("c1"),
+        ),
     ),
     Bad(
         "chat-orphan-tool-message",

@@ -213,6 +213,8 @@ class RequestOptions:
         previous_response: The id of the last response ingested for this target.
         turn_gap: The host's expected time between requests (seconds), for the prompt
             cache TTL where the API takes one (None: the provider's default).
+        missing_thinking: Anthropic, thinking on and the last tool turn without its
+            thinking: ``drop`` ``thinking`` (logged) or ``raise`` (see its adapter).
     """
 
     model: str
@@ -224,6 +226,7 @@ class RequestOptions:
     diagnose: bool = False
     previous_response: str | None = None
     turn_gap: float | None = None
+    missing_thinking: Literal["drop", "raise"] = "drop"
 
 
 class Adapter(Protocol):

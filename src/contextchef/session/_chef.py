@@ -19,12 +19,14 @@ accept as it is.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
+from contextchef._locking import synchronized
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import Skill, SkillLike
@@ -70,8 +72,12 @@ if TYPE_CHECKING:
 __all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
 
 
+@synchronized
 class ContextChef:
     """An agent session: tools, system prompt, history; compiles payloads per turn.
+
+    Thread-safe: every method runs whole under one re-entrant lock (`contextchef._locking`;
+    docs/guides/stores.md says what that guarantees, tool functions included).
 
     Args:
         default_defer: Exposure for tools that declare no ``defer_loading`` and match no
@@ -145,6 +151,7 @@ class ContextChef:
         volatile_lint: LintMode = "warn",
         unmatched_patterns: Literal["raise", "warn"] = "raise",
     ) -> None:
+        self._lock = threading.RLock()  # every method holds it (`contextchef._locking`)
         for option, flag in (
             ("default_defer", default_defer),
             ("qualify", qualify),
@@ -818,6 +825,7 @@ class ContextChef:
         betas: Sequence[str] = (),
         diagnostics: bool = False,
         turn_gap: float | None = None,
+        missing_thinking: Literal["drop", "raise"] = "drop",
     ) -> CompiledRequest:
         """Compile the session into a request payload for `target`, append-only.
 
@@ -863,6 +871,9 @@ class ContextChef:
                 Responses ``prompt_cache_options.comparison_response_id`` (gpt-5.6+).
             turn_gap: Expected seconds between requests; OpenAI gpt-5.6+ (explicit
                 breakpoints; docs/guides/payloads.md) asks for the ``12h`` TTL past 30 minutes.
+            missing_thinking: Anthropic, thinking enabled, the final tool turn without its
+                thinking block (a 400): ``drop`` sends this request without ``thinking``
+                (logged), ``raise`` raises `MissingThinkingError` (docs/guides/payloads.md).
 
         ``compile:start`` handlers run first, ``compile:done`` handlers get the result.
 
@@ -889,6 +900,7 @@ class ContextChef:
             betas=betas,
             diagnostics=diagnostics,
             turn_gap=turn_gap,
+            missing_thinking=missing_thinking,
         )
 
     # -- responses in, snapshots, history maintenance (Maintenance) ----------------------
@@ -918,7 +930,7 @@ class ContextChef:
             CorruptHistoryError: Not a supported response, a malformed one, or one that
                 failed (Responses ``status: "failed"`` naming its error code and message,
                 an error body); the history is unchanged.
-            UsageError: This response (by id) was ingested already.
+            UsageError: This response (same id, same turn) was ingested already.
         """
         return self._maintenance.ingest(response)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Literal
 
 from contextchef._errors import CorruptHistoryError, UsageError
 from contextchef._json import canonical_dumps
@@ -71,6 +71,7 @@ class CompileInput:
     betas: tuple[str, ...] = ()
     diagnostics: bool = False
     turn_gap: float | None = None
+    missing_thinking: Literal["drop", "raise"] = "drop"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -287,6 +288,7 @@ def request_options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) 
         diagnose=inp.diagnostics,
         previous_response=inp.ledger.response_id,
         turn_gap=inp.turn_gap,
+        missing_thinking=inp.missing_thinking,
     )
 
 

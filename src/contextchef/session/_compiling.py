@@ -92,6 +92,7 @@ class Compiler:
         betas: Sequence[str] = (),
         diagnostics: bool = False,
         turn_gap: float | None = None,
+        missing_thinking: Literal["drop", "raise"] = "drop",
     ) -> CompiledRequest:
         """Compile the session for `target`; see `ContextChef.compile`."""
         adapter = get_adapter(target)
@@ -130,6 +131,7 @@ class Compiler:
                     betas=tuple(betas),
                     diagnostics=diagnostics,
                     turn_gap=gap,
+                    missing_thinking=missing_thinking,
                 )
             )
         except BaseException:

@@ -19,7 +19,7 @@ from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
 from contextchef.providers._base import SchemaReport
 from contextchef.session._handoff import compact_history, handoff_due
-from contextchef.session._ledger import pending_answered
+from contextchef.session._ledger import digest, pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
 from contextchef.session._skills import Skills
@@ -71,7 +71,7 @@ class Maintenance:
         self.handoff = handoff
         self._unmatched = unmatched
         self.notices: tuple[ResponseNotice, ...] = ()
-        self._ingested: set[str] = set()
+        self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
@@ -80,7 +80,8 @@ class Maintenance:
         made = [synthetic_index(i) for i in ids]
         offset = max([len(history), *(i + 1 for i in made if i is not None)])
         read = read_response(response, id_offset=offset)
-        if read.id is not None and read.id in self._ingested:
+        turn = tuple(digest(m) for m in read.turn.messages)
+        if read.id in self._ingested and self._ingested[read.id] in (turn, None):  # None: restored
             raise UsageError(
                 f"response {shown(read.id, 80)} was ingested already (its turn is in the history); "
                 "ingest each response once"
@@ -89,8 +90,8 @@ class Maintenance:
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
         self._state.history = history + messages
-        if read.id is not None:
-            self._ingested.add(read.id)
+        if read.id:  # "" names no response: a reply without an id is never "the same"
+            self._ingested[read.id] = turn
         ledger = self._state.ledgers.get(self._state.compiled or "")
         if ledger is not None:
             ledger.answered = True
@@ -135,7 +136,9 @@ class Maintenance:
         self._state.adopt(state)
         self._tools.set_policy(state.policy())
         # the last answer each target got is in the history: ingesting it again is refused
-        self._ingested = {lg.response_id for lg in state.ledgers.values() if lg.response_id}
+        self._ingested = dict.fromkeys(
+            lg.response_id for lg in state.ledgers.values() if lg.response_id
+        )
 
     def schema_reports(self) -> tuple[SchemaReport, ...]:
         """What each target's schema dialect changes; see `ContextChef.schema_reports`."""

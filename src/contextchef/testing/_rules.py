@@ -44,6 +44,12 @@ from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
 from contextchef.testing._body import dicts as _dicts
 from contextchef.testing._body import hashable as _hashable
+from contextchef.testing._calls import (
+    anthropic_thinking_leads_tool_turn,
+    chat_tool_calls_answered,
+    chat_tool_calls_well_formed,
+    chat_tool_message_has_call,
+)
 from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
 from contextchef.testing._openai_cache import CHAT_CACHE_RULES, RESPONSES_CACHE_RULES
 from contextchef.testing._placement import (
@@ -66,6 +72,7 @@ __all__ = [
     "anthropic_roles_alternate",
     "anthropic_system_message_fields",
     "anthropic_system_message_placement",
+    "anthropic_thinking_leads_tool_turn",
     "anthropic_thinking_prefix",
     "anthropic_tool_names_valid",
     "anthropic_tool_result_has_call",
@@ -77,6 +84,7 @@ __all__ = [
     "chat_parameters_object",
     "chat_required_fields",
     "chat_tool_calls_answered",
+    "chat_tool_calls_well_formed",
     "chat_tool_message_has_call",
     "gemini_declaration_names_valid",
     "gemini_function_calls_answered",
@@ -336,11 +344,13 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_system_message_placement,
     anthropic_no_prefill,
     anthropic_thinking_prefix,
+    anthropic_thinking_leads_tool_turn,
     *ANTHROPIC_NATIVE_RULES,
 )
-"""The rules `FakeAnthropic` enforces by default. The five before the tool-deferral rules
-(`contextchef.testing._native`) are the preserved-thinking and system-message rules
-(`contextchef.testing._binding`, `contextchef.testing._placement`); the model-dependent
+"""The rules `FakeAnthropic` enforces by default. The six before the tool-deferral rules
+(`contextchef.testing._native`) are the thinking and system-message rules
+(`contextchef.testing._binding`, `contextchef.testing._placement`, and a final tool turn
+led by its thinking when thinking is on); the model-dependent
 ones apply only to the Claude models of `contextchef.testing._claude` (and, for tool search,
 those Anthropic's tool search page lists), so made-up model names skip them."""
 
@@ -348,56 +358,9 @@ those Anthropic's tool search page lists), so made-up model names skip them."""
 # -- OpenAI Chat Completions -------------------------------------------------------------
 
 
-def _call_ids(message: Mapping[str, Any]) -> list[object]:
-    if message.get("role") != "assistant":
-        return []
-    return [c.get("id") for _, c in _dicts(message.get("tool_calls"))]
-
-
-def _role_of(message: object) -> object:
-    return message.get("role") if isinstance(message, dict) else None
-
-
 def chat_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """``model`` and a non-empty ``messages``."""
     yield from _missing(body, "model", "messages")
-
-
-def chat_tool_calls_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """Each assistant ``tool_calls`` id is answered by a ``tool`` message right after it."""
-    messages = _list(body.get("messages"))
-    for i, message in _dicts(messages):
-        ids = _call_ids(message)
-        if not ids:
-            continue
-        end, answered = i + 1, set()
-        while end < len(messages) and _role_of(messages[end]) == "tool":
-            answered.add(messages[end].get("tool_call_id"))
-            end += 1
-        missing = [x for x in ids if x not in answered]
-        if missing:
-            where = f"before messages[{end}]" if end < len(messages) else "at the end"
-            yield (
-                f"messages[{i}]: tool_calls ids {missing} have no response message; an "
-                "assistant message with tool_calls must be followed by role 'tool' messages "
-                f"answering each tool_call_id ({where})"
-            )
-
-
-def chat_tool_message_has_call(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """A ``tool`` message answers an unanswered call of the assistant message before it."""
-    open_ids: set[object] = set()
-    for i, message in enumerate(_list(body.get("messages"))):
-        if _role_of(message) != "tool":
-            open_ids = set(_call_ids(message)) if isinstance(message, dict) else set()
-            continue
-        call_id = message.get("tool_call_id")
-        if call_id not in open_ids:
-            yield (
-                f"messages[{i}]: role 'tool' message for {call_id!r} must be a response to "
-                "a tool call of the preceding assistant message (missing or already answered)"
-            )
-        open_ids.discard(call_id)
 
 
 def _chat_functions(body: _Body) -> list[tuple[int, dict[str, Any]]]:
@@ -428,6 +391,7 @@ def chat_parameters_object(body: _Body, earlier: _Earlier) -> Iterator[str]:
 CHAT_RULES: tuple[Check, ...] = (
     chat_required_fields,
     chat_tool_calls_answered,
+    chat_tool_calls_well_formed,
     chat_tool_message_has_call,
     chat_function_names_valid,
     chat_parameters_object,

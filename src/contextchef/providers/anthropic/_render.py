@@ -58,6 +58,7 @@ from contextchef.providers.anthropic._models import BINDING_BETA, claude_rules
 from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
 from contextchef.providers.anthropic._searches import unusable_searches as _unusable_searches
+from contextchef.providers.anthropic._thinking import check_tool_turn_thinking
 from contextchef.providers.anthropic._tool_changes import plan_tool_changes
 from contextchef.tools._tool import CompiledTool
 
@@ -593,6 +594,7 @@ class AnthropicAdapter(AdapterDefaults):
             payload.setdefault(key, value)
         if options.diagnose:  # build-with-claude/cache-diagnostics; the host's own wins
             payload.setdefault("diagnostics", {"previous_message_id": options.previous_response})
+        check_tool_turn_thinking(payload, options.missing_thinking)
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

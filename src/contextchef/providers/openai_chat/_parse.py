@@ -98,7 +98,7 @@ def _o_content(hist: HistoryBuilder, i: int, content: object) -> list[TextPart |
         if raw.get("type") == "text" and isinstance(raw.get("text"), str):
             parts.append(fit_hints(TextPart(text=raw["text"]), raw, _CONTENT_PART, _O))
             continue
-        if raw.get("type") not in _PART_TYPES:
+        if not isinstance(raw.get("type"), str) or raw["type"] not in _PART_TYPES:
             raise hist.error(
                 i, f"content part type {shown(raw.get('type'), 40)} is not a Chat Completions part"
             )
@@ -117,8 +117,8 @@ def _o_assistant(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
     content = _o_content(hist, i, msg.get("content"))
     calls = msg.get("tool_calls") or []
     parsed_calls = [_o_call(hist, i, c) for c in as_list(hist, calls, f"message {i}: tool_calls")]
-    mapped: list[Hinted] = [*(content or ()), *(c for c in parsed_calls if c is not None)]
-    if content is None or None in parsed_calls or not mapped:
+    mapped: list[Hinted] = [*(content or ()), *parsed_calls]
+    if content is None or not mapped:
         # unknown shapes, and messages with neither text nor calls (e.g. a refusal), are
         # kept verbatim for this provider
         hist.new("assistant", i).parts.append(hist.provider(i, msg, "assistant message"))
@@ -138,11 +138,26 @@ def _o_assistant(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
     hist.check(i, render(mapped), dict(msg), "assistant message")
 
 
-def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall | None:
+MALFORMED_CALL = "malformed_tool_call"
+"""The name a Chat call that is no function call gets (see `_o_call`); no tool has it."""
+
+
+def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall:
+    """A Chat tool call; one that is no function call is answered, never replayed as sent.
+
+    The API takes back only ``type: "function"`` calls with a ``function`` object, each
+    answered by a tool message; a call without one (or of another type), kept verbatim,
+    would go back with every later request and be refused (400). It becomes a call of
+    the tool `MALFORMED_CALL`, its arguments saying what came, so the gate answers it
+    with an error result the model can act on and the replay is a well-formed call.
+    """
     raw = as_mapping(hist, i, raw, "a tool call")
     function = raw.get("function")
-    if raw.get("type", "function") != "function" or not isinstance(function, Mapping):
-        return None
+    if raw.get("type") not in (None, "function") or not isinstance(function, Mapping):
+        hist.notes.append(f"message {i}: a tool call that is no function call, answered")
+        what = f"not a function call: {shown(dict(raw), 300)}"
+        call_id = as_id(hist, i, raw.get("id"), "tool call 'id'")
+        return hist.call(i, ToolCall(id=call_id, name=MALFORMED_CALL, arguments=what))
     arguments = arguments_text(hist, i, function.get("arguments", "{}"), "function 'arguments'")
     if "arguments" in function:  # the text itself, where an unreadable object was
         raw = {**raw, "function": {**function, "arguments": arguments}}
@@ -297,7 +312,8 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     message = first_item(data, "choices", "Chat Completions").get("message")
     if not isinstance(message, Mapping):
         raise CorruptHistoryError("the Chat Completions choice has no message", index=0)
-    return read_as(data, from_openai([message]), _stops(data))
+    # the choice's message is the model's turn whatever its role says (as on the other wires)
+    return read_as(data, from_openai([{**message, "role": "assistant"}]), _stops(data))
 
 
 def _no_failure(data: Mapping[str, Any]) -> str | None:

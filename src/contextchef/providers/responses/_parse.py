@@ -60,7 +60,7 @@ def _r_content_part(
     def render(p: TextPart | MediaPart) -> dict[str, Any]:
         return _responses.render_content_part(p, role)
 
-    if kind not in _PART_TYPES:  # another API's block: replayed, it would be a 400
+    if not isinstance(kind, str) or kind not in _PART_TYPES:  # replayed, it would be a 400
         raise hist.error(i, f"content part type {shown(kind, 40)} is not a Responses part")
     if kind in ("input_text", "output_text"):  # replayed without text, it would be a 400
         text = as_string(hist, i, raw.get("text"), f"{kind} 'text'")
@@ -285,7 +285,7 @@ def from_responses(
     for i, item in enumerate(as_messages(hist, input_items, "input", _argument_slots)):
         item = as_mapping(hist, i, item, "an input item")
         kind = item.get("type", "message" if "role" in item else None)
-        if not isinstance(kind, str):
+        if not isinstance(kind, str) or not kind:
             raise hist.error(i, "an input item needs a 'type' (or a 'role' for a message)")
         _RESPONSES_ITEMS.get(kind, _r_other)(hist, i, item)
     return hist.result(instructions or "")

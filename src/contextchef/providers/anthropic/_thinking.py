@@ -1,0 +1,99 @@
+"""A tool turn without its thinking, on a request that enables thinking (providers layer).
+
+With ``thinking`` enabled, Anthropic requires the final ``assistant`` message of a tool
+loop under way to start with its ``thinking`` (or ``redacted_thinking``) block and
+answers 400 otherwise, advising to disable thinking (extended thinking, "Preserving
+thinking blocks": https://platform.claude.com/docs/en/build-with-claude/extended-thinking).
+A store that kept only a turn's text and calls loses that block; `check_tool_turn_thinking`
+follows the API's advice for that request, or raises `MissingThinkingError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from contextchef._errors import MissingThinkingError, UsageError, shown
+
+__all__ = ["check_tool_turn_thinking", "thinking_enabled", "tool_turn_without_thinking"]
+
+logger = logging.getLogger("contextchef")
+
+
+_THINKING_BLOCKS = ("thinking", "redacted_thinking")
+
+
+def thinking_enabled(value: object) -> bool:
+    """Whether a request's ``thinking`` field turns thinking on (any type but disabled)."""
+    return isinstance(value, Mapping) and value.get("type") not in (None, "disabled")
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Any]:
+    content = message.get("content")
+    return content if isinstance(content, list) else []
+
+
+def _has(message: Mapping[str, Any], kind: str) -> bool:
+    return any(isinstance(b, Mapping) and b.get("type") == kind for b in _blocks(message))
+
+
+def tool_turn_without_thinking(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    """The final assistant turn's index when thinking would need to lead it and does not.
+
+    With ``thinking`` enabled, the final ``assistant`` message of a tool loop under way (its
+    ``tool_use`` blocks answered by ``tool_result`` blocks after it) must start with a
+    ``thinking`` or ``redacted_thinking`` block; otherwise Anthropic answers 400 ``Expected
+    `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a
+    final `assistant` message must start with a thinking block ... To avoid this
+    requirement, disable `thinking`.`` (extended thinking, "Preserving thinking blocks":
+    https://platform.claude.com/docs/en/build-with-claude/extended-thinking). Such a turn
+    is one whose thinking was lost (a store that kept only text and calls).
+
+    Returns:
+        The ``messages`` index of that assistant turn, or None when the rule holds.
+    """
+    turns = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
+    if not turns or not _has(messages[turns[-1]], "tool_use"):
+        return None
+    last = turns[-1]
+    if not any(m.get("role") == "user" and _has(m, "tool_result") for m in messages[last + 1 :]):
+        return None
+    first = _blocks(messages[last])[0]
+    return None if isinstance(first, Mapping) and first.get("type") in _THINKING_BLOCKS else last
+
+
+def check_tool_turn_thinking(payload: dict[str, Any], choice: str) -> None:
+    """Apply the rule to an Anthropic `payload` (its ``messages`` and ``thinking``).
+
+    Args:
+        payload: The request body; its ``thinking`` field is removed when `choice` is
+            ``drop`` and the rule does not hold (a warning is logged).
+        choice: ``drop`` or ``raise`` (`RequestOptions.missing_thinking`).
+
+    Raises:
+        MissingThinkingError: `choice` is ``raise`` and the rule does not hold.
+        UsageError: `choice` is neither.
+    """
+    if choice not in ("drop", "raise"):
+        raise UsageError(f"missing_thinking must be 'drop' or 'raise', got {shown(choice)}")
+    if thinking_enabled(payload.get("thinking")):
+        index = tool_turn_without_thinking(payload["messages"])
+        if index is not None:
+            _without_thinking(payload, index, choice)
+
+
+def _without_thinking(payload: dict[str, Any], index: int, choice: str) -> None:
+    """Send this request without ``thinking`` (the API's own advice), or raise."""
+    why = (
+        f"thinking is enabled but the final assistant tool turn (messages[{index}]) has no "
+        "thinking block (lost before it was stored?), which Anthropic refuses (400)"
+    )
+    if choice == "raise":
+        raise MissingThinkingError(
+            f"{why}; send it without thinking (compile(..., missing_thinking='drop')) or "
+            "keep the turn's thinking blocks in the history",
+            message_index=index,
+        )
+    logger.warning("contextchef: %s: this request is sent without 'thinking'", why)
+    del payload["thinking"]

@@ -1,0 +1,142 @@
+"""A tool turn without its thinking on a request that enables thinking (issue 23, item 8).
+
+Anthropic requires the final assistant tool turn to start with its thinking block when
+the request enables thinking, and answers 400 otherwise ("Expected `thinking` or
+`redacted_thinking`, but found `tool_use` ... To avoid this requirement, disable
+`thinking`"). A store that kept only text and calls loses that block. By default compile
+follows the API's own advice (that request goes without ``thinking``, logged);
+``missing_thinking="raise"`` gives `MissingThinkingError` before anything is sent. The
+fake (`FakeAnthropic`, rule ``anthropic_thinking_leads_tool_turn``) enforces the rule, and
+every request goes through the official ``anthropic`` SDK.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anthropic
+import pytest
+from test_ingest import HX
+
+from contextchef import (
+    ContextChef,
+    MissingThinkingError,
+    ToolCall,
+    ToolResult,
+    UsageError,
+    assistant,
+    tool_results,
+    user,
+)
+from contextchef.testing import FakeAnthropic, text, tool_calls
+from sdk_check import PROVIDER_ENV
+
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+READ = {
+    "name": "read_file",
+    "description": "Read a file.",
+    "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+def _stored_without_thinking() -> ContextChef:
+    """A session resumed from a store that kept the tool turn's text and call only."""
+    chef = ContextChef()
+    chef.register_tools([READ], handlers={"read_file": lambda path="": f"read {path}"})
+    call = ToolCall(id="toolu_1", name="read_file", arguments={"path": "a"})
+    chef.set_history(
+        [
+            user("Read a."),
+            assistant("Reading it.", tool_calls=[call]),
+            tool_results([ToolResult(call_id="toolu_1", name="read_file", content="read a")]),
+        ]
+    )
+    return chef
+
+
+def _send(fake: FakeAnthropic, payload: dict[str, Any], headers: Any = None) -> Any:
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    return client.messages.create(**payload, extra_headers=headers or {})
+
+
+def _compile(chef: ContextChef, **options: Any) -> Any:
+    return chef.compile(
+        "anthropic", model="m", max_tokens=2048, extra={"thinking": THINKING}, **options
+    )
+
+
+def test_by_default_that_request_goes_without_thinking_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake = FakeAnthropic().script(
+        tool_calls(("read_file", {"path": "b"}), reasoning="next, b"), text("Done.", reasoning="ok")
+    )
+    chef = _stored_without_thinking()
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        req = _compile(chef)
+    assert "thinking" not in req.payload
+    assert any(
+        "messages[1]" in r.getMessage() and "without 'thinking'" in r.getMessage()
+        for r in caplog.records
+    )
+    calls = chef.ingest(_send(fake, req.payload, req.headers))
+    chef.run_tools(calls)
+    # the new tool turn has its thinking: the next request enables thinking again
+    req = _compile(chef)
+    assert req.payload["thinking"] == THINKING
+    assert req.payload["messages"][-2]["content"][0]["type"] == "thinking"
+    chef.ingest(_send(fake, req.payload, req.headers))
+    assert fake.violations == () and len(fake.requests) == 2
+
+
+def test_the_fake_refuses_the_request_as_it_would_have_been_sent() -> None:
+    fake = FakeAnthropic().script(text("ok"))
+    payload = {**_compile(_stored_without_thinking()).mutable_payload(), "thinking": THINKING}
+    with pytest.raises(
+        anthropic.BadRequestError, match="Expected `thinking` or `redacted_thinking`"
+    ):
+        _send(fake, payload)
+
+
+def test_raise_gives_a_typed_error_before_anything_is_sent_and_changes_nothing() -> None:
+    chef = _stored_without_thinking()
+    with pytest.raises(MissingThinkingError, match=r"messages\[1\]") as caught:
+        _compile(chef, missing_thinking="raise")
+    assert caught.value.message_index == 1
+    first = _compile(chef)  # the failed compile left the session as it was
+    assert first.appended == len(first.payload["messages"]) and "thinking" not in first.payload
+    with pytest.raises(UsageError, match="missing_thinking must be"):
+        _compile(chef, missing_thinking="ignore")
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        # a new user message closes the tool loop: no thinking needed before it
+        [
+            user("Read a."),
+            assistant("Reading.", tool_calls=[ToolCall(id="t1", name="read_file", arguments={})]),
+            tool_results([ToolResult(call_id="t1", name="read_file", content="x")]),
+            assistant("It says x."),
+            user("Thanks; now b?"),
+        ],
+        # no tool turn at all
+        [user("Hi."), assistant("Hello."), user("How are you?")],
+    ],
+)
+def test_thinking_stays_where_the_rule_does_not_apply(history: list[Any]) -> None:
+    chef = ContextChef()
+    chef.register_tools([READ])
+    chef.set_history(history)
+    req = _compile(chef)
+    assert req.payload["thinking"] == THINKING
+    fake = FakeAnthropic().script(text("ok", reasoning="fine"))
+    _send(fake, req.payload, req.headers)
+    assert fake.violations == ()
