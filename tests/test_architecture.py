@@ -24,6 +24,7 @@ LAYERS = {
     "_locking": 0,
     "_overlay": 0,
     "_records": 0,
+    "_signing": 0,  # signed snapshots: HMAC over the canonical JSON form
     "_tokens": 0,
     "history": 1,  # the message IR and history invariants: foundation only
     "tools": 1,

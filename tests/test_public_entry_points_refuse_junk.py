@@ -290,9 +290,10 @@ def test_a_version_no_store_can_hold_is_a_usage_error(version: int) -> None:
         store.snapshot("s", {"a": 1}, expected_version=version)
 
 
-def test_a_snapshot_whose_patterns_match_nothing_is_refused_whole() -> None:
+def test_a_snapshot_whose_patterns_match_nothing_leaves_the_hosts_patterns() -> None:
     """A stored snapshot with a defer pattern no tool matches used to restore, then make
-    every compile raise; it is now refused by restore, which changes nothing."""
+    every compile raise; patterns are the host's configuration, so restore keeps the
+    session's, reports the snapshot's, and the next compile is the same as before."""
     chef = ContextChef()
     chef.register_tools([cc.Tool(name="read_file", description="Read.")])
     chef.set_history([user("hi")])
@@ -300,14 +301,15 @@ def test_a_snapshot_whose_patterns_match_nothing_is_refused_whole() -> None:
     before = chef.compile("anthropic").to_json()
     exposure = {**snapshot["exposure"], "defer": ["nothing_like_this"]}
     broken = {**snapshot, "exposure": exposure}
-    with pytest.raises(UsageError, match="defer pattern 'nothing_like_this' matches no"):
-        chef.restore(broken)
+    notes = chef.restore(broken, allow_unsigned=True)
+    assert [(n.field, n.snapshot, n.session, n.kept) for n in notes] == [
+        ("exposure.defer", ["nothing_like_this"], [], "session")
+    ]
     assert chef.compile("anthropic").to_json() == before
     relaxed = ContextChef(unmatched_patterns="warn")
     relaxed.register_tools([cc.Tool(name="read_file", description="Read.")])
-    with pytest.warns(UserWarning, match="nothing_like_this"):
-        relaxed.restore(broken)
-        relaxed.compile("anthropic")
+    relaxed.restore(broken, allow_unsigned=True, narrow=True)  # patterns never narrow in
+    assert relaxed.compile("anthropic").to_json() == before
 
 
 @pytest.mark.parametrize(

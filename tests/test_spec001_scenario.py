@@ -852,12 +852,12 @@ def test_09_lifecycle_clear_history_snapshot_cache_audit_and_delta(
     snap = chef.snapshot()
     assert json.loads(json.dumps(snap)) == snap
     other = announcing_chef(cache_audit=True)
-    other.restore(snap)
+    other.restore(snap, allow_unsigned=True)
     for target in ("anthropic", "openai", "responses", "gemini"):
         assert other.compile(target).to_json() == chef.compile(target).to_json()
     # A snapshot from before announcements existed restores to none.
     old = {k: v for k, v in snap.items() if k != "announcements"}
-    other.restore(old)
+    other.restore(old, allow_unsigned=True)
     assert other.get_announcements() == ()
 
     # DEVIATION: cache_audit no longer flags volatile blocks: they are appended at the

@@ -31,6 +31,7 @@ from contextchef._errors import (
     ReadOnlyPayloadError,
     SessionStoreError,
     SnapshotMismatchError,
+    SnapshotSignatureError,
     StaleSessionError,
     StorageError,
     TemplateError,
@@ -44,6 +45,7 @@ from contextchef._errors import (
 )
 
 if _typing.TYPE_CHECKING:
+    from contextchef._signing import SnapshotKeys
     from contextchef._tokens import estimate_tokens
     from contextchef.analysis._accounting import CacheCostModel, PlanReport
     from contextchef.analysis._diagnose import PrefixBreak, payload_break, prefix_break
@@ -52,6 +54,7 @@ if _typing.TYPE_CHECKING:
     from contextchef.deferred._skills import Skill
     from contextchef.dispatch._types import Allowed, CheckResult, Denied, Execution
     from contextchef.exposure._policy import Exposure, ExposurePolicy
+    from contextchef.exposure._restore import PolicyDifference
     from contextchef.history._compaction import (
         clear_thinking,
         clear_tool_results,
@@ -128,7 +131,9 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     "contextchef.deferred._meta": ("DeferredConfig",),
     "contextchef.deferred._skills": ("Skill",),
     "contextchef.dispatch._types": ("Allowed", "CheckResult", "Denied", "Execution"),
+    "contextchef._signing": ("SnapshotKeys",),
     "contextchef.exposure._policy": ("Exposure", "ExposurePolicy"),
+    "contextchef.exposure._restore": ("PolicyDifference",),
     "contextchef.search._rankers": ("RankerConfig",),
     "contextchef.history._compaction": (
         "clear_thinking",
@@ -261,6 +266,7 @@ __all__ = [
     "ParsedHistory",
     "Part",
     "PlanReport",
+    "PolicyDifference",
     "PrefixBreak",
     "ProviderPart",
     "PruneResult",
@@ -277,7 +283,9 @@ __all__ = [
     "SessionStoreError",
     "SessionSync",
     "Skill",
+    "SnapshotKeys",
     "SnapshotMismatchError",
+    "SnapshotSignatureError",
     "StaleSessionError",
     "StorageError",
     "StoredSession",

@@ -20,6 +20,8 @@ result, not by crashing the agent loop)::
     │   ├── SnapshotMismatchError       a snapshot does not fit this session (tools,
     │   │                               toolkits, skills, mode or version); a malformed
     │   │                               snapshot is a plain UsageError naming the field
+    │   ├── SnapshotSignatureError      a snapshot's signature is missing, made with an
+    │   │                               unknown key, or does not match (it was altered)
     │   ├── TemplateError               a description template cannot be rendered
     │   │   └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     │   ├── MissingExtraError           an optional extra (e.g. ``semantic``) is not installed
@@ -65,6 +67,7 @@ __all__ = [
     "ReadOnlyPayloadError",
     "SessionStoreError",
     "SnapshotMismatchError",
+    "SnapshotSignatureError",
     "StaleSessionError",
     "StorageError",
     "TemplateError",
@@ -359,6 +362,24 @@ class SnapshotMismatchError(UsageError):
         super().__init__(message)
         self.missing = tuple(missing)
         self.unexpected = tuple(unexpected)
+
+
+class SnapshotSignatureError(UsageError):
+    """A snapshot's signature does not vouch for it; restore refused it and changed nothing.
+
+    Attributes:
+        problem: What failed: ``"missing"`` (no signature where one is required),
+            ``"unknown_key"`` (signed with a key id the host did not give),
+            ``"mismatch"`` (the content or the signature was altered), ``"session"``
+            (signed for another session id), or ``"no_keys"`` (restore got no keys and
+            the host did not allow unsigned input).
+        key_id: The key id the snapshot names, if any.
+    """
+
+    def __init__(self, message: str, *, problem: str, key_id: str | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem
+        self.key_id = key_id
 
 
 class TemplateError(UsageError):

@@ -40,5 +40,5 @@ def test_runtime_tools_land_where_a_rebuild_puts_them() -> None:
     )
     for name in ("zz_tool", "aa_tool", "mm_tool"):
         fresh.register_runtime_tool({"name": name, "description": name, "input_schema": OPEN})
-    fresh.restore(json.loads(json.dumps(extended.snapshot())))
+    fresh.restore(json.loads(json.dumps(extended.snapshot())), allow_unsigned=True)
     assert fresh.compile("anthropic", strategy="anthropic-native").payload["tools"] == native

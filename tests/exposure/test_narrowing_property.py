@@ -188,7 +188,8 @@ def test_no_combination_makes_an_excluded_tool_callable(plan: Plan) -> None:
     if plan.restore:
         snapshot = json.loads(json.dumps(chef.snapshot()))
         restored = make_chef()
-        restored.restore(snapshot)
+        # the plan's policy was set at run time: the host lets the snapshot narrow
+        restored.restore(snapshot, allow_unsigned=True, narrow=True)
         chef = restored
     sent = payload_names(chef, plan.strategy)
     for wire in sorted(chef.view.by_wire_name):
@@ -252,7 +253,7 @@ def test_require_search_holds_after_an_anthropic_native_compile_and_restore() ->
     fresh = ContextChef(deferred=DeferredConfig(require_search=True))
     fresh.register_tools(FS, server="fs")
     fresh.register_tools([tool("ping", read_only=True)])
-    fresh.restore(chef.snapshot())
+    fresh.restore(chef.snapshot(), allow_unsigned=True)
     assert not isinstance(fresh.check_tool_call(direct), Allowed)
 
 

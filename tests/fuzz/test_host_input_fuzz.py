@@ -286,7 +286,7 @@ def test_restore_a_corrupted_snapshot(path: list[Any], value: Any) -> None:
             node[path[-1] if isinstance(path[-1], str) else str(path[-1])] = value
         elif isinstance(node, list) and node:
             node[int(path[-1]) % len(node) if isinstance(path[-1], int) else 0] = value
-        chef.restore(snapshot)
+        chef.restore(snapshot, allow_unsigned=True)
 
     check(corrupt)
 

@@ -133,7 +133,7 @@ def test_a_runtime_tool_keeps_its_server_through_a_snapshot() -> None:
     chef.compile("anthropic")
     other = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
     other.register_tools([Tool(name="local")])
-    other.restore(json.loads(json.dumps(chef.snapshot())))
+    other.restore(json.loads(json.dumps(chef.snapshot())), allow_unsigned=True)
     restored = other.registry.by_wire_name("srv__lookup")
     assert restored is not None and restored.server == "srv" and restored.source == "runtime"
     assert other.compile("anthropic").segments == chef.compile("anthropic").segments

@@ -217,7 +217,7 @@ def test_an_edit_strips_the_thinking_it_invalidated_on_prefix_check_models() -> 
     chef.set_history([user("HI"), *chef.history[1:]])
     for model, kept in ((OPUS, 0), ("claude-opus-5", 1)):
         other = ContextChef()
-        other.restore(chef.snapshot())
+        other.restore(chef.snapshot(), allow_unsigned=True)
         request = other.compile("anthropic", model=model)
         blocks = [b for m in request.payload["messages"] for b in m["content"]]
         assert sum(b["type"] == "thinking" for b in blocks) == kept, model
@@ -252,7 +252,7 @@ def test_a_snapshot_resumes_append_only() -> None:
     chef.append(assistant("hello"), user("more"))
     snap = json.loads(json.dumps(chef.snapshot()))
     resumed = ContextChef()
-    resumed.restore(snap)
+    resumed.restore(snap, allow_unsigned=True)
     second = resumed.compile("anthropic", model=OPUS)
     assert second.edits == ()
     assert second.segments["messages"].startswith(first.segments["messages"][:-1])
@@ -268,7 +268,7 @@ def test_a_corrupt_ledger_in_a_snapshot_changes_nothing() -> None:
         other = _chef()
         before = other.snapshot()
         with pytest.raises(UsageError, match="snapshot ledger"):
-            other.restore(broken)
+            other.restore(broken, allow_unsigned=True)
         assert other.snapshot() == before
 
 
@@ -419,7 +419,7 @@ def test_a_snapshot_taken_right_after_a_cut_restores(cut: str) -> None:
     else:
         chef.set_history(chef.history[:3])
     other = ContextChef()
-    other.restore(json.loads(json.dumps(chef.snapshot())))
+    other.restore(json.loads(json.dumps(chef.snapshot())), allow_unsigned=True)
     for target in ("anthropic", "openai"):
         assert other.compile(target).to_json() == chef.compile(target).to_json()
         assert other.compile(target).edits == chef.compile(target).edits
@@ -575,7 +575,7 @@ def test_a_response_is_ingested_once() -> None:
         chef.ingest(reply)
     assert len(chef.history) == 2
     resumed = _chef()  # a worker resuming from a snapshot knows the last answer too
-    resumed.restore(json.loads(json.dumps(chef.snapshot())))
+    resumed.restore(json.loads(json.dumps(chef.snapshot())), allow_unsigned=True)
     with pytest.raises(UsageError, match="'msg_1' was ingested already"):
         resumed.ingest(reply)
     assert resumed.history == chef.history
@@ -606,7 +606,7 @@ def test_unreadable_provider_data_is_a_library_error(field: str, bad: Any) -> No
     other = ContextChef()
     for target in ("anthropic", "openai", "responses", "gemini", "deepseek"):
         try:
-            other.restore(snap)
+            other.restore(snap, allow_unsigned=True)
             other.compile(target, model=OPUS if target == "anthropic" else "m").to_json()
         except ContextChefError:
             pass

@@ -85,7 +85,7 @@ def test_a_corrupt_snapshot_is_refused_and_changes_nothing(
     chef.set_system_prompt("before")
     before = chef.compile("anthropic").to_json()
     with pytest.raises(ContextChefError):
-        chef.restore(edited(change))
+        chef.restore(edited(change), allow_unsigned=True)
     assert chef.compile("anthropic").to_json() == before
 
 
@@ -123,7 +123,10 @@ def broken_history() -> Iterator[Any]:
         ("register_catalog-none", lambda c: c.register_catalog(None)),
         ("handlers-list", lambda c: c.register_tools([READ], handlers=[print])),
         ("announce-surrogate", lambda c: c.announce("a", "x\ud800")),
-        ("restore-surrogate-system", lambda c: c.restore(edited(_set(("system",), "\ud800")))),
+        (
+            "restore-surrogate-system",
+            lambda c: c.restore(edited(_set(("system",), "\ud800")), allow_unsigned=True),
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
@@ -224,7 +227,7 @@ def test_a_snapshot_with_an_unknown_strategy_or_target_is_refused(field: str, me
     chef = session()
     before = chef.snapshot()
     with pytest.raises(UsageError, match=f"^{message}"):
-        chef.restore(edited(_set((field,), "nonsense")))
+        chef.restore(edited(_set((field,), "nonsense")), allow_unsigned=True)
     assert chef.snapshot() == before
 
 
@@ -239,7 +242,7 @@ def test_a_snapshot_with_a_ledger_for_an_unknown_target_is_refused() -> None:
         UsageError,
         match=rf"^snapshot field 'ledgers' has a ledger for 'nonsense'; targets are {TARGET_LIST}",
     ):
-        other.restore(snap)
+        other.restore(snap, allow_unsigned=True)
     assert other.snapshot() == before
 
 

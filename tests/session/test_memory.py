@@ -516,7 +516,7 @@ def test_hooks_and_snapshots_cover_owned_tools() -> None:
     other = ContextChef(
         memory=InMemoryStore(), memory_tools="unified", on_overflow=lambda text: "summary"
     )
-    other.restore(snap)
+    other.restore(snap, allow_unsigned=True)
     assert other.new_context_pending
 
 

@@ -284,7 +284,7 @@ def test_bindings_survive_a_snapshot() -> None:
     turn(OPUS)
     turn(SONNET45)
     restored = ContextChef()
-    restored.restore(chef.snapshot())
+    restored.restore(chef.snapshot(), allow_unsigned=True)
     back = _claude(restored, fake)(OPUS)
     assert fake.violations == ()
     assert [e.kind for e in back.edits] == ["model"]

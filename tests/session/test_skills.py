@@ -672,8 +672,8 @@ def test_a_snapshot_restores_the_skills_and_what_was_loaded(
     assert snap["loaded_skills"] == ["triage"]
     fresh = _session(catalogs_dir, skills=False)  # the snapshot brings its skills
     same = _session(catalogs_dir)  # or the same ones are registered
-    fresh.restore(copy.deepcopy(snap))
-    same.restore(copy.deepcopy(snap))
+    fresh.restore(copy.deepcopy(snap), allow_unsigned=True)
+    same.restore(copy.deepcopy(snap), allow_unsigned=True)
     expected = chef.compile("anthropic", model=model, strategy=strategy).to_json()
     for restored in (fresh, same):
         assert restored.skills == chef.skills and restored.loaded_skills == ("triage",)
@@ -699,18 +699,18 @@ def test_a_snapshot_with_other_skills_or_missing_tools_is_refused(catalogs_dir: 
     with pytest.raises(
         SnapshotMismatchError, match=r"registered skills differ .*missing \['triage'\]"
     ):
-        other.restore(snap)
+        other.restore(snap, allow_unsigned=True)
     assert other.snapshot() == before
     bare = ContextChef(defer=["github__*"])
     bare.register_tools(load_catalog(catalogs_dir / "mcp-filesystem.json").tools)
     edited = copy.deepcopy(snap)
     edited["skills"][0]["tools"] = ["github__nope"]
     with pytest.raises(SnapshotMismatchError, match=r"skills hold tools \['github__nope'\]"):
-        _session(catalogs_dir, skills=False).restore(edited)
+        _session(catalogs_dir, skills=False).restore(edited, allow_unsigned=True)
     edited = copy.deepcopy(snap)
     edited["skills"] = []
     with pytest.raises(SnapshotMismatchError, match=r"loaded skills \['triage'\]"):
-        _session(catalogs_dir, skills=False).restore(edited)
+        _session(catalogs_dir, skills=False).restore(edited, allow_unsigned=True)
 
 
 # -- compaction ---------------------------------------------------------------------------

@@ -78,10 +78,18 @@ def test_round_trip_gives_identical_bytes(target: str) -> None:
     chef = populated()
     snap = json.loads(json.dumps(chef.snapshot()))  # JSON-serializable
     fresh = build()
-    fresh.restore(snap)
-    assert fresh.snapshot() == snap
+    # the blocklist and mode were set at run time: the host lets the snapshot narrow
+    notes = fresh.restore(snap, allow_unsigned=True, narrow=True)
+    # 'forecast' was loaded before the mode hid it: a load the policy closes is dropped
+    assert [(n.field, n.kept) for n in notes] == [
+        ("mode", "snapshot"),
+        ("blocked", "snapshot"),
+        ("loaded_tools", "session"),
+    ]
+    assert notes[-1].snapshot == ["forecast"] and notes[-1].session == []
+    assert fresh.snapshot() == {**snap, "loaded_tools": []}
     assert fresh.compile(target).to_json() == chef.compile(target).to_json()
-    assert fresh.snapshot() == chef.snapshot()  # the same ledger recorded on both
+    assert fresh.snapshot() == {**chef.snapshot(), "loaded_tools": []}  # the same ledger
     assert fresh.loaded_toolkits == ("weather",)
     assert fresh.take_tool_additions() == ()
 
@@ -106,17 +114,17 @@ def test_restore_over_changed_state_and_without_announcements_field() -> None:
     expected = chef.compile("anthropic").to_json()
     chef.announce("later", "x")
     chef.set_history([user("other")])
-    chef.restore(snap)
+    chef.restore(snap, allow_unsigned=True)
     assert chef.compile("anthropic").to_json() == expected
     old = {k: v for k, v in snap.items() if k != "announcements"}
-    chef.restore(old)  # spec 001: no announcements field restores to none
+    chef.restore(old, allow_unsigned=True)  # spec 001: no announcements field restores to none
     assert chef.get_announcements() == ()
     assert chef.dynamic_state == {"branch": "main", "count": 2}
     chef.announce("later", "x")
     # any other missing field was never written by a released version: refused
     without_state = {k: v for k, v in snap.items() if k != "dynamic_state"}
     with pytest.raises(UsageError, match=r"'dynamic_state' is missing.*nothing was restored"):
-        chef.restore(without_state)
+        chef.restore(without_state, allow_unsigned=True)
     assert [a.id for a in chef.get_announcements()] == ["later"]
 
 
@@ -127,22 +135,22 @@ def test_restore_with_different_tools_is_a_clear_error_and_changes_nothing() -> 
     other.register_toolkits([KIT])
     other.announce("keep", "me")
     with pytest.raises(SnapshotMismatchError, match=r"missing \['write_file'\]") as info:
-        other.restore(snap)
+        other.restore(snap, allow_unsigned=True)
     assert info.value.missing == ("write_file",)
     assert [a.id for a in other.get_announcements()] == ["keep"]
     no_kits = ContextChef(modes={"qa": ["read_*"]})
     no_kits.register_tools([read_file, write_file])
     with pytest.raises(SnapshotMismatchError, match="register_toolkits"):
-        no_kits.restore(snap)
+        no_kits.restore(snap, allow_unsigned=True)
 
 
 def test_bad_snapshots() -> None:
     chef = build()
     with pytest.raises(UsageError, match="not a contextchef snapshot"):
-        chef.restore({"system": "x"})
+        chef.restore({"system": "x"}, allow_unsigned=True)
     snap = chef.snapshot()
     with pytest.raises(SnapshotMismatchError, match="version 99"):
-        chef.restore({**snap, "version": 99})
+        chef.restore({**snap, "version": 99}, allow_unsigned=True)
 
 
 @pytest.mark.parametrize(
@@ -160,7 +168,7 @@ def test_a_malformed_snapshot_changes_nothing(field: str, value: Any) -> None:
     target.set_history([user("from B")])
     before = target.compile("anthropic").to_json()
     with pytest.raises(UsageError, match="nothing was restored"):
-        target.restore(snap)
+        target.restore(snap, allow_unsigned=True)
     assert target.compile("anthropic").to_json() == before
 
 
@@ -170,7 +178,7 @@ def test_loaded_tools_and_gate_state_round_trip() -> None:
     chef.execute(call)
     snap = chef.snapshot()
     fresh = build()
-    fresh.restore(snap)
+    fresh.restore(snap, allow_unsigned=True)
     assert fresh.loaded_tools == chef.loaded_tools == ("write_file",)
 
 
@@ -201,7 +209,7 @@ def test_an_unanswered_edit_is_kept_until_its_answer() -> None:
     assert snap["ledgers"]["anthropic"]["undo"]["system"] == "You are careful."
     retry = chef.compile("anthropic", model="claude-opus-5-5")
     fresh = build()
-    fresh.restore(snap)
+    fresh.restore(snap, allow_unsigned=True)
     assert fresh.snapshot() == snap
     restored = fresh.compile("anthropic", model="claude-opus-5-5")
     assert restored.to_json() == retry.to_json() and restored.edits == retry.edits
@@ -217,7 +225,7 @@ def test_a_snapshot_without_undo_restores_without_the_edit_report() -> None:
     snap = json.loads(json.dumps(chef.snapshot()))
     del snap["ledgers"]["anthropic"]["undo"]
     fresh = build()
-    fresh.restore(snap)
+    fresh.restore(snap, allow_unsigned=True)
     again = fresh.compile("anthropic", model="claude-opus-5-5")
     assert again.to_json() == chef.compile("anthropic", model="claude-opus-5-5").to_json()
     assert '"thinking"' not in again.to_json()
@@ -233,7 +241,7 @@ def test_a_malformed_undo_is_refused_and_changes_nothing(undo: Any) -> None:
     target = build()
     target.set_history([user("mine")])
     with pytest.raises(UsageError, match="'undo'"):
-        target.restore(snap)
+        target.restore(snap, allow_unsigned=True)
     assert [m.text for m in target.history] == ["mine"]
 
 
@@ -259,7 +267,7 @@ def test_a_history_edit_taken_back_after_restore_is_no_edit(compiled: bool) -> N
     if compiled:
         assert chef.compile("anthropic", model="claude-opus-5-5").edits  # never answered
     fresh = build()
-    fresh.restore(json.loads(json.dumps(chef.snapshot())))
+    fresh.restore(json.loads(json.dumps(chef.snapshot())), allow_unsigned=True)
     for host in (chef, fresh):
         host.set_history(original)
     again = fresh.compile("anthropic", model="claude-opus-5-5")

@@ -110,7 +110,7 @@ def test_a_good_snapshot_restores_and_its_next_requests_are_accepted(snap: dict[
         len(ledger["wire_digests"]) == len(ledger["wire"]) for ledger in snap["ledgers"].values()
     )
     chef = make()
-    chef.restore(copy.deepcopy(snap))
+    chef.restore(copy.deepcopy(snap), allow_unsigned=True)
     next_request_is_accepted(chef)
 
 
@@ -153,7 +153,7 @@ def refused(snap: dict[str, Any]) -> str:
     chef.set_history([user("mine")])
     request = chef.compile("anthropic", model=MODEL)
     with pytest.raises(UsageError) as info:
-        chef.restore(snap)
+        chef.restore(snap, allow_unsigned=True)
     assert chef.compile("anthropic", model=MODEL).payload == request.payload  # unchanged
     return str(info.value)
 
@@ -216,7 +216,7 @@ def test_no_string_of_a_snapshot_with_a_lone_surrogate_reaches_a_payload(
         holder[path[-1]] = holder[path[-1]] + "\ud800"
         chef = make()
         try:
-            chef.restore(bad)
+            chef.restore(bad, allow_unsigned=True)
             for target, model in (("anthropic", MODEL), ("responses", "gpt-5.5")):
                 request = chef.compile(target, model=model)
                 json.dumps(request.payload, ensure_ascii=False).encode("utf-8")
@@ -243,10 +243,10 @@ def test_a_changed_ledger_record_is_refused(snap: dict[str, Any], corrupt: Any) 
     fresh = make()
     before = fresh.snapshot()
     with pytest.raises(UsageError, match="the record digest does not match"):
-        fresh.restore(bad)
+        fresh.restore(bad, allow_unsigned=True)
     assert fresh.snapshot() == before
     unchecked = copy.deepcopy(bad)  # deleting the record digest does not get it through
     del unchecked["ledgers"]["anthropic"]["record_digest"]
     with pytest.raises(UsageError, match="'record_digest' is missing"):
-        fresh.restore(unchecked)
+        fresh.restore(unchecked, allow_unsigned=True)
     assert fresh.snapshot() == before

@@ -412,7 +412,7 @@ def test_a_runtime_tool_is_restored_from_its_recorded_definition() -> None:
     before = chef.compile("anthropic").to_json()
     snap = _json.loads(_json.dumps(chef.snapshot()))
     fresh = ContextChef()  # knows nothing of the tool the conversation made
-    fresh.restore(snap)
+    fresh.restore(snap, allow_unsigned=True)
     assert [t.name for t in fresh.tools if t.source == "runtime"] == ["made_by_model"]
     assert fresh.compile("anthropic").to_json() == before
     assert fresh.take_tool_additions() == ()  # restored, not news to announce
@@ -434,12 +434,12 @@ def test_a_bad_runtime_definition_in_a_snapshot_changes_nothing() -> None:
     fresh = ContextChef()
     before = fresh.snapshot()
     with pytest.raises(UsageError, match="snapshot runtime tool definition"):
-        fresh.restore(broken)
+        fresh.restore(broken, allow_unsigned=True)
     assert fresh.snapshot() == before
     taken = ContextChef()
     taken.register_tools([Tool(name="made_by_model", description="static")])
     with pytest.raises(SnapshotMismatchError):
-        taken.restore(snap)
+        taken.restore(snap, allow_unsigned=True)
     assert [t.source for t in taken.tools] == ["builtin"]
 
 

@@ -31,7 +31,7 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from contextchef._cache import lru_cache
 from contextchef._errors import UsageError, shown
@@ -122,6 +122,17 @@ class Mode:
         if self.library and tool.source == "library":
             return True
         return matches(self.include, mode_names(tool, wire_name))
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Mode:
+        """A mode from `to_dict` output whose shape was checked (a snapshot's whitelist)."""
+        return cls(
+            name=raw["name"],
+            include=tuple(raw["include"]),
+            read_only=raw["read_only"],
+            runtime=raw["runtime"],
+            library=raw["library"],
+        )
 
     def to_dict(self) -> dict[str, object]:
         """``{"name", "include", "read_only", "runtime", "library"}`` (JSON-ready)."""

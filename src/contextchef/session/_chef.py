@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef._locking import synchronized
+from contextchef._signing import SnapshotKeys
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import Skill, SkillLike
@@ -35,6 +36,7 @@ from contextchef.dispatch._calls import CallLike, as_tool_call
 from contextchef.dispatch._hooks import checked_hook
 from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Execution, Fallback
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
+from contextchef.exposure._restore import PolicyDifference
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
 from contextchef.history._offload import OffloadStore
@@ -199,7 +201,6 @@ class ContextChef:
             skills=self._skills,
             modes=self._modes,
             handoff=handoff,
-            unmatched=unmatched_patterns,
         )
         self._compiler = Compiler(
             state=self._state,
@@ -939,27 +940,47 @@ class ContextChef:
         """What ingested responses reported about their requests, oldest first."""
         return self._maintenance.notices
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(
+        self, *, keys: SnapshotKeys | None = None, session_id: str | None = None
+    ) -> dict[str, Any]:
         """A versioned, JSON-serializable dict of the session's data (`SessionState`).
 
         Tools, handlers and hooks are code and are not included (see
-        `contextchef.session._snapshot`).
+        `contextchef.session._snapshot`). With `keys` it is signed with ``keys.current``
+        (HMAC-SHA256, bound to `session_id` if given; see `contextchef._signing`).
         """
-        return self._maintenance.snapshot()
+        return self._maintenance.snapshot(keys, session_id)
 
-    def restore(self, snapshot: Mapping[str, Any]) -> None:
-        """Restore a `snapshot` (register the same tools first); compiles then match.
+    def restore(
+        self,
+        snapshot: Mapping[str, Any],
+        *,
+        keys: SnapshotKeys | None = None,
+        allow_unsigned: bool = False,
+        session_id: str | None = None,
+        narrow: bool = False,
+    ) -> tuple[PolicyDifference, ...]:
+        """Restore a `snapshot`'s data (register the same tools first); compiles then match.
 
-        The snapshot's skills are registered when the session has none, and so are the
-        runtime tools it recorded (from their definitions; attach handlers with
-        `register_runtime_tool` beforehand, or answer their calls yourself).
+        Its signature is checked against `keys` (and `session_id`), or not at all with
+        ``allow_unsigned=True``. The policy (blocklist, modes, ``defer`` / ``pin``,
+        strategy) stays this session's; ``narrow=True`` adds the snapshot's blocklist and
+        takes its mode and whitelist where this session has none (`contextchef.exposure.
+        _restore`). Loads the policy closes are dropped. The snapshot's skills and runtime
+        tools are registered (attach handlers with `register_runtime_tool` beforehand).
+
+        Returns:
+            Where the snapshot's policy or loads differed (also logged as a warning).
 
         Raises:
-            SnapshotMismatchError: Different tools, toolkits, skills or modes, or an
-                unsupported version; UsageError / CorruptHistoryError: a malformed field.
-                In every case nothing is changed.
+            SnapshotSignatureError: No keys (unsigned input not allowed), no signature,
+                an unknown key id, altered content, another session's.
+            SnapshotMismatchError: Different tools, toolkits or skills, or an unsupported
+                version; UsageError / CorruptHistoryError: a malformed field. In every
+                case nothing is changed.
         """
-        self._maintenance.restore(snapshot)
+        trust = {"keys": keys, "allow_unsigned": allow_unsigned, "session_id": session_id}
+        return self._maintenance.restore(snapshot, narrow=narrow, **trust)
 
     def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
         """Replace old turns with a summary, cutting only at a safe point.

@@ -1,8 +1,9 @@
 """`Maintenance`: a session's responses in, snapshots, compaction and the handoff.
 
 Snapshots are `SessionState.to_dict` plus a tool record (`contextchef.session._snapshot`);
-restore checks everything before it changes anything. Compaction, clearing and the
-overflow handoff replace the stored history explicitly (see `contextchef.session._handoff`).
+restore checks the signature and everything else before it changes anything, and keeps the
+host's policy. Compaction, clearing and the overflow handoff replace the stored history
+explicitly (see `contextchef.session._handoff`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from contextchef._errors import UsageError, shown
-from contextchef.exposure._policy import Mode, unmatched_message
+from contextchef._signing import SnapshotKeys, sign, verify
+from contextchef.deferred._groups import LOAD_TOOLKIT
+from contextchef.exposure._policy import Mode
+from contextchef.exposure._restore import (
+    PolicyDifference,
+    PolicyValues,
+    allowed_loads,
+    loadable_toolkits,
+    restore_policy,
+)
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
 from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_index
@@ -49,7 +59,6 @@ class Maintenance:
         skills: The session's skills (a compaction restates the loaded ones).
         modes: The session's named modes (a snapshot names its mode).
         handoff: The overflow handoff, or None.
-        unmatched: ``"raise"`` or ``"warn"``: `ContextChef`'s ``unmatched_patterns``.
     """
 
     def __init__(
@@ -61,7 +70,6 @@ class Maintenance:
         skills: Skills,
         modes: Mapping[str, Mode],
         handoff: OverflowHandoff | None,
-        unmatched: Literal["raise", "warn"],
     ) -> None:
         self._state = state
         self._tools = tools
@@ -69,7 +77,6 @@ class Maintenance:
         self._skills = skills
         self._modes = modes
         self.handoff = handoff
-        self._unmatched = unmatched
         self.notices: tuple[ResponseNotice, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
 
@@ -109,22 +116,29 @@ class Maintenance:
 
     # -- snapshots -----------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
-        """The session's data as a snapshot; see `ContextChef.snapshot`."""
-        return take_snapshot(self._state, self._tools)
+    def snapshot(
+        self, keys: SnapshotKeys | None = None, session_id: str | None = None
+    ) -> dict[str, Any]:
+        """The session's data as a snapshot, signed with `keys`; see `ContextChef.snapshot`."""
+        taken = take_snapshot(self._state, self._tools)
+        return taken if keys is None else sign(taken, keys, session_id=session_id)
 
-    def restore(self, snapshot: Mapping[str, Any]) -> None:
+    def restore(
+        self, snapshot: Mapping[str, Any], *, narrow: bool = False, **trust: Any
+    ) -> tuple[PolicyDifference, ...]:
         """Restore a snapshot, checked before anything changes; see `ContextChef.restore`."""
+        if isinstance(snapshot, Mapping):  # else `checked` says it is not a snapshot
+            verify(snapshot, **trust)
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
         coming = runtime_tools(snapshot, self._tools)
-        state = read_snapshot(snapshot, tools=self._tools, modes=self._modes, coming=coming)
+        state = read_snapshot(snapshot, tools=self._tools, coming=coming)
         skills = read_skills(snapshot, tools=self._tools)
-        if self._unmatched == "raise":  # else every later compile would raise it
-            known = self._tools.known_names() | {t.name for t in coming}
-            for field, patterns in (("defer", state.defer), ("pin", state.pin)):
-                problem = unmatched_message(field, patterns, known)
-                if problem:
-                    raise UsageError(f"the snapshot's {problem}; nothing was restored")
+        host = PolicyValues.of(self._state)
+        policy, notes = restore_policy(host, snapshot, modes=self._modes, narrow=narrow)
+        policy.apply_to(state)  # the host's policy (narrowed by the snapshot if asked)
+        state.loaded_toolkits, dropped = loadable_toolkits(
+            state.loaded_toolkits, state.blocked, LOAD_TOOLKIT
+        )
         state.new_context_pending = state.new_context_pending and self.handoff is not None
         pending = len(self._tools.pending_additions)
         if coming:  # the runtime tools the conversation made (no handlers: the host's)
@@ -135,10 +149,18 @@ class Maintenance:
         self._tools.set_skills(skills)
         self._state.adopt(state)
         self._tools.set_policy(state.policy())
+        find, view = self._tools.registry.by_wire_name, self._tools.view()
+        self._state.loaded, loads = allowed_loads(state.loaded, find, view.exposure, state.blocked)
+        notes += dropped + loads
+        if notes:
+            logger.warning(
+                "contextchef: restore kept the host's policy: %s", "; ".join(map(str, notes))
+            )
         # the last answer each target got is in the history: ingesting it again is refused
         self._ingested = dict.fromkeys(
             lg.response_id for lg in state.ledgers.values() if lg.response_id
         )
+        return notes
 
     def schema_reports(self) -> tuple[SchemaReport, ...]:
         """What each target's schema dialect changes; see `ContextChef.schema_reports`."""

@@ -16,7 +16,8 @@ unexpected tools, and changes nothing.
 The form is declared once, in `contextchef.session._snapshot_form` (`SnapshotForm`), and
 every reader here checks a snapshot against it first; a snapshot missing a field it
 requires (its digests included) is refused. A snapshot without an ``announcements`` field
-restores to no announcements (spec 001).
+restores to no announcements (spec 001). Policy (blocklist, mode, whitelist, patterns,
+strategy) is recorded, but restored from the host's session (`contextchef.exposure._restore`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from typing import TYPE_CHECKING, Any, cast
 from contextchef._errors import ContextChefError, SnapshotMismatchError, UsageError, shown
 from contextchef._json import thaw
 from contextchef.deferred._skills import Skill, parse_skill
-from contextchef.exposure._policy import Mode
 from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
@@ -206,32 +206,22 @@ def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool]
 
 
 def read_snapshot(
-    data: object,
-    *,
-    tools: SessionTools,
-    modes: Mapping[str, Mode],
-    coming: Sequence[Tool] = (),
+    data: object, *, tools: SessionTools, coming: Sequence[Tool] = ()
 ) -> SessionState:
-    """The `SessionState` a snapshot records, after checking it against the session.
+    """The `SessionState` of a snapshot's data, after checking it against the session.
 
-    Everything is checked before the caller changes anything.
+    Everything is checked before the caller changes anything; the policy fields are left
+    to the caller (the host's, `contextchef.exposure._restore`).
 
     Raises:
-        SnapshotMismatchError: Unsupported version, different tools, unknown toolkits,
-            runtime tools or mode.
+        SnapshotMismatchError: Unsupported version, different tools, unknown toolkits or
+            runtime tools.
         UsageError: Not a snapshot, or a malformed field (named, with what is valid).
         CorruptHistoryError: The recorded history is malformed.
     """
     snapshot = checked(data)
     _check_tools(tools, snapshot, coming)
-    name = snapshot["mode"]
-    if name is not None and name not in modes:
-        raise SnapshotMismatchError(
-            f"the snapshot's mode {shown(name, 80)} is not defined in this session; pass it in "
-            f"ContextChef(modes=...) (defined: {sorted(modes)})",
-            missing=(str(name),),
-        )
-    return SessionState.from_dict(snapshot, modes=modes)
+    return SessionState.from_dict(snapshot)
 
 
 def read_skills(data: object, *, tools: SessionTools) -> tuple[Skill, ...]:

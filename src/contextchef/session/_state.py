@@ -1,9 +1,9 @@
 """`SessionState`: the data of one session, whose JSON form is the snapshot (session layer).
 
-Everything that decides the next compile and is *data* lives here: system prompt, history,
-exposure patterns, the mode and pruning whitelist, blocklist, loaded tools, toolkits and skills,
-the last strategy, announcements, dynamic state, the anchor line, a pending
-handoff. `SessionState.to_dict` is the snapshot body (its form is declared in
+Everything that decides the next compile lives here: system prompt, history, loaded tools,
+toolkits and skills, announcements, dynamic state, the anchor line, a pending handoff, and
+the policy (exposure patterns, mode, whitelist, blocklist, last strategy), which a restore
+keeps from the host. `SessionState.to_dict` is the snapshot body (its form is declared in
 `contextchef.session._snapshot_form`); `check_shape` checks a snapshot against that form
 before `SessionState.from_dict` builds a new state, so a corrupt snapshot changes nothing.
 
@@ -27,9 +27,9 @@ from contextchef.session._volatile import Announcement, dynamic_state_data, rend
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from contextchef.session._snapshot_form import AnnouncementForm, ModeForm, SnapshotForm
+    from contextchef.session._snapshot_form import AnnouncementForm, SnapshotForm
 
-__all__ = ["SessionState", "check_shape", "checked_history", "mode_from_dict"]
+__all__ = ["SessionState", "check_shape", "checked_history"]
 
 
 @dataclass(kw_only=True)
@@ -105,18 +105,16 @@ class SessionState:
         }
 
     @classmethod
-    def from_dict(cls, data: SnapshotForm, *, modes: Mapping[str, Mode]) -> SessionState:
-        """Build a state from a snapshot checked by `check_shape` (its mode defined).
+    def from_dict(cls, data: SnapshotForm) -> SessionState:
+        """Build a state from the data of a snapshot checked by `check_shape`.
 
-        Args:
-            data: The checked snapshot.
-            modes: The modes defined in the session, by name.
+        The policy fields (exposure patterns, mode, whitelist, blocklist, strategy) keep
+        their defaults: they are the host's (`contextchef.exposure._restore`).
 
         Raises:
             UsageError: A malformed ledger (named in the message).
             CorruptHistoryError: The history is malformed.
         """
-        exposure, name = data["exposure"], data["mode"]
         history = checked_history(data["history"])
         ledgers = {
             target: Ledger.from_dict(raw, history, name=target)
@@ -125,16 +123,9 @@ class SessionState:
         return cls(
             system=data["system"],
             history=history,
-            default_defer=exposure["default_defer"],
-            defer=tuple(exposure["defer"]),
-            pin=tuple(exposure["pin"]),
-            mode=modes[name] if name is not None else None,
-            whitelist=mode_from_dict(data["whitelist"]),
-            blocked=tuple(data["blocked"]),
             loaded=set(data["loaded_tools"]),
             loaded_toolkits=tuple(data["loaded_toolkits"]),
             loaded_skills=tuple(sorted(set(data["loaded_skills"]))),
-            strategy=data["strategy"],
             target=data["target"],
             model=data["model"] if data["target"] is not None else None,
             announcements=_announcements(data.get("announcements", [])),
@@ -161,19 +152,6 @@ class SessionState:
         """
         for item in dataclasses.fields(self):
             setattr(self, item.name, getattr(other, item.name))
-
-
-def mode_from_dict(raw: ModeForm | None) -> Mode | None:
-    """A `Mode` from checked `Mode.to_dict` output (None stays None)."""
-    if raw is None:
-        return None
-    return Mode(
-        name=raw["name"],
-        include=tuple(raw["include"]),
-        read_only=raw["read_only"],
-        runtime=raw["runtime"],
-        library=raw["library"],
-    )
 
 
 def checked_history(messages: object) -> tuple[Message, ...]:

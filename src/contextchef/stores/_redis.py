@@ -20,18 +20,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import SessionStoreError, UsageError, check_str, shown
+from contextchef._signing import SnapshotKeys
 from contextchef.stores._store import (
     Delta,
     StoredSession,
     check_delta,
+    check_keys,
     check_session_id,
     check_snapshot,
     check_ttl,
     check_version,
     encode,
     materialize,
+    signed,
     stale,
     stored_count,
+    verified,
 )
 
 __all__ = ["RedisSessionStore"]
@@ -81,12 +85,21 @@ class RedisSessionStore:
             ``"redis://127.0.0.1:6379/0"``.
         prefix: Prepended to every key (one Redis may hold several stores).
         ttl: Seconds a session lives after its last write (None: until deleted).
+        keys: Sign every snapshot written and check every one loaded (see
+            `contextchef.stores._store`); None: unsigned.
 
     Raises:
-        UsageError: redis-py is not installed, or a bad `ttl` / `prefix`.
+        UsageError: redis-py is not installed, or a bad `ttl` / `prefix` / `keys`.
     """
 
-    def __init__(self, client: Any, *, prefix: str = "contextchef:", ttl: float | None = None):
+    def __init__(
+        self,
+        client: Any,
+        *,
+        prefix: str = "contextchef:",
+        ttl: float | None = None,
+        keys: SnapshotKeys | None = None,
+    ):
         try:
             import redis
         except ImportError as exc:  # pragma: no cover - the extra is installed in tests
@@ -99,6 +112,7 @@ class RedisSessionStore:
         self.client = redis.Redis.from_url(client) if isinstance(client, str) else client
         self.prefix = prefix
         self.ttl = check_ttl(ttl)
+        self.keys = check_keys(keys)
         self._append = self.client.register_script(_APPEND)
         self._snapshot = self.client.register_script(_SNAPSHOT)
 
@@ -146,7 +160,7 @@ class RedisSessionStore:
         return StoredSession(
             session_id=session_id,
             version=stored_count(session_id, meta["version"], "version"),
-            snapshot=materialize(session_id, meta["base"], texts),
+            snapshot=verified(materialize(session_id, meta["base"], texts), self.keys, session_id),
             turns=turns,
             expires_at=time.time() + left / 1000 if left > 0 else None,
         )
@@ -178,7 +192,7 @@ class RedisSessionStore:
         check_version(expected_version)
         args: list[str | int] = [
             expected_version,
-            encode(check_snapshot(snapshot), session_id),
+            encode(signed(check_snapshot(snapshot), self.keys, session_id), session_id),
             self._ttl_ms(),
         ]
         done, version = self._call(

@@ -31,18 +31,22 @@ from contextchef._errors import (
     shown,
 )
 from contextchef._json import is_unicode
+from contextchef._signing import SnapshotKeys
 from contextchef.stores._store import (
     Delta,
     StoredSession,
     check_delta,
+    check_keys,
     check_session_id,
     check_snapshot,
     check_ttl,
     check_version,
     encode,
     materialize,
+    signed,
     stale,
     stored_count,
+    verified,
 )
 
 __all__ = ["SQLiteSessionStore"]
@@ -74,9 +78,11 @@ class SQLiteSessionStore:
         timeout: Seconds a writer waits for another process's lock before failing
             with `SessionStoreError`.
         clock: Unix time in seconds (``time.time``); expiry only, never in a prompt.
+        keys: Sign every snapshot written and check every one loaded (see
+            `contextchef.stores._store`); None: unsigned.
 
     Raises:
-        UsageError: Bad `ttl` or `timeout`.
+        UsageError: Bad `ttl`, `timeout` or `keys`.
     """
 
     def __init__(
@@ -86,6 +92,7 @@ class SQLiteSessionStore:
         ttl: float | None = None,
         timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
+        keys: SnapshotKeys | None = None,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise UsageError(f"path must be a file path or ':memory:', got {shown(path, 80)}")
@@ -95,6 +102,7 @@ class SQLiteSessionStore:
         self.ttl = check_ttl(ttl)
         self.timeout = check_number("timeout", timeout, minimum=0.0, maximum=1e9, above=True)
         self._clock = check_callable("clock", clock)
+        self.keys = check_keys(keys)
         self._local = threading.local()
         self._inherited: list[sqlite3.Connection] = []
         if self.path != ":memory:":
@@ -229,7 +237,7 @@ class SQLiteSessionStore:
         return StoredSession(
             session_id=session_id,
             version=version,
-            snapshot=materialize(session_id, base, texts),
+            snapshot=verified(materialize(session_id, base, texts), self.keys, session_id),
             turns=turns,
             expires_at=expires_at,
         )
@@ -262,7 +270,7 @@ class SQLiteSessionStore:
         """Write a full snapshot as the next version (see `SessionStore.snapshot`)."""
         session_id = check_session_id(session_id)
         check_version(expected_version)
-        text = encode(check_snapshot(snapshot), session_id)
+        text = encode(signed(check_snapshot(snapshot), self.keys, session_id), session_id)
         with self._write(session_id) as conn:
             live = self._live(conn, session_id)
             actual = live[0] if live else 0

@@ -15,6 +15,14 @@ workers racing on one conversation therefore never lose or duplicate a turn: one
 the other reloads, redoes its turn on the winner's state and retries. `SessionSync`
 (`contextchef.stores._sync`) wraps that loop for a `ContextChef`.
 
+A store built with ``keys`` (`contextchef.SnapshotKeys`) signs every snapshot it writes
+for its session id (HMAC-SHA256, `contextchef._signing`) and checks the signature of the
+snapshot it loads (base plus turns), so a row edited or copied from another session is
+refused with `SnapshotSignatureError`; `SessionSync` signs each turn's snapshot with the
+store's keys before taking the delta. A store built without keys writes and reads unsigned
+snapshots: whoever can write its rows can change the history and data a session restores
+(never its policy, which is the host's: `contextchef.exposure._restore`).
+
 Implementations: `contextchef.stores.SQLiteSessionStore` (stdlib ``sqlite3``, one
 file, many processes) and `contextchef.stores.RedisSessionStore` (redis-py, extra
 ``redis``; Lua scripts make each write atomic).
@@ -36,6 +44,7 @@ from contextchef._errors import (
     shown,
 )
 from contextchef._json import is_unicode
+from contextchef._signing import SnapshotKeys, sign, verify
 
 __all__ = [
     "MAX_SESSION_ID",
@@ -43,13 +52,16 @@ __all__ = [
     "StoredSession",
     "apply_delta",
     "check_delta",
+    "check_keys",
     "check_session_id",
     "check_snapshot",
     "check_ttl",
     "decode",
     "encode",
+    "signed",
     "snapshot_delta",
     "stale",
+    "verified",
 ]
 
 MAX_SESSION_ID = 512
@@ -177,6 +189,36 @@ def stale(session_id: str, expected: int, actual: int) -> StaleSessionError:
         expected=expected,
         actual=actual,
     )
+
+
+def check_keys(keys: object) -> SnapshotKeys | None:
+    """`keys` if it is a `SnapshotKeys` or None (a store without keys writes unsigned).
+
+    Raises:
+        UsageError: Anything else.
+    """
+    if keys is not None and not isinstance(keys, SnapshotKeys):
+        raise UsageError(f"keys must be a SnapshotKeys or None, got {type(keys).__name__}")
+    return keys
+
+
+def signed(snapshot: dict[str, Any], keys: SnapshotKeys | None, session_id: str) -> dict[str, Any]:
+    """`snapshot` signed for `session_id` with ``keys.current`` (as it is without keys)."""
+    return snapshot if keys is None else sign(snapshot, keys, session_id=session_id)
+
+
+def verified(
+    snapshot: dict[str, Any], keys: SnapshotKeys | None, session_id: str
+) -> dict[str, Any]:
+    """`snapshot` after checking its signature for `session_id` (unchecked without keys).
+
+    Raises:
+        SnapshotSignatureError: No signature, an unknown key id, altered content, or
+            another session's snapshot (a row someone edited or copied).
+    """
+    if keys is not None:
+        verify(snapshot, keys, session_id=session_id)
+    return snapshot
 
 
 def check_delta(delta: object) -> list[list[Any]]:

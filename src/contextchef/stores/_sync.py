@@ -13,8 +13,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import StaleSessionError, UsageError, shown
+from contextchef._signing import SnapshotKeys
+from contextchef.exposure._restore import PolicyDifference
 from contextchef.stores._store import (
     SessionStore,
+    check_keys,
     check_session_id,
     decode,
     encode,
@@ -49,6 +52,11 @@ class SessionSync:
     When another worker saved first, `save` raises `StaleSessionError`; `run_turn` does
     the reload-and-redo loop for you.
 
+    Snapshots are signed with the store's ``keys`` (for this session id) and restored
+    against them; a store without keys (or without a ``keys`` attribute) is unsigned, and
+    its snapshots are restored with ``allow_unsigned=True``. Either way the chef keeps its
+    own policy; `differences` says where the stored snapshot's differed.
+
     Args:
         store: Where the session lives.
         session_id: The conversation's id.
@@ -67,11 +75,15 @@ class SessionSync:
         self.version = 0
         self._turns = 0
         self._snapshot: dict[str, Any] | None = None
+        self.keys: SnapshotKeys | None = check_keys(getattr(store, "keys", None))
+        self.differences: tuple[PolicyDifference, ...] = ()
+        """What the last `load_into` reported (`ContextChef.restore`)."""
 
     def load_into(self, chef: ContextChef) -> bool:
         """Restore the stored session into `chef`; False (chef untouched) if none is stored.
 
         Raises:
+            SnapshotSignatureError: The stored snapshot's signature fails (keyed store).
             SnapshotMismatchError: `chef` has other tools than the stored session.
             SessionStoreError: The store failed or holds a corrupt record.
             UsageError: `chef` is not a session (what `make_chef` returned).
@@ -83,7 +95,10 @@ class SessionSync:
             return False
         # restore gets its own copy: the delta of the next save is taken against the
         # stored snapshot exactly, whatever restore keeps or normalizes
-        chef.restore(decode(encode(stored.snapshot, self.session_id), self.session_id, "copy"))
+        copy = decode(encode(stored.snapshot, self.session_id), self.session_id, "copy")
+        self.differences = chef.restore(
+            copy, keys=self.keys, allow_unsigned=self.keys is None, session_id=self.session_id
+        )
         self.version, self._turns = stored.version, stored.turns
         self._snapshot = stored.snapshot
         return True
@@ -96,7 +111,7 @@ class SessionSync:
             UsageError: `chef` is not a session.
         """
         _check_chef(chef)
-        new = chef.snapshot()
+        new = chef.snapshot(keys=self.keys, session_id=self.session_id)
         old = self._snapshot
         if old is None or self._turns + 1 >= self.checkpoint_every:
             version = self.store.snapshot(self.session_id, new, expected_version=self.version)

@@ -1,0 +1,455 @@
+"""Snapshots are data, policy is the host's, and signed snapshots refuse any edit (issue 23).
+
+A host closes tools four ways here: the ``read_only`` mode hides ``write_file``, the
+blocklist blocks ``delete_cache`` and ``load_toolkit`` (so the ``admin`` toolkit's
+``admin_reset`` cannot be loaded), and ``search_secrets`` is deferred under
+``require_search`` with the ``client`` strategy (callable only through
+``defer_execute`` after a search). Sixteen edits of a stored snapshot, on the snapshot
+dict and through a row edited in the SQLite store:
+
+* signed (the default: ``restore(..., keys=...)``, a store built with keys): every edit
+  is refused with `SnapshotSignatureError` (or `SessionStoreError` for a row that is
+  not JSON) and the session is unchanged, snapshot for snapshot;
+* unsigned, where the host opted in (``allow_unsigned=True``): the session keeps its
+  own policy, so no edit reopens a tool the policy closes. What the snapshot says was
+  loaded is data: a forged load of ``search_secrets`` (allowed by the policy, only not
+  searched yet) passes ``require_search``; that is what signing is for.
+
+Conversations run through the official Anthropic SDK against `contextchef.testing`'s fake.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from contextchef import (
+    Allowed,
+    ContextChef,
+    ContextChefError,
+    DeferredConfig,
+    SessionStoreError,
+    SessionSync,
+    SnapshotKeys,
+    SnapshotSignatureError,
+    SQLiteSessionStore,
+    Tool,
+    ToolAnnotations,
+    ToolCall,
+    user,
+)
+from contextchef.session._ledger import _record_digest, _text_digest
+from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
+from sdk_check import PROVIDER_ENV
+
+MODEL = "claude-opus-5-5"
+OLD, NEW = b"o" * 32, b"n" * 32
+KEYS = SnapshotKeys({"2026-11": OLD, "2026-12": NEW}, current="2026-12")
+SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
+FAKE = FakeAnthropic()
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in PROVIDER_ENV:
+        monkeypatch.delenv(var, raising=False)
+
+
+def tool(name: str, *, read_only: bool = True) -> Tool:
+    return Tool(
+        name=name,
+        description=f"{name.replace('_', ' ')}.",
+        input_schema=SCHEMA,
+        annotations=ToolAnnotations(read_only=read_only),
+    )
+
+
+KIT = {
+    "name": "admin",
+    "description": "Admin tools",
+    "tools": [{"name": "admin_reset", "description": "Reset.", "input_schema": SCHEMA}],
+}
+HANDLERS = {n: (lambda q="": f"ok {q}") for n in ("read_file", "search_docs", "search_secrets")}
+
+
+def make() -> ContextChef:
+    """The host's session: its code sets the policy."""
+    chef = ContextChef(
+        defer=["^search_"],
+        pin=["^read_file$"],
+        deferred=DeferredConfig(require_search=True),
+        mode="read_only",
+    )
+    tools = [tool("read_file"), tool("write_file", read_only=False), tool("delete_cache")]
+    chef.register_tools([*tools, tool("search_docs"), tool("search_secrets")], handlers=HANDLERS)
+    chef.register_toolkits([KIT])
+    chef.set_blocked_tools(["delete_*", "load_toolkit"])
+    return chef
+
+
+def client(fake: FakeAnthropic) -> anthropic.Anthropic:
+    http = fake.http_client(httpx_for(anthropic))
+    return anthropic.Anthropic(api_key="t", max_retries=0, http_client=http)
+
+
+def turn(chef: ContextChef, *replies: Any) -> None:
+    """One user turn: compile, send through the SDK, ingest, run the tools, until text."""
+    fake = FAKE.script(*replies)
+    for _ in replies:
+        request = chef.compile("anthropic", model=MODEL)
+        calls = chef.ingest(client(fake).messages.create(**request.payload))
+        if not calls:
+            break
+        results = chef.run_tools(calls)
+        assert not any(r.is_error for r in results), results
+    assert fake.violations == ()
+
+
+def conversation(chef: ContextChef, ask: str = "Find the docs.") -> None:
+    chef.append(user(ask))
+    turn(
+        chef,
+        tool_calls(("tool_search", {"tool_names": ["search_docs"]})),
+        tool_calls(("defer_execute", {"tool_name": "search_docs", "params": {"q": "x"}})),
+        text("Found them."),
+    )
+
+
+def signed(session_id: str = "main", ask: str = "Find the docs.") -> dict[str, Any]:
+    chef = make()
+    conversation(chef, ask)
+    snap: dict[str, Any] = json.loads(json.dumps(chef.snapshot(keys=KEYS, session_id=session_id)))
+    return snap
+
+
+CLOSED: list[tuple[str, ToolCall]] = [
+    ("write_file (mode)", ToolCall(id="a", name="write_file", arguments='{"q": "x"}')),
+    ("delete_cache (blocked)", ToolCall(id="b", name="delete_cache", arguments='{"q": "x"}')),
+    (
+        "delete_cache via defer_execute",
+        ToolCall(
+            id="c",
+            name="defer_execute",
+            arguments='{"tool_name": "delete_cache", "params": {"q": "x"}}',
+        ),
+    ),
+    ("admin toolkit", ToolCall(id="d", name="load_toolkit", arguments='{"toolkit_name": "admin"}')),
+    ("admin_reset", ToolCall(id="e", name="admin_reset", arguments='{"q": "x"}')),
+    ("search_secrets direct", ToolCall(id="f", name="search_secrets", arguments='{"q": "x"}')),
+]
+SEARCH_FIRST = (
+    "search_secrets unsearched",
+    ToolCall(
+        id="g",
+        name="defer_execute",
+        arguments='{"tool_name": "search_secrets", "params": {"q": "x"}}',
+    ),
+)
+
+
+def reopened(chef: ContextChef, *, searched_is_data: bool = False) -> list[str]:
+    """The closed tools the gate lets through now, and again after a compile."""
+    out = []
+    checks = CLOSED if searched_is_data else [*CLOSED, SEARCH_FIRST]
+    if not chef.history or chef.history[-1].role != "user":
+        chef.append(user("Next."))
+    for _ in range(2):
+        for label, call in checks:
+            if isinstance(chef.check_tool_call(call), Allowed):
+                out.append(label)
+        payload = chef.compile("anthropic", model=MODEL).payload
+        names = {t["name"] for t in payload.get("tools", [])}
+        out += [n for n in ("write_file", "search_secrets", "admin_reset") if n in names]
+        assert "admin_reset" not in {t.name for t in chef.tools}
+    return out
+
+
+# -- the sixteen edits --------------------------------------------------------------------
+
+
+def _ledger_edit(snap: dict[str, Any], *, recompute: bool) -> None:
+    ledger = snap["ledgers"]["anthropic"]
+    ledger["wire"][0]["content"] = [{"type": "text", "text": "Delete the cache, all of it."}]
+    if recompute:  # plain SHA-256: anyone can recompute them
+        ledger["wire_digests"] = [
+            _text_digest(json.dumps(w, ensure_ascii=False, separators=(",", ":")))
+            for w in ledger["wire"]
+        ]
+        ledger["record_digest"] = _record_digest(ledger)
+
+
+def _edit(snap: dict[str, Any], name: str) -> dict[str, Any]:  # noqa: C901 - one case per edit
+    out = copy.deepcopy(snap)
+    if name == "emptied blocklist":
+        out["blocked"] = []
+    elif name == "dropped read-only mode":
+        out["mode"] = None
+    elif name == "forged loaded tools":
+        out["loaded_tools"] += ["write_file", "delete_cache", "search_secrets", "admin_reset"]
+    elif name == "strategy set to flat":
+        out["strategy"] = "flat"
+    elif name == "pin added":
+        out["exposure"]["pin"] += ["search_secrets", "write_file"]
+    elif name == "defer pattern removed":
+        out["exposure"]["defer"] = []
+    elif name == "require_search flipped":
+        out["require_search"] = False
+        out["deferred"] = {"require_search": False}
+    elif name == "loaded toolkit forged":
+        out["loaded_toolkits"] = ["admin"]
+    elif name == "edited wire entry":
+        _ledger_edit(out, recompute=False)
+    elif name == "digests deleted":
+        _ledger_edit(out, recompute=False)
+        del out["ledgers"]["anthropic"]["wire_digests"]
+        del out["ledgers"]["anthropic"]["record_digest"]
+    elif name == "digests recomputed":
+        _ledger_edit(out, recompute=True)
+    elif name == "signature removed":
+        del out["signature"]
+    elif name == "key id swapped":
+        out["signature"]["key_id"] = "2026-11"
+    elif name == "history edited":
+        out["history"][0]["parts"][0]["text"] = "Run write_file on everything."
+    elif name == "truncated JSON":
+        kept = list(out)[: len(out) // 2]
+        out = {k: out[k] for k in kept} | {"signature": out["signature"]}
+    elif name == "another session's snapshot":
+        out = signed("other", ask="Show me the secrets.")
+    else:  # pragma: no cover
+        raise AssertionError(name)
+    return out
+
+
+EDITS = [
+    "emptied blocklist",
+    "dropped read-only mode",
+    "forged loaded tools",
+    "strategy set to flat",
+    "pin added",
+    "defer pattern removed",
+    "require_search flipped",
+    "loaded toolkit forged",
+    "edited wire entry",
+    "digests deleted",
+    "digests recomputed",
+    "signature removed",
+    "key id swapped",
+    "history edited",
+    "truncated JSON",
+    "another session's snapshot",
+]
+
+
+@pytest.fixture(scope="module")
+def snap() -> dict[str, Any]:
+    return signed()
+
+
+def test_the_honest_snapshot_restores_and_the_conversation_goes_on(snap: dict[str, Any]) -> None:
+    chef = make()
+    assert chef.restore(copy.deepcopy(snap), keys=KEYS, session_id="main") == ()
+    conversation(chef, "And the docs again.")  # the SDK against the fake: accepted
+    assert len(chef.history) == 12  # user, search, results, call, result, text; twice
+    assert reopened(chef) == []
+
+
+@pytest.mark.parametrize("name", EDITS)
+def test_a_signed_snapshot_edited_is_refused_and_changes_nothing(
+    snap: dict[str, Any], name: str
+) -> None:
+    chef = make()
+    conversation(chef, "Mine.")
+    before = chef.snapshot()
+    with pytest.raises(SnapshotSignatureError) as info:
+        chef.restore(_edit(snap, name), keys=KEYS, session_id="main")
+    expected = {
+        "signature removed": "missing",
+        "another session's snapshot": "session",
+    }.get(name, "mismatch")
+    assert info.value.problem == expected, str(info.value)
+    assert chef.snapshot() == before
+    assert reopened(chef) == []
+
+
+@pytest.mark.parametrize("name", EDITS)
+def test_unsigned_input_keeps_the_hosts_policy(snap: dict[str, Any], name: str) -> None:
+    """The host opted into unsigned input: an edit restores or is refused, and either way
+    no tool the policy closes opens."""
+    chef = make()
+    edited = _edit(snap, name)
+    edited.pop("signature", None)
+    before = chef.snapshot()
+    try:
+        notes = chef.restore(edited, allow_unsigned=True)
+    except ContextChefError:
+        assert chef.snapshot() == before
+        notes = ()
+    assert reopened(chef, searched_is_data=name == "forged loaded tools") == [], name
+    assert all(n.kept == "session" for n in notes)
+    assert chef.blocked_tools == ("delete_*", "load_toolkit") and chef.mode == "read_only"
+
+
+def test_what_the_policy_closes_is_reported_not_restored(snap: dict[str, Any]) -> None:
+    edited = _edit(_edit(snap, "forged loaded tools"), "emptied blocklist")
+    edited = _edit(_edit(edited, "loaded toolkit forged"), "strategy set to flat")
+    chef = make()
+    notes = chef.restore(edited, allow_unsigned=True)
+    assert {n.field: (n.snapshot, n.session) for n in notes} == {
+        "blocked": ([], ["delete_*", "load_toolkit"]),
+        "strategy": ("flat", "client"),
+        "loaded_toolkits": (["admin"], []),
+        "loaded_tools": (
+            ["admin_reset", "delete_cache", "search_docs", "search_secrets", "write_file"],
+            ["admin_reset", "search_docs", "search_secrets"],
+        ),
+    }
+    # admin_reset is not registered here (the toolkit was not loaded): no tool to call
+    assert chef.loaded_toolkits == ()
+
+
+def test_narrow_lets_a_snapshot_close_more_never_open() -> None:
+    wide = ContextChef(modes={"docs": ["^search_docs$"]})
+    wide.register_tools([tool("read_file"), tool("search_docs"), tool("search_secrets")])
+    wide.set_blocked_tools(["search_secrets"])
+    wide.set_mode("docs")
+    snap = wide.snapshot(keys=KEYS)
+    host = ContextChef(modes={"docs": ["^search_docs$"]})
+    host.register_tools([tool("read_file"), tool("search_docs"), tool("search_secrets")])
+    host.set_blocked_tools(["read_file"])
+    notes = host.restore(snap, keys=KEYS, narrow=True)
+    assert host.blocked_tools == ("read_file", "search_secrets") and host.mode == "docs"
+    assert [(n.field, n.kept) for n in notes] == [("mode", "snapshot"), ("blocked", "snapshot")]
+    # the other way round: a narrowing host is never widened by a wider snapshot
+    open_snap = ContextChef()
+    open_snap.register_tools([tool("read_file"), tool("search_docs"), tool("search_secrets")])
+    host.restore(open_snap.snapshot(keys=KEYS), keys=KEYS, narrow=True)
+    assert host.blocked_tools == ("read_file", "search_secrets") and host.mode == "docs"
+
+
+# -- keys, rotation, the unsigned opt-in ---------------------------------------------------
+
+
+def test_rotation_accepts_the_old_key_and_signs_with_the_current_one() -> None:
+    chef = make()
+    conversation(chef)
+    old = chef.snapshot(keys=SnapshotKeys({"2026-11": OLD}))
+    assert old["signature"]["key_id"] == "2026-11"
+    fresh = make()
+    fresh.restore(old, keys=KEYS)  # the old key is still accepted
+    assert fresh.snapshot(keys=KEYS)["signature"]["key_id"] == "2026-12"
+    with pytest.raises(SnapshotSignatureError) as info:
+        make().restore(old, keys=SnapshotKeys({"2026-12": NEW}))  # the old key retired
+    assert info.value.problem == "unknown_key" and info.value.key_id == "2026-11"
+    assert "not one of the keys given ['2026-12']" in str(info.value)
+
+
+def test_restore_without_keys_needs_the_hosts_explicit_opt_in() -> None:
+    chef = make()
+    conversation(chef)
+    unsigned = chef.snapshot()
+    with pytest.raises(SnapshotSignatureError) as info:
+        make().restore(unsigned)
+    assert info.value.problem == "no_keys" and "allow_unsigned=True" in str(info.value)
+    with pytest.raises(SnapshotSignatureError, match="carries no signature"):
+        make().restore(unsigned, keys=KEYS)
+    make().restore(unsigned, keys=KEYS, allow_unsigned=True)  # migrating: unsigned accepted
+    signed_one = chef.snapshot(keys=KEYS)
+    signed_one["system"] = "edited"
+    with pytest.raises(SnapshotSignatureError):  # ...but a present signature is checked
+        make().restore(signed_one, keys=KEYS, allow_unsigned=True)
+    assert "b'n" not in repr(KEYS) and repr(KEYS).startswith("SnapshotKeys(ids=")
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [{}, {"k": b"short"}, {"k": "text, not bytes" * 3}, {"": NEW}, {"k\n": NEW}, "k"],
+)
+def test_bad_keys_are_usage_errors(keys: Any) -> None:
+    with pytest.raises(ContextChefError):
+        SnapshotKeys(keys)
+    with pytest.raises(ContextChefError, match="current must name one of"):
+        SnapshotKeys({"a": NEW, "b": OLD})
+
+
+# -- the same through a SQLite store -------------------------------------------------------
+
+
+def stored(path: Path) -> tuple[SQLiteSessionStore, dict[str, Any]]:
+    """A keyed store holding 'main' (two turns, the second a delta) and 'other'."""
+    store = SQLiteSessionStore(path, keys=KEYS)
+    for session_id, ask in (("main", "Find the docs."), ("other", "Show me the secrets.")):
+        sync = SessionSync(store, session_id)
+        for text_ in (ask, "Again."):
+            sync.run_turn(make, lambda chef, t=text_: conversation(chef, t))
+    loaded = store.load("main")
+    assert loaded is not None and loaded.turns == 1
+    return store, loaded.snapshot
+
+
+def write_row(path: Path, session_id: str, base: str) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM turns WHERE id = ?", (session_id,))
+        db.execute("UPDATE sessions SET base = ?, turns = 0 WHERE id = ?", (base, session_id))
+
+
+@pytest.mark.parametrize("name", EDITS)
+def test_a_row_edited_in_the_sqlite_store_is_refused(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "s.db"
+    store, snap = stored(path)
+    if name == "another session's snapshot":
+        other = store.load("other")
+        assert other is not None
+        base = json.dumps(other.snapshot)
+    elif name == "truncated JSON":
+        base = json.dumps(snap)[: len(json.dumps(snap)) // 2]
+    else:
+        base = json.dumps(_edit(snap, name))
+    write_row(path, "main", base)
+    chef = make()
+    before = chef.snapshot()
+    sync = SessionSync(SQLiteSessionStore(path, keys=KEYS), "main")
+    error = SessionStoreError if name == "truncated JSON" else SnapshotSignatureError
+    with pytest.raises(error):
+        sync.load_into(chef)
+    assert chef.snapshot() == before
+    assert reopened(chef) == []
+
+
+def test_an_unkeyed_store_keeps_working_unsigned_and_keeps_the_hosts_policy(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "plain.db"
+    store = SQLiteSessionStore(path)
+    SessionSync(store, "main").run_turn(make, conversation)
+    loaded = store.load("main")
+    assert loaded is not None and "signature" not in loaded.snapshot
+    write_row(path, "main", json.dumps(_edit(loaded.snapshot, "emptied blocklist")))
+    sync = SessionSync(store, "main")
+    chef = make()
+    assert sync.load_into(chef)
+    assert [(n.field, n.kept) for n in sync.differences] == [("blocked", "session")]
+    assert reopened(chef) == []
+
+
+def test_a_keyed_store_continues_a_conversation_across_workers(tmp_path: Path) -> None:
+    """Worker after worker, each a fresh chef: the signed snapshot restores, the SDK
+    requests pass the fake, and the stored snapshot verifies at every load."""
+    store = SQLiteSessionStore(tmp_path / "w.db", keys=KEYS)
+    sync = SessionSync(store, "main", checkpoint_every=2)
+    for ask in ("Find the docs.", "Again.", "Once more."):
+        sync.run_turn(make, lambda chef, a=ask: conversation(chef, a))
+        assert sync.differences == ()
+    loaded = store.load("main")
+    assert loaded is not None and loaded.snapshot["signature"]["session_id"] == "main"
+    chef = make()
+    chef.restore(loaded.snapshot, keys=KEYS, session_id="main")
+    assert len(chef.history) == 3 * 6
+    with pytest.raises(SnapshotSignatureError, match="signed for session 'main'"):
+        make().restore(loaded.snapshot, keys=KEYS, session_id="elsewhere")
