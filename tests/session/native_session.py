@@ -709,6 +709,9 @@ class NativeSession:
         other = build_chef(self.catalogs, self.variant, self.chef.memory)
         for name in self.runtime:
             other.register_runtime_tool(runtime_spec(name), handler=_answer)
+        # the policy is the host's code, not the snapshot's: this host set it at run time
+        other.set_mode(self.chef.base_mode.name if self.chef.base_mode else None)
+        other.set_blocked_tools(self.chef.blocked_tools)
         other.restore(snapshot, allow_unsigned=True)
         self.chef = other
 

@@ -184,7 +184,7 @@ def _ledger_edit(snap: dict[str, Any], *, recompute: bool) -> None:
         ledger["record_digest"] = _record_digest(ledger)
 
 
-def _edit(snap: dict[str, Any], name: str) -> dict[str, Any]:  # noqa: C901 - one case per edit
+def _edit(snap: dict[str, Any], name: str) -> dict[str, Any]:
     out = copy.deepcopy(snap)
     if name == "emptied blocklist":
         out["blocked"] = []
