@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -312,6 +313,23 @@ def test_what_the_policy_closes_is_reported_not_restored(snap: dict[str, Any]) -
     }
     # admin_reset is not registered here (the toolkit was not loaded): no tool to call
     assert chef.loaded_toolkits == ()
+
+
+def test_a_strategy_alone_is_reported_at_info_a_policy_edit_warns(
+    snap: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    chef = make()
+    conversation(chef)
+    chef.append(user("Everything at once."))
+    chef.compile("anthropic", model=MODEL, strategy="flat")
+    fresh = make()
+    with caplog.at_level(logging.INFO, logger="contextchef"):
+        notes = fresh.restore(chef.snapshot(keys=KEYS), keys=KEYS)
+        assert [(n.field, n.snapshot, n.session) for n in notes] == [("strategy", "flat", "client")]
+        assert reopened(fresh) == []  # the gate judges by this session's strategy
+        make().restore(_edit(snap, "emptied blocklist"), allow_unsigned=True)
+    levels = [r.levelno for r in caplog.records if "restore kept the host's" in r.message]
+    assert levels == [logging.INFO, logging.WARNING]
 
 
 def test_narrow_lets_a_snapshot_close_more_never_open() -> None:

@@ -152,9 +152,10 @@ class Maintenance:
         find, view = self._tools.registry.by_wire_name, self._tools.view()
         self._state.loaded, loads = allowed_loads(state.loaded, find, view.exposure, state.blocked)
         notes += dropped + loads
-        if notes:
-            logger.warning(
-                "contextchef: restore kept the host's policy: %s", "; ".join(map(str, notes))
+        if notes:  # a strategy alone is the last compile's: the next compile sets it anyway
+            level = logging.INFO if {n.field for n in notes} == {"strategy"} else logging.WARNING
+            logger.log(
+                level, "contextchef: restore kept the host's policy: %s", "; ".join(map(str, notes))
             )
         # the last answer each target got is in the history: ingesting it again is refused
         self._ingested = dict.fromkeys(

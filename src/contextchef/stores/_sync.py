@@ -17,7 +17,6 @@ from contextchef._signing import SnapshotKeys
 from contextchef.exposure._restore import PolicyDifference
 from contextchef.stores._store import (
     SessionStore,
-    check_keys,
     check_session_id,
     decode,
     encode,
@@ -75,7 +74,8 @@ class SessionSync:
         self.version = 0
         self._turns = 0
         self._snapshot: dict[str, Any] | None = None
-        self.keys: SnapshotKeys | None = check_keys(getattr(store, "keys", None))
+        keys = getattr(store, "keys", None)  # a store without keys (or another kind) is unsigned
+        self.keys: SnapshotKeys | None = keys if isinstance(keys, SnapshotKeys) else None
         self.differences: tuple[PolicyDifference, ...] = ()
         """What the last `load_into` reported (`ContextChef.restore`)."""
 
