@@ -173,7 +173,7 @@ def test_after_a_restore_the_last_reply_is_still_known_by_its_id() -> None:
     chef.compile("anthropic")
     chef.ingest(_anthropic("msg_1", "a"))
     resumed = _chef()
-    resumed.restore(json.loads(json.dumps(chef.snapshot())))
+    resumed.restore(json.loads(json.dumps(chef.snapshot())), allow_unsigned=True)
     with pytest.raises(UsageError, match="'msg_1' was ingested already"):
         resumed.ingest(_anthropic("msg_1", "a"))
     resumed.append(user("next"))
