@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,8 @@ def test_history_18_stub_is_bounded_and_shows_head_tail_size_and_handle(
     assert f"({total} bytes)" in stub.content
     locator = hashlib.sha256(log.encode()).hexdigest() + ".txt"
     assert locator in stub.content and "read_offloaded" in stub.content
-    assert (tmp_path / locator).read_bytes() == log.encode()
+    assert (store.directory / locator).read_bytes() == log.encode()
+    assert store.directory.parent == tmp_path
     # whole lines only: every line of the preview is a complete log line or a notice
     for line in stub.content.splitlines():
         assert line.startswith(("line ", "[")), line
@@ -117,14 +119,15 @@ def test_history_18_pairing_position_and_image_in_both_payloads(
 def test_history_18_is_byte_identical_twice(
     tmp_path: Path, log: str, case18: dict[str, Any]
 ) -> None:
-    first = _ingest(OffloadStore(tmp_path / "a"), log, case18)
-    second = _ingest(OffloadStore(tmp_path / "b"), log, case18)
-    again = _ingest(OffloadStore(tmp_path / "a"), log, case18)
-    assert first == second == again
+    a, b = OffloadStore(tmp_path / "a"), OffloadStore(tmp_path / "b")
+    first = _ingest(a, log, case18)
+    second = _ingest(b, log, case18)
+    again = _ingest(a, log, case18)
+    assert first == second == again  # the scope (random per store) never reaches the stub
     for target in ("anthropic", "responses"):
         assert canonical_dumps(render(target, first)) == canonical_dumps(render(target, second))
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(
-        p.name for p in (tmp_path / "b").iterdir()
+    assert sorted(p.name for p in a.directory.iterdir()) == sorted(
+        p.name for p in b.directory.iterdir()
     )
 
 
@@ -238,9 +241,10 @@ def test_a_stored_result_that_cannot_be_read_raises_storage_error(
     locator = store.put(b"abc")
 
     def refuse(*_: object, **__: object) -> None:
-        raise PermissionError(13, "Permission denied")
+        raise PermissionError(13, "Permission denied", str(store.directory / locator))
 
-    monkeypatch.setattr(Path, "open", refuse)
-    with pytest.raises(StorageError, match=f"cannot read offloaded result {locator}"):
+    monkeypatch.setattr(os, "read", refuse)
+    with pytest.raises(StorageError, match=f"cannot read offloaded result {locator}") as caught:
         read_offloaded(store, locator)
+    assert str(tmp_path) not in str(caught.value)  # the model sees the handle, not the dir
     assert not list(tmp_path.glob(".tmp-*"))

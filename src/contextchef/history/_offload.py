@@ -18,11 +18,13 @@ The read tool is returned as a plain dict (this layer does not know `Tool`); the
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ __all__ = [
     "DEFAULT_READ_BYTES",
     "OFFLOAD_READ_TOOL",
     "OffloadStore",
+    "as_offload_store",
     "execute_offload_read",
     "offload_read_tool",
     "offload_result",
@@ -51,19 +54,50 @@ _LOCATOR = re.compile(r"[0-9a-f]{64}\.txt")
 _MAX_OFFSET = 2**62
 """Largest byte offset or length a file read takes (a C ``off_t``)."""
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_LINK_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("ELOOP", "EMLINK", "EFTYPE") if hasattr(errno, name)
+)
+"""What ``open(O_NOFOLLOW)`` of a symbolic link fails with (Linux, FreeBSD, NetBSD)."""
+
+
+class _Refused(Exception):
+    """An entry that is there but is not what this store wrote (a link, changed bytes)."""
+
 
 @dataclass(frozen=True)
 class OffloadStore:
-    """A content-addressed directory of offloaded results.
+    """A content-addressed directory of offloaded results, read as untrusted.
 
     Files are named ``<sha256 hex of the bytes>.txt`` and written once (atomically);
-    the locator is that file name.
+    the locator (the model's "handle") is that file name. Each store keeps its files in
+    a directory of its own scope under `root`, so a session reads only what it wrote:
+
+    * ``scope=None`` (the default): a fresh scope per store, so per session; a session
+      restored in another process (or a new `ContextChef`) cannot read what the old one
+      stored.
+    * ``scope="..."`` (for example your conversation id): every store with that scope
+      shares its entries; pass the same scope to a session you restore, or to sessions
+      that are meant to share results.
+
+    Nothing in the directory is trusted (others may write it): the scope directory and
+    the files are opened without following symbolic links (``O_NOFOLLOW``, relative to
+    the directory), a file that is not a regular file or has more than one hard link is
+    refused (checked with ``fstat`` on the opened file), and a file whose bytes no
+    longer hash to its name is refused. Errors of reads, which the model sees, name the
+    handle, never the directory. `root` itself is the host's: it may be a link. POSIX
+    only (``O_NOFOLLOW`` and ``dir_fd``).
 
     Attributes:
         root: The directory (created on first write).
+        scope: Who may read the entries (see above); None: this store only.
     """
 
     root: Path
+    scope: str | None = field(default=None, kw_only=True)
+    _dir: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         root: object = self.root
@@ -72,78 +106,186 @@ class OffloadStore:
         if not isinstance(root, Path) or "\0" in str(root) or not is_unicode(str(root)):
             raise UsageError(f"OffloadStore root must be a directory path, got {shown(root, 80)}")
         object.__setattr__(self, "root", root)
+        scope = self.scope
+        if scope is None:
+            name = "session-" + os.urandom(16).hex()
+        elif isinstance(scope, str) and scope and is_unicode(scope):
+            name = "scope-" + hashlib.sha256(scope.encode("utf-8")).hexdigest()[:32]
+        else:
+            raise UsageError(
+                f"OffloadStore scope must be non-empty text or None, got {shown(scope)}"
+            )
+        object.__setattr__(self, "_dir", name)
+
+    @property
+    def directory(self) -> Path:
+        """Where this store's entries are: a directory of `root` named after the scope."""
+        return self.root / self._dir
+
+    def _open_dir(self, *, create: bool) -> int:
+        """A descriptor of the scope directory, never through a link (caller closes it)."""
+        if create:
+            self.root.mkdir(parents=True, exist_ok=True)
+        root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(self._dir, 0o700, dir_fd=root_fd)
+            return os.open(self._dir, _DIR_FLAGS, dir_fd=root_fd)
+        finally:
+            os.close(root_fd)
 
     def put(self, data: bytes) -> str:
         """Store `data`; returns its locator. Storing the same bytes again is a no-op.
 
-        The file is written whole under a temporary name, then renamed into place.
+        The file is written whole under a temporary name, then renamed into place; an
+        entry already there is kept only if it is this store's own (a regular file, one
+        link, the same bytes), otherwise it is replaced.
 
         Raises:
             UsageError: `data` is not bytes.
             StorageError: The directory cannot be created or written (nothing is left
-                behind).
+                behind). Its message names the directory: it is for the host, the model
+                never sees it.
         """
         if not isinstance(data, bytes):
             raise UsageError(f"OffloadStore.put takes bytes, got {type(data).__name__}")
         locator = hashlib.sha256(data).hexdigest() + ".txt"
-        path = self.root / locator
-        import tempfile  # local: ``import contextchef`` does not pay for it
-
-        tmp = ""
+        tmp = ".tmp-" + os.urandom(8).hex()
+        dir_fd = -1
         try:
-            if path.is_file() and path.stat().st_size == len(data):
-                return locator
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+            dir_fd = self._open_dir(create=True)
+            with contextlib.suppress(OSError, _Refused):
+                if _load(dir_fd, locator) == data:
+                    return locator
+            fd = os.open(tmp, _WRITE_FLAGS, 0o600, dir_fd=dir_fd)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            os.replace(tmp, path)
+            os.replace(tmp, locator, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except OSError as exc:
-            if tmp:
+            if dir_fd >= 0:
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+                    os.unlink(tmp, dir_fd=dir_fd)
             raise StorageError(
                 f"cannot write an offloaded result to {shown(str(self.root), 200)}: {exc}",
                 path=str(self.root),
             ) from exc
+        finally:
+            if dir_fd >= 0:
+                os.close(dir_fd)
         return locator
 
     def path(self, locator: str) -> Path:
-        """The file of `locator`.
+        """The file of `locator` (for the host; reads never go through this path).
 
         Raises:
-            UsageError: `locator` is not a locator this store made, or its file is missing.
+            UsageError: `locator` is not a locator, or this store has no such entry.
         """
-        if not isinstance(locator, str) or not _LOCATOR.fullmatch(locator):
-            raise UsageError(
-                f"{shown(locator)} is not an offload locator; expected '<64 hex digits>.txt' as "
-                "given in the stub of the offloaded result"
-            )
-        path = self.root / locator
+        _check_locator(locator)
+        path = self.directory / locator
         if not path.is_file():
-            raise UsageError(f"no offloaded result {shown(locator)} in {self.root}")
+            raise UsageError(f"no offloaded result {locator} in this session")
         return path
+
+    def load(self, locator: str) -> bytes:
+        """Every byte of a stored result, checked (see the class docstring).
+
+        Raises:
+            UsageError: `locator` is not a locator, or this store has no such entry.
+            StorageError: The entry is a link, a hard-linked or non-regular file, its
+                bytes no longer match its name, or it cannot be read. The message names
+                the handle only; ``path`` is the file, for the host.
+        """
+        _check_locator(locator)
+        dir_fd = -1
+        try:
+            dir_fd = self._open_dir(create=False)
+            return _load(dir_fd, locator)
+        except FileNotFoundError:
+            raise UsageError(f"no offloaded result {locator} in this session") from None
+        except (OSError, _Refused) as exc:
+            why = _why(exc) if isinstance(exc, OSError) else str(exc)
+            raise StorageError(
+                f"cannot read offloaded result {locator}: {why}",
+                path=str(self.directory / locator),
+            ) from None
+        finally:
+            if dir_fd >= 0:
+                os.close(dir_fd)
 
     def read(self, locator: str, offset: int = 0, length: int | None = None) -> bytes:
         """Bytes ``[offset, offset + length)`` of a stored result (to the end if None).
 
+        The whole file is read and checked against its name first (`load`).
+
         Raises:
             UsageError: Unknown locator, or a negative offset or length.
-            StorageError: The file exists but cannot be read.
+            StorageError: See `load`.
         """
         check_int("offset", offset, maximum=_MAX_OFFSET)
         if length is not None:
             check_int("length", length, maximum=_MAX_OFFSET)
-        path = self.path(locator)
-        try:
-            with path.open("rb") as f:
-                f.seek(offset)
-                return f.read() if length is None else f.read(length)
-        except OSError as exc:
-            raise StorageError(
-                f"cannot read offloaded result {locator} in {shown(str(self.root), 200)}: {exc}",
-                path=str(path),
-            ) from exc
+        data = self.load(locator)
+        return data[offset:] if length is None else data[offset : offset + length]
+
+
+def _check_locator(locator: object) -> None:
+    if not isinstance(locator, str) or not _LOCATOR.fullmatch(locator):
+        raise UsageError(
+            f"{shown(locator)} is not an offload locator; expected '<64 hex digits>.txt' as "
+            "given in the stub of the offloaded result"
+        )
+
+
+def _load(dir_fd: int, locator: str) -> bytes:
+    """The checked bytes of `locator` in the directory `dir_fd`.
+
+    Raises:
+        FileNotFoundError: No such entry.
+        _Refused: A link, a hard-linked or non-regular file, or bytes that changed.
+        OSError: It cannot be read.
+    """
+    try:
+        fd = os.open(locator, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in _LINK_ERRNOS:
+            raise _Refused("it is a symbolic link, not the file this session stored") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Refused("it is not a regular file")
+        if info.st_nlink != 1:
+            raise _Refused(f"it has {info.st_nlink} hard links; a stored result has one")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if hashlib.sha256(data).hexdigest() + ".txt" != locator:
+        raise _Refused("its bytes changed since it was stored (they no longer match the handle)")
+    return data
+
+
+def _why(exc: OSError) -> str:
+    """An OS error without the file name it carries (that would show the directory)."""
+    if exc.errno in _LINK_ERRNOS or exc.errno == errno.ENOTDIR:
+        return "the session's offload directory was replaced by a link or a file"
+    return os.strerror(exc.errno) if exc.errno else type(exc).__name__
+
+
+def as_offload_store(where: str | Path | OffloadStore | None) -> OffloadStore | None:
+    """A session's store from its ``offload_dir`` option; None stays None.
+
+    A directory gives a store of its own scope; an `OffloadStore` keeps its scope.
+
+    Raises:
+        UsageError: Anything else.
+    """
+    if where is None or isinstance(where, OffloadStore):
+        return where
+    return OffloadStore(Path(where) if isinstance(where, str) else where)
 
 
 def read_offloaded(
@@ -331,8 +473,8 @@ def execute_offload_read(store: OffloadStore, arguments: Mapping[str, Any]) -> s
         raise UsageError(f"{OFFLOAD_READ_TOOL}: 'handle' must be a string, got {shown(locator)}")
     offset = _int_arg(arguments, "offset", 0)
     length = min(_int_arg(arguments, "length", DEFAULT_READ_BYTES), _MAX_READ_BYTES)
-    text = read_offloaded(store, locator, offset, length)
-    if not text:
-        size = store.path(locator).stat().st_size
-        return f"Nothing at offset {offset}: {locator} holds {size} bytes."
-    return text
+    check_int("offset", offset, maximum=_MAX_OFFSET)
+    check_int("length", length, maximum=_MAX_OFFSET)
+    data = store.load(locator)
+    text = data[offset : offset + length].decode("utf-8", errors="replace")
+    return text or f"Nothing at offset {offset}: {locator} holds {len(data)} bytes."

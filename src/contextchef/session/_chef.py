@@ -39,7 +39,7 @@ from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.exposure._restore import PolicyDifference
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
-from contextchef.history._offload import OffloadStore
+from contextchef.history._offload import OffloadStore, as_offload_store
 from contextchef.providers import ResponseNotice
 from contextchef.providers._base import SchemaReport
 from contextchef.session._compiling import Compiler
@@ -96,9 +96,9 @@ class ContextChef:
         template_vars: Variables that templated descriptions may use (the declared
             whitelist is exactly these keys).
         template_fragments: Named text fragments for templates' ``fragment(name)``.
-        offload_dir: Directory for large tool results (content-addressed files). When
-            set, results over `max_inline_chars` are stored whole at write time, the
-            model gets head and tail, and a ``read_offloaded`` tool is registered.
+        offload_dir: Directory, or `OffloadStore` (its ``scope``: who may read), for
+            large tool results: those over `max_inline_chars` are stored whole, the model
+            gets head and tail and a ``read_offloaded`` tool (this session's entries only).
         max_inline_chars: Largest result text kept inline, in characters (None: no
             limit). Without ``offload_dir`` a larger result is cut to its head and tail
             with a line saying so (and a logged warning).
@@ -143,7 +143,7 @@ class ContextChef:
         mode: str | None = None,
         template_vars: Mapping[str, Any] | None = None,
         template_fragments: Mapping[str, str] | None = None,
-        offload_dir: str | Path | None = None,
+        offload_dir: str | Path | OffloadStore | None = None,
         max_inline_chars: int | None = 20_000,
         memory: MemoryStore | None = None,
         memory_tools: MemoryTools = "legacy",
@@ -184,7 +184,7 @@ class ContextChef:
         self._volatile = VolatileState(cache_audit=cache_audit)
         self._lint = VolatileLint(volatile_lint)
         self._tools.lint = watch_schemas(self._lint.tools)
-        store = OffloadStore(Path(offload_dir)) if offload_dir is not None else None
+        store = as_offload_store(offload_dir)
         self._dispatcher = Dispatcher(
             state=self._state, tools=self._tools, offload_store=store, max_inline=max_inline_chars
         )
