@@ -38,8 +38,11 @@ def test_stdio_ingest_reads_every_page_with_annotations_and_group() -> None:
     assert listing.pages == 3  # 8 tools, 3 a page: the cursor was followed to the end
     assert sorted(t["name"] for t in listing.tools) == FIXTURE_TOOLS
 
+    untrusted = ContextChef()
+    with McpHub(untrusted, [fixture_stdio(page_size=3)]):
+        assert {t.annotations for t in untrusted.tools} == {ToolAnnotations()}
     chef = ContextChef()
-    with McpHub(chef, [fixture_stdio(page_size=3)]) as hub:
+    with McpHub(chef, [fixture_stdio(page_size=3, trust_annotations=True)]) as hub:
         assert hub.servers == ("fixture",)
         tools = {t.name: t for t in chef.tools}
         assert sorted(tools) == FIXTURE_TOOLS
@@ -141,7 +144,7 @@ def test_a_large_result_goes_through_the_offload_path(tmp_path: Path) -> None:
     with McpHub(chef, [fixture_stdio()]):
         result = call(chef, "fixture__big", {"size": 100})  # 100 lines of 91 characters
     assert len(result.content) < 2_500 and "read_offloaded" in result.content
-    (stored,) = tmp_path.glob("*.txt")
+    (stored,) = tmp_path.glob("*/*.txt")  # in the session's scope directory
     assert stored.read_text("utf-8") == ("0123456789" * 9 + "\n") * 100
 
 
@@ -155,7 +158,7 @@ def test_a_server_that_does_not_start_is_a_contextchef_error() -> None:
 
 def test_reference_time_server_from_pypi_sync_host() -> None:
     chef = ContextChef()
-    with McpHub(chef, [time_server()]) as hub:
+    with McpHub(chef, [time_server(trust_annotations=True)]) as hub:
         assert hub.servers == ("mcp-time",)
         tools = {t.name: t for t in chef.tools}
         assert sorted(tools) == ["convert_time", "get_current_time"]

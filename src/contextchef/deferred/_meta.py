@@ -16,6 +16,7 @@ from typing import Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue
+from contextchef.deferred._text import escape_tags
 from contextchef.search._index import SearchHit, ToolIndex
 from contextchef.search._rankers import RankerConfig
 from contextchef.tools._schema import summarize_parameters
@@ -193,7 +194,8 @@ def render_directory(
     Layout: ``<available_deferred_tools>``, then builtin/runtime names (sorted, one per
     line, no header), then one group per server (sorted by server name; header
     ``<server>: <description cut to header_chars>``, then its names indented by two
-    spaces, sorted). Servers listed in `server_descriptions` with no deferred tool still
+    spaces, sorted; server names and descriptions with our tags escaped, `escape_tags`).
+    Servers listed in `server_descriptions` with no deferred tool still
     get a header. Groups are charged against ``config.directory_chars`` whole: a group
     that does not fit is left out and a last line counts what was left out. Names are
     never cut.
@@ -207,8 +209,8 @@ def render_directory(
     used = 0
     dropped_servers = dropped_tools = 0
     for server in sorted(groups):
-        desc = server_descriptions.get(server, "")
-        header = f"{server}: {_cut(desc, config.header_chars)}" if desc.strip() else server
+        desc, name = server_descriptions.get(server, ""), escape_tags(server)
+        header = f"{name}: {escape_tags(_cut(desc, config.header_chars))}" if desc.strip() else name
         block = [header, *(f"  {n}" for n in sorted(groups[server]))]
         size = sum(len(x) + 1 for x in block)
         if used + size > config.directory_chars:
@@ -255,11 +257,11 @@ def _full_entry(hit: SearchHit, config: DeferredConfig) -> str:
 
 def render_tool_entry(tool: Tool, wire_name: str, config: DeferredConfig) -> str:
     """A tool as a full ``tool_search`` result shows it: name, description, parameters."""
-    lines = [wire_name + (f"  [server: {tool.server}]" if tool.server else "")]
+    lines = [wire_name + (f"  [server: {escape_tags(tool.server)}]" if tool.server else "")]
     if tool.description.strip():
-        lines.append("  " + _cut(tool.description, config.description_chars))
+        lines.append("  " + escape_tags(_cut(tool.description, config.description_chars)))
     lines.append("  Parameters:")
-    lines += [f"    {p}" for p in summarize_parameters(tool.input_schema)]
+    lines += [f"    {escape_tags(p)}" for p in summarize_parameters(tool.input_schema)]
     return "\n".join(lines)
 
 

@@ -41,6 +41,7 @@ from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, ski
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._index import ToolIndex
 from contextchef.search._rankers import RankerConfig
+from contextchef.tools._names import RESERVED_NAMES
 from contextchef.tools._tool import CompiledTool, Tool
 
 if TYPE_CHECKING:
@@ -200,10 +201,12 @@ class SessionView:
     def lookup(self, name: str) -> Tool | None:
         """The registered tool a model-written name means, or None (never a guess).
 
-        Accepts a wire name, or a tool's own name when exactly one tool has it.
+        Accepts a wire name, or a tool's own name when exactly one tool has it and it is
+        not one of contextchef's own (`RESERVED_NAMES`: a bare ``load_toolkit`` means ours
+        or nothing, never a server's tool of that name).
         """
         tool = self.by_wire_name.get(name)
-        if tool is not None:
+        if tool is not None or name in RESERVED_NAMES:
             return tool
         own = self.by_own_name.get(name, ())
         return own[0] if len(own) == 1 else None

@@ -27,9 +27,16 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from contextchef._errors import ContextChefError, MissingExtraError, UsageError, shown
+from contextchef._errors import ContextChefError, MissingExtraError, UsageError, check_int, shown
 
-__all__ = ["McpConnection", "McpServer", "McpServerError", "ServerLoop", "ToolsListing"]
+__all__ = [
+    "McpConnection",
+    "McpListingTooLarge",
+    "McpServer",
+    "McpServerError",
+    "ServerLoop",
+    "ToolsListing",
+]
 
 T = TypeVar("T")
 
@@ -52,6 +59,10 @@ class McpServerError(ContextChefError):
     def __init__(self, message: str, *, server: str) -> None:
         super().__init__(message)
         self.server = server
+
+
+class McpListingTooLarge(McpServerError):
+    """A server's ``tools/list`` holds more tools or bytes than its `McpServer` allows."""
 
 
 def _sdk() -> Any:
@@ -81,6 +92,14 @@ class McpServer:
             when the server speaks it, else the handshake).
         timeout: Seconds one request may take before it becomes an error result.
         connect_timeout: Seconds to start (or reach) the server and finish the handshake.
+        trust_annotations: Take the server's tool annotations (``readOnlyHint``, ...) as
+            true. Off by default: they are dropped, so the built-in ``read_only`` mode
+            keeps none of the server's tools unless your own mode lists them.
+        max_tools: Most tools one ``tools/list`` may hold (all pages).
+        max_listing_bytes: Most bytes (UTF-8 JSON of the tools) one listing may hold.
+        instructions_chars: The server's ``instructions`` are cut to this many characters.
+        description_chars: Each tool, parameter or schema description or title is cut
+            to this many characters.
     """
 
     command: str | None = None
@@ -91,6 +110,11 @@ class McpServer:
     protocol: Literal["legacy", "auto"] = "legacy"
     timeout: float = 30.0
     connect_timeout: float = 30.0
+    trust_annotations: bool = False
+    max_tools: int = 1_000
+    max_listing_bytes: int = 5_000_000
+    instructions_chars: int = 2_000
+    description_chars: int = 2_000
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
@@ -115,6 +139,10 @@ class McpServer:
                 or not seconds > 0
             ):
                 raise UsageError(f"McpServer {label} is seconds above 0, got {shown(seconds)}")
+        if not isinstance(self.trust_annotations, bool):
+            raise UsageError("McpServer trust_annotations must be True or False")
+        for label in ("max_tools", "max_listing_bytes", "instructions_chars", "description_chars"):
+            check_int(label, getattr(self, label), minimum=1)
 
     @classmethod
     def parse(cls, text: str, *, name: str | None = None) -> McpServer:
@@ -291,14 +319,17 @@ class McpConnection:
         """
         tools: list[Mapping[str, Any]] = []
         cursor: str | None = None
-        pages = 0
+        pages = size = 0
         try:
             while pages < MAX_PAGES:
                 page = await asyncio.wait_for(
                     self._live().list_tools(cursor=cursor), self.spec.timeout
                 )
                 pages += 1
-                tools += [t.model_dump(by_alias=True, exclude_none=True) for t in page.tools]
+                for tool in page.tools:
+                    tools.append(tool.model_dump(by_alias=True, exclude_none=True))
+                    size += len(tool.model_dump_json(by_alias=True, exclude_none=True))
+                    self._check_size(len(tools), size)
                 cursor = page.next_cursor
                 if not cursor:
                     break
@@ -313,6 +344,21 @@ class McpConnection:
         return ToolsListing(
             server=self.name, instructions=self.instructions, tools=tuple(tools), pages=pages
         )
+
+    def _check_size(self, count: int, size: int) -> None:
+        spec = self.spec
+        if count > spec.max_tools or size > spec.max_listing_bytes:
+            over = (
+                f"more than {spec.max_tools} tools (max_tools)"
+                if count > spec.max_tools
+                else f"more than {spec.max_listing_bytes} bytes of tools (max_listing_bytes)"
+            )
+            raise McpListingTooLarge(
+                f"MCP server {shown(self.name)}: tools/list holds {over}; the listing is "
+                "refused. Raise the limit with McpServer(..., max_tools=..., "
+                "max_listing_bytes=...) if you trust this server.",
+                server=self.name,
+            )
 
     def _live(self) -> Any:
         if self._client is None or not self.alive:

@@ -38,13 +38,21 @@ import threading
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from contextchef._errors import ContextChefError, UsageError, shown
+from contextchef._errors import ContextChefError, InvalidToolError, UsageError, shown
 from contextchef._json import canonical_dumps
+from contextchef.deferred._text import escape_tags
 from contextchef.history._messages import ToolResult
-from contextchef.mcp._client import McpConnection, McpServer, McpServerError, ServerLoop
+from contextchef.mcp._client import (
+    McpConnection,
+    McpListingTooLarge,
+    McpServer,
+    McpServerError,
+    ServerLoop,
+)
 from contextchef.mcp._content import result_from_mcp
+from contextchef.mcp._trust import checked_instructions, checked_tool
 from contextchef.tools._catalogs import tool_from_dict
 
 if TYPE_CHECKING:
@@ -75,6 +83,13 @@ class McpChanges:
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.changed or self.restored)
+
+
+class Checked(NamedTuple):
+    """One listed tool: as the session takes it (`checked_tool`) and as the server sent it."""
+
+    tool: dict[str, Any]
+    raw: Mapping[str, Any]
 
 
 def as_server(item: ServerLike) -> McpServer:
@@ -131,7 +146,9 @@ class McpHub:
         self._conns: dict[str, McpConnection] = {}
         self._lock = threading.Lock()
         self._pending: dict[str, tuple[Mapping[str, Any], ...] | None] = {}
-        self._inflight: list[concurrent.futures.Future[None]] = []
+        self._inflight: dict[str, concurrent.futures.Future[None]] = {}  # one per server
+        self._again: set[str] = set()  # servers that changed while being re-listed
+        self.relists = 0
         self._live: dict[str, dict[str, Mapping[str, Any]]] = {}  # what each server lists
         self._defs: dict[tuple[str, str], Mapping[str, Any]] = {}  # what the session has
         self._removed: dict[str, str] = {}
@@ -264,20 +281,38 @@ class McpHub:
         self._relist(conn)
 
     def _relist(self, conn: McpConnection) -> None:
-        async def fetch() -> None:
-            try:
-                listing = await conn.list_tools()
-            except McpServerError:
-                found: tuple[Mapping[str, Any], ...] | None = None
-            else:
-                found = listing.tools
-            with self._lock:
-                self._pending[conn.name] = found
+        """Re-list `conn`'s tools, debounced.
 
-        assert self._loop is not None
-        future = self._loop.submit(fetch())
+        One listing is in flight per server; changes reported meanwhile are coalesced
+        into at most one more, started when it ends.
+        """
         with self._lock:
-            self._inflight = [f for f in self._inflight if not f.done()] + [future]
+            running = self._inflight.get(conn.name)
+            if running is not None and not running.done():
+                self._again.add(conn.name)
+                return
+            done: concurrent.futures.Future[None] = concurrent.futures.Future()
+            self._inflight[conn.name] = done
+            self.relists += 1
+        assert self._loop is not None
+        self._loop.submit(self._fetch(conn, done))
+
+    async def _fetch(self, conn: McpConnection, done: concurrent.futures.Future[None]) -> None:
+        keep, found = False, None
+        try:
+            found = (await conn.list_tools()).tools
+        except McpServerError as exc:
+            if keep := (conn.alive and isinstance(exc, McpListingTooLarge)):
+                logger.warning("contextchef: %s; the server's tools stay as they were", exc)
+        finally:
+            with self._lock:
+                if not keep:
+                    self._pending[conn.name] = found
+                again = conn.name in self._again
+                self._again.discard(conn.name)
+                done.set_result(None)
+        if again and self._loop is not None:
+            self._relist(conn)
 
     # -- changes (the session's thread) --------------------------------------------------
 
@@ -293,8 +328,8 @@ class McpHub:
         Returns:
             What changed (wire names).
         """
-        with self._lock:
-            inflight = list(self._inflight)
+        with self._lock:  # the listing under way per server, not those coalesced after it
+            inflight = list(self._inflight.values())
         timeout = max((c.spec.timeout for c in self._conns.values()), default=30.0)
         concurrent.futures.wait(inflight, timeout=timeout)
         with self._lock:
@@ -306,7 +341,11 @@ class McpHub:
 
     def _apply(self, server: str, tools: Sequence[Mapping[str, Any]] | None) -> McpChanges:
         old = self._live.get(server, {})
-        new = {str(t["name"]): t for t in tools or ()}
+        try:
+            new = self._checked(server, tools or ())
+        except ContextChefError as exc:  # the session keeps what it has
+            logger.warning("contextchef: MCP server %r: listing ignored: %s", server, exc)
+            return McpChanges()
         registry = self._chef.registry
         added: list[str] = []
         removed: list[str] = []
@@ -320,17 +359,18 @@ class McpHub:
                 self._chef._withdraw_tool(wire, self._removed[wire])
                 removed.append(wire)
         kept: dict[str, Mapping[str, Any]] = {}
-        for name, raw in sorted(new.items()):
+        for name, (checked, raw) in sorted(new.items()):
             wire = self._wire(server, name)
             try:
                 if wire is None:
-                    tool = tool_from_dict(raw, server=server, source="runtime")
-                    self._chef.register_runtime_tool(tool, handler=self._handler(server, name))
+                    tool = tool_from_dict(checked, server=server, source="runtime")
+                    handler = self._handler(server, str(raw["name"]))
+                    self._chef.register_runtime_tool(tool, handler=handler)
                     added.append(registry.wire_name_for(registry.get(tool.key)))
-                elif canonical_dumps(self._defs.get((server, name))) != canonical_dumps(raw):
+                elif canonical_dumps(self._defs.get((server, name))) != canonical_dumps(checked):
                     current = registry.get((server, name))
                     self._chef.replace_tool(
-                        tool_from_dict(raw, server=server, source=current.source)
+                        tool_from_dict(checked, server=server, source=current.source)
                     )
                     changed.append(wire)
             except ContextChefError as exc:  # one bad definition never stops the compile
@@ -338,7 +378,8 @@ class McpHub:
                 if name in old:
                     kept[name] = old[name]  # the session keeps the last good definition
                 continue
-            kept[name] = self._defs[server, name] = raw
+            kept[name] = raw
+            self._defs[server, name] = checked
             if wire is not None and self._removed.pop(wire, None) is not None:
                 self._chef._withdraw_tool(wire, None)
                 restored.append(wire)
@@ -360,16 +401,39 @@ class McpHub:
                 return self._chef.registry.wire_name_for(tool)
         return None
 
+    def _checked(self, server: str, tools: Sequence[Mapping[str, Any]]) -> dict[str, Checked]:
+        """The server's tools by the name the session keeps, each (checked, as listed).
+
+        Raises:
+            InvalidToolError: A name with invisible characters, or two names that are
+                one after NFKC normalization.
+        """
+        spec = self._conns[server].spec
+        out: dict[str, Checked] = {}
+        for raw in tools:
+            checked = checked_tool(raw, spec, server)
+            name = str(checked.get("name"))
+            if name in out:
+                raise InvalidToolError(
+                    f"MCP server {shown(server)} lists two tools named {name!r} (after NFKC "
+                    "normalization); the second is refused",
+                    tool=str(raw.get("name")),
+                )
+            out[name] = Checked(checked, raw)
+        return out
+
     def _register_static(
         self, server: str, instructions: str, tools: Sequence[Mapping[str, Any]]
     ) -> None:
-        built = [tool_from_dict(raw, server=server, source="mcp") for raw in tools]
-        handlers = {t.name: self._handler(server, t.name) for t in built}
+        listed = self._checked(server, tools)
+        built = [tool_from_dict(c.tool, server=server, source="mcp") for c in listed.values()]
+        handlers = {t.name: self._handler(server, str(listed[t.name].raw["name"])) for t in built}
+        description = checked_instructions(instructions, self._conns[server].spec)
         self._chef.register_tools(
-            built, server=server, server_description=instructions, handlers=handlers
+            built, server=server, server_description=description, handlers=handlers
         )
-        self._live[server] = {str(raw["name"]): raw for raw in tools}
-        self._defs.update({(server, str(raw["name"])): raw for raw in tools})
+        self._live[server] = {name: c.raw for name, c in listed.items()}
+        self._defs.update({(server, name): c.tool for name, c in listed.items()})
 
     def _note(self, server: str, added: list[str], removed: list[str], back: list[str]) -> None:
         if not (added or removed or back) or not self._announce:
@@ -383,7 +447,8 @@ class McpHub:
         if notes["removed"]:
             parts.append("removed (calls are refused): " + ", ".join(notes["removed"]))
         if parts:
-            self._chef.announce(f"mcp:{server}", f'MCP server "{server}": ' + "; ".join(parts))
+            text = f'MCP server "{escape_tags(server)}": ' + "; ".join(parts)
+            self._chef.announce(f"mcp:{server}", text)
         else:
             self._chef.retract_announcement(f"mcp:{server}")
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown, shown_keys
+from contextchef.tools._names import outside_name
 from contextchef.tools._schema import repair_schema
 from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
 
@@ -231,13 +232,25 @@ def expand_tool_dicts(items: Iterable[Any]) -> list[Any]:
 def tools_from_mcp(result: Mapping[str, Any] | Sequence[Any], *, server: str) -> list[Tool]:
     """Convert an MCP ``tools/list`` result (or its ``tools`` list) for `server`.
 
+    Names are NFKC-normalized; names of contextchef's own tools are reserved (see
+    `contextchef.tools._names.RESERVED_NAMES`).
+
     Raises:
         CatalogFormatError: The result has no ``tools`` list.
+        InvalidToolError: A name holds invisible characters (the message names the
+            server and the tool).
     """
     items = result.get("tools") if isinstance(result, Mapping) else result
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
         raise CatalogFormatError(f"MCP tools/list result for {shown(server)} has no 'tools' list")
-    return [tool_from_dict(item, server=server, source="mcp") for item in items]
+    return [tool_from_dict(_named(item, server), server=server, source="mcp") for item in items]
+
+
+def _named(item: Any, server: str) -> Any:
+    """`item` with its name NFKC-normalized (`outside_name`: invisible characters refused)."""
+    if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+        return {**item, "name": outside_name(item["name"], server=server)}
+    return item
 
 
 @dataclass(frozen=True, kw_only=True)

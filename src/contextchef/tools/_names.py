@@ -24,17 +24,70 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 from contextchef._cache import lru_cache
-from contextchef._errors import UsageError, check_str, shown
+from contextchef._errors import InvalidToolError, UsageError, check_str, shown
 
-__all__ = ["MAX_WIRE_NAME", "WIRE_NAME_RE", "is_wire_legal", "wire_name"]
+__all__ = [
+    "MAX_WIRE_NAME",
+    "RESERVED_NAMES",
+    "WIRE_NAME_RE",
+    "is_wire_legal",
+    "outside_name",
+    "wire_name",
+]
 
 MAX_WIRE_NAME = 64
 WIRE_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 SEPARATOR = "__"
 _HASH_LEN = 8
 _ILLEGAL = re.compile(r"[^A-Za-z0-9_-]")
+
+
+RESERVED_NAMES = frozenset(
+    {
+        "context",
+        "create_memory",
+        "defer_execute",
+        "load_skill",
+        "load_toolkit",
+        "modify_memory",
+        "new_context",
+        "read_memories",
+        "read_offloaded",
+        "tool_search",
+    }
+)
+"""The names of contextchef's own tools, reserved whether or not a session has them: a
+server's tool never gets one as its wire name (the registry refuses it), and a bare name
+the model writes never resolves to anyone else's tool (`SessionView.lookup`). The tests
+check that every library tool is listed."""
+
+
+def outside_name(name: str, *, server: str) -> str:
+    """A tool name from outside (an MCP server) as the session keeps it: NFKC-normalized.
+
+    Raises:
+        InvalidToolError: The name is empty or holds an invisible character (a format
+            or control character such as a zero-width space, or a bidirectional
+            override), which would show the model one name and mean another; the
+            message names the server and the tool.
+    """
+    hidden = sorted({f"U+{ord(c):04X}" for c in name if unicodedata.category(c) in _HIDDEN})
+    if hidden or not name.strip():
+        what = f"invisible characters ({', '.join(hidden)})" if hidden else "no visible name"
+        raise InvalidToolError(
+            f"MCP server {shown(server)}: tool {name!r} has {what}; a tool name must be "
+            "visible text (ask the server's author to rename it)",
+            tool=name,
+        )
+    return unicodedata.normalize("NFKC", name)
+
+
+_HIDDEN = frozenset({"Cf", "Cc", "Zl", "Zp", "Co", "Cn", "Cs"})
+"""Unicode categories of characters nobody sees: format, control, separators of lines
+and paragraphs, private use, unassigned, surrogates."""
 
 
 def is_wire_legal(name: str) -> bool:

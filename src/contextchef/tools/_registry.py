@@ -12,7 +12,7 @@ from contextchef._cache import LruMap
 from contextchef._errors import ToolNameConflictError, UnknownToolError, shown
 from contextchef._json import canonical_dumps
 from contextchef._overlay import Overlay
-from contextchef.tools._names import wire_name
+from contextchef.tools._names import RESERVED_NAMES, wire_name
 from contextchef.tools._tool import Tool
 
 __all__ = ["Handler", "Registry", "ToolKey", "tool_digest"]
@@ -183,6 +183,8 @@ class Registry:
                 continue
             keys[tool.key] = tool
             wire = self.wire_name_for(tool)
+            if wire in RESERVED_NAMES and tool.server is not None and tool.source != "library":
+                clashes.setdefault(wire, set()).update({"contextchef (reserved)", tool.origin})
             other = self._wire.get(wire) or wires.get(wire)
             if other is not None:
                 clashes.setdefault(wire, set()).update({other[0], tool.origin})
