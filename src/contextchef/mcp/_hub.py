@@ -35,6 +35,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -63,6 +64,12 @@ __all__ = ["McpChanges", "McpHub"]
 logger = logging.getLogger("contextchef")
 
 ServerLike = McpServer | str
+
+QUIET = 0.25
+"""Seconds without a ``list_changed`` before a coalesced re-list starts."""
+MAX_WAIT = 5.0
+"""Most seconds a coalesced re-list waits for quiet: a server that never stops reporting
+changes is re-listed at most once per listing plus this."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +125,10 @@ class McpHub:
         reveal: Reveal added tools (``chef.reveal_tools``): the gate admits them under
             ``require_search``, and models that take tool changes get them added.
 
+    Attributes:
+        relists: How many ``tools/list`` re-lists the hub has started (changes, added
+            servers), debounced as `_relist` says; for monitoring.
+
     Raises:
         UsageError: `chef` is not a `ContextChef`, or a server is given in a shape that is
             not a server.
@@ -148,6 +159,8 @@ class McpHub:
         self._pending: dict[str, tuple[Mapping[str, Any], ...] | None] = {}
         self._inflight: dict[str, concurrent.futures.Future[None]] = {}  # one per server
         self._again: set[str] = set()  # servers that changed while being re-listed
+        self._waiting: set[str] = set()  # servers whose next listing waits for quiet
+        self._last_note: dict[str, float] = {}  # when each server last reported a change
         self.relists = 0
         self._live: dict[str, dict[str, Mapping[str, Any]]] = {}  # what each server lists
         self._defs: dict[tuple[str, str], Mapping[str, Any]] = {}  # what the session has
@@ -281,23 +294,35 @@ class McpHub:
         self._relist(conn)
 
     def _relist(self, conn: McpConnection) -> None:
-        """Re-list `conn`'s tools, debounced.
+        """Re-list `conn`'s tools, debounced (see `QUIET`).
 
-        One listing is in flight per server; changes reported meanwhile are coalesced
-        into at most one more, started when it ends.
+        One listing is in flight per server. Changes reported meanwhile are coalesced
+        into one more listing, started once the server has been quiet for `QUIET`
+        seconds (at most `MAX_WAIT` after the first listing ended); changes reported
+        while that one waits are covered by it.
         """
+        name = conn.name
         with self._lock:
-            running = self._inflight.get(conn.name)
-            if running is not None and not running.done():
-                self._again.add(conn.name)
+            self._last_note[name] = time.monotonic()
+            if name in self._waiting:
                 return
-            done: concurrent.futures.Future[None] = concurrent.futures.Future()
-            self._inflight[conn.name] = done
-            self.relists += 1
+            running = self._inflight.get(name)
+            if running is not None and not running.done():
+                self._again.add(name)
+                return
+            done = self._start(name)
         assert self._loop is not None
         self._loop.submit(self._fetch(conn, done))
 
+    def _start(self, name: str) -> concurrent.futures.Future[None]:
+        """(Under the lock.) A listing of server `name` begins."""
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._inflight[name] = done
+        self.relists += 1
+        return done
+
     async def _fetch(self, conn: McpConnection, done: concurrent.futures.Future[None]) -> None:
+        name = conn.name
         keep, found = False, None
         try:
             found = (await conn.list_tools()).tools
@@ -307,12 +332,26 @@ class McpHub:
         finally:
             with self._lock:
                 if not keep:
-                    self._pending[conn.name] = found
-                again = conn.name in self._again
-                self._again.discard(conn.name)
+                    self._pending[name] = found
+                again = name in self._again
+                self._again.discard(name)
+                if again:
+                    self._waiting.add(name)
                 done.set_result(None)
-        if again and self._loop is not None:
-            self._relist(conn)
+        if not again:
+            return
+        ended = time.monotonic()
+        while True:  # wait for the notifications to stop (or MAX_WAIT)
+            now = time.monotonic()
+            quiet = now - self._last_note.get(name, 0.0)
+            if quiet >= QUIET or now - ended >= MAX_WAIT:
+                break
+            await asyncio.sleep(min(QUIET - quiet, MAX_WAIT - (now - ended)))
+        with self._lock:
+            self._waiting.discard(name)
+            follow = self._start(name) if conn.alive and self._loop is not None else None
+        if follow is not None:
+            await self._fetch(conn, follow)
 
     # -- changes (the session's thread) --------------------------------------------------
 
@@ -322,8 +361,10 @@ class McpHub:
     def apply_changes(self) -> McpChanges:
         """Apply the tool changes servers reported (also runs at every compile).
 
-        Waits for re-lists under way (each bounded by its server's timeout), then
-        registers new tools, refuses removed ones, replaces changed ones, and announces.
+        Waits for the re-list under way per server, if any (bounded by its server's
+        timeout; never for a listing coalesced after it, which the next call applies),
+        then registers new tools, refuses removed ones, replaces changed ones, and
+        announces.
 
         Returns:
             What changed (wire names).

@@ -6,8 +6,9 @@ A server's tool definition becomes a session tool only through `checked_tool`:
   (`contextchef.tools._names.outside_name`: `InvalidToolError` naming server and tool);
   names of contextchef's own tools are reserved by the registry and the view;
 * its description, its ``title`` and every ``description`` / ``title`` inside its input
-  schema are cut to ``McpServer.description_chars`` characters and have our tags escaped
-  (`contextchef.deferred._text.server_text`), so no server text opens or closes a tag the
+  schema are cut to ``McpServer.description_chars`` characters, and every string of it
+  (schema keys and values included) has our tags escaped
+  (`contextchef.deferred._text.escape_tags`), so no server text opens or closes a tag the
   library renders (``</available_deferred_tools>``, ``<announcements>``, ...);
 * its ``annotations`` (``readOnlyHint`` and the others) are kept only for a server the host
   trusts (``McpServer(trust_annotations=True)``): a server cannot talk its way into the
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef.deferred._text import server_text
+from contextchef.deferred._text import escape_tags, server_text
 from contextchef.mcp._client import McpServer
 from contextchef.tools._names import outside_name
 
@@ -61,20 +62,22 @@ def checked_tool(raw: Mapping[str, Any], spec: McpServer, server: str) -> dict[s
 
 
 def _schema_text(node: Any, limit: int) -> Any:
-    """`node` with every ``description`` / ``title`` string capped and escaped.
+    """`node` with our tags escaped in every string and key, descriptions and titles capped.
 
-    Only those: ``enum``, ``const``, ``default`` and ``examples`` values are what the tool
-    takes, and are kept as they are.
+    Caps are `limit` characters; escaping is `escape_tags`.
+
+    Escaping an ``enum`` value or a property name changes what the tool takes, but only
+    for a server that puts our tags there: the model reads a schema too.
     """
+    if isinstance(node, str):
+        return escape_tags(node)
     if isinstance(node, list):
         return [_schema_text(v, limit) for v in node]
     if not isinstance(node, Mapping):
         return node
     return {
-        k: server_text(v, limit)
+        escape_tags(k) if isinstance(k, str) else k: server_text(v, limit)
         if k in _TEXT_KEYS and isinstance(v, str)
-        else v
-        if k in ("enum", "const", "default", "examples")
         else _schema_text(v, limit)
         for k, v in node.items()
     }
