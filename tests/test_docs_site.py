@@ -65,7 +65,11 @@ def error_tree() -> str:
             walk(sub, depth + 1)
 
     walk(contextchef.ContextChefError, 0)
-    lines.append(f"  {McpServerError.__name__}")
+    from contextchef import mcp
+
+    errors += [getattr(mcp, n) for n in mcp.__all__]
+    errors = [e for e in errors if isinstance(e, type) and issubclass(e, BaseException)]
+    walk(McpServerError, 1)  # exported from contextchef.mcp, drawn last
     return "\n".join(lines)
 
 

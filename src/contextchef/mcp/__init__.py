@@ -20,13 +20,14 @@ Importing this package does not import the SDK; connecting does.
 from __future__ import annotations
 
 from contextchef.mcp._cli import list_servers
-from contextchef.mcp._client import McpServer, McpServerError, ToolsListing
+from contextchef.mcp._client import McpListingTooLarge, McpServer, McpServerError, ToolsListing
 from contextchef.mcp._content import result_from_mcp
 from contextchef.mcp._hub import McpChanges, McpHub
 
 __all__ = [
     "McpChanges",
     "McpHub",
+    "McpListingTooLarge",
     "McpServer",
     "McpServerError",
     "ToolsListing",
