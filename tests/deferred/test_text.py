@@ -182,3 +182,11 @@ def test_a_listing_registered_by_hand_cannot_close_the_directory() -> None:
         ToolCall(id="s", name="tool_search", arguments={"tool_names": ["srv__read"]})
     )
     assert "Files." in found.result.content and _reader_tags(found.result.content) == []
+
+
+def test_a_cut_never_completes_a_tag() -> None:
+    """Found by the property above: escaping, then cutting the end made
+    ``<announcementannouncement`` into ``<announcement…``."""
+    text = "<<<conversation_summary<announcementannouncement" * 20
+    capped = server_text(text, 40)
+    assert len(capped) <= 40 and capped.endswith("…") and _reader_tags(capped) == []

@@ -90,7 +90,12 @@ def cap_text(text: str, limit: int) -> str:
 def server_text(text: str, limit: int) -> str:
     """Outside text as the library shows it: capped to `limit` characters, tags escaped.
 
-    Cut first (a 50 MB description costs no more than `limit`), escaped, cut again (an
-    escape adds three characters; cutting the end never makes a tag).
+    The escaping is the last step (a cut after it could turn ``<announcementx`` into
+    ``<announcement…``): the text is cut short enough that its escaped form fits.
     """
-    return cap_text(escape_tags(cap_text(text, limit)), limit)
+    cut = limit
+    while True:
+        out = escape_tags(cap_text(text, cut))
+        if len(out) <= limit or cut <= 1:
+            return out
+        cut -= len(out) - limit
