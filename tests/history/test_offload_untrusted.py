@@ -176,10 +176,10 @@ def test_a_scope_shares_on_purpose_and_survives_a_restore(tmp_path: Path) -> Non
     writer = _chef(OffloadStore(tmp_path, scope="conversation-42"))
     handle = _stored(writer)
     again = _chef(OffloadStore(tmp_path, scope="conversation-42"))
-    again.restore(writer.snapshot())
+    again.restore(writer.snapshot(), allow_unsigned=True)  # a snapshot we just took
     assert _read(again, handle) == (False, "secret report line\n" * 500)
     fresh = _chef(tmp_path)  # a plain directory: a scope of its own
-    fresh.restore(writer.snapshot())
+    fresh.restore(writer.snapshot(), allow_unsigned=True)
     assert _read(fresh, handle)[0]
 
 
