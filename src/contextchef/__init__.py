@@ -95,6 +95,7 @@ if _typing.TYPE_CHECKING:
         from_responses,
     )
     from contextchef.providers._base import SchemaReport
+    from contextchef.providers._usage import CacheReport
     from contextchef.search._rankers import RankerConfig
     from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
     from contextchef.session._memory import (
@@ -164,6 +165,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "contextchef.history._offload": ("OffloadStore", "offload_result", "read_offloaded"),
     "contextchef.providers._base": ("SchemaReport",),
+    "contextchef.providers._usage": ("CacheReport",),
     "contextchef.providers": (
         "PRESETS",
         "TARGETS",
@@ -227,6 +229,7 @@ __all__ = [
     "Announcement",
     "CacheAuditFinding",
     "CacheCostModel",
+    "CacheReport",
     "Catalog",
     "CatalogFormatError",
     "Change",

@@ -49,6 +49,7 @@ __all__ = [
     "named_modes",
     "unmatched",
     "unmatched_message",
+    "unmatched_messages",
 ]
 
 Exposure = Literal["direct", "deferred", "hidden"]
@@ -201,6 +202,13 @@ def unmatched_message(field: str, patterns: Iterable[str], names: Iterable[str])
         f"{field} pattern {shown(missing[0], 80)} matches no registered tool; closest "
         f"names: {close or known[:3]} (patterns take * wildcards and ^/$ anchors)"
     )
+
+
+def unmatched_messages(defer: Iterable[str], pin: Iterable[str], names: Iterable[str]) -> list[str]:
+    """`unmatched_message` of the ``defer`` patterns, then of the ``pin`` ones; none empty."""
+    known = sorted(names)
+    found = (unmatched_message("defer", defer, known), unmatched_message("pin", pin, known))
+    return [message for message in found if message]
 
 
 def named_modes(modes: Mapping[str, Mode | Sequence[str]] | None) -> dict[str, Mode]:

@@ -29,9 +29,10 @@ from contextchef.providers._targets import (
     get_adapter,
     target_of,
 )
+from contextchef.providers._usage import CacheReport, CacheRules
 from contextchef.providers.anthropic._parse import from_anthropic
 from contextchef.providers.anthropic._render import AnthropicAdapter
-from contextchef.providers.gemini._parse import from_gemini, synthetic_index
+from contextchef.providers.gemini._parse import from_gemini, synthetic_index, synthetic_offset
 from contextchef.providers.gemini._render import GeminiAdapter
 from contextchef.providers.openai_chat._parse import from_openai
 from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAIChatAdapter
@@ -45,6 +46,8 @@ __all__ = [
     "Adapter",
     "AnthropicAdapter",
     "CacheAuditFinding",
+    "CacheReport",
+    "CacheRules",
     "DeepSeekAdapter",
     "GeminiAdapter",
     "ModelRules",
@@ -66,6 +69,7 @@ __all__ = [
     "read_response",
     "response_notices",
     "synthetic_index",
+    "synthetic_offset",
     "target_of",
     "wire_reader",
 ]

@@ -26,6 +26,7 @@ from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._hints import apply_hints, data_url, hints, split_data_url
 from contextchef.providers._reading import ReadResponse, wire_reader
 from contextchef.providers._tool_changes import ToolChanges, ToolState
+from contextchef.providers._usage import CacheAuditFinding, CacheRules
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -162,36 +163,6 @@ class ModelRules:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CacheAuditFinding:
-    """Something in a request that makes the cached prefix differ from the last request.
-
-    Either a volatile block at or before the last prompt-cache breakpoint, or (with
-    `detail` set) an edit of something already sent, which restarts the cache there.
-    """
-
-    block: str
-    """What changed, e.g. ``announcements``, ``dynamic_state`` or ``history edit``."""
-    position: int
-    """Where: its index among the cacheable blocks (tools, system, message blocks), or
-    the first wire entry sent differently (an edit)."""
-    breakpoint: int
-    """Index of the last block carrying ``cache_control`` (-1 for an edit)."""
-    detail: str = ""
-    """For an edit: what happened (see `LedgerEdit.detail`)."""
-
-    @property
-    def message(self) -> str:
-        """A log line saying what is wrong and the fix."""
-        if self.detail:
-            return f"cache audit: {self.block}: {self.detail}; the prompt cache restarts there"
-        return (
-            f"cache audit: volatile block ({self.block}) at position {self.position} is at or "
-            f"before the last cache_control breakpoint (position {self.breakpoint}); it changes "
-            "the cached prefix on every update: move the breakpoint earlier"
-        )
-
-
-@dataclass(frozen=True, kw_only=True)
 class RequestOptions:
     """Per-request settings.
 
@@ -307,6 +278,9 @@ class Adapter(Protocol):
         by the host, a skill or our ``tool_search``; `stable` tools whose definition
         is kept as first sent; `provider_search`: the provider's own search runs.
         """
+
+    def cache_rules(self, model: str) -> CacheRules:
+        """How `model`'s prompt cache bills and expires (prices per TTL, minimum length)."""
 
     def model_rules(self, model: str) -> ModelRules:
         """The rules of `model` on this target (see `ModelRules`)."""
@@ -428,6 +402,10 @@ class AdapterDefaults:
     def schema_changes(self, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """``(changes, refs_resolved)`` this target's schema dialect makes: none by default."""
         return (), ()
+
+    def cache_rules(self, model: str) -> CacheRules:
+        """No published cache rules: reads 0.1x and writes 1x assumed, no lifetime."""
+        return CacheRules(source="no cache prices known for this target: read 0.1x assumed")
 
     def model_rules(self, model: str) -> ModelRules:
         """Every model alike: system entries allowed, prefill left to the provider."""

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from contextchef._errors import CorruptHistoryError
 from contextchef.providers._parsing import ParsedHistory
+from contextchef.providers._usage import CacheReport
 
 __all__ = [
     "ReadResponse",
@@ -45,7 +46,9 @@ class ResponseNotice:
     ``model_binding_mismatch`` or ``organization_binding_mismatch``; or
     ``thinking_mismatch_allowed``) and, with cache diagnostics, why the prompt cache
     missed (``diagnostics.cache_miss_reason``: ``system_changed``, ``tools_changed``,
-    ``messages_changed``, ``model_changed``...)
+    ``messages_changed``, ``model_changed``...); OpenAI says it in
+    ``prompt_cache_diagnostics`` (``input_changed``, ``tools_changed``,
+    ``context_compacted``...)
     (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking,
     https://platform.claude.com/docs/en/build-with-claude/cache-diagnostics).
 
@@ -80,6 +83,9 @@ class ReadResponse:
     ``responseId``), or None."""
     notices: tuple[ResponseNotice, ...] = ()
     """What the response reported about the request (see `ResponseNotice`)."""
+    cache: CacheReport = field(default_factory=lambda: CacheReport(usage=False))
+    """The prompt cache's outcome as the response reports it (`CacheReport`; the
+    session's own fields are filled by `ContextChef.ingest`)."""
 
 
 class RecordedPayload(NamedTuple):
@@ -119,6 +125,8 @@ class WireReader:
         read_request: A detected payload -> `RecordedPayload`.
         parse_history: ``(conversation, system)`` -> `ParsedHistory` (this wire's
             history parser).
+        read_cache: A response dict of this wire -> its `CacheReport` (its usage and
+            cache diagnostics; the turn is not read).
     """
 
     wire: str
@@ -133,6 +141,7 @@ class WireReader:
     detect_history: Callable[[Sequence[Any]], bool]
     read_request: Callable[[Mapping[str, Any]], RecordedPayload]
     parse_history: Callable[[list[Any], Any], ParsedHistory]
+    read_cache: Callable[[Mapping[str, Any]], CacheReport]
 
 
 _READERS: dict[str, WireReader] = {}
@@ -239,8 +248,11 @@ def error_text(error: Mapping[str, Any]) -> str:
 def provider_notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
     """What a response dict reports about its request (see `ResponseNotice`).
 
-    Reads ``input_transformations`` and ``diagnostics.cache_miss_reason`` (only Anthropic
-    reports them today; any response may carry them).
+    Reads ``input_transformations`` and ``diagnostics.cache_miss_reason`` (Anthropic), and
+    a ``prompt_cache_diagnostics`` of type ``cache_miss`` (OpenAI, given a
+    ``comparison_response_id``:
+    https://developers.openai.com/api/docs/guides/prompt-caching); any response may
+    carry them.
     """
     found: list[ResponseNotice] = []
     for item in data.get("input_transformations") or ():
@@ -258,18 +270,25 @@ def provider_notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
     diagnostics = data.get("diagnostics")
     miss = diagnostics.get("cache_miss_reason") if isinstance(diagnostics, Mapping) else None
     if isinstance(miss, Mapping) and isinstance(miss.get("type"), str):
-        missed = miss.get("cache_missed_input_tokens")
-        tokens = missed if isinstance(missed, int) and not isinstance(missed, bool) else None
-        about = f" (about {tokens:,} input tokens not read from the cache)" if tokens else ""
+        found.append(_missed(miss["type"], miss.get("cache_missed_input_tokens")))
+    miss = data.get("prompt_cache_diagnostics")
+    if isinstance(miss, Mapping) and miss.get("type") == "cache_miss":
         found.append(
-            ResponseNotice(
-                kind="cache_miss",
-                reason=miss["type"],
-                detail=f"the prompt cache missed: {miss['type']}{about}",
-                missed_tokens=tokens,
-            )
+            _missed(str(miss.get("reason") or "cache_miss"), miss.get("cache_missed_tokens"))
         )
     return tuple(found)
+
+
+def _missed(reason: str, missed: object) -> ResponseNotice:
+    """A ``cache_miss`` notice: the provider's reason and its estimate of tokens missed."""
+    tokens = missed if isinstance(missed, int) and not isinstance(missed, bool) else None
+    about = f" (about {tokens:,} input tokens not read from the cache)" if tokens else ""
+    return ResponseNotice(
+        kind="cache_miss",
+        reason=reason,
+        detail=f"the prompt cache missed: {reason}{about}",
+        missed_tokens=tokens,
+    )
 
 
 def stopped(reason: str, detail: str) -> ResponseNotice:
@@ -278,14 +297,18 @@ def stopped(reason: str, detail: str) -> ResponseNotice:
 
 
 def read_as(
-    data: Mapping[str, Any], turn: ParsedHistory, stops: Sequence[ResponseNotice]
+    data: Mapping[str, Any],
+    turn: ParsedHistory,
+    stops: Sequence[ResponseNotice],
+    cache: CacheReport | None = None,
 ) -> ReadResponse:
-    """The `ReadResponse` of `data`: its id, `turn`, the provider's notices then `stops`."""
+    """The `ReadResponse` of `data`: id, `turn`, notices, then `stops`; `cache` its report."""
     raw_id = data.get("id", data.get("responseId", data.get("response_id")))
     return ReadResponse(
         turn=turn,
         id=raw_id if isinstance(raw_id, str) else None,
         notices=(*provider_notices(data), *stops),
+        cache=cache or CacheReport(usage=False),
     )
 
 

@@ -40,7 +40,7 @@ from contextchef.exposure._restore import PolicyDifference
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
 from contextchef.history._offload import OffloadStore, as_offload_store
-from contextchef.providers import ResponseNotice
+from contextchef.providers import CacheReport, ResponseNotice
 from contextchef.providers._base import SchemaReport
 from contextchef.session._compiling import Compiler
 from contextchef.session._dispatching import CallOrDecision, Dispatcher
@@ -798,7 +798,7 @@ class ContextChef:
 
         ``compile:start`` runs before anything is rendered (an announcement made there
         lands in this compile); ``compile:done`` after (one made there lands in the next);
-        ``response:notice`` once per notice an ingested response carries.
+        per ingested response, ``response:notice`` per notice, ``response:cache`` once.
 
         Returns:
             `handler` (so ``on`` can be used as a decorator factory's body).
@@ -916,11 +916,11 @@ class ContextChef:
                 returned (thinking and signatures, encrypted reasoning, item ids, server
                 tool blocks); see `contextchef.providers.parse_response`.
 
-        What the response reports about the request (Anthropic's dropped thinking,
-        cache-miss reasons) and a turn that did not end normally (kind ``incomplete``:
-        cut off at a token limit, refused, filtered; the turn is still appended) is
-        logged, kept in `notices` and sent to ``response:notice`` handlers (`on`);
-        its id is remembered for ``compile(diagnostics=True)``.
+        What the response reports about the request (dropped thinking, cache-miss reasons)
+        and a turn that did not end normally (kind ``incomplete``: cut off, refused,
+        filtered; the turn is still appended) is logged, kept in `notices` and sent to
+        ``response:notice`` handlers (`on`); its usage becomes a `CacheReport` (in
+        `cache_reports`, to ``response:cache``; a miss no edit explains is logged).
 
         Returns:
             The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
@@ -939,6 +939,11 @@ class ContextChef:
     def notices(self) -> tuple[ResponseNotice, ...]:
         """What ingested responses reported about their requests, oldest first."""
         return self._maintenance.notices
+
+    @property
+    def cache_reports(self) -> tuple[CacheReport, ...]:
+        """One `CacheReport` per ingested response, oldest first (tokens read, written, missed)."""
+        return self._maintenance.cache_reports
 
     def snapshot(
         self, *, keys: SnapshotKeys | None = None, session_id: str | None = None

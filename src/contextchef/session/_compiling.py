@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from contextchef._errors import UsageError, check_number, shown
-from contextchef.exposure._policy import unmatched_message
+from contextchef.exposure._policy import unmatched_messages
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
 from contextchef.session._compile import CompileInput, compile_request
@@ -69,10 +69,7 @@ class Compiler:
         if self._checked and self._checked[0] is key[0] and self._checked[1:] == key[1:]:
             return  # the same tools and patterns: the same answer (warned once already)
         known = self._tools.known_names() if self._state.defer or self._state.pin else set()
-        for field, patterns in (("defer", self._state.defer), ("pin", self._state.pin)):
-            problem = unmatched_message(field, patterns, known)
-            if not problem:
-                continue
+        for problem in unmatched_messages(self._state.defer, self._state.pin, known):
             if self._unmatched == "raise":
                 raise UsageError(f"{problem}; pass unmatched_patterns='warn' to only warn")
             if problem not in self._warned:
@@ -139,18 +136,12 @@ class Compiler:
             raise
         undo = ledger.copy() if result.edits else None
         step.apply(ledger)
-        ledger.undo = undo  # until answered, an edit can still be taken back
+        ledger.undo, ledger.edits = undo, result.edits  # until answered, an edit can be undone
         self._state.ledgers[target] = ledger
         for edit in result.edits:
             logger.warning("contextchef: %s: %s", target, edit.detail)
         if self._volatile.cache_audit and result.edits:
-            found = tuple(
-                CacheAuditFinding(
-                    block=f"{e.kind} edit", position=e.wire_index, breakpoint=-1, detail=e.detail
-                )
-                for e in result.edits
-            )
-            result = dataclasses.replace(result, audit=found)
+            result = dataclasses.replace(result, audit=CacheAuditFinding.of_edits(result.edits))
         self._state.compiled = target
         self._state.strategy = chosen.name
         self._state.target = target if chosen.native is not None else None

@@ -155,6 +155,8 @@ class Ledger:
     """The ledger before the last compile's edit, while that compile is unanswered (a
     retry decides the edit again, and taking the change back undoes it). In snapshots
     (``undo``, one level deep), so a restored session decides it again too."""
+    edits: tuple[LedgerEdit, ...] = field(default=(), repr=False, compare=False)
+    """The last compile's edits, by which `ingest` explains a cache miss (not recorded)."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
     binding_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)

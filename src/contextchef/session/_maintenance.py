@@ -26,8 +26,9 @@ from contextchef.exposure._restore import (
 )
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
 from contextchef.history._messages import Message, Part, ToolCall, check_message
-from contextchef.providers import ResponseNotice, read_response, synthetic_index
+from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
+from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._handoff import compact_history, handoff_due
 from contextchef.session._ledger import digest, pending_answered
 from contextchef.session._linting import schema_reports
@@ -55,7 +56,7 @@ class Maintenance:
     Args:
         state: The session's data (history, ledgers); a restore changes it in place.
         tools: The session's tools (snapshots record them; restore checks them).
-        volatile: The event handlers (``response:notice``).
+        volatile: The event handlers (``response:notice``, ``response:cache``).
         skills: The session's skills (a compaction restates the loaded ones).
         modes: The session's named modes (a snapshot names its mode).
         handoff: The overflow handoff, or None.
@@ -78,15 +79,14 @@ class Maintenance:
         self._modes = modes
         self.handoff = handoff
         self.notices: tuple[ResponseNotice, ...] = ()
+        self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
         history = self._state.history
         ids = {p.id for m in history for p in m.parts if isinstance(p, ToolCall)}
-        made = [synthetic_index(i) for i in ids]
-        offset = max([len(history), *(i + 1 for i in made if i is not None)])
-        read = read_response(response, id_offset=offset)
+        read = read_response(response, id_offset=synthetic_offset(ids, len(history)))
         turn = tuple(digest(m) for m in read.turn.messages)
         if read.id in self._ingested and self._ingested[read.id] in (turn, None):  # None: restored
             raise UsageError(
@@ -99,19 +99,23 @@ class Maintenance:
         self._state.history = history + messages
         if read.id:  # "" names no response: a reply without an id is never "the same"
             self._ingested[read.id] = turn
-        ledger = self._state.ledgers.get(self._state.compiled or "")
+        target = self._state.compiled or ""
+        ledger = self._state.ledgers.get(target)
         if ledger is not None:
             ledger.answered = True
             ledger.response_id = read.id or ledger.response_id
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
+        edits = ledger.edits if ledger is not None else ()
+        report = compared(read.cache, self.cache_reports, target=target, edits=edits)
+        self.cache_reports = (*self.cache_reports, report)
         for notice in read.notices:
             logger.warning("contextchef: %s", notice.detail)
-            event = CompileEvent(
-                name="response:notice", target=self._state.compiled or "", notice=notice
-            )
-            self._volatile.emit(event)
+            self._volatile.emit(CompileEvent(name="response:notice", target=target, notice=notice))
+        if report.unexplained:
+            logger.warning("contextchef: %s", report.unexplained)
+        self._volatile.emit(CompileEvent(name="response:cache", target=target, cache=report))
         return tuple(p for m in messages for p in m.parts if isinstance(p, ToolCall))
 
     # -- snapshots -----------------------------------------------------------------------

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
+from contextchef.providers import CacheReport, ResponseNotice
 from contextchef.providers._base import ModelRules
-from contextchef.providers._ingest import ResponseNotice
 from contextchef.session._request import CompiledRequest
 
 if TYPE_CHECKING:
@@ -62,9 +62,9 @@ __all__ = [
 Channel = Literal["auto", "user_tail", "system"]
 """Where an announcement renders (see the module docstring)."""
 
-EventName = Literal["compile:start", "compile:done", "response:notice"]
-"""Session events for `ContextChef.on`: the compile lifecycle, and each notice an
-ingested response carries (Anthropic's dropped thinking, cache-miss reasons)."""
+EventName = Literal["compile:start", "compile:done", "response:notice", "response:cache"]
+"""Session events for `ContextChef.on`: the compile lifecycle, each notice an ingested
+response carries (Anthropic's dropped thinking, cache-miss reasons), its `CacheReport`."""
 
 DEFAULT_ANCHOR = "Above is the current system state, not part of the user's message."
 """The line closing a user tail that carries system state."""
@@ -92,13 +92,15 @@ class CompileEvent:
 
     name: EventName
     """``compile:start`` (before anything is rendered), ``compile:done``, or
-    ``response:notice`` (from `ContextChef.ingest`)."""
+    ``response:notice`` / ``response:cache`` (from `ContextChef.ingest`)."""
     target: str
     """The compile target (for a notice: the target of the last compile, or ``""``)."""
     request: CompiledRequest | None = None
     """The compiled request (``compile:done`` only)."""
     notice: ResponseNotice | None = None
     """What the response reported (``response:notice`` only)."""
+    cache: CacheReport | None = None
+    """The prompt cache's outcome for the request (``response:cache`` only)."""
 
 
 EventHandler = Callable[[CompileEvent], object]

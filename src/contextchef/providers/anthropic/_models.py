@@ -24,6 +24,11 @@ left to the provider, the append-only ledger as for every model. Sources
   Mythos 5, Opus 5.5, Opus 5, Opus 4.8 (Sonnet 5 refuses them); definitions inside them
   (``inline-tools-2026-09-15``) on the Claude API only, so not for Bedrock
   (``anthropic.claude-…``) or Vertex (``claude-…@date``) model names;
+* prompt cache (`claude_cache_rules`): ``build-with-claude/prompt-caching`` — reads 0.1x
+  the input price, writes 1.25x for the 5-minute lifetime (the default) and 2x for 1 hour;
+  the shortest cacheable prompt per model is a third-party table (LiteLLM docs,
+  2026-10-07): 512 tokens on Opus 5, Fable 5 and Mythos 5, 1,024 on Sonnet 5, Opus 4.8 and
+  Sonnet 4.x, 4,096 on Haiku 4.5 and Opus 4.5 / 4.6; 1,024 for other names;
 * prefill: ``about-claude/models/whats-new-fable-5-1``, ``…/whats-new-haiku-5-5`` — a
   trailing assistant message is a 400 on Fable 5.1/5.2, Mythos 5.1/5.2, Opus 5/5.5,
   Sonnet 5.5 and Haiku 5.5, and already on Opus 4.6 and Sonnet 4.6.
@@ -34,11 +39,13 @@ from __future__ import annotations
 import re
 
 from contextchef.providers._base import ModelRules
+from contextchef.providers._usage import CacheRules
 
 __all__ = [
     "BINDING_BETA",
     "INLINE_TOOLS_BETA",
     "TOOL_CHANGES_BETA",
+    "claude_cache_rules",
     "claude_rules",
     "claude_version",
 ]
@@ -140,4 +147,25 @@ def claude_rules(model: str) -> ModelRules:
         tool_changes=changes,
         inline_tools=inline,
         tool_change_beta=(INLINE_TOOLS_BETA if inline else TOOL_CHANGES_BETA) if changes else None,
+    )
+
+
+_MIN_CACHEABLE = {
+    **dict.fromkeys((("opus", 5, 0), ("fable", 5, 0), ("mythos", 5, 0)), 512),
+    **dict.fromkeys((("haiku", 4, 5), ("opus", 4, 5), ("opus", 4, 6)), 4096),
+}
+"""Shortest cacheable prompt, in tokens, where it is not 1,024 (see the module docstring)."""
+
+
+def claude_cache_rules(model: str) -> CacheRules:
+    """How `model`'s prompt cache bills and expires (see the module docstring)."""
+    version = claude_version(model)
+    return CacheRules(
+        read=0.1,
+        write={"5m": 1.25, "1h": 2.0},
+        ttl="5m",
+        ttl_seconds={"5m": 300, "1h": 3600},
+        min_tokens=_MIN_CACHEABLE.get(version, 1024) if version else 1024,
+        source="Anthropic prompt caching: read 0.1x, write 1.25x (5m, default) or 2x (1h); "
+        "minimum cacheable prompt per model from LiteLLM's table (2026-10-07)",
     )

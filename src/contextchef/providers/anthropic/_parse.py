@@ -38,6 +38,7 @@ from contextchef.providers._reading import (
     register_reader,
     stopped,
 )
+from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.anthropic import _render as _anthropic
 
 _A = _anthropic.FORMAT
@@ -215,7 +216,7 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     """
     data = checked_response(response, READER)
     turn = from_anthropic([{"role": "assistant", "content": data.get("content") or []}])
-    return read_as(data, turn, _stops(data))
+    return read_as(data, turn, _stops(data), read_cache(data))
 
 
 def _no_failure(data: Mapping[str, Any]) -> str | None:
@@ -257,6 +258,31 @@ def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
     return RecordedPayload(payload["messages"], payload.get("system"), payload.get("tools"))
 
 
+def read_cache(data: Mapping[str, Any]) -> CacheReport:
+    """The cache outcome of a ``Message`` dict (`CacheReport`).
+
+    ``usage.input_tokens`` counts only the input after the last cache breakpoint; reads
+    (``cache_read_input_tokens``) and writes (``cache_creation_input_tokens``, per TTL in
+    ``cache_creation``) come on top
+    (https://platform.claude.com/docs/en/build-with-claude/prompt-caching#tracking-cache-performance).
+    """
+    usage = data.get("usage")
+    read = tokens_at(usage, "cache_read_input_tokens")
+    written = tokens_at(usage, "cache_creation_input_tokens")
+    by_ttl = {
+        "5m": tokens_at(usage, "cache_creation", "ephemeral_5m_input_tokens"),
+        "1h": tokens_at(usage, "cache_creation", "ephemeral_1h_input_tokens"),
+    }
+    return cache_report(
+        data,
+        usage,
+        input_tokens=tokens_at(usage, "input_tokens") + read + written,
+        read=read,
+        written=written,
+        by_ttl=by_ttl,
+    )
+
+
 READER = register_reader(
     WireReader(
         wire=_anthropic.FORMAT,
@@ -271,6 +297,7 @@ READER = register_reader(
         detect_history=detect_history,
         read_request=read_request,
         parse_history=lambda turn, system: from_anthropic(turn, system=system),
+        read_cache=read_cache,
     )
 )
 """The Anthropic Messages wire's `WireReader`."""

@@ -54,7 +54,8 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
-from contextchef.providers.anthropic._models import BINDING_BETA, claude_rules
+from contextchef.providers._usage import CacheRules
+from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
 from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
 from contextchef.providers.anthropic._searches import unusable_searches as _unusable_searches
@@ -372,6 +373,10 @@ class AnthropicAdapter(AdapterDefaults):
 
     plan_tool_changes = staticmethod(plan_tool_changes)
     """Tool changes by reference or definition (`_tool_changes.plan_tool_changes`)."""
+
+    def cache_rules(self, model: str) -> CacheRules:
+        """Claude's cache prices and lifetimes (`claude_cache_rules`)."""
+        return claude_cache_rules(model)
 
     def model_rules(self, model: str) -> ModelRules:
         """Per-model rules from the Claude model table (`claude_rules`)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, shown_keys
@@ -40,6 +40,7 @@ from contextchef.providers._reading import (
     register_reader,
     stopped,
 )
+from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.gemini import _render as _gemini
 
 _G = _gemini.FORMAT
@@ -86,6 +87,16 @@ def synthetic_index(call_id: str) -> int | None:
     """The message index inside an id `from_gemini` made up (``gemini_call_<i>_<j>``)."""
     found = _SYNTHETIC.fullmatch(call_id)
     return int(found.group(1)) if found else None
+
+
+def synthetic_offset(ids: Iterable[str], length: int) -> int:
+    """The `id_offset` for a turn after `length` messages whose call ids are `ids`.
+
+    The first message index no made-up id (`synthetic_index`) in `ids` uses, at least
+    `length`, so ids made for the new turn never repeat earlier ones.
+    """
+    made = [i for i in map(synthetic_index, ids) if i is not None]
+    return max([length, *(i + 1 for i in made)])
 
 
 def _g_call(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _Calls) -> Part:
@@ -321,7 +332,7 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     if not isinstance(content, Mapping):
         raise CorruptHistoryError("the Gemini candidate has no content", index=0)
     turn = from_gemini([{**content, "role": "model"}], id_offset=id_offset)
-    return read_as(data, turn, _stops(data))
+    return read_as(data, turn, _stops(data), read_cache(data))
 
 
 def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
@@ -332,6 +343,24 @@ def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
         system = config.get("system_instruction", config.get("systemInstruction"))
     tools = payload.get("tools") or (config.get("tools") if isinstance(config, Mapping) else None)
     return RecordedPayload(payload["contents"], system, tools)
+
+
+def read_cache(data: Mapping[str, Any]) -> CacheReport:
+    """The cache outcome of a ``GenerateContentResponse`` dict (`CacheReport`).
+
+    ``usageMetadata.promptTokenCount`` counts every input token and
+    ``cachedContentTokenCount`` those read from the cache; Gemini reports no writes
+    (implicit caching: https://ai.google.dev/gemini-api/docs/caching). The SDK's snake-case
+    names are read too.
+    """
+    usage = data.get("usageMetadata", data.get("usage_metadata"))
+    return cache_report(
+        data,
+        usage,
+        input_tokens=tokens_at(usage, "promptTokenCount") or tokens_at(usage, "prompt_token_count"),
+        read=tokens_at(usage, "cachedContentTokenCount")
+        or tokens_at(usage, "cached_content_token_count"),
+    )
 
 
 READER = register_reader(
@@ -348,6 +377,7 @@ READER = register_reader(
         detect_history=lambda items: any(isinstance(m, Mapping) and "parts" in m for m in items),
         read_request=read_request,
         parse_history=lambda turn, system: from_gemini(turn, system_instruction=system),
+        read_cache=read_cache,
     )
 )
 """The Gemini wire's `WireReader`."""

@@ -55,6 +55,7 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
+from contextchef.providers._usage import CacheRules
 from contextchef.providers.gemini._schema import GeminiSchema, translate, unchanged
 from contextchef.tools._tool import CompiledTool
 
@@ -291,6 +292,23 @@ class GeminiAdapter(AdapterDefaults):
     def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """IR messages as ``Content`` dicts (`render_messages` with nothing before)."""
         return self.render_messages(messages)
+
+    def cache_rules(self, model: str) -> CacheRules:
+        """Gemini's implicit cache: no write price, no stated lifetime.
+
+        Caching from 4,096 tokens (Gemini 4 Argon, 3.8 / 3.6 Flash; other names too) or
+        2,048 (2.5), per https://ai.google.dev/gemini-api/docs/caching (2026-10-13; Vertex
+        says 6,144 for Argon); the read multiplier is spec 002's 0.1, assumed.
+        """
+        older = "gemini-2.5" in model.lower()
+        return CacheRules(
+            read=0.1,
+            write={"implicit": 1.0},
+            ttl="implicit",
+            min_tokens=2048 if older else 4096,
+            source="Gemini implicit caching (ai.google.dev, 2026-10-13): minimum 4,096 tokens "
+            "(2,048 on 2.5), no write price; read 0.1x assumed (spec 002)",
+        )
 
     def model_rules(self, model: str) -> ModelRules:
         """Gemini has no system role in ``contents``: system text goes into the user turn."""

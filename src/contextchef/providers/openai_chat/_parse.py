@@ -41,6 +41,7 @@ from contextchef.providers._reading import (
     register_reader,
     stopped,
 )
+from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.openai_chat import _render as _openai_chat
 
 _O = _openai_chat.FORMAT
@@ -313,7 +314,9 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     if not isinstance(message, Mapping):
         raise CorruptHistoryError("the Chat Completions choice has no message", index=0)
     # the choice's message is the model's turn whatever its role says (as on the other wires)
-    return read_as(data, from_openai([{**message, "role": "assistant"}]), _stops(data))
+    return read_as(
+        data, from_openai([{**message, "role": "assistant"}]), _stops(data), read_cache(data)
+    )
 
 
 def _no_failure(data: Mapping[str, Any]) -> str | None:
@@ -323,6 +326,30 @@ def _no_failure(data: Mapping[str, Any]) -> str | None:
 def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
     """``messages`` (the system prompt is its first message) and ``tools``."""
     return RecordedPayload(payload["messages"], payload.get("system"), payload.get("tools"))
+
+
+def read_cache(data: Mapping[str, Any]) -> CacheReport:
+    """The cache outcome of a ``ChatCompletion`` dict (`CacheReport`).
+
+    ``usage.prompt_tokens`` counts every input token; reads are
+    ``prompt_tokens_details.cached_tokens``, writes ``cache_write_tokens``
+    (https://developers.openai.com/api/docs/guides/prompt-caching); DeepSeek reports
+    ``prompt_cache_hit_tokens`` and ``prompt_cache_miss_tokens`` instead
+    (https://api-docs.deepseek.com/guides/kv_cache).
+    """
+    usage = data.get("usage")
+    read = tokens_at(usage, "prompt_tokens_details", "cached_tokens")
+    hit, miss = (
+        tokens_at(usage, "prompt_cache_hit_tokens"),
+        tokens_at(usage, "prompt_cache_miss_tokens"),
+    )
+    return cache_report(
+        data,
+        usage,
+        input_tokens=tokens_at(usage, "prompt_tokens") or hit + miss,
+        read=read or hit,
+        written=tokens_at(usage, "prompt_tokens_details", "cache_write_tokens"),
+    )
 
 
 READER = register_reader(
@@ -340,6 +367,7 @@ READER = register_reader(
         detect_history=lambda items: True,
         read_request=read_request,
         parse_history=lambda turn, system: from_openai(turn),
+        read_cache=read_cache,
     )
 )
 """The Chat Completions wire's `WireReader`."""

@@ -50,7 +50,9 @@ from contextchef.providers._base import (
     keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
+from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
+from contextchef.providers.responses._caching import openai_cache_rules
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -179,6 +181,10 @@ class OpenAIChatAdapter(AdapterDefaults):
     def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
         """A breakpoint at the last input part of `entries` (`_cache.marked_entries`)."""
         return _cache.marked_entries(entries, chat=True) if rules.prompt_cache else entries
+
+    def cache_rules(self, model: str) -> CacheRules:
+        """OpenAI's cache prices and lifetimes (`responses._caching.openai_cache_rules`)."""
+        return openai_cache_rules(model, chat=True)
 
     def keeps(self, part: Part) -> bool:
         """Chat Completions takes no reasoning back; provider parts only its own."""
@@ -356,6 +362,19 @@ class DeepSeekAdapter(OpenAIChatAdapter):
     )
     """Payloads are for ``openai.OpenAI(base_url="https://api.deepseek.com")``'s
     ``chat.completions.create``."""
+
+    def cache_rules(self, model: str) -> CacheRules:
+        """DeepSeek's disk cache: no write price, lifetime or minimum length stated.
+
+        https://api-docs.deepseek.com/guides/kv_cache: prefix units persisted at request
+        boundaries; the read multiplier is spec 002's 0.1, assumed.
+        """
+        del model
+        return CacheRules(
+            read=0.1,
+            source="DeepSeek context caching guide: no write price, lifetime or minimum "
+            "stated; read 0.1x assumed (spec 002)",
+        )
 
     def reasoning_content(
         self, messages: Sequence[Message], before: Sequence[Message] = ()

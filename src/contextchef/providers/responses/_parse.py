@@ -44,6 +44,7 @@ from contextchef.providers._reading import (
     register_reader,
     stopped,
 )
+from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.responses import _render as _responses
 from contextchef.providers.responses import _search
 
@@ -346,7 +347,7 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
             f"{type(output).__name__}",
             index=0,
         )
-    return read_as(data, from_responses(list(output or [])), _stops(data))
+    return read_as(data, from_responses(list(output or [])), _stops(data), read_cache(data))
 
 
 def detect_history(items: Sequence[Any]) -> bool:
@@ -358,6 +359,30 @@ def detect_history(items: Sequence[Any]) -> bool:
 def read_request(payload: Mapping[str, Any]) -> RecordedPayload:
     """``input``, ``instructions``, ``tools``."""
     return RecordedPayload(payload["input"], payload.get("instructions"), payload.get("tools"))
+
+
+def read_cache(data: Mapping[str, Any]) -> CacheReport:
+    """The cache outcome of a Responses ``Response`` dict (`CacheReport`).
+
+    ``usage.input_tokens`` counts every input token; ``input_tokens_details`` holds
+    ``cached_tokens`` (reads), ``cache_write_tokens`` and, per lifetime,
+    ``cache_write_tokens_details.ttl_30m_tokens`` / ``ttl_12h_tokens`` (openai-python
+    3.60 ``types/responses/response_usage.py``); the miss reason is in
+    ``prompt_cache_diagnostics``.
+    """
+    usage = data.get("usage")
+    details = usage.get("input_tokens_details") if isinstance(usage, Mapping) else None
+    return cache_report(
+        data,
+        usage,
+        input_tokens=tokens_at(usage, "input_tokens"),
+        read=tokens_at(details, "cached_tokens"),
+        written=tokens_at(details, "cache_write_tokens"),
+        by_ttl={
+            "30m": tokens_at(details, "cache_write_tokens_details", "ttl_30m_tokens"),
+            "12h": tokens_at(details, "cache_write_tokens_details", "ttl_12h_tokens"),
+        },
+    )
 
 
 READER = register_reader(
@@ -374,6 +399,7 @@ READER = register_reader(
         detect_history=detect_history,
         read_request=read_request,
         parse_history=lambda turn, system: from_responses(turn, instructions=system),
+        read_cache=read_cache,
     )
 )
 """The OpenAI Responses wire's `WireReader`."""

@@ -59,7 +59,9 @@ from contextchef.providers._base import (
     keeps_part,
 )
 from contextchef.providers._strict import openai_parameters
+from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
+from contextchef.providers.responses._caching import openai_cache_rules
 from contextchef.providers.responses._namespaces import (
     Homes,
     fit_namespace,
@@ -255,6 +257,10 @@ class ResponsesAdapter(AdapterDefaults):
 
     plan_tool_changes = staticmethod(plan_tool_changes)
     """Tool changes, every addition a definition (`_tool_changes.plan_tool_changes`)."""
+
+    def cache_rules(self, model: str) -> CacheRules:
+        """OpenAI's cache prices and lifetimes (`_caching.openai_cache_rules`)."""
+        return openai_cache_rules(model)
 
     def model_rules(self, model: str) -> ModelRules:
         """Developer messages on every model; ``tool_search`` only on ``gpt-5.4`` and later.

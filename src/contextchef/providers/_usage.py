@@ -1,0 +1,290 @@
+"""What a response says about the prompt cache (`CacheReport`), and how a model's cache bills.
+
+Each wire's reader (``providers/<wire>/_parse.py``) reads its own usage fields into one
+`CacheReport` (`ReadResponse.cache`); `ContextChef.ingest` adds what the session knows
+(the target, the edits of the compile that produced the request, the previous report)
+and keeps one per ingested response (`ContextChef.cache_reports`). Every figure is in
+**tokens**, as the provider counted them.
+
+`CacheAuditFinding` is what ``ContextChef(cache_audit=True)`` finds before a request is
+sent. `CacheRules` is the per-model billing and lifetime of the cache (`Adapter.cache_rules`),
+read by the cost models of the analysis layer (``contextchef plan`` and ``replay``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+__all__ = [
+    "NOT_A_MISS",
+    "CacheAuditFinding",
+    "CacheReport",
+    "CacheRules",
+    "cache_report",
+    "compared",
+    "tokens_at",
+]
+
+
+NOT_A_MISS = frozenset(
+    {"", "previous_message_not_found", "comparison_response_not_found", "unavailable"}
+)
+"""`CacheReport.reason` values that diagnose nothing: no reason, or the provider could not
+compare (Anthropic ``previous_message_not_found`` / ``unavailable``, OpenAI
+``comparison_response_not_found`` / ``unavailable``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CacheReport:
+    """The prompt cache's outcome for one request, from its response (all figures in tokens).
+
+    Read from each provider's usage: Anthropic ``usage.cache_read_input_tokens``,
+    ``cache_creation_input_tokens`` and ``cache_creation.ephemeral_5m/1h_input_tokens``,
+    ``diagnostics.cache_miss_reason``
+    (https://platform.claude.com/docs/en/build-with-claude/prompt-caching,
+    .../cache-diagnostics); OpenAI Responses ``usage.input_tokens_details.cached_tokens``,
+    ``cache_write_tokens`` and ``cache_write_tokens_details.ttl_30m/12h_tokens``,
+    ``prompt_cache_diagnostics``; Chat Completions
+    ``usage.prompt_tokens_details.cached_tokens`` / ``cache_write_tokens``; DeepSeek
+    ``usage.prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens``
+    (https://api-docs.deepseek.com/guides/kv_cache); Gemini
+    ``usageMetadata.cachedContentTokenCount`` (https://ai.google.dev/gemini-api/docs/caching).
+
+    Attributes:
+        input_tokens: Every input token of the request (cache reads and writes included).
+        read: Input tokens read from the cache.
+        written: Input tokens written to the cache (0 where the provider reports none:
+            Gemini, DeepSeek, OpenAI before write reporting).
+        written_by_ttl: `written` per cache lifetime (``5m`` / ``1h`` on Anthropic,
+            ``30m`` / ``12h`` on OpenAI), where the provider breaks it down; else empty.
+        missed: Tokens that should have come from the cache and did not: the
+            provider's own estimate (Anthropic ``cache_missed_input_tokens``, OpenAI
+            ``cache_missed_tokens``), else what the previous request of the same target
+            left in the cache (its reads and writes) that this one did not read; None when
+            nothing says (the first request, no usage).
+        reason: The provider's reason for a miss (``messages_changed``, ``tools_changed``,
+            ``input_changed``, ``context_compacted``...) or its diagnosis when it gave no
+            reason (``previous_message_not_found``, ``comparison_response_not_found``,
+            ``unavailable``); ``""`` when it said nothing or reported a hit.
+        explanation: The session's own account: the edits of the compile that produced
+            the request (which one, which history message, which wire entry), or ``""``
+            when the request only appended to what was sent.
+        target: The target the request was compiled for (``""`` when unknown).
+        response_id: The response's id, or None.
+        usage: False when the response carried no usage figures (every count is then 0).
+    """
+
+    input_tokens: int = 0
+    read: int = 0
+    written: int = 0
+    written_by_ttl: Mapping[str, int] = field(default_factory=dict)
+    missed: int | None = None
+    reason: str = ""
+    explanation: str = ""
+    target: str = ""
+    response_id: str | None = None
+    usage: bool = True
+
+    @property
+    def miss(self) -> bool:
+        """Tokens were `missed`, or the provider gave a miss reason (not a diagnosis)."""
+        return bool(self.missed) or self.reason not in NOT_A_MISS
+
+    @property
+    def unexplained(self) -> str:
+        """A sentence for a `miss` with no edit reported behind it (for logs), else ``""``."""
+        if not self.miss or self.explanation:
+            return ""
+        why = f"the provider says {self.reason}" if self.reason else "the provider gave no reason"
+        return (
+            f"the prompt cache missed {self.missed or 0:,} input tokens of a request to "
+            f"{self.target or 'the provider'} with no edit reported by the session ({why}): "
+            "the cache expired, the request reached another cache, or the payload was changed "
+            "after compile"
+        )
+
+    @property
+    def uncached(self) -> int:
+        """Input tokens neither read from nor written to the cache (billed at the base rate)."""
+        return max(0, self.input_tokens - self.read - self.written)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (`written_by_ttl` as a plain dict)."""
+        return {
+            "input_tokens": self.input_tokens,
+            "read": self.read,
+            "written": self.written,
+            "written_by_ttl": dict(self.written_by_ttl),
+            "missed": self.missed,
+            "reason": self.reason,
+            "explanation": self.explanation,
+            "target": self.target,
+            "response_id": self.response_id,
+            "usage": self.usage,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class CacheRules:
+    """How a model's provider bills and keeps its prompt cache (`Adapter.cache_rules`).
+
+    Multipliers apply to the model's base input price per token.
+
+    Attributes:
+        read: A cache read.
+        write: A cache write, per lifetime (TTL name -> multiplier).
+        ttl: The lifetime a write gets unless the request asks for another.
+        ttl_seconds: Seconds per lifetime name; a lifetime not named here does not
+            expire by a known clock (the cost models then never expire it).
+        min_tokens: The shortest prompt the provider caches at all, in tokens.
+        source: Where these figures come from (printed by ``plan`` and ``replay``).
+    """
+
+    read: float = 0.1
+    write: Mapping[str, float] = field(default_factory=lambda: {"default": 1.0})
+    ttl: str = "default"
+    ttl_seconds: Mapping[str, int] = field(default_factory=dict)
+    min_tokens: int = 0
+    source: str = ""
+
+
+class EditLike(Protocol):
+    """An edit of something already sent, as the session reports it (`LedgerEdit`)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def wire_index(self) -> int: ...
+    @property
+    def detail(self) -> str: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class CacheAuditFinding:
+    """Something in a request that makes the cached prefix differ from the last request.
+
+    Either a volatile block at or before the last prompt-cache breakpoint, or (with
+    `detail` set) an edit of something already sent, which restarts the cache there.
+    """
+
+    block: str
+    """What changed, e.g. ``announcements``, ``dynamic_state`` or ``history edit``."""
+    position: int
+    """Where: its index among the cacheable blocks (tools, system, message blocks), or
+    the first wire entry sent differently (an edit)."""
+    breakpoint: int
+    """Index of the last block carrying ``cache_control`` (-1 for an edit)."""
+    detail: str = ""
+    """For an edit: what happened (see `LedgerEdit.detail`)."""
+
+    @property
+    def message(self) -> str:
+        """A log line saying what is wrong and the fix."""
+        if self.detail:
+            return f"cache audit: {self.block}: {self.detail}; the prompt cache restarts there"
+        return (
+            f"cache audit: volatile block ({self.block}) at position {self.position} is at or "
+            f"before the last cache_control breakpoint (position {self.breakpoint}); it changes "
+            "the cached prefix on every update: move the breakpoint earlier"
+        )
+
+    @classmethod
+    def of_edits(cls, edits: Sequence[EditLike]) -> tuple[CacheAuditFinding, ...]:
+        """One finding per edit of something already sent (`LedgerEdit`)."""
+        return tuple(
+            cls(block=f"{e.kind} edit", position=e.wire_index, breakpoint=-1, detail=e.detail)
+            for e in edits
+        )
+
+
+def tokens_at(data: Any, *path: str) -> int:
+    """The whole number >= 0 at `path` in nested mappings, else 0 (absent, null, other)."""
+    for key in path:
+        data = data.get(key) if isinstance(data, Mapping) else None
+    if isinstance(data, bool) or not isinstance(data, int):
+        return 0
+    return max(0, data)
+
+
+def _diagnosis(data: Mapping[str, Any]) -> tuple[str, int | None]:
+    """``(reason, missed tokens)`` of Anthropic's ``diagnostics`` or OpenAI's diagnostics."""
+    anthropic = data.get("diagnostics")
+    found = anthropic.get("cache_miss_reason") if isinstance(anthropic, Mapping) else None
+    if isinstance(found, Mapping) and isinstance(found.get("type"), str):
+        given = "cache_missed_input_tokens" in found
+        return found["type"], tokens_at(found, "cache_missed_input_tokens") if given else None
+    openai = data.get("prompt_cache_diagnostics")
+    if isinstance(openai, Mapping) and isinstance(openai.get("type"), str):
+        if openai["type"] == "cache_hit":
+            return "", 0
+        if openai["type"] == "cache_miss":
+            return str(openai.get("reason") or "cache_miss"), tokens_at(
+                openai, "cache_missed_tokens"
+            )
+        return openai["type"], None
+    return "", None
+
+
+def cache_report(
+    data: Mapping[str, Any],
+    usage: object,
+    *,
+    input_tokens: int,
+    read: int,
+    written: int = 0,
+    by_ttl: Mapping[str, int] | None = None,
+) -> CacheReport:
+    """A wire reader's figures as a `CacheReport`, with the diagnosis `data` carries.
+
+    Args:
+        data: The response dict (its ``diagnostics`` / ``prompt_cache_diagnostics``,
+            its id).
+        usage: The response's usage object (None or not a mapping: no usage reported).
+        input_tokens: Every input token, reads and writes included.
+        read: Tokens read from the cache.
+        written: Tokens written to the cache.
+        by_ttl: `written` per lifetime; entries of 0 tokens are left out.
+    """
+    reason, missed = _diagnosis(data)
+    raw_id = data.get("id", data.get("responseId", data.get("response_id")))
+    return CacheReport(
+        input_tokens=input_tokens,
+        read=read,
+        written=written,
+        written_by_ttl={k: v for k, v in sorted((by_ttl or {}).items()) if v},
+        missed=missed,
+        reason=reason,
+        response_id=raw_id if isinstance(raw_id, str) else None,
+        usage=isinstance(usage, Mapping),
+    )
+
+
+def compared(
+    report: CacheReport,
+    earlier: Sequence[CacheReport],
+    *,
+    target: str,
+    edits: Sequence[EditLike] = (),
+) -> CacheReport:
+    """`report` completed with the session's knowledge: `target`, explanation, `missed`.
+
+    Args:
+        report: What the response said (`ReadResponse.cache`).
+        earlier: The session's reports so far; the last one of `target` is the previous
+            request's. Where the provider estimated no missed tokens, `missed` is what
+            that request left in the cache (its reads and writes) minus what this one
+            read, when above 0: a request that extends the previous one reads at least
+            that much while the cache lives.
+        target: The target the request was compiled for.
+        edits: The ledger's edits of that compile (`LedgerEdit`).
+    """
+    previous = next((r for r in reversed(earlier) if r.target == target), None)
+    missed = report.missed
+    if missed is None and previous is not None and previous.usage and report.usage:
+        missed = max(0, previous.read + previous.written - report.read)
+    explained = "; ".join(
+        f"{e.kind} edit from wire entry {e.wire_index}: {e.detail}" for e in edits
+    )
+    return replace(report, target=target, explanation=explained, missed=missed)

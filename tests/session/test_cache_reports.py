@@ -1,0 +1,317 @@
+"""One `CacheReport` per ingested response, from every provider's usage (issue 24, item 2).
+
+Real-shaped responses: the final responses recorded from the real APIs in
+shared/data/transcripts, sent back by the contextchef.testing fakes through the official SDK
+clients (so ingest sees the SDK's own objects), and SDK-typed objects built from the
+documented usage and diagnostics fields the recordings do not carry (per-TTL writes, miss
+reasons).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from anthropic.types import Message
+from google import genai
+from google.genai import types as genai_types
+from openai.types.chat import ChatCompletion
+from openai.types.responses import Response
+
+from conftest import shared_data
+from contextchef import CacheReport, CompileEvent, ContextChef, assistant, user
+from contextchef.providers import read_response
+from contextchef.testing import (
+    FakeAnthropic,
+    FakeGemini,
+    FakeOpenAIChat,
+    FakeProvider,
+    FakeResponses,
+    RawReply,
+    httpx_for,
+    text,
+)
+from sdk_check import PROVIDER_ENV
+
+HX = httpx_for(anthropic)
+OPUS = "claude-opus-5-5"
+TOOL = {"name": "lookup", "description": "Look a word up.", "input_schema": {"type": "object"}}
+MORE = {"name": "define", "description": "Define a word.", "input_schema": {"type": "object"}}
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in PROVIDER_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+def recorded(name: str) -> dict[str, Any]:
+    """The final response a shared transcript recorded from the real API."""
+    data = json.loads((shared_data() / "transcripts" / f"{name}.json").read_text("utf-8"))
+    reply: dict[str, Any] = data["final_response"]
+    return reply
+
+
+def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
+    """`payload` through the official SDK client of `target`; the SDK's response object."""
+    if target == "gemini":
+        http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
+        return genai.Client(api_key="x", http_options=http).models.generate_content(**payload)
+    if target == "anthropic":
+        client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+        return client.messages.create(**payload)
+    chat = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    if target == "responses":
+        return chat.responses.create(**payload)
+    return chat.chat.completions.create(**payload)
+
+
+# (target, fake, recording, expected (input, read, written)) — the figures read by hand
+# from each recording's usage object
+REAL = [
+    ("deepseek", FakeOpenAIChat, "pai-deepseek-reasoner-tools", (976, 896, 0)),
+    ("gemini", FakeGemini, "crewai-gemini-research", (727, 375, 0)),
+    ("openai", FakeOpenAIChat, "pai-groq-tool-use-failed", (336, 256, 0)),
+    ("responses", FakeResponses, "pai-responses-native-tool-search", (590, 0, 0)),
+    ("anthropic", FakeAnthropic, "crewai-anthropic-research", (2610, 0, 0)),
+]
+
+
+@pytest.mark.parametrize(("target", "fake_type", "name", "figures"), REAL)
+def test_every_providers_recorded_usage_lands_in_one_report_through_its_sdk(
+    target: str, fake_type: type[FakeProvider], name: str, figures: tuple[int, int, int]
+) -> None:
+    reply = recorded(name)
+    again = {**reply, "responseId" if target == "gemini" else "id": "second"}
+    fake = fake_type().script(RawReply(body=reply), RawReply(body=again))
+    chef = ContextChef()
+    chef.set_history([user("Look it up.")])
+    seen: list[CompileEvent] = []
+    chef.on("response:cache", seen.append)
+    chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+    (report,) = chef.cache_reports
+    assert (report.input_tokens, report.read, report.written) == figures
+    assert report.usage and report.target == target and report.missed is None
+    assert report.uncached == figures[0] - figures[1] - figures[2]
+    assert [e.cache for e in seen] == [report]
+    chef.append(user("Again."))
+    chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+    assert len(chef.cache_reports) == 2
+    assert chef.cache_reports[1].missed == 0  # the same figures: it read what the first left
+    assert fake.violations == ()
+
+
+def test_anthropic_writes_per_ttl_and_its_miss_reason_from_the_sdk_type() -> None:
+    body = recorded("crewai-anthropic-research") | {
+        "usage": {
+            "input_tokens": 50,
+            "cache_read_input_tokens": 1200,
+            "cache_creation_input_tokens": 900,
+            "cache_creation": {"ephemeral_5m_input_tokens": 600, "ephemeral_1h_input_tokens": 300},
+            "output_tokens": 7,
+        },
+        "diagnostics": {
+            "cache_miss_reason": {"type": "messages_changed", "cache_missed_input_tokens": 400}
+        },
+    }
+    report = read_response(Message.model_validate(body)).cache
+    assert (report.input_tokens, report.read, report.written) == (2150, 1200, 900)
+    assert report.written_by_ttl == {"1h": 300, "5m": 600}
+    assert (report.reason, report.missed, report.miss) == ("messages_changed", 400, True)
+
+
+def test_responses_writes_per_ttl_and_prompt_cache_diagnostics_from_the_sdk_type() -> None:
+    body = recorded("pai-responses-native-tool-search") | {
+        "usage": {
+            "input_tokens": 5000,
+            "input_tokens_details": {
+                "cached_tokens": 3000,
+                "cache_write_tokens": 1800,
+                "cache_write_tokens_details": {"ttl_30m_tokens": 1800, "ttl_12h_tokens": 0},
+            },
+            "output_tokens": 3,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 5003,
+        },
+        "prompt_cache_diagnostics": {
+            "type": "cache_miss",
+            "reason": "tools_changed",
+            "cache_missed_tokens": 2500,
+            "comparison_reusable_tokens": 4800,
+        },
+    }
+    response = Response.model_validate(body)
+    assert response.prompt_cache_diagnostics is not None  # the SDK's own field
+    read = read_response(response)
+    report = read.cache
+    assert (report.input_tokens, report.read, report.written) == (5000, 3000, 1800)
+    assert report.written_by_ttl == {"30m": 1800}
+    assert (report.reason, report.missed) == ("tools_changed", 2500)
+    (notice,) = read.notices  # also a notice, as Anthropic's reasons are
+    assert (notice.kind, notice.reason, notice.missed_tokens) == (
+        "cache_miss",
+        "tools_changed",
+        2500,
+    )
+
+
+@pytest.mark.parametrize(
+    ("diagnosis", "reason", "missed"),
+    [
+        ({"type": "cache_hit"}, "", 0),
+        ({"type": "comparison_response_not_found"}, "comparison_response_not_found", None),
+        ({"type": "unavailable"}, "unavailable", None),
+    ],
+)
+def test_openai_diagnoses_that_are_not_misses(
+    diagnosis: dict[str, Any], reason: str, missed: int | None
+) -> None:
+    body = recorded("pai-responses-native-tool-search") | {"prompt_cache_diagnostics": diagnosis}
+    read = read_response(Response.model_validate(body))
+    assert (read.cache.reason, read.cache.missed, read.cache.miss) == (reason, missed, False)
+    assert read.notices == ()
+
+
+def test_chat_cache_writes_and_deepseeks_hit_miss_extras_from_the_sdk_type() -> None:
+    chat = recorded("crewai-openai-chat-max-usage") | {
+        "usage": {
+            "prompt_tokens": 2048,
+            "completion_tokens": 1,
+            "total_tokens": 2049,
+            "prompt_tokens_details": {"cached_tokens": 1024, "cache_write_tokens": 1000},
+        }
+    }
+    report = read_response(ChatCompletion.model_validate(chat)).cache
+    assert (report.input_tokens, report.read, report.written) == (2048, 1024, 1000)
+    # DeepSeek's fields are not in the SDK's CompletionUsage: they come through as extras
+    deepseek = recorded("pai-deepseek-reasoner-tools")
+    deepseek["usage"] = {
+        "prompt_tokens": 976,
+        "completion_tokens": 61,
+        "total_tokens": 1037,
+        "prompt_cache_hit_tokens": 896,
+        "prompt_cache_miss_tokens": 80,
+    }
+    completion = ChatCompletion.model_validate(deepseek)
+    assert completion.usage is not None and completion.usage.prompt_tokens_details is None
+    report = read_response(completion).cache
+    assert (report.input_tokens, report.read, report.uncached) == (976, 896, 80)
+
+
+def test_gemini_sdk_object_and_json_dict_read_alike() -> None:
+    body = recorded("crewai-gemini-research")
+    sdk = genai_types.GenerateContentResponse.model_validate(body)
+    assert sdk.usage_metadata is not None and sdk.usage_metadata.cached_content_token_count == 375
+    assert read_response(sdk).cache == read_response(body).cache
+
+
+def test_a_response_without_usage_says_so() -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    chef.compile("anthropic")
+    chef.ingest({"id": "m1", "type": "message", "role": "assistant", "content": []})
+    (report,) = chef.cache_reports
+    assert not report.usage and report.input_tokens == 0 and not report.miss
+
+
+# -- misses: explained by the ledger, or warned about ---------------------------------------
+
+
+def _anthropic() -> tuple[FakeAnthropic, anthropic.Anthropic, ContextChef]:
+    fake = FakeAnthropic().script(text("ok"), text("ok"), text("ok"))
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    chef = ContextChef()
+    chef.register_tools([TOOL])
+    chef.set_system_prompt("Be brief.")
+    chef.set_history([user("Define cache.")])
+    return fake, client, chef
+
+
+def test_a_miss_the_ledger_explains_is_not_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    fake, client, chef = _anthropic()
+    request = chef.compile("anthropic", model=OPUS, strategy="flat")
+    chef.ingest(client.messages.create(**request.payload, extra_headers=dict(request.headers)))
+    chef.register_tools([MORE])  # the naive way: the tools array changes, an edit
+    chef.append(user("And define store."))
+    request = chef.compile("anthropic", model=OPUS, strategy="flat", diagnostics=True)
+    assert [e.kind for e in request.edits] == ["tools"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        chef.ingest(client.messages.create(**request.payload, extra_headers=dict(request.headers)))
+    report = chef.cache_reports[-1]
+    assert report.reason == "tools_changed" and report.miss
+    assert report.explanation.startswith("tools edit from wire entry 0: ")
+    assert request.edits[0].detail in report.explanation
+    assert report.unexplained == ""
+    assert not any("no edit reported" in r.getMessage() for r in caplog.records)
+    assert fake.violations == ()
+
+
+def test_a_miss_no_edit_explains_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    fake, client, chef = _anthropic()
+    request = chef.compile("anthropic", model=OPUS)
+    chef.ingest(client.messages.create(**request.payload, extra_headers=dict(request.headers)))
+    chef.append(user("And define store."))
+    request = chef.compile("anthropic", model=OPUS, diagnostics=True)
+    assert request.edits == ()
+    sent = request.mutable_payload()
+    sent["system"] = "Be very brief."  # changed after compile: the session cannot know
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        chef.ingest(client.messages.create(**sent, extra_headers=dict(request.headers)))
+    report = chef.cache_reports[-1]
+    assert (report.reason, report.explanation) == ("system_changed", "")
+    warned = [r.getMessage() for r in caplog.records if "no edit reported" in r.getMessage()]
+    assert len(warned) == 1 and "the provider says system_changed" in warned[0]
+    assert fake.violations == ()
+
+
+def _message(read: int, written: int, name: str) -> Message:
+    usage = {
+        "input_tokens": 20,
+        "output_tokens": 1,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written,
+    }
+    content = [{"type": "text", "text": "ok"}]
+    return Message.model_validate(
+        {"id": name, "type": "message", "role": "assistant", "model": OPUS, "content": content}
+        | {"stop_reason": "end_turn", "usage": usage}
+    )
+
+
+def test_without_diagnostics_a_read_below_what_the_last_request_cached_is_a_miss(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    chef = ContextChef()
+    chef.set_history([user("one")])
+    chef.compile("anthropic", model=OPUS)
+    chef.ingest(_message(0, 3000, "m1"))  # wrote 3,000
+    chef.append(user("two"))
+    chef.compile("anthropic", model=OPUS)
+    chef.ingest(_message(3000, 40, "m2"))  # read them back
+    assert [r.missed for r in chef.cache_reports] == [None, 0]
+    chef.append(user("three"))
+    chef.compile("anthropic", model=OPUS)
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        chef.ingest(_message(0, 3100, "m3"))  # read nothing: 3,040 were in the cache
+    assert chef.cache_reports[-1].missed == 3040
+    assert any("missed 3,040 input tokens" in r.getMessage() for r in caplog.records)
+    # an edit of what was sent explains the next one
+    chef.set_history([user("one, edited"), assistant("ok"), user("four")])
+    request = chef.compile("anthropic", model=OPUS)
+    assert request.edits
+    chef.ingest(_message(0, 3200, "m4"))
+    last = chef.cache_reports[-1]
+    assert last.missed == 3100 and last.explanation and last.unexplained == ""
+
+
+def test_reports_are_plain_values() -> None:
+    report = CacheReport(input_tokens=10, read=4, written=3, written_by_ttl={"5m": 3})
+    assert report.uncached == 3
+    assert report.to_dict()["written_by_ttl"] == {"5m": 3}
+    assert json.loads(json.dumps(report.to_dict()))["read"] == 4
