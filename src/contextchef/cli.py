@@ -454,7 +454,10 @@ def diff(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Say where AFTER stops extending BEFORE: the prompt cache's view of two requests."""
+    """Say where AFTER stops extending BEFORE: the prompt cache's view of two requests.
+
+    Exits 0 when AFTER extends BEFORE, 1 when the prefix broke (usable in CI), 2 on bad input.
+    """
     from contextchef.analysis._diagnose import payload_break
 
     try:
@@ -466,12 +469,14 @@ def diff(
     if as_json:
         out = None if found is None else dataclasses.asdict(found)
         typer.echo(_dumps({"extends": found is None, "break": out}))
-        return
-    typer.echo(
-        "AFTER extends BEFORE: the whole earlier request stays cached."
-        if found is None
-        else found.message
-    )
+    else:
+        typer.echo(
+            "AFTER extends BEFORE: the whole earlier request stays cached."
+            if found is None
+            else found.message
+        )
+    if found is not None:
+        raise typer.Exit(code=1)
 
 
 def _payload(path: Path) -> dict[str, Any]:

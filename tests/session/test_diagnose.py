@@ -96,13 +96,15 @@ def test_contextchef_diff_on_saved_payloads(tmp_path: Path, catalogs_dir: Path) 
     a.write_text(json.dumps(first.payload), "utf-8")
     b.write_text(json.dumps(second.payload), "utf-8")
     result = CliRunner().invoke(app, ["diff", str(a), str(b), "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the prefix broke: CI can fail on it
     out = json.loads(result.output)
     assert out["extends"] is False
     assert out["break"]["segment"] == "system"
     assert out["break"]["byte"] == len('"You are a careful coding agent.')
     same = CliRunner().invoke(app, ["diff", str(a), str(a)])
-    assert "extends" in same.output
+    assert "extends" in same.output and same.exit_code == 0
+    broke = CliRunner().invoke(app, ["diff", str(a), str(b)])
+    assert broke.exit_code == 1 and "system" in broke.output
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]", "utf-8")
     refused = CliRunner().invoke(app, ["diff", str(a), str(bad)])
