@@ -23,10 +23,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -152,6 +154,18 @@ def _fail(exc: ContextChefError | RecursionError) -> None:
     raise typer.Exit(code=2)
 
 
+_CACHE_READ = typer.Option(
+    min=0, help="Cache-read multiplier (default: the model's, see docs/guides/replay.md)."
+)
+_CACHE_WRITE = typer.Option(
+    min=0, help="Cache-write multiplier (default: the model's for the lifetime --ttl)."
+)
+_TTL = typer.Option(
+    help="Cache lifetime writes get: 5m or 1h (Anthropic), 30m or 12h (OpenAI gpt-5.6+); "
+    "default: the model's."
+)
+
+
 @app.command()
 def plan(
     catalogs: Annotated[
@@ -173,8 +187,9 @@ def plan(
     price: Annotated[
         float, typer.Option(min=0, help="Base input price, USD per million tokens.")
     ] = 3.0,
-    cache_read: Annotated[float, typer.Option(min=0, help="Cache-read multiplier.")] = 0.1,
-    cache_write: Annotated[float, typer.Option(min=0, help="Cache-write multiplier.")] = 1.25,
+    cache_read: Annotated[float | None, _CACHE_READ] = None,
+    cache_write: Annotated[float | None, _CACHE_WRITE] = None,
+    ttl: Annotated[str | None, _TTL] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     payload_out: Annotated[
         Path | None, typer.Option(help="Write the compiled payload (one user turn) here.")
@@ -194,11 +209,14 @@ def plan(
     """Show what the tool catalog costs per turn, flat vs deferred, and per strategy."""
     model = model or _default_model(target)
     try:
-        cache = CacheCostModel(
+        cache = CacheCostModel.for_model(
+            target,
+            model,
             history_tokens=history_tokens,
             price_per_mtok=price,
             cache_read=cache_read,
             cache_write=cache_write,
+            ttl=ttl,
         )
         live = [*(mcp or []), *(mcp_url or [])]
         loaded = _load(list(catalogs or []), repair=repair_schemas, live=live)
@@ -316,7 +334,15 @@ def _print_plan(r: PlanReport) -> None:
     ]
     for name, value in rows:
         table.add_row(name, value)
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    ttl = f" ({m.ttl})" if m.ttl else ""
+    console.print(
+        f"prices: read {m.cache_read}x, write {m.cache_write}x{ttl}, minimum "
+        f"{m.min_cacheable_tokens:,} tokens cached; {m.source}.",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _print_strategies(plan: StrategyPlan, r: PlanReport) -> None:
@@ -514,8 +540,9 @@ def replay(
     price: Annotated[
         float, typer.Option(min=0, help="Base input price, USD per million tokens.")
     ] = 3.0,
-    cache_read: Annotated[float, typer.Option(min=0, help="Cache-read multiplier.")] = 0.1,
-    cache_write: Annotated[float, typer.Option(min=0, help="Cache-write multiplier.")] = 1.25,
+    cache_read: Annotated[float | None, _CACHE_READ] = None,
+    cache_write: Annotated[float | None, _CACHE_WRITE] = None,
+    ttl: Annotated[str | None, _TTL] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     plot: Annotated[
         Path | None,
@@ -545,8 +572,13 @@ def replay(
             target=target,
             strategies=list(strategy or REPLAY_STRATEGIES),
             extra_tools=extra,
-            pricing=ReplayPricing(
-                price_per_mtok=price, cache_read=cache_read, cache_write=cache_write
+            pricing=lambda on, named: ReplayPricing.for_model(
+                on,
+                named,
+                price_per_mtok=price,
+                cache_read=cache_read,
+                cache_write=cache_write,
+                ttl=ttl,
             ),
             model=model,
         )
@@ -563,19 +595,26 @@ def replay(
         Console().print(f"plot written to {plot}", highlight=False)
 
 
+def _table(title: str, columns: Sequence[str], left: int = 1) -> Table:
+    """A table that fits 80 columns: no side borders, figures right-aligned, never cut.
+
+    A figure wider than its column folds onto the next line instead of an ellipsis.
+    """
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    for n, column in enumerate(columns):
+        table.add_column(column, justify="left" if n < left else "right", overflow="fold")
+    return table
+
+
 def _print_replay(report: Any) -> None:
     console = Console()
-    columns = ("req", "strategy", "tools", "tokens", "shared bytes", "read", "write", "USD")
+    columns = ("req", "strategy", "tools", "tokens", "shared B", "read", "write", "USD")
     tables: dict[str, Table] = {}
     for turn in report.turns:
         table = tables.get(turn.transcript)
         if table is None:
-            table = tables[turn.transcript] = Table(title=f"{turn.transcript}: per request")
-            for column in columns:
-                table.add_column(column, justify="left" if column == "strategy" else "right")
+            table = tables[turn.transcript] = _table(f"{turn.transcript}: per request", columns, 2)
         for n, (name, f) in enumerate(turn.strategies.items()):
-            if n == 0 and table.row_count:
-                table.add_section()
             table.add_row(
                 str(turn.request) if n == 0 else "",
                 name,
@@ -583,14 +622,17 @@ def _print_replay(report: Any) -> None:
                 f"{f.input_tokens_est:,}",
                 f"{f.shared_prefix_bytes:,}",
                 f"{f.cache_read_tokens_est:,}",
-                f"{f.cache_write_tokens_est:,}",
+                f"{f.cache_write_tokens_est + f.uncached_tokens_est:,}",
                 f"${f.cost_usd:.4f}",
+                end_section=n == len(turn.strategies) - 1,
             )
     for table in tables.values():
         console.print(table)
-    totals = Table(title="Replay totals per strategy")
-    for column in ("strategy", "requests", "chars", "tokens", "read", "write", "cached", "USD"):
-        totals.add_column(column, justify="left" if column == "strategy" else "right", no_wrap=True)
+    _print_actual(console, report)
+    totals = _table(
+        "Replay totals per strategy",
+        ("strategy", "reqs", "chars", "tokens", "read", "write", "cached", "USD"),
+    )
     for name, t in report.totals.items():
         totals.add_row(
             name,
@@ -598,22 +640,59 @@ def _print_replay(report: Any) -> None:
             f"{int(t['input_chars']):,}",
             f"{int(t['input_tokens_est']):,}",
             f"{int(t['cache_read_tokens_est']):,}",
-            f"{int(t['cache_write_tokens_est']):,}",
+            f"{int(t['cache_write_tokens_est'] + t['uncached_tokens_est']):,}",
             f"{t['cached_share']:.1%}",
             f"${t['cost_usd']:.4f}",
         )
     console.print(totals)
-    p = report.pricing
-    console.print(
-        f"USD = {p.price_per_mtok} x ({p.cache_read} x cache read + {p.cache_write} x cache "
-        "write) / 1e6 tokens (estimates); shared prefix: bytes of the request in the cache's "
-        "order (system, tools, conversation) that the previous request of the strategy had.",
-        highlight=False,
-        markup=False,
-    )
+    lines = [
+        "USD = price x (read x cache read + write x cache write + uncached) / 1e6 tokens "
+        "(estimates; write: tokens written, or not cached at all below the minimum "
+        "length); shared B: bytes of the request in the cache's order (system, tools, "
+        "conversation) that the previous request of the strategy had."
+    ]
     for info in report.transcripts:
-        for name, why in info["skipped"].items():
-            console.print(f"{info['name']}: {name} not run: {why}", highlight=False, markup=False)
+        p = info["pricing"]
+        lines.append(
+            f"{info['name']} ({info['target']}, {info['model']}): ${p['price_per_mtok']}/MTok, "
+            f"read {p['cache_read']}x, write {p['cache_write']}x"
+            + (f" ({p['ttl']})" if p["ttl"] else "")
+            + f", minimum {p['min_cacheable_tokens']:,} tokens; prices: {p['source']}."
+        )
+        lines += [f"{info['name']}: {name} not run: {why}" for name, why in info["skipped"].items()]
+    for line in lines:
+        console.print(line, highlight=False, markup=False)
+
+
+def _print_actual(console: Console, report: Any) -> None:
+    """Per recording with usage: the estimate (first strategy run) beside the provider's."""
+    tables: dict[str, Table] = {}
+    for turn in report.turns:
+        if turn.actual is None or not turn.strategies:
+            continue
+        name, f = next(iter(turn.strategies.items()))
+        columns = ("req", "", "input", "read", "written", "uncached", "USD")
+        title = f"{turn.transcript}: estimate ({name}) vs actual (the provider's usage)"
+        table = tables.get(turn.transcript) or tables.setdefault(
+            turn.transcript, _table(title, columns, 2)
+        )
+        a = turn.actual
+        estimate = (f.input_tokens_est, f.cache_read_tokens_est, f.cache_write_tokens_est)
+        rows = (
+            ("estimate", *estimate, f.uncached_tokens_est, f.cost_usd),
+            ("actual", a.input_tokens, a.read, a.written, a.uncached, turn.actual_cost_usd),
+        )
+        for label, *numbers, usd in rows:
+            first = label == "estimate"
+            table.add_row(
+                str(turn.request) if first else "",
+                str(label),
+                *(f"{n:,}" for n in numbers),
+                f"${usd:.4f}",
+                end_section=not first,
+            )
+    for table in tables.values():
+        console.print(table)
 
 
 def main() -> None:

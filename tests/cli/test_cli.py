@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from contextchef import ContextChef, estimate_tokens, load_demo_catalog, user
 from contextchef._json import canonical_dumps
-from contextchef.analysis import catalog_plan
+from contextchef.analysis import CacheCostModel, catalog_plan
 from contextchef.cli import app
 from contextchef.tools._catalogs import load_catalog
 
@@ -97,7 +97,8 @@ def test_plan_figures_match_the_library() -> None:
     chef = ContextChef(default_defer=True)
     chef.register_catalog(load_demo_catalog())
     chef.set_history([user("hi")])
-    report = catalog_plan(chef, "openai").to_dict()
+    cache = CacheCostModel.for_model("openai", "gpt-5.4")  # the CLI's: the default model's
+    report = catalog_plan(chef, "openai", cache=cache).to_dict()
     assert {k: v for k, v in data.items() if k in report} == json.loads(json.dumps(report))
     extra = {"model", "model_known", "auto", "strategies", "schema_reports"}
     assert set(data) - set(report) == extra
@@ -166,7 +167,10 @@ def test_benchmark_catalogs_need_and_get_repair_on_the_command_line() -> None:
 
 # -- per strategy: what each one costs for one target and model ------------------------------
 
-H, PRICE, READ, WRITE = 80_000, 3.0, 0.1, 1.25
+H, PRICE, READ = 80_000, 3.0, 0.1
+WRITES = {"anthropic": 1.25, "responses": 1.0, "openai": 1.0}
+"""The model's own write price plan assumes: Anthropic's 5-minute writes, OpenAI's before
+GPT-5.6 (the input rate)."""
 
 
 def _plan_json(path: Path, target: str, model: str) -> dict[str, Any]:
@@ -230,10 +234,12 @@ def test_plan_lists_the_strategies_that_fit_and_the_auto_pick(
 ) -> None:
     path = catalogs_dir / "github.json"
     data = _plan_json(path, target, model)
+    WRITE = data["cache_model"]["cache_write"]
     fitting, auto = FITS[target, model]
     rows = {s["name"]: s for s in data["strategies"]}
     assert [s["name"] for s in data["strategies"] if s["fits"]] == fitting
     assert (data["target"], data["model"], data["auto"]) == (target, model, auto)
+    assert data["cache_model"]["cache_write"] == WRITE == WRITES[target]
     for row in rows.values():
         if not row["fits"]:  # why not, and no figures
             assert row["note"] and row["resident_chars"] is None and row["reveal_cost_usd"] is None

@@ -32,6 +32,7 @@ FIGURES = (
     "shared_prefix_bytes",
     "cache_read_tokens_est",
     "cache_write_tokens_est",
+    "uncached_tokens_est",
     "cost_usd",
 )
 
@@ -166,10 +167,15 @@ def test_json_shape_and_totals(tmp_path: Path) -> None:
     out = json.loads(result.output)
     assert set(out) == {"transcripts", "strategies", "pricing", "turns", "totals"}
     assert len(out["turns"]) == 3 + 3
-    assert out["pricing"] == {"price_per_mtok": 3.0, "cache_read": 0.1, "cache_write": 1.25}
+    # the first recording's prices: its model's own (Anthropic: 5-minute writes)
+    pricing = {"price_per_mtok": 3.0, "cache_read": 0.1, "cache_write": 1.25, "ttl": "5m"}
+    assert pricing.items() <= out["pricing"].items()
+    assert out["pricing"]["cache_write_by_ttl"] == {"5m": 1.25, "1h": 2.0}
+    assert out["transcripts"][0]["pricing"] == out["pricing"]
+    assert "Anthropic prompt caching" in out["pricing"]["source"]
     turn = out["turns"][1]
-    assert set(turn) == {"transcript", "request", "messages", "strategies"}
-    assert set(turn["strategies"]["flat"]) == {*FIGURES, "tools", "revealed", "cause"}
+    assert set(turn) == {"transcript", "request", "messages", "strategies", "actual"}
+    assert set(turn["strategies"]["flat"]) == {*FIGURES, "tools", "revealed", "cause", "not_read"}
     for key in FIGURES:
         total = sum(t["strategies"]["flat"][key] for t in out["turns"])
         assert out["totals"]["flat"][key] == pytest.approx(total)
@@ -260,7 +266,11 @@ def test_the_public_replay_api_returns_what_replay_json_prints() -> None:
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
     report = analysis.replay(
-        [path], target="responses", pricing=analysis.ReplayPricing(price_per_mtok=2.5)
+        [path],
+        target="responses",
+        pricing=lambda target, model: analysis.ReplayPricing.for_model(
+            target, model, price_per_mtok=2.5
+        ),
     )
     assert isinstance(report, analysis.ReplayReport)
     assert report.to_dict() == printed

@@ -107,7 +107,11 @@ class CacheCostModel:
         history_tokens: Cached conversation history ``H``, in tokens.
         price_per_mtok: Base input price ``p`` in USD per million tokens.
         cache_read: Cache-read price multiplier.
-        cache_write: Cache-write price multiplier.
+        cache_write: Cache-write price multiplier (of the lifetime `ttl`).
+        ttl: The cache lifetime writes get (``""``: unnamed).
+        min_cacheable_tokens: The shortest prompt the provider caches: a prefix below it
+            is neither read nor written, every token at the base price (`rate`).
+        source: Where the prices come from (``contextchef plan`` prints it).
 
     Raises:
         UsageError: A value that is not a finite number >= 0, or prices whose products
@@ -118,9 +122,57 @@ class CacheCostModel:
     price_per_mtok: float = 3.0
     cache_read: float = 0.1
     cache_write: float = 1.25
+    ttl: str = ""
+    min_cacheable_tokens: int = 0
+    source: str = "spec 002 multipliers: read 0.1x, write 1.25x; no minimum length, no expiry"
 
     def __post_init__(self) -> None:
         check_prices(self.price_per_mtok, self.cache_read, self.cache_write, self.history_tokens)
+
+    @classmethod
+    def for_model(
+        cls,
+        target: str,
+        model: str,
+        *,
+        history_tokens: int = 80_000,
+        price_per_mtok: float = 3.0,
+        cache_read: float | None = None,
+        cache_write: float | None = None,
+        ttl: str | None = None,
+    ) -> CacheCostModel:
+        """`model`'s own cache prices on `target` (`ReplayPricing.for_model`), at `H` and `p`.
+
+        Raises:
+            UnknownTargetError: Unknown target.
+            UsageError: A lifetime the model does not have, or bad prices.
+        """
+        from contextchef.analysis._pricing import ReplayPricing  # it imports check_prices
+
+        prices = ReplayPricing.for_model(
+            target,
+            model,
+            price_per_mtok=price_per_mtok,
+            cache_read=cache_read,
+            cache_write=cache_write,
+            ttl=ttl,
+        )
+        return cls(
+            history_tokens=history_tokens,
+            price_per_mtok=price_per_mtok,
+            cache_read=prices.cache_read,
+            cache_write=prices.cache_write,
+            ttl=prices.ttl,
+            min_cacheable_tokens=prices.min_cacheable_tokens,
+            source=prices.source,
+        )
+
+    def rate(self, multiplier: float, prefix_tokens: int) -> float:
+        """`multiplier` for a prefix of `prefix_tokens`; 1.0 below `min_cacheable_tokens`.
+
+        Below the minimum the provider caches nothing: every token is at the base price.
+        """
+        return multiplier if prefix_tokens >= self.min_cacheable_tokens else 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,6 +278,13 @@ def plan_report(
     added_tokens = estimate_tokens(tool_text[largest]) if largest else 0
     loaded = run_tool_search({"tool_names": [largest]}, view.index, config).text if largest else ""
     history = cache.history_tokens
+
+    def read(tools_tokens: int) -> float:  # a read of the prefix: tools + history
+        return cache.rate(cache.cache_read, tools_tokens + history)
+
+    def write(tools_tokens: int) -> float:
+        return cache.rate(cache.cache_write, tools_tokens + history)
+
     return PlanReport(
         target=adapter.profile.target,
         tools_total=len(view.direct) + len(view.deferred),
@@ -248,20 +307,22 @@ def plan_report(
         schema_to_name_ratio_largest=_ratio(per_tool.get(largest, 0), len(largest)),
         largest_tool=largest,
         cache_added_tool_tokens_est=added_tokens,
-        cache_naive_usd=round(_usd(full_tokens + history, cache.cache_write, cache), 5),
+        cache_naive_usd=round(_usd(full_tokens + history, write(full_tokens), cache), 5),
         cache_append_only_usd=round(
-            _usd(full_tokens + history, cache.cache_read, cache)
-            + _usd(added_tokens, cache.cache_write, cache),
+            _usd(full_tokens + history, read(full_tokens), cache)
+            + _usd(added_tokens, write(full_tokens + added_tokens), cache),
             5,
         ),
         cache_meta_tool_usd=round(
-            _usd(resident_tokens + history, cache.cache_read, cache)
-            + _usd(estimate_tokens(loaded), cache.cache_write, cache),
+            _usd(resident_tokens + history, read(resident_tokens), cache)
+            + _usd(
+                estimate_tokens(loaded), write(resident_tokens + estimate_tokens(loaded)), cache
+            ),
             5,
         ),
-        cache_steady_flat_usd=round(_usd(full_tokens + history, cache.cache_read, cache), 5),
+        cache_steady_flat_usd=round(_usd(full_tokens + history, read(full_tokens), cache), 5),
         cache_steady_deferred_usd=round(
-            _usd(resident_tokens + history, cache.cache_read, cache), 5
+            _usd(resident_tokens + history, read(resident_tokens), cache), 5
         ),
         cache_model=cache,
         servers=servers,

@@ -12,11 +12,17 @@ prompt cache's reading order (spec 002: system, then tools, then the conversatio
 * ``cache_read_tokens_est`` / ``cache_write_tokens_est``: the estimate of the shared
   text, and the rest (a request writes everything after the cached prefix, as with a
   breakpoint on its last block);
-* ``cost_usd``: ``price * (cache_read * read + cache_write * write) / 1e6`` with the
-  spec 002 multipliers by default (read 0.1x, 5-minute write 1.25x, $3 per million).
+* ``uncached_tokens_est``: tokens neither read nor written (a prompt shorter than the
+  model's minimum cacheable length);
+* ``cost_usd``: `ReplayPricing.cost` of those, ``price * (cache_read * read +
+  cache_write * write + uncached) / 1e6``, under the prices of the recording's target
+  and model (`ReplayPricing.for_model`: write prices per lifetime, the minimum cacheable
+  length, expiry over idle gaps where the recording has timestamps) unless `replay` is
+  given others; `ReplayPricing()` is spec 002's (read 0.1x, write 1.25x, $3 per million).
 
-The model: no cache expiry, no minimum cacheable length, the same multipliers on every
-target (pass others with `ReplayPricing`).
+Where a recording holds the provider's answer with its usage (``final_response``), the
+request it answers carries that `CacheReport` (`ReplayTurn.actual`) and its cost under
+the same prices, beside the estimate.
 
 Strategies (`REPLAY_STRATEGIES`):
 
@@ -48,13 +54,13 @@ from typing import Any
 from contextchef._errors import ContextChefError, UsageError
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
-from contextchef.analysis._accounting import check_prices
 from contextchef.analysis._diagnose import _entries, conversation_key, prefix_break
 from contextchef.analysis._plan import _AT_START
+from contextchef.analysis._pricing import ReplayPricing
 from contextchef.analysis._transcripts import Recording, load_recording
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.history._messages import Message, TextPart, ToolCall, assistant, tool_results
-from contextchef.providers import get_adapter
+from contextchef.providers import CacheReport, get_adapter
 from contextchef.session._chef import ContextChef
 from contextchef.session._request import CompiledRequest
 from contextchef.session._strategies import STRATEGIES, Strategy
@@ -70,6 +76,9 @@ __all__ = [
     "replay",
 ]
 
+Prices = ReplayPricing | Callable[[str, str], ReplayPricing]
+"""What `replay` takes as ``pricing``: prices, or a function of ``(target, model)``."""
+
 REPLAY_STRATEGIES = ("flat", "naive", "client", "native")
 """The strategies `replay` compares, in report order."""
 
@@ -79,29 +88,9 @@ _FIGURES = (
     "shared_prefix_bytes",
     "cache_read_tokens_est",
     "cache_write_tokens_est",
+    "uncached_tokens_est",
     "cost_usd",
 )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReplayPricing:
-    """Input prices: base USD per million tokens and the cache multipliers (spec 002).
-
-    Raises:
-        UsageError: A value that is not a finite number >= 0, or prices whose products
-            overflow (see `contextchef.analysis._accounting.check_prices`).
-    """
-
-    price_per_mtok: float = 3.0
-    cache_read: float = 0.1
-    cache_write: float = 1.25
-
-    def __post_init__(self) -> None:
-        check_prices(self.price_per_mtok, self.cache_read, self.cache_write)
-
-    def cost(self, read: int, write: int) -> float:
-        """USD for `read` cached and `write` newly written input tokens."""
-        return self.price_per_mtok * (self.cache_read * read + self.cache_write * write) / 1e6
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,6 +103,9 @@ class TurnFigures:
             ``client`` / ``native``: searched for), sorted.
         cause: Why the prefix broke against the previous request, or None when the
             request extends it (and for the first request).
+        not_read: Why shared tokens were not read though the prefix held (the cache
+            expired over an idle gap, or the prefix is below the model's minimum
+            cacheable length), else None.
     """
 
     input_chars: int
@@ -125,6 +117,8 @@ class TurnFigures:
     tools: int
     revealed: tuple[str, ...] = ()
     cause: str | None = None
+    uncached_tokens_est: int = 0
+    not_read: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``revealed`` as a list)."""
@@ -141,14 +135,20 @@ class ReplayTurn:
     messages: int
     """Messages of the recorded conversation in this request."""
     strategies: Mapping[str, TurnFigures]
+    actual: CacheReport | None = None
+    """What the provider reported for the recorded request (its usage), or None."""
+    actual_cost_usd: float | None = None
+    """`actual` priced like the estimates (`ReplayPricing.actual`), or None."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
+        """The JSON form (``actual``: the report's own, with ``cost_usd``; or null)."""
+        actual = self.actual and {**self.actual.to_dict(), "cost_usd": self.actual_cost_usd}
         return {
             "transcript": self.transcript,
             "request": self.request,
             "messages": self.messages,
             "strategies": {k: v.to_dict() for k, v in self.strategies.items()},
+            "actual": actual,
         }
 
 
@@ -159,9 +159,11 @@ class ReplayReport:
     Attributes:
         transcripts: Per recording: ``name``, ``format``, ``target``, ``model``,
             ``requests``, ``tools`` (the catalog size), ``hosted`` (provider-hosted tools
-            left out), ``cut`` and ``skipped`` (strategy -> why it did not run).
+            left out), ``cut``, ``skipped`` (strategy -> why it did not run) and
+            ``pricing`` (`ReplayPricing.to_dict` of its prices, ``source`` included).
         strategies: The strategies asked for, in order.
-        pricing: The prices used.
+        pricing: The prices of the first recording (all of them, when `replay` was
+            given one `ReplayPricing`).
         turns: Every request of every recording, in order.
     """
 
@@ -190,7 +192,7 @@ class ReplayReport:
         return {
             "transcripts": [dict(t) for t in self.transcripts],
             "strategies": list(self.strategies),
-            "pricing": dataclasses.asdict(self.pricing),
+            "pricing": self.pricing.to_dict(),
             "turns": [t.to_dict() for t in self.turns],
             "totals": {k: dict(v) for k, v in self.totals.items()},
         }
@@ -312,9 +314,13 @@ class _Run:
             result = dataclasses.replace(result, references=tuple(done.loaded or wires))
         return assistant(tool_calls=[call]), tool_results([result])
 
-    def measure(self, request: CompiledRequest, revealed: Sequence[str]) -> TurnFigures:
+    def measure(
+        self, request: CompiledRequest, revealed: Sequence[str], *, idle_seconds: float | None
+    ) -> TurnFigures:
         expands = [self.chef.wire_name(n) for n in revealed] if self.native else []
-        return self.meter.measure(request, revealed=revealed, expands=expands)
+        return self.meter.measure(
+            request, revealed=revealed, expands=expands, idle_seconds=idle_seconds
+        )
 
 
 class CacheMeter:
@@ -340,6 +346,7 @@ class CacheMeter:
         *,
         revealed: Sequence[str] = (),
         expands: Sequence[str] = (),
+        idle_seconds: float | None = None,
     ) -> TurnFigures:
         """The figures of `request` against the request measured before it.
 
@@ -347,6 +354,8 @@ class CacheMeter:
             request: The next compiled request (same target as the previous one).
             revealed: Names to report in `TurnFigures.revealed`.
             expands: Wire names this request reveals by reference (native only).
+            idle_seconds: Seconds since the previous request, where known: past the
+                pricing's cache lifetime nothing is read (`ReplayPricing.split`).
         """
         text = _cache_text(request, self.native)
         full = text + "]"
@@ -370,16 +379,19 @@ class CacheMeter:
             new = _definitions(request, expands)
             self.expanded = (self.expanded[0] + len(new), self.expanded[1] + estimate_tokens(new))
             chars, tokens = chars + len(new), tokens + estimate_tokens(new)
+        read, write, uncached, why = self.pricing.split(tokens, read, idle_seconds=idle_seconds)
         return TurnFigures(
             input_chars=chars,
             input_tokens_est=tokens,
             shared_prefix_bytes=shared,
             cache_read_tokens_est=read,
-            cache_write_tokens_est=tokens - read,
-            cost_usd=self.pricing.cost(read, tokens - read),
+            cache_write_tokens_est=write,
+            uncached_tokens_est=uncached,
+            cost_usd=self.pricing.cost(read, write, uncached=uncached),
             tools=_count_tools(json.loads(request.segments["tools"] or "[]")),
             revealed=tuple(revealed),
             cause=cause,
+            not_read=why,
         )
 
 
@@ -419,7 +431,7 @@ def replay(
     target: str | None = None,
     strategies: Sequence[str] = REPLAY_STRATEGIES,
     extra_tools: Sequence[Tool] = (),
-    pricing: ReplayPricing | None = None,
+    pricing: Prices | None = None,
     model: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ReplayReport:
@@ -433,7 +445,10 @@ def replay(
             place kept).
         extra_tools: Tools added to every recording's catalog (``--catalog`` files), so
             the catalog is realistic in size; a name the recording uses is not added.
-        pricing: Prices (default: spec 002's multipliers at $3 per million tokens).
+        pricing: One `ReplayPricing` for every recording, or a function of ``(target,
+            model)`` giving one per recording (default: `ReplayPricing.for_model` of
+            each recording's target and first model, at $3 per million tokens; each
+            recording's prices are in its ``transcripts`` entry, ``pricing``).
         model: Model for every request (default: the recorded one on the recording's
             own target, else the target's `Profile.default_model`).
         progress: Called with one line per recording and strategy.
@@ -464,7 +479,11 @@ def replay(
     if not recordings:
         raise UsageError("nothing to replay: pass at least one recording")
     loaded = [r if isinstance(r, Recording) else _load(r) for r in recordings]
-    pricing = pricing or ReplayPricing()
+    if pricing is not None and not isinstance(pricing, ReplayPricing) and not callable(pricing):
+        raise UsageError(
+            f"pricing must be a ReplayPricing or a function of (target, model), got "
+            f"{type(pricing).__name__}"
+        )
     quiet = logging.getLogger("contextchef")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # every break is in the figures, with its cause
@@ -491,12 +510,13 @@ def _replay_all(
     target: str | None,
     strategies: Sequence[str],
     extra_tools: Sequence[Tool],
-    pricing: ReplayPricing,
+    pricing: Prices | None,
     model: str | None,
     progress: Callable[[str], None] | None,
 ) -> ReplayReport:
     infos: list[Mapping[str, Any]] = []
     turns: list[ReplayTurn] = []
+    used: list[ReplayPricing] = []
     for recording in recordings:
         info, rows = _replay_one(
             recording,
@@ -509,9 +529,21 @@ def _replay_all(
         )
         infos.append(info)
         turns.extend(rows)
+        used.append(info["pricing"])
+        info["pricing"] = info["pricing"].to_dict()
     return ReplayReport(
-        transcripts=tuple(infos), strategies=tuple(strategies), pricing=pricing, turns=tuple(turns)
+        transcripts=tuple(infos), strategies=tuple(strategies), pricing=used[0], turns=tuple(turns)
     )
+
+
+def _prices(pricing: Prices | None, target: str, model: str) -> ReplayPricing:
+    """The prices of one recording: `pricing` itself, its answer, or the model's own."""
+    if pricing is None:
+        return ReplayPricing.for_model(target, model)
+    found = pricing if isinstance(pricing, ReplayPricing) else pricing(target, model)
+    if not isinstance(found, ReplayPricing):
+        raise UsageError(f"the pricing function returned {type(found).__name__}, not ReplayPricing")
+    return found
 
 
 def _replay_one(
@@ -520,26 +552,27 @@ def _replay_one(
     target: str,
     strategies: Sequence[str],
     extra_tools: Sequence[Tool],
-    pricing: ReplayPricing,
+    pricing: Prices | None,
     model: str | None,
     progress: Callable[[str], None] | None,
 ) -> tuple[dict[str, Any], list[ReplayTurn]]:
     fallback = get_adapter(target).profile.default_model  # UnknownTargetError first
     own = target == recording.target
+    first = model or (recording.requests[0].model if own else None) or fallback
+    prices = _prices(pricing, target, first)
     tools = _merged(recording, extra_tools)
     skipped: dict[str, str] = {}
     runs: list[_Run] = []
     for name in strategies:
         concrete = {"flat": "flat", "naive": "flat", "client": "client"}.get(name)
         if concrete is None:
-            first = model or (recording.requests[0].model if own else None) or fallback
             native = _native(recording, target, first)
             if isinstance(native, str):
                 skipped[name] = native
                 continue
             concrete = native.name
         runs.append(
-            _Run(name, concrete, tools, recording.system, grow=name == "naive", pricing=pricing)
+            _Run(name, concrete, tools, recording.system, grow=name == "naive", pricing=prices)
         )
     per_request: list[dict[str, TurnFigures]] = [{} for _ in recording.requests]
     for run in runs:
@@ -558,12 +591,13 @@ def _replay_one(
                     where = f"{recording.name}, request {i} ({run.name} on {target})"
                     raise type(exc)(f"{where}: {exc}") from exc
                 raise
-            per_request[i][run.name] = run.measure(request, revealed)
+            idle = _idle(recording, i)
+            per_request[i][run.name] = run.measure(request, revealed, idle_seconds=idle)
     info = {
         "name": recording.name,
         "format": recording.format,
         "target": target,
-        "model": model or (recording.requests[0].model if own else None) or fallback,
+        "model": first,
         "requests": len(recording.requests),
         "tools": len(tools),
         "hosted": list(recording.hosted),
@@ -572,6 +606,7 @@ def _replay_one(
         "empty_requests": [
             i for i, r in enumerate(recording.requests) if not _sendable(r.messages)
         ],
+        "pricing": prices,
     }
     rows = [
         ReplayTurn(
@@ -579,10 +614,20 @@ def _replay_one(
             request=i,
             messages=len(recorded.messages),
             strategies=per_request[i],
+            actual=recorded.usage,
+            actual_cost_usd=None if recorded.usage is None else prices.actual(recorded.usage),
         )
         for i, recorded in enumerate(recording.requests)
     ]
     return info, rows
+
+
+def _idle(recording: Recording, index: int) -> float | None:
+    """Seconds between request `index` and the one before, where both have a timestamp."""
+    if index == 0:
+        return None
+    before, now = recording.requests[index - 1].at, recording.requests[index].at
+    return None if before is None or now is None else max(0.0, now - before)
 
 
 def _sendable(messages: Sequence[Message]) -> bool:

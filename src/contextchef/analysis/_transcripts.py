@@ -10,6 +10,11 @@
   ``tools``, ``model``), or a bare list of one provider's messages;
 * a session snapshot (``ContextChef.snapshot()``, ``format: contextchef.snapshot``).
 
+A transcript's ``final_response`` (the provider's answer to its last request) gives that
+request its reported cache usage (`RecordedRequest.usage`), read by the wire's reader
+(`WireReader.read_cache`); a ``timestamp`` (epoch seconds) in a request's
+``request_params`` entry says when it was sent (`RecordedRequest.at`).
+
 A file that holds only the final conversation is cut before each assistant turn: the
 requests it implies, exact only if the agent never rewrote its history. SWE-agent
 messages are read as Chat messages (their own keys dropped); their tools are not
@@ -20,6 +25,7 @@ search, web search) are not function tools and are left out (`Recording.hosted`)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -31,7 +37,7 @@ from typing import Any
 from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown_keys
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
 from contextchef.history._messages import Message, ToolCall, message_from_dict
-from contextchef.providers import TARGETS, WIRES, ParsedHistory, WireReader, target_of
+from contextchef.providers import TARGETS, WIRES, CacheReport, ParsedHistory, WireReader, target_of
 from contextchef.tools._catalogs import expand_tool_dicts, tool_from_dict
 from contextchef.tools._tool import Tool
 
@@ -57,6 +63,12 @@ class RecordedRequest:
 
     messages: tuple[Message, ...]
     model: str | None = None
+    usage: CacheReport | None = None
+    """The cache outcome its recorded response reported (a transcript's
+    ``final_response`` answers its last request), or None."""
+    at: float | None = None
+    """When it was sent, in seconds (a transcript's ``request_params[i].timestamp``,
+    epoch seconds), or None."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -207,10 +219,15 @@ def _transcript(name: str, data: Mapping[str, Any]) -> Recording:
             raw_tools += param["tools"]
         parsed = _parse(fmt, turn, param.get("system", system_raw) if param else system_raw)
         system = system or parsed.system
-        requests.append(RecordedRequest(messages=parsed.messages, model=_model(param)))
+        at = param.get("timestamp") if isinstance(param, Mapping) else None
+        at = float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None
+        requests.append(RecordedRequest(messages=parsed.messages, model=_model(param), at=at))
     cut = data.get("turns_kind") == "final_only"
     if cut and requests:
         requests = _cut(requests[-1].messages, requests[-1].model)
+    final = data.get("final_response")
+    if requests and fmt != _SWE_AGENT and isinstance(final, Mapping) and _reader(fmt).detect(final):
+        requests[-1] = dataclasses.replace(requests[-1], usage=_reader(fmt).read_cache(final))
     tools, hosted = _tools(raw_tools)
     return Recording(
         name=name,
