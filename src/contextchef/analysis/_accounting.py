@@ -30,14 +30,13 @@ model, are in `contextchef.analysis._plan`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
+from contextchef.analysis._pricing import MAX_PRICED_TOKENS, SPEC_002, ReplayPricing, check_prices
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
 from contextchef.deferred._view import SessionView
 from contextchef.providers import Adapter, get_adapter
@@ -52,51 +51,6 @@ __all__ = [
     "check_prices",
     "plan_report",
 ]
-
-MAX_PRICED_TOKENS = 10**15
-"""The most tokens a price must be able to multiply without overflowing a float."""
-
-
-def check_prices(
-    price_per_mtok: object, cache_read: object, cache_write: object, tokens: object = 0
-) -> None:
-    """Check cost-model inputs: finite numbers >= 0 whose products stay finite.
-
-    Each price must be able to price `MAX_PRICED_TOKENS` tokens at either multiplier
-    without overflowing (so ``inf``, ``nan`` and ``1e308`` are refused; figures never
-    come out as Infinity or NaN).
-
-    Raises:
-        UsageError: Naming the offending value.
-    """
-    named = {
-        "price_per_mtok": price_per_mtok,
-        "cache_read": cache_read,
-        "cache_write": cache_write,
-        "history_tokens": tokens,
-    }
-    numbers: dict[str, float] = {}
-    for name, value in named.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise UsageError(f"{name} must be a number, got {type(value).__name__}")
-        if name == "history_tokens" and not 0 <= value <= MAX_PRICED_TOKENS:
-            raise UsageError(
-                f"history_tokens must be 0..{MAX_PRICED_TOKENS:.0e}, got {shown(value, 40)}"
-            )
-        try:
-            number = float(value)
-        except OverflowError:  # an int too large for a float
-            number = math.inf
-        if not math.isfinite(number) or number < 0:
-            raise UsageError(f"{name} must be a finite number >= 0, got {shown(value, 40)}")
-        numbers[name] = number
-    multiplier = max(numbers["cache_read"], numbers["cache_write"], 1.0)
-    if numbers["price_per_mtok"] * multiplier * MAX_PRICED_TOKENS > 1e300:
-        raise UsageError(
-            f"price_per_mtok x cache multiplier ({shown(price_per_mtok, 40)} x {multiplier!r}) "
-            "is too large to price tokens without overflowing; give realistic USD per million "
-            "tokens and multipliers"
-        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,7 +78,7 @@ class CacheCostModel:
     cache_write: float = 1.25
     ttl: str = ""
     min_cacheable_tokens: int = 0
-    source: str = "spec 002 multipliers: read 0.1x, write 1.25x; no minimum length, no expiry"
+    source: str = SPEC_002
 
     def __post_init__(self) -> None:
         check_prices(self.price_per_mtok, self.cache_read, self.cache_write, self.history_tokens)
@@ -147,8 +101,6 @@ class CacheCostModel:
             UnknownTargetError: Unknown target.
             UsageError: A lifetime the model does not have, or bad prices.
         """
-        from contextchef.analysis._pricing import ReplayPricing  # it imports check_prices
-
         prices = ReplayPricing.for_model(
             target,
             model,
