@@ -8,7 +8,7 @@ import pytest
 from cache_scenario import COMPACTION_TURN, TURNS, run_scenario
 
 from contextchef import prefix_break
-from contextchef.analysis._replay import _cache_text
+from contextchef.analysis._meter import _cache_text
 from contextchef.providers import TARGETS
 
 

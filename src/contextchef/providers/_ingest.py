@@ -65,8 +65,8 @@ def response_notices(response: object) -> tuple[ResponseNotice, ...]:
     """What a response reports about its request (see `ResponseNotice`), turn not parsed.
 
     Args:
-        response: An SDK response object or its JSON dict (any supported API; only
-            Anthropic reports anything today).
+        response: An SDK response object or its JSON dict (any supported API; Anthropic
+            and OpenAI Responses report cache misses and dropped thinking).
 
     Raises:
         CorruptHistoryError: Not a response object or dict.
