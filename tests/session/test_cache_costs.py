@@ -26,7 +26,8 @@ TRANSCRIPTS = shared_data() / "transcripts"
         ("anthropic", "claude-sonnet-4-5", None, 1.25, 1024, 300),
         ("anthropic", "claude-haiku-4-5", None, 1.25, 4096, 300),
         ("responses", "gpt-5.6", None, 1.25, 1024, 1800),
-        ("openai", "gpt-5.6-mini", "12h", 1.25, 1024, 43200),
+        ("responses", "gpt-5.6-mini", "12h", 1.25, 1024, 43200),
+        ("openai", "gpt-5.6-mini", None, 1.25, 1024, 1800),  # Chat: 30m only
         ("responses", "gpt-5.5", None, 1.0, 1024, None),
         ("gemini", "gemini-2.5-flash", None, 1.0, 2048, None),
         ("gemini", "gemini-4-argon", None, 1.0, 4096, None),
@@ -54,6 +55,8 @@ def test_each_models_prices_per_ttl_minimum_and_lifetime(
 def test_a_lifetime_the_model_lacks_is_refused_by_name() -> None:
     with pytest.raises(UsageError, match=r"no cache lifetime '12h'; valid: 5m, 1h"):
         ReplayPricing.for_model("anthropic", "claude-opus-5", ttl="12h")
+    with pytest.raises(UsageError, match=r"no cache lifetime '12h'; valid: 30m"):
+        ReplayPricing.for_model("openai", "gpt-5.6", ttl="12h")  # Chat Completions
 
 
 def test_reported_writes_are_priced_per_ttl() -> None:
