@@ -315,3 +315,25 @@ def test_reports_are_plain_values() -> None:
     assert report.uncached == 3
     assert report.to_dict()["written_by_ttl"] == {"5m": 3}
     assert json.loads(json.dumps(report.to_dict()))["read"] == 4
+
+
+@pytest.mark.parametrize("target", ["responses", "openai"])
+def test_gpt_5_6_reads_and_writes_through_the_fakes_that_report_them(target: str) -> None:
+    # the OpenAI fakes model the explicit breakpoints compile places on gpt-5.6: each turn
+    # reads what the one before wrote and writes only its own new entries
+    fake = (FakeResponses if target == "responses" else FakeOpenAIChat)()
+    fake.script(*[text(f"ok {i}") for i in range(4)])
+    chef = ContextChef()
+    chef.set_system_prompt("Be brief. " * 400)  # above the 1,024-token minimum
+    chef.set_history([user("hi")])
+    for i in range(4):
+        chef.ingest(send(target, fake, chef.compile(target, model="gpt-5.6").payload))
+        chef.append(user(f"more {i}"))
+    first, *rest = chef.cache_reports
+    assert first.read == 0 and first.written == first.input_tokens > 1024
+    for before, report in zip(chef.cache_reports, rest, strict=False):
+        assert report.read == before.read + before.written  # all of it read back
+        assert 0 < report.written < 100 and report.missed == 0 and not report.miss
+    if target == "responses":  # per lifetime in the SDK's cache_write_tokens_details
+        assert all(r.written_by_ttl == {"30m": r.written} for r in chef.cache_reports)
+    assert fake.violations == ()
