@@ -13,6 +13,7 @@ read by the cost models of the analysis layer (``contextchef plan`` and ``replay
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -27,6 +28,8 @@ __all__ = [
     "tokens_at",
 ]
 
+
+logger = logging.getLogger("contextchef")
 
 NOT_A_MISS = frozenset(
     {"", "previous_message_not_found", "comparison_response_not_found", "unavailable"}
@@ -264,11 +267,13 @@ def cache_report(
 def compared(
     report: CacheReport,
     earlier: Sequence[CacheReport],
-    *,
     target: str,
     edits: Sequence[EditLike] = (),
 ) -> CacheReport:
     """`report` completed with the session's knowledge: `target`, explanation, `missed`.
+
+    A miss no edit explains (`CacheReport.unexplained`) is logged as a warning on the
+    ``contextchef`` logger.
 
     Args:
         report: What the response said (`ReadResponse.cache`).
@@ -287,4 +292,7 @@ def compared(
     explained = "; ".join(
         f"{e.kind} edit from wire entry {e.wire_index}: {e.detail}" for e in edits
     )
-    return replace(report, target=target, explanation=explained, missed=missed)
+    report = replace(report, target=target, explanation=explained, missed=missed)
+    if report.unexplained:
+        logger.warning("contextchef: %s", report.unexplained)
+    return report

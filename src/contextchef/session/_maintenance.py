@@ -107,14 +107,11 @@ class Maintenance:
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
-        edits = ledger.edits if ledger is not None else ()
-        report = compared(read.cache, self.cache_reports, target=target, edits=edits)
+        report = compared(read.cache, self.cache_reports, target, ledger.edits if ledger else ())
         self.cache_reports = (*self.cache_reports, report)
         for notice in read.notices:
             logger.warning("contextchef: %s", notice.detail)
             self._volatile.emit(CompileEvent(name="response:notice", target=target, notice=notice))
-        if report.unexplained:
-            logger.warning("contextchef: %s", report.unexplained)
         self._volatile.emit(CompileEvent(name="response:cache", target=target, cache=report))
         return tuple(p for m in messages for p in m.parts if isinstance(p, ToolCall))
 
