@@ -54,6 +54,7 @@ from contextchef.session._compile_parts import (
     render_checked,
     request_options,
     session_prefix,
+    volatile_now,
     volatile_update,
     with_update,
 )
@@ -79,7 +80,7 @@ from contextchef.session._rollback import (
     mark_before,
 )
 from contextchef.session._tool_mode import PROVIDER_SEARCH, tool_mode, tool_units, units_now
-from contextchef.session._volatile import Update
+from contextchef.session._volatile import Stated, Update
 
 __all__ = ["CompileInput", "Step", "compile_request"]
 
@@ -139,6 +140,8 @@ class _Context:
     """``system`` / ``tools`` changed, and the messages sent are kept (the cache restarts)."""
     rebased: bool
     """The messages kept were sent after an older prefix (`Ledger.rebased`)."""
+    now: Stated
+    """The volatile blocks as they render now."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -191,6 +194,7 @@ def _context(inp: CompileInput) -> _Context:
         fresh=fresh,
         rebase=rebase_edit(change) if kept and change is not None else None,
         rebased=kept or (ledger.rebased and not resend),
+        now=volatile_now(inp),
     )
 
 
@@ -199,7 +203,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
     inp = ctx.inp
     choice = decide_base(ctx.facts if force is None else replace(ctx.facts, force=force))
     base, messages, changes, strip = _normalize(ctx, choice)
-    update = volatile_update(inp, base, ctx.rules)
+    update = volatile_update(inp, base, ctx.rules, ctx.now)
     ir, system_text = with_update(inp, messages, update, ctx.rules, base)
     attached = bool(ir) and ir[-1].role == "user"
     planned, tool_state = _tool_changes(ctx, base, messages, attached=attached)
@@ -279,7 +283,8 @@ def _normalize(
     """The base settled, the new messages normalized and fitted, the repairs, the strip.
 
     Normalized once at the decided base; again only when the base moves back (a pending
-    mark whose answer left nothing to send; an edit whose two sides would not alternate
+    mark whose answer left nothing to send; after a cut, an update that would follow a
+    user turn, which it joins (research R14); an edit whose two sides would not alternate
     roles) or an edit strips thinking (prefix-check models: from the base on).
     """
     inp, ledger = ctx.inp, ctx.inp.ledger
@@ -287,6 +292,11 @@ def _normalize(
     messages, changes = normalized_after(inp, base, None)
     if base is ledger.pending and (not messages or messages[0].role != "assistant"):
         base = ledger.marks[-1]  # its answer left nothing to send: render it again
+        messages, changes = normalized_after(inp, base, None)
+    while not messages and base.ir and ledger.ir[base.ir - 1].role == "user":
+        if volatile_update(inp, base, ctx.rules, ctx.now).empty:
+            break  # back to a request (a cut, a retry): sent again as it was
+        base = previous_mark(ledger, base)  # the update joins that user turn
         messages, changes = normalized_after(inp, base, None)
     strip: tuple[int, int] | None = None
     if choice.at is not None:
@@ -329,10 +339,9 @@ def _edits(
         history = ctx.inp.state.history
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         edits.append(edit_report(choice.kind, choice.at, base, stripped))
+    elif base.wire < (top := ctx.inp.ledger.marks[-1]).wire:  # an update joined its user turn
+        edits.append(edit_report("history", top.history - 1, base, 0))
     return tuple(edits)
-
-
-# -- 4. update --------------------------------------------------------------------------------
 
 
 # -- 5. tool changes --------------------------------------------------------------------------
@@ -508,6 +517,3 @@ def _first_unbound(ctx: _Context, made: _Made) -> int | None:
         tools=ctx.prefix.pristine,
         entries=made.sent,
     )
-
-
-# -- helpers ----------------------------------------------------------------------------------

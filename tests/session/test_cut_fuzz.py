@@ -1,0 +1,329 @@
+"""Random cuts in random sessions: whatever the host does, every request is accepted.
+
+Hypothesis draws a target, the models the session switches between, a strategy and a
+sequence of steps: the host cuts the history (`ContextChef.set_history` back to any
+earlier message), appends a user message, changes the volatile state (dynamic state,
+announcements on every channel, a retraction, a memory write), changes the tools (a mode,
+the blocklist, a runtime tool), switches model or strategy, compacts, restores a snapshot
+into a new chef, compiles without sending; or the model answers (text, parallel calls,
+a search; signed thinking where the target has it). Before each request the host makes the
+history end with a turn the model can answer, as an agent loop would (the open calls
+answered, else a user message). Every request goes through the official SDK client (or
+the SDK's request shape, as in `test_append_only_fuzz`) to the fake of its target, which
+enforces the provider's rules: roles in order, system messages only where the model takes
+them and where they may sit, pairing, and on the prefix-check models the preserved-thinking
+prefix check. The test fails on the first refusal.
+
+Anthropic sessions draw among models with and without mid-conversation system messages,
+tool changes and the prefix check (`ANTHROPIC_MODELS`); Responses among one with tool
+changes and one without.
+
+Sessions per target: 1,000 under ``CONTEXTCHEF_FULL_TESTS=1``, 15 by default
+(tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import pytest
+from google import genai
+from google.genai import types as genai_types
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from conftest import examples
+from contextchef import ContextChef, InMemoryStore, ToolCall, ToolResult, tool_results, user
+from contextchef.testing import (
+    FakeAnthropic,
+    FakeGemini,
+    FakeOpenAIChat,
+    FakeProvider,
+    FakeResponses,
+    Turn,
+    httpx_for,
+    text,
+    tool_calls,
+)
+from sdk_check import PROVIDER_ENV
+
+HX = httpx_for(anthropic)
+EXAMPLES = examples(full=1_000, default=15)
+
+ANTHROPIC_MODELS = (
+    "claude-opus-5-5",  # prefix check, system messages, tool changes
+    "claude-sonnet-5-5",  # prefix check, system messages, no tool changes
+    "claude-haiku-5-5",  # prefix check, no system messages
+    "claude-opus-4-8",  # system messages and tool changes, no prefix check
+    "claude-sonnet-5",  # none of them
+)
+TARGETS: dict[str, tuple[type[FakeProvider], str, tuple[str, ...]]] = {
+    "anthropic": (FakeAnthropic, "https://api.anthropic.com/v1/messages", ANTHROPIC_MODELS),
+    "openai": (FakeOpenAIChat, "https://api.openai.com/v1/chat/completions", ("gpt-x",)),
+    "responses": (FakeResponses, "https://api.openai.com/v1/responses", ("gpt-5.4", "gpt-x")),
+    "gemini": (FakeGemini, "", ("gemini-x",)),
+}
+THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+
+
+class State(BaseModel):
+    step: int
+
+
+def read_file(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: The file.
+    """
+    return f"contents of {path}"
+
+
+def grep(pattern: str) -> str:
+    """Search files.
+
+    Args:
+        pattern: What to find.
+    """
+    return f"no match for {pattern}"
+
+
+def write_file(path: str, text: str) -> str:
+    """Write a file.
+
+    Args:
+        path: The file.
+        text: What to write.
+    """
+    return f"wrote {path}"
+
+
+def lint(path: str) -> str:
+    """Lint a file (registered at run time).
+
+    Args:
+        path: The file.
+    """
+    return f"{path}: clean"
+
+
+HANDLERS = {"read_file": read_file, "grep": grep, "write_file": write_file}
+
+
+class GeminiSender:
+    """google-genai turns the SDK's arguments into the REST body: send through it."""
+
+    def __init__(self) -> None:
+        self.fake: FakeProvider | None = None
+        self.client = genai.Client(
+            api_key="x",
+            http_options=genai_types.HttpOptions(
+                httpx_client=HX.Client(transport=HX.MockTransport(self._route))
+            ),
+        )
+
+    def _route(self, request: Any) -> Any:
+        assert self.fake is not None
+        return self.fake(request)
+
+    def send(self, fake: FakeProvider, payload: dict[str, Any]) -> Any:
+        self.fake = fake
+        return self.client.models.generate_content(**payload)
+
+
+@pytest.fixture(scope="module")
+def gemini() -> Iterator[GeminiSender]:
+    with pytest.MonkeyPatch.context() as env:
+        for var in PROVIDER_ENV:
+            env.delenv(var, raising=False)
+        sender = GeminiSender()
+    yield sender
+    sender.client.close()
+
+
+calls = st.lists(
+    st.sampled_from(
+        [
+            ("read_file", {"path": "a.py"}),
+            ("grep", {"pattern": "TODO"}),
+            ("write_file", {"path": "b.py", "text": "x"}),
+            ("tool_search", {"query": "write a file"}),
+            ("create_memory", {"key": "k", "value": "v"}),
+            ("nope", {}),  # unknown tool: answered with an error
+        ]
+    ),
+    min_size=1,
+    max_size=3,
+)
+turns = st.one_of(
+    st.builds(lambda c, r: tool_calls(*c, reasoning=r), calls, st.sampled_from([None, "plan"])),
+    st.builds(lambda r: text("done", reasoning=r), st.sampled_from([None, "why"])),
+)
+HOST = (
+    "cut",
+    "cut",
+    "cut",
+    "user",
+    "state",
+    "clear_state",
+    "announce_auto",
+    "announce_system",
+    "announce_tail",
+    "retract",
+    "memory",
+    "mode",
+    "no_mode",
+    "block",
+    "unblock",
+    "runtime_tool",
+    "switch_model",
+    "switch_strategy",
+    "compact",
+    "snapshot",
+    "recompile",
+)
+steps = st.one_of(
+    st.tuples(st.just("send"), turns, st.integers(0, 10**6)),
+    st.tuples(st.sampled_from(HOST), st.none(), st.integers(0, 10**6)),
+)
+sessions = st.tuples(
+    st.sampled_from(["client", "auto"]),
+    st.sampled_from([True, False]),  # thinking on (Anthropic)
+    st.lists(steps, min_size=4, max_size=24),
+)
+
+
+def new_chef() -> ContextChef:
+    chef = ContextChef(memory=InMemoryStore(), defer=["^write_file$"], modes={"ro": ["^read_*"]})
+    chef.register_tools([read_file, grep, write_file], handlers=HANDLERS)
+    chef.set_system_prompt("You are careful.")
+    return chef
+
+
+@dataclass
+class CutSession:
+    """One session of steps (see the module docstring)."""
+
+    target: str
+    strategy: str
+    thinking: bool
+    gemini: GeminiSender
+    chef: ContextChef = field(default_factory=new_chef)
+    model: str = ""
+    requests: int = 0
+
+    def __post_init__(self) -> None:
+        self.fake = TARGETS[self.target][0]()
+        self.model = TARGETS[self.target][2][0]
+        self.chef.set_history([user("Start.")])
+
+    def run(self, drawn: list[tuple[str, Turn | None, int]]) -> None:
+        for n, (kind, turn, number) in enumerate(drawn):
+            if turn is not None:
+                self.send(turn, n)
+            else:
+                self.host(kind, number, n)
+        self.send(text("end"), len(drawn))
+
+    def host(self, kind: str, number: int, n: int) -> None:
+        chef = self.chef
+        if kind == "cut":
+            chef.set_history(chef.history[: 1 + number % len(chef.history)])
+        elif kind == "user":
+            chef.append(user(f"Also this {n}."))
+        elif kind == "state":
+            chef.set_dynamic_state(State(step=n))
+        elif kind == "clear_state":
+            chef.set_dynamic_state(None)
+        elif kind.startswith("announce_"):
+            channel = {"auto": "auto", "system": "system", "tail": "user_tail"}[kind[9:]]
+            chef.announce(kind, f"note {n}", channel=channel)  # type: ignore[arg-type]
+        elif kind == "retract":
+            for a in chef.get_announcements()[:1]:
+                chef.retract_announcement(a.id)
+        elif kind == "memory":
+            call = {"id": f"m{n}", "name": "create_memory", "arguments": {"key": f"k{n}"}}
+            chef.execute({**call, "arguments": {"key": f"k{n}", "value": "x"}})
+        elif kind in ("mode", "no_mode"):
+            chef.set_mode("ro" if kind == "mode" else None)
+        elif kind in ("block", "unblock"):
+            chef.set_blocked_tools(["grep"] if kind == "block" else [])
+        elif kind == "runtime_tool":
+            if "lint" not in {t.name for t in chef.tools}:
+                chef.register_runtime_tool(lint, handler=lint)
+        elif kind == "switch_model":
+            models = TARGETS[self.target][2]
+            self.model = models[number % len(models)]
+        elif kind == "switch_strategy":
+            self.strategy = "auto" if self.strategy == "client" else "client"
+        elif kind == "compact" and len(chef.history) > 2:
+            chef.compact(lambda _: "Summary: earlier work.", keep_recent_turns=1)
+        elif kind == "snapshot":
+            other = new_chef()
+            if "lint" in {t.name for t in chef.tools}:
+                other.register_runtime_tool(lint, handler=lint)
+            other.restore(json.loads(json.dumps(chef.snapshot())))
+            self.chef = other
+        elif kind == "recompile":
+            self.ready()
+            self.compile()  # compiled, never sent
+
+    def ready(self) -> None:
+        """End the history with a turn the model can answer, as an agent loop would."""
+        chef = self.chef
+        last = chef.history[-1]
+        if last.role == "user":
+            return
+        open_calls = [p for p in last.parts if isinstance(p, ToolCall)]
+        if open_calls:
+            chef.append(
+                tool_results(
+                    [ToolResult(call_id=c.id, name=c.name, content="done") for c in open_calls]
+                )
+            )
+        else:
+            chef.append(user("Go on."))
+
+    def compile(self) -> Any:
+        extra = THINKING if self.thinking and self.target == "anthropic" else {}
+        return self.chef.compile(self.target, model=self.model, strategy=self.strategy, extra=extra)
+
+    def send(self, turn: Turn, n: int) -> None:
+        self.ready()
+        request = self.compile()
+        self.fake.script(turn)
+        reply = self._post(request)
+        self.requests += 1
+        assert self.fake.violations == (), (self.target, self.model, self.fake.violations)
+        found = self.chef.ingest(reply)
+        if found:
+            self.chef.append(tool_results([self.chef.execute(c).result for c in found]))
+        else:
+            self.chef.append(user(f"Next {n}."))
+
+    def _post(self, request: Any) -> Any:
+        if self.target == "gemini":
+            return self.gemini.send(self.fake, request.payload)
+        url = TARGETS[self.target][1]
+        body = json.dumps(request.payload).encode()
+        headers = {"content-type": "application/json", **request.headers}
+        return self.fake(HX.Request("POST", url, content=body, headers=headers)).json()
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(session=sessions)
+def test_random_cuts_are_never_refused(
+    target: str, session: tuple[str, bool, list[tuple[str, Turn | None, int]]], gemini: GeminiSender
+) -> None:
+    strategy, thinking, drawn = session
+    CutSession(target, strategy, thinking, gemini).run(drawn)
