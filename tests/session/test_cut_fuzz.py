@@ -38,7 +38,16 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from conftest import examples
-from contextchef import ContextChef, InMemoryStore, ToolCall, ToolResult, tool_results, user
+from contextchef import (
+    ContextChef,
+    InMemoryStore,
+    Message,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    tool_results,
+    user,
+)
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
@@ -68,6 +77,7 @@ TARGETS: dict[str, tuple[type[FakeProvider], str, tuple[str, ...]]] = {
     "responses": (FakeResponses, "https://api.openai.com/v1/responses", ("gpt-5.4", "gpt-x")),
     "gemini": (FakeGemini, "", ("gemini-x",)),
 }
+STRATEGIES = ("client", "auto", "flat")
 THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
 
 
@@ -167,7 +177,9 @@ turns = st.one_of(
 HOST = (
     "cut",
     "cut",
-    "cut",
+    "undo",
+    "undo",
+    "trim_front",
     "user",
     "state",
     "clear_state",
@@ -183,7 +195,10 @@ HOST = (
     "runtime_tool",
     "switch_model",
     "switch_strategy",
+    "system_prompt",
+    "thinking",
     "compact",
+    "clear_results",
     "snapshot",
     "recompile",
 )
@@ -192,10 +207,15 @@ steps = st.one_of(
     st.tuples(st.sampled_from(HOST), st.none(), st.integers(0, 10**6)),
 )
 sessions = st.tuples(
-    st.sampled_from(["client", "auto"]),
+    st.sampled_from(STRATEGIES),
     st.sampled_from([True, False]),  # thinking on (Anthropic)
     st.lists(steps, min_size=4, max_size=24),
 )
+
+
+def is_prompt(message: Message) -> bool:
+    """A user message with words of its own (not only tool results)."""
+    return message.role == "user" and any(isinstance(p, TextPart) for p in message.parts)
 
 
 def new_chef() -> ContextChef:
@@ -232,8 +252,14 @@ class CutSession:
 
     def host(self, kind: str, number: int, n: int) -> None:
         chef = self.chef
-        if kind == "cut":
-            chef.set_history(chef.history[: 1 + number % len(chef.history)])
+        if kind == "cut":  # back to any earlier point, even the start
+            chef.set_history(chef.history[: number % (len(chef.history) + 1)])
+        elif kind == "undo":  # back to the end of a user turn: its answer and all after go
+            ends = [i + 1 for i, m in enumerate(chef.history) if m.role == "user"] or [0]
+            chef.set_history(chef.history[: ends[number % len(ends)]])
+        elif kind == "trim_front":  # the oldest turns dropped, from a user's words on
+            starts = [i for i, m in enumerate(chef.history) if is_prompt(m)] or [0]
+            chef.set_history(chef.history[starts[number % len(starts)] :])
         elif kind == "user":
             chef.append(user(f"Also this {n}."))
         elif kind == "state":
@@ -260,9 +286,15 @@ class CutSession:
             models = TARGETS[self.target][2]
             self.model = models[number % len(models)]
         elif kind == "switch_strategy":
-            self.strategy = "auto" if self.strategy == "client" else "client"
+            self.strategy = STRATEGIES[number % len(STRATEGIES)]
+        elif kind == "system_prompt":
+            chef.set_system_prompt(f"You are careful ({number % 2}).")
+        elif kind == "thinking":
+            self.thinking = not self.thinking
         elif kind == "compact" and len(chef.history) > 2:
-            chef.compact(lambda _: "Summary: earlier work.", keep_recent_turns=1)
+            chef.compact(lambda _: "Summary: earlier work.", keep_recent_turns=1 + number % 2)
+        elif kind == "clear_results":
+            chef.clear_tool_results(keep_recent=number % 2)
         elif kind == "snapshot":
             other = new_chef()
             if "lint" in {t.name for t in chef.tools}:
@@ -276,6 +308,8 @@ class CutSession:
     def ready(self) -> None:
         """End the history with a turn the model can answer, as an agent loop would."""
         chef = self.chef
+        if not chef.history:
+            chef.append(user("Start again."))
         last = chef.history[-1]
         if last.role == "user":
             return
@@ -327,3 +361,77 @@ def test_random_cuts_are_never_refused(
 ) -> None:
     strategy, thinking, drawn = session
     CutSession(target, strategy, thinking, gemini).run(drawn)
+
+
+# -- the two shapes the fuzz found, one deterministic reproducer each ------------------------
+
+
+def _opus_session() -> tuple[ContextChef, FakeAnthropic, Any]:
+    chef = new_chef()
+    chef.set_history([user("Start.")])
+    fake = FakeAnthropic()
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    return chef, fake, client
+
+
+def _send(chef: ContextChef, fake: FakeAnthropic, client: Any, answer: str) -> Any:
+    request = chef.compile("anthropic", model="claude-opus-5-5")
+    fake.script(text(answer))
+    chef.ingest(client.messages.create(**request.payload, extra_headers=request.headers))
+    return request
+
+
+def _roles(request: Any) -> list[str]:
+    return [m["role"] for m in request.payload["messages"]]
+
+
+def test_an_update_after_a_cut_joins_the_user_turn_before_a_system_entry() -> None:
+    """``claude-opus-5-5``: the request the cut goes back to ended with a system entry.
+
+    The second request stated a ``system``-channel announcement as a system entry after
+    the user turn ``Next.``; after a third request, the host cuts the history back to
+    ``Next.`` and sets dynamic state. The update once became a user message after the
+    system entry (a user turn after a user turn, and a system message before a user
+    message: both a 400). Expected: ``Next.`` sent again with the update joined to it,
+    then the system entry; the cut reported as a ``history`` edit.
+    """
+    chef, fake, client = _opus_session()
+    _send(chef, fake, client, "One.")
+    chef.append(user("Next."))
+    chef.announce("ro", "Read-only now.", channel="system")
+    second = _send(chef, fake, client, "Two.")
+    assert _roles(second) == ["user", "assistant", "user", "system"]
+    chef.append(user("More."))
+    _send(chef, fake, client, "Three.")
+    chef.set_dynamic_state(State(step=1))
+    chef.set_history(chef.history[:3])  # back to "Next."
+    cut = _send(chef, fake, client, "Four.")
+    client.close()
+    assert fake.violations == ()
+    assert _roles(cut) == ["user", "assistant", "user", "system"]
+    joined = cut.payload["messages"][2]["content"]
+    assert joined[0]["text"] == "Next." and "<dynamic_state>" in joined[-1]["text"]
+    assert [(e.kind, e.history_index) for e in cut.edits] == [("history", 3)]
+
+
+def test_an_update_after_cutting_an_unsent_request_joins_the_answered_user_turn() -> None:
+    """``claude-opus-5-5``: the host compiles, does not send, cuts back to ``Start.``.
+
+    Cutting what only the unsent request carried is no edit, and the base is the first
+    answered request's; with memories written since, their ``read_memories`` exchange
+    once came after a ``(memories follow)`` user message right after ``Start.``.
+    Expected: ``Start.`` sent again, the exchange after it, as a retry of the first
+    request (the host cut its answer: no edit).
+    """
+    chef, fake, client = _opus_session()
+    _send(chef, fake, client, "One.")
+    chef.append(user("Next."))
+    chef.compile("anthropic", model="claude-opus-5-5")  # never sent
+    chef.execute({"id": "m1", "name": "create_memory", "arguments": {"key": "k", "value": "v"}})
+    chef.set_history(chef.history[:1])
+    request = _send(chef, fake, client, "Two.")
+    client.close()
+    assert fake.violations == ()
+    assert _roles(request) == ["user", "assistant", "user"]
+    assert request.payload["messages"][0]["content"][0]["text"] == "Start."
+    assert request.edits == ()

@@ -295,8 +295,8 @@ def _normalize(
         messages, changes = normalized_after(inp, base, None)
     while not messages and base.ir and ledger.ir[base.ir - 1].role == "user":
         if volatile_update(inp, base, ctx.rules, ctx.now).empty:
-            break  # back to a request (a cut, a retry): sent again as it was
-        base = previous_mark(ledger, base)  # the update joins that user turn
+            break  # back to the end of a request (a cut, a retry): sent again as it was
+        base = previous_mark(ledger, base)  # a retry of it, the update joined to its user turn
         messages, changes = normalized_after(inp, base, None)
     strip: tuple[int, int] | None = None
     if choice.at is not None:
@@ -339,8 +339,6 @@ def _edits(
         history = ctx.inp.state.history
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         edits.append(edit_report(choice.kind, choice.at, base, stripped))
-    elif base.wire < (top := ctx.inp.ledger.marks[-1]).wire:  # an update joined its user turn
-        edits.append(edit_report("history", top.history - 1, base, 0))
     return tuple(edits)
 
 
