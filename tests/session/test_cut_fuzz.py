@@ -1,24 +1,27 @@
 """Random cuts in random sessions: whatever the host does, every request is accepted.
 
-Hypothesis draws a target, the models the session switches between, a strategy and a
-sequence of steps: the host cuts the history (`ContextChef.set_history` back to any
-earlier message), appends a user message, changes the volatile state (dynamic state,
-announcements on every channel, a retraction, a memory write), changes the tools (a mode,
-the blocklist, a runtime tool), switches model or strategy, compacts, restores a snapshot
-into a new chef, compiles without sending; or the model answers (text, parallel calls,
-a search; signed thinking where the target has it). Before each request the host makes the
-history end with a turn the model can answer, as an agent loop would (the open calls
-answered, else a user message). Every request goes through the official SDK client (or
-the SDK's request shape, as in `test_append_only_fuzz`) to the fake of its target, which
-enforces the provider's rules: roles in order, system messages only where the model takes
-them and where they may sit, pairing, and on the prefix-check models the preserved-thinking
-prefix check. The test fails on the first refusal.
+Hypothesis draws a target, a strategy, thinking on or off, and a sequence of steps: the
+host cuts the history (`ContextChef.set_history` back to any earlier message, or back to
+the end of a user turn), drops the oldest turns, appends a user message, changes the
+volatile state (dynamic state, announcements on every channel, a retraction, a memory
+write), changes the tools (a mode, the blocklist, a runtime tool), the system prompt,
+the model (within the target), the strategy or thinking, compacts, clears tool results,
+restores a snapshot into a new chef, compiles without sending; or the model answers
+(text, parallel calls, a search, a memory write, an unknown tool; signed thinking where
+the target has it). Before each request the host makes the history end with a turn the
+model can answer, as an agent loop would (the open calls answered, else a user message).
 
-Anthropic sessions draw among models with and without mid-conversation system messages,
-tool changes and the prefix check (`ANTHROPIC_MODELS`); Responses among one with tool
-changes and one without.
+Every request goes through the official SDK client of its target to the target's fake,
+which enforces the provider's rules (roles in order, system messages only where the
+model takes them and where they may sit, pairing, and on the prefix-check models the
+preserved-thinking prefix check); a refusal fails the test. A request that reports no
+edit, with no cut or rewrite of the history since the last one, extends it.
 
-Sessions per target: 1,000 under ``CONTEXTCHEF_FULL_TESTS=1``, 15 by default
+Anthropic sessions switch among models with and without mid-conversation system
+messages, tool changes and the prefix check (`ANTHROPIC_MODELS`); Responses between one
+with tool changes and one without.
+
+Sessions per target: 1,000 under ``CONTEXTCHEF_FULL_TESTS=1``, 10 by default
 (tests/conftest.py).
 """
 
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
+import openai
 import pytest
 from google import genai
 from google.genai import types as genai_types
@@ -62,7 +66,7 @@ from contextchef.testing import (
 from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
-EXAMPLES = examples(full=1_000, default=15)
+EXAMPLES = examples(full=1_000, default=10)
 
 ANTHROPIC_MODELS = (
     "claude-opus-5-5",  # prefix check, system messages, tool changes
@@ -71,11 +75,11 @@ ANTHROPIC_MODELS = (
     "claude-opus-4-8",  # system messages and tool changes, no prefix check
     "claude-sonnet-5",  # none of them
 )
-TARGETS: dict[str, tuple[type[FakeProvider], str, tuple[str, ...]]] = {
-    "anthropic": (FakeAnthropic, "https://api.anthropic.com/v1/messages", ANTHROPIC_MODELS),
-    "openai": (FakeOpenAIChat, "https://api.openai.com/v1/chat/completions", ("gpt-x",)),
-    "responses": (FakeResponses, "https://api.openai.com/v1/responses", ("gpt-5.4", "gpt-x")),
-    "gemini": (FakeGemini, "", ("gemini-x",)),
+TARGETS: dict[str, tuple[type[FakeProvider], tuple[str, ...]]] = {
+    "anthropic": (FakeAnthropic, ANTHROPIC_MODELS),
+    "openai": (FakeOpenAIChat, ("gpt-x",)),
+    "responses": (FakeResponses, ("gpt-5.4", "gpt-x")),
+    "gemini": (FakeGemini, ("gemini-x",)),
 }
 STRATEGIES = ("client", "auto", "flat")
 THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
@@ -125,35 +129,43 @@ def lint(path: str) -> str:
 HANDLERS = {"read_file": read_file, "grep": grep, "write_file": write_file}
 
 
-class GeminiSender:
-    """google-genai turns the SDK's arguments into the REST body: send through it."""
+class Senders:
+    """The official SDK client of each target, all routed to the fake of the session."""
 
     def __init__(self) -> None:
         self.fake: FakeProvider | None = None
-        self.client = genai.Client(
-            api_key="x",
-            http_options=genai_types.HttpOptions(
-                httpx_client=HX.Client(transport=HX.MockTransport(self._route))
-            ),
-        )
+        http = HX.Client(transport=HX.MockTransport(self._route))
+        self.anthropic = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http)
+        self.openai = openai.OpenAI(api_key="x", max_retries=0, http_client=http)
+        options = genai_types.HttpOptions(httpx_client=http)
+        self.gemini = genai.Client(api_key="x", http_options=options)
+        self.http = http
 
     def _route(self, request: Any) -> Any:
         assert self.fake is not None
         return self.fake(request)
 
-    def send(self, fake: FakeProvider, payload: dict[str, Any]) -> Any:
+    def send(self, target: str, fake: FakeProvider, request: Any) -> Any:
+        """`request` sent to `fake` through the target's SDK (a refusal raises)."""
         self.fake = fake
-        return self.client.models.generate_content(**payload)
+        payload = request.payload
+        if target == "anthropic":
+            return self.anthropic.messages.create(**payload, extra_headers=request.headers)
+        if target == "openai":
+            return self.openai.chat.completions.create(**payload)
+        if target == "responses":
+            return self.openai.responses.create(**payload)
+        return self.gemini.models.generate_content(**payload)
 
 
 @pytest.fixture(scope="module")
-def gemini() -> Iterator[GeminiSender]:
+def senders() -> Iterator[Senders]:
     with pytest.MonkeyPatch.context() as env:
         for var in PROVIDER_ENV:
             env.delenv(var, raising=False)
-        sender = GeminiSender()
-    yield sender
-    sender.client.close()
+        made = Senders()
+    yield made
+    made.http.close()
 
 
 calls = st.lists(
@@ -202,6 +214,8 @@ HOST = (
     "snapshot",
     "recompile",
 )
+REWRITES = frozenset({"cut", "undo", "trim_front", "compact", "clear_results"})
+"""Host steps that replace the history (the others append or change state)."""
 steps = st.one_of(
     st.tuples(st.just("send"), turns, st.integers(0, 10**6)),
     st.tuples(st.sampled_from(HOST), st.none(), st.integers(0, 10**6)),
@@ -232,14 +246,17 @@ class CutSession:
     target: str
     strategy: str
     thinking: bool
-    gemini: GeminiSender
+    senders: Senders
     chef: ContextChef = field(default_factory=new_chef)
     model: str = ""
-    requests: int = 0
+    sent: str = ""
+    """The messages of the last request sent (canonical JSON)."""
+    rewritten: bool = False
+    """The history was cut or rewritten since that request."""
 
     def __post_init__(self) -> None:
         self.fake = TARGETS[self.target][0]()
-        self.model = TARGETS[self.target][2][0]
+        self.model = TARGETS[self.target][1][0]
         self.chef.set_history([user("Start.")])
 
     def run(self, drawn: list[tuple[str, Turn | None, int]]) -> None:
@@ -252,6 +269,7 @@ class CutSession:
 
     def host(self, kind: str, number: int, n: int) -> None:
         chef = self.chef
+        self.rewritten = self.rewritten or kind in REWRITES
         if kind == "cut":  # back to any earlier point, even the start
             chef.set_history(chef.history[: number % (len(chef.history) + 1)])
         elif kind == "undo":  # back to the end of a user turn: its answer and all after go
@@ -283,7 +301,7 @@ class CutSession:
             if "lint" not in {t.name for t in chef.tools}:
                 chef.register_runtime_tool(lint, handler=lint)
         elif kind == "switch_model":
-            models = TARGETS[self.target][2]
+            models = TARGETS[self.target][1]
             self.model = models[number % len(models)]
         elif kind == "switch_strategy":
             self.strategy = STRATEGIES[number % len(STRATEGIES)]
@@ -331,22 +349,17 @@ class CutSession:
         self.ready()
         request = self.compile()
         self.fake.script(turn)
-        reply = self._post(request)
-        self.requests += 1
+        reply = self.senders.send(self.target, self.fake, request)
         assert self.fake.violations == (), (self.target, self.model, self.fake.violations)
+        messages = request.segments["messages"]
+        if not request.edits and not self.rewritten:  # append-only: extends what was sent
+            assert messages.startswith(self.sent[:-1]), (self.target, self.model)
+        self.sent, self.rewritten = messages, False
         found = self.chef.ingest(reply)
         if found:
             self.chef.append(tool_results([self.chef.execute(c).result for c in found]))
         else:
             self.chef.append(user(f"Next {n}."))
-
-    def _post(self, request: Any) -> Any:
-        if self.target == "gemini":
-            return self.gemini.send(self.fake, request.payload)
-        url = TARGETS[self.target][1]
-        body = json.dumps(request.payload).encode()
-        headers = {"content-type": "application/json", **request.headers}
-        return self.fake(HX.Request("POST", url, content=body, headers=headers)).json()
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))
@@ -357,10 +370,10 @@ class CutSession:
 )
 @given(session=sessions)
 def test_random_cuts_are_never_refused(
-    target: str, session: tuple[str, bool, list[tuple[str, Turn | None, int]]], gemini: GeminiSender
+    target: str, session: tuple[str, bool, list[tuple[str, Turn | None, int]]], senders: Senders
 ) -> None:
     strategy, thinking, drawn = session
-    CutSession(target, strategy, thinking, gemini).run(drawn)
+    CutSession(target, strategy, thinking, senders).run(drawn)
 
 
 # -- the two shapes the fuzz found, one deterministic reproducer each ------------------------

@@ -9,11 +9,12 @@ Each step reads what the steps before it produced and changes nothing of the ses
 2. **Base** (`contextchef.session._rollback.decide_base`): a pure fold over the
    rollback rules; the earliest mark named wins and its edit is reported.
 3. **Normalize** (`_normalize`) the history after the base once (`normalize` with a
-   `Continuation`); a pending mark whose answer left nothing, or an edit whose two
+   `Continuation`); a pending mark whose answer left nothing, an update with nothing to
+   follow but the user turn the base ends with (which it joins), or an edit whose two
    sides would not alternate roles, moves the base back and normalizes again.
-4. **Update** (`_update`): the volatile blocks that changed since the base, placed at
-   the end: a text part of the user message being sent, a ``read_memories`` call and
-   result after it, a system entry last where the model takes one.
+4. **Update** (`volatile_update`, `with_update`): the volatile blocks changed since the
+   base, at the end: a text part of the user message being sent, a ``read_memories``
+   call and result after it, a system entry last where the model takes one.
 5. **Tool changes** (`_tool_changes`) from the base's `ToolState` to the view now.
 6. **Render** (`_render_new`) the new messages once (`Adapter.render_messages`, with the
    sent ones as context) and the system or tool-change entry, each recorded read-only.
