@@ -28,6 +28,7 @@ Sessions per target: 1,000 under ``CONTEXTCHEF_FULL_TESTS=1``, 10 by default
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,6 +159,10 @@ class Senders:
         return self.gemini.models.generate_content(**payload)
 
 
+SENT: Counter[str] = Counter()
+"""Sessions and requests sent per target, printed at the end of the module (``-s``)."""
+
+
 @pytest.fixture(scope="module")
 def senders() -> Iterator[Senders]:
     with pytest.MonkeyPatch.context() as env:
@@ -166,6 +171,7 @@ def senders() -> Iterator[Senders]:
         made = Senders()
     yield made
     made.http.close()
+    print("\ncut fuzz:", dict(sorted(SENT.items())))
 
 
 calls = st.lists(
@@ -350,6 +356,7 @@ class CutSession:
         request = self.compile()
         self.fake.script(turn)
         reply = self.senders.send(self.target, self.fake, request)
+        SENT[f"{self.target} requests"] += 1
         assert self.fake.violations == (), (self.target, self.model, self.fake.violations)
         messages = request.segments["messages"]
         if not request.edits and not self.rewritten:  # append-only: extends what was sent
@@ -373,6 +380,7 @@ def test_random_cuts_are_never_refused(
     target: str, session: tuple[str, bool, list[tuple[str, Turn | None, int]]], senders: Senders
 ) -> None:
     strategy, thinking, drawn = session
+    SENT[f"{target} sessions"] += 1
     CutSession(target, strategy, thinking, senders).run(drawn)
 
 
