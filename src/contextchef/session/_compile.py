@@ -9,11 +9,12 @@ Each step reads what the steps before it produced and changes nothing of the ses
 2. **Base** (`contextchef.session._rollback.decide_base`): a pure fold over the
    rollback rules; the earliest mark named wins and its edit is reported.
 3. **Normalize** (`_normalize`) the history after the base once (`normalize` with a
-   `Continuation`); a pending mark whose answer left nothing, or an edit whose two
+   `Continuation`); a pending mark whose answer left nothing, an update with nothing to
+   follow but the user turn the base ends with (which it joins), or an edit whose two
    sides would not alternate roles, moves the base back and normalizes again.
-4. **Update** (`_update`): the volatile blocks that changed since the base, placed at
-   the end: a text part of the user message being sent, a ``read_memories`` call and
-   result after it, a system entry last where the model takes one.
+4. **Update** (`volatile_update`, `with_update`): the volatile blocks changed since the
+   base, at the end: a text part of the user message being sent, a ``read_memories``
+   call and result after it, a system entry last where the model takes one.
 5. **Tool changes** (`_tool_changes`) from the base's `ToolState` to the view now.
 6. **Render** (`_render_new`) the new messages once (`Adapter.render_messages`, with the
    sent ones as context) and the system or tool-change entry, each recorded read-only.
@@ -54,6 +55,7 @@ from contextchef.session._compile_parts import (
     render_checked,
     request_options,
     session_prefix,
+    volatile_now,
     volatile_update,
     with_update,
 )
@@ -79,7 +81,7 @@ from contextchef.session._rollback import (
     mark_before,
 )
 from contextchef.session._tool_mode import PROVIDER_SEARCH, tool_mode, tool_units, units_now
-from contextchef.session._volatile import Update
+from contextchef.session._volatile import Stated, Update
 
 __all__ = ["CompileInput", "Step", "compile_request"]
 
@@ -139,6 +141,8 @@ class _Context:
     """``system`` / ``tools`` changed, and the messages sent are kept (the cache restarts)."""
     rebased: bool
     """The messages kept were sent after an older prefix (`Ledger.rebased`)."""
+    now: Stated
+    """The volatile blocks as they render now."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -191,6 +195,7 @@ def _context(inp: CompileInput) -> _Context:
         fresh=fresh,
         rebase=rebase_edit(change) if kept and change is not None else None,
         rebased=kept or (ledger.rebased and not resend),
+        now=volatile_now(inp),
     )
 
 
@@ -199,7 +204,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
     inp = ctx.inp
     choice = decide_base(ctx.facts if force is None else replace(ctx.facts, force=force))
     base, messages, changes, strip = _normalize(ctx, choice)
-    update = volatile_update(inp, base, ctx.rules)
+    update = volatile_update(inp, base, ctx.rules, ctx.now)
     ir, system_text = with_update(inp, messages, update, ctx.rules, base)
     attached = bool(ir) and ir[-1].role == "user"
     planned, tool_state = _tool_changes(ctx, base, messages, attached=attached)
@@ -279,7 +284,8 @@ def _normalize(
     """The base settled, the new messages normalized and fitted, the repairs, the strip.
 
     Normalized once at the decided base; again only when the base moves back (a pending
-    mark whose answer left nothing to send; an edit whose two sides would not alternate
+    mark whose answer left nothing to send; after a cut, an update that would follow a
+    user turn, which it joins (research R14); an edit whose two sides would not alternate
     roles) or an edit strips thinking (prefix-check models: from the base on).
     """
     inp, ledger = ctx.inp, ctx.inp.ledger
@@ -287,6 +293,11 @@ def _normalize(
     messages, changes = normalized_after(inp, base, None)
     if base is ledger.pending and (not messages or messages[0].role != "assistant"):
         base = ledger.marks[-1]  # its answer left nothing to send: render it again
+        messages, changes = normalized_after(inp, base, None)
+    while not messages and base.ir and ledger.ir[base.ir - 1].role == "user":
+        if volatile_update(inp, base, ctx.rules, ctx.now).empty:
+            break  # back to the end of a request (a cut, a retry): sent again as it was
+        base = previous_mark(ledger, base)  # a retry of it, the update joined to its user turn
         messages, changes = normalized_after(inp, base, None)
     strip: tuple[int, int] | None = None
     if choice.at is not None:
@@ -330,9 +341,6 @@ def _edits(
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         edits.append(edit_report(choice.kind, choice.at, base, stripped))
     return tuple(edits)
-
-
-# -- 4. update --------------------------------------------------------------------------------
 
 
 # -- 5. tool changes --------------------------------------------------------------------------
@@ -508,6 +516,3 @@ def _first_unbound(ctx: _Context, made: _Made) -> int | None:
         tools=ctx.prefix.pristine,
         entries=made.sent,
     )
-
-
-# -- helpers ----------------------------------------------------------------------------------

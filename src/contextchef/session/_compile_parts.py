@@ -24,7 +24,7 @@ from contextchef.session._request import EditKind, LedgerEdit
 from contextchef.session._reveal import ToolState
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
-from contextchef.session._volatile import Update, VolatileState, check_prefill, plan_update
+from contextchef.session._volatile import Stated, Update, VolatileState, check_prefill, plan_update
 
 __all__ = [
     "MEMORY_CALL_PREFIX",
@@ -42,6 +42,7 @@ __all__ = [
     "request_options",
     "session_prefix",
     "tools_edited",
+    "volatile_now",
     "volatile_update",
     "with_update",
 ]
@@ -179,21 +180,24 @@ def with_update(
     return tuple(out), update.system_text if rules.system_messages else ""
 
 
-def volatile_update(inp: CompileInput, base: Mark, rules: ModelRules) -> Update:
-    state, profile = inp.state, inp.adapter.profile
-    now = inp.volatile.current(
-        auto_channel=profile.announcement_channel,
-        announcements=state.announcements,
-        dynamic_state=state.dynamic_state,
+def volatile_now(inp: CompileInput) -> Stated:
+    """Every volatile block as it renders now (the implicit-context hook runs here, once)."""
+    return inp.volatile.current(
+        auto_channel=inp.adapter.profile.announcement_channel,
+        announcements=inp.state.announcements,
+        dynamic_state=inp.state.dynamic_state,
         memories=inp.memories,
     )
-    system_entries = rules.system_messages
+
+
+def volatile_update(inp: CompileInput, base: Mark, rules: ModelRules, now: Stated) -> Update:
+    """What a request from `base` states to bring the model to `now` (`plan_update`)."""
     return plan_update(
         base.stated,
         now,
-        system_entries=system_entries,
+        system_entries=rules.system_messages,
         memory_results=inp.memory_tool is not None,
-        anchor=state.anchor,
+        anchor=inp.state.anchor,
     )
 
 

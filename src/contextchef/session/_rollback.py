@@ -14,10 +14,11 @@ an older prefix) reports its own kind; then the edit of the earliest history mes
 without an edit; a rollback because the model refuses what was sent (tool changes,
 system entries) counts only where it is strictly earlier than every other.
 
-Two adjustments need the normalized messages and so come after this fold, in
+Three adjustments need the normalized messages and so come after this fold, in
 `contextchef.session._compile`: a pending mark whose answer left nothing to send is
-replaced by the last committed one, and an edit goes back one more mark while the roles
-on both sides of it would not alternate.
+replaced by the last committed one; an update with nothing to follow but the user turn
+a cut went back to goes back one more mark, to join that turn; and an edit goes back one
+more mark while the roles on both sides of it would not alternate.
 """
 
 from __future__ import annotations
