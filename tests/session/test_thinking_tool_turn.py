@@ -81,7 +81,7 @@ def test_by_default_that_request_goes_without_thinking_and_says_so(
     chef = _stored_without_thinking()
     with caplog.at_level(logging.WARNING, logger="contextchef"):
         req = _compile(chef)
-    assert "thinking" not in req.payload
+    assert "thinking" not in req.payload and req.dropped == ("thinking",)
     assert any(
         "messages[1]" in r.getMessage() and "without 'thinking'" in r.getMessage()
         for r in caplog.records
@@ -90,7 +90,7 @@ def test_by_default_that_request_goes_without_thinking_and_says_so(
     chef.run_tools(calls)
     # the new tool turn has its thinking: the next request enables thinking again
     req = _compile(chef)
-    assert req.payload["thinking"] == THINKING
+    assert req.payload["thinking"] == THINKING and req.dropped == ()
     assert req.payload["messages"][-2]["content"][0]["type"] == "thinking"
     chef.ingest(_send(fake, req.payload, req.headers))
     assert fake.violations == () and len(fake.requests) == 2
@@ -114,6 +114,29 @@ def test_raise_gives_a_typed_error_before_anything_is_sent_and_changes_nothing()
     assert first.appended == len(first.payload["messages"]) and "thinking" not in first.payload
     with pytest.raises(UsageError, match="missing_thinking must be"):
         _compile(chef, missing_thinking="ignore")
+
+
+@pytest.mark.parametrize(
+    ("target", "model"),
+    [
+        ("anthropic", "claude-opus-5-5"),
+        ("openai", "gpt-5.6"),
+        ("responses", "gpt-5.6"),
+        ("gemini", "gemini-3-pro"),
+        ("deepseek", "deepseek-reasoner"),
+    ],
+)
+@pytest.mark.parametrize("choice", ["bogus", "", None, True, ["drop"]])
+def test_a_bad_choice_is_refused_on_every_target_before_anything_changes(
+    target: str, model: str, choice: object
+) -> None:
+    # the option is checked with the others, whether or not the request enables thinking
+    chef = _stored_without_thinking()
+    before = chef.snapshot()
+    with pytest.raises(UsageError, match=r"missing_thinking must be 'drop' or 'raise', got"):
+        chef.compile(target, model=model, missing_thinking=choice)  # type: ignore[arg-type]
+    assert chef.snapshot() == before
+    assert chef.compile(target, model=model).dropped == ()
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from contextchef.providers._base import (
     ModelRules,
     Profile,
     RequestOptions,
+    extra_left_out,
 )
 from contextchef.providers._ingest import parse_response, read_response, response_notices
 from contextchef.providers._parsing import ParsedHistory
@@ -60,6 +61,7 @@ __all__ = [
     "ResponsesAdapter",
     "WireReader",
     "adapters",
+    "extra_left_out",
     "from_anthropic",
     "from_gemini",
     "from_openai",

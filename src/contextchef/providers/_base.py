@@ -40,6 +40,7 @@ __all__ = [
     "apply_hints",
     "copy_schema",
     "data_url",
+    "extra_left_out",
     "hints",
     "split_data_url",
 ]
@@ -557,3 +558,15 @@ def object_arguments(call: ToolCall) -> dict[str, Any]:
 def dumps_segment(value: Any) -> str:
     """Canonical text of one payload segment (``""`` for an absent one)."""
     return "" if value is None else canonical_dumps(value)
+
+
+def extra_left_out(extra: Mapping[str, Any], payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """Names of `extra` fields an adapter left out of `payload`, in `extra`'s order.
+
+    Adapters copy `extra` to the body's top level (Gemini: into ``config``) and leave a
+    field out only where the provider would refuse it as the history stands (Anthropic's
+    ``thinking`` without the last tool turn's thinking: see its ``_thinking`` module).
+    """
+    config = payload.get("config")
+    inner = config if isinstance(config, Mapping) else {}
+    return tuple(key for key in extra if key not in payload and key not in inner)

@@ -873,8 +873,8 @@ class ContextChef:
             turn_gap: Expected seconds between requests; OpenAI gpt-5.6+ (explicit
                 breakpoints; docs/guides/payloads.md) asks for the ``12h`` TTL past 30 minutes.
             missing_thinking: Anthropic, thinking enabled, the final tool turn without its
-                thinking block (a 400): ``drop`` sends this request without ``thinking``
-                (logged), ``raise`` raises `MissingThinkingError` (docs/guides/payloads.md).
+                thinking block (a 400): ``drop`` sends it without ``thinking`` (logged,
+                `CompiledRequest.dropped`), ``raise`` raises `MissingThinkingError`.
 
         ``compile:start`` handlers run first, ``compile:done`` handlers get the result.
 

@@ -41,7 +41,7 @@ from contextchef._records import record
 from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
-from contextchef.providers import ModelRules
+from contextchef.providers import ModelRules, extra_left_out
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
     CompileInput,
@@ -226,6 +226,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
         model_rules=ctx.rules,
         appended=len(wire),
         strategy=inp.strategy.name,
+        dropped=extra_left_out(inp.extra, payload),
     )
     mark = _mark(inp, base, ir, wire, update, tool_state, attached=attached)
     step = _step(ctx, base, ir, wire, mark, strip, system_entry=entry)

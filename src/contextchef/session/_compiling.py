@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from contextchef._errors import UsageError, check_number, shown
+from contextchef._errors import UsageError, check_number
 from contextchef.exposure._policy import unmatched_messages
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
@@ -94,10 +94,8 @@ class Compiler:
         """Compile the session for `target`; see `ContextChef.compile`."""
         adapter = get_adapter(target)
         extra = {} if extra is None else extra
-        check_options(model, max_tokens, extra, betas)  # before anything runs or changes
+        check_options(model, max_tokens, extra, betas, diagnostics, missing_thinking)
         gap = None if turn_gap is None else check_number("turn_gap", turn_gap, minimum=0)
-        if not isinstance(diagnostics, bool):
-            raise UsageError(f"diagnostics must be True or False, got {shown(diagnostics, 40)}")
         self._check_patterns()
         view = self._tools.view()
         declared = len(view.flat)  # what a native strategy could declare
@@ -151,25 +149,18 @@ class Compiler:
 
     def _memory_tool(self, strategy: Strategy) -> str | None:
         """Wire name of ``read_memories`` when the payload declares it, else None."""
-        if self._memory is None:
-            return None
-        shown = any(t.name == READ_MEMORIES for t in strategy.tools(self._tools.view()))
-        return READ_MEMORIES if shown else None
+        tools = strategy.tools(self._tools.view()) if self._memory is not None else ()
+        return READ_MEMORIES if any(t.name == READ_MEMORIES for t in tools) else None
 
 
 def _warn_unrecorded_thinking(rules: ModelRules, history: Sequence[Message], target: str) -> None:
-    """Log once per fresh ledger when thinking meets the prefix check without a record.
-
-    Only the target's own reasoning counts: another provider's is never sent to it.
-    """
-    if not rules.prefix_check:
-        return
-    if any(isinstance(p, ReasoningPart) and p.provider == target for m in history for p in m.parts):
+    """Log when the target's own thinking (no other is sent) meets the prefix check unrecorded."""
+    mine = (isinstance(p, ReasoningPart) and p.provider == target for m in history for p in m.parts)
+    if rules.prefix_check and any(mine):
         logger.warning(
-            "contextchef: compiling a conversation that holds thinking blocks with no record "
-            "of what was sent to this target before (a history set by hand, or this session "
-            "compiled for another provider until now); if earlier requests to it carried "
-            "state updates, announcements or memories, model %r will refuse that thinking: "
-            "resume from the session's snapshot instead",
+            "contextchef: thinking blocks with no record of what was sent to this target "
+            "(history set by hand, or compiled for another provider until now): if requests "
+            "to it carried state updates, announcements or memories, model %r will refuse "
+            "that thinking; resume from the session's snapshot instead",
             rules.model,
         )

@@ -114,6 +114,10 @@ class CompiledRequest:
         audit: With ``ContextChef(cache_audit=True)``: volatile blocks (announcements,
             dynamic state...) found at or before the last prompt-cache breakpoint on
             targets with explicit breakpoints; also logged.
+        dropped: Names of `extra` fields this request leaves out (also logged), because
+            the provider would refuse them with the history as it is: Anthropic's
+            ``thinking`` when the final tool turn lost its thinking blocks (the API's
+            own advice; ``compile(missing_thinking="raise")`` raises instead).
     """
 
     target: str
@@ -127,6 +131,7 @@ class CompiledRequest:
     model_rules: ModelRules | None = None
     appended: int = 0
     strategy: str = ""
+    dropped: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""
@@ -164,15 +169,23 @@ _BETA = re.compile(r"[\x21-\x2b\x2d-\x7e]+")  # printable ASCII but space and co
 _WRITTEN = frozenset({"model", "messages", "system", "tools", "input", "contents", "config"})
 
 
-def check_options(model: object, max_tokens: object, extra: object, betas: object) -> None:
+def check_options(
+    model: object, max_tokens: object, extra: object, betas: object, *flags: object
+) -> None:
     """Reject request options the provider would refuse, before anything runs.
 
     Raises:
         UsageError: `model` is not a non-empty string, `max_tokens` not a positive int,
-            `extra` not a mapping of plain JSON (or naming a field compile writes), or
+            `extra` not a mapping of plain JSON (or naming a field compile writes),
             `betas` not a list of beta names (printable ASCII without whitespace or
-            commas: each is one item of the ``anthropic-beta`` header).
+            commas: each is one item of the ``anthropic-beta`` header), or `flags`
+            (``diagnostics``, ``missing_thinking``) not a bool and ``drop``/``raise``.
     """
+    diagnostics, missing = flags
+    if not isinstance(diagnostics, bool):
+        raise UsageError(f"diagnostics must be True or False, got {shown(diagnostics, 40)}")
+    if not (isinstance(missing, str) and missing in ("drop", "raise")):
+        raise UsageError(f"missing_thinking must be 'drop' or 'raise', got {shown(missing, 40)}")
     if not isinstance(model, str) or not model or not is_unicode(model):
         raise UsageError(f"model must be a non-empty string, got {shown(model, 80)}")
     if max_tokens is not None and (
