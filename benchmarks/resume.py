@@ -1,0 +1,217 @@
+"""What a worker pays for a conversation it did not serve the turn before (issue 27).
+
+Run:  python benchmarks/resume.py [--messages 400] [--repeat 5]
+
+Each timing is the whole operation a user pays, with ``gc.collect()`` before it (caches
+cold as after an HTTP call), median of ``--repeat``, against the baseline measured in the
+same run on the same payload: ``json.dumps`` of the request as plain dicts and lists (what
+the SDK does with it anyway), also after a ``gc.collect()``, best of the same number.
+
+Per target (``claude-opus-5-5`` with thinking blocks on Anthropic; Chat and Responses on
+``gpt-5.6``; Gemini) and per history shape:
+
+* ``short``: one-line user texts, a short file read per round (the shape of
+  compile_steady.py);
+* ``real``: tool results of real size, 3-9 KB of JSON from the catalogs in
+  ../shared/data (deterministic slices), and 1.5 KB of thinking per call on Anthropic;
+
+it measures:
+
+* **steady**: the ledger holds the conversation; append the model's turn and a tool
+  result, compile;
+* **cold**: a conversation never sent (an imported history): ``set_history`` + compile;
+* **resume**: a new session over the same tools (created and registered beforehand, as a
+  worker that keeps its catalog loaded), then ``json.loads`` of the stored snapshot text,
+  ``restore``, append the new turn, compile: the conversation picked up from a store.
+
+The snapshot's size is reported beside the payload's. Targets (issue 27): resume <= 2x
+and cold <= 1x ``json.dumps`` of the payload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import logging
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from contextchef import ContextChef, ToolCall, ToolResult, assistant, tool_results, user
+from contextchef._records import plain
+from contextchef.history._messages import Message, ReasoningPart
+from contextchef.tools._catalogs import load_catalog
+
+SHARED = Path(
+    os.environ.get("CONTEXTCHEF_SHARED_DATA") or Path(__file__).parents[2] / "shared/data"
+)
+TARGETS = {
+    "anthropic": "claude-opus-5-5",
+    "openai": "gpt-5.6",
+    "responses": "gpt-5.6",
+    "gemini": "gemini-3-pro",
+}
+THINKING = {"type": "enabled", "budget_tokens": 4096}
+
+
+def corpus() -> str:
+    """Deterministic text for real-sized tool results: the catalogs' JSON, sorted by name."""
+    paths = sorted((SHARED / "catalogs").glob("*.json"))
+    return "".join(p.read_text("utf-8") for p in paths)
+
+
+TEXT = corpus()
+
+
+def result_text(r: int, real: bool) -> str:
+    if not real:
+        return f"def f{r}(x):\n" + "    y\n" * 60
+    size = 3000 + (r * 2654435761) % 6000  # 3-9 KB
+    start = (r * 40503) % (len(TEXT) - size)
+    return TEXT[start : start + size]
+
+
+def turn(r: int, target: str, real: bool) -> list[Message]:
+    """The model's turn with one call, and its result (2 messages)."""
+    parts: list[Any] = []
+    if target == "anthropic":
+        thought = ("Check the caller before the edit; the loop bound looks off. " * 25)[:1500]
+        parts.append(
+            ReasoningPart(
+                provider="anthropic",
+                text=thought if real else "",
+                provider_data={
+                    "provider": "anthropic",
+                    "block": {
+                        "type": "thinking",
+                        "thinking": thought if real else "",
+                        "signature": f"sig{r:06d}" * 40,
+                    },
+                },
+            )
+        )
+    call = ToolCall(id=f"call_{r:06d}", name="filesystem__read_file", arguments={"path": f"{r}.py"})
+    parts.append(call)
+    result = ToolResult(call_id=call.id, name=call.name, content=result_text(r, real))
+    return [Message(role="assistant", parts=tuple(parts)), tool_results([result])]
+
+
+def history(size: int, target: str, real: bool) -> list[Message]:
+    out: list[Message] = []
+    for r in range(size // 4):
+        out.append(user(f"step {r}: look at src/{r}.py and fix the failing test"))
+        out.extend(turn(r, target, real))
+        out.append(assistant(f"fixed step {r}: the off-by-one in the loop bound"))
+    out.append(user("next: the flaky test in src/last.py"))
+    return out
+
+
+def new_session() -> ContextChef:
+    chef = ContextChef(defer=["github__*"])
+    for name in ("mcp-filesystem", "github"):
+        chef.register_tools(load_catalog(SHARED / "catalogs" / f"{name}.json").tools)
+    chef.set_system_prompt("You are a careful coding agent.")
+    return chef
+
+
+def compile_for(chef: ContextChef, target: str) -> Any:
+    extra = {"thinking": THINKING} if target == "anthropic" else None
+    return chef.compile(target, model=TARGETS[target], max_tokens=8192, extra=extra)
+
+
+def timed(prepare: Callable[[], Any], run: Callable[[Any], Any], repeat: int) -> list[float]:
+    """`run(prepare())` timed in ms, `repeat` times, a ``gc.collect()`` before each."""
+    out: list[float] = []
+    for _ in range(repeat):
+        arg = prepare()
+        gc.collect()
+        t0 = time.perf_counter()
+        run(arg)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]:
+    messages = history(size, target, real)
+    chef = new_session()
+    chef.set_history(messages)
+    payload = compile_for(chef, target).payload
+    for k in range(4):  # a few answered turns: the ledger holds the conversation
+        chef.append(*turn(100_000 + k, target, real))
+        payload = compile_for(chef, target).payload
+    mutable = plain(payload)
+    dumps = timed(lambda: None, lambda _: json.dumps(mutable), repeat)
+    counter = iter(range(200_000, 300_000))
+
+    def steady(_: object) -> None:
+        chef.append(*turn(next(counter), target, real))
+        compile_for(chef, target)
+
+    steady_ms = timed(lambda: None, steady, repeat)
+    stored = json.dumps(chef.snapshot())
+
+    def resume(worker: ContextChef) -> None:
+        worker.restore(json.loads(stored), allow_unsigned=True)
+        worker.append(*turn(next(counter), target, real))
+        compile_for(worker, target)
+
+    def cold(worker: ContextChef) -> None:
+        worker.set_history(messages)
+        compile_for(worker, target)
+
+    def worker() -> ContextChef:
+        fresh = new_session()
+        assert fresh.view is not None  # the tool view is the catalog's cost, not the turn's
+        return fresh
+
+    resume_ms = timed(worker, resume, repeat)
+    cold_ms = timed(worker, cold, repeat)
+    return {
+        "payload_kb": len(json.dumps(mutable)) / 1024,
+        "snapshot_kb": len(stored) / 1024,
+        "dumps": min(dumps),
+        "steady": statistics.median(steady_ms),
+        "cold": statistics.median(cold_ms),
+        "resume": statistics.median(resume_ms),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=400)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    logging.getLogger("contextchef").setLevel(logging.ERROR)  # histories built by hand
+    print(
+        f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, {os.cpu_count()} cores."
+    )
+    print(
+        f"Load before: {os.getloadavg()[0]:.1f}. Command: `python benchmarks/resume.py "
+        f"--messages {args.messages} --repeat {args.repeat}`.\n"
+    )
+    print(
+        "| target | shape | payload KB | snapshot KB | json.dumps ms | steady ms (x) | "
+        "cold ms (x) | resume ms (x) |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for real in (False, True):
+        for target in TARGETS:
+            m = measure(target, args.messages, real, args.repeat)
+            d = m["dumps"]
+            print(
+                f"| {target} | {'real' if real else 'short'} | {m['payload_kb']:.0f} | "
+                f"{m['snapshot_kb']:.0f} | {d:.2f} | {m['steady']:.2f} ({m['steady'] / d:.2f}x) | "
+                f"{m['cold']:.1f} ({m['cold'] / d:.1f}x) | "
+                f"{m['resume']:.1f} ({m['resume'] / d:.1f}x) |"
+            )
+    print(f"\nLoad after: {os.getloadavg()[0]:.1f}.")
+
+
+if __name__ == "__main__":
+    main()
