@@ -79,6 +79,7 @@ __all__ = [
     "UsageError",
     "VolatileValueError",
     "check_callable",
+    "check_flag",
     "check_int",
     "check_json",
     "check_number",
@@ -163,6 +164,17 @@ def check_number(
             bounds = f"a finite number {'>' if above else '>='} {minimum:g}"
         raise UsageError(f"{name} must be {bounds}, got {shown(value, 60)}")
     return number
+
+
+def check_flag(name: str, value: object) -> bool:
+    """`value` if it is a bool (a truthy string such as ``"no"`` is not).
+
+    Raises:
+        UsageError: Anything else, naming the parameter.
+    """
+    if not isinstance(value, bool):
+        raise UsageError(f"{name} must be True or False, got {shown(value, 40)}")
+    return value
 
 
 def check_str(name: str, value: object, *, empty: bool = True, limit: int | None = None) -> str:

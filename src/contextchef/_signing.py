@@ -35,9 +35,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef._errors import SnapshotSignatureError, UsageError, shown
+from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, shown
 
-__all__ = ["ALGORITHM", "SIGNATURE", "SnapshotKeys", "sign", "verify"]
+__all__ = [
+    "ALGORITHM",
+    "SIGNATURE",
+    "SnapshotKeys",
+    "check_session_id",
+    "sign",
+    "verify",
+]
 
 SIGNATURE = "signature"
 """The snapshot field that holds the signature."""
@@ -123,19 +130,44 @@ def _body(snapshot: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in snapshot.items() if k != SIGNATURE}
 
 
+def check_session_id(session_id: object, *, name: str = "session_id") -> str | None:
+    """`session_id` if it is None or a non-empty printable str.
+
+    Raises:
+        UsageError: Anything else (naming the parameter).
+    """
+    if session_id is None or (
+        isinstance(session_id, str) and session_id and session_id.isprintable()
+    ):
+        return session_id
+    raise UsageError(
+        f"{name} must be a non-empty printable str (the session the snapshot belongs to) "
+        f"or None, got {shown(session_id, 80)}"
+    )
+
+
 def sign(
-    snapshot: Mapping[str, Any], keys: SnapshotKeys, *, session_id: str | None = None
+    snapshot: dict[str, Any], keys: SnapshotKeys | None, *, session_id: str | None = None
 ) -> dict[str, Any]:
     """`snapshot` with a ``signature`` made with ``keys.current`` (a new dict).
 
     Any signature it held is replaced. `session_id` binds it to one session: `verify`
-    given another id refuses it.
+    accepts it only when given the same id (and one signed without an id only without).
+    Without keys, `snapshot` itself is returned, unsigned.
 
     Raises:
-        UsageError: `keys` is not a `SnapshotKeys`, or the snapshot is not plain JSON.
+        UsageError: `keys` is not a `SnapshotKeys` or None, `session_id` is not None or
+            a non-empty str, a `session_id` without keys (there is nothing to bind it
+            to), or the snapshot is not plain JSON.
     """
+    session_id = check_session_id(session_id)
+    if keys is None and session_id is None:
+        return snapshot
     if not isinstance(keys, SnapshotKeys):
-        raise UsageError(f"keys must be a SnapshotKeys, got {type(keys).__name__}")
+        raise UsageError(
+            f"keys must be a SnapshotKeys, got {type(keys).__name__}"
+            + ("; session_id binds a signature, so it needs keys" if keys is None else "")
+        )
     header: dict[str, Any] = {"algorithm": ALGORITHM, "key_id": keys.current}
     if session_id is not None:
         header["session_id"] = session_id
@@ -145,39 +177,69 @@ def sign(
     return {**body, SIGNATURE: {**header, "mac": _mac(secret, header, body)}}
 
 
+def _session_error(
+    signed_for: object, expected: str | None, key_id: str | None
+) -> SnapshotSignatureError:
+    """The refusal of a snapshot signed for `signed_for` where `expected` was named."""
+    if expected is None:
+        detail = (
+            f"the snapshot was signed for session {shown(signed_for, 80)} and restore named "
+            f"no session: pass session_id={shown(signed_for, 80)} if that is the session "
+            "you mean to continue"
+        )
+    elif signed_for is None:
+        detail = (
+            f"the snapshot was signed without a session id, not for session "
+            f"{shown(expected, 80)}: restore it without session_id"
+        )
+    else:
+        detail = (
+            f"the snapshot was signed for session {shown(signed_for, 80)}, not "
+            f"{shown(expected, 80)}: a snapshot of another session"
+        )
+    return SnapshotSignatureError(detail, problem="session", key_id=key_id)
+
+
 def verify(
     snapshot: Mapping[str, Any],
     keys: SnapshotKeys | None,
     *,
     allow_unsigned: bool = False,
     session_id: str | None = None,
-) -> None:
-    """Check `snapshot`'s signature against `keys`; return if it vouches for the snapshot.
+) -> bool:
+    """Check `snapshot`'s signature against `keys`; return whether it carried one.
 
-    With `allow_unsigned`, a snapshot without a signature is accepted (the host opted into
-    unsigned input), and so is any snapshot when there are no keys; a signature present
-    and checkable is still checked. A snapshot signed for a session id is refused when
-    `session_id` names another.
+    A snapshot with a ``signature`` field is always checked, whatever `allow_unsigned`
+    says: it needs `keys`, the MAC must match, and the session id it was signed for must
+    equal `session_id` (None for a snapshot signed without one). `allow_unsigned` admits
+    only snapshots with no ``signature`` field at all (the host opted into unsigned input).
 
     Raises:
-        SnapshotSignatureError: No keys and unsigned input not allowed (``no_keys``); no
-            signature (``missing``); an unknown key id (``unknown_key``); altered content
-            or signature (``mismatch``); another session's snapshot (``session``).
-        UsageError: `keys` is not a `SnapshotKeys`, or the snapshot is not plain JSON.
+        SnapshotSignatureError: No keys for a signed snapshot, or for an unsigned one
+            without the opt-in (``no_keys``); no signature (``missing``); an unknown key
+            id (``unknown_key``); altered content or signature (``mismatch``); a session
+            id other than the one it was signed for, or none (``session``).
+        UsageError: `keys` is not a `SnapshotKeys`, `allow_unsigned` is not a bool,
+            `session_id` is not None or a non-empty str, or the snapshot is not plain JSON.
     """
     if keys is not None and not isinstance(keys, SnapshotKeys):
         raise UsageError(f"keys must be a SnapshotKeys or None, got {type(keys).__name__}")
+    check_flag("allow_unsigned", allow_unsigned)
+    session_id = check_session_id(session_id)
+    if SIGNATURE not in snapshot and allow_unsigned:
+        return False
     if keys is None:
-        if allow_unsigned:
-            return
         raise SnapshotSignatureError(
             "restore checks a snapshot's signature: pass keys=SnapshotKeys(...) (the keys "
-            "it was signed with), or allow_unsigned=True to accept it unchecked",
+            "it was signed with)"
+            + (
+                "; allow_unsigned=True admits only snapshots that carry no signature"
+                if SIGNATURE in snapshot
+                else ", or allow_unsigned=True to accept it unchecked"
+            ),
             problem="no_keys",
         )
     signature = snapshot.get(SIGNATURE)
-    if signature is None and allow_unsigned:
-        return
     if not isinstance(signature, Mapping) or not isinstance(signature.get("mac"), str):
         raise SnapshotSignatureError(
             f"the snapshot carries no signature (field {SIGNATURE!r}); it was not written by a "
@@ -203,11 +265,6 @@ def verify(
             problem="mismatch",
             key_id=key_id,
         )
-    signed_for = header.get("session_id")
-    if session_id is not None and signed_for != session_id:
-        raise SnapshotSignatureError(
-            f"the snapshot was signed for session {shown(signed_for, 80)}, not "
-            f"{shown(session_id, 80)}: a snapshot of another session",
-            problem="session",
-            key_id=key_id,
-        )
+    if header.get("session_id") != session_id:
+        raise _session_error(header.get("session_id"), session_id, key_id)
+    return True

@@ -11,9 +11,9 @@ dict and through a row edited in the SQLite store:
   is refused with `SnapshotSignatureError` (or `SessionStoreError` for a row that is
   not JSON) and the session is unchanged, snapshot for snapshot;
 * unsigned, where the host opted in (``allow_unsigned=True``): the session keeps its
-  own policy, so no edit reopens a tool the policy closes. What the snapshot says was
-  loaded is data: a forged load of ``search_secrets`` (allowed by the policy, only not
-  searched yet) passes ``require_search``; that is what signing is for.
+  own policy, so no edit reopens a tool the policy closes; a forged load of
+  ``search_secrets`` (allowed by the policy, only not searched yet) is dropped, since the
+  history shows no search that found it, so ``require_search`` still holds.
 
 Conversations run through the official Anthropic SDK against `contextchef.testing`'s fake.
 """
@@ -43,6 +43,7 @@ from contextchef import (
     Tool,
     ToolAnnotations,
     ToolCall,
+    UsageError,
     user,
 )
 from contextchef.session._ledger import _record_digest, _text_digest
@@ -154,10 +155,10 @@ SEARCH_FIRST = (
 )
 
 
-def reopened(chef: ContextChef, *, searched_is_data: bool = False) -> list[str]:
+def reopened(chef: ContextChef) -> list[str]:
     """The closed tools the gate lets through now, and again after a compile."""
     out = []
-    checks = CLOSED if searched_is_data else [*CLOSED, SEARCH_FIRST]
+    checks = [*CLOSED, SEARCH_FIRST]
     if not chef.history or chef.history[-1].role != "user":
         chef.append(user("Next."))
     for _ in range(2):
@@ -292,7 +293,7 @@ def test_unsigned_input_keeps_the_hosts_policy(snap: dict[str, Any], name: str) 
     except ContextChefError:
         assert chef.snapshot() == before
         notes = ()
-    assert reopened(chef, searched_is_data=name == "forged loaded tools") == [], name
+    assert reopened(chef) == [], name
     assert all(n.kept == "session" for n in notes)
     assert chef.blocked_tools == ("delete_*", "load_toolkit") and chef.mode == "read_only"
 
@@ -300,6 +301,7 @@ def test_unsigned_input_keeps_the_hosts_policy(snap: dict[str, Any], name: str) 
 def test_what_the_policy_closes_is_reported_not_restored(snap: dict[str, Any]) -> None:
     edited = _edit(_edit(snap, "forged loaded tools"), "emptied blocklist")
     edited = _edit(_edit(edited, "loaded toolkit forged"), "strategy set to flat")
+    del edited["signature"]  # allow_unsigned admits only snapshots without one
     chef = make()
     notes = chef.restore(edited, allow_unsigned=True)
     assert {n.field: (n.snapshot, n.session) for n in notes} == {
@@ -308,7 +310,7 @@ def test_what_the_policy_closes_is_reported_not_restored(snap: dict[str, Any]) -
         "loaded_toolkits": (["admin"], []),
         "loaded_tools": (
             ["admin_reset", "delete_cache", "search_docs", "search_secrets", "write_file"],
-            ["admin_reset", "search_docs", "search_secrets"],
+            ["admin_reset", "search_docs"],  # search_secrets was never searched
         ),
     }
     # admin_reset is not registered here (the toolkit was not loaded): no tool to call
@@ -327,7 +329,9 @@ def test_a_strategy_alone_is_reported_at_info_a_policy_edit_warns(
         notes = fresh.restore(chef.snapshot(keys=KEYS), keys=KEYS)
         assert [(n.field, n.snapshot, n.session) for n in notes] == [("strategy", "flat", "client")]
         assert reopened(fresh) == []  # the gate judges by this session's strategy
-        make().restore(_edit(snap, "emptied blocklist"), allow_unsigned=True)
+        edited = _edit(snap, "emptied blocklist")
+        del edited["signature"]
+        make().restore(edited, allow_unsigned=True)
     levels = [r.levelno for r in caplog.records if "restore kept the host's" in r.message]
     assert levels == [logging.INFO, logging.WARNING]
 
@@ -394,6 +398,120 @@ def test_bad_keys_are_usage_errors(keys: Any) -> None:
         SnapshotKeys(keys)
     with pytest.raises(ContextChefError, match="current must name one of"):
         SnapshotKeys({"a": NEW, "b": OLD})
+
+
+# -- which session, and what allow_unsigned admits ------------------------------------------
+
+
+def test_a_signed_snapshot_restores_only_as_the_session_it_was_signed_for(
+    snap: dict[str, Any],
+) -> None:
+    """The signature binds the session id: restore must name the same one (or none for a
+    snapshot signed without one); any other way is refused, naming both, changing nothing."""
+    chef = make()
+    conversation(chef, "Mine.")
+    before = chef.snapshot()
+    unbound = make()
+    conversation(unbound)
+    loose = unbound.snapshot(keys=KEYS)
+    refused = [
+        (snap, {}, "signed for session 'main' and restore named no session"),
+        (snap, {"session_id": "other"}, "signed for session 'main', not 'other'"),
+        (loose, {"session_id": "main"}, "signed without a session id, not for session 'main'"),
+    ]
+    for snapshot, named, message in refused:
+        with pytest.raises(SnapshotSignatureError, match=message) as info:
+            chef.restore(copy.deepcopy(snapshot), keys=KEYS, **named)
+        assert info.value.problem == "session"
+        assert chef.snapshot() == before
+    chef.restore(copy.deepcopy(snap), keys=KEYS, session_id="main")
+    assert chef.history[0].parts[0].text == "Find the docs."  # type: ignore[union-attr]
+    make().restore(loose, keys=KEYS)
+
+
+@pytest.mark.parametrize("bad", [5, "", "tab\there", b"main", ["main"]])
+def test_a_session_id_is_a_non_empty_str(snap: dict[str, Any], bad: Any) -> None:
+    chef = make()
+    with pytest.raises(UsageError, match="session_id must be a non-empty printable str"):
+        chef.snapshot(keys=KEYS, session_id=bad)
+    with pytest.raises(UsageError, match="session_id must be a non-empty printable str"):
+        chef.restore(copy.deepcopy(snap), keys=KEYS, session_id=bad)
+    with pytest.raises(UsageError, match="session_id binds a signature, so it needs keys"):
+        chef.snapshot(session_id="main")  # unsigned: nothing to bind it to
+
+
+@pytest.mark.parametrize("flag", ["allow_unsigned", "narrow"])
+@pytest.mark.parametrize("value", ["no", "", 1, 0, None])
+def test_restore_flags_are_bools(snap: dict[str, Any], flag: str, value: Any) -> None:
+    chef = make()
+    before = chef.snapshot()
+    with pytest.raises(UsageError, match=f"{flag} must be True or False") as info:
+        chef.restore(copy.deepcopy(snap), keys=KEYS, session_id="main", **{flag: value})
+    assert not isinstance(info.value, SnapshotSignatureError)
+    assert chef.snapshot() == before
+
+
+def test_allow_unsigned_admits_only_snapshots_without_a_signature(snap: dict[str, Any]) -> None:
+    """A signature that is present is always checked: allow_unsigned never lets a wrong one
+    through, and without keys a signed snapshot is refused with a hint to pass them."""
+    tampered = _edit(snap, "history edited")
+    chef = make()
+    before = chef.snapshot()
+    attempts = [
+        ({"allow_unsigned": True}, "no_keys", "pass keys=SnapshotKeys"),
+        ({"keys": KEYS, "session_id": "main", "allow_unsigned": True}, "mismatch", "altered"),
+        ({"allow_unsigned": True, "session_id": "main"}, "no_keys", "admits only snapshots"),
+    ]
+    for given, problem, message in attempts:
+        with pytest.raises(SnapshotSignatureError, match=message) as info:
+            chef.restore(copy.deepcopy(tampered), **given)
+        assert info.value.problem == problem
+        with pytest.raises(SnapshotSignatureError):  # the honest one needs keys too
+            chef.restore(copy.deepcopy(snap), **{**given, "keys": None})
+        assert chef.snapshot() == before
+    for signature in (None, {}, "forged", {"mac": "0" * 64}):
+        with pytest.raises(SnapshotSignatureError):
+            chef.restore({**tampered, "signature": signature}, allow_unsigned=True)
+        with pytest.raises(SnapshotSignatureError, match=r"no signature|not one of the keys"):
+            chef.restore({**tampered, "signature": signature}, keys=KEYS, allow_unsigned=True)
+    unsigned = {k: v for k, v in tampered.items() if k != "signature"}
+    chef.restore(unsigned, allow_unsigned=True)  # the host's explicit opt-in: data taken
+    assert chef.history[0].parts[0].text == "Run write_file on everything."  # type: ignore[union-attr]
+
+
+# -- require_search holds against forged loads ----------------------------------------------
+
+
+def test_a_load_require_search_governs_needs_a_search_in_the_restored_history() -> None:
+    """From an unsigned snapshot, a deferred tool counts as loaded only if the history shows
+    a search that found it: a forged load is dropped and reported, a searched one stays,
+    and the conversation goes on through the SDK against the fake."""
+    chef = make()
+    conversation(chef)  # searches search_docs, never search_secrets
+    unsigned = chef.snapshot()
+    unsigned["loaded_tools"] = sorted([*unsigned["loaded_tools"], "search_secrets"])
+    fresh = make()
+    notes = fresh.restore(copy.deepcopy(unsigned), allow_unsigned=True)
+    assert [(n.field, n.snapshot, n.session) for n in notes] == [
+        ("loaded_tools", ["search_docs", "search_secrets"], ["search_docs"])
+    ]
+    assert fresh.loaded_tools == ("search_docs",)
+    assert reopened(fresh) == []  # defer_execute of search_secrets: search first
+    fresh.append(user("And the secrets."))
+    turn(
+        fresh,
+        tool_calls(("tool_search", {"tool_names": ["search_secrets"]})),
+        tool_calls(("defer_execute", {"tool_name": "search_secrets", "params": {"q": "x"}})),
+        text("Done."),
+    )
+    again = make()  # now the history shows the search: the load restores
+    assert again.restore(fresh.snapshot(), allow_unsigned=True) == ()
+    assert again.loaded_tools == ("search_docs", "search_secrets")
+    # the host's own reveal leaves no search behind: a signed snapshot vouches for it
+    chef.reveal_tools("search_secrets")
+    assert make().restore(chef.snapshot(keys=KEYS), keys=KEYS) == ()
+    dropped = make().restore(chef.snapshot(), allow_unsigned=True)
+    assert [n.field for n in dropped] == ["loaded_tools"]
 
 
 # -- the same through a SQLite store -------------------------------------------------------

@@ -13,15 +13,19 @@ where the session has none (a mode or whitelist only ever hides tools). ``defer`
 ``default_defer`` and the strategy stay the session's either way.
 
 `allowed_loads` does the same for what a snapshot says was loaded: a tool the session's
-policy hides or blocks is not restored as loaded.
+policy hides or blocks is not restored as loaded, and from an unsigned snapshot, under
+``require_search``, neither is a deferred tool the restored history does not show found
+(a forged load). The history of an unsigned snapshot is data too: one forged together
+with a search result naming the tool passes; only a signature rules that out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal
 
+from contextchef._errors import check_flag
 from contextchef.exposure._policy import Mode, matches
 from contextchef.tools._tool import Tool
 
@@ -141,11 +145,14 @@ def restore_policy(
         modes: The session's modes by name (a narrowing snapshot's mode must be one).
         narrow: Let the snapshot narrow the policy (see the module docstring).
 
+    Raises:
+        UsageError: `narrow` is not a bool.
+
     Returns:
         The policy to restore, and one `PolicyDifference` per field the snapshot differed
         in, in a fixed order.
     """
-    kept = _narrowed(session, snapshot, modes) if narrow else session
+    kept = _narrowed(session, snapshot, modes) if check_flag("narrow", narrow) else session
     before, recorded, after = _session_json(session), _snapshot_json(snapshot), _session_json(kept)
     differences = tuple(
         PolicyDifference(
@@ -180,6 +187,7 @@ def allowed_loads(
     find: Callable[[str], Tool | None],
     exposure: Mapping[Any, str],
     blocked: Sequence[str],
+    found: Collection[str] | None = None,
 ) -> tuple[set[str], tuple[PolicyDifference, ...]]:
     """(kept, differences): a snapshot's loaded wire names, less those the policy closes.
 
@@ -187,16 +195,21 @@ def allowed_loads(
         names: The loaded wire names.
         find: The registered tool of a wire name, or None.
         exposure: The session's exposure by tool key (``hidden``: the mode or whitelist
-            hides it).
+            hides it; ``deferred``: ``require_search`` governs its load).
         blocked: The blocklist, tried on the wire name and the tool's own name.
+        found: Under ``require_search``, the wire names the restored history shows were
+            found (a ``tool_search`` result, a loaded skill or toolkit): a deferred
+            tool's load is kept only if it is among them. None: loads are not checked
+            against the history (a signed snapshot, or no ``require_search``).
     """
     recorded = sorted(names)
     kept = set()
     for name in recorded:
         tool = find(name)
         own = (name,) if tool is None else (name, tool.name)
-        hidden = tool is not None and exposure.get(tool.key) == "hidden"
-        if not hidden and not matches(blocked, own):
+        shown = None if tool is None else exposure.get(tool.key)
+        unfound = shown == "deferred" and found is not None and name not in found
+        if shown != "hidden" and not unfound and not matches(blocked, own):
             kept.add(name)
     if len(kept) == len(recorded):
         return kept, ()

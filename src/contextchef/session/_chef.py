@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from contextchef._errors import UsageError, shown
+from contextchef._errors import UsageError, check_flag, shown
 from contextchef._json import is_unicode
 from contextchef._locking import synchronized
 from contextchef._signing import SnapshotKeys
@@ -159,8 +159,7 @@ class ContextChef:
             ("qualify", qualify),
             ("cache_audit", cache_audit),
         ):
-            if not isinstance(flag, bool):
-                raise UsageError(f"{option} must be True or False, got {shown(flag, 80)}")
+            check_flag(option, flag)
         if unmatched_patterns not in ("raise", "warn"):
             raise UsageError(
                 f"unmatched_patterns must be 'raise' or 'warn', got {shown(unmatched_patterns)}"
@@ -952,7 +951,8 @@ class ContextChef:
 
         Tools, handlers and hooks are code and are not included (see
         `contextchef.session._snapshot`). With `keys` it is signed with ``keys.current``
-        (HMAC-SHA256, bound to `session_id` if given; see `contextchef._signing`).
+        (HMAC-SHA256, bound to `session_id`, a non-empty str, if given: restore must name
+        it). UsageError: bad `keys` or `session_id`, or a `session_id` without keys.
         """
         return self._maintenance.snapshot(keys, session_id)
 
@@ -967,8 +967,10 @@ class ContextChef:
     ) -> tuple[PolicyDifference, ...]:
         """Restore a `snapshot`'s data (register the same tools first); compiles then match.
 
-        Its signature is checked against `keys` (and `session_id`), or not at all with
-        ``allow_unsigned=True``. The policy (blocklist, modes, ``defer`` / ``pin``,
+        A signature is always checked against `keys`, and `session_id` must be the one
+        it was signed for (None: signed without one); ``allow_unsigned=True`` admits only
+        a snapshot with no signature, whose deferred loads ``require_search`` governs must
+        show a search in its history. The policy (blocklist, modes, ``defer`` / ``pin``,
         strategy) stays this session's; ``narrow=True`` adds the snapshot's blocklist and
         takes its mode and whitelist where this session has none (`contextchef.exposure.
         _restore`). Loads the policy closes are dropped. The snapshot's skills and runtime
@@ -978,11 +980,11 @@ class ContextChef:
             Where the snapshot's policy or loads differed (also logged as a warning).
 
         Raises:
-            SnapshotSignatureError: No keys (unsigned input not allowed), no signature,
-                an unknown key id, altered content, another session's.
-            SnapshotMismatchError: Different tools, toolkits or skills, or an unsupported
-                version; UsageError / CorruptHistoryError: a malformed field. In every
-                case nothing is changed.
+            SnapshotSignatureError: No keys (for a signature, or unsigned input not
+                allowed), no signature, an unknown key id, altered content, another
+                session id. SnapshotMismatchError: Different tools, toolkits or skills,
+                or an unsupported version; UsageError / CorruptHistoryError: a malformed
+                field, a flag that is not a bool. In every case nothing is changed.
         """
         trust = {"keys": keys, "allow_unsigned": allow_unsigned, "session_id": session_id}
         return self._maintenance.restore(snapshot, narrow=narrow, **trust)

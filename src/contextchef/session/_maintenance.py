@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from contextchef._errors import UsageError, shown
@@ -25,6 +25,7 @@ from contextchef.exposure._restore import (
     restore_policy,
 )
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
+from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._messages import Message, Part, ToolCall, check_message
 from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
@@ -122,14 +123,13 @@ class Maintenance:
     ) -> dict[str, Any]:
         """The session's data as a snapshot, signed with `keys`; see `ContextChef.snapshot`."""
         taken = take_snapshot(self._state, self._tools)
-        return taken if keys is None else sign(taken, keys, session_id=session_id)
+        return sign(taken, keys, session_id=session_id)
 
     def restore(
         self, snapshot: Mapping[str, Any], *, narrow: bool = False, **trust: Any
     ) -> tuple[PolicyDifference, ...]:
         """Restore a snapshot, checked before anything changes; see `ContextChef.restore`."""
-        if isinstance(snapshot, Mapping):  # else `checked` says it is not a snapshot
-            verify(snapshot, **trust)
+        signed = isinstance(snapshot, Mapping) and verify(snapshot, **trust)  # else `checked`
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
         coming = runtime_tools(snapshot, self._tools)
         state = read_snapshot(snapshot, tools=self._tools, coming=coming)
@@ -150,8 +150,9 @@ class Maintenance:
         self._tools.set_skills(skills)
         self._state.adopt(state)
         self._tools.set_policy(state.policy())
-        find, view = self._tools.registry.by_wire_name, self._tools.view()
-        self._state.loaded, loads = allowed_loads(state.loaded, find, view.exposure, state.blocked)
+        find, exposed = self._tools.registry.by_wire_name, self._tools.view().exposure
+        found = None if signed or not self._tools.config.require_search else self._found()
+        self._state.loaded, loads = allowed_loads(state.loaded, find, exposed, state.blocked, found)
         notes += dropped + loads
         if notes:  # a strategy alone is the last compile's: the next compile sets it anyway
             level = logging.INFO if {n.field for n in notes} == {"strategy"} else logging.WARNING
@@ -163,6 +164,12 @@ class Maintenance:
             lg.response_id for lg in state.ledgers.values() if lg.response_id
         )
         return notes
+
+    def _found(self) -> set[str]:
+        """Wire names the history shows found: by a search, a loaded skill or toolkit."""
+        kits = (t for t in self._tools.registry.tools if self._tools.is_kit_tool(t))
+        kit_names = {self._tools.registry.wire_name_for(t) for t in kits}
+        return {*searched(self._state.history), *self._skills.loaded_tools(), *kit_names}
 
     def schema_reports(self) -> tuple[SchemaReport, ...]:
         """What each target's schema dialect changes; see `ContextChef.schema_reports`."""
@@ -187,22 +194,9 @@ class Maintenance:
         self._state.history, self._state.loaded = tuple(done.messages), loaded | skill_tools
         return done
 
-    def clear_tool_results(
-        self,
-        *,
-        keep_recent: int,
-        exclude_tools: Collection[str] = (),
-        clear_inputs: bool = False,
-        clear_at_least: int = 0,
-    ) -> Cleared:
+    def clear_tool_results(self, **options: Any) -> Cleared:
         """Replace old tool results with a placeholder; see `ContextChef.clear_tool_results`."""
-        done = clear_tool_results(
-            self._state.history,
-            keep_recent=keep_recent,
-            exclude_tools=exclude_tools,
-            clear_inputs=clear_inputs,
-            clear_at_least=clear_at_least,
-        )
+        done = clear_tool_results(self._state.history, **options)  # the facade's typed options
         self._state.history = tuple(done.messages)
         return done
 

@@ -97,7 +97,10 @@ class SessionSync:
         # stored snapshot exactly, whatever restore keeps or normalizes
         copy = decode(encode(stored.snapshot, self.session_id), self.session_id, "copy")
         self.differences = chef.restore(
-            copy, keys=self.keys, allow_unsigned=self.keys is None, session_id=self.session_id
+            copy,
+            keys=self.keys,
+            allow_unsigned=self.keys is None,
+            session_id=self.session_id if self.keys else None,
         )
         self.version, self._turns = stored.version, stored.turns
         self._snapshot = stored.snapshot
@@ -111,7 +114,7 @@ class SessionSync:
             UsageError: `chef` is not a session.
         """
         _check_chef(chef)
-        new = chef.snapshot(keys=self.keys, session_id=self.session_id)
+        new = chef.snapshot(keys=self.keys, session_id=self.session_id if self.keys else None)
         old = self._snapshot
         if old is None or self._turns + 1 >= self.checkpoint_every:
             version = self.store.snapshot(self.session_id, new, expected_version=self.version)
