@@ -8,8 +8,9 @@ blocklist blocks ``delete_cache`` and ``load_toolkit`` (so the ``admin`` toolkit
 dict and through a row edited in the SQLite store:
 
 * signed (the default: ``restore(..., keys=...)``, a store built with keys): every edit
-  is refused with `SnapshotSignatureError` (or `SessionStoreError` for a row that is
-  not JSON) and the session is unchanged, snapshot for snapshot;
+  is refused with `SnapshotSignatureError` (a stored row too, even one that is not JSON:
+  the store's signed head vouches for every stored text) and the session is unchanged,
+  snapshot for snapshot;
 * unsigned, where the host opted in (``allow_unsigned=True``): the session keeps its
   own policy, so no edit reopens a tool the policy closes; a forged load of
   ``search_secrets`` (allowed by the policy, only not searched yet) is dropped, since the
@@ -35,7 +36,7 @@ from contextchef import (
     ContextChef,
     ContextChefError,
     DeferredConfig,
-    SessionStoreError,
+    RedisSessionStore,
     SessionSync,
     SnapshotKeys,
     SnapshotSignatureError,
@@ -551,8 +552,7 @@ def test_a_row_edited_in_the_sqlite_store_is_refused(tmp_path: Path, name: str) 
     chef = make()
     before = chef.snapshot()
     sync = SessionSync(SQLiteSessionStore(path, keys=KEYS), "main")
-    error = SessionStoreError if name == "truncated JSON" else SnapshotSignatureError
-    with pytest.raises(error):
+    with pytest.raises(SnapshotSignatureError):  # the signed head no longer matches the row
         sync.load_into(chef)
     assert chef.snapshot() == before
     assert reopened(chef) == []
@@ -589,3 +589,171 @@ def test_a_keyed_store_continues_a_conversation_across_workers(tmp_path: Path) -
     assert len(chef.history) == 3 * 6
     with pytest.raises(SnapshotSignatureError, match="signed for session 'main'"):
         make().restore(loaded.snapshot, keys=KEYS, session_id="elsewhere")
+
+
+# -- a keyed store refuses turns removed, added, reordered or edited -----------------------
+
+
+class Rows:
+    """Raw write access to one keyed store's rows, as whoever can write the database has."""
+
+    def __init__(self, backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+        self.backend = backend
+        if backend == "sqlite":
+            self.path = tmp_path / "rows.db"
+            self.store: SQLiteSessionStore | RedisSessionStore = SQLiteSessionStore(
+                self.path, keys=KEYS
+            )
+        else:
+            url = request.getfixturevalue("redis_server_url")
+            self.store = RedisSessionStore(url, prefix=f"t:{request.node.name}:", keys=KEYS)
+            for sid in self.store.list_sessions():
+                self.store.delete(sid)
+
+    def turns(self, sid: str) -> list[str]:
+        if isinstance(self.store, RedisSessionStore):
+            raw = self.store.client.lrange(self.store._keys(sid)[1], 0, -1)
+            return [t.decode() for t in raw]
+        with sqlite3.connect(self.path) as db:
+            rows = db.execute("SELECT delta FROM turns WHERE id = ? ORDER BY version", (sid,))
+            return [r[0] for r in rows]
+
+    def head(self, sid: str) -> str | None:
+        if isinstance(self.store, RedisSessionStore):
+            raw = self.store.client.hget(self.store._keys(sid)[0], "head")
+            return None if raw is None else raw.decode()
+        with sqlite3.connect(self.path) as db:
+            row = db.execute("SELECT head FROM heads WHERE id = ?", (sid,)).fetchone()
+            return None if row is None else str(row[0])
+
+    def write(self, sid: str, turns: list[str], *, version: int, head: str | None) -> None:
+        """Replace the turn log, the counters and the head (the base stays)."""
+        if isinstance(self.store, RedisSessionStore):
+            meta, log = self.store._keys(sid)
+            client = self.store.client
+            client.delete(log)
+            if turns:
+                client.rpush(log, *turns)
+            client.hset(meta, mapping={"version": version, "turns": len(turns)})
+            if head is None:
+                client.hdel(meta, "head")
+            else:
+                client.hset(meta, "head", head)
+            return
+        with sqlite3.connect(self.path) as db:
+            db.execute("DELETE FROM turns WHERE id = ?", (sid,))
+            first = version - len(turns) + 1
+            db.executemany(
+                "INSERT INTO turns VALUES (?, ?, ?)",
+                [(sid, first + i, t) for i, t in enumerate(turns)],
+            )
+            db.execute(
+                "UPDATE sessions SET version = ?, turns = ? WHERE id = ?",
+                (version, len(turns), sid),
+            )
+            db.execute("DELETE FROM heads WHERE id = ?", (sid,))
+            if head is not None:
+                db.execute("INSERT INTO heads VALUES (?, ?)", (sid, head))
+
+
+def _plain_turns(rows: Rows, sid: str, count: int) -> None:
+    sync = SessionSync(rows.store, sid, checkpoint_every=100)
+    for i in range(count):
+        sync.run_turn(ContextChef, lambda chef, i=i: chef.append(user(f"{sid} turn {i}")))
+
+
+ROW_EDITS = [
+    "last turn dropped, counters lowered",
+    "middle turn dropped, counters lowered",
+    "every turn dropped, counters lowered",
+    "last turn dropped, counters kept",
+    "turn edited",
+    "turns reordered",
+    "turn added",
+    "version lowered",
+    "head removed",
+    "another session's head",
+]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+@pytest.mark.parametrize("edit", ROW_EDITS)
+def test_a_keyed_store_refuses_a_turn_log_someone_changed(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str, edit: str
+) -> None:
+    """Whoever can write the rows, but has no key and no earlier copy of them, cannot roll
+    a session back by a turn, drop, add, reorder or edit turns, nor move counters: the
+    store's signed head (version, turn count, a chain over the base and every turn) no
+    longer matches, and load and the next append refuse; the honest record still loads."""
+    rows = Rows(backend, request, tmp_path)
+    _plain_turns(rows, "A", 4)  # base (version 1) + 3 turns
+    _plain_turns(rows, "B", 2)
+    loaded = rows.store.load("A")
+    assert loaded is not None and (loaded.version, loaded.turns) == (4, 3)
+    turns, head = rows.turns("A"), rows.head("A")
+    assert len(turns) == 3 and head is not None
+    version, new = (
+        4,
+        {
+            "last turn dropped, counters lowered": turns[:2],
+            "middle turn dropped, counters lowered": [turns[0], turns[2]],
+            "every turn dropped, counters lowered": [],
+            "last turn dropped, counters kept": turns[:2],
+            "turn edited": [*turns[:2], turns[2].replace("A turn 3", "A turn X")],
+            "turns reordered": [turns[0], turns[2], turns[1]],
+            "turn added": [*turns, turns[2]],
+            "version lowered": turns,
+            "head removed": turns,
+            "another session's head": turns,
+        }[edit],
+    )
+    if "lowered" in edit:
+        version -= len(turns) - len(new) or 1
+    if edit == "turn added":
+        version += 1
+    if edit == "head removed":
+        head = None
+    if edit == "another session's head":
+        head = rows.head("B")
+    rows.write("A", new, version=version, head=head)
+    if edit == "last turn dropped, counters kept":  # the turn count stays 3, the log is 2
+        if isinstance(rows.store, RedisSessionStore):
+            rows.store.client.hset(rows.store._keys("A")[0], "turns", 3)
+        else:
+            with sqlite3.connect(rows.path) as db:
+                db.execute("UPDATE sessions SET turns = 3 WHERE id = 'A'")
+    with pytest.raises(SnapshotSignatureError) as info:
+        rows.store.load("A")
+    assert info.value.problem in ("mismatch", "missing", "session"), str(info.value)
+    chef = ContextChef()
+    with pytest.raises(SnapshotSignatureError):
+        SessionSync(rows.store, "A").load_into(chef)
+    assert chef.history == ()
+    # a write on top never launders the edit: refused where the head no longer matches
+    # the counters; where it does (only the log changed), the next load still refuses
+    if edit in ("turn edited", "turns reordered", "last turn dropped, counters kept"):
+        assert rows.store.append("A", [], expected_version=version) == version + 1
+    else:
+        with pytest.raises(SnapshotSignatureError):
+            rows.store.append("A", [], expected_version=version)
+    with pytest.raises(SnapshotSignatureError):
+        rows.store.load("A")
+    other = rows.store.load("B")
+    assert other is not None and other.turns == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_replaying_a_whole_earlier_copy_of_the_rows_is_the_documented_limit(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str
+) -> None:
+    """The store holds no state outside its rows: an earlier copy of every row of a session
+    (its head included) put back loads as that earlier version. A host that must rule this
+    out keeps the last version it wrote per session elsewhere and compares."""
+    rows = Rows(backend, request, tmp_path)
+    _plain_turns(rows, "A", 3)
+    copy_turns, copy_head = rows.turns("A"), rows.head("A")
+    _plain_turns(rows, "A", 1)
+    rows.write("A", copy_turns, version=3, head=copy_head)
+    loaded = rows.store.load("A")
+    assert loaded is not None and loaded.version == 3
+    assert loaded.snapshot["history"][-1]["parts"][0]["text"] == "A turn 2"

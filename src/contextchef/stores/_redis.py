@@ -1,8 +1,11 @@
 """`RedisSessionStore`: sessions in Redis, shared by workers on many machines (extra ``redis``).
 
 Each session is two keys with the same hash tag (so they live in one Redis Cluster
-slot): ``<prefix>{<id>}:m``, a hash of ``version``, ``base`` (the base snapshot, JSON)
-and ``turns``, and ``<prefix>{<id>}:t``, the list of turn deltas since the base. Every
+slot): ``<prefix>{<id>}:m``, a hash of ``version``, ``base`` (the base snapshot, JSON),
+``turns`` and, for a store built with keys, ``head`` (the signed head rewritten with
+every write, `contextchef.stores._store.signed_head`, which a load checks the version,
+the turn count and every stored text against), and ``<prefix>{<id>}:t``, the list of
+turn deltas since the base. Every
 write is one Lua script that compares the version and writes (Redis runs a script
 atomically), so it is a compare-and-set; a load reads both keys in one ``MULTI``.
 Expiry is Redis's own (``PEXPIRE`` on both keys at every write when the store has a
@@ -19,11 +22,18 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef._errors import SessionStoreError, UsageError, check_str, shown
+from contextchef._errors import (
+    SessionStoreError,
+    SnapshotSignatureError,
+    UsageError,
+    check_str,
+    shown,
+)
 from contextchef._signing import SnapshotKeys
 from contextchef.stores._store import (
     Delta,
     StoredSession,
+    chained,
     check_delta,
     check_keys,
     check_session_id,
@@ -31,8 +41,9 @@ from contextchef.stores._store import (
     check_ttl,
     check_version,
     encode,
-    materialize,
+    head_chain,
     signed,
+    signed_head,
     stale,
     stored_count,
     verified,
@@ -40,11 +51,16 @@ from contextchef.stores._store import (
 
 __all__ = ["RedisSessionStore"]
 
-# KEYS: meta, log. ARGV: expected version, delta, ttl in ms (0: leave the expiry).
-# Returns {1, new version} or {0, actual version}.
+# KEYS: meta, log. ARGV: expected version, delta, ttl in ms (0: leave the expiry), the
+# head read before (keyed store) and the new head ('': no head). Returns {1, new version},
+# {0, actual version} or {-1, version} (the head changed while the version did not).
 _APPEND = """
 local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if v == 0 or v ~= tonumber(ARGV[1]) then return {0, v} end
+if ARGV[5] ~= '' then
+  if (redis.call('HGET', KEYS[1], 'head') or '') ~= ARGV[4] then return {-1, v} end
+  redis.call('HSET', KEYS[1], 'head', ARGV[5])
+end
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'version', v + 1)
 redis.call('HINCRBY', KEYS[1], 'turns', 1)
@@ -59,12 +75,15 @@ end
 return {1, v + 1}
 """
 
-# KEYS: meta, log. ARGV: expected version, snapshot, ttl in ms (0: leave the expiry).
+# KEYS: meta, log. ARGV: expected version, snapshot, ttl in ms (0: leave the expiry), the
+# new head ('': none, a store without keys).
 _SNAPSHOT = """
 local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if v ~= tonumber(ARGV[1]) then return {0, v} end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'version', v + 1, 'base', ARGV[2], 'turns', 0)
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'head', ARGV[4])
+else redis.call('HDEL', KEYS[1], 'head') end
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return {1, v + 1}
@@ -150,6 +169,9 @@ class RedisSessionStore:
         meta = {_text(k): v for k, v in raw.items()}
         if "version" not in meta or "base" not in meta:
             return None
+        version = stored_count(session_id, meta["version"], "version")
+        record = (meta["base"], texts, meta.get("head"))
+        snapshot = verified(self.keys, session_id, version, record)
         turns = stored_count(session_id, meta.get("turns", 0), "turn count")
         if len(texts) != turns:
             raise SessionStoreError(
@@ -159,8 +181,8 @@ class RedisSessionStore:
             )
         return StoredSession(
             session_id=session_id,
-            version=stored_count(session_id, meta["version"], "version"),
-            snapshot=verified(materialize(session_id, meta["base"], texts), self.keys, session_id),
+            version=version,
+            snapshot=snapshot,
             turns=turns,
             expires_at=time.time() + left / 1000 if left > 0 else None,
         )
@@ -172,17 +194,43 @@ class RedisSessionStore:
             raise UsageError(
                 f"session {session_id!r}: a new session is written with snapshot(), not append()"
             )
-        args: list[str | int] = [
-            expected_version,
-            encode(check_delta(delta), session_id),
-            self._ttl_ms(),
-        ]
+        text = encode(check_delta(delta), session_id)
+        old, new = self._next_head(session_id, expected_version, text)
+        args: list[str | int] = [expected_version, text, self._ttl_ms(), old, new]
         done, version = self._call(
             session_id, "append", lambda: self._append(keys=self._keys(session_id), args=args)
         )
+        if done == -1:
+            raise SnapshotSignatureError(
+                f"session {session_id!r}: the store's signed head changed while its version "
+                f"stayed {expected_version}: the record was edited; nothing was written",
+                problem="mismatch",
+            )
         if not done:
             raise stale(session_id, expected_version, int(version))
         return int(version)
+
+    def _next_head(self, session_id: str, expected: int, text: str) -> tuple[str, str]:
+        """(the stored head, the head after appending `text`); ``("", "")`` without keys.
+
+        Raises:
+            StaleSessionError: The store holds another version than `expected`.
+            SnapshotSignatureError: The stored head does not vouch for the record.
+        """
+        if self.keys is None:
+            return "", ""
+        meta_key = self._keys(session_id)[0]
+        read = self._call(
+            session_id, "load", lambda: self.client.hmget(meta_key, "version", "turns", "head")
+        )
+        version = stored_count(session_id, read[0] or 0, "version")
+        if version != expected:
+            raise stale(session_id, expected, version)
+        turns = stored_count(session_id, read[1] or 0, "turn count")
+        chain = head_chain(read[2], self.keys, session_id, version, turns)
+        new = signed_head(self.keys, session_id, version + 1, turns + 1, chained(chain, text))
+        assert new is not None
+        return _text(read[2]), new
 
     def snapshot(
         self, session_id: str, snapshot: Mapping[str, Any], *, expected_version: int
@@ -190,11 +238,9 @@ class RedisSessionStore:
         """Write a full snapshot as the next version (see `SessionStore.snapshot`)."""
         session_id = check_session_id(session_id)
         check_version(expected_version)
-        args: list[str | int] = [
-            expected_version,
-            encode(signed(check_snapshot(snapshot), self.keys, session_id), session_id),
-            self._ttl_ms(),
-        ]
+        text = encode(signed(check_snapshot(snapshot), self.keys, session_id), session_id)
+        head = signed_head(self.keys, session_id, expected_version + 1, 0, chained(None, text))
+        args: list[str | int] = [expected_version, text, self._ttl_ms(), head or ""]
         done, version = self._call(
             session_id, "snapshot", lambda: self._snapshot(keys=self._keys(session_id), args=args)
         )

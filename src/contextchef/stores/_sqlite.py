@@ -7,8 +7,11 @@ IMMEDIATE`` transaction that checks the version and writes, so it is a
 compare-and-set: a stale writer gets `StaleSessionError` and nothing is written.
 
 Tables: ``sessions(id, version, base, turns, expires_at)`` (the base snapshot as JSON
-text) and ``turns(id, version, delta)`` (the turn log since the base, primary key
-``(id, version)``, so no version can be logged twice).
+text), ``turns(id, version, delta)`` (the turn log since the base, primary key
+``(id, version)``, so no version can be logged twice) and, for a store built with keys,
+``heads(id, head)``: the signed head rewritten with every write (`contextchef.stores.
+_store.signed_head`), which a load checks the version, the turn count and every stored
+text against.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from contextchef._signing import SnapshotKeys
 from contextchef.stores._store import (
     Delta,
     StoredSession,
+    chained,
     check_delta,
     check_keys,
     check_session_id,
@@ -42,8 +46,9 @@ from contextchef.stores._store import (
     check_ttl,
     check_version,
     encode,
-    materialize,
+    head_chain,
     signed,
+    signed_head,
     stale,
     stored_count,
     verified,
@@ -65,6 +70,10 @@ CREATE TABLE IF NOT EXISTS turns (
     delta TEXT NOT NULL,
     PRIMARY KEY (id, version)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS heads (
+    id TEXT PRIMARY KEY,
+    head TEXT NOT NULL
+);
 """
 
 
@@ -195,6 +204,19 @@ class SQLiteSessionStore:
             stored_count(session_id, row[1], "turn count"),
         )
 
+    @staticmethod
+    def _head(conn: sqlite3.Connection, session_id: str) -> str | None:
+        row = conn.execute("SELECT head FROM heads WHERE id = ?", (session_id,)).fetchone()
+        return None if row is None else row[0]
+
+    @staticmethod
+    def _set_head(conn: sqlite3.Connection, session_id: str, head: str | None) -> None:
+        """Write the signed head of the write (a store without keys keeps none)."""
+        if head is None:
+            conn.execute("DELETE FROM heads WHERE id = ?", (session_id,))
+        else:
+            conn.execute("INSERT OR REPLACE INTO heads VALUES (?, ?)", (session_id, head))
+
     def _expiry(self) -> float | None:
         return None if self.ttl is None else self._clock() + self.ttl
 
@@ -217,6 +239,7 @@ class SQLiteSessionStore:
                         "SELECT delta FROM turns WHERE id = ? ORDER BY version", (session_id,)
                     )
                 ]
+                head = self._head(conn, session_id)
             finally:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -227,6 +250,7 @@ class SQLiteSessionStore:
             return None
         version, base, turns, expires_at = row
         version = stored_count(session_id, version, "version")
+        snapshot = verified(self.keys, session_id, version, (base, texts, head))
         turns = stored_count(session_id, turns, "turn count")
         if len(texts) != turns:
             raise SessionStoreError(
@@ -237,7 +261,7 @@ class SQLiteSessionStore:
         return StoredSession(
             session_id=session_id,
             version=version,
-            snapshot=verified(materialize(session_id, base, texts), self.keys, session_id),
+            snapshot=snapshot,
             turns=turns,
             expires_at=expires_at,
         )
@@ -256,6 +280,10 @@ class SQLiteSessionStore:
             if actual != expected_version:
                 raise stale(session_id, expected_version, actual)
             new = actual + 1
+            if self.keys is not None and live is not None:  # extend only a head that holds
+                chain = head_chain(self._head(conn, session_id), self.keys, session_id, *live)
+                head = signed_head(self.keys, session_id, new, live[1] + 1, chained(chain, text))
+                self._set_head(conn, session_id, head)
             conn.execute("INSERT INTO turns VALUES (?, ?, ?)", (session_id, new, text))
             conn.execute(
                 "UPDATE sessions SET version = ?, turns = turns + 1, "
@@ -278,6 +306,8 @@ class SQLiteSessionStore:
                 raise stale(session_id, expected_version, actual)
             new = actual + 1
             conn.execute("DELETE FROM turns WHERE id = ?", (session_id,))
+            head = signed_head(self.keys, session_id, new, 0, chained(None, text))
+            self._set_head(conn, session_id, head)
             if live is None:  # new, or an expired leftover to replace
                 conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
                 conn.execute(
@@ -312,6 +342,7 @@ class SQLiteSessionStore:
         with self._write(session_id) as conn:
             live = self._live(conn, session_id)
             conn.execute("DELETE FROM turns WHERE id = ?", (session_id,))
+            conn.execute("DELETE FROM heads WHERE id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         return live is not None
 
@@ -330,10 +361,12 @@ class SQLiteSessionStore:
         """Delete the expired sessions' rows (they are already invisible); return how many."""
         now = self._clock()
         with self._write() as conn:
-            conn.execute(
-                "DELETE FROM turns WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ?)",
-                (now,),
-            )
+            for table in ("turns", "heads"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE id IN "
+                    "(SELECT id FROM sessions WHERE expires_at <= ?)",
+                    (now,),
+                )
             return conn.execute("DELETE FROM sessions WHERE expires_at <= ?", (now,)).rowcount
 
     def close(self) -> None:

@@ -30,6 +30,8 @@ file, many processes) and `contextchef.stores.RedisSessionStore` (redis-py, extr
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from contextchef._errors import (
     SessionStoreError,
+    SnapshotSignatureError,
     StaleSessionError,
     UsageError,
     check_int,
@@ -44,13 +47,14 @@ from contextchef._errors import (
     shown,
 )
 from contextchef._json import is_unicode
-from contextchef._signing import SnapshotKeys, sign, verify
+from contextchef._signing import SIGNATURE, SnapshotKeys, sign, verify
 
 __all__ = [
     "MAX_SESSION_ID",
     "SessionStore",
     "StoredSession",
     "apply_delta",
+    "chained",
     "check_delta",
     "check_keys",
     "check_session_id",
@@ -58,7 +62,9 @@ __all__ = [
     "check_ttl",
     "decode",
     "encode",
+    "head_chain",
     "signed",
+    "signed_head",
     "snapshot_delta",
     "stale",
     "verified",
@@ -207,15 +213,101 @@ def signed(snapshot: dict[str, Any], keys: SnapshotKeys | None, session_id: str)
     return snapshot if keys is None else sign(snapshot, keys, session_id=session_id)
 
 
-def verified(
-    snapshot: dict[str, Any], keys: SnapshotKeys | None, session_id: str
-) -> dict[str, Any]:
-    """`snapshot` after checking its signature for `session_id` (unchecked without keys).
+HEAD_FORMAT = "contextchef.store-head"
+"""The ``format`` of a store's signed head."""
+
+
+def chained(chain: str | None, text: str | bytes) -> str:
+    """The head's chain after one more stored text (hex SHA-256).
+
+    The chain starts as SHA-256 of the base snapshot's text; each turn makes it
+    SHA-256(previous chain, SHA-256(turn text)). Texts are hashed as stored (UTF-8).
+    """
+    digest = hashlib.sha256(text if isinstance(text, bytes) else text.encode("utf-8")).digest()
+    if chain is None:
+        return digest.hex()
+    return hashlib.sha256(bytes.fromhex(chain) + digest).hexdigest()
+
+
+def signed_head(
+    keys: SnapshotKeys | None, session_id: str, version: int, turns: int, chain: str
+) -> str | None:
+    """The head a keyed store writes with each write, as JSON text (None without keys).
+
+    It is signed for `session_id` (`contextchef._signing.sign`) and records the version,
+    the turn count and the chain over the base and every turn (`chained`), so a record
+    whose turns or counters changed no longer matches it, and only the key can make one.
+    """
+    if keys is None:
+        return None
+    head = {"format": HEAD_FORMAT, "version": version, "turns": turns, "chain": chain}
+    return encode(sign(head, keys, session_id=session_id), session_id)
+
+
+def head_chain(
+    text: str | bytes | None, keys: SnapshotKeys, session_id: str, version: int, turns: int
+) -> str:
+    """The chain of a stored head, after checking it is signed and names `version`, `turns`.
 
     Raises:
-        SnapshotSignatureError: No signature, an unknown key id, altered content, or
-            another session's snapshot (a row someone edited or copied).
+        SnapshotSignatureError: No head (``missing``), one not signed with `keys` for
+            this session (as `contextchef._signing.verify`), or one for another version
+            or turn count (``mismatch``: turns were removed or added, counters edited).
     """
+    head = decode(text, session_id, "head") if text else None
+    if not isinstance(head, dict) or head.get("format") != HEAD_FORMAT:
+        raise SnapshotSignatureError(
+            f"session {session_id!r}: the store holds no signed head for it (a store built "
+            "with keys writes one with every write): it was removed, or the session was "
+            "written by a store without keys",
+            problem="missing",
+        )
+    verify(head, keys, session_id=session_id)
+    chain = head.get("chain")
+    if head.get("version") != version or head.get("turns") != turns or not isinstance(chain, str):
+        raise SnapshotSignatureError(
+            f"session {session_id!r}: the store's signed head is for version "
+            f"{shown(head.get('version'), 20)} with {shown(head.get('turns'), 20)} turns, but "
+            f"the record holds version {version} with {turns}: turns were removed or added, "
+            "or its counters were edited",
+            problem="mismatch",
+            key_id=head[SIGNATURE].get("key_id"),
+        )
+    return chain
+
+
+def verified(
+    keys: SnapshotKeys | None,
+    session_id: str,
+    version: int,
+    record: tuple[str | bytes, Sequence[str | bytes], str | bytes | None],
+) -> dict[str, Any]:
+    """The snapshot a stored record (base text, turn texts, head text) adds up to, checked.
+
+    Without keys it is the record as it is. With keys, the head must vouch for `version`,
+    the turn count and every stored text (`head_chain`, `chained`), and the snapshot's
+    own signature must be for `session_id`.
+
+    Raises:
+        SnapshotSignatureError: No head or signature, an unknown key id, altered content,
+            removed, added, reordered or edited turns, edited counters, or another
+            session's record.
+        SessionStoreError: A corrupt record (not JSON, turns that do not apply).
+    """
+    base, texts, head = record
+    if keys is not None:
+        chain = head_chain(head, keys, session_id, version, len(texts))
+        made = chained(None, base)
+        for text in texts:
+            made = chained(made, text)
+        if not hmac.compare_digest(made, chain):
+            raise SnapshotSignatureError(
+                f"session {session_id!r}: the stored snapshot and turns are not the ones the "
+                "store's signed head vouches for: a turn or the base was edited, replaced or "
+                "reordered",
+                problem="mismatch",
+            )
+    snapshot = materialize(session_id, base, texts)
     if keys is not None:
         verify(snapshot, keys, session_id=session_id)
     return snapshot
