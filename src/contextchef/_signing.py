@@ -11,13 +11,17 @@ a secret key signs what it writes (`sign`) and checks what it reads (`verify`):
 * the ``signature`` field records ``{"algorithm": "HMAC-SHA256", "key_id": ..., "mac":
   ..., "session_id": ...}``; the key itself never leaves the host;
 * `verify` compares in constant time (`hmac.compare_digest`) and names what failed: no
-  signature, a key id the host did not give, a MAC that does not match, or another
-  session's snapshot.
+  signature, a key id the host did not give, a MAC that does not match, or a session id
+  other than the one the caller names (a snapshot signed for a session restores only
+  with that id; one signed without an id only without one);
+* a signature that is present is always checked: ``allow_unsigned`` admits only a
+  snapshot with no ``signature`` field at all.
 
 What it protects: every value of the snapshot and the session id it was signed for,
 against anyone without the key. What it does not: key order (the canonical form sorts
 keys), a replay of an *older* snapshot of the same session signed with a key still
-accepted (stores' versions and compare-and-set guard that), and anything once the key
+accepted (a keyed store's signed head refuses a turn log cut short or edited, but not a
+whole earlier copy of its rows: `contextchef.stores._store`), and anything once the key
 leaks. The ledger's plain SHA-256 digests (``wire_digests``, ``record_digest``) are
 recomputable by anyone and only catch accidents, never tampering.
 

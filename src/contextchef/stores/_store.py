@@ -19,7 +19,13 @@ A store built with ``keys`` (`contextchef.SnapshotKeys`) signs every snapshot it
 for its session id (HMAC-SHA256, `contextchef._signing`) and checks the signature of the
 snapshot it loads (base plus turns), so a row edited or copied from another session is
 refused with `SnapshotSignatureError`; `SessionSync` signs each turn's snapshot with the
-store's keys before taking the delta. A store built without keys writes and reads unsigned
+store's keys before taking the delta. With every write a keyed store also rewrites a
+signed head (`signed_head`: version, turn count, a hash chain over the base text and every
+turn text), so a turn log cut short with its counters lowered, or a turn added, removed,
+reordered or edited, is refused at load and at the next append (`verified`). What no
+store can tell without state outside its rows: a whole earlier copy of a session's rows
+(head included) put back loads as that earlier version; a host that must rule this out
+keeps the last version it wrote elsewhere and compares. A store built without keys writes and reads unsigned
 snapshots: whoever can write its rows can change the history and data a session restores
 (never its policy, which is the host's: `contextchef.exposure._restore`).
 
