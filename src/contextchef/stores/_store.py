@@ -25,8 +25,8 @@ turn text), so a turn log cut short with its counters lowered, or a turn added, 
 reordered or edited, is refused at load and at the next append (`verified`). What no
 store can tell without state outside its rows: a whole earlier copy of a session's rows
 (head included) put back loads as that earlier version; a host that must rule this out
-keeps the last version it wrote elsewhere and compares. A store built without keys writes and reads unsigned
-snapshots: whoever can write its rows can change the history and data a session restores
+keeps the last version it wrote elsewhere and compares. A store built without keys
+writes and reads unsigned snapshots: whoever can write its rows can change the history and data a session restores
 (never its policy, which is the host's: `contextchef.exposure._restore`).
 
 Implementations: `contextchef.stores.SQLiteSessionStore` (stdlib ``sqlite3``, one
