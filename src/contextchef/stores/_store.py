@@ -26,8 +26,9 @@ reordered or edited, is refused at load and at the next append (`verified`). Wha
 store can tell without state outside its rows: a whole earlier copy of a session's rows
 (head included) put back loads as that earlier version; a host that must rule this out
 keeps the last version it wrote elsewhere and compares. A store built without keys
-writes and reads unsigned snapshots: whoever can write its rows can change the history and data a session restores
-(never its policy, which is the host's: `contextchef.exposure._restore`).
+writes and reads unsigned snapshots: whoever can write its rows can change the history
+and data a session restores (never its policy, which is the host's:
+`contextchef.exposure._restore`).
 
 Implementations: `contextchef.stores.SQLiteSessionStore` (stdlib ``sqlite3``, one
 file, many processes) and `contextchef.stores.RedisSessionStore` (redis-py, extra
