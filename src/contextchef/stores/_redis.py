@@ -5,9 +5,9 @@ slot): ``<prefix>{<id>}:m``, a hash of ``version``, ``base`` (the base snapshot,
 ``turns`` and, for a store built with keys, ``head`` (the signed head rewritten with
 every write, `contextchef.stores._store.signed_head`, which a load checks the version,
 the turn count and every stored text against), and ``<prefix>{<id>}:t``, the list of
-turn deltas since the base. Every
-write is one Lua script that compares the version and writes (Redis runs a script
-atomically), so it is a compare-and-set; a load reads both keys in one ``MULTI``.
+turn deltas since the base. Every write is one Lua script that compares the version (and,
+keyed, the head it extends) and writes (Redis runs a script atomically), so it is a
+compare-and-set; a load reads both keys in one ``MULTI``.
 Expiry is Redis's own (``PEXPIRE`` on both keys at every write when the store has a
 ``ttl``).
 
@@ -221,7 +221,9 @@ class RedisSessionStore:
             return "", ""
         meta_key = self._keys(session_id)[0]
         read = self._call(
-            session_id, "load", lambda: self.client.hmget(meta_key, "version", "turns", "head")
+            session_id,
+            "read the head",
+            lambda: self.client.hmget(meta_key, "version", "turns", "head"),
         )
         version = stored_count(session_id, read[0] or 0, "version")
         if version != expected:
