@@ -952,7 +952,10 @@ class ContextChef:
         Tools, handlers and hooks are code and are not included (see
         `contextchef.session._snapshot`). With `keys` it is signed with ``keys.current``
         (HMAC-SHA256, bound to `session_id`, a non-empty str, if given: restore must name
-        it). UsageError: bad `keys` or `session_id`, or a `session_id` without keys.
+        it).
+
+        Raises:
+            UsageError: Bad `keys` or `session_id`, or a `session_id` without keys.
         """
         return self._maintenance.snapshot(keys, session_id)
 
