@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -19,12 +21,15 @@ import pytest
 from anthropic.types import Message
 from google import genai
 from google.genai import types as genai_types
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
-from conftest import shared_data
+from conftest import examples, shared_data
 from contextchef import CacheReport, CompileEvent, ContextChef, assistant, user
 from contextchef.providers import read_response
+from contextchef.providers._usage import MAX_TOKENS
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
@@ -336,4 +341,125 @@ def test_gpt_5_6_reads_and_writes_through_the_fakes_that_report_them(target: str
         assert 0 < report.written < 100 and report.missed == 0 and not report.miss
     if target == "responses":  # per lifetime in the SDK's cache_write_tokens_details
         assert all(r.written_by_ttl == {"30m": r.written} for r in chef.cache_reports)
+    assert fake.violations == ()
+
+
+# -- figures a usage object cannot mean are clamped, on every provider's reader ---------------
+
+COUNT = st.one_of(
+    st.integers(min_value=0, max_value=5000),
+    st.integers(min_value=-(10**40), max_value=10**40),
+    st.sampled_from([True, False, None, "12", 12.0, math.nan, math.inf, 2**53 - 1, 2**53]),
+)
+
+
+def _usage_body(target: str, n: list[Any]) -> dict[str, Any]:
+    """A response of `target` (its recorded shape) whose usage holds the figures `n`."""
+    if target == "anthropic":
+        usage = {
+            "input_tokens": n[0],
+            "cache_read_input_tokens": n[1],
+            "cache_creation_input_tokens": n[2],
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": n[3],
+                "ephemeral_1h_input_tokens": n[4],
+            },
+        }
+        miss = {
+            "cache_miss_reason": {"type": "messages_changed", "cache_missed_input_tokens": n[5]}
+        }
+        return recorded("crewai-anthropic-research") | {"usage": usage, "diagnostics": miss}
+    if target == "responses":
+        writes = {"ttl_30m_tokens": n[3], "ttl_12h_tokens": n[4]}
+        details = {"cached_tokens": n[1], "cache_write_tokens": n[2]}
+        usage = {"input_tokens": n[0], "input_tokens_details": details | {"x": 0}}
+        usage["input_tokens_details"]["cache_write_tokens_details"] = writes
+        diagnosis = {"type": "cache_miss", "reason": "input_changed", "cache_missed_tokens": n[5]}
+        return recorded("pai-responses-native-tool-search") | {
+            "usage": usage,
+            "prompt_cache_diagnostics": diagnosis,
+        }
+    if target == "openai":
+        details = {"cached_tokens": n[1], "cache_write_tokens": n[2]}
+        return recorded("pai-groq-tool-use-failed") | {
+            "usage": {"prompt_tokens": n[0], "prompt_tokens_details": details}
+        }
+    if target == "deepseek":
+        usage = {"prompt_cache_hit_tokens": n[1], "prompt_cache_miss_tokens": n[2]}
+        return recorded("pai-deepseek-reasoner-tools") | {"usage": usage}
+    usage = {"promptTokenCount": n[0], "cachedContentTokenCount": n[1]}
+    return recorded("crewai-gemini-research") | {"usageMetadata": usage}
+
+
+def _consistent(report: CacheReport) -> None:
+    figures = [report.input_tokens, report.read, report.written, *report.written_by_ttl.values()]
+    assert all(type(f) is int and 0 <= f <= MAX_TOKENS for f in figures), report
+    assert report.read <= report.input_tokens, report
+    assert report.written <= report.input_tokens - report.read, report
+    assert all(v > 0 for v in report.written_by_ttl.values()), report
+    assert sum(report.written_by_ttl.values()) <= report.written, report
+    if report.missed is not None:
+        assert 0 <= report.missed <= report.input_tokens, report
+    assert report.uncached == report.input_tokens - report.read - report.written
+
+
+TARGETS = ["anthropic", "responses", "openai", "deepseek", "gemini"]
+
+
+@settings(max_examples=examples(full=2_000, default=120), deadline=None)
+@given(target=st.sampled_from(TARGETS), figures=st.lists(COUNT, min_size=12, max_size=12))
+def test_every_readers_report_is_consistent_whatever_the_usage_holds(
+    target: str, figures: list[Any]
+) -> None:
+    # two responses in a row: the second report is also completed from the first
+    chef = ContextChef()
+    chef.set_history([user("Look it up.")])
+    for i, n in enumerate((figures[:6], figures[6:])):
+        chef.compile(target, model="m")
+        body = _usage_body(target, n) | {"id": f"r{i}", "responseId": f"r{i}"}
+        _consistent(read_response(body).cache)
+        chef.ingest(body)
+        _consistent(chef.cache_reports[-1])
+        chef.append(user("Again."))
+
+
+# (input, read, written, 5m/30m, 1h/12h, missed) -> the report's (input, read, written)
+SKEWED = [
+    ((10, 10**30, 0, 0, 0, 5), (10, 0, 0)),  # a read past any count: absent
+    ((10, 25, 7, 7, 0, 99), (10, 10, 0)),  # more read than input: all of it read
+    ((100, 40, 90, 80, 30, -1), (100, 40, 60)),  # writes past what is left
+]
+
+
+@pytest.mark.parametrize("target", ["responses", "openai", "anthropic", "gemini"])
+@pytest.mark.parametrize(("figures", "expected"), SKEWED)
+def test_skewed_usage_through_the_sdk_gives_reports_within_the_input(
+    target: str, figures: tuple[Any, ...], expected: tuple[int, int, int]
+) -> None:
+    fakes: dict[str, Callable[[], FakeProvider]] = {
+        "responses": FakeResponses,
+        "openai": FakeOpenAIChat,
+        "anthropic": FakeAnthropic,
+        "gemini": FakeGemini,
+    }
+    bodies = [
+        _usage_body(target, list(figures)) | {"id": f"r{i}", "responseId": f"r{i}"}
+        for i in range(3)
+    ]
+    fake = fakes[target]().script(*[RawReply(body=b) for b in bodies])
+    chef = ContextChef()
+    chef.set_history([user("Look it up.")])
+    for turn in range(3):
+        chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+        chef.append(user(f"Again {turn}."))
+    for report in chef.cache_reports:
+        _consistent(report)
+    assert all(n.missed_tokens is None or n.missed_tokens >= 0 for n in chef.notices)
+    first = chef.cache_reports[0]
+    if target in ("responses", "openai"):
+        assert (first.input_tokens, first.read, first.written) == expected
+    elif target == "gemini":  # no writes on Gemini
+        assert (first.input_tokens, first.read) == expected[:2]
+    else:  # Anthropic's input is its three figures summed: a read is never past it
+        assert first.read == (0 if figures[1] > MAX_TOKENS else figures[1])
     assert fake.violations == ()

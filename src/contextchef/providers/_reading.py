@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from contextchef._errors import CorruptHistoryError
 from contextchef.providers._parsing import ParsedHistory
-from contextchef.providers._usage import CacheReport
+from contextchef.providers._usage import MAX_TOKENS, CacheReport
 
 __all__ = [
     "ReadResponse",
@@ -280,8 +280,14 @@ def provider_notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
 
 
 def _missed(reason: str, missed: object) -> ResponseNotice:
-    """A ``cache_miss`` notice: the provider's reason and its estimate of tokens missed."""
-    tokens = missed if isinstance(missed, int) and not isinstance(missed, bool) else None
+    """A ``cache_miss`` notice: the provider's reason and its estimate of tokens missed.
+
+    The estimate is read as `CacheReport`'s figures are: a whole number from 0 to
+    `MAX_TOKENS`, else None (a bool, float, NaN, string, negative or larger number).
+    """
+    tokens: int | None = None
+    if isinstance(missed, int) and not isinstance(missed, bool) and 0 <= missed <= MAX_TOKENS:
+        tokens = missed
     about = f" (about {tokens:,} input tokens not read from the cache)" if tokens else ""
     return ResponseNotice(
         kind="cache_miss",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 __all__ = [
+    "MAX_TOKENS",
     "NOT_A_MISS",
     "CacheAuditFinding",
     "CacheReport",
@@ -54,6 +55,14 @@ class CacheReport:
     ``usage.prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens``
     (https://api-docs.deepseek.com/guides/kv_cache); Gemini
     ``usageMetadata.cachedContentTokenCount`` (https://ai.google.dev/gemini-api/docs/caching).
+
+    Every reader builds it through `cache_report`, which keeps the figures consistent
+    whatever a usage object holds: a figure that is not a whole number from 0 to
+    `MAX_TOKENS` (a bool, float, NaN, string, negative or larger number) reads as absent
+    (0, `tokens_at`), and figures that disagree are clamped, never refused: `read` <=
+    `input_tokens`, `written` <= `input_tokens` - `read`, the `written_by_ttl` counts sum
+    to at most `written`, and `missed` <= `input_tokens` (the provider's estimate of the
+    tokens past where the prefix diverged may overlap `read`).
 
     Attributes:
         input_tokens: Every input token of the request (cache reads and writes included).
@@ -202,13 +211,22 @@ class CacheAuditFinding:
         )
 
 
+MAX_TOKENS = 2**53 - 1
+"""The largest count a usage figure is read as (the largest integer JSON numbers carry
+exactly); a larger one is read as absent."""
+
+
 def tokens_at(data: Any, *path: str) -> int:
-    """The whole number >= 0 at `path` in nested mappings, else 0 (absent, null, other)."""
+    """The token count at `path` in nested mappings, else 0.
+
+    Only a whole number from 0 to `MAX_TOKENS` is a count: anything else (absent, null, a
+    bool, a float, NaN, a string, a negative or larger number) reads as 0, absent.
+    """
     for key in path:
         data = data.get(key) if isinstance(data, Mapping) else None
-    if isinstance(data, bool) or not isinstance(data, int):
+    if isinstance(data, bool) or not isinstance(data, int) or not 0 <= data <= MAX_TOKENS:
         return 0
-    return max(0, data)
+    return data
 
 
 def _diagnosis(data: Mapping[str, Any]) -> tuple[str, int | None]:
@@ -249,19 +267,35 @@ def cache_report(
         read: Tokens read from the cache.
         written: Tokens written to the cache.
         by_ttl: `written` per lifetime; entries of 0 tokens are left out.
+
+    The figures are clamped as `CacheReport` says (`input_tokens` to `MAX_TOKENS`, then
+    `read`, `written`, `by_ttl` and the provider's missed estimate to what it leaves).
     """
     reason, missed = _diagnosis(data)
     raw_id = data.get("id", data.get("responseId", data.get("response_id")))
+    input_tokens = min(input_tokens, MAX_TOKENS)
+    read = min(read, input_tokens)
+    written = min(written, input_tokens - read)
     return CacheReport(
         input_tokens=input_tokens,
         read=read,
         written=written,
-        written_by_ttl={k: v for k, v in sorted((by_ttl or {}).items()) if v},
-        missed=missed,
+        written_by_ttl=_within(by_ttl or {}, written),
+        missed=None if missed is None else min(missed, input_tokens),
         reason=reason,
         response_id=raw_id if isinstance(raw_id, str) else None,
         usage=isinstance(usage, Mapping),
     )
+
+
+def _within(by_ttl: Mapping[str, int], written: int) -> dict[str, int]:
+    """`by_ttl` in name order, each count cut to what `written` leaves, zeros left out."""
+    out: dict[str, int] = {}
+    for name, count in sorted(by_ttl.items()):
+        kept = min(count, written - sum(out.values()))
+        if kept > 0:
+            out[name] = kept
+    return out
 
 
 def compared(
@@ -288,7 +322,7 @@ def compared(
     previous = next((r for r in reversed(earlier) if r.target == target), None)
     missed = report.missed
     if missed is None and previous is not None and previous.usage and report.usage:
-        missed = max(0, previous.read + previous.written - report.read)
+        missed = max(0, min(previous.read + previous.written, report.input_tokens) - report.read)
     explained = "; ".join(
         f"{e.kind} edit from wire entry {e.wire_index}: {e.detail}" for e in edits
     )
