@@ -112,6 +112,31 @@ def test_contextchef_diff_on_saved_payloads(tmp_path: Path, catalogs_dir: Path) 
     assert "a request payload is a JSON object, got list" in " ".join(refused.output.split())
 
 
+@pytest.mark.parametrize(
+    ("junk", "named"),
+    [
+        ({"messages": [1, None]}, "messages[0] must be an object (a message)"),
+        ({"messages": [{"role": "user", "content": "x"}, None]}, "messages[1] must be an object"),
+        ({"input": [{"role": "user", "content": "x"}, "y"]}, "input[1] must be an object"),
+        ({"messages": [{"role": "user"}], "tools": [3]}, "tools[0] must be an object"),
+    ],
+)
+def test_contextchef_diff_names_a_junk_entry_not_two_targets(
+    tmp_path: Path, catalogs_dir: Path, junk: dict[str, object], named: str
+) -> None:
+    # a junk entry made the payload look like another target's (breakit2 r_diff_cli)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_chef(catalogs_dir).compile("anthropic").payload), "utf-8")
+    bad = tmp_path / "junk.json"
+    bad.write_text(json.dumps(junk), "utf-8")
+    for which, args in (("before", [bad, good]), ("after", [good, bad]), ("before", [bad, bad])):
+        refused = CliRunner().invoke(app, ["diff", *map(str, args)])
+        said = " ".join(refused.output.split())
+        assert refused.exit_code == 2, said
+        assert f"{which}: {named}" in said and "got " in said, said
+        assert "different targets" not in said
+
+
 def test_a_model_switch_shares_nothing(catalogs_dir: Path) -> None:
     chef = _chef(catalogs_dir)
     first = chef.compile("anthropic", model="claude-opus-5-5", strategy="client")

@@ -300,7 +300,11 @@ def guess_target(payload: Mapping[str, Any]) -> str:
 
 
 def _check_shape(which: str, payload: Mapping[str, Any], target: str, key: str) -> None:
-    """Refuse a payload whose conversation or tools are not lists of objects."""
+    """Refuse a payload whose conversation or tools are not lists of objects.
+
+    Checked before the two payloads' targets are compared, so a junk entry is named
+    (its field, index and value) instead of making the payloads look like two targets'.
+    """
     fields = [(key, payload.get(key))]
     if "tools" in payload:
         fields.append(("tools", payload["tools"]))
@@ -310,11 +314,14 @@ def _check_shape(which: str, payload: Mapping[str, Any], target: str, key: str) 
                 f"{which}: {field!r} must be a list of objects in a request payload for "
                 f"{target}, got {type(value).__name__}"
             )
+        what = "a tool definition" if field == "tools" else "a message"
+        apis = " or ".join(r.label for r in WIRES if r.conversation == field) or target
         for index, item in enumerate(value):
             if not isinstance(item, Mapping):
                 raise UsageError(
-                    f"{which}: {field}[{index}] must be an object in a request payload for "
-                    f"{target}, got {type(item).__name__}"
+                    f"{which}: {field}[{index}] must be an object ({what}) in a request "
+                    f"payload for {apis} (this one read as {target}'s), got "
+                    f"{type(item).__name__}: {shown(item, 40)}"
                 )
     system = payload.get("system")  # only Anthropic's payloads have this key
     if system is not None and not isinstance(system, (str, list)):
@@ -341,14 +348,14 @@ def payload_break(
             )
     if target is not None:
         check_str("target", target)
-    targets = {target} if target else {guess_target(before), guess_target(after)}
-    if len(targets) != 1:
-        raise UsageError(f"the payloads are for different targets: {sorted(targets)}")
-    (name,) = targets
+    guessed = [target or guess_target(p) for p in (before, after)]
+    for which, payload, name in zip(("before", "after"), (before, after), guessed, strict=True):
+        _check_shape(which, payload, name, conversation_key(name))  # junk named before targets
+    if guessed[0] != guessed[1]:
+        raise UsageError(f"the payloads are for different targets: {sorted(set(guessed))}")
+    name = guessed[0]
     adapter = get_adapter(name)
     key = conversation_key(name)
-    for which, payload in (("before", before), ("after", after)):
-        _check_shape(which, payload, name, key)
     try:
         old, new = adapter.segments(before), adapter.segments(after)
         found = _break(
