@@ -22,6 +22,7 @@ from contextchef.testing import (
     FakeResponses,
     httpx_for,
     text,
+    tool_calls,
 )
 from contextchef.testing._openai_cache import PromptCache
 
@@ -228,6 +229,60 @@ def test_an_edit_keeps_the_markers_before_it_and_reads_up_to_them() -> None:
     last = fake.cache_outcomes[-1]
     assert 0 < last.cached_tokens < last.input_tokens  # read up to the marker before the edit
     assert fake.violations == ()
+
+
+def grep(pattern: str) -> str:
+    """Search the glossary for a pattern."""
+    return f"{pattern}: " + "a line of the glossary. " * 120
+
+
+# each model for three turns of a tool loop (call, result, answer): a switch to a model
+# that takes no breakpoints, back, and on to a newer one (breakit2 r_gpt56_to_55)
+SWITCHES = ["gpt-5.6", "gpt-5.5", "gpt-5.6", "gpt-5.7", "gpt-5.5", "gpt-5.7"]
+
+
+@pytest.mark.parametrize("target", ["responses", "openai"])
+def test_a_model_switch_drops_the_breakpoints_a_model_refuses_and_reports_it(target: str) -> None:
+    fake = (FakeResponses if target == "responses" else FakeOpenAIChat)()
+    turns = 3 * len(SWITCHES)
+    fake.script(
+        *[t for k in range(turns) for t in (tool_calls(("grep", {"pattern": f"w{k}"})), text("ok"))]
+    )
+    client = _client(fake)
+    chef = ContextChef()
+    chef.register_tools([grep])
+    chef.set_system_prompt("You are a glossary assistant. " * 150)
+    chef.set_history([user("Define cache.")])
+    requests = []
+    for k in range(turns):
+        model = SWITCHES[k // 3]
+        for _ in range(2):  # the call, then the answer to its result
+            request = chef.compile(target, model=model)
+            create = (
+                client.responses.create if target == "responses" else client.chat.completions.create
+            )
+            chef.run_tools(chef.ingest(create(**request.payload)))
+            requests.append((model, request))
+        chef.append(user(f"And word {k}?"))
+    assert fake.violations == ()  # no request refused: every payload fits its model
+    for i, (model, request) in enumerate(requests):
+        switched = i > 0 and requests[i - 1][0] != model
+        takes = model != "gpt-5.5"
+        assert bool(_markers(request.payload)) is takes, (i, model)
+        assert ("prompt_cache_options" in request.payload) is takes
+        if switched and not takes:  # the breakpoints sent before go: an edit naming why
+            (edit,) = request.edits
+            assert (
+                edit.kind == "model"
+                and "'gpt-5.5' takes no prompt-cache breakpoints" in edit.detail
+            )
+        else:  # any other switch only appends
+            assert request.edits == (), (i, model, request.edits)
+    # back on a model that takes them, each request after the first reads the last back
+    outcomes = fake.cache_outcomes
+    for i, outcome in enumerate(outcomes):
+        if i > 0 and requests[i - 1][0] == requests[i][0] != "gpt-5.5":
+            assert outcome.cached_tokens >= outcomes[i - 1].input_tokens > 0, i
 
 
 # -- the fakes' rules, in OpenAI's words -----------------------------------------------------

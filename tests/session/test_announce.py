@@ -504,12 +504,22 @@ def test_cache_audit_reports_history_edits_not_volatile_updates(
     history = list(chef.history)
     history[4] = user("NEXT")
     chef.set_history(history)
-    detail = (
-        "already-sent history changed (history message 4); the conversation is sent again "
-        "from wire entry 4"
-    )
     with caplog.at_level(logging.WARNING, logger="contextchef"):
         edited = chef.compile("anthropic", model=model)
+    # the byte of the messages segment where wire entry 4, the first sent again, starts
+    byte = (
+        len(
+            edited.segments["messages"]
+            .split(',{"role":"assistant","content":[{"type":"text","text":"done"')[0]
+            .encode()
+        )
+        + 1
+    )
+    assert edited.segments["messages"].encode()[byte:].startswith(b'{"role":"assistant"')
+    detail = (
+        "already-sent history changed (history message 4); the conversation is sent again "
+        f"from wire entry 4, byte {byte:,} of the messages segment"
+    )
     assert edited.edits == (
         LedgerEdit(kind="history", history_index=4, wire_index=4, detail=detail),
     )

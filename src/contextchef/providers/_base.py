@@ -293,6 +293,17 @@ class Adapter(Protocol):
         unchanged on every later request. Only where `ModelRules.prompt_cache`.
         """
 
+    def refused_cache_mark(
+        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
+    ) -> int | None:
+        """The first of `entries` (a ledger's wire) carrying a breakpoint `rules` refuses.
+
+        None when the model takes breakpoints (`ModelRules.prompt_cache`) or none was
+        sent. The session replays from before that entry, which renders it again without
+        one (`cache_marked`). `memo` (the ledger's cache) keeps how far `entries` was
+        read: recorded entries are only appended or cut back, so each is read once.
+        """
+
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
         """`entries` as one entry per tool, each with a ``name``.
 
@@ -423,6 +434,12 @@ class AdapterDefaults:
     def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
         """`entries` unchanged: no explicit breakpoints in recorded entries."""
         return entries
+
+    def refused_cache_mark(
+        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
+    ) -> int | None:
+        """None: no explicit breakpoints in recorded entries."""
+        return None
 
     def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
         """Read through the `WireReader` of this adapter's `Profile.wire`."""

@@ -24,6 +24,7 @@ __all__ = [
     "CacheAuditFinding",
     "CacheReport",
     "CacheRules",
+    "SentRequest",
     "cache_report",
     "compared",
     "tokens_at",
@@ -80,10 +81,12 @@ class CacheReport:
             ``input_changed``, ``context_compacted``...) or its diagnosis when it gave no
             reason (``previous_message_not_found``, ``comparison_response_not_found``,
             ``unavailable``); ``""`` when it said nothing or reported a hit.
-        explanation: The session's own account: the edits of the compile that produced
-            the request (which one, which history message, which wire entry), or ``""``
+        explanation: The session's own account (`compared`): the edits of the compile
+            that produced the request (which one, which history message, which wire entry
+            and byte), a model switch, or a turn gap longer than the cache lives; ``""``
             when the request only appended to what was sent.
         target: The target the request was compiled for (``""`` when unknown).
+        model: The model the request was compiled for (``""`` when unknown).
         response_id: The response's id, or None.
         usage: False when the response carried no usage figures (every count is then 0).
     """
@@ -96,6 +99,7 @@ class CacheReport:
     reason: str = ""
     explanation: str = ""
     target: str = ""
+    model: str = ""
     response_id: str | None = None
     usage: bool = True
 
@@ -133,6 +137,7 @@ class CacheReport:
             "reason": self.reason,
             "explanation": self.explanation,
             "target": self.target,
+            "model": self.model,
             "response_id": self.response_id,
             "usage": self.usage,
         }
@@ -171,6 +176,24 @@ class EditLike(Protocol):
     def wire_index(self) -> int: ...
     @property
     def detail(self) -> str: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class SentRequest:
+    """What the session knows of the request a response answers (read by `compared`).
+
+    Attributes:
+        model: The model it was compiled for (``""``: unknown).
+        edits: The ledger's edits of that compile (`LedgerEdit`).
+        turn_gap: The host's expected seconds between requests (``compile(turn_gap=)``),
+            or None.
+        rules: The model's cache rules (`Adapter.cache_rules`): its cache lifetimes.
+    """
+
+    model: str = ""
+    edits: Sequence[EditLike] = ()
+    turn_gap: float | None = None
+    rules: CacheRules = field(default_factory=CacheRules)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -302,31 +325,57 @@ def compared(
     report: CacheReport,
     earlier: Sequence[CacheReport],
     target: str,
-    edits: Sequence[EditLike] = (),
+    sent: SentRequest | None = None,
 ) -> CacheReport:
-    """`report` completed with the session's knowledge: `target`, explanation, `missed`.
+    """`report` completed with the session's knowledge: `target`, `model`, explanation, `missed`.
 
-    A miss no edit explains (`CacheReport.unexplained`) is logged as a warning on the
-    ``contextchef`` logger.
+    The explanation joins what the session knows makes the request miss the cache: the
+    ledger's edits of its compile; a model other than the previous request's (every
+    provider keeps a cache per model); an expected turn gap longer than the longest
+    lifetime the model's cache offers (`CacheRules.ttl_seconds`), so the cache expires in
+    between. A miss none of these explains (`CacheReport.unexplained`) is logged as a
+    warning on the ``contextchef`` logger.
 
     Args:
         report: What the response said (`ReadResponse.cache`).
         earlier: The session's reports so far; the last one of `target` is the previous
             request's. Where the provider estimated no missed tokens, `missed` is what
-            that request left in the cache (its reads and writes) minus what this one
-            read, when above 0: a request that extends the previous one reads at least
-            that much while the cache lives.
+            that request left in the cache (its reads and writes, at most this request's
+            input) minus what this one read, when above 0: a request that extends the
+            previous one reads at least that much while the cache lives.
         target: The target the request was compiled for.
-        edits: The ledger's edits of that compile (`LedgerEdit`).
+        sent: What the session knows of the request (None: nothing).
     """
+    sent = sent or SentRequest()
     previous = next((r for r in reversed(earlier) if r.target == target), None)
     missed = report.missed
     if missed is None and previous is not None and previous.usage and report.usage:
         missed = max(0, min(previous.read + previous.written, report.input_tokens) - report.read)
-    explained = "; ".join(
-        f"{e.kind} edit from wire entry {e.wire_index}: {e.detail}" for e in edits
+    causes = [f"{e.kind} edit from wire entry {e.wire_index}: {e.detail}" for e in sent.edits]
+    if previous is not None and previous.model and sent.model and previous.model != sent.model:
+        causes.append(
+            f"the model changed from {previous.model!r} to {sent.model!r}, and the provider "
+            "keeps a separate prompt cache per model"
+        )
+    causes += _expiry(sent)
+    report = replace(
+        report, target=target, model=sent.model, explanation="; ".join(causes), missed=missed
     )
-    report = replace(report, target=target, explanation=explained, missed=missed)
     if report.unexplained:
         logger.warning("contextchef: %s", report.unexplained)
     return report
+
+
+def _expiry(sent: SentRequest) -> list[str]:
+    """The cache expiring between requests, when the host expects turns that far apart."""
+    lifetimes = sent.rules.ttl_seconds
+    if sent.turn_gap is None or not lifetimes:
+        return []
+    name, longest = max(lifetimes.items(), key=lambda item: item[1])
+    if sent.turn_gap <= longest:
+        return []
+    return [
+        f"the host expects {sent.turn_gap:,.0f} s between requests (turn_gap), longer than "
+        f"the longest prompt-cache lifetime of {sent.model or 'the model'} ({name}, "
+        f"{longest:,} s): the cache expires in between"
+    ]

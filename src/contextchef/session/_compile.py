@@ -47,7 +47,6 @@ from contextchef.session._compile_parts import (
     CompileInput,
     Step,
     beta_headers,
-    edit_report,
     normalized_after,
     prefix_change,
     previous_mark,
@@ -183,6 +182,7 @@ def _context(inp: CompileInput) -> _Context:
         prefix_change=change if change is not None or not resend else "model",
         resend=resend,
         stale=stale_refs,
+        marked=inp.adapter.refused_cache_mark(ledger.wire, rules, ledger.cache),
     )
     return _Context(
         inp=inp,
@@ -335,12 +335,25 @@ def _fit(
 def _edits(
     ctx: _Context, choice: Rollback, base: Mark, strip: tuple[int, int] | None
 ) -> tuple[LedgerEdit, ...]:
-    """The rebase (messages kept), then the edit the chosen rollback reports."""
+    """The rebase (messages kept), then the chosen rollback's edit: its cause, entry, byte."""
     edits = [ctx.rebase] if ctx.rebase is not None else []
     if choice.kind is not None and choice.at is not None:
-        history = ctx.inp.state.history
+        history, ledger = ctx.inp.state.history, ctx.inp.ledger
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
-        edits.append(edit_report(choice.kind, choice.at, base, stripped))
+        note = f", without the thinking of {stripped} message(s)" if stripped else ""
+        kept = ledger.entries_json(ledger.wire[: base.wire]) if base.wire else "["  # then a ","
+        why = choice.cause or f"already-sent {choice.kind} changed"
+        edits.append(
+            LedgerEdit(
+                kind=choice.kind,
+                history_index=choice.at,
+                wire_index=base.wire,
+                thinking_stripped=stripped,
+                detail=f"{why} (history message {choice.at}); the conversation is sent again "
+                f"from wire entry {base.wire}, byte {len(kept.encode()):,} of the messages "
+                f"segment{note}",
+            )
+        )
     return tuple(edits)
 
 

@@ -32,7 +32,6 @@ __all__ = [
     "Step",
     "beta_headers",
     "calls_before",
-    "edit_report",
     "is_deferred",
     "normalized_after",
     "prefix_change",
@@ -139,18 +138,6 @@ def normalized_after(
 def previous_mark(ledger: Ledger, base: Mark) -> Mark:
     at = next(i for i, m in enumerate(ledger.marks) if m is base)
     return ledger.marks[max(at - 1, 0)]
-
-
-def edit_report(kind: EditKind, at: int, base: Mark, stripped: int) -> LedgerEdit:
-    note = f", without the thinking of {stripped} message(s)" if stripped else ""
-    return LedgerEdit(
-        kind=kind,
-        history_index=at,
-        wire_index=base.wire,
-        thinking_stripped=stripped,
-        detail=f"already-sent {kind} changed (history message {at}); the conversation is "
-        f"sent again from wire entry {base.wire}{note}",
-    )
 
 
 def with_update(

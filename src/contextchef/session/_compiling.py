@@ -17,6 +17,7 @@ from contextchef._errors import UsageError, check_number
 from contextchef.exposure._policy import unmatched_messages
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
+from contextchef.providers._usage import SentRequest
 from contextchef.session._compile import CompileInput, compile_request
 from contextchef.session._ledger import Ledger, pending_answered
 from contextchef.session._library import READ_MEMORIES
@@ -100,6 +101,7 @@ class Compiler:
         view = self._tools.view()
         declared = len(view.flat)  # what a native strategy could declare
         chosen = resolve(strategy, adapter.profile, adapter.model_rules(model), declared=declared)
+        rules = adapter.cache_rules(model)
         self._volatile.emit(CompileEvent(name="compile:start", target=target))
         before = self._state.copy()
         try:  # a compile that fails leaves the session as it was, handoff included
@@ -134,7 +136,8 @@ class Compiler:
             raise
         undo = ledger.copy() if result.edits else None
         step.apply(ledger)
-        ledger.undo, ledger.edits = undo, result.edits  # until answered, an edit can be undone
+        ledger.undo = undo  # until answered, an edit can be undone
+        ledger.sent = SentRequest(model=model, edits=result.edits, turn_gap=gap, rules=rules)
         self._state.ledgers[target] = ledger
         for edit in result.edits:
             logger.warning("contextchef: %s: %s", target, edit.detail)

@@ -37,7 +37,7 @@ from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, is_unicode, thaw
 from contextchef._records import record
 from contextchef.history._messages import Message, ProviderPart, ReasoningPart, message_from_dict
-from contextchef.session._request import LedgerEdit
+from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
 
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 __all__ = [
     "HOST_CALL_PREFIX",
     "Ledger",
-    "LedgerEdit",
     "Mark",
     "pending_answered",
     "same_message",
@@ -155,8 +154,8 @@ class Ledger:
     """The ledger before the last compile's edit, while that compile is unanswered (a
     retry decides the edit again, and taking the change back undoes it). In snapshots
     (``undo``, one level deep), so a restored session decides it again too."""
-    edits: tuple[LedgerEdit, ...] = field(default=(), repr=False, compare=False)
-    """The last compile's edits, by which `ingest` explains a cache miss (not recorded)."""
+    sent: SentRequest = field(default_factory=SentRequest, repr=False, compare=False)
+    """The last compile's model, edits, turn gap, cache rules: how `ingest` explains a miss."""
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
     binding_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)

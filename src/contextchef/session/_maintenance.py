@@ -108,7 +108,7 @@ class Maintenance:
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
-        report = compared(read.cache, self.cache_reports, target, ledger.edits if ledger else ())
+        report = compared(read.cache, self.cache_reports, target, ledger.sent if ledger else None)
         self.cache_reports = (*self.cache_reports, report)
         for notice in read.notices:
             logger.warning("contextchef: %s", notice.detail)

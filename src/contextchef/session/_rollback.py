@@ -53,6 +53,8 @@ class Rollback:
     """The first history message the edit concerns (None: no edit)."""
     rank: int = 2
     """Order between rollbacks to the same mark (lowest wins; see the module docstring)."""
+    cause: str = ""
+    """Why, for the edit's detail (``""``: the edit kind says it)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -75,6 +77,8 @@ class BaseFacts:
     """The messages sent name tools the new ``tools`` no longer declares."""
     force: int | None = None
     """A history index whose thinking (and all later) the prefix no longer binds."""
+    marked: int | None = None
+    """The first wire entry with a prompt-cache breakpoint the model refuses."""
 
 
 Rule = Callable[[BaseFacts], Rollback | None]
@@ -163,14 +167,16 @@ def tool_changes_refused(f: BaseFacts) -> Rollback | None:
     return Rollback(mark=mark, kind="model", at=mark.history, rank=3)
 
 
-def system_entries_refused(f: BaseFacts) -> Rollback | None:
-    """The model takes no system entries and some were sent: before the first of them."""
-    ledger = f.ledger
-    if f.rules.system_messages or not ledger.system_entries:
+def entries_refused(f: BaseFacts) -> Rollback | None:
+    """The model refuses entries that were sent: system entries, cache breakpoints (`marked`)."""
+    system = [] if f.rules.system_messages else f.ledger.system_entries[:1]
+    first = min([*system, *([] if f.marked is None else [f.marked])], default=None)
+    if first is None:
         return None
-    first = ledger.system_entries[0]
-    mark = next(m for m in reversed(ledger.marks) if m.wire <= first)
-    return Rollback(mark=mark, kind="model", at=mark.history, rank=4)
+    mark = next(m for m in reversed(f.ledger.marks) if m.wire <= first)
+    what = "system entries" if first in system else "prompt-cache breakpoints"
+    why = f"model {f.rules.model!r} takes no {what}, and requests before carried them"
+    return Rollback(mark=mark, kind="model", at=mark.history, rank=4, cause=why)
 
 
 ROLLBACK_RULES: tuple[Rule, ...] = (
@@ -179,7 +185,7 @@ ROLLBACK_RULES: tuple[Rule, ...] = (
     prefix_changed,
     thinking_unbound,
     tool_changes_refused,
-    system_entries_refused,
+    entries_refused,
 )
 """Every reason to replay from an earlier mark; `decide_base` keeps the earliest."""
 

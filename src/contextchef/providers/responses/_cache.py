@@ -33,11 +33,15 @@ the conversation*) says markers stay where they were sent and later requests mat
 against them. So a marker is treated as bytes sent: it is placed when its entry is first
 rendered (the end of each request's new entries, which from the next turn on is the end
 of the last answered request) and recorded with the entry, so every later request sends
-it again unchanged. No marker is ever moved or removed, and whichever way the API hashes
-markers, the prefix before each one is byte-identical to what was sent. A request adds
-one marker (Chat: plus the system message's, the same on every request), far under the
-four written. Responses' ``instructions`` is a string, which cannot carry a marker: there
-the first breakpoint ends the first request (tools, instructions and the first turn).
+it again unchanged. No marker is ever moved (nor removed, but for the model switch
+below), and whichever way the API hashes markers, the prefix before each one is
+byte-identical to what was sent. A request adds one marker (Chat: plus the system
+message's, the same on every request), far under the four written. A model that takes
+none (an older one the session switched to) gets the entries again without them:
+`first_marked` finds the first, and the session replays from before it (OpenAI caches
+per model, so a switch restarts the cache anyway). Responses' ``instructions`` is a
+string, which cannot carry a marker: there the first breakpoint ends the first request
+(tools, instructions and the first turn).
 A request's end may be a volatile update (state, announcements): the ledger sends it
 again unchanged like any entry, so it is as stable as what came before it; a prefill
 (turn-scoped, added by ``assemble`` and never recorded) is never marked.
@@ -56,6 +60,7 @@ from contextchef.providers._base import RequestOptions
 __all__ = [
     "MARKER",
     "cache_fields",
+    "first_marked",
     "gpt_version",
     "marked_entries",
     "marked_system",
@@ -142,6 +147,35 @@ def marked_entries(entries: list[dict[str, Any]], *, chat: bool) -> list[dict[st
         # an input entry that cannot carry one (already marked, empty) ends the search
         return entries if marked is None else [*entries[:i], marked, *entries[i + 1 :]]
     return entries
+
+
+_SCANNED = "contextchef prompt_cache_breakpoint scan"
+"""`first_marked`'s key in a ledger's memo: (entries read, the last of them, first marked)."""
+
+
+def _carries_marker(entry: Mapping[str, Any]) -> bool:
+    key = _input_key(entry)
+    parts = entry.get(key) if key is not None else None
+    return isinstance(parts, list) and any(
+        isinstance(p, Mapping) and "prompt_cache_breakpoint" in p for p in parts
+    )
+
+
+def first_marked(entries: Sequence[Mapping[str, Any]], memo: dict[Any, Any]) -> int | None:
+    """The index of the first of `entries` carrying a breakpoint (None: none).
+
+    `entries` is a ledger's wire: recorded entries, appended or cut back and rendered
+    again (new objects), never changed in place. `memo` keeps how many were read and the
+    last of them; while that one is still in its place, only entries after it are read.
+    """
+    held: tuple[int, object, int | None] = memo.get(_SCANNED, (0, None, None))
+    read, last, found = held
+    if read > len(entries) or (read and entries[read - 1] is not last):
+        read, found = 0, None  # cut back: read again
+    if found is None:
+        found = next((i for i in range(read, len(entries)) if _carries_marker(entries[i])), None)
+    memo[_SCANNED] = (len(entries), entries[-1] if entries else None, found)
+    return found
 
 
 def marked_system(text: str) -> dict[str, Any]:
