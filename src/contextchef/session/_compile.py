@@ -341,17 +341,16 @@ def _edits(
         history, ledger = ctx.inp.state.history, ctx.inp.ledger
         stripped = sum(1 for m in history[base.history :] if strip and strip_reasoning(m) is not m)
         note = f", without the thinking of {stripped} message(s)" if stripped else ""
-        kept = ledger.entries_json(ledger.wire[: base.wire]) if base.wire else "["  # then a ","
-        why = choice.cause or f"already-sent {choice.kind} changed"
+        byte = len(ledger.entries_json(ledger.wire[: base.wire]).encode()) - (not base.wire)
         edits.append(
             LedgerEdit(
                 kind=choice.kind,
                 history_index=choice.at,
                 wire_index=base.wire,
                 thinking_stripped=stripped,
-                detail=f"{why} (history message {choice.at}); the conversation is sent again "
-                f"from wire entry {base.wire}, byte {len(kept.encode()):,} of the messages "
-                f"segment{note}",
+                detail=f"{choice.cause or f'already-sent {choice.kind} changed'} (history "
+                f"message {choice.at}); the conversation is sent again from wire entry "
+                f"{base.wire}, byte {byte:,} of the messages segment{note}",
             )
         )
     return tuple(edits)

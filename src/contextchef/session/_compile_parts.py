@@ -31,8 +31,6 @@ __all__ = [
     "CompileInput",
     "Step",
     "beta_headers",
-    "calls_before",
-    "is_deferred",
     "normalized_after",
     "prefix_change",
     "previous_mark",
@@ -40,7 +38,6 @@ __all__ = [
     "render_checked",
     "request_options",
     "session_prefix",
-    "tools_edited",
     "volatile_now",
     "volatile_update",
     "with_update",
@@ -107,16 +104,11 @@ def rebase_edit(kind: EditKind) -> LedgerEdit:
     )
 
 
-def calls_before(ledger: Ledger, base: Mark) -> Mapping[str, int] | set[str]:
-    if base.ir >= len(ledger.ir):
-        return ledger.calls
-    return {k for k, v in ledger.calls.items() if v < base.ir}
-
-
 def normalized_after(
     inp: CompileInput, base: Mark, strip: tuple[int, int] | None
 ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
-    ledger, history = inp.ledger, inp.state.history
+    ledger, history, held = inp.ledger, inp.state.history, inp.ledger.calls
+    calls = held if base.ir >= len(ledger.ir) else {k for k, v in held.items() if v < base.ir}
     new = history[base.history :]
     if ledger.strip or strip is not None:
         cut = [*ledger.strip, *([strip] if strip else [])]
@@ -128,9 +120,7 @@ def normalized_after(
         new,
         profile=inp.adapter.profile.history,
         keeps=inp.adapter.keeps,
-        after=Continuation(offset=base.history, calls=calls_before(ledger, base))
-        if base.history or base.ir
-        else None,
+        after=Continuation(offset=base.history, calls=calls) if base.history or base.ir else None,
     )
     return done.messages, done.changes
 
