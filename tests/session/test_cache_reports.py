@@ -28,6 +28,7 @@ from openai.types.responses import Response
 
 from conftest import examples, shared_data
 from contextchef import CacheReport, CompileEvent, ContextChef, assistant, user
+from contextchef._json import canonical_dumps
 from contextchef.providers import read_response
 from contextchef.providers._usage import MAX_TOKENS
 from contextchef.testing import (
@@ -39,6 +40,7 @@ from contextchef.testing import (
     RawReply,
     httpx_for,
     text,
+    tool_calls,
 )
 from sdk_check import PROVIDER_ENV
 
@@ -463,3 +465,116 @@ def test_skewed_usage_through_the_sdk_gives_reports_within_the_input(
     else:  # Anthropic's input is its three figures summed: a read is never past it
         assert first.read == (0 if figures[1] > MAX_TOKENS else figures[1])
     assert fake.violations == ()
+
+
+# -- misses the session can explain itself (breakit2 r_model_switch_miss_notice) -------------
+
+
+def _lookup(word: str) -> str:
+    """Look a word up in the glossary."""
+    return f"{word}: " + "a glossary line. " * 150
+
+
+def _loop(target: str) -> tuple[FakeProvider, ContextChef]:
+    fake = (FakeResponses if target == "responses" else FakeOpenAIChat)()
+    fake.script(
+        *[t for k in range(12) for t in (tool_calls(("_lookup", {"word": f"w{k}"})), text("ok"))]
+    )
+    chef = ContextChef()
+    chef.register_tools([_lookup])
+    chef.set_system_prompt("You are a glossary assistant. " * 150)
+    chef.set_history([user("Define cache.")])
+    return fake, chef
+
+
+def _turn(target: str, fake: FakeProvider, chef: ContextChef, model: str, **options: Any) -> None:
+    """One tool loop (the call, then the answer to its result) and the next user message."""
+    for _ in range(2):
+        request = chef.compile(target, model=model, strategy="flat", **options)
+        chef.run_tools(chef.ingest(send(target, fake, request.payload)))
+    chef.append(user("And the next word?"))
+
+
+def _misses_explained(chef: ContextChef, caplog: pytest.LogCaptureFixture) -> CacheReport:
+    """The last report: a miss, explained, and no unexplained-miss warning logged."""
+    report = chef.cache_reports[-1]
+    assert report.miss and report.explanation and report.unexplained == ""
+    assert not any("no edit reported" in r.getMessage() for r in caplog.records)
+    return report
+
+
+@pytest.mark.parametrize("target", ["responses", "openai"])
+def test_a_model_switch_explains_its_miss(target: str, caplog: pytest.LogCaptureFixture) -> None:
+    fake, chef = _loop(target)
+    for model in ("gpt-5.6", "gpt-5.6", "gpt-5.7", "gpt-5.7"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="contextchef"):
+            _turn(target, fake, chef, model)
+        if model == "gpt-5.7" and chef.cache_reports[-3].model == "gpt-5.6":
+            switched = chef.cache_reports[-2]  # the first request on the new model
+            assert switched.miss and switched.read == 0 and switched.model == "gpt-5.7"
+            assert "model changed from 'gpt-5.6' to 'gpt-5.7'" in switched.explanation
+            assert not any("no edit reported" in r.getMessage() for r in caplog.records)
+    # steady turns on one model explain nothing: nothing missed
+    assert [r.explanation for r in chef.cache_reports[-1:]] == [""]
+    assert not chef.cache_reports[-1].miss
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize("target", ["responses", "openai"])
+def test_system_tools_and_cut_edits_explain_their_miss(
+    target: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake, chef = _loop(target)
+    for _ in range(2):
+        _turn(target, fake, chef, "gpt-5.6")
+    changes = {
+        "system": lambda: chef.set_system_prompt("You are a terse glossary assistant. " * 150),
+        "tools": lambda: chef.register_tools([TOOL]),
+        "history ": lambda: chef.set_history(  # an edit of message 3
+            [*chef.history[:3], user("Edited."), *chef.history[4:]]
+        ),
+        "history": lambda: chef.set_history(list(chef.history)[4:]),  # a cut of the start
+    }
+    for kind, change in changes.items():
+        change()
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="contextchef"):
+            request = chef.compile(target, model="gpt-5.6", strategy="flat")
+            chef.run_tools(chef.ingest(send(target, fake, request.payload)))
+        report = _misses_explained(chef, caplog)
+        assert f"{kind.strip()} edit from wire entry" in report.explanation, report.explanation
+        if kind.startswith("history"):  # which entry and which byte of the messages segment
+            (edit,) = request.edits
+            where = f"wire entry {edit.wire_index}, byte "
+            assert where in report.explanation
+            byte = int(report.explanation.split(where)[1].split(" ")[0].replace(",", ""))
+            segment = request.segments["messages"]
+            entry = json.loads(segment)[edit.wire_index]
+            assert segment.encode()[byte:].startswith(canonical_dumps(entry).encode())
+            assert (edit.wire_index == 0) is (kind == "history")  # the cut: from the start;
+            # the edit of message 3: from the entry before it
+        _turn(target, fake, chef, "gpt-5.6")
+    assert fake.violations == ()
+
+
+def test_a_turn_gap_past_the_caches_lifetime_explains_the_expired_cache(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Chat Completions keeps a write 30 minutes at most: an hour apart, the cache is gone
+    # (a fresh fake stands for the expired cache: the fakes have no clock)
+    fake, chef = _loop("openai")
+    _turn("openai", fake, chef, "gpt-5.6", turn_gap=3600)
+    later = FakeOpenAIChat().script(text("ok"))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        chef.ingest(
+            send("openai", later, chef.compile("openai", model="gpt-5.6", turn_gap=3600).payload)
+        )
+    report = _misses_explained(chef, caplog)
+    assert "expects 3,600 s between requests" in report.explanation
+    assert "(30m, 1,800 s)" in report.explanation
+    # Responses asks for the 12-hour lifetime then: no expiry to explain
+    fake, chef = _loop("responses")
+    _turn("responses", fake, chef, "gpt-5.6", turn_gap=3600)
+    assert all(r.explanation == "" for r in chef.cache_reports)
