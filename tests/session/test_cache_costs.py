@@ -12,7 +12,15 @@ from typer.testing import CliRunner
 
 from conftest import shared_data
 from contextchef import CacheReport, ContextChef, UsageError, assistant, user
-from contextchef.analysis import CacheCostModel, CacheMeter, ReplayPricing, load_recording, replay
+from contextchef.analysis import (
+    CacheCostModel,
+    CacheMeter,
+    ReplayPricing,
+    catalog_plan,
+    load_recording,
+    replay,
+    strategy_plan,
+)
 from contextchef.cli import app
 
 TRANSCRIPTS = shared_data() / "transcripts"
@@ -198,3 +206,47 @@ def test_plan_says_which_prices_it_assumed() -> None:
     model = json.loads(given.output)["cache_model"]
     assert (model["cache_write"], model["cache_read"], model["ttl"]) == (2.0, 0.2, "1h")
     assert model["source"].endswith("(read given)")
+
+
+def _small_catalog() -> ContextChef:
+    def lookup(word: str) -> str:
+        """Look a word up."""
+        return word
+
+    def define(word: str) -> str:
+        """Define a word."""
+        return word
+
+    chef = ContextChef(default_defer=True)
+    chef.register_tools([lookup, define])
+    return chef
+
+
+@pytest.mark.parametrize(
+    ("target", "model"), [("responses", "gpt-5.6"), ("anthropic", "claude-sonnet-4-5")]
+)
+def test_strategy_and_catalog_plans_price_a_prefix_below_the_minimum_at_the_base_rate(
+    target: str, model: str
+) -> None:
+    # A short conversation and a small catalog: under the model's 1,024-token minimum the
+    # provider caches nothing, so neither plan may price a cache read or write there.
+    short = CacheCostModel.for_model(target, model, history_tokens=0, price_per_mtok=3.0)
+    assert short.min_cacheable_tokens == 1024
+    plan = strategy_plan(_small_catalog, target, model, tool="define", cache=short)
+    priced = [row for row in plan.strategies if row.fits and row.resident_tokens_est is not None]
+    assert priced
+    for row in priced:
+        assert row.resident_tokens_est < 1024
+        base = 3.0 * row.resident_tokens_est / 1e6  # every token at the input price
+        assert row.steady_usd == round(base, 5), row.name
+        if row.reveal_cost_usd is not None:
+            added = row.reveal_appended_tokens_est + row.reveal_expanded_tokens_est
+            trips = row.reveal_round_trips
+            assert row.reveal_cost_usd == round((1 + trips) * base + 3.0 * added / 1e6, 5)
+    flat = catalog_plan(_small_catalog(), target, cache=short)
+    assert flat.cache_steady_flat_usd == round(3.0 * flat.full_tokens_est / 1e6, 5)
+    # above the minimum the same plan reads at the model's discount
+    long = CacheCostModel.for_model(target, model, history_tokens=50_000, price_per_mtok=3.0)
+    read = strategy_plan(_small_catalog, target, model, tool="define", cache=long)
+    row = next(r for r in read.strategies if r.name == "client")
+    assert row.steady_usd == round(0.1 * 3.0 * (row.resident_tokens_est + 50_000) / 1e6, 5)

@@ -304,7 +304,8 @@ def _row(
     at_start = _AT_START.get(native or "", list)(_entries(first, "tools"))
     text = canonical_dumps(at_start) if at_start else ""
     resident = estimate_tokens(text)
-    read = _usd(resident + cache.history_tokens, cache.cache_read, cache)
+    prefix = resident + cache.history_tokens  # below the model's minimum nothing is cached
+    read = _usd(prefix, cache.rate(cache.cache_read, prefix), cache)
     row = StrategyCost(
         name=strategy.name,
         fits=True,
@@ -322,7 +323,8 @@ def _row(
     rules = get_adapter(target).model_rules(model)
     appended, trips, expanded, note = _reveal(chef, strategy, first, tool, rules)
     added, defined = estimate_tokens(appended), estimate_tokens(expanded)
-    cost = (1 + trips) * read + _usd(added + defined, cache.cache_write, cache)
+    written = cache.rate(cache.cache_write, prefix + added + defined)
+    cost = (1 + trips) * read + _usd(added + defined, written, cache)
     return dataclasses.replace(
         row,
         note=note,
@@ -352,7 +354,10 @@ def strategy_plan(
         model: The model name; its rules decide which strategies fit and what ``auto``
             picks.
         tool: Wire name of the deferred tool to reveal ("" when nothing is deferred).
-        cache: Prices (default `CacheCostModel()`).
+        cache: Prices (default `CacheCostModel()`); a prefix shorter than its
+            ``min_cacheable_tokens`` (`CacheCostModel.for_model`: the model's minimum) is
+            priced at the base rate, read or written (`CacheCostModel.rate`), as
+            `catalog_plan` does.
         system: The system prompt of the measured conversation.
         task: Its first user message.
 
