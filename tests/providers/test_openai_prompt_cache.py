@@ -16,6 +16,7 @@ import openai
 import pytest
 
 from contextchef import ContextChef, UsageError, assistant, user
+from contextchef.providers.responses._cache import first_marked
 from contextchef.testing import (
     FakeAnthropic,
     FakeOpenAIChat,
@@ -379,3 +380,57 @@ def test_the_library_and_the_fakes_agree_on_which_models_take_breakpoints() -> N
         rules = get_adapter(target).model_rules
         assert [rules(n).prompt_cache for n in names] == [_explicit_era(n) for n in names]
     assert [_explicit_era(n) for n in names[:6]] == [True] * 5 + [False]
+
+
+def test_responses_instructions_take_no_breakpoint_so_the_first_ends_the_first_request() -> None:
+    # ``instructions`` is a string, which cannot carry one (only input_text / input_image /
+    # input_file parts do: research §2.2); the first breakpoint is the first request's last
+    # input part, and it caches tools + instructions + the first turn for the next request
+    fake = FakeResponses().script(tool_calls(("grep", {"pattern": "a"})), text("ok"), text("ok"))
+    client, chef = _client(fake), ContextChef()
+    chef.register_tools([grep])
+    chef.set_system_prompt("You are a glossary assistant. " * 150)
+    chef.set_history([user("Define cache.")])
+    payloads = []
+    for k in range(3):
+        request = chef.compile("responses", model=NEW)
+        payloads.append(request.payload)
+        chef.run_tools(chef.ingest(client.responses.create(**request.payload)))
+        if k == 1:
+            chef.append(user("More."))
+    first, second, _ = payloads
+    assert isinstance(first["instructions"], str) and _markers(first) == ["0.0"]
+    assert first["input"][0]["content"][0]["type"] == "input_text"
+    # the tool result ends the second request: its output list carries the marker
+    assert second["input"][-1]["type"] == "function_call_output"
+    assert _markers(second) == ["0.0", f"{len(second['input']) - 1}.0"]
+    outcomes = fake.cache_outcomes
+    assert outcomes[0].cached_tokens == 0 and outcomes[0].written_tokens == outcomes[0].input_tokens
+    assert outcomes[1].cached_tokens == outcomes[0].input_tokens  # tools, instructions, turn 1
+    assert outcomes[2].cached_tokens == outcomes[1].input_tokens
+    assert fake.violations == ()
+
+
+def test_the_first_marked_entry_is_found_reading_each_entry_once() -> None:
+    def entry(text: str, marked: bool) -> dict[str, Any]:
+        part: dict[str, Any] = {"type": "input_text", "text": text}
+        return {
+            "role": "user",
+            "content": [
+                part | ({"prompt_cache_breakpoint": {"mode": "explicit"}} if marked else {})
+            ],
+        }
+
+    plain, marked, answer = entry("a", False), entry("b", True), {"type": "function_call"}
+    memo: dict[Any, Any] = {}
+    wire: list[dict[str, Any]] = [plain, answer]
+    assert first_marked(wire, memo) is None
+    wire.append(marked)
+    assert first_marked(wire, memo) == 2
+    wire.append(entry("c", True))
+    assert first_marked(wire, memo) == 2  # the first stays the first
+    del wire[2:]  # cut back and rendered again without markers
+    wire.append(entry("b", False))
+    assert first_marked(wire, memo) is None
+    assert first_marked([marked], memo) == 0  # another list: read again
+    assert first_marked([], memo) is None
