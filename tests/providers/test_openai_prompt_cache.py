@@ -434,3 +434,26 @@ def test_the_first_marked_entry_is_found_reading_each_entry_once() -> None:
     assert first_marked(wire, memo) is None
     assert first_marked([marked], memo) == 0  # another list: read again
     assert first_marked([], memo) is None
+
+
+@pytest.mark.parametrize("target", ["responses", "openai"])
+def test_a_restored_session_drops_the_breakpoints_for_an_older_model_too(target: str) -> None:
+    fake = (FakeResponses if target == "responses" else FakeOpenAIChat)()
+    fake.script(*(text(f"Answer {k}.") for k in range(4)))
+    client, chef = _client(fake), _chef()
+    create = client.responses.create if target == "responses" else client.chat.completions.create
+    for k in range(2):
+        chef.ingest(create(**chef.compile(target, model=NEW).payload))
+        chef.append(user(f"Word {k}?"))
+    again = ContextChef()
+    again.register_tools([TOOL])
+    again.restore(json.loads(json.dumps(chef.snapshot())), allow_unsigned=True)
+    request = again.compile(target, model="gpt-5.5")
+    assert not _markers(request.payload) and "prompt_cache_options" not in request.payload
+    assert [e.kind for e in request.edits] == ["model"]
+    again.ingest(create(**request.payload))
+    again.append(user("Last?"))
+    later = again.compile(target, model="gpt-5.5")
+    assert later.edits == () and not _markers(later.payload)
+    again.ingest(create(**later.payload))
+    assert fake.violations == ()
