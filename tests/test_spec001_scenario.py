@@ -835,7 +835,7 @@ def test_09_lifecycle_clear_history_snapshot_cache_audit_and_delta(
     ]
     detail = (
         "already-sent history changed (history message 0); the conversation is sent again "
-        "from wire entry 0"
+        "from wire entry 0, byte 1 of the messages segment"  # just after its "["
     )
     assert [(e.kind, e.history_index, e.wire_index, e.detail) for e in fresh.edits] == [
         ("history", 0, 0, detail)

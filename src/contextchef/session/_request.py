@@ -33,8 +33,8 @@ class LedgerEdit:
     Attributes:
         kind: ``history`` (an earlier message changed or went away), ``system`` or
             ``tools`` (the prefix before every message changed), or ``model`` (the
-            model takes no mid-conversation system messages, and some were sent: their
-            text is stated in the user turn instead).
+            model refuses what was sent, e.g. system entries or prompt-cache breakpoints,
+            or thinking is bound to another prefix; `detail` says which).
         history_index: The first history message concerned (0 for ``system`` and
             ``tools``).
         wire_index: The first wire entry sent differently from before (entries before
