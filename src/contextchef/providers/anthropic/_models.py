@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 
+from contextchef._cache import lru_cache
 from contextchef.providers._base import ModelRules
 from contextchef.providers._usage import CacheRules
 
@@ -157,8 +158,9 @@ _MIN_CACHEABLE = {
 """Shortest cacheable prompt, in tokens, where it is not 1,024 (see the module docstring)."""
 
 
+@lru_cache(maxsize=256)
 def claude_cache_rules(model: str) -> CacheRules:
-    """How `model`'s prompt cache bills and expires (see the module docstring)."""
+    """How `model`'s prompt cache bills and expires (see the module docstring); memoized."""
     version = claude_version(model)
     return CacheRules(
         read=0.1,

@@ -12,6 +12,7 @@ the read multiplier here is spec 002's 0.1, an assumption the cost models print.
 
 from __future__ import annotations
 
+from contextchef._cache import lru_cache
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses._cache import gpt_version
 
@@ -23,10 +24,12 @@ _SOURCE = (
 )
 
 
+@lru_cache(maxsize=256)
 def openai_cache_rules(model: str, *, chat: bool = False) -> CacheRules:
     """The cache rules of `model` (see the module docstring); unknown names: pre-5.6 rules.
 
     Chat Completions has the ``30m`` lifetime only (its ``PromptCacheOptions.ttl``).
+    Memoized (each compile asks, for `ContextChef.cache_reports`): treat it as read-only.
     """
     version = gpt_version(model)
     if version is not None and version >= (5, 6):
