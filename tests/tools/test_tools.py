@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from contextchef import (
     ContextChefError,
     InvalidSchemaError,
     InvalidToolError,
+    McpListingTooLarge,
     McpRules,
     TemplateError,
     Tool,
@@ -88,6 +90,16 @@ def test_mcp_tools_list_keeps_annotations_only_for_a_trusted_server() -> None:
     (untrusted,) = tools_from_mcp(listing, server="srv")  # issue 23: hints are data
     assert untrusted.annotations == ToolAnnotations()
     assert (untrusted.source, untrusted.server) == ("mcp", "srv")
+
+
+def test_mcp_listing_of_read_only_mappings_is_taken_and_capped_in_bytes() -> None:
+    frozen = MappingProxyType({"name": "get", "inputSchema": MappingProxyType(SCHEMA)})
+    (tool,) = tools_from_mcp(MappingProxyType({"tools": (frozen,)}), server="srv")
+    assert tool.name == "get" and tool.input_schema["required"] == ["q"]
+    size = len(json.dumps({"name": "get", "inputSchema": SCHEMA}, separators=(",", ":")))
+    assert tools_from_mcp([frozen], server="srv", rules=McpRules(max_listing_bytes=size))
+    with pytest.raises(McpListingTooLarge, match=f"more than {size - 1} bytes"):
+        tools_from_mcp([frozen], server="srv", rules=McpRules(max_listing_bytes=size - 1))
 
 
 def test_python_callable_schema_from_signature_and_docstring() -> None:

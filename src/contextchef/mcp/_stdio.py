@@ -149,7 +149,7 @@ async def bounded_stdio_client(
     import anyio.lowlevel
     from mcp.client import stdio as sdk
     from mcp.shared.message import SessionMessage
-    from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest
+    from mcp_types import ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
     process = await sdk._create_platform_compatible_process(
         command=await sdk._get_executable_command(server.command),
@@ -174,7 +174,9 @@ async def bounded_stdio_client(
 
     def line_message(data: bytes) -> Any:
         message = sdk._parse_line(data.decode(server.encoding, server.encoding_error_handler))
-        listing.discard(getattr(getattr(message, "message", None), "id", None))
+        answer = getattr(message, "message", None)
+        if isinstance(answer, (JSONRPCResponse, JSONRPCError)):  # not a server's request
+            listing.discard(answer.id)
         return message
 
     async def stdout_reader() -> None:

@@ -203,7 +203,8 @@ def checked_listing(
     size = 0
     for raw in items:
         checked = checked_tool(raw, rules, server)
-        size += len(json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode())
+        text = json.dumps(raw, ensure_ascii=False, separators=(",", ":"), default=dict)
+        size += len(text.encode())
         check_listing_size(len(items), size, server=server, rules=rules)
         name = checked["name"]
         if name in out:
