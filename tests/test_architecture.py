@@ -155,7 +155,7 @@ def test_the_exception_tree_in_the_docstring_is_the_class_tree() -> None:
     drawn: dict[str, str] = {}
     stack: list[tuple[int, str]] = []
     for line in (_errors.__doc__ or "").splitlines():
-        found = re.match(r"^(\s*(?:[│ ]   )*)(?:[├└]── )?([A-Z]\w*Error)\b", line)
+        found = re.match(r"^(\s*(?:[│ ]   )*)(?:[├└]── )?([A-Z]\w*(?:Error|TooLarge))\b", line)
         if found is None:
             continue
         depth = found.start(2)

@@ -49,8 +49,6 @@ def test_the_api_reference_covers_the_public_surface() -> None:
 
 def error_tree() -> str:
     """The ContextChefError tree drawn from the code, as docs/guides/errors.md draws it."""
-    from contextchef.mcp import McpServerError
-
     errors = [getattr(contextchef, n) for n in contextchef.__all__]
     errors = [e for e in errors if isinstance(e, type) and issubclass(e, BaseException)]
     lines: list[str] = []
@@ -65,11 +63,6 @@ def error_tree() -> str:
             walk(sub, depth + 1)
 
     walk(contextchef.ContextChefError, 0)
-    from contextchef import mcp
-
-    errors += [getattr(mcp, n) for n in mcp.__all__]
-    errors = [e for e in errors if isinstance(e, type) and issubclass(e, BaseException)]
-    walk(McpServerError, 1)  # exported from contextchef.mcp, drawn last
     return "\n".join(lines)
 
 

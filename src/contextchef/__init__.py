@@ -23,6 +23,8 @@ from contextchef._errors import (
     InvalidSchemaError,
     InvalidToolError,
     MalformedArgumentsError,
+    McpListingTooLarge,
+    McpServerError,
     MissingExtraError,
     MissingThinkingError,
     ModelOutputError,
@@ -115,9 +117,9 @@ if _typing.TYPE_CHECKING:
         load_catalog,
         load_demo_catalog,
         tool_from_dict,
-        tools_from_mcp,
     )
     from contextchef.tools._lint import VolatileValue
+    from contextchef.tools._mcp import McpRules, tools_from_mcp
     from contextchef.tools._names import WIRE_NAME_RE, wire_name
     from contextchef.tools._registry import Registry
     from contextchef.tools._schema import to_strict_schema
@@ -195,8 +197,8 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "load_catalog",
         "load_demo_catalog",
         "tool_from_dict",
-        "tools_from_mcp",
     ),
+    "contextchef.tools._mcp": ("McpRules", "tools_from_mcp"),
     "contextchef.tools._names": ("WIRE_NAME_RE", "wire_name"),
     "contextchef.tools._registry": ("Registry",),
     "contextchef.tools._schema": ("to_strict_schema",),
@@ -254,6 +256,9 @@ __all__ = [
     "InvalidSchemaError",
     "InvalidToolError",
     "MalformedArgumentsError",
+    "McpListingTooLarge",
+    "McpRules",
+    "McpServerError",
     "MediaPart",
     "MemoryStore",
     "Message",

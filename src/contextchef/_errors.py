@@ -34,6 +34,8 @@ result, not by crashing the agent loop)::
     ├── ModelOutputError                the model or provider produced bad data
     │   ├── MalformedArgumentsError     tool-call arguments are not a JSON object
     │   └── CorruptHistoryError         a history message cannot be sent as is
+    ├── McpServerError                  an MCP server could not be started, reached or listed
+    │   └── McpListingTooLarge          its tools/list holds more tools or bytes than allowed
     ├── SessionStoreError               a session store failed or holds a bad record
     │   └── StaleSessionError           a write lost the race: another writer was first
     └── StorageError                    a file we keep (offload, memory) cannot be written
@@ -59,6 +61,8 @@ __all__ = [
     "InvalidSchemaError",
     "InvalidToolError",
     "MalformedArgumentsError",
+    "McpListingTooLarge",
+    "McpServerError",
     "MissingExtraError",
     "MissingThinkingError",
     "ModelOutputError",
@@ -509,6 +513,22 @@ class CorruptHistoryError(ModelOutputError):
     def __init__(self, message: str, *, index: int) -> None:
         super().__init__(message)
         self.index = index
+
+
+class McpServerError(ContextChefError):
+    """An MCP server could not be started, connected to, or listed.
+
+    Attributes:
+        server: The server's name, or its command / URL when it never answered.
+    """
+
+    def __init__(self, message: str, *, server: str) -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class McpListingTooLarge(McpServerError):
+    """A server's ``tools/list`` holds more tools or bytes than its `McpRules` allow."""
 
 
 class SessionStoreError(ContextChefError):

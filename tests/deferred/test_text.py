@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 import contextchef
 from contextchef import ContextChef, InMemoryStore, Skill, ToolCall, user
 from contextchef._errors import InvalidToolError, ToolNameConflictError
-from contextchef.deferred._text import _LESS_THAN, LIBRARY_TAGS, escape_tags, server_text
 from contextchef.history._compaction import SUMMARY_TAG
-from contextchef.tools._catalogs import tools_from_mcp
+from contextchef.tools._mcp import tools_from_mcp
 from contextchef.tools._names import RESERVED_NAMES, outside_name
+from contextchef.tools._text import _LESS_THAN, LIBRARY_TAGS, escape_tags, server_text
 
 SRC = Path(contextchef.__file__).parent
 _READ = re.compile(

@@ -354,6 +354,7 @@ CONSTRUCTED: dict[str, dict[str, Any]] = {
     "Registry": {"qualify": True},
     "SQLiteSessionStore": {"path": ":memory:", "ttl": None, "timeout": 1.0},
     "SnapshotKeys": {"keys": {"k1": b"k" * 32}, "current": "k1"},
+    "McpRules": {"trust_annotations": False, "max_tools": 10, "description_chars": 100},
     "ContextChef": {"default_defer": False, "defer": (), "pin": (), "qualify": True},
 }
 _PART_KINDS = ("TextPart", "MediaPart", "ReasoningPart", "ProviderPart", "ToolCall", "ToolResult")

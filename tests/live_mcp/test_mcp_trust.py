@@ -25,10 +25,10 @@ import pytest
 
 from contextchef import ContextChef, ToolCall, ToolNameConflictError, user
 from contextchef._errors import InvalidToolError
-from contextchef.deferred._text import LIBRARY_TAGS
 from contextchef.mcp import McpHub, McpServer
 from contextchef.mcp._client import McpListingTooLarge
 from contextchef.mcp._hub import QUIET
+from contextchef.tools._text import LIBRARY_TAGS
 
 HOSTILE = Path(__file__).with_name("hostile_server.py")
 _TAG = re.compile(

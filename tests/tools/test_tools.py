@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -16,8 +17,11 @@ from contextchef import (
     ContextChefError,
     InvalidSchemaError,
     InvalidToolError,
+    McpListingTooLarge,
+    McpRules,
     TemplateError,
     Tool,
+    ToolAnnotations,
     ToolCall,
     ToolNameConflictError,
     UnknownTargetError,
@@ -69,23 +73,33 @@ def test_every_input_shape_gives_the_same_tool(shape: dict[str, Any]) -> None:
     }
 
 
-def test_mcp_tools_list_keeps_annotations_and_server() -> None:
-    tools = tools_from_mcp(
-        {
-            "tools": [
-                {
-                    "name": "get",
-                    "inputSchema": SCHEMA,
-                    "annotations": {"readOnlyHint": True, "destructiveHint": False, "title": "Get"},
-                }
-            ]
-        },
-        server="srv",
-    )
-    (tool,) = tools
+def test_mcp_tools_list_keeps_annotations_only_for_a_trusted_server() -> None:
+    listing = {
+        "tools": [
+            {
+                "name": "get",
+                "inputSchema": SCHEMA,
+                "annotations": {"readOnlyHint": True, "destructiveHint": False, "title": "Get"},
+            }
+        ]
+    }
+    (tool,) = tools_from_mcp(listing, server="srv", rules=McpRules(trust_annotations=True))
     assert tool.source == "mcp" and tool.server == "srv" and tool.origin == "srv"
     assert tool.annotations.read_only is True and tool.annotations.destructive is False
     assert tool.annotations.title == "Get"
+    (untrusted,) = tools_from_mcp(listing, server="srv")  # issue 23: hints are data
+    assert untrusted.annotations == ToolAnnotations()
+    assert (untrusted.source, untrusted.server) == ("mcp", "srv")
+
+
+def test_mcp_listing_of_read_only_mappings_is_taken_and_capped_in_bytes() -> None:
+    frozen = MappingProxyType({"name": "get", "inputSchema": MappingProxyType(SCHEMA)})
+    (tool,) = tools_from_mcp(MappingProxyType({"tools": (frozen,)}), server="srv")
+    assert tool.name == "get" and tool.input_schema["required"] == ["q"]
+    size = len(json.dumps({"name": "get", "inputSchema": SCHEMA}, separators=(",", ":")))
+    assert tools_from_mcp([frozen], server="srv", rules=McpRules(max_listing_bytes=size))
+    with pytest.raises(McpListingTooLarge, match=f"more than {size - 1} bytes"):
+        tools_from_mcp([frozen], server="srv", rules=McpRules(max_listing_bytes=size - 1))
 
 
 def test_python_callable_schema_from_signature_and_docstring() -> None:

@@ -16,10 +16,10 @@ from typing import Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue
-from contextchef.deferred._text import escape_tags
 from contextchef.search._index import SearchHit, ToolIndex
 from contextchef.search._rankers import RankerConfig
 from contextchef.tools._schema import summarize_parameters
+from contextchef.tools._text import escape_tags
 from contextchef.tools._tool import Tool, ToolAnnotations
 from contextchef.tools._validate import integral, validation_errors
 

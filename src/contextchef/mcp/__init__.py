@@ -23,11 +23,13 @@ from contextchef.mcp._cli import list_servers
 from contextchef.mcp._client import McpListingTooLarge, McpServer, McpServerError, ToolsListing
 from contextchef.mcp._content import result_from_mcp
 from contextchef.mcp._hub import McpChanges, McpHub
+from contextchef.tools._mcp import McpRules
 
 __all__ = [
     "McpChanges",
     "McpHub",
     "McpListingTooLarge",
+    "McpRules",
     "McpServer",
     "McpServerError",
     "ToolsListing",

@@ -27,7 +27,15 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from contextchef._errors import ContextChefError, MissingExtraError, UsageError, check_int, shown
+from contextchef._errors import (
+    McpListingTooLarge,
+    McpServerError,
+    MissingExtraError,
+    UsageError,
+    shown,
+)
+from contextchef.mcp._stdio import LISTING_TOO_LARGE, bounded_stdio_client, sdk_has_helpers
+from contextchef.tools._mcp import McpRules, check_listing_size
 
 __all__ = [
     "McpConnection",
@@ -45,24 +53,12 @@ logger = logging.getLogger("contextchef")
 _CONNECTION_CLOSED = -32000
 """The SDK's JSON-RPC error code for a closed transport (``mcp_types.CONNECTION_CLOSED``)."""
 
+ENVELOPE_BYTES = 65_536
+"""Bytes a stdio ``tools/list`` line may hold beyond ``max_listing_bytes`` (the JSON-RPC
+envelope, the cursor) before `contextchef.mcp._stdio` gives it up unread."""
+
 MAX_PAGES = 1000
 """Most ``tools/list`` pages read from one server (a guard against a cursor loop)."""
-
-
-class McpServerError(ContextChefError):
-    """An MCP server could not be started, connected to, or listed.
-
-    Attributes:
-        server: The server's name, or its command / URL when it never answered.
-    """
-
-    def __init__(self, message: str, *, server: str) -> None:
-        super().__init__(message)
-        self.server = server
-
-
-class McpListingTooLarge(McpServerError):
-    """A server's ``tools/list`` holds more tools or bytes than its `McpServer` allows."""
 
 
 def _sdk() -> Any:
@@ -92,14 +88,10 @@ class McpServer:
             when the server speaks it, else the handshake).
         timeout: Seconds one request may take before it becomes an error result.
         connect_timeout: Seconds to start (or reach) the server and finish the handshake.
-        trust_annotations: Take the server's tool annotations (``readOnlyHint``, ...) as
-            true. Off by default: they are dropped, so the built-in ``read_only`` mode
-            keeps none of the server's tools unless your own mode lists them.
-        max_tools: Most tools one ``tools/list`` may hold (all pages).
-        max_listing_bytes: Most bytes (UTF-8 JSON of the tools) one listing may hold.
-        instructions_chars: The server's ``instructions`` are cut to this many characters.
-        description_chars: Each tool, parameter or schema description or title is cut
-            to this many characters.
+        trust_annotations, max_tools, max_listing_bytes, instructions_chars,
+        description_chars: What the session takes from the server: see `McpRules`
+            (`McpServer.rules` gives them as one), the rules every MCP listing goes
+            through, also one a host registers itself (`ContextChef.register_mcp_tools`).
     """
 
     command: str | None = None
@@ -139,10 +131,7 @@ class McpServer:
                 or not seconds > 0
             ):
                 raise UsageError(f"McpServer {label} is seconds above 0, got {shown(seconds)}")
-        if not isinstance(self.trust_annotations, bool):
-            raise UsageError("McpServer trust_annotations must be True or False")
-        for label in ("max_tools", "max_listing_bytes", "instructions_chars", "description_chars"):
-            check_int(label, getattr(self, label), minimum=1)
+        self.rules  # noqa: B018 - checks the limits and the trust flag
 
     @classmethod
     def parse(cls, text: str, *, name: str | None = None) -> McpServer:
@@ -162,6 +151,17 @@ class McpServer:
         if not words:
             raise UsageError("an MCP server command line is empty")
         return cls(command=words[0], args=tuple(words[1:]), name=name)
+
+    @property
+    def rules(self) -> McpRules:
+        """What the session takes from this server (`McpRules`: trust, caps)."""
+        return McpRules(
+            trust_annotations=self.trust_annotations,
+            max_tools=self.max_tools,
+            max_listing_bytes=self.max_listing_bytes,
+            instructions_chars=self.instructions_chars,
+            description_chars=self.description_chars,
+        )
 
     @property
     def label(self) -> str:
@@ -237,6 +237,7 @@ class McpConnection:
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._failure = ""
+        self._refused_at = 0  # bytes of a tools/list line the transport gave up
 
     async def open(self) -> None:
         """Start the server (stdio) or connect (HTTP) and run the handshake.
@@ -268,7 +269,15 @@ class McpConnection:
         params = mcp.StdioServerParameters(
             command=self.spec.command or sys.executable, args=list(self.spec.args), env=env
         )
-        return stdio_client(params, errlog=_errlog())
+        if not sdk_has_helpers():
+            return stdio_client(params, errlog=_errlog())
+        limit = self.spec.max_listing_bytes + ENVELOPE_BYTES
+        return bounded_stdio_client(
+            params, errlog=_errlog(), limit=limit, on_refused=self._listing_refused
+        )
+
+    def _listing_refused(self, size: int) -> None:
+        self._refused_at = size
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         """Own the SDK client for the connection's lifetime (enter and exit in one task)."""
@@ -320,6 +329,7 @@ class McpConnection:
         tools: list[Mapping[str, Any]] = []
         cursor: str | None = None
         pages = size = 0
+        rules = self.spec.rules
         try:
             while pages < MAX_PAGES:
                 page = await asyncio.wait_for(
@@ -329,7 +339,7 @@ class McpConnection:
                 for tool in page.tools:
                     tools.append(tool.model_dump(by_alias=True, exclude_none=True))
                     size += len(tool.model_dump_json(by_alias=True, exclude_none=True))
-                    self._check_size(len(tools), size)
+                    check_listing_size(len(tools), size, server=self.name, rules=rules)
                 cursor = page.next_cursor
                 if not cursor:
                     break
@@ -337,6 +347,7 @@ class McpConnection:
             raise
         except Exception as exc:
             self._check_closed(exc)
+            self._check_refused(exc)
             raise McpServerError(
                 f"MCP server {shown(self.name)}: tools/list failed: {_describe(exc)}",
                 server=self.name,
@@ -345,20 +356,22 @@ class McpConnection:
             server=self.name, instructions=self.instructions, tools=tuple(tools), pages=pages
         )
 
-    def _check_size(self, count: int, size: int) -> None:
-        spec = self.spec
-        if count > spec.max_tools or size > spec.max_listing_bytes:
-            over = (
-                f"more than {spec.max_tools} tools (max_tools)"
-                if count > spec.max_tools
-                else f"more than {spec.max_listing_bytes} bytes of tools (max_listing_bytes)"
-            )
+    def _check_refused(self, exc: BaseException) -> None:
+        """Raise `McpListingTooLarge` if the stdio transport gave the listing up while reading.
+
+        Raises:
+            McpListingTooLarge: Naming the server, the limit and the bytes read.
+        """
+        size, self._refused_at = self._refused_at, 0
+        if size and getattr(exc, "code", None) == LISTING_TOO_LARGE:
             raise McpListingTooLarge(
-                f"MCP server {shown(self.name)}: tools/list holds {over}; the listing is "
-                "refused. Raise the limit with McpServer(..., max_tools=..., "
-                "max_listing_bytes=...) if you trust this server.",
+                f"MCP server {shown(self.name)}: tools/list holds more than "
+                f"{self.spec.max_listing_bytes} bytes of tools (max_listing_bytes; one stdio "
+                f"line passed {size} bytes and was dropped unread); the listing is refused. "
+                "Raise the limit with McpServer(..., max_listing_bytes=...) if you trust "
+                "this server.",
                 server=self.name,
-            )
+            ) from None
 
     def _live(self) -> Any:
         if self._client is None or not self.alive:

@@ -39,11 +39,10 @@ import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from contextchef._errors import ContextChefError, InvalidToolError, UsageError, shown
+from contextchef._errors import ContextChefError, UsageError, shown
 from contextchef._json import canonical_dumps
-from contextchef.deferred._text import escape_tags
 from contextchef.history._messages import ToolResult
 from contextchef.mcp._client import (
     McpConnection,
@@ -53,8 +52,9 @@ from contextchef.mcp._client import (
     ServerLoop,
 )
 from contextchef.mcp._content import result_from_mcp
-from contextchef.mcp._trust import checked_instructions, checked_tool
 from contextchef.tools._catalogs import tool_from_dict
+from contextchef.tools._mcp import Listed, checked_instructions, checked_listing
+from contextchef.tools._text import escape_tags
 
 if TYPE_CHECKING:
     from contextchef.session._chef import ContextChef
@@ -90,13 +90,6 @@ class McpChanges:
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.changed or self.restored)
-
-
-class Checked(NamedTuple):
-    """One listed tool: as the session takes it (`checked_tool`) and as the server sent it."""
-
-    tool: dict[str, Any]
-    raw: Mapping[str, Any]
 
 
 def as_server(item: ServerLike) -> McpServer:
@@ -442,26 +435,17 @@ class McpHub:
                 return self._chef.registry.wire_name_for(tool)
         return None
 
-    def _checked(self, server: str, tools: Sequence[Mapping[str, Any]]) -> dict[str, Checked]:
+    def _checked(self, server: str, tools: Sequence[Mapping[str, Any]]) -> dict[str, Listed]:
         """The server's tools by the name the session keeps, each (checked, as listed).
 
+        The one path every MCP listing takes (`contextchef.tools._mcp.checked_listing`),
+        with the server's `McpServer.rules`.
+
         Raises:
-            InvalidToolError: A name with invisible characters, or two names that are
-                one after NFKC normalization.
+            InvalidToolError, CatalogFormatError, McpListingTooLarge: As for
+                `checked_listing`.
         """
-        spec = self._conns[server].spec
-        out: dict[str, Checked] = {}
-        for raw in tools:
-            checked = checked_tool(raw, spec, server)
-            name = str(checked.get("name"))
-            if name in out:
-                raise InvalidToolError(
-                    f"MCP server {shown(server)} lists two tools named {name!r} (after NFKC "
-                    "normalization); the second is refused",
-                    tool=str(raw.get("name")),
-                )
-            out[name] = Checked(checked, raw)
-        return out
+        return checked_listing(tools, server=server, rules=self._conns[server].spec.rules)
 
     def _register_static(
         self, server: str, instructions: str, tools: Sequence[Mapping[str, Any]]
@@ -469,7 +453,7 @@ class McpHub:
         listed = self._checked(server, tools)
         built = [tool_from_dict(c.tool, server=server, source="mcp") for c in listed.values()]
         handlers = {t.name: self._handler(server, str(listed[t.name].raw["name"])) for t in built}
-        description = checked_instructions(instructions, self._conns[server].spec)
+        description = checked_instructions(instructions, self._conns[server].spec.rules)
         self._chef.register_tools(
             built, server=server, server_description=description, handlers=handlers
         )

@@ -65,6 +65,7 @@ from contextchef.session._volatile import (
 )
 from contextchef.tools._catalogs import Catalog
 from contextchef.tools._lint import VolatileValue
+from contextchef.tools._mcp import McpRules
 from contextchef.tools._registry import Handler, Registry
 from contextchef.tools._tool import Tool
 
@@ -256,22 +257,15 @@ class ContextChef:
         return self._tools.register_catalog(catalog)
 
     def register_mcp_tools(
-        self, result: Mapping[str, Any] | Sequence[Any], *, server: str, description: str = ""
+        self,
+        result: Mapping[str, Any] | Sequence[Any],
+        *,
+        server: str,
+        description: str = "",
+        rules: McpRules | None = None,
     ) -> tuple[Tool, ...]:
-        """Register an MCP server's ``tools/list`` result under `server`.
-
-        Raises:
-            UsageError: `server` is not a non-empty string or `description` not a string;
-                the errors of `SessionTools.register_mcp_tools`.
-        """
-        if not (isinstance(server, str) and server and isinstance(description, str)) or not (
-            is_unicode(server) and is_unicode(description)
-        ):
-            raise UsageError(
-                "register_mcp_tools needs server= a non-empty string and description= a "
-                f"string, both valid Unicode; got {shown(server, 80)} and {shown(description, 80)}"
-            )
-        return self._tools.register_mcp_tools(result, server=server, description=description)
+        """Register an MCP server's ``tools/list`` result: see `SessionTools.register_mcp_tools`."""
+        return self._tools.register_mcp_tools(result, server, description, rules)
 
     def register_runtime_tool(self, tool: ToolLike, *, handler: Handler | None = None) -> Tool:
         """Register a tool made at run time: see `SessionTools.register_runtime_tool`."""

@@ -27,12 +27,8 @@ from contextchef.history._offload import (
     offload_read_tool,
 )
 from contextchef.session._batches import build_tools, tool_batch
-from contextchef.tools._catalogs import (
-    Catalog,
-    load_catalog,
-    tool_from_dict,
-    tools_from_mcp,
-)
+from contextchef.tools._catalogs import Catalog, load_catalog, tool_from_dict
+from contextchef.tools._mcp import McpRules, as_rules, checked_instructions, tools_from_mcp
 from contextchef.tools._names import WIRE_NAME_RE, wire_name
 from contextchef.tools._registry import Handler, Registry
 from contextchef.tools._schema import schema_from_callable
@@ -470,11 +466,20 @@ class SessionTools:
         return added
 
     def register_mcp_tools(
-        self, result: Mapping[str, Any] | Sequence[Any], *, server: str, description: str = ""
+        self, result: Any, server: str, description: str, rules: McpRules | None
     ) -> tuple[Tool, ...]:
-        """Register an MCP server's ``tools/list`` result under `server`."""
-        added = self.register_tools(tools_from_mcp(result, server=server))
-        self.registry.set_server_description(server, description)
+        """Register an MCP server's ``tools/list`` under `server` as `McpHub` would.
+
+        The same rules (`contextchef.tools._mcp`; `rules` default `McpRules()`); all or nothing.
+
+        Raises:
+            UsageError: `server` or `description` not a string, `rules` not `McpRules`.
+            CatalogFormatError, McpListingTooLarge, InvalidToolError: As for
+                `tools_from_mcp`; ToolNameConflictError as for `register_tools`.
+        """
+        text = checked_instructions(description, as_rules(rules))
+        added = self.register_tools(tools_from_mcp(result, server=server, rules=rules))
+        self.registry.set_server_description(server, text)
         self.refresh_view(prefix=True)
         return added
 

@@ -12,10 +12,11 @@ Accepted per-tool shapes (`tool_from_dict` detects which):
 * Gemini function declarations: ``{"name", "description", "parameters" |
   "parametersJsonSchema"}``
 
-Whole catalogs: an MCP ``tools/list`` result (``{"tools": [...]}``), a single-server
+Whole catalogs: a single-server
 catalog file (``{"server", "description", "tools"}``, the format of the catalogs in
 ``shared/data``), and a bundle (``{"builtin_tools": [...], "servers": [{"server",
-"description", "tools"}]}``, the format of the built-in demo catalog).
+"description", "tools"}]}``, the format of the built-in demo catalog). An MCP
+``tools/list`` result is server input, not a catalog: `contextchef.tools._mcp.tools_from_mcp`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown, shown_keys
-from contextchef.tools._names import outside_name
 from contextchef.tools._schema import repair_schema
 from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
 
@@ -37,7 +37,6 @@ __all__ = [
     "load_catalog",
     "load_demo_catalog",
     "tool_from_dict",
-    "tools_from_mcp",
 ]
 
 _KNOWN_KEYS = frozenset(
@@ -227,30 +226,6 @@ def expand_tool_dicts(items: Iterable[Any]) -> list[Any]:
         else:
             raise CatalogFormatError(f"{shown(key)} must be a list of function declarations")
     return out
-
-
-def tools_from_mcp(result: Mapping[str, Any] | Sequence[Any], *, server: str) -> list[Tool]:
-    """Convert an MCP ``tools/list`` result (or its ``tools`` list) for `server`.
-
-    Names are NFKC-normalized; names of contextchef's own tools are reserved (see
-    `contextchef.tools._names.RESERVED_NAMES`).
-
-    Raises:
-        CatalogFormatError: The result has no ``tools`` list.
-        InvalidToolError: A name holds invisible characters (the message names the
-            server and the tool).
-    """
-    items = result.get("tools") if isinstance(result, Mapping) else result
-    if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
-        raise CatalogFormatError(f"MCP tools/list result for {shown(server)} has no 'tools' list")
-    return [tool_from_dict(_named(item, server), server=server, source="mcp") for item in items]
-
-
-def _named(item: Any, server: str) -> Any:
-    """`item` with its name NFKC-normalized (`outside_name`: invisible characters refused)."""
-    if isinstance(item, Mapping) and isinstance(item.get("name"), str):
-        return {**item, "name": outside_name(item["name"], server=server)}
-    return item
 
 
 @dataclass(frozen=True, kw_only=True)

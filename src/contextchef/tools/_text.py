@@ -1,4 +1,4 @@
-"""Outside text inside our model-facing text: the tags it must not open or close (deferred layer).
+"""Outside text inside our model-facing text: the tags it must not open or close (tools layer).
 
 The library wraps parts of what the model reads in tags (the deferred directory
 ``<available_deferred_tools>``, ``<announcements>``, ``<memories>``, ...). Text that comes
