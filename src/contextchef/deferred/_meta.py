@@ -256,13 +256,23 @@ def _full_entry(hit: SearchHit, config: DeferredConfig) -> str:
 
 
 def render_tool_entry(tool: Tool, wire_name: str, config: DeferredConfig) -> str:
-    """A tool as a full ``tool_search`` result shows it: name, description, parameters."""
-    lines = [wire_name + (f"  [server: {escape_tags(tool.server)}]" if tool.server else "")]
-    if tool.description.strip():
-        lines.append("  " + escape_tags(_cut(tool.description, config.description_chars)))
-    lines.append("  Parameters:")
-    lines += [f"    {escape_tags(p)}" for p in summarize_parameters(tool.input_schema)]
-    return "\n".join(lines)
+    """A tool as a full ``tool_search`` result shows it: name, description, parameters.
+
+    Made once per tool, wire name and description length and kept on the (immutable)
+    tool, so a search shared by many sessions does not render its hits again (issue 27).
+    """
+    chars = config.description_chars
+
+    def make() -> str:
+        lines = [wire_name + (f"  [server: {escape_tags(tool.server)}]" if tool.server else "")]
+        if tool.description.strip():
+            lines.append("  " + escape_tags(_cut(tool.description, chars)))
+        lines.append("  Parameters:")
+        lines += [f"    {escape_tags(p)}" for p in summarize_parameters(tool.input_schema)]
+        return "\n".join(lines)
+
+    entry: str = tool._derive("search entry", (wire_name, chars), make)
+    return entry
 
 
 @dataclass(frozen=True, kw_only=True)
