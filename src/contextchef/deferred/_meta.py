@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextchef._errors import UsageError, shown
-from contextchef._json import JsonValue
+from contextchef._json import JsonValue, freeze
 from contextchef.deferred._text import escape_tags
 from contextchef.search._index import SearchHit, ToolIndex
 from contextchef.search._rankers import RankerConfig
@@ -160,6 +160,8 @@ _SEARCH_SCHEMA: dict[str, JsonValue] = {
     },
     "additionalProperties": False,
 }
+_SEARCH_FROZEN = freeze(_SEARCH_SCHEMA)
+"""The same, read-only: its validator is made once (`tools._validate`)."""
 
 _EXECUTE_DESCRIPTION = (
     "Call a deferred tool. First load its schema with tool_search, then pass its exact "
@@ -336,7 +338,7 @@ def run_tool_search(
             `explain_missing` to explain. Only ``in`` is used, so it may be computed
             lazily per hit; the search widens until enough hits are not excluded.
     """
-    problems = validation_errors(_SEARCH_SCHEMA, arguments)
+    problems = validation_errors(_SEARCH_FROZEN, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
     if problems or len(given) != 1:
         usage = (
