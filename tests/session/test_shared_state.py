@@ -171,3 +171,51 @@ def test_sessions_sharing_a_rendered_prefix_never_share_payload_lists(
     assert b.compile("anthropic").to_json() == expected
     assert _session(cats).compile("anthropic").to_json() == expected
     assert a.compile("anthropic").to_json() == expected  # a's own prefix is restored too
+
+
+def test_a_list_of_the_same_tools_shares_the_state_and_a_changed_list_does_not(
+    catalog_paths: list[Path],
+) -> None:
+    """Issue 27: a host passing a fresh list of one catalog's tools each session adopts the
+    state built for the first list (checked item by item), with the same bytes; a list
+    that differs in one tool (same length, same first and last tool) gets its own."""
+    tools = [t for cat in _catalogs(catalog_paths) for t in cat.tools]
+    sessions = []
+    for listed in (list(tools), list(tools)):
+        chef = ContextChef(default_defer=True)
+        chef.register_tools(listed)
+        chef.set_system_prompt("S")
+        chef.append(user("hi"))
+        sessions.append(chef)
+    a, b = sessions
+    assert a.registry.shared_state is not None
+    assert a.registry.shared_state is b.registry.shared_state
+    assert a.compile("openai").to_json() == b.compile("openai").to_json()
+    middle = len(tools) // 2
+    changed = list(tools)
+    changed[middle] = tools[middle].replace(description="Another description.")
+    c = ContextChef(default_defer=True)
+    c.register_tools(changed)
+    assert c.registry.shared_state is not a.registry.shared_state
+    got = c.registry.get(tools[middle].key)
+    assert got.description == "Another description." and got is changed[middle]
+    assert a.registry.get(tools[middle].key) is tools[middle]
+    assert tools[middle].description != "Another description."  # the caller's tool untouched
+
+
+def test_a_catalog_with_a_template_tool_is_never_given_a_shared_view() -> None:
+    """The templated flag is kept per shared state (issue 27): no scan per session."""
+    from contextchef import Tool
+
+    plain = Tool(name="plain", description="Plain tool.")
+    templated = Tool(name="templ", description="Region {{ region }}.", template=True)
+    views = []
+    for region in ("eu", "us"):
+        chef = ContextChef(default_defer=False, template_vars={"region": region})
+        chef.register_tools((plain, templated))
+        chef.register_tools((Tool(name="z_last", description="Last."),))
+        assert chef.registry.shared_state is not None
+        views.append(chef.view)
+    assert views[0] is not views[1]
+    texts = [c.description for v in views for c in v.flat if c.name == "templ"]
+    assert texts == ["Region eu.", "Region us."]

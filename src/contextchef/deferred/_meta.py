@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextchef._errors import UsageError, shown
-from contextchef._json import JsonValue
+from contextchef._json import JsonValue, freeze
 from contextchef.search._index import SearchHit, ToolIndex
 from contextchef.search._rankers import RankerConfig
 from contextchef.tools._schema import summarize_parameters
@@ -160,6 +160,8 @@ _SEARCH_SCHEMA: dict[str, JsonValue] = {
     },
     "additionalProperties": False,
 }
+_SEARCH_FROZEN = freeze(_SEARCH_SCHEMA)
+"""The same, read-only: its validator is made once (`tools._validate`)."""
 
 _EXECUTE_DESCRIPTION = (
     "Call a deferred tool. First load its schema with tool_search, then pass its exact "
@@ -256,13 +258,23 @@ def _full_entry(hit: SearchHit, config: DeferredConfig) -> str:
 
 
 def render_tool_entry(tool: Tool, wire_name: str, config: DeferredConfig) -> str:
-    """A tool as a full ``tool_search`` result shows it: name, description, parameters."""
-    lines = [wire_name + (f"  [server: {escape_tags(tool.server)}]" if tool.server else "")]
-    if tool.description.strip():
-        lines.append("  " + escape_tags(_cut(tool.description, config.description_chars)))
-    lines.append("  Parameters:")
-    lines += [f"    {escape_tags(p)}" for p in summarize_parameters(tool.input_schema)]
-    return "\n".join(lines)
+    """A tool as a full ``tool_search`` result shows it: name, description, parameters.
+
+    Made once per tool, wire name and description length and kept on the (immutable)
+    tool, so a search shared by many sessions does not render its hits again (issue 27).
+    """
+    chars = config.description_chars
+
+    def make() -> str:
+        lines = [wire_name + (f"  [server: {escape_tags(tool.server)}]" if tool.server else "")]
+        if tool.description.strip():
+            lines.append("  " + escape_tags(_cut(tool.description, chars)))
+        lines.append("  Parameters:")
+        lines += [f"    {escape_tags(p)}" for p in summarize_parameters(tool.input_schema)]
+        return "\n".join(lines)
+
+    entry: str = tool._derive("search entry", (wire_name, chars), make)
+    return entry
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -326,7 +338,7 @@ def run_tool_search(
             `explain_missing` to explain. Only ``in`` is used, so it may be computed
             lazily per hit; the search widens until enough hits are not excluded.
     """
-    problems = validation_errors(_SEARCH_SCHEMA, arguments)
+    problems = validation_errors(_SEARCH_FROZEN, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
     if problems or len(given) != 1:
         usage = (

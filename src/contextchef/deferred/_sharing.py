@@ -87,7 +87,7 @@ def view_key(
     Unhashable parts are keyed by object id and checked by identity on a hit.
     """
     state = registry.shared_state
-    if state is None or any(t.template for t in registry.tools):
+    if state is None or registry.shared_templated:  # known per state: no scan per session
         return None
     key = (
         id(state),

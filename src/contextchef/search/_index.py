@@ -25,7 +25,6 @@ matching never change.
 from __future__ import annotations
 
 import copy
-import difflib
 import math
 import re
 import threading
@@ -188,7 +187,7 @@ def _build_corpus(docs: list[list[str]]) -> _Corpus:
 
 
 NEAR_CANDIDATES = 200
-"""Most names `ToolIndex.near_names` scores with difflib (those sharing most trigrams)."""
+"""Most names `ToolIndex.near_names` scores (those sharing most trigrams with the name)."""
 
 
 def _trigrams(name: str) -> set[str]:
@@ -206,13 +205,14 @@ class _Names:
     size: int
 
     @classmethod
-    def build(cls, entries: Sequence[tuple[Tool, str]]) -> _Names:
+    def build(cls, entries: Sequence[tuple[Tool, str]], *, start: int = 0) -> _Names:
+        """The lookups of `entries`, numbered from `start`."""
         import numpy as np
 
         own: dict[str, list[int]] = {}
         lower: dict[str, list[int]] = {}
         grams: dict[str, list[int]] = {}
-        for i, (tool, wire) in enumerate(entries):
+        for i, (tool, wire) in enumerate(entries, start):
             own.setdefault(tool.name, []).append(i)
             spellings = {wire.lower(), tool.name.lower()}
             for spelling in sorted(spellings):
@@ -220,7 +220,7 @@ class _Names:
             for gram in set().union(*map(_trigrams, spellings)):
                 grams.setdefault(gram, []).append(i)
         postings = {g: np.asarray(ids, dtype=np.int64) for g, ids in grams.items()}
-        return cls(own=own, lower=lower, grams=postings, size=len(entries))
+        return cls(own=own, lower=lower, grams=postings, size=start + len(entries))
 
     def candidates(self, low: str) -> list[int]:
         """Entries sharing the most trigrams with `low`, most first (registry order on ties)."""
@@ -263,15 +263,18 @@ class _Extras:
 
 
 class _LazyCorpus:
-    """The BM25 corpus of an index's base entries, built by the first ranked search.
+    """The BM25 corpus and the name index of an index's base entries, built on first use.
 
-    Shared by an index and every index `ToolIndex.extended` derives from it, so the
-    corpus is built at most once whichever of them searches first; thread-safe.
+    Shared by an index and every index `ToolIndex.extended` derives from it, so each is
+    built at most once whichever of them needs it first; the first ranked search builds
+    both (the name index with the search index: a typo lookup after it builds nothing;
+    issue 27). Thread-safe.
     """
 
     def __init__(self, entries: tuple[tuple[Tool, str], ...]) -> None:
-        self._entries: tuple[tuple[Tool, str], ...] | None = entries
+        self._entries = entries
         self._corpus: _Corpus | None = None
+        self._names: _Names | None = None
         self._lock = threading.Lock()
 
     @property
@@ -282,14 +285,22 @@ class _LazyCorpus:
     def get(self) -> _Corpus:
         corpus = self._corpus
         if corpus is None:
+            self.names()
             with self._lock:
                 if self._corpus is None:
-                    assert self._entries is not None
                     docs = [_document(tool, wire) or [wire.lower()] for tool, wire in self._entries]
                     self._corpus = _build_corpus(docs)
-                    self._entries = None
                 corpus = self._corpus
         return corpus
+
+    def names(self) -> _Names:
+        names = self._names
+        if names is None:
+            with self._lock:
+                if self._names is None:
+                    self._names = _Names.build(self._entries)
+                names = self._names
+        return names
 
 
 class ToolIndex:
@@ -331,7 +342,7 @@ class ToolIndex:
         self._corpus = _LazyCorpus(self._entries) if self._entries else None
         self._main = len(self._entries)
         self._extra_cache: _Extras | None = _Extras()
-        self._names: _Names | None = None
+        self._names: list[_Names] | None = None
 
     def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
         """A new index with `entries` added, reusing this one's BM25 index."""
@@ -406,13 +417,19 @@ class ToolIndex:
     def _lookup(self, name: str) -> list[int]:
         if name in self._by_wire:
             return [self._by_wire[name]]
-        names = self._name_index()
-        return names.own.get(name) or names.lower.get(name.lower(), [])
+        parts = self._name_index()
+        own = [i for names in parts for i in names.own.get(name, ())]
+        return own or [i for names in parts for i in names.lower.get(name.lower(), ())]
 
-    def _name_index(self) -> _Names:
-        """The name lookups, built on first use (a search by keywords never needs them)."""
+    def _name_index(self) -> list[_Names]:
+        """The name lookups: the base entries' (shared), then those `extended` added.
+
+        Built on first use (a search by keywords builds the base one with its corpus).
+        """
         if self._names is None:
-            self._names = _Names.build(self._entries)
+            base = [self._corpus.names()] if self._corpus is not None else []
+            start = self._main if base else 0
+            self._names = [*base, _Names.build(self._entries[start:], start=start)]
         return self._names
 
     def near_names(self, name: str, *, limit: int, cutoff: float = 0.8) -> list[SearchHit]:
@@ -420,24 +437,31 @@ class ToolIndex:
 
         Candidates come from a trigram index (the names sharing the most trigrams with
         `name`, at most `NEAR_CANDIDATES`), so the cost follows the few similar names,
-        not the catalog size; each is then scored with `difflib` similarity (ratio >=
-        `cutoff`), best first, registry order on ties.
+        not the catalog size; each is then scored in C by rapidfuzz's normalized Indel
+        similarity (``fuzz.ratio`` / 100, lower-cased; >= `cutoff`), best first,
+        registry order on ties.
         """
+        from rapidfuzz import fuzz, process
+
         low = name.lower()
-        matcher = difflib.SequenceMatcher(None, "", low)  # caches the name being matched
-        scored = []
-        for i in self._name_index().candidates(low):
+        ids = [i for names in self._name_index() for i in names.candidates(low)]
+        spellings: list[str] = []
+        owners: list[int] = []
+        for i in ids:
             tool, wire = self._entries[i]
-            best = 0.0
             for candidate in {wire.lower(), tool.name.lower()}:
-                matcher.set_seq1(candidate)
-                if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
-                    best = max(best, matcher.ratio())
-            if best >= cutoff:
-                scored.append((-best, i))
+                spellings.append(candidate)
+                owners.append(i)
+        best: dict[int, float] = {}
+        found = process.extract(
+            low, spellings, scorer=fuzz.ratio, score_cutoff=cutoff * 100, limit=None
+        )
+        for _, score, at in found:
+            best[owners[at]] = max(best.get(owners[at], 0.0), score / 100)
+        ranked = sorted((-score, i) for i, score in best.items())[:limit]
         return [
             SearchHit(tool=self._entries[i][0], wire_name=self._entries[i][1], score=-neg)
-            for neg, i in sorted(scored)[:limit]
+            for neg, i in ranked
         ]
 
     def search(self, queries: Sequence[str], *, limit: int) -> list[SearchHit]:

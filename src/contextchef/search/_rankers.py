@@ -32,12 +32,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from contextchef._errors import UsageError, check_int, check_number, shown
-from contextchef.search._model import Encoder, encoder_for, require_extra
-from contextchef.search._vectors import VectorStore, default_cache_dir, store_for, text_hash
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from contextchef.search._model import Encoder
+    from contextchef.search._vectors import VectorStore
+
+# the model and vector modules load with the first semantic ranker, not at import (issue 27)
 
 __all__ = [
     "RANKER_NAMES",
@@ -105,6 +108,8 @@ class RankerConfig:
         check_number("min_similarity", self.min_similarity, minimum=-1.0, maximum=1.0)
         check_int("threads", self.threads, maximum=4096)
         if self.kind != "bm25":
+            from contextchef.search._model import require_extra
+
             require_extra(need_model_package=self.model_path is None)
 
     @classmethod
@@ -164,6 +169,9 @@ class SemanticPart:
     """
 
     def __init__(self, config: RankerConfig, texts: Sequence[str]) -> None:
+        from contextchef.search._model import encoder_for
+        from contextchef.search._vectors import default_cache_dir, store_for, text_hash
+
         self.config = config
         self.encoder: Encoder = encoder_for(
             config.model_path,
@@ -182,6 +190,8 @@ class SemanticPart:
 
     def extended(self, texts: Sequence[str]) -> SemanticPart:
         """This part plus `texts`, embedded now (a runtime tool is searchable at once)."""
+        from contextchef.search._vectors import text_hash
+
         new = copy.copy(self)
         hashes = tuple(text_hash(t) for t in texts)
         self.store.embed_now(hashes, texts)

@@ -78,6 +78,7 @@ class ToolBatch:
     _wires: dict[bool, frozenset[str]] = field(default_factory=dict)
     _lint: dict[Any, Any] = field(default_factory=dict)
     _derived: dict[str, Any] = field(default_factory=dict)
+    listed: list[Tool] = field(default_factory=list)  # `tools`, compared with lists in C
 
     def wires(self, qualify: bool, wire_name: Callable[[Tool], str]) -> frozenset[str]:
         """The batch's wire names under a registry's naming rule (`wire_name`)."""
@@ -100,23 +101,23 @@ class ToolBatch:
         return self._lint[key]
 
 
-_batches: LruMap[int, ToolBatch] = LruMap(BATCHES)
+_batches: LruMap[tuple[int, int, int], ToolBatch] = LruMap(BATCHES)
 
 
 def tool_batch(tools: object) -> ToolBatch | None:
-    """The remembered batch for a non-empty tuple of `Tool` values, else None.
+    """The remembered batch for a non-empty tuple or list of `Tool` values, else None.
 
-    Keyed by the tuple's identity (the batch keeps the tuple alive, so the id cannot be
-    reused while remembered); anything else (lists, dicts, functions, library tools)
-    goes through `build_tools` every time.
+    Keyed by length and first and last tool ids (kept alive by the batch), checked by
+    identity (a catalog's tuple) or item by item (a list of the same tools; issue 27).
+    Anything else (dicts, functions, library tools) goes through `build_tools` every time.
     """
-    if not isinstance(tools, tuple) or not tools:
+    if not isinstance(tools, (tuple, list)) or not tools:
         return None
-    hit = _batches.get(id(tools))
-    if hit is not None and hit.tools is tools:
+    hit = _batches.get(key := (len(tools), id(tools[0]), id(tools[-1])))
+    if hit is not None and (hit.tools is tools or hit.listed == tools):
         return hit
     if not all(isinstance(t, Tool) and t.source != "library" for t in tools):
         return None
-    batch = ToolBatch(tools=tools, templated=any(t.template for t in tools))
-    _batches.put(id(tools), batch)
+    batch = ToolBatch(tuple(tools), any(t.template for t in tools), listed=list(tools))
+    _batches.put(key, batch)
     return batch

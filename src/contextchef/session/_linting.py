@@ -160,7 +160,8 @@ def watch_schemas(lint: Callable[[Sequence[Tool]], None]) -> Callable[[Sequence[
             return tuple((t, found) for t in tools if (found := schema_reports(t)))
 
         batch = tool_batch(tools)  # a shared catalog's tuple: its reports are known
-        for tool, reports in batch.derived("schema_reports", changed) if batch else changed():
+        found = batch.derived("schema_reports", changed) if batch else changed()
+        for tool, reports in found if _LOG.isEnabledFor(logging.INFO) else ():
             for report in reports:
                 _LOG.info(
                     "contextchef: %s: tool %r: %s",

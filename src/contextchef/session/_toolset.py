@@ -162,13 +162,11 @@ class SessionTools:
             InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
         """
         batch = tool_batch(tools)  # a tuple registered before (a shared catalog): checked
-        built, funcs = (list(batch.tools), {}) if batch else self._build(tools, server=server)
+        built, funcs = (batch.tools, {}) if batch else self._build(tools, server=server)
         funcs = {**funcs, **_handlers(handlers)}
         wires = batch.wires(self.registry.qualify, self.registry.wire_name_for) if batch else None
         self._check_reserved(built, wires=wires)
-        self._check_templates(
-            batch.tools if batch else built, templated=not batch or batch.templated
-        )
+        self._check_templates(built, templated=not batch or batch.templated)
         by_name = {t.name: t for t in built} if funcs else {}
         unknown = sorted(set(funcs) - set(by_name))
         if unknown:

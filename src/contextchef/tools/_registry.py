@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+import operator
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,8 @@ class _State:
     order_digests: list[bytes]
     ordered: tuple[Tool, ...]
     fingerprint: str
+    templated: bool
+    """Whether any tool of this state has a template description."""
     hashers: dict[int, Any] = field(default_factory=dict)
     """SHA-256 states over the first N digests (for fingerprints with runtime tools)."""
 
@@ -68,7 +71,15 @@ class _State:
         return found
 
 
-_states: LruMap[tuple[bool, int, tuple[int, ...]], _State] = LruMap(SHARED_STATES)
+_ShareKey = tuple[bool, int, "int | tuple[int, ...]"]
+"""(naming rule, id of the parent state, id of the batch tuple or the ids of its tools)."""
+
+_states: LruMap[_ShareKey, _State] = LruMap(SHARED_STATES)
+
+
+def _same(a: Sequence[Tool], b: Sequence[Tool]) -> bool:
+    """Whether two batches hold the same tool objects in the same order."""
+    return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
 
 
 def _sort_key(tool: Tool) -> tuple[int, str, str]:
@@ -160,19 +171,15 @@ class Registry:
             ToolNameConflictError: Two tools share (origin, name), or two would get the
                 same wire name; the message lists every clash with both origins.
         """
-        batch = list(tools)
+        batch = tools if isinstance(tools, tuple) else list(tools)
         parent, share_key = self._share_key(batch)
-        if share_key is not None:
-            hit = _states.get(share_key)
-            if (
-                hit is not None
-                and hit.parent is parent
-                and len(hit.batch) == len(batch)
-                and all(a is b for a, b in zip(hit.batch, batch, strict=True))
-            ):
-                self._adopt(hit)
-                self._handlers.update(handlers or {})
-                return hit.added
+        hit = None if share_key is None else _states.get(share_key)
+        if hit is not None and hit.parent is parent and _same(hit.batch, batch):
+            self._adopt(hit)  # the same tool objects: nothing of them is checked again
+            self._handlers.update(handlers or {})
+            return hit.added
+        if any(t.source == "runtime" for t in batch):
+            share_key = None  # runtime tools are private to their session
         clashes: dict[str, set[str]] = {}
         names: dict[str, set[str]] = {}  # wire name -> the clashing tools' own names
         keys: dict[ToolKey, Tool] = {}
@@ -214,21 +221,18 @@ class Registry:
 
     # -- sharing between sessions ----------------------------------------------------------
 
-    def _share_key(
-        self, batch: list[Tool]
-    ) -> tuple[_State | None, tuple[bool, int, tuple[int, ...]] | None]:
+    def _share_key(self, batch: Sequence[Tool]) -> tuple[_State | None, _ShareKey | None]:
         """(parent state, cache key) for a batch that may be shared, else (None, None).
 
-        Batches of declared tools are shared (runtime tools are private to their
-        session), and only on top of an empty or a shared state. Keys hold object ids;
-        the cached state keeps those objects alive and a hit is checked by identity.
+        Batches of declared tools are shared, only on top of an empty or a shared state.
+        Keys hold object ids: a tuple's own (a loaded `Catalog`'s ``tools``, so a session
+        registering it again pays nothing per tool: issue 27), a list's tools' ids; the
+        cached state keeps those objects alive and a hit is checked by identity.
         """
-        if not batch or self._layered or any(t.source == "runtime" for t in batch):
+        if not batch or self._layered or (self._state is None and self._tools):
             return None, None
-        if self._state is None and self._tools:
-            return None, None
-        parent = self._state
-        return parent, (self._qualify, id(parent), tuple(map(id, batch)))
+        ids = id(batch) if isinstance(batch, tuple) else tuple(map(id, batch))
+        return self._state, (self._qualify, id(self._state), ids)
 
     def _adopt(self, state: _State) -> None:
         self._state = state
@@ -268,7 +272,7 @@ class Registry:
 
     def _publish(
         self,
-        key: tuple[bool, int, tuple[int, ...]],
+        key: _ShareKey,
         parent: _State | None,
         batch: tuple[Tool, ...],
         added: tuple[Tool, ...],
@@ -286,6 +290,7 @@ class Registry:
             order_digests=self._order_digests,
             ordered=self._ordered,
             fingerprint=self.fingerprint(),
+            templated=any(t.template for t in added) or bool(parent and parent.templated),
         )
         self._adopt(_states.setdefault(key, state))
 
@@ -382,6 +387,11 @@ class Registry:
         hold the same tools in the same order; caches keyed by it may share derived values.
         """
         return None if self._layered else self._state
+
+    @property
+    def shared_templated(self) -> bool:
+        """Whether the shared state (`shared_state`) holds a template description."""
+        return self._state is not None and self._state.templated
 
     @property
     def server_descriptions(self) -> tuple[tuple[str, str], ...]:

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from contextchef._cache import lru_cache
+from contextchef._cache import LruMap, lru_cache
 from contextchef._errors import shown
-from contextchef._json import JsonValue
+from contextchef._json import FrozenDict, JsonValue
 from contextchef.tools._schema import validator_for
 
 if TYPE_CHECKING:
@@ -90,6 +90,26 @@ def _arg_path(path: Any) -> str:
     return ".".join(parts) if parts else "(root)"
 
 
+VALIDATORS = 512
+"""Validators kept for frozen schemas (a registered tool's), by schema identity (LRU)."""
+
+_validators: LruMap[int, tuple[Mapping[str, JsonValue], Any]] = LruMap(VALIDATORS)
+
+
+def _validator(schema: Mapping[str, JsonValue]) -> Any:
+    """The schema's validator, made once per frozen (immutable) schema object (issue 27).
+
+    The entry keeps the schema alive, so its id is not reused while it is remembered.
+    """
+    hit = _validators.get(id(schema)) if isinstance(schema, FrozenDict) else None
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    made = _linear(validator_for(schema))(schema)
+    if isinstance(schema, FrozenDict):
+        _validators.put(id(schema), (schema, made))
+    return made
+
+
 def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> list[str]:
     """Validate arguments and return readable errors, empty when valid.
 
@@ -101,9 +121,8 @@ def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> lis
     from jsonschema.exceptions import SchemaError, UnknownType
     from referencing.exceptions import Unresolvable
 
-    cls = _linear(validator_for(schema))
     try:
-        errors: list[ValidationError] = list(cls(schema).iter_errors(arguments))
+        errors: list[ValidationError] = list(_validator(schema).iter_errors(arguments))
     except (SchemaError, UnknownType, Unresolvable, re.error, RecursionError) as exc:
         return [f"(root): the tool's schema cannot check these arguments ({exc})"]
     lines = {
