@@ -582,7 +582,10 @@ def fake_for(
     Raises:
         UnknownTargetError: `target` is not a compile target.
     """
-    make = _BY_WIRE.get(get_adapter(target).profile.wire) if target in TARGETS else None
+    from contextchef.testing._interactions import FakeGeminiInteractions  # it imports this
+
+    makers = {**_BY_WIRE, FakeGeminiInteractions.wire: FakeGeminiInteractions}
+    make = makers.get(get_adapter(target).profile.wire) if target in TARGETS else None
     if make is None:
         raise UnknownTargetError(f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}")
     return make(rules=rules, record_headers=record_headers)
