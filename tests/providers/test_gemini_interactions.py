@@ -226,7 +226,7 @@ STEPS: list[dict[str, Any]] = [
     {
         "type": "google_search_result",
         "call_id": "gs1",
-        "result": [{"url": "u"}],
+        "result": [{"search_suggestions": "<p>paris</p>"}],
         "signature": "c2Q=",
     },
     {
