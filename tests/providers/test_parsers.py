@@ -109,7 +109,11 @@ PROVIDER_PARTS["gemini-interactions"] = ProviderPart(
     provider="gemini-interactions",
     data={"type": "code_execution_call", "id": "ce1", "arguments": {"code": "print(1)"}},
 )
-ERROR_FLAG = {"anthropic", "gemini", "gemini-interactions"}  # Chat and Responses results have no error flag
+ERROR_FLAG = {
+    "anthropic",
+    "gemini",
+    "gemini-interactions",
+}  # Chat and Responses results have no error flag
 
 
 def history(target: str) -> list[Message]:
