@@ -106,6 +106,7 @@ from contextchef.testing._binding import (
     anthropic_thinking_prefix,
 )
 from contextchef.testing._body import NO_HEADERS
+from contextchef.testing._by_wire import fake_for
 from contextchef.testing._claude import ClaudeModel, claude_model, parse_claude_name
 from contextchef.testing._fake import (
     RECORDED_HEADERS,
@@ -115,7 +116,6 @@ from contextchef.testing._fake import (
     FakeProvider,
     FakeResponses,
     HTTPRequest,
-    fake_for,
     httpx_for,
 )
 from contextchef.testing._interactions import (
