@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 from google import genai
 from google.genai import _interactions_errors, types
@@ -22,6 +23,7 @@ from contextchef import ContextChef, CorruptHistoryError, ToolCall, user
 from contextchef._json import canonical_dumps
 from contextchef.providers import from_interactions, get_adapter, read_response
 from contextchef.testing import (
+    FakeAnthropic,
     FakeGemini,
     FakeGeminiInteractions,
     Ids,
@@ -388,3 +390,51 @@ def test_fake_for_the_target_and_a_switch_with_generate_content(catalogs_dir: Pa
         "user_input",
     ]
     assert moved[1]["id"] == moved[2]["call_id"] == "call_0001"
+
+
+def test_a_switch_with_anthropic_and_back(catalogs_dir: Path) -> None:
+    """Anthropic -> Interactions -> Anthropic, with reasoning on both sides: 0 refusals."""
+    ids = Ids()
+    first = FakeAnthropic(ids=ids).script(
+        tool_calls(("filesystem__read_text_file", {"path": "a.py"}), reasoning="look"),
+        text("It crashes on line 3."),
+    )
+    middle = FakeGeminiInteractions(ids=ids).script(
+        tool_calls(("filesystem__read_text_file", {"path": "b.py"}), reasoning="more"),
+        text("b.py is fine."),
+    )
+    last = FakeAnthropic(ids=ids).script(
+        tool_calls(("filesystem__list_directory", {"path": "."}), reasoning="count"),
+        text("Two files."),
+    )
+    chef = _session(catalogs_dir)
+    for fake, target, ask in (
+        (first, "anthropic", None),
+        (middle, TARGET, "And b.py?"),
+        (last, "anthropic", "How many files?"),
+    ):
+        if ask:
+            chef.append(user(ask))
+        if target == TARGET:
+            client: Any = _client(fake)
+            send = client.interactions.create
+        else:
+            http = fake.http_client(httpx_for(anthropic))
+            send = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http).messages.create
+        for _ in range(3):
+            if not chef.run_tools(chef.ingest(send(**chef.compile(target, model="m").payload))):
+                break
+    for fake in (first, middle, last):
+        assert fake.violations == () and fake.pending == 0
+    moved = middle.requests[0].body["input"]
+    # Anthropic's thinking is not sent to Interactions; the calls and results are
+    assert [s["type"] for s in moved] == [
+        "user_input", "function_call", "function_result", "model_output", "user_input"
+    ]  # fmt: skip
+    back = last.requests[0].body["messages"]
+    assert any(
+        b.get("type") == "tool_use" and b["id"] == "call_0001"
+        for m in back
+        if isinstance(m["content"], list)
+        for b in m["content"]
+    )
