@@ -438,3 +438,31 @@ def test_a_switch_with_anthropic_and_back(catalogs_dir: Path) -> None:
         if isinstance(m["content"], list)
         for b in m["content"]
     )
+
+
+def test_generation_config_merges_the_cap_and_thinking_and_the_api_version_is_the_sdks() -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    thinking = {"generation_config": {"thinking_level": "high", "max_output_tokens": 5}}
+    payload = chef.compile(TARGET, model=MODEL, max_tokens=64, extra=thinking).payload
+    assert payload["generation_config"] == {"thinking_level": "high", "max_output_tokens": 64}
+    assert sdk_problems(payload) == []
+    fake = FakeGeminiInteractions().script(text("hello", reasoning=""))
+    hx = httpx_for(genai)
+    options = types.HttpOptions(api_version="v1beta", httpx_client=fake.http_client(hx))
+    client = genai.Client(api_key="x", http_options=options)
+    chef.ingest(client.interactions.create(**payload))
+    assert fake.requests[0].path == "/v1beta/interactions" and fake.violations == ()
+    assert fake.requests[0].body["generation_config"]["thinking_level"] == "high"
+
+
+def test_an_incomplete_reply_is_ingested_with_a_notice() -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    fake = FakeGeminiInteractions().script(raw(_interaction("incomplete")))
+    chef.ingest(_client(fake).interactions.create(**chef.compile(TARGET, model=MODEL).payload))
+    assert [(n.kind, n.reason) for n in chef.notices] == [("incomplete", "incomplete")]
+    assert chef.history[-1].role == "assistant"
+    chef.append(user("go on"))
+    steps = chef.compile(TARGET, model=MODEL).payload["input"]
+    assert [s["type"] for s in steps] == ["user_input", "model_output", "user_input"]
