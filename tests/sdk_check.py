@@ -21,6 +21,10 @@ import typing_extensions
 from anthropic.resources.messages import Messages
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from google.genai import types as genai_types
+from google.genai._gaos.types.interactions.createmodelinteraction import (
+    CreateModelInteraction,
+    CreateModelInteractionParam,
+)
 from google.genai.models import Models
 from openai.resources.chat.completions import Completions
 from openai.resources.responses import Responses
@@ -66,9 +70,15 @@ _UNION_TYPES = {typing.Union, types.UnionType}
 
 
 def _unwrap(tp: Any) -> Any:
-    while typing_extensions.get_origin(tp) in _WRAPPERS:
-        tp = typing_extensions.get_args(tp)[0]
-    return tp
+    while True:
+        if isinstance(tp, (typing_extensions.TypeAliasType, getattr(typing, "TypeAliasType", ()))):
+            tp = tp.__value__  # google-genai's Interactions types name their unions
+        elif isinstance(tp, type) and tp.__name__ in ("UnrecognizedStr", "UnrecognizedInt"):
+            tp = tp.__mro__[1]  # google-genai's open enums: any str / int is accepted
+        elif typing_extensions.get_origin(tp) in _WRAPPERS:
+            tp = typing_extensions.get_args(tp)[0]
+        else:
+            return tp
 
 
 @functools.cache
@@ -132,6 +142,7 @@ def key_problems(value: Any, tp: Any, path: str = "$") -> list[str]:
         if not isinstance(value, dict):
             return [f"{path}: expected an object ({tp.__name__}), got {type(value).__name__}"]
         fields, required, extra_ok = _typeddict_fields(tp)
+        extra_ok = extra_ok or not fields  # an empty TypedDict: any object (google-genai)
         found = [
             f"{path}: missing required key {key!r} of {tp.__name__}"
             for key in sorted(required - value.keys())
@@ -235,6 +246,8 @@ def sdk_problems(target: str, payload: dict[str, Any]) -> list[str]:
     """Everything the SDK's request types have against `payload` ([] when valid)."""
     if target == "deepseek":
         target, payload = "openai", without_reasoning_content(payload)
+    if target == "gemini-interactions":
+        return interactions_problems(payload)
     accepted = inspect.signature(_create_method(target)).parameters
     found = [
         f"$: {key!r} is not a parameter of the SDK call" for key in payload if key not in accepted
@@ -259,6 +272,24 @@ def sdk_problems(target: str, payload: dict[str, Any]) -> list[str]:
     return found + key_problems(payload, request_type)
 
 
+def interactions_problems(payload: dict[str, Any]) -> list[str]:
+    """google-genai 3.6.1's ``CreateModelInteraction`` against an Interactions payload.
+
+    Its models allow extra keys, so every key is also checked against the request's
+    TypedDict form (`key_problems`).
+    """
+    found = [
+        f"$: {key!r} is not a field of CreateModelInteraction"
+        for key in payload
+        if key not in CreateModelInteraction.model_fields
+    ]
+    try:
+        CreateModelInteraction.model_validate(payload)
+    except ValidationError as exc:
+        found.append(f"$: {exc}")
+    return found + key_problems(payload, CreateModelInteractionParam)
+
+
 # -- target-neutral reading of a payload --------------------------------------------------
 
 
@@ -268,7 +299,7 @@ def tool_names(target: str, payload: dict[str, Any]) -> list[str]:
         return [t["name"] for t in payload.get("tools", [])]
     if target == "openai":
         return [t["function"]["name"] for t in payload.get("tools", [])]
-    if target == "responses":
+    if target in ("responses", "gemini-interactions"):
         return [t["name"] for t in payload.get("tools", [])]
     tools = payload["config"].get("tools", [])
     return [d["name"] for tool in tools for d in tool["function_declarations"]]

@@ -27,6 +27,7 @@ from contextchef import ContextChef, ToolCall, ToolResult
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
+    FakeGeminiInteractions,
     FakeOpenAIChat,
     FakeProvider,
     FakeResponses,
@@ -46,6 +47,7 @@ LOOPS = {
     "OpenAI Chat Completions": FakeOpenAIChat,
     "OpenAI Responses": FakeResponses,
     "Gemini": FakeGemini,
+    "Gemini Interactions": FakeGeminiInteractions,
 }
 
 

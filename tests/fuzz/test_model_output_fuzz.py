@@ -51,7 +51,7 @@ FUZZ = settings(
 )
 FUZZ_FOUR = settings(FUZZ, max_examples=EXAMPLES * 3 // 4)
 FUZZ_CHEAP = settings(FUZZ, max_examples=EXAMPLES * 3 // 2)
-TARGETS = ("anthropic", "openai", "responses", "gemini")
+TARGETS = ("anthropic", "openai", "responses", "gemini", "gemini-interactions")
 READ = {
     "name": "read_file",
     "description": "Read a file.",
@@ -143,11 +143,18 @@ def gemini_reply(name: str, arguments: Any, text: Any) -> dict[str, Any]:
     return {"candidates": [{"content": {"role": "model", "parts": parts}}]}
 
 
+def interactions_reply(name: str, arguments: Any, text: Any) -> dict[str, Any]:
+    output = {"type": "model_output", "content": [{"type": "text", "text": text}]}
+    call = {"type": "function_call", "id": "call_1", "name": name, "arguments": arguments}
+    return {"id": "v1_1", "status": "requires_action", "steps": [output, call]}
+
+
 REPLIES = {
     "anthropic": anthropic_reply,
     "openai": chat_reply,
     "responses": responses_reply,
     "gemini": gemini_reply,
+    "gemini-interactions": interactions_reply,
 }
 
 
@@ -181,7 +188,9 @@ def test_a_well_formed_reply_with_any_arguments_is_kept_and_answered(
     model's call gets an error result it can act on."""
     name, arguments = name.value, arguments.value
     for api, reply in REPLIES.items():
-        if api in ("anthropic", "gemini") and not isinstance(arguments, dict):
+        if api in ("anthropic", "gemini", "gemini-interactions") and not isinstance(
+            arguments, dict
+        ):
             continue  # those APIs carry an object; other shapes are corrupt
         if api in ("openai", "responses") and not isinstance(_as_text(arguments), str):
             continue  # those carry text; an object that cannot be written is corrupt

@@ -299,7 +299,15 @@ def test_valid_history_is_returned_unchanged_for_every_preset() -> None:
 
 
 def test_presets_are_data() -> None:
-    assert set(PRESETS) == {"portable", "anthropic", "openai", "responses", "gemini", "deepseek"}
+    assert set(PRESETS) == {
+        "portable",
+        "anthropic",
+        "openai",
+        "responses",
+        "gemini",
+        "gemini-interactions",
+        "deepseek",
+    }
     assert PORTABLE.alternate_roles and ANTHROPIC.alternate_roles and GEMINI.alternate_roles
     assert not OPENAI_CHAT.alternate_roles and DEEPSEEK.keep_all_reasoning
 

@@ -61,6 +61,7 @@ from contextchef import (
     tool_results,
     user,
 )
+from sdk_check import interactions_problems
 
 MODEL = "golden-model"
 MAX_TOKENS = 1024
@@ -939,10 +940,156 @@ EXPECTED_GEMINI: dict[str, Any] = {
     },
 }
 
+EXPECTED_INTERACTIONS: dict[str, Any] = {
+    "model": "golden-model",
+    "system_instruction": "You are a careful coding agent.",
+    "tools": [
+        {
+            "type": "function",
+            "name": "read_file",
+            "description": "Read a text file from the workspace.",
+            "parameters": {
+                "properties": {
+                    "path": {"description": "Workspace-relative path.", "type": "string"}
+                },
+                "required": ["path"],
+                "type": "object",
+            },
+        },
+        {
+            "type": "function",
+            "name": "set_log_level",
+            "description": "Set the service log level.",
+            "parameters": {
+                "additionalProperties": False,
+                "properties": {
+                    "level": {"enum": ["debug", "info", "warning", "error"], "type": "string"}
+                },
+                "required": ["level"],
+                "type": "object",
+            },
+        },
+        {
+            "type": "function",
+            "name": "tool_search",
+            "description": "Fetch the full parameter schemas of deferred tools. Deferred "
+            "tools are listed below by name only; you must load a tool's "
+            "schema with this tool before calling it with defer_execute.\n"
+            "Give exactly one of:\n"
+            "- tool_names: exact tool names from the list (preferred when you "
+            "know the name);\n"
+            "- queries: keywords describing the capability you need. Write "
+            'every query in both English and Chinese, e.g. ["image '
+            'generation", "图片生成"].\n'
+            "Results show each tool's parameters; then call "
+            'defer_execute({"tool_name": ..., "params": {...}}).\n'
+            "\n"
+            "<available_deferred_tools>\n"
+            "search_web\n"
+            "</available_deferred_tools>",
+            "parameters": {
+                "additionalProperties": False,
+                "properties": {
+                    "tool_names": {
+                        "description": "Exact names of deferred tools to load.",
+                        "items": {"minLength": 1, "type": "string"},
+                        "minItems": 1,
+                        "type": "array",
+                    },
+                    "queries": {
+                        "description": "Search keywords, each in English and in Chinese.",
+                        "items": {"minLength": 1, "type": "string"},
+                        "minItems": 1,
+                        "type": "array",
+                    },
+                    "limit": {
+                        "description": "How many matches a keyword search returns.",
+                        "minimum": 1,
+                        "type": "integer",
+                    },
+                },
+                "type": "object",
+            },
+        },
+        {
+            "type": "function",
+            "name": "defer_execute",
+            "description": "Call a deferred tool. First load its schema with tool_search, "
+            "then pass its exact name as tool_name and its arguments as params "
+            "(a JSON object that follows the loaded schema). Arguments are "
+            "checked against that schema before the tool runs; an invalid call "
+            "returns the problems and the expected schema.",
+            "parameters": {
+                "additionalProperties": False,
+                "properties": {
+                    "tool_name": {
+                        "description": "Exact name of the deferred tool.",
+                        "type": "string",
+                    },
+                    "params": {"description": "Arguments for that tool.", "type": "object"},
+                },
+                "required": ["tool_name", "params"],
+                "type": "object",
+            },
+        },
+    ],
+    "input": [
+        {
+            "type": "user_input",
+            "content": [
+                {"type": "text", "text": "What does this project do? Check the README and the web."}
+            ],
+        },
+        {
+            "type": "model_output",
+            "content": [{"type": "text", "text": "I'll read the README and search the web."}],
+        },
+        {
+            "type": "function_call",
+            "id": "call_1",
+            "name": "read_file",
+            "arguments": {"path": "README.md"},
+        },
+        {
+            "type": "function_call",
+            "id": "call_2",
+            "name": "defer_execute",
+            "arguments": {"tool_name": "search_web", "params": {"query": "contextchef"}},
+        },
+        {
+            "type": "function_result",
+            "call_id": "call_1",
+            "name": "read_file",
+            "result": "# contextchef\nCompiles agent state.",
+        },
+        {
+            "type": "function_result",
+            "call_id": "call_2",
+            "name": "defer_execute",
+            "result": "search_web failed: HTTP 503",
+            "is_error": True,
+        },
+        {
+            "type": "user_input",
+            "content": [
+                {
+                    "type": "image",
+                    "data": PNG,
+                    "mime_type": "image/png",
+                },
+                {"type": "text", "text": "Summarize what you found."},
+            ],
+        },
+    ],
+    "generation_config": {"max_output_tokens": 1024},
+    "store": False,
+}
+
 GOLDEN: dict[str, dict[str, Any]] = {
     "anthropic": EXPECTED_ANTHROPIC,
     "deepseek": EXPECTED_DEEPSEEK,
     "gemini": EXPECTED_GEMINI,
+    "gemini-interactions": EXPECTED_INTERACTIONS,
     "openai": EXPECTED_OPENAI,
     "responses": EXPECTED_RESPONSES,
 }
@@ -955,6 +1102,8 @@ EXPECTED_CHANGES: dict[str, list[tuple[str, int]]] = {
     "anthropic": [*FOREIGN_REASONING, ("merged_roles", 3)],
     "deepseek": FOREIGN_REASONING,
     "gemini": [*FOREIGN_REASONING, ("merged_roles", 3)],
+    # generateContent's thought part too: its signature is bound to that API
+    "gemini-interactions": [*FOREIGN_REASONING, ("dropped_foreign_part", 1)],
     "openai": [*FOREIGN_REASONING, ("dropped_foreign_part", 1)],  # no reasoning input at all
     "responses": FOREIGN_REASONING,
 }
@@ -1027,6 +1176,9 @@ def check_sdk_request(target: str, payload: dict[str, Any]) -> None:
     TypedDict validation ignores unknown keys (DeepSeek's ``reasoning_content`` passes the
     OpenAI types that way); the google-genai models forbid them.
     """
+    if target == "gemini-interactions":  # google-genai's interactions.create takes **body
+        assert interactions_problems(payload) == []
+        return
     accepted = inspect.signature(SDK_CALLS[target]).parameters
     assert [key for key in payload if key not in accepted] == []
     if target == "gemini":

@@ -40,6 +40,7 @@ _MODELS: dict[str, list[str]] = {
     "openai": ["gpt-4o", "gpt-5.4", "o3", "m"],
     "deepseek": ["deepseek-chat", "deepseek-reasoner", "m"],
     "gemini": ["gemini-2.5-pro", "gemini-3-pro", "m"],
+    "gemini-interactions": ["gemini-4-argon", "gemini-3.8-flash", "m"],
 }
 
 

@@ -34,6 +34,7 @@ from contextchef.providers import (
     RequestOptions,
     from_anthropic,
     from_gemini,
+    from_interactions,
     from_openai,
     from_responses,
     get_adapter,
@@ -77,6 +78,18 @@ REASONING = {
         },
     ),
     "deepseek": ReasoningPart(provider="deepseek", text="Read the file first."),
+    "gemini-interactions": ReasoningPart(
+        provider="gemini-interactions",
+        text="Read the file first.",
+        provider_data={
+            "provider": "gemini-interactions",
+            "step": {
+                "type": "thought",
+                "signature": "c2ln",
+                "summary": [{"type": "text", "text": "Read the file first."}],
+            },
+        },
+    ),
 }
 PROVIDER_PARTS = {
     "anthropic": ProviderPart(
@@ -92,7 +105,15 @@ PROVIDER_PARTS = {
     ),
 }
 PROVIDER_PARTS["deepseek"] = PROVIDER_PARTS["openai"]
-ERROR_FLAG = {"anthropic", "gemini"}  # Chat and Responses results have no error flag
+PROVIDER_PARTS["gemini-interactions"] = ProviderPart(
+    provider="gemini-interactions",
+    data={"type": "code_execution_call", "id": "ce1", "arguments": {"code": "print(1)"}},
+)
+ERROR_FLAG = {
+    "anthropic",
+    "gemini",
+    "gemini-interactions",
+}  # Chat and Responses results have no error flag
 
 
 def history(target: str) -> list[Message]:
@@ -144,6 +165,8 @@ def render(target: str, system: str, messages: list[Message] | tuple[Message, ..
         return head + adapter.render_messages(messages)
     if target == "responses":
         return adapter.render_input(messages)
+    if target == "gemini-interactions":
+        return adapter.render_messages(messages)
     return adapter.render_contents(messages)
 
 
@@ -154,6 +177,8 @@ def parse(target: str, system: str, wire: Any) -> ParsedHistory:
         return from_openai(wire)
     if target == "responses":
         return from_responses(wire, instructions=system)
+    if target == "gemini-interactions":
+        return from_interactions(wire, system_instruction=system or None)
     return from_gemini(wire, system_instruction=system)
 
 

@@ -248,6 +248,16 @@ def conversation(target: str, payload: dict[str, Any]) -> dict[str, Any]:
                 elif block["type"] == "tool_result":
                     error = block.get("is_error", False)
                     results.append((block["tool_use_id"], block["content"], error))
+    elif target == "gemini-interactions":
+        system = payload["system_instruction"]
+        for step in payload["input"]:
+            role = "assistant" if step["type"] == "model_output" else "user"
+            if step["type"] in ("user_input", "model_output"):
+                texts += [(role, b["text"]) for b in step["content"] if b["type"] == "text"]
+            elif step["type"] == "function_call":
+                calls.append((step["id"], step["name"], step["arguments"]))
+            elif step["type"] == "function_result":
+                results.append((step["call_id"], step["result"], step.get("is_error", False)))
     elif target == "openai":
         system = payload["messages"][0]["content"]
         assert payload["messages"][0]["role"] == "system"
@@ -310,7 +320,7 @@ def test_payload_matches_sdk_request_type(target: str, session: Session) -> None
     assert seen["system"] == SYSTEM
     assert seen["texts"] == [("user", FIRST_USER), ("user", LAST_USER)]
     assert seen["calls"] == [(c.id, c.name, json.loads(c.arguments)) for c in session.calls]
-    expressible = target in ("anthropic", "gemini")  # OpenAI has no error flag on results
+    expressible = target in ("anthropic", "gemini", "gemini-interactions")  # not OpenAI
     assert seen["results"] == [
         ("call_1", OK_TEXT, False if expressible else None),
         ("call_2", ERROR_TEXT, True if expressible else None),
@@ -388,6 +398,13 @@ MUTATIONS: dict[str, dict[str, tuple[tuple[str | int, ...], str]]] = {
         "block": (("contents", 2, "parts", 1, "function_response"), "is_error"),
         "call": (("contents", 1, "parts", 0, "function_call"), "arguments"),
     },
+    "gemini-interactions": {
+        "top": ((), "contents"),
+        "tool": (("tools", 0), "input_schema"),
+        "message": (("input", 0), "role"),
+        "block": (("input", 0, "content", 0), "is_error"),
+        "call": (("input", 1), "args"),
+    },
 }
 
 
@@ -431,6 +448,7 @@ OUTPUT_CAP = {
     "openai": ("max_completion_tokens",),
     "responses": ("max_output_tokens",),
     "gemini": ("config", "max_output_tokens"),
+    "gemini-interactions": ("generation_config", "max_output_tokens"),
     "deepseek": ("max_tokens",),  # DeepSeek's own name for the cap
 }
 
@@ -477,6 +495,7 @@ ENDPOINTS = {
     "openai": "/v1/chat/completions",
     "responses": "/v1/responses",
     "gemini": f"/models/{MODEL}:generateContent",
+    "gemini-interactions": "/v1/interactions",
 }
 
 
@@ -547,6 +566,9 @@ def provider_response(target: str, name: str, args: dict[str, Any]) -> dict[str,
             "temperature": 1.0,
             "top_p": 1.0,
         }
+    if target == "gemini-interactions":
+        step = {"type": "function_call", "id": REPLY_CALL_ID, "name": name, "arguments": args}
+        return {"id": "v1_1", "status": "requires_action", "model": MODEL, "steps": [step]}
     return {
         "candidates": [
             {
@@ -629,6 +651,11 @@ def send(clients: Clients, target: str, payload: dict[str, Any]) -> ToolCall:
         (item,) = response.output
         assert isinstance(item, ResponseFunctionToolCall), item
         return ToolCall(id=item.call_id, name=item.name, arguments=item.arguments)
+    if target == "gemini-interactions":
+        interaction = clients.genai.interactions.create(**payload)
+        (step,) = interaction.steps or []
+        assert step.type == "function_call", step
+        return ToolCall(id=step.id, name=step.name, arguments=json.dumps(step.arguments))
     reply = clients.genai.models.generate_content(**payload)
     (fc,) = reply.function_calls or []
     assert isinstance(fc, genai_types.FunctionCall)

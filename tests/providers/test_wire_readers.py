@@ -58,6 +58,11 @@ RESPONSES: dict[str, dict[str, Any]] = {
             {"content": {"role": "model", "parts": [{"text": "hi"}]}, "finishReason": "MAX_TOKENS"}
         ],
     },
+    "gemini-interactions": {
+        "id": "v1_1",
+        "status": "incomplete",
+        "steps": [{"type": "model_output", "content": [{"type": "text", "text": "hi"}]}],
+    },
 }
 """One response per wire (by `Profile.wire`), each cut off at its token limit."""
 

@@ -22,7 +22,7 @@ from contextchef import (
     tool_results,
     user,
 )
-from contextchef.providers import CacheAuditFinding
+from contextchef.providers import CacheAuditFinding, get_adapter
 from contextchef.session._request import LedgerEdit
 from contextchef.session._volatile import DEFAULT_ANCHOR
 from sdk_check import sdk_problems
@@ -75,7 +75,9 @@ def make_chef(**kwargs: Any) -> ContextChef:
 
 
 def messages_of(target: str, payload: dict[str, Any]) -> list[dict[str, Any]]:
-    key = {"responses": "input", "gemini": "contents"}.get(target, "messages")
+    key = {"responses": "input", "gemini": "contents", "gemini-interactions": "input"}.get(
+        target, "messages"
+    )
     out: list[dict[str, Any]] = payload[key]
     return out
 
@@ -289,7 +291,9 @@ def test_payloads_validate_against_sdk_types(target: str, channel: str) -> None:
     # on Anthropic also a model that takes the system entry (and prefill after it)
     models = ("model", SYSTEM_AND_PREFILL) if target == "anthropic" else ("model",)
     for model in models:
-        for prefill in (None, "Here"):
+        # Interactions has no trailing model entry to continue: its rules refuse prefill
+        takes = get_adapter(target).model_rules(model).prefill
+        for prefill in (None, "Here") if takes else (None,):
             payload = chef.compile(target, model=model, prefill=prefill).payload
             assert sdk_problems(target, payload) == [], (target, channel, model, prefill)
     # an answered turn, then the next one: the replayed entries still validate
@@ -336,6 +340,10 @@ NEXT_TURN: dict[str, list[dict[str, Any]]] = {
         {"role": "model", "parts": [{"text": "done"}]},
         {"role": "user", "parts": [{"text": "next"}]},
     ],
+    "gemini-interactions": [
+        {"type": "model_output", "content": [{"type": "text", "text": "done"}]},
+        {"type": "user_input", "content": [{"type": "text", "text": "next"}]},
+    ],
 }
 
 
@@ -349,6 +357,10 @@ CARRIER: dict[str, dict[str, Any]] = {
     "deepseek": {"role": "user", "content": f"read a.py\n\n{UPDATE}"},
     "responses": {"type": "message", "role": "user", "content": f"read a.py\n\n{UPDATE}"},
     "gemini": {"role": "user", "parts": [{"text": "read a.py"}, {"text": UPDATE}]},
+    "gemini-interactions": {
+        "type": "user_input",
+        "content": [{"type": "text", "text": "read a.py"}, {"type": "text", "text": UPDATE}],
+    },
 }
 """The recorded last message of turn n: the user's text with the update."""
 

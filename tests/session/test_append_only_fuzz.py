@@ -31,6 +31,7 @@ from contextchef import ContextChef, InMemoryStore, tool_results, user
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
+    FakeGeminiInteractions,
     FakeOpenAIChat,
     FakeProvider,
     FakeResponses,
@@ -49,6 +50,11 @@ TARGETS = {
     "openai": (FakeOpenAIChat, "https://api.openai.com/v1/chat/completions", "gpt-x"),
     "responses": (FakeResponses, "https://api.openai.com/v1/responses", "gpt-x"),
     "gemini": (FakeGemini, "", "gemini-x"),
+    "gemini-interactions": (
+        FakeGeminiInteractions,
+        "https://generativelanguage.googleapis.com/v1/interactions",
+        "gemini-4-argon",
+    ),
 }
 
 

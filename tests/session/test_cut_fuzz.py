@@ -56,6 +56,7 @@ from contextchef import (
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
+    FakeGeminiInteractions,
     FakeOpenAIChat,
     FakeProvider,
     FakeResponses,
@@ -81,6 +82,7 @@ TARGETS: dict[str, tuple[type[FakeProvider], tuple[str, ...]]] = {
     "openai": (FakeOpenAIChat, ("gpt-x",)),
     "responses": (FakeResponses, ("gpt-5.4", "gpt-x")),
     "gemini": (FakeGemini, ("gemini-x",)),
+    "gemini-interactions": (FakeGeminiInteractions, ("gemini-4-argon",)),
 }
 STRATEGIES = ("client", "auto", "flat")
 THINKING = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
@@ -156,6 +158,8 @@ class Senders:
             return self.openai.chat.completions.create(**payload)
         if target == "responses":
             return self.openai.responses.create(**payload)
+        if target == "gemini-interactions":
+            return self.gemini.interactions.create(**payload)
         return self.gemini.models.generate_content(**payload)
 
 

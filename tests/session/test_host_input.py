@@ -205,7 +205,7 @@ def test_a_failing_compile_leaves_the_session_as_it_was() -> None:
     assert chef.new_context_pending and len(chef.history) == 2
 
 
-TARGET_LIST = r"\['anthropic', 'deepseek', 'gemini', 'openai', 'responses'\]"
+TARGET_LIST = r"\['anthropic', 'deepseek', 'gemini', 'gemini-interactions', 'openai', 'responses'\]"
 
 
 @pytest.mark.parametrize(

@@ -54,9 +54,12 @@ def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
     """`payload` through the official SDK of `target`; the SDK's response object."""
-    if target == "gemini":
+    if target in ("gemini", "gemini-interactions"):
         http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
-        return genai.Client(api_key="x", http_options=http).models.generate_content(**payload)
+        client = genai.Client(api_key="x", http_options=http)
+        if target == "gemini-interactions":
+            return client.interactions.create(**payload)
+        return client.models.generate_content(**payload)
     if target == "anthropic":
         client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
         return client.messages.create(**payload)

@@ -21,7 +21,7 @@ from contextchef.analysis._replay import (
 )
 from contextchef.analysis._transcripts import load_recording
 from contextchef.cli import app
-from contextchef.providers import TARGETS
+from contextchef.providers import TARGETS, get_adapter
 from contextchef.tools._catalogs import load_catalog
 
 TRANSCRIPTS = shared_data() / "transcripts"
@@ -124,6 +124,11 @@ def totals_are_the_sum(report: ReplayReport) -> None:
 @pytest.mark.parametrize("name", FILES)
 def test_every_transcript_replays_on_every_target(name: str, target: str) -> None:
     recording = load_recording(TRANSCRIPTS / name)
+    adapter = get_adapter(target)
+    if not adapter.model_rules(adapter.profile.default_model).prefill and any(
+        r.messages and r.messages[-1].role == "assistant" for r in recording.requests
+    ):  # Anthropic's pause_turn continues the model's turn: a prefill these models refuse
+        pytest.skip(f"{name} resends the model's turn; {target} takes no prefill (issue 26)")
     report = replay([recording], target=target)
     (info,) = report.transcripts
     ran = [s for s in REPLAY_STRATEGIES if s not in info["skipped"]]

@@ -135,6 +135,8 @@ def sent_results(target: str, body: dict[str, Any]) -> list[str]:
         return [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
     if target == "responses":
         return [i["call_id"] for i in body["input"] if i.get("type") == "function_call_output"]
+    if target == "gemini-interactions":
+        return [s["call_id"] for s in body["input"] if s["type"] == "function_result"]
     last = body["contents"][-1]
     return [p["functionResponse"]["name"] for p in last["parts"] if "functionResponse" in p]
 

@@ -20,6 +20,7 @@ import anthropic
 import openai
 import pytest
 from google import genai
+from google.genai import _interactions_errors as interactions_errors
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
@@ -45,6 +46,7 @@ from contextchef.testing import (
     ANTHROPIC_RULES,
     FakeAnthropic,
     FakeGemini,
+    FakeGeminiInteractions,
     FakeOpenAIChat,
     FakeProvider,
     FakeResponses,
@@ -80,18 +82,21 @@ WIRE_OF_FAKE: dict[type[FakeProvider], str] = {
     FakeOpenAIChat: "openai",
     FakeResponses: "responses",
     FakeGemini: "gemini",
+    FakeGeminiInteractions: "gemini-interactions",
 }
 BAD_REQUEST: dict[str, type[Exception]] = {
     "anthropic": anthropic.BadRequestError,
     "openai": openai.BadRequestError,
     "responses": openai.BadRequestError,
     "gemini": genai_errors.ClientError,
+    "gemini-interactions": interactions_errors.BadRequestError,
 }
 SERVER_ERROR: dict[str, type[Exception]] = {
     "anthropic": anthropic.InternalServerError,
     "openai": openai.InternalServerError,
     "responses": openai.InternalServerError,
     "gemini": genai_errors.ServerError,
+    "gemini-interactions": interactions_errors.InternalServerError,
 }
 
 
@@ -151,6 +156,9 @@ class Sdk:
         if wire == "gemini":
             self.gemini.route.fake = fake
             return self.gemini.client.models.generate_content(**payload)
+        if wire == "gemini-interactions":
+            self.gemini.route.fake = fake
+            return self.gemini.client.interactions.create(**payload)
         if wire == "anthropic":
             client = anthropic.Anthropic(
                 api_key="x", max_retries=0, http_client=fake.http_client(HX)
@@ -198,6 +206,13 @@ def assistant_by_hand(wire: str, response: Any) -> Message:
         for item in response.output:
             if item.type == "function_call":
                 calls.append(ToolCall(id=item.call_id, name=item.name, arguments=item.arguments))
+    elif wire == "gemini-interactions":
+        for step in response.steps:
+            if step.type == "model_output":
+                texts += [c.text for c in step.content if c.type == "text"]
+            elif step.type == "function_call":
+                args = json.dumps(step.arguments)
+                calls.append(ToolCall(id=step.id, name=step.name, arguments=args))
     else:
         for part in response.candidates[0].content.parts:
             if part.text and not part.thought:
@@ -284,6 +299,7 @@ CALL_IDS = {
     "openai": ["call_0001", "call_0002"],
     "responses": ["call_0001", "call_0002"],
     "gemini": ["call_0001", "call_0002"],
+    "gemini-interactions": ["call_0001", "call_0002"],
 }
 
 
@@ -309,6 +325,12 @@ def calls_and_results(wire: str, body: Mapping[str, Any]) -> tuple[list[Any], li
                 calls.append((item["call_id"], item["name"]))
             elif item.get("type") == "function_call_output":
                 results.append((item["call_id"], item["output"]))
+    elif wire == "gemini-interactions":
+        for step in body["input"]:
+            if step["type"] == "function_call":
+                calls.append((step["id"], step["name"]))
+            elif step["type"] == "function_result":
+                results.append((step["call_id"], step["result"]))
     else:
         for content in body["contents"]:
             for part in content["parts"]:
@@ -1012,6 +1034,7 @@ def test_fake_for_every_target() -> None:
         "anthropic": FakeAnthropic,
         "deepseek": FakeOpenAIChat,
         "gemini": FakeGemini,
+        "gemini-interactions": FakeGeminiInteractions,
         "openai": FakeOpenAIChat,
         "responses": FakeResponses,
     }

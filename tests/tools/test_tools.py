@@ -229,7 +229,8 @@ def test_meta_tool_names_are_reserved() -> None:
 def test_unknown_target_and_unknown_tool() -> None:
     chef = ContextChef()
     with pytest.raises(
-        UnknownTargetError, match="valid targets: anthropic, deepseek, gemini, openai, responses"
+        UnknownTargetError,
+        match="valid targets: anthropic, deepseek, gemini, gemini-interactions, openai, responses",
     ):
         chef.compile("claude")
     with pytest.raises(UnknownToolError):

@@ -2,7 +2,8 @@
 
 Targets: ``anthropic`` (Messages), ``openai`` (Chat Completions), ``deepseek`` (Chat
 Completions with DeepSeek's ``reasoning_content``), ``responses`` (OpenAI Responses),
-``gemini`` (google-genai ``generate_content``). Parsers (``from_anthropic``,
+``gemini`` (google-genai ``generate_content``), ``gemini-interactions`` (google-genai
+``interactions.create``, stateless). Parsers (``from_anthropic``,
 ``from_openai``, ``from_responses``, ``from_gemini``) read each provider's request
 history into the IR; each wire's `WireReader` reads its responses (`read_response`,
 `Adapter.read_response`), request payloads and message lists. The target table
@@ -35,6 +36,8 @@ from contextchef.providers.anthropic._parse import from_anthropic
 from contextchef.providers.anthropic._render import AnthropicAdapter
 from contextchef.providers.gemini._parse import from_gemini, synthetic_index, synthetic_offset
 from contextchef.providers.gemini._render import GeminiAdapter
+from contextchef.providers.gemini_interactions._parse import from_interactions
+from contextchef.providers.gemini_interactions._render import GeminiInteractionsAdapter
 from contextchef.providers.openai_chat._parse import from_openai
 from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAIChatAdapter
 from contextchef.providers.responses._parse import from_responses
@@ -51,6 +54,7 @@ __all__ = [
     "CacheRules",
     "DeepSeekAdapter",
     "GeminiAdapter",
+    "GeminiInteractionsAdapter",
     "ModelRules",
     "OpenAIChatAdapter",
     "ParsedHistory",
@@ -64,6 +68,7 @@ __all__ = [
     "extra_left_out",
     "from_anthropic",
     "from_gemini",
+    "from_interactions",
     "from_openai",
     "from_responses",
     "get_adapter",

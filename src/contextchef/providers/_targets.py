@@ -18,6 +18,8 @@ from contextchef.providers.anthropic._parse import READER as _ANTHROPIC_READER
 from contextchef.providers.anthropic._render import AnthropicAdapter
 from contextchef.providers.gemini._parse import READER as _GEMINI_READER
 from contextchef.providers.gemini._render import GeminiAdapter
+from contextchef.providers.gemini_interactions._parse import READER as _INTERACTIONS_READER
+from contextchef.providers.gemini_interactions._render import GeminiInteractionsAdapter
 from contextchef.providers.openai_chat._parse import READER as _CHAT_READER
 from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAIChatAdapter
 from contextchef.providers.responses._parse import READER as _RESPONSES_READER
@@ -31,11 +33,13 @@ _ADAPTERS: dict[str, Adapter] = {
     "deepseek": DeepSeekAdapter(),
     "responses": ResponsesAdapter(),
     "gemini": GeminiAdapter(),
+    "gemini-interactions": GeminiInteractionsAdapter(),
 }
 """Target name -> adapter. On a shared wire the first target is the wire's default
 (a Chat Completions recording is ``openai`` unless its URL names DeepSeek's host)."""
 
 WIRES: tuple[WireReader, ...] = (
+    _INTERACTIONS_READER,  # before Responses: its payloads also carry ``input``
     _GEMINI_READER,
     _RESPONSES_READER,
     _ANTHROPIC_READER,

@@ -3,7 +3,8 @@
 Each fake stands in for one wire API behind the official SDK client, through the SDK's
 own httpx mock transport: `FakeAnthropic` (``POST /v1/messages``), `FakeOpenAIChat`
 (``/v1/chat/completions``, also DeepSeek), `FakeResponses` (``/v1/responses``) and
-`FakeGemini` (``/models/{model}:generateContent``); `fake_for` picks one per compile
+`FakeGemini` (``/models/{model}:generateContent``), `FakeGeminiInteractions`
+(``/v1/interactions``, `contextchef.testing._interactions`); `fake_for` picks one per compile
 target. A fake answers scripted model turns in the provider's exact response JSON, records
 every request, and refuses requests that break the provider's rules (unanswered tool
 calls, orphan results, role order, tool names...) with the provider's HTTP 400 error, so
@@ -105,6 +106,7 @@ from contextchef.testing._binding import (
     anthropic_thinking_prefix,
 )
 from contextchef.testing._body import NO_HEADERS
+from contextchef.testing._by_wire import fake_for
 from contextchef.testing._claude import ClaudeModel, claude_model, parse_claude_name
 from contextchef.testing._fake import (
     RECORDED_HEADERS,
@@ -114,8 +116,12 @@ from contextchef.testing._fake import (
     FakeProvider,
     FakeResponses,
     HTTPRequest,
-    fake_for,
     httpx_for,
+)
+from contextchef.testing._interactions import (
+    INTERACTIONS_RULES,
+    FakeGeminiInteractions,
+    interactions_reply,
 )
 from contextchef.testing._native import (
     ANTHROPIC_NATIVE_RULES,
@@ -178,6 +184,7 @@ __all__ = [
     "CLEAR_AT_BETA",
     "GEMINI_RULES",
     "INLINE_TOOLS_BETA",
+    "INTERACTIONS_RULES",
     "MCP_CLIENT_BETA",
     "NO_HEADERS",
     "OUTPUT_CONFIG_BETA",
@@ -193,6 +200,7 @@ __all__ = [
     "ClaudeModel",
     "FakeAnthropic",
     "FakeGemini",
+    "FakeGeminiInteractions",
     "FakeOpenAIChat",
     "FakeProvider",
     "FakeResponses",
@@ -221,6 +229,7 @@ __all__ = [
     "claude_model",
     "fake_for",
     "httpx_for",
+    "interactions_reply",
     "parse_claude_name",
     "provider_search",
     "provider_worded",

@@ -35,8 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from contextchef import TARGETS, UnknownTargetError, UsageError
-from contextchef.providers import get_adapter
+from contextchef import UsageError
 from contextchef.testing import _replies, _search
 from contextchef.testing._binding import (
     THINKING_BETA,
@@ -61,7 +60,6 @@ __all__ = [
     "FakeProvider",
     "FakeResponses",
     "HTTPRequest",
-    "fake_for",
     "httpx_for",
 ]
 
@@ -555,37 +553,6 @@ class FakeGemini(FakeProvider):
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return _replies.gemini_error(status, message)
-
-
-_BY_WIRE: Mapping[str, Callable[..., FakeProvider]] = {
-    FakeAnthropic.wire: FakeAnthropic,
-    FakeGemini.wire: FakeGemini,
-    FakeOpenAIChat.wire: FakeOpenAIChat,
-    FakeResponses.wire: FakeResponses,
-}
-"""The fake of each wire format (`Profile.wire`): every target on a wire gets its fake."""
-
-
-def fake_for(
-    target: str,
-    *,
-    rules: Iterable[Check] | None = None,
-    record_headers: Iterable[str] = RECORDED_HEADERS,
-) -> FakeProvider:
-    """A new fake for the API a compile target speaks (``deepseek`` -> Chat Completions).
-
-    Args:
-        target: One of `contextchef.TARGETS`.
-        rules: As for `FakeProvider`.
-        record_headers: As for `FakeProvider`.
-
-    Raises:
-        UnknownTargetError: `target` is not a compile target.
-    """
-    make = _BY_WIRE.get(get_adapter(target).profile.wire) if target in TARGETS else None
-    if make is None:
-        raise UnknownTargetError(f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}")
-    return make(rules=rules, record_headers=record_headers)
 
 
 def httpx_for(sdk: ModuleType) -> ModuleType:

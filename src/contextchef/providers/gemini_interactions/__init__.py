@@ -1,0 +1,1 @@
+"""Gemini Interactions API (``client.interactions.create``): renderer, parser, reader."""

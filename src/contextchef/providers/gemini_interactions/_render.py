@@ -1,0 +1,315 @@
+"""Gemini Interactions adapter (``client.interactions.create(**payload)``, google-genai).
+
+Wire rules followed (google-genai 3.6.1 request types ``_gaos/types/interactions/``, and
+https://ai.google.dev/gemini-api/docs/interactions; sources and conflicts in
+``shared/research/gemini-interactions.md``):
+
+* snake_case keys; ``system_instruction`` is a plain string; ``tools`` are flat
+  ``{"type": "function", "name", "description", "parameters"}`` entries whose
+  ``parameters`` is JSON Schema (no return schema: the API has none);
+* the output cap is ``generation_config.max_output_tokens`` (no ``tool_config``, no
+  ``thinking_budget``: thinking is ``generation_config.thinking_level``, passed by the
+  host in ``extra``);
+* the conversation is ``input``, a list of typed steps with no roles, all of one kind
+  (steps, never content blocks mixed in): ``user_input`` and ``model_output`` hold
+  content blocks (``text``; ``image`` / ``audio`` / ``video`` / ``document`` with
+  ``data`` or ``uri`` and ``mime_type``); the model's ``thought``, ``function_call`` and
+  server-tool steps are replayed whole, in order, exactly as returned (their
+  ``signature`` fields are opaque); results are top-level ``function_result`` steps
+  paired to their call by ``call_id``;
+* stateless mode: every request sends the whole history from the session's ledger with
+  ``store: false`` (the host may set ``store`` through ``extra``); ``system_instruction``,
+  ``tools`` and ``generation_config`` are interaction-scoped and sent on every request
+  (the research's §1.3), byte-identical while the session's tools do not change.
+
+How each IR part is rendered:
+
+* consecutive text and media parts -> one ``user_input`` (user) or ``model_output``
+  (assistant) step; a part recorded as the first of a step starts a new one, with that
+  step's other recorded fields;
+* reasoning recorded from this API -> its ``thought`` step, unchanged; others dropped;
+* tool call -> ``function_call`` (``id``, ``name``, ``arguments`` object; a recorded call's
+  extra fields, such as a ``signature``, kept);
+* tool result -> ``function_result`` (``call_id``, ``name`` of the call, ``result`` the
+  text, or a list of content blocks when the tool returned media, ``is_error`` when
+  set; a recorded ``result`` object while it still says the same text);
+* provider parts recorded from this API (server-tool steps, unknown step types) -> the
+  step, unchanged; others dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from contextchef._json import canonical_dumps, thaw
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
+from contextchef.history._normalize import HistoryRules
+from contextchef.providers._base import (
+    AdapterDefaults,
+    ModelRules,
+    Profile,
+    RequestOptions,
+    apply_hints,
+    copy_schema,
+    dumps_segment,
+    hints,
+    object_arguments,
+)
+from contextchef.providers._usage import CacheRules
+from contextchef.providers.gemini._render import GeminiAdapter
+from contextchef.tools._tool import CompiledTool
+
+__all__ = ["FORMAT", "INTERACTIONS", "GeminiInteractionsAdapter", "render_content", "result_text"]
+
+FORMAT = "gemini-interactions"
+"""The wire's name and the ``provider_data`` tag of parts recorded from it."""
+INTERACTIONS = HistoryRules(name=FORMAT, results_first=False, assistant_media=True)
+"""Interactions: steps have no roles (none to alternate); results are steps of their own;
+``model_output`` may hold media."""
+
+MEDIA_TYPES = ("image", "audio", "video", "document")
+"""Content block types carrying media (``data`` base64 or ``uri``, with ``mime_type``)."""
+
+
+def _text(part: TextPart) -> dict[str, Any]:
+    return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
+
+
+def _media_kind(media_type: str) -> str:
+    head = media_type.partition("/")[0]
+    return head if head in MEDIA_TYPES[:3] else "document"
+
+
+def _media(part: MediaPart) -> dict[str, Any]:
+    built: dict[str, Any] = {"type": _media_kind(part.media_type)}
+    if part.data is not None:
+        built["data"] = part.data
+    else:
+        built["uri"] = part.url if part.url is not None else part.file_id
+    built["mime_type"] = part.media_type
+    return apply_hints(built, hints(part.provider_data, FORMAT))
+
+
+def render_content(part: TextPart | MediaPart) -> dict[str, Any]:
+    """One text or media part as a content block (``{"type": "text", "text": ...}``...)."""
+    return _text(part) if isinstance(part, TextPart) else _media(part)
+
+
+def _call(part: ToolCall) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    recorded = hint.get("args")
+    same = recorded is not None and canonical_dumps(recorded) == canonical_dumps(
+        object_arguments(part)
+    )
+    arguments = thaw(recorded) if same else object_arguments(part)
+    built = {"type": "function_call", "id": part.id, "name": part.name, "arguments": arguments}
+    return apply_hints(built, hint)
+
+
+def result_text(result: object) -> str:
+    """The text a ``function_result.result`` stands for in the IR.
+
+    A string itself; a list of content blocks: its ``text`` blocks joined (other blocks
+    are the result's media); any other value: compact canonical JSON.
+    """
+    if isinstance(result, str):
+        return result
+    if isinstance(result, list) and all(isinstance(b, Mapping) for b in result):
+        return "".join(str(b.get("text", "")) for b in result if b.get("type") == "text")
+    return canonical_dumps(result)
+
+
+def _result(part: ToolResult, name: str) -> dict[str, Any]:
+    hint = hints(part.provider_data, FORMAT)
+    recorded = hint.get("result")
+    value: Any
+    if recorded is not None and result_text(recorded) == part.content and not part.media:
+        value = thaw(recorded)
+    elif part.media:
+        text = [{"type": "text", "text": part.content}] if part.content else []
+        value = text + [_media(m) for m in part.media]
+    else:
+        value = part.content
+    built: dict[str, Any] = {"type": "function_result", "call_id": part.call_id, "name": name}
+    built["result"] = value
+    if part.is_error:
+        built["is_error"] = True
+    return apply_hints(built, hint)
+
+
+def render_step_part(part: Part) -> dict[str, Any] | None:
+    """A part that is a whole step on its own (reasoning, call, result, provider step)."""
+    if isinstance(part, ToolCall):
+        return _call(part)
+    if isinstance(part, ToolResult):
+        return _result(part, part.name)
+    if isinstance(part, ReasoningPart):
+        step = hints(part.provider_data, FORMAT).get("step")
+        return thaw(step) if part.provider == FORMAT and step is not None else None
+    if isinstance(part, ProviderPart) and part.provider == FORMAT:
+        out: dict[str, Any] = thaw(part.data)
+        return out
+    return None
+
+
+def content_step(role: str, parts: Sequence[TextPart | MediaPart]) -> dict[str, Any]:
+    """One ``user_input`` / ``model_output`` step holding `parts` (the first's step hints)."""
+    kind = "model_output" if role == "assistant" else "user_input"
+    hint = hints(parts[0].provider_data, FORMAT).get("step") or {}
+    built = {"type": kind, "content": [render_content(p) for p in parts]}
+    return apply_hints(built, hint)
+
+
+def _steps(message: Message, names: Mapping[str, str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    shown: list[TextPart | MediaPart] = []
+
+    def flush() -> None:
+        if shown:
+            out.append(content_step(message.role, shown))
+            shown.clear()
+
+    for part in message.parts:
+        if isinstance(part, (TextPart, MediaPart)):
+            if shown and hints(part.provider_data, FORMAT).get("step") is not None:
+                flush()  # the part starts another recorded step
+            shown.append(part)
+            continue
+        flush()
+        if isinstance(part, ToolResult):
+            step: dict[str, Any] | None = _result(part, names.get(part.call_id, part.name))
+        else:
+            step = render_step_part(part)
+        if step is not None:
+            out.append(step)
+    flush()
+    return out
+
+
+class GeminiInteractionsAdapter(AdapterDefaults):
+    """IR -> google-genai ``client.interactions.create`` keyword arguments (stateless)."""
+
+    profile = Profile(
+        target=FORMAT,
+        api_host="generativelanguage.googleapis.com",
+        default_model="gemini-4-argon",
+        wire=FORMAT,
+        history=INTERACTIONS,
+        max_tokens_key="max_output_tokens",
+    )
+    """Payloads are for ``google.genai.Client().interactions.create``."""
+
+    def keeps(self, part: Part) -> bool:
+        """This API's own recorded steps, and every text, media, call and result.
+
+        Reasoning from other providers (generateContent thought parts included: their
+        signatures are bound to that API, the research's §3) and provider parts of other
+        wires are not sent; neither is blank text that starts no recorded step.
+        """
+        if isinstance(part, TextPart) and not part.text.strip():
+            return hints(part.provider_data, FORMAT).get("step") is not None
+        if isinstance(part, (ReasoningPart, ProviderPart)):
+            return render_step_part(part) is not None
+        return True
+
+    def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
+        """One flat ``function`` entry per tool, in the given order.
+
+        ``parameters`` is the tool's JSON Schema, copied unchanged (the API documents the
+        keywords it ignores: ``minLength``, ``maxLength``, ``uniqueItems``...; none is
+        rewritten).
+        """
+        return [
+            {
+                "type": "function",
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": copy_schema(tool.input_schema),
+            }
+            for tool in tools
+        ]
+
+    def render_messages(
+        self, messages: Sequence[Message], *, before: Sequence[Message] = ()
+    ) -> list[dict[str, Any]]:
+        """IR messages as Interactions steps, in part order.
+
+        A ``function_result`` carries the name of the call it answers (a result recorded
+        under the real tool behind ``defer_execute`` is sent under the call's name);
+        calls made in `before` (already sent) count.
+        """
+        names = {c.id: c.name for m in (*before, *messages) for c in m.tool_calls}
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            out += _steps(message, names)
+        return out
+
+    def cache_rules(self, model: str) -> CacheRules:
+        """Implicit caching only, as on ``generateContent`` (`GeminiAdapter.cache_rules`).
+
+        https://ai.google.dev/gemini-api/docs/interactions/caching: "The Interactions API
+        only supports implicit caching"; hits are ``usage.total_cached_tokens``.
+        """
+        return GeminiAdapter().cache_rules(model)
+
+    def model_rules(self, model: str) -> ModelRules:
+        """No system step and no prefill.
+
+        ``input`` has no system entry (system text goes into the user's turn) and no
+        trailing model entry to continue.
+        """
+        return ModelRules(model=model, prefill=False)
+
+    def system_message(self, text: str) -> dict[str, Any] | None:
+        """None: the steps have no system role."""
+        return None
+
+    def assemble(
+        self,
+        *,
+        system: str,
+        tools: Sequence[Mapping[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        options: RequestOptions,
+    ) -> dict[str, Any]:
+        """The payload around rendered `tools` and `messages` (``input``, not copied).
+
+        Keys: ``model``, ``system_instruction``, ``tools``, ``input``,
+        ``generation_config``, then the host's ``extra`` and ``store: false``.
+
+        ``options.max_tokens`` goes in ``generation_config.max_output_tokens``; a
+        ``generation_config`` in ``extra`` is merged under it (its other keys kept).
+        """
+        payload: dict[str, Any] = {"model": options.model}
+        if system:
+            payload["system_instruction"] = system
+        if tools:
+            payload["tools"] = list(tools)
+        payload["input"] = list(messages)
+        config = dict(options.extra.get("generation_config") or {})
+        if options.max_tokens is not None:
+            config[self.profile.max_tokens_key] = options.max_tokens
+        if config:
+            payload["generation_config"] = config
+        for key, value in options.extra.items():
+            payload.setdefault(key, value)
+        payload.setdefault("store", False)
+        return payload
+
+    def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
+        """system_instruction / tools / input as canonical JSON."""
+        return {
+            "system": dumps_segment(payload.get("system_instruction")),
+            "tools": dumps_segment(payload.get("tools")),
+            "messages": dumps_segment(payload.get("input")),
+        }

@@ -1,0 +1,51 @@
+"""`fake_for`: the fake of each wire format, for any compile target."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from contextchef import TARGETS, UnknownTargetError
+from contextchef.providers import get_adapter
+from contextchef.testing._fake import (
+    RECORDED_HEADERS,
+    FakeAnthropic,
+    FakeGemini,
+    FakeOpenAIChat,
+    FakeProvider,
+    FakeResponses,
+)
+from contextchef.testing._interactions import FakeGeminiInteractions
+from contextchef.testing._records import Check
+
+__all__ = ["fake_for"]
+
+_BY_WIRE: Mapping[str, Callable[..., FakeProvider]] = {
+    FakeAnthropic.wire: FakeAnthropic,
+    FakeGemini.wire: FakeGemini,
+    FakeGeminiInteractions.wire: FakeGeminiInteractions,
+    FakeOpenAIChat.wire: FakeOpenAIChat,
+    FakeResponses.wire: FakeResponses,
+}
+"""The fake of each wire format (`Profile.wire`): every target on a wire gets its fake."""
+
+
+def fake_for(
+    target: str,
+    *,
+    rules: Iterable[Check] | None = None,
+    record_headers: Iterable[str] = RECORDED_HEADERS,
+) -> FakeProvider:
+    """A new fake for the API a compile target speaks (``deepseek`` -> Chat Completions).
+
+    Args:
+        target: One of `contextchef.TARGETS`.
+        rules: As for `FakeProvider`.
+        record_headers: As for `FakeProvider`.
+
+    Raises:
+        UnknownTargetError: `target` is not a compile target.
+    """
+    make = _BY_WIRE.get(get_adapter(target).profile.wire) if target in TARGETS else None
+    if make is None:
+        raise UnknownTargetError(f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}")
+    return make(rules=rules, record_headers=record_headers)

@@ -1,0 +1,278 @@
+"""The fake of Gemini's Interactions API (``client.interactions.create``), and its rules.
+
+`FakeGeminiInteractions` answers ``POST /{version}/interactions`` (``v1``, what
+google-genai 3.6.1 sends by default, or ``v1beta``) behind the official SDK client
+(``genai.Client(api_key="x", http_options=types.HttpOptions(httpx_client=
+fake.http_client(hx)))``). A scripted turn comes back as an ``Interaction``: a ``thought``
+step carrying a signature (and the reasoning as its ``summary``) when the turn has
+reasoning, a ``model_output`` step for the text, one ``function_call`` step per call
+(``id`` ``call_0001``...); ``status`` ``requires_action`` when it calls tools, else
+``completed``; ``usage`` zeros; ids ``v1_0001``...
+
+The rules, from google-genai 3.6.1's request types and Google's Interactions pages (see
+``shared/research/gemini-interactions.md`` for each source):
+
+* `interactions_required_fields`: ``model`` (a string) and a non-empty ``input``;
+* `interactions_fields_known`: none of ``generateContent``'s fields (``contents``,
+  ``config``, ``tool_config``, ``systemInstruction``...): the SDK has no ``tool_config``
+  (it raises ``TypeError``) and the API is snake_case;
+* `interactions_system_instruction_string`: ``system_instruction`` is a plain string;
+* `interactions_tools_flat`: each tool is a flat entry with a ``type``; a ``function``
+  has a ``name`` (unique) and an object ``parameters`` (JSON Schema; no
+  ``function_declarations`` / ``parameters_json_schema``);
+* `interactions_input_homogeneous`: a list ``input`` is all steps or all content blocks
+  (the SDK refuses a mixed list), and every step has a ``type``;
+* `interactions_results_paired`: each ``function_result`` names, by ``call_id``, a
+  ``function_call`` made before it and not answered yet ("must match the ID from the
+  function call block"); every call is answered before the next ``user_input`` (assumed:
+  whether the server refuses an unanswered call is not documented);
+* `interactions_signatures_replayed`: a ``thought`` step sent back carries a signature
+  this fake issued, unchanged ("include thought blocks with their signatures"), and the
+  thought the fake sent with a call is sent back with it while that call is in the
+  current turn (after the last ``user_input``);
+* `interactions_store_chaining`: ``previous_interaction_id`` names an interaction this
+  fake returned and is not combined with ``store: false`` (which disables it).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
+
+from contextchef.testing._body import dicts
+from contextchef.testing._fake import FakeProvider
+from contextchef.testing._records import Check, RecordedRequest
+from contextchef.testing._replies import Ids, gemini_error
+from contextchef.testing._script import Turn
+from contextchef.testing._search import no_provider_search
+
+__all__ = [
+    "INTERACTIONS_RULES",
+    "FakeGeminiInteractions",
+    "interactions_fields_known",
+    "interactions_input_homogeneous",
+    "interactions_reply",
+    "interactions_required_fields",
+    "interactions_results_paired",
+    "interactions_signatures_replayed",
+    "interactions_store_chaining",
+    "interactions_system_instruction_string",
+    "interactions_tools_flat",
+]
+
+_Body = Mapping[str, Any]
+_Earlier = Sequence[RecordedRequest]
+CONTENT_TYPES = frozenset({"text", "image", "audio", "video", "document"})
+"""Content block types (``Content``); everything else with a ``type`` is a step."""
+_FOREIGN = (
+    "contents",
+    "config",
+    "tool_config",
+    "toolConfig",
+    "systemInstruction",
+    "generationConfig",
+    "thinking_budget",
+    "include_thoughts",
+)
+
+
+def interactions_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
+    """An ``Interaction`` for `turn` (the model's steps only, as ``create`` returns)."""
+    steps: list[dict[str, Any]] = []
+    if turn.reasoning is not None:
+        signature = base64.b64encode(ids.take("sig_").encode("ascii")).decode("ascii")
+        thought: dict[str, Any] = {"type": "thought", "signature": signature}
+        if turn.reasoning:
+            thought["summary"] = [{"type": "text", "text": turn.reasoning}]
+        steps.append(thought)
+    if turn.text:
+        steps.append({"type": "model_output", "content": [{"type": "text", "text": turn.text}]})
+    for call in turn.calls:
+        step = {"type": "function_call", "id": ids.take("call_"), "name": call.name}
+        steps.append({**step, "arguments": dict(call.arguments)})
+    usage = {"total_input_tokens": 0, "total_cached_tokens": 0, "total_output_tokens": 0}
+    return {
+        "id": ids.take("v1_"),
+        "status": "requires_action" if turn.calls else "completed",
+        "model": model,
+        "steps": steps,
+        "usage": {**usage, "total_tokens": 0},
+    }
+
+
+def _steps(body: _Body) -> list[tuple[int, dict[str, Any]]]:
+    value = body.get("input")
+    return list(dicts(value)) if isinstance(value, list) else []
+
+
+def interactions_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``model`` (a string) and ``input`` (a string or a non-empty list)."""
+    if not isinstance(body.get("model"), str):
+        yield "model: required, a string"
+    value = body.get("input")
+    if not (isinstance(value, str) or (isinstance(value, list) and value)):
+        yield "input: required, a string or a non-empty list of steps"
+
+
+def interactions_fields_known(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """No ``generateContent`` field (the Interactions body is snake_case, without them)."""
+    for key in _FOREIGN:
+        if key in body:
+            yield f"{key}: not a field of an interaction (a generateContent field?)"
+
+
+def interactions_system_instruction_string(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``system_instruction`` is a string, not a ``Content`` object."""
+    if "system_instruction" in body and not isinstance(body["system_instruction"], str):
+        yield "system_instruction: must be a string"
+
+
+def interactions_tools_flat(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Flat typed tools; function names unique, ``parameters`` an object."""
+    seen: set[str] = set()
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        yield "tools: must be a list"
+        return
+    for t, tool in dicts(tools):
+        if not isinstance(tool.get("type"), str):
+            yield f"tools[{t}]: needs a 'type' (function, google_search, tool_search...)"
+        elif tool["type"] == "function":
+            name = tool.get("name")
+            if not isinstance(name, str) or not name:
+                yield f"tools[{t}]: a function needs a 'name'"
+            elif name in seen:
+                yield f"tools[{t}]: duplicate function name {name!r}"
+            else:
+                seen.add(name)
+            if "parameters" in tool and not isinstance(tool["parameters"], dict):
+                yield f"tools[{t}].parameters: must be a JSON Schema object"
+            for key in ("function_declarations", "parameters_json_schema"):
+                if key in tool:
+                    yield f"tools[{t}]: {key!r} is a generateContent field"
+
+
+def interactions_input_homogeneous(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A list ``input`` holds only steps or only content blocks, each with a ``type``."""
+    value = body.get("input")
+    if not isinstance(value, list):
+        return
+    kinds = set()
+    for i, item in enumerate(value):
+        kind = item.get("type") if isinstance(item, dict) else None
+        if not isinstance(kind, str):
+            yield f"input[{i}]: needs a string 'type'"
+            return
+        kinds.add("content" if kind in CONTENT_TYPES else "step")
+    if len(kinds) > 1:
+        yield "input: mixes content blocks and steps; send a list of steps only"
+
+
+def interactions_results_paired(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Each ``function_result`` answers, by ``call_id``, one open ``function_call``."""
+    open_calls: dict[str, int] = {}
+    answered: set[str] = set()
+    if isinstance(body.get("previous_interaction_id"), str):
+        open_calls |= {c: -1 for c in _calls_of(body["previous_interaction_id"], earlier)}
+    for i, step in _steps(body):
+        kind = step.get("type")
+        if kind == "function_call":
+            open_calls[str(step.get("id"))] = i
+        elif kind == "function_result":
+            call_id = step.get("call_id")
+            if not isinstance(call_id, str) or call_id not in open_calls:
+                where = "answered already" if call_id in answered else "made before it"
+                yield f"input[{i}]: function_result call_id {call_id!r} matches no call {where}"
+                continue
+            del open_calls[call_id]
+            answered.add(call_id)
+        elif kind == "user_input" and open_calls:
+            yield f"input[{i}]: function_call(s) {sorted(open_calls)} have no function_result"
+            return
+
+
+def _issued(earlier: _Earlier) -> tuple[set[str], dict[str, str]]:
+    """Signatures this fake sent, and the signature sent with each call."""
+    signatures: set[str] = set()
+    with_call: dict[str, str] = {}
+    for request in earlier:
+        steps = request.reply.get("steps") if request.status == 200 else None
+        signature = None
+        for step in steps if isinstance(steps, list) else ():
+            if step.get("type") == "thought":
+                signature = step.get("signature")
+                signatures.add(str(signature))
+            elif step.get("type") == "function_call" and signature is not None:
+                with_call[str(step.get("id"))] = str(signature)
+    return signatures, with_call
+
+
+def _calls_of(interaction_id: str, earlier: _Earlier) -> list[str]:
+    for request in earlier:
+        if request.status == 200 and request.reply.get("id") == interaction_id:
+            steps = request.reply.get("steps") or []
+            return [str(s.get("id")) for s in steps if s.get("type") == "function_call"]
+    return []
+
+
+def interactions_signatures_replayed(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Thought steps come back with the signature issued, unchanged, before their calls."""
+    signatures, with_call = _issued(earlier)
+    steps = _steps(body)
+    last_user = max((i for i, s in steps if s.get("type") == "user_input"), default=-1)
+    sent: set[str] = set()
+    for i, step in steps:
+        if step.get("type") == "thought":
+            signature = step.get("signature")
+            if signature not in signatures:
+                yield f"input[{i}]: thought signature {str(signature)[:40]!r} was not issued"
+            sent.add(str(signature))
+        elif step.get("type") == "function_call" and i > last_user:
+            wanted = with_call.get(str(step.get("id")))
+            if wanted is not None and wanted not in sent:
+                yield (
+                    f"input[{i}]: function_call {step.get('id')!r} of the current turn is "
+                    "sent without the thought step (and signature) that came with it"
+                )
+
+
+def interactions_store_chaining(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``previous_interaction_id``: an interaction returned before, and ``store`` not false."""
+    previous = body.get("previous_interaction_id")
+    if previous is None:
+        return
+    if body.get("store") is False:
+        yield "previous_interaction_id cannot be used with store: false"
+    known = {r.reply.get("id") for r in earlier if r.status == 200}
+    if previous not in known:
+        yield f"previous_interaction_id {str(previous)[:80]!r} names no stored interaction"
+
+
+INTERACTIONS_RULES: tuple[Check, ...] = (
+    interactions_required_fields,
+    interactions_fields_known,
+    interactions_system_instruction_string,
+    interactions_tools_flat,
+    interactions_input_homogeneous,
+    interactions_results_paired,
+    interactions_signatures_replayed,
+    interactions_store_chaining,
+)
+"""The rules `FakeGeminiInteractions` enforces by default."""
+
+
+class FakeGeminiInteractions(FakeProvider):
+    """Gemini Interactions (google-genai ``Client().interactions``), `INTERACTIONS_RULES`."""
+
+    wire = "gemini-interactions"
+    endpoint = "/v1/interactions"
+    default_rules: ClassVar[tuple[Check, ...]] = INTERACTIONS_RULES
+    _suffix = "/interactions"
+
+    def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        no_provider_search(turn, "Gemini Interactions")
+        return interactions_reply(turn, model, self._ids)
+
+    def _error(self, status: int, message: str) -> dict[str, Any]:
+        return gemini_error(status, message)

@@ -1,0 +1,468 @@
+"""The ``gemini-interactions`` target (issue 26, stateless slice) through google-genai.
+
+Every loop sends ``client.interactions.create(**request.payload)`` through the official
+SDK (3.6.1) to `FakeGeminiInteractions`, which enforces pairing by ``call_id``, a
+homogeneous ``input`` and the replay of thought signatures; every payload is validated
+against the SDK's ``CreateModelInteraction`` request type as well.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+from google import genai
+from google.genai import _interactions_errors, types
+from pydantic import BaseModel
+
+from contextchef import ContextChef, CorruptHistoryError, ToolCall, user
+from contextchef._json import canonical_dumps
+from contextchef.providers import from_interactions, get_adapter, read_response
+from contextchef.testing import (
+    FakeAnthropic,
+    FakeGemini,
+    FakeGeminiInteractions,
+    Ids,
+    fake_for,
+    httpx_for,
+    raw,
+    text,
+    tool_calls,
+)
+from contextchef.testing._interactions import (
+    interactions_input_homogeneous,
+    interactions_results_paired,
+    interactions_signatures_replayed,
+    interactions_store_chaining,
+    interactions_tools_flat,
+)
+from contextchef.tools._catalogs import load_catalog
+from sdk_check import PROVIDER_ENV, interactions_problems
+
+TARGET = "gemini-interactions"
+MODEL = "gemini-4-argon"
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in PROVIDER_ENV:
+        monkeypatch.delenv(var, raising=False)
+
+
+def _client(fake: Any) -> genai.Client:
+    hx = httpx_for(genai)
+    return genai.Client(
+        api_key="x", http_options=types.HttpOptions(httpx_client=fake.http_client(hx))
+    )
+
+
+def sdk_problems(payload: dict[str, Any]) -> list[str]:
+    """What google-genai's ``CreateModelInteraction`` (and its TypedDict form) has against it."""
+    return interactions_problems(payload)
+
+
+class Workspace(BaseModel):
+    branch: str
+    open_files: list[str]
+
+
+def _answer(**args: Any) -> str:
+    return "ok: " + json.dumps(args, sort_keys=True)
+
+
+def _session(catalogs: Path) -> ContextChef:
+    chef = ContextChef(defer=["github__*"])
+    for name in ("mcp-filesystem", "github"):
+        tools = load_catalog(catalogs / f"{name}.json").tools
+        chef.register_tools(tools, handlers={t.name: _answer for t in tools})
+    chef.set_system_prompt("You are a careful coding agent.")
+    chef.set_history([user("File an issue about the crash in a.py.")])
+    return chef
+
+
+def _loop(chef: ContextChef, client: genai.Client, *, turns: int = 10) -> list[Any]:
+    """Compile, send through the SDK, ingest, run the calls; until the model answers."""
+    requests = []
+    for _ in range(turns):
+        request = chef.compile(TARGET, model=MODEL, max_tokens=1024)
+        requests.append(request)
+        assert sdk_problems(request.payload) == []
+        interaction = client.interactions.create(**request.payload)
+        if not chef.run_tools(chef.ingest(interaction)):
+            return requests
+    raise AssertionError("the model never answered")
+
+
+def test_a_multi_turn_agent_loop_with_search_parallel_calls_and_state(catalogs_dir: Path) -> None:
+    chef = _session(catalogs_dir)
+    chef.set_dynamic_state(Workspace(branch="main", open_files=["a.py"]))
+    issue = {"owner": "acme", "repo": "app", "title": "Crash in a.py"}
+    fake = FakeGeminiInteractions().script(
+        tool_calls(("tool_search", {"tool_names": ["github__create_issue"]}), reasoning="find"),
+        tool_calls(  # parallel: a deferred tool through defer_execute, and a direct one
+            ("defer_execute", {"tool_name": "github__create_issue", "params": issue}),
+            ("filesystem__read_text_file", {"path": "a.py"}),
+            reasoning="",
+        ),
+        text("Filed the issue.", reasoning="done"),
+        tool_calls(
+            ("filesystem__list_directory", {"path": "."}),
+            ("filesystem__list_allowed_directories", {}),
+        ),
+        text("Listed."),
+    )
+    client = _client(fake)
+    first = _loop(chef, client)
+    chef.append(user("Now list the directories."))
+    chef.set_dynamic_state(Workspace(branch="fix", open_files=["a.py", "b.py"]))  # a change
+    second = _loop(chef, client)
+    assert fake.violations == () and fake.pending == 0
+    assert [r.path for r in fake.requests] == ["/v1/interactions"] * 5
+    bodies = [r.body for r in fake.requests]
+    # interaction-scoped fields resent, byte-identical (the tools never change)
+    for key in ("system_instruction", "tools", "generation_config", "model"):
+        assert len({canonical_dumps(b[key]) for b in bodies}) == 1, key
+    assert all(b["store"] is False for b in bodies)
+    # stateless and append-only: each input extends the one before it
+    for before, after in itertools.pairwise(bodies):
+        assert after["input"][: len(before["input"])] == before["input"]
+    steps = bodies[-1]["input"]
+    kinds = [s["type"] for s in steps]
+    assert kinds[:2] == ["user_input", "thought"]
+    # every call answered by call_id, parallel results after their calls, in call order
+    calls = [s["id"] for s in steps if s["type"] == "function_call"]
+    results = [s["call_id"] for s in steps if s["type"] == "function_result"]
+    assert calls == results == [f"call_{n:04d}" for n in range(1, 6)]
+    created = next(s for s in steps if s.get("call_id") == "call_0002")
+    assert created["name"] == "defer_execute" and "Crash in a.py" in str(created["result"])
+    searched = next(s for s in steps if s.get("call_id") == "call_0001")
+    assert "github__create_issue" in str(searched["result"])
+    # the thought steps come back whole, signatures unchanged
+    issued = [s for r in fake.requests for s in r.reply["steps"] if s["type"] == "thought"]
+    assert [s for s in steps if s["type"] == "thought"] == issued
+    # the state change is stated at the end of the new user turn
+    last_user = [s for s in second[0].payload["input"] if s["type"] == "user_input"][-1]
+    said = " ".join(c["text"] for c in last_user["content"])
+    assert "Now list the directories." in said and '"b.py"' in said
+    assert len(first) == 3 and len(second) == 2
+    assert chef.notices == ()
+
+
+def test_the_rules_refuse_what_the_api_refuses(catalogs_dir: Path) -> None:
+    chef = _session(catalogs_dir)
+    fake = FakeGeminiInteractions().script(
+        tool_calls(("filesystem__read_text_file", {"path": "a.py"}), reasoning="r")
+    )
+    client = _client(fake)
+    chef.run_tools(
+        chef.ingest(client.interactions.create(**chef.compile(TARGET, model=MODEL).payload))
+    )
+    payload = chef.compile(TARGET, model=MODEL).mutable_payload()
+    steps = payload["input"]
+    thought = next(s for s in steps if s["type"] == "thought")
+    thought["signature"] = "Zm9yZ2Vk"  # forged
+    with pytest.raises(_interactions_errors.BadRequestError) as caught:
+        client.interactions.create(**payload)
+    assert "was not issued" in str(caught.value.body)
+    assert fake.violations[-1].rule == "interactions_signatures_replayed"
+
+
+def _body(*steps: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {"model": MODEL, "input": list(steps), **fields}
+
+
+USER = {"type": "user_input", "content": [{"type": "text", "text": "hi"}]}
+CALL = {"type": "function_call", "id": "c1", "name": "f", "arguments": {}}
+RESULT = {"type": "function_result", "call_id": "c1", "name": "f", "result": "ok"}
+
+
+def test_each_rule_names_its_problem_and_passes_a_valid_body() -> None:
+    good = _body(USER, CALL, RESULT, {**USER})
+    for rule in (
+        interactions_results_paired,
+        interactions_input_homogeneous,
+        interactions_tools_flat,
+        interactions_store_chaining,
+    ):
+        assert list(rule(good, ())) == [], rule.__name__
+    assert "matches no call" in next(
+        iter(interactions_results_paired(_body(USER, {**RESULT, "call_id": "zz"}), ()))
+    )
+    assert "have no function_result" in next(
+        iter(interactions_results_paired(_body(USER, CALL, USER), ()))
+    )
+    assert "answered already" in next(
+        iter(interactions_results_paired(_body(USER, CALL, RESULT, RESULT), ()))
+    )
+    mixed = _body(USER, {"type": "text", "text": "x"})
+    assert "mixes" in next(iter(interactions_input_homogeneous(mixed, ())))
+    decl = {"tools": [{"function_declarations": []}]}
+    assert list(interactions_tools_flat(decl, ()))
+    dup = {"tools": [{"type": "function", "name": "f"}, {"type": "function", "name": "f"}]}
+    assert "duplicate" in next(iter(interactions_tools_flat(dup, ())))
+    chained = _body(USER, previous_interaction_id="v1_9", store=False)
+    assert len(list(interactions_store_chaining(chained, ()))) == 2
+    unsigned = _body(USER, {"type": "thought", "signature": "x"})
+    assert list(interactions_signatures_replayed(unsigned, ()))
+
+
+STEPS: list[dict[str, Any]] = [
+    {"type": "user_input", "content": [{"type": "text", "text": "Weather?"}]},
+    {"type": "thought", "signature": "U0lH", "summary": [{"type": "text", "text": "hm"}]},
+    {
+        "type": "google_search_call",
+        "id": "gs1",
+        "arguments": {"queries": ["paris"]},
+        "signature": "c2c=",
+    },
+    {
+        "type": "google_search_result",
+        "call_id": "gs1",
+        "result": [{"search_suggestions": "<p>paris</p>"}],
+        "signature": "c2Q=",
+    },
+    {
+        "type": "function_call",
+        "id": "c1",
+        "name": "get_weather",
+        "arguments": {"city": "Paris"},
+        "signature": "Zg==",
+    },
+    {"type": "function_call", "id": "c2", "name": "get_time", "arguments": {"tz": "CET"}},
+    {
+        "type": "function_result",
+        "call_id": "c1",
+        "name": "get_weather",
+        "result": [{"type": "text", "text": "21C"}],
+    },
+    {
+        "type": "function_result",
+        "call_id": "c2",
+        "name": "get_time",
+        "result": {"now": "12:00"},
+        "is_error": True,
+    },
+    {"type": "thought", "signature": "U0lHMg=="},
+    {
+        "type": "model_output",
+        "content": [
+            {
+                "type": "text",
+                "text": "Sunny",
+                "annotations": [{"type": "url_citation", "url": "https://w.example"}],
+            },
+            {"type": "image", "data": "aGk=", "mime_type": "image/png"},
+        ],
+    },
+    {
+        "type": "user_input",
+        "content": [
+            {"type": "image", "uri": "gs://b/a.png", "mime_type": "image/png"},
+            {"type": "text", "text": "And this?"},
+        ],
+    },
+]
+
+
+def test_steps_parse_and_render_back_whole_and_in_order() -> None:
+    parsed = from_interactions(STEPS, system_instruction="sys")
+    assert parsed.system == "sys" and parsed.notes[:2] == (
+        "message 2: google_search_call step kept as a gemini-interactions provider part",
+        "message 3: google_search_result step kept as a gemini-interactions provider part",
+    )
+    assert [m.role for m in parsed.messages] == ["user", "assistant", "user", "assistant", "user"]
+    adapter = get_adapter(TARGET)
+    assert adapter.render_messages(parsed.messages) == STEPS
+    call = parsed.messages[1].tool_calls[0]
+    assert (call.id, call.name, json.loads(call.arguments)) == (
+        "c1",
+        "get_weather",
+        {"city": "Paris"},
+    )
+    results = parsed.messages[2].tool_results
+    assert [r.content for r in results] == ["21C", '{"now":"12:00"}'] and results[1].is_error
+    payload = adapter.render_request(
+        system="sys", tools=(), messages=parsed.messages, options=_options()
+    )
+    assert payload["input"] == STEPS
+    # SDK 3.6.1's FunctionCallStep declares no ``signature`` (the research's CONFLICT: some
+    # Google pages and Vertex put one there); its models keep it, and so do we
+    assert sdk_problems(payload) == [
+        "$.input[4]: unknown key 'signature' for FunctionCallStepParam"
+    ]
+
+
+def _options() -> Any:
+    from contextchef.providers import RequestOptions
+
+    return RequestOptions(model=MODEL)
+
+
+def _interaction(status: str, **extra: Any) -> dict[str, Any]:
+    steps = [{"type": "model_output", "content": [{"type": "text", "text": "part"}]}]
+    return {"id": "v1_x", "status": status, "steps": steps, **extra}
+
+
+@pytest.mark.parametrize("status", ["incomplete", "requires_continuation", "budget_exceeded"])
+def test_a_reply_that_ended_early_is_kept_with_a_notice(status: str) -> None:
+    read = read_response(_interaction(status))
+    assert [n.kind for n in read.notices] == ["incomplete"] and read.notices[0].reason == status
+    assert read.turn.messages[0].parts[0].text == "part"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled", "in_progress", "queued"])
+def test_a_failed_interaction_leaves_the_history_unchanged(status: str) -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    fake = FakeGeminiInteractions().script(
+        raw(_interaction(status, errors=[{"code": "quota", "message": "over"}]))
+    )
+    interaction = _client(fake).interactions.create(**chef.compile(TARGET, model=MODEL).payload)
+    before = chef.history
+    with pytest.raises(CorruptHistoryError, match=status):
+        chef.ingest(interaction)
+    assert chef.history == before
+
+
+def test_the_sdk_object_and_its_dict_read_alike() -> None:
+    fake = FakeGeminiInteractions().script(tool_calls(("f", {"a": 1}), ("g", {}), reasoning="why"))
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    obj = _client(fake).interactions.create(**chef.compile(TARGET, model=MODEL).payload)
+    from_obj = read_response(obj)
+    from_dict = read_response(fake.requests[0].reply)
+    adapter = get_adapter(TARGET)
+    rendered = [adapter.render_messages(r.turn.messages) for r in (from_obj, from_dict)]
+    assert rendered[0] == rendered[1] and from_obj.id == from_dict.id == "v1_0001"
+    assert rendered[0] == fake.requests[0].reply["steps"]  # whole, in order
+    assert [p.name for p in from_obj.turn.messages[0].parts if isinstance(p, ToolCall)] == [
+        "f",
+        "g",
+    ]
+
+
+def test_fake_for_the_target_and_a_switch_with_generate_content(catalogs_dir: Path) -> None:
+    """generateContent -> Interactions -> generateContent, one conversation, 0 refusals."""
+    assert isinstance(fake_for(TARGET), FakeGeminiInteractions)
+    ids = Ids()
+    gemini = FakeGemini(ids=ids).script(
+        tool_calls(("filesystem__read_text_file", {"path": "a.py"}), reasoning="look"),
+        text("It crashes on line 3."),
+    )
+    interactions = FakeGeminiInteractions(ids=ids).script(
+        tool_calls(("filesystem__read_text_file", {"path": "b.py"}), reasoning="more"),
+        text("b.py is fine."),
+    )
+    gemini_again = FakeGemini(ids=ids).script(
+        tool_calls(("filesystem__list_directory", {"path": "."})),
+        text("Two files."),
+    )
+    chef = _session(catalogs_dir)
+    for fake, target, ask in (
+        (gemini, "gemini", None),
+        (interactions, TARGET, "And b.py?"),
+        (gemini_again, "gemini", "How many files?"),
+    ):
+        if ask:
+            chef.append(user(ask))
+        client = _client(fake)
+        for _ in range(3):
+            request = chef.compile(target, model=MODEL)
+            if target == TARGET:
+                reply = client.interactions.create(**request.payload)
+            else:
+                reply = client.models.generate_content(**request.payload)
+            if not chef.run_tools(chef.ingest(reply)):
+                break
+    for fake in (gemini, interactions, gemini_again):
+        assert fake.violations == () and fake.pending == 0
+    moved = interactions.requests[0].body["input"]
+    # generateContent's thought parts are not sent to Interactions; its call and result are
+    assert [s["type"] for s in moved] == [
+        "user_input",
+        "function_call",
+        "function_result",
+        "model_output",
+        "user_input",
+    ]
+    assert moved[1]["id"] == moved[2]["call_id"] == "call_0001"
+
+
+def test_a_switch_with_anthropic_and_back(catalogs_dir: Path) -> None:
+    """Anthropic -> Interactions -> Anthropic, with reasoning on both sides: 0 refusals."""
+    ids = Ids()
+    first = FakeAnthropic(ids=ids).script(
+        tool_calls(("filesystem__read_text_file", {"path": "a.py"}), reasoning="look"),
+        text("It crashes on line 3."),
+    )
+    middle = FakeGeminiInteractions(ids=ids).script(
+        tool_calls(("filesystem__read_text_file", {"path": "b.py"}), reasoning="more"),
+        text("b.py is fine."),
+    )
+    last = FakeAnthropic(ids=ids).script(
+        tool_calls(("filesystem__list_directory", {"path": "."}), reasoning="count"),
+        text("Two files."),
+    )
+    chef = _session(catalogs_dir)
+    for fake, target, ask in (
+        (first, "anthropic", None),
+        (middle, TARGET, "And b.py?"),
+        (last, "anthropic", "How many files?"),
+    ):
+        if ask:
+            chef.append(user(ask))
+        if target == TARGET:
+            client: Any = _client(fake)
+            send = client.interactions.create
+        else:
+            http = fake.http_client(httpx_for(anthropic))
+            send = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http).messages.create
+        for _ in range(3):
+            if not chef.run_tools(chef.ingest(send(**chef.compile(target, model="m").payload))):
+                break
+    for fake in (first, middle, last):
+        assert fake.violations == () and fake.pending == 0
+    moved = middle.requests[0].body["input"]
+    # Anthropic's thinking is not sent to Interactions; the calls and results are
+    assert [s["type"] for s in moved] == [
+        "user_input", "function_call", "function_result", "model_output", "user_input"
+    ]  # fmt: skip
+    back = last.requests[0].body["messages"]
+    assert any(
+        b.get("type") == "tool_use" and b["id"] == "call_0001"
+        for m in back
+        if isinstance(m["content"], list)
+        for b in m["content"]
+    )
+
+
+def test_generation_config_merges_the_cap_and_thinking_and_the_api_version_is_the_sdks() -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    thinking = {"generation_config": {"thinking_level": "high", "max_output_tokens": 5}}
+    payload = chef.compile(TARGET, model=MODEL, max_tokens=64, extra=thinking).payload
+    assert payload["generation_config"] == {"thinking_level": "high", "max_output_tokens": 64}
+    assert sdk_problems(payload) == []
+    fake = FakeGeminiInteractions().script(text("hello", reasoning=""))
+    hx = httpx_for(genai)
+    options = types.HttpOptions(api_version="v1beta", httpx_client=fake.http_client(hx))
+    client = genai.Client(api_key="x", http_options=options)
+    chef.ingest(client.interactions.create(**payload))
+    assert fake.requests[0].path == "/v1beta/interactions" and fake.violations == ()
+    assert fake.requests[0].body["generation_config"]["thinking_level"] == "high"
+
+
+def test_an_incomplete_reply_is_ingested_with_a_notice() -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    fake = FakeGeminiInteractions().script(raw(_interaction("incomplete")))
+    chef.ingest(_client(fake).interactions.create(**chef.compile(TARGET, model=MODEL).payload))
+    assert [(n.kind, n.reason) for n in chef.notices] == [("incomplete", "incomplete")]
+    assert chef.history[-1].role == "assistant"
+    chef.append(user("go on"))
+    steps = chef.compile(TARGET, model=MODEL).payload["input"]
+    assert [s["type"] for s in steps] == ["user_input", "model_output", "user_input"]
