@@ -466,3 +466,19 @@ def test_an_incomplete_reply_is_ingested_with_a_notice() -> None:
     chef.append(user("go on"))
     steps = chef.compile(TARGET, model=MODEL).payload["input"]
     assert [s["type"] for s in steps] == ["user_input", "model_output", "user_input"]
+
+
+def test_chaining_needs_an_interaction_that_was_stored() -> None:
+    # store: false keeps nothing server-side: a later request cannot chain to it, while one
+    # created with the default (store: true) can
+    fake = FakeGeminiInteractions().script(text("one"), text("two"), text("three"))
+    client = _client(fake)
+    first = client.interactions.create(model=MODEL, input="hi", store=False)
+    with pytest.raises(_interactions_errors.BadRequestError, match="created with store: false"):
+        client.interactions.create(model=MODEL, input="and?", previous_interaction_id=first.id)
+    stored = client.interactions.create(model=MODEL, input="hi")
+    chained = client.interactions.create(
+        model=MODEL, input="and?", previous_interaction_id=stored.id
+    )
+    assert chained.id != stored.id
+    assert [v.request_index for v in fake.violations] == [1]  # only the chain to store: false

@@ -31,7 +31,8 @@ The rules, from google-genai 3.6.1's request types and Google's Interactions pag
   thought the fake sent with a call is sent back with it while that call is in the
   current turn (after the last ``user_input``);
 * `interactions_store_chaining`: ``previous_interaction_id`` names an interaction this
-  fake returned and is not combined with ``store: false`` (which disables it).
+  fake returned to a request without ``store: false`` (nothing is kept to chain to
+  otherwise), and is not combined with ``store: false`` (which disables it).
 """
 
 from __future__ import annotations
@@ -245,8 +246,13 @@ def interactions_store_chaining(body: _Body, earlier: _Earlier) -> Iterator[str]
     if body.get("store") is False:
         yield "previous_interaction_id cannot be used with store: false"
     known = {r.reply.get("id") for r in earlier if r.status == 200}
+    stored = {
+        r.reply.get("id") for r in earlier if r.status == 200 and r.body.get("store") is not False
+    }
     if previous not in known:
         yield f"previous_interaction_id {str(previous)[:80]!r} names no stored interaction"
+    elif previous not in stored:  # store: false kept nothing server-side to chain to
+        yield f"previous_interaction_id {str(previous)[:80]!r} was created with store: false"
 
 
 INTERACTIONS_RULES: tuple[Check, ...] = (
