@@ -88,10 +88,15 @@ class McpServer:
             when the server speaks it, else the handshake).
         timeout: Seconds one request may take before it becomes an error result.
         connect_timeout: Seconds to start (or reach) the server and finish the handshake.
-        trust_annotations, max_tools, max_listing_bytes, instructions_chars,
-        description_chars: What the session takes from the server: see `McpRules`
-            (`McpServer.rules` gives them as one), the rules every MCP listing goes
-            through, also one a host registers itself (`ContextChef.register_mcp_tools`).
+        trust_annotations: Whether the server's tool annotations (read-only,
+            destructive) are believed; see `McpRules`.
+        max_tools: Most tools one listing may hold; see `McpRules`.
+        max_listing_bytes: Largest listing accepted, in bytes; see `McpRules`.
+        instructions_chars: Server instructions kept, in chars; see `McpRules`.
+        description_chars: One tool description kept, in chars. These five are the
+            rules every MCP listing goes through (`McpServer.rules` gives them as one
+            `McpRules`), also a listing a host registers itself
+            (`ContextChef.register_mcp_tools`).
     """
 
     command: str | None = None
