@@ -163,3 +163,69 @@ def test_thinking_stays_where_the_rule_does_not_apply(history: list[Any]) -> Non
     fake = FakeAnthropic().script(text("ok", reasoning="fine"))
     _send(fake, req.payload, req.headers)
     assert fake.violations == ()
+
+
+def _opus_loop(fake: FakeAnthropic, chef: ContextChef, **options: Any) -> Any:
+    req = chef.compile(
+        "anthropic", model="claude-opus-5-5", extra={"thinking": THINKING}, **options
+    )
+    chef.run_tools(chef.ingest(_send(fake, req.payload, req.headers)))
+    return req
+
+
+def test_thinking_the_session_strips_after_an_edit_is_not_blamed_on_the_store(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Break-it find: after ``set_system_prompt`` mid tool loop on a prefix-check model,
+    the session leaves out the thinking the edit invalidates; the request must go without
+    ``thinking`` (even with ``raise``, which is about a store that lost it), and the log
+    names the edit, not the store."""
+    fake = FakeAnthropic().script(
+        *(tool_calls(("read_file", {"path": p}), reasoning=f"read {p}") for p in "abc"),
+        text("Done.", reasoning="ok"),
+    )
+    chef = ContextChef()
+    chef.register_tools([READ], handlers={"read_file": lambda path="": f"read {path}"})
+    chef.set_system_prompt("Be careful.")
+    chef.append(user("Read a, b and c."))
+    _opus_loop(fake, chef, missing_thinking="raise")
+    _opus_loop(fake, chef, missing_thinking="raise")
+    chef.set_system_prompt("Be terse.")
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        req = _opus_loop(fake, chef, missing_thinking="raise")
+    assert [e.kind for e in req.edits] == ["system"] and req.edits[0].thinking_stripped == 2
+    assert "thinking" not in req.payload and req.dropped == ("thinking",)
+    logged = [r.getMessage() for r in caplog.records if "without 'thinking'" in r.getMessage()]
+    assert len(logged) == 1 and "after an edit" in logged[0]
+    assert "lost before it was stored" not in logged[0]
+    # every stored turn kept its thinking; the turn after the edit brings thinking back
+    assert all(m.parts[0].kind == "reasoning" for m in chef.history if m.role == "assistant")
+    req = _opus_loop(fake, chef, missing_thinking="raise")
+    assert req.payload["thinking"] == THINKING and req.dropped == ()
+    assert fake.violations == () and len(fake.requests) == 4
+
+
+def test_a_turn_stored_without_thinking_after_an_edit_still_raises() -> None:
+    """Only the turns the edit stripped are excused: a later turn the store lost is not."""
+    chef = ContextChef()
+    chef.register_tools([READ], handlers={"read_file": lambda path="": f"read {path}"})
+    fake = FakeAnthropic().script(
+        tool_calls(("read_file", {"path": "a"}), reasoning="a"),
+        tool_calls(("read_file", {"path": "b"}), reasoning="b"),
+    )
+    chef.append(user("Read a."))
+    _opus_loop(fake, chef)
+    chef.set_system_prompt("Be terse.")
+    _opus_loop(fake, chef)  # sent with the new system: its thinking is bound to it
+    call = ToolCall(id="toolu_9", name="read_file", arguments={"path": "c"})
+    chef.append(assistant("Reading c.", tool_calls=[call]))  # a store lost its thinking
+    chef.append(tool_results([ToolResult(call_id="toolu_9", name="read_file", content="c")]))
+    with pytest.raises(MissingThinkingError, match="lost before it was stored") as caught:
+        chef.compile(
+            "anthropic",
+            model="claude-opus-5-5",
+            extra={"thinking": THINKING},
+            missing_thinking="raise",
+        )
+    assert caught.value.message_index == 5
+    assert fake.violations == ()

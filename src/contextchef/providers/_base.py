@@ -187,6 +187,9 @@ class RequestOptions:
             cache TTL where the API takes one (None: the provider's default).
         missing_thinking: Anthropic, thinking on and the last tool turn without its
             thinking: ``drop`` ``thinking`` (logged) or ``raise`` (see its adapter).
+        thinking_stripped: The session itself left out that turn's thinking (an edit of
+            what was sent before it, ``CompiledRequest.edits``): the request goes without
+            ``thinking`` whatever `missing_thinking` says, and the log names the edit.
     """
 
     model: str
@@ -199,6 +202,7 @@ class RequestOptions:
     previous_response: str | None = None
     turn_gap: float | None = None
     missing_thinking: Literal["drop", "raise"] = "drop"
+    thinking_stripped: bool = False
 
 
 class Adapter(Protocol):

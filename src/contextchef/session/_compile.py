@@ -209,7 +209,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
     attached = bool(ir) and ir[-1].role == "user"
     planned, tool_state = _tool_changes(ctx, base, messages, attached=attached)
     wire, entry = _render_new(ctx, base, ir, system_text, planned, attached=attached)
-    sent, payload = _assemble(ctx, base, ir, wire, changes)
+    sent, payload = _assemble(ctx, base, ir, wire, changes, strip)
     edits = _edits(ctx, choice, base, strip)
     request = CompiledRequest(
         target=inp.adapter.profile.target,
@@ -428,6 +428,7 @@ def _assemble(
     ir: tuple[Message, ...],
     wire: list[dict[str, Any]],
     changes: tuple[Change, ...],
+    strip: tuple[int, int] | None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every message entry sent (replayed, then new) and the payload around them."""
     inp, ledger = ctx.inp, ctx.inp.ledger
@@ -441,7 +442,7 @@ def _assemble(
         )
     last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
     _check_turn(inp.state.history, ctx.rules, last_role, changes)
-    options = request_options(inp, ctx.rules, ends_with_user=last_role == "user")
+    options = request_options(inp, ctx.rules, last_role == "user", strip)
     payload = inp.adapter.assemble(
         system=inp.state.system, tools=ctx.prefix.tools, messages=sent, options=options
     )

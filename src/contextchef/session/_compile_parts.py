@@ -258,7 +258,13 @@ def is_deferred(entry: object) -> bool:
     return isinstance(entry, Mapping) and entry.get("defer_loading") is True
 
 
-def request_options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) -> RequestOptions:
+def request_options(
+    inp: CompileInput, rules: ModelRules, ends_with_user: bool, strip: tuple[int, int] | None
+) -> RequestOptions:
+    """The options; `strip`: this request's own thinking cut (history indices), if any."""
+    history = inp.state.history
+    last = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), -1)
+    cuts = (*inp.ledger.strip, *((strip,) if strip else ()))
     return RequestOptions(
         model=inp.model,
         max_tokens=inp.max_tokens,
@@ -270,6 +276,7 @@ def request_options(inp: CompileInput, rules: ModelRules, ends_with_user: bool) 
         previous_response=inp.ledger.response_id,
         turn_gap=inp.turn_gap,
         missing_thinking=inp.missing_thinking,
+        thinking_stripped=any(lo <= last < hi for lo, hi in cuts),
     )
 
 

@@ -599,7 +599,9 @@ class AnthropicAdapter(AdapterDefaults):
             payload.setdefault(key, value)
         if options.diagnose:  # build-with-claude/cache-diagnostics; the host's own wins
             payload.setdefault("diagnostics", {"previous_message_id": options.previous_response})
-        check_tool_turn_thinking(payload, options.missing_thinking)
+        check_tool_turn_thinking(
+            payload, options.missing_thinking, stripped=options.thinking_stripped
+        )
         return payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:

@@ -5,7 +5,10 @@ loop under way to start with its ``thinking`` (or ``redacted_thinking``) block a
 answers 400 otherwise, advising to disable thinking (extended thinking, "Preserving
 thinking blocks": https://platform.claude.com/docs/en/build-with-claude/extended-thinking).
 A store that kept only a turn's text and calls loses that block; `check_tool_turn_thinking`
-follows the API's advice for that request, or raises `MissingThinkingError`.
+follows the API's advice for that request, or raises `MissingThinkingError`. The session
+also leaves a turn's thinking out itself, after an edit of what was sent before it on a
+model with the prefix check (its signature no longer matches); that request always
+follows the API's advice, and the log names the edit instead of the store.
 """
 
 from __future__ import annotations
@@ -63,16 +66,21 @@ def tool_turn_without_thinking(messages: Sequence[Mapping[str, Any]]) -> int | N
     return None if isinstance(first, Mapping) and first.get("type") in _THINKING_BLOCKS else last
 
 
-def check_tool_turn_thinking(payload: dict[str, Any], choice: str) -> None:
+def check_tool_turn_thinking(
+    payload: dict[str, Any], choice: str, *, stripped: bool = False
+) -> None:
     """Apply the rule to an Anthropic `payload` (its ``messages`` and ``thinking``).
 
     Args:
         payload: The request body; its ``thinking`` field is removed when `choice` is
-            ``drop`` and the rule does not hold (a warning is logged).
+            ``drop`` (or `stripped`) and the rule does not hold (a warning is logged).
         choice: ``drop`` or ``raise`` (`RequestOptions.missing_thinking`).
+        stripped: The session left out that turn's thinking itself, after an edit
+            (`RequestOptions.thinking_stripped`): dropped whatever `choice` says.
 
     Raises:
-        MissingThinkingError: `choice` is ``raise`` and the rule does not hold.
+        MissingThinkingError: `choice` is ``raise``, the rule does not hold and the
+            thinking was missing from the history (not `stripped`).
         UsageError: `choice` is neither.
     """
     if choice not in ("drop", "raise"):
@@ -80,14 +88,20 @@ def check_tool_turn_thinking(payload: dict[str, Any], choice: str) -> None:
     if thinking_enabled(payload.get("thinking")):
         index = tool_turn_without_thinking(payload["messages"])
         if index is not None:
-            _without_thinking(payload, index, choice)
+            _without_thinking(payload, index, "edit" if stripped else choice)
 
 
 def _without_thinking(payload: dict[str, Any], index: int, choice: str) -> None:
     """Send this request without ``thinking`` (the API's own advice), or raise."""
+    cause = (
+        ": the session left it out after an edit of what was sent before it (see the "
+        "request's edits), and Anthropic refuses such a turn (400)"
+        if choice == "edit"
+        else " (lost before it was stored?), which Anthropic refuses (400)"
+    )
     why = (
         f"thinking is enabled but the final assistant tool turn (messages[{index}]) has no "
-        "thinking block (lost before it was stored?), which Anthropic refuses (400)"
+        f"thinking block{cause}"
     )
     if choice == "raise":
         raise MissingThinkingError(
