@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -89,6 +90,58 @@ def test_a_tool_loop_opened_by_thinking_is_atomic() -> None:
     thinking = Message(role="assistant", parts=(THINK, call("a")))
     assert cut_points(history(thinking)) == (0, 1, 6, 7)
     assert cut_points(history(assistant(tool_calls=[call("a")]))) == (0, 1, 3, 5, 6, 7)
+
+
+def test_a_thinking_loop_may_be_cut_where_a_step_leads_with_its_own_thinking() -> None:
+    """Interleaved thinking: a step that starts with its thinking block is a safe start."""
+    history = [
+        user("q"),  # 0
+        Message(role="assistant", parts=(THINK, call("a"))),  # 1
+        tool_results([result("a")]),  # 2
+        Message(role="assistant", parts=(THINK, call("b"))),  # 3
+        tool_results([result("b")]),  # 4
+        assistant(tool_calls=[call("c")]),  # 5: no thinking of its own
+        tool_results([result("c")]),  # 6
+        assistant("done"),  # 7
+    ]
+    assert cut_points(history) == (0, 1, 3, 8)
+
+
+def _one_task(steps: int, *, thinking: bool) -> list[Message]:
+    """One user message and a tool loop of `steps` calls, then the final answer."""
+    history = [user("Fix every failing test.")]
+    for i in range(steps):
+        lead = (THINK,) if thinking else ()
+        history.append(Message(role="assistant", parts=(*lead, call(f"c{i}"))))
+        history.append(tool_results([result(f"c{i}")]))
+    return history
+
+
+@pytest.mark.parametrize("thinking", [False, True])
+def test_one_long_task_is_compacted_inside_its_loop(thinking: bool) -> None:
+    """Break-it find: one user message and 20 tool steps compacted nothing, silently."""
+    history = _one_task(20, thinking=thinking)
+    plan = plan_compaction(history, keep_recent_turns=2)
+    assert plan.counted == "steps" and plan.cut == len(history) - 4
+    assert [m.role for m in plan.to_keep] == ["assistant", "user", "assistant", "user"]
+    assert check_pairing(plan.to_keep) == []
+    seen: list[str] = []
+    out = compact(history, summarizer(seen), keep_recent_turns=2)  # type: ignore[arg-type]
+    assert len(seen) == 1 and out.messages[1:] == tuple(history[-4:])
+    assert out.dropped_call_ids == tuple(f"c{i}" for i in range(18))
+    # enough user turns: they are counted, never steps
+    assert plan_compaction(_three_turns(), keep_recent_turns=2).counted == "turns"
+
+
+def test_compact_says_when_it_summarizes_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    history = _three_turns()
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        out = compact(history, summarizer([]), keep_recent_turns=3)  # type: ignore[arg-type]
+    assert out.messages == tuple(history)
+    assert any(
+        "summarized nothing" in r.getMessage() and "keep_recent_turns" in r.getMessage()
+        for r in caplog.records
+    )
 
 
 def test_negative_balance_is_corrupt() -> None:

@@ -42,7 +42,7 @@ def test_a_wrong_type_is_a_usage_error(name: str, call: Callable[[], Any], messa
 def test_session_methods_check_their_arguments() -> None:
     chef = ContextChef()
     chef.set_history([user("hi"), assistant("hello")])
-    with pytest.raises(UsageError, match="keep_recent_turns must be a whole number"):
+    with pytest.raises(UsageError, match=r"keep_recent_turns must be an integer >= 0, got '2'"):
         chef.compact(lambda text: "summary", keep_recent_turns="2")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="offload takes a ToolResult"):
         chef.offload("text")  # type: ignore[arg-type]

@@ -40,6 +40,7 @@ from contextchef.testing import (
     FakeResponses,
     httpx_for,
     text,
+    tool_calls,
 )
 from prefix_check import prefix_problems
 from sdk_check import PROVIDER_ENV
@@ -358,6 +359,39 @@ def test_our_own_compaction_keeps_the_prefix_check(catalogs_dir: Path, maintenan
     # after clear_history nothing is left to strip
     assert (edit.thinking_stripped > 0) == (maintenance != "clear_history")
     assert all(r.edits == () for r in requests[9:])
+
+
+def test_one_long_task_compacts_inside_its_loop_and_keeps_going() -> None:
+    """Break-it find: one user message and a long tool loop on opus with thinking; compact
+    summarized nothing, silently. It now cuts inside the loop (model steps), the next
+    request goes once without thinking (the edit stripped it, logged as such) and every
+    request passes the fake's prefix and thinking rules."""
+    chef = ContextChef()
+    chef.register_tools(
+        [{"name": "grep", "description": "Search.", "input_schema": {"type": "object"}}],
+        handlers={"grep": lambda **_: "hit " * 500},
+    )
+    chef.append(user("Fix every failing test."))
+    fake = FakeAnthropic().script(
+        *(tool_calls(("grep", {"pattern": f"p{i}"}), reasoning=f"step {i}") for i in range(15))
+    )
+    client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    requests: list[CompiledRequest] = []
+    for turn in range(15):
+        if turn == 12:
+            done = chef.compact(lambda text: "Summary: grepped p0-p9.", keep_recent_turns=2)
+            assert done.plan.counted == "steps" and len(chef.history) == 5
+        request = chef.compile("anthropic", model=OPUS, extra={"thinking": THINKING})
+        requests.append(request)
+        reply = client.messages.create(**request.payload, extra_headers=dict(request.headers))
+        chef.run_tools(chef.ingest(reply))
+    client.close()
+    assert fake.violations == ()
+    assert prefix_problems([(r.body, r.reply) for r in fake.requests]) == []
+    assert [e.kind for e in requests[12].edits] == ["history"]
+    assert requests[12].dropped == ("thinking",)
+    assert [r.dropped for r in requests[13:]] == [(), ()]
+    assert all(r.payload["thinking"] == THINKING for r in requests[13:])
 
 
 def test_server_blocks_are_passed_back_untouched() -> None:

@@ -6,14 +6,19 @@ Harness' ``tool-pairing.ts``) must be 0 at ``i``; ``history[i]`` must hold no to
 (Cline: "a tool_result-only user message is never safe"); and ``i`` must not fall inside
 a tool loop whose first assistant message holds a `ReasoningPart` (Anthropic requires that
 thinking block while the loop runs, so such a loop is kept or cut whole, as in
-OpenHands' ``tool_loop_atomicity``). A *tool loop* runs from the assistant message that
+OpenHands' ``tool_loop_atomicity``) unless ``history[i]`` is an assistant message that
+leads with its own `ReasoningPart` (interleaved thinking: the kept part then starts with
+the thinking block the rule asks for). A *tool loop* runs from the assistant message that
 answers a user turn up to the next user turn.
 
 **Compaction** (`compact`) summarizes the oldest slice up to the latest safe cut that keeps
-``keep_recent_turns`` user turns. The summarizer is injected (the library never calls a
-model) and receives the slice rendered as plain text, tool calls and results included as
-readable lines, so the summary request needs no tools (after Roo Code and Cline). The new
-history is one user message wrapping the summary, then the kept messages verbatim.
+``keep_recent_turns`` user turns; when the history holds fewer user turns than that (one
+long task: a single user message and its tool loop) it counts model steps (assistant
+messages) instead, so a long agent loop is compacted inside its loop. The summarizer is injected
+(the library never calls a model) and receives the slice rendered as plain text, tool
+calls and results included as readable lines, so the summary request needs no tools
+(after Roo Code and Cline). The new history is one user message wrapping the summary,
+then the kept messages verbatim.
 
 **Clearing** replaces old tool results with a placeholder while keeping ids and pairing
 (after Anthropic's ``clear_tool_uses_20250919`` and LangChain's ``ClearToolUsesEdit``);
@@ -25,9 +30,10 @@ values; inputs are never mutated.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from contextchef._errors import (
     CorruptHistoryError,
@@ -50,6 +56,8 @@ from contextchef.history._messages import (
     messages_arg,
 )
 from contextchef.history._normalize import Change, HistoryRules, is_user_turn
+
+logger = logging.getLogger("contextchef")
 
 __all__ = [
     "DEFAULT_CLEARED_PLACEHOLDER",
@@ -130,7 +138,11 @@ def _may_start(history: Sequence[Message], i: int, thinking_loop: bool) -> bool:
     head = history[i]
     if head.tool_results:
         return False
-    return not (thinking_loop and not is_user_turn(head))
+    if not thinking_loop or is_user_turn(head):
+        return True
+    return (
+        head.role == "assistant" and bool(head.parts) and isinstance(head.parts[0], ReasoningPart)
+    )
 
 
 # -- compaction ------------------------------------------------------------------------------
@@ -147,22 +159,29 @@ class CompactionPlan:
         cut: The safe index chosen; ``history[:cut]`` is summarized.
         to_summarize: The oldest messages, to be replaced by a summary (may be empty).
         to_keep: The recent messages, kept verbatim.
+        counted: What ``keep_recent_turns`` counted: ``"turns"`` (user turns) or
+            ``"steps"`` (assistant messages, when the history holds fewer user turns).
     """
 
     cut: int
     to_summarize: tuple[Message, ...]
     to_keep: tuple[Message, ...]
+    counted: Literal["turns", "steps"] = "turns"
 
 
 def plan_compaction(history: Sequence[Message], *, keep_recent_turns: int) -> CompactionPlan:
     """Split at the latest safe cut that keeps at least `keep_recent_turns` user turns.
 
-    A user turn is a user message holding more than tool results (`is_user_turn`).
+    A user turn is a user message holding more than tool results (`is_user_turn`). When
+    the history holds fewer user turns than `keep_recent_turns` (one user message and a
+    long tool loop after it), the cut is the latest that keeps `keep_recent_turns` model
+    steps (assistant messages) instead, ``counted="steps"``.
 
     Args:
         history: A normalized history.
-        keep_recent_turns: User turns the kept part must hold (>= 0). With more than the
-            history has, nothing is summarized.
+        keep_recent_turns: User turns (else model steps) the kept part must hold (>= 0).
+            With exactly as many user turns as the history has, or more steps than it
+            has, nothing is summarized.
 
     Raises:
         UsageError: `keep_recent_turns` is negative.
@@ -170,12 +189,31 @@ def plan_compaction(history: Sequence[Message], *, keep_recent_turns: int) -> Co
     """
     history = messages_arg(history)
     _check_count("keep_recent_turns", keep_recent_turns)
-    turns_from = [0] * (len(history) + 1)
-    for i in range(len(history) - 1, -1, -1):
-        turns_from[i] = turns_from[i + 1] + is_user_turn(history[i])
-    ok = [c for c in cut_points(history) if turns_from[c] >= keep_recent_turns]
-    cut = max(ok, default=0)
-    return CompactionPlan(cut=cut, to_summarize=tuple(history[:cut]), to_keep=tuple(history[cut:]))
+    cuts = set(cut_points(history))
+    counted: Literal["turns", "steps"] = "turns"
+    cut = _latest_cut(history, cuts, keep_recent_turns, is_user_turn)
+    if cut == 0 and sum(map(is_user_turn, history)) < keep_recent_turns:
+        counted = "steps"
+        cut = _latest_cut(history, cuts, keep_recent_turns, lambda m: m.role == "assistant")
+    return CompactionPlan(
+        cut=cut,
+        to_summarize=tuple(history[:cut]),
+        to_keep=tuple(history[cut:]),
+        counted=counted if cut else "turns",
+    )
+
+
+def _latest_cut(
+    history: Sequence[Message], cuts: Collection[int], keep: int, counts: Callable[[Message], bool]
+) -> int:
+    """The latest of `cuts` with at least `keep` messages that `counts` after it (else 0)."""
+    after = 0
+    for i in range(len(history), -1, -1):
+        if i < len(history):
+            after += counts(history[i])
+        if after >= keep and i in cuts:
+            return i
+    return 0
 
 
 RESULT_PREVIEW_CHARS = 500
@@ -366,6 +404,14 @@ def compact(
     check_str("search_tool", search_tool)
     plan = plan_compaction(history, keep_recent_turns=keep_recent_turns)
     if not plan.to_summarize:
+        if history:
+            logger.warning(
+                "contextchef: compact summarized nothing: no safe cut point in the %d "
+                "messages keeps %d user turns or model steps after it (a cut never splits "
+                "a call from its result); pass a smaller keep_recent_turns",
+                len(history),
+                keep_recent_turns,
+            )
         return Compacted(messages=tuple(history), summary_text="", plan=plan)
     rendered = _called("render", render, plan.to_summarize)
     if not isinstance(rendered, str):

@@ -992,7 +992,7 @@ class ContextChef:
         `summarize` is your model call (the library never calls one). Deferred tools
         loaded in the summarized part are named in the summary and leave `loaded_tools`;
         loaded skills whose load was summarized stay loaded, and the summary restates
-        their instructions and tools.
+        their instructions and tools; one long task keeps model steps (`plan_compaction`).
 
         Returns:
             The compaction result (``messages`` is the new history).

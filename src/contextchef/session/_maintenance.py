@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from contextchef._errors import UsageError, shown
+from contextchef._errors import UsageError, check_int, shown
 from contextchef._signing import SnapshotKeys, sign, verify
 from contextchef.deferred._groups import LOAD_TOOLKIT
 from contextchef.exposure._policy import Mode
@@ -179,10 +179,7 @@ class Maintenance:
 
     def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
         """Replace old turns with a summary at a safe point; see `ContextChef.compact`."""
-        if not isinstance(keep_recent_turns, int) or isinstance(keep_recent_turns, bool):
-            raise UsageError(
-                f"keep_recent_turns must be a whole number, got {type(keep_recent_turns).__name__}"
-            )
+        check_int("keep_recent_turns", keep_recent_turns)
         done, loaded = compact_history(
             self._state.history,
             self._state.loaded,
