@@ -57,6 +57,7 @@ __all__ = [
     "interrupted_result",
     "is_user_turn",
     "normalize",
+    "unique_call_ids",
 ]
 
 
@@ -162,6 +163,27 @@ def interrupted_result(call: ToolCall) -> ToolResult:
         content=_INTERRUPTED.format(name=call.name, id=call.id),
         is_error=True,
     )
+
+
+def unique_call_ids(message: Message, taken: set[str], turn: int) -> Message:
+    """`message` with each call id that is empty or already in `taken` replaced.
+
+    Some OpenAI-compatible servers send ``""`` or the same id (``call_0``) every turn;
+    kept, the normalizer would drop every later exchange as a duplicate. The new id
+    (``call_<turn>_<n>``) is what the session and the provider see from then on.
+    `taken` gets every call id of the result.
+    """
+    parts: list[Part] = []
+    for k, part in enumerate(message.parts):
+        if isinstance(part, ToolCall) and (not part.id or part.id in taken):
+            n = k
+            while f"call_{turn}_{n}" in taken:
+                n += 1
+            part = replace(part, id=f"call_{turn}_{n}")
+        if isinstance(part, ToolCall):
+            taken.add(part.id)
+        parts.append(part)
+    return replace(message, parts=tuple(parts))
 
 
 def is_user_turn(message: Message) -> bool:

@@ -8,7 +8,6 @@ explicitly (see `contextchef.session._handoff`).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -26,7 +25,8 @@ from contextchef.exposure._restore import (
 )
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
 from contextchef.history._compaction import loaded_tool_names as searched
-from contextchef.history._messages import Message, Part, ToolCall, check_message
+from contextchef.history._messages import ToolCall, check_message
+from contextchef.history._normalize import unique_call_ids
 from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._usage import CacheReport, compared
@@ -94,7 +94,7 @@ class Maintenance:
                 f"response {shown(read.id, 80)} was ingested already (its turn is in the history); "
                 "ingest each response once"
             )
-        messages = tuple(_unique_ids(m, ids, len(history)) for m in read.turn.messages)
+        messages = tuple(unique_call_ids(m, ids, len(history)) for m in read.turn.messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
         self._state.history = history + messages
@@ -214,23 +214,3 @@ class Maintenance:
             keep = handoff_keep_turns(state.history)
             self.compact(self.handoff.summarize, keep_recent_turns=keep)
             state.new_context_pending = False
-
-
-def _unique_ids(message: Message, taken: set[str], turn: int) -> Message:
-    """`message` with each call id that is empty or already used in the session replaced.
-
-    Some OpenAI-compatible servers send ``""`` or the same id (``call_0``) every turn;
-    kept, the normalizer would drop every later exchange as a duplicate. The new id
-    (``call_<turn>_<n>``) is what the session and the provider see from then on.
-    """
-    parts: list[Part] = []
-    for k, part in enumerate(message.parts):
-        if isinstance(part, ToolCall) and (not part.id or part.id in taken):
-            n = k
-            while f"call_{turn}_{n}" in taken:
-                n += 1
-            part = dataclasses.replace(part, id=f"call_{turn}_{n}")
-        if isinstance(part, ToolCall):
-            taken.add(part.id)
-        parts.append(part)
-    return dataclasses.replace(message, parts=tuple(parts))
