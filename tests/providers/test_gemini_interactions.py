@@ -482,3 +482,134 @@ def test_chaining_needs_an_interaction_that_was_stored() -> None:
     )
     assert chained.id != stored.id
     assert [v.request_index for v in fake.violations] == [1]  # only the chain to store: false
+
+
+def _stateful_script() -> tuple[Any, ...]:
+    issue = {"owner": "acme", "repo": "app", "title": "Crash in a.py"}
+    return (
+        tool_calls(("tool_search", {"tool_names": ["github__create_issue"]}), reasoning="find"),
+        tool_calls(
+            ("defer_execute", {"tool_name": "github__create_issue", "params": issue}),
+            ("filesystem__read_text_file", {"path": "a.py"}),
+            reasoning="",
+        ),
+        text("Filed the issue.", reasoning="done"),
+        tool_calls(("filesystem__list_directory", {"path": "."}), reasoning="list"),
+        text("Listed."),
+    )
+
+
+def _run(catalogs: Path, extra: dict[str, Any]) -> tuple[Any, list[Any], ContextChef]:
+    chef = _session(catalogs)
+    chef.set_dynamic_state(Workspace(branch="main", open_files=["a.py"]))
+    fake = FakeGeminiInteractions().script(*_stateful_script())
+    client = _client(fake)
+    requests = []
+    for turn in range(6):
+        if turn == 3:
+            chef.append(user("Now list the directories."))
+            chef.set_dynamic_state(Workspace(branch="fix", open_files=["a.py", "b.py"]))
+        request = chef.compile(TARGET, model=MODEL, max_tokens=1024, extra=extra)
+        assert sdk_problems(request.payload) == []
+        requests.append(request)
+        chef.run_tools(chef.ingest(client.interactions.create(**request.payload)))
+        if turn == 4:
+            break
+    return fake, requests, chef
+
+
+def test_stateful_mode_sends_only_the_new_steps_chained_to_the_last_answer(
+    catalogs_dir: Path,
+) -> None:
+    """Issue 26 item 2: ``store: True`` chains by ``previous_interaction_id``; the ledger
+    keeps the whole record, the same as a stateless session's."""
+    fake, requests, _ = _run(catalogs_dir, {"store": True})
+    stateless_fake, stateless, _ = _run(catalogs_dir, {})
+    assert fake.violations == () and stateless_fake.violations == ()
+    bodies = [r.body for r in fake.requests]
+    replies = [r.reply["id"] for r in fake.requests]
+    assert "previous_interaction_id" not in bodies[0]
+    assert [b["previous_interaction_id"] for b in bodies[1:]] == replies[:-1]
+    # only new client steps are sent: results, then the next user turn
+    assert [[s["type"] for s in b["input"]] for b in bodies[1:]] == [
+        ["function_result"],
+        ["function_result", "function_result"],
+        ["user_input"],
+        ["function_result"],
+    ]
+    # interaction-scoped fields resent, byte-identical
+    for key in ("system_instruction", "tools", "generation_config"):
+        assert len({canonical_dumps(b[key]) for b in bodies}) == 1, key
+    # the record is the stateless session's, request for request
+    assert [r.segments["messages"] for r in requests] == [r.segments["messages"] for r in stateless]
+    assert [b["input"] for b in (r.body for r in stateless_fake.requests)][-1] == json.loads(
+        requests[-1].segments["messages"]
+    )
+    # the chain carries the whole conversation: its steps, in order, equal the record
+    held = [
+        s
+        for b, r in zip(bodies, fake.requests, strict=True)
+        for s in (*b["input"], *r.reply["steps"])
+    ]
+    assert held[: len(json.loads(requests[-1].segments["messages"]))] == json.loads(
+        requests[-1].segments["messages"]
+    )
+
+
+def test_stateful_mode_sends_everything_again_where_no_chain_holds(catalogs_dir: Path) -> None:
+    """A retry (nothing ingested), a switch to stateless and a restored session send the
+    whole record; the chain resumes after the next answer."""
+    fake, _, chef = _run(catalogs_dir, {"store": True})
+    chef.append(user("And the tests?"))
+    again = chef.compile(TARGET, model=MODEL, max_tokens=1024, extra={"store": True})
+    assert again.payload["previous_interaction_id"] == fake.requests[-1].reply["id"]
+    retry = chef.compile(TARGET, model=MODEL, max_tokens=1024, extra={"store": True})
+    assert "previous_interaction_id" not in retry.payload  # not answered: no chain to extend
+    assert retry.payload["input"] == json.loads(retry.segments["messages"])
+    stateless = chef.compile(TARGET, model=MODEL, max_tokens=1024)
+    assert (
+        stateless.payload["store"] is False and "previous_interaction_id" not in stateless.payload
+    )
+    assert stateless.payload["input"] == json.loads(stateless.segments["messages"])
+    fake.script(text("Tests pass."), text("Bye."))
+    client = _client(fake)
+    chef.ingest(client.interactions.create(**stateless.payload))
+    # the last request was not stored: the next one cannot chain to its answer
+    chef.append(user("Thanks."))
+    after = chef.compile(TARGET, model=MODEL, max_tokens=1024, extra={"store": True})
+    assert "previous_interaction_id" not in after.payload
+    restored = _session(catalogs_dir)
+    restored.restore(chef.snapshot(), allow_unsigned=True)
+    first = restored.compile(TARGET, model=MODEL, max_tokens=1024, extra={"store": True})
+    assert "previous_interaction_id" not in first.payload
+    client.interactions.create(**first.payload)
+    assert fake.violations == ()
+
+
+def test_the_fake_refuses_a_chained_request_that_resends_history_or_drops_config() -> None:
+    fake = FakeGeminiInteractions().script(
+        tool_calls(("read", {"path": "a"}), reasoning="r"), text("ok"), text("ok")
+    )
+    client = _client(fake)
+    tools = [{"type": "function", "name": "read", "parameters": {"type": "object"}}]
+    first = client.interactions.create(model=MODEL, input="read a", tools=tools)
+    call = next(
+        s
+        for s in first.model_dump(mode="json", exclude_none=True)["steps"]
+        if s["type"] == "function_call"
+    )
+    result = {"type": "function_result", "call_id": call["id"], "name": "read", "result": "a"}
+    with pytest.raises(_interactions_errors.BadRequestError, match="interaction-scoped"):
+        client.interactions.create(model=MODEL, input=[result], previous_interaction_id=first.id)
+    with pytest.raises(_interactions_errors.BadRequestError, match="holds already"):
+        client.interactions.create(
+            model=MODEL, input=[call, result], tools=tools, previous_interaction_id=first.id
+        )
+    client.interactions.create(
+        model=MODEL, input=[result], tools=tools, previous_interaction_id=first.id
+    )
+    assert [(v.request_index, v.rule) for v in fake.violations] == [
+        (1, "interactions_config_resent"),
+        (2, "interactions_signatures_replayed"),  # a call of the turn without its thought
+        (2, "interactions_chain_new_steps_only"),
+    ]

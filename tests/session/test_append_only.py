@@ -36,6 +36,7 @@ from contextchef.session._request import CompiledRequest
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
+    FakeGeminiInteractions,
     FakeOpenAIChat,
     FakeResponses,
     httpx_for,
@@ -131,12 +132,21 @@ def _genai(fake: FakeGemini) -> genai.Client:
     )
 
 
-@pytest.mark.parametrize("target", ["openai", "deepseek", "responses", "gemini"])
+@pytest.mark.parametrize(
+    "target", ["openai", "deepseek", "responses", "gemini", "gemini-interactions", "stateful"]
+)
 def test_the_same_session_on_other_targets(catalogs_dir: Path, target: str) -> None:
     chef = build(catalogs_dir)
-    if target == "gemini":
-        fake: Any = FakeGemini().script(*script(False))
+    extra: dict[str, Any] = {}
+    if target in ("gemini-interactions", "stateful"):  # Interactions, stateless and chained
+        fake: Any = FakeGeminiInteractions().script(*script(False))
         client: Any = _genai(fake)
+        create = client.interactions.create
+        extra = {"store": True} if target == "stateful" else {}
+        target = "gemini-interactions"
+    elif target == "gemini":
+        fake = FakeGemini().script(*script(False))
+        client = _genai(fake)
         create = client.models.generate_content
     elif target == "responses":
         fake = FakeResponses().script(*script(False))
@@ -151,13 +161,16 @@ def test_the_same_session_on_other_targets(catalogs_dir: Path, target: str) -> N
         return create(**request.payload)
 
     def compile_one(c: ContextChef) -> CompiledRequest:
-        return c.compile(target, model="model-x")
+        return c.compile(target, model="model-x", extra=extra)
 
     requests = list(drive(chef, fake, send, compile_one))
     client.close()
     assert fake.violations == ()
     assert len(requests) == TURNS
     _check_append_only(requests)
+    if extra:  # every request after the first was chained to the answer before it
+        ids = [r.reply["id"] for r in fake.requests]
+        assert [r.body.get("previous_interaction_id") for r in fake.requests] == [None, *ids[:-1]]
 
 
 # -- the ledger's rules, one at a time ----------------------------------------------------

@@ -190,6 +190,11 @@ class RequestOptions:
         thinking_stripped: The session itself left out that turn's thinking (an edit of
             what was sent before it, ``CompiledRequest.edits``): the request goes without
             ``thinking`` whatever `missing_thinking` says, and the log names the edit.
+        held: How many leading `messages` entries the provider already holds under
+            `previous_response`: the last request's, when it was kept server-side
+            (`Adapter.keeps_state`) and `previous_response` answered it with nothing
+            sent since (None: no such chain; everything is sent). The model's answer
+            follows them in `messages`, and is held too.
     """
 
     model: str
@@ -203,6 +208,7 @@ class RequestOptions:
     turn_gap: float | None = None
     missing_thinking: Literal["drop", "raise"] = "drop"
     thinking_stripped: bool = False
+    held: int | None = None
 
 
 class Adapter(Protocol):
@@ -366,6 +372,13 @@ class Adapter(Protocol):
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Names of tools the provider's own tool search revealed in `messages`."""
 
+    def keeps_state(self, payload: Mapping[str, Any]) -> bool:
+        """Whether the provider keeps this request and its answer for the next to chain to.
+
+        True makes the next compile pass `RequestOptions.held`, so the adapter may send
+        only what is new (Interactions ``store`` with ``previous_interaction_id``).
+        """
+
     def fit_references(
         self,
         messages: Sequence[Message],
@@ -444,6 +457,10 @@ class AdapterDefaults:
     ) -> int | None:
         """None: no explicit breakpoints in recorded entries."""
         return None
+
+    def keeps_state(self, payload: Mapping[str, Any]) -> bool:
+        """False: every request is sent whole."""
+        return False
 
     def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
         """Read through the `WireReader` of this adapter's `Profile.wire`."""

@@ -188,12 +188,15 @@ class SentRequest:
         turn_gap: The host's expected seconds between requests (``compile(turn_gap=)``),
             or None.
         rules: The model's cache rules (`Adapter.cache_rules`): its cache lifetimes.
+        kept: The provider keeps the request and its answer to chain to
+            (`Adapter.keeps_state`).
     """
 
     model: str = ""
     edits: Sequence[EditLike] = ()
     turn_gap: float | None = None
     rules: CacheRules = field(default_factory=CacheRules)
+    kept: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -442,7 +442,8 @@ def _assemble(
         )
     last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
     _check_turn(inp.state.history, ctx.rules, last_role, changes)
-    options = request_options(inp, ctx.rules, last_role == "user", strip)
+    held = base.wire if base is ledger.pending and ledger.answered and ledger.sent.kept else None
+    options = request_options(inp, ctx.rules, last_role == "user", strip, held)
     payload = inp.adapter.assemble(
         system=inp.state.system, tools=ctx.prefix.tools, messages=sent, options=options
     )

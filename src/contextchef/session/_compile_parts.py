@@ -259,9 +259,13 @@ def is_deferred(entry: object) -> bool:
 
 
 def request_options(
-    inp: CompileInput, rules: ModelRules, ends_with_user: bool, strip: tuple[int, int] | None
+    inp: CompileInput,
+    rules: ModelRules,
+    ends_with_user: bool,
+    strip: tuple[int, int] | None,
+    held: int | None,
 ) -> RequestOptions:
-    """The options; `strip`: this request's own thinking cut (history indices), if any."""
+    """`strip`: this request's own thinking cut (history indices); `held`: see its option."""
     history = inp.state.history
     last = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), -1)
     cuts = (*inp.ledger.strip, *((strip,) if strip else ()))
@@ -277,6 +281,7 @@ def request_options(
         turn_gap=inp.turn_gap,
         missing_thinking=inp.missing_thinking,
         thinking_stripped=any(lo <= last < hi for lo, hi in cuts),
+        held=held,
     )
 
 

@@ -137,7 +137,10 @@ class Compiler:
         undo = ledger.copy() if result.edits else None
         step.apply(ledger)
         ledger.undo = undo  # until answered, an edit can be undone
-        ledger.sent = SentRequest(model=model, edits=result.edits, turn_gap=gap, rules=rules)
+        kept = adapter.keeps_state(result.payload)
+        ledger.sent = SentRequest(
+            model=model, edits=result.edits, turn_gap=gap, rules=rules, kept=kept
+        )
         self._state.ledgers[target] = ledger
         for edit in result.edits:
             logger.warning("contextchef: %s: %s", target, edit.detail)

@@ -32,12 +32,23 @@ The rules, from google-genai 3.6.1's request types and Google's Interactions pag
   current turn (after the last ``user_input``);
 * `interactions_store_chaining`: ``previous_interaction_id`` names an interaction this
   fake returned to a request without ``store: false`` (nothing is kept to chain to
-  otherwise), and is not combined with ``store: false`` (which disables it).
+  otherwise), and is not combined with ``store: false`` (which disables it);
+* `interactions_chain_new_steps_only`: a chained request's ``input`` holds only new
+  steps (the server holds the chain's inputs and outputs, the research's §1.3): none
+  the chain holds already (the same step, or a call id or thought signature it holds),
+  which the model would see twice;
+* `interactions_config_resent`: a chained request sends again the ``system_instruction``,
+  ``tools`` and ``generation_config`` of the request it chains to (they are
+  interaction-scoped; ``previous_interaction_id`` carries the history only, §1.3).
+
+Pairing is checked over the whole conversation: the chained interactions' steps (their
+inputs and outputs, as this fake kept them) and then the request's ``input``.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -51,6 +62,8 @@ from contextchef.testing._search import no_provider_search
 __all__ = [
     "INTERACTIONS_RULES",
     "FakeGeminiInteractions",
+    "interactions_chain_new_steps_only",
+    "interactions_config_resent",
     "interactions_fields_known",
     "interactions_input_homogeneous",
     "interactions_reply",
@@ -170,13 +183,37 @@ def interactions_input_homogeneous(body: _Body, earlier: _Earlier) -> Iterator[s
         yield "input: mixes content blocks and steps; send a list of steps only"
 
 
+def _chained(body: _Body, earlier: _Earlier) -> RecordedRequest | None:
+    """The stored request whose interaction `body` chains to (None: not chained)."""
+    previous = body.get("previous_interaction_id")
+    if not isinstance(previous, str):
+        return None
+    for request in earlier:
+        if request.status == 200 and request.reply.get("id") == previous:
+            return request
+    return None
+
+
+def _held(body: _Body, earlier: _Earlier) -> list[dict[str, Any]]:
+    """Every step the server holds for `body`'s chain: inputs and outputs, oldest first."""
+    chain: list[RecordedRequest] = []
+    request = _chained(body, earlier)
+    while request is not None and len(chain) < len(earlier):
+        chain.append(request)
+        request = _chained(request.body, earlier)
+    held: list[dict[str, Any]] = []
+    for request in reversed(chain):
+        held += [s for _, s in _steps(request.body)]
+        held += [s for s in request.reply.get("steps") or () if isinstance(s, dict)]
+    return held
+
+
 def interactions_results_paired(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """Each ``function_result`` answers, by ``call_id``, one open ``function_call``."""
     open_calls: dict[str, int] = {}
     answered: set[str] = set()
-    if isinstance(body.get("previous_interaction_id"), str):
-        open_calls |= {c: -1 for c in _calls_of(body["previous_interaction_id"], earlier)}
-    for i, step in _steps(body):
+    held = [(-1, step) for step in _held(body, earlier)]
+    for i, step in [*held, *_steps(body)]:
         kind = step.get("type")
         if kind == "function_call":
             open_calls[str(step.get("id"))] = i
@@ -207,14 +244,6 @@ def _issued(earlier: _Earlier) -> tuple[set[str], dict[str, str]]:
             elif step.get("type") == "function_call" and signature is not None:
                 with_call[str(step.get("id"))] = str(signature)
     return signatures, with_call
-
-
-def _calls_of(interaction_id: str, earlier: _Earlier) -> list[str]:
-    for request in earlier:
-        if request.status == 200 and request.reply.get("id") == interaction_id:
-            steps = request.reply.get("steps") or []
-            return [str(s.get("id")) for s in steps if s.get("type") == "function_call"]
-    return []
 
 
 def interactions_signatures_replayed(body: _Body, earlier: _Earlier) -> Iterator[str]:
@@ -255,6 +284,44 @@ def interactions_store_chaining(body: _Body, earlier: _Earlier) -> Iterator[str]
         yield f"previous_interaction_id {str(previous)[:80]!r} was created with store: false"
 
 
+def _marks(step: Mapping[str, Any]) -> set[str]:
+    """What identifies a step the model made: its call id, its signature, its JSON."""
+    marks = {json.dumps(step, sort_keys=True)}
+    if step.get("type") == "function_call" and step.get("id"):
+        marks.add(f"call:{step['id']}")
+    if step.get("signature"):
+        marks.add(f"signature:{step['signature']}")
+    return marks
+
+
+def interactions_chain_new_steps_only(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A chained ``input`` holds no step the chain holds already."""
+    if _chained(body, earlier) is None:
+        return
+    held = {m for step in _held(body, earlier) for m in _marks(step)}
+    for i, step in _steps(body):
+        if step.get("type") not in ("user_input", "function_result") and _marks(step) & held:
+            yield (
+                f"input[{i}]: a {step.get('type')!r} step the chained interaction holds "
+                "already (previous_interaction_id carries the conversation): send only "
+                "the steps after it"
+            )
+
+
+def interactions_config_resent(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """The chained-to request's interaction-scoped fields are sent again."""
+    chained = _chained(body, earlier)
+    if chained is None:
+        return
+    for key in ("system_instruction", "tools", "generation_config"):
+        if key in chained.body and key not in body:
+            yield (
+                f"{key}: sent with interaction {body['previous_interaction_id']!r} but not "
+                "with this request chained to it; it is interaction-scoped (not carried by "
+                "previous_interaction_id): send it on every request"
+            )
+
+
 INTERACTIONS_RULES: tuple[Check, ...] = (
     interactions_required_fields,
     interactions_fields_known,
@@ -264,6 +331,8 @@ INTERACTIONS_RULES: tuple[Check, ...] = (
     interactions_results_paired,
     interactions_signatures_replayed,
     interactions_store_chaining,
+    interactions_chain_new_steps_only,
+    interactions_config_resent,
 )
 """The rules `FakeGeminiInteractions` enforces by default."""
 

@@ -17,10 +17,18 @@ https://ai.google.dev/gemini-api/docs/interactions; sources and conflicts in
   server-tool steps are replayed whole, in order, exactly as returned (their
   ``signature`` fields are opaque); results are top-level ``function_result`` steps
   paired to their call by ``call_id``;
-* stateless mode: every request sends the whole history from the session's ledger with
-  ``store: false`` (the host may set ``store`` through ``extra``); ``system_instruction``,
-  ``tools`` and ``generation_config`` are interaction-scoped and sent on every request
-  (the research's §1.3), byte-identical while the session's tools do not change.
+* stateless mode (the default): every request sends the whole history from the
+  session's ledger with ``store: false``;
+* stateful mode (``extra={"store": True}``): the server keeps each interaction (inputs
+  and outputs; paid tier 55 days, free tier 1 day), and a request that extends the last
+  one answered sends ``previous_interaction_id`` (that answer's id) and only the new
+  steps after it (the function results, the next ``user_input``); the session's ledger
+  keeps the whole record, so a retry, an edit, a restore or a switch to another target
+  sends everything again (state is on by default, ``store`` true:
+  ai.google.dev/gemini-api/docs/migrate-to-interactions; research §1.2, §1.3, §7.2);
+* either way ``system_instruction``, ``tools`` and ``generation_config`` are
+  interaction-scoped (the server carries the conversation history only; research §1.3)
+  and sent on every request, byte-identical while the session's tools do not change.
 
 How each IR part is rendered:
 
@@ -197,7 +205,11 @@ def _steps(message: Message, names: Mapping[str, str]) -> list[dict[str, Any]]:
 
 
 class GeminiInteractionsAdapter(AdapterDefaults):
-    """IR -> google-genai ``client.interactions.create`` keyword arguments (stateless)."""
+    """IR -> google-genai ``client.interactions.create`` keyword arguments.
+
+    Stateless by default; stateful (chained by ``previous_interaction_id``) when the host
+    passes ``extra={"store": True}`` (see the module docstring for the trade-off).
+    """
 
     profile = Profile(
         target=FORMAT,
@@ -289,6 +301,10 @@ class GeminiInteractionsAdapter(AdapterDefaults):
 
         ``options.max_tokens`` goes in ``generation_config.max_output_tokens``; a
         ``generation_config`` in ``extra`` is merged under it (its other keys kept).
+        With ``store`` true and `RequestOptions.held` set, ``input`` is only the steps
+        after the held ones and the model's answer (the steps the server returned:
+        everything before the first ``user_input`` / ``function_result``), and
+        ``previous_interaction_id`` is `RequestOptions.previous_response`.
         """
         payload: dict[str, Any] = {"model": options.model}
         if system:
@@ -304,12 +320,44 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         for key, value in options.extra.items():
             payload.setdefault(key, value)
         payload.setdefault("store", False)
+        if payload["store"] is not False and options.held is not None:
+            _chain(payload, messages, options)
         return payload
 
+    def keeps_state(self, payload: Mapping[str, Any]) -> bool:
+        """Whether the server keeps the interaction: ``store`` not false (research §1.2)."""
+        return payload.get("store", True) is not False
+
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
-        """system_instruction / tools / input as canonical JSON."""
+        """system_instruction / tools / input as canonical JSON.
+
+        A chained ``input`` holds the new steps only; the session's own segments
+        (`CompiledRequest.segments`) are the whole record.
+        """
         return {
             "system": dumps_segment(payload.get("system_instruction")),
             "tools": dumps_segment(payload.get("tools")),
             "messages": dumps_segment(payload.get("input")),
         }
+
+
+_SENT_BY_CLIENT = frozenset({"user_input", "function_result"})
+"""Step types the client sends; every other step is one the server returned."""
+
+
+def _chain(
+    payload: dict[str, Any], messages: Sequence[Mapping[str, Any]], options: RequestOptions
+) -> None:
+    """Send only what follows the held steps and the answer, chained to that answer."""
+    if options.previous_response is None or options.held is None:
+        return
+    new = messages[options.held :]
+    start = next((i for i, s in enumerate(new) if s.get("type") in _SENT_BY_CLIENT), len(new))
+    chained: dict[str, Any] = {}
+    for key, value in payload.items():
+        if key == "input":
+            chained["previous_interaction_id"] = options.previous_response
+            value = list(new[start:])
+        chained[key] = value
+    payload.clear()
+    payload.update(chained)
