@@ -20,8 +20,9 @@ result, not by crashing the agent loop)::
     │   ├── SnapshotMismatchError       a snapshot does not fit this session (tools,
     │   │                               toolkits, skills, mode or version); a malformed
     │   │                               snapshot is a plain UsageError naming the field
-    │   ├── SnapshotSignatureError      a snapshot's signature is missing, made with an
-    │   │                               unknown key, or does not match (it was altered)
+    │   ├── SnapshotSignatureError      a snapshot's signature is missing, malformed, of
+    │   │                               another algorithm, made with an unknown key, or
+    │   │                               does not match (it was altered)
     │   ├── TemplateError               a description template cannot be rendered
     │   │   └── NondeterminismError     it used time, random, uuid, env, fs, exec or http
     │   ├── MissingExtraError           an optional extra (e.g. ``semantic``) is not installed
@@ -385,10 +386,14 @@ class SnapshotSignatureError(UsageError):
 
     Attributes:
         problem: What failed: ``"missing"`` (no signature where one is required),
-            ``"unknown_key"`` (signed with a key id the host did not give),
-            ``"mismatch"`` (the content or the signature was altered), ``"session"``
-            (signed for another session id), or ``"no_keys"`` (restore got no keys and
-            the host did not allow unsigned input).
+            ``"malformed"`` (a ``signature`` field of another shape: not an object, a
+            field missing, extra or of the wrong type, a mac that is not 64 lowercase
+            hex digits), ``"unsupported_algorithm"`` (an algorithm other than
+            HMAC-SHA256), ``"unknown_key"`` (signed with a key id the host did not
+            give), ``"mismatch"`` (the content or the signature was altered),
+            ``"session"`` (signed for another session id), or ``"no_keys"`` (no keys
+            where a signature must be checked: restore got none and the host did not
+            allow unsigned input, or a store built without keys holds a signed session).
         key_id: The key id the snapshot names, if any.
     """
 

@@ -11,9 +11,11 @@ a secret key signs what it writes (`sign`) and checks what it reads (`verify`):
 * the ``signature`` field records ``{"algorithm": "HMAC-SHA256", "key_id": ..., "mac":
   ..., "session_id": ...}``; the key itself never leaves the host;
 * `verify` compares in constant time (`hmac.compare_digest`) and names what failed: no
-  signature, a key id the host did not give, a MAC that does not match, or a session id
-  other than the one the caller names (a snapshot signed for a session restores only
-  with that id; one signed without an id only without one);
+  signature, one of another shape (a field missing, extra or of the wrong type, a mac
+  that is not 64 hex digits), an algorithm other than HMAC-SHA256, a key id the host did
+  not give, a MAC that does not match, or a session id other than the one the caller
+  names (a snapshot signed for a session restores only with that id; one signed without
+  an id only without one);
 * a signature that is present is always checked: ``allow_unsigned`` admits only a
   snapshot with no ``signature`` field at all.
 
@@ -36,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +56,8 @@ __all__ = [
 SIGNATURE = "signature"
 """The snapshot field that holds the signature."""
 ALGORITHM = "HMAC-SHA256"
+_HEX_MAC = re.compile(r"[0-9a-f]{64}")
+"""A mac as `sign` writes it: HMAC-SHA256's hex digest."""
 MIN_KEY_BYTES = 16
 """Shortest key accepted, in bytes (32 random bytes, ``secrets.token_bytes(32)``, is right)."""
 
@@ -222,7 +227,11 @@ def verify(
         SnapshotSignatureError: No keys for a signed snapshot, or for an unsigned one
             without the opt-in (``no_keys``); no signature (``missing``); an unknown key
             id (``unknown_key``); altered content or signature (``mismatch``); a session
-            id other than the one it was signed for, or none (``session``).
+            id other than the one it was signed for, or none (``session``); a
+            ``signature`` that is not an object of ``algorithm``, ``key_id``, ``mac`` (64
+            lowercase hex digits) and optionally ``session_id``, each of its type
+            (``malformed``); an algorithm other than HMAC-SHA256
+            (``unsupported_algorithm``).
         UsageError: `keys` is not a `SnapshotKeys`, `allow_unsigned` is not a bool,
             `session_id` is not None or a non-empty str, or the snapshot is not plain JSON.
     """
@@ -244,25 +253,41 @@ def verify(
             problem="no_keys",
         )
     signature = snapshot.get(SIGNATURE)
-    if not isinstance(signature, Mapping) or not isinstance(signature.get("mac"), str):
+    if signature is None:
         raise SnapshotSignatureError(
             f"the snapshot carries no signature (field {SIGNATURE!r}); it was not written by a "
             "session or store holding your keys, or the signature was removed",
             problem="missing",
         )
-    key_id = signature.get("key_id")
-    secret = keys._secret(key_id) if isinstance(key_id, str) else None
-    if secret is None or signature.get("algorithm") != ALGORITHM:
+    malformed = _malformed(signature)
+    if malformed:
         raise SnapshotSignatureError(
-            f"the snapshot is signed with key id {shown(key_id, 40)} "
-            f"({shown(signature.get('algorithm'), 40)}), not one of the keys given "
-            f"{list(keys.ids)} ({ALGORITHM})",
+            f"the snapshot's signature is malformed: {malformed}; it was not written by "
+            "contextchef, or it was altered",
+            problem="malformed",
+            key_id=_key_id(signature),
+        )
+    assert isinstance(signature, Mapping)
+    key_id = signature["key_id"]
+    if signature["algorithm"] != ALGORITHM:
+        raise SnapshotSignatureError(
+            f"the snapshot's signature uses algorithm {shown(signature['algorithm'], 40)}, "
+            f"which this version does not support: it checks {ALGORITHM} only",
+            problem="unsupported_algorithm",
+            key_id=key_id,
+        )
+    secret = keys._secret(key_id)
+    if secret is None:
+        raise SnapshotSignatureError(
+            f"the snapshot is signed with key id {shown(key_id, 40)}, not one of the keys "
+            f"given {list(keys.ids)}: pass SnapshotKeys holding that key (keep an old key "
+            "until every snapshot signed with it was rewritten)",
             problem="unknown_key",
-            key_id=key_id if isinstance(key_id, str) else None,
+            key_id=key_id,
         )
     header = {k: v for k, v in signature.items() if k != "mac"}
     made = _mac(secret, header, _body(snapshot)).encode()
-    if not hmac.compare_digest(made, signature["mac"].encode("utf-8", "surrogatepass")):
+    if not hmac.compare_digest(made, signature["mac"].encode("ascii")):
         raise SnapshotSignatureError(
             f"the snapshot's signature (key id {key_id!r}) does not match its content: the "
             "snapshot or its signature was altered after it was signed",
@@ -272,3 +297,43 @@ def verify(
     if header.get("session_id") != session_id:
         raise _session_error(header.get("session_id"), session_id, key_id)
     return True
+
+
+_FIELDS = ("algorithm", "key_id", "mac", "session_id")
+"""The fields of a signature `sign` writes (``session_id`` only when bound to one)."""
+
+
+def _key_id(signature: object) -> str | None:
+    key_id = signature.get("key_id") if isinstance(signature, Mapping) else None
+    return key_id if isinstance(key_id, str) else None
+
+
+def _malformed(signature: object) -> str:
+    """What is wrong with the shape of a ``signature`` field, or ``""`` (see `sign`)."""
+    if not isinstance(signature, Mapping):
+        return (
+            f"field {SIGNATURE!r} is {shown(signature, 60)} (a {type(signature).__name__}), "
+            f"not an object of {list(_FIELDS)}"
+        )
+    extra = sorted(shown(k, 40) for k in signature if k not in _FIELDS)
+    if extra:
+        return f"it holds {', '.join(extra)}; a signature holds only {list(_FIELDS)}"
+    for field in _FIELDS[:3]:
+        if field not in signature:
+            return f"it has no {field!r}"
+    algorithm, key_id, mac = signature["algorithm"], signature["key_id"], signature["mac"]
+    if not isinstance(algorithm, str):
+        return f"'algorithm' is {shown(algorithm, 40)}, not a string such as {ALGORITHM!r}"
+    if not (isinstance(key_id, str) and key_id):
+        return f"'key_id' is {shown(key_id, 40)}, not a non-empty string"
+    if not (isinstance(mac, str) and _HEX_MAC.fullmatch(mac)):
+        kind = type(mac).__name__
+        return f"'mac' is {shown(mac, 80)} (a {kind}), not 64 lowercase hex digits"
+    if "session_id" in signature and not (
+        isinstance(signature["session_id"], str) and signature["session_id"]
+    ):
+        return (
+            f"'session_id' is {shown(signature['session_id'], 40)}, not a non-empty string "
+            "(a signature made without a session id has no such field)"
+        )
+    return ""
