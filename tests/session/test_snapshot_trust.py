@@ -763,3 +763,72 @@ def test_replaying_a_whole_earlier_copy_of_the_rows_is_the_documented_limit(
     loaded = rows.store.load("A")
     assert loaded is not None and loaded.version == 3
     assert loaded.snapshot["history"][-1]["parts"][0]["text"] == "A turn 2"
+
+
+# -- a store without keys refuses a signed session, and says to build it with keys ---------
+
+
+def _unkeyed(rows: Rows) -> SQLiteSessionStore | RedisSessionStore:
+    if isinstance(rows.store, RedisSessionStore):
+        return RedisSessionStore(rows.store.client, prefix=rows.store.prefix)
+    return SQLiteSessionStore(rows.path)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_a_store_without_keys_refuses_a_signed_session_and_names_the_fix(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str
+) -> None:
+    """docs/guides/stores.md: a session a keyed store wrote is refused by a store built
+    without keys, at load, append and snapshot, with a hint at the store's ``keys=``
+    (not at restore, which the host never calls); nothing is written, and the keyed
+    store still reads the session."""
+    rows = Rows(backend, request, tmp_path)
+    _plain_turns(rows, "A", 2)
+    _plain_turns(rows, "B", 1)
+    turns, head = rows.turns("A"), rows.head("A")
+    plain = _unkeyed(rows)
+    attempts = {
+        "load": lambda: plain.load("A"),
+        "append": lambda: plain.append("A", [], expected_version=2),
+        "snapshot": lambda: plain.snapshot("A", {"history": []}, expected_version=2),
+        "run_turn": lambda: SessionSync(plain, "A").run_turn(
+            ContextChef, lambda chef: chef.append(user("unsigned"))
+        ),
+    }
+    for label, attempt in attempts.items():
+        with pytest.raises(SnapshotSignatureError) as info:
+            attempt()
+        message = str(info.value)
+        assert info.value.problem == "no_keys", (label, message)
+        assert "session 'A' is signed" in message and "keys=SnapshotKeys" in message, label
+        assert "restore" not in message and "allow_unsigned" not in message, label
+        assert rows.turns("A") == turns and rows.head("A") == head, label
+    loaded = rows.store.load("A")
+    assert loaded is not None and (loaded.version, loaded.turns) == (2, 1)
+    plain.delete("B")  # managing rows needs no keys
+    assert rows.store.load("B") is None
+    plain.snapshot("C", {"history": []}, expected_version=0)  # an unsigned session: as before
+    stored_c = plain.load("C")
+    assert stored_c is not None and stored_c.snapshot == {"history": []}
+
+
+def test_session_sync_over_a_store_of_another_kind_without_keys_names_the_fix() -> None:
+    """A host's own store with no ``keys`` attribute that hands back a signed snapshot."""
+
+    class Mine:
+        def __init__(self) -> None:
+            chef = make()
+            self.snap = chef.snapshot(keys=KEYS, session_id="A")
+
+        def load(self, session_id: str) -> Any:
+            from contextchef.stores._store import StoredSession
+
+            return StoredSession(session_id, 1, copy.deepcopy(self.snap), 0, None)
+
+    chef = make()
+    before = chef.snapshot()
+    with pytest.raises(SnapshotSignatureError) as info:
+        SessionSync(Mine(), "A").load_into(chef)  # type: ignore[arg-type]
+    assert info.value.problem == "no_keys" and info.value.key_id == "2026-12"
+    assert "Build the store with them" in str(info.value)
+    assert chef.snapshot() == before

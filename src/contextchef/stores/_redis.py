@@ -46,6 +46,7 @@ from contextchef.stores._store import (
     signed_head,
     stale,
     stored_count,
+    unkeyed_error,
     verified,
 )
 
@@ -53,14 +54,15 @@ __all__ = ["RedisSessionStore"]
 
 # KEYS: meta, log. ARGV: expected version, delta, ttl in ms (0: leave the expiry), the
 # head read before (keyed store) and the new head ('': no head). Returns {1, new version},
-# {0, actual version} or {-1, version} (the head changed while the version did not).
+# {0, actual version}, {-1, version} (the head changed while the version did not) or
+# {-2, version} (a store without keys on a signed session).
 _APPEND = """
 local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if v == 0 or v ~= tonumber(ARGV[1]) then return {0, v} end
 if ARGV[5] ~= '' then
   if (redis.call('HGET', KEYS[1], 'head') or '') ~= ARGV[4] then return {-1, v} end
   redis.call('HSET', KEYS[1], 'head', ARGV[5])
-end
+elseif redis.call('HEXISTS', KEYS[1], 'head') == 1 then return {-2, v} end
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('HSET', KEYS[1], 'version', v + 1)
 redis.call('HINCRBY', KEYS[1], 'turns', 1)
@@ -76,10 +78,14 @@ return {1, v + 1}
 """
 
 # KEYS: meta, log. ARGV: expected version, snapshot, ttl in ms (0: leave the expiry), the
-# new head ('': none, a store without keys).
+# new head ('': none, a store without keys). Returns {1, new version}, {0, actual
+# version} or {-2, version} (a store without keys on a signed session).
 _SNAPSHOT = """
 local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if v ~= tonumber(ARGV[1]) then return {0, v} end
+if ARGV[4] == '' and v > 0 and redis.call('HEXISTS', KEYS[1], 'head') == 1 then
+  return {-2, v}
+end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'version', v + 1, 'base', ARGV[2], 'turns', 0)
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'head', ARGV[4])
@@ -200,6 +206,8 @@ class RedisSessionStore:
         done, version = self._call(
             session_id, "append", lambda: self._append(keys=self._keys(session_id), args=args)
         )
+        if done == -2:
+            raise unkeyed_error(session_id)
         if done == -1:
             raise SnapshotSignatureError(
                 f"session {session_id!r}: the store's signed head changed while its version "
@@ -246,6 +254,8 @@ class RedisSessionStore:
         done, version = self._call(
             session_id, "snapshot", lambda: self._snapshot(keys=self._keys(session_id), args=args)
         )
+        if done == -2:
+            raise unkeyed_error(session_id)
         if not done:
             raise stale(session_id, expected_version, int(version))
         return int(version)

@@ -51,6 +51,7 @@ from contextchef.stores._store import (
     signed_head,
     stale,
     stored_count,
+    unkeyed_error,
     verified,
 )
 
@@ -209,6 +210,17 @@ class SQLiteSessionStore:
         row = conn.execute("SELECT head FROM heads WHERE id = ?", (session_id,)).fetchone()
         return None if row is None else row[0]
 
+    def _refuse_signed(
+        self, conn: sqlite3.Connection, session_id: str, live: tuple[int, int] | None
+    ) -> None:
+        """Refuse a write without keys on a live signed session (it would drop the signature).
+
+        Raises:
+            SnapshotSignatureError: ``no_keys``, saying to build the store with keys.
+        """
+        if self.keys is None and live is not None and self._head(conn, session_id) is not None:
+            raise unkeyed_error(session_id)
+
     @staticmethod
     def _set_head(conn: sqlite3.Connection, session_id: str, head: str | None) -> None:
         """Write the signed head of the write (a store without keys keeps none)."""
@@ -280,6 +292,7 @@ class SQLiteSessionStore:
             if actual != expected_version:
                 raise stale(session_id, expected_version, actual)
             new = actual + 1
+            self._refuse_signed(conn, session_id, live)
             if self.keys is not None and live is not None:  # extend only a head that holds
                 chain = head_chain(self._head(conn, session_id), self.keys, session_id, *live)
                 head = signed_head(self.keys, session_id, new, live[1] + 1, chained(chain, text))
@@ -305,6 +318,7 @@ class SQLiteSessionStore:
             if actual != expected_version:
                 raise stale(session_id, expected_version, actual)
             new = actual + 1
+            self._refuse_signed(conn, session_id, live)
             conn.execute("DELETE FROM turns WHERE id = ?", (session_id,))
             head = signed_head(self.keys, session_id, new, 0, chained(None, text))
             self._set_head(conn, session_id, head)

@@ -28,7 +28,9 @@ store can tell without state outside its rows: a whole earlier copy of a session
 keeps the last version it wrote elsewhere and compares. A store built without keys
 writes and reads unsigned snapshots: whoever can write its rows can change the history
 and data a session restores (never its policy, which is the host's:
-`contextchef.exposure._restore`).
+`contextchef.exposure._restore`). It refuses a session a keyed store wrote (signed)
+at load, append and snapshot (`SnapshotSignatureError`, ``no_keys``): only keys can
+check it, and writing on it unsigned would drop its signature.
 
 Implementations: `contextchef.stores.SQLiteSessionStore` (stdlib ``sqlite3``, one
 file, many processes) and `contextchef.stores.RedisSessionStore` (redis-py, extra
@@ -74,6 +76,7 @@ __all__ = [
     "signed_head",
     "snapshot_delta",
     "stale",
+    "unkeyed_error",
     "verified",
 ]
 
@@ -291,14 +294,16 @@ def verified(
 ) -> dict[str, Any]:
     """The snapshot a stored record (base text, turn texts, head text) adds up to, checked.
 
-    Without keys it is the record as it is. With keys, the head must vouch for `version`,
+    Without keys it is the record as it is, if it is unsigned: a signed one (a head, or a
+    signature in the snapshot) is refused, since only keys can check it. With keys, the
+    head must vouch for `version`,
     the turn count and every stored text (`head_chain`, `chained`), and the snapshot's
     own signature must be for `session_id`.
 
     Raises:
         SnapshotSignatureError: No head or signature, an unknown key id, altered content,
             removed, added, reordered or edited turns, edited counters, or another
-            session's record.
+            session's record; without keys, a signed record (``no_keys``).
         SessionStoreError: A corrupt record (not JSON, turns that do not apply).
     """
     base, texts, head = record
@@ -317,7 +322,23 @@ def verified(
     snapshot = materialize(session_id, base, texts)
     if keys is not None:
         verify(snapshot, keys, session_id=session_id)
+    elif head is not None or SIGNATURE in snapshot:
+        raise unkeyed_error(session_id, snapshot.get(SIGNATURE))
     return snapshot
+
+
+def unkeyed_error(session_id: str, signature: object = None) -> SnapshotSignatureError:
+    """The refusal of a signed session by a store (or `SessionSync`) without keys."""
+    key_id = signature.get("key_id") if isinstance(signature, Mapping) else None
+    by = f" (key id {shown(key_id, 40)})" if isinstance(key_id, str) else ""
+    return SnapshotSignatureError(
+        f"session {shown(session_id, 80)} is signed{by}, and this store was built without "
+        "keys: a store reads signed sessions only with the keys they were signed with. "
+        "Build the store with them: SQLiteSessionStore(path, keys=SnapshotKeys({...})) or "
+        "RedisSessionStore(url, keys=SnapshotKeys({...}))",
+        problem="no_keys",
+        key_id=key_id if isinstance(key_id, str) else None,
+    )
 
 
 def check_delta(delta: object) -> list[list[Any]]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import StaleSessionError, UsageError, shown
-from contextchef._signing import SnapshotKeys
+from contextchef._signing import SIGNATURE, SnapshotKeys
 from contextchef.exposure._restore import PolicyDifference
 from contextchef.stores._store import (
     SessionStore,
@@ -21,6 +21,7 @@ from contextchef.stores._store import (
     decode,
     encode,
     snapshot_delta,
+    unkeyed_error,
 )
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class SessionSync:
 
     Snapshots are signed with the store's ``keys`` (for this session id) and restored
     against them; a store without keys (or without a ``keys`` attribute) is unsigned, and
-    its snapshots are restored with ``allow_unsigned=True``. Either way the chef keeps its
+    its snapshots are restored with ``allow_unsigned=True`` (a signed one is refused:
+    build the store with ``keys=``). Either way the chef keeps its
     own policy; `differences` says where the stored snapshot's differed.
 
     Args:
@@ -83,7 +85,9 @@ class SessionSync:
         """Restore the stored session into `chef`; False (chef untouched) if none is stored.
 
         Raises:
-            SnapshotSignatureError: The stored snapshot's signature fails (keyed store).
+            SnapshotSignatureError: The stored snapshot's signature fails (keyed store),
+                or the store has no keys and the stored session is signed (``no_keys``:
+                build the store with ``keys=``).
             SnapshotMismatchError: `chef` has other tools than the stored session.
             SessionStoreError: The store failed or holds a corrupt record.
             UsageError: `chef` is not a session (what `make_chef` returned).
@@ -93,6 +97,8 @@ class SessionSync:
         if stored is None:
             self.version, self._turns, self._snapshot = 0, 0, None
             return False
+        if self.keys is None and SIGNATURE in stored.snapshot:  # a store of another kind
+            raise unkeyed_error(self.session_id, stored.snapshot[SIGNATURE])
         # restore gets its own copy: the delta of the next save is taken against the
         # stored snapshot exactly, whatever restore keeps or normalizes
         copy = decode(encode(stored.snapshot, self.session_id), self.session_id, "copy")
