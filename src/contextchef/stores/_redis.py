@@ -28,6 +28,7 @@ from contextchef._errors import (
     UsageError,
     check_str,
     shown,
+    shown_keys,
 )
 from contextchef._signing import SnapshotKeys
 from contextchef.stores._store import (
@@ -40,6 +41,7 @@ from contextchef.stores._store import (
     check_snapshot,
     check_ttl,
     check_version,
+    corrupt,
     encode,
     head_chain,
     signed,
@@ -55,9 +57,26 @@ __all__ = ["RedisSessionStore"]
 # KEYS: meta, log. ARGV: expected version, delta, ttl in ms (0: leave the expiry), the
 # head read before (keyed store) and the new head ('': no head). Returns {1, new version},
 # {0, actual version}, {-1, version} (the head changed while the version did not) or
-# {-2, version} (a store without keys on a signed session).
-_APPEND = """
-local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+# {-2, version} (a store without keys on a signed session) or {-3, field, raw value} (a
+# corrupt count).
+_COUNT = """
+local function count(field)
+  local raw = redis.call('HGET', KEYS[1], field) or '0'
+  local digits = string.match(raw, '^%s*(%d+)%s*$')
+  if not digits or #digits > 18 then return nil, raw end
+  return tonumber(digits), raw
+end
+"""
+"""Lua: a stored count (``version``, ``turns``), or nil and the raw value when corrupt
+(a script then returns ``{-3, field, raw}``; Python's `stored_count` reads it the same)."""
+
+_APPEND = (
+    _COUNT
+    + """
+local v, raw = count('version')
+if not v then return {-3, 'version', raw} end
+local turns, raw_turns = count('turns')
+if not turns then return {-3, 'turns', raw_turns} end
 if v == 0 or v ~= tonumber(ARGV[1]) then return {0, v} end
 if ARGV[5] ~= '' then
   if (redis.call('HGET', KEYS[1], 'head') or '') ~= ARGV[4] then return {-1, v} end
@@ -76,12 +95,17 @@ else
 end
 return {1, v + 1}
 """
+)
 
 # KEYS: meta, log. ARGV: expected version, snapshot, ttl in ms (0: leave the expiry), the
 # new head ('': none, a store without keys). Returns {1, new version}, {0, actual
-# version} or {-2, version} (a store without keys on a signed session).
-_SNAPSHOT = """
-local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+# version}, {-2, version} (a store without keys on a signed session) or {-3, field, raw
+# value} (a corrupt version).
+_SNAPSHOT = (
+    _COUNT
+    + """
+local v, raw = count('version')
+if not v then return {-3, 'version', raw} end
 if v ~= tonumber(ARGV[1]) then return {0, v} end
 if ARGV[4] == '' and v > 0 and redis.call('HEXISTS', KEYS[1], 'head') == 1 then
   return {-2, v}
@@ -94,12 +118,29 @@ local ttl = tonumber(ARGV[3])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return {1, v + 1}
 """
+)
 
 _GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
 
 
+_WHERE = {
+    "version": "hash field 'version'",
+    "turns": "hash field 'turns'",
+    "base": "hash field 'base'",
+    "turn": "the turn list",
+    "head": "hash field 'head'",
+    "expires_at": "the key's TTL",
+}
+"""Where each value a load reads back is kept (named by its errors)."""
+
+
 def _text(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _field(name: Any) -> str:
+    """A hash field name as text (one that is not UTF-8 is kept, shown replaced)."""
+    return name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
 
 
 class RedisSessionStore:
@@ -172,13 +213,20 @@ class RedisSessionStore:
             return result
 
         raw, texts, left = self._call(session_id, "load", read)
-        meta = {_text(k): v for k, v in raw.items()}
-        if "version" not in meta or "base" not in meta:
+        meta = {_field(k): v for k, v in raw.items()}
+        if not meta:
             return None
-        version = stored_count(session_id, meta["version"], "version")
+        for name in ("version", "base"):
+            if name not in meta:
+                raise corrupt(
+                    session_id,
+                    f"hash {meta_key!r}",
+                    f"has no field {name!r} (fields: {shown_keys(meta)})",
+                )
+        version = stored_count(session_id, meta["version"], "version", _WHERE["version"])
         record = (meta["base"], texts, meta.get("head"))
-        snapshot = verified(self.keys, session_id, version, record)
-        turns = stored_count(session_id, meta.get("turns", 0), "turn count")
+        snapshot = verified(self.keys, session_id, version, record, _WHERE)
+        turns = stored_count(session_id, meta.get("turns", 0), "turn count", _WHERE["turns"])
         if len(texts) != turns:
             raise SessionStoreError(
                 f"session {session_id!r}: {turns} turns recorded but {len(texts)} stored; "
@@ -203,8 +251,11 @@ class RedisSessionStore:
         text = encode(check_delta(delta), session_id)
         old, new = self._next_head(session_id, expected_version, text)
         args: list[str | int] = [expected_version, text, self._ttl_ms(), old, new]
-        done, version = self._call(
-            session_id, "append", lambda: self._append(keys=self._keys(session_id), args=args)
+        done, version = self._reply(
+            session_id,
+            self._call(
+                session_id, "append", lambda: self._append(keys=self._keys(session_id), args=args)
+            ),
         )
         if done == -2:
             raise unkeyed_error(session_id)
@@ -217,6 +268,19 @@ class RedisSessionStore:
         if not done:
             raise stale(session_id, expected_version, int(version))
         return int(version)
+
+    @staticmethod
+    def _reply(session_id: str, reply: Any) -> tuple[int, int]:
+        """A write script's ``{status, version}``; a corrupt stored count is an error.
+
+        Raises:
+            SessionStoreError: The script found a stored count that is not a whole number.
+        """
+        if reply[0] == -3:
+            field = _field(reply[1])
+            stored_count(session_id, reply[2], field, _WHERE[field])  # raises, naming it
+            raise corrupt(session_id, f"{field} ({_WHERE[field]})", "is not a whole number")
+        return int(reply[0]), int(reply[1])
 
     def _next_head(self, session_id: str, expected: int, text: str) -> tuple[str, str]:
         """(the stored head, the head after appending `text`); ``("", "")`` without keys.
@@ -233,11 +297,13 @@ class RedisSessionStore:
             "read the head",
             lambda: self.client.hmget(meta_key, "version", "turns", "head"),
         )
-        version = stored_count(session_id, read[0] or 0, "version")
+        version = stored_count(
+            session_id, 0 if read[0] is None else read[0], "version", _WHERE["version"]
+        )
         if version != expected:
             raise stale(session_id, expected, version)
-        turns = stored_count(session_id, read[1] or 0, "turn count")
-        chain = head_chain(read[2], self.keys, session_id, version, turns)
+        turns = stored_count(session_id, 0 if read[1] is None else read[1], "turn count")
+        chain = head_chain(read[2], self.keys, session_id, version, turns, _WHERE)
         new = signed_head(self.keys, session_id, version + 1, turns + 1, chained(chain, text))
         assert new is not None
         return _text(read[2]), new
@@ -251,8 +317,13 @@ class RedisSessionStore:
         text = encode(signed(check_snapshot(snapshot), self.keys, session_id), session_id)
         head = signed_head(self.keys, session_id, expected_version + 1, 0, chained(None, text))
         args: list[str | int] = [expected_version, text, self._ttl_ms(), head or ""]
-        done, version = self._call(
-            session_id, "snapshot", lambda: self._snapshot(keys=self._keys(session_id), args=args)
+        done, version = self._reply(
+            session_id,
+            self._call(
+                session_id,
+                "snapshot",
+                lambda: self._snapshot(keys=self._keys(session_id), args=args),
+            ),
         )
         if done == -2:
             raise unkeyed_error(session_id)
@@ -267,8 +338,17 @@ class RedisSessionStore:
         pattern = _GLOB_SPECIAL.sub(r"\\\1", head + prefix) + "*}:m"
 
         def scan() -> list[str]:
-            keys = (_text(k) for k in self.client.scan_iter(match=pattern, count=1000))
-            return sorted({k[len(head) : -3] for k in keys})
+            found = set()
+            for key in self.client.scan_iter(match=pattern, count=1000):
+                try:
+                    found.add(_text(key)[len(head) : -3])
+                except UnicodeDecodeError:
+                    raise SessionStoreError(
+                        f"Redis key {shown(key, 120)} is not UTF-8 text, so it names no "
+                        f"session: it was not written by a store with prefix "
+                        f"{shown(self.prefix, 40)}; delete it or use another prefix"
+                    ) from None
+            return sorted(found)
 
         found: list[str] = self._call("", "list sessions", scan)
         return found

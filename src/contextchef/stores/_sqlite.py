@@ -51,6 +51,7 @@ from contextchef.stores._store import (
     signed_head,
     stale,
     stored_count,
+    stored_expiry,
     unkeyed_error,
     verified,
 )
@@ -76,6 +77,17 @@ CREATE TABLE IF NOT EXISTS heads (
     head TEXT NOT NULL
 );
 """
+
+
+_WHERE = {
+    "version": "column sessions.version",
+    "turns": "column sessions.turns",
+    "base": "column sessions.base",
+    "turn": "column turns.delta",
+    "head": "column heads.head",
+    "expires_at": "column sessions.expires_at",
+}
+"""Where each value a load reads back is kept (named by its errors)."""
 
 
 class SQLiteSessionStore:
@@ -198,12 +210,21 @@ class SQLiteSessionStore:
         row = conn.execute(
             "SELECT version, turns, expires_at FROM sessions WHERE id = ?", (session_id,)
         ).fetchone()
-        if row is None or (row[2] is not None and row[2] <= self._clock()):
+        if row is None or self._expired(session_id, row[2]):
             return None
         return (
-            stored_count(session_id, row[0], "version"),
-            stored_count(session_id, row[1], "turn count"),
+            stored_count(session_id, row[0], "version", _WHERE["version"]),
+            stored_count(session_id, row[1], "turn count", _WHERE["turns"]),
         )
+
+    def _expired(self, session_id: str, expires_at: object) -> bool:
+        """Whether a row's stored expiry has passed.
+
+        Raises:
+            SessionStoreError: It is not a number or NULL (a corrupt record).
+        """
+        when = stored_expiry(session_id, expires_at, _WHERE["expires_at"])
+        return when is not None and when <= self._clock()
 
     @staticmethod
     def _head(conn: sqlite3.Connection, session_id: str) -> str | None:
@@ -258,12 +279,11 @@ class SQLiteSessionStore:
             raise SessionStoreError(
                 f"session store {shown(self.path, 120)}: {exc}", session_id=session_id
             ) from exc
-        if row is None or (row[3] is not None and row[3] <= self._clock()):
+        if row is None or self._expired(session_id, row[3]):
             return None
-        version, base, turns, expires_at = row
-        version = stored_count(session_id, version, "version")
-        snapshot = verified(self.keys, session_id, version, (base, texts, head))
-        turns = stored_count(session_id, turns, "turn count")
+        version = stored_count(session_id, row[0], "version", _WHERE["version"])
+        snapshot = verified(self.keys, session_id, version, (row[1], texts, head), _WHERE)
+        turns = stored_count(session_id, row[2], "turn count", _WHERE["turns"])
         if len(texts) != turns:
             raise SessionStoreError(
                 f"session {session_id!r}: {turns} turns recorded but {len(texts)} stored; "
@@ -275,7 +295,7 @@ class SQLiteSessionStore:
             version=version,
             snapshot=snapshot,
             turns=turns,
-            expires_at=expires_at,
+            expires_at=stored_expiry(session_id, row[3], _WHERE["expires_at"]),
         )
 
     def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:
@@ -348,17 +368,23 @@ class SQLiteSessionStore:
             ).fetchall()
         except sqlite3.Error as exc:
             raise SessionStoreError(f"session store {shown(self.path, 120)}: {exc}") from exc
-        return [r[0] for r in rows]
+        return [r[0] for r in rows]  # ids are text: a blob id never matches the prefix
 
     def delete(self, session_id: str) -> bool:
         """Forget the session; False if there was no live one."""
         session_id = check_session_id(session_id)
         with self._write(session_id) as conn:
-            live = self._live(conn, session_id)
+            row = conn.execute(
+                "SELECT expires_at FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            # a corrupt record is deleted too (the way out its errors name): it counts as live
+            live = row is not None and not (
+                isinstance(row[0], (int, float)) and row[0] <= self._clock()
+            )
             conn.execute("DELETE FROM turns WHERE id = ?", (session_id,))
             conn.execute("DELETE FROM heads WHERE id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-        return live is not None
+        return live
 
     def expire(self, session_id: str, ttl: float | None) -> bool:
         """Forget the session `ttl` seconds from now (None: never); False if none is live."""

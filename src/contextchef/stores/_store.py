@@ -42,6 +42,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -223,6 +225,62 @@ def signed(snapshot: dict[str, Any], keys: SnapshotKeys | None, session_id: str)
     return snapshot if keys is None else sign(snapshot, keys, session_id=session_id)
 
 
+Where = Mapping[str, str]
+"""Where a store keeps each value it reads back, for messages: ``version``, ``turns``,
+``base``, ``turn``, ``head``, ``expires_at`` -> e.g. ``"column sessions.version"``."""
+
+WHERE: Where = dict.fromkeys(
+    ("version", "turns", "base", "turn", "head", "expires_at"), "in its record"
+)
+"""The generic labels (a store passes its own, naming its columns or fields)."""
+
+
+def corrupt(session_id: str, what: str, detail: str) -> SessionStoreError:
+    """The error for a stored value a store cannot read back: `what` (and where), `detail`."""
+    return SessionStoreError(
+        f"session {shown(session_id, 80)}: the stored {what} {detail}; the record is "
+        "corrupt: delete it (store.delete) or restore it from a backup",
+        session_id=session_id,
+    )
+
+
+def stored_text(session_id: str, value: object, what: str) -> str | bytes:
+    """A stored JSON text (str, or bytes as Redis gives it), its type checked.
+
+    Raises:
+        SessionStoreError: Another type (a number, a NULL), naming `what` and the value.
+    """
+    if isinstance(value, (str, bytes)):
+        return value
+    raise corrupt(
+        session_id, what, f"is {shown(value, 60)} (a {type(value).__name__}), not JSON text"
+    )
+
+
+def stored_expiry(session_id: str, value: object, where: str) -> float | None:
+    """A stored expiry (Unix time in seconds, or None: never) read back, its type checked.
+
+    Raises:
+        SessionStoreError: Not None nor a finite number (text such as ``'tomorrow'``, a
+            blob, an infinity), naming `where` and the value.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number):
+            return number
+    raise corrupt(
+        session_id,
+        f"expiry ({where})",
+        f"is {shown(value, 60)} (a {type(value).__name__}), not a Unix time in seconds "
+        "(a finite number) or NULL (never expires)",
+    )
+
+
+_CHAIN = re.compile(r"[0-9a-f]{64}")
+"""A head's chain: a SHA-256 hex digest (`chained`)."""
+
 HEAD_FORMAT = "contextchef.store-head"
 """The ``format`` of a store's signed head."""
 
@@ -255,7 +313,12 @@ def signed_head(
 
 
 def head_chain(
-    text: str | bytes | None, keys: SnapshotKeys, session_id: str, version: int, turns: int
+    text: object,
+    keys: SnapshotKeys,
+    session_id: str,
+    version: int,
+    turns: int,
+    where: Where = WHERE,
 ) -> str:
     """The chain of a stored head, after checking it is signed and names `version`, `turns`.
 
@@ -264,7 +327,7 @@ def head_chain(
             this session (as `contextchef._signing.verify`), or one for another version
             or turn count (``mismatch``: turns were removed or added, counters edited).
     """
-    head = decode(text, session_id, "head") if text else None
+    head = decode(text, session_id, f"head ({where['head']})") if text is not None else None
     if not isinstance(head, dict) or head.get("format") != HEAD_FORMAT:
         raise SnapshotSignatureError(
             f"session {session_id!r}: the store holds no signed head for it (a store built "
@@ -274,7 +337,8 @@ def head_chain(
         )
     verify(head, keys, session_id=session_id)
     chain = head.get("chain")
-    if head.get("version") != version or head.get("turns") != turns or not isinstance(chain, str):
+    counts = (head.get("version"), head.get("turns"))
+    if counts != (version, turns) or not all(type(c) is int for c in counts):
         raise SnapshotSignatureError(
             f"session {session_id!r}: the store's signed head is for version "
             f"{shown(head.get('version'), 20)} with {shown(head.get('turns'), 20)} turns, but "
@@ -283,6 +347,12 @@ def head_chain(
             problem="mismatch",
             key_id=head[SIGNATURE].get("key_id"),
         )
+    if not (isinstance(chain, str) and _CHAIN.fullmatch(chain)):
+        raise corrupt(
+            session_id,
+            f"head ({where['head']})",
+            f"holds chain {shown(chain, 80)}, not 64 hex digits",
+        )
     return chain
 
 
@@ -290,7 +360,8 @@ def verified(
     keys: SnapshotKeys | None,
     session_id: str,
     version: int,
-    record: tuple[str | bytes, Sequence[str | bytes], str | bytes | None],
+    record: tuple[object, Sequence[object], object],
+    where: Where = WHERE,
 ) -> dict[str, Any]:
     """The snapshot a stored record (base text, turn texts, head text) adds up to, checked.
 
@@ -304,11 +375,17 @@ def verified(
         SnapshotSignatureError: No head or signature, an unknown key id, altered content,
             removed, added, reordered or edited turns, edited counters, or another
             session's record; without keys, a signed record (``no_keys``).
-        SessionStoreError: A corrupt record (not JSON, turns that do not apply).
+        SessionStoreError: A corrupt record (a value not JSON text, not JSON, turns that
+            do not apply), naming the column or field (`where`) and the value.
     """
-    base, texts, head = record
+    base = stored_text(session_id, record[0], f"snapshot ({where['base']})")
+    texts = [
+        stored_text(session_id, t, f"turn {i} ({where['turn']})")
+        for i, t in enumerate(record[1], 1)
+    ]
+    head = record[2]
     if keys is not None:
-        chain = head_chain(head, keys, session_id, version, len(texts))
+        chain = head_chain(head, keys, session_id, version, len(texts), where)
         made = chained(None, base)
         for text in texts:
             made = chained(made, text)
@@ -319,7 +396,7 @@ def verified(
                 "reordered",
                 problem="mismatch",
             )
-    snapshot = materialize(session_id, base, texts)
+    snapshot = materialize(session_id, base, texts, where)
     if keys is not None:
         verify(snapshot, keys, session_id=session_id)
     elif head is not None or SIGNATURE in snapshot:
@@ -401,18 +478,19 @@ def encode(value: object, session_id: str) -> str:
         ) from exc
 
 
-def decode(text: str | bytes, session_id: str, what: str) -> Any:
-    """Parse stored JSON.
+def decode(text: object, session_id: str, what: str) -> Any:
+    """Parse stored JSON; `what` says where it was stored (for the message).
 
     Raises:
-        SessionStoreError: The stored text is not JSON (the record is corrupt).
+        SessionStoreError: The stored value is not JSON text (the record is corrupt).
     """
     try:
-        return json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return json.loads(stored_text(session_id, text, what))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise SessionStoreError(
-            f"session {session_id!r}: stored {what} is not valid JSON ({exc}); the record "
-            "is corrupt: delete it or restore it from a backup",
+            f"session {session_id!r}: stored {what} is not valid JSON ({exc}: "
+            f"{shown(text, 60)}); the record is corrupt: delete it (store.delete) or restore "
+            "it from a backup",
             session_id=session_id,
         ) from exc
 
@@ -513,40 +591,55 @@ def apply_delta(base: dict[str, Any], delta: Sequence[Any], session_id: str = ""
         ) from exc
 
 
-def stored_count(session_id: str, value: object, what: str) -> int:
-    """A version or turn count read back from a store, as an int.
+_DIGITS = re.compile(r"[0-9]{1,18}")
+"""A count as a store writes it (ASCII digits; versions stay below 2**62)."""
+
+
+def stored_count(session_id: str, value: object, what: str, where: str = "") -> int:
+    """A version or turn count read back from a store (`where`: its column or field), as an int.
 
     Raises:
-        SessionStoreError: The stored value is not a whole number (a corrupt record).
+        SessionStoreError: The stored value is not a whole number >= 0 (a corrupt record).
     """
-    text = value.decode() if isinstance(value, bytes) else value
-    if isinstance(text, int) and not isinstance(text, bool) and text >= 0:
-        return text
-    if isinstance(text, str) and text.strip().isdigit() and len(text.strip()) <= 30:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62:
+        return value
+    if isinstance(value, bytes):
+        text: object = value.decode("ascii", "replace")
+    else:
+        text = value
+    if isinstance(text, str) and _DIGITS.fullmatch(text.strip()):
         return int(text)
+    at = f"{where}: " if where else ""
     raise SessionStoreError(
         f"session {shown(session_id, 80)}: the stored {what} is not a whole number "
-        f"({shown(value, 40)}); the record is corrupt",
+        f"({at}{shown(value, 40)}, a {type(value).__name__}); the record is corrupt: delete "
+        "it (store.delete) or restore it from a backup",
         session_id=session_id,
     )
 
 
-def materialize(session_id: str, base: str | bytes, turns: Sequence[str | bytes]) -> dict[str, Any]:
+def materialize(
+    session_id: str, base: object, turns: Sequence[object], where: Where = WHERE
+) -> dict[str, Any]:
     """The snapshot a stored base and its logged turns (JSON texts) add up to.
 
     Raises:
-        SessionStoreError: A corrupt record.
+        SessionStoreError: A corrupt record (naming the column or field, `where`).
     """
-    snapshot = decode(base, session_id, "snapshot")
+    snapshot = decode(base, session_id, f"snapshot ({where['base']})")
     if not isinstance(snapshot, dict):
-        raise SessionStoreError(
-            f"session {session_id!r}: stored snapshot is not a JSON object", session_id=session_id
+        raise corrupt(
+            session_id,
+            f"snapshot ({where['base']})",
+            f"is {shown(snapshot, 60)}, not a JSON object",
         )
-    for text in turns:
-        delta = decode(text, session_id, "turn")
+    for number, text in enumerate(turns, 1):
+        delta = decode(text, session_id, f"turn {number} ({where['turn']})")
         if not isinstance(delta, list):
-            raise SessionStoreError(
-                f"session {session_id!r}: stored turn is not a JSON array", session_id=session_id
+            raise corrupt(
+                session_id,
+                f"turn {number} ({where['turn']})",
+                f"is {shown(delta, 60)}, not a JSON array",
             )
         apply_delta(snapshot, delta, session_id)
     return snapshot
