@@ -332,7 +332,7 @@ def test_cache_cost_model_names_a_huge_int_without_printing_it(kwargs: dict[str,
 
 def test_a_stored_count_of_five_thousand_digits_is_a_store_error() -> None:
     from contextchef import SessionStoreError
-    from contextchef.stores._store import stored_count
+    from contextchef.stores._stored import stored_count
 
     for value in ("9" * 5000, -(10**5000)):
         with pytest.raises(SessionStoreError, match="not a whole number"):

@@ -41,16 +41,14 @@ from contextchef.stores._store import (
     check_snapshot,
     check_ttl,
     check_version,
-    corrupt,
-    encode,
     head_chain,
     signed,
     signed_head,
     stale,
-    stored_count,
     unkeyed_error,
     verified,
 )
+from contextchef.stores._stored import corrupt, encode, stored_count
 
 __all__ = ["RedisSessionStore"]
 

@@ -45,16 +45,14 @@ from contextchef.stores._store import (
     check_snapshot,
     check_ttl,
     check_version,
-    encode,
     head_chain,
     signed,
     signed_head,
     stale,
-    stored_count,
-    stored_expiry,
     unkeyed_error,
     verified,
 )
+from contextchef.stores._stored import encode, stored_count, stored_expiry
 
 __all__ = ["SQLiteSessionStore"]
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,8 +56,8 @@ from contextchef._errors import (
     check_number,
     shown,
 )
-from contextchef._json import is_unicode
 from contextchef._signing import SIGNATURE, SnapshotKeys, sign, verify
+from contextchef.stores._stored import WHERE, Where, corrupt, decode, encode, stored_text
 
 __all__ = [
     "MAX_SESSION_ID",
@@ -223,59 +222,6 @@ def check_keys(keys: object) -> SnapshotKeys | None:
 def signed(snapshot: dict[str, Any], keys: SnapshotKeys | None, session_id: str) -> dict[str, Any]:
     """`snapshot` signed for `session_id` with ``keys.current`` (as it is without keys)."""
     return snapshot if keys is None else sign(snapshot, keys, session_id=session_id)
-
-
-Where = Mapping[str, str]
-"""Where a store keeps each value it reads back, for messages: ``version``, ``turns``,
-``base``, ``turn``, ``head``, ``expires_at`` -> e.g. ``"column sessions.version"``."""
-
-WHERE: Where = dict.fromkeys(
-    ("version", "turns", "base", "turn", "head", "expires_at"), "in its record"
-)
-"""The generic labels (a store passes its own, naming its columns or fields)."""
-
-
-def corrupt(session_id: str, what: str, detail: str) -> SessionStoreError:
-    """The error for a stored value a store cannot read back: `what` (and where), `detail`."""
-    return SessionStoreError(
-        f"session {shown(session_id, 80)}: the stored {what} {detail}; the record is "
-        "corrupt: delete it (store.delete) or restore it from a backup",
-        session_id=session_id,
-    )
-
-
-def stored_text(session_id: str, value: object, what: str) -> str | bytes:
-    """A stored JSON text (str, or bytes as Redis gives it), its type checked.
-
-    Raises:
-        SessionStoreError: Another type (a number, a NULL), naming `what` and the value.
-    """
-    if isinstance(value, (str, bytes)):
-        return value
-    raise corrupt(
-        session_id, what, f"is {shown(value, 60)} (a {type(value).__name__}), not JSON text"
-    )
-
-
-def stored_expiry(session_id: str, value: object, where: str) -> float | None:
-    """A stored expiry (Unix time in seconds, or None: never) read back, its type checked.
-
-    Raises:
-        SessionStoreError: Not None nor a finite number (text such as ``'tomorrow'``, a
-            blob, an infinity), naming `where` and the value.
-    """
-    if value is None:
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
-        if math.isfinite(number):
-            return number
-    raise corrupt(
-        session_id,
-        f"expiry ({where})",
-        f"is {shown(value, 60)} (a {type(value).__name__}), not a Unix time in seconds "
-        "(a finite number) or NULL (never expires)",
-    )
 
 
 _CHAIN = re.compile(r"[0-9a-f]{64}")
@@ -460,41 +406,6 @@ def check_snapshot(snapshot: object) -> dict[str, Any]:
     return dict(snapshot)
 
 
-def encode(value: object, session_id: str) -> str:
-    """Compact JSON text for storage (UTF-8 kept, no NaN).
-
-    Raises:
-        SessionStoreError: The value is not JSON (a snapshot always is).
-    """
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        if not is_unicode(text):
-            raise ValueError("it holds text with a lone surrogate (not valid Unicode)")
-        return text
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise SessionStoreError(
-            f"session {session_id!r}: cannot store a value that is not JSON: {exc}",
-            session_id=session_id,
-        ) from exc
-
-
-def decode(text: object, session_id: str, what: str) -> Any:
-    """Parse stored JSON; `what` says where it was stored (for the message).
-
-    Raises:
-        SessionStoreError: The stored value is not JSON text (the record is corrupt).
-    """
-    try:
-        return json.loads(stored_text(session_id, text, what))
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise SessionStoreError(
-            f"session {session_id!r}: stored {what} is not valid JSON ({exc}: "
-            f"{shown(text, 60)}); the record is corrupt: delete it (store.delete) or restore "
-            "it from a backup",
-            session_id=session_id,
-        ) from exc
-
-
 # -- deltas -------------------------------------------------------------------------------
 
 
@@ -589,33 +500,6 @@ def apply_delta(base: dict[str, Any], delta: Sequence[Any], session_id: str = ""
             "the record is corrupt: delete it or restore it from a backup",
             session_id=session_id,
         ) from exc
-
-
-_DIGITS = re.compile(r"[0-9]{1,18}")
-"""A count as a store writes it (ASCII digits; versions stay below 2**62)."""
-
-
-def stored_count(session_id: str, value: object, what: str, where: str = "") -> int:
-    """A version or turn count read back from a store (`where`: its column or field), as an int.
-
-    Raises:
-        SessionStoreError: The stored value is not a whole number >= 0 (a corrupt record).
-    """
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62:
-        return value
-    if isinstance(value, bytes):
-        text: object = value.decode("ascii", "replace")
-    else:
-        text = value
-    if isinstance(text, str) and _DIGITS.fullmatch(text.strip()):
-        return int(text)
-    at = f"{where}: " if where else ""
-    raise SessionStoreError(
-        f"session {shown(session_id, 80)}: the stored {what} is not a whole number "
-        f"({at}{shown(value, 40)}, a {type(value).__name__}); the record is corrupt: delete "
-        "it (store.delete) or restore it from a backup",
-        session_id=session_id,
-    )
 
 
 def materialize(

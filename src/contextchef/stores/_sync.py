@@ -18,11 +18,10 @@ from contextchef.exposure._restore import PolicyDifference
 from contextchef.stores._store import (
     SessionStore,
     check_session_id,
-    decode,
-    encode,
     snapshot_delta,
     unkeyed_error,
 )
+from contextchef.stores._stored import decode, encode
 
 if TYPE_CHECKING:
     from contextchef.session._chef import ContextChef
