@@ -26,7 +26,7 @@ import pytest
 from contextchef import ContextChef, ToolCall, ToolNameConflictError, user
 from contextchef._errors import InvalidToolError
 from contextchef.mcp import McpHub, McpServer
-from contextchef.mcp._client import McpListingTooLarge
+from contextchef.mcp._client import McpListingTooLarge, McpServerError
 from contextchef.mcp._hub import QUIET
 from contextchef.tools._text import LIBRARY_TAGS
 
@@ -154,6 +154,28 @@ def test_a_name_with_an_invisible_character_is_refused_naming_server_and_tool() 
         McpHub(chef, [hostile("invisible")]).start()
     assert "'invisible'" in str(caught.value) and "U+200B" in str(caught.value)
     assert caught.value.tool == "load\u200b_skill" and chef.tools == ()
+
+
+def test_a_server_name_with_a_newline_or_an_override_is_refused_unless_the_host_names_it() -> None:
+    """The name a server reports (``serverInfo.name``) is the group header the directory
+    shows: a newline in it would write a fake tool line there, an override would show
+    another name. Refused like a tool name, the message saying how to name it yourself."""
+    chef = ContextChef(default_defer=True)
+    with pytest.raises(McpServerError) as caught:
+        McpHub(chef, [hostile("badname")]).start()
+    message = str(caught.value)
+    assert "serverInfo.name" in message and "U+000A, U+202E" in message
+    assert "McpServer(..., name='...')" in message and chef.tools == ()
+    with McpHub(chef, [hostile("badname", name="gh")]):
+        chef.set_history([user("x")])
+        text = chef.compile("anthropic", model="claude-opus-5-5").payload["tools"][0]
+        directory = text["description"].split("<available_deferred_tools>")[1]
+        assert directory.splitlines()[1:4] == [
+            "gh: The badname server.",
+            "  gh__stats",
+            "  gh__storm",
+        ]
+        assert "\u202e" not in directory and "github__delete_repo" not in directory
 
 
 def test_fullwidth_names_are_nfkc_normalized_and_called_by_their_own_name() -> None:

@@ -36,6 +36,7 @@ from contextchef._errors import (
 )
 from contextchef.mcp._stdio import LISTING_TOO_LARGE, bounded_stdio_client, sdk_has_helpers
 from contextchef.tools._mcp import McpRules, check_listing_size
+from contextchef.tools._names import server_name
 
 __all__ = [
     "McpConnection",
@@ -83,7 +84,10 @@ class McpServer:
         env: Extra environment variables for it (added to the SDK's safe defaults).
         url: A streamable HTTP endpoint, e.g. ``http://127.0.0.1:8000/mcp``.
         name: The server's group name in the session; default: the name the server
-            gives in its ``serverInfo``.
+            gives in its ``serverInfo``. Either must be visible text on one line
+            (`contextchef.tools._names.server_name`, kept NFKC-normalized): a given name
+            that is not raises `UsageError`, a reported one `McpServerError` when
+            connecting (name the server yourself then).
         protocol: ``"legacy"`` (the 2025-11-25 handshake) or ``"auto"`` (2026-07-28
             when the server speaks it, else the handshake).
         timeout: Seconds one request may take before it becomes an error result.
@@ -121,6 +125,8 @@ class McpServer:
                 raise UsageError(
                     f"McpServer {label} must be a non-empty string, got {shown(value)}"
                 )
+        if self.name is not None:
+            object.__setattr__(self, "name", server_name(self.name, "McpServer name"))
         object.__setattr__(self, "args", tuple(str(a) for a in self.args))
         if self.protocol not in ("legacy", "auto"):
             raise UsageError(
@@ -301,8 +307,7 @@ class McpConnection:
             )
             async with client:
                 self._client = client
-                info = client.server_info
-                self.name = self.spec.name or (info.name if info is not None else "") or "mcp"
+                self.name = self.spec.name or _reported_name(client.server_info)
                 self.instructions = client.instructions or ""
                 self.alive = True
                 ready.set_result(None)
@@ -469,6 +474,28 @@ def _errlog() -> Any:
     except (AttributeError, OSError, ValueError):
         return sys.__stderr__
     return sys.stderr
+
+
+def _reported_name(info: Any) -> str:
+    """The group name a server reports (``serverInfo.name``), by `server_name`'s rule.
+
+    A server that reports none is ``"mcp"``.
+
+    Raises:
+        McpServerError: The name is not visible text on one line (a zero-width or
+            bidirectional character, a newline); the host can name the server itself.
+    """
+    reported = getattr(info, "name", None) if info is not None else None
+    if reported is None or reported == "":
+        return "mcp"
+    try:
+        return server_name(reported, "the name the MCP server reports (serverInfo.name)")
+    except UsageError as exc:
+        raise McpServerError(
+            f"{exc}; the server is refused: give it a name of your own with "
+            "McpServer(..., name='...')",
+            server=reported if isinstance(reported, str) else shown(reported),
+        ) from None
 
 
 def _describe(exc: BaseException) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown, shown_keys
+from contextchef.tools._names import server_name
 from contextchef.tools._schema import repair_schema
 from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
 
@@ -242,6 +243,23 @@ class Catalog:
     server_descriptions: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
 
+    def __post_init__(self) -> None:
+        """Server names by `server_name`'s rule, so registering the catalog is all or nothing.
+
+        Raises:
+            CatalogFormatError: Not a mapping, or a server name that is not visible text
+                on one line.
+        """
+        if not isinstance(self.server_descriptions, Mapping):
+            raise CatalogFormatError(
+                f"server_descriptions must map server names to descriptions, got "
+                f"{shown(self.server_descriptions, 60)}"
+            )
+        names = {
+            _group_name(k, self.source or "catalog"): v for k, v in self.server_descriptions.items()
+        }
+        object.__setattr__(self, "server_descriptions", names)
+
 
 def _tool_list(raw: Any, where: str) -> list[Any]:
     if not isinstance(raw, list):
@@ -277,6 +295,18 @@ def _build_all(
     return tuple(tools)
 
 
+def _group_name(name: str, origin: str) -> str:
+    """A catalog's server name by `server_name`'s rule (visible text on one line, NFKC).
+
+    Raises:
+        CatalogFormatError: It holds control or invisible characters.
+    """
+    try:
+        return server_name(name, f"{origin}: server")
+    except UsageError as exc:
+        raise CatalogFormatError(str(exc)) from None
+
+
 def _catalog_from_data(
     data: Any, *, origin: str, server: str | None, repair: bool = False
 ) -> Catalog:
@@ -298,6 +328,7 @@ def _catalog_from_data(
             name = group.get("server") or group.get("name")
             if not isinstance(name, str) or not name:
                 raise CatalogFormatError(f"{origin}: every entry of 'servers' needs a 'server'")
+            name = _group_name(name, origin)
             descriptions[name] = str(group.get("description") or "")
             items += [
                 (t, name) for t in _tool_list(group.get("tools") or [], f"{shown(name)} tools")
@@ -308,6 +339,7 @@ def _catalog_from_data(
         name = server or data.get("server")
         if name is not None and (not isinstance(name, str) or not name):
             raise CatalogFormatError(f"{origin}: 'server' must be a non-empty string")
+        name = None if name is None else _group_name(name, origin)
         raw = _tool_list(data["tools"], f"{origin}: 'tools'")
         tools = _build_all([(t, name) for t in raw], origin=origin, repair=repair)
         descriptions = {name: str(data.get("description") or "")} if name else {}

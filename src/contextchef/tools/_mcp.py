@@ -14,6 +14,8 @@ Listings follow MCP specification revision 2025-11-25 (``Tool``: ``name``, ``tit
 * Its name is NFKC-normalized, and a name with invisible characters is refused
   (`contextchef.tools._names.outside_name`); two names that are one after normalization
   are refused. Names of contextchef's own tools are reserved by the registry and the view.
+  The server's own name (the group header the directory shows) follows the same rule
+  (`contextchef.tools._names.server_name`: visible text on one line, NFKC).
 * Every ``description`` and ``title`` in it, at any depth, is cut to
   `McpRules.description_chars` characters, and every string (keys included) has our tags
   escaped (`contextchef.tools._text.escape_tags`), so no server text opens or closes a tag
@@ -47,7 +49,7 @@ from contextchef._errors import (
 )
 from contextchef._json import is_unicode
 from contextchef.tools._catalogs import tool_from_dict
-from contextchef.tools._names import outside_name
+from contextchef.tools._names import outside_name, server_name
 from contextchef.tools._text import escape_tags, server_text
 from contextchef.tools._tool import Tool
 
@@ -186,15 +188,15 @@ def checked_listing(
     """A ``tools/list`` result (or its ``tools`` list) by the names the session keeps.
 
     Raises:
-        UsageError: `server` is not a non-empty string of valid Unicode.
+        UsageError: `server` is not visible text on one line (`server_name`: no control,
+            format or other invisible character; the listing is taken under its NFKC form).
         CatalogFormatError: The result has no ``tools`` list, or a tool is not an object
             with a string ``name`` (or has ``type``).
         McpListingTooLarge: More tools or bytes than `rules` allow.
         InvalidToolError: A name with invisible characters, or two names that are one
             after NFKC normalization.
     """
-    if not (isinstance(server, str) and server.strip() and is_unicode(server)):
-        raise UsageError(f"an MCP server's name must be a non-empty string, got {shown(server)}")
+    server = server_name(server)
     items = result.get("tools") if isinstance(result, Mapping) else result
     if not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
         raise CatalogFormatError(f"MCP tools/list result for {shown(server)} has no 'tools' list")
@@ -230,6 +232,7 @@ def tools_from_mcp(
         CatalogFormatError, McpListingTooLarge, InvalidToolError: As for `checked_listing`.
         InvalidSchemaError: A tool's schema is not valid JSON Schema.
     """
+    server = server_name(server)
     listed = checked_listing(result, server=server, rules=as_rules(rules))
     return [tool_from_dict(c.tool, server=server, source="mcp") for c in listed.values()]
 

@@ -28,6 +28,7 @@ import unicodedata
 
 from contextchef._cache import lru_cache
 from contextchef._errors import InvalidToolError, UsageError, check_str, shown
+from contextchef._json import is_unicode
 
 __all__ = [
     "MAX_WIRE_NAME",
@@ -35,6 +36,7 @@ __all__ = [
     "WIRE_NAME_RE",
     "is_wire_legal",
     "outside_name",
+    "server_name",
     "wire_name",
 ]
 
@@ -74,7 +76,7 @@ def outside_name(name: str, *, server: str) -> str:
             override), which would show the model one name and mean another; the
             message names the server and the tool.
     """
-    hidden = sorted({f"U+{ord(c):04X}" for c in name if unicodedata.category(c) in _HIDDEN})
+    hidden = _invisible(name)
     if hidden or not name.strip():
         what = f"invisible characters ({', '.join(hidden)})" if hidden else "no visible name"
         raise InvalidToolError(
@@ -88,6 +90,40 @@ def outside_name(name: str, *, server: str) -> str:
 _HIDDEN = frozenset({"Cf", "Cc", "Zl", "Zp", "Co", "Cn", "Cs"})
 """Unicode categories of characters nobody sees: format, control, separators of lines
 and paragraphs, private use, unassigned, surrogates."""
+
+
+def _invisible(text: str) -> list[str]:
+    """The invisible characters of `text` (`_HIDDEN`), as sorted ``U+XXXX`` codes."""
+    return sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in _HIDDEN})
+
+
+def server_name(name: object, what: str = "an MCP server's name") -> str:
+    """A server (tool group) name as the session keeps it: visible text, NFKC-normalized.
+
+    The rule of `outside_name` for tool names, for every way a group name comes in (an MCP
+    server's ``serverInfo.name``, ``McpServer(name=...)``, ``register_mcp_tools(server=
+    ...)``, a `Tool`'s ``server``, a catalog's server): the name is written into the
+    deferred directory as a group header, so an invisible character (a zero-width space,
+    a bidirectional override) would show the model one group and mean another, and a
+    newline or other control character would let it write lines of its own (a forged
+    group or tool) into the directory.
+
+    Raises:
+        UsageError: Not a string of valid Unicode, blank, or holding invisible characters
+            (format, control (newline, tab), line or paragraph separators, private use,
+            unassigned); the message names `what`, the name and the characters.
+    """
+    if not isinstance(name, str) or not is_unicode(name) or not name.strip():
+        raise UsageError(f"{what} must be a non-empty string of visible text, got {shown(name)}")
+    folded = unicodedata.normalize("NFKC", name)
+    hidden = _invisible(name) or _invisible(folded)
+    if hidden:
+        raise UsageError(
+            f"{what} {shown(name)} has control or invisible characters "
+            f"({', '.join(hidden)}); a server name must be visible text on one line (no "
+            "control, format or line-separator characters)"
+        )
+    return folded
 
 
 def is_wire_legal(name: str) -> bool:

@@ -13,7 +13,7 @@ from contextchef._cache import LruMap
 from contextchef._errors import ToolNameConflictError, UnknownToolError, shown
 from contextchef._json import canonical_dumps
 from contextchef._overlay import Overlay
-from contextchef.tools._names import RESERVED_NAMES, wire_name
+from contextchef.tools._names import RESERVED_NAMES, server_name, wire_name
 from contextchef.tools._tool import Tool
 
 __all__ = ["Handler", "Registry", "ToolKey", "tool_digest"]
@@ -376,8 +376,13 @@ class Registry:
         return old
 
     def set_server_description(self, server: str, description: str) -> None:
-        """Record a server's description (shown in the deferred directory)."""
-        self._server_descriptions[server] = description
+        """Record a server's description (shown in the deferred directory).
+
+        Raises:
+            UsageError: `server` is not visible text on one line (`server_name`; it is
+                kept NFKC-normalized, as a `Tool`'s ``server`` is).
+        """
+        self._server_descriptions[server_name(server)] = description
 
     @property
     def shared_state(self) -> object | None:

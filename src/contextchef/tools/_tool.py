@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from contextchef._errors import InvalidToolError, UsageError, check_json, shown
 from contextchef._json import JsonValue, canonical_dumps, canonical_value, freeze, is_unicode
+from contextchef.tools._names import server_name
 from contextchef.tools._schema import check_input_schema
 
 __all__ = ["CompiledTool", "Tool", "ToolAnnotations", "ToolSource"]
@@ -67,8 +68,9 @@ class Tool:
     author's order); tags are lower-cased, de-duplicated and sorted.
 
     Raises:
-        InvalidToolError: Empty name, or ``server`` given/missing inconsistently with
-            ``source``.
+        InvalidToolError: Empty name, ``server`` given/missing inconsistently with
+            ``source``, or a ``server`` that is not visible text on one line
+            (`contextchef.tools._names.server_name`; it is kept NFKC-normalized).
         InvalidSchemaError: The input_schema is not a valid object JSON Schema.
     """
 
@@ -89,7 +91,8 @@ class Tool:
     source: ToolSource = "builtin"
     """Where the tool comes from."""
     server: str | None = None
-    """The MCP server (or tool group) name; required when ``source == "mcp"``."""
+    """The MCP server (or tool group) name; required when ``source == "mcp"``. Visible
+    text on one line, kept NFKC-normalized (`contextchef.tools._names.server_name`)."""
     strict: bool | None = None
     """Whether the author asked for provider strict mode (OpenAI structured outputs)."""
     output_schema: Mapping[str, JsonValue] | None = None
@@ -106,22 +109,7 @@ class Tool:
                 f"tool name must be a non-empty string, got {shown(self.name)}",
                 tool=shown(self.name),
             )
-        if self.source == "mcp" and not self.server:
-            raise InvalidToolError(
-                f"tool {shown(self.name)}: source 'mcp' needs the server name (server=...)",
-                tool=self.name,
-            )
-        if self.server in ("builtin", "runtime"):
-            raise InvalidToolError(
-                f"tool {shown(self.name)}: server name {shown(self.server)} is reserved for tool "
-                "origins; pick another server name",
-                tool=self.name,
-            )
-        if self.server is not None and (not isinstance(self.server, str) or not self.server):
-            raise InvalidToolError(
-                f"tool {shown(self.name)}: server must be a non-empty string or None",
-                tool=self.name,
-            )
+        self._check_server()
         if not isinstance(self.description, str):
             raise InvalidToolError(
                 f"tool {shown(self.name)}: description must be a string, got "
@@ -173,6 +161,26 @@ class Tool:
         if self.output_schema is not None:
             frozen = freeze(canonical_value(dict(self.output_schema)))
             object.__setattr__(self, "output_schema", frozen)
+
+    def _check_server(self) -> None:
+        """Check ``server`` against ``source`` and `server_name`; keep its NFKC form."""
+        if self.source == "mcp" and not self.server:
+            raise InvalidToolError(
+                f"tool {shown(self.name)}: source 'mcp' needs the server name (server=...)",
+                tool=self.name,
+            )
+        if self.server is not None:
+            try:
+                server = server_name(self.server, f"tool {shown(self.name)}: server")
+            except UsageError as exc:
+                raise InvalidToolError(f"{exc} (or None)", tool=self.name) from None
+            object.__setattr__(self, "server", server)
+        if self.server in ("builtin", "runtime"):
+            raise InvalidToolError(
+                f"tool {shown(self.name)}: server name {shown(self.server)} is reserved for tool "
+                "origins; pick another server name",
+                tool=self.name,
+            )
 
     @functools.cached_property
     def origin(self) -> str:
