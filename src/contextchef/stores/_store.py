@@ -313,9 +313,9 @@ def verified(
 
     Without keys it is the record as it is, if it is unsigned: a signed one (a head, or a
     signature in the snapshot) is refused, since only keys can check it. With keys, the
-    head must vouch for `version`,
-    the turn count and every stored text (`head_chain`, `chained`), and the snapshot's
-    own signature must be for `session_id`.
+    head must vouch for `version`, the turn count and every stored text (`head_chain`,
+    `chained`), and the snapshot's own signature must be for `session_id`. Every stored
+    value is type-checked as it is read (`contextchef.stores._stored`).
 
     Raises:
         SnapshotSignatureError: No head or signature, an unknown key id, altered content,
