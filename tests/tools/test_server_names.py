@@ -42,7 +42,7 @@ BAD: list[tuple[object, str]] = [
     ("\u200b", "U+200B"),
     ("", "non-empty string of visible text"),
     ("   ", "non-empty string of visible text"),
-    ("gh\ud800", "non-empty string of visible text"),  # a lone surrogate
+    ("gh\ud800", "lone surrogate"),  # a lone surrogate
     (5, "non-empty string of visible text"),
 ]
 

@@ -113,7 +113,12 @@ def server_name(name: object, what: str = "an MCP server's name") -> str:
             (format, control (newline, tab), line or paragraph separators, private use,
             unassigned); the message names `what`, the name and the characters.
     """
-    if not isinstance(name, str) or not is_unicode(name) or not name.strip():
+    if isinstance(name, str) and not is_unicode(name):
+        raise UsageError(
+            f"{what} {shown(name)} holds a lone surrogate (not valid Unicode text); a server "
+            "name must be visible text on one line"
+        )
+    if not isinstance(name, str) or not name.strip():
         raise UsageError(f"{what} must be a non-empty string of visible text, got {shown(name)}")
     folded = unicodedata.normalize("NFKC", name)
     hidden = _invisible(name) or _invisible(folded)
