@@ -19,7 +19,7 @@ from google import genai
 from google.genai import _interactions_errors, types
 from pydantic import BaseModel
 
-from contextchef import ContextChef, CorruptHistoryError, ToolCall, user
+from contextchef import ContextChef, CorruptHistoryError, ToolCall, UsageError, assistant, user
 from contextchef._json import canonical_dumps
 from contextchef.providers import from_interactions, get_adapter, read_response
 from contextchef.testing import (
@@ -613,3 +613,126 @@ def test_the_fake_refuses_a_chained_request_that_resends_history_or_drops_config
         (2, "interactions_signatures_replayed"),  # a call of the turn without its thought
         (2, "interactions_chain_new_steps_only"),
     ]
+
+
+def _chat(fake: Any, extra: dict[str, Any]) -> tuple[ContextChef, genai.Client, Any]:
+    chef = ContextChef()
+    chef.register_tools([_READ], handlers={"read_file": lambda path="": f"read {path}"})
+    chef.set_system_prompt("Be brief.")
+    chef.set_history([user("What is my card number?")])
+    client = _client(fake)
+
+    def send() -> Any:
+        request = chef.compile(TARGET, model=MODEL, max_tokens=512, extra=extra)
+        assert sdk_problems(request.payload) == []
+        chef.run_tools(chef.ingest(client.interactions.create(**request.payload)))
+        return request
+
+    send()
+    return chef, client, send
+
+
+_READ = {
+    "name": "read_file",
+    "description": "Read a file.",
+    "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+}
+
+
+def _redact(chef: ContextChef) -> None:
+    chef.set_history([*chef.history[:-1], assistant("It is [REDACTED].")])
+
+
+def _host_note(chef: ContextChef) -> None:
+    chef.append(assistant("HOST NOTE: the card was masked."))
+
+
+def _host_call(chef: ContextChef) -> None:
+    call = ToolCall(id="host_1", name="read_file", arguments={"path": "policy.md"})
+    chef.append(assistant(tool_calls=[call]))
+    chef.run_tools([call])
+
+
+def _clear_system(chef: ContextChef) -> None:
+    chef.set_system_prompt("")
+
+
+@pytest.mark.parametrize(
+    ("change", "seen"),
+    [
+        (_redact, "[REDACTED]"),
+        (_host_note, "HOST NOTE"),
+        (_host_call, "read policy.md"),
+        (_clear_system, None),
+    ],
+    ids=["edit-answer", "host-message", "host-call", "system-cleared"],
+)
+def test_stateful_mode_sends_what_the_host_changed_after_the_answer(
+    change: Any, seen: str | None
+) -> None:
+    """Break-it round 4: the chain holds the answer as the server returned it; a host edit
+    of it, anything the host adds after it, or a field dropped since, must reach the model
+    (sent as new steps, or the whole history again), never be lost or refused."""
+    fake = FakeGeminiInteractions().script(text("It is 4111 1111 1111 1111."), text("ok"))
+    chef, _, send = _chat(fake, {"store": True})
+    change(chef)
+    chef.append(user("Thanks."))
+    request = send()
+    assert fake.violations == ()
+    body = fake.requests[-1].body
+    chained = "previous_interaction_id" in body
+    # what the model sees: the chain's steps (when chained), then this input
+    view = [*(_steps_of(fake.requests[0]) if chained else []), *body["input"]]
+    if seen is not None:
+        assert seen in json.dumps(view)
+    if change is _redact:
+        assert not chained and "4111" not in json.dumps(body["input"])
+    if change is _clear_system:
+        assert not chained and "system_instruction" not in body
+    assert (
+        request.payload["input"]
+        == (json.loads(request.segments["messages"])[-len(body["input"]) :])
+    )
+
+
+def _steps_of(recorded: Any) -> list[Any]:
+    return [*recorded.body["input"], *recorded.reply["steps"]]
+
+
+def test_a_dropped_generation_config_restarts_the_chain() -> None:
+    fake = FakeGeminiInteractions().script(text("one"), text("two"))
+    chef, client, _ = _chat(fake, {"store": True, "generation_config": {"thinking_level": "high"}})
+    chef.append(user("And?"))
+    request = chef.compile(TARGET, model=MODEL, extra={"store": True})  # no config now
+    assert "previous_interaction_id" not in request.payload
+    client.interactions.create(**request.payload)
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"store": 0}, "'store' must be True or False"),
+        ({"store": "false"}, "'store' must be True or False"),
+        ({"generation_config": "high"}, "'generation_config' must be an object"),
+        ({"generation_config": [1]}, "'generation_config' must be an object"),
+        ({"system_instruction": "x"}, "'system_instruction' is written by compile"),
+    ],
+)
+def test_bad_interactions_fields_are_refused_by_name(extra: dict[str, Any], message: str) -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    with pytest.raises(UsageError, match=message):
+        chef.compile(TARGET, model=MODEL, extra=extra)
+    with pytest.raises(UsageError, match="'instructions' is written by compile"):
+        chef.compile("responses", model="gpt-5.6", extra={"instructions": "x"})
+
+
+@pytest.mark.parametrize("status", [{"type": "x"}, ["completed"], "weird", "", None, "COMPLETED"])
+def test_an_unknown_status_is_a_corrupt_response(status: Any) -> None:
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    reply = {"id": "v1_9", "model": MODEL, "status": status, "steps": []}
+    with pytest.raises(CorruptHistoryError):
+        chef.ingest(reply)
+    assert len(chef.history) == 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 from contextchef.providers._base import (
     Adapter,
     CacheAuditFinding,
+    Chain,
     ModelRules,
     Profile,
     RequestOptions,
@@ -52,6 +53,7 @@ __all__ = [
     "CacheAuditFinding",
     "CacheReport",
     "CacheRules",
+    "Chain",
     "DeepSeekAdapter",
     "GeminiAdapter",
     "GeminiInteractionsAdapter",

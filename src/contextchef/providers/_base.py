@@ -33,6 +33,7 @@ __all__ = [
     "Adapter",
     "AdapterDefaults",
     "CacheAuditFinding",
+    "Chain",
     "Channel",
     "ModelRules",
     "Profile",
@@ -190,11 +191,10 @@ class RequestOptions:
         thinking_stripped: The session itself left out that turn's thinking (an edit of
             what was sent before it, ``CompiledRequest.edits``): the request goes without
             ``thinking`` whatever `missing_thinking` says, and the log names the edit.
-        held: How many leading `messages` entries the provider already holds under
-            `previous_response`: the last request's, when it was kept server-side
-            (`Adapter.keeps_state`) and `previous_response` answered it with nothing
-            sent since (None: no such chain; everything is sent). The model's answer
-            follows them in `messages`, and is held too.
+        chain: What the provider holds under `previous_response` for this request to
+            chain to (`Chain`), when the last request was kept server-side
+            (`Adapter.keeps_state`) and this one extends it and its answer; None: no
+            such chain, everything is sent.
     """
 
     model: str
@@ -208,7 +208,25 @@ class RequestOptions:
     turn_gap: float | None = None
     missing_thinking: Literal["drop", "raise"] = "drop"
     thinking_stripped: bool = False
-    held: int | None = None
+    chain: Chain | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Chain:
+    """What a provider that keeps state holds for the next request to chain to.
+
+    Attributes:
+        held: Leading `messages` entries it holds: the last request's.
+        answer: That request's answer, as the provider returned it
+            (`ReadResponse.output`); held too, when the entries after `held` are still
+            exactly these (the host did not edit or extend the answer).
+        scoped: Fields of the last request the provider does not carry over
+            (`Adapter.keeps_state`): a request without one of them cannot chain.
+    """
+
+    held: int
+    answer: tuple[Any, ...] = ()
+    scoped: frozenset[str] = frozenset()
 
 
 class Adapter(Protocol):
@@ -372,11 +390,13 @@ class Adapter(Protocol):
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Names of tools the provider's own tool search revealed in `messages`."""
 
-    def keeps_state(self, payload: Mapping[str, Any]) -> bool:
-        """Whether the provider keeps this request and its answer for the next to chain to.
+    def keeps_state(self, payload: Mapping[str, Any]) -> frozenset[str] | None:
+        """What the provider does not carry over when it keeps this request to chain to.
 
-        True makes the next compile pass `RequestOptions.held`, so the adapter may send
-        only what is new (Interactions ``store`` with ``previous_interaction_id``).
+        None: it keeps nothing. Otherwise the fields of `payload` a chained request must
+        send again (`Chain.scoped`); the next compile passes `RequestOptions.chain`, so the
+        adapter may send only what is new (Interactions ``store`` with
+        ``previous_interaction_id``).
         """
 
     def fit_references(
@@ -458,9 +478,9 @@ class AdapterDefaults:
         """None: no explicit breakpoints in recorded entries."""
         return None
 
-    def keeps_state(self, payload: Mapping[str, Any]) -> bool:
-        """False: every request is sent whole."""
-        return False
+    def keeps_state(self, payload: Mapping[str, Any]) -> frozenset[str] | None:
+        """None: every request is sent whole."""
+        return None
 
     def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
         """Read through the `WireReader` of this adapter's `Profile.wire`."""

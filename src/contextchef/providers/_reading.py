@@ -86,6 +86,9 @@ class ReadResponse:
     cache: CacheReport = field(default_factory=lambda: CacheReport(usage=False))
     """The prompt cache's outcome as the response reports it (`CacheReport`; the
     session's own fields are filled by `ContextChef.ingest`)."""
+    output: tuple[Any, ...] = ()
+    """The model's output entries as returned, where the provider keeps them for a next
+    request to chain to (Interactions: its steps); () elsewhere (`Chain.answer`)."""
 
 
 class RecordedPayload(NamedTuple):

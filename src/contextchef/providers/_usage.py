@@ -188,15 +188,18 @@ class SentRequest:
         turn_gap: The host's expected seconds between requests (``compile(turn_gap=)``),
             or None.
         rules: The model's cache rules (`Adapter.cache_rules`): its cache lifetimes.
-        kept: The provider keeps the request and its answer to chain to
-            (`Adapter.keeps_state`).
+        kept: The request fields the provider does not carry over when it keeps the
+            request and its answer to chain to (`Adapter.keeps_state`); None: not kept.
+        answer: The output entries of the response ingested after it
+            (`ReadResponse.output`).
     """
 
     model: str = ""
     edits: Sequence[EditLike] = ()
     turn_gap: float | None = None
     rules: CacheRules = field(default_factory=CacheRules)
-    kept: bool = False
+    kept: frozenset[str] | None = None
+    answer: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

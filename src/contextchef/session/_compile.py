@@ -41,7 +41,7 @@ from contextchef._records import record
 from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
-from contextchef.providers import ModelRules, extra_left_out
+from contextchef.providers import Chain, ModelRules, extra_left_out
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
     CompileInput,
@@ -442,8 +442,9 @@ def _assemble(
         )
     last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
     _check_turn(inp.state.history, ctx.rules, last_role, changes)
-    held = base.wire if base is ledger.pending and ledger.answered and ledger.sent.kept else None
-    options = request_options(inp, ctx.rules, last_role == "user", strip, held)
+    kept = ledger.sent.kept if base is ledger.pending and ledger.answered else None
+    chain = None if kept is None else Chain(held=base.wire, answer=ledger.sent.answer, scoped=kept)
+    options = request_options(inp, ctx.rules, last_role == "user", strip, chain)
     payload = inp.adapter.assemble(
         system=inp.state.system, tools=ctx.prefix.tools, messages=sent, options=options
     )

@@ -17,7 +17,7 @@ from contextchef._json import canonical_dumps
 from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
-from contextchef.providers import Adapter, ModelRules, RequestOptions
+from contextchef.providers import Adapter, Chain, ModelRules, RequestOptions
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import EditKind, LedgerEdit
@@ -263,9 +263,9 @@ def request_options(
     rules: ModelRules,
     ends_with_user: bool,
     strip: tuple[int, int] | None,
-    held: int | None,
+    chain: Chain | None,
 ) -> RequestOptions:
-    """`strip`: this request's own thinking cut (history indices); `held`: see its option."""
+    """`strip`: this request's own thinking cut (history indices); `chain`: see its option."""
     history = inp.state.history
     last = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), -1)
     cuts = (*inp.ledger.strip, *((strip,) if strip else ()))
@@ -281,7 +281,7 @@ def request_options(
         turn_gap=inp.turn_gap,
         missing_thinking=inp.missing_thinking,
         thinking_stripped=any(lo <= last < hi for lo, hi in cuts),
-        held=held,
+        chain=chain,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from contextchef._errors import UsageError, check_int, shown
@@ -105,6 +106,7 @@ class Maintenance:
         if ledger is not None:
             ledger.answered = True
             ledger.response_id = read.id or ledger.response_id
+            ledger.sent = replace(ledger.sent, answer=read.output)
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)

@@ -167,7 +167,7 @@ _BETA = re.compile(r"[\x21-\x2b\x2d-\x7e]+")  # printable ASCII but space and co
 """A beta name: one token of the comma-separated ``anthropic-beta`` header."""
 
 _WRITTEN = frozenset({"model", "messages", "system", "tools", "input", "contents", "config"})
-_WRITTEN |= {"previous_interaction_id"}  # stateful Interactions: compile chains
+_WRITTEN |= {"previous_interaction_id", "system_instruction", "instructions"}  # every target
 
 
 def check_options(

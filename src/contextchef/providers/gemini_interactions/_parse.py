@@ -12,6 +12,7 @@ call its recorded ``arguments`` object and extra fields (a ``signature``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -241,7 +242,8 @@ def detect(data: Mapping[str, Any]) -> bool:
     """Does this response dict look like an ``Interaction``?"""
     if "candidates" in data or "output" in data or "object" in data:
         return False
-    return isinstance(data.get("steps"), list) or data.get("status") in STATUSES
+    status = data.get("status")
+    return isinstance(data.get("steps"), list) or (isinstance(status, str) and status in STATUSES)
 
 
 def failure(data: Mapping[str, Any]) -> str | None:
@@ -301,10 +303,19 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     steps = data.get("steps", [])
     if not isinstance(steps, list):
         raise CorruptHistoryError("the Interactions response's steps is not a list", index=0)
-    turn = from_interactions(model_steps(steps))
+    status = data.get("status", "completed")
+    if not isinstance(status, str) or status not in STATUSES:
+        raise CorruptHistoryError(
+            f"the Interactions response's status {str(status)[:60]!r} is not one of "
+            f"{', '.join(sorted(STATUSES))}",
+            index=0,
+        )
+    output = model_steps(steps)
+    turn = from_interactions(output)
     if any(m.role != "assistant" for m in turn.messages):
         raise CorruptHistoryError("the Interactions response holds client steps", index=0)
-    return read_as(data, turn, _stops(data), read_cache(data))
+    read = read_as(data, turn, _stops(data), read_cache(data))
+    return dataclasses.replace(read, output=tuple(output))
 
 
 def read_cache(data: Mapping[str, Any]) -> CacheReport:

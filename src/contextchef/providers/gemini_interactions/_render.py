@@ -50,6 +50,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, thaw
 from contextchef.history._messages import (
     MediaPart,
@@ -64,6 +65,7 @@ from contextchef.history._messages import (
 from contextchef.history._normalize import HistoryRules
 from contextchef.providers._base import (
     AdapterDefaults,
+    Chain,
     ModelRules,
     Profile,
     RequestOptions,
@@ -180,18 +182,18 @@ def content_step(role: str, parts: Sequence[TextPart | MediaPart]) -> dict[str, 
 
 def _steps(message: Message, names: Mapping[str, str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    shown: list[TextPart | MediaPart] = []
+    pending: list[TextPart | MediaPart] = []
 
     def flush() -> None:
-        if shown:
-            out.append(content_step(message.role, shown))
-            shown.clear()
+        if pending:
+            out.append(content_step(message.role, pending))
+            pending.clear()
 
     for part in message.parts:
         if isinstance(part, (TextPart, MediaPart)):
-            if shown and hints(part.provider_data, FORMAT).get("step") is not None:
+            if pending and hints(part.provider_data, FORMAT).get("step") is not None:
                 flush()  # the part starts another recorded step
-            shown.append(part)
+            pending.append(part)
             continue
         flush()
         if isinstance(part, ToolResult):
@@ -312,7 +314,12 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         if tools:
             payload["tools"] = list(tools)
         payload["input"] = list(messages)
-        config = dict(options.extra.get("generation_config") or {})
+        given = options.extra.get("generation_config") or {}
+        if not isinstance(given, Mapping):
+            raise UsageError(
+                f"extra field 'generation_config' must be an object, got {shown(given, 60)}"
+            )
+        config = dict(given)
         if options.max_tokens is not None:
             config[self.profile.max_tokens_key] = options.max_tokens
         if config:
@@ -320,13 +327,23 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         for key, value in options.extra.items():
             payload.setdefault(key, value)
         payload.setdefault("store", False)
-        if payload["store"] is not False and options.held is not None:
-            _chain(payload, messages, options)
+        if not isinstance(payload["store"], bool):
+            raise UsageError(
+                f"extra field 'store' must be True or False, got {shown(payload['store'], 40)}"
+            )
+        if payload["store"] and options.chain is not None and options.previous_response:
+            _chain(payload, messages, options.chain, options.previous_response)
         return payload
 
-    def keeps_state(self, payload: Mapping[str, Any]) -> bool:
-        """Whether the server keeps the interaction: ``store`` not false (research §1.2)."""
-        return payload.get("store", True) is not False
+    def keeps_state(self, payload: Mapping[str, Any]) -> frozenset[str] | None:
+        """The interaction-scoped fields of `payload` when ``store`` is true, else None.
+
+        With ``store`` true the server keeps the interaction (research §1.2); a request
+        chained to it sends its interaction-scoped fields again (§1.3).
+        """
+        if payload.get("store", True) is False:
+            return None
+        return frozenset(k for k in _SCOPED if k in payload)
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
         """system_instruction / tools / input as canonical JSON.
@@ -341,23 +358,30 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         }
 
 
-_SENT_BY_CLIENT = frozenset({"user_input", "function_result"})
-"""Step types the client sends; every other step is one the server returned."""
+_SCOPED = ("system_instruction", "tools", "generation_config", "response_format")
+"""Interaction-scoped fields: not carried by ``previous_interaction_id`` (research §1.3)."""
 
 
 def _chain(
-    payload: dict[str, Any], messages: Sequence[Mapping[str, Any]], options: RequestOptions
+    payload: dict[str, Any], messages: Sequence[Mapping[str, Any]], chain: Chain, previous: str
 ) -> None:
-    """Send only what follows the held steps and the answer, chained to that answer."""
-    if options.previous_response is None or options.held is None:
+    """Send only the steps after the held ones and the answer, chained to that answer.
+
+    Nothing changes (the whole history is sent) when the steps after the held ones are
+    not exactly the answer as the server returned it (the host edited it, or added to
+    it), when nothing would follow it, or when a field the last request sent is missing
+    now (the server would not carry it over: the chain restarts without it).
+    """
+    end = chain.held + len(chain.answer)
+    if any(key not in payload for key in chain.scoped) or len(messages) <= end:
         return
-    new = messages[options.held :]
-    start = next((i for i, s in enumerate(new) if s.get("type") in _SENT_BY_CLIENT), len(new))
+    if list(messages[chain.held : end]) != list(chain.answer):
+        return
     chained: dict[str, Any] = {}
     for key, value in payload.items():
         if key == "input":
-            chained["previous_interaction_id"] = options.previous_response
-            value = list(new[start:])
+            chained["previous_interaction_id"] = previous
+            value = list(messages[end:])
         chained[key] = value
     payload.clear()
     payload.update(chained)
