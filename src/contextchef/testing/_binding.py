@@ -31,8 +31,14 @@ that block and every later thinking block are dropped and, with the
 ``thinking-binding-controls-2026-08-01`` beta, listed in the reply's
 ``input_transformations`` (R28). Without `anthropic_thinking_prefix` among the fake's rules
 (an account the check is not enforced on, R3), failing blocks are listed as
-``thinking_mismatch_allowed`` instead. Not modelled: model binding (R25), account binding
-(R26), compaction blocks (R21, R22), ``fallback`` blocks (R12), fetched URL bytes (R8).
+``thinking_mismatch_allowed`` instead.
+
+With a ``compaction`` block in ``messages`` the prefix starts at the newest one (R6, R21):
+what comes before it is neither checked nor part of any prefix, and a block produced in a
+reply after a compaction block has that block as its prefix's start. Not modelled: model
+binding (R25), account binding (R26), the conditions under which on-demand compaction
+keeps the thinking of kept turns valid (R22: such thinking fails the check here),
+``fallback`` blocks (R12), fetched URL bytes (R8).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from contextchef.testing._body import (
     without_cache_control,
 )
 from contextchef.testing._claude import claude_model
+from contextchef.testing._context import compaction_start, from_compaction
 from contextchef.testing._records import RecordedRequest, provider_worded
 
 __all__ = [
@@ -177,7 +184,7 @@ class _Prompt:
 
     @classmethod
     def of(cls, body: Mapping[str, Any]) -> _Prompt:
-        messages = as_list(body.get("messages"))
+        messages = from_compaction(body.get("messages"))  # R6: the prefix starts there
         keys = tuple(_plain(m) for m in messages)
         chain = [b""]
         for key in keys:
@@ -231,6 +238,10 @@ def _mismatch(
     i, j, earlier_thinking = at
     old = _prompt_of(origin.request)
     old_content = as_list(origin.request.reply.get("content"))[: origin.position]
+    compacted = compaction_start([{"role": "assistant", "content": old_content}])
+    if compacted is not None:  # produced after a compaction block of its own reply (R6)
+        old_content = old_content[compacted[1] :]
+        old = _Prompt(old.system, old.tools, (), (b"",), (), old.referenced)
     if new.system != old.system:
         return "system"
     referenced = _referenced(old_content, set(old.referenced))
@@ -275,13 +286,15 @@ def judge_thinking(body: Mapping[str, Any], earlier: Sequence[RecordedRequest]) 
     prompt = _Prompt.of(body)
     failures: list[BlockFailure] = []
     order: list[str] = []
-    for i, message in dicts(body.get("messages")):
+    start = compaction_start(body.get("messages")) or (0, 0)
+    for t, message in dicts(from_compaction(body.get("messages"))):
         content = as_list(message.get("content"))
+        i, shift = t + start[0], start[1] if t == 0 else 0  # indexes in the request
         for j, block in dicts(content):
             if block.get("type") not in _THINKING:
                 continue
-            at = (i, j, len(order))
-            order.append(f"messages.{i}.content.{j}")
+            at = (t, j, len(order))
+            order.append(f"messages.{i}.content.{j + shift}")
             key = _key(block)
             origin = origins.get(key) if key is not None else None
             if origin is None or not _same(block, origin.block):
@@ -289,7 +302,7 @@ def judge_thinking(body: Mapping[str, Any], earlier: Sequence[RecordedRequest]) 
             else:
                 reason = _mismatch(prompt, at, content, message.get("role"), origin)
             if reason is not None:
-                failures.append(BlockFailure(i, j, str(block.get("type")), reason))
+                failures.append(BlockFailure(i, j + shift, str(block.get("type")), reason))
     if not failures:
         return ThinkingVerdict()
     tampered = next((f for f in failures if f.reason == _TAMPERED), None)

@@ -44,10 +44,19 @@ from contextchef.testing._binding import (
     judge_thinking,
 )
 from contextchef.testing._body import betas
+from contextchef.testing._context import (
+    ModelView,
+    compaction_block,
+    compaction_reply,
+    manages_context,
+    model_view,
+    pauses,
+)
 from contextchef.testing._diagnostics import cache_diagnostics
 from contextchef.testing._openai_cache import OpenAICaching
 from contextchef.testing._records import Check, RecordedRequest, Violation, is_provider_worded
 from contextchef.testing._replies import Ids
+from contextchef.testing._responses_context import compaction_item
 from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
 from contextchef.testing._search import SearchNotAnswerable
@@ -306,6 +315,9 @@ class FakeProvider(abc.ABC):
         found = self._check(body, earlier, headers)
         if found:
             return self._refuse(index, 400, found)
+        unscripted = self._unscripted(body)
+        if unscripted is not None:  # the API answers this request itself (no model turn)
+            return 200, unscripted
         if not self._script:
             message = (
                 f"the script ran out: request {index} found no scripted turn left; queue the "
@@ -364,6 +376,10 @@ class FakeProvider(abc.ABC):
     def _serves(self, path: str) -> bool:
         return path.endswith(self._suffix)
 
+    def _unscripted(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A reply the API gives without a model turn (none by default)."""
+        return None
+
     def _model(self, path: str, body: Mapping[str, Any]) -> str:
         model = body.get("model")
         return model if isinstance(model, str) else ""
@@ -394,6 +410,13 @@ class FakeProvider(abc.ABC):
 class FakeAnthropic(FakeProvider):
     """Anthropic Messages (``anthropic.Anthropic(http_client=...)``), `ANTHROPIC_RULES`.
 
+    Context management and compaction (`contextchef.testing._context`): what the model
+    sees starts at the newest ``compaction`` block, ``context_management.edits`` are
+    applied to it and reported in ``context_management.applied_edits``, threshold
+    compaction prepends a ``compaction`` block, and an on-demand ``compaction`` request
+    (or ``pause_after_compaction``) is answered with the block alone, using no scripted
+    turn. `model_views` keeps what the model saw of each answered request.
+
     Besides the rules, a reply gets the fields the request asks for:
     ``input_transformations`` (with the ``thinking-binding-controls-2026-08-01`` beta: the
     thinking blocks dropped under ``drop_block``, else ``[]``; when
@@ -407,6 +430,27 @@ class FakeAnthropic(FakeProvider):
     endpoint = "/v1/messages"
     default_rules = ANTHROPIC_RULES
     _suffix = "/v1/messages"
+
+    @property
+    def model_views(self) -> tuple[ModelView, ...]:
+        """What the model saw of each request answered from the script or by compaction."""
+        with self._lock:
+            return tuple(self.__dict__.get("_views", ()))
+
+    def _seen(self, body: Mapping[str, Any]) -> ModelView:
+        view = model_view(body)
+        self.__dict__.setdefault("_views", []).append(view)
+        return view
+
+    def _unscripted(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        if body.get("compaction") is None and not (pauses(body) and model_view(body).pause):
+            return None
+        view = self._seen(body)
+        block = compaction_block(view, self._ids)
+        reply = compaction_reply(block, self._model("", body), self._ids, view.input_tokens)
+        if body.get("context_management") is not None:
+            reply["context_management"] = {"applied_edits": list(view.applied_edits)}
+        return reply
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
         searched = _search.anthropic_search_blocks(turn.searches, body, self._ids)
@@ -425,6 +469,12 @@ class FakeAnthropic(FakeProvider):
             reply["input_transformations"] = input_transformations(verdict, enforced=enforced)
         if "diagnostics" in body:
             reply["diagnostics"] = cache_diagnostics(body, earlier, headers)
+        view = self._seen(body)
+        if manages_context(body):
+            reply["usage"]["input_tokens"] = view.input_tokens
+            reply["context_management"] = {"applied_edits": list(view.applied_edits)}
+        if view.compact:
+            reply["content"].insert(0, compaction_block(view, self._ids))
         return reply
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
@@ -457,7 +507,11 @@ class FakeResponses(OpenAICaching, FakeProvider):
     """OpenAI Responses (``openai.OpenAI(http_client=...).responses``), `RESPONSES_RULES`.
 
     ``usage`` reports its prompt cache (`cache_outcomes`), and ``prompt_cache_diagnostics``
-    answers a ``comparison_response_id`` (`contextchef.testing._openai_cache`).
+    answers a ``comparison_response_id`` (`contextchef.testing._openai_cache`). With
+    ``context_management: [{"type": "compaction", "compact_threshold": N}]`` the output
+    starts with a ``compaction`` item once the input from the newest compaction item on
+    reaches N estimated tokens; compaction items it did not return are refused
+    (`contextchef.testing._responses_context`).
     """
 
     wire = "responses"
@@ -500,6 +554,9 @@ class FakeResponses(OpenAICaching, FakeProvider):
                 )
         client = _replies.client_search(body.get("tools"))
         output = reply.get("output") or []
+        compacted = compaction_item(body, self._ids)
+        if compacted is not None:
+            output.insert(0, compacted)
         for k, item in enumerate(output):
             if item.get("type") != "function_call":
                 continue
