@@ -62,6 +62,7 @@ __all__ = [
     "COMPACT_BETA",
     "CONTEXT_MANAGEMENT_BETA",
     "ON_DEMAND_COMPACT_BETA",
+    "AnthropicContext",
     "ModelView",
     "anthropic_compaction_blocks_known",
     "anthropic_compaction_closed_turn",
@@ -279,6 +280,46 @@ def pauses(body: Mapping[str, Any]) -> bool:
 def manages_context(body: Mapping[str, Any]) -> bool:
     """Whether the request asks for context management or on-demand compaction."""
     return body.get("context_management") is not None or body.get("compaction") is not None
+
+
+class AnthropicContext:
+    """What `FakeAnthropic` does for context management (a mixin; see the module docstring)."""
+
+    _ids: Ids
+    _lock: Any
+
+    @property
+    def model_views(self) -> tuple[ModelView, ...]:
+        """What the model saw of each request answered from the script or by compaction."""
+        with self._lock:
+            return tuple(self.__dict__.get("_views", ()))
+
+    def _seen(self, body: Mapping[str, Any]) -> ModelView:
+        view = model_view(body)
+        self.__dict__.setdefault("_views", []).append(view)
+        return view
+
+    def _unscripted(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The compaction block alone: on demand, or paused after threshold compaction."""
+        if body.get("compaction") is None and not (pauses(body) and model_view(body).pause):
+            return None
+        view = self._seen(body)
+        block = compaction_block(view, self._ids)
+        model = body.get("model") if isinstance(body.get("model"), str) else ""
+        reply = compaction_reply(block, str(model), self._ids, view.input_tokens)
+        if body.get("context_management") is not None:
+            reply["context_management"] = {"applied_edits": list(view.applied_edits)}
+        return reply
+
+    def _managed(self, reply: dict[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+        """`reply` with ``context_management``, its usage and a threshold compaction block."""
+        view = self._seen(body)
+        if manages_context(body):
+            reply["usage"]["input_tokens"] = view.input_tokens
+            reply["context_management"] = {"applied_edits": list(view.applied_edits)}
+        if view.compact:
+            reply["content"].insert(0, compaction_block(view, self._ids))
+        return reply
 
 
 # -- rules -------------------------------------------------------------------------------

@@ -44,14 +44,7 @@ from contextchef.testing._binding import (
     judge_thinking,
 )
 from contextchef.testing._body import betas
-from contextchef.testing._context import (
-    ModelView,
-    compaction_block,
-    compaction_reply,
-    manages_context,
-    model_view,
-    pauses,
-)
+from contextchef.testing._context import AnthropicContext
 from contextchef.testing._diagnostics import cache_diagnostics
 from contextchef.testing._openai_cache import OpenAICaching
 from contextchef.testing._records import Check, RecordedRequest, Violation, is_provider_worded
@@ -407,7 +400,7 @@ class FakeProvider(abc.ABC):
         return reply
 
 
-class FakeAnthropic(FakeProvider):
+class FakeAnthropic(AnthropicContext, FakeProvider):
     """Anthropic Messages (``anthropic.Anthropic(http_client=...)``), `ANTHROPIC_RULES`.
 
     Context management and compaction (`contextchef.testing._context`): what the model
@@ -431,27 +424,6 @@ class FakeAnthropic(FakeProvider):
     default_rules = ANTHROPIC_RULES
     _suffix = "/v1/messages"
 
-    @property
-    def model_views(self) -> tuple[ModelView, ...]:
-        """What the model saw of each request answered from the script or by compaction."""
-        with self._lock:
-            return tuple(self.__dict__.get("_views", ()))
-
-    def _seen(self, body: Mapping[str, Any]) -> ModelView:
-        view = model_view(body)
-        self.__dict__.setdefault("_views", []).append(view)
-        return view
-
-    def _unscripted(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
-        if body.get("compaction") is None and not (pauses(body) and model_view(body).pause):
-            return None
-        view = self._seen(body)
-        block = compaction_block(view, self._ids)
-        reply = compaction_reply(block, self._model("", body), self._ids, view.input_tokens)
-        if body.get("context_management") is not None:
-            reply["context_management"] = {"applied_edits": list(view.applied_edits)}
-        return reply
-
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
         searched = _search.anthropic_search_blocks(turn.searches, body, self._ids)
         return _replies.anthropic_reply(turn, model, self._ids, searched)
@@ -469,13 +441,7 @@ class FakeAnthropic(FakeProvider):
             reply["input_transformations"] = input_transformations(verdict, enforced=enforced)
         if "diagnostics" in body:
             reply["diagnostics"] = cache_diagnostics(body, earlier, headers)
-        view = self._seen(body)
-        if manages_context(body):
-            reply["usage"]["input_tokens"] = view.input_tokens
-            reply["context_management"] = {"applied_edits": list(view.applied_edits)}
-        if view.compact:
-            reply["content"].insert(0, compaction_block(view, self._ids))
-        return reply
+        return self._managed(reply, body)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return _replies.anthropic_error(status, message)
