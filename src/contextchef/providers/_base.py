@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, thaw
+from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
     Message,
     Part,
@@ -23,6 +24,7 @@ from contextchef.history._messages import (
     ToolCall,
 )
 from contextchef.history._normalize import Change, HistoryRules
+from contextchef.providers._budget import ContextBudget
 from contextchef.providers._hints import apply_hints, data_url, hints, split_data_url
 from contextchef.providers._reading import ReadResponse, wire_reader
 from contextchef.providers._tool_changes import ToolChanges, ToolState
@@ -149,6 +151,14 @@ class ModelRules:
         prompt_cache: The model takes explicit prompt-cache breakpoints on content parts
             and request-level cache options (OpenAI ``gpt-5.6`` and later): compile marks
             the end of each request's new entries (`Adapter.cache_marked`).
+        context_window: The model's context window in tokens (input and output
+            together), or None when the adapter's table does not know it (a
+            `contextchef.ContextPolicy` then assumes `DEFAULT_CONTEXT_WINDOW`).
+        max_output: The most output tokens one request may ask for, or None if unknown.
+        native_context: The server-side context management the model takes:
+            ``clear_tool_uses``, ``clear_thinking``, ``compact`` (compaction at a
+            threshold) and ``compact_on_demand`` (Anthropic); ``compact`` (Responses
+            ``context_management``). Empty: the local path only.
     """
 
     model: str
@@ -161,6 +171,9 @@ class ModelRules:
     inline_tools: bool = False
     tool_change_beta: str | None = None
     prompt_cache: bool = False
+    context_window: int | None = None
+    max_output: int | None = None
+    native_context: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -295,6 +308,14 @@ class Adapter(Protocol):
 
     def model_rules(self, model: str) -> ModelRules:
         """The rules of `model` on this target (see `ModelRules`)."""
+
+    def context_fields(
+        self, policy: ContextPolicy, budget: ContextBudget, rules: ModelRules
+    ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+        """`policy` as this API's request fields: ``(fields, betas, left to local)``.
+
+        The local path's parts are ``clear`` and ``compact`` (`NativeContext.local`).
+        """
 
     def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
         """One request's new wire `entries`, with the prompt-cache breakpoints they carry.
@@ -439,6 +460,12 @@ class AdapterDefaults:
     def model_rules(self, model: str) -> ModelRules:
         """Every model alike: system entries allowed, prefill left to the provider."""
         return ModelRules(model=model, system_messages=True)
+
+    def context_fields(
+        self, policy: ContextPolicy, budget: ContextBudget, rules: ModelRules
+    ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+        """No server-side context management: everything on the local path."""
+        return {}, (), ("clear", "compact")
 
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
         """`entries` itself: each entry declares one tool."""
