@@ -369,6 +369,29 @@ def test_on_demand_compaction_keep_tail_round_trip() -> None:
     assert "compaction_signature_invalid" in made.refused(forged)
 
 
+def test_keep_tail_thinking_stays_bound_when_the_kept_turns_follow_the_summary() -> None:
+    """R22: kept turns' thinking is valid after an on-demand compaction of what preceded it."""
+    fake = FakeAnthropic().script(*[text(f"a{k}", reasoning="") for k in range(5)])
+    made = Session(fake, model=OPUS)
+    for k in range(3):
+        made.messages.append({"role": "user", "content": f"q{k}"})
+        made.turn()
+    older, kept = made.messages[:2], made.messages[2:]
+    reply = made.send(older, compaction={"type": "summarize"}, betas=[ON_DEMAND_COMPACT_BETA])
+    block = {"role": "assistant", "content": [reply.content[0].to_dict()]}
+    made.messages = [block, *kept, {"role": "user", "content": "q3"}]
+    made.turn()
+    made.messages.append({"role": "user", "content": "q4"})
+    made.turn()
+    assert fake.violations == ()
+    made.messages.append({"role": "user", "content": "q5"})
+    # a kept turn edited, or the system prompt changed, breaks the binding
+    edited = copy.deepcopy(made.messages)
+    edited[1]["content"] = "q1!"
+    assert made.refused(edited).startswith("messages.2.content.0: Invalid `signature`")
+    assert "system` prompt differs" in made.refused(system="Another system prompt.")
+
+
 # -- OpenAI Responses ------------------------------------------------------------------------
 
 

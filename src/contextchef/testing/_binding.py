@@ -35,10 +35,12 @@ that block and every later thinking block are dropped and, with the
 
 With a ``compaction`` block in ``messages`` the prefix starts at the newest one (R6, R21):
 what comes before it is neither checked nor part of any prefix, and a block produced in a
-reply after a compaction block has that block as its prefix's start. Not modelled: model
-binding (R25), account binding (R26), the conditions under which on-demand compaction
-keeps the thinking of kept turns valid (R22: such thinking fails the check here),
-``fallback`` blocks (R12), fetched URL bytes (R8).
+reply after a compaction block has that block as its prefix's start. A block produced
+before an on-demand compaction (R22) passes when the kept turns directly follow the
+summarized messages unchanged, under the compaction request's ``system`` and tools (the
+other R22 conditions, such as every compaction having run on a preserved-thinking model,
+are not checked). Not modelled: model binding (R25), account binding (R26), ``fallback``
+blocks (R12), fetched URL bytes (R8).
 """
 
 from __future__ import annotations
@@ -228,12 +230,18 @@ def _prompt_of(request: RecordedRequest) -> _Prompt:
 
 
 def _mismatch(
-    new: _Prompt, at: tuple[int, int, int], content: list[Any], role: object, origin: _Origin
+    new: _Prompt,
+    at: tuple[int, int, int],
+    content: list[Any],
+    role: object,
+    origin: _Origin,
+    base: _Prompt | None = None,
 ) -> str | None:
     """What differs between a block's prefix here and where it was produced.
 
     `at` is (message index, block index, how many thinking blocks come before it), `content`
-    its message's content and `role` that message's role.
+    its message's content and `role` that message's role; `base` the prompt of the
+    on-demand compaction request whose block starts `new`, if any (R22).
     """
     i, j, earlier_thinking = at
     old = _prompt_of(origin.request)
@@ -248,7 +256,20 @@ def _mismatch(
     if new.tool_set(referenced) != old.tool_set(referenced):
         return "tools"
     count = len(old.messages)
-    if i != count or new.chain[i] != old.chain[count]:
+    if base is not None and old.messages[:1] != new.messages[:1]:
+        # R22: a kept turn produced before the on-demand compaction stays valid when the
+        # kept turns directly follow the summarized messages, unchanged, under the same
+        # system and tools as the compaction request
+        kept = new.messages[1:i]
+        if base.system != new.system or base.tool_set(referenced) != new.tool_set(referenced):
+            return "system" if base.system != new.system else "tools"
+        expected = (*base.messages, *kept)
+        if old.messages != expected:
+            both = zip(old.messages, expected, strict=False)
+            k = next((k for k, (a, b) in enumerate(both) if a != b), min(count, len(expected)))
+            summarized = len(base.messages)
+            return f"messages.{k - summarized + 1 if k >= summarized else 0}"
+    elif i != count or new.chain[i] != old.chain[count]:
         for k in range(max(i, count)):
             if k >= i or k >= count or new.messages[k] != old.messages[k]:
                 return f"messages.{k}"
@@ -259,6 +280,30 @@ def _mismatch(
     produced = (*old.thinking, *_thinking_of(old_content))
     if len(sent) > len(produced) or produced[len(produced) - len(sent) :] != sent:
         return "thinking"
+    return None
+
+
+def _shifted(reason: str | None, offset: int) -> str | None:
+    """A ``messages.<k>`` reason of the view as an index of the request."""
+    if reason is None or not reason.startswith("messages.") or not offset:
+        return reason
+    return f"messages.{int(reason.split('.')[1]) + offset}"
+
+
+def _summarized(
+    body: Mapping[str, Any], start: tuple[int, int], earlier: Sequence[RecordedRequest]
+) -> _Prompt | None:
+    """The prompt of the on-demand compaction request whose block starts the view (R22)."""
+    messages = as_list(body.get("messages"))
+    if not messages or compaction_start(messages) is None:
+        return None
+    block = as_list(messages[start[0]].get("content"))[start[1]]
+    for request in earlier:
+        if request.status != 200 or request.body.get("compaction") is None:
+            continue
+        for _, returned in dicts(request.reply.get("content")):
+            if returned.get("type") == "compaction" and _same(returned, block):
+                return _prompt_of(request)
     return None
 
 
@@ -287,6 +332,7 @@ def judge_thinking(body: Mapping[str, Any], earlier: Sequence[RecordedRequest]) 
     failures: list[BlockFailure] = []
     order: list[str] = []
     start = compaction_start(body.get("messages")) or (0, 0)
+    base = _summarized(body, start, earlier)
     for t, message in dicts(from_compaction(body.get("messages"))):
         content = as_list(message.get("content"))
         i, shift = t + start[0], start[1] if t == 0 else 0  # indexes in the request
@@ -300,7 +346,8 @@ def judge_thinking(body: Mapping[str, Any], earlier: Sequence[RecordedRequest]) 
             if origin is None or not _same(block, origin.block):
                 reason: str | None = _TAMPERED
             else:
-                reason = _mismatch(prompt, at, content, message.get("role"), origin)
+                reason = _mismatch(prompt, at, content, message.get("role"), origin, base)
+                reason = _shifted(reason, start[0])
             if reason is not None:
                 failures.append(BlockFailure(i, j + shift, str(block.get("type")), reason))
     if not failures:
