@@ -37,6 +37,7 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
+from contextchef.testing._responses_context import COMPACT_PATH
 from sdk_check import PROVIDER_ENV, key_problems
 
 HX = httpx_for(anthropic)
@@ -434,6 +435,32 @@ def test_responses_compaction_item_round_trip() -> None:
     assert fake.violations == ()
     for request in fake.requests:
         assert key_problems(request.body, ResponseCreateParamsNonStreaming) == []
+    client.close()
+
+
+def test_responses_compact_endpoint_then_its_item_is_accepted() -> None:
+    fake = FakeResponses().script(tool_calls(("read_file", {"path": "a"})), text("Next."))
+    client = _responses(fake)
+    items: list[dict[str, Any]] = [{"role": "user", "content": "Read a."}]
+    first = client.responses.create(model="gpt-5.6", input=items)
+    items += _echo(first.output)
+    items.append(
+        {"type": "function_call_output", "call_id": first.output[0].call_id, "output": "z"}
+    )
+    compacted = client.responses.compact(model="gpt-5.6", input=items)  # type: ignore[arg-type]
+    assert compacted.object == "response.compaction" and fake.pending == 1
+    kinds = [(o.type, getattr(o, "role", None)) for o in compacted.output]
+    assert kinds == [("message", "user"), ("compaction", None)]
+    assert isinstance(compacted.output[-1], ResponseCompactionItem)
+    # the SDK types output messages as the assistant's: read the user ones without warnings
+    echoed = [o.to_dict(warnings=False) for o in compacted.output]
+    assert echoed[0]["content"] == [{"type": "input_text", "text": "Read a."}]
+    window = [*echoed, {"role": "user", "content": "Go on."}]
+    assert [o.type for o in client.responses.create(model="gpt-5.6", input=window).output] == [
+        "message"
+    ]
+    assert fake.violations == ()
+    assert [r.path for r in fake.requests] == ["/v1/responses", COMPACT_PATH, "/v1/responses"]
     client.close()
 
 

@@ -299,7 +299,7 @@ class AnthropicContext:
         self.__dict__.setdefault("_views", []).append(view)
         return view
 
-    def _unscripted(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _unscripted(self, path: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
         """The compaction block alone: on demand, or paused after threshold compaction."""
         if body.get("compaction") is None and not (pauses(body) and model_view(body).pause):
             return None

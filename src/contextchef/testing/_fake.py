@@ -49,7 +49,11 @@ from contextchef.testing._diagnostics import cache_diagnostics
 from contextchef.testing._openai_cache import OpenAICaching
 from contextchef.testing._records import Check, RecordedRequest, Violation, is_provider_worded
 from contextchef.testing._replies import Ids
-from contextchef.testing._responses_context import compaction_item
+from contextchef.testing._responses_context import (
+    COMPACT_PATH,
+    compacted_response,
+    compaction_item,
+)
 from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
 from contextchef.testing._search import SearchNotAnswerable
@@ -308,7 +312,7 @@ class FakeProvider(abc.ABC):
         found = self._check(body, earlier, headers)
         if found:
             return self._refuse(index, 400, found)
-        unscripted = self._unscripted(body)
+        unscripted = self._unscripted(path, body)
         if unscripted is not None:  # the API answers this request itself (no model turn)
             return 200, unscripted
         if not self._script:
@@ -369,7 +373,7 @@ class FakeProvider(abc.ABC):
     def _serves(self, path: str) -> bool:
         return path.endswith(self._suffix)
 
-    def _unscripted(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
+    def _unscripted(self, path: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
         """A reply the API gives without a model turn (none by default)."""
         return None
 
@@ -476,14 +480,22 @@ class FakeResponses(OpenAICaching, FakeProvider):
     answers a ``comparison_response_id`` (`contextchef.testing._openai_cache`). With
     ``context_management: [{"type": "compaction", "compact_threshold": N}]`` the output
     starts with a ``compaction`` item once the input from the newest compaction item on
-    reaches N estimated tokens; compaction items it did not return are refused
-    (`contextchef.testing._responses_context`).
+    reaches N estimated tokens; ``POST /v1/responses/compact`` answers the input's user
+    messages and one compaction item (no scripted turn used); compaction items it did not
+    return are refused (`contextchef.testing._responses_context`).
     """
 
     wire = "responses"
     endpoint = "/v1/responses"
     default_rules = RESPONSES_RULES
     _suffix = "/v1/responses"
+
+    def _serves(self, path: str) -> bool:
+        return path.endswith((self._suffix, COMPACT_PATH))
+
+    def _unscripted(self, path: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``POST /v1/responses/compact``: the user messages and one compaction item."""
+        return compacted_response(body, self._ids) if path.endswith(COMPACT_PATH) else None
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
         searched = _search.responses_search_items(turn.searches, body, self._ids)

@@ -14,6 +14,9 @@ developers.openai.com):
   ...}``; with stateless chaining "you can drop items that came before the most recent
   compaction item", so the count starts there. A threshold of ``null`` leaves the choice
   to the server, which the fake never makes;
+* ``POST /v1/responses/compact`` (`compacted_response`) answers a ``response.compaction``
+  object whose ``output`` is "a list of all user messages, followed by a single
+  compaction item" (SDK ``compacted_response.py``); it uses no scripted turn;
 * the item is opaque and readable only by OpenAI (OpenRouter: "readable only by the
   producing provider"): a ``compaction`` input item whose ``encrypted_content`` this fake
   did not return, or with another ``id``, is refused (`responses_compaction_items_known`).
@@ -30,6 +33,8 @@ from contextchef.testing._records import RecordedRequest
 from contextchef.testing._replies import Ids
 
 __all__ = [
+    "COMPACT_PATH",
+    "compacted_response",
     "compaction_item",
     "responses_compaction_items_known",
     "responses_context_management_valid",
@@ -59,6 +64,42 @@ def compaction_item(body: Mapping[str, Any], ids: Ids) -> dict[str, Any] | None:
     if threshold is None or input_tokens_since_compaction(body) < threshold:
         return None
     return {"type": "compaction", "id": ids.take("cmp_"), "encrypted_content": ids.take("cmpenc_")}
+
+
+COMPACT_PATH = "/v1/responses/compact"
+"""The standalone compaction endpoint."""
+
+
+def _parts(content: object) -> object:
+    """Message content as a list of parts (a string becomes one ``input_text``)."""
+    return [{"type": "input_text", "text": content}] if isinstance(content, str) else content
+
+
+def compacted_response(body: Mapping[str, Any], ids: Ids) -> dict[str, Any]:
+    """The ``response.compaction`` object for a ``/responses/compact`` request `body`."""
+    raw = body.get("input")
+    items = [{"role": "user", "content": raw}] if isinstance(raw, str) else as_list(raw)
+    users = [
+        {"type": "message", **item, "content": _parts(item.get("content"))}
+        for _, item in dicts(items)
+        if item.get("role") == "user"
+    ]
+    item = {"type": "compaction", "id": ids.take("cmp_"), "encrypted_content": ids.take("cmpenc_")}
+    tokens = input_tokens_since_compaction(body)
+    usage = {
+        "input_tokens": tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 0,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": tokens,
+    }
+    return {
+        "id": ids.take("resp_"),
+        "object": "response.compaction",
+        "created_at": 0,
+        "output": [*users, item],
+        "usage": usage,
+    }
 
 
 def responses_context_management_valid(
