@@ -31,7 +31,6 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
 from contextchef._records import record
-from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -55,7 +54,6 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
-from contextchef.providers._budget import ContextBudget
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.anthropic._context import anthropic_context
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
@@ -381,11 +379,8 @@ class AnthropicAdapter(AdapterDefaults):
         """Claude's cache prices and lifetimes (`claude_cache_rules`)."""
         return claude_cache_rules(model)
 
-    def context_fields(
-        self, policy: ContextPolicy, budget: ContextBudget, rules: ModelRules
-    ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
-        """`policy` as this API's ``context_management`` (`_context.anthropic_context`)."""
-        return anthropic_context(policy, budget, rules)
+    context_fields = staticmethod(anthropic_context)
+    """A `ContextPolicy` as this API's ``context_management`` (`_context.anthropic_context`)."""
 
     def model_rules(self, model: str) -> ModelRules:
         """Per-model rules from the Claude model table (`claude_rules`)."""

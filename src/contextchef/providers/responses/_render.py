@@ -36,7 +36,6 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import thaw
-from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -59,7 +58,6 @@ from contextchef.providers._base import (
     hints,
     keeps_part,
 )
-from contextchef.providers._budget import ContextBudget
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
@@ -265,11 +263,8 @@ class ResponsesAdapter(AdapterDefaults):
         """OpenAI's cache prices and lifetimes (`_caching.openai_cache_rules`)."""
         return openai_cache_rules(model)
 
-    def context_fields(
-        self, policy: ContextPolicy, budget: ContextBudget, rules: ModelRules
-    ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
-        """`policy` as this API's ``context_management`` (`_context.responses_context`)."""
-        return responses_context(policy, budget, rules)
+    context_fields = staticmethod(responses_context)
+    """A `ContextPolicy` as this API's ``context_management`` (`_context.responses_context`)."""
 
     def model_rules(self, model: str) -> ModelRules:
         """Developer messages on every model; ``tool_search`` only on ``gpt-5.4`` and later.
