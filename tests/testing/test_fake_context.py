@@ -326,6 +326,46 @@ def test_malformed_context_management_is_refused(
     assert fake.pending == 1
 
 
+@pytest.mark.parametrize(
+    ("model", "overrides", "refused"),
+    [
+        (
+            "claude-haiku-4-5",
+            {"context_management": {"edits": [{"type": "compact_20260112"}]}},
+            "not supported on Haiku 4.5",
+        ),
+        (
+            "claude-sonnet-5-5",
+            {"context_management": {"edits": [{"type": "compact_20260112"}]}},
+            "not supported on Sonnet 5.5",
+        ),
+        ("claude-sonnet-5-5", {"compaction": {"type": "summarize"}}, None),
+        (
+            "anthropic.claude-opus-5-5-v1:0",
+            {"compaction": {"type": "summarize"}},
+            "not supported on Bedrock",
+        ),
+        ("claude-opus-4-1", {"compaction": {"type": "summarize"}}, "not supported on Opus 4.1"),
+        (
+            "claude-opus-5-5",
+            {"context_management": {"edits": [{"type": "compact_20260112"}]}},
+            None,
+        ),
+    ],
+)
+def test_compaction_only_on_the_models_taking_it(
+    model: str, overrides: dict[str, Any], refused: str | None
+) -> None:
+    fake = FakeAnthropic().script(text("ok"))
+    made = Session(fake, model=model, messages=[{"role": "user", "content": "hi"}])
+    betas = [COMPACT_BETA, ON_DEMAND_COMPACT_BETA]
+    if refused is None:
+        made.send(betas=betas, **overrides)
+        assert fake.violations == ()
+    else:
+        assert refused in made.refused(betas=betas, **overrides)
+
+
 # -- Anthropic: on-demand compaction -------------------------------------------------------
 
 

@@ -55,6 +55,7 @@ from typing import Any
 from contextchef._tokens import estimate_tokens
 from contextchef.testing._body import NO_HEADERS, as_list, betas, canonical, dicts
 from contextchef.testing._body import without_cache_control as _plain
+from contextchef.testing._claude import claude_model
 from contextchef.testing._records import RecordedRequest
 from contextchef.testing._replies import Ids
 
@@ -357,12 +358,13 @@ def anthropic_context_management_valid(
     ``compaction`` "cannot be combined with `context_management`" (SDK 2.16
     ``messages.create`` docstring; research section 2.1); each edit type needs its beta;
     ``compact_20260112`` triggers on ``input_tokens`` only, at 50,000 or more
-    (compaction-threshold.md).
+    (compaction-threshold.md); compaction only on the models taking it (`ClaudeModel`).
     """
     sent = betas(headers)
     config, compaction = body.get("context_management"), body.get("compaction")
     if config is not None and compaction is not None:
         yield "compaction: cannot be combined with `context_management`; send one of them"
+    yield from _unsupported(body, compaction is not None)
     if compaction is not None:
         if ON_DEMAND_COMPACT_BETA not in sent:
             yield (
@@ -381,6 +383,21 @@ def anthropic_context_management_valid(
             yield f"context_management.edits.{k}: Input should be a valid dictionary"
             continue
         yield from _edit_problems(k, edit, sent)
+
+
+def _unsupported(body: Mapping[str, Any], on_demand: bool) -> Iterator[str]:
+    """Compaction on a known Claude model that does not take it (`ClaudeModel`)."""
+    name = body.get("model")
+    model = claude_model(name)
+    if model is None:
+        return
+    threshold = any(e.get("type") == COMPACT for e in _edits(body))
+    if threshold and not model.compaction:
+        yield f"context_management: compact_20260112 is not supported on {model.label}"
+    bedrock = isinstance(name, str) and "anthropic." in name.lower()
+    if on_demand and (bedrock or not model.compaction_on_demand):
+        where = "on Bedrock" if bedrock and model.compaction_on_demand else f"on {model.label}"
+        yield f"compaction: on-demand compaction is not supported {where}"
 
 
 def anthropic_compaction_closed_turn(
