@@ -64,6 +64,7 @@ if _typing.TYPE_CHECKING:
         cut_points,
         plan_compaction,
     )
+    from contextchef.history._context_policy import ContextPolicy
     from contextchef.history._jsontext import canonical_dumps
     from contextchef.history._messages import (
         MediaPart,
@@ -97,6 +98,8 @@ if _typing.TYPE_CHECKING:
         from_responses,
     )
     from contextchef.providers._base import SchemaReport
+    from contextchef.providers._budget import ContextBudget
+    from contextchef.providers._context import NativeContext, native_context
     from contextchef.providers._usage import CacheReport
     from contextchef.search._rankers import RankerConfig
     from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
@@ -166,7 +169,10 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "normalize",
     ),
     "contextchef.history._offload": ("OffloadStore", "offload_result", "read_offloaded"),
+    "contextchef.history._context_policy": ("ContextPolicy",),
     "contextchef.providers._base": ("SchemaReport",),
+    "contextchef.providers._budget": ("ContextBudget",),
+    "contextchef.providers._context": ("NativeContext", "native_context"),
     "contextchef.providers._usage": ("CacheReport",),
     "contextchef.providers": (
         "PRESETS",
@@ -240,8 +246,10 @@ __all__ = [
     "CompiledGroups",
     "CompiledRequest",
     "CompiledTool",
+    "ContextBudget",
     "ContextChef",
     "ContextChefError",
+    "ContextPolicy",
     "CorruptHistoryError",
     "DeferredConfig",
     "Denied",
@@ -266,6 +274,7 @@ __all__ = [
     "MissingThinkingError",
     "ModelOutputError",
     "Namespace",
+    "NativeContext",
     "NestedNamespaceError",
     "NondeterminismError",
     "Normalized",
@@ -327,6 +336,7 @@ __all__ = [
     "from_responses",
     "load_catalog",
     "load_demo_catalog",
+    "native_context",
     "normalize",
     "offload_result",
     "payload_break",

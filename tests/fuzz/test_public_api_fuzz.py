@@ -239,6 +239,10 @@ _SUMMARIZE: Callable[[str], str] = lambda text: "summary"  # noqa: E731
 
 # name -> (function, arguments that work); each example replaces one of them with junk
 PUBLIC_CALLS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
+    "native_context": (
+        contextchef.native_context,
+        {"target": "anthropic", "model": "claude-opus-5-5", "policy": contextchef.ContextPolicy()},
+    ),
     "compact": (contextchef.compact, {"history": _HIST, "summarize": _SUMMARIZE}),
     "compact.keep": (
         contextchef.compact,
@@ -329,6 +333,7 @@ PUBLIC_CALLS["prefix_break"][1].update(
 
 # class -> fields that work; each example replaces one field (or adds an unknown one)
 CONSTRUCTED: dict[str, dict[str, Any]] = {
+    "ContextPolicy": {"budget_tokens": 90_000, "never_clear": ("grep",), "clear_at": 0.4},
     "TextPart": {"text": "a", "provider_data": None},
     "MediaPart": {"media_type": "image/png", "url": "https://example.com/a.png"},
     "ReasoningPart": {"provider": "anthropic", "text": "t", "provider_data": None},
@@ -372,6 +377,8 @@ def test_every_public_callable_is_fuzzed() -> None:
         "Allowed",
         "CacheAuditFinding",
         "CacheReport",
+        "ContextBudget",
+        "NativeContext",
         "Catalog",
         "Change",
         "CompileEvent",

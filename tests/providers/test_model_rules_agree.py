@@ -87,6 +87,10 @@ def test_the_claude_tables_agree(name: str) -> None:
         assert rules.prefix_check == fake.prefix_check, spelling
         assert rules.system_messages == fake.system_messages, spelling
         assert rules.prefill == (not fake.rejects_prefill), spelling
+        assert ("compact" in rules.native_context) == fake.compaction, spelling
+        bedrock = "anthropic." in spelling
+        on_demand = fake.compaction_on_demand and not bedrock
+        assert ("compact_on_demand" in rules.native_context) == on_demand, spelling
         # the fake refuses system entries where the library would send tool changes
         assert not rules.tool_changes or fake.system_messages, spelling
 

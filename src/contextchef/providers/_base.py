@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, thaw
+from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
     Message,
     Part,
@@ -23,7 +24,9 @@ from contextchef.history._messages import (
     ToolCall,
 )
 from contextchef.history._normalize import Change, HistoryRules
+from contextchef.providers._budget import ContextBudget
 from contextchef.providers._hints import apply_hints, data_url, hints, split_data_url
+from contextchef.providers._model_rules import ModelRules
 from contextchef.providers._reading import ReadResponse, wire_reader
 from contextchef.providers._tool_changes import ToolChanges, ToolState
 from contextchef.providers._usage import CacheAuditFinding, CacheRules
@@ -118,50 +121,6 @@ class Profile:
     max_deferred_tools: int | None = None
     default_model: str = "model"
     api_host: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelRules:
-    """What one model of a target requires, decided by the model name (`Adapter.model_rules`).
-
-    An unknown model gets the safe defaults: no mid-conversation system messages, prefill
-    left to the provider. Every model gets the append-only ledger.
-
-    Attributes:
-        model: The model name.
-        known: The name matched the adapter's table.
-        prefix_check: A thinking block sent back is checked against everything sent
-            before it (Anthropic's preserved thinking): an edit there is a 400 or drops
-            the block, so the session strips the thinking an edit invalidates.
-        system_messages: The model takes mid-conversation system messages (volatile
-            ``system``-channel text goes there; otherwise into the user turn).
-        prefill: The model continues a trailing assistant message; False: ``prefill=``
-            raises `UsageError` naming the model.
-        tool_search: The model honours the provider's deferred tools (``defer_loading``)
-            and can have them revealed (Anthropic tool search, ``tool_reference``;
-            Responses ``tool_search``). False: a deferral flag would hide a tool for good.
-        tool_changes: The model takes mid-conversation tool changes: ``tool_addition``
-            / ``tool_removal`` blocks in system messages (Anthropic), ``additional_tools``
-            input items (Responses, `Profile.tool_changes_by_definition`).
-        inline_tools: The platform also takes tool definitions in those blocks (the
-            ``inline-tools-2026-09-15`` beta: Claude API only, not Bedrock or Vertex).
-        tool_change_beta: The beta value every request needs once its history carries
-            a tool change (None: no beta, or no tool changes).
-        prompt_cache: The model takes explicit prompt-cache breakpoints on content parts
-            and request-level cache options (OpenAI ``gpt-5.6`` and later): compile marks
-            the end of each request's new entries (`Adapter.cache_marked`).
-    """
-
-    model: str
-    known: bool = False
-    prefix_check: bool = False
-    system_messages: bool = False
-    prefill: bool = True
-    tool_search: bool = False
-    tool_changes: bool = False
-    inline_tools: bool = False
-    tool_change_beta: str | None = None
-    prompt_cache: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -314,6 +273,14 @@ class Adapter(Protocol):
     def model_rules(self, model: str) -> ModelRules:
         """The rules of `model` on this target (see `ModelRules`)."""
 
+    def context_fields(
+        self, policy: ContextPolicy, budget: ContextBudget, rules: ModelRules
+    ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+        """`policy` as this API's request fields: ``(fields, betas, left to local)``.
+
+        The local path's parts are ``clear`` and ``compact`` (`NativeContext.local`).
+        """
+
     def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
         """One request's new wire `entries`, with the prompt-cache breakpoints they carry.
 
@@ -459,6 +426,12 @@ class AdapterDefaults:
     def model_rules(self, model: str) -> ModelRules:
         """Every model alike: system entries allowed, prefill left to the provider."""
         return ModelRules(model=model, system_messages=True)
+
+    def context_fields(
+        self, policy: ContextPolicy, budget: ContextBudget, rules: ModelRules
+    ) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
+        """No server-side context management: everything on the local path."""
+        return {}, (), ("clear", "compact")
 
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
         """`entries` itself: each entry declares one tool."""

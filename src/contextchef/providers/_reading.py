@@ -63,6 +63,8 @@ class ResponseNotice:
         missed_tokens: For a cache miss: the provider's estimate of the input tokens
             that would have been read from the cache
             (``cache_missed_input_tokens``), or None when it gave none.
+        cleared_tokens: For a ``context_edit`` (an Anthropic ``applied_edits`` entry,
+            its edit type as `reason`): the input tokens it cleared, or None.
     """
 
     kind: str
@@ -70,6 +72,7 @@ class ResponseNotice:
     path: str = ""
     detail: str = ""
     missed_tokens: int | None = None
+    cleared_tokens: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -279,7 +282,52 @@ def provider_notices(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
         found.append(
             _missed(str(miss.get("reason") or "cache_miss"), miss.get("cache_missed_tokens"))
         )
-    return tuple(found)
+    return (*found, *_context_notices(data))
+
+
+def _context_notices(data: Mapping[str, Any]) -> list[ResponseNotice]:
+    """Server-side context management a response reports.
+
+    Anthropic ``context_management.applied_edits`` (one ``context_edit`` notice per edit:
+    ``clear_tool_uses_20250919`` with ``cleared_tool_uses``, ``clear_thinking_20251015``
+    with ``cleared_thinking_turns``; research provider-context-management.md 2.1), and a
+    ``compaction`` block (Anthropic) or output item (Responses, 2.2): the provider compacted
+    the conversation, and later requests are read from that block or item on.
+    """
+    found: list[ResponseNotice] = []
+    managed = data.get("context_management")
+    edits = managed.get("applied_edits") if isinstance(managed, Mapping) else None
+    for edit in edits if isinstance(edits, list) else ():
+        if isinstance(edit, Mapping) and isinstance(edit.get("type"), str):
+            tokens = _missed("", edit.get("cleared_input_tokens")).missed_tokens
+            what = ", ".join(
+                f"{edit[key]} {key.removeprefix('cleared_').replace('_', ' ')}"
+                for key in ("cleared_tool_uses", "cleared_thinking_turns")
+                if isinstance(edit.get(key), int)
+            )
+            found.append(
+                ResponseNotice(
+                    kind="context_edit",
+                    reason=edit["type"],
+                    cleared_tokens=tokens,
+                    detail=f"the provider applied {edit['type']} before answering: cleared "
+                    f"{tokens if tokens is not None else 'an unknown number of'} input tokens"
+                    + (f" ({what})" if what else ""),
+                )
+            )
+    for key in ("content", "output"):
+        items = data.get(key)
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, Mapping) and item.get("type") == "compaction":
+                found.append(
+                    ResponseNotice(
+                        kind="compaction",
+                        detail="the provider compacted the conversation: later requests are "
+                        "read from its compaction entry on (it is replayed exactly, and only "
+                        "to this provider)",
+                    )
+                )
+    return found
 
 
 def _missed(reason: str, missed: object) -> ResponseNotice:

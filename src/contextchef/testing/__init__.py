@@ -108,6 +108,15 @@ from contextchef.testing._binding import (
 from contextchef.testing._body import NO_HEADERS
 from contextchef.testing._by_wire import fake_for
 from contextchef.testing._claude import ClaudeModel, claude_model, parse_claude_name
+from contextchef.testing._context import (
+    COMPACT_BETA,
+    CONTEXT_MANAGEMENT_BETA,
+    ON_DEMAND_COMPACT_BETA,
+    ModelView,
+    anthropic_compaction_blocks_known,
+    anthropic_compaction_closed_turn,
+    anthropic_context_management_valid,
+)
 from contextchef.testing._fake import (
     RECORDED_HEADERS,
     FakeAnthropic,
@@ -157,6 +166,10 @@ from contextchef.testing._placement import (
 )
 from contextchef.testing._records import Check, RecordedRequest, Violation, provider_worded
 from contextchef.testing._replies import Ids
+from contextchef.testing._responses_context import (
+    responses_compaction_items_known,
+    responses_context_management_valid,
+)
 from contextchef.testing._rules import (
     ANTHROPIC_RULES,
     CHAT_RULES,
@@ -182,11 +195,14 @@ __all__ = [
     "CHAT_CACHE_RULES",
     "CHAT_RULES",
     "CLEAR_AT_BETA",
+    "COMPACT_BETA",
+    "CONTEXT_MANAGEMENT_BETA",
     "GEMINI_RULES",
     "INLINE_TOOLS_BETA",
     "INTERACTIONS_RULES",
     "MCP_CLIENT_BETA",
     "NO_HEADERS",
+    "ON_DEMAND_COMPACT_BETA",
     "OUTPUT_CONFIG_BETA",
     "RECORDED_HEADERS",
     "RESPONSES_CACHE_RULES",
@@ -206,6 +222,7 @@ __all__ = [
     "FakeResponses",
     "HTTPRequest",
     "Ids",
+    "ModelView",
     "ProviderSearch",
     "RawReply",
     "RecordedRequest",
@@ -213,6 +230,9 @@ __all__ = [
     "Turn",
     "Violation",
     "anthropic_block_binding",
+    "anthropic_compaction_blocks_known",
+    "anthropic_compaction_closed_turn",
+    "anthropic_context_management_valid",
     "anthropic_defer_loading_supported",
     "anthropic_deferred_no_cache_control",
     "anthropic_no_prefill",
@@ -234,6 +254,8 @@ __all__ = [
     "provider_search",
     "provider_worded",
     "raw",
+    "responses_compaction_items_known",
+    "responses_context_management_valid",
     "responses_deferred_needs_search",
     "responses_namespaced_calls",
     "responses_prompt_cache",

@@ -31,8 +31,16 @@ that block and every later thinking block are dropped and, with the
 ``thinking-binding-controls-2026-08-01`` beta, listed in the reply's
 ``input_transformations`` (R28). Without `anthropic_thinking_prefix` among the fake's rules
 (an account the check is not enforced on, R3), failing blocks are listed as
-``thinking_mismatch_allowed`` instead. Not modelled: model binding (R25), account binding
-(R26), compaction blocks (R21, R22), ``fallback`` blocks (R12), fetched URL bytes (R8).
+``thinking_mismatch_allowed`` instead.
+
+With a ``compaction`` block in ``messages`` the prefix starts at the newest one (R6, R21):
+what comes before it is neither checked nor part of any prefix, and a block produced in a
+reply after a compaction block has that block as its prefix's start. A block produced
+before an on-demand compaction (R22) passes when the kept turns directly follow the
+summarized messages unchanged, under the compaction request's ``system`` and tools (the
+other R22 conditions, such as every compaction having run on a preserved-thinking model,
+are not checked). Not modelled: model binding (R25), account binding (R26), ``fallback``
+blocks (R12), fetched URL bytes (R8).
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from contextchef.testing._body import (
     without_cache_control,
 )
 from contextchef.testing._claude import claude_model
+from contextchef.testing._context import compaction_start, from_compaction
 from contextchef.testing._records import RecordedRequest, provider_worded
 
 __all__ = [
@@ -177,7 +186,7 @@ class _Prompt:
 
     @classmethod
     def of(cls, body: Mapping[str, Any]) -> _Prompt:
-        messages = as_list(body.get("messages"))
+        messages = from_compaction(body.get("messages"))  # R6: the prefix starts there
         keys = tuple(_plain(m) for m in messages)
         chain = [b""]
         for key in keys:
@@ -221,23 +230,46 @@ def _prompt_of(request: RecordedRequest) -> _Prompt:
 
 
 def _mismatch(
-    new: _Prompt, at: tuple[int, int, int], content: list[Any], role: object, origin: _Origin
+    new: _Prompt,
+    at: tuple[int, int, int],
+    content: list[Any],
+    role: object,
+    origin: _Origin,
+    base: _Prompt | None = None,
 ) -> str | None:
     """What differs between a block's prefix here and where it was produced.
 
     `at` is (message index, block index, how many thinking blocks come before it), `content`
-    its message's content and `role` that message's role.
+    its message's content and `role` that message's role; `base` the prompt of the
+    on-demand compaction request whose block starts `new`, if any (R22).
     """
     i, j, earlier_thinking = at
     old = _prompt_of(origin.request)
     old_content = as_list(origin.request.reply.get("content"))[: origin.position]
+    compacted = compaction_start([{"role": "assistant", "content": old_content}])
+    if compacted is not None:  # produced after a compaction block of its own reply (R6)
+        old_content = old_content[compacted[1] :]
+        old = _Prompt(old.system, old.tools, (), (b"",), (), old.referenced)
     if new.system != old.system:
         return "system"
     referenced = _referenced(old_content, set(old.referenced))
     if new.tool_set(referenced) != old.tool_set(referenced):
         return "tools"
     count = len(old.messages)
-    if i != count or new.chain[i] != old.chain[count]:
+    if base is not None and old.messages[:1] != new.messages[:1]:
+        # R22: a kept turn produced before the on-demand compaction stays valid when the
+        # kept turns directly follow the summarized messages, unchanged, under the same
+        # system and tools as the compaction request
+        kept = new.messages[1:i]
+        if base.system != new.system or base.tool_set(referenced) != new.tool_set(referenced):
+            return "system" if base.system != new.system else "tools"
+        expected = (*base.messages, *kept)
+        if old.messages != expected:
+            both = zip(old.messages, expected, strict=False)
+            k = next((k for k, (a, b) in enumerate(both) if a != b), min(count, len(expected)))
+            summarized = len(base.messages)
+            return f"messages.{k - summarized + 1 if k >= summarized else 0}"
+    elif i != count or new.chain[i] != old.chain[count]:
         for k in range(max(i, count)):
             if k >= i or k >= count or new.messages[k] != old.messages[k]:
                 return f"messages.{k}"
@@ -248,6 +280,30 @@ def _mismatch(
     produced = (*old.thinking, *_thinking_of(old_content))
     if len(sent) > len(produced) or produced[len(produced) - len(sent) :] != sent:
         return "thinking"
+    return None
+
+
+def _shifted(reason: str | None, offset: int) -> str | None:
+    """A ``messages.<k>`` reason of the view as an index of the request."""
+    if reason is None or not reason.startswith("messages.") or not offset:
+        return reason
+    return f"messages.{int(reason.split('.')[1]) + offset}"
+
+
+def _summarized(
+    body: Mapping[str, Any], start: tuple[int, int], earlier: Sequence[RecordedRequest]
+) -> _Prompt | None:
+    """The prompt of the on-demand compaction request whose block starts the view (R22)."""
+    messages = as_list(body.get("messages"))
+    if not messages or compaction_start(messages) is None:
+        return None
+    block = as_list(messages[start[0]].get("content"))[start[1]]
+    for request in earlier:
+        if request.status != 200 or request.body.get("compaction") is None:
+            continue
+        for _, returned in dicts(request.reply.get("content")):
+            if returned.get("type") == "compaction" and _same(returned, block):
+                return _prompt_of(request)
     return None
 
 
@@ -275,21 +331,25 @@ def judge_thinking(body: Mapping[str, Any], earlier: Sequence[RecordedRequest]) 
     prompt = _Prompt.of(body)
     failures: list[BlockFailure] = []
     order: list[str] = []
-    for i, message in dicts(body.get("messages")):
+    start = compaction_start(body.get("messages")) or (0, 0)
+    base = _summarized(body, start, earlier)
+    for t, message in dicts(from_compaction(body.get("messages"))):
         content = as_list(message.get("content"))
+        i, shift = t + start[0], start[1] if t == 0 else 0  # indexes in the request
         for j, block in dicts(content):
             if block.get("type") not in _THINKING:
                 continue
-            at = (i, j, len(order))
-            order.append(f"messages.{i}.content.{j}")
+            at = (t, j, len(order))
+            order.append(f"messages.{i}.content.{j + shift}")
             key = _key(block)
             origin = origins.get(key) if key is not None else None
             if origin is None or not _same(block, origin.block):
                 reason: str | None = _TAMPERED
             else:
-                reason = _mismatch(prompt, at, content, message.get("role"), origin)
+                reason = _mismatch(prompt, at, content, message.get("role"), origin, base)
+                reason = _shifted(reason, start[0])
             if reason is not None:
-                failures.append(BlockFailure(i, j, str(block.get("type")), reason))
+                failures.append(BlockFailure(i, j + shift, str(block.get("type")), reason))
     if not failures:
         return ThinkingVerdict()
     tampered = next((f for f in failures if f.reason == _TAMPERED), None)

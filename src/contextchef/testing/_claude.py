@@ -26,13 +26,20 @@ model-dependent checks, so tests that use made-up names are unaffected:
   Sonnet 4.6 are included: R18 says "most 4.6+ models", and the 4.6 release notes dropped
   prefill.
 
+* `ClaudeModel.compaction`, `ClaudeModel.compaction_on_demand`: the models
+  ../shared/research/provider-context-management.md section 2.1 lists for threshold
+  compaction (Fable/Mythos 5.1 and 5, Opus 5.5, 5, 4.8, 4.6, Sonnet 5 and 4.6; Opus 4.7 is
+  not in this table) and on-demand compaction (those, Sonnet 5.5 and Haiku 5.5, not on
+  Bedrock); on the other listed models the request is refused
+  (`contextchef.testing._context`).
+
 Doc paths are relative to https://platform.claude.com/docs/en/.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["CLAUDE_MODELS", "ClaudeModel", "claude_model", "parse_claude_name"]
 
@@ -60,6 +67,10 @@ class ClaudeModel:
     """``role: "system"`` entries in ``messages`` are accepted (R14)."""
     rejects_prefill: bool = False
     """A request whose last message is the assistant's is refused (R18)."""
+    compaction: bool = False
+    """Threshold compaction (``compact_20260112``) is accepted (compaction-threshold.md)."""
+    compaction_on_demand: bool = False
+    """On-demand compaction (top-level ``compaction``) is accepted (off Bedrock)."""
 
     @property
     def label(self) -> str:
@@ -128,6 +139,27 @@ def _table() -> dict[tuple[str, tuple[int, ...]], ClaudeModel]:
         ClaudeModel("opus", (5, 5), True, True, True),
         ClaudeModel("sonnet", (5, 5), True, True, True),
         ClaudeModel("haiku", (5, 5), True, False, True),
+    ]
+    threshold = {
+        ("fable", (5, 1)),
+        ("mythos", (5, 1)),
+        ("fable", (5,)),
+        ("mythos", (5,)),
+        ("opus", (5, 5)),
+        ("opus", (5,)),
+        ("opus", (4, 8)),
+        ("opus", (4, 6)),
+        ("sonnet", (5,)),
+        ("sonnet", (4, 6)),
+    }
+    on_demand = threshold | {("sonnet", (5, 5)), ("haiku", (5, 5))}
+    models = [
+        replace(
+            m,
+            compaction=(m.family, m.version) in threshold,
+            compaction_on_demand=(m.family, m.version) in on_demand,
+        )
+        for m in models
     ]
     return {(m.family, m.version): m for m in models}
 

@@ -44,10 +44,16 @@ from contextchef.testing._binding import (
     judge_thinking,
 )
 from contextchef.testing._body import betas
+from contextchef.testing._context import AnthropicContext
 from contextchef.testing._diagnostics import cache_diagnostics
 from contextchef.testing._openai_cache import OpenAICaching
 from contextchef.testing._records import Check, RecordedRequest, Violation, is_provider_worded
 from contextchef.testing._replies import Ids
+from contextchef.testing._responses_context import (
+    COMPACT_PATH,
+    compacted_response,
+    compaction_item,
+)
 from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
 from contextchef.testing._search import SearchNotAnswerable
@@ -306,6 +312,9 @@ class FakeProvider(abc.ABC):
         found = self._check(body, earlier, headers)
         if found:
             return self._refuse(index, 400, found)
+        unscripted = self._unscripted(path, body)
+        if unscripted is not None:  # the API answers this request itself (no model turn)
+            return 200, unscripted
         if not self._script:
             message = (
                 f"the script ran out: request {index} found no scripted turn left; queue the "
@@ -364,6 +373,10 @@ class FakeProvider(abc.ABC):
     def _serves(self, path: str) -> bool:
         return path.endswith(self._suffix)
 
+    def _unscripted(self, path: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A reply the API gives without a model turn (none by default)."""
+        return None
+
     def _model(self, path: str, body: Mapping[str, Any]) -> str:
         model = body.get("model")
         return model if isinstance(model, str) else ""
@@ -391,8 +404,15 @@ class FakeProvider(abc.ABC):
         return reply
 
 
-class FakeAnthropic(FakeProvider):
+class FakeAnthropic(AnthropicContext, FakeProvider):
     """Anthropic Messages (``anthropic.Anthropic(http_client=...)``), `ANTHROPIC_RULES`.
+
+    Context management and compaction (`contextchef.testing._context`): what the model
+    sees starts at the newest ``compaction`` block, ``context_management.edits`` are
+    applied to it and reported in ``context_management.applied_edits``, threshold
+    compaction prepends a ``compaction`` block, and an on-demand ``compaction`` request
+    (or ``pause_after_compaction``) is answered with the block alone, using no scripted
+    turn. `model_views` keeps what the model saw of each answered request.
 
     Besides the rules, a reply gets the fields the request asks for:
     ``input_transformations`` (with the ``thinking-binding-controls-2026-08-01`` beta: the
@@ -425,7 +445,7 @@ class FakeAnthropic(FakeProvider):
             reply["input_transformations"] = input_transformations(verdict, enforced=enforced)
         if "diagnostics" in body:
             reply["diagnostics"] = cache_diagnostics(body, earlier, headers)
-        return reply
+        return self._managed(reply, body)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return _replies.anthropic_error(status, message)
@@ -457,13 +477,25 @@ class FakeResponses(OpenAICaching, FakeProvider):
     """OpenAI Responses (``openai.OpenAI(http_client=...).responses``), `RESPONSES_RULES`.
 
     ``usage`` reports its prompt cache (`cache_outcomes`), and ``prompt_cache_diagnostics``
-    answers a ``comparison_response_id`` (`contextchef.testing._openai_cache`).
+    answers a ``comparison_response_id`` (`contextchef.testing._openai_cache`). With
+    ``context_management: [{"type": "compaction", "compact_threshold": N}]`` the output
+    starts with a ``compaction`` item once the input from the newest compaction item on
+    reaches N estimated tokens; ``POST /v1/responses/compact`` answers the input's user
+    messages and one compaction item (no scripted turn used); compaction items it did not
+    return are refused (`contextchef.testing._responses_context`).
     """
 
     wire = "responses"
     endpoint = "/v1/responses"
     default_rules = RESPONSES_RULES
     _suffix = "/v1/responses"
+
+    def _serves(self, path: str) -> bool:
+        return path.endswith((self._suffix, COMPACT_PATH))
+
+    def _unscripted(self, path: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``POST /v1/responses/compact``: the user messages and one compaction item."""
+        return compacted_response(body, self._ids) if path.endswith(COMPACT_PATH) else None
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
         searched = _search.responses_search_items(turn.searches, body, self._ids)
@@ -500,6 +532,9 @@ class FakeResponses(OpenAICaching, FakeProvider):
                 )
         client = _replies.client_search(body.get("tools"))
         output = reply.get("output") or []
+        compacted = compaction_item(body, self._ids)
+        if compacted is not None:
+            output.insert(0, compacted)
         for k, item in enumerate(output):
             if item.get("type") != "function_call":
                 continue

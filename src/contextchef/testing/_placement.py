@@ -212,10 +212,17 @@ PREFILL_REFUSED = (
 def anthropic_no_prefill(
     body: Mapping[str, Any], earlier: Sequence[RecordedRequest]
 ) -> Iterator[str]:
-    """No assistant prefill on models that refuse it (R18); a paused turn may be continued."""
+    """No assistant prefill on models that refuse it (R18); a paused turn may be continued.
+
+    An on-demand compaction request samples nothing, and its messages may end in an
+    assistant turn: compaction-keep-recent-turns.md refuses only one whose tool call has
+    no result yet (`anthropic_compaction_closed_turn`).
+    """
     model = claude_model(body.get("model"))
     messages = as_list(body.get("messages"))
     if model is None or not model.rejects_prefill or not messages:
+        return
+    if body.get("compaction") is not None:
         return
     if _role(messages[-1]) == "assistant" and not _paused(messages[-1]):
         yield PREFILL_REFUSED

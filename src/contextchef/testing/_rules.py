@@ -50,6 +50,11 @@ from contextchef.testing._calls import (
     chat_tool_calls_well_formed,
     chat_tool_message_has_call,
 )
+from contextchef.testing._context import (
+    anthropic_compaction_blocks_known,
+    anthropic_compaction_closed_turn,
+    anthropic_context_management_valid,
+)
 from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
 from contextchef.testing._openai_cache import CHAT_CACHE_RULES, RESPONSES_CACHE_RULES
 from contextchef.testing._placement import (
@@ -58,6 +63,10 @@ from contextchef.testing._placement import (
     anthropic_system_message_placement,
 )
 from contextchef.testing._records import Check, RecordedRequest
+from contextchef.testing._responses_context import (
+    responses_compaction_items_known,
+    responses_context_management_valid,
+)
 
 __all__ = [
     "ANTHROPIC_RULES",
@@ -65,6 +74,9 @@ __all__ = [
     "GEMINI_RULES",
     "RESPONSES_RULES",
     "anthropic_block_binding",
+    "anthropic_compaction_blocks_known",
+    "anthropic_compaction_closed_turn",
+    "anthropic_context_management_valid",
     "anthropic_no_prefill",
     "anthropic_no_trailing_whitespace",
     "anthropic_references_declared",
@@ -91,6 +103,8 @@ __all__ = [
     "gemini_function_responses_have_calls",
     "gemini_required_fields",
     "gemini_roles_alternate",
+    "responses_compaction_items_known",
+    "responses_context_management_valid",
     "responses_function_call_answered",
     "responses_function_names_valid",
     "responses_output_has_call",
@@ -160,10 +174,18 @@ def anthropic_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
 def anthropic_roles_alternate(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """Roles alternate user/assistant from user; ``system`` messages are skipped.
 
-    Where a system message may sit is `anthropic_system_message_placement`'s concern.
+    Where a system message may sit is `anthropic_system_message_placement`'s concern. A
+    ``compaction`` block sent first, in its own assistant message, may start the
+    conversation (anthropic-preserved-thinking.md R22: "block first (own assistant message
+    or first content block of first message)").
     """
+    conversation = _conversation(body)
     expected = "user"
-    for i, message in _conversation(body):
+    if conversation and conversation[0][1].get("role") == "assistant":
+        blocks = _blocks(conversation[0][1])
+        if blocks and blocks[0][1].get("type") == "compaction":
+            expected = "assistant"
+    for i, message in conversation:
         role = message.get("role")
         if role not in ("user", "assistant"):
             yield f"messages[{i}]: role {role!r} is not 'user', 'assistant' or 'system'"
@@ -346,13 +368,17 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_thinking_prefix,
     anthropic_thinking_leads_tool_turn,
     *ANTHROPIC_NATIVE_RULES,
+    anthropic_context_management_valid,
+    anthropic_compaction_closed_turn,
+    anthropic_compaction_blocks_known,
 )
 """The rules `FakeAnthropic` enforces by default. The six before the tool-deferral rules
 (`contextchef.testing._native`) are the thinking and system-message rules
 (`contextchef.testing._binding`, `contextchef.testing._placement`, and a final tool turn
 led by its thinking when thinking is on); the model-dependent
 ones apply only to the Claude models of `contextchef.testing._claude` (and, for tool search,
-those Anthropic's tool search page lists), so made-up model names skip them."""
+those Anthropic's tool search page lists), so made-up model names skip them. The last three
+are context management and compaction (`contextchef.testing._context`)."""
 
 
 # -- OpenAI Chat Completions -------------------------------------------------------------
@@ -463,8 +489,11 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_function_names_valid,
     *RESPONSES_NATIVE_RULES,
     *RESPONSES_CACHE_RULES,
+    responses_context_management_valid,
+    responses_compaction_items_known,
 )
-"""The rules `FakeResponses` enforces by default."""
+"""The rules `FakeResponses` enforces by default (the last two: server-side compaction,
+`contextchef.testing._responses_context`)."""
 
 
 # -- Gemini (REST bodies: camelCase; snake_case accepted too) ---------------------------

@@ -31,7 +31,15 @@ left to the provider, the append-only ledger as for every model. Sources
   Sonnet 4.x, 4,096 on Haiku 4.5 and Opus 4.5 / 4.6; 1,024 for other names;
 * prefill: ``about-claude/models/whats-new-fable-5-1``, ``…/whats-new-haiku-5-5`` — a
   trailing assistant message is a 400 on Fable 5.1/5.2, Mythos 5.1/5.2, Opus 5/5.5,
-  Sonnet 5.5 and Haiku 5.5, and already on Opus 4.6 and Sonnet 4.6.
+  Sonnet 5.5 and Haiku 5.5, and already on Opus 4.6 and Sonnet 4.6;
+* context window: 200,000 tokens on every Claude model named here (the standard window
+  of Anthropic's models overview; ../shared/research/provider-context-management.md's
+  Claude Code row counts from 200K too); a 1M window is an opt-in beta, not assumed;
+* server-side context management (research section 2.1): ``clear_tool_uses`` and
+  ``clear_thinking`` edits "available on all supported Claude models"; threshold
+  compaction (``compact_20260112``) on Fable/Mythos 5.1 and 5, Opus 5.5, 5, 4.8, 4.7,
+  4.6, Sonnet 5 and 4.6; on-demand compaction on those and Sonnet 5.5, Haiku 5.5, not on
+  Bedrock.
 """
 
 from __future__ import annotations
@@ -102,6 +110,25 @@ _NO_PREFILL = frozenset(
 )
 
 
+_THRESHOLD_COMPACTION = frozenset(
+    {
+        ("fable", 5, 1),
+        ("mythos", 5, 1),
+        ("fable", 5, 0),
+        ("mythos", 5, 0),
+        ("opus", 5, 5),
+        ("opus", 5, 0),
+        ("opus", 4, 8),
+        ("opus", 4, 7),
+        ("opus", 4, 6),
+        ("sonnet", 5, 0),
+        ("sonnet", 4, 6),
+    }
+)
+_ON_DEMAND_COMPACTION = _THRESHOLD_COMPACTION | {("sonnet", 5, 5), ("haiku", 5, 5)}
+CLAUDE_CONTEXT_WINDOW = 200_000
+"""Tokens in a Claude model's standard context window (input and output)."""
+
 _TOOL_CHANGES = _SYSTEM_MESSAGES - {("sonnet", 5, 5)}
 """Models that take tool changes: those with system messages, not Sonnet 5.5 (unconfirmed)."""
 
@@ -138,6 +165,11 @@ def claude_rules(model: str) -> ModelRules:
         return ModelRules(model=model)
     changes = version in _TOOL_CHANGES
     inline = changes and _platform_api(model)
+    native = {"clear_tool_uses", "clear_thinking"}
+    if version in _THRESHOLD_COMPACTION:
+        native.add("compact")
+    if version in _ON_DEMAND_COMPACTION and not _bedrock(model):
+        native.add("compact_on_demand")
     return ModelRules(
         model=model,
         known=True,
@@ -148,7 +180,15 @@ def claude_rules(model: str) -> ModelRules:
         tool_changes=changes,
         inline_tools=inline,
         tool_change_beta=(INLINE_TOOLS_BETA if inline else TOOL_CHANGES_BETA) if changes else None,
+        context_window=CLAUDE_CONTEXT_WINDOW,
+        native_context=frozenset(native),
     )
+
+
+def _bedrock(model: str) -> bool:
+    """A Bedrock model id (``anthropic.claude-…``, a ``us.`` profile or an ARN)."""
+    lowered = model.lower()
+    return "anthropic." in lowered or lowered.startswith("arn:")
 
 
 _MIN_CACHEABLE = {

@@ -55,6 +55,7 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers._usage import CacheRules
+from contextchef.providers.anthropic._context import anthropic_context
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
 from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
@@ -377,6 +378,9 @@ class AnthropicAdapter(AdapterDefaults):
     def cache_rules(self, model: str) -> CacheRules:
         """Claude's cache prices and lifetimes (`claude_cache_rules`)."""
         return claude_cache_rules(model)
+
+    context_fields = staticmethod(anthropic_context)
+    """A `ContextPolicy` as this API's ``context_management`` (`_context.anthropic_context`)."""
 
     def model_rules(self, model: str) -> ModelRules:
         """Per-model rules from the Claude model table (`claude_rules`)."""

@@ -53,6 +53,7 @@ from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
 from contextchef.providers.responses._caching import openai_cache_rules
+from contextchef.providers.responses._context import gpt_window
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -172,10 +173,16 @@ class OpenAIChatAdapter(AdapterDefaults):
         """System entries on every model; explicit prompt caching on ``gpt-5.6`` and later.
 
         The prompt-cache rules are those of Responses (`providers.responses._cache`): the
-        SDK's Chat ``PromptCacheOptions`` says the same, with ``30m`` the only TTL.
+        SDK's Chat ``PromptCacheOptions`` says the same, with ``30m`` the only TTL. GPT
+        windows as on Responses (`providers.responses._context.gpt_window`).
         """
+        window, max_output = gpt_window(model)
         return ModelRules(
-            model=model, system_messages=True, prompt_cache=_cache.takes_breakpoints(model)
+            model=model,
+            system_messages=True,
+            prompt_cache=_cache.takes_breakpoints(model),
+            context_window=window,
+            max_output=max_output,
         )
 
     def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:

@@ -62,6 +62,7 @@ from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
 from contextchef.providers.responses._caching import openai_cache_rules
+from contextchef.providers.responses._context import gpt_window, responses_context
 from contextchef.providers.responses._namespaces import (
     Homes,
     fit_namespace,
@@ -262,13 +263,18 @@ class ResponsesAdapter(AdapterDefaults):
         """OpenAI's cache prices and lifetimes (`_caching.openai_cache_rules`)."""
         return openai_cache_rules(model)
 
+    context_fields = staticmethod(responses_context)
+    """A `ContextPolicy` as this API's ``context_management`` (`_context.responses_context`)."""
+
     def model_rules(self, model: str) -> ModelRules:
         """Developer messages on every model; ``tool_search`` only on ``gpt-5.4`` and later.
 
         https://developers.openai.com/api/docs/guides/tools-tool-search: only those models
-        take ``tool_search``, and ``defer_loading`` needs it.
+        take ``tool_search``, and ``defer_loading`` needs it. GPT models take server-side
+        compaction (``context_management``); windows: `_context.gpt_window`.
         """
         known = _cache.gpt_version(model) is not None
+        window, max_output = gpt_window(model)
         return ModelRules(
             model=model,
             known=known,
@@ -277,6 +283,9 @@ class ResponsesAdapter(AdapterDefaults):
             tool_changes=known,
             inline_tools=known,
             prompt_cache=_cache.takes_breakpoints(model),
+            context_window=window,
+            max_output=max_output,
+            native_context=frozenset({"compact"}) if known else frozenset(),
         )
 
     def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:

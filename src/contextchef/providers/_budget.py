@@ -1,0 +1,95 @@
+"""A context policy's figures for one model: budget, triggers and ``clear_at_least``.
+
+`context_budget` reads the model's window from its profile data (`ModelRules.context_window`,
+each wire's model table) and the prompt-cache prices from `CacheRules`; a model the tables
+do not know gets `DEFAULT_CONTEXT_WINDOW`, small enough for any current model (a budget too
+small compacts early; one too large overflows the window, the failure users report:
+../shared/research/provider-context-management.md, "What users ask for" items 11-12 and
+"Capabilities" F).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from contextchef.history._context_policy import ContextPolicy
+from contextchef.providers._usage import CacheRules
+
+__all__ = ["DEFAULT_CONTEXT_WINDOW", "DEFAULT_OUTPUT_RESERVE", "ContextBudget", "context_budget"]
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+"""Tokens assumed for a model whose window the profile tables do not know."""
+DEFAULT_OUTPUT_RESERVE = 16_384
+"""Tokens kept for the answer when neither the policy nor the model says."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextBudget:
+    """A `ContextPolicy` in tokens, for one model.
+
+    Attributes:
+        window: The model's context window (input and output), or the default.
+        window_known: Whether `window` is the model's (False: `DEFAULT_CONTEXT_WINDOW`).
+        output_reserve: Tokens kept free for the answer.
+        budget: The input tokens the conversation may take.
+        clear_trigger: Input tokens at which old tool results are cleared.
+        compact_trigger: Input tokens at which the conversation is compacted.
+        clear_at_least: The fewest input tokens a clearing must remove to pay for the
+            cache rewrite it causes (see `clearing_pays`).
+    """
+
+    window: int
+    window_known: bool
+    output_reserve: int
+    budget: int
+    clear_trigger: int
+    compact_trigger: int
+    clear_at_least: int
+
+
+def clearing_pays(prompt: int, cache: CacheRules, turns: int) -> int:
+    """The fewest tokens a clearing of a `prompt`-token conversation must remove.
+
+    A clearing restarts the prompt cache where it cuts (context-editing.md: clearing
+    "invalidates cached prompt prefixes"), so at worst the rest of the prompt, ``prompt -
+    C`` tokens, is written again at the write price instead of read: an extra ``(write -
+    read) * (prompt - C)``. Each of the next `turns` requests then reads ``C`` fewer
+    tokens, saving ``read * C`` each. The clearing pays when ``read * C * turns >= (write -
+    read) * (prompt - C)``, that is ``C >= (write - read) * prompt / (read * turns + write
+    - read)``. Prices are `cache`'s multipliers (the default lifetime's write).
+    """
+    write = cache.write.get(cache.ttl, max(cache.write.values(), default=1.0))
+    extra = max(write - cache.read, 0.0)
+    if extra == 0.0:
+        return 0
+    return math.ceil(extra * prompt / (cache.read * turns + extra))
+
+
+def context_budget(
+    policy: ContextPolicy, window: int | None, max_output: int | None, cache: CacheRules
+) -> ContextBudget:
+    """`policy`'s figures for a model (see `ContextBudget`).
+
+    Args:
+        policy: The host's policy.
+        window: The model's context window (`ModelRules.context_window`), None if unknown.
+        max_output: The model's output limit (`ModelRules.max_output`), None if unknown.
+        cache: The model's prompt-cache prices (`Adapter.cache_rules`).
+    """
+    known = window is not None
+    window = window or DEFAULT_CONTEXT_WINDOW
+    reserve = policy.output_reserve
+    if reserve is None:
+        reserve = max_output or DEFAULT_OUTPUT_RESERVE
+    budget = policy.budget_tokens or max(window - reserve, 1)
+    clear = math.ceil(budget * policy.clear_at)
+    return ContextBudget(
+        window=window,
+        window_known=known,
+        output_reserve=reserve,
+        budget=budget,
+        clear_trigger=clear,
+        compact_trigger=math.ceil(budget * policy.compact_at),
+        clear_at_least=clearing_pays(clear, cache, policy.payback_turns),
+    )
