@@ -25,9 +25,10 @@ from contextchef.mcp import McpHub, McpServer
 from contextchef.testing import fake_for, text, tool_calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "session"))
+from test_ingest import send
 from test_run_tools import Hooks, delete_file, get_weather, loop, read_file, sent_results
 
-TARGETS = ("anthropic", "openai", "responses", "gemini")
+TARGETS = ("anthropic", "openai", "responses", "gemini", "gemini-interactions")
 
 BATCH = (
     ("tool_search", {"queries": ["weather forecast"]}),
@@ -78,3 +79,28 @@ def test_one_batch_with_a_live_mcp_tool_is_answered_once_each(
     assert hooks.before == Counter(ran) and hooks.after == Counter(ran)
     expected: list[Any] = ids if target != "gemini" else [name for name, _ in BATCH]
     assert sent_results(target, fake.requests[1].body) == expected
+
+
+def test_a_live_mcp_tool_on_stateful_interactions(http_url: str) -> None:
+    """Issue 26: an MCP tool in a chained (``store: True``) Interactions session."""
+    chef = ContextChef(default_defer=True, pin=["^read_file$", "^fixture__echo$"])
+    chef.register_tools([read_file, get_weather])
+    chef.set_history([user("Say hello through the server, then read a.txt.")])
+    fake = fake_for("gemini-interactions").script(
+        tool_calls(("fixture__echo", {"text": "hello from mcp"}), reasoning="echo"),
+        tool_calls(("read_file", {"path": "a.txt"}), reasoning="read"),
+        text("Done."),
+    )
+    bodies = []
+    with McpHub(chef, [McpServer(url=http_url, name="fixture")]):
+        for _ in range(3):
+            request = chef.compile("gemini-interactions", model="m", extra={"store": True})
+            bodies.append(request.payload)
+            if not chef.run_tools(chef.ingest(send("gemini-interactions", fake, request.payload))):
+                break
+    assert fake.violations == () and len(bodies) == 3
+    ids = [r.reply["id"] for r in fake.requests]
+    assert [b.get("previous_interaction_id") for b in bodies] == [None, *ids[:2]]
+    echoed = bodies[1]["input"]
+    assert [s["type"] for s in echoed] == ["function_result"]
+    assert "hello from mcp" in str(echoed[0]["result"])
