@@ -1,40 +1,60 @@
-"""Retrieval quality of the bm25, semantic and hybrid rankers, and the fusion-weight sweep.
+"""Retrieval quality of every ranker on every set, dev and held-out, plus the weight sweeps.
 
-Run:  python benchmarks/semantic_retrieval.py [--sets a,b] [--out FILE]
-Needs the semantic extra (pip install -e ".[semantic]"); embeddings go to a temporary
-cache directory so every run starts cold.
+Run:  python benchmarks/semantic_retrieval.py [--sets a,b] [--out FILE] [--skip-sweep]
+                                               [--cold] [--latency-sample N]
+Needs the semantic extra (pip install -e ".[semantic]"). Tool vectors come from the
+default embedding cache (``--cold``: a temporary one, so the catalogs are embedded again).
 
-1. Sweep, on the development split in shared/data/retrieval (the only split we have):
-   recall@5 of the weighted fusion for BM25 weights 0..1, of RRF, and of the
-   min_similarity floor, all through `contextchef.search._rankers.fuse` on precomputed
-   BM25 scores and cosines, with the library's routing (CJK queries -> BM25).
-2. Table: `evaluate` with the library's rankers (`RANKERS`, what `contextchef
-   eval-retrieval --ranker X` runs), per-query time p50 / p95 in ms (query embedding
-   included, its cache cleared before each ranker), and the one-off catalog embedding time.
+Sets: the seven in shared/data/retrieval, each cut by `split_of` into ``dev`` (~70%, the
+only part weights are tuned on) and ``held-out``; plus ``newcomer_probes``
+(benchmarks/data/newcomer_probes.jsonl: 30 everyday requests for tools of the real MCP
+catalogs in shared/data/catalogs, pooled as a session would name them,
+``<server>__<tool>``; never tuned on, reported whole). Groups (two-level): LiveMCPBench's
+MCP servers (described by its ``servers`` list), BFCL multi-turn's API classes, and the
+probe catalog's servers; the other sets record none, so their two-level rankers rank as
+their one-level base.
+
+1. Sweeps (dev split only): recall@5 of the hybrid fusion for BM25 weights ``w``, and of
+   ``two-level`` / ``hybrid-two-level`` for group weights ``g``, through the library's
+   `fuse` and `lift` on precomputed BM25 scores, cosines and group scores.
+2. Table: the library's rankers (`index_ranker`), recall@1/5 and MRR per split; query
+   vectors are embedded once per set in a batch (the recall pass), then a latency pass
+   times `--latency-sample` queries per set per ranker with the query cache cleared, so
+   each timed query embeds its text.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import platform
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from contextchef import load_catalog
-from contextchef.search import _model
-from contextchef.search._index import ToolIndex
-from contextchef.search._rankers import RankerConfig, covered, fuse, normalized
-from contextchef.search._retrieval import RANKERS, LabelledQuery, evaluate, load_queries
+from contextchef.search._index import ToolIndex, _is_cjk_char, tokenize
+from contextchef.search._rankers import RankerConfig, covered, fuse, lift, normalized
+from contextchef.search._retrieval import (
+    LabelledQuery,
+    evaluate,
+    grouped,
+    index_ranker,
+    load_queries,
+)
+from contextchef.tools._catalogs import Catalog
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("CONTEXTCHEF_SHARED_DATA", REPO.parent / "shared" / "data"))
+PROBES = REPO / "benchmarks" / "data" / "newcomer_probes.jsonl"
 SETS = (
     "acebench_en",
     "acebench_zh",
@@ -43,90 +63,207 @@ SETS = (
     "bfcl_nonlive",
     "livemcpbench",
     "metatool",
+    "newcomer_probes",
 )
-WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 1.0)
-FLOORS = (-1.0, 0.1, 0.2, 0.25, 0.3)
+RANKER_NAMES = ("bm25", "semantic", "hybrid", "two-level", "hybrid-two-level")
+WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
+GROUP_WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5)
+PROBE_CATALOGS = (  # gemini-cli-legacy left out: same server name and tool names as gemini-cli
+    "cloudflare-browser",
+    "cloudflare-docs",
+    "cloudflare-radar",
+    "gemini-cli",
+    "github",
+    "mcp-fetch",
+    "mcp-filesystem",
+    "mcp-github-legacy",
+    "mcp-memory",
+    "mcp-puppeteer",
+    "sentry",
+)
+
+
+def probe_catalog() -> Catalog:
+    """The real MCP catalogs pooled, each tool named ``<server>__<tool>`` like a session."""
+    tools = []
+    descriptions: dict[str, str] = {}
+    for name in PROBE_CATALOGS:
+        catalog = load_catalog(DATA / "catalogs" / f"{name}.json")
+        descriptions.update(catalog.server_descriptions)
+        tools += [t.replace(name=f"{t.server}__{t.name}") for t in catalog.tools]
+    return Catalog(tools=tuple(tools), server_descriptions=descriptions, source="probes")
+
+
+def load_set(name: str) -> tuple[Catalog, list[LabelledQuery]]:
+    """A set's catalog, in its recorded groups, and its queries (probes: all ``held-out``)."""
+    if name == "newcomer_probes":
+        queries = [dataclasses.replace(q, split="held-out") for q in load_queries(PROBES)]
+        return probe_catalog(), queries
+    path = DATA / "retrieval" / f"{name}.catalog.json"
+    catalog = grouped(load_catalog(path, repair_schemas=True), json.loads(path.read_text()))
+    return catalog, load_queries(DATA / "retrieval" / f"{name}.queries.jsonl")
+
+
+def _index(catalog: Catalog, config: RankerConfig) -> ToolIndex:
+    index = ToolIndex(
+        [(t, t.name) for t in catalog.tools],
+        ranker=dataclasses.replace(config, background=False),
+        groups=catalog.server_descriptions,
+    )
+    index.wait_for_vectors()
+    return index
+
+
+_VECTORS: dict[str, np.ndarray] = {}  # query text -> vector, shared by the sweep and table
+
+
+def _query_vectors(index: ToolIndex, texts: list[str]) -> dict[str, np.ndarray]:
+    """Every covered text's vector, embedded in one batch (the recall pass's cache)."""
+    part = index._semantic
+    assert part is not None
+    read = sorted({t for t in texts if covered(t) and t not in _VECTORS})
+    if read:
+        _VECTORS.update(zip(read, part.encoder.encode(read), strict=True))
+    return {t: _VECTORS[t] for t in texts if t in _VECTORS}
 
 
 def sweep(name: str) -> dict[str, float]:
-    catalog = load_catalog(DATA / "retrieval" / f"{name}.catalog.json", repair_schemas=True)
-    queries = load_queries(DATA / "retrieval" / f"{name}.queries.jsonl")
-    entries = [(t, t.name) for t in catalog.tools]
-    base = RankerConfig(kind="hybrid", background=False)
-    index = ToolIndex(entries, ranker=base)
-    index.wait_for_vectors()
-    part = index._semantic
-    assert part is not None
-    matrix = part.matrix()
+    """recall@5 on the dev split for every fusion setting, on precomputed scores."""
+    catalog, queries = load_set(name)
+    dev = [q for q in queries if q.split == "dev"]
+    index = _index(catalog, RankerConfig(kind="hybrid", group_weight=0.1))
+    matrix = index._semantic.matrix()  # type: ignore[union-attr]
     assert matrix is not None
-    texts = list(dict.fromkeys(q.query for q in queries))
-    read = [t for t in texts if covered(t)]  # the others never reach the model
-    vectors = dict(zip(read, part.encoder.encode(read), strict=True))
-    position = {t.name: i for i, t in enumerate(catalog.tools)}
-    bm25 = ToolIndex(entries)
-    rows: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    texts = sorted({q.query for q in dev})
+    vectors = _query_vectors(index, texts)
+    corpus = index._corpus.get()  # type: ignore[union-attr]
+    groups = index._corpus.groups  # type: ignore[union-attr]
+    members = index._group_members(groups) if groups is not None else None
+    rows: dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = {}
+    entries = [t.name for t in catalog.tools]
+    bm25 = ToolIndex([(t, t.name) for t in catalog.tools])
+    position = {n: i for i, n in enumerate(entries)}
     for text in texts:
         scores = np.zeros(len(entries))
         for hit in bm25.search([text], limit=len(entries)):
             scores[position[hit.wire_name]] = hit.score
         vector = vectors.get(text)
-        rows[text] = (scores, None if vector is None else matrix @ vector)
+        tokens = tokenize(text)
+        strong = [t for t in tokens if not _is_cjk_char(t)]
+        group = groups.scores(tokens, strong) if groups is not None else None
+        rows[text] = (scores, None if vector is None else matrix @ vector, group)
+    del corpus
 
-    def recall(config: RankerConfig) -> float:
+    def recall(kind: str, w: float, g: float) -> float:
+        config = RankerConfig(kind="hybrid", bm25_weight=w)
+
         def rank(query: str, depth: int) -> list[str]:
-            scores, cosine = rows[query]
-            final = (
-                normalized(scores) if cosine is None else fuse(config, scores=scores, cosine=cosine)
+            scores, cosine, group = rows[query]
+            one = (
+                scores
+                if kind == "bm25" or cosine is None
+                else fuse(config, scores=scores, cosine=cosine)
             )
-            keep = np.flatnonzero(final > 0)
-            order = keep[np.lexsort((keep, -final[keep]))][:depth]
-            return [entries[i][1] for i in order]
+            if g > 0 and group is not None and members is not None:
+                one = lift(g, tools=normalized(one), groups=group, members=members)
+            keep = np.flatnonzero(one > 0)
+            order = keep[np.lexsort((keep, -one[keep]))][:depth]
+            return [entries[i] for i in order]
 
-        return evaluate(queries, rank)["recall@5"]
+        return evaluate(dev, rank)["recall@5"]
 
-    out = {f"w={w}": recall(dataclasses.replace(base, bm25_weight=w)) for w in WEIGHTS}
-    out["rrf"] = recall(dataclasses.replace(base, fusion="rrf"))
-    out["semantic"] = recall(dataclasses.replace(base, kind="semantic"))
-    for floor in FLOORS:
-        out[f"floor={floor}"] = recall(dataclasses.replace(base, min_similarity=floor))
+    out = {"bm25": recall("bm25", 0.0, 0.0)}
+    out |= {f"hybrid w={w}": recall("hybrid", w, 0.0) for w in WEIGHTS}
+    out |= {f"two-level g={g}": recall("bm25", 0.0, g) for g in GROUP_WEIGHTS}
+    out |= {f"hybrid-two-level w=0.3 g={g}": recall("hybrid", 0.3, g) for g in GROUP_WEIGHTS}
     return out
 
 
-def table(name: str) -> list[dict[str, object]]:
-    catalog = load_catalog(DATA / "retrieval" / f"{name}.catalog.json", repair_schemas=True)
-    queries: list[LabelledQuery] = load_queries(DATA / "retrieval" / f"{name}.queries.jsonl")
-    out = []
-    for ranker in ("bm25", "semantic", "hybrid", "hybrid-rrf"):
+def _timed(rank: Callable[[str, int], list[str]], queries: list[str]) -> list[float]:
+    times = []
+    for text in queries:
         start = time.perf_counter()
-        rank = RANKERS[ranker](catalog)  # embeds the catalog (cold for the first ranker)
+        rank(text, 100)
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def table(name: str, sample: int) -> list[dict[str, Any]]:
+    """Each library ranker on one set: metrics per split, build time, query p50."""
+    catalog, queries = load_set(name)
+    texts = sorted({q.query for q in queries})
+    timed_texts = texts[:: max(1, len(texts) // sample)][:sample]
+    out = []
+    vectors_ready = False
+    for ranker in RANKER_NAMES:
+        start = time.perf_counter()
+        rank = index_ranker(catalog, ranker)  # embeds the catalog (or reads the cache)
         build = time.perf_counter() - start
-        for encoder in _model._ENCODERS.values():
+        encoder = None
+        if ranker in ("semantic", "hybrid", "hybrid-two-level"):
+            from contextchef.search import _model
+
+            encoder = next(iter(_model._ENCODERS.values()))
+            if not vectors_ready:
+                _query_vectors(_index(catalog, RankerConfig(kind="hybrid")), texts)
+                vectors_ready = True
             encoder._queries.clear()
-        times: list[float] = []
-
-        def timed(query: str, depth: int, rank=rank, times=times) -> list[str]:  # type: ignore[no-untyped-def]
-            t0 = time.perf_counter()
-            found: list[str] = rank(query, depth)
-            times.append((time.perf_counter() - t0) * 1000)
-            return found
-
-        metrics = evaluate(queries, timed)
-        ordered = sorted(times)
-        row = {
-            "set": name,
-            "ranker": ranker,
-            **metrics,
-            "build_s": build,
-            "p50": statistics.median(ordered),
-            "p95": ordered[int(0.95 * (len(ordered) - 1))],
-        }
-        print(
-            f"{name:15} {ranker:11} r@1 {metrics['recall@1']:.3f} r@5 {metrics['recall@5']:.3f} "
-            f"mrr {metrics['mrr']:.3f} build {build:.1f}s p50 {row['p50']:.2f}ms",
-            flush=True,
-        )
+            times = _timed(rank, timed_texts)  # cold: every timed query embeds its text
+            real = encoder.encode_query
+            encoder.encode_query = lambda text, real=real: (  # type: ignore[method-assign]
+                _VECTORS[text] if text in _VECTORS else real(text)
+            )
+        else:
+            rank(timed_texts[0], 100)
+            times = _timed(rank, timed_texts)
+        row: dict[str, Any] = {"set": name, "ranker": ranker, "build_s": build}
+        for split in ("dev", "held-out"):
+            part = [q for q in queries if q.split == split]
+            row[split] = evaluate(part, rank) if part else None
+        if encoder is not None:
+            del encoder.encode_query  # back to the class's method
+        row["p50"] = statistics.median(times)
+        row["timed"] = len(times)
         out.append(row)
+        cells = " ".join(f"{s} r@5 {row[s]['recall@5']:.3f}" for s in ("dev", "held-out") if row[s])
+        print(f"{name:15} {ranker:17} {cells} p50 {row['p50']:.2f}ms", flush=True)
     return out
+
+
+def _sweep_lines(sets: list[str], sweeps: dict[str, dict[str, float]]) -> list[str]:
+    keys = list(next(iter(sweeps.values())))
+    lines = ["| recall@5 (dev) | " + " | ".join(sets) + " | mean |"]
+    lines += ["|---|" + "---:|" * (len(sets) + 1)]
+    for key in keys:
+        values = [sweeps[s][key] for s in sets]
+        cells = " | ".join(f"{v:.3f}" for v in values)
+        lines.append(f"| {key} | {cells} | {sum(values) / len(values):.3f} |")
+    return lines
+
+
+def _table_lines(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| set | ranker | dev n | dev r@1 | dev r@5 | dev MRR | held-out n | held-out r@1 "
+        "| held-out r@5 | held-out MRR | query p50 ms | p50 / bm25 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    base: dict[str, float] = {}
+    for r in rows:
+        if r["ranker"] == "bm25":
+            base[r["set"]] = r["p50"]
+        cells = []
+        for split in ("dev", "held-out"):
+            m = r[split]
+            if m is None:
+                cells.append("- | - | - | -")
+            else:
+                n, r1, r5, mrr = int(m["queries"]), m["recall@1"], m["recall@5"], m["mrr"]
+                cells.append(f"{n} | {r1:.3f} | {r5:.3f} | {mrr:.3f}")
+        ratio = r["p50"] / base[r["set"]] if base.get(r["set"]) else float("nan")
+        lines.append(
+            f"| {r['set']} | {r['ranker']} | {' | '.join(cells)} | {r['p50']:.2f} | {ratio:.1f}x |"
+        )
+    return lines
 
 
 def main() -> None:
@@ -134,40 +271,29 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SETS))
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--skip-sweep", action="store_true")
+    parser.add_argument("--cold", action="store_true", help="embed catalogs into a temp cache")
+    parser.add_argument("--latency-sample", type=int, default=100)
     args = parser.parse_args()
     sets = args.sets.split(",")
     lines = [
         f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, "
-        f"{os.cpu_count()} cores. Command: `python benchmarks/semantic_retrieval.py`.",
+        f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start. "
+        "Command: `python benchmarks/semantic_retrieval.py`.",
         "",
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["CONTEXTCHEF_CACHE_DIR"] = tmp  # cold: nothing cached from earlier runs
+        if args.cold:
+            os.environ["CONTEXTCHEF_CACHE_DIR"] = tmp
         if not args.skip_sweep:
+            tuned = [s for s in sets if s != "newcomer_probes"]
             sweeps = {}
-            for name in sets:
+            for name in tuned:
                 sweeps[name] = sweep(name)
                 print(name, {k: round(v, 3) for k, v in sweeps[name].items()}, flush=True)
-            keys = list(next(iter(sweeps.values())))
-            lines += ["| recall@5 | " + " | ".join(sets) + " | mean |"]
-            lines += ["|---|" + "---:|" * (len(sets) + 1)]
-            for key in keys:
-                values = [sweeps[s][key] for s in sets]
-                cells = " | ".join(f"{v:.3f}" for v in values)
-                lines.append(f"| {key} | {cells} | {sum(values) / len(values):.3f} |")
-            lines.append("")
-        rows = [row for name in sets for row in table(name)]
-    lines += [
-        "| set | ranker | queries | recall@1 | recall@5 | MRR | nDCG@5 | embed catalog s "
-        "| query p50 ms | query p95 ms |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['set']} | {r['ranker']} | {int(r['queries'])} | {r['recall@1']:.3f} | "  # type: ignore[call-overload]
-            f"{r['recall@5']:.3f} | {r['mrr']:.3f} | {r['ndcg@5']:.3f} | {r['build_s']:.1f} | "
-            f"{r['p50']:.2f} | {r['p95']:.2f} |"
-        )
+            lines += [*_sweep_lines(tuned, sweeps), ""]
+        rows = [row for name in sets for row in table(name, args.latency_sample)]
+    lines += _table_lines(rows)
+    lines.append(f"\nLoad at the end: {os.getloadavg()[0]:.1f}.")
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -14,8 +14,11 @@
 ``plan`` and ``search`` also read live MCP servers: ``--mcp "CMD ARGS"`` (stdio) and
 ``--mcp-url URL`` (streamable HTTP), both repeatable (`contextchef.mcp`, the ``mcp`` extra).
 
-``search`` and ``eval-retrieval`` take ``--ranker bm25|semantic|hybrid|hybrid-rrf``; all
-but ``bm25`` need the ``semantic`` extra and embed the catalog before the first query.
+``search`` and ``eval-retrieval`` take ``--ranker`` ``bm25``, ``semantic``, ``hybrid``,
+``hybrid-rrf``, ``two-level`` or ``hybrid-two-level``; all but ``bm25`` and ``two-level``
+need the ``semantic`` extra and embed the catalog before the first query.
+For the two-level rankers, ``eval-retrieval`` puts benchmark tools in the groups their
+file records (servers, classes: `contextchef.search._retrieval.grouped`).
 """
 
 from __future__ import annotations
@@ -39,7 +42,12 @@ from contextchef.history._messages import user
 from contextchef.providers import TARGETS, get_adapter
 from contextchef.providers._base import SchemaReport
 from contextchef.search._rankers import RankerConfig
-from contextchef.search._retrieval import RANKERS, evaluate, load_queries
+from contextchef.search._retrieval import (
+    RANKERS,
+    evaluate,
+    load_benchmark_catalog,
+    load_queries,
+)
 from contextchef.session._chef import ContextChef
 from contextchef.tools._catalogs import Catalog, load_catalog, load_demo_catalog
 
@@ -106,8 +114,9 @@ def _session(
 
 
 _RANKER_OPTION = typer.Option(
-    help="Ranker: bm25 (default), semantic, hybrid or hybrid-rrf (the last three need "
-    'the semantic extra: pip install "contextchef[semantic]").'
+    help="Ranker: bm25 (default), semantic, hybrid, hybrid-rrf, two-level or "
+    "hybrid-two-level (all but bm25 and two-level need the semantic extra: "
+    'pip install "contextchef[semantic]").'
 )
 
 _MCP_OPTION = typer.Option(
@@ -443,8 +452,11 @@ def eval_retrieval(
     try:
         if ranker not in RANKERS:
             raise UsageError(f"unknown ranker {ranker!r}; valid: {', '.join(sorted(RANKERS))}")
-        RankerConfig.of(ranker)  # a missing extra fails before the files are read
-        cat = load_catalog(catalog, repair_schemas=True)
+        config = RankerConfig.of(ranker)  # a missing extra fails before the files are read
+        if config.group_weight > 0:
+            cat = load_benchmark_catalog(catalog)
+        else:
+            cat = load_catalog(catalog, repair_schemas=True)
         labelled = load_queries(queries)
         names = {t.name for t in cat.tools}
         usable = [q for q in labelled if any(g & names for g in q.groups)]

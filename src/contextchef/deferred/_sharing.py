@@ -11,7 +11,7 @@ and a value built twice by racing threads is stored once (the first wins).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,20 +111,27 @@ SHARED_INDEXES = 16
 _shared: LruMap[str, ToolIndex] = LruMap(SHARED_INDEXES)
 
 
-def shared_index(entries: list[tuple[Tool, str]], ranker: RankerConfig) -> ToolIndex:
+def shared_index(
+    entries: list[tuple[Tool, str]],
+    ranker: RankerConfig,
+    groups: Mapping[str, str] | None = None,
+) -> ToolIndex:
     """The index of `entries`, shared with every session that has exactly these entries.
 
     A `ToolIndex` is immutable (its lazily built corpus is built once, under a lock), so
     sessions over the same catalog share one instead of each building its own (issue
     14: shared catalog state). Keyed by each entry's name, wire name, definition digest
-    and searched description, in order, and by the ranker.
+    and searched description, in order, by the ranker, and by the group descriptions of
+    a two-level ranker (`groups`: server -> description).
     """
     h = hashlib.sha256(repr(ranker).encode())
+    for server, description in sorted((groups or {}).items()):
+        h.update(f"{server}\0{description}\0".encode())
     for tool, wire in entries:
         h.update(f"{tool.name}\0{wire}\0".encode())
         h.update(tool_digest(tool, wire))
     key = h.hexdigest()
     index = _shared.get(key)
     if index is None:
-        index = _shared.setdefault(key, ToolIndex(entries, ranker=ranker))
+        index = _shared.setdefault(key, ToolIndex(entries, ranker=ranker, groups=groups))
     return index

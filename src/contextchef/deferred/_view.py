@@ -331,7 +331,7 @@ def _build_view(
         exposure=exposure,
         wire_names=wire,
         directory=directory,
-        index=_index(free, wire, text, frozen, config),
+        index=_index(free, wire, text, frozen, config, registry.server_descriptions),
         config=config,
         fingerprint=registry.fingerprint(),
         meta_tools=meta,
@@ -475,15 +475,17 @@ def _index(
     text: Mapping[tuple[str, str], str],
     frozen: SessionView | None,
     config: DeferredConfig,
+    servers: Sequence[tuple[str, str]],
 ) -> ToolIndex:
     """Search index; after runtime-only additions the previous index is extended.
 
-    A tool whose definition was replaced (`Registry.replace`) makes a new index.
+    A tool whose definition was replaced (`Registry.replace`) makes a new index. A
+    two-level ranker also reads the `servers`' descriptions (its group documents).
     """
     entries = [(_searchable(t, text[t.key]), wire[t.key]) for t in visible]
     ranker = RankerConfig.of(config.ranker)
     if frozen is None or frozen.index.ranker != ranker or _replaced(frozen.index, entries):
-        return shared_index(entries, ranker)
+        return shared_index(entries, ranker, dict(servers) if ranker.group_weight > 0 else None)
     new = [(t, w) for t, w in entries if w not in frozen.index]
     return frozen.index.extended(new) if new else frozen.index
 

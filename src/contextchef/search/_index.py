@@ -19,7 +19,10 @@ gives the same ranking. Names are looked up through dictionaries and a trigram i
 
 With a ``semantic`` or ``hybrid`` `RankerConfig`, each query's BM25 scores are fused with
 embedding similarity (`contextchef.search._rankers`); exact lookups and near-name
-matching never change.
+matching never change. With a ``group_weight`` (the ``two-level`` rankers), the tools'
+groups (servers) get BM25 documents of their own: the server name (twice), its
+description (an MCP server's ``instructions``) and the documents of all its tools; a
+query's group scores then lift the tools of the groups it matches (`lift`).
 """
 
 from __future__ import annotations
@@ -34,11 +37,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextchef._overlay import layered
-from contextchef.search._rankers import RankerConfig, SemanticPart, embedding_text, normalized
+from contextchef.search._corpus import Corpus, GroupLevel, build_corpus
+from contextchef.search._rankers import (
+    RankerConfig,
+    SemanticPart,
+    embedding_text,
+    lift,
+    normalized,
+)
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
-    import bm25s
     import numpy as np
 
 # bm25s, numpy and PyStemmer are imported by the first search (tokenize or a ranked
@@ -157,35 +166,6 @@ class SearchHit:
     score: float
 
 
-@dataclass(frozen=True)
-class _Corpus:
-    """The bm25s index of a tool set plus the statistics needed to score extra docs."""
-
-    bm25: bm25s.BM25
-    vocab: dict[str, int]
-    doc_freq: np.ndarray
-    num_docs: int
-    avg_len: float
-
-
-def _build_corpus(docs: list[list[str]]) -> _Corpus:
-    import bm25s
-    import numpy as np
-
-    vocab: dict[str, int] = {}
-    ids = [[vocab.setdefault(tok, len(vocab)) for tok in doc] for doc in docs]
-    bm25 = bm25s.BM25()
-    bm25.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
-    indptr = np.asarray(bm25.scores["indptr"])
-    return _Corpus(
-        bm25=bm25,
-        vocab=vocab,
-        doc_freq=np.diff(indptr),
-        num_docs=len(docs),
-        avg_len=sum(map(len, docs)) / len(docs),
-    )
-
-
 NEAR_CANDIDATES = 200
 """Most names `ToolIndex.near_names` scores (those sharing most trigrams with the name)."""
 
@@ -271,9 +251,13 @@ class _LazyCorpus:
     issue 27). Thread-safe.
     """
 
-    def __init__(self, entries: tuple[tuple[Tool, str], ...]) -> None:
+    def __init__(
+        self, entries: tuple[tuple[Tool, str], ...], groups: Mapping[str, str] | None = None
+    ) -> None:
         self._entries = entries
-        self._corpus: _Corpus | None = None
+        self._group_text = groups
+        self._corpus: Corpus | None = None
+        self.groups: GroupLevel | None = None
         self._names: _Names | None = None
         self._lock = threading.Lock()
 
@@ -282,14 +266,18 @@ class _LazyCorpus:
         """Whether the corpus has been built (by a search)."""
         return self._corpus is not None
 
-    def get(self) -> _Corpus:
+    def get(self) -> Corpus:
         corpus = self._corpus
         if corpus is None:
             self.names()
             with self._lock:
                 if self._corpus is None:
                     docs = [_document(tool, wire) or [wire.lower()] for tool, wire in self._entries]
-                    self._corpus = _build_corpus(docs)
+                    if self._group_text is not None:
+                        self.groups = GroupLevel.build(
+                            self._entries, docs, self._group_text, tokenize
+                        )
+                    self._corpus = build_corpus(docs)
                 corpus = self._corpus
         return corpus
 
@@ -322,6 +310,10 @@ class ToolIndex:
             ranker embeds the tools on the first search (in the background by default,
             BM25 answering until the vectors are ready) and embeds tools added through
             `extended` at once.
+        groups: Server name -> description (or MCP ``instructions``), read when the
+            ranker has a ``group_weight``; groups are the entries' servers (a server
+            missing here has an empty description). Tools added through `extended`
+            take part in their group's score only if the group was in the base entries.
 
     Raises:
         MissingExtraError: A semantic ranker without the ``semantic`` extra.
@@ -329,25 +321,34 @@ class ToolIndex:
     """
 
     def __init__(
-        self, entries: Sequence[tuple[Tool, str]], *, ranker: RankerConfig | None = None
+        self,
+        entries: Sequence[tuple[Tool, str]],
+        *,
+        ranker: RankerConfig | None = None,
+        groups: Mapping[str, str] | None = None,
     ) -> None:
         self._entries = tuple(entries)
         self.ranker = ranker or RankerConfig()
+        two_level = self.ranker.group_weight > 0
+        self._group_text = dict(groups or {}) if two_level else None
         self._semantic = (
             SemanticPart(self.ranker, [embedding_text(t) for t, _ in self._entries])
             if self.ranker.kind != "bm25"
             else None
         )
         self._by_wire: Mapping[str, int] = {wire: i for i, (_, wire) in enumerate(self._entries)}
-        self._corpus = _LazyCorpus(self._entries) if self._entries else None
+        self._corpus = _LazyCorpus(self._entries, self._group_text) if self._entries else None
         self._main = len(self._entries)
         self._extra_cache: _Extras | None = _Extras()
         self._names: list[_Names] | None = None
+        self._members: np.ndarray | None = None
 
     def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
         """A new index with `entries` added, reusing this one's BM25 index."""
         if self._corpus is None:
-            return ToolIndex([*self._entries, *entries], ranker=self.ranker)
+            return ToolIndex(
+                [*self._entries, *entries], ranker=self.ranker, groups=self._group_text
+            )
         new = copy.copy(self)
         if self._semantic is not None:
             new._semantic = self._semantic.extended([embedding_text(t) for t, _ in entries])
@@ -359,6 +360,7 @@ class ToolIndex:
             docs = [_document(tool, wire) or [wire.lower()] for tool, wire in entries]
             new._extra_cache = self._extra.plus(docs)
         new._names = None
+        new._members = None
         return new
 
     def wait_for_vectors(self, timeout: float | None = None) -> bool:
@@ -480,6 +482,7 @@ class ToolIndex:
         import numpy as np
 
         corpus = self._corpus.get()
+        groups = self._corpus.groups
         total = np.zeros(len(self._entries), dtype=np.float64)
         for query in queries:
             tokens = tokenize(query)
@@ -489,10 +492,18 @@ class ToolIndex:
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
                 scores[self._scores(corpus, strong) <= 0] = 0
-            if self._semantic is None:
+            fused = None if self._semantic is None else self._semantic.scores(query, scores)
+            if groups is not None:
+                one = normalized(scores if fused is None else fused)
+                total += lift(
+                    self.ranker.group_weight,
+                    tools=one,
+                    groups=groups.scores(tokens, strong),
+                    members=self._group_members(groups),
+                )
+            elif self._semantic is None:
                 total += scores
             else:
-                fused = self._semantic.scores(query, scores)
                 total += normalized(scores) if fused is None else fused
         candidates = np.flatnonzero(total > 0)
         if candidates.size == 0:
@@ -505,7 +516,13 @@ class ToolIndex:
             for i in order.tolist()
         ]
 
-    def _scores(self, corpus: _Corpus, tokens: list[str]) -> np.ndarray:
+    def _group_members(self, groups: GroupLevel) -> np.ndarray:
+        """Per entry, its group's index in `groups` (-1: none); computed once per index."""
+        if self._members is None:
+            self._members = groups.members(self._entries)
+        return self._members
+
+    def _scores(self, corpus: Corpus, tokens: list[str]) -> np.ndarray:
         """BM25 score of every entry (built and extra documents) for one query's tokens."""
         import numpy as np
 
@@ -517,7 +534,7 @@ class ToolIndex:
             scores[self._main :] += self._extra_scores(corpus, tokens)
         return scores
 
-    def _extra_scores(self, corpus: _Corpus, tokens: list[str]) -> np.ndarray:
+    def _extra_scores(self, corpus: Corpus, tokens: list[str]) -> np.ndarray:
         import numpy as np
 
         extra = self._extra

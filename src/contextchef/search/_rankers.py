@@ -1,4 +1,4 @@
-"""Ranker choice and score fusion: ``bm25`` (default), ``semantic`` and ``hybrid``.
+"""Ranker choice and score fusion: ``bm25`` (default), ``semantic``, ``hybrid`` and two-level.
 
 * ``bm25`` — the lexical index alone (`ToolIndex`'s BM25); needs nothing extra.
 * ``semantic`` — cosine similarity between the query's and each tool's embedding
@@ -8,6 +8,15 @@
   sweep on the development split of the seven public retrieval sets chose
   (benchmarks/RESULTS.md); ``rrf``: reciprocal rank fusion
   ``1 / (k + rank_bm25) + 1 / (k + rank_cosine)`` with ``k = 60``.
+
+* ``two-level`` / ``hybrid-two-level`` — ``bm25`` / ``hybrid`` plus a second level that
+  ranks the tool *groups* (MCP servers: name, description or ``instructions``, and the
+  text of all their tools) with BM25 and lets a strong group lift its tools
+  (`lift`): ``(1 - g) * tool + g * group / max(group)`` per query, ``g`` =
+  `RankerConfig.group_weight` (`GROUP_WEIGHTS`: 0.3 over BM25, 0.1 over hybrid), chosen on
+  the dev split (benchmarks/RESULTS.md).
+  Tools without a group, and every tool of a catalog with fewer than two groups, keep
+  their one-level score.
 
 The model covers Latin-script text only, so a query with CJK, Hangul or kana characters,
 or whose letters are mostly in another script, is answered by BM25 alone (fusing the
@@ -49,11 +58,15 @@ __all__ = [
     "covered",
     "embedding_text",
     "fuse",
+    "lift",
     "normalized",
 ]
 
 RankerName = Literal["bm25", "semantic", "hybrid"]
 RANKER_NAMES: tuple[str, ...] = ("bm25", "semantic", "hybrid")
+GROUP_WEIGHTS = {"two-level": 0.3, "hybrid-two-level": 0.1}
+"""The group share of each two-level ranker name (see `lift`), chosen on the dev split."""
+_PRESETS = ("hybrid-rrf", "two-level", "hybrid-two-level")
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[A-Z]+")
@@ -70,6 +83,8 @@ class RankerConfig:
         rrf_k: The RRF constant (> 0).
         min_similarity: Least cosine for a tool that no query word matches to be
             returned, in [-1, 1].
+        group_weight: The group share of two-level ranking, in [0, 1] (0: tools only;
+            the ``two-level`` names use `GROUP_WEIGHTS`). Groups are the tools' servers.
         model_path: Your own ONNX export instead of the packaged model.
         model_sha256: Its expected sha256 (hex); checked before loading when given.
         tokenizer_path: Its ``tokenizer.json`` or ``vocab.txt`` (None: the bundled
@@ -90,6 +105,7 @@ class RankerConfig:
     bm25_weight: float = 0.3
     rrf_k: int = 60
     min_similarity: float = 0.2
+    group_weight: float = 0.0
     model_path: str | Path | None = None
     model_sha256: str | None = None
     tokenizer_path: str | Path | None = None
@@ -106,6 +122,7 @@ class RankerConfig:
         check_number("bm25_weight", self.bm25_weight, minimum=0.0, maximum=1.0)
         check_int("rrf_k", self.rrf_k, minimum=1)
         check_number("min_similarity", self.min_similarity, minimum=-1.0, maximum=1.0)
+        check_number("group_weight", self.group_weight, minimum=0.0, maximum=1.0)
         check_int("threads", self.threads, maximum=4096)
         if self.kind != "bm25":
             from contextchef.search._model import require_extra
@@ -114,7 +131,10 @@ class RankerConfig:
 
     @classmethod
     def of(cls, value: RankerConfig | str) -> RankerConfig:
-        """A config from itself or a ranker name (``"hybrid"``, ``"hybrid-rrf"``, ...).
+        """A config from itself or a ranker name (``"hybrid"``, ``"two-level"``, ...).
+
+        Names: ``bm25``, ``semantic``, ``hybrid``, ``hybrid-rrf``, ``two-level``,
+        ``hybrid-two-level``.
 
         Raises:
             UsageError: An unknown name.
@@ -126,8 +146,12 @@ class RankerConfig:
             raise UsageError(f"ranker must be a name or a RankerConfig, got {type(value).__name__}")
         if value == "hybrid-rrf":
             return cls(kind="hybrid", fusion="rrf")
+        if value == "two-level":
+            return cls(kind="bm25", group_weight=GROUP_WEIGHTS[value])
+        if value == "hybrid-two-level":
+            return cls(kind="hybrid", group_weight=GROUP_WEIGHTS[value])
         if value not in RANKER_NAMES:
-            valid = ", ".join([*RANKER_NAMES, "hybrid-rrf"])
+            valid = ", ".join([*RANKER_NAMES, *_PRESETS])
             raise UsageError(f"unknown ranker {value!r}; valid: {valid}")
         return cls(kind=value)  # type: ignore[arg-type]
 
@@ -261,6 +285,33 @@ def fuse(config: RankerConfig, *, scores: np.ndarray, cosine: np.ndarray) -> np.
         w = config.bm25_weight
         fused = w * normalized(scores) + (1 - w) * sem
     return np.where(keep, np.maximum(fused, 1e-9), 0.0)
+
+
+def lift(
+    weight: float, *, tools: np.ndarray, groups: np.ndarray, members: np.ndarray
+) -> np.ndarray:
+    """Two-level scores: each tool's one-level score fused with its group's.
+
+    Args:
+        weight: The group share ``g`` in [0, 1].
+        tools: One-level scores per tool, each in [0, 1] (BM25 divided by its best, or
+            the fused hybrid score).
+        groups: BM25 score per group for the same query (any scale; divided by its best).
+        members: Per tool, the index of its group in `groups`, or -1 for none.
+
+    Returns:
+        ``(1 - g) * tools + g * groups[member] / max(groups)`` for grouped tools,
+        `tools` unchanged for the others, and for all when no group matches. A tool no
+        query word matches is lifted by a matching group (so it can be found through
+        its server); one whose group matches nothing keeps ``(1 - g) * tools``.
+    """
+    import numpy as np
+
+    top = float(groups.max()) if len(groups) else 0.0
+    if weight <= 0 or top <= 0:
+        return tools
+    share = np.append(groups / top, 0.0)[members]  # members == -1 reads the appended 0
+    return np.where(members >= 0, (1 - weight) * tools + weight * share, tools)
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:

@@ -7,21 +7,28 @@ groups are its ``relevant_groups`` when present, else one group per ``relevant``
 * recall@k — mean share of a query's groups with a member in the top k;
 * MRR — mean of 1 / rank of the first member of any group (0 when none is ranked);
 * nDCG@5 — binary gain per group, a group counted once, normalized by the ideal order.
+
+Split: the files in ``shared/data/retrieval`` are the benchmarks' development split; the
+rest is kept elsewhere. Fusion weights are tuned on a deterministic part of them,
+``dev`` (`split_of`: about 70% of the queries, by a hash of the query's conversation id,
+or of its id), and checked on the other 30%, ``held-out``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from contextchef._errors import CatalogFormatError
 from contextchef.search._index import ToolIndex
 from contextchef.search._rankers import RankerConfig
-from contextchef.tools._catalogs import Catalog
+from contextchef.tools._catalogs import Catalog, load_catalog
 
 __all__ = [
     "RANKERS",
@@ -29,9 +36,15 @@ __all__ = [
     "Ranker",
     "bm25_ranker",
     "evaluate",
+    "grouped",
     "index_ranker",
+    "load_benchmark_catalog",
     "load_queries",
+    "split_of",
 ]
+
+DEV_SHARE = 70
+"""Percent of queries in the ``dev`` split (`split_of`)."""
 
 Ranker = Callable[[str, int], list[str]]
 """A ranking function: (query text, depth) -> tool names, best first."""
@@ -46,12 +59,28 @@ class LabelledQuery:
         query: The request text.
         groups: Relevant groups; each is a set of interchangeable tool names.
         lang: ``en`` or ``zh``.
+        split: ``dev`` (tune here) or ``held-out`` (`split_of`).
     """
 
     id: str
     query: str
     groups: tuple[frozenset[str], ...]
     lang: str
+    split: str = "dev"
+
+
+def split_of(key: str) -> str:
+    """``dev`` or ``held-out`` for a query key, the same on every machine and run.
+
+    ``dev`` when the first 8 hex digits of sha256(`key`), as an integer, mod 100 are
+    below `DEV_SHARE`. The key is the query's ``conversation_id`` when it has one (BFCL
+    multi-turn: all turns of a conversation fall on the same side), else its ``id``.
+    """
+    return (
+        "dev"
+        if int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 100 < DEV_SHARE
+        else "held-out"
+    )
 
 
 def load_queries(path: str | Path) -> list[LabelledQuery]:
@@ -78,6 +107,7 @@ def load_queries(path: str | Path) -> list[LabelledQuery]:
                     query=str(row["query"]),
                     groups=tuple(frozenset(g) for g in groups if g),
                     lang=str(row.get("lang", "en")),
+                    split=split_of(str(row.get("conversation_id") or row.get("id", n))),
                 )
             )
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
@@ -127,8 +157,48 @@ def evaluate(
     return {"queries": float(count), **out}
 
 
+def grouped(catalog: Catalog, data: Mapping[str, Any]) -> Catalog:
+    """`catalog` with each tool in the group its benchmark file records, if any.
+
+    Groups, from the catalog file's parsed JSON `data`: ``meta.server`` (LiveMCPBench: the
+    MCP server, described by the file's ``servers`` list) or ``meta.class`` (BFCL
+    multi-turn: the API class). Tools without either keep their server; a catalog with
+    neither is returned unchanged.
+    """
+    described = {
+        str(s.get("name")): str(s.get("description") or "")
+        for s in data.get("servers") or ()
+        if isinstance(s, Mapping)
+    }
+    tools = []
+    descriptions: dict[str, str] = {}
+    for tool in catalog.tools:
+        group = tool.meta.get("server") or tool.meta.get("class")
+        if isinstance(group, str) and group:
+            tool = tool.replace(server=group)
+            descriptions[group] = described.get(group, "")
+        tools.append(tool)
+    if not descriptions:
+        return catalog
+    return dataclasses.replace(catalog, tools=tuple(tools), server_descriptions=descriptions)
+
+
+def load_benchmark_catalog(path: str | Path) -> Catalog:
+    """A benchmark catalog file, schemas repaired, tools in their recorded groups (`grouped`).
+
+    Raises:
+        CatalogFormatError: The file cannot be read or is not a catalog.
+    """
+    catalog = load_catalog(path, repair_schemas=True)
+    data = json.loads(Path(path).read_text("utf-8"))  # readable: load_catalog just read it
+    return grouped(catalog, data) if isinstance(data, Mapping) else catalog
+
+
 def index_ranker(catalog: Catalog, ranker: RankerConfig | str = "bm25") -> Ranker:
     """`ToolIndex` with `ranker` over a catalog, ranking own names.
+
+    A two-level ranker's groups are the tools' servers, described by
+    ``catalog.server_descriptions``.
 
     Embeddings are built in the calling thread before the first ranking (never in the
     background), so every query is answered by the configured ranker.
@@ -137,7 +207,9 @@ def index_ranker(catalog: Catalog, ranker: RankerConfig | str = "bm25") -> Ranke
         MissingExtraError: A semantic ranker without the ``semantic`` extra.
     """
     config = dataclasses.replace(RankerConfig.of(ranker), background=False)
-    index = ToolIndex([(t, t.name) for t in catalog.tools], ranker=config)
+    index = ToolIndex(
+        [(t, t.name) for t in catalog.tools], ranker=config, groups=catalog.server_descriptions
+    )
     index.wait_for_vectors()
 
     def rank(query: str, depth: int) -> list[str]:
@@ -156,6 +228,8 @@ RANKERS: dict[str, Callable[[Catalog], Ranker]] = {
     "semantic": lambda catalog: index_ranker(catalog, "semantic"),
     "hybrid": lambda catalog: index_ranker(catalog, "hybrid"),
     "hybrid-rrf": lambda catalog: index_ranker(catalog, "hybrid-rrf"),
+    "two-level": lambda catalog: index_ranker(catalog, "two-level"),
+    "hybrid-two-level": lambda catalog: index_ranker(catalog, "hybrid-two-level"),
 }
 """Rankers selectable by name (``contextchef eval-retrieval --ranker``); all but ``bm25``
-need the ``semantic`` extra (`MissingExtraError` otherwise)."""
+need the ``semantic`` extra (`MissingExtraError` otherwise), except ``two-level``."""
