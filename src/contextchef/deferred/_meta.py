@@ -64,8 +64,10 @@ class DeferredConfig:
         skill_directory_chars: Budget for the ``name: description`` lines of the skills
             listed in ``load_skill``'s description; a skill that does not fit is left out.
         ranker: How ``tool_search`` ranks ``queries``: ``"bm25"`` (default),
-            ``"semantic"``, ``"hybrid"``, ``"hybrid-rrf"`` or a `RankerConfig`; stored
-            as a `RankerConfig`. The semantic ones need the ``semantic`` extra
+            ``"semantic"``, ``"hybrid"``, ``"hybrid-rrf"``, ``"two-level"``,
+            ``"hybrid-two-level"`` (servers ranked too, by their description) or a
+            `RankerConfig`; stored as a `RankerConfig`. The semantic ones need the
+            ``semantic`` extra
             (`MissingExtraError` here otherwise). Exact names, caps and the directory
             do not depend on it.
 
