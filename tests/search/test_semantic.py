@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import shutil
 import threading
 from pathlib import Path
@@ -243,6 +244,9 @@ def test_vectors_are_cached_on_disk_and_reused(
     assert matrix is not None and matrix.shape == (len(texts), 384)
     monkeypatch.undo()
     files[0].write_bytes(b"damaged")
+    # another test may have raised the "contextchef" logger's level (the MCP listing fuzz
+    # does); the warning must reach caplog whatever ran before in this worker
+    caplog.set_level(logging.WARNING, logger="contextchef.search")
     rebuilt = VectorStore(encoder, tmp_path)
     rebuilt.request(hashes, texts, background=False)
     assert "ignoring the damaged embedding cache" in caplog.text
