@@ -623,7 +623,11 @@ def mutate(snapshot: Any, mutations: list[tuple[str, list[int], Any]]) -> Any:
         elif kind == "retype":
             parent[key] = _retyped(node)
         elif kind == "duplicate" and isinstance(parent, list):
-            parent.insert(key, copy.deepcopy(node))
+            try:
+                twin = copy.deepcopy(node)
+            except RuntimeError:  # junk put there by an earlier mutation (`Hostile`)
+                twin = node
+            parent.insert(key, twin)
         elif kind == "truncate" and isinstance(node, (list, str)):
             parent[key] = node[: len(node) // 2]
         elif kind == "insert" and isinstance(node, dict):
