@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, is_unicode, thaw
+from contextchef._json import canonical_dumps, canonical_texts, is_unicode, thaw
 from contextchef._records import record
 from contextchef.history._messages import Message, ProviderPart, ReasoningPart, message_from_dict
 from contextchef.providers._usage import SentRequest
@@ -253,15 +253,23 @@ class Ledger:
 
     # -- snapshots -----------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON; the consumed history is recorded by digest (the session holds it).
+    def to_dict(
+        self, history: Sequence[Message] = (), chain: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Plain JSON that holds the conversation once: `history` is the session's.
 
-        An `undo` ledger (an edit nobody answered yet) is recorded under ``undo``;
-        without one the field is left out.
+        The consumed messages that lead `history` are counted (``shared``), the others
+        recorded by digest (``consumed``); a normalized message equal to a history
+        message is that message's index in ``ir``. `chain` is the thinking-fingerprint
+        chain over the wire entries (`contextchef.session._binding.chain_form`), covered
+        by the record digest. An `undo` ledger (an edit nobody answered yet) is recorded
+        under ``undo``; without one the field is left out.
         """
+        shared = _shared(self.history, history)
         out: dict[str, Any] = {
-            "consumed": [recorded_digest(m) for m in self.history],
-            "ir": [m.to_dict() for m in self.ir],
+            "shared": shared,
+            "consumed": [recorded_digest(m) for m in self.history[shared:]],
+            "ir": _ir_form(self.ir, history),
             "wire": [thaw(w) for w in self.wire],  # plain data, not the read-only record
             "marks": [m.to_dict() for m in self.marks],
             "pending": self.pending.to_dict() if self.pending else None,
@@ -277,16 +285,18 @@ class Ledger:
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
+        if chain:
+            out["chain"] = chain
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
-            out["undo"] = self.undo.to_dict()
+            out["undo"] = self.undo.to_dict(history)
         return out
 
     def _wire_digests(self) -> list[str]:
         """A short digest of each wire entry's canonical JSON (checked by `from_dict`)."""
-        for i, cached in enumerate(self.jsons):
-            if cached is None:
-                self.jsons[i] = canonical_dumps(self.wire[i])
+        missing = [i for i, cached in enumerate(self.jsons) if cached is None]
+        for i, text in zip(missing, canonical_texts(self.wire[i] for i in missing), strict=True):
+            self.jsons[i] = text
         return [_text_digest(t or "") for t in self.jsons]
 
     @classmethod
@@ -306,7 +316,7 @@ class Ledger:
                 the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
-        ir = [message_from_dict(m, index=i) for i, m in enumerate(data["ir"])]
+        ir = _ir(data["ir"], history, name)
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
         wire = data["wire"]
@@ -321,7 +331,7 @@ class Ledger:
                 "nothing was restored"
             )
         ledger = cls(
-            history=_consumed(data["consumed"], (pending or marks[-1]).history, history),
+            history=_consumed(data, (pending or marks[-1]).history, history),
             ir=ir,
             wire=[record(w) for w in wire],  # a copy: the snapshot stays the caller's
             jsons=jsons,
@@ -361,21 +371,64 @@ def _check_fields(data: LedgerForm) -> None:
         raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
 
 
-def _consumed(
-    consumed: Sequence[str], size: int, history: tuple[Message, ...]
-) -> tuple[Message, ...]:
-    """The history a ledger consumed, rebuilt from its recorded digests.
+def _consumed(data: LedgerForm, size: int, history: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The history a ledger consumed: the first ``shared`` of `history`, then by digest.
 
-    `history`'s messages while they match the digests, then placeholders holding the
-    digest of each message edited since (the same message put back matches again:
-    `same_message`).
+    `history`'s messages while they match the digests (version 1 records each one by
+    digest), then placeholders holding the digest of each message edited since (the same
+    message put back matches again: `same_message`).
     """
-    if len(consumed) != size:
+    shared, consumed = data.get("shared", 0), data["consumed"]
+    if shared > len(history) or shared + len(consumed) != size:
         raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
-    same = 0
-    while same < len(consumed) and same < len(history) and digest(history[same]) == consumed[same]:
+    same = shared
+    while (
+        same - shared < len(consumed)
+        and same < len(history)
+        and digest(history[same]) == consumed[same - shared]
+    ):
         same += 1
-    return history[:same] + tuple(_edited(d) for d in consumed[same:])
+    return history[:same] + tuple(_edited(d) for d in consumed[same - shared :])
+
+
+def _shared(consumed: Sequence[Message], history: Sequence[Message]) -> int:
+    """How many consumed messages lead `history` (the same or equal messages)."""
+    n = 0
+    for a, b in zip(consumed, history, strict=False):
+        if a is not b and a != b:
+            break
+        n += 1
+    return n
+
+
+def _ir_form(ir: Sequence[Message], history: Sequence[Message]) -> list[Any]:
+    """The normalized messages, each one equal to a history message as its index."""
+    index = {id(m): i for i, m in enumerate(history)}
+    out: list[Any] = []
+    at = 0  # where the next message most likely is
+    for message in ir:
+        i = index.get(id(message))
+        if i is None and at < len(history) and history[at] == message:
+            i = at
+        out.append(message.to_dict() if i is None else i)
+        at = at if i is None else i + 1
+    return out
+
+
+def _ir(form: Sequence[Any], history: tuple[Message, ...], name: str) -> list[Message]:
+    """The normalized messages of `_ir_form` output (an index is that history message)."""
+    out: list[Message] = []
+    for i, item in enumerate(form):
+        if type(item) is not int:
+            out.append(message_from_dict(item, index=i))
+        elif item < len(history):
+            out.append(history[item])
+        else:
+            raise UsageError(
+                f"{_where(name)} 'ir' entry {i} refers to history message {item}, which the "
+                f"snapshot lacks (it holds {len(history)}); nothing was restored"
+            )
+    return out
 
 
 _EDITED = "contextchef:edited"
@@ -424,12 +477,13 @@ _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system
 def _record_digest(data: Mapping[str, Any]) -> str:
     """A digest of what a ledger replays besides its wire entries.
 
-    The `_RECORDED` fields, and ``bindings`` when present; checked by `Ledger.from_dict`
-    like ``wire_digests``.
+    The `_RECORDED` fields, and ``bindings`` and ``chain`` when present; checked by
+    `Ledger.from_dict` like ``wire_digests``.
     """
     fields = {k: data.get(k) for k in _RECORDED}
-    if data.get("bindings"):
-        fields["bindings"] = data["bindings"]
+    for extra in ("bindings", "chain"):
+        if data.get(extra):
+            fields[extra] = data[extra]
     try:
         return _text_digest(canonical_dumps(fields))
     except (TypeError, ValueError, RecursionError):
@@ -445,7 +499,7 @@ def _check_wire(
     """
     where = f"{_where(name)} 'wire'"
     try:
-        jsons: list[str | None] = [canonical_dumps(w) for w in wire]
+        jsons: list[str | None] = list(canonical_texts(wire))
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {exc}") from exc
     for i, text in enumerate(jsons):

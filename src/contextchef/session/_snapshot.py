@@ -48,7 +48,10 @@ __all__ = [
 ]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2
+"""Version 2 holds the conversation once (a ledger's messages equal to the history's
+refer to them) and the thinking-fingerprint chain; version 1 snapshots still restore."""
+READ_VERSIONS = (1, 2)
 
 
 def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:
@@ -128,10 +131,10 @@ def checked(data: object) -> SnapshotForm:
             f"not a contextchef snapshot (expected a dict with format {shown(SNAPSHOT_FORMAT)}, "
             "as returned by ContextChef.snapshot())"
         )
-    if data.get("version") != SNAPSHOT_VERSION:
+    if data.get("version") not in READ_VERSIONS or isinstance(data.get("version"), bool):
         raise SnapshotMismatchError(
             f"snapshot version {shown(data.get('version'), 40)} is not supported; this "
-            f"contextchef reads version {SNAPSHOT_VERSION}"
+            f"contextchef reads versions {list(READ_VERSIONS)}"
         )
     return cast("SnapshotForm", _Checked(check_shape(data)))
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from contextchef._errors import UsageError
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._messages import Message, check_message, message_from_dict
+from contextchef.session._binding import chain_form, restore_chain
 from contextchef.session._ledger import Ledger
 from contextchef.session._volatile import Announcement, dynamic_state_data, render_dynamic_state
 
@@ -100,7 +101,10 @@ class SessionState:
             "dynamic_state": None if data is None else dynamic_state_data(data),
             "anchor": self.anchor,
             "new_context_pending": self.new_context_pending,
-            "ledgers": {t: ledger.to_dict() for t, ledger in sorted(self.ledgers.items())},
+            "ledgers": {
+                t: ledger.to_dict(self.history, chain_form(ledger))
+                for t, ledger in sorted(self.ledgers.items())
+            },
             "compiled": self.compiled,
         }
 
@@ -116,10 +120,10 @@ class SessionState:
             CorruptHistoryError: The history is malformed.
         """
         history = checked_history(data["history"])
-        ledgers = {
-            target: Ledger.from_dict(raw, history, name=target)
-            for target, raw in data["ledgers"].items()
-        }
+        ledgers = {}
+        for target, raw in data["ledgers"].items():
+            ledgers[target] = Ledger.from_dict(raw, history, name=target)
+            restore_chain(ledgers[target], raw.get("chain"), name=target)
         return cls(
             system=data["system"],
             history=history,
@@ -177,9 +181,11 @@ def checked_history(messages: object) -> tuple[Message, ...]:
         raise UsageError(f"reading the history raised {type(exc).__name__}: {exc}") from exc
     out = []
     for i, item in enumerate(given):
-        msg = message_from_dict(item, index=i) if isinstance(item, Mapping) else item
-        check_message(msg, i)
-        out.append(msg)
+        if isinstance(item, Mapping):
+            out.append(message_from_dict(item, index=i))  # checked as it is built
+        else:
+            check_message(item, i)
+            out.append(item)
     return tuple(out)
 
 
