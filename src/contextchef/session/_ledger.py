@@ -405,11 +405,13 @@ def _ir_form(ir: Sequence[Message], history: Sequence[Message]) -> list[Any]:
     """The normalized messages, each one equal to a history message as its index."""
     index = {id(m): i for i, m in enumerate(history)}
     out: list[Any] = []
-    at = 0  # where the next message most likely is
+    at = 0  # where the next message most likely is (a few later if some were changed)
     for message in ir:
         i = index.get(id(message))
-        if i is None and at < len(history) and history[at] == message:
-            i = at
+        if i is None:
+            i = next(
+                (k for k in range(at, at + 4) if k < len(history) and history[k] == message), None
+            )
         out.append(message.to_dict() if i is None else i)
         at = at if i is None else i + 1
     return out

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import UsageError
+from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._messages import Message, check_message, message_from_dict
 from contextchef.session._binding import chain_form, restore_chain
@@ -98,7 +99,7 @@ class SessionState:
             "target": self.target,
             "model": self.model,
             "announcements": [a.to_dict() for a in self.announcements.values()],
-            "dynamic_state": None if data is None else dynamic_state_data(data),
+            "dynamic_state": None if data is None else thaw(dynamic_state_data(data)),
             "anchor": self.anchor,
             "new_context_pending": self.new_context_pending,
             "ledgers": {
@@ -133,7 +134,7 @@ class SessionState:
             target=data["target"],
             model=data["model"] if data["target"] is not None else None,
             announcements=_announcements(data.get("announcements", [])),
-            dynamic_state=data["dynamic_state"],
+            dynamic_state=thaw(data["dynamic_state"]),  # the snapshot stays the caller's
             anchor=data["anchor"],
             new_context_pending=data["new_context_pending"],
             ledgers=ledgers,
