@@ -27,23 +27,14 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef.history._messages import Message, ReasoningPart
+from contextchef.session._ledger import CHAIN as _CHAIN
 from contextchef.session._ledger import Ledger, Mark
 
-__all__ = [
-    "answer_bindings",
-    "chain_form",
-    "first_unbound",
-    "reply_bindings",
-    "restore_chain",
-    "strip_from",
-    "thinking_keys",
-]
+__all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "thinking_keys"]
 
 _THINKING = {"thinking": "signature", "redacted_thinking": "data"}
-_CHAIN = ("chain",)
 _CHECKED = ("checked",)
 
 
@@ -134,59 +125,6 @@ def _chain(
         out.append((entry, digest, names))
     cache[_CHAIN] = out
     return out
-
-
-def chain_form(ledger: Ledger) -> dict[str, Any] | None:
-    """The chain over the ledger's first wire entries as plain JSON (None: none built).
-
-    A snapshot records it (``chain``, under the record digest), so a restored session
-    checks its thinking without serializing every entry again (`restore_chain`).
-    """
-    old: list[tuple[Any, bytes, frozenset[str]]] = ledger.binding_cache.get(_CHAIN, [])
-    size = _same_run([o[0] for o in old], ledger.wire) if old else 0
-    if not size:
-        return None
-    references: dict[str, int] = {}
-    names = frozenset[str]()
-    for i, (_, _, now) in enumerate(old[:size]):
-        if now is not names:
-            references.update(dict.fromkeys(sorted(now - names), i))
-            names = now
-    return {"digests": [o[1].hex() for o in old[:size]], "references": references}
-
-
-def restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, *, name: str = "") -> None:
-    """Put a recorded `chain_form` back in the restored `ledger`'s cache.
-
-    Raises:
-        UsageError: More digests than wire entries, or one that is not 16 bytes in hex.
-    """
-    if not form:
-        return
-    digests, references = form["digests"], form["references"]
-    try:
-        raw = [bytes.fromhex(d) for d in digests]
-    except ValueError:
-        raw = []
-    if (
-        len(digests) > len(ledger.wire)
-        or len(raw) != len(digests)
-        or any(len(d) != 16 for d in raw)
-    ):
-        raise UsageError(
-            f"snapshot ledger {name!r} 'chain' must hold a 32-digit hex digest per wire entry "
-            f"(at most {len(ledger.wire)}); nothing was restored"
-        )
-    added: dict[int, set[str]] = {}
-    for tool, at in references.items():
-        added.setdefault(at, set()).add(tool)
-    names = frozenset[str]()
-    out = []
-    for i, (entry, d) in enumerate(zip(ledger.wire, raw, strict=False)):
-        if i in added:
-            names = names | added[i]
-        out.append((entry, d, names))
-    ledger.binding_cache[_CHAIN] = out
 
 
 def _tool_set(cache: dict[Any, Any], tools: Sequence[Any]) -> list[tuple[object, bool, str]]:

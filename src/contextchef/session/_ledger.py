@@ -34,9 +34,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, canonical_texts, is_unicode, thaw
+from contextchef._json import canonical_dumps, canonical_texts, thaw
 from contextchef._records import record
-from contextchef.history._messages import Message, ProviderPart, ReasoningPart, message_from_dict
+from contextchef.history._messages import (
+    Message,
+    ProviderPart,
+    ReasoningPart,
+    leading,
+    messages_form,
+    messages_of_form,
+)
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
@@ -45,6 +52,7 @@ if TYPE_CHECKING:
     from contextchef.session._snapshot_form import LedgerForm, MarkForm
 
 __all__ = [
+    "CHAIN",
     "HOST_CALL_PREFIX",
     "Ledger",
     "Mark",
@@ -52,6 +60,11 @@ __all__ = [
     "same_message",
     "strip_reasoning",
 ]
+
+
+CHAIN = ("chain",)
+"""`Ledger.binding_cache` key of the chain of thinking fingerprints (`_binding`): per wire
+entry, the entry, the digest of the entries up to it and the tool names referenced so far."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -253,23 +266,21 @@ class Ledger:
 
     # -- snapshots -----------------------------------------------------------------------
 
-    def to_dict(
-        self, history: Sequence[Message] = (), chain: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def to_dict(self, history: Sequence[Message] = ()) -> dict[str, Any]:
         """Plain JSON that holds the conversation once: `history` is the session's.
 
         The consumed messages that lead `history` are counted (``shared``), the others
         recorded by digest (``consumed``); a normalized message equal to a history
-        message is that message's index in ``ir``. `chain` is the thinking-fingerprint
-        chain over the wire entries (`contextchef.session._binding.chain_form`), covered
-        by the record digest. An `undo` ledger (an edit nobody answered yet) is recorded
-        under ``undo``; without one the field is left out.
+        message is that message's index in ``ir`` (`messages_form`). The chain of thinking
+        fingerprints built so far (`CHAIN`) is ``chain``, under the record digest. An
+        `undo` ledger (an edit nobody answered yet) is ``undo``; fields without a value
+        are left out.
         """
-        shared = _shared(self.history, history)
+        shared = leading(self.history, history)
         out: dict[str, Any] = {
             "shared": shared,
             "consumed": [recorded_digest(m) for m in self.history[shared:]],
-            "ir": _ir_form(self.ir, history),
+            "ir": messages_form(self.ir, history),
             "wire": [thaw(w) for w in self.wire],  # plain data, not the read-only record
             "marks": [m.to_dict() for m in self.marks],
             "pending": self.pending.to_dict() if self.pending else None,
@@ -285,12 +296,25 @@ class Ledger:
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
+        chain = self._chain_form()
         if chain:
             out["chain"] = chain
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
             out["undo"] = self.undo.to_dict(history)
         return out
+
+    def _chain_form(self) -> dict[str, Any] | None:
+        """The `CHAIN` over the wire entries it still matches, as plain JSON."""
+        old: list[tuple[Any, bytes, frozenset[str]]] = self.binding_cache.get(CHAIN, [])
+        pairs = zip(old, self.wire, strict=False)
+        size = sum(1 for _ in itertools.takewhile(lambda p: p[0][0] is p[1], pairs))
+        references: dict[str, int] = {}
+        for i, (_, _, names) in enumerate(old[:size]):
+            if len(names) > len(references):  # the names only grow along the chain
+                references.update((n, i) for n in names if n not in references)
+        digests = [o[1].hex() for o in old[:size]]
+        return {"digests": digests, "references": references} if size else None
 
     def _wire_digests(self) -> list[str]:
         """A short digest of each wire entry's canonical JSON (checked by `from_dict`)."""
@@ -316,7 +340,7 @@ class Ledger:
                 the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
-        ir = _ir(data["ir"], history, name)
+        ir = messages_of_form(data["ir"], history, f"{_where(name)} 'ir'")
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
         wire = data["wire"]
@@ -350,10 +374,34 @@ class Ledger:
         for i, message in enumerate(ir):
             for call in message.tool_calls:
                 ledger.calls.setdefault(call.id, i)
+        _restore_chain(ledger, data.get("chain"), name)
         undo = data.get("undo")
         if undo is not None:
             ledger.undo = cls.from_dict(cast("LedgerForm", undo), history, name=name)
         return ledger
+
+
+def _restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, name: str) -> None:
+    """Put a recorded ``chain`` (`Ledger._chain_form`) back in the ledger's `CHAIN`."""
+    if not form:
+        return
+    try:
+        raw = [bytes.fromhex(d) for d in form["digests"]]
+    except ValueError:
+        raw = [b""]
+    if len(raw) > len(ledger.wire) or any(len(d) != 16 for d in raw):
+        raise UsageError(
+            f"{_where(name)} 'chain' must hold a 32-digit hex digest per wire entry (at most "
+            f"{len(ledger.wire)}); nothing was restored"
+        )
+    added: dict[int, set[str]] = {}
+    for tool, at in form["references"].items():
+        added.setdefault(at, set()).add(tool)
+    names, chain = frozenset[str](), []
+    for i, (entry, d) in enumerate(zip(ledger.wire, raw, strict=False)):
+        names = names | added[i] if i in added else names
+        chain.append((entry, d, names))
+    ledger.binding_cache[CHAIN] = chain
 
 
 def _where(name: str) -> str:
@@ -381,56 +429,9 @@ def _consumed(data: LedgerForm, size: int, history: tuple[Message, ...]) -> tupl
     shared, consumed = data.get("shared", 0), data["consumed"]
     if shared > len(history) or shared + len(consumed) != size:
         raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
-    same = shared
-    while (
-        same - shared < len(consumed)
-        and same < len(history)
-        and digest(history[same]) == consumed[same - shared]
-    ):
-        same += 1
-    return history[:same] + tuple(_edited(d) for d in consumed[same - shared :])
-
-
-def _shared(consumed: Sequence[Message], history: Sequence[Message]) -> int:
-    """How many consumed messages lead `history` (the same or equal messages)."""
-    n = 0
-    for a, b in zip(consumed, history, strict=False):
-        if a is not b and a != b:
-            break
-        n += 1
-    return n
-
-
-def _ir_form(ir: Sequence[Message], history: Sequence[Message]) -> list[Any]:
-    """The normalized messages, each one equal to a history message as its index."""
-    index = {id(m): i for i, m in enumerate(history)}
-    out: list[Any] = []
-    at = 0  # where the next message most likely is (a few later if some were changed)
-    for message in ir:
-        i = index.get(id(message))
-        if i is None:
-            i = next(
-                (k for k in range(at, at + 4) if k < len(history) and history[k] == message), None
-            )
-        out.append(message.to_dict() if i is None else i)
-        at = at if i is None else i + 1
-    return out
-
-
-def _ir(form: Sequence[Any], history: tuple[Message, ...], name: str) -> list[Message]:
-    """The normalized messages of `_ir_form` output (an index is that history message)."""
-    out: list[Message] = []
-    for i, item in enumerate(form):
-        if type(item) is not int:
-            out.append(message_from_dict(item, index=i))
-        elif item < len(history):
-            out.append(history[item])
-        else:
-            raise UsageError(
-                f"{_where(name)} 'ir' entry {i} refers to history message {item}, which the "
-                f"snapshot lacks (it holds {len(history)}); nothing was restored"
-            )
-    return out
+    pairs = zip(history[shared:], consumed, strict=False)
+    same = sum(1 for _ in itertools.takewhile(lambda p: digest(p[0]) == p[1], pairs))
+    return history[: shared + same] + tuple(_edited(d) for d in consumed[same:])
 
 
 _EDITED = "contextchef:edited"
@@ -504,19 +505,20 @@ def _check_wire(
         jsons: list[str | None] = list(canonical_texts(wire))
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {exc}") from exc
-    for i, text in enumerate(jsons):
-        if text is not None and not is_unicode(text):
-            raise UsageError(
-                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
-                "which no request can encode; nothing was restored"
-            )
     if len(digests) != len(jsons):
         raise UsageError(
             f"{where}_digests must hold one digest per wire entry ({len(jsons)}); nothing "
             "was restored"
         )
     for i, (text, recorded) in enumerate(zip(jsons, digests, strict=True)):
-        if _text_digest(text or "") != recorded:
+        try:  # one pass: the UTF-8 bytes hashed are what a request would send
+            same = hashlib.sha256(str(text).encode("utf-8")).hexdigest()[:16] == recorded
+        except UnicodeEncodeError:
+            raise UsageError(
+                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
+                "which no request can encode; nothing was restored"
+            ) from None
+        if not same:
             raise UsageError(
                 f"{where} entry {i} differs from what was sent (its digest does not match); "
                 "the snapshot was changed after it was taken, and replaying the entry would "

@@ -26,12 +26,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import ContextChefError, SnapshotMismatchError, UsageError, shown
-from contextchef._json import thaw
 from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
-from contextchef.tools._catalogs import tool_from_dict
+from contextchef.tools._catalogs import tool_from_dict, tool_to_dict
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -69,24 +68,6 @@ def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:
     )
 
 
-def _definition(tool: Tool) -> dict[str, Any]:
-    """A runtime tool's definition as plain JSON (`tool_from_dict` reads it back)."""
-    out: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "input_schema": thaw(tool.input_schema),
-    }
-    if tool.output_schema is not None:
-        out["output_schema"] = thaw(tool.output_schema)
-    if tool.tags:
-        out["tags"] = list(tool.tags)
-    if tool.strict is not None:
-        out["strict"] = tool.strict
-    if tool.server is not None:  # an MCP server's tool added mid-session
-        out["server"] = tool.server
-    return out
-
-
 def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
     """A versioned, JSON-serializable dict of the session's data (see the module doc).
 
@@ -104,7 +85,7 @@ def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
             "fingerprint": fingerprint,
             "names": names,
             "runtime": runtime,
-            "definitions": [_definition(t) for t in made],
+            "definitions": [tool_to_dict(t) for t in made],
         },
         "skills": [skill.to_dict() for skill in tools.skills],
     }

@@ -101,12 +101,10 @@ class MarkForm(TypedDict):
 
 @with_config(_CLOSED)
 class ChainForm(TypedDict):
-    """`_binding.chain_form`: the thinking-fingerprint chain over the wire entries."""
+    """`Ledger._chain_form`: a hex digest per wire entry, the first entry naming a tool."""
 
     digests: list[str]
-    """Per wire entry (the first ones): the chain's digest up to it, hex."""
     references: dict[str, Size]
-    """Tool name -> the first wire entry whose ``tool_reference`` names it."""
 
 
 @with_config(_CLOSED)

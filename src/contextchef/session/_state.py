@@ -18,11 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from contextchef._errors import UsageError
 from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
-from contextchef.history._messages import Message, check_message, message_from_dict
-from contextchef.session._binding import chain_form, restore_chain
+from contextchef.history._messages import Message, checked_history
 from contextchef.session._ledger import Ledger
 from contextchef.session._volatile import Announcement, dynamic_state_data, render_dynamic_state
 
@@ -31,7 +29,7 @@ if TYPE_CHECKING:
 
     from contextchef.session._snapshot_form import AnnouncementForm, SnapshotForm
 
-__all__ = ["SessionState", "check_shape", "checked_history"]
+__all__ = ["SessionState", "check_shape"]
 
 
 @dataclass(kw_only=True)
@@ -102,10 +100,7 @@ class SessionState:
             "dynamic_state": None if data is None else thaw(dynamic_state_data(data)),
             "anchor": self.anchor,
             "new_context_pending": self.new_context_pending,
-            "ledgers": {
-                t: ledger.to_dict(self.history, chain_form(ledger))
-                for t, ledger in sorted(self.ledgers.items())
-            },
+            "ledgers": {t: lg.to_dict(self.history) for t, lg in sorted(self.ledgers.items())},
             "compiled": self.compiled,
         }
 
@@ -121,10 +116,10 @@ class SessionState:
             CorruptHistoryError: The history is malformed.
         """
         history = checked_history(data["history"])
-        ledgers = {}
-        for target, raw in data["ledgers"].items():
-            ledgers[target] = Ledger.from_dict(raw, history, name=target)
-            restore_chain(ledgers[target], raw.get("chain"), name=target)
+        ledgers = {
+            target: Ledger.from_dict(raw, history, name=target)
+            for target, raw in data["ledgers"].items()
+        }
         return cls(
             system=data["system"],
             history=history,
@@ -157,37 +152,6 @@ class SessionState:
         """
         for item in dataclasses.fields(self):
             setattr(self, item.name, getattr(other, item.name))
-
-
-def checked_history(messages: object) -> tuple[Message, ...]:
-    """A history given as `Message` values or their `Message.to_dict` form, checked.
-
-    Raises:
-        UsageError: `messages` is not a list (or other iterable), or iterating it raised.
-        CorruptHistoryError: An entry is malformed (its index is named).
-    """
-    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
-        hint = ""
-        if type(messages).__name__ == "ParsedHistory":  # from_anthropic(...) and the like
-            hint = (
-                ": pass its .messages (and its .system, if any, to set_system_prompt), e.g. "
-                "set_history(from_anthropic(stored).messages)"
-            )
-        raise UsageError(
-            f"a history is a list of Message values, got {type(messages).__name__}{hint}"
-        )
-    try:
-        given = list(messages)
-    except Exception as exc:  # the caller's iterable raised: nothing is replaced
-        raise UsageError(f"reading the history raised {type(exc).__name__}: {exc}") from exc
-    out = []
-    for i, item in enumerate(given):
-        if isinstance(item, Mapping):
-            out.append(message_from_dict(item, index=i))  # checked as it is built
-        else:
-            check_message(item, i)
-            out.append(item)
-    return tuple(out)
 
 
 def _announcements(raw: Iterable[AnnouncementForm]) -> dict[str, Announcement]:
