@@ -38,14 +38,8 @@ from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Exec
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.exposure._restore import PolicyDifference
 from contextchef.history._compaction import Cleared, Compacted
-from contextchef.history._messages import (
-    Message,
-    ToolCall,
-    ToolResult,
-    check_message,
-    checked_history,
-    tool_results,
-)
+from contextchef.history._forms import checked_history
+from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
 from contextchef.history._offload import OffloadStore, as_offload_store
 from contextchef.providers import CacheReport, ResponseNotice
 from contextchef.providers._base import SchemaReport

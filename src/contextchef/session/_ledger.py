@@ -36,14 +36,8 @@ from typing import TYPE_CHECKING, Any, cast
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, canonical_texts, thaw
 from contextchef._records import record
-from contextchef.history._messages import (
-    Message,
-    ProviderPart,
-    ReasoningPart,
-    leading,
-    messages_form,
-    messages_of_form,
-)
+from contextchef.history._forms import leading, messages_form, messages_of_form
+from contextchef.history._messages import Message, ProviderPart, ReasoningPart
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
@@ -267,14 +261,11 @@ class Ledger:
     # -- snapshots -----------------------------------------------------------------------
 
     def to_dict(self, history: Sequence[Message] = ()) -> dict[str, Any]:
-        """Plain JSON that holds the conversation once: `history` is the session's.
+        """Plain JSON holding no copy of `history` (the session's), which it refers to.
 
-        The consumed messages that lead `history` are counted (``shared``), the others
-        recorded by digest (``consumed``); a normalized message equal to a history
-        message is that message's index in ``ir`` (`messages_form`). The chain of thinking
-        fingerprints built so far (`CHAIN`) is ``chain``, under the record digest. An
-        `undo` ledger (an edit nobody answered yet) is ``undo``; fields without a value
-        are left out.
+        Consumed messages leading `history` are counted (``shared``), others recorded by
+        digest; normalized ones are history indices where they can be (`messages_form`).
+        The `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
         """
         shared = leading(self.history, history)
         out: dict[str, Any] = {
@@ -296,16 +287,14 @@ class Ledger:
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
-        chain = self._chain_form()
-        if chain:
-            out["chain"] = chain
+        out.update(self._chain_field())
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
             out["undo"] = self.undo.to_dict(history)
         return out
 
-    def _chain_form(self) -> dict[str, Any] | None:
-        """The `CHAIN` over the wire entries it still matches, as plain JSON."""
+    def _chain_field(self) -> dict[str, Any]:
+        """``chain``: the `CHAIN` over the wire entries it still matches (none: empty)."""
         old: list[tuple[Any, bytes, frozenset[str]]] = self.binding_cache.get(CHAIN, [])
         pairs = zip(old, self.wire, strict=False)
         size = sum(1 for _ in itertools.takewhile(lambda p: p[0][0] is p[1], pairs))
@@ -314,7 +303,7 @@ class Ledger:
             if len(names) > len(references):  # the names only grow along the chain
                 references.update((n, i) for n in names if n not in references)
         digests = [o[1].hex() for o in old[:size]]
-        return {"digests": digests, "references": references} if size else None
+        return {"chain": {"digests": digests, "references": references}} if size else {}
 
     def _wire_digests(self) -> list[str]:
         """A short digest of each wire entry's canonical JSON (checked by `from_dict`)."""
@@ -371,9 +360,7 @@ class Ledger:
             system_entries=list(data["system_entries"]),
             bindings=dict(data.get("bindings", {})),
         )
-        for i, message in enumerate(ir):
-            for call in message.tool_calls:
-                ledger.calls.setdefault(call.id, i)
+        ledger.calls = {c.id: i for i, m in reversed(list(enumerate(ir))) for c in m.tool_calls}
         _restore_chain(ledger, data.get("chain"), name)
         undo = data.get("undo")
         if undo is not None:
@@ -382,7 +369,7 @@ class Ledger:
 
 
 def _restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, name: str) -> None:
-    """Put a recorded ``chain`` (`Ledger._chain_form`) back in the ledger's `CHAIN`."""
+    """Put a recorded ``chain`` (`Ledger._chain_field`) back in the ledger's `CHAIN`."""
     if not form:
         return
     try:
@@ -420,11 +407,9 @@ def _check_fields(data: LedgerForm) -> None:
 
 
 def _consumed(data: LedgerForm, size: int, history: tuple[Message, ...]) -> tuple[Message, ...]:
-    """The history a ledger consumed: the first ``shared`` of `history`, then by digest.
+    """The consumed history: `history`'s first ``shared``, then by digest (version 1: all).
 
-    `history`'s messages while they match the digests (version 1 records each one by
-    digest), then placeholders holding the digest of each message edited since (the same
-    message put back matches again: `same_message`).
+    Messages that no longer match get placeholders holding the digest (`same_message`).
     """
     shared, consumed = data.get("shared", 0), data["consumed"]
     if shared > len(history) or shared + len(consumed) != size:
@@ -496,10 +481,7 @@ def _record_digest(data: Mapping[str, Any]) -> str:
 def _check_wire(
     wire: Sequence[Mapping[str, Any]], digests: Sequence[str], name: str
 ) -> list[str | None]:
-    """The canonical JSON of every recorded wire entry.
-
-    Each must be valid Unicode and match its recorded digest.
-    """
+    """The canonical JSON of each recorded wire entry: valid Unicode, matching its digest."""
     where = f"{_where(name)} 'wire'"
     try:
         jsons: list[str | None] = list(canonical_texts(wire))

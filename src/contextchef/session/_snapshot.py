@@ -47,9 +47,7 @@ __all__ = [
 ]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
-SNAPSHOT_VERSION = 2
-"""Version 2 holds the conversation once (a ledger's messages equal to the history's
-refer to them) and the thinking-fingerprint chain; version 1 snapshots still restore."""
+SNAPSHOT_VERSION = 2  # 2: the conversation once, the thinking chain recorded
 READ_VERSIONS = (1, 2)
 
 
@@ -112,7 +110,7 @@ def checked(data: object) -> SnapshotForm:
             f"not a contextchef snapshot (expected a dict with format {shown(SNAPSHOT_FORMAT)}, "
             "as returned by ContextChef.snapshot())"
         )
-    if data.get("version") not in READ_VERSIONS or isinstance(data.get("version"), bool):
+    if data.get("version") not in READ_VERSIONS:
         raise SnapshotMismatchError(
             f"snapshot version {shown(data.get('version'), 40)} is not supported; this "
             f"contextchef reads versions {list(READ_VERSIONS)}"

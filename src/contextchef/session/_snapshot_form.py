@@ -101,7 +101,7 @@ class MarkForm(TypedDict):
 
 @with_config(_CLOSED)
 class ChainForm(TypedDict):
-    """`Ledger._chain_form`: a hex digest per wire entry, the first entry naming a tool."""
+    """`Ledger._chain_field`: a hex digest per wire entry, the first entry naming a tool."""
 
     digests: list[str]
     references: dict[str, Size]

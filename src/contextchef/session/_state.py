@@ -14,20 +14,21 @@ hook stay with the objects that own them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
-from contextchef.history._messages import Message, checked_history
+from contextchef.history._forms import checked_history
+from contextchef.history._messages import Message
 from contextchef.session._ledger import Ledger
 from contextchef.session._volatile import Announcement, dynamic_state_data, render_dynamic_state
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from contextchef.session._snapshot_form import AnnouncementForm, SnapshotForm
+    from contextchef.session._snapshot_form import SnapshotForm
 
 __all__ = ["SessionState", "check_shape"]
 
@@ -128,7 +129,7 @@ class SessionState:
             loaded_skills=tuple(sorted(set(data["loaded_skills"]))),
             target=data["target"],
             model=data["model"] if data["target"] is not None else None,
-            announcements=_announcements(data.get("announcements", [])),
+            announcements={a["id"]: Announcement(**a) for a in data.get("announcements", [])},
             dynamic_state=thaw(data["dynamic_state"]),  # the snapshot stays the caller's
             anchor=data["anchor"],
             new_context_pending=data["new_context_pending"],
@@ -152,13 +153,6 @@ class SessionState:
         """
         for item in dataclasses.fields(self):
             setattr(self, item.name, getattr(other, item.name))
-
-
-def _announcements(raw: Iterable[AnnouncementForm]) -> dict[str, Announcement]:
-    return {
-        item["id"]: Announcement(id=item["id"], content=item["content"], channel=item["channel"])
-        for item in raw
-    }
 
 
 def check_shape(data: object) -> SnapshotForm:
