@@ -194,3 +194,27 @@ def test_a_session_sync_turn_saves_what_a_fresh_load_restores(tmp_path: Any) -> 
     assert SessionSync(store, "s").load_into(later)
     assert later.snapshot() == worker.snapshot()
     assert compiled(later, "anthropic").to_json() == compiled(worker, "anthropic").to_json()
+
+
+def test_a_delta_reads_the_growth_of_the_wire_from_its_digests() -> None:
+    """What was sent is compared by its recorded digests, not serialized again; an entry
+    whose digest changed (sent again after an edit) is written whole."""
+    from contextchef.stores._store import apply_delta, snapshot_delta
+
+    old = {"ledgers": {"a": {"wire": [{"n": 1}], "wire_digests": ["d1"], "x": [1]}}}
+    grown = {
+        "ledgers": {"a": {"wire": [{"n": 1}, {"n": 2}], "wire_digests": ["d1", "d2"], "x": [1]}}
+    }
+    changed = {"ledgers": {"a": {"wire": [{"n": True}], "wire_digests": ["d9"], "x": [1]}}}
+    assert snapshot_delta(old, grown) == [
+        ["extend", ["ledgers", "a", "wire"], [{"n": 2}]],
+        ["extend", ["ledgers", "a", "wire_digests"], ["d2"]],
+    ]
+    assert snapshot_delta(old, changed) == [
+        ["set", ["ledgers", "a", "wire"], [{"n": True}]],
+        ["set", ["ledgers", "a", "wire_digests"], ["d9"]],
+    ]
+    for new in (grown, changed):
+        base = copy.deepcopy(old)
+        apply_delta(base, snapshot_delta(old, new))
+        assert base == new and json.dumps(base) == json.dumps(new)
