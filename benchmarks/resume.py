@@ -1,6 +1,6 @@
 """What a worker pays for a conversation it did not serve the turn before (issue 27).
 
-Run:  python benchmarks/resume.py [--messages 400] [--repeat 5]
+Run:  python benchmarks/resume.py [--messages 400] [--repeat 5] [--targets anthropic,openai]
 
 Each timing is the whole operation a user pays, with ``gc.collect()`` before it (caches
 cold as after an HTTP call), median of ``--repeat``, against the baseline measured in the
@@ -22,10 +22,13 @@ it measures:
 * **cold**: a conversation never sent (an imported history): ``set_history`` + compile;
 * **resume**: a new session over the same tools (created and registered beforehand, as a
   worker that keeps its catalog loaded), then ``json.loads`` of the stored snapshot text,
-  ``restore``, append the new turn, compile: the conversation picked up from a store.
+  ``restore``, append the new turn, compile: the conversation picked up from a store;
+* **sync**: the same through `SessionSync` over a `SQLiteSessionStore` file (``load_into``,
+  append, compile, ``save`` of the turn's delta), against **store**: the store's own
+  ``load`` and ``append`` of that delta (the raw reads and writes of the same bytes).
 
 The snapshot's size is reported beside the payload's. Targets (issue 27): resume <= 2x
-and cold <= 1x ``json.dumps`` of the payload.
+and cold <= 1x ``json.dumps`` of the payload; sync <= 2x store.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +50,8 @@ from typing import Any
 from contextchef import ContextChef, ToolCall, ToolResult, assistant, tool_results, user
 from contextchef._records import plain
 from contextchef.history._messages import Message, ReasoningPart
+from contextchef.stores import SessionSync, SQLiteSessionStore
+from contextchef.stores._store import snapshot_delta
 from contextchef.tools._catalogs import load_catalog
 
 SHARED = Path(
@@ -172,6 +178,7 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
 
     resume_ms = timed(worker, resume, repeat)
     cold_ms = timed(worker, cold, repeat)
+    sync_ms, store_ms = synced(chef, target, real, worker, repeat)
     return {
         "payload_kb": len(json.dumps(mutable)) / 1024,
         "snapshot_kb": len(stored) / 1024,
@@ -179,13 +186,50 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
         "steady": statistics.median(steady_ms),
         "cold": statistics.median(cold_ms),
         "resume": statistics.median(resume_ms),
+        "sync": statistics.median(sync_ms),
+        "store": statistics.median(store_ms),
     }
+
+
+def synced(
+    chef: ContextChef, target: str, real: bool, worker: Callable[[], ContextChef], repeat: int
+) -> tuple[list[float], list[float]]:
+    """A `SessionSync` turn, and the store's own load + append of the same delta (ms)."""
+    base = chef.snapshot()
+    counter = iter(range(300_000, 400_000))
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteSessionStore(Path(folder) / "sessions.db")
+        store.snapshot("s", base, expected_version=0)
+
+        def fresh() -> ContextChef:  # the stored session back to its base, a new worker
+            store.snapshot("s", base, expected_version=store.load("s").version)  # type: ignore[union-attr]
+            return worker()
+
+        def turn_of(chef: ContextChef) -> None:
+            sync = SessionSync(store, "s")
+            sync.load_into(chef)
+            chef.append(*turn(next(counter), target, real))
+            compile_for(chef, target)
+            sync.save(chef)
+
+        sync_ms = timed(fresh, turn_of, repeat)
+        delta = snapshot_delta(base, store.load("s").snapshot)  # type: ignore[union-attr]
+
+        def raw(_: object) -> None:
+            stored = store.load("s")
+            assert stored is not None
+            store.append("s", delta, expected_version=stored.version)
+
+        store_ms = timed(fresh, raw, repeat)
+    return sync_ms, store_ms
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=400)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--shapes", default="short,real")
     args = parser.parse_args()
     logging.getLogger("contextchef").setLevel(logging.ERROR)  # histories built by hand
     print(
@@ -197,18 +241,19 @@ def main() -> None:
     )
     print(
         "| target | shape | payload KB | snapshot KB | json.dumps ms | steady ms (x) | "
-        "cold ms (x) | resume ms (x) |"
+        "cold ms (x) | resume ms (x) | store ms | sync ms (x store) |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for real in (False, True):
-        for target in TARGETS:
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for real in [shape == "real" for shape in args.shapes.split(",")]:
+        for target in args.targets.split(","):
             m = measure(target, args.messages, real, args.repeat)
             d = m["dumps"]
             print(
                 f"| {target} | {'real' if real else 'short'} | {m['payload_kb']:.0f} | "
                 f"{m['snapshot_kb']:.0f} | {d:.2f} | {m['steady']:.2f} ({m['steady'] / d:.2f}x) | "
                 f"{m['cold']:.1f} ({m['cold'] / d:.1f}x) | "
-                f"{m['resume']:.1f} ({m['resume'] / d:.1f}x) |"
+                f"{m['resume']:.1f} ({m['resume'] / d:.1f}x) | {m['store']:.1f} | "
+                f"{m['sync']:.1f} ({m['sync'] / m['store']:.1f}x) |"
             )
     print(f"\nLoad after: {os.getloadavg()[0]:.1f}.")
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -273,6 +273,15 @@ def accepted(chef: ContextChef, tools: list[Tool], rules: McpRules) -> None:
         call = ToolCall(id=f"c{i}", name=wire, arguments={"q": "x"})
         (answer,) = chef.run_tools([call], append=False)  # no handler: an error result
         assert answer.content
+
+
+@pytest.fixture(autouse=True)
+def _logger_level_restored() -> Iterator[None]:
+    """`feed` quiets the library's logger; later tests in the process read its warnings."""
+    logger = logging.getLogger("contextchef")
+    level = logger.level
+    yield
+    logger.setLevel(level)
 
 
 def _hub(chef: ContextChef, server: str, rules: McpRules) -> McpHub:

@@ -338,7 +338,9 @@ class Message:
     """The content, in order."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.parts, (str, bytes, Mapping)) or not isinstance(self.parts, Iterable):
+        if type(self.parts) is not tuple and (
+            isinstance(self.parts, (str, bytes, Mapping)) or not isinstance(self.parts, Iterable)
+        ):
             raise UsageError(f"Message.parts must be a tuple of parts, got {shown(self.parts, 60)}")
         object.__setattr__(self, "parts", tuple(self.parts))
         for i, part in enumerate(self.parts):
@@ -390,6 +392,10 @@ _KINDS: dict[str, type[Any]] = {
 }
 
 
+_FIELDS = {kind: frozenset(f.name for f in dataclasses.fields(c)) for kind, c in _KINDS.items()}
+"""Each part kind's field names (``kind`` included)."""
+
+
 def part_from_dict(raw: Mapping[str, Any]) -> Part:
     """Rebuild a part from `part_to_dict` output.
 
@@ -400,11 +406,11 @@ def part_from_dict(raw: Mapping[str, Any]) -> Part:
     cls = _KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise UsageError(f"unknown part kind {shown(kind)}; expected one of {sorted(_KINDS)}")
-    names = {f.name for f in dataclasses.fields(cls)} - {"kind"}
-    extra = sorted(set(raw) - names - {"kind"})
-    if extra:
-        raise UsageError(f"{kind} part has unknown fields {extra}")
-    args = {k: v for k, v in raw.items() if k != "kind"}
+    names = _FIELDS[cls.kind]
+    if not names.issuperset(raw):
+        raise UsageError(f"{kind} part has unknown fields {sorted(set(raw) - names)}")
+    args = dict(raw)
+    del args["kind"]
     if "media" in args:
         args["media"] = tuple(part_from_dict(m) for m in args["media"])
     try:
@@ -420,7 +426,7 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
     Raises:
         CorruptHistoryError: Not an object, unknown role or part kind, or missing fields.
     """
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         raise CorruptHistoryError(
             f"message {index}: expected an object {{'role', 'parts'}}, got {type(data).__name__}",
             index=index,
@@ -442,7 +448,7 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
         raise CorruptHistoryError(f"message {index}: 'parts' must be a list", index=index)
     parts: list[Part] = []
     for raw in data["parts"]:
-        if not isinstance(raw, Mapping):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             raise CorruptHistoryError(f"message {index}: a part must be an object", index=index)
         try:
             parts.append(part_from_dict(raw))

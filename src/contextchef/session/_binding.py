@@ -29,12 +29,12 @@ from typing import Any
 
 from contextchef._json import canonical_dumps
 from contextchef.history._messages import Message, ReasoningPart
+from contextchef.session._ledger import CHAIN as _CHAIN
 from contextchef.session._ledger import Ledger, Mark
 
 __all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "thinking_keys"]
 
 _THINKING = {"thinking": "signature", "redacted_thinking": "data"}
-_CHAIN = ("chain",)
 _CHECKED = ("checked",)
 
 

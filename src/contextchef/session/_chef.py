@@ -38,6 +38,7 @@ from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Exec
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.exposure._restore import PolicyDifference
 from contextchef.history._compaction import Cleared, Compacted
+from contextchef.history._forms import checked_history
 from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
 from contextchef.history._offload import OffloadStore, as_offload_store
 from contextchef.providers import CacheReport, ResponseNotice
@@ -51,7 +52,7 @@ from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
 from contextchef.session._pruner import Pruner
 from contextchef.session._request import CompiledRequest
 from contextchef.session._skills import Skills
-from contextchef.session._state import SessionState, checked_history
+from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools, ToolLike
 from contextchef.session._volatile import (
     DEFAULT_ANCHOR,
@@ -884,18 +885,8 @@ class ContextChef:
                 the session was made with ``unmatched_patterns="warn"``).
             CorruptHistoryError: A message's recorded provider data cannot be rendered.
         """
-        return self._compiler.compile(
-            target,
-            model=model,
-            max_tokens=max_tokens,
-            strategy=strategy,
-            prefill=prefill,
-            extra=extra,
-            betas=betas,
-            diagnostics=diagnostics,
-            turn_gap=turn_gap,
-            missing_thinking=missing_thinking,
-        )
+        options = {k: v for k, v in locals().items() if k not in ("self", "target")}
+        return self._compiler.compile(target, **options)  # every keyword, as given
 
     # -- responses in, snapshots, history maintenance (Maintenance) ----------------------
 

@@ -34,9 +34,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, is_unicode, thaw
+from contextchef._json import canonical_dumps, canonical_texts, thaw
 from contextchef._records import record
-from contextchef.history._messages import Message, ProviderPart, ReasoningPart, message_from_dict
+from contextchef.history._forms import leading, messages_form, messages_of_form
+from contextchef.history._messages import Message, ProviderPart, ReasoningPart
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from contextchef.session._snapshot_form import LedgerForm, MarkForm
 
 __all__ = [
+    "CHAIN",
     "HOST_CALL_PREFIX",
     "Ledger",
     "Mark",
@@ -52,6 +54,11 @@ __all__ = [
     "same_message",
     "strip_reasoning",
 ]
+
+
+CHAIN = ("chain",)
+"""`Ledger.binding_cache` key of the chain of thinking fingerprints (`_binding`): per wire
+entry, the entry, the digest of the entries up to it and the tool names referenced so far."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -253,15 +260,18 @@ class Ledger:
 
     # -- snapshots -----------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON; the consumed history is recorded by digest (the session holds it).
+    def to_dict(self, history: Sequence[Message] = ()) -> dict[str, Any]:
+        """Plain JSON holding no copy of `history` (the session's), which it refers to.
 
-        An `undo` ledger (an edit nobody answered yet) is recorded under ``undo``;
-        without one the field is left out.
+        Consumed messages leading `history` are counted (``shared``), others recorded by
+        digest; normalized ones are history indices where they can be (`messages_form`).
+        The `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
         """
+        shared = leading(self.history, history)
         out: dict[str, Any] = {
-            "consumed": [recorded_digest(m) for m in self.history],
-            "ir": [m.to_dict() for m in self.ir],
+            "shared": shared,
+            "consumed": [recorded_digest(m) for m in self.history[shared:]],
+            "ir": messages_form(self.ir, history),
             "wire": [thaw(w) for w in self.wire],  # plain data, not the read-only record
             "marks": [m.to_dict() for m in self.marks],
             "pending": self.pending.to_dict() if self.pending else None,
@@ -277,16 +287,29 @@ class Ledger:
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
+        out.update(self._chain_field())
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
-            out["undo"] = self.undo.to_dict()
+            out["undo"] = self.undo.to_dict(history)
         return out
+
+    def _chain_field(self) -> dict[str, Any]:
+        """``chain``: the `CHAIN` over the wire entries it still matches (none: empty)."""
+        old: list[tuple[Any, bytes, frozenset[str]]] = self.binding_cache.get(CHAIN, [])
+        pairs = zip(old, self.wire, strict=False)
+        size = sum(1 for _ in itertools.takewhile(lambda p: p[0][0] is p[1], pairs))
+        references: dict[str, int] = {}
+        for i, (_, _, names) in enumerate(old[:size]):
+            if len(names) > len(references):  # the names only grow along the chain
+                references.update((n, i) for n in names if n not in references)
+        digests = [o[1].hex() for o in old[:size]]
+        return {"chain": {"digests": digests, "references": references}} if size else {}
 
     def _wire_digests(self) -> list[str]:
         """A short digest of each wire entry's canonical JSON (checked by `from_dict`)."""
-        for i, cached in enumerate(self.jsons):
-            if cached is None:
-                self.jsons[i] = canonical_dumps(self.wire[i])
+        missing = [i for i, cached in enumerate(self.jsons) if cached is None]
+        for i, text in zip(missing, canonical_texts(self.wire[i] for i in missing), strict=True):
+            self.jsons[i] = text
         return [_text_digest(t or "") for t in self.jsons]
 
     @classmethod
@@ -306,7 +329,7 @@ class Ledger:
                 the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
-        ir = [message_from_dict(m, index=i) for i, m in enumerate(data["ir"])]
+        ir = messages_of_form(data["ir"], history, f"{_where(name)} 'ir'")
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
         wire = data["wire"]
@@ -321,7 +344,7 @@ class Ledger:
                 "nothing was restored"
             )
         ledger = cls(
-            history=_consumed(data["consumed"], (pending or marks[-1]).history, history),
+            history=_consumed(data, (pending or marks[-1]).history, history),
             ir=ir,
             wire=[record(w) for w in wire],  # a copy: the snapshot stays the caller's
             jsons=jsons,
@@ -337,13 +360,35 @@ class Ledger:
             system_entries=list(data["system_entries"]),
             bindings=dict(data.get("bindings", {})),
         )
-        for i, message in enumerate(ir):
-            for call in message.tool_calls:
-                ledger.calls.setdefault(call.id, i)
+        ledger.calls = {c.id: i for i, m in reversed(list(enumerate(ir))) for c in m.tool_calls}
+        _restore_chain(ledger, data.get("chain"), name)
         undo = data.get("undo")
         if undo is not None:
             ledger.undo = cls.from_dict(cast("LedgerForm", undo), history, name=name)
         return ledger
+
+
+def _restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, name: str) -> None:
+    """Put a recorded ``chain`` (`Ledger._chain_field`) back in the ledger's `CHAIN`."""
+    if not form:
+        return
+    try:
+        raw = [bytes.fromhex(d) for d in form["digests"]]
+    except ValueError:
+        raw = [b""]
+    if len(raw) > len(ledger.wire) or any(len(d) != 16 for d in raw):
+        raise UsageError(
+            f"{_where(name)} 'chain' must hold a 32-digit hex digest per wire entry (at most "
+            f"{len(ledger.wire)}); nothing was restored"
+        )
+    added: dict[int, set[str]] = {}
+    for tool, at in form["references"].items():
+        added.setdefault(at, set()).add(tool)
+    names, chain = frozenset[str](), []
+    for i, (entry, d) in enumerate(zip(ledger.wire, raw, strict=False)):
+        names = names | added[i] if i in added else names
+        chain.append((entry, d, names))
+    ledger.binding_cache[CHAIN] = chain
 
 
 def _where(name: str) -> str:
@@ -361,21 +406,17 @@ def _check_fields(data: LedgerForm) -> None:
         raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
 
 
-def _consumed(
-    consumed: Sequence[str], size: int, history: tuple[Message, ...]
-) -> tuple[Message, ...]:
-    """The history a ledger consumed, rebuilt from its recorded digests.
+def _consumed(data: LedgerForm, size: int, history: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The consumed history: `history`'s first ``shared``, then by digest (version 1: all).
 
-    `history`'s messages while they match the digests, then placeholders holding the
-    digest of each message edited since (the same message put back matches again:
-    `same_message`).
+    Messages that no longer match get placeholders holding the digest (`same_message`).
     """
-    if len(consumed) != size:
+    shared, consumed = data.get("shared", 0), data["consumed"]
+    if shared > len(history) or shared + len(consumed) != size:
         raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
-    same = 0
-    while same < len(consumed) and same < len(history) and digest(history[same]) == consumed[same]:
-        same += 1
-    return history[:same] + tuple(_edited(d) for d in consumed[same:])
+    pairs = zip(history[shared:], consumed, strict=False)
+    same = sum(1 for _ in itertools.takewhile(lambda p: digest(p[0]) == p[1], pairs))
+    return history[: shared + same] + tuple(_edited(d) for d in consumed[same:])
 
 
 _EDITED = "contextchef:edited"
@@ -424,12 +465,13 @@ _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system
 def _record_digest(data: Mapping[str, Any]) -> str:
     """A digest of what a ledger replays besides its wire entries.
 
-    The `_RECORDED` fields, and ``bindings`` when present; checked by `Ledger.from_dict`
-    like ``wire_digests``.
+    The `_RECORDED` fields, and ``bindings`` and ``chain`` when present; checked by
+    `Ledger.from_dict` like ``wire_digests``.
     """
     fields = {k: data.get(k) for k in _RECORDED}
-    if data.get("bindings"):
-        fields["bindings"] = data["bindings"]
+    for extra in ("bindings", "chain"):
+        if data.get(extra):
+            fields[extra] = data[extra]
     try:
         return _text_digest(canonical_dumps(fields))
     except (TypeError, ValueError, RecursionError):
@@ -439,28 +481,26 @@ def _record_digest(data: Mapping[str, Any]) -> str:
 def _check_wire(
     wire: Sequence[Mapping[str, Any]], digests: Sequence[str], name: str
 ) -> list[str | None]:
-    """The canonical JSON of every recorded wire entry.
-
-    Each must be valid Unicode and match its recorded digest.
-    """
+    """The canonical JSON of each recorded wire entry: valid Unicode, matching its digest."""
     where = f"{_where(name)} 'wire'"
     try:
-        jsons: list[str | None] = [canonical_dumps(w) for w in wire]
+        jsons: list[str | None] = list(canonical_texts(wire))
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {exc}") from exc
-    for i, text in enumerate(jsons):
-        if text is not None and not is_unicode(text):
-            raise UsageError(
-                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
-                "which no request can encode; nothing was restored"
-            )
     if len(digests) != len(jsons):
         raise UsageError(
             f"{where}_digests must hold one digest per wire entry ({len(jsons)}); nothing "
             "was restored"
         )
     for i, (text, recorded) in enumerate(zip(jsons, digests, strict=True)):
-        if _text_digest(text or "") != recorded:
+        try:  # one pass: the UTF-8 bytes hashed are what a request would send
+            same = hashlib.sha256(str(text).encode("utf-8")).hexdigest()[:16] == recorded
+        except UnicodeEncodeError:
+            raise UsageError(
+                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
+                "which no request can encode; nothing was restored"
+            ) from None
+        if not same:
             raise UsageError(
                 f"{where} entry {i} differs from what was sent (its digest does not match); "
                 "the snapshot was changed after it was taken, and replaying the entry would "

@@ -26,12 +26,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import ContextChefError, SnapshotMismatchError, UsageError, shown
-from contextchef._json import thaw
 from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
-from contextchef.tools._catalogs import tool_from_dict
+from contextchef.tools._catalogs import tool_from_dict, tool_to_dict
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -48,7 +47,8 @@ __all__ = [
 ]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2  # 2: the conversation once, the thinking chain recorded
+READ_VERSIONS = (1, 2)
 
 
 def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:
@@ -64,24 +64,6 @@ def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:
         registry.fingerprint(static),
         sorted(registry.wire_name_for(t) for t in runtime),
     )
-
-
-def _definition(tool: Tool) -> dict[str, Any]:
-    """A runtime tool's definition as plain JSON (`tool_from_dict` reads it back)."""
-    out: dict[str, Any] = {
-        "name": tool.name,
-        "description": tool.description,
-        "input_schema": thaw(tool.input_schema),
-    }
-    if tool.output_schema is not None:
-        out["output_schema"] = thaw(tool.output_schema)
-    if tool.tags:
-        out["tags"] = list(tool.tags)
-    if tool.strict is not None:
-        out["strict"] = tool.strict
-    if tool.server is not None:  # an MCP server's tool added mid-session
-        out["server"] = tool.server
-    return out
 
 
 def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
@@ -101,7 +83,7 @@ def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
             "fingerprint": fingerprint,
             "names": names,
             "runtime": runtime,
-            "definitions": [_definition(t) for t in made],
+            "definitions": [tool_to_dict(t) for t in made],
         },
         "skills": [skill.to_dict() for skill in tools.skills],
     }
@@ -128,10 +110,10 @@ def checked(data: object) -> SnapshotForm:
             f"not a contextchef snapshot (expected a dict with format {shown(SNAPSHOT_FORMAT)}, "
             "as returned by ContextChef.snapshot())"
         )
-    if data.get("version") != SNAPSHOT_VERSION:
+    if data.get("version") not in READ_VERSIONS:
         raise SnapshotMismatchError(
             f"snapshot version {shown(data.get('version'), 40)} is not supported; this "
-            f"contextchef reads version {SNAPSHOT_VERSION}"
+            f"contextchef reads versions {list(READ_VERSIONS)}"
         )
     return cast("SnapshotForm", _Checked(check_shape(data)))
 

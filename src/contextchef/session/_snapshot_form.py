@@ -7,7 +7,8 @@ snapshot against it before building anything (`check_form`). What the form canno
 definition) is checked by the readers that build those values.
 
 Optional keys are only those the writer leaves out: a ledger's ``bindings`` (no thinking
-bound) and ``undo`` (no edit pending), a mark's ``tools`` (no tool change), and the
+bound), ``chain`` (no thinking chain built) and ``undo`` (no edit pending), its ``shared``
+(version 1 wrote none), a mark's ``tools`` (no tool change), and the
 snapshot's ``announcements`` (spec 001: a snapshot without the field restores to no
 announcements). Everything else, the digests included, is required: a snapshot missing
 a field is refused, never restored unchecked.
@@ -99,13 +100,24 @@ class MarkForm(TypedDict):
 
 
 @with_config(_CLOSED)
+class ChainForm(TypedDict):
+    """`Ledger._chain_field`: a hex digest per wire entry, the first entry naming a tool."""
+
+    digests: list[str]
+    references: dict[str, Size]
+
+
+@with_config(_CLOSED)
 class UndoForm(TypedDict):
     """A ledger as `Ledger.to_dict` writes it, without an ``undo`` of its own."""
 
+    shared: NotRequired[Size]
+    """How many consumed messages lead the snapshot's history (version 2; none before)."""
     consumed: list[str]
-    """A digest per history message consumed."""
-    ir: list[dict[str, Any]]
-    """Normalized messages (`Message.to_dict`; checked by `message_from_dict`)."""
+    """A digest per history message consumed after the ``shared`` ones."""
+    ir: list[Size | dict[str, Any]]
+    """Normalized messages: the index of the history message it equals, else its
+    `Message.to_dict` (checked by `message_from_dict`)."""
     wire: list[dict[str, Any]]
     """Wire entries as sent (checked against ``wire_digests``)."""
     marks: list[MarkForm]
@@ -125,6 +137,8 @@ class UndoForm(TypedDict):
     """A digest of what the ledger replays besides its wire entries."""
     bindings: NotRequired[dict[str, str]]
     """Thinking block key -> fingerprint of the prefix it was produced after."""
+    chain: NotRequired[ChainForm]
+    """What the bindings are checked against, so a restored session need not rebuild it."""
 
 
 @with_config(_CLOSED)
@@ -176,7 +190,7 @@ class SnapshotForm(TypedDict):
     """`ContextChef.snapshot`: the header, `SessionState.to_dict`, tools and skills."""
 
     format: Literal["contextchef.snapshot"]
-    version: Literal[1]
+    version: Literal[1, 2]
     system: Text
     history: list[dict[str, Any]]
     """`Message.to_dict` values (checked by `message_from_dict`)."""

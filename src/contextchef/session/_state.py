@@ -14,22 +14,23 @@ hook stay with the objects that own them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from contextchef._errors import UsageError
+from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
-from contextchef.history._messages import Message, check_message, message_from_dict
+from contextchef.history._forms import checked_history
+from contextchef.history._messages import Message
 from contextchef.session._ledger import Ledger
 from contextchef.session._volatile import Announcement, dynamic_state_data, render_dynamic_state
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from contextchef.session._snapshot_form import AnnouncementForm, SnapshotForm
+    from contextchef.session._snapshot_form import SnapshotForm
 
-__all__ = ["SessionState", "check_shape", "checked_history"]
+__all__ = ["SessionState", "check_shape"]
 
 
 @dataclass(kw_only=True)
@@ -97,10 +98,10 @@ class SessionState:
             "target": self.target,
             "model": self.model,
             "announcements": [a.to_dict() for a in self.announcements.values()],
-            "dynamic_state": None if data is None else dynamic_state_data(data),
+            "dynamic_state": None if data is None else thaw(dynamic_state_data(data)),
             "anchor": self.anchor,
             "new_context_pending": self.new_context_pending,
-            "ledgers": {t: ledger.to_dict() for t, ledger in sorted(self.ledgers.items())},
+            "ledgers": {t: lg.to_dict(self.history) for t, lg in sorted(self.ledgers.items())},
             "compiled": self.compiled,
         }
 
@@ -128,8 +129,8 @@ class SessionState:
             loaded_skills=tuple(sorted(set(data["loaded_skills"]))),
             target=data["target"],
             model=data["model"] if data["target"] is not None else None,
-            announcements=_announcements(data.get("announcements", [])),
-            dynamic_state=data["dynamic_state"],
+            announcements={a["id"]: Announcement(**a) for a in data.get("announcements", [])},
+            dynamic_state=thaw(data["dynamic_state"]),  # the snapshot stays the caller's
             anchor=data["anchor"],
             new_context_pending=data["new_context_pending"],
             ledgers=ledgers,
@@ -152,42 +153,6 @@ class SessionState:
         """
         for item in dataclasses.fields(self):
             setattr(self, item.name, getattr(other, item.name))
-
-
-def checked_history(messages: object) -> tuple[Message, ...]:
-    """A history given as `Message` values or their `Message.to_dict` form, checked.
-
-    Raises:
-        UsageError: `messages` is not a list (or other iterable), or iterating it raised.
-        CorruptHistoryError: An entry is malformed (its index is named).
-    """
-    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
-        hint = ""
-        if type(messages).__name__ == "ParsedHistory":  # from_anthropic(...) and the like
-            hint = (
-                ": pass its .messages (and its .system, if any, to set_system_prompt), e.g. "
-                "set_history(from_anthropic(stored).messages)"
-            )
-        raise UsageError(
-            f"a history is a list of Message values, got {type(messages).__name__}{hint}"
-        )
-    try:
-        given = list(messages)
-    except Exception as exc:  # the caller's iterable raised: nothing is replaced
-        raise UsageError(f"reading the history raised {type(exc).__name__}: {exc}") from exc
-    out = []
-    for i, item in enumerate(given):
-        msg = message_from_dict(item, index=i) if isinstance(item, Mapping) else item
-        check_message(msg, i)
-        out.append(msg)
-    return tuple(out)
-
-
-def _announcements(raw: Iterable[AnnouncementForm]) -> dict[str, Announcement]:
-    return {
-        item["id"]: Announcement(id=item["id"], content=item["content"], channel=item["channel"])
-        for item in raw
-    }
 
 
 def check_shape(data: object) -> SnapshotForm:

@@ -430,6 +430,7 @@ def snapshot_delta(old: Mapping[str, Any], new: Mapping[str, Any]) -> Delta:
     Dicts are compared key by key (unless their key order changed: then ``set`` whole);
     a list that only grew (old is a prefix of new) gives one ``extend`` of the new
     items; anything else that changed is ``set`` whole; a key that went away is ``del``.
+    A ledger's ``wire`` is compared by its ``wire_digests`` (`_wire_grew`).
     ``apply_delta(old, snapshot_delta(old, new))`` equals `new`, key order included.
     """
     out: Delta = []
@@ -447,14 +448,32 @@ def _same_order(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return kept == list(new)[: len(kept)]
 
 
+def _wire_grew(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether a ledger's ``wire`` only grew, read from its ``wire_digests``.
+
+    A snapshot records a digest of each wire entry's canonical JSON (checked on restore),
+    so equal digests are equal entries, byte for byte: the entries need not be serialized
+    again to be compared.
+    """
+    a, b = old.get("wire_digests"), new.get("wire_digests")
+    if not (isinstance(a, list) and isinstance(b, list)):
+        return False
+    wire_a, wire_b = old["wire"], new["wire"]
+    same_size = isinstance(wire_a, list) and isinstance(wire_b, list)
+    return same_size and len(a) == len(wire_a) and len(b) == len(wire_b) and a == b[: len(a)]
+
+
 def _diff(old: object, new: object, path: list[str | int], out: Delta) -> None:
     if isinstance(old, dict) and isinstance(new, dict) and _same_order(old, new):
         out.extend(["del", [*path, key]] for key in old if key not in new)
         for key, value in new.items():
-            if key in old:
-                _diff(old[key], value, [*path, key], out)
-            else:
+            if key not in old:
                 out.append(["set", [*path, key], value])
+            elif key == "wire" and _wire_grew(old, new):
+                if len(value) > len(old[key]):
+                    out.append(["extend", [*path, key], value[len(old[key]) :]])
+            else:
+                _diff(old[key], value, [*path, key], out)
         return
     grew = isinstance(old, list) and isinstance(new, list) and len(new) >= len(old)
     if grew and _same(old, new[: len(old)]):  # type: ignore[index, arg-type]

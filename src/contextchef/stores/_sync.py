@@ -21,7 +21,6 @@ from contextchef.stores._store import (
     snapshot_delta,
     unkeyed_error,
 )
-from contextchef.stores._stored import decode, encode
 
 if TYPE_CHECKING:
     from contextchef.session._chef import ContextChef
@@ -98,11 +97,10 @@ class SessionSync:
             return False
         if self.keys is None and SIGNATURE in stored.snapshot:  # a store of another kind
             raise unkeyed_error(self.session_id, stored.snapshot[SIGNATURE])
-        # restore gets its own copy: the delta of the next save is taken against the
-        # stored snapshot exactly, whatever restore keeps or normalizes
-        copy = decode(encode(stored.snapshot, self.session_id), self.session_id, "copy")
+        # restore neither changes nor keeps what it is given: the stored snapshot stays
+        # the base of the next save's delta as it is
         self.differences = chef.restore(
-            copy,
+            stored.snapshot,
             keys=self.keys,
             allow_unsigned=self.keys is None,
             session_id=self.session_id if self.keys else None,
@@ -128,9 +126,9 @@ class SessionSync:
             delta = snapshot_delta(old, new)
             version = self.store.append(self.session_id, delta, expected_version=self.version)
             self._turns += 1
-        # a detached copy: nothing the chef does later can change the next delta's base
+        # a snapshot is the caller's, shares nothing with the chef: the next delta's base
         self.version = version
-        self._snapshot = decode(encode(new, self.session_id), self.session_id, "copy")
+        self._snapshot = new
         return version
 
     def run_turn(

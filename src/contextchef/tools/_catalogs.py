@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown, shown_keys
+from contextchef._json import thaw
 from contextchef.tools._names import server_name
 from contextchef.tools._schema import repair_schema
 from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
@@ -38,6 +39,7 @@ __all__ = [
     "load_catalog",
     "load_demo_catalog",
     "tool_from_dict",
+    "tool_to_dict",
 ]
 
 _KNOWN_KEYS = frozenset(
@@ -117,6 +119,24 @@ def _tags(name: str, raw: Any) -> tuple[str, ...]:
     if isinstance(raw, Sequence) and all(isinstance(t, str) for t in raw):
         return tuple(raw)
     raise CatalogFormatError(f"tool {shown(name)}: 'tags' must be a list of strings")
+
+
+def tool_to_dict(tool: Tool) -> dict[str, Any]:
+    """A tool's definition as plain JSON (`tool_from_dict` reads it back): a snapshot's."""
+    out: dict[str, Any] = {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": thaw(tool.input_schema),
+    }
+    if tool.output_schema is not None:
+        out["output_schema"] = thaw(tool.output_schema)
+    if tool.tags:
+        out["tags"] = list(tool.tags)
+    if tool.strict is not None:
+        out["strict"] = tool.strict
+    if tool.server is not None:  # an MCP server's tool added mid-session
+        out["server"] = tool.server
+    return out
 
 
 def tool_from_dict(

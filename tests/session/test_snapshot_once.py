@@ -1,0 +1,220 @@
+"""A snapshot holds the conversation once and restores to the same bytes (issue 27, item 1).
+
+Version 2 of the snapshot records the history once: a ledger's normalized messages that
+equal history messages are their indices, its consumed messages a count of the history
+they lead, and the thinking-fingerprint chain is recorded so the first compile after a
+restore does not serialize the ledger again. What each target was sent (its wire entries)
+stays the ledger's record, replayed byte for byte. Each conversation here runs through the
+official SDK clients against the `contextchef.testing` fakes (on Anthropic with thinking,
+on ``claude-opus-5-5``, whose prefix check the fake enforces); the restored session's
+requests must equal the original's and be accepted. Version 1 snapshots still restore.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from test_ingest import send  # the SDK clients pointed at a fake
+
+from contextchef import TARGETS, ContextChef, tool_results, user
+from contextchef.history._messages import message_from_dict
+from contextchef.session._ledger import _record_digest, digest
+from contextchef.stores import SessionSync, SQLiteSessionStore
+from contextchef.testing import fake_for, text, tool_calls
+from sdk_check import PROVIDER_ENV
+
+MODELS = {"anthropic": "claude-opus-5-5"}
+
+
+class Files(BaseModel):
+    files: list[str]
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in PROVIDER_ENV:
+        monkeypatch.delenv(var, raising=False)
+
+
+def read_file(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: File to read.
+    """
+    return f"<<MARKER {path}>> " + "contents " * 20
+
+
+def make() -> ContextChef:
+    chef = ContextChef()
+    chef.register_tools([read_file])
+    chef.set_system_prompt("You are careful.")
+    return chef
+
+
+def compiled(chef: ContextChef, target: str) -> Any:
+    return chef.compile(target, model=MODELS.get(target, "m"))
+
+
+def conversation(target: str) -> tuple[ContextChef, Any]:
+    """Three model turns with thinking and tool calls, answered, then a user turn."""
+    fake = fake_for(target).script(
+        tool_calls(("read_file", {"path": "a.py"}), reasoning="plan a"),
+        tool_calls(("read_file", {"path": "b.py"}), ("read_file", {"path": "c.py"}), reasoning="b"),
+        text("Both fixed.", reasoning="done"),
+        text("Again."),
+        text("And again."),
+    )
+    chef = make()
+    chef.set_history([user("Fix a.py, then b.py and c.py.")])
+    for _ in range(3):
+        calls = chef.ingest(send(target, fake, compiled(chef, target).payload))
+        if calls:
+            chef.append(tool_results([chef.execute(call).result for call in calls]))
+    chef.append(user("Now the docs."))
+    assert fake.violations == ()
+    return chef, fake
+
+
+def as_version_1(snap: dict[str, Any]) -> dict[str, Any]:
+    """`snap` as version 1 wrote it: every ledger message in full, consumed by digest.
+
+    (Checked once against the version 1 writer, main at 1087dea: for these conversations
+    on anthropic, responses, gemini and openai it gives the very dicts that wrote.)
+    """
+    old = copy.deepcopy(snap)
+    old["version"] = 1
+    history = [message_from_dict(m) for m in old["history"]]
+    for ledger in [
+        *old["ledgers"].values(),
+        *(lg["undo"] for lg in old["ledgers"].values() if "undo" in lg),
+    ]:
+        shared = ledger.pop("shared")
+        ledger["consumed"] = [digest(m) for m in history[:shared]] + ledger["consumed"]
+        ledger["ir"] = [old["history"][m] if isinstance(m, int) else m for m in ledger["ir"]]
+        ledger.pop("chain", None)
+        ledger["record_digest"] = _record_digest(ledger)
+    return old
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_conversation_is_stored_once_and_restores_to_the_same_bytes(target: str) -> None:
+    chef, fake = conversation(target)
+    snap = json.loads(json.dumps(chef.snapshot()))
+    assert snap["version"] == 2
+    ledger = snap["ledgers"][target]
+    whole = json.dumps(snap)
+    for path in ("a.py", "b.py", "c.py"):
+        marker = f"<<MARKER {path}>>"
+        # once as the conversation, once in what the target was sent, never copied again
+        assert json.dumps(snap["history"]).count(marker) == 1
+        assert json.dumps(ledger["wire"]).count(marker) == 1
+        assert whole.count(marker) == 2, (marker, whole.count(marker))
+    # messages sent as they are in the history are its indices; on Chat Completions the
+    # model turns went without their (DeepSeek) reasoning, so they are recorded in full
+    assert all(isinstance(m, int) or m["role"] == "assistant" for m in ledger["ir"])
+    assert ledger["shared"] == ledger["pending"]["history"] and ledger["consumed"] == []
+    if target == "anthropic":  # the prefix-check chain is recorded with the ledger
+        assert len(ledger["chain"]["digests"]) == len(ledger["wire"])
+    old = as_version_1(snap)
+    assert len(json.dumps(old)) > len(whole)
+
+    expected = compiled(chef, target)
+    for data in (snap, old):
+        fresh = make()
+        fresh.restore(copy.deepcopy(data), allow_unsigned=True)
+        assert fresh.history == chef.history
+        again = compiled(fresh, target)
+        assert again.to_json() == expected.to_json()
+        assert again.edits == () and again.appended == expected.appended
+        # the next turn goes on, accepted by the provider, and stays the same bytes
+        reply = send(target, fake.script(text("Docs done.")), again.payload)
+        fresh.ingest(reply)
+        fresh.append(user("Thanks."))
+        assert fake.violations == ()
+        following = compiled(fresh, target)
+        assert following.to_json().startswith(again.to_json()[: again.to_json().index("]")])
+        assert not following.edits
+
+
+def test_an_edited_message_reference_is_refused() -> None:
+    chef, _ = conversation("responses")
+    snap = json.loads(json.dumps(chef.snapshot()))
+    snap["ledgers"]["responses"]["ir"][0] = 999
+    fresh = make()
+    with pytest.raises(Exception, match=r"'ir' entry 0 refers to history message 999"):
+        fresh.restore(snap, allow_unsigned=True)
+    assert fresh.history == ()
+
+
+def test_an_edited_chain_is_refused_by_the_record_digest() -> None:
+    chef, _ = conversation("anthropic")
+    snap = json.loads(json.dumps(chef.snapshot()))
+    chain = snap["ledgers"]["anthropic"]["chain"]
+    chain["digests"][0] = "0" * 32
+    with pytest.raises(Exception, match="the record digest does not match"):
+        make().restore(snap, allow_unsigned=True)
+
+
+def test_restore_neither_changes_nor_keeps_the_snapshot_it_is_given() -> None:
+    """`SessionSync` hands the stored snapshot to restore and diffs the next save against
+    it: restore must leave it as it was, and share nothing with the session."""
+    chef, _ = conversation("anthropic")
+    chef.set_dynamic_state(Files(files=["a.py"]))
+    snap = json.loads(json.dumps(chef.snapshot()))
+    kept = copy.deepcopy(snap)
+    fresh = make()
+    fresh.restore(snap, allow_unsigned=True)
+    assert snap == kept
+    before = fresh.snapshot()
+    snap["dynamic_state"]["files"].append("INJECTED")
+    for message in snap["history"]:
+        message["parts"].append({"kind": "text", "text": "INJECTED"})
+    assert fresh.snapshot() == before
+
+
+def test_a_session_sync_turn_saves_what_a_fresh_load_restores(tmp_path: Any) -> None:
+    chef, fake = conversation("anthropic")
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    store.snapshot("s", chef.snapshot(), expected_version=0)
+    worker = make()
+    sync = SessionSync(store, "s")
+    assert sync.load_into(worker)
+    request = compiled(worker, "anthropic")
+    assert request.to_json() == compiled(chef, "anthropic").to_json()
+    worker.ingest(send("anthropic", fake.script(text("Docs done.")), request.payload))
+    worker.append(user("Thanks."))
+    sync.save(worker)
+    assert store.load("s").turns == 1  # type: ignore[union-attr]
+    later = make()
+    assert SessionSync(store, "s").load_into(later)
+    assert later.snapshot() == worker.snapshot()
+    assert compiled(later, "anthropic").to_json() == compiled(worker, "anthropic").to_json()
+
+
+def test_a_delta_reads_the_growth_of_the_wire_from_its_digests() -> None:
+    """What was sent is compared by its recorded digests, not serialized again; an entry
+    whose digest changed (sent again after an edit) is written whole."""
+    from contextchef.stores._store import apply_delta, snapshot_delta
+
+    old = {"ledgers": {"a": {"wire": [{"n": 1}], "wire_digests": ["d1"], "x": [1]}}}
+    grown = {
+        "ledgers": {"a": {"wire": [{"n": 1}, {"n": 2}], "wire_digests": ["d1", "d2"], "x": [1]}}
+    }
+    changed = {"ledgers": {"a": {"wire": [{"n": True}], "wire_digests": ["d9"], "x": [1]}}}
+    assert snapshot_delta(old, grown) == [
+        ["extend", ["ledgers", "a", "wire"], [{"n": 2}]],
+        ["extend", ["ledgers", "a", "wire_digests"], ["d2"]],
+    ]
+    assert snapshot_delta(old, changed) == [
+        ["set", ["ledgers", "a", "wire"], [{"n": True}]],
+        ["set", ["ledgers", "a", "wire_digests"], ["d9"]],
+    ]
+    for new in (grown, changed):
+        base = copy.deepcopy(old)
+        apply_delta(base, snapshot_delta(old, new))
+        assert base == new and json.dumps(base) == json.dumps(new)
