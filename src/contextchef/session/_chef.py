@@ -885,8 +885,18 @@ class ContextChef:
                 the session was made with ``unmatched_patterns="warn"``).
             CorruptHistoryError: A message's recorded provider data cannot be rendered.
         """
-        options = {k: v for k, v in locals().items() if k not in ("self", "target")}
-        return self._compiler.compile(target, **options)  # every keyword, as given
+        return self._compiler.compile(
+            target,
+            model=model,
+            max_tokens=max_tokens,
+            strategy=strategy,
+            prefill=prefill,
+            extra=extra,
+            betas=betas,
+            diagnostics=diagnostics,
+            turn_gap=turn_gap,
+            missing_thinking=missing_thinking,
+        )
 
     # -- responses in, snapshots, history maintenance (Maintenance) ----------------------
 
