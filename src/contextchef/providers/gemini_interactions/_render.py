@@ -303,10 +303,15 @@ class GeminiInteractionsAdapter(AdapterDefaults):
 
         ``options.max_tokens`` goes in ``generation_config.max_output_tokens``; a
         ``generation_config`` in ``extra`` is merged under it (its other keys kept).
-        With ``store`` true and `RequestOptions.held` set, ``input`` is only the steps
-        after the held ones and the model's answer (the steps the server returned:
-        everything before the first ``user_input`` / ``function_result``), and
-        ``previous_interaction_id`` is `RequestOptions.previous_response`.
+        With ``store`` true and `RequestOptions.chain` set, ``input`` is only the steps
+        after the held ones and the model's answer as the server returned it
+        (`Chain.answer`), and ``previous_interaction_id`` is
+        `RequestOptions.previous_response` (see `_chain` for when the whole history is
+        sent instead).
+
+        Raises:
+            UsageError: ``store`` in `extra` is not a bool, or ``generation_config`` is
+                not an object.
         """
         payload: dict[str, Any] = {"model": options.model}
         if system:
