@@ -119,7 +119,6 @@ from contextchef.testing._context import (
 )
 from contextchef.testing._fake import (
     RECORDED_HEADERS,
-    FakeAnthropic,
     FakeGemini,
     FakeOpenAIChat,
     FakeProvider,
@@ -127,6 +126,7 @@ from contextchef.testing._fake import (
     HTTPRequest,
     httpx_for,
 )
+from contextchef.testing._fake_anthropic import FakeAnthropic
 from contextchef.testing._interactions import (
     INTERACTIONS_RULES,
     FakeGeminiInteractions,

@@ -8,12 +8,12 @@ from contextchef import TARGETS, UnknownTargetError
 from contextchef.providers import get_adapter
 from contextchef.testing._fake import (
     RECORDED_HEADERS,
-    FakeAnthropic,
     FakeGemini,
     FakeOpenAIChat,
     FakeProvider,
     FakeResponses,
 )
+from contextchef.testing._fake_anthropic import FakeAnthropic
 from contextchef.testing._interactions import FakeGeminiInteractions
 from contextchef.testing._records import Check
 

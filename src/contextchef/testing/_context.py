@@ -63,7 +63,7 @@ __all__ = [
     "COMPACT_BETA",
     "CONTEXT_MANAGEMENT_BETA",
     "ON_DEMAND_COMPACT_BETA",
-    "AnthropicContext",
+    "ContextViews",
     "ModelView",
     "anthropic_compaction_blocks_known",
     "anthropic_compaction_closed_turn",
@@ -283,24 +283,35 @@ def manages_context(body: Mapping[str, Any]) -> bool:
     return body.get("context_management") is not None or body.get("compaction") is not None
 
 
-class AnthropicContext:
-    """What `FakeAnthropic` does for context management (a mixin; see the module docstring)."""
+class ContextViews:
+    """What the model saw of each request a fake answered, and the replies it shapes.
 
-    _ids: Ids
-    _lock: Any
+    `FakeAnthropic` holds one: `unscripted` answers an on-demand (or paused) compaction
+    with the block alone, `managed` adds ``context_management``, the view's usage and a
+    threshold compaction block to a scripted reply.
+
+    Args:
+        ids: The fake's id source (compaction block ids).
+        lock: The fake's lock, held while `views` is read.
+    """
+
+    def __init__(self, ids: Ids, lock: Any) -> None:
+        self._ids = ids
+        self._lock = lock
+        self._views: list[ModelView] = []
 
     @property
-    def model_views(self) -> tuple[ModelView, ...]:
+    def views(self) -> tuple[ModelView, ...]:
         """What the model saw of each request answered from the script or by compaction."""
         with self._lock:
-            return tuple(self.__dict__.get("_views", ()))
+            return tuple(self._views)
 
     def _seen(self, body: Mapping[str, Any]) -> ModelView:
         view = model_view(body)
-        self.__dict__.setdefault("_views", []).append(view)
+        self._views.append(view)
         return view
 
-    def _unscripted(self, path: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+    def unscripted(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
         """The compaction block alone: on demand, or paused after threshold compaction."""
         if body.get("compaction") is None and not (pauses(body) and model_view(body).pause):
             return None
@@ -312,7 +323,7 @@ class AnthropicContext:
             reply["context_management"] = {"applied_edits": list(view.applied_edits)}
         return reply
 
-    def _managed(self, reply: dict[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    def managed(self, reply: dict[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
         """`reply` with ``context_management``, its usage and a threshold compaction block."""
         view = self._seen(body)
         if manages_context(body):

@@ -37,15 +37,6 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from contextchef import UsageError
 from contextchef.testing import _replies, _search
-from contextchef.testing._binding import (
-    THINKING_BETA,
-    anthropic_thinking_prefix,
-    input_transformations,
-    judge_thinking,
-)
-from contextchef.testing._body import betas
-from contextchef.testing._context import AnthropicContext
-from contextchef.testing._diagnostics import cache_diagnostics
 from contextchef.testing._openai_cache import OpenAICaching
 from contextchef.testing._records import Check, RecordedRequest, Violation, is_provider_worded
 from contextchef.testing._replies import Ids
@@ -54,13 +45,12 @@ from contextchef.testing._responses_context import (
     compacted_response,
     compaction_item,
 )
-from contextchef.testing._rules import ANTHROPIC_RULES, CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
+from contextchef.testing._rules import CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
 from contextchef.testing._search import SearchNotAnswerable
 
 __all__ = [
     "RECORDED_HEADERS",
-    "FakeAnthropic",
     "FakeGemini",
     "FakeOpenAIChat",
     "FakeProvider",
@@ -402,53 +392,6 @@ class FakeProvider(abc.ABC):
     ) -> dict[str, Any]:
         """`reply` with the fields this API adds for this request (none by default)."""
         return reply
-
-
-class FakeAnthropic(AnthropicContext, FakeProvider):
-    """Anthropic Messages (``anthropic.Anthropic(http_client=...)``), `ANTHROPIC_RULES`.
-
-    Context management and compaction (`contextchef.testing._context`): what the model
-    sees starts at the newest ``compaction`` block, ``context_management.edits`` are
-    applied to it and reported in ``context_management.applied_edits``, threshold
-    compaction prepends a ``compaction`` block, and an on-demand ``compaction`` request
-    (or ``pause_after_compaction``) is answered with the block alone, using no scripted
-    turn. `model_views` keeps what the model saw of each answered request.
-
-    Besides the rules, a reply gets the fields the request asks for:
-    ``input_transformations`` (with the ``thinking-binding-controls-2026-08-01`` beta: the
-    thinking blocks dropped under ``drop_block``, else ``[]``; when
-    `anthropic_thinking_prefix` is left out of the rules, the blocks that failed the check
-    as ``thinking_mismatch_allowed``), and ``diagnostics`` (when the request carries
-    ``diagnostics``; see `contextchef.testing._diagnostics`). Scripted `raw` replies are
-    sent as given.
-    """
-
-    wire = "anthropic"
-    endpoint = "/v1/messages"
-    default_rules = ANTHROPIC_RULES
-    _suffix = "/v1/messages"
-
-    def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        searched = _search.anthropic_search_blocks(turn.searches, body, self._ids)
-        return _replies.anthropic_reply(turn, model, self._ids, searched)
-
-    def _extend(
-        self,
-        reply: dict[str, Any],
-        body: Mapping[str, Any],
-        earlier: tuple[RecordedRequest, ...],
-        headers: Mapping[str, str],
-    ) -> dict[str, Any]:
-        if THINKING_BETA in betas(headers):
-            verdict = judge_thinking(body, earlier)
-            enforced = anthropic_thinking_prefix in self._rules
-            reply["input_transformations"] = input_transformations(verdict, enforced=enforced)
-        if "diagnostics" in body:
-            reply["diagnostics"] = cache_diagnostics(body, earlier, headers)
-        return self._managed(reply, body)
-
-    def _error(self, status: int, message: str) -> dict[str, Any]:
-        return _replies.anthropic_error(status, message)
 
 
 class FakeOpenAIChat(OpenAICaching, FakeProvider):
