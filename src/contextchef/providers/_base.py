@@ -101,6 +101,9 @@ class Profile:
             (``contextchef plan``, a replay of a recording made for another target).
         api_host: The host of the target's API endpoint: a recorded request sent to a
             URL naming it was sent to this target (`providers.target_of`).
+        written: Top-level request fields the adapter writes itself from the session
+            (model, conversation, system prompt, tools, chaining): ``extra`` may not
+            set them (`providers.WRITTEN_FIELDS`).
     """
 
     target: str
@@ -121,6 +124,7 @@ class Profile:
     max_deferred_tools: int | None = None
     default_model: str = "model"
     api_host: str | None = None
+    written: frozenset[str] = frozenset({"model", "tools"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -25,7 +25,7 @@ from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAICha
 from contextchef.providers.responses._parse import READER as _RESPONSES_READER
 from contextchef.providers.responses._render import ResponsesAdapter
 
-__all__ = ["PRESETS", "TARGETS", "WIRES", "adapters", "get_adapter", "target_of"]
+__all__ = ["PRESETS", "TARGETS", "WIRES", "WRITTEN_FIELDS", "adapters", "get_adapter", "target_of"]
 
 _ADAPTERS: dict[str, Adapter] = {
     "anthropic": AnthropicAdapter(),
@@ -56,6 +56,10 @@ PRESETS: Mapping[str, HistoryRules] = {
     **{a.profile.history.name: a.profile.history for a in _ADAPTERS.values()},
 }
 """History rules by name: ``portable`` (valid everywhere) and each target's own."""
+
+WRITTEN_FIELDS: frozenset[str] = frozenset().union(*(a.profile.written for a in _ADAPTERS.values()))
+"""Request fields some adapter writes itself (`Profile.written`): refused in ``extra`` on
+every target, so one ``extra`` means the same wherever it goes."""
 
 
 def get_adapter(target: str) -> Adapter:

@@ -12,7 +12,7 @@ from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef._records import plain
 from contextchef.history._normalize import Change
-from contextchef.providers import CacheAuditFinding, ModelRules
+from contextchef.providers import WRITTEN_FIELDS, CacheAuditFinding, ModelRules
 
 __all__ = [
     "CompiledRequest",
@@ -166,9 +166,6 @@ def prefix_fingerprint(system_segment: str, tools: object) -> str:
 _BETA = re.compile(r"[\x21-\x2b\x2d-\x7e]+")  # printable ASCII but space and comma
 """A beta name: one token of the comma-separated ``anthropic-beta`` header."""
 
-_WRITTEN = frozenset({"model", "messages", "system", "tools", "input", "contents", "config"})
-_WRITTEN |= {"previous_interaction_id", "system_instruction", "instructions"}  # every target
-
 
 def check_options(
     model: object, max_tokens: object, extra: object, betas: object, *flags: object
@@ -200,7 +197,7 @@ def check_options(
     for key, value in extra.items():
         if not isinstance(key, str) or not key:
             raise UsageError(f"extra field names must be non-empty strings, got {shown(key, 60)}")
-        if key in _WRITTEN or key.endswith("max_tokens"):
+        if key in WRITTEN_FIELDS or key.endswith("max_tokens"):
             raise UsageError(
                 f"extra field {shown(key, 60)} is written by compile itself; pass model, "
                 "max_tokens, tools and history through the session"

@@ -349,6 +349,7 @@ class AnthropicAdapter(AdapterDefaults):
 
     profile = Profile(
         target="anthropic",
+        written=frozenset({"model", "system", "messages", "tools"}),
         api_host="api.anthropic.com",
         default_model="claude-opus-5-5",
         wire=FORMAT,

@@ -202,6 +202,7 @@ class GeminiAdapter(AdapterDefaults):
 
     profile = Profile(
         target="gemini",
+        written=frozenset({"model", "contents", "config"}),
         api_host="generativelanguage.googleapis.com",
         default_model="gemini-2.5-pro",
         wire=FORMAT,

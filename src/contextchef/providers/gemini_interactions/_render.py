@@ -215,6 +215,9 @@ class GeminiInteractionsAdapter(AdapterDefaults):
 
     profile = Profile(
         target=FORMAT,
+        written=frozenset(
+            {"model", "system_instruction", "tools", "input", "previous_interaction_id"}
+        ),
         api_host="generativelanguage.googleapis.com",
         default_model="gemini-4-argon",
         wire=FORMAT,

@@ -159,6 +159,7 @@ class OpenAIChatAdapter(AdapterDefaults):
 
     profile = Profile(
         target="openai",
+        written=frozenset({"model", "messages", "tools"}),
         api_host="api.openai.com",
         default_model="gpt-5.4",
         wire=FORMAT,
@@ -362,6 +363,7 @@ class DeepSeekAdapter(OpenAIChatAdapter):
 
     profile = Profile(
         target="deepseek",
+        written=frozenset({"model", "messages", "tools"}),
         api_host="api.deepseek.com",
         default_model="deepseek-chat",
         wire=FORMAT,

@@ -245,6 +245,7 @@ class ResponsesAdapter(AdapterDefaults):
 
     profile = Profile(
         target="responses",
+        written=frozenset({"model", "instructions", "input", "tools"}),
         api_host="api.openai.com",
         default_model="gpt-5.4",
         wire=FORMAT,
