@@ -710,22 +710,25 @@ def test_a_dropped_generation_config_restarts_the_chain() -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "message"),
+    ("target", "extra", "message"),
     [
-        ({"store": 0}, "'store' must be True or False"),
-        ({"store": "false"}, "'store' must be True or False"),
-        ({"generation_config": "high"}, "'generation_config' must be an object"),
-        ({"generation_config": [1]}, "'generation_config' must be an object"),
-        ({"system_instruction": "x"}, "'system_instruction' is written by compile"),
+        (TARGET, {"store": 0}, "'store' must be True or False"),
+        (TARGET, {"store": "false"}, "'store' must be True or False"),
+        (TARGET, {"generation_config": "high"}, "'generation_config' must be an object"),
+        (TARGET, {"generation_config": [1]}, "'generation_config' must be an object"),
+        (TARGET, {"system_instruction": "x"}, "'system_instruction' is written by compile"),
+        ("responses", {"instructions": "x"}, "'instructions' is written by compile"),
+        ("anthropic", {"previous_interaction_id": "v1"}, "is written by compile"),
     ],
 )
-def test_bad_interactions_fields_are_refused_by_name(extra: dict[str, Any], message: str) -> None:
+def test_bad_interactions_fields_are_refused_by_name(
+    target: str, extra: dict[str, Any], message: str
+) -> None:
     chef = ContextChef()
     chef.set_history([user("hi")])
     with pytest.raises(UsageError, match=message):
-        chef.compile(TARGET, model=MODEL, extra=extra)
-    with pytest.raises(UsageError, match="'instructions' is written by compile"):
-        chef.compile("responses", model="gpt-5.6", extra={"instructions": "x"})
+        chef.compile(target, model="gpt-5.6" if target == "responses" else MODEL, extra=extra)
+    assert chef.compile(target, model="m").appended == 1  # the refusal changed nothing
 
 
 @pytest.mark.parametrize("status", [{"type": "x"}, ["completed"], "weird", "", None, "COMPLETED"])

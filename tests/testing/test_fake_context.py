@@ -198,6 +198,19 @@ def test_clear_thinking_keeps_the_latest_turns() -> None:
 # -- Anthropic: threshold compaction -----------------------------------------------------
 
 
+COMPACT_AT_50K = {
+    "edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50_000}}]
+}
+"""Threshold compaction at the lowest trigger the API takes."""
+
+
+def _big_read(fake: FakeAnthropic) -> Session:
+    """A session whose first tool call returns `BIG` (past the 50,000-token trigger)."""
+    made = Session(fake, model=OPUS, messages=[{"role": "user", "content": "Read big."}])
+    made.result = BIG
+    return made
+
+
 def test_threshold_compaction_then_the_view_and_prefix_start_at_the_block() -> None:
     fake = FakeAnthropic().script(
         tool_calls(("read_file", {"path": "big"}), reasoning=""),
@@ -205,13 +218,7 @@ def test_threshold_compaction_then_the_view_and_prefix_start_at_the_block() -> N
         text("Next.", reasoning=""),
         text("Last.", reasoning=""),
     )
-    made = Session(fake, model=OPUS, messages=[{"role": "user", "content": "Read big."}])
-    made.result = BIG
-    edits = {
-        "edits": [
-            {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50_000}}
-        ]
-    }
+    made, edits = _big_read(fake), COMPACT_AT_50K
     made.turn(context_management=edits)
     compacted = made.turn(context_management=edits)
     assert fake.violations == ()
@@ -240,13 +247,7 @@ def test_thinking_before_the_block_is_outside_the_prefix_and_after_it_checked() 
         text("Read it.", reasoning=""),
         *[text("Next.", reasoning="")] * 3,
     )
-    made = Session(fake, model=OPUS, messages=[{"role": "user", "content": "Read big."}])
-    made.result = BIG
-    edits = {
-        "edits": [
-            {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50_000}}
-        ]
-    }
+    made, edits = _big_read(fake), COMPACT_AT_50K
     made.turn(context_management=edits)
     made.turn(context_management=edits)
     made.messages.append({"role": "user", "content": "Go on."})
