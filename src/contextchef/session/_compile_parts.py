@@ -266,9 +266,9 @@ def request_options(
     chain: Chain | None,
 ) -> RequestOptions:
     """`strip`: this request's own thinking cut (history indices); `chain`: see its option."""
-    history = inp.state.history
-    last = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), -1)
-    cuts = (*inp.ledger.strip, *((strip,) if strip else ()))
+    history, cuts = inp.state.history, (*inp.ledger.strip, *((strip,) if strip else ()))
+    turns = (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant")
+    last = next(turns, -1) if cuts else -1  # the last assistant turn, only when it matters
     return RequestOptions(
         model=inp.model,
         max_tokens=inp.max_tokens,

@@ -88,22 +88,22 @@ def check_tool_turn_thinking(
     if thinking_enabled(payload.get("thinking")):
         index = tool_turn_without_thinking(payload["messages"])
         if index is not None:
-            _without_thinking(payload, index, "edit" if stripped else choice)
+            _without_thinking(payload, index, choice, stripped)
 
 
-def _without_thinking(payload: dict[str, Any], index: int, choice: str) -> None:
+def _without_thinking(payload: dict[str, Any], index: int, choice: str, stripped: bool) -> None:
     """Send this request without ``thinking`` (the API's own advice), or raise."""
     cause = (
         ": the session left it out after an edit of what was sent before it (see the "
         "request's edits), and Anthropic refuses such a turn (400)"
-        if choice == "edit"
+        if stripped
         else " (lost before it was stored?), which Anthropic refuses (400)"
     )
     why = (
         f"thinking is enabled but the final assistant tool turn (messages[{index}]) has no "
         f"thinking block{cause}"
     )
-    if choice == "raise":
+    if choice == "raise" and not stripped:
         raise MissingThinkingError(
             f"{why}; send it without thinking (compile(..., missing_thinking='drop')) or "
             "keep the turn's thinking blocks in the history",
