@@ -24,6 +24,7 @@ __all__ = [
     "CacheAuditFinding",
     "CacheReport",
     "CacheRules",
+    "Chain",
     "SentRequest",
     "cache_report",
     "compared",
@@ -191,7 +192,11 @@ class SentRequest:
         kept: The request fields the provider does not carry over when it keeps the
             request and its answer to chain to (`Adapter.keeps_state`); None: not kept.
         answer: The output entries of the response ingested after it
-            (`ReadResponse.output`).
+            (`ReadResponse.output`), the partial answer it resumed first.
+        continuation: That response's token to resume its decoding
+            (`ReadResponse.continuation`), or None.
+        resumed: The request resumes the answer of the one before it (sent with its
+            `continuation`): its response joins that answer.
     """
 
     model: str = ""
@@ -200,6 +205,69 @@ class SentRequest:
     rules: CacheRules = field(default_factory=CacheRules)
     kept: frozenset[str] | None = None
     answer: tuple[Any, ...] = ()
+    continuation: str | None = None
+    resumed: bool = False
+
+    def resuming(self, last: SentRequest) -> SentRequest:
+        """This request, sent to resume `last`'s answer (kept, with its token)."""
+        return replace(self, answer=last.answer, continuation=last.continuation, resumed=True)
+
+    def answered_by(self, output: tuple[Any, ...], continuation: str | None) -> SentRequest:
+        """This request once its response is read.
+
+        `output` is its answer (after the answer it resumed), `continuation` that
+        response's token.
+        """
+        answer = (*self.answer, *output) if self.resumed else output
+        return replace(self, answer=answer, continuation=continuation, resumed=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Chain:
+    """What a provider that keeps state holds for the next request to chain to.
+
+    Attributes:
+        held: Leading `messages` entries it holds: the last request's.
+        answer: That request's answer, as the provider returned it
+            (`ReadResponse.output`); held too, when the entries after `held` are still
+            exactly these (the host did not edit or extend the answer).
+        scoped: Fields of the last request the provider does not carry over
+            (`Adapter.keeps_state`): a request without one of them cannot chain.
+        stored: The provider keeps the last request (`scoped` is meaningful); False: a
+            request resuming its answer sends its input again.
+        token: The answer stopped at the decode cap and nothing follows it: this request
+            resumes it with this token (Interactions ``continuation_token``) instead of
+            sending a new turn.
+    """
+
+    held: int
+    answer: tuple[Any, ...] = ()
+    scoped: frozenset[str] = frozenset()
+    stored: bool = True
+    token: str | None = None
+
+    @classmethod
+    def after(
+        cls, sent: SentRequest, held: int, entries: Sequence[Any], *, added: bool
+    ) -> Chain | None:
+        """What a request over `entries` can build on after the answered `sent`, or None.
+
+        `held` entries lead `entries` and were `sent`'s. An answer cut at the decode cap
+        (`SentRequest.continuation`) is resumed when the entries after `held` start with
+        it unchanged and the host `added` no message after it (a result the normalizer
+        makes up for a call in it is not sent); once the host added to it or edited it,
+        nothing is chained (resuming would drop what was added, and chaining a new turn
+        to a cut interaction is not documented).
+        """
+        if sent.kept is None and sent.continuation is None:
+            return None
+        answer = list(entries[held : held + len(sent.answer)])
+        exact = not added and answer == list(sent.answer)
+        if sent.continuation is not None and not exact:
+            return None
+        token = sent.continuation if exact else None
+        scoped, stored = sent.kept or frozenset(), sent.kept is not None
+        return cls(held=held, answer=sent.answer, scoped=scoped, stored=stored, token=token)
 
 
 @dataclass(frozen=True, kw_only=True)
