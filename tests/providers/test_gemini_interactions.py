@@ -19,9 +19,21 @@ from google import genai
 from google.genai import _interactions_errors, types
 from pydantic import BaseModel
 
-from contextchef import ContextChef, CorruptHistoryError, ToolCall, UsageError, assistant, user
+from contextchef import (
+    ContextChef,
+    CorruptHistoryError,
+    SessionSync,
+    SnapshotKeys,
+    SnapshotSignatureError,
+    SQLiteSessionStore,
+    ToolCall,
+    UsageError,
+    assistant,
+    user,
+)
 from contextchef._json import canonical_dumps
 from contextchef.providers import from_interactions, get_adapter, read_response
+from contextchef.session._ledger import _record_digest
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
@@ -45,6 +57,7 @@ from sdk_check import PROVIDER_ENV, interactions_problems
 
 TARGET = "gemini-interactions"
 MODEL = "gemini-4-argon"
+KEYS = SnapshotKeys({"k1": b"0123456789abcdef0123456789abcdef"})
 
 
 @pytest.fixture(autouse=True)
@@ -967,3 +980,111 @@ def test_resuming_with_another_store_setting_is_refused_by_name() -> None:
     assert resumed.resumes
     chef.ingest(client.interactions.create(**resumed.payload, automatic_continuation=False))
     assert fake.violations == () and len(chef.history) == 2
+
+
+# -- the chain across a restore --------------------------------------------------------------
+
+
+def _tools_chef() -> ContextChef:
+    chef = ContextChef()
+    chef.register_tools([_READ], handlers={"read_file": lambda path="": f"read {path}"})
+    chef.set_system_prompt("Be brief.")
+    return chef
+
+
+def test_a_restored_stateful_session_chains_its_next_request() -> None:
+    """Issue 26 (chain across restore): the snapshot keeps what the chain needs (the
+    fields kept, the answer as returned, a continuation token), so the first request
+    after a restore, through JSON, sends only the new steps, chained."""
+    fake = FakeGeminiInteractions().script(
+        tool_calls(("read_file", {"path": "a"}), reasoning="r"), text("a is read."), text("ok")
+    )
+    client = _client(fake)
+    chef = _tools_chef()
+    chef.set_history([user("Read a.")])
+    for _ in range(2):
+        request = chef.compile(TARGET, model=MODEL, extra={"store": True})
+        chef.run_tools(chef.ingest(client.interactions.create(**request.payload)))
+    snapshot = json.loads(json.dumps(chef.snapshot()))
+    assert snapshot["ledgers"][TARGET]["sent"]["kept"] == ["system_instruction", "tools"]
+    restored = _tools_chef()
+    restored.restore(snapshot, allow_unsigned=True)
+    restored.append(user("Thanks."))
+    chef.append(user("Thanks."))
+    again = restored.compile(TARGET, model=MODEL, extra={"store": True})
+    assert again.payload == chef.compile(TARGET, model=MODEL, extra={"store": True}).payload
+    assert again.payload["previous_interaction_id"] == fake.requests[-1].reply["id"]
+    assert [s["type"] for s in again.payload["input"]] == ["user_input"]
+    restored.ingest(client.interactions.create(**again.payload))
+    assert fake.violations == ()
+    # the ledger's record digest and a signature cover it
+    edited = json.loads(json.dumps(snapshot))
+    edited["ledgers"][TARGET]["sent"]["answer"][0]["content"][0]["text"] = "forged"
+    with pytest.raises(UsageError, match="record digest"):
+        _tools_chef().restore(edited, allow_unsigned=True)
+    signed = chef.snapshot(keys=KEYS, session_id="s")
+    signed["ledgers"][TARGET]["sent"]["kept"] = []
+    with pytest.raises(SnapshotSignatureError):
+        _tools_chef().restore(signed, keys=KEYS, session_id="s")
+    for bad in ({"kept": "tools"}, {"answer": [1]}, {"resumed": "no"}, {"extra": 1}):
+        junk = json.loads(json.dumps(snapshot))
+        junk["ledgers"][TARGET]["sent"].update(bad)
+        junk["ledgers"][TARGET]["record_digest"] = _record_digest(junk["ledgers"][TARGET])
+        with pytest.raises(UsageError, match="field 'sent' must be an object of 'kept'"):
+            _tools_chef().restore(junk, allow_unsigned=True)
+    # a snapshot written before the field restores, and sends everything again
+    old = json.loads(json.dumps(snapshot))
+    ledger = old["ledgers"][TARGET]
+    del ledger["sent"]
+    ledger["record_digest"] = _record_digest(ledger)
+    before = _tools_chef()
+    before.restore(old, allow_unsigned=True)
+    before.append(user("Thanks."))
+    whole = before.compile(TARGET, model=MODEL, extra={"store": True})
+    assert "previous_interaction_id" not in whole.payload
+    assert whole.payload["input"] == json.loads(whole.segments["messages"])
+
+
+@pytest.mark.filterwarnings("ignore:Interaction stopped before completion")
+def test_a_restored_session_resumes_a_cut_reply() -> None:
+    fake = FakeGeminiInteractions(decode_cap=1).script(text("Part.", reasoning="long"))
+    client = _client(fake)
+    chef = _tools_chef()
+    chef.set_history([user("Write.")])
+    first = chef.compile(TARGET, model=MODEL, extra={"store": True})
+    chef.ingest(client.interactions.create(**first.payload, automatic_continuation=False))
+    restored = _tools_chef()
+    restored.restore(json.loads(json.dumps(chef.snapshot())), allow_unsigned=True)
+    resumed = restored.compile(TARGET, model=MODEL, extra={"store": True})
+    assert resumed.resumes and "input" not in resumed.payload
+    restored.ingest(client.interactions.create(**resumed.payload, automatic_continuation=False))
+    assert fake.violations == () and [m.role for m in restored.history] == ["user", "assistant"]
+
+
+def test_a_stateful_session_in_a_store_chains_on_every_worker(tmp_path: Path) -> None:
+    """Each turn on a fresh chef loaded from SQLite (`SessionSync`): every request after
+    the first is chained, with only its new steps, and the fake accepts them all."""
+    store = SQLiteSessionStore(tmp_path / "s.db", keys=KEYS)
+    fake = FakeGeminiInteractions().script(
+        tool_calls(("read_file", {"path": "a"}), reasoning="r"), text("a is read."), text("ok")
+    )
+    client = _client(fake)
+
+    def turn(chef: ContextChef, text: str | None) -> None:
+        if text is not None:
+            chef.append(user(text))
+        request = chef.compile(TARGET, model=MODEL, extra={"store": True})
+        chef.run_tools(chef.ingest(client.interactions.create(**request.payload)))
+
+    for text_ in ("Read a.", None, "Thanks."):
+        SessionSync(store, "conv").run_turn(_tools_chef, lambda c, t=text_: turn(c, t))
+    assert fake.violations == ()
+    bodies = [r.body for r in fake.requests]
+    assert "previous_interaction_id" not in bodies[0]
+    assert [b["previous_interaction_id"] for b in bodies[1:]] == [
+        r.reply["id"] for r in fake.requests[:-1]
+    ]
+    assert [[s["type"] for s in b["input"]] for b in bodies[1:]] == [
+        ["function_result"],
+        ["user_input"],
+    ]

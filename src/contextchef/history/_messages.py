@@ -506,14 +506,14 @@ def check_message(message: object, index: int) -> None:
 
 
 def join_turn(
-    history: tuple[Message, ...], turn: tuple[Message, ...]
+    history: tuple[Message, ...], turn: tuple[Message, ...], resumed: bool
 ) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
-    """`history` and `turn` with a one-message model `turn` joined to the model's last turn.
+    """`history` and `turn`, a one-message model `turn` `resumed` joined to the last turn.
 
     For a reply that resumes the one before it (a decode cut and continued): the parts
     of both, in order, make one assistant message. Unchanged otherwise.
     """
-    if len(turn) != 1 or turn[0].role != "assistant" or not history:
+    if not resumed or len(turn) != 1 or turn[0].role != "assistant" or not history:
         return history, turn
     if history[-1].role != "assistant":
         return history, turn

@@ -18,6 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from contextchef._errors import UsageError
+from contextchef._json import is_unicode, thaw
+
 __all__ = [
     "MAX_TOKENS",
     "NOT_A_MISS",
@@ -208,6 +211,49 @@ class SentRequest:
     continuation: str | None = None
     resumed: bool = False
 
+    def chain_field(self) -> dict[str, Any]:
+        """What a restored session needs to chain to this request or resume its answer.
+
+        Plain JSON, a snapshot ledger's ``sent`` (`from_chain_form`): `kept` (sorted),
+        `answer`, `continuation`, `resumed`; ``{}`` when the provider keeps nothing of it.
+        """
+        if self.kept is None and self.continuation is None and not self.resumed:
+            return {}
+        kept = None if self.kept is None else sorted(self.kept)
+        answer = [thaw(entry) for entry in self.answer]  # plain data, not read-only records
+        form = {"kept": kept, "answer": answer, "continuation": self.continuation}
+        return {"sent": {**form, "resumed": self.resumed}}
+
+    @classmethod
+    def from_chain_form(cls, form: Mapping[str, Any] | None, where: str = "") -> SentRequest:
+        """From `chain_field`'s ``sent`` (None: a request the provider kept nothing of).
+
+        Raises:
+            UsageError: `form` is not what `chain_form` writes (`where` names the ledger).
+        """
+        if form is None:
+            return cls()
+        kept, answer = form.get("kept"), form.get("answer")
+        continuation, resumed = form.get("continuation"), form.get("resumed")
+        if (
+            set(form) != {"kept", "answer", "continuation", "resumed"}
+            or not (kept is None or (isinstance(kept, list) and all(_text(k) for k in kept)))
+            or not (isinstance(answer, list) and all(isinstance(a, Mapping) for a in answer))
+            or not (continuation is None or _text(continuation))
+            or not isinstance(resumed, bool)
+        ):
+            raise UsageError(
+                f"snapshot ledger {where!r} field 'sent' must be an object of 'kept' (a list "
+                "of text, or null), 'answer' (a list of objects), 'continuation' (text or "
+                "null) and 'resumed' (true or false); nothing was restored"
+            )
+        return cls(
+            kept=None if kept is None else frozenset(kept),
+            answer=tuple(thaw(a) for a in answer),  # a copy: the snapshot stays the caller's
+            continuation=continuation,
+            resumed=resumed,
+        )
+
     def resuming(self, last: SentRequest) -> SentRequest:
         """This request, sent to resume `last`'s answer (kept, with its token)."""
         return replace(self, answer=last.answer, continuation=last.continuation, resumed=True)
@@ -268,6 +314,10 @@ class Chain:
         token = sent.continuation if exact else None
         scoped, stored = sent.kept or frozenset(), sent.kept is not None
         return cls(held=held, answer=sent.answer, scoped=scoped, stored=stored, token=token)
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and is_unicode(value)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -99,8 +99,7 @@ class Maintenance:
             check_message(message, i)
         target = self._state.compiled or ""
         ledger = self._state.ledgers.get(target)
-        if ledger is not None and ledger.sent.resumed:  # the cut turn goes on
-            history, messages = join_turn(history, messages)
+        history, messages = join_turn(history, messages, ledger is not None and ledger.sent.resumed)
         self._state.history = history + messages
         if read.id:  # "" names no response: a reply without an id is never "the same"
             self._ingested[read.id] = turn

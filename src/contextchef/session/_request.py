@@ -118,8 +118,7 @@ class CompiledRequest:
             the provider would refuse them with the history as it is: Anthropic's
             ``thinking`` when the final tool turn lost its thinking blocks (the API's
             own advice; ``compile(missing_thinking="raise")`` raises instead).
-        resumes: The request resumes the last reply, which stopped at the decode cap
-            (Interactions ``continuation_token``); its reply joins that turn.
+        resumes: It resumes the last reply, cut at the decode cap; its reply joins it.
     """
 
     target: str

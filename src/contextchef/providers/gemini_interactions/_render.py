@@ -23,7 +23,7 @@ https://ai.google.dev/gemini-api/docs/interactions; sources and conflicts in
   and outputs; paid tier 55 days, free tier 1 day), and a request that extends the last
   one answered sends ``previous_interaction_id`` (that answer's id) and only the new
   steps after it (the function results, the next ``user_input``); the session's ledger
-  keeps the whole record, so a retry, an edit, a restore or a switch to another target
+  keeps the whole record, so a retry, an edit or a switch to another target
   sends everything again (state is on by default, ``store`` true:
   ai.google.dev/gemini-api/docs/migrate-to-interactions; research §1.2, §1.3, §7.2);
 * either way ``system_instruction``, ``tools`` and ``generation_config`` are
