@@ -1088,3 +1088,55 @@ def test_a_stateful_session_in_a_store_chains_on_every_worker(tmp_path: Path) ->
         ["function_result"],
         ["user_input"],
     ]
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["stateful", "stateless"])
+def test_generate_content_interactions_and_anthropic_switch_back_and_forth(
+    catalogs_dir: Path, store: bool
+) -> None:
+    """Issue 26 done-when: generateContent -> Interactions -> Anthropic -> Interactions ->
+    generateContent in one conversation, with thinking and calls, 0 refusals. Stored, the
+    second Interactions leg chains to its own last answer and sends the turns made on
+    Anthropic as new steps."""
+    ids = Ids()
+    gemini = FakeGemini(ids=ids)
+    interactions = FakeGeminiInteractions(ids=ids)
+    claude = FakeAnthropic(ids=ids)
+    legs = [
+        (gemini, "gemini", None, "a.py"),
+        (interactions, TARGET, "And b.py?", "b.py"),
+        (claude, "anthropic", "And c.py?", "c.py"),
+        (interactions, TARGET, "And d.py?", "d.py"),
+        (gemini, "gemini", "How many files?", "e.py"),
+    ]
+    chef = _session(catalogs_dir)
+    for fake, target, ask, path in legs:
+        fake.script(
+            tool_calls(("filesystem__read_text_file", {"path": path}), reasoning=f"read {path}"),
+            text(f"{path} is read."),
+        )
+        if ask:
+            chef.append(user(ask))
+        if target == "anthropic":
+            http = fake.http_client(httpx_for(anthropic))
+            send = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http).messages.create
+        elif target == TARGET:
+            send = _client(fake).interactions.create
+        else:
+            send = _client(fake).models.generate_content
+        extra = {"store": store} if target == TARGET else {}
+        for _ in range(3):
+            request = chef.compile(target, model="m", max_tokens=256, extra=extra)
+            if not chef.run_tools(chef.ingest(send(**request.payload))):
+                break
+    for fake in (gemini, interactions, claude):
+        assert fake.violations == () and fake.pending == 0
+    bodies = [r.body for r in interactions.requests]
+    assert len(bodies) == 4
+    if store:
+        assert bodies[2]["previous_interaction_id"] == interactions.requests[1].reply["id"]
+        kinds = [s["type"] for s in bodies[2]["input"]]
+        assert kinds[0] == "user_input" and "function_call" in kinds  # Anthropic's turns
+    else:
+        assert "previous_interaction_id" not in bodies[2]
+    assert len(chef.history) == 20  # 5 legs: the ask, the call, its result, the answer
