@@ -19,9 +19,21 @@ from google import genai
 from google.genai import _interactions_errors, types
 from pydantic import BaseModel
 
-from contextchef import ContextChef, CorruptHistoryError, ToolCall, UsageError, assistant, user
+from contextchef import (
+    ContextChef,
+    CorruptHistoryError,
+    SessionSync,
+    SnapshotKeys,
+    SnapshotSignatureError,
+    SQLiteSessionStore,
+    ToolCall,
+    UsageError,
+    assistant,
+    user,
+)
 from contextchef._json import canonical_dumps
 from contextchef.providers import from_interactions, get_adapter, read_response
+from contextchef.session._ledger import _record_digest
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
@@ -45,6 +57,7 @@ from sdk_check import PROVIDER_ENV, interactions_problems
 
 TARGET = "gemini-interactions"
 MODEL = "gemini-4-argon"
+KEYS = SnapshotKeys({"k1": b"0123456789abcdef0123456789abcdef"})
 
 
 @pytest.fixture(autouse=True)
@@ -739,3 +752,391 @@ def test_an_unknown_status_is_a_corrupt_response(status: Any) -> None:
     with pytest.raises(CorruptHistoryError):
         chef.ingest(reply)
     assert len(chef.history) == 1
+
+
+# -- requires_continuation: the decode cap and the continuation token ----------------------
+
+
+def _capped_session(fake: Any) -> tuple[ContextChef, genai.Client]:
+    chef = ContextChef()
+    chef.register_tools([_READ], handlers={"read_file": lambda path="": f"read {path}"})
+    chef.set_system_prompt("Be brief.")
+    chef.set_history([user("Read a and b.")])
+    return chef, _client(fake)
+
+
+def _capped_script() -> tuple[Any, ...]:
+    return (  # 4 steps, then 2: cut at 1 step a reply, 4 hops and then 2
+        tool_calls(
+            ("read_file", {"path": "a"}),
+            ("read_file", {"path": "b"}),
+            text="Reading.",
+            reasoning="both",
+        ),
+        text("a and b are read.", reasoning="done"),
+    )
+
+
+def _manual_loop(chef: ContextChef, client: genai.Client, extra: dict[str, Any]) -> list[Any]:
+    """The host's loop without the SDK's automatic continuation: resume, then run tools."""
+    requests = []
+    for _ in range(12):
+        request = chef.compile(TARGET, model=MODEL, max_tokens=256, extra=extra)
+        assert sdk_problems(request.payload) == []
+        requests.append(request)
+        reply = client.interactions.create(**request.payload, automatic_continuation=False)
+        calls = chef.ingest(reply)
+        if reply.status == "requires_continuation":
+            continue  # compile again, adding nothing: the request resumes the reply
+        if not chef.run_tools(calls):
+            return requests
+    raise AssertionError("the model never answered")
+
+
+@pytest.mark.filterwarnings("ignore:Interaction stopped before completion")
+@pytest.mark.parametrize("store", [True, False], ids=["stateful", "stateless"])
+def test_a_reply_cut_at_the_decode_cap_is_resumed_and_joins_one_model_turn(store: bool) -> None:
+    """Issue 26 item 4: ``requires_continuation`` resumed with its ``continuation_token``
+    (google-genai's ``_continuation_body``): stored, the issuing interaction and no input;
+    ``store: false``, the original input again. The hops make one model turn, exactly the
+    steps returned, which later requests replay (or chain to) validly."""
+    fake = FakeGeminiInteractions(decode_cap=1).script(*_capped_script(), text("Bye."))
+    chef, client = _capped_session(fake)
+    requests = _manual_loop(chef, client, {"store": store})
+    assert fake.violations == () and fake.pending == 1
+    bodies, replies = [r.body for r in fake.requests], [r.reply for r in fake.requests]
+    assert [r.resumes for r in requests] == [False, True, True, True, False, True]
+    assert [r["status"] for r in replies] == [
+        "requires_continuation", "requires_continuation", "requires_continuation",
+        "requires_action", "requires_continuation", "completed",
+    ]  # fmt: skip
+    for k, body in enumerate(bodies):
+        if not requests[k].resumes:
+            assert "continuation_token" not in body
+            continue
+        assert body["continuation_token"] == replies[k - 1]["continuation_token"]
+        if store:  # the interaction that issued the token, no input
+            assert body["previous_interaction_id"] == replies[k - 1]["id"]
+            assert "input" not in body
+        else:  # the original input again, unchanged
+            first = max(i for i in range(k) if not requests[i].resumes)
+            assert body["input"] == bodies[first]["input"] and body["store"] is False
+        for key in ("system_instruction", "tools", "generation_config"):
+            assert body[key] == bodies[0][key]  # interaction-scoped: sent again
+    # one model turn per decode, its steps exactly as returned, in order, no duplicates
+    assert [m.role for m in chef.history] == ["user", "assistant", "user", "assistant"]
+    turn = get_adapter(TARGET).render_messages([chef.history[1]])
+    assert turn == [s for r in replies[:4] for s in r["steps"]]
+    assert [c.id for c in chef.history[1].tool_calls] == ["call_0001", "call_0002"]
+    # the next turn: chained to the last hop (stored), or the whole record (store: false)
+    chef.append(user("Thanks."))
+    last = chef.compile(TARGET, model=MODEL, max_tokens=256, extra={"store": store})
+    record = json.loads(last.segments["messages"])
+    assert record[1:5] == turn and record[-3:-1] == replies[4]["steps"] + replies[5]["steps"]
+    chef.ingest(client.interactions.create(**last.payload))
+    if store:
+        assert last.payload["previous_interaction_id"] == replies[5]["id"]
+        assert [s["type"] for s in last.payload["input"]] == ["user_input"]
+    else:
+        assert last.payload["input"] == record
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["stateful", "stateless"])
+def test_the_sdks_automatic_continuation_is_ingested_as_one_merged_turn(store: bool) -> None:
+    """With the SDK's default (``automatic_continuation``), the hops come back merged into
+    one ``Interaction`` (the final hop's id, every hop's steps): ingest reads it as one
+    turn and the next request chains to the final hop, or replays it all."""
+    fake = FakeGeminiInteractions(decode_cap=1).script(*_capped_script(), text("Bye."))
+    chef, client = _capped_session(fake)
+    for _ in range(3):
+        request = chef.compile(TARGET, model=MODEL, extra={"store": store})
+        reply = client.interactions.create(**request.payload)
+        assert reply.status != "requires_continuation" and not request.resumes
+        if not chef.run_tools(chef.ingest(reply)):
+            break
+    assert fake.violations == () and len(fake.requests) == 6
+    assert chef.notices == ()
+    assert [m.role for m in chef.history] == ["user", "assistant", "user", "assistant"]
+    replies = [r.reply for r in fake.requests]
+    turn = get_adapter(TARGET).render_messages([chef.history[1]])
+    assert turn == [s for r in replies[:4] for s in r["steps"]]
+    chef.append(user("Thanks."))
+    last = chef.compile(TARGET, model=MODEL, extra={"store": store})
+    chef.ingest(client.interactions.create(**last.payload))
+    assert fake.violations == ()
+    if store:
+        assert last.payload["previous_interaction_id"] == replies[5]["id"]
+        assert [s["type"] for s in last.payload["input"]] == ["user_input"]
+    else:
+        assert last.payload["input"] == json.loads(last.segments["messages"])
+
+
+@pytest.mark.filterwarnings("ignore:Interaction stopped before completion")
+def test_a_cut_reply_the_host_moves_on_from_is_sent_whole_and_continues_elsewhere() -> None:
+    """Adding a message after a cut reply gives up resuming it: no token; stored, the
+    whole record again (chaining a new turn to a cut interaction is not documented).
+    The cut turn then replays validly on generateContent and Anthropic too."""
+    ids = Ids()
+    fake = FakeGeminiInteractions(decode_cap=1, ids=ids).script(
+        text("Part one.", reasoning="long"), text("Fine.")
+    )
+    chef, client = _capped_session(fake)
+    first = chef.compile(TARGET, model=MODEL, extra={"store": True})
+    chef.ingest(client.interactions.create(**first.payload, automatic_continuation=False))
+    assert chef.notices[-1].reason == "requires_continuation"
+    assert "compile again without adding messages" in chef.notices[-1].detail
+    chef.append(user("That is enough."))
+    moved = chef.compile(TARGET, model=MODEL, extra={"store": True})
+    assert not moved.resumes and "continuation_token" not in moved.payload
+    assert "previous_interaction_id" not in moved.payload
+    assert [s["type"] for s in moved.payload["input"]] == ["user_input", "thought", "user_input"]
+    chef.ingest(client.interactions.create(**moved.payload))
+    assert fake.violations == ()
+    for other, send in (
+        (FakeGemini(ids=ids), lambda f, p: _client(f).models.generate_content(**p)),
+        (
+            FakeAnthropic(ids=ids),
+            lambda f, p: anthropic.Anthropic(
+                api_key="x", http_client=f.http_client(httpx_for(anthropic))
+            ).messages.create(**p),
+        ),
+    ):
+        chef.append(user("Once more."))
+        other.script(text("Sure."))
+        target = "gemini" if isinstance(other, FakeGemini) else "anthropic"
+        chef.ingest(send(other, chef.compile(target, model="m", max_tokens=64).payload))
+        assert other.violations == (), target
+
+
+@pytest.mark.filterwarnings("ignore:Interaction stopped before completion")
+def test_the_fake_refuses_a_stale_foreign_or_misfilled_continuation() -> None:
+    """The continuation rules by name: a token used already (stale), a token resumed on
+    another interaction, input added to a stored continuation, and a changed input
+    with store: false; the library never lets the host pass a token itself."""
+    fake = FakeGeminiInteractions(decode_cap=1).script(
+        text("a", reasoning="x"), text("b", reasoning="y"), text("c", reasoning="z")
+    )
+    client = _client(fake)
+    cut = client.interactions.create(model=MODEL, input="hi", automatic_continuation=False)
+    other = client.interactions.create(model=MODEL, input="yo", automatic_continuation=False)
+    token = cut.continuation_token
+    assert cut.status == "requires_continuation" and token
+    cases = [
+        (dict(previous_interaction_id=other.id), "names the interaction that issued"),
+        (dict(previous_interaction_id=cut.id, input="more"), "input: a stored continuation"),
+        (dict(store=False, input="hi"), "created with store true"),
+        (dict(continuation_token="cont_9999", previous_interaction_id=cut.id), "not issued"),
+    ]
+    for fields, message in cases:
+        body = {"model": MODEL, "continuation_token": token, **fields}
+        with pytest.raises(_interactions_errors.BadRequestError, match=message):
+            client.interactions.create(**body, automatic_continuation=False)
+    done = client.interactions.create(
+        model=MODEL,
+        previous_interaction_id=cut.id,
+        continuation_token=token,
+        automatic_continuation=False,
+    )
+    assert done.status == "completed"
+    with pytest.raises(_interactions_errors.BadRequestError, match="is stale"):
+        client.interactions.create(
+            model=MODEL,
+            previous_interaction_id=cut.id,
+            continuation_token=token,
+            automatic_continuation=False,
+        )
+    # store: false: the original input again, unchanged
+    loose = client.interactions.create(
+        model=MODEL, input="hi", store=False, automatic_continuation=False
+    )
+    with pytest.raises(_interactions_errors.BadRequestError, match="original input again"):
+        client.interactions.create(
+            model=MODEL,
+            input="hi there",
+            store=False,
+            continuation_token=loose.continuation_token,
+            automatic_continuation=False,
+        )
+    assert {v.rule for v in fake.violations} == {"interactions_continuation"}
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    for target in (TARGET, "gemini", "anthropic"):
+        with pytest.raises(UsageError, match="'continuation_token' is written by compile"):
+            chef.compile(target, model=MODEL, extra={"continuation_token": token})
+
+
+@pytest.mark.filterwarnings("ignore:Interaction stopped before completion")
+def test_resuming_with_another_store_setting_is_refused_by_name() -> None:
+    fake = FakeGeminiInteractions(decode_cap=1).script(text("a", reasoning="x"))
+    chef, client = _capped_session(fake)
+    first = chef.compile(TARGET, model=MODEL, extra={"store": True})
+    chef.ingest(client.interactions.create(**first.payload, automatic_continuation=False))
+    history = chef.history
+    with pytest.raises(UsageError, match="extra field 'store' is False"):
+        chef.compile(TARGET, model=MODEL, extra={"store": False})
+    assert chef.history == history
+    resumed = chef.compile(TARGET, model=MODEL, extra={"store": True})
+    assert resumed.resumes
+    chef.ingest(client.interactions.create(**resumed.payload, automatic_continuation=False))
+    assert fake.violations == () and len(chef.history) == 2
+
+
+# -- the chain across a restore --------------------------------------------------------------
+
+
+def _tools_chef() -> ContextChef:
+    chef = ContextChef()
+    chef.register_tools([_READ], handlers={"read_file": lambda path="": f"read {path}"})
+    chef.set_system_prompt("Be brief.")
+    return chef
+
+
+def test_a_restored_stateful_session_chains_its_next_request() -> None:
+    """Issue 26 (chain across restore): the snapshot keeps what the chain needs (the
+    fields kept, the answer as returned, a continuation token), so the first request
+    after a restore, through JSON, sends only the new steps, chained."""
+    fake = FakeGeminiInteractions().script(
+        tool_calls(("read_file", {"path": "a"}), reasoning="r"), text("a is read."), text("ok")
+    )
+    client = _client(fake)
+    chef = _tools_chef()
+    chef.set_history([user("Read a.")])
+    for _ in range(2):
+        request = chef.compile(TARGET, model=MODEL, extra={"store": True})
+        chef.run_tools(chef.ingest(client.interactions.create(**request.payload)))
+    snapshot = json.loads(json.dumps(chef.snapshot()))
+    assert snapshot["ledgers"][TARGET]["sent"]["kept"] == ["system_instruction", "tools"]
+    restored = _tools_chef()
+    restored.restore(snapshot, allow_unsigned=True)
+    restored.append(user("Thanks."))
+    chef.append(user("Thanks."))
+    again = restored.compile(TARGET, model=MODEL, extra={"store": True})
+    assert again.payload == chef.compile(TARGET, model=MODEL, extra={"store": True}).payload
+    assert again.payload["previous_interaction_id"] == fake.requests[-1].reply["id"]
+    assert [s["type"] for s in again.payload["input"]] == ["user_input"]
+    restored.ingest(client.interactions.create(**again.payload))
+    assert fake.violations == ()
+    # the ledger's record digest and a signature cover it
+    edited = json.loads(json.dumps(snapshot))
+    edited["ledgers"][TARGET]["sent"]["answer"][0]["content"][0]["text"] = "forged"
+    with pytest.raises(UsageError, match="record digest"):
+        _tools_chef().restore(edited, allow_unsigned=True)
+    signed = chef.snapshot(keys=KEYS, session_id="s")
+    signed["ledgers"][TARGET]["sent"]["kept"] = []
+    with pytest.raises(SnapshotSignatureError):
+        _tools_chef().restore(signed, keys=KEYS, session_id="s")
+    for bad in ({"kept": "tools"}, {"answer": [1]}, {"resumed": "no"}, {"extra": 1}):
+        junk = json.loads(json.dumps(snapshot))
+        junk["ledgers"][TARGET]["sent"].update(bad)
+        junk["ledgers"][TARGET]["record_digest"] = _record_digest(junk["ledgers"][TARGET])
+        with pytest.raises(UsageError, match="field 'sent' must be an object of 'kept'"):
+            _tools_chef().restore(junk, allow_unsigned=True)
+    # a snapshot written before the field restores, and sends everything again
+    old = json.loads(json.dumps(snapshot))
+    ledger = old["ledgers"][TARGET]
+    del ledger["sent"]
+    ledger["record_digest"] = _record_digest(ledger)
+    before = _tools_chef()
+    before.restore(old, allow_unsigned=True)
+    before.append(user("Thanks."))
+    whole = before.compile(TARGET, model=MODEL, extra={"store": True})
+    assert "previous_interaction_id" not in whole.payload
+    assert whole.payload["input"] == json.loads(whole.segments["messages"])
+
+
+@pytest.mark.filterwarnings("ignore:Interaction stopped before completion")
+def test_a_restored_session_resumes_a_cut_reply() -> None:
+    fake = FakeGeminiInteractions(decode_cap=1).script(text("Part.", reasoning="long"))
+    client = _client(fake)
+    chef = _tools_chef()
+    chef.set_history([user("Write.")])
+    first = chef.compile(TARGET, model=MODEL, extra={"store": True})
+    chef.ingest(client.interactions.create(**first.payload, automatic_continuation=False))
+    restored = _tools_chef()
+    restored.restore(json.loads(json.dumps(chef.snapshot())), allow_unsigned=True)
+    resumed = restored.compile(TARGET, model=MODEL, extra={"store": True})
+    assert resumed.resumes and "input" not in resumed.payload
+    restored.ingest(client.interactions.create(**resumed.payload, automatic_continuation=False))
+    assert fake.violations == () and [m.role for m in restored.history] == ["user", "assistant"]
+
+
+def test_a_stateful_session_in_a_store_chains_on_every_worker(tmp_path: Path) -> None:
+    """Each turn on a fresh chef loaded from SQLite (`SessionSync`): every request after
+    the first is chained, with only its new steps, and the fake accepts them all."""
+    store = SQLiteSessionStore(tmp_path / "s.db", keys=KEYS)
+    fake = FakeGeminiInteractions().script(
+        tool_calls(("read_file", {"path": "a"}), reasoning="r"), text("a is read."), text("ok")
+    )
+    client = _client(fake)
+
+    def turn(chef: ContextChef, text: str | None) -> None:
+        if text is not None:
+            chef.append(user(text))
+        request = chef.compile(TARGET, model=MODEL, extra={"store": True})
+        chef.run_tools(chef.ingest(client.interactions.create(**request.payload)))
+
+    for text_ in ("Read a.", None, "Thanks."):
+        SessionSync(store, "conv").run_turn(_tools_chef, lambda c, t=text_: turn(c, t))
+    assert fake.violations == ()
+    bodies = [r.body for r in fake.requests]
+    assert "previous_interaction_id" not in bodies[0]
+    assert [b["previous_interaction_id"] for b in bodies[1:]] == [
+        r.reply["id"] for r in fake.requests[:-1]
+    ]
+    assert [[s["type"] for s in b["input"]] for b in bodies[1:]] == [
+        ["function_result"],
+        ["user_input"],
+    ]
+
+
+@pytest.mark.parametrize("store", [True, False], ids=["stateful", "stateless"])
+def test_generate_content_interactions_and_anthropic_switch_back_and_forth(
+    catalogs_dir: Path, store: bool
+) -> None:
+    """Issue 26 done-when: generateContent -> Interactions -> Anthropic -> Interactions ->
+    generateContent in one conversation, with thinking and calls, 0 refusals. Stored, the
+    second Interactions leg chains to its own last answer and sends the turns made on
+    Anthropic as new steps."""
+    ids = Ids()
+    gemini = FakeGemini(ids=ids)
+    interactions = FakeGeminiInteractions(ids=ids)
+    claude = FakeAnthropic(ids=ids)
+    legs = [
+        (gemini, "gemini", None, "a.py"),
+        (interactions, TARGET, "And b.py?", "b.py"),
+        (claude, "anthropic", "And c.py?", "c.py"),
+        (interactions, TARGET, "And d.py?", "d.py"),
+        (gemini, "gemini", "How many files?", "e.py"),
+    ]
+    chef = _session(catalogs_dir)
+    for fake, target, ask, path in legs:
+        fake.script(
+            tool_calls(("filesystem__read_text_file", {"path": path}), reasoning=f"read {path}"),
+            text(f"{path} is read."),
+        )
+        if ask:
+            chef.append(user(ask))
+        if target == "anthropic":
+            http = fake.http_client(httpx_for(anthropic))
+            send = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http).messages.create
+        elif target == TARGET:
+            send = _client(fake).interactions.create
+        else:
+            send = _client(fake).models.generate_content
+        extra = {"store": store} if target == TARGET else {}
+        for _ in range(3):
+            request = chef.compile(target, model="m", max_tokens=256, extra=extra)
+            if not chef.run_tools(chef.ingest(send(**request.payload))):
+                break
+    for fake in (gemini, interactions, claude):
+        assert fake.violations == () and fake.pending == 0
+    bodies = [r.body for r in interactions.requests]
+    assert len(bodies) == 4
+    if store:
+        assert bodies[2]["previous_interaction_id"] == interactions.requests[1].reply["id"]
+        kinds = [s["type"] for s in bodies[2]["input"]]
+        assert kinds[0] == "user_input" and "function_call" in kinds  # Anthropic's turns
+    else:
+        assert "previous_interaction_id" not in bodies[2]
+    assert len(chef.history) == 20  # 5 legs: the ask, the call, its result, the answer

@@ -171,6 +171,10 @@ def test_the_same_session_on_other_targets(catalogs_dir: Path, target: str) -> N
     if extra:  # every request after the first was chained to the answer before it
         ids = [r.reply["id"] for r in fake.requests]
         assert [r.body.get("previous_interaction_id") for r in fake.requests] == [None, *ids[:-1]]
+    if target == "gemini-interactions":  # issue 26: interaction-scoped, sent byte-identical
+        for key in ("system_instruction", "tools"):
+            sent = {json.dumps(r.body.get(key), sort_keys=True) for r in fake.requests}
+            assert len(sent) == 1 and "null" not in sent, key
 
 
 # -- the ledger's rules, one at a time ----------------------------------------------------

@@ -29,7 +29,7 @@ from contextchef.providers._hints import apply_hints, data_url, hints, split_dat
 from contextchef.providers._model_rules import ModelRules
 from contextchef.providers._reading import ReadResponse, wire_reader
 from contextchef.providers._tool_changes import ToolChanges, ToolState
-from contextchef.providers._usage import CacheAuditFinding, CacheRules
+from contextchef.providers._usage import CacheAuditFinding, CacheRules, Chain
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -172,24 +172,6 @@ class RequestOptions:
     missing_thinking: Literal["drop", "raise"] = "drop"
     thinking_stripped: bool = False
     chain: Chain | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Chain:
-    """What a provider that keeps state holds for the next request to chain to.
-
-    Attributes:
-        held: Leading `messages` entries it holds: the last request's.
-        answer: That request's answer, as the provider returned it
-            (`ReadResponse.output`); held too, when the entries after `held` are still
-            exactly these (the host did not edit or extend the answer).
-        scoped: Fields of the last request the provider does not carry over
-            (`Adapter.keeps_state`): a request without one of them cannot chain.
-    """
-
-    held: int
-    answer: tuple[Any, ...] = ()
-    scoped: frozenset[str] = frozenset()
 
 
 class Adapter(Protocol):

@@ -92,6 +92,10 @@ class ReadResponse:
     output: tuple[Any, ...] = ()
     """The model's output entries as returned, where the provider keeps them for a next
     request to chain to (Interactions: its steps); () elsewhere (`Chain.answer`)."""
+    continuation: str | None = None
+    """A token that resumes the reply's decoding, where it stopped at the provider's
+    per-request decode cap (Interactions ``requires_continuation``: its
+    ``continuation_token``); None: the reply is whole (`Chain.token`)."""
 
 
 class RecordedPayload(NamedTuple):

@@ -18,12 +18,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from contextchef._errors import UsageError
+from contextchef._json import is_unicode, thaw
+
 __all__ = [
     "MAX_TOKENS",
     "NOT_A_MISS",
     "CacheAuditFinding",
     "CacheReport",
     "CacheRules",
+    "Chain",
     "SentRequest",
     "cache_report",
     "compared",
@@ -191,7 +195,11 @@ class SentRequest:
         kept: The request fields the provider does not carry over when it keeps the
             request and its answer to chain to (`Adapter.keeps_state`); None: not kept.
         answer: The output entries of the response ingested after it
-            (`ReadResponse.output`).
+            (`ReadResponse.output`), the partial answer it resumed first.
+        continuation: That response's token to resume its decoding
+            (`ReadResponse.continuation`), or None.
+        resumed: The request resumes the answer of the one before it (sent with its
+            `continuation`): its response joins that answer.
     """
 
     model: str = ""
@@ -200,6 +208,116 @@ class SentRequest:
     rules: CacheRules = field(default_factory=CacheRules)
     kept: frozenset[str] | None = None
     answer: tuple[Any, ...] = ()
+    continuation: str | None = None
+    resumed: bool = False
+
+    def chain_field(self) -> dict[str, Any]:
+        """What a restored session needs to chain to this request or resume its answer.
+
+        Plain JSON, a snapshot ledger's ``sent`` (`from_chain_form`): `kept` (sorted),
+        `answer`, `continuation`, `resumed`; ``{}`` when the provider keeps nothing of it.
+        """
+        if self.kept is None and self.continuation is None and not self.resumed:
+            return {}
+        kept = None if self.kept is None else sorted(self.kept)
+        answer = [thaw(entry) for entry in self.answer]  # plain data, not read-only records
+        form = {"kept": kept, "answer": answer, "continuation": self.continuation}
+        return {"sent": {**form, "resumed": self.resumed}}
+
+    @classmethod
+    def from_chain_form(cls, form: Mapping[str, Any] | None, where: str = "") -> SentRequest:
+        """From `chain_field`'s ``sent`` (None: a request the provider kept nothing of).
+
+        Raises:
+            UsageError: `form` is not what `chain_form` writes (`where` names the ledger).
+        """
+        if form is None:
+            return cls()
+        kept, answer = form.get("kept"), form.get("answer")
+        continuation, resumed = form.get("continuation"), form.get("resumed")
+        if (
+            set(form) != {"kept", "answer", "continuation", "resumed"}
+            or not (kept is None or (isinstance(kept, list) and all(_text(k) for k in kept)))
+            or not (isinstance(answer, list) and all(isinstance(a, Mapping) for a in answer))
+            or not (continuation is None or _text(continuation))
+            or not isinstance(resumed, bool)
+        ):
+            raise UsageError(
+                f"snapshot ledger {where!r} field 'sent' must be an object of 'kept' (a list "
+                "of text, or null), 'answer' (a list of objects), 'continuation' (text or "
+                "null) and 'resumed' (true or false); nothing was restored"
+            )
+        return cls(
+            kept=None if kept is None else frozenset(kept),
+            answer=tuple(thaw(a) for a in answer),  # a copy: the snapshot stays the caller's
+            continuation=continuation,
+            resumed=resumed,
+        )
+
+    def resuming(self, last: SentRequest) -> SentRequest:
+        """This request, sent to resume `last`'s answer (kept, with its token)."""
+        return replace(self, answer=last.answer, continuation=last.continuation, resumed=True)
+
+    def answered_by(self, output: tuple[Any, ...], continuation: str | None) -> SentRequest:
+        """This request once its response is read.
+
+        `output` is its answer (after the answer it resumed), `continuation` that
+        response's token.
+        """
+        answer = (*self.answer, *output) if self.resumed else output
+        return replace(self, answer=answer, continuation=continuation, resumed=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Chain:
+    """What a provider that keeps state holds for the next request to chain to.
+
+    Attributes:
+        held: Leading `messages` entries it holds: the last request's.
+        answer: That request's answer, as the provider returned it
+            (`ReadResponse.output`); held too, when the entries after `held` are still
+            exactly these (the host did not edit or extend the answer).
+        scoped: Fields of the last request the provider does not carry over
+            (`Adapter.keeps_state`): a request without one of them cannot chain.
+        stored: The provider keeps the last request (`scoped` is meaningful); False: a
+            request resuming its answer sends its input again.
+        token: The answer stopped at the decode cap and nothing follows it: this request
+            resumes it with this token (Interactions ``continuation_token``) instead of
+            sending a new turn.
+    """
+
+    held: int
+    answer: tuple[Any, ...] = ()
+    scoped: frozenset[str] = frozenset()
+    stored: bool = True
+    token: str | None = None
+
+    @classmethod
+    def after(
+        cls, sent: SentRequest, held: int, entries: Sequence[Any], *, added: bool
+    ) -> Chain | None:
+        """What a request over `entries` can build on after the answered `sent`, or None.
+
+        `held` entries lead `entries` and were `sent`'s. An answer cut at the decode cap
+        (`SentRequest.continuation`) is resumed when the entries after `held` start with
+        it unchanged and the host `added` no message after it (a result the normalizer
+        makes up for a call in it is not sent); once the host added to it or edited it,
+        nothing is chained (resuming would drop what was added, and chaining a new turn
+        to a cut interaction is not documented).
+        """
+        if sent.kept is None and sent.continuation is None:
+            return None
+        answer = list(entries[held : held + len(sent.answer)])
+        exact = not added and answer == list(sent.answer)
+        if sent.continuation is not None and not exact:
+            return None
+        token = sent.continuation if exact else None
+        scoped, stored = sent.kept or frozenset(), sent.kept is not None
+        return cls(held=held, answer=sent.answer, scoped=scoped, stored=stored, token=token)
+
+
+def _text(value: object) -> bool:
+    return isinstance(value, str) and is_unicode(value)
 
 
 @dataclass(frozen=True, kw_only=True)

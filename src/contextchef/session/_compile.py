@@ -209,7 +209,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
     attached = bool(ir) and ir[-1].role == "user"
     planned, tool_state = _tool_changes(ctx, base, messages, attached=attached)
     wire, entry = _render_new(ctx, base, ir, system_text, planned, attached=attached)
-    sent, payload = _assemble(ctx, base, ir, wire, changes, strip)
+    sent, payload, resumes = _assemble(ctx, base, ir, wire, changes, strip)
     edits = _edits(ctx, choice, base, strip)
     request = CompiledRequest(
         target=inp.adapter.profile.target,
@@ -227,6 +227,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
         appended=len(wire),
         strategy=inp.strategy.name,
         dropped=extra_left_out(inp.extra, payload),
+        resumes=resumes,
     )
     mark = _mark(inp, base, ir, wire, update, tool_state, attached=attached)
     step = _step(ctx, base, ir, wire, mark, strip, system_entry=entry)
@@ -429,8 +430,8 @@ def _assemble(
     wire: list[dict[str, Any]],
     changes: tuple[Change, ...],
     strip: tuple[int, int] | None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every message entry sent (replayed, then new) and the payload around them."""
+) -> tuple[list[dict[str, Any]], dict[str, Any], bool]:
+    """Every message entry sent (replayed, then new), the payload, whether it resumes."""
     inp, ledger = ctx.inp, ctx.inp.ledger
     recorded = ledger.wire if base.wire == len(ledger.wire) else ledger.wire[: base.wire]
     sent = [*recorded, *wire]
@@ -441,14 +442,16 @@ def _assemble(
             "chef.set_history([...])) before compiling"
         )
     last_role = ir[-1].role if ir else (ledger.ir[base.ir - 1].role if base.ir else "user")
-    _check_turn(inp.state.history, ctx.rules, last_role, changes)
-    kept = ledger.sent.kept if base is ledger.pending and ledger.answered else None
-    chain = None if kept is None else Chain(held=base.wire, answer=ledger.sent.answer, scoped=kept)
+    answered = base is ledger.pending and ledger.answered
+    added = len(inp.state.history) > base.history + 1  # after the answer
+    chain = Chain.after(ledger.sent, base.wire, sent, added=added) if answered else None
+    if chain is None or chain.token is None:  # a reply cut at the decode cap is resumed
+        _check_turn(inp.state.history, ctx.rules, last_role, changes)
     options = request_options(inp, ctx.rules, last_role == "user", strip, chain)
     payload = inp.adapter.assemble(
         system=inp.state.system, tools=ctx.prefix.tools, messages=sent, options=options
     )
-    return sent, payload
+    return sent, payload, chain is not None and chain.token is not None
 
 
 def _check_turn(

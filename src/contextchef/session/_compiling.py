@@ -135,12 +135,12 @@ class Compiler:
             self._state.adopt(before)
             raise
         undo = ledger.copy() if result.edits else None
-        step.apply(ledger)
+        if not result.resumes:  # a resumed reply stays the answer to the pending mark
+            step.apply(ledger)
         ledger.undo = undo  # until answered, an edit can be undone
         kept = adapter.keeps_state(result.payload)
-        ledger.sent = SentRequest(
-            model=model, edits=result.edits, turn_gap=gap, rules=rules, kept=kept
-        )
+        sent = SentRequest(model=model, edits=result.edits, turn_gap=gap, rules=rules, kept=kept)
+        ledger.sent = sent.resuming(ledger.sent) if result.resumes else sent
         self._state.ledgers[target] = ledger
         for edit in result.edits:
             logger.warning("contextchef: %s: %s", target, edit.detail)

@@ -287,7 +287,7 @@ class Ledger:
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
-        out.update(self._chain_field())
+        out.update(self._chain_field(), **self.sent.chain_field())  # restored, it chains on
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
             out["undo"] = self.undo.to_dict(history)
@@ -359,6 +359,7 @@ class Ledger:
             answered=data["answered"],
             system_entries=list(data["system_entries"]),
             bindings=dict(data.get("bindings", {})),
+            sent=SentRequest.from_chain_form(data.get("sent"), name),
         )
         ledger.calls = {c.id: i for i, m in reversed(list(enumerate(ir))) for c in m.tool_calls}
         _restore_chain(ledger, data.get("chain"), name)
@@ -465,11 +466,11 @@ _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system
 def _record_digest(data: Mapping[str, Any]) -> str:
     """A digest of what a ledger replays besides its wire entries.
 
-    The `_RECORDED` fields, and ``bindings`` and ``chain`` when present; checked by
+    The `_RECORDED` fields, and ``bindings``, ``chain`` and ``sent`` when present; checked by
     `Ledger.from_dict` like ``wire_digests``.
     """
     fields = {k: data.get(k) for k in _RECORDED}
-    for extra in ("bindings", "chain"):
+    for extra in ("bindings", "chain", "sent"):
         if data.get(extra):
             fields[extra] = data[extra]
     try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from contextchef._errors import UsageError, check_int, shown
@@ -26,7 +25,7 @@ from contextchef.exposure._restore import (
 )
 from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
 from contextchef.history._compaction import loaded_tool_names as searched
-from contextchef.history._messages import ToolCall, check_message
+from contextchef.history._messages import ToolCall, check_message, join_turn
 from contextchef.history._normalize import unique_call_ids
 from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
@@ -98,15 +97,16 @@ class Maintenance:
         messages = tuple(unique_call_ids(m, ids, len(history)) for m in read.turn.messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
+        target = self._state.compiled or ""
+        ledger = self._state.ledgers.get(target)
+        history, messages = join_turn(history, messages, ledger is not None and ledger.sent.resumed)
         self._state.history = history + messages
         if read.id:  # "" names no response: a reply without an id is never "the same"
             self._ingested[read.id] = turn
-        target = self._state.compiled or ""
-        ledger = self._state.ledgers.get(target)
         if ledger is not None:
             ledger.answered = True
             ledger.response_id = read.id or ledger.response_id
-            ledger.sent = replace(ledger.sent, answer=read.output)
+            ledger.sent = ledger.sent.answered_by(read.output, read.continuation)
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)

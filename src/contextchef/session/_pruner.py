@@ -166,14 +166,8 @@ def _occurs(pattern: re.Pattern[str], task: str) -> bool:
 
 def task_matches(tool: Tool, task: str) -> bool:
     """Whether pruning by `task` keeps `tool` (see the module docstring for the rules)."""
-    if not tool.tags:
-        return True
-    text = task.casefold()
-    for phrase in (tool.name, *tool.tags):
-        pattern = _phrase(phrase)
-        if pattern is not None and _occurs(pattern, text):
-            return True
-    return False
+    text, patterns = task.casefold(), (_phrase(p) for p in (tool.name, *tool.tags))
+    return not tool.tags or any(p is not None and _occurs(p, text) for p in patterns)
 
 
 # -- the pruner ------------------------------------------------------------------------------

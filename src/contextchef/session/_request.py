@@ -118,6 +118,7 @@ class CompiledRequest:
             the provider would refuse them with the history as it is: Anthropic's
             ``thinking`` when the final tool turn lost its thinking blocks (the API's
             own advice; ``compile(missing_thinking="raise")`` raises instead).
+        resumes: It resumes the last reply, cut at the decode cap; its reply joins it.
     """
 
     target: str
@@ -132,6 +133,7 @@ class CompiledRequest:
     appended: int = 0
     strategy: str = ""
     dropped: tuple[str, ...] = ()
+    resumes: bool = False
 
     def to_json(self) -> str:
         """The whole payload as canonical JSON."""

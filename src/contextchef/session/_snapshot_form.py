@@ -7,8 +7,8 @@ snapshot against it before building anything (`check_form`). What the form canno
 definition) is checked by the readers that build those values.
 
 Optional keys are only those the writer leaves out: a ledger's ``bindings`` (no thinking
-bound), ``chain`` (no thinking chain built) and ``undo`` (no edit pending), its ``shared``
-(version 1 wrote none), a mark's ``tools`` (no tool change), and the
+bound), ``chain`` (no chain built), ``sent`` (nothing kept), ``undo`` (no edit pending),
+its ``shared`` (version 1 wrote none), a mark's ``tools`` (no tool change), and the
 snapshot's ``announcements`` (spec 001: a snapshot without the field restores to no
 announcements). Everything else, the digests included, is required: a snapshot missing
 a field is refused, never restored unchecked.
@@ -139,6 +139,7 @@ class UndoForm(TypedDict):
     """Thinking block key -> fingerprint of the prefix it was produced after."""
     chain: NotRequired[ChainForm]
     """What the bindings are checked against, so a restored session need not rebuild it."""
+    sent: NotRequired[dict[str, Any]]  # kept by the provider (`SentRequest.from_chain_form`)
 
 
 @with_config(_CLOSED)

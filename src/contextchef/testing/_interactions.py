@@ -39,7 +39,21 @@ The rules, from google-genai 3.6.1's request types and Google's Interactions pag
   which the model would see twice;
 * `interactions_config_resent`: a chained request sends again the ``system_instruction``,
   ``tools`` and ``generation_config`` of the request it chains to (they are
-  interaction-scoped; ``previous_interaction_id`` carries the history only, §1.3).
+  interaction-scoped; ``previous_interaction_id`` carries the history only, §1.3);
+* `interactions_continuation`: a ``continuation_token`` is one a reply of this fake
+  issued (``status: requires_continuation``) and the latest of its decode (not used by an
+  accepted request already); with ``store`` the request names the interaction that
+  issued it as ``previous_interaction_id`` and sends no ``input`` (the server rebuilds
+  the context from it); with ``store: false`` it sends the original ``input`` again,
+  unchanged, and the token's decode was not stored either (google-genai 3.6.1
+  ``_interactions_continuation._continuation_body`` and ``Interaction.continuation_token``:
+  "pass the latest token back unchanged"; research §1.2).
+
+With ``decode_cap=N`` a scripted turn of more than N steps stops after N with ``status:
+requires_continuation`` and a ``continuation_token``; each request resuming it (accepted
+by the rules, no scripted turn used) answers the next N steps, as a new interaction, until
+the turn's own status. The SDK's default automatic continuation does exactly that and
+merges the hops into one ``Interaction``.
 
 Pairing is checked over the whole conversation: the chained interactions' steps (their
 inputs and outputs, as this fake kept them) and then the request's ``input``.
@@ -49,11 +63,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+from contextchef import UsageError
 from contextchef.testing._body import dicts
-from contextchef.testing._fake import FakeProvider
+from contextchef.testing._fake import RECORDED_HEADERS, FakeProvider
 from contextchef.testing._records import Check, RecordedRequest
 from contextchef.testing._replies import Ids, gemini_error
 from contextchef.testing._script import Turn
@@ -64,6 +79,7 @@ __all__ = [
     "FakeGeminiInteractions",
     "interactions_chain_new_steps_only",
     "interactions_config_resent",
+    "interactions_continuation",
     "interactions_fields_known",
     "interactions_input_homogeneous",
     "interactions_reply",
@@ -121,9 +137,15 @@ def _steps(body: _Body) -> list[tuple[int, dict[str, Any]]]:
 
 
 def interactions_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """``model`` (a string) and ``input`` (a string or a non-empty list)."""
+    """``model`` (a string) and ``input`` (a string or a non-empty list).
+
+    A stored continuation (``continuation_token`` without ``store: false``) has no
+    ``input`` (`interactions_continuation`).
+    """
     if not isinstance(body.get("model"), str):
         yield "model: required, a string"
+    if "continuation_token" in body and body.get("store") is not False:
+        return
     value = body.get("input")
     if not (isinstance(value, str) or (isinstance(value, list) and value)):
         yield "input: required, a string or a non-empty list of steps"
@@ -322,6 +344,69 @@ def interactions_config_resent(body: _Body, earlier: _Earlier) -> Iterator[str]:
             )
 
 
+def _issuer(token: object, earlier: _Earlier) -> RecordedRequest | None:
+    """The accepted request whose reply issued `token`."""
+    for request in earlier:
+        if request.status == 200 and request.reply.get("continuation_token") == token:
+            return request
+    return None
+
+
+def _original(request: RecordedRequest, earlier: _Earlier) -> RecordedRequest:
+    """The request that started the decode `request` (a continuation, or not) belongs to."""
+    for _ in range(len(earlier)):
+        token = request.body.get("continuation_token")
+        issuer = _issuer(token, earlier) if token is not None else None
+        if issuer is None:
+            break
+        request = issuer
+    return request
+
+
+def interactions_continuation(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A ``continuation_token``: issued, the latest, and sent as the SDK sends it."""
+    token = body.get("continuation_token")
+    if token is None:
+        return
+    issuer = _issuer(token, earlier)
+    if issuer is None:
+        yield (
+            f"continuation_token {str(token)[:60]!r} was not issued by a reply "
+            "(status requires_continuation) of this API"
+        )
+        return
+    used = [
+        r.index for r in earlier if r.status == 200 and r.body.get("continuation_token") == token
+    ]
+    if used:
+        yield (
+            f"continuation_token {str(token)[:60]!r} is stale: request {used[0]} resumed it "
+            "already; pass the latest token back"
+        )
+    issued_by, stored = issuer.reply.get("id"), issuer.body.get("store") is not False
+    if (body.get("store") is not False) is not stored:
+        yield (
+            f"store: the decode continuation_token resumes was created with store "
+            f"{str(stored).lower()}; resume it the same way"
+        )
+    elif stored and body.get("previous_interaction_id") != issued_by:
+        yield (
+            f"previous_interaction_id {str(body.get('previous_interaction_id'))[:60]!r}: a "
+            f"stored continuation names the interaction that issued continuation_token "
+            f"({issued_by!r})"
+        )
+    elif stored and "input" in body:
+        yield (
+            "input: a stored continuation sends no input (the server rebuilds the context "
+            f"from interaction {issued_by!r})"
+        )
+    elif not stored and body.get("input") != _original(issuer, earlier).body.get("input"):
+        yield (
+            "input: a continuation with store: false sends the original input again, "
+            f"unchanged (request {_original(issuer, earlier).index}'s)"
+        )
+
+
 INTERACTIONS_RULES: tuple[Check, ...] = (
     interactions_required_fields,
     interactions_fields_known,
@@ -333,21 +418,69 @@ INTERACTIONS_RULES: tuple[Check, ...] = (
     interactions_store_chaining,
     interactions_chain_new_steps_only,
     interactions_config_resent,
+    interactions_continuation,
 )
 """The rules `FakeGeminiInteractions` enforces by default."""
 
 
 class FakeGeminiInteractions(FakeProvider):
-    """Gemini Interactions (google-genai ``Client().interactions``), `INTERACTIONS_RULES`."""
+    """Gemini Interactions (google-genai ``Client().interactions``), `INTERACTIONS_RULES`.
+
+    Args:
+        decode_cap: Most steps one reply holds; a longer scripted turn stops with
+            ``requires_continuation`` (see the module docstring). None: no cap.
+        rules: As for `FakeProvider`.
+        record_headers: As for `FakeProvider`.
+        ids: As for `FakeProvider`.
+
+    Raises:
+        UsageError: `decode_cap` is not a positive integer or None.
+    """
 
     wire = "gemini-interactions"
     endpoint = "/v1/interactions"
     default_rules: ClassVar[tuple[Check, ...]] = INTERACTIONS_RULES
     _suffix = "/interactions"
 
+    def __init__(
+        self,
+        *,
+        decode_cap: int | None = None,
+        rules: Iterable[Check] | None = None,
+        record_headers: Iterable[str] = RECORDED_HEADERS,
+        ids: Ids | None = None,
+    ) -> None:
+        super().__init__(rules=rules, record_headers=record_headers, ids=ids)
+        if decode_cap is not None and (
+            isinstance(decode_cap, bool) or not isinstance(decode_cap, int) or decode_cap < 1
+        ):
+            raise UsageError(f"decode_cap must be a positive integer or None, got {decode_cap!r}")
+        self._cap = decode_cap
+        self._rest: dict[str, tuple[list[dict[str, Any]], str, str]] = {}
+
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
         no_provider_search(turn, "Gemini Interactions")
-        return interactions_reply(turn, model, self._ids)
+        return self._capped(interactions_reply(turn, model, self._ids))
+
+    def _unscripted(self, path: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A request resuming a capped reply: the turn's next steps (no scripted turn)."""
+        token = body.get("continuation_token")
+        if not isinstance(token, str) or token not in self._rest:
+            return None
+        steps, status, model = self._rest.pop(token)
+        usage = {"total_input_tokens": 0, "total_cached_tokens": 0, "total_output_tokens": 0}
+        reply = {"id": self._ids.take("v1_"), "status": status, "model": model, "steps": steps}
+        return self._capped({**reply, "usage": {**usage, "total_tokens": 0}})
+
+    def _capped(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """`reply` cut at `decode_cap` steps, the rest kept under a new token."""
+        steps = reply["steps"]
+        if self._cap is None or len(steps) <= self._cap:
+            return reply
+        token = self._ids.take("cont_")
+        self._rest[token] = (steps[self._cap :], reply["status"], reply["model"])
+        cut = {**reply, "status": "requires_continuation", "steps": steps[: self._cap]}
+        return {**cut, "continuation_token": token}
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return gemini_error(status, message)

@@ -266,13 +266,17 @@ def failure(data: Mapping[str, Any]) -> str | None:
 def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
     """Statuses whose turn is kept but ended early, as ``incomplete`` notices.
 
-    ``incomplete`` (e.g. the output cap), ``requires_continuation`` (the decode cap:
-    resume with ``continuation_token``), ``budget_exceeded``.
+    ``incomplete`` (e.g. the output cap), ``requires_continuation`` (the per-request
+    decode cap: the next compile with nothing added resumes it with the reply's
+    ``continuation_token``, `ReadResponse.continuation`), ``budget_exceeded``.
     """
     status = data.get("status")
     if status not in _ENDED_EARLY:
         return ()
-    return (stopped(str(status), f'the Interactions reply ended early: status "{status}"'),)
+    why = f'the Interactions reply ended early: status "{status}"'
+    if status == "requires_continuation":
+        why += " (the decode cap; compile again without adding messages to resume it)"
+    return (stopped(str(status), why),)
 
 
 def model_steps(steps: Sequence[Any]) -> list[Any]:
@@ -315,7 +319,9 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     if any(m.role != "assistant" for m in turn.messages):
         raise CorruptHistoryError("the Interactions response holds client steps", index=0)
     read = read_as(data, turn, _stops(data), read_cache(data))
-    return dataclasses.replace(read, output=tuple(output))
+    token = data.get("continuation_token") if status == "requires_continuation" else None
+    token = token if isinstance(token, str) and token else None
+    return dataclasses.replace(read, output=tuple(output), continuation=token)
 
 
 def read_cache(data: Mapping[str, Any]) -> CacheReport:

@@ -23,7 +23,7 @@ https://ai.google.dev/gemini-api/docs/interactions; sources and conflicts in
   and outputs; paid tier 55 days, free tier 1 day), and a request that extends the last
   one answered sends ``previous_interaction_id`` (that answer's id) and only the new
   steps after it (the function results, the next ``user_input``); the session's ledger
-  keeps the whole record, so a retry, an edit, a restore or a switch to another target
+  keeps the whole record, so a retry, an edit or a switch to another target
   sends everything again (state is on by default, ``store`` true:
   ai.google.dev/gemini-api/docs/migrate-to-interactions; research §1.2, §1.3, §7.2);
 * either way ``system_instruction``, ``tools`` and ``generation_config`` are
@@ -216,7 +216,14 @@ class GeminiInteractionsAdapter(AdapterDefaults):
     profile = Profile(
         target=FORMAT,
         written=frozenset(
-            {"model", "system_instruction", "tools", "input", "previous_interaction_id"}
+            {
+                "model",
+                "system_instruction",
+                "tools",
+                "input",
+                "previous_interaction_id",
+                "continuation_token",
+            }
         ),
         api_host="generativelanguage.googleapis.com",
         default_model="gemini-4-argon",
@@ -310,11 +317,13 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         after the held ones and the model's answer as the server returned it
         (`Chain.answer`), and ``previous_interaction_id`` is
         `RequestOptions.previous_response` (see `_chain` for when the whole history is
-        sent instead).
+        sent instead). With `Chain.token` set the request resumes the last reply
+        instead (`_resume`).
 
         Raises:
             UsageError: ``store`` in `extra` is not a bool, or ``generation_config`` is
-                not an object.
+                not an object, or ``store`` differs from the request a resumed reply
+                answered.
         """
         payload: dict[str, Any] = {"model": options.model}
         if system:
@@ -339,8 +348,11 @@ class GeminiInteractionsAdapter(AdapterDefaults):
             raise UsageError(
                 f"extra field 'store' must be True or False, got {shown(payload['store'], 40)}"
             )
-        if payload["store"] and options.chain is not None and options.previous_response:
-            _chain(payload, messages, options.chain, options.previous_response)
+        chain = options.chain
+        if chain is not None and chain.token is not None:
+            _resume(payload, messages, chain, options.previous_response)
+        elif payload["store"] and chain is not None and options.previous_response:
+            _chain(payload, messages, chain, options.previous_response)
         return payload
 
     def keeps_state(self, payload: Mapping[str, Any]) -> frozenset[str] | None:
@@ -368,6 +380,42 @@ class GeminiInteractionsAdapter(AdapterDefaults):
 
 _SCOPED = ("system_instruction", "tools", "generation_config", "response_format")
 """Interaction-scoped fields: not carried by ``previous_interaction_id`` (research §1.3)."""
+
+
+def _resume(
+    payload: dict[str, Any],
+    messages: Sequence[Mapping[str, Any]],
+    chain: Chain,
+    previous: str | None,
+) -> None:
+    """The request resuming a reply cut at the decode cap (``requires_continuation``).
+
+    As google-genai 3.6.1 sends it (``_interactions_continuation._continuation_body``,
+    research §1.2): the reply's ``continuation_token``, and with ``store`` true
+    ``previous_interaction_id`` naming the interaction that issued it and no ``input``
+    (the server rebuilds the context from it); with ``store: false`` the original
+    ``input`` again (the steps before the cut answer). The interaction-scoped fields are
+    sent again either way.
+
+    Raises:
+        UsageError: ``store`` differs from the request whose reply is resumed (a stored
+            interaction issued the token, or none did).
+    """
+    if payload["store"] is not chain.stored:
+        raise UsageError(
+            f"extra field 'store' is {payload['store']}, but the reply being resumed "
+            f"(continuation_token) answered a request with store {chain.stored}: resume it "
+            f"with store {chain.stored}, or add the next user message to move on"
+        )
+    resumed: dict[str, Any] = {}
+    for key, value in payload.items():
+        if key == "input" and chain.stored:
+            resumed["previous_interaction_id"] = previous
+            continue
+        resumed[key] = list(messages[: chain.held]) if key == "input" else value
+    resumed["continuation_token"] = chain.token
+    payload.clear()
+    payload.update(resumed)
 
 
 def _chain(
