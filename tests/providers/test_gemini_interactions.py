@@ -1140,3 +1140,102 @@ def test_generate_content_interactions_and_anthropic_switch_back_and_forth(
     else:
         assert "previous_interaction_id" not in bodies[2]
     assert len(chef.history) == 20  # 5 legs: the ask, the call, its result, the answer
+
+
+NATIVE = "gemini-interactions-native"
+
+
+def _server_search_reply(ids: int, call: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    """An Interaction whose server searched its deferred tools, then called the one found.
+
+    The step shapes are google-genai 3.6.1's (``tool_search_call`` / ``tool_search_result``
+    with a signature, research §5); what a real server returns is unverified.
+    """
+    name, arguments = call
+    found = {"type": "function", "name": name, "description": "found", "parameters": {}}
+    return {
+        "id": f"v1_search_{ids}",
+        "status": "requires_action",
+        "model": MODEL,
+        "steps": [
+            {"type": "thought", "signature": f"sig-{ids}"},
+            {
+                "type": "tool_search_call",
+                "id": f"ts_{ids}",
+                "arguments": {"function_names": [name]},
+                "signature": f"ts-sig-{ids}",
+            },
+            {"type": "tool_search_result", "call_id": f"ts_{ids}", "result": [found]},
+            {"type": "function_call", "id": f"fc_{ids}", "name": name, "arguments": arguments},
+        ],
+        "usage": {"total_input_tokens": 10, "total_output_tokens": 5, "total_tokens": 15},
+    }
+
+
+@pytest.mark.parametrize("store", [False, True])
+def test_the_server_tool_search_strategy_defers_and_replays_its_steps(
+    catalogs_dir: Path, store: bool
+) -> None:
+    chef = _session(catalogs_dir)
+    issue = {"owner": "acme", "repo": "app", "title": "Crash in a.py"}
+    fake = FakeGeminiInteractions().script(
+        raw(_server_search_reply(1, ("github__create_issue", issue))),
+        text("Filed it."),
+        raw(_server_search_reply(2, ("github__list_issues", {"owner": "acme", "repo": "app"}))),
+        text("Listed them."),
+    )
+    client = _client(fake)
+    extra = {"store": True} if store else None
+    sent = []
+    for ask in (None, "Now list the open issues."):
+        if ask:
+            chef.append(user(ask))
+        for _ in range(3):
+            request = chef.compile(TARGET, model=MODEL, strategy=NATIVE, extra=extra)
+            assert request.strategy == NATIVE and sdk_problems(request.payload) == []
+            sent.append(request.payload)
+            if not chef.run_tools(chef.ingest(client.interactions.create(**request.payload))):
+                break
+    assert fake.violations == () and fake.pending == 0 and len(sent) == 4
+    tools = sent[0]["tools"]
+    # resident functions, then every deferred one flagged, the server's search last
+    assert tools[-1] == {"type": "tool_search"}
+    deferred = {t["name"] for t in tools[:-1] if t.get("defer_loading") is True}
+    assert {"github__create_issue", "github__list_issues"} <= deferred
+    assert not any(
+        t["name"].startswith("filesystem__") for t in tools[:-1] if t["name"] in deferred
+    )
+    assert not {"tool_search", "defer_execute"} & {t.get("name") for t in tools}
+    assert all(canonical_dumps(p["tools"]) == canonical_dumps(tools) for p in sent)
+    # the deferred tool the server found ran through the gate under its real name
+    results = [s for s in chef.history for s in s.tool_results]
+    assert [r.name for r in results] == ["github__create_issue", "github__list_issues"]
+    assert all("ok:" in r.content for r in results)
+    if store:  # chained: only the new steps go
+        assert [p.get("previous_interaction_id") for p in sent] == [
+            None,
+            "v1_search_1",
+            fake.requests[1].reply["id"],
+            "v1_search_2",
+        ]
+    else:  # the server's search steps are replayed whole, in order, signatures kept
+        replayed = [s for s in sent[-1]["input"] if s["type"].startswith("tool_search")]
+        issued = [s for r in fake.requests for s in r.reply["steps"]]
+        assert replayed == [s for s in issued if s["type"].startswith("tool_search")]
+
+
+def test_the_server_tool_search_strategy_is_opt_in_and_this_targets_own() -> None:
+    chef = ContextChef(defer=["hidden_*"])
+
+    def hidden_lookup(q: str) -> str:
+        """Look up q."""
+        return q
+
+    chef.register_tools([hidden_lookup])
+    chef.set_history([user("hi")])
+    assert chef.compile(TARGET, model=MODEL, strategy="auto").strategy == "client"
+    for target in ("anthropic", "responses", "gemini", "openai"):
+        with pytest.raises(UsageError, match=r"gemini-interactions-native.*does not have"):
+            chef.compile(target, strategy=NATIVE)
+    with pytest.raises(UsageError, match="no 'hosted' tool search"):
+        get_adapter(TARGET).tool_entries([], search="hosted")

@@ -843,8 +843,8 @@ class ContextChef:
                 tools with ``defer_loading: true`` and Anthropic's server search),
                 ``anthropic-native-client`` (our ``tool_search`` answering with
                 ``tool_reference`` blocks), ``anthropic-inline`` (found tools revealed
-                by ``tool_addition``) or ``openai-native`` (Responses namespaces and
-                hosted ``tool_search``). On models with mid-conversation tool changes
+                by ``tool_addition``), ``openai-native`` (Responses' hosted search) or
+                ``gemini-interactions-native`` (unverified). On models with tool changes
                 the native strategies keep the ``tools`` first sent (once a request
                 was answered: before that, nothing is bound and the next compile sends
                 the current view's) and state reveals and withdrawals as

@@ -197,6 +197,20 @@ class Strategy:
             raise UsageError(f"{problem}; use one of {fitting} (or 'auto')")
 
 
+def _server(name: str, native: str, search: str, what: str, **more: bool) -> Strategy:
+    """A strategy where the provider's own search, `search`, reveals the deferred tools."""
+    return Strategy(
+        name=name,
+        meta_tools=frozenset(),
+        select=_native_server,
+        direct_calls=True,
+        native=native,
+        search=search,
+        summary=f"defer_loading + {what}",
+        **more,
+    )
+
+
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
@@ -213,23 +227,9 @@ STRATEGIES: dict[str, Strategy] = {
             all_loaded=True,
             summary="every tool in the tools array (the no-disclosure baseline)",
         ),
-        Strategy(
-            name="anthropic-native",
-            meta_tools=frozenset(),
-            select=_native_server,
-            direct_calls=True,
-            native="anthropic",
-            search="bm25",
-            summary="defer_loading + Anthropic's server BM25 tool search",
-        ),
-        Strategy(
-            name="anthropic-native-regex",
-            meta_tools=frozenset(),
-            select=_native_server,
-            direct_calls=True,
-            native="anthropic",
-            search="regex",
-            summary="defer_loading + Anthropic's server regex tool search",
+        _server("anthropic-native", "anthropic", "bm25", "Anthropic's server BM25 tool search"),
+        _server(
+            "anthropic-native-regex", "anthropic", "regex", "Anthropic's server regex tool search"
         ),
         Strategy(
             name="anthropic-native-client",
@@ -261,15 +261,18 @@ STRATEGIES: dict[str, Strategy] = {
             summary="defer_loading in namespaces + our ranker as a client-executed "
             "tool_search (Responses)",
         ),
-        Strategy(
-            name="openai-native",
-            meta_tools=frozenset(),
+        _server(
+            "openai-native",
+            "responses",
+            "hosted",
+            "OpenAI's hosted tool_search, in namespaces (Responses)",
             declare_locked=True,
-            select=_native_server,
-            direct_calls=True,
-            native="responses",
-            search="hosted",
-            summary="defer_loading in namespaces + OpenAI's hosted tool_search (Responses)",
+        ),
+        _server(
+            "gemini-interactions-native",
+            "gemini-interactions",
+            "server",
+            "the Interactions server's tool_search (UNVERIFIED: no public doc)",
         ),
     )
 }

@@ -38,7 +38,7 @@ class CompileInput(Protocol):
 
 __all__ = ["PROVIDER_SEARCH", "tool_mode", "tool_units", "units_now"]
 
-PROVIDER_SEARCH = frozenset({"bm25", "regex", "hosted"})
+PROVIDER_SEARCH = frozenset({"bm25", "regex", "hosted", "server"})
 """`Strategy.search` values where the provider's own search runs (not our ranker)."""
 
 

@@ -230,6 +230,7 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         wire=FORMAT,
         history=INTERACTIONS,
         max_tokens_key="max_output_tokens",
+        native_tool_search=FORMAT,
     )
     """Payloads are for ``google.genai.Client().interactions.create``."""
 
@@ -262,6 +263,35 @@ class GeminiInteractionsAdapter(AdapterDefaults):
             }
             for tool in tools
         ]
+
+    def tool_entries(
+        self, tools: Sequence[CompiledTool], *, search: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The ``tools`` array; with ``search="server"``, the server's own tool search.
+
+        UNVERIFIED provider behaviour, sent only under the explicit
+        ``gemini-interactions-native`` strategy: google-genai 3.6.1 declares the shapes
+        (``_gaos/types/interactions/function.py`` ``defer_loading``,
+        ``tool_search.py`` ``{"type": "tool_search"}``) and its own tests send them, but
+        no public Google page says how the server searches or reveals (research §5).
+        Deferred functions carry ``defer_loading: true``; the ``tool_search`` entry
+        comes last, so the entries before it stay byte-identical.
+
+        Raises:
+            UsageError: A `search` other than ``"server"``.
+        """
+        if search is None:
+            return self.render_tools(tools)
+        if search != "server":
+            raise UsageError(
+                f"the Interactions API has no {search!r} tool search; use 'server' "
+                "(strategy 'gemini-interactions-native')"
+            )
+        entries = self.render_tools(tools)
+        for entry, tool in zip(entries, tools, strict=True):
+            if tool.defer_loading:
+                entry["defer_loading"] = True
+        return [*entries, {"type": "tool_search"}]
 
     def render_messages(
         self, messages: Sequence[Message], *, before: Sequence[Message] = ()
