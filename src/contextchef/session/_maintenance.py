@@ -105,7 +105,7 @@ class Maintenance:
             self._ingested[read.id] = turn
         if ledger is not None:
             ledger.answered = True
-            ledger.response_id = read.id or ledger.response_id
+            ledger.response_id = read.id or None  # a reply without an id chains to none
             ledger.sent = ledger.sent.answered_by(read.output, read.continuation)
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
