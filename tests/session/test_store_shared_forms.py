@@ -15,13 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_store import TARGETS, build, host_turn, model_turn
 
 from contextchef import SessionSync, SnapshotKeys, SnapshotSignatureError, SQLiteSessionStore
 from contextchef.session import _maintenance
 from contextchef.stores import _store
 from contextchef.stores._store import snapshot_delta
-
-from test_store import TARGETS, build, host_turn, model_turn
 
 KEYS = SnapshotKeys({"k": b"k" * 32})
 
@@ -58,7 +57,9 @@ def test_each_turn_stores_the_delta_a_full_comparison_finds(
     assert _stored_turns(tmp_path / "s.db") == expected
     stored = store.load("conv")
     assert stored is not None
-    assert json.dumps(stored.snapshot) == json.dumps(reference.snapshot(keys=keys, session_id=session))
+    assert json.dumps(stored.snapshot) == json.dumps(
+        reference.snapshot(keys=keys, session_id=session)
+    )
 
 
 def test_a_keyed_load_checks_the_snapshot_signature_once(
