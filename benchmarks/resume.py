@@ -29,6 +29,10 @@ it measures:
 
 The snapshot's size is reported beside the payload's. Targets (issue 27): resume <= 2x
 and cold <= 1x ``json.dumps`` of the payload; sync <= 2x store.
+
+``--signed``: the snapshot is signed (``SnapshotKeys``, bound to the session id) and
+restored with the keys, and the store is built with them (it signs what it writes and
+checks what it loads, signed head included), as a host that signs its snapshots runs.
 """
 
 from __future__ import annotations
@@ -47,7 +51,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from contextchef import ContextChef, ToolCall, ToolResult, assistant, tool_results, user
+from contextchef import (
+    ContextChef,
+    SnapshotKeys,
+    ToolCall,
+    ToolResult,
+    assistant,
+    tool_results,
+    user,
+)
 from contextchef._records import plain
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.stores import SessionSync, SQLiteSessionStore
@@ -64,6 +76,7 @@ TARGETS = {
     "gemini": "gemini-3-pro",
 }
 THINKING = {"type": "enabled", "budget_tokens": 4096}
+SIGNED: dict[str, SnapshotKeys | None] = {"keys": None}  # --signed: the keys
 
 
 def corpus() -> str:
@@ -160,10 +173,12 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
         compile_for(chef, target)
 
     steady_ms = timed(lambda: None, steady, repeat)
-    stored = json.dumps(chef.snapshot())
+    keys = SIGNED["keys"]
+    trust: dict[str, Any] = {"keys": keys, "session_id": "s"} if keys else {}
+    stored = json.dumps(chef.snapshot(**trust))
 
     def resume(worker: ContextChef) -> None:
-        worker.restore(json.loads(stored), allow_unsigned=True)
+        worker.restore(json.loads(stored), allow_unsigned=keys is None, **trust)
         worker.append(*turn(next(counter), target, real))
         compile_for(worker, target)
 
@@ -198,7 +213,7 @@ def synced(
     base = chef.snapshot()
     counter = iter(range(300_000, 400_000))
     with tempfile.TemporaryDirectory() as folder:
-        store = SQLiteSessionStore(Path(folder) / "sessions.db")
+        store = SQLiteSessionStore(Path(folder) / "sessions.db", keys=SIGNED["keys"])
         store.snapshot("s", base, expected_version=0)
 
         def fresh() -> ContextChef:  # the stored session back to its base, a new worker
@@ -230,14 +245,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--shapes", default="short,real")
+    parser.add_argument("--signed", action="store_true", help="signed snapshots, keyed store")
     args = parser.parse_args()
+    if args.signed:
+        SIGNED["keys"] = SnapshotKeys({"bench": b"k" * 32})
     logging.getLogger("contextchef").setLevel(logging.ERROR)  # histories built by hand
     print(
         f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, {os.cpu_count()} cores."
     )
     print(
         f"Load before: {os.getloadavg()[0]:.1f}. Command: `python benchmarks/resume.py "
-        f"--messages {args.messages} --repeat {args.repeat}`.\n"
+        f"--messages {args.messages} --repeat {args.repeat}"
+        f"{' --signed' if args.signed else ''}`.\n"
     )
     print(
         "| target | shape | payload KB | snapshot KB | json.dumps ms | steady ms (x) | "

@@ -11,13 +11,14 @@ mutable dicts and lists.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from contextchef._errors import ReadOnlyPayloadError, shown, shown_keys
-from contextchef._json import FrozenDict, FrozenList, JsonValue
+from contextchef._errors import ReadOnlyPayloadError, UsageError, shown, shown_keys
+from contextchef._json import FrozenDict, FrozenList, JsonValue, canonical_texts
 
-__all__ = ["RecordDict", "RecordList", "plain", "record"]
+__all__ = ["RecordDict", "RecordList", "plain", "record", "recorded"]
 
 _HOW = (
     "payload message entries are read-only: they are the session's record of what was "
@@ -109,3 +110,44 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def recorded(
+    entries: Sequence[Mapping[str, Any]], digests: Sequence[str], where: str, signed: bool
+) -> tuple[list[Any], list[str | None]]:
+    """Stored entries as records, with their canonical JSON, checked against their digests.
+
+    Each entry's canonical JSON must be valid Unicode (a lone surrogate cannot be encoded
+    for any request) and its SHA-256 (first 16 hex digits) the recorded digest. `signed`:
+    an HMAC just verified covers them; only their count is checked and no text is made.
+
+    Raises:
+        UsageError: Not plain JSON, a digest count that differs, text that is not valid
+            Unicode, or an entry whose digest does not match (`where` names the list).
+    """
+    try:
+        jsons: list[str | None] = (
+            [None] * len(entries) if signed else list(canonical_texts(entries))
+        )
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{where} is not plain JSON: {exc}") from exc
+    if len(digests) != len(jsons):
+        raise UsageError(
+            f"{where}_digests must hold one digest per wire entry ({len(jsons)}); nothing "
+            "was restored"
+        )
+    for i, (text, digest) in enumerate(zip(jsons, digests, strict=True) if not signed else ()):
+        try:  # one pass: the UTF-8 bytes hashed are what a request would send
+            same = hashlib.sha256(str(text).encode("utf-8")).hexdigest()[:16] == digest
+        except UnicodeEncodeError:
+            raise UsageError(
+                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
+                "which no request can encode; nothing was restored"
+            ) from None
+        if not same:
+            raise UsageError(
+                f"{where} entry {i} differs from what was sent (its digest does not match); "
+                "the snapshot was changed after it was taken, and replaying the entry would "
+                "break the conversation; nothing was restored"
+            )
+    return [record(e) for e in entries], jsons

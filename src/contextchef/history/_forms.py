@@ -15,7 +15,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef.history._messages import Message, check_message, message_from_dict
 
-__all__ = ["checked_history", "leading", "messages_form", "messages_of_form"]
+__all__ = ["checked_history", "forms_over", "leading", "messages_form", "messages_of_form"]
 
 
 def checked_history(messages: object) -> tuple[Message, ...]:
@@ -47,6 +47,19 @@ def checked_history(messages: object) -> tuple[Message, ...]:
             check_message(item, i)
             out.append(item)
     return tuple(out)
+
+
+def forms_over(
+    messages: Sequence[Message], before: Sequence[Message], forms: Sequence[Any]
+) -> list[Any]:
+    """`Message.to_dict` of each of `messages`; ``forms[i]`` itself where it is ``before[i]``.
+
+    `forms` is an earlier list of these forms and `before` the messages it was written
+    from (or built from): an unchanged message shares its form (`SessionSync` then
+    compares the two lists by identity, and writes no message twice).
+    """
+    n = min(len(before), len(forms))
+    return [forms[i] if i < n and m is before[i] else m.to_dict() for i, m in enumerate(messages)]
 
 
 def leading(messages: Sequence[Message], history: Sequence[Message]) -> int:

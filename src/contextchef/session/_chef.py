@@ -984,8 +984,18 @@ class ContextChef:
                 or an unsupported version; UsageError / CorruptHistoryError: a malformed
                 field, a flag that is not a bool. In every case nothing is changed.
         """
-        trust = {"keys": keys, "allow_unsigned": allow_unsigned, "session_id": session_id}
-        return self._maintenance.restore(snapshot, narrow=narrow, **trust)
+        trust: dict[str, Any] = {"keys": keys, "allow_unsigned": allow_unsigned}
+        return self._maintenance.restore(snapshot, narrow=narrow, session_id=session_id, **trust)
+
+    def _restore_stored(self, snapshot: dict[str, Any], keys: Any, session_id: Any) -> Any:
+        """(`restore` of a store's load, verified with `keys` if any; the history made)."""
+        trust = {"keys": keys, "allow_unsigned": keys is None, "session_id": session_id}
+        notes = self._maintenance.restore(snapshot, signed=keys is not None, **trust)
+        return notes, self._state.history
+
+    def _snapshot_over(self, base: Any, keys: Any, session_id: Any) -> Any:
+        """(`snapshot` sharing `base`'s unchanged parts, `SessionState.to_dict`; its history)."""
+        return self._maintenance.snapshot(keys, session_id, base), self._state.history
 
     def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
         """Replace old turns with a summary, cutting only at a safe point.

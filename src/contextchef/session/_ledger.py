@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, canonical_texts, thaw
-from contextchef._records import record
+from contextchef._json import canonical_dumps, canonical_texts, thaw, thawed
+from contextchef._records import recorded
 from contextchef.history._forms import leading, messages_form, messages_of_form
 from contextchef.history._messages import Message, ProviderPart, ReasoningPart
 from contextchef.providers._usage import SentRequest
@@ -130,6 +130,8 @@ class Ledger:
     """The wire entries sent, as recorded (no per-request cache marks)."""
     jsons: list[str | None] = field(default_factory=list)
     """Canonical JSON of each wire entry, made when first asked for (`entries_json`)."""
+    digests: list[str | None] = field(default_factory=list)
+    """The digest of each wire entry's canonical JSON, made when first asked for."""
     marks: list[Mark] = field(default_factory=lambda: [Mark()])
     """Committed marks, oldest first; the last one is the commit point."""
     pending: Mark | None = None
@@ -175,6 +177,7 @@ class Ledger:
             ir=list(self.ir),
             wire=list(self.wire),
             jsons=list(self.jsons),
+            digests=list(self.digests),
             marks=list(self.marks),
             calls=dict(self.calls),
             strip=list(self.strip),
@@ -239,12 +242,14 @@ class Ledger:
         if len(self.ir) > base.ir:
             self.calls = {k: v for k, v in self.calls.items() if v < base.ir}
         del self.ir[base.ir :], self.wire[base.wire :], self.jsons[base.wire :]
+        del self.digests[base.wire :]
         for offset, message in enumerate(ir, start=base.ir):
             for call in message.tool_calls:
                 self.calls.setdefault(call.id, offset)
         self.ir.extend(ir)
         self.wire.extend(wire)
         self.jsons.extend([None] * len(wire))
+        self.digests.extend([None] * len(wire))
         self.system_entries = [i for i in self.system_entries if i < base.wire]
         if system_entry:
             self.system_entries.append(len(self.wire) - 1)
@@ -260,19 +265,22 @@ class Ledger:
 
     # -- snapshots -----------------------------------------------------------------------
 
-    def to_dict(self, history: Sequence[Message] = ()) -> dict[str, Any]:
+    def to_dict(
+        self, history: Sequence[Message] = (), base: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Plain JSON holding no copy of `history` (the session's), which it refers to.
 
         Consumed messages leading `history` are counted (``shared``), others recorded by
         digest; normalized ones are history indices where they can be (`messages_form`).
         The `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
+        Wire entries `base` (an earlier form of it) holds at their place are shared.
         """
-        shared = leading(self.history, history)
+        shared, digests, old = leading(self.history, history), self._wire_digests(), base or {}
         out: dict[str, Any] = {
             "shared": shared,
             "consumed": [recorded_digest(m) for m in self.history[shared:]],
             "ir": messages_form(self.ir, history),
-            "wire": [thaw(w) for w in self.wire],  # plain data, not the read-only record
+            "wire": thawed(self.wire, digests, old.get("wire", []), old.get("wire_digests", [])),
             "marks": [m.to_dict() for m in self.marks],
             "pending": self.pending.to_dict() if self.pending else None,
             "strip": [list(r) for r in self.strip],
@@ -283,7 +291,7 @@ class Ledger:
             "response_id": self.response_id,
             "answered": self.answered,
             "system_entries": list(self.system_entries),
-            "wire_digests": self._wire_digests(),
+            "wire_digests": digests,
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
@@ -307,13 +315,18 @@ class Ledger:
 
     def _wire_digests(self) -> list[str]:
         """A short digest of each wire entry's canonical JSON (checked by `from_dict`)."""
-        missing = [i for i, cached in enumerate(self.jsons) if cached is None]
-        for i, text in zip(missing, canonical_texts(self.wire[i] for i in missing), strict=True):
+        missing = [i for i, d in enumerate(self.digests) if d is None]
+        texts = [i for i in missing if self.jsons[i] is None]
+        for i, text in zip(texts, canonical_texts(self.wire[i] for i in texts), strict=True):
             self.jsons[i] = text
-        return [_text_digest(t or "") for t in self.jsons]
+        for i in missing:
+            self.digests[i] = _text_digest(self.jsons[i] or "")
+        return cast("list[str]", list(self.digests))
 
     @classmethod
-    def from_dict(cls, data: LedgerForm, history: tuple[Message, ...], *, name: str = "") -> Ledger:
+    def from_dict(
+        cls, data: LedgerForm, history: tuple[Message, ...], *, name: str = "", signed: bool = False
+    ) -> Ledger:
         """From checked `to_dict` output (`LedgerForm`), checked against itself and `history`.
 
         Each recorded wire entry is replayed byte for byte on the next compile, so it must
@@ -321,7 +334,8 @@ class Ledger:
         for any request) matching its recorded digest; and what the ledger replays
         besides (tools, system, marks, pending, thinking bindings) must match its record
         digest. An entry changed after the snapshot was taken would be bound to thinking
-        the provider then refuses.
+        the provider then refuses. A `signed` snapshot (its HMAC just verified, which
+        covers the entries and their digests) is not serialized again to check them.
 
         Raises:
             UsageError: An inconsistent ledger, or a wire entry that is not valid Unicode
@@ -335,7 +349,7 @@ class Ledger:
         wire = data["wire"]
         _check_marks(marks, pending, ir=len(ir), wire=len(wire))
         _check_fields(data)
-        jsons = _check_wire(wire, data["wire_digests"], name)
+        entries, jsons = recorded(wire, data["wire_digests"], f"{_where(name)} 'wire'", signed)
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
                 f"{_where(name)}: its tools, system, marks or thinking bindings differ from "
@@ -346,8 +360,9 @@ class Ledger:
         ledger = cls(
             history=_consumed(data, (pending or marks[-1]).history, history),
             ir=ir,
-            wire=[record(w) for w in wire],  # a copy: the snapshot stays the caller's
+            wire=entries,  # a copy: the snapshot stays the caller's
             jsons=jsons,
+            digests=list(data["wire_digests"]),
             marks=marks,
             pending=pending,
             strip=[(lo, hi) for lo, hi in data["strip"]],
@@ -365,7 +380,7 @@ class Ledger:
         _restore_chain(ledger, data.get("chain"), name)
         undo = data.get("undo")
         if undo is not None:
-            ledger.undo = cls.from_dict(cast("LedgerForm", undo), history, name=name)
+            ledger.undo = cls.from_dict(cast("LedgerForm", undo), history, name=name, signed=signed)
         return ledger
 
 
@@ -477,37 +492,6 @@ def _record_digest(data: Mapping[str, Any]) -> str:
         return _text_digest(canonical_dumps(fields))
     except (TypeError, ValueError, RecursionError):
         return ""  # not plain JSON: the field checks name it
-
-
-def _check_wire(
-    wire: Sequence[Mapping[str, Any]], digests: Sequence[str], name: str
-) -> list[str | None]:
-    """The canonical JSON of each recorded wire entry: valid Unicode, matching its digest."""
-    where = f"{_where(name)} 'wire'"
-    try:
-        jsons: list[str | None] = list(canonical_texts(wire))
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise UsageError(f"{where} is not plain JSON: {exc}") from exc
-    if len(digests) != len(jsons):
-        raise UsageError(
-            f"{where}_digests must hold one digest per wire entry ({len(jsons)}); nothing "
-            "was restored"
-        )
-    for i, (text, recorded) in enumerate(zip(jsons, digests, strict=True)):
-        try:  # one pass: the UTF-8 bytes hashed are what a request would send
-            same = hashlib.sha256(str(text).encode("utf-8")).hexdigest()[:16] == recorded
-        except UnicodeEncodeError:
-            raise UsageError(
-                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
-                "which no request can encode; nothing was restored"
-            ) from None
-        if not same:
-            raise UsageError(
-                f"{where} entry {i} differs from what was sent (its digest does not match); "
-                "the snapshot was changed after it was taken, and replaying the entry would "
-                "break the conversation; nothing was restored"
-            )
-    return jsons
 
 
 def _check_marks(marks: Iterable[Mark], pending: Mark | None, *, ir: int, wire: int) -> None:

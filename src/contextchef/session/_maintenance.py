@@ -121,20 +121,25 @@ class Maintenance:
     # -- snapshots -----------------------------------------------------------------------
 
     def snapshot(
-        self, keys: SnapshotKeys | None = None, session_id: str | None = None
+        self, keys: SnapshotKeys | None = None, session_id: str | None = None, base: Any = None
     ) -> dict[str, Any]:
         """The session's data as a snapshot, signed with `keys`; see `ContextChef.snapshot`."""
-        taken = take_snapshot(self._state, self._tools)
+        taken = take_snapshot(self._state, self._tools, base)
         return sign(taken, keys, session_id=session_id)
 
     def restore(
-        self, snapshot: Mapping[str, Any], *, narrow: bool = False, **trust: Any
+        self,
+        snapshot: Mapping[str, Any],
+        *,
+        narrow: bool = False,
+        signed: bool = False,
+        **trust: Any,
     ) -> tuple[PolicyDifference, ...]:
         """Restore a snapshot, checked before anything changes; see `ContextChef.restore`."""
-        signed = isinstance(snapshot, Mapping) and verify(snapshot, **trust)  # else `checked`
+        signed = signed or (isinstance(snapshot, Mapping) and verify(snapshot, **trust))
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
         coming = runtime_tools(snapshot, self._tools)
-        state = read_snapshot(snapshot, tools=self._tools, coming=coming)
+        state = read_snapshot(snapshot, tools=self._tools, coming=coming, signed=signed)
         skills = read_skills(snapshot, tools=self._tools)
         host = PolicyValues.of(self._state)
         policy, notes = restore_policy(host, snapshot, modes=self._modes, narrow=narrow)

@@ -66,7 +66,7 @@ def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:
     )
 
 
-def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
+def take_snapshot(state: SessionState, tools: SessionTools, base: Any = None) -> dict[str, Any]:
     """A versioned, JSON-serializable dict of the session's data (see the module doc).
 
     Runtime tools (made during the session, e.g. by the model) are recorded with their
@@ -78,7 +78,7 @@ def take_snapshot(state: SessionState, tools: SessionTools) -> dict[str, Any]:
     return {
         "format": SNAPSHOT_FORMAT,
         "version": SNAPSHOT_VERSION,
-        **state.to_dict(),
+        **state.to_dict(base),
         "tools": {
             "fingerprint": fingerprint,
             "names": names,
@@ -188,7 +188,7 @@ def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool]
 
 
 def read_snapshot(
-    data: object, *, tools: SessionTools, coming: Sequence[Tool] = ()
+    data: object, *, tools: SessionTools, coming: Sequence[Tool] = (), signed: bool = False
 ) -> SessionState:
     """The `SessionState` of a snapshot's data, after checking it against the session.
 
@@ -203,7 +203,7 @@ def read_snapshot(
     """
     snapshot = checked(data)
     _check_tools(tools, snapshot, coming)
-    return SessionState.from_dict(snapshot)
+    return SessionState.from_dict(snapshot, signed=signed)
 
 
 def read_skills(data: object, *, tools: SessionTools) -> tuple[Skill, ...]:

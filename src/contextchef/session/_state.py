@@ -14,13 +14,13 @@ hook stay with the objects that own them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
-from contextchef.history._forms import checked_history
+from contextchef.history._forms import checked_history, forms_over
 from contextchef.history._messages import Message
 from contextchef.session._ledger import Ledger
 from contextchef.session._volatile import Announcement, dynamic_state_data, render_dynamic_state
@@ -77,12 +77,13 @@ class SessionState:
             default_defer=self.default_defer, defer=self.defer, pin=self.pin, modes=modes
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``json.dumps`` works on it)."""
-        data = self.dynamic_state
+    def to_dict(self, base: tuple[Sequence[Message], Mapping[str, Any]] | None = None) -> Any:
+        """The JSON form; shares the unchanged parts of `base` (history, its form; `forms_over`)."""
+        data, (before, form) = self.dynamic_state, base or ((), {})
+        ledgers, old = sorted(self.ledgers.items()), form.get("ledgers", {})
         return {
             "system": self.system,
-            "history": [m.to_dict() for m in self.history],
+            "history": forms_over(self.history, before, form.get("history", [])),
             "exposure": {
                 "default_defer": self.default_defer,
                 "defer": list(self.defer),
@@ -101,13 +102,13 @@ class SessionState:
             "dynamic_state": None if data is None else thaw(dynamic_state_data(data)),
             "anchor": self.anchor,
             "new_context_pending": self.new_context_pending,
-            "ledgers": {t: lg.to_dict(self.history) for t, lg in sorted(self.ledgers.items())},
+            "ledgers": {t: lg.to_dict(self.history, old.get(t)) for t, lg in ledgers},
             "compiled": self.compiled,
         }
 
     @classmethod
-    def from_dict(cls, data: SnapshotForm) -> SessionState:
-        """Build a state from the data of a snapshot checked by `check_shape`.
+    def from_dict(cls, data: SnapshotForm, *, signed: bool = False) -> SessionState:
+        """Build a state from the data of a snapshot checked by `check_shape` (`signed`: HMAC'd).
 
         The policy fields (exposure patterns, mode, whitelist, blocklist, strategy) keep
         their defaults: they are the host's (`contextchef.exposure._restore`).
@@ -118,7 +119,7 @@ class SessionState:
         """
         history = checked_history(data["history"])
         ledgers = {
-            target: Ledger.from_dict(raw, history, name=target)
+            target: Ledger.from_dict(raw, history, name=target, signed=signed)
             for target, raw in data["ledgers"].items()
         }
         return cls(

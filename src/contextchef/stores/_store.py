@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import operator
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -419,6 +420,8 @@ def _same(a: object, b: object) -> bool:
         return True
     if type(a) is not type(b):
         return False
+    if isinstance(a, list) and isinstance(b, list) and all(map(operator.is_, a, b)):
+        return len(a) == len(b) or _json(a) == _json(b)  # the same items: shared forms
     if isinstance(a, (dict, list)):
         return _json(a) == _json(b)
     return a == b

@@ -23,6 +23,7 @@ from contextchef.stores._store import (
 )
 
 if TYPE_CHECKING:
+    from contextchef.history._messages import Message
     from contextchef.session._chef import ContextChef
 
 __all__ = ["SessionSync"]
@@ -74,6 +75,7 @@ class SessionSync:
         self.version = 0
         self._turns = 0
         self._snapshot: dict[str, Any] | None = None
+        self._history: tuple[Message, ...] = ()  # the messages `_snapshot` holds the forms of
         keys = getattr(store, "keys", None)  # a store without keys (or another kind) is unsigned
         self.keys: SnapshotKeys | None = keys if isinstance(keys, SnapshotKeys) else None
         self.differences: tuple[PolicyDifference, ...] = ()
@@ -98,13 +100,9 @@ class SessionSync:
         if self.keys is None and SIGNATURE in stored.snapshot:  # a store of another kind
             raise unkeyed_error(self.session_id, stored.snapshot[SIGNATURE])
         # restore neither changes nor keeps what it is given: the stored snapshot stays
-        # the base of the next save's delta as it is
-        self.differences = chef.restore(
-            stored.snapshot,
-            keys=self.keys,
-            allow_unsigned=self.keys is None,
-            session_id=self.session_id if self.keys else None,
-        )
+        # the base of the next save's delta as it is; the store verified its signature
+        session = self.session_id if self.keys else None
+        self.differences, self._history = chef._restore_stored(stored.snapshot, self.keys, session)
         self.version, self._turns = stored.version, stored.turns
         self._snapshot = stored.snapshot
         return True
@@ -117,8 +115,9 @@ class SessionSync:
             UsageError: `chef` is not a session.
         """
         _check_chef(chef)
-        new = chef.snapshot(keys=self.keys, session_id=self.session_id if self.keys else None)
-        old = self._snapshot
+        old, session = self._snapshot, self.session_id if self.keys else None
+        base = (self._history, old) if old is not None else None  # unchanged parts shared
+        new, history = chef._snapshot_over(base, self.keys, session)
         if old is None or self._turns + 1 >= self.checkpoint_every:
             version = self.store.snapshot(self.session_id, new, expected_version=self.version)
             self._turns = 0
@@ -126,9 +125,8 @@ class SessionSync:
             delta = snapshot_delta(old, new)
             version = self.store.append(self.session_id, delta, expected_version=self.version)
             self._turns += 1
-        # a snapshot is the caller's, shares nothing with the chef: the next delta's base
-        self.version = version
-        self._snapshot = new
+        # a snapshot shares nothing with the chef: the next delta's base
+        self.version, self._snapshot, self._history = version, new, history
         return version
 
     def run_turn(
