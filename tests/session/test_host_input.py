@@ -215,7 +215,7 @@ TARGET_LIST = r"\['anthropic', 'deepseek', 'gemini', 'gemini-interactions', 'ope
             "strategy",
             r"snapshot field 'strategy' must be one of \['anthropic-inline', 'anthropic-native', "
             r"'anthropic-native-client', 'anthropic-native-regex', 'client', 'flat', "
-            r"'openai-native', 'openai-native-client'\]; "
+            r"'gemini-interactions-native', 'openai-native', 'openai-native-client'\]; "
             "nothing was restored",
         ),
         # the target of the last native compile, and that of the last compile
