@@ -52,7 +52,9 @@ def test_plan_with_an_unknown_model_name_says_auto_stays_client() -> None:
     assert "not for this target and model: anthropic-inline, openai-native" in flowing
 
 
-@pytest.mark.parametrize("target", ["anthropic", "openai", "responses", "gemini"])
+@pytest.mark.parametrize(
+    "target", ["anthropic", "openai", "responses", "gemini", "gemini-interactions"]
+)
 def test_plan_json_on_real_catalogs(catalog_paths: list[Path], target: str) -> None:
     args = ["plan", *map(str, catalog_paths), "--target", target, "--json"]
     result = runner.invoke(app, args)

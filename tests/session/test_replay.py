@@ -152,6 +152,33 @@ def test_native_runs_where_the_target_has_its_own_deferral() -> None:
     gemini = replay([recording], target="gemini")
     assert "native" not in gemini.totals
     assert "no tool deferral" in gemini.transcripts[0]["skipped"]["native"]
+    # Interactions has a server search (unverified), but nothing our tool_search reveals into
+    interactions = replay([recording], target="gemini-interactions")
+    assert "native" not in interactions.totals
+    skipped = interactions.transcripts[0]["skipped"]["native"]
+    assert (
+        skipped
+        == "target 'gemini-interactions' has no tool deferral that our tool_search reveals into"
+    )
+
+
+def test_interactions_payloads_replay_and_diff(tmp_path: Path) -> None:
+    chef = session_with_history()
+    first = chef.compile("gemini-interactions", model="gemini-4-argon").payload
+    chef.append(assistant("Done."), user("Again."))
+    second = chef.compile("gemini-interactions", model="gemini-4-argon").payload
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path, payload in zip(paths, (first, second), strict=True):
+        path.write_text(json.dumps(payload), "utf-8")
+    recording = load_recording(paths[1])
+    assert recording.system == "Be brief." and [t.name for t in recording.tools] == ["lookup"]
+    assert [m.role for m in recording.requests[-1].messages][-2:] == ["assistant", "user"]
+    report = replay([recording], strategies=["flat", "client"])
+    assert report.transcripts[0]["target"] == "gemini-interactions"
+    assert report.totals["flat"]["requests"] == len(recording.requests)
+    extends = CliRunner().invoke(app, ["diff", *map(str, paths), "--json"])
+    assert extends.exit_code == 0, extends.output
+    assert json.loads(extends.output)["extends"] is True
 
 
 def test_catalogs_enlarge_the_replayed_catalog() -> None:

@@ -180,7 +180,9 @@ def _native(recording: Recording, target: str, model: str) -> Strategy | str:
         if problem is None:
             return strategy
         problems.append(problem)
-    return problems[0] if problems else f"target {target!r} has no tool deferral of its own"
+    if problems:
+        return problems[0]
+    return f"target {target!r} has no tool deferral that our tool_search reveals into"
 
 
 class _Run:
