@@ -21,7 +21,7 @@ from contextchef.search._rankers import RankerConfig
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._text import escape_tags
 from contextchef.tools._tool import Tool, ToolAnnotations
-from contextchef.tools._validate import integral, validation_errors
+from contextchef.tools._validate import integral, plainly_valid, validation_errors
 
 __all__ = [
     "DEFER_EXECUTE",
@@ -340,7 +340,8 @@ def run_tool_search(
             `explain_missing` to explain. Only ``in`` is used, so it may be computed
             lazily per hit; the search widens until enough hits are not excluded.
     """
-    problems = validation_errors(_SEARCH_FROZEN, arguments)
+    valid = plainly_valid(_SEARCH_FROZEN, arguments)
+    problems = [] if valid else validation_errors(_SEARCH_FROZEN, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
     if problems or len(given) != 1:
         usage = (
@@ -473,9 +474,8 @@ def _render_hits(
     loaded: list[str] = []
     rest: list[SearchHit] = []
     for i, hit in enumerate(hits):
-        entry = _full_entry(hit, config)
-        over = used + len(entry) + 2 > config.result_chars and bool(loaded)
-        if i >= full or rest or over:
+        entry = "" if i >= full or rest else _full_entry(hit, config)
+        if not entry or (used + len(entry) + 2 > config.result_chars and loaded):
             rest.append(hit)
             continue
         parts.append(entry)
