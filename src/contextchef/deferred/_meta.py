@@ -466,6 +466,12 @@ def _fallback(
     return out
 
 
+def _brief(tool: Tool) -> str:
+    """A tool's description on one line of at most 100 characters, made once per tool."""
+    line: str = tool._derive("search brief", 100, lambda: _cut(tool.description, 100))
+    return line
+
+
 def _render_hits(
     hits: list[SearchHit], full: int, notes: list[str], config: DeferredConfig, *, direct: bool
 ) -> SearchOutcome:
@@ -482,10 +488,7 @@ def _render_hits(
         used += len(entry) + 2
         loaded.append(hit.wire_name)
     if rest:
-        brief = [
-            f"- {h.wire_name}: {_cut(h.tool.description, 100)}"
-            for h in rest[: config.brief_results]
-        ]
+        brief = [f"- {h.wire_name}: {_brief(h.tool)}" for h in rest[: config.brief_results]]
         bare = [f"- {h.wire_name}" for h in rest[config.brief_results :]]
         example = json.dumps({"tool_names": [h.wire_name for h in rest[:2]]}, ensure_ascii=False)
         parts.append(
