@@ -129,6 +129,8 @@ NOT_AT_START = (
     "contextchef.mcp",
     "contextchef.cli",
     "contextchef.testing",
+    "contextchef.search._index",
+    "contextchef.search._corpus",
     "contextchef.search._model",
     "contextchef.search._vectors",
 )

@@ -12,16 +12,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue, freeze
-from contextchef.search._index import SearchHit, ToolIndex
 from contextchef.search._rankers import RankerConfig
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._text import escape_tags
 from contextchef.tools._tool import Tool, ToolAnnotations
 from contextchef.tools._validate import integral, plainly_valid, validation_errors
+
+if TYPE_CHECKING:  # the index module loads with the first index (issue 27, fast start)
+    from contextchef.search._index import SearchHit, ToolIndex
 
 __all__ = [
     "DEFER_EXECUTE",
