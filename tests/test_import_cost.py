@@ -169,3 +169,12 @@ def test_an_unknown_target_names_every_target_without_loading_the_wires() -> Non
         "    raise AssertionError('no error')\n"
     )
     assert not {m for m in loaded if m.startswith(NOT_AT_START[: len(WIRE_PACKAGES)])}
+
+
+def test_an_adapter_reads_responses_before_its_target_was_used() -> None:
+    _ours_after(  # its wire's parser (the reader) loads with the first read
+        "from contextchef.providers.anthropic._render import AnthropicAdapter\n"
+        "turn = AnthropicAdapter().read_response({'type': 'message', 'role': 'assistant',\n"
+        "    'content': [{'type': 'text', 'text': 'hi'}], 'stop_reason': 'end_turn'})\n"
+        "assert turn.turn.messages, turn\n"
+    )
