@@ -123,7 +123,7 @@ def _ours_after(code: str) -> set[str]:
 
 WIRE_PACKAGES = ("anthropic", "gemini", "gemini_interactions", "openai_chat", "responses")
 NOT_AT_START = (
-    *(f"contextchef.providers.{wire}" for wire in WIRE_PACKAGES),
+    *(f"contextchef.providers.{wire}." for wire in WIRE_PACKAGES),  # renderer, parser...
     "contextchef.stores",
     "contextchef.analysis",
     "contextchef.mcp",
@@ -135,7 +135,8 @@ NOT_AT_START = (
     "contextchef.search._vectors",
 )
 """Packages and modules `from contextchef import ContextChef` leaves unloaded (issue 27):
-each wire loads when its target is first used, the rest when their feature is."""
+each wire loads when its target is first used, the rest when their feature is. (Gemini's
+package itself holds the made-up call ids ingest reads: only its modules are listed.)"""
 
 
 def test_the_session_class_loads_no_wire_store_analysis_mcp_cli_or_model_module() -> None:
@@ -151,7 +152,7 @@ def test_a_compile_loads_only_its_own_wire() -> None:
         "chef.set_history([user('hi')])\n"
         "chef.compile('anthropic')\n"
     )
-    wires = {m.split(".")[2] for m in loaded if m.startswith("contextchef.providers.")}
+    wires = {m.split(".")[2] for m in loaded if m.count(".") > 2 and ".providers." in m}
     assert wires & set(WIRE_PACKAGES) == {"anthropic"}
 
 

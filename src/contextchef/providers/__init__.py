@@ -42,11 +42,8 @@ if _typing.TYPE_CHECKING:
     from contextchef.providers._usage import CacheReport, CacheRules
     from contextchef.providers.anthropic._parse import from_anthropic
     from contextchef.providers.anthropic._render import AnthropicAdapter
-    from contextchef.providers.gemini._parse import (
-        from_gemini,
-        synthetic_index,
-        synthetic_offset,
-    )
+    from contextchef.providers.gemini import synthetic_index, synthetic_offset
+    from contextchef.providers.gemini._parse import from_gemini
     from contextchef.providers.gemini._render import GeminiAdapter
     from contextchef.providers.gemini_interactions._parse import from_interactions
     from contextchef.providers.gemini_interactions._render import GeminiInteractionsAdapter
@@ -81,7 +78,8 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     "contextchef.providers._usage": ("CacheReport", "CacheRules"),
     "contextchef.providers.anthropic._parse": ("from_anthropic",),
     "contextchef.providers.anthropic._render": ("AnthropicAdapter",),
-    "contextchef.providers.gemini._parse": ("from_gemini", "synthetic_index", "synthetic_offset"),
+    "contextchef.providers.gemini": ("synthetic_index", "synthetic_offset"),
+    "contextchef.providers.gemini._parse": ("from_gemini",),
     "contextchef.providers.gemini._render": ("GeminiAdapter",),
     "contextchef.providers.gemini_interactions._parse": ("from_interactions",),
     "contextchef.providers.gemini_interactions._render": ("GeminiInteractionsAdapter",),

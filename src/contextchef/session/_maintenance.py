@@ -12,7 +12,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import contextchef.providers as providers  # Gemini's synthetic ids: its wire loads on ingest
 from contextchef._errors import UsageError, check_int, shown
 from contextchef._signing import SnapshotKeys, sign, verify
 from contextchef.deferred._groups import LOAD_TOOLKIT
@@ -28,7 +27,7 @@ from contextchef.history._compaction import Cleared, Compacted, clear_tool_resul
 from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._messages import ToolCall, check_message, join_turn
 from contextchef.history._normalize import unique_call_ids
-from contextchef.providers import ResponseNotice, read_response
+from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._handoff import compact_history, handoff_due
@@ -88,7 +87,7 @@ class Maintenance:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
         history = self._state.history
         ids = {p.id for m in history for p in m.parts if isinstance(p, ToolCall)}
-        read = read_response(response, id_offset=providers.synthetic_offset(ids, len(history)))
+        read = read_response(response, id_offset=synthetic_offset(ids, len(history)))
         turn = tuple(digest(m) for m in read.turn.messages)
         if read.id in self._ingested and self._ingested[read.id] in (turn, None):  # None: restored
             raise UsageError(
