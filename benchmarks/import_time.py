@@ -10,8 +10,10 @@ files), so the figures are import work, not compilation. Two measures per case:
 * **import**: ``time.perf_counter`` around the import statement inside the process;
 * **process**: wall time of the whole ``python -c ...`` (interpreter start included).
 
-Baseline (same run): ``import json``. Target (issue 14): ``import contextchef`` <= 5x.
-``--before SRC`` adds ``import contextchef`` from another source tree (e.g. the commit
+Baseline (same run): ``import json``. Targets: ``import contextchef`` <= 5x (issue 14);
+``from contextchef import ContextChef`` <= 3x as a process (issue 27).
+``--before SRC`` adds ``import contextchef`` and ``from contextchef import ContextChef``
+from another source tree (e.g. the commit
 before this issue, unpacked with ``git archive <commit> src | tar -x -C /tmp/before``,
 then ``--before /tmp/before/src``), measured in the same run.
 ``all names + heavy deps`` reads every public name and imports the heavy dependencies,
@@ -45,6 +47,7 @@ PROBE = "import time; t = time.perf_counter(); {code}; print(time.perf_counter()
 
 
 BEFORE = "import contextchef (--before tree)"
+BEFORE_CHEF = "from contextchef import ContextChef (--before tree)"
 
 
 def _run(code: str, env: dict[str, str]) -> tuple[float, float]:
@@ -70,17 +73,18 @@ def main() -> None:
     cases = dict(CASES)
     if args.before:
         cases[BEFORE] = "import contextchef"
+        cases[BEFORE_CHEF] = "from contextchef import ContextChef"
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = cache
         before_env = {**env, "PYTHONPATH": args.before}
         for name, code in cases.items():  # warm the bytecode cache
-            _run(code, before_env if name == BEFORE else env)
+            _run(code, before_env if name in (BEFORE, BEFORE_CHEF) else env)
         inside: dict[str, list[float]] = {name: [] for name in cases}
         wall: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(runs):
             for name, code in cases.items():
-                a, b = _run(code, before_env if name == BEFORE else env)
+                a, b = _run(code, before_env if name in (BEFORE, BEFORE_CHEF) else env)
                 inside[name].append(a)
                 wall[name].append(b)
     base_in = statistics.median(inside["import json (baseline)"])

@@ -108,3 +108,74 @@ def test_the_lazy_table_matches_the_typed_imports() -> None:
     assert set(contextchef.__all__) == {n for names in lazy.values() for n in names} | (
         eager & set(contextchef.__all__)
     )
+
+
+def _ours_after(code: str) -> set[str]:
+    """The package's own modules in ``sys.modules`` after running `code` in a new process."""
+    probe = (
+        f"{code}\nimport json, sys\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('contextchef'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+WIRE_PACKAGES = ("anthropic", "gemini", "gemini_interactions", "openai_chat", "responses")
+NOT_AT_START = (
+    *(f"contextchef.providers.{wire}." for wire in WIRE_PACKAGES),  # renderer, parser...
+    "contextchef.stores",
+    "contextchef.analysis",
+    "contextchef.mcp",
+    "contextchef.cli",
+    "contextchef.testing",
+    "contextchef.search._index",
+    "contextchef.search._corpus",
+    "contextchef.search._model",
+    "contextchef.search._vectors",
+)
+"""Packages and modules `from contextchef import ContextChef` leaves unloaded (issue 27):
+each wire loads when its target is first used, the rest when their feature is. (Gemini's
+package itself holds the made-up call ids ingest reads: only its modules are listed.)"""
+
+
+def test_the_session_class_loads_no_wire_store_analysis_mcp_cli_or_model_module() -> None:
+    loaded = _ours_after("from contextchef import ContextChef")
+    assert "contextchef.session._chef" in loaded
+    assert not {m for m in loaded if m.startswith(NOT_AT_START)}
+
+
+def test_a_compile_loads_only_its_own_wire() -> None:
+    loaded = _ours_after(
+        "from contextchef import ContextChef, user\n"
+        "chef = ContextChef()\n"
+        "chef.set_history([user('hi')])\n"
+        "chef.compile('anthropic')\n"
+    )
+    wires = {m.split(".")[2] for m in loaded if m.count(".") > 2 and ".providers." in m}
+    assert wires & set(WIRE_PACKAGES) == {"anthropic"}
+
+
+def test_an_unknown_target_names_every_target_without_loading_the_wires() -> None:
+    loaded = _ours_after(
+        "from contextchef import ContextChef, UnknownTargetError, user\n"
+        "from contextchef.providers import TARGETS\n"
+        "chef = ContextChef()\n"
+        "chef.set_history([user('hi')])\n"
+        "try:\n"
+        "    chef.compile('claude')\n"
+        "except UnknownTargetError as exc:\n"
+        "    assert str(exc).endswith('valid targets: ' + ', '.join(TARGETS)), exc\n"
+        "else:\n"
+        "    raise AssertionError('no error')\n"
+    )
+    assert not {m for m in loaded if m.startswith(NOT_AT_START[: len(WIRE_PACKAGES)])}
+
+
+def test_an_adapter_reads_responses_before_its_target_was_used() -> None:
+    _ours_after(  # its wire's parser (the reader) loads with the first read
+        "from contextchef.providers.anthropic._render import AnthropicAdapter\n"
+        "turn = AnthropicAdapter().read_response({'type': 'message', 'role': 'assistant',\n"
+        "    'content': [{'type': 'text', 'text': 'hi'}], 'stop_reason': 'end_turn'})\n"
+        "assert turn.turn.messages, turn\n"
+    )

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from contextchef import ContextChef, Denied
-from contextchef.tools._validate import MAX_MESSAGE_CHARS, pattern_search, validation_errors
+from contextchef._json import freeze
+from contextchef.tools._validate import (
+    MAX_MESSAGE_CHARS,
+    pattern_search,
+    plainly_valid,
+    validation_errors,
+)
 
 SLUG = {
     "type": "object",
@@ -51,3 +60,37 @@ def test_messages_never_echo_a_huge_argument_whole() -> None:
     (problem,) = validation_errors(schema, {"n": "x" * 100_000})
     assert len(problem) <= MAX_MESSAGE_CHARS + len(" (rule: type)")
     assert problem.endswith("… (rule: type)")
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.tuples(inner)
+        | st.dictionaries(
+            st.sampled_from(["queries", "tool_names", "limit", "x"]), inner, max_size=3
+        )
+    ),
+    max_leaves=6,
+)
+
+
+@given(
+    st.dictionaries(st.sampled_from(["queries", "tool_names", "limit", "x"]), _JSONISH, max_size=3)
+)
+def test_the_fast_yes_agrees_with_the_worded_check(arguments: dict[str, object]) -> None:
+    """`plainly_valid` (jsonschema-rs) never says yes where `validation_errors` finds errors,
+    and says yes for every valid plain argument object."""
+    from contextchef.deferred._meta import _SEARCH_FROZEN
+
+    errors = validation_errors(_SEARCH_FROZEN, arguments)
+    fast = plainly_valid(_SEARCH_FROZEN, arguments)
+    assert not (fast and errors), (arguments, errors)
+    plain = not any(isinstance(v, tuple) for v in arguments.values())
+    assert fast or errors or not plain, arguments
+
+
+def test_the_fast_yes_is_only_for_plain_schemas() -> None:
+    pattern = freeze({"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}})
+    assert not plainly_valid(pattern, {"a": "x"})  # not a plain schema: ask the worded check
+    assert not plainly_valid(freeze({"type": "object"}), ["not", "a", "dict"])

@@ -12,16 +12,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue, freeze
-from contextchef.search._index import SearchHit, ToolIndex
 from contextchef.search._rankers import RankerConfig
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._text import escape_tags
 from contextchef.tools._tool import Tool, ToolAnnotations
-from contextchef.tools._validate import integral, validation_errors
+from contextchef.tools._validate import integral, plainly_valid, validation_errors
+
+if TYPE_CHECKING:  # the index module loads with the first index (issue 27, fast start)
+    from contextchef.search._index import SearchHit, ToolIndex
 
 __all__ = [
     "DEFER_EXECUTE",
@@ -340,7 +342,8 @@ def run_tool_search(
             `explain_missing` to explain. Only ``in`` is used, so it may be computed
             lazily per hit; the search widens until enough hits are not excluded.
     """
-    problems = validation_errors(_SEARCH_FROZEN, arguments)
+    valid = plainly_valid(_SEARCH_FROZEN, arguments)
+    problems = [] if valid else validation_errors(_SEARCH_FROZEN, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
     if problems or len(given) != 1:
         usage = (
@@ -465,6 +468,12 @@ def _fallback(
     return out
 
 
+def _brief(tool: Tool) -> str:
+    """A tool's description on one line of at most 100 characters, made once per tool."""
+    line: str = tool._derive("search brief", 100, lambda: _cut(tool.description, 100))
+    return line
+
+
 def _render_hits(
     hits: list[SearchHit], full: int, notes: list[str], config: DeferredConfig, *, direct: bool
 ) -> SearchOutcome:
@@ -473,19 +482,15 @@ def _render_hits(
     loaded: list[str] = []
     rest: list[SearchHit] = []
     for i, hit in enumerate(hits):
-        entry = _full_entry(hit, config)
-        over = used + len(entry) + 2 > config.result_chars and bool(loaded)
-        if i >= full or rest or over:
+        entry = "" if i >= full or rest else _full_entry(hit, config)
+        if not entry or (used + len(entry) + 2 > config.result_chars and loaded):
             rest.append(hit)
             continue
         parts.append(entry)
         used += len(entry) + 2
         loaded.append(hit.wire_name)
     if rest:
-        brief = [
-            f"- {h.wire_name}: {_cut(h.tool.description, 100)}"
-            for h in rest[: config.brief_results]
-        ]
+        brief = [f"- {h.wire_name}: {_brief(h.tool)}" for h in rest[: config.brief_results]]
         bare = [f"- {h.wire_name}" for h in rest[config.brief_results :]]
         example = json.dumps({"tool_names": [h.wire_name for h in rest[:2]]}, ensure_ascii=False)
         parts.append(

@@ -13,17 +13,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextchef._cache import LruMap
 from contextchef.deferred._groups import Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import Skill
 from contextchef.exposure._policy import ExposurePolicy
-from contextchef.search._index import ToolIndex
-from contextchef.search._rankers import RankerConfig
 from contextchef.tools._registry import Registry, tool_digest
 from contextchef.tools._tool import Tool
+
+if TYPE_CHECKING:  # the index module loads with the first index (issue 27, fast start)
+    from contextchef.search._index import ToolIndex
+    from contextchef.search._rankers import RankerConfig
 
 __all__ = [
     "SHARED_INDEXES",
@@ -133,5 +135,7 @@ def shared_index(
     key = h.hexdigest()
     index = _shared.get(key)
     if index is None:
+        from contextchef.search._index import ToolIndex
+
         index = _shared.setdefault(key, ToolIndex(entries, ranker=ranker, groups=groups))
     return index

@@ -39,12 +39,12 @@ from contextchef.deferred._sharing import (
 )
 from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, skill_lock_reason
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
-from contextchef.search._index import ToolIndex
 from contextchef.search._rankers import RankerConfig
 from contextchef.tools._names import RESERVED_NAMES
 from contextchef.tools._tool import CompiledTool, Tool
 
 if TYPE_CHECKING:
+    from contextchef.search._index import ToolIndex
     from contextchef.tools._registry import Registry
 
 __all__ = [

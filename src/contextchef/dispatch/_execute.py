@@ -410,7 +410,8 @@ def run_allowed(
     if done is None:
         result = _run_tool(call, check, handlers, fallback, answer_missing)
         done = Execution(result=result, check=check)
-    return dataclasses.replace(done, result=run_after_hooks(call, check, done.result, ctx))
+    result = run_after_hooks(call, check, done.result, ctx)
+    return done if result is done.result else dataclasses.replace(done, result=result)
 
 
 async def astart_allowed(

@@ -176,6 +176,8 @@ class LoopRunning(UsageError):
 
 def run_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> CheckResult:
     """Run the before-hooks on an allowed call; the first denial wins (sync entry)."""
+    if not ctx.before:
+        return allowed
     event = _event(call, allowed)
     for hook in ctx.before:
         try:
@@ -214,6 +216,8 @@ def run_after_hooks(
     call: ToolCall, check: Allowed, result: ToolResult, ctx: GateContext
 ) -> ToolResult:
     """Run the after-hooks on a result (sync entry); each may replace it."""
+    if not ctx.after:
+        return result
     event = _event(call, check)
     for hook in ctx.after:
         try:

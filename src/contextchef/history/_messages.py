@@ -39,7 +39,7 @@ from contextchef._errors import (
 from contextchef._json import (
     FrozenDict,
     JsonValue,
-    canonical_dumps,
+    canonical_texts,
     canonical_value,
     freeze,
     is_unicode,
@@ -256,7 +256,7 @@ class ToolCall:
         _require_str("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
             try:
-                text = canonical_dumps(canonical_value(self.arguments))
+                text = canonical_texts([canonical_value(self.arguments)])[0]
             except (TypeError, ValueError, RecursionError) as exc:
                 raise UsageError(
                     f"ToolCall {shown(self.id, 80)}: arguments given as an object must be plain "

@@ -8,42 +8,104 @@ Completions with DeepSeek's ``reasoning_content``), ``responses`` (OpenAI Respon
 history into the IR; each wire's `WireReader` reads its responses (`read_response`,
 `Adapter.read_response`), request payloads and message lists. The target table
 (`providers._targets`) registers every target's adapter.
+
+Names are loaded on first use (PEP 562, as in ``contextchef``): importing one of these
+modules does not import every wire package (issue 27, fast start).
 """
 
-from __future__ import annotations
+import importlib as _importlib
+import typing as _typing
 
-from contextchef.providers._base import (
-    Adapter,
-    CacheAuditFinding,
-    Chain,
-    ModelRules,
-    Profile,
-    RequestOptions,
-    extra_left_out,
-)
-from contextchef.providers._ingest import parse_response, read_response, response_notices
-from contextchef.providers._parsing import ParsedHistory
-from contextchef.providers._reading import ReadResponse, ResponseNotice, WireReader, wire_reader
-from contextchef.providers._targets import (
-    PRESETS,
-    TARGETS,
-    WIRES,
-    WRITTEN_FIELDS,
-    adapters,
-    get_adapter,
-    target_of,
-)
-from contextchef.providers._usage import CacheReport, CacheRules
-from contextchef.providers.anthropic._parse import from_anthropic
-from contextchef.providers.anthropic._render import AnthropicAdapter
-from contextchef.providers.gemini._parse import from_gemini, synthetic_index, synthetic_offset
-from contextchef.providers.gemini._render import GeminiAdapter
-from contextchef.providers.gemini_interactions._parse import from_interactions
-from contextchef.providers.gemini_interactions._render import GeminiInteractionsAdapter
-from contextchef.providers.openai_chat._parse import from_openai
-from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAIChatAdapter
-from contextchef.providers.responses._parse import from_responses
-from contextchef.providers.responses._render import ResponsesAdapter
+if _typing.TYPE_CHECKING:
+    from contextchef.providers._base import (
+        Adapter,
+        CacheAuditFinding,
+        Chain,
+        ModelRules,
+        Profile,
+        RequestOptions,
+        extra_left_out,
+    )
+    from contextchef.providers._ingest import parse_response, read_response, response_notices
+    from contextchef.providers._parsing import ParsedHistory
+    from contextchef.providers._reading import ReadResponse, ResponseNotice, WireReader
+    from contextchef.providers._targets import (
+        PRESETS,
+        TARGETS,
+        WIRES,
+        WRITTEN_FIELDS,
+        adapters,
+        get_adapter,
+        target_of,
+        wire_reader,
+    )
+    from contextchef.providers._usage import CacheReport, CacheRules
+    from contextchef.providers.anthropic._parse import from_anthropic
+    from contextchef.providers.anthropic._render import AnthropicAdapter
+    from contextchef.providers.gemini import synthetic_index, synthetic_offset
+    from contextchef.providers.gemini._parse import from_gemini
+    from contextchef.providers.gemini._render import GeminiAdapter
+    from contextchef.providers.gemini_interactions._parse import from_interactions
+    from contextchef.providers.gemini_interactions._render import GeminiInteractionsAdapter
+    from contextchef.providers.openai_chat._parse import from_openai
+    from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAIChatAdapter
+    from contextchef.providers.responses._parse import from_responses
+    from contextchef.providers.responses._render import ResponsesAdapter
+
+_LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
+    "contextchef.providers._base": (
+        "Adapter",
+        "CacheAuditFinding",
+        "Chain",
+        "ModelRules",
+        "Profile",
+        "RequestOptions",
+        "extra_left_out",
+    ),
+    "contextchef.providers._ingest": ("parse_response", "read_response", "response_notices"),
+    "contextchef.providers._parsing": ("ParsedHistory",),
+    "contextchef.providers._reading": ("ReadResponse", "ResponseNotice", "WireReader"),
+    "contextchef.providers._targets": (
+        "PRESETS",
+        "TARGETS",
+        "WIRES",
+        "WRITTEN_FIELDS",
+        "adapters",
+        "get_adapter",
+        "target_of",
+        "wire_reader",
+    ),
+    "contextchef.providers._usage": ("CacheReport", "CacheRules"),
+    "contextchef.providers.anthropic._parse": ("from_anthropic",),
+    "contextchef.providers.anthropic._render": ("AnthropicAdapter",),
+    "contextchef.providers.gemini": ("synthetic_index", "synthetic_offset"),
+    "contextchef.providers.gemini._parse": ("from_gemini",),
+    "contextchef.providers.gemini._render": ("GeminiAdapter",),
+    "contextchef.providers.gemini_interactions._parse": ("from_interactions",),
+    "contextchef.providers.gemini_interactions._render": ("GeminiInteractionsAdapter",),
+    "contextchef.providers.openai_chat._parse": ("from_openai",),
+    "contextchef.providers.openai_chat._render": ("DeepSeekAdapter", "OpenAIChatAdapter"),
+    "contextchef.providers.responses._parse": ("from_responses",),
+    "contextchef.providers.responses._render": ("ResponsesAdapter",),
+}
+"""Module -> the public names it provides (the TYPE_CHECKING imports above list the same)."""
+
+_MODULE_OF = {name: module for module, names in _LAZY_EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Import the module that provides `name` on first access, then cache the value."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'contextchef.providers' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "PRESETS",

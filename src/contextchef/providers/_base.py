@@ -27,7 +27,7 @@ from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._budget import ContextBudget
 from contextchef.providers._hints import apply_hints, data_url, hints, split_data_url
 from contextchef.providers._model_rules import ModelRules
-from contextchef.providers._reading import ReadResponse, wire_reader
+from contextchef.providers._reading import ReadResponse, adapter_reader
 from contextchef.providers._tool_changes import ToolChanges, ToolState
 from contextchef.providers._usage import CacheAuditFinding, CacheRules, Chain
 from contextchef.tools._tool import CompiledTool
@@ -444,7 +444,7 @@ class AdapterDefaults:
     def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
         """Read through the `WireReader` of this adapter's `Profile.wire`."""
         profile: Profile = getattr(self, "profile")  # noqa: B009 - set by each adapter
-        return wire_reader(profile.wire).read_response(response, id_offset=id_offset)
+        return adapter_reader(type(self), profile.wire).read_response(response, id_offset=id_offset)
 
     def fit_references(
         self,

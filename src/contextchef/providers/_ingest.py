@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, shown_keys
+from contextchef.providers import _targets
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers._reading import (
     ReadResponse,
@@ -27,7 +28,6 @@ from contextchef.providers._reading import (
     provider_notices,
     response_dict,
 )
-from contextchef.providers._targets import WIRES
 
 __all__ = [
     "ReadResponse",
@@ -50,12 +50,12 @@ def check_not_failed(data: Mapping[str, Any]) -> None:
     Raises:
         CorruptHistoryError: Naming the provider's error code and message.
     """
-    for reader in WIRES:
+    for reader in _targets.WIRES:
         why = reader.failure(data)
         if why is not None:
             raise CorruptHistoryError(why, index=0)
     error = data.get("error")
-    if isinstance(error, Mapping) and not any(r.turn_key in data for r in WIRES):
+    if isinstance(error, Mapping) and not any(r.turn_key in data for r in _targets.WIRES):
         raise CorruptHistoryError(
             f"the provider returned an error instead of a turn ({error_text(error)})", index=0
         )
@@ -75,10 +75,10 @@ def response_notices(response: object) -> tuple[ResponseNotice, ...]:
 
 
 def _reader_of(data: Mapping[str, Any]) -> WireReader:
-    for reader in WIRES:
+    for reader in _targets.WIRES:
         if reader.detect(data):
             return reader
-    expected = ", ".join(r.label for r in WIRES)
+    expected = ", ".join(r.label for r in _targets.WIRES)
     raise CorruptHistoryError(
         f"not a response of a supported API (expected one of: {expected}; "
         f"keys: {shown_keys(data)})",

@@ -11,6 +11,7 @@ provider's notices and the response id.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ __all__ = [
     "RecordedPayload",
     "ResponseNotice",
     "WireReader",
+    "adapter_reader",
     "checked_response",
     "error_text",
     "first_item",
@@ -166,6 +168,23 @@ def register_reader(reader: WireReader) -> WireReader:
 def wire_reader(wire: str) -> WireReader:
     """The `WireReader` of `wire` (a `Profile.wire`); KeyError if none registered."""
     return _READERS[wire]
+
+
+def adapter_reader(adapter: type, wire: str) -> WireReader:
+    """`wire`'s reader; its parser is imported first when the adapter came without it.
+
+    Wire packages load on first use (`providers._targets`); an adapter class imported
+    from its ``_render`` module directly finds its wire's ``_parse`` here.
+    """
+    try:
+        return wire_reader(wire)
+    except KeyError:
+        for cls in adapter.__mro__:
+            package, _, module = cls.__module__.rpartition(".")
+            if module == "_render" and package.startswith("contextchef.providers."):
+                importlib.import_module(f"{package}._parse")
+                break
+        return wire_reader(wire)
 
 
 def response_dict(response: object) -> Mapping[str, Any]:

@@ -2,83 +2,140 @@
 
 Adding a target on an existing wire is its adapter (a `Profile` with its history rules,
 default model and API host, in ``providers/<wire>/``) plus one line in `_ADAPTERS`
-below; a new wire adds its package and its reader to `WIRES`. Everything else
+below; a new wire adds its package and its reader to `_WIRES`. Everything else
 (`TARGETS`, `PRESETS`, `WIRES`, the recordings' targets) is derived from this table.
+
+The table names modules rather than importing them (issue 27, fast start): a target's
+wire package is imported when the target is first used (`get_adapter`), so a session
+that compiles for Anthropic never loads the Gemini renderer. `TARGETS` is the table's
+keys; `WIRES`, `PRESETS` and `WRITTEN_FIELDS` import every wire when first read.
 """
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UnknownTargetError, shown
 from contextchef.history._normalize import PORTABLE, HistoryRules
 from contextchef.providers._base import Adapter
 from contextchef.providers._reading import WireReader
-from contextchef.providers.anthropic._parse import READER as _ANTHROPIC_READER
-from contextchef.providers.anthropic._render import AnthropicAdapter
-from contextchef.providers.gemini._parse import READER as _GEMINI_READER
-from contextchef.providers.gemini._render import GeminiAdapter
-from contextchef.providers.gemini_interactions._parse import READER as _INTERACTIONS_READER
-from contextchef.providers.gemini_interactions._render import GeminiInteractionsAdapter
-from contextchef.providers.openai_chat._parse import READER as _CHAT_READER
-from contextchef.providers.openai_chat._render import DeepSeekAdapter, OpenAIChatAdapter
-from contextchef.providers.responses._parse import READER as _RESPONSES_READER
-from contextchef.providers.responses._render import ResponsesAdapter
+from contextchef.providers._reading import wire_reader as _registered_reader
 
-__all__ = ["PRESETS", "TARGETS", "WIRES", "WRITTEN_FIELDS", "adapters", "get_adapter", "target_of"]
+__all__ = [
+    "PRESETS",
+    "TARGETS",
+    "WIRES",
+    "WRITTEN_FIELDS",
+    "adapters",
+    "get_adapter",
+    "target_of",
+    "wire_reader",
+]
 
-_ADAPTERS: dict[str, Adapter] = {
-    "anthropic": AnthropicAdapter(),
-    "openai": OpenAIChatAdapter(),
-    "deepseek": DeepSeekAdapter(),
-    "responses": ResponsesAdapter(),
-    "gemini": GeminiAdapter(),
-    "gemini-interactions": GeminiInteractionsAdapter(),
+_PACKAGE = "contextchef.providers"
+
+_ADAPTERS: dict[str, tuple[str, str]] = {
+    "anthropic": ("anthropic", "AnthropicAdapter"),
+    "openai": ("openai_chat", "OpenAIChatAdapter"),
+    "deepseek": ("openai_chat", "DeepSeekAdapter"),
+    "responses": ("responses", "ResponsesAdapter"),
+    "gemini": ("gemini", "GeminiAdapter"),
+    "gemini-interactions": ("gemini_interactions", "GeminiInteractionsAdapter"),
 }
-"""Target name -> adapter. On a shared wire the first target is the wire's default
-(a Chat Completions recording is ``openai`` unless its URL names DeepSeek's host)."""
+"""Target name -> (wire package, adapter class in its ``_render``). On a shared wire the
+first target is the wire's default (a Chat Completions recording is ``openai`` unless its
+URL names DeepSeek's host)."""
 
-WIRES: tuple[WireReader, ...] = (
-    _INTERACTIONS_READER,  # before Responses: its payloads also carry ``input``
-    _GEMINI_READER,
-    _RESPONSES_READER,
-    _ANTHROPIC_READER,
-    _CHAT_READER,  # last: takes any ``messages`` payload or message list the others leave
-)
-"""Each wire format's reader, in the order a response, payload or message list is matched
-against them (`WireReader.detect`, `detect_request`, `detect_history`)."""
+_WIRES = ("gemini_interactions", "gemini", "responses", "anthropic", "openai_chat")
+"""The wire packages whose ``_parse.READER`` make `WIRES`, in detection order: Interactions
+before Responses (its payloads also carry ``input``); Chat Completions last (it takes any
+``messages`` payload or message list the others leave)."""
 
 TARGETS: tuple[str, ...] = tuple(sorted(_ADAPTERS))
 """Every compile target's name, sorted."""
 
-PRESETS: Mapping[str, HistoryRules] = {
-    PORTABLE.name: PORTABLE,
-    **{a.profile.history.name: a.profile.history for a in _ADAPTERS.values()},
-}
-"""History rules by name: ``portable`` (valid everywhere) and each target's own."""
+if TYPE_CHECKING:
+    WIRES: tuple[WireReader, ...]
+    PRESETS: Mapping[str, HistoryRules]
+    WRITTEN_FIELDS: frozenset[str]
 
-WRITTEN_FIELDS: frozenset[str] = frozenset().union(*(a.profile.written for a in _ADAPTERS.values()))
-"""Request fields some adapter writes itself (`Profile.written`): refused in ``extra`` on
-every target, so one ``extra`` means the same wherever it goes."""
+_made: dict[str, Adapter] = {}
+_lock = threading.RLock()
+
+
+def _package(name: str) -> Any:
+    """A wire package's ``_parse`` module (its reader registered, its renderer imported)."""
+    return importlib.import_module(f"{_PACKAGE}.{name}._parse")
 
 
 def get_adapter(target: str) -> Adapter:
-    """The adapter for `target`.
+    """The adapter for `target` (its wire package is imported on first use).
 
     Raises:
         UnknownTargetError: `target` is not one of `TARGETS`.
     """
-    adapter = _ADAPTERS.get(target) if isinstance(target, str) else None
-    if adapter is None:
+    adapter = _made.get(target) if isinstance(target, str) else None
+    if adapter is not None:
+        return adapter
+    where = _ADAPTERS.get(target) if isinstance(target, str) else None
+    if where is None:
         raise UnknownTargetError(
             f"unknown target {shown(target, 80)}; valid targets: {', '.join(TARGETS)}"
         )
-    return adapter
+    with _lock:
+        if target not in _made:
+            _package(where[0])
+            render = importlib.import_module(f"{_PACKAGE}.{where[0]}._render")
+            _made[target] = cast(Adapter, getattr(render, where[1])())
+        return _made[target]
 
 
 def adapters() -> Mapping[str, Adapter]:
     """Target name -> adapter, in the table's order (a new dict)."""
-    return dict(_ADAPTERS)
+    return {target: get_adapter(target) for target in _ADAPTERS}
+
+
+def wire_reader(wire: str) -> WireReader:
+    """The `WireReader` of `wire` (a `Profile.wire`); KeyError if none.
+
+    Every wire's reader is loaded first, so this answers before any adapter was used.
+    """
+    _derived("WIRES")
+    return _registered_reader(wire)
+
+
+def _derived(name: str) -> Any:
+    """`WIRES`, `PRESETS` or `WRITTEN_FIELDS`, made from the whole table on first read."""
+    with _lock:
+        if name in globals():
+            return globals()[name]
+        table = adapters()
+        globals().update(
+            WIRES=tuple(_package(p).READER for p in _WIRES),
+            PRESETS={
+                PORTABLE.name: PORTABLE,
+                **{a.profile.history.name: a.profile.history for a in table.values()},
+            },
+            WRITTEN_FIELDS=frozenset().union(*(a.profile.written for a in table.values())),
+        )
+        return globals()[name]
+
+
+def __getattr__(name: str) -> Any:
+    """The names derived from every wire, made on first read.
+
+    `WIRES`: each wire format's reader, in the order a response, payload or message list
+    is matched against them (`WireReader.detect`, `detect_request`, `detect_history`).
+    `PRESETS`: history rules by name (``portable``, valid everywhere, and each target's
+    own). `WRITTEN_FIELDS`: request fields some adapter writes itself (`Profile.written`),
+    refused in ``extra`` on every target, so one ``extra`` means the same wherever it goes.
+    """
+    if name in ("WIRES", "PRESETS", "WRITTEN_FIELDS"):
+        return _derived(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def target_of(wire: str, urls: Iterable[str] = ()) -> str:
@@ -95,12 +152,13 @@ def target_of(wire: str, urls: Iterable[str] = ()) -> str:
     Raises:
         KeyError: No target speaks `wire`.
     """
-    names = [n for n, a in _ADAPTERS.items() if a.profile.wire == wire]
+    table = adapters()
+    names = [n for n, a in table.items() if a.profile.wire == wire]
     if not names:
         raise KeyError(wire)
     urls = list(urls)
     for name in names:
-        host = _ADAPTERS[name].profile.api_host
+        host = table[name].profile.api_host
         if host and any(host in url for url in urls):
             return name
     return names[0]

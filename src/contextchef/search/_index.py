@@ -487,7 +487,7 @@ class ToolIndex:
         for query in queries:
             tokens = tokenize(query)
             scores = self._scores(corpus, tokens)
-            strong = [t for t in tokens if not _is_cjk_char(t)]
+            strong = tokens if query.isascii() else [t for t in tokens if not _is_cjk_char(t)]
             if strong and len(strong) < len(tokens):
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
@@ -506,14 +506,14 @@ class ToolIndex:
             else:
                 total += normalized(scores) if fused is None else fused
         candidates = np.flatnonzero(total > 0)
-        if candidates.size == 0:
-            return []
+        if candidates.size > limit:  # only those scoring at least the limit-th best can rank
+            kth = np.partition(total[candidates], candidates.size - limit)[-limit]
+            candidates = candidates[total[candidates] >= kth]
         order = candidates[np.lexsort((candidates, -total[candidates]))][:limit]
+        entries = self._entries
         return [
-            SearchHit(
-                tool=self._entries[i][0], wire_name=self._entries[i][1], score=float(total[i])
-            )
-            for i in order.tolist()
+            SearchHit(tool=entries[i][0], wire_name=entries[i][1], score=score)
+            for i, score in zip(order.tolist(), total[order].tolist(), strict=True)
         ]
 
     def _group_members(self, groups: GroupLevel) -> np.ndarray:
@@ -526,8 +526,10 @@ class ToolIndex:
         """BM25 score of every entry (built and extra documents) for one query's tokens."""
         import numpy as np
 
-        scores = np.zeros(len(self._entries), dtype=np.float64)
         known = [corpus.vocab[t] for t in tokens if t in corpus.vocab]
+        if known and self._main == len(self._entries):  # no runtime tools: one array
+            return np.asarray(corpus.bm25.get_scores_from_ids(known), dtype=np.float64)
+        scores = np.zeros(len(self._entries), dtype=np.float64)
         if known:
             scores[: self._main] += corpus.bm25.get_scores_from_ids(known)
         if self._main < len(self._entries):

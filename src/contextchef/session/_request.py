@@ -12,7 +12,7 @@ from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef._records import plain
 from contextchef.history._normalize import Change
-from contextchef.providers import WRITTEN_FIELDS, CacheAuditFinding, ModelRules
+from contextchef.providers import CacheAuditFinding, ModelRules, _targets
 
 __all__ = [
     "CompiledRequest",
@@ -199,7 +199,7 @@ def check_options(
     for key, value in extra.items():
         if not isinstance(key, str) or not key:
             raise UsageError(f"extra field names must be non-empty strings, got {shown(key, 60)}")
-        if key in WRITTEN_FIELDS or key.endswith("max_tokens"):
+        if key in _targets.WRITTEN_FIELDS or key.endswith("max_tokens"):
             raise UsageError(
                 f"extra field {shown(key, 60)} is written by compile itself; pass model, "
                 "max_tokens, tools and history through the session"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextchef._cache import LruMap, lru_cache
 from contextchef._errors import shown
-from contextchef._json import FrozenDict, JsonValue
+from contextchef._json import FrozenDict, JsonValue, thaw
 from contextchef.tools._schema import validator_for
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # jsonschema, jsonschema-rs and referencing are imported where they are used, so that
 # ``import contextchef`` does not pay for them (benchmarks/import_time.py).
 
-__all__ = ["MAX_MESSAGE_CHARS", "pattern_search", "validation_errors"]
+__all__ = ["MAX_MESSAGE_CHARS", "pattern_search", "plainly_valid", "validation_errors"]
 
 MAX_MESSAGE_CHARS = 300
 """Longest single validation message, in characters (longer ones end with an ellipsis)."""
@@ -108,6 +108,52 @@ def _validator(schema: Mapping[str, JsonValue]) -> Any:
     if isinstance(schema, FrozenDict):
         _validators.put(id(schema), (schema, made))
     return made
+
+
+_PLAIN_KEYWORDS = frozenset(
+    {"type", "properties", "items", "minItems", "minLength", "minimum", "description"}
+    | {"additionalProperties"}
+)
+"""Keywords on which jsonschema-rs and jsonschema agree for plain JSON values."""
+
+_fast: LruMap[int, tuple[Mapping[str, JsonValue], Any]] = LruMap(16)
+
+
+def _plain(node: object) -> bool:
+    """`node` is a schema of `_PLAIN_KEYWORDS` only (``additionalProperties`` a boolean)."""
+    if not isinstance(node, Mapping) or not node.keys() <= _PLAIN_KEYWORDS:
+        return False
+    props = node.get("properties", {})
+    return (
+        isinstance(node.get("additionalProperties", False), bool)
+        and isinstance(props, Mapping)
+        and all(_plain(sub) for sub in props.values())
+        and ("items" not in node or _plain(node["items"]))
+    )
+
+
+def plainly_valid(schema: FrozenDict, arguments: object) -> bool:
+    """True when jsonschema-rs finds `arguments` valid under `schema` (a fast yes, issue 27).
+
+    Only for a schema of `_PLAIN_KEYWORDS` (``tool_search``'s) and a dict whose values
+    are no tuples (jsonschema-rs takes a tuple as an array, jsonschema does not); False
+    means "ask `validation_errors`", which words the errors.
+    """
+    hit = _fast.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        import jsonschema_rs
+
+        made = jsonschema_rs.validator_for(thaw(schema)) if _plain(schema) else None
+        hit = (schema, made)
+        _fast.put(id(schema), hit)
+    if hit[1] is None or type(arguments) is not dict:
+        return False
+    if any(type(v) is tuple for v in arguments.values()):
+        return False
+    try:
+        return bool(hit[1].is_valid(arguments))
+    except (ValueError, TypeError, OverflowError):  # not plain JSON (a lone surrogate, NaN)
+        return False
 
 
 def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> list[str]:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, shown_keys
@@ -42,6 +41,7 @@ from contextchef.providers._reading import (
 )
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.gemini import _render as _gemini
+from contextchef.providers.gemini import synthetic_index, synthetic_offset  # noqa: F401
 
 _G = _gemini.FORMAT
 
@@ -78,25 +78,6 @@ class _Calls:
                 self.open.remove(call)
                 return call
         return None
-
-
-_SYNTHETIC = re.compile(r"gemini_call_(\d+)_\d+")
-
-
-def synthetic_index(call_id: str) -> int | None:
-    """The message index inside an id `from_gemini` made up (``gemini_call_<i>_<j>``)."""
-    found = _SYNTHETIC.fullmatch(call_id)
-    return int(found.group(1)) if found else None
-
-
-def synthetic_offset(ids: Iterable[str], length: int) -> int:
-    """The `id_offset` for a turn after `length` messages whose call ids are `ids`.
-
-    The first message index no made-up id (`synthetic_index`) in `ids` uses, at least
-    `length`, so ids made for the new turn never repeat earlier ones.
-    """
-    made = [i for i in map(synthetic_index, ids) if i is not None]
-    return max([length, *(i + 1 for i in made)])
 
 
 def _g_call(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _Calls) -> Part:

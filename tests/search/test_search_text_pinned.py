@@ -1,0 +1,134 @@
+"""tool_search answers pinned byte for byte (issue 27: the search through the gate made
+leaner must say exactly what it said before).
+
+The catalogs are the shared/data files pooled (thousands of tools, so ranking takes a
+top-k of many candidates) and the demo catalog; each answer's SHA-256 was taken from
+main at f19ee7f, before the search path was changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from conftest import shared_data
+from contextchef import (
+    ContextChef,
+    DeferredConfig,
+    ToolCall,
+    load_catalog,
+    load_demo_catalog,
+    user,
+)
+
+CALLS: list[tuple[str, dict[str, object]]] = [
+    ("en", {"queries": ["list open pull requests in a repository"]}),
+    ("en-many", {"queries": ["get the current weather forecast for a city"]}),
+    ("two-queries", {"queries": ["read a text file", "take a screenshot"], "limit": 2}),
+    ("zh", {"queries": ["查询天气预报 weather forecast"]}),
+    ("zh-only", {"queries": ["翻译文本"]}),
+    ("names", {"tool_names": ["read_file", "githb_create_isue"]}),
+    ("limit-float", {"queries": ["send an email"], "limit": 3.0}),
+    ("invalid", {"queries": [], "limit": 0}),
+    ("both", {"queries": ["x"], "tool_names": ["y"]}),
+    ("blank", {"queries": ["  "]}),
+    ("nothing", {"queries": ["zzzzqqqq"]}),
+]
+
+PINNED: dict[str, dict[str, str]] = {
+    "client": {
+        "en": "a18d4bc54a97fe43",
+        "en-many": "f1c62310b0fd0a8e",
+        "two-queries": "4177bd21b6061fba",
+        "zh": "451d5e19e6940919",
+        "zh-only": "2731060bcc98317e",
+        "names": "b663ee401f1003ff",
+        "limit-float": "a9c941fdd09760bb",
+        "invalid": "4a9b8436d38eb6c4",
+        "both": "b05c4c628b08d2fa",
+        "blank": "b4af02caf1400b1c",
+        "nothing": "902209e0c6984be6",
+    },
+    "native": {
+        "en": "391f0911fc456fea",
+        "en-many": "74e59ab0a2b0ff47",
+        "two-queries": "058efdfcf5002a54",
+        "zh": "38297cae3b2e388d",
+        "zh-only": "aec25230fe83f86d",
+        "names": "88618cb6e51e1df5",
+        "limit-float": "15609e44d0d2eaed",
+        "invalid": "4a9b8436d38eb6c4",
+        "both": "b05c4c628b08d2fa",
+        "blank": "b4af02caf1400b1c",
+        "nothing": "902209e0c6984be6",
+    },
+    "blocked": {
+        "en": "b630a41a2e14961a",
+        "en-many": "f1c62310b0fd0a8e",
+        "two-queries": "4177bd21b6061fba",
+        "zh": "451d5e19e6940919",
+        "zh-only": "2731060bcc98317e",
+        "names": "329320b08c2ceb8a",
+        "limit-float": "a9c941fdd09760bb",
+        "invalid": "4a9b8436d38eb6c4",
+        "both": "b05c4c628b08d2fa",
+        "blank": "b4af02caf1400b1c",
+        "nothing": "902209e0c6984be6",
+    },
+    "demo": {
+        "en": "bc7ae79dd4ab7f90",
+        "en-many": "2c14c8b496399881",
+        "two-queries": "c450386d193d3f9f",
+        "zh": "34a3d0cc62186d32",
+        "zh-only": "ebb6fbc16409626b",
+        "names": "dc869170dae01884",
+        "limit-float": "38a7468631a3458e",
+        "invalid": "4a9b8436d38eb6c4",
+        "both": "b05c4c628b08d2fa",
+        "blank": "b4af02caf1400b1c",
+        "nothing": "902209e0c6984be6",
+    },
+}
+"""Setup -> call label -> SHA-256 (first 16 hex digits) of is_error, references, text."""
+
+
+def _pooled() -> list[object]:
+    data = shared_data()
+    files = sorted((data / "retrieval").glob("*.catalog.json"))
+    files += sorted((data / "catalogs").glob("*.json"))
+    return [load_catalog(p, server=p.name.split(".")[0], repair_schemas=True) for p in files]
+
+
+def _answers(chef: ContextChef) -> dict[str, str]:
+    out = {}
+    for label, arguments in CALLS:
+        result = chef.execute(ToolCall(id=label, name="tool_search", arguments=arguments)).result
+        text = f"{result.is_error}\n{result.references}\n{result.content}"
+        out[label] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return out
+
+
+@pytest.fixture(scope="module")
+def pooled() -> list[object]:
+    return _pooled()
+
+
+def _chef(setup: str, pooled: list[object]) -> ContextChef:
+    chef = ContextChef(
+        default_defer=True,
+        deferred=None if setup == "native" else DeferredConfig(always_meta_tools=True),
+    )
+    for cat in [load_demo_catalog()] if setup == "demo" else pooled:
+        chef.register_catalog(cat)  # type: ignore[arg-type]
+    if setup == "blocked":
+        chef.set_blocked_tools(["github__*", "*delete*", "*_create_*"])
+    if setup == "native":  # results reveal by reference, the tools are called directly
+        chef.set_history([user("hi")])
+        chef.compile("anthropic", strategy="anthropic-native-client")
+    return chef
+
+
+@pytest.mark.parametrize("setup", sorted(PINNED))
+def test_tool_search_answers_are_unchanged(setup: str, pooled: list[object]) -> None:
+    assert _answers(_chef(setup, pooled)) == PINNED[setup]
