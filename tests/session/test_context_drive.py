@@ -323,3 +323,18 @@ def test_local_compaction_summarizes_an_orphan_and_keeps_a_pending_call(
     again = chef.compile("gemini", model="gemini-3-pro")
     client.models.generate_content(**again.payload)
     assert fake.violations == () and len(summaries.inputs) == 1
+
+
+def test_past_the_point_without_a_summarizer_is_logged_not_silent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    chef = _chef(context_policy=ContextPolicy(budget_tokens=20_000))
+    chef.append(assistant("x" * 90_000), user("next"))
+    before = chef.history
+    with caplog.at_level("WARNING", logger="contextchef"):
+        chef.compile("gemini", model="gemini-3-pro")
+    assert "past compact_at with no on_overflow" in caplog.text and chef.history == before
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="contextchef"):
+        _chef(context_policy=ContextPolicy(budget_tokens=20_000)).compile("gemini", model="g")
+    assert "compact_at" not in caplog.text  # under the point: nothing to say

@@ -216,6 +216,7 @@ class Maintenance:
         limit = None if handoff is None else handoff.max_history_tokens
         over = limit is not None and request_tokens("", (), state.history) > limit
         if handoff is not None and state.history and (state.new_context_pending or due or over):
-            keep = handoff_keep_turns(state.history)
-            self.compact(handoff.summarize, keep_recent_turns=keep)
+            self.compact(handoff.summarize, keep_recent_turns=handoff_keep_turns(state.history))
             state.new_context_pending = False
+        elif due and handoff is None:  # nothing to summarize with: never a silent no-op
+            logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
