@@ -98,7 +98,7 @@ if _typing.TYPE_CHECKING:
         from_responses,
     )
     from contextchef.providers._base import SchemaReport
-    from contextchef.providers._budget import ContextBudget
+    from contextchef.providers._budget import ContextBudget, ContextUsage
     from contextchef.providers._context import NativeContext, native_context
     from contextchef.providers._usage import CacheReport
     from contextchef.search._rankers import RankerConfig
@@ -171,7 +171,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     "contextchef.history._offload": ("OffloadStore", "offload_result", "read_offloaded"),
     "contextchef.history._context_policy": ("ContextPolicy",),
     "contextchef.providers._base": ("SchemaReport",),
-    "contextchef.providers._budget": ("ContextBudget",),
+    "contextchef.providers._budget": ("ContextBudget", "ContextUsage"),
     "contextchef.providers._context": ("NativeContext", "native_context"),
     "contextchef.providers._usage": ("CacheReport",),
     "contextchef.providers": (
@@ -250,6 +250,7 @@ __all__ = [
     "ContextChef",
     "ContextChefError",
     "ContextPolicy",
+    "ContextUsage",
     "CorruptHistoryError",
     "DeferredConfig",
     "Denied",

@@ -49,9 +49,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from contextchef._json import FROZEN_ERROR, is_unicode, json_problem
+
+T = TypeVar("T")
 
 __all__ = [
     "CatalogFormatError",
@@ -85,6 +87,7 @@ __all__ = [
     "VolatileValueError",
     "check_callable",
     "check_flag",
+    "check_instance",
     "check_int",
     "check_json",
     "check_number",
@@ -214,6 +217,18 @@ def check_strings(name: str, value: object) -> tuple[str, ...]:
     except Exception as exc:  # a hostile iterable
         raise UsageError(f"{name} could not be iterated: {type(exc).__name__}") from exc
     return tuple(check_str(f"{name}[{i}]", item) for i, item in enumerate(items))
+
+
+def check_instance(name: str, value: object, kind: type[T], *, none: bool = False) -> T | None:
+    """`value` if it is a `kind` (or None, when `none` allows it).
+
+    Raises:
+        UsageError: Anything else, naming the parameter and the type wanted.
+    """
+    if (value is None and none) or isinstance(value, kind):
+        return value
+    allowed = " or None" if none else ""
+    raise UsageError(f"{name} must be a {kind.__name__}{allowed}, got {shown(value, 60)}")
 
 
 def check_callable(name: str, value: object) -> Callable[..., Any]:

@@ -378,6 +378,7 @@ def test_every_public_callable_is_fuzzed() -> None:
         "CacheAuditFinding",
         "CacheReport",
         "ContextBudget",
+        "ContextUsage",
         "NativeContext",
         "Catalog",
         "Change",

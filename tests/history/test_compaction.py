@@ -22,6 +22,7 @@ from contextchef.history._compaction import (
     compact,
     cut_points,
     loaded_tool_names,
+    pending_tail,
     plan_compaction,
     render_transcript,
 )
@@ -449,3 +450,17 @@ def test_a_summarizer_that_raises_is_a_usage_error_and_changes_nothing(where: st
             compact(list(before), lambda text: "s", keep_recent_turns=1, render=fail)
     assert isinstance(caught.value.__cause__, ZeroDivisionError)
     assert chef.history == before
+
+
+def test_pending_tail_is_a_trailing_call_still_waiting_for_its_result(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    asked = Message(role="assistant", parts=(call("a"), call("b")))
+    history = [user("go"), asked, tool_results([result("a")])]
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        assert pending_tail(history) == 1  # b has no result yet
+    assert "pending call(s) ['b']" in caplog.text
+    assert pending_tail([*history, tool_results([result("b")])]) == 4  # all answered
+    assert pending_tail([*history, user("moved on")]) == 4  # an orphan, not pending
+    assert pending_tail([user("go"), assistant("no calls")]) == 2
+    assert pending_tail([]) == 0

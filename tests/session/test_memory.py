@@ -466,7 +466,7 @@ def test_handle_tool_new_context_and_budget_trigger() -> None:
 def test_request_new_context_needs_a_handoff() -> None:
     with pytest.raises(UsageError, match="on_overflow"):
         ContextChef().request_new_context()
-    with pytest.raises(UsageError, match="max_history_tokens must be a positive integer"):
+    with pytest.raises(UsageError, match="max_history_tokens must be an integer >= 1"):
         OverflowHandoff(summarize=Summaries(), max_history_tokens=0)
 
 

@@ -70,6 +70,7 @@ __all__ = [
     "compact",
     "cut_points",
     "loaded_tool_names",
+    "pending_tail",
     "plan_compaction",
     "render_transcript",
     "summary_message",
@@ -143,6 +144,32 @@ def _may_start(history: Sequence[Message], i: int, thinking_loop: bool) -> bool:
     return (
         head.role == "assistant" and bool(head.parts) and isinstance(head.parts[0], ReasoningPart)
     )
+
+
+def pending_tail(history: Sequence[Message]) -> int:
+    """Where a trailing run holding a still-pending tool call starts (``len(history)``: none).
+
+    The run is the last assistant message that made tool calls when only tool results
+    follow it and one of its calls has none yet: its result may still come. A compaction
+    keeps the run verbatim after the summary instead of summarizing it away with the
+    error result `normalize` would give the call, and logs that it did (a pending or
+    orphaned call never stalls compaction: google/adk-python#7236, research
+    provider-context-management.md "What users ask for" item 1). A call followed by a
+    user turn is an orphan: it is summarized with the rest.
+    """
+    answered: set[str] = set()
+    for i in range(len(history) - 1, -1, -1):
+        message = history[i]
+        if message.role == "assistant":
+            waiting = [c.id for c in message.tool_calls if c.id not in answered]
+            if waiting:
+                logger.warning("contextchef: compaction keeps pending call(s) %s", waiting)
+                return i
+            break
+        if is_user_turn(message):
+            break
+        answered.update(r.call_id for r in message.tool_results)
+    return len(history)
 
 
 # -- compaction ------------------------------------------------------------------------------

@@ -11,12 +11,25 @@ small compacts early; one too large overflows the window, the failure users repo
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
+from contextchef._json import canonical_dumps
+from contextchef._tokens import estimate_tokens
 from contextchef.history._context_policy import ContextPolicy
+from contextchef.history._messages import Message
 from contextchef.providers._usage import CacheRules
+from contextchef.tools._tool import CompiledTool
 
-__all__ = ["DEFAULT_CONTEXT_WINDOW", "DEFAULT_OUTPUT_RESERVE", "ContextBudget", "context_budget"]
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_OUTPUT_RESERVE",
+    "ContextBudget",
+    "ContextUsage",
+    "context_budget",
+    "request_tokens",
+]
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 """Tokens assumed for a model whose window the profile tables do not know."""
@@ -93,3 +106,45 @@ def context_budget(
         compact_trigger=math.ceil(budget * policy.compact_at),
         clear_at_least=clearing_pays(clear, cache, policy.payback_turns),
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextUsage:
+    """How much of its budget the next request to one target and model takes (in tokens).
+
+    Attributes:
+        target: The target.
+        model: The model.
+        used: Input tokens of the next request: the last request's input as the provider
+            reported it (every input token, cache reads and writes included:
+            `CacheReport.input_tokens`) plus our estimate of the messages added since,
+            or, when no usage is known, our estimate of the whole request (`request_tokens`).
+        budget: The input tokens the policy allows (`ContextBudget.budget`).
+        source: ``"usage"`` (the provider's figure) or ``"estimate"`` (ours alone).
+    """
+
+    target: str
+    model: str
+    used: int
+    budget: int
+    source: Literal["usage", "estimate"]
+
+    @property
+    def headroom(self) -> int:
+        """Tokens left under the budget (negative: over it)."""
+        return self.budget - self.used
+
+
+def request_tokens(system: str, tools: Sequence[CompiledTool], messages: Sequence[Message]) -> int:
+    """Our estimate of a request's input tokens (`contextchef.estimate_tokens`).
+
+    Over the system text, each tool's name, description and canonical JSON schema, and
+    each message's canonical JSON form (about ±15% on English JSON and prose; no wire
+    framing counted).
+    """
+    parts = [
+        system,
+        *(f"{t.name} {t.description} {canonical_dumps(t.input_schema)}" for t in tools),
+    ]
+    parts.extend(canonical_dumps(m.to_dict()) for m in messages)
+    return sum(estimate_tokens(p) for p in parts)

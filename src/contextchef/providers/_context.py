@@ -4,24 +4,32 @@ Each wire that has server-side context management compiles the policy into its r
 fields (`Adapter.context_fields`: Anthropic ``context_management.edits``, its
 ``anthropic._context``; Responses ``context_management``, its ``responses._context``);
 every other wire (Chat
-Completions, DeepSeek, Gemini) gets no field and the whole policy on the local path. The
-host passes the result to compile: ``chef.compile(target, model=m, extra=native.extra,
+Completions, DeepSeek, Gemini) gets no field and the whole policy on the local path. A
+session made with ``ContextChef(context_policy=...)`` adds the result to every compile
+(`with_native`); by hand, pass it as ``chef.compile(target, model=m, extra=native.extra,
 betas=native.betas)`` (compile's ``extra`` path: fields passed through unchanged).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from contextchef._errors import UsageError, check_str
 from contextchef._json import freeze
 from contextchef.history._context_policy import ContextPolicy
-from contextchef.providers._budget import ContextBudget, context_budget
+from contextchef.history._messages import Message
+from contextchef.providers._budget import (
+    ContextBudget,
+    ContextUsage,
+    context_budget,
+    request_tokens,
+)
 from contextchef.providers._targets import get_adapter
+from contextchef.tools._tool import CompiledTool
 
-__all__ = ["NativeContext", "native_context"]
+__all__ = ["NativeContext", "context_usage", "native_context", "with_native"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,4 +85,52 @@ def native_context(target: str, *, model: str, policy: ContextPolicy) -> NativeC
     extra = cast("Mapping[str, Any]", freeze(fields))
     return NativeContext(
         target=target, model=model, extra=extra, betas=betas, local=local, budget=budget
+    )
+
+
+def with_native(
+    native: NativeContext, extra: Mapping[str, Any], betas: Sequence[str]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Compile's `extra` and `betas` with `native`'s fields and betas added.
+
+    The native fields are the same mapping on every compile for one policy, target and
+    model, so the request stays byte-stable from turn to turn (its prompt cache).
+
+    Raises:
+        UsageError: `extra` sets a field the policy writes (named), which the host would
+            otherwise silently override or lose.
+    """
+    for key in sorted(native.extra.keys() & extra.keys()):
+        raise UsageError(
+            f"extra field {key!r} is written by the session's context_policy for "
+            f"{native.target} model {native.model!r}; drop it from extra, or make the session "
+            "without context_policy (or with ContextPolicy(native=False)) to send your own"
+        )
+    return {**extra, **native.extra}, tuple(dict.fromkeys((*betas, *native.betas)))
+
+
+def context_usage(
+    native: NativeContext,
+    reported: int | None,
+    messages: Sequence[Message],
+    system: str = "",
+    tools: Sequence[CompiledTool] = (),
+) -> ContextUsage:
+    """`ContextUsage` against `native`'s budget.
+
+    Args:
+        native: The policy compiled for the target and model.
+        reported: The provider's input tokens for the last request (None: unknown).
+        messages: With `reported`, the messages added since that request; else the whole
+            history.
+        system: Without `reported`, the system prompt (estimated with `request_tokens`).
+        tools: Without `reported`, the tools the request declares.
+    """
+    used = request_tokens(system, tools, messages) + (reported or 0)
+    return ContextUsage(
+        target=native.target,
+        model=native.model,
+        used=used,
+        budget=native.budget.budget,
+        source="estimate" if reported is None else "usage",
     )

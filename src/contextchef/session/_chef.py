@@ -24,8 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from contextchef._errors import UsageError, check_flag, shown
-from contextchef._json import is_unicode
+from contextchef._errors import UsageError, check_flag, check_instance, check_str, shown
 from contextchef._locking import synchronized
 from contextchef._signing import SnapshotKeys
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
@@ -38,11 +37,13 @@ from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Exec
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.exposure._restore import PolicyDifference
 from contextchef.history._compaction import Cleared, Compacted
+from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._forms import checked_history
 from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
 from contextchef.history._offload import OffloadStore, as_offload_store
 from contextchef.providers import CacheReport, ResponseNotice
 from contextchef.providers._base import SchemaReport
+from contextchef.providers._budget import ContextUsage
 from contextchef.session._compiling import Compiler
 from contextchef.session._dispatching import CallOrDecision, Dispatcher
 from contextchef.session._library import MemoryTools, library_tools
@@ -128,6 +129,9 @@ class ContextChef:
             otherwise change nothing, silently): ``"raise"`` a `UsageError` naming the
             pattern and the closest names, or ``"warn"`` (a `UserWarning`, once per
             pattern). Blocklist patterns are checked when set, always strictly.
+        context_policy: A `ContextPolicy`: compile adds the provider's context management
+            where the model has it, else applies `on_overflow` past the policy's compaction
+            point (docs/guides/history.md). None: neither.
 
     Raises:
         UsageError: An option of the wrong type or value.
@@ -154,20 +158,22 @@ class ContextChef:
         cache_audit: bool = False,
         volatile_lint: LintMode = "warn",
         unmatched_patterns: Literal["raise", "warn"] = "raise",
+        context_policy: ContextPolicy | None = None,
     ) -> None:
         self._lock = threading.RLock()  # every method holds it (`contextchef._locking`)
-        for option, flag in (
+        flags = (
             ("default_defer", default_defer),
             ("qualify", qualify),
             ("cache_audit", cache_audit),
-        ):
+        )
+        for option, flag in flags:
             check_flag(option, flag)
         if unmatched_patterns not in ("raise", "warn"):
             raise UsageError(
                 f"unmatched_patterns must be 'raise' or 'warn', got {shown(unmatched_patterns)}"
             )
-        if anchor is not None and (not isinstance(anchor, str) or not is_unicode(anchor)):
-            raise UsageError(f"anchor must be Unicode text or None, got {type(anchor).__name__}")
+        if anchor is not None:
+            check_str("anchor", anchor)
         self._modes = named_modes(modes)
         self._state = SessionState(
             default_defer=default_defer,
@@ -208,8 +214,9 @@ class ContextChef:
             tools=self._tools,
             volatile=self._volatile,
             memory=memory,
-            before=self._maintenance.handoff_if_due,
+            maintenance=self._maintenance,
             unmatched=unmatched_patterns,
+            policy=check_instance("context_policy", context_policy, ContextPolicy, none=True),
         )
         self._pruner = Pruner(self)
         self._memory = memory
@@ -540,17 +547,8 @@ class ContextChef:
         Cancelling the task cancels the handlers still running (CancelledError and other
         BaseExceptions are not turned into results).
 
-        Args:
-            calls: The calls `ingest` returned (or any `CallLike` values, or the
-                decisions `check_tool_call` returned), in order.
-            fallback: Runs allowed calls of tools that have no handler (see `Fallback`).
-            append: Append the results as one tool-results message (False: only return).
-
-        Returns:
-            One `ToolResult` per call, in call order.
-
-        Raises:
-            UsageError: `calls` is not a list of calls, or two calls share an id.
+        Args and Returns as `run_tools`. Raises: UsageError: `calls` is not a list of
+        calls, or two calls share an id.
         """
         return self._answered(await self._dispatcher.arun_tools(calls, fallback), append)
 
@@ -668,10 +666,7 @@ class ContextChef:
 
     def set_system_prompt(self, text: str) -> None:
         """Set the system prompt (the first, cached segment of every request)."""
-        if not isinstance(text, str) or not is_unicode(text):
-            what = type(text).__name__ if not isinstance(text, str) else "a lone surrogate"
-            raise UsageError(f"the system prompt must be valid Unicode text, got {what}")
-        self._lint.system(text)
+        self._lint.system(check_str("the system prompt", text))
         self._state.system = text
 
     @property
@@ -928,6 +923,18 @@ class ContextChef:
             UsageError: This response (same id, same turn) was ingested already.
         """
         return self._maintenance.ingest(response)
+
+    def context_usage(self, target: str = "anthropic", *, model: str = "model") -> ContextUsage:
+        """How full the next request to `target` is, in tokens, against the policy's budget.
+
+        ``used``: the provider's input tokens for the last answered request to `target`
+        plus our estimate of the messages added since, else our estimate of the whole
+        request; ``budget``: the `ContextPolicy`'s (the default one without a policy).
+
+        Raises:
+            UnknownTargetError: Unknown target. UsageError: `model` is not a string.
+        """
+        return self._compiler.usage(target, model)
 
     @property
     def notices(self) -> tuple[ResponseNotice, ...]:

@@ -1,8 +1,9 @@
 """`Compiler`: a session's part that compiles one request per model call.
 
 The steps are in `contextchef.session._compile`; this part checks the options, runs the
-compile events and the overflow handoff, and records the result in the target's ledger
-only once the compile succeeded.
+compile events and the overflow handoff, adds the host's `ContextPolicy` as the provider's
+own context management where the model has it (`providers.with_native`), and records the
+result in the target's ledger only once the compile succeeded.
 """
 
 from __future__ import annotations
@@ -10,17 +11,21 @@ from __future__ import annotations
 import dataclasses
 import logging
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from contextchef._errors import UsageError, check_number
 from contextchef.exposure._policy import unmatched_messages
+from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
+from contextchef.providers._budget import ContextUsage
+from contextchef.providers._context import context_usage, native_context, with_native
 from contextchef.providers._usage import SentRequest
 from contextchef.session._compile import CompileInput, compile_request
 from contextchef.session._ledger import Ledger, pending_answered
 from contextchef.session._library import READ_MEMORIES
+from contextchef.session._maintenance import Maintenance
 from contextchef.session._memory import MemoryStore, render_memories
 from contextchef.session._request import CompiledRequest, check_options
 from contextchef.session._state import SessionState
@@ -41,8 +46,9 @@ class Compiler:
         tools: The session's tools (the frozen view compiled).
         volatile: The volatile tail's hooks and the compile events.
         memory: The memory store whose memories are shown, or None.
-        before: Run first inside every compile (the overflow handoff), undone with it.
+        maintenance: Its handoff runs first in every compile (undone with it); its reports.
         unmatched: ``"raise"`` or ``"warn"``: `ContextChef`'s ``unmatched_patterns``.
+        policy: The host's `ContextPolicy`, or None (compile adds no context management).
     """
 
     def __init__(
@@ -52,15 +58,18 @@ class Compiler:
         tools: SessionTools,
         volatile: VolatileState,
         memory: MemoryStore | None,
-        before: Callable[[], None],
+        maintenance: Maintenance,
         unmatched: Literal["raise", "warn"],
+        policy: ContextPolicy | None,
     ) -> None:
         self._state = state
         self._tools = tools
         self._volatile = volatile
         self._memory = memory
-        self._before = before
+        self._maintenance = maintenance
         self._unmatched = unmatched
+        self.drives = policy is not None  # compile adds the policy's context management
+        self.policy = policy or ContextPolicy()
         self._warned: set[str] = set()
         self._checked: tuple[object, ...] = ()  # the last (view, defer, pin) checked
 
@@ -97,15 +106,18 @@ class Compiler:
         extra = {} if extra is None else extra
         check_options(model, max_tokens, extra, betas, diagnostics, missing_thinking)
         gap = None if turn_gap is None else check_number("turn_gap", turn_gap, minimum=0)
+        native = native_context(target, model=model, policy=self.policy)
+        if self.drives:  # the same fields every turn: the request stays byte-stable
+            extra, betas = with_native(native, extra, betas)
         self._check_patterns()
-        view = self._tools.view()
-        declared = len(view.flat)  # what a native strategy could declare
+        declared = len(self._tools.view().flat)  # what a native strategy could declare
         chosen = resolve(strategy, adapter.profile, adapter.model_rules(model), declared=declared)
-        rules = adapter.cache_rules(model)
         self._volatile.emit(CompileEvent(name="compile:start", target=target))
         before = self._state.copy()
         try:  # a compile that fails leaves the session as it was, handoff included
-            self._before()
+            local = self.drives and "compact" in native.local  # the provider will not compact
+            over = local and self.usage(target, model).used > native.budget.compact_trigger
+            self._maintenance.handoff_if_due(due=over)
             ledger = self._state.ledgers.get(target) or Ledger()
             if ledger.pending is None and len(ledger.marks) == 1:
                 _warn_unrecorded_thinking(adapter.model_rules(model), self._state.history, target)
@@ -138,7 +150,7 @@ class Compiler:
         if not result.resumes:  # a resumed reply stays the answer to the pending mark
             step.apply(ledger)
         ledger.undo = undo  # until answered, an edit can be undone
-        kept = adapter.keeps_state(result.payload)
+        kept, rules = adapter.keeps_state(result.payload), adapter.cache_rules(model)
         sent = SentRequest(model=model, edits=result.edits, turn_gap=gap, rules=rules, kept=kept)
         ledger.sent = sent.resuming(ledger.sent) if result.resumes else sent
         self._state.ledgers[target] = ledger
@@ -152,6 +164,18 @@ class Compiler:
         self._state.model = model if chosen.native is not None else None
         self._volatile.emit(CompileEvent(name="compile:done", target=target, request=result))
         return result
+
+    def usage(self, target: str, model: str) -> ContextUsage:
+        """The next request's tokens against the budget; see `ContextChef.context_usage`."""
+        native = native_context(target, model=model, policy=self.policy)
+        ledger, history = self._state.ledgers.get(target), self._state.history
+        report = [
+            r for r in self._maintenance.cache_reports if r.target == target and r.input_tokens
+        ]
+        sent = ledger.history if ledger is not None and ledger.answered and report else None
+        if sent is not None and history[: len(sent)] == sent:  # same messages: `is` first
+            return context_usage(native, report[-1].input_tokens, history[len(sent) :])
+        return context_usage(native, None, history, self._state.system, self._tools.view().resident)
 
     def _memory_tool(self, strategy: Strategy) -> str | None:
         """Wire name of ``read_memories`` when the payload declares it, else None."""

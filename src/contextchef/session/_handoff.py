@@ -4,8 +4,7 @@
 were loaded in the summarized part are named in the summary message (so the model knows
 to load them again) and leave the loaded set; the session may add a note of its own (the
 skills still loaded); a summary followed by a user turn becomes one user message (the
-alternation every provider wants). `handoff_due` says when the
-overflow handoff applies.
+alternation every provider wants).
 """
 
 from __future__ import annotations
@@ -14,12 +13,11 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from contextchef.deferred._meta import TOOL_SEARCH
-from contextchef.history._compaction import Compacted, compact, loaded_tool_names
+from contextchef.history._compaction import Compacted, compact, loaded_tool_names, pending_tail
 from contextchef.history._messages import Message, TextPart
 from contextchef.history._normalize import normalize
-from contextchef.session._memory import OverflowHandoff, history_tokens
 
-__all__ = ["compact_history", "handoff_due"]
+__all__ = ["compact_history"]
 
 
 def compact_history(
@@ -27,7 +25,7 @@ def compact_history(
     loaded: set[str],
     summarize: Callable[[str], str],
     *,
-    keep_recent_turns: int,
+    keep: int,
     note: Callable[[Sequence[Message]], str] | None = None,
 ) -> tuple[Compacted, set[str]]:
     """Compact `history`; returns the result and the wire names still loaded.
@@ -36,13 +34,14 @@ def compact_history(
         history: The history.
         loaded: Wire names loaded now.
         summarize: The summarizer.
-        keep_recent_turns: User turns kept verbatim.
+        keep: User turns kept verbatim (`compact`'s ``keep_recent_turns``).
         note: Given the kept messages, text to add to the summary (``""``: none).
 
     Raises:
         UsageError: `summarize` failed or returned no text (see `contextchef.compact`).
     """
-    done = compact(normalize(history).messages, summarize, keep_recent_turns=keep_recent_turns)
+    cut = pending_tail(history)  # a pending call's run stays after the summary, as it is
+    done = compact(normalize(history[:cut]).messages, summarize, keep_recent_turns=keep)
     messages = list(done.messages)
     notes: list[str] = []
     if done.reactivate and done.plan.to_summarize:
@@ -63,14 +62,4 @@ def compact_history(
         # one user turn: the summary first, then what the user said (keeps the
         # alternation every provider wants without a merge at each compile)
         messages[:2] = [Message(role="user", parts=(*messages[0].parts, *messages[1].parts))]
-    return dataclasses.replace(done, messages=tuple(messages)), loaded
-
-
-def handoff_due(
-    handoff: OverflowHandoff | None, history: Sequence[Message], *, requested: bool
-) -> bool:
-    """Whether the overflow handoff applies now: requested, or over its history budget."""
-    if handoff is None or not history:
-        return False
-    limit = handoff.max_history_tokens
-    return requested or (limit is not None and history_tokens(history) > limit)
+    return dataclasses.replace(done, messages=(*messages, *history[cut:])), loaded

@@ -29,8 +29,9 @@ from contextchef.history._messages import ToolCall, check_message, join_turn
 from contextchef.history._normalize import unique_call_ids
 from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
+from contextchef.providers._budget import request_tokens
 from contextchef.providers._usage import CacheReport, compared
-from contextchef.session._handoff import compact_history, handoff_due
+from contextchef.session._handoff import compact_history
 from contextchef.session._ledger import digest, pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
@@ -186,16 +187,12 @@ class Maintenance:
 
     def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
         """Replace old turns with a summary at a safe point; see `ContextChef.compact`."""
-        check_int("keep_recent_turns", keep_recent_turns)
+        keep, state = check_int("keep_recent_turns", keep_recent_turns), self._state
         done, loaded = compact_history(
-            self._state.history,
-            self._state.loaded,
-            summarize,
-            keep_recent_turns=keep_recent_turns,
-            note=self._skills.reminder,
+            state.history, state.loaded, summarize, keep=keep, note=self._skills.reminder
         )
-        skill_tools = self._state.loaded & self._skills.loaded_tools()
-        self._state.history, self._state.loaded = tuple(done.messages), loaded | skill_tools
+        state.loaded = loaded | state.loaded & self._skills.loaded_tools()  # skills' stay
+        state.history = done.messages
         return done
 
     def clear_tool_results(self, **options: Any) -> Cleared:
@@ -213,11 +210,13 @@ class Maintenance:
             )
         self._state.new_context_pending = True
 
-    def handoff_if_due(self) -> None:
-        """Apply the overflow handoff when it is due (called at the start of a compile)."""
-        state = self._state
-        if handoff_due(self.handoff, state.history, requested=state.new_context_pending):
-            assert self.handoff is not None
-            keep = handoff_keep_turns(state.history)
-            self.compact(self.handoff.summarize, keep_recent_turns=keep)
+    def handoff_if_due(self, *, due: bool = False) -> None:
+        """At compile start: apply the handoff if requested, `due` or over its own budget."""
+        state, handoff = self._state, self.handoff
+        limit = None if handoff is None else handoff.max_history_tokens
+        over = limit is not None and request_tokens("", (), state.history) > limit
+        if handoff is not None and state.history and (state.new_context_pending or due or over):
+            self.compact(handoff.summarize, keep_recent_turns=handoff_keep_turns(state.history))
             state.new_context_pending = False
+        elif due and handoff is None:  # nothing to summarize with: never a silent no-op
+            logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")

@@ -24,9 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from contextchef._errors import StorageError, UsageError, check_str, shown
-from contextchef._json import canonical_dumps, is_unicode
-from contextchef._tokens import estimate_tokens
+from contextchef._errors import (
+    StorageError,
+    UsageError,
+    check_callable,
+    check_int,
+    check_str,
+    shown,
+)
+from contextchef._json import is_unicode
 from contextchef.history._messages import Message
 from contextchef.history._normalize import is_user_turn
 
@@ -38,7 +44,6 @@ __all__ = [
     "OverflowHandoff",
     "Summarizer",
     "handoff_keep_turns",
-    "history_tokens",
     "render_memories",
 ]
 
@@ -272,7 +277,7 @@ class OverflowHandoff:
         summarize: Your model call (the library never calls a model): gets the
             transcript as plain text (see `contextchef.compact`), returns the summary.
         max_history_tokens: When set, a compile whose history is estimated above this
-            many tokens (`estimate_tokens` over each message's canonical JSON) applies
+            many tokens (`contextchef.providers.request_tokens` of the messages) applies
             the handoff by itself. None: only on request (``new_context`` or
             ``request_new_context()``).
     """
@@ -281,17 +286,9 @@ class OverflowHandoff:
     max_history_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        if not callable(self.summarize):
-            raise UsageError(
-                f"on_overflow needs a callable summarizer, got {type(self.summarize).__name__}"
-            )
-        limit = self.max_history_tokens
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
-        ):
-            raise UsageError(
-                f"max_history_tokens must be a positive integer or None, got {shown(limit, 40)}"
-            )
+        check_callable("on_overflow's summarizer", self.summarize)
+        if self.max_history_tokens is not None:
+            check_int("max_history_tokens", self.max_history_tokens, minimum=1)
 
 
 def handoff_keep_turns(history: Sequence[Message]) -> int:
@@ -322,8 +319,3 @@ def render_memories(items: Sequence[tuple[str, str]]) -> str:
         f'<memory key="{k}">\n{html.escape(v, quote=False)}\n</memory>' for k, v in items
     )
     return f"<{MEMORIES_TAG}>\n{body}\n</{MEMORIES_TAG}>"
-
-
-def history_tokens(messages: Sequence[Message]) -> int:
-    """Estimated tokens of a history: `estimate_tokens` over each message's JSON form."""
-    return sum(estimate_tokens(canonical_dumps(m.to_dict())) for m in messages)

@@ -42,6 +42,7 @@ from contextchef._errors import (
     UnknownActionError,
     UnknownToolError,
     UsageError,
+    check_str,
     check_strings,
     shown,
 )
@@ -223,8 +224,7 @@ class Pruner:
         Raises:
             UsageError: `task` is not a string.
         """
-        if not isinstance(task, str):
-            raise UsageError(f"task must be a string, got {type(task).__name__}")
+        check_str("task", task)
         return self._result(self._candidates(), lambda t: task_matches(t, task))
 
     def allow_only(self, names: Iterable[str]) -> PruneResult:
@@ -261,8 +261,7 @@ class Pruner:
         """
         if strategy not in ("union", "intersection"):
             raise UsageError(f"unknown strategy {shown(strategy)}; valid: 'union', 'intersection'")
-        if not isinstance(task, str):
-            raise UsageError(f"task must be a string, got {type(task).__name__}")
+        check_str("task", task)
         candidates = self._candidates()
         keys = self._allowed(candidates, names)
         if strategy == "union":

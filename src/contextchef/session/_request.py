@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import UsageError, shown
-from contextchef._json import canonical_dumps, canonical_value, is_unicode
+from contextchef._errors import UsageError, check_flag, check_int, check_str, shown
+from contextchef._json import canonical_dumps, canonical_value
 from contextchef._records import plain
 from contextchef.history._normalize import Change
 from contextchef.providers import CacheAuditFinding, ModelRules, _targets
@@ -182,18 +182,12 @@ def check_options(
             (``diagnostics``, ``missing_thinking``) not a bool and ``drop``/``raise``.
     """
     diagnostics, missing = flags
-    if not isinstance(diagnostics, bool):
-        raise UsageError(f"diagnostics must be True or False, got {shown(diagnostics, 40)}")
+    check_flag("diagnostics", diagnostics)
     if not (isinstance(missing, str) and missing in ("drop", "raise")):
         raise UsageError(f"missing_thinking must be 'drop' or 'raise', got {shown(missing, 40)}")
-    if not isinstance(model, str) or not model or not is_unicode(model):
-        raise UsageError(f"model must be a non-empty string, got {shown(model, 80)}")
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
-    ):
-        raise UsageError(
-            f"max_tokens must be a positive integer or None, got {shown(max_tokens, 80)}"
-        )
+    check_str("model", model, empty=False)
+    if max_tokens is not None:
+        check_int("max_tokens", max_tokens, minimum=1)
     if not isinstance(extra, Mapping):
         raise UsageError(f"extra must be a mapping of request fields, got {type(extra).__name__}")
     for key, value in extra.items():
