@@ -12,6 +12,7 @@ betas=native.betas)`` (compile's ``extra`` path: fields passed through unchanged
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -74,10 +75,21 @@ def native_context(target: str, *, model: str, policy: ContextPolicy) -> NativeC
         UnknownTargetError: Unknown target.
         UsageError: `model` is not a string or `policy` not a `ContextPolicy`.
     """
-    adapter = get_adapter(target)
+    get_adapter(target)
     check_str("model", model, empty=False)
     if not isinstance(policy, ContextPolicy):
         raise UsageError(f"policy must be a ContextPolicy, got {type(policy).__name__}")
+    return _compiled(target, model, policy)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(target: str, model: str, policy: ContextPolicy) -> NativeContext:
+    """`native_context` of checked arguments, made once per (target, model, policy).
+
+    Compile asks on every turn; the answer is a pure function of its (hashable, frozen)
+    arguments and its fields are frozen, so one value is shared.
+    """
+    adapter = get_adapter(target)
     rules = adapter.model_rules(model)
     cache = adapter.cache_rules(model)
     budget = context_budget(policy, rules.context_window, rules.max_output, cache)
