@@ -53,6 +53,21 @@ settings.register_profile("full", settings.get_profile("suite"))
 settings.load_profile("full" if FULL_TESTS else "suite")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_provider_env() -> Iterator[None]:
+    """No provider key or base URL from the environment reaches any test's SDK client.
+
+    Every test talks to `contextchef.testing` fakes; a real ``ANTHROPIC_BASE_URL`` (or a
+    key) in the shell would otherwise reroute or authorize the official clients.
+    """
+    from sdk_check import PROVIDER_ENV
+
+    with pytest.MonkeyPatch.context() as env:
+        for var in PROVIDER_ENV:
+            env.delenv(var, raising=False)
+        yield
+
+
 def examples(*, full: int, default: int) -> int:
     """A property test's example count: `full` under ``CONTEXTCHEF_FULL_TESTS=1``, else
     `default` (sized for the default run's time budget; see the module doc)."""

@@ -35,7 +35,6 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
-from sdk_check import PROVIDER_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
@@ -65,12 +64,6 @@ def blocks() -> dict[str, tuple[int, str]]:
 
 
 BLOCKS = blocks()
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 def run_block(label: str, namespace: dict[str, Any]) -> None:

@@ -53,17 +53,11 @@ from contextchef.testing._interactions import (
     interactions_tools_flat,
 )
 from contextchef.tools._catalogs import load_catalog
-from sdk_check import PROVIDER_ENV, interactions_problems
+from sdk_check import interactions_problems
 
 TARGET = "gemini-interactions"
 MODEL = "gemini-4-argon"
 KEYS = SnapshotKeys({"k1": b"0123456789abcdef0123456789abcdef"})
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def _client(fake: Any) -> genai.Client:

@@ -28,15 +28,8 @@ from contextchef.testing import (
     raw,
     text,
 )
-from sdk_check import PROVIDER_ENV
 
 MODEL = "claude-opus-5-5"
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def use(block_id: str, name: str = "tool_search_tool_regex") -> dict[str, Any]:

@@ -16,15 +16,8 @@ import pytest
 from contextchef import ContextChef, ToolResult, UsageError, assistant, tool_results, user
 from contextchef.session._request import CompiledRequest
 from contextchef.testing import FakeAnthropic, httpx_for, text
-from sdk_check import PROVIDER_ENV
 
 OPUS = "claude-opus-5-5"
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def get_rate(pair: str) -> str:

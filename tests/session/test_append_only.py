@@ -44,17 +44,10 @@ from contextchef.testing import (
     tool_calls,
 )
 from prefix_check import prefix_problems
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 OPUS = "claude-opus-5-5"
 THINKING = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "error"}}
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def _messages_json(request: CompiledRequest) -> str:

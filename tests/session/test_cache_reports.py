@@ -42,18 +42,11 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 OPUS = "claude-opus-5-5"
 TOOL = {"name": "lookup", "description": "Look a word up.", "input_schema": {"type": "object"}}
 MORE = {"name": "define", "description": "Define a word.", "input_schema": {"type": "object"}}
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 def recorded(name: str) -> dict[str, Any]:

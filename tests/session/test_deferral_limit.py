@@ -18,16 +18,9 @@ import pytest
 from contextchef import ContextChef, UsageError, user
 from contextchef.providers import get_adapter
 from contextchef.testing import FakeAnthropic, httpx_for, text
-from sdk_check import PROVIDER_ENV
 
 MODEL = "claude-opus-5-5"
 LIMIT = 10_000
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,6 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 
@@ -44,12 +43,6 @@ def read_file(path: str) -> str:
 def grep(pattern: str) -> str:
     """Search files."""
     return f"no match for {pattern}"
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:

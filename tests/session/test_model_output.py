@@ -22,19 +22,12 @@ from test_ingest import HX, send  # the SDK clients pointed at a fake
 
 from contextchef import ContextChef, CorruptHistoryError, UsageError, user
 from contextchef.testing import FakeProvider, fake_for, raw, text
-from sdk_check import PROVIDER_ENV
 
 READ = {
     "name": "read_file",
     "description": "Read a file.",
     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
 }
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 def _chef() -> ContextChef:

@@ -20,19 +20,12 @@ from pydantic import BaseModel
 from contextchef import ContextChef, Skill, load_demo_catalog, user
 from contextchef.session._request import CompiledRequest
 from contextchef.testing import FakeAnthropic, FakeResponses, httpx_for, text, tool_calls
-from sdk_check import PROVIDER_ENV
 
 OPUS = "claude-opus-5-5"  # prefix check, system messages, tool changes
 SONNET55 = "claude-sonnet-5-5"  # prefix check, system messages, no tool changes
 SONNET45 = "claude-sonnet-4-5"  # no prefix check, no system messages
 OPUS41 = "claude-opus-4-1"  # no prefix check, no tool search
 TOOL_BETAS = ("inline-tools-2026-09-15", "mid-conversation-tool-changes-2026-07-01")
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 class _Branch(BaseModel):

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,19 +76,10 @@ from contextchef.testing import (
     tool_calls,
 )
 from contextchef.testing._replies import response_body
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 EXAMPLES = examples(full=5, default=2)
 OPUS = "claude-opus-5-5"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _no_provider_env() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as env:
-        for var in PROVIDER_ENV:
-            env.delenv(var, raising=False)
-        yield
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ from contextchef.testing import (
 )
 from contextchef.tools._catalogs import load_catalog
 from prefix_check import prefix_problems
-from sdk_check import PROVIDER_ENV, sdk_problems
+from sdk_check import sdk_problems
 
 HX = httpx_for(anthropic)
 OPUS = "claude-opus-5-5"  # prefix check, tool changes, inline definitions
@@ -46,12 +46,6 @@ SONNET = "claude-sonnet-4-5"  # tool search, no tool changes, no prefix check
 OLD = "claude-opus-4-1"  # no tool search: a deferred tool could never be revealed
 THINKING = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "error"}}
 TOOL_CHANGES = "inline-tools-2026-09-15"
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def _answer(**args: Any) -> str:

@@ -29,16 +29,10 @@ from contextchef import (
 from contextchef.providers import from_responses
 from contextchef.testing import FakeResponses, httpx_for, text, tool_calls
 from contextchef.tools._catalogs import load_catalog
-from sdk_check import PROVIDER_ENV, sdk_problems
+from sdk_check import sdk_problems
 
 MODEL = "gpt-5.4"
 STRATEGY = "openai-native-client"
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def _answer(**args: Any) -> str:

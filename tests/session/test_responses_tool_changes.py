@@ -22,16 +22,10 @@ from contextchef import ContextChef, Denied, ToolCall, UsageError, assistant, to
 from contextchef.session._request import CompiledRequest
 from contextchef.testing import FakeResponses, httpx_for, text, tool_calls
 from contextchef.tools._catalogs import load_catalog
-from sdk_check import PROVIDER_ENV, sdk_problems
+from sdk_check import sdk_problems
 
 MODEL = "gpt-5.4"
 GONE = "These tools are no longer available; do not call them: "
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def _answer(**args: Any) -> str:

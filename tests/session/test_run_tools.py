@@ -33,7 +33,6 @@ from contextchef import (
     user,
 )
 from contextchef.testing import FakeProvider, fake_for, text, tool_calls
-from sdk_check import PROVIDER_ENV
 
 FETCH = {
     "name": "fetch",
@@ -44,12 +43,6 @@ FETCH = {
         "required": ["url"],
     },
 }
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 class Hooks:

@@ -49,7 +49,6 @@ from contextchef.testing import (
     tool_calls,
 )
 from contextchef.tools._catalogs import load_catalog
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 OPUS = "claude-opus-5-5"  # takes mid-conversation tool changes
@@ -65,12 +64,6 @@ TRIAGE = Skill(
     instructions=INSTRUCTIONS,
     tools=("create_issue", COMMENT),  # an own name and a wire name
 )
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def _answer(**args: Any) -> str:

@@ -23,15 +23,8 @@ import pytest
 
 from contextchef import ContextChef, ContextChefError, UsageError, user
 from contextchef.testing import FakeAnthropic, FakeResponses, httpx_for, text, tool_calls
-from sdk_check import PROVIDER_ENV
 
 MODEL = "claude-opus-5-5"
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def read_file(path: str) -> str:

@@ -25,19 +25,12 @@ from contextchef.history._messages import message_from_dict
 from contextchef.session._ledger import _record_digest, digest
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.testing import fake_for, text, tool_calls
-from sdk_check import PROVIDER_ENV
 
 MODELS = {"anthropic": "claude-opus-5-5"}
 
 
 class Files(BaseModel):
     files: list[str]
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def read_file(path: str) -> str:

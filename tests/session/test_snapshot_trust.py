@@ -49,19 +49,12 @@ from contextchef import (
 )
 from contextchef.session._ledger import _record_digest, _text_digest
 from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
-from sdk_check import PROVIDER_ENV
 
 MODEL = "claude-opus-5-5"
 OLD, NEW = b"o" * 32, b"n" * 32
 KEYS = SnapshotKeys({"2026-11": OLD, "2026-12": NEW}, current="2026-12")
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string"}}}
 FAKE = FakeAnthropic()
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def tool(name: str, *, read_only: bool = True) -> Tool:

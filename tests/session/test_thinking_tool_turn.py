@@ -30,7 +30,6 @@ from contextchef import (
     user,
 )
 from contextchef.testing import FakeAnthropic, text, tool_calls
-from sdk_check import PROVIDER_ENV
 
 THINKING = {"type": "enabled", "budget_tokens": 1024}
 READ = {
@@ -38,12 +37,6 @@ READ = {
     "description": "Read a file.",
     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
 }
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in PROVIDER_ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 def _stored_without_thinking() -> ContextChef:

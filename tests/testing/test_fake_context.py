@@ -38,7 +38,7 @@ from contextchef.testing import (
     tool_calls,
 )
 from contextchef.testing._responses_context import COMPACT_PATH
-from sdk_check import PROVIDER_ENV, key_problems
+from sdk_check import key_problems
 
 HX = httpx_for(anthropic)
 OX = httpx_for(openai)
@@ -50,12 +50,6 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "grep", "description": "Search files.", "input_schema": _SCHEMA},
 ]
 BIG = "x" * 210_000  # about 52,500 estimated tokens: past the 50,000 compaction minimum
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 @dataclass

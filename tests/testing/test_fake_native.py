@@ -41,7 +41,7 @@ from contextchef.testing import (
     responses_search_tool_valid,
     text,
 )
-from sdk_check import PROVIDER_ENV, sdk_problems
+from sdk_check import sdk_problems
 
 HX = httpx_for(anthropic)
 Rule = Callable[..., Iterable[str]]
@@ -51,12 +51,6 @@ BM25 = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25
 REGEX = {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}
 CACHE = {"type": "ephemeral"}
 INLINE = {"anthropic-beta": INLINE_TOOLS_BETA}
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def problems(rule: Rule, body: Mapping[str, Any], **kw: Any) -> list[str]:

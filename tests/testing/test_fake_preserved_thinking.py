@@ -36,7 +36,6 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 OPUS = "claude-opus-5-5"
@@ -47,12 +46,6 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "grep", "description": "Search files.", "input_schema": _SCHEMA},
 ]
 DROP = {"type": "adaptive", "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def bound(path: str, changed: str, *, beta: bool = False) -> str:

@@ -120,12 +120,6 @@ class GenaiClient:
     client: genai.Client
 
 
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
-
-
 @pytest.fixture(scope="module")
 def genai_client() -> Iterator[GenaiClient]:
     """One google-genai client (slow to build) for the module, over a `Route`."""

@@ -44,7 +44,6 @@ from contextchef.testing import (
     tool_calls,
 )
 from contextchef.tools._catalogs import load_catalog
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 OX = httpx_for(openai)
@@ -52,12 +51,6 @@ SONNET = "claude-sonnet-4-5"
 GPT = "gpt-5.4"
 WEATHER = ("get_weather", {"city": "Paris"})
 ISSUE = {"owner": "acme", "repo": "app", "title": "Crash"}
-
-
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in PROVIDER_ENV:
-        monkeypatch.delenv(var, raising=False)
 
 
 def read_file(path: str) -> str:
