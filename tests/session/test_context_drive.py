@@ -216,6 +216,31 @@ def test_responses_compiles_carry_compaction_and_the_item_comes_back(
     assert item is not None and "compaction" in {n.kind for n in chef.notices}
 
 
+def test_responses_sends_from_the_newest_compaction_item_and_stays_under_budget(
+    responses: tuple[FakeResponses, openai.OpenAI],
+) -> None:
+    fake, client = responses
+    fake.script(*_script(12, answers=1))
+    policy = ContextPolicy(budget_tokens=30_000)
+    chef = _chef(context_policy=policy)
+    sent = []
+    for k in range(13):
+        request = chef.compile("responses", model="gpt-5.6")
+        sent.append(request.payload["input"])
+        reply = client.responses.create(**request.payload)
+        assert reply.usage is not None and reply.usage.input_tokens < policy.budget_tokens
+        _next(chef, chef.ingest(reply), k)
+    assert fake.violations == ()
+    items = [[i for i in s if i.get("type") == "compaction"] for s in sent]
+    assert sum(1 for n in chef.notices if n.kind == "compaction") >= 2
+    for payload, found in zip(sent, items, strict=True):
+        if found:  # one compaction item, first: what came before it is not sent again
+            assert len(found) == 1 and payload[0] == found[0]
+    # the session's record keeps every item: the history still starts with the question
+    assert chef.history[0].text == "Find why the build fails."
+    assert len(sent[-1]) < len(chef.history)
+
+
 def test_extra_setting_a_policy_field_is_refused_by_name() -> None:
     chef = _chef(context_policy=ContextPolicy())
     mine = {"context_management": {"edits": []}}

@@ -520,6 +520,13 @@ class ResponsesAdapter(AdapterDefaults):
 
         On models with `ModelRules.prompt_cache`, ``prompt_cache_key`` and
         ``prompt_cache_options`` (`_cache.cache_fields`; the host's own in ``extra`` win).
+
+        A request with server-side compaction (``context_management`` in ``extra``) and
+        no ``previous_response_id`` sends ``input`` from the newest ``compaction`` item
+        on: the compaction guide's stateless rule, "you can drop items that came before
+        the most recent compaction item" (research provider-context-management.md §2.2).
+        The session's record keeps every item; only the request is shorter, so input
+        tokens stay under the policy's threshold instead of growing with the history.
         """
         payload: dict[str, Any] = {"model": options.model}
         if system:
@@ -529,6 +536,9 @@ class ResponsesAdapter(AdapterDefaults):
         items: list[Any] = list(messages)
         if options.prefill:
             items.append({"type": "message", "role": "assistant", "content": options.prefill})
+        extra = options.extra
+        if "context_management" in extra and "previous_response_id" not in extra:
+            items = items[_newest_compaction(items) :]
         payload["input"] = items
         if options.max_tokens is not None:
             payload[self.profile.max_tokens_key] = options.max_tokens
@@ -545,3 +555,12 @@ class ResponsesAdapter(AdapterDefaults):
             "tools": dumps_segment(payload.get("tools")),
             "messages": dumps_segment(payload.get("input")),
         }
+
+
+def _newest_compaction(items: Sequence[Any]) -> int:
+    """Index of the last ``compaction`` item of `items`, or 0 when there is none."""
+    for k in range(len(items) - 1, -1, -1):
+        item = items[k]
+        if isinstance(item, Mapping) and item.get("type") == "compaction":
+            return k
+    return 0
