@@ -130,6 +130,9 @@ def test_usage_is_the_provider_figure_plus_what_was_added_since(
         assert usage.source == "usage"
         assert usage.used == reply.usage.input_tokens + added
         assert usage.headroom == 120_000 - usage.used
+        if k < 2:  # compiling the next request adds nothing: the provider's figure holds
+            chef.compile("anthropic", model=OPUS)
+            assert chef.context_usage("anthropic", model=OPUS) == usage
     assert fake.violations == ()
     assert usage.used > 3 * 10_000  # three results of about 12,000 tokens each
     # another target has no usage of its own: our estimate of the whole request

@@ -168,13 +168,13 @@ class Compiler:
     def usage(self, target: str, model: str) -> ContextUsage:
         """The next request's tokens against the budget; see `ContextChef.context_usage`."""
         native = native_context(target, model=model, policy=self.policy)
-        ledger, history = self._state.ledgers.get(target), self._state.history
+        ledger, history = self._state.ledgers.get(target) or Ledger(), self._state.history
         report = [
             r for r in self._maintenance.cache_reports if r.target == target and r.input_tokens
         ]
-        sent = ledger.history if ledger is not None and ledger.answered and report else None
-        if sent is not None and history[: len(sent)] == sent:  # same messages: `is` first
-            return context_usage(native, report[-1].input_tokens, history[len(sent) :])
+        mark = (ledger.answered and ledger.pending) or ledger.marks[-1]  # the last answered
+        if report and not ledger.undo and history[: mark.history] == ledger.history[: mark.history]:
+            return context_usage(native, report[-1].input_tokens, history[mark.history :])
         return context_usage(native, None, history, self._state.system, self._tools.view().resident)
 
     def _memory_tool(self, strategy: Strategy) -> str | None:
