@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -1233,3 +1234,43 @@ def test_the_server_tool_search_strategy_is_opt_in_and_this_targets_own() -> Non
             chef.compile(target, strategy=NATIVE)
     with pytest.raises(UsageError, match="no 'hosted' tool search"):
         get_adapter(TARGET).tool_entries([], search="hosted")
+
+
+@pytest.mark.parametrize(
+    ("step", "where"),
+    [
+        (
+            {"type": "thought", "signature": "s", "summary": [{"type": [None], "text": "r"}]},
+            "summary.0.type",
+        ),
+        (
+            {"type": "thought", "signature": "s", "summary": [{"type": {"type": "x"}}]},
+            "summary.0.type",
+        ),
+        ({"type": "model_output", "content": [{"type": "", "text": "hi"}]}, "content.0.type"),
+        ({"type": "function_result", "call_id": "c", "result": [{"type": 3}]}, "result.0.type"),
+    ],
+)
+def test_a_step_with_an_untyped_item_is_refused_when_read(step: dict[str, Any], where: str) -> None:
+    """Replayed, such an item makes google-genai raise a bare TypeError (break-it r02)."""
+    with pytest.raises(
+        CorruptHistoryError, match=rf"{re.escape(where)} must be a non-empty string"
+    ):
+        from_interactions(
+            [{"type": "user_input", "content": [{"type": "text", "text": "q"}]}, step]
+        )
+
+
+def test_the_tools_own_data_and_untyped_objects_are_not_looked_into() -> None:
+    """Arguments and object results are the tool's; annotations and errors carry no type."""
+    steps = [
+        {"type": "user_input", "content": [{"type": "text", "text": "q"}]},
+        {"type": "function_call", "id": "c1", "name": "f", "arguments": {"type": 3}},
+        {"type": "function_result", "call_id": "c1", "result": {"type": None, "x": [1]}},
+        {
+            "type": "model_output",
+            "content": [{"type": "text", "text": "a", "annotations": [{"url": "u"}]}],
+        },
+    ]
+    parsed = from_interactions(steps)
+    assert [m.role for m in parsed.messages] == ["user", "assistant", "user", "assistant"]

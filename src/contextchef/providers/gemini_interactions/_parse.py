@@ -163,10 +163,38 @@ def _draft(hist: HistoryBuilder, i: int, kind: object) -> Draft:
     return hist.current("assistant", i)
 
 
+def _untyped(step: Mapping[str, Any]) -> str | None:
+    """Where, inside `step`, an object's ``type`` is not a non-empty string, or None.
+
+    Every typed object of the wire (content blocks, summary items, result items) is told
+    apart by its ``type``; the SDK's request types take no other value, so such a step
+    is refused when read rather than replayed into a request the SDK fails on. A call's
+    ``arguments`` and an object ``result`` are the tool's own data and not looked into.
+    """
+    stack: list[tuple[object, str]] = [
+        (v, k)
+        for k, v in step.items()
+        if k != "arguments" and not (k == "result" and isinstance(v, Mapping))
+    ]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, Mapping):
+            kind = value.get("type", "x")  # an object without one is not typed
+            if not isinstance(kind, str) or not kind:
+                return f"{path}.type"
+            stack.extend((v, f"{path}.{k}") for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{path}.{k}") for k, v in enumerate(value))
+    return None
+
+
 def _step(hist: HistoryBuilder, i: int, step: dict[str, Any]) -> list[Part]:
     kind = step.get("type")
     if not isinstance(kind, str) or not kind:
         raise hist.error(i, "a step needs a string 'type'")
+    where = _untyped(step)
+    if where is not None:
+        raise hist.error(i, f"{where} must be a non-empty string (the {kind} step's items)")
     if kind in ("user_input", "model_output"):
         role = "user" if kind == "user_input" else "assistant"
         parts = _content_parts(hist, i, step, role)
