@@ -1274,3 +1274,33 @@ def test_the_tools_own_data_and_untyped_objects_are_not_looked_into() -> None:
     ]
     parsed = from_interactions(steps)
     assert [m.role for m in parsed.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_thought_without_a_signature_is_not_replayed() -> None:
+    """Google documents a signature on every thought; one without carries nothing to verify."""
+    steps: list[dict[str, Any]] = [
+        {"type": "thought", "signature": None, "summary": [{"type": "text", "text": "hm"}]},
+        {"type": "function_call", "id": "call_1", "name": "grep", "arguments": {"q": "a"}},
+    ]
+    fake = FakeGeminiInteractions().script(
+        raw({"id": "v1_1", "status": "requires_action", "model": MODEL, "steps": steps}),
+        text("ok"),
+    )
+    client = _client(fake)
+    chef = ContextChef()
+
+    def grep(q: str) -> str:
+        """Search."""
+        return "hit"
+
+    chef.register_tools([grep])
+    chef.set_history([user("go")])
+    for _ in range(2):
+        payload = chef.compile(TARGET, model=MODEL).payload
+        chef.run_tools(chef.ingest(client.interactions.create(**payload)))
+    assert fake.violations == ()
+    assert [s["type"] for s in payload["input"]] == [
+        "user_input",
+        "function_call",
+        "function_result",
+    ]

@@ -35,7 +35,8 @@ How each IR part is rendered:
 * consecutive text and media parts -> one ``user_input`` (user) or ``model_output``
   (assistant) step; a part recorded as the first of a step starts a new one, with that
   step's other recorded fields;
-* reasoning recorded from this API -> its ``thought`` step, unchanged; others dropped;
+* reasoning recorded from this API -> its ``thought`` step, unchanged; others dropped,
+  and so is a ``thought`` without a ``signature`` (the docs say one is always present);
 * tool call -> ``function_call`` (``id``, ``name``, ``arguments`` object; a recorded call's
   extra fields, such as a ``signature``, kept);
 * tool result -> ``function_result`` (``call_id``, ``name`` of the call, ``result`` the
@@ -163,9 +164,10 @@ def render_step_part(part: Part) -> dict[str, Any] | None:
         return _call(part)
     if isinstance(part, ToolResult):
         return _result(part, part.name)
-    if isinstance(part, ReasoningPart):
+    if isinstance(part, ReasoningPart):  # a thought without a signature: nothing to verify
         step = hints(part.provider_data, FORMAT).get("step")
-        return thaw(step) if part.provider == FORMAT and step is not None else None
+        signed = step is not None and isinstance(step.get("signature"), str)
+        return thaw(step) if part.provider == FORMAT and signed else None
     if isinstance(part, ProviderPart) and part.provider == FORMAT:
         out: dict[str, Any] = thaw(part.data)
         return out
