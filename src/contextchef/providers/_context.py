@@ -12,11 +12,11 @@ betas=native.betas)`` (compile's ``extra`` path: fields passed through unchanged
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from contextchef._cache import lru_cache
 from contextchef._errors import UsageError, check_str
 from contextchef._json import freeze
 from contextchef.history._context_policy import ContextPolicy
@@ -82,7 +82,7 @@ def native_context(target: str, *, model: str, policy: ContextPolicy) -> NativeC
     return _compiled(target, model, policy)
 
 
-@functools.lru_cache(maxsize=512)
+@lru_cache(maxsize=512)
 def _compiled(target: str, model: str, policy: ContextPolicy) -> NativeContext:
     """`native_context` of checked arguments, made once per (target, model, policy).
 
