@@ -21,6 +21,7 @@ LAYERS = {
     "_cache": 0,
     "_errors": 0,
     "_json": 0,
+    "_lazy": 0,  # a package's names imported on first use (PEP 562)
     "_locking": 0,
     "_overlay": 0,
     "_records": 0,

@@ -11,7 +11,6 @@ jsonschema, jsonschema-rs, jinja2, pydantic) are imported later still: by the fi
 search, argument validation, schema check or template.
 """
 
-import importlib as _importlib
 import typing as _typing
 
 from contextchef._errors import (
@@ -45,6 +44,7 @@ from contextchef._errors import (
     UsageError,
     VolatileValueError,
 )
+from contextchef._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from contextchef._signing import SnapshotKeys
@@ -212,21 +212,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
 }
 """Module -> the public names it provides, imported on first attribute access."""
 
-_MODULE_OF = {name: module for module, names in _LAZY_EXPORTS.items() for name in names}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    """Import the module that provides `name` on first access, then cache the value."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'contextchef' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULE_OF))
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY_EXPORTS, globals())
 
 
 __all__ = [

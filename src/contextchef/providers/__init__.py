@@ -13,8 +13,9 @@ Names are loaded on first use (PEP 562, as in ``contextchef``): importing one of
 modules does not import every wire package (issue 27, fast start).
 """
 
-import importlib as _importlib
 import typing as _typing
+
+from contextchef._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
     from contextchef.providers._base import (
@@ -90,21 +91,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
 }
 """Module -> the public names it provides (the TYPE_CHECKING imports above list the same)."""
 
-_MODULE_OF = {name: module for module, names in _LAZY_EXPORTS.items() for name in names}
-
-
-def __getattr__(name: str) -> _typing.Any:
-    """Import the module that provides `name` on first access, then cache the value."""
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'contextchef.providers' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULE_OF))
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY_EXPORTS, globals())
 
 
 __all__ = [
