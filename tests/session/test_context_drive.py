@@ -18,6 +18,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+from context_tools import OPUS, read_log
 from google import genai
 from google.genai import types
 
@@ -39,17 +40,6 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
-
-OPUS = "claude-opus-5-5"
-
-
-def read_log(path: str) -> str:
-    """Read a log file.
-
-    Args:
-        path: The file.
-    """
-    return f"{path}: " + "line of log output\n" * 2_700  # about 12,000 estimated tokens
 
 
 class Summaries:

@@ -17,6 +17,7 @@ import anthropic
 import openai
 import pytest
 from anthropic.types.beta import BetaContextManagementConfigParam
+from context_tools import OPUS, read_log
 from openai.types.responses.response_create_params import ContextManagement
 
 from contextchef import (
@@ -36,17 +37,6 @@ from contextchef.testing import (
     tool_calls,
 )
 from sdk_check import key_problems
-
-OPUS = "claude-opus-5-5"
-
-
-def read_log(path: str) -> str:
-    """Read a log file.
-
-    Args:
-        path: The file.
-    """
-    return f"{path}: " + "line of log output\n" * 2_700  # about 12,000 estimated tokens
 
 
 def grep(pattern: str) -> str:
