@@ -48,7 +48,7 @@ from contextchef import (
     tool_results,
     user,
 )
-from sdk_check import PROVIDER_ENV, _adapter, _drain, sdk_problems, tool_names, wire_api
+from sdk_check import _adapter, _drain, sdk_problems, tool_names, wire_api
 
 MODEL = "test-model"
 SYSTEM = "You are a careful coding agent."
@@ -615,17 +615,12 @@ def clients() -> Iterator[Clients]:
     def http() -> Any:
         return HTTPX.Client(transport=HTTPX.MockTransport(wire))
 
-    with pytest.MonkeyPatch.context() as env:
-        for var in PROVIDER_ENV:
-            env.delenv(var, raising=False)
-        made = Clients(
-            wire=wire,
-            anthropic=anthropic.Anthropic(api_key="x", http_client=http(), max_retries=0),
-            openai=openai.OpenAI(api_key="x", http_client=http(), max_retries=0),
-            genai=genai.Client(
-                api_key="x", http_options=genai_types.HttpOptions(httpx_client=http())
-            ),
-        )
+    made = Clients(
+        wire=wire,
+        anthropic=anthropic.Anthropic(api_key="x", http_client=http(), max_retries=0),
+        openai=openai.OpenAI(api_key="x", http_client=http(), max_retries=0),
+        genai=genai.Client(api_key="x", http_options=genai_types.HttpOptions(httpx_client=http())),
+    )
     yield made
     made.anthropic.close()
     made.openai.close()

@@ -41,7 +41,6 @@ from contextchef.testing import (
     tool_calls,
 )
 from prefix_check import prefix_problems
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 EXAMPLES = examples(full=1_000, default=100)
@@ -103,10 +102,7 @@ class GeminiSender:
 
 @pytest.fixture(scope="module")
 def gemini() -> Iterator[GeminiSender]:
-    with pytest.MonkeyPatch.context() as env:
-        for var in PROVIDER_ENV:
-            env.delenv(var, raising=False)
-        sender = GeminiSender()
+    sender = GeminiSender()
     yield sender
     sender.client.close()
 

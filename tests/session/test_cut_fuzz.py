@@ -65,7 +65,6 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 EXAMPLES = examples(full=1_000, default=10)
@@ -169,10 +168,7 @@ SENT: Counter[str] = Counter()
 
 @pytest.fixture(scope="module")
 def senders() -> Iterator[Senders]:
-    with pytest.MonkeyPatch.context() as env:
-        for var in PROVIDER_ENV:
-            env.delenv(var, raising=False)
-        made = Senders()
+    made = Senders()
     yield made
     made.http.close()
     print("\ncut fuzz:", dict(sorted(SENT.items())))

@@ -61,7 +61,6 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
-from sdk_check import PROVIDER_ENV
 
 HX = httpx_for(anthropic)
 assert httpx_for(openai) is HX
@@ -124,15 +123,12 @@ class GenaiClient:
 def genai_client() -> Iterator[GenaiClient]:
     """One google-genai client (slow to build) for the module, over a `Route`."""
     route = Route()
-    with pytest.MonkeyPatch.context() as env:
-        for var in PROVIDER_ENV:
-            env.delenv(var, raising=False)
-        client = genai.Client(
-            api_key="x",
-            http_options=genai_types.HttpOptions(
-                httpx_client=HX.Client(transport=HX.MockTransport(route))
-            ),
-        )
+    client = genai.Client(
+        api_key="x",
+        http_options=genai_types.HttpOptions(
+            httpx_client=HX.Client(transport=HX.MockTransport(route))
+        ),
+    )
     yield GenaiClient(route, client)
     client.close()
 
