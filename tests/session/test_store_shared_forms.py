@@ -107,3 +107,39 @@ def test_a_signed_snapshot_restores_to_the_same_record_without_rechecking_its_wi
     with pytest.raises(SnapshotSignatureError) as info:
         build().restore(tampered, keys=KEYS, session_id="s")
     assert info.value.problem == "mismatch"
+
+
+class _KeyedButUnchecked:
+    """A store of another kind: it holds keys, but its load checks nothing."""
+
+    def __init__(self, inner: SQLiteSessionStore) -> None:
+        self.inner, self.keys = inner, inner.keys
+        self.tamper = False
+
+    def load(self, session_id: str) -> Any:
+        stored = self.inner.load(session_id)
+        if stored is None or not self.tamper:
+            return stored
+        snapshot = json.loads(json.dumps(stored.snapshot))
+        snapshot["ledgers"]["anthropic"]["wire"][0]["content"] = "changed"
+        return _store.StoredSession(
+            session_id, stored.version, snapshot, stored.turns, stored.expires_at
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_only_a_load_the_store_verified_skips_the_restores_own_check(tmp_path: Path) -> None:
+    """A store that did not say it verified (`StoredSession.verified`) gets every check."""
+    store = _KeyedButUnchecked(SQLiteSessionStore(tmp_path / "s.db", keys=KEYS))
+    chef, sync = build(), SessionSync(store, "conv")  # type: ignore[arg-type]
+    host_turn(chef, 0)
+    chef.compile("anthropic")
+    model_turn(chef, 0)
+    sync.save(chef)
+    assert SessionSync(store, "conv").load_into(build())  # type: ignore[arg-type]
+    store.tamper = True
+    with pytest.raises(SnapshotSignatureError) as info:
+        SessionSync(store, "conv").load_into(build())  # type: ignore[arg-type]
+    assert info.value.problem == "mismatch"

@@ -994,10 +994,10 @@ class ContextChef:
         trust: dict[str, Any] = {"keys": keys, "allow_unsigned": allow_unsigned}
         return self._maintenance.restore(snapshot, narrow=narrow, session_id=session_id, **trust)
 
-    def _restore_stored(self, snapshot: dict[str, Any], keys: Any, session_id: Any) -> Any:
-        """(`restore` of a store's load, verified with `keys` if any; the history made)."""
+    def _restore_stored(self, stored: Any, keys: Any, session_id: Any) -> Any:
+        """(`restore` of a store's `StoredSession`, checked unless it says it was; history)."""
         trust = {"keys": keys, "allow_unsigned": keys is None, "session_id": session_id}
-        notes = self._maintenance.restore(snapshot, signed=keys is not None, **trust)
+        notes = self._maintenance.restore(stored.snapshot, signed=stored.verified, **trust)
         return notes, self._state.history
 
     def _snapshot_over(self, base: Any, keys: Any, session_id: Any) -> Any:

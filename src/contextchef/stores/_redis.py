@@ -237,6 +237,7 @@ class RedisSessionStore:
             snapshot=snapshot,
             turns=turns,
             expires_at=time.time() + left / 1000 if left > 0 else None,
+            verified=self.keys is not None,  # `verified` checked the signature
         )
 
     def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:

@@ -294,6 +294,7 @@ class SQLiteSessionStore:
             snapshot=snapshot,
             turns=turns,
             expires_at=stored_expiry(session_id, row[3], _WHERE["expires_at"]),
+            verified=self.keys is not None,  # `verified` checked the signature
         )
 
     def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:

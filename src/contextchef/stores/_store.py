@@ -100,6 +100,9 @@ class StoredSession:
             `ContextChef.restore`; a new dict owned by the caller.
         turns: Turns logged since the base snapshot (how many deltas were applied).
         expires_at: Unix time (seconds) when the store forgets it, or None.
+        verified: The store checked the snapshot's signature for this session id with
+            its keys as it loaded it (`verified`), so a restore need not check it again;
+            False: the restore checks what it is given.
     """
 
     session_id: str
@@ -107,6 +110,7 @@ class StoredSession:
     snapshot: dict[str, Any]
     turns: int
     expires_at: float | None
+    verified: bool = False
 
 
 @runtime_checkable

@@ -100,9 +100,9 @@ class SessionSync:
         if self.keys is None and SIGNATURE in stored.snapshot:  # a store of another kind
             raise unkeyed_error(self.session_id, stored.snapshot[SIGNATURE])
         # restore neither changes nor keeps what it is given: the stored snapshot stays
-        # the base of the next save's delta as it is; the store verified its signature
+        # the base of the next save's delta as it is; a keyed store of ours verified it
         session = self.session_id if self.keys else None
-        self.differences, self._history = chef._restore_stored(stored.snapshot, self.keys, session)
+        self.differences, self._history = chef._restore_stored(stored, self.keys, session)
         self.version, self._turns = stored.version, stored.turns
         self._snapshot = stored.snapshot
         return True
