@@ -60,6 +60,7 @@ from contextchef.history._normalize import Change, HistoryRules, is_user_turn
 logger = logging.getLogger("contextchef")
 
 __all__ = [
+    "ARCHIVED_PLACEHOLDER",
     "DEFAULT_CLEARED_PLACEHOLDER",
     "Cleared",
     "Compacted",
@@ -79,6 +80,7 @@ __all__ = [
 
 DEFAULT_CLEARED_PLACEHOLDER = "[tool result cleared to save context]"
 """Text that replaces a cleared tool result."""
+ARCHIVED_PLACEHOLDER = DEFAULT_CLEARED_PLACEHOLDER[:-1] + "; archived as "  # see _archive
 
 # -- cut points ------------------------------------------------------------------------------
 
@@ -498,7 +500,8 @@ def clear_tool_results(
 
     A cleared result keeps its call id, name, error flag and position; its text becomes
     `placeholder`, its media and ``provider_data`` (which may hold the original content
-    blocks) are dropped. Results already holding exactly `placeholder` count as cleared.
+    blocks) are dropped. Results already holding exactly `placeholder`, or cleared into the
+    archive (text starting with `ARCHIVED_PLACEHOLDER`), count as cleared.
 
     Args:
         history: The messages; not mutated.
@@ -522,7 +525,8 @@ def clear_tool_results(
         raise UsageError(f"clear_inputs must be a bool, got {shown(clear_inputs, 60)}")
     eligible = [r for m in history for r in m.tool_results if r.name not in excluded]
     older = eligible[: max(len(eligible) - keep_recent, 0)]
-    targets = [r.call_id for r in older if r.media or r.content != placeholder]
+    fresh = [r for r in older if not r.content.startswith(ARCHIVED_PLACEHOLDER)]  # not archived
+    targets = [r.call_id for r in fresh if r.media or r.content != placeholder]
     if not targets or len(targets) < clear_at_least:
         return Cleared(messages=tuple(history))
     ids = frozenset(targets)

@@ -36,6 +36,7 @@ from contextchef.dispatch._hooks import checked_hook
 from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Execution, Fallback
 from contextchef.exposure._policy import Mode, as_patterns, named_modes
 from contextchef.exposure._restore import PolicyDifference
+from contextchef.history._archive import Archive
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._forms import checked_history
@@ -208,6 +209,9 @@ class ContextChef:
             skills=self._skills,
             modes=self._modes,
             handoff=handoff,
+            archive=Archive(store, history=lambda: self._state.history)
+            if store is not None or context_policy is not None
+            else None,
         )
         self._compiler = Compiler(
             state=self._state,
@@ -227,8 +231,7 @@ class ContextChef:
             on_new_context=self._maintenance.request_new_context,
         )
         self._tools.register_library(owned, handlers)
-        if store is not None:
-            self._tools.register_offload_reader(store)
+        self._tools.register_readers(store, self._maintenance.archive)
         if mode is not None:
             self.set_mode(mode)
 

@@ -43,6 +43,7 @@ from contextchef.dispatch._types import (
     Fallback,
     GateContext,
 )
+from contextchef.history._archive import ARCHIVE_TOOL
 from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.history._offload import (
     OFFLOAD_READ_TOOL,
@@ -65,6 +66,7 @@ logger = logging.getLogger("contextchef")
 CallOrDecision = CallLike | Allowed | Denied
 """A model's tool call in any accepted shape, or the decision `check_tool_call` returned."""
 _ONE_ITEM = (str, bytes, Mapping, ToolCall, Allowed, Denied)  # not a list of calls
+_NOT_STORED = (TOOL_SEARCH, OFFLOAD_READ_TOOL, ARCHIVE_TOOL)  # capped already: never offloaded
 
 
 class Dispatcher:
@@ -214,7 +216,7 @@ class Dispatcher:
             state.loaded_toolkits = self._tools.loaded_toolkits
             return done
         state.loaded.update(done.loaded)
-        if done.result.name in (TOOL_SEARCH, OFFLOAD_READ_TOOL) or done.check.decision == "denied":
+        if done.result.name in _NOT_STORED or done.check.decision == "denied":
             return done  # search text is capped; stored output and denials are never stored
         return Execution(result=self.offload(done.result), check=done.check, loaded=done.loaded)
 

@@ -4,7 +4,8 @@
 were loaded in the summarized part are named in the summary message (so the model knows
 to load them again) and leave the loaded set; the session may add a note of its own (the
 skills still loaded); a summary followed by a user turn becomes one user message (the
-alternation every provider wants).
+alternation every provider wants). With an archive, the summarized messages are archived
+and the summary lists what was dropped (`contextchef.history._archive.compaction_note`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from contextchef.deferred._meta import TOOL_SEARCH
+from contextchef.history._archive import Archive, ArchiveReason, compaction_note
 from contextchef.history._compaction import Compacted, compact, loaded_tool_names, pending_tail
 from contextchef.history._messages import Message, TextPart
 from contextchef.history._normalize import normalize
@@ -24,9 +26,9 @@ def compact_history(
     history: Sequence[Message],
     loaded: set[str],
     summarize: Callable[[str], str],
-    *,
     keep: int,
     note: Callable[[Sequence[Message]], str] | None = None,
+    archive: tuple[Archive | None, ArchiveReason] = (None, "compaction"),
 ) -> tuple[Compacted, set[str]]:
     """Compact `history`; returns the result and the wire names still loaded.
 
@@ -36,6 +38,7 @@ def compact_history(
         summarize: The summarizer.
         keep: User turns kept verbatim (`compact`'s ``keep_recent_turns``).
         note: Given the kept messages, text to add to the summary (``""``: none).
+        archive: Where the summarized messages go, and why (None: nowhere).
 
     Raises:
         UsageError: `summarize` failed or returned no text (see `contextchef.compact`).
@@ -52,8 +55,8 @@ def compact_history(
         kept = loaded_tool_names(done.plan.to_keep, search_tool=TOOL_SEARCH)
         loaded = {w for w in loaded if w not in done.reactivate or w in kept}
     extra = note(done.plan.to_keep) if note is not None and done.plan.to_summarize else ""
-    if extra:
-        notes.append(extra)
+    dropped = compaction_note(archive[0], done.plan.to_summarize, reason=archive[1])
+    notes += [n for n in (extra, dropped) if n]
     first = messages[0] if notes else None
     if first is not None and isinstance(first.parts[0], TextPart):
         text = first.parts[0].text + "".join(f"\n\n{n}" for n in notes)

@@ -9,7 +9,7 @@ explicitly (see `contextchef.session._handoff`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import UsageError, check_int, shown
@@ -23,7 +23,9 @@ from contextchef.exposure._restore import (
     loadable_toolkits,
     restore_policy,
 )
-from contextchef.history._compaction import Cleared, Compacted, clear_tool_results
+from contextchef.history._archive import Archive, clear_tool_results_archived
+from contextchef.history._archive import ArchiveReason as Reason
+from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._messages import ToolCall, check_message, join_turn
 from contextchef.history._normalize import unique_call_ids
@@ -34,7 +36,7 @@ from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._handoff import compact_history
 from contextchef.session._ledger import digest, pending_answered
 from contextchef.session._linting import schema_reports
-from contextchef.session._memory import OverflowHandoff, handoff_keep_turns
+from contextchef.session._memory import OverflowHandoff, Summarizer, handoff_keep_turns
 from contextchef.session._skills import Skills
 from contextchef.session._snapshot import (
     checked,
@@ -62,6 +64,7 @@ class Maintenance:
         skills: The session's skills (a compaction restates the loaded ones).
         modes: The session's named modes (a snapshot names its mode).
         handoff: The overflow handoff, or None.
+        archive: Where compaction and clearing put what they remove, or None.
     """
 
     def __init__(
@@ -73,13 +76,14 @@ class Maintenance:
         skills: Skills,
         modes: Mapping[str, Mode],
         handoff: OverflowHandoff | None,
+        archive: Archive | None,
     ) -> None:
         self._state = state
         self._tools = tools
         self._volatile = volatile
         self._skills = skills
         self._modes = modes
-        self.handoff = handoff
+        self.handoff, self.archive = handoff, archive
         self.notices: tuple[ResponseNotice, ...] = ()
         self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
@@ -185,11 +189,13 @@ class Maintenance:
 
     # -- history maintenance -------------------------------------------------------------
 
-    def compact(self, summarize: Callable[[str], str], *, keep_recent_turns: int = 2) -> Compacted:
+    def compact(
+        self, summarize: Summarizer, keep_recent_turns: int = 2, why: Reason = "compaction"
+    ) -> Compacted:
         """Replace old turns with a summary at a safe point; see `ContextChef.compact`."""
         keep, state = check_int("keep_recent_turns", keep_recent_turns), self._state
         done, loaded = compact_history(
-            state.history, state.loaded, summarize, keep=keep, note=self._skills.reminder
+            state.history, state.loaded, summarize, keep, self._skills.reminder, (self.archive, why)
         )
         state.loaded = loaded | state.loaded & self._skills.loaded_tools()  # skills' stay
         state.history = done.messages
@@ -197,7 +203,7 @@ class Maintenance:
 
     def clear_tool_results(self, **options: Any) -> Cleared:
         """Replace old tool results with a placeholder; see `ContextChef.clear_tool_results`."""
-        done = clear_tool_results(self._state.history, **options)  # the facade's typed options
+        done = clear_tool_results_archived(self._state.history, self.archive, **options)
         self._state.history = tuple(done.messages)
         return done
 
@@ -216,7 +222,7 @@ class Maintenance:
         limit = None if handoff is None else handoff.max_history_tokens
         over = limit is not None and request_tokens("", (), state.history) > limit
         if handoff is not None and state.history and (state.new_context_pending or due or over):
-            self.compact(handoff.summarize, keep_recent_turns=handoff_keep_turns(state.history))
+            self.compact(handoff.summarize, handoff_keep_turns(state.history), "handoff")
             state.new_context_pending = False
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")

@@ -20,12 +20,14 @@ from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
+from contextchef.history._archive import ARCHIVE_TOOL, Archive
 from contextchef.history._offload import (
     OFFLOAD_READ_TOOL,
     OffloadStore,
     execute_offload_read,
     offload_read_tool,
 )
+from contextchef.search._archive import archive_tool, execute_archive_tool
 from contextchef.session._batches import build_tools, tool_batch
 from contextchef.tools._catalogs import Catalog, load_catalog, tool_from_dict
 from contextchef.tools._mcp import McpRules, as_rules, checked_instructions, tools_from_mcp
@@ -114,16 +116,22 @@ class SessionTools:
         self.registry.add(list(tools), handlers=keyed)
         self.refresh_view(prefix=True)
 
-    def register_offload_reader(self, store: OffloadStore) -> None:
-        """Register the ``read_offloaded`` tool over `store` (with ``offload_dir``).
+    def register_readers(self, store: OffloadStore | None, archive: Archive | None) -> None:
+        """Register ``read_offloaded`` over `store` and ``search_archive`` over `archive`.
 
-        It is library-owned: always resident and never pruned, since offloaded results
-        tell the model to call it; it is read-only, so read-only modes keep it.
+        Each only when given. They are library-owned: always resident and never pruned,
+        since offloaded results, summaries and cleared results tell the model to call
+        them; they are read-only, so read-only modes keep them.
         """
-        reader = tool_from_dict(offload_read_tool(), source="library")
-        self.register_library(
-            [reader], {OFFLOAD_READ_TOOL: lambda **args: execute_offload_read(store, args)}
-        )
+        tools, handlers = [], {}
+        if store is not None:
+            tools.append(offload_read_tool())
+            handlers[OFFLOAD_READ_TOOL] = lambda **args: execute_offload_read(store, args)
+        if archive is not None:
+            tools.append(archive_tool())
+            handlers[ARCHIVE_TOOL] = lambda **args: execute_archive_tool(archive, args)
+        if tools:
+            self.register_library([tool_from_dict(t, source="library") for t in tools], handlers)
 
     @property
     def library_names(self) -> tuple[str, ...]:

@@ -58,6 +58,7 @@ RESERVED_NAMES = frozenset(
         "new_context",
         "read_memories",
         "read_offloaded",
+        "search_archive",
         "tool_search",
     }
 )
