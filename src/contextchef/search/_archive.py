@@ -15,16 +15,30 @@ model's and tools' own words): it is capped, never interpreted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from contextchef._errors import UsageError, check_int, shown
 from contextchef.history._archive import ARCHIVE_TOOL, Archive, ArchiveEntry
+from contextchef.history._offload import (
+    OFFLOAD_READ_TOOL,
+    OffloadStore,
+    execute_offload_read,
+    offload_read_tool,
+)
 from contextchef.search._corpus import Corpus, build_corpus
 from contextchef.search._index import tokenize
+from contextchef.tools._catalogs import tool_from_dict
+from contextchef.tools._tool import Tool
 
-__all__ = ["ArchiveHit", "archive_tool", "execute_archive_tool", "search_archive"]
+__all__ = [
+    "ArchiveHit",
+    "archive_tool",
+    "execute_archive_tool",
+    "reader_tools",
+    "search_archive",
+]
 
 DEFAULT_HITS = 5
 """Hits a search returns when the model gives no ``limit``."""
@@ -227,3 +241,25 @@ def execute_archive_tool(archive: Archive, arguments: Mapping[str, Any]) -> str:
         f'Read a hit with {ARCHIVE_TOOL}({{"handle": "{top.locator}", "offset": {top.offset}}}).'
     )
     return "\n".join(lines)
+
+
+def reader_tools(
+    store: OffloadStore | None, archive: Archive | None
+) -> tuple[list[Tool], dict[str, Callable[..., str]]]:
+    """A session's read tools (source ``library``) and their handlers by name.
+
+    ``read_offloaded`` over `store` and ``search_archive`` over `archive`, each only when
+    given (handlers take the arguments as keywords). The session registers them with its
+    other library tools: always resident and never pruned, since offloaded results,
+    summaries and cleared results tell the model to call them; they are read-only, so
+    read-only modes keep them.
+    """
+    tools: list[dict[str, Any]] = []
+    handlers: dict[str, Callable[..., str]] = {}
+    if store is not None:
+        tools.append(offload_read_tool())
+        handlers[OFFLOAD_READ_TOOL] = lambda **args: execute_offload_read(store, args)
+    if archive is not None:
+        tools.append(archive_tool())
+        handlers[ARCHIVE_TOOL] = lambda **args: execute_archive_tool(archive, args)
+    return [tool_from_dict(t, source="library") for t in tools], handlers

@@ -45,6 +45,7 @@ from contextchef.history._offload import OffloadStore, as_offload_store
 from contextchef.providers import CacheReport, ResponseNotice
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import ContextUsage
+from contextchef.search._archive import reader_tools
 from contextchef.session._compiling import Compiler
 from contextchef.session._dispatching import CallOrDecision, Dispatcher
 from contextchef.session._library import MemoryTools, library_tools
@@ -162,13 +163,9 @@ class ContextChef:
         context_policy: ContextPolicy | None = None,
     ) -> None:
         self._lock = threading.RLock()  # every method holds it (`contextchef._locking`)
-        flags = (
-            ("default_defer", default_defer),
-            ("qualify", qualify),
-            ("cache_audit", cache_audit),
-        )
-        for option, flag in flags:
-            check_flag(option, flag)
+        check_flag("default_defer", default_defer)
+        check_flag("qualify", qualify)
+        check_flag("cache_audit", cache_audit)
         if unmatched_patterns not in ("raise", "warn"):
             raise UsageError(
                 f"unmatched_patterns must be 'raise' or 'warn', got {shown(unmatched_patterns)}"
@@ -230,8 +227,8 @@ class ContextChef:
             handoff=handoff,
             on_new_context=self._maintenance.request_new_context,
         )
-        self._tools.register_library(owned, handlers)
-        self._tools.register_readers(store, self._maintenance.archive)
+        readers, reading = reader_tools(store, self._maintenance.archive)
+        self._tools.register_library([*owned, *readers], {**handlers, **reading})
         if mode is not None:
             self.set_mode(mode)
 

@@ -20,14 +20,6 @@ from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
-from contextchef.history._archive import ARCHIVE_TOOL, Archive
-from contextchef.history._offload import (
-    OFFLOAD_READ_TOOL,
-    OffloadStore,
-    execute_offload_read,
-    offload_read_tool,
-)
-from contextchef.search._archive import archive_tool, execute_archive_tool
 from contextchef.session._batches import build_tools, tool_batch
 from contextchef.tools._catalogs import Catalog, load_catalog, tool_from_dict
 from contextchef.tools._mcp import McpRules, as_rules, checked_instructions, tools_from_mcp
@@ -115,23 +107,6 @@ class SessionTools:
         keyed = {t.key: handlers[t.name] for t in tools if t.name in handlers}
         self.registry.add(list(tools), handlers=keyed)
         self.refresh_view(prefix=True)
-
-    def register_readers(self, store: OffloadStore | None, archive: Archive | None) -> None:
-        """Register ``read_offloaded`` over `store` and ``search_archive`` over `archive`.
-
-        Each only when given. They are library-owned: always resident and never pruned,
-        since offloaded results, summaries and cleared results tell the model to call
-        them; they are read-only, so read-only modes keep them.
-        """
-        tools, handlers = [], {}
-        if store is not None:
-            tools.append(offload_read_tool())
-            handlers[OFFLOAD_READ_TOOL] = lambda **args: execute_offload_read(store, args)
-        if archive is not None:
-            tools.append(archive_tool())
-            handlers[ARCHIVE_TOOL] = lambda **args: execute_archive_tool(archive, args)
-        if tools:
-            self.register_library([tool_from_dict(t, source="library") for t in tools], handlers)
 
     @property
     def library_names(self) -> tuple[str, ...]:
@@ -369,10 +344,7 @@ class SessionTools:
         for kit, funcs in parsed:
             self._toolkits[kit.name] = kit
             names = {t.name for t in kit.tools}
-            self._kit_handlers[kit.name] = {
-                **funcs,
-                **{k: v for k, v in extra.items() if k in names},
-            }
+            self._kit_handlers[kit.name] = funcs | {k: v for k, v in extra.items() if k in names}
         self.refresh_view(prefix=True)
         return tuple(sorted(kits, key=lambda k: k.name))
 
@@ -390,18 +362,13 @@ class SessionTools:
             for k in self._toolkits.values()
             for t in k.tools
         }
-        clashes: list[str] = []
-        for kit in kits:
-            for tool in kit.tools:
-                wire = wire_name("runtime", tool.name, server=None)
-                if wire in seen:
-                    clashes.append(wire)
-                seen.add(wire)
+        wires = [wire_name("runtime", t.name, server=None) for kit in kits for t in kit.tools]
+        clashes = sorted({w for i, w in enumerate(wires) if w in seen or w in wires[:i]})
         if clashes:
             raise ToolNameConflictError(
-                f"toolkit tools {sorted(set(clashes))} clash with registered tools, "
+                f"toolkit tools {clashes} clash with registered tools, "
                 "contextchef's own tools or other toolkits' tools; rename them",
-                conflicts=[(n, ("toolkit",)) for n in sorted(set(clashes))],
+                conflicts=[(n, ("toolkit",)) for n in clashes],
             )
 
     def load_toolkit(self, name: str) -> tuple[Tool, ...]:
