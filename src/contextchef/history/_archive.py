@@ -489,9 +489,7 @@ def clear_tool_results_archived(
         return done
     history = messages_arg(history)
     changed = [i for i, (a, b) in enumerate(zip(history, done.messages, strict=True)) if a != b]
-    first = changed[0]
-    entry_messages = [history[i] for i in changed]
-    locator = archive.add(entry_messages, reason="clear_tool_results", first=first)
+    locator = archive.add([history[i] for i in changed], reason="clear_tool_results", first=changed)
     locator = locator or ""  # something changed, so something was archived
     entry = archive.entry(locator)
     where = {
