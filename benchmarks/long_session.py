@@ -15,8 +15,14 @@ stub: the library never calls a model) past the policy's compaction point elsewh
 Figures per row: the peak input tokens of a request (the provider's reported
 ``usage`` where the fake reports it, else our estimate of the payload; `ContextUsage`),
 against the budget; requests refused (the fake's violations or an SDK error: must be 0);
-local compactions run; provider compactions returned; and the last request's size in KB
-(the ledger still replays history from before a provider compaction: issue 25 item 3).
+local compactions run; provider compactions returned; the last request's size in KB
+(the ledger still replays history from before a provider compaction: issue 25 item 3);
+and recall (issue 25 item 4): at the end of a local-path row, the ``search_archive`` tool
+is asked (through the gate, ``chef.execute``) for the path read on turn 3, and the row says
+``yes`` when a hit read back by its handle holds that turn's tool result exactly
+(``in view``: still in the history, not compacted; ``-``: a native row, whose provider
+compactions the archive does not hold yet).
+``--local-only`` skips the native rows (the Responses one is slow).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import openai
 from google import genai
 from google.genai import types
 
-from contextchef import ContextChef, ContextPolicy, load_catalog, user
+from contextchef import ContextChef, ContextPolicy, ToolCall, load_catalog, user
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
@@ -133,6 +139,7 @@ def run(target: str, model: str, native: bool, turns: int, kb: int, budget: int)
         else:
             chef.append(user(f"Now part {turn // 5 + 1}."))
     return {
+        "recall": _recall(chef, read, kb) if not native else "-",
         "peak": peak,
         "budget": budget,
         "refused": refused + len(sender.fake.violations),
@@ -143,27 +150,47 @@ def run(target: str, model: str, native: bool, turns: int, kb: int, budget: int)
     }
 
 
+def _recall(chef: ContextChef, read: str, kb: int) -> str:
+    """Whether the archive gives back turn 3's result exactly (``yes``/``no``/``in view``)."""
+    expected = _result(kb)(path="src/m3.py")
+    if any(r.content == expected for m in chef.history for r in m.tool_results):
+        return "in view"  # never compacted away: nothing to recall
+    query = ToolCall(id="recall", name="search_archive", arguments={"query": "src/m3.py"})
+    for line in chef.execute(query).result.content.splitlines()[:-1]:
+        handle, _, rest = line.partition(" offset ")
+        if not rest:
+            continue
+        args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 2 * kb * 1024}
+        page = chef.execute(ToolCall(id="read", name="search_archive", arguments=args))
+        if f"<- result of {read} " in page.result.content and expected in page.result.content:
+            return "yes"
+    return "no"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--result-kb", type=int, default=4)
     parser.add_argument("--budget", type=int, default=80_000)
+    parser.add_argument("--local-only", action="store_true", help="skip the native rows")
     args = parser.parse_args()
     logging.getLogger("contextchef").setLevel(logging.ERROR)  # compactions are counted instead
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"load: {os.getloadavg()}; {args.turns} turns, {args.result_kb} KB per tool result\n")
     print(
         "| target | model | path | peak input tokens | budget | refused | local compactions "
-        "| provider compactions | last request KB | seconds |"
+        "| provider compactions | last request KB | recall turn 3 | seconds |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     for target, model, native in ROWS:
+        if native and args.local_only:
+            continue
         row = run(target, model, native, args.turns, args.result_kb, args.budget)
         path = "native" if native else "local"
         print(
             f"| {target} | {model} | {path} | {row['peak']:,} | {row['budget']:,} | "
             f"{row['refused']} | {row['local']} | {row['native']} | {row['last_kb']:,.0f} | "
-            f"{row['seconds']:.1f} |",
+            f"{row['recall']} | {row['seconds']:.1f} |",
             flush=True,
         )
 

@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 from contextchef import OffloadStore, UsageError, assistant, user
+from contextchef.deferred._recall import archive_tool, execute_archive_tool, reader_tools
 from contextchef.history._archive import (
     ARCHIVE_TOOL,
     QUOTE_CHARS,
@@ -34,12 +35,7 @@ from contextchef.history._messages import (
     ToolResult,
 )
 from contextchef.history._offload import offload_result
-from contextchef.search._archive import (
-    archive_tool,
-    execute_archive_tool,
-    reader_tools,
-    search_archive,
-)
+from contextchef.search._archive import search_archive
 
 CALL = ToolCall(id="c1", name="read_file", arguments='{"path": "src/a.py"}')
 RESULT = ToolResult(call_id="c1", name="read_file", content="def a():\n    return 1")

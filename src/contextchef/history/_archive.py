@@ -26,7 +26,7 @@ a restore; always also in memory, for sessions with no store (lost with the proc
 list of entries is never stored apart: `Archive.recover` finds them again from the locators
 the history names (summaries and placeholders name theirs, and an entry names the entries
 it archived), so a session restored from a snapshot reaches every entry its store still
-holds. Searching the archive ranks with BM25 (`contextchef.search.search_archive`).
+holds. Searching the archive ranks with BM25 (`contextchef.search._archive.search_archive`).
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ class Archive:
         self._data: dict[str, bytes] = {}
         self._entries: dict[str, ArchiveEntry] = {}
         self.search_index: object = None
-        """The search layer's index of the entries (`contextchef.search.search_archive`)."""
+        """The search layer's index of the entries (`contextchef.search._archive`)."""
 
     @property
     def entries(self) -> tuple[ArchiveEntry, ...]:

@@ -29,6 +29,7 @@ from contextchef._locking import synchronized
 from contextchef._signing import SnapshotKeys
 from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
+from contextchef.deferred._recall import reader_tools
 from contextchef.deferred._skills import Skill, SkillLike
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
@@ -45,7 +46,6 @@ from contextchef.history._offload import OffloadStore, as_offload_store
 from contextchef.providers import CacheReport, ResponseNotice
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import ContextUsage
-from contextchef.search._archive import reader_tools
 from contextchef.session._compiling import Compiler
 from contextchef.session._dispatching import CallOrDecision, Dispatcher
 from contextchef.session._library import MemoryTools, library_tools
