@@ -307,3 +307,15 @@ def test_a_tampered_entry_is_not_recovered(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes().replace(b"tests", b"tasks"))
     reader = Archive(store)
     assert reader.recover([user(f"see {locator}")]) == () and reader.entries == ()
+
+
+def test_a_store_that_cannot_be_written_keeps_the_entry_in_memory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    archive = Archive(OffloadStore(blocked))
+    with caplog.at_level("WARNING", logger="contextchef"):
+        locator = archive.add(HISTORY, reason="compaction")
+    assert locator is not None and f"archive entry {locator} kept in memory only" in caplog.text
+    assert archive.load(locator) == archive_text(HISTORY, reason="compaction")

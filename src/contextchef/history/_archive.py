@@ -41,7 +41,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from contextchef._errors import ContextChefError, UsageError, check_int, shown
+from contextchef._errors import ContextChefError, StorageError, UsageError, check_int, shown
 from contextchef.history._compaction import (
     ARCHIVED_PLACEHOLDER,
     SUMMARY_TAG,
@@ -272,16 +272,23 @@ class Archive:
             reason: Why they leave it.
             first: History index of the first of them, or one index per message.
 
+        A store that cannot be written (see `OffloadStore.put`) is logged and the entry
+        kept in memory: it stays readable in this process, not after a restore elsewhere.
+
         Raises:
             UsageError: See `archive_text`.
-            StorageError: The session's store cannot be written (see `OffloadStore.put`).
         """
         if not messages_arg(messages):
             return None
         data = archive_text(messages, reason=reason, first=first)
         locator = hashlib.sha256(data).hexdigest() + ".txt"
         if self.store is not None:
-            self.store.put(data)
+            try:
+                self.store.put(data)
+            except StorageError as exc:  # a compaction never fails on the archive's disk
+                logger.warning(
+                    "contextchef: archive entry %s kept in memory only: %s", locator, exc
+                )
         self._keep(locator, data)
         return locator
 
@@ -304,9 +311,10 @@ class Archive:
     def load(self, locator: str) -> bytes:
         """The bytes of entry `locator`.
 
+        Entries are read from the store (and checked) once, by `recover`; then from memory.
+
         Raises:
-            UsageError: Not a locator, or no such entry in this session's archive.
-            StorageError: The store's file was tampered with (see `OffloadStore.load`).
+            UsageError: No such entry in this session's archive.
         """
         if locator not in self._entries:
             self._follow()
@@ -438,9 +446,6 @@ def compaction_note(
     """Archive the messages a compaction `removed`; returns the summary's note about them.
 
     ``""`` when there is no archive or nothing was removed (see `dropped_note`).
-
-    Raises:
-        StorageError: The archive's store cannot be written.
     """
     locator = None if archive is None else archive.add(removed, reason=reason)
     return "" if locator is None else dropped_note(removed, locator)
@@ -476,7 +481,6 @@ def clear_tool_results_archived(
 
     Raises:
         UsageError: See `clear_tool_results`.
-        StorageError: The archive's store cannot be written (nothing changed).
     """
     done = clear_tool_results(
         history,
@@ -524,7 +528,6 @@ def clear_thinking_archived(
 
     Raises:
         UsageError: See `clear_thinking`.
-        StorageError: The archive's store cannot be written.
     """
     done = clear_thinking(history, keep_recent_turns=keep_recent_turns, profile=profile)
     if done.cleared_indexes:
