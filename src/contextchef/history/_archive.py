@@ -267,13 +267,13 @@ class Archive:
     ) -> str | None:
         """Archive `messages`; returns the entry's locator (None when there is nothing).
 
+        A store that cannot be written (see `OffloadStore.put`) is logged and the entry
+        kept in memory: it stays readable in this process, not after a restore elsewhere.
+
         Args:
             messages: The messages leaving the model's view, as they were.
             reason: Why they leave it.
             first: History index of the first of them, or one index per message.
-
-        A store that cannot be written (see `OffloadStore.put`) is logged and the entry
-        kept in memory: it stays readable in this process, not after a restore elsewhere.
 
         Raises:
             UsageError: See `archive_text`.

@@ -12,11 +12,15 @@ The ``search_archive`` tool that shows the hits to the model is
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from contextchef._errors import UsageError, check_int, shown
 from contextchef.history._archive import ARCHIVE_TOOL, Archive, ArchiveEntry
-from contextchef.search._corpus import Corpus, build_corpus
-from contextchef.search._index import tokenize
+
+if TYPE_CHECKING:
+    from contextchef.search._corpus import Corpus
+
+# the index modules (and bm25s) load with the first search, not with the session (issue 27)
 
 __all__ = ["DEFAULT_HITS", "ArchiveHit", "search_archive"]
 
@@ -55,6 +59,9 @@ class _Docs:
 
 
 def _docs(archive: Archive) -> _Docs:
+    from contextchef.search._corpus import build_corpus
+    from contextchef.search._index import tokenize
+
     entries = sorted(archive.entries, key=lambda e: e.locator)  # order-free: canonical
     key = tuple(e.locator for e in entries)
     cached = archive.search_index
@@ -82,6 +89,8 @@ def search_archive(archive: Archive, query: str, *, limit: int = DEFAULT_HITS) -
     if not isinstance(query, str):
         raise UsageError(f"{ARCHIVE_TOOL}: 'query' must be a string, got {shown(query)}")
     check_int("limit", limit, minimum=1)
+    from contextchef.search._index import tokenize
+
     docs = _docs(archive)
     corpus = docs.corpus
     known = (

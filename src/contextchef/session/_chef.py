@@ -133,7 +133,9 @@ class ContextChef:
             pattern). Blocklist patterns are checked when set, always strictly.
         context_policy: A `ContextPolicy`: compile adds the provider's context management
             where the model has it, else applies `on_overflow` past the policy's compaction
-            point (docs/guides/history.md). None: neither.
+            point (docs/guides/history.md). None: neither. With it (or `offload_dir`),
+            what compaction and clearing remove is archived (in the offload store, else
+            in memory) and the ``search_archive`` tool searches and reads it.
 
     Raises:
         UsageError: An option of the wrong type or value.
@@ -1012,6 +1014,10 @@ class ContextChef:
         loaded skills whose load was summarized stay loaded, and the summary restates
         their instructions and tools; one long task keeps model steps (`plan_compaction`).
 
+        With an archive (``context_policy`` or ``offload_dir``) the summarized messages
+        are archived and the summary lists what was dropped: the handle, tools called,
+        files touched, the user's words verbatim (docs/guides/history.md).
+
         Returns:
             The compaction result (``messages`` is the new history).
         """
@@ -1028,6 +1034,8 @@ class ContextChef:
         """Replace old tool results with a placeholder, keeping ids and pairing.
 
         See `contextchef.history._compaction.clear_tool_results`; the history is replaced.
+        With an archive, the cleared results are archived first and each placeholder names
+        its handle and byte offset (``search_archive`` reads it back).
         """
         return self._maintenance.clear_tool_results(
             keep_recent=keep_recent,
