@@ -512,7 +512,10 @@ class ModelOutputError(ContextChefError):
 
 
 class MalformedArgumentsError(ModelOutputError):
-    """Tool-call arguments are not a JSON object.
+    """Tool-call arguments are not a JSON object, or not values the tool's types take.
+
+    The second: a function tool's parameter types refuse what its JSON Schema allows
+    (``1e20`` for an ``int``).
 
     Attributes:
         raw: The argument string exactly as the model produced it.

@@ -150,6 +150,85 @@ def test_call_arguments_json_cannot_carry_are_repaired_into_an_error_result(
             assert "replaced_malformed_arguments" in [c.kind for c in request.changes]
 
 
+NON_OBJECTS = [("array", [1, 2], "an array"), ("null", None, "null"), ("number", 7, "a number")]
+
+
+@pytest.mark.parametrize(("label", "bad", "kind"), NON_OBJECTS, ids=[b[0] for b in NON_OBJECTS])
+def test_call_arguments_that_are_not_an_object_are_answered_on_every_format(
+    label: str, bad: Any, kind: str
+) -> None:
+    """A model's call whose arguments are an array, a number or null (break-it round 6:
+    Anthropic ``input``, Gemini ``args``, Interactions ``arguments``, Chat / Responses
+    argument text) is answered by the gate with an error result naming the JSON type, as
+    Chat's text always was; the turn is kept and every target compiles after it."""
+    text_args = json.dumps(bad)
+    responses: dict[str, Any] = {
+        "anthropic": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": bad}],
+        },
+        "gemini": {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [{"functionCall": {"name": "read_file", "args": bad}}],
+                    }
+                }
+            ]
+        },
+        "gemini-interactions": {
+            "id": "v1_1",
+            "status": "requires_action",
+            "steps": [{"type": "function_call", "id": "c1", "name": "read_file", "arguments": bad}],
+        },
+        "openai": {
+            "choices": [
+                {
+                    "message": {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "read_file", "arguments": text_args},
+                            }
+                        ],
+                    }
+                }
+            ]
+        },
+        "responses": {
+            "id": "resp_1",
+            "object": "response",
+            "status": "completed",
+            "output": [
+                {
+                    "type": "function_call",
+                    "id": "fc_1",
+                    "call_id": "c1",
+                    "name": "read_file",
+                    "arguments": text_args,
+                }
+            ],
+        },
+    }
+    for source, response in responses.items():
+        chef = ContextChef()
+        chef.register_tools([read_file])
+        chef.set_history([user("read a")])
+        (call,) = chef.ingest(response)
+        outcome = chef.execute(call)
+        assert outcome.result.is_error, source
+        assert f"must be a JSON object, got {kind}" in str(outcome.result.content), source
+        chef.append(tool_results([outcome.result]))
+        for target in TARGETS:
+            request = chef.compile(target)
+            json.dumps(request.payload, allow_nan=False)
+
+
 def set_level(x: float | None = 0.0) -> str:
     """Set a level."""
     raise AssertionError(f"ran with {x!r}: a non-finite number must be refused")

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from contextchef._errors import UsageError, shown
+from contextchef._errors import MalformedArgumentsError, UsageError, shown
 from contextchef._json import to_unicode
 from contextchef.deferred._groups import render_toolkit_load
 from contextchef.deferred._meta import TOOL_SEARCH, run_tool_search
@@ -296,13 +296,18 @@ def handler_result(
     """The result of running `check`'s tool: its return `value`, or the `error` it raised.
 
     A raised exception becomes an error result naming the tool (its wire name) and the
-    exception, for the model to act on. A returned `ToolResult` keeps its content,
+    exception, for the model to act on; a `MalformedArgumentsError` (arguments the
+    handler's parameter types refuse, e.g. ``1e20`` for an ``int``) reads as invalid
+    arguments instead, like the gate's schema refusals. A returned `ToolResult` keeps its content,
     ``is_error`` and media parts, answering this call (its id and name are replaced).
     Text is kept; other values become canonical JSON (UTF-8 bytes decoded, dataclasses
     and pydantic models converted); a value with no JSON form (another type, bytes that
     are not UTF-8, NaN or an infinity) becomes an error result naming the tool and the
     type, never a Python repr.
     """
+    if isinstance(error, MalformedArgumentsError):  # the handler's types refused them
+        content = f'Invalid arguments for tool "{check.wire_name}": {_printed(error)}'
+        return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
     if error is not None:
         content = f'Tool "{check.wire_name}" raised {type(error).__name__}: {_printed(error)}'
         return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)

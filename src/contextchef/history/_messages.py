@@ -92,13 +92,50 @@ _MAX_DATA_DEPTH = 200
 """Deepest nesting kept in a part's provider data (as for a parsed provider message)."""
 
 
+def _json_kind(value: object) -> str:
+    """What JSON calls `value`'s type (``array``, ``string``, ``number``, ...)."""
+    kinds = {bool: "a boolean", str: "a string", list: "an array", type(None): "null"}
+    return kinds.get(type(value), "a number" if isinstance(value, int | float) else "a value")
+
+
+_HINT_ENVELOPES = ("block", "extra", "file_extra", "item", "message", "part", "step")
+"""Replay-hint keys that hold a recorded wire object (a mapping) when present."""
+
+
+def _check_hints(where: str, value: Mapping[str, Any]) -> None:
+    """Refuse replay hints of the wrong shape in provider data tagged with a wire format.
+
+    A part parsed from a provider keeps ``{"provider": fmt, ...}`` with its recorded block,
+    item, message, part or step (a mapping), ``extra`` keys (a mapping) and the key order
+    (``keys``: a list of strings). Anything else (a hand-edited or corrupted snapshot)
+    would reach a renderer that reads them as such, so it is refused here, by name.
+    """
+    if not isinstance(value.get("provider"), str):
+        return
+    for key in _HINT_ENVELOPES:
+        if value.get(key) is not None and not isinstance(value[key], Mapping):
+            raise UsageError(
+                f"{where}[{key!r}] must be an object (the recorded {value['provider']} "
+                f"wire {key}), got {type(value[key]).__name__}"
+            )
+    keys = value.get("keys")
+    if keys is not None and (
+        not isinstance(keys, Sequence)
+        or isinstance(keys, str)
+        or not all(isinstance(k, str) for k in keys)
+    ):
+        raise UsageError(f"{where}['keys'] must be a list of strings (wire key order)")
+
+
 def _freeze_data(obj: object, attr: str = "provider_data") -> None:
     value = getattr(obj, attr)
     if value is not None:
         if not isinstance(value, Mapping):
             raise UsageError(f"{attr} must be a mapping or None, got {type(value).__name__}")
         if not isinstance(value, FrozenDict):  # frozen ones were checked when first given
-            check_json(f"{type(obj).__name__}.{attr}", value, max_depth=_MAX_DATA_DEPTH)
+            where = f"{type(obj).__name__}.{attr}"
+            check_json(where, value, max_depth=_MAX_DATA_DEPTH)
+            _check_hints(where, value)
         object.__setattr__(obj, attr, freeze(value))
 
 
@@ -225,7 +262,7 @@ def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
         except (ValueError, RecursionError) as exc:
             return f"the arguments are not valid JSON ({exc})"
     if not isinstance(value, Mapping):
-        return f"the arguments must be a JSON object, got {type(value).__name__}"
+        return f"the arguments must be a JSON object, got {_json_kind(value)}"
     problem = json_problem(value)
     if problem:
         return f"the arguments {problem}"

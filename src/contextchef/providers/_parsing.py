@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from contextchef._errors import CorruptHistoryError, shown
-from contextchef._json import MAX_ARGUMENT_DEPTH
+from contextchef._json import MAX_ARGUMENT_DEPTH, is_unicode
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -239,11 +239,20 @@ class UnreadableArguments:
 
 
 def as_messages(
-    hist: HistoryBuilder, value: object, what: str, arguments: ArgumentSlots | None = None
+    hist: HistoryBuilder,
+    value: object,
+    what: str,
+    arguments: ArgumentSlots | None = None,
+    *,
+    text: bool = False,
 ) -> list[Any]:
-    """The top-level list of a history, each entry made plain JSON first (`json_safe`)."""
+    """The top-level list of a history, each entry made plain JSON first (`json_safe`).
+
+    `text`: the format carries call arguments as JSON text (Chat, Responses), not as an
+    object (Anthropic, Gemini, Interactions).
+    """
     items = as_list(hist, value, what)
-    return [json_safe(hist, i, item, arguments) for i, item in enumerate(items)]
+    return [json_safe(hist, i, item, arguments, text=text) for i, item in enumerate(items)]
 
 
 _MAX_DEPTH = 200
@@ -251,7 +260,12 @@ _MAX_DEPTH = 200
 
 
 def json_safe(
-    hist: HistoryBuilder, index: int, value: object, arguments: ArgumentSlots | None = None
+    hist: HistoryBuilder,
+    index: int,
+    value: object,
+    arguments: ArgumentSlots | None = None,
+    *,
+    text: bool = False,
 ) -> Any:
     """`value` as plain JSON data, so nothing parsed can break a later compile.
 
@@ -259,8 +273,10 @@ def json_safe(
     they become base64 text, the form the REST API uses on the wire. The rest is checked by
     the IR's one JSON check (`contextchef.history._messages.json_problem`). A call's
     argument object found at one of the `arguments` slots is checked like arguments the
-    gate parses (nesting up to `MAX_ARGUMENT_DEPTH`); one that fails is replaced by an
-    `UnreadableArguments` and noted, since it is the model's output, not the history's.
+    gate parses (nesting up to `MAX_ARGUMENT_DEPTH`); one that fails, or that is not an
+    object (a list, number or null; a string too unless the format's arguments are JSON
+    `text`), is replaced by an `UnreadableArguments` and noted, since it is the model's
+    output, not the history's: the gate answers it, the turn is kept.
 
     Raises:
         CorruptHistoryError: What `json_problem` refuses outside call arguments, named
@@ -272,7 +288,7 @@ def json_safe(
         plain = None
         problem = f"are nested more than {_MAX_DEPTH} levels deep"
     else:
-        bad = _unreadable_arguments(hist, index, plain, arguments)
+        bad = _unreadable_arguments(hist, index, plain, arguments, text)
         for holder, key, _ in bad:
             holder[key] = None
         problem = json_problem(plain, max_depth=_MAX_DEPTH)
@@ -284,29 +300,33 @@ def json_safe(
 
 
 def _unreadable_arguments(
-    hist: HistoryBuilder, index: int, plain: Any, slots: ArgumentSlots | None
+    hist: HistoryBuilder, index: int, plain: Any, slots: ArgumentSlots | None, text: bool
 ) -> list[tuple[dict[str, Any], str, UnreadableArguments]]:
     found: list[tuple[dict[str, Any], str, UnreadableArguments]] = []
     if slots is None:
         return found
     for holder, key in slots(plain):
-        problem = json_problem(holder[key], max_depth=MAX_ARGUMENT_DEPTH)
-        if not problem:
-            continue
         value = holder[key]
-        try:  # escapes keep lone surrogates as text the gate's parser names
-            text = (
+        if isinstance(value, Mapping) or (text and isinstance(value, str)):
+            problem = json_problem(value, max_depth=MAX_ARGUMENT_DEPTH)
+            if not problem:
+                continue
+        else:  # a list, number or null (or a string where an object is due): the gate
+            kind = "null" if value is None else type(value).__name__  # answers it by name
+            problem = f"are not a JSON object (got {kind})"
+        try:  # the gate parses this text and refuses it by name
+            shown_as = (
                 value.encode("utf-8", "backslashreplace").decode("utf-8")
-                if isinstance(value, str)
+                if isinstance(value, str) and not is_unicode(value)
                 else json.dumps(value, sort_keys=True)
             )
         except (TypeError, ValueError, RecursionError):
-            text = unreadable_arguments(problem)
+            shown_as = unreadable_arguments(problem)
         hist.notes.append(
             f"message {index}: a call's arguments {problem}; kept as text the gate "
             "refuses and sent as {}"
         )
-        found.append((holder, key, UnreadableArguments(text=text, problem=problem)))
+        found.append((holder, key, UnreadableArguments(text=shown_as, problem=problem)))
     return found
 
 

@@ -16,7 +16,13 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from contextchef._errors import ContextChefError, InvalidSchemaError, InvalidToolError, shown
+from contextchef._errors import (
+    ContextChefError,
+    InvalidSchemaError,
+    InvalidToolError,
+    MalformedArgumentsError,
+    shown,
+)
 from contextchef._json import JsonValue, canonical_schema
 from contextchef.tools._schema_scan import scan
 
@@ -540,7 +546,7 @@ def _from_callable(
             f"{name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
         )
         raw = model.model_json_schema()
-        runner = pydantic.validate_call(func)
+        runner = _converting(func, model, pydantic.validate_call(func))
     except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as exc:
         raise InvalidToolError(
             f"tool {shown(name)}: cannot derive a JSON Schema from its signature: {exc}", tool=name
@@ -548,3 +554,48 @@ def _from_callable(
     schema = _strip_titles(raw)
     assert isinstance(schema, dict)
     return name, description, schema, runner
+
+
+def _converting(
+    func: Callable[..., Any], model: Any, validated: Callable[..., Any]
+) -> Callable[..., Any]:
+    """`validated` (the function under `pydantic.validate_call`) with a check by name first.
+
+    The check refuses arguments the parameter types cannot take although the JSON Schema
+    allows them.
+
+    JSON Schema counts ``1e20`` as an integer, a Python ``int`` parameter refuses it as
+    too large (pydantic ``int_parsing_size``); such arguments raise
+    `MalformedArgumentsError` naming the parameter, which the gate's caller answers as
+    invalid arguments rather than as the tool's own failure. What the function body
+    raises is not touched.
+    """
+    import functools
+
+    import pydantic
+
+    def check(kwargs: dict[str, Any]) -> None:
+        try:
+            model.model_validate(kwargs)
+        except pydantic.ValidationError as exc:
+            why = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            )
+            raise MalformedArgumentsError(why, raw=shown(kwargs, 200)) from None
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def run_async(**kwargs: Any) -> Any:
+            check(kwargs)
+            return await validated(**kwargs)
+
+        return run_async
+
+    @functools.wraps(func)
+    def run(**kwargs: Any) -> Any:
+        check(kwargs)
+        return validated(**kwargs)
+
+    return run

@@ -254,7 +254,7 @@ def from_openai(messages: Sequence[Mapping[str, Any]]) -> ParsedHistory:
         CorruptHistoryError: A message is malformed (index and reason given).
     """
     hist = HistoryBuilder(_O)
-    items = as_messages(hist, messages, "messages", _argument_slots)
+    items = as_messages(hist, messages, "messages", _argument_slots, text=True)
     system = ""
     for i, msg in enumerate(items):
         msg = as_mapping(hist, i, msg, "a message")

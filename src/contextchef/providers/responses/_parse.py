@@ -283,7 +283,7 @@ def from_responses(
         CorruptHistoryError: An item is malformed (index and reason given).
     """
     hist = HistoryBuilder(_R)
-    for i, item in enumerate(as_messages(hist, input_items, "input", _argument_slots)):
+    for i, item in enumerate(as_messages(hist, input_items, "input", _argument_slots, text=True)):
         item = as_mapping(hist, i, item, "an input item")
         kind = item.get("type", "message" if "role" in item else None)
         if not isinstance(kind, str) or not kind:
