@@ -203,6 +203,11 @@ def _reject_constant(token: str) -> float:
     raise ValueError(f"{token} is not a JSON number")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""``json.loads(text, parse_constant=...)`` makes a decoder per call; this one is made once
+(its ``decode`` is what ``json.loads`` calls, after refusing a leading BOM as here)."""
+
+
 def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
     """Tool-call arguments (JSON text or a mapping) as a dict, or why they are not one.
 
@@ -219,7 +224,10 @@ def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
         return f"the arguments {raw[len(_UNREADABLE) : -1]}"
     if isinstance(raw, str):
         try:
-            value = json.loads(raw.strip() or "{}", parse_constant=_reject_constant)
+            text = raw.strip() or "{}"
+            if text.startswith("\ufeff"):  # as json.loads: "Unexpected UTF-8 BOM"
+                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+            value = _DECODER.decode(text)
         except json.JSONDecodeError as exc:
             return f"the arguments are not valid JSON ({exc.msg})"
         except (ValueError, RecursionError) as exc:
