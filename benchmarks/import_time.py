@@ -12,8 +12,11 @@ files), so the figures are import work, not compilation. Two measures per case:
 
 Baseline (same run): ``import json``. Targets: ``import contextchef`` <= 5x (issue 14);
 ``from contextchef import ContextChef`` <= 3x as a process (issue 27).
-``--before SRC`` adds ``import contextchef`` and ``from contextchef import ContextChef``
-from another source tree (e.g. the commit
+``first compile`` is what a process that serves a request pays before its first payload:
+the import, one default session and one Anthropic compile of one user turn (the session's
+machinery loads with the first ``ContextChef()``, not with the import).
+``--before SRC`` adds ``import contextchef``, ``from contextchef import ContextChef`` and
+the first compile from another source tree (e.g. the commit
 before this issue, unpacked with ``git archive <commit> src | tar -x -C /tmp/before``,
 then ``--before /tmp/before/src``), measured in the same run.
 ``all names + heavy deps`` reads every public name and imports the heavy dependencies,
@@ -36,6 +39,10 @@ CASES: dict[str, str] = {
     "import json (baseline)": "import json",
     "import contextchef": "import contextchef",
     "from contextchef import ContextChef": "from contextchef import ContextChef",
+    "first compile (import, ContextChef(), one user turn, anthropic)": (
+        "from contextchef import ContextChef, user; chef = ContextChef(); "
+        "chef.set_history([user('hi')]); chef.compile('anthropic')"
+    ),
     "from contextchef import * (every name)": "from contextchef import *",
     "all names + heavy deps (before: eager)": (
         "from contextchef import *; import numpy, bm25s, jsonschema, jsonschema_rs, "
@@ -48,6 +55,7 @@ PROBE = "import time; t = time.perf_counter(); {code}; print(time.perf_counter()
 
 BEFORE = "import contextchef (--before tree)"
 BEFORE_CHEF = "from contextchef import ContextChef (--before tree)"
+BEFORE_FIRST = "first compile (--before tree)"
 
 
 def _run(code: str, env: dict[str, str]) -> tuple[float, float]:
@@ -74,17 +82,22 @@ def main() -> None:
     if args.before:
         cases[BEFORE] = "import contextchef"
         cases[BEFORE_CHEF] = "from contextchef import ContextChef"
+        cases[BEFORE_FIRST] = cases[
+            "first compile (import, ContextChef(), one user turn, anthropic)"
+        ]
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = cache
         before_env = {**env, "PYTHONPATH": args.before}
         for name, code in cases.items():  # warm the bytecode cache
-            _run(code, before_env if name in (BEFORE, BEFORE_CHEF) else env)
+            _run(code, before_env if name in (BEFORE, BEFORE_CHEF, BEFORE_FIRST) else env)
         inside: dict[str, list[float]] = {name: [] for name in cases}
         wall: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(runs):
             for name, code in cases.items():
-                a, b = _run(code, before_env if name in (BEFORE, BEFORE_CHEF) else env)
+                a, b = _run(
+                    code, before_env if name in (BEFORE, BEFORE_CHEF, BEFORE_FIRST) else env
+                )
                 inside[name].append(a)
                 wall[name].append(b)
     base_in = statistics.median(inside["import json (baseline)"])

@@ -139,10 +139,45 @@ each wire loads when its target is first used, the rest when their feature is. (
 package itself holds the made-up call ids ingest reads: only its modules are listed.)"""
 
 
+SESSION_PARTS = (
+    "contextchef.session._",  # every part but the facade (_chef)
+    "contextchef.history.",
+    "contextchef.tools.",
+    "contextchef.exposure.",
+    "contextchef.search.",
+    "contextchef.deferred.",
+    "contextchef.dispatch.",
+    "contextchef.providers.",
+)
+"""What the first `ContextChef()` loads, not the import: the session's parts and the layers
+under them (the facade holds no module-level reference to them)."""
+
+
 def test_the_session_class_loads_no_wire_store_analysis_mcp_cli_or_model_module() -> None:
     loaded = _ours_after("from contextchef import ContextChef")
     assert "contextchef.session._chef" in loaded
     assert not {m for m in loaded if m.startswith(NOT_AT_START)}
+
+
+def test_the_session_class_loads_no_session_part_nor_dataclasses_or_inspect() -> None:
+    loaded = _ours_after(
+        "from contextchef import ContextChef\n"
+        "import sys\n"
+        "assert not {'dataclasses', 'inspect', 'logging', 'pathlib'} & set(sys.modules)\n"
+    )
+    parts = {m for m in loaded if m.startswith(SESSION_PARTS) and m != "contextchef.session._chef"}
+    assert not parts, parts
+
+
+def test_the_first_session_loads_its_parts_and_its_async_methods_stay_coroutines() -> None:
+    loaded = _ours_after(
+        "import inspect\n"
+        "from contextchef import ContextChef\n"
+        "chef = ContextChef()\n"
+        "coroutines = {n for n in dir(chef) if inspect.iscoroutinefunction(getattr(chef, n))}\n"
+        "assert coroutines == {'acheck_tool_call', 'aexecute', 'arun_tools'}, coroutines\n"
+    )
+    assert {"contextchef.session._compiling", "contextchef.session._dispatching"} <= loaded
 
 
 def test_a_compile_loads_only_its_own_wire() -> None:

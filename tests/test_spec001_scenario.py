@@ -35,7 +35,7 @@ from contextchef import (
     user,
 )
 from contextchef.providers import CacheAuditFinding
-from contextchef.session._volatile import DEFAULT_ANCHOR
+from contextchef.session._chef import DEFAULT_ANCHOR
 from spec001_example import NAMESPACES
 
 OBJ: dict[str, Any] = {"type": "object", "properties": {}}

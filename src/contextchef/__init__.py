@@ -102,7 +102,7 @@ if _typing.TYPE_CHECKING:
     from contextchef.providers._context import NativeContext, native_context
     from contextchef.providers._usage import CacheReport
     from contextchef.search._rankers import RankerConfig
-    from contextchef.session._chef import CompiledRequest, ContextChef, ToolLike
+    from contextchef.session._chef import ContextChef
     from contextchef.session._memory import (
         FileMemoryStore,
         InMemoryStore,
@@ -110,6 +110,8 @@ if _typing.TYPE_CHECKING:
         OverflowHandoff,
     )
     from contextchef.session._pruner import CompiledGroups, Pruner, PruneResult, ResolvedAction
+    from contextchef.session._request import CompiledRequest
+    from contextchef.session._toolset import ToolLike
     from contextchef.session._volatile import Announcement, CompileEvent
     from contextchef.stores._redis import RedisSessionStore
     from contextchef.stores._sqlite import SQLiteSessionStore
@@ -185,7 +187,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "from_responses",
     ),
     "contextchef.analysis._accounting": ("CacheCostModel", "PlanReport"),
-    "contextchef.session._chef": ("CompiledRequest", "ContextChef", "ToolLike"),
+    "contextchef.session._chef": ("ContextChef",),
     "contextchef.session._memory": (
         "FileMemoryStore",
         "InMemoryStore",
@@ -193,6 +195,8 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
         "OverflowHandoff",
     ),
     "contextchef.session._pruner": ("CompiledGroups", "Pruner", "PruneResult", "ResolvedAction"),
+    "contextchef.session._request": ("CompiledRequest",),
+    "contextchef.session._toolset": ("ToolLike",),
     "contextchef.session._volatile": ("Announcement", "CompileEvent"),
     "contextchef.stores._store": ("SessionStore", "StoredSession"),
     "contextchef.stores._sync": ("SessionSync",),

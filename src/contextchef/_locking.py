@@ -15,8 +15,8 @@ stretch of its body (every step between two suspensions) and releases it at ever
 from __future__ import annotations
 
 import functools
-import inspect
 import threading
+import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
@@ -26,6 +26,10 @@ LOCK = "_lock"
 """The instance attribute holding the `threading.RLock` (set it in ``__init__``)."""
 
 T = TypeVar("T")
+
+_CO_COROUTINE = 0x80
+"""``inspect.CO_COROUTINE``: the code flag of an ``async def`` (read here without importing
+`inspect`, which costs more than the rest of the session facade's import)."""
 
 
 class _Stretches(Awaitable[Any]):
@@ -52,7 +56,7 @@ class _Stretches(Awaitable[Any]):
 
 
 def _locked(func: Callable[..., Any]) -> Callable[..., Any]:
-    if inspect.iscoroutinefunction(func):
+    if func.__code__.co_flags & _CO_COROUTINE:  # as inspect.iscoroutinefunction
 
         @functools.wraps(func)
         async def stretches(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -78,6 +82,6 @@ def synchronized(cls: type[T]) -> type[T]:
             continue
         if isinstance(member, property) and member.fget is not None:
             setattr(cls, name, property(_locked(member.fget), doc=member.__doc__))
-        elif inspect.isfunction(member):
+        elif isinstance(member, types.FunctionType):
             setattr(cls, name, _locked(member))
     return cls

@@ -23,8 +23,8 @@ from contextchef import (
     user,
 )
 from contextchef.providers import CacheAuditFinding, get_adapter
+from contextchef.session._chef import DEFAULT_ANCHOR
 from contextchef.session._request import LedgerEdit
-from contextchef.session._volatile import DEFAULT_ANCHOR
 from sdk_check import sdk_problems
 
 ADDED = "Tools newly available: read_file, grep"

@@ -243,3 +243,39 @@ def test_a_changed_ledger_record_is_refused(snap: dict[str, Any], corrupt: Any) 
     with pytest.raises(UsageError, match="'record_digest' is missing"):
         fresh.restore(unchecked, allow_unsigned=True)
     assert fresh.snapshot() == before
+
+
+@pytest.mark.parametrize("bad", [True, -1, [], [None], "step"])
+def test_a_replay_hint_of_the_wrong_shape_is_refused_at_restore(bad: Any) -> None:
+    """Break-it round 6: an unsigned snapshot whose Interactions thought step was turned
+    into a boolean (or a number, list, string) was restored, then every compile raised
+    AttributeError. Restore refuses it, naming the message and the hint key."""
+    from google import genai
+    from google.genai import types
+
+    from contextchef.testing import FakeGeminiInteractions
+
+    def grep(pattern: str) -> str:
+        """Search.
+
+        Args:
+            pattern: What to find.
+        """
+        return "hit"
+
+    chef = ContextChef()
+    chef.register_tools([grep])
+    chef.set_history([user("go")])
+    fake = FakeGeminiInteractions().script(tool_calls(("grep", {"pattern": "x"}), reasoning="r"))
+    http = types.HttpOptions(httpx_client=fake.http_client(httpx_for(genai)))
+    client = genai.Client(api_key="x", http_options=http)
+    request = chef.compile("gemini-interactions", model="gemini-4-argon")
+    chef.run_tools(chef.ingest(client.interactions.create(**request.payload)))
+    snapshot = chef.snapshot()
+    parts = [p for m in snapshot["history"] for p in m["parts"]]
+    hinted = next(p for p in parts if "step" in (p.get("provider_data") or {}))
+    hinted["provider_data"]["step"] = bad
+    restored = ContextChef()
+    restored.register_tools([grep])
+    with pytest.raises(ContextChefError, match=r"message 1: .*\['step'\] must be an object"):
+        restored.restore(snapshot, allow_unsigned=True)

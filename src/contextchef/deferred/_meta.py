@@ -468,6 +468,10 @@ def _fallback(
     return out
 
 
+_EXAMPLE = json.JSONEncoder(ensure_ascii=False)
+"""``json.dumps(value, ensure_ascii=False)``'s encoder, made once instead of per answer."""
+
+
 def _brief(tool: Tool) -> str:
     """A tool's description on one line of at most 100 characters, made once per tool."""
     line: str = tool._derive("search brief", 100, lambda: _cut(tool.description, 100))
@@ -492,7 +496,7 @@ def _render_hits(
     if rest:
         brief = [f"- {h.wire_name}: {_brief(h.tool)}" for h in rest[: config.brief_results]]
         bare = [f"- {h.wire_name}" for h in rest[config.brief_results :]]
-        example = json.dumps({"tool_names": [h.wire_name for h in rest[:2]]}, ensure_ascii=False)
+        example = _EXAMPLE.encode({"tool_names": [h.wire_name for h in rest[:2]]})
         parts.append(
             "Other matches (parameters not shown):\n"
             + "\n".join(brief + bare)

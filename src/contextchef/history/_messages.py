@@ -103,28 +103,20 @@ _HINT_ENVELOPES = ("block", "extra", "file_extra", "item", "message", "part", "s
 
 
 def _check_hints(where: str, value: Mapping[str, Any]) -> None:
-    """Refuse replay hints of the wrong shape in provider data tagged with a wire format.
+    """Refuse replay hints of the wrong shape (a corrupted snapshot), naming the key.
 
-    A part parsed from a provider keeps ``{"provider": fmt, ...}`` with its recorded block,
-    item, message, part or step (a mapping), ``extra`` keys (a mapping) and the key order
-    (``keys``: a list of strings). Anything else (a hand-edited or corrupted snapshot)
-    would reach a renderer that reads them as such, so it is refused here, by name.
+    Data tagged ``{"provider": fmt}`` keeps its recorded wire objects (block, item, ...)
+    as mappings and the wire key order (``keys``) as strings: renderers read them so.
     """
-    if not isinstance(value.get("provider"), str):
-        return
-    for key in _HINT_ENVELOPES:
-        if value.get(key) is not None and not isinstance(value[key], Mapping):
-            raise UsageError(
-                f"{where}[{key!r}] must be an object (the recorded {value['provider']} "
-                f"wire {key}), got {type(value[key]).__name__}"
-            )
-    keys = value.get("keys")
-    if keys is not None and (
-        not isinstance(keys, Sequence)
-        or isinstance(keys, str)
-        or not all(isinstance(k, str) for k in keys)
-    ):
-        raise UsageError(f"{where}['keys'] must be a list of strings (wire key order)")
+    if isinstance(value.get("provider"), str):
+        for key in _HINT_ENVELOPES:
+            if value.get(key) is not None and not isinstance(value[key], Mapping):
+                raise UsageError(
+                    f"{where}[{key!r}] must be an object, got {_json_kind(value[key])}"
+                )
+        keys = value.get("keys") or ()
+        if not isinstance(keys, list | tuple) or not all(isinstance(k, str) for k in keys):
+            raise UsageError(f"{where}['keys'] must be a list of strings (wire key order)")
 
 
 def _freeze_data(obj: object, attr: str = "provider_data") -> None:
@@ -240,6 +232,11 @@ def _reject_constant(token: str) -> float:
     raise ValueError(f"{token} is not a JSON number")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+"""``json.loads(text, parse_constant=...)`` makes a decoder per call; this one is made once
+(its ``decode`` is what ``json.loads`` calls, after refusing a leading BOM as here)."""
+
+
 def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
     """Tool-call arguments (JSON text or a mapping) as a dict, or why they are not one.
 
@@ -256,7 +253,10 @@ def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
         return f"the arguments {raw[len(_UNREADABLE) : -1]}"
     if isinstance(raw, str):
         try:
-            value = json.loads(raw.strip() or "{}", parse_constant=_reject_constant)
+            text = raw.strip() or "{}"
+            if text.startswith("\ufeff"):  # as json.loads: "Unexpected UTF-8 BOM"
+                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+            value = _DECODER.decode(text)
         except json.JSONDecodeError as exc:
             return f"the arguments are not valid JSON ({exc.msg})"
         except (ValueError, RecursionError) as exc:

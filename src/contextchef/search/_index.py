@@ -483,7 +483,7 @@ class ToolIndex:
 
         corpus = self._corpus.get()
         groups = self._corpus.groups
-        total = np.zeros(len(self._entries), dtype=np.float64)
+        total: np.ndarray | None = None  # one query's scores are the total as they are
         for query in queries:
             tokens = tokenize(query)
             scores = self._scores(corpus, tokens)
@@ -495,16 +495,19 @@ class ToolIndex:
             fused = None if self._semantic is None else self._semantic.scores(query, scores)
             if groups is not None:
                 one = normalized(scores if fused is None else fused)
-                total += lift(
+                part = lift(
                     self.ranker.group_weight,
                     tools=one,
                     groups=groups.scores(tokens, strong),
                     members=self._group_members(groups),
                 )
             elif self._semantic is None:
-                total += scores
+                part = scores
             else:
-                total += normalized(scores) if fused is None else fused
+                part = normalized(scores) if fused is None else fused
+            total = part if total is None else total + part
+        if total is None:
+            return []
         candidates = np.flatnonzero(total > 0)
         if candidates.size > limit:  # only those scoring at least the limit-th best can rank
             kth = np.partition(total[candidates], candidates.size - limit)[-limit]

@@ -20,63 +20,51 @@ accept as it is.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from contextchef._errors import UsageError, check_flag, check_instance, check_str, shown
 from contextchef._locking import synchronized
-from contextchef._signing import SnapshotKeys
-from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
-from contextchef.deferred._meta import DeferredConfig
-from contextchef.deferred._recall import reader_tools
-from contextchef.deferred._skills import Skill, SkillLike
-from contextchef.deferred._view import SessionView
-from contextchef.dispatch._calls import CallLike, as_tool_call
-from contextchef.dispatch._hooks import checked_hook
-from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Execution, Fallback
-from contextchef.exposure._policy import Mode, as_patterns, named_modes
-from contextchef.exposure._restore import PolicyDifference
-from contextchef.history._archive import Archive
-from contextchef.history._compaction import Cleared, Compacted
-from contextchef.history._context_policy import ContextPolicy
-from contextchef.history._forms import checked_history
-from contextchef.history._messages import Message, ToolCall, ToolResult, check_message, tool_results
-from contextchef.history._offload import OffloadStore, as_offload_store
-from contextchef.providers import CacheReport, ResponseNotice
-from contextchef.providers._base import SchemaReport
-from contextchef.providers._budget import ContextUsage
-from contextchef.session._compiling import Compiler
-from contextchef.session._dispatching import CallOrDecision, Dispatcher
-from contextchef.session._library import MemoryTools, library_tools
-from contextchef.session._linting import LintMode, VolatileLint, watch_schemas
-from contextchef.session._maintenance import Maintenance
-from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
-from contextchef.session._pruner import Pruner
-from contextchef.session._request import CompiledRequest
-from contextchef.session._skills import Skills
-from contextchef.session._state import SessionState
-from contextchef.session._toolset import SessionTools, ToolLike
-from contextchef.session._volatile import (
-    DEFAULT_ANCHOR,
-    Announcement,
-    Channel,
-    EventHandler,
-    EventName,
-    VolatileState,
-    check_dynamic_state,
-    new_announcement,
-)
-from contextchef.tools._catalogs import Catalog
-from contextchef.tools._lint import VolatileValue
-from contextchef.tools._mcp import McpRules
-from contextchef.tools._registry import Handler, Registry
-from contextchef.tools._tool import Tool
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the parts load with the first session (`__init__`), not at import
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+    from pathlib import Path
+
     from pydantic import BaseModel
 
-__all__ = ["CompiledRequest", "ContextChef", "ToolLike"]
+    from contextchef._signing import SnapshotKeys
+    from contextchef.deferred._groups import GroupLike, Namespace, Toolkit
+    from contextchef.deferred._meta import DeferredConfig
+    from contextchef.deferred._skills import Skill, SkillLike
+    from contextchef.deferred._view import SessionView
+    from contextchef.dispatch._calls import CallLike
+    from contextchef.dispatch._types import AfterHook, BeforeHook, CheckResult, Execution, Fallback
+    from contextchef.exposure._policy import Mode
+    from contextchef.exposure._restore import PolicyDifference
+    from contextchef.history._compaction import Cleared, Compacted
+    from contextchef.history._context_policy import ContextPolicy
+    from contextchef.history._messages import Message, ToolCall, ToolResult
+    from contextchef.history._offload import OffloadStore
+    from contextchef.providers import CacheReport, ResponseNotice
+    from contextchef.providers._base import SchemaReport
+    from contextchef.providers._budget import ContextUsage
+    from contextchef.session._dispatching import CallOrDecision
+    from contextchef.session._library import MemoryTools
+    from contextchef.session._linting import LintMode
+    from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
+    from contextchef.session._pruner import Pruner
+    from contextchef.session._request import CompiledRequest
+    from contextchef.session._toolset import ToolLike
+    from contextchef.session._volatile import Announcement, Channel, EventHandler, EventName
+    from contextchef.tools._catalogs import Catalog
+    from contextchef.tools._lint import VolatileValue
+    from contextchef.tools._mcp import McpRules
+    from contextchef.tools._registry import Handler, Registry
+    from contextchef.tools._tool import Tool
+
+__all__ = ["DEFAULT_ANCHOR", "ContextChef"]
+
+DEFAULT_ANCHOR = "Above is the current system state, not part of the user's message."
+"""The line closing a user tail that carries system state (`ContextChef`'s ``anchor``)."""
 
 
 @synchronized
@@ -164,6 +152,24 @@ class ContextChef:
         unmatched_patterns: Literal["raise", "warn"] = "raise",
         context_policy: ContextPolicy | None = None,
     ) -> None:
+        from contextchef.deferred._meta import DeferredConfig
+        from contextchef.deferred._recall import reader_tools
+        from contextchef.exposure._policy import as_patterns, named_modes
+        from contextchef.history._archive import Archive
+        from contextchef.history._context_policy import ContextPolicy
+        from contextchef.history._offload import as_offload_store
+        from contextchef.session._compiling import Compiler
+        from contextchef.session._dispatching import Dispatcher
+        from contextchef.session._library import library_tools
+        from contextchef.session._linting import VolatileLint, watch_schemas
+        from contextchef.session._maintenance import Maintenance
+        from contextchef.session._memory import OverflowHandoff
+        from contextchef.session._pruner import Pruner
+        from contextchef.session._skills import Skills
+        from contextchef.session._state import SessionState
+        from contextchef.session._toolset import SessionTools
+        from contextchef.session._volatile import VolatileState
+
         self._lock = threading.RLock()  # every method holds it (`contextchef._locking`)
         check_flag("default_defer", default_defer)
         check_flag("qualify", qualify)
@@ -367,6 +373,8 @@ class ContextChef:
             UsageError: `tool` is not a `Tool`.
             UnknownToolError: No tool with its origin and name is registered.
         """
+        from contextchef.tools._tool import Tool
+
         if not isinstance(tool, Tool):
             raise UsageError(f"replace_tool takes a Tool, got {type(tool).__name__}")
         resident = self.view.exposure.get(tool.key) != "deferred"
@@ -405,6 +413,8 @@ class ContextChef:
 
     def set_whitelist(self, mode: Mode | None) -> None:
         """Apply a structural whitelist that narrows the session's mode (None drops it)."""
+        from contextchef.exposure._policy import Mode
+
         if mode is not None and not isinstance(mode, Mode):
             raise UsageError(f"a whitelist is a Mode, got {type(mode).__name__}")
         self._state.whitelist = mode
@@ -435,11 +445,15 @@ class ContextChef:
 
     def before_tool_call(self, hook: BeforeHook) -> BeforeHook:
         """Add a before-hook (a decorator) that may deny a call (UsageError: not callable)."""
+        from contextchef.dispatch._hooks import checked_hook
+
         self._dispatcher.before.append(checked_hook(hook, "before_tool_call"))
         return hook
 
     def after_tool_call(self, hook: AfterHook) -> AfterHook:
         """Add an after-hook (a decorator) that may replace a result (UsageError: not callable)."""
+        from contextchef.dispatch._hooks import checked_hook
+
         self._dispatcher.after.append(checked_hook(hook, "after_tool_call"))
         return hook
 
@@ -459,10 +473,14 @@ class ContextChef:
             UsageError: Not a tool call, or an async before-hook inside a running event
                 loop (use `acheck_tool_call`).
         """
+        from contextchef.dispatch._calls import as_tool_call
+
         return self._dispatcher.decide(as_tool_call(call))[0]
 
     async def acheck_tool_call(self, call: CallLike) -> CheckResult:
         """Async `check_tool_call` (awaits async before-hooks)."""
+        from contextchef.dispatch._calls import as_tool_call
+
         return (await self._dispatcher.adecide(as_tool_call(call)))[0]
 
     def execute(self, call: CallOrDecision) -> Execution:
@@ -556,6 +574,8 @@ class ContextChef:
 
     def _answered(self, results: tuple[ToolResult, ...], append: bool) -> tuple[ToolResult, ...]:
         if append and results:
+            from contextchef.history._messages import tool_results
+
             self.append(tool_results(results))
         return results
 
@@ -601,6 +621,8 @@ class ContextChef:
         Raises:
             UsageError: The tool is not library-owned in this session (see `owns_tool`).
         """
+        from contextchef.dispatch._calls import as_tool_call
+
         parsed = as_tool_call(call)
         if not self.owns_tool(parsed.name):
             raise UsageError(
@@ -685,10 +707,14 @@ class ContextChef:
         Raises:
             CorruptHistoryError: An entry is malformed (its index is named).
         """
+        from contextchef.history._forms import checked_history
+
         self._state.history = checked_history(messages)
 
     def append(self, *messages: Message) -> None:
         """Append messages to the history (each checked as in `set_history`)."""
+        from contextchef.history._messages import check_message
+
         for i, msg in enumerate(messages, start=len(self._state.history)):
             check_message(msg, i)
         self._state.history = self._state.history + tuple(messages)
@@ -734,6 +760,8 @@ class ContextChef:
         Raises:
             UsageError: An empty id, non-string content, or an unknown channel.
         """
+        from contextchef.session._volatile import new_announcement
+
         item = new_announcement(id, content, channel)
         self._state.announcements[id] = item  # an existing key keeps its position
         return item
@@ -756,6 +784,8 @@ class ContextChef:
         Raises:
             UsageError: `state` is not a pydantic model.
         """
+        from contextchef.session._volatile import check_dynamic_state
+
         check_dynamic_state(state)
         self._state.dynamic_state = state
 

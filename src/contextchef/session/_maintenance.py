@@ -3,7 +3,7 @@
 Snapshots are `SessionState.to_dict` plus a tool record (`contextchef.session._snapshot`);
 restore checks the signature and everything else before it changes anything, and keeps the
 host's policy. Compaction, clearing and the overflow handoff replace the stored history
-explicitly (see `contextchef.session._handoff`).
+explicitly (see `contextchef.deferred._compaction`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from contextchef._errors import UsageError, check_int, shown
 from contextchef._signing import SnapshotKeys, sign, verify
+from contextchef.deferred._compaction import compact_history
 from contextchef.deferred._groups import LOAD_TOOLKIT
 from contextchef.exposure._policy import Mode
 from contextchef.exposure._restore import (
@@ -33,7 +34,6 @@ from contextchef.providers import ResponseNotice, read_response, synthetic_offse
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import request_tokens
 from contextchef.providers._usage import CacheReport, compared
-from contextchef.session._handoff import compact_history
 from contextchef.session._ledger import digest, pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, Summarizer, handoff_keep_turns

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
 __all__ = [
-    "DEFAULT_ANCHOR",
     "GONE",
     "Announcement",
     "Channel",
@@ -65,9 +64,6 @@ Channel = Literal["auto", "user_tail", "system"]
 EventName = Literal["compile:start", "compile:done", "response:notice", "response:cache"]
 """Session events for `ContextChef.on`: the compile lifecycle, each notice an ingested
 response carries (Anthropic's dropped thinking, cache-miss reasons), its `CacheReport`."""
-
-DEFAULT_ANCHOR = "Above is the current system state, not part of the user's message."
-"""The line closing a user tail that carries system state."""
 
 
 @dataclass(frozen=True, kw_only=True)

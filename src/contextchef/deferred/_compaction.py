@@ -1,11 +1,12 @@
-"""History maintenance on a session: compaction with tool re-announcement, the handoff.
+"""Compaction over deferred tools: the tools a summary drops are named in it (deferred layer).
 
-`compact_history` wraps `contextchef.compact` for a session: deferred tools whose schemas
-were loaded in the summarized part are named in the summary message (so the model knows
-to load them again) and leave the loaded set; the session may add a note of its own (the
-skills still loaded); a summary followed by a user turn becomes one user message (the
-alternation every provider wants). With an archive, the summarized messages are archived
-and the summary lists what was dropped (`contextchef.history._archive.compaction_note`).
+`compact_history` wraps `contextchef.compact` for a session (its `compact` and the
+overflow handoff): deferred tools whose schemas were loaded in the summarized part are
+named in the summary message (so the model knows to load them again) and leave the loaded
+set; the session may add a note of its own (the skills still loaded); a summary followed
+by a user turn becomes one user message (the alternation every provider wants). With an
+archive, the summarized messages are archived and the summary lists what was dropped
+(`contextchef.history._archive.compaction_note`).
 """
 
 from __future__ import annotations
