@@ -30,6 +30,7 @@ from contextchef.history._normalize import unique_call_ids
 from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import request_tokens
+from contextchef.providers._compacted import foreign_compaction, switch_summary
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._handoff import compact_history
 from contextchef.session._ledger import digest, pending_answered
@@ -210,13 +211,21 @@ class Maintenance:
             )
         self._state.new_context_pending = True
 
-    def handoff_if_due(self, *, due: bool = False) -> None:
-        """At compile start: apply the handoff if requested, `due` or over its own budget."""
+    def handoff_if_due(self, *, due: bool = False, wire: str = "") -> None:
+        """At compile start: apply the handoff if requested, `due` or over its own budget.
+
+        Another provider's compaction is never sent to `wire`: it and what it stands for
+        are summarized (with no handoff by `switch_summary`, `foreign_compaction`).
+        """
         state, handoff = self._state, self.handoff
         limit = None if handoff is None else handoff.max_history_tokens
         over = limit is not None and request_tokens("", (), state.history) > limit
-        if handoff is not None and state.history and (state.new_context_pending or due or over):
-            self.compact(handoff.summarize, keep_recent_turns=handoff_keep_turns(state.history))
+        foreign = foreign_compaction(state.history, wire)
+        summarize = (
+            handoff.summarize if handoff else foreign and switch_summary(state.history, foreign)
+        )
+        if summarize and state.history and (state.new_context_pending or due or over or foreign):
+            self.compact(summarize, keep_recent_turns=handoff_keep_turns(state.history))
             state.new_context_pending = False
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
