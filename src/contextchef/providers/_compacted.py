@@ -37,6 +37,7 @@ __all__ = [
     "compacted_away",
     "foreign_compaction",
     "native_base",
+    "switch_summarizer",
     "switch_summary",
 ]
 
@@ -134,3 +135,17 @@ def switch_summary(history: Sequence[Message], provider: str) -> Callable[[str],
         return text
 
     return summarize
+
+
+def switch_summarizer(
+    history: Sequence[Message], wire: str, own: Callable[[str], str] | None
+) -> Callable[[str], str] | None:
+    """What `history` must be summarized with before a request to `wire`, or None.
+
+    None unless its newest compaction is another provider's (`foreign_compaction`);
+    then `own` (the session's summarizer), or `switch_summary`'s text without one.
+    """
+    foreign = foreign_compaction(history, wire)
+    if foreign is None:
+        return None
+    return own if own is not None else switch_summary(history, foreign)

@@ -30,7 +30,7 @@ from contextchef.history._normalize import unique_call_ids
 from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import request_tokens
-from contextchef.providers._compacted import foreign_compaction, switch_summary
+from contextchef.providers._compacted import switch_summarizer
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._handoff import compact_history
 from contextchef.session._ledger import digest, pending_answered
@@ -212,19 +212,15 @@ class Maintenance:
         self._state.new_context_pending = True
 
     def handoff_if_due(self, *, due: bool = False, wire: str = "") -> None:
-        """At compile start: apply the handoff if requested, `due` or over its own budget.
-
-        Another provider's compaction is never sent to `wire`: it and what it stands for
-        are summarized (with no handoff by `switch_summary`, `foreign_compaction`).
-        """
+        """At compile start: the handoff if asked, `due`, over budget or at a switch to `wire`."""
         state, handoff = self._state, self.handoff
         limit = None if handoff is None else handoff.max_history_tokens
         over = limit is not None and request_tokens("", (), state.history) > limit
-        foreign = foreign_compaction(state.history, wire)
-        summarize = (
-            handoff.summarize if handoff else foreign and switch_summary(state.history, foreign)
-        )
-        if summarize and state.history and (state.new_context_pending or due or over or foreign):
+        own = None if handoff is None else handoff.summarize
+        summarize = switch_summarizer(state.history, wire, own)
+        if summarize is None and (state.new_context_pending or due or over):
+            summarize = own
+        if summarize is not None and state.history:
             self.compact(summarize, keep_recent_turns=handoff_keep_turns(state.history))
             state.new_context_pending = False
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
