@@ -196,6 +196,13 @@ def test_switch_anthropic_responses_gemini_never_replays_a_foreign_compaction() 
     assert gemini.violations == () and len(summaries.inputs) == 2
     assert all("encrypted_content" not in json.dumps(p) for p in sent)
     assert foreign_compaction(chef.history, "gemini") is None
+    # back to Anthropic: its history was summarized since, which the compile reports
+    claude.script(*_turns(2, start=28))
+    request = chef.compile("anthropic", model=OPUS, max_tokens=1024)
+    assert request.edits and "cmpsig_" not in json.dumps(request.payload)
+    _next(chef, chef.ingest(to_claude(request)), 28)
+    _run(chef, "anthropic", OPUS, to_claude, range(29, 30))
+    assert claude.violations == ()
 
 
 def test_a_switch_without_a_summarizer_says_what_was_compacted() -> None:
