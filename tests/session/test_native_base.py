@@ -217,3 +217,17 @@ def test_a_switch_without_a_summarizer_says_what_was_compacted() -> None:
     first = json.dumps(sent[0]["contents"][0])
     assert "compacted by the anthropic API" in first and "read_log" in first
     assert "Its summary: Summary of" in first  # the block's readable summary, quoted
+
+
+def test_a_local_compaction_after_the_block_is_reported_and_accepted() -> None:
+    fake, send = _anthropic()
+    fake.script(*_turns(14))
+    chef = _chef()
+    _run(chef, "anthropic", OPUS, send, range(10))
+    chef.compact(Summaries(), keep_recent_turns=1)  # the host's own, past the block
+    request = chef.compile("anthropic", model=OPUS, max_tokens=1024)
+    assert request.edits  # what was sent changed: reported, never silent
+    assert native_base(request.payload["messages"], {}) == 0  # the block was summarized
+    _next(chef, chef.ingest(send(request)), 10)
+    _run(chef, "anthropic", OPUS, send, range(11, 14))
+    assert fake.violations == ()
