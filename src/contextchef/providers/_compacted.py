@@ -15,13 +15,17 @@ So the *base* of a target's conversation is its newest own compaction entry
 block or item is ingested and replayed exactly), and nothing before it reaches the
 provider again. The session's record (the ledger) and the host's history keep every
 message; `compacted_away` is the one place that says which history messages left the
-request this way (what an archive of removed messages takes).
+request this way (what an archive of removed messages takes). The session's own thinking
+binding check (`contextchef.session._binding`) still fingerprints the entries from the
+first one: stricter than the provider's, which starts at the block, and the same answer
+while the ledger only appends.
 
 A compaction entry is readable only by the provider that made it (OpenRouter: translated
 providers drop the field), so it is never replayed to another one: renderers keep only
 their own provider parts. On a provider switch the content it stands for is replaced by a
-local summary instead (`foreign_compaction`, `switch_summary`, run by the session's
-handoff); the new provider sees a summary, then the turns after it.
+local summary instead (`switch_summarizer`: the session's ``on_overflow``, else
+`switch_summary`'s text; run by the session's handoff before the request); the new
+provider sees a summary, then the turns after it.
 """
 
 from __future__ import annotations
