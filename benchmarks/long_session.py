@@ -28,6 +28,7 @@ compactions the archive does not hold yet).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -43,6 +44,8 @@ from google import genai
 from google.genai import types
 
 from contextchef import ContextChef, ContextPolicy, ToolCall, load_catalog, user
+from contextchef.analysis._meter import CacheMeter
+from contextchef.analysis._pricing import ReplayPricing
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
@@ -54,13 +57,17 @@ from contextchef.testing import (
 )
 
 DATA = Path(os.environ.get("CONTEXTCHEF_SHARED_DATA", Path(__file__).parents[2] / "shared/data"))
-ROWS = [  # (target, model, native)
-    ("anthropic", "claude-opus-5-5", True),
-    ("anthropic", "claude-opus-5-5", False),
-    ("responses", "gpt-5.6", True),
-    ("responses", "gpt-5.6", False),
-    ("openai", "gpt-5.6", False),
-    ("gemini", "gemini-3-pro", False),
+OPUS, GPT, GEMINI = "claude-opus-5-5", "gpt-5.6", "gemini-3-pro"
+SWITCH = (("anthropic", OPUS), ("responses", GPT), ("gemini", GEMINI))
+ROWS = [  # (row name, targets in turn (switched at thirds of the turns), native, clearing)
+    ("anthropic", (("anthropic", OPUS),), True, True),
+    ("anthropic", (("anthropic", OPUS),), True, False),
+    ("anthropic", (("anthropic", OPUS),), False, True),
+    ("responses", (("responses", GPT),), True, True),
+    ("responses", (("responses", GPT),), False, True),
+    ("openai", (("openai", GPT),), False, True),
+    ("gemini", (("gemini", GEMINI),), False, True),
+    ("anthropic -> responses -> gemini", SWITCH, True, False),
 ]
 
 
@@ -101,60 +108,94 @@ class _Sender:
         return self.client.models.generate_content(**payload)
 
 
-def run(target: str, model: str, native: bool, turns: int, kb: int, budget: int) -> dict[str, Any]:
+def run(
+    targets: tuple[tuple[str, str], ...],
+    native: bool,
+    clearing: bool,
+    turns: int,
+    kb: int,
+    budget: int,
+) -> dict[str, Any]:
+    """One session over `targets` in turn (switched at each ``turns / len(targets)``)."""
     summaries: list[int] = []
 
     def summarize(transcript: str) -> str:
         summaries.append(len(transcript))
         return f"Summary {len(summaries)}: {transcript.count('read_text_file')} files read."
 
-    policy = ContextPolicy(budget_tokens=budget, native=native)
-    chef = ContextChef(context_policy=policy, on_overflow=summarize, max_inline_chars=None)
     tools = load_catalog(DATA / "catalogs" / "mcp-filesystem.json").tools
+    read = next(t.name for t in tools if t.name.endswith("read_text_file"))
+    # clearing=False: the read tool's results are never cleared, so Anthropic's view
+    # reaches its compaction trigger (clear_tool_uses would keep it under it)
+    never = () if clearing else (read,)
+    policy = ContextPolicy(budget_tokens=budget, native=native, never_clear=never)
+    chef = ContextChef(context_policy=policy, on_overflow=summarize, max_inline_chars=None)
     chef.register_tools(tools, handlers={t.name: _result(kb) for t in tools})
-    chef.set_system_prompt("You are a careful coding agent.")
     chef.set_history([user("Read the repository.")])
-    sender = _Sender(target)
-    read = next(t.name for t in chef.view.resident if t.name.endswith("read_text_file"))
-    peak, refused, last_kb = 0, 0, 0.0
+    chef.set_system_prompt("You are a careful coding agent.")
+    senders = {target: _Sender(target) for target, _ in targets}
+    peak, refused, edits, last_kb, cost, read_tokens, input_tokens = 0, 0, 0, 0.0, 0.0, 0, 0
+    meter: CacheMeter | None = None
     start = time.perf_counter()
     for turn in range(turns):
+        target, model = targets[turn * len(targets) // turns]
+        sender = senders[target]
+        if meter is None or meter.previous is None or meter.previous.target != target:
+            meter = CacheMeter(ReplayPricing.for_model(target, model))  # a new cache
+        thought = f"Step {turn}."  # signed thinking: the fakes check where it is sent
         if turn and turn % 5 == 0:
-            sender.fake.script(text(f"Done with part {turn // 5}."))
+            sender.fake.script(text(f"Done with part {turn // 5}.", reasoning=thought))
         else:
-            sender.fake.script(tool_calls((read, {"path": f"src/m{turn}.py"})))
+            sender.fake.script(tool_calls((read, {"path": f"src/m{turn}.py"}), reasoning=thought))
         request = chef.compile(target, model=model, max_tokens=1024)
+        edits += len(request.edits)
         last_kb = len(json.dumps(request.payload, separators=(",", ":"))) / 1024
         estimate = chef.context_usage(target, model=model).used
+        figures = meter.measure(request)
         try:
             reply = sender.send(request.payload, dict(request.headers))
         except (anthropic.APIError, openai.APIError, genai.errors.APIError):
             refused += 1
             break
         calls = chef.ingest(reply)
-        reported = chef.cache_reports[-1].input_tokens
-        peak = max(peak, reported or estimate)
+        report = chef.cache_reports[-1]
+        peak = max(peak, report.input_tokens or estimate)
+        if report.read or report.written:  # the fake reports the cache: its figures
+            cost += meter.pricing.actual(report)
+            read_tokens, input_tokens = (
+                read_tokens + report.read,
+                input_tokens + report.input_tokens,
+            )
+        else:  # else the meter's estimate of the request as sent
+            cost += figures.cost_usd
+            read_tokens += figures.cache_read_tokens_est
+            input_tokens += figures.input_tokens_est
         if calls:
             chef.run_tools(calls)
         else:
             chef.append(user(f"Now part {turn // 5 + 1}."))
     return {
-        "recall": _recall(chef, read, kb) if not native else "-",
+        "recall": _recall(chef, read, kb),
         "peak": peak,
         "budget": budget,
-        "refused": refused + len(sender.fake.violations),
+        "refused": refused + sum(len(s.fake.violations) for s in senders.values()),
+        "edits": edits,
         "local": len(summaries),
         "native": sum(n.kind == "compaction" for n in chef.notices),
         "last_kb": last_kb,
+        "cost": cost,
+        "cache_share": read_tokens / input_tokens if input_tokens else 0.0,
         "seconds": time.perf_counter() - start,
     }
 
 
 def _recall(chef: ContextChef, read: str, kb: int) -> str:
-    """Whether the archive gives back turn 3's result exactly (``yes``/``no``/``in view``)."""
+    """Whether the archive gives back turn 3's result exactly (``yes``/``no``/``in view``).
+
+    ``in view``: never compacted away by us or the provider (a provider's clearing edits
+    may still hide it from the model: the archive does not see those).
+    """
     expected = _result(kb)(path="src/m3.py")
-    if any(r.content == expected for m in chef.history for r in m.tool_results):
-        return "in view"  # never compacted away: nothing to recall
     query = ToolCall(id="recall", name="search_archive", arguments={"query": "src/m3.py"})
     for line in chef.execute(query).result.content.splitlines()[:-1]:
         handle, _, rest = line.partition(" offset ")
@@ -164,7 +205,8 @@ def _recall(chef: ContextChef, read: str, kb: int) -> str:
         page = chef.execute(ToolCall(id="read", name="search_archive", arguments=args))
         if f"<- result of {read} " in page.result.content and expected in page.result.content:
             return "yes"
-    return "no"
+    in_view = any(r.content == expected for m in chef.history for r in m.tool_results)
+    return "in view" if in_view else "no"
 
 
 def main() -> None:
@@ -172,25 +214,31 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--result-kb", type=int, default=4)
     parser.add_argument("--budget", type=int, default=80_000)
+    parser.add_argument("--rows", default="", help="row numbers to run (1-based, a,b,...)")
     parser.add_argument("--local-only", action="store_true", help="skip the native rows")
     args = parser.parse_args()
     logging.getLogger("contextchef").setLevel(logging.ERROR)  # compactions are counted instead
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"load: {os.getloadavg()}; {args.turns} turns, {args.result_kb} KB per tool result\n")
     print(
-        "| target | model | path | peak input tokens | budget | refused | local compactions "
-        "| provider compactions | last request KB | recall turn 3 | seconds |"
+        "| row | path | peak input tokens | budget | refused | edits | local compactions "
+        "| provider compactions | last request KB | cost USD | cache share | recall turn 3 "
+        "| seconds |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
-    for target, model, native in ROWS:
-        if native and args.local_only:
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    chosen = {int(r) for r in args.rows.split(",") if r}
+    for number, (name, targets, native, clearing) in enumerate(ROWS, start=1):
+        if (chosen and number not in chosen) or (native and args.local_only):
             continue
-        row = run(target, model, native, args.turns, args.result_kb, args.budget)
-        path = "native" if native else "local"
+        gc.collect()
+        row = run(targets, native, clearing, args.turns, args.result_kb, args.budget)
+        path = ("native" if native else "local") + ("" if clearing else ", never cleared")
         print(
-            f"| {target} | {model} | {path} | {row['peak']:,} | {row['budget']:,} | "
-            f"{row['refused']} | {row['local']} | {row['native']} | {row['last_kb']:,.0f} | "
-            f"{row['recall']} | {row['seconds']:.1f} |",
+            f"| {number}. {name} | {path} | {row['peak']:,} | {row['budget']:,} | "
+            f"{row['refused']} | {row['edits']} | {row['local']} | {row['native']} | "
+            f"{row['last_kb']:,.0f} | {row['cost']:.2f} | {row['cache_share']:.0%} | "
+            f"{row['recall']} | "
+            f"{row['seconds']:.1f} |",
             flush=True,
         )
 

@@ -42,6 +42,7 @@ from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
+from contextchef.providers._compacted import native_base
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
     CompileInput,
@@ -217,7 +218,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
         segments=Segments(
             system=ctx.prefix.system_json,
             tools=ctx.prefix.tools_json,
-            messages=lambda: inp.ledger.entries_json(sent),
+            messages=lambda: inp.ledger.entries_json(sent[native_base(sent, inp.extra) :]),
         ),
         changes=changes,
         edits=edits,

@@ -245,10 +245,9 @@ def tools_edited(sent: list[Any] | None, now: list[Any]) -> bool:
     if now[: len(sent)] == sent:  # declarations appended after what was sent
         return any(not is_deferred(t) for t in now[len(sent) :])
     before, after = [canonical_dumps(t) for t in sent], [canonical_dumps(t) for t in now]
-    kept = set(after)
-    if any(t not in kept for t in before):
-        return True
     was = set(before)
+    if not was <= set(after):  # a declaration sent is gone
+        return True
     if any(a not in was and not is_deferred(t) for a, t in zip(after, now, strict=True)):
         return True
     return [t for t in sent if not is_deferred(t)] != [t for t in now if not is_deferred(t)]

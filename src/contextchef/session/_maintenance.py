@@ -33,6 +33,7 @@ from contextchef.history._normalize import unique_call_ids
 from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import request_tokens
+from contextchef.providers._compacted import newly_compacted, switch_summarizer
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._ledger import digest, pending_answered
 from contextchef.session._linting import schema_reports
@@ -106,6 +107,9 @@ class Maintenance:
         ledger = self._state.ledgers.get(target)
         history, messages = join_turn(history, messages, ledger is not None and ledger.sent.resumed)
         self._state.history = history + messages
+        first, away = newly_compacted(self._state.history, messages)
+        if away and self.archive is not None:  # the provider compacted them out of view
+            self.archive.add(away, reason="compaction", first=first)
         if read.id:  # "" names no response: a reply without an id is never "the same"
             self._ingested[read.id] = turn
         if ledger is not None:
@@ -216,13 +220,18 @@ class Maintenance:
             )
         self._state.new_context_pending = True
 
-    def handoff_if_due(self, *, due: bool = False) -> None:
-        """At compile start: apply the handoff if requested, `due` or over its own budget."""
+    def handoff_if_due(self, *, due: bool = False, wire: str = "") -> None:
+        """At compile start: the handoff if asked, `due`, over budget or at a switch to `wire`."""
         state, handoff = self._state, self.handoff
         limit = None if handoff is None else handoff.max_history_tokens
         over = limit is not None and request_tokens("", (), state.history) > limit
-        if handoff is not None and state.history and (state.new_context_pending or due or over):
-            self.compact(handoff.summarize, handoff_keep_turns(state.history), "handoff")
+        own = None if handoff is None else handoff.summarize
+        summarize = switch_summarizer(state.history, wire, own)
+        reason: Reason = "compaction"  # a provider switch: the foreign part summarized
+        if summarize is None and (state.new_context_pending or due or over):
+            summarize, reason = own, "handoff"
+        if summarize is not None and state.history:
+            self.compact(summarize, handoff_keep_turns(state.history), reason)
             state.new_context_pending = False
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")

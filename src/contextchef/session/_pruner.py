@@ -156,13 +156,10 @@ def _phrase(text: str) -> re.Pattern[str] | None:
 
 
 def _occurs(pattern: re.Pattern[str], task: str) -> bool:
-    for found in pattern.finditer(task):
-        start, end = found.span()
-        before = task[start - 1] if start else ""
-        after = task[end] if end < len(task) else ""
-        if not (before and _word_char(before)) and not (after and _word_char(after)):
-            return True
-    return False
+    """Whether `pattern` matches `task` with no word character right before or after it."""
+    padded = f" {task} "  # a space at each end: no word character there
+    spans = (found.span() for found in pattern.finditer(task))
+    return any(not _word_char(padded[a]) and not _word_char(padded[b + 1]) for a, b in spans)
 
 
 def task_matches(tool: Tool, task: str) -> bool:

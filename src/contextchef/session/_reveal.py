@@ -70,9 +70,7 @@ def changes_after(
         stable=stable,
         provider_search=provider_search,
     )
-    if planned is None:
-        return ToolChanges(), state
-    return planned[1], planned[2]
+    return (ToolChanges(), state) if planned is None else (planned[1], planned[2])
 
 
 def _loads_only(

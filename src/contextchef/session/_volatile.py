@@ -186,9 +186,7 @@ def plan_update(
 
     def changed(kind: str) -> str:
         old, new = getattr(before, kind), getattr(now, kind)
-        if new == old:
-            return ""
-        return new or GONE[kind]
+        return "" if new == old else new or GONE[kind]  # "": unchanged
 
     pieces: list[str] = []
     kinds: list[str] = []

@@ -54,6 +54,7 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
+from contextchef.providers._compacted import native_base
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.anthropic._context import anthropic_context
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
@@ -581,6 +582,7 @@ class AnthropicAdapter(AdapterDefaults):
     ) -> dict[str, Any]:
         """The payload around wire `messages` (not copied: they are the session's record).
 
+        ``messages`` start at the newest ``compaction`` block's message (`native_base`).
         With `RequestOptions.cache_last`, the last message is sent as a read-only copy
         (`_records.record`, like the recorded entries) whose last block is marked
         ``cache_control`` (moving a breakpoint is not an edit for the prefix check:
@@ -595,7 +597,7 @@ class AnthropicAdapter(AdapterDefaults):
             payload["system"] = [block]
         if tools:
             payload["tools"] = list(tools)
-        payload["messages"] = list(messages)
+        payload["messages"] = list(messages[native_base(messages, options.extra) :])
         if options.cache_last:
             _mark_last(payload["messages"])
         if options.prefill:

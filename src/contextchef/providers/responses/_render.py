@@ -58,6 +58,7 @@ from contextchef.providers._base import (
     hints,
     keeps_part,
 )
+from contextchef.providers._compacted import native_base
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
@@ -521,24 +522,20 @@ class ResponsesAdapter(AdapterDefaults):
         On models with `ModelRules.prompt_cache`, ``prompt_cache_key`` and
         ``prompt_cache_options`` (`_cache.cache_fields`; the host's own in ``extra`` win).
 
-        A request with server-side compaction (``context_management`` in ``extra``) and
-        no ``previous_response_id`` sends ``input`` from the newest ``compaction`` item
-        on: the compaction guide's stateless rule, "you can drop items that came before
-        the most recent compaction item" (research provider-context-management.md §2.2).
-        The session's record keeps every item; only the request is shorter, so input
-        tokens stay under the policy's threshold instead of growing with the history.
+        ``input`` starts at the conversation's base, its newest ``compaction`` item
+        (`contextchef.providers._compacted.native_base`: the compaction guide's stateless
+        rule, "you can drop items that came before the most recent compaction item";
+        none with ``previous_response_id``). The session's record keeps every item; only
+        the request is shorter, so input tokens stay under the policy's threshold.
         """
         payload: dict[str, Any] = {"model": options.model}
         if system:
             payload["instructions"] = system
         if tools:
             payload["tools"] = list(tools)
-        items: list[Any] = list(messages)
+        items: list[Any] = list(messages[native_base(messages, options.extra) :])
         if options.prefill:
             items.append({"type": "message", "role": "assistant", "content": options.prefill})
-        extra = options.extra
-        if "context_management" in extra and "previous_response_id" not in extra:
-            items = items[_newest_compaction(items) :]
         payload["input"] = items
         if options.max_tokens is not None:
             payload[self.profile.max_tokens_key] = options.max_tokens
@@ -555,12 +552,3 @@ class ResponsesAdapter(AdapterDefaults):
             "tools": dumps_segment(payload.get("tools")),
             "messages": dumps_segment(payload.get("input")),
         }
-
-
-def _newest_compaction(items: Sequence[Any]) -> int:
-    """Index of the last ``compaction`` item of `items`, or 0 when there is none."""
-    for k in range(len(items) - 1, -1, -1):
-        item = items[k]
-        if isinstance(item, Mapping) and item.get("type") == "compaction":
-            return k
-    return 0

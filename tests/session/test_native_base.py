@@ -1,0 +1,240 @@
+"""The base of a provider-compacted conversation, and a switch away from it (issue 25 2, 3).
+
+After Anthropic returns a ``compaction`` block the API "drops all content blocks prior to"
+it on later requests (compaction-threshold.md; research provider-context-management.md
+2.1), and the thinking prefix check starts there: requests send from the message holding
+the newest block on, byte for byte, and nothing is re-rendered; the history and the
+ledger keep every message (`compacted_away` names those left out). A compaction block or
+item is readable only by the provider that made it (2.2, 2.5): on a switch the session
+summarizes it and what it stands for locally, and the other provider never sees it.
+Sessions run multi-turn on a preserved-thinking model (claude-opus-5-5) through the
+official SDK clients against the fakes, which check every request (thinking prefix
+included).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+import openai
+from context_tools import OPUS, read_log
+from google import genai
+from google.genai import types
+
+from contextchef import ContextChef, ContextPolicy, user
+from contextchef.history._messages import ToolCall
+from contextchef.providers._compacted import compacted_away, foreign_compaction, native_base
+from contextchef.testing import (
+    FakeAnthropic,
+    FakeGemini,
+    FakeResponses,
+    httpx_for,
+    text,
+    tool_calls,
+)
+
+# never_clear: tool-result clearing would keep the view under the compaction trigger
+POLICY = ContextPolicy(budget_tokens=70_000, never_clear=["read_log"])
+
+
+class Summaries:
+    def __init__(self) -> None:
+        self.inputs: list[str] = []
+
+    def __call__(self, transcript: str) -> str:
+        self.inputs.append(transcript)
+        return f"Summary {len(self.inputs)}: logs were read."
+
+
+def _chef(**options: Any) -> ContextChef:
+    chef = ContextChef(max_inline_chars=None, context_policy=POLICY, **options)
+    chef.register_tools([read_log])
+    chef.set_history([user("Find why the build fails.")])
+    return chef
+
+
+def _turns(n: int, start: int = 0) -> list[Any]:
+    """`n` scripted turns with thinking: a log read, and every fourth an answer."""
+    return [
+        text(f"answer {k}", reasoning=f"thought {k}")
+        if k % 4 == 3
+        else tool_calls(("read_log", {"path": f"log{k}"}), reasoning=f"thought {k}")
+        for k in range(start, start + n)
+    ]
+
+
+def _next(chef: ContextChef, calls: tuple[ToolCall, ...], k: int) -> None:
+    if calls:
+        chef.run_tools(calls)
+    else:
+        chef.append(user(f"and then {k}?"))
+
+
+def _anthropic() -> tuple[FakeAnthropic, Callable[[Any], Any]]:
+    fake = FakeAnthropic()
+    client = anthropic.Anthropic(
+        api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(anthropic))
+    )
+    return fake, lambda r: client.beta.messages.create(**r.payload, extra_headers=r.headers)
+
+
+def _responses() -> tuple[FakeResponses, Callable[[Any], Any]]:
+    fake = FakeResponses()
+    client = openai.OpenAI(
+        api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(openai))
+    )
+    return fake, lambda r: client.responses.create(**r.payload)
+
+
+def _gemini() -> tuple[FakeGemini, Callable[[Any], Any]]:
+    fake = FakeGemini()
+    http = types.HttpOptions(httpx_client=fake.http_client(httpx_for(genai)))
+    client = genai.Client(api_key="x", http_options=http)
+    return fake, lambda r: client.models.generate_content(**r.payload)
+
+
+def _run(
+    chef: ContextChef, target: str, model: str, send: Callable[[Any], Any], turns: range
+) -> list[dict[str, Any]]:
+    """Compile, send and ingest one request per turn; every request made no edit."""
+    payloads = []
+    for k in turns:
+        request = chef.compile(target, model=model, max_tokens=1024)
+        assert request.edits == (), [e.detail for e in request.edits]
+        payloads.append(request.payload)
+        _next(chef, chef.ingest(send(request)), k)
+    return payloads
+
+
+def _blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    return [b for m in payload["messages"] for b in m["content"] if isinstance(b, dict)]
+
+
+def test_anthropic_requests_start_at_the_newest_compaction_block() -> None:
+    fake, send = _anthropic()
+    fake.script(*_turns(14))
+    chef = _chef()
+    payloads = _run(chef, "anthropic", OPUS, send, range(14))
+    assert fake.violations == ()
+    compacted = [
+        i for i, p in enumerate(payloads) if any(b["type"] == "compaction" for b in _blocks(p))
+    ]
+    assert compacted and [n.kind for n in chef.notices].count("compaction") >= 1
+    for payload in payloads[compacted[0] :]:
+        first = payload["messages"][0]
+        assert first["role"] == "assistant" and first["content"][0]["type"] == "compaction"
+        # one block: what came before it is not sent again, and nothing was re-rendered
+        assert sum(b["type"] == "compaction" for b in _blocks(payload)) == 1
+    last = payloads[-1]
+    sent_thinking = [b for b in _blocks(last) if b["type"] == "thinking"]
+    assert sent_thinking, "thinking after the block is sent back (and checked by the fake)"
+    smaller = len(json.dumps(payloads[compacted[0]]))
+    assert smaller < len(json.dumps(payloads[compacted[0] - 1])) // 2
+    # the host's history keeps everything; compacted_away names what left the request
+    away = compacted_away(chef.history, "anthropic")
+    assert chef.history[0].text == "Find why the build fails." and away[0] is chef.history[0]
+    now = chef.compile("anthropic", model=OPUS, max_tokens=1024).payload["messages"]
+    assert len(away) + len(now) == len(chef.history)  # one message each, from the block on
+    # the fake refuses a block not sent back exactly as returned (compaction_content_mismatch)
+    assert max(v.input_tokens for v in fake.model_views) < POLICY.budget_tokens  # type: ignore[operator]
+    # what left the request is in the archive: the model finds the first log by its path
+    found = chef.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
+    handle, _, rest = found.result.content.splitlines()[0].partition(" offset ")
+    assert "(compaction" in rest or "compaction" in found.result.content
+    args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 60_000}
+    page = chef.execute(ToolCall(id="r", name="search_archive", arguments=args)).result.content
+    assert read_log("log0") in page
+
+
+def test_a_snapshot_restores_the_base_and_sends_the_same_bytes() -> None:
+    fake, send = _anthropic()
+    fake.script(*_turns(12))
+    chef = _chef()
+    _run(chef, "anthropic", OPUS, send, range(10))
+    assert "compaction" in {n.kind for n in chef.notices}
+    data = chef.snapshot()
+    again = _chef()
+    again.restore(data, allow_unsigned=True)
+    one = chef.compile("anthropic", model=OPUS, max_tokens=1024)
+    two = again.compile("anthropic", model=OPUS, max_tokens=1024)
+    assert one.to_json() == two.to_json() and two.edits == ()
+    assert two.payload["messages"][0]["content"][0]["type"] == "compaction"
+    _next(again, again.ingest(send(two)), 10)
+    assert fake.violations == ()
+
+
+def test_native_base_is_the_newest_compaction_entry_unless_chained() -> None:
+    entries = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": [{"type": "compaction", "content": "s"}]},
+        {"type": "compaction", "encrypted_content": "x"},
+        {"role": "user", "content": "b"},
+    ]
+    assert native_base(entries, {}) == 2
+    assert native_base(entries[:2], {}) == 1
+    assert native_base(entries[:1], {}) == 0
+    assert native_base(entries, {"previous_response_id": "resp_1"}) == 0
+
+
+def test_switch_anthropic_responses_gemini_never_replays_a_foreign_compaction() -> None:
+    summaries = Summaries()
+    chef = _chef(on_overflow=summaries)
+    claude, to_claude = _anthropic()
+    claude.script(*_turns(10))
+    _run(chef, "anthropic", OPUS, to_claude, range(10))
+    assert claude.violations == () and "compaction" in {n.kind for n in chef.notices}
+    assert foreign_compaction(chef.history, "responses") == "anthropic"
+    # switch: the Anthropic block and what it stands for become a local summary
+    gpt, to_gpt = _responses()
+    gpt.script(*_turns(12, start=10))
+    sent = _run(chef, "responses", "gpt-5.6", to_gpt, range(10, 22))
+    assert gpt.violations == () and len(summaries.inputs) == 1
+    assert "Summary 1" in json.dumps(sent[0]["input"][0])
+    assert all("cmpsig_" not in json.dumps(p) for p in sent)  # no Anthropic block
+    responses_items = [i for p in sent for i in p["input"] if i.get("type") == "compaction"]
+    assert responses_items, "Responses compacted natively after the switch"
+    # switch again: the Responses item is summarized, never sent to Gemini
+    gemini, to_gemini = _gemini()
+    gemini.script(*_turns(6, start=22))
+    sent = _run(chef, "gemini", "gemini-3-pro", to_gemini, range(22, 28))
+    assert gemini.violations == () and len(summaries.inputs) == 2
+    assert all("encrypted_content" not in json.dumps(p) for p in sent)
+    assert foreign_compaction(chef.history, "gemini") is None
+    # back to Anthropic: its history was summarized since, which the compile reports
+    claude.script(*_turns(2, start=28))
+    request = chef.compile("anthropic", model=OPUS, max_tokens=1024)
+    assert request.edits and "cmpsig_" not in json.dumps(request.payload)
+    _next(chef, chef.ingest(to_claude(request)), 28)
+    _run(chef, "anthropic", OPUS, to_claude, range(29, 30))
+    assert claude.violations == ()
+
+
+def test_a_switch_without_a_summarizer_says_what_was_compacted() -> None:
+    chef = _chef()
+    claude, to_claude = _anthropic()
+    claude.script(*_turns(10))
+    _run(chef, "anthropic", OPUS, to_claude, range(10))
+    gemini, to_gemini = _gemini()
+    gemini.script(*_turns(2, start=10))
+    sent = _run(chef, "gemini", "gemini-3-pro", to_gemini, range(10, 12))
+    assert gemini.violations == ()
+    first = json.dumps(sent[0]["contents"][0])
+    assert "compacted by the anthropic API" in first and "read_log" in first
+    assert "Its summary: Summary of" in first  # the block's readable summary, quoted
+
+
+def test_a_local_compaction_after_the_block_is_reported_and_accepted() -> None:
+    fake, send = _anthropic()
+    fake.script(*_turns(14))
+    chef = _chef()
+    _run(chef, "anthropic", OPUS, send, range(10))
+    chef.compact(Summaries(), keep_recent_turns=1)  # the host's own, past the block
+    request = chef.compile("anthropic", model=OPUS, max_tokens=1024)
+    assert request.edits  # what was sent changed: reported, never silent
+    assert native_base(request.payload["messages"], {}) == 0  # the block was summarized
+    _next(chef, chef.ingest(send(request)), 10)
+    _run(chef, "anthropic", OPUS, send, range(11, 14))
+    assert fake.violations == ()
