@@ -1304,3 +1304,32 @@ def test_a_thought_without_a_signature_is_not_replayed() -> None:
         "function_call",
         "function_result",
     ]
+
+
+@pytest.mark.filterwarnings("ignore:Interaction stopped before completion")
+def test_history_maintenance_waits_for_a_cut_reply_to_be_resumed() -> None:
+    """Break-it round 6: ``chef.compact`` right after a reply cut at the decode cap
+    summarized part of the conversation, lost the continuation, and every later compile
+    was refused as a prefill. Compaction and clearing now refuse by name while the reply
+    awaits its continuation; the session resumes it, then compacts."""
+    fake = FakeGeminiInteractions(decode_cap=1).script(*_capped_script(), text("Bye."))
+    chef, client = _capped_session(fake)
+    request = chef.compile(TARGET, model=MODEL, max_tokens=256)
+    reply = client.interactions.create(**request.payload, automatic_continuation=False)
+    chef.ingest(reply)
+    assert reply.status == "requires_continuation"
+    before = chef.history
+    for rewrite in (
+        lambda: chef.compact(lambda t: "SUMMARY", keep_recent_turns=1),
+        lambda: chef.clear_tool_results(keep_recent=0),
+    ):
+        with pytest.raises(UsageError, match=r"cut at the decode cap.*compile again"):
+            rewrite()
+    assert chef.history == before  # nothing was lost
+    while reply.status == "requires_continuation":
+        resumed = chef.compile(TARGET, model=MODEL, max_tokens=256)
+        assert resumed.resumes
+        reply = client.interactions.create(**resumed.payload, automatic_continuation=False)
+        chef.ingest(reply)
+    chef.compact(lambda t: "SUMMARY", keep_recent_turns=1)  # allowed once resumed
+    assert fake.violations == ()

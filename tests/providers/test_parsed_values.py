@@ -70,7 +70,7 @@ BAD_VALUES: list[tuple[str, Any]] = [
 
 
 @pytest.mark.parametrize(("label", "bad"), BAD_VALUES, ids=[b[0] for b in BAD_VALUES])
-def test_values_json_cannot_carry_are_corrupt_history(label: str, bad: Any) -> None:
+def test_values_json_cannot_carry_are_corrupt_history_or_repaired(label: str, bad: Any) -> None:
     anthropic = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [{"type": "text", "text": "t", "citations": [bad]}]},
@@ -86,6 +86,11 @@ def test_values_json_cannot_carry_are_corrupt_history(label: str, bad: Any) -> N
         (from_responses, responses),
         (from_gemini, gemini),
     ):
+        if label == "surrogate":  # text UTF-8 cannot carry is repaired, not refused
+            parsed = parse(history)  # type: ignore[operator]
+            assert "\ud800" not in json.dumps(parsed.messages[-1].to_dict())
+            assert any("became U+FFFD" in n for n in parsed.notes)
+            continue
         with pytest.raises(CorruptHistoryError) as caught:
             parse(history)  # type: ignore[operator]
         assert caught.value.index in (0, 1)
@@ -227,6 +232,40 @@ def test_call_arguments_that_are_not_an_object_are_answered_on_every_format(
         for target in TARGETS:
             request = chef.compile(target)
             json.dumps(request.payload, allow_nan=False)
+
+
+def test_a_lone_surrogate_in_model_text_is_repaired_not_refused() -> None:
+    """Break-it round 6: a reply whose text holds the JSON escape of half a surrogate pair
+    (a lone surrogate once decoded) made ``ingest`` refuse the whole turn, while a tool
+    result's text is repaired. The text keeps U+FFFD instead, the note says so, and the
+    next request goes through the SDK to the fake (which now sends such an escape)."""
+    import anthropic
+
+    from contextchef.testing import FakeAnthropic, raw
+
+    bad = "model says \ud800 here"
+    reply = {
+        "id": "msg_s",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "stop_reason": "end_turn",
+        "content": [{"type": "text", "text": bad}],
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    fake = FakeAnthropic().script(raw(reply), text("ok"))
+    client = anthropic.Anthropic(
+        api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(anthropic))
+    )
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    chef.ingest(client.messages.create(**chef.compile("anthropic", model="m").payload))
+    assert chef.history[-1].text == "model says \ufffd here"
+    chef.append(user("next"))
+    client.messages.create(**chef.compile("anthropic", model="m").payload)
+    assert fake.violations == ()
+    notes = from_anthropic([{"role": "user", "content": "hi"}, reply]).notes
+    assert any("lone surrogates in its text became U+FFFD" in n for n in notes)
 
 
 def set_level(x: float | None = 0.0) -> str:

@@ -97,6 +97,29 @@ def test_anthropic_figures_come_from_the_model_window_and_cache_prices() -> None
     assert key_problems(plain["context_management"], BetaContextManagementConfigParam) == []
 
 
+def test_a_budget_past_the_window_is_lowered_and_an_absurd_one_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Break-it round 6: ``budget_tokens=300_000`` on a 200,000-token model sent a
+    compaction trigger of 240,000, past the window, so nothing compacted before the
+    provider refused the prompt; ``10**30`` went through float arithmetic into the wire.
+    The budget is lowered to the window less the answer's reserve (with a warning), as
+    the default would be; a budget past 10**9 tokens is refused by name."""
+    wide = ContextPolicy(budget_tokens=300_000)
+    with caplog.at_level("WARNING", logger="contextchef"):
+        native = native_context("anthropic", model=OPUS, policy=wide)
+    default = native_context("anthropic", model=OPUS, policy=ContextPolicy()).budget.budget
+    assert native.budget.budget == 183_616 == default
+    edits = native.extra["context_management"]["edits"]
+    assert edits[-1]["trigger"] == {"type": "input_tokens", "value": 146_893}
+    assert "300,000 is past the model's window of 200,000" in caplog.text
+    unknown = native_context("anthropic", model="claude-new", policy=wide).budget
+    assert unknown.budget == 300_000  # an unknown window is not held against the host
+    for field in ("budget_tokens", "output_reserve"):
+        with pytest.raises(UsageError, match=f"ContextPolicy.{field} must be .*<= 1,000,000,000"):
+            ContextPolicy(**{field: 10**30})
+
+
 @pytest.mark.parametrize(
     ("target", "model", "policy", "local", "window"),
     [

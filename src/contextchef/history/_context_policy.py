@@ -31,6 +31,9 @@ from contextchef._errors import (
 
 __all__ = ["ContextPolicy"]
 
+_MOST = 1_000_000_000
+"""The largest budget or reserve taken, in tokens (a thousand times today's largest window)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ContextPolicy:
@@ -39,7 +42,10 @@ class ContextPolicy:
     Attributes:
         budget_tokens: The input tokens the conversation may take, or None for the
             model's context window less `output_reserve` (the window is profile data per
-            model, `ModelRules.context_window`; unknown models get a safe default).
+            model, `ModelRules.context_window`; unknown models get a safe default). A
+            budget past a known model's window less the reserve is lowered to it (with a
+            warning): triggers past the window would never fire before the provider
+            refuses the prompt. At most 1,000,000,000.
         output_reserve: Tokens kept free for the answer when the budget comes from the
             window; None: the model's ``max_output`` where known, else 16,384.
         clear_at: Fraction of the budget (0 to 1, exclusive of 0) at which old tool
@@ -78,10 +84,10 @@ class ContextPolicy:
     payback_turns: int = 10
 
     def __post_init__(self) -> None:
-        if self.budget_tokens is not None:
-            check_int("ContextPolicy.budget_tokens", self.budget_tokens, minimum=1)
+        if self.budget_tokens is not None:  # no model has a window near the maximum
+            check_int("ContextPolicy.budget_tokens", self.budget_tokens, minimum=1, maximum=_MOST)
         if self.output_reserve is not None:
-            check_int("ContextPolicy.output_reserve", self.output_reserve)
+            check_int("ContextPolicy.output_reserve", self.output_reserve, maximum=_MOST)
         check_number("ContextPolicy.clear_at", self.clear_at, minimum=0, maximum=1, above=True)
         check_number("ContextPolicy.compact_at", self.compact_at, minimum=0, maximum=1, above=True)
         if self.compact_at < self.clear_at:

@@ -10,6 +10,7 @@ small compacts early; one too large overflows the window, the failure users repo
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import Message
 from contextchef.providers._usage import CacheRules
 from contextchef.tools._tool import CompiledTool
+
+logger = logging.getLogger("contextchef")
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -95,7 +98,18 @@ def context_budget(
     reserve = policy.output_reserve
     if reserve is None:
         reserve = max_output or DEFAULT_OUTPUT_RESERVE
-    budget = policy.budget_tokens or max(window - reserve, 1)
+    budget = fits = max(window - reserve, 1)
+    if policy.budget_tokens is not None and (policy.budget_tokens <= fits or not known):
+        budget = policy.budget_tokens
+    elif policy.budget_tokens is not None:  # past the window: nothing would fire in time
+        logger.warning(
+            "contextchef: ContextPolicy.budget_tokens %s is past the model's window of %s "
+            "tokens less %s for the answer; using %s",
+            f"{policy.budget_tokens:,}",
+            f"{window:,}",
+            f"{reserve:,}",
+            f"{fits:,}",
+        )
     clear = math.ceil(budget * policy.clear_at)
     return ContextBudget(
         window=window,

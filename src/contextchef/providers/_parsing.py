@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from contextchef._errors import CorruptHistoryError, shown
-from contextchef._json import MAX_ARGUMENT_DEPTH, is_unicode
+from contextchef._json import MAX_ARGUMENT_DEPTH, is_unicode, to_unicode
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -292,6 +292,9 @@ def json_safe(
         for holder, key, _ in bad:
             holder[key] = None
         problem = json_problem(plain, max_depth=_MAX_DEPTH)
+        if problem and "not valid Unicode" in problem and _repair_text(plain):
+            hist.notes.append(f"message {index}: lone surrogates in its text became U+FFFD")
+            problem = json_problem(plain, max_depth=_MAX_DEPTH)
         for holder, key, unreadable in bad:
             holder[key] = unreadable
     if problem:
@@ -328,6 +331,30 @@ def _unreadable_arguments(
         )
         found.append((holder, key, UnreadableArguments(text=shown_as, problem=problem)))
     return found
+
+
+def _repair_text(value: Any) -> bool:
+    r"""Replace lone surrogates in `value`'s text (keys too) with U+FFFD, in place.
+
+    A provider may send the JSON escape of half a surrogate pair (``"\ud800"``), which
+    decodes to text UTF-8 cannot carry; the message is kept with the replacement
+    character, as a tool result's text is (`contextchef._json.to_unicode`). Returns
+    whether anything changed.
+    """
+    if not isinstance(value, dict | list):
+        return False
+    changed = False
+    for key, item in list(value.items() if isinstance(value, dict) else enumerate(value)):
+        if isinstance(item, str) and not is_unicode(item):
+            value[key], changed = to_unicode(item), True
+        elif isinstance(item, dict | list):
+            changed = _repair_text(item) or changed
+    if isinstance(value, dict) and not all(is_unicode(k) for k in value if isinstance(k, str)):
+        repaired = {to_unicode(k) if isinstance(k, str) else k: v for k, v in value.items()}
+        value.clear()
+        value.update(repaired)
+        changed = True
+    return changed
 
 
 def _without_bytes(value: object, depth: int) -> Any:

@@ -198,6 +198,7 @@ class Maintenance:
     ) -> Compacted:
         """Replace old turns with a summary at a safe point; see `ContextChef.compact`."""
         keep, state = check_int("keep_recent_turns", keep_recent_turns), self._state
+        self._no_cut_reply("compact")
         done, loaded = compact_history(
             state.history, state.loaded, summarize, keep, self._skills.reminder, (self.archive, why)
         )
@@ -207,9 +208,22 @@ class Maintenance:
 
     def clear_tool_results(self, **options: Any) -> Cleared:
         """Replace old tool results with a placeholder; see `ContextChef.clear_tool_results`."""
+        self._no_cut_reply("clear_tool_results")
         done = clear_tool_results_archived(self._state.history, self.archive, **options)
         self._state.history = tuple(done.messages)
         return done
+
+    def _no_cut_reply(self, what: str) -> None:
+        """Refuse to rewrite the history while the last reply awaits its continuation."""
+        ledger = self._state.ledgers.get(self._state.compiled or "")
+        mark = ledger.pending if ledger is not None and ledger.answered else None
+        cut = mark is not None and ledger is not None and ledger.sent.continuation is not None
+        if cut and mark and len(self._state.history) <= mark.history + 1:  # nothing added
+            raise UsageError(
+                f"{what}: the last reply was cut at the decode cap (requires_continuation); "
+                "compile again to resume it first (CompiledRequest.resumes), or append a "
+                "message to give the continuation up"
+            )
 
     def request_new_context(self) -> None:
         """Make the next compile apply the handoff; see `ContextChef.request_new_context`."""

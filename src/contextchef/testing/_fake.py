@@ -260,7 +260,12 @@ class FakeProvider(abc.ABC):
         with self._lock:
             status, reply = self._serve(request)
         httpx_module = sys.modules[type(request).__module__.partition(".")[0]]
-        return httpx_module.Response(status, json=reply)
+        # JSON escapes (ASCII): a scripted lone surrogate goes out as the "\ud800" escape
+        # a real server could send, not as bytes UTF-8 cannot encode
+        body = json.dumps(reply, separators=(",", ":")).encode("ascii")
+        return httpx_module.Response(
+            status, content=body, headers={"content-type": "application/json"}
+        )
 
     def _serve(self, request: HTTPRequest) -> tuple[int, dict[str, Any]]:
         index, method, path = len(self._requests), request.method, request.url.path
