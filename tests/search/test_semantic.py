@@ -108,6 +108,48 @@ def test_ranker_settings_are_checked() -> None:
         DeferredConfig(ranker=3)  # type: ignore[arg-type]
 
 
+def test_long_queries_give_bm25_a_larger_share() -> None:
+    ranker = RankerConfig()  # the weights do not depend on the kind
+    assert [ranker.weight_for(n) for n in (0, 5, 12)] == [0.3, 0.3, 0.3]
+    assert ranker.weight_for(24) == pytest.approx(0.4)
+    assert [ranker.weight_for(n) for n in (36, 200)] == [pytest.approx(0.5)] * 2
+    assert RankerConfig(long_query_boost=0.0).weight_for(100) == 0.3
+    assert RankerConfig(bm25_weight=0.9, long_query_boost=0.5).weight_for(100) == 1.0
+    with pytest.raises(UsageError, match=r"long_query_boost must be in \[0, 1\], got -0.1"):
+        RankerConfig(long_query_boost=-0.1)
+
+
+@needs_extra
+def test_fusion_weight_follows_the_query_length(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from contextchef.search import _rankers
+
+    hybrid = RankerConfig(kind="hybrid")
+    scores = np.array([4.0, 2.0, 0.0])  # BM25 prefers entry 0 ...
+    cosine = np.array([0.46, 0.60, 0.25])  # ... the model entry 1 (minmax: 0.6, 1, 0)
+    short = _rankers.fuse(hybrid, scores=scores, cosine=cosine, tokens=6)
+    long = _rankers.fuse(hybrid, scores=scores, cosine=cosine, tokens=40)
+    assert short.argmax() == 1 and long.argmax() == 0
+    assert short.tolist() == pytest.approx([0.3 + 0.7 * 0.6, 0.3 * 0.5 + 0.7, 0.0], abs=1e-6)
+    assert long.tolist() == pytest.approx([0.5 + 0.5 * 0.6, 0.5 * 0.5 + 0.5, 0.0], abs=1e-6)
+    # the index passes each query's distinct search tokens (stop words dropped, stemmed)
+    seen: list[int] = []
+    real = _rankers.fuse
+
+    def spy(config: RankerConfig, **kw: Any) -> Any:
+        seen.append(kw["tokens"])
+        return real(config, **kw)
+
+    monkeypatch.setattr(_rankers, "fuse", spy)
+    index = ToolIndex([(t, t.name) for t in TOOLS], ranker=config(tmp_path))
+    index.wait_for_vectors()
+    index.search(["send the email, then send another email to the team"], limit=3)
+    assert seen == [4]  # send, email, anoth, team
+
+
 def test_query_routing_by_script() -> None:
     assert covered("send an email to the team")
     assert covered("résumé in café naïve style")

@@ -492,7 +492,11 @@ class ToolIndex:
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
                 scores[self._scores(corpus, strong) <= 0] = 0
-            fused = None if self._semantic is None else self._semantic.scores(query, scores)
+            fused = (
+                None
+                if self._semantic is None
+                else self._semantic.scores(query, scores, tokens=len(set(tokens)))
+            )
             if groups is not None:
                 one = normalized(scores if fused is None else fused)
                 part = lift(

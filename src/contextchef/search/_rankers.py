@@ -4,9 +4,12 @@
 * ``semantic`` — cosine similarity between the query's and each tool's embedding
   (all-MiniLM-L6-v2, int8 ONNX; see `contextchef.search._model`).
 * ``hybrid`` — both, fused per query. ``weighted`` (the default):
-  ``w * bm25 / max(bm25) + (1 - w) * minmax(cosine)`` with ``w = 0.3``, the weight a
-  sweep on the development split of the seven public retrieval sets chose
-  (benchmarks/RESULTS.md); ``rrf``: reciprocal rank fusion
+  ``w * bm25 / max(bm25) + (1 - w) * minmax(cosine)`` with ``w = 0.3`` for queries of
+  up to 12 distinct search tokens, rising linearly to ``0.3 + 0.2 = 0.5`` at 36 and
+  beyond (`RankerConfig.long_query_boost`): long requests name more of a tool's own words,
+  so BM25 deserves more trust there, and short ones are paraphrases the model reads
+  better. Both chosen on the development split of the seven public retrieval sets
+  (benchmarks/RESULTS.md, issues 15 and 28); ``rrf``: reciprocal rank fusion
   ``1 / (k + rank_bm25) + 1 / (k + rank_cosine)`` with ``k = 60``.
 
 * ``two-level`` / ``hybrid-two-level`` — ``bm25`` / ``hybrid`` plus a second level that
@@ -68,6 +71,9 @@ GROUP_WEIGHTS = {"two-level": 0.3, "hybrid-two-level": 0.1}
 """The group share of each two-level ranker name (see `lift`), chosen on the dev split."""
 _PRESETS = ("hybrid-rrf", "two-level", "hybrid-two-level")
 
+LONG_QUERY_TOKENS = (12, 36)
+"""Distinct search tokens at which `RankerConfig.long_query_boost` starts and is whole."""
+
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[A-Z]+")
 
@@ -80,6 +86,10 @@ class RankerConfig:
         kind: ``bm25`` (default), ``semantic`` or ``hybrid``.
         fusion: ``weighted`` (default) or ``rrf``; used by ``hybrid``.
         bm25_weight: The BM25 share of the weighted fusion, in [0, 1].
+        long_query_boost: Added to `bm25_weight` for long queries, in [0, 1]: none up
+            to 12 distinct search tokens (`contextchef.search._index.tokenize`), all of
+            it from 36, linear between (`LONG_QUERY_TOKENS`); the sum is capped at 1.
+            0 gives every query `bm25_weight`.
         rrf_k: The RRF constant (> 0).
         min_similarity: Least cosine for a tool that no query word matches to be
             returned, in [-1, 1].
@@ -103,6 +113,7 @@ class RankerConfig:
     kind: RankerName = "bm25"
     fusion: Literal["weighted", "rrf"] = "weighted"
     bm25_weight: float = 0.3
+    long_query_boost: float = 0.2
     rrf_k: int = 60
     min_similarity: float = 0.2
     group_weight: float = 0.0
@@ -120,6 +131,7 @@ class RankerConfig:
         if not isinstance(self.fusion, str) or self.fusion not in ("weighted", "rrf"):
             raise UsageError(f"unknown fusion {shown(self.fusion)}; valid: weighted, rrf")
         check_number("bm25_weight", self.bm25_weight, minimum=0.0, maximum=1.0)
+        check_number("long_query_boost", self.long_query_boost, minimum=0.0, maximum=1.0)
         check_int("rrf_k", self.rrf_k, minimum=1)
         check_number("min_similarity", self.min_similarity, minimum=-1.0, maximum=1.0)
         check_number("group_weight", self.group_weight, minimum=0.0, maximum=1.0)
@@ -128,6 +140,12 @@ class RankerConfig:
             from contextchef.search._model import require_extra
 
             require_extra(need_model_package=self.model_path is None)
+
+    def weight_for(self, query_tokens: int) -> float:
+        """The BM25 share of the weighted fusion for a query of `query_tokens` distinct tokens."""
+        start, full = LONG_QUERY_TOKENS
+        ramp = min(max((query_tokens - start) / (full - start), 0.0), 1.0)
+        return min(1.0, self.bm25_weight + self.long_query_boost * ramp)
 
     @classmethod
     def of(cls, value: RankerConfig | str) -> RankerConfig:
@@ -242,12 +260,13 @@ class SemanticPart:
         self.start()
         return self.store.wait(self.hashes, timeout)
 
-    def scores(self, query: str, bm25: np.ndarray) -> np.ndarray | None:
+    def scores(self, query: str, bm25: np.ndarray, *, tokens: int = 0) -> np.ndarray | None:
         """Fused scores of every entry for one query, or None when BM25 must answer alone.
 
         Args:
             query: The query text.
             bm25: Its BM25 scores, one per entry.
+            tokens: Its number of distinct search tokens (see `fuse`).
 
         Returns:
             Scores in [0, 1] (``weighted`` and ``semantic``) or RRF sums; 0 means no hit.
@@ -257,11 +276,21 @@ class SemanticPart:
         matrix = self.matrix()
         if matrix is None or len(matrix) != len(bm25):
             return None
-        return fuse(self.config, scores=bm25, cosine=matrix @ self.encoder.encode_query(query))
+        cosine = matrix @ self.encoder.encode_query(query)
+        return fuse(self.config, scores=bm25, cosine=cosine, tokens=tokens)
 
 
-def fuse(config: RankerConfig, *, scores: np.ndarray, cosine: np.ndarray) -> np.ndarray:
+def fuse(
+    config: RankerConfig, *, scores: np.ndarray, cosine: np.ndarray, tokens: int = 0
+) -> np.ndarray:
     """One query's final scores from its BM25 `scores` and `cosine` similarities.
+
+    Args:
+        config: The ranker.
+        scores: BM25 score per entry.
+        cosine: Cosine similarity per entry.
+        tokens: The query's number of distinct search tokens, which sets the weighted
+            fusion's BM25 share ``w`` (`RankerConfig.weight_for`; 0: `bm25_weight`).
 
     Returns:
         Per entry: ``semantic``: minmax(cosine); ``hybrid`` weighted:
@@ -282,7 +311,7 @@ def fuse(config: RankerConfig, *, scores: np.ndarray, cosine: np.ndarray) -> np.
     if config.kind == "semantic":
         fused = sem
     else:
-        w = config.bm25_weight
+        w = config.weight_for(tokens)
         fused = w * normalized(scores) + (1 - w) * sem
     return np.where(keep, np.maximum(fused, 1e-9), 0.0)
 
