@@ -238,3 +238,18 @@ def test_a_local_compaction_after_the_block_is_reported_and_accepted() -> None:
     _next(chef, chef.ingest(send(request)), 10)
     _run(chef, "anthropic", OPUS, send, range(11, 14))
     assert fake.violations == ()
+
+
+def test_the_cache_miss_after_a_provider_compaction_is_explained() -> None:
+    """Break-it round 6: the request after a Responses compaction item starts at the item,
+    so the provider's cache misses past it; the session logged that as a miss it could not
+    explain ("... or the payload was changed after compile"). It is explained now."""
+    fake, send = _responses()
+    fake.script(*_turns(10))
+    chef = _chef()
+    _run(chef, "responses", "gpt-5.6", send, range(10))
+    assert fake.violations == () and "compaction" in {n.kind for n in chef.notices}
+    reports = chef.cache_reports
+    assert [r.unexplained for r in reports if r.unexplained] == []
+    explained = [r for r in reports if "compacted the conversation" in r.explanation]
+    assert explained and all(r.missed for r in explained)

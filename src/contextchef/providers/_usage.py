@@ -200,6 +200,9 @@ class SentRequest:
             (`ReadResponse.continuation`), or None.
         resumed: The request resumes the answer of the one before it (sent with its
             `continuation`): its response joins that answer.
+        rebased: The response before it returned a provider compaction, so the request
+            starts at that ``compaction`` entry (`providers._compacted.native_base`) and
+            the prompt cache restarts there: a miss it explains is not logged.
     """
 
     model: str = ""
@@ -210,6 +213,7 @@ class SentRequest:
     answer: tuple[Any, ...] = ()
     continuation: str | None = None
     resumed: bool = False
+    rebased: bool = False
 
     def chain_field(self) -> dict[str, Any]:
         """What a restored session needs to chain to this request or resume its answer.
@@ -482,6 +486,11 @@ def compared(
             "keeps a separate prompt cache per model"
         )
     causes += _expiry(sent)
+    if sent.rebased:
+        causes.append(
+            "the provider compacted the conversation in the previous response: the request "
+            "starts at its compaction entry, and the prompt cache restarts there"
+        )
     report = replace(
         report, target=target, model=sent.model, explanation="; ".join(causes), missed=missed
     )

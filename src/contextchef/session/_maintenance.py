@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from contextchef._errors import UsageError, check_int, shown
@@ -88,6 +89,7 @@ class Maintenance:
         self.notices: tuple[ResponseNotice, ...] = ()
         self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
+        self._rebased: set[str] = set()  # targets whose last response compacted
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
@@ -119,7 +121,10 @@ class Maintenance:
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
-        report = compared(read.cache, self.cache_reports, target, ledger.sent if ledger else None)
+        sent = ledger.sent if ledger else None
+        sent = replace(sent, rebased=True) if sent and target in self._rebased else sent
+        (self._rebased.add if away else self._rebased.discard)(target)
+        report = compared(read.cache, self.cache_reports, target, sent)
         self.cache_reports = (*self.cache_reports, report)
         for notice in read.notices:
             logger.warning("contextchef: %s", notice.detail)
