@@ -253,3 +253,36 @@ def test_the_cache_miss_after_a_provider_compaction_is_explained() -> None:
     assert [r.unexplained for r in reports if r.unexplained] == []
     explained = [r for r in reports if "compacted the conversation" in r.explanation]
     assert explained and all(r.missed for r in explained)
+
+
+def test_results_the_provider_cleared_are_archived_and_found_again() -> None:
+    """Issue 25 done-when: every message removed from the model's view is recoverable.
+    Anthropic's ``clear_tool_uses`` clears old results on the server (``applied_edits``
+    says how many); the session archives exactly those (the oldest tool uses of the view,
+    ``never_clear`` tools skipped), once each, and ``search_archive`` reads them back."""
+    fake, send = _anthropic()
+    fake.script(*_turns(14))
+    chef = ContextChef(max_inline_chars=None, context_policy=ContextPolicy(budget_tokens=70_000))
+    chef.register_tools([read_log])
+    chef.set_history([user("Find why the build fails.")])
+    _run(chef, "anthropic", OPUS, send, range(14))
+    assert fake.violations == ()
+    cleared = [n.cleared for n in chef.notices if n.reason == "clear_tool_uses_20250919"]
+    assert cleared and all(cleared)
+    # the model's view lost the oldest results; the archive has each of them exactly once
+    found = chef.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
+    handle, _, rest = found.result.content.splitlines()[0].partition(" offset ")
+    args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 60_000}
+    page = chef.execute(ToolCall(id="r", name="search_archive", arguments=args)).result.content
+    assert read_log("log0") in page and "clear_tool_results" in found.result.content
+    # every cleared result is in the archive, each at a place of its own
+    reads = [k for k in range(14) if k % 4 != 3][: max(cleared)]
+    handles = []
+    for k in reads:
+        hit = chef.execute(ToolCall(id="q", name="search_archive", arguments={"query": f"log{k}"}))
+        handle, _, rest = hit.result.content.splitlines()[0].partition(" offset ")
+        args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 60_000}
+        page = chef.execute(ToolCall(id="p", name="search_archive", arguments=args))
+        assert read_log(f"log{k}") in page.result.content, k
+        handles.append((handle, rest))
+    assert len(set(handles)) == len(reads) == max(cleared)

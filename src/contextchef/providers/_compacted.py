@@ -30,18 +30,20 @@ provider sees a summary, then the turns after it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from contextchef.history._compaction import render_transcript
 from contextchef.history._messages import Message, ProviderPart
 
 __all__ = [
+    "CLEAR_TOOL_USES",
     "COMPACTION",
     "compacted_away",
     "foreign_compaction",
     "native_base",
     "newly_compacted",
+    "provider_cleared",
     "switch_summarizer",
     "switch_summary",
 ]
@@ -126,6 +128,31 @@ def newly_compacted(
     before = _compaction_at(away)
     start = before[0] if before is not None and before[1].provider == compaction.provider else 0
     return start, tuple(away[start:])
+
+
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+"""Anthropic's tool-result clearing edit (the `ResponseNotice.reason` of its notice)."""
+
+
+def provider_cleared(
+    history: Sequence[Message], count: int, exclude: Collection[str], done: Collection[str]
+) -> tuple[list[int], tuple[Message, ...], set[str]]:
+    """The history messages whose tool results Anthropic's ``clear_tool_uses`` cleared.
+
+    The edit replaces the results of the oldest tool uses of the request but the latest
+    ``keep``, skipping ``exclude_tools`` (context-editing.md; research
+    provider-context-management.md 2.1), and reports how many (``cleared_tool_uses``):
+    so the cleared ones are the first `count` tool uses of the request's view (from the
+    newest Anthropic compaction on) whose tool is not in `exclude`. Returns the history
+    indexes and messages of their results, leaving out calls in `done` (archived before:
+    every later request clears them again), and the call ids, for an archive.
+    """
+    start = len(compacted_away(history, "anthropic"))
+    view = history[start:]
+    uses = [c.id for m in view for c in m.tool_calls if c.name not in exclude][:count]
+    ids = set(uses) - set(done)
+    at = [start + k for k, m in enumerate(view) if any(r.call_id in ids for r in m.tool_results)]
+    return at, tuple(history[i] for i in at), ids
 
 
 def foreign_compaction(history: Sequence[Message], wire: str) -> str | None:

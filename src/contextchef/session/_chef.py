@@ -207,6 +207,7 @@ class ContextChef:
             if on_overflow is None or isinstance(on_overflow, OverflowHandoff)
             else OverflowHandoff(summarize=on_overflow)
         )
+        policy = check_instance("context_policy", context_policy, ContextPolicy, none=True)
         self._maintenance = Maintenance(
             state=self._state,
             tools=self._tools,
@@ -215,8 +216,9 @@ class ContextChef:
             modes=self._modes,
             handoff=handoff,
             archive=Archive(store, history=lambda: self._state.history)
-            if store is not None or context_policy is not None
+            if store is not None or policy is not None
             else None,
+            never_clear=policy.never_clear if policy is not None else (),
         )
         self._compiler = Compiler(
             state=self._state,
@@ -225,7 +227,7 @@ class ContextChef:
             memory=memory,
             maintenance=self._maintenance,
             unmatched=unmatched_patterns,
-            policy=check_instance("context_policy", context_policy, ContextPolicy, none=True),
+            policy=policy,
         )
         self._pruner = Pruner(self)
         self._memory = memory

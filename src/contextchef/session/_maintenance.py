@@ -34,7 +34,12 @@ from contextchef.history._normalize import unique_call_ids
 from contextchef.providers import ResponseNotice, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import request_tokens
-from contextchef.providers._compacted import newly_compacted, switch_summarizer
+from contextchef.providers._compacted import (
+    CLEAR_TOOL_USES,
+    newly_compacted,
+    provider_cleared,
+    switch_summarizer,
+)
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._ledger import digest, pending_answered
 from contextchef.session._linting import schema_reports
@@ -79,13 +84,15 @@ class Maintenance:
         modes: Mapping[str, Mode],
         handoff: OverflowHandoff | None,
         archive: Archive | None,
+        never_clear: tuple[str, ...] = (),
     ) -> None:
         self._state = state
         self._tools = tools
         self._volatile = volatile
         self._skills = skills
         self._modes = modes
-        self.handoff, self.archive = handoff, archive
+        self.handoff, self.archive, self._never_clear = handoff, archive, never_clear
+        self._archived: set[str] = set()  # call ids whose results a provider cleared
         self.notices: tuple[ResponseNotice, ...] = ()
         self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
@@ -112,6 +119,13 @@ class Maintenance:
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view
             self.archive.add(away, reason="compaction", first=first)
+        for n in read.notices:  # ... or cleared them
+            if n.reason == CLEAR_TOOL_USES and n.cleared and self.archive is not None:
+                at, cleared, ids = provider_cleared(
+                    history, n.cleared, self._never_clear, self._archived
+                )
+                self.archive.add(cleared, reason="clear_tool_results", first=at)
+                self._archived |= ids
         if read.id:  # "" names no response: a reply without an id is never "the same"
             self._ingested[read.id] = turn
         if ledger is not None:
