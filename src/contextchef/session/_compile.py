@@ -42,7 +42,7 @@ from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
-from contextchef.providers._compacted import native_base
+from contextchef.providers._compacted import check_closed, from_base
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
     CompileInput,
@@ -218,7 +218,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
         segments=Segments(
             system=ctx.prefix.system_json,
             tools=ctx.prefix.tools_json,
-            messages=lambda: inp.ledger.entries_json(sent[native_base(sent, inp.extra) :]),
+            messages=lambda: inp.ledger.entries_json(from_base(sent, inp.extra)),
         ),
         changes=changes,
         edits=edits,
@@ -447,7 +447,7 @@ def _assemble(
     added = len(inp.state.history) > base.history + 1  # after the answer
     chain = Chain.after(ledger.sent, base.wire, sent, added=added) if answered else None
     if chain is None or chain.token is None:  # a reply cut at the decode cap is resumed
-        _check_turn(inp.state.history, ctx.rules, last_role, changes)
+        _check_turn(inp, ctx.rules, last_role, changes)
     options = request_options(inp, ctx.rules, last_role == "user", strip, chain)
     payload = inp.adapter.assemble(
         system=inp.state.system, tools=ctx.prefix.tools, messages=sent, options=options
@@ -456,10 +456,11 @@ def _assemble(
 
 
 def _check_turn(
-    history: tuple[Message, ...], rules: ModelRules, last_role: str, changes: tuple[Change, ...]
+    inp: CompileInput, rules: ModelRules, last_role: str, changes: tuple[Change, ...]
 ) -> None:
     """A request ending with the model's turn is a prefill: refused unless meant and taken."""
-    if last_role != "assistant":
+    history = inp.state.history
+    if check_closed(history, inp.extra) or last_role != "assistant":  # a compaction samples none
         return
     if history and history[-1].role == "user":
         raise UsageError(  # what made it the model's turn was dropped: never a prefill
