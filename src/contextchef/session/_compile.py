@@ -446,8 +446,10 @@ def _assemble(
     answered = base is ledger.pending and ledger.answered
     added = len(inp.state.history) > base.history + 1  # after the answer
     chain = Chain.after(ledger.sent, base.wire, sent, added=added) if answered else None
-    if chain is None or chain.token is None:  # a reply cut at the decode cap is resumed
-        _check_turn(inp, ctx.rules, last_role, changes)
+    if (chain is None or chain.token is None) and not check_closed(inp.state.history, inp.extra):
+        _check_turn(
+            inp.state.history, ctx.rules, last_role, changes
+        )  # not when a cut reply resumes
     options = request_options(inp, ctx.rules, last_role == "user", strip, chain)
     payload = inp.adapter.assemble(
         system=inp.state.system, tools=ctx.prefix.tools, messages=sent, options=options
@@ -456,11 +458,10 @@ def _assemble(
 
 
 def _check_turn(
-    inp: CompileInput, rules: ModelRules, last_role: str, changes: tuple[Change, ...]
+    history: tuple[Message, ...], rules: ModelRules, last_role: str, changes: tuple[Change, ...]
 ) -> None:
     """A request ending with the model's turn is a prefill: refused unless meant and taken."""
-    history = inp.state.history
-    if check_closed(history, inp.extra) or last_role != "assistant":  # a compaction samples none
+    if last_role != "assistant":
         return
     if history and history[-1].role == "user":
         raise UsageError(  # what made it the model's turn was dropped: never a prefill
