@@ -1,4 +1,4 @@
-"""Anthropic on-demand compaction driven by the session (issue 25 item 2).
+"""On-demand compaction driven by the session (issue 25 item 2): Anthropic and Responses.
 
 The host asks for it between turns: ``chef.compile(target, model=m,
 extra=native_context(...).on_demand)`` sends the conversation so far with a top-level
@@ -9,6 +9,11 @@ turns.md). The reply's block (``stop_reason: "compaction"``) is ingested; later 
 start at it, block first (anthropic-preserved-thinking.md R22), and what it stands for is
 archived. Multi-turn with thinking on claude-opus-5-5 through the official SDK against
 `FakeAnthropic`, which checks every request (the thinking prefix check included).
+
+On Responses the same ``extra`` makes the payload the keyword arguments of
+``client.responses.compact`` (openai 3.60 ``ResponseCompactParams``); its window, "all user
+messages, followed by a single compaction item", is ingested as one turn and is the next
+request's whole input, then the conversation goes on from it.
 """
 
 from __future__ import annotations
@@ -17,13 +22,17 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
+import openai
 import pytest
+from anthropic.types.beta.message_create_params import MessageCreateParamsNonStreaming
 from context_tools import OPUS, read_log
+from openai.types.responses.response_compact_params import ResponseCompactParams
 
 from contextchef import ContextChef, ContextPolicy, UsageError, native_context, user
 from contextchef.history._messages import ToolCall
 from contextchef.providers._compacted import ON_DEMAND_BETA, from_base
-from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
+from contextchef.testing import FakeAnthropic, FakeResponses, httpx_for, text, tool_calls
+from sdk_check import key_problems
 
 POLICY = ContextPolicy(budget_tokens=120_000, summary_instructions="Keep the file names.")
 ON_DEMAND = native_context("anthropic", model=OPUS, policy=POLICY).on_demand
@@ -76,6 +85,7 @@ def test_on_demand_compaction_between_turns_then_requests_start_at_the_block() -
     _turn(chef, send, 2)  # the model answered: the turn is closed
     request, reply = send(extra=ON_DEMAND)
     payload = request.payload
+    assert key_problems(payload, MessageCreateParamsNonStreaming) == []  # the beta type
     assert payload["compaction"] == {"type": "summarize", "instructions": "Keep the file names."}
     assert "context_management" not in payload  # the policy's edits: not combinable
     assert ON_DEMAND_BETA in request.headers["anthropic-beta"]
@@ -169,3 +179,56 @@ def test_from_base_sends_the_merged_message_from_its_block_on() -> None:
     assert sent == [{"role": "assistant", "content": [block]}, entries[2]]
     assert answer["content"][0]["type"] == "text"  # the record is not changed
     assert from_base(entries[:1], {}) == entries[:1]
+
+
+GPT = "gpt-5.6-sol"
+
+
+def test_responses_compact_window_is_the_next_input_then_the_session_goes_on() -> None:
+    fake = FakeResponses()
+    http = fake.http_client(httpx_for(openai))
+    client = openai.OpenAI(api_key="x", max_retries=0, http_client=http)
+    chef = ContextChef(max_inline_chars=None, context_policy=POLICY)
+    chef.register_tools([read_log])
+    chef.set_history([user("Find why the build fails.")])
+    native = native_context("responses", model=GPT, policy=POLICY)
+
+    def turn(k: int) -> Any:
+        fake.script(
+            tool_calls(("read_log", {"path": f"log{k}"}), reasoning=f"read {k}"),
+            text(f"answer {k}", reasoning=f"thought {k}"),
+        )
+        request = chef.compile("responses", model=GPT)
+        chef.run_tools(chef.ingest(client.responses.create(**request.payload)))
+        request = chef.compile("responses", model=GPT)
+        assert not chef.ingest(client.responses.create(**request.payload))
+        return request.payload
+
+    turn(0)
+    chef.append(user("and the tests?"))
+    request = chef.compile("responses", model=GPT, extra=native.on_demand)
+    assert set(request.payload) <= set(ResponseCompactParams.__annotations__)
+    assert key_problems(request.payload, ResponseCompactParams) == []
+    assert request.dropped == () and "tools" not in request.payload
+    window = client.responses.compact(**request.payload)
+    assert [item.type for item in window.output] == ["message", "message", "compaction"]
+    assert chef.ingest(window) == ()
+    fake.script(text("the tests pass", reasoning="t"))
+    answer = chef.compile("responses", model=GPT).payload
+    sent = [dict(item) for item in answer["input"]]
+    # the whole window, as returned, and nothing from before it
+    assert [i.get("role", i["type"]) for i in sent] == ["user", "user", "compaction"]
+    assert sent == [item.model_dump(exclude_unset=True, warnings=False) for item in window.output]
+    assert answer["context_management"] == native.extra["context_management"]
+    chef.ingest(client.responses.create(**answer))
+    chef.append(user("and then?"))
+    later = turn(1)
+    assert later["input"][:3] == sent  # later requests start at the window too
+    assert fake.violations == ()
+    found = chef.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
+    assert "compaction" in found.result.content  # what the window replaced is archived
+    # a foreign or edited compaction item is refused by the fake
+    edited = {**sent[2], "encrypted_content": "other"}
+    with pytest.raises(openai.BadRequestError):
+        client.responses.create(model=GPT, input=[*sent[:2], edited])
+    assert [v.rule for v in fake.violations] == ["responses_compaction_items_known"]

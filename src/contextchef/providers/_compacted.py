@@ -86,14 +86,31 @@ def native_base(entries: Sequence[Any], extra: Mapping[str, Any]) -> int:
     `entries` are one target's recorded wire entries (its own format only: renderers
     never emit another provider's compaction), `extra` the request's extra fields. A
     Responses request chained with ``previous_response_id`` is never pruned (the
-    compaction guide: "do not manually prune").
+    compaction guide: "do not manually prune"). A ``POST /responses/compact`` window is
+    "a list of all user messages, followed by a single compaction item" (SDK
+    ``compacted_response.py``), all of it the next request's input: the base is then its
+    first user message, told apart from the host's own (rendered without one) by the
+    ``id`` every returned item carries (the SDK's output item types require it).
     """
     if "previous_response_id" in extra:
         return 0
     for k in range(len(entries) - 1, -1, -1):
         if _holds_compaction(entries[k]):
+            item = entries[k].get("type") == COMPACTION  # a Responses item, not a message
+            while item and k and _kept_user_item(entries[k - 1]):
+                k -= 1  # a /responses/compact window: its user messages, then the item
             return k
     return 0
+
+
+def _kept_user_item(entry: object) -> bool:
+    """A user message item the API returned (it has an ``id``): a compacted window's."""
+    return (
+        isinstance(entry, Mapping)
+        and entry.get("type") == "message"
+        and entry.get("role") == "user"
+        and isinstance(entry.get("id"), str)
+    )
 
 
 def from_base(entries: Sequence[Any], extra: Mapping[str, Any]) -> list[Any]:

@@ -447,9 +447,7 @@ def _assemble(
     added = len(inp.state.history) > base.history + 1  # after the answer
     chain = Chain.after(ledger.sent, base.wire, sent, added=added) if answered else None
     if (chain is None or chain.token is None) and not check_closed(inp.state.history, inp.extra):
-        _check_turn(
-            inp.state.history, ctx.rules, last_role, changes
-        )  # not when a cut reply resumes
+        _check_turn(inp.state.history, ctx.rules, last_role, changes)
     options = request_options(inp, ctx.rules, last_role == "user", strip, chain)
     payload = inp.adapter.assemble(
         system=inp.state.system, tools=ctx.prefix.tools, messages=sent, options=options
