@@ -124,6 +124,13 @@ def test_on_demand_compaction_between_turns_then_requests_start_at_the_block() -
     ]
     assert len(blocks) == 1 and blocks[0]["signature"] == reply.content[0].signature
     assert fake.violations == ()
+    restored = ContextChef(max_inline_chars=None, context_policy=POLICY)
+    restored.register_tools([read_log])
+    restored.restore(chef.snapshot(), allow_unsigned=True)
+    restored.append(user("after restore?"))
+    chef.append(user("after restore?"))
+    mine = chef.compile("anthropic", model=OPUS, max_tokens=1024).payload
+    assert restored.compile("anthropic", model=OPUS, max_tokens=1024).payload == mine
 
 
 def test_an_open_tool_call_is_refused_by_compile_and_by_the_fake() -> None:
@@ -220,6 +227,11 @@ def test_responses_compact_window_is_the_next_input_then_the_session_goes_on() -
     assert [i.get("role", i["type"]) for i in sent] == ["user", "user", "compaction"]
     assert sent == [item.model_dump(exclude_unset=True, warnings=False) for item in window.output]
     assert answer["context_management"] == native.extra["context_management"]
+    restored = ContextChef(max_inline_chars=None, context_policy=POLICY)
+    restored.register_tools([read_log])
+    restored.restore(chef.snapshot(), allow_unsigned=True)
+    again = restored.compile("responses", model=GPT).payload["input"]
+    assert again == answer["input"]  # a restored session sends from the same window
     chef.ingest(client.responses.create(**answer))
     chef.append(user("and then?"))
     later = turn(1)

@@ -48,8 +48,10 @@ class NativeContext:
             (old tool results) and/or ``compact``.
         budget: The policy's figures for this model (`ContextBudget`).
         on_demand: The ``extra`` of an on-demand compaction request on this model
-            (`on_demand_fields` with the policy's ``summary_instructions``: Anthropic
-            models with ``compact_on_demand``); empty where the model has none.
+            (`on_demand_fields` with the policy's ``summary_instructions``): on Anthropic
+            the ``compaction`` field itself, on Responses it makes the payload
+            ``client.responses.compact``'s arguments; empty where the model has no
+            ``compact_on_demand``.
     """
 
     target: str
@@ -134,8 +136,8 @@ def with_native(
         if not native.on_demand:
             raise UsageError(
                 f"{native.target} model {native.model!r} has no on-demand compaction (extra "
-                "field 'compaction'); on Anthropic it is on Claude API models with "
-                "compact_on_demand (ModelRules.native_context), else use chef.compact()"
+                "field 'compaction'): only models with compact_on_demand in "
+                "ModelRules.native_context have it (Claude API, GPT-5); use chef.compact()"
             )
         return dict(extra), tuple(betas)
     for key in sorted(native.extra.keys() & extra.keys()):
