@@ -133,7 +133,7 @@ def test_on_demand_compaction_between_turns_then_requests_start_at_the_block() -
     assert restored.compile("anthropic", model=OPUS, max_tokens=1024).payload == mine
 
 
-def test_an_open_tool_call_is_refused_by_compile_and_by_the_fake() -> None:
+def test_an_open_tool_call_is_refused_by_compile_by_name() -> None:
     fake, chef, send = _session()
     fake.script(tool_calls(("read_log", {"path": "a"}), reasoning="r"))
     _, reply = send()
