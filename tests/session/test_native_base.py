@@ -252,7 +252,7 @@ def test_the_cache_miss_after_a_provider_compaction_is_explained() -> None:
     reports = chef.cache_reports
     assert [r.unexplained for r in reports if r.unexplained] == []
     explained = [r for r in reports if "compacted the conversation" in r.explanation]
-    assert explained and all(r.missed for r in explained)
+    assert explained and any(r.missed for r in explained)
 
 
 def test_results_the_provider_cleared_are_archived_and_found_again() -> None:

@@ -583,7 +583,9 @@ def extra_left_out(extra: Mapping[str, Any], payload: Mapping[str, Any]) -> tupl
     Adapters copy `extra` to the body's top level (Gemini: into ``config``) and leave a
     field out only where the provider would refuse it as the history stands (Anthropic's
     ``thinking`` without the last tool turn's thinking: see its ``_thinking`` module).
+    On Responses, ``compaction`` asks for a ``/responses/compact`` body: not reported.
     """
     config = payload.get("config")
     inner = config if isinstance(config, Mapping) else {}
-    return tuple(key for key in extra if key not in payload and key not in inner)
+    asked = "compaction" if "input" in payload else None  # Responses: the endpoint asked
+    return tuple(k for k in extra if k not in payload and k not in inner and k != asked)

@@ -26,6 +26,17 @@ their own provider parts. On a provider switch the content it stands for is repl
 local summary instead (`switch_summarizer`: the session's ``on_overflow``, else
 `switch_summary`'s text; run by the session's handoff before the request); the new
 provider sees a summary, then the turns after it.
+
+On-demand compaction (Anthropic, beta ``compact-2026-09-04``; research 2.1 and
+anthropic-preserved-thinking.md R22) is a request like any other with a top-level
+``compaction: {"type": "summarize"}`` (`on_demand_fields`): it samples nothing, so its
+messages may end with the model's closed turn, never with a tool call that has no result
+yet (compaction-keep-recent-turns.md: "the API rejects"; `check_closed`). Its reply, one
+``compaction`` block with ``stop_reason: "compaction"``, is ingested like any reply; the
+next request starts at that block (`from_base`), which is the keep-tail pattern with the
+cut at the end of what was sent: nothing before the block is sent again, so the block is
+first (R22: "leftovers before it" are a 400 ``compaction_block_misplaced``) even where the
+block's assistant message follows (and is sent merged with) the model's last answer.
 """
 
 from __future__ import annotations
@@ -33,16 +44,21 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import UsageError
 from contextchef.history._compaction import render_transcript
-from contextchef.history._messages import Message, ProviderPart
+from contextchef.history._messages import Message, ProviderPart, ToolCall
 
 __all__ = [
     "CLEAR_TOOL_USES",
     "COMPACTION",
+    "ON_DEMAND_BETA",
+    "check_closed",
     "compacted_away",
     "foreign_compaction",
+    "from_base",
     "native_base",
     "newly_compacted",
+    "on_demand_fields",
     "provider_cleared",
     "switch_summarizer",
     "switch_summary",
@@ -50,6 +66,8 @@ __all__ = [
 
 COMPACTION = "compaction"
 """The ``type`` of Anthropic's compaction block and of Responses' compaction item."""
+ON_DEMAND_BETA = "compact-2026-09-04"
+"""The ``anthropic-beta`` value for on-demand compaction (top-level ``compaction``)."""
 
 
 def _holds_compaction(entry: object) -> bool:
@@ -70,14 +88,89 @@ def native_base(entries: Sequence[Any], extra: Mapping[str, Any]) -> int:
     `entries` are one target's recorded wire entries (its own format only: renderers
     never emit another provider's compaction), `extra` the request's extra fields. A
     Responses request chained with ``previous_response_id`` is never pruned (the
-    compaction guide: "do not manually prune").
+    compaction guide: "do not manually prune"). A ``POST /responses/compact`` window is
+    "a list of all user messages, followed by a single compaction item" (SDK
+    ``compacted_response.py``), all of it the next request's input: the base is then its
+    first user message, told apart from the host's own (rendered without one) by the
+    ``id`` every returned item carries (the SDK's output item types require it).
     """
     if "previous_response_id" in extra:
         return 0
     for k in range(len(entries) - 1, -1, -1):
         if _holds_compaction(entries[k]):
+            item = entries[k].get("type") == COMPACTION  # a Responses item, not a message
+            while item and k and _kept_user_item(entries[k - 1]):
+                k -= 1  # a /responses/compact window: its user messages, then the item
             return k
     return 0
+
+
+def _kept_user_item(entry: object) -> bool:
+    """A user message item the API returned (it has an ``id``): a compacted window's."""
+    return (
+        isinstance(entry, Mapping)
+        and entry.get("type") == "message"
+        and entry.get("role") == "user"
+        and isinstance(entry.get("id"), str)
+    )
+
+
+def from_base(entries: Sequence[Any], extra: Mapping[str, Any]) -> list[Any]:
+    """The entries a request sends: from `native_base` on, the first from its block on.
+
+    A message holding a compaction block after other blocks (the model's last answer
+    merged with an on-demand compaction's reply) is sent from its newest block on: the API
+    drops what precedes the block anyway (compaction-threshold.md) and refuses it on an
+    on-demand block (R22 ``compaction_block_misplaced``). Entries are not copied; a cut
+    message is a new dict sharing its blocks.
+    """
+    kept = list(entries[native_base(entries, extra) :])
+    first = kept[0] if kept else None
+    content = first.get("content") if isinstance(first, Mapping) else None
+    if isinstance(first, Mapping) and isinstance(content, list):
+        at = [j for j, b in enumerate(content) if _holds_compaction(b)]
+        if at and at[-1]:
+            kept[0] = {**first, "content": content[at[-1] :]}
+    return kept
+
+
+def on_demand_fields(instructions: str = "") -> dict[str, Any]:
+    """The request field asking Anthropic for an on-demand compaction (research 2.1).
+
+    ``{"compaction": {"type": "summarize"}}``, with ``instructions`` when given; it needs
+    the ``compact-2026-09-04`` beta (`ON_DEMAND_BETA`, added by compile for this field) and
+    cannot be combined with ``context_management``.
+    """
+    config: dict[str, Any] = {"type": "summarize"}
+    if instructions:
+        config["instructions"] = instructions
+    return {COMPACTION: config}
+
+
+def check_closed(history: Sequence[Message], extra: Mapping[str, Any]) -> bool:
+    """Whether `extra` asks for an on-demand compaction of a closed `history`.
+
+    Such a request samples nothing, so compile skips its prefill check (`_check_turn`)
+    for it: it may end with the model's turn, unless that turn
+    holds a tool call with no result yet, which the API rejects
+    (compaction-keep-recent-turns.md); the call is not given the interrupted result an
+    ordinary compile adds either, since the host is about to run it.
+
+    Raises:
+        UsageError: The history ends with such a call (named): run it (append its result)
+            before compacting, or compact after the model's answer.
+    """
+    if COMPACTION not in extra:
+        return False
+    last = history[-1] if history else None
+    calls = [p.name for p in last.parts if isinstance(p, ToolCall)] if last else []
+    if last is not None and last.role == "assistant" and calls:
+        raise UsageError(
+            f"an on-demand compaction cannot end with tool calls that have no result yet "
+            f"({', '.join(calls)}): the API rejects it; append their results first, or "
+            "compact after the model's answer"
+        )
+    return True
 
 
 def _compaction_at(history: Sequence[Message]) -> tuple[int, ProviderPart] | None:

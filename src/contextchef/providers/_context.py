@@ -13,7 +13,7 @@ betas=native.betas)`` (compile's ``extra`` path: fields passed through unchanged
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from contextchef._cache import lru_cache
@@ -27,6 +27,7 @@ from contextchef.providers._budget import (
     context_budget,
     request_tokens,
 )
+from contextchef.providers._compacted import COMPACTION, on_demand_fields
 from contextchef.providers._targets import get_adapter
 from contextchef.tools._tool import CompiledTool
 
@@ -46,6 +47,11 @@ class NativeContext:
         local: What the local path must do because the provider will not: ``clear``
             (old tool results) and/or ``compact``.
         budget: The policy's figures for this model (`ContextBudget`).
+        on_demand: The ``extra`` of an on-demand compaction request on this model
+            (`on_demand_fields` with the policy's ``summary_instructions``): on Anthropic
+            the ``compaction`` field itself, on Responses it makes the payload
+            ``client.responses.compact``'s arguments; empty where the model has no
+            ``compact_on_demand``.
     """
 
     target: str
@@ -54,6 +60,7 @@ class NativeContext:
     betas: tuple[str, ...]
     local: tuple[str, ...]
     budget: ContextBudget
+    on_demand: Mapping[str, Any] = field(default_factory=dict)
 
 
 def native_context(target: str, *, model: str, policy: ContextPolicy) -> NativeContext:
@@ -95,8 +102,16 @@ def _compiled(target: str, model: str, policy: ContextPolicy) -> NativeContext:
     budget = context_budget(policy, rules.context_window, rules.max_output, cache)
     fields, betas, local = adapter.context_fields(policy, budget, rules)
     extra = cast("Mapping[str, Any]", freeze(fields))
+    takes = policy.native and "compact_on_demand" in rules.native_context
+    on_demand = freeze(on_demand_fields(policy.summary_instructions)) if takes else {}
     return NativeContext(
-        target=target, model=model, extra=extra, betas=betas, local=local, budget=budget
+        target=target,
+        model=model,
+        extra=extra,
+        betas=betas,
+        local=local,
+        budget=budget,
+        on_demand=cast("Mapping[str, Any]", on_demand),
     )
 
 
@@ -108,10 +123,23 @@ def with_native(
     The native fields are the same mapping on every compile for one policy, target and
     model, so the request stays byte-stable from turn to turn (its prompt cache).
 
+    An on-demand compaction request (`extra` holding ``compaction``, e.g.
+    `NativeContext.on_demand`) gets none of them: it "cannot be combined with
+    `context_management`" (research 2.1).
+
     Raises:
         UsageError: `extra` sets a field the policy writes (named), which the host would
-            otherwise silently override or lose.
+            otherwise silently override or lose; or asks for an on-demand compaction on a
+            model without it.
     """
+    if COMPACTION in extra:
+        if not native.on_demand:
+            raise UsageError(
+                f"{native.target} model {native.model!r} has no on-demand compaction (extra "
+                "field 'compaction'): only models with compact_on_demand in "
+                "ModelRules.native_context have it (Claude API, GPT-5); use chef.compact()"
+            )
+        return dict(extra), tuple(betas)
     for key in sorted(native.extra.keys() & extra.keys()):
         raise UsageError(
             f"extra field {key!r} is written by the session's context_policy for "

@@ -48,7 +48,8 @@ class ModelRules:
         native_context: The server-side context management the model takes:
             ``clear_tool_uses``, ``clear_thinking``, ``compact`` (compaction at a
             threshold) and ``compact_on_demand`` (Anthropic); ``compact`` (Responses
-            ``context_management``). Empty: the local path only.
+            ``context_management``) and ``compact_on_demand`` (``/responses/compact``).
+            Empty: the local path only.
     """
 
     model: str

@@ -200,9 +200,11 @@ class SentRequest:
             (`ReadResponse.continuation`), or None.
         resumed: The request resumes the answer of the one before it (sent with its
             `continuation`): its response joins that answer.
-        rebased: The response before it returned a provider compaction, so the request
-            starts at that ``compaction`` entry (`providers._compacted.native_base`) and
-            the prompt cache restarts there: a miss it explains is not logged.
+        rebased: Its response, or the one before it, returned a provider compaction: a
+            compaction request reads the conversation anew (``/responses/compact``, an
+            on-demand ``compaction``), and the request after it starts at that entry
+            (`providers._compacted.native_base`), where the prompt cache restarts; a miss
+            this explains is not logged.
     """
 
     model: str = ""
@@ -488,8 +490,9 @@ def compared(
     causes += _expiry(sent)
     if sent.rebased:
         causes.append(
-            "the provider compacted the conversation in the previous response: the request "
-            "starts at its compaction entry, and the prompt cache restarts there"
+            "the provider compacted the conversation (in this response, or the one before: "
+            "the request after a compaction starts at its entry, where the prompt cache "
+            "restarts)"
         )
     report = replace(
         report, target=target, model=sent.model, explanation="; ".join(causes), missed=missed

@@ -42,7 +42,7 @@ from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
-from contextchef.providers._compacted import native_base
+from contextchef.providers._compacted import check_closed, from_base
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
     CompileInput,
@@ -218,7 +218,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
         segments=Segments(
             system=ctx.prefix.system_json,
             tools=ctx.prefix.tools_json,
-            messages=lambda: inp.ledger.entries_json(sent[native_base(sent, inp.extra) :]),
+            messages=lambda: inp.ledger.entries_json(from_base(sent, inp.extra)),
         ),
         changes=changes,
         edits=edits,
@@ -446,7 +446,7 @@ def _assemble(
     answered = base is ledger.pending and ledger.answered
     added = len(inp.state.history) > base.history + 1  # after the answer
     chain = Chain.after(ledger.sent, base.wire, sent, added=added) if answered else None
-    if chain is None or chain.token is None:  # a reply cut at the decode cap is resumed
+    if (chain is None or chain.token is None) and not check_closed(inp.state.history, inp.extra):
         _check_turn(inp.state.history, ctx.rules, last_role, changes)
     options = request_options(inp, ctx.rules, last_role == "user", strip, chain)
     payload = inp.adapter.assemble(

@@ -136,7 +136,7 @@ class Maintenance:
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
         sent = ledger.sent if ledger else None
-        sent = replace(sent, rebased=True) if sent and target in self._rebased else sent
+        sent = replace(sent, rebased=True) if sent and (away or target in self._rebased) else sent
         (self._rebased.add if away else self._rebased.discard)(target)
         report = compared(read.cache, self.cache_reports, target, sent)
         self.cache_reports = (*self.cache_reports, report)

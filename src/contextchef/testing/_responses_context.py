@@ -16,7 +16,9 @@ developers.openai.com):
   to the server, which the fake never makes;
 * ``POST /v1/responses/compact`` (`compacted_response`) answers a ``response.compaction``
   object whose ``output`` is "a list of all user messages, followed by a single
-  compaction item" (SDK ``compacted_response.py``); it uses no scripted turn;
+  compaction item" (SDK ``compacted_response.py``); each is an output item with an ``id``
+  and ``status`` (the SDK's output item types require both; an ``id`` sent on the input
+  item is kept); it uses no scripted turn;
 * the item is opaque and readable only by OpenAI (OpenRouter: "readable only by the
   producing provider"): a ``compaction`` input item whose ``encrypted_content`` this fake
   did not return, or with another ``id``, is refused (`responses_compaction_items_known`).
@@ -80,7 +82,8 @@ def compacted_response(body: Mapping[str, Any], ids: Ids) -> dict[str, Any]:
     raw = body.get("input")
     items = [{"role": "user", "content": raw}] if isinstance(raw, str) else as_list(raw)
     users = [
-        {"type": "message", **item, "content": _parts(item.get("content"))}
+        {"id": ids.take("msg_"), "status": "completed", "type": "message", **item}
+        | {"content": _parts(item.get("content"))}
         for _, item in dicts(items)
         if item.get("role") == "user"
     ]

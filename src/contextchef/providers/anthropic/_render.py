@@ -54,7 +54,7 @@ from contextchef.providers._base import (
     keeps_part,
     object_arguments,
 )
-from contextchef.providers._compacted import native_base
+from contextchef.providers._compacted import ON_DEMAND_BETA, from_base
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.anthropic._context import anthropic_context
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
@@ -365,7 +365,7 @@ class AnthropicAdapter(AdapterDefaults):
         native_tool_search="anthropic",
         beta_header="anthropic-beta",
         # build-with-claude/preserved-thinking/prefix-checks: block_binding needs this beta
-        field_betas={"thinking.block_binding": BINDING_BETA},
+        field_betas={"thinking.block_binding": BINDING_BETA, "compaction": ON_DEMAND_BETA},
         # tool_use / tool_result blocks are refused when the request declares no tools
         tool_blocks_need_tools=True,
         # agents-and-tools/tool-use/tool-search-tool, "Limits": at most 10,000 tools with
@@ -582,7 +582,7 @@ class AnthropicAdapter(AdapterDefaults):
     ) -> dict[str, Any]:
         """The payload around wire `messages` (not copied: they are the session's record).
 
-        ``messages`` start at the newest ``compaction`` block's message (`native_base`).
+        ``messages`` start at the newest ``compaction`` block (`from_base`).
         With `RequestOptions.cache_last`, the last message is sent as a read-only copy
         (`_records.record`, like the recorded entries) whose last block is marked
         ``cache_control`` (moving a breakpoint is not an edit for the prefix check:
@@ -597,7 +597,7 @@ class AnthropicAdapter(AdapterDefaults):
             payload["system"] = [block]
         if tools:
             payload["tools"] = list(tools)
-        payload["messages"] = list(messages[native_base(messages, options.extra) :])
+        payload["messages"] = from_base(messages, options.extra)
         if options.cache_last:
             _mark_last(payload["messages"])
         if options.prefill:

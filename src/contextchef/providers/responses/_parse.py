@@ -335,6 +335,9 @@ def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
 def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     """A Responses ``Response`` (SDK object or dict): its output items, id and notices.
 
+    A ``response.compaction`` (``client.responses.compact``) is one model turn holding the
+    compacted window as returned (`_compacted`).
+
     Raises:
         CorruptHistoryError: A failed or unfinished response, an error body, an
             ``output`` that is not a list, or items the parser cannot read.
@@ -347,7 +350,26 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
             f"{type(output).__name__}",
             index=0,
         )
-    return read_as(data, from_responses(list(output or [])), _stops(data), read_cache(data))
+    items = list(output or [])
+    parsed = _compacted(items) if data.get("object") == COMPACTED else from_responses(items)
+    return read_as(data, parsed, _stops(data), read_cache(data))
+
+
+COMPACTED = "response.compaction"
+"""The ``object`` of a ``POST /responses/compact`` answer (SDK ``CompactedResponse``)."""
+
+
+def _compacted(items: Sequence[Any]) -> ParsedHistory:
+    """A compacted window as one model turn, every item kept verbatim in order.
+
+    Its user messages are copies of the conversation's, sent again before the compaction
+    item (`contextchef.providers._compacted.native_base`), never new user turns.
+    """
+    hist = HistoryBuilder(_R)
+    for i, raw in enumerate(items):
+        item = as_mapping(hist, i, raw, "an output item")
+        hist.current("assistant", i).parts.append(hist.provider(i, item, "compacted window item"))
+    return hist.result("")
 
 
 def detect_history(items: Sequence[Any]) -> bool:

@@ -58,12 +58,16 @@ from contextchef.providers._base import (
     hints,
     keeps_part,
 )
-from contextchef.providers._compacted import native_base
+from contextchef.providers._compacted import COMPACTION, native_base
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
 from contextchef.providers.responses._caching import openai_cache_rules
-from contextchef.providers.responses._context import gpt_window, responses_context
+from contextchef.providers.responses._context import (
+    compact_body,
+    gpt_window,
+    responses_context,
+)
 from contextchef.providers.responses._namespaces import (
     Homes,
     fit_namespace,
@@ -287,7 +291,7 @@ class ResponsesAdapter(AdapterDefaults):
             prompt_cache=_cache.takes_breakpoints(model),
             context_window=window,
             max_output=max_output,
-            native_context=frozenset({"compact"}) if known else frozenset(),
+            native_context=frozenset({"compact", "compact_on_demand"} if known else ()),
         )
 
     def cache_marked(self, entries: list[dict[str, Any]], rules: ModelRules) -> list[Any]:
@@ -527,6 +531,9 @@ class ResponsesAdapter(AdapterDefaults):
         rule, "you can drop items that came before the most recent compaction item";
         none with ``previous_response_id``). The session's record keeps every item; only
         the request is shorter, so input tokens stay under the policy's threshold.
+
+        With ``compaction`` in ``extra`` (`NativeContext.on_demand`) the payload is the
+        keyword arguments of ``client.responses.compact`` (`_context.compact_body`).
         """
         payload: dict[str, Any] = {"model": options.model}
         if system:
@@ -543,7 +550,7 @@ class ResponsesAdapter(AdapterDefaults):
             payload.setdefault(key, value)
         if self.model_rules(options.model).prompt_cache:
             _cache.cache_fields(payload, options, [system, *messages[:1]], responses=True)
-        return payload
+        return compact_body(payload) if COMPACTION in options.extra else payload
 
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
         """Instructions / tools / input as canonical JSON."""
