@@ -214,3 +214,37 @@ def test_an_adapter_reads_responses_before_its_target_was_used() -> None:
         "    'content': [{'type': 'text', 'text': 'hi'}], 'stop_reason': 'end_turn'})\n"
         "assert turn.turn.messages, turn\n"
     )
+
+
+_THREADED_FIRST_READS = """
+import threading, contextchef
+names = ["SessionStore", "RedisSessionStore", "StoredSession", "SQLiteSessionStore",
+         "SessionSync", "CacheCostModel", "PlanReport", "CacheReport", "CacheAuditFinding"]
+errors, barrier = [], threading.Barrier(len(names))
+def read(name):
+    barrier.wait()
+    try:
+        getattr(contextchef, name)
+    except BaseException as exc:
+        errors.append(f"{name}: {type(exc).__name__}: {exc}")
+threads = [threading.Thread(target=read, args=(n,)) for n in names]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(errors)
+"""
+
+
+def test_first_reads_of_lazy_names_from_many_threads_at_once() -> None:
+    """Break-it round 7: nine threads reading lazy names of one fresh process at once got
+    ``_DeadlockError`` (the stores package's modules imported in two orders at the same
+    time) or a partially initialized module in about half the runs. Each run is a new
+    process; eight runs would all pass by luck with odds under 1 in 200."""
+    for _ in range(8):
+        out = subprocess.run(
+            [sys.executable, "-c", _THREADED_FIRST_READS],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        assert out.stdout.strip() == "[]", out.stdout

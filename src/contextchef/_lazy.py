@@ -8,10 +8,17 @@ package's namespace, so later reads cost nothing (benchmarks/import_time.py).
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["lazy_exports"]
+
+_IMPORTING = threading.RLock()
+"""Held while a lazy name's module is imported: first reads from many threads at once
+would otherwise import modules of one package that import each other in two orders at
+the same time, which Python's per-module import locks refuse (``_DeadlockError``) and
+which leaves the other thread a partially initialized module."""
 
 
 def lazy_exports(
@@ -30,7 +37,8 @@ def lazy_exports(
         module = module_of.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        with _IMPORTING:  # one first import at a time (see `_IMPORTING`)
+            value = getattr(importlib.import_module(module), name)
         namespace[name] = value
         return value
 

@@ -752,8 +752,8 @@ def test_an_unknown_status_is_a_corrupt_response(status: Any) -> None:
 # -- requires_continuation: the decode cap and the continuation token ----------------------
 
 
-def _capped_session(fake: Any) -> tuple[ContextChef, genai.Client]:
-    chef = ContextChef()
+def _capped_session(fake: Any, **options: Any) -> tuple[ContextChef, genai.Client]:
+    chef = ContextChef(**options)
     chef.register_tools([_READ], handlers={"read_file": lambda path="": f"read {path}"})
     chef.set_system_prompt("Be brief.")
     chef.set_history([user("Read a and b.")])
@@ -1333,3 +1333,31 @@ def test_history_maintenance_waits_for_a_cut_reply_to_be_resumed() -> None:
         chef.ingest(reply)
     chef.compact(lambda t: "SUMMARY", keep_recent_turns=1)  # allowed once resumed
     assert fake.violations == ()
+
+
+@pytest.mark.filterwarnings("ignore:Interaction stopped before completion")
+def test_a_requested_handoff_waits_for_the_cut_reply_to_be_resumed() -> None:
+    """Break-it round 7: ``request_new_context()`` while a reply awaited its continuation
+    made every compile refuse (the handoff compile runs could not compact yet, and the
+    advice "compile again" was what failed). The handoff waits: the resume goes out,
+    then the next compile hands off."""
+    summaries: list[str] = []
+
+    def summarize(transcript: str) -> str:
+        summaries.append(transcript)
+        return "SUMMARY"
+
+    fake = FakeGeminiInteractions(decode_cap=1).script(*_capped_script(), text("Bye."))
+    chef, client = _capped_session(fake, on_overflow=summarize)
+    reply = client.interactions.create(
+        **chef.compile(TARGET, model=MODEL, max_tokens=256).payload, automatic_continuation=False
+    )
+    chef.ingest(reply)
+    chef.request_new_context()
+    while reply.status == "requires_continuation":
+        request = chef.compile(TARGET, model=MODEL, max_tokens=256)
+        assert request.resumes and summaries == []
+        reply = client.interactions.create(**request.payload, automatic_continuation=False)
+        chef.ingest(reply)
+    chef.compile(TARGET, model=MODEL, max_tokens=256)  # now the requested handoff runs
+    assert len(summaries) == 1 and fake.violations == ()

@@ -286,3 +286,31 @@ def test_results_the_provider_cleared_are_archived_and_found_again() -> None:
         assert read_log(f"log{k}") in page.result.content, k
         handles.append((handle, rest))
     assert len(set(handles)) == len(reads) == max(cleared)
+
+
+def test_a_switch_while_the_compacting_reply_has_an_open_call_summarizes_once() -> None:
+    """Break-it round 7: gpt-5.6 compacted in a reply that also called a tool, and the
+    host switched to Claude before answering it. The switch summary kept that pending
+    turn, foreign compaction item included, so the next compile found it again and
+    summarized Claude's own fresh tool loop away (an edit at entry 0, thinking
+    stripped). The summary stands for the item: one handoff, then Claude's loop stays."""
+    summaries = Summaries()
+    chef = _chef(on_overflow=summaries)
+    gpt, to_gpt = _responses()
+    gpt.script(*[tool_calls(("read_log", {"path": f"log{k}"}), reasoning="t") for k in range(12)])
+    request = chef.compile("responses", model="gpt-5.6", max_tokens=1024)
+    calls = chef.ingest(to_gpt(request))
+    while "compaction" not in {n.kind for n in chef.notices}:
+        chef.run_tools(calls)
+        calls = chef.ingest(to_gpt(chef.compile("responses", model="gpt-5.6", max_tokens=1024)))
+    assert calls  # the compacting reply also called a tool; the host switches instead
+    claude, to_claude = _anthropic()
+    claude.script(*_turns(3, start=40))
+    first = chef.compile("anthropic", model=OPUS, max_tokens=1024)
+    assert len(summaries.inputs) == 1 and foreign_compaction(chef.history, "anthropic") is None
+    _next(chef, chef.ingest(to_claude(first)), 40)
+    for k in (41, 42):
+        request = chef.compile("anthropic", model=OPUS, max_tokens=1024)
+        assert request.edits == () and len(summaries.inputs) == 1, k  # append-only
+        _next(chef, chef.ingest(to_claude(request)), k)
+    assert claude.violations == () and gpt.violations == ()

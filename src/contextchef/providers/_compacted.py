@@ -41,6 +41,7 @@ block's assistant message follows (and is sent merged with) the model's last ans
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
@@ -62,6 +63,7 @@ __all__ = [
     "provider_cleared",
     "switch_summarizer",
     "switch_summary",
+    "without_compaction",
 ]
 
 COMPACTION = "compaction"
@@ -256,6 +258,30 @@ def foreign_compaction(history: Sequence[Message], wire: str) -> str | None:
     """
     found = _compaction_at(history)
     return found[1].provider if found is not None and found[1].provider != wire else None
+
+
+def without_compaction(history: Sequence[Message], provider: str) -> tuple[Message, ...]:
+    """`history` without `provider`'s compaction parts (a message left empty goes too).
+
+    After a switch summarized a foreign compaction (`switch_summarizer`), a pending turn
+    the summary kept verbatim may still hold the part: the summary stands for it, and
+    left there it would be found again at the next compile and summarize the new
+    provider's own turns away.
+    """
+    kept = []
+    for m in history:
+        parts = tuple(
+            p
+            for p in m.parts
+            if not (
+                isinstance(p, ProviderPart)
+                and p.provider == provider
+                and p.data.get("type") == COMPACTION
+            )
+        )
+        if parts:
+            kept.append(m if len(parts) == len(m.parts) else dataclasses.replace(m, parts=parts))
+    return tuple(kept)
 
 
 def switch_summary(history: Sequence[Message], provider: str) -> Callable[[str], str]:

@@ -36,9 +36,11 @@ from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import request_tokens
 from contextchef.providers._compacted import (
     CLEAR_TOOL_USES,
+    foreign_compaction,
     newly_compacted,
     provider_cleared,
     switch_summarizer,
+    without_compaction,
 )
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._ledger import digest, pending_answered
@@ -232,12 +234,16 @@ class Maintenance:
         self._state.history = tuple(done.messages)
         return done
 
-    def _no_cut_reply(self, what: str) -> None:
-        """Refuse to rewrite the history while the last reply awaits its continuation."""
+    def _awaits_continuation(self) -> bool:
+        """Whether the last reply was cut at the decode cap and nothing was added since."""
         ledger = self._state.ledgers.get(self._state.compiled or "")
         mark = ledger.pending if ledger is not None and ledger.answered else None
         cut = mark is not None and ledger is not None and ledger.sent.continuation is not None
-        if cut and mark and len(self._state.history) <= mark.history + 1:  # nothing added
+        return bool(cut and mark and len(self._state.history) <= mark.history + 1)
+
+    def _no_cut_reply(self, what: str) -> None:
+        """Refuse to rewrite the history while the last reply awaits its continuation."""
+        if self._awaits_continuation():  # the handoff waits for it (`handoff_if_due`)
             raise UsageError(
                 f"{what}: the last reply was cut at the decode cap (requires_continuation); "
                 "compile again to resume it first (CompiledRequest.resumes), or append a "
@@ -261,10 +267,13 @@ class Maintenance:
         own = None if handoff is None else handoff.summarize
         summarize = switch_summarizer(state.history, wire, own)
         reason: Reason = "compaction"  # a provider switch: the foreign part summarized
+        foreign = foreign_compaction(state.history, wire) if summarize else None
         if summarize is None and (state.new_context_pending or due or over):
             summarize, reason = own, "handoff"
-        if summarize is not None and state.history:
+        if summarize is not None and state.history and not self._awaits_continuation():
             self.compact(summarize, handoff_keep_turns(state.history), reason)
+            if foreign:  # a kept pending turn may hold it: the summary stands for it now
+                state.history = without_compaction(state.history, foreign)
             state.new_context_pending = False
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
