@@ -183,6 +183,13 @@ def test_background_swap_replaces_exactly_the_compacted_messages_and_keeps_the_r
     assert fake.violations == ()
     found = chef.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
     assert "compaction" in found.result.content  # what the block replaced is archived
+    restored = ContextChef(max_inline_chars=None, context_policy=POLICY)
+    restored.register_tools([read_log])
+    restored.restore(chef.snapshot(), allow_unsigned=True)
+    for session in (chef, restored):
+        session.append(user("after restore?"))
+    mine = chef.compile("anthropic", model=OPUS, max_tokens=1024).payload
+    assert restored.compile("anthropic", model=OPUS, max_tokens=1024).payload == mine
     # the fake checks the kept turns: one changed breaks the thinking after it (R22)
     edited = [dict(m) for m in messages]
     edited[1] = {"role": "user", "content": [{"type": "text", "text": "and then 3?!"}]}
