@@ -133,6 +133,72 @@ def test_on_demand_compaction_between_turns_then_requests_start_at_the_block() -
     assert restored.compile("anthropic", model=OPUS, max_tokens=1024).payload == mine
 
 
+def _unmarked(value: Any) -> Any:
+    """`value` without ``cache_control`` markers (a moved breakpoint is no change)."""
+    if isinstance(value, dict):
+        return {k: _unmarked(v) for k, v in value.items() if k != "cache_control"}
+    return [_unmarked(v) for v in value] if isinstance(value, list) else value
+
+
+def test_background_swap_replaces_exactly_the_compacted_messages_and_keeps_the_rest() -> None:
+    """compaction-background.md: the conversation goes on while the compaction runs; the
+    first request after the block arrives replaces exactly the messages its request sent,
+    and the turns after them stay with their thinking (R22), as a reported edit."""
+    fake, chef, send = _session()
+    for k in range(2):
+        _script(fake, k)
+        _turn(chef, send, k)
+        chef.append(user(f"and then {k}?"))
+    _script(fake, 2)
+    _turn(chef, send, 2)
+    held, reply = send(extra=ON_DEMAND)  # its reply is held: the conversation goes on
+    summarized, sent = chef.history, len(held.payload["messages"])
+    chef.append(user("and then 3?"))
+    _script(fake, 3)
+    went_on = _turn(chef, send, 3)  # on the full history, with new thinking
+    assert went_on["messages"][0]["content"][0]["text"] == "Find why the build fails."
+    assert chef.ingest(reply) == () and reply.stop_reason == "compaction"
+    n = len(summarized)
+    assert chef.history[:n] == summarized and chef.history[n].parts[0].data["type"] == "compaction"
+    chef.append(user("and then 4?"))
+    _script(fake, 4)
+    request, answer = send()
+    assert request.edits and "history changed" in request.edits[0].detail  # the cache restarts
+    messages = request.payload["messages"]
+    assert messages[0] == {"role": "assistant", "content": [reply.content[0].to_dict()]}
+    kept = went_on["messages"][sent:]
+    assert kept[0]["content"][0]["text"] == "and then 3?"
+    assert _unmarked(messages[1 : len(kept) + 1]) == _unmarked(kept)  # verbatim, with thinking
+    assert sum(b["type"] == "thinking" for m in messages for b in m["content"]) == 2
+    assert fake.violations == ()
+    chef.run_tools(chef.ingest(answer))
+    later, answer = send()
+    assert not later.edits and _unmarked(later.payload["messages"][: len(messages)]) == _unmarked(
+        messages
+    )
+    chef.ingest(answer)
+    chef.append(user("and then 5?"))
+    _script(fake, 5)
+    assert _turn(chef, send, 5)["messages"][0] == messages[0]
+    assert fake.violations == ()
+    found = chef.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
+    assert "compaction" in found.result.content  # what the block replaced is archived
+    restored = ContextChef(max_inline_chars=None, context_policy=POLICY)
+    restored.register_tools([read_log])
+    restored.restore(chef.snapshot(), allow_unsigned=True)
+    for session in (chef, restored):
+        session.append(user("after restore?"))
+    mine = chef.compile("anthropic", model=OPUS, max_tokens=1024).payload
+    assert restored.compile("anthropic", model=OPUS, max_tokens=1024).payload == mine
+    # the fake checks the kept turns: one changed breaks the thinking after it (R22)
+    edited = [dict(m) for m in messages]
+    edited[1] = {"role": "user", "content": [{"type": "text", "text": "and then 3?!"}]}
+    with pytest.raises(anthropic.BadRequestError, match="signature"):
+        _client(fake).beta.messages.create(
+            **{**request.payload, "messages": edited}, extra_headers=request.headers
+        )
+
+
 def test_an_open_tool_call_is_refused_by_compile_by_name() -> None:
     fake, chef, send = _session()
     fake.script(tool_calls(("read_log", {"path": "a"}), reasoning="r"))

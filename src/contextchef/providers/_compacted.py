@@ -42,7 +42,7 @@ block's assistant message follows (and is sent merged with) the model's last ans
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError
@@ -61,6 +61,8 @@ __all__ = [
     "newly_compacted",
     "on_demand_fields",
     "provider_cleared",
+    "swap_in",
+    "swapped_in",
     "switch_summarizer",
     "switch_summary",
     "without_compaction",
@@ -173,6 +175,55 @@ def check_closed(history: Sequence[Message], extra: Mapping[str, Any]) -> bool:
             "compact after the model's answer"
         )
     return True
+
+
+def _block_only(messages: Sequence[Message], wire: str | None = None) -> bool:
+    """Whether `messages` hold compaction parts only (of `wire`, when given)."""
+    parts = [p for m in messages for p in m.parts]
+    return bool(parts) and all(
+        isinstance(p, ProviderPart)
+        and p.data.get("type") == COMPACTION
+        and wire in (None, p.provider)
+        for p in parts
+    )
+
+
+def swap_in(
+    history: Sequence[Message],
+    turn: Sequence[Message],
+    outstanding: MutableMapping[str, int],
+    target: str,
+) -> tuple[Message, ...]:
+    """`history` with the reply `turn` added: appended, or swapped in (background swap).
+
+    `outstanding` maps a target to how many history messages its last on-demand
+    compaction request sent (the session's record; `target`'s entry is taken by the
+    block). When `turn` is a compaction block alone and the history went on since that
+    request, the block goes right after those messages: requests then send it, then every
+    message after it (compaction-background.md: "replace exactly those n messages"). Else
+    `turn` is appended (the cut at the end of what was sent).
+    """
+    summarized = outstanding.pop(target, None) if _block_only(turn) else None
+    if summarized is None or summarized >= len(history):
+        return (*history, *turn)
+    return (*history[:summarized], *turn, *history[summarized:])
+
+
+def swapped_in(history: Sequence[Message], consumed: Sequence[Message], wire: str) -> bool:
+    """Whether `history` is `consumed` with `wire`'s compaction blocks swapped in (`swap_in`).
+
+    True when `history` holds more messages of that provider's compaction parts alone
+    than `consumed` (what the ledger sent before) and, those left out, starts with every
+    other message of `consumed`, unchanged and in order. The thinking of the turns after
+    such a block stays valid (R22), so the edit keeps it; anything else is an ordinary edit.
+    """
+    rest = [m for m in history if not _block_only((m,), wire)]
+    before = [m for m in consumed if not _block_only((m,), wire)]
+    return (
+        len(history) - len(rest) > len(consumed) - len(before)
+        and all(a == b for a, b in zip(rest, before, strict=False))
+        and len(rest) >= len(before)
+    )
 
 
 def _compaction_at(history: Sequence[Message]) -> tuple[int, ProviderPart] | None:

@@ -6,9 +6,15 @@ from `contextchef.providers._base` (which re-exports it) to keep that module sma
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["ModelRules"]
+from contextchef.history._messages import Message, ReasoningPart
+
+__all__ = ["ModelRules", "warn_unrecorded_thinking"]
+
+logger = logging.getLogger("contextchef")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,3 +71,16 @@ class ModelRules:
     context_window: int | None = None
     max_output: int | None = None
     native_context: frozenset[str] = frozenset()
+
+
+def warn_unrecorded_thinking(rules: ModelRules, history: Sequence[Message], target: str) -> None:
+    """Log when the target's own thinking (no other is sent) meets the prefix check unrecorded."""
+    mine = (isinstance(p, ReasoningPart) and p.provider == target for m in history for p in m.parts)
+    if rules.prefix_check and any(mine):
+        logger.warning(
+            "contextchef: thinking blocks with no record of what was sent to this target "
+            "(history set by hand, or compiled for another provider until now): if requests "
+            "to it carried state updates, announcements or memories, model %r will refuse "
+            "that thinking; resume from the session's snapshot instead",
+            rules.model,
+        )

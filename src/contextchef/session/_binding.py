@@ -36,6 +36,7 @@ __all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "
 
 _THINKING = {"thinking": "signature", "redacted_thinking": "data"}
 _CHECKED = ("checked",)
+_UNCHAINED = {*_THINKING, "compaction"}
 
 
 def _block_key(block: object) -> str | None:
@@ -72,12 +73,12 @@ def _reply_keys(message: Message, wire: str) -> list[str]:
 
 
 def _plain(value: Any) -> Any:
-    """`value` without ``cache_control`` keys and thinking blocks."""
+    """`value` without ``cache_control`` keys, thinking and compaction blocks."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
         return [
-            _plain(v) for v in value if not (isinstance(v, dict) and v.get("type") in _THINKING)
+            _plain(v) for v in value if not (isinstance(v, dict) and v.get("type") in _UNCHAINED)
         ]
     return value
 

@@ -42,7 +42,7 @@ from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
-from contextchef.providers._compacted import check_closed, from_base
+from contextchef.providers._compacted import check_closed, from_base, swapped_in
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
     CompileInput,
@@ -307,7 +307,8 @@ def _normalize(
         while base.ir and messages and ledger.ir[base.ir - 1].role == messages[0].role:
             base = previous_mark(ledger, base)  # keep roles alternating across the edit
             messages, changes = normalized_after(inp, base, None)
-        if ctx.rules.prefix_check:
+        kept = swapped_in(inp.state.history, ledger.history, inp.adapter.profile.wire)  # R22
+        if ctx.rules.prefix_check and not kept:
             strip = (base.history, len(inp.state.history))
             messages, changes = normalized_after(inp, base, strip)
     messages, fitted = _fit(ctx, base, messages)

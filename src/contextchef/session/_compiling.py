@@ -17,10 +17,11 @@ from typing import Any, Literal
 from contextchef._errors import UsageError, check_number
 from contextchef.exposure._policy import unmatched_messages
 from contextchef.history._context_policy import ContextPolicy
-from contextchef.history._messages import Message, ReasoningPart
-from contextchef.providers import CacheAuditFinding, ModelRules, get_adapter
+from contextchef.providers import CacheAuditFinding, get_adapter
 from contextchef.providers._budget import ContextUsage
+from contextchef.providers._compacted import COMPACTION
 from contextchef.providers._context import context_usage, native_context, with_native
+from contextchef.providers._model_rules import warn_unrecorded_thinking
 from contextchef.providers._usage import SentRequest
 from contextchef.session._compile import CompileInput, compile_request
 from contextchef.session._ledger import Ledger, pending_answered
@@ -120,7 +121,7 @@ class Compiler:
             self._maintenance.handoff_if_due(due=over, wire=adapter.profile.wire)
             ledger = self._state.ledgers.get(target) or Ledger()
             if ledger.pending is None and len(ledger.marks) == 1:
-                _warn_unrecorded_thinking(adapter.model_rules(model), self._state.history, target)
+                warn_unrecorded_thinking(adapter.model_rules(model), self._state.history, target)
             if ledger.undo is not None and not pending_answered(ledger, self._state.history):
                 ledger = ledger.undo  # the edit was never answered: decide it again
             result, step = compile_request(
@@ -154,6 +155,8 @@ class Compiler:
         sent = SentRequest(model=model, edits=result.edits, turn_gap=gap, rules=rules, kept=kept)
         ledger.sent = sent.resuming(ledger.sent) if result.resumes else sent
         self._state.ledgers[target] = ledger
+        if COMPACTION in extra:  # the block that answers it swaps in after these (swap_in)
+            self._maintenance.summarized[target] = len(self._state.history)
         for edit in result.edits:
             logger.warning("contextchef: %s: %s", target, edit.detail)
         if self._volatile.cache_audit and result.edits:
@@ -181,16 +184,3 @@ class Compiler:
         """Wire name of ``read_memories`` when the payload declares it, else None."""
         tools = strategy.tools(self._tools.view()) if self._memory is not None else ()
         return READ_MEMORIES if any(t.name == READ_MEMORIES for t in tools) else None
-
-
-def _warn_unrecorded_thinking(rules: ModelRules, history: Sequence[Message], target: str) -> None:
-    """Log when the target's own thinking (no other is sent) meets the prefix check unrecorded."""
-    mine = (isinstance(p, ReasoningPart) and p.provider == target for m in history for p in m.parts)
-    if rules.prefix_check and any(mine):
-        logger.warning(
-            "contextchef: thinking blocks with no record of what was sent to this target "
-            "(history set by hand, or compiled for another provider until now): if requests "
-            "to it carried state updates, announcements or memories, model %r will refuse "
-            "that thinking; resume from the session's snapshot instead",
-            rules.model,
-        )

@@ -39,6 +39,7 @@ from contextchef.providers._compacted import (
     foreign_compaction,
     newly_compacted,
     provider_cleared,
+    swap_in,
     switch_summarizer,
     without_compaction,
 )
@@ -99,6 +100,7 @@ class Maintenance:
         self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
         self._rebased: set[str] = set()  # targets whose last response compacted
+        self.summarized: dict[str, int] = {}  # target -> what its on-demand compaction sent
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
@@ -117,7 +119,7 @@ class Maintenance:
         target = self._state.compiled or ""
         ledger = self._state.ledgers.get(target)
         history, messages = join_turn(history, messages, ledger is not None and ledger.sent.resumed)
-        self._state.history = history + messages
+        self._state.history = swap_in(history, messages, self.summarized, target)
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view
             self.archive.add(away, reason="compaction", first=first)
