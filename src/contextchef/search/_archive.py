@@ -6,10 +6,10 @@ and CJK), over folded text (`fold_tokens`: NFKD accent folding and case folding,
 mixed-case identifier also kept whole, other scripts' words kept), applied the same way
 to the messages and to the query: ``cafe`` finds ``café``, ``camelcasename`` finds
 ``CamelCaseName`` and ``SECRET007x`` finds ``SECRET007X``. A query that shares no word
-with the archive gets no hit, never the least unrelated message. Deterministic: the documents are taken in locator order and hits are
-ordered by score, then by locator and message, whatever order the entries were added in.
-The ``search_archive`` tool that shows the hits to the model is
-`contextchef.deferred._recall`.
+with the archive gets no hit, never the least unrelated message. Deterministic: the
+documents are taken in locator order and hits are ordered by score, then by locator and
+message, whatever order the entries were added in. The ``search_archive`` tool that shows
+the hits to the model is `contextchef.deferred._recall`.
 """
 
 from __future__ import annotations
