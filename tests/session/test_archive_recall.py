@@ -242,6 +242,14 @@ def test_a_restored_session_reaches_the_archive_where_its_store_does(tmp_path: P
     other.restore(snapshot, allow_unsigned=True)
     nothing = other.execute(ToolCall(id="q", name=ARCHIVE_TOOL, arguments={"query": "staging"}))
     assert nothing.result.content.startswith("Nothing in the archive (0 entries)")
+    # ... and says why: the history names an entry this session cannot read
+    (handle,) = {h.split(" ")[0] for h in _hits(chef, "staging cluster")}
+    assert nothing.result.content.endswith(
+        f"matches 'staging'. This conversation names 1 archive entries this session cannot "
+        f"read (e.g. {handle}): they were kept in memory by the session this one was "
+        "restored from, or in another offload store, so what they hold cannot be searched "
+        "here; ask the user if you need it."
+    )
 
 
 def test_the_archive_is_deterministic(tmp_path: Path) -> None:

@@ -165,9 +165,17 @@ def execute_archive_tool(archive: Archive, arguments: Mapping[str, Any]) -> str:
         raise UsageError(f"{ARCHIVE_TOOL}: 'query' must be a string, got {shown(query)}")
     hits = search_archive(archive, query, limit=limit)
     if not hits:
+        head = (
+            f"Nothing in the archive ({len(archive.entries)} entries) matches {shown(query, 200)}"
+        )
+        gone = archive.unreachable()
+        if not gone:
+            return f"{head}; try other keywords."
         return (
-            f"Nothing in the archive ({len(archive.entries)} entries) matches {shown(query, 200)}; "
-            "try other keywords."
+            f"{head}. This conversation names {len(gone)} archive entries this session cannot "
+            f"read (e.g. {gone[0]}): they were kept in memory by the session this one was "
+            "restored from, or in another offload store, so what they hold cannot be searched "
+            "here; ask the user if you need it."
         )
     lines = [
         f"{h.locator} offset {h.offset} ({h.reason}, message {h.index}): {_snippet(h.text)}"

@@ -275,6 +275,11 @@ class Archive:
         history: Returns the session's history now: the entries it names are recovered
             (`recover`) before the entries are listed, so a restored or replaced history
             brings its own. None: only what `add` and `recover` were given.
+        hidden: Given the history, the messages it still holds that are out of the
+            model's view with no handle naming them (a provider's compaction), as
+            ``(history index of the first, messages)`` spans: each is archived again
+            (reason ``compaction``) when the history changes, giving the same bytes and
+            handle as when it was first archived, so a restored session finds them too.
 
     Entries are kept in the order they were added (or recovered). Not thread-safe on its
     own: the session calls it under its lock.
@@ -285,11 +290,14 @@ class Archive:
         store: OffloadStore | None = None,
         *,
         history: Callable[[], Sequence[Message]] | None = None,
+        hidden: Callable[[Sequence[Message]], Iterable[tuple[int, Sequence[Message]]]]
+        | None = None,
     ) -> None:
         if store is not None and not isinstance(store, OffloadStore):
             raise UsageError(f"store must be an OffloadStore or None, got {shown(store, 60)}")
         self.store = store
         self._history = history
+        self._hidden = hidden
         self._seen: object = None  # the last history recovered from
         self._data: dict[str, bytes] = {}
         self._entries: dict[str, ArchiveEntry] = {}
@@ -302,11 +310,34 @@ class Archive:
         self._follow()
         return tuple(self._entries.values())
 
+    def unreachable(self) -> tuple[str, ...]:
+        """The locators the history names that are no entry of this archive, sorted.
+
+        After a restore: entries the earlier session kept in memory only, or in an
+        offload store of another scope (or removed, or tampered with). Offloaded results'
+        locators are not listed when the store holds them.
+        """
+        self._follow()
+        history = () if self._history is None else self._history()
+        named = {x for m in history for p in m.parts for x in _LOCATOR.findall(_visible(p))}
+        gone = []
+        for locator in sorted(named - self._entries.keys()):
+            if self.store is not None:
+                try:
+                    self.store.load(locator)
+                    continue  # an offloaded result, not an archive entry
+                except ContextChefError:
+                    pass
+            gone.append(locator)
+        return tuple(gone)
+
     def _follow(self) -> None:
         history = None if self._history is None else self._history()
         if history is not None and history is not self._seen:
-            self.recover(history)
             self._seen = history
+            self.recover(history)
+            for first, messages in () if self._hidden is None else self._hidden(history):
+                self.add(messages, reason="compaction", first=first)
 
     def add(
         self,
@@ -332,7 +363,7 @@ class Archive:
             return None
         data = archive_text(messages, reason=reason, first=first)
         locator = hashlib.sha256(data).hexdigest() + ".txt"
-        if self.store is not None:
+        if self.store is not None and locator not in self._entries:
             try:
                 self.store.put(data)
             except StorageError as exc:  # a compaction never fails on the archive's disk
