@@ -127,13 +127,14 @@ def test_every_message_a_handoff_removes_is_in_the_archive() -> None:
 def _read_all(chef: ContextChef, handle: str, offset: int = 0) -> str:
     """An archive entry read whole through the tool, page by page (from byte `offset`)."""
     pages = []
-    while True:
+    while True:  # each page ends with a line giving the next offset (or the end)
         args = {"handle": handle, "offset": offset, "length": 100_000}
         page = chef.execute(ToolCall(id="r", name=ARCHIVE_TOOL, arguments=args)).result.content
-        if page.startswith("Nothing at offset"):
+        text, _, where = page.rpartition("\n")
+        pages.append(text)
+        if where.endswith("the end of the entry]"):
             return "".join(pages)
-        pages.append(page)
-        offset += len(page.encode())
+        offset = int(where.split("next offset ")[1].split(",")[0])
 
 
 def _hits(chef: ContextChef, query: str) -> list[str]:
@@ -158,10 +159,7 @@ def test_a_compaction_with_a_pending_call_runs_keeps_it_and_archives_the_rest() 
     note = chef.history[0].text
     assert "Tools called: read_log (1)" in note and "Files touched: a.log" in note
     handle = note.split("Archived as ")[1].split(":")[0]
-    entry = chef.execute(
-        ToolCall(id="r", name=ARCHIVE_TOOL, arguments={"handle": handle, "length": 100_000})
-    ).result.content
-    entry += _read_all(chef, handle, len(entry.encode()))
+    entry = _read_all(chef, handle)
     assert json.loads(entry.splitlines()[0])["reason"] == "handoff"
     assert '-> call read_log (id lost): {"path":"a.log"}' in entry
     assert "x" * 200_000 in entry and "## message 2 (user)\n" in entry
@@ -244,6 +242,14 @@ def test_a_restored_session_reaches_the_archive_where_its_store_does(tmp_path: P
     other.restore(snapshot, allow_unsigned=True)
     nothing = other.execute(ToolCall(id="q", name=ARCHIVE_TOOL, arguments={"query": "staging"}))
     assert nothing.result.content.startswith("Nothing in the archive (0 entries)")
+    # ... and says why: the history names an entry this session cannot read
+    (handle,) = {h.split(" ")[0] for h in _hits(chef, "staging cluster")}
+    assert nothing.result.content.endswith(
+        f"matches 'staging'. This conversation names 1 archive entries this session cannot "
+        f"read (e.g. {handle}): they were kept in memory by the session this one was "
+        "restored from, or in another offload store, so what they hold cannot be searched "
+        "here; ask the user if you need it."
+    )
 
 
 def test_the_archive_is_deterministic(tmp_path: Path) -> None:

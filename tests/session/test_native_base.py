@@ -314,3 +314,28 @@ def test_a_switch_while_the_compacting_reply_has_an_open_call_summarizes_once() 
         assert request.edits == () and len(summaries.inputs) == 1, k  # append-only
         _next(chef, chef.ingest(to_claude(request)), k)
     assert claude.violations == () and gpt.violations == ()
+
+
+def test_a_restored_session_finds_what_the_provider_compaction_took_out_of_view() -> None:
+    """The messages before the compaction block stay in the restored history, but no handle
+    names their entry (the first session kept it in memory): the restored archive archives
+    them again, with the same bytes and handle, so ``search_archive`` finds them."""
+    fake, send = _anthropic()
+    fake.script(*_turns(14))
+    chef = _chef()
+    _run(chef, "anthropic", OPUS, send, range(14))
+    assert "compaction" in {n.kind for n in chef.notices}
+    before = chef.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
+    again = _chef()  # no offload_dir: the first session's archive is not reachable
+    again.restore(chef.snapshot(), allow_unsigned=True)
+    found = again.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
+    assert not found.result.is_error
+    assert found.result.content == before.result.content  # same handle, offset and hit
+    handle, _, rest = found.result.content.splitlines()[0].partition(" offset ")
+    args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 60_000}
+    page = again.execute(ToolCall(id="r", name="search_archive", arguments=args)).result.content
+    assert read_log("log0") in page
+    # restoring again archives nothing twice
+    again.restore(chef.snapshot(), allow_unsigned=True)
+    later = again.execute(ToolCall(id="t", name="search_archive", arguments={"query": "log0"}))
+    assert later.result.content == before.result.content

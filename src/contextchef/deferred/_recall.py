@@ -3,7 +3,9 @@
 One tool does both, as users of a search box expect: ``{"query": "..."}`` lists the best
 BM25 hits among the archived messages (`contextchef.search.search_archive`) with their
 handle and byte offset; ``{"handle": "...", "offset": N, "length": M}`` reads an entry (as
-``read_offloaded`` reads an offloaded result: offsets and lengths count bytes). It is a
+``read_offloaded`` reads an offloaded result: offsets and lengths count bytes; pages cut
+on UTF-8 character boundaries and end with a line giving where they are and the next
+offset). It is a
 library tool, registered with a `ContextPolicy` or an ``offload_dir`` and run through the
 gate like every tool (`reader_tools`).
 
@@ -29,7 +31,7 @@ from contextchef.search._archive import DEFAULT_HITS, search_archive
 from contextchef.tools._catalogs import tool_from_dict
 from contextchef.tools._tool import Tool
 
-__all__ = ["archive_tool", "execute_archive_tool", "reader_tools"]
+__all__ = ["archive_tool", "execute_archive_tool", "read_page", "reader_tools"]
 
 MAX_HITS = 20
 """Most hits one search lists."""
@@ -53,7 +55,11 @@ def archive_tool() -> dict[str, Any]:
             "save context (by a summary or by clearing old tool results). Pass 'query' "
             "(keywords) to find them, or 'handle' (from a summary, a cleared result or a "
             "search hit) with optional 'offset' and 'length' in bytes to read one "
-            f"(default length {DEFAULT_READ_BYTES}, at most {_MAX_READ_BYTES})."
+            f"(default length {DEFAULT_READ_BYTES}, at most {_MAX_READ_BYTES}). A page "
+            "ends with a line giving its bytes, the entry's size and the next offset to "
+            "pass as is; the text is everything before that line. A line of archived "
+            "content that starts like the archive's own markers ('## message', '-> call', "
+            "'<- result of', '(thinking', '[attached') has one backslash added in front."
         ),
         "input_schema": {
             "type": "object",
@@ -93,14 +99,51 @@ def _snippet(text: str) -> str:
     return body[:SNIPPET_CHARS] + ("…" if len(body) > SNIPPET_CHARS else "")
 
 
+def _boundary(data: bytes, at: int) -> int:
+    """`at`, moved back to the first byte of the UTF-8 character it falls in."""
+    while 0 < at < len(data) and data[at] & 0xC0 == 0x80:
+        at -= 1
+    return at
+
+
+def read_page(data: bytes, handle: str, offset: int, length: int) -> str:
+    """One page of an entry: its text, a line break, then a line saying where it is.
+
+    The page starts at `offset` and holds at most `length` bytes, both moved back to the
+    start of a UTF-8 character (a page holds at least one whole character), so no page
+    splits a character. The last line is always ``[search_archive: bytes <start>-<end>
+    of <size> of <handle>; ...]``: ``the end of the entry`` on the last page, else
+    ``more follows: next offset <end>`` and the call that reads it. Everything before
+    that last line break is the entry's text: the pages read at the next offsets given,
+    each without its last line, put together give the entry byte for byte.
+    """
+    size = len(data)
+    start = _boundary(data, min(offset, size))
+    if start >= size:
+        return f"Nothing at offset {offset}: {handle} holds {size} bytes."
+    end = _boundary(data, min(start + length, size))
+    if end <= start:  # a length shorter than the character there: give that character
+        end = min(start + 1, size)
+        while end < size and data[end] & 0xC0 == 0x80:
+            end += 1
+    text = data[start:end].decode("utf-8", errors="replace")
+    where = f"[{ARCHIVE_TOOL}: bytes {start}-{end} of {size} of {handle}; "
+    if end >= size:
+        return f"{text}\n{where}the end of the entry]"
+    call = f'{ARCHIVE_TOOL}({{"handle": "{handle}", "offset": {end}}})'
+    return f"{text}\n{where}more follows: next offset {end}, read it with {call}]"
+
+
 def execute_archive_tool(archive: Archive, arguments: Mapping[str, Any]) -> str:
     """Answer one ``search_archive`` call (arguments as in `archive_tool`'s schema).
 
     Returns:
         For a query: one line per hit (``<handle> offset <bytes> (<reason>, message <i>):
         <snippet>``) and how to read one, or a sentence saying nothing matched. For a
-        handle: the requested bytes as text (U+FFFD where a slice cuts a character), or a
-        sentence giving the entry's size when the offset is past its end.
+        handle: a page (`read_page`): the requested bytes as text, cut on UTF-8
+        character boundaries, then a line giving the page's bytes, the entry's size and
+        the next offset; or a sentence giving the entry's size when the offset is past
+        its end.
 
     Raises:
         UsageError: Neither or both of ``query`` and ``handle``, a bad value, an unknown
@@ -116,17 +159,23 @@ def execute_archive_tool(archive: Archive, arguments: Mapping[str, Any]) -> str:
         length = min(
             check_int("length", _int(arguments, "length", DEFAULT_READ_BYTES)), _MAX_READ_BYTES
         )
-        data = archive.load(handle)
-        text = data[offset : offset + length].decode("utf-8", errors="replace")
-        return text or f"Nothing at offset {offset}: {handle} holds {len(data)} bytes."
+        return read_page(archive.load(handle), handle, offset, length)
     limit = min(check_int("limit", _int(arguments, "limit", DEFAULT_HITS), minimum=1), MAX_HITS)
     if not isinstance(query, str):
         raise UsageError(f"{ARCHIVE_TOOL}: 'query' must be a string, got {shown(query)}")
     hits = search_archive(archive, query, limit=limit)
     if not hits:
+        head = (
+            f"Nothing in the archive ({len(archive.entries)} entries) matches {shown(query, 200)}"
+        )
+        gone = archive.unreachable()
+        if not gone:
+            return f"{head}; try other keywords."
         return (
-            f"Nothing in the archive ({len(archive.entries)} entries) matches {shown(query, 200)}; "
-            "try other keywords."
+            f"{head}. This conversation names {len(gone)} archive entries this session cannot "
+            f"read (e.g. {gone[0]}): they were kept in memory by the session this one was "
+            "restored from, or in another offload store, so what they hold cannot be searched "
+            "here; ask the user if you need it."
         )
     lines = [
         f"{h.locator} offset {h.offset} ({h.reason}, message {h.index}): {_snippet(h.text)}"

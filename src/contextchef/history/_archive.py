@@ -17,7 +17,8 @@ to the session's `Archive` (`Archive.add`), and what replaces it names the entry
 The archive reuses the offload machinery (`OffloadStore`): an entry is one content-addressed
 file (locator ``<sha256 hex>.txt``) holding a header line (canonical JSON: the reason, the
 history index of the first message, the byte offset of each message in the body) and the
-removed messages as readable text, every part whole (`archive_text`). Everything is
+removed messages as readable text, every part whole but inline media bytes, with lines
+that could pass for the archive's own markers escaped (`archive_text`, `escape_body`). Everything is
 deterministic: the same messages, reason and position give the same bytes and locator.
 
 Where entries live: in the session's `OffloadStore` when it has one (``offload_dir``), so
@@ -73,6 +74,8 @@ __all__ = [
     "clear_tool_results_archived",
     "compaction_note",
     "dropped_note",
+    "escape_body",
+    "unescape_body",
 ]
 
 logger = logging.getLogger("contextchef")
@@ -119,20 +122,61 @@ class ArchiveEntry:
         return data[self.offsets[k] : end].decode("utf-8", errors="replace")
 
 
+_MARKERS = ("## message ", "-> call ", "<- result of ", "(thinking", "[attached ")
+"""How the lines the archive writes itself begin (`archive_text`)."""
+_FORGED = re.compile(
+    r"(?<![^\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])(?=\\*(?:"
+    + "|".join(re.escape(m) for m in _MARKERS)
+    + "))"
+)
+_ESCAPED = re.compile(
+    r"(?<![^\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])\\(?=\\*(?:"
+    + "|".join(re.escape(m) for m in _MARKERS)
+    + "))"
+)
+
+
+def escape_body(text: str) -> str:
+    """`text` with one backslash put before each line that could pass for the archive's own.
+
+    A line (after any line break `str.splitlines` knows, or at the start) that begins with
+    zero or more backslashes and then one of the archive's markers (``## message ``,
+    ``-> call ``, ``<- result of ``, ``(thinking``, ``[attached ``) gets one more
+    backslash, so archived content can never forge a message or part; every other
+    character is kept. `unescape_body` gives the original back.
+    """
+    return _FORGED.sub(lambda _: "\\", text)
+
+
+def unescape_body(text: str) -> str:
+    """The original of an `escape_body` text: one backslash dropped from each such line."""
+    return _ESCAPED.sub("", text)
+
+
+def _media(part: MediaPart) -> str:
+    if part.url is not None:
+        return f"[attached {part.media_type} at {part.url}]"
+    if part.file_id is not None:
+        return f"[attached {part.media_type}, file id {part.file_id}]"
+    size = len(part.data or "")
+    return f"[attached {part.media_type}: {size} characters of base64 data, not archived]"
+
+
 def _part_text(part: Part) -> str:
     if isinstance(part, TextPart):
-        return part.text
+        return escape_body(part.text)
     if isinstance(part, ToolCall):
-        return f"-> call {part.name} (id {part.id}): {part.arguments}"
+        return f"-> call {part.name} (id {part.id}): {escape_body(part.arguments)}"
     if isinstance(part, ToolResult):
         flag = " (error)" if part.is_error else ""
-        media = "".join(f"\n[attached {m.media_type}]" for m in part.media)
-        return f"<- result of {part.name} (id {part.call_id}){flag}:\n{part.content}{media}"
+        media = "".join(f"\n{_media(m)}" for m in part.media)
+        head = f"<- result of {part.name} (id {part.call_id}){flag}:"
+        return f"{head}\n{escape_body(part.content)}{media}"
     if isinstance(part, ReasoningPart):
-        return f"(thinking) {part.text}" if part.text else "(thinking, not readable)"
+        return f"(thinking) {escape_body(part.text)}" if part.text else "(thinking, not readable)"
     if isinstance(part, MediaPart):
-        return f"[attached {part.media_type}]"
-    return f"[{part.provider} block]"
+        return _media(part)
+    return f"[attached {part.provider} block, not readable]"
 
 
 def _indexes(first: int | Sequence[int], count: int) -> tuple[int, ...]:
@@ -158,9 +202,15 @@ def archive_text(
     messages that were not next to each other). Line 1 is canonical JSON
     ``{"archive": 1, "first": F, "offsets": [...], "reason": R}``
     (``offsets``: the byte offset in the file of each message's text). Then each message
-    as ``## message <history index> (<role>)`` and its parts, every one whole: text as
-    is, ``-> call <name> (id <id>): <arguments as produced>``, ``<- result of <name> (id
-    <id>):`` and the result's text, ``(thinking) <text>``, ``[attached <media type>]``.
+    as ``## message <history index> (<role>)`` and its parts, one per line: text,
+    ``-> call <name> (id <id>): <arguments as produced>``, ``<- result of <name> (id
+    <id>):`` and the result's text, ``(thinking) <text>``; media as ``[attached <media
+    type> at <url>]``, ``[attached <media type>, file id <id>]`` or, for inline data,
+    ``[attached <media type>: <n> characters of base64 data, not archived]`` (the bytes
+    are not kept); a provider's opaque block as ``[attached <provider> block, not
+    readable]``. Texts, results, arguments and thinking are kept whole, except that a
+    line in them that could pass for one of these markers gets one backslash in front
+    (`escape_body`; `unescape_body` undoes it), so only the archive writes them.
 
     Raises:
         UsageError: `messages` is not a sequence of messages, a bad reason or index.
@@ -225,6 +275,11 @@ class Archive:
         history: Returns the session's history now: the entries it names are recovered
             (`recover`) before the entries are listed, so a restored or replaced history
             brings its own. None: only what `add` and `recover` were given.
+        hidden: Given the history, the messages it still holds that are out of the
+            model's view with no handle naming them (a provider's compaction), as
+            ``(history index of the first, messages)`` spans: each is archived again
+            (reason ``compaction``) when the history changes, giving the same bytes and
+            handle as when it was first archived, so a restored session finds them too.
 
     Entries are kept in the order they were added (or recovered). Not thread-safe on its
     own: the session calls it under its lock.
@@ -235,11 +290,14 @@ class Archive:
         store: OffloadStore | None = None,
         *,
         history: Callable[[], Sequence[Message]] | None = None,
+        hidden: Callable[[Sequence[Message]], Iterable[tuple[int, Sequence[Message]]]]
+        | None = None,
     ) -> None:
         if store is not None and not isinstance(store, OffloadStore):
             raise UsageError(f"store must be an OffloadStore or None, got {shown(store, 60)}")
         self.store = store
         self._history = history
+        self._hidden = hidden
         self._seen: object = None  # the last history recovered from
         self._data: dict[str, bytes] = {}
         self._entries: dict[str, ArchiveEntry] = {}
@@ -252,11 +310,34 @@ class Archive:
         self._follow()
         return tuple(self._entries.values())
 
+    def unreachable(self) -> tuple[str, ...]:
+        """The locators the history names that are no entry of this archive, sorted.
+
+        After a restore: entries the earlier session kept in memory only, or in an
+        offload store of another scope (or removed, or tampered with). Offloaded results'
+        locators are not listed when the store holds them.
+        """
+        self._follow()
+        history = () if self._history is None else self._history()
+        named = {x for m in history for p in m.parts for x in _LOCATOR.findall(_visible(p))}
+        gone = []
+        for locator in sorted(named - self._entries.keys()):
+            if self.store is not None:
+                try:
+                    self.store.load(locator)
+                    continue  # an offloaded result, not an archive entry
+                except ContextChefError:
+                    pass
+            gone.append(locator)
+        return tuple(gone)
+
     def _follow(self) -> None:
         history = None if self._history is None else self._history()
         if history is not None and history is not self._seen:
-            self.recover(history)
             self._seen = history
+            self.recover(history)
+            for first, messages in () if self._hidden is None else self._hidden(history):
+                self.add(messages, reason="compaction", first=first)
 
     def add(
         self,
@@ -282,7 +363,7 @@ class Archive:
             return None
         data = archive_text(messages, reason=reason, first=first)
         locator = hashlib.sha256(data).hexdigest() + ".txt"
-        if self.store is not None:
+        if self.store is not None and locator not in self._entries:
             try:
                 self.store.put(data)
             except StorageError as exc:  # a compaction never fails on the archive's disk

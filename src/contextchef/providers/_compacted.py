@@ -46,8 +46,10 @@ from collections.abc import Callable, Collection, Mapping, MutableMapping, Seque
 from typing import Any
 
 from contextchef._errors import UsageError
+from contextchef.history._archive import Archive
 from contextchef.history._compaction import render_transcript
 from contextchef.history._messages import Message, ProviderPart, ToolCall
+from contextchef.history._offload import OffloadStore
 
 __all__ = [
     "CLEAR_TOOL_USES",
@@ -55,6 +57,8 @@ __all__ = [
     "ON_DEMAND_BETA",
     "check_closed",
     "compacted_away",
+    "compacted_spans",
+    "compaction_archive",
     "foreign_compaction",
     "from_base",
     "native_base",
@@ -274,6 +278,36 @@ def newly_compacted(
     before = _compaction_at(away)
     start = before[0] if before is not None and before[1].provider == compaction.provider else 0
     return start, tuple(away[start:])
+
+
+def compacted_spans(history: Sequence[Message]) -> list[tuple[int, tuple[Message, ...]]]:
+    """What each provider compaction in `history` took out of view, oldest first.
+
+    For each message holding a compaction part, `newly_compacted` as when that message
+    was ingested: ``(history index of the first, messages)``, the same span (so the same
+    archive entry) `Maintenance.ingest` archived then. Deterministic; `history` unchanged.
+    """
+    spans = []
+    for j, message in enumerate(history):
+        if any(
+            isinstance(p, ProviderPart) and p.data.get("type") == COMPACTION for p in message.parts
+        ):
+            first, away = newly_compacted(history[: j + 1], (message,))
+            if away:
+                spans.append((first, away))
+    return spans
+
+
+def compaction_archive(
+    store: OffloadStore | None, history: Callable[[], Sequence[Message]]
+) -> Archive:
+    """A session's `Archive` that also finds what provider compactions took out of view.
+
+    After a restore (or `set_history`), the messages a provider's compaction stands for
+    are still in the history but no handle names their entry: the archive re-archives
+    them (`compacted_spans`), so ``search_archive`` finds them in the restored session.
+    """
+    return Archive(store, history=history, hidden=compacted_spans)
 
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"

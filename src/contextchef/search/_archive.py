@@ -2,11 +2,14 @@
 
 Each message of each `Archive` entry is one document, indexed with the same bm25s index and
 tokenizer as the tool search (`tokenize`, `build_corpus`: stemming, stop words, camelCase
-and CJK). A query that shares no word with the archive gets no hit, never the least
-unrelated message. Deterministic: the documents are taken in locator order and hits are
-ordered by score, then by locator and message, whatever order the entries were added in.
-The ``search_archive`` tool that shows the hits to the model is
-`contextchef.deferred._recall`.
+and CJK), over folded text (`fold_tokens`: NFKD accent folding and case folding, a
+mixed-case identifier also kept whole, other scripts' words kept), applied the same way
+to the messages and to the query: ``cafe`` finds ``café``, ``camelcasename`` finds
+``CamelCaseName`` and ``SECRET007x`` finds ``SECRET007X``. A query that shares no word
+with the archive gets no hit, never the least unrelated message. Deterministic: the
+documents are taken in locator order and hits are ordered by score, then by locator and
+message, whatever order the entries were added in. The ``search_archive`` tool that shows
+the hits to the model is `contextchef.deferred._recall`.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ class _Docs:
 
 def _docs(archive: Archive) -> _Docs:
     from contextchef.search._corpus import build_corpus
-    from contextchef.search._index import tokenize
+    from contextchef.search._index import fold_tokens
 
     entries = sorted(archive.entries, key=lambda e: e.locator)  # order-free: canonical
     key = tuple(e.locator for e in entries)
@@ -73,7 +76,7 @@ def _docs(archive: Archive) -> _Docs:
         data = archive.load(entry.locator)
         docs.docs += [(entry, k, entry.message_text(data, k)) for k in range(len(entry.offsets))]
     if docs.docs:
-        docs.corpus = build_corpus([tokenize(text) for _, _, text in docs.docs])
+        docs.corpus = build_corpus([fold_tokens(text) for _, _, text in docs.docs])
     archive.search_index = docs
     return docs
 
@@ -89,12 +92,12 @@ def search_archive(archive: Archive, query: str, *, limit: int = DEFAULT_HITS) -
     if not isinstance(query, str):
         raise UsageError(f"{ARCHIVE_TOOL}: 'query' must be a string, got {shown(query)}")
     check_int("limit", limit, minimum=1)
-    from contextchef.search._index import tokenize
+    from contextchef.search._index import fold_tokens
 
     docs = _docs(archive)
     corpus = docs.corpus
     known = (
-        [] if corpus is None else [corpus.vocab[t] for t in tokenize(query) if t in corpus.vocab]
+        [] if corpus is None else [corpus.vocab[t] for t in fold_tokens(query) if t in corpus.vocab]
     )
     if corpus is None or not known:
         return []

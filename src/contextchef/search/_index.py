@@ -31,6 +31,7 @@ import copy
 import math
 import re
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 # query), not by ``import contextchef``: a session that never searches never pays for
 # them (benchmarks/import_time.py). Building an index is lazy for the same reason.
 
-__all__ = ["SearchHit", "ToolIndex", "tokenize"]
+__all__ = ["SearchHit", "ToolIndex", "fold", "fold_tokens", "tokenize"]
 
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
@@ -110,6 +111,47 @@ def tokenize(text: str) -> list[str]:
         for run in _CJK.findall(text):
             out.extend(run)
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
+
+
+_OTHER_WORD = re.compile(r"[^\W\d_]+")
+
+
+def fold(text: str) -> str:
+    """`text` with accents folded and non-ASCII letters case-folded, ASCII case kept.
+
+    NFKD, then combining marks dropped (``café`` -> ``cafe``, ``ﬁ`` -> ``fi``), then
+    `str.casefold` on the characters that are not ASCII (``Straße`` -> ``Strasse``);
+    ASCII letters keep their case so `tokenize` can still split camelCase.
+    """
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(
+        ch if ch.isascii() else ch.casefold() for ch in decomposed if not unicodedata.combining(ch)
+    )
+
+
+def fold_tokens(text: str) -> list[str]:
+    """`tokenize` over `fold` (text), plus tokens for what `tokenize` splits or drops.
+
+    Documents and queries of the archive search go through this same function, so case
+    and accents never decide a match: a mixed-case identifier (``CamelCaseName``,
+    ``SECRET007x``) also gives its whole lower-cased word, stemmed as `tokenize` stems
+    (so ``camelcasename`` and ``SECRET007X`` find it, and its camelCase parts still
+    match as in the tool search); words of other scripts than Latin and CJK (Cyrillic,
+    Greek, ...) give their case-folded words, which `tokenize` drops.
+    """
+    folded = fold(text)
+    out = tokenize(folded)
+    stop = _text_tools()[0]
+    for word in _ALNUM.findall(folded):
+        if not (word.islower() or word.isupper() or word.isdigit()):
+            low = word.lower()
+            if low not in stop:
+                out.append(_STEMS.get(low) or _stem(low))
+    if not folded.isascii():
+        out += [w for w in _OTHER_WORD.findall(folded) if not w.isascii() and not _CJK.search(w)]
     return out
 
 

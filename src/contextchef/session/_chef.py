@@ -155,9 +155,9 @@ class ContextChef:
         from contextchef.deferred._meta import DeferredConfig
         from contextchef.deferred._recall import reader_tools
         from contextchef.exposure._policy import as_patterns, named_modes
-        from contextchef.history._archive import Archive
         from contextchef.history._context_policy import ContextPolicy
         from contextchef.history._offload import as_offload_store
+        from contextchef.providers._compacted import compaction_archive
         from contextchef.session._compiling import Compiler
         from contextchef.session._dispatching import Dispatcher
         from contextchef.session._library import library_tools
@@ -215,7 +215,7 @@ class ContextChef:
             skills=self._skills,
             modes=self._modes,
             handoff=handoff,
-            archive=Archive(store, history=lambda: self._state.history)
+            archive=compaction_archive(store, lambda: self._state.history)
             if store is not None or policy is not None
             else None,
             never_clear=policy.never_clear if policy is not None else (),
