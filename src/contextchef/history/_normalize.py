@@ -95,6 +95,7 @@ PORTABLE = HistoryRules(name="portable", alternate_roles=True)
 provider's own rules live with it (`Profile.history`; by name: `contextchef.PRESETS`)."""
 
 ChangeKind = Literal[
+    "dropped_bad_signature",
     "dropped_blank_text",
     "dropped_duplicate_call",
     "dropped_duplicate_result",

@@ -1,8 +1,9 @@
 """The structural scan of a tool's input schema (tools layer), before its meta-schema.
 
 `scan` finds what jsonschema would not report clearly: too deep nesting, values JSON
-cannot carry, text that is not valid Unicode, non-string keys, invalid ``pattern``
-regular expressions, and ``$ref``s that are remote, point nowhere or loop.
+cannot carry, text that is not valid Unicode, non-string keys, invalid regular
+expressions (``pattern`` values, ``patternProperties`` keys), and ``$ref``s that are
+remote, point nowhere or loop.
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ def scan(root: JsonValue, node: JsonValue, path: tuple[str, ...]) -> tuple[Any, 
         for key, value in node.items():
             if not isinstance(key, str):
                 return path, f"object key {shown(key)} is not a string"
+            if key == "patternProperties" and isinstance(value, Mapping):
+                bad = next((k for k in value if isinstance(k, str) and _regex_problem(k)), None)
+                if bad is not None:
+                    problem = f"patternProperties key {_regex_problem(bad)}"
+                    return (*path, key, bad), problem
             problem = _keyword_problem(root, key, value)
             found = ((*path, key), problem) if problem else scan(root, value, (*path, key))
             if found is not None:
@@ -119,13 +125,26 @@ def _value_problem(node: JsonValue, path: tuple[str, ...]) -> str | None:
     return None
 
 
+def _regex_problem(pattern: str) -> str | None:
+    """Why `pattern` is no regular expression the gate can match with, or None.
+
+    JSON Schema takes a regex in ``pattern`` and as each ``patternProperties`` key (a
+    ``propertyNames`` subschema's ``pattern`` is a ``pattern``); the gate matches them
+    with `pattern_search`'s engines, which Python's ``re`` must compile for the fallback.
+    """
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return f"{shown(pattern)} is not a valid regular expression ({exc})"
+    return None
+
+
 def _keyword_problem(root: JsonValue, key: str, value: JsonValue) -> str | None:
     """What is wrong with a ``pattern`` or ``$ref`` keyword's value, or None."""
     if key == "pattern" and isinstance(value, str):
-        try:
-            re.compile(value)
-        except re.error as exc:
-            return f"pattern {shown(value)} is not a valid regular expression ({exc})"
+        problem = _regex_problem(value)
+        if problem:
+            return f"pattern {problem}"
     if key == "$ref" and isinstance(value, str):
         if value and not value.startswith("#"):
             return (

@@ -27,8 +27,10 @@ camelCase itself):
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -84,9 +86,42 @@ def _media(part: MediaPart) -> dict[str, Any]:
     return apply_hints(_media_data(part), hints(part.provider_data, FORMAT))
 
 
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
+_SIGNATURE_KEYS = ("thought_signature", "thoughtSignature")
+
+
+def is_base64(value: object) -> bool:
+    """Whether `value` is text the google-genai SDK decodes into a ``bytes`` field.
+
+    Standard or URL-safe base64, padding optional, no stray bits in the last symbol: what
+    the SDK's ``Part.thought_signature`` (pydantic ``bytes``, base64) accepts; anything
+    else (a number, an object, ``None``, ``"@@"``) fails every request it is sent in.
+    """
+    if not isinstance(value, str) or not _BASE64.fullmatch(value):
+        return False
+    body = value.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:
+        return False
+    raw = base64.b64decode(body + "=" * (-len(body) % 4))
+    return base64.b64encode(raw).decode("ascii").rstrip("=") == body
+
+
+def _bad_signature(recorded: Mapping[str, Any]) -> str | None:
+    """The key of a recorded part's thought signature that is not base64 text, or None."""
+    return next((k for k in _SIGNATURE_KEYS if k in recorded and not is_base64(recorded[k])), None)
+
+
 def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
+    """The recorded thought part, or None (another provider's, or a malformed signature).
+
+    A thought part whose ``thought_signature`` is not base64 text is dropped for this
+    target (and reported), never sent to fail every later request in the SDK, as a
+    thinking block without its signature is (docs/guides/history.md).
+    """
     recorded = hints(part.provider_data, FORMAT).get("part")
-    if part.provider != "gemini" or recorded is None:
+    if part.provider != "gemini" or not isinstance(recorded, Mapping):
+        return None
+    if _bad_signature(recorded) is not None:
         return None
     out: dict[str, Any] = thaw(recorded)
     return out
@@ -188,13 +223,55 @@ def _signed(message: Message) -> bool:
     for part in message.parts:
         if isinstance(part, ReasoningPart):
             recorded = hints(part.provider_data, FORMAT).get("part") or {}
-            if "thought_signature" in recorded or "thoughtSignature" in recorded:
+            if any(is_base64(recorded.get(k)) for k in _SIGNATURE_KEYS):
                 return True
-        elif isinstance(part, (TextPart, ToolCall)) and "thought_signature" in (
-            hints(part.provider_data, FORMAT).get("extra") or {}
+        elif isinstance(part, (TextPart, ToolCall)) and is_base64(
+            (hints(part.provider_data, FORMAT).get("extra") or {}).get("thought_signature")
         ):
             return True
     return False
+
+
+def _without_bad_signature(part: Part) -> Part:
+    """`part` without a recorded ``thought_signature`` that is not base64 text."""
+    if not isinstance(part, (TextPart, MediaPart, ToolCall, ToolResult)):
+        return part  # a thought part is dropped whole (`_reasoning`)
+    hint = hints(part.provider_data, FORMAT)
+    extra = hint.get("extra")
+    if not isinstance(extra, Mapping):
+        return part
+    if _bad_signature(extra) is None:
+        return part
+    kept = {k: v for k, v in extra.items() if k not in _SIGNATURE_KEYS}
+    return dataclasses.replace(part, provider_data={**hint, "extra": kept})
+
+
+def _drop_bad_signatures(
+    messages: Sequence[Message], offset: int
+) -> tuple[list[Message], list[Change]]:
+    """`messages` without malformed thought signatures on text / call / media parts.
+
+    The part is kept (it is the model's text or call); its signature, which the SDK would
+    refuse on every later request, is dropped and reported (``dropped_bad_signature``).
+    A call of the current turn left unsigned then gets `SKIP_SIGNATURE`.
+    """
+    out: list[Message] = []
+    changes: list[Change] = []
+    for i, msg in enumerate(messages):
+        parts = tuple(_without_bad_signature(p) for p in msg.parts)
+        if all(a is b for a, b in zip(parts, msg.parts, strict=True)):
+            out.append(msg)
+            continue
+        out.append(dataclasses.replace(msg, parts=parts))
+        changes.append(
+            Change(
+                kind="dropped_bad_signature",
+                index=offset + i,
+                detail=f"message {offset + i}: a thought_signature that is not base64 text "
+                "dropped (the SDK refuses it)",
+            )
+        )
+    return out, changes
 
 
 class GeminiAdapter(AdapterDefaults):
@@ -217,7 +294,8 @@ class GeminiAdapter(AdapterDefaults):
         Blank text only where it carries a thought signature recorded from Gemini.
         """
         if isinstance(part, TextPart) and not part.text.strip():
-            return "thought_signature" in (hints(part.provider_data, FORMAT).get("extra") or {})
+            extra = hints(part.provider_data, FORMAT).get("extra") or {}
+            return is_base64(extra.get("thought_signature"))
         return keeps_part(
             part, fmt=self.profile.wire, reasoning=lambda r: _reasoning(r) is not None
         )
@@ -345,7 +423,8 @@ class GeminiAdapter(AdapterDefaults):
         the last user text) whose step carries no ``thought_signature``. A history from
         another provider, or written by hand, has none to give; the first call of each such
         step gets `SKIP_SIGNATURE` (`injected_call`), each reported as a `Change`
-        (``signed_foreign_call``). Calls recorded from Gemini keep their own signature.
+        (``signed_foreign_call``). Calls recorded from Gemini keep their own signature;
+        one that is not base64 text is dropped first (`_drop_bad_signatures`).
         """
         start = 0
         for i in range(len(messages) - 1, -1, -1):
@@ -353,8 +432,7 @@ class GeminiAdapter(AdapterDefaults):
             if msg.role == "user" and any(not isinstance(p, ToolResult) for p in msg.parts):
                 start = i + 1
                 break
-        out = list(messages)
-        changes: list[Change] = []
+        out, changes = _drop_bad_signatures(messages, offset)
         for i in range(start, len(out)):
             first = next((p for p in out[i].parts if isinstance(p, ToolCall)), None)
             if first is None or out[i].role != "assistant" or _signed(out[i]):

@@ -60,6 +60,27 @@ CLIENT_STEPS = ("user_input", "function_result")
 """Steps the client sends; every other step type is the model's (or the server's)."""
 STEP_TYPES = frozenset({*CLIENT_STEPS, "model_output", "thought", "function_call"})
 """The step types this module maps onto IR parts (others are kept as provider parts)."""
+WIRE_STEPS = frozenset(
+    {
+        *STEP_TYPES,
+        *(
+            f"{tool}_{end}"
+            for tool in (
+                "code_execution",
+                "file_search",
+                "google_maps",
+                "google_search",
+                "mcp_server_tool",
+                "processing",
+                "retrieval",
+                "tool_search",
+                "url_context",
+            )
+            for end in ("call", "result")
+        ),
+    }
+)
+"""Every step type of google-genai 3.6.1's ``Step`` union: never a content block."""
 
 
 def _argument_slots(step: Any) -> Iterator[tuple[dict[str, Any], str]]:
@@ -188,6 +209,30 @@ def _untyped(step: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _no_steps_inside(hist: HistoryBuilder, i: int, step: Mapping[str, Any]) -> None:
+    """Refuse a step type (``function_call``, ``thought``...) inside a step's ``content``.
+
+    ``user_input`` / ``model_output`` content holds text and media blocks only (SDK
+    3.6.1 ``Content``); a call there is the legacy ``outputs`` shape (before the May 2026
+    ``steps`` revision: research §"Other things"), which the API no longer takes back.
+    Kept as a provider part, the call would be lost without an answer; refused, the host
+    learns it at `ContextChef.ingest`.
+
+    Raises:
+        CorruptHistoryError: Naming the block's index and type.
+    """
+    content = step.get("content")
+    for j, block in enumerate(content if isinstance(content, list) else ()):
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind in WIRE_STEPS:
+            raise hist.error(
+                i,
+                f"{step.get('type')} content[{j}] is a {kind!r} step (the legacy 'outputs' "
+                "shape); content holds text, image, audio, document and video blocks only, "
+                f"and a {kind} is a step of its own",
+            )
+
+
 def _step(hist: HistoryBuilder, i: int, step: dict[str, Any]) -> list[Part]:
     kind = step.get("type")
     if not isinstance(kind, str) or not kind:
@@ -196,6 +241,7 @@ def _step(hist: HistoryBuilder, i: int, step: dict[str, Any]) -> list[Part]:
     if where is not None:
         raise hist.error(i, f"{where} must be a non-empty string (the {kind} step's items)")
     if kind in ("user_input", "model_output"):
+        _no_steps_inside(hist, i, step)
         role = "user" if kind == "user_input" else "assistant"
         parts = _content_parts(hist, i, step, role)
         if parts is not None:
@@ -329,9 +375,17 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
 
     Raises:
         CorruptHistoryError: A failed, cancelled or unfinished interaction, an error
-            body, ``steps`` that is not a list, or a step the parser cannot read.
+            body, ``steps`` that is not a list, a legacy ``outputs`` list and no
+            ``steps``, or a step the parser cannot read.
     """
     data = checked_response(response, READER)
+    if "steps" not in data and data.get("outputs"):
+        raise CorruptHistoryError(
+            "the Interactions response has the legacy 'outputs' list and no 'steps' (the "
+            "shape before the May 2026 revision); its turn cannot be read or sent back: "
+            "use a google-genai SDK and API revision that return 'steps'",
+            index=0,
+        )
     steps = data.get("steps", [])
     if not isinstance(steps, list):
         raise CorruptHistoryError("the Interactions response's steps is not a list", index=0)
