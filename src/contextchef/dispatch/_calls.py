@@ -22,7 +22,11 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import JsonValue, canonical_dumps, json_problem
-from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
+from contextchef.history._messages import (
+    ToolCall,
+    call_arguments,
+    unreadable_arguments,
+)
 
 __all__ = ["CallLike", "as_tool_call", "parse_arguments"]
 
@@ -122,7 +126,7 @@ def parse_arguments(call: ToolCall) -> dict[str, JsonValue] | str:
 
     The reason reads ``Invalid arguments for tool "<name>": <why>; send one JSON object.``
     """
-    parsed = parse_json_object(call.arguments)
+    parsed = call_arguments(call)
     if isinstance(parsed, str):
         return f'Invalid arguments for tool "{call.name}": {parsed}; send one JSON object.'
     return parsed

@@ -44,6 +44,7 @@ from contextchef._json import (
     freeze,
     is_unicode,
     json_problem,
+    plain_object,
     thaw,
 )
 
@@ -59,6 +60,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "assistant",
+    "call_arguments",
     "check_message",
     "join_turn",
     "json_problem",
@@ -275,7 +277,8 @@ class ToolCall:
 
     ``arguments`` keeps the exact string the model produced so a replayed history is
     byte-identical; `parsed_arguments` decodes it. A mapping given at construction is
-    serialized canonically.
+    serialized canonically; when it holds only plain JSON types, a copy of it equal to
+    the parsed text is kept for the gate's first read (`call_arguments`).
     """
 
     id: str
@@ -292,14 +295,18 @@ class ToolCall:
         _require_str("ToolCall.id", self.id)
         _require_str("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
+            plain = plain_object(self.arguments)
             try:
-                text = canonical_texts([canonical_value(self.arguments)])[0]
+                value = plain if plain is not None else canonical_value(self.arguments)
+                text = canonical_texts([value])[0]
             except (TypeError, ValueError, RecursionError) as exc:
                 raise UsageError(
                     f"ToolCall {shown(self.id, 80)}: arguments given as an object must be plain "
                     f"JSON data (no NaN, Infinity or non-JSON values): {exc}"
                 ) from exc
             object.__setattr__(self, "arguments", text)
+            if plain is not None:  # owned by this object (a shallow copy of it checks id)
+                self.__dict__["_parsed"] = (id(self), plain)
         _freeze_data(self)
 
     def parsed_arguments(self) -> dict[str, JsonValue]:
@@ -317,6 +324,20 @@ class ToolCall:
                 raw=self.arguments,
             )
         return value
+
+
+def call_arguments(call: ToolCall) -> dict[str, JsonValue] | str:
+    """``parse_json_object(call.arguments)``, without parsing for a call built from a dict.
+
+    The copy `ToolCall` kept of a plain dict (equal to parsing its text; see
+    `contextchef._json.plain_object`) is handed over once and dropped, so whoever takes it
+    owns it: a handler that changes its arguments changes neither the call nor a later
+    parse. Every later read parses the text.
+    """
+    kept = call.__dict__.pop("_parsed", None)
+    if kept is not None and kept[0] == id(call):
+        return kept[1]  # type: ignore[no-any-return]
+    return parse_json_object(call.arguments)
 
 
 @dataclass(frozen=True, kw_only=True)
