@@ -160,6 +160,27 @@ def test_a_shallow_copy_of_a_call_does_not_share_the_kept_value() -> None:
     assert mine is not theirs and mine["a"] is not theirs["a"]
 
 
+def test_a_stamped_decision_is_what_replace_gives() -> None:
+    from dataclasses import fields, replace
+
+    from contextchef.dispatch._gate import _stamped
+    from contextchef.dispatch._types import Allowed, GateStamp
+
+    chef = ContextChef()
+    chef.register_tools([EDIT], handlers={"edit": lambda **kw: "ok"})
+    tool = chef.tools[0]
+    call = ToolCall(id="c", name="edit", arguments={})
+    stamp = GateStamp(view=chef.view, ctx=chef._dispatcher.context())  # type: ignore[attr-defined]
+    for result in (
+        Allowed(tool=tool, wire_name="edit", arguments={"a": 1}, via="namespace:n"),
+        Denied(reason="no", code="blocked", tool=tool),
+    ):
+        mine, theirs = _stamped(result, call, stamp), replace(result, call=call, stamp=stamp)
+        assert type(mine) is type(theirs)
+        for f in fields(theirs):
+            assert getattr(mine, f.name) is getattr(theirs, f.name), f.name
+
+
 # --- the gate context, kept while nothing changed -----------------------------------------
 
 

@@ -307,7 +307,8 @@ class ToolCall:
             object.__setattr__(self, "arguments", text)
             if plain is not None:  # owned by this object (a shallow copy of it checks id)
                 self.__dict__["_parsed"] = (id(self), plain)
-        _freeze_data(self)
+        if self.provider_data is not None:
+            _freeze_data(self)
 
     def parsed_arguments(self) -> dict[str, JsonValue]:
         """The arguments as a dict.
@@ -368,6 +369,18 @@ class ToolResult:
         _require_str("ToolResult.call_id", self.call_id)
         _require_str("ToolResult.name", self.name)
         _require_str("ToolResult.content", self.content)
+        if type(self.media) is not tuple or self.media:  # the default () has nothing to check
+            self._check_media()
+        if type(self.references) is not tuple or self.references:
+            if isinstance(self.references, str) or not isinstance(self.references, (list, tuple)):
+                raise UsageError("ToolResult.references must be a list of tool names")
+            object.__setattr__(self, "references", tuple(self.references))
+            for name in self.references:
+                _require_str("ToolResult.references[]", name)
+        if self.provider_data is not None:
+            _freeze_data(self)
+
+    def _check_media(self) -> None:
         if isinstance(self.media, (str, bytes, Mapping)) or not isinstance(self.media, Iterable):
             raise UsageError(
                 f"ToolResult.media must be a tuple of MediaPart, got {shown(self.media)}"
@@ -375,12 +388,6 @@ class ToolResult:
         object.__setattr__(self, "media", tuple(self.media))
         if not all(isinstance(m, MediaPart) for m in self.media):
             raise UsageError("ToolResult.media must hold MediaPart values")
-        if isinstance(self.references, str) or not isinstance(self.references, (list, tuple)):
-            raise UsageError("ToolResult.references must be a list of tool names")
-        object.__setattr__(self, "references", tuple(self.references))
-        for name in self.references:
-            _require_str("ToolResult.references[]", name)
-        _freeze_data(self)
 
 
 Part = TextPart | MediaPart | ReasoningPart | ToolCall | ToolResult | ProviderPart
