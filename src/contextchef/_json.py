@@ -29,6 +29,7 @@ __all__ = [
     "FrozenList",
     "JsonValue",
     "canonical_dumps",
+    "canonical_object_text",
     "canonical_schema",
     "canonical_texts",
     "canonical_value",
@@ -325,6 +326,18 @@ def plain_object(value: object) -> dict[str, JsonValue] | None:
         return _plain_dict(value, 0)
     except (_NotPlain, RecursionError):
         return None
+
+
+def canonical_object_text(value: object) -> tuple[str, dict[str, JsonValue] | None]:
+    """``canonical_texts([canonical_value(value)])[0]``, and `plain_object` of `value`.
+
+    Raises:
+        ValueError: NaN or an infinity.
+        TypeError: A value JSON cannot hold.
+        RecursionError: A reference cycle.
+    """
+    plain = plain_object(value)
+    return canonical_texts([canonical_value(value) if plain is None else plain])[0], plain
 
 
 def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: int = 0) -> str:

@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 
 from contextchef import ContextChef, DeferredConfig, Denied, ToolCall, user
 from contextchef._json import canonical_dumps, canonical_value, plain_object
+from contextchef.dispatch._calls import call_arguments
 from contextchef.dispatch._types import ToolCallEvent
-from contextchef.history._messages import call_arguments, parse_json_object
+from contextchef.history._messages import parse_json_object
 
 EDIT = {
     "name": "edit",

@@ -39,12 +39,10 @@ from contextchef._errors import (
 from contextchef._json import (
     FrozenDict,
     JsonValue,
-    canonical_texts,
-    canonical_value,
+    canonical_object_text,
     freeze,
     is_unicode,
     json_problem,
-    plain_object,
     thaw,
 )
 
@@ -60,7 +58,6 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "assistant",
-    "call_arguments",
     "check_message",
     "join_turn",
     "json_problem",
@@ -277,8 +274,7 @@ class ToolCall:
 
     ``arguments`` keeps the exact string the model produced so a replayed history is
     byte-identical; `parsed_arguments` decodes it. A mapping given at construction is
-    serialized canonically; when it holds only plain JSON types, a copy of it equal to
-    the parsed text is kept for the gate's first read (`call_arguments`).
+    serialized canonically (a plain one is also kept for the gate: ``call_arguments``).
     """
 
     id: str
@@ -295,10 +291,8 @@ class ToolCall:
         _require_str("ToolCall.id", self.id)
         _require_str("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
-            plain = plain_object(self.arguments)
             try:
-                value = plain if plain is not None else canonical_value(self.arguments)
-                text = canonical_texts([value])[0]
+                text, plain = canonical_object_text(self.arguments)
             except (TypeError, ValueError, RecursionError) as exc:
                 raise UsageError(
                     f"ToolCall {shown(self.id, 80)}: arguments given as an object must be plain "
@@ -307,8 +301,7 @@ class ToolCall:
             object.__setattr__(self, "arguments", text)
             if plain is not None:  # owned by this object (a shallow copy of it checks id)
                 self.__dict__["_parsed"] = (id(self), plain)
-        if self.provider_data is not None:
-            _freeze_data(self)
+        _freeze_data(self)
 
     def parsed_arguments(self) -> dict[str, JsonValue]:
         """The arguments as a dict.
@@ -325,20 +318,6 @@ class ToolCall:
                 raw=self.arguments,
             )
         return value
-
-
-def call_arguments(call: ToolCall) -> dict[str, JsonValue] | str:
-    """``parse_json_object(call.arguments)``, without parsing for a call built from a dict.
-
-    The copy `ToolCall` kept of a plain dict (equal to parsing its text; see
-    `contextchef._json.plain_object`) is handed over once and dropped, so whoever takes it
-    owns it: a handler that changes its arguments changes neither the call nor a later
-    parse. Every later read parses the text.
-    """
-    kept = call.__dict__.pop("_parsed", None)
-    if kept is not None and kept[0] == id(call):
-        return kept[1]  # type: ignore[no-any-return]
-    return parse_json_object(call.arguments)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -369,18 +348,6 @@ class ToolResult:
         _require_str("ToolResult.call_id", self.call_id)
         _require_str("ToolResult.name", self.name)
         _require_str("ToolResult.content", self.content)
-        if type(self.media) is not tuple or self.media:  # the default () has nothing to check
-            self._check_media()
-        if type(self.references) is not tuple or self.references:
-            if isinstance(self.references, str) or not isinstance(self.references, (list, tuple)):
-                raise UsageError("ToolResult.references must be a list of tool names")
-            object.__setattr__(self, "references", tuple(self.references))
-            for name in self.references:
-                _require_str("ToolResult.references[]", name)
-        if self.provider_data is not None:
-            _freeze_data(self)
-
-    def _check_media(self) -> None:
         if isinstance(self.media, (str, bytes, Mapping)) or not isinstance(self.media, Iterable):
             raise UsageError(
                 f"ToolResult.media must be a tuple of MediaPart, got {shown(self.media)}"
@@ -388,6 +355,12 @@ class ToolResult:
         object.__setattr__(self, "media", tuple(self.media))
         if not all(isinstance(m, MediaPart) for m in self.media):
             raise UsageError("ToolResult.media must hold MediaPart values")
+        if isinstance(self.references, str) or not isinstance(self.references, (list, tuple)):
+            raise UsageError("ToolResult.references must be a list of tool names")
+        object.__setattr__(self, "references", tuple(self.references))
+        for name in self.references:
+            _require_str("ToolResult.references[]", name)
+        _freeze_data(self)
 
 
 Part = TextPart | MediaPart | ReasoningPart | ToolCall | ToolResult | ProviderPart
