@@ -29,12 +29,14 @@ __all__ = [
     "FrozenList",
     "JsonValue",
     "canonical_dumps",
+    "canonical_object_text",
     "canonical_schema",
     "canonical_texts",
     "canonical_value",
     "freeze",
     "is_unicode",
     "json_problem",
+    "plain_object",
     "shared_text",
     "thaw",
     "thawed",
@@ -153,6 +155,8 @@ def is_unicode(text: str) -> bool:
 
     Such text cannot be encoded as UTF-8, so a payload holding it fails when it is sent.
     """
+    if text.isascii():  # a flag on the string object: no scan, no copy
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -269,6 +273,71 @@ def shared_text(text: str) -> str:
 
 MAX_ARGUMENT_DEPTH = 100
 """Deepest nesting of objects and arrays accepted in tool-call arguments."""
+
+
+class _NotPlain(Exception):
+    """`plain_object` met a value parsing JSON text could not give back as it is."""
+
+
+def _plain(value: object, depth: int) -> JsonValue:
+    kind = type(value)
+    if depth > MAX_ARGUMENT_DEPTH:
+        raise _NotPlain
+    if kind is str:
+        if is_unicode(value):  # type: ignore[arg-type]
+            return value
+    elif value is None or kind is bool:
+        return value
+    elif kind is int:
+        if value.bit_length() <= MAX_INT_BITS:  # type: ignore[attr-defined]
+            return value
+    elif kind is float:
+        if math.isfinite(value):  # type: ignore[arg-type]
+            return value
+    elif kind is dict:
+        return _plain_dict(value, depth)  # type: ignore[arg-type]
+    elif kind is list or kind is tuple:
+        return [_plain(v, depth + 1) for v in value]  # type: ignore[attr-defined]
+    raise _NotPlain
+
+
+def _plain_dict(value: dict[Any, Any], depth: int) -> dict[str, JsonValue]:
+    for key in value:
+        if type(key) is not str or not is_unicode(key):
+            raise _NotPlain
+    return {key: _plain(value[key], depth + 1) for key in sorted(value)}
+
+
+def plain_object(value: object) -> dict[str, JsonValue] | None:
+    """A copy of the dict `value` equal to parsing its canonical JSON text, or None.
+
+    "Equal" in every respect the argument parser (`contextchef.history._messages.
+    parse_json_object`) can tell: only the exact types ``json.loads`` returns (``dict``
+    with ``str`` keys, ``list``, ``str``, ``int``, ``float``, ``bool``, None; a tuple
+    becomes a list as in the text), keys sorted as `canonical_value` sorts them, and
+    nothing `json_problem` refuses. Anything else (a subclass such as a numpy float or
+    an ``IntEnum``, another mapping type, NaN, a lone surrogate, nesting deeper than
+    `MAX_ARGUMENT_DEPTH`) gives None, and the caller parses the text instead. The copy
+    shares no container with `value`.
+    """
+    if type(value) is not dict:
+        return None
+    try:
+        return _plain_dict(value, 0)
+    except (_NotPlain, RecursionError):
+        return None
+
+
+def canonical_object_text(value: object) -> tuple[str, dict[str, JsonValue] | None]:
+    """``canonical_texts([canonical_value(value)])[0]``, and `plain_object` of `value`.
+
+    Raises:
+        ValueError: NaN or an infinity.
+        TypeError: A value JSON cannot hold.
+        RecursionError: A reference cycle.
+    """
+    plain = plain_object(value)
+    return canonical_texts([canonical_value(value) if plain is None else plain])[0], plain
 
 
 def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: int = 0) -> str:

@@ -20,7 +20,7 @@ from contextchef.search._rankers import RankerConfig
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._text import escape_tags
 from contextchef.tools._tool import Tool, ToolAnnotations
-from contextchef.tools._validate import integral, plainly_valid, validation_errors
+from contextchef.tools._validate import plainly_valid, validation_errors
 
 if TYPE_CHECKING:  # the index module loads with the first index (issue 27, fast start)
     from contextchef.search._index import SearchHit, ToolIndex
@@ -356,7 +356,6 @@ def run_tool_search(
         else:
             text = f"{usage}; got {' and '.join(given) or 'neither'}."
         return SearchOutcome(text=_capped(text, config), is_error=True)
-    arguments = integral(_SEARCH_SCHEMA, dict(arguments))  # a limit of 2.0 counts as 2
     names: list[str] | None = arguments.get("tool_names")
     queries: list[str] | None = arguments.get("queries")
     if queries is not None and not any(q.strip() for q in queries):
@@ -364,7 +363,8 @@ def run_tool_search(
             text="tool_search 'queries' must hold keywords; every query was blank.",
             is_error=True,
         )
-    want = min(arguments.get("limit", config.default_results), config.max_results)
+    # valid: an integer >= 1 as JSON Schema counts them, so a limit of 2.0 counts as 2
+    want = min(int(arguments.get("limit", config.default_results)), config.max_results)
     notes: list[str] = []
     overflow = config.overflow_results
     if names is not None:

@@ -24,7 +24,7 @@ from contextchef._errors import UsageError
 from contextchef._json import JsonValue, canonical_dumps, json_problem
 from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
 
-__all__ = ["CallLike", "as_tool_call", "parse_arguments"]
+__all__ = ["CallLike", "as_tool_call", "call_arguments", "parse_arguments"]
 
 CallLike = ToolCall | Mapping[str, Any] | Any
 """A model's tool call in any accepted shape (see the module docstring)."""
@@ -117,12 +117,26 @@ def _as_tool_call(call: object, default_id: str) -> ToolCall:
     return ToolCall(id=str(ident) if ident else default_id, name=name, arguments=_raw_text(raw))
 
 
+def call_arguments(call: ToolCall) -> dict[str, JsonValue] | str:
+    """``parse_json_object(call.arguments)``, without parsing for a call built from a dict.
+
+    The copy `ToolCall` kept of a plain dict (equal to parsing its text; see
+    `contextchef._json.plain_object`) is handed over once and dropped, so whoever takes it
+    owns it: a handler that changes its arguments changes neither the call nor a later
+    parse. Every later read parses the text.
+    """
+    kept = call.__dict__.pop("_parsed", None)
+    if kept is not None and kept[0] == id(call):
+        return kept[1]  # type: ignore[no-any-return]
+    return parse_json_object(call.arguments)
+
+
 def parse_arguments(call: ToolCall) -> dict[str, JsonValue] | str:
     """A call's arguments as a dict, or the model-readable reason they are not one.
 
     The reason reads ``Invalid arguments for tool "<name>": <why>; send one JSON object.``
     """
-    parsed = parse_json_object(call.arguments)
+    parsed = call_arguments(call)
     if isinstance(parsed, str):
         return f'Invalid arguments for tool "{call.name}": {parsed}; send one JSON object.'
     return parsed

@@ -395,7 +395,7 @@ def check_tool_call(
     result = _static_check(view, call, ctx)
     if isinstance(result, Allowed):
         result = run_before_hooks(call, result, ctx)
-    return replace(result, call=call, stamp=GateStamp(view=view, ctx=ctx))
+    return _stamped(result, call, GateStamp(view=view, ctx=ctx))
 
 
 async def acheck_tool_call(
@@ -406,7 +406,16 @@ async def acheck_tool_call(
     result = _static_check(view, call, ctx)
     if isinstance(result, Allowed):
         result = await arun_before_hooks(call, result, ctx)
-    return replace(result, call=call, stamp=GateStamp(view=view, ctx=ctx))
+    return _stamped(result, call, GateStamp(view=view, ctx=ctx))
+
+
+def _stamped(result: CheckResult, call: ToolCall, stamp: GateStamp) -> CheckResult:
+    """``dataclasses.replace(result, call=call, stamp=stamp)``, without the field walk.
+
+    Every field of `Allowed` and `Denied` is an init field and neither has a
+    ``__post_init__``, so the instance dict holds the arguments that rebuild it.
+    """
+    return type(result)(**{**vars(result), "call": call, "stamp": stamp})
 
 
 _HOOKED = ("hook", "hook_error")  # denials a before-hook made: the hooks ran

@@ -39,8 +39,7 @@ from contextchef._errors import (
 from contextchef._json import (
     FrozenDict,
     JsonValue,
-    canonical_texts,
-    canonical_value,
+    canonical_object_text,
     freeze,
     is_unicode,
     json_problem,
@@ -275,7 +274,7 @@ class ToolCall:
 
     ``arguments`` keeps the exact string the model produced so a replayed history is
     byte-identical; `parsed_arguments` decodes it. A mapping given at construction is
-    serialized canonically.
+    serialized canonically (a plain one is also kept for the gate: ``call_arguments``).
     """
 
     id: str
@@ -293,13 +292,15 @@ class ToolCall:
         _require_str("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
             try:
-                text = canonical_texts([canonical_value(self.arguments)])[0]
+                text, plain = canonical_object_text(self.arguments)
             except (TypeError, ValueError, RecursionError) as exc:
                 raise UsageError(
                     f"ToolCall {shown(self.id, 80)}: arguments given as an object must be plain "
                     f"JSON data (no NaN, Infinity or non-JSON values): {exc}"
                 ) from exc
             object.__setattr__(self, "arguments", text)
+            if plain is not None:  # owned by this object (a shallow copy of it checks id)
+                self.__dict__["_parsed"] = (id(self), plain)
         _freeze_data(self)
 
     def parsed_arguments(self) -> dict[str, JsonValue]:

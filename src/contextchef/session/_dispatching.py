@@ -65,6 +65,7 @@ logger = logging.getLogger("contextchef")
 
 CallOrDecision = CallLike | Allowed | Denied
 """A model's tool call in any accepted shape, or the decision `check_tool_call` returned."""
+Given = CheckResult | None
 _ONE_ITEM = (str, bytes, Mapping, ToolCall, Allowed, Denied)  # not a list of calls
 _NOT_STORED = (TOOL_SEARCH, OFFLOAD_READ_TOOL, ARCHIVE_TOOL)  # capped already: never offloaded
 
@@ -93,14 +94,19 @@ class Dispatcher:
         self._max_inline = max_inline
         self.before: list[BeforeHook] = []
         self.after: list[AfterHook] = []
+        self._made: tuple[object, GateContext] = (None, GateContext())
 
     # -- the gate ------------------------------------------------------------------------
 
     def context(self) -> GateContext:
-        """What the gate reads from the session now (nothing of it reaches the prefix)."""
-        state = self._state
+        """What the gate reads from the session now: the last one while its inputs are equal."""
+        state, hooks = self._state, ((*self.before,), (*self.after,))
+        loaded, withdrawn = frozenset(state.loaded), tuple(sorted(state.withdrawn.items()))
+        names = (state.strategy, state.target, state.model, state.blocked, state.loaded_skills)
+        made_from = (names, hooks, loaded, withdrawn)
+        if self._made[0] == made_from and not self._tools.config.require_search:  # reads history
+            return self._made[1]
         strategy = get_strategy(state.strategy)
-        loaded = frozenset(state.loaded)
         needs = self._tools.config.require_search and strategy.native is not None
         reveal_loaded = False
         if state.target is not None:
@@ -114,11 +120,11 @@ class Dispatcher:
                     top = (ledger.pending or ledger.marks[-1]).tools
                     loaded |= top.added | frozenset(top.defined)
             reveal_loaded = adapter.model_rules(state.model or "").tool_changes
-        return GateContext(
+        ctx = GateContext(
             blocked=state.blocked,
             loaded=loaded,
-            before=tuple(self.before),
-            after=tuple(self.after),
+            before=hooks[0],
+            after=hooks[1],
             direct_calls=strategy.direct_calls,
             all_loaded=strategy.all_loaded,
             reveal_by_reference=strategy.reveal_by_reference,
@@ -126,10 +132,12 @@ class Dispatcher:
             reveal_loaded=reveal_loaded,
             meta_tools=strategy.meta_tools,
             skills=frozenset(state.loaded_skills),
-            withdrawn=tuple(sorted(state.withdrawn.items())),
+            withdrawn=withdrawn,
         )
+        self._made = (made_from, ctx)
+        return ctx
 
-    def _given(self, item: CallOrDecision) -> tuple[ToolCall, CheckResult | None]:
+    def _given(self, item: CallOrDecision, default_id: str = "call") -> tuple[ToolCall, Given]:
         """The call, and the decision when one was given (it carries its call)."""
         if isinstance(item, (Allowed, Denied)):
             if item.call is None:
@@ -138,7 +146,7 @@ class Dispatcher:
                     "returned (or the call itself)"
                 )
             return item.call, item
-        return as_tool_call(item), None
+        return as_tool_call(item, default_id=default_id), None
 
     def decide(self, item: CallOrDecision) -> tuple[CheckResult, SessionView, GateContext]:
         """The gate's decision on a call, or a given decision while it still holds."""
@@ -158,14 +166,13 @@ class Dispatcher:
 
     def withdraw(self, wire: str, reason: str | None) -> None:
         """Refuse the tool `wire` with `reason`, or admit it again (None)."""
-        if reason is None:
-            self._state.withdrawn.pop(wire, None)
-        else:
+        self._state.withdrawn.pop(wire, None)
+        if reason is not None:
             self._state.withdrawn[wire] = reason
 
     def reveal(self, names: Sequence[str]) -> tuple[str, ...]:
         """Count tools as loaded from the host; see `ContextChef.reveal_tools`."""
-        view = self._tools.view()
+        view, skills = self._tools.view(), frozenset(self._state.loaded_skills)
         wires: set[str] = set()
         for name in names:
             if not isinstance(name, str):
@@ -176,9 +183,7 @@ class Dispatcher:
                     f"no registered tool is named {shown(name, 80)}", name=name[:200]
                 )
             wire = view.wire_names[tool.key]
-            reason = view.unavailable_reason(name) or view.skill_lock(
-                wire, frozenset(self._state.loaded_skills)
-            )
+            reason = view.unavailable_reason(name) or view.skill_lock(wire, skills)
             if reason is not None:
                 raise UsageError(f"cannot reveal {shown(name, 80)}: {reason}")
             wires.add(wire)
@@ -205,17 +210,15 @@ class Dispatcher:
     def record(self, done: Execution) -> Execution:
         """Session bookkeeping after a call: loaded schemas, toolkits and skills, offload."""
         state = self._state
-        if done.skill is not None:  # the skill's tools the model may reach count as loaded
-            state.loaded.update(done.loaded)
+        state.loaded.update(done.loaded)  # the schemas shown, or the tools a skill opens
+        if done.skill is not None:
             state.loaded_skills = tuple(sorted({*state.loaded_skills, done.skill}))
             return done
         if done.toolkit is not None:
-            # the model loaded it: only the schemas it was shown count as loaded
+            # the model loaded it (only the schemas it was shown count as loaded, above)
             self._tools.load_toolkit(done.toolkit)
-            state.loaded.update(done.loaded)
             state.loaded_toolkits = self._tools.loaded_toolkits
             return done
-        state.loaded.update(done.loaded)
         if done.result.name in _NOT_STORED or done.check.decision == "denied":
             return done  # search text is capped; stored output and denials are never stored
         return Execution(result=self.offload(done.result), check=done.check, loaded=done.loaded)
@@ -257,14 +260,10 @@ class Dispatcher:
                 f"call in a list), got {type(calls).__name__}"
             )
         parsed: list[tuple[ToolCall, CallOrDecision]] = []
-        for i, item in enumerate(calls):
-            if isinstance(item, (Allowed, Denied)):
-                parsed.append((self._given(item)[0], item))
-            else:
-                call = as_tool_call(item, default_id=f"call_{i}")
-                parsed.append((call, call))
         seen: set[str] = set()
-        for call, _ in parsed:
+        for i, item in enumerate(calls):
+            call, given = self._given(item, f"call_{i}")
+            parsed.append((call, given or call))
             if call.id in seen:
                 raise UsageError(
                     f"two calls share the id {shown(call.id, 80)}; each result must answer "

@@ -184,7 +184,7 @@ def integral(schema: Mapping[str, JsonValue], value: Any) -> Any:
     JSON Schema counts ``2.0`` as an integer, so validated arguments may hold floats a
     handler then uses as an index or a count; this walks ``properties``, ``items`` and
     ``additionalProperties`` (no ``$ref``) and converts them. Anything else is returned
-    as it is.
+    as it is. Only floats, objects and arrays are visited (nothing else can change).
     """
     types = schema.get("type")
     wants_int = types == "integer" or (isinstance(types, list) and "integer" in types)
@@ -197,9 +197,14 @@ def integral(schema: Mapping[str, JsonValue], value: Any) -> Any:
         out = {}
         for key, item in value.items():
             sub = props.get(key, extra)
-            out[key] = integral(sub, item) if isinstance(sub, Mapping) else item
+            changes = isinstance(item, _CHANGING) and isinstance(sub, Mapping)
+            out[key] = integral(sub, item) if changes else item
         return out
     items = schema.get("items")
     if isinstance(value, list) and isinstance(items, Mapping):
-        return [integral(items, item) for item in value]
+        return [integral(items, v) if isinstance(v, _CHANGING) else v for v in value]
     return value
+
+
+_CHANGING = (float, dict, list)
+"""What `integral` may change: a float, or an object or array holding one."""
