@@ -18,7 +18,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from context_tools import OPUS, read_log
+from context_tools import OPUS, Summaries, next_turn, read_log
 from google import genai
 from google.genai import types
 
@@ -42,17 +42,6 @@ from contextchef.testing import (
 )
 
 
-class Summaries:
-    """A summarizer that records what it was given."""
-
-    def __init__(self) -> None:
-        self.inputs: list[str] = []
-
-    def __call__(self, transcript: str) -> str:
-        self.inputs.append(transcript)
-        return f"Summary {len(self.inputs)}: logs were read."
-
-
 def _chef(**options: Any) -> ContextChef:
     chef = ContextChef(max_inline_chars=None, **options)  # results of realistic size, whole
     chef.register_tools([read_log])
@@ -65,13 +54,6 @@ def _script(calls: int, answers: int = 3) -> list[dict[str, Any]]:
         *[tool_calls(("read_log", {"path": f"log{k}"})) for k in range(calls)],
         *[text(f"answer {k}") for k in range(answers)],
     ]
-
-
-def _next(chef: ContextChef, calls: tuple[ToolCall, ...], k: int) -> None:
-    if calls:
-        chef.run_tools(calls)
-    else:
-        chef.append(user(f"and then {k}?"))
 
 
 @pytest.fixture
@@ -112,7 +94,7 @@ def test_usage_is_the_provider_figure_plus_what_was_added_since(
         request = chef.compile("anthropic", model=OPUS)
         reply = client.beta.messages.create(**request.payload, extra_headers=request.headers)
         sent = len(chef.history)
-        _next(chef, chef.ingest(reply), k)
+        next_turn(chef, chef.ingest(reply), k)
         usage = chef.context_usage("anthropic", model=OPUS)
         # the fake reports what the model saw (usage.input_tokens under context management)
         assert reply.usage.input_tokens > 0
@@ -170,7 +152,7 @@ def test_anthropic_compiles_carry_the_policy_byte_stable_and_compact(
         reply = client.beta.messages.create(**request.payload, extra_headers=request.headers)
         found = [b.to_dict() for b in reply.content if b.type == "compaction"]
         block = found[0] if found else block
-        _next(chef, chef.ingest(reply), k)
+        next_turn(chef, chef.ingest(reply), k)
     assert fake.violations == ()
     assert fields == {json.dumps(native.extra["context_management"], sort_keys=True)}
     assert block is not None and [n.kind for n in chef.notices].count("compaction") == 1
@@ -204,7 +186,7 @@ def test_responses_compiles_carry_compaction_and_the_item_comes_back(
         reply = client.responses.create(**request.payload)
         found = [o.to_dict() for o in reply.output if o.type == "compaction"]
         item = found[0] if found else item
-        _next(chef, chef.ingest(reply), k)
+        next_turn(chef, chef.ingest(reply), k)
     assert fake.violations == ()
     assert item is not None and "compaction" in {n.kind for n in chef.notices}
 
@@ -222,7 +204,7 @@ def test_responses_sends_from_the_newest_compaction_item_and_stays_under_budget(
         sent.append(request.payload["input"])
         reply = client.responses.create(**request.payload)
         assert reply.usage is not None and reply.usage.input_tokens < policy.budget_tokens
-        _next(chef, chef.ingest(reply), k)
+        next_turn(chef, chef.ingest(reply), k)
     assert fake.violations == ()
     items = [[i for i in s if i.get("type") == "compaction"] for s in sent]
     assert sum(1 for n in chef.notices if n.kind == "compaction") >= 2
@@ -289,7 +271,7 @@ def test_gemini_compacts_locally_past_the_policy_point() -> None:
         request = chef.compile("gemini", model="gemini-3-pro")
         peaks.append(request_tokens("", (), chef.history))
         reply = client.models.generate_content(**request.payload)
-        _next(chef, chef.ingest(reply), k)
+        next_turn(chef, chef.ingest(reply), k)
     assert fake.violations == ()
     assert len(summaries.inputs) >= 2  # every few results, never every turn
     assert max(peaks) < policy.budget_tokens  # type: ignore[operator]
@@ -307,7 +289,7 @@ def test_no_local_compaction_where_the_provider_compacts(
     for k in range(8):
         request = chef.compile("anthropic", model=OPUS)
         reply = client.beta.messages.create(**request.payload, extra_headers=request.headers)
-        _next(chef, chef.ingest(reply), k)
+        next_turn(chef, chef.ingest(reply), k)
     assert fake.violations == () and summaries.inputs == []
     # a trigger under Anthropic's 50,000 minimum is the local path's, on the same model
     small = _chef(context_policy=ContextPolicy(budget_tokens=30_000), on_overflow=summaries)

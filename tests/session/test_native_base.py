@@ -20,7 +20,7 @@ from typing import Any
 
 import anthropic
 import openai
-from context_tools import OPUS, read_log
+from context_tools import OPUS, Summaries, next_turn, read_log, recall
 from google import genai
 from google.genai import types
 
@@ -40,15 +40,6 @@ from contextchef.testing import (
 POLICY = ContextPolicy(budget_tokens=70_000, never_clear=["read_log"])
 
 
-class Summaries:
-    def __init__(self) -> None:
-        self.inputs: list[str] = []
-
-    def __call__(self, transcript: str) -> str:
-        self.inputs.append(transcript)
-        return f"Summary {len(self.inputs)}: logs were read."
-
-
 def _chef(**options: Any) -> ContextChef:
     chef = ContextChef(max_inline_chars=None, context_policy=POLICY, **options)
     chef.register_tools([read_log])
@@ -64,13 +55,6 @@ def _turns(n: int, start: int = 0) -> list[Any]:
         else tool_calls(("read_log", {"path": f"log{k}"}), reasoning=f"thought {k}")
         for k in range(start, start + n)
     ]
-
-
-def _next(chef: ContextChef, calls: tuple[ToolCall, ...], k: int) -> None:
-    if calls:
-        chef.run_tools(calls)
-    else:
-        chef.append(user(f"and then {k}?"))
 
 
 def _anthropic() -> tuple[FakeAnthropic, Callable[[Any], Any]]:
@@ -105,7 +89,7 @@ def _run(
         request = chef.compile(target, model=model, max_tokens=1024)
         assert request.edits == (), [e.detail for e in request.edits]
         payloads.append(request.payload)
-        _next(chef, chef.ingest(send(request)), k)
+        next_turn(chef, chef.ingest(send(request)), k)
     return payloads
 
 
@@ -141,11 +125,8 @@ def test_anthropic_requests_start_at_the_newest_compaction_block() -> None:
     # the fake refuses a block not sent back exactly as returned (compaction_content_mismatch)
     assert max(v.input_tokens for v in fake.model_views) < POLICY.budget_tokens  # type: ignore[operator]
     # what left the request is in the archive: the model finds the first log by its path
-    found = chef.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
-    handle, _, rest = found.result.content.splitlines()[0].partition(" offset ")
-    assert "(compaction" in rest or "compaction" in found.result.content
-    args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 60_000}
-    page = chef.execute(ToolCall(id="r", name="search_archive", arguments=args)).result.content
+    hits, _, page = recall(chef, "log0")
+    assert "(compaction," in hits.splitlines()[0]
     assert read_log("log0") in page
 
 
@@ -162,7 +143,7 @@ def test_a_snapshot_restores_the_base_and_sends_the_same_bytes() -> None:
     two = again.compile("anthropic", model=OPUS, max_tokens=1024)
     assert one.to_json() == two.to_json() and two.edits == ()
     assert two.payload["messages"][0]["content"][0]["type"] == "compaction"
-    _next(again, again.ingest(send(two)), 10)
+    next_turn(again, again.ingest(send(two)), 10)
     assert fake.violations == ()
 
 
@@ -207,7 +188,7 @@ def test_switch_anthropic_responses_gemini_never_replays_a_foreign_compaction() 
     claude.script(*_turns(2, start=28))
     request = chef.compile("anthropic", model=OPUS, max_tokens=1024)
     assert request.edits and "cmpsig_" not in json.dumps(request.payload)
-    _next(chef, chef.ingest(to_claude(request)), 28)
+    next_turn(chef, chef.ingest(to_claude(request)), 28)
     _run(chef, "anthropic", OPUS, to_claude, range(29, 30))
     assert claude.violations == ()
 
@@ -235,7 +216,7 @@ def test_a_local_compaction_after_the_block_is_reported_and_accepted() -> None:
     request = chef.compile("anthropic", model=OPUS, max_tokens=1024)
     assert request.edits  # what was sent changed: reported, never silent
     assert native_base(request.payload["messages"], {}) == 0  # the block was summarized
-    _next(chef, chef.ingest(send(request)), 10)
+    next_turn(chef, chef.ingest(send(request)), 10)
     _run(chef, "anthropic", OPUS, send, range(11, 14))
     assert fake.violations == ()
 
@@ -267,24 +248,18 @@ def test_results_the_provider_cleared_are_archived_and_found_again() -> None:
     chef.set_history([user("Find why the build fails.")])
     _run(chef, "anthropic", OPUS, send, range(14))
     assert fake.violations == ()
-    cleared = [n.cleared for n in chef.notices if n.reason == "clear_tool_uses_20250919"]
+    cleared = [n.cleared_tool_uses for n in chef.notices if n.reason == "clear_tool_uses_20250919"]
     assert cleared and all(cleared)
     # the model's view lost the oldest results; the archive has each of them exactly once
-    found = chef.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
-    handle, _, rest = found.result.content.splitlines()[0].partition(" offset ")
-    args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 60_000}
-    page = chef.execute(ToolCall(id="r", name="search_archive", arguments=args)).result.content
-    assert read_log("log0") in page and "clear_tool_results" in found.result.content
+    hits, _, page = recall(chef, "log0")
+    assert read_log("log0") in page and "clear_tool_results" in hits
     # every cleared result is in the archive, each at a place of its own
     reads = [k for k in range(14) if k % 4 != 3][: max(cleared)]
     handles = []
     for k in reads:
-        hit = chef.execute(ToolCall(id="q", name="search_archive", arguments={"query": f"log{k}"}))
-        handle, _, rest = hit.result.content.splitlines()[0].partition(" offset ")
-        args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 60_000}
-        page = chef.execute(ToolCall(id="p", name="search_archive", arguments=args))
-        assert read_log(f"log{k}") in page.result.content, k
-        handles.append((handle, rest))
+        _, place, page = recall(chef, f"log{k}")
+        assert read_log(f"log{k}") in page, k
+        handles.append(place)
     assert len(set(handles)) == len(reads) == max(cleared)
 
 
@@ -308,11 +283,11 @@ def test_a_switch_while_the_compacting_reply_has_an_open_call_summarizes_once() 
     claude.script(*_turns(3, start=40))
     first = chef.compile("anthropic", model=OPUS, max_tokens=1024)
     assert len(summaries.inputs) == 1 and foreign_compaction(chef.history, "anthropic") is None
-    _next(chef, chef.ingest(to_claude(first)), 40)
+    next_turn(chef, chef.ingest(to_claude(first)), 40)
     for k in (41, 42):
         request = chef.compile("anthropic", model=OPUS, max_tokens=1024)
         assert request.edits == () and len(summaries.inputs) == 1, k  # append-only
-        _next(chef, chef.ingest(to_claude(request)), k)
+        next_turn(chef, chef.ingest(to_claude(request)), k)
     assert claude.violations == () and gpt.violations == ()
 
 
@@ -331,10 +306,7 @@ def test_a_restored_session_finds_what_the_provider_compaction_took_out_of_view(
     found = again.execute(ToolCall(id="s", name="search_archive", arguments={"query": "log0"}))
     assert not found.result.is_error
     assert found.result.content == before.result.content  # same handle, offset and hit
-    handle, _, rest = found.result.content.splitlines()[0].partition(" offset ")
-    args = {"handle": handle, "offset": int(rest.split(" ")[0]), "length": 60_000}
-    page = again.execute(ToolCall(id="r", name="search_archive", arguments=args)).result.content
-    assert read_log("log0") in page
+    assert read_log("log0") in recall(again, "log0")[2]
     # restoring again archives nothing twice
     again.restore(chef.snapshot(), allow_unsigned=True)
     later = again.execute(ToolCall(id="t", name="search_archive", arguments={"query": "log0"}))

@@ -25,6 +25,7 @@ from contextchef.history._offload import (
     OFFLOAD_READ_TOOL,
     OffloadStore,
     execute_offload_read,
+    int_argument,
     offload_read_tool,
 )
 from contextchef.search._archive import DEFAULT_HITS, search_archive
@@ -85,13 +86,6 @@ def archive_tool() -> dict[str, Any]:
         # it only reads what the conversation held: read-only modes keep it reachable
         "annotations": {"readOnlyHint": True, "idempotentHint": True},
     }
-
-
-def _int(arguments: Mapping[str, Any], key: str, default: int) -> int:
-    value = arguments.get(key, default)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise UsageError(f"{ARCHIVE_TOOL}: {key} must be an integer, got {shown(value)}")
-    return value
 
 
 def _snippet(text: str) -> str:
@@ -155,12 +149,20 @@ def execute_archive_tool(archive: Archive, arguments: Mapping[str, Any]) -> str:
     if handle is not None:
         if not isinstance(handle, str):
             raise UsageError(f"{ARCHIVE_TOOL}: 'handle' must be a string, got {shown(handle)}")
-        offset = check_int("offset", _int(arguments, "offset", 0), maximum=2**62)
+        offset = check_int(
+            "offset", int_argument(ARCHIVE_TOOL, arguments, "offset", 0), maximum=2**62
+        )
         length = min(
-            check_int("length", _int(arguments, "length", DEFAULT_READ_BYTES)), _MAX_READ_BYTES
+            check_int(
+                "length", int_argument(ARCHIVE_TOOL, arguments, "length", DEFAULT_READ_BYTES)
+            ),
+            _MAX_READ_BYTES,
         )
         return read_page(archive.load(handle), handle, offset, length)
-    limit = min(check_int("limit", _int(arguments, "limit", DEFAULT_HITS), minimum=1), MAX_HITS)
+    limit = min(
+        check_int("limit", int_argument(ARCHIVE_TOOL, arguments, "limit", DEFAULT_HITS), minimum=1),
+        MAX_HITS,
+    )
     if not isinstance(query, str):
         raise UsageError(f"{ARCHIVE_TOOL}: 'query' must be a string, got {shown(query)}")
     hits = search_archive(archive, query, limit=limit)

@@ -38,6 +38,7 @@ __all__ = [
     "OffloadStore",
     "as_offload_store",
     "execute_offload_read",
+    "int_argument",
     "offload_read_tool",
     "offload_result",
     "read_offloaded",
@@ -452,10 +453,15 @@ def offload_read_tool() -> dict[str, Any]:
     }
 
 
-def _int_arg(arguments: Mapping[str, Any], key: str, default: int) -> int:
+def int_argument(tool: str, arguments: Mapping[str, Any], key: str, default: int) -> int:
+    """A library tool's integer argument `key` (`default` when absent).
+
+    Raises:
+        UsageError: Not an ``int`` (a bool included), named with `tool` and `key`.
+    """
     value = arguments.get(key, default)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise UsageError(f"{OFFLOAD_READ_TOOL}: {key} must be an integer, got {shown(value)}")
+        raise UsageError(f"{tool}: {key} must be an integer, got {shown(value)}")
     return value
 
 
@@ -471,8 +477,10 @@ def execute_offload_read(store: OffloadStore, arguments: Mapping[str, Any]) -> s
     locator = arguments.get("handle")
     if not isinstance(locator, str):
         raise UsageError(f"{OFFLOAD_READ_TOOL}: 'handle' must be a string, got {shown(locator)}")
-    offset = _int_arg(arguments, "offset", 0)
-    length = min(_int_arg(arguments, "length", DEFAULT_READ_BYTES), _MAX_READ_BYTES)
+    offset = int_argument(OFFLOAD_READ_TOOL, arguments, "offset", 0)
+    length = min(
+        int_argument(OFFLOAD_READ_TOOL, arguments, "length", DEFAULT_READ_BYTES), _MAX_READ_BYTES
+    )
     check_int("offset", offset, maximum=_MAX_OFFSET)
     check_int("length", length, maximum=_MAX_OFFSET)
     data = store.load(locator)

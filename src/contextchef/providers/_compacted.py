@@ -52,7 +52,6 @@ from contextchef.history._messages import Message, ProviderPart, ToolCall
 from contextchef.history._offload import OffloadStore
 
 __all__ = [
-    "CLEAR_TOOL_USES",
     "COMPACTION",
     "ON_DEMAND_BETA",
     "check_closed",
@@ -310,24 +309,25 @@ def compaction_archive(
     return Archive(store, history=history, hidden=compacted_spans)
 
 
-CLEAR_TOOL_USES = "clear_tool_uses_20250919"
-"""Anthropic's tool-result clearing edit (the `ResponseNotice.reason` of its notice)."""
-
-
 def provider_cleared(
-    history: Sequence[Message], count: int, exclude: Collection[str], done: Collection[str]
+    history: Sequence[Message],
+    wire: str,
+    count: int,
+    exclude: Collection[str],
+    done: Collection[str],
 ) -> tuple[list[int], tuple[Message, ...], set[str]]:
-    """The history messages whose tool results Anthropic's ``clear_tool_uses`` cleared.
+    """The history messages whose tool results the provider's clearing edit cleared.
 
     The edit replaces the results of the oldest tool uses of the request but the latest
     ``keep``, skipping ``exclude_tools`` (context-editing.md; research
     provider-context-management.md 2.1), and reports how many (``cleared_tool_uses``):
     so the cleared ones are the first `count` tool uses of the request's view (from the
-    newest Anthropic compaction on) whose tool is not in `exclude`. Returns the history
-    indexes and messages of their results, leaving out calls in `done` (archived before:
-    every later request clears them again), and the call ids, for an archive.
+    newest compaction of `wire` on, a `Profile.wire`) whose tool is not in `exclude`.
+    Returns the history indexes and messages of their results, leaving out calls in
+    `done` (archived before: every later request clears them again), and the call ids,
+    for an archive.
     """
-    start = len(compacted_away(history, "anthropic"))
+    start = len(compacted_away(history, wire))
     view = history[start:]
     uses = [c.id for m in view for c in m.tool_calls if c.name not in exclude][:count]
     ids = set(uses) - set(done)

@@ -67,8 +67,8 @@ class ResponseNotice:
             (``cache_missed_input_tokens``), or None when it gave none.
         cleared_tokens: For a ``context_edit`` (an Anthropic ``applied_edits`` entry,
             its edit type as `reason`): the input tokens it cleared, or None.
-        cleared: For a ``context_edit``: the tool uses or thinking turns it cleared
-            (``cleared_tool_uses`` / ``cleared_thinking_turns``), or None.
+        cleared_tool_uses: For a ``context_edit``: how many tool uses' results it
+            cleared on the server (Anthropic ``cleared_tool_uses``), or None.
     """
 
     kind: str
@@ -77,7 +77,7 @@ class ResponseNotice:
     detail: str = ""
     missed_tokens: int | None = None
     cleared_tokens: int | None = None
-    cleared: int | None = None
+    cleared_tool_uses: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -331,16 +331,12 @@ def _context_notices(data: Mapping[str, Any]) -> list[ResponseNotice]:
                 for key in ("cleared_tool_uses", "cleared_thinking_turns")
                 if isinstance(edit.get(key), int)
             )
-            counts = (
-                _missed("", edit.get(k)).missed_tokens
-                for k in ("cleared_tool_uses", "cleared_thinking_turns")
-            )
             found.append(
                 ResponseNotice(
                     kind="context_edit",
                     reason=edit["type"],
                     cleared_tokens=tokens,
-                    cleared=next((n for n in counts if n is not None), None),
+                    cleared_tool_uses=_missed("", edit.get("cleared_tool_uses")).missed_tokens,
                     detail=f"the provider applied {edit['type']} before answering: cleared "
                     f"{tokens if tokens is not None else 'an unknown number of'} input tokens"
                     + (f" ({what})" if what else ""),

@@ -31,11 +31,10 @@ from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._messages import ToolCall, check_message, join_turn
 from contextchef.history._normalize import unique_call_ids
-from contextchef.providers import ResponseNotice, read_response, synthetic_offset
+from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import request_tokens
 from contextchef.providers._compacted import (
-    CLEAR_TOOL_USES,
     foreign_compaction,
     newly_compacted,
     provider_cleared,
@@ -124,9 +123,10 @@ class Maintenance:
         if away and self.archive is not None:  # the provider compacted them out of view
             self.archive.add(away, reason="compaction", first=first)
         for n in read.notices:  # ... or cleared them
-            if n.reason == CLEAR_TOOL_USES and n.cleared and self.archive is not None:
+            if n.cleared_tool_uses and self.archive is not None:
+                wire = get_adapter(target).profile.wire
                 at, cleared, ids = provider_cleared(
-                    history, n.cleared, self._never_clear, self._archived
+                    history, wire, n.cleared_tool_uses, self._never_clear, self._archived
                 )
                 self.archive.add(cleared, reason="clear_tool_results", first=at)
                 self._archived |= ids
