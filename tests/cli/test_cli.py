@@ -314,3 +314,24 @@ def test_native_deferral_keeps_the_least_resident_on_a_real_catalog(catalogs_dir
         for s in _plan_json(catalogs_dir / "github.json", "responses", "gpt-5.4")["strategies"]
     }
     assert responses["openai-native"] < responses["flat"]
+
+
+def test_interactions_native_counts_deferred_functions_by_name(catalogs_dir: Path) -> None:
+    """A deferred function shows its name (and ``short_description``), not its schema."""
+    plan = _plan_json(catalogs_dir / "github.json", "gemini-interactions", "gemini-3-pro")
+    rows = {s["name"]: s for s in plan["strategies"]}
+    tools = _compiled_tools(
+        catalogs_dir / "github.json",
+        "gemini-interactions",
+        "gemini-3-pro",
+        "gemini-interactions-native",
+    )
+    deferred = [t for t in tools if t.get("defer_loading") is True]
+    assert deferred  # the strategy defers the catalog
+    seen = [
+        {k: t[k] for k in ("type", "name") if k in t} if t.get("defer_loading") is True else t
+        for t in tools
+    ]
+    native = rows["gemini-interactions-native"]
+    assert native["resident_chars"] == len(canonical_dumps(seen))
+    assert native["resident_tokens_est"] < rows["flat"]["resident_tokens_est"] / 5

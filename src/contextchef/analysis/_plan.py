@@ -154,9 +154,24 @@ def _deferred_by_name(entries: Sequence[Any]) -> list[Any]:
     return out
 
 
+def _deferred_by_summary(entries: Sequence[Any]) -> list[Any]:
+    """Interactions: what the model sees of deferred functions (research §5, UNVERIFIED).
+
+    google-genai's ``Function`` type describes ``short_description`` as what the model is
+    shown of a function with ``defer_loading`` set; no public page says more, so a
+    deferred function counts as its name and that summary (its name alone without one),
+    and the ``tool_search`` entry as sent.
+    """
+    return [
+        {k: e[k] for k in ("type", "name", "short_description") if k in e} if _deferred(e) else e
+        for e in entries
+    ]
+
+
 _AT_START: dict[str, Callable[[Sequence[Any]], list[Any]]] = {
     "anthropic": _without_deferred,
     "responses": _deferred_by_name,
+    "gemini-interactions": _deferred_by_summary,
 }
 """What the model sees of a ``tools`` array at the start, by `Profile.native_tool_search`."""
 

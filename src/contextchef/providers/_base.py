@@ -79,7 +79,9 @@ class Profile:
             request may carry; 0 where caching is automatic (no breakpoints to audit).
         native_tool_search: The provider-side deferral this target has (``"anthropic"``:
             ``defer_loading`` with a server or custom tool search and tool changes;
-            ``"responses"``: ``defer_loading`` with a ``tool_search`` tool), or None.
+            ``"responses"``: ``defer_loading`` with a ``tool_search`` tool;
+            ``"gemini-interactions"``: ``defer_loading`` with a ``tool_search`` entry), or
+            None.
         strict_schemas: The API has a strict (constrained-decoding) tool mode; tools that
             ask for it are sent strict where the schema allows.
         media: The API takes image and file parts in messages; where it does not, they
