@@ -186,10 +186,16 @@ def _claude_session(policy: ContextPolicy, turns: int) -> tuple[ContextChef, Fak
     return chef, fake, block
 
 
-def test_anthropic_session_clears_old_results_under_the_policy() -> None:
+def test_anthropic_session_clears_old_results_under_the_policy(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     policy = ContextPolicy(budget_tokens=70_000, keep_tool_uses=1, payback_turns=20)
-    chef, _, block = _claude_session(policy, turns=8)
+    with caplog.at_level("INFO", logger="contextchef"):
+        chef, _, block = _claude_session(policy, turns=8)
     assert block is None  # clearing kept the view under the compaction trigger
+    # what the policy asked the provider to do is logged, and not as a warning
+    edits = [r for r in caplog.records if "cleared" in r.getMessage()]
+    assert edits and {r.levelname for r in edits} == {"INFO"}
     cleared = [n for n in chef.notices if n.kind == "context_edit"]
     assert cleared and all(n.reason == "clear_tool_uses_20250919" for n in cleared)
     assert all(n.cleared_tokens and n.cleared_tokens >= 10_000 for n in cleared)

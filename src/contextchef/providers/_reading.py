@@ -12,6 +12,7 @@ provider's notices and the response id.
 from __future__ import annotations
 
 import importlib
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,16 @@ class ResponseNotice:
     missed_tokens: int | None = None
     cleared_tokens: int | None = None
     cleared_tool_uses: int | None = None
+
+    @property
+    def level(self) -> int:
+        """The `logging` level the session logs this notice at.
+
+        ``logging.INFO`` for what a configured context policy asked the provider to do
+        (``compaction``, ``context_edit``); ``logging.WARNING`` for everything else (a
+        cache miss, dropped thinking, a turn that did not end normally).
+        """
+        return logging.INFO if self.kind in ("compaction", "context_edit") else logging.WARNING
 
 
 @dataclass(frozen=True, kw_only=True)

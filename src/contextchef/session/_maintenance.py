@@ -145,7 +145,7 @@ class Maintenance:
         report = compared(read.cache, self.cache_reports, target, sent)
         self.cache_reports = (*self.cache_reports, report)
         for notice in read.notices:
-            logger.warning("contextchef: %s", notice.detail)
+            logger.log(notice.level, "contextchef: %s", notice.detail)
             self._volatile.emit(CompileEvent(name="response:notice", target=target, notice=notice))
         self._volatile.emit(CompileEvent(name="response:cache", target=target, cache=report))
         return tuple(p for m in messages for p in m.parts if isinstance(p, ToolCall))
