@@ -3,7 +3,9 @@
 `checked_history` reads a history given as `Message` values or their `Message.to_dict`
 form; `messages_form` writes a list of messages derived from a history (a ledger's
 normalized messages) as indices of the history messages they equal, so a snapshot holds
-the conversation once, and `messages_of_form` reads it back.
+the conversation once, and `messages_of_form` reads it back. `wire_forms` writes what was
+sent (a ledger's wire entries) with each long text the history holds as a reference to it
+(snapshot version 3), and `wire_of_forms` puts the texts back.
 """
 
 from __future__ import annotations
@@ -15,7 +17,16 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef.history._messages import Message, check_message, message_from_dict
 
-__all__ = ["checked_history", "forms_over", "leading", "messages_form", "messages_of_form"]
+__all__ = [
+    "SHARED_TEXT",
+    "checked_history",
+    "forms_over",
+    "leading",
+    "messages_form",
+    "messages_of_form",
+    "wire_forms",
+    "wire_of_forms",
+]
 
 
 def checked_history(messages: object) -> tuple[Message, ...]:
@@ -104,3 +115,158 @@ def messages_of_form(form: Sequence[Any], history: Sequence[Message], where: str
     return [
         history[m] if type(m) is int else message_from_dict(m, index=i) for i, m in enumerate(form)
     ]
+
+
+SHARED_TEXT = 64
+"""Shortest text (characters) a stored wire entry writes as a reference to the history."""
+
+_Key = str | int
+
+
+def _long_texts(value: Any, path: tuple[_Key, ...], out: dict[str, Any], at: int) -> None:
+    """Each text of `value` (a message's form) of `SHARED_TEXT` or more -> ``[at, path]``."""
+    if isinstance(value, str):
+        if len(value) >= SHARED_TEXT and value not in out:
+            out[value] = (at, list(path))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _long_texts(item, (*path, key), out, at)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _long_texts(item, (*path, i), out, at)
+
+
+def _referred(value: Any, path: tuple[_Key, ...], texts: dict[str, Any], refs: list[Any]) -> Any:
+    """A plain copy of `value` with each text `texts` holds left out (None) and referred to."""
+    if isinstance(value, str):
+        if len(value) < SHARED_TEXT or value not in texts:
+            return value
+        message, where = texts[value]
+        refs.append({"at": list(path), "message": message, "path": list(where)})
+        return None
+    if isinstance(value, dict):
+        return {k: _referred(v, (*path, k), texts, refs) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_referred(v, (*path, i), texts, refs) for i, v in enumerate(value)]
+    return value
+
+
+_MISSING = object()
+
+
+def _at(value: Any, path: Sequence[Any]) -> Any:
+    """What `path` (object keys, array indices) leads to in `value`, else `_MISSING`."""
+    for key in path:
+        if isinstance(value, dict) and type(key) is str and key in value:
+            value = value[key]
+        elif isinstance(value, list) and type(key) is int and 0 <= key < len(value):
+            value = value[key]
+        else:
+            return _MISSING
+    return value
+
+
+def _resolves(refs: Any, forms: Sequence[Any], entry: Any) -> bool:
+    """Whether `refs` (an entry's, from an earlier form) give `entry`'s texts in `forms`."""
+    for ref in refs if isinstance(refs, list) else ():
+        m, text = ref["message"], _at(entry, ref["at"])
+        found = _at(forms[m], ref["path"]) if m < len(forms) else _MISSING
+        if not (found is text or (isinstance(found, str) and found == text)):
+            return False
+    return isinstance(refs, list)
+
+
+def wire_forms(
+    entries: Sequence[Any],
+    digests: Sequence[str],
+    forms: Sequence[Any],
+    base: Mapping[str, Any],
+) -> tuple[list[Any], list[Any]]:
+    """(wire entries as plain JSON, their ``texts``): each long text a reference to `forms`.
+
+    `forms` are the `Message.to_dict` forms of the snapshot's history. A text of
+    `SHARED_TEXT` characters or more that a history message holds is left out of the
+    entry (None where it was) and recorded in the entry's list of ``texts`` as ``{"at":
+    its path in the entry, "message": the history index, "path": its path there}``; so a
+    snapshot holds a tool result or a thinking block once, not once more per target.
+    `base` is an earlier form of the ledger (``wire``, ``texts``, ``wire_digests``): an
+    entry at the same place with the same digest whose references still give its texts
+    shares that form (`SessionSync` then compares the two by identity).
+    """
+    old, old_texts = base.get("wire", []), base.get("texts")
+    old_digests = base.get("wire_digests", []) if isinstance(old_texts, list) else []
+    n = min(len(old), len(old_digests), len(old_texts or ()))
+    texts: dict[str, Any] | None = None
+    wire, refs = [], []
+    for i, (entry, key) in enumerate(zip(entries, digests, strict=True)):
+        if i < n and old_digests[i] == key and _resolves(old_texts[i], forms, entry):  # type: ignore[index]
+            wire.append(old[i])
+            refs.append(old_texts[i])  # type: ignore[index]
+            continue
+        if texts is None:
+            texts = {}
+            for at, form in enumerate(forms):
+                _long_texts(form, (), texts, at)
+        made: list[Any] = []
+        wire.append(_referred(entry, (), texts, made))
+        refs.append(made)
+    return wire, refs
+
+
+def wire_of_forms(
+    wire: Sequence[Any], texts: Sequence[Any] | None, forms: Sequence[Any], where: str
+) -> list[Any]:
+    """The entries of a `wire_forms` list, their texts put back (new containers where they go).
+
+    `texts` None (versions 1 and 2) gives `wire` as it is. The caller's values are not
+    changed: an entry with references is copied along their paths.
+
+    Raises:
+        UsageError: `texts` is not one list per entry, or a reference names a history
+            message the snapshot lacks, a place there that holds no text, or a place in
+            the entry that is not empty (`where` names the list and the entry).
+    """
+    if texts is None:
+        return list(wire)
+    if len(texts) != len(wire):
+        raise UsageError(
+            f"{where} texts must hold one list per wire entry ({len(wire)}), not "
+            f"{len(texts)}; nothing was restored"
+        )
+    out = list(wire)
+    for i, refs in enumerate(texts):
+        if refs:
+            out[i] = _filled(wire[i], refs, forms, f"{where} entry {i}")
+    return out
+
+
+def _filled(entry: Any, refs: Sequence[Any], forms: Sequence[Any], where: str) -> Any:
+    root = dict(entry)
+    made = {id(root)}
+    for ref in refs:
+        m, path, at = ref["message"], ref["path"], ref["at"]
+        text = _at(forms[m], path) if m < len(forms) else _MISSING
+        if not isinstance(text, str):
+            lacks = f"which the snapshot lacks (it holds {len(forms)})" if m >= len(forms) else ""
+            raise UsageError(
+                f"{where} refers to history message {m} at {path}, "
+                f"{lacks or 'which holds no text there'}; nothing was restored"
+            )
+        holder: Any = root
+        for key in at[:-1]:
+            child = _at(holder, [key])
+            if not isinstance(child, (dict, list)):
+                holder = None
+                break
+            if id(child) not in made:
+                child = dict(child) if isinstance(child, dict) else list(child)
+                holder[key] = child
+                made.add(id(child))
+            holder = child
+        if not at or holder is None or _at(holder, at[-1:]) is not None:
+            raise UsageError(
+                f"{where} has no empty place at {at} for the history text it refers to; "
+                "nothing was restored"
+            )
+        holder[at[-1]] = text
+    return root

@@ -34,9 +34,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, canonical_texts, thaw, thawed
+from contextchef._json import canonical_dumps, canonical_texts, thaw
 from contextchef._records import recorded
-from contextchef.history._forms import leading, messages_form, messages_of_form
+from contextchef.history._forms import (
+    leading,
+    messages_form,
+    messages_of_form,
+    wire_forms,
+    wire_of_forms,
+)
 from contextchef.history._messages import Message, ProviderPart, ReasoningPart
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
@@ -266,21 +272,24 @@ class Ledger:
     # -- snapshots -----------------------------------------------------------------------
 
     def to_dict(
-        self, history: Sequence[Message] = (), base: Mapping[str, Any] | None = None
+        self, history: Sequence[Message], forms: Sequence[Any], base: Any = None
     ) -> dict[str, Any]:
-        """Plain JSON holding no copy of `history` (the session's), which it refers to.
+        """Plain JSON holding no copy of `history` (the session's; `forms` its JSON forms).
 
         Consumed messages leading `history` are counted (``shared``), others recorded by
-        digest; normalized ones are history indices where they can be (`messages_form`).
-        The `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
+        digest; normalized ones are history indices where they can be (`messages_form`),
+        wire entries' long texts references to `forms` (``texts``, `wire_forms`). The
+        `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
         Wire entries `base` (an earlier form of it) holds at their place are shared.
         """
-        shared, digests, old = leading(self.history, history), self._wire_digests(), base or {}
+        shared, digests = leading(self.history, history), self._wire_digests()
+        wire, texts = wire_forms(self.wire, digests, forms, base or {})
         out: dict[str, Any] = {
             "shared": shared,
             "consumed": [recorded_digest(m) for m in self.history[shared:]],
             "ir": messages_form(self.ir, history),
-            "wire": thawed(self.wire, digests, old.get("wire", []), old.get("wire_digests", [])),
+            "wire": wire,
+            "texts": texts,
             "marks": [m.to_dict() for m in self.marks],
             "pending": self.pending.to_dict() if self.pending else None,
             "strip": [list(r) for r in self.strip],
@@ -298,7 +307,7 @@ class Ledger:
         out.update(self._chain_field(), **self.sent.chain_field())  # restored, it chains on
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
-            out["undo"] = self.undo.to_dict(history)
+            out["undo"] = self.undo.to_dict(history, forms)
         return out
 
     def _chain_field(self) -> dict[str, Any]:
@@ -325,9 +334,17 @@ class Ledger:
 
     @classmethod
     def from_dict(
-        cls, data: LedgerForm, history: tuple[Message, ...], *, name: str = "", signed: bool = False
+        cls,
+        data: LedgerForm,
+        history: tuple[Message, ...],
+        forms: Sequence[Any],
+        *,
+        name: str = "",
+        signed: bool = False,
     ) -> Ledger:
         """From checked `to_dict` output (`LedgerForm`), checked against itself and `history`.
+
+        `forms` are the snapshot's history forms, whose texts ``texts`` refers to.
 
         Each recorded wire entry is replayed byte for byte on the next compile, so it must
         be what was sent: text that is valid Unicode (a lone surrogate cannot be encoded
@@ -346,7 +363,7 @@ class Ledger:
         ir = messages_of_form(data["ir"], history, f"{_where(name)} 'ir'")
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
-        wire = data["wire"]
+        wire = wire_of_forms(data["wire"], data.get("texts"), forms, f"{_where(name)} 'wire'")
         _check_marks(marks, pending, ir=len(ir), wire=len(wire))
         _check_fields(data)
         entries, jsons = recorded(wire, data["wire_digests"], f"{_where(name)} 'wire'", signed)
@@ -380,7 +397,8 @@ class Ledger:
         _restore_chain(ledger, data.get("chain"), name)
         undo = data.get("undo")
         if undo is not None:
-            ledger.undo = cls.from_dict(cast("LedgerForm", undo), history, name=name, signed=signed)
+            undo = cast("LedgerForm", undo)
+            ledger.undo = cls.from_dict(undo, history, forms, name=name, signed=signed)
         return ledger
 
 
