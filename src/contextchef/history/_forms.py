@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError
+from contextchef._records import record
 from contextchef.history._messages import Message, check_message, message_from_dict
 
 __all__ = [
@@ -181,6 +182,7 @@ def wire_forms(
     digests: Sequence[str],
     forms: Sequence[Any],
     base: Mapping[str, Any],
+    marks: Sequence[Any] = (),
 ) -> tuple[list[Any], list[Any]]:
     """(wire entries as plain JSON, their ``texts``): each long text a reference to `forms`.
 
@@ -191,7 +193,10 @@ def wire_forms(
     snapshot holds a tool result or a thinking block once, not once more per target.
     `base` is an earlier form of the ledger (``wire``, ``texts``, ``wire_digests``): an
     entry at the same place with the same digest whose references still give its texts
-    shares that form (`SessionSync` then compares the two by identity).
+    shares that form (`SessionSync` then compares the two by identity). `marks` (the
+    ledger's, each with ``wire`` and ``history`` sizes; None skipped) say where new
+    entries' texts are looked for: entries past a mark render the history past it, so a
+    turn's save reads the turn's messages, not the whole history.
     """
     old, old_texts = base.get("wire", []), base.get("texts")
     old_digests = base.get("wire_digests", []) if isinstance(old_texts, list) else []
@@ -205,8 +210,9 @@ def wire_forms(
             continue
         if texts is None:
             texts = {}
-            for at, form in enumerate(forms):
-                _long_texts(form, (), texts, at)
+            start = max((m.history for m in marks if m is not None and m.wire <= i), default=0)
+            for at in range(min(start, len(forms)), len(forms)):
+                _long_texts(forms[at], (), texts, at)
         made: list[Any] = []
         wire.append(_referred(entry, (), texts, made))
         refs.append(made)
@@ -216,57 +222,42 @@ def wire_forms(
 def wire_of_forms(
     wire: Sequence[Any], texts: Sequence[Any] | None, forms: Sequence[Any], where: str
 ) -> list[Any]:
-    """The entries of a `wire_forms` list, their texts put back (new containers where they go).
+    """The entries of a `wire_forms` list as read-only records (`record`), texts put back.
 
-    `texts` None (versions 1 and 2) gives `wire` as it is. The caller's values are not
-    changed: an entry with references is copied along their paths.
+    `texts` None (versions 1 and 2) records `wire` as it is. The caller's values are not
+    changed, nor kept.
 
     Raises:
         UsageError: `texts` is not one list per entry, or a reference names a history
             message the snapshot lacks, a place there that holds no text, or a place in
             the entry that is not empty (`where` names the list and the entry).
     """
-    if texts is None:
-        return list(wire)
-    if len(texts) != len(wire):
+    if texts is not None and len(texts) != len(wire):
         raise UsageError(
             f"{where} texts must hold one list per wire entry ({len(wire)}), not "
             f"{len(texts)}; nothing was restored"
         )
-    out = list(wire)
-    for i, refs in enumerate(texts):
-        if refs:
-            out[i] = _filled(wire[i], refs, forms, f"{where} entry {i}")
+    out = [record(e) for e in wire]
+    for i, refs in enumerate(texts or ()):
+        for ref in refs:
+            _fill(out[i], ref, forms, f"{where} entry {i}")
     return out
 
 
-def _filled(entry: Any, refs: Sequence[Any], forms: Sequence[Any], where: str) -> Any:
-    root = dict(entry)
-    made = {id(root)}
-    for ref in refs:
-        m, path, at = ref["message"], ref["path"], ref["at"]
-        text = _at(forms[m], path) if m < len(forms) else _MISSING
-        if not isinstance(text, str):
-            lacks = f"which the snapshot lacks (it holds {len(forms)})" if m >= len(forms) else ""
-            raise UsageError(
-                f"{where} refers to history message {m} at {path}, "
-                f"{lacks or 'which holds no text there'}; nothing was restored"
-            )
-        holder: Any = root
-        for key in at[:-1]:
-            child = _at(holder, [key])
-            if not isinstance(child, (dict, list)):
-                holder = None
-                break
-            if id(child) not in made:
-                child = dict(child) if isinstance(child, dict) else list(child)
-                holder[key] = child
-                made.add(id(child))
-            holder = child
-        if not at or holder is None or _at(holder, at[-1:]) is not None:
-            raise UsageError(
-                f"{where} has no empty place at {at} for the history text it refers to; "
-                "nothing was restored"
-            )
-        holder[at[-1]] = text
-    return root
+def _fill(entry: Any, ref: Mapping[str, Any], forms: Sequence[Any], where: str) -> None:
+    """Put the history text `ref` names in `entry` (a record made here, so set in place)."""
+    m, path, at = ref["message"], ref["path"], ref["at"]
+    text = _at(forms[m], path) if m < len(forms) else _MISSING
+    if not isinstance(text, str):
+        lacks = f"which the snapshot lacks (it holds {len(forms)})" if m >= len(forms) else ""
+        raise UsageError(
+            f"{where} refers to history message {m} at {path}, "
+            f"{lacks or 'which holds no text there'}; nothing was restored"
+        )
+    holder = _at(entry, at[:-1])
+    if not at or _at(holder, at[-1:]) is not None:
+        raise UsageError(
+            f"{where} has no empty place at {at} for the history text it refers to; "
+            "nothing was restored"
+        )
+    (dict if isinstance(holder, dict) else list).__setitem__(holder, at[-1], text)

@@ -283,7 +283,7 @@ class Ledger:
         Wire entries `base` (an earlier form of it) holds at their place are shared.
         """
         shared, digests = leading(self.history, history), self._wire_digests()
-        wire, texts = wire_forms(self.wire, digests, forms, base or {})
+        wire, texts = wire_forms(self.wire, digests, forms, base or {}, [*self.marks, self.pending])
         out: dict[str, Any] = {
             "shared": shared,
             "consumed": [recorded_digest(m) for m in self.history[shared:]],
