@@ -21,8 +21,9 @@ from pydantic import BaseModel
 from test_ingest import send  # the SDK clients pointed at a fake
 
 from contextchef import TARGETS, ContextChef, tool_results, user
+from contextchef.history._forms import digest
 from contextchef.history._messages import message_from_dict
-from contextchef.session._ledger import _record_digest, digest
+from contextchef.session._ledger import _record_digest
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.testing import fake_for, text, tool_calls
 

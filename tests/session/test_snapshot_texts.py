@@ -142,7 +142,7 @@ def test_a_session_sync_over_a_version_2_store_saves_version_3(tmp_path: Path) -
 
 def _edited(snap: dict[str, Any], target: str, index: int, **change: Any) -> dict[str, Any]:
     out = copy.deepcopy(snap)
-    i, ref = refs(out, target)[index]
+    ref = refs(out, target)[index][1]
     ref.update(change)
     return out
 

@@ -5,26 +5,35 @@ form; `messages_form` writes a list of messages derived from a history (a ledger
 normalized messages) as indices of the history messages they equal, so a snapshot holds
 the conversation once, and `messages_of_form` reads it back. `wire_forms` writes what was
 sent (a ledger's wire entries) with each long text the history holds as a reference to it
-(snapshot version 3), and `wire_of_forms` puts the texts back.
+(snapshot version 3), and `wire_of_forms` puts the texts back. A ledger's consumed
+messages past those it shares with the history are recorded by `digest` and read back
+by `consumed`, with a placeholder for each the history no longer holds (`same_message`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError
+from contextchef._json import canonical_dumps
 from contextchef._records import record
-from contextchef.history._messages import Message, check_message, message_from_dict
+from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
 
 __all__ = [
     "SHARED_TEXT",
     "checked_history",
+    "consumed",
+    "digest",
     "forms_over",
     "leading",
     "messages_form",
     "messages_of_form",
+    "recorded_digest",
+    "same_message",
+    "text_digest",
     "wire_forms",
     "wire_of_forms",
 ]
@@ -158,9 +167,9 @@ _MISSING = object()
 def _at(value: Any, path: Sequence[Any]) -> Any:
     """What `path` (object keys, array indices) leads to in `value`, else `_MISSING`."""
     for key in path:
-        if isinstance(value, dict) and type(key) is str and key in value:
-            value = value[key]
-        elif isinstance(value, list) and type(key) is int and 0 <= key < len(value):
+        if type(key) is str and isinstance(value, dict):
+            value = value.get(key, _MISSING)
+        elif type(key) is int and isinstance(value, list) and 0 <= key < len(value):
             value = value[key]
         else:
             return _MISSING
@@ -261,3 +270,62 @@ def _fill(entry: Any, ref: Mapping[str, Any], forms: Sequence[Any], where: str) 
             "nothing was restored"
         )
     (dict if isinstance(holder, dict) else list).__setitem__(holder, at[-1], text)
+
+
+# -- consumed messages, recorded by digest ---------------------------------------------------
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 of `text` as UTF-8, its first 16 hex digits (a snapshot's digests)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def digest(message: Message) -> str:
+    """A short digest of a message's JSON form (how snapshots record what was consumed)."""
+    return text_digest(canonical_dumps(message.to_dict()))
+
+
+_EDITED = "contextchef:edited"
+"""Provider of the placeholder part for a consumed message the restored history lacks."""
+
+
+def _placeholder_digest(message: Message) -> str | None:
+    parts = message.parts
+    if len(parts) == 1 and isinstance(parts[0], ProviderPart) and parts[0].provider == _EDITED:
+        value = parts[0].data.get("digest")
+        return value if isinstance(value, str) else None
+    return None
+
+
+def recorded_digest(message: Message) -> str:
+    """`digest` of a consumed message; a restored placeholder's is the one it stands for."""
+    held = _placeholder_digest(message)
+    return digest(message) if held is None else held
+
+
+def same_message(message: Message, consumed: Message) -> bool:
+    """Whether `message` is the `consumed` one (a restored placeholder: by its digest)."""
+    if message is consumed or message == consumed:
+        return True
+    held = _placeholder_digest(consumed)
+    return held is not None and digest(message) == held
+
+
+def consumed(
+    form: Mapping[str, Any], size: int, history: tuple[Message, ...]
+) -> tuple[Message, ...]:
+    """A ledger form's consumed messages: `history`'s first ``shared``, then by digest.
+
+    (Version 1 shares none.) Messages that no longer match get placeholders holding the
+    digest (`same_message`).
+
+    Raises:
+        UsageError: Not `size` messages in all, or more shared than `history` holds.
+    """
+    shared, digests = form.get("shared", 0), form["consumed"]
+    if shared > len(history) or shared + len(digests) != size:
+        raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
+    pairs = zip(history[shared:], digests, strict=False)
+    same = sum(1 for _ in itertools.takewhile(lambda p: digest(p[0]) == p[1], pairs))
+    edited = (ProviderPart(provider=_EDITED, data={"digest": d}) for d in digests[same:])
+    return history[: shared + same] + tuple(Message(role="user", parts=(p,)) for p in edited)

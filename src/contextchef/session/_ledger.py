@@ -27,7 +27,6 @@ is accepted where a gap is not (same page, "Removing thinking").
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,13 +36,16 @@ from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, canonical_texts, thaw
 from contextchef._records import recorded
 from contextchef.history._forms import (
+    consumed,
     leading,
     messages_form,
     messages_of_form,
+    recorded_digest,
+    text_digest,
     wire_forms,
     wire_of_forms,
 )
-from contextchef.history._messages import Message, ProviderPart, ReasoningPart
+from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
@@ -57,7 +59,6 @@ __all__ = [
     "Ledger",
     "Mark",
     "pending_answered",
-    "same_message",
     "strip_reasoning",
 ]
 
@@ -329,7 +330,7 @@ class Ledger:
         for i, text in zip(texts, canonical_texts(self.wire[i] for i in texts), strict=True):
             self.jsons[i] = text
         for i in missing:
-            self.digests[i] = _text_digest(self.jsons[i] or "")
+            self.digests[i] = text_digest(self.jsons[i] or "")
         return cast("list[str]", list(self.digests))
 
     @classmethod
@@ -375,7 +376,7 @@ class Ledger:
                 "nothing was restored"
             )
         ledger = cls(
-            history=_consumed(data, (pending or marks[-1]).history, history),
+            history=consumed(data, (pending or marks[-1]).history, history),
             ir=ir,
             wire=entries,  # a copy: the snapshot stays the caller's
             jsons=jsons,
@@ -440,59 +441,6 @@ def _check_fields(data: LedgerForm) -> None:
         raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
 
 
-def _consumed(data: LedgerForm, size: int, history: tuple[Message, ...]) -> tuple[Message, ...]:
-    """The consumed history: `history`'s first ``shared``, then by digest (version 1: all).
-
-    Messages that no longer match get placeholders holding the digest (`same_message`).
-    """
-    shared, consumed = data.get("shared", 0), data["consumed"]
-    if shared > len(history) or shared + len(consumed) != size:
-        raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
-    pairs = zip(history[shared:], consumed, strict=False)
-    same = sum(1 for _ in itertools.takewhile(lambda p: digest(p[0]) == p[1], pairs))
-    return history[: shared + same] + tuple(_edited(d) for d in consumed[same:])
-
-
-_EDITED = "contextchef:edited"
-"""Provider of the placeholder part for a consumed message the restored history lacks."""
-
-
-def _edited(recorded: str) -> Message:
-    """Stands for a consumed message the restored history no longer holds (its digest)."""
-    return Message(role="user", parts=(ProviderPart(provider=_EDITED, data={"digest": recorded}),))
-
-
-def _placeholder_digest(message: Message) -> str | None:
-    parts = message.parts
-    if len(parts) == 1 and isinstance(parts[0], ProviderPart) and parts[0].provider == _EDITED:
-        value = parts[0].data.get("digest")
-        return value if isinstance(value, str) else None
-    return None
-
-
-def digest(message: Message) -> str:
-    """A short digest of a message's JSON form (how snapshots record what was consumed)."""
-    return _text_digest(canonical_dumps(message.to_dict()))
-
-
-def _text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def recorded_digest(message: Message) -> str:
-    """`digest` of a consumed message; a restored placeholder's is the one it stands for."""
-    held = _placeholder_digest(message)
-    return digest(message) if held is None else held
-
-
-def same_message(message: Message, consumed: Message) -> bool:
-    """Whether `message` is the `consumed` one (a restored placeholder: by its digest)."""
-    if message is consumed or message == consumed:
-        return True
-    held = _placeholder_digest(consumed)
-    return held is not None and digest(message) == held
-
-
 _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
 
 
@@ -507,7 +455,7 @@ def _record_digest(data: Mapping[str, Any]) -> str:
         if data.get(extra):
             fields[extra] = data[extra]
     try:
-        return _text_digest(canonical_dumps(fields))
+        return text_digest(canonical_dumps(fields))
     except (TypeError, ValueError, RecursionError):
         return ""  # not plain JSON: the field checks name it
 

@@ -8,10 +8,10 @@ definition) is checked by the readers that build those values.
 
 Optional keys are only those the writer leaves out: a ledger's ``bindings`` (no thinking
 bound), ``chain`` (no chain built), ``sent`` (nothing kept), ``undo`` (no edit pending),
-its ``shared`` (version 1 wrote none) and ``texts`` (nor 2), a mark's ``tools`` (no tool change), and the
-snapshot's ``announcements`` (spec 001: a snapshot without the field restores to no
-announcements). Everything else, the digests included, is required: a snapshot missing
-a field is refused, never restored unchecked.
+``shared`` (version 1 wrote none), ``texts`` (nor 2), a mark's ``tools`` (no tool
+change), and the snapshot's ``announcements`` (spec 001: a snapshot without the field
+restores to no announcements). Everything else, the digests included, is required: a
+snapshot missing a field is refused, never restored unchecked.
 
 This module imports pydantic; it is imported when a snapshot is read, never by
 ``import contextchef``.
