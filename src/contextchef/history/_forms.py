@@ -165,14 +165,15 @@ _MISSING = object()
 
 
 def _at(value: Any, path: Sequence[Any]) -> Any:
-    """What `path` (object keys, array indices) leads to in `value`, else `_MISSING`."""
-    for key in path:
-        if type(key) is str and isinstance(value, dict):
-            value = value.get(key, _MISSING)
-        elif type(key) is int and isinstance(value, list) and 0 <= key < len(value):
+    """What `path` (object keys, array indices >= 0, as the form says) leads to, else
+    `_MISSING` (a text has no places in it)."""
+    try:
+        for key in path:
+            if type(value) is str:
+                return _MISSING
             value = value[key]
-        else:
-            return _MISSING
+    except (KeyError, IndexError, TypeError):
+        return _MISSING
     return value
 
 
@@ -207,15 +208,16 @@ def wire_forms(
     entries' texts are looked for: entries past a mark render the history past it, so a
     turn's save reads the turn's messages, not the whole history.
     """
-    old, old_texts = base.get("wire", []), base.get("texts")
-    old_digests = base.get("wire_digests", []) if isinstance(old_texts, list) else []
-    n = min(len(old), len(old_digests), len(old_texts or ()))
+    old, old_digests, old_texts = base.get("wire", []), base.get("wire_digests", []), []
+    if isinstance(base.get("texts"), list):  # version 2 wrote none: every entry anew
+        old_texts = base["texts"]
+    n = min(len(old), len(old_digests), len(old_texts))
     texts: dict[str, Any] | None = None
     wire, refs = [], []
     for i, (entry, key) in enumerate(zip(entries, digests, strict=True)):
-        if i < n and old_digests[i] == key and _resolves(old_texts[i], forms, entry):  # type: ignore[index]
+        if i < n and old_digests[i] == key and _resolves(old_texts[i], forms, entry):
             wire.append(old[i])
-            refs.append(old_texts[i])  # type: ignore[index]
+            refs.append(old_texts[i])
             continue
         if texts is None:
             texts = {}
