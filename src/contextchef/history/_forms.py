@@ -165,8 +165,7 @@ _MISSING = object()
 
 
 def _at(value: Any, path: Sequence[Any]) -> Any:
-    """What `path` (object keys, array indices >= 0, as the form says) leads to, else
-    `_MISSING` (a text has no places in it)."""
+    """What `path` (keys, indices >= 0 as the form says) leads to in `value`, or `_MISSING`."""
     try:
         for key in path:
             if type(value) is str:
