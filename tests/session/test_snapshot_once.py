@@ -40,7 +40,7 @@ def read_file(path: str) -> str:
     Args:
         path: File to read.
     """
-    return f"<<MARKER {path}>> " + "contents " * 20
+    return f"<<MARKER {path}>> " + "contents " * 120  # a text over SHARED_TEXT
 
 
 def make() -> ContextChef:

@@ -127,8 +127,11 @@ def messages_of_form(form: Sequence[Any], history: Sequence[Message], where: str
     ]
 
 
-SHARED_TEXT = 64
-"""Shortest text (characters) a stored wire entry writes as a reference to the history."""
+SHARED_TEXT = 1024
+"""Shortest text (characters) a stored wire entry writes as a reference to the history.
+
+About where a reference (checked against the form, then put back) costs what decoding
+the text again would (benchmarks/RESULTS.md, "Resume: what was sent, stored once")."""
 
 _Key = str | int
 
