@@ -21,8 +21,9 @@ from pydantic import BaseModel
 from test_ingest import send  # the SDK clients pointed at a fake
 
 from contextchef import TARGETS, ContextChef, tool_results, user
+from contextchef.history._forms import digest
 from contextchef.history._messages import message_from_dict
-from contextchef.session._ledger import _record_digest, digest
+from contextchef.session._ledger import _record_digest
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.testing import fake_for, text, tool_calls
 
@@ -39,7 +40,7 @@ def read_file(path: str) -> str:
     Args:
         path: File to read.
     """
-    return f"<<MARKER {path}>> " + "contents " * 20
+    return f"<<MARKER {path}>> " + "contents " * 120  # a text over SHARED_TEXT
 
 
 def make() -> ContextChef:
@@ -73,19 +74,39 @@ def conversation(target: str) -> tuple[ContextChef, Any]:
     return chef, fake
 
 
+def ledgers_of(snap: dict[str, Any]) -> list[dict[str, Any]]:
+    ledgers = snap["ledgers"].values()
+    return [*ledgers, *(lg["undo"] for lg in ledgers if "undo" in lg)]
+
+
+def as_version_2(snap: dict[str, Any]) -> dict[str, Any]:
+    """`snap` as version 2 wrote it: each wire entry whole, its texts not referred to."""
+    old = copy.deepcopy(snap)
+    old["version"] = 2
+    for ledger in ledgers_of(old):
+        for entry, refs in zip(ledger["wire"], ledger.pop("texts"), strict=True):
+            for ref in refs:
+                text: Any = old["history"][ref["message"]]
+                for key in ref["path"]:
+                    text = text[key]
+                holder = entry
+                for key in ref["at"][:-1]:
+                    holder = holder[key]
+                assert holder[ref["at"][-1]] is None
+                holder[ref["at"][-1]] = text
+    return old
+
+
 def as_version_1(snap: dict[str, Any]) -> dict[str, Any]:
     """`snap` as version 1 wrote it: every ledger message in full, consumed by digest.
 
     (Checked once against the version 1 writer, main at 1087dea: for these conversations
     on anthropic, responses, gemini and openai it gives the very dicts that wrote.)
     """
-    old = copy.deepcopy(snap)
+    old = as_version_2(snap)
     old["version"] = 1
     history = [message_from_dict(m) for m in old["history"]]
-    for ledger in [
-        *old["ledgers"].values(),
-        *(lg["undo"] for lg in old["ledgers"].values() if "undo" in lg),
-    ]:
+    for ledger in ledgers_of(old):
         shared = ledger.pop("shared")
         ledger["consumed"] = [digest(m) for m in history[:shared]] + ledger["consumed"]
         ledger["ir"] = [old["history"][m] if isinstance(m, int) else m for m in ledger["ir"]]
@@ -98,26 +119,27 @@ def as_version_1(snap: dict[str, Any]) -> dict[str, Any]:
 def test_the_conversation_is_stored_once_and_restores_to_the_same_bytes(target: str) -> None:
     chef, fake = conversation(target)
     snap = json.loads(json.dumps(chef.snapshot()))
-    assert snap["version"] == 2
+    assert snap["version"] == 3
     ledger = snap["ledgers"][target]
     whole = json.dumps(snap)
     for path in ("a.py", "b.py", "c.py"):
         marker = f"<<MARKER {path}>>"
-        # once as the conversation, once in what the target was sent, never copied again
+        # once, as the conversation: what the target was sent refers to it (version 3)
         assert json.dumps(snap["history"]).count(marker) == 1
-        assert json.dumps(ledger["wire"]).count(marker) == 1
-        assert whole.count(marker) == 2, (marker, whole.count(marker))
+        assert whole.count(marker) == 1, (marker, whole.count(marker))
+        v2 = as_version_2(snap)["ledgers"][target]
+        assert json.dumps(v2["wire"]).count(marker) == 1  # version 2: once more, as sent
     # messages sent as they are in the history are its indices; on Chat Completions the
     # model turns went without their (DeepSeek) reasoning, so they are recorded in full
     assert all(isinstance(m, int) or m["role"] == "assistant" for m in ledger["ir"])
     assert ledger["shared"] == ledger["pending"]["history"] and ledger["consumed"] == []
     if target == "anthropic":  # the prefix-check chain is recorded with the ledger
         assert len(ledger["chain"]["digests"]) == len(ledger["wire"])
-    old = as_version_1(snap)
-    assert len(json.dumps(old)) > len(whole)
+    v2, old = as_version_2(snap), as_version_1(snap)
+    assert len(json.dumps(old)) > len(json.dumps(v2)) > len(whole)
 
     expected = compiled(chef, target)
-    for data in (snap, old):
+    for data in (snap, v2, old):
         fresh = make()
         fresh.restore(copy.deepcopy(data), allow_unsigned=True)
         assert fresh.history == chef.history

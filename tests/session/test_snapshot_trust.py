@@ -47,7 +47,8 @@ from contextchef import (
     UsageError,
     user,
 )
-from contextchef.session._ledger import _record_digest, _text_digest
+from contextchef.history._forms import text_digest as _text_digest
+from contextchef.session._ledger import _record_digest
 from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
 
 MODEL = "claude-opus-5-5"

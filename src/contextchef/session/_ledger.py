@@ -27,17 +27,25 @@ is accepted where a gap is not (same page, "Removing thinking").
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, canonical_texts, thaw, thawed
+from contextchef._json import canonical_dumps, canonical_texts, thaw
 from contextchef._records import recorded
-from contextchef.history._forms import leading, messages_form, messages_of_form
-from contextchef.history._messages import Message, ProviderPart, ReasoningPart
+from contextchef.history._forms import (
+    consumed,
+    leading,
+    messages_form,
+    messages_of_form,
+    recorded_digest,
+    text_digest,
+    wire_forms,
+    wire_of_forms,
+)
+from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
@@ -51,7 +59,6 @@ __all__ = [
     "Ledger",
     "Mark",
     "pending_answered",
-    "same_message",
     "strip_reasoning",
 ]
 
@@ -266,21 +273,24 @@ class Ledger:
     # -- snapshots -----------------------------------------------------------------------
 
     def to_dict(
-        self, history: Sequence[Message] = (), base: Mapping[str, Any] | None = None
+        self, history: Sequence[Message], forms: Sequence[Any], base: Any = None
     ) -> dict[str, Any]:
-        """Plain JSON holding no copy of `history` (the session's), which it refers to.
+        """Plain JSON holding no copy of `history` (the session's; `forms` its JSON forms).
 
         Consumed messages leading `history` are counted (``shared``), others recorded by
-        digest; normalized ones are history indices where they can be (`messages_form`).
-        The `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
+        digest; normalized ones are history indices where they can be (`messages_form`),
+        wire entries' long texts references to `forms` (``texts``, `wire_forms`). The
+        `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
         Wire entries `base` (an earlier form of it) holds at their place are shared.
         """
-        shared, digests, old = leading(self.history, history), self._wire_digests(), base or {}
+        shared, digests = leading(self.history, history), self._wire_digests()
+        wire, texts = wire_forms(self.wire, digests, forms, base or {}, [*self.marks, self.pending])
         out: dict[str, Any] = {
             "shared": shared,
             "consumed": [recorded_digest(m) for m in self.history[shared:]],
             "ir": messages_form(self.ir, history),
-            "wire": thawed(self.wire, digests, old.get("wire", []), old.get("wire_digests", [])),
+            "wire": wire,
+            "texts": texts,
             "marks": [m.to_dict() for m in self.marks],
             "pending": self.pending.to_dict() if self.pending else None,
             "strip": [list(r) for r in self.strip],
@@ -298,7 +308,7 @@ class Ledger:
         out.update(self._chain_field(), **self.sent.chain_field())  # restored, it chains on
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
-            out["undo"] = self.undo.to_dict(history)
+            out["undo"] = self.undo.to_dict(history, forms)
         return out
 
     def _chain_field(self) -> dict[str, Any]:
@@ -320,14 +330,22 @@ class Ledger:
         for i, text in zip(texts, canonical_texts(self.wire[i] for i in texts), strict=True):
             self.jsons[i] = text
         for i in missing:
-            self.digests[i] = _text_digest(self.jsons[i] or "")
+            self.digests[i] = text_digest(self.jsons[i] or "")
         return cast("list[str]", list(self.digests))
 
     @classmethod
     def from_dict(
-        cls, data: LedgerForm, history: tuple[Message, ...], *, name: str = "", signed: bool = False
+        cls,
+        data: LedgerForm,
+        history: tuple[Message, ...],
+        forms: Sequence[Any],
+        *,
+        name: str = "",
+        signed: bool = False,
     ) -> Ledger:
         """From checked `to_dict` output (`LedgerForm`), checked against itself and `history`.
+
+        `forms` are the snapshot's history forms, whose texts ``texts`` refers to.
 
         Each recorded wire entry is replayed byte for byte on the next compile, so it must
         be what was sent: text that is valid Unicode (a lone surrogate cannot be encoded
@@ -346,7 +364,7 @@ class Ledger:
         ir = messages_of_form(data["ir"], history, f"{_where(name)} 'ir'")
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
-        wire = data["wire"]
+        wire = wire_of_forms(data["wire"], data.get("texts"), forms, f"{_where(name)} 'wire'")
         _check_marks(marks, pending, ir=len(ir), wire=len(wire))
         _check_fields(data)
         entries, jsons = recorded(wire, data["wire_digests"], f"{_where(name)} 'wire'", signed)
@@ -358,7 +376,7 @@ class Ledger:
                 "nothing was restored"
             )
         ledger = cls(
-            history=_consumed(data, (pending or marks[-1]).history, history),
+            history=consumed(data, (pending or marks[-1]).history, history),
             ir=ir,
             wire=entries,  # a copy: the snapshot stays the caller's
             jsons=jsons,
@@ -380,7 +398,8 @@ class Ledger:
         _restore_chain(ledger, data.get("chain"), name)
         undo = data.get("undo")
         if undo is not None:
-            ledger.undo = cls.from_dict(cast("LedgerForm", undo), history, name=name, signed=signed)
+            undo = cast("LedgerForm", undo)
+            ledger.undo = cls.from_dict(undo, history, forms, name=name, signed=signed)
         return ledger
 
 
@@ -422,59 +441,6 @@ def _check_fields(data: LedgerForm) -> None:
         raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
 
 
-def _consumed(data: LedgerForm, size: int, history: tuple[Message, ...]) -> tuple[Message, ...]:
-    """The consumed history: `history`'s first ``shared``, then by digest (version 1: all).
-
-    Messages that no longer match get placeholders holding the digest (`same_message`).
-    """
-    shared, consumed = data.get("shared", 0), data["consumed"]
-    if shared > len(history) or shared + len(consumed) != size:
-        raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
-    pairs = zip(history[shared:], consumed, strict=False)
-    same = sum(1 for _ in itertools.takewhile(lambda p: digest(p[0]) == p[1], pairs))
-    return history[: shared + same] + tuple(_edited(d) for d in consumed[same:])
-
-
-_EDITED = "contextchef:edited"
-"""Provider of the placeholder part for a consumed message the restored history lacks."""
-
-
-def _edited(recorded: str) -> Message:
-    """Stands for a consumed message the restored history no longer holds (its digest)."""
-    return Message(role="user", parts=(ProviderPart(provider=_EDITED, data={"digest": recorded}),))
-
-
-def _placeholder_digest(message: Message) -> str | None:
-    parts = message.parts
-    if len(parts) == 1 and isinstance(parts[0], ProviderPart) and parts[0].provider == _EDITED:
-        value = parts[0].data.get("digest")
-        return value if isinstance(value, str) else None
-    return None
-
-
-def digest(message: Message) -> str:
-    """A short digest of a message's JSON form (how snapshots record what was consumed)."""
-    return _text_digest(canonical_dumps(message.to_dict()))
-
-
-def _text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-def recorded_digest(message: Message) -> str:
-    """`digest` of a consumed message; a restored placeholder's is the one it stands for."""
-    held = _placeholder_digest(message)
-    return digest(message) if held is None else held
-
-
-def same_message(message: Message, consumed: Message) -> bool:
-    """Whether `message` is the `consumed` one (a restored placeholder: by its digest)."""
-    if message is consumed or message == consumed:
-        return True
-    held = _placeholder_digest(consumed)
-    return held is not None and digest(message) == held
-
-
 _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
 
 
@@ -489,7 +455,7 @@ def _record_digest(data: Mapping[str, Any]) -> str:
         if data.get(extra):
             fields[extra] = data[extra]
     try:
-        return _text_digest(canonical_dumps(fields))
+        return text_digest(canonical_dumps(fields))
     except (TypeError, ValueError, RecursionError):
         return ""  # not plain JSON: the field checks name it
 

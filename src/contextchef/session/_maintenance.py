@@ -29,6 +29,7 @@ from contextchef.history._archive import Archive, clear_tool_results_archived
 from contextchef.history._archive import ArchiveReason as Reason
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._compaction import loaded_tool_names as searched
+from contextchef.history._forms import digest
 from contextchef.history._messages import ToolCall, check_message, join_turn
 from contextchef.history._normalize import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
@@ -43,7 +44,7 @@ from contextchef.providers._compacted import (
     without_compaction,
 )
 from contextchef.providers._usage import CacheReport, compared
-from contextchef.session._ledger import digest, pending_answered
+from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, Summarizer, handoff_keep_turns
 from contextchef.session._skills import Skills

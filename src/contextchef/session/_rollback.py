@@ -27,9 +27,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from contextchef.history._forms import same_message
 from contextchef.history._messages import Message
 from contextchef.providers import ModelRules
-from contextchef.session._ledger import Ledger, Mark, same_message
+from contextchef.session._ledger import Ledger, Mark
 from contextchef.session._request import EditKind
 
 __all__ = [

@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
-SNAPSHOT_VERSION = 2  # 2: the conversation once, the thinking chain recorded
-READ_VERSIONS = (1, 2)
+SNAPSHOT_VERSION = 3  # 2: the conversation once, the thinking chain; 3: sent texts once
+READ_VERSIONS = (1, 2, 3)
 
 
 def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:

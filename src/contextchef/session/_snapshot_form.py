@@ -8,10 +8,10 @@ definition) is checked by the readers that build those values.
 
 Optional keys are only those the writer leaves out: a ledger's ``bindings`` (no thinking
 bound), ``chain`` (no chain built), ``sent`` (nothing kept), ``undo`` (no edit pending),
-its ``shared`` (version 1 wrote none), a mark's ``tools`` (no tool change), and the
-snapshot's ``announcements`` (spec 001: a snapshot without the field restores to no
-announcements). Everything else, the digests included, is required: a snapshot missing
-a field is refused, never restored unchecked.
+``shared`` (version 1 wrote none), ``texts`` (nor 2), a mark's ``tools`` (no tool
+change), and the snapshot's ``announcements`` (spec 001: a snapshot without the field
+restores to no announcements). Everything else, the digests included, is required: a
+snapshot missing a field is refused, never restored unchecked.
 
 This module imports pydantic; it is imported when a snapshot is read, never by
 ``import contextchef``.
@@ -108,6 +108,17 @@ class ChainForm(TypedDict):
 
 
 @with_config(_CLOSED)
+class TextForm(TypedDict):
+    """`history._forms.wire_forms`: a wire entry's text held by a history message."""
+
+    at: list[str | Size]
+    """Where the text goes in the entry (which holds null there)."""
+    message: Size
+    path: list[str | Size]
+    """Where the text is in the history message's form."""
+
+
+@with_config(_CLOSED)
 class UndoForm(TypedDict):
     """A ledger as `Ledger.to_dict` writes it, without an ``undo`` of its own."""
 
@@ -119,7 +130,9 @@ class UndoForm(TypedDict):
     """Normalized messages: the index of the history message it equals, else its
     `Message.to_dict` (checked by `message_from_dict`)."""
     wire: list[dict[str, Any]]
-    """Wire entries as sent (checked against ``wire_digests``)."""
+    """Wire entries as sent (checked against ``wire_digests``), but for ``texts``."""
+    texts: NotRequired[list[list[TextForm]]]
+    """Per wire entry, its long texts the history holds (version 3; none before)."""
     marks: list[MarkForm]
     pending: MarkForm | None
     strip: list[Annotated[list[Size], Field(min_length=2, max_length=2)]]
@@ -191,7 +204,7 @@ class SnapshotForm(TypedDict):
     """`ContextChef.snapshot`: the header, `SessionState.to_dict`, tools and skills."""
 
     format: Literal["contextchef.snapshot"]
-    version: Literal[1, 2]
+    version: Literal[1, 2, 3]
     system: Text
     history: list[dict[str, Any]]
     """`Message.to_dict` values (checked by `message_from_dict`)."""

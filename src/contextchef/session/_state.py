@@ -81,9 +81,10 @@ class SessionState:
         """The JSON form; shares the unchanged parts of `base` (history, its form; `forms_over`)."""
         data, (before, form) = self.dynamic_state, base or ((), {})
         ledgers, old = sorted(self.ledgers.items()), form.get("ledgers", {})
+        forms = forms_over(self.history, before, form.get("history", []))
         return {
             "system": self.system,
-            "history": forms_over(self.history, before, form.get("history", [])),
+            "history": forms,
             "exposure": {
                 "default_defer": self.default_defer,
                 "defer": list(self.defer),
@@ -102,7 +103,7 @@ class SessionState:
             "dynamic_state": None if data is None else thaw(dynamic_state_data(data)),
             "anchor": self.anchor,
             "new_context_pending": self.new_context_pending,
-            "ledgers": {t: lg.to_dict(self.history, old.get(t)) for t, lg in ledgers},
+            "ledgers": {t: lg.to_dict(self.history, forms, old.get(t)) for t, lg in ledgers},
             "compiled": self.compiled,
         }
 
@@ -119,7 +120,7 @@ class SessionState:
         """
         history = checked_history(data["history"])
         ledgers = {
-            target: Ledger.from_dict(raw, history, name=target, signed=signed)
+            target: Ledger.from_dict(raw, history, data["history"], name=target, signed=signed)
             for target, raw in data["ledgers"].items()
         }
         return cls(
