@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextchef._overlay import layered
+from contextchef.search._bilingual import ENGLISH_CATALOG_SHARE, Translation, has_han
 from contextchef.search._corpus import Corpus, GroupLevel, build_corpus
 from contextchef.search._rankers import (
     RankerConfig,
@@ -300,6 +301,7 @@ class _LazyCorpus:
         self._group_text = groups
         self._corpus: Corpus | None = None
         self.groups: GroupLevel | None = None
+        self.english = True  # fewer than half the documents hold CJK (set by `get`)
         self._names: _Names | None = None
         self._lock = threading.Lock()
 
@@ -319,6 +321,8 @@ class _LazyCorpus:
                         self.groups = GroupLevel.build(
                             self._entries, docs, self._group_text, tokenize
                         )
+                    cjk = sum(1 for doc in docs if not all(t.isascii() for t in doc))
+                    self.english = cjk < ENGLISH_CATALOG_SHARE * len(docs)
                     self._corpus = build_corpus(docs)
                 corpus = self._corpus
         return corpus
@@ -534,10 +538,15 @@ class ToolIndex:
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
                 scores[self._scores(corpus, strong) <= 0] = 0
+            english = self._translation(query)
+            if english is not None:  # a Chinese query, an English catalog: add its glosses
+                scores += self._weighted_scores(corpus, english.tokens)
             fused = (
                 None
                 if self._semantic is None
                 else self._semantic.scores(query, scores, tokens=len(set(tokens)))
+                if english is None
+                else self._semantic.scores(english.text, scores, tokens=len(english.words))
             )
             if groups is not None:
                 one = normalized(scores if fused is None else fused)
@@ -564,6 +573,26 @@ class ToolIndex:
             SearchHit(tool=entries[i][0], wire_name=entries[i][1], score=score)
             for i, score in zip(order.tolist(), total[order].tolist(), strict=True)
         ]
+
+    def _translation(self, query: str) -> Translation | None:
+        """`query`'s English side when the dictionary route applies (`_bilingual`), else None."""
+        use = self.ranker.crosslingual
+        if use is False or not has_han(query) or self._corpus is None or not self._corpus.english:
+            return None
+        from contextchef.search import _bilingual
+
+        if use is None and not _bilingual.available():
+            return None
+        return _bilingual.dictionary().translate(query, tokenize)
+
+    def _weighted_scores(self, corpus: Corpus, weights: Mapping[str, float]) -> np.ndarray:
+        """Sum over `weights` of each token's BM25 scores times its weight (sorted tokens)."""
+        import numpy as np
+
+        out = np.zeros(len(self._entries), dtype=np.float64)
+        for token, weight in sorted(weights.items()):
+            out += weight * self._scores(corpus, [token])
+        return out
 
     def _group_members(self, groups: GroupLevel) -> np.ndarray:
         """Per entry, its group's index in `groups` (-1: none); computed once per index."""

