@@ -162,7 +162,7 @@ def test_segmentation_takes_the_fewest_words_longest_first() -> None:
     assert d.segment("发送邮件") == ["发送", "邮件"]
     assert d.segment("关闭缺陷报告") == ["关闭", "缺陷", "报告"]
     assert d.segment("我发送") == ["我", "发送"]  # unknown characters stay single
-    found = d.translate("请发送邮件，关闭 window", tokenize)
+    found = d.translate("请发送邮件\uff0c关闭 window", tokenize)
     assert found is not None
     assert found.words == ("发送", "邮件", "关闭")
     assert found.tokens["email"] == pytest.approx(1 / 3)
@@ -298,7 +298,16 @@ def test_the_installed_file_holds_these_lines_and_loads_once(fresh_dictionary: N
 @needs_extra
 @pytest.mark.parametrize(
     "query",
-    ["", "   ", "，。！？", "……", "用Python发送email", "发送 mail 📧", "发" * 50_000, "\x00发送"],
+    [
+        "",
+        "   ",
+        "\uff0c\u3002\uff01\uff1f",
+        "……",
+        "用Python发送email",
+        "发送 mail 📧",
+        "发" * 50_000,
+        "\x00发送",
+    ],
 )
 def test_bad_queries_never_raise(query: str) -> None:
     for tools in (ENGLISH, CHINESE):

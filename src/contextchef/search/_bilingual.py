@@ -191,8 +191,11 @@ class Dictionary:
         return words
 
     def glosses(self, word: str) -> tuple[list[str], int]:
-        """The kept glosses of `word` (cleaned, without repeats, in dictionary order) and
-        the number of its glosses before any was dropped (0: not in the dictionary).
+        """The kept glosses of `word` and how many it had before any was dropped.
+
+        Returns:
+            (cleaned glosses without repeats in dictionary order, the count of all its
+            glosses; 0 when `word` is not in the dictionary).
         """
         raw = self.entries.get(word)
         if raw is None:
