@@ -16,13 +16,15 @@ a query is looked up in the dictionary and answered from its English glosses:
    point elsewhere or carry no meaning for a search (``CL:`` classifiers, ``variant
    of``, ``see``, ``surname``, ``abbr. for``, ``also pr.``, ``classifier for``) are
    dropped, so pinyin-only and surname-only entries translate to nothing.
-3. Weights: a word's glosses share weight 1 (a word with 4 glosses gives each 1/4);
-   each gloss is tokenized like the catalog (`contextchef.search._index.tokenize`:
-   stop words out, Snowball stems) and a token takes the summed weight of the glosses
-   that hold it, at most 1 per word. Polysemous characters (下, 行, 把) so weigh little
-   and a two-sense word (缺陷: defect; flaw) a lot. The query's BM25 score is the sum of
-   each token's BM25 score times its weight, added to the score of the query's own
-   tokens (ASCII words such as product names still count).
+3. Weights: a word's glosses share weight 1, the dropped ones included (个 has three
+   glosses, two of them grammatical notes, so "individual" gets 1/3); each gloss is
+   tokenized like the catalog (`contextchef.search._index.tokenize`: stop words out,
+   Snowball stems; one-letter tokens and CC-CEDICT's ``sb`` / ``sth`` / ``etc`` dropped)
+   and a token takes the summed weight of the glosses that hold it, at most 1 per word.
+   Polysemous characters and particles (下, 的, 把) so weigh little and a two-gloss word
+   (缺陷: defect; flaw) a lot. The query's BM25 score is the sum of each token's BM25
+   score times its weight, added to the score of the query's own tokens (ASCII words
+   such as product names still count).
 4. The embedding model (``hybrid``, ``semantic``) reads `Translation.text`, the kept
    glosses joined, in place of the Chinese query it cannot read.
 
@@ -32,12 +34,14 @@ than half the tool documents hold CJK text (`ENGLISH_CATALOG_SHARE`); a Chinese 
 `RankerConfig.crosslingual` decides whether it is used: ``None`` (default) when the
 extra is installed, ``True`` requires it (`MissingExtraError` without), ``False`` never.
 
-Reading the dictionary: its documented line format (https://cc-cedict.org/wiki/format:syntax)
-``Traditional Simplified [pin1 yin1] /gloss 1/gloss 2/``, ``#`` comments, is parsed by
-`parse` into headword -> raw glosses (entries of the same headword merged), once per
-process, on the first query that needs it. CC-CEDICT is (c) MDBG and its contributors,
-licensed CC BY-SA 4.0 (https://creativecommons.org/licenses/by-sa/4.0/); contextchef
-reads the installed file and ships no part of it.
+Reading the dictionary: its documented line format
+(https://cc-cedict.org/wiki/format:syntax), ``Traditional Simplified [pin1 yin1] /gloss
+1/gloss 2/`` with ``#`` comment lines, is parsed by `parse` into headword -> raw glosses
+(entries of the same headword merged; glosses are cleaned per query, only for the words
+looked up), once per process, on the first query that needs it. CC-CEDICT is (c) MDBG
+and its contributors, licensed CC BY-SA 4.0
+(https://creativecommons.org/licenses/by-sa/4.0/); contextchef reads the installed file
+and ships no part of it.
 """
 
 from __future__ import annotations
@@ -73,6 +77,9 @@ DATA_FILE = ("data", "cedict_1_0_ts_utf-8_mdbg.txt.gz")
 ENGLISH_CATALOG_SHARE = 0.5
 """A catalog takes the dictionary route when fewer than this share of its documents hold CJK."""
 
+REVERSE_PER_TOKEN = 4
+"""Chinese words a tool's document gets per English token (`Dictionary.reverse`)."""
+
 MAX_QUERY_CHARS = 2_000
 """Han characters of one query looked up at most (the rest is left to BM25 as it is)."""
 
@@ -85,6 +92,7 @@ _DROP = re.compile(
     re.IGNORECASE,
 )
 _NOTES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|[^\x00-\x7f]+(?:\|[^\x00-\x7f]+)?")
+_ONE_WORD = re.compile(r"(?:to |an? |the )?[A-Za-z][A-Za-z'-]*")
 _FILLERS = frozenset({"sb", "sth", "etc", "oneself", "one's"})
 _LOCK = threading.Lock()
 _LOADED: list[Dictionary] = []
@@ -169,6 +177,41 @@ class Dictionary:
     def __init__(self, entries: Mapping[str, str]) -> None:
         self.entries = entries
         self.longest = min(max(map(len, entries), default=1), 16)
+        self._reverse: dict[str, tuple[str, ...]] | None = None
+        self._lock = threading.Lock()
+
+    def reverse(self, tokenize: Callable[[str], list[str]]) -> Mapping[str, tuple[str, ...]]:
+        """English search token -> Chinese words glossed by that one word.
+
+        A word of two or more Han characters qualifies through a gloss of its first two
+        senses that is one English word once cleaned (``报告``: "to report" ->
+        ``report``); per token, the `REVERSE_PER_TOKEN` words with the fewest glosses
+        (the most specific) are kept, ties in character order. Built on the first call,
+        once per dictionary (thread-safe).
+        """
+        if self._reverse is None:
+            with self._lock:
+                if self._reverse is None:
+                    self._reverse = self._reversed(tokenize)
+        return self._reverse
+
+    def _reversed(self, tokenize: Callable[[str], list[str]]) -> dict[str, tuple[str, ...]]:
+        found: dict[str, set[tuple[int, str]]] = {}
+        single: dict[str, str | None] = {}  # gloss -> its one token (glosses repeat a lot)
+        for word, raw in self.entries.items():
+            if len(word) < 2 or _HAN.fullmatch(word) is None:
+                continue
+            senses = raw.count("/") + raw.count(";") + 1
+            for gloss in (g.strip() for s in raw.split("/", 2)[:2] for g in s.split(";")):
+                if gloss not in single:
+                    kept = clean(gloss) if len(gloss) < 40 else ""
+                    toks = tokenize(kept) if kept and _ONE_WORD.fullmatch(kept) else []
+                    toks = [t for t in toks if len(t) > 1 and t not in _FILLERS]
+                    single[gloss] = toks[0] if len(toks) == 1 else None
+                token = single[gloss]
+                if token is not None:
+                    found.setdefault(token, set()).add((senses, word))
+        return {t: tuple(w for _, w in sorted(ws)[:REVERSE_PER_TOKEN]) for t, ws in found.items()}
 
     def segment(self, run: str) -> list[str]:
         """`run` (Han characters) cut into the fewest dictionary words, left to right.

@@ -32,6 +32,37 @@ class Corpus:
     num_docs: int
     avg_len: float
 
+    def scores(self, tokens: list[str]) -> np.ndarray:
+        """BM25 score of every document for one query's `tokens` (unknown ones ignored)."""
+        import numpy as np
+
+        known = [self.vocab[t] for t in tokens if t in self.vocab]
+        if not known:
+            return np.zeros(self.num_docs)
+        return np.asarray(self.bm25.get_scores_from_ids(known), dtype=np.float64)
+
+    def reversed(
+        self, table: Mapping[str, Sequence[str]], tokenize: Callable[[str], list[str]]
+    ) -> Corpus:
+        """A corpus with one document per document here: the words `table` maps its tokens to.
+
+        Each distinct token of a document adds the tokens of its words (`tokenize` of
+        each) once; a document none of whose tokens is in `table` gets a placeholder
+        token no query has. Built from the postings, without the documents' text.
+        """
+        import numpy as np
+
+        indptr = np.asarray(self.bm25.scores["indptr"])
+        indices = np.asarray(self.bm25.scores["indices"])
+        docs: list[list[str]] = [[] for _ in range(self.num_docs)]
+        for token, vid in self.vocab.items():
+            words = table.get(token)
+            if words and vid + 1 < len(indptr):
+                toks = [t for w in words for t in tokenize(w)]
+                for d in indices[indptr[vid] : indptr[vid + 1]].tolist():
+                    docs[d] += toks
+        return build_corpus([doc or ["\x00"] for doc in docs])
+
 
 def build_corpus(docs: list[list[str]]) -> Corpus:
     import bm25s
@@ -99,15 +130,7 @@ class GroupLevel:
         When `strong` (the tokens that are not single CJK characters) is not all of
         `tokens`, a group must match one of them too (as tools must, `ToolIndex.search`).
         """
-        import numpy as np
-
-        def score(toks: list[str]) -> np.ndarray:
-            known = [self.corpus.vocab[t] for t in toks if t in self.corpus.vocab]
-            if not known:
-                return np.zeros(self.corpus.num_docs)
-            return np.asarray(self.corpus.bm25.get_scores_from_ids(known), dtype=np.float64)
-
-        out = score(tokens)
+        out = self.corpus.scores(tokens)
         if strong and len(strong) < len(tokens):
-            out[score(strong) <= 0] = 0
+            out[self.corpus.scores(strong) <= 0] = 0
         return out

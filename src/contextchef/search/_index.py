@@ -8,14 +8,17 @@ Tokens: Latin words are lower-cased, stripped of English stop words and stemmed 
 Snowball (PyStemmer); each run of CJK characters gives its characters and its character
 bigrams, so Chinese queries match Chinese text without a segmentation dictionary.
 Measured on the shared retrieval sets (benchmarks/RESULTS.md): stemming lifts recall@5
-by 2-8 points on the English sets; on ACEBench-zh, unigrams + bigrams reach 0.851 against
-0.809 for jieba's search-mode segmentation plus unigrams (and need no 2 s dictionary
-load); parameter descriptions add another 4-8 points on BFCL-live and ACEBench-zh.
-A tool that shares only single CJK characters with a query that has bigrams or words
-is no match (文件 and 邮件 share 件): on ACEBench-zh that cuts the tools a query hits
-by 41% at the same recall. Ties are broken by registry order, so the same query always
-gives the same ranking. Names are looked up through dictionaries and a trigram index
-(misspelled names: `ToolIndex.near_names`), so lookups do not scan the catalog.
+by 2-8 points on the English sets; on ACEBench-zh, unigrams + bigrams reach 0.851
+against 0.809 for jieba's search-mode segmentation plus unigrams (and need no 2 s
+dictionary load); parameter descriptions add another 4-8 points on BFCL-live and
+ACEBench-zh. A tool that shares only single CJK characters with a query that has bigrams
+or words is no match (文件 and 邮件 share 件): on ACEBench-zh that cuts the tools a query
+hits by 41% at the same recall. A Chinese query against a catalog that is mostly English
+also scores its English glosses from CC-CEDICT when the ``crosslingual`` extra is
+installed (`contextchef.search._bilingual`, `RankerConfig.crosslingual`). Ties are
+broken by registry order, so the same query always gives the same ranking. Names are
+looked up through dictionaries and a trigram index (misspelled names:
+`ToolIndex.near_names`), so lookups do not scan the catalog.
 
 With a ``semantic`` or ``hybrid`` `RankerConfig`, each query's BM25 scores are fused with
 embedding similarity (`contextchef.search._rankers`); exact lookups and near-name
@@ -302,6 +305,7 @@ class _LazyCorpus:
         self._corpus: Corpus | None = None
         self.groups: GroupLevel | None = None
         self.english = True  # fewer than half the documents hold CJK (set by `get`)
+        self._reverse: Corpus | None = None
         self._names: _Names | None = None
         self._lock = threading.Lock()
 
@@ -326,6 +330,18 @@ class _LazyCorpus:
                     self._corpus = build_corpus(docs)
                 corpus = self._corpus
         return corpus
+
+    def reverse(self) -> Corpus:
+        """The base entries' documents in Chinese words (`Dictionary.reverse`), built once."""
+        corpus = self.get()
+        if self._reverse is None:
+            from contextchef.search._bilingual import dictionary
+
+            table = dictionary().reverse(tokenize)
+            with self._lock:
+                if self._reverse is None:
+                    self._reverse = corpus.reversed(table, tokenize)
+        return self._reverse
 
     def names(self) -> _Names:
         names = self._names
@@ -539,8 +555,10 @@ class ToolIndex:
                 # must share a bigram or a word with the query, then every token counts
                 scores[self._scores(corpus, strong) <= 0] = 0
             english = self._translation(query)
-            if english is not None:  # a Chinese query, an English catalog: add its glosses
-                scores += self._weighted_scores(corpus, english.tokens)
+            if english is not None:  # a Chinese query, an English catalog (`_bilingual`)
+                scores = normalized(
+                    scores + self._weighted_scores(corpus, english.tokens)
+                ) + normalized(self._reverse_scores(tokens, strong))
             fused = (
                 None
                 if self._semantic is None
@@ -584,6 +602,23 @@ class ToolIndex:
         if use is None and not _bilingual.available():
             return None
         return _bilingual.dictionary().translate(query, tokenize)
+
+    def _reverse_scores(self, tokens: list[str], strong: list[str]) -> np.ndarray:
+        """BM25 scores of the query's own tokens over the Chinese-word documents.
+
+        One shared CJK character is no match, as in `search`; tools added by `extended`
+        have no such document and score 0.
+        """
+        import numpy as np
+
+        out = np.zeros(len(self._entries), dtype=np.float64)
+        if self._corpus is None:
+            return out
+        reverse = self._corpus.reverse()
+        out[: self._main] = reverse.scores(tokens)
+        if strong and len(strong) < len(tokens):
+            out[: self._main][reverse.scores(strong) <= 0] = 0
+        return out
 
     def _weighted_scores(self, corpus: Corpus, weights: Mapping[str, float]) -> np.ndarray:
         """Sum over `weights` of each token's BM25 scores times its weight (sorted tokens)."""

@@ -24,9 +24,11 @@
 The model covers Latin-script text only, so a query with CJK, Hangul or kana characters,
 or whose letters are mostly in another script, is answered by BM25 alone (fusing the
 English model into Chinese queries costs ACEBench-zh 30 points of recall@5). So does
-every query while the tool vectors are still being built. Scores of several queries are
-added after each is normalized to [0, 1] (BM25 by its best score), so a Chinese and an
-English query weigh the same.
+every query while the tool vectors are still being built. The exception: with the
+``crosslingual`` extra, a Chinese query against a mostly English catalog is read through
+its CC-CEDICT glosses (`contextchef.search._bilingual`), and the model embeds those.
+Scores of several queries are added after each is normalized to [0, 1] (BM25 by its best
+score), so a Chinese and an English query weigh the same.
 
 A semantic-only match needs a cosine of at least `RankerConfig.min_similarity`: a query
 that matches nothing, lexically or in meaning, still gets no hit (``tool_search``'s
