@@ -94,15 +94,15 @@ PINNED: dict[str, dict[str, str]] = {
 """Setup -> call label -> SHA-256 (first 16 hex digits) of is_error, references, text."""
 
 WITH_DICTIONARY: dict[str, dict[str, str]] = {
-    "client": {"zh": "d10a3445afa3c02f", "zh-only": "b448a7df3585fa50"},
-    "native": {"zh": "8ef14e917b9fc703", "zh-only": "fada428259b20873"},
-    "blocked": {"zh": "d10a3445afa3c02f", "zh-only": "b448a7df3585fa50"},
-    "demo": {"zh": "55a1913b06ba2a3a", "zh-only": "744cc3f5af1a5eac"},
+    "client": {"zh": "d3aafef5ab483a0f", "zh-only": "2feec2255ff77179"},
+    "native": {"zh": "560ad636f63802a9", "zh-only": "9d1dfb95422977f5"},
+    "blocked": {"zh": "d3aafef5ab483a0f", "zh-only": "2feec2255ff77179"},
+    "demo": {"zh": "55a1913b06ba2a3a", "zh-only": "1e304ac5e69bafee"},
 }
 """The Chinese answers with the ``crosslingual`` extra installed (issue 28): the pooled
 and demo catalogs are mostly English, so Chinese queries also match the English tools
-through CC-CEDICT's glosses (`contextchef.search._bilingual`); taken at the commit that
-added it. Every other answer is the same with and without the extra."""
+through CC-CEDICT (`contextchef.search._bilingual`: glosses, and the tools' Chinese-word
+documents); taken at the commit that added it. Every other answer is the same with and without the extra."""
 
 
 def _pooled() -> list[object]:

@@ -9,8 +9,9 @@ fuses its scores into the tools'.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from contextchef.tools._tool import Tool
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     import bm25s
     import numpy as np
 
-__all__ = ["Corpus", "GroupLevel", "build_corpus"]
+__all__ = ["Corpus", "Extras", "GroupLevel", "build_corpus"]
 
 
 @dataclass(frozen=True)
@@ -134,3 +135,27 @@ class GroupLevel:
         if strong and len(strong) < len(tokens):
             out[self.corpus.scores(strong) <= 0] = 0
         return out
+
+
+@dataclass(frozen=True)
+class Extras:
+    """The documents `ToolIndex.extended` added, as postings (token -> docs, counts).
+
+    Adding documents copies the token table and extends the touched postings only, so
+    an index extended one tool at a time costs O(that tool's tokens) per tool, and a
+    query scores the added documents with numpy per query token, not per document.
+    """
+
+    lengths: tuple[int, ...] = ()
+    postings: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
+
+    def plus(self, docs: Sequence[list[str]]) -> Extras:
+        postings = dict(self.postings)
+        lengths = list(self.lengths)
+        for doc in docs:
+            j = len(lengths)
+            lengths.append(len(doc))
+            for token, tf in Counter(doc).items():
+                ids, tfs = postings.get(token, ((), ()))
+                postings[token] = ((*ids, j), (*tfs, tf))
+        return Extras(lengths=tuple(lengths), postings=postings)

@@ -37,12 +37,17 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from contextchef._overlay import layered
-from contextchef.search._bilingual import ENGLISH_CATALOG_SHARE, Translation, has_han
-from contextchef.search._corpus import Corpus, GroupLevel, build_corpus
+from contextchef.search._bilingual import (
+    ENGLISH_CATALOG_SHARE,
+    crosslingual_scores,
+    dictionary,
+    translated,
+)
+from contextchef.search._corpus import Corpus, Extras, GroupLevel, build_corpus
 from contextchef.search._rankers import (
     RankerConfig,
     SemanticPart,
@@ -264,30 +269,6 @@ class _Names:
         return [int(i) for i in hit[order]]
 
 
-@dataclass(frozen=True)
-class _Extras:
-    """The documents `ToolIndex.extended` added, as postings (token -> docs, counts).
-
-    Adding documents copies the token table and extends the touched postings only, so
-    an index extended one tool at a time costs O(that tool's tokens) per tool, and a
-    query scores the added documents with numpy per query token, not per document.
-    """
-
-    lengths: tuple[int, ...] = ()
-    postings: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
-
-    def plus(self, docs: Sequence[list[str]]) -> _Extras:
-        postings = dict(self.postings)
-        lengths = list(self.lengths)
-        for doc in docs:
-            j = len(lengths)
-            lengths.append(len(doc))
-            for token, tf in Counter(doc).items():
-                ids, tfs = postings.get(token, ((), ()))
-                postings[token] = ((*ids, j), (*tfs, tf))
-        return _Extras(lengths=tuple(lengths), postings=postings)
-
-
 class _LazyCorpus:
     """The BM25 corpus and the name index of an index's base entries, built on first use.
 
@@ -335,8 +316,6 @@ class _LazyCorpus:
         """The base entries' documents in Chinese words (`Dictionary.reverse`), built once."""
         corpus = self.get()
         if self._reverse is None:
-            from contextchef.search._bilingual import dictionary
-
             table = dictionary().reverse(tokenize)
             with self._lock:
                 if self._reverse is None:
@@ -401,7 +380,7 @@ class ToolIndex:
         self._by_wire: Mapping[str, int] = {wire: i for i, (_, wire) in enumerate(self._entries)}
         self._corpus = _LazyCorpus(self._entries, self._group_text) if self._entries else None
         self._main = len(self._entries)
-        self._extra_cache: _Extras | None = _Extras()
+        self._extra_cache: Extras | None = Extras()
         self._names: list[_Names] | None = None
         self._members: np.ndarray | None = None
 
@@ -435,12 +414,12 @@ class ToolIndex:
         return self._semantic.wait(timeout) if self._semantic is not None else False
 
     @property
-    def _extra(self) -> _Extras:
+    def _extra(self) -> Extras:
         """The entries added by `extended`, tokenized (on first use), in order."""
         extra = self._extra_cache
         if extra is None:
             docs = [_document(t, w) or [w.lower()] for t, w in self._entries[self._main :]]
-            extra = _Extras().plus(docs)
+            extra = Extras().plus(docs)
             self._extra_cache = extra
         return extra
 
@@ -554,16 +533,21 @@ class ToolIndex:
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
                 scores[self._scores(corpus, strong) <= 0] = 0
-            english = self._translation(query)
-            if english is not None:  # a Chinese query, an English catalog (`_bilingual`)
-                scores = normalized(
-                    scores + self._weighted_scores(corpus, english.tokens)
-                ) + normalized(self._reverse_scores(tokens, strong))
+            english = self._corpus.english and translated(query, self.ranker.crosslingual, tokenize)
+            if english:  # a Chinese query, an English catalog (`_bilingual`)
+                scores = crosslingual_scores(
+                    english,
+                    scores,
+                    tokens,
+                    strong,
+                    lambda t: self._scores(corpus, [t]),
+                    reverse=self._corpus.reverse(),
+                )
             fused = (
                 None
                 if self._semantic is None
                 else self._semantic.scores(query, scores, tokens=len(set(tokens)))
-                if english is None
+                if not english
                 else self._semantic.scores(english.text, scores, translated=True)
             )
             if groups is not None:
@@ -591,43 +575,6 @@ class ToolIndex:
             SearchHit(tool=entries[i][0], wire_name=entries[i][1], score=score)
             for i, score in zip(order.tolist(), total[order].tolist(), strict=True)
         ]
-
-    def _translation(self, query: str) -> Translation | None:
-        """`query`'s English side when the dictionary route applies (`_bilingual`), else None."""
-        use = self.ranker.crosslingual
-        if use is False or not has_han(query) or self._corpus is None or not self._corpus.english:
-            return None
-        from contextchef.search import _bilingual
-
-        if use is None and not _bilingual.available():
-            return None
-        return _bilingual.dictionary().translate(query, tokenize)
-
-    def _reverse_scores(self, tokens: list[str], strong: list[str]) -> np.ndarray:
-        """BM25 scores of the query's own tokens over the Chinese-word documents.
-
-        One shared CJK character is no match, as in `search`; tools added by `extended`
-        have no such document and score 0.
-        """
-        import numpy as np
-
-        out = np.zeros(len(self._entries), dtype=np.float64)
-        if self._corpus is None:
-            return out
-        reverse = self._corpus.reverse()
-        out[: self._main] = reverse.scores(tokens)
-        if strong and len(strong) < len(tokens):
-            out[: self._main][reverse.scores(strong) <= 0] = 0
-        return out
-
-    def _weighted_scores(self, corpus: Corpus, weights: Mapping[str, float]) -> np.ndarray:
-        """Sum over `weights` of each token's BM25 scores times its weight (sorted tokens)."""
-        import numpy as np
-
-        out = np.zeros(len(self._entries), dtype=np.float64)
-        for token, weight in sorted(weights.items()):
-            out += weight * self._scores(corpus, [token])
-        return out
 
     def _group_members(self, groups: GroupLevel) -> np.ndarray:
         """Per entry, its group's index in `groups` (-1: none); computed once per index."""
