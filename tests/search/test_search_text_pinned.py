@@ -102,7 +102,8 @@ WITH_DICTIONARY: dict[str, dict[str, str]] = {
 """The Chinese answers with the ``crosslingual`` extra installed (issue 28): the pooled
 and demo catalogs are mostly English, so Chinese queries also match the English tools
 through CC-CEDICT (`contextchef.search._bilingual`: glosses, and the tools' Chinese-word
-documents); taken at the commit that added it. Every other answer is the same with and without the extra."""
+documents); taken at the commit that added it. Every other answer is the same with and
+without the extra."""
 
 
 def _pooled() -> list[object]:
