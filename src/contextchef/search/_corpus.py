@@ -9,8 +9,9 @@ fuses its scores into the tools'.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from contextchef.tools._tool import Tool
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     import bm25s
     import numpy as np
 
-__all__ = ["Corpus", "GroupLevel", "build_corpus"]
+__all__ = ["Corpus", "Extras", "GroupLevel", "build_corpus"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,37 @@ class Corpus:
     doc_freq: np.ndarray
     num_docs: int
     avg_len: float
+
+    def scores(self, tokens: list[str]) -> np.ndarray:
+        """BM25 score of every document for one query's `tokens` (unknown ones ignored)."""
+        import numpy as np
+
+        known = [self.vocab[t] for t in tokens if t in self.vocab]
+        if not known:
+            return np.zeros(self.num_docs)
+        return np.asarray(self.bm25.get_scores_from_ids(known), dtype=np.float64)
+
+    def reversed(
+        self, table: Mapping[str, Sequence[str]], tokenize: Callable[[str], list[str]]
+    ) -> Corpus:
+        """A corpus with one document per document here: the words `table` maps its tokens to.
+
+        Each distinct token of a document adds the tokens of its words (`tokenize` of
+        each) once; a document none of whose tokens is in `table` gets a placeholder
+        token no query has. Built from the postings, without the documents' text.
+        """
+        import numpy as np
+
+        indptr = np.asarray(self.bm25.scores["indptr"])
+        indices = np.asarray(self.bm25.scores["indices"])
+        docs: list[list[str]] = [[] for _ in range(self.num_docs)]
+        for token, vid in self.vocab.items():
+            words = table.get(token)
+            if words and vid + 1 < len(indptr):
+                toks = [t for w in words for t in tokenize(w)]
+                for d in indices[indptr[vid] : indptr[vid + 1]].tolist():
+                    docs[d] += toks
+        return build_corpus([doc or ["\x00"] for doc in docs])
 
 
 def build_corpus(docs: list[list[str]]) -> Corpus:
@@ -99,15 +131,31 @@ class GroupLevel:
         When `strong` (the tokens that are not single CJK characters) is not all of
         `tokens`, a group must match one of them too (as tools must, `ToolIndex.search`).
         """
-        import numpy as np
-
-        def score(toks: list[str]) -> np.ndarray:
-            known = [self.corpus.vocab[t] for t in toks if t in self.corpus.vocab]
-            if not known:
-                return np.zeros(self.corpus.num_docs)
-            return np.asarray(self.corpus.bm25.get_scores_from_ids(known), dtype=np.float64)
-
-        out = score(tokens)
+        out = self.corpus.scores(tokens)
         if strong and len(strong) < len(tokens):
-            out[score(strong) <= 0] = 0
+            out[self.corpus.scores(strong) <= 0] = 0
         return out
+
+
+@dataclass(frozen=True)
+class Extras:
+    """The documents `ToolIndex.extended` added, as postings (token -> docs, counts).
+
+    Adding documents copies the token table and extends the touched postings only, so
+    an index extended one tool at a time costs O(that tool's tokens) per tool, and a
+    query scores the added documents with numpy per query token, not per document.
+    """
+
+    lengths: tuple[int, ...] = ()
+    postings: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
+
+    def plus(self, docs: Sequence[list[str]]) -> Extras:
+        postings = dict(self.postings)
+        lengths = list(self.lengths)
+        for doc in docs:
+            j = len(lengths)
+            lengths.append(len(doc))
+            for token, tf in Counter(doc).items():
+                ids, tfs = postings.get(token, ((), ()))
+                postings[token] = ((*ids, j), (*tfs, tf))
+        return Extras(lengths=tuple(lengths), postings=postings)

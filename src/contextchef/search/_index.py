@@ -8,14 +8,17 @@ Tokens: Latin words are lower-cased, stripped of English stop words and stemmed 
 Snowball (PyStemmer); each run of CJK characters gives its characters and its character
 bigrams, so Chinese queries match Chinese text without a segmentation dictionary.
 Measured on the shared retrieval sets (benchmarks/RESULTS.md): stemming lifts recall@5
-by 2-8 points on the English sets; on ACEBench-zh, unigrams + bigrams reach 0.851 against
-0.809 for jieba's search-mode segmentation plus unigrams (and need no 2 s dictionary
-load); parameter descriptions add another 4-8 points on BFCL-live and ACEBench-zh.
-A tool that shares only single CJK characters with a query that has bigrams or words
-is no match (文件 and 邮件 share 件): on ACEBench-zh that cuts the tools a query hits
-by 41% at the same recall. Ties are broken by registry order, so the same query always
-gives the same ranking. Names are looked up through dictionaries and a trigram index
-(misspelled names: `ToolIndex.near_names`), so lookups do not scan the catalog.
+by 2-8 points on the English sets; on ACEBench-zh, unigrams + bigrams reach 0.851
+against 0.809 for jieba's search-mode segmentation plus unigrams (and need no 2 s
+dictionary load); parameter descriptions add another 4-8 points on BFCL-live and
+ACEBench-zh. A tool that shares only single CJK characters with a query that has bigrams
+or words is no match (文件 and 邮件 share 件): on ACEBench-zh that cuts the tools a query
+hits by 41% at the same recall. A Chinese query against a catalog that is mostly English
+also scores its English glosses from CC-CEDICT when the ``crosslingual`` extra is
+installed (`contextchef.search._bilingual`, `RankerConfig.crosslingual`). Ties are
+broken by registry order, so the same query always gives the same ranking. Names are
+looked up through dictionaries and a trigram index (misspelled names:
+`ToolIndex.near_names`), so lookups do not scan the catalog.
 
 With a ``semantic`` or ``hybrid`` `RankerConfig`, each query's BM25 scores are fused with
 embedding similarity (`contextchef.search._rankers`); exact lookups and near-name
@@ -34,11 +37,17 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from contextchef._overlay import layered
-from contextchef.search._corpus import Corpus, GroupLevel, build_corpus
+from contextchef.search._bilingual import (
+    ENGLISH_CATALOG_SHARE,
+    crosslingual_scores,
+    dictionary,
+    translated,
+)
+from contextchef.search._corpus import Corpus, Extras, GroupLevel, build_corpus
 from contextchef.search._rankers import (
     RankerConfig,
     SemanticPart,
@@ -260,30 +269,6 @@ class _Names:
         return [int(i) for i in hit[order]]
 
 
-@dataclass(frozen=True)
-class _Extras:
-    """The documents `ToolIndex.extended` added, as postings (token -> docs, counts).
-
-    Adding documents copies the token table and extends the touched postings only, so
-    an index extended one tool at a time costs O(that tool's tokens) per tool, and a
-    query scores the added documents with numpy per query token, not per document.
-    """
-
-    lengths: tuple[int, ...] = ()
-    postings: Mapping[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
-
-    def plus(self, docs: Sequence[list[str]]) -> _Extras:
-        postings = dict(self.postings)
-        lengths = list(self.lengths)
-        for doc in docs:
-            j = len(lengths)
-            lengths.append(len(doc))
-            for token, tf in Counter(doc).items():
-                ids, tfs = postings.get(token, ((), ()))
-                postings[token] = ((*ids, j), (*tfs, tf))
-        return _Extras(lengths=tuple(lengths), postings=postings)
-
-
 class _LazyCorpus:
     """The BM25 corpus and the name index of an index's base entries, built on first use.
 
@@ -300,6 +285,8 @@ class _LazyCorpus:
         self._group_text = groups
         self._corpus: Corpus | None = None
         self.groups: GroupLevel | None = None
+        self.english = True  # fewer than half the documents hold CJK (set by `get`)
+        self._reverse: Corpus | None = None
         self._names: _Names | None = None
         self._lock = threading.Lock()
 
@@ -319,9 +306,21 @@ class _LazyCorpus:
                         self.groups = GroupLevel.build(
                             self._entries, docs, self._group_text, tokenize
                         )
+                    cjk = sum(1 for doc in docs if not all(t.isascii() for t in doc))
+                    self.english = cjk < ENGLISH_CATALOG_SHARE * len(docs)
                     self._corpus = build_corpus(docs)
                 corpus = self._corpus
         return corpus
+
+    def reverse(self) -> Corpus:
+        """The base entries' documents in Chinese words (`Dictionary.reverse`), built once."""
+        corpus = self.get()
+        if self._reverse is None:
+            table = dictionary().reverse(tokenize)
+            with self._lock:
+                if self._reverse is None:
+                    self._reverse = corpus.reversed(table, tokenize)
+        return self._reverse
 
     def names(self) -> _Names:
         names = self._names
@@ -381,7 +380,7 @@ class ToolIndex:
         self._by_wire: Mapping[str, int] = {wire: i for i, (_, wire) in enumerate(self._entries)}
         self._corpus = _LazyCorpus(self._entries, self._group_text) if self._entries else None
         self._main = len(self._entries)
-        self._extra_cache: _Extras | None = _Extras()
+        self._extra_cache: Extras | None = Extras()
         self._names: list[_Names] | None = None
         self._members: np.ndarray | None = None
 
@@ -415,12 +414,12 @@ class ToolIndex:
         return self._semantic.wait(timeout) if self._semantic is not None else False
 
     @property
-    def _extra(self) -> _Extras:
+    def _extra(self) -> Extras:
         """The entries added by `extended`, tokenized (on first use), in order."""
         extra = self._extra_cache
         if extra is None:
             docs = [_document(t, w) or [w.lower()] for t, w in self._entries[self._main :]]
-            extra = _Extras().plus(docs)
+            extra = Extras().plus(docs)
             self._extra_cache = extra
         return extra
 
@@ -534,10 +533,22 @@ class ToolIndex:
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
                 scores[self._scores(corpus, strong) <= 0] = 0
+            english = self._corpus.english and translated(query, self.ranker.crosslingual, tokenize)
+            if english:  # a Chinese query, an English catalog (`_bilingual`)
+                scores = crosslingual_scores(
+                    english,
+                    scores,
+                    tokens,
+                    strong,
+                    lambda t: self._scores(corpus, [t]),
+                    reverse=self._corpus.reverse(),
+                )
             fused = (
                 None
                 if self._semantic is None
                 else self._semantic.scores(query, scores, tokens=len(set(tokens)))
+                if not english
+                else self._semantic.scores(english.text, scores, translated=True)
             )
             if groups is not None:
                 one = normalized(scores if fused is None else fused)

@@ -24,9 +24,11 @@
 The model covers Latin-script text only, so a query with CJK, Hangul or kana characters,
 or whose letters are mostly in another script, is answered by BM25 alone (fusing the
 English model into Chinese queries costs ACEBench-zh 30 points of recall@5). So does
-every query while the tool vectors are still being built. Scores of several queries are
-added after each is normalized to [0, 1] (BM25 by its best score), so a Chinese and an
-English query weigh the same.
+every query while the tool vectors are still being built. The exception: with the
+``crosslingual`` extra, a Chinese query against a mostly English catalog is read through
+its CC-CEDICT glosses (`contextchef.search._bilingual`), and the model embeds those.
+Scores of several queries are added after each is normalized to [0, 1] (BM25 by its best
+score), so a Chinese and an English query weigh the same.
 
 A semantic-only match needs a cosine of at least `RankerConfig.min_similarity`: a query
 that matches nothing, lexically or in meaning, still gets no hit (``tool_search``'s
@@ -95,6 +97,13 @@ class RankerConfig:
             returned, in [-1, 1].
         group_weight: The group share of two-level ranking, in [0, 1] (0: tools only;
             the ``two-level`` names use `GROUP_WEIGHTS`). Groups are the tools' servers.
+        crosslingual: Answer Chinese queries against an English catalog through the
+            CC-CEDICT dictionary (`contextchef.search._bilingual`): None (default) when
+            the ``crosslingual`` extra is installed, True always (requires it), False
+            never. A Chinese catalog's queries never take this route.
+        crosslingual_weight: The BM25 share of the weighted fusion, in [0, 1], for a
+            query read through its dictionary glosses (in place of `bm25_weight` and
+            `long_query_boost`): the model reads a list of glosses, not a sentence.
         model_path: Your own ONNX export instead of the packaged model.
         model_sha256: Its expected sha256 (hex); checked before loading when given.
         tokenizer_path: Its ``tokenizer.json`` or ``vocab.txt`` (None: the bundled
@@ -107,7 +116,8 @@ class RankerConfig:
 
     Raises:
         UsageError: A field is out of range.
-        MissingExtraError: A semantic ranker without the ``semantic`` extra installed.
+        MissingExtraError: A semantic ranker without the ``semantic`` extra installed,
+            or ``crosslingual=True`` without the ``crosslingual`` extra.
     """
 
     kind: RankerName = "bm25"
@@ -117,6 +127,8 @@ class RankerConfig:
     rrf_k: int = 60
     min_similarity: float = 0.2
     group_weight: float = 0.0
+    crosslingual: bool | None = None
+    crosslingual_weight: float = 0.6
     model_path: str | Path | None = None
     model_sha256: str | None = None
     tokenizer_path: str | Path | None = None
@@ -135,7 +147,16 @@ class RankerConfig:
         check_int("rrf_k", self.rrf_k, minimum=1)
         check_number("min_similarity", self.min_similarity, minimum=-1.0, maximum=1.0)
         check_number("group_weight", self.group_weight, minimum=0.0, maximum=1.0)
+        check_number("crosslingual_weight", self.crosslingual_weight, minimum=0.0, maximum=1.0)
         check_int("threads", self.threads, maximum=4096)
+        if self.crosslingual is not None and not isinstance(self.crosslingual, bool):
+            raise UsageError(
+                f"crosslingual must be None, True or False, got {shown(self.crosslingual)}"
+            )
+        if self.crosslingual:
+            from contextchef.search._bilingual import require_extra as require_dictionary
+
+            require_dictionary()
         if self.kind != "bm25":
             from contextchef.search._model import require_extra
 
@@ -260,13 +281,16 @@ class SemanticPart:
         self.start()
         return self.store.wait(self.hashes, timeout)
 
-    def scores(self, query: str, bm25: np.ndarray, *, tokens: int = 0) -> np.ndarray | None:
+    def scores(
+        self, query: str, bm25: np.ndarray, *, tokens: int = 0, translated: bool = False
+    ) -> np.ndarray | None:
         """Fused scores of every entry for one query, or None when BM25 must answer alone.
 
         Args:
             query: The query text.
             bm25: Its BM25 scores, one per entry.
             tokens: Its number of distinct search tokens (see `fuse`).
+            translated: `query` is a Chinese query's glosses (see `fuse`).
 
         Returns:
             Scores in [0, 1] (``weighted`` and ``semantic``) or RRF sums; 0 means no hit.
@@ -277,11 +301,16 @@ class SemanticPart:
         if matrix is None or len(matrix) != len(bm25):
             return None
         cosine = matrix @ self.encoder.encode_query(query)
-        return fuse(self.config, scores=bm25, cosine=cosine, tokens=tokens)
+        return fuse(self.config, scores=bm25, cosine=cosine, tokens=tokens, translated=translated)
 
 
 def fuse(
-    config: RankerConfig, *, scores: np.ndarray, cosine: np.ndarray, tokens: int = 0
+    config: RankerConfig,
+    *,
+    scores: np.ndarray,
+    cosine: np.ndarray,
+    tokens: int = 0,
+    translated: bool = False,
 ) -> np.ndarray:
     """One query's final scores from its BM25 `scores` and `cosine` similarities.
 
@@ -291,6 +320,8 @@ def fuse(
         cosine: Cosine similarity per entry.
         tokens: The query's number of distinct search tokens, which sets the weighted
             fusion's BM25 share ``w`` (`RankerConfig.weight_for`; 0: `bm25_weight`).
+        translated: The cosines are those of a Chinese query's dictionary glosses:
+            ``w`` is `RankerConfig.crosslingual_weight`.
 
     Returns:
         Per entry: ``semantic``: minmax(cosine); ``hybrid`` weighted:
@@ -311,7 +342,7 @@ def fuse(
     if config.kind == "semantic":
         fused = sem
     else:
-        w = config.weight_for(tokens)
+        w = config.crosslingual_weight if translated else config.weight_for(tokens)
         fused = w * normalized(scores) + (1 - w) * sem
     return np.where(keep, np.maximum(fused, 1e-9), 0.0)
 
