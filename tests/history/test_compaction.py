@@ -143,6 +143,13 @@ def test_compact_says_when_it_summarizes_nothing(caplog: pytest.LogCaptureFixtur
         "summarized nothing" in r.getMessage() and "keep_recent_turns" in r.getMessage()
         for r in caplog.records
     )
+    # a keep too long to print (Python refuses past 4,300 digits) is said by its size
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        out = compact(history, summarizer([]), keep_recent_turns=10**5000)  # type: ignore[arg-type]
+    assert out.messages == tuple(history)
+    (record,) = [r for r in caplog.records if "summarized nothing" in r.getMessage()]
+    assert "keeps <an integer of about 5,000 digits> user turns" in record.getMessage()
 
 
 def test_negative_balance_is_corrupt() -> None:

@@ -436,10 +436,10 @@ def compact(
         if history:
             logger.warning(
                 "contextchef: compact summarized nothing: no safe cut point in the %d "
-                "messages keeps %d user turns or model steps after it (a cut never splits "
+                "messages keeps %s user turns or model steps after it (a cut never splits "
                 "a call from its result); pass a smaller keep_recent_turns",
                 len(history),
-                keep_recent_turns,
+                shown(keep_recent_turns),
             )
         return Compacted(messages=tuple(history), summary_text="", plan=plan)
     rendered = _called("render", render, plan.to_summarize)
