@@ -36,6 +36,7 @@ __all__ = [
     "freeze",
     "is_unicode",
     "json_problem",
+    "plain_copy",
     "plain_object",
     "shared_text",
     "thaw",
@@ -239,6 +240,23 @@ def thaw(value: JsonValue) -> JsonValue:
     if isinstance(value, (list, tuple)):
         return [thaw(v) for v in value]
     return value
+
+
+def plain_copy(value: JsonValue) -> JsonValue:
+    """A deep copy of a value made only of plain ``dict`` / ``list`` and leaves (as parsed).
+
+    `thaw` for values known to hold no other container type (e.g. a `plain_object` copy):
+    it tests exact types instead of ABCs. Other containers are shared, not copied.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k: plain_copy(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if kind is list:
+        return [plain_copy(v) if type(v) in _CONTAINERS else v for v in value]
+    return value
+
+
+_CONTAINERS = frozenset({dict, list})
 
 
 def thawed(

@@ -92,12 +92,25 @@ def record(value: JsonValue) -> Any:
     if kind is dict or (
         kind is not RecordDict and kind not in _LEAVES and isinstance(value, Mapping)
     ):
-        return RecordDict({k: v if type(v) in _LEAVES else record(v) for k, v in value.items()})
+        out = RecordDict(value)  # one copy in C; containers below are swapped in place
+        for k, v in value.items():
+            if type(v) not in _LEAVES and (child := record(v)) is not v:
+                _set_item(out, k, child)
+        return out
     if kind is list or (
         kind is not RecordList and kind not in _LEAVES and isinstance(value, (list, tuple))
     ):
-        return RecordList([v if type(v) in _LEAVES else record(v) for v in value])
+        items = RecordList(value)
+        for i, v in enumerate(value):
+            if type(v) not in _LEAVES and (child := record(v)) is not v:
+                _set_index(items, i, child)
+        return items
     return value
+
+
+_set_item = dict.__setitem__
+_set_index = list.__setitem__
+"""The plain setters, for filling a record while it is made (its own refuse)."""
 
 
 def plain(value: Any) -> Any:

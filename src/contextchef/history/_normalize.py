@@ -266,10 +266,7 @@ def normalize(
     for i, message in enumerate(history, start=offset):
         check_message(message, i)
     log = _Log(offset)
-    cleaned = [
-        _clean(_for_target(m, i, keeps, log, rules), i, log)
-        for i, m in enumerate(history, start=offset)
-    ]
+    cleaned = [_for_target(m, i, keeps, log, rules) for i, m in enumerate(history, start=offset)]
     indexed = _Pairer(cleaned, rules, log, after.calls if after is not None else ()).run()
     indexed = _drop_empty(indexed, log)
     if indexed and indexed[0][1].role == "assistant" and after is None:
@@ -289,14 +286,21 @@ def _for_target(
     log: _Log,
     rules: HistoryRules,
 ) -> Message:
-    """Fit each part to the target.
+    """Fit each part to the target, then clean it (step 1), in one pass over its parts.
 
     Drop parts the target cannot receive, give malformed arguments an empty object, and
-    turn media in a model turn, where the target takes none, into a note.
+    turn media in a model turn, where the target takes none, into a note; then drop
+    blank text (`_is_blank`), reported after the message's other changes.
     """
     parts: list[Part] = []
     changed = False
+    blank = 0
     for part in message.parts:
+        kind = type(part)
+        if kind is TextPart and (part.text.strip() or part.provider_data is not None):
+            if keeps is None or keeps(part):  # the common case, no other test applies
+                parts.append(part)
+                continue
         if (
             isinstance(part, MediaPart)
             and message.role == "assistant"
@@ -318,7 +322,7 @@ def _for_target(
             )
             changed = True
             continue
-        if isinstance(part, ToolCall) and not _is_json_object(part.arguments):
+        if isinstance(part, ToolCall) and not _is_json_object(part):
             log.add(
                 "replaced_malformed_arguments",
                 index,
@@ -328,24 +332,34 @@ def _for_target(
             )
             part = replace(part, arguments="{}")
             changed = True
+        if _is_blank(part):
+            blank += 1
+            continue
         parts.append(part)
-    return replace(message, parts=tuple(parts)) if changed else message
+    for _ in range(blank):
+        log.add("dropped_blank_text", index, f"message {index}: dropped a whitespace-only text")
+    return replace(message, parts=tuple(parts)) if changed or blank else message
 
 
-def _is_json_object(text: str) -> bool:
-    return not isinstance(parse_json_object(text), str)
+def _is_json_object(call: ToolCall) -> bool:
+    """Whether `call`'s arguments are a JSON object, parsed once per call object.
+
+    The parse is kept where a `ToolCall` built from a dict keeps its copy (``_parsed``,
+    checked by object id), so the renderer and the gate read it instead of parsing again
+    (`contextchef.providers._base.object_arguments`, ``dispatch._calls.call_arguments``).
+    """
+    kept = call.__dict__.get("_parsed")
+    if kept is not None and kept[0] == id(call):
+        return True  # a plain copy of a dict, or an earlier parse of this call's text
+    value = parse_json_object(call.arguments)
+    if isinstance(value, str):
+        return False
+    call.__dict__["_parsed"] = (id(call), value)
+    return True
 
 
 def _is_blank(part: Part) -> bool:
     return isinstance(part, TextPart) and not part.text.strip() and part.provider_data is None
-
-
-def _clean(message: Message, index: int, log: _Log) -> Message:
-    if not any(_is_blank(p) for p in message.parts):
-        return message
-    for _ in (p for p in message.parts if _is_blank(p)):
-        log.add("dropped_blank_text", index, f"message {index}: dropped a whitespace-only text")
-    return replace(message, parts=tuple(p for p in message.parts if not _is_blank(p)))
 
 
 _Indexed = list[tuple[int, Message]]
@@ -434,6 +448,8 @@ class _Pairer:
                     )
 
     def _without_duplicates(self, i: int, message: Message) -> Message:
+        if not self.dropped_calls:
+            return message
         parts = tuple(
             p for pos, p in enumerate(message.parts) if (i, pos) not in self.dropped_calls
         )
@@ -446,7 +462,12 @@ class _Pairer:
         if nxt >= len(self.messages) or self.messages[nxt].role != "user":
             return [(i + self.off, Message(role="user", parts=tuple(results)))]
         absorbed.add(nxt)
-        rest = _without_results(self.messages[nxt]).parts
+        following = self.messages[nxt]
+        rest = _without_results(following).parts
+        if _same_parts((*results, *rest), following.parts) and (
+            self.rules.results_first or not rest
+        ):
+            return [(at, following)]  # already in place: the message as it is
         if self.rules.results_first:
             return [(at, Message(role="user", parts=(*results, *rest)))]
         if rest and len(rest) < len(self.messages[nxt].parts):
@@ -482,6 +503,11 @@ class _Pairer:
                 call.id,
             )
         return result
+
+
+def _same_parts(parts: tuple[Part, ...], others: tuple[Part, ...]) -> bool:
+    """The same part objects, in the same order."""
+    return len(parts) == len(others) and all(a is b for a, b in zip(parts, others, strict=True))
 
 
 def _without_results(message: Message) -> Message:

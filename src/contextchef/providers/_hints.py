@@ -43,6 +43,8 @@ def apply_hints(
         A new dict; `built` is not modified.
     """
     out = dict(built)
+    if not hint:  # most parts: built by hand, nothing recorded
+        return out
     extra = hint.get("extra")
     if isinstance(extra, Mapping):  # anything else is not a recorded hint: ignored
         for key, value in extra.items():
