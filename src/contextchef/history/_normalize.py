@@ -37,6 +37,7 @@ from contextchef.history._messages import (
     MediaPart,
     Message,
     Part,
+    ProviderPart,
     ReasoningPart,
     TextPart,
     ToolCall,
@@ -265,6 +266,8 @@ def normalize(
     offset = after.offset if after is not None else 0
     for i, message in enumerate(history, start=offset):
         check_message(message, i)
+    if _valid_as_is(history, rules, keeps, after):
+        return Normalized(messages=history)  # what the steps below would give back unchanged
     log = _Log(offset)
     cleaned = [_for_target(m, i, keeps, log, rules) for i, m in enumerate(history, start=offset)]
     indexed = _Pairer(cleaned, rules, log, after.calls if after is not None else ()).run()
@@ -277,6 +280,63 @@ def normalize(
     return Normalized(
         messages=tuple(m for _, m in indexed), changes=tuple(log.changes), notes=tuple(log.notes)
     )
+
+
+def _valid_as_is(
+    history: tuple[Message, ...],
+    rules: HistoryRules,
+    keeps: Callable[[Part], bool] | None,
+    after: Continuation | None,
+) -> bool:
+    """True when every step of `normalize` would leave `history` as it is, with no note.
+
+    One pass over the parts, for the common case of a history that is valid already (an
+    imported conversation, a host's own loop): each part kept by `keeps`, no media in a
+    model turn the target refuses, arguments that are a JSON object, no blank text; call
+    ids new; each batch of calls answered, in order, by the leading parts of the user
+    message right after it (and only by them where results are not first); no other
+    result; no empty message; no leading assistant turn; roles alternating where the
+    target wants that. Anything else: False, and the steps run (and report).
+    """
+    earlier = after.calls if after is not None else ()
+    seen: set[str] = set()
+    want: list[str] = []  # ids of the calls the message being read must answer first
+    if after is None and history and history[0].role == "assistant":
+        return False  # a user turn goes first
+    last = ""
+    for message in history:
+        parts, role = message.parts, message.role
+        if not parts or (want and role != "user") or (role == last and rules.alternate_roles):
+            return False
+        answered, want = want, []
+        if answered and (
+            len(parts) < len(answered) or (not rules.results_first and len(parts) > len(answered))
+        ):
+            return False
+        for pos, part in enumerate(parts):
+            kind = type(part)
+            if pos < len(answered):
+                if kind is not ToolResult or part.call_id != answered[pos]:
+                    return False
+            elif kind is ToolResult:
+                return False  # a result out of place
+            elif kind is TextPart:
+                if part.provider_data is None and not part.text.strip():
+                    return False
+            elif kind is ToolCall:
+                if part.id in seen or part.id in earlier or not _is_json_object(part):
+                    return False
+                seen.add(part.id)
+                want.append(part.id)
+            elif kind is MediaPart:
+                if role == "assistant" and not rules.assistant_media:
+                    return False
+            elif kind is not ReasoningPart and kind is not ProviderPart:
+                return False  # a subclass: the steps decide
+            if keeps is not None and not keeps(part):
+                return False
+        last = role
+    return not want  # the last batch is answered
 
 
 def _for_target(
@@ -463,7 +523,7 @@ class _Pairer:
             return [(i + self.off, Message(role="user", parts=tuple(results)))]
         absorbed.add(nxt)
         following = self.messages[nxt]
-        rest = _without_results(following).parts
+        rest = tuple(p for p in following.parts if not isinstance(p, ToolResult))
         if _same_parts((*results, *rest), following.parts) and (
             self.rules.results_first or not rest
         ):
