@@ -31,6 +31,9 @@ it measures:
 The snapshot's size is reported beside the payload's. Targets (issue 27): resume <= 2x
 and cold <= 1x ``json.dumps`` of the payload; sync <= 2x store.
 
+``--cold-only``: steady and cold compiles only (resume and sync print 0). ``--no-fastjson``:
+canonical JSON by ``json`` alone, as without the ``fastjson`` extra (orjson).
+
 ``--signed``: the snapshot is signed (``SnapshotKeys``, bound to the session id) and
 restored with the keys, and the store is built with them (it signs what it writes and
 checks what it loads, signed head included), as a host that signs its snapshots runs.
@@ -78,6 +81,7 @@ TARGETS = {
 }
 THINKING = {"type": "enabled", "budget_tokens": 4096}
 SIGNED: dict[str, SnapshotKeys | None] = {"keys": None}  # --signed: the keys
+COLD_ONLY = {"on": False}  # --cold-only: steady and cold compiles, no resume or sync
 
 
 def corpus() -> str:
@@ -193,11 +197,13 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
         assert fresh.view is not None  # the tool view is the catalog's cost, not the turn's
         return fresh
 
-    resume_ms = timed(worker, resume, repeat)
+    resume_ms = timed(worker, resume, repeat) if not COLD_ONLY["on"] else [0.0]
     # each cold compile gets message objects no session has seen (an imported history; the
     # host builds them, untimed), so nothing cached on a message by an earlier compile helps
     cold_ms = timed(lambda: (worker(), history(size, target, real)), cold, repeat)
-    sync_ms, store_ms = synced(chef, target, real, worker, repeat)
+    sync_ms, store_ms = (
+        synced(chef, target, real, worker, repeat) if not COLD_ONLY["on"] else ([0.0], [1.0])
+    )
     return {
         "payload_kb": len(json.dumps(mutable)) / 1024,
         "snapshot_kb": len(stored) / 1024,
@@ -250,7 +256,16 @@ def main() -> None:
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--shapes", default="short,real")
     parser.add_argument("--signed", action="store_true", help="signed snapshots, keyed store")
+    parser.add_argument("--cold-only", action="store_true", help="no resume or sync timings")
+    parser.add_argument(
+        "--no-fastjson", action="store_true", help="canonical JSON by json only (no orjson)"
+    )
     args = parser.parse_args()
+    COLD_ONLY["on"] = args.cold_only
+    if args.no_fastjson:
+        from contextchef import _json
+
+        _json.__dict__.setdefault("FAST_JSON", [])[:] = [None]
     if args.signed:
         SIGNED["keys"] = SnapshotKeys({"bench": b"k" * 32})
     logging.getLogger("contextchef").setLevel(logging.ERROR)  # histories built by hand
@@ -260,7 +275,8 @@ def main() -> None:
     print(
         f"Load before: {os.getloadavg()[0]:.1f}. Command: `python benchmarks/resume.py "
         f"--messages {args.messages} --repeat {args.repeat}"
-        f"{' --signed' if args.signed else ''}`.\n"
+        f"{' --signed' if args.signed else ''}{' --cold-only' if args.cold_only else ''}"
+        f"{' --no-fastjson' if args.no_fastjson else ''}`.\n"
     )
     print(
         "| target | shape | payload KB | snapshot KB | json.dumps ms | steady ms (x) | "
