@@ -11,6 +11,7 @@ runs the whole suite without the encoder (tests/conftest.py).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import math
@@ -23,8 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import shared_data
-from contextchef import ContextChef, ToolCall, ToolResult, assistant, tool_results, user
-from contextchef import _json
+from contextchef import ContextChef, ToolCall, ToolResult, _json, assistant, tool_results, user
 from contextchef._json import canonical_dumps, canonical_texts
 from contextchef._records import MixedDict, MixedList, RecordDict, RecordList, record
 from contextchef.history._messages import Message, ReasoningPart
@@ -56,10 +56,8 @@ def _both(value: Any) -> None:
             except (TypeError, ValueError, RecursionError) as exc:
                 outcomes.append((type(exc), type(exc)))
     assert outcomes[0] == outcomes[1]
-    try:
+    with contextlib.suppress(TypeError, ValueError, RecursionError):
         assert outcomes[1][0] == _json_dumps(value)
-    except (TypeError, ValueError, RecursionError):
-        pass
 
 
 # -- generated values -------------------------------------------------------------------------
@@ -186,7 +184,9 @@ def _session(target: str) -> tuple[ContextChef, Any]:
         call = ToolCall(id=f"c{r}", name="filesystem__read_file", arguments={"path": f"{r}.py"})
         parts = (thinking, call) if target == "anthropic" else (call,)
         history.append(Message(role="assistant", parts=parts))
-        result = ToolResult(call_id=call.id, name=call.name, content=text[r * 4000 : r * 4000 + 4000])
+        result = ToolResult(
+            call_id=call.id, name=call.name, content=text[r * 4000 : r * 4000 + 4000]
+        )
         history.append(tool_results([result]))
         history.append(assistant(f"fixed step {r} ({r / 3:.3f})"))
     history.append(user("next"))

@@ -23,13 +23,13 @@ from typing import Any
 from contextchef._cache import LruMap
 
 __all__ = [
+    "CLOSED",
+    "FAST_JSON",
     "MAX_ARGUMENT_DEPTH",
     "MAX_INT_BITS",
     "FrozenDict",
     "FrozenList",
     "JsonValue",
-    "CLOSED",
-    "FAST_JSON",
     "canonical_dumps",
     "canonical_object_text",
     "canonical_schema",
@@ -128,9 +128,9 @@ def canonical_dumps(value: JsonValue) -> str:
 
 
 CLOSED: set[type] = set()
-"""Container types whose every value holds only these exact types, ``str``, ``int``,
-``bool`` and None (exact types): no float, no subclass, nothing else (`contextchef._records` adds the
-read-only records that `record` makes so and marks, and only those)."""
+"""Container types whose every value holds only these types, ``str``, ``int``, ``bool``
+and None (exact types): no float, no subclass, nothing else. `contextchef._records` adds
+the read-only records that `record` makes so, and only those."""
 
 FAST_JSON: list[Any] = []
 """The optional fast encoder (``orjson.dumps``, the ``fastjson`` extra), or None; found on

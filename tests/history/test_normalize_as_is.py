@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_history_fuzz import FUZZ, HISTORIES, valid_history
 
+from contextchef._errors import CorruptHistoryError
 from contextchef.history import _normalize
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
-from contextchef._errors import CorruptHistoryError
 from contextchef.history._normalize import Continuation, Normalized, normalize
 from contextchef.providers import PRESETS, TARGETS, get_adapter
 

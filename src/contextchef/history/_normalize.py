@@ -314,29 +314,32 @@ def _valid_as_is(
         ):
             return False
         for pos, part in enumerate(parts):
-            kind = type(part)
             if pos < len(answered):
-                if kind is not ToolResult or part.call_id != answered[pos]:
+                if type(part) is not ToolResult or part.call_id != answered[pos]:
                     return False
-            elif kind is ToolResult:
-                return False  # a result out of place
-            elif kind is TextPart:
-                if part.provider_data is None and not part.text.strip():
-                    return False
-            elif kind is ToolCall:
-                if part.id in seen or part.id in earlier or not _is_json_object(part):
+            elif not _part_as_is(part, role, rules):
+                return False
+            elif type(part) is ToolCall:
+                if part.id in seen or part.id in earlier:
                     return False
                 seen.add(part.id)
                 want.append(part.id)
-            elif kind is MediaPart:
-                if role == "assistant" and not rules.assistant_media:
-                    return False
-            elif kind is not ReasoningPart and kind is not ProviderPart:
-                return False  # a subclass: the steps decide
             if keeps is not None and not keeps(part):
                 return False
         last = role
     return not want  # the last batch is answered
+
+
+def _part_as_is(part: Part, role: str, rules: HistoryRules) -> bool:
+    """A part (not a leading result) that steps 1-2 of `normalize` keep as it is."""
+    kind = type(part)
+    if kind is TextPart:
+        return part.provider_data is not None or bool(part.text.strip())  # type: ignore[union-attr]
+    if kind is ToolCall:
+        return _is_json_object(part)  # type: ignore[arg-type]
+    if kind is MediaPart:
+        return role != "assistant" or rules.assistant_media
+    return kind is ReasoningPart or kind is ProviderPart  # a result out of place, a subclass
 
 
 def _for_target(
@@ -357,10 +360,13 @@ def _for_target(
     blank = 0
     for part in message.parts:
         kind = type(part)
-        if kind is TextPart and (part.text.strip() or part.provider_data is not None):
-            if keeps is None or keeps(part):  # the common case, no other test applies
-                parts.append(part)
-                continue
+        if (
+            kind is TextPart
+            and (part.text.strip() or part.provider_data is not None)
+            and (keeps is None or keeps(part))
+        ):  # the common case: no other test applies
+            parts.append(part)
+            continue
         if (
             isinstance(part, MediaPart)
             and message.role == "assistant"
