@@ -332,14 +332,13 @@ def _valid_as_is(
 
 def _part_as_is(part: Part, role: str, rules: HistoryRules) -> bool:
     """A part (not a leading result) that steps 1-2 of `normalize` keep as it is."""
-    kind = type(part)
-    if kind is TextPart:
-        return part.provider_data is not None or bool(part.text.strip())  # type: ignore[union-attr]
-    if kind is ToolCall:
-        return _is_json_object(part)  # type: ignore[arg-type]
-    if kind is MediaPart:
+    if type(part) is TextPart:
+        return part.provider_data is not None or bool(part.text.strip())
+    if type(part) is ToolCall:
+        return _is_json_object(part)
+    if type(part) is MediaPart:
         return role != "assistant" or rules.assistant_media
-    return kind is ReasoningPart or kind is ProviderPart  # a result out of place, a subclass
+    return type(part) in (ReasoningPart, ProviderPart)  # a result out of place, a subclass
 
 
 def _for_target(
@@ -359,9 +358,8 @@ def _for_target(
     changed = False
     blank = 0
     for part in message.parts:
-        kind = type(part)
         if (
-            kind is TextPart
+            type(part) is TextPart
             and (part.text.strip() or part.provider_data is not None)
             and (keeps is None or keeps(part))
         ):  # the common case: no other test applies
