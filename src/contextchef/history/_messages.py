@@ -501,8 +501,7 @@ def message_from_dict(data: Mapping[str, Any], *, index: int = 0) -> Message:
 def check_message(message: object, index: int) -> None:
     """Check one history entry's structure (roles and which parts each role may hold).
 
-    Pairing of calls and results is not checked here. A message that passed is marked
-    (messages are frozen), so checking it again costs a lookup.
+    Pairing of calls and results is not checked here.
 
     Raises:
         CorruptHistoryError: Not a `Message`, an unknown role, a tool call in a user
@@ -513,9 +512,6 @@ def check_message(message: object, index: int) -> None:
             f"history entry {index} is a {type(message).__name__}, expected a Message",
             index=index,
         )
-    mark = message.__dict__.get("_checked")
-    if mark is not None and mark[0] is message.parts and mark[1] == message.role:
-        return
     if message.role not in ("user", "assistant"):
         raise CorruptHistoryError(
             f"message {index}: role {shown(message.role)} is not 'user' or 'assistant'; put the "
@@ -545,7 +541,6 @@ def check_message(message: object, index: int) -> None:
                 "message; tool results belong to user messages (see tool_results())",
                 index=index,
             )
-    message.__dict__["_checked"] = (message.parts, message.role)
 
 
 def join_turn(

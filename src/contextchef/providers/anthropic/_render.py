@@ -133,22 +133,14 @@ def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
     blocks are verified when sent back); one without is dropped for this target and
     reported, never sent to fail every later request.
     """
-    block = _verifiable(part)
-    if block is None:
-        return None
-    out: dict[str, Any] = thaw(block)
-    return out
-
-
-def _verifiable(part: ReasoningPart) -> Mapping[str, Any] | None:
-    """The recorded block `_reasoning` replays (not copied), or None."""
     block = hints(part.provider_data, FORMAT).get("block")
     if part.provider != "anthropic" or not isinstance(block, Mapping):
         return None  # another provider's reasoning, or one that cannot be verified
     seal = _SEALS.get(str(block.get("type")))
     if seal is None or not isinstance(block.get(seal), str) or not block.get(seal):
         return None
-    return block
+    out: dict[str, Any] = thaw(block)
+    return out
 
 
 def _provider(part: ProviderPart) -> dict[str, Any] | None:
@@ -406,7 +398,7 @@ class AnthropicAdapter(AdapterDefaults):
         if isinstance(part, TextPart) and not part.text.strip():
             return False
         fmt = self.profile.wire
-        return keeps_part(part, fmt=fmt, reasoning=lambda r: _verifiable(r) is not None)
+        return keeps_part(part, fmt=fmt, reasoning=lambda r: _reasoning(r) is not None)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Tools named by ``tool_reference`` blocks: server search results and tool results.
