@@ -52,6 +52,12 @@ settings.register_profile(
 settings.register_profile("full", settings.get_profile("suite"))
 settings.load_profile("full" if FULL_TESTS else "suite")
 
+if os.environ.get("CONTEXTCHEF_NO_FASTJSON", "").strip() not in ("", "0"):
+    # the whole suite without the fastjson extra's encoder, as where orjson is absent
+    from contextchef import _json
+
+    _json.FAST_JSON[:] = [None]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _no_provider_env() -> Iterator[None]:

@@ -10,16 +10,17 @@ import pytest
 
 from contextchef import ReadOnlyPayloadError, UsageError
 from contextchef._json import canonical_dumps, freeze
-from contextchef._records import RecordDict, RecordList, plain, record
+from contextchef._records import MixedDict, MixedList, RecordDict, RecordList, plain, record
 
 
 def test_a_record_is_a_deep_read_only_copy_that_serializes_the_same() -> None:
     value = {"b": [1, {"c": (2, 3)}], "a": freeze({"x": [None, True, 1.5, "t"]})}
     recorded = record(value)
     assert recorded == {"b": [1, {"c": [2, 3]}], "a": {"x": [None, True, 1.5, "t"]}}
-    assert type(recorded) is RecordDict
+    assert type(recorded) is MixedDict  # it holds a float (`_json.CLOSED`)
     assert type(recorded["b"]) is RecordList and type(recorded["b"][1]["c"]) is RecordList
-    assert type(recorded["a"]) is RecordDict and type(recorded["a"]["x"]) is RecordList
+    assert type(recorded["a"]) is MixedDict and type(recorded["a"]["x"]) is MixedList
+    assert isinstance(recorded, RecordDict) and isinstance(recorded["a"]["x"], RecordList)
     assert list(recorded) == ["b", "a"]  # key order kept
     assert json.dumps(recorded) == json.dumps(plain(value))
     assert canonical_dumps(recorded) == canonical_dumps(value)

@@ -23,6 +23,8 @@ from typing import Any
 from contextchef._cache import LruMap
 
 __all__ = [
+    "CLOSED",
+    "FAST_JSON",
     "MAX_ARGUMENT_DEPTH",
     "MAX_INT_BITS",
     "FrozenDict",
@@ -36,6 +38,7 @@ __all__ = [
     "freeze",
     "is_unicode",
     "json_problem",
+    "plain_copy",
     "plain_object",
     "shared_text",
     "thaw",
@@ -118,7 +121,59 @@ def canonical_dumps(value: JsonValue) -> str:
     Raises:
         ValueError: If the value holds NaN or an infinity (not valid JSON).
     """
+    fast = _fast_text(value)
+    if fast is not None:
+        return fast
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+CLOSED: set[type] = set()
+"""Container types whose every value holds only these types, ``str``, ``int``, ``bool``
+and None (exact types): no float, no subclass, nothing else. `contextchef._records` adds
+the read-only records that `record` makes so, and only those."""
+
+FAST_JSON: list[Any] = []
+"""The optional fast encoder (``orjson.dumps``, the ``fastjson`` extra), or None; found on
+first use. Tests set ``[None]`` to run without it."""
+
+
+def _fast_encoder() -> Any:
+    if not FAST_JSON:
+        try:
+            import orjson  # the fastjson extra
+        except ImportError:
+            FAST_JSON.append(None)
+        else:
+            FAST_JSON.append(orjson.dumps)
+    return FAST_JSON[0]
+
+
+def _fast_text(value: object) -> str | None:
+    r"""`canonical_dumps` of `value` by the fast encoder, where the bytes are the same.
+
+    Only for a value of a `CLOSED` type, or a list or tuple of them: exact ``dict`` /
+    ``list`` storage (no ``items`` override), text, integers, booleans and null, and
+    nothing else. On those, orjson writes what ``json.dumps(ensure_ascii=False,
+    separators=(",", ":"))`` writes: keys in order, the same escapes (``\"``, ``\\``,
+    ``\b\f\n\r\t``, ``\u00XX`` in lower case for other controls; everything else
+    as UTF-8), integers in decimal; it refuses what it would write otherwise (an integer
+    past 64 bits, a lone surrogate, nesting past 255 levels), and then None sends the
+    value to ``json``. Floats never qualify (orjson writes ``1e-7`` where ``json``
+    writes ``1e-07``, and NaN as ``null``), nor do other types (orjson writes an enum or
+    a UUID, ``json`` refuses them). tests/test_fastjson.py compares the two.
+    """
+    kind = type(value)
+    if kind not in CLOSED and not (
+        (kind is list or kind is tuple) and all(type(v) in CLOSED for v in value)  # type: ignore[attr-defined]
+    ):
+        return None
+    dumps = FAST_JSON[0] if FAST_JSON else _fast_encoder()
+    if dumps is None:
+        return None
+    try:
+        return dumps(value).decode("utf-8")  # type: ignore[no-any-return]
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+        return None
 
 
 def _not_json(value: object) -> Any:
@@ -147,7 +202,12 @@ def canonical_texts(values: Iterable[JsonValue]) -> list[str]:
     """
     if _ENCODE is None:  # pragma: no cover - CPython has the C encoder
         return [canonical_dumps(v) for v in values]
-    return ["".join(_ENCODE(v, 0)) for v in values]
+    fast = _fast_text if (FAST_JSON[0] if FAST_JSON else _fast_encoder()) is not None else None
+    out = []
+    for v in values:
+        text = fast(v) if fast is not None and type(v) in CLOSED else None
+        out.append("".join(_ENCODE(v, 0)) if text is None else text)
+    return out
 
 
 def is_unicode(text: str) -> bool:
@@ -239,6 +299,23 @@ def thaw(value: JsonValue) -> JsonValue:
     if isinstance(value, (list, tuple)):
         return [thaw(v) for v in value]
     return value
+
+
+def plain_copy(value: JsonValue) -> JsonValue:
+    """A deep copy of a value made only of plain ``dict`` / ``list`` and leaves (as parsed).
+
+    `thaw` for values known to hold no other container type (e.g. a `plain_object` copy):
+    it tests exact types instead of ABCs. Other containers are shared, not copied.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k: plain_copy(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if kind is list:
+        return [plain_copy(v) if type(v) in _CONTAINERS else v for v in value]
+    return value
+
+
+_CONTAINERS = frozenset({dict, list})
 
 
 def thawed(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from contextchef._errors import ReadOnlyPayloadError, UsageError, shown, shown_keys
-from contextchef._json import FrozenDict, FrozenList, JsonValue, canonical_texts
+from contextchef._json import CLOSED, FrozenDict, FrozenList, JsonValue, canonical_texts
 
 __all__ = ["RecordDict", "RecordList", "plain", "record", "recorded"]
 
@@ -77,8 +77,25 @@ class RecordList(FrozenList):
     reverse = _refuse("reverse")
 
 
+class MixedDict(RecordDict):
+    """A `RecordDict` holding, at some depth, a float or a value of another type."""
+
+    __slots__ = ()
+
+
+class MixedList(RecordList):
+    """A `RecordList` holding, at some depth, a float or a value of another type."""
+
+    __slots__ = ()
+
+
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 """Types shared as they are (immutable); checked first, as most values are text."""
+_PURE = frozenset({str, int, bool, type(None), RecordDict, RecordList})
+"""What a `RecordDict` / `RecordList` (exactly those types) holds: `contextchef._json`
+may write it with its fast encoder (`CLOSED`)."""
+_RECORDS = frozenset({RecordDict, RecordList, MixedDict, MixedList})
+CLOSED.update({RecordDict, RecordList})
 
 
 def record(value: JsonValue) -> Any:
@@ -86,18 +103,41 @@ def record(value: JsonValue) -> Any:
 
     Objects become `RecordDict`, arrays and tuples `RecordList`, key order kept; other
     values are immutable already (str, int, float, bool, None) and are shared. About
-    one to two times ``json.dumps`` of the same value (benchmarks/compile_steady.py).
+    one to two times ``json.dumps`` of the same value (benchmarks/compile_steady.py). A
+    container holding, at any depth, a float or any value other than text, an integer,
+    a boolean or null is a `MixedDict` / `MixedList` instead (the same to every reader).
     """
     kind = type(value)
-    if kind is dict or (
-        kind is not RecordDict and kind not in _LEAVES and isinstance(value, Mapping)
-    ):
-        return RecordDict({k: v if type(v) in _LEAVES else record(v) for k, v in value.items()})
-    if kind is list or (
-        kind is not RecordList and kind not in _LEAVES and isinstance(value, (list, tuple))
-    ):
-        return RecordList([v if type(v) in _LEAVES else record(v) for v in value])
+    if kind in _RECORDS:
+        return value
+    if kind is dict or (kind not in _LEAVES and isinstance(value, Mapping)):
+        out = RecordDict(value)  # one copy in C; containers below are swapped in place
+        mixed = False
+        for k, v in value.items():
+            if type(v) in _PURE:
+                continue
+            child = record(v)
+            mixed = mixed or type(child) not in _PURE
+            if child is not v:
+                _set_item(out, k, child)
+        return MixedDict(out) if mixed else out
+    if kind is list or (kind not in _LEAVES and isinstance(value, (list, tuple))):
+        items = RecordList(value)
+        mixed = False
+        for i, v in enumerate(value):
+            if type(v) in _PURE:
+                continue
+            child = record(v)
+            mixed = mixed or type(child) not in _PURE
+            if child is not v:
+                _set_index(items, i, child)
+        return MixedList(items) if mixed else items
     return value
+
+
+_set_item = dict.__setitem__
+_set_index = list.__setitem__
+"""The plain setters, for filling a record while it is made (its own refuse)."""
 
 
 def plain(value: Any) -> Any:

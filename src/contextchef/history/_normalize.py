@@ -33,6 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from contextchef._errors import UsageError, shown
+from contextchef.history._as_is import is_json_object as _is_json_object
+from contextchef.history._as_is import valid_as_is as _valid_as_is
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -43,7 +45,6 @@ from contextchef.history._messages import (
     ToolResult,
     check_message,
     messages_arg,
-    parse_json_object,
 )
 
 __all__ = [
@@ -265,11 +266,10 @@ def normalize(
     offset = after.offset if after is not None else 0
     for i, message in enumerate(history, start=offset):
         check_message(message, i)
+    if _valid_as_is(history, rules, keeps, None if after is None else after.calls):
+        return Normalized(messages=history)  # what the steps below would give back unchanged
     log = _Log(offset)
-    cleaned = [
-        _clean(_for_target(m, i, keeps, log, rules), i, log)
-        for i, m in enumerate(history, start=offset)
-    ]
+    cleaned = [_for_target(m, i, keeps, log, rules) for i, m in enumerate(history, start=offset)]
     indexed = _Pairer(cleaned, rules, log, after.calls if after is not None else ()).run()
     indexed = _drop_empty(indexed, log)
     if indexed and indexed[0][1].role == "assistant" and after is None:
@@ -289,14 +289,23 @@ def _for_target(
     log: _Log,
     rules: HistoryRules,
 ) -> Message:
-    """Fit each part to the target.
+    """Fit each part to the target, then clean it (step 1), in one pass over its parts.
 
     Drop parts the target cannot receive, give malformed arguments an empty object, and
-    turn media in a model turn, where the target takes none, into a note.
+    turn media in a model turn, where the target takes none, into a note; then drop
+    blank text (`_is_blank`), reported after the message's other changes.
     """
     parts: list[Part] = []
     changed = False
+    blank = 0
     for part in message.parts:
+        if (
+            type(part) is TextPart
+            and (part.text.strip() or part.provider_data is not None)
+            and (keeps is None or keeps(part))
+        ):  # the common case: no other test applies
+            parts.append(part)
+            continue
         if (
             isinstance(part, MediaPart)
             and message.role == "assistant"
@@ -318,7 +327,7 @@ def _for_target(
             )
             changed = True
             continue
-        if isinstance(part, ToolCall) and not _is_json_object(part.arguments):
+        if isinstance(part, ToolCall) and not _is_json_object(part):
             log.add(
                 "replaced_malformed_arguments",
                 index,
@@ -328,24 +337,17 @@ def _for_target(
             )
             part = replace(part, arguments="{}")
             changed = True
+        if _is_blank(part):
+            blank += 1
+            continue
         parts.append(part)
-    return replace(message, parts=tuple(parts)) if changed else message
-
-
-def _is_json_object(text: str) -> bool:
-    return not isinstance(parse_json_object(text), str)
+    for _ in range(blank):
+        log.add("dropped_blank_text", index, f"message {index}: dropped a whitespace-only text")
+    return replace(message, parts=tuple(parts)) if changed or blank else message
 
 
 def _is_blank(part: Part) -> bool:
     return isinstance(part, TextPart) and not part.text.strip() and part.provider_data is None
-
-
-def _clean(message: Message, index: int, log: _Log) -> Message:
-    if not any(_is_blank(p) for p in message.parts):
-        return message
-    for _ in (p for p in message.parts if _is_blank(p)):
-        log.add("dropped_blank_text", index, f"message {index}: dropped a whitespace-only text")
-    return replace(message, parts=tuple(p for p in message.parts if not _is_blank(p)))
 
 
 _Indexed = list[tuple[int, Message]]
@@ -434,6 +436,8 @@ class _Pairer:
                     )
 
     def _without_duplicates(self, i: int, message: Message) -> Message:
+        if not self.dropped_calls:
+            return message
         parts = tuple(
             p for pos, p in enumerate(message.parts) if (i, pos) not in self.dropped_calls
         )
@@ -446,7 +450,12 @@ class _Pairer:
         if nxt >= len(self.messages) or self.messages[nxt].role != "user":
             return [(i + self.off, Message(role="user", parts=tuple(results)))]
         absorbed.add(nxt)
-        rest = _without_results(self.messages[nxt]).parts
+        following = self.messages[nxt]
+        rest = tuple(p for p in following.parts if not isinstance(p, ToolResult))
+        if _same_parts((*results, *rest), following.parts) and (
+            self.rules.results_first or not rest
+        ):
+            return [(at, following)]  # already in place: the message as it is
         if self.rules.results_first:
             return [(at, Message(role="user", parts=(*results, *rest)))]
         if rest and len(rest) < len(self.messages[nxt].parts):
@@ -482,6 +491,11 @@ class _Pairer:
                 call.id,
             )
         return result
+
+
+def _same_parts(parts: tuple[Part, ...], others: tuple[Part, ...]) -> bool:
+    """The same part objects, in the same order."""
+    return len(parts) == len(others) and all(a is b for a, b in zip(parts, others, strict=True))
 
 
 def _without_results(message: Message) -> Message:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
 from contextchef._errors import MalformedArgumentsError
-from contextchef._json import JsonValue, canonical_dumps, thaw
+from contextchef._json import JsonValue, canonical_dumps, plain_copy, thaw
 from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
     Message,
@@ -566,8 +566,13 @@ def object_arguments(call: ToolCall) -> dict[str, Any]:
 
     Arguments that are not a JSON object (the model produced broken JSON; the gate has
     already answered that call with an error result) are sent as ``{}`` so one bad call
-    never makes every later request fail; the raw text stays in the history.
+    never makes every later request fail; the raw text stays in the history. A parse
+    the call keeps (the normalizer's, or the copy of a dict it was built from) is copied
+    instead of parsing the text again.
     """
+    kept = call.__dict__.get("_parsed")
+    if kept is not None and kept[0] == id(call):
+        return plain_copy(kept[1])  # type: ignore[no-any-return]
     try:
         return call.parsed_arguments()
     except MalformedArgumentsError:

@@ -79,14 +79,17 @@ ON_DEMAND_BETA = "compact-2026-09-04"
 
 def _holds_compaction(entry: object) -> bool:
     """Whether a wire entry is a compaction item or a message holding a compaction block."""
-    if not isinstance(entry, Mapping):
+    if not isinstance(entry, (dict, Mapping)):  # dict first: no ABC check for records
         return False
     if entry.get("type") == COMPACTION:
         return True
     content = entry.get("content")
-    return isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") == COMPACTION for b in content
-    )
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        if isinstance(block, (dict, Mapping)) and block.get("type") == COMPACTION:
+            return True
+    return False
 
 
 def native_base(entries: Sequence[Any], extra: Mapping[str, Any]) -> int:

@@ -40,8 +40,11 @@ def apply_hints(
             are dropped when the recorded block did not have them.
 
     Returns:
-        A new dict; `built` is not modified.
+        `built` itself when `hint` is empty (most parts: built by hand, nothing
+        recorded), else a new dict; `built` is not modified.
     """
+    if not hint:
+        return built
     out = dict(built)
     extra = hint.get("extra")
     if isinstance(extra, Mapping):  # anything else is not a recorded hint: ignored

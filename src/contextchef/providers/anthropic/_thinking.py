@@ -56,10 +56,12 @@ def tool_turn_without_thinking(messages: Sequence[Mapping[str, Any]]) -> int | N
     Returns:
         The ``messages`` index of that assistant turn, or None when the rule holds.
     """
-    turns = [i for i, m in enumerate(messages) if m.get("role") == "assistant"]
-    if not turns or not _has(messages[turns[-1]], "tool_use"):
+    last = next(  # from the end: only the final assistant turn matters
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"),
+        None,
+    )
+    if last is None or not _has(messages[last], "tool_use"):
         return None
-    last = turns[-1]
     if not any(m.get("role") == "user" and _has(m, "tool_result") for m in messages[last + 1 :]):
         return None
     first = _blocks(messages[last])[0]

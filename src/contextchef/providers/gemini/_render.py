@@ -203,6 +203,8 @@ def _render_in_turn(
     def render(part: Part) -> dict[str, Any] | None:
         if isinstance(part, ToolResult) and part.call_id in calls:
             name, synthetic = calls[part.call_id]
+            if name == part.name and not synthetic:
+                return render_part(part)  # as it is (no copy checking its text again)
             data = part.provider_data
             if synthetic and hints(data, FORMAT) is not data:  # not recorded from Gemini
                 data = {"provider": FORMAT, "synthetic_id": True}

@@ -1,0 +1,113 @@
+"""`normalize`'s one pass over a history that needs no repair (messages layer).
+
+Most histories a session compiles are valid already (an imported conversation, a host's
+own loop). `valid_as_is` finds that in one pass over the parts, so `normalize` gives the
+history back without its repair steps; anything it is not sure of goes to the steps,
+which repair and report (tests/history/test_normalize_as_is.py runs both ways).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Protocol
+
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    parse_json_object,
+)
+
+__all__ = ["is_json_object", "valid_as_is"]
+
+
+class _Rules(Protocol):
+    """What is read of `contextchef.history._normalize.HistoryRules`."""
+
+    @property
+    def alternate_roles(self) -> bool: ...
+    @property
+    def results_first(self) -> bool: ...
+    @property
+    def assistant_media(self) -> bool: ...
+
+
+def valid_as_is(
+    history: tuple[Message, ...],
+    rules: _Rules,
+    keeps: Callable[[Part], bool] | None,
+    earlier: Collection[str] | None,
+) -> bool:
+    """True when every step of `normalize` would leave `history` as it is, with no note.
+
+    One pass over the parts, for the common case of a history that is valid already (an
+    imported conversation, a host's own loop): each part kept by `keeps`, no media in a
+    model turn the target refuses, arguments that are a JSON object, no blank text; call
+    ids new; each batch of calls answered, in order, by the leading parts of the user
+    message right after it (and only by them where results are not first); no other
+    result; no empty message; no leading assistant turn; roles alternating where the
+    target wants that. Anything else: False, and the steps run (and report). `earlier`:
+    the ids of calls already sent (`Continuation.calls`), None for a history from the start.
+    """
+    seen: set[str] = set()
+    want: list[str] = []  # ids of the calls the message being read must answer first
+    if earlier is None and history and history[0].role == "assistant":
+        return False  # a user turn goes first
+    last = ""
+    for message in history:
+        parts, role = message.parts, message.role
+        if not parts or (want and role != "user") or (role == last and rules.alternate_roles):
+            return False
+        answered, want = want, []
+        if answered and (
+            len(parts) < len(answered) or (not rules.results_first and len(parts) > len(answered))
+        ):
+            return False
+        for pos, part in enumerate(parts):
+            if pos < len(answered):
+                if type(part) is not ToolResult or part.call_id != answered[pos]:
+                    return False
+            elif not _part_as_is(part, role, rules):
+                return False
+            elif type(part) is ToolCall:
+                if part.id in seen or part.id in (earlier or ()):
+                    return False
+                seen.add(part.id)
+                want.append(part.id)
+            if keeps is not None and not keeps(part):
+                return False
+        last = role
+    return not want  # the last batch is answered
+
+
+def _part_as_is(part: Part, role: str, rules: _Rules) -> bool:
+    """A part (not a leading result) that steps 1-2 of `normalize` keep as it is."""
+    if type(part) is TextPart:
+        return part.provider_data is not None or bool(part.text.strip())
+    if type(part) is ToolCall:
+        return is_json_object(part)
+    if type(part) is MediaPart:
+        return role != "assistant" or rules.assistant_media
+    return type(part) in (ReasoningPart, ProviderPart)  # a result out of place, a subclass
+
+
+def is_json_object(call: ToolCall) -> bool:
+    """Whether `call`'s arguments are a JSON object, parsed once per call object.
+
+    The parse is kept where a `ToolCall` built from a dict keeps its copy (``_parsed``,
+    checked by object id), so the renderer and the gate read it instead of parsing again
+    (`contextchef.providers._base.object_arguments`, ``dispatch._calls.call_arguments``).
+    """
+    kept = call.__dict__.get("_parsed")
+    if kept is not None and kept[0] == id(call):
+        return True  # a plain copy of a dict, or an earlier parse of this call's text
+    value = parse_json_object(call.arguments)
+    if isinstance(value, str):
+        return False
+    call.__dict__["_parsed"] = (id(call), value)
+    return True

@@ -1,0 +1,122 @@
+"""The normalizer's one-pass check for a history valid as it is gives what the steps give.
+
+`normalize` returns a history unchanged, without running its repair steps, when one pass
+finds nothing they would change (`_valid_as_is`). These tests run both ways on the
+fuzz suite's histories (valid and corrupt, and each one's normalized form, which is valid)
+for every preset with every target's `keeps`, from the start and as a continuation, and
+compare the messages (by identity), the changes and the notes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_history_fuzz import FUZZ, HISTORIES, valid_history
+
+from contextchef._errors import CorruptHistoryError
+from contextchef.history import _normalize
+from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
+from contextchef.history._normalize import Continuation, Normalized, normalize
+from contextchef.providers import PRESETS, TARGETS, get_adapter
+
+
+@st.composite
+def near_valid(draw: st.DrawFn) -> list[Message]:
+    """A valid history with one edit: a part dropped, doubled or moved, a message dropped."""
+    history = draw(valid_history())
+    i = draw(st.integers(0, len(history) - 1))
+    parts = list(history[i].parts)
+    j = draw(st.integers(0, len(parts) - 1))
+    edit = draw(st.sampled_from(["drop", "double", "move", "message", "blank", "swap"]))
+    if edit == "drop":
+        del parts[j]
+    elif edit == "double":
+        parts.insert(j, parts[j])
+    elif edit == "move" and i + 1 < len(history):
+        history[i + 1] = Message(role=history[i + 1].role, parts=(*history[i + 1].parts, parts[j]))
+        del parts[j]
+    elif edit == "message":
+        return history[:i] + history[i + 1 :]
+    elif edit == "blank":
+        parts.insert(j, TextPart(text=" "))
+    else:
+        parts.reverse()
+    history[i] = Message(role=history[i].role, parts=tuple(parts))
+    return history
+
+
+def _run(history: list[Message] | tuple[Message, ...], **kwargs: Any) -> Normalized | str:
+    try:
+        return normalize(history, **kwargs)
+    except CorruptHistoryError as exc:  # a part in a role that cannot hold it
+        return str(exc)
+
+
+def _both(history: list[Message] | tuple[Message, ...], **kwargs: Any) -> None:
+    fast = _run(history, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_normalize, "_valid_as_is", lambda *a: False)
+        steps = _run(history, **kwargs)
+    if isinstance(fast, str) or isinstance(steps, str):
+        assert fast == steps
+        return
+    assert len(fast.messages) == len(steps.messages)
+    assert all(a is b or a == b for a, b in zip(fast.messages, steps.messages, strict=True))
+    assert fast.changes == steps.changes
+    assert fast.notes == steps.notes
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@FUZZ
+@given(history=st.one_of(HISTORIES, near_valid()))
+def test_the_check_agrees_with_the_steps(target: str, history: list[Message]) -> None:
+    adapter = get_adapter(target)
+    keeps = adapter.keeps
+    for profile in (adapter.profile.history, *PRESETS.values()):
+        _both(history, profile=profile, keeps=keeps)
+        _both(history, profile=profile, keeps=keeps, after=Continuation(offset=3, calls={"v1"}))
+        done = _run(history, profile=profile, keeps=keeps)
+        if not isinstance(done, str):
+            _both(done.messages, profile=profile, keeps=keeps)
+            _both(done.messages, profile=profile)
+
+
+def test_a_valid_history_is_given_back_as_it_is() -> None:
+    call = ToolCall(id="c1", name="read", arguments='{"path": "a"}')
+    history = (
+        Message(role="user", parts=(TextPart(text="look"),)),
+        Message(role="assistant", parts=(call,)),
+        Message(role="user", parts=(ToolResult(call_id="c1", name="read", content="x"),)),
+        Message(role="assistant", parts=(TextPart(text="done"),)),
+        Message(role="user", parts=(TextPart(text="next"),)),
+    )
+    for target in TARGETS:
+        adapter = get_adapter(target)
+        assert _normalize._valid_as_is(history, adapter.profile.history, adapter.keeps, None)
+        out = normalize(history, profile=adapter.profile.history, keeps=adapter.keeps)
+        assert out.messages == history and all(
+            a is b for a, b in zip(out.messages, history, strict=True)
+        )
+        assert out.changes == () and out.notes == ()
+    # each of these sends the history to the steps, which repair it
+    other = ToolCall(id="c2", name="read", arguments="{}")
+    two = Message(role="assistant", parts=(call, other))
+    result = history[2]
+    with_text = Message(role="user", parts=(*result.parts, TextPart(text="and")))
+    for broken, preset in (
+        ((*history, Message(role="assistant", parts=(call,))), "anthropic"),  # id reused
+        ((*history[:4], Message(role="user", parts=(TextPart(text=" "),))), "anthropic"),
+        (history[1:], "anthropic"),  # the assistant first
+        ((history[0], two, result), "anthropic"),  # one of two calls answered
+        ((history[0], two, history[3]), "openai"),  # a batch and no results after it
+        ((history[0], history[1], with_text), "openai"),  # results and text: split on Chat
+        ((history[0], history[0]), "anthropic"),  # roles not alternating
+        ((history[0], history[1]), "openai"),  # the last batch unanswered
+        ((*history[:3], result), "openai"),  # a second result
+        ((history[0], Message(role="assistant", parts=(ToolCall(id="c3", name="r"),))), "openai"),
+    ):
+        assert not _normalize._valid_as_is(broken, PRESETS[preset], None, None)
+        assert normalize(broken, profile=PRESETS[preset]).changes
