@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import json.encoder
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from contextchef._cache import LruMap
@@ -42,7 +42,6 @@ __all__ = [
     "plain_object",
     "shared_text",
     "thaw",
-    "thawed",
     "to_unicode",
 ]
 
@@ -316,22 +315,6 @@ def plain_copy(value: JsonValue) -> JsonValue:
 
 
 _CONTAINERS = frozenset({dict, list})
-
-
-def thawed(
-    values: Sequence[Any], keys: Sequence[Any], old: Sequence[Any], old_keys: Sequence[Any]
-) -> list[Any]:
-    """`thaw` of each of `values`, or `old`'s item at its place where `old_keys` has its key.
-
-    Keys are digests of the values (equal keys, equal JSON): a form written again
-    shares what an earlier one holds instead of copying it (`SessionSync` then compares
-    the two by identity).
-    """
-    n = min(len(old), len(old_keys))
-    return [
-        old[i] if i < n and old_keys[i] == k else thaw(v)
-        for i, (v, k) in enumerate(zip(values, keys, strict=True))
-    ]
 
 
 _texts: LruMap[str, str] = LruMap(64)
