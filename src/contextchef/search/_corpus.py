@@ -24,13 +24,44 @@ __all__ = ["Corpus", "GroupLevel", "build_corpus"]
 
 @dataclass(frozen=True)
 class Corpus:
-    """The bm25s index of a tool set plus the statistics needed to score extra docs."""
+    """The bm25s index of a tool set plus the statistics needed to score extra docs.
+
+    Attributes:
+        distinct: Each token's postings in bm25s's score matrix name every document at
+            most once (checked when built), so `scores` may add them with one indexed
+            ``+=`` per token instead of bm25s's ``np.add.at``.
+    """
 
     bm25: bm25s.BM25
     vocab: dict[str, int]
     doc_freq: np.ndarray
     num_docs: int
     avg_len: float
+    distinct: bool = False
+
+    def scores(self, ids: list[int]) -> np.ndarray:
+        """``bm25.get_scores_from_ids(ids)``, bit for bit (float32), in fewer numpy steps.
+
+        bm25s sums the precomputed per-(token, document) scores of each query token with
+        ``np.add.at`` (made for repeated indices); a token's postings name each document
+        once (`distinct`), so an indexed ``+=`` adds the same values in the same order
+        (token by token) at a fraction of the cost (issue 27: tool_search ~2x bm25s).
+        Falls back to bm25s when that does not hold or a variant adds non-occurrence
+        scores.
+        """
+        import numpy as np
+
+        bm25 = self.bm25
+        if not self.distinct or bm25.nonoccurrence_array is not None:
+            found: np.ndarray = bm25.get_scores_from_ids(ids)
+            return found
+        matrix = bm25.scores
+        data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+        out = np.zeros(matrix["num_docs"], dtype=np.dtype(bm25.dtype))
+        for i in ids:
+            start, end = indptr[i], indptr[i + 1]
+            out[indices[start:end]] += data[start:end]
+        return out
 
 
 def build_corpus(docs: list[list[str]]) -> Corpus:
@@ -42,12 +73,19 @@ def build_corpus(docs: list[list[str]]) -> Corpus:
     bm25 = bm25s.BM25()
     bm25.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
     indptr = np.asarray(bm25.scores["indptr"])
+    indices = np.asarray(bm25.scores["indices"])
+    # a token's postings strictly increase (so never repeat a document): every step
+    # between neighbours goes up, except where a new token's postings start
+    starts = np.zeros(indices.size, dtype=bool)
+    starts[indptr[:-1][indptr[:-1] < indices.size]] = True
+    distinct = bool(np.all((np.diff(indices) > 0) | starts[1:]))
     return Corpus(
         bm25=bm25,
         vocab=vocab,
         doc_freq=np.diff(indptr),
         num_docs=len(docs),
         avg_len=sum(map(len, docs)) / len(docs),
+        distinct=distinct,
     )
 
 

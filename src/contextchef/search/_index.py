@@ -519,21 +519,42 @@ class ToolIndex:
             MissingExtraError, EmbeddingModelError: Only from a semantic ranker's
                 first search, when the model cannot be loaded.
         """
+        order, scores = self._ranked(queries, limit)
+        entries = self._entries
+        return [
+            SearchHit(tool=entries[i][0], wire_name=entries[i][1], score=score)
+            for i, score in zip(order, scores, strict=True)
+        ]
+
+    def top(self, queries: Sequence[str], *, limit: int) -> list[tuple[Tool, str]]:
+        """`search`'s ranking as the index's own (tool, wire name) pairs, without scores.
+
+        For callers that render the hits (``tool_search``): no `SearchHit` is made per
+        hit (issue 27). Same order, same hits, same errors as `search`.
+        """
+        entries = self._entries
+        return [entries[i] for i in self._ranked(queries, limit)[0]]
+
+    def _ranked(self, queries: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
+        """(entry positions, their scores): the best `limit` with a positive score."""
         if self._corpus is None or limit <= 0:
-            return []
+            return [], []
         import numpy as np
 
         corpus = self._corpus.get()
         groups = self._corpus.groups
+        plain = self._semantic is None and groups is None
         total: np.ndarray | None = None  # one query's scores are the total as they are
         for query in queries:
             tokens = tokenize(query)
-            scores = self._scores(corpus, tokens)
+            # plain BM25 keeps bm25s's float32 scores (exact in float64: same order, same
+            # values); fusing, lifting and summing queries work in float64 as before
+            scores = self._scores(corpus, tokens, wide=not plain)
             strong = tokens if query.isascii() else [t for t in tokens if not _is_cjk_char(t)]
             if strong and len(strong) < len(tokens):
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
-                scores[self._scores(corpus, strong) <= 0] = 0
+                scores[self._scores(corpus, strong, wide=False) <= 0] = 0
             fused = (
                 None
                 if self._semantic is None
@@ -551,19 +572,21 @@ class ToolIndex:
                 part = scores
             else:
                 part = normalized(scores) if fused is None else fused
-            total = part if total is None else total + part
+            total = part if total is None else np.add(total, part, dtype=np.float64)
         if total is None:
-            return []
-        candidates = np.flatnonzero(total > 0)
+            return [], []
+        # array methods rather than numpy's module functions: the same C routines
+        # without their Python wrappers (a call through tool_search pays each one cold)
+        candidates = (total > 0).nonzero()[0]
+        best = total[candidates]
         if candidates.size > limit:  # only those scoring at least the limit-th best can rank
-            kth = np.partition(total[candidates], candidates.size - limit)[-limit]
-            candidates = candidates[total[candidates] >= kth]
-        order = candidates[np.lexsort((candidates, -total[candidates]))][:limit]
-        entries = self._entries
-        return [
-            SearchHit(tool=entries[i][0], wire_name=entries[i][1], score=score)
-            for i, score in zip(order.tolist(), total[order].tolist(), strict=True)
-        ]
+            kth = best.copy()
+            kth.partition(candidates.size - limit)
+            keep = best >= kth[candidates.size - limit]
+            candidates, best = candidates[keep], best[keep]
+        # candidates ascend: a stable sort on the negated score breaks ties by registry order
+        order = (-best).argsort(kind="stable")[:limit]
+        return candidates[order].tolist(), best[order].tolist()
 
     def _group_members(self, groups: GroupLevel) -> np.ndarray:
         """Per entry, its group's index in `groups` (-1: none); computed once per index."""
@@ -571,16 +594,21 @@ class ToolIndex:
             self._members = groups.members(self._entries)
         return self._members
 
-    def _scores(self, corpus: Corpus, tokens: list[str]) -> np.ndarray:
-        """BM25 score of every entry (built and extra documents) for one query's tokens."""
+    def _scores(self, corpus: Corpus, tokens: list[str], *, wide: bool = True) -> np.ndarray:
+        """BM25 score of every entry (built and extra documents) for one query's tokens.
+
+        Float64, unless `wide` is False and the index has no runtime tools: then bm25s's
+        own float32 scores (`Corpus.scores`), whose float64 values are the same numbers.
+        """
         import numpy as np
 
         known = [corpus.vocab[t] for t in tokens if t in corpus.vocab]
         if known and self._main == len(self._entries):  # no runtime tools: one array
-            return np.asarray(corpus.bm25.get_scores_from_ids(known), dtype=np.float64)
+            scores = corpus.scores(known)
+            return scores.astype(np.float64) if wide else scores
         scores = np.zeros(len(self._entries), dtype=np.float64)
         if known:
-            scores[: self._main] += corpus.bm25.get_scores_from_ids(known)
+            scores[: self._main] += corpus.scores(known)
         if self._main < len(self._entries):
             scores[self._main :] += self._extra_scores(corpus, tokens)
         return scores
