@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import bm25s
     import numpy as np
 
-__all__ = ["Corpus", "GroupLevel", "build_corpus"]
+__all__ = ["Corpus", "GroupLevel", "build_corpus", "top_positive"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,26 @@ def build_corpus(docs: list[list[str]]) -> Corpus:
         avg_len=sum(map(len, docs)) / len(docs),
         distinct=distinct,
     )
+
+
+def top_positive(total: np.ndarray, limit: int) -> tuple[list[int], list[float]]:
+    """The positions of the best `limit` positive scores in `total`, and the scores.
+
+    Best first, ties in position order; the scores as Python floats.
+
+    Array methods rather than numpy's module functions: the same C routines without
+    their Python wrappers (a ``tool_search`` call pays each one cold; issue 27).
+    """
+    candidates = (total > 0).nonzero()[0]
+    best = total[candidates]
+    if candidates.size > limit:  # only those scoring at least the limit-th best can rank
+        kth = best.copy()
+        kth.partition(candidates.size - limit)
+        keep = best >= kth[candidates.size - limit]
+        candidates, best = candidates[keep], best[keep]
+    # candidates ascend: a stable sort on the negated score breaks ties by position
+    order = (-best).argsort(kind="stable")[:limit]
+    return candidates[order].tolist(), best[order].tolist()
 
 
 @dataclass(frozen=True)

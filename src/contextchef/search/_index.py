@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextchef._overlay import layered
-from contextchef.search._corpus import Corpus, GroupLevel, build_corpus
+from contextchef.search._corpus import Corpus, GroupLevel, build_corpus, top_positive
 from contextchef.search._rankers import (
     RankerConfig,
     SemanticPart,
@@ -527,13 +527,11 @@ class ToolIndex:
         ]
 
     def top(self, queries: Sequence[str], *, limit: int) -> list[tuple[Tool, str]]:
-        """`search`'s ranking as the index's own (tool, wire name) pairs, without scores.
+        """`search`'s hits as the index's own (tool, wire name) pairs, without scores.
 
-        For callers that render the hits (``tool_search``): no `SearchHit` is made per
-        hit (issue 27). Same order, same hits, same errors as `search`.
+        No `SearchHit` per hit, for callers that render them (``tool_search``; issue 27).
         """
-        entries = self._entries
-        return [entries[i] for i in self._ranked(queries, limit)[0]]
+        return [self._entries[i] for i in self._ranked(queries, limit)[0]]
 
     def _ranked(self, queries: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
         """(entry positions, their scores): the best `limit` with a positive score."""
@@ -573,20 +571,7 @@ class ToolIndex:
             else:
                 part = normalized(scores) if fused is None else fused
             total = part if total is None else np.add(total, part, dtype=np.float64)
-        if total is None:
-            return [], []
-        # array methods rather than numpy's module functions: the same C routines
-        # without their Python wrappers (a call through tool_search pays each one cold)
-        candidates = (total > 0).nonzero()[0]
-        best = total[candidates]
-        if candidates.size > limit:  # only those scoring at least the limit-th best can rank
-            kth = best.copy()
-            kth.partition(candidates.size - limit)
-            keep = best >= kth[candidates.size - limit]
-            candidates, best = candidates[keep], best[keep]
-        # candidates ascend: a stable sort on the negated score breaks ties by registry order
-        order = (-best).argsort(kind="stable")[:limit]
-        return candidates[order].tolist(), best[order].tolist()
+        return ([], []) if total is None else top_positive(total, limit)
 
     def _group_members(self, groups: GroupLevel) -> np.ndarray:
         """Per entry, its group's index in `groups` (-1: none); computed once per index."""
@@ -597,8 +582,7 @@ class ToolIndex:
     def _scores(self, corpus: Corpus, tokens: list[str], *, wide: bool = True) -> np.ndarray:
         """BM25 score of every entry (built and extra documents) for one query's tokens.
 
-        Float64, unless `wide` is False and the index has no runtime tools: then bm25s's
-        own float32 scores (`Corpus.scores`), whose float64 values are the same numbers.
+        Float64; with `wide` False and no runtime tools, bm25s's float32 (`Corpus.scores`).
         """
         import numpy as np
 
