@@ -189,10 +189,10 @@ def test_reversed_corpus_gives_each_document_the_words_of_its_tokens() -> None:
     corpus = build_corpus([["send", "email"], ["list", "file"], ["email", "email"]])
     reverse = corpus.reversed({"email": ("邮件",), "file": ("文件",)}, tokenize)
     assert reverse.num_docs == 3
-    assert list(reverse.scores(["邮件"]) > 0) == [True, False, True]
-    assert list(reverse.scores(["文件"]) > 0) == [False, True, False]
+    assert list(reverse.token_scores(["邮件"]) > 0) == [True, False, True]
+    assert list(reverse.token_scores(["文件"]) > 0) == [False, True, False]
     # the third document holds "email" twice: its words once, so it scores like the first
-    first, _, third = reverse.scores(["邮件"])
+    first, _, third = reverse.token_scores(["邮件"])
     assert first == third
 
 

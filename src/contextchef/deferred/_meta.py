@@ -23,7 +23,7 @@ from contextchef.tools._tool import Tool, ToolAnnotations
 from contextchef.tools._validate import plainly_valid, validation_errors
 
 if TYPE_CHECKING:  # the index module loads with the first index (issue 27, fast start)
-    from contextchef.search._index import SearchHit, ToolIndex
+    from contextchef.search._index import ToolIndex
 
 __all__ = [
     "DEFER_EXECUTE",
@@ -257,10 +257,6 @@ def defer_execute_tool() -> Tool:
     return Tool(name=DEFER_EXECUTE, description=_EXECUTE_DESCRIPTION, input_schema=_EXECUTE_SCHEMA)
 
 
-def _full_entry(hit: SearchHit, config: DeferredConfig) -> str:
-    return render_tool_entry(hit.tool, hit.wire_name, config)
-
-
 def render_tool_entry(tool: Tool, wire_name: str, config: DeferredConfig) -> str:
     """A tool as a full ``tool_search`` result shows it: name, description, parameters.
 
@@ -421,14 +417,18 @@ def _capped(text: str, config: DeferredConfig) -> str:
     return head + note.format(limit=limit)
 
 
+Hit = tuple[Tool, str]
+"""A hit as ``tool_search`` renders it: (tool, wire name), the index's own pair."""
+
+
 def _top(
     index: ToolIndex, queries: Sequence[str], count: int, exclude: Container[str]
-) -> list[SearchHit]:
+) -> list[Hit]:
     """The best `count` hits that are not excluded, widening the search as needed."""
     limit = count
     while True:
-        found = index.search(queries, limit=limit)
-        hits = [h for h in found if h.wire_name not in exclude]
+        found = index.top(queries, limit=limit)
+        hits = [h for h in found if h[1] not in exclude] if exclude else found
         if len(hits) >= count or len(found) < limit:
             return hits[:count]
         limit *= 4
@@ -436,34 +436,35 @@ def _top(
 
 def _exact(
     index: ToolIndex, names: list[str], exclude: Container[str]
-) -> tuple[list[SearchHit], list[str]]:
+) -> tuple[list[Hit], list[str]]:
     """`ToolIndex.exact` without the `exclude` tools: a name meaning only those misses."""
     if exclude == frozenset():
-        return index.exact(names)
-    hits: list[SearchHit] = []
-    missing: list[str] = []
+        found, missing = index.exact(names)
+        return [(h.tool, h.wire_name) for h in found], missing
+    hits: list[Hit] = []
+    missing = []
     for name in names:
         found = [h for h in index.exact([name])[0] if h.wire_name not in exclude]
         if not found:
             missing.append(name)
-        hits += [h for h in found if all(h.wire_name != x.wire_name for x in hits)]
+        hits += [(h.tool, h.wire_name) for h in found if all(h.wire_name != x[1] for x in hits)]
     return hits, missing
 
 
 def _fallback(
     index: ToolIndex,
     missing: list[str],
-    found: list[SearchHit],
+    found: list[Hit],
     limit: int,
     exclude: Container[str] = frozenset(),
-) -> list[SearchHit]:
-    seen = {h.wire_name for h in found}
-    out: list[SearchHit] = []
+) -> list[Hit]:
+    seen = {wire for _, wire in found}
+    out: list[Hit] = []
     wide = limit + len(seen)
-    near = [h for m in missing for h in index.near_names(m, limit=wide)]
+    near = [(h.tool, h.wire_name) for m in missing for h in index.near_names(m, limit=wide)]
     for hit in [*near, *_top(index, missing, wide, exclude)]:
-        if hit.wire_name not in seen and hit.wire_name not in exclude and len(out) < limit:
-            seen.add(hit.wire_name)
+        if hit[1] not in seen and hit[1] not in exclude and len(out) < limit:
+            seen.add(hit[1])
             out.append(hit)
     return out
 
@@ -479,24 +480,24 @@ def _brief(tool: Tool) -> str:
 
 
 def _render_hits(
-    hits: list[SearchHit], full: int, notes: list[str], config: DeferredConfig, *, direct: bool
+    hits: list[Hit], full: int, notes: list[str], config: DeferredConfig, *, direct: bool
 ) -> SearchOutcome:
     parts = list(notes)
     used = sum(len(p) + 2 for p in parts)
     loaded: list[str] = []
-    rest: list[SearchHit] = []
-    for i, hit in enumerate(hits):
-        entry = "" if i >= full or rest else _full_entry(hit, config)
+    rest: list[Hit] = []
+    for i, (tool, wire) in enumerate(hits):
+        entry = "" if i >= full or rest else render_tool_entry(tool, wire, config)
         if not entry or (used + len(entry) + 2 > config.result_chars and loaded):
-            rest.append(hit)
+            rest.append((tool, wire))
             continue
         parts.append(entry)
         used += len(entry) + 2
-        loaded.append(hit.wire_name)
+        loaded.append(wire)
     if rest:
-        brief = [f"- {h.wire_name}: {_brief(h.tool)}" for h in rest[: config.brief_results]]
-        bare = [f"- {h.wire_name}" for h in rest[config.brief_results :]]
-        example = _EXAMPLE.encode({"tool_names": [h.wire_name for h in rest[:2]]})
+        brief = [f"- {wire}: {_brief(tool)}" for tool, wire in rest[: config.brief_results]]
+        bare = [f"- {wire}" for _, wire in rest[config.brief_results :]]
+        example = _EXAMPLE.encode({"tool_names": [wire for _, wire in rest[:2]]})
         parts.append(
             "Other matches (parameters not shown):\n"
             + "\n".join(brief + bare)

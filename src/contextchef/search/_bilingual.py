@@ -403,13 +403,13 @@ def crosslingual_scores(
     """
     import numpy as np
 
-    forward = scores.copy()
+    forward = np.array(scores, dtype=np.float64)  # a copy, float64 whatever `scores` is
     for token, weight in sorted(english.tokens.items()):
         forward += weight * token_scores(token)
     back = np.zeros(len(scores), dtype=np.float64)
-    back[: reverse.num_docs] = reverse.scores(tokens)
+    back[: reverse.num_docs] = reverse.token_scores(tokens)
     if strong and len(strong) < len(tokens):
-        back[: reverse.num_docs][reverse.scores(strong) <= 0] = 0
+        back[: reverse.num_docs][reverse.token_scores(strong) <= 0] = 0
     out = np.zeros(len(scores), dtype=np.float64)
     for part in (forward, back):  # each divided by its best (all zero stays zero)
         top = float(part.max()) if len(part) else 0.0

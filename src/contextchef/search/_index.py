@@ -31,11 +31,9 @@ query's group scores then lift the tools of the groups it matches (`lift`).
 from __future__ import annotations
 
 import copy
-import math
 import re
 import threading
 import unicodedata
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,7 +45,7 @@ from contextchef.search._bilingual import (
     dictionary,
     translated,
 )
-from contextchef.search._corpus import Corpus, Extras, GroupLevel, build_corpus
+from contextchef.search._corpus import Corpus, Extras, GroupLevel, build_corpus, top_positive
 from contextchef.search._rankers import (
     RankerConfig,
     SemanticPart,
@@ -518,21 +516,40 @@ class ToolIndex:
             MissingExtraError, EmbeddingModelError: Only from a semantic ranker's
                 first search, when the model cannot be loaded.
         """
+        order, scores = self._ranked(queries, limit)
+        entries = self._entries
+        return [
+            SearchHit(tool=entries[i][0], wire_name=entries[i][1], score=score)
+            for i, score in zip(order, scores, strict=True)
+        ]
+
+    def top(self, queries: Sequence[str], *, limit: int) -> list[tuple[Tool, str]]:
+        """`search`'s hits as the index's own (tool, wire name) pairs, without scores.
+
+        No `SearchHit` per hit, for callers that render them (``tool_search``; issue 27).
+        """
+        return [self._entries[i] for i in self._ranked(queries, limit)[0]]
+
+    def _ranked(self, queries: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
+        """(entry positions, their scores): the best `limit` with a positive score."""
         if self._corpus is None or limit <= 0:
-            return []
+            return [], []
         import numpy as np
 
         corpus = self._corpus.get()
         groups = self._corpus.groups
+        plain = self._semantic is None and groups is None
         total: np.ndarray | None = None  # one query's scores are the total as they are
         for query in queries:
             tokens = tokenize(query)
-            scores = self._scores(corpus, tokens)
+            # plain BM25 keeps bm25s's float32 scores (exact in float64: same order, same
+            # values); fusing, lifting and summing queries work in float64 as before
+            scores = self._scores(corpus, tokens, wide=not plain)
             strong = tokens if query.isascii() else [t for t in tokens if not _is_cjk_char(t)]
             if strong and len(strong) < len(tokens):
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
-                scores[self._scores(corpus, strong) <= 0] = 0
+                scores[self._scores(corpus, strong, wide=False) <= 0] = 0
             english = self._corpus.english and translated(query, self.ranker.crosslingual, tokenize)
             if english:  # a Chinese query, an English catalog (`_bilingual`)
                 scores = crosslingual_scores(
@@ -562,19 +579,8 @@ class ToolIndex:
                 part = scores
             else:
                 part = normalized(scores) if fused is None else fused
-            total = part if total is None else total + part
-        if total is None:
-            return []
-        candidates = np.flatnonzero(total > 0)
-        if candidates.size > limit:  # only those scoring at least the limit-th best can rank
-            kth = np.partition(total[candidates], candidates.size - limit)[-limit]
-            candidates = candidates[total[candidates] >= kth]
-        order = candidates[np.lexsort((candidates, -total[candidates]))][:limit]
-        entries = self._entries
-        return [
-            SearchHit(tool=entries[i][0], wire_name=entries[i][1], score=score)
-            for i, score in zip(order.tolist(), total[order].tolist(), strict=True)
-        ]
+            total = part if total is None else np.add(total, part, dtype=np.float64)
+        return ([], []) if total is None else top_positive(total, limit)
 
     def _group_members(self, groups: GroupLevel) -> np.ndarray:
         """Per entry, its group's index in `groups` (-1: none); computed once per index."""
@@ -582,37 +588,20 @@ class ToolIndex:
             self._members = groups.members(self._entries)
         return self._members
 
-    def _scores(self, corpus: Corpus, tokens: list[str]) -> np.ndarray:
-        """BM25 score of every entry (built and extra documents) for one query's tokens."""
+    def _scores(self, corpus: Corpus, tokens: list[str], *, wide: bool = True) -> np.ndarray:
+        """BM25 score of every entry (built and extra documents) for one query's tokens.
+
+        Float64; with `wide` False and no runtime tools, bm25s's float32 (`Corpus.scores`).
+        """
         import numpy as np
 
         known = [corpus.vocab[t] for t in tokens if t in corpus.vocab]
         if known and self._main == len(self._entries):  # no runtime tools: one array
-            return np.asarray(corpus.bm25.get_scores_from_ids(known), dtype=np.float64)
+            scores = corpus.scores(known)
+            return scores.astype(np.float64) if wide else scores
         scores = np.zeros(len(self._entries), dtype=np.float64)
         if known:
-            scores[: self._main] += corpus.bm25.get_scores_from_ids(known)
+            scores[: self._main] += corpus.scores(known)
         if self._main < len(self._entries):
-            scores[self._main :] += self._extra_scores(corpus, tokens)
+            scores[self._main :] += self._extra.scores(corpus, tokens)
         return scores
-
-    def _extra_scores(self, corpus: Corpus, tokens: list[str]) -> np.ndarray:
-        import numpy as np
-
-        extra = self._extra
-        k1, b = corpus.bm25.k1, corpus.bm25.b
-        out = np.zeros(len(extra.lengths), dtype=np.float64)
-        lengths = np.asarray(extra.lengths, dtype=np.float64)
-        total = corpus.num_docs + len(extra.lengths)
-        for token, count in Counter(tokens).items():
-            ids, tfs = extra.postings.get(token, ((), ()))
-            if not ids:
-                continue
-            vid = corpus.vocab.get(token)
-            df = (int(corpus.doc_freq[vid]) if vid is not None else 0) + len(ids)
-            idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
-            at = np.asarray(ids, dtype=np.intp)
-            tf = np.asarray(tfs, dtype=np.float64)
-            norm = k1 * (1 - b + b * lengths[at] / corpus.avg_len)
-            out[at] += idf * tf / (tf + norm) * count
-        return out
