@@ -443,6 +443,56 @@ BAD: list[tuple[Callable[[Any], ParsedHistory], Any, int, str]] = [
         "function_call part in a user content",
     ),
     (from_gemini, [{"role": "tool", "parts": []}], 0, "role"),
+    # breakit8 01: reasoning replayed verbatim with a field of the wrong type was stored,
+    # then every later request was refused by the SDK or the API
+    *[
+        (
+            from_anthropic,
+            [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "thinking", **block}]},
+            ],
+            1,
+            words,
+        )
+        for block, words in [
+            ({"thinking": 7, "signature": "s"}, "'thinking' must be a string"),
+            ({"thinking": None, "signature": "s"}, "'thinking' must be a string"),
+        ]
+    ],
+    *[
+        (
+            from_gemini,
+            [
+                {"role": "user", "parts": [{"text": "q"}]},
+                {"role": "model", "parts": [part]},
+            ],
+            1,
+            words,
+        )
+        for part, words in [
+            ({"text": 7, "thought": True}, "'text' must be a string"),
+            ({"text": "t", "thought": "x"}, "'thought' must be true or false"),
+            ({"text": "t", "thought": []}, "'thought' must be true or false"),
+        ]
+    ],
+    *[
+        (
+            lambda wire: from_interactions(wire),
+            [{"type": "user_input", "content": [{"type": "text", "text": "q"}]}, step],
+            1,
+            words,
+        )
+        for step, words in [
+            ({"type": "thought", "summary": 7, "signature": "s"}, "'summary' must be a list"),
+            ({"type": "thought", "summary": "plain", "signature": "s"}, "'summary' must be"),
+            ({"type": "thought", "summary": {}, "signature": "s"}, "'summary' must be a list"),
+            (
+                {"type": "thought", "summary": [{"type": "text", "text": 7}], "signature": "s"},
+                "'summary' must be a list of text blocks",
+            ),
+        ]
+    ],
 ]
 
 

@@ -224,8 +224,10 @@ def test_no_string_of_a_snapshot_with_a_lone_surrogate_reaches_a_payload(
         lambda ledger: ledger["tools"].append(ledger["tools"][-1]),
         lambda ledger: ledger.pop("bindings", None) or ledger.__setitem__("bindings", {"a": "b"}),
         lambda ledger: ledger.__setitem__("system", "another system prompt"),
+        # breakit8 03: a ledger marked rebased re-sent the conversation without its thinking
+        lambda ledger: ledger.__setitem__("rebased", not ledger["rebased"]),
     ],
-    ids=["tools emptied", "tool duplicated", "bindings replaced", "system changed"],
+    ids=["tools emptied", "tool duplicated", "bindings replaced", "system changed", "rebased"],
 )
 def test_a_changed_ledger_record_is_refused(snap: dict[str, Any], corrupt: Any) -> None:
     """Fresh-user reports (breakit4 02, 06): the ledger's ``tools`` and ``bindings`` were not
@@ -279,3 +281,24 @@ def test_a_replay_hint_of_the_wrong_shape_is_refused_at_restore(bad: Any) -> Non
     restored.register_tools([grep])
     with pytest.raises(ContextChefError, match=r"message 1: .*\['step'\] must be an object"):
         restored.restore(snapshot, allow_unsigned=True)
+
+
+def test_a_ledger_entry_nested_past_the_recursion_limit_is_refused(
+    snap: dict[str, Any],
+) -> None:
+    """breakit8 02: a RecursionError escaped restore; it is a UsageError, nothing restored."""
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = {"a": deep}
+    bad = copy.deepcopy(snap)
+    bad["ledgers"]["anthropic"]["wire"][0] = deep
+    assert "nested too deep" in refused(bad)
+
+
+@pytest.mark.parametrize("version", [True, 2.0, 3.0, "3", None])
+def test_a_version_that_is_not_an_integer_is_refused(snap: dict[str, Any], version: Any) -> None:
+    """breakit8 04: ``True`` and ``2.0`` read as versions 1 and 2 (they compare equal)."""
+    bad = {**snap, "version": version}
+    fresh = make()
+    with pytest.raises(ContextChefError, match="is not supported"):
+        fresh.restore(bad, allow_unsigned=True)

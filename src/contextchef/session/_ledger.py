@@ -447,12 +447,13 @@ _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system
 def _record_digest(data: Mapping[str, Any]) -> str:
     """A digest of what a ledger replays besides its wire entries.
 
-    The `_RECORDED` fields, and ``bindings``, ``chain`` and ``sent`` when present; checked by
-    `Ledger.from_dict` like ``wire_digests``.
+    The `_RECORDED` fields, and ``bindings``, ``chain`` and ``sent`` when present (and
+    ``rebased`` when set, from snapshot version 3 on); checked by `Ledger.from_dict` like
+    ``wire_digests``.
     """
     fields = {k: data.get(k) for k in _RECORDED}
-    for extra in ("bindings", "chain", "sent"):
-        if data.get(extra):
+    for extra in ("bindings", "chain", "sent", "rebased"):
+        if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
             fields[extra] = data[extra]
     try:
         return text_digest(canonical_dumps(fields))

@@ -110,7 +110,7 @@ def checked(data: object) -> SnapshotForm:
             f"not a contextchef snapshot (expected a dict with format {shown(SNAPSHOT_FORMAT)}, "
             "as returned by ContextChef.snapshot())"
         )
-    if data.get("version") not in READ_VERSIONS:
+    if type(data.get("version")) is not int or data["version"] not in READ_VERSIONS:
         raise SnapshotMismatchError(
             f"snapshot version {shown(data.get('version'), 40)} is not supported; this "
             f"contextchef reads versions {list(READ_VERSIONS)}"
@@ -203,7 +203,12 @@ def read_snapshot(
     """
     snapshot = checked(data)
     _check_tools(tools, snapshot, coming)
-    return SessionState.from_dict(snapshot, signed=signed)
+    try:
+        return SessionState.from_dict(snapshot, signed=signed)
+    except RecursionError:  # a field nested past what Python can walk (no JSON we write)
+        raise UsageError(
+            "snapshot: a ledger field is nested too deep; nothing was restored"
+        ) from None
 
 
 def read_skills(data: object, *, tools: SessionTools) -> tuple[Skill, ...]:

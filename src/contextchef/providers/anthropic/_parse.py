@@ -59,10 +59,13 @@ def _a_media(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str, Any])
 def _a_thinking(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str, Any]) -> Part:
     if role != "assistant":
         raise hist.error(i, f"{block['type']} block in a {role} message")
-    text = block.get("thinking", "")
+    # replayed verbatim: a text of the wrong type would be refused on every later request
+    # (a block without a usable signature or data is dropped and reported when rendered)
+    if "thinking" in block:
+        as_string(hist, i, block["thinking"], f"{block['type']} block 'thinking'")
     return ReasoningPart(
         provider="anthropic",
-        text=text if isinstance(text, str) else "",
+        text=block.get("thinking", ""),
         provider_data={"provider": _A, "block": block},
     )
 

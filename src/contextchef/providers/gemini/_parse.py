@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import CorruptHistoryError, shown_keys
+from contextchef._errors import CorruptHistoryError, shown, shown_keys
 from contextchef.history._messages import (
     MediaPart,
     Part,
@@ -196,14 +196,16 @@ def _g_part(
 ) -> Part | None:
     raw = as_mapping(hist, i, raw, "a part")
     part = _normalize(raw)
+    thought = part.get("thought")
+    if thought is not None and not isinstance(thought, bool):  # Part.thought: bool or null
+        raise hist.error(i, f"a part's 'thought' must be true or false, got {shown(thought)}")
     if part.get("thought") is True:
         if role != "assistant":
             raise hist.error(i, "a thought part in a user content")
-        text = part.get("text", "")
+        # replayed verbatim: a text of the wrong type would be refused on every later request
+        text = as_string(hist, i, part.get("text", ""), "a thought part's 'text'")
         return ReasoningPart(
-            provider="gemini",
-            text=text if isinstance(text, str) else "",
-            provider_data={"provider": _G, "part": raw},
+            provider="gemini", text=text, provider_data={"provider": _G, "part": raw}
         )
     kind = next((k for k in _GEMINI_PARTS if k in part), None)
     if kind is None:

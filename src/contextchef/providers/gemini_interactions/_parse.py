@@ -251,11 +251,15 @@ def _step(hist: HistoryBuilder, i: int, step: dict[str, Any]) -> list[Part]:
         return [hist.provider(i, step, "model_output step")]
     if kind == "thought":
         summary = step.get("summary")
-        text = "".join(
-            str(b.get("text", ""))
-            for b in (summary if isinstance(summary, list) else ())
-            if isinstance(b, Mapping) and "text" in b
-        )
+        summary = [] if summary is None else summary
+        # replayed verbatim: a summary of the wrong shape would be refused on every later
+        # request (ThoughtStep.summary: a list of content blocks; a malformed signature is
+        # dropped and reported when rendered)
+        if not isinstance(summary, list) or not all(
+            isinstance(b, Mapping) and isinstance(b.get("text", ""), str) for b in summary
+        ):
+            raise hist.error(i, "a thought step's 'summary' must be a list of text blocks")
+        text = "".join(b.get("text", "") for b in summary)
         return [ReasoningPart(provider=_F, text=text, provider_data={"provider": _F, "step": step})]
     if kind == "function_call":
         return [_call(hist, i, step)]
