@@ -121,6 +121,27 @@ def test_warn_logs_and_lists_the_value(caplog: pytest.LogCaptureFixture) -> None
     assert chef.volatile_values == ()
 
 
+def test_a_shared_catalog_is_logged_once_not_per_session(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every session over one catalog keeps its values; the warning is logged once."""
+    session = "0b3c8c55-2f6f-4b1e-9d83-1f2f6f0d6a11"
+    catalog = (
+        Tool(name="lookup", description=f"Look up session {session}.", input_schema={}),
+        Tool(name="steady", description="Nothing volatile here.", input_schema={}),
+    )
+    chefs = [ContextChef(), ContextChef(), ContextChef()]
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        for chef in chefs:
+            chef.register_tools(catalog)
+    assert [len(chef.volatile_values) for chef in chefs] == [1, 1, 1]
+    logged = [r for r in caplog.records if "tool 'lookup' description" in r.getMessage()]
+    assert len(logged) == 1
+    strict = ContextChef(volatile_lint="raise")  # refused every time, not only the first
+    with pytest.raises(VolatileValueError, match="tool 'lookup' description"):
+        strict.register_tools(catalog)
+
+
 def test_raise_refuses_before_anything_changes() -> None:
     chef = ContextChef(volatile_lint="raise")
     chef.set_system_prompt("Stable.")

@@ -42,8 +42,9 @@ def _linted(tool: Tool, today: _dt.date) -> tuple[VolatileValue, ...]:
 class VolatileLint:
     """Lints the system prompt and each registered tool; keeps what it found.
 
-    ``"warn"`` logs each value on the ``contextchef`` logger (WARNING) and keeps it in
-    `values`; ``"raise"`` raises `VolatileValueError` before the prompt or the tools are
+    ``"warn"`` logs each value on the ``contextchef`` logger (WARNING) when it is found
+    (a shared catalog's tools once a day per process, not once per session) and keeps it
+    in `values`; ``"raise"`` raises `VolatileValueError` before the prompt or the tools are
     taken; ``"off"`` does nothing.
     """
 
@@ -94,19 +95,23 @@ class VolatileLint:
             return
         today = _dt.datetime.now(_dt.timezone.utc).date()
 
+        ran: list[bool] = []
+
         def lint() -> dict[str, tuple[VolatileValue, ...]]:
+            ran.append(True)
             return {t.name: found for t in tools if (found := _linted(t, today))}
 
         batch = tool_batch(tools)  # a shared catalog's tuple: linted once a day per process
         found: dict[str, tuple[VolatileValue, ...]] = batch.linted(today, lint) if batch else lint()
-        self._handle([v for values in found.values() for v in values])
+        # logged when linted: not again by every session over the same shared catalog
+        self._handle([v for values in found.values() for v in values], log=bool(ran))
         self._tools.update(found)
 
-    def _handle(self, found: list[VolatileValue]) -> tuple[VolatileValue, ...]:
+    def _handle(self, found: list[VolatileValue], *, log: bool = True) -> tuple[VolatileValue, ...]:
         if found and self.mode == "raise":
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
             raise VolatileValueError(found[0].message + more, values=tuple(found))
-        for value in found:
+        for value in found if log else ():
             _LOG.warning("contextchef: %s", value.message)
         return tuple(found)
 
