@@ -120,3 +120,29 @@ def test_a_valid_history_is_given_back_as_it_is() -> None:
     ):
         assert not _normalize._valid_as_is(broken, PRESETS[preset], None, None)
         assert normalize(broken, profile=PRESETS[preset]).changes
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "responses", "gemini"])
+def test_compile_leaves_the_callers_calls_as_they_were(target: str) -> None:
+    """breakit9 03: the argument parse was written into the caller's `ToolCall` objects.
+
+    A host that pickles or hashes its history to see whether it changed saw a change.
+    """
+    import pickle
+
+    from contextchef import ContextChef, assistant, tool_results, user
+
+    history = [user("go")]
+    for k in range(5):
+        call = ToolCall(id=f"c{k}", name="f", arguments=f'{{"k": {k}}}')
+        history.append(assistant(tool_calls=[call]))
+        history.append(tool_results([ToolResult(call_id=f"c{k}", name="f", content="ok")]))
+    history.append(user("done?"))
+    before = [pickle.dumps(m) for m in history]
+    calls = [p for m in history for p in m.parts if isinstance(p, ToolCall)]
+    attributes = [dict(vars(c)) for c in calls]
+    chef = ContextChef()
+    chef.set_history(history)
+    chef.compile(target, model="m")
+    assert [pickle.dumps(m) for m in history] == before
+    assert [dict(vars(c)) for c in calls] == attributes

@@ -474,6 +474,14 @@ BAD: list[tuple[Callable[[Any], ParsedHistory], Any, int, str]] = [
             ({"text": 7, "thought": True}, "'text' must be a string"),
             ({"text": "t", "thought": "x"}, "'thought' must be true or false"),
             ({"text": "t", "thought": []}, "'thought' must be true or false"),
+            # breakit9 01: a part kept verbatim with a field of the wrong type
+            ({"thoughtSignature": 123}, "'thought_signature' must be a string"),
+            ({"thoughtSignature": ["x"]}, "'thought_signature' must be a string"),
+            ({"executableCode": {"code": 5}}, "executable_code.code must be a string"),
+            ({"executableCode": "print(1)"}, "'executable_code' must be an object"),
+            ({"codeExecutionResult": {"outcome": 1}}, "code_execution_result.outcome must be"),
+            ({"videoMetadata": "x", "thoughtSignature": "s"}, "'video_metadata' must be an object"),
+            ({"videoMetadata": "x", "text": "a"}, "'video_metadata' must be an object"),
         ]
     ],
     *[

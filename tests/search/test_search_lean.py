@@ -137,3 +137,17 @@ def test_search_with_runtime_tools_ranks_as_before(
             assert [(h.wire_name, h.score) for h in hits] == [
                 (grown._entries[i][1], s) for i, s in want
             ]
+
+
+def _full_width(text: str) -> str:
+    """ASCII letters as an input method's full-width mode types them (U+FF01..U+FF5E)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def test_a_full_width_query_ranks_as_its_ascii_form(index: ToolIndex) -> None:
+    """breakit9 04: a full-width "SCREENSHOT" (an input method's full-width mode) found
+    nothing; NFKC reads it as ASCII."""
+    wide = index.search([_full_width("SCREENSHOT the page")], limit=5)
+    assert wide and wide == index.search(["SCREENSHOT the page"], limit=5)
+    mixed = index.search(["\u622a\u56fe " + _full_width("SCREENSHOT")], limit=5)
+    assert mixed == index.search(["\u622a\u56fe SCREENSHOT"], limit=5)

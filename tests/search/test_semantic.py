@@ -410,3 +410,50 @@ def test_sessions_with_the_same_catalog_share_one_matrix(tmp_path: Path) -> None
     other.register_tools([t for t in TOOLS if t.name.isascii()])
     assert other.view.index.ranker.fusion == "rrf"
     assert chef.view.index.ranker.fusion == "weighted"
+
+
+def test_a_foreground_request_waits_for_the_build_another_thread_started(
+    tmp_path: Path,
+) -> None:
+    """breakit9 02: with ``background=False`` a second thread asking for the same set
+    returned at once while the first was embedding it, and searched with BM25 alone."""
+    import threading
+
+    import numpy as np
+
+    from contextchef.search._vectors import VectorStore
+
+    started, release = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    class Slow:
+        key = "f" * 64
+
+        def encode(self, texts: list[str], stop: Any = None) -> Any:
+            calls.append(len(texts))
+            started.set()
+            release.wait(30)
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    store = VectorStore(Slow(), tmp_path)  # type: ignore[arg-type]
+    hashes, texts = ["a" * 64, "b" * 64], ["one", "two"]
+    first = threading.Thread(
+        target=store.request, args=(hashes, texts), kwargs={"background": False}
+    )
+    first.start()
+    assert started.wait(30)
+    seen: list[Any] = []
+
+    def second() -> None:
+        store.request(hashes, texts, background=False)
+        seen.append(store.matrix(hashes))
+
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive()  # it waits for the build instead of returning without vectors
+    release.set()
+    first.join(30)
+    waiter.join(30)
+    assert calls == [2]  # embedded once
+    assert seen and seen[0] is not None and seen[0].shape == (2, 4)

@@ -8,8 +8,9 @@ which repair and report (tests/history/test_normalize_as_is.py runs both ways).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Collection
-from typing import Protocol
+from typing import Any, Protocol
 
 from contextchef.history._messages import (
     MediaPart,
@@ -23,7 +24,7 @@ from contextchef.history._messages import (
     parse_json_object,
 )
 
-__all__ = ["is_json_object", "valid_as_is"]
+__all__ = ["is_json_object", "kept_parse", "valid_as_is"]
 
 
 class _Rules(Protocol):
@@ -96,18 +97,36 @@ def _part_as_is(part: Part, role: str, rules: _Rules) -> bool:
     return type(part) in (ReasoningPart, ProviderPart)  # a result out of place, a subclass
 
 
-def is_json_object(call: ToolCall) -> bool:
-    """Whether `call`'s arguments are a JSON object, parsed once per call object.
+_PARSES: dict[int, tuple[weakref.ref[ToolCall], Any]] = {}
+"""Parses of calls' arguments, by call id while the call lives (never on the call itself:
+compile does not touch the caller's objects)."""
 
-    The parse is kept where a `ToolCall` built from a dict keeps its copy (``_parsed``,
-    checked by object id), so the renderer and the gate read it instead of parsing again
-    (`contextchef.providers._base.object_arguments`, ``dispatch._calls.call_arguments``).
+
+def kept_parse(call: ToolCall) -> Any:
+    """The parsed arguments kept for `call`, or None.
+
+    Its own copy of the dict it was built from, or `is_json_object`'s parse. Shared:
+    copy it before changing it.
     """
     kept = call.__dict__.get("_parsed")
     if kept is not None and kept[0] == id(call):
+        return kept[1]
+    hit = _PARSES.get(id(call))
+    return hit[1] if hit is not None and hit[0]() is call else None
+
+
+def is_json_object(call: ToolCall) -> bool:
+    """Whether `call`'s arguments are a JSON object, parsed once per call object.
+
+    The parse is kept beside the call (`kept_parse`, by object id while it lives), so the
+    renderer reads it instead of parsing again
+    (`contextchef.providers._base.object_arguments`).
+    """
+    if kept_parse(call) is not None:
         return True  # a plain copy of a dict, or an earlier parse of this call's text
     value = parse_json_object(call.arguments)
     if isinstance(value, str):
         return False
-    call.__dict__["_parsed"] = (id(call), value)
+    key = id(call)
+    _PARSES[key] = (weakref.ref(call, lambda _: _PARSES.pop(key, None)), value)
     return True

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, plain_copy, thaw
+from contextchef.history._as_is import kept_parse
 from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
     Message,
@@ -570,9 +571,9 @@ def object_arguments(call: ToolCall) -> dict[str, Any]:
     the call keeps (the normalizer's, or the copy of a dict it was built from) is copied
     instead of parsing the text again.
     """
-    kept = call.__dict__.get("_parsed")
-    if kept is not None and kept[0] == id(call):
-        return plain_copy(kept[1])  # type: ignore[no-any-return]
+    kept = kept_parse(call)
+    if kept is not None:
+        return plain_copy(kept)  # type: ignore[no-any-return]
     try:
         return call.parsed_arguments()
     except MalformedArgumentsError:

@@ -541,6 +541,8 @@ class ToolIndex:
         plain = self._semantic is None and groups is None
         total: np.ndarray | None = None  # one query's scores are the total as they are
         for query in queries:
+            # full-width Latin and digits (an input method's full-width mode) read as ASCII
+            query = query if query.isascii() else unicodedata.normalize("NFKC", query)
             tokens = tokenize(query)
             # plain BM25 keeps bm25s's float32 scores (exact in float64: same order, same
             # values); fusing, lifting and summing queries work in float64 as before

@@ -115,9 +115,10 @@ class VectorStore:
         """Make sure the vectors of these texts exist or are being built.
 
         Vectors already in memory cost nothing, nor do texts another build is embedding
-        already; a disk file for this exact set is loaded in the calling thread
-        (milliseconds); anything else is embedded, in a daemon thread when
-        `background`, and the set written to disk afterwards.
+        already (not `background`: this call waits for a build of the same set); a disk
+        file for this exact set is loaded in the calling thread (milliseconds); anything
+        else is embedded, in a daemon thread when `background`, and the set written to
+        disk afterwards.
 
         Raises:
             EmbeddingModelError: Only when not `background`: the model cannot run.
@@ -126,8 +127,19 @@ class VectorStore:
         if background and _STOP.is_set():
             return  # the interpreter is exiting
         with self._lock:
-            if key in self._jobs or all(h in self._vectors for h in hashes):
+            running = self._jobs.get(key)
+            if running is None and all(h in self._vectors for h in hashes):
                 return
+        if running is not None:  # another thread builds this very set
+            if not background:  # the caller needs the vectors now: wait for that build
+                running.wait()
+                error = self._errors.get(key)
+                if error is not None:
+                    raise error
+            return
+        with self._lock:
+            if key in self._jobs or all(h in self._vectors for h in hashes):
+                return  # started or finished in between: asked again if still missing
             self._load_disk(key)
             others = {self._pending[h] for h in hashes if h in self._pending}
             missing: dict[str, str] = {}

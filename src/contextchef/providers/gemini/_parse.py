@@ -191,6 +191,38 @@ _GEMINI_PARTS: dict[str, Callable[[HistoryBuilder, int, int, dict[str, Any], _Ca
 }
 
 
+_PART_STRINGS = {
+    "executable_code": ("code", "language"),
+    "code_execution_result": ("outcome", "output"),
+}
+
+
+def _check_fields(hist: HistoryBuilder, i: int, part: Mapping[str, Any], *, verbatim: bool) -> None:
+    """Refuse a part whose fields have the wrong JSON type (``Part``'s).
+
+    Its fields are replayed as they are, and Gemini (or google-genai before sending) would
+    then refuse every later request. A malformed ``thoughtSignature`` beside a text or a
+    call is dropped and reported when rendered instead; on a part kept `verbatim` it is
+    refused here.
+    """
+    for key, value in part.items():
+        if key == "thought_signature" and not verbatim:
+            continue
+        if key in ("text", "thought_signature") and not isinstance(value, str):
+            raise hist.error(i, f"a part's {key!r} must be a string, got {type(value).__name__}")
+        if key not in ("text", "thought", "thought_signature", "media_resolution") and not (
+            value is None or isinstance(value, Mapping)
+        ):
+            raise hist.error(i, f"a part's {key!r} must be an object, got {type(value).__name__}")
+    for key, fields in _PART_STRINGS.items():
+        inner = part.get(key)
+        if not isinstance(inner, Mapping):
+            continue
+        for field in fields:
+            if inner.get(field) is not None and not isinstance(inner[field], str):
+                raise hist.error(i, f"a part's {key}.{field} must be a string")
+
+
 def _g_part(
     hist: HistoryBuilder, i: int, j: int, role: Role, raw: object, calls: _Calls
 ) -> Part | None:
@@ -208,6 +240,7 @@ def _g_part(
             provider="gemini", text=text, provider_data={"provider": _G, "part": raw}
         )
     kind = next((k for k in _GEMINI_PARTS if k in part), None)
+    _check_fields(hist, i, part, verbatim=kind is None)
     if kind is None:
         if not part or not set(part) <= _PART_FIELDS:
             # Gemini refuses unknown Part fields (and an empty part has nothing to send):
