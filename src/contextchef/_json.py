@@ -429,8 +429,11 @@ def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: i
     if isinstance(value, str):
         return "" if is_unicode(value) else "hold text that is not valid Unicode (a lone surrogate)"
     if isinstance(value, Mapping):
-        if not all(isinstance(k, str) and is_unicode(k) for k in value):
-            return "hold a key that is not valid Unicode text"
+        for key in value:
+            if not isinstance(key, str):
+                return f"hold a key that is not text ({type(key).__name__}; JSON keys are strings)"
+            if not is_unicode(key):
+                return "hold a key that is not valid Unicode text (a lone surrogate)"
         children: Iterable[object] = value.values()
     elif isinstance(value, (list, tuple)):
         children = value

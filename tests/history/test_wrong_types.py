@@ -11,6 +11,7 @@ import pytest
 from contextchef import (
     ContextChef,
     CorruptHistoryError,
+    ProviderPart,
     UsageError,
     assistant,
     estimate_tokens,
@@ -30,6 +31,17 @@ CASES: list[tuple[str, Callable[[], Any], str]] = [
     ("cut_points-dict", lambda: cut_points({"a": 1}), "history must be a list of Message"),  # type: ignore[arg-type]
     ("cut_points-none", lambda: cut_points([None]), r"history\[0\] must be a Message"),  # type: ignore[list-item]
     ("estimate_tokens", lambda: estimate_tokens(b"x"), "takes text"),  # type: ignore[arg-type]
+    # breakit9: a key that is not text was called "not valid Unicode text"
+    (
+        "provider-data-int-key",
+        lambda: ProviderPart(provider="anthropic", data={1: "x"}),
+        r"a key that is not text \(int; JSON keys are strings\)",
+    ),
+    (
+        "provider-data-surrogate-key",
+        lambda: ProviderPart(provider="anthropic", data={"\ud800": "x"}),
+        r"a key that is not valid Unicode text \(a lone surrogate\)",
+    ),
 ]
 
 
