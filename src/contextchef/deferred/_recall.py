@@ -22,8 +22,11 @@ from typing import Any
 from contextchef._errors import UsageError, check_int, shown
 from contextchef.history._archive import ARCHIVE_TOOL, Archive
 from contextchef.history._offload import (
+    DEFAULT_READ_BYTES,
+    MAX_READ_BYTES,
     OFFLOAD_READ_TOOL,
     OffloadStore,
+    byte_range_properties,
     execute_offload_read,
     int_argument,
     offload_read_tool,
@@ -38,9 +41,6 @@ MAX_HITS = 20
 """Most hits one search lists."""
 SNIPPET_CHARS = 240
 """Characters of a hit's message shown in the hit list."""
-DEFAULT_READ_BYTES = 20_000
-"""Bytes a read returns when the model gives no ``length`` (the cap is 5x)."""
-_MAX_READ_BYTES = 5 * DEFAULT_READ_BYTES
 
 
 def archive_tool() -> dict[str, Any]:
@@ -56,7 +56,7 @@ def archive_tool() -> dict[str, Any]:
             "save context (by a summary or by clearing old tool results). Pass 'query' "
             "(keywords) to find them, or 'handle' (from a summary, a cleared result or a "
             "search hit) with optional 'offset' and 'length' in bytes to read one "
-            f"(default length {DEFAULT_READ_BYTES}, at most {_MAX_READ_BYTES}). A page "
+            f"(default length {DEFAULT_READ_BYTES}, at most {MAX_READ_BYTES}). A page "
             "ends with a line giving its bytes, the entry's size and the next offset to "
             "pass as is; the text is everything before that line. A line of archived "
             "content that starts like the archive's own markers ('## message', '-> call', "
@@ -67,13 +67,7 @@ def archive_tool() -> dict[str, Any]:
             "properties": {
                 "query": {"type": "string", "description": "Keywords to search for."},
                 "handle": {"type": "string", "description": "An archive entry's handle."},
-                "offset": {"type": "integer", "minimum": 0, "description": "Start byte."},
-                "length": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": _MAX_READ_BYTES,
-                    "description": "Bytes to read.",
-                },
+                **byte_range_properties(),
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
@@ -156,7 +150,7 @@ def execute_archive_tool(archive: Archive, arguments: Mapping[str, Any]) -> str:
             check_int(
                 "length", int_argument(ARCHIVE_TOOL, arguments, "length", DEFAULT_READ_BYTES)
             ),
-            _MAX_READ_BYTES,
+            MAX_READ_BYTES,
         )
         return read_page(archive.load(handle), handle, offset, length)
     limit = min(

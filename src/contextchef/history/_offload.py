@@ -34,9 +34,11 @@ from contextchef.history._messages import ToolResult
 
 __all__ = [
     "DEFAULT_READ_BYTES",
+    "MAX_READ_BYTES",
     "OFFLOAD_READ_TOOL",
     "OffloadStore",
     "as_offload_store",
+    "byte_range_properties",
     "execute_offload_read",
     "int_argument",
     "offload_read_tool",
@@ -48,7 +50,7 @@ OFFLOAD_READ_TOOL = "read_offloaded"
 """Name of the library-owned read tool."""
 DEFAULT_READ_BYTES = 20_000
 """Bytes the read tool returns when the model gives no length (also its cap, x5)."""
-_MAX_READ_BYTES = 5 * DEFAULT_READ_BYTES
+MAX_READ_BYTES = 5 * DEFAULT_READ_BYTES
 _LOCATOR = re.compile(r"[0-9a-f]{64}\.txt")
 
 
@@ -431,25 +433,36 @@ def offload_read_tool() -> dict[str, Any]:
         "description": (
             "Read part of a large tool result that was stored outside the conversation. "
             "Pass the handle from the result's notice; offset and length count bytes "
-            f"(default length {DEFAULT_READ_BYTES}, at most {_MAX_READ_BYTES})."
+            f"(default length {DEFAULT_READ_BYTES}, at most {MAX_READ_BYTES})."
         ),
         "input_schema": {
             "type": "object",
             "properties": {
                 "handle": {"type": "string", "description": "The stored result's handle."},
-                "offset": {"type": "integer", "minimum": 0, "description": "Start byte."},
-                "length": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": _MAX_READ_BYTES,
-                    "description": "Bytes to read.",
-                },
+                **byte_range_properties(),
             },
             "required": ["handle"],
             "additionalProperties": False,
         },
         # it only reads what a tool already returned: read-only modes keep it reachable
         "annotations": {"readOnlyHint": True, "idempotentHint": True},
+    }
+
+
+def byte_range_properties() -> dict[str, Any]:
+    """The ``offset`` and ``length`` properties (bytes) of a library tool that reads pages.
+
+    Shared by ``read_offloaded`` and ``search_archive``: the same bounds (`MAX_READ_BYTES`)
+    that `execute_offload_read` and the archive reader apply.
+    """
+    return {
+        "offset": {"type": "integer", "minimum": 0, "description": "Start byte."},
+        "length": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_READ_BYTES,
+            "description": "Bytes to read.",
+        },
     }
 
 
@@ -479,7 +492,7 @@ def execute_offload_read(store: OffloadStore, arguments: Mapping[str, Any]) -> s
         raise UsageError(f"{OFFLOAD_READ_TOOL}: 'handle' must be a string, got {shown(locator)}")
     offset = int_argument(OFFLOAD_READ_TOOL, arguments, "offset", 0)
     length = min(
-        int_argument(OFFLOAD_READ_TOOL, arguments, "length", DEFAULT_READ_BYTES), _MAX_READ_BYTES
+        int_argument(OFFLOAD_READ_TOOL, arguments, "length", DEFAULT_READ_BYTES), MAX_READ_BYTES
     )
     check_int("offset", offset, maximum=_MAX_OFFSET)
     check_int("length", length, maximum=_MAX_OFFSET)
