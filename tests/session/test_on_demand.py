@@ -68,6 +68,17 @@ def _turn(chef: ContextChef, send: Callable[..., Any], k: int) -> dict[str, Any]
     return request.payload
 
 
+def _three_turns() -> tuple[FakeAnthropic, ContextChef, Callable[..., Any]]:
+    """A session after three closed user turns (a log read and an answer each)."""
+    fake, chef, send = _session()
+    for k in range(3):
+        _script(fake, k)
+        _turn(chef, send, k)
+        if k < 2:
+            chef.append(user(f"and then {k}?"))
+    return fake, chef, send
+
+
 def _script(fake: FakeAnthropic, k: int) -> None:
     fake.script(
         tool_calls(("read_log", {"path": f"log{k}"}), reasoning=f"read {k}"),
@@ -76,13 +87,7 @@ def _script(fake: FakeAnthropic, k: int) -> None:
 
 
 def test_on_demand_compaction_between_turns_then_requests_start_at_the_block() -> None:
-    fake, chef, send = _session()
-    for k in range(2):
-        _script(fake, k)
-        _turn(chef, send, k)
-        chef.append(user(f"and then {k}?"))
-    _script(fake, 2)
-    _turn(chef, send, 2)  # the model answered: the turn is closed
+    fake, chef, send = _three_turns()  # the model answered: the turn is closed
     request, reply = send(extra=ON_DEMAND)
     payload = request.payload
     assert key_problems(payload, MessageCreateParamsNonStreaming) == []  # the beta type
@@ -144,13 +149,7 @@ def test_background_swap_replaces_exactly_the_compacted_messages_and_keeps_the_r
     """compaction-background.md: the conversation goes on while the compaction runs; the
     first request after the block arrives replaces exactly the messages its request sent,
     and the turns after them stay with their thinking (R22), as a reported edit."""
-    fake, chef, send = _session()
-    for k in range(2):
-        _script(fake, k)
-        _turn(chef, send, k)
-        chef.append(user(f"and then {k}?"))
-    _script(fake, 2)
-    _turn(chef, send, 2)
+    fake, chef, send = _three_turns()
     held, reply = send(extra=ON_DEMAND)  # its reply is held: the conversation goes on
     summarized, sent = chef.history, len(held.payload["messages"])
     chef.append(user("and then 3?"))
