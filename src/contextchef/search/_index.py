@@ -53,6 +53,7 @@ from contextchef.search._rankers import (
     lift,
     normalized,
 )
+from contextchef.search._transcript import weighted
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -532,57 +533,64 @@ class ToolIndex:
 
     def _ranked(self, queries: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
         """(entry positions, their scores): the best `limit` with a positive score."""
-        if self._corpus is None or limit <= 0:
+        lazy = self._corpus
+        if lazy is None or limit <= 0:
             return [], []
         import numpy as np
 
-        corpus = self._corpus.get()
-        groups = self._corpus.groups
-        plain = self._semantic is None and groups is None
         total: np.ndarray | None = None  # one query's scores are the total as they are
         for query in queries:
-            # full-width Latin and digits (an input method's full-width mode) read as ASCII
-            query = query if query.isascii() else unicodedata.normalize("NFKC", query)
-            tokens = tokenize(query)
-            # plain BM25 keeps bm25s's float32 scores (exact in float64: same order, same
-            # values); fusing, lifting and summing queries work in float64 as before
-            scores = self._scores(corpus, tokens, wide=not plain)
-            strong = tokens if query.isascii() else [t for t in tokens if not _is_cjk_char(t)]
-            if strong and len(strong) < len(tokens):
-                # one shared CJK character is no match (文件 and 邮件 share 件): a tool
-                # must share a bigram or a word with the query, then every token counts
-                scores[self._scores(corpus, strong, wide=False) <= 0] = 0
-            english = self._corpus.english and translated(query, self.ranker.crosslingual, tokenize)
-            if english:  # a Chinese query, an English catalog (`_bilingual`)
-                scores = crosslingual_scores(
-                    english,
-                    scores,
-                    tokens,
-                    strong,
-                    lambda t: self._scores(corpus, [t]),
-                    reverse=self._corpus.reverse(),
-                )
-            fused = (
-                None
-                if self._semantic is None
-                else self._semantic.scores(query, scores, tokens=len(set(tokens)))
-                if not english
-                else self._semantic.scores(english.text, scores, translated=True)
+            part = weighted(
+                query,
+                self.ranker.open_request_weight,
+                lambda text: self._query_scores(lazy, text),
             )
-            if groups is not None:
-                one = normalized(scores if fused is None else fused)
-                part = lift(
-                    self.ranker.group_weight,
-                    tools=one,
-                    groups=groups.scores(tokens, strong),
-                    members=self._group_members(groups),
-                )
-            elif self._semantic is None:
-                part = scores
-            else:
-                part = normalized(scores) if fused is None else fused
             total = part if total is None else np.add(total, part, dtype=np.float64)
         return ([], []) if total is None else top_positive(total, limit)
+
+    def _query_scores(self, lazy: _LazyCorpus, query: str) -> np.ndarray:
+        """One query text's scores of every entry: BM25, fused, lifted by its groups."""
+        corpus, groups = lazy.get(), lazy.groups
+        plain = self._semantic is None and groups is None
+        # full-width Latin and digits (an input method's full-width mode) read as ASCII
+        query = query if query.isascii() else unicodedata.normalize("NFKC", query)
+        tokens = tokenize(query)
+        # plain BM25 keeps bm25s's float32 scores (exact in float64: same order, same
+        # values); fusing, lifting and summing queries work in float64 as before
+        scores = self._scores(corpus, tokens, wide=not plain)
+        strong = tokens if query.isascii() else [t for t in tokens if not _is_cjk_char(t)]
+        if strong and len(strong) < len(tokens):
+            # one shared CJK character is no match (文件 and 邮件 share 件): a tool
+            # must share a bigram or a word with the query, then every token counts
+            scores[self._scores(corpus, strong, wide=False) <= 0] = 0
+        english = lazy.english and translated(query, self.ranker.crosslingual, tokenize)
+        if english:  # a Chinese query, an English catalog (`_bilingual`)
+            scores = crosslingual_scores(
+                english,
+                scores,
+                tokens,
+                strong,
+                lambda t: self._scores(corpus, [t]),
+                reverse=lazy.reverse(),
+            )
+        fused = (
+            None
+            if self._semantic is None
+            else self._semantic.scores(query, scores, tokens=len(set(tokens)))
+            if not english
+            else self._semantic.scores(english.text, scores, translated=True)
+        )
+        if groups is not None:
+            one = normalized(scores if fused is None else fused)
+            return lift(
+                self.ranker.group_weight,
+                tools=one,
+                groups=groups.scores(tokens, strong),
+                members=self._group_members(groups),
+            )
+        if self._semantic is None:
+            return scores
+        return normalized(scores) if fused is None else fused
 
     def _group_members(self, groups: GroupLevel) -> np.ndarray:
         """Per entry, its group's index in `groups` (-1: none); computed once per index."""

@@ -92,6 +92,12 @@ class RankerConfig:
             to 12 distinct search tokens (`contextchef.search._index.tokenize`), all of
             it from 36, linear between (`LONG_QUERY_TOKENS`); the sum is capped at 1.
             0 gives every query `bm25_weight`.
+        open_request_weight: For a query that is a conversation transcript (``user:`` /
+            ``system:`` turns with ``[tool(...)]`` calls), the share, in [0, 10],
+            of its user turns after the last tool call, scored again as a second
+            query and added (`contextchef.search._transcript`); every ranker, ``bm25``
+            included. 0 ranks the transcript as one text. The default 0.75 was chosen
+            on the dev split (benchmarks/RESULTS.md, issue 28, fourth pass).
         rrf_k: The RRF constant (> 0).
         min_similarity: Least cosine for a tool that no query word matches to be
             returned, in [-1, 1].
@@ -124,6 +130,7 @@ class RankerConfig:
     fusion: Literal["weighted", "rrf"] = "weighted"
     bm25_weight: float = 0.3
     long_query_boost: float = 0.2
+    open_request_weight: float = 0.75
     rrf_k: int = 60
     min_similarity: float = 0.2
     group_weight: float = 0.0
@@ -144,6 +151,7 @@ class RankerConfig:
             raise UsageError(f"unknown fusion {shown(self.fusion)}; valid: weighted, rrf")
         check_number("bm25_weight", self.bm25_weight, minimum=0.0, maximum=1.0)
         check_number("long_query_boost", self.long_query_boost, minimum=0.0, maximum=1.0)
+        check_number("open_request_weight", self.open_request_weight, minimum=0.0, maximum=10.0)
         check_int("rrf_k", self.rrf_k, minimum=1)
         check_number("min_similarity", self.min_similarity, minimum=-1.0, maximum=1.0)
         check_number("group_weight", self.group_weight, minimum=0.0, maximum=1.0)
