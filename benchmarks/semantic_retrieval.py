@@ -16,7 +16,10 @@ their one-level base.
 
 1. Sweeps (dev split only): recall@5 of the hybrid fusion for fixed BM25 weights ``w``,
    for ``w = 0.3`` with a long-query boost (``long+b``: ``w`` rising to ``0.3 + b`` from
-   12 to 36 distinct query tokens, `RankerConfig.long_query_boost`), and of
+   12 to 36 distinct query tokens, `RankerConfig.long_query_boost`), of ``bm25`` and that
+   hybrid for open-request weights (``open=o``, `RankerConfig.open_request_weight`: a
+   transcript's user turns after its last tool call scored again; every other row uses
+   the default 0.75), and of
    ``two-level`` / ``hybrid-two-level`` for group weights ``g``, through the library's
    `fuse` and `lift` on precomputed BM25 scores, cosines and group scores.
 2. Table: the library's rankers (`index_ranker`), recall@1/5 and MRR per split; query
@@ -52,6 +55,7 @@ from contextchef.search._retrieval import (
     index_ranker,
     load_queries,
 )
+from contextchef.search._transcript import open_request, weighted
 from contextchef.tools._catalogs import Catalog
 
 REPO = Path(__file__).resolve().parent.parent
@@ -71,6 +75,7 @@ RANKER_NAMES = ("bm25", "semantic", "hybrid", "two-level", "hybrid-two-level")
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)
 GROUP_WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5)
 BOOSTS = (0.1, 0.2, 0.3)  # long_query_boost: w rises by this much from 12 to 36 query tokens
+OPEN_WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)  # open_request_weight (transcripts only)
 PROBE_CATALOGS = (  # gemini-cli-legacy left out: same server name and tool names as gemini-cli
     "cloudflare-browser",
     "cloudflare-docs",
@@ -138,13 +143,16 @@ def sweep(name: str) -> dict[str, float]:
     matrix = index._semantic.matrix()  # type: ignore[union-attr]
     assert matrix is not None
     texts = sorted({q.query for q in dev})
+    texts = sorted({*texts, *filter(None, map(open_request, texts))})
     vectors = _query_vectors(index, texts)
     corpus = index._corpus.get()  # type: ignore[union-attr]
     groups = index._corpus.groups  # type: ignore[union-attr]
     members = index._group_members(groups) if groups is not None else None
     rows: dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None, int]] = {}
     entries = [t.name for t in catalog.tools]
-    bm25 = ToolIndex([(t, t.name) for t in catalog.tools])
+    bm25 = ToolIndex(
+        [(t, t.name) for t in catalog.tools], ranker=RankerConfig(open_request_weight=0)
+    )
     position = {n: i for i, n in enumerate(entries)}
     for text in texts:
         scores = np.zeros(len(entries))
@@ -158,11 +166,11 @@ def sweep(name: str) -> dict[str, float]:
         rows[text] = (scores, cosine, group, len(set(tokens)))
     del corpus
 
-    def recall(kind: str, w: float, g: float, boost: float = 0.0) -> float:
+    def recall(kind: str, w: float, g: float, boost: float = 0.0, opened: float = 0.75) -> float:
         config = RankerConfig(kind="hybrid", bm25_weight=w, long_query_boost=boost)
 
-        def rank(query: str, depth: int) -> list[str]:
-            scores, cosine, group, tokens = rows[query]
+        def scored(text: str) -> np.ndarray:
+            scores, cosine, group, tokens = rows[text]
             one = (
                 scores
                 if kind == "bm25" or cosine is None
@@ -170,6 +178,10 @@ def sweep(name: str) -> dict[str, float]:
             )
             if g > 0 and group is not None and members is not None:
                 one = lift(g, tools=normalized(one), groups=group, members=members)
+            return one
+
+        def rank(query: str, depth: int) -> list[str]:
+            one = weighted(query, opened, scored)
             keep = np.flatnonzero(one > 0)
             order = keep[np.lexsort((keep, -one[keep]))][:depth]
             return [entries[i] for i in order]
@@ -179,6 +191,10 @@ def sweep(name: str) -> dict[str, float]:
     out = {"bm25": recall("bm25", 0.0, 0.0)}
     out |= {f"hybrid w={w}": recall("hybrid", w, 0.0) for w in WEIGHTS}
     out |= {f"hybrid w=0.3 long+{b}": recall("hybrid", 0.3, 0.0, b) for b in BOOSTS}
+    out |= {f"bm25 open={o}": recall("bm25", 0.0, 0.0, 0.0, o) for o in OPEN_WEIGHTS}
+    out |= {
+        f"hybrid w=0.3 long+0.2 open={o}": recall("hybrid", 0.3, 0.0, 0.2, o) for o in OPEN_WEIGHTS
+    }
     out |= {f"two-level g={g}": recall("bm25", 0.0, g) for g in GROUP_WEIGHTS}
     out |= {
         f"hybrid-two-level w=0.3 long+0.2 g={g}": recall("hybrid", 0.3, g, 0.2)
