@@ -102,6 +102,7 @@ if _typing.TYPE_CHECKING:
     from contextchef.providers._context import NativeContext, native_context
     from contextchef.providers._usage import CacheReport
     from contextchef.search._rankers import RankerConfig
+    from contextchef.search._transcript import conversation_query
     from contextchef.session._chef import ContextChef
     from contextchef.session._memory import (
         FileMemoryStore,
@@ -143,6 +144,7 @@ _LAZY_EXPORTS: dict[str, tuple[str, ...]] = {
     "contextchef.exposure._policy": ("Exposure", "ExposurePolicy"),
     "contextchef.exposure._restore": ("PolicyDifference",),
     "contextchef.search._rankers": ("RankerConfig",),
+    "contextchef.search._transcript": ("conversation_query",),
     "contextchef.history._compaction": (
         "clear_thinking",
         "clear_tool_results",
@@ -319,6 +321,7 @@ __all__ = [
     "clear_thinking",
     "clear_tool_results",
     "compact",
+    "conversation_query",
     "cut_points",
     "estimate_tokens",
     "from_anthropic",

@@ -18,7 +18,20 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_data
-from contextchef._errors import UsageError
+from contextchef import (
+    ContextChef,
+    DeferredConfig,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    assistant,
+    conversation_query,
+    tool_results,
+    user,
+)
+from contextchef._errors import CorruptHistoryError, UsageError
 from contextchef.search._index import ToolIndex
 from contextchef.search._rankers import RankerConfig
 from contextchef.search._transcript import open_request
@@ -174,3 +187,93 @@ def test_hybrid_embeds_the_open_request_too(tmp_path: Path) -> None:
     assert before == ["CarRentalService_reserveVehicle", "HotelBookingService_reserveHotel", deals]
     assert after == ["HotelBookingService_reserveHotel", "CarRentalService_reserveVehicle", deals]
     assert before[0] in called and after[0] in relevant
+
+
+def _filesystem_and_github(weight: float | None) -> ContextChef:
+    deferred = {} if weight is None else {"ranker": RankerConfig(open_request_weight=weight)}
+    chef = ContextChef(default_defer=True, deferred=DeferredConfig(**deferred))
+    for name in ("mcp-filesystem", "github"):
+        chef.register_tools(load_catalog(shared_data() / "catalogs" / f"{name}.json").tools)
+    return chef
+
+
+def _searched(chef: ContextChef, query: str) -> list[str]:
+    done = chef.execute(ToolCall(id="s1", name="tool_search", arguments={"queries": [query]}))
+    assert done.result is not None
+    return re.findall(r"^(\S+__\S+)  \[", done.result.content, re.M)[:3]
+
+
+def test_a_session_history_searched_as_a_conversation() -> None:
+    # an agent read a file and explained it; the user now wants the fix written back
+    history = [
+        user("Read the file src/app.py and tell me what the main loop does"),
+        assistant(
+            tool_calls=[
+                ToolCall(
+                    id="c1", name="filesystem__read_text_file", arguments={"path": "src/app.py"}
+                )
+            ]
+        ),
+        tool_results(
+            [
+                ToolResult(
+                    call_id="c1",
+                    name="filesystem__read_text_file",
+                    content="def main():\n    while True:\n        step()\n" * 40,
+                )
+            ]
+        ),
+        assistant("The main loop calls step() forever: it has no exit condition."),
+        user("Write the fixed version back to src/app.py"),
+    ]
+    query = conversation_query(history)
+    assert open_request(query) == "Write the fixed version back to src/app.py"
+    assert _searched(_filesystem_and_github(0.0), query) == [
+        "filesystem__directory_tree",
+        "github__get_repository_tree",
+        "github__actions_run_trigger",
+    ]
+    assert _searched(_filesystem_and_github(None), query) == [  # the default weight
+        "github__get_repository_tree",
+        "github__create_or_update_file",
+        "filesystem__write_file",
+    ]
+
+
+def test_conversation_query_writes_each_turn_on_one_line() -> None:
+    thought = ReasoningPart(provider="anthropic", text="the user wants weather")
+    history = [
+        user("What's the weather\nin Oslo?"),
+        Message(
+            role="assistant",
+            parts=(
+                thought,
+                TextPart(text="Checking."),
+                ToolCall(id="a", name="weather.get", arguments={"city": "Oslo", "days": 2}),
+                ToolCall(id="b", name="tz", arguments='{"city": '),  # unreadable: kept as is
+            ),
+        ),
+        tool_results(
+            [
+                ToolResult(call_id="a", name="weather.get", content="x" * 500),
+                ToolResult(call_id="b", name="tz", content="  "),
+            ]
+        ),
+        user("和明天的呢"),
+    ]
+    assert conversation_query(history, result_chars=5).splitlines() == [
+        "user: What's the weather in Oslo?",
+        "assistant: Checking.",
+        'assistant: [weather.get(city="Oslo", days=2), tz({"city": )]',
+        "system: xxxxx",
+        "user: 和明天的呢",
+    ]
+    assert open_request(conversation_query(history)) == "和明天的呢"
+    assert "system:" not in conversation_query(history, result_chars=0)
+    assert conversation_query([]) == ""
+    with pytest.raises(UsageError, match="result_chars must be an int >= 0, got -1"):
+        conversation_query(history, result_chars=-1)
+    with pytest.raises(CorruptHistoryError, match=r"messages\[1\] must be a Message, got dict"):
+        conversation_query([history[0], {"role": "user"}])  # type: ignore[list-item]
+    with pytest.raises(UsageError, match="messages must be a list of Message, got int"):
+        conversation_query(3)  # type: ignore[arg-type]

@@ -21,20 +21,35 @@ Format read: a turn starts a line with ``user:``, ``assistant:`` or ``system:``
 ``system``); a tool call is a non-user turn that starts with ``[name(`` (the bracketed
 call list of ACEBench, BFCL and Gorilla transcripts). Any other query, a transcript
 without a tool call, and one whose last turns hold no user text are ranked as before.
+`conversation_query` writes a contextchef history in that form, for an application that ranks
+tools for its conversation so far.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from contextchef._errors import UsageError, shown
+from contextchef.history._messages import (
+    Message,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    messages_arg,
+    parse_json_object,
+)
 from contextchef.search._rankers import normalized
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["open_request", "weighted"]
+__all__ = ["conversation_query", "open_request", "weighted"]
+
+RESULT_CHARS = 300
+"""Characters of a tool result `conversation_query` keeps by default (its opening)."""
 
 _TURN = re.compile(r"^(user|assistant|system):[ \t]*", re.M)
 _CALL = re.compile(r"\[\s*[\w.\-]+\(")
@@ -78,3 +93,53 @@ def weighted(query: str, weight: float, scores: Callable[[str], np.ndarray]) -> 
     if request is None:
         return whole
     return normalized(whole) + weight * normalized(scores(request))
+
+
+def _call_text(call: ToolCall) -> str:
+    """``name(key=value, ...)``, each value as JSON; unreadable arguments as they are."""
+    arguments = parse_json_object(call.arguments)
+    if isinstance(arguments, str):  # not a JSON object: its problem
+        return f"{call.name}({call.arguments})"
+    shown = ", ".join(
+        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items()
+    )
+    return f"{call.name}({shown})"
+
+
+def conversation_query(messages: Iterable[Message], *, result_chars: int = RESULT_CHARS) -> str:
+    """A history as a transcript query, the form `open_request` reads.
+
+    One line per turn: a user text as ``user: <text>``, an assistant text as ``assistant:
+    <text>``, an assistant message's tool calls as ``assistant: [name(key=value, ...)]``
+    (values as JSON), a tool result as ``system: <its first result_chars characters>``
+    (long results would outweigh the request). Reasoning, media and provider-specific
+    parts are left out, and line breaks inside a text become spaces so that no text
+    starts a turn of its own. Ranked with ``index.search([conversation_query(history)], ...)``,
+    the user's words after the last tool call count again (`weighted`).
+
+    Args:
+        messages: The conversation, oldest first.
+        result_chars: Characters kept of each tool result, >= 0 (0 leaves results out).
+
+    Returns:
+        The transcript text; ``""`` for a history with nothing to show.
+
+    Raises:
+        UsageError: `result_chars` is not an int >= 0, or `messages` is not a list.
+        CorruptHistoryError: An item of `messages` is not a `Message` (its index is given).
+    """
+    if type(result_chars) is not int or result_chars < 0:
+        raise UsageError(f"result_chars must be an int >= 0, got {shown(result_chars)}")
+    lines: list[str] = []
+    for message in messages_arg(messages, "messages"):
+        calls: list[str] = []
+        for part in message.parts:
+            if isinstance(part, TextPart) and part.text.strip():
+                lines.append(f"{message.role}: {' '.join(part.text.split())}")
+            elif isinstance(part, ToolCall):
+                calls.append(_call_text(part))
+            elif isinstance(part, ToolResult) and result_chars and part.content.strip():
+                lines.append(f"system: {' '.join(part.content[:result_chars].split())}")
+        if calls:
+            lines.append(f"assistant: [{', '.join(calls)}]")
+    return "\n".join(lines)
