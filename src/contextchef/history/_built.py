@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import MAX_INT_BITS, FrozenDict, FrozenList, is_unicode
@@ -38,7 +38,6 @@ from contextchef.history._messages import (
 
 __all__ = ["built"]
 
-_T = TypeVar("_T")
 _DEPTH = 100
 """Deepest provider data `built` takes; deeper data goes to `message_from_dict` (200)."""
 
@@ -92,32 +91,22 @@ def _frozen(value: Any, depth: int) -> Any:
     raise _Other
 
 
-def _data(raw: dict[str, Any], key: str) -> Any:
-    """A part's provider data, frozen and checked (`_freeze_data`, `_check_hints`)."""
-    value = raw.get(key)
+def _data(value: Any, where: str) -> Any:
+    """Provider data, frozen and checked (`_freeze_data`, `_check_hints`); None stays None."""
     if value is None:
         return None
     if type(value) is not dict:
         raise _Other
     frozen = _frozen(value, 0)
     try:
-        _check_hints(key, value)
+        _check_hints(where, value)
     except UsageError:
         raise _Other from None
     return frozen
 
 
-def _made(cls: type[_T], fields: dict[str, Any]) -> _T:
-    """An instance of the frozen dataclass `cls` with `fields` (all of them, in order)."""
-    out = object.__new__(cls)
-    out.__dict__.update(fields)
-    return out
-
-
-def _fields(raw: dict[str, Any], names: frozenset[str]) -> None:
-    if not names.issuperset(raw):
-        raise _Other
-
+_new = object.__new__
+"""Parts and messages are made without their constructors: the walk checked the fields."""
 
 _TEXT = frozenset({"kind", "text", "provider_data"})
 _REASONING = frozenset({"kind", "provider", "text", "provider_data"})
@@ -129,74 +118,72 @@ _PROVIDER = frozenset({"kind", "provider", "data"})
 
 
 def _text_part(raw: dict[str, Any], role: str) -> Part:
-    _fields(raw, _TEXT)
-    if "text" not in raw:
+    if not _TEXT.issuperset(raw) or "text" not in raw:
         raise _Other
-    text, data = _text(raw["text"]), _data(raw, "provider_data")
-    return _made(TextPart, {"text": text, "provider_data": data, "kind": "text"})
+    part = _new(TextPart)
+    part.__dict__.update(
+        text=_text(raw["text"]), provider_data=_data(raw.get("provider_data"), ""), kind="text"
+    )
+    return part
 
 
 def _reasoning(raw: dict[str, Any], role: str) -> Part:
-    _fields(raw, _REASONING)
-    if role != "assistant" or "provider" not in raw:
+    if not _REASONING.issuperset(raw) or role != "assistant" or "provider" not in raw:
         raise _Other
-    return _made(
-        ReasoningPart,
-        {
-            "provider": _text(raw["provider"]),
-            "text": _text(raw.get("text", "")),
-            "provider_data": _data(raw, "provider_data"),
-            "kind": "reasoning",
-        },
+    part = _new(ReasoningPart)
+    part.__dict__.update(
+        provider=_text(raw["provider"]),
+        text=_text(raw.get("text", "")),
+        provider_data=_data(raw.get("provider_data"), ""),
+        kind="reasoning",
     )
+    return part
 
 
 def _call(raw: dict[str, Any], role: str) -> Part:
-    _fields(raw, _CALL)
-    if role != "assistant" or "id" not in raw or "name" not in raw:
+    if not _CALL.issuperset(raw) or role != "assistant" or "id" not in raw or "name" not in raw:
         raise _Other
-    return _made(
-        ToolCall,
-        {
-            "id": _text(raw["id"]),
-            "name": _text(raw["name"]),
-            "arguments": _text(raw.get("arguments", "{}")),  # a mapping: canonical text
-            "provider_data": _data(raw, "provider_data"),
-            "kind": "tool_call",
-        },
+    part = _new(ToolCall)
+    part.__dict__.update(
+        id=_text(raw["id"]),
+        name=_text(raw["name"]),
+        arguments=_text(raw.get("arguments", "{}")),  # a mapping: its canonical text, there
+        provider_data=_data(raw.get("provider_data"), ""),
+        kind="tool_call",
     )
+    return part
 
 
 def _result(raw: dict[str, Any], role: str) -> Part:
-    _fields(raw, _RESULT)
-    if role != "user" or "call_id" not in raw or "name" not in raw or "content" not in raw:
+    if not _RESULT.issuperset(raw) or role != "user" or "call_id" not in raw:
+        raise _Other
+    if "name" not in raw or "content" not in raw:
         raise _Other
     error, references = raw.get("is_error", False), raw.get("references", ())
     if type(error) is not bool or type(references) not in (list, tuple):
         raise _Other
-    return _made(
-        ToolResult,
-        {
-            "call_id": _text(raw["call_id"]),
-            "name": _text(raw["name"]),
-            "content": _text(raw["content"]),
-            "is_error": error,
-            "media": (),
-            "references": tuple(_text(r) for r in references),
-            "provider_data": _data(raw, "provider_data"),
-            "kind": "tool_result",
-        },
+    part = _new(ToolResult)
+    part.__dict__.update(
+        call_id=_text(raw["call_id"]),
+        name=_text(raw["name"]),
+        content=_text(raw["content"]),
+        is_error=error,
+        media=(),
+        references=tuple(_text(r) for r in references) if references else (),
+        provider_data=_data(raw.get("provider_data"), ""),
+        kind="tool_result",
     )
+    return part
 
 
 def _provider(raw: dict[str, Any], role: str) -> Part:
-    _fields(raw, _PROVIDER)
-    if "provider" not in raw or type(raw.get("data")) is not dict:
+    if not _PROVIDER.issuperset(raw) or "provider" not in raw or type(raw.get("data")) is not dict:
         raise _Other
-    return _made(
-        ProviderPart,
-        {"provider": _text(raw["provider"]), "data": _data(raw, "data"), "kind": "provider"},
+    part = _new(ProviderPart)
+    part.__dict__.update(
+        provider=_text(raw["provider"]), data=_data(raw["data"], ""), kind="provider"
     )
+    return part
 
 
 _BUILD: dict[object, Callable[[dict[str, Any], str], Part]] = {
@@ -231,4 +218,6 @@ def built(data: object) -> Message | None:
         return None
     except RecursionError:  # provider data nested past what Python walks: refused there
         return None
-    return _made(Message, {"role": role, "parts": tuple(parts)})
+    message = _new(Message)
+    message.__dict__.update(role=role, parts=tuple(parts))
+    return message
