@@ -416,9 +416,8 @@ class SessionTools:
 
     def set_skills(self, skills: Sequence[Skill]) -> None:
         """Replace the skills with `skills`, already checked (`contextchef.session._skills`)."""
-        if tuple(skills) != tuple(self._skills.values()):  # the same: the view stands
-            self._skills = {s.name: s for s in skills}
-            self.refresh_view(prefix=True)
+        self._skills = {s.name: s for s in skills}
+        self.refresh_view(prefix=True)
 
     @property
     def toolkits(self) -> tuple[Toolkit, ...]:
@@ -525,10 +524,9 @@ class SessionTools:
         return out
 
     def set_policy(self, policy: ExposurePolicy) -> None:
-        """Apply a new exposure policy (the next view rebuilds its prefix; not for an equal one)."""
-        if policy != self.policy:
-            self.policy = policy
-            self.refresh_view(prefix=True)
+        """Apply a new exposure policy (the next view rebuilds its prefix)."""
+        self.policy = policy
+        self.refresh_view(prefix=True)
 
     def refresh_view(self, *, prefix: bool) -> None:
         """Tools or exposure changed: rebuild the view on next use, the prefix if `prefix`."""
