@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from conftest import shared_data
 from contextchef import ContextChef, ToolCall, ToolResult, _json, assistant, tool_results, user
-from contextchef._json import canonical_dumps, canonical_texts
+from contextchef._json import canonical_dumps, canonical_texts, canonical_utf8, is_unicode
 from contextchef._records import MixedDict, MixedList, RecordDict, RecordList, record
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers import TARGETS
@@ -45,8 +45,20 @@ def without_fast() -> Iterator[None]:
         yield
 
 
+def _utf8(value: Any) -> Any:
+    try:
+        return canonical_utf8(value)
+    except UnicodeEncodeError:
+        return "surrogate"
+    except (TypeError, ValueError, RecursionError) as exc:
+        return type(exc)
+
+
 def _both(value: Any) -> None:
-    """canonical_dumps / canonical_texts with and without orjson: same text, same error."""
+    """canonical_dumps / canonical_texts with and without orjson: same text, same error.
+
+    `canonical_utf8` (what restore hashes) gives that text's UTF-8 bytes, or the error.
+    """
     outcomes = []
     for fast in (True, False):
         with pytest.MonkeyPatch.context() as patch:
@@ -55,6 +67,11 @@ def _both(value: Any) -> None:
                 outcomes.append((canonical_dumps(value), canonical_texts([value])[0]))
             except (TypeError, ValueError, RecursionError) as exc:
                 outcomes.append((type(exc), type(exc)))
+            text = outcomes[-1][0]  # canonical_utf8: its UTF-8 bytes, or the same error
+            if isinstance(text, str):
+                assert _utf8(value) == (text.encode("utf-8") if is_unicode(text) else "surrogate")
+            else:
+                assert _utf8(value) == text
     assert outcomes[0] == outcomes[1]
     with contextlib.suppress(TypeError, ValueError, RecursionError):
         assert outcomes[1][0] == _json_dumps(value)

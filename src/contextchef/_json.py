@@ -34,6 +34,7 @@ __all__ = [
     "canonical_object_text",
     "canonical_schema",
     "canonical_texts",
+    "canonical_utf8",
     "canonical_value",
     "freeze",
     "is_unicode",
@@ -207,6 +208,26 @@ def canonical_texts(values: Iterable[JsonValue]) -> list[str]:
         text = fast(v) if fast is not None and type(v) in CLOSED else None
         out.append("".join(_ENCODE(v, 0)) if text is None else text)
     return out
+
+
+def canonical_utf8(value: JsonValue) -> bytes:
+    """`canonical_dumps` of `value` as UTF-8: the bytes a request sends, for hashing.
+
+    Made by the fast encoder where `canonical_texts` would use it (no text made, then
+    encoded), else by the C encoder.
+
+    Raises:
+        UnicodeEncodeError: Text holding a lone surrogate.
+        ValueError: NaN or an infinity. TypeError: A value JSON cannot hold.
+        RecursionError: A reference cycle.
+    """
+    dumps = FAST_JSON[0] if FAST_JSON else _fast_encoder()
+    if dumps is not None and type(value) in CLOSED:
+        try:
+            return dumps(value)  # type: ignore[no-any-return]
+        except (TypeError, ValueError):  # a surrogate or a long integer: json says which
+            pass
+    return canonical_texts([value])[0].encode("utf-8")
 
 
 def is_unicode(text: str) -> bool:

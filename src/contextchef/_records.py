@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from contextchef._errors import ReadOnlyPayloadError, UsageError, shown, shown_keys
-from contextchef._json import CLOSED, FrozenDict, FrozenList, JsonValue, canonical_texts
+from contextchef._json import CLOSED, FrozenDict, FrozenList, JsonValue, canonical_utf8
 
 __all__ = ["RecordDict", "RecordList", "plain", "record", "recorded"]
 
@@ -155,39 +155,43 @@ def plain(value: Any) -> Any:
 def recorded(
     entries: Sequence[Mapping[str, Any]], digests: Sequence[str], where: str, signed: bool
 ) -> tuple[list[Any], list[str | None]]:
-    """Stored entries as records, with their canonical JSON, checked against their digests.
+    """Stored entries as records, checked against their digests, and None per entry.
 
     Each entry's canonical JSON must be valid Unicode (a lone surrogate cannot be encoded
-    for any request) and its SHA-256 (first 16 hex digits) the recorded digest. `signed`:
-    an HMAC just verified covers them; only their count is checked and no text is made.
+    for any request) and the SHA-256 of its UTF-8 bytes (first 16 hex digits) the recorded
+    digest; the bytes hashed are not kept as text (None: a ledger makes an entry's text
+    when first asked for). `signed`: an HMAC just verified covers them; only their count
+    is checked and nothing is encoded.
 
     Raises:
         UsageError: Not plain JSON, a digest count that differs, text that is not valid
             Unicode, or an entry whose digest does not match (`where` names the list).
     """
+    made: list[str | None] = []  # each entry's digest, hashed as it is encoded
     try:
-        jsons: list[str | None] = (
-            [None] * len(entries) if signed else list(canonical_texts(entries))
-        )
+        for entry in () if signed else entries:
+            try:
+                made.append(hashlib.sha256(canonical_utf8(entry)).hexdigest()[:16])
+            except UnicodeEncodeError:
+                made.append(None)  # named below, after the count
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {exc}") from exc
-    if len(digests) != len(jsons):
+    if len(digests) != len(entries):
         raise UsageError(
-            f"{where}_digests must hold one digest per wire entry ({len(jsons)}); nothing "
+            f"{where}_digests must hold one digest per wire entry ({len(entries)}); nothing "
             "was restored"
         )
-    for i, (text, digest) in enumerate(zip(jsons, digests, strict=True) if not signed else ()):
-        try:  # one pass: the UTF-8 bytes hashed are what a request would send
-            same = hashlib.sha256(str(text).encode("utf-8")).hexdigest()[:16] == digest
-        except UnicodeEncodeError:
+    for i, (ours, digest) in enumerate(zip(made, digests, strict=True) if not signed else ()):
+        if ours is None:  # one pass: the UTF-8 bytes hashed are what a request would send
             raise UsageError(
                 f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
                 "which no request can encode; nothing was restored"
-            ) from None
-        if not same:
+            )
+        if ours != digest:
             raise UsageError(
                 f"{where} entry {i} differs from what was sent (its digest does not match); "
                 "the snapshot was changed after it was taken, and replaying the entry would "
                 "break the conversation; nothing was restored"
             )
+    jsons: list[str | None] = [None] * len(entries)  # made when first asked for
     return [record(e) for e in entries], jsons

@@ -20,6 +20,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef._records import record
+from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
 
 __all__ = [
@@ -62,8 +63,8 @@ def checked_history(messages: object) -> tuple[Message, ...]:
         raise UsageError(f"reading the history raised {type(exc).__name__}: {exc}") from exc
     out = []
     for i, item in enumerate(given):
-        if isinstance(item, Mapping):
-            out.append(message_from_dict(item, index=i))  # checked as it is built
+        if isinstance(item, Mapping):  # checked as it is built
+            out.append(built(item) or message_from_dict(item, index=i))
         else:
             check_message(item, i)
             out.append(item)
@@ -123,7 +124,8 @@ def messages_of_form(form: Sequence[Any], history: Sequence[Message], where: str
             f"lacks (it holds {len(history)}); nothing was restored"
         )
     return [
-        history[m] if type(m) is int else message_from_dict(m, index=i) for i, m in enumerate(form)
+        history[m] if type(m) is int else built(m) or message_from_dict(m, index=i)
+        for i, m in enumerate(form)
     ]
 
 

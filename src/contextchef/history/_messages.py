@@ -441,7 +441,7 @@ def part_from_dict(raw: Mapping[str, Any]) -> Part:
     Raises:
         UsageError: Unknown kind, unknown or missing fields, or invalid values.
     """
-    kind = raw.get("kind")
+    kind = raw.get("kind") if isinstance(raw, Mapping) else None  # media: parts as well
     cls = _KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise UsageError(f"unknown part kind {shown(kind)}; expected one of {sorted(_KINDS)}")

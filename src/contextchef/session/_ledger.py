@@ -396,9 +396,8 @@ class Ledger:
         )
         ledger.calls = {c.id: i for i, m in reversed(list(enumerate(ir))) for c in m.tool_calls}
         _restore_chain(ledger, data.get("chain"), name)
-        undo = data.get("undo")
+        undo = cast("LedgerForm | None", data.get("undo"))
         if undo is not None:
-            undo = cast("LedgerForm", undo)
             ledger.undo = cls.from_dict(undo, history, forms, name=name, signed=signed)
         return ledger
 

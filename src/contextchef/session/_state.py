@@ -167,7 +167,6 @@ def check_shape(data: object) -> SnapshotForm:
     from contextchef.session._snapshot_form import check_form  # imports pydantic
 
     form = check_form(data)
-    state = form["dynamic_state"]
-    if state is not None:
-        render_dynamic_state(state)
+    if form["dynamic_state"] is not None:
+        render_dynamic_state(form["dynamic_state"])
     return form

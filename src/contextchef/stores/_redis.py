@@ -42,6 +42,7 @@ from contextchef.stores._store import (
     check_ttl,
     check_version,
     head_chain,
+    ready_to_restore,
     signed,
     signed_head,
     stale,
@@ -177,6 +178,7 @@ class RedisSessionStore:
         self.prefix = prefix
         self.ttl = check_ttl(ttl)
         self.keys = check_keys(keys)
+        ready_to_restore()  # the first request's restore then costs what the next ones do
         self._append = self.client.register_script(_APPEND)
         self._snapshot = self.client.register_script(_SNAPSHOT)
 

@@ -46,6 +46,7 @@ from contextchef.stores._store import (
     check_ttl,
     check_version,
     head_chain,
+    ready_to_restore,
     signed,
     signed_head,
     stale,
@@ -123,6 +124,7 @@ class SQLiteSessionStore:
         self.timeout = check_number("timeout", timeout, minimum=0.0, maximum=1e9, above=True)
         self._clock = check_callable("clock", clock)
         self.keys = check_keys(keys)
+        ready_to_restore()  # the first request's restore then costs what the next ones do
         self._local = threading.local()
         self._inherited: list[sqlite3.Connection] = []
         if self.path != ":memory:":

@@ -74,6 +74,7 @@ __all__ = [
     "decode",
     "encode",
     "head_chain",
+    "ready_to_restore",
     "signed",
     "signed_head",
     "snapshot_delta",
@@ -222,6 +223,20 @@ def check_keys(keys: object) -> SnapshotKeys | None:
     if keys is not None and not isinstance(keys, SnapshotKeys):
         raise UsageError(f"keys must be a SnapshotKeys or None, got {type(keys).__name__}")
     return keys
+
+
+def ready_to_restore() -> None:
+    """Build, once per process, the snapshot form check a restore starts with.
+
+    That check (`contextchef.session._snapshot_form`) imports pydantic and builds its
+    validator on first use, about 0.1 s, several times a warm restore of a 1,000-message
+    conversation. A store is built when a worker starts, before its first request, so
+    the stores call this when they are built: the worker's first restore then costs what
+    the next ones do. ``import contextchef.stores`` itself imports no pydantic.
+    """
+    from contextchef.session._snapshot_form import _adapter
+
+    _adapter()
 
 
 def signed(snapshot: dict[str, Any], keys: SnapshotKeys | None, session_id: str) -> dict[str, Any]:
