@@ -54,6 +54,10 @@ def valid_as_is(
     result; no empty message; no leading assistant turn; roles alternating where the
     target wants that. Anything else: False, and the steps run (and report). `earlier`:
     the ids of calls already sent (`Continuation.calls`), None for a history from the start.
+
+    True also means every entry passes `check_message` (roles ``user`` / ``assistant``,
+    parts of the exact part types, each in a role that may hold it), so `normalize` runs
+    that check only when this is False.
     """
     seen: set[str] = set()
     want: list[str] = []  # ids of the calls the message being read must answer first
@@ -62,7 +66,12 @@ def valid_as_is(
     last = ""
     for message in history:
         parts, role = message.parts, message.role
-        if not parts or (want and role != "user") or (role == last and rules.alternate_roles):
+        if (
+            role not in _ROLES
+            or not parts
+            or (want and role != "user")
+            or (role == last and rules.alternate_roles)
+        ):
             return False
         answered, want = want, []
         if answered and (
@@ -91,10 +100,15 @@ def _part_as_is(part: Part, role: str, rules: _Rules) -> bool:
     if type(part) is TextPart:
         return part.provider_data is not None or bool(part.text.strip())
     if type(part) is ToolCall:
-        return is_json_object(part)
+        return role == "assistant" and is_json_object(part)
     if type(part) is MediaPart:
         return role != "assistant" or rules.assistant_media
-    return type(part) in (ReasoningPart, ProviderPart)  # a result out of place, a subclass
+    if type(part) is ReasoningPart:
+        return role == "assistant"
+    return type(part) is ProviderPart  # not a result out of place, nor a subclass
+
+
+_ROLES = ("user", "assistant")
 
 
 _PARSES: dict[int, tuple[weakref.ref[ToolCall], Any]] = {}

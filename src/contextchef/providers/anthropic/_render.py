@@ -72,7 +72,6 @@ __all__ = [
     "media_part",
     "render_block",
     "result_content_parts",
-    "result_references",
     "result_text",
 ]
 
@@ -104,7 +103,12 @@ def _text(part: TextPart) -> dict[str, Any] | None:
     """
     if not part.text:
         return None
-    return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
+    built = {"type": "text", "text": part.text}
+    return (
+        built
+        if part.provider_data is None
+        else apply_hints(built, hints(part.provider_data, FORMAT))
+    )
 
 
 def _source(part: MediaPart) -> dict[str, Any]:
@@ -126,7 +130,13 @@ _SEALS = {"thinking": "signature", "redacted_thinking": "data"}
 
 
 def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
-    """The recorded block to replay, or None when the API could not verify it.
+    """The recorded block to replay (a copy), or None when the API could not verify it."""
+    block = _sealed(part)
+    return None if block is None else thaw(block)  # type: ignore[no-any-return]
+
+
+def _sealed(part: ReasoningPart) -> Mapping[str, Any] | None:
+    """The recorded block of `part` when the API can verify it, else None.
 
     A ``thinking`` block needs its non-empty ``signature`` and a ``redacted_thinking``
     block its ``data`` (https://platform.claude.com/docs/en/build-with-claude/extended-thinking:
@@ -139,8 +149,7 @@ def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
     seal = _SEALS.get(str(block.get("type")))
     if seal is None or not isinstance(block.get(seal), str) or not block.get(seal):
         return None
-    out: dict[str, Any] = thaw(block)
-    return out
+    return block
 
 
 def _provider(part: ProviderPart) -> dict[str, Any] | None:
@@ -218,23 +227,6 @@ def media_part(block: Mapping[str, Any]) -> MediaPart | None:
         return None
     part = MediaPart(media_type=media_type, provider_data=data, **{field: source[field]})
     return part if _source(part) == dict(source) else None
-
-
-def result_references(content: Sequence[Any]) -> tuple[str, ...] | None:
-    """Tool names of a ``tool_result`` content list made only of ``tool_reference`` blocks.
-
-    None when the list holds anything else (or nothing).
-    """
-    names = [
-        b.get("tool_name")
-        for b in content
-        if isinstance(b, Mapping) and b.get("type") == "tool_reference"
-    ]
-    if not content or len(names) != len(content):
-        return None
-    if not all(isinstance(n, str) and n for n in names):
-        return None
-    return tuple(str(n) for n in names)
 
 
 def result_text(content: Sequence[Any]) -> str:
@@ -398,7 +390,7 @@ class AnthropicAdapter(AdapterDefaults):
         if isinstance(part, TextPart) and not part.text.strip():
             return False
         fmt = self.profile.wire
-        return keeps_part(part, fmt=fmt, reasoning=lambda r: _reasoning(r) is not None)
+        return keeps_part(part, fmt=fmt, reasoning=lambda r: _sealed(r) is not None)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Tools named by ``tool_reference`` blocks: server search results and tool results.
@@ -505,9 +497,9 @@ class AnthropicAdapter(AdapterDefaults):
         """
         out = []
         for msg in messages:
-            parts = list(msg.parts)
-            if msg.role == "user":  # tool_result blocks must lead the user content
-                parts.sort(key=lambda p: not isinstance(p, ToolResult))
+            parts = msg.parts
+            if msg.role == "user" and len(parts) > 1:  # tool_result blocks lead the content
+                parts = sorted(parts, key=lambda p: not isinstance(p, ToolResult))
             content = _content(parts)
             if content:
                 out.append({"role": msg.role, "content": content})

@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import logging
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -238,6 +239,8 @@ def _without_bad_signature(part: Part) -> Part:
     """`part` without a recorded ``thought_signature`` that is not base64 text."""
     if not isinstance(part, (TextPart, MediaPart, ToolCall, ToolResult)):
         return part  # a thought part is dropped whole (`_reasoning`)
+    if part.provider_data is None:
+        return part
     hint = hints(part.provider_data, FORMAT)
     extra = hint.get("extra")
     if not isinstance(extra, Mapping):
@@ -260,8 +263,8 @@ def _drop_bad_signatures(
     out: list[Message] = []
     changes: list[Change] = []
     for i, msg in enumerate(messages):
-        parts = tuple(_without_bad_signature(p) for p in msg.parts)
-        if all(a is b for a, b in zip(parts, msg.parts, strict=True)):
+        parts = tuple(map(_without_bad_signature, msg.parts))
+        if all(map(operator.is_, parts, msg.parts)):
             out.append(msg)
             continue
         out.append(dataclasses.replace(msg, parts=parts))

@@ -133,9 +133,9 @@ class Homes:
         self._seen: dict[str, set[str]] | None = None  # loads so far, built when needed
         self._pending: list[Part] = []
 
-    def see(self, part: Part) -> None:
-        """`part` is rendered next (its loads count for the calls after it)."""
-        self._pending.append(part)
+    def see(self, *parts: Part) -> None:
+        """`parts` are rendered next (their loads count for the calls after them)."""
+        self._pending += parts
 
     def of(self, call: ToolCall) -> str | None:
         """The namespace `call` is replayed in (None: the default namespace)."""
