@@ -132,7 +132,7 @@ _SEALS = {"thinking": "signature", "redacted_thinking": "data"}
 def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
     """The recorded block to replay (a copy), or None when the API could not verify it."""
     block = _sealed(part)
-    return None if block is None else thaw(block)  # type: ignore[no-any-return]
+    return None if block is None else thaw(block)
 
 
 def _sealed(part: ReasoningPart) -> Mapping[str, Any] | None:
@@ -497,7 +497,7 @@ class AnthropicAdapter(AdapterDefaults):
         """
         out = []
         for msg in messages:
-            parts = msg.parts
+            parts: Sequence[Part] = msg.parts
             if msg.role == "user" and len(parts) > 1:  # tool_result blocks lead the content
                 parts = sorted(parts, key=lambda p: not isinstance(p, ToolResult))
             content = _content(parts)
