@@ -30,7 +30,7 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
-from contextchef._records import record
+from contextchef._records import entry, record, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -103,12 +103,9 @@ def _text(part: TextPart) -> dict[str, Any] | None:
     """
     if not part.text:
         return None
-    built = {"type": "text", "text": part.text}
-    return (
-        built
-        if part.provider_data is None
-        else apply_hints(built, hints(part.provider_data, FORMAT))
-    )
+    if part.provider_data is None:
+        return entry(type="text", text=part.text)
+    return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
 
 
 def _source(part: MediaPart) -> dict[str, Any]:
@@ -132,7 +129,7 @@ _SEALS = {"thinking": "signature", "redacted_thinking": "data"}
 def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
     """The recorded block to replay (a copy), or None when the API could not verify it."""
     block = _sealed(part)
-    return None if block is None else thaw(block)
+    return None if block is None else record(block)
 
 
 def _sealed(part: ReasoningPart) -> Mapping[str, Any] | None:
@@ -176,6 +173,9 @@ def wire_id(call_id: str) -> str:
 
 
 def _tool_use(part: ToolCall) -> dict[str, Any]:
+    if part.provider_data is None:
+        given = record(object_arguments(part))
+        return entry(type="tool_use", id=wire_id(part.id), name=part.name, input=given)
     hint = hints(part.provider_data, FORMAT)
     recorded = hint.get("input")
     if recorded is not None and canonical_dumps(recorded) == part.arguments:
@@ -253,6 +253,11 @@ def _result_content(part: ToolResult, hint: Mapping[str, Any]) -> Any:
 
 
 def _tool_result(part: ToolResult) -> dict[str, Any]:
+    if part.provider_data is None and not part.media and not part.references:
+        error = {"is_error": True} if part.is_error else {}
+        return entry(
+            type="tool_result", tool_use_id=wire_id(part.call_id), content=part.content, **error
+        )
     hint = hints(part.provider_data, FORMAT)
     built: dict[str, Any] = {
         "type": "tool_result",
@@ -495,14 +500,15 @@ class AnthropicAdapter(AdapterDefaults):
         needed. A message left with no content (only other providers' reasoning) is
         skipped: the API rejects empty content.
         """
-        out = []
+        out: list[dict[str, Any]] = []
         for msg in messages:
             parts: Sequence[Part] = msg.parts
             if msg.role == "user" and len(parts) > 1:  # tool_result blocks lead the content
                 parts = sorted(parts, key=lambda p: not isinstance(p, ToolResult))
             content = _content(parts)
-            if content:
-                out.append({"role": msg.role, "content": content})
+            if content:  # read-only records (`entry`), as the session records what it sends
+                blocks = content if isinstance(content, str) else record_items(content)
+                out.append(entry(role=msg.role, content=blocks))
         return out
 
     def system_message(self, text: str) -> dict[str, Any] | None:

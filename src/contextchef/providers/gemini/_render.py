@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._json import canonical_dumps, thaw
+from contextchef._records import entry, record, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -73,6 +74,8 @@ GEMINI = HistoryRules(name="gemini", alternate_roles=True, assistant_media=True)
 
 
 def _text(part: TextPart) -> dict[str, Any]:
+    if part.provider_data is None:
+        return entry(text=part.text)
     return apply_hints({"text": part.text}, hints(part.provider_data, FORMAT))
 
 
@@ -144,6 +147,9 @@ def _recorded(hint: Mapping[str, Any], key: str, text: str) -> Any:
 
 
 def _function_call(part: ToolCall) -> dict[str, Any]:
+    if part.provider_data is None:
+        args = record(object_arguments(part))
+        return entry(function_call=entry(id=part.id, name=part.name, args=args))
     hint = hints(part.provider_data, FORMAT)
     args = _recorded(hint, "args", part.arguments)
     call: dict[str, Any] = {} if hint.get("synthetic_id") else {"id": part.id}
@@ -166,6 +172,9 @@ def response_text(response: Mapping[str, Any]) -> str:
 
 
 def _function_response(part: ToolResult) -> dict[str, Any]:
+    if part.provider_data is None and not part.media:
+        body = entry(**{"error" if part.is_error else "output": part.content})
+        return entry(function_response=entry(id=part.call_id, name=part.name, response=body))
     hint = hints(part.provider_data, FORMAT)
     recorded = hint.get("response")
     response: Any = None
@@ -351,7 +360,7 @@ class GeminiAdapter(AdapterDefaults):
         call Gemini sent without an id (the IR gave it a synthetic one) goes without an
         id too, as the call does. Calls made in `before` (already sent) count.
         """
-        out = []
+        out: list[dict[str, Any]] = []
         calls: dict[str, tuple[str, bool]] = {}
         made_here = {c.id for m in messages for c in m.tool_calls}
         wanted = {r.call_id for m in messages for r in m.tool_results} - made_here
@@ -363,14 +372,16 @@ class GeminiAdapter(AdapterDefaults):
                     synthetic = bool(hints(call.provider_data, FORMAT).get("synthetic_id"))
                     calls[call.id] = (call.name, synthetic)
                     wanted.discard(call.id)
+        render = _render_in_turn(calls)  # reads `calls` as it grows below
         for msg in messages:
             for p in msg.parts:
                 if isinstance(p, ToolCall):
                     synthetic = bool(hints(p.provider_data, FORMAT).get("synthetic_id"))
                     calls[p.id] = (p.name, synthetic)
-            parts = [p for p in map(_render_in_turn(calls), msg.parts) if p is not None]
-            if parts:
-                out.append({"role": "model" if msg.role == "assistant" else "user", "parts": parts})
+            parts = [p for p in map(render, msg.parts) if p is not None]
+            if parts:  # read-only records (`entry`), as the session records what it sends
+                role = "model" if msg.role == "assistant" else "user"
+                out.append(entry(role=role, parts=record_items(parts)))
         return out
 
     def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
