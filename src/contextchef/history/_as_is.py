@@ -24,7 +24,7 @@ from contextchef.history._messages import (
     parse_json_object,
 )
 
-__all__ = ["is_json_object", "kept_parse", "valid_as_is"]
+__all__ = ["is_json_object", "kept_parse", "placed", "valid_as_is"]
 
 
 class _Rules(Protocol):
@@ -109,6 +109,23 @@ def _part_as_is(part: Part, role: str, rules: _Rules) -> bool:
 
 
 _ROLES = ("user", "assistant")
+_HELD = {
+    "user": frozenset({TextPart, MediaPart, ToolResult, ProviderPart}),
+    "assistant": frozenset({TextPart, MediaPart, ReasoningPart, ToolCall, ProviderPart}),
+}
+"""The exact part types each role may hold (`check_message`'s rules)."""
+
+
+def placed(message: object) -> bool:
+    """Whether `check_message` surely passes `message` (found in C, for a long history).
+
+    True: a `Message` whose parts all are of exact part types its role may hold. False
+    says nothing: run `check_message` (a subclass, another role, a misplaced part).
+    """
+    if type(message) is not Message or type(message.role) is not str:
+        return False
+    held = _HELD.get(message.role)
+    return held is not None and held.issuperset(map(type, message.parts))
 
 
 _PARSES: dict[int, tuple[weakref.ref[ToolCall], Any]] = {}
