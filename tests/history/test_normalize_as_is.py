@@ -151,6 +151,8 @@ def test_compile_leaves_the_callers_calls_as_they_were(target: str) -> None:
 def test_a_part_in_the_wrong_role_is_refused_before_the_check_answers() -> None:
     """`normalize` runs `check_message` only when the check fails: the check must fail
     on every entry `check_message` refuses, so each still raises, naming its message."""
+    from contextchef.history._as_is import placed
+    from contextchef.history._forms import checked_history
     from contextchef.history._messages import ReasoningPart
 
     call = ToolCall(id="c1", name="read", arguments="{}")
@@ -173,3 +175,7 @@ def test_a_part_in_the_wrong_role_is_refused_before_the_check_answers() -> None:
             with pytest.raises(CorruptHistoryError, match=words) as info:
                 normalize(history, profile=rules, keeps=adapter.keeps)
             assert info.value.index == 2
+        assert not placed(bad)  # set_history's own fast test: checked, and refused
+        with pytest.raises(CorruptHistoryError, match=words):
+            checked_history(history)
+    assert all(placed(m) for m in (first, Message(role="assistant", parts=(call,))))
