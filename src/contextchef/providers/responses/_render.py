@@ -148,6 +148,8 @@ class _InputBuilder:
         self.sent = sent_reasoning
 
     def flush(self) -> None:
+        if not self.pending:
+            return
         if all(isinstance(p, TextPart) and not p.text.strip() for p in self.pending):
             self.pending = []  # an empty message item would split reasoning from its call
         if self.pending:
