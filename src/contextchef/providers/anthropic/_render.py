@@ -498,7 +498,7 @@ class AnthropicAdapter(AdapterDefaults):
 
         Each message renders on its own, so `before` (messages already sent) is not
         needed. A message left with no content (only other providers' reasoning) is
-        skipped: the API rejects empty content.
+        skipped: the API rejects empty content. Entries are read-only records, as sent.
         """
         out: list[dict[str, Any]] = []
         for msg in messages:

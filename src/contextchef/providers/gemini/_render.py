@@ -358,7 +358,8 @@ class GeminiAdapter(AdapterDefaults):
         by id where the call has one): a result recorded under another name (the real
         tool behind ``defer_execute``) is sent under the call's. A result answering a
         call Gemini sent without an id (the IR gave it a synthetic one) goes without an
-        id too, as the call does. Calls made in `before` (already sent) count.
+        id too, as the call does. Calls made in `before` (already sent) count. Entries
+        are read-only records (`copy.deepcopy` gives plain ones), as the session sends them.
         """
         out: list[dict[str, Any]] = []
         calls: dict[str, tuple[str, bool]] = {}
