@@ -269,6 +269,8 @@ def _drop_bad_signatures(
     refuse on every later request, is dropped and reported (``dropped_bad_signature``).
     A call of the current turn left unsigned then gets `SKIP_SIGNATURE`.
     """
+    if all(getattr(p, "provider_data", None) is None for m in messages for p in m.parts):
+        return list(messages), []  # nothing recorded: no signature to check
     out: list[Message] = []
     changes: list[Change] = []
     for i, msg in enumerate(messages):
