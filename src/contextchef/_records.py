@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 from contextchef._errors import ReadOnlyPayloadError, UsageError, shown, shown_keys
 from contextchef._json import CLOSED, FrozenDict, FrozenList, JsonValue, canonical_utf8
 
-__all__ = ["RecordDict", "RecordList", "plain", "record", "recorded"]
+__all__ = ["RecordDict", "RecordList", "entry", "plain", "record", "record_items", "recorded"]
 
 _HOW = (
     "payload message entries are read-only: they are the session's record of what was "
@@ -110,7 +110,7 @@ def record(value: JsonValue) -> Any:
     kind = type(value)
     if kind in _RECORDS:
         return value
-    if kind is dict or (kind not in _LEAVES and isinstance(value, Mapping)):
+    if kind is dict or (kind not in _LEAVES and kind is not list and isinstance(value, Mapping)):
         out = RecordDict(value)  # one copy in C; containers below are swapped in place
         mixed = False
         for k, v in value.items():
@@ -133,6 +133,30 @@ def record(value: JsonValue) -> Any:
                 _set_index(items, i, child)
         return MixedList(items) if mixed else items
     return value
+
+
+def record_items(items: list[Any]) -> RecordList:
+    """`items`, a list just built, as a record: `RecordDict` items taken as they are.
+
+    For renderers writing straight into records (a cold compile renders every message
+    once: `record` would copy and walk each again). Any other item: `record(items)`.
+    """
+    for item in items:
+        if type(item) is not RecordDict:
+            return record(items)  # type: ignore[no-any-return]
+    return RecordList(items)
+
+
+def entry(**fields: Any) -> RecordDict:
+    """A JSON object of `fields` as a record, not copied below when they are records.
+
+    Text, integers, booleans, null and records are taken as they are; any other value
+    (a float, a plain dict, a mixed record below) makes it `record(fields)`.
+    """
+    for value in fields.values():
+        if type(value) not in _PURE:
+            return record(fields)  # type: ignore[no-any-return]
+    return RecordDict(fields)
 
 
 _set_item = dict.__setitem__

@@ -146,3 +146,36 @@ def test_compile_leaves_the_callers_calls_as_they_were(target: str) -> None:
     chef.compile(target, model="m")
     assert [pickle.dumps(m) for m in history] == before
     assert [dict(vars(c)) for c in calls] == attributes
+
+
+def test_a_part_in_the_wrong_role_is_refused_before_the_check_answers() -> None:
+    """`normalize` runs `check_message` only when the check fails: the check must fail
+    on every entry `check_message` refuses, so each still raises, naming its message."""
+    from contextchef.history._as_is import placed
+    from contextchef.history._forms import checked_history
+    from contextchef.history._messages import ReasoningPart
+
+    call = ToolCall(id="c1", name="read", arguments="{}")
+    result = ToolResult(call_id="c1", name="read", content="x")
+    first = Message(role="user", parts=(TextPart(text="go"),))
+    for bad, words in (
+        (Message(role="user", parts=(call,)), "tool call 'c1' is in a user message"),
+        (Message(role="assistant", parts=(result,)), "belong to user messages"),
+        (
+            Message(role="user", parts=(ReasoningPart(provider="anthropic", text="t"),)),
+            "reasoning belongs",
+        ),
+        (Message(role="system", parts=(TextPart(text="s"),)), "is not 'user' or 'assistant'"),  # type: ignore[arg-type]
+    ):
+        history = (first, Message(role="assistant", parts=(TextPart(text="ok"),)), bad)
+        for target in TARGETS:
+            adapter = get_adapter(target)
+            rules = adapter.profile.history
+            assert not _normalize._valid_as_is(history, rules, adapter.keeps, None)
+            with pytest.raises(CorruptHistoryError, match=words) as info:
+                normalize(history, profile=rules, keeps=adapter.keeps)
+            assert info.value.index == 2
+        assert not placed(bad)  # set_history's own fast test: checked, and refused
+        with pytest.raises(CorruptHistoryError, match=words):
+            checked_history(history)
+    assert all(placed(m) for m in (first, Message(role="assistant", parts=(call,))))

@@ -24,7 +24,7 @@ from contextchef.history._messages import (
     parse_json_object,
 )
 
-__all__ = ["is_json_object", "kept_parse", "valid_as_is"]
+__all__ = ["is_json_object", "kept_parse", "placed", "valid_as_is"]
 
 
 class _Rules(Protocol):
@@ -54,6 +54,10 @@ def valid_as_is(
     result; no empty message; no leading assistant turn; roles alternating where the
     target wants that. Anything else: False, and the steps run (and report). `earlier`:
     the ids of calls already sent (`Continuation.calls`), None for a history from the start.
+
+    True also means every entry passes `check_message` (roles ``user`` / ``assistant``,
+    parts of the exact part types, each in a role that may hold it), so `normalize` runs
+    that check only when this is False.
     """
     seen: set[str] = set()
     want: list[str] = []  # ids of the calls the message being read must answer first
@@ -62,7 +66,12 @@ def valid_as_is(
     last = ""
     for message in history:
         parts, role = message.parts, message.role
-        if not parts or (want and role != "user") or (role == last and rules.alternate_roles):
+        if (
+            role not in _ROLES
+            or not parts
+            or (want and role != "user")
+            or (role == last and rules.alternate_roles)
+        ):
             return False
         answered, want = want, []
         if answered and (
@@ -91,10 +100,32 @@ def _part_as_is(part: Part, role: str, rules: _Rules) -> bool:
     if type(part) is TextPart:
         return part.provider_data is not None or bool(part.text.strip())
     if type(part) is ToolCall:
-        return is_json_object(part)
+        return role == "assistant" and is_json_object(part)
     if type(part) is MediaPart:
         return role != "assistant" or rules.assistant_media
-    return type(part) in (ReasoningPart, ProviderPart)  # a result out of place, a subclass
+    if type(part) is ReasoningPart:
+        return role == "assistant"
+    return type(part) is ProviderPart  # not a result out of place, nor a subclass
+
+
+_ROLES = ("user", "assistant")
+_HELD = {
+    "user": frozenset({TextPart, MediaPart, ToolResult, ProviderPart}),
+    "assistant": frozenset({TextPart, MediaPart, ReasoningPart, ToolCall, ProviderPart}),
+}
+"""The exact part types each role may hold (`check_message`'s rules)."""
+
+
+def placed(message: object) -> bool:
+    """Whether `check_message` surely passes `message` (found in C, for a long history).
+
+    True: a `Message` whose parts all are of exact part types its role may hold. False
+    says nothing: run `check_message` (a subclass, another role, a misplaced part).
+    """
+    if type(message) is not Message or type(message.role) is not str:
+        return False
+    held = _HELD.get(message.role)
+    return held is not None and held.issuperset(map(type, message.parts))
 
 
 _PARSES: dict[int, tuple[weakref.ref[ToolCall], Any]] = {}

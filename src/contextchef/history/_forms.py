@@ -20,6 +20,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef._records import record
+from contextchef.history._as_is import placed
 from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
 
@@ -63,10 +64,12 @@ def checked_history(messages: object) -> tuple[Message, ...]:
         raise UsageError(f"reading the history raised {type(exc).__name__}: {exc}") from exc
     out = []
     for i, item in enumerate(given):
-        if isinstance(item, Mapping):  # checked as it is built
+        if placed(item):  # the common case, found in C
+            out.append(item)
+        elif isinstance(item, Mapping):  # checked as it is built
             out.append(built(item) or message_from_dict(item, index=i))
         else:
-            check_message(item, i)
+            check_message(item, i)  # passes it, or names what is wrong
             out.append(item)
     return tuple(out)
 

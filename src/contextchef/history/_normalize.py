@@ -264,10 +264,10 @@ def normalize(
         raise UsageError(f"keeps must be callable or None, got {shown(keeps, 60)}")
     rules = profile or PORTABLE
     offset = after.offset if after is not None else 0
+    if _valid_as_is(history, rules, keeps, None if after is None else after.calls):
+        return Normalized(messages=history)  # unchanged by the steps (checked there too)
     for i, message in enumerate(history, start=offset):
         check_message(message, i)
-    if _valid_as_is(history, rules, keeps, None if after is None else after.calls):
-        return Normalized(messages=history)  # what the steps below would give back unchanged
     log = _Log(offset)
     cleaned = [_for_target(m, i, keeps, log, rules) for i, m in enumerate(history, start=offset)]
     indexed = _Pairer(cleaned, rules, log, after.calls if after is not None else ()).run()

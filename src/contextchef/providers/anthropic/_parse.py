@@ -106,7 +106,7 @@ def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str,
     else:
         blocks = as_list(hist, content, f"message {i}: tool_result 'content'")
         mapped = _anthropic.result_content_parts(blocks)
-        found = _anthropic.result_references(blocks)
+        found = result_references(blocks)
         if found is not None:
             text, references = _reference_text(found), found
         elif mapped is None:
@@ -304,3 +304,20 @@ READER = register_reader(
     )
 )
 """The Anthropic Messages wire's `WireReader`."""
+
+
+def result_references(content: Sequence[Any]) -> tuple[str, ...] | None:
+    """Tool names of a ``tool_result`` content list made only of ``tool_reference`` blocks.
+
+    None when the list holds anything else (or nothing).
+    """
+    names = [
+        b.get("tool_name")
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "tool_reference"
+    ]
+    if not content or len(names) != len(content):
+        return None
+    if not all(isinstance(n, str) and n for n in names):
+        return None
+    return tuple(str(n) for n in names)

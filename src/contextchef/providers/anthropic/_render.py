@@ -30,7 +30,7 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
-from contextchef._records import record
+from contextchef._records import entry, record, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -72,7 +72,6 @@ __all__ = [
     "media_part",
     "render_block",
     "result_content_parts",
-    "result_references",
     "result_text",
 ]
 
@@ -104,6 +103,8 @@ def _text(part: TextPart) -> dict[str, Any] | None:
     """
     if not part.text:
         return None
+    if part.provider_data is None:
+        return entry(type="text", text=part.text)
     return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
 
 
@@ -126,7 +127,13 @@ _SEALS = {"thinking": "signature", "redacted_thinking": "data"}
 
 
 def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
-    """The recorded block to replay, or None when the API could not verify it.
+    """The recorded block to replay (a copy), or None when the API could not verify it."""
+    block = _sealed(part)
+    return None if block is None else record(block)
+
+
+def _sealed(part: ReasoningPart) -> Mapping[str, Any] | None:
+    """The recorded block of `part` when the API can verify it, else None.
 
     A ``thinking`` block needs its non-empty ``signature`` and a ``redacted_thinking``
     block its ``data`` (https://platform.claude.com/docs/en/build-with-claude/extended-thinking:
@@ -139,8 +146,7 @@ def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
     seal = _SEALS.get(str(block.get("type")))
     if seal is None or not isinstance(block.get(seal), str) or not block.get(seal):
         return None
-    out: dict[str, Any] = thaw(block)
-    return out
+    return block
 
 
 def _provider(part: ProviderPart) -> dict[str, Any] | None:
@@ -167,6 +173,9 @@ def wire_id(call_id: str) -> str:
 
 
 def _tool_use(part: ToolCall) -> dict[str, Any]:
+    if part.provider_data is None:
+        given = record(object_arguments(part))
+        return entry(type="tool_use", id=wire_id(part.id), name=part.name, input=given)
     hint = hints(part.provider_data, FORMAT)
     recorded = hint.get("input")
     if recorded is not None and canonical_dumps(recorded) == part.arguments:
@@ -220,23 +229,6 @@ def media_part(block: Mapping[str, Any]) -> MediaPart | None:
     return part if _source(part) == dict(source) else None
 
 
-def result_references(content: Sequence[Any]) -> tuple[str, ...] | None:
-    """Tool names of a ``tool_result`` content list made only of ``tool_reference`` blocks.
-
-    None when the list holds anything else (or nothing).
-    """
-    names = [
-        b.get("tool_name")
-        for b in content
-        if isinstance(b, Mapping) and b.get("type") == "tool_reference"
-    ]
-    if not content or len(names) != len(content):
-        return None
-    if not all(isinstance(n, str) and n for n in names):
-        return None
-    return tuple(str(n) for n in names)
-
-
 def result_text(content: Sequence[Any]) -> str:
     """The text blocks of a ``tool_result`` block list, joined with blank lines."""
     return "\n\n".join(
@@ -261,6 +253,11 @@ def _result_content(part: ToolResult, hint: Mapping[str, Any]) -> Any:
 
 
 def _tool_result(part: ToolResult) -> dict[str, Any]:
+    if part.provider_data is None and not part.media and not part.references:
+        error = {"is_error": True} if part.is_error else {}
+        return entry(
+            type="tool_result", tool_use_id=wire_id(part.call_id), content=part.content, **error
+        )
     hint = hints(part.provider_data, FORMAT)
     built: dict[str, Any] = {
         "type": "tool_result",
@@ -398,7 +395,7 @@ class AnthropicAdapter(AdapterDefaults):
         if isinstance(part, TextPart) and not part.text.strip():
             return False
         fmt = self.profile.wire
-        return keeps_part(part, fmt=fmt, reasoning=lambda r: _reasoning(r) is not None)
+        return keeps_part(part, fmt=fmt, reasoning=lambda r: _sealed(r) is not None)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Tools named by ``tool_reference`` blocks: server search results and tool results.
@@ -501,16 +498,17 @@ class AnthropicAdapter(AdapterDefaults):
 
         Each message renders on its own, so `before` (messages already sent) is not
         needed. A message left with no content (only other providers' reasoning) is
-        skipped: the API rejects empty content.
+        skipped: the API rejects empty content. Entries are read-only records, as sent.
         """
-        out = []
+        out: list[dict[str, Any]] = []
         for msg in messages:
-            parts = list(msg.parts)
-            if msg.role == "user":  # tool_result blocks must lead the user content
-                parts.sort(key=lambda p: not isinstance(p, ToolResult))
+            parts: Sequence[Part] = msg.parts
+            if msg.role == "user" and len(parts) > 1:  # tool_result blocks lead the content
+                parts = sorted(parts, key=lambda p: not isinstance(p, ToolResult))
             content = _content(parts)
-            if content:
-                out.append({"role": msg.role, "content": content})
+            if content:  # read-only records (`entry`), as the session records what it sends
+                blocks = content if isinstance(content, str) else record_items(content)
+                out.append(entry(role=msg.role, content=blocks))
         return out
 
     def system_message(self, text: str) -> dict[str, Any] | None:

@@ -30,11 +30,13 @@ from __future__ import annotations
 import base64
 import dataclasses
 import logging
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._json import canonical_dumps, thaw
+from contextchef._records import entry, record, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -72,6 +74,8 @@ GEMINI = HistoryRules(name="gemini", alternate_roles=True, assistant_media=True)
 
 
 def _text(part: TextPart) -> dict[str, Any]:
+    if part.provider_data is None:
+        return entry(text=part.text)
     return apply_hints({"text": part.text}, hints(part.provider_data, FORMAT))
 
 
@@ -143,6 +147,9 @@ def _recorded(hint: Mapping[str, Any], key: str, text: str) -> Any:
 
 
 def _function_call(part: ToolCall) -> dict[str, Any]:
+    if part.provider_data is None:
+        args = record(object_arguments(part))
+        return entry(function_call=entry(id=part.id, name=part.name, args=args))
     hint = hints(part.provider_data, FORMAT)
     args = _recorded(hint, "args", part.arguments)
     call: dict[str, Any] = {} if hint.get("synthetic_id") else {"id": part.id}
@@ -165,6 +172,9 @@ def response_text(response: Mapping[str, Any]) -> str:
 
 
 def _function_response(part: ToolResult) -> dict[str, Any]:
+    if part.provider_data is None and not part.media:
+        body = entry(**{"error" if part.is_error else "output": part.content})
+        return entry(function_response=entry(id=part.call_id, name=part.name, response=body))
     hint = hints(part.provider_data, FORMAT)
     recorded = hint.get("response")
     response: Any = None
@@ -238,6 +248,8 @@ def _without_bad_signature(part: Part) -> Part:
     """`part` without a recorded ``thought_signature`` that is not base64 text."""
     if not isinstance(part, (TextPart, MediaPart, ToolCall, ToolResult)):
         return part  # a thought part is dropped whole (`_reasoning`)
+    if part.provider_data is None:
+        return part
     hint = hints(part.provider_data, FORMAT)
     extra = hint.get("extra")
     if not isinstance(extra, Mapping):
@@ -257,11 +269,13 @@ def _drop_bad_signatures(
     refuse on every later request, is dropped and reported (``dropped_bad_signature``).
     A call of the current turn left unsigned then gets `SKIP_SIGNATURE`.
     """
+    if all(getattr(p, "provider_data", None) is None for m in messages for p in m.parts):
+        return list(messages), []  # nothing recorded: no signature to check
     out: list[Message] = []
     changes: list[Change] = []
     for i, msg in enumerate(messages):
-        parts = tuple(_without_bad_signature(p) for p in msg.parts)
-        if all(a is b for a, b in zip(parts, msg.parts, strict=True)):
+        parts = tuple(map(_without_bad_signature, msg.parts))
+        if all(map(operator.is_, parts, msg.parts)):
             out.append(msg)
             continue
         out.append(dataclasses.replace(msg, parts=parts))
@@ -346,9 +360,10 @@ class GeminiAdapter(AdapterDefaults):
         by id where the call has one): a result recorded under another name (the real
         tool behind ``defer_execute``) is sent under the call's. A result answering a
         call Gemini sent without an id (the IR gave it a synthetic one) goes without an
-        id too, as the call does. Calls made in `before` (already sent) count.
+        id too, as the call does. Calls made in `before` (already sent) count. Entries
+        are read-only records (`copy.deepcopy` gives plain ones), as the session sends them.
         """
-        out = []
+        out: list[dict[str, Any]] = []
         calls: dict[str, tuple[str, bool]] = {}
         made_here = {c.id for m in messages for c in m.tool_calls}
         wanted = {r.call_id for m in messages for r in m.tool_results} - made_here
@@ -360,14 +375,16 @@ class GeminiAdapter(AdapterDefaults):
                     synthetic = bool(hints(call.provider_data, FORMAT).get("synthetic_id"))
                     calls[call.id] = (call.name, synthetic)
                     wanted.discard(call.id)
+        render = _render_in_turn(calls)  # reads `calls` as it grows below
         for msg in messages:
             for p in msg.parts:
                 if isinstance(p, ToolCall):
                     synthetic = bool(hints(p.provider_data, FORMAT).get("synthetic_id"))
                     calls[p.id] = (p.name, synthetic)
-            parts = [p for p in map(_render_in_turn(calls), msg.parts) if p is not None]
-            if parts:
-                out.append({"role": "model" if msg.role == "assistant" else "user", "parts": parts})
+            parts = [p for p in map(render, msg.parts) if p is not None]
+            if parts:  # read-only records (`entry`), as the session records what it sends
+                role = "model" if msg.role == "assistant" else "user"
+                out.append(entry(role=role, parts=record_items(parts)))
         return out
 
     def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -230,16 +230,24 @@ class OpenAIChatAdapter(AdapterDefaults):
 
     def render_assistant(self, msg: Message, reasoning: str | None) -> list[dict[str, Any]]:
         """An assistant message (plus provider-part messages), with `reasoning` if given."""
-        shown = [p for p in msg.parts if isinstance(p, (TextPart, MediaPart))]
-        calls = msg.tool_calls
-        providers = [
-            m for p in msg.parts if isinstance(p, ProviderPart) for m in _provider_message(p)
-        ]
-        own = any(isinstance(p, ReasoningPart) and p.provider == "deepseek" for p in msg.parts)
+        shown: list[TextPart | MediaPart] = []
+        calls: list[ToolCall] = []
+        providers: list[dict[str, Any]] = []
+        own, first = False, None  # deepseek's own reasoning; the first part mapped here
+        for p in msg.parts:  # one pass (a cold compile renders every message once)
+            if isinstance(p, ProviderPart):
+                providers += _provider_message(p)
+            elif isinstance(p, ReasoningPart):
+                own = own or p.provider == "deepseek"
+            else:
+                first = p if first is None else first
+                if isinstance(p, (TextPart, MediaPart)):
+                    shown.append(p)
+                elif isinstance(p, ToolCall):
+                    calls.append(p)
         if not shown and not calls and not (own and reasoning is not None):
             return providers
-        mapped = [p for p in msg.parts if not isinstance(p, (ProviderPart, ReasoningPart))]
-        hint = _message_hint(mapped[0] if mapped else None)
+        hint = _message_hint(first)
         built: dict[str, Any] = {"role": "assistant", "content": _content(shown)}
         if reasoning is not None:
             built["reasoning_content"] = reasoning
@@ -250,6 +258,13 @@ class OpenAIChatAdapter(AdapterDefaults):
 
     def render_user(self, msg: Message) -> list[dict[str, Any]]:
         """A user message as tool, attachment, user and provider messages, in part order."""
+        if len(msg.parts) == 1:  # the common shapes, as the loop below renders them
+            (part,) = msg.parts
+            if isinstance(part, ToolResult):
+                return [render_tool_message(part), *_attachments((part,))]
+            if isinstance(part, (TextPart, MediaPart)):
+                built = {"role": "user", "content": _content([part])}
+                return [apply_hints(built, _message_hint(part))]
         out: list[dict[str, Any]] = []
         shown: list[TextPart | MediaPart] = []
         results: list[ToolResult] = []

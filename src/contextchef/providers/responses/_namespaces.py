@@ -82,6 +82,8 @@ def _loads(part: Part) -> list[Mapping[str, Any]] | None:
 
 def _namespace_of(call: ToolCall) -> str | None:
     """The namespace a recorded Responses call was made in, if any."""
+    if call.provider_data is None:
+        return None  # not recorded
     extra = hints(call.provider_data, FORMAT).get("extra")
     space = extra.get("namespace") if isinstance(extra, Mapping) else None
     return space if isinstance(space, str) else None
@@ -133,9 +135,9 @@ class Homes:
         self._seen: dict[str, set[str]] | None = None  # loads so far, built when needed
         self._pending: list[Part] = []
 
-    def see(self, part: Part) -> None:
-        """`part` is rendered next (its loads count for the calls after it)."""
-        self._pending.append(part)
+    def see(self, *parts: Part) -> None:
+        """`parts` are rendered next (their loads count for the calls after them)."""
+        self._pending += parts
 
     def of(self, call: ToolCall) -> str | None:
         """The namespace `call` is replayed in (None: the default namespace)."""
@@ -164,6 +166,8 @@ class Homes:
 
 def fit_namespace(call: ToolCall, home: str | None, index: int) -> tuple[ToolCall, str]:
     """`call` carrying `home` as its namespace (None: no namespace), and what changed."""
+    if home is None and call.provider_data is None:
+        return call, ""  # none recorded, none wanted
     hint = hints(call.provider_data, FORMAT)
     extra = hint.get("extra")
     space = extra.get("namespace") if isinstance(extra, Mapping) else None

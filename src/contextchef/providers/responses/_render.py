@@ -30,6 +30,7 @@ https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-con
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -147,6 +148,8 @@ class _InputBuilder:
         self.sent = sent_reasoning
 
     def flush(self) -> None:
+        if not self.pending:
+            return
         if all(isinstance(p, TextPart) and not p.text.strip() for p in self.pending):
             self.pending = []  # an empty message item would split reasoning from its call
         if self.pending:
@@ -462,6 +465,10 @@ class ResponsesAdapter(AdapterDefaults):
         out: list[Message] = []
         changes: list[Change] = []
         for i, message in enumerate(messages, start=offset):
+            if message.role != "assistant":  # no call here: its loads count from here on
+                homes.see(*message.parts)
+                out.append(message)
+                continue
             parts: list[Part] = []
             for part in message.parts:
                 homes.see(part)
@@ -475,8 +482,8 @@ class ResponsesAdapter(AdapterDefaults):
                             )
                         )
                 parts.append(part)
-            changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
-            out.append(Message(role=message.role, parts=tuple(parts)) if changed else message)
+            same = all(map(operator.is_, parts, message.parts))
+            out.append(message if same else Message(role=message.role, parts=tuple(parts)))
         return tuple(out), (*dropped, *changes)
 
     def render_messages(

@@ -164,17 +164,17 @@ def fit_search_results(
     `ToolResult.references` from `tools` (what this request declares), one recorded from
     a ``tool_search_output`` keeps its own.
     """
-    if not any(
-        (isinstance(p, ToolResult) and hints(p.provider_data, FORMAT).get("kind") != OUTPUT)
-        or (isinstance(p, ToolCall) and p.name == SEARCH_NAME)
-        for m in messages
-        for p in m.parts
-    ):
-        return tuple(messages)  # before scanning `tools`: 10,000 entries cost ~20 ms
-    client = _client_search(tools)
-    answered = {p.call_id for m in messages for p in m.parts if isinstance(p, ToolResult)}
-    answered -= {p.id for m in messages for p in m.parts if isinstance(p, ToolCall)}
+    searched = any(
+        isinstance(p, ToolCall) and p.name == SEARCH_NAME for m in messages for p in m.parts
+    )
+    answered: set[str] = set()  # results here answering calls in `before`
+    if before:
+        answered = {p.call_id for m in messages for p in m.parts if isinstance(p, ToolResult)}
+        answered -= {p.id for m in messages for p in m.parts if isinstance(p, ToolCall)}
     calls = _search_calls(before, answered)  # the calls in `messages` are seen below
+    if not searched and not calls:
+        return tuple(messages)  # no search call to answer: nothing changes (nor scans `tools`)
+    client = _client_search(tools)
     out: list[Message] = []
     for message in messages:
         parts: list[Part] = []
@@ -224,7 +224,9 @@ def drop_orphan_outputs(
     so it is left out and reported (``dropped_orphan_result``). A matched output is
     parsed as our search's `ToolResult`; only an unmatched one stays a provider item.
     """
-    if not any(_orphan_output(p, set()) for m in messages for p in m.parts):
+    if not any(
+        isinstance(p, ProviderPart) and _orphan_output(p, set()) for m in messages for p in m.parts
+    ):
         return tuple(messages), ()
     calls = {
         p.id for m in before for p in m.parts if isinstance(p, ToolCall) and p.name == SEARCH_NAME
