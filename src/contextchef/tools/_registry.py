@@ -57,7 +57,8 @@ class _Set:
 
     def batches(self, since: _Set | None) -> list[tuple[Tool, ...]]:
         """The batches after `since` (an ancestor, or None: all), first first."""
-        out, node = [], self
+        out: list[tuple[Tool, ...]] = []
+        node: _Set | None = self
         while node is not None and node is not since:
             out.append(node.batch)
             node = node.parent
