@@ -18,6 +18,7 @@ from typing import Any
 from contextchef._cache import LruMap
 from contextchef._errors import UsageError, shown
 from contextchef.tools._catalogs import expand_tool_dicts, tool_from_dict
+from contextchef.tools._names import wire_name
 from contextchef.tools._registry import Handler
 from contextchef.tools._schema import schema_from_callable
 from contextchef.tools._tool import Tool
@@ -75,16 +76,14 @@ class ToolBatch:
 
     tools: tuple[Tool, ...]
     templated: bool
-    _wires: dict[bool, frozenset[str]] = field(default_factory=dict)
     _lint: dict[Any, Any] = field(default_factory=dict)
     _derived: dict[str, Any] = field(default_factory=dict)
     listed: list[Tool] = field(default_factory=list)  # `tools`, compared with lists in C
 
-    def wires(self, qualify: bool, wire_name: Callable[[Tool], str]) -> frozenset[str]:
-        """The batch's wire names under a registry's naming rule (`wire_name`)."""
-        found = self._wires.get(qualify)
-        if found is None:
-            found = self._wires[qualify] = frozenset(map(wire_name, self.tools))
+    def wires(self, qualify: bool) -> frozenset[str]:
+        """The batch's wire names under a registry's naming rule (`qualify`)."""
+        names = (wire_name(t.origin, t.name, server=t.server, qualify=qualify) for t in self.tools)
+        found: frozenset[str] = self.derived(f"wires {qualify}", lambda: frozenset(names))
         return found
 
     def derived(self, name: str, make: Callable[[], Any]) -> Any:
@@ -102,6 +101,7 @@ class ToolBatch:
 
 
 _batches: LruMap[tuple[int, int, int], ToolBatch] = LruMap(BATCHES)
+_last: list[ToolBatch | None] = [None]  # the batch found last, asked for again by the lint
 
 
 def tool_batch(tools: object) -> ToolBatch | None:
@@ -111,13 +111,18 @@ def tool_batch(tools: object) -> ToolBatch | None:
     identity (a catalog's tuple) or item by item (a list of the same tools; issue 27).
     Anything else (dicts, functions, library tools) goes through `build_tools` every time.
     """
+    last = _last[0]
+    if last is not None and last.tools is tools:
+        return last
     if not isinstance(tools, (tuple, list)) or not tools:
         return None
     hit = _batches.get(key := (len(tools), id(tools[0]), id(tools[-1])))
     if hit is not None and (hit.tools is tools or hit.listed == tools):
+        _last[0] = hit
         return hit
     if not all(isinstance(t, Tool) and t.source != "library" for t in tools):
         return None
     batch = ToolBatch(tuple(tools), any(t.template for t in tools), listed=list(tools))
     _batches.put(key, batch)
+    _last[0] = batch
     return batch

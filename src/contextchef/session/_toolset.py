@@ -147,18 +147,15 @@ class SessionTools:
         batch = tool_batch(tools)  # a tuple registered before (a shared catalog): checked
         built, funcs = (batch.tools, {}) if batch else self._build(tools, server=server)
         funcs = {**funcs, **_handlers(handlers)}
-        wires = batch.wires(self.registry.qualify, self.registry.wire_name_for) if batch else None
-        self._check_reserved(built, wires=wires)
+        self._check_reserved(built, wires=batch.wires(self.registry.qualify) if batch else None)
         self._check_templates(built, templated=not batch or batch.templated)
         by_name = {t.name: t for t in built} if funcs else {}
-        unknown = sorted(set(funcs) - set(by_name))
-        if unknown:
+        if unknown := sorted(set(funcs) - set(by_name)):
             raise UsageError(
                 f"handlers given for tools not in this batch: {unknown}; "
                 f"tools in the batch: {sorted(by_name)[:10]}"
             )
-        not_callable = sorted(n for n, f in funcs.items() if not callable(f))
-        if not_callable:
+        if not_callable := sorted(n for n, f in funcs.items() if not callable(f)):
             raise UsageError(f"handlers for {not_callable} are not callable")
         added = self.registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
         if server is not None and server_description is not None:
@@ -432,10 +429,9 @@ class SessionTools:
                 `load_catalog` and `register_tools`.
         """
         cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
-        added = self.register_tools(cat.tools)
+        added = self.register_tools(cat.tools)  # the view is refreshed: the directory too
         for server, description in cat.server_descriptions.items():
             self.registry.set_server_description(server, description)
-        self.refresh_view(prefix=True)
         return added
 
     def register_mcp_tools(
@@ -452,8 +448,7 @@ class SessionTools:
         """
         text = checked_instructions(description, as_rules(rules))
         added = self.register_tools(tools_from_mcp(result, server=server, rules=rules))
-        self.registry.set_server_description(server, text)
-        self.refresh_view(prefix=True)
+        self.registry.set_server_description(server, text)  # the view was refreshed
         return added
 
     def all(self) -> tuple[Tool, ...]:

@@ -26,7 +26,7 @@ import hashlib
 import re
 import unicodedata
 
-from contextchef._cache import lru_cache
+from contextchef._cache import LruMap, lru_cache
 from contextchef._errors import InvalidToolError, UsageError, check_str, shown
 from contextchef._json import is_unicode
 
@@ -98,6 +98,10 @@ def _invisible(text: str) -> list[str]:
     return sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in _HIDDEN})
 
 
+_SERVER_NAMES: LruMap[str, str] = LruMap(4096)
+"""Server names already checked -> their kept form (a session registers the same ones)."""
+
+
 def server_name(name: object, what: str = "an MCP server's name") -> str:
     """A server (tool group) name as the session keeps it: visible text, NFKC-normalized.
 
@@ -114,6 +118,8 @@ def server_name(name: object, what: str = "an MCP server's name") -> str:
             (format, control (newline, tab), line or paragraph separators, private use,
             unassigned); the message names `what`, the name and the characters.
     """
+    if type(name) is str and (known := _SERVER_NAMES.get(name)) is not None:
+        return known
     if isinstance(name, str) and not is_unicode(name):
         raise UsageError(
             f"{what} {shown(name)} holds a lone surrogate (not valid Unicode text); a server "
@@ -129,6 +135,8 @@ def server_name(name: object, what: str = "an MCP server's name") -> str:
             f"({', '.join(hidden)}); a server name must be visible text on one line (no "
             "control, format or line-separator characters)"
         )
+    if type(name) is str:
+        _SERVER_NAMES.put(name, folded)
     return folded
 
 

@@ -32,22 +32,49 @@ _INSERT_LIMIT = 64
 
 
 SHARED_STATES = 64
-"""How many registry states built from declared-tool batches are kept for other sessions."""
+"""How many registry states of declared-tool sets are kept for other sessions."""
+
+SHARED_SETS = 1024
+"""How many checked sets of declared-tool batches are kept (small: no containers)."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Set:
+    """Batches of declared tools registered in turn on an empty registry, checked.
+
+    A session registering the same tool objects in the same batches (and naming rule)
+    walks these instead of checking each batch again: each batch is one lookup, and
+    nothing is built per batch. The registry state of a set is built at its first use
+    and kept in `_states`, one per set (issue 27: 57 catalogs were a chain of 57 states).
+    """
+
+    parent: _Set | None
+    batch: tuple[Tool, ...]
+    added: tuple[Tool, ...]
+    """The batch's tools in registry order (what `Registry.add` returns)."""
+    templated: bool
+    """Whether any tool of the set has a template description."""
+
+    def batches(self, since: _Set | None) -> list[tuple[Tool, ...]]:
+        """The batches after `since` (an ancestor, or None: all), first first."""
+        out: list[tuple[Tool, ...]] = []
+        node: _Set | None = self
+        while node is not None and node is not since:
+            out.append(node.batch)
+            node = node.parent
+        return out[::-1]
 
 
 @dataclass(frozen=True, eq=False)
 class _State:
-    """Registry contents after a batch of declared tools, shared read-only between sessions.
+    """Registry contents of a `_Set`, shared read-only between sessions.
 
-    A session that registers the same tool objects, in the same batches, on the same
-    starting state (and naming rule) adopts this state instead of building its own
+    A session whose tools are that set adopts this state instead of building its own
     dicts and order (issue 14: shared catalog state). The containers are never changed
     in place while shared: a registry copies them before its first own change.
     """
 
-    parent: _State | None
-    batch: tuple[Tool, ...]
-    added: tuple[Tool, ...]
+    of: _Set
     tools: MutableMapping[ToolKey, Tool]
     wire: MutableMapping[str, ToolKey]
     wire_of: MutableMapping[ToolKey, str]
@@ -57,8 +84,6 @@ class _State:
     order_digests: list[bytes]
     ordered: tuple[Tool, ...]
     fingerprint: str
-    templated: bool
-    """Whether any tool of this state has a template description."""
     hashers: dict[int, Any] = field(default_factory=dict)
     """SHA-256 states over the first N digests (for fingerprints with runtime tools)."""
 
@@ -71,10 +96,12 @@ class _State:
         return found
 
 
-_ShareKey = tuple[bool, int, "int | tuple[int, ...]"]
-"""(naming rule, id of the parent state, id of the batch tuple or the ids of its tools)."""
+_SetKey = tuple[bool, int, "int | tuple[int, ...]"]
+"""(naming rule, id of the parent set, id of the batch tuple or the ids of its tools)."""
 
-_states: LruMap[_ShareKey, _State] = LruMap(SHARED_STATES)
+_sets: LruMap[_SetKey, _Set] = LruMap(SHARED_SETS)
+_states: LruMap[tuple[bool, int], _State] = LruMap(SHARED_STATES)
+"""Keyed by (naming rule, id of the set); a hit is checked by identity (``of``)."""
 
 
 def _same(a: Sequence[Tool], b: Sequence[Tool]) -> bool:
@@ -128,6 +155,12 @@ class Registry:
         self._full_fingerprint: str | None = None
         self._wire_of: MutableMapping[ToolKey, str] = {}
         self._digest: MutableMapping[ToolKey, bytes] = {}
+        # the set of declared batches this registry's tools are (None: empty, or changed
+        # otherwise), the set the containers below hold so far, and whether they lag
+        # behind `_set` or are not yet its shared state (settled at the first read)
+        self._set: _Set | None = None
+        self._applied: _Set | None = None
+        self._unsettled = False
         # the shared state the containers above alias (None: they are this registry's own)
         self._state: _State | None = None
         # runtime tools over a shared state: overlays on its maps, and their own order
@@ -147,6 +180,11 @@ class Registry:
 
     def wire_name_for(self, tool: Tool) -> str:
         """The provider-legal name of `tool` under this registry's naming rule."""
+        if self._unsettled:
+            self._settle()
+        return self._wire_name(tool)
+
+    def _wire_name(self, tool: Tool) -> str:
         known = self._wire_of.get(tool.key)
         if known is not None and self._tools.get(tool.key) is tool:
             return known
@@ -159,6 +197,11 @@ class Registry:
         handlers: Mapping[ToolKey, Handler] | None = None,
     ) -> tuple[Tool, ...]:
         """Register tools atomically.
+
+        A batch of declared tools on a registry holding nothing but such batches is
+        checked once per process for the same tool objects after the same batches: a
+        session registering 57 shared catalogs looks each one up, and adopts the
+        registry state of the whole set at its first read (issue 27, item 3).
 
         Args:
             tools: Tools to add.
@@ -173,13 +216,15 @@ class Registry:
         """
         batch = tools if isinstance(tools, tuple) else list(tools)
         parent, share_key = self._share_key(batch)
-        hit = None if share_key is None else _states.get(share_key)
+        hit = None if share_key is None else _sets.get(share_key)
         if hit is not None and hit.parent is parent and _same(hit.batch, batch):
-            self._adopt(hit)  # the same tool objects: nothing of them is checked again
+            self._set, self._unsettled = hit, True  # nothing of them is checked again
             self._handlers.update(handlers or {})
             return hit.added
         if any(t.source == "runtime" for t in batch):
             share_key = None  # runtime tools are private to their session
+        if self._unsettled:  # a private change starts from the set's shared state
+            self._catch_up() if share_key is not None else self._settle()
         clashes: dict[str, set[str]] = {}
         names: dict[str, set[str]] = {}  # wire name -> the clashing tools' own names
         keys: dict[ToolKey, Tool] = {}
@@ -189,7 +234,7 @@ class Registry:
                 clashes.setdefault(tool.name, set()).add(f"{tool.origin} (registered twice)")
                 continue
             keys[tool.key] = tool
-            wire = self.wire_name_for(tool)
+            wire = self._wire_name(tool)
             if wire in RESERVED_NAMES and tool.server is not None and tool.source != "library":
                 clashes.setdefault(wire, set()).update({"contextchef (reserved)", tool.origin})
             other = self._wire.get(wire) or wires.get(wire)
@@ -206,36 +251,78 @@ class Registry:
             self._layer()
         else:
             self._own()
+        added = self._insert(keys, wires)
+        self._handlers.update(handlers or {})
+        if share_key is None:
+            self._set = self._applied = None  # tools of its own: never shared from here
+        else:
+            templated = any(t.template for t in added) or bool(parent and parent.templated)
+            made = _Set(parent, tuple(batch), tuple(added), templated)
+            self._set = self._applied = _sets.setdefault(share_key, made)
+            self._unsettled = True
+        return tuple(added)
+
+    def _insert(self, keys: Mapping[ToolKey, Tool], wires: Mapping[str, ToolKey]) -> list[Tool]:
+        """Put checked tools (by key; wire name -> key) into the containers."""
         self._tools.update(keys)
         self._wire.update(wires)
         for wire, key in wires.items():
             self._wire_of[key] = wire
             self._digest[key] = self._tool_digest(keys[key], wire)
-        for key, handler in (handlers or {}).items():
-            self._handlers[key] = handler
         added = sorted(keys.values(), key=_sort_key)
         self._place(added)
-        if share_key is not None:
-            self._publish(share_key, parent, tuple(batch), tuple(added))
-        return tuple(added)
+        return added
 
     # -- sharing between sessions ----------------------------------------------------------
 
-    def _share_key(self, batch: Sequence[Tool]) -> tuple[_State | None, _ShareKey | None]:
-        """(parent state, cache key) for a batch that may be shared, else (None, None).
+    def _share_key(self, batch: Sequence[Tool]) -> tuple[_Set | None, _SetKey | None]:
+        """(parent set, cache key) for a batch that may be shared, else (None, None).
 
-        Batches of declared tools are shared, only on top of an empty or a shared state.
-        Keys hold object ids: a tuple's own (a loaded `Catalog`'s ``tools``, so a session
-        registering it again pays nothing per tool: issue 27), a list's tools' ids; the
-        cached state keeps those objects alive and a hit is checked by identity.
+        Batches of declared tools are shared, only on an empty registry or one holding a
+        set (`_Set`). Keys hold object ids: a tuple's own (a loaded `Catalog`'s ``tools``,
+        so a session registering it again pays nothing per tool: issue 27), a list's
+        tools' ids; the kept set holds those objects alive and a hit is checked by identity.
         """
-        if not batch or self._layered or (self._state is None and self._tools):
+        if not batch or (self._set is None and self._tools):
             return None, None
         ids = id(batch) if isinstance(batch, tuple) else tuple(map(id, batch))
-        return self._state, (self._qualify, id(self._state), ids)
+        return self._set, (self._qualify, id(self._set), ids)
+
+    def _settle(self) -> None:
+        """The containers hold `_set`'s tools, as the state every session of it shares."""
+        self._unsettled = False
+        self._catch_up()
+        if self._set is not None and (self._state is None or self._state.of is not self._set):
+            state = _State(
+                of=self._set,
+                tools=self._tools,
+                wire=self._wire,
+                wire_of=self._wire_of,
+                digest=self._digest,
+                order=self._order,
+                order_keys=self._order_keys,
+                order_digests=self._order_digests,
+                ordered=self._ordered,
+                fingerprint=self.fingerprint(),
+            )
+            self._adopt(_states.setdefault((self._qualify, id(self._set)), state))
+
+    def _catch_up(self) -> None:
+        """Bring the containers up to `_set` (its kept state, else its batches added)."""
+        if self._applied is self._set or self._set is None:
+            return
+        kept = _states.get((self._qualify, id(self._set)))
+        if kept is not None and kept.of is self._set:
+            self._adopt(kept)
+            return
+        tools = [t for batch in self._set.batches(self._applied) for t in batch]
+        self._own()  # checked when the set was made: no clash to look for
+        self._insert({t.key: t for t in tools}, {self._wire_name(t): t.key for t in tools})
+        self._applied = self._set
 
     def _adopt(self, state: _State) -> None:
         self._state = state
+        self._set = self._applied = state.of
         self._tools, self._wire = state.tools, state.wire
         self._wire_of, self._digest = state.wire_of, state.digest
         self._order, self._order_keys = state.order, state.order_keys
@@ -269,30 +356,6 @@ class Registry:
             self._order_digests = list(self._order_digests)
         self._tools, self._wire = dict(self._tools), dict(self._wire)
         self._wire_of, self._digest = dict(self._wire_of), dict(self._digest)
-
-    def _publish(
-        self,
-        key: _ShareKey,
-        parent: _State | None,
-        batch: tuple[Tool, ...],
-        added: tuple[Tool, ...],
-    ) -> None:
-        state = _State(
-            parent=parent,
-            batch=batch,
-            added=added,
-            tools=self._tools,
-            wire=self._wire,
-            wire_of=self._wire_of,
-            digest=self._digest,
-            order=self._order,
-            order_keys=self._order_keys,
-            order_digests=self._order_digests,
-            ordered=self._ordered,
-            fingerprint=self.fingerprint(),
-            templated=any(t.template for t in added) or bool(parent and parent.templated),
-        )
-        self._adopt(_states.setdefault(key, state))
 
     def _place(self, added: list[Tool]) -> None:
         """Put newly registered tools (sorted) into registry order."""
@@ -336,7 +399,7 @@ class Registry:
         )
         if len(conflicts) > len(first):
             listed += f"; and {len(conflicts) - len(first)} more"
-        servers = sorted({o for _, origins in conflicts for o in origins if o in self.servers})
+        servers = sorted({o for _, origins in conflicts for o in origins if o in self._servers()})
         if not self._qualify:
             hint = (
                 "rename one of each pair, or keep server qualification on "
@@ -365,6 +428,7 @@ class Registry:
         """
         old = self.get(tool.key)
         self._own()  # never write through to a state other sessions share
+        self._set = self._applied = None
         digest = self._tool_digest(tool, self._wire_of[tool.key])
         self._tools[tool.key] = tool
         self._digest[tool.key] = digest
@@ -391,12 +455,16 @@ class Registry:
         Two registries with the same (identical) shared state and server descriptions
         hold the same tools in the same order; caches keyed by it may share derived values.
         """
+        if self._unsettled:
+            self._settle()
         return None if self._layered else self._state
 
     @property
     def shared_templated(self) -> bool:
         """Whether the shared state (`shared_state`) holds a template description."""
-        return self._state is not None and self._state.templated
+        if self._unsettled:
+            self._settle()
+        return self._state is not None and self._state.of.templated
 
     @property
     def server_descriptions(self) -> tuple[tuple[str, str], ...]:
@@ -410,6 +478,11 @@ class Registry:
     @property
     def servers(self) -> tuple[str, ...]:
         """Every server/group name known, with or without tools, sorted."""
+        if self._unsettled:
+            self._settle()
+        return self._servers()
+
+    def _servers(self) -> tuple[str, ...]:
         names = {t.server for t in self._tools.values() if t.server}
         return tuple(sorted(names | set(self._server_descriptions)))
 
@@ -418,13 +491,15 @@ class Registry:
     @property
     def tools(self) -> tuple[Tool, ...]:
         """All tools in registry order."""
+        if self._unsettled:
+            self._settle()
         return self._ordered
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(self._ordered)
+        return iter(self.tools)
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self.tools)
 
     def get(self, key: ToolKey) -> Tool:
         """The tool with this (origin, name).
@@ -432,6 +507,8 @@ class Registry:
         Raises:
             UnknownToolError: No such tool.
         """
+        if self._unsettled:
+            self._settle()
         try:
             return self._tools[key]
         except KeyError:
@@ -443,6 +520,8 @@ class Registry:
 
     def by_wire_name(self, wire: str) -> Tool | None:
         """The tool the model means by `wire`, or None (never a guess)."""
+        if self._unsettled:
+            self._settle()
         key = self._wire.get(wire)
         return self._tools[key] if key else None
 
@@ -467,6 +546,8 @@ class Registry:
         Per-tool digests are computed once at registration; the fingerprint of all tools is
         kept until the next registration.
         """
+        if self._unsettled:
+            self._settle()
         if tools is None:
             if self._full_fingerprint is None and self._layered and self._state is not None:
                 # the shared digests before the runtime tools are hashed once per state
