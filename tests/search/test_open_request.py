@@ -255,24 +255,35 @@ def test_conversation_query_writes_each_turn_on_one_line() -> None:
         ),
         tool_results(
             [
-                ToolResult(call_id="a", name="weather.get", content="x" * 500),
+                ToolResult(call_id="a", name="weather.get", content="x\n" * 500),
                 ToolResult(call_id="b", name="tz", content="  "),
             ]
         ),
         user("和明天的呢"),
     ]
-    assert conversation_query(history, result_chars=5).splitlines() == [
-        "user: What's the weather in Oslo?",
+    assert conversation_query(history, part_chars=20).splitlines() == [
+        "user: What's the weather i...",
         "assistant: Checking.",
-        'assistant: [weather.get(city="Oslo", days=2), tz({"city": )]',
-        "system: xxxxx",
+        'assistant: [weather.get(city="Oslo", days=2), tz({"city":)]',
+        "system: x x x x x x x x x x...",
         "user: 和明天的呢",
     ]
+    assert conversation_query(history, part_chars=8).splitlines()[2] == (
+        'assistant: [weather.get(city="Os...), tz({"city":...)]'
+    )
     assert open_request(conversation_query(history)) == "和明天的呢"
-    assert "system:" not in conversation_query(history, result_chars=0)
+    # the most recent lines that fit; a last line longer than the whole cap is cut
+    assert conversation_query(history, part_chars=20, max_chars=42).splitlines() == [
+        "system: x x x x x x x x x x...",
+        "user: 和明天的呢",
+    ]
+    assert conversation_query(history, part_chars=20, max_chars=41) == "user: 和明天的呢"
+    assert conversation_query(history, max_chars=5) == "user:"
     assert conversation_query([]) == ""
-    with pytest.raises(UsageError, match="result_chars must be an int >= 0, got -1"):
-        conversation_query(history, result_chars=-1)
+    with pytest.raises(UsageError, match="part_chars must be an int >= 1, got 0"):
+        conversation_query(history, part_chars=0)
+    with pytest.raises(UsageError, match="max_chars must be an int >= 1, got True"):
+        conversation_query(history, max_chars=True)
     with pytest.raises(CorruptHistoryError, match=r"messages\[1\] must be a Message, got dict"):
         conversation_query([history[0], {"role": "user"}])  # type: ignore[list-item]
     with pytest.raises(UsageError, match="messages must be a list of Message, got int"):

@@ -48,8 +48,11 @@ if TYPE_CHECKING:
 
 __all__ = ["conversation_query", "open_request", "weighted"]
 
-RESULT_CHARS = 300
-"""Characters of a tool result `conversation_query` keeps by default (its opening)."""
+PART_CHARS = 300
+"""Characters `conversation_query` keeps of each text, call's arguments and result."""
+
+MAX_CHARS = 8000
+"""Characters of a `conversation_query` at most: its most recent lines."""
 
 _TURN = re.compile(r"^(user|assistant|system):[ \t]*", re.M)
 _CALL = re.compile(r"\[\s*[\w.\-]+\(")
@@ -95,51 +98,69 @@ def weighted(query: str, weight: float, scores: Callable[[str], np.ndarray]) -> 
     return normalized(whole) + weight * normalized(scores(request))
 
 
-def _call_text(call: ToolCall) -> str:
-    """``name(key=value, ...)``, each value as JSON; unreadable arguments as they are."""
+def _cut(text: str, chars: int) -> str:
+    """`text`'s first `chars` characters on one line, ``...`` when it was longer."""
+    one = " ".join(text[:chars].split())
+    return one + "..." if len(text) > chars else one
+
+
+def _call_text(call: ToolCall, chars: int) -> str:
+    """``name(key=value, ...)``, values as JSON, the arguments cut to `chars`."""
     arguments = parse_json_object(call.arguments)
     if isinstance(arguments, str):  # not a JSON object: its problem
-        return f"{call.name}({call.arguments})"
-    shown = ", ".join(
-        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items()
-    )
-    return f"{call.name}({shown})"
+        return f"{call.name}({_cut(call.arguments, chars)})"
+    pairs = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"{call.name}({_cut(pairs, chars)})"
 
 
-def conversation_query(messages: Iterable[Message], *, result_chars: int = RESULT_CHARS) -> str:
+def conversation_query(
+    messages: Iterable[Message], *, part_chars: int = PART_CHARS, max_chars: int = MAX_CHARS
+) -> str:
     """A history as a transcript query, the form `open_request` reads.
 
     One line per turn: a user text as ``user: <text>``, an assistant text as ``assistant:
     <text>``, an assistant message's tool calls as ``assistant: [name(key=value, ...)]``
-    (values as JSON), a tool result as ``system: <its first result_chars characters>``
-    (long results would outweigh the request). Reasoning, media and provider-specific
-    parts are left out, and line breaks inside a text become spaces so that no text
-    starts a turn of its own. Ranked with ``index.search([conversation_query(history)], ...)``,
-    the user's words after the last tool call count again (`weighted`).
+    (values as JSON), a tool result as ``system: <text>``. Each text, each call's
+    arguments and each result keep their first `part_chars` characters (``...`` marks a
+    cut: a long result or file body would outweigh the request), line breaks inside them
+    become spaces (no text starts a turn of its own), and only the most recent lines that
+    fit in `max_chars` are kept (the open request is at the end). Reasoning, media and
+    provider-specific parts are left out. Ranked with
+    ``index.search([conversation_query(history)], ...)`` or a ``tool_search`` call, the
+    user's words after the last tool call count again (`weighted`).
 
     Args:
         messages: The conversation, oldest first.
-        result_chars: Characters kept of each tool result, >= 0 (0 leaves results out).
+        part_chars: Characters kept of each text, arguments and result, >= 1.
+        max_chars: Characters of the whole query at most, >= 1 (oldest lines dropped
+            first; a last line longer than this is cut).
 
     Returns:
         The transcript text; ``""`` for a history with nothing to show.
 
     Raises:
-        UsageError: `result_chars` is not an int >= 0, or `messages` is not a list.
+        UsageError: `part_chars` or `max_chars` is not an int >= 1, or `messages` is not a
+            list.
         CorruptHistoryError: An item of `messages` is not a `Message` (its index is given).
     """
-    if type(result_chars) is not int or result_chars < 0:
-        raise UsageError(f"result_chars must be an int >= 0, got {shown(result_chars)}")
+    for name, value in (("part_chars", part_chars), ("max_chars", max_chars)):
+        if type(value) is not int or value < 1:
+            raise UsageError(f"{name} must be an int >= 1, got {shown(value)}")
     lines: list[str] = []
     for message in messages_arg(messages, "messages"):
         calls: list[str] = []
         for part in message.parts:
             if isinstance(part, TextPart) and part.text.strip():
-                lines.append(f"{message.role}: {' '.join(part.text.split())}")
+                lines.append(f"{message.role}: {_cut(part.text, part_chars)}")
             elif isinstance(part, ToolCall):
-                calls.append(_call_text(part))
-            elif isinstance(part, ToolResult) and result_chars and part.content.strip():
-                lines.append(f"system: {' '.join(part.content[:result_chars].split())}")
+                calls.append(_call_text(part, part_chars))
+            elif isinstance(part, ToolResult) and part.content.strip():
+                lines.append(f"system: {_cut(part.content, part_chars)}")
         if calls:
             lines.append(f"assistant: [{', '.join(calls)}]")
-    return "\n".join(lines)
+    size, start = -1, len(lines)
+    while start > 0 and size + len(lines[start - 1]) + 1 <= max_chars:
+        start -= 1
+        size += len(lines[start]) + 1
+    kept = lines[start:] if start < len(lines) else lines[-1:]
+    return "\n".join(kept)[:max_chars]
