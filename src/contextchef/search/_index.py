@@ -381,6 +381,9 @@ class ToolIndex:
         self._extra_cache: Extras | None = Extras()
         self._names: list[_Names] | None = None
         self._members: np.ndarray | None = None
+        self.memo: dict[object, Any] = {}
+        """Text callers derive from this index's entries, by their key (e.g. the rendered
+        ``tool_search`` entries per wire name); an `extended` index starts empty."""
 
     def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
         """A new index with `entries` added, reusing this one's BM25 index."""
@@ -400,6 +403,7 @@ class ToolIndex:
             new._extra_cache = self._extra.plus(docs)
         new._names = None
         new._members = None
+        new.memo = {}
         return new
 
     def wait_for_vectors(self, timeout: float | None = None) -> bool:
@@ -528,10 +532,12 @@ class ToolIndex:
 
         No `SearchHit` per hit, for callers that render them (``tool_search``; issue 27).
         """
-        return [self._entries[i] for i in self._ranked(queries, limit)[0]]
+        return [self._entries[i] for i in self._ranked(queries, limit, with_scores=False)[0]]
 
-    def _ranked(self, queries: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
-        """(entry positions, their scores): the best `limit` with a positive score."""
+    def _ranked(
+        self, queries: Sequence[str], limit: int, *, with_scores: bool = True
+    ) -> tuple[list[int], list[float]]:
+        """(entry positions, their scores or []): the best `limit` with a positive score."""
         if self._corpus is None or limit <= 0:
             return [], []
         import numpy as np
@@ -582,7 +588,7 @@ class ToolIndex:
             else:
                 part = normalized(scores) if fused is None else fused
             total = part if total is None else np.add(total, part, dtype=np.float64)
-        return ([], []) if total is None else top_positive(total, limit)
+        return ([], []) if total is None else top_positive(total, limit, scores=with_scores)
 
     def _group_members(self, groups: GroupLevel) -> np.ndarray:
         """Per entry, its group's index in `groups` (-1: none); computed once per index."""
