@@ -548,17 +548,19 @@ class ToolIndex:
         total: np.ndarray | None = None  # one query's scores are the total as they are
         for query in queries:
             # full-width Latin and digits (an input method's full-width mode) read as ASCII
-            query = query if query.isascii() else unicodedata.normalize("NFKC", query)
+            ascii = query.isascii()  # no CJK, nothing to translate (issue 27: fewer steps)
+            query = query if ascii else unicodedata.normalize("NFKC", query)
             tokens = tokenize(query)
             # plain BM25 keeps bm25s's float32 scores (exact in float64: same order, same
             # values); fusing, lifting and summing queries work in float64 as before
             scores = self._scores(corpus, tokens, wide=not plain)
-            strong = tokens if query.isascii() else [t for t in tokens if not _is_cjk_char(t)]
+            strong = tokens if ascii else [t for t in tokens if not _is_cjk_char(t)]
             if strong and len(strong) < len(tokens):
                 # one shared CJK character is no match (文件 and 邮件 share 件): a tool
                 # must share a bigram or a word with the query, then every token counts
                 scores[self._scores(corpus, strong, wide=False) <= 0] = 0
-            english = self._corpus.english and translated(query, self.ranker.crosslingual, tokenize)
+            cross = not ascii and self._corpus.english
+            english = translated(query, self.ranker.crosslingual, tokenize) if cross else None
             if english:  # a Chinese query, an English catalog (`_bilingual`)
                 scores = crosslingual_scores(
                     english,
