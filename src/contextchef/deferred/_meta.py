@@ -338,7 +338,7 @@ def run_tool_search(
             `explain_missing` to explain. Only ``in`` is used, so it may be computed
             lazily per hit; the search widens until enough hits are not excluded.
     """
-    valid = plainly_valid(_SEARCH_FROZEN, arguments)
+    valid = _usual(arguments) or plainly_valid(_SEARCH_FROZEN, arguments)
     problems = [] if valid else validation_errors(_SEARCH_FROZEN, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
     if problems or len(given) != 1:
@@ -392,6 +392,28 @@ def run_tool_search(
             )
         )
     return _render_hits(index, hits, full, notes, config, direct=direct)
+
+
+def _usual(arguments: Mapping[str, Any]) -> bool:
+    """A fast yes for the usual call, which `_SEARCH_SCHEMA` accepts (issue 27).
+
+    ``queries`` and/or ``tool_names`` as non-empty lists of non-empty ``str``, and at most
+    an ``int`` ``limit`` >= 1 besides, exact types only. False means "ask the validators"
+    (jsonschema-rs, then jsonschema, which words the errors), never "invalid".
+    """
+    if type(arguments) is not dict or not arguments:
+        return False
+    for key, value in arguments.items():
+        if key == "limit":
+            if type(value) is not int or value < 1:
+                return False
+        elif (key != "queries" and key != "tool_names") or type(value) is not list or not value:
+            return False
+        else:
+            for item in value:
+                if type(item) is not str or not item:
+                    return False
+    return True
 
 
 def _missing_notes(missing: list[str], explain: Callable[[str], str | None] | None) -> list[str]:
