@@ -338,7 +338,7 @@ def run_tool_search(
             `explain_missing` to explain. Only ``in`` is used, so it may be computed
             lazily per hit; the search widens until enough hits are not excluded.
     """
-    valid = plainly_valid(_SEARCH_FROZEN, arguments)
+    valid = _usual(arguments) or plainly_valid(_SEARCH_FROZEN, arguments)
     problems = [] if valid else validation_errors(_SEARCH_FROZEN, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
     if problems or len(given) != 1:
@@ -391,7 +391,29 @@ def run_tool_search(
                 config,
             )
         )
-    return _render_hits(hits, full, notes, config, direct=direct)
+    return _render_hits(index, hits, full, notes, config, direct=direct)
+
+
+def _usual(arguments: Mapping[str, Any]) -> bool:
+    """A fast yes for the usual call, which `_SEARCH_SCHEMA` accepts (issue 27).
+
+    ``queries`` and/or ``tool_names`` as non-empty lists of non-empty ``str``, and at most
+    an ``int`` ``limit`` >= 1 besides, exact types only. False means "ask the validators"
+    (jsonschema-rs, then jsonschema, which words the errors), never "invalid".
+    """
+    if type(arguments) is not dict or not arguments:
+        return False
+    for key, value in arguments.items():
+        if key == "limit":
+            if type(value) is not int or value < 1:
+                return False
+        elif (key != "queries" and key != "tool_names") or type(value) is not list or not value:
+            return False
+        else:
+            for item in value:
+                if type(item) is not str or not item:
+                    return False
+    return True
 
 
 def _missing_notes(missing: list[str], explain: Callable[[str], str | None] | None) -> list[str]:
@@ -469,25 +491,46 @@ def _fallback(
     return out
 
 
-_EXAMPLE = json.JSONEncoder(ensure_ascii=False)
-"""``json.dumps(value, ensure_ascii=False)``'s encoder, made once instead of per answer."""
-
-
 def _brief(tool: Tool) -> str:
     """A tool's description on one line of at most 100 characters, made once per tool."""
     line: str = tool._derive("search brief", 100, lambda: _cut(tool.description, 100))
     return line
 
 
+Shown = tuple[dict[str, str], dict[str, str], dict[str, str]]
+"""Per wire name: its full entry, its one-line ``- wire: brief``, its JSON string."""
+
+
+def _shown(index: ToolIndex, config: DeferredConfig) -> Shown:
+    """The rendered pieces of `index`'s hits, kept on the index (one per description cap).
+
+    An index's entries never change (a changed tool makes a new index, an added one an
+    `extended` index with an empty memo), so a wire name's pieces hold for its life, and
+    a search reads its hits' text from three dicts instead of rendering it (issue 27).
+    """
+    key = ("tool_search", config.description_chars)
+    shown: Shown | None = index.memo.get(key)
+    return shown if shown is not None else index.memo.setdefault(key, ({}, {}, {}))
+
+
 def _render_hits(
-    hits: list[Hit], full: int, notes: list[str], config: DeferredConfig, *, direct: bool
+    index: ToolIndex,
+    hits: list[Hit],
+    full: int,
+    notes: list[str],
+    config: DeferredConfig,
+    *,
+    direct: bool,
 ) -> SearchOutcome:
+    entries, briefs, quoted = _shown(index, config)
     parts = list(notes)
     used = sum(len(p) + 2 for p in parts)
     loaded: list[str] = []
     rest: list[Hit] = []
     for i, (tool, wire) in enumerate(hits):
-        entry = "" if i >= full or rest else render_tool_entry(tool, wire, config)
+        entry = "" if i >= full or rest else entries.get(wire)
+        if entry is None:
+            entry = entries.setdefault(wire, render_tool_entry(tool, wire, config))
         if not entry or (used + len(entry) + 2 > config.result_chars and loaded):
             rest.append((tool, wire))
             continue
@@ -495,13 +538,20 @@ def _render_hits(
         used += len(entry) + 2
         loaded.append(wire)
     if rest:
-        brief = [f"- {wire}: {_brief(tool)}" for tool, wire in rest[: config.brief_results]]
-        bare = [f"- {wire}" for _, wire in rest[config.brief_results :]]
-        example = _EXAMPLE.encode({"tool_names": [wire for _, wire in rest[:2]]})
+        lines = []
+        for tool, wire in rest[: config.brief_results]:
+            line = briefs.get(wire)
+            lines.append(line or briefs.setdefault(wire, f"- {wire}: {_brief(tool)}"))
+        lines += ["- " + wire for _, wire in rest[config.brief_results :]]
+        # json.dumps({"tool_names": [...]}, ensure_ascii=False) from each name's JSON
+        example = ", ".join(
+            quoted.get(w) or quoted.setdefault(w, json.dumps(w, ensure_ascii=False))
+            for _, w in rest[:2]
+        )
         parts.append(
             "Other matches (parameters not shown):\n"
-            + "\n".join(brief + bare)
-            + f"\nTo load their full schemas, call tool_search({example})."
+            + "\n".join(lines)
+            + f'\nTo load their full schemas, call tool_search({{"tool_names": [{example}]}}).'
         )
     if direct:
         parts.append("The tools above are now available: call them directly by name.")

@@ -32,6 +32,8 @@ class Corpus:
         distinct: Each token's postings in bm25s's score matrix name every document at
             most once (checked when built), so `scores` may add them with one indexed
             ``+=`` per token instead of bm25s's ``np.add.at``.
+        starts: The score matrix's ``indptr`` as Python ints (token id -> where its
+            postings start; the next entry is where they end), read without numpy.
     """
 
     bm25: bm25s.BM25
@@ -40,15 +42,18 @@ class Corpus:
     num_docs: int
     avg_len: float
     distinct: bool = False
+    starts: list[int] = field(default_factory=list)
 
     def scores(self, ids: list[int]) -> np.ndarray:
         """``bm25.get_scores_from_ids(ids)``, bit for bit (float32), in fewer numpy steps.
 
-        bm25s sums the precomputed per-(token, document) scores of each query token with
-        ``np.add.at`` (made for repeated indices); a token's postings name each document
-        once (`distinct`), so an indexed ``+=`` adds the same values in the same order
-        (token by token) at a fraction of the cost (issue 27: tool_search ~2x bm25s).
-        Falls back to bm25s when that does not hold or a variant adds non-occurrence
+        bm25s sums the precomputed per-(token, document) scores of every query token with
+        one ``np.add.at`` over their concatenated postings; one ``np.add.at`` per token
+        (a token's postings name each document once, `distinct`) adds the same values in
+        the same order without the concatenation, the ``int`` array of ids and its checks
+        (issue 27: tool_search ~2x bm25s; with numpy 2, ``np.add.at`` of a slice costs
+        less than an indexed ``+=``, which reads, adds and writes in three steps). Falls
+        back to bm25s when postings repeat a document or a variant adds non-occurrence
         scores.
         """
         import numpy as np
@@ -57,12 +62,12 @@ class Corpus:
         if not self.distinct or bm25.nonoccurrence_array is not None:
             found: np.ndarray = bm25.get_scores_from_ids(ids)
             return found
-        matrix = bm25.scores
-        data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
-        out = np.zeros(matrix["num_docs"], dtype=np.dtype(bm25.dtype))
-        for i in ids:
-            start, end = indptr[i], indptr[i + 1]
-            out[indices[start:end]] += data[start:end]
+        matrix, starts, add = bm25.scores, self.starts, np.add.at
+        data, indices = matrix["data"], matrix["indices"]
+        out = np.zeros(self.num_docs, dtype=np.dtype(bm25.dtype))
+        for i in ids:  # bounds as Python ints: no numpy scalar per bound (issue 27)
+            start, end = starts[i], starts[i + 1]
+            add(out, indices[start:end], data[start:end])
         return out
 
     def token_scores(self, tokens: list[str]) -> np.ndarray:
@@ -122,13 +127,17 @@ def build_corpus(docs: list[list[str]]) -> Corpus:
         num_docs=len(docs),
         avg_len=sum(map(len, docs)) / len(docs),
         distinct=distinct,
+        starts=indptr.tolist(),
     )
 
 
-def top_positive(total: np.ndarray, limit: int) -> tuple[list[int], list[float]]:
+def top_positive(
+    total: np.ndarray, limit: int, *, scores: bool = True
+) -> tuple[list[int], list[float]]:
     """The positions of the best `limit` positive scores in `total`, and the scores.
 
-    Best first, ties in position order; the scores as Python floats.
+    Best first, ties in position order; the scores as Python floats (an empty list
+    when `scores` is False: ``tool_search`` renders positions only).
 
     Array methods rather than numpy's module functions: the same C routines without
     their Python wrappers (a ``tool_search`` call pays each one cold; issue 27).
@@ -142,7 +151,7 @@ def top_positive(total: np.ndarray, limit: int) -> tuple[list[int], list[float]]
         candidates, best = candidates[keep], best[keep]
     # candidates ascend: a stable sort on the negated score breaks ties by position
     order = (-best).argsort(kind="stable")[:limit]
-    return candidates[order].tolist(), best[order].tolist()
+    return candidates[order].tolist(), best[order].tolist() if scores else []
 
 
 @dataclass(frozen=True)

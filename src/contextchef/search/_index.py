@@ -46,13 +46,7 @@ from contextchef.search._bilingual import (
     translated,
 )
 from contextchef.search._corpus import Corpus, Extras, GroupLevel, build_corpus, top_positive
-from contextchef.search._rankers import (
-    RankerConfig,
-    SemanticPart,
-    embedding_text,
-    lift,
-    normalized,
-)
+from contextchef.search._rankers import RankerConfig, SemanticPart, embedding_text, lift, normalized
 from contextchef.search._transcript import weighted
 from contextchef.tools._tool import Tool
 
@@ -382,6 +376,9 @@ class ToolIndex:
         self._extra_cache: Extras | None = Extras()
         self._names: list[_Names] | None = None
         self._members: np.ndarray | None = None
+        self.memo: dict[object, Any] = {}
+        """Text callers derive from this index's entries, by their key (e.g. the rendered
+        ``tool_search`` entries per wire name); an `extended` index starts empty."""
 
     def extended(self, entries: Sequence[tuple[Tool, str]]) -> ToolIndex:
         """A new index with `entries` added, reusing this one's BM25 index."""
@@ -401,6 +398,7 @@ class ToolIndex:
             new._extra_cache = self._extra.plus(docs)
         new._names = None
         new._members = None
+        new.memo = {}
         return new
 
     def wait_for_vectors(self, timeout: float | None = None) -> bool:
@@ -529,10 +527,12 @@ class ToolIndex:
 
         No `SearchHit` per hit, for callers that render them (``tool_search``; issue 27).
         """
-        return [self._entries[i] for i in self._ranked(queries, limit)[0]]
+        return [self._entries[i] for i in self._ranked(queries, limit, with_scores=False)[0]]
 
-    def _ranked(self, queries: Sequence[str], limit: int) -> tuple[list[int], list[float]]:
-        """(entry positions, their scores): the best `limit` with a positive score."""
+    def _ranked(
+        self, queries: Sequence[str], limit: int, *, with_scores: bool = True
+    ) -> tuple[list[int], list[float]]:
+        """(entry positions, their scores or []): the best `limit` with a positive score."""
         lazy = self._corpus
         if lazy is None or limit <= 0:
             return [], []
@@ -541,29 +541,29 @@ class ToolIndex:
         total: np.ndarray | None = None  # one query's scores are the total as they are
         for query in queries:
             part = weighted(
-                query,
-                self.ranker.open_request_weight,
-                lambda text: self._query_scores(lazy, text),
+                query, self.ranker.open_request_weight, lambda q: self._query_scores(lazy, q)
             )
             total = part if total is None else np.add(total, part, dtype=np.float64)
-        return ([], []) if total is None else top_positive(total, limit)
+        return ([], []) if total is None else top_positive(total, limit, scores=with_scores)
 
     def _query_scores(self, lazy: _LazyCorpus, query: str) -> np.ndarray:
         """One query text's scores of every entry: BM25, fused, lifted by its groups."""
         corpus, groups = lazy.get(), lazy.groups
         plain = self._semantic is None and groups is None
         # full-width Latin and digits (an input method's full-width mode) read as ASCII
-        query = query if query.isascii() else unicodedata.normalize("NFKC", query)
+        ascii = query.isascii()  # no CJK, nothing to translate (issue 27: fewer steps)
+        query = query if ascii else unicodedata.normalize("NFKC", query)
         tokens = tokenize(query)
         # plain BM25 keeps bm25s's float32 scores (exact in float64: same order, same
         # values); fusing, lifting and summing queries work in float64 as before
         scores = self._scores(corpus, tokens, wide=not plain)
-        strong = tokens if query.isascii() else [t for t in tokens if not _is_cjk_char(t)]
+        strong = tokens if ascii else [t for t in tokens if not _is_cjk_char(t)]
         if strong and len(strong) < len(tokens):
             # one shared CJK character is no match (文件 and 邮件 share 件): a tool
             # must share a bigram or a word with the query, then every token counts
             scores[self._scores(corpus, strong, wide=False) <= 0] = 0
-        english = lazy.english and translated(query, self.ranker.crosslingual, tokenize)
+        cross = not ascii and lazy.english
+        english = translated(query, self.ranker.crosslingual, tokenize) if cross else None
         if english:  # a Chinese query, an English catalog (`_bilingual`)
             scores = crosslingual_scores(
                 english,

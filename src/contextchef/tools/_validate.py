@@ -116,7 +116,9 @@ _PLAIN_KEYWORDS = frozenset(
 )
 """Keywords on which jsonschema-rs and jsonschema agree for plain JSON values."""
 
-_fast: LruMap[int, tuple[Mapping[str, JsonValue], Any]] = LruMap(16)
+_fast: dict[int, tuple[Mapping[str, JsonValue], Any]] = {}
+"""id(schema) -> (schema, its jsonschema-rs validator or None); a plain dict, emptied at
+16 entries (one schema, ``tool_search``'s, in practice): no lock or LRU step per call."""
 
 
 def _plain(node: object) -> bool:
@@ -145,7 +147,9 @@ def plainly_valid(schema: FrozenDict, arguments: object) -> bool:
 
         made = jsonschema_rs.validator_for(thaw(schema)) if _plain(schema) else None
         hit = (schema, made)
-        _fast.put(id(schema), hit)
+        if len(_fast) >= 16:
+            _fast.clear()
+        _fast[id(schema)] = hit
     if hit[1] is None or type(arguments) is not dict:
         return False
     if any(type(v) is tuple for v in arguments.values()):
