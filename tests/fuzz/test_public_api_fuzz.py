@@ -272,6 +272,10 @@ PUBLIC_CALLS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
         {"history": _HIST, "keep_recent_turns": 1, "profile": None},
     ),
     "cut_points": (contextchef.cut_points, {"history": _HIST}),
+    "conversation_query": (
+        contextchef.conversation_query,
+        {"messages": _HIST, "part_chars": 300, "max_chars": 8000},
+    ),
     "plan_compaction": (contextchef.plan_compaction, {"history": _HIST, "keep_recent_turns": 1}),
     "check_pairing": (contextchef.check_pairing, {"history": _HIST}),
     "normalize": (
