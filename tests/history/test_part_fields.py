@@ -300,3 +300,18 @@ def test_the_fakes_refuse_what_the_providers_document() -> None:
     assert any(
         "messages[0].content[0]: source.data is not valid base64" in v.message for v in a.violations
     )
+
+
+def test_mcp_image_data_that_is_not_base64_becomes_a_note() -> None:
+    """An MCP server's bad image data is not sent on (providers refuse it): a note says so."""
+    from contextchef.mcp import result_from_mcp
+
+    raw = {
+        "content": [
+            {"type": "image", "mimeType": "image/png", "data": "%%%"},
+            {"type": "image", "mimeType": "image/png", "data": PNG},
+        ]
+    }
+    result = result_from_mcp(raw, call_id="c", name="shot")
+    assert result.content == "[image/png content not shown: its data is not valid base64]"
+    assert [m.data for m in result.media] == [PNG]
