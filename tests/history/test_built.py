@@ -142,6 +142,13 @@ LEFT = {
     "is_error not a bool": (3, lambda f: _parts(f)[1].update(is_error="yes")),
     "references not a list": (3, lambda f: _parts(f)[1].update(references="a")),
     "reference not text": (3, lambda f: _parts(f)[1].update(references=[1])),
+    "reference empty": (3, lambda f: _parts(f)[1].update(references=[""])),
+    "call name empty": (2, lambda f: _parts(f)[3].update(name="")),
+    "is_error a number": (3, lambda f: _parts(f)[1].update(is_error=0)),
+    "media data not base64": (
+        3,
+        lambda f: _parts(f)[0].update(media=[{"kind": "media", "media_type": "i/p", "data": "!"}]),
+    ),
     "media": (3, lambda f: _parts(f)[0].update(media=[{"kind": "media", "media_type": "i/p"}])),
     "reasoning in a user message": (0, lambda f: f.update(parts=[_parts(decoded(MESSAGES[2]))[0]])),
     "tool call in a user message": (0, lambda f: f.update(parts=[_parts(decoded(MESSAGES[2]))[3]])),
@@ -210,6 +217,7 @@ _LEAVES = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=8),
     st.sampled_from(["\ud800", "a\udfff", "é", "text", "tool_call", "user", "assistant"]),
+    st.sampled_from(["", "QUJD", "QUI=", "QUJ", "!!", "QU JD", "image/png", "media"]),
 )
 _JSON = st.recursive(
     _LEAVES,
@@ -236,6 +244,8 @@ _FIELDS = [
     "data",
     "media",
     "url",
+    "file_id",
+    "media_type",
 ]
 _PART = st.one_of(
     st.sampled_from([p for m in MESSAGES for p in decoded(m)["parts"]]),

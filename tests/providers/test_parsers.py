@@ -7,6 +7,7 @@ reasoning item followed directly by its call).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from collections.abc import Callable
@@ -540,11 +541,16 @@ provider_data = st.none() | st.dictionaries(hint_free_key, json_value, max_size=
     lambda d: {"provider": "anthropic", **d}
 )
 text = st.text(max_size=20)
+name = st.text(min_size=1, max_size=20)  # a wire name is never empty
 media = st.builds(
-    lambda mt, which, value, pd: MediaPart(media_type=mt, provider_data=pd, **{which: value}),
+    lambda mt, which, value, pd: MediaPart(
+        media_type=mt,
+        provider_data=pd,
+        **{which: base64.b64encode(value.encode()).decode() if which == "data" else value},
+    ),
     st.sampled_from(["image/png", "application/pdf", "image/*"]),
     st.sampled_from(["url", "file_id", "data"]),
-    text,
+    name,  # data: base64 of it
     provider_data,
 )
 parts = st.one_of(
@@ -559,7 +565,7 @@ parts = st.one_of(
     st.builds(
         lambda i, n, a, pd: ToolCall(id=i, name=n, arguments=a, provider_data=pd),
         text,
-        text,
+        name,
         text,
         provider_data,
     ),

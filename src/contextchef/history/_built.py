@@ -10,11 +10,12 @@ accepts, then checks the message's roles (`check_message`): about 5-9 us per mes
 makes (exact ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool``, None), and sets
 each part's fields directly: the provider data is checked while it is frozen. Anything
 it does not take as it is (another type, a missing or unknown field, a value of another
-type, a lone surrogate, a non-finite number, an integer too long to write, deep nesting,
-a part in a message of the wrong role, media) gives None, and the caller builds that
-message with `message_from_dict`, which raises the error naming the message and field,
-or builds the value (the two give equal messages with the same fields: tests compare
-them). The two take the same values: anything `message_from_dict` refuses is sent to it.
+type, a lone surrogate, an empty tool name, a non-finite number, an integer too long to
+write, deep nesting, a part in a message of the wrong role, media) gives None, and the
+caller builds that message with `message_from_dict`, which raises the error naming the
+message and field, or builds the value (the two give equal messages with the same
+fields: tests compare them). The two take the same values: anything `message_from_dict`
+refuses is sent to it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ def _text(value: object) -> str:
     if type(value) is not str or not (value.isascii() or is_unicode(value)):
         raise _Other
     return value
+
+
+def _name(value: object) -> str:
+    """A wire name: a non-empty `_text` (`require_name`), else `_Other`."""
+    if not value:
+        raise _Other
+    return _text(value)
 
 
 def _leaf(value: object) -> None:
@@ -146,7 +154,7 @@ def _call(raw: dict[str, Any], role: str) -> Part:
     part = _new(ToolCall)
     part.__dict__.update(
         id=_text(raw["id"]),
-        name=_text(raw["name"]),
+        name=_name(raw["name"]),
         arguments=_text(raw.get("arguments", "{}")),  # a mapping: its canonical text, there
         provider_data=_data(raw.get("provider_data"), ""),
         kind="tool_call",
@@ -169,7 +177,7 @@ def _result(raw: dict[str, Any], role: str) -> Part:
         content=_text(raw["content"]),
         is_error=error,
         media=(),
-        references=tuple(_text(r) for r in references) if references else (),
+        references=tuple(_name(r) for r in references) if references else (),
         provider_data=_data(raw.get("provider_data"), ""),
         kind="tool_result",
     )

@@ -41,10 +41,11 @@ from contextchef._json import (
     JsonValue,
     canonical_object_text,
     freeze,
-    is_unicode,
     json_problem,
     thaw,
 )
+from contextchef.history._fields import require_base64, require_bool, require_name
+from contextchef.history._fields import require_str as _require_str
 
 __all__ = [
     "MediaPart",
@@ -71,16 +72,6 @@ __all__ = [
 ]
 
 Role = Literal["user", "assistant"]
-
-
-def _require_str(field_name: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise UsageError(f"{field_name} must be a string, got {type(value).__name__}")
-    if not is_unicode(value):
-        raise UsageError(
-            f"{field_name} holds text that is not valid Unicode (a lone surrogate), which "
-            "cannot be sent as UTF-8"
-        )
 
 
 ProviderData = Mapping[str, JsonValue]
@@ -159,19 +150,20 @@ class MediaPart:
     file_id: str | None = None
     """A provider file id (uploaded earlier)."""
     data: str | None = None
-    """Base64-encoded bytes."""
+    """Base64-encoded bytes: standard alphabet, padded, non-empty (else `UsageError`)."""
     provider_data: ProviderData | None = None
     """Provider fields to replay."""
     kind: Literal["media"] = "media"
 
     def __post_init__(self) -> None:
-        _require_str("MediaPart.media_type", self.media_type)
+        require_name("MediaPart.media_type", self.media_type)
         given = [k for k in ("url", "file_id", "data") if getattr(self, k) is not None]
         if len(given) != 1:
             raise UsageError(
                 f"MediaPart needs exactly one of url, file_id or data; got {given or 'none'}"
             )
-        _require_str(f"MediaPart.{given[0]}", getattr(self, given[0]))
+        check = require_base64 if given[0] == "data" else require_name
+        check(f"MediaPart.{given[0]}", getattr(self, given[0]))
         _freeze_data(self)
 
 
@@ -280,7 +272,7 @@ class ToolCall:
     id: str
     """The provider's call id (``tool_use.id``, ``call_id``, ``tool_calls[].id``)."""
     name: str
-    """The wire name the model used."""
+    """The wire name the model used (non-empty: every wire requires it)."""
     arguments: str = "{}"
     """Arguments as a JSON text (a mapping given here is serialized canonically)."""
     provider_data: ProviderData | None = None
@@ -289,7 +281,7 @@ class ToolCall:
 
     def __post_init__(self) -> None:
         _require_str("ToolCall.id", self.id)
-        _require_str("ToolCall.name", self.name)
+        require_name("ToolCall.name", self.name)
         if not isinstance(self.arguments, str):
             try:
                 text, plain = canonical_object_text(self.arguments)
@@ -327,11 +319,13 @@ class ToolResult:
     call_id: str
     """Id of the `ToolCall` it answers."""
     name: str
-    """Wire name of the tool that was called (Gemini needs it)."""
+    """Wire name of the tool that was called; ``""`` where the call is unknown (a parsed
+    orphan result). Gemini is sent the name of the call the result answers."""
     content: str
     """Result text shown to the model."""
     is_error: bool = False
-    """The call failed (bad arguments, denied, or the tool raised)."""
+    """The call failed (bad arguments, denied, or the tool raised); a bool (``"no"`` or
+    ``0`` is refused)."""
     media: tuple[MediaPart, ...] = ()
     """Images or files returned with the text (e.g. a screenshot)."""
     references: tuple[str, ...] = ()
@@ -348,6 +342,7 @@ class ToolResult:
         _require_str("ToolResult.call_id", self.call_id)
         _require_str("ToolResult.name", self.name)
         _require_str("ToolResult.content", self.content)
+        require_bool("ToolResult.is_error", self.is_error)
         if isinstance(self.media, (str, bytes, Mapping)) or not isinstance(self.media, Iterable):
             raise UsageError(
                 f"ToolResult.media must be a tuple of MediaPart, got {shown(self.media)}"
@@ -359,7 +354,7 @@ class ToolResult:
             raise UsageError("ToolResult.references must be a list of tool names")
         object.__setattr__(self, "references", tuple(self.references))
         for name in self.references:
-            _require_str("ToolResult.references[]", name)
+            require_name("ToolResult.references[]", name)
         _freeze_data(self)
 
 

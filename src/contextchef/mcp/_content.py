@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, to_unicode
 from contextchef.history._messages import MediaPart, ToolResult
 
@@ -47,13 +48,21 @@ def _parsed(text: str) -> Any:
         return None
 
 
+def _media(mime: str, data: str, texts: list[str], media: list[MediaPart]) -> None:
+    """Inline media, or a note where the server's data is not base64 (providers refuse it)."""
+    try:
+        media.append(MediaPart(media_type=mime, data=data))
+    except UsageError:
+        texts.append(f"[{mime} content not shown: its data is not valid base64]")
+
+
 def _block(block: Mapping[str, Any], texts: list[str], media: list[MediaPart]) -> None:
     kind = block.get("type")
     mime = str(block.get("mimeType") or "application/octet-stream")
     if kind == "text":
         texts.append(str(block.get("text", "")))
     elif kind == "image" and isinstance(block.get("data"), str):
-        media.append(MediaPart(media_type=mime, data=block["data"]))
+        _media(mime, block["data"], texts, media)
     elif kind == "audio":
         texts.append(f"[audio: {mime}, {_size(str(block.get('data', '')))} bytes]")
     elif kind == "resource" and isinstance(block.get("resource"), Mapping):
@@ -62,7 +71,7 @@ def _block(block: Mapping[str, Any], texts: list[str], media: list[MediaPart]) -
         if isinstance(res.get("text"), str):
             texts.append(f"[resource {uri} ({rmime})]\n{res['text']}")
         elif isinstance(res.get("blob"), str) and rmime.startswith("image/"):
-            media.append(MediaPart(media_type=rmime, data=res["blob"]))
+            _media(rmime, res["blob"], texts, media)
         else:
             texts.append(
                 f"[resource {uri}: {rmime}, {_size(str(res.get('blob', '')))} bytes, not shown]"

@@ -204,6 +204,14 @@ def as_string(hist: HistoryBuilder, index: int, value: object, what: str) -> str
     return value
 
 
+def as_name(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
+    """A tool call's function name: a non-empty string (every wire requires one)."""
+    name = as_string(hist, index, value, what)
+    if not name:
+        raise hist.error(index, f"{what} must be a non-empty tool name, got ''")
+    return name
+
+
 def as_id(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
     """A tool call's id: a string, with JSON null read as ``""`` (no id given).
 

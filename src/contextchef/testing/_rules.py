@@ -57,6 +57,7 @@ from contextchef.testing._context import (
 )
 from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
 from contextchef.testing._openai_cache import CHAT_CACHE_RULES, RESPONSES_CACHE_RULES
+from contextchef.testing._part_rules import anthropic_base64_valid, gemini_function_names_present
 from contextchef.testing._placement import (
     anthropic_no_prefill,
     anthropic_system_message_fields,
@@ -73,6 +74,7 @@ __all__ = [
     "CHAT_RULES",
     "GEMINI_RULES",
     "RESPONSES_RULES",
+    "anthropic_base64_valid",
     "anthropic_block_binding",
     "anthropic_compaction_blocks_known",
     "anthropic_compaction_closed_turn",
@@ -100,6 +102,7 @@ __all__ = [
     "chat_tool_message_has_call",
     "gemini_declaration_names_valid",
     "gemini_function_calls_answered",
+    "gemini_function_names_present",
     "gemini_function_responses_have_calls",
     "gemini_required_fields",
     "gemini_roles_alternate",
@@ -361,6 +364,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_tool_names_valid,
     anthropic_references_declared,
     anthropic_no_trailing_whitespace,
+    anthropic_base64_valid,
     anthropic_block_binding,
     anthropic_system_message_fields,
     anthropic_system_message_placement,
@@ -608,5 +612,6 @@ GEMINI_RULES: tuple[Check, ...] = (
     gemini_function_calls_answered,
     gemini_function_responses_have_calls,
     gemini_declaration_names_valid,
+    gemini_function_names_present,
 )
 """The rules `FakeGemini` enforces by default."""

@@ -22,6 +22,7 @@ from contextchef.providers._parsing import (
     as_list,
     as_mapping,
     as_messages,
+    as_name,
     as_string,
     compact_dumps,
     fit_hints,
@@ -74,7 +75,7 @@ def _a_tool_use(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str, An
     if role != "assistant":
         raise hist.error(i, f"tool_use block in a {role} message")
     call_id = as_id(hist, i, block.get("id"), "tool_use 'id'")
-    name = as_string(hist, i, block.get("name"), "tool_use 'name'")
+    name = as_name(hist, i, block.get("name"), "tool_use 'name'")
     raw = block.get("input", {})
     if isinstance(raw, UnreadableArguments):  # sent as {}, refused by the gate
         part = ToolCall(id=call_id, name=name, arguments=raw.text)

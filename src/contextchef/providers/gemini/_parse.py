@@ -22,6 +22,7 @@ from contextchef.providers._parsing import (
     as_list,
     as_mapping,
     as_messages,
+    as_name,
     as_string,
     compact_dumps,
     fit_hints,
@@ -94,7 +95,7 @@ def _g_call(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], calls: _
         call_id, named["synthetic_id"] = f"gemini_call_{i + calls.offset}_{j}", True
     call = ToolCall(
         id=as_string(hist, i, call_id, "function_call 'id'"),
-        name=as_string(hist, i, raw.get("name"), "function_call 'name'"),
+        name=as_name(hist, i, raw.get("name"), "function_call 'name'"),
         arguments=text,
     )
     call = hist.call(i, fit_hints(call, part, _gemini.render_part, _G, **named))

@@ -35,6 +35,7 @@ from contextchef.providers._parsing import (
     as_list,
     as_mapping,
     as_messages,
+    as_name,
     as_string,
     compact_dumps,
     fit_hints,
@@ -140,7 +141,7 @@ def _call(hist: HistoryBuilder, i: int, step: dict[str, Any]) -> ToolCall:
         text, named["args"] = compact_dumps(args), args
     call = ToolCall(
         id=as_id(hist, i, step.get("id"), "function_call 'id'"),
-        name=as_string(hist, i, step.get("name"), "function_call 'name'"),
+        name=as_name(hist, i, step.get("name"), "function_call 'name'"),
         arguments=text,
     )
     return hist.call(i, fit_hints(call, step, _r.render_step_part, _F, **named))

@@ -26,6 +26,7 @@ from contextchef.providers._parsing import (
     as_list,
     as_mapping,
     as_messages,
+    as_name,
     as_string,
     envelope_hints,
     fit_hints,
@@ -164,7 +165,7 @@ def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall:
         raw = {**raw, "function": {**function, "arguments": arguments}}
     call = ToolCall(
         id=as_id(hist, i, raw.get("id"), "tool call 'id'"),
-        name=as_string(hist, i, function.get("name"), "function 'name'"),
+        name=as_name(hist, i, function.get("name"), "function 'name'"),
         arguments=arguments,
     )
     return hist.call(i, fit_hints(call, raw, _openai_chat.render_tool_call, _O))

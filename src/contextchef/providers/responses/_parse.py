@@ -29,6 +29,7 @@ from contextchef.providers._parsing import (
     as_list,
     as_mapping,
     as_messages,
+    as_name,
     as_string,
     envelope_hints,
     fit_hints,
@@ -167,7 +168,7 @@ def _r_function_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> N
     item = {**item, "arguments": arguments}  # the text, where an unreadable object was
     call = ToolCall(
         id=as_id(hist, i, item.get("call_id"), "function_call 'call_id'"),
-        name=as_string(hist, i, item.get("name"), "function_call 'name'"),
+        name=as_name(hist, i, item.get("name"), "function_call 'name'"),
         arguments=arguments,
     )
     call = hist.call(i, fit_hints(call, item, _render_item, _R))

@@ -1,0 +1,66 @@
+"""Request rules on the fields of single parts (names, inline data), one per provider doc.
+
+* `anthropic_base64_valid`: an ``image`` / ``document`` block with a ``base64`` source
+  carries standard base64 in ``source.data`` (https://docs.anthropic.com/en/api/messages,
+  ``source.data``: base64-encoded bytes), in messages and inside ``tool_result`` content;
+* `gemini_function_names_present`: every ``functionCall`` and ``functionResponse`` has a
+  non-empty ``name`` (https://ai.google.dev/api/caching#FunctionCall: ``name``
+  "Required"; the same for ``FunctionResponse``).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from contextchef.testing._body import blocks, dicts
+from contextchef.testing._records import RecordedRequest
+
+__all__ = ["anthropic_base64_valid", "gemini_function_names_present"]
+
+
+def _bad_base64(source: object) -> str | None:
+    """What is wrong with a ``base64`` source's data, or None (not one, or valid)."""
+    if not isinstance(source, Mapping) or source.get("type") != "base64":
+        return None
+    data = source.get("data")
+    if not isinstance(data, str) or not data:
+        return f"source.data must be non-empty base64, got {data!r:.40}"
+    try:
+        base64.b64decode(data, validate=True)
+    except ValueError as exc:
+        return f"source.data is not valid base64 ({exc})"
+    return None
+
+
+def anthropic_base64_valid(
+    body: Mapping[str, Any], earlier: Sequence[RecordedRequest]
+) -> Iterator[str]:
+    """``base64`` sources of image and document blocks hold valid, non-empty base64."""
+    for i, message in dicts(body.get("messages")):
+        for j, block in blocks(message):
+            inner = dicts(block.get("content")) if block.get("type") == "tool_result" else []
+            for at, item in [(f"content[{j}]", block)] + [
+                (f"content[{j}].content[{k}]", b) for k, b in inner
+            ]:
+                problem = _bad_base64(item.get("source"))
+                if problem is not None:
+                    yield f"messages[{i}].{at}: {problem}"
+
+
+def gemini_function_names_present(
+    body: Mapping[str, Any], earlier: Sequence[RecordedRequest]
+) -> Iterator[str]:
+    """Every ``functionCall`` / ``functionResponse`` part has a non-empty ``name``."""
+    for i, content in dicts(body.get("contents")):
+        for j, part in dicts(content.get("parts")):
+            for camel, snake in (
+                ("functionCall", "function_call"),
+                ("functionResponse", "function_response"),
+            ):
+                value = part.get(camel, part.get(snake))
+                if isinstance(value, dict):
+                    name = value.get("name")
+                    if not isinstance(name, str) or not name:
+                        yield f"contents[{i}].parts[{j}].{camel}.name: required, got {name!r}"
