@@ -32,6 +32,7 @@ __all__ = [
     "digest",
     "forms_over",
     "leading",
+    "ledger_where",
     "messages_form",
     "messages_of_form",
     "recorded_digest",
@@ -321,6 +322,11 @@ def same_message(message: Message, consumed: Message) -> bool:
     return held is not None and digest(message) == held
 
 
+def ledger_where(name: str) -> str:
+    """How a message names a snapshot's ledger (`name`: its target; "" for none)."""
+    return f"snapshot ledger {name!r}" if name else "snapshot ledger"
+
+
 def consumed_digests(messages: tuple[Message, ...], cache: dict[Any, Any]) -> list[str]:
     """`recorded_digest` of each of a ledger's consumed `messages` (its ``consumed`` field).
 
@@ -380,7 +386,7 @@ def consumed(
         UsageError: Not `size` messages in all, more shared than `history` holds, or a
             shared message that differs from its digest (the ledger's `name` is named).
     """
-    where = f"snapshot ledger {name!r}" if name else "snapshot ledger"
+    where = ledger_where(name)
     shared, digests = form.get("shared", 0), form["consumed"]
     if shared > min(size, len(history)):
         raise UsageError(

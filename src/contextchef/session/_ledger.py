@@ -39,6 +39,7 @@ from contextchef.history._forms import (
     consumed,
     consumed_digests,
     leading,
+    ledger_where,
     messages_form,
     messages_of_form,
     text_digest,
@@ -61,6 +62,7 @@ __all__ = [
     "pending_answered",
     "strip_reasoning",
 ]
+_where = ledger_where
 
 
 CHAIN = ("chain",)
@@ -353,8 +355,8 @@ class Ledger:
         besides (tools, system, marks, pending, thinking bindings) must match its record
         digest. An entry changed after the snapshot was taken would be bound to thinking
         the provider then refuses; so must the history it consumed (`consumed`). `made`
-        holds the history's digests, shared by the snapshot's ledgers, from ``{"": ""}``;
-        None: a signed snapshot (HMAC just verified), its entries not serialized again.
+        holds the history's digests, shared by the snapshot's ledgers (from ``{}``); None:
+        a signed snapshot (HMAC just verified), its entries not serialized again.
 
         Raises:
             UsageError: An inconsistent ledger, or a wire entry or consumed message that
@@ -368,7 +370,8 @@ class Ledger:
         wire = wire_of_forms(data["wire"], data.get("texts"), forms, f"{_where(name)} 'wire'")
         _check_marks(marks, pending, ir=len(ir), wire=len(wire))
         _check_fields(data)
-        entries, jsons = recorded(wire, data["wire_digests"], f"{_where(name)} 'wire'", not made)
+        signed = made is None  # nothing serialized again to be checked
+        entries, jsons = recorded(wire, data["wire_digests"], f"{_where(name)} 'wire'", signed)
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
                 f"{_where(name)}: its tools, system, marks or thinking bindings differ from "
@@ -424,10 +427,6 @@ def _restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, name: str) ->
         names = names | added[i] if i in added else names
         chain.append((entry, d, names))
     ledger.binding_cache[CHAIN] = chain
-
-
-def _where(name: str) -> str:
-    return f"snapshot ledger {name!r}" if name else "snapshot ledger"
 
 
 def _check_fields(data: LedgerForm) -> None:

@@ -118,7 +118,7 @@ class SessionState:
             UsageError: A malformed ledger (named in the message).
             CorruptHistoryError: The history is malformed.
         """
-        history, made = checked_history(data["history"]), None if signed else {"": ""}
+        history, made = checked_history(data["history"]), None if signed else dict[Any, Any]()
         ledgers = {
             target: Ledger.from_dict(raw, history, data["history"], name=target, made=made)
             for target, raw in data["ledgers"].items()
