@@ -477,7 +477,7 @@ def test_allow_unsigned_admits_only_snapshots_without_a_signature(snap: dict[str
         assert info.value.problem == problem
     unsigned = {k: v for k, v in tampered.items() if k != "signature"}
     # the host's explicit opt-in takes the data, but not a history its ledgers contradict
-    with pytest.raises(UsageError, match="history message 0 differs.*nothing was restored"):
+    with pytest.raises(UsageError, match=r"history message 0 differs.*nothing was restored"):
         chef.restore(copy.deepcopy(unsigned), allow_unsigned=True)
     assert chef.snapshot() == before
     unsigned = {k: v for k, v in snap.items() if k != "signature"}
