@@ -354,9 +354,8 @@ class Ledger:
         for any request) matching its recorded digest; and what the ledger replays
         besides (tools, system, marks, pending, thinking bindings) must match its record
         digest. An entry changed after the snapshot was taken would be bound to thinking
-        the provider then refuses; so must the history it consumed (`consumed`). `made`
-        holds the history's digests, shared by the snapshot's ledgers (from ``{}``); None:
-        a signed snapshot (HMAC just verified), its entries not serialized again.
+        the provider then refuses; so must its consumed history (`consumed`; `made`: digests
+        shared by the snapshot's ledgers, from ``{}``; None: signed, its HMAC just verified).
 
         Raises:
             UsageError: An inconsistent ledger, or a wire entry or consumed message that
