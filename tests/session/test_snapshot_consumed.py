@@ -135,3 +135,47 @@ def test_a_bad_consumed_count_is_named() -> None:
     snap["ledgers"]["openai"]["consumed"].pop()
     with pytest.raises(UsageError, match="ledger 'openai' 'consumed' holds 6 digests"):
         make().restore(snap, allow_unsigned=True)
+
+
+# -- an integer too long for Python to print is described in our words ----------------------
+
+HUGE = 10**5000
+
+
+def _wire_int(snap: dict[str, Any]) -> None:
+    snap["ledgers"]["anthropic"]["wire"][0]["content"][0]["n"] = HUGE
+
+
+def _dynamic_int(snap: dict[str, Any]) -> None:
+    snap["dynamic_state"] = {"n": HUGE}
+
+
+@pytest.mark.parametrize("edit", [_wire_int, _dynamic_int])
+def test_a_snapshot_integer_too_long_is_named_in_our_words(edit: Any) -> None:
+    snap = snapshot_of_two_targets()
+    edit(snap)
+    with pytest.raises(UsageError) as caught:
+        make().restore(snap, allow_unsigned=True)
+    message = str(caught.value)
+    assert "set_int_max_str_digits" not in message and "Exceeds the limit" not in message
+    assert "integer of more than 4,300 digits" in message and "as a string" in message
+
+
+def test_the_model_is_told_of_a_too_long_integer_argument_in_our_words() -> None:
+    from contextchef import ToolCall
+
+    chef = make()
+    arguments = '{"path": 1' + "0" * 5000 + "}"
+    outcome = chef.execute(ToolCall(id="c1", name="read_file", arguments=arguments))
+    told = str(outcome.result.content)
+    assert "set_int_max_str_digits" not in told and "Exceeds the limit" not in told
+    assert "integer of more than 4,300 digits" in told
+
+
+def test_a_memory_file_with_a_too_long_integer_is_refused_in_our_words(tmp_path: Any) -> None:
+    from contextchef import FileMemoryStore
+
+    path = tmp_path / "memories.json"
+    path.write_text('{"version": 1, "memories": {"a": 1' + "0" * 5000 + "}}", "utf-8")
+    with pytest.raises(UsageError, match="integer of more than 4,300 digits"):
+        FileMemoryStore(path)
