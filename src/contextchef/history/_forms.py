@@ -6,8 +6,9 @@ normalized messages) as indices of the history messages they equal, so a snapsho
 the conversation once, and `messages_of_form` reads it back. `wire_forms` writes what was
 sent (a ledger's wire entries) with each long text the history holds as a reference to it
 (snapshot version 3), and `wire_of_forms` puts the texts back. A ledger's consumed
-messages past those it shares with the history are recorded by `digest` and read back
-by `consumed`, with a placeholder for each the history no longer holds (`same_message`).
+messages are recorded by `digest` (`consumed_digests`) and read back by `consumed`, which
+refuses a shared one that changed and puts a placeholder for each later one the history
+no longer holds (`same_message`).
 """
 
 from __future__ import annotations
@@ -383,7 +384,7 @@ def consumed(
     """A ledger form's consumed messages: `history`'s first ``shared``, then by digest.
 
     (Version 1 shares none.) ``consumed`` holds a digest per message past the ``shared``
-    ones, or (from contextchef 0.x on, issue 27's snapshots) one per consumed message:
+    ones (as written before the check below), or one per consumed message (now):
     then each shared message is checked against its digest, read from its form in
     `forms` (the snapshot's history, parallel to `history`; `cache` keeps the digests
     made, shared by the snapshot's ledgers; None: a signed snapshot, not checked). A
