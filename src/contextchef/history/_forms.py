@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_utf8
@@ -293,18 +293,8 @@ def text_digest(text: str) -> str:
 
 
 def digest(message: Message) -> str:
-    """A short digest of a message's JSON form (how snapshots record what was consumed).
-
-    Kept on the message (frozen, so it cannot change); a restore puts there the digests
-    it checked or that a signature covers (`consumed`), so the next save makes none.
-    """
-    held = message.__dict__.get(_DIGEST)
-    if held is None:
-        held = message.__dict__[_DIGEST] = text_digest(canonical_dumps(message.to_dict()))
-    return cast("str", held)
-
-
-_DIGEST = "_contextchef_digest"
+    """A short digest of a message's JSON form (how snapshots record what was consumed)."""
+    return text_digest(canonical_dumps(message.to_dict()))
 
 
 _EDITED = "contextchef:edited"
@@ -413,10 +403,7 @@ def consumed(
         )
     if len(digests) == size and shared:  # every consumed message has its digest
         made: dict[Any, Any] = {} if cache is None else cache
-        for i in range(shared):
-            if cache is None:  # signed: the signature covers the history and its digests
-                history[i].__dict__.setdefault(_DIGEST, digests[i])
-                continue
+        for i in range(shared) if cache is not None else ():
             ours = made.get(i) or made.setdefault(i, _form_digest(forms[i], history[i]))
             if ours != digests[i] and _any_digest(history[i]) != digests[i]:
                 raise UsageError(
@@ -425,7 +412,6 @@ def consumed(
                     "snapshot was taken, and this target would replay the message as it "
                     "was while others are sent it as it is now; nothing was restored"
                 )
-            history[i].__dict__.setdefault(_DIGEST, digests[i])
         digests = digests[shared:]
     pairs = zip(history[shared:], digests, strict=False)
     same = sum(1 for _ in itertools.takewhile(lambda p: _any_digest(p[0]) == p[1], pairs))
