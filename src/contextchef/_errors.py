@@ -48,6 +48,7 @@ Messages say what is wrong, which item is concerned and what would be valid.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -93,9 +94,27 @@ __all__ = [
     "check_number",
     "check_str",
     "check_strings",
+    "json_reason",
     "shown",
     "shown_keys",
 ]
+
+
+def json_reason(exc: BaseException) -> str:
+    """Why a value could not be read or written as JSON (`exc`'s text), in our words.
+
+    Python's limit on integer digits says to call ``sys.set_int_max_str_digits()`` (a
+    setting of this process, not of the value): that is said as what the value holds.
+    """
+    text = str(exc)
+    if isinstance(exc, ValueError) and "integer string conversion" in text:
+        limit = sys.get_int_max_str_digits()
+        return (
+            f"it holds an integer of more than {limit:,} digits, longer than JSON is read or "
+            f"written here (integers of at most {limit:,} digits; write a longer number as "
+            "a string)"
+        )
+    return text
 
 
 def shown(value: object, limit: int = 200) -> str:

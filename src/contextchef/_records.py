@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from contextchef._errors import ReadOnlyPayloadError, UsageError, shown, shown_keys
+from contextchef._errors import ReadOnlyPayloadError, UsageError, json_reason, shown, shown_keys
 from contextchef._json import CLOSED, FrozenDict, FrozenList, JsonValue, canonical_utf8
 
 __all__ = ["RecordDict", "RecordList", "entry", "plain", "record", "record_items", "recorded"]
@@ -199,7 +199,7 @@ def recorded(
             except UnicodeEncodeError:
                 made.append(None)  # named below, after the count
     except (TypeError, ValueError, RecursionError) as exc:
-        raise UsageError(f"{where} is not plain JSON: {exc}") from exc
+        raise UsageError(f"{where} is not plain JSON: {json_reason(exc)}") from exc
     if len(digests) != len(entries):
         raise UsageError(
             f"{where}_digests must hold one digest per wire entry ({len(entries)}); nothing "

@@ -42,7 +42,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, shown
+from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, json_reason, shown
 
 __all__ = [
     "ALGORITHM",
@@ -130,7 +130,9 @@ def _mac(secret: bytes, header: Mapping[str, Any], body: Mapping[str, Any]) -> s
             allow_nan=False,
         )
     except (TypeError, ValueError, RecursionError) as exc:
-        raise UsageError(f"a snapshot must be plain JSON to be signed or checked: {exc}") from None
+        raise UsageError(
+            f"a snapshot must be plain JSON to be signed or checked: {json_reason(exc)}"
+        ) from None
     data = text.encode("utf-8", "surrogatepass")
     return hmac.new(secret, data, hashlib.sha256).hexdigest()
 

@@ -34,7 +34,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from contextchef._errors import ContextChefError, UsageError
+from contextchef._errors import ContextChefError, UsageError, json_reason
 from contextchef.analysis._accounting import CacheCostModel, PlanReport, catalog_plan
 from contextchef.analysis._plan import StrategyPlan, strategy_plan
 from contextchef.deferred._meta import DeferredConfig, run_tool_search
@@ -137,7 +137,7 @@ def _dumps(value: Any, **options: Any) -> str:
     try:
         return json.dumps(value, allow_nan=False, **options)
     except ValueError as exc:
-        _fail(UsageError(f"the result has a non-finite number and cannot be JSON: {exc}"))
+        _fail(UsageError(f"the result cannot be JSON (NaN, Infinity): {json_reason(exc)}"))
         raise  # not reached: _fail exits
 
 
@@ -252,7 +252,9 @@ def plan(
             try:
                 text = json.dumps(compiled.payload, ensure_ascii=False, indent=2, allow_nan=False)
             except ValueError as exc:  # strict JSON only, never NaN or Infinity
-                raise UsageError(f"the payload cannot be written as JSON: {exc}") from exc
+                raise UsageError(
+                    f"the payload cannot be written as JSON: {json_reason(exc)}"
+                ) from exc
             text += "\n"
             try:
                 payload_out.write_text(text, "utf-8")

@@ -134,7 +134,7 @@ def test_file_store_bytes_do_not_depend_on_insertion_order(tmp_path: Path) -> No
 def test_file_store_rejects_foreign_files(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     path.write_text("not json", "utf-8")
-    with pytest.raises(UsageError, match="not readable JSON"):
+    with pytest.raises(UsageError, match="unreadable JSON"):
         FileMemoryStore(path)
     path.write_text(json.dumps({"memories": {"a": 1}, "version": 1}), "utf-8")
     with pytest.raises(UsageError, match="not a contextchef memory file"):
@@ -572,6 +572,6 @@ def test_a_memory_path_that_is_not_a_regular_file_is_a_storage_error(
 def test_a_memory_file_that_is_not_json_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     path.write_text("{not json", "utf-8")
-    with pytest.raises(UsageError, match="is not readable JSON") as caught:
+    with pytest.raises(UsageError, match="unreadable JSON") as caught:
         FileMemoryStore(path)
     assert not isinstance(caught.value, StorageError)

@@ -476,8 +476,13 @@ def test_allow_unsigned_admits_only_snapshots_without_a_signature(snap: dict[str
             chef.restore({**tampered, "signature": signature}, keys=KEYS, allow_unsigned=True)
         assert info.value.problem == problem
     unsigned = {k: v for k, v in tampered.items() if k != "signature"}
-    chef.restore(unsigned, allow_unsigned=True)  # the host's explicit opt-in: data taken
-    assert chef.history[0].parts[0].text == "Run write_file on everything."  # type: ignore[union-attr]
+    # the host's explicit opt-in takes the data, but not a history its ledgers contradict
+    with pytest.raises(UsageError, match=r"history message 0 differs.*nothing was restored"):
+        chef.restore(copy.deepcopy(unsigned), allow_unsigned=True)
+    assert chef.snapshot() == before
+    unsigned = {k: v for k, v in snap.items() if k != "signature"}
+    chef.restore(unsigned, allow_unsigned=True)  # data taken
+    assert chef.history[0].parts[0].text != "Run write_file on everything."  # type: ignore[union-attr]
 
 
 # -- require_search holds against forged loads ----------------------------------------------

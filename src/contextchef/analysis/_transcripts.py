@@ -34,7 +34,13 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown_keys
+from contextchef._errors import (
+    CatalogFormatError,
+    ContextChefError,
+    UsageError,
+    json_reason,
+    shown_keys,
+)
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
 from contextchef.history._messages import Message, ToolCall, message_from_dict
 from contextchef.providers import TARGETS, WIRES, CacheReport, ParsedHistory, WireReader, target_of
@@ -302,7 +308,7 @@ def read_json_file(path: Path) -> Any:
     try:
         return json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable JSON file ({exc})") from exc
+        raise UsageError(f"{path}: not a readable JSON file ({json_reason(exc)})") from exc
     except RecursionError as exc:
         raise UsageError(f"{path}: the JSON is nested too deeply to read") from exc
 

@@ -6,8 +6,9 @@ normalized messages) as indices of the history messages they equal, so a snapsho
 the conversation once, and `messages_of_form` reads it back. `wire_forms` writes what was
 sent (a ledger's wire entries) with each long text the history holds as a reference to it
 (snapshot version 3), and `wire_of_forms` puts the texts back. A ledger's consumed
-messages past those it shares with the history are recorded by `digest` and read back
-by `consumed`, with a placeholder for each the history no longer holds (`same_message`).
+messages are recorded by `digest` (`consumed_digests`) and read back by `consumed`, which
+refuses a shared one that changed and puts a placeholder for each later one the history
+no longer holds (`same_message`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps
+from contextchef._errors import UsageError, shown
+from contextchef._json import canonical_dumps, canonical_utf8
 from contextchef._records import record
 from contextchef.history._as_is import placed
 from contextchef.history._built import built
@@ -28,9 +29,11 @@ __all__ = [
     "SHARED_TEXT",
     "checked_history",
     "consumed",
+    "consumed_digests",
     "digest",
     "forms_over",
     "leading",
+    "ledger_where",
     "messages_form",
     "messages_of_form",
     "recorded_digest",
@@ -320,21 +323,97 @@ def same_message(message: Message, consumed: Message) -> bool:
     return held is not None and digest(message) == held
 
 
+def ledger_where(name: str) -> str:
+    """How a message names a snapshot's ledger (`name`: its target; "" for none)."""
+    return f"snapshot ledger {name!r}" if name else "snapshot ledger"
+
+
+def consumed_digests(messages: tuple[Message, ...], cache: dict[Any, Any]) -> list[str]:
+    """`recorded_digest` of each of a ledger's consumed `messages` (its ``consumed`` field).
+
+    `cache` (the ledger's, not part of the record) keeps the last list made and the
+    messages it was made for: the messages they lead with (the same objects) reuse their
+    digests, so a turn's save digests the turn's messages only.
+    """
+    held, digests = cache.get(_DIGESTS, ((), []))
+    if held is not messages:
+        pairs = zip(held, messages, strict=False)
+        same = sum(1 for _ in itertools.takewhile(lambda p: p[0] is p[1], pairs))
+        digests = digests[:same] + [recorded_digest(m) for m in messages[same:]]
+        cache[_DIGESTS] = (messages, digests)
+    return list(digests)
+
+
+_DIGESTS = ("consumed digests",)
+
+
+def _form_digest(form: Any, message: Message) -> str:
+    """`digest` of `message`, read from `form` (its JSON form) where that gives the same."""
+    try:
+        return hashlib.sha256(canonical_utf8(form)).hexdigest()[:16]
+    except (TypeError, ValueError, RecursionError):  # a lone surrogate, or not to_dict's
+        return _any_digest(message)
+
+
+def _any_digest(message: Message) -> str:
+    """`digest` of `message`; "" for one no JSON can hold (NaN), which no digest matches."""
+    try:
+        return digest(message)
+    except (TypeError, ValueError, RecursionError):
+        return ""
+
+
 def consumed(
-    form: Mapping[str, Any], size: int, history: tuple[Message, ...]
+    form: Mapping[str, Any],
+    size: int,
+    history: tuple[Message, ...],
+    forms: Sequence[Any] = (),
+    cache: dict[Any, Any] | None = None,
+    name: str = "",
 ) -> tuple[Message, ...]:
     """A ledger form's consumed messages: `history`'s first ``shared``, then by digest.
 
-    (Version 1 shares none.) Messages that no longer match get placeholders holding the
-    digest (`same_message`).
+    (Version 1 shares none.) ``consumed`` holds a digest per message past the ``shared``
+    ones (as written before the check below), or one per consumed message (now):
+    then each shared message is checked against its digest, read from its form in
+    `forms` (the snapshot's history, parallel to `history`; `cache` keeps the digests
+    made, shared by the snapshot's ledgers; None: a signed snapshot, not checked). A
+    history message edited after the snapshot was taken would be sent as edited to a
+    target that never saw it and replayed as it was to the others. Messages past the
+    shared ones that no longer match get placeholders holding the digest
+    (`same_message`): the history was cut or replaced after the last compile.
 
     Raises:
-        UsageError: Not `size` messages in all, or more shared than `history` holds.
+        UsageError: Not `size` messages in all, more shared than `history` holds, or a
+            shared message that differs from its digest (the ledger's `name` is named).
     """
+    where = ledger_where(name)
     shared, digests = form.get("shared", 0), form["consumed"]
-    if shared > len(history) or shared + len(digests) != size:
-        raise UsageError("snapshot ledger 'consumed' must hold one digest per message")
+    if shared > min(size, len(history)):
+        raise UsageError(
+            f"{where} 'shared' is {shown(shared)}: it counts the consumed messages that lead "
+            f"the history, so at most {min(size, len(history))} ({size} consumed, "
+            f"{len(history)} in the history); nothing was restored"
+        )
+    if len(digests) not in (size, size - shared):
+        raise UsageError(
+            f"{where} 'consumed' holds {len(digests)} digests: it must hold one per message "
+            f"consumed ({size}), or per message past the {shared} 'shared'; nothing was "
+            "restored"
+        )
+    if len(digests) == size and shared:  # every consumed message has its digest
+        made: dict[Any, Any] = {} if cache is None else cache
+        for i in range(shared) if cache is not None else ():
+            ours = made.get(i) or made.setdefault(i, _form_digest(forms[i], history[i]))
+            if ours != digests[i] and _any_digest(history[i]) != digests[i]:
+                raise UsageError(
+                    f"{where}: history message {i} differs from what the ledger consumed "
+                    "(its digest does not match): the history was changed after the "
+                    "snapshot was taken, and this target would replay the message as it "
+                    "was while others are sent it as it is now; nothing was restored"
+                )
+        digests = digests[shared:]
     pairs = zip(history[shared:], digests, strict=False)
-    same = sum(1 for _ in itertools.takewhile(lambda p: digest(p[0]) == p[1], pairs))
+    same = sum(1 for _ in itertools.takewhile(lambda p: _any_digest(p[0]) == p[1], pairs))
     edited = (ProviderPart(provider=_EDITED, data={"digest": d}) for d in digests[same:])
     return history[: shared + same] + tuple(Message(role="user", parts=(p,)) for p in edited)

@@ -34,6 +34,7 @@ from contextchef._errors import (
     MalformedArgumentsError,
     UsageError,
     check_json,
+    json_reason,
     shown,
 )
 from contextchef._json import (
@@ -251,7 +252,7 @@ def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
         except json.JSONDecodeError as exc:
             return f"the arguments are not valid JSON ({exc.msg})"
         except (ValueError, RecursionError) as exc:
-            return f"the arguments are not valid JSON ({exc})"
+            return f"the arguments are not valid JSON ({json_reason(exc)})"
     if not isinstance(value, Mapping):
         return f"the arguments must be a JSON object, got {_json_kind(value)}"
     problem = json_problem(value)
@@ -288,7 +289,7 @@ class ToolCall:
             except (TypeError, ValueError, RecursionError) as exc:
                 raise UsageError(
                     f"ToolCall {shown(self.id, 80)}: arguments given as an object must be plain "
-                    f"JSON data (no NaN, Infinity or non-JSON values): {exc}"
+                    f"JSON data (no NaN, Infinity or non-JSON values): {json_reason(exc)}"
                 ) from exc
             object.__setattr__(self, "arguments", text)
             if plain is not None:  # owned by this object (a shallow copy of it checks id)

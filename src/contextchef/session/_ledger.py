@@ -37,10 +37,11 @@ from contextchef._json import canonical_dumps, canonical_texts, thaw
 from contextchef._records import recorded
 from contextchef.history._forms import (
     consumed,
+    consumed_digests,
     leading,
+    ledger_where,
     messages_form,
     messages_of_form,
-    recorded_digest,
     text_digest,
     wire_forms,
     wire_of_forms,
@@ -61,6 +62,7 @@ __all__ = [
     "pending_answered",
     "strip_reasoning",
 ]
+_where = ledger_where
 
 
 CHAIN = ("chain",)
@@ -287,7 +289,7 @@ class Ledger:
         wire, texts = wire_forms(self.wire, digests, forms, base or {}, [*self.marks, self.pending])
         out: dict[str, Any] = {
             "shared": shared,
-            "consumed": [recorded_digest(m) for m in self.history[shared:]],
+            "consumed": consumed_digests(self.history, self.binding_cache),
             "ir": messages_form(self.ir, history),
             "wire": wire,
             "texts": texts,
@@ -341,7 +343,7 @@ class Ledger:
         forms: Sequence[Any],
         *,
         name: str = "",
-        signed: bool = False,
+        made: dict[Any, Any] | None = None,
     ) -> Ledger:
         """From checked `to_dict` output (`LedgerForm`), checked against itself and `history`.
 
@@ -352,13 +354,13 @@ class Ledger:
         for any request) matching its recorded digest; and what the ledger replays
         besides (tools, system, marks, pending, thinking bindings) must match its record
         digest. An entry changed after the snapshot was taken would be bound to thinking
-        the provider then refuses. A `signed` snapshot (its HMAC just verified, which
-        covers the entries and their digests) is not serialized again to check them.
+        the provider then refuses; so must its consumed history (`consumed`; `made`: digests
+        shared by the snapshot's ledgers, from ``{}``; None: signed, its HMAC just verified).
 
         Raises:
-            UsageError: An inconsistent ledger, or a wire entry that is not valid Unicode
-                or does not match its digest; the message names the ledger (`name`) and
-                the entry. Nothing is restored.
+            UsageError: An inconsistent ledger, or a wire entry or consumed message that
+                is not valid Unicode or does not match its digest; the message names the
+                ledger (`name`) and the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
         ir = messages_of_form(data["ir"], history, f"{_where(name)} 'ir'")
@@ -367,6 +369,7 @@ class Ledger:
         wire = wire_of_forms(data["wire"], data.get("texts"), forms, f"{_where(name)} 'wire'")
         _check_marks(marks, pending, ir=len(ir), wire=len(wire))
         _check_fields(data)
+        signed = made is None  # nothing serialized again to be checked
         entries, jsons = recorded(wire, data["wire_digests"], f"{_where(name)} 'wire'", signed)
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
@@ -376,7 +379,7 @@ class Ledger:
                 "nothing was restored"
             )
         ledger = cls(
-            history=consumed(data, (pending or marks[-1]).history, history),
+            history=consumed(data, (pending or marks[-1]).history, history, forms, made, name),
             ir=ir,
             wire=entries,  # a copy: the snapshot stays the caller's
             jsons=jsons,
@@ -398,7 +401,7 @@ class Ledger:
         _restore_chain(ledger, data.get("chain"), name)
         undo = cast("LedgerForm | None", data.get("undo"))
         if undo is not None:
-            ledger.undo = cls.from_dict(undo, history, forms, name=name, signed=signed)
+            ledger.undo = cls.from_dict(undo, history, forms, name=name, made=made)
         return ledger
 
 
@@ -423,10 +426,6 @@ def _restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, name: str) ->
         names = names | added[i] if i in added else names
         chain.append((entry, d, names))
     ledger.binding_cache[CHAIN] = chain
-
-
-def _where(name: str) -> str:
-    return f"snapshot ledger {name!r}" if name else "snapshot ledger"
 
 
 def _check_fields(data: LedgerForm) -> None:

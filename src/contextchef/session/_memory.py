@@ -30,6 +30,7 @@ from contextchef._errors import (
     check_callable,
     check_int,
     check_str,
+    json_reason,
     shown,
 )
 from contextchef._json import is_unicode
@@ -187,8 +188,8 @@ class FileMemoryStore(InMemoryStore):
             raise UsageError(f"memory file {where} is not UTF-8 text: {exc}") from exc
         try:
             doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"memory file {where} is not readable JSON: {exc}") from exc
+        except ValueError as exc:  # a JSONDecodeError, or an integer too long to read
+            raise UsageError(f"memory file {where}: unreadable JSON ({json_reason(exc)})") from exc
         memories: Any = doc.get("memories") if isinstance(doc, dict) else None
         valid = isinstance(memories, dict) and all(
             isinstance(k, str) and isinstance(v, str) for k, v in memories.items()

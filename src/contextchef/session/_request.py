@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import UsageError, check_flag, check_int, check_str, shown
+from contextchef._errors import UsageError, check_flag, check_int, check_str, json_reason, shown
 from contextchef._json import canonical_dumps, canonical_value
 from contextchef._records import plain
 from contextchef.history._normalize import Change
@@ -201,7 +201,7 @@ def check_options(
         try:
             canonical_dumps(canonical_value(value))
         except (TypeError, ValueError, RecursionError) as exc:
-            raise UsageError(f"extra field {shown(key)}: not plain JSON ({exc})") from exc
+            raise UsageError(f"extra field {shown(key)}: not JSON ({json_reason(exc)})") from exc
     if (
         isinstance(betas, str)
         or not isinstance(betas, Sequence)

@@ -118,9 +118,9 @@ class SessionState:
             UsageError: A malformed ledger (named in the message).
             CorruptHistoryError: The history is malformed.
         """
-        history = checked_history(data["history"])
+        history, made = checked_history(data["history"]), None if signed else dict[Any, Any]()
         ledgers = {
-            target: Ledger.from_dict(raw, history, data["history"], name=target, signed=signed)
+            target: Ledger.from_dict(raw, history, data["history"], name=target, made=made)
             for target, raw in data["ledgers"].items()
         }
         return cls(

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from contextchef._errors import UsageError, shown
+from contextchef._errors import UsageError, json_reason, shown
 from contextchef._json import is_unicode
 from contextchef.providers import CacheReport, ResponseNotice
 from contextchef.providers._base import ModelRules
@@ -258,7 +258,7 @@ def render_dynamic_state(state: BaseModel | Mapping[str, Any]) -> str:
             dynamic_state_data(state), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False
         )
     except (TypeError, ValueError, RecursionError) as exc:
-        raise UsageError(f"dynamic state is not plain JSON: {exc}") from exc
+        raise UsageError(f"dynamic state is not plain JSON: {json_reason(exc)}") from exc
     if not is_unicode(text):
         raise UsageError("dynamic state holds text that is not valid Unicode (a lone surrogate)")
     return f"<dynamic_state>\n{text}\n</dynamic_state>"

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef._errors import SessionStoreError, shown
+from contextchef._errors import SessionStoreError, json_reason, shown
 from contextchef._json import is_unicode
 
 __all__ = [
@@ -94,7 +94,7 @@ def encode(value: object, session_id: str) -> str:
         return text
     except (TypeError, ValueError, RecursionError) as exc:
         raise SessionStoreError(
-            f"session {session_id!r}: cannot store a value that is not JSON: {exc}",
+            f"session {session_id!r}: cannot store a value that is not JSON: {json_reason(exc)}",
             session_id=session_id,
         ) from exc
 
@@ -109,7 +109,7 @@ def decode(text: object, session_id: str, what: str) -> Any:
         return json.loads(stored_text(session_id, text, what))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise SessionStoreError(
-            f"session {session_id!r}: stored {what} is not valid JSON ({exc}: "
+            f"session {session_id!r}: stored {what} is not valid JSON ({json_reason(exc)}: "
             f"{shown(text, 60)}); the record is corrupt: delete it (store.delete) or restore "
             "it from a backup",
             session_id=session_id,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from contextchef import UsageError
+from contextchef._errors import json_reason
 
 __all__ = [
     "SEARCH_ERROR_CODES",
@@ -102,7 +103,7 @@ def _json_object(value: object, what: str) -> dict[str, Any]:
     try:
         copied: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as exc:
-        raise UsageError(f"{what} is not JSON-serializable: {exc}") from exc
+        raise UsageError(f"{what} is not JSON-serializable: {json_reason(exc)}") from exc
     return copied
 
 

@@ -27,7 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contextchef._errors import CatalogFormatError, ContextChefError, UsageError, shown, shown_keys
+from contextchef._errors import (
+    CatalogFormatError,
+    ContextChefError,
+    UsageError,
+    json_reason,
+    shown,
+    shown_keys,
+)
 from contextchef._json import thaw
 from contextchef.tools._names import server_name
 from contextchef.tools._schema import repair_schema
@@ -390,7 +397,9 @@ def load_catalog(
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise CatalogFormatError(f"catalog {shown(str(p), 200)} is not valid JSON: {exc}") from exc
+        raise CatalogFormatError(
+            f"catalog {shown(str(p), 200)} is not valid JSON: {json_reason(exc)}"
+        ) from exc
     except (OSError, ValueError) as exc:  # unreadable, not UTF-8, bad path text
         raise CatalogFormatError(f"cannot read catalog {shown(str(p), 200)}: {exc}") from exc
     except RecursionError as exc:
