@@ -22,6 +22,7 @@ from test_ingest import send  # the SDK clients pointed at a fake
 from test_snapshot_once import compiled, conversation, make
 
 from contextchef import ContextChefError, UsageError, user
+from contextchef.history._forms import digest
 
 
 def snapshot_of_two_targets() -> dict[str, Any]:
@@ -179,3 +180,24 @@ def test_a_memory_file_with_a_too_long_integer_is_refused_in_our_words(tmp_path:
     path.write_text('{"version": 1, "memories": {"a": 1' + "0" * 5000 + "}}", "utf-8")
     with pytest.raises(UsageError, match="integer of more than 4,300 digits"):
         FileMemoryStore(path)
+
+
+def test_the_digests_checked_at_restore_are_the_next_saves() -> None:
+    # restore keeps each ledger's checked digests, so the save after a resume digests the
+    # new turn only; what it writes must equal what a fresh digest of every message gives
+    snap = snapshot_of_two_targets()
+    chef = make()
+    chef.restore(snap, allow_unsigned=True)
+    chef.append(user("And b.py?"))
+    compiled(chef, "anthropic")
+    again = json.loads(json.dumps(chef.snapshot()))
+    fresh = make()
+    fresh.restore(again, allow_unsigned=True)  # every consumed message checked again
+    for name in ("anthropic", "openai"):
+        ledger = again["ledgers"][name]
+        assert (
+            ledger["consumed"][: len(snap["ledgers"][name]["consumed"])]
+            == (snap["ledgers"][name]["consumed"])
+        )
+        assert ledger["consumed"] == [digest(m) for m in chef.history[: len(ledger["consumed"])]]
+    assert fresh.snapshot() == chef.snapshot()

@@ -38,6 +38,7 @@ __all__ = [
     "messages_of_form",
     "recorded_digest",
     "same_message",
+    "seed_digests",
     "text_digest",
     "wire_forms",
     "wire_of_forms",
@@ -345,6 +346,16 @@ def consumed_digests(messages: tuple[Message, ...], cache: dict[Any, Any]) -> li
 
 
 _DIGESTS = ("consumed digests",)
+
+
+def seed_digests(cache: dict[Any, Any], messages: tuple[Message, ...], digests: list[str]) -> None:
+    """Keep a restored ledger's ``consumed`` digests for `consumed_digests` (its next save).
+
+    `digests` were just checked against `messages` by `consumed` (or are covered by the
+    snapshot's signature), one per message; an older form's partial list is not kept.
+    """
+    if len(digests) == len(messages):
+        cache[_DIGESTS] = (messages, list(digests))
 
 
 def _form_digest(form: Any, message: Message) -> str:

@@ -42,6 +42,7 @@ from contextchef.history._forms import (
     ledger_where,
     messages_form,
     messages_of_form,
+    seed_digests,
     text_digest,
     wire_forms,
     wire_of_forms,
@@ -399,6 +400,7 @@ class Ledger:
         )
         ledger.calls = {c.id: i for i, m in reversed(list(enumerate(ir))) for c in m.tool_calls}
         _restore_chain(ledger, data.get("chain"), name)
+        seed_digests(ledger.binding_cache, ledger.history, data["consumed"])  # the next save's
         undo = cast("LedgerForm | None", data.get("undo"))
         if undo is not None:
             ledger.undo = cls.from_dict(undo, history, forms, name=name, made=made)
