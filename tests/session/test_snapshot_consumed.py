@@ -21,7 +21,7 @@ import pytest
 from test_ingest import send  # the SDK clients pointed at a fake
 from test_snapshot_once import compiled, conversation, make
 
-from contextchef import ContextChefError, UsageError, user
+from contextchef import ContextChef, ContextChefError, Message, TextPart, UsageError, _json, user
 from contextchef.history._forms import digest
 
 
@@ -201,3 +201,24 @@ def test_the_digests_checked_at_restore_are_the_next_saves() -> None:
         )
         assert ledger["consumed"] == [digest(m) for m in chef.history[: len(ledger["consumed"])]]
     assert fresh.snapshot() == chef.snapshot()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_floats_that_orjson_writes_otherwise_still_match(
+    fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the consumed check digests each message's form with the fast encoder first; orjson
+    # writes 1e-07 as 1e-7, so such a message is checked again on its canonical bytes
+    if not fast:
+        monkeypatch.setattr(_json, "FAST_JSON", [None])
+    scored = TextPart(text="ok", provider_data={"score": 1e-7, "big": 1e16, "zero": -0.0})
+    chef = ContextChef()
+    chef.set_history([user("hi"), Message(role="assistant", parts=(scored,)), user("next")])
+    chef.compile("anthropic", model="claude-sonnet-4-5")
+    snap = json.loads(json.dumps(chef.snapshot()))
+    restored = ContextChef()
+    restored.restore(snap, allow_unsigned=True)
+    assert restored.history == chef.history
+    snap["history"][1]["parts"][0]["provider_data"]["score"] = 2e-7
+    with pytest.raises(UsageError, match="history message 1 differs"):
+        ContextChef().restore(snap, allow_unsigned=True)

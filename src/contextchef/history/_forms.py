@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError, shown
-from contextchef._json import canonical_dumps, canonical_utf8
+from contextchef._json import canonical_dumps, canonical_utf8, fast_utf8
 from contextchef._records import record
 from contextchef.history._as_is import placed
 from contextchef.history._built import built
@@ -359,7 +359,15 @@ def seed_digests(cache: dict[Any, Any], messages: tuple[Message, ...], digests: 
 
 
 def _form_digest(form: Any, message: Message) -> str:
-    """`digest` of `message`, read from `form` (its JSON form) where that gives the same."""
+    """`digest` of `message`, read from `form` (its JSON form) where that gives the same.
+
+    The fast encoder's bytes first (orjson: several times faster than ``json`` here): they
+    differ from the canonical ones only on floats, so a digest that matches proves the
+    message the same, and `consumed` checks a mismatch again on the canonical bytes.
+    """
+    fast = fast_utf8(form)
+    if fast is not None:
+        return hashlib.sha256(fast).hexdigest()[:16]
     try:
         return hashlib.sha256(canonical_utf8(form)).hexdigest()[:16]
     except (TypeError, ValueError, RecursionError):  # a lone surrogate, or not to_dict's
