@@ -15,6 +15,7 @@ from contextchef.testing._binding import (
     anthropic_thinking_prefix,
     input_transformations,
     judge_thinking,
+    sign_thinking,
 )
 from contextchef.testing._body import betas
 from contextchef.testing._context import ContextViews, ModelView
@@ -87,7 +88,7 @@ class FakeAnthropic(FakeProvider):
             reply["input_transformations"] = input_transformations(verdict, enforced=enforced)
         if "diagnostics" in body:
             reply["diagnostics"] = cache_diagnostics(body, earlier, headers)
-        return self._context.managed(reply, body)
+        return sign_thinking(self._context.managed(reply, body), body)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return _replies.anthropic_error(status, message)
