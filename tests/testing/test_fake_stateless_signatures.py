@@ -9,8 +9,10 @@ snapshots it to SQLite, and resumes it in a new process against a new fake B.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -22,6 +24,8 @@ import pytest
 
 from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
 from contextchef.testing._body import canonical
+from contextchef.testing._interactions import interactions_reply, interactions_signatures_replayed
+from contextchef.testing._replies import Ids
 from contextchef.testing._signing import FAKE_SIGNING_KEY, opened, seal
 
 HX = httpx_for(anthropic)
@@ -130,17 +134,28 @@ def test_the_signature_seals_the_text(
 
 _SCRIPT = textwrap.dedent(
     """
-    import json, sys
-    import anthropic
+    import copy, json, sys
+    import anthropic, openai
+    from google import genai
+    from google.genai import types
     from contextchef import ContextChef, SessionSync, SnapshotKeys, SQLiteSessionStore, user
-    from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
+    from contextchef.testing import fake_for, httpx_for, text, tool_calls
 
-    db, phase, tamper = sys.argv[1], sys.argv[2], sys.argv[3] == "tamper"
+    db, target, phase, tamper = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "tamper"
+    model = {"anthropic": "claude-opus-5-5", "responses": "gpt-5.5",
+             "gemini-interactions": "gemini-4-argon"}[target]
     store = SQLiteSessionStore(db, keys=SnapshotKeys({"k1": b"x" * 32}))
-    fake = FakeAnthropic()  # a new fake in each process: it never saw the other's requests
-    client = anthropic.Anthropic(
-        api_key="t", max_retries=0, http_client=fake.http_client(httpx_for(anthropic))
-    )
+    fake = fake_for(target)  # a new fake in each process: it never saw the other's requests
+    http = fake.http_client(httpx_for(anthropic))
+    if target == "anthropic":
+        client = anthropic.Anthropic(api_key="t", max_retries=0, http_client=http)
+        send, refusal = (lambda p: client.messages.create(**p)), anthropic.BadRequestError
+    elif target == "responses":
+        client = openai.OpenAI(api_key="t", max_retries=0, http_client=http)
+        send, refusal = (lambda p: client.responses.create(**p)), openai.BadRequestError
+    else:
+        client = genai.Client(api_key="t", http_options=types.HttpOptions(httpx_client=http))
+        send, refusal = (lambda p: client.interactions.create(**p)), Exception
 
     def grep(pattern: str) -> str:
         \"\"\"Search the code base.
@@ -156,77 +171,111 @@ _SCRIPT = textwrap.dedent(
         chef.set_system_prompt("You are a careful engineering agent.")
         return chef
 
+    def edit(payload):
+        for message in payload["messages"]:
+            for block in message["content"] if message["role"] == "assistant" else ():
+                if block.get("type") == "thinking":
+                    block["thinking"] = "edited " + block["thinking"]
+        return payload
+
     def turn(chef, i):
         chef.append(user(f"question {phase}{i}"))
         while True:
-            request = chef.compile("anthropic", model="claude-opus-5-5")
-            payload = request.mutable_payload() if tamper else request.payload
-            if tamper:
-                for message in payload["messages"]:
-                    for block in message["content"] if message["role"] == "assistant" else ():
-                        if block.get("type") == "thinking":
-                            block["thinking"] = "edited " + block["thinking"]
+            request = chef.compile(target, model=model)
+            payload = edit(request.mutable_payload()) if tamper else request.payload
             try:
-                reply = client.messages.create(**payload)
-            except anthropic.BadRequestError as exc:
-                return str(exc.body["error"]["message"])
+                reply = send(payload)
+            except refusal:
+                return "refused"
             if not chef.run_tools(chef.ingest(reply)):
                 return None
 
     sync = SessionSync(store, "conv-1", checkpoint_every=16)
-    refused = []
     for i in range(2):
         fake.script(
             tool_calls(("grep", {"pattern": f"T{i}"}), reasoning=f"think {phase}{i}"),
             text(f"answer {i}", reasoning=f"done {phase}{i}"),
         )
-        refused.append(sync.run_turn(make_chef, lambda chef, i=i: turn(chef, i)))
-        if refused[-1]:
+        if sync.run_turn(make_chef, lambda chef, i=i: turn(chef, i)):
             break
     print(json.dumps({
         "violations": [[v.rule, v.message] for v in fake.violations],
         "requests": len(fake.requests),
-        "thinking_sent": sum(
-            1 for r in fake.requests for m in r.body["messages"]
-            if m["role"] == "assistant" for b in m["content"] if b["type"] == "thinking"
-        ),
+        "sent": [json.dumps(r.body) for r in fake.requests],
+        "replies": [json.dumps(r.reply) for r in fake.requests],
     }))
     """
 )
 
+TARGETS = ["anthropic", "responses", "gemini-interactions"]
 
-def _phase(script: Path, db: Path, phase: str, mode: str = "plain") -> dict[str, Any]:
+
+def _phase(script: Path, db: Path, target: str, phase: str, mode: str = "plain") -> Any:
     done = subprocess.run(
-        [sys.executable, str(script), str(db), phase, mode],
+        [sys.executable, str(script), str(db), target, phase, mode],
         capture_output=True,
         text=True,
         check=True,
         timeout=300,
     )
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_a_session_resumed_in_a_new_process_goes_on_against_a_new_fake(tmp_path: Path) -> None:
+def _tokens(reply: str) -> set[str]:
+    """The sealed opaque tokens (``sig_0001.<claims>.<tag>``, maybe base64) in a reply."""
+    found = set(re.findall(r"sig_\d{4}\.[A-Za-z0-9_-]*\.[0-9a-f]{32}", reply))
+    for value in re.findall(r'"signature": "([A-Za-z0-9+/=]{40,})"', reply):
+        found.add(base64.b64decode(value).decode())
+    return found
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_session_resumed_in_a_new_process_goes_on_against_a_new_fake(
+    tmp_path: Path, target: str
+) -> None:
     """Fake A in process 1, snapshot, restore in process 2 against fake B: 0 violations."""
     script = tmp_path / "resume.py"
     script.write_text(_SCRIPT)
     db = tmp_path / "sessions.db"
-    first = _phase(script, db, "A")
+    first = _phase(script, db, target, "A")
     assert first["violations"] == [] and first["requests"] == 4
-    second = _phase(script, db, "B")
+    second = _phase(script, db, target, "B")
     assert second["violations"] == [] and second["requests"] == 4
-    # process 2 sent process 1's signed thinking blocks back, and B accepted them
-    assert second["thinking_sent"] > first["thinking_sent"]
+    # process 2 sent tokens fake A issued back to fake B (which accepted them)
+    issued_by_a = set().union(*map(_tokens, first["replies"]))
+    sent_to_b = "".join(second["sent"])
+    if target != "responses":  # Responses reasoning items are not checked by the fake
+        assert issued_by_a
+        assert all(t in sent_to_b or _b64(t) in sent_to_b for t in issued_by_a)
+
+
+def _b64(token: str) -> str:
+    return base64.b64encode(token.encode()).decode()
 
 
 def test_an_edited_thinking_text_is_refused_by_the_new_fake(tmp_path: Path) -> None:
     script = tmp_path / "resume.py"
     script.write_text(_SCRIPT)
     db = tmp_path / "sessions.db"
-    assert _phase(script, db, "A")["violations"] == []
-    second = _phase(script, db, "B", "tamper")
+    assert _phase(script, db, "anthropic", "A")["violations"] == []
+    second = _phase(script, db, "anthropic", "B", "tamper")
     rules = {rule for rule, _ in second["violations"]}
     assert rules == {"anthropic_thinking_prefix"}
     (message,) = {m for _, m in second["violations"]}
-    assert "Invalid `signature` in `thinking` block." in message
+    assert message.endswith(": Invalid `signature` in `thinking` block.")
+
+
+def test_interactions_thought_signatures_are_checked_statelessly() -> None:
+    """A thought signature any fake issued passes a new fake; a made-up one does not."""
+
+    reply = interactions_reply(tool_calls(("grep", {"path": "a"}), reasoning="Look."), "m", Ids())
+    thought, call = reply["steps"]
+    assert thought["type"] == "thought" and call["type"] == "function_call"
+    result = {"type": "function_result", "call_id": call["id"], "result": "ok"}
+    body = {"model": "m", "input": [{"type": "user_input", "content": "hi"}, thought, call, result]}
+    assert list(interactions_signatures_replayed(body, ())) == []
+    forged = {**thought, "signature": _b64(seal("sig_0001", "", {"calls": ["call_9"]}) + "x")}
+    body["input"][1] = forged
+    assert [m.split(":")[0] for m in interactions_signatures_replayed(body, ())] == ["input[1]"]
+    body["input"][1] = {**thought, "signature": "bm90IHNlYWxlZA=="}  # b64 "not sealed"
+    assert len(list(interactions_signatures_replayed(body, ()))) == 1

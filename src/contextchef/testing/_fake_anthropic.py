@@ -25,6 +25,7 @@ from contextchef.testing._records import Check, RecordedRequest
 from contextchef.testing._replies import Ids
 from contextchef.testing._rules import ANTHROPIC_RULES
 from contextchef.testing._script import Turn
+from contextchef.testing._signing import FAKE_SIGNING_KEY
 
 __all__ = ["FakeAnthropic"]
 
@@ -59,8 +60,11 @@ class FakeAnthropic(FakeProvider):
         rules: Iterable[Check] | None = None,
         record_headers: Iterable[str] = RECORDED_HEADERS,
         ids: Ids | None = None,
+        signing_key: bytes = FAKE_SIGNING_KEY,
     ) -> None:
-        super().__init__(rules=rules, record_headers=record_headers, ids=ids)
+        super().__init__(
+            rules=rules, record_headers=record_headers, ids=ids, signing_key=signing_key
+        )
         self._context = ContextViews(self._ids, self._lock)
 
     @property

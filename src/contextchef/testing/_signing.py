@@ -12,7 +12,9 @@ edited, or one it could not have issued.
 A sealed token is ``<id>.<claims>.<tag>``: ``id`` the fake's counter id (``sig_0001``),
 ``claims`` base64url canonical JSON (what the token vouches for besides its content, such
 as the prefix it was produced after; may be empty), and ``tag`` the first 32 hex digits of
-HMAC-SHA256 under `FAKE_SIGNING_KEY` over the id, the claims and the content. The key is
+HMAC-SHA256 over the id, the claims and the content, under the fake's ``signing_key``
+(`FAKE_SIGNING_KEY` unless the fake was built with another one: two fakes built with
+different keys act as two accounts, each refusing the other's tokens). The default key is
 fixed and public: these tokens prove nothing outside tests.
 """
 
@@ -22,14 +24,28 @@ import base64
 import hashlib
 import hmac
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["FAKE_SIGNING_KEY", "digest", "digests", "opened", "seal", "unpacked"]
+__all__ = ["FAKE_SIGNING_KEY", "digest", "digests", "opened", "seal", "signing_key", "unpacked"]
 
 FAKE_SIGNING_KEY = b"contextchef.testing fake provider signing key, v1"
 """The key every fake seals its opaque tokens with (fixed, so two fakes in two processes
 agree; public, so the tokens are for tests only)."""
+
+_KEY: ContextVar[bytes] = ContextVar("contextchef_fake_signing_key", default=FAKE_SIGNING_KEY)
+
+
+@contextmanager
+def signing_key(key: bytes) -> Iterator[None]:
+    """Seal and open tokens with `key` inside the block (a fake's ``signing_key``)."""
+    token = _KEY.set(key)
+    try:
+        yield
+    finally:
+        _KEY.reset(token)
 
 
 def digest(text: str) -> str:
@@ -50,7 +66,7 @@ def unpacked(packed: str) -> list[str]:
 
 def _tag(token_id: str, claims: str, content: str) -> str:
     message = "\x1f".join((token_id, claims, content)).encode()
-    return hmac.new(FAKE_SIGNING_KEY, message, hashlib.sha256).hexdigest()[:32]
+    return hmac.new(_KEY.get(), message, hashlib.sha256).hexdigest()[:32]
 
 
 def seal(token_id: str, content: str, claims: Mapping[str, Any] | None = None) -> str:
