@@ -139,13 +139,14 @@ _SCRIPT = textwrap.dedent(
     from google import genai
     from google.genai import types
     from contextchef import ContextChef, SessionSync, SnapshotKeys, SQLiteSessionStore, user
-    from contextchef.testing import fake_for, httpx_for, text, tool_calls
+    from contextchef.testing import Ids, fake_for, httpx_for, text, tool_calls
 
     db, target, phase, tamper = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "tamper"
     model = {"anthropic": "claude-opus-5-5", "responses": "gpt-5.5",
              "gemini-interactions": "gemini-4-argon"}[target]
     store = SQLiteSessionStore(db, keys=SnapshotKeys({"k1": b"x" * 32}))
-    fake = fake_for(target)  # a new fake in each process: it never saw the other's requests
+    # a new fake in each process: it never saw the other's requests; ids of its own
+    fake = type(fake_for(target))(ids=Ids(phase.lower()))
     http = fake.http_client(httpx_for(anthropic))
     if target == "anthropic":
         client = anthropic.Anthropic(api_key="t", max_retries=0, http_client=http)
@@ -223,7 +224,7 @@ def _phase(script: Path, db: Path, target: str, phase: str, mode: str = "plain")
 
 def _tokens(reply: str) -> set[str]:
     """The sealed opaque tokens (``sig_0001.<claims>.<tag>``, maybe base64) in a reply."""
-    found = set(re.findall(r"sig_\d{4}\.[A-Za-z0-9_-]*\.[0-9a-f]{32}", reply))
+    found = set(re.findall(r"sig_[a-z]?\d{4}\.[A-Za-z0-9_-]*\.[0-9a-f]{32}", reply))
     for value in re.findall(r'"signature": "([A-Za-z0-9+/=]{40,})"', reply):
         found.add(base64.b64decode(value).decode())
     return found
@@ -279,3 +280,34 @@ def test_interactions_thought_signatures_are_checked_statelessly() -> None:
     assert [m.split(":")[0] for m in interactions_signatures_replayed(body, ())] == ["input[1]"]
     body["input"][1] = {**thought, "signature": "bm90IHNlYWxlZA=="}  # b64 "not sealed"
     assert len(list(interactions_signatures_replayed(body, ()))) == 1
+
+
+def test_ids_take_a_namespace_and_a_custom_key_is_another_account() -> None:
+    from contextchef import UsageError
+    from contextchef.testing import Ids
+
+    assert Ids("b").take("msg_") == "msg_b0001"
+    with pytest.raises(UsageError, match="namespace"):
+        Ids("b.1")
+    with pytest.raises(UsageError, match="signing_key"):
+        FakeAnthropic(signing_key=b"")
+    key = b"team key"
+    issuer = FakeAnthropic(signing_key=key).script(
+        tool_calls(("grep", {"path": "a"}), reasoning="Go.")
+    )
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the bug."}]
+    content = [b.to_dict() for b in _send(issuer, messages).content]
+    use = content[-1]
+    messages += [
+        {"role": "assistant", "content": content},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "ok"}],
+        },
+    ]
+    same = FakeAnthropic(signing_key=key).script(text("ok"))
+    assert not isinstance(_send(same, messages), str) and same.violations == ()
+    other = FakeAnthropic().script(text("ok"))  # the default key: another account
+    assert (
+        _send(other, messages) == "messages.1.content.0: Invalid `signature` in `thinking` block."
+    )
