@@ -24,7 +24,11 @@ leaves unverified), with these allowances:
   fails the blocks after it.
 
 A block whose signature this fake never produced, or whose content differs from what the
-fake produced, is a tampered signature: a 400 whatever the settings (R4). A prefix
+fake produced, is a tampered signature: a 400 whatever the settings (R4). The fake's
+signatures are sealed (`sign_thinking`, `contextchef.testing._signing`): a block another
+fake with the same key produced, in another process say, is checked from the digests of
+its prefix the signature carries, with the same verdicts (R22 excepted), as the API
+checks signatures without server state. A prefix
 mismatch is a 400 naming the first failing block (R3, R4), unless the request sets
 ``thinking.block_binding.prefix_mismatch_behavior`` to ``"drop_block"`` (R2, R5): then
 that block and every later thinking block are dropped and, with the
