@@ -98,6 +98,13 @@ code that parses the provider's 400 can be tested against the fake; `Violation.r
 names the rule. Drop `anthropic_thinking_prefix` from ``rules=`` to act as an account the
 check is not enforced on (failing blocks are then reported as
 ``thinking_mismatch_allowed``).
+
+The opaque tokens the fakes issue (thinking signatures, ``compaction`` blocks and items,
+Interactions thought signatures) are verified statelessly, as the provider does: each is
+sealed with an HMAC under the fake's ``signing_key`` (`FAKE_SIGNING_KEY` by default) over
+its content and, for thinking, the prefix it was produced after. A new fake, in another
+process, accepts what another fake with the same key issued and gives the same verdict on
+edits, so a snapshotted session can resume against a new fake.
 """
 
 from contextchef.testing._binding import (
@@ -188,6 +195,7 @@ from contextchef.testing._script import (
     text,
     tool_calls,
 )
+from contextchef.testing._signing import FAKE_SIGNING_KEY
 
 __all__ = [
     "ANTHROPIC_NATIVE_RULES",
@@ -197,6 +205,7 @@ __all__ = [
     "CLEAR_AT_BETA",
     "COMPACT_BETA",
     "CONTEXT_MANAGEMENT_BETA",
+    "FAKE_SIGNING_KEY",
     "GEMINI_RULES",
     "INLINE_TOOLS_BETA",
     "INTERACTIONS_RULES",

@@ -24,7 +24,11 @@ leaves unverified), with these allowances:
   fails the blocks after it.
 
 A block whose signature this fake never produced, or whose content differs from what the
-fake produced, is a tampered signature: a 400 whatever the settings (R4). A prefix
+fake produced, is a tampered signature: a 400 whatever the settings (R4). The fake's
+signatures are sealed (`sign_thinking`, `contextchef.testing._signing`): a block another
+fake with the same key produced, in another process say, is checked from the digests of
+its prefix the signature carries, with the same verdicts (R22 excepted), as the API
+checks signatures without server state. A prefix
 mismatch is a 400 naming the first failing block (R3, R4), unless the request sets
 ``thinking.block_binding.prefix_mismatch_behavior`` to ``"drop_block"`` (R2, R5): then
 that block and every later thinking block are dropped and, with the
@@ -62,6 +66,7 @@ from contextchef.testing._body import (
 from contextchef.testing._claude import claude_model
 from contextchef.testing._context import compaction_start, from_compaction
 from contextchef.testing._records import RecordedRequest, provider_worded
+from contextchef.testing._signing import digest, digests, opened, seal, unpacked
 
 __all__ = [
     "THINKING_BETA",
@@ -71,6 +76,7 @@ __all__ = [
     "anthropic_thinking_prefix",
     "input_transformations",
     "judge_thinking",
+    "sign_thinking",
 ]
 
 THINKING_BETA = "thinking-binding-controls-2026-08-01"
@@ -283,6 +289,85 @@ def _mismatch(
     return None
 
 
+def _sealed(block: Mapping[str, Any]) -> str:
+    """What a thinking block's signature seals: the block without it, canonical."""
+    return canonical(without_cache_control({k: v for k, v in block.items() if k != "signature"}))
+
+
+def _claims(body: Mapping[str, Any], before: Sequence[Any]) -> dict[str, Any]:
+    """The prefix a block made after `before` (its reply's earlier blocks) is bound to (R6).
+
+    The same facts `_mismatch` reads from the producing request, as digests: they travel
+    in the signature, so a fake that never saw the request checks the prefix all the same.
+    """
+    old = _Prompt.of(body)
+    old_content = list(before)
+    compacted = compaction_start([{"role": "assistant", "content": old_content}])
+    if compacted is not None:  # produced after a compaction block of its own reply (R6)
+        old_content = old_content[compacted[1] :]
+        old = _Prompt(old.system, old.tools, (), (b"",), (), old.referenced)
+    referenced = _referenced(old_content, set(old.referenced))
+    return {
+        "s": digest(old.system),
+        "r": sorted(referenced),
+        "t": digest(canonical(old.tool_set(referenced))),
+        "m": digests(old.messages),
+        "c": digest(
+            canonical(without_cache_control([b for b in old_content if not _is_thinking(b)]))
+        ),
+        "h": digests((*old.thinking, *_thinking_of(old_content))),
+    }
+
+
+def sign_thinking(reply: dict[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """`reply` with each ``thinking`` block's ``signature`` sealed (`_signing`).
+
+    The fake's id (``sig_0001``) becomes ``sig_0001.<claims>.<tag>``: the tag covers the
+    block's text and the claims the prefix it was produced after (`_claims`), so any fake
+    verifies the block statelessly, as the API does.
+    """
+    content = list(as_list(reply.get("content")))
+    for position, block in dicts(content):
+        if block.get("type") == "thinking" and isinstance(block.get("signature"), str):
+            claims = _claims(body, content[:position])
+            signature = seal(block["signature"], _sealed(block), claims)
+            content[position] = {**block, "signature": signature}
+    return {**reply, "content": content}
+
+
+def _claimed_mismatch(
+    new: _Prompt,
+    at: tuple[int, int, int],
+    content: list[Any],
+    role: object,
+    claims: Mapping[str, Any],
+) -> str | None:
+    """`_mismatch` against the prefix a sealed signature carries (`_claims`).
+
+    Not covered this way: R22 (a block produced before an on-demand compaction), which
+    needs the compaction request; such a block passes only on the fake that made it.
+    """
+    i, j, earlier_thinking = at
+    if digest(new.system) != claims.get("s"):
+        return "system"
+    referenced = {str(name) for name in as_list(claims.get("r"))}
+    if digest(canonical(new.tool_set(referenced))) != claims.get("t"):
+        return "tools"
+    old, mine = unpacked(str(claims.get("m", ""))), unpacked(digests(new.messages[:i]))
+    if old != mine:
+        for k in range(max(i, len(old))):
+            if k >= i or k >= len(old) or mine[k] != old[k]:
+                return f"messages.{k}"
+    here = [b for b in content[:j] if not _is_thinking(b)]
+    if role != "assistant" or digest(canonical(without_cache_control(here))) != claims.get("c"):
+        return f"messages.{i}"
+    sent = unpacked(digests(new.thinking[:earlier_thinking]))
+    produced = unpacked(str(claims.get("h", "")))
+    if len(sent) > len(produced) or produced[len(produced) - len(sent) :] != sent:
+        return "thinking"
+    return None
+
+
 def _shifted(reason: str | None, offset: int) -> str | None:
     """A ``messages.<k>`` reason of the view as an index of the request."""
     if reason is None or not reason.startswith("messages.") or not offset:
@@ -343,11 +428,13 @@ def judge_thinking(body: Mapping[str, Any], earlier: Sequence[RecordedRequest]) 
             order.append(f"messages.{i}.content.{j + shift}")
             key = _key(block)
             origin = origins.get(key) if key is not None else None
-            if origin is None or not _same(block, origin.block):
-                reason: str | None = _TAMPERED
-            else:
+            claims = None if origin is not None else opened(block.get("signature"), _sealed(block))
+            reason: str | None = _TAMPERED
+            if origin is not None and _same(block, origin.block):
                 reason = _mismatch(prompt, at, content, message.get("role"), origin, base)
-                reason = _shifted(reason, start[0])
+            elif claims is not None:  # issued by a fake with the same key (another process)
+                reason = _claimed_mismatch(prompt, at, content, message.get("role"), claims)
+            reason = _shifted(reason, start[0])
             if reason is not None:
                 failures.append(BlockFailure(i, j + shift, str(block.get("type")), reason))
     if not failures:

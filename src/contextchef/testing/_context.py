@@ -58,6 +58,7 @@ from contextchef.testing._body import without_cache_control as _plain
 from contextchef.testing._claude import claude_model
 from contextchef.testing._records import RecordedRequest
 from contextchef.testing._replies import Ids
+from contextchef.testing._signing import opened, seal
 
 __all__ = [
     "COMPACT_BETA",
@@ -249,12 +250,8 @@ def model_view(body: Mapping[str, Any]) -> ModelView:
 def compaction_block(view: ModelView, ids: Ids) -> dict[str, Any]:
     """A signed ``compaction`` block summarizing `view` (deterministic text)."""
     summary = f"Summary of {len(view.messages)} messages ({view.input_tokens} input tokens)."
-    return {
-        "type": "compaction",
-        "content": summary,
-        "encrypted_content": ids.take("cmpenc_"),
-        "signature": ids.take("cmpsig_"),
-    }
+    block = {"type": "compaction", "content": summary, "encrypted_content": ids.take("cmpenc_")}
+    return {**block, "signature": seal(ids.take("cmpsig_"), canonical(block))}
 
 
 def compaction_reply(block: Mapping[str, Any], model: str, ids: Ids, tokens: int) -> dict[str, Any]:
@@ -459,6 +456,9 @@ def anthropic_compaction_blocks_known(
                 continue
             returned = _returned(earlier) if returned is None else returned
             origin = returned.get(block.get("signature"))
+            unsigned = {k: v for k, v in _plain(block).items() if k != "signature"}
+            if origin is None and opened(block.get("signature"), canonical(unsigned)) is not None:
+                continue  # sealed by a fake with the same key (another process): unchanged
             if origin is None:
                 yield (
                     f"messages.{i}.content.{j}: compaction_signature_invalid: this compaction "

@@ -48,6 +48,7 @@ from contextchef.testing._responses_context import (
 from contextchef.testing._rules import CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
 from contextchef.testing._search import SearchNotAnswerable
+from contextchef.testing._signing import FAKE_SIGNING_KEY, signing_key
 
 __all__ = [
     "RECORDED_HEADERS",
@@ -137,9 +138,15 @@ class FakeProvider(abc.ABC):
         ids: The id counters. Pass one `Ids` to several fakes that serve the same session
             (a conversation moved between providers) so their ids never repeat; each fake
             counts on its own by default.
+        signing_key: The HMAC key (bytes) the provider-issued opaque tokens are sealed
+            with (thinking signatures, compaction blocks and items, thought signatures;
+            `contextchef.testing._signing`). Any fake with the same key accepts what
+            another issued, in any process: the default, `FAKE_SIGNING_KEY`, is shared by
+            every fake; a fake with another key acts as another account and refuses them.
 
     Raises:
-        UsageError: A rule is not callable, or a credential header is asked for.
+        UsageError: A rule is not callable, a credential header is asked for, or
+            `signing_key` is not non-empty bytes.
     """
 
     endpoint: ClassVar[str] = ""
@@ -156,7 +163,11 @@ class FakeProvider(abc.ABC):
         rules: Iterable[Check] | None = None,
         record_headers: Iterable[str] = RECORDED_HEADERS,
         ids: Ids | None = None,
+        signing_key: bytes = FAKE_SIGNING_KEY,
     ) -> None:
+        if not isinstance(signing_key, bytes) or not signing_key:
+            raise UsageError(f"signing_key must be non-empty bytes, got {signing_key!r}")
+        self._signing_key = signing_key
         self._rules = tuple(self.default_rules if rules is None else rules)
         for check in self._rules:
             if not callable(check):
@@ -275,7 +286,8 @@ class FakeProvider(abc.ABC):
             for name, value in request.headers.items()
             if name.lower() not in _CREDENTIALS
         }
-        status, reply = self._answer(index, method, path, body, sent)
+        with signing_key(self._signing_key):  # opaque tokens sealed and opened with it
+            status, reply = self._answer(index, method, path, body, sent)
         headers = {name: sent[name] for name in self._headers if name in sent}
         self._requests.append(
             RecordedRequest(
@@ -519,8 +531,11 @@ class FakeGemini(FakeProvider):
         rules: Iterable[Check] | None = None,
         record_headers: Iterable[str] = RECORDED_HEADERS,
         ids: Ids | None = None,
+        signing_key: bytes = FAKE_SIGNING_KEY,
     ) -> None:
-        super().__init__(rules=rules, record_headers=record_headers, ids=ids)
+        super().__init__(
+            rules=rules, record_headers=record_headers, ids=ids, signing_key=signing_key
+        )
         self._call_ids = call_ids
 
     def _serves(self, path: str) -> bool:

@@ -15,6 +15,7 @@ from contextchef.testing._binding import (
     anthropic_thinking_prefix,
     input_transformations,
     judge_thinking,
+    sign_thinking,
 )
 from contextchef.testing._body import betas
 from contextchef.testing._context import ContextViews, ModelView
@@ -24,6 +25,7 @@ from contextchef.testing._records import Check, RecordedRequest
 from contextchef.testing._replies import Ids
 from contextchef.testing._rules import ANTHROPIC_RULES
 from contextchef.testing._script import Turn
+from contextchef.testing._signing import FAKE_SIGNING_KEY
 
 __all__ = ["FakeAnthropic"]
 
@@ -58,8 +60,11 @@ class FakeAnthropic(FakeProvider):
         rules: Iterable[Check] | None = None,
         record_headers: Iterable[str] = RECORDED_HEADERS,
         ids: Ids | None = None,
+        signing_key: bytes = FAKE_SIGNING_KEY,
     ) -> None:
-        super().__init__(rules=rules, record_headers=record_headers, ids=ids)
+        super().__init__(
+            rules=rules, record_headers=record_headers, ids=ids, signing_key=signing_key
+        )
         self._context = ContextViews(self._ids, self._lock)
 
     @property
@@ -87,7 +92,7 @@ class FakeAnthropic(FakeProvider):
             reply["input_transformations"] = input_transformations(verdict, enforced=enforced)
         if "diagnostics" in body:
             reply["diagnostics"] = cache_diagnostics(body, earlier, headers)
-        return self._context.managed(reply, body)
+        return sign_thinking(self._context.managed(reply, body), body)
 
     def _error(self, status: int, message: str) -> dict[str, Any]:
         return _replies.anthropic_error(status, message)

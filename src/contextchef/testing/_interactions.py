@@ -73,6 +73,7 @@ from contextchef.testing._records import Check, RecordedRequest
 from contextchef.testing._replies import Ids, gemini_error
 from contextchef.testing._script import Turn
 from contextchef.testing._search import no_provider_search
+from contextchef.testing._signing import FAKE_SIGNING_KEY, opened, seal
 
 __all__ = [
     "INTERACTIONS_RULES",
@@ -110,16 +111,18 @@ _FOREIGN = (
 def interactions_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
     """An ``Interaction`` for `turn` (the model's steps only, as ``create`` returns)."""
     steps: list[dict[str, Any]] = []
-    if turn.reasoning is not None:
-        signature = base64.b64encode(ids.take("sig_").encode("ascii")).decode("ascii")
+    call_ids = [ids.take("call_") for _ in turn.calls]
+    if turn.reasoning is not None:  # the signature seals the calls it came with (_signing)
+        sealed = seal(ids.take("sig_"), "", {"calls": call_ids} if call_ids else None)
+        signature = base64.b64encode(sealed.encode("ascii")).decode("ascii")
         thought: dict[str, Any] = {"type": "thought", "signature": signature}
         if turn.reasoning:
             thought["summary"] = [{"type": "text", "text": turn.reasoning}]
         steps.append(thought)
     if turn.text:
         steps.append({"type": "model_output", "content": [{"type": "text", "text": turn.text}]})
-    for call in turn.calls:
-        step = {"type": "function_call", "id": ids.take("call_"), "name": call.name}
+    for call, call_id in zip(turn.calls, call_ids, strict=True):
+        step = {"type": "function_call", "id": call_id, "name": call.name}
         steps.append({**step, "arguments": dict(call.arguments)})
     usage = {"total_input_tokens": 0, "total_cached_tokens": 0, "total_output_tokens": 0}
     return {
@@ -268,6 +271,14 @@ def _issued(earlier: _Earlier) -> tuple[set[str], dict[str, str]]:
     return signatures, with_call
 
 
+def _opened(signature: object) -> dict[str, Any] | None:
+    """The claims of a thought signature a fake with the same key sealed, else None."""
+    try:
+        return opened(base64.b64decode(str(signature), validate=True).decode("ascii"), "")
+    except ValueError:  # not base64, or not ASCII: made up
+        return None
+
+
 def interactions_signatures_replayed(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """Thought steps come back with the signature issued, unchanged, before their calls."""
     signatures, with_call = _issued(earlier)
@@ -277,7 +288,8 @@ def interactions_signatures_replayed(body: _Body, earlier: _Earlier) -> Iterator
     for i, step in steps:
         if step.get("type") == "thought":
             signature = step.get("signature")
-            if signature not in signatures:
+            claims = None if signature in signatures else _opened(signature)
+            if signature not in signatures and claims is None:
                 yield f"input[{i}]: thought signature {str(signature)[:40]!r} was not issued"
             sent.add(str(signature))
         elif step.get("type") == "function_call" and i > last_user:
@@ -449,8 +461,11 @@ class FakeGeminiInteractions(FakeProvider):
         rules: Iterable[Check] | None = None,
         record_headers: Iterable[str] = RECORDED_HEADERS,
         ids: Ids | None = None,
+        signing_key: bytes = FAKE_SIGNING_KEY,
     ) -> None:
-        super().__init__(rules=rules, record_headers=record_headers, ids=ids)
+        super().__init__(
+            rules=rules, record_headers=record_headers, ids=ids, signing_key=signing_key
+        )
         if decode_cap is not None and (
             isinstance(decode_cap, bool) or not isinstance(decode_cap, int) or decode_cap < 1
         ):

@@ -25,6 +25,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from contextchef import UsageError
 from contextchef.testing._script import ScriptedCall, Turn
 
 __all__ = [
@@ -40,16 +41,29 @@ __all__ = [
 
 
 class Ids:
-    """Counter-based ids: ``take("toolu_")`` gives ``toolu_0001``, then ``toolu_0002``."""
+    """Counter-based ids: ``take("toolu_")`` gives ``toolu_0001``, then ``toolu_0002``.
 
-    def __init__(self) -> None:
+    Args:
+        namespace: Letters or digits put before each counter (``Ids("b")`` gives
+            ``toolu_b0001``), so a fake in another process (a resumed session) never
+            repeats an id an earlier fake issued: an SDK response id seen twice is refused
+            by `ContextChef.ingest`.
+
+    Raises:
+        UsageError: `namespace` is not letters and digits.
+    """
+
+    def __init__(self, namespace: str = "") -> None:
+        if not (namespace == "" or (namespace.isascii() and namespace.isalnum())):
+            raise UsageError(f"Ids namespace must be ASCII letters or digits, got {namespace!r}")
+        self._namespace = namespace
         self._last: dict[str, int] = {}
 
     def take(self, prefix: str) -> str:
         """The next id with `prefix` (each prefix counts on its own, from 1)."""
         n = self._last.get(prefix, 0) + 1
         self._last[prefix] = n
-        return f"{prefix}{n:04d}"
+        return f"{prefix}{self._namespace}{n:04d}"
 
 
 def _arguments(call: ScriptedCall) -> str:
