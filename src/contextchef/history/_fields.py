@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 
 __all__ = ["require_base64", "require_bool", "require_name", "require_str"]
@@ -43,7 +43,7 @@ def require_bool(field_name: str, value: object) -> None:
     ``"no"`` or ``0`` would otherwise be read by truth value: ``"no"`` as an error.
     """
     if type(value) is not bool:
-        raise UsageError(f"{field_name} must be a bool (true or false), got {value!r:.80}")
+        raise UsageError(f"{field_name} must be a bool (true or false), got {shown(value, 80)}")
 
 
 def require_base64(field_name: str, value: object) -> None:
