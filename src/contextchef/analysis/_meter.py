@@ -17,8 +17,8 @@ from typing import Any
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.analysis._diagnose import _entries, conversation_key, prefix_break
-from contextchef.analysis._plan import _AT_START
 from contextchef.analysis._pricing import ReplayPricing
+from contextchef.providers import get_adapter
 from contextchef.session._request import CompiledRequest
 
 __all__ = ["CacheMeter", "TurnFigures"]
@@ -65,11 +65,10 @@ def _cache_text(request: CompiledRequest, native: str | None) -> str:
     """
     entries = _entries(request.payload.get(conversation_key(request.target)))
     tools = request.segments["tools"]
-    if native is not None and tools:
+    seen = get_adapter(request.target).profile.tools_at_start if native is not None else None
+    if seen is not None and tools:
         loaded = json.loads(tools)
-        tools = canonical_dumps(
-            _AT_START.get(native, list)(loaded if isinstance(loaded, list) else [loaded])
-        )
+        tools = canonical_dumps(seen(loaded if isinstance(loaded, list) else [loaded]))
     return request.segments["system"] + tools + "[" + ",".join(entries)
 
 

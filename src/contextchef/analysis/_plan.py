@@ -124,58 +124,6 @@ class StrategyPlan:
         return out
 
 
-def _without_deferred(entries: Sequence[Any]) -> list[Any]:
-    """Anthropic: deferred entries are stripped before the prompt (tool search tool doc)."""
-    return [e for e in entries if not _deferred(e)]
-
-
-def _deferred(entry: Any) -> bool:
-    return isinstance(entry, Mapping) and entry.get("defer_loading") is True
-
-
-def _deferred_by_name(entries: Sequence[Any]) -> list[Any]:
-    """Responses: what the model sees of deferred functions and namespaces (tool search guide).
-
-    A deferred function shows its name and description; a namespace its own name and
-    description, and any function in it that is not deferred.
-    """
-    out: list[Any] = []
-    for entry in entries:
-        if not isinstance(entry, Mapping):
-            out.append(entry)
-        elif isinstance(entry.get("tools"), list):
-            shown = {k: entry[k] for k in ("name", "description") if k in entry}
-            immediate = [f for f in entry["tools"] if not _deferred(f)]
-            out.append({**shown, "tools": immediate} if immediate else shown)
-        elif _deferred(entry):
-            out.append({k: entry[k] for k in ("name", "description") if k in entry})
-        else:
-            out.append(entry)
-    return out
-
-
-def _deferred_by_summary(entries: Sequence[Any]) -> list[Any]:
-    """Interactions: what the model sees of deferred functions (research §5, UNVERIFIED).
-
-    google-genai's ``Function`` type describes ``short_description`` as what the model is
-    shown of a function with ``defer_loading`` set; no public page says more, so a
-    deferred function counts as its name and that summary (its name alone without one),
-    and the ``tool_search`` entry as sent.
-    """
-    return [
-        {k: e[k] for k in ("type", "name", "short_description") if k in e} if _deferred(e) else e
-        for e in entries
-    ]
-
-
-_AT_START: dict[str, Callable[[Sequence[Any]], list[Any]]] = {
-    "anthropic": _without_deferred,
-    "responses": _deferred_by_name,
-    "gemini-interactions": _deferred_by_summary,
-}
-"""What the model sees of a ``tools`` array at the start, by `Profile.native_tool_search`."""
-
-
 def _anthropic_search(search: str, entries: Sequence[Any], tool: str, model: str) -> Any:
     """A reply where Anthropic's server search (BM25 or regex) found `tool`."""
     name, key = {
@@ -315,8 +263,8 @@ def _row(
     chef.set_system_prompt(system)
     chef.set_history([user(task)])
     first = chef.compile(target, model=model, strategy=strategy.name)
-    native = get_adapter(target).profile.native_tool_search
-    at_start = _AT_START.get(native or "", list)(_entries(first, "tools"))
+    seen = get_adapter(target).profile.tools_at_start or list
+    at_start = seen(_entries(first, "tools"))
     text = canonical_dumps(at_start) if at_start else ""
     resident = estimate_tokens(text)
     prefix = resident + cache.history_tokens  # below the model's minimum nothing is cached

@@ -83,6 +83,10 @@ class Profile:
             ``"responses"``: ``defer_loading`` with a ``tool_search`` tool;
             ``"gemini-interactions"``: ``defer_loading`` with a ``tool_search`` entry), or
             None.
+        tools_at_start: What the model sees of a compiled ``tools`` array (a list of its
+            entries) at the start of a conversation, where the provider strips or shortens
+            deferred entries before the prompt; None: the array as sent (``contextchef
+            plan`` counts its resident tokens so).
         strict_schemas: The API has a strict (constrained-decoding) tool mode; tools that
             ask for it are sent strict where the schema allows.
         media: The API takes image and file parts in messages; where it does not, they
@@ -118,6 +122,7 @@ class Profile:
     announcement_channel: Channel = "user_tail"
     cache_breakpoints: int = 0
     native_tool_search: str | None = None
+    tools_at_start: Callable[[Sequence[Any]], list[Any]] | None = None
     strict_schemas: bool = False
     media: bool = True
     beta_header: str | None = None

@@ -60,6 +60,7 @@ from contextchef.providers.anthropic._context import anthropic_context
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
 from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
+from contextchef.providers.anthropic._searches import tools_at_start as _tools_at_start
 from contextchef.providers.anthropic._searches import unusable_searches as _unusable_searches
 from contextchef.providers.anthropic._thinking import check_tool_turn_thinking
 from contextchef.providers.anthropic._tool_changes import plan_tool_changes
@@ -360,6 +361,7 @@ class AnthropicAdapter(AdapterDefaults):
         # https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching: up to 4
         cache_breakpoints=4,
         native_tool_search="anthropic",
+        tools_at_start=_tools_at_start,
         beta_header="anthropic-beta",
         # build-with-claude/preserved-thinking/prefix-checks: block_binding needs this beta
         field_betas={"thinking.block_binding": BINDING_BETA, "compaction": ON_DEMAND_BETA},

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef.history._messages import Part, ProviderPart
+from contextchef.providers._tool_changes import deferred
 
 __all__ = ["references", "server_block_id", "unusable_searches"]
 
@@ -111,3 +112,12 @@ def references(block: Mapping[str, Any]) -> set[str] | None:
     ):
         return None
     return {r["tool_name"] for r in refs}
+
+
+def tools_at_start(entries: Sequence[Any]) -> list[Any]:
+    """What the model sees of a ``tools`` array: no deferred entry (stripped before the prompt).
+
+    agents-and-tools/tool-use/tool-search-tool: deferred definitions reach the model only
+    when a search result references them.
+    """
+    return [e for e in entries if not (isinstance(e, Mapping) and deferred(e))]

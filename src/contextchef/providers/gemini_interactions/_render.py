@@ -76,6 +76,7 @@ from contextchef.providers._base import (
     hints,
     object_arguments,
 )
+from contextchef.providers._tool_changes import deferred
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.gemini._render import GeminiAdapter
 from contextchef.tools._tool import CompiledTool
@@ -208,6 +209,20 @@ def _steps(message: Message, names: Mapping[str, str]) -> list[dict[str, Any]]:
     return out
 
 
+def _tools_at_start(entries: Sequence[Any]) -> list[Any]:
+    """What the model sees of a ``tools`` array (research section 5, UNVERIFIED).
+
+    A deferred function counts as its name and ``short_description`` (google-genai's
+    ``Function`` type: what the model is shown of a function with ``defer_loading``; no
+    public page says more), the ``tool_search`` entry as sent.
+    """
+    keep = ("type", "name", "short_description")
+    return [
+        {k: e[k] for k in keep if k in e} if isinstance(e, Mapping) and deferred(e) else e
+        for e in entries
+    ]
+
+
 class GeminiInteractionsAdapter(AdapterDefaults):
     """IR -> google-genai ``client.interactions.create`` keyword arguments.
 
@@ -233,6 +248,7 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         history=INTERACTIONS,
         max_tokens_key="max_output_tokens",
         native_tool_search=FORMAT,
+        tools_at_start=_tools_at_start,
     )
     """Payloads are for ``google.genai.Client().interactions.create``."""
 

@@ -261,6 +261,7 @@ class ResponsesAdapter(AdapterDefaults):
         max_tokens_key="max_output_tokens",
         strict_schemas=True,
         native_tool_search="responses",
+        tools_at_start=_search.tools_at_start,
         tool_changes_by_definition=True,
     )
     """Payloads are for ``openai.OpenAI().responses.create``."""

@@ -31,6 +31,7 @@ from contextchef._json import thaw
 from contextchef.history._messages import Message, Part, ProviderPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change
 from contextchef.providers._base import apply_hints, hints, object_arguments
+from contextchef.providers._tool_changes import deferred
 from contextchef.tools._tool import CompiledTool
 
 __all__ = [
@@ -303,3 +304,24 @@ def additional_tools(define: Sequence[Mapping[str, Any]]) -> dict[str, Any] | No
     if not out:
         return None
     return {"type": "additional_tools", "role": "developer", "tools": out}
+
+
+def tools_at_start(entries: Sequence[Any]) -> list[Any]:
+    """What the model sees of a ``tools`` array (OpenAI's tool search guide).
+
+    A deferred function shows its name and description; a namespace its own name and
+    description, and any function in it that is not deferred.
+    """
+    out: list[Any] = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            out.append(entry)
+        elif isinstance(entry.get("tools"), list):
+            shown = {k: entry[k] for k in ("name", "description") if k in entry}
+            immediate = [f for f in entry["tools"] if not (isinstance(f, Mapping) and deferred(f))]
+            out.append({**shown, "tools": immediate} if immediate else shown)
+        elif deferred(entry):
+            out.append({k: entry[k] for k in ("name", "description") if k in entry})
+        else:
+            out.append(entry)
+    return out
