@@ -63,7 +63,6 @@ __all__ = [
     "pending_answered",
     "strip_reasoning",
 ]
-_where = ledger_where
 
 
 CHAIN = ("chain",)
@@ -364,17 +363,19 @@ class Ledger:
                 ledger (`name`) and the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
-        ir = messages_of_form(data["ir"], history, f"{_where(name)} 'ir'")
+        ir = messages_of_form(data["ir"], history, f"{ledger_where(name)} 'ir'")
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
-        wire = wire_of_forms(data["wire"], data.get("texts"), forms, f"{_where(name)} 'wire'")
+        wire = wire_of_forms(data["wire"], data.get("texts"), forms, f"{ledger_where(name)} 'wire'")
         _check_marks(marks, pending, ir=len(ir), wire=len(wire))
         _check_fields(data)
         signed = made is None  # nothing serialized again to be checked
-        entries, jsons = recorded(wire, data["wire_digests"], f"{_where(name)} 'wire'", signed)
+        entries, jsons = recorded(
+            wire, data["wire_digests"], f"{ledger_where(name)} 'wire'", signed
+        )
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
-                f"{_where(name)}: its tools, system, marks or thinking bindings differ from "
+                f"{ledger_where(name)}: its tools, system, marks or thinking bindings differ from "
                 "what was recorded (the record digest does not match): the snapshot was "
                 "changed after it was taken, and replaying it would break the conversation; "
                 "nothing was restored"
@@ -417,7 +418,7 @@ def _restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, name: str) ->
         raw = [b""]
     if len(raw) > len(ledger.wire) or any(len(d) != 16 for d in raw):
         raise UsageError(
-            f"{_where(name)} 'chain' must hold a 32-digit hex digest per wire entry (at most "
+            f"{ledger_where(name)} 'chain' must hold a 32-digit hex digest per wire entry (at most "
             f"{len(ledger.wire)}); nothing was restored"
         )
     added: dict[int, set[str]] = {}
