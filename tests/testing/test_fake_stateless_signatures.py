@@ -21,21 +21,13 @@ from typing import Any
 
 import anthropic
 import pytest
+from test_fake_preserved_thinking import HX, OPUS, SYSTEM, TOOLS  # one conversation setup
 
-from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
+from contextchef.testing import FakeAnthropic, text, tool_calls
 from contextchef.testing._body import canonical
 from contextchef.testing._interactions import interactions_reply, interactions_signatures_replayed
 from contextchef.testing._replies import Ids
 from contextchef.testing._signing import FAKE_SIGNING_KEY, opened, seal
-
-HX = httpx_for(anthropic)
-OPUS = "claude-opus-5-5"
-SYSTEM = "You are a careful coding agent."
-_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
-TOOLS: list[dict[str, Any]] = [
-    {"name": "read_file", "description": "Read a file.", "input_schema": _SCHEMA},
-    {"name": "grep", "description": "Search files.", "input_schema": _SCHEMA},
-]
 
 
 def _send(fake: FakeAnthropic, messages: list[dict[str, Any]], **overrides: Any) -> Any:
