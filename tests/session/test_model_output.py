@@ -20,8 +20,8 @@ import openai
 import pytest
 from test_ingest import HX, send  # the SDK clients pointed at a fake
 
-from contextchef import ContextChef, CorruptHistoryError, UsageError, user
-from contextchef.testing import FakeProvider, fake_for, raw, text
+from contextchef import TARGETS, ContextChef, CorruptHistoryError, UsageError, tool_results, user
+from contextchef.testing import FakeProvider, fake_for, raw, text, tool_calls
 
 READ = {
     "name": "read_file",
@@ -80,7 +80,7 @@ def test_a_chat_call_that_is_no_function_call_is_answered_and_never_breaks_a_req
     ]
     assert "not a function call" in calls[0].arguments
     results = chef.run_tools(calls)  # the malformed call never runs read_file
-    assert results[0].is_error and "malformed_tool_call" in results[0].content
+    assert results[0].is_error and "was no function call" in results[0].content
     assert results[1].content == "read " and not results[1].is_error
     for _ in range(2):  # every later request passes the fake
         chef.ingest(send("openai", fake, chef.compile("openai", model="m").payload))
@@ -174,3 +174,33 @@ def test_after_a_restore_the_last_reply_is_still_known_by_its_id() -> None:
     with pytest.raises(UsageError, match="'msg_2' was ingested already"):
         resumed.ingest(_anthropic("msg_2", "b"))
     resumed.ingest(_anthropic("msg_2", "another reply"))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_call_that_names_no_tool_is_answered_and_later_requests_pass(target: str) -> None:
+    """A model's call with ``""`` as its name used to fail `ingest` (CorruptHistoryError),
+    and kept as it came it would be refused on every later request. It is recorded as
+    ``malformed_tool_call``: the gate answers it, its sibling call still runs, and the
+    following turns pass the fake on every target."""
+    fake = fake_for(target).script(
+        tool_calls(("", {"path": "x"}), ("read_file", {"path": "a"}), reasoning="plan"),
+        tool_calls(("read_file", {"path": "b"})),
+        text("Done."),
+    )
+    chef = _chef()
+    answered = []
+    for _ in range(3):
+        calls = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+        if calls:
+            results = chef.run_tools(calls)
+            answered.extend(results)
+            chef.append(tool_results(list(results)))
+    assert fake.violations == ()
+    assert [(r.name, r.is_error) for r in answered] == [
+        ("malformed_tool_call", True),
+        ("read_file", False),
+        ("read_file", False),
+    ]
+    assert "named no tool" in answered[0].content
+    sent = json.dumps(fake.requests[-1].body)
+    assert '"malformed_tool_call"' in sent

@@ -60,6 +60,7 @@ from contextchef.tools._tool import Tool
 from contextchef.tools._validate import integral, validation_errors
 
 __all__ = [
+    "MALFORMED_CALL",
     "ActionProblem",
     "acheck_tool_call",
     "check_tool_call",
@@ -67,6 +68,11 @@ __all__ = [
     "is_meta",
     "resolve_action",
 ]
+
+
+MALFORMED_CALL = "malformed_tool_call"
+"""The name a model's call is recorded under when it names no tool, or is no function call
+(the parsers in ``providers/``); no tool has it, and the gate answers it as unknown."""
 
 
 def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> Denied:
@@ -77,6 +83,9 @@ def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> De
         if searchable
         else "Use one of the tools you were given."
     )
+    if name == MALFORMED_CALL:
+        what = "This call named no tool (or was no function call), so it was not run."
+        return Denied(reason=f"{what} Call a tool by its exact name. {hint}", code="unknown_tool")
     return Denied(reason=f'Unknown tool "{name}". {hint}', code="unknown_tool")
 
 

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 
 from contextchef._errors import CorruptHistoryError, shown
 from contextchef._json import MAX_ARGUMENT_DEPTH, is_unicode, to_unicode
+from contextchef.dispatch._gate import MALFORMED_CALL
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -54,6 +55,7 @@ from contextchef.history._messages import (
 )
 
 __all__ = [
+    "MALFORMED_CALL",
     "Draft",
     "Hinted",
     "HistoryBuilder",
@@ -205,11 +207,19 @@ def as_string(hist: HistoryBuilder, index: int, value: object, what: str) -> str
 
 
 def as_name(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
-    """A tool call's function name: a non-empty string (every wire requires one)."""
-    name = as_string(hist, index, value, what)
-    if not name:
-        raise hist.error(index, f"{what} must be a non-empty tool name, got ''")
-    return name
+    """A tool call's function name; a call that names none becomes `MALFORMED_CALL`.
+
+    Every wire requires a non-empty name on a replayed call (Anthropic's
+    ``^[a-zA-Z0-9_-]{1,128}$``), so a model's call with the name missing, null or ``""``,
+    kept as it came, would be refused on every later request. It is recorded under
+    `MALFORMED_CALL` with a note, so the gate answers it as an unknown tool (an error
+    result the model can retry on) and the replay is well formed. A name of another
+    type is a broken response and raises `CorruptHistoryError`.
+    """
+    if value is None or value == "":
+        hist.notes.append(f"message {index}: {what} is empty, answered as {MALFORMED_CALL!r}")
+        return MALFORMED_CALL
+    return as_string(hist, index, value, what)
 
 
 def as_id(hist: HistoryBuilder, index: int, value: object, what: str) -> str:

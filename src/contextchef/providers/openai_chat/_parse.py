@@ -17,6 +17,7 @@ from contextchef.history._messages import (
 )
 from contextchef.providers._base import split_data_url
 from contextchef.providers._parsing import (
+    MALFORMED_CALL,
     Hinted,
     HistoryBuilder,
     ParsedHistory,
@@ -138,10 +139,6 @@ def _o_assistant(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
         draft.parts.append(ReasoningPart(provider="deepseek", text=reasoning))
     draft.parts.extend(mapped)
     hist.check(i, render(mapped), dict(msg), "assistant message")
-
-
-MALFORMED_CALL = "malformed_tool_call"
-"""The name a Chat call that is no function call gets (see `_o_call`); no tool has it."""
 
 
 def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall:
