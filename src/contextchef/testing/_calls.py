@@ -1,8 +1,10 @@
 """Fake rules on whole tool calls and the turn that makes them (`contextchef.testing`).
 
 OpenAI Chat: each call is whole, answered right after it, and each tool message answers
-one; Anthropic, thinking on: a final tool turn starts with its thinking. In `CHAT_RULES`
-and `ANTHROPIC_RULES` (`contextchef.testing._rules`).
+one; Responses: each ``function_call`` is answered once, each output follows its call;
+on both, call ids are in the length range the API accepts; Anthropic, thinking on: a
+final tool turn starts with its thinking. In `CHAT_RULES`, `RESPONSES_RULES` and
+`ANTHROPIC_RULES` (`contextchef.testing._rules`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ from contextchef.testing._records import RecordedRequest
 
 __all__ = [
     "anthropic_thinking_leads_tool_turn",
+    "chat_call_ids_in_range",
     "chat_tool_calls_answered",
     "chat_tool_calls_well_formed",
     "chat_tool_message_has_call",
+    "responses_call_ids_in_range",
+    "responses_function_call_answered",
+    "responses_output_has_call",
 ]
 
 _Body = Mapping[str, Any]
@@ -135,3 +141,77 @@ def anthropic_thinking_leads_tool_turn(body: _Body, earlier: _Earlier) -> Iterat
             "start with a thinking block (preceding the lastmost set of `tool_use` and "
             "`tool_result` blocks). To avoid this requirement, disable `thinking`."
         )
+
+
+def _items_of(body: _Body, kind: str) -> list[tuple[int, dict[str, Any]]]:
+    return [(i, item) for i, item in dicts(body.get("input")) if item.get("type") == kind]
+
+
+def responses_function_call_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Every ``function_call`` has exactly one ``function_call_output`` later in ``input``."""
+    outputs = _items_of(body, "function_call_output")
+    seen: set[object] = set()
+    for i, call in _items_of(body, "function_call"):
+        call_id = call.get("call_id")
+        if call_id in seen:
+            yield f"input[{i}]: function_call call_id {call_id!r} is used twice"
+            continue
+        seen.add(call_id)
+        answers = [k for k, out in outputs if out.get("call_id") == call_id and k > i]
+        if len(answers) != 1:
+            yield (
+                f"input[{i}]: function_call {call_id!r} ({call.get('name')!r}) has "
+                f"{len(answers)} function_call_output items after it; exactly one is needed"
+            )
+
+
+def responses_output_has_call(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Every ``function_call_output`` follows a ``function_call`` with its ``call_id``.
+
+    Skipped with ``previous_response_id``: the calls are then stored by the provider.
+    """
+    if body.get("previous_response_id") is not None:
+        return
+    calls = _items_of(body, "function_call")
+    for i, out in _items_of(body, "function_call_output"):
+        if not any(c.get("call_id") == out.get("call_id") and k < i for k, c in calls):
+            yield (
+                f"input[{i}]: no tool call found for function_call_output with call_id "
+                f"{out.get('call_id')!r}"
+            )
+
+
+def _out_of_range(call_id: object, limit: int) -> bool:
+    return isinstance(call_id, str) and not 0 < len(call_id) <= limit
+
+
+def chat_call_ids_in_range(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Call ids hold 1 to 40 characters (``tool_calls[].id`` and ``tool_call_id``).
+
+    The API's own 400s: "Invalid 'messages[2].tool_calls[0].id': string too long.
+    Expected a string with maximum length 40", and "empty string" for ``""``.
+    """
+    for i, message in dicts(body.get("messages")):
+        found = [(f"tool_calls[{j}].id", c.get("id")) for j, c in dicts(message.get("tool_calls"))]
+        found.append(("tool_call_id", message.get("tool_call_id")))
+        for where, call_id in found:
+            if _out_of_range(call_id, 40):
+                yield (
+                    f"Invalid 'messages[{i}].{where}': expected a string of 1 to 40 "
+                    f"characters, got {len(str(call_id))}"
+                )
+
+
+def responses_call_ids_in_range(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``call_id`` of ``function_call`` and ``function_call_output`` items is 1 to 64 chars.
+
+    The API's own 400s: "Invalid 'input[4].call_id': empty string. Expected a string with
+    minimum length 1", and "string too long. Expected a string with maximum length 64".
+    """
+    for kind in ("function_call", "function_call_output"):
+        for i, item in _items_of(body, kind):
+            if _out_of_range(item.get("call_id"), 64):
+                yield (
+                    f"Invalid 'input[{i}].call_id': expected a string of 1 to 64 characters, "
+                    f"got {len(item['call_id'])}"
+                )

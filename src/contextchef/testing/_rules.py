@@ -46,9 +46,13 @@ from contextchef.testing._body import dicts as _dicts
 from contextchef.testing._body import hashable as _hashable
 from contextchef.testing._calls import (
     anthropic_thinking_leads_tool_turn,
+    chat_call_ids_in_range,
     chat_tool_calls_answered,
     chat_tool_calls_well_formed,
     chat_tool_message_has_call,
+    responses_call_ids_in_range,
+    responses_function_call_answered,
+    responses_output_has_call,
 )
 from contextchef.testing._context import (
     anthropic_compaction_blocks_known,
@@ -94,6 +98,7 @@ __all__ = [
     "anthropic_tool_use_answered",
     "anthropic_tool_use_declared",
     "anthropic_tool_use_ids_unique",
+    "chat_call_ids_in_range",
     "chat_function_names_valid",
     "chat_parameters_object",
     "chat_required_fields",
@@ -106,6 +111,7 @@ __all__ = [
     "gemini_function_responses_have_calls",
     "gemini_required_fields",
     "gemini_roles_alternate",
+    "responses_call_ids_in_range",
     "responses_compaction_items_known",
     "responses_context_management_valid",
     "responses_function_call_answered",
@@ -423,6 +429,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_tool_calls_answered,
     chat_tool_calls_well_formed,
     chat_tool_message_has_call,
+    chat_call_ids_in_range,
     chat_function_names_valid,
     chat_parameters_object,
     *CHAT_CACHE_RULES,
@@ -433,47 +440,9 @@ CHAT_RULES: tuple[Check, ...] = (
 # -- OpenAI Responses --------------------------------------------------------------------
 
 
-def _items_of(body: _Body, kind: str) -> list[tuple[int, dict[str, Any]]]:
-    return [(i, item) for i, item in _dicts(body.get("input")) if item.get("type") == kind]
-
-
 def responses_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """``model``."""
     yield from _missing(body, "model")
-
-
-def responses_function_call_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """Every ``function_call`` has exactly one ``function_call_output`` later in ``input``."""
-    outputs = _items_of(body, "function_call_output")
-    seen: set[object] = set()
-    for i, call in _items_of(body, "function_call"):
-        call_id = call.get("call_id")
-        if call_id in seen:
-            yield f"input[{i}]: function_call call_id {call_id!r} is used twice"
-            continue
-        seen.add(call_id)
-        answers = [k for k, out in outputs if out.get("call_id") == call_id and k > i]
-        if len(answers) != 1:
-            yield (
-                f"input[{i}]: function_call {call_id!r} ({call.get('name')!r}) has "
-                f"{len(answers)} function_call_output items after it; exactly one is needed"
-            )
-
-
-def responses_output_has_call(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """Every ``function_call_output`` follows a ``function_call`` with its ``call_id``.
-
-    Skipped with ``previous_response_id``: the calls are then stored by the provider.
-    """
-    if body.get("previous_response_id") is not None:
-        return
-    calls = _items_of(body, "function_call")
-    for i, out in _items_of(body, "function_call_output"):
-        if not any(c.get("call_id") == out.get("call_id") and k < i for k, c in calls):
-            yield (
-                f"input[{i}]: no tool call found for function_call_output with call_id "
-                f"{out.get('call_id')!r}"
-            )
 
 
 def responses_function_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
@@ -490,6 +459,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_required_fields,
     responses_function_call_answered,
     responses_output_has_call,
+    responses_call_ids_in_range,
     responses_function_names_valid,
     *RESPONSES_NATIVE_RULES,
     *RESPONSES_CACHE_RULES,

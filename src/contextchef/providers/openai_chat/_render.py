@@ -49,6 +49,7 @@ from contextchef.providers._base import (
     hints,
     keeps_part,
 )
+from contextchef.providers._call_ids import CHAT_ID_LIMIT, fitted_id
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
@@ -119,7 +120,7 @@ def _message_hint(part: Part | None) -> Mapping[str, Any]:
 def render_tool_call(part: ToolCall) -> dict[str, Any]:
     """A ``tool_calls`` entry."""
     built = {
-        "id": part.id,
+        "id": fitted_id(part.id, CHAT_ID_LIMIT),
         "type": "function",
         "function": {"name": part.name, "arguments": part.arguments},
     }
@@ -132,7 +133,8 @@ def render_tool_message(part: ToolResult) -> dict[str, Any]:
     content: Any = part.content
     if hint.get("content") == "list":
         content = [{"type": "text", "text": part.content}]
-    built = {"role": "tool", "tool_call_id": part.call_id, "content": content}
+    call_id = fitted_id(part.call_id, CHAT_ID_LIMIT)
+    built = {"role": "tool", "tool_call_id": call_id, "content": content}
     return apply_hints(built, hint)
 
 

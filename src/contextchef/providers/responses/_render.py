@@ -59,6 +59,7 @@ from contextchef.providers._base import (
     hints,
     keeps_part,
 )
+from contextchef.providers._call_ids import RESPONSES_ID_LIMIT, fitted_id
 from contextchef.providers._compacted import COMPACTION, native_base
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
@@ -182,7 +183,7 @@ class _InputBuilder:
             return
         built = {
             "type": "function_call",
-            "call_id": part.id,
+            "call_id": fitted_id(part.id, RESPONSES_ID_LIMIT),
             "name": part.name,
             "arguments": part.arguments,
         }
@@ -200,7 +201,8 @@ class _InputBuilder:
         if part.media or hint.get("output") == "list":
             text = [{"type": "input_text", "text": part.content}] if part.content else []
             output = text + [render_content_part(m, "user") for m in part.media]
-        built = {"type": "function_call_output", "call_id": part.call_id, "output": output}
+        call_id = fitted_id(part.call_id, RESPONSES_ID_LIMIT)
+        built = {"type": "function_call_output", "call_id": call_id, "output": output}
         self.items.append(apply_hints(built, hint))
 
     def provider(self, part: ProviderPart) -> None:
