@@ -435,7 +435,12 @@ BAD: list[tuple[Callable[[Any], ParsedHistory], Any, int, str]] = [
         "'id' must be a string",
     ),
     (from_openai, [{"role": "tool", "content": "x"}], 0, "tool_call_id"),
-    (from_responses, [{"type": "function_call", "call_id": "c", "name": 7, "arguments": "{}"}], 0, "'name'"),
+    (
+        from_responses,
+        [{"type": "function_call", "call_id": "c", "name": 7, "arguments": "{}"}],
+        0,
+        "'name'",
+    ),
     (from_responses, [{"content": "no type, no role"}], 0, "'type'"),
     (
         from_gemini,

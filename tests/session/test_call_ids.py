@@ -103,3 +103,18 @@ def test_fitted_id_is_deterministic_bounded_and_keeps_ids_in_range() -> None:
     assert len(fitted_id(long, 40)) == 40 and fitted_id(long, 40).startswith("p" * 27 + "_")
     assert fitted_id(long, 40) != fitted_id(long + "q", 40)
     assert fitted_id("", 64).startswith("call_") and len(fitted_id("", 64)) == 17
+
+
+def test_interactions_gets_an_id_for_a_call_built_without_one() -> None:
+    """Interactions requires ``function_call.id`` and ``function_result.call_id``."""
+    fake = fake_for("gemini-interactions").script(text("done"))
+    chef = ContextChef()
+    chef.register_tools([READ])
+    chef.set_history(_history())
+    payload = chef.compile("gemini-interactions", model="gemini-3-pro").payload
+    calls = [s["id"] for s in payload["input"] if s["type"] == "function_call"]
+    results = [s["call_id"] for s in payload["input"] if s["type"] == "function_result"]
+    assert calls == results and calls[0] == "call_e3b0c44298fc"
+    assert calls[1:] == ODD_IDS[1:]  # Interactions states no length limit: kept
+    send("gemini-interactions", fake, payload)
+    assert fake.violations == ()

@@ -76,6 +76,7 @@ from contextchef.providers._base import (
     hints,
     object_arguments,
 )
+from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._tool_changes import deferred
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.gemini._render import GeminiAdapter
@@ -124,7 +125,8 @@ def _call(part: ToolCall) -> dict[str, Any]:
         object_arguments(part)
     )
     arguments = thaw(recorded) if same else object_arguments(part)
-    built = {"type": "function_call", "id": part.id, "name": part.name, "arguments": arguments}
+    call_id = part.id or fitted_id("", 64)  # required; "" from a history built by hand
+    built = {"type": "function_call", "id": call_id, "name": part.name, "arguments": arguments}
     return apply_hints(built, hint)
 
 
@@ -152,7 +154,8 @@ def _result(part: ToolResult, name: str) -> dict[str, Any]:
         value = text + [_media(m) for m in part.media]
     else:
         value = part.content
-    built: dict[str, Any] = {"type": "function_result", "call_id": part.call_id, "name": name}
+    call_id = part.call_id or fitted_id("", 64)  # as its call's
+    built: dict[str, Any] = {"type": "function_result", "call_id": call_id, "name": name}
     built["result"] = value
     if part.is_error:
         built["is_error"] = True
