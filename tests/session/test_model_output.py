@@ -204,3 +204,39 @@ def test_a_call_that_names_no_tool_is_answered_and_later_requests_pass(target: s
     assert "named no tool" in answered[0].content
     sent = json.dumps(fake.requests[-1].body)
     assert '"malformed_tool_call"' in sent
+
+
+def _responses_call(**fields: Any) -> dict[str, Any]:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "c_r", "name": "read_file"}
+    return {"id": "resp_9", "object": "response", "status": "completed", "output": [item | fields]}
+
+
+@pytest.mark.parametrize(
+    ("target", "reply", "runs"),
+    [
+        (
+            "openai",
+            _chat([{**GOOD, "function": {"name": "read_file", "arguments": {"path": "a"}}}]),
+            True,
+        ),
+        ("responses", _responses_call(arguments={"path": "a"}), True),
+        ("responses", _responses_call(), True),  # no arguments at all: {}
+        ("responses", _responses_call(arguments=[1, 2]), False),
+    ],
+)
+def test_arguments_sent_as_an_object_or_left_out_are_taken_not_refused(
+    target: str, reply: dict[str, Any], runs: bool
+) -> None:
+    """Some OpenAI-compatible servers send a call's arguments as an object instead of its
+    JSON text, or leave them out; `ingest` used to raise CorruptHistoryError."""
+    fake = fake_for(target).script(text("ok"), text("done"))
+    chef = _chef()
+    chef.compile(target, model="m")
+    (call,) = chef.ingest(reply)
+    (result,) = chef.run_tools([call])
+    assert result.is_error is not runs
+    chef.append(tool_results([result]))
+    for _ in range(2):  # replayed as text: every later request passes the fake
+        chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+        chef.append(user("again"))
+    assert fake.violations == ()

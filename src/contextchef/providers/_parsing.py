@@ -188,10 +188,29 @@ class HistoryBuilder:
 
 
 def arguments_text(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
-    """A call's arguments given as text (Chat, Responses), `UnreadableArguments` included."""
+    """A call's arguments given as text (Chat, Responses), `UnreadableArguments` included.
+
+    The wire carries a JSON text, but some OpenAI-compatible servers send the object
+    itself, and a reply may leave the field out or null. Neither is a reason to fail the
+    turn: missing or null becomes ``"{}"``, any other JSON value its compact JSON text
+    (with a note), and the gate then answers what the tool cannot take. A value with no
+    JSON form (a Python object a host put there) raises `CorruptHistoryError`.
+    """
     if isinstance(value, UnreadableArguments):
         return value.text
-    return as_string(hist, index, value, what)
+    if isinstance(value, str):
+        return value
+    if value is None:
+        hist.notes.append(f"message {index}: {what} missing, taken as {{}}")
+        return "{}"
+    try:
+        text = compact_dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise hist.error(index, f"{what} must be a JSON text, got {type(value).__name__}") from exc
+    hist.notes.append(
+        f"message {index}: {what} given as a JSON {type(value).__name__}, kept as text"
+    )
+    return text
 
 
 def as_mapping(hist: HistoryBuilder, index: int, value: object, what: str) -> Mapping[str, Any]:
