@@ -1,0 +1,312 @@
+"""Query latency of the model rankers against bm25, and what was tried to cut it (issue 28).
+
+Run:  python benchmarks/query_latency.py [--sets a,b] [--sample N] [--skip-timing]
+                                          [--skip-variants] [--rows DIR] [--out FILE]
+Needs the semantic extra. Tool vectors come from the default embedding cache.
+
+1. Timing (``--sample`` distinct queries per set, 100 by default, the same sample as
+   benchmarks/semantic_retrieval.py): each query is ranked by ``bm25``, then by
+   ``hybrid`` with the query cache cleared (so it embeds its text: distinct queries,
+   cold), then embedded alone (`Encoder.encode_query`, cache cleared), and alone by an
+   encoder with one onnxruntime thread (``threads=1``; the default uses one per core),
+   interleaved per query so load swings hit all alike; ``gc.collect()`` first. p50 /
+   p95 in ms.
+2. Variants (recall@5 per split, through the library's `fuse` and `weighted` on
+   precomputed BM25 scores and cosines, as the sweeps of semantic_retrieval.py):
+   * cascade: ``hybrid`` embeds a query text only when BM25 is not confident, else
+     BM25 answers alone (normalized, as while vectors are built). Rules: the margin
+     ``(s1 - s2) / s1`` of the two best BM25 scores at least ``m``; and coverage: the
+     best BM25 tool holds at least a share ``c`` of the query's distinct known tokens,
+     with margin ``m``. "skip" is the share of queries that embed nothing.
+   * query cut: the query embedded from its first ``L`` word pieces (tools keep 256).
+   * static: the query vector as the mean of per-word-piece vectors, each the model's
+     output for ``[CLS] piece [SEP]`` (model2vec-style, from the same MiniLM).
+   ``--rows DIR`` keeps each set's precomputed scores and cosines (pickles) between
+   runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import pickle
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import semantic_retrieval as sr
+
+from contextchef.search._index import ToolIndex, tokenize
+from contextchef.search._model import Encoder, encoder_for
+from contextchef.search._rankers import RankerConfig, fuse, normalized
+from contextchef.search._retrieval import LabelledQuery, evaluate, index_ranker
+from contextchef.search._transcript import open_request, weighted
+
+Row = tuple[np.ndarray, np.ndarray | None, int]  # BM25 scores, cosines (None: BM25 alone), tokens
+Rule = Callable[[str, Row], bool]  # True: BM25 is confident, the model is skipped
+
+HYBRID = RankerConfig(kind="hybrid")
+MARGINS = (0.2, 0.4, 0.5, 0.6, 0.7)
+COVERAGE = ((1.0, 0.0), (1.0, 0.4), (0.8, 0.2), (0.8, 0.4), (0.6, 0.4))
+CUTS = (128, 96, 64)
+
+
+def _pq(values: list[float]) -> tuple[float, float]:
+    return statistics.median(values), statistics.quantiles(values, n=20)[-1]
+
+
+def timing(name: str, sample: int) -> dict[str, tuple[float, float]]:
+    """p50 / p95 (ms) of bm25, hybrid (query cache cleared) and the embedding alone."""
+    catalog, queries = sr.load_set(name)
+    texts = sorted({q.query for q in queries})
+    timed = texts[:: max(1, len(texts) // sample)][:sample]
+    bm25 = index_ranker(catalog, "bm25")
+    config = RankerConfig(kind="hybrid", background=False)
+    index = ToolIndex([(t, t.name) for t in catalog.tools], ranker=config)
+    index.wait_for_vectors()
+    encoder = index._semantic.encoder  # type: ignore[union-attr]
+    single = encoder_for(threads=1)  # the same model, one onnxruntime thread
+    single.encode([timed[0]])
+    bm25(timed[0], 100)
+    index.search([timed[0]], limit=100)
+    times: dict[str, list[float]] = {"bm25": [], "hybrid": [], "embedding": [], "one thread": []}
+    gc.collect()
+    for text in timed:
+        start = time.perf_counter()
+        bm25(text, 100)
+        times["bm25"].append((time.perf_counter() - start) * 1000)
+        encoder._queries.clear()
+        start = time.perf_counter()
+        index.search([text], limit=100)
+        times["hybrid"].append((time.perf_counter() - start) * 1000)
+        encoder._queries.clear()
+        start = time.perf_counter()
+        encoder.encode_query(text)
+        times["embedding"].append((time.perf_counter() - start) * 1000)
+        single._queries.clear()
+        start = time.perf_counter()
+        single.encode_query(text)
+        times["one thread"].append((time.perf_counter() - start) * 1000)
+    return {k: _pq(v) for k, v in times.items()}
+
+
+def rows_for(
+    name: str, cache: Path | None
+) -> tuple[list[str], list[LabelledQuery], dict[str, Row]]:
+    """Each query text's (and open request's) BM25 scores, cosines and token count."""
+    path = cache / f"{name}.pkl" if cache else None
+    if path is not None and path.is_file():
+        found: tuple[list[str], list[LabelledQuery], dict[str, Row]] = pickle.loads(
+            path.read_bytes()
+        )
+        return found
+    catalog, queries = sr.load_set(name)
+    index = sr._index(catalog, HYBRID)
+    matrix = index._semantic.matrix()  # type: ignore[union-attr]
+    assert matrix is not None
+    texts = sorted({q.query for q in queries})
+    texts = sorted({*texts, *filter(None, map(open_request, texts))})
+    vectors = sr._query_vectors(index, texts)
+    entries = [t.name for t in catalog.tools]
+    bm25 = ToolIndex(
+        [(t, t.name) for t in catalog.tools], ranker=RankerConfig(open_request_weight=0)
+    )
+    position = {n: i for i, n in enumerate(entries)}
+    rows: dict[str, Row] = {}
+    for text in texts:
+        scores = np.zeros(len(entries))
+        for hit in bm25.search([text], limit=len(entries)):
+            scores[position[hit.wire_name]] = hit.score
+        vector = vectors.get(text)
+        cosine = None if vector is None else matrix @ vector
+        rows[text] = (scores, cosine, len(set(tokenize(text))))
+    out = (entries, queries, rows)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pickle.dumps(out))
+    return out
+
+
+def recall(
+    entries: list[str],
+    queries: list[LabelledQuery],
+    rows: dict[str, Row],
+    rule: Rule | None = None,
+    cosines: dict[str, np.ndarray] | None = None,
+) -> dict[str, float | None]:
+    """recall@5 per split of `hybrid` with a cascade `rule` or replaced cosines; "skip"."""
+    embedded: set[str] = set()
+
+    def scored(text: str) -> np.ndarray:
+        scores, cosine, tokens = rows[text]
+        if cosine is None or (rule is not None and rule(text, rows[text])):
+            return normalized(scores)
+        embedded.add(text)
+        if cosines is not None and text in cosines:
+            cosine = cosines[text]
+        return fuse(HYBRID, scores=scores, cosine=cosine, tokens=tokens)
+
+    def rank(query: str, depth: int) -> list[str]:
+        one = weighted(query, HYBRID.open_request_weight, scored)
+        keep = np.flatnonzero(one > 0)
+        order = keep[np.lexsort((keep, -one[keep]))][:depth]
+        return [entries[i] for i in order]
+
+    out: dict[str, float | None] = {}
+    for split in ("dev", "held-out"):
+        part = [q for q in queries if q.split == split]
+        out[split] = evaluate(part, rank)["recall@5"] if part else None
+    distinct = sorted({q.query for q in queries})
+    skipped = 0
+    for query in distinct:
+        embedded.clear()
+        weighted(query, HYBRID.open_request_weight, scored)
+        skipped += not embedded
+    out["skip"] = skipped / len(distinct)
+    return out
+
+
+def _margin(scores: np.ndarray) -> float:
+    if len(scores) < 2:
+        return 1.0
+    second, first = np.partition(scores, len(scores) - 2)[-2:]
+    return float((first - second) / first) if first > 0 else 0.0
+
+
+def variants(name: str, cache: Path | None) -> list[tuple[str, dict[str, float | None]]]:
+    """recall@5 (dev, held-out) and the skipped share of every variant on one set."""
+    entries, queries, rows = rows_for(name, cache)
+    out = [
+        ("bm25 (every query skipped)", recall(entries, queries, rows, lambda _t, _r: True)),
+        ("hybrid", recall(entries, queries, rows)),
+    ]
+    for m in MARGINS:
+        rule: Rule = lambda _t, row, m=m: _margin(row[0]) >= m  # noqa: E731
+        out.append((f"cascade margin >= {m}", recall(entries, queries, rows, rule)))
+    catalog, _ = sr.load_set(name)
+    plain = ToolIndex([(t, t.name) for t in catalog.tools])
+    plain.search(["x"], limit=1)
+    corpus = plain._corpus.get()  # type: ignore[union-attr]
+    coverage: dict[str, float] = {}
+    for text, (scores, _, _) in rows.items():
+        known = [t for t in dict.fromkeys(tokenize(text)) if t in corpus.vocab]
+        best = int(np.argmax(scores)) if len(scores) else 0
+        if not known or not len(scores) or scores[best] <= 0:
+            coverage[text] = 0.0
+            continue
+        held = sum(1 for t in known if corpus.token_scores([t])[best] > 0)
+        coverage[text] = held / len(known)
+    for c, m in COVERAGE:
+        rule = lambda t, row, c=c, m=m: coverage[t] >= c and _margin(row[0]) >= m  # noqa: E731
+        out.append(
+            (f"cascade coverage >= {c}, margin >= {m}", recall(entries, queries, rows, rule))
+        )
+    index = sr._index(catalog, HYBRID)
+    matrix = index._semantic.matrix()  # type: ignore[union-attr]
+    assert matrix is not None
+    encoder = Encoder()
+    encoder._load()
+    texts = [t for t, row in rows.items() if row[1] is not None]
+    lengths = {t: len(encoder._tokenizer.encode(t).ids) for t in texts}
+    for cut in CUTS:
+        encoder._tokenizer.enable_truncation(max_length=cut)
+        long = [t for t in texts if lengths[t] > cut]
+        vectors = encoder.encode(long) if long else np.zeros((0, matrix.shape[1]))
+        cut_cosines = {t: matrix @ v for t, v in zip(long, vectors, strict=True)}
+        result = recall(entries, queries, rows, cosines=cut_cosines)
+        result["skip"] = None
+        out.append((f"query cut to {cut} word pieces", result))
+    encoder._tokenizer.enable_truncation(max_length=256)
+    static = _static_cosines(encoder, matrix, texts)
+    result = recall(entries, queries, rows, cosines=static)
+    result["skip"] = None
+    out.append(("static word-piece query vectors", result))
+    return out
+
+
+def _static_cosines(
+    encoder: Encoder, matrix: np.ndarray, texts: list[str]
+) -> dict[str, np.ndarray]:
+    """Cosines of mean-of-word-piece query vectors (each piece run alone through MiniLM)."""
+    pieces = {t: [i for i in encoder._tokenizer.encode(t).ids[1:-1]] for t in texts}
+    wanted = sorted({i for ids in pieces.values() for i in ids})
+    table: dict[int, np.ndarray] = {}
+    for start in range(0, len(wanted), 256):
+        chunk = wanted[start : start + 256]
+        ids = np.array([[101, i, 102] for i in chunk], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if "token_type_ids" in encoder._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = np.asarray(encoder._session.run(None, feeds)[0], dtype=np.float32)
+        pooled = hidden.mean(axis=1) if hidden.ndim == 3 else hidden
+        table.update(zip(chunk, pooled, strict=True))
+    out = {}
+    for text, ids in pieces.items():
+        vector = np.mean([table[i] for i in ids], axis=0) if ids else np.zeros(matrix.shape[1])
+        out[text] = matrix @ (vector / max(float(np.linalg.norm(vector)), 1e-12))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sets", default=",".join(sr.SETS))
+    parser.add_argument("--sample", type=int, default=100)
+    parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--skip-variants", action="store_true")
+    parser.add_argument("--rows", type=Path, default=None, help="keep precomputed rows here")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    sets = args.sets.split(",")
+    lines = [
+        f"Machine: {platform.platform()}, Python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at start.",
+        "",
+    ]
+    if not args.skip_timing:
+        lines += [
+            "| set | bm25 p50 | bm25 p95 | hybrid p50 | hybrid p95 | embedding p50 "
+            "| embedding p95 | embedding, 1 thread, p50 / p95 | hybrid p50 / bm25 "
+            "| hybrid p95 / bm25 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for name in sets:
+            t = timing(name, args.sample)
+            (b50, b95), (h50, h95), (e50, e95) = t["bm25"], t["hybrid"], t["embedding"]
+            o50, o95 = t["one thread"]
+            line = (
+                f"| {name} | {b50:.2f} | {b95:.2f} | {h50:.2f} | {h95:.2f} | {e50:.2f} "
+                f"| {e95:.2f} | {o50:.2f} / {o95:.2f} | {h50 / b50:.0f}x | {h95 / b95:.0f}x |"
+            )
+            print(line, flush=True)
+            lines.append(line)
+        lines.append(f"\nLoad after the timing: {os.getloadavg()[0]:.1f}.\n")
+    if not args.skip_variants:
+        table: dict[str, dict[str, dict[str, float | None]]] = {}
+        for name in sets:
+            for label, result in variants(name, args.rows):
+                table.setdefault(label, {})[name] = result
+                print(name, label, result, flush=True)
+        lines += ["| variant (recall@5 dev / held-out, skip) | " + " | ".join(sets) + " |"]
+        lines += ["|---|" + "---:|" * len(sets)]
+        for label, per_set in table.items():
+            cells = []
+            for name in sets:
+                r: dict[str, Any] = per_set[name]
+                dev = "-" if r["dev"] is None else f"{r['dev']:.3f}"
+                skip = "" if r["skip"] is None else f", {r['skip']:.0%}"
+                cells.append(f"{dev} / {r['held-out']:.3f}{skip}")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
