@@ -9,8 +9,8 @@ Needs the semantic extra. Tool vectors come from the default embedding cache.
    ``hybrid`` with the query cache cleared (so it embeds its text: distinct queries,
    cold), then embedded alone (`Encoder.encode_query`, cache cleared), and alone by an
    encoder with one onnxruntime thread (``threads=1``; the default uses one per core),
-   interleaved per query so load swings hit all alike; ``gc.collect()`` first. p50 /
-   p95 in ms.
+   interleaved per query, each of the four first in turn, so load swings and a model
+   run's warm caches favour none; ``gc.collect()`` first. p50 / p95 in ms.
 2. Variants (recall@5 per split, through the library's `fuse` and `weighted` on
    precomputed BM25 scores and cosines, as the sweeps of semantic_retrieval.py):
    * cascade: ``hybrid`` embeds a query text only when BM25 is not confident, else
@@ -75,24 +75,21 @@ def timing(name: str, sample: int) -> dict[str, tuple[float, float]]:
     single.encode([timed[0]])
     bm25(timed[0], 100)
     index.search([timed[0]], limit=100)
-    times: dict[str, list[float]] = {"bm25": [], "hybrid": [], "embedding": [], "one thread": []}
+    steps: list[tuple[str, Callable[[str], object]]] = [
+        ("bm25", lambda text: bm25(text, 100)),
+        ("hybrid", lambda text: index.search([text], limit=100)),
+        ("embedding", encoder.encode_query),
+        ("one thread", single.encode_query),
+    ]
+    times: dict[str, list[float]] = {name: [] for name, _ in steps}
     gc.collect()
-    for text in timed:
-        start = time.perf_counter()
-        bm25(text, 100)
-        times["bm25"].append((time.perf_counter() - start) * 1000)
-        encoder._queries.clear()
-        start = time.perf_counter()
-        index.search([text], limit=100)
-        times["hybrid"].append((time.perf_counter() - start) * 1000)
-        encoder._queries.clear()
-        start = time.perf_counter()
-        encoder.encode_query(text)
-        times["embedding"].append((time.perf_counter() - start) * 1000)
-        single._queries.clear()
-        start = time.perf_counter()
-        single.encode_query(text)
-        times["one thread"].append((time.perf_counter() - start) * 1000)
+    for i, text in enumerate(timed):
+        for name, step in steps[i % 4 :] + steps[: i % 4]:  # each goes first in turn
+            encoder._queries.clear()
+            single._queries.clear()
+            start = time.perf_counter()
+            step(text)
+            times[name].append((time.perf_counter() - start) * 1000)
     return {k: _pq(v) for k, v in times.items()}
 
 
