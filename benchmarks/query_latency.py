@@ -20,7 +20,10 @@ Needs the semantic extra. Tool vectors come from the default embedding cache.
      with margin ``m``. "skip" is the share of queries that embed nothing.
    * query cut: the query embedded from its first ``L`` word pieces (tools keep 256).
    * static: the query vector as the mean of per-word-piece vectors, each the model's
-     output for ``[CLS] piece [SEP]`` (model2vec-style, from the same MiniLM).
+     output for ``[CLS] piece [SEP]`` (model2vec-style, from the same MiniLM); then
+     that mapped by a ridge regression fitted on every set's tool texts to their
+     MiniLM vectors (no query used); and an agreement cascade: the mapped static
+     hybrid answers when its top k equals BM25's, else the model runs.
    ``--rows DIR`` keeps each set's precomputed scores and cosines (pickles) between
    runs.
 """
@@ -44,7 +47,7 @@ import semantic_retrieval as sr
 
 from contextchef.search._index import ToolIndex, tokenize
 from contextchef.search._model import Encoder, encoder_for
-from contextchef.search._rankers import RankerConfig, fuse, normalized
+from contextchef.search._rankers import RankerConfig, embedding_text, fuse, normalized
 from contextchef.search._retrieval import LabelledQuery, evaluate, index_ranker
 from contextchef.search._transcript import open_request, weighted
 
@@ -55,6 +58,7 @@ HYBRID = RankerConfig(kind="hybrid")
 MARGINS = (0.2, 0.4, 0.5, 0.6, 0.7)
 COVERAGE = ((1.0, 0.0), (1.0, 0.4), (0.8, 0.2), (0.8, 0.4), (0.6, 0.4))
 CUTS = (128, 96, 64)
+AGREE = (1, 2, 3)
 
 
 def _pq(values: list[float]) -> tuple[float, float]:
@@ -136,14 +140,25 @@ def recall(
     rows: dict[str, Row],
     rule: Rule | None = None,
     cosines: dict[str, np.ndarray] | None = None,
+    cheap: tuple[dict[str, np.ndarray], int] | None = None,
 ) -> dict[str, float | None]:
-    """recall@5 per split of `hybrid` with a cascade `rule` or replaced cosines; "skip"."""
+    """recall@5 per split of `hybrid` with a cascade `rule` or replaced cosines; "skip".
+
+    `cheap` (cosines, k): the agreement cascade; a text whose hybrid top k under these
+    cosines is BM25's top k keeps that answer and skips the model.
+    """
     embedded: set[str] = set()
 
     def scored(text: str) -> np.ndarray:
         scores, cosine, tokens = rows[text]
         if cosine is None or (rule is not None and rule(text, rows[text])):
             return normalized(scores)
+        if cheap is not None:
+            fast = fuse(HYBRID, scores=scores, cosine=cheap[0][text], tokens=tokens)
+            k = cheap[1]
+            top = set(np.argsort(-fast, kind="stable")[:k].tolist())
+            if scores.max() > 0 and top == set(np.argsort(-scores, kind="stable")[:k].tolist()):
+                return fast
         embedded.add(text)
         if cosines is not None and text in cosines:
             cosine = cosines[text]
@@ -220,20 +235,30 @@ def variants(name: str, cache: Path | None) -> list[tuple[str, dict[str, float |
         result["skip"] = None
         out.append((f"query cut to {cut} word pieces", result))
     encoder._tokenizer.enable_truncation(max_length=256)
-    static = _static_cosines(encoder, matrix, texts)
-    result = recall(entries, queries, rows, cosines=static)
-    result["skip"] = None
-    out.append(("static word-piece query vectors", result))
+    static = _static_vectors(encoder, texts)
+    mapped = static @ _ridge_map(encoder) if len(texts) else static
+    mapped /= np.clip(np.linalg.norm(mapped, axis=1, keepdims=True), 1e-12, None)
+    for label, vectors in (("", static), (" + ridge map", mapped)):
+        result = recall(
+            entries, queries, rows, cosines=dict(zip(texts, vectors @ matrix.T, strict=True))
+        )
+        result["skip"] = None
+        out.append((f"static word-piece query vectors{label}", result))
+    cheap = dict(zip(texts, mapped @ matrix.T, strict=True))
+    for k in AGREE:
+        result = recall(entries, queries, rows, cheap=(cheap, k))
+        out.append((f"cascade: static + map hybrid agrees with BM25 on the top {k}", result))
     return out
 
 
-def _static_cosines(
-    encoder: Encoder, matrix: np.ndarray, texts: list[str]
-) -> dict[str, np.ndarray]:
-    """Cosines of mean-of-word-piece query vectors (each piece run alone through MiniLM)."""
-    pieces = {t: [i for i in encoder._tokenizer.encode(t).ids[1:-1]] for t in texts}
-    wanted = sorted({i for ids in pieces.values() for i in ids})
-    table: dict[int, np.ndarray] = {}
+_PIECES: dict[int, np.ndarray] = {}  # word-piece id -> the model's vector of it alone
+_MAP: list[np.ndarray] = []
+
+
+def _static_vectors(encoder: Encoder, texts: list[str]) -> np.ndarray:
+    """Unit mean-of-word-piece vectors (each piece run alone through MiniLM), one a text."""
+    pieces = [encoder._tokenizer.encode(t).ids[1:-1] for t in texts]
+    wanted = sorted({i for ids in pieces for i in ids} - _PIECES.keys())
     for start in range(0, len(wanted), 256):
         chunk = wanted[start : start + 256]
         ids = np.array([[101, i, 102] for i in chunk], dtype=np.int64)
@@ -242,12 +267,28 @@ def _static_cosines(
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden = np.asarray(encoder._session.run(None, feeds)[0], dtype=np.float32)
         pooled = hidden.mean(axis=1) if hidden.ndim == 3 else hidden
-        table.update(zip(chunk, pooled, strict=True))
-    out = {}
-    for text, ids in pieces.items():
-        vector = np.mean([table[i] for i in ids], axis=0) if ids else np.zeros(matrix.shape[1])
-        out[text] = matrix @ (vector / max(float(np.linalg.norm(vector)), 1e-12))
-    return out
+        _PIECES.update(zip(chunk, pooled, strict=True))
+    dim = next(iter(_PIECES.values())).shape[0] if _PIECES else 384
+    out = np.array(
+        [np.mean([_PIECES[i] for i in ids], axis=0) if ids else np.zeros(dim) for ids in pieces]
+    )
+    return out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)  # type: ignore[no-any-return]
+
+
+def _ridge_map(encoder: Encoder) -> np.ndarray:
+    """A linear map from static vectors to MiniLM's, fitted (ridge, lambda 1) on the tool
+    texts of every set and their MiniLM vectors (no query, no label is used)."""
+    if not _MAP:
+        xs, ys = [], []
+        for name in sr.SETS:
+            catalog, _ = sr.load_set(name)
+            matrix = sr._index(catalog, HYBRID)._semantic.matrix()  # type: ignore[union-attr]
+            assert matrix is not None
+            xs.append(_static_vectors(encoder, [embedding_text(t) for t in catalog.tools]))
+            ys.append(matrix)
+        x, y = np.vstack(xs), np.vstack(ys)
+        _MAP.append(np.linalg.solve(x.T @ x + np.eye(x.shape[1]), x.T @ y))
+    return _MAP[0]
 
 
 def main() -> None:
