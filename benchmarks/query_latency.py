@@ -257,6 +257,8 @@ _MAP: list[np.ndarray] = []
 
 def _static_vectors(encoder: Encoder, texts: list[str]) -> np.ndarray:
     """Unit mean-of-word-piece vectors (each piece run alone through MiniLM), one a text."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
     pieces = [encoder._tokenizer.encode(t).ids[1:-1] for t in texts]
     wanted = sorted({i for ids in pieces for i in ids} - _PIECES.keys())
     for start in range(0, len(wanted), 256):
