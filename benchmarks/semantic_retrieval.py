@@ -247,10 +247,14 @@ def table(name: str, sample: int) -> list[dict[str, Any]]:
         if encoder is not None:
             del encoder.encode_query  # back to the class's method
         row["p50"] = statistics.median(times)
+        row["p95"] = statistics.quantiles(times, n=20)[-1] if len(times) > 1 else times[0]
         row["timed"] = len(times)
         out.append(row)
         cells = " ".join(f"{s} r@5 {row[s]['recall@5']:.3f}" for s in ("dev", "held-out") if row[s])
-        print(f"{name:15} {ranker:17} {cells} p50 {row['p50']:.2f}ms", flush=True)
+        print(
+            f"{name:15} {ranker:17} {cells} p50 {row['p50']:.2f}ms p95 {row['p95']:.2f}ms",
+            flush=True,
+        )
     return out
 
 
@@ -268,13 +272,14 @@ def _sweep_lines(sets: list[str], sweeps: dict[str, dict[str, float]]) -> list[s
 def _table_lines(rows: list[dict[str, Any]]) -> list[str]:
     lines = [
         "| set | ranker | dev n | dev r@1 | dev r@5 | dev MRR | held-out n | held-out r@1 "
-        "| held-out r@5 | held-out MRR | query p50 ms | p50 / bm25 |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| held-out r@5 | held-out MRR | query p50 ms | p95 ms | p50 / bm25 | p95 / bm25 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     base: dict[str, float] = {}
+    base95: dict[str, float] = {}
     for r in rows:
         if r["ranker"] == "bm25":
-            base[r["set"]] = r["p50"]
+            base[r["set"]], base95[r["set"]] = r["p50"], r["p95"]
         cells = []
         for split in ("dev", "held-out"):
             m = r[split]
@@ -284,8 +289,10 @@ def _table_lines(rows: list[dict[str, Any]]) -> list[str]:
                 n, r1, r5, mrr = int(m["queries"]), m["recall@1"], m["recall@5"], m["mrr"]
                 cells.append(f"{n} | {r1:.3f} | {r5:.3f} | {mrr:.3f}")
         ratio = r["p50"] / base[r["set"]] if base.get(r["set"]) else float("nan")
+        ratio95 = r["p95"] / base95[r["set"]] if base95.get(r["set"]) else float("nan")
         lines.append(
-            f"| {r['set']} | {r['ranker']} | {' | '.join(cells)} | {r['p50']:.2f} | {ratio:.1f}x |"
+            f"| {r['set']} | {r['ranker']} | {' | '.join(cells)} | {r['p50']:.2f} "
+            f"| {r['p95']:.2f} | {ratio:.1f}x | {ratio95:.1f}x |"
         )
     return lines
 
