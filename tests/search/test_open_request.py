@@ -56,7 +56,7 @@ PINNED = {
         [
             "HotelBookingService_reserveHotel",
             "CityGuide.getAccommodationOptions",
-            "hotelBookingSystem_bookHotel",
+            "CarRentalService_reserveVehicle",  # role labels no longer scored
         ],
     ),
     # a travel guide answered; now the user wants the weather
@@ -288,3 +288,23 @@ def test_conversation_query_writes_each_turn_on_one_line() -> None:
         conversation_query([history[0], {"role": "user"}])  # type: ignore[list-item]
     with pytest.raises(UsageError, match="messages must be a list of Message, got int"):
         conversation_query(3)  # type: ignore[arg-type]
+
+
+def _all_catalogs() -> ContextChef:
+    chef = ContextChef(default_defer=True)
+    for name in ("github", "sentry", "cloudflare-radar", "mcp-filesystem"):
+        chef.register_tools(load_catalog(shared_data() / "catalogs" / f"{name}.json").tools)
+    return chef
+
+
+def test_role_labels_are_not_search_words() -> None:
+    """``user:`` / ``system:`` say who spoke: scored as words, gibberish in a transcript
+    matched ``github__search_users`` and ``system:`` lifted ``list_autonomous_systems``
+    (break-it round 11). A transcript now ranks as its text without the labels."""
+    chef = _all_catalogs()
+    for query in ("zzzz qqqq", "user: zzzz qqqq", "system: zzzz\nuser: qqqq"):
+        done = chef.execute(ToolCall(id="s", name="tool_search", arguments={"queries": [query]}))
+        assert done.result is not None and "No tool matched" in done.result.content, query
+    asked = conversation_query([user("create an issue on github")])
+    assert asked == "user: create an issue on github"
+    assert _searched(chef, asked) == _searched(chef, "create an issue on github")

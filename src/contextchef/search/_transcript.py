@@ -78,6 +78,19 @@ def open_request(query: str) -> str | None:
     return "\n".join(asked) or None
 
 
+def unlabelled(query: str) -> str:
+    """`query` without its turns' role labels, when it is a transcript (starts with one).
+
+    ``user:`` / ``assistant:`` / ``system:`` say who spoke, not what is asked: scored as
+    words they would rank tools about users or systems for every transcript, and match
+    something for a query whose words match nothing (break-it round 11). Any other query
+    is returned as it is.
+    """
+    if _TURN.match(query) is None:
+        return query
+    return _TURN.sub("", query)
+
+
 def weighted(query: str, weight: float, scores: Callable[[str], np.ndarray]) -> np.ndarray:
     """One query's scores, its open request (`open_request`) counted again at `weight`.
 
@@ -87,11 +100,11 @@ def weighted(query: str, weight: float, scores: Callable[[str], np.ndarray]) -> 
         scores: Scores of every entry for one text (the ranker's, BM25 or fused).
 
     Returns:
-        ``scores(query)`` when there is no open request; else ``normalized(scores(query))
-        + weight * normalized(scores(request))`` (each divided by its best), in
-        ``[0, 1 + weight]``.
+        ``scores(q)`` when there is no open request, ``q`` being `query` without its role
+        labels (`unlabelled`); else ``normalized(scores(q)) + weight *
+        normalized(scores(request))`` (each divided by its best), in ``[0, 1 + weight]``.
     """
-    whole = scores(query)
+    whole = scores(unlabelled(query))
     request = open_request(query) if weight > 0 else None
     if request is None:
         return whole
