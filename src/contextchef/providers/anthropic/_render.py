@@ -290,7 +290,7 @@ def _content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
     first = parts[0] if len(parts) == 1 else None
     if isinstance(first, TextPart) and hints(first.provider_data, FORMAT).get("as_string"):
         return first.text
-    return [b for b in map(render_block, parts) if b is not None]
+    return [b for p in parts if (b := _BLOCKS[p.kind](p)) is not None]  # no call per block
 
 
 _UNMARKABLE = frozenset({"thinking", "redacted_thinking"})

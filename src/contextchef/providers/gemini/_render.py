@@ -368,8 +368,9 @@ class GeminiAdapter(AdapterDefaults):
         """
         out: list[dict[str, Any]] = []
         calls: dict[str, tuple[str, bool]] = {}
-        made_here = {c.id for m in messages for c in m.tool_calls}
-        wanted = {r.call_id for m in messages for r in m.tool_results} - made_here
+        looked = messages if before else ()  # calls to look for in `before` (none without)
+        made_here = {c.id for m in looked for c in m.tool_calls}
+        wanted = {r.call_id for m in looked for r in m.tool_results} - made_here
         for msg in reversed(before):  # only as far back as the calls answered here
             if not wanted:
                 break

@@ -168,7 +168,7 @@ def _lone_message(msg: Message) -> RecordDict | None:
     if data is not None and data.get("provider") == FORMAT:
         return None  # hints to apply: the general way
     role = "assistant" if msg.role == "assistant" else "user"
-    if type(part) is TextPart:
+    if type(part) is TextPart and type(part.text) is str:  # (`_content` joins a subclass)
         return entry(role=role, content=part.text)
     if type(part) is ToolCall and role == "assistant":
         function = entry(name=part.name, arguments=part.arguments)

@@ -226,11 +226,11 @@ def _lone_item(role: str, part: Part) -> RecordDict | None:
 
     What `_InputBuilder` makes of it (`_BLANK` for blank text: no item), read-only as
     `contextchef._records.record` makes it (`entry`); None for any other part (a
-    subclass, media, hints of this format): the builder renders it.
+    subclass, a text subclass, media, hints of this format): the builder renders it.
     """
     if type(part) is TextPart:
-        if _hinted(part.provider_data):
-            return None
+        if _hinted(part.provider_data) or type(part.text) is not str:
+            return None  # (the builder joins text: a str subclass becomes a str)
         return entry(type="message", role=role, content=part.text) if part.text.strip() else _BLANK
     if type(part) is ToolCall:
         if _hinted(part.provider_data):
