@@ -15,7 +15,9 @@ round: one part per message), per target, CPU time (``time.process_time``), best
 * ``render``: the adapter's ``render_messages`` (read-only records where it makes them);
 * ``as-is``: `normalize`'s one-pass check with the adapter's ``keeps``;
 * ``cold``: the whole cold compile of resume.py (``set_history`` + first compile of a
-  new session), per message.
+  new session), per message; ``one message``: the same of a one-message history, in ms
+  (what a new session's first compile costs whatever the history: its tools prefix);
+  ``per further message``: (cold - one message) / (messages - 1), in us.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def median_cold(target: str, size: int, repeat: int) -> float:
     """Median CPU ms of resume.py's cold compile (new session, new message objects)."""
     out = []
     for _ in range(repeat):
-        worker, made = resume.new_session(), resume.history(size, target, False)
+        worker = resume.new_session()
+        made = resume.history(size, target, False) if size > 1 else [resume.user("hi")]
         assert worker.view is not None
         gc.collect()
         t0 = time.process_time()
@@ -105,7 +108,9 @@ def row(target: str, n: int, k: int) -> str:
     ]
     cold, whole = median_cold(target, n, k), best(lambda: json.dumps(payload), k)
     cells = " | ".join(f"{1000 * f / len(history):.2f}" for f in [*figures, cold, whole])
-    return f"| {target} | {cells} | {cold / whole:.1f}x |"
+    fixed = median_cold(target, 1, k)
+    further = 1000 * (cold - fixed) / (len(history) - 1)
+    return f"| {target} | {cells} | {cold / whole:.1f}x | {fixed:.2f} | {further:.2f} |"
 
 
 def main() -> None:
@@ -119,9 +124,9 @@ def main() -> None:
     print(f"Command: `python benchmarks/cold_floor.py --messages {n} --repeat {k}`; us/message.\n")
     print(
         "| target | json.dumps | loop | one dict | render | as-is | cold (median) "
-        "| payload json.dumps | cold / payload dumps |"
+        "| payload json.dumps | cold / payload dumps | one message (ms) | per further message |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for target in args.targets.split(","):
         print(row(target, n, k))
 
