@@ -4,9 +4,10 @@ A cold compile renders every message once; Responses and Chat render a message o
 text part, call or result with nothing recorded from their wire straight into read-only
 records (`_lone_item`, `_lone_message`) instead of building dicts for `record` to copy.
 These tests render each such message both ways, the general renderer's output then
-`record` (as the session records what it renders), and compare the values and the record types at every depth (`RecordDict` vs
-`MixedDict`: which JSON backend may write it), for any text, any ids, hinted and foreign
-provider data, media, errors and subclassed parts (which take the general way).
+`record` (as the session records what it renders), and compare the values and the
+record types at every depth (`RecordDict` vs `MixedDict`: which JSON backend may write
+it), for any text, any ids, hinted and foreign provider data, media, errors and
+subclassed parts (which take the general way).
 """
 
 from __future__ import annotations
