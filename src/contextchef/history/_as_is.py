@@ -63,14 +63,15 @@ def valid_as_is(
     want: list[str] = []  # ids of the calls the message being read must answer first
     if earlier is None and history and history[0].role == "assistant":
         return False  # a user turn goes first
-    last = ""
+    earlier = earlier or ()
+    alternate, last = rules.alternate_roles, ""
     for message in history:
         parts, role = message.parts, message.role
         if (
             role not in _ROLES
             or not parts
             or (want and role != "user")
-            or (role == last and rules.alternate_roles)
+            or (role == last and alternate)
         ):
             return False
         answered, want = want, []
@@ -82,13 +83,18 @@ def valid_as_is(
             if pos < len(answered):
                 if type(part) is not ToolResult or part.call_id != answered[pos]:
                     return False
-            elif not _part_as_is(part, role, rules):
-                return False
+            elif type(part) is TextPart:  # the commonest part first, tested here (no call)
+                if part.provider_data is None and not part.text.strip():
+                    return False
             elif type(part) is ToolCall:
-                if part.id in seen or part.id in (earlier or ()):
+                if role != "assistant" or part.id in seen or part.id in earlier:
+                    return False
+                if not is_json_object(part):
                     return False
                 seen.add(part.id)
                 want.append(part.id)
+            elif not _part_as_is(part, role, rules):
+                return False
             if keeps is not None and not keeps(part):
                 return False
         last = role
@@ -96,11 +102,7 @@ def valid_as_is(
 
 
 def _part_as_is(part: Part, role: str, rules: _Rules) -> bool:
-    """A part (not a leading result) that steps 1-2 of `normalize` keep as it is."""
-    if type(part) is TextPart:
-        return part.provider_data is not None or bool(part.text.strip())
-    if type(part) is ToolCall:
-        return role == "assistant" and is_json_object(part)
+    """A part (not a leading result, text or a call) that steps 1-2 keep as it is."""
     if type(part) is MediaPart:
         return role != "assistant" or rules.assistant_media
     if type(part) is ReasoningPart:

@@ -390,11 +390,15 @@ class Message:
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The tool calls in this message."""
+        if len(self.parts) == 1:  # most messages (no generator: a ledger reads every one)
+            return (part,) if isinstance(part := self.parts[0], ToolCall) else ()
         return tuple(p for p in self.parts if isinstance(p, ToolCall))
 
     @property
     def tool_results(self) -> tuple[ToolResult, ...]:
         """The tool results in this message."""
+        if len(self.parts) == 1:  # most messages (see `tool_calls`)
+            return (part,) if isinstance(part := self.parts[0], ToolResult) else ()
         return tuple(p for p in self.parts if isinstance(p, ToolResult))
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 from contextchef._errors import MalformedArgumentsError
 from contextchef._json import JsonValue, canonical_dumps, plain_copy, thaw
+from contextchef._records import record
 from contextchef.history._as_is import kept_parse
 from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
@@ -22,7 +23,9 @@ from contextchef.history._messages import (
     Part,
     ProviderPart,
     ReasoningPart,
+    TextPart,
     ToolCall,
+    ToolResult,
 )
 from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._budget import ContextBudget
@@ -563,26 +566,32 @@ def keeps_part(part: Part, *, fmt: str, reasoning: Callable[[ReasoningPart], boo
     return True
 
 
+PLAIN_PARTS = frozenset({TextPart, ToolCall, ToolResult})
+"""Part types (exactly these) `keeps_part` always keeps: an adapter's `keeps` tests them
+first, without a call (most parts of a history)."""
+
 _TYPED_FORMATS = frozenset({"anthropic", "responses"})
 """Wire formats whose every content block or input item carries a ``type``."""
 
 
-def object_arguments(call: ToolCall) -> dict[str, Any]:
+def object_arguments(call: ToolCall, *, read_only: bool = False) -> dict[str, Any]:
     """A call's arguments as the JSON object Anthropic ``input`` / Gemini ``args`` need.
 
     Arguments that are not a JSON object (the model produced broken JSON; the gate has
     already answered that call with an error result) are sent as ``{}`` so one bad call
     never makes every later request fail; the raw text stays in the history. A parse
     the call keeps (the normalizer's, or the copy of a dict it was built from) is copied
-    instead of parsing the text again.
+    instead of parsing the text again. `read_only`: the object as a record
+    (`contextchef._records.record`: one copy of a kept parse, not a copy then a record).
     """
     kept = kept_parse(call)
     if kept is not None:
-        return plain_copy(kept)  # type: ignore[no-any-return]
+        return record(kept) if read_only else plain_copy(kept)  # type: ignore[no-any-return]
     try:
-        return call.parsed_arguments()
+        parsed = call.parsed_arguments()
     except MalformedArgumentsError:
-        return {}
+        parsed = {}
+    return record(parsed) if read_only else parsed
 
 
 def dumps_segment(value: Any) -> str:

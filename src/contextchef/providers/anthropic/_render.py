@@ -43,6 +43,7 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._base import (
+    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -175,7 +176,7 @@ def wire_id(call_id: str) -> str:
 
 def _tool_use(part: ToolCall) -> dict[str, Any]:
     if part.provider_data is None:
-        given = record(object_arguments(part))
+        given = object_arguments(part, read_only=True)
         return entry(type="tool_use", id=wire_id(part.id), name=part.name, input=given)
     hint = hints(part.provider_data, FORMAT)
     recorded = hint.get("input")
@@ -289,7 +290,7 @@ def _content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
     first = parts[0] if len(parts) == 1 else None
     if isinstance(first, TextPart) and hints(first.provider_data, FORMAT).get("as_string"):
         return first.text
-    return [b for b in map(render_block, parts) if b is not None]
+    return [b for p in parts if (b := _BLOCKS[p.kind](p)) is not None]  # no call per block
 
 
 _UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
@@ -394,10 +395,9 @@ class AnthropicAdapter(AdapterDefaults):
         only that then drops out of the history as empty, instead of leaving two user
         turns in a row).
         """
-        if isinstance(part, TextPart) and not part.text.strip():
-            return False
-        fmt = self.profile.wire
-        return keeps_part(part, fmt=fmt, reasoning=lambda r: _sealed(r) is not None)
+        if isinstance(part, TextPart) or type(part) in PLAIN_PARTS:
+            return not isinstance(part, TextPart) or bool(part.text.strip())
+        return keeps_part(part, fmt=self.profile.wire, reasoning=lambda r: _sealed(r) is not None)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Tools named by ``tool_reference`` blocks: server search results and tool results.

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._json import canonical_dumps, thaw
-from contextchef._records import entry, record, record_items
+from contextchef._records import entry, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -49,6 +49,7 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._base import (
+    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -148,7 +149,7 @@ def _recorded(hint: Mapping[str, Any], key: str, text: str) -> Any:
 
 def _function_call(part: ToolCall) -> dict[str, Any]:
     if part.provider_data is None:
-        args = record(object_arguments(part))
+        args = object_arguments(part, read_only=True)
         return entry(function_call=entry(id=part.id, name=part.name, args=args))
     hint = hints(part.provider_data, FORMAT)
     args = _recorded(hint, "args", part.arguments)
@@ -309,6 +310,8 @@ class GeminiAdapter(AdapterDefaults):
 
         Blank text only where it carries a thought signature recorded from Gemini.
         """
+        if type(part) in PLAIN_PARTS and (type(part) is not TextPart or part.text.strip()):
+            return True
         if isinstance(part, TextPart) and not part.text.strip():
             extra = hints(part.provider_data, FORMAT).get("extra") or {}
             return is_base64(extra.get("thought_signature"))
@@ -365,8 +368,9 @@ class GeminiAdapter(AdapterDefaults):
         """
         out: list[dict[str, Any]] = []
         calls: dict[str, tuple[str, bool]] = {}
-        made_here = {c.id for m in messages for c in m.tool_calls}
-        wanted = {r.call_id for m in messages for r in m.tool_results} - made_here
+        looked = messages if before else ()  # calls to look for in `before` (none without)
+        made_here = {c.id for m in looked for c in m.tool_calls}
+        wanted = {r.call_id for m in looked for r in m.tool_results} - made_here
         for msg in reversed(before):  # only as far back as the calls answered here
             if not wanted:
                 break

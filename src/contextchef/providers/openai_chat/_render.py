@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._json import thaw
+from contextchef._records import RecordDict, entry, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -39,6 +40,7 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import HistoryRules
 from contextchef.providers._base import (
+    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -156,6 +158,29 @@ def _provider_message(part: ProviderPart) -> list[dict[str, Any]]:
     return [out]
 
 
+def _lone_message(msg: Message) -> RecordDict | None:
+    """The Chat message of a one-part `msg` with nothing recorded from Chat, as a record.
+
+    What `OpenAIChatAdapter.render_assistant` / `render_user` make of a text part, a call
+    or a result without media (no reasoning sent), read-only as
+    `contextchef._records.record` makes it (`entry`); None for anything else.
+    """
+    (part,) = msg.parts
+    data = part.provider_data if not isinstance(part, ProviderPart) else None
+    if data is not None and data.get("provider") == FORMAT:
+        return None  # hints to apply: the general way
+    role = "assistant" if msg.role == "assistant" else "user"
+    if type(part) is TextPart and type(part.text) is str:  # (`_content` joins a subclass)
+        return entry(role=role, content=part.text)
+    if type(part) is ToolCall and role == "assistant":
+        function = entry(name=part.name, arguments=part.arguments)
+        call = entry(id=part.id, type="function", function=function)
+        return entry(role=role, content=None, tool_calls=record_items([call]))
+    if type(part) is ToolResult and role == "user" and not part.media:
+        return entry(role="tool", tool_call_id=part.call_id, content=part.content)
+    return None
+
+
 class OpenAIChatAdapter(AdapterDefaults):
     """IR -> Chat Completions payload."""
 
@@ -204,6 +229,8 @@ class OpenAIChatAdapter(AdapterDefaults):
 
     def keeps(self, part: Part) -> bool:
         """Chat Completions takes no reasoning back; provider parts only its own."""
+        if type(part) in PLAIN_PARTS:
+            return True
         if isinstance(part, MediaPart) and not self.profile.media:
             return False
         reasoning = self.profile.reasoning_from
@@ -308,7 +335,10 @@ class OpenAIChatAdapter(AdapterDefaults):
         out: list[dict[str, Any]] = []
         reasoning = self.reasoning_content(messages, before)
         for msg, text in zip(messages, reasoning, strict=True):
-            if msg.role == "assistant":
+            lone = _lone_message(msg) if text is None and len(msg.parts) == 1 else None
+            if lone is not None:  # most messages: rendered straight into a record
+                out.append(lone)
+            elif msg.role == "assistant":
                 out += self.render_assistant(msg, text)
             else:
                 out += self.render_user(msg)

@@ -153,6 +153,18 @@ class Homes:
             return holders[0] if holders else None
         return home
 
+    def settled(self, call: ToolCall) -> bool:
+        """Whether `call` goes back as it is whatever was loaded before it (`fit_namespace`).
+
+        Nothing recorded on it, and its function only in the default namespace: `of` is
+        None without reading any load.
+        """
+        return (
+            call.provider_data is None
+            and call.name in self.plain
+            and call.name not in self.declared
+        )
+
     def _loaded(self) -> dict[str, set[str]]:
         if self._seen is None:
             self._seen = _loaded_homes(self._before)

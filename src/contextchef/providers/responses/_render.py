@@ -37,6 +37,7 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import thaw
+from contextchef._records import RecordDict, entry
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -49,6 +50,7 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._base import (
+    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -217,6 +219,37 @@ class _InputBuilder:
             _STEPS[part.kind](self, part)
 
 
+_BLANK = RecordDict()
+"""`_lone_item`'s answer for a message of blank text: no item (`_InputBuilder.flush`)."""
+
+
+def _lone_item(role: str, part: Part) -> RecordDict | None:
+    """The item of a one-part message with nothing recorded from Responses, as a record.
+
+    What `_InputBuilder` makes of it (`_BLANK` for blank text: no item), read-only as
+    `contextchef._records.record` makes it (`entry`); None for any other part (a
+    subclass, a text subclass, media, hints of this format): the builder renders it.
+    """
+    if type(part) is TextPart:
+        if _hinted(part.provider_data) or type(part.text) is not str:
+            return None  # (the builder joins text: a str subclass becomes a str)
+        return entry(type="message", role=role, content=part.text) if part.text.strip() else _BLANK
+    if type(part) is ToolCall:
+        if _hinted(part.provider_data):
+            return None
+        return entry(
+            type="function_call", call_id=part.id, name=part.name, arguments=part.arguments
+        )
+    if type(part) is ToolResult and not (part.media or _hinted(part.provider_data)):
+        return entry(type="function_call_output", call_id=part.call_id, output=part.content)
+    return None
+
+
+def _hinted(data: Mapping[str, Any] | None) -> bool:
+    """Whether `data` was recorded from Responses (`hints` would give it back)."""
+    return data is not None and data.get("provider") == FORMAT
+
+
 _STEPS: dict[str, Callable[[_InputBuilder, Any], None]] = {
     "reasoning": _InputBuilder.reasoning,
     "tool_call": _InputBuilder.tool_call,
@@ -347,6 +380,8 @@ class ResponsesAdapter(AdapterDefaults):
 
     def keeps(self, part: Part) -> bool:
         """Responses receives its own reasoning items (as recorded) and provider items."""
+        if type(part) in PLAIN_PARTS:
+            return True
         return keeps_part(part, fmt=self.profile.wire, reasoning=_recorded_reasoning)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
@@ -462,9 +497,10 @@ class ResponsesAdapter(AdapterDefaults):
         tools = [*tools, *defined]
         messages, dropped = _search.drop_orphan_outputs(messages, before, offset=offset)
         messages = _search.fit_search_results(messages, tools, before)
-        if not any(isinstance(p, ToolCall) for m in messages for p in m.parts):
-            return tuple(messages), dropped
-        homes = Homes(tools, before)
+        calls = [p for m in messages for p in m.parts if isinstance(p, ToolCall)]
+        homes = Homes(tools, before) if calls else None
+        if homes is None or all(map(homes.settled, calls)):
+            return tuple(messages), dropped  # no call whose namespace can change
         out: list[Message] = []
         changes: list[Change] = []
         for i, message in enumerate(messages, start=offset):
@@ -508,8 +544,15 @@ class ResponsesAdapter(AdapterDefaults):
                     if isinstance(item_id, str):
                         sent_reasoning.add(item_id)
         for msg in messages:
+            parts = msg.parts
+            if len(parts) == 1:  # most messages: rendered straight into a record
+                item = _lone_item(msg.role, parts[0])
+                if item is not None:
+                    if item is not _BLANK:
+                        out.append(item)
+                    continue
             builder = _InputBuilder(msg.role, sent_reasoning)
-            for part in msg.parts:
+            for part in parts:
                 builder.add(part)
             builder.flush()
             out += builder.items
