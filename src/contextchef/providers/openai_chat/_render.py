@@ -174,10 +174,11 @@ def _lone_message(msg: Message) -> RecordDict | None:
         return entry(role=role, content=part.text)
     if type(part) is ToolCall and role == "assistant":
         function = entry(name=part.name, arguments=part.arguments)
-        call = entry(id=part.id, type="function", function=function)
+        call = entry(id=fitted_id(part.id, CHAT_ID_LIMIT), type="function", function=function)
         return entry(role=role, content=None, tool_calls=record_items([call]))
     if type(part) is ToolResult and role == "user" and not part.media:
-        return entry(role="tool", tool_call_id=part.call_id, content=part.content)
+        call_id = fitted_id(part.call_id, CHAT_ID_LIMIT)
+        return entry(role="tool", tool_call_id=call_id, content=part.content)
     return None
 
 

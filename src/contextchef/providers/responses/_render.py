@@ -237,11 +237,13 @@ def _lone_item(role: str, part: Part) -> RecordDict | None:
     if type(part) is ToolCall:
         if _hinted(part.provider_data):
             return None
+        call_id = fitted_id(part.id, RESPONSES_ID_LIMIT)
         return entry(
-            type="function_call", call_id=part.id, name=part.name, arguments=part.arguments
+            type="function_call", call_id=call_id, name=part.name, arguments=part.arguments
         )
     if type(part) is ToolResult and not (part.media or _hinted(part.provider_data)):
-        return entry(type="function_call_output", call_id=part.call_id, output=part.content)
+        call_id = fitted_id(part.call_id, RESPONSES_ID_LIMIT)
+        return entry(type="function_call_output", call_id=call_id, output=part.content)
     return None
 
 
