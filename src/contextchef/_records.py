@@ -11,6 +11,7 @@ mutable dicts and lists.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 from collections.abc import Callable, Mapping, Sequence
@@ -236,13 +237,13 @@ def _digests(entries: Sequence[Any], made: list[str | None]) -> None:
     fast, sha, n = fast_encoder(), hashlib.sha256, len(entries)
     while len(made) < n:
         if fast is not None:
-            try:  # the digests made before a refusal are kept (extend appends as it goes)
+            # the digests made before a refusal are kept (extend appends as it goes); on a
+            # lone surrogate or a long integer, json says what it is (below)
+            with contextlib.suppress(TypeError, ValueError):
                 made.extend(
                     sha(fast(e)).hexdigest()[:16]
                     for e in itertools.takewhile(_closed, itertools.islice(entries, len(made), n))
                 )
-            except (TypeError, ValueError):  # a lone surrogate or a long integer: json says
-                pass
             if len(made) == n:
                 break
         try:

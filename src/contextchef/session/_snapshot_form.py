@@ -23,8 +23,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
+import pydantic
 from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError, with_config
-from pydantic import InstanceOf
 from typing_extensions import NotRequired, TypedDict
 
 from contextchef._errors import UsageError, shown
@@ -130,7 +130,7 @@ class UndoForm(TypedDict):
     ir: list[Size | dict[str, Any]]
     """Normalized messages: the index of the history message it equals, else its
     `Message.to_dict` (checked by `message_from_dict`)."""
-    wire: list[InstanceOf[dict[str, Any]]]  # an object each, taken as it is (no copy)
+    wire: list[pydantic.InstanceOf[dict[str, Any]]]  # an object each, taken as it is (no copy)
     """Wire entries as sent (checked against ``wire_digests``), but for ``texts``."""
     texts: NotRequired[list[list[TextForm]]]
     """Per wire entry, its long texts the history holds (version 3; none before)."""
@@ -207,7 +207,7 @@ class SnapshotForm(TypedDict):
     format: Literal["contextchef.snapshot"]
     version: Literal[1, 2, 3]
     system: Text
-    history: list[InstanceOf[dict[str, Any]]]  # built from (`history._built`), not copied
+    history: list[pydantic.InstanceOf[dict[str, Any]]]  # built from (`history._built`), not copied
     """`Message.to_dict` values (checked by `message_from_dict`)."""
     exposure: ExposureForm
     mode: str | None
