@@ -38,6 +38,9 @@ slices other processes take; the store's file I/O waits are then not counted.
 ``--cold-only``: steady and cold compiles only (resume and sync print 0). ``--no-fastjson``:
 canonical JSON by ``json`` alone, as without the ``fastjson`` extra (orjson).
 
+``--parts``: also a resume's parts apart, best of ``--repeat`` each: ``json.loads`` of the
+snapshot, ``restore``, and the first compile (a new turn appended, untimed, between).
+
 ``--signed``: the snapshot is signed (``SnapshotKeys``, bound to the session id) and
 restored with the keys, and the store is built with them (it signs what it writes and
 checks what it loads, signed head included), as a host that signs its snapshots runs.
@@ -87,6 +90,8 @@ THINKING = {"type": "enabled", "budget_tokens": 4096}
 SIGNED: dict[str, SnapshotKeys | None] = {"keys": None}  # --signed: the keys
 CLOCK: dict[str, Callable[[], float]] = {"now": time.perf_counter}  # --cpu: process_time
 COLD_ONLY = {"on": False}  # --cold-only: steady and cold compiles, no resume or sync
+PARTS_SHOWN = ("part_loads", "part_restore", "part_first")
+PARTS = {"on": False}  # --parts: a resume's parts apart (json.loads, restore, first compile)
 
 
 def corpus() -> str:
@@ -204,6 +209,7 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
         return fresh
 
     resume_ms = timed(worker, resume, repeat) if not COLD_ONLY["on"] else [0.0]
+    parts = resume_parts(stored, worker, target, real, repeat, trust)
     # each cold compile gets message objects no session has seen (an imported history; the
     # host builds them, untimed), so nothing cached on a message by an earlier compile helps
     cold_ms = timed(lambda: (worker(), history(size, target, real)), cold, repeat)
@@ -220,7 +226,46 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
         "resume": statistics.median(resume_ms),
         "sync": statistics.median(sync_ms),
         "store": statistics.median(store_ms),
+        **{f"part_{k}": min(v) for k, v in parts.items()},
     }
+
+
+def resume_parts(
+    stored: str,
+    worker: Callable[[], ContextChef],
+    target: str,
+    real: bool,
+    repeat: int,
+    trust: dict[str, Any],
+) -> dict[str, list[float]]:
+    """A resume's parts apart (``--parts``), ms, each after a ``gc.collect()``.
+
+    ``loads``: ``json.loads`` of the snapshot text; ``restore``: `ContextChef.restore`
+    of it; ``first``: the compile after it, a new turn appended (untimed) in between.
+    """
+    out: dict[str, list[float]] = {"loads": [], "restore": [], "first": []}
+    if not PARTS["on"]:
+        return {k: [0.0] for k in out}
+    counter = iter(range(500_000, 600_000))
+    now = CLOCK["now"]
+    for _ in range(repeat):
+        chef = worker()
+        gc.collect()
+        t0 = now()
+        decoded = json.loads(stored)
+        t1 = now()
+        gc.collect()
+        t2 = now()
+        chef.restore(decoded, allow_unsigned=not trust, **trust)
+        t3 = now()
+        chef.append(*turn(next(counter), target, real))
+        gc.collect()
+        t4 = now()
+        compile_for(chef, target)
+        t5 = now()
+        for key, ms in (("loads", t1 - t0), ("restore", t3 - t2), ("first", t5 - t4)):
+            out[key].append(ms * 1000)
+    return out
 
 
 def synced(
@@ -265,6 +310,7 @@ def main() -> None:
     parser.add_argument("--signed", action="store_true", help="signed snapshots, keyed store")
     parser.add_argument("--cpu", action="store_true", help="CPU time (process_time), not wall")
     parser.add_argument("--cold-only", action="store_true", help="no resume or sync timings")
+    parser.add_argument("--parts", action="store_true", help="a resume's parts, best of --repeat")
     parser.add_argument(
         "--no-fastjson", action="store_true", help="canonical JSON by json only (no orjson)"
     )
@@ -272,6 +318,7 @@ def main() -> None:
     if args.cpu:
         CLOCK["now"] = time.process_time
     COLD_ONLY["on"] = args.cold_only
+    PARTS["on"] = args.parts and not args.cold_only
     if args.no_fastjson:
         from contextchef import _json
 
@@ -286,7 +333,7 @@ def main() -> None:
         f"Load before: {os.getloadavg()[0]:.1f}. Command: `python benchmarks/resume.py "
         f"--messages {args.messages} --repeat {args.repeat}"
         f"{' --signed' if args.signed else ''}{' --cpu' if args.cpu else ''}"
-        f"{' --cold-only' if args.cold_only else ''}"
+        f"{' --cold-only' if args.cold_only else ''}{' --parts' if PARTS['on'] else ''}"
         f"{' --no-fastjson' if args.no_fastjson else ''}`.\n"
     )
     print(
@@ -294,9 +341,11 @@ def main() -> None:
         "cold ms (x) | cold best ms (x) | resume ms (x) | store ms | sync ms (x store) |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    measured = []
     for real in [shape == "real" for shape in args.shapes.split(",")]:
         for target in args.targets.split(","):
             m = measure(target, args.messages, real, args.repeat)
+            measured.append((target, real, m))
             d = m["dumps"]
             print(
                 f"| {target} | {'real' if real else 'short'} | {m['payload_kb']:.0f} | "
@@ -305,6 +354,19 @@ def main() -> None:
                 f"{m['cold_best']:.1f} ({m['cold_best'] / d:.1f}x) | "
                 f"{m['resume']:.1f} ({m['resume'] / d:.1f}x) | {m['store']:.1f} | "
                 f"{m['sync']:.1f} ({m['sync'] / m['store']:.1f}x) |"
+            )
+    if PARTS["on"]:
+        print(
+            "\nA resume's parts, best of the repeats (ms, x json.dumps of the payload):\n\n"
+            "| target | shape | json.dumps | json.loads snapshot | restore | first compile |"
+            "\n|---|---|---:|---:|---:|---:|"
+        )
+        for target, real, m in measured:
+            d = m["dumps"]
+            print(
+                f"| {target} | {'real' if real else 'short'} | {d:.2f} | "
+                + " | ".join(f"{m[k]:.1f} ({m[k] / d:.1f}x)" for k in PARTS_SHOWN)
+                + " |"
             )
     print(f"\nLoad after: {os.getloadavg()[0]:.1f}.")
 

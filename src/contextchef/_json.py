@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import json.encoder
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from contextchef._cache import LruMap
@@ -36,6 +36,7 @@ __all__ = [
     "canonical_texts",
     "canonical_utf8",
     "canonical_value",
+    "fast_encoder",
     "fast_utf8",
     "freeze",
     "is_unicode",
@@ -147,6 +148,14 @@ def _fast_encoder() -> Any:
         else:
             FAST_JSON.append(orjson.dumps)
     return FAST_JSON[0]
+
+
+def fast_encoder() -> Callable[[Any], bytes] | None:
+    """The fast encoder (``orjson.dumps``, the ``fastjson`` extra), or None without it.
+
+    Its bytes equal `canonical_utf8`'s only where `fast_utf8` says so (no floats).
+    """
+    return FAST_JSON[0] if FAST_JSON else _fast_encoder()  # type: ignore[no-any-return]
 
 
 def _fast_text(value: object) -> str | None:

@@ -11,12 +11,21 @@ mutable dicts and lists.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from contextchef._errors import ReadOnlyPayloadError, UsageError, json_reason, shown, shown_keys
-from contextchef._json import CLOSED, FrozenDict, FrozenList, JsonValue, canonical_utf8
+from contextchef._json import (
+    CLOSED,
+    FrozenDict,
+    FrozenList,
+    JsonValue,
+    canonical_utf8,
+    fast_encoder,
+)
 
 __all__ = ["RecordDict", "RecordList", "entry", "plain", "record", "record_items", "recorded"]
 
@@ -193,11 +202,7 @@ def recorded(
     """
     made: list[str | None] = []  # each entry's digest, hashed as it is encoded
     try:
-        for entry in () if signed else entries:
-            try:
-                made.append(hashlib.sha256(canonical_utf8(entry)).hexdigest()[:16])
-            except UnicodeEncodeError:
-                made.append(None)  # named below, after the count
+        _digests(() if signed else entries, made)
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {json_reason(exc)}") from exc
     if len(digests) != len(entries):
@@ -205,7 +210,8 @@ def recorded(
             f"{where}_digests must hold one digest per wire entry ({len(entries)}); nothing "
             "was restored"
         )
-    for i, (ours, digest) in enumerate(zip(made, digests, strict=True) if not signed else ()):
+    same = signed or made == digests  # compared in C; one by one only to name the entry
+    for i, (ours, digest) in enumerate(zip(made, digests, strict=True) if not same else ()):
         if ours is None:  # one pass: the UTF-8 bytes hashed are what a request would send
             raise UsageError(
                 f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
@@ -218,4 +224,33 @@ def recorded(
                 "break the conversation; nothing was restored"
             )
     jsons: list[str | None] = [None] * len(entries)  # made when first asked for
-    return [record(e) for e in entries], jsons
+    return [e if type(e) in _RECORDS else record(e) for e in entries], jsons
+
+
+def _digests(entries: Sequence[Any], made: list[str | None]) -> None:
+    """Append the digest of each entry's canonical UTF-8 to `made` (None: a lone surrogate).
+
+    The fast encoder's bytes in one tight loop where they are the canonical ones (a
+    `CLOSED` record: no float); an entry it does not take is encoded alone by
+    `canonical_utf8`, then the loop goes on.
+    """
+    fast, sha, n = fast_encoder(), hashlib.sha256, len(entries)
+    while len(made) < n:
+        if fast is not None:
+            # the digests made before a refusal are kept (extend appends as it goes); on a
+            # lone surrogate or a long integer, json says what it is (below)
+            with contextlib.suppress(TypeError, ValueError):
+                made.extend(
+                    sha(fast(e)).hexdigest()[:16]
+                    for e in itertools.takewhile(_closed, itertools.islice(entries, len(made), n))
+                )
+            if len(made) == n:
+                break
+        try:
+            made.append(hashlib.sha256(canonical_utf8(entries[len(made)])).hexdigest()[:16])
+        except UnicodeEncodeError:
+            made.append(None)  # named by the caller, after the count
+
+
+def _closed(value: object) -> bool:
+    return type(value) in CLOSED

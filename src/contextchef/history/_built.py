@@ -129,9 +129,10 @@ def _text_part(raw: dict[str, Any], role: str) -> Part:
     if not _TEXT.issuperset(raw) or "text" not in raw:
         raise _Other
     part = _new(TextPart)
-    part.__dict__.update(
-        text=_text(raw["text"]), provider_data=_data(raw.get("provider_data"), ""), kind="text"
-    )
+    text, data, fields = raw["text"], raw.get("provider_data"), part.__dict__
+    fields["text"] = text if type(text) is str and text.isascii() else _text(text)
+    fields["provider_data"] = None if data is None else _data(data, "")
+    fields["kind"] = "text"
     return part
 
 
@@ -227,5 +228,6 @@ def built(data: object) -> Message | None:
     except RecursionError:  # provider data nested past what Python walks: refused there
         return None
     message = _new(Message)
-    message.__dict__.update(role=role, parts=tuple(parts))
+    fields = message.__dict__  # set one by one: faster than update(**) (a dict made)
+    fields["role"], fields["parts"] = role, tuple(parts)
     return message

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError, shown
-from contextchef._json import canonical_dumps, canonical_utf8, fast_utf8
+from contextchef._json import canonical_dumps, canonical_utf8, fast_encoder
 from contextchef._records import record
 from contextchef.history._as_is import placed
 from contextchef.history._built import built
@@ -346,6 +346,7 @@ def consumed_digests(messages: tuple[Message, ...], cache: dict[Any, Any]) -> li
 
 
 _DIGESTS = ("consumed digests",)
+_FORMS = ("history form digests",)
 
 
 def seed_digests(cache: dict[Any, Any], messages: tuple[Message, ...], digests: list[str]) -> None:
@@ -358,20 +359,30 @@ def seed_digests(cache: dict[Any, Any], messages: tuple[Message, ...], digests: 
         cache[_DIGESTS] = (messages, list(digests))
 
 
-def _form_digest(form: Any, message: Message) -> str:
-    """`digest` of `message`, read from `form` (its JSON form) where that gives the same.
+def _form_digests(forms: Sequence[Any], history: Sequence[Message], n: int, made: Any) -> Any:
+    """`digest` of each of the first `n` messages, read from `forms` (their JSON forms).
 
-    The fast encoder's bytes first (orjson: several times faster than ``json`` here): they
-    differ from the canonical ones only on floats, so a digest that matches proves the
-    message the same, and `consumed` checks a mismatch again on the canonical bytes.
+    `made` (a list, shared by a snapshot's ledgers) holds those made so far and is
+    extended. The fast encoder's bytes first (orjson: several times faster than ``json``
+    here), hashed in one tight loop: they differ from the canonical ones only on floats,
+    so a digest that matches proves the message the same, and `consumed` checks a
+    mismatch again on the canonical bytes. A form it refuses (a long integer, a lone
+    surrogate) is digested alone on the canonical bytes, then the loop goes on.
     """
-    fast = fast_utf8(form)
-    if fast is not None:
-        return hashlib.sha256(fast).hexdigest()[:16]
-    try:
-        return hashlib.sha256(canonical_utf8(form)).hexdigest()[:16]
-    except (TypeError, ValueError, RecursionError):  # a lone surrogate, or not to_dict's
-        return _any_digest(message)
+    fast, sha = fast_encoder(), hashlib.sha256
+    while len(made) < n:
+        at = len(made)
+        if fast is not None:
+            try:  # the digests made before a refusal are kept (extend appends as it goes)
+                made.extend(sha(fast(f)).hexdigest()[:16] for f in itertools.islice(forms, at, n))
+                continue
+            except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+                at = len(made)
+        try:
+            made.append(hashlib.sha256(canonical_utf8(forms[at])).hexdigest()[:16])
+        except (TypeError, ValueError, RecursionError):  # a lone surrogate, or not to_dict's
+            made.append(_any_digest(history[at]))
+    return made
 
 
 def _any_digest(message: Message) -> str:
@@ -421,10 +432,10 @@ def consumed(
             "restored"
         )
     if len(digests) == size and shared:  # every consumed message has its digest
-        made: dict[Any, Any] = {} if cache is None else cache
-        for i in range(shared) if cache is not None else ():
-            ours = made.get(i) or made.setdefault(i, _form_digest(forms[i], history[i]))
-            if ours != digests[i] and _any_digest(history[i]) != digests[i]:
+        made = [] if cache is None else cache.setdefault(_FORMS, [])
+        ours = _form_digests(forms, history, shared, made) if cache is not None else []
+        for i in range(shared) if cache is not None and ours[:shared] != digests[:shared] else ():
+            if ours[i] != digests[i] and _any_digest(history[i]) != digests[i]:
                 raise UsageError(
                     f"{where}: history message {i} differs from what the ledger consumed "
                     "(its digest does not match): the history was changed after the "

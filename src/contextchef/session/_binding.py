@@ -40,7 +40,7 @@ _UNCHAINED = {*_THINKING, "compaction"}
 
 
 def _block_key(block: object) -> str | None:
-    if not isinstance(block, Mapping):
+    if not isinstance(block, (dict, Mapping)):  # a dict (records are) without the ABC check
         return None
     field = _THINKING.get(str(block.get("type")))
     value = block.get(field) if field else None
@@ -49,7 +49,7 @@ def _block_key(block: object) -> str | None:
 
 def thinking_keys(entry: object) -> list[str]:
     """Keys of the thinking blocks of one wire message (none for other shapes)."""
-    if not isinstance(entry, Mapping) or entry.get("role") != "assistant":
+    if not isinstance(entry, (dict, Mapping)) or entry.get("role") != "assistant":
         return []
     content = entry.get("content")
     if not isinstance(content, list):

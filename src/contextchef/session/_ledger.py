@@ -47,7 +47,7 @@ from contextchef.history._forms import (
     wire_forms,
     wire_of_forms,
 )
-from contextchef.history._messages import Message, ReasoningPart
+from contextchef.history._messages import Message, ReasoningPart, ToolCall
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
@@ -399,7 +399,8 @@ class Ledger:
             bindings=dict(data.get("bindings", {})),
             sent=SentRequest.from_chain_form(data.get("sent"), name),
         )
-        ledger.calls = {c.id: i for i, m in reversed(list(enumerate(ir))) for c in m.tool_calls}
+        found = reversed(list(enumerate(ir)))  # a call's first message wins (no tuple made)
+        ledger.calls = {p.id: i for i, m in found for p in m.parts if isinstance(p, ToolCall)}
         _restore_chain(ledger, data.get("chain"), name)
         seed_digests(ledger.binding_cache, ledger.history, data["consumed"])  # the next save's
         undo = cast("LedgerForm | None", data.get("undo"))

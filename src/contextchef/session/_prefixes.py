@@ -17,11 +17,12 @@ from typing import Any
 
 from contextchef._cache import LruMap
 from contextchef._json import shared_text
+from contextchef._records import plain
 from contextchef.deferred._view import SessionView
 from contextchef.providers import Adapter, RequestOptions
 from contextchef.session._request import prefix_fingerprint
 
-__all__ = ["RenderedPrefix", "copy_json", "rendered_prefix"]
+__all__ = ["RenderedPrefix", "rendered_prefix"]
 
 SHARED_PREFIXES = 32
 """Rendered prefixes kept for other sessions with the same view (LRU)."""
@@ -42,15 +43,6 @@ class RenderedPrefix:
 
 
 _shared: LruMap[tuple[Any, ...], RenderedPrefix] = LruMap(SHARED_PREFIXES)
-
-
-def copy_json(value: Any) -> Any:
-    """A deep copy of JSON data (dicts and lists)."""
-    if isinstance(value, dict):
-        return {k: copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_json(v) for v in value]
-    return value
 
 
 def rendered_prefix(
@@ -85,7 +77,7 @@ def rendered_prefix(
         shared_key = (id(adapter), *key) if entries is None else None
         hit = _lookup(shared_key, view) if shared_key is not None else None
         if hit is not None:
-            hit = dataclasses.replace(hit, tools=copy_json(hit.pristine))
+            hit = dataclasses.replace(hit, tools=plain(hit.pristine))
         else:
             hit = _render(adapter, make_tools, view, system, entries)
             if shared_key is not None:
@@ -95,7 +87,7 @@ def rendered_prefix(
         cache[key] = hit
     assert isinstance(hit, RenderedPrefix)
     if hit.tools != hit.pristine:  # a caller edited a payload's tools: not ours to send
-        hit = cache[key] = dataclasses.replace(hit, tools=copy_json(hit.pristine))
+        hit = cache[key] = dataclasses.replace(hit, tools=plain(hit.pristine))
     return hit
 
 
@@ -108,9 +100,9 @@ def _render(
 ) -> RenderedPrefix:
     if entries is None:
         entries = make_tools()
-        pristine = copy_json(entries)
+        pristine = plain(entries)
     else:
-        pristine, entries = entries, copy_json(entries)
+        pristine, entries = entries, plain(entries)
     bare = adapter.assemble(
         system=system, tools=entries, messages=[], options=RequestOptions(model="")
     )

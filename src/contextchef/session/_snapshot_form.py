@@ -23,6 +23,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
+import pydantic
 from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError, with_config
 from typing_extensions import NotRequired, TypedDict
 
@@ -129,7 +130,7 @@ class UndoForm(TypedDict):
     ir: list[Size | dict[str, Any]]
     """Normalized messages: the index of the history message it equals, else its
     `Message.to_dict` (checked by `message_from_dict`)."""
-    wire: list[dict[str, Any]]
+    wire: list[pydantic.InstanceOf[dict[str, Any]]]  # an object each, taken as it is (no copy)
     """Wire entries as sent (checked against ``wire_digests``), but for ``texts``."""
     texts: NotRequired[list[list[TextForm]]]
     """Per wire entry, its long texts the history holds (version 3; none before)."""
@@ -206,7 +207,7 @@ class SnapshotForm(TypedDict):
     format: Literal["contextchef.snapshot"]
     version: Literal[1, 2, 3]
     system: Text
-    history: list[dict[str, Any]]
+    history: list[pydantic.InstanceOf[dict[str, Any]]]  # built from (`history._built`), not copied
     """`Message.to_dict` values (checked by `message_from_dict`)."""
     exposure: ExposureForm
     mode: str | None
@@ -251,6 +252,7 @@ _WANTED = {
     "int_type": "an integer",
     "string_type": "text",
     "dict_type": "an object",
+    "is_instance_of": "an object",
     "list_type": "a list",
     "none_required": "null",
 }
