@@ -34,6 +34,7 @@ __all__ = ["CatalogLike", "SessionTools", "ToolLike"]
 ToolLike = Tool | Mapping[str, Any] | Callable[..., Any]
 """Accepted tool inputs: a `Tool`, a provider/MCP tool dict, or a Python function."""
 CatalogLike = Catalog | str | Path
+"""A loaded `Catalog` or the path of a catalog file (`load_catalog`)."""
 
 
 def _items(value: object, what: str) -> list[Any]:
