@@ -46,7 +46,9 @@ def register(tools: list[Any], *, reports: bool, fresh: bool = True) -> tuple[fl
         tools = [t.replace() for t in tools]
     chef = ContextChef(default_defer=True, volatile_lint="off")
     if not reports:
-        chef._tools.lint = lambda batch: None  # the lint is off: this removes only the reports
+        chef._tools.lint = lambda tools, batch: (
+            None
+        )  # the lint is off: this removes only the reports
     start = time.perf_counter()
     chef.register_tools(tools)
     return time.perf_counter() - start, chef

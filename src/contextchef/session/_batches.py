@@ -11,7 +11,7 @@ immutable, so what was derived from them stays true.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,7 @@ from contextchef.tools._registry import Handler
 from contextchef.tools._schema import schema_from_callable
 from contextchef.tools._tool import Tool
 
-__all__ = ["ToolBatch", "build_tools", "tool_batch"]
+__all__ = ["Check", "ToolBatch", "build_tools", "tool_batch"]
 
 BATCHES = 256
 """How many registered tuples of tools are remembered (LRU)."""
@@ -77,20 +77,23 @@ class ToolBatch:
     tools: tuple[Tool, ...]
     templated: bool
     _lint: dict[Any, Any] = field(default_factory=dict)
-    _derived: dict[str, Any] = field(default_factory=dict)
+    _derived: dict[object, Any] = field(default_factory=dict)  # by name; wires by `qualify`
     listed: list[Tool] = field(default_factory=list)  # `tools`, compared with lists in C
 
     def wires(self, qualify: bool) -> frozenset[str]:
         """The batch's wire names under a registry's naming rule (`qualify`)."""
-        names = (wire_name(t.origin, t.name, server=t.server, qualify=qualify) for t in self.tools)
-        found: frozenset[str] = self.derived(f"wires {qualify}", lambda: frozenset(names))
+        found: frozenset[str] | None = self._derived.get(qualify)
+        if found is None:
+            found = self._derived[qualify] = frozenset(
+                wire_name(t.origin, t.name, server=t.server, qualify=qualify) for t in self.tools
+            )
         return found
 
     def derived(self, name: str, make: Callable[[], Any]) -> Any:
         """`make()` once per `name` (values that depend on the tools alone)."""
-        if name not in self._derived:
-            self._derived[name] = make()
-        return self._derived[name]
+        if (found := self._derived.get(name)) is None:
+            found = self._derived[name] = make()
+        return found
 
     def linted(self, key: Any, make: Callable[[], Any]) -> Any:
         """`make()` once per `key` (the lint keys by day)."""
@@ -100,8 +103,10 @@ class ToolBatch:
         return self._lint[key]
 
 
+Check = Callable[[Sequence[Tool], "ToolBatch | None"], None]
+"""A registration check (the lint): the tools about to be registered, their batch if any."""
+
 _batches: LruMap[tuple[int, int, int], ToolBatch] = LruMap(BATCHES)
-_last: list[ToolBatch | None] = [None]  # the batch found last, asked for again by the lint
 
 
 def tool_batch(tools: object) -> ToolBatch | None:
@@ -111,18 +116,13 @@ def tool_batch(tools: object) -> ToolBatch | None:
     identity (a catalog's tuple) or item by item (a list of the same tools; issue 27).
     Anything else (dicts, functions, library tools) goes through `build_tools` every time.
     """
-    last = _last[0]
-    if last is not None and last.tools is tools:
-        return last
     if not isinstance(tools, (tuple, list)) or not tools:
         return None
     hit = _batches.get(key := (len(tools), id(tools[0]), id(tools[-1])))
     if hit is not None and (hit.tools is tools or hit.listed == tools):
-        _last[0] = hit
         return hit
     if not all(isinstance(t, Tool) and t.source != "library" for t in tools):
         return None
     batch = ToolBatch(tuple(tools), any(t.template for t in tools), listed=list(tools))
     _batches.put(key, batch)
-    _last[0] = batch
     return batch

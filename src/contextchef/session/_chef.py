@@ -53,9 +53,8 @@ if TYPE_CHECKING:  # the parts load with the first session (`__init__`), not at 
     from contextchef.session._memory import MemoryStore, OverflowHandoff, Summarizer
     from contextchef.session._pruner import Pruner
     from contextchef.session._request import CompiledRequest
-    from contextchef.session._toolset import ToolLike
+    from contextchef.session._toolset import CatalogLike, ToolLike
     from contextchef.session._volatile import Announcement, Channel, EventHandler, EventName
-    from contextchef.tools._catalogs import Catalog
     from contextchef.tools._lint import VolatileValue
     from contextchef.tools._mcp import McpRules
     from contextchef.tools._registry import Handler, Registry
@@ -270,8 +269,8 @@ class ContextChef:
         """Register lazily loaded toolkits: see `SessionTools.register_toolkits`."""
         return self._tools.register_toolkits(toolkits, handlers=handlers)
 
-    def register_catalog(self, catalog: Catalog | str | Path) -> tuple[Tool, ...]:
-        """Register every tool of a catalog (a `Catalog` or a catalog file path)."""
+    def register_catalog(self, catalog: CatalogLike | Sequence[CatalogLike]) -> tuple[Tool, ...]:
+        """Register a catalog or a list of them, one batch: see `SessionTools.register_catalog`."""
         return self._tools.register_catalog(catalog)
 
     def register_mcp_tools(

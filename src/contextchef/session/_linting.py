@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from contextchef._errors import UsageError, VolatileValueError, shown
 from contextchef.providers import TARGETS, get_adapter
 from contextchef.providers._base import Adapter, AdapterDefaults, SchemaReport
-from contextchef.session._batches import tool_batch
+from contextchef.session._batches import Check, ToolBatch
 from contextchef.tools._lint import VolatileValue, find_volatile, lint_system, lint_tool
 from contextchef.tools._tool import Tool
 
@@ -85,8 +85,8 @@ class VolatileLint:
         ]
         self._tools[f"\x00{location}"] = self._handle(found)
 
-    def tools(self, tools: Sequence[Tool]) -> None:
-        """Lint tools about to be registered (raising in ``"raise"`` mode).
+    def tools(self, tools: Sequence[Tool], batch: ToolBatch | None = None) -> None:
+        """Lint tools about to be registered (`batch`: their `tool_batch`, if any).
 
         Raises:
             VolatileValueError: In ``"raise"`` mode, when something was found.
@@ -101,7 +101,7 @@ class VolatileLint:
             ran.append(True)
             return {t.name: found for t in tools if (found := _linted(t, today))}
 
-        batch = tool_batch(tools)  # a shared catalog's tuple: linted once a day per process
+        # a shared catalog's batch: linted once a day per process
         found: dict[str, tuple[VolatileValue, ...]] = batch.linted(today, lint) if batch else lint()
         # logged when linted: not again by every session over the same shared catalog
         self._handle([v for values in found.values() for v in values], log=bool(ran))
@@ -152,19 +152,19 @@ def schema_reports(tool: Tool) -> tuple[SchemaReport, ...]:
     return found
 
 
-def watch_schemas(lint: Callable[[Sequence[Tool]], None]) -> Callable[[Sequence[Tool]], None]:
+def watch_schemas(lint: Check) -> Check:
     """`lint`, then the schema reports of the tools about to be registered.
 
     Each tool's changes are logged once on the ``contextchef`` logger (INFO).
     """
 
-    def check(tools: Sequence[Tool]) -> None:
-        lint(tools)
+    def check(tools: Sequence[Tool], batch: ToolBatch | None) -> None:
+        lint(tools, batch)
 
         def changed() -> tuple[tuple[Tool, tuple[SchemaReport, ...]], ...]:
             return tuple((t, found) for t in tools if (found := schema_reports(t)))
 
-        batch = tool_batch(tools)  # a shared catalog's tuple: its reports are known
+        # a shared catalog's batch: its reports are known
         found = batch.derived("schema_reports", changed) if batch else changed()
         for tool, reports in found if _LOG.isEnabledFor(logging.INFO) else ():
             for report in reports:

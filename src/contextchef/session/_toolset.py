@@ -20,8 +20,8 @@ from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
-from contextchef.session._batches import build_tools, tool_batch
-from contextchef.tools._catalogs import Catalog, load_catalog, tool_from_dict
+from contextchef.session._batches import Check, ToolBatch, build_tools, tool_batch
+from contextchef.tools._catalogs import Catalog, join_catalogs, load_catalog, tool_from_dict
 from contextchef.tools._mcp import McpRules, as_rules, checked_instructions, tools_from_mcp
 from contextchef.tools._names import WIRE_NAME_RE, wire_name
 from contextchef.tools._registry import Handler, Registry
@@ -29,10 +29,12 @@ from contextchef.tools._schema import schema_from_callable
 from contextchef.tools._template import render_template
 from contextchef.tools._tool import Tool
 
-__all__ = ["SessionTools", "ToolLike"]
+__all__ = ["CatalogLike", "SessionTools", "ToolLike"]
 
 ToolLike = Tool | Mapping[str, Any] | Callable[..., Any]
 """Accepted tool inputs: a `Tool`, a provider/MCP tool dict, or a Python function."""
+CatalogLike = Catalog | str | Path
+"""A loaded `Catalog` or the path of a catalog file (`load_catalog`)."""
 
 
 def _items(value: object, what: str) -> list[Any]:
@@ -91,7 +93,7 @@ class SessionTools:
             )
         self._view: SessionView | None = None
         self._last_view: SessionView | None = None
-        self.lint: Callable[[Sequence[Tool]], None] = lambda tools: None  # see ContextChef
+        self.lint: Check = lambda tools, batch: None  # see ContextChef
         self._prefix_dirty = True
         self._additions: list[Tool] = []
         self._namespaces: dict[str, Namespace] = {}
@@ -148,7 +150,7 @@ class SessionTools:
         built, funcs = (batch.tools, {}) if batch else self._build(tools, server=server)
         funcs = {**funcs, **_handlers(handlers)}
         self._check_reserved(built, wires=batch.wires(self.registry.qualify) if batch else None)
-        self._check_templates(built, templated=not batch or batch.templated)
+        self._check_templates(built, batch)
         by_name = {t.name: t for t in built} if funcs else {}
         if unknown := sorted(set(funcs) - set(by_name)):
             raise UsageError(
@@ -192,15 +194,15 @@ class SessionTools:
             )
         return items
 
-    def _check_templates(self, tools: Sequence[Tool], *, templated: bool = True) -> None:
-        """Render templated descriptions now (a bad one fails registration), then `lint`.
+    def _check_templates(self, tools: Sequence[Tool], batch: ToolBatch | None = None) -> None:
+        """`lint` (`batch`: the tools' `tool_batch`), then render templated descriptions now.
 
         Raises:
             TemplateError, NondeterminismError: A template that cannot render.
             VolatileValueError: `lint` refuses a per-request-looking value.
         """
-        self.lint(tools)
-        for tool in tools if templated else ():
+        self.lint(tools, batch)
+        for tool in tools if batch is None or batch.templated else ():
             if tool.template:
                 self._render(tool)
 
@@ -211,7 +213,7 @@ class SessionTools:
         ``load_skill``, and the tools of every toolkit not loaded yet (other than `loading`,
         the one being loaded), so that a later load can never clash.
         """
-        names = set(META_TOOLS) | set(self._namespaces) | set(self._library_names)
+        names = {*META_TOOLS, *self._namespaces, *self._library_names}
         names |= {
             wire_name("runtime", t.name, server=None)
             for kit in self._toolkits.values()
@@ -288,7 +290,7 @@ class SessionTools:
                 f"namespace names {bad} are not provider-legal tool names "
                 f"(pattern {WIRE_NAME_RE.pattern})"
             )
-        taken = self._reserved_names() | {w for w, _ in self._wires()}
+        taken = self._reserved_names() | self.registry.wire_names
         taken |= {self.registry.wire_name_for(t) for t in tools}
         clashes = sorted({n for n in names if n in taken or names.count(n) > 1})
         if clashes:
@@ -297,9 +299,6 @@ class SessionTools:
                 "contextchef's own tools; pick other names",
                 conflicts=[(n, ("namespace",)) for n in clashes],
             )
-
-    def _wires(self) -> list[tuple[str, Tool]]:
-        return [(self.registry.wire_name_for(t), t) for t in self.registry.tools]
 
     def register_toolkits(
         self, toolkits: Iterable[GroupLike], *, handlers: Mapping[str, Handler] | None = None
@@ -353,12 +352,8 @@ class SessionTools:
                 f"toolkit names {dup} are registered twice",
                 conflicts=[(n, ("toolkit",)) for n in dup],
             )
-        seen = {w for w, _ in self._wires()} | self._reserved_names() | {LOAD_TOOLKIT}
-        seen |= {
-            wire_name("runtime", t.name, server=None)
-            for k in self._toolkits.values()
-            for t in k.tools
-        }
+        # a loaded toolkit's tools are registry tools; the others' are reserved names
+        seen = self.registry.wire_names | self._reserved_names() | {LOAD_TOOLKIT}
         wires = [wire_name("runtime", t.name, server=None) for kit in kits for t in kit.tools]
         clashes = sorted({w for i, w in enumerate(wires) if w in seen or w in wires[:i]})
         if clashes:
@@ -421,14 +416,20 @@ class SessionTools:
         """The registered toolkits, sorted by name."""
         return tuple(self._toolkits[n] for n in sorted(self._toolkits))
 
-    def register_catalog(self, catalog: Catalog | str | Path) -> tuple[Tool, ...]:
-        """Register every tool of a catalog (a `Catalog` or a catalog file path).
+    def register_catalog(self, catalog: CatalogLike | Sequence[CatalogLike]) -> tuple[Tool, ...]:
+        """Register every tool of a catalog, or of a list of catalogs, as one batch.
+
+        A list is registered as `register_tools` of all its catalogs' tools in turn would
+        be (all or nothing, the same errors), with every catalog's server descriptions (a
+        later one's wins); the same catalogs are joined once per process (`join_catalogs`).
 
         Raises:
             CatalogFormatError, ToolNameConflictError, InvalidToolError: As for
                 `load_catalog` and `register_tools`.
+            UsageError: Neither a catalog, a path nor a list of them.
         """
-        cat = catalog if isinstance(catalog, Catalog) else load_catalog(catalog)
+        items: Sequence[Any] = catalog if isinstance(catalog, (list, tuple)) else [catalog]
+        cat = join_catalogs([c if isinstance(c, Catalog) else load_catalog(c) for c in items])
         added = self.register_tools(cat.tools)  # the view is refreshed: the directory too
         for server, description in cat.server_descriptions.items():
             self.registry.set_server_description(server, description)

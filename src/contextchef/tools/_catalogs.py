@@ -22,11 +22,13 @@ catalog file (``{"server", "description", "tools"}``, the format of the catalogs
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contextchef._cache import LruMap
 from contextchef._errors import (
     CatalogFormatError,
     ContextChefError,
@@ -43,6 +45,7 @@ from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
 __all__ = [
     "Catalog",
     "expand_tool_dicts",
+    "join_catalogs",
     "load_catalog",
     "load_demo_catalog",
     "tool_from_dict",
@@ -286,6 +289,34 @@ class Catalog:
             _group_name(k, self.source or "catalog"): v for k, v in self.server_descriptions.items()
         }
         object.__setattr__(self, "server_descriptions", names)
+
+
+_JOINED: LruMap[tuple[int, ...], tuple[tuple[Catalog, ...], Catalog]] = LruMap(64)
+"""Catalogs joined before: the ids of the parts -> (the parts, kept alive; their join)."""
+
+
+def join_catalogs(catalogs: Sequence[Catalog]) -> Catalog:
+    """One catalog of `catalogs`' tools in turn, with their server descriptions.
+
+    A later catalog's description of a server wins, as when each is registered in turn.
+    The same catalog objects in the same order are joined once per process (LRU, checked
+    by identity), so every session registering them gets the same ``tools`` tuple: one
+    batch checked once per process instead of one per catalog (issue 27, item 3). One
+    catalog is returned as it is.
+    """
+    parts = tuple(catalogs)
+    if len(parts) == 1:
+        return parts[0]
+    kept = _JOINED.get(key := tuple(map(id, parts)))
+    if kept is not None and all(map(operator.is_, kept[0], parts)):
+        return kept[1]
+    joined = Catalog(
+        tools=tuple(t for c in parts for t in c.tools),
+        server_descriptions={k: v for c in parts for k, v in c.server_descriptions.items()},
+        source=" + ".join(c.source for c in parts),
+    )
+    _JOINED.put(key, (parts, joined))
+    return joined
 
 
 def _tool_list(raw: Any, where: str) -> list[Any]:

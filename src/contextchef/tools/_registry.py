@@ -525,6 +525,13 @@ class Registry:
         key = self._wire.get(wire)
         return self._tools[key] if key else None
 
+    @property
+    def wire_names(self) -> set[str]:
+        """The wire name of every registered tool (a new set)."""
+        if self._unsettled:
+            self._settle()
+        return set(self._wire)
+
     def handler(self, tool: Tool) -> Handler | None:
         """The Python callable registered for `tool`, if any."""
         return self._handlers.get(tool.key)
