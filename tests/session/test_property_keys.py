@@ -224,3 +224,31 @@ def test_a_real_catalog_with_a_non_ascii_key_passes_the_fake() -> None:
     payload = chef.compile("anthropic", model="claude-sonnet-4-5").payload
     send("anthropic", FakeAnthropic().script(text("ok")), payload)
     assert "a_o_vehiculo" in json.dumps(payload)
+
+
+def test_a_namespace_action_and_a_toolkit_show_and_take_the_wire_keys() -> None:
+    seen: list[dict[str, Any]] = []
+    group = {"name": "bank", "description": "Bank.", "tools": [TOOL]}
+    handlers = {"list_accounts": lambda **kw: seen.append(kw) or "ok"}
+    chef = ContextChef()
+    chef.register_namespaces([group], handlers=handlers)
+    vault = {"name": "vault", "description": "Vault.", "tools": [{**TOOL, "name": "open_vault"}]}
+    chef.register_toolkits([vault], handlers={"open_vault": lambda **kw: "ok"})
+    chef.set_history([user("go")])
+    payload = chef.compile("anthropic", model="claude-sonnet-4-5").payload
+    described = json.dumps([t for t in payload["tools"] if t["name"] == "bank"])
+    assert "Account_Number" in described and "Account Number" not in described
+    assert list(anthropic_property_keys_valid(payload, [])) == []
+    action = {"action": "list_accounts", "args": WIRE_ARGS}
+    done = chef.execute({"id": "n1", "name": "bank", "arguments": action})
+    assert not done.result.is_error and seen == [REAL_ARGS]
+    kit = chef.execute({"id": "k1", "name": "load_toolkit", "arguments": {"toolkit_name": "vault"}})
+    assert "Account_Number" in str(kit.result.content)
+    assert "Account Number" not in str(kit.result.content)
+
+
+def test_openai_native_deferred_tools_carry_the_wire_schema() -> None:
+    chef = _chef([], default_defer=True)
+    payload = chef.compile("responses", model="gpt-5.5", strategy="openai-native").payload
+    text_ = json.dumps(payload["tools"])
+    assert "Account_Number" in text_ and "Account Number" not in text_
