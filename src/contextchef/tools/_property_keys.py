@@ -8,8 +8,10 @@ such keys: ``"Account Number"``, ``"filter[id]"``, ``"rule_name[]"``, ``"$top"``
 ``"@microsoft.graph.conflictBehavior"``, non-ASCII keys (``"año_vehiculo"``), keys
 over 64 characters (public reports: anthropics/claude-code#79418, ComposioHQ/composio#3067
 and #3500, decocms/studio#6874, beautyfree/appstore-connect-mcp#2; the same check on
-Bedrock: aws-solutions#709). The check is on the top-level ``properties`` keys only: keys
-of nested objects are accepted as they are, so they are left untouched here.
+Bedrock: aws-solutions-library-samples/accelerated-intelligent-document-processing-on-aws
+#709). The check is on the top-level ``properties`` keys only: keys of nested objects
+(inside a property, ``items`` or a ``$defs`` entry) are accepted as they are, so they
+are left untouched here.
 
 `wire_keys` gives, once per tool (kept on the immutable `Tool`), the key each such
 property is sent under, in the manner of tool names' wire forms
