@@ -24,6 +24,7 @@ from typing import Any
 
 from contextchef._errors import NestedNamespaceError, UsageError, shown
 from contextchef._json import JsonValue, canonical_dumps, is_unicode
+from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._registry import Handler
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._tool import Tool, ToolAnnotations
@@ -101,7 +102,10 @@ def _one_line(text: str) -> str:
 
 def _action_doc(action: str, tool: Tool, description: str) -> list[str]:
     head = f"- {action}: {_one_line(description)}".rstrip()
-    return [head.rstrip(":"), *(f"  {line}" for line in summarize_parameters(tool.input_schema))]
+    return [
+        head.rstrip(":"),
+        *(f"  {line}" for line in summarize_parameters(wire_keys(tool).schema)),
+    ]
 
 
 def namespace_tool(namespace: Namespace, actions: Sequence[tuple[str, Tool, str]]) -> Tool:
@@ -217,7 +221,7 @@ def render_toolkit_load(toolkit: Toolkit, wire_names: Sequence[str], *, call_dir
             "",
             f"## {wire}",
             _one_line(tool.description) or "(no description)",
-            f"Input schema: {canonical_dumps(tool.input_schema)}",
+            f"Input schema: {canonical_dumps(wire_keys(tool).schema)}",
         ]
     return "\n".join(lines)
 

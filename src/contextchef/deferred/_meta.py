@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue, freeze
 from contextchef.search._rankers import RankerConfig
+from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._schema import summarize_parameters
 from contextchef.tools._text import escape_tags
 from contextchef.tools._tool import Tool, ToolAnnotations
@@ -270,7 +271,7 @@ def render_tool_entry(tool: Tool, wire_name: str, config: DeferredConfig) -> str
         if tool.description.strip():
             lines.append("  " + escape_tags(_cut(tool.description, chars)))
         lines.append("  Parameters:")
-        lines += [f"    {escape_tags(p)}" for p in summarize_parameters(tool.input_schema)]
+        lines += [f"    {escape_tags(p)}" for p in summarize_parameters(wire_keys(tool).schema)]
         return "\n".join(lines)
 
     entry: str = tool._derive("search entry", (wire_name, chars), make)

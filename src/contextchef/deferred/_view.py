@@ -41,6 +41,7 @@ from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, ski
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._rankers import RankerConfig
 from contextchef.tools._names import RESERVED_NAMES
+from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._tool import CompiledTool, Tool
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def _compiled(tool: Tool, wire: str, description: str) -> CompiledTool:
         return CompiledTool(
             name=wire,
             description=model_description(tool, description),
-            input_schema=tool.input_schema,
+            input_schema=wire_keys(tool).schema,
             strict=bool(tool.strict),
         )
 

@@ -55,6 +55,7 @@ from contextchef.dispatch._types import (
 )
 from contextchef.exposure._policy import matches
 from contextchef.history._messages import ToolCall, parse_json_object
+from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool
 from contextchef.tools._validate import integral, validation_errors
@@ -109,7 +110,7 @@ def _invalid(tool: Tool, wire: str, problems: list[str]) -> Denied:
     lines = "\n".join(shown)
     schema = ""
     if tool.source != "library":
-        text = canonical_dumps(tool.input_schema)
+        text = canonical_dumps(wire_keys(tool).schema)
         if len(text) > MAX_SCHEMA_ECHO:
             text = (
                 f"{text[:MAX_SCHEMA_ECHO]}... [{len(text):,} characters in all; "
@@ -342,11 +343,12 @@ def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> Chec
             code="malformed_arguments",
             tool=tool,
         )
-    args = strip_strict_nulls(arguments, tool.input_schema) if tool.strict else dict(arguments)
-    problems = validation_errors(tool.input_schema, args)
+    keys = wire_keys(tool)  # the model wrote the keys it was shown (a '$top' goes as '_top')
+    args = strip_strict_nulls(arguments, keys.schema) if tool.strict else dict(arguments)
+    problems = validation_errors(keys.schema, args) + keys.stray_keys(args)
     if problems:
         return _invalid(tool, wire, problems)
-    args = integral(tool.input_schema, args)  # 2.0 passes as an integer: hand over 2
+    args = keys.real_arguments(integral(keys.schema, args))  # 2.0 passes as an integer: 2
     return Allowed(tool=tool, wire_name=wire, arguments=args, via=via)
 
 

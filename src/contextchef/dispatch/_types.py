@@ -53,7 +53,9 @@ class Allowed:
     Attributes:
         tool: The real tool (the target of ``defer_execute``, or a meta-tool itself).
         wire_name: The tool's wire name.
-        arguments: Validated arguments to run it with (strict-mode nulls removed).
+        arguments: Validated arguments to run it with (strict-mode nulls removed), under
+            the tool's real property keys (`contextchef.tools._property_keys`: a key sent
+            to the model as ``_top`` comes back as ``$top``).
         via: ``"defer_execute"`` or ``"namespace:<namespace>"`` when the call came
             through a wrapper, else None.
     """
@@ -107,7 +109,7 @@ class ToolCallEvent:
         call: The call as the model made it.
         tool: The real tool.
         wire_name: Its wire name.
-        arguments: The validated arguments.
+        arguments: The validated arguments, under the tool's real property keys.
         via: ``"defer_execute"`` or ``"namespace:<namespace>"`` when called through a
             wrapper.
     """

@@ -61,7 +61,11 @@ from contextchef.testing._context import (
 )
 from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
 from contextchef.testing._openai_cache import CHAT_CACHE_RULES, RESPONSES_CACHE_RULES
-from contextchef.testing._part_rules import anthropic_base64_valid, gemini_function_names_present
+from contextchef.testing._part_rules import (
+    anthropic_base64_valid,
+    anthropic_property_keys_valid,
+    gemini_function_names_present,
+)
 from contextchef.testing._placement import (
     anthropic_no_prefill,
     anthropic_system_message_fields,
@@ -85,6 +89,7 @@ __all__ = [
     "anthropic_context_management_valid",
     "anthropic_no_prefill",
     "anthropic_no_trailing_whitespace",
+    "anthropic_property_keys_valid",
     "anthropic_references_declared",
     "anthropic_required_fields",
     "anthropic_roles_alternate",
@@ -368,6 +373,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_tool_use_ids_unique,
     anthropic_tool_use_ids_valid,
     anthropic_tool_names_valid,
+    anthropic_property_keys_valid,
     anthropic_references_declared,
     anthropic_no_trailing_whitespace,
     anthropic_base64_valid,
