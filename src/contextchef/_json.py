@@ -254,8 +254,8 @@ def _other_floats(data: bytes) -> bool:
 
     orjson writes a float as ``repr`` does (the shortest text that reads back, the same
     switch to an exponent at 1e16), except below 1e-4: ``0.00001`` and ``1e-7`` where
-    ``repr`` writes ``1e-05`` and ``1e-07`` (tests/test_fastjson.py compares them over
-    hundreds of thousands of floats). So any ``0.0000`` or an exponent after a digit
+    ``repr`` writes ``1e-05`` and ``1e-07`` (tests/session/test_sync_fast_signature.py
+    compares them). So any ``0.0000`` or an exponent after a digit
     says maybe; the same bytes inside a string only cost the slow path.
     """
     if b"0.0000" in data:
@@ -280,7 +280,7 @@ def sorted_utf8(value: object) -> bytes | None:
     taken (an ``items`` override, an enum: ``json`` may write them otherwise); None when
     orjson refuses the value (a lone surrogate, an integer past 64 bits, a key that is
     not text, deep nesting) or may have written a float otherwise (`_other_floats`).
-    tests/test_fastjson.py compares the two.
+    tests/session/test_sync_fast_signature.py compares the two.
     """
     dumps = FAST_JSON[0] if FAST_JSON else _fast_encoder()
     if dumps is None:
