@@ -44,6 +44,7 @@ __all__ = [
     "plain_copy",
     "plain_object",
     "shared_text",
+    "sorted_utf8",
     "thaw",
     "to_unicode",
 ]
@@ -255,6 +256,51 @@ def fast_utf8(value: object) -> bytes | None:
         return dumps(value)  # type: ignore[no-any-return]
     except (TypeError, ValueError):  # a long integer, a lone surrogate, deep nesting
         return None
+
+
+def _other_floats(data: bytes) -> bool:
+    """Whether orjson's `data` may write a float otherwise than ``json`` (``repr``) does.
+
+    orjson writes a float as ``repr`` does (the shortest text that reads back, the same
+    switch to an exponent at 1e16), except below 1e-4: ``0.00001`` and ``1e-7`` where
+    ``repr`` writes ``1e-05`` and ``1e-07`` (tests/session/test_sync_fast_signature.py
+    compares them). So any ``0.0000`` or an exponent after a digit
+    says maybe; the same bytes inside a string only cost the slow path.
+    """
+    if b"0.0000" in data:
+        return True
+    for mark in (b"e-", b"e+"):
+        at = data.find(mark, 1)
+        while at > 0:
+            if 48 <= data[at - 1] <= 57:  # a digit before: an exponent
+                return True
+            at = data.find(mark, at + 2)
+    return False
+
+
+def sorted_utf8(value: object) -> bytes | None:
+    """Sorted-key canonical JSON of `value` as UTF-8 by the fast encoder, or None.
+
+    The bytes of ``json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",",
+    ":"))`` as UTF-8 (a signature's canonical form), or None: no fast encoder, or the
+    bytes might differ. The caller vouches that `value` holds no NaN or infinity (orjson
+    writes ``null`` for them where ``json`` refuses them). Made by orjson with sorted keys
+    (UTF-8 byte order is code point order, which ``sort_keys`` uses) and no subclass
+    taken (an ``items`` override, an enum: ``json`` may write them otherwise); None when
+    orjson refuses the value (a lone surrogate, an integer past 64 bits, a key that is
+    not text, deep nesting) or may have written a float otherwise (`_other_floats`).
+    tests/session/test_sync_fast_signature.py compares the two.
+    """
+    dumps = FAST_JSON[0] if FAST_JSON else _fast_encoder()
+    if dumps is None:
+        return None
+    import orjson  # the fast encoder is orjson's
+
+    try:
+        data: bytes = dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS)
+    except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
+        return None
+    return None if _other_floats(data) else data
 
 
 def is_unicode(text: str) -> bool:

@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, json_reason, shown
+from contextchef._json import sorted_utf8
 
 __all__ = [
     "ALGORITHM",
@@ -120,20 +121,24 @@ class SnapshotKeys:
         return self._keys.get(key_id)
 
 
-def _mac(secret: bytes, header: Mapping[str, Any], body: Mapping[str, Any]) -> str:
-    try:
-        text = json.dumps(
-            [header, body],
-            sort_keys=True,
-            ensure_ascii=False,
-            separators=(",", ":"),
-            allow_nan=False,
-        )
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise UsageError(
-            f"a snapshot must be plain JSON to be signed or checked: {json_reason(exc)}"
-        ) from None
-    data = text.encode("utf-8", "surrogatepass")
+def _mac(
+    secret: bytes, header: Mapping[str, Any], body: Mapping[str, Any], finite: bool = False
+) -> str:
+    data = sorted_utf8([header, body]) if finite else None
+    if data is None:
+        try:
+            text = json.dumps(
+                [header, body],
+                sort_keys=True,
+                ensure_ascii=False,
+                separators=(",", ":"),
+                allow_nan=False,
+            )
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise UsageError(
+                f"a snapshot must be plain JSON to be signed or checked: {json_reason(exc)}"
+            ) from None
+        data = text.encode("utf-8", "surrogatepass")
     return hmac.new(secret, data, hashlib.sha256).hexdigest()
 
 
@@ -158,13 +163,20 @@ def check_session_id(session_id: object, *, name: str = "session_id") -> str | N
 
 
 def sign(
-    snapshot: dict[str, Any], keys: SnapshotKeys | None, *, session_id: str | None = None
+    snapshot: dict[str, Any],
+    keys: SnapshotKeys | None,
+    *,
+    session_id: str | None = None,
+    finite: bool = False,
 ) -> dict[str, Any]:
     """`snapshot` with a ``signature`` made with ``keys.current`` (a new dict).
 
     Any signature it held is replaced. `session_id` binds it to one session: `verify`
     accepts it only when given the same id (and one signed without an id only without).
-    Without keys, `snapshot` itself is returned, unsigned.
+    Without keys, `snapshot` itself is returned, unsigned. ``finite=True``: the caller
+    vouches that `snapshot` holds no NaN or infinity (a session's own snapshot, or one
+    decoded by a parser that refuses them), so its canonical form may be written by the
+    fast encoder (`contextchef._json.sorted_utf8`; the same bytes).
 
     Raises:
         UsageError: `keys` is not a `SnapshotKeys` or None, `session_id` is not None or
@@ -185,7 +197,7 @@ def sign(
     body = _body(snapshot)
     secret = keys._secret(keys.current)
     assert secret is not None
-    return {**body, SIGNATURE: {**header, "mac": _mac(secret, header, body)}}
+    return {**body, SIGNATURE: {**header, "mac": _mac(secret, header, body, finite)}}
 
 
 def _session_error(
@@ -217,6 +229,7 @@ def verify(
     *,
     allow_unsigned: bool = False,
     session_id: str | None = None,
+    finite: bool = False,
 ) -> bool:
     """Check `snapshot`'s signature against `keys`; return whether it carried one.
 
@@ -224,6 +237,7 @@ def verify(
     says: it needs `keys`, the MAC must match, and the session id it was signed for must
     equal `session_id` (None for a snapshot signed without one). `allow_unsigned` admits
     only snapshots with no ``signature`` field at all (the host opted into unsigned input).
+    ``finite``: as for `sign` (the MAC is the same either way).
 
     Raises:
         SnapshotSignatureError: No keys for a signed snapshot, or for an unsigned one
@@ -288,7 +302,7 @@ def verify(
             key_id=key_id,
         )
     header = {k: v for k, v in signature.items() if k != "mac"}
-    made = _mac(secret, header, _body(snapshot)).encode()
+    made = _mac(secret, header, _body(snapshot), finite).encode()
     if not hmac.compare_digest(made, signature["mac"].encode("ascii")):
         raise SnapshotSignatureError(
             f"the snapshot's signature (key id {key_id!r}) does not match its content: the "

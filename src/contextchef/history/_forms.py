@@ -104,10 +104,16 @@ def messages_form(messages: Sequence[Message], history: Sequence[Message]) -> li
     is its `Message.to_dict` form (`messages_of_form` reads it back). So a list of
     messages derived from a history (a ledger's normalized messages) holds no copy of it.
     """
-    index = {id(m): i for i, m in enumerate(history)}
+    index: dict[int, int] | None = None  # made on the first message not where expected
     out: list[Any] = []
     at = 0  # where the next message most likely is (a few later if some were changed)
     for message in messages:
+        if at < len(history) and history[at] is message:  # the common case: in step
+            out.append(at)
+            at += 1
+            continue
+        if index is None:
+            index = {id(m): i for i, m in enumerate(history)}
         i = index.get(id(message))
         if i is None:
             near = range(at, min(at + 4, len(history)))

@@ -158,7 +158,7 @@ class Maintenance:
     ) -> dict[str, Any]:
         """The session's data as a snapshot, signed with `keys`; see `ContextChef.snapshot`."""
         taken = take_snapshot(self._state, self._tools, base)
-        return sign(taken, keys, session_id=session_id)
+        return sign(taken, keys, session_id=session_id, finite=True)  # state holds no NaN
 
     def restore(
         self,

@@ -240,8 +240,12 @@ def ready_to_restore() -> None:
 
 
 def signed(snapshot: dict[str, Any], keys: SnapshotKeys | None, session_id: str) -> dict[str, Any]:
-    """`snapshot` signed for `session_id` with ``keys.current`` (as it is without keys)."""
-    return snapshot if keys is None else sign(snapshot, keys, session_id=session_id)
+    """`snapshot` signed for `session_id` with ``keys.current`` (as it is without keys).
+
+    Signed as a value that holds no NaN (``finite``): a store writes it with `encode`,
+    which refuses NaN, so one that held any is never written.
+    """
+    return snapshot if keys is None else sign(snapshot, keys, session_id=session_id, finite=True)
 
 
 _CHAIN = re.compile(r"[0-9a-f]{64}")
@@ -364,7 +368,7 @@ def verified(
             )
     snapshot = materialize(session_id, base, texts, where)
     if keys is not None:
-        verify(snapshot, keys, session_id=session_id)
+        verify(snapshot, keys, session_id=session_id, finite=True)  # `decode` refuses NaN
     elif head is not None or SIGNATURE in snapshot:
         raise unkeyed_error(session_id, snapshot.get(SIGNATURE))
     return snapshot

@@ -99,14 +99,32 @@ def encode(value: object, session_id: str) -> str:
         ) from exc
 
 
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"{text[:40]} is past what a float holds")
+    return number
+
+
 def decode(text: object, session_id: str, what: str) -> Any:
     """Parse stored JSON; `what` says where it was stored (for the message).
+
+    NaN and the infinities are refused (`encode` never writes them), so what a store
+    reads back is plain JSON (a keyed store's signature check relies on it: `verified`).
+    By ``json``: orjson reads such text ~1.5x faster, but reads an integer past 64 bits
+    as a float, and ruling that out (19 digits in a row) cost what it saved
+    (benchmarks/RESULTS.md, "SessionSync, the turn's delta only").
 
     Raises:
         SessionStoreError: The stored value is not JSON text (the record is corrupt).
     """
     try:
-        return json.loads(stored_text(session_id, text, what))
+        text = stored_text(session_id, text, what)
+        return json.loads(text, parse_constant=_constant, parse_float=_float)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise SessionStoreError(
             f"session {session_id!r}: stored {what} is not valid JSON ({json_reason(exc)}: "
