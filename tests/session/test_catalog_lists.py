@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-import anthropic
 import pytest
+from test_catalog_sets import _catalogs, _sent  # catalogs by path; three SDK turns
 
 from contextchef import (
     ContextChef,
@@ -21,19 +21,13 @@ from contextchef import (
     ToolNameConflictError,
     UsageError,
     VolatileValueError,
-    load_catalog,
     user,
 )
 from contextchef._cache import clear_caches
 from contextchef.session import _linting
 from contextchef.session._batches import tool_batch
-from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
 from contextchef.tools import _registry
 from contextchef.tools._catalogs import Catalog, join_catalogs
-
-
-def _catalogs(paths: list[Path]) -> list[Catalog]:
-    return [load_catalog(p, server=p.stem) for p in paths]
 
 
 def _chef(cats: list[Catalog], how: str, **kwargs: object) -> ContextChef:
@@ -51,24 +45,6 @@ def _chef(cats: list[Catalog], how: str, **kwargs: object) -> ContextChef:
     chef.set_system_prompt("You are a careful engineering agent.")
     chef.append(user("Open an issue about the flaky test."))
     return chef
-
-
-def _sent(chef: ContextChef) -> list[object]:
-    """Three turns through the Anthropic SDK against the fake: the bodies it received."""
-    fake = FakeAnthropic().script(
-        tool_calls(("tool_search", {"queries": ["open an issue"]})), text("done"), text("ok")
-    )
-    client = anthropic.Anthropic(
-        api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(anthropic))
-    )
-    for _ in range(3):
-        request = chef.compile("anthropic", model="claude-opus-5-5")
-        calls = chef.ingest(
-            client.messages.create(**request.payload, extra_headers=request.headers)
-        )
-        chef.run_tools(calls) if calls else chef.append(user("next"))
-    assert fake.violations == ()
-    return [r.body for r in fake.requests]
 
 
 def test_a_list_of_catalogs_sends_what_one_list_of_their_tools_sends(
