@@ -252,3 +252,72 @@ def test_openai_native_deferred_tools_carry_the_wire_schema() -> None:
     payload = chef.compile("responses", model="gpt-5.5", strategy="openai-native").payload
     text_ = json.dumps(payload["tools"])
     assert "Account_Number" in text_ and "Account Number" not in text_
+
+
+def _one_tool(schema: dict[str, Any], seen: list[dict[str, Any]]) -> ContextChef:
+    chef = ContextChef()
+    tool = {"name": "list_items", "description": "List items.", "input_schema": schema}
+    chef.register_tools([tool], handlers={"list_items": lambda **kw: seen.append(kw) or "ok"})
+    chef.set_history([user("List them.")])
+    return chef
+
+
+def _run(chef: ContextChef, arguments: dict[str, Any]) -> Any:
+    done = chef.execute({"id": "c", "name": "list_items", "arguments": arguments})
+    assert done.result is not None
+    return done.result
+
+
+def test_the_gate_enforces_the_real_schema_pattern_keywords_included() -> None:
+    """``propertyNames`` and ``patternProperties`` are written for the real keys: checked
+    on the wire keys, a valid call was refused and an invalid one reached the handler
+    (break-it round 12). The gate now checks the real arguments against the real schema."""
+    seen: list[dict[str, Any]] = []
+    names = {
+        "type": "object",
+        "properties": {"$top": {"type": "integer"}, "$filter": {"type": "string"}},
+        "propertyNames": {"pattern": "^\\$"},
+        "additionalProperties": False,
+    }
+    chef = _one_tool(names, seen)
+    assert "propertyNames" not in _schema("anthropic", chef.compile("anthropic").payload)
+    assert not _run(chef, {"_top": 5}).is_error and seen == [{"$top": 5}]
+    patterns = {
+        "type": "object",
+        "properties": {"$top": {"description": "page size"}, "$skip": {}},
+        "patternProperties": {"^\\$": {"type": "integer", "minimum": 0}},
+        "additionalProperties": False,
+    }
+    seen.clear()
+    refused = _run(_one_tool(patterns, seen), {"_top": "all", "_skip": -5})
+    assert refused.is_error and seen == []
+    assert "_top" in refused.content and "$top" not in refused.content
+
+
+def test_a_ref_on_the_arguments_object_is_followed_and_examples_are_renamed() -> None:
+    seen: list[dict[str, Any]] = []
+    schema = {
+        "type": "object",
+        "properties": {"Account Number": {"type": "string"}, "$top": {"type": "integer"}},
+        "allOf": [{"$ref": "#/$defs/paging"}],
+        "$defs": {
+            "paging": {"required": ["Account Number"], "properties": {"$top": {"maximum": 100}}}
+        },
+        "default": {"$top": 10},
+        "examples": [{"$top": 5, "Account Number": "A-1"}],
+    }
+    chef = _one_tool(schema, seen)
+    sent = _schema("anthropic", chef.compile("anthropic").payload)
+    assert sent["allOf"] == [
+        {"properties": {"_top": {"maximum": 100}}, "required": ["Account_Number"]}
+    ]
+    assert sent["default"] == {"_top": 10}
+    assert sent["examples"] == [{"_top": 5, "Account_Number": "A-1"}]
+    gemini = json.dumps(_schema("gemini", chef.compile("gemini", model="m").payload))
+    assert "Account Number" not in gemini and "$top" not in gemini  # refs inlined there
+    assert not _run(chef, {"Account_Number": "A", "_top": 5}).is_error
+    assert seen == [{"Account Number": "A", "$top": 5}]
+    too_many = _run(chef, {"Account_Number": "A", "_top": 500})
+    assert too_many.is_error and "_top" in too_many.content
+    missing = _run(chef, {"_top": 5})
+    assert missing.is_error and "'Account_Number' is a required property" in missing.content

@@ -344,11 +344,13 @@ def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> Chec
             tool=tool,
         )
     keys = wire_keys(tool)  # the model wrote the keys it was shown (a '$top' goes as '_top')
-    args = strip_strict_nulls(arguments, keys.schema) if tool.strict else dict(arguments)
-    problems = validation_errors(keys.schema, args) + keys.stray_keys(args)
+    stray = keys.stray_keys(arguments)
+    args = keys.real_arguments(dict(arguments))  # checked against the tool's real schema
+    args = strip_strict_nulls(args, tool.input_schema) if tool.strict else args
+    problems = keys.in_wire_terms(validation_errors(tool.input_schema, args)) + stray
     if problems:
         return _invalid(tool, wire, problems)
-    args = keys.real_arguments(integral(keys.schema, args))  # 2.0 passes as an integer: 2
+    args = integral(tool.input_schema, args)  # 2.0 passes as an integer: hand over 2
     return Allowed(tool=tool, wire_name=wire, arguments=args, via=via)
 
 

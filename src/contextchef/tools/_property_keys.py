@@ -26,9 +26,17 @@ property is sent under, in the manner of tool names' wire forms
 
 The wire schema renames those keys in ``properties`` and in every keyword that names the
 same object's properties (``required``, ``dependentRequired``, ``dependentSchemas``,
-``dependencies``), also inside the ``allOf`` / ``anyOf`` / ``oneOf`` / ``not`` / ``if`` /
-``then`` / ``else`` subschemas that apply to the arguments object itself. A schema with
-no bad key is returned as it is (the same object), so its payload bytes do not change.
+``dependencies``) or holds an arguments object (``default``, ``const``, ``examples``,
+``enum``), also inside the ``allOf`` / ``anyOf`` / ``oneOf`` / ``not`` / ``if`` /
+``then`` / ``else`` subschemas that apply to the arguments object itself, a local
+``$ref`` there (``#/$defs/...``) being inlined renamed. A top-level ``propertyNames``
+is left out of it (its pattern is about the real keys). A schema with no bad key is
+returned as it is (the same object), so its payload bytes do not change.
+
+What the gate enforces is the tool's real schema: a call's wire keys are mapped back
+first (`WireKeys.real_arguments`) and its problems are told in wire keys
+(`WireKeys.in_wire_terms`), so a ``patternProperties`` or ``propertyNames`` written
+for the real keys, or a ``$ref`` the wire form did not follow, still holds.
 
 One wire form for every provider: Anthropic is the one that refuses these keys, but a
 session may switch provider mid-conversation, and the calls in its history carry the
@@ -88,10 +96,27 @@ class WireKeys:
         ]
 
     def real_arguments(self, arguments: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        """`arguments` (wire keys, checked against `schema`) under the tool's real keys."""
+        """`arguments` (as the model wrote them, wire keys) under the tool's real keys."""
         if not self.to_real:
             return arguments
         return {self.to_real.get(k, k): v for k, v in arguments.items()}
+
+    def in_wire_terms(self, problems: list[str]) -> list[str]:
+        """Validation `problems` of the real arguments, each renamed key told as its wire key.
+
+        A quoted key (``'Account Number' is a required property``) and an argument path
+        that starts with one (``Account Number: 5 is not of type 'string'``) are rewritten.
+        """
+        if not self.to_wire:
+            return problems
+        out = []
+        for line in problems:
+            for real, wire in self.to_wire.items():
+                line = line.replace(repr(real), repr(wire))
+                if line.startswith((f"{real}:", f"{real}.", f"{real}[")):
+                    line = wire + line[len(real) :]
+            out.append(line)
+        return out
 
 
 def _digest(key: str) -> str:
@@ -115,16 +140,32 @@ def _wire_forms(keys: list[str]) -> dict[str, str]:
     return out
 
 
-def _renamed(schema: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
-    """`schema` with the property names of its own object renamed by `names`."""
-    out = dict(schema)
+def _local(root: Mapping[str, Any], ref: object) -> Mapping[str, Any] | None:
+    """The subschema a local ``$ref`` (``#/$defs/x``, ``#/definitions/x``) names, or None."""
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return None
+    node: Any = root
+    for step in ref[2:].split("/"):
+        step = step.replace("~1", "/").replace("~0", "~")
+        node = node.get(step) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else None
+
+
+def _named_keywords(schema: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """`schema`'s keywords that name its object's keys or hold such an object, renamed.
+
+    ``properties``, ``required``, ``dependentRequired``, ``default``, ``const``,
+    ``examples``, ``enum``; subschemas of ``dependentSchemas`` / ``dependencies`` are left
+    as they are (the caller renames them).
+    """
 
     def name(key: Any) -> Any:
         return names.get(key, key) if isinstance(key, str) else key
 
-    def sub(value: Any) -> Any:
-        return _renamed(value, names) if isinstance(value, Mapping) else value
+    def keys_of(value: Any) -> Any:  # an arguments object: a default, const, an example
+        return {name(k): v for k, v in value.items()} if isinstance(value, Mapping) else value
 
+    out: dict[str, Any] = {}
     if isinstance(schema.get("properties"), Mapping):
         out["properties"] = {name(k): v for k, v in schema["properties"].items()}
     if isinstance(schema.get("required"), (list, tuple)):
@@ -133,9 +174,41 @@ def _renamed(schema: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, A
         value = schema.get(keyword)
         if isinstance(value, Mapping):
             out[keyword] = {
-                name(k): [name(x) for x in v] if isinstance(v, (list, tuple)) else sub(v)
+                name(k): [name(x) for x in v] if isinstance(v, (list, tuple)) else v
                 for k, v in value.items()
             }
+    for keyword in ("default", "const"):
+        if keyword in schema:
+            out[keyword] = keys_of(schema[keyword])
+    for keyword in ("examples", "enum"):
+        if isinstance(schema.get(keyword), (list, tuple)):
+            out[keyword] = [keys_of(v) for v in schema[keyword]]
+    return out
+
+
+def _renamed(
+    schema: Mapping[str, Any],
+    names: Mapping[str, str],
+    root: Mapping[str, Any] | None = None,
+    seen: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """`schema` with the property names of its own object renamed by `names`."""
+    root = schema if root is None else root
+    target = _local(root, schema.get("$ref"))
+    if target is not None and schema["$ref"] not in seen:  # inlined, renamed
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        inlined = _renamed(target, names, root, seen | {schema["$ref"]})
+        return {**inlined, **_renamed(rest, names, root, seen)} if rest else inlined
+    out = {**schema, **_named_keywords(schema, names)}
+    if schema is root:
+        out.pop("propertyNames", None)  # a pattern for the real keys; the gate checks it
+
+    def sub(value: Any) -> Any:
+        return _renamed(value, names, root, seen) if isinstance(value, Mapping) else value
+
+    for keyword in ("dependentSchemas", "dependencies"):
+        if isinstance(out.get(keyword), Mapping):
+            out[keyword] = {k: sub(v) for k, v in out[keyword].items()}
     for keyword in _SAME_OBJECT_LISTS:
         if isinstance(schema.get(keyword), (list, tuple)):
             out[keyword] = [sub(s) for s in schema[keyword]]
