@@ -125,7 +125,7 @@ def _call(part: ToolCall) -> dict[str, Any]:
         object_arguments(part)
     )
     arguments = thaw(recorded) if same else object_arguments(part)
-    call_id = part.id or fitted_id("", 64)  # required; "" from a history built by hand
+    call_id = fitted_id(part.id)  # required (no length limit stated); "" gets one
     built = {"type": "function_call", "id": call_id, "name": part.name, "arguments": arguments}
     return apply_hints(built, hint)
 
@@ -154,7 +154,7 @@ def _result(part: ToolResult, name: str) -> dict[str, Any]:
         value = text + [_media(m) for m in part.media]
     else:
         value = part.content
-    call_id = part.call_id or fitted_id("", 64)  # as its call's
+    call_id = fitted_id(part.call_id)  # as its call's
     built: dict[str, Any] = {"type": "function_result", "call_id": call_id, "name": name}
     built["result"] = value
     if part.is_error:

@@ -51,7 +51,7 @@ from contextchef.providers._base import (
     hints,
     keeps_part,
 )
-from contextchef.providers._call_ids import CHAT_ID_LIMIT, fitted_id
+from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
@@ -117,6 +117,12 @@ def _message_hint(part: Part | None) -> Mapping[str, Any]:
         return {}
     envelope = hints(part.provider_data, FORMAT).get("message")
     return envelope if isinstance(envelope, Mapping) else {}
+
+
+CHAT_ID_LIMIT = 40
+"""Most characters in a ``tool_calls[].id`` / ``tool_call_id``: the API's 400 says
+"Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with maximum
+length 40" (``""``: "empty string"); longer or empty ids go through `fitted_id`."""
 
 
 def render_tool_call(part: ToolCall) -> dict[str, Any]:

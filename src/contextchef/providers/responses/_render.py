@@ -61,7 +61,7 @@ from contextchef.providers._base import (
     hints,
     keeps_part,
 )
-from contextchef.providers._call_ids import RESPONSES_ID_LIMIT, fitted_id
+from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._compacted import COMPACTION, native_base
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
@@ -139,6 +139,11 @@ def _without_orphan_id(item: dict[str, Any], hint: Mapping[str, Any], sent: set[
     link = hint.get("reasoning_id")
     if link is not None and link not in sent:
         item.pop("id", None)
+
+
+RESPONSES_ID_LIMIT = 64
+"""Most characters in a ``call_id`` (the API's 400s: "empty string. Expected a string with
+minimum length 1", "string too long. Expected ... maximum length 64"): see `fitted_id`."""
 
 
 class _InputBuilder:
@@ -234,9 +239,7 @@ def _lone_item(role: str, part: Part) -> RecordDict | None:
         if _hinted(part.provider_data) or type(part.text) is not str:
             return None  # (the builder joins text: a str subclass becomes a str)
         return entry(type="message", role=role, content=part.text) if part.text.strip() else _BLANK
-    if type(part) is ToolCall:
-        if _hinted(part.provider_data):
-            return None
+    if type(part) is ToolCall and not _hinted(part.provider_data):
         call_id = fitted_id(part.id, RESPONSES_ID_LIMIT)
         return entry(
             type="function_call", call_id=call_id, name=part.name, arguments=part.arguments
