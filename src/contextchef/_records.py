@@ -12,9 +12,10 @@ mutable dicts and lists.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 from contextchef._errors import ReadOnlyPayloadError, UsageError, json_reason, shown, shown_keys
@@ -27,7 +28,16 @@ from contextchef._json import (
     fast_encoder,
 )
 
-__all__ = ["RecordDict", "RecordList", "entry", "plain", "record", "record_items", "recorded"]
+__all__ = [
+    "RecordDict",
+    "RecordList",
+    "entry",
+    "extend_digests",
+    "plain",
+    "record",
+    "record_items",
+    "recorded",
+]
 
 _HOW = (
     "payload message entries are read-only: they are the session's record of what was "
@@ -202,7 +212,10 @@ def recorded(
     """
     made: list[str | None] = []  # each entry's digest, hashed as it is encoded
     try:
-        _digests(() if signed else entries, made)
+        # a `CLOSED` record holds no float: the fast encoder's bytes are the canonical ones
+        extend_digests(
+            () if signed else entries, made, functools.partial(_canonical_digest, entries), _closed
+        )
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {json_reason(exc)}") from exc
     if len(digests) != len(entries):
@@ -227,29 +240,41 @@ def recorded(
     return [e if type(e) in _RECORDS else record(e) for e in entries], jsons
 
 
-def _digests(entries: Sequence[Any], made: list[str | None]) -> None:
-    """Append the digest of each entry's canonical UTF-8 to `made` (None: a lone surrogate).
+def extend_digests(
+    values: Sequence[Any],
+    made: list[Any],
+    slow: Callable[[int], Any],
+    fast_when: Callable[[object], bool] | None = None,
+) -> list[Any]:
+    """`made` extended to one digest per item of `values` (the first 16 hex of SHA-256).
 
-    The fast encoder's bytes in one tight loop where they are the canonical ones (a
-    `CLOSED` record: no float); an entry it does not take is encoded alone by
-    `canonical_utf8`, then the loop goes on.
+    The digests already in `made` are kept (a caller may pass the ones made earlier). The
+    rest are made in one tight loop from the fast encoder's bytes (`fast_encoder`), for
+    each value `fast_when` accepts (every value when None); a value the encoder refuses
+    (a lone surrogate, a long integer) or `fast_when` turns down gets `slow(index)`
+    instead, then the loop goes on. Without the fast encoder every value gets `slow`.
     """
-    fast, sha, n = fast_encoder(), hashlib.sha256, len(entries)
+    fast, sha, n = fast_encoder(), hashlib.sha256, len(values)
     while len(made) < n:
         if fast is not None:
-            # the digests made before a refusal are kept (extend appends as it goes); on a
-            # lone surrogate or a long integer, json says what it is (below)
-            with contextlib.suppress(TypeError, ValueError):
-                made.extend(
-                    sha(fast(e)).hexdigest()[:16]
-                    for e in itertools.takewhile(_closed, itertools.islice(entries, len(made), n))
-                )
+            todo: Iterator[Any] = itertools.islice(values, len(made), n)
+            if fast_when is not None:
+                todo = itertools.takewhile(fast_when, todo)
+            # the digests made before a refusal stay (extend appends as it goes)
+            with contextlib.suppress(TypeError, ValueError):  # orjson's error is a TypeError
+                made.extend(sha(fast(v)).hexdigest()[:16] for v in todo)
             if len(made) == n:
                 break
-        try:
-            made.append(hashlib.sha256(canonical_utf8(entries[len(made)])).hexdigest()[:16])
-        except UnicodeEncodeError:
-            made.append(None)  # named by the caller, after the count
+        made.append(slow(len(made)))
+    return made
+
+
+def _canonical_digest(entries: Sequence[Any], i: int) -> str | None:
+    """`entries[i]`'s digest on its canonical UTF-8 (None: a lone surrogate)."""
+    try:
+        return hashlib.sha256(canonical_utf8(entries[i])).hexdigest()[:16]
+    except UnicodeEncodeError:
+        return None  # named by `recorded`, after the count
 
 
 def _closed(value: object) -> bool:

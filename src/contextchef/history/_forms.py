@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError, shown
-from contextchef._json import canonical_dumps, canonical_utf8, fast_encoder
-from contextchef._records import record
+from contextchef._json import canonical_dumps, canonical_utf8
+from contextchef._records import extend_digests, record
 from contextchef.history._as_is import placed
 from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
@@ -369,26 +369,19 @@ def _form_digests(forms: Sequence[Any], history: Sequence[Message], n: int, made
     """`digest` of each of the first `n` messages, read from `forms` (their JSON forms).
 
     `made` (a list, shared by a snapshot's ledgers) holds those made so far and is
-    extended. The fast encoder's bytes first (orjson: several times faster than ``json``
-    here), hashed in one tight loop: they differ from the canonical ones only on floats,
-    so a digest that matches proves the message the same, and `consumed` checks a
-    mismatch again on the canonical bytes. A form it refuses (a long integer, a lone
-    surrogate) is digested alone on the canonical bytes, then the loop goes on.
+    extended (`extend_digests`). The fast encoder's bytes differ from the canonical ones
+    only on floats, so a digest that matches proves the message the same, and `consumed`
+    checks a mismatch again on the canonical bytes. A form it refuses (a long integer, a
+    lone surrogate) is digested alone on the canonical bytes.
     """
-    fast, sha = fast_encoder(), hashlib.sha256
-    while len(made) < n:
-        at = len(made)
-        if fast is not None:
-            try:  # the digests made before a refusal are kept (extend appends as it goes)
-                made.extend(sha(fast(f)).hexdigest()[:16] for f in itertools.islice(forms, at, n))
-                continue
-            except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
-                at = len(made)
+
+    def slow(i: int) -> str:
         try:
-            made.append(hashlib.sha256(canonical_utf8(forms[at])).hexdigest()[:16])
+            return hashlib.sha256(canonical_utf8(forms[i])).hexdigest()[:16]
         except (TypeError, ValueError, RecursionError):  # a lone surrogate, or not to_dict's
-            made.append(_any_digest(history[at]))
-    return made
+            return _any_digest(history[i])
+
+    return extend_digests(forms[:n] if len(forms) > n else forms, made, slow)
 
 
 def _any_digest(message: Message) -> str:
