@@ -141,7 +141,7 @@ PAIRING_REPAIRS = {
     "dropped_orphan_result",
     "dropped_duplicate_result",
     "moved_result",
-    "dropped_duplicate_call",
+    "renamed_duplicate_call",
 }
 
 # -- properties -----------------------------------------------------------------------------

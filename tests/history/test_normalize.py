@@ -21,7 +21,13 @@ from contextchef.history._messages import (
     tool_results,
     user,
 )
-from contextchef.history._normalize import PORTABLE, HistoryRules, check_pairing, normalize
+from contextchef.history._normalize import (
+    PORTABLE,
+    Continuation,
+    HistoryRules,
+    check_pairing,
+    normalize,
+)
 from contextchef.providers import PRESETS, RequestOptions, get_adapter
 from contextchef.providers.anthropic._render import ANTHROPIC
 from contextchef.providers.gemini._render import GEMINI
@@ -204,7 +210,8 @@ def test_partial_batch_gets_only_the_missing_result() -> None:
     assert [c.kind for c in out.changes] == ["synthesized_result", "moved_result"]
 
 
-def test_duplicate_call_ids_keep_the_first_call_and_result() -> None:
+def test_a_reused_call_id_gets_a_new_one_and_its_exchange_is_kept() -> None:
+    # A host that talked to a server sending `call_0` every turn: both exchanges are kept.
     history = [
         user("go"),
         assistant(tool_calls=[call("a", "first")]),
@@ -213,18 +220,59 @@ def test_duplicate_call_ids_keep_the_first_call_and_result() -> None:
         tool_results([result("a", "second", "two")]),
         user("done?"),
     ]
+    before = list(history)
     out = normalize(history, profile=OPENAI_CHAT)
     calls = [c for m in out.messages for c in m.tool_calls]
     results = [r for m in out.messages for r in m.tool_results]
-    assert [(c.id, c.name) for c in calls] == [("a", "first")]
-    assert [r.content for r in results] == ["one"]
+    assert [(c.id, c.name) for c in calls] == [("a", "first"), ("a_2", "second")]
+    assert [(r.call_id, r.content) for r in results] == [("a", "one"), ("a_2", "two")]
+    assert [(c.kind, c.index, c.call_id) for c in out.changes] == [
+        ("renamed_duplicate_call", 3, "a")
+    ]
+    assert "'a_2'" in out.changes[0].detail
+    assert check_pairing(out.messages) == []
+    assert history == before  # not mutated
+    again = normalize(out.messages, profile=OPENAI_CHAT)
+    assert again.changes == () and again.messages == out.messages
+
+
+def test_reused_ids_in_one_batch_pair_in_order_and_skip_taken_suffixes() -> None:
+    history = [
+        user("go"),
+        assistant(tool_calls=[call("a", "x"), call("a", "y"), call("a_2", "z")]),
+        tool_results([result("a", "x", "1"), result("a", "y", "2"), result("a_2", "z", "3")]),
+        assistant(tool_calls=[call("a", "w")]),
+        tool_results([result("a", "w", "4"), result("a", "w", "extra")]),
+    ]
+    out = normalize(history)
+    calls = [(c.id, c.name) for m in out.messages for c in m.tool_calls]
+    assert calls == [("a", "x"), ("a_3", "y"), ("a_2", "z"), ("a_4", "w")]
+    results = [(r.call_id, r.content) for m in out.messages for r in m.tool_results]
+    assert results == [("a", "1"), ("a_3", "2"), ("a_2", "3"), ("a_4", "4")]
     assert [c.kind for c in out.changes] == [
-        "dropped_duplicate_call",
+        "renamed_duplicate_call",
+        "renamed_duplicate_call",
         "dropped_duplicate_result",
-        "dropped_empty",
-        "dropped_empty",
     ]
     assert check_pairing(out.messages) == []
+
+
+def test_a_call_reusing_a_sent_id_is_renamed_and_an_unanswered_one_answered() -> None:
+    tail = [
+        assistant(tool_calls=[call("a", "again")]),
+        tool_results([result("a", "again", "kept")]),
+        assistant(tool_calls=[call("b", "late")]),
+    ]
+    out = normalize(tail, after=Continuation(offset=4, calls={"a", "b"}))
+    calls = [(c.id, c.name) for m in out.messages for c in m.tool_calls]
+    assert calls == [("a_2", "again"), ("b_2", "late")]
+    results = [(r.call_id, r.is_error) for m in out.messages for r in m.tool_results]
+    assert results == [("a_2", False), ("b_2", True)]  # the last one as interrupted
+    assert [(c.kind, c.index) for c in out.changes] == [
+        ("renamed_duplicate_call", 4),
+        ("renamed_duplicate_call", 6),
+        ("synthesized_result", 6),
+    ]
 
 
 def test_blank_text_and_empty_messages_are_dropped_but_blank_text_with_provider_data_stays() -> (

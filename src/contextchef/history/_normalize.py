@@ -10,9 +10,10 @@ Steps, in order:
 
 1. **Clean**: whitespace-only text parts without ``provider_data`` are dropped (a blank
    text part that carries a Gemini thought signature is kept).
-2. **Pair**: duplicate call ids keep their first call (and that call's first later result);
-   each assistant message with calls is followed by one user message whose first parts
-   are the batch's results, in call order; a call with no result gets a synthesized error
+2. **Pair**: a call reusing an earlier call's id gets a new one (`renamed_duplicates`;
+   results are matched to calls in order), so no exchange is lost; each assistant message
+   with calls is followed by one user message whose first parts are the batch's results,
+   in call order; a call with no result gets a synthesized error
    result saying it was interrupted and not executed; a result with no earlier call, or a
    second result for one call, is dropped. A parallel batch is never split.
 3. **Drop empty** messages.
@@ -46,6 +47,7 @@ from contextchef.history._messages import (
     check_message,
     messages_arg,
 )
+from contextchef.history._unique_ids import renamed_duplicates
 
 __all__ = [
     "PORTABLE",
@@ -58,7 +60,6 @@ __all__ = [
     "interrupted_result",
     "is_user_turn",
     "normalize",
-    "unique_call_ids",
 ]
 
 
@@ -98,7 +99,6 @@ provider's own rules live with it (`Profile.history`; by name: `contextchef.PRES
 ChangeKind = Literal[
     "dropped_bad_signature",
     "dropped_blank_text",
-    "dropped_duplicate_call",
     "dropped_duplicate_result",
     "dropped_empty",
     "dropped_foreign_part",
@@ -110,6 +110,7 @@ ChangeKind = Literal[
     "merged_roles",
     "moved_result",
     "replaced_malformed_arguments",
+    "renamed_duplicate_call",
     "rewrote_reference",
     "signed_foreign_call",
     "split_results",
@@ -165,27 +166,6 @@ def interrupted_result(call: ToolCall) -> ToolResult:
         content=_INTERRUPTED.format(name=call.name, id=call.id),
         is_error=True,
     )
-
-
-def unique_call_ids(message: Message, taken: set[str], turn: int) -> Message:
-    """`message` with each call id that is empty or already in `taken` replaced.
-
-    Some OpenAI-compatible servers send ``""`` or the same id (``call_0``) every turn;
-    kept, the normalizer would drop every later exchange as a duplicate. The new id
-    (``call_<turn>_<n>``) is what the session and the provider see from then on.
-    `taken` gets every call id of the result.
-    """
-    parts: list[Part] = []
-    for k, part in enumerate(message.parts):
-        if isinstance(part, ToolCall) and (not part.id or part.id in taken):
-            n = k
-            while f"call_{turn}_{n}" in taken:
-                n += 1
-            part = replace(part, id=f"call_{turn}_{n}")
-        if isinstance(part, ToolCall):
-            taken.add(part.id)
-        parts.append(part)
-    return replace(message, parts=tuple(parts))
 
 
 def is_user_turn(message: Message) -> bool:
@@ -270,7 +250,14 @@ def normalize(
         check_message(message, i)
     log = _Log(offset)
     cleaned = [_for_target(m, i, keeps, log, rules) for i, m in enumerate(history, start=offset)]
-    indexed = _Pairer(cleaned, rules, log, after.calls if after is not None else ()).run()
+    earlier = after.calls if after is not None else ()
+    cleaned = renamed_duplicates(
+        cleaned,
+        earlier,
+        lambda i, cid, said: log.add("renamed_duplicate_call", i, said, cid),
+        offset,
+    )
+    indexed = _Pairer(cleaned, rules, log, earlier).run()
     indexed = _drop_empty(indexed, log)
     if indexed and indexed[0][1].role == "assistant" and after is None:
         log.add("inserted_leading_user", 0, "the history opened with the assistant")
@@ -368,7 +355,6 @@ class _Pairer:
         self.log = log
         self.earlier = earlier  # ids of calls sent (and answered) before these messages
         self.off = log.offset  # logs and output name history indices, not list positions
-        self.dropped_calls: set[tuple[int, int]] = set()
         # call id -> (message index, part position, result)
         self.answers: dict[str, tuple[int, int, ToolResult]] = {}
 
@@ -383,32 +369,19 @@ class _Pairer:
             if message.role == "user":  # its results were placed or dropped already
                 out.append((i + self.off, _without_results(message)))
                 continue
-            kept = self._without_duplicates(i, message)
-            out.append((i + self.off, kept))
-            if kept.tool_calls:
-                out.extend(self._results_after(i, kept.tool_calls, absorbed))
+            out.append((i + self.off, message))
+            if message.tool_calls:
+                out.extend(self._results_after(i, message.tool_calls, absorbed))
         return out
 
     def _find_calls(self) -> dict[str, int]:
-        call_at: dict[str, int] = {}
-        for i, message in enumerate(self.messages):
-            for pos, part in enumerate(message.parts):
-                if not isinstance(part, ToolCall):
-                    continue
-                if part.id in call_at or part.id in self.earlier:
-                    self.dropped_calls.add((i, pos))
-                    first = call_at.get(part.id)
-                    where = "an earlier, sent message" if first is None else f"message {first}"
-                    self.log.add(
-                        "dropped_duplicate_call",
-                        i + self.off,
-                        f"message {i + self.off}: dropped a second call with id {shown(part.id)} "
-                        f"to {shown(part.name)} (the first, in {where}, is kept)",
-                        part.id,
-                    )
-                else:
-                    call_at[part.id] = i + self.off
-        return call_at
+        """Call id -> its message's history index (ids are unique: `renamed_duplicates`)."""
+        return {
+            part.id: i + self.off
+            for i, message in enumerate(self.messages)
+            for part in message.parts
+            if isinstance(part, ToolCall)
+        }
 
     def _find_results(self, call_at: dict[str, int]) -> None:
         for i, message in enumerate(self.messages):
@@ -434,14 +407,6 @@ class _Pairer:
                         "tool call has",
                         cid,
                     )
-
-    def _without_duplicates(self, i: int, message: Message) -> Message:
-        if not self.dropped_calls:
-            return message
-        parts = tuple(
-            p for pos, p in enumerate(message.parts) if (i, pos) not in self.dropped_calls
-        )
-        return message if len(parts) == len(message.parts) else replace(message, parts=parts)
 
     def _results_after(self, i: int, calls: tuple[ToolCall, ...], absorbed: set[int]) -> _Indexed:
         """The user message(s) that must follow the batch of assistant message `i`."""

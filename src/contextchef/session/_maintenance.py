@@ -31,7 +31,7 @@ from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._forms import digest
 from contextchef.history._messages import ToolCall, check_message, join_turn
-from contextchef.history._normalize import unique_call_ids
+from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
 from contextchef.providers._budget import request_tokens
