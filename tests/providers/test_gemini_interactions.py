@@ -623,6 +623,35 @@ def test_the_fake_refuses_a_chained_request_that_resends_history_or_drops_config
     ]
 
 
+def test_an_answer_equal_to_one_the_chain_holds_is_a_new_step() -> None:
+    # Gemini answers "Done.", Claude answers "Done." too, and the chain goes on: the
+    # second answer is a new step, not the first sent again (break-it round 13, f4).
+    ids = Ids()
+    gemini = FakeGeminiInteractions(ids=ids).script(text("Done."), text("Done."))
+    claude = FakeAnthropic(ids=ids).script(text("Done."))
+    client = _client(gemini)
+    hx = httpx_for(anthropic)
+    messages = anthropic.Anthropic(api_key="x", http_client=claude.http_client(hx)).messages
+    chef = ContextChef()
+    chef.set_history([user("q1")])
+    store = {"store": True}
+    chef.ingest(
+        client.interactions.create(**chef.compile(TARGET, model=MODEL, extra=store).payload)
+    )
+    chef.append(user("q2"))
+    chef.ingest(messages.create(**chef.compile("anthropic", model="claude-opus-5-5").payload))
+    chef.append(user("q3"))
+    chained = chef.compile(TARGET, model=MODEL, extra=store).payload
+    assert "previous_interaction_id" in chained
+    chef.ingest(client.interactions.create(**chained))
+    assert gemini.violations == () and claude.violations == ()
+    # the turn the chain holds, sent again at the start of the input, is still refused
+    first = gemini.requests[0]
+    again = {**chained, "input": [*first.reply["steps"], *chained["input"]]}
+    with pytest.raises(_interactions_errors.BadRequestError, match="holds already"):
+        client.interactions.create(**again)
+
+
 def _chat(fake: Any, extra: dict[str, Any]) -> tuple[ContextChef, genai.Client, Any]:
     chef = ContextChef()
     chef.register_tools([_READ], handlers={"read_file": lambda path="": f"read {path}"})

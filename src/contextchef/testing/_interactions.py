@@ -319,8 +319,8 @@ def interactions_store_chaining(body: _Body, earlier: _Earlier) -> Iterator[str]
 
 
 def _marks(step: Mapping[str, Any]) -> set[str]:
-    """What identifies a step the model made: its call id, its signature, its JSON."""
-    marks = {json.dumps(step, sort_keys=True)}
+    """What identifies a step the model made anywhere: its call id, its signature."""
+    marks = set()
     if step.get("type") == "function_call" and step.get("id"):
         marks.add(f"call:{step['id']}")
     if step.get("signature"):
@@ -328,13 +328,36 @@ def _marks(step: Mapping[str, Any]) -> set[str]:
     return marks
 
 
+def _overlap(held: list[dict[str, Any]], steps: list[dict[str, Any]]) -> int:
+    """How many leading `steps` repeat the chain's steps, JSON for JSON.
+
+    The chain's whole start (the conversation sent again) or its last steps (the turn
+    before sent again). Steps with no id, such as a model's text, are told apart this
+    way only: two equal answers ("Done.") in two turns are two steps. A run counts only
+    when it holds a step of the model's.
+    """
+    old = [json.dumps(s, sort_keys=True) for s in held]
+    new = [json.dumps(s, sort_keys=True) for s in steps]
+    for k in range(min(len(old), len(new)), 0, -1):
+        if (new[:k] == old[:k] or new[:k] == old[len(old) - k :]) and any(
+            s.get("type") not in ("user_input", "function_result") for s in steps[:k]
+        ):  # a user saying the same again is a new step; the model's turn sent again is not
+            return k
+    return 0
+
+
 def interactions_chain_new_steps_only(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """A chained ``input`` holds no step the chain holds already."""
     if _chained(body, earlier) is None:
         return
-    held = {m for step in _held(body, earlier) for m in _marks(step)}
-    for i, step in _steps(body):
-        if step.get("type") not in ("user_input", "function_result") and _marks(step) & held:
+    chain = _held(body, earlier)
+    held = {m for step in chain for m in _marks(step)}
+    steps = _steps(body)
+    repeated = _overlap(chain, [step for _, step in steps])
+    for n, (i, step) in enumerate(steps):
+        if step.get("type") in ("user_input", "function_result") and n >= repeated:
+            continue
+        if n < repeated or _marks(step) & held:
             yield (
                 f"input[{i}]: a {step.get('type')!r} step the chained interaction holds "
                 "already (previous_interaction_id carries the conversation): send only "
