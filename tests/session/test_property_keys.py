@@ -321,3 +321,47 @@ def test_a_ref_on_the_arguments_object_is_followed_and_examples_are_renamed() ->
     assert too_many.is_error and "_top" in too_many.content
     missing = _run(chef, {"_top": 5})
     assert missing.is_error and "'Account_Number' is a required property" in missing.content
+
+
+def test_a_key_that_lost_its_letters_is_named_in_its_description() -> None:
+    # 名称 / 地址 go as `__` / `___<hash>`: the model must still tell them apart
+    # (break-it round 13, f5); a key that only lost punctuation reads the same.
+    props = {
+        "名称": {"type": "string"},
+        "地址": {"type": "string", "description": "Street address"},
+        "Account Number": {"type": "string", "description": "The account"},
+        LONG: {"type": "string"},
+        "référence": {"$ref": "#/$defs/Ref"},
+        "ok": {"type": "string"},
+    }
+    tool = {
+        "name": "lookup",
+        "description": "Look up a shop.",
+        "input_schema": {
+            "type": "object",
+            "properties": props,
+            "required": ["名称"],
+            "$defs": {"Ref": {"type": "string"}},
+        },
+    }
+    keys = wire_keys(Tool(**tool))
+    sent = keys.schema["properties"]
+    assert isinstance(sent, dict)
+    told = {keys.to_real.get(k, k): v.get("description") for k, v in sent.items()}
+    assert told == {
+        "名称": "名称",
+        "地址": "地址: Street address",
+        "Account Number": "The account",
+        LONG: LONG,
+        "référence": None,  # a $ref takes no sibling keyword on some providers
+        "ok": None,
+    }
+    assert props["名称"] == {"type": "string"}  # the caller's schema is not touched
+    chef = ContextChef()
+    chef.register_tools([tool])
+    chef.set_history([user("Find the shop.")])
+    for target in ("anthropic", "openai", "responses", "gemini"):
+        schema = _schema(target, chef.compile(target, model="m").payload)
+        assert all(PROPERTY_KEY_RE.fullmatch(k) for k in schema["properties"])
+        descriptions = [p.get("description") for p in schema["properties"].values()]
+        assert "名称" in descriptions and "地址: Street address" in descriptions

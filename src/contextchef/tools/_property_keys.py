@@ -29,7 +29,9 @@ same object's properties (``required``, ``dependentRequired``, ``dependentSchema
 ``dependencies``) or holds an arguments object (``default``, ``const``, ``examples``,
 ``enum``), also inside the ``allOf`` / ``anyOf`` / ``oneOf`` / ``not`` / ``if`` /
 ``then`` / ``else`` subschemas that apply to the arguments object itself, a local
-``$ref`` there (``#/$defs/...``) being inlined renamed. A top-level ``propertyNames``
+``$ref`` there (``#/$defs/...``) being inlined renamed. Each renamed property's
+description starts with its real key where the wire key lost letters or was cut
+(`_told`), so ``名称`` sent as ``__`` keeps its meaning for the model. A top-level ``propertyNames``
 is left out of it (its pattern is about the real keys). A schema with no bad key is
 returned as it is (the same object), so its payload bytes do not change.
 
@@ -151,6 +153,26 @@ def _local(root: Mapping[str, Any], ref: object) -> Mapping[str, Any] | None:
     return node if isinstance(node, Mapping) else None
 
 
+def _told(key: Any, value: Any, names: Mapping[str, str]) -> Any:
+    """A renamed property's schema, its description led by the real key where needed.
+
+    Where the wire key lost letters (a non-ASCII key: ``名称`` sent as ``__``) or its tail
+    (a key cut and hashed), the description starts with the real key (``"名称"``, or
+    ``"名称: <its description>"``), so the model still knows what the parameter is. A
+    key that only lost punctuation (``Account Number`` -> ``Account_Number``) reads the
+    same and is left as it is, as is a boolean schema or a ``$ref`` (which some
+    providers take with no sibling keyword).
+    """
+    wire = names.get(key) if isinstance(key, str) else None
+    if wire is None or (key.isascii() and wire == _ILLEGAL.sub("_", key)):
+        return value
+    if not isinstance(value, Mapping) or "$ref" in value:
+        return value
+    said = value.get("description")
+    told = f"{key}: {said}" if isinstance(said, str) and said else key
+    return {**value, "description": told}
+
+
 def _named_keywords(schema: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
     """`schema`'s keywords that name its object's keys or hold such an object, renamed.
 
@@ -167,7 +189,7 @@ def _named_keywords(schema: Mapping[str, Any], names: Mapping[str, str]) -> dict
 
     out: dict[str, Any] = {}
     if isinstance(schema.get("properties"), Mapping):
-        out["properties"] = {name(k): v for k, v in schema["properties"].items()}
+        out["properties"] = {name(k): _told(k, v, names) for k, v in schema["properties"].items()}
     if isinstance(schema.get("required"), (list, tuple)):
         out["required"] = [name(k) for k in schema["required"]]
     for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
