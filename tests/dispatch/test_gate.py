@@ -479,3 +479,27 @@ def test_tooldef_20_invalid_calls_get_paired_error_results(through_defer_execute
     assert not by_id["r6"].is_error
     assert by_id["r6"].content == "file contents"
     assert runs == [{"path": "a.txt"}]
+
+
+def test_denials_point_the_right_way_for_loaded_tools_and_wrappers() -> None:
+    # break-it round 13, f8: a loaded deferred tool called directly was told to load it
+    # again, and defer_execute on a namespace was answered as an unknown tool.
+    chef = demo()
+    chef.compile("anthropic")
+    deferred = chef.wire_name("list_buckets", server="cloud-storage")
+    before = chef.execute(call(deferred, {})).result.content
+    assert "Load its schema with tool_search" in before
+    chef.execute(call("tool_search", {"tool_names": [deferred]}, id="s"))
+    after = chef.execute(call(deferred, {}, id="d")).result.content
+    assert "Its schema is loaded already: call it with defer_execute" in after
+    assert "tool_search" not in after
+    ns = demo()
+    ns.register_namespaces(
+        [{"name": "fs", "description": "Files.", "tools": [{"name": "peek_file"}]}],
+        handlers={"peek_file": lambda: "read"},
+    )
+    ns.compile("anthropic")
+    answer = ns.execute(via_defer("fs", {"action": "peek_file", "args": {}}))
+    assert answer.result.content == "defer_execute runs deferred tools; call fs directly instead."
+    nested = chef.execute(via_defer("defer_execute", {"tool_name": deferred, "params": {}}))
+    assert nested.result.content.startswith("defer_execute cannot run itself")

@@ -142,11 +142,14 @@ def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) 
         problems = validation_errors(meta.input_schema, arguments)
         if problems:
             return _invalid(meta, DEFER_EXECUTE, problems)
-        if arguments["tool_name"] in view.meta_tools:
+        if view.wrapper(str(arguments["tool_name"])) is not None:  # a meta-tool, namespace...
+            named = arguments["tool_name"]
             return Denied(
                 reason=(
-                    f"defer_execute runs deferred tools; call {arguments['tool_name']} "
-                    "directly instead."
+                    "defer_execute cannot run itself: call it once, with the deferred tool's "
+                    "name and its params."
+                    if named == DEFER_EXECUTE
+                    else f"defer_execute runs deferred tools; call {named} directly instead."
                 ),
                 code="invalid_arguments",
                 tool=meta,
@@ -280,10 +283,14 @@ def _route(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> 
         )
     exposure = view.exposure.get(tool.key)
     if exposure == "deferred" and via is None and not ctx.direct_calls:
+        load = (
+            "Its schema is loaded already: call it"
+            if wire in ctx.loaded or ctx.all_loaded
+            else f'Load its schema with tool_search({{"tool_names": ["{wire}"]}}), then call it'
+        )
         return Denied(
             reason=(
-                f'Tool "{wire}" is deferred and cannot be called directly. Load its schema '
-                f'with tool_search({{"tool_names": ["{wire}"]}}), then call it with '
+                f'Tool "{wire}" is deferred and cannot be called directly. {load} with '
                 f'defer_execute({{"tool_name": "{wire}", "params": {{...}}}}).'
             ),
             code="not_loaded",
