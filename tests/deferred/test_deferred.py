@@ -176,10 +176,17 @@ def test_defer_execute_unknown_target(github: ContextChef) -> None:
     assert "tool_search" in check.reason
 
 
-def test_calling_a_deferred_tool_directly_says_how_to_reach_it(github: ContextChef) -> None:
-    check = github.check_tool_call(ToolCall(id="d", name="github__get_me", arguments="{}"))
+def test_calling_a_deferred_tool_directly_says_how_to_reach_it(catalogs_dir: Path) -> None:
+    chef = ContextChef(default_defer=True)  # its own: the shared one may have loaded it
+    chef.register_catalog(load_catalog(catalogs_dir / "github.json"))
+    direct = ToolCall(id="d", name="github__get_me", arguments="{}")
+    check = chef.check_tool_call(direct)
     assert isinstance(check, Denied) and check.code == "not_loaded"
     assert 'tool_search({"tool_names": ["github__get_me"]})' in check.reason
+    search(chef, tool_names=["github__get_me"])
+    check = chef.check_tool_call(direct)
+    assert isinstance(check, Denied) and check.code == "not_loaded"
+    assert "loaded already: call it with defer_execute" in check.reason
 
 
 def test_loaded_tools_are_recorded(catalogs_dir: Path) -> None:
