@@ -18,6 +18,7 @@ import json
 import json.encoder
 import math
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from contextchef._cache import LruMap
@@ -26,6 +27,7 @@ __all__ = [
     "CLOSED",
     "FAST_JSON",
     "MAX_ARGUMENT_DEPTH",
+    "MAX_FILE_BYTES",
     "MAX_INT_BITS",
     "FrozenDict",
     "FrozenList",
@@ -43,6 +45,7 @@ __all__ = [
     "json_problem",
     "plain_copy",
     "plain_object",
+    "read_text_file",
     "shared_text",
     "sorted_utf8",
     "thaw",
@@ -538,3 +541,22 @@ def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: i
         if problem:
             return problem
     return ""
+
+
+MAX_FILE_BYTES = 256 * 2**20
+"""Largest JSON file (bytes) the library reads: a catalog or recording past it is refused
+rather than read until memory runs out (a path to ``/dev/zero``, a wrong file)."""
+
+
+def read_text_file(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of the file at `path`, at most `limit` bytes.
+
+    Raises:
+        OSError: The file cannot be read.
+        ValueError: It is larger than `limit` bytes, or not UTF-8.
+    """
+    with path.open("rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"the file is larger than {limit:,} bytes")
+    return data.decode("utf-8")

@@ -611,4 +611,8 @@ def replay(
 
 def main() -> None:
     """Entry point of the ``contextchef`` script."""
-    app()
+    try:
+        app()
+    except MemoryError:  # an input too big for this machine: one line, not a traceback
+        Console(stderr=True).print("error: out of memory (is an input file too large?)")
+        raise SystemExit(2) from None

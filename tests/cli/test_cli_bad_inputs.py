@@ -162,3 +162,35 @@ def test_replay_plot_refuses_a_path_not_ending_in_png(tmp_path: Path, name: str)
     line = _one_error_line(["replay", str(_transcript(tmp_path)), "--plot", str(out)])
     assert line == f"error: the plot is a PNG: give a path ending in .png, got {str(out)!r}"
     assert not out.exists()
+
+
+def test_a_file_past_the_size_limit_is_refused_before_it_fills_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # break-it round 13, f9: `contextchef plan zero.json` (a link to /dev/zero) read until
+    # memory ran out. Every JSON file the library reads is read to a limit.
+    import contextchef._json as json_module
+
+    assert json_module.read_text_file(DEMO).startswith("{")  # the default limit: 256 MiB
+    assert json_module.MAX_FILE_BYTES == 256 * 2**20
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps([{"name": "x" * 400}]), "utf-8")
+    monkeypatch.setattr(json_module.read_text_file, "__defaults__", (100,))
+    message = _one_error_line(["plan", str(big)])
+    assert "larger than 100 bytes" in message
+    message = _one_error_line(["diff", str(big), str(big)])
+    assert "larger than 100 bytes" in message
+    with pytest.raises(ValueError, match="larger than 10 bytes"):
+        json_module.read_text_file(big, 10)
+
+
+def test_out_of_memory_is_one_error_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextchef.cli as cli
+
+    def boom() -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "app", boom)
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    assert exited.value.code == 2

@@ -41,6 +41,7 @@ from contextchef._errors import (
     json_reason,
     shown_keys,
 )
+from contextchef._json import read_text_file
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
 from contextchef.history._messages import Message, ToolCall, message_from_dict
 from contextchef.providers import TARGETS, WIRES, CacheReport, ParsedHistory, WireReader, target_of
@@ -306,7 +307,7 @@ def read_json_file(path: Path) -> Any:
         UsageError: The file cannot be read, is not JSON, or nests too deeply to parse.
     """
     try:
-        return json.loads(path.read_text("utf-8"))
+        return json.loads(read_text_file(path))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable JSON file ({json_reason(exc)})") from exc
     except RecursionError as exc:

@@ -37,7 +37,7 @@ from contextchef._errors import (
     shown,
     shown_keys,
 )
-from contextchef._json import thaw
+from contextchef._json import read_text_file, thaw
 from contextchef.tools._names import server_name
 from contextchef.tools._schema import repair_schema
 from contextchef.tools._tool import Tool, ToolAnnotations, ToolSource
@@ -426,7 +426,7 @@ def load_catalog(
         raise UsageError(f"a catalog path is a str or Path, got {type(path).__name__}")
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(read_text_file(p))
     except json.JSONDecodeError as exc:
         raise CatalogFormatError(
             f"catalog {shown(str(p), 200)} is not valid JSON: {json_reason(exc)}"
