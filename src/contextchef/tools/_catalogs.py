@@ -420,7 +420,8 @@ def load_catalog(
             (`repair_schema`); needed for benchmark catalogs such as BFCL's.
 
     Raises:
-        CatalogFormatError: The file is missing, not JSON, or not a known catalog shape.
+        CatalogFormatError: The file is missing, larger than 256 MiB
+            (`contextchef._json.MAX_FILE_BYTES`), not JSON, or not a known catalog shape.
     """
     if not isinstance(path, (str, Path)):
         raise UsageError(f"a catalog path is a str or Path, got {type(path).__name__}")
