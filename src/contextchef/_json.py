@@ -18,10 +18,12 @@ import json
 import json.encoder
 import math
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextchef._cache import LruMap
+
+if TYPE_CHECKING:
+    from pathlib import Path  # not at import: `import contextchef` loads no pathlib
 
 __all__ = [
     "CLOSED",
@@ -555,7 +557,7 @@ def read_text_file(path: Path, limit: int = MAX_FILE_BYTES) -> str:
         OSError: The file cannot be read.
         ValueError: It is larger than `limit` bytes, or not UTF-8.
     """
-    with path.open("rb") as file:
+    with open(path, "rb") as file:
         data = file.read(limit + 1)
     if len(data) > limit:
         raise ValueError(f"the file is larger than {limit:,} bytes")
