@@ -37,7 +37,7 @@ def keeps_plain_parts(keeps: Callable[..., bool]) -> None:
     exactly that type. `valid_as_is` then asks that method about other parts only (one
     call less per message of a long history); a subclass overriding it is asked about
     every part again. `contextchef.providers.get_adapter` marks the target table's
-    adapters, and tests/providers/test_keeps_plain.py holds each of them to it.
+    adapters, and tests/history/test_keeps_plain.py holds each of them to it.
     """
     _PLAIN_KEPT.add(keeps)
 
@@ -80,7 +80,8 @@ def valid_as_is(
         return False  # a user turn goes first
     earlier = earlier or ()
     alternate, last = rules.alternate_roles, ""
-    plain = keeps is None or getattr(keeps, "__func__", None) in _PLAIN_KEPT
+    method = getattr(keeps, "__func__", None)  # compared by identity: any object may come
+    plain = keeps is None or any(method is f for f in _PLAIN_KEPT)
     for message in history:
         parts, role = message.parts, message.role
         if (
