@@ -90,7 +90,12 @@ def test_sessions_share_the_registry_state_and_view_until_one_changes_its_tools(
     assert c.view is not b.view
     assert b.compile("anthropic").to_json() == before
     # an equal but distinct tool object is never mistaken for a cached one
-    other = _catalogs(catalog_paths)
+    other = [
+        Catalog(
+            tools=tuple(t.replace() for t in c.tools), server_descriptions=c.server_descriptions
+        )
+        for c in cats
+    ]
     d = _session(other)
     assert d._tools.registry.shared_state is not rb.shared_state
     assert d.compile("anthropic").to_json() == before

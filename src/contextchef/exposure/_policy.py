@@ -193,10 +193,11 @@ def unmatched_message(field: str, patterns: Iterable[str], names: Iterable[str])
     The sentence names the pattern, the option it was given to (`field`) and the closest
     names, so a typo (``github_*`` for ``github__*``) shows at once.
     """
-    known = sorted(names)
-    missing = unmatched(patterns, known)
+    given = tuple(names)
+    missing = unmatched(patterns, given)
     if not missing:
-        return ""
+        return ""  # the common case: nothing sorted (every new session checks its patterns)
+    known = sorted(given)
     close = difflib.get_close_matches(missing[0].strip("^$*"), known, n=3, cutoff=0.5)
     return (
         f"{field} pattern {shown(missing[0], 80)} matches no registered tool; closest "
@@ -206,7 +207,7 @@ def unmatched_message(field: str, patterns: Iterable[str], names: Iterable[str])
 
 def unmatched_messages(defer: Iterable[str], pin: Iterable[str], names: Iterable[str]) -> list[str]:
     """`unmatched_message` of the ``defer`` patterns, then of the ``pin`` ones; none empty."""
-    known = sorted(names)
+    known = tuple(names)
     found = (unmatched_message("defer", defer, known), unmatched_message("pin", pin, known))
     return [message for message in found if message]
 

@@ -24,7 +24,22 @@ from contextchef.history._messages import (
     parse_json_object,
 )
 
-__all__ = ["is_json_object", "kept_parse", "placed", "valid_as_is"]
+__all__ = ["is_json_object", "keeps_plain_parts", "kept_parse", "placed", "valid_as_is"]
+
+_PLAIN_KEPT: set[Callable[..., bool]] = set()
+"""`keeps` functions marked by `keeps_plain_parts`."""
+
+
+def keeps_plain_parts(keeps: Callable[..., bool]) -> None:
+    """Mark an adapter class's ``keeps`` function as keeping every plain part.
+
+    Plain: a `TextPart` with visible text, a `ToolCall` and a `ToolResult`, each of
+    exactly that type. `valid_as_is` then asks that method about other parts only (one
+    call less per message of a long history); a subclass overriding it is asked about
+    every part again. `contextchef.providers.get_adapter` marks the target table's
+    adapters, and tests/history/test_keeps_plain.py holds each of them to it.
+    """
+    _PLAIN_KEPT.add(keeps)
 
 
 class _Rules(Protocol):
@@ -65,6 +80,8 @@ def valid_as_is(
         return False  # a user turn goes first
     earlier = earlier or ()
     alternate, last = rules.alternate_roles, ""
+    method = getattr(keeps, "__func__", None)  # compared by identity: any object may come
+    plain = keeps is None or any(method is f for f in _PLAIN_KEPT)
     for message in history:
         parts, role = message.parts, message.role
         if (
@@ -80,11 +97,13 @@ def valid_as_is(
         ):
             return False
         for pos, part in enumerate(parts):
+            kept = plain  # a plain part is kept by a marked `keeps` (no call for it)
             if pos < len(answered):
                 if type(part) is not ToolResult or part.call_id != answered[pos]:
                     return False
             elif type(part) is TextPart:  # the commonest part first, tested here (no call)
-                if part.provider_data is None and not part.text.strip():
+                kept = kept and bool(part.text.strip())
+                if part.provider_data is None and not kept and not part.text.strip():
                     return False
             elif type(part) is ToolCall:
                 if role != "assistant" or part.id in seen or part.id in earlier:
@@ -95,7 +114,9 @@ def valid_as_is(
                 want.append(part.id)
             elif not _part_as_is(part, role, rules):
                 return False
-            if keeps is not None and not keeps(part):
+            else:
+                kept = False  # media, reasoning, a provider part: the target decides
+            if not kept and keeps is not None and not keeps(part):
                 return False
         last = role
     return not want  # the last batch is answered

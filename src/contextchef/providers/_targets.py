@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UnknownTargetError, shown
+from contextchef.history._as_is import keeps_plain_parts
 from contextchef.history._normalize import PORTABLE, HistoryRules
 from contextchef.providers._base import Adapter
 from contextchef.providers._reading import WireReader
@@ -89,7 +90,9 @@ def get_adapter(target: str) -> Adapter:
         if target not in _made:
             _package(where[0])
             render = importlib.import_module(f"{_PACKAGE}.{where[0]}._render")
-            _made[target] = cast(Adapter, getattr(render, where[1])())
+            made = cast(Adapter, getattr(render, where[1])())
+            keeps_plain_parts(type(made).keeps)  # the table's adapters all do (tested)
+            _made[target] = made
         return _made[target]
 
 

@@ -173,7 +173,7 @@ class SessionTools:
         Registered tools (wire and own names), namespaces, contextchef's own tools and the
         tools of toolkits not loaded yet.
         """
-        names = {n for t in self.registry.tools for n in (self.registry.wire_name_for(t), t.name)}
+        names = self.registry.wire_names | {t.name for t in self.registry.tools}
         return names | self._reserved_names()
 
     def checked_blocklist(self, patterns: str | Sequence[str]) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ catalog file (``{"server", "description", "tools"}``, the format of the catalogs
 
 from __future__ import annotations
 
+import hashlib
 import json
 import operator
 from collections.abc import Iterable, Mapping, Sequence
@@ -295,6 +296,11 @@ _JOINED: LruMap[tuple[int, ...], tuple[tuple[Catalog, ...], Catalog]] = LruMap(6
 """Catalogs joined before: the ids of the parts -> (the parts, kept alive; their join)."""
 
 
+_LOADED: LruMap[tuple[str, str | None, bool, bytes], tuple[tuple[Tool, ...], Any]] = LruMap(64)
+"""Catalog files loaded before: (path, server, repair, SHA-256 of the text) -> (the tools,
+the server descriptions as items)."""
+
+
 def join_catalogs(catalogs: Sequence[Catalog]) -> Catalog:
     """One catalog of `catalogs`' tools in turn, with their server descriptions.
 
@@ -413,6 +419,12 @@ def load_catalog(
 ) -> Catalog:
     """Load a catalog JSON file.
 
+    The file is read and hashed on every call; the same text (and `server`,
+    `repair_schemas`) loaded before in this process gives a new `Catalog` holding the
+    same ``tools`` tuple (of immutable `Tool` values), so sessions that each load it
+    share the registry state, view and rendered tools built for it once (issue 27, item
+    3; an LRU of 64 files). A changed file is loaded and checked anew.
+
     Args:
         path: The file.
         server: Override the server name declared in the file (single-server catalogs).
@@ -427,7 +439,12 @@ def load_catalog(
         raise UsageError(f"a catalog path is a str or Path, got {type(path).__name__}")
     p = Path(path)
     try:
-        data = json.loads(read_text_file(p))
+        text = read_text_file(p)
+        key = (str(p), server, bool(repair_schemas), hashlib.sha256(text.encode()).digest())
+        kept = _LOADED.get(key) if server is None or type(server) is str else None
+        if kept is not None:  # the same text: the same tools, checked once per process
+            return Catalog(tools=kept[0], server_descriptions=dict(kept[1]), source=str(p))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CatalogFormatError(
             f"catalog {shown(str(p), 200)} is not valid JSON: {json_reason(exc)}"
@@ -436,7 +453,10 @@ def load_catalog(
         raise CatalogFormatError(f"cannot read catalog {shown(str(p), 200)}: {exc}") from exc
     except RecursionError as exc:
         raise CatalogFormatError(f"catalog {shown(str(p), 200)} is nested too deeply") from exc
-    return _catalog_from_data(data, origin=str(p), server=server, repair=repair_schemas)
+    catalog = _catalog_from_data(data, origin=str(p), server=server, repair=repair_schemas)
+    if server is None or type(server) is str:
+        _LOADED.put(key, (catalog.tools, tuple(catalog.server_descriptions.items())))
+    return catalog
 
 
 def load_demo_catalog() -> Catalog:

@@ -146,9 +146,7 @@ def _sealed(part: ReasoningPart) -> Mapping[str, Any] | None:
     if part.provider != "anthropic" or not isinstance(block, Mapping):
         return None  # another provider's reasoning, or one that cannot be verified
     seal = _SEALS.get(str(block.get("type")))
-    if seal is None or not isinstance(block.get(seal), str) or not block.get(seal):
-        return None
-    return block
+    return block if seal and isinstance(block.get(seal), str) and block.get(seal) else None
 
 
 def _provider(part: ProviderPart) -> dict[str, Any] | None:
@@ -397,6 +395,8 @@ class AnthropicAdapter(AdapterDefaults):
         """
         if isinstance(part, TextPart) or type(part) in PLAIN_PARTS:
             return not isinstance(part, TextPart) or bool(part.text.strip())
+        if type(part) is ReasoningPart:  # most other parts of a history with thinking
+            return _sealed(part) is not None  # what keeps_part asks of it, without two calls
         return keeps_part(part, fmt=self.profile.wire, reasoning=lambda r: _sealed(r) is not None)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
