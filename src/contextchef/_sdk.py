@@ -67,12 +67,10 @@ def _by_field(model: Any, flags: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in (*fields, *(k for k in extra if k not in fields)):
         try:
-            part = _part(model, name, flags)
-        except Exception:
-            part = None
-        if part is not None:
-            out.update(part)
+            out.update(_part(model, name, flags))
             continue
+        except Exception as exc:
+            failed = exc
         value = extra[name] if name in extra else getattr(model, name)
         if flags.get("exclude_unset") and name not in model.model_fields_set:
             continue
@@ -80,7 +78,10 @@ def _by_field(model: Any, flags: dict[str, Any]) -> dict[str, Any]:
             continue
         field = fields.get(name)
         alias = getattr(field, "alias", None) if flags.get("by_alias") else None
-        out[alias or name] = _walked(value, flags)
+        try:
+            out[alias or name] = _walked(value, flags)
+        except _Leaf:  # nothing to walk: the field's own error says why
+            raise failed from None
     return out
 
 
@@ -101,7 +102,11 @@ def _walked(value: Any, flags: dict[str, Any]) -> Any:
         return [_walked(v, flags) for v in value]
     if isinstance(value, (list, tuple, dict, str, int, float)) or value is None:
         return list(value) if isinstance(value, tuple) else value
-    raise ValueError(f"cannot read a {type(value).__name__} value")
+    raise _Leaf
+
+
+class _Leaf(Exception):
+    """A value the dump failed on that holds no model or plain container to walk."""
 
 
 def _holds_model(value: Any) -> bool:

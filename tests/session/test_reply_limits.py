@@ -25,7 +25,15 @@ from google import genai
 from google.genai import types as genai_types
 from pydantic import BaseModel
 
-from contextchef import TARGETS, ContextChef, ReasoningPart, ToolResult, tool_results, user
+from contextchef import (
+    TARGETS,
+    ContextChef,
+    CorruptHistoryError,
+    ReasoningPart,
+    ToolResult,
+    tool_results,
+    user,
+)
 from contextchef._sdk import sdk_json
 from contextchef.testing import FakeProvider, fake_for, httpx_for, text, tool_calls
 
@@ -68,23 +76,23 @@ def _sender(target: str, fake: FakeProvider, patch: Patch | None = None) -> Call
     return lambda payload: gpt.chat.completions.create(**payload)
 
 
-RAN: list[tuple[str, object]] = []
+_ran: list[tuple[str, object]] = []
 
 
 def shape(data: dict[str, Any]) -> str:
     """Describe data."""
-    RAN.append(("shape", data))
+    _ran.append(("shape", data))
     return "seen"
 
 
 def delete(path: str) -> str:
     """Delete a path."""
-    RAN.append(("delete", path))
+    _ran.append(("delete", path))
     return "deleted"
 
 
 def _chef() -> ContextChef:
-    RAN.clear()
+    _ran.clear()
     chef = ContextChef()
     chef.register_tools([shape, delete])
     chef.set_history([user("Go.")])
@@ -132,7 +140,7 @@ def test_arguments_nested_past_the_serializer_limit_are_answered_on_every_target
         ("shape", False),
     ]
     assert "nested more than 100 levels deep" in answered[1].content
-    assert RAN == [("shape", {}), ("shape", {"a": 1})]  # the valid sibling ran
+    assert _ran == [("shape", {}), ("shape", {"a": 1})]  # the valid sibling ran
     assert any(isinstance(p, ReasoningPart) for m in chef.history for p in m.parts)
 
 
@@ -174,7 +182,7 @@ def test_the_last_call_of_a_reply_cut_at_the_output_limit_is_answered_not_run(
         ("delete", False),
     ]
     assert "cut off" in answered[1].content and "Call it again" in answered[1].content
-    assert RAN == [("shape", {}), ("delete", "/data/tmp")]  # the cut call never ran
+    assert _ran == [("shape", {}), ("delete", "/data/tmp")]  # the cut call never ran
     assert [n.kind for n in chef.notices] == ["incomplete"]
     assert '"/data"' not in json.dumps(fake.requests[1].body)  # sent back without them
 
@@ -190,7 +198,7 @@ def test_a_chat_call_cut_at_length_is_answered_alike_whole_looking_or_not(
     fake = fake_for("openai").script(tool_calls(("delete", {"path": "x"})), text("Done."))
     chef = _chef()
     answered = _loop(chef, "openai", _sender("openai", fake, patch), 2)
-    assert fake.violations == () and RAN == []
+    assert fake.violations == () and _ran == []
     ((name, error, content),) = [(r.name, r.is_error, r.content) for r in answered]
     assert (name, error) == ("delete", True) and "output token limit" in content
 
@@ -200,7 +208,7 @@ def test_a_reply_that_ended_normally_runs_its_last_call(target: str) -> None:
     fake = fake_for(target).script(tool_calls(("delete", {"path": "/tmp/x"})), text("Done."))
     chef = _chef()
     answered = _loop(chef, target, _sender(target, fake), 2)
-    assert [r.is_error for r in answered] == [False] and RAN == [("delete", "/tmp/x")]
+    assert [r.is_error for r in answered] == [False] and _ran == [("delete", "/tmp/x")]
 
 
 class _Call(BaseModel):
@@ -235,3 +243,98 @@ def test_a_deep_sdk_tool_use_block_is_checked_by_the_gate() -> None:
     )
     decision = chef.check_tool_call(block)
     assert decision.decision == "denied" and "nested more than 100 levels" in decision.reason
+
+
+def _anthropic_events(message: dict[str, Any]) -> str:
+    """A Messages reply as the SSE events ``stream=True`` sends (blocks streamed whole)."""
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"message": {**message, "content": [], "stop_reason": None}})
+    ]
+    for i, block in enumerate(message["content"]):
+        if block["type"] == "tool_use":
+            start, delta = (
+                {**block, "input": {}},
+                {
+                    "type": "input_json_delta",
+                    "partial_json": json.dumps(block["input"]),
+                },
+            )
+        elif block["type"] == "thinking":
+            start, delta = (
+                {**block, "thinking": "", "signature": ""},
+                {
+                    "type": "thinking_delta",
+                    "thinking": block["thinking"],
+                },
+            )
+        else:
+            start, delta = {**block, "text": ""}, {"type": "text_delta", "text": block["text"]}
+        events.append(("content_block_start", {"index": i, "content_block": start}))
+        events.append(("content_block_delta", {"index": i, "delta": delta}))
+        if block["type"] == "thinking":
+            signature = {"type": "signature_delta", "signature": block["signature"]}
+            events.append(("content_block_delta", {"index": i, "delta": signature}))
+        events.append(("content_block_stop", {"index": i}))
+    stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    events.append(("message_delta", {"delta": stop, "usage": message["usage"]}))
+    events.append(("message_stop", {}))
+    return "".join(
+        f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n" for name, data in events
+    )
+
+
+def _streamed(fake: FakeProvider, patch: Patch | None) -> Any:
+    """The Anthropic SDK streaming against `fake`: each request is checked by the fake
+    (sent without ``stream``) and its reply sent back as SSE events."""
+    seen = [0]
+
+    def handler(request: Any) -> Any:
+        body = json.loads(request.content)
+        assert body.pop("stream") is True
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "content-length"}
+        reply = fake(HX.Request("POST", request.url, headers=headers, json=body))
+        message = json.loads(reply.content)
+        seen[0] += 1
+        if patch is not None and seen[0] == 1:
+            patch(message)
+        sse = _anthropic_events(message)
+        return HX.Response(200, headers={"content-type": "text/event-stream"}, text=sse)
+
+    http = HX.Client(transport=HX.MockTransport(handler))
+    claude = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http)
+
+    def send(payload: dict[str, Any]) -> Any:
+        with claude.messages.stream(**payload) as stream:
+            return stream.get_final_message()
+
+    return send
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_a_streamed_anthropic_reply_is_read_as_the_whole_one(cut: bool) -> None:
+    """``get_final_message()`` of a stream (jiter, the SDK's stream parser, stops at about
+    200 levels itself, so no stream brings deeper arguments)."""
+    fake = fake_for("anthropic").script(
+        tool_calls(("shape", {"data": _nested(150)}), ("delete", {"path": "/d"}), reasoning="r"),
+        tool_calls(("delete", {"path": "/d/tmp"})),
+        text("Done."),
+    )
+    chef = _chef()
+    answered = _loop(chef, "anthropic", _streamed(fake, _cut("anthropic") if cut else None), 3)
+    assert fake.violations == () and len(fake.requests) == 3
+    assert "nested more than 100 levels deep" in answered[0].content
+    assert ("cut off" in answered[1].content) is cut
+    expected = [("delete", "/d/tmp")] if cut else [("delete", "/d"), ("delete", "/d/tmp")]
+    assert _ran == expected
+
+
+class _Odd(BaseModel):
+    id: str
+    blob: Any
+
+
+def test_a_field_that_cannot_be_read_still_fails_with_the_dumps_own_error() -> None:
+    with pytest.raises(Exception, match="Unable to serialize unknown type"):
+        sdk_json(_Odd(id="r", blob=object()))
+    with pytest.raises(CorruptHistoryError, match="cannot read the _Odd response"):
+        ContextChef().ingest(_Odd(id="r", blob=object()))
