@@ -25,6 +25,7 @@ LAYERS = {
     "_locking": 0,
     "_overlay": 0,
     "_records": 0,
+    "_sdk": 0,  # SDK objects as JSON dicts, past pydantic's depth limit
     "_signing": 0,  # signed snapshots: HMAC over the canonical JSON form
     "_tokens": 0,
     "history": 1,  # the message IR and history invariants: foundation only

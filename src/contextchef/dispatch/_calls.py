@@ -11,7 +11,7 @@ accept the same inputs (`CallLike`) and parse arguments the same way:
 * a Chat Completions ``tool_calls`` entry ``{"id", "function": {"name", "arguments"}}``;
 * a Gemini part ``{"functionCall": {...}}`` / ``{"function_call": {...}}``;
 * an SDK object of any of those shapes (pydantic models of the official SDKs are read
-  through ``model_dump()``; other objects through their attributes).
+  through ``model_dump()``, `contextchef._sdk.sdk_json`; other objects through their attributes).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import JsonValue, canonical_dumps, json_problem
+from contextchef._sdk import sdk_json
 from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
 
 __all__ = ["CallLike", "as_tool_call", "call_arguments", "parse_arguments"]
@@ -40,10 +41,9 @@ def _as_mapping(call: object) -> Mapping[str, Any] | None:
     """`call` as a mapping: itself, a pydantic model's dump, or its public attributes."""
     if isinstance(call, Mapping):
         return call
-    dump = getattr(call, "model_dump", None)
-    if callable(dump):
-        try:
-            value = dump()
+    if callable(getattr(call, "model_dump", None)):
+        try:  # arguments nested past pydantic's depth limit come as parsed (`sdk_json`)
+            value = sdk_json(call)
         except Exception:  # a foreign object's dump failing is a bad input, said below
             return None
         return value if isinstance(value, Mapping) else None

@@ -54,13 +54,14 @@ from contextchef.dispatch._types import (
     GateStamp,
 )
 from contextchef.exposure._policy import matches
-from contextchef.history._messages import ToolCall, parse_json_object
+from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool
 from contextchef.tools._validate import integral, validation_errors
 
 __all__ = [
+    "CUT_OFF",
     "MALFORMED_CALL",
     "ActionProblem",
     "acheck_tool_call",
@@ -74,6 +75,26 @@ __all__ = [
 MALFORMED_CALL = "malformed_tool_call"
 """The name a model's call is recorded under when it names no tool, or is no function call
 (the parsers in ``providers/``); no tool has it, and the gate answers it as unknown."""
+
+CUT_OFF = unreadable_arguments("were cut off at the output limit")
+"""The arguments the last call of a reply cut off at its token limit is recorded with (the
+readers in ``providers/``: Anthropic ``stop_reason`` ``max_tokens``, Chat ``finish_reason``
+``length``, Responses ``max_output_tokens``, Gemini ``MAX_TOKENS``, Interactions
+``incomplete``); the gate answers it, never runs it: Anthropic says a ``tool_use`` block in
+such a reply may be incomplete and to retry with a higher ``max_tokens``
+(https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). Sent back
+as ``{}`` (not a JSON object), like any unreadable arguments."""
+
+
+def _cut_off(view: SessionView, name: str) -> Denied:
+    tool = view.wrapper(name) or view.lookup(name)
+    return Denied(
+        reason=f'This call to "{name}" was cut off: your reply reached its output token limit '
+        "before the call was complete, so it was not run. Call it again with its complete "
+        "arguments (if they are long, split the work into smaller calls).",
+        code="cut_off",
+        tool=tool,
+    )
 
 
 def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> Denied:
@@ -131,6 +152,8 @@ denial."""
 
 def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) -> Resolved:
     """The real tool, its raw arguments and the wrapper used, or a denial."""
+    if call.arguments == CUT_OFF:
+        return _cut_off(view, call.name)
     arguments = parse_arguments(call)
     if isinstance(arguments, str):
         tool = view.wrapper(call.name) or view.lookup(call.name)

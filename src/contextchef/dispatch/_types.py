@@ -77,7 +77,8 @@ class Denied:
 
     Attributes:
         reason: Model-readable explanation, sent back as an error tool result.
-        code: Machine-readable kind: ``malformed_arguments``, ``unknown_tool``,
+        code: Machine-readable kind: ``malformed_arguments``, ``cut_off`` (the last
+            call of a reply cut off at its output token limit), ``unknown_tool``,
             ``not_in_mode``, ``not_loaded`` (deferred tool called directly, or before
             its schema was loaded under ``require_search``), ``namespace`` (a
             namespace sub-tool called other than through its namespace),

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import importlib
 import logging
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from contextchef._errors import CorruptHistoryError
+from contextchef._sdk import sdk_json
+from contextchef.dispatch._gate import CUT_OFF
+from contextchef.history._messages import ToolCall
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers._usage import MAX_TOKENS, CacheReport
 
@@ -29,6 +31,7 @@ __all__ = [
     "WireReader",
     "adapter_reader",
     "checked_response",
+    "cut_last_call",
     "error_text",
     "first_item",
     "provider_notices",
@@ -204,6 +207,9 @@ def adapter_reader(adapter: type, wire: str) -> WireReader:
 def response_dict(response: object) -> Mapping[str, Any]:
     """A response as its JSON dict: a mapping itself, or an SDK object's ``model_dump``.
 
+    An SDK object is read by `contextchef._sdk.sdk_json`: NaN kept, and a value nested
+    past pydantic's depth limit (a call's arguments) handed over as the SDK parsed it.
+
     Raises:
         CorruptHistoryError: Neither, or a dump that fails or is not an object.
     """
@@ -225,10 +231,8 @@ def response_dict(response: object) -> Mapping[str, Any]:
         if module.startswith("google.")
         else {"exclude_unset": True, "warnings": False}  # the dump is exact even where
     )  # an SDK union read an item as the wrong type (a compacted window's user messages)
-    try:
-        data = dump(mode="json", **flags)
-        if isinstance(data, dict):
-            _keep_non_finite(data, dump(mode="python", **flags))
+    try:  # never bound by the serializer's depth limit (`sdk_json`)
+        data = sdk_json(response, **flags)
     except Exception as exc:  # a foreign object whose dump fails
         raise CorruptHistoryError(
             f"cannot read the {type(response).__name__} response: {exc}", index=0
@@ -236,41 +240,6 @@ def response_dict(response: object) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise CorruptHistoryError(f"{type(response).__name__} did not dump to an object", index=0)
     return data
-
-
-def _keep_non_finite(data: Any, python: Any) -> None:
-    """Put back in `data` (a JSON-mode dump) the NaN / Infinity its dump turned into null.
-
-    Pydantic writes non-finite floats as ``null`` in JSON mode: a tool call's
-    ``{"x": NaN}`` from the model (parsed as such by the SDK) would reach the gate as
-    ``{"x": null}`` and run. Kept, the gate refuses it as it refuses the same reply read
-    as a dict. `python` is the same object dumped in Python mode (same shape).
-    """
-    try:
-        pairs = _pairs(data, python)
-    except RecursionError:  # nested deeper than the history accepts anyway
-        return
-    for holder, key, value in pairs:
-        holder[key] = value
-
-
-def _pairs(data: Any, python: Any) -> list[tuple[Any, Any, float]]:
-    """(container, key, non-finite float) for each null of `data` that `python` holds as one."""
-    found: list[tuple[Any, Any, float]] = []
-    if isinstance(data, dict) and isinstance(python, dict):
-        keys: Iterable[Any] = python.keys()
-    elif isinstance(data, list) and isinstance(python, (list, tuple)) and len(data) == len(python):
-        keys = range(len(data))
-    else:
-        return found
-    for key in keys:
-        value = python[key]
-        if isinstance(value, float) and not math.isfinite(value):
-            if (data[key] if isinstance(data, list) else data.get(key)) is None:
-                found.append((data, key, value))
-        elif isinstance(value, (dict, list, tuple)) and (isinstance(data, list) or key in data):
-            found.extend(_pairs(data[key], value))
-    return found
 
 
 def first_item(data: Mapping[str, Any], key: str, what: str) -> Mapping[str, Any]:
@@ -396,8 +365,16 @@ def read_as(
     turn: ParsedHistory,
     stops: Sequence[ResponseNotice],
     cache: CacheReport | None = None,
+    *,
+    cut: Collection[str] = (),
 ) -> ReadResponse:
-    """The `ReadResponse` of `data`: id, `turn`, notices, then `stops`; `cache` its report."""
+    """The `ReadResponse` of `data`: id, `turn`, notices, then `stops`; `cache` its report.
+
+    A stop whose reason is in `cut` (the wire's output-limit reasons) cut the reply off:
+    its last call is answered, not run (`cut_last_call`).
+    """
+    if any(stop.reason in cut for stop in stops):
+        turn = cut_last_call(turn)
     raw_id = data.get("id", data.get("responseId", data.get("response_id")))
     return ReadResponse(
         turn=turn,
@@ -405,6 +382,38 @@ def read_as(
         notices=(*provider_notices(data), *stops),
         cache=cache or CacheReport(usage=False),
     )
+
+
+def cut_last_call(turn: ParsedHistory) -> ParsedHistory:
+    """`turn` with its last tool call's arguments replaced by ``CUT_OFF``.
+
+    The reply ended at the output token limit, so its last call may be incomplete even
+    when its arguments read as JSON (a path cut short, an object without its last
+    members): Anthropic says a ``tool_use`` block of a reply stopped at ``max_tokens`` may
+    be incomplete and the request should be retried with a higher ``max_tokens``
+    (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons). The
+    call is kept (its id and name, so the gate answers it and the model sees what it
+    tried) and recorded with ``CUT_OFF`` arguments, which the gate answers with an error
+    result telling the model to call it again, the way it answers ``MALFORMED_CALL``; the
+    reply's earlier calls were complete and run. Sent back as ``{}``.
+    """
+    for m in range(len(turn.messages) - 1, -1, -1):
+        parts = turn.messages[m].parts
+        for p in range(len(parts) - 1, -1, -1):
+            call = parts[p]
+            if isinstance(call, ToolCall):
+                cut = replace(call, arguments=CUT_OFF)
+                message = replace(turn.messages[m], parts=(*parts[:p], cut, *parts[p + 1 :]))
+                note = (
+                    f"message {m}: call {call.id!r} to {call.name!r} ended a reply cut off at "
+                    "the output limit; answered, not run"
+                )
+                return replace(
+                    turn,
+                    messages=(*turn.messages[:m], message, *turn.messages[m + 1 :]),
+                    notes=(*turn.notes, note),
+                )
+    return turn
 
 
 def checked_response(response: object, reader: WireReader) -> Mapping[str, Any]:

@@ -197,6 +197,7 @@ _STOPS = {
     "refusal": "the model refused to answer (stop_reason refusal)",
 }
 _OWN_BLOCKS = ("tool_use", "tool_result", "thinking")
+_CUT = ("max_tokens", "model_context_window_exceeded")  # the reply was truncated
 
 
 def detect(data: Mapping[str, Any]) -> bool:
@@ -220,7 +221,7 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     """
     data = checked_response(response, READER)
     turn = from_anthropic([{"role": "assistant", "content": data.get("content") or []}])
-    return read_as(data, turn, _stops(data), read_cache(data))
+    return read_as(data, turn, _stops(data), read_cache(data), cut=_CUT)
 
 
 def _no_failure(data: Mapping[str, Any]) -> str | None:

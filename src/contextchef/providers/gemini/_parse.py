@@ -349,7 +349,7 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     if not isinstance(content, Mapping):
         raise CorruptHistoryError("the Gemini candidate has no content", index=0)
     turn = from_gemini([{**content, "role": "model"}], id_offset=id_offset)
-    return read_as(data, turn, _stops(data), read_cache(data))
+    return read_as(data, turn, _stops(data), read_cache(data), cut=("MAX_TOKENS",))
 
 
 def read_request(payload: Mapping[str, Any]) -> RecordedPayload:

@@ -313,7 +313,11 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
         raise CorruptHistoryError("the Chat Completions choice has no message", index=0)
     # the choice's message is the model's turn whatever its role says (as on the other wires)
     return read_as(
-        data, from_openai([{**message, "role": "assistant"}]), _stops(data), read_cache(data)
+        data,
+        from_openai([{**message, "role": "assistant"}]),
+        _stops(data),
+        read_cache(data),
+        cut=("length",),  # the token limit
     )
 
 

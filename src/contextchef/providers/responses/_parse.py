@@ -353,7 +353,7 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
         )
     items = list(output or [])
     parsed = _compacted(items) if data.get("object") == COMPACTED else from_responses(items)
-    return read_as(data, parsed, _stops(data), read_cache(data))
+    return read_as(data, parsed, _stops(data), read_cache(data), cut=("max_output_tokens",))
 
 
 COMPACTED = "response.compaction"
