@@ -18,9 +18,9 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import UsageError, shown
-from contextchef._json import canonical_dumps, canonical_utf8
-from contextchef._records import extend_digests, record
+from contextchef._errors import UsageError, json_reason, shown
+from contextchef._json import CLOSED, canonical_dumps, canonical_utf8, fast_encoder
+from contextchef._records import extend_digests, record, recorded
 from contextchef.history._as_is import placed
 from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
@@ -39,7 +39,9 @@ __all__ = [
     "recorded_digest",
     "same_message",
     "seed_digests",
+    "stored_wire",
     "text_digest",
+    "wire_digest",
     "wire_forms",
     "wire_of_forms",
 ]
@@ -194,57 +196,94 @@ def _at(value: Any, path: Sequence[Any]) -> Any:
     return value
 
 
-def _resolves(refs: Any, forms: Sequence[Any], entry: Any) -> bool:
-    """Whether `refs` (an entry's, from an earlier form) give `entry`'s texts in `forms`."""
-    for ref in refs if isinstance(refs, list) else ():
-        m, text = ref["message"], _at(entry, ref["at"])
-        found = _at(forms[m], ref["path"]) if m < len(forms) else _MISSING
-        if not (found is text or (isinstance(found, str) and found == text)):
-            return False
-    return isinstance(refs, list)
-
-
 def wire_forms(
     entries: Sequence[Any],
-    digests: Sequence[str],
+    digests: list[str | None],
     forms: Sequence[Any],
     base: Mapping[str, Any],
     marks: Sequence[Any] = (),
+    consumed: Sequence[str] = (),
 ) -> tuple[list[Any], list[Any]]:
-    """(wire entries as plain JSON, their ``texts``): each long text a reference to `forms`.
+    """(wire entries as plain JSON, their ``texts``): each text a reference to `forms`.
 
-    `forms` are the `Message.to_dict` forms of the snapshot's history. A text of
-    `SHARED_TEXT` characters or more that a history message holds is left out of the
-    entry (None where it was) and recorded in the entry's list of ``texts`` as ``{"at":
-    its path in the entry, "message": the history index, "path": its path there}``; so a
-    snapshot holds a tool result or a thinking block once, not once more per target.
-    `base` is an earlier form of the ledger (``wire``, ``texts``, ``wire_digests``): an
-    entry at the same place with the same digest whose references still give its texts
-    shares that form (`SessionSync` then compares the two by identity). `marks` (the
-    ledger's, each with ``wire`` and ``history`` sizes; None skipped) say where new
-    entries' texts are looked for: entries past a mark render the history past it, so a
-    turn's save reads the turn's messages, not the whole history.
+    `forms` are the `Message.to_dict` forms of the snapshot's history, `consumed` the
+    digests of the ledger's consumed messages that lead it (``consumed[:shared]``, one per
+    message: `consumed_digests`). A text of `SHARED_TEXT` characters or more that one of
+    those messages holds is left out of the entry (None where it was) and recorded in the
+    entry's list of ``texts`` as ``{"at": its path in the entry, "message": the history
+    index, "path": its path there}``; so a snapshot holds a tool result or a thinking
+    block once, not once more per target. `digests` (the ledger's, one per entry, None
+    where not made) gets each entry's `wire_digest` (version 4: over the stored entry).
+    `base` is an earlier form of the ledger (``wire``, ``texts``, ``wire_digests``,
+    ``consumed``): an entry at the same place with the same digest whose referred messages
+    still have their digests shares that form (`SessionSync` then compares the two by
+    identity). `marks` (the ledger's, each with ``wire`` and ``history`` sizes; None
+    skipped) say where new entries' texts are looked for: entries past a mark render the
+    history past it, so a turn's save reads the turn's messages, not the whole history.
     """
-    old, old_digests, old_texts = base.get("wire", []), base.get("wire_digests", []), []
-    if isinstance(base.get("texts"), list):  # version 2 wrote none: every entry anew
-        old_texts = base["texts"]
-    n = min(len(old), len(old_digests), len(old_texts))
+    old, old_digests = base.get("wire", []), base.get("wire_digests", [])
+    old_texts, was = base.get("texts") or [], base.get("consumed", [])
+    n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
     texts: dict[str, Any] | None = None
     wire, refs = [], []
-    for i, (entry, key) in enumerate(zip(entries, digests, strict=True)):
-        if i < n and old_digests[i] == key and _resolves(old_texts[i], forms, entry):
+    for i, entry in enumerate(entries):
+        key, held = digests[i], min(shared, len(was))
+        if (
+            key is not None
+            and i < n
+            and old_digests[i] == key
+            and all(
+                r["message"] < held and was[r["message"]] == consumed[r["message"]]
+                for r in old_texts[i]
+            )
+        ):
             wire.append(old[i])
             refs.append(old_texts[i])
             continue
         if texts is None:
             texts = {}
             start = max((m.history for m in marks if m is not None and m.wire <= i), default=0)
-            for at in range(min(start, len(forms)), len(forms)):
+            for at in range(min(start, shared), min(shared, len(forms))):
                 _long_texts(forms[at], (), texts, at)
         made: list[Any] = []
         wire.append(_referred(entry, (), texts, made))
         refs.append(made)
+        digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
     return wire, refs
+
+
+def wire_digest(stored: Any, refs: Sequence[Any], consumed: Sequence[str], exact: bool) -> str:
+    """A wire entry's digest (version 4): over its stored form and what it refers to.
+
+    The first 16 hex digits of SHA-256 over the canonical JSON (UTF-8) of `stored` (the
+    entry with its referred texts null), then, if it refers to any, over that of ``[refs,
+    [the consumed digest of each referred message]]``. So an entry restores to what was
+    sent when its digest matches and each message it refers to matches its digest in
+    ``consumed`` (`consumed` checks that): each text is hashed once, in its message.
+    `exact`: `stored` holds no float (the fast encoder's bytes are the canonical ones).
+
+    Raises:
+        UnicodeEncodeError: Text holding a lone surrogate.
+        ValueError, TypeError, RecursionError: Not plain JSON.
+    """
+    fast = fast_encoder() if exact else None
+    data = _fast_or_none(fast, stored) if fast is not None else None
+    out = hashlib.sha256(data if data is not None else canonical_utf8(stored))
+    if refs:
+        tail = [list(refs), [consumed[r["message"]] for r in refs]]
+        more = _fast_or_none(fast_encoder(), tail)
+        out.update(b"\n" + (more if more is not None else canonical_utf8(tail)))
+    return out.hexdigest()[:16]
+
+
+def _fast_or_none(fast: Any, value: Any) -> bytes | None:
+    """`fast(value)`, or None where the fast encoder is missing or refuses it."""
+    if fast is None:
+        return None
+    try:
+        return fast(value)  # type: ignore[no-any-return]
+    except (TypeError, ValueError):  # a long integer, a lone surrogate: the canonical path says
+        return None
 
 
 def wire_of_forms(
@@ -272,10 +311,22 @@ def wire_of_forms(
     return out
 
 
-def _fill(entry: Any, ref: Mapping[str, Any], forms: Sequence[Any], where: str) -> None:
-    """Put the history text `ref` names in `entry` (a record made here, so set in place)."""
+def _fill(
+    entry: Any, ref: Mapping[str, Any], forms: Sequence[Any], where: str, shared: int = -1
+) -> None:
+    """Put the history text `ref` names in `entry` (a record made here, so set in place).
+
+    `shared` (version 4): the message must be one of the first `shared`, whose digests
+    the ledger's ``consumed`` holds (-1: any message, versions 1-3).
+    """
     m, path, at = ref["message"], ref["path"], ref["at"]
     text = _at(forms[m], path) if m < len(forms) else _MISSING
+    if m < len(forms) and 0 <= shared <= m:
+        raise UsageError(
+            f"{where} refers to history message {m}, which is not one of the {shared} "
+            "consumed messages the history leads with (each checked against its digest in "
+            "'consumed'); nothing was restored"
+        )
     if not isinstance(text, str):
         lacks = f"which the snapshot lacks (it holds {len(forms)})" if m >= len(forms) else ""
         raise UsageError(
@@ -289,6 +340,84 @@ def _fill(entry: Any, ref: Mapping[str, Any], forms: Sequence[Any], where: str) 
             "nothing was restored"
         )
     (dict if isinstance(holder, dict) else list).__setitem__(holder, at[-1], text)
+
+
+def stored_wire(
+    form: Mapping[str, Any], forms: Sequence[Any], where: str, signed: bool, version: int
+) -> list[Any]:
+    """A ledger form's wire entries as read-only records, checked, their texts put back.
+
+    `where` names the ledger (`ledger_where`). Version 4 (`wire_forms`): each entry's digest is checked against its stored form and
+    the ``consumed`` digests of the messages it refers to (`wire_digest`), which must be
+    among the ``shared`` ones (`consumed` checks those against the history): each text
+    is hashed once, in its message. Versions 1-3: the texts put back (`wire_of_forms`),
+    then each whole entry checked against its digest (`recorded`). `signed`: an HMAC
+    just verified covers them; only the counts and references are checked.
+
+    Raises:
+        UsageError: Counts that differ, a reference to a message the ledger did not
+            consume (or the snapshot lacks) or a place that holds no text (or, in the
+            entry, is not empty), text that is not valid Unicode, or an entry that does
+            not match its digest (the ledger and the entry named); a ``consumed`` list
+            without a digest per consumed message (version 4).
+    """
+    wire, texts, digests = form["wire"], form.get("texts"), form["wire_digests"]
+    ledger, where = where, f"{where} 'wire'"
+    if version < 4:
+        return recorded(wire_of_forms(wire, texts, forms, where), digests, where, signed)[0]
+    if texts is not None and len(texts) != len(wire):
+        wire_of_forms(wire, texts, forms, where)  # raises: one list per entry
+    if len(digests) != len(wire):
+        raise UsageError(
+            f"{where}_digests must hold one digest per wire entry ({len(wire)}); nothing "
+            "was restored"
+        )
+    refs: Sequence[Any] = texts if texts is not None else [[]] * len(wire)
+    consumed, size = form["consumed"], (form["pending"] or form["marks"][-1])["history"]
+    if len(consumed) != size:
+        raise UsageError(
+            f"{ledger} 'consumed' holds {len(consumed)} digests: it must hold one per message "
+            f"consumed ({size}); nothing was restored"
+        )
+    shared = min(form.get("shared", 0), size)  # more is refused by `consumed`
+    out = [record(e) for e in wire]
+    try:
+        pairs = zip(out, refs, strict=True)
+        ours = [] if signed else [_digest_of(e, r, consumed, shared) for e, r in pairs]
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{where} is not plain JSON: {json_reason(exc)}") from exc
+    for i, entry_refs in enumerate(refs):
+        for ref in entry_refs:
+            _fill(out[i], ref, forms, f"{where} entry {i}", shared)
+    for i in range(len(out)) if ours != digests and not signed else ():
+        if ours[i] is None:
+            raise UsageError(
+                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
+                "which no request can encode; nothing was restored"
+            )
+        if ours[i] != digests[i]:
+            raise UsageError(
+                f"{where} entry {i} differs from what was sent (its digest does not match); "
+                "the snapshot was changed after it was taken, and replaying the entry would "
+                "break the conversation; nothing was restored"
+            )
+    return out
+
+
+def _digest_of(entry: Any, refs: Sequence[Any], consumed: Sequence[str], shared: int) -> Any:
+    """`wire_digest` of a restored entry (None: a lone surrogate; "": a bad reference).
+
+    A reference to a message past `shared` gets "" (`_fill` then names it).
+
+    Raises:
+        ValueError, TypeError, RecursionError: Not plain JSON (a NaN).
+    """
+    if any(r["message"] >= shared for r in refs):
+        return ""
+    try:
+        return wire_digest(entry, refs, consumed, type(entry) in CLOSED)
+    except UnicodeEncodeError:
+        return None
 
 
 # -- consumed messages, recorded by digest ---------------------------------------------------

@@ -205,7 +205,7 @@ class SnapshotForm(TypedDict):
     """`ContextChef.snapshot`: the header, `SessionState.to_dict`, tools and skills."""
 
     format: Literal["contextchef.snapshot"]
-    version: Literal[1, 2, 3]
+    version: Literal[1, 2, 3, 4]
     system: Text
     history: list[pydantic.InstanceOf[dict[str, Any]]]  # built from (`history._built`), not copied
     """`Message.to_dict` values (checked by `message_from_dict`)."""
