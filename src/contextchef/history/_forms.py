@@ -13,6 +13,7 @@ no longer holds (`same_message`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
@@ -256,24 +257,29 @@ def wire_digest(stored: Any, refs: Sequence[Any], consumed: Sequence[str], exact
     """A wire entry's digest (version 4): over its stored form and what it refers to.
 
     The first 16 hex digits of SHA-256 over the canonical JSON (UTF-8) of `stored` (the
-    entry with its referred texts null), then, if it refers to any, over that of ``[refs,
-    [the consumed digest of each referred message]]``. So an entry restores to what was
-    sent when its digest matches and each message it refers to matches its digest in
-    ``consumed`` (`consumed` checks that): each text is hashed once, in its message.
-    `exact`: `stored` holds no float (the fast encoder's bytes are the canonical ones).
+    entry with its referred texts null), then, if it refers to any, a newline and the
+    canonical JSON of ``[refs, [the consumed digest of each referred message]]``. So an
+    entry restores to what was sent when its digest matches and each message it refers
+    to matches its digest in ``consumed`` (`consumed` checks that): each text is hashed
+    once, in its message. `exact`: `stored` holds no float (the fast encoder's bytes are
+    the canonical ones).
 
     Raises:
         UnicodeEncodeError: Text holding a lone surrogate.
         ValueError, TypeError, RecursionError: Not plain JSON.
     """
-    fast = fast_encoder() if exact else None
-    data = _fast_or_none(fast, stored) if fast is not None else None
-    out = hashlib.sha256(data if data is not None else canonical_utf8(stored))
-    if refs:
-        tail = [list(refs), [consumed[r["message"]] for r in refs]]
-        more = _fast_or_none(fast_encoder(), tail)
-        out.update(b"\n" + (more if more is not None else canonical_utf8(tail)))
-    return out.hexdigest()[:16]
+    data = _fast_or_none(fast_encoder() if exact else None, stored)
+    data = canonical_utf8(stored) if data is None else data
+    return hashlib.sha256(data + _tail(refs, consumed)).hexdigest()[:16]
+
+
+def _tail(refs: Sequence[Any], consumed: Sequence[str]) -> bytes:
+    """What `wire_digest` hashes after the stored entry: its references and their digests."""
+    if not refs:
+        return b""
+    tail = [list(refs), [consumed[r["message"]] for r in refs]]
+    more = _fast_or_none(fast_encoder(), tail)
+    return b"\n" + (more if more is not None else canonical_utf8(tail))
 
 
 def _fast_or_none(fast: Any, value: Any) -> bytes | None:
@@ -347,10 +353,11 @@ def stored_wire(
 ) -> list[Any]:
     """A ledger form's wire entries as read-only records, checked, their texts put back.
 
-    `where` names the ledger (`ledger_where`). Version 4 (`wire_forms`): each entry's digest is checked against its stored form and
-    the ``consumed`` digests of the messages it refers to (`wire_digest`), which must be
-    among the ``shared`` ones (`consumed` checks those against the history): each text
-    is hashed once, in its message. Versions 1-3: the texts put back (`wire_of_forms`),
+    `where` names the ledger (`ledger_where`). Version 4 (`wire_forms`): each entry's
+    digest is checked against its stored form and the ``consumed`` digests of the
+    messages it refers to (`wire_digest`), which must be among the ``shared`` ones
+    (`consumed` checks those against the history): each text is hashed once, in its
+    message. Versions 1-3: the texts put back (`wire_of_forms`),
     then each whole entry checked against its digest (`recorded`). `signed`: an HMAC
     just verified covers them; only the counts and references are checked.
 
@@ -382,8 +389,7 @@ def stored_wire(
     shared = min(form.get("shared", 0), size)  # more is refused by `consumed`
     out = [record(e) for e in wire]
     try:
-        pairs = zip(out, refs, strict=True)
-        ours = [] if signed else [_digest_of(e, r, consumed, shared) for e, r in pairs]
+        ours = [] if signed else _digests_of(out, refs, consumed, shared)
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {json_reason(exc)}") from exc
     for i, entry_refs in enumerate(refs):
@@ -404,20 +410,40 @@ def stored_wire(
     return out
 
 
-def _digest_of(entry: Any, refs: Sequence[Any], consumed: Sequence[str], shared: int) -> Any:
-    """`wire_digest` of a restored entry (None: a lone surrogate; "": a bad reference).
+def _digests_of(
+    entries: Sequence[Any], refs: Sequence[Any], consumed: Sequence[str], shared: int
+) -> list[str | None]:
+    """`wire_digest` of each restored entry (None: a lone surrogate; "": a bad reference).
 
-    A reference to a message past `shared` gets "" (`_fill` then names it).
+    In one tight loop over the fast encoder's bytes (as `extend_digests`); an entry it
+    refuses, or holding a float, is digested alone on the canonical bytes. A reference
+    to a message past `shared` gets "" (`_fill` then names it).
 
     Raises:
         ValueError, TypeError, RecursionError: Not plain JSON (a NaN).
     """
-    if any(r["message"] >= shared for r in refs):
-        return ""
-    try:
-        return wire_digest(entry, refs, consumed, type(entry) in CLOSED)
-    except UnicodeEncodeError:
-        return None
+    fast, sha, n = fast_encoder(), hashlib.sha256, len(entries)
+    made: list[str | None] = []
+    tails: list[bytes | None] = [b""] * n
+    for i, r in enumerate(refs):
+        if r:
+            tails[i] = _tail(r, consumed) if all(x["message"] < shared for x in r) else None
+    while len(made) < n:
+        if fast is not None:
+            pairs = zip(entries[len(made) :], tails[len(made) :], strict=True)
+            todo = itertools.takewhile(lambda p: type(p[0]) in CLOSED and p[1] is not None, pairs)
+            with contextlib.suppress(TypeError, ValueError):  # orjson's error is a TypeError
+                made.extend(sha(fast(e) + (t or b"")).hexdigest()[:16] for e, t in todo)
+            if len(made) == n:
+                break
+        i = len(made)
+        try:  # alone, on the canonical bytes
+            made.append(
+                "" if tails[i] is None else wire_digest(entries[i], refs[i], consumed, False)
+            )
+        except UnicodeEncodeError:
+            made.append(None)
+    return made
 
 
 # -- consumed messages, recorded by digest ---------------------------------------------------
