@@ -228,15 +228,11 @@ def wire_forms(
     texts: dict[str, Any] | None = None
     wire, refs = [], []
     for i, entry in enumerate(entries):
-        key, held = digests[i], min(shared, len(was))
         if (
-            key is not None
-            and i < n
-            and old_digests[i] == key
-            and all(
-                r["message"] < held and was[r["message"]] == consumed[r["message"]]
-                for r in old_texts[i]
-            )
+            i < n
+            and digests[i] is not None
+            and old_digests[i] == digests[i]
+            and (not old_texts[i] or _still(old_texts[i], was, consumed))
         ):
             wire.append(old[i])
             refs.append(old_texts[i])
@@ -251,6 +247,12 @@ def wire_forms(
         refs.append(made)
         digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
     return wire, refs
+
+
+def _still(refs: Sequence[Any], was: Sequence[str], consumed: Sequence[str]) -> bool:
+    """Whether each message `refs` name still has the digest it had (`was`), and is shared."""
+    held = min(len(consumed), len(was))
+    return all(r["message"] < held and was[r["message"]] == consumed[r["message"]] for r in refs)
 
 
 def wire_digest(stored: Any, refs: Sequence[Any], consumed: Sequence[str], exact: bool) -> str:
