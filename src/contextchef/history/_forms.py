@@ -5,10 +5,11 @@ form; `messages_form` writes a list of messages derived from a history (a ledger
 normalized messages) as indices of the history messages they equal, so a snapshot holds
 the conversation once, and `messages_of_form` reads it back. `wire_forms` writes what was
 sent (a ledger's wire entries) with each long text the history holds as a reference to it
-(snapshot version 3), and `wire_of_forms` puts the texts back. A ledger's consumed
-messages are recorded by `digest` (`consumed_digests`) and read back by `consumed`, which
-refuses a shared one that changed and puts a placeholder for each later one the history
-no longer holds (`same_message`).
+(snapshot version 3) and digests each as stored (`wire_digest`, version 4), and
+`stored_wire` checks them and puts the texts back (`wire_of_forms` for versions 1-3).
+A ledger's consumed messages are recorded by `digest` (`consumed_digests`) and read back
+by `consumed`, which refuses a shared one that changed and puts a placeholder for each
+later one the history no longer holds (`same_message`).
 """
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ class Ledger:
     jsons: list[str | None] = field(default_factory=list)
     """Canonical JSON of each wire entry, made when first asked for (`entries_json`)."""
     digests: list[str | None] = field(default_factory=list)
-    """The digest of each wire entry's canonical JSON, made when first asked for."""
+    """Each wire entry's snapshot digest (`history._forms.wire_digest`), made on a save."""
     marks: list[Mark] = field(default_factory=lambda: [Mark()])
     """Committed marks, oldest first; the last one is the commit point."""
     pending: Mark | None = None

@@ -146,7 +146,7 @@ class UndoForm(TypedDict):
     answered: bool
     system_entries: list[Size]
     wire_digests: list[str]
-    """A digest per wire entry."""
+    """A digest per wire entry (version 4: of its stored form, `texts` and their messages')."""
     record_digest: str
     """A digest of what the ledger replays besides its wire entries."""
     bindings: NotRequired[dict[str, str]]
