@@ -205,6 +205,7 @@ def wire_forms(
     base: Mapping[str, Any],
     marks: Sequence[Any] = (),
     consumed: Sequence[str] = (),
+    cache: dict[Any, Any] | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """(wire entries as plain JSON, their ``texts``): each text a reference to `forms`.
 
@@ -222,7 +223,10 @@ def wire_forms(
     identity). `marks` (the ledger's, each with ``wire`` and ``history`` sizes; None
     skipped) say where new entries' texts are looked for: entries past a mark render the
     history past it, so a turn's save reads the turn's messages, not the whole history.
+    `cache` (the ledger's, not part of the record) keeps what each digest was made over,
+    so a snapshot taken without `base` digests only the entries whose stored form changed.
     """
+    held, kept = (cache or {}).get(_MADE, []), []
     old, old_digests = base.get("wire", []), base.get("wire_digests", [])
     old_texts, was = base.get("texts") or [], base.get("consumed", [])
     n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
@@ -237,6 +241,7 @@ def wire_forms(
         ):
             wire.append(old[i])
             refs.append(old_texts[i])
+            kept.append((entry, old_texts[i], [consumed[r["message"]] for r in old_texts[i]]))
             continue
         if texts is None:
             texts = {}
@@ -246,8 +251,16 @@ def wire_forms(
         made: list[Any] = []
         wire.append(_referred(entry, (), texts, made))
         refs.append(made)
-        digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
+        kept.append((entry, made, [consumed[r["message"]] for r in made]))
+        before = held[i] if i < len(held) else None
+        if digests[i] is None or before is None or before[0] is not entry or before != kept[-1]:
+            digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
+    if cache is not None:
+        cache[_MADE] = kept
     return wire, refs
+
+
+_MADE = ("wire digests made over",)
 
 
 def _still(refs: Sequence[Any], was: Sequence[str], consumed: Sequence[str]) -> bool:

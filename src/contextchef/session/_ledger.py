@@ -290,7 +290,7 @@ class Ledger:
         )
         marks = [*self.marks, self.pending]
         wire, texts = wire_forms(
-            self.wire, self.digests, forms, base or {}, marks, consumed[:shared]
+            self.wire, self.digests, forms, base or {}, marks, consumed[:shared], self.binding_cache
         )
         out: dict[str, Any] = {
             "shared": shared,
