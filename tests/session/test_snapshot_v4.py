@@ -183,3 +183,38 @@ def test_a_sync_turn_saves_only_the_turn_and_shares_the_stored_entries(tmp_path:
     assert again.to_json() == compiled(worker, "anthropic").to_json() and not again.edits
     later.ingest(send("anthropic", fake.script(text("Fine.")), again.payload))
     assert fake.violations == ()
+
+
+CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from test_snapshot_once import compiled, make
+out = {}
+for target, text in json.load(open(sys.argv[2])).items():
+    chef = make()
+    chef.restore(json.loads(text), allow_unsigned=True)
+    out[target] = {"payload": compiled(chef, target).to_json(), "snapshot": chef.snapshot()}
+json.dump(out, open(sys.argv[3], "w"))
+"""
+
+
+def test_a_new_process_restores_every_target_and_the_conversation_goes_on(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    made = {target: snapshot_of(target) for target in TARGETS}
+    given, back = tmp_path / "in.json", tmp_path / "out.json"
+    given.write_text(json.dumps({t: json.dumps(snap) for t, (snap, _) in made.items()}))
+    here = str(Path(__file__).parent)
+    subprocess.run([sys.executable, "-c", CHILD, here, str(given), str(back)], check=True)
+    result = json.loads(back.read_text())
+    for target, (_, (chef, fake)) in made.items():
+        assert result[target]["payload"] == compiled(chef, target).to_json()
+        assert result[target]["snapshot"]["version"] == 4
+        worker = make()
+        worker.restore(result[target]["snapshot"], allow_unsigned=True)
+        for reply in ("Docs done.", "Changelog done."):
+            request = compiled(worker, target)
+            worker.ingest(send(target, fake.script(text(reply)), request.payload))
+            worker.append(user("Next."))
+        assert fake.violations == (), target
