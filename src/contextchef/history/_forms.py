@@ -241,7 +241,7 @@ def wire_forms(
         ):
             wire.append(old[i])
             refs.append(old_texts[i])
-            kept.append((entry, old_texts[i], [consumed[r["message"]] for r in old_texts[i]]))
+            kept.append((entry, _over(old_texts[i], consumed)))
             continue
         if texts is None:
             texts = {}
@@ -251,9 +251,10 @@ def wire_forms(
         made: list[Any] = []
         wire.append(_referred(entry, (), texts, made))
         refs.append(made)
-        kept.append((entry, made, [consumed[r["message"]] for r in made]))
+        over = (made, [consumed[r["message"]] for r in made]) if made else None
+        kept.append((entry, over))
         before = held[i] if i < len(held) else None
-        if digests[i] is None or before is None or before[0] is not entry or before != kept[-1]:
+        if digests[i] is None or before is None or before[0] is not entry or before[1] != over:
             digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
     if cache is not None:
         cache[_MADE] = kept
@@ -261,6 +262,11 @@ def wire_forms(
 
 
 _MADE = ("wire digests made over",)
+
+
+def _over(refs: list[Any], consumed: Sequence[str]) -> Any:
+    """What a digest is made over besides the entry: references, their messages' digests."""
+    return (refs, [consumed[r["message"]] for r in refs]) if refs else None
 
 
 def _still(refs: Sequence[Any], was: Sequence[str], consumed: Sequence[str]) -> bool:
