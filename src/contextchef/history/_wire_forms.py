@@ -104,7 +104,8 @@ def wire_forms(
     `cache` (the ledger's, not part of the record) keeps what each digest was made over,
     so a snapshot taken without `base` digests only the entries whose stored form changed.
     """
-    held, kept = (cache or {}).get(_MADE, []), []
+    owner, held = (cache or {}).get(_MADE, (None, []))
+    held, kept = held if owner is digests else [], []  # this ledger's (an undo shares `cache`)
     old, old_digests = base.get("wire", []), base.get("wire_digests", [])
     old_texts, was = base.get("texts") or [], base.get("consumed", [])
     n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
@@ -135,7 +136,7 @@ def wire_forms(
         if digests[i] is None or before is None or before[0] is not entry or before[1] != over:
             digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
     if cache is not None:
-        cache[_MADE] = kept
+        cache[_MADE] = (digests, kept)
     return wire, refs
 
 
