@@ -21,7 +21,8 @@ from pydantic import BaseModel
 from test_ingest import send  # the SDK clients pointed at a fake
 
 from contextchef import TARGETS, ContextChef, tool_results, user
-from contextchef.history._forms import digest
+from contextchef._json import canonical_dumps
+from contextchef.history._forms import digest, text_digest
 from contextchef.history._messages import message_from_dict
 from contextchef.session._ledger import _record_digest
 from contextchef.stores import SessionSync, SQLiteSessionStore
@@ -79,10 +80,20 @@ def ledgers_of(snap: dict[str, Any]) -> list[dict[str, Any]]:
     return [*ledgers, *(lg["undo"] for lg in ledgers if "undo" in lg)]
 
 
-def as_version_2(snap: dict[str, Any]) -> dict[str, Any]:
+def as_version_3(snap: dict[str, Any]) -> dict[str, Any]:
+    """`snap` as version 3 wrote it: each wire digest over the whole entry sent."""
+    old = copy.deepcopy(snap)
+    old["version"] = 3
+    whole = as_version_2(snap, version=3)
+    for ledger, entries in zip(ledgers_of(old), ledgers_of(whole), strict=True):
+        ledger["wire_digests"] = [text_digest(canonical_dumps(e)) for e in entries["wire"]]
+    return old
+
+
+def as_version_2(snap: dict[str, Any], version: int = 2) -> dict[str, Any]:
     """`snap` as version 2 wrote it: each wire entry whole, its texts not referred to."""
     old = copy.deepcopy(snap)
-    old["version"] = 2
+    old["version"] = version
     for ledger in ledgers_of(old):
         for entry, refs in zip(ledger["wire"], ledger.pop("texts"), strict=True):
             for ref in refs:
@@ -94,6 +105,7 @@ def as_version_2(snap: dict[str, Any]) -> dict[str, Any]:
                     holder = holder[key]
                 assert holder[ref["at"][-1]] is None
                 holder[ref["at"][-1]] = text
+        ledger["wire_digests"] = [text_digest(canonical_dumps(e)) for e in ledger["wire"]]
     return old
 
 
@@ -120,7 +132,7 @@ def as_version_1(snap: dict[str, Any]) -> dict[str, Any]:
 def test_the_conversation_is_stored_once_and_restores_to_the_same_bytes(target: str) -> None:
     chef, fake = conversation(target)
     snap = json.loads(json.dumps(chef.snapshot()))
-    assert snap["version"] == 3
+    assert snap["version"] == 4
     ledger = snap["ledgers"][target]
     whole = json.dumps(snap)
     for path in ("a.py", "b.py", "c.py"):
@@ -136,11 +148,11 @@ def test_the_conversation_is_stored_once_and_restores_to_the_same_bytes(target: 
     assert ledger["shared"] == ledger["pending"]["history"] == len(ledger["consumed"])
     if target == "anthropic":  # the prefix-check chain is recorded with the ledger
         assert len(ledger["chain"]["digests"]) == len(ledger["wire"])
-    v2, old = as_version_2(snap), as_version_1(snap)
+    v3, v2, old = as_version_3(snap), as_version_2(snap), as_version_1(snap)
     assert len(json.dumps(old)) > len(json.dumps(v2)) > len(whole)
 
     expected = compiled(chef, target)
-    for data in (snap, v2, old):
+    for data in (snap, v3, v2, old):
         fresh = make()
         fresh.restore(copy.deepcopy(data), allow_unsigned=True)
         assert fresh.history == chef.history

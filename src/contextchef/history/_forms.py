@@ -3,12 +3,11 @@
 `checked_history` reads a history given as `Message` values or their `Message.to_dict`
 form; `messages_form` writes a list of messages derived from a history (a ledger's
 normalized messages) as indices of the history messages they equal, so a snapshot holds
-the conversation once, and `messages_of_form` reads it back. `wire_forms` writes what was
-sent (a ledger's wire entries) with each long text the history holds as a reference to it
-(snapshot version 3), and `wire_of_forms` puts the texts back. A ledger's consumed
-messages are recorded by `digest` (`consumed_digests`) and read back by `consumed`, which
-refuses a shared one that changed and puts a placeholder for each later one the history
-no longer holds (`same_message`).
+the conversation once, and `messages_of_form` reads it back. A ledger's wire entries
+are written and read by `contextchef.history._wire_forms` (re-exported here).
+A ledger's consumed messages are recorded by `digest` (`consumed_digests`) and read back
+by `consumed`, which refuses a shared one that changed and puts a placeholder for each
+later one the history no longer holds (`same_message`).
 """
 
 from __future__ import annotations
@@ -20,10 +19,17 @@ from typing import Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_utf8
-from contextchef._records import extend_digests, record
+from contextchef._records import extend_digests
 from contextchef.history._as_is import placed
 from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
+from contextchef.history._wire_forms import (
+    SHARED_TEXT,
+    stored_wire,
+    wire_digest,
+    wire_forms,
+    wire_of_forms,
+)
 
 __all__ = [
     "SHARED_TEXT",
@@ -39,7 +45,9 @@ __all__ = [
     "recorded_digest",
     "same_message",
     "seed_digests",
+    "stored_wire",
     "text_digest",
+    "wire_digest",
     "wire_forms",
     "wire_of_forms",
 ]
@@ -140,155 +148,6 @@ def messages_of_form(form: Sequence[Any], history: Sequence[Message], where: str
         history[m] if type(m) is int else built(m) or message_from_dict(m, index=i)
         for i, m in enumerate(form)
     ]
-
-
-SHARED_TEXT = 1024
-"""Shortest text (characters) a stored wire entry writes as a reference to the history.
-
-About where a reference (checked against the form, then put back) costs what decoding
-the text again would (benchmarks/RESULTS.md, "Resume: what was sent, stored once")."""
-
-_Key = str | int
-
-
-def _long_texts(value: Any, path: tuple[_Key, ...], out: dict[str, Any], at: int) -> None:
-    """Each text of `value` (a message's form) of `SHARED_TEXT` or more -> ``[at, path]``."""
-    if isinstance(value, str):
-        if len(value) >= SHARED_TEXT and value not in out:
-            out[value] = (at, list(path))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _long_texts(item, (*path, key), out, at)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _long_texts(item, (*path, i), out, at)
-
-
-def _referred(value: Any, path: tuple[_Key, ...], texts: dict[str, Any], refs: list[Any]) -> Any:
-    """A plain copy of `value` with each text `texts` holds left out (None) and referred to."""
-    if isinstance(value, str):
-        if len(value) < SHARED_TEXT or value not in texts:
-            return value
-        message, where = texts[value]
-        refs.append({"at": list(path), "message": message, "path": list(where)})
-        return None
-    if isinstance(value, dict):
-        return {k: _referred(v, (*path, k), texts, refs) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_referred(v, (*path, i), texts, refs) for i, v in enumerate(value)]
-    return value
-
-
-_MISSING = object()
-
-
-def _at(value: Any, path: Sequence[Any]) -> Any:
-    """What `path` (keys, indices >= 0 as the form says) leads to in `value`, or `_MISSING`."""
-    try:
-        for key in path:
-            if type(value) is str:
-                return _MISSING
-            value = value[key]
-    except (KeyError, IndexError, TypeError):
-        return _MISSING
-    return value
-
-
-def _resolves(refs: Any, forms: Sequence[Any], entry: Any) -> bool:
-    """Whether `refs` (an entry's, from an earlier form) give `entry`'s texts in `forms`."""
-    for ref in refs if isinstance(refs, list) else ():
-        m, text = ref["message"], _at(entry, ref["at"])
-        found = _at(forms[m], ref["path"]) if m < len(forms) else _MISSING
-        if not (found is text or (isinstance(found, str) and found == text)):
-            return False
-    return isinstance(refs, list)
-
-
-def wire_forms(
-    entries: Sequence[Any],
-    digests: Sequence[str],
-    forms: Sequence[Any],
-    base: Mapping[str, Any],
-    marks: Sequence[Any] = (),
-) -> tuple[list[Any], list[Any]]:
-    """(wire entries as plain JSON, their ``texts``): each long text a reference to `forms`.
-
-    `forms` are the `Message.to_dict` forms of the snapshot's history. A text of
-    `SHARED_TEXT` characters or more that a history message holds is left out of the
-    entry (None where it was) and recorded in the entry's list of ``texts`` as ``{"at":
-    its path in the entry, "message": the history index, "path": its path there}``; so a
-    snapshot holds a tool result or a thinking block once, not once more per target.
-    `base` is an earlier form of the ledger (``wire``, ``texts``, ``wire_digests``): an
-    entry at the same place with the same digest whose references still give its texts
-    shares that form (`SessionSync` then compares the two by identity). `marks` (the
-    ledger's, each with ``wire`` and ``history`` sizes; None skipped) say where new
-    entries' texts are looked for: entries past a mark render the history past it, so a
-    turn's save reads the turn's messages, not the whole history.
-    """
-    old, old_digests, old_texts = base.get("wire", []), base.get("wire_digests", []), []
-    if isinstance(base.get("texts"), list):  # version 2 wrote none: every entry anew
-        old_texts = base["texts"]
-    n = min(len(old), len(old_digests), len(old_texts))
-    texts: dict[str, Any] | None = None
-    wire, refs = [], []
-    for i, (entry, key) in enumerate(zip(entries, digests, strict=True)):
-        if i < n and old_digests[i] == key and _resolves(old_texts[i], forms, entry):
-            wire.append(old[i])
-            refs.append(old_texts[i])
-            continue
-        if texts is None:
-            texts = {}
-            start = max((m.history for m in marks if m is not None and m.wire <= i), default=0)
-            for at in range(min(start, len(forms)), len(forms)):
-                _long_texts(forms[at], (), texts, at)
-        made: list[Any] = []
-        wire.append(_referred(entry, (), texts, made))
-        refs.append(made)
-    return wire, refs
-
-
-def wire_of_forms(
-    wire: Sequence[Any], texts: Sequence[Any] | None, forms: Sequence[Any], where: str
-) -> list[Any]:
-    """The entries of a `wire_forms` list as read-only records (`record`), texts put back.
-
-    `texts` None (versions 1 and 2) records `wire` as it is. The caller's values are not
-    changed, nor kept.
-
-    Raises:
-        UsageError: `texts` is not one list per entry, or a reference names a history
-            message the snapshot lacks, a place there that holds no text, or a place in
-            the entry that is not empty (`where` names the list and the entry).
-    """
-    if texts is not None and len(texts) != len(wire):
-        raise UsageError(
-            f"{where} texts must hold one list per wire entry ({len(wire)}), not "
-            f"{len(texts)}; nothing was restored"
-        )
-    out = [record(e) for e in wire]
-    for i, refs in enumerate(texts or ()):
-        for ref in refs:
-            _fill(out[i], ref, forms, f"{where} entry {i}")
-    return out
-
-
-def _fill(entry: Any, ref: Mapping[str, Any], forms: Sequence[Any], where: str) -> None:
-    """Put the history text `ref` names in `entry` (a record made here, so set in place)."""
-    m, path, at = ref["message"], ref["path"], ref["at"]
-    text = _at(forms[m], path) if m < len(forms) else _MISSING
-    if not isinstance(text, str):
-        lacks = f"which the snapshot lacks (it holds {len(forms)})" if m >= len(forms) else ""
-        raise UsageError(
-            f"{where} refers to history message {m} at {path}, "
-            f"{lacks or 'which holds no text there'}; nothing was restored"
-        )
-    holder = _at(entry, at[:-1])
-    if not at or _at(holder, at[-1:]) is not None:
-        raise UsageError(
-            f"{where} has no empty place at {at} for the history text it refers to; "
-            "nothing was restored"
-        )
-    (dict if isinstance(holder, dict) else list).__setitem__(holder, at[-1], text)
 
 
 # -- consumed messages, recorded by digest ---------------------------------------------------

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
-from contextchef._json import canonical_dumps, canonical_texts, thaw
-from contextchef._records import recorded
+from contextchef._json import canonical_dumps, thaw
 from contextchef.history._forms import (
     consumed,
     consumed_digests,
@@ -43,9 +42,9 @@ from contextchef.history._forms import (
     messages_form,
     messages_of_form,
     seed_digests,
+    stored_wire,
     text_digest,
     wire_forms,
-    wire_of_forms,
 )
 from contextchef.history._messages import Message, ReasoningPart, ToolCall
 from contextchef.providers._usage import SentRequest
@@ -140,7 +139,7 @@ class Ledger:
     jsons: list[str | None] = field(default_factory=list)
     """Canonical JSON of each wire entry, made when first asked for (`entries_json`)."""
     digests: list[str | None] = field(default_factory=list)
-    """The digest of each wire entry's canonical JSON, made when first asked for."""
+    """Each wire entry's snapshot digest (`history._forms.wire_digest`), made on a save."""
     marks: list[Mark] = field(default_factory=lambda: [Mark()])
     """Committed marks, oldest first; the last one is the commit point."""
     pending: Mark | None = None
@@ -285,11 +284,17 @@ class Ledger:
         `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
         Wire entries `base` (an earlier form of it) holds at their place are shared.
         """
-        shared, digests = leading(self.history, history), self._wire_digests()
-        wire, texts = wire_forms(self.wire, digests, forms, base or {}, [*self.marks, self.pending])
+        shared, consumed = (
+            leading(self.history, history),
+            consumed_digests(self.history, self.binding_cache),
+        )
+        marks = [*self.marks, self.pending]
+        wire, texts = wire_forms(
+            self.wire, self.digests, forms, base or {}, marks, consumed[:shared], self.binding_cache
+        )
         out: dict[str, Any] = {
             "shared": shared,
-            "consumed": consumed_digests(self.history, self.binding_cache),
+            "consumed": consumed,
             "ir": messages_form(self.ir, history),
             "wire": wire,
             "texts": texts,
@@ -303,7 +308,7 @@ class Ledger:
             "response_id": self.response_id,
             "answered": self.answered,
             "system_entries": list(self.system_entries),
-            "wire_digests": digests,
+            "wire_digests": list(self.digests),
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
@@ -325,16 +330,6 @@ class Ledger:
         digests = [o[1].hex() for o in old[:size]]
         return {"chain": {"digests": digests, "references": references}} if size else {}
 
-    def _wire_digests(self) -> list[str]:
-        """A short digest of each wire entry's canonical JSON (checked by `from_dict`)."""
-        missing = [i for i, d in enumerate(self.digests) if d is None]
-        texts = [i for i in missing if self.jsons[i] is None]
-        for i, text in zip(texts, canonical_texts(self.wire[i] for i in texts), strict=True):
-            self.jsons[i] = text
-        for i in missing:
-            self.digests[i] = text_digest(self.jsons[i] or "")
-        return cast("list[str]", list(self.digests))
-
     @classmethod
     def from_dict(
         cls,
@@ -344,6 +339,7 @@ class Ledger:
         *,
         name: str = "",
         made: dict[Any, Any] | None = None,
+        version: int = 4,
     ) -> Ledger:
         """From checked `to_dict` output (`LedgerForm`), checked against itself and `history`.
 
@@ -366,13 +362,9 @@ class Ledger:
         ir = messages_of_form(data["ir"], history, f"{ledger_where(name)} 'ir'")
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
-        wire = wire_of_forms(data["wire"], data.get("texts"), forms, f"{ledger_where(name)} 'wire'")
-        _check_marks(marks, pending, ir=len(ir), wire=len(wire))
+        _check_marks(marks, pending, ir=len(ir), wire=len(data["wire"]))
         _check_fields(data)
-        signed = made is None  # nothing serialized again to be checked
-        entries, jsons = recorded(
-            wire, data["wire_digests"], f"{ledger_where(name)} 'wire'", signed
-        )
+        entries = stored_wire(data, forms, ledger_where(name), made is None, version)
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
                 f"{ledger_where(name)}: its tools, system, marks or thinking bindings differ from "
@@ -384,8 +376,8 @@ class Ledger:
             history=consumed(data, (pending or marks[-1]).history, history, forms, made, name),
             ir=ir,
             wire=entries,  # a copy: the snapshot stays the caller's
-            jsons=jsons,
-            digests=list(data["wire_digests"]),
+            jsons=[None] * len(entries),
+            digests=list(data["wire_digests"]) if version >= 4 else [None] * len(entries),
             marks=marks,
             pending=pending,
             strip=[(lo, hi) for lo, hi in data["strip"]],
@@ -405,7 +397,7 @@ class Ledger:
         seed_digests(ledger.binding_cache, ledger.history, data["consumed"])  # the next save's
         undo = cast("LedgerForm | None", data.get("undo"))
         if undo is not None:
-            ledger.undo = cls.from_dict(undo, history, forms, name=name, made=made)
+            ledger.undo = cls.from_dict(undo, history, forms, name=name, made=made, version=version)
         return ledger
 
 

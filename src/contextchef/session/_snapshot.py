@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
-SNAPSHOT_VERSION = 3  # 2: the conversation once, the thinking chain; 3: sent texts once
-READ_VERSIONS = (1, 2, 3)
+SNAPSHOT_VERSION = 4  # 2: the conversation once, the thinking chain; 3: sent texts once;
+READ_VERSIONS = (1, 2, 3, 4)  # 4: wire digests over the stored entries (each text hashed once)
 
 
 def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:

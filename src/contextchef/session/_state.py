@@ -120,7 +120,9 @@ class SessionState:
         """
         history, made = checked_history(data["history"]), None if signed else dict[Any, Any]()
         ledgers = {
-            target: Ledger.from_dict(raw, history, data["history"], name=target, made=made)
+            target: Ledger.from_dict(
+                raw, history, data["history"], name=target, made=made, version=data["version"]
+            )
             for target, raw in data["ledgers"].items()
         }
         return cls(

@@ -1,0 +1,347 @@
+"""What was sent, written against the history (history layer): snapshot wire entries.
+
+A ledger's wire entries are what a target was sent, replayed byte for byte. In a
+snapshot (`contextchef.history._forms` writes the rest of its history forms),
+`wire_forms` writes each with its long texts the history holds as references to it
+(version 3) and digests each as stored (`wire_digest`, version 4: over the stored entry,
+its references and their messages' consumed digests, so a restore hashes each text once,
+in its message); `stored_wire` checks them and puts the texts back (`wire_of_forms` and
+`_records.recorded` for versions 1-3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from contextchef._errors import UsageError, json_reason
+from contextchef._json import CLOSED, canonical_utf8, fast_encoder
+from contextchef._records import record, recorded
+
+__all__ = ["SHARED_TEXT", "stored_wire", "wire_digest", "wire_forms", "wire_of_forms"]
+
+
+SHARED_TEXT = 1024
+"""Shortest text (characters) a stored wire entry writes as a reference to the history.
+
+About where a reference (checked against the form, then put back) costs what decoding
+the text again would (benchmarks/RESULTS.md, "Resume: what was sent, stored once")."""
+
+_Key = str | int
+
+
+def _long_texts(value: Any, path: tuple[_Key, ...], out: dict[str, Any], at: int) -> None:
+    """Each text of `value` (a message's form) of `SHARED_TEXT` or more -> ``[at, path]``."""
+    if isinstance(value, str):
+        if len(value) >= SHARED_TEXT and value not in out:
+            out[value] = (at, list(path))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _long_texts(item, (*path, key), out, at)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _long_texts(item, (*path, i), out, at)
+
+
+def _referred(value: Any, path: tuple[_Key, ...], texts: dict[str, Any], refs: list[Any]) -> Any:
+    """A plain copy of `value` with each text `texts` holds left out (None) and referred to."""
+    if isinstance(value, str):
+        if len(value) < SHARED_TEXT or value not in texts:
+            return value
+        message, where = texts[value]
+        refs.append({"at": list(path), "message": message, "path": list(where)})
+        return None
+    if isinstance(value, dict):
+        return {k: _referred(v, (*path, k), texts, refs) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_referred(v, (*path, i), texts, refs) for i, v in enumerate(value)]
+    return value
+
+
+_MISSING = object()
+
+
+def _at(value: Any, path: Sequence[Any]) -> Any:
+    """What `path` (keys, indices >= 0 as the form says) leads to in `value`, or `_MISSING`."""
+    try:
+        for key in path:
+            if type(value) is str:
+                return _MISSING
+            value = value[key]
+    except (KeyError, IndexError, TypeError):
+        return _MISSING
+    return value
+
+
+def wire_forms(
+    entries: Sequence[Any],
+    digests: list[str | None],
+    forms: Sequence[Any],
+    base: Mapping[str, Any],
+    marks: Sequence[Any] = (),
+    consumed: Sequence[str] = (),
+    cache: dict[Any, Any] | None = None,
+) -> tuple[list[Any], list[Any]]:
+    """(wire entries as plain JSON, their ``texts``): each text a reference to `forms`.
+
+    `forms` are the `Message.to_dict` forms of the snapshot's history, `consumed` the
+    digests of the ledger's consumed messages that lead it (``consumed[:shared]``, one per
+    message: `consumed_digests`). A text of `SHARED_TEXT` characters or more that one of
+    those messages holds is left out of the entry (None where it was) and recorded in the
+    entry's list of ``texts`` as ``{"at": its path in the entry, "message": the history
+    index, "path": its path there}``; so a snapshot holds a tool result or a thinking
+    block once, not once more per target. `digests` (the ledger's, one per entry, None
+    where not made) gets each entry's `wire_digest` (version 4: over the stored entry).
+    `base` is an earlier form of the ledger (``wire``, ``texts``, ``wire_digests``,
+    ``consumed``): an entry at the same place with the same digest whose referred messages
+    still have their digests shares that form (`SessionSync` then compares the two by
+    identity). `marks` (the ledger's, each with ``wire`` and ``history`` sizes; None
+    skipped) say where new entries' texts are looked for: entries past a mark render the
+    history past it, so a turn's save reads the turn's messages, not the whole history.
+    `cache` (the ledger's, not part of the record) keeps what each digest was made over,
+    so a snapshot taken without `base` digests only the entries whose stored form changed.
+    """
+    owner, held = (cache or {}).get(_MADE, (None, []))
+    held, kept = held if owner is digests else [], []  # this ledger's (an undo shares `cache`)
+    old, old_digests = base.get("wire", []), base.get("wire_digests", [])
+    old_texts, was = base.get("texts") or [], base.get("consumed", [])
+    n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
+    texts: dict[str, Any] | None = None
+    wire, refs = [], []
+    for i, entry in enumerate(entries):
+        if (
+            i < n
+            and digests[i] is not None
+            and old_digests[i] == digests[i]
+            and (not old_texts[i] or _still(old_texts[i], was, consumed))
+        ):
+            wire.append(old[i])
+            refs.append(old_texts[i])
+            kept.append((entry, _over(old_texts[i], consumed)))
+            continue
+        if texts is None:
+            texts = {}
+            start = max((m.history for m in marks if m is not None and m.wire <= i), default=0)
+            for at in range(min(start, shared), min(shared, len(forms))):
+                _long_texts(forms[at], (), texts, at)
+        made: list[Any] = []
+        wire.append(_referred(entry, (), texts, made))
+        refs.append(made)
+        over = (made, [consumed[r["message"]] for r in made]) if made else None
+        kept.append((entry, over))
+        before = held[i] if i < len(held) else None
+        if digests[i] is None or before is None or before[0] is not entry or before[1] != over:
+            digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
+    if cache is not None:
+        cache[_MADE] = (digests, kept)
+    return wire, refs
+
+
+_MADE = ("wire digests made over",)
+
+
+def _over(refs: list[Any], consumed: Sequence[str]) -> Any:
+    """What a digest is made over besides the entry: references, their messages' digests."""
+    return (refs, [consumed[r["message"]] for r in refs]) if refs else None
+
+
+def _still(refs: Sequence[Any], was: Sequence[str], consumed: Sequence[str]) -> bool:
+    """Whether each message `refs` name still has the digest it had (`was`), and is shared."""
+    held = min(len(consumed), len(was))
+    return all(r["message"] < held and was[r["message"]] == consumed[r["message"]] for r in refs)
+
+
+def wire_digest(stored: Any, refs: Sequence[Any], consumed: Sequence[str], exact: bool) -> str:
+    """A wire entry's digest (version 4): over its stored form and what it refers to.
+
+    The first 16 hex digits of SHA-256 over the canonical JSON (UTF-8) of `stored` (the
+    entry with its referred texts null), then, if it refers to any, a newline and the
+    canonical JSON of ``[refs, [the consumed digest of each referred message]]``. So an
+    entry restores to what was sent when its digest matches and each message it refers
+    to matches its digest in ``consumed`` (`consumed` checks that): each text is hashed
+    once, in its message. `exact`: `stored` holds no float (the fast encoder's bytes are
+    the canonical ones).
+
+    Raises:
+        UnicodeEncodeError: Text holding a lone surrogate.
+        ValueError, TypeError, RecursionError: Not plain JSON.
+    """
+    data = _fast_or_none(fast_encoder() if exact else None, stored)
+    data = canonical_utf8(stored) if data is None else data
+    return hashlib.sha256(data + _tail(refs, consumed)).hexdigest()[:16]
+
+
+def _tail(refs: Sequence[Any], consumed: Sequence[str]) -> bytes:
+    """What `wire_digest` hashes after the stored entry: its references and their digests."""
+    if not refs:
+        return b""
+    tail = [list(refs), [consumed[r["message"]] for r in refs]]
+    more = _fast_or_none(fast_encoder(), tail)
+    return b"\n" + (more if more is not None else canonical_utf8(tail))
+
+
+def _fast_or_none(fast: Any, value: Any) -> bytes | None:
+    """`fast(value)`, or None where the fast encoder is missing or refuses it."""
+    if fast is None:
+        return None
+    try:
+        return fast(value)  # type: ignore[no-any-return]
+    except (TypeError, ValueError):  # a long integer, a lone surrogate: the canonical path says
+        return None
+
+
+def wire_of_forms(
+    wire: Sequence[Any], texts: Sequence[Any] | None, forms: Sequence[Any], where: str
+) -> list[Any]:
+    """The entries of a `wire_forms` list as read-only records (`record`), texts put back.
+
+    `texts` None (versions 1 and 2) records `wire` as it is. The caller's values are not
+    changed, nor kept.
+
+    Raises:
+        UsageError: `texts` is not one list per entry, or a reference names a history
+            message the snapshot lacks, a place there that holds no text, or a place in
+            the entry that is not empty (`where` names the list and the entry).
+    """
+    if texts is not None and len(texts) != len(wire):
+        raise UsageError(
+            f"{where} texts must hold one list per wire entry ({len(wire)}), not "
+            f"{len(texts)}; nothing was restored"
+        )
+    out = [record(e) for e in wire]
+    for i, refs in enumerate(texts or ()):
+        for ref in refs:
+            _fill(out[i], ref, forms, f"{where} entry {i}")
+    return out
+
+
+def _fill(
+    entry: Any, ref: Mapping[str, Any], forms: Sequence[Any], where: str, shared: int = -1
+) -> None:
+    """Put the history text `ref` names in `entry` (a record made here, so set in place).
+
+    `shared` (version 4): the message must be one of the first `shared`, whose digests
+    the ledger's ``consumed`` holds (-1: any message, versions 1-3).
+    """
+    m, path, at = ref["message"], ref["path"], ref["at"]
+    text = _at(forms[m], path) if m < len(forms) else _MISSING
+    if m < len(forms) and 0 <= shared <= m:
+        raise UsageError(
+            f"{where} refers to history message {m}, which is not one of the {shared} "
+            "consumed messages the history leads with (each checked against its digest in "
+            "'consumed'); nothing was restored"
+        )
+    if not isinstance(text, str):
+        lacks = f"which the snapshot lacks (it holds {len(forms)})" if m >= len(forms) else ""
+        raise UsageError(
+            f"{where} refers to history message {m} at {path}, "
+            f"{lacks or 'which holds no text there'}; nothing was restored"
+        )
+    holder = _at(entry, at[:-1])
+    if not at or _at(holder, at[-1:]) is not None:
+        raise UsageError(
+            f"{where} has no empty place at {at} for the history text it refers to; "
+            "nothing was restored"
+        )
+    (dict if isinstance(holder, dict) else list).__setitem__(holder, at[-1], text)
+
+
+def stored_wire(
+    form: Mapping[str, Any], forms: Sequence[Any], where: str, signed: bool, version: int
+) -> list[Any]:
+    """A ledger form's wire entries as read-only records, checked, their texts put back.
+
+    `where` names the ledger (`ledger_where`). Version 4 (`wire_forms`): each entry's
+    digest is checked against its stored form and the ``consumed`` digests of the
+    messages it refers to (`wire_digest`), which must be among the ``shared`` ones
+    (`consumed` checks those against the history): each text is hashed once, in its
+    message. Versions 1-3: the texts put back (`wire_of_forms`),
+    then each whole entry checked against its digest (`recorded`). `signed`: an HMAC
+    just verified covers them; only the counts and references are checked.
+
+    Raises:
+        UsageError: Counts that differ, a reference to a message the ledger did not
+            consume (or the snapshot lacks) or a place that holds no text (or, in the
+            entry, is not empty), text that is not valid Unicode, or an entry that does
+            not match its digest (the ledger and the entry named); a ``consumed`` list
+            without a digest per consumed message (version 4).
+    """
+    wire, texts, digests = form["wire"], form.get("texts"), form["wire_digests"]
+    ledger, where = where, f"{where} 'wire'"
+    if version < 4:
+        return recorded(wire_of_forms(wire, texts, forms, where), digests, where, signed)[0]
+    if texts is not None and len(texts) != len(wire):
+        wire_of_forms(wire, texts, forms, where)  # raises: one list per entry
+    if len(digests) != len(wire):
+        raise UsageError(
+            f"{where}_digests must hold one digest per wire entry ({len(wire)}); nothing "
+            "was restored"
+        )
+    refs: Sequence[Any] = texts if texts is not None else [[]] * len(wire)
+    consumed, size = form["consumed"], (form["pending"] or form["marks"][-1])["history"]
+    if len(consumed) != size:
+        raise UsageError(
+            f"{ledger} 'consumed' holds {len(consumed)} digests: it must hold one per message "
+            f"consumed ({size}); nothing was restored"
+        )
+    shared = min(form.get("shared", 0), size)  # more is refused by `consumed`
+    out = [record(e) for e in wire]
+    try:
+        ours = [] if signed else _digests_of(out, refs, consumed, shared)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{where} is not plain JSON: {json_reason(exc)}") from exc
+    for i, entry_refs in enumerate(refs):
+        for ref in entry_refs:
+            _fill(out[i], ref, forms, f"{where} entry {i}", shared)
+    for i in range(len(out)) if ours != digests and not signed else ():
+        if ours[i] is None:
+            raise UsageError(
+                f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
+                "which no request can encode; nothing was restored"
+            )
+        if ours[i] != digests[i]:
+            raise UsageError(
+                f"{where} entry {i} differs from what was sent (its digest does not match); "
+                "the snapshot was changed after it was taken, and replaying the entry would "
+                "break the conversation; nothing was restored"
+            )
+    return out
+
+
+def _digests_of(
+    entries: Sequence[Any], refs: Sequence[Any], consumed: Sequence[str], shared: int
+) -> list[str | None]:
+    """`wire_digest` of each restored entry (None: a lone surrogate; "": a bad reference).
+
+    In one tight loop over the fast encoder's bytes (as `extend_digests`); an entry it
+    refuses, or holding a float, is digested alone on the canonical bytes. A reference
+    to a message past `shared` gets "" (`_fill` then names it).
+
+    Raises:
+        ValueError, TypeError, RecursionError: Not plain JSON (a NaN).
+    """
+    fast, sha, n = fast_encoder(), hashlib.sha256, len(entries)
+    made: list[str | None] = []
+    tails: list[bytes | None] = [b""] * n
+    for i, r in enumerate(refs):
+        if r:
+            tails[i] = _tail(r, consumed) if all(x["message"] < shared for x in r) else None
+    while len(made) < n:
+        if fast is not None:
+            pairs = zip(entries[len(made) :], tails[len(made) :], strict=True)
+            todo = itertools.takewhile(lambda p: type(p[0]) in CLOSED and p[1] is not None, pairs)
+            with contextlib.suppress(TypeError, ValueError):  # orjson's error is a TypeError
+                made.extend(sha(fast(e) + (t or b"")).hexdigest()[:16] for e, t in todo)
+            if len(made) == n:
+                break
+        i = len(made)
+        try:  # alone, on the canonical bytes
+            made.append(
+                "" if tails[i] is None else wire_digest(entries[i], refs[i], consumed, False)
+            )
+        except UnicodeEncodeError:
+            made.append(None)
+    return made
