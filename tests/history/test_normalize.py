@@ -389,3 +389,39 @@ def test_check_pairing_names_each_problem() -> None:
         ]
     )
     assert dup == ["message 2: call id 'x' is used twice"]
+
+
+def test_a_reused_id_pairs_with_the_newest_batch_and_by_tool_name() -> None:
+    # break-it round 14: the first call_0 was never answered (the user cut in); its
+    # result must not be taken by the later call_0's result, and results that come in
+    # another order than the calls go by their tool name.
+    history = [
+        user("go"),
+        assistant(tool_calls=[call("call_0", "grep")]),
+        user("stop, search beta instead"),
+        assistant(tool_calls=[call("call_0", "grep")]),
+        tool_results([result("call_0", "grep", "RESULT OF BETA")]),
+        assistant(tool_calls=[call("call_0", "grep"), call("call_0", "ls")]),
+        tool_results([result("call_0", "ls", "L"), result("call_0", "grep", "G")]),
+        user("thanks"),
+    ]
+    out = normalize(history)
+    pairs = {
+        r.call_id: (r.name, r.content, r.is_error) for m in out.messages for r in m.tool_results
+    }
+    calls = [(c.id, c.name) for m in out.messages for c in m.tool_calls]
+    assert calls == [("call_0", "grep"), ("call_0_2", "grep"), ("call_0_3", "grep"),
+                     ("call_0_4", "ls")]  # fmt: skip
+    assert pairs["call_0"][2] is True  # the abandoned call: answered as interrupted
+    assert pairs["call_0_2"] == ("grep", "RESULT OF BETA", False)
+    assert pairs["call_0_3"] == ("grep", "G", False)
+    assert pairs["call_0_4"] == ("ls", "L", False)
+    assert check_pairing(out.messages) == []
+    # the same history in two steps (what was sent first, then the rest) pairs the same
+    first = normalize(history[:3])
+    rest = normalize(history[3:], after=Continuation(offset=3, calls={"call_0"}))
+    assert [r.content for m in (*first.messages, *rest.messages) for r in m.tool_results][1:] == [
+        "RESULT OF BETA",
+        "G",
+        "L",
+    ]

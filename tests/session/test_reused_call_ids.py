@@ -60,3 +60,46 @@ def test_every_exchange_of_a_reused_id_reaches_the_model(target: str) -> None:
     assert fake.violations == ()
     assert len(fake.requests) == 2
     assert "contents of f2" in _texts(fake.requests[-1].body)
+
+
+def _beta_answered_by_beta(target: str, payload: dict[str, Any]) -> bool:
+    """Whether the result 'RESULT OF BETA' answers the call whose pattern is beta."""
+    if target == "openai":
+        messages = payload["messages"]
+        calls = {
+            c["id"]: c["function"]["arguments"] for m in messages for c in m.get("tool_calls") or ()
+        }
+        answers = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+    else:
+        blocks = [
+            b for m in payload["messages"] if isinstance(m["content"], list) for b in m["content"]
+        ]
+        calls = {b["id"]: json.dumps(b["input"]) for b in blocks if b["type"] == "tool_use"}
+        answers = {
+            b["tool_use_id"]: json.dumps(b["content"]) for b in blocks if b["type"] == "tool_result"
+        }
+    beta = next(i for i, args in calls.items() if "beta" in args)
+    alpha = next(i for i, args in calls.items() if "alpha" in args)
+    return "RESULT OF BETA" in str(answers[beta]) and "RESULT OF BETA" not in str(answers[alpha])
+
+
+def test_a_result_never_goes_to_an_abandoned_call_with_the_same_id() -> None:
+    def grep(pattern: str) -> Message:
+        call = ToolCall(id="call_0", name="grep", arguments=json.dumps({"pattern": pattern}))
+        return Message(role="assistant", parts=(call,))
+
+    h1 = [user("go"), grep("alpha"), user("stop, search beta instead")]
+    beta = ToolResult(call_id="call_0", name="grep", content="RESULT OF BETA")
+    h2 = [*h1, grep("beta"), Message(role="user", parts=(beta,)), user("thanks")]
+    tool = {"name": "grep", "description": "Search.", "input_schema": {"type": "object"}}
+    chef = ContextChef()
+    chef.register_tools([tool])
+    chef.set_history(h1)
+    chef.compile("anthropic", model="claude-opus-5-5")
+    chef.set_history(h2)
+    for target in ("anthropic", "openai"):  # one after the other, in one session
+        assert _beta_answered_by_beta(target, chef.compile(target, model="m").payload)
+    fresh = ContextChef()
+    fresh.register_tools([tool])
+    fresh.set_history(h2)
+    assert _beta_answered_by_beta("openai", fresh.compile("openai", model="m").payload)

@@ -8,13 +8,12 @@ whole exchange the model made. Both entry points give the later call a new id in
 - `unique_call_ids`: a model reply as it arrives (``ingest``), before the host runs it,
   so the host sees and answers the new id.
 - `renamed_duplicates`: a history given whole (``set_history``, `normalize`), where the
-  results are already there: each result goes, in order, to the oldest call with its id
-  that has none yet, and takes that call's new id.
+  results are already there: each result goes to the open call with its id in the newest
+  batch that wrote it (by tool name, else in order), and takes that call's new id.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
@@ -53,10 +52,13 @@ def renamed_duplicates(
 
     The new id is the old one with the first free ``_<n>`` suffix (n >= 2; free of every
     id in `messages` and `earlier`), so it is stable: the same history gives the same ids.
-    Results are matched to calls in order (first in, first out per id), so a reused id in
-    sequential exchanges and within one parallel batch both pair as they were made. A
-    result no call is waiting for keeps its id (the pairing step drops it as a second
-    result or an orphan, as before).
+    A result answers an open call with its id from the newest assistant message that
+    wrote that id (a call left open by an older one was abandoned: it is answered as
+    interrupted), the one with the result's tool name if any, else the first in call
+    order; so a reused id pairs as the exchange was made in sequential turns and within
+    one parallel batch, whatever order the results come in. A result no call is waiting
+    for keeps its id (the pairing step drops it as a second result or an orphan, as
+    before).
 
     Args:
         messages: The history, oldest first; not mutated.
@@ -75,10 +77,11 @@ def renamed_duplicates(
         if isinstance(p, (ToolCall, ToolResult))
     }
     seen = set(earlier)
-    waiting: dict[str, deque[str]] = {}  # an id as written -> calls with it not yet answered
+    waiting: dict[str, list[ToolCall]] = {}  # an id as written -> its open calls, newest batch
     out: list[Message] = []
     for i, message in enumerate(messages, start=offset):
         parts: list[Part] = []
+        batch: set[str] = set()  # ids written in this message: an older open call is closed
         for part in message.parts:
             if isinstance(part, ToolCall):
                 written = part.id
@@ -96,11 +99,16 @@ def renamed_duplicates(
                         "keeps its own); its result follows it",
                     )
                 seen.add(written)
-                waiting.setdefault(written, deque()).append(part.id)
+                if written not in batch:
+                    batch.add(written)
+                    waiting[written] = []
+                waiting[written].append(part)
             elif isinstance(part, ToolResult) and waiting.get(part.call_id):
-                new = waiting[part.call_id].popleft()
-                if new != part.call_id:
-                    part = replace(part, call_id=new)
+                open_calls = waiting[part.call_id]
+                call = next((c for c in open_calls if c.name == part.name), open_calls[0])
+                open_calls.remove(call)
+                if call.id != part.call_id:
+                    part = replace(part, call_id=call.id)
             parts.append(part)
         same = all(a is b for a, b in zip(parts, message.parts, strict=True))
         out.append(message if same else replace(message, parts=tuple(parts)))
