@@ -103,3 +103,34 @@ def test_a_result_never_goes_to_an_abandoned_call_with_the_same_id() -> None:
     fresh.register_tools([tool])
     fresh.set_history(h2)
     assert _beta_answered_by_beta("openai", fresh.compile("openai", model="m").payload)
+
+
+def test_ingest_says_when_it_gives_a_reused_id_a_new_one() -> None:
+    # break-it round 14, f1: a host answering with the raw response's id was silently
+    # answering nothing; the rename is now a notice, and the returned call's id works.
+    def reply(pattern: str) -> dict[str, Any]:
+        call = {
+            "id": "call_0",
+            "type": "function",
+            "function": {"name": "grep", "arguments": json.dumps({"pattern": pattern})},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return {"id": f"r-{pattern}", "object": "chat.completion", "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls"}]}  # fmt: skip
+
+    chef = ContextChef()
+    chef.register_tools(
+        [{"name": "grep", "description": "Search.", "input_schema": {"type": "object"}}],
+        handlers={"grep": lambda pattern="": f"found {pattern}"},
+    )
+    chef.set_history([user("go")])
+    chef.compile("openai", model="m")
+    for pattern in ("a", "b"):
+        calls = chef.ingest(reply(pattern))
+        chef.append(tool_results([chef.execute(c).result for c in calls]))
+        chef.compile("openai", model="m")
+    renamed = [n for n in chef.notices if n.kind == "call_id_renamed"]
+    assert [(n.reason, "call_0" in n.detail) for n in renamed] == [("call_0", True)]
+    payload = chef.compile("openai", model="m").payload
+    answers = [m["content"] for m in payload["messages"] if m["role"] == "tool"]
+    assert answers == ["found a", "found b"]  # neither answered as interrupted

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from contextchef._errors import CorruptHistoryError
 from contextchef._sdk import sdk_json
 from contextchef.dispatch._gate import CUT_OFF
-from contextchef.history._messages import ToolCall
+from contextchef.history._messages import Message, ToolCall
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers._usage import MAX_TOKENS, CacheReport
 
@@ -37,6 +37,7 @@ __all__ = [
     "provider_notices",
     "read_as",
     "register_reader",
+    "renamed_ids",
     "response_dict",
     "stopped",
     "wire_reader",
@@ -61,8 +62,9 @@ class ResponseNotice:
     Attributes:
         kind: ``thinking_dropped``, ``thinking_mismatch_allowed``, ``cache_miss``,
             ``incomplete`` (the turn did not end normally: cut off at a token limit,
-            refused or filtered; each wire's reader says when) or another type the
-            provider reported.
+            refused or filtered; each wire's reader says when), ``call_id_renamed``
+            (`ContextChef.ingest` gave a call that reused an id, or had none, a new one:
+            `reason` is the id as sent) or another type the provider reported.
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
         detail: One sentence for logs.
@@ -435,3 +437,23 @@ def checked_response(response: object, reader: WireReader) -> Mapping[str, Any]:
             f"the provider returned an error instead of a turn ({error_text(error)})", index=0
         )
     return data
+
+
+def renamed_ids(before: Sequence[Message], after: Sequence[Message]) -> tuple[ResponseNotice, ...]:
+    """A ``call_id_renamed`` notice for each call `ingest` gave a new id (`unique_call_ids`).
+
+    A server that sends ``""`` or the same id (``call_0``) every turn gets its reused ids
+    replaced in the history; a host that answers with the id from the raw response
+    instead of the call `ingest` returned would answer nothing, so each rename is said.
+    """
+    return tuple(
+        ResponseNotice(
+            kind="call_id_renamed",
+            reason=old.id,
+            detail=f"the model's call to {new.name!r} reused id {old.id!r} (or had none); "
+            f"it is {new.id!r} in the history: answer the calls ingest returns, by their ids",
+        )
+        for m, n in zip(before, after, strict=True)
+        for old, new in zip(m.tool_calls, n.tool_calls, strict=True)
+        if old.id != new.id
+    )

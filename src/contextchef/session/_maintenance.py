@@ -43,6 +43,7 @@ from contextchef.providers._compacted import (
     switch_summarizer,
     without_compaction,
 )
+from contextchef.providers._reading import renamed_ids
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
@@ -114,6 +115,7 @@ class Maintenance:
                 "ingest each response once"
             )
         messages = tuple(unique_call_ids(m, ids, len(history)) for m in read.turn.messages)
+        read = replace(read, notices=(*read.notices, *renamed_ids(read.turn.messages, messages)))
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
         target = self._state.compiled or ""
