@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import json.encoder
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -558,7 +559,9 @@ def read_text_file(path: Path, limit: int = MAX_FILE_BYTES) -> str:
         ValueError: It is larger than `limit` bytes, or not UTF-8.
     """
     with open(path, "rb") as file:
-        data = file.read(limit + 1)
+        if os.fstat(file.fileno()).st_size > limit:  # a regular file says its size
+            raise ValueError(f"the file is larger than {limit:,} bytes")
+        data = file.read(limit + 1)  # a device or a pipe does not
     if len(data) > limit:
         raise ValueError(f"the file is larger than {limit:,} bytes")
     return data.decode("utf-8")

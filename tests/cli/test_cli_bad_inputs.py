@@ -194,3 +194,13 @@ def test_out_of_memory_is_one_error_line(monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(SystemExit) as exited:
         cli.main()
     assert exited.value.code == 2
+
+
+def test_a_big_regular_file_is_refused_by_its_size_before_it_is_read(tmp_path: Path) -> None:
+    import contextchef._json as json_module
+
+    sparse = tmp_path / "sparse.json"
+    with sparse.open("wb") as file:
+        file.truncate(json_module.MAX_FILE_BYTES + 1)  # no data written: a sparse file
+    with pytest.raises(ValueError, match="larger than"):
+        json_module.read_text_file(sparse)

@@ -332,6 +332,7 @@ def test_a_key_that_lost_its_letters_is_named_in_its_description() -> None:
         "Account Number": {"type": "string", "description": "The account"},
         LONG: {"type": "string"},
         "référence": {"$ref": "#/$defs/Ref"},
+        "标志": True,  # any value: sent as {"description": "标志"}
         "ok": {"type": "string"},
     }
     tool = {
@@ -354,6 +355,7 @@ def test_a_key_that_lost_its_letters_is_named_in_its_description() -> None:
         "Account Number": "The account",
         LONG: LONG,
         "référence": None,  # a $ref takes no sibling keyword on some providers
+        "标志": "标志",
         "ok": None,
     }
     assert props["名称"] == {"type": "string"}  # the caller's schema is not touched

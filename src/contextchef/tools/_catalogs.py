@@ -419,8 +419,8 @@ def load_catalog(
 ) -> Catalog:
     """Load a catalog JSON file.
 
-    The file is read and hashed on every call; the same text (and `server`,
-    `repair_schemas`) loaded before in this process gives a new `Catalog` holding the
+    The file is read and hashed on every call; the same path string with the same text
+    (and `server`, `repair_schemas`) loaded before in this process gives a new `Catalog` holding the
     same ``tools`` tuple (of immutable `Tool` values), so sessions that each load it
     share the registry state, view and rendered tools built for it once (issue 27, item
     3; an LRU of 64 files). A changed file is loaded and checked anew.

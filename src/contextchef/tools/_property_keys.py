@@ -160,12 +160,15 @@ def _told(key: Any, value: Any, names: Mapping[str, str]) -> Any:
     (a key cut and hashed), the description starts with the real key (``"名称"``, or
     ``"名称: <its description>"``), so the model still knows what the parameter is. A
     key that only lost punctuation (``Account Number`` -> ``Account_Number``) reads the
-    same and is left as it is, as is a boolean schema or a ``$ref`` (which some
-    providers take with no sibling keyword).
+    same and is left as it is, as is a ``$ref`` (which some providers take with no
+    sibling keyword) or a ``false`` schema; a ``true`` schema becomes the equivalent
+    ``{"description": <the key>}``.
     """
     wire = names.get(key) if isinstance(key, str) else None
     if wire is None or (key.isascii() and wire == _ILLEGAL.sub("_", key)):
         return value
+    if value is True:  # any value: the same schema with the key as its annotation
+        return {"description": key}
     if not isinstance(value, Mapping) or "$ref" in value:
         return value
     said = value.get("description")
