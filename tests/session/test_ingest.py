@@ -121,6 +121,7 @@ def test_five_gemini_turns_without_call_ids_parsed_one_at_a_time_keep_all_five()
     assert fake.violations == ()
     ids = [p.id for m in chef.history for p in m.parts if isinstance(p, ToolCall)]
     assert len(ids) == len(set(ids)) == 5
+    chef.append(user("thanks"))  # Gemini takes no request ending with the model's turn
     payload = chef.compile("gemini", model="m").payload
     sent = [
         p["function_call"] for c in payload["contents"] for p in c["parts"] if "function_call" in p

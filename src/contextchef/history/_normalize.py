@@ -19,8 +19,9 @@ Steps, in order:
 3. **Drop empty** messages.
 4. **Merge roles** (when `HistoryRules.alternate_roles`): consecutive messages of one role
    become one. An assistant message holding a `ReasoningPart` is never merged into the
-   one before it (its thinking must stay at the start of its turn); that is reported in
-   `Normalized.notes`, not as a change.
+   one before it (its thinking must stay at the start of its turn), unless that one holds
+   only blocks that open a turn (`HistoryRules.opening_blocks`); a kept one is reported
+   in `Normalized.notes`, not as a change.
 
 `ReasoningPart` values and every ``provider_data`` mapping are never edited, reordered
 within their message or removed. The output satisfies `check_pairing`, and normalizing it
@@ -40,6 +41,7 @@ from contextchef.history._messages import (
     MediaPart,
     Message,
     Part,
+    ProviderPart,
     ReasoningPart,
     TextPart,
     ToolCall,
@@ -83,6 +85,10 @@ class HistoryRules:
             turns can; Chat, Responses and Anthropic take media from the user only).
             When False, media in an assistant message (a history from Gemini) is sent
             as a short text naming its type, reported as ``media_as_text``.
+        opening_blocks: `ProviderPart` ``type`` values that may open a turn before its
+            reasoning: an assistant message holding only such parts takes the next
+            assistant message, thinking included (Anthropic's ``compaction`` block: "first
+            content block of first message", preserved-thinking R22).
     """
 
     name: str
@@ -90,6 +96,7 @@ class HistoryRules:
     results_first: bool = True
     keep_all_reasoning: bool = False
     assistant_media: bool = False
+    opening_blocks: tuple[str, ...] = ()
 
 
 PORTABLE = HistoryRules(name="portable", alternate_roles=True)
@@ -263,7 +270,7 @@ def normalize(
         log.add("inserted_leading_user", 0, "the history opened with the assistant")
         indexed.insert(0, (0, Message(role="user", parts=(TextPart(text=LEADING_USER_TEXT),))))
     if rules.alternate_roles:
-        indexed = _merge_roles(indexed, log)
+        indexed = _merge_roles(indexed, log, rules.opening_blocks)
     return Normalized(
         messages=tuple(m for _, m in indexed), changes=tuple(log.changes), notes=tuple(log.notes)
     )
@@ -478,13 +485,21 @@ def _drop_empty(indexed: _Indexed, log: _Log) -> _Indexed:
     return out
 
 
-def _merge_roles(indexed: _Indexed, log: _Log) -> _Indexed:
+def _opens(message: Message, opening: tuple[str, ...]) -> bool:
+    """Whether `message` holds only provider parts of an `opening` type."""
+    parts = message.parts
+    return all(isinstance(p, ProviderPart) and p.data.get("type") in opening for p in parts)
+
+
+def _merge_roles(indexed: _Indexed, log: _Log, opening: tuple[str, ...]) -> _Indexed:
     out: _Indexed = []
     for i, message in indexed:
         if not out or out[-1][1].role != message.role:
             out.append((i, message))
             continue
-        if any(isinstance(p, ReasoningPart) for p in message.parts):
+        if any(isinstance(p, ReasoningPart) for p in message.parts) and not (
+            opening and _opens(out[-1][1], opening)
+        ):
             log.notes.append(
                 Change(
                     kind="kept_reasoning_separate",

@@ -160,7 +160,7 @@ def on_demand_fields(instructions: str = "") -> dict[str, Any]:
 def check_closed(history: Sequence[Message], extra: Mapping[str, Any]) -> bool:
     """Whether `extra` asks for an on-demand compaction of a closed `history`.
 
-    Such a request samples nothing, so compile skips its prefill check (`_check_turn`)
+    Such a request samples nothing, so compile skips its prefill check (`check_turn`)
     for it: it may end with the model's turn, unless that turn
     holds a tool call with no result yet, which the API rejects
     (compaction-keep-recent-turns.md); the call is not given the interrupted result an

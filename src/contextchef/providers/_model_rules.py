@@ -7,12 +7,14 @@ from `contextchef.providers._base` (which re-exports it) to keep that module sma
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from contextchef._errors import UsageError
 from contextchef.history._messages import Message, ReasoningPart
 
-__all__ = ["ModelRules", "warn_unrecorded_thinking"]
+__all__ = ["ModelRules", "check_turn", "warn_unrecorded_thinking"]
 
 logger = logging.getLogger("contextchef")
 
@@ -83,4 +85,64 @@ def warn_unrecorded_thinking(rules: ModelRules, history: Sequence[Message], targ
             "to it carried state updates, announcements or memories, model %r will refuse "
             "that thinking; resume from the session's snapshot instead",
             rules.model,
+        )
+
+
+def check_turn(
+    history: Sequence[Message],
+    rules: ModelRules,
+    last_role: str,
+    dropped: Sequence[str],
+    *,
+    alternate: bool,
+    extra: Mapping[str, Any],
+) -> None:
+    """Refuse a request ending with the model's turn unless the model takes it, and its reply.
+
+    Such a request is a prefill: the model continues its turn, and the reply is stored as
+    one more assistant message. `last_role` is the role the request ends with; `dropped`
+    the repairs' details (named when what made it the model's turn was dropped);
+    `alternate` the target's `HistoryRules.alternate_roles`; `extra` the request's extra
+    fields. Rules followed:
+
+    * `ModelRules.prefill` False: the model refuses a trailing assistant message (Anthropic
+      R18, anthropic-preserved-thinking.md; Gemini ``generateContent``: "Please ensure
+      that multiturn requests ends with a user role or a function response", a 400).
+    * On a target with alternating roles, a request with thinking (the turn it would
+      continue holds reasoning, or ``extra`` turns ``thinking`` on): Anthropic's
+      extended-thinking docs take no prefill with thinking on, and the reply's thinking
+      must open its own turn, so the normalizer cannot merge it into the turn it
+      continues; the next request would send two assistant turns in a row (the
+      alternation the API and `contextchef.testing` fakes enforce).
+
+    Raises:
+        UsageError: Either case, naming the model and what to append first.
+    """
+    if last_role != "assistant":
+        return
+    if history and history[-1].role == "user":
+        raise UsageError(  # what made it the model's turn was dropped: never a prefill
+            f"the last history message ({history[-1].role}) has nothing this target can "
+            f"send ({'; '.join(dropped[-3:]) or 'it was dropped'}), so the request would "
+            "end with the model's turn; append the next user message"
+        )
+    if not rules.prefill:
+        raise UsageError(
+            f"the history ends with the model's turn, and model {rules.model!r} rejects a "
+            "trailing assistant message (prefill); append the next user message or the "
+            "tool results first"
+        )
+    thinking = extra.get("thinking")
+    on = isinstance(thinking, Mapping) and thinking.get("type") not in (None, "disabled")
+    last = history[-1] if history else None
+    if (
+        alternate
+        and last is not None
+        and (on or any(isinstance(p, ReasoningPart) for p in last.parts))
+    ):
+        raise UsageError(
+            f"the history ends with the model's turn, and model {rules.model!r} thinks: a "
+            "reply continuing that turn would open with thinking that cannot join it, so "
+            "the next request would hold two assistant turns in a row (a 400); append the "
+            "next user message or the tool results first"
         )

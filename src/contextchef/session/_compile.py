@@ -43,6 +43,7 @@ from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
 from contextchef.providers._compacted import check_closed, from_base, swapped_in
+from contextchef.providers._model_rules import check_turn
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
     CompileInput,
@@ -448,32 +449,20 @@ def _assemble(
     added = len(inp.state.history) > base.history + 1  # after the answer
     chain = Chain.after(ledger.sent, base.wire, sent, added=added) if answered else None
     if (chain is None or chain.token is None) and not check_closed(inp.state.history, inp.extra):
-        _check_turn(inp.state.history, ctx.rules, last_role, changes)
+        dropped = [c.detail for c in changes]
+        check_turn(
+            inp.state.history,
+            ctx.rules,
+            last_role,
+            dropped,
+            alternate=inp.adapter.profile.history.alternate_roles,
+            extra=inp.extra,
+        )
     options = request_options(inp, ctx.rules, last_role == "user", strip, chain)
     payload = inp.adapter.assemble(
         system=inp.state.system, tools=ctx.prefix.tools, messages=sent, options=options
     )
     return sent, payload, chain is not None and chain.token is not None
-
-
-def _check_turn(
-    history: tuple[Message, ...], rules: ModelRules, last_role: str, changes: tuple[Change, ...]
-) -> None:
-    """A request ending with the model's turn is a prefill: refused unless meant and taken."""
-    if last_role != "assistant":
-        return
-    if history and history[-1].role == "user":
-        raise UsageError(  # what made it the model's turn was dropped: never a prefill
-            f"the last history message ({history[-1].role}) has nothing this target can "
-            f"send ({'; '.join(c.detail for c in changes[-3:]) or 'it was dropped'}), so "
-            "the request would end with the model's turn; append the next user message"
-        )
-    if not rules.prefill:
-        raise UsageError(
-            f"the history ends with the model's turn, and model {rules.model!r} rejects a "
-            "trailing assistant message (prefill); append the next user message or the "
-            "tool results first"
-        )
 
 
 def _mark(

@@ -189,6 +189,7 @@ class _Prompt:
     chain: tuple[bytes, ...]  # chain[k]: digest of messages[:k]
     thinking: tuple[str, ...]  # every thinking block, canonical, in order
     referenced: frozenset[str]  # tool names referenced anywhere in messages
+    opened: tuple[str, ...] = ()  # the first message after the block opening it (R22)
 
     @classmethod
     def of(cls, body: Mapping[str, Any]) -> _Prompt:
@@ -202,6 +203,8 @@ class _Prompt:
             for _, t in dicts(body.get("tools"))
         )
         thinking = [t for _, m in dicts(messages) for t in _thinking_of(as_list(m.get("content")))]
+        first = messages[0] if messages and isinstance(messages[0], dict) else {}
+        rest = as_list(first.get("content"))[1:]
         return cls(
             system=canonical(without_cache_control(body.get("system"))),
             tools=tools,
@@ -209,6 +212,7 @@ class _Prompt:
             chain=tuple(chain),
             thinking=tuple(thinking),
             referenced=frozenset(_referenced(messages, set())),
+            opened=(_plain({**first, "content": rest}),) if rest else (),
         )
 
     def tool_set(self, referenced: set[str] | frozenset[str]) -> list[str]:
@@ -266,7 +270,8 @@ def _mismatch(
         # R22: a kept turn produced before the on-demand compaction stays valid when the
         # kept turns directly follow the summarized messages, unchanged, under the same
         # system and tools as the compaction request
-        kept = new.messages[1:i]
+        kept = (*new.opened, *new.messages[1:i]) if i else ()  # "first content block of
+        # first message": the first kept turn may follow the block in its message
         if base.system != new.system or base.tool_set(referenced) != new.tool_set(referenced):
             return "system" if base.system != new.system else "tools"
         expected = (*base.messages, *kept)
@@ -280,6 +285,7 @@ def _mismatch(
             if k >= i or k >= count or new.messages[k] != old.messages[k]:
                 return f"messages.{k}"
     here = [b for b in content[:j] if not _is_thinking(b)]
+    here = here[1:] if base is not None and not i else here  # R22: the block opens it
     if role != "assistant" or not _same(here, [b for b in old_content if not _is_thinking(b)]):
         return f"messages.{i}"
     sent = new.thinking[:earlier_thinking]

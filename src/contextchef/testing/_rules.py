@@ -111,6 +111,7 @@ __all__ = [
     "chat_tool_calls_well_formed",
     "chat_tool_message_has_call",
     "gemini_declaration_names_valid",
+    "gemini_ends_with_user",
     "gemini_function_calls_answered",
     "gemini_function_names_present",
     "gemini_function_responses_have_calls",
@@ -524,6 +525,21 @@ def gemini_roles_alternate(body: _Body, earlier: _Earlier) -> Iterator[str]:
         expected = "model" if role == "user" else "user"
 
 
+def gemini_ends_with_user(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """The last content is the user's (a function response is one): no trailing model turn.
+
+    The API's 400: "Please ensure that multiturn requests ends with a user role or a
+    function response" ("single turn requests end with a user role or the role field is
+    empty" for one content).
+    """
+    contents = [c for _, c in _dicts(body.get("contents"))]
+    if contents and _role(contents[-1]) == "model":
+        yield (
+            f"contents[{len(contents) - 1}]: role 'model' ends the request; multiturn "
+            "requests must end with a user role or a function response"
+        )
+
+
 def gemini_function_calls_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """A model turn's ``functionCall`` parts are answered in the next user turn.
 
@@ -585,6 +601,7 @@ def gemini_declaration_names_valid(body: _Body, earlier: _Earlier) -> Iterator[s
 GEMINI_RULES: tuple[Check, ...] = (
     gemini_required_fields,
     gemini_roles_alternate,
+    gemini_ends_with_user,
     gemini_function_calls_answered,
     gemini_function_responses_have_calls,
     gemini_declaration_names_valid,

@@ -413,8 +413,14 @@ class GeminiAdapter(AdapterDefaults):
         )
 
     def model_rules(self, model: str) -> ModelRules:
-        """Gemini has no system role in ``contents``: system text goes into the user turn."""
-        return ModelRules(model=model)
+        """No system role in ``contents`` (system text goes into the user turn), no prefill.
+
+        ``contents`` must end with a user turn or a function response: a trailing model
+        turn is a 400 ("Please ensure that multiturn requests ends with a user role or a
+        function response"; "single turn requests end with a user role"), so compile
+        refuses a history ending with the model's turn and ``prefill=``.
+        """
+        return ModelRules(model=model, prefill=False)
 
     def system_message(self, text: str) -> dict[str, Any] | None:
         """None: ``contents`` has no system role."""
