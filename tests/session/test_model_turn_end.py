@@ -201,3 +201,32 @@ def test_a_compaction_block_opens_the_next_assistant_turn_thinking_included() ->
     kept = normalize(history, profile=get_adapter("gemini").profile.history)
     assert len(kept.messages) == 3  # only a block that opens a turn takes the thinking
     assert [n.kind for n in kept.notes] == ["kept_reasoning_separate"]
+
+
+@pytest.mark.parametrize("other", ["openai", "responses"])
+def test_a_late_compaction_keeps_the_turns_made_on_another_provider(other: str) -> None:
+    # break-it round 15, f1: turns on another provider while an Anthropic on-demand
+    # compaction was in flight were left out of every later Anthropic request: the block
+    # was put at the end (the last compiled target owned no outstanding compaction).
+    fake, chef, send = _opus_session()
+    fake.script(tool_calls(("step", {"i": 0})), text("done"))
+    for _ in range(2):
+        chef.run_tools(chef.ingest(send(chef.compile("anthropic", model=OPUS))))
+    on_demand = native_context("anthropic", model=OPUS, policy=ContextPolicy()).on_demand
+    reply = send(chef.compile("anthropic", model=OPUS, extra=on_demand))
+    summarized = len(chef.history)
+    chef.append(user("Q2 on the other provider"))
+    elsewhere = fake_for(other).script(text("A2 from the other provider"))
+    chef.ingest(_sender(other, elsewhere)(chef.compile(other, model="gpt-5.5")))
+    chef.ingest(reply)
+    assert chef.history[summarized].parts[0].data["type"] == "compaction"
+    chef.append(user("Q3 back on Anthropic"))
+    fake.script(text("fine"))
+    request = chef.compile("anthropic", model=OPUS)
+    texts = [
+        b.get("text") for m in request.payload["messages"] for b in m["content"] if "text" in b
+    ]
+    assert texts[-3:] == ["Q2 on the other provider", "A2 from the other provider",
+                          "Q3 back on Anthropic"]  # fmt: skip
+    chef.ingest(send(request))
+    assert fake.violations == () and elsewhere.violations == ()

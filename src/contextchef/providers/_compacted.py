@@ -207,9 +207,15 @@ def swap_in(
     block). When `turn` is a compaction block alone and the history went on since that
     request, the block goes right after those messages: requests then send it, then every
     message after it (compaction-background.md: "replace exactly those n messages"). Else
-    `turn` is appended (the cut at the end of what was sent).
+    `turn` is appended (the cut at the end of what was sent). The block's own provider
+    names the request it answers (Anthropic's and Responses' wires are their targets'
+    names), not `target` (the last compiled): turns on another provider may have run
+    while the compaction request was in flight, and they follow the block.
     """
-    summarized = outstanding.pop(target, None) if _block_only(turn) else None
+    wires = [p.provider for m in turn for p in m.parts if isinstance(p, ProviderPart)]
+    if not (wires and _block_only(turn)):
+        return (*history, *turn)
+    summarized = outstanding.pop(wires[0] if wires[0] in outstanding else target, None)
     if summarized is None or summarized >= len(history):
         return (*history, *turn)
     return (*history[:summarized], *turn, *history[summarized:])
