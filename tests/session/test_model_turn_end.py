@@ -230,3 +230,23 @@ def test_a_late_compaction_keeps_the_turns_made_on_another_provider(other: str) 
                           "Q3 back on Anthropic"]  # fmt: skip
     chef.ingest(send(request))
     assert fake.violations == () and elsewhere.violations == ()
+
+
+def test_prefill_is_refused_where_the_provider_refuses_it() -> None:
+    # break-it round 15, f3 / f5 / f10: prefill with thinking on Anthropic, any trailing
+    # assistant message on DeepSeek (prefix mode is a beta compile does not use), and a
+    # prefill no provider can encode were accepted, each a 400 or an SDK error later.
+    chef = ContextChef()
+    chef.set_history([user("Say hello.")])
+    thinking = {"thinking": {"type": "adaptive"}}
+    with pytest.raises(UsageError, match="cannot be combined with thinking"):
+        chef.compile("anthropic", model="claude-sonnet-4-5", prefill="Hel", extra=thinking)
+    with pytest.raises(UsageError, match="rejects prefill"):
+        chef.compile("deepseek", model="deepseek-reasoner", prefill="Hel")
+    with pytest.raises(UsageError, match="valid Unicode"):
+        chef.compile("anthropic", model="claude-sonnet-4-5", prefill="a\ud800b")
+    sent = chef.compile("anthropic", model="claude-sonnet-4-5", prefill="Hel").payload
+    assert sent["messages"][-1] == {"role": "assistant", "content": "Hel"}  # without thinking
+    chef.set_history([user("Say hello."), Message(role="assistant", parts=(TextPart(text="Hi"),))])
+    with pytest.raises(UsageError, match="deepseek-reasoner' rejects a trailing assistant"):
+        chef.compile("deepseek", model="deepseek-reasoner")

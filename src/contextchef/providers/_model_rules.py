@@ -14,7 +14,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef.history._messages import Message, ReasoningPart
 
-__all__ = ["ModelRules", "check_turn", "warn_unrecorded_thinking"]
+__all__ = ["ModelRules", "check_turn", "thinks", "warn_unrecorded_thinking"]
 
 logger = logging.getLogger("contextchef")
 
@@ -132,8 +132,7 @@ def check_turn(
             "trailing assistant message (prefill); append the next user message or the "
             "tool results first"
         )
-    thinking = extra.get("thinking")
-    on = isinstance(thinking, Mapping) and thinking.get("type") not in (None, "disabled")
+    on = thinks(extra)
     last = history[-1] if history else None
     if (
         alternate
@@ -146,3 +145,13 @@ def check_turn(
             "the next request would hold two assistant turns in a row (a 400); append the "
             "next user message or the tool results first"
         )
+
+
+def thinks(extra: Mapping[str, Any]) -> bool:
+    """Whether a request's `extra` fields turn Anthropic's thinking on.
+
+    That is a ``thinking`` object whose ``type`` is not ``disabled``; with it on, Anthropic
+    takes no prefill (its extended-thinking docs).
+    """
+    thinking = extra.get("thinking")
+    return isinstance(thinking, Mapping) and thinking.get("type") not in (None, "disabled")

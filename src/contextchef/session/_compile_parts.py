@@ -18,6 +18,7 @@ from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, Chain, ModelRules, RequestOptions
+from contextchef.providers._model_rules import thinks
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import EditKind, LedgerEdit
@@ -272,7 +273,13 @@ def request_options(
         model=inp.model,
         max_tokens=inp.max_tokens,
         search=inp.strategy.search,
-        prefill=check_prefill(inp.prefill, ends_with_user, rules),
+        prefill=check_prefill(
+            inp.prefill,
+            ends_with_user,
+            rules,
+            inp.adapter.profile.history.alternate_roles
+            and thinks(inp.extra),  # Anthropic: no prefill with thinking (Gemini: none at all)
+        ),
         cache_last=inp.adapter.profile.cache_breakpoints > 0,
         extra=inp.extra,
         diagnose=inp.diagnostics,

@@ -264,25 +264,37 @@ def render_dynamic_state(state: BaseModel | Mapping[str, Any]) -> str:
     return f"<dynamic_state>\n{text}\n</dynamic_state>"
 
 
-def check_prefill(prefill: object, ends_with_user: bool, rules: ModelRules) -> str:
-    """The prefill to send (``""`` for none).
+def check_prefill(
+    prefill: object, ends_with_user: bool, rules: ModelRules, thinking: bool = False
+) -> str:
+    """The prefill to send (``""`` for none); `thinking`: the request turns thinking on.
 
     Raises:
-        UsageError: Not a string, ending in whitespace (Anthropic rejects a final
-            assistant turn that does), a model that rejects prefill
-            (`ModelRules.prefill`), or the history does not end with a user turn.
+        UsageError: Not valid Unicode text, ending in whitespace (Anthropic rejects a
+            final assistant turn that does; refused on every target alike), a model that
+            rejects prefill (`ModelRules.prefill`) or a request with thinking on
+            (Anthropic takes no prefill then), or the history does not end with a user
+            turn.
     """
     if prefill is None or prefill == "":
         return ""
-    if not isinstance(prefill, str):
-        raise UsageError(f"prefill must be a string, got {type(prefill).__name__}")
+    if not isinstance(prefill, str) or not is_unicode(prefill):
+        what = type(prefill).__name__ if not isinstance(prefill, str) else "a lone surrogate"
+        raise UsageError(f"prefill must be a string of valid Unicode, got {what}")
+    if thinking:
+        raise UsageError(
+            "prefill cannot be combined with thinking (the provider rejects a prefilled "
+            "answer when thinking is on); steer the answer in the user turn instead"
+        )
     if not rules.prefill:
         raise UsageError(
             f"model {shown(rules.model)} rejects prefill (a trailing assistant message is a 400 "
             "there); steer the answer with an instruction in the user turn instead"
         )
     if prefill != prefill.rstrip():
-        raise UsageError("prefill must not end with whitespace (Anthropic rejects it)")
+        raise UsageError(
+            "prefill must not end with whitespace (Anthropic rejects it; refused everywhere)"
+        )
     if not ends_with_user:
         raise UsageError(
             "prefill needs a history that ends with a user turn; it already ends with an "

@@ -24,6 +24,7 @@ How each IR part is rendered (one renderer per part kind):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from contextchef._json import thaw
@@ -431,6 +432,18 @@ class DeepSeekAdapter(OpenAIChatAdapter):
     )
     """Payloads are for ``openai.OpenAI(base_url="https://api.deepseek.com")``'s
     ``chat.completions.create``."""
+
+    def model_rules(self, model: str) -> ModelRules:
+        """The Chat rules, with no prefill: a trailing assistant message is a 400.
+
+        DeepSeek continues an assistant message only in its beta prefix mode (the
+        ``beta`` base URL and ``"prefix": true`` on that message,
+        https://api-docs.deepseek.com/guides/chat_prefix_completion); otherwise
+        deepseek-reasoner answers "The last message of deepseek-reasoner must be a user
+        message, or an assistant message with prefix mode on". Compile sends neither, so
+        `prefill=` and a history ending with the model's turn are refused.
+        """
+        return replace(super().model_rules(model), prefill=False)
 
     def cache_rules(self, model: str) -> CacheRules:
         """DeepSeek's disk cache: no write price, lifetime or minimum length stated.
