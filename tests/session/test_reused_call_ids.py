@@ -18,6 +18,7 @@ from test_ingest import send  # the SDK clients pointed at a fake
 
 from contextchef import TARGETS, ContextChef, Message, ToolCall, ToolResult, tool_results, user
 from contextchef.testing import fake_for, text, tool_calls
+from contextchef.testing._calls import responses_item_ids_unique
 
 READ = {
     "name": "read_file",
@@ -134,3 +135,35 @@ def test_ingest_says_when_it_gives_a_reused_id_a_new_one() -> None:
     payload = chef.compile("openai", model="m").payload
     answers = [m["content"] for m in payload["messages"] if m["role"] == "tool"]
     assert answers == ["found a", "found b"]  # neither answered as interrupted
+
+
+def test_a_responses_server_reusing_item_ids_gets_each_id_once() -> None:
+    # break-it round 15, f6: a server that sends fc_0 / msg_0 / call_0 every turn had
+    # every later request refused ("Duplicate item found with id fc_0").
+    from contextchef.testing import RawReply
+
+    def reply(n: int) -> RawReply:
+        call = {"type": "function_call", "id": "fc_0", "call_id": "call_0", "name": "grep",
+                "arguments": json.dumps({"pattern": f"p{n}"}), "status": "completed"}  # fmt: skip
+        content = [{"type": "output_text", "text": f"step {n}", "annotations": []}]
+        said = {"type": "message", "id": "msg_0", "role": "assistant", "status": "completed",
+                "content": content}  # fmt: skip
+        return RawReply(body={"id": f"resp_{n}", "object": "response", "status": "completed",
+                              "model": "m", "output": [said, call]})  # fmt: skip
+
+    fake = fake_for("responses").script(*[reply(n) for n in range(3)])
+    chef = ContextChef()
+    chef.register_tools(
+        [{"name": "grep", "description": "Search.", "input_schema": {"type": "object"}}],
+        handlers={"grep": lambda pattern="": f"found {pattern}"},
+    )
+    chef.set_history([user("go")])
+    for _ in range(3):
+        calls = chef.ingest(send("responses", fake, chef.compile("responses", model="m").payload))
+        chef.append(tool_results([chef.execute(c).result for c in calls]))
+    last = chef.compile("responses", model="m").payload["input"]
+    ids = [item["id"] for item in last if "id" in item]
+    assert sorted(ids) == ["fc_0", "msg_0"]  # the first turn's, once each
+    assert fake.violations == ()
+    doubled = {"model": "m", "input": [*last, last[1]]}
+    assert any("Duplicate item" in v for v in responses_item_ids_unique(doubled, ()))

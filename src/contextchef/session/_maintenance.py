@@ -43,7 +43,7 @@ from contextchef.providers._compacted import (
     switch_summarizer,
     without_compaction,
 )
-from contextchef.providers._reading import renamed_ids
+from contextchef.providers._reading import renamed_ids, unique_item_ids
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
@@ -116,6 +116,7 @@ class Maintenance:
             )
         messages = tuple(unique_call_ids(m, ids, len(history)) for m in read.turn.messages)
         read = replace(read, notices=(*read.notices, *renamed_ids(read.turn.messages, messages)))
+        messages = unique_item_ids(history, messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
         target = self._state.compiled or ""

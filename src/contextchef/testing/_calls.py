@@ -23,6 +23,7 @@ __all__ = [
     "chat_tool_message_has_call",
     "responses_call_ids_in_range",
     "responses_function_call_answered",
+    "responses_item_ids_unique",
     "responses_output_has_call",
 ]
 
@@ -215,3 +216,22 @@ def responses_call_ids_in_range(body: _Body, earlier: _Earlier) -> Iterator[str]
                     f"Invalid 'input[{i}].call_id': expected a string of 1 to 64 characters, "
                     f"got {len(item['call_id'])}"
                 )
+
+
+def responses_item_ids_unique(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """No two ``input`` items carry one ``id``.
+
+    The API's own 400: "Duplicate item found with id fc_...: Remove duplicate items from
+    your input and try again" (public reports: continuedev/continue#10723,
+    OpenRouterTeam/ai-sdk-provider#254).
+    """
+    first: dict[str, int] = {}
+    for i, item in dicts(body.get("input")):
+        item_id = item.get("id")
+        if isinstance(item_id, str) and item_id in first:
+            yield (
+                f"Duplicate item found with id {item_id} (input[{first[item_id]}] and "
+                f"input[{i}]): remove duplicate items from your input"
+            )
+        elif isinstance(item_id, str):
+            first[item_id] = i

@@ -52,6 +52,7 @@ from contextchef.testing._calls import (
     chat_tool_message_has_call,
     responses_call_ids_in_range,
     responses_function_call_answered,
+    responses_item_ids_unique,
     responses_output_has_call,
 )
 from contextchef.testing._context import (
@@ -122,6 +123,7 @@ __all__ = [
     "responses_context_management_valid",
     "responses_function_call_answered",
     "responses_function_names_valid",
+    "responses_item_ids_unique",
     "responses_output_has_call",
     "responses_required_fields",
 ]
@@ -467,6 +469,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_function_call_answered,
     responses_output_has_call,
     responses_call_ids_in_range,
+    responses_item_ids_unique,
     responses_function_names_valid,
     *RESPONSES_NATIVE_RULES,
     *RESPONSES_CACHE_RULES,
