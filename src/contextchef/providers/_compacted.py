@@ -198,24 +198,20 @@ def swap_in(
     history: Sequence[Message],
     turn: Sequence[Message],
     outstanding: MutableMapping[str, int],
-    target: str,
 ) -> tuple[Message, ...]:
     """`history` with the reply `turn` added: appended, or swapped in (background swap).
 
-    `outstanding` maps a target to how many history messages its last on-demand
-    compaction request sent (the session's record; `target`'s entry is taken by the
-    block). When `turn` is a compaction block alone and the history went on since that
-    request, the block goes right after those messages: requests then send it, then every
-    message after it (compaction-background.md: "replace exactly those n messages"). Else
-    `turn` is appended (the cut at the end of what was sent). The block's own provider
-    names the request it answers (Anthropic's and Responses' wires are their targets'
-    names), not `target` (the last compiled): turns on another provider may have run
-    while the compaction request was in flight, and they follow the block.
+    `outstanding` maps a wire (`Profile.wire`) to how many history messages its last
+    on-demand compaction request sent (the session's record; the entry of the block's
+    own wire is taken by the block, whatever target was compiled last: turns on another
+    provider may have run while the request was in flight). When `turn` is a compaction
+    block alone and the history went on since that request, the block goes right after
+    those messages: requests then send it, then every message after it
+    (compaction-background.md: "replace exactly those n messages"). Else `turn` is
+    appended (the cut at the end of what was sent).
     """
     wires = [p.provider for m in turn for p in m.parts if isinstance(p, ProviderPart)]
-    if not (wires and _block_only(turn)):
-        return (*history, *turn)
-    summarized = outstanding.pop(wires[0] if wires[0] in outstanding else target, None)
+    summarized = outstanding.pop(wires[0], None) if wires and _block_only(turn) else None
     if summarized is None or summarized >= len(history):
         return (*history, *turn)
     return (*history[:summarized], *turn, *history[summarized:])

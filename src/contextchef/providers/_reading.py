@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from contextchef._errors import CorruptHistoryError
 from contextchef._sdk import sdk_json
 from contextchef.dispatch._gate import CUT_OFF
-from contextchef.history._messages import Message, TextPart, ToolCall
+from contextchef.history._messages import Message, ToolCall
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers._usage import MAX_TOKENS, CacheReport
 
@@ -34,13 +34,13 @@ __all__ = [
     "cut_last_call",
     "error_text",
     "first_item",
+    "fresh_turn",
     "provider_notices",
     "read_as",
     "register_reader",
     "renamed_ids",
     "response_dict",
     "stopped",
-    "unique_item_ids",
     "wire_reader",
 ]
 
@@ -159,6 +159,8 @@ class WireReader:
             history parser).
         read_cache: A response dict of this wire -> its `CacheReport` (its usage and
             cache diagnostics; the turn is not read).
+        fresh: ``(history, turn)`` -> the reply's `turn` fit to follow `history` on
+            this wire, touching only parts recorded from it (`fresh_turn`); None: as is.
     """
 
     wire: str
@@ -174,9 +176,23 @@ class WireReader:
     read_request: Callable[[Mapping[str, Any]], RecordedPayload]
     parse_history: Callable[[list[Any], Any], ParsedHistory]
     read_cache: Callable[[Mapping[str, Any]], CacheReport]
+    fresh: Callable[[Sequence[Message], Sequence[Message]], tuple[Message, ...]] | None = None
 
 
 _READERS: dict[str, WireReader] = {}
+
+
+def fresh_turn(history: Sequence[Message], turn: Sequence[Message]) -> tuple[Message, ...]:
+    """A reply's `turn` fit to follow `history`: each registered wire's `WireReader.fresh`.
+
+    Each touches only the parts recorded from its own wire (Responses: item ids the
+    history holds already, `contextchef.providers.responses._parse.unique_item_ids`).
+    """
+    out = tuple(turn)
+    for reader in _READERS.values():
+        if reader.fresh is not None:
+            out = reader.fresh(history, out)
+    return out
 
 
 def register_reader(reader: WireReader) -> WireReader:
@@ -458,49 +474,3 @@ def renamed_ids(before: Sequence[Message], after: Sequence[Message]) -> tuple[Re
         for old, new in zip(m.tool_calls, n.tool_calls, strict=True)
         if old.id != new.id
     )
-
-
-def unique_item_ids(history: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:
-    """`messages` (a reply's turn) without Responses item ids the history holds already.
-
-    OpenAI refuses an input with two items of one id ("Duplicate item found with id
-    fc_...: Remove duplicate items from your input"); a server that reuses ids (``fc_0``
-    and ``msg_0`` every turn, with ``call_0``, whose call id `ContextChef.ingest`
-    renames) would have every later request refused. The ``id`` of a ``function_call`` or
-    ``message`` input item is optional, so such a call or text is recorded, and sent,
-    without it. Parts of one reply sharing an item (a message's texts) keep it alike.
-    """
-    seen = {i for m in history for p in m.parts if (i := _item_id(p)) is not None}
-    if not seen:
-        return tuple(messages)
-    out = []
-    for message in messages:
-        parts = [_without_id(p) if _item_id(p) in seen else p for p in message.parts]
-        changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
-        out.append(replace(message, parts=tuple(parts)) if changed else message)
-    return tuple(out)
-
-
-def _recorded(part: object) -> Mapping[str, Any] | None:
-    """Where a call's or a text's recorded Responses item keeps its ``extra`` and ``keys``."""
-    data = part.provider_data if isinstance(part, (ToolCall, TextPart)) else None
-    if data is None or data.get("provider") != "responses":
-        return None
-    item = data if isinstance(part, ToolCall) else data.get("item")
-    return item if isinstance(item, Mapping) and isinstance(item.get("extra"), Mapping) else None
-
-
-def _item_id(part: object) -> str | None:
-    """The Responses item id a call or text recorded from Responses carries, if any."""
-    item = _recorded(part)
-    found = item["extra"].get("id") if item is not None else None
-    return found if isinstance(found, str) else None
-
-
-def _without_id(part: Any) -> Any:
-    """`part` (see `_recorded`) with its item's ``id`` left out."""
-    item = dict(_recorded(part) or {})
-    item["extra"] = {k: v for k, v in item["extra"].items() if k != "id"}
-    item["keys"] = [k for k in item.get("keys") or () if k != "id"]
-    data = item if isinstance(part, ToolCall) else {**part.provider_data, "item": item}
-    return replace(part, provider_data=data)

@@ -156,7 +156,7 @@ class Compiler:
         ledger.sent = sent.resuming(ledger.sent) if result.resumes else sent
         self._state.ledgers[target] = ledger
         if COMPACTION in extra:  # the block that answers it swaps in after these (swap_in)
-            self._maintenance.summarized[target] = len(self._state.history)
+            self._maintenance.summarized[adapter.profile.wire] = len(self._state.history)
         for edit in result.edits:
             logger.warning("contextchef: %s: %s", target, edit.detail)
         if self._volatile.cache_audit and result.edits:

@@ -43,7 +43,7 @@ from contextchef.providers._compacted import (
     switch_summarizer,
     without_compaction,
 )
-from contextchef.providers._reading import renamed_ids, unique_item_ids
+from contextchef.providers._reading import fresh_turn, renamed_ids
 from contextchef.providers._usage import CacheReport, compared
 from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
@@ -101,7 +101,7 @@ class Maintenance:
         self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
         self._rebased: set[str] = set()  # targets whose last response compacted
-        self.summarized: dict[str, int] = {}  # target -> what its on-demand compaction sent
+        self.summarized: dict[str, int] = {}  # wire -> what its on-demand compaction sent
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
@@ -116,13 +116,13 @@ class Maintenance:
             )
         messages = tuple(unique_call_ids(m, ids, len(history)) for m in read.turn.messages)
         read = replace(read, notices=(*read.notices, *renamed_ids(read.turn.messages, messages)))
-        messages = unique_item_ids(history, messages)
+        messages = fresh_turn(history, messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
         target = self._state.compiled or ""
         ledger = self._state.ledgers.get(target)
         history, messages = join_turn(history, messages, ledger is not None and ledger.sent.resumed)
-        self._state.history = swap_in(history, messages, self.summarized, target)
+        self._state.history = swap_in(history, messages, self.summarized)
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view
             self.archive.add(away, reason="compaction", first=first)
