@@ -130,7 +130,7 @@ def wire_forms(
         made: list[Any] = []
         wire.append(_referred(entry, (), texts, made))
         refs.append(made)
-        over = (made, [consumed[r["message"]] for r in made]) if made else None
+        over = _over(made, consumed)
         kept.append((entry, over))
         before = held[i] if i < len(held) else None
         if digests[i] is None or before is None or before[0] is not entry or before[1] != over:
@@ -176,9 +176,10 @@ def wire_digest(stored: Any, refs: Sequence[Any], consumed: Sequence[str], exact
 
 def _tail(refs: Sequence[Any], consumed: Sequence[str]) -> bytes:
     """What `wire_digest` hashes after the stored entry: its references and their digests."""
-    if not refs:
+    over = _over(list(refs), consumed)
+    if over is None:
         return b""
-    tail = [list(refs), [consumed[r["message"]] for r in refs]]
+    tail = list(over)
     more = _fast_or_none(fast_encoder(), tail)
     return b"\n" + (more if more is not None else canonical_utf8(tail))
 
