@@ -56,7 +56,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from semantic_retrieval import SETS, _index, _query_vectors, load_set
+from semantic_retrieval import SETS, _index, _query_vectors, bm25_scores, load_set
 
 from contextchef.search._index import ToolIndex, tokenize
 from contextchef.search._rankers import RankerConfig, fuse, normalized
@@ -133,14 +133,9 @@ def rows_for(name: str, cache: Path | None) -> Data:
         matrix = index._semantic.matrix()  # type: ignore[union-attr]
         assert matrix is not None
         vectors = _query_vectors(index, missing)
-        bm25 = ToolIndex(
-            [(t, t.name) for t in catalog.tools], ranker=RankerConfig(open_request_weight=0)
-        )
-        position = {n: i for i, n in enumerate(entries)}
+        bm25 = bm25_scores(catalog)
         for text in missing:
-            scores = np.zeros(len(entries))
-            for hit in bm25.search([text], limit=len(entries)):
-                scores[position[hit.wire_name]] = hit.score
+            scores = bm25(text)
             vector = vectors.get(text)
             cosine = None if vector is None else matrix @ vector
             rows[text] = (scores, cosine, len(set(tokenize(text))))

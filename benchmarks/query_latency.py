@@ -115,15 +115,10 @@ def rows_for(
     texts = sorted({*texts, *filter(None, map(open_request, texts))})
     vectors = sr._query_vectors(index, texts)
     entries = [t.name for t in catalog.tools]
-    bm25 = ToolIndex(
-        [(t, t.name) for t in catalog.tools], ranker=RankerConfig(open_request_weight=0)
-    )
-    position = {n: i for i, n in enumerate(entries)}
+    bm25 = sr.bm25_scores(catalog)
     rows: dict[str, Row] = {}
     for text in texts:
-        scores = np.zeros(len(entries))
-        for hit in bm25.search([text], limit=len(entries)):
-            scores[position[hit.wire_name]] = hit.score
+        scores = bm25(text)
         vector = vectors.get(text)
         cosine = None if vector is None else matrix @ vector
         rows[text] = (scores, cosine, len(set(tokenize(text))))

@@ -135,6 +135,27 @@ def _query_vectors(index: ToolIndex, texts: list[str]) -> dict[str, np.ndarray]:
     return {t: _VECTORS[t] for t in texts if t in _VECTORS}
 
 
+def bm25_scores(catalog: Catalog) -> Callable[[str], np.ndarray]:
+    """A text -> the default BM25 score of every catalog tool, in catalog order (0: no hit).
+
+    The open-request weighting is off: the callers weigh a transcript's open request
+    themselves (`weighted`), on these per-text rows.
+    """
+    entries = [t.name for t in catalog.tools]
+    bm25 = ToolIndex(
+        [(t, t.name) for t in catalog.tools], ranker=RankerConfig(open_request_weight=0)
+    )
+    position = {n: i for i, n in enumerate(entries)}
+
+    def scores(text: str) -> np.ndarray:
+        out = np.zeros(len(entries))
+        for hit in bm25.search([text], limit=len(entries)):
+            out[position[hit.wire_name]] = hit.score
+        return out
+
+    return scores
+
+
 def sweep(name: str) -> dict[str, float]:
     """recall@5 on the dev split for every fusion setting, on precomputed scores."""
     catalog, queries = load_set(name)
@@ -150,14 +171,9 @@ def sweep(name: str) -> dict[str, float]:
     members = index._group_members(groups) if groups is not None else None
     rows: dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None, int]] = {}
     entries = [t.name for t in catalog.tools]
-    bm25 = ToolIndex(
-        [(t, t.name) for t in catalog.tools], ranker=RankerConfig(open_request_weight=0)
-    )
-    position = {n: i for i, n in enumerate(entries)}
+    bm25 = bm25_scores(catalog)
     for text in texts:
-        scores = np.zeros(len(entries))
-        for hit in bm25.search([text], limit=len(entries)):
-            scores[position[hit.wire_name]] = hit.score
+        scores = bm25(text)
         vector = vectors.get(text)
         tokens = tokenize(text)
         strong = [t for t in tokens if not _is_cjk_char(t)]
