@@ -205,19 +205,40 @@ def test_restore_neither_changes_nor_keeps_the_snapshot_it_is_given() -> None:
     assert fresh.snapshot() == before
 
 
-def test_a_session_sync_turn_saves_what_a_fresh_load_restores(tmp_path: Any) -> None:
-    chef, fake = conversation("anthropic")
+def sync_turn(
+    tmp_path: Any, snap: dict[str, Any], chef: ContextChef, fake: Any
+) -> tuple[SQLiteSessionStore, ContextChef, Any]:
+    """`snap` stored, a worker's SessionSync turn on it (its request equal to `chef`'s).
+
+    Returns the store, the worker and what the store holds after the turn.
+    """
     store = SQLiteSessionStore(tmp_path / "s.db")
-    store.snapshot("s", chef.snapshot(), expected_version=0)
-    worker = make()
-    sync = SessionSync(store, "s")
+    store.snapshot("s", snap, expected_version=0)
+    worker, sync = make(), SessionSync(store, "s")
     assert sync.load_into(worker)
     request = compiled(worker, "anthropic")
     assert request.to_json() == compiled(chef, "anthropic").to_json()
     worker.ingest(send("anthropic", fake.script(text("Docs done.")), request.payload))
     worker.append(user("Thanks."))
     sync.save(worker)
-    assert store.load("s").turns == 1  # type: ignore[union-attr]
+    stored = store.load("s")
+    assert stored is not None and stored.turns == 1
+    return store, worker, stored
+
+
+def goes_on(store: SQLiteSessionStore, worker: ContextChef, fake: Any) -> None:
+    """A fresh load of `store` sends what `worker` would, and the fake takes it."""
+    later = make()
+    assert SessionSync(store, "s").load_into(later)
+    again = compiled(later, "anthropic")
+    assert again.to_json() == compiled(worker, "anthropic").to_json() and not again.edits
+    later.ingest(send("anthropic", fake.script(text("Fine.")), again.payload))
+    assert fake.violations == ()
+
+
+def test_a_session_sync_turn_saves_what_a_fresh_load_restores(tmp_path: Any) -> None:
+    chef, fake = conversation("anthropic")
+    store, worker, _ = sync_turn(tmp_path, chef.snapshot(), chef, fake)
     later = make()
     assert SessionSync(store, "s").load_into(later)
     assert later.snapshot() == worker.snapshot()

@@ -19,15 +19,13 @@ from typing import Any
 
 import pytest
 from test_ingest import send
-from test_snapshot_once import as_version_2, compiled, conversation, make
+from test_snapshot_once import as_version_2, compiled, conversation, goes_on, make, sync_turn
 
 from contextchef import (
     TARGETS,
     ContextChefError,
-    SessionSync,
     SnapshotKeys,
     SnapshotSignatureError,
-    SQLiteSessionStore,
     user,
 )
 from contextchef.history._forms import SHARED_TEXT
@@ -119,25 +117,10 @@ def test_a_version_2_snapshot_restores_and_the_next_snapshot_is_version_3(target
 
 def test_a_session_sync_over_a_version_2_store_saves_version_3(tmp_path: Path) -> None:
     snap, (chef, fake) = snapshot_of("anthropic")
-    store = SQLiteSessionStore(tmp_path / "s.db")
-    store.snapshot("s", as_version_2(snap), expected_version=0)
-    worker, sync = make(), SessionSync(store, "s")
-    assert sync.load_into(worker)
-    request = compiled(worker, "anthropic")
-    assert request.to_json() == compiled(chef, "anthropic").to_json()
-    worker.ingest(send("anthropic", fake.script(text("Docs done.")), request.payload))
-    worker.append(user("Thanks."))
-    sync.save(worker)
-    stored = store.load("s")
-    assert stored is not None and stored.turns == 1
+    store, worker, stored = sync_turn(tmp_path, as_version_2(snap), chef, fake)
     assert stored.snapshot["version"] == 4 and refs(stored.snapshot, "anthropic")
     assert json.dumps(stored.snapshot) == json.dumps(worker.snapshot())
-    later = make()
-    assert SessionSync(store, "s").load_into(later)
-    again = compiled(later, "anthropic")
-    assert again.to_json() == compiled(worker, "anthropic").to_json() and not again.edits
-    later.ingest(send("anthropic", fake.script(text("Fine.")), again.payload))
-    assert fake.violations == ()
+    goes_on(store, worker, fake)
 
 
 def _edited(snap: dict[str, Any], target: str, index: int, **change: Any) -> dict[str, Any]:

@@ -19,10 +19,18 @@ from typing import Any
 
 import pytest
 from test_ingest import send
-from test_snapshot_once import as_version_3, compiled, conversation, ledgers_of, make
+from test_snapshot_once import (
+    as_version_3,
+    compiled,
+    conversation,
+    goes_on,
+    ledgers_of,
+    make,
+    sync_turn,
+)
 from test_snapshot_texts import refs, refused
 
-from contextchef import TARGETS, SessionSync, SQLiteSessionStore, user
+from contextchef import TARGETS, user
 from contextchef.history._forms import wire_digest
 from contextchef.testing import fake_for, text
 
@@ -161,28 +169,13 @@ def test_a_version_4_ledger_without_a_digest_per_consumed_message_is_refused() -
 
 def test_a_sync_turn_saves_only_the_turn_and_shares_the_stored_entries(tmp_path: Path) -> None:
     snap, (chef, fake) = snapshot_of("anthropic")
-    store = SQLiteSessionStore(tmp_path / "s.db")
-    store.snapshot("s", snap, expected_version=0)
-    worker, sync = make(), SessionSync(store, "s")
-    assert sync.load_into(worker)
-    request = compiled(worker, "anthropic")
-    assert request.to_json() == compiled(chef, "anthropic").to_json()
-    worker.ingest(send("anthropic", fake.script(text("Docs done.")), request.payload))
-    worker.append(user("Thanks."))
-    sync.save(worker)
-    stored = store.load("s")
-    assert stored is not None and stored.turns == 1
+    store, worker, stored = sync_turn(tmp_path, snap, chef, fake)
     saved = stored.snapshot["ledgers"]["anthropic"]
     before = snap["ledgers"]["anthropic"]
     n = len(before["wire"])
     assert saved["wire_digests"][:n] == before["wire_digests"]  # the stored entries, as stored
     assert json.dumps(stored.snapshot) == json.dumps(worker.snapshot())
-    later = make()
-    assert SessionSync(store, "s").load_into(later)
-    again = compiled(later, "anthropic")
-    assert again.to_json() == compiled(worker, "anthropic").to_json() and not again.edits
-    later.ingest(send("anthropic", fake.script(text("Fine.")), again.payload))
-    assert fake.violations == ()
+    goes_on(store, worker, fake)
 
 
 CHILD = """
