@@ -129,7 +129,9 @@ def record(value: JsonValue) -> Any:
     kind = type(value)
     if kind in _RECORDS:
         return value
-    if kind is dict or (kind not in _LEAVES and kind is not list and isinstance(value, Mapping)):
+    if kind is dict or (
+        kind not in _LEAVES and kind is not list and isinstance(value, (dict, Mapping))
+    ):
         out = RecordDict(value)  # one copy in C; containers below are swapped in place
         mixed = False
         for k, v in value.items():

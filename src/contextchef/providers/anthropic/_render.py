@@ -22,7 +22,6 @@ Every IR part has one renderer in `_BLOCKS`:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +29,7 @@ from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
-from contextchef._records import entry, record, record_items
+from contextchef._records import RecordDict, RecordList, entry, record, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -59,6 +58,7 @@ from contextchef.providers._compacted import ON_DEMAND_BETA, from_base
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.anthropic._context import anthropic_context
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
+from contextchef.providers.anthropic._searches import fit_result as _fit_result
 from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
 from contextchef.providers.anthropic._searches import tools_at_start as _tools_at_start
@@ -103,11 +103,12 @@ def _text(part: TextPart) -> dict[str, Any] | None:
 
     An empty text part comes from Gemini, where it may carry only a thought signature.
     """
-    if not part.text:
+    text = part.text
+    if not text:
         return None
-    if part.provider_data is None:
-        return entry(type="text", text=part.text)
-    return apply_hints({"type": "text", "text": part.text}, hints(part.provider_data, FORMAT))
+    if part.provider_data is None:  # the record `entry` makes (no call for a `str`)
+        return (RecordDict if type(text) is str else entry)(type="text", text=text)
+    return apply_hints({"type": "text", "text": text}, hints(part.provider_data, FORMAT))
 
 
 def _source(part: MediaPart) -> dict[str, Any]:
@@ -142,8 +143,9 @@ def _sealed(part: ReasoningPart) -> Mapping[str, Any] | None:
     blocks are verified when sent back); one without is dropped for this target and
     reported, never sent to fail every later request.
     """
-    block = hints(part.provider_data, FORMAT).get("block")
-    if part.provider != "anthropic" or not isinstance(block, Mapping):
+    data = part.provider_data  # `hints` inline (dict first: no ABC check for a frozen block)
+    block = data.get("block") if data is not None and data.get("provider") == FORMAT else None
+    if part.provider != "anthropic" or not isinstance(block, (dict, Mapping)):
         return None  # another provider's reasoning, or one that cannot be verified
     seal = _SEALS.get(str(block.get("type")))
     return block if seal and isinstance(block.get(seal), str) and block.get(seal) else None
@@ -174,8 +176,9 @@ def wire_id(call_id: str) -> str:
 
 def _tool_use(part: ToolCall) -> dict[str, Any]:
     if part.provider_data is None:
-        given = object_arguments(part, read_only=True)
-        return entry(type="tool_use", id=wire_id(part.id), name=part.name, input=given)
+        given, at = object_arguments(part, read_only=True), wire_id(part.id)
+        pure = type(given) is RecordDict and type(at) is str and type(part.name) is str
+        return (RecordDict if pure else entry)(type="tool_use", id=at, name=part.name, input=given)
     hint = hints(part.provider_data, FORMAT)
     recorded = hint.get("input")
     if recorded is not None and canonical_dumps(recorded) == part.arguments:
@@ -254,10 +257,11 @@ def _result_content(part: ToolResult, hint: Mapping[str, Any]) -> Any:
 
 def _tool_result(part: ToolResult) -> dict[str, Any]:
     if part.provider_data is None and not part.media and not part.references:
+        at, content = wire_id(part.call_id), part.content
+        if not part.is_error and type(at) is str and type(content) is str:  # as `entry`
+            return RecordDict(type="tool_result", tool_use_id=at, content=content)
         error = {"is_error": True} if part.is_error else {}
-        return entry(
-            type="tool_result", tool_use_id=wire_id(part.call_id), content=part.content, **error
-        )
+        return entry(type="tool_result", tool_use_id=at, content=content, **error)
     hint = hints(part.provider_data, FORMAT)
     built: dict[str, Any] = {
         "type": "tool_result",
@@ -285,12 +289,24 @@ def render_block(part: Part) -> dict[str, Any] | None:
 
 
 def _content(parts: Sequence[Part]) -> str | list[dict[str, Any]]:
+    """A message's content: its text kept as a string, else its blocks as a record."""
     first = parts[0] if len(parts) == 1 else None
-    if isinstance(first, TextPart) and hints(first.provider_data, FORMAT).get("as_string"):
+    if (
+        isinstance(first, TextPart)
+        and first.provider_data
+        and hints(first.provider_data, FORMAT).get("as_string")
+    ):
         return first.text
-    return [b for p in parts if (b := _BLOCKS[p.kind](p)) is not None]  # no call per block
+    blocks: list[dict[str, Any]] = []
+    pure = True
+    for part in parts:
+        if (block := _BLOCKS[part.kind](part)) is not None:
+            blocks.append(block)
+            pure = pure and type(block) is RecordDict
+    return RecordList(blocks) if pure else record_items(blocks)  # (what `record_items` tests)
 
 
+_PURE_CONTENT = frozenset({str, RecordList})  # content `entry` takes as it is
 _UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 
 
@@ -314,27 +330,6 @@ def _mark_last(messages: list[Any]) -> None:
     marked = {**block, "cache_control": {"type": "ephemeral"}}
     # read-only like the recorded entries around it (the nested values are shared)
     messages[-1] = record({**last, "content": [*content[:-1], marked]})
-
-
-def _fit_result(
-    part: ToolResult, declared: set[Any], inline: set[Any], index: int
-) -> tuple[ToolResult, Change]:
-    """`part` with only references `declared` resolves, and the `Change` saying so.
-
-    Names only defined `inline` are offered by their definition: their references go and
-    the rest stay. Any other undeclared name: the result goes as its text.
-    """
-    missing = sorted(set(part.references) - declared)
-    kept = tuple(n for n in part.references if n in declared)
-    if kept and set(missing) <= inline:
-        why = "which this request defines inline, not in tools; those references left out"
-    else:
-        kept, why = (), "which this request does not declare; sent as text"
-    detail = f"message {index}: tool result {part.call_id!r} revealed {missing} by reference, "
-    change = Change(
-        kind="rewrote_reference", index=index, call_id=part.call_id, detail=detail + why
-    )
-    return dataclasses.replace(part, references=kept), change
 
 
 class AnthropicAdapter(AdapterDefaults):
@@ -508,9 +503,9 @@ class AnthropicAdapter(AdapterDefaults):
             if msg.role == "user" and len(parts) > 1:  # tool_result blocks lead the content
                 parts = sorted(parts, key=lambda p: not isinstance(p, ToolResult))
             content = _content(parts)
-            if content:  # read-only records (`entry`), as the session records what it sends
-                blocks = content if isinstance(content, str) else record_items(content)
-                out.append(entry(role=msg.role, content=blocks))
+            if content:  # a read-only record, as `entry` makes it (no call for plain values)
+                pure = type(msg.role) is str and type(content) in _PURE_CONTENT
+                out.append((RecordDict if pure else entry)(role=msg.role, content=content))
         return out
 
     def system_message(self, text: str) -> dict[str, Any] | None:

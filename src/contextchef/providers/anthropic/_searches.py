@@ -11,13 +11,15 @@ nothing (a malformed model reply, a cut history) is dropped, never replayed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef.history._messages import Part, ProviderPart
+from contextchef.history._messages import Part, ProviderPart, ToolResult
+from contextchef.history._normalize import Change
 from contextchef.providers._tool_changes import deferred
 
-__all__ = ["references", "server_block_id", "unusable_searches"]
+__all__ = ["fit_result", "references", "server_block_id", "unusable_searches"]
 
 FORMAT = "anthropic"
 
@@ -121,3 +123,24 @@ def tools_at_start(entries: Sequence[Any]) -> list[Any]:
     when a search result references them.
     """
     return [e for e in entries if not (isinstance(e, Mapping) and deferred(e))]
+
+
+def fit_result(
+    part: ToolResult, declared: set[Any], inline: set[Any], index: int
+) -> tuple[ToolResult, Change]:
+    """`part` with only references `declared` resolves, and the `Change` saying so.
+
+    Names only defined `inline` are offered by their definition: their references go and
+    the rest stay. Any other undeclared name: the result goes as its text.
+    """
+    missing = sorted(set(part.references) - declared)
+    kept = tuple(n for n in part.references if n in declared)
+    if kept and set(missing) <= inline:
+        why = "which this request defines inline, not in tools; those references left out"
+    else:
+        kept, why = (), "which this request does not declare; sent as text"
+    detail = f"message {index}: tool result {part.call_id!r} revealed {missing} by reference, "
+    change = Change(
+        kind="rewrote_reference", index=index, call_id=part.call_id, detail=detail + why
+    )
+    return dataclasses.replace(part, references=kept), change
