@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from contextchef._json import canonical_dumps, thaw
-from contextchef._records import entry, record_items
+from contextchef._records import RecordDict, RecordList, entry, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -75,8 +75,8 @@ GEMINI = HistoryRules(name="gemini", alternate_roles=True, assistant_media=True)
 
 
 def _text(part: TextPart) -> dict[str, Any]:
-    if part.provider_data is None:
-        return entry(text=part.text)
+    if part.provider_data is None:  # the record `entry` makes (no call for a `str`)
+        return (RecordDict if type(part.text) is str else entry)(text=part.text)
     return apply_hints({"text": part.text}, hints(part.provider_data, FORMAT))
 
 
@@ -150,7 +150,9 @@ def _recorded(hint: Mapping[str, Any], key: str, text: str) -> Any:
 def _function_call(part: ToolCall) -> dict[str, Any]:
     if part.provider_data is None:
         args = object_arguments(part, read_only=True)
-        return entry(function_call=entry(id=part.id, name=part.name, args=args))
+        pure = type(args) is RecordDict and type(part.id) is str and type(part.name) is str
+        made = RecordDict if pure else entry  # as `entry` makes them (no call for plain values)
+        return made(function_call=made(id=part.id, name=part.name, args=args))
     hint = hints(part.provider_data, FORMAT)
     args = _recorded(hint, "args", part.arguments)
     call: dict[str, Any] = {} if hint.get("synthetic_id") else {"id": part.id}
@@ -174,8 +176,10 @@ def response_text(response: Mapping[str, Any]) -> str:
 
 def _function_response(part: ToolResult) -> dict[str, Any]:
     if part.provider_data is None and not part.media:
-        body = entry(**{"error" if part.is_error else "output": part.content})
-        return entry(function_response=entry(id=part.call_id, name=part.name, response=body))
+        pure = type(part.content) is str and type(part.call_id) is str and type(part.name) is str
+        made = RecordDict if pure else entry  # as `entry` makes them (no call for plain values)
+        body = made(**{"error" if part.is_error else "output": part.content})
+        return made(function_response=made(id=part.call_id, name=part.name, response=body))
     hint = hints(part.provider_data, FORMAT)
     recorded = hint.get("response")
     response: Any = None
@@ -215,7 +219,7 @@ def _render_in_turn(
         if isinstance(part, ToolResult) and part.call_id in calls:
             name, synthetic = calls[part.call_id]
             if name == part.name and not synthetic:
-                return render_part(part)  # as it is (no copy checking its text again)
+                return _PARTS[part.kind](part)  # as it is (no copy checking its text again)
             data = part.provider_data
             if synthetic and hints(data, FORMAT) is not data:  # not recorded from Gemini
                 data = {"provider": FORMAT, "synthetic_id": True}
@@ -383,12 +387,22 @@ class GeminiAdapter(AdapterDefaults):
         for msg in messages:
             for p in msg.parts:
                 if isinstance(p, ToolCall):
-                    synthetic = bool(hints(p.provider_data, FORMAT).get("synthetic_id"))
+                    data = p.provider_data
+                    synthetic = data is not None and bool(hints(data, FORMAT).get("synthetic_id"))
                     calls[p.id] = (p.name, synthetic)
-            parts = [p for p in map(render, msg.parts) if p is not None]
+            parts: list[dict[str, Any]] = []
+            pure = True  # every part a `RecordDict`: what `record_items` tests
+            for p in msg.parts:
+                part = render(p) if isinstance(p, ToolResult) else _PARTS[p.kind](p)
+                if part is not None:
+                    parts.append(part)
+                    pure = pure and type(part) is RecordDict
             if parts:  # read-only records (`entry`), as the session records what it sends
                 role = "model" if msg.role == "assistant" else "user"
-                out.append(entry(role=role, parts=record_items(parts)))
+                if pure:  # what `entry` makes of it, without the calls
+                    out.append(RecordDict(role=role, parts=RecordList(parts)))
+                else:
+                    out.append(entry(role=role, parts=record_items(parts)))
         return out
 
     def render_contents(self, messages: Sequence[Message]) -> list[dict[str, Any]]:

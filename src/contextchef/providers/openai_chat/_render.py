@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextchef._json import thaw
-from contextchef._records import RecordDict, entry, record_items
+from contextchef._records import RecordDict, RecordList, entry, record_items
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -178,14 +178,20 @@ def _lone_message(msg: Message) -> RecordDict | None:
         return None  # hints to apply: the general way
     role = "assistant" if msg.role == "assistant" else "user"
     if type(part) is TextPart and type(part.text) is str:  # (`_content` joins a subclass)
-        return entry(role=role, content=part.text)
+        return RecordDict(role=role, content=part.text)  # what `entry` makes of it
     if type(part) is ToolCall and role == "assistant":
-        function = entry(name=part.name, arguments=part.arguments)
-        call = entry(id=fitted_id(part.id, CHAT_ID_LIMIT), type="function", function=function)
+        at, name, arguments = fitted_id(part.id, CHAT_ID_LIMIT), part.name, part.arguments
+        if type(at) is str and type(name) is str and type(arguments) is str:  # as `entry`
+            call = RecordDict(
+                id=at, type="function", function=RecordDict(name=name, arguments=arguments)
+            )
+            return RecordDict(role=role, content=None, tool_calls=RecordList([call]))
+        call = entry(id=at, type="function", function=entry(name=name, arguments=arguments))
         return entry(role=role, content=None, tool_calls=record_items([call]))
     if type(part) is ToolResult and role == "user" and not part.media:
-        call_id = fitted_id(part.call_id, CHAT_ID_LIMIT)
-        return entry(role="tool", tool_call_id=call_id, content=part.content)
+        at, content = fitted_id(part.call_id, CHAT_ID_LIMIT), part.content
+        made = RecordDict if type(at) is str and type(content) is str else entry  # as `entry`
+        return made(role="tool", tool_call_id=at, content=content)
     return None
 
 

@@ -238,15 +238,16 @@ def _lone_item(role: str, part: Part) -> RecordDict | None:
     if type(part) is TextPart:
         if _hinted(part.provider_data) or type(part.text) is not str:
             return None  # (the builder joins text: a str subclass becomes a str)
-        return entry(type="message", role=role, content=part.text) if part.text.strip() else _BLANK
+        made = RecordDict if type(role) is str else entry  # what `entry` makes of it
+        return made(type="message", role=role, content=part.text) if part.text.strip() else _BLANK
     if type(part) is ToolCall and not _hinted(part.provider_data):
-        call_id = fitted_id(part.id, RESPONSES_ID_LIMIT)
-        return entry(
-            type="function_call", call_id=call_id, name=part.name, arguments=part.arguments
-        )
+        at, name, arguments = fitted_id(part.id, RESPONSES_ID_LIMIT), part.name, part.arguments
+        made = RecordDict if type(at) is type(name) is type(arguments) is str else entry
+        return made(type="function_call", call_id=at, name=name, arguments=arguments)
     if type(part) is ToolResult and not (part.media or _hinted(part.provider_data)):
-        call_id = fitted_id(part.call_id, RESPONSES_ID_LIMIT)
-        return entry(type="function_call_output", call_id=call_id, output=part.content)
+        at, output = fitted_id(part.call_id, RESPONSES_ID_LIMIT), part.content
+        made = RecordDict if type(at) is str and type(output) is str else entry
+        return made(type="function_call_output", call_id=at, output=output)
     return None
 
 
