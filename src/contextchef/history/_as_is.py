@@ -75,7 +75,7 @@ def valid_as_is(
     that check only when this is False.
     """
     seen: set[str] = set()
-    want: list[str] = []  # ids of the calls the message being read must answer first
+    want: list[str] = _NO_CALLS  # ids of the calls the message being read must answer first
     if earlier is None and history and history[0].role == "assistant":
         return False  # a user turn goes first
     earlier = earlier or ()
@@ -91,7 +91,7 @@ def valid_as_is(
             or (role == last and alternate)
         ):
             return False
-        answered, want = want, []
+        answered, want = want, _NO_CALLS  # (a list made only for a message with calls)
         if answered and (
             len(parts) < len(answered) or (not rules.results_first and len(parts) > len(answered))
         ):
@@ -102,8 +102,9 @@ def valid_as_is(
                 if type(part) is not ToolResult or part.call_id != answered[pos]:
                     return False
             elif type(part) is TextPart:  # the commonest part first, tested here (no call)
-                kept = kept and bool(part.text.strip())
-                if part.provider_data is None and not kept and not part.text.strip():
+                visible = part.text and not part.text.isspace()  # `strip()`'s test, no copy
+                kept = kept and bool(visible)
+                if part.provider_data is None and not visible:
                     return False
             elif type(part) is ToolCall:
                 if role != "assistant" or part.id in seen or part.id in earlier:
@@ -111,7 +112,7 @@ def valid_as_is(
                 if not is_json_object(part):
                     return False
                 seen.add(part.id)
-                want.append(part.id)
+                want = [*want, part.id]
             elif not _part_as_is(part, role, rules):
                 return False
             else:
@@ -132,6 +133,7 @@ def _part_as_is(part: Part, role: str, rules: _Rules) -> bool:
 
 
 _ROLES = ("user", "assistant")
+_NO_CALLS: list[str] = []  # never changed: `valid_as_is` makes a new list to add to it
 _HELD = {
     "user": frozenset({TextPart, MediaPart, ToolResult, ProviderPart}),
     "assistant": frozenset({TextPart, MediaPart, ReasoningPart, ToolCall, ProviderPart}),
