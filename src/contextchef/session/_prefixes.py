@@ -17,7 +17,7 @@ from typing import Any
 
 from contextchef._cache import LruMap
 from contextchef._json import shared_text
-from contextchef._records import plain
+from contextchef._records import copier, plain
 from contextchef.deferred._view import SessionView
 from contextchef.providers import Adapter, RequestOptions
 from contextchef.session._request import prefix_fingerprint
@@ -40,6 +40,7 @@ class RenderedPrefix:
     system_json: str
     tools_json: str
     fingerprint: str
+    copy: Callable[[], list[Any]]  # a new copy of `pristine` for each session (`copier`)
 
 
 _shared: LruMap[tuple[Any, ...], RenderedPrefix] = LruMap(SHARED_PREFIXES)
@@ -77,7 +78,7 @@ def rendered_prefix(
         shared_key = (id(adapter), *key) if entries is None else None
         hit = _lookup(shared_key, view) if shared_key is not None else None
         if hit is not None:
-            hit = dataclasses.replace(hit, tools=plain(hit.pristine))
+            hit = dataclasses.replace(hit, tools=hit.copy())
         else:
             hit = _render(adapter, make_tools, view, system, entries)
             if shared_key is not None:
@@ -87,7 +88,7 @@ def rendered_prefix(
         cache[key] = hit
     assert isinstance(hit, RenderedPrefix)
     if hit.tools != hit.pristine:  # a caller edited a payload's tools: not ours to send
-        hit = cache[key] = dataclasses.replace(hit, tools=plain(hit.pristine))
+        hit = cache[key] = dataclasses.replace(hit, tools=hit.copy())
     return hit
 
 
@@ -114,6 +115,7 @@ def _render(
         shared_text(segments["system"]),
         shared_text(segments["tools"]),
         prefix_fingerprint(segments["system"], entries),
+        copier(pristine),
     )
 
 
@@ -124,5 +126,4 @@ def _lookup(key: tuple[Any, ...], view: SessionView) -> RenderedPrefix | None:
 
 def _keep(key: tuple[Any, ...], prefix: RenderedPrefix) -> None:
     # stored with its own copy of the entries: the first session's list is its own
-    shared = dataclasses.replace(prefix, tools=prefix.pristine)
-    _shared.put(key, shared)
+    _shared.put(key, dataclasses.replace(prefix, tools=prefix.pristine))
