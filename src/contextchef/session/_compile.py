@@ -420,7 +420,7 @@ def _render_new(
         wire += entry
     elif entry is not None:
         wire.append(entry)
-    return [record(w) for w in adapter.cache_marked(wire, ctx.rules)], bool(entry)
+    return list(map(record, adapter.cache_marked(wire, ctx.rules))), bool(entry)
 
 
 # -- 7. assemble ------------------------------------------------------------------------------

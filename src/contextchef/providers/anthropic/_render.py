@@ -408,7 +408,7 @@ class AnthropicAdapter(AdapterDefaults):
             for part in msg.parts:
                 if isinstance(part, ProviderPart) and part.provider == self.profile.wire:
                     names |= _references(part.data) or set()
-                elif isinstance(part, ToolResult):
+                elif isinstance(part, ToolResult) and part.references:
                     names.update(part.references)
         return frozenset(names)
 

@@ -59,9 +59,12 @@ def loading_items(messages: Sequence[Message]) -> Iterator[list[Mapping[str, Any
     """
     for message in messages:
         for part in message.parts:
-            tools = _loads(part)
-            if tools is not None:
-                yield tools
+            if isinstance(part, ProviderPart) or (
+                isinstance(part, ToolResult) and part.provider_data is not None
+            ):  # (`_loads` finds nothing in any other part: no call for them)
+                tools = _loads(part)
+                if tools is not None:
+                    yield tools
 
 
 def _loads(part: Part) -> list[Mapping[str, Any]] | None:
