@@ -7,7 +7,9 @@ These tests render each such message both ways, the general renderer's output th
 `record` (as the session records what it renders), and compare the values and the
 record types at every depth (`RecordDict` vs `MixedDict`: which JSON backend may write
 it), for any text, any ids, hinted and foreign provider data, media, errors and
-subclassed parts (which take the general way).
+subclassed parts (which take the general way). Every renderer's entries, as the session
+records them, hold the record types `record` gives their plain copies (Anthropic and
+Gemini render every plain block and envelope straight into records).
 """
 
 from __future__ import annotations
@@ -17,8 +19,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextchef._records import record
-from contextchef.history._messages import MediaPart, Message, Part, TextPart, ToolCall, ToolResult
+from contextchef._records import plain, record
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
 from contextchef.providers import get_adapter
 from contextchef.providers._base import object_arguments
 from contextchef.providers.openai_chat._render import OpenAIChatAdapter
@@ -128,3 +138,45 @@ def test_read_only_arguments_are_the_record_of_the_plain_ones(arguments: str) ->
         )
     built = ToolCall(id="c", name="f", arguments={"k": [1, {"z": True}]})  # a kept copy
     assert shape(object_arguments(built, read_only=True)) == shape(record(object_arguments(built)))
+
+
+def reasoning(draw: st.DrawFn) -> Part:
+    """An Anthropic thinking part (sealed or not) or another provider's reasoning."""
+    signature = draw(st.sampled_from(["sig", "", None]))
+    block: dict[str, Any] = {"type": "thinking", "thinking": draw(st.text(max_size=4))}
+    if signature is not None:
+        block["signature"] = signature
+    provider = draw(st.sampled_from(["anthropic", "gemini"]))
+    return ReasoningPart(provider=provider, provider_data={"provider": provider, "block": block})
+
+
+@st.composite
+def turns(draw: st.DrawFn) -> list[Message]:
+    """A few messages of one or more parts: texts, thinking, calls (odd ids, float and broken
+    arguments, kept copies), results (errors, media), hinted and plain."""
+    out: list[Message] = []
+    for _ in range(draw(st.integers(1, 3))):
+        out.append(draw(lone_messages()))
+        calls: list[Part] = [reasoning(draw)] if draw(st.booleans()) else []
+        for k in range(draw(st.integers(0, 2))):
+            arguments = draw(st.sampled_from(['{"a":1}', '{"x": 1.5}', "oops", {"k": [1, None]}]))
+            call_id = draw(st.sampled_from([f"call_{k}", f"functions.read:{k}", ""]))
+            calls.append(ToolCall(id=call_id, name="f", arguments=arguments))
+        if calls:
+            out.append(Message(role="assistant", parts=tuple(calls)))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(turns(), st.sampled_from(["anthropic", "gemini", "openai", "responses"]))
+def test_rendered_entries_are_the_records_record_makes_of_them(
+    messages: list[Message], target: str
+) -> None:
+    """Renderers build records straight away (no `entry` call for plain values): each entry
+    as the session records it has, at every depth, the record types `record` gives its
+    plain copy (pure or mixed). Anthropic and Gemini give records already."""
+    rendered = get_adapter(target).render_messages(messages)
+    recorded = [record(entry) for entry in rendered]  # as a session records what it renders
+    assert shape(recorded) == shape([record(plain(entry)) for entry in rendered])
+    if target in ("anthropic", "gemini"):
+        assert all(made is entry for made, entry in zip(recorded, rendered, strict=True))
