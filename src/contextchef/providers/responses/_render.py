@@ -501,9 +501,7 @@ class ResponsesAdapter(AdapterDefaults):
         `Change`. Tools `defined` by ``additional_tools`` items count as declared.
         """
         tools = [*tools, *defined]
-        messages, dropped = _search.drop_orphan_outputs(messages, before, offset=offset)
-        messages = _search.fit_search_results(messages, tools, before)
-        calls = [p for m in messages for p in m.parts if isinstance(p, ToolCall)]
+        messages, dropped, calls = _search.fitted_searches(messages, tools, before, offset=offset)
         homes = Homes(tools, before) if calls else None
         if homes is None or all(map(homes.settled, calls)):
             return tuple(messages), dropped  # no call whose namespace can change

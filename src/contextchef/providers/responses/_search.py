@@ -41,6 +41,7 @@ __all__ = [
     "definitions",
     "drop_orphan_outputs",
     "fit_search_results",
+    "fitted_searches",
     "render_search_call",
     "render_search_output",
     "search_entry",
@@ -212,6 +213,33 @@ def _orphan_output(part: Part, calls: set[str]) -> bool:
         and data.get("execution") == "client"
         and data.get("call_id") not in calls
     )
+
+
+def fitted_searches(
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]],
+    before: Sequence[Message] = (),
+    *,
+    offset: int = 0,
+) -> tuple[tuple[Message, ...], tuple[Change, ...], list[ToolCall]]:
+    """`drop_orphan_outputs`, then `fit_search_results`, and the calls of the messages left.
+
+    One pass over the parts finds whether either step has anything to do: with no
+    provider part, no `SEARCH_NAME` call and nothing sent `before` (a new conversation's
+    usual history), neither changes anything, and the calls found are those.
+    """
+    calls: list[ToolCall] = []
+    provided = False
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, ToolCall):
+                calls.append(part)
+            provided = provided or isinstance(part, ProviderPart)
+    if not provided and not before and all(c.name != SEARCH_NAME for c in calls):
+        return tuple(messages), (), calls  # (each step's own first test, found in this pass)
+    messages, dropped = drop_orphan_outputs(messages, before, offset=offset)
+    messages = fit_search_results(messages, tools, before)
+    return messages, dropped, [p for m in messages for p in m.parts if isinstance(p, ToolCall)]
 
 
 def drop_orphan_outputs(
