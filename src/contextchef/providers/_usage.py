@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 from contextchef._errors import UsageError
 from contextchef._json import is_unicode, thaw
+from contextchef.history._messages import Message
+from contextchef.history._turns import continue_turn, join_turn
 
 __all__ = [
     "MAX_TOKENS",
@@ -205,6 +207,10 @@ class SentRequest:
             on-demand ``compaction``), and the request after it starts at that entry
             (`providers._compacted.native_base`), where the prompt cache restarts; a miss
             this explains is not logged.
+        prefill: The text of its trailing assistant message (``compile(prefill=)``;
+            ``""``: none): its response continues it (`joined`).
+        continued: It ended with the history's last message, the model's turn, which its
+            response continues (`joined`); never on an on-demand compaction request.
     """
 
     model: str = ""
@@ -216,19 +222,24 @@ class SentRequest:
     continuation: str | None = None
     resumed: bool = False
     rebased: bool = False
+    prefill: str = ""
+    continued: bool = False
 
     def chain_field(self) -> dict[str, Any]:
-        """What a restored session needs to chain to this request or resume its answer.
+        """What a restored session needs to chain to this request, resume or continue its answer.
 
         Plain JSON, a snapshot ledger's ``sent`` (`from_chain_form`): `kept` (sorted),
-        `answer`, `continuation`, `resumed`; ``{}`` when the provider keeps nothing of it.
+        `answer`, `continuation`, `resumed`, and `prefill` / `continued` when set; ``{}``
+        when the provider keeps nothing of it and its answer continues nothing.
         """
-        if self.kept is None and self.continuation is None and not self.resumed:
+        opens = {"prefill": self.prefill} if self.prefill else {}
+        opens.update({"continued": True} if self.continued else {})
+        if self.kept is None and self.continuation is None and not self.resumed and not opens:
             return {}
         kept = None if self.kept is None else sorted(self.kept)
         answer = [thaw(entry) for entry in self.answer]  # plain data, not read-only records
         form = {"kept": kept, "answer": answer, "continuation": self.continuation}
-        return {"sent": {**form, "resumed": self.resumed}}
+        return {"sent": {**form, "resumed": self.resumed, **opens}}
 
     @classmethod
     def from_chain_form(cls, form: Mapping[str, Any] | None, where: str = "") -> SentRequest:
@@ -241,23 +252,28 @@ class SentRequest:
             return cls()
         kept, answer = form.get("kept"), form.get("answer")
         continuation, resumed = form.get("continuation"), form.get("resumed")
+        prefill, continued = form.get("prefill", ""), form.get("continued", False)
         if (
-            set(form) != {"kept", "answer", "continuation", "resumed"}
+            set(form) - {"prefill", "continued"} != {"kept", "answer", "continuation", "resumed"}
             or not (kept is None or (isinstance(kept, list) and all(_text(k) for k in kept)))
             or not (isinstance(answer, list) and all(isinstance(a, Mapping) for a in answer))
             or not (continuation is None or _text(continuation))
             or not isinstance(resumed, bool)
+            or not (_text(prefill) and isinstance(continued, bool))
         ):
             raise UsageError(
                 f"snapshot ledger {where!r} field 'sent' must be an object of 'kept' (a list "
                 "of text, or null), 'answer' (a list of objects), 'continuation' (text or "
-                "null) and 'resumed' (true or false); nothing was restored"
+                "null), 'resumed' (true or false) and optionally 'prefill' (text) and "
+                "'continued' (true or false); nothing was restored"
             )
         return cls(
             kept=None if kept is None else frozenset(kept),
             answer=tuple(thaw(a) for a in answer),  # a copy: the snapshot stays the caller's
             continuation=continuation,
             resumed=resumed,
+            prefill=prefill,
+            continued=continued,
         )
 
     def resuming(self, last: SentRequest) -> SentRequest:
@@ -271,7 +287,21 @@ class SentRequest:
         response's token.
         """
         answer = (*self.answer, *output) if self.resumed else output
-        return replace(self, answer=answer, continuation=continuation, resumed=False)
+        return replace(  # joined once (`joined`)
+            self, answer=answer, continuation=continuation, resumed=False, prefill="", continued=False
+        )
+
+    def joined(
+        self, history: tuple[Message, ...], turn: tuple[Message, ...]
+    ) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+        """`history` and the reply `turn` to this request, joined to what the reply continues.
+
+        The answer it resumes (`resumed`, `history.join_turn`), or the model's turn it
+        ended on (`prefill`, `continued`: `history.continue_turn`): the stored turn holds
+        the whole answer, not only what the provider returned.
+        """
+        history, turn = join_turn(history, turn, self.resumed)
+        return continue_turn(history, turn, prefill=self.prefill, continued=self.continued)
 
 
 @dataclass(frozen=True, kw_only=True)

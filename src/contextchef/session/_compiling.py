@@ -152,7 +152,9 @@ class Compiler:
             step.apply(ledger)
         ledger.undo = undo  # until answered, an edit can be undone
         kept, rules = adapter.keeps_state(result.payload), adapter.cache_rules(model)
+        ends = COMPACTION not in extra and [m.role for m in ledger.ir[-1:]] == ["assistant"]
         sent = SentRequest(model=model, edits=result.edits, turn_gap=gap, rules=rules, kept=kept)
+        sent = dataclasses.replace(sent, prefill=prefill or "", continued=ends)  # its reply joins
         ledger.sent = sent.resuming(ledger.sent) if result.resumes else sent
         self._state.ledgers[target] = ledger
         if COMPACTION in extra:  # the block that answers it swaps in after these (swap_in)

@@ -30,7 +30,7 @@ from contextchef.history._archive import ArchiveReason as Reason
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._forms import digest
-from contextchef.history._messages import ToolCall, check_message, join_turn
+from contextchef.history._messages import ToolCall, check_message
 from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
@@ -44,7 +44,7 @@ from contextchef.providers._compacted import (
     without_compaction,
 )
 from contextchef.providers._reading import fresh_turn, renamed_ids
-from contextchef.providers._usage import CacheReport, compared
+from contextchef.providers._usage import CacheReport, SentRequest, compared
 from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, Summarizer, handoff_keep_turns
@@ -121,7 +121,7 @@ class Maintenance:
             check_message(message, i)
         target = self._state.compiled or ""
         ledger = self._state.ledgers.get(target)
-        history, messages = join_turn(history, messages, ledger is not None and ledger.sent.resumed)
+        history, messages = (ledger.sent if ledger else SentRequest()).joined(history, messages)
         self._state.history = swap_in(history, messages, self.summarized)
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view
