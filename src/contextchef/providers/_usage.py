@@ -232,7 +232,7 @@ class SentRequest:
         `answer`, `continuation`, `resumed`, and `prefill` / `continued` when set; ``{}``
         when the provider keeps nothing of it and its answer continues nothing.
         """
-        opens = {"prefill": self.prefill} if self.prefill else {}
+        opens: dict[str, str | bool] = {"prefill": self.prefill} if self.prefill else {}
         opens.update({"continued": True} if self.continued else {})
         if self.kept is None and self.continuation is None and not self.resumed and not opens:
             return {}
@@ -288,7 +288,12 @@ class SentRequest:
         """
         answer = (*self.answer, *output) if self.resumed else output
         return replace(  # joined once (`joined`)
-            self, answer=answer, continuation=continuation, resumed=False, prefill="", continued=False
+            self,
+            answer=answer,
+            continuation=continuation,
+            resumed=False,
+            prefill="",
+            continued=False,
         )
 
     def joined(
