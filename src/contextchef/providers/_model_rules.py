@@ -99,11 +99,11 @@ def check_turn(
 ) -> None:
     """Refuse a request ending with the model's turn unless the model takes it, and its reply.
 
-    Such a request is a prefill: the model continues its turn, and the reply is stored as
-    one more assistant message. `last_role` is the role the request ends with; `dropped`
-    the repairs' details (named when what made it the model's turn was dropped);
-    `alternate` the target's `HistoryRules.alternate_roles`; `extra` the request's extra
-    fields. Rules followed:
+    Such a request is a prefill: the model continues its turn, and the reply is stored
+    joined to it (`history.continue_turn`), unless it opens with reasoning. `last_role` is
+    the role the request ends with; `dropped` the repairs' details (named when what made
+    it the model's turn was dropped); `alternate` the target's
+    `HistoryRules.alternate_roles`; `extra` the request's extra fields. Rules followed:
 
     * `ModelRules.prefill` False: the model refuses a trailing assistant message (Anthropic
       R18, anthropic-preserved-thinking.md; Gemini ``generateContent``: "Please ensure

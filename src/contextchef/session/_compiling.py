@@ -117,8 +117,8 @@ class Compiler:
         before = self._state.copy()
         try:  # a compile that fails leaves the session as it was, handoff included
             local = self.drives and "compact" in native.local  # the provider will not compact
-            over = local and self.usage(target, model).used > native.budget.compact_trigger
-            self._maintenance.handoff_if_due(due=over, wire=adapter.profile.wire)
+            due = (self.usage(target, model).used, native.budget.compact_trigger) if local else None
+            self._maintenance.handoff_if_due(due, wire=adapter.profile.wire)
             ledger = self._state.ledgers.get(target) or Ledger()
             if ledger.pending is None and len(ledger.marks) == 1:
                 warn_unrecorded_thinking(adapter.model_rules(model), self._state.history, target)
