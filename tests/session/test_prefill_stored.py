@@ -277,7 +277,7 @@ def test_a_prefill_survives_a_snapshot_and_another_worker(
 
 def test_continue_turn_parts() -> None:
     """Where the opening text goes, and what is left apart."""
-    call = ToolCall(id="c1", name="lookup", arguments={"key": "k"})
+    call = ToolCall(id="c1", name="lookup", arguments='{"key": "k"}')
     reply = (Message(role="assistant", parts=(call,)),)
     _, turn = continue_turn((), reply, prefill="Checking")
     assert turn[0].parts == (TextPart(text="Checking"), call)  # no text to join: its own

@@ -11,6 +11,7 @@ past the trigger itself. Multi-turn through the official SDK clients against the
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import openai
@@ -18,11 +19,11 @@ import pytest
 from google import genai
 from google.genai import types
 
-from contextchef import ContextChef, ContextPolicy, OverflowHandoff, user
+from contextchef import ContextChef, ContextPolicy, Message, OverflowHandoff, user
 from contextchef.history._compaction import summary_message
 from contextchef.providers._budget import compaction_due, summary_notice
 from contextchef.stores import SessionSync, SQLiteSessionStore
-from contextchef.testing import FakeGemini, FakeOpenAIChat, httpx_for, text
+from contextchef.testing import FakeGemini, FakeOpenAIChat, Turn, httpx_for, text
 from sdk_check import sdk_problems
 
 
@@ -37,12 +38,12 @@ class Wordy:
         return f"Summary {self.calls}: " + "the build failed in step seven " * (self.words // 6)
 
 
-def _answers(turns: int) -> list[dict[str, object]]:
+def _answers(turns: int) -> list[Turn]:
     return [text(f"answer {k}: " + "details of the failure " * 20) for k in range(turns)]
 
 
 def _chat_session(
-    chef: ContextChef, turns: int, fake: FakeOpenAIChat | None = None
+    chef: ContextChef, turns: int, wordy: Wordy, fake: FakeOpenAIChat | None = None
 ) -> tuple[FakeOpenAIChat, list[int]]:
     """`turns` turns on Chat Completions (the local path), each payload SDK-checked.
 
@@ -52,34 +53,27 @@ def _chat_session(
     client = openai.OpenAI(
         api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(openai))
     )
-    wordy = chef_summarizer(chef)
     calls = []
     for k in range(turns):
         request = chef.compile("openai", model="gpt-5.5")
         assert sdk_problems("openai", request.payload) == []
         chef.ingest(client.chat.completions.create(**request.payload))
         chef.append(user(f"question {k}: " + "what about this part " * 15))
-        calls.append(wordy.calls if wordy else 0)
+        calls.append(wordy.calls)
     return fake, calls
-
-
-def chef_summarizer(chef: ContextChef) -> Wordy | None:
-    """The session's `Wordy` summarizer, if it has one."""
-    handoff = chef._maintenance.handoff
-    return handoff.summarize if handoff and isinstance(handoff.summarize, Wordy) else None
 
 
 def _never_twice_in_a_row(calls: list[int]) -> bool:
     """No two turns in a row ran the summarizer."""
-    runs = [b > a for a, b in zip([0, *calls], calls, strict=False)]
-    return not any(x and y for x, y in zip(runs, runs[1:], strict=False))
+    runs = [b > a for a, b in itertools.pairwise([0, *calls])]
+    return not any(x and y for x, y in itertools.pairwise(runs))
 
 
 def _over(chef: ContextChef) -> list[str]:
     return [n.detail for n in chef.notices if n.kind == "summary_over_budget"]
 
 
-def _start() -> list[object]:
+def _start() -> list[Message]:
     return [user("Find why the build fails. " + "Here is the log line. " * 400)]
 
 
@@ -88,7 +82,7 @@ def test_an_over_budget_summary_is_reported_and_not_paid_for_every_turn() -> Non
     policy = ContextPolicy(budget_tokens=2_000, native=False)  # compact at 1,600 tokens
     chef = ContextChef(context_policy=policy, on_overflow=wordy)
     chef.set_history(_start())
-    fake, calls = _chat_session(chef, 12)
+    fake, calls = _chat_session(chef, 12, wordy)
     assert fake.violations == ()
     # before: one summarizer call on every turn once the first summary was too large (11);
     # now one per 1,600 tokens of new conversation (a turn adds about 200 here)
@@ -106,7 +100,7 @@ def test_a_summary_within_budget_compacts_as_before_without_a_notice() -> None:
     wordy = Wordy(120)
     chef = ContextChef(context_policy=ContextPolicy(budget_tokens=2_000), on_overflow=wordy)
     chef.set_history(_start())
-    _, calls = _chat_session(chef, 12)
+    _, calls = _chat_session(chef, 12, wordy)
     assert wordy.calls >= 3 and _over(chef) == [], calls  # compacts whenever due, quietly
 
 
@@ -136,13 +130,13 @@ def test_a_restored_session_keeps_the_summary_aside(tmp_path: Path) -> None:
     policy = ContextPolicy(budget_tokens=2_000, native=False)
     chef = ContextChef(context_policy=policy, on_overflow=wordy)
     chef.set_history(_start())
-    fake, _ = _chat_session(chef, 2)
+    fake, _ = _chat_session(chef, 2, wordy)
     assert wordy.calls == 1 and len(_over(chef)) == 1
     store = SQLiteSessionStore(tmp_path / "s.db")
     SessionSync(store, "s").save(chef)
     worker = ContextChef(context_policy=policy, on_overflow=wordy)
     assert SessionSync(store, "s").load_into(worker)
-    _chat_session(worker, 2, fake)
+    _chat_session(worker, 2, wordy, fake)
     assert fake.violations == () and wordy.calls == 1
 
 
@@ -163,9 +157,10 @@ def test_compaction_due_sets_only_an_over_budget_leading_summary_aside() -> None
 
 def test_the_notice_is_logged_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     policy = ContextPolicy(budget_tokens=2_000, native=False)
-    chef = ContextChef(context_policy=policy, on_overflow=Wordy(3_000))
+    wordy = Wordy(3_000)
+    chef = ContextChef(context_policy=policy, on_overflow=wordy)
     chef.set_history(_start())
     with caplog.at_level("WARNING", logger="contextchef"):
-        _chat_session(chef, 2)
+        _chat_session(chef, 2, wordy)
     warned = [r.message for r in caplog.records if r.levelname == "WARNING"]
     assert any("past the compaction trigger of 1,600 tokens" in m for m in warned)
