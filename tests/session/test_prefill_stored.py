@@ -32,7 +32,14 @@ from contextchef import (
 )
 from contextchef.history._turns import continue_turn
 from contextchef.stores import SessionSync, SQLiteSessionStore
-from contextchef.testing import FakeProvider, fake_for, httpx_for, text, tool_calls
+from contextchef.testing import (
+    FakeAnthropic,
+    FakeProvider,
+    fake_for,
+    httpx_for,
+    text,
+    tool_calls,
+)
 from sdk_check import sdk_problems
 
 HX = httpx_for(anthropic)
@@ -291,3 +298,33 @@ def test_continue_turn_parts() -> None:
     own = Message(role="assistant", parts=(TextPart(text="Hel", provider_data={"id": "m1"}),))
     _, turn = continue_turn((own,), (Message(role="assistant", parts=(tagged,)),), continued=True)
     assert [p.text for p in turn[0].parts if isinstance(p, TextPart)] == ["Hel", "lo"]
+
+
+@pytest.mark.parametrize("prefill", ["{", None])
+def test_the_cache_diagnosis_of_the_request_after_it_is_explained(
+    prefill: str | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Anthropic's cache diagnostics compare two requests: the one after a prefill (or a
+    continued turn) sends the whole answer where the prefill was, ``messages_changed``;
+    the session names that cause instead of warning of an unexplained miss, also when
+    the reply is ingested on another worker."""
+    fake = FakeAnthropic().script(text('"a": 1}'), text("ok"))
+    claude = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    model = "claude-sonnet-4-5"
+    chef = ContextChef()
+    start = [user("Give the JSON. " * 400)]
+    chef.set_history(start if prefill else [*start, assistant("{")])
+    first = chef.compile("anthropic", model=model, prefill=prefill, diagnostics=True)
+    chef.ingest(claude.beta.messages.create(**first.payload, extra_headers=first.headers))
+    chef.append(user("Thanks."))
+    second = chef.compile("anthropic", model=model, diagnostics=True)
+    assert sdk_problems("anthropic", second.payload) == [] and second.edits == ()
+    worker = ContextChef()
+    worker.restore(chef.snapshot(), allow_unsigned=True)
+    with caplog.at_level("WARNING", logger="contextchef"):
+        worker.ingest(claude.beta.messages.create(**second.payload, extra_headers=second.headers))
+    report = worker.cache_reports[-1]
+    assert report.reason == "messages_changed" and report.unexplained == ""
+    assert "ended on the model's turn" in report.explanation
+    assert not [r for r in caplog.records if "no edit reported" in r.getMessage()]
+    assert fake.violations == ()

@@ -154,7 +154,7 @@ class Compiler:
         kept, rules = adapter.keeps_state(result.payload), adapter.cache_rules(model)
         ends = COMPACTION not in extra and [m.role for m in ledger.ir[-1:]] == ["assistant"]
         sent = SentRequest(model=model, edits=result.edits, turn_gap=gap, rules=rules, kept=kept)
-        sent = dataclasses.replace(sent, prefill=prefill or "", continued=ends)  # its reply joins
+        sent = sent.opening(prefill or "", ends, ledger.sent)  # its reply joins that turn
         ledger.sent = sent.resuming(ledger.sent) if result.resumes else sent
         self._state.ledgers[target] = ledger
         if COMPACTION in extra:  # the block that answers it swaps in after these (swap_in)

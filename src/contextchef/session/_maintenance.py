@@ -121,7 +121,7 @@ class Maintenance:
             check_message(message, i)
         target = self._state.compiled or ""
         ledger = self._state.ledgers.get(target)
-        history, messages = (ledger.sent if ledger else SentRequest()).joined(history, messages)
+        history, messages = (ledger.sent if ledger else SentRequest()).join(history, messages)
         self._state.history = swap_in(history, messages, self.summarized)
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view
