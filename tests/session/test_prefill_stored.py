@@ -25,6 +25,7 @@ from contextchef import (
     CompiledRequest,
     ContextChef,
     Message,
+    ReasoningPart,
     TextPart,
     ToolCall,
     assistant,
@@ -177,11 +178,6 @@ def _turn(chef: ContextChef, target: str, model: str, send: Send, **options: Any
     return chef.ingest(send(request))
 
 
-def _sent_texts(request: CompiledRequest) -> str:
-    """Every text the request sends, in order, as one string (any wire)."""
-    return json.dumps(request.payload.get("messages", request.payload.get("input")))
-
-
 @pytest.mark.parametrize("streamed", [False, True])
 @pytest.mark.parametrize(("target", "model"), CASES)
 def test_a_prefilled_reply_is_stored_whole_over_several_turns(
@@ -212,8 +208,9 @@ def test_a_prefilled_reply_is_stored_whole_over_several_turns(
     chef.append(user("Thanks."))
     last = chef.compile(target, model=model)
     assert sdk_problems(target, last.payload) == [] and last.edits == ()
-    sent = _sent_texts(last)
-    assert all(t in sent for t in ('{\\"a\\": 1}', "[1, 2]", "Checking", "found it"))
+    sent = _strings(_sent(last))
+    assert {'{"a": 1}', "[1, 2]", "Checking", "found it"} <= set(sent)
+    assert not [s for s in sent if s.startswith(('"a"', "1, 2]"))]  # no bare continuation
     chef.ingest(send(last))
     assert _texts(chef.history[-1]) == ["plain answer"]  # no prefill: as returned
     answers = [_texts(m) for m in chef.history if m.role == "assistant"]
@@ -290,6 +287,9 @@ def test_continue_turn_parts() -> None:
     assert turn[0].parts == (TextPart(text="Checking"), call)  # no text to join: its own
     _, turn = continue_turn((), (Message(role="assistant", parts=()),), prefill="{")
     assert turn[0].parts == (TextPart(text="{"),)  # a reply that only stopped
+    thought = ReasoningPart(text="t", provider="anthropic")
+    _, turn = continue_turn((), (Message(role="assistant", parts=(thought, call)),), prefill="X")
+    assert turn[0].parts == (thought, TextPart(text="X"), call)  # reasoning stays first
     history = (user("q"), assistant("Hel"))
     kept, turn = continue_turn(history, (assistant("lo"),), continued=True)
     assert kept == history[:1] and turn == (assistant("Hello"),)
@@ -328,3 +328,34 @@ def test_the_cache_diagnosis_of_the_request_after_it_is_explained(
     assert "ended on the model's turn" in report.explanation
     assert not [r for r in caplog.records if "no edit reported" in r.getMessage()]
     assert fake.violations == ()
+
+
+@pytest.mark.parametrize(("target", "model"), [("openai", "gpt-5.5"), ("responses", "gpt-5.5")])
+def test_a_prefill_goes_with_the_text_after_the_reasoning(target: str, model: str) -> None:
+    """A reply that thinks first keeps its reasoning first; the prefill starts its text
+    (Chat sends a turn's text parts joined by a blank line: ``{`` apart would break it)."""
+    fake = fake_for(target).script(text('"a": 1}', reasoning="think"), text("ok"))
+    send = _sender(target, fake, streamed=False)
+    chef = ContextChef()
+    chef.set_history([user("Give the JSON.")])
+    _turn(chef, target, model, send, prefill="{")
+    kinds = [type(p).__name__ for p in chef.history[-1].parts]
+    assert kinds == ["ReasoningPart", "TextPart"] and _texts(chef.history[-1]) == ['{"a": 1}']
+    chef.append(user("Thanks."))
+    request = chef.compile(target, model=model)
+    assert sdk_problems(target, request.payload) == [] and request.edits == ()
+    assert '{"a": 1}' in _strings(_sent(request))
+    chef.ingest(send(request))
+    assert fake.violations == ()
+
+
+def _sent(request: CompiledRequest) -> Any:
+    return request.payload.get("messages", request.payload.get("input"))
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [s for v in items for s in _strings(v)]

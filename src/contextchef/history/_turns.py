@@ -17,6 +17,7 @@ joined the same way (`join_turn`), parts after parts.
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import takewhile
 
 from contextchef.history._messages import Message, Part, ProviderPart, ReasoningPart, TextPart
 
@@ -54,7 +55,11 @@ def continue_turn(
             (``compile(prefill=)``; ``""``: none). The stored reply starts with it: joined
             into the reply's first part when that is text, else a text part of its own
             before the reply's parts (a reply that is nothing but a stop is the prefill
-            alone).
+            alone). Reasoning the reply opens with stays first, and the prefill goes
+            with the text after it: the model thought, then wrote the answer the prefill
+            starts (Anthropic wants thinking first in a turn; Chat Completions sends a
+            turn's text parts joined by a blank line, which would split ``{`` from its
+            continuation).
         continued: The request ended with ``history[-1]``, the model's turn (no prefill):
             the reply replaces that message, its parts after the turn's, the turn's last
             text and the reply's first one joined into one text part.
@@ -73,8 +78,10 @@ def continue_turn(
     if any(isinstance(p, ProviderPart) and p.data.get("type") == "compaction" for p in reply):
         return history, turn
     if prefill:
+        lead = sum(1 for _ in takewhile(lambda p: isinstance(p, ReasoningPart), reply))
         opening: tuple[Part, ...] = (TextPart(text=prefill),)
-        return history, (Message(role="assistant", parts=_joined(opening, reply)),)
+        parts = (*reply[:lead], *_joined(opening, reply[lead:]))
+        return history, (Message(role="assistant", parts=parts),)
     last = history[-1] if history else None
     if last is None or last.role != "assistant" or any(isinstance(p, ReasoningPart) for p in reply):
         return history, turn
