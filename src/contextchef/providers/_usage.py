@@ -291,7 +291,9 @@ class SentRequest:
 
     def resuming(self, last: SentRequest) -> SentRequest:
         """This request, sent to resume `last`'s answer (kept, with its token)."""
-        return replace(self, answer=last.answer, continuation=last.continuation, resumed=True)
+        return replace(
+            self, answer=last.answer, continuation=last.continuation, resumed=True, continued=False
+        )  # the cut answer it resumes is the turn its reply joins (`join`), not the history's
 
     def answered_by(self, output: tuple[Any, ...], continuation: str | None) -> SentRequest:
         """This request once its response is read.
