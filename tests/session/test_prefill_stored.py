@@ -297,7 +297,7 @@ def test_continue_turn_parts() -> None:
     tagged = TextPart(text="lo", provider_data={"provider": "x", "id": "m2"})
     own = Message(role="assistant", parts=(TextPart(text="Hel", provider_data={"id": "m1"}),))
     _, turn = continue_turn((own,), (Message(role="assistant", parts=(tagged,)),), continued=True)
-    assert [p.text for p in turn[0].parts if isinstance(p, TextPart)] == ["Hel", "lo"]
+    assert turn[0].parts == (TextPart(text="Hello", provider_data={"id": "m1"}),)  # the opener's
 
 
 @pytest.mark.parametrize("prefill", ["{", None])
@@ -359,3 +359,25 @@ def _strings(value: Any) -> list[str]:
         return [value]
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
     return [s for v in items for s in _strings(v)]
+
+
+@pytest.mark.parametrize(("target", "model"), CASES)
+def test_a_reply_continued_without_a_user_turn_is_one_text(target: str, model: str) -> None:
+    """A reply the host asks to go on (compile again, no user message) joins the reply it
+    continues, provider fields and all: one text, sent as one piece on every target."""
+    fake = fake_for(target).script(text("The answer is"), text(" 42."), text("ok"))
+    send = _sender(target, fake, streamed=False)
+    chef = ContextChef()
+    chef.set_history([user("Tell me.")])
+    _turn(chef, target, model, send)
+    _turn(chef, target, model, send)  # "go on"
+    assert [(m.role, _texts(m)) for m in chef.history] == [
+        ("user", ["Tell me."]),
+        ("assistant", ["The answer is 42."]),
+    ]
+    chef.append(user("Thanks."))
+    request = chef.compile(target, model=model)
+    assert sdk_problems(target, request.payload) == [] and request.edits == ()
+    assert "The answer is 42." in _strings(_sent(request))
+    chef.ingest(send(request))
+    assert fake.violations == ()

@@ -91,13 +91,13 @@ def continue_turn(
 def _joined(before: tuple[Part, ...], after: tuple[Part, ...]) -> tuple[Part, ...]:
     """`before` then `after`, the last text of one and the first text of the other joined.
 
-    The joined part keeps the provider data of the side that has it; when both have
-    some (two provider items), the parts stay apart.
+    The joined part keeps the provider data of the earlier part when it has some (the
+    item or message the turn opened with: a Responses item id, a Chat message's
+    fields), else the later one's: one text, sent as one piece (Chat Completions would
+    put a blank line between two).
     """
     last, first = (before[-1] if before else None), (after[0] if after else None)
     if not (isinstance(last, TextPart) and isinstance(first, TextPart)):
-        return (*before, *after)
-    if last.provider_data is not None and first.provider_data is not None:
         return (*before, *after)
     data = first.provider_data if last.provider_data is None else last.provider_data
     joined = replace(first, text=last.text + first.text, provider_data=data)
