@@ -1,8 +1,9 @@
 """A compile never allows what makes a later request invalid (break-it 13, f2 / f3).
 
-A request ending with the model's turn continues that turn, and its reply is stored as one
-more assistant message. Where roles must alternate (Anthropic, Gemini) and that reply
-opens with thinking, the normalizer cannot merge it into the turn it continues, so the next
+A request ending with the model's turn continues that turn, and its reply is stored joined
+to it (tests/session/test_prefill_stored.py), unless the reply opens with thinking. Where
+roles must alternate (Anthropic, Gemini) and that reply opens with thinking, the
+normalizer cannot merge it into the turn it continues either, so the next
 request would hold two model turns in a row: compile refuses the first request instead
 (`contextchef.providers._model_rules.check_turn`). Gemini takes no request ending with the
 model's turn at all (a 400), like Anthropic's newer models and Interactions.

@@ -61,7 +61,6 @@ __all__ = [
     "ToolResult",
     "assistant",
     "check_message",
-    "join_turn",
     "json_problem",
     "message_from_dict",
     "messages_arg",
@@ -541,21 +540,6 @@ def check_message(message: object, index: int) -> None:
                 "message; tool results belong to user messages (see tool_results())",
                 index=index,
             )
-
-
-def join_turn(
-    history: tuple[Message, ...], turn: tuple[Message, ...], resumed: bool
-) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
-    """`history` and `turn`, a one-message model `turn` `resumed` joined to the last turn.
-
-    For a reply that resumes the one before it (a decode cut and continued): the parts
-    of both, in order, make one assistant message. Unchanged otherwise.
-    """
-    if not resumed or len(turn) != 1 or turn[0].role != "assistant" or not history:
-        return history, turn
-    if history[-1].role != "assistant":
-        return history, turn
-    return history[:-1], (Message(role="assistant", parts=(*history[-1].parts, *turn[0].parts)),)
 
 
 def user(text: str) -> Message:

@@ -18,8 +18,10 @@ from typing import Literal
 
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
+from contextchef.history._compaction import SUMMARY_TAG
 from contextchef.history._context_policy import ContextPolicy
-from contextchef.history._messages import Message
+from contextchef.history._messages import Message, TextPart
+from contextchef.providers._reading import ResponseNotice
 from contextchef.providers._usage import CacheRules
 from contextchef.tools._tool import CompiledTool
 
@@ -30,8 +32,10 @@ __all__ = [
     "DEFAULT_OUTPUT_RESERVE",
     "ContextBudget",
     "ContextUsage",
+    "compaction_due",
     "context_budget",
     "request_tokens",
+    "summary_notice",
 ]
 
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -162,3 +166,83 @@ def request_tokens(system: str, tools: Sequence[CompiledTool], messages: Sequenc
     ]
     parts.extend(canonical_dumps(m.to_dict()) for m in messages)
     return sum(estimate_tokens(p) for p in parts)
+
+
+def _summary_tokens(history: Sequence[Message]) -> int:
+    """Our estimate of the summary opening `history` (a local compaction's), else 0.
+
+    That is the first part of the first message when it is a ``<conversation_summary>``
+    text (`contextchef.history.summary_message`, with the notes the session adds).
+    """
+    first = history[0].parts[:1] if history else ()
+    text = first[0].text if first and isinstance(first[0], TextPart) else ""
+    return estimate_tokens(text) if text.startswith(f"<{SUMMARY_TAG}>") else 0
+
+
+def compaction_due(
+    history: Sequence[Message], request: tuple[int, int] | None, history_limit: int | None
+) -> tuple[bool, bool]:
+    """Whether a local compaction is due: past the policy's trigger, past the history limit.
+
+    Args:
+        history: The history.
+        request: The next request's tokens and the `ContextPolicy`'s compaction trigger
+            (`ContextBudget.compact_trigger`), both in tokens; None where the provider
+            compacts.
+        history_limit: The `OverflowHandoff`'s ``max_history_tokens`` (tokens of
+            `history`, `request_tokens`), or None.
+
+    A summary opening `history` that is itself past a trigger is set aside for it:
+    compacting again could not bring the request under it (the summarizer would get its
+    own summary back, and be paid for it on every turn). The next compaction runs once
+    what follows that summary is past the trigger itself: one summarizer call per
+    trigger's worth of new conversation, as when summaries fit. The rule reads only the
+    history, so a restored session (a snapshot, `SessionSync`) keeps it; `summary_notice`
+    tells the host when it starts.
+    """
+    summary = _summary_tokens(history)
+
+    def past(used: int, trigger: int) -> bool:
+        return used - (summary if summary > trigger else 0) > trigger
+
+    due = request is not None and past(*request)
+    sized = history_limit is not None and past(request_tokens("", (), history), history_limit)
+    return due, sized
+
+
+def summary_notice(
+    history: Sequence[Message], compact_at: int | None, max_history_tokens: int | None
+) -> tuple[ResponseNotice, ...]:
+    """A ``summary_over_budget`` notice when a compaction left a summary past a trigger.
+
+    Args:
+        history: The history right after a local compaction (its summary first).
+        compact_at: The `ContextPolicy`'s compaction trigger in tokens of the request
+            (`ContextBudget.compact_trigger`), None when it did not apply.
+        max_history_tokens: The `OverflowHandoff`'s trigger in tokens of the history,
+            None when not set.
+
+    Returns:
+        ``()`` when the summary fits under every trigger set; else one notice, logged as
+        a warning, naming the summary's estimated tokens and the smallest trigger it is
+        past (`reason`: ``compact_at`` or ``max_history_tokens``), and what the session
+        does about it (`compaction_due`).
+    """
+    tokens = _summary_tokens(history)
+    triggers = {"compact_at": compact_at, "max_history_tokens": max_history_tokens}
+    past = sorted((t, name) for name, t in triggers.items() if t is not None and tokens > t)
+    if not past:
+        return ()
+    trigger, name = past[0]
+    where = "ContextPolicy" if name == "compact_at" else "OverflowHandoff"
+    notice = ResponseNotice(
+        kind="summary_over_budget",
+        reason=name,
+        detail=f"the on_overflow summarizer returned a summary of about {tokens:,} tokens "
+        f"(estimated), past the compaction trigger of {trigger:,} tokens ({where}.{name}): "
+        "compacting again cannot bring the request under it, so the session compacts "
+        f"next when what follows the summary is past {trigger:,} tokens itself; have the "
+        f"summarizer return fewer than {trigger:,} tokens",
+    )
+    logger.warning("contextchef: %s", notice.detail)
+    return (notice,)

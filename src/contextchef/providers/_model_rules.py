@@ -1,7 +1,9 @@
 """`ModelRules`: what one model of a target requires and offers, as data.
 
 Each wire's adapter decides it from the model name (`Adapter.model_rules`); it lives apart
-from `contextchef.providers._base` (which re-exports it) to keep that module small.
+from `contextchef.providers._base` (which re-exports it) to keep that module small. The
+checks of a request that ends on the model's turn read it: `check_prefill` (a ``prefill=``)
+and `check_turn` (a history ending with the model's message).
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import UsageError, shown
+from contextchef._json import is_unicode
 from contextchef.history._messages import Message, ReasoningPart
 
-__all__ = ["ModelRules", "check_turn", "thinks", "warn_unrecorded_thinking"]
+__all__ = ["ModelRules", "check_prefill", "check_turn", "thinks", "warn_unrecorded_thinking"]
 
 logger = logging.getLogger("contextchef")
 
@@ -99,11 +102,11 @@ def check_turn(
 ) -> None:
     """Refuse a request ending with the model's turn unless the model takes it, and its reply.
 
-    Such a request is a prefill: the model continues its turn, and the reply is stored as
-    one more assistant message. `last_role` is the role the request ends with; `dropped`
-    the repairs' details (named when what made it the model's turn was dropped);
-    `alternate` the target's `HistoryRules.alternate_roles`; `extra` the request's extra
-    fields. Rules followed:
+    Such a request is a prefill: the model continues its turn, and the reply is stored
+    joined to it (`history.continue_turn`), unless it opens with reasoning. `last_role` is
+    the role the request ends with; `dropped` the repairs' details (named when what made
+    it the model's turn was dropped); `alternate` the target's
+    `HistoryRules.alternate_roles`; `extra` the request's extra fields. Rules followed:
 
     * `ModelRules.prefill` False: the model refuses a trailing assistant message (Anthropic
       R18, anthropic-preserved-thinking.md; Gemini ``generateContent``: "Please ensure
@@ -155,3 +158,42 @@ def thinks(extra: Mapping[str, Any]) -> bool:
     """
     thinking = extra.get("thinking")
     return isinstance(thinking, Mapping) and thinking.get("type") not in (None, "disabled")
+
+
+def check_prefill(
+    prefill: object, ends_with_user: bool, rules: ModelRules, thinking: bool = False
+) -> str:
+    """The prefill to send (``""`` for none); `thinking`: the request turns thinking on.
+
+    Raises:
+        UsageError: Not valid Unicode text, ending in whitespace (Anthropic rejects a
+            final assistant turn that does; refused on every target alike), a model that
+            rejects prefill (`ModelRules.prefill`) or a request with thinking on
+            (Anthropic takes no prefill then), or the history does not end with a user
+            turn.
+    """
+    if prefill is None or prefill == "":
+        return ""
+    if not isinstance(prefill, str) or not is_unicode(prefill):
+        what = type(prefill).__name__ if not isinstance(prefill, str) else "a lone surrogate"
+        raise UsageError(f"prefill must be a string of valid Unicode, got {what}")
+    if thinking:
+        raise UsageError(
+            "prefill cannot be combined with thinking (the provider rejects a prefilled "
+            "answer when thinking is on); steer the answer in the user turn instead"
+        )
+    if not rules.prefill:
+        raise UsageError(
+            f"model {shown(rules.model)} rejects prefill (a trailing assistant message is a 400 "
+            "there); steer the answer with an instruction in the user turn instead"
+        )
+    if prefill != prefill.rstrip():
+        raise UsageError(
+            "prefill must not end with whitespace (Anthropic rejects it; refused everywhere)"
+        )
+    if not ends_with_user:
+        raise UsageError(
+            "prefill needs a history that ends with a user turn; it already ends with an "
+            "assistant message"
+        )
+    return prefill

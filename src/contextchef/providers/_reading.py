@@ -65,7 +65,9 @@ class ResponseNotice:
             ``incomplete`` (the turn did not end normally: cut off at a token limit,
             refused or filtered; each wire's reader says when), ``call_id_renamed``
             (`ContextChef.ingest` gave a call that reused an id, or had none, a new one:
-            `reason` is the id as sent) or another type the provider reported.
+            `reason` is the id as sent), ``summary_over_budget`` (a local compaction's
+            summary past its trigger, `reason` the trigger: `_budget.summary_notice`) or
+            another type the provider reported.
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
         detail: One sentence for logs.
@@ -244,14 +246,15 @@ def response_dict(response: object) -> Mapping[str, Any]:
             f"{type(response).__name__}",
             index=0,
         )
-    module = type(response).__module__
+    module, parsed = type(response).__module__, type(response).__name__.startswith("Parsed")
     flags = (
         {"by_alias": True, "exclude_none": True}
-        if module.startswith("google.")
+        if module.startswith("google.") or (parsed and module.startswith("openai."))
         else {"exclude_unset": True, "warnings": False}  # the dump is exact even where
     )  # an SDK union read an item as the wrong type (a compacted window's user messages)
     try:  # never bound by the serializer's depth limit (`sdk_json`)
         data = sdk_json(response, **flags)
+        data = _sdk_only(data) if parsed and module.startswith("openai.") else data
     except Exception as exc:  # a foreign object whose dump fails
         raise CorruptHistoryError(
             f"cannot read the {type(response).__name__} response: {exc}", index=0
@@ -259,6 +262,32 @@ def response_dict(response: object) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise CorruptHistoryError(f"{type(response).__name__} did not dump to an object", index=0)
     return data
+
+
+_SDK_ONLY = frozenset({"parsed", "parsed_arguments"})
+
+
+def _sdk_only(data: Any) -> Any:
+    """An OpenAI ``Parsed*`` response's dump without what only the SDK adds.
+
+    The ``.stream()`` / ``.parse()`` helpers return ``ParsedChatCompletion`` /
+    ``ParsedResponse``: every field set (so the dump leaves out None values instead of
+    unset ones) and ``parsed`` / ``parsed_arguments`` beside what the API sent, which the
+    request types refuse ("unknown key 'parsed'") when the turn is sent back; a streamed
+    Chat call keeps its chunks' ``index`` too (not a key of a call sent back).
+    """
+    if isinstance(data, list):
+        return [_sdk_only(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    out = {k: _sdk_only(v) for k, v in data.items() if k not in _SDK_ONLY}
+    calls = out.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [
+            {k: v for k, v in c.items() if k != "index"} if isinstance(c, dict) else c
+            for c in calls
+        ]
+    return out
 
 
 def first_item(data: Mapping[str, Any], key: str, what: str) -> Mapping[str, Any]:

@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 from contextchef._errors import UsageError
 from contextchef._json import is_unicode, thaw
+from contextchef.history._messages import Message
+from contextchef.history._turns import continue_turn, join_turn
 
 __all__ = [
     "MAX_TOKENS",
@@ -205,6 +207,17 @@ class SentRequest:
             on-demand ``compaction``), and the request after it starts at that entry
             (`providers._compacted.native_base`), where the prompt cache restarts; a miss
             this explains is not logged.
+        prefill: The text of its trailing assistant message (``compile(prefill=)``;
+            ``""``: none): its response continues it (`join`).
+        continued: It ended with the history's last message, the model's turn, which its
+            response continues (`join`); never on an on-demand compaction request.
+        joined: Its response was read (`answered_by`) and continued its `prefill` or
+            `continued` turn, so the next request sends that turn joined with the reply.
+        reopened: The request before it was `joined`: this one sends, in place of that
+            request's last entry (the prefill, or the turn it continued), the whole
+            answer. Nothing was bound to that entry, but a cache diagnosis compares the
+            two requests and may call it ``messages_changed`` (the prompt-cache breakpoint
+            of a prefilled request sits before it); `compared` names it.
     """
 
     model: str = ""
@@ -216,19 +229,25 @@ class SentRequest:
     continuation: str | None = None
     resumed: bool = False
     rebased: bool = False
+    prefill: str = ""
+    continued: bool = False
+    joined: bool = False
+    reopened: bool = False
 
     def chain_field(self) -> dict[str, Any]:
-        """What a restored session needs to chain to this request or resume its answer.
+        """What a restored session needs to chain to this request, resume or continue its answer.
 
         Plain JSON, a snapshot ledger's ``sent`` (`from_chain_form`): `kept` (sorted),
-        `answer`, `continuation`, `resumed`; ``{}`` when the provider keeps nothing of it.
+        `answer`, `continuation`, `resumed`, and the `_OPENING` fields that are set; ``{}``
+        when the provider keeps nothing of it and none of those is set.
         """
-        if self.kept is None and self.continuation is None and not self.resumed:
+        opens = {k: getattr(self, k) for k in _OPENING if getattr(self, k)}
+        if self.kept is None and self.continuation is None and not self.resumed and not opens:
             return {}
         kept = None if self.kept is None else sorted(self.kept)
         answer = [thaw(entry) for entry in self.answer]  # plain data, not read-only records
         form = {"kept": kept, "answer": answer, "continuation": self.continuation}
-        return {"sent": {**form, "resumed": self.resumed}}
+        return {"sent": {**form, "resumed": self.resumed, **opens}}
 
     @classmethod
     def from_chain_form(cls, form: Mapping[str, Any] | None, where: str = "") -> SentRequest:
@@ -241,28 +260,40 @@ class SentRequest:
             return cls()
         kept, answer = form.get("kept"), form.get("answer")
         continuation, resumed = form.get("continuation"), form.get("resumed")
+        opens = {k: form[k] for k in _OPENING if k in form}
         if (
-            set(form) != {"kept", "answer", "continuation", "resumed"}
+            set(form) - set(_OPENING) != {"kept", "answer", "continuation", "resumed"}
             or not (kept is None or (isinstance(kept, list) and all(_text(k) for k in kept)))
             or not (isinstance(answer, list) and all(isinstance(a, Mapping) for a in answer))
             or not (continuation is None or _text(continuation))
             or not isinstance(resumed, bool)
+            or not all(
+                _text(v) if k == "prefill" else isinstance(v, bool) for k, v in opens.items()
+            )
         ):
             raise UsageError(
                 f"snapshot ledger {where!r} field 'sent' must be an object of 'kept' (a list "
                 "of text, or null), 'answer' (a list of objects), 'continuation' (text or "
-                "null) and 'resumed' (true or false); nothing was restored"
+                "null), 'resumed' (true or false) and optionally 'prefill' (text), "
+                "'continued', 'joined' and 'reopened' (true or false); nothing was restored"
             )
         return cls(
             kept=None if kept is None else frozenset(kept),
             answer=tuple(thaw(a) for a in answer),  # a copy: the snapshot stays the caller's
             continuation=continuation,
             resumed=resumed,
+            **opens,
         )
+
+    def opening(self, prefill: str, continued: bool, last: SentRequest) -> SentRequest:
+        """This request, ending on `prefill` or on the model's turn (`continued`), after `last`."""
+        return replace(self, prefill=prefill, continued=continued, reopened=last.joined)
 
     def resuming(self, last: SentRequest) -> SentRequest:
         """This request, sent to resume `last`'s answer (kept, with its token)."""
-        return replace(self, answer=last.answer, continuation=last.continuation, resumed=True)
+        return replace(
+            self, answer=last.answer, continuation=last.continuation, resumed=True, continued=False
+        )  # the cut answer it resumes is the turn its reply joins (`join`), not the history's
 
     def answered_by(self, output: tuple[Any, ...], continuation: str | None) -> SentRequest:
         """This request once its response is read.
@@ -271,7 +302,28 @@ class SentRequest:
         response's token.
         """
         answer = (*self.answer, *output) if self.resumed else output
-        return replace(self, answer=answer, continuation=continuation, resumed=False)
+        joined = bool(self.prefill or self.continued)  # once: another reply joins nothing
+        return replace(
+            self,
+            answer=answer,
+            continuation=continuation,
+            resumed=False,
+            prefill="",
+            continued=False,
+            joined=joined,
+        )
+
+    def join(
+        self, history: tuple[Message, ...], turn: tuple[Message, ...]
+    ) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+        """`history` and the reply `turn` to this request, joined to what the reply continues.
+
+        The answer it resumes (`resumed`, `history.join_turn`), or the model's turn it
+        ended on (`prefill`, `continued`: `history.continue_turn`): the stored turn holds
+        the whole answer, not only what the provider returned.
+        """
+        history, turn = join_turn(history, turn, self.resumed)
+        return continue_turn(history, turn, prefill=self.prefill, continued=self.continued)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -320,6 +372,10 @@ class Chain:
         token = sent.continuation if exact else None
         scoped, stored = sent.kept or frozenset(), sent.kept is not None
         return cls(held=held, answer=sent.answer, scoped=scoped, stored=stored, token=token)
+
+
+_OPENING = ("prefill", "continued", "joined", "reopened")
+"""`SentRequest`'s fields on the turn its reply continues, in its chain form when set."""
 
 
 def _text(value: object) -> bool:
@@ -488,6 +544,11 @@ def compared(
             "keeps a separate prompt cache per model"
         )
     causes += _expiry(sent)
+    if sent.reopened:
+        causes.append(
+            "the request before it ended on the model's turn (a prefill, or the history's "
+            "last message), which this one sends joined with the reply that continued it"
+        )
     if sent.rebased:
         causes.append(
             "the provider compacted the conversation (in this response, or the one before: "

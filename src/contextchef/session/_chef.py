@@ -971,7 +971,7 @@ class ContextChef:
 
     @property
     def notices(self) -> tuple[ResponseNotice, ...]:
-        """What ingested responses reported about their requests, oldest first."""
+        """What responses reported about their requests (and local compactions), oldest first."""
         return self._maintenance.notices
 
     @property

@@ -18,14 +18,14 @@ from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, Chain, ModelRules, RequestOptions
-from contextchef.providers._model_rules import thinks
+from contextchef.providers._model_rules import check_prefill, thinks
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import EditKind, LedgerEdit
 from contextchef.session._reveal import ToolState
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import Strategy
-from contextchef.session._volatile import Stated, Update, VolatileState, check_prefill, plan_update
+from contextchef.session._volatile import Stated, Update, VolatileState, plan_update
 
 __all__ = [
     "MEMORY_CALL_PREFIX",

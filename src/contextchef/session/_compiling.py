@@ -117,8 +117,8 @@ class Compiler:
         before = self._state.copy()
         try:  # a compile that fails leaves the session as it was, handoff included
             local = self.drives and "compact" in native.local  # the provider will not compact
-            over = local and self.usage(target, model).used > native.budget.compact_trigger
-            self._maintenance.handoff_if_due(due=over, wire=adapter.profile.wire)
+            due = (self.usage(target, model).used, native.budget.compact_trigger) if local else None
+            self._maintenance.handoff_if_due(due, wire=adapter.profile.wire)
             ledger = self._state.ledgers.get(target) or Ledger()
             if ledger.pending is None and len(ledger.marks) == 1:
                 warn_unrecorded_thinking(adapter.model_rules(model), self._state.history, target)
@@ -152,7 +152,9 @@ class Compiler:
             step.apply(ledger)
         ledger.undo = undo  # until answered, an edit can be undone
         kept, rules = adapter.keeps_state(result.payload), adapter.cache_rules(model)
+        ends = COMPACTION not in extra and [m.role for m in ledger.ir[-1:]] == ["assistant"]
         sent = SentRequest(model=model, edits=result.edits, turn_gap=gap, rules=rules, kept=kept)
+        sent = sent.opening(prefill or "", ends, ledger.sent)  # its reply joins that turn
         ledger.sent = sent.resuming(ledger.sent) if result.resumes else sent
         self._state.ledgers[target] = ledger
         if COMPACTION in extra:  # the block that answers it swaps in after these (swap_in)

@@ -30,11 +30,11 @@ from contextchef.history._archive import ArchiveReason as Reason
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._forms import digest
-from contextchef.history._messages import ToolCall, check_message, join_turn
+from contextchef.history._messages import ToolCall, check_message
 from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
-from contextchef.providers._budget import request_tokens
+from contextchef.providers._budget import compaction_due, summary_notice
 from contextchef.providers._compacted import (
     foreign_compaction,
     newly_compacted,
@@ -44,7 +44,7 @@ from contextchef.providers._compacted import (
     without_compaction,
 )
 from contextchef.providers._reading import fresh_turn, renamed_ids
-from contextchef.providers._usage import CacheReport, compared
+from contextchef.providers._usage import CacheReport, SentRequest, compared
 from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, Summarizer, handoff_keep_turns
@@ -121,7 +121,7 @@ class Maintenance:
             check_message(message, i)
         target = self._state.compiled or ""
         ledger = self._state.ledgers.get(target)
-        history, messages = join_turn(history, messages, ledger is not None and ledger.sent.resumed)
+        history, messages = (ledger.sent if ledger else SentRequest()).join(history, messages)
         self._state.history = swap_in(history, messages, self.summarized)
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view
@@ -265,11 +265,11 @@ class Maintenance:
             )
         self._state.new_context_pending = True
 
-    def handoff_if_due(self, *, due: bool = False, wire: str = "") -> None:
-        """At compile start: the handoff if asked, `due`, over budget or at a switch to `wire`."""
+    def handoff_if_due(self, request: tuple[int, int] | None = None, wire: str = "") -> None:
+        """At compile start: the handoff if asked, due (`compaction_due`) or at a switch."""
         state, handoff = self._state, self.handoff
         limit = None if handoff is None else handoff.max_history_tokens
-        over = limit is not None and request_tokens("", (), state.history) > limit
+        due, over = compaction_due(state.history, request, limit)
         own = None if handoff is None else handoff.summarize
         summarize = switch_summarizer(state.history, wire, own)
         reason: Reason = "compaction"  # a provider switch: the foreign part summarized
@@ -281,5 +281,6 @@ class Maintenance:
             if foreign:  # a kept pending turn may hold it: the summary stands for it now
                 state.history = without_compaction(state.history, foreign)
             state.new_context_pending = False
+            self.notices += summary_notice(state.history, request and request[1], limit)
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 from contextchef._errors import UsageError, json_reason, shown
 from contextchef._json import is_unicode
 from contextchef.providers import CacheReport, ResponseNotice
-from contextchef.providers._base import ModelRules
 from contextchef.session._request import CompiledRequest
 
 if TYPE_CHECKING:
@@ -51,7 +50,6 @@ __all__ = [
     "Update",
     "VolatileState",
     "check_dynamic_state",
-    "check_prefill",
     "new_announcement",
     "plan_update",
     "render_announcements",
@@ -262,45 +260,6 @@ def render_dynamic_state(state: BaseModel | Mapping[str, Any]) -> str:
     if not is_unicode(text):
         raise UsageError("dynamic state holds text that is not valid Unicode (a lone surrogate)")
     return f"<dynamic_state>\n{text}\n</dynamic_state>"
-
-
-def check_prefill(
-    prefill: object, ends_with_user: bool, rules: ModelRules, thinking: bool = False
-) -> str:
-    """The prefill to send (``""`` for none); `thinking`: the request turns thinking on.
-
-    Raises:
-        UsageError: Not valid Unicode text, ending in whitespace (Anthropic rejects a
-            final assistant turn that does; refused on every target alike), a model that
-            rejects prefill (`ModelRules.prefill`) or a request with thinking on
-            (Anthropic takes no prefill then), or the history does not end with a user
-            turn.
-    """
-    if prefill is None or prefill == "":
-        return ""
-    if not isinstance(prefill, str) or not is_unicode(prefill):
-        what = type(prefill).__name__ if not isinstance(prefill, str) else "a lone surrogate"
-        raise UsageError(f"prefill must be a string of valid Unicode, got {what}")
-    if thinking:
-        raise UsageError(
-            "prefill cannot be combined with thinking (the provider rejects a prefilled "
-            "answer when thinking is on); steer the answer in the user turn instead"
-        )
-    if not rules.prefill:
-        raise UsageError(
-            f"model {shown(rules.model)} rejects prefill (a trailing assistant message is a 400 "
-            "there); steer the answer with an instruction in the user turn instead"
-        )
-    if prefill != prefill.rstrip():
-        raise UsageError(
-            "prefill must not end with whitespace (Anthropic rejects it; refused everywhere)"
-        )
-    if not ends_with_user:
-        raise UsageError(
-            "prefill needs a history that ends with a user turn; it already ends with an "
-            "assistant message"
-        )
-    return prefill
 
 
 def new_announcement(id: str, content: str, channel: Channel) -> Announcement:

@@ -1,0 +1,104 @@
+"""The model's reply joined to the turn it continues (pure functions on the IR).
+
+A request may end on the model's own turn: a ``prefill`` (the start of the answer, sent as
+a trailing assistant message that is not in the history) or a history whose last message
+is the model's. The model then continues that turn, and the provider returns only the
+continuation: Anthropic's "Claude's response will continue from where the Assistant
+message leaves off" (https://docs.claude.com/en/docs/prefill-claudes-response). Stored
+as returned, the history would hold ``"a": 1}`` for a prefilled ``{``, and every later
+request would show the model its own broken answer. So the reply is stored joined to what
+it continues (`continue_turn`), one assistant message holding the whole turn, whatever the
+target.
+
+A reply cut at the decode cap and resumed (Gemini Interactions ``continuation_token``) is
+joined the same way (`join_turn`), parts after parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import takewhile
+
+from contextchef.history._messages import Message, Part, ProviderPart, ReasoningPart, TextPart
+
+__all__ = ["continue_turn", "join_turn"]
+
+
+def join_turn(
+    history: tuple[Message, ...], turn: tuple[Message, ...], resumed: bool
+) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+    """`history` and `turn`, a one-message model `turn` `resumed` joined to the last turn.
+
+    For a reply that resumes the one before it (a decode cut and continued): the parts
+    of both, in order, make one assistant message. Unchanged otherwise.
+    """
+    if not resumed or len(turn) != 1 or turn[0].role != "assistant" or not history:
+        return history, turn
+    if history[-1].role != "assistant":
+        return history, turn
+    return history[:-1], (Message(role="assistant", parts=(*history[-1].parts, *turn[0].parts)),)
+
+
+def continue_turn(
+    history: tuple[Message, ...],
+    turn: tuple[Message, ...],
+    *,
+    prefill: str = "",
+    continued: bool = False,
+) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+    """`history` and the reply `turn`, the reply joined to the model's turn it continues.
+
+    Args:
+        history: The history before the reply.
+        turn: The reply's messages, as read (one assistant message).
+        prefill: The text the request's trailing assistant message held
+            (``compile(prefill=)``; ``""``: none). The stored reply starts with it: joined
+            into the reply's first part when that is text, else a text part of its own
+            before the reply's parts (a reply that is nothing but a stop is the prefill
+            alone). Reasoning the reply opens with stays first, and the prefill goes
+            with the text after it: the model thought, then wrote the answer the prefill
+            starts (Anthropic wants thinking first in a turn; Chat Completions sends a
+            turn's text parts joined by a blank line, which would split ``{`` from its
+            continuation).
+        continued: The request ended with ``history[-1]``, the model's turn (no prefill):
+            the reply replaces that message, its parts after the turn's, the turn's last
+            text and the reply's first one joined into one text part.
+
+    Returns:
+        ``(history, turn)`` to append: unchanged when there is nothing to continue, when
+        the reply is not one assistant message, or when it holds a compaction block (the
+        provider's summary opens a turn of its own: R22 in anthropic-preserved-thinking.md;
+        `providers._compacted.swap_in` places it). A `continued` turn is also left apart
+        from a reply holding reasoning, which must open its own turn (Anthropic's
+        extended-thinking docs; the normalizer keeps such a message separate too).
+    """
+    if not (prefill or continued) or len(turn) != 1 or turn[0].role != "assistant":
+        return history, turn
+    reply = turn[0].parts
+    if any(isinstance(p, ProviderPart) and p.data.get("type") == "compaction" for p in reply):
+        return history, turn
+    if prefill:
+        lead = sum(1 for _ in takewhile(lambda p: isinstance(p, ReasoningPart), reply))
+        opening: tuple[Part, ...] = (TextPart(text=prefill),)
+        parts = (*reply[:lead], *_joined(opening, reply[lead:]))
+        return history, (Message(role="assistant", parts=parts),)
+    last = history[-1] if history else None
+    if last is None or last.role != "assistant" or any(isinstance(p, ReasoningPart) for p in reply):
+        return history, turn
+    return history[:-1], (Message(role="assistant", parts=_joined(last.parts, reply)),)
+
+
+def _joined(before: tuple[Part, ...], after: tuple[Part, ...]) -> tuple[Part, ...]:
+    """`before` then `after`, the last text of one and the first text of the other joined.
+
+    The joined part keeps the provider data of the earlier part when it has some (the
+    item or message the turn opened with: a Responses item id, a Chat message's
+    fields), else the later one's: one text, sent as one piece (Chat Completions would
+    put a blank line between two).
+    """
+    last, first = (before[-1] if before else None), (after[0] if after else None)
+    if not (isinstance(last, TextPart) and isinstance(first, TextPart)):
+        return (*before, *after)
+    data = first.provider_data if last.provider_data is None else last.provider_data
+    joined = replace(first, text=last.text + first.text, provider_data=data)
+    return (*before[:-1], joined, *after[1:])
