@@ -20,8 +20,10 @@ The token is never part of a snapshot nor of anything sent to a model.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import secrets
+from typing import Any
 
 from contextchef._errors import StaleSessionError, UsageError, shown
 
@@ -82,9 +84,19 @@ def takes_lineage(store: object) -> bool:
     writes with the version check only.
     """
     try:
-        return all(
-            "lineage" in inspect.signature(getattr(store, name)).parameters
-            for name in ("append", "snapshot")
-        )
+        return all(_takes(getattr(store, name)) for name in ("append", "snapshot"))
     except (AttributeError, TypeError, ValueError):
         return False
+
+
+def _takes(method: Any) -> bool:
+    """Whether `method` has a ``lineage`` parameter (a method's function read once)."""
+    function = getattr(method, "__func__", None)
+    if function is not None:
+        return _function_takes(function)
+    return "lineage" in inspect.signature(method).parameters
+
+
+@functools.lru_cache(maxsize=64)
+def _function_takes(function: Any) -> bool:
+    return "lineage" in inspect.signature(function).parameters

@@ -98,6 +98,18 @@ _WHERE = {
 """Where each value a load reads back is kept (named by its errors)."""
 
 
+def _token(session_id: str, value: object) -> str:
+    """A session's stored lineage token (``""``: no row, written before tokens existed).
+
+    Raises:
+        SessionStoreError: It is not text (a corrupt record).
+    """
+    if value is None:
+        return ""
+    token = stored_text(session_id, value, f"lineage token ({_WHERE['lineage']})")
+    return token if isinstance(token, str) else token.decode("utf-8", "replace")
+
+
 class SQLiteSessionStore:
     """A `SessionStore` in one SQLite file (see the module docstring).
 
@@ -214,16 +226,19 @@ class SQLiteSessionStore:
                 f"session store {shown(self.path, 120)}: {exc}", session_id=session_id
             ) from exc
 
-    def _live(self, conn: sqlite3.Connection, session_id: str) -> tuple[int, int] | None:
-        """(version, turns) of the live session, or None (missing or expired)."""
+    def _live(self, conn: sqlite3.Connection, session_id: str) -> tuple[int, int, str] | None:
+        """(version, turns, lineage token) of the live session, or None (missing or expired)."""
         row = conn.execute(
-            "SELECT version, turns, expires_at FROM sessions WHERE id = ?", (session_id,)
+            "SELECT version, turns, expires_at, token FROM sessions "
+            "LEFT JOIN lineages USING (id) WHERE id = ?",
+            (session_id,),
         ).fetchone()
         if row is None or self._expired(session_id, row[2]):
             return None
         return (
             stored_count(session_id, row[0], "version", _WHERE["version"]),
             stored_count(session_id, row[1], "turn count", _WHERE["turns"]),
+            _token(session_id, row[3]),
         )
 
     def _expired(self, session_id: str, expires_at: object) -> bool:
@@ -240,26 +255,13 @@ class SQLiteSessionStore:
         row = conn.execute("SELECT head FROM heads WHERE id = ?", (session_id,)).fetchone()
         return None if row is None else row[0]
 
-    @staticmethod
-    def _lineage(conn: sqlite3.Connection, session_id: str) -> str:
-        """The session's lineage token (``""``: none, written before tokens existed).
-
-        Raises:
-            SessionStoreError: The stored token is not text (a corrupt record).
-        """
-        row = conn.execute("SELECT token FROM lineages WHERE id = ?", (session_id,)).fetchone()
-        if row is None:
-            return ""
-        token = stored_text(session_id, row[0], f"lineage token ({_WHERE['lineage']})")
-        return token if isinstance(token, str) else token.decode("utf-8", "replace")
-
     def _check(
         self,
         conn: sqlite3.Connection,
         session_id: str,
         expected: int,
         lineage: str | None,
-    ) -> tuple[int, int] | None:
+    ) -> tuple[int, int, str] | None:
         """The live session's (version, turns), if a write based on `expected` may go ahead.
 
         None: no live session (`expected` is 0). A `lineage` given must be the session's.
@@ -271,12 +273,12 @@ class SQLiteSessionStore:
         actual = live[0] if live else 0
         if actual != expected:
             raise stale(session_id, expected, actual)
-        if live is not None and lineage is not None and self._lineage(conn, session_id) != lineage:
+        if live is not None and lineage is not None and live[2] != lineage:
             raise recreated(session_id, expected, actual)
         return live
 
     def _refuse_signed(
-        self, conn: sqlite3.Connection, session_id: str, live: tuple[int, int] | None
+        self, conn: sqlite3.Connection, session_id: str, live: tuple[int, int, str] | None
     ) -> None:
         """Refuse a write without keys on a live signed session (it would drop the signature).
 
@@ -307,7 +309,8 @@ class SQLiteSessionStore:
             conn.execute("BEGIN")  # one read snapshot for the base and its turns
             try:
                 row = conn.execute(
-                    "SELECT version, base, turns, expires_at FROM sessions WHERE id = ?",
+                    "SELECT version, base, turns, expires_at, token FROM sessions "
+                    "LEFT JOIN lineages USING (id) WHERE id = ?",
                     (session_id,),
                 ).fetchone()
                 texts = [
@@ -317,7 +320,6 @@ class SQLiteSessionStore:
                     )
                 ]
                 head = self._head(conn, session_id)
-                lineage = self._lineage(conn, session_id) if row is not None else ""
             finally:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -342,7 +344,7 @@ class SQLiteSessionStore:
             turns=turns,
             expires_at=stored_expiry(session_id, row[3], _WHERE["expires_at"]),
             verified=self.keys is not None,  # `verified` checked the signature
-            lineage=lineage,
+            lineage=_token(session_id, row[4]),
         )
 
     def append(
@@ -361,7 +363,7 @@ class SQLiteSessionStore:
             new = expected_version + 1
             self._refuse_signed(conn, session_id, live)
             if self.keys is not None and live is not None:  # extend only a head that holds
-                chain = head_chain(self._head(conn, session_id), self.keys, session_id, *live)
+                chain = head_chain(self._head(conn, session_id), self.keys, session_id, *live[:2])
                 head = signed_head(self.keys, session_id, new, live[1] + 1, chained(chain, text))
                 self._set_head(conn, session_id, head)
             conn.execute("INSERT INTO turns VALUES (?, ?, ?)", (session_id, new, text))
