@@ -20,11 +20,11 @@ The token is never part of a snapshot nor of anything sent to a model.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import secrets
 from typing import Any
 
+from contextchef._cache import lru_cache
 from contextchef._errors import StaleSessionError, UsageError, shown
 
 __all__ = ["MAX_LINEAGE", "check_lineage", "new_lineage", "recreated", "takes_lineage"]
@@ -97,6 +97,6 @@ def _takes(method: Any) -> bool:
     return "lineage" in inspect.signature(method).parameters
 
 
-@functools.lru_cache(maxsize=64)
+@lru_cache(maxsize=64)
 def _function_takes(function: Any) -> bool:
     return "lineage" in inspect.signature(function).parameters
