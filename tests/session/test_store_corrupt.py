@@ -249,3 +249,30 @@ def test_a_redis_key_that_is_not_utf8_is_named_by_list_sessions(
     finally:
         store.client.delete(bad)
     assert store.list_sessions() == ["A"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_a_removed_head_is_missing_and_one_that_is_no_head_is_malformed(
+    backend: Callable[..., Backend], kind: str
+) -> None:
+    """Break-it round 16, finding B: a head set to ``{}`` or ``[]`` said it was removed."""
+    rows = backend(kind, True)
+    where = "heads.head" if kind == "sqlite" else "head"
+    for value in ("{}", "[]", '"head"', "7"):
+        rows.corrupt(where, value)
+        for call in (
+            lambda: rows.store.load("A"),
+            lambda: rows.store.append("A", [], expected_version=2),
+        ):
+            with pytest.raises(SnapshotSignatureError) as info:
+                call()
+            assert info.value.problem == "malformed", str(info.value)
+            assert "not a signed head" in str(info.value) and "removed" not in str(info.value)
+    if isinstance(rows.store, RedisSessionStore):
+        rows.corrupt("head", None)
+    else:
+        with sqlite3.connect(rows.path) as db:
+            db.execute("DELETE FROM heads WHERE id = 'A'")
+    with pytest.raises(SnapshotSignatureError) as info:
+        rows.store.load("A")
+    assert info.value.problem == "missing" and "it was removed" in str(info.value)
