@@ -588,8 +588,8 @@ class SessionStoreError(ContextChefError):
 class StaleSessionError(SessionStoreError):
     """A write expected another version of the session than the store holds.
 
-    Another writer appended first (or the session expired or was deleted). Nothing was
-    written; load the session again, redo the turn on the loaded state and retry.
+    Another writer appended first, or the session expired or was deleted (and perhaps was
+    made again: another lineage). Nothing was written; load it again, redo the turn, retry.
 
     Attributes:
         expected: The version the writer based its turn on.

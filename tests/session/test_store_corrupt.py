@@ -57,10 +57,11 @@ SQLITE_CASES: list[tuple[str, object, str]] = [
     ("turns.delta", "{}", "turn 1 (column turns.delta) is {}, not a JSON array"),
     ("turns.delta", '[["bogus"]]', "a stored turn does not apply"),
     ("turns.delta", "[5]", "a stored turn does not apply"),
-    ("heads.head", 5, "no signed head"),
+    ("heads.head", 5, "head (column heads.head) is 5, not a signed head"),
     ("heads.head", b"\xff", "head (column heads.head) is not valid JSON"),
     ("heads.head", "nope", "head (column heads.head) is not valid JSON"),
-    ("heads.head", "[]", "no signed head"),
+    ("heads.head", "[]", "head (column heads.head) is [], not a signed head"),
+    ("heads.head", "{}", "head (column heads.head) is {}, not a signed head"),
 ]
 
 REDIS_CASES: list[tuple[str, object, str]] = [
@@ -84,7 +85,9 @@ REDIS_CASES: list[tuple[str, object, str]] = [
     ("turn", "[5]", "a stored turn does not apply"),
     ("head", b"\xff", "head (hash field 'head') is not valid JSON"),
     ("head", "nope", "head (hash field 'head') is not valid JSON"),
-    ("head", "[]", "no signed head"),
+    ("head", "[]", "head (hash field 'head') is [], not a signed head"),
+    ("head", "{}", "head (hash field 'head') is {}, not a signed head"),
+    ("head", '{"v": 1}', "head (hash field 'head') is {'v': 1}, not a signed head"),
 ]
 
 
@@ -172,7 +175,9 @@ def test_a_corrupt_stored_value_is_a_store_error_naming_it(
     message = str(info.value)
     if keyed and isinstance(info.value, SnapshotSignatureError):
         # the signed head caught the edit before the value was read
-        assert info.value.problem in ("mismatch", "missing"), message
+        assert info.value.problem in ("mismatch", "malformed"), message
+        if "not a signed head" in text:  # present but not a head: not reported as removed
+            assert info.value.problem == "malformed" and text in message, message
     else:
         assert type(info.value) is SessionStoreError, message
         assert "session 'A'" in message and text in message, message
@@ -244,3 +249,30 @@ def test_a_redis_key_that_is_not_utf8_is_named_by_list_sessions(
     finally:
         store.client.delete(bad)
     assert store.list_sessions() == ["A"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_a_removed_head_is_missing_and_one_that_is_no_head_is_malformed(
+    backend: Callable[..., Backend], kind: str
+) -> None:
+    """Break-it round 16, finding B: a head set to ``{}`` or ``[]`` said it was removed."""
+    rows = backend(kind, True)
+    where = "heads.head" if kind == "sqlite" else "head"
+    for value in ("{}", "[]", '"head"', "7"):
+        rows.corrupt(where, value)
+        for call in (
+            lambda: rows.store.load("A"),
+            lambda: rows.store.append("A", [], expected_version=2),
+        ):
+            with pytest.raises(SnapshotSignatureError) as info:
+                call()
+            assert info.value.problem == "malformed", str(info.value)
+            assert "not a signed head" in str(info.value) and "removed" not in str(info.value)
+    if isinstance(rows.store, RedisSessionStore):
+        rows.corrupt("head", None)
+    else:
+        with sqlite3.connect(rows.path) as db:
+            db.execute("DELETE FROM heads WHERE id = 'A'")
+    with pytest.raises(SnapshotSignatureError) as info:
+        rows.store.load("A")
+    assert info.value.problem == "missing" and "it was removed" in str(info.value)

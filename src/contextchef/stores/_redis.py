@@ -2,12 +2,15 @@
 
 Each session is two keys with the same hash tag (so they live in one Redis Cluster
 slot): ``<prefix>{<id>}:m``, a hash of ``version``, ``base`` (the base snapshot, JSON),
-``turns`` and, for a store built with keys, ``head`` (the signed head rewritten with
+``turns``, ``lineage`` (the lineage token written when the session is created,
+`contextchef.stores._lineage`; a hash written before tokens existed has none: token
+``""``) and, for a store built with keys, ``head`` (the signed head rewritten with
 every write, `contextchef.stores._store.signed_head`, which a load checks the version,
 the turn count and every stored text against), and ``<prefix>{<id>}:t``, the list of
-turn deltas since the base. Every write is one Lua script that compares the version (and,
-keyed, the head it extends) and writes (Redis runs a script atomically), so it is a
-compare-and-set; a load reads both keys in one ``MULTI``.
+turn deltas since the base. Every write is one Lua script that compares the version, the
+lineage token the writer loaded (when given) and, keyed, the head it extends, and writes
+(Redis runs a script atomically), so it is a compare-and-set; a load reads both keys in
+one ``MULTI``.
 Expiry is Redis's own (``PEXPIRE`` on both keys at every write when the store has a
 ``ttl``).
 
@@ -31,6 +34,7 @@ from contextchef._errors import (
     shown_keys,
 )
 from contextchef._signing import SnapshotKeys
+from contextchef.stores._lineage import check_lineage, new_lineage, recreated
 from contextchef.stores._store import (
     Delta,
     StoredSession,
@@ -54,16 +58,20 @@ from contextchef.stores._stored import corrupt, encode, stored_count
 __all__ = ["RedisSessionStore"]
 
 # KEYS: meta, log. ARGV: expected version, delta, ttl in ms (0: leave the expiry), the
-# head read before (keyed store) and the new head ('': no head). Returns {1, new version},
-# {0, actual version}, {-1, version} (the head changed while the version did not) or
-# {-2, version} (a store without keys on a signed session) or {-3, field, raw value} (a
-# corrupt count).
+# head read before (keyed store), the new head ('': no head) and the expected lineage
+# ('': unchecked, else '=' .. token). Returns {1, new version}, {0, actual version}, {-1,
+# version} (the head changed while the version did not), {-2, version} (a store without
+# keys on a signed session), {-3, field, raw value} (a corrupt count) or {-4, version}
+# (another lineage: the session was made again).
 _COUNT = """
 local function count(field)
   local raw = redis.call('HGET', KEYS[1], field) or '0'
   local digits = string.match(raw, '^%s*(%d+)%s*$')
   if not digits or #digits > 18 then return nil, raw end
   return tonumber(digits), raw
+end
+local function other_lineage(expected)
+  return expected ~= '' and '=' .. (redis.call('HGET', KEYS[1], 'lineage') or '') ~= expected
 end
 """
 """Lua: a stored count (``version``, ``turns``), or nil and the raw value when corrupt
@@ -77,6 +85,7 @@ if not v then return {-3, 'version', raw} end
 local turns, raw_turns = count('turns')
 if not turns then return {-3, 'turns', raw_turns} end
 if v == 0 or v ~= tonumber(ARGV[1]) then return {0, v} end
+if other_lineage(ARGV[6]) then return {-4, v} end
 if ARGV[5] ~= '' then
   if (redis.call('HGET', KEYS[1], 'head') or '') ~= ARGV[4] then return {-1, v} end
   redis.call('HSET', KEYS[1], 'head', ARGV[5])
@@ -97,20 +106,23 @@ return {1, v + 1}
 )
 
 # KEYS: meta, log. ARGV: expected version, snapshot, ttl in ms (0: leave the expiry), the
-# new head ('': none, a store without keys). Returns {1, new version}, {0, actual
-# version}, {-2, version} (a store without keys on a signed session) or {-3, field, raw
-# value} (a corrupt version).
+# new head ('': none, a store without keys), the expected lineage (as _APPEND's) and a new
+# session's token. Returns {1, new version}, {0, actual version}, {-2, version} (a store
+# without keys on a signed session), {-3, field, raw value} (a corrupt version) or {-4,
+# version} (another lineage).
 _SNAPSHOT = (
     _COUNT
     + """
 local v, raw = count('version')
 if not v then return {-3, 'version', raw} end
 if v ~= tonumber(ARGV[1]) then return {0, v} end
+if v > 0 and other_lineage(ARGV[5]) then return {-4, v} end
 if ARGV[4] == '' and v > 0 and redis.call('HEXISTS', KEYS[1], 'head') == 1 then
   return {-2, v}
 end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[1], 'version', v + 1, 'base', ARGV[2], 'turns', 0)
+if v == 0 then redis.call('HSET', KEYS[1], 'lineage', ARGV[6]) end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'head', ARGV[4])
 else redis.call('HDEL', KEYS[1], 'head') end
 local ttl = tonumber(ARGV[3])
@@ -129,6 +141,7 @@ _WHERE = {
     "turn": "the turn list",
     "head": "hash field 'head'",
     "expires_at": "the key's TTL",
+    "lineage": "hash field 'lineage'",
 }
 """Where each value a load reads back is kept (named by its errors)."""
 
@@ -240,18 +253,23 @@ class RedisSessionStore:
             turns=turns,
             expires_at=time.time() + left / 1000 if left > 0 else None,
             verified=self.keys is not None,  # `verified` checked the signature
+            lineage=_field(meta.get("lineage", b"")),
         )
 
-    def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:
+    def append(
+        self, session_id: str, delta: Delta, *, expected_version: int, lineage: str | None = None
+    ) -> int:
         """Log one turn after `expected_version` (see `SessionStore.append`)."""
         session_id = check_session_id(session_id)
         if check_version(expected_version) == 0:
             raise UsageError(
                 f"session {session_id!r}: a new session is written with snapshot(), not append()"
             )
+        lineage = check_lineage(lineage, creating=False)
         text = encode(check_delta(delta), session_id)
         old, new = self._next_head(session_id, expected_version, text)
         args: list[str | int] = [expected_version, text, self._ttl_ms(), old, new]
+        args.append("" if lineage is None else "=" + lineage)
         done, version = self._reply(
             session_id,
             self._call(
@@ -260,6 +278,8 @@ class RedisSessionStore:
         )
         if done == -2:
             raise unkeyed_error(session_id)
+        if done == -4:
+            raise recreated(session_id, expected_version, version)
         if done == -1:
             raise SnapshotSignatureError(
                 f"session {session_id!r}: the store's signed head changed while its version "
@@ -310,14 +330,24 @@ class RedisSessionStore:
         return _text(read[2]), new
 
     def snapshot(
-        self, session_id: str, snapshot: Mapping[str, Any], *, expected_version: int
+        self,
+        session_id: str,
+        snapshot: Mapping[str, Any],
+        *,
+        expected_version: int,
+        lineage: str | None = None,
     ) -> int:
         """Write a full snapshot as the next version (see `SessionStore.snapshot`)."""
         session_id = check_session_id(session_id)
-        check_version(expected_version)
+        creating = check_version(expected_version) == 0
+        lineage = check_lineage(lineage, creating=creating)
         text = encode(signed(check_snapshot(snapshot), self.keys, session_id), session_id)
         head = signed_head(self.keys, session_id, expected_version + 1, 0, chained(None, text))
         args: list[str | int] = [expected_version, text, self._ttl_ms(), head or ""]
+        if creating:
+            args += ["", lineage or new_lineage()]
+        else:
+            args += ["" if lineage is None else "=" + lineage, ""]
         done, version = self._reply(
             session_id,
             self._call(
@@ -328,6 +358,8 @@ class RedisSessionStore:
         )
         if done == -2:
             raise unkeyed_error(session_id)
+        if done == -4:
+            raise recreated(session_id, expected_version, version)
         if not done:
             raise stale(session_id, expected_version, int(version))
         return int(version)

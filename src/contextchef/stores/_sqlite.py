@@ -11,7 +11,10 @@ text), ``turns(id, version, delta)`` (the turn log since the base, primary key
 ``(id, version)``, so no version can be logged twice) and, for a store built with keys,
 ``heads(id, head)``: the signed head rewritten with every write (`contextchef.stores.
 _store.signed_head`), which a load checks the version, the turn count and every stored
-text against.
+text against. ``lineages(id, token)`` holds each session's lineage token (written when
+it is created, `contextchef.stores._lineage`); a table of its own, so a database made
+before it existed gains it when opened and its sessions (without a row: token ``""``)
+load and are written as before.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from contextchef._errors import (
 )
 from contextchef._json import is_unicode
 from contextchef._signing import SnapshotKeys
+from contextchef.stores._lineage import check_lineage, new_lineage, recreated
 from contextchef.stores._store import (
     Delta,
     StoredSession,
@@ -53,7 +57,7 @@ from contextchef.stores._store import (
     unkeyed_error,
     verified,
 )
-from contextchef.stores._stored import encode, stored_count, stored_expiry
+from contextchef.stores._stored import encode, stored_count, stored_expiry, stored_text
 
 __all__ = ["SQLiteSessionStore"]
 
@@ -75,6 +79,10 @@ CREATE TABLE IF NOT EXISTS heads (
     id TEXT PRIMARY KEY,
     head TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS lineages (
+    id TEXT PRIMARY KEY,
+    token TEXT NOT NULL
+);
 """
 
 
@@ -85,8 +93,21 @@ _WHERE = {
     "turn": "column turns.delta",
     "head": "column heads.head",
     "expires_at": "column sessions.expires_at",
+    "lineage": "column lineages.token",
 }
 """Where each value a load reads back is kept (named by its errors)."""
+
+
+def _token(session_id: str, value: object) -> str:
+    """A session's stored lineage token (``""``: no row, written before tokens existed).
+
+    Raises:
+        SessionStoreError: It is not text (a corrupt record).
+    """
+    if value is None:
+        return ""
+    token = stored_text(session_id, value, f"lineage token ({_WHERE['lineage']})")
+    return token if isinstance(token, str) else token.decode("utf-8", "replace")
 
 
 class SQLiteSessionStore:
@@ -205,16 +226,19 @@ class SQLiteSessionStore:
                 f"session store {shown(self.path, 120)}: {exc}", session_id=session_id
             ) from exc
 
-    def _live(self, conn: sqlite3.Connection, session_id: str) -> tuple[int, int] | None:
-        """(version, turns) of the live session, or None (missing or expired)."""
+    def _live(self, conn: sqlite3.Connection, session_id: str) -> tuple[int, int, str] | None:
+        """(version, turns, lineage token) of the live session, or None (missing or expired)."""
         row = conn.execute(
-            "SELECT version, turns, expires_at FROM sessions WHERE id = ?", (session_id,)
+            "SELECT version, turns, expires_at, token FROM sessions "
+            "LEFT JOIN lineages USING (id) WHERE id = ?",
+            (session_id,),
         ).fetchone()
         if row is None or self._expired(session_id, row[2]):
             return None
         return (
             stored_count(session_id, row[0], "version", _WHERE["version"]),
             stored_count(session_id, row[1], "turn count", _WHERE["turns"]),
+            _token(session_id, row[3]),
         )
 
     def _expired(self, session_id: str, expires_at: object) -> bool:
@@ -231,8 +255,30 @@ class SQLiteSessionStore:
         row = conn.execute("SELECT head FROM heads WHERE id = ?", (session_id,)).fetchone()
         return None if row is None else row[0]
 
+    def _check(
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        expected: int,
+        lineage: str | None,
+    ) -> tuple[int, int, str] | None:
+        """The live session's (version, turns), if a write based on `expected` may go ahead.
+
+        None: no live session (`expected` is 0). A `lineage` given must be the session's.
+
+        Raises:
+            StaleSessionError: The store holds another version, or another incarnation.
+        """
+        live = self._live(conn, session_id)
+        actual = live[0] if live else 0
+        if actual != expected:
+            raise stale(session_id, expected, actual)
+        if live is not None and lineage is not None and live[2] != lineage:
+            raise recreated(session_id, expected, actual)
+        return live
+
     def _refuse_signed(
-        self, conn: sqlite3.Connection, session_id: str, live: tuple[int, int] | None
+        self, conn: sqlite3.Connection, session_id: str, live: tuple[int, int, str] | None
     ) -> None:
         """Refuse a write without keys on a live signed session (it would drop the signature).
 
@@ -263,7 +309,8 @@ class SQLiteSessionStore:
             conn.execute("BEGIN")  # one read snapshot for the base and its turns
             try:
                 row = conn.execute(
-                    "SELECT version, base, turns, expires_at FROM sessions WHERE id = ?",
+                    "SELECT version, base, turns, expires_at, token FROM sessions "
+                    "LEFT JOIN lineages USING (id) WHERE id = ?",
                     (session_id,),
                 ).fetchone()
                 texts = [
@@ -297,25 +344,26 @@ class SQLiteSessionStore:
             turns=turns,
             expires_at=stored_expiry(session_id, row[3], _WHERE["expires_at"]),
             verified=self.keys is not None,  # `verified` checked the signature
+            lineage=_token(session_id, row[4]),
         )
 
-    def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:
+    def append(
+        self, session_id: str, delta: Delta, *, expected_version: int, lineage: str | None = None
+    ) -> int:
         """Log one turn after `expected_version` (see `SessionStore.append`)."""
         session_id = check_session_id(session_id)
         if check_version(expected_version) == 0:
             raise UsageError(
                 f"session {session_id!r}: a new session is written with snapshot(), not append()"
             )
+        lineage = check_lineage(lineage, creating=False)
         text = encode(check_delta(delta), session_id)
         with self._write(session_id) as conn:
-            live = self._live(conn, session_id)
-            actual = live[0] if live else 0
-            if actual != expected_version:
-                raise stale(session_id, expected_version, actual)
-            new = actual + 1
+            live = self._check(conn, session_id, expected_version, lineage)
+            new = expected_version + 1
             self._refuse_signed(conn, session_id, live)
             if self.keys is not None and live is not None:  # extend only a head that holds
-                chain = head_chain(self._head(conn, session_id), self.keys, session_id, *live)
+                chain = head_chain(self._head(conn, session_id), self.keys, session_id, *live[:2])
                 head = signed_head(self.keys, session_id, new, live[1] + 1, chained(chain, text))
                 self._set_head(conn, session_id, head)
             conn.execute("INSERT INTO turns VALUES (?, ?, ?)", (session_id, new, text))
@@ -327,24 +375,31 @@ class SQLiteSessionStore:
         return new
 
     def snapshot(
-        self, session_id: str, snapshot: Mapping[str, Any], *, expected_version: int
+        self,
+        session_id: str,
+        snapshot: Mapping[str, Any],
+        *,
+        expected_version: int,
+        lineage: str | None = None,
     ) -> int:
         """Write a full snapshot as the next version (see `SessionStore.snapshot`)."""
         session_id = check_session_id(session_id)
-        check_version(expected_version)
+        creating = check_version(expected_version) == 0
+        lineage = check_lineage(lineage, creating=creating)
         text = encode(signed(check_snapshot(snapshot), self.keys, session_id), session_id)
         with self._write(session_id) as conn:
-            live = self._live(conn, session_id)
-            actual = live[0] if live else 0
-            if actual != expected_version:
-                raise stale(session_id, expected_version, actual)
-            new = actual + 1
+            live = self._check(conn, session_id, expected_version, lineage)
+            new = expected_version + 1
             self._refuse_signed(conn, session_id, live)
             conn.execute("DELETE FROM turns WHERE id = ?", (session_id,))
             head = signed_head(self.keys, session_id, new, 0, chained(None, text))
             self._set_head(conn, session_id, head)
             if live is None:  # new, or an expired leftover to replace
                 conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+                conn.execute(
+                    "INSERT OR REPLACE INTO lineages VALUES (?, ?)",
+                    (session_id, lineage or new_lineage()),
+                )
                 conn.execute(
                     "INSERT INTO sessions VALUES (?, ?, ?, 0, ?)",
                     (session_id, new, text, self._expiry()),
@@ -384,6 +439,7 @@ class SQLiteSessionStore:
             )
             conn.execute("DELETE FROM turns WHERE id = ?", (session_id,))
             conn.execute("DELETE FROM heads WHERE id = ?", (session_id,))
+            conn.execute("DELETE FROM lineages WHERE id = ?", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         return live
 
@@ -402,7 +458,7 @@ class SQLiteSessionStore:
         """Delete the expired sessions' rows (they are already invisible); return how many."""
         now = self._clock()
         with self._write() as conn:
-            for table in ("turns", "heads"):
+            for table in ("turns", "heads", "lineages"):
                 conn.execute(
                     f"DELETE FROM {table} WHERE id IN "
                     "(SELECT id FROM sessions WHERE expires_at <= ?)",

@@ -12,8 +12,11 @@ Every write names the version it is based on (`StoredSession.version`, the numbe
 writes so far; 0 = no session) and is a compare-and-set: it succeeds only if the store
 still holds that version, else it raises `StaleSessionError` and writes nothing. Two
 workers racing on one conversation therefore never lose or duplicate a turn: one wins,
-the other reloads, redoes its turn on the winner's state and retries. `SessionSync`
-(`contextchef.stores._sync`) wraps that loop for a `ContextChef`.
+the other reloads, redoes its turn on the winner's state and retries. A session deleted
+or expired and made again counts from version 1 again, so a write also names the
+incarnation it is for (its lineage token, `contextchef.stores._lineage`) and one for an
+earlier incarnation is refused the same way. `SessionSync` (`contextchef.stores._sync`)
+wraps that loop for a `ContextChef`.
 
 A store built with ``keys`` (`contextchef.SnapshotKeys`) signs every snapshot it writes
 for its session id (HMAC-SHA256, `contextchef._signing`) and checks the signature of the
@@ -104,6 +107,10 @@ class StoredSession:
         verified: The store checked the snapshot's signature for this session id with
             its keys as it loaded it (`verified`), so a restore need not check it again;
             False: the restore checks what it is given.
+        lineage: The token of this incarnation of the session (made when it was
+            created; ``""``: written before tokens existed), to pass back as the
+            writes' ``lineage=`` (`contextchef.stores._lineage`); None: the store does
+            not keep one.
     """
 
     session_id: str
@@ -112,6 +119,7 @@ class StoredSession:
     turns: int
     expires_at: float | None
     verified: bool = False
+    lineage: str | None = None
 
 
 @runtime_checkable
@@ -123,29 +131,48 @@ class SessionStore(Protocol):
     whose expected version is not the stored one raises `StaleSessionError` and writes
     nothing (an expired or deleted session counts as version 0). Writes refresh the
     expiry (the store's ``ttl``). Backend failures raise `SessionStoreError`.
+
+    A session deleted or expired and written again under its id counts from version 1
+    again, so a version alone does not say which conversation a writer loaded: each
+    incarnation has a lineage token (`StoredSession.lineage`, made at creation). A write
+    given ``lineage=`` (the token its writer loaded) is refused with `StaleSessionError`
+    unless the store holds that incarnation, checked atomically with the version
+    (`contextchef.stores._lineage`); ``lineage=None`` (the default) checks the version
+    only. `SessionSync` always passes it.
     """
 
     def load(self, session_id: str) -> StoredSession | None:
         """The session, or None if it does not exist or has expired."""
         ...
 
-    def append(self, session_id: str, delta: Delta, *, expected_version: int) -> int:
+    def append(
+        self, session_id: str, delta: Delta, *, expected_version: int, lineage: str | None = None
+    ) -> int:
         """Log one turn (a `snapshot_delta`) after `expected_version`; return the new version.
 
         Raises:
-            StaleSessionError: The store holds another version (0: no such session).
+            StaleSessionError: The store holds another version (0: no such session), or
+                (`lineage` given) another incarnation: the session was deleted or
+                expired and created again since it was loaded.
         """
         ...
 
     def snapshot(
-        self, session_id: str, snapshot: Mapping[str, Any], *, expected_version: int
+        self,
+        session_id: str,
+        snapshot: Mapping[str, Any],
+        *,
+        expected_version: int,
+        lineage: str | None = None,
     ) -> int:
         """Replace the base with a full snapshot and drop the turn log; return the version.
 
-        With ``expected_version=0`` this creates the session.
+        With ``expected_version=0`` this creates the session, whose lineage token is
+        `lineage` (non-empty; None: the store makes a random one); otherwise `lineage`,
+        if given, is checked as by `append`.
 
         Raises:
-            StaleSessionError: The store holds another version.
+            StaleSessionError: The store holds another version, or another incarnation.
         """
         ...
 
@@ -293,17 +320,26 @@ def head_chain(
     """The chain of a stored head, after checking it is signed and names `version`, `turns`.
 
     Raises:
-        SnapshotSignatureError: No head (``missing``), one not signed with `keys` for
-            this session (as `contextchef._signing.verify`), or one for another version
-            or turn count (``mismatch``: turns were removed or added, counters edited).
+        SnapshotSignatureError: No head (``missing``), a head that is not a head object
+            (``malformed``: another JSON value, or an object of another format), one not
+            signed with `keys` for this session (as `contextchef._signing.verify`), or
+            one for another version or turn count (``mismatch``: turns were removed or
+            added, counters edited).
     """
-    head = decode(text, session_id, f"head ({where['head']})") if text is not None else None
-    if not isinstance(head, dict) or head.get("format") != HEAD_FORMAT:
+    if text is None:
         raise SnapshotSignatureError(
             f"session {session_id!r}: the store holds no signed head for it (a store built "
             "with keys writes one with every write): it was removed, or the session was "
             "written by a store without keys",
             problem="missing",
+        )
+    head = decode(text, session_id, f"head ({where['head']})")
+    if not isinstance(head, dict) or head.get("format") != HEAD_FORMAT:
+        raise SnapshotSignatureError(
+            f"session {session_id!r}: the store's head ({where['head']}) is "
+            f"{shown(head, 60)}, not a signed head (a JSON object of format "
+            f"{HEAD_FORMAT!r}): it was edited or overwritten",
+            problem="malformed",
         )
     verify(head, keys, session_id=session_id)
     chain = head.get("chain")

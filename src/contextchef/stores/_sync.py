@@ -1,8 +1,8 @@
 """`SessionSync`: one conversation of a `ContextChef` kept in a `SessionStore` (stores layer).
 
 It loads the stored snapshot into a chef, lets the host run a turn, and writes the turn's
-delta with a compare-and-set on the version it loaded; `run_turn` redoes a turn that lost
-its race.
+delta with a compare-and-set on the version and the incarnation (lineage token,
+`contextchef.stores._lineage`) it loaded; `run_turn` redoes a turn that lost its race.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from contextchef._errors import StaleSessionError, UsageError, shown
 from contextchef._signing import SIGNATURE, SnapshotKeys
 from contextchef.exposure._restore import PolicyDifference
+from contextchef.stores._lineage import new_lineage, takes_lineage
 from contextchef.stores._store import (
     SessionStore,
     check_session_id,
@@ -49,7 +50,11 @@ class SessionSync:
     snapshot into a chef built with the same tools), runs the turn, then calls `save`,
     which writes only the turn's delta, with a compare-and-set on the version it loaded.
     When another worker saved first, `save` raises `StaleSessionError`; `run_turn` does
-    the reload-and-redo loop for you.
+    the reload-and-redo loop for you. Each write also names the incarnation loaded (its
+    lineage token; the one `save` makes when it creates the session), so a session
+    deleted or expired and made again meanwhile, even back to the same version, is
+    refused the same way instead of getting this turn (a store whose ``append`` and
+    ``snapshot`` take no ``lineage=`` is written with the version check only).
 
     Snapshots are signed with the store's ``keys`` (for this session id) and restored
     against them; a store without keys (or without a ``keys`` attribute) is unsigned, and
@@ -76,6 +81,8 @@ class SessionSync:
         self._turns = 0
         self._snapshot: dict[str, Any] | None = None
         self._history: tuple[Message, ...] = ()  # the messages `_snapshot` holds the forms of
+        self._lineage: str | None = None  # the incarnation loaded or created (None: unchecked)
+        self._checked = takes_lineage(store)
         keys = getattr(store, "keys", None)  # a store without keys (or another kind) is unsigned
         self.keys: SnapshotKeys | None = keys if isinstance(keys, SnapshotKeys) else None
         self.differences: tuple[PolicyDifference, ...] = ()
@@ -95,7 +102,7 @@ class SessionSync:
         _check_chef(chef)
         stored = self.store.load(self.session_id)
         if stored is None:
-            self.version, self._turns, self._snapshot = 0, 0, None
+            self.version, self._turns, self._snapshot, self._lineage = 0, 0, None, None
             return False
         if self.keys is None and SIGNATURE in stored.snapshot:  # a store of another kind
             raise unkeyed_error(self.session_id, stored.snapshot[SIGNATURE])
@@ -103,7 +110,7 @@ class SessionSync:
         # the base of the next save's delta as it is; a keyed store of ours verified it
         session = self.session_id if self.keys else None
         self.differences, self._history = chef._restore_stored(stored, self.keys, session)
-        self.version, self._turns = stored.version, stored.turns
+        self.version, self._turns, self._lineage = stored.version, stored.turns, stored.lineage
         self._snapshot = stored.snapshot
         return True
 
@@ -111,22 +118,30 @@ class SessionSync:
         """Write `chef`'s state as the next version; return it.
 
         Raises:
-            StaleSessionError: Another writer saved since `load_into` (nothing written).
+            StaleSessionError: Another writer saved since `load_into`, or the session was
+                deleted or expired (and perhaps made again) since (nothing written).
             UsageError: `chef` is not a session.
         """
         _check_chef(chef)
         old, session = self._snapshot, self.session_id if self.keys else None
         base = (self._history, old) if old is not None else None  # unchanged parts shared
         new, history = chef._snapshot_over(base, self.keys, session)
+        lineage = new_lineage() if self.version == 0 else self._lineage
+        checked = {"lineage": lineage} if self._checked else {}
         if old is None or self._turns + 1 >= self.checkpoint_every:
-            version = self.store.snapshot(self.session_id, new, expected_version=self.version)
+            version = self.store.snapshot(
+                self.session_id, new, expected_version=self.version, **checked
+            )
             self._turns = 0
         else:
             delta = snapshot_delta(old, new)
-            version = self.store.append(self.session_id, delta, expected_version=self.version)
+            version = self.store.append(
+                self.session_id, delta, expected_version=self.version, **checked
+            )
             self._turns += 1
         # a snapshot shares nothing with the chef: the next delta's base
         self.version, self._snapshot, self._history = version, new, history
+        self._lineage = lineage if self._checked else None
         return version
 
     def run_turn(
