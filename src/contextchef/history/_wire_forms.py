@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -105,13 +106,17 @@ def wire_forms(
     so a snapshot taken without `base` digests only the entries whose stored form changed.
     """
     owner, held = (cache or {}).get(_MADE, (None, []))
-    held, kept = held if owner is digests else [], []  # this ledger's (an undo shares `cache`)
+    held = held if owner is digests else []  # this ledger's (an undo shares `cache`)
     old, old_digests = base.get("wire", []), base.get("wire_digests", [])
     old_texts, was = base.get("texts") or [], base.get("consumed", [])
     n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
     texts: dict[str, Any] | None = None
-    wire, refs = [], []
-    for i, entry in enumerate(entries):
+    same = list(map(operator.eq, digests[:n], old_digests[:n]))  # kept as stored, in C:
+    k = same.index(False) if False in same else len(same)  # the same digest, no references
+    k = digests.index(None) if None in digests[:k] else k
+    k = next((i for i, r in enumerate(old_texts[:k]) if r), k) if any(old_texts[:k]) else k
+    wire, refs, kept = old[:k], old_texts[:k], [(e, None) for e in entries[:k]]
+    for i, entry in enumerate(entries[k:], k):
         if (
             i < n
             and digests[i] is not None
