@@ -338,7 +338,11 @@ def _digests_of(
     while len(made) < n:
         if fast is not None:
             pairs = zip(entries[len(made) :], tails[len(made) :], strict=True)
-            todo = itertools.takewhile(lambda p: type(p[0]) in CLOSED and p[1] is not None, pairs)
+            todo = (  # all fit, as a rule: found in C, no test per entry
+                pairs
+                if CLOSED.issuperset(map(type, entries)) and None not in tails
+                else itertools.takewhile(lambda p: type(p[0]) in CLOSED and p[1] is not None, pairs)
+            )
             with contextlib.suppress(TypeError, ValueError):  # orjson's error is a TypeError
                 made.extend(sha(fast(e) + (t or b"")).hexdigest()[:16] for e, t in todo)
             if len(made) == n:
