@@ -22,6 +22,7 @@ from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_utf8
 from contextchef._records import extend_digests
 from contextchef.history._as_is import placed
+from contextchef.history._blocks import FORM_DIGESTS
 from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
 from contextchef.history._wire_forms import (
@@ -79,7 +80,7 @@ def checked_history(messages: object) -> tuple[Message, ...]:
     if given and type(given[0]) is dict:  # decoded forms (a restore): built in one C map
         forms = list(map(built, given))
         if type(None) not in set(map(type, forms)):
-            return tuple(forms)
+            return tuple(forms)  # type: ignore[arg-type]  # no None: checked above
     out = []
     for i, item in enumerate(given):
         if placed(item):  # the common case, found in C
@@ -225,7 +226,7 @@ def consumed_digests(messages: tuple[Message, ...], cache: dict[Any, Any]) -> li
 
 
 _DIGESTS = ("consumed digests",)
-_FORMS = ("history form digests",)
+_FORMS = FORM_DIGESTS
 
 
 def seed_digests(cache: dict[Any, Any], messages: tuple[Message, ...], digests: list[str]) -> None:

@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
-SNAPSHOT_VERSION = 4  # 2: the conversation once, the thinking chain; 3: sent texts once;
-READ_VERSIONS = (1, 2, 3, 4)  # 4: wire digests over the stored entries (each text hashed once)
+SNAPSHOT_VERSION = 5  # 2: the conversation once, the thinking chain; 3: sent texts once;
+READ_VERSIONS = (1, 2, 3, 4, 5)  # 4: wire digests over stored entries; 5: digests by block
 
 
 def _tool_sets(tools: SessionTools, named: bool = True) -> tuple[list[str], str, list[str]]:
