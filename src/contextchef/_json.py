@@ -393,6 +393,13 @@ def freeze(value: JsonValue) -> JsonValue:
 
 def thaw(value: JsonValue) -> JsonValue:
     """A plain, mutable deep copy of a JSON value."""
+    kind = type(value)
+    if kind in _SCALARS:  # most values: checked before the ABCs below
+        return value
+    if kind is dict:
+        return {k: v if type(v) in _SCALARS else thaw(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _SCALARS else thaw(v) for v in value]
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -415,6 +422,7 @@ def plain_copy(value: JsonValue) -> JsonValue:
 
 
 _CONTAINERS = frozenset({dict, list})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 _texts: LruMap[str, str] = LruMap(64)

@@ -27,6 +27,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef._json import MAX_INT_BITS, FrozenDict, FrozenList, is_unicode
 from contextchef.history._messages import (
+    _HINT_ENVELOPES,
     Message,
     Part,
     ProviderPart,
@@ -82,7 +83,8 @@ def _frozen(value: Any, depth: int) -> Any:
     if type(value) is dict:
         out = FrozenDict(value)  # one copy in C; containers below are swapped in
         for key, item in value.items():
-            _text(key)
+            if type(key) is not str or not key.isascii():
+                _text(key)
             if type(item) is dict or type(item) is list:
                 dict.__setitem__(out, key, _frozen(item, depth + 1))
             elif type(item) is not str or not item.isascii():
@@ -106,11 +108,23 @@ def _data(value: Any, where: str) -> Any:
     if type(value) is not dict:
         raise _Other
     frozen = _frozen(value, 0)
-    try:
-        _check_hints(where, value)
-    except UsageError:
-        raise _Other from None
+    if type(value.get("provider")) is str and not _hints_plain(value):
+        try:
+            _check_hints(where, value)
+        except UsageError:
+            raise _Other from None
     return frozen
+
+
+def _hints_plain(value: dict[str, Any]) -> bool:
+    """True: `_check_hints` passes `value` (decoded: envelopes objects, ``keys`` text)."""
+    keys = value.get("keys")
+    if keys is not None and (type(keys) is not list or set(map(type, keys)) - {str}):
+        return False
+    return all(type(value.get(k)) in _ENVELOPE for k in _HINT_ENVELOPES)
+
+
+_ENVELOPE = frozenset({dict, type(None)})
 
 
 _new = object.__new__
@@ -140,12 +154,11 @@ def _reasoning(raw: dict[str, Any], role: str) -> Part:
     if not _REASONING.issuperset(raw) or role != "assistant" or "provider" not in raw:
         raise _Other
     part = _new(ReasoningPart)
-    part.__dict__.update(
-        provider=_text(raw["provider"]),
-        text=_text(raw.get("text", "")),
-        provider_data=_data(raw.get("provider_data"), ""),
-        kind="reasoning",
-    )
+    fields = part.__dict__  # set one by one: faster than update(**) (a dict made)
+    fields["provider"] = _text(raw["provider"])
+    fields["text"] = _text(raw.get("text", ""))
+    fields["provider_data"] = _data(raw.get("provider_data"), "")
+    fields["kind"] = "reasoning"
     return part
 
 
@@ -153,13 +166,11 @@ def _call(raw: dict[str, Any], role: str) -> Part:
     if not _CALL.issuperset(raw) or role != "assistant" or "id" not in raw or "name" not in raw:
         raise _Other
     part = _new(ToolCall)
-    part.__dict__.update(
-        id=_text(raw["id"]),
-        name=_name(raw["name"]),
-        arguments=_text(raw.get("arguments", "{}")),  # a mapping: its canonical text, there
-        provider_data=_data(raw.get("provider_data"), ""),
-        kind="tool_call",
-    )
+    fields = part.__dict__
+    fields["id"], fields["name"] = _text(raw["id"]), _name(raw["name"])
+    fields["arguments"] = _text(raw.get("arguments", "{}"))  # a mapping: its text, there
+    fields["provider_data"] = _data(raw.get("provider_data"), "")
+    fields["kind"] = "tool_call"
     return part
 
 
@@ -172,16 +183,12 @@ def _result(raw: dict[str, Any], role: str) -> Part:
     if type(error) is not bool or type(references) not in (list, tuple):
         raise _Other
     part = _new(ToolResult)
-    part.__dict__.update(
-        call_id=_text(raw["call_id"]),
-        name=_text(raw["name"]),
-        content=_text(raw["content"]),
-        is_error=error,
-        media=(),
-        references=tuple(_name(r) for r in references) if references else (),
-        provider_data=_data(raw.get("provider_data"), ""),
-        kind="tool_result",
-    )
+    fields = part.__dict__
+    fields["call_id"], fields["name"] = _text(raw["call_id"]), _text(raw["name"])
+    fields["content"], fields["is_error"], fields["media"] = _text(raw["content"]), error, ()
+    fields["references"] = tuple(_name(r) for r in references) if references else ()
+    fields["provider_data"] = _data(raw.get("provider_data"), "")
+    fields["kind"] = "tool_result"
     return part
 
 

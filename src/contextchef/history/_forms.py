@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_utf8
 from contextchef._records import extend_digests
 from contextchef.history._as_is import placed
+from contextchef.history._blocks import FORM_DIGESTS
 from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
 from contextchef.history._wire_forms import (
@@ -44,6 +46,7 @@ __all__ = [
     "messages_of_form",
     "recorded_digest",
     "same_message",
+    "same_prefix",
     "seed_digests",
     "stored_wire",
     "text_digest",
@@ -74,6 +77,10 @@ def checked_history(messages: object) -> tuple[Message, ...]:
         given = list(messages)
     except Exception as exc:  # the caller's iterable raised: nothing is replaced
         raise UsageError(f"reading the history raised {type(exc).__name__}: {exc}") from exc
+    if given and type(given[0]) is dict:  # decoded forms (a restore): built in one C map
+        forms = list(map(built, given))
+        if type(None) not in set(map(type, forms)):
+            return tuple(forms)  # type: ignore[arg-type]  # no None: checked above
     out = []
     for i, item in enumerate(given):
         if placed(item):  # the common case, found in C
@@ -96,13 +103,22 @@ def forms_over(
     compares the two lists by identity, and writes no message twice).
     """
     n = min(len(before), len(forms))
-    return [forms[i] if i < n and m is before[i] else m.to_dict() for i, m in enumerate(messages)]
+    k = same_prefix(messages, before[:n])  # the unchanged ones, found in C
+    rest = enumerate(messages[k:], k)
+    return [*forms[:k], *(forms[i] if i < n and m is before[i] else m.to_dict() for i, m in rest)]
+
+
+def same_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many items `a` and `b` lead with that are the same objects (compared in C)."""
+    same = list(map(operator.is_, a, b))
+    return same.index(False) if False in same else len(same)
 
 
 def leading(messages: Sequence[Message], history: Sequence[Message]) -> int:
     """How many of `messages` lead `history` (the same or equal messages, in order)."""
-    pairs = zip(messages, history, strict=False)
-    return sum(1 for _ in itertools.takewhile(lambda p: p[0] is p[1] or p[0] == p[1], pairs))
+    k = same_prefix(messages, history)
+    pairs = zip(messages[k:], history[k:], strict=False)
+    return k + sum(1 for _ in itertools.takewhile(lambda p: p[0] is p[1] or p[0] == p[1], pairs))
 
 
 def messages_form(messages: Sequence[Message], history: Sequence[Message]) -> list[Any]:
@@ -113,9 +129,9 @@ def messages_form(messages: Sequence[Message], history: Sequence[Message]) -> li
     messages derived from a history (a ledger's normalized messages) holds no copy of it.
     """
     index: dict[int, int] | None = None  # made on the first message not where expected
-    out: list[Any] = []
-    at = 0  # where the next message most likely is (a few later if some were changed)
-    for message in messages:
+    at = same_prefix(messages, history)  # the common case, in step: found in C
+    out: list[Any] = list(range(at))
+    for message in messages[at:]:  # `at`: where it most likely is (later if some changed)
         if at < len(history) and history[at] is message:  # the common case: in step
             out.append(at)
             at += 1
@@ -203,15 +219,14 @@ def consumed_digests(messages: tuple[Message, ...], cache: dict[Any, Any]) -> li
     """
     held, digests = cache.get(_DIGESTS, ((), []))
     if held is not messages:
-        pairs = zip(held, messages, strict=False)
-        same = sum(1 for _ in itertools.takewhile(lambda p: p[0] is p[1], pairs))
+        same = same_prefix(held, messages)
         digests = digests[:same] + [recorded_digest(m) for m in messages[same:]]
         cache[_DIGESTS] = (messages, digests)
     return list(digests)
 
 
 _DIGESTS = ("consumed digests",)
-_FORMS = ("history form digests",)
+_FORMS = FORM_DIGESTS
 
 
 def seed_digests(cache: dict[Any, Any], messages: tuple[Message, ...], digests: list[str]) -> None:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError, json_reason
 from contextchef._json import CLOSED, canonical_utf8, fast_encoder
 from contextchef._records import record, recorded
+from contextchef.history._blocks import blocks_hold, blocks_of
 
 __all__ = ["SHARED_TEXT", "stored_wire", "wire_digest", "wire_forms", "wire_of_forms"]
 
@@ -84,8 +86,8 @@ def wire_forms(
     marks: Sequence[Any] = (),
     consumed: Sequence[str] = (),
     cache: dict[Any, Any] | None = None,
-) -> tuple[list[Any], list[Any]]:
-    """(wire entries as plain JSON, their ``texts``): each text a reference to `forms`.
+) -> tuple[list[Any], list[Any], list[list[str]]]:
+    """(wire entries as plain JSON, their ``texts``, ``blocks``): texts refer to `forms`.
 
     `forms` are the `Message.to_dict` forms of the snapshot's history, `consumed` the
     digests of the ledger's consumed messages that lead it (``consumed[:shared]``, one per
@@ -105,13 +107,17 @@ def wire_forms(
     so a snapshot taken without `base` digests only the entries whose stored form changed.
     """
     owner, held = (cache or {}).get(_MADE, (None, []))
-    held, kept = held if owner is digests else [], []  # this ledger's (an undo shares `cache`)
+    held = held if owner is digests else []  # this ledger's (an undo shares `cache`)
     old, old_digests = base.get("wire", []), base.get("wire_digests", [])
     old_texts, was = base.get("texts") or [], base.get("consumed", [])
     n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
     texts: dict[str, Any] | None = None
-    wire, refs = [], []
-    for i, entry in enumerate(entries):
+    same = list(map(operator.eq, digests[:n], old_digests[:n]))  # kept as stored, in C:
+    k = same.index(False) if False in same else len(same)  # the same digest, no references
+    k = digests.index(None) if None in digests[:k] else k
+    k = next((i for i, r in enumerate(old_texts[:k]) if r), k) if any(old_texts[:k]) else k
+    wire, refs, kept = old[:k], old_texts[:k], [(e, None) for e in entries[:k]]
+    for i, entry in enumerate(entries[k:], k):
         if (
             i < n
             and digests[i] is not None
@@ -137,7 +143,7 @@ def wire_forms(
             digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
     if cache is not None:
         cache[_MADE] = (digests, kept)
-    return wire, refs
+    return wire, refs, blocks_of(forms, consumed, (wire, refs, digests), base, cache)
 
 
 _MADE = ("wire digests made over",)
@@ -251,7 +257,7 @@ def _fill(
 
 
 def stored_wire(
-    form: Mapping[str, Any], forms: Sequence[Any], where: str, signed: bool, version: int
+    form: Mapping[str, Any], forms: Sequence[Any], where: str, made: Any, version: int
 ) -> list[Any]:
     """A ledger form's wire entries as read-only records, checked, their texts put back.
 
@@ -260,8 +266,10 @@ def stored_wire(
     messages it refers to (`wire_digest`), which must be among the ``shared`` ones
     (`consumed` checks those against the history): each text is hashed once, in its
     message. Versions 1-3: the texts put back (`wire_of_forms`),
-    then each whole entry checked against its digest (`recorded`). `signed`: an HMAC
-    just verified covers them; only the counts and references are checked.
+    then each whole entry checked against its digest (`recorded`). Version 5: when its
+    ``blocks`` hold (`blocks_hold`), the entries are the ones written and are not checked
+    one by one. `made`: the dict the snapshot's ledgers share; None: signed, an HMAC just
+    verified covers them, only the counts and references are checked.
 
     Raises:
         UsageError: Counts that differ, a reference to a message the ledger did not
@@ -271,7 +279,7 @@ def stored_wire(
             without a digest per consumed message (version 4).
     """
     wire, texts, digests = form["wire"], form.get("texts"), form["wire_digests"]
-    ledger, where = where, f"{where} 'wire'"
+    ledger, where, signed = where, f"{where} 'wire'", made is None
     if version < 4:
         return recorded(wire_of_forms(wire, texts, forms, where), digests, where, signed)[0]
     if texts is not None and len(texts) != len(wire):
@@ -289,15 +297,16 @@ def stored_wire(
             f"consumed ({size}); nothing was restored"
         )
     shared = min(form.get("shared", 0), size)  # more is refused by `consumed`
-    out = [record(e) for e in wire]
+    out = list(map(record, wire))
+    held = not signed and version >= 5 and blocks_hold(form, forms, out, shared, made)
     try:
-        ours = [] if signed else _digests_of(out, refs, consumed, shared)
+        ours = [] if signed or held else _digests_of(out, refs, consumed, shared)
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {json_reason(exc)}") from exc
     for i, entry_refs in enumerate(refs):
         for ref in entry_refs:
             _fill(out[i], ref, forms, f"{where} entry {i}", shared)
-    for i in range(len(out)) if ours != digests and not signed else ():
+    for i in range(len(out)) if ours != digests and not signed and not held else ():
         if ours[i] is None:
             raise UsageError(
                 f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
@@ -333,7 +342,11 @@ def _digests_of(
     while len(made) < n:
         if fast is not None:
             pairs = zip(entries[len(made) :], tails[len(made) :], strict=True)
-            todo = itertools.takewhile(lambda p: type(p[0]) in CLOSED and p[1] is not None, pairs)
+            todo = (  # all fit, as a rule: found in C, no test per entry
+                pairs
+                if CLOSED.issuperset(map(type, entries)) and None not in tails
+                else itertools.takewhile(lambda p: type(p[0]) in CLOSED and p[1] is not None, pairs)
+            )
             with contextlib.suppress(TypeError, ValueError):  # orjson's error is a TypeError
                 made.extend(sha(fast(e) + (t or b"")).hexdigest()[:16] for e, t in todo)
             if len(made) == n:

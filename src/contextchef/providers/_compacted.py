@@ -42,6 +42,7 @@ block's assistant message follows (and is sent merged with) the model's last ans
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
 from typing import Any
 
@@ -92,6 +93,24 @@ def _holds_compaction(entry: object) -> bool:
     return False
 
 
+def _none_held(entries: Sequence[Any]) -> bool:
+    """True: no entry is or holds a compaction block (read in C); False says nothing.
+
+    For a ledger's records (dicts, their ``content`` text or a list of dicts); anything
+    else makes ``dict.get`` raise, and `native_base` reads the entries one by one.
+    """
+    get, key = dict.get, itertools.repeat
+    try:
+        if COMPACTION in map(get, entries, key("type")):
+            return False
+        lists = [
+            c for c in map(get, entries, key("content")) if c is not None and type(c) is not str
+        ]
+        return COMPACTION not in map(get, itertools.chain.from_iterable(lists), key("type"))
+    except TypeError:
+        return False
+
+
 def native_base(entries: Sequence[Any], extra: Mapping[str, Any]) -> int:
     """Index of the entry a request starts from: the newest compaction entry, else 0.
 
@@ -104,7 +123,7 @@ def native_base(entries: Sequence[Any], extra: Mapping[str, Any]) -> int:
     first user message, told apart from the host's own (rendered without one) by the
     ``id`` every returned item carries (the SDK's output item types require it).
     """
-    if "previous_response_id" in extra:
+    if "previous_response_id" in extra or _none_held(entries):
         return 0
     for k in range(len(entries) - 1, -1, -1):
         if _holds_compaction(entries[k]):

@@ -288,7 +288,7 @@ class Ledger:
             consumed_digests(self.history, self.binding_cache),
         )
         marks = [*self.marks, self.pending]
-        wire, texts = wire_forms(
+        wire, texts, blocks = wire_forms(
             self.wire, self.digests, forms, base or {}, marks, consumed[:shared], self.binding_cache
         )
         out: dict[str, Any] = {
@@ -308,6 +308,7 @@ class Ledger:
             "answered": self.answered,
             "system_entries": list(self.system_entries),
             "wire_digests": list(self.digests),
+            "blocks": blocks,
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
@@ -363,7 +364,7 @@ class Ledger:
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
         _check_marks(marks, pending, ir=len(ir), wire=len(data["wire"]))
         _check_fields(data)
-        entries = stored_wire(data, forms, ledger_where(name), made is None, version)
+        entries = stored_wire(data, forms, ledger_where(name), made, version)
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
                 f"{ledger_where(name)}: its tools, system, marks or thinking bindings differ from "

@@ -142,12 +142,9 @@ def stale(adapter: Adapter, sent: Sequence[Message], state: ToolState, tools: li
     call sent before the change would name what nothing before it declares). Read only
     when ``tools`` changed.
     """
-    if dangling(state, tools):
-        return True
     # the tools tool changes defined are left out: they declare only what comes after
     # them, and a call sent before one (a mode round trip) needs `tools` to declare it
-    _, refits = adapter.fit_references(sent, tools)
-    return bool(refits)
+    return dangling(state, tools) or bool(adapter.fit_references(sent, tools)[1])
 
 
 def dangling(state: ToolState, tools: Sequence[Any]) -> bool:

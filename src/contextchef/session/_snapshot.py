@@ -47,12 +47,12 @@ __all__ = [
 ]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
-SNAPSHOT_VERSION = 4  # 2: the conversation once, the thinking chain; 3: sent texts once;
-READ_VERSIONS = (1, 2, 3, 4)  # 4: wire digests over the stored entries (each text hashed once)
+SNAPSHOT_VERSION = 5  # 2: the conversation once, the thinking chain; 3: sent texts once;
+READ_VERSIONS = (1, 2, 3, 4, 5)  # 4: wire digests over stored entries; 5: digests by block
 
 
-def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:
-    """(registered wire names, their fingerprint, runtime wire names not from toolkits).
+def _tool_sets(tools: SessionTools, named: bool = True) -> tuple[list[str], str, list[str]]:
+    """(registered wire names (`named`, else []), their fingerprint, runtime ones not kits').
 
     Library-owned tools follow from the constructor arguments and are not recorded.
     """
@@ -60,7 +60,7 @@ def _tool_sets(tools: SessionTools) -> tuple[list[str], str, list[str]]:
     static = [t for t in registry.tools if t.source not in ("runtime", "library")]
     runtime = [t for t in registry.tools if t.source == "runtime" and not tools.is_kit_tool(t)]
     return (
-        sorted(registry.wire_name_for(t) for t in static),
+        sorted(registry.wire_name_for(t) for t in static) if named else [],
         registry.fingerprint(static),
         sorted(registry.wire_name_for(t) for t in runtime),
     )
@@ -153,11 +153,11 @@ def runtime_tools(data: object, tools: SessionTools) -> tuple[Tool, ...]:
 
 
 def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool] = ()) -> None:
-    names, fingerprint, runtime = _tool_sets(tools)
+    _, fingerprint, runtime = _tool_sets(tools, named=False)  # names: only to say what differs
     runtime = [*runtime, *(tools.registry.wire_name_for(t) for t in coming)]
     recorded = data["tools"]
     if recorded["fingerprint"] != fingerprint:
-        want = set(recorded["names"])
+        want, names = set(recorded["names"]), _tool_sets(tools)[0]
         missing, extra = tuple(sorted(want - set(names))), tuple(sorted(set(names) - want))
         detail = (
             f"missing {list(missing)}, unexpected {list(extra)}"
