@@ -195,7 +195,7 @@ def test_a_2026_server_reports_changes_through_subscriptions_listen() -> None:
             time.sleep(0.05)
         talk.compile()
         made = talk.call("defer_execute", tool_name="modern__sprout", params={})
-        assert made.content == 'made\n\n{"result":"made"}'  # text, then structuredContent
+        assert made.content == "made"  # the text; its {"result": "made"} wrapping not again
         talk.compile()
 
 

@@ -67,6 +67,27 @@ def test_content_that_a_tool_result_cannot_carry_becomes_text() -> None:
     assert failed.is_error and failed.content == ""
 
 
+def test_a_wrapped_result_the_text_holds_is_not_repeated() -> None:
+    """``{"result": value}`` (the SDK's MCPServer wrapping) held by the text is dropped."""
+
+    def content(blocks: list[str], structured: object) -> str:
+        raw = {"content": [{"type": "text", "text": t} for t in blocks]}
+        return result_from_mcp(
+            {**raw, "structuredContent": structured}, call_id="c", name="t"
+        ).content
+
+    assert content(["yyy"], {"result": "yyy"}) == "yyy"  # a str return
+    assert content(["144"], {"result": 144}) == "144"  # a number: its JSON
+    assert content(['{\n  "a": [1]\n}'], {"result": {"a": [1]}}) == '{\n  "a": [1]\n}'
+    assert content(["a", "1"], {"result": ["a", 1]}) == "a\n\n1"  # a list: a block per item
+    assert content(["yyy"], {"result": "yyy", "more": 1}) == 'yyy\n\n{"result":"yyy","more":1}'
+    assert content(["short"], {"result": "longer"}) == 'short\n\n{"result":"longer"}'
+    assert content(["a"], {"result": ["a", "b"]}) == 'a\n\n{"result":["a","b"]}'
+    assert content([], {"result": []}) == '{"result":[]}'
+    assert content(["144"], {"result": "144"}) == "144"  # a str return that looks like JSON
+    assert content(["144"], {"value": 144}) == '144\n\n{"value":144}'
+
+
 def test_import_contextchef_mcp_does_not_import_the_sdk() -> None:
     code = "import sys, contextchef, contextchef.mcp; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

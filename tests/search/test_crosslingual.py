@@ -356,3 +356,23 @@ def test_tool_search_in_a_session_answers_a_chinese_request() -> None:
         ToolCall(id="2", name="tool_search", arguments={"queries": ["给联系人发一封电子邮件"]})
     )
     assert mail.result.content.startswith("send_email")  # type: ignore[union-attr]
+
+
+@needs_extra
+def test_a_query_that_is_a_tools_name_ranks_it_first(catalog_paths: list[Path]) -> None:
+    """A Chinese-named tool among every real catalog, whose English tools are glossed.
+
+    ``读取文件`` ("read file") scored below English tools whose glosses match its words;
+    a query that is exactly a tool's name (as `ToolIndex.exact` looks names up) ranks
+    that tool first.
+    """
+    chef = ContextChef(default_defer=True)
+    listing = {"name": "读取文件", "description": "读取文件内容", "inputSchema": {"type": "object"}}
+    chef.register_mcp_tools({"tools": [listing]}, server="odd")
+    for path in catalog_paths:
+        if path.name != "gemini-cli.json":  # its tool names are taken by another catalog
+            chef.register_catalog(path)
+    wire = chef.registry.wire_name_for(chef.registry.get(("odd", "读取文件")))
+    found = chef.execute(ToolCall(id="1", name="tool_search", arguments={"queries": ["读取文件"]}))
+    text = found.result.content  # type: ignore[union-attr]
+    assert next(line.split()[0] for line in text.splitlines() if "[server:" in line) == wire

@@ -438,9 +438,46 @@ def test_a_bad_runtime_definition_in_a_snapshot_changes_nothing() -> None:
     assert fresh.snapshot() == before
     taken = ContextChef()
     taken.register_tools([Tool(name="made_by_model", description="static")])
-    with pytest.raises(SnapshotMismatchError):
+    with pytest.raises(SnapshotMismatchError, match="register_runtime_tool"):
         taken.restore(snap, allow_unsigned=True)
     assert [t.source for t in taken.tools] == ["builtin"]
+
+
+def test_a_runtime_tool_registered_here_under_its_server_is_taken_as_the_runtime_tool() -> None:
+    """A server's tool added mid-conversation, listed by the next worker's server at start."""
+    import json as _json
+
+    from contextchef import DeferredConfig, Tool
+    from contextchef import assistant as _assistant
+    from contextchef import user as _user
+
+    def tool(description: str = "Added later.") -> Tool:
+        return Tool(name="late", description=description, server="srv")
+
+    def session(*extra: Tool) -> ContextChef:
+        chef = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
+        chef.register_tools(
+            [Tool(name="early", description="From the start.", server="srv"), *extra]
+        )
+        return chef
+
+    chef = session()
+    chef.set_history([_user("hi")])
+    chef.register_runtime_tool(tool())
+    chef.append(_assistant("a tool came"), _user("use it"))
+    before = chef.compile("anthropic").to_json()
+    snap = _json.loads(_json.dumps(chef.snapshot()))
+    fresh = session(tool())  # the server lists it now: an ordinary server tool
+    assert fresh.restore(snap, allow_unsigned=True) == ()
+    assert [(t.name, t.source) for t in fresh.tools if t.server] == [
+        ("early", "builtin"),
+        ("late", "runtime"),
+    ]
+    assert fresh.compile("anthropic").to_json() == before
+    assert fresh.snapshot() == snap
+    other = session(tool("Defined otherwise."))  # taken, with the server's definition
+    other.restore(snap, allow_unsigned=True)
+    assert other.registry.by_wire_name("srv__late").description == "Defined otherwise."
 
 
 def test_a_negative_stored_version_and_a_make_chef_without_a_chef_are_clear_errors(

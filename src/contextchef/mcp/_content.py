@@ -12,8 +12,12 @@ content kinds map onto it as follows, in the server's order:
   text note ``[resource <uri>: <mimeType>, <n> bytes, not shown]``;
 * ``resource_link`` -> ``[resource link: <name> <uri> (<mimeType>)]`` (the model may ask
   for it through another tool; nothing is fetched);
-* ``structuredContent`` -> its canonical JSON, appended unless a text block already
-  holds the same value (the spec asks servers to send that text too);
+* ``structuredContent`` -> its canonical JSON, appended unless the text blocks already
+  hold the same value (the spec asks servers to send that text too): a block whose JSON
+  is that value, or, for ``{"result": value}`` (the SDK's ``MCPServer`` wraps a tool's
+  non-object return so, mcp 2.x ``func_metadata.convert_result``), a block holding
+  ``value`` (the text itself for a string, its JSON otherwise), or for a list one block
+  per item in order (the SDK's ``_convert_to_content`` spreads a list so);
 * ``isError`` -> ``ToolResult.is_error``; the text stays the server's.
 
 Text blocks are joined with blank lines. Sizes in notes are decoded bytes.
@@ -46,6 +50,24 @@ def _parsed(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return None
+
+
+def _holds(text: str, value: Any) -> bool:
+    """Whether `text` is `value`: the string itself, or its JSON (the SDK's forms)."""
+    return text == value if isinstance(value, str) else _parsed(text) == value
+
+
+def _held(structured: Any, texts: Sequence[str]) -> bool:
+    """Whether the text blocks already hold `structured` (see the module doc)."""
+    if any(_parsed(t) == structured for t in texts):
+        return True
+    if not isinstance(structured, Mapping) or set(structured) != {"result"}:
+        return False
+    value = structured["result"]  # an MCPServer tool's return, wrapped
+    if any(_holds(t, value) for t in texts):
+        return True
+    spread = isinstance(value, list) and len(value) == len(texts) > 0
+    return spread and all(map(_holds, texts, value))
 
 
 def _media(mime: str, data: str, texts: list[str], media: list[MediaPart]) -> None:
@@ -98,7 +120,7 @@ def result_from_mcp(raw: Mapping[str, Any], *, call_id: str, name: str) -> ToolR
         if isinstance(block, Mapping):
             _block(block, texts, media)
     structured = raw.get("structuredContent")
-    if structured is not None and not any(_parsed(t) == structured for t in texts):
+    if structured is not None and not _held(structured, texts):
         texts.append(canonical_dumps(structured))
     return ToolResult(
         call_id=call_id,

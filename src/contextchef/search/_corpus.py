@@ -132,16 +132,21 @@ def build_corpus(docs: list[list[str]]) -> Corpus:
 
 
 def top_positive(
-    total: np.ndarray, limit: int, *, scores: bool = True
+    total: np.ndarray, limit: int, *, scores: bool = True, first: Sequence[int] = ()
 ) -> tuple[list[int], list[float]]:
     """The positions of the best `limit` positive scores in `total`, and the scores.
 
     Best first, ties in position order; the scores as Python floats (an empty list
-    when `scores` is False: ``tool_search`` renders positions only).
+    when `scores` is False: ``tool_search`` renders positions only). Positions in
+    `first` (the tools a query names exactly) rank above every other, in score order:
+    their scores are raised by the best score plus one.
 
     Array methods rather than numpy's module functions: the same C routines without
     their Python wrappers (a ``tool_search`` call pays each one cold; issue 27).
     """
+    if first:
+        total = total.astype("float64")
+        total[list(first)] += max(float(total.max()), 0.0) + 1.0
     candidates = (total > 0).nonzero()[0]
     best = total[candidates]
     if candidates.size > limit:  # only those scoring at least the limit-th best can rank

@@ -544,7 +544,10 @@ class ToolIndex:
                 query, self.ranker.open_request_weight, lambda q: self._query_scores(lazy, q)
             )
             total = part if total is None else np.add(total, part, dtype=np.float64)
-        return ([], []) if total is None else top_positive(total, limit, scores=with_scores)
+        if total is None:
+            return [], []
+        named = [i for query in queries for i in self._lookup(query)]  # a name: first
+        return top_positive(total, limit, scores=with_scores, first=named)
 
     def _query_scores(self, lazy: _LazyCorpus, query: str) -> np.ndarray:
         """One query text's scores of every entry: BM25, fused, lifted by its groups."""

@@ -175,7 +175,7 @@ class Maintenance:
         signed = signed or (isinstance(snapshot, Mapping) and verify(snapshot, **trust))
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
         coming = runtime_tools(snapshot, self._tools)
-        state = read_snapshot(snapshot, tools=self._tools, coming=coming, signed=signed)
+        state = read_snapshot(snapshot, tools=self._tools, coming=coming.tools, signed=signed)
         skills = read_skills(snapshot, tools=self._tools)
         host = PolicyValues.of(self._state)
         policy, notes = restore_policy(host, snapshot, modes=self._modes, narrow=narrow)
@@ -185,8 +185,9 @@ class Maintenance:
         )
         state.new_context_pending = state.new_context_pending and self.handoff is not None
         pending = len(self._tools.pending_additions)
-        if coming:  # the runtime tools the conversation made (no handlers: the host's)
-            self._tools._add_runtime(list(coming), {})
+        if coming.new:  # the runtime tools the conversation made (no handlers: the host's)
+            self._tools._add_runtime(list(coming.new), {})
+        coming.adopt(self._tools.registry)  # those a server lists now (the view is rebuilt)
         for kit in state.loaded_toolkits:
             self._tools.load_toolkit(kit)
         self._tools.drop_additions(pending)  # loads made by restore are not news to announce

@@ -25,12 +25,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from contextchef._errors import ContextChefError, SnapshotMismatchError, UsageError, shown
+from contextchef._errors import SnapshotMismatchError, UsageError, shown
 from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
-from contextchef.tools._catalogs import tool_from_dict, tool_to_dict
+from contextchef.tools._catalogs import tool_to_dict
+from contextchef.tools._recorded import RecordedRuntime, recorded_runtime
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -51,18 +52,22 @@ SNAPSHOT_VERSION = 5  # 2: the conversation once, the thinking chain; 3: sent te
 READ_VERSIONS = (1, 2, 3, 4, 5)  # 4: wire digests over stored entries; 5: digests by block
 
 
-def _tool_sets(tools: SessionTools, named: bool = True) -> tuple[list[str], str, list[str]]:
-    """(registered wire names (`named`, else []), their fingerprint, runtime ones not kits').
+def _tool_sets(
+    tools: SessionTools, coming: Sequence[Tool] = (), named: bool = True
+) -> tuple[list[str], str, list[Tool]]:
+    """(registered wire names (`named`, else []), their fingerprint, runtime tools not kits').
 
-    Library-owned tools follow from the constructor arguments and are not recorded.
+    Library-owned tools follow from the constructor arguments and are not recorded;
+    `coming` (a restore's runtime tools, `RecordedRuntime.tools`) count as runtime tools.
     """
-    registry = tools.registry
+    registry, keys = tools.registry, {t.key for t in coming}
     static = [t for t in registry.tools if t.source not in ("runtime", "library")]
+    static = [t for t in static if t.key not in keys]
     runtime = [t for t in registry.tools if t.source == "runtime" and not tools.is_kit_tool(t)]
     return (
         sorted(registry.wire_name_for(t) for t in static) if named else [],
         registry.fingerprint(static),
-        sorted(registry.wire_name_for(t) for t in runtime),
+        [*runtime, *coming],
     )
 
 
@@ -73,8 +78,7 @@ def take_snapshot(state: SessionState, tools: SessionTools, base: Any = None) ->
     definitions, so a fresh session can restore them (`runtime_tools`); their handlers
     are code, and stay the host's to attach.
     """
-    names, fingerprint, runtime = _tool_sets(tools)
-    made = [t for t in tools.registry.tools if t.source == "runtime" and not tools.is_kit_tool(t)]
+    names, fingerprint, made = _tool_sets(tools)
     return {
         "format": SNAPSHOT_FORMAT,
         "version": SNAPSHOT_VERSION,
@@ -82,7 +86,7 @@ def take_snapshot(state: SessionState, tools: SessionTools, base: Any = None) ->
         "tools": {
             "fingerprint": fingerprint,
             "names": names,
-            "runtime": runtime,
+            "runtime": sorted(tools.registry.wire_name_for(t) for t in made),
             "definitions": [tool_to_dict(t) for t in made],
         },
         "skills": [skill.to_dict() for skill in tools.skills],
@@ -118,46 +122,25 @@ def checked(data: object) -> SnapshotForm:
     return cast("SnapshotForm", _Checked(check_shape(data)))
 
 
-def runtime_tools(data: object, tools: SessionTools) -> tuple[Tool, ...]:
-    """The runtime tools a snapshot records that `tools` lacks, built from its definitions.
+def runtime_tools(data: object, tools: SessionTools) -> RecordedRuntime:
+    """The snapshot's runtime tools against `tools` (`contextchef.tools._recorded`).
 
-    Checked, nothing registered: a definition that cannot be built, or whose name is
-    taken here by another kind of tool, raises.
+    Checked, nothing registered: to register (`RecordedRuntime.new`), or registered here
+    under the same key by another kind of tool (an MCP server's: `RecordedRuntime.taken`).
 
     Raises:
         UsageError: Not a snapshot, a malformed field or definition (nothing is restored).
         SnapshotMismatchError: Another snapshot version, or a recorded runtime tool's name
-            is taken by a tool that is not a runtime tool.
+            is taken by a tool of another origin.
     """
-    present = {t.name for t in tools.registry.tools if t.source == "runtime"}
-    out: list[Tool] = []
-    for item in checked(data)["tools"]["definitions"]:
-        try:
-            server = item.get("server")
-            body = {k: v for k, v in item.items() if k != "server"} if server else item
-            tool = tool_from_dict(body, source="runtime", server=server)
-        except ContextChefError as exc:
-            raise UsageError(
-                f"snapshot runtime tool definition: {exc}; nothing was restored"
-            ) from exc
-        if tool.name in present:
-            continue
-        if any(t.name == tool.name for t in tools.registry.tools):
-            raise SnapshotMismatchError(
-                f"the snapshot's runtime tool {shown(tool.name)} is registered here as "
-                "another kind of tool; nothing was restored",
-                unexpected=(tool.name,),
-            )
-        out.append(tool)
-    return tuple(out)
+    return recorded_runtime(checked(data)["tools"]["definitions"], tools.registry)
 
 
 def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool] = ()) -> None:
-    _, fingerprint, runtime = _tool_sets(tools, named=False)  # names: only to say what differs
-    runtime = [*runtime, *(tools.registry.wire_name_for(t) for t in coming)]
+    _, fingerprint, made = _tool_sets(tools, coming, named=False)  # names: to say what differs
     recorded = data["tools"]
     if recorded["fingerprint"] != fingerprint:
-        want, names = set(recorded["names"]), _tool_sets(tools)[0]
+        want, names = set(recorded["names"]), _tool_sets(tools, coming)[0]
         missing, extra = tuple(sorted(want - set(names))), tuple(sorted(set(names) - want))
         detail = (
             f"missing {list(missing)}, unexpected {list(extra)}"
@@ -178,7 +161,7 @@ def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool]
             "them before restore()",
             missing=tuple(kits),
         )
-    absent = sorted(set(recorded["runtime"]) - set(runtime))
+    absent = sorted(set(recorded["runtime"]) - {tools.registry.wire_name_for(t) for t in made})
     if absent:
         raise SnapshotMismatchError(
             f"runtime tools {absent} are not registered; register_runtime_tool() them before "
