@@ -5,9 +5,11 @@ consumed digests, and of each 64 stored wire entries with their texts and digest
 unsigned restore hashes each block at once and skips the one-by-one checks only when
 every block is the one written; any other block (edited, or made of values the encoder
 refuses) sends the ledger to the one-by-one checks, which still name the message or
-entry. A save makes only the blocks whose digests changed, and what it writes equals
-the blocks made afresh; versions 1-4 restore as before; the conversation goes on through
-the official SDK clients against the `contextchef.testing` fakes.
+entry, and once they pass a block that differs (items moved with their digests, or the
+block digest edited) or a missing ``blocks`` is refused. A save makes only the blocks
+whose digests changed, and what it writes equals the blocks made afresh; versions 1-4
+restore as before; the conversation goes on through the official SDK clients against the
+`contextchef.testing` fakes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from test_ingest import send
 from test_snapshot_once import compiled, goes_on, ledgers_of, make, sync_turn
 
 from contextchef import TARGETS, UsageError, tool_results, user
-from contextchef.history import _wire_forms
+from contextchef.history import _blocks, _wire_forms
 from contextchef.history._blocks import BLOCK, blocks_of
 from contextchef.testing import fake_for, text, tool_calls
 
@@ -81,13 +83,77 @@ def test_blocks_are_written_and_a_restore_takes_them(
     assert fake.violations == ()
 
 
-@pytest.mark.parametrize("which", [0, 1])
-def test_a_wrong_block_alone_restores_by_the_one_by_one_checks(
-    which: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize(("which", "named"), [(0, "history messages 64-"), (1, "entries 64-")])
+def test_a_wrong_block_digest_alone_is_refused(which: int, named: str) -> None:
+    """Each item matches its digest, the block does not: moved items or an edited block."""
     chef, _ = long_conversation("anthropic")
     snap = json.loads(json.dumps(chef.snapshot()))
     snap["ledgers"]["anthropic"]["blocks"][which][1] = "0" * 16
+    kind = ("consumed", "wire")[which]
+    with pytest.raises(UsageError, match=f"'anthropic' {kind} block 1 \\([a-z ]*{named}"):
+        make().restore(snap, allow_unsigned=True)
+
+
+def _swap(items: list[Any], i: int, j: int) -> None:
+    items[i], items[j] = items[j], items[i]
+
+
+@pytest.mark.parametrize("target", ["anthropic", "responses"])
+def test_wire_entries_moved_with_their_digests_are_refused(target: str) -> None:
+    """Two wire entries swapped along with their own digests and texts."""
+    chef, _ = long_conversation(target)
+    snap = json.loads(json.dumps(chef.snapshot()))
+    wire = copy.deepcopy(snap)
+    for key in ("wire", "wire_digests", "texts"):
+        _swap(wire["ledgers"][target][key], 3, 5)
+    with pytest.raises(UsageError, match=f"'{target}' wire block 0 \\(wire entries 0-63\\)"):
+        make().restore(wire, allow_unsigned=True)
+
+
+@pytest.mark.parametrize("target", ["openai", "gemini"])
+def test_history_messages_moved_with_their_digests_are_refused(target: str) -> None:
+    """Two shared messages swapped with their consumed digests (no wire text refers to them)."""
+    chef, _ = long_conversation(target)
+    snap = json.loads(json.dumps(chef.snapshot()))
+    ledger = snap["ledgers"][target]
+    referred = {ref["message"] for refs in ledger["texts"] for ref in refs}
+    at = next(  # in the second consumed block (messages 64-127)
+        i for i in range(BLOCK, ledger["shared"] - 2) if not {i, i + 2} & referred
+    )
+    history = copy.deepcopy(snap)
+    _swap(history["history"], at, at + 2)
+    _swap(history["ledgers"][target]["consumed"], at, at + 2)
+    with pytest.raises(UsageError, match="consumed block 1 \\(history messages 64-"):
+        make().restore(history, allow_unsigned=True)
+    edited = copy.deepcopy(history)  # a message that also differs: named, as before
+    edited["history"][at]["parts"].append({"kind": "text", "text": "EDITED"})
+    with pytest.raises(UsageError, match=f"history message {at} differs"):
+        make().restore(edited, allow_unsigned=True)
+
+
+def test_a_version_5_ledger_without_blocks_is_refused() -> None:
+    """Every version 5 save writes them: a ledger without them, or with too few, is refused."""
+    chef, _ = long_conversation("gemini")
+    snap = json.loads(json.dumps(chef.snapshot()))
+    gone = copy.deepcopy(snap)
+    del gone["ledgers"]["gemini"]["blocks"]
+    with pytest.raises(UsageError, match="'gemini' has no 'blocks'"):
+        make().restore(gone, allow_unsigned=True)
+    short = copy.deepcopy(snap)
+    short["ledgers"]["gemini"]["blocks"][1].pop()
+    with pytest.raises(UsageError, match=r"'blocks' must hold \[consumed blocks, wire blocks\]"):
+        make().restore(short, allow_unsigned=True)
+
+
+def test_a_block_with_a_float_is_left_to_the_one_by_one_checks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Encoders write floats apart: such a block is never judged, its items are checked."""
+    chef, _ = long_conversation("anthropic")
+    snap = json.loads(json.dumps(chef.snapshot()))
+    ledger = snap["ledgers"]["anthropic"]
+    monkeypatch.setattr(_blocks, "CLOSED", set())  # as if every entry held a float
+    ledger["blocks"][1][0] = "0" * 16
     worker, one_by_one = restored(snap, monkeypatch)
     assert one_by_one == 1
     assert compiled(worker, "anthropic").to_json() == compiled(chef, "anthropic").to_json()
@@ -100,7 +166,7 @@ def test_an_edit_inside_a_later_block_is_named() -> None:
     kinds = [m["parts"][0]["kind"] for m in snap["history"]]
     at = kinds.index("tool_result", BLOCK + 1)  # in the second block
     edited = copy.deepcopy(snap)
-    edited["history"][at]["parts"][0]["content"] = "EDITED"
+    edited["history"][at]["parts"].append({"kind": "text", "text": "EDITED"})
     with pytest.raises(UsageError, match=f"history message {at} differs"):
         make().restore(edited, allow_unsigned=True)
     entry = next(i for i in range(BLOCK, len(ledger["wire"])) if not ledger["texts"][i])

@@ -15,7 +15,9 @@ A restore hashes each block at once (`blocks_hold`); when every block is the one
 the items are the writer's, digests included, and the one-by-one checks are not run (the
 forms' digests are taken as made). Any block that differs, one that cannot be encoded,
 or a float in a wire entry sends the whole ledger to the one-by-one checks, which name
-the message or entry: a block is a shortcut, never a verdict. A block's items' digests
+the message or entry; as those tie no digest to its place, once they pass, a block that
+differs and holds no float refuses the ledger (`blocks_refused`: its items were moved,
+or the block digest edited), and so does a ledger without ``blocks``. A block's items' digests
 decide its content (a consumed digest is over the form, a wire digest over the stored
 entry and its texts), so a save makes only the blocks whose digests changed (`blocks_of`).
 """
@@ -26,9 +28,10 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import UsageError
 from contextchef._json import CLOSED, canonical_utf8, fast_encoder
 
-__all__ = ["BLOCK", "FORM_DIGESTS", "block_digest", "blocks_hold", "blocks_of"]
+__all__ = ["BLOCK", "FORM_DIGESTS", "block_digest", "blocks_hold", "blocks_of", "blocks_refused"]
 
 BLOCK = 64
 """Items per block (64 short messages: about 12 KB hashed at once)."""
@@ -100,25 +103,109 @@ def blocks_of(
 
 
 def blocks_hold(
-    form: Mapping[str, Any], forms: Sequence[Any], out: Sequence[Any], shared: int, made: Any
-) -> bool:
-    """Whether a version 5 ledger `form`'s ``blocks`` are the ones its items give.
+    form: Mapping[str, Any],
+    forms: Sequence[Any],
+    out: Sequence[Any],
+    shared: int,
+    made: Any,
+    where: str,
+) -> list[list[str]] | None:
+    """The blocks a version 5 ledger `form`'s items give; None when its ``blocks`` hold.
 
-    `out` are its wire entries as records (a float in one: False, the canonical bytes
-    are read one by one), `shared` its checked count of shared messages, `made` the
-    dict the snapshot's ledgers share: True seeds its form digests with the ledger's
-    consumed ones, which the blocks show are the forms' (`history._forms.consumed`).
+    `out` are its wire entries as records (a float in one: they never hold, the
+    canonical bytes are read one by one), `shared` its checked count of shared messages,
+    `made` the dict the snapshot's ledgers share: None seeds its form digests with the
+    ledger's consumed ones, which the blocks show are the forms' (`history._forms.consumed`).
+    Blocks that differ are judged by `blocks_refused` once the one-by-one checks passed.
+
+    Raises:
+        UsageError: A ledger without ``blocks`` (`where` names it): every version 5 save
+            writes them, and without them the items' order would go unchecked.
     """
     blocks, consumed = form.get("blocks"), form["consumed"]
-    if not blocks or len(blocks) != 2 or not CLOSED.issuperset(map(type, out)):
-        return False
+    if blocks is None:
+        raise UsageError(
+            f"{where} has no 'blocks', which every version 5 snapshot holds (the digests "
+            "that tie each message and wire entry to its place); nothing was restored"
+        )
     texts = form.get("texts") or [[]] * len(out)
     ours = blocks_of(
         forms[:shared], consumed[:shared], (form["wire"], texts, form["wire_digests"]), {}, None
     )
-    if ours != blocks or "" in ours[0] or "" in ours[1]:
-        return False
+    if ours != blocks or "" in ours[0] or "" in ours[1] or not CLOSED.issuperset(map(type, out)):
+        return ours
     digests = made.setdefault(FORM_DIGESTS, [])
     if len(digests) < shared:
         digests[len(digests) :] = consumed[len(digests) : shared]
-    return True
+    return None
+
+
+def blocks_refused(
+    form: Mapping[str, Any],
+    forms: Sequence[Any],
+    out: Sequence[Any],
+    ours: Any,
+    shared: int,
+    where: str,
+) -> None:
+    """Refuse a ledger whose items each match their digests but not their ``blocks``.
+
+    Called once its wire entries passed their one-by-one checks; `ours` is what
+    `blocks_hold` made (`out`: the entries as records, `shared` the count of consumed
+    messages the consumed blocks cover). A block's digest is over its
+    items in order, so a block that differs while each item matches its own digest
+    means the items were moved or the block digest edited: the snapshot was changed
+    after it was taken. Only a block whose bytes every encoder writes alike is judged
+    (no float, nothing refused: "" is never taken); a consumed block holding a message
+    that differs from its digest is left to `history._forms.consumed`, which names it.
+
+    Raises:
+        UsageError: A block count, or a block, that differs (`where` names the ledger;
+            the message names the block and its positions).
+    """
+    blocks, kinds = form["blocks"], (("consumed", "history messages"), ("wire", "wire entries"))
+    for c, (kind, items) in enumerate(kinds):
+        got = blocks[c] if len(blocks) == 2 else []
+        if len(blocks) != 2 or len(got) != len(ours[c]):
+            raise UsageError(
+                f"{where} 'blocks' must hold [consumed blocks, wire blocks] with "
+                f"{len(ours[c])} {kind} block digests (one per {BLOCK} {items}), got "
+                f"{len(blocks)} lists, {len(got)} {kind} ones; the snapshot was changed after "
+                "it was taken; nothing was restored"
+            )
+        for b, (mine, theirs) in enumerate(zip(ours[c], got, strict=True)):
+            lo, hi = b * BLOCK, min((b + 1) * BLOCK, len(out) if c else shared)
+            if mine in ("", theirs) or not _judged(c, forms, form["consumed"], out, lo, hi):
+                continue
+            raise UsageError(
+                f"{where} {kind} block {b} ({items} {lo}-{hi - 1}) differs from its digest "
+                f"in 'blocks' while each of them matches its own digest: they were reordered "
+                "(or the block digest edited) after the snapshot was taken, and replaying "
+                "them would break the conversation; nothing was restored"
+            )
+
+
+def _judged(
+    c: int, forms: Sequence[Any], consumed: Sequence[str], out: Sequence[Any], lo: int, hi: int
+) -> bool:
+    """Whether block ``lo:hi`` of column `c` (0: consumed, 1: wire) is to be judged.
+
+    It holds no float (every encoder writes its bytes alike) and, consumed, each form
+    hashes to its consumed digest.
+    """
+    if c:
+        return CLOSED.issuperset(map(type, out[lo:hi]))
+    try:
+        made = [hashlib.sha256(canonical_utf8(f)).hexdigest()[:16] for f in forms[lo:hi]]
+    except (TypeError, ValueError, RecursionError):  # `consumed` checks them one by one
+        return False
+    return made == list(consumed[lo:hi]) and not _has_float(list(forms[lo:hi]))
+
+
+def _has_float(value: Any) -> bool:
+    """Whether a JSON `value` holds a float anywhere."""
+    if isinstance(value, dict):
+        return any(map(_has_float, value.values()))
+    if isinstance(value, list):
+        return any(map(_has_float, value))
+    return isinstance(value, float)

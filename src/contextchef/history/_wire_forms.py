@@ -21,7 +21,7 @@ from typing import Any
 from contextchef._errors import UsageError, json_reason
 from contextchef._json import CLOSED, canonical_utf8, fast_encoder
 from contextchef._records import record, recorded
-from contextchef.history._blocks import blocks_hold, blocks_of
+from contextchef.history._blocks import blocks_hold, blocks_of, blocks_refused
 
 __all__ = ["SHARED_TEXT", "stored_wire", "wire_digest", "wire_forms", "wire_of_forms"]
 
@@ -268,15 +268,18 @@ def stored_wire(
     message. Versions 1-3: the texts put back (`wire_of_forms`),
     then each whole entry checked against its digest (`recorded`). Version 5: when its
     ``blocks`` hold (`blocks_hold`), the entries are the ones written and are not checked
-    one by one. `made`: the dict the snapshot's ledgers share; None: signed, an HMAC just
-    verified covers them, only the counts and references are checked.
+    one by one; else, once they are, a block that differs refuses the ledger (its items
+    were moved: `blocks_refused`), and so does a ledger without them. `made`: the dict
+    the snapshot's ledgers share; None: signed, an HMAC just verified covers them, only
+    the counts and references are checked.
 
     Raises:
         UsageError: Counts that differ, a reference to a message the ledger did not
             consume (or the snapshot lacks) or a place that holds no text (or, in the
             entry, is not empty), text that is not valid Unicode, or an entry that does
             not match its digest (the ledger and the entry named); a ``consumed`` list
-            without a digest per consumed message (version 4).
+            without a digest per consumed message (version 4); ``blocks`` missing or
+            that differ while each item matches its digest (version 5).
     """
     wire, texts, digests = form["wire"], form.get("texts"), form["wire_digests"]
     ledger, where, signed = where, f"{where} 'wire'", made is None
@@ -298,15 +301,18 @@ def stored_wire(
         )
     shared = min(form.get("shared", 0), size)  # more is refused by `consumed`
     out = list(map(record, wire))
-    held = not signed and version >= 5 and blocks_hold(form, forms, out, shared, made)
+    made_blocks = (
+        blocks_hold(form, forms, out, shared, made, ledger) if version > 4 and not signed else []
+    )
+    held = signed or made_blocks is None
     try:
-        ours = [] if signed or held else _digests_of(out, refs, consumed, shared)
+        ours = [] if held else _digests_of(out, refs, consumed, shared)
     except (TypeError, ValueError, RecursionError) as exc:
         raise UsageError(f"{where} is not plain JSON: {json_reason(exc)}") from exc
     for i, entry_refs in enumerate(refs):
         for ref in entry_refs:
             _fill(out[i], ref, forms, f"{where} entry {i}", shared)
-    for i in range(len(out)) if ours != digests and not signed and not held else ():
+    for i in range(len(out)) if ours != digests and not held else ():
         if ours[i] is None:
             raise UsageError(
                 f"{where} entry {i} holds text that is not valid Unicode (a lone surrogate), "
@@ -318,6 +324,8 @@ def stored_wire(
                 "the snapshot was changed after it was taken, and replaying the entry would "
                 "break the conversation; nothing was restored"
             )
+    if made_blocks:
+        blocks_refused(form, forms, out, made_blocks, shared, ledger)
     return out
 
 
