@@ -305,7 +305,8 @@ def test_roles_merge_only_when_the_rules_say_so() -> None:
     assert normalize(history, profile=OPENAI_CHAT).messages == tuple(history)
 
 
-def test_reasoning_message_is_not_merged_and_is_noted_every_time() -> None:
+def test_reasoning_message_is_merged_where_roles_alternate() -> None:
+    """Anthropic combines consecutive assistant turns itself: thinking joins the turn."""
     thinking = ReasoningPart(
         provider="anthropic", text="plan", provider_data={"signature": "c2lnbmF0dXJl"}
     )
@@ -316,10 +317,12 @@ def test_reasoning_message_is_not_merged_and_is_noted_every_time() -> None:
         tool_results([result("a")]),
     ]
     out = normalize(history, profile=ANTHROPIC)
-    assert out.messages == tuple(history)
-    assert out.changes == ()
-    assert [(n.kind, n.index) for n in out.notes] == [("kept_reasoning_separate", 2)]
-    assert out.messages[2].parts[0] is thinking
+    assert [m.role for m in out.messages] == ["user", "assistant", "user"]
+    assert out.messages[1].parts == (TextPart(text="first"), thinking, call("a"))
+    assert out.messages[1].parts[1] is thinking
+    assert [(c.kind, c.index) for c in out.changes] == [("merged_roles", 2)]
+    assert out.notes == () and normalize(out.messages, profile=ANTHROPIC).changes == ()
+    assert normalize(history, profile=OPENAI_CHAT).messages == tuple(history)
 
 
 def test_results_first_false_gives_results_their_own_message() -> None:

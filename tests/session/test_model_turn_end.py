@@ -2,11 +2,13 @@
 
 A request ending with the model's turn continues that turn, and its reply is stored joined
 to it (tests/session/test_prefill_stored.py), unless the reply opens with thinking. Where
-roles must alternate (Anthropic, Gemini) and that reply opens with thinking, the
-normalizer cannot merge it into the turn it continues either, so the next
-request would hold two model turns in a row: compile refuses the first request instead
-(`contextchef.providers._model_rules.check_turn`). Gemini takes no request ending with the
-model's turn at all (a 400), like Anthropic's newer models and Interactions.
+roles must alternate (Anthropic, Gemini) and thinking is on, or the turn holds thinking,
+compile refuses the first request (`contextchef.providers._model_rules.check_turn`:
+Anthropic takes no prefill with thinking on); a reply that opens with thinking anyway is
+merged into the turn it continues by the normalizer, as Anthropic combines consecutive
+turns of one role itself (break-it 17, f4), so the next request alternates. Gemini takes
+no request ending with the model's turn at all (a 400), like Anthropic's newer models and
+Interactions.
 
 An Anthropic on-demand compaction sent while a user message is pending, whose block
 arrives after more turns, is swapped in before the first kept turn, an assistant turn: the
@@ -36,6 +38,7 @@ from contextchef import (
     ReasoningPart,
     TextPart,
     UsageError,
+    assistant,
     native_context,
     normalize,
     user,
@@ -196,12 +199,49 @@ def test_a_compaction_block_opens_the_next_assistant_turn_thinking_included() ->
         Message(role="assistant", parts=(block,)),
         Message(role="assistant", parts=(thinking, TextPart(text="a"))),
     )
-    anthropic_rules = get_adapter("anthropic").profile.history
-    merged = normalize(history, profile=anthropic_rules).messages
-    assert [m.parts for m in merged[1:]] == [(block, thinking, TextPart(text="a"))]
-    kept = normalize(history, profile=get_adapter("gemini").profile.history)
-    assert len(kept.messages) == 3  # only a block that opens a turn takes the thinking
-    assert [n.kind for n in kept.notes] == ["kept_reasoning_separate"]
+    for target in ("anthropic", "gemini"):
+        merged = normalize(history, profile=get_adapter(target).profile.history).messages
+        assert [m.parts for m in merged[1:]] == [(block, thinking, TextPart(text="a"))]
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "m"])
+def test_a_continued_turn_whose_reply_opens_with_thinking_stays_sendable(model: str) -> None:
+    # break-it round 17, f4: the reply was kept as a second assistant message (it opens
+    # with thinking), and the next request held two assistant turns in a row (a 400).
+    fake = fake_for("anthropic").script(text(" violets are blue.", reasoning="rhyme"), text("ok"))
+    send = _sender("anthropic", fake)
+    chef = ContextChef()
+    chef.set_history([user("Write a poem."), assistant("Roses are red,")])
+    chef.ingest(send(chef.compile("anthropic", model=model)))
+    chef.append(user("Another?"))
+    request = chef.compile("anthropic", model=model)
+    sent = request.payload["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert [b["type"] for b in sent[1]["content"]] == ["text", "thinking", "text"]
+    chef.ingest(send(request))
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize("target", ["anthropic", "gemini"])
+def test_split_model_turns_are_merged_reasoning_included(target: str) -> None:
+    """A history holding two model messages in a row, the second opening with its own
+    reasoning: each alternating-role target is sent one model turn, and takes it."""
+    model = {"anthropic": "m", "gemini": "gemini-3-pro"}[target]
+    fake = fake_for(target).script(text("two.", reasoning="plan"), text("ok"), text("fine"))
+    send = _sender(target, fake)
+    chef = ContextChef()
+    chef.set_history([user("Count.")])
+    chef.ingest(send(chef.compile(target, model=model)))
+    reply = chef.history[-1]
+    assert isinstance(reply.parts[0], ReasoningPart)
+    chef.set_history([user("Count."), assistant("one,"), reply, user("Go on.")])
+    for turn in range(2):
+        request = chef.compile(target, model=model)
+        sent = request.payload.get("messages") or request.payload["contents"]
+        assert len(sent) == 3 + 2 * turn and sent[1]["role"] in ("assistant", "model")
+        chef.ingest(send(request))
+        chef.append(user(f"more {turn}"))
+    assert fake.violations == ()
 
 
 @pytest.mark.parametrize("other", ["openai", "responses"])

@@ -18,10 +18,8 @@ Steps, in order:
    second result for one call, is dropped. A parallel batch is never split.
 3. **Drop empty** messages.
 4. **Merge roles** (when `HistoryRules.alternate_roles`): consecutive messages of one role
-   become one. An assistant message holding a `ReasoningPart` is never merged into the
-   one before it (its thinking must stay at the start of its turn), unless that one holds
-   only blocks that open a turn (`HistoryRules.opening_blocks`); a kept one is reported
-   in `Normalized.notes`, not as a change.
+   become one, an assistant message that opens with reasoning included (a reply that
+   continued the model's turn): Anthropic combines such turns itself (`_merge_roles`).
 
 `ReasoningPart` values and every ``provider_data`` mapping are never edited, reordered
 within their message or removed. The output satisfies `check_pairing`, and normalizing it
@@ -41,8 +39,6 @@ from contextchef.history._messages import (
     MediaPart,
     Message,
     Part,
-    ProviderPart,
-    ReasoningPart,
     TextPart,
     ToolCall,
     ToolResult,
@@ -85,10 +81,6 @@ class HistoryRules:
             turns can; Chat, Responses and Anthropic take media from the user only).
             When False, media in an assistant message (a history from Gemini) is sent
             as a short text naming its type, reported as ``media_as_text``.
-        opening_blocks: `ProviderPart` ``type`` values that may open a turn before its
-            reasoning: an assistant message holding only such parts takes the next
-            assistant message, thinking included (Anthropic's ``compaction`` block: "first
-            content block of first message", preserved-thinking R22).
     """
 
     name: str
@@ -96,7 +88,6 @@ class HistoryRules:
     results_first: bool = True
     keep_all_reasoning: bool = False
     assistant_media: bool = False
-    opening_blocks: tuple[str, ...] = ()
 
 
 PORTABLE = HistoryRules(name="portable", alternate_roles=True)
@@ -112,7 +103,6 @@ ChangeKind = Literal[
     "inserted_leading_user",
     "dropped_orphan_result",
     "dropped_search_block",
-    "kept_reasoning_separate",
     "media_as_text",
     "merged_roles",
     "moved_result",
@@ -150,8 +140,9 @@ class Normalized:
     Attributes:
         messages: The repaired history.
         changes: Every repair, in the order made; ``()`` when the input was already valid.
-        notes: Shapes left as they are on purpose (``kept_reasoning_separate``); these
-            repeat on every run and are not changes.
+        notes: Shapes left as they are on purpose, which repeat on every run and are
+            not changes (none at present: an assistant message holding reasoning, once
+            kept apart as ``kept_reasoning_separate``, is now merged).
     """
 
     messages: tuple[Message, ...]
@@ -200,7 +191,6 @@ class _Log:
     def __init__(self, offset: int = 0) -> None:
         self.offset = offset
         self.changes: list[Change] = []
-        self.notes: list[Change] = []
 
     def add(self, kind: ChangeKind, index: int, detail: str, call_id: str | None = None) -> None:
         self.changes.append(Change(kind=kind, index=index, call_id=call_id, detail=detail))
@@ -270,10 +260,8 @@ def normalize(
         log.add("inserted_leading_user", 0, "the history opened with the assistant")
         indexed.insert(0, (0, Message(role="user", parts=(TextPart(text=LEADING_USER_TEXT),))))
     if rules.alternate_roles:
-        indexed = _merge_roles(indexed, log, rules.opening_blocks)
-    return Normalized(
-        messages=tuple(m for _, m in indexed), changes=tuple(log.changes), notes=tuple(log.notes)
-    )
+        indexed = _merge_roles(indexed, log)
+    return Normalized(messages=tuple(m for _, m in indexed), changes=tuple(log.changes))
 
 
 def _for_target(
@@ -485,29 +473,20 @@ def _drop_empty(indexed: _Indexed, log: _Log) -> _Indexed:
     return out
 
 
-def _opens(message: Message, opening: tuple[str, ...]) -> bool:
-    """Whether `message` holds only provider parts of an `opening` type."""
-    parts = message.parts
-    return all(isinstance(p, ProviderPart) and p.data.get("type") in opening for p in parts)
+def _merge_roles(indexed: _Indexed, log: _Log) -> _Indexed:
+    """Consecutive messages of one role as one, in order, reasoning included.
 
-
-def _merge_roles(indexed: _Indexed, log: _Log, opening: tuple[str, ...]) -> _Indexed:
+    Anthropic itself combines consecutive turns of one role into one ("Consecutive
+    ``user`` or ``assistant`` turns in your request will be combined into a single
+    turn", Messages API, ``messages``), so an assistant message that opens with thinking
+    (a reply continuing the model's turn) joins the one before: the request the API
+    reads is the same, and the roles alternate, as every alternating-role target wants.
+    Thinking then opens no turn; where that matters (thinking on, the last tool turn),
+    the Anthropic adapter drops ``thinking`` or raises (`RequestOptions.missing_thinking`).
+    """
     out: _Indexed = []
     for i, message in indexed:
         if not out or out[-1][1].role != message.role:
-            out.append((i, message))
-            continue
-        if any(isinstance(p, ReasoningPart) for p in message.parts) and not (
-            opening and _opens(out[-1][1], opening)
-        ):
-            log.notes.append(
-                Change(
-                    kind="kept_reasoning_separate",
-                    index=i,
-                    detail=f"message {i}: not merged into the assistant message before it, "
-                    "because it holds reasoning that must open its turn",
-                )
-            )
             out.append((i, message))
             continue
         j, prev = out[-1]

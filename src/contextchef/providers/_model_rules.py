@@ -143,10 +143,10 @@ def check_turn(
         and (on or any(isinstance(p, ReasoningPart) for p in last.parts))
     ):
         raise UsageError(
-            f"the history ends with the model's turn, and model {rules.model!r} thinks: a "
-            "reply continuing that turn would open with thinking that cannot join it, so "
-            "the next request would hold two assistant turns in a row (a 400); append the "
-            "next user message or the tool results first"
+            f"the history ends with the model's turn, and model {rules.model!r} thinks: "
+            "thinking is not compatible with a prefilled reply (Anthropic's extended "
+            "thinking docs), and a reply continuing that turn would put thinking after its "
+            "text; append the next user message or the tool results first"
         )
 
 

@@ -79,7 +79,7 @@ __all__ = [
 
 FORMAT = "anthropic"
 """The ``provider_data`` tag of parts recorded from Anthropic Messages."""
-ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True, opening_blocks=("compaction",))
+ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True)
 """Anthropic Messages: alternating roles, tool results first in the user turn."""
 
 _MEDIA_BLOCKS = ("image", "document")
