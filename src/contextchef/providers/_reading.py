@@ -120,6 +120,10 @@ class ReadResponse:
     """A token that resumes the reply's decoding, where it stopped at the provider's
     per-request decode cap (Interactions ``requires_continuation``: its
     ``continuation_token``); None: the reply is whole (`Chain.token`)."""
+    wire: str = ""
+    """The wire whose reader read it (`WireReader.wire`, a `Profile.wire`); ``""`` when
+    read by a wire's own ``_parse.read_response`` rather than
+    `contextchef.providers.read_response` or `Adapter.read_response`."""
 
 
 class RecordedPayload(NamedTuple):

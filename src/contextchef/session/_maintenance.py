@@ -34,7 +34,7 @@ from contextchef.history._messages import ToolCall, check_message
 from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
-from contextchef.providers._budget import compaction_due, summary_notice
+from contextchef.providers._budget import Due, compaction_due, fixed_notice, summary_notice
 from contextchef.providers._compacted import (
     foreign_compaction,
     newly_compacted,
@@ -44,6 +44,7 @@ from contextchef.providers._compacted import (
     without_compaction,
 )
 from contextchef.providers._reading import fresh_turn, renamed_ids
+from contextchef.providers._targets import reply_target
 from contextchef.providers._usage import CacheReport, SentRequest, compared
 from contextchef.session._ledger import pending_answered
 from contextchef.session._linting import schema_reports
@@ -119,7 +120,7 @@ class Maintenance:
         messages = fresh_turn(history, messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
-        target = self._state.compiled or ""
+        target = reply_target(read.wire, self._state.compiled, self._state.ledgers)
         ledger = self._state.ledgers.get(target)
         history, messages = (ledger.sent if ledger else SentRequest()).join(history, messages)
         self._state.history = swap_in(history, messages, self.summarized)
@@ -266,7 +267,7 @@ class Maintenance:
             )
         self._state.new_context_pending = True
 
-    def handoff_if_due(self, request: tuple[int, int] | None = None, wire: str = "") -> None:
+    def handoff_if_due(self, request: Due | None = None, wire: str = "") -> None:
         """At compile start: the handoff if asked, due (`compaction_due`) or at a switch."""
         state, handoff = self._state, self.handoff
         limit = None if handoff is None else handoff.max_history_tokens
@@ -282,6 +283,7 @@ class Maintenance:
             if foreign:  # a kept pending turn may hold it: the summary stands for it now
                 state.history = without_compaction(state.history, foreign)
             state.new_context_pending = False
-            self.notices += summary_notice(state.history, request and request[1], limit)
+            self.notices += summary_notice(state.history, request, limit)
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
+        self.notices += fixed_notice(request, self.notices)
