@@ -28,6 +28,7 @@ from contextchef.history._compaction import summary_message
 from contextchef.providers._budget import (
     ContextUsage,
     _summary_tokens,
+    budget_notices,
     compaction_due,
     fixed_notice,
     summary_notice,
@@ -200,11 +201,12 @@ def test_compaction_due_sets_aside_what_no_compaction_removes() -> None:
 
 def test_the_notices_name_the_part_to_blame() -> None:
     request = (_usage(2_000, fixed=1_500), 1_000)
-    (notice,) = fixed_notice(request, ())
+    (notice,) = fixed_notice(request)
     assert notice.kind == "fixed_over_budget" and "about 1,500 tokens" in notice.detail
-    assert fixed_notice(request, (notice,)) == ()  # the same figures: said once
-    assert fixed_notice((_usage(2_000, fixed=900), 1_000), ()) == ()
-    assert fixed_notice(None, ()) == ()
+    assert budget_notices([user("q")], request, None, ()) == (notice,)
+    assert budget_notices([user("q")], request, None, (notice,)) == ()  # said once
+    assert fixed_notice((_usage(2_000, fixed=900), 1_000)) == ()
+    assert fixed_notice(None) == ()
     summary = [summary_message("word " * 400), user("q")]
     fixed = 1_000 - _summary_tokens(summary) + 50  # with the summary, 50 past the trigger
     # the fixed part alone is past the trigger: fixed_notice says it, not summary_notice

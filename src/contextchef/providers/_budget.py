@@ -33,6 +33,7 @@ __all__ = [
     "ContextBudget",
     "ContextUsage",
     "Due",
+    "budget_notices",
     "compaction_due",
     "context_budget",
     "fixed_notice",
@@ -224,17 +225,14 @@ def compaction_due(
     return due, sized
 
 
-def fixed_notice(
-    request: Due | None, earlier: Sequence[ResponseNotice]
-) -> tuple[ResponseNotice, ...]:
+def fixed_notice(request: Due | None) -> tuple[ResponseNotice, ...]:
     """A ``fixed_over_budget`` notice when the system prompt and tools alone are past the trigger.
 
     Args:
         request: As for `compaction_due` (None: no local compaction; no notice).
-        earlier: The notices given so far: the same notice (same figures) is given once.
 
     Returns:
-        ``()`` or one notice (logged as a warning, `reason` ``compact_at``) naming the
+        ``()`` or one notice (`reason` ``compact_at``) naming the
         estimated tokens of the system prompt and resident tools (``ContextUsage.fixed``),
         the trigger in tokens, what the session does (`compaction_due` sets them aside)
         and what the host can do: fewer resident tools (deferred loading, a tool search
@@ -254,9 +252,6 @@ def fixed_notice(
         "resident (defer=[...] patterns or a tool-search strategy), shorten the system "
         f"prompt, or raise ContextPolicy.budget_tokens/compact_at to above {fixed:,} tokens",
     )
-    if notice in earlier:
-        return ()
-    logger.warning("contextchef: %s", notice.detail)
     return (notice,)
 
 
@@ -268,7 +263,7 @@ def summary_notice(
     """A ``summary_over_budget`` notice when a compaction left a summary past a trigger.
 
     Args:
-        history: The history right after a local compaction (its summary first).
+        history: The history (a local compaction's summary first, if any).
         request: As for `compaction_due`: the trigger of the `ContextPolicy` in tokens
             of the request, with the system prompt and tools (``ContextUsage.fixed``)
             that share it; None when it did not apply.
@@ -277,8 +272,8 @@ def summary_notice(
 
     Returns:
         ``()`` when the summary fits under every trigger set (with the fixed part for
-        ``compact_at``; a fixed part past it alone is `fixed_notice`'s); else one notice,
-        logged as a warning, naming the summary's estimated tokens, the smallest trigger
+        ``compact_at``; a fixed part past it alone is `fixed_notice`'s); else one notice
+        naming the summary's estimated tokens, the smallest trigger
         it is past (`reason`: ``compact_at`` or ``max_history_tokens``), and what the
         session does about it (`compaction_due`).
     """
@@ -306,5 +301,23 @@ def summary_notice(
         "compacts next when what follows the summary is past the trigger itself; have "
         f"the summarizer return fewer than {limit:,} tokens",
     )
-    logger.warning("contextchef: %s", notice.detail)
     return (notice,)
+
+
+def budget_notices(
+    history: Sequence[Message],
+    request: Due | None,
+    max_history_tokens: int | None,
+    earlier: Sequence[ResponseNotice],
+) -> tuple[ResponseNotice, ...]:
+    """`summary_notice` and `fixed_notice` not in `earlier`, each logged as a warning.
+
+    Called at each compile with the notices given so far: a notice with the same figures
+    (the same summary, the same fixed part and trigger) is given once, and a new summary
+    or a changed tool set is reported again.
+    """
+    found = (*summary_notice(history, request, max_history_tokens), *fixed_notice(request))
+    new = tuple(n for n in found if n not in earlier)
+    for notice in new:
+        logger.warning("contextchef: %s", notice.detail)
+    return new

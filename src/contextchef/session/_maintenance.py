@@ -34,7 +34,7 @@ from contextchef.history._messages import ToolCall, check_message
 from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
-from contextchef.providers._budget import Due, compaction_due, fixed_notice, summary_notice
+from contextchef.providers._budget import Due, budget_notices, compaction_due
 from contextchef.providers._compacted import (
     foreign_compaction,
     newly_compacted,
@@ -283,7 +283,6 @@ class Maintenance:
             if foreign:  # a kept pending turn may hold it: the summary stands for it now
                 state.history = without_compaction(state.history, foreign)
             state.new_context_pending = False
-            self.notices += summary_notice(state.history, request, limit)
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
-        self.notices += fixed_notice(request, self.notices)
+        self.notices += budget_notices(state.history, request, limit, self.notices)
