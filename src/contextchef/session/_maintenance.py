@@ -46,7 +46,7 @@ from contextchef.providers._compacted import (
 from contextchef.providers._reading import fresh_turn, renamed_ids
 from contextchef.providers._targets import reply_target
 from contextchef.providers._usage import CacheReport, SentRequest, compared
-from contextchef.session._ledger import pending_answered
+from contextchef.session._ledger import Ledger, pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, Summarizer, handoff_keep_turns
 from contextchef.session._skills import Skills
@@ -244,10 +244,9 @@ class Maintenance:
 
     def _awaits_continuation(self) -> bool:
         """Whether the last reply was cut at the decode cap and nothing was added since."""
-        ledger = self._state.ledgers.get(self._state.compiled or "")
-        mark = ledger.pending if ledger is not None and ledger.answered else None
-        cut = mark is not None and ledger is not None and ledger.sent.continuation is not None
-        return bool(cut and mark and len(self._state.history) <= mark.history + 1)
+        ledger = self._state.ledgers.get(self._state.compiled or "") or Ledger()
+        mark = ledger.pending if ledger.answered and ledger.sent.continuation is not None else None
+        return mark is not None and len(self._state.history) <= mark.history + 1
 
     def _no_cut_reply(self, what: str) -> None:
         """Refuse to rewrite the history while the last reply awaits its continuation."""
