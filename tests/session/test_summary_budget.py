@@ -21,7 +21,7 @@ from google.genai import types
 
 from contextchef import ContextChef, ContextPolicy, Message, OverflowHandoff, user
 from contextchef.history._compaction import summary_message
-from contextchef.providers._budget import compaction_due, summary_notice
+from contextchef.providers._budget import ContextUsage, compaction_due, summary_notice
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.testing import FakeGemini, FakeOpenAIChat, Turn, httpx_for, text
 from sdk_check import sdk_problems
@@ -140,18 +140,22 @@ def test_a_restored_session_keeps_the_summary_aside(tmp_path: Path) -> None:
     assert fake.violations == () and wordy.calls == 1
 
 
+def _usage(used: int) -> ContextUsage:
+    return ContextUsage(target="openai", model="m", used=used, budget=9_000, source="usage")
+
+
 def test_compaction_due_sets_only_an_over_budget_leading_summary_aside() -> None:
     big = summary_message("word " * 4_000)
     small = summary_message("short")
     plain = user("word " * 4_000)
-    assert compaction_due([big, user("q")], (5_900, 1_000), None) == (False, False)  # 5,012
-    assert compaction_due([big, user("q")], (6_100, 1_000), None) == (True, False)
-    assert compaction_due([small, user("q")], (1_100, 1_000), None) == (True, False)
-    assert compaction_due([plain], (4_100, 1_000), None) == (True, False)  # not a summary
+    assert compaction_due([big, user("q")], (_usage(5_900), 1_000), None) == (False, False)
+    assert compaction_due([big, user("q")], (_usage(6_100), 1_000), None) == (True, False)
+    assert compaction_due([small, user("q")], (_usage(1_100), 1_000), None) == (True, False)
+    assert compaction_due([plain], (_usage(4_100), 1_000), None) == (True, False)  # no summary
     assert compaction_due([big], None, 1_000) == (False, False)
     assert compaction_due([plain], None, 1_000) == (False, True)
-    assert summary_notice([small], 1_000, None) == ()
-    (notice,) = summary_notice([big], 3_000, 1_000)
+    assert summary_notice([small], (_usage(0), 1_000), None) == ()
+    (notice,) = summary_notice([big], (_usage(0), 3_000), 1_000)
     assert notice.reason == "max_history_tokens" and notice.kind == "summary_over_budget"
 
 

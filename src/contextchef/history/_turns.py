@@ -59,7 +59,8 @@ def continue_turn(
             with the text after it: the model thought, then wrote the answer the prefill
             starts (Anthropic wants thinking first in a turn; Chat Completions sends a
             turn's text parts joined by a blank line, which would split ``{`` from its
-            continuation).
+            continuation). An empty reply (no message, or none with a part: every wire
+            reads a reply with no content as no message) is the prefill alone.
         continued: The request ended with ``history[-1]``, the model's turn (no prefill):
             the reply replaces that message, its parts after the turn's, the turn's last
             text and the reply's first one joined into one text part.
@@ -72,6 +73,8 @@ def continue_turn(
         from a reply holding reasoning, which must open its own turn (Anthropic's
         extended-thinking docs; the normalizer keeps such a message separate too).
     """
+    if prefill and not any(m.parts for m in turn):  # an empty reply: the prefill is all
+        return history, (Message(role="assistant", parts=(TextPart(text=prefill),)),)
     if not (prefill or continued) or len(turn) != 1 or turn[0].role != "assistant":
         return history, turn
     reply = turn[0].parts

@@ -9,7 +9,7 @@ is byte-stable. What a provider can do is data in `Profile`, not branches in ada
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
@@ -455,7 +455,8 @@ class AdapterDefaults:
     def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
         """Read through the `WireReader` of this adapter's `Profile.wire`."""
         profile: Profile = getattr(self, "profile")  # noqa: B009 - set by each adapter
-        return adapter_reader(type(self), profile.wire).read_response(response, id_offset=id_offset)
+        reader = adapter_reader(type(self), profile.wire)  # its name in `ReadResponse.wire`
+        return replace(reader.read_response(response, id_offset=id_offset), wire=reader.wire)
 
     def fit_references(
         self,

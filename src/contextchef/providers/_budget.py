@@ -32,8 +32,11 @@ __all__ = [
     "DEFAULT_OUTPUT_RESERVE",
     "ContextBudget",
     "ContextUsage",
+    "Due",
+    "budget_notices",
     "compaction_due",
     "context_budget",
+    "fixed_notice",
     "request_tokens",
     "summary_notice",
 ]
@@ -139,6 +142,8 @@ class ContextUsage:
             or, when no usage is known, our estimate of the whole request (`request_tokens`).
         budget: The input tokens the policy allows (`ContextBudget.budget`).
         source: ``"usage"`` (the provider's figure) or ``"estimate"`` (ours alone).
+        fixed: Our estimate of the system prompt and the resident tools' definitions
+            (`request_tokens`), part of ``used``: what no compaction can remove.
     """
 
     target: str
@@ -146,11 +151,16 @@ class ContextUsage:
     used: int
     budget: int
     source: Literal["usage", "estimate"]
+    fixed: int = 0
 
     @property
     def headroom(self) -> int:
         """Tokens left under the budget (negative: over it)."""
         return self.budget - self.used
+
+
+Due = tuple[ContextUsage, int]
+"""The next request's `ContextUsage` and the `ContextPolicy`'s compaction trigger (tokens)."""
 
 
 def request_tokens(system: str, tools: Sequence[CompiledTool], messages: Sequence[Message]) -> int:
@@ -180,69 +190,134 @@ def _summary_tokens(history: Sequence[Message]) -> int:
 
 
 def compaction_due(
-    history: Sequence[Message], request: tuple[int, int] | None, history_limit: int | None
+    history: Sequence[Message],
+    request: Due | None,
+    history_limit: int | None,
 ) -> tuple[bool, bool]:
     """Whether a local compaction is due: past the policy's trigger, past the history limit.
 
     Args:
         history: The history.
-        request: The next request's tokens and the `ContextPolicy`'s compaction trigger
-            (`ContextBudget.compact_trigger`), both in tokens; None where the provider
+        request: The next request's `ContextUsage` and the `ContextPolicy`'s compaction
+            trigger (`ContextBudget.compact_trigger`, tokens); None where the provider
             compacts.
         history_limit: The `OverflowHandoff`'s ``max_history_tokens`` (tokens of
             `history`, `request_tokens`), or None.
 
-    A summary opening `history` that is itself past a trigger is set aside for it:
-    compacting again could not bring the request under it (the summarizer would get its
-    own summary back, and be paid for it on every turn). The next compaction runs once
-    what follows that summary is past the trigger itself: one summarizer call per
-    trigger's worth of new conversation, as when summaries fit. The rule reads only the
-    history, so a restored session (a snapshot, `SessionSync`) keeps it; `summary_notice`
-    tells the host when it starts.
+    What a compaction cannot remove is set aside when it is past the trigger by itself:
+    the system prompt and resident tools (``ContextUsage.fixed``; the history limit
+    counts no such part) plus the summary opening `history`. Compacting then could not
+    bring the request under the trigger (the summarizer would be paid on every turn
+    and the conversation cut to its last turn each time), so the next compaction runs
+    once what follows that part is past the trigger itself: one summarizer call per
+    trigger's worth of new conversation, as when everything fits. The rule reads only
+    the history and the request, so a restored session (a snapshot, `SessionSync`)
+    keeps it; `summary_notice` and `fixed_notice` tell the host when it applies.
     """
     summary = _summary_tokens(history)
 
-    def past(used: int, trigger: int) -> bool:
-        return used - (summary if summary > trigger else 0) > trigger
+    def past(used: int, trigger: int, fixed: int = 0) -> bool:
+        aside = fixed + summary
+        return used - (aside if aside > trigger else 0) > trigger
 
-    due = request is not None and past(*request)
+    due = request is not None and past(request[0].used, request[1], request[0].fixed)
     sized = history_limit is not None and past(request_tokens("", (), history), history_limit)
     return due, sized
 
 
+def fixed_notice(request: Due | None) -> tuple[ResponseNotice, ...]:
+    """A ``fixed_over_budget`` notice when the system prompt and tools alone are past the trigger.
+
+    Args:
+        request: As for `compaction_due` (None: no local compaction; no notice).
+
+    Returns:
+        ``()`` or one notice (`reason` ``compact_at``) naming the
+        estimated tokens of the system prompt and resident tools (``ContextUsage.fixed``),
+        the trigger in tokens, what the session does (`compaction_due` sets them aside)
+        and what the host can do: fewer resident tools (deferred loading, a tool search
+        strategy), a shorter system prompt or a larger budget.
+    """
+    if request is None or request[0].fixed <= request[1]:
+        return ()
+    fixed, trigger = request[0].fixed, request[1]
+    notice = ResponseNotice(
+        kind="fixed_over_budget",
+        reason="compact_at",
+        detail=f"the system prompt and resident tools take about {fixed:,} tokens "
+        f"(estimated) of {request[0].target} {request[0].model}'s request, past the "
+        f"compaction trigger of {trigger:,} tokens (ContextPolicy.compact_at): no "
+        "compaction can bring the request under it, so the session compacts only when "
+        f"the conversation itself is past {trigger:,} tokens; declare fewer tools "
+        "resident (defer=[...] patterns or a tool-search strategy), shorten the system "
+        f"prompt, or raise ContextPolicy.budget_tokens/compact_at to above {fixed:,} tokens",
+    )
+    return (notice,)
+
+
 def summary_notice(
-    history: Sequence[Message], compact_at: int | None, max_history_tokens: int | None
+    history: Sequence[Message],
+    request: Due | None,
+    max_history_tokens: int | None,
 ) -> tuple[ResponseNotice, ...]:
     """A ``summary_over_budget`` notice when a compaction left a summary past a trigger.
 
     Args:
-        history: The history right after a local compaction (its summary first).
-        compact_at: The `ContextPolicy`'s compaction trigger in tokens of the request
-            (`ContextBudget.compact_trigger`), None when it did not apply.
+        history: The history (a local compaction's summary first, if any).
+        request: As for `compaction_due`: the trigger of the `ContextPolicy` in tokens
+            of the request, with the system prompt and tools (``ContextUsage.fixed``)
+            that share it; None when it did not apply.
         max_history_tokens: The `OverflowHandoff`'s trigger in tokens of the history,
             None when not set.
 
     Returns:
-        ``()`` when the summary fits under every trigger set; else one notice, logged as
-        a warning, naming the summary's estimated tokens and the smallest trigger it is
-        past (`reason`: ``compact_at`` or ``max_history_tokens``), and what the session
-        does about it (`compaction_due`).
+        ``()`` when the summary fits under every trigger set (with the fixed part for
+        ``compact_at``; a fixed part past it alone is `fixed_notice`'s); else one notice
+        naming the summary's estimated tokens, the smallest trigger
+        it is past (`reason`: ``compact_at`` or ``max_history_tokens``), and what the
+        session does about it (`compaction_due`).
     """
     tokens = _summary_tokens(history)
-    triggers = {"compact_at": compact_at, "max_history_tokens": max_history_tokens}
-    past = sorted((t, name) for name, t in triggers.items() if t is not None and tokens > t)
+    fixed, trigger = (request[0].fixed, request[1]) if request else (0, None)
+    room = {"compact_at": None if trigger is None or fixed > trigger else trigger - fixed}
+    room["max_history_tokens"] = max_history_tokens
+    past = sorted((t, name) for name, t in room.items() if t is not None and tokens > t)
     if not past:
         return ()
-    trigger, name = past[0]
+    limit, name = past[0]
     where = "ContextPolicy" if name == "compact_at" else "OverflowHandoff"
+    shared = (
+        f" together with the system prompt and tools' {fixed:,} tokens"
+        if name == "compact_at" and fixed
+        else ""
+    )
+    trigger = trigger if name == "compact_at" else limit
     notice = ResponseNotice(
         kind="summary_over_budget",
         reason=name,
         detail=f"the on_overflow summarizer returned a summary of about {tokens:,} tokens "
-        f"(estimated), past the compaction trigger of {trigger:,} tokens ({where}.{name}): "
-        "compacting again cannot bring the request under it, so the session compacts "
-        f"next when what follows the summary is past {trigger:,} tokens itself; have the "
-        f"summarizer return fewer than {trigger:,} tokens",
+        f"(estimated), past the compaction trigger of {trigger:,} tokens ({where}.{name})"
+        f"{shared}: compacting again cannot bring the request under it, so the session "
+        "compacts next when what follows the summary is past the trigger itself; have "
+        f"the summarizer return fewer than {limit:,} tokens",
     )
-    logger.warning("contextchef: %s", notice.detail)
     return (notice,)
+
+
+def budget_notices(
+    history: Sequence[Message],
+    request: Due | None,
+    max_history_tokens: int | None,
+    earlier: Sequence[ResponseNotice],
+) -> tuple[ResponseNotice, ...]:
+    """`summary_notice` and `fixed_notice` not in `earlier`, each logged as a warning.
+
+    Called at each compile with the notices given so far: a notice with the same figures
+    (the same summary, the same fixed part and trigger) is given once, and a new summary
+    or a changed tool set is reported again.
+    """
+    found = (*summary_notice(history, request, max_history_tokens), *fixed_notice(request))
+    new = tuple(n for n in found if n not in earlier)
+    for notice in new:
+        logger.warning("contextchef: %s", notice.detail)
+    return new

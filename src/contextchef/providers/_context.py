@@ -163,14 +163,20 @@ def context_usage(
         reported: The provider's input tokens for the last request (None: unknown).
         messages: With `reported`, the messages added since that request; else the whole
             history.
-        system: Without `reported`, the system prompt (estimated with `request_tokens`).
-        tools: Without `reported`, the tools the request declares.
+        system: The system prompt (estimated with `request_tokens`; counted in ``used``
+            only without `reported`, which holds it already).
+        tools: The tools the request declares (likewise).
+
+    ``fixed`` is our estimate of `system` and `tools` either way: the part of the
+    request a compaction cannot remove (`compaction_due`).
     """
-    used = request_tokens(system, tools, messages) + (reported or 0)
+    fixed = request_tokens(system, tools, ())
+    used = request_tokens("", (), messages) + (fixed if reported is None else reported)
     return ContextUsage(
         target=native.target,
         model=native.model,
         used=used,
         budget=native.budget.budget,
         source="estimate" if reported is None else "usage",
+        fixed=fixed,
     )

@@ -15,6 +15,7 @@ names without their unset fields.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, shown_keys
@@ -90,18 +91,20 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     """The model's turn of a response, its id and its notices.
 
     The first wire whose reader detects the response reads it
-    (`Adapter.read_response`); a turn that did not end normally gets a notice of kind
-    ``incomplete`` with the provider's own reason (Responses ``incomplete_details``,
-    Anthropic ``stop_reason`` ``max_tokens`` / ``model_context_window_exceeded`` /
-    ``refusal``, Chat ``finish_reason`` ``length`` / ``content_filter`` or a refusal,
-    Gemini ``finishReason`` other than ``STOP``); the turn is still read.
+    (`Adapter.read_response`; `ReadResponse.wire` names it); a turn that did not end
+    normally gets a notice of kind ``incomplete`` with the provider's own reason
+    (Responses ``incomplete_details``, Anthropic ``stop_reason`` ``max_tokens`` /
+    ``model_context_window_exceeded`` / ``refusal``, Chat ``finish_reason`` ``length`` /
+    ``content_filter`` or a refusal, Gemini ``finishReason`` other than ``STOP``); the
+    turn is still read.
 
     Raises:
         CorruptHistoryError: As `parse_response`.
     """
     data = response_dict(response)
     check_not_failed(data)
-    return _reader_of(data).read_response(data, id_offset=id_offset)
+    reader = _reader_of(data)
+    return replace(reader.read_response(data, id_offset=id_offset), wire=reader.wire)
 
 
 def parse_response(response: object, *, id_offset: int = 0) -> ParsedHistory:

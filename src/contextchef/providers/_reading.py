@@ -66,7 +66,9 @@ class ResponseNotice:
             refused or filtered; each wire's reader says when), ``call_id_renamed``
             (`ContextChef.ingest` gave a call that reused an id, or had none, a new one:
             `reason` is the id as sent), ``summary_over_budget`` (a local compaction's
-            summary past its trigger, `reason` the trigger: `_budget.summary_notice`) or
+            summary past its trigger, `reason` the trigger: `_budget.summary_notice`),
+            ``fixed_over_budget`` (the system prompt and resident tools alone past
+            the compaction trigger: `_budget.fixed_notice`) or
             another type the provider reported.
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
@@ -120,6 +122,10 @@ class ReadResponse:
     """A token that resumes the reply's decoding, where it stopped at the provider's
     per-request decode cap (Interactions ``requires_continuation``: its
     ``continuation_token``); None: the reply is whole (`Chain.token`)."""
+    wire: str = ""
+    """The wire whose reader read it (`WireReader.wire`, a `Profile.wire`); ``""`` when
+    read by a wire's own ``_parse.read_response`` rather than
+    `contextchef.providers.read_response` or `Adapter.read_response`."""
 
 
 class RecordedPayload(NamedTuple):

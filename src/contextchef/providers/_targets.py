@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from contextchef._errors import UnknownTargetError, shown
 from contextchef.history._as_is import keeps_plain_parts
@@ -32,6 +32,7 @@ __all__ = [
     "WRITTEN_FIELDS",
     "adapters",
     "get_adapter",
+    "reply_target",
     "target_of",
     "wire_reader",
 ]
@@ -165,3 +166,35 @@ def target_of(wire: str, urls: Iterable[str] = ()) -> str:
         if host and any(host in url for url in urls):
             return name
     return names[0]
+
+
+class _Answerable(Protocol):
+    answered: bool  # a reply was ingested after the last compile for the target
+
+
+def reply_target(wire: str, last: str | None, compiled: Mapping[str, _Answerable]) -> str:
+    """The target whose request a reply read from `wire` answers.
+
+    Args:
+        wire: `ReadResponse.wire` (``""``: unknown, `last` is taken).
+        last: The target compiled last, or None.
+        compiled: Each target compiled for, in first-compile order, with whether its
+            last request was answered (the session's ledgers).
+
+    Returns:
+        Among the targets on `wire` (`Profile.wire`): `last` if it awaits a reply, else
+        the last one that does, else `last`, else the last one; ``""`` when no request
+        on `wire` was compiled. So a reply is joined with the prefill and continuation of
+        the request it answers (`SentRequest.join`), never with another wire's request
+        compiled after it (a fallback to another provider).
+    """
+    if not wire:
+        return last or ""
+    mine = [t for t in compiled if t in _ADAPTERS and get_adapter(t).profile.wire == wire]
+    waiting = [t for t in mine if not compiled[t].answered]
+    for group in (waiting, mine):
+        if last is not None and last in group:
+            return last
+        if group:
+            return group[-1]
+    return ""

@@ -117,7 +117,7 @@ class Compiler:
         before = self._state.copy()
         try:  # a compile that fails leaves the session as it was, handoff included
             local = self.drives and "compact" in native.local  # the provider will not compact
-            due = (self.usage(target, model).used, native.budget.compact_trigger) if local else None
+            due = (self.usage(target, model), native.budget.compact_trigger) if local else None
             self._maintenance.handoff_if_due(due, wire=adapter.profile.wire)
             ledger = self._state.ledgers.get(target) or Ledger()
             if ledger.pending is None and len(ledger.marks) == 1:
@@ -177,10 +177,10 @@ class Compiler:
         report = [
             r for r in self._maintenance.cache_reports if r.target == target and r.input_tokens
         ]
-        mark = (ledger.answered and ledger.pending) or ledger.marks[-1]  # the last answered
+        mark, got = (ledger.answered and ledger.pending) or ledger.marks[-1], None  # last answered
         if report and not ledger.undo and history[: mark.history] == ledger.history[: mark.history]:
-            return context_usage(native, report[-1].input_tokens, history[mark.history :])
-        return context_usage(native, None, history, self._state.system, self._tools.view().resident)
+            history, got = history[mark.history :], report[-1].input_tokens
+        return context_usage(native, got, history, self._state.system, self._tools.view().resident)
 
     def _memory_tool(self, strategy: Strategy) -> str | None:
         """Wire name of ``read_memories`` when the payload declares it, else None."""

@@ -34,7 +34,7 @@ from contextchef.history._messages import ToolCall, check_message
 from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
-from contextchef.providers._budget import compaction_due, summary_notice
+from contextchef.providers._budget import Due, budget_notices, compaction_due
 from contextchef.providers._compacted import (
     foreign_compaction,
     newly_compacted,
@@ -44,8 +44,9 @@ from contextchef.providers._compacted import (
     without_compaction,
 )
 from contextchef.providers._reading import fresh_turn, renamed_ids
+from contextchef.providers._targets import reply_target
 from contextchef.providers._usage import CacheReport, SentRequest, compared
-from contextchef.session._ledger import pending_answered
+from contextchef.session._ledger import Ledger, pending_answered
 from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, Summarizer, handoff_keep_turns
 from contextchef.session._skills import Skills
@@ -119,7 +120,7 @@ class Maintenance:
         messages = fresh_turn(history, messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
-        target = self._state.compiled or ""
+        target = reply_target(read.wire, self._state.compiled, self._state.ledgers)
         ledger = self._state.ledgers.get(target)
         history, messages = (ledger.sent if ledger else SentRequest()).join(history, messages)
         self._state.history = swap_in(history, messages, self.summarized)
@@ -243,10 +244,9 @@ class Maintenance:
 
     def _awaits_continuation(self) -> bool:
         """Whether the last reply was cut at the decode cap and nothing was added since."""
-        ledger = self._state.ledgers.get(self._state.compiled or "")
-        mark = ledger.pending if ledger is not None and ledger.answered else None
-        cut = mark is not None and ledger is not None and ledger.sent.continuation is not None
-        return bool(cut and mark and len(self._state.history) <= mark.history + 1)
+        ledger = self._state.ledgers.get(self._state.compiled or "") or Ledger()
+        mark = ledger.pending if ledger.answered and ledger.sent.continuation is not None else None
+        return mark is not None and len(self._state.history) <= mark.history + 1
 
     def _no_cut_reply(self, what: str) -> None:
         """Refuse to rewrite the history while the last reply awaits its continuation."""
@@ -266,7 +266,7 @@ class Maintenance:
             )
         self._state.new_context_pending = True
 
-    def handoff_if_due(self, request: tuple[int, int] | None = None, wire: str = "") -> None:
+    def handoff_if_due(self, request: Due | None = None, wire: str = "") -> None:
         """At compile start: the handoff if asked, due (`compaction_due`) or at a switch."""
         state, handoff = self._state, self.handoff
         limit = None if handoff is None else handoff.max_history_tokens
@@ -282,6 +282,6 @@ class Maintenance:
             if foreign:  # a kept pending turn may hold it: the summary stands for it now
                 state.history = without_compaction(state.history, foreign)
             state.new_context_pending = False
-            self.notices += summary_notice(state.history, request and request[1], limit)
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
+        self.notices += budget_notices(state.history, request, limit, self.notices)

@@ -311,10 +311,13 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     message = first_item(data, "choices", "Chat Completions").get("message")
     if not isinstance(message, Mapping):
         raise CorruptHistoryError("the Chat Completions choice has no message", index=0)
-    # the choice's message is the model's turn whatever its role says (as on the other wires)
+    # the choice's message is the model's turn whatever its role says (as on the other wires);
+    # one with nothing in it (no content, calls or refusal) is no turn, as an empty
+    # Anthropic content or Responses output: replayed, its null content would be refused
+    empty = not any(v for k, v in message.items() if k != "role")
     return read_as(
         data,
-        from_openai([{**message, "role": "assistant"}]),
+        from_openai([] if empty else [{**message, "role": "assistant"}]),
         _stops(data),
         read_cache(data),
         cut=("length",),  # the token limit

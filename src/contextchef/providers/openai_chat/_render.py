@@ -159,10 +159,23 @@ def _attachments(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
 
 
 def _provider_message(part: ProviderPart) -> list[dict[str, Any]]:
+    """A message kept verbatim; an assistant one never goes with null content and no calls.
+
+    The API requires an assistant message's ``content`` "unless ``tool_calls`` or
+    ``function_call`` is specified" (Chat Completions reference, ``messages``): one that
+    holds nothing else is left out (an empty reply adds nothing, on every wire), one
+    with more (a ``refusal``) goes with ``content: ""``.
+    """
     if part.provider != FORMAT:
         return []
     out: dict[str, Any] = thaw(part.data)
-    return [out]
+    if out.get("role") != "assistant" or out.get("content") is not None:
+        return [out]
+    if out.get("tool_calls") or out.get("function_call"):
+        return [out]
+    if not any(v for k, v in out.items() if k != "role"):
+        return []
+    return [{**out, "content": ""}]
 
 
 def _lone_message(msg: Message) -> RecordDict | None:
@@ -296,6 +309,8 @@ class OpenAIChatAdapter(AdapterDefaults):
             built["reasoning_content"] = reasoning
         if calls:
             built["tool_calls"] = [render_tool_call(c) for c in calls]
+        elif built["content"] is None:  # required without calls (a reasoning-only turn)
+            built["content"] = ""
         optional = ("content",) if built["content"] is None else ()
         return [apply_hints(built, hint, optional=optional), *providers]
 

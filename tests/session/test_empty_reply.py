@@ -1,0 +1,145 @@
+"""An empty reply is handled the same on every target.
+
+A reply with no content (no text, call or refusal) is no turn: every wire reads it as no
+message (Anthropic's empty ``content`` and Responses' empty ``output`` were already; a
+Chat message with null content is now too), so nothing is added and the turn the request
+ended on stays as it was. After a prefill the prefill is the answer, stored as the
+assistant turn (before: lost on Anthropic and Responses, two assistant messages on Chat,
+the second with null content). No Chat request carries an assistant message with null
+content and no calls (the API requires ``content`` "unless ``tool_calls`` or
+``function_call`` is specified"). Multi-turn through the official SDK clients against the
+fakes, payloads SDK-checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from google import genai
+from google.genai import types
+
+from contextchef import ContextChef, Message, TextPart, assistant, from_openai, user
+from contextchef.testing import FakeProvider, fake_for, httpx_for, text
+from sdk_check import sdk_problems
+
+HX = httpx_for(anthropic)
+MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-5.5",
+    "responses": "gpt-5.5",
+    "gemini": "gemini-3-pro",
+    "deepseek": "deepseek-chat",
+}
+PREFILLED = ["anthropic", "openai", "responses"]  # the targets whose models take a prefill
+
+
+def _sender(target: str, fake: FakeProvider) -> Callable[[dict[str, Any]], Any]:
+    http = fake.http_client(HX)
+    if target == "anthropic":
+        claude = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http)
+        return lambda p: claude.messages.create(**p)
+    if target == "gemini":
+        client = genai.Client(api_key="x", http_options=types.HttpOptions(httpx_client=http))
+        return lambda p: client.models.generate_content(**p)
+    oai = openai.OpenAI(api_key="x", max_retries=0, http_client=http)
+    if target == "responses":
+        return lambda p: oai.responses.create(**p)
+    return lambda p: oai.chat.completions.create(**p)
+
+
+def _send(chef: ContextChef, target: str, send: Callable[..., Any], **options: Any) -> None:
+    """Compile (SDK-checked, no null assistant content), send, ingest."""
+    payload = chef.compile(target, model=MODELS[target], **options).payload
+    problems = sdk_problems(target, payload)
+    assert problems == [], problems
+    for entry in payload.get("messages", ()):
+        if entry.get("role") == "assistant" and not entry.get("tool_calls"):
+            assert entry.get("content") is not None, entry
+    chef.ingest(send(payload))
+
+
+def _turns(chef: ContextChef) -> list[tuple[str, str]]:
+    return [
+        (m.role, "".join(p.text for p in m.parts if isinstance(p, TextPart))) for m in chef.history
+    ]
+
+
+@pytest.mark.parametrize("target", PREFILLED)
+def test_an_empty_reply_after_a_prefill_stores_the_prefill(target: str) -> None:
+    fake = fake_for(target).script(text(""), text("ok"), text('"b": 2}'))
+    send = _sender(target, fake)
+    chef = ContextChef()
+    chef.set_history([user("Give me JSON.")])
+    _send(chef, target, send, prefill="{")
+    assert _turns(chef) == [("user", "Give me JSON."), ("assistant", "{")]
+    chef.append(user("more"))
+    _send(chef, target, send)
+    chef.append(user("again"))
+    _send(chef, target, send, prefill="{")
+    assert _turns(chef)[1:] == [
+        ("assistant", "{"),
+        ("user", "more"),
+        ("assistant", "ok"),
+        ("user", "again"),
+        ("assistant", '{"b": 2}'),
+    ]
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize("target", sorted(MODELS))
+def test_an_empty_reply_without_a_prefill_adds_nothing(target: str) -> None:
+    fake = fake_for(target).script(text(""), text("ok"))
+    send = _sender(target, fake)
+    chef = ContextChef()
+    chef.set_history([user("Q")])
+    _send(chef, target, send)
+    assert _turns(chef) == [("user", "Q")]  # Chat before: a null-content assistant message
+    chef.append(user("more"))
+    _send(chef, target, send)
+    assert _turns(chef) == [("user", "Q"), ("user", "more"), ("assistant", "ok")]
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize("target", PREFILLED)
+def test_an_empty_continuation_leaves_the_model_turn_as_it_was(target: str) -> None:
+    fake = fake_for(target).script(text(""), text("ok"))
+    send = _sender(target, fake)
+    chef = ContextChef()
+    chef.set_history([user("Q"), assistant("Part")])
+    _send(chef, target, send)
+    assert _turns(chef) == [("user", "Q"), ("assistant", "Part")]
+    chef.append(user("more"))
+    _send(chef, target, send)
+    assert _turns(chef)[-2:] == [("user", "more"), ("assistant", "ok")]
+    assert fake.violations == ()
+
+
+def test_a_recorded_chat_message_with_null_content_is_never_sent_as_null() -> None:
+    """A Chat history holding one (recorded before, or by another client) is sent valid."""
+    recorded = from_openai(
+        [
+            {"role": "user", "content": "Q"},
+            {"role": "assistant", "content": None},
+            {"role": "user", "content": "Q2"},
+            {"role": "assistant", "content": None, "refusal": "I can't help with that."},
+            {"role": "user", "content": "Q3"},
+        ]
+    ).messages
+    fake = fake_for("openai").script(text("ok"))
+    chef = ContextChef()
+    chef.set_history(list(recorded))
+    payload = chef.compile("openai", model="gpt-5.5").payload
+    assert sdk_problems("openai", payload) == []
+    assert payload["messages"] == [
+        {"role": "user", "content": "Q"},
+        {"role": "user", "content": "Q2"},
+        {"role": "assistant", "content": "", "refusal": "I can't help with that."},
+        {"role": "user", "content": "Q3"},
+    ]
+    chef.ingest(_sender("openai", fake)(payload))
+    assert fake.violations == ()
+    assert isinstance(chef.history[-1], Message) and _turns(chef)[-1] == ("assistant", "ok")
