@@ -23,8 +23,8 @@ import pytest
 from test_ingest import send
 from test_snapshot_once import compiled, goes_on, ledgers_of, make, sync_turn
 
-from contextchef import TARGETS, UsageError, tool_results, user
-from contextchef.history import _blocks, _wire_forms
+from contextchef import TARGETS, UsageError, _json, tool_results, user
+from contextchef.history import _wire_forms
 from contextchef.history._blocks import BLOCK, blocks_of
 from contextchef.testing import fake_for, text, tool_calls
 
@@ -145,18 +145,49 @@ def test_a_version_5_ledger_without_blocks_is_refused() -> None:
         make().restore(short, allow_unsigned=True)
 
 
-def test_a_block_with_a_float_is_left_to_the_one_by_one_checks(
-    monkeypatch: pytest.MonkeyPatch,
+def float_conversation(target: str, rounds: int = 20) -> Any:
+    """`rounds` calls whose arguments hold floats (``1e-07``: orjson writes ``1e-7``)."""
+    args = [{"path": f"{i}.py", "ratio": 1e-7 * (i + 1), "scale": 0.1} for i in range(rounds)]
+    fake = fake_for(target).script(*(tool_calls(("read_file", a)) for a in args), text("Done."))
+    chef = make()
+    chef.set_history([user("Read every file.")])
+    for _ in range(rounds + 1):
+        calls = chef.ingest(send(target, fake, compiled(chef, target).payload))
+        chef.append(tool_results([chef.execute(c).result for c in calls]) if calls else user("ok"))
+    return chef
+
+
+@pytest.mark.parametrize("reader_fast", [True, False])
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_blocks_with_floats_are_judged_by_every_encoder(
+    target: str, reader_fast: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Encoders write floats apart: such a block is never judged, its items are checked."""
-    chef, _ = long_conversation("anthropic")
+    """Break-it round 18: a block holding a float was never judged, so wire entries moved
+    with their digests, or an edited block digest, restored when a call's arguments held
+    a float. Encoders write floats apart (orjson ``1e-7``, ``json`` ``1e-07``), and the
+    writer may have had either: such a block is refused only when no encoder gives its
+    digest. An honest snapshot restores whichever encoder the reader has (one without
+    orjson cannot tell what a writer that had it wrote: its float blocks are left to the
+    one-by-one checks)."""
+    chef = float_conversation(target)
     snap = json.loads(json.dumps(chef.snapshot()))
-    ledger = snap["ledgers"]["anthropic"]
-    monkeypatch.setattr(_blocks, "CLOSED", set())  # as if every entry held a float
-    ledger["blocks"][1][0] = "0" * 16
-    worker, one_by_one = restored(snap, monkeypatch)
-    assert one_by_one == 1
-    assert compiled(worker, "anthropic").to_json() == compiled(chef, "anthropic").to_json()
+    if not reader_fast:  # the writer had the fastjson extra, the reader has not
+        monkeypatch.setattr(_json, "FAST_JSON", [None])
+    worker = make()
+    worker.restore(copy.deepcopy(snap), allow_unsigned=True)
+    assert compiled(worker, target).to_json() == compiled(chef, target).to_json()
+    if not reader_fast:
+        return
+    moved = copy.deepcopy(snap)
+    for key in ("wire", "wire_digests", "texts"):
+        _swap(moved["ledgers"][target][key], 2, 4)
+    with pytest.raises(UsageError, match=f"'{target}' wire block 0 \\(wire entries 0-"):
+        make().restore(moved, allow_unsigned=True)
+    for column, kind in ((0, "consumed"), (1, "wire")):
+        edited = copy.deepcopy(snap)
+        edited["ledgers"][target]["blocks"][column][0] = "0" * 16
+        with pytest.raises(UsageError, match=f"'{target}' {kind} block 0 "):
+            make().restore(edited, allow_unsigned=True)
 
 
 def test_an_edit_inside_a_later_block_is_named() -> None:

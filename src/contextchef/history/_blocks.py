@@ -16,8 +16,9 @@ the items are the writer's, digests included, and the one-by-one checks are not 
 forms' digests are taken as made). Any block that differs, one that cannot be encoded,
 or a float in a wire entry sends the whole ledger to the one-by-one checks, which name
 the message or entry; as those tie no digest to its place, once they pass, a block that
-differs and holds no float refuses the ledger (`blocks_refused`: its items were moved,
-or the block digest edited), and so does a ledger without ``blocks``. A block's items' digests
+differs refuses the ledger (`blocks_refused`: its items were moved, or the block digest
+edited; a block holding a float, which each encoder writes otherwise, only when no
+encoder gives its digest), and so does a ledger without ``blocks``. A block's items' digests
 decide its content (a consumed digest is over the form, a wire digest over the stored
 entry and its texts), so a save makes only the blocks whose digests changed (`blocks_of`).
 """
@@ -155,8 +156,8 @@ def blocks_refused(
     messages the consumed blocks cover). A block's digest is over its
     items in order, so a block that differs while each item matches its own digest
     means the items were moved or the block digest edited: the snapshot was changed
-    after it was taken. Only a block whose bytes every encoder writes alike is judged
-    (no float, nothing refused: "" is never taken); a consumed block holding a message
+    after it was taken. A block holding a float is refused only when no encoder writes
+    its digest (`_judged`; "" is never taken); a consumed block holding a message
     that differs from its digest is left to `history._forms.consumed`, which names it.
 
     Raises:
@@ -175,7 +176,7 @@ def blocks_refused(
             )
         for b, (mine, theirs) in enumerate(zip(ours[c], got, strict=True)):
             lo, hi = b * BLOCK, min((b + 1) * BLOCK, len(out) if c else shared)
-            if mine in ("", theirs) or not _judged(c, forms, form["consumed"], out, lo, hi):
+            if mine in ("", theirs) or not _judged(c, form, forms, out, (lo, hi), theirs):
                 continue
             raise UsageError(
                 f"{where} {kind} block {b} ({items} {lo}-{hi - 1}) differs from its digest "
@@ -186,20 +187,52 @@ def blocks_refused(
 
 
 def _judged(
-    c: int, forms: Sequence[Any], consumed: Sequence[str], out: Sequence[Any], lo: int, hi: int
+    c: int,
+    form: Mapping[str, Any],
+    forms: Sequence[Any],
+    out: Sequence[Any],
+    span: tuple[int, int],
+    theirs: str,
 ) -> bool:
-    """Whether block ``lo:hi`` of column `c` (0: consumed, 1: wire) is to be judged.
+    """Whether block `span` of column `c` (0: consumed, 1: wire), digest `theirs`, is refused.
 
-    It holds no float (every encoder writes its bytes alike) and, consumed, each form
-    hashes to its consumed digest.
+    A consumed block whose forms do not each hash to their consumed digest is left to
+    `history._forms.consumed`, which names the message. A block holding a float is
+    written otherwise by each encoder (orjson ``1e-7``, ``json`` ``1e-07``), and its
+    writer may have had either: it is refused only when no encoder gives `theirs`, and
+    left to the one-by-one checks by a reader without the fast encoder (the ``fastjson``
+    extra), which cannot tell what a writer that had it wrote.
     """
+    lo, hi = span
     if c:
-        return CLOSED.issuperset(map(type, out[lo:hi]))
-    try:
-        made = [hashlib.sha256(canonical_utf8(f)).hexdigest()[:16] for f in forms[lo:hi]]
-    except (TypeError, ValueError, RecursionError):  # `consumed` checks them one by one
-        return False
-    return made == list(consumed[lo:hi]) and not _has_float(list(forms[lo:hi]))
+        texts = form.get("texts") or [[]] * len(out)
+        columns = [form["wire"][lo:hi], texts[lo:hi], form["wire_digests"][lo:hi]]
+        if CLOSED.issuperset(map(type, out[lo:hi])):
+            return True
+    else:
+        columns = [list(forms[lo:hi]), form["consumed"][lo:hi]]
+        try:
+            made = [hashlib.sha256(canonical_utf8(f)).hexdigest()[:16] for f in forms[lo:hi]]
+        except (TypeError, ValueError, RecursionError):  # `consumed` checks them one by one
+            return False
+        if made != list(columns[1]):
+            return False
+        if not _has_float(columns[0]):
+            return True
+    return fast_encoder() is not None and theirs not in _by_every_encoder(columns)
+
+
+def _by_every_encoder(columns: Sequence[Sequence[Any]]) -> set[str]:
+    """`block_digest` of `columns` as each encoder there is writes it (one that refuses: none)."""
+    value, out = list(columns), set()
+    for encode in (fast_encoder(), canonical_utf8):
+        if encode is None:
+            continue
+        try:
+            out.add(hashlib.sha256(encode(value)).hexdigest()[:16])
+        except (TypeError, ValueError, RecursionError):
+            continue
+    return out
 
 
 def _has_float(value: Any) -> bool:
