@@ -23,7 +23,7 @@ from google import genai
 from google.genai import types
 
 from contextchef import ContextChef, Message, TextPart, assistant, from_openai, user
-from contextchef.testing import FakeProvider, fake_for, httpx_for, text
+from contextchef.testing import FakeProvider, fake_for, httpx_for, raw, text
 from sdk_check import sdk_problems
 
 HX = httpx_for(anthropic)
@@ -143,3 +143,26 @@ def test_a_recorded_chat_message_with_null_content_is_never_sent_as_null() -> No
     chef.ingest(_sender("openai", fake)(payload))
     assert fake.violations == ()
     assert isinstance(chef.history[-1], Message) and _turns(chef)[-1] == ("assistant", "ok")
+
+
+@pytest.mark.parametrize("reason", ["MAX_TOKENS", "SAFETY", "RECITATION", "STOP"])
+def test_a_gemini_candidate_without_content_is_an_empty_reply(reason: str) -> None:
+    """Break-it round 18: Gemini sends a candidate with no ``content`` when thinking spent
+    the output budget (``MAX_TOKENS``) or a filter stopped it; ``ingest`` raised
+    CorruptHistoryError ("the Gemini candidate has no content") and the loop stopped. It
+    is an empty reply like the other wires' (no turn), its finishReason a notice; the
+    loop goes on."""
+    usage = {"promptTokenCount": 5, "totalTokenCount": 5}
+    empty = raw({"candidates": [{"finishReason": reason, "index": 0}], "usageMetadata": usage})
+    fake = fake_for("gemini").script(empty, text("ok"))
+    send = _sender("gemini", fake)
+    chef = ContextChef()
+    chef.set_history([user("Q")])
+    _send(chef, "gemini", send)
+    assert _turns(chef) == [("user", "Q")]
+    stops = [n.reason for n in chef.notices if n.reason == reason]
+    assert stops == ([] if reason == "STOP" else [reason])
+    chef.append(user("more"))
+    _send(chef, "gemini", send)
+    assert _turns(chef) == [("user", "Q"), ("user", "more"), ("assistant", "ok")]
+    assert fake.violations == ()

@@ -341,14 +341,18 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
         id_offset: For calls without ids: see `from_gemini`.
 
     Raises:
-        CorruptHistoryError: A blocked prompt, an error body, no candidate or content, or
-            a turn the parser cannot read.
+        CorruptHistoryError: A blocked prompt, an error body, no candidate, content that
+            is not an object, or a turn the parser cannot read. A candidate without
+            content is an empty reply (no turn; its ``finishReason`` is a notice).
     """
     data = checked_response(response, READER)
     content = first_item(data, "candidates", "Gemini").get("content")
-    if not isinstance(content, Mapping):
-        raise CorruptHistoryError("the Gemini candidate has no content", index=0)
-    turn = from_gemini([{**content, "role": "model"}], id_offset=id_offset)
+    if content is not None and not isinstance(content, Mapping):
+        raise CorruptHistoryError("the Gemini candidate's content is not an object", index=0)
+    # a candidate without content (MAX_TOKENS spent on thinking, SAFETY, RECITATION) is an
+    # empty reply: no turn, its finishReason a notice, as the other wires read theirs
+    contents = [{**content, "role": "model"}] if content is not None else []
+    turn = from_gemini(contents, id_offset=id_offset)
     return read_as(data, turn, _stops(data), read_cache(data), cut=("MAX_TOKENS",))
 
 
