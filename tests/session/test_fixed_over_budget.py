@@ -205,7 +205,9 @@ def test_the_notices_name_the_part_to_blame() -> None:
     assert notice.kind == "fixed_over_budget" and "about 1,500 tokens" in notice.detail
     assert budget_notices([user("q")], request, None, ()) == (notice,)
     assert budget_notices([user("q")], request, None, (notice,)) == ()  # said once
-    assert fixed_notice((_usage(2_000, fixed=900), 1_000)) == ()
+    (near,) = fixed_notice((_usage(2_000, fixed=900), 1_000))  # 100 tokens left: near
+    assert near.kind == "fixed_near_budget" and "leaving 100 tokens" in near.detail
+    assert fixed_notice((_usage(2_000, fixed=750), 1_000)) == ()  # a quarter left
     assert fixed_notice(None) == ()
     summary = [summary_message("word " * 400), user("q")]
     fixed = 1_000 - _summary_tokens(summary) + 50  # with the summary, 50 past the trigger
@@ -215,3 +217,29 @@ def test_the_notices_name_the_part_to_blame() -> None:
     assert f"together with the system prompt and tools' {fixed:,} tokens" in shared.detail
     assert f"fewer than {1_000 - fixed:,} tokens" in shared.detail
     assert summary_notice(summary, (_usage(2_000, fixed=fixed - 50), 1_000), None) == ()
+
+
+@pytest.mark.parametrize("target", ["openai", "anthropic"])
+def test_tools_just_under_the_trigger_are_reported_once(target: str) -> None:
+    """Break-it round 18: with the system prompt and tools just under the trigger, the
+    session compacted on nearly every compile (the model saw only summaries) and said
+    nothing. A ``fixed_near_budget`` notice now names the fixed part, the room it leaves
+    and the remedies, once."""
+    summarizer = Summarizer()
+    fixed = ContextChef(context_policy=POLICY)
+    fixed.register_catalog(load_demo_catalog())
+    fixed.set_history([user("start")])
+    tools = fixed.context_usage(target, model=MODELS[target]).fixed
+    trigger = tools + tools // 20  # 5% of the trigger left to the conversation
+    policy = ContextPolicy(budget_tokens=trigger * 2, compact_at=0.5, native=False)
+    chef = ContextChef(on_overflow=summarizer, context_policy=policy)
+    chef.register_catalog(load_demo_catalog())
+    chef.set_history([user("start")])
+    fake, _, _ = _conversation(chef, target, 6, summarizer, words=100)
+    assert fake.violations == ()
+    notices = [n for n in chef.notices if n.kind.startswith("fixed_")]
+    assert [n.kind for n in notices] == ["fixed_near_budget"], chef.notices
+    assert f"about {tools:,} tokens" in notices[0].detail
+    assert f"leaving {trigger - tools:,} tokens" in notices[0].detail
+    for remedy in ("fewer tools", "defer=", "tool-search", "system prompt", "budget_tokens"):
+        assert remedy in notices[0].detail

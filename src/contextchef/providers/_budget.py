@@ -225,32 +225,56 @@ def compaction_due(
     return due, sized
 
 
+NEAR = 4
+"""A fixed part leaving less than 1/`NEAR` of the compaction trigger is near it."""
+
+
 def fixed_notice(request: Due | None) -> tuple[ResponseNotice, ...]:
-    """A ``fixed_over_budget`` notice when the system prompt and tools alone are past the trigger.
+    """A notice when the system prompt and tools alone take (nearly) all of the trigger.
 
     Args:
         request: As for `compaction_due` (None: no local compaction; no notice).
 
     Returns:
-        ``()`` or one notice (`reason` ``compact_at``) naming the
-        estimated tokens of the system prompt and resident tools (``ContextUsage.fixed``),
-        the trigger in tokens, what the session does (`compaction_due` sets them aside)
-        and what the host can do: fewer resident tools (deferred loading, a tool search
-        strategy), a shorter system prompt or a larger budget.
+        ``()`` or one notice (`reason` ``compact_at``) naming the estimated tokens of the
+        system prompt and resident tools (``ContextUsage.fixed``), the trigger in tokens,
+        what follows and what the host can do: fewer resident tools (deferred loading,
+        a tool search strategy), a shorter system prompt or a larger budget.
+        ``fixed_over_budget`` when they are past the trigger (`compaction_due` sets them
+        aside); ``fixed_near_budget`` when they leave the conversation less than a
+        quarter of it (`NEAR`): the session compacts whenever the conversation outgrows
+        that room, nearly every turn, and the model sees little of it word for word.
     """
-    if request is None or request[0].fixed <= request[1]:
+    if request is None or request[1] - request[0].fixed >= request[1] // NEAR:
         return ()
     fixed, trigger = request[0].fixed, request[1]
+    what = f"{request[0].target} {request[0].model}'s request"
+    if fixed > trigger:
+        kind, effect = (
+            "fixed_over_budget",
+            (
+                f"past the compaction trigger of {trigger:,} tokens (ContextPolicy.compact_at): "
+                "no compaction can bring the request under it, so the session compacts only "
+                f"when the conversation itself is past {trigger:,} tokens"
+            ),
+        )
+    else:
+        kind, effect = (
+            "fixed_near_budget",
+            (
+                f"leaving {trigger - fixed:,} tokens of the compaction trigger of {trigger:,} "
+                "(ContextPolicy.compact_at) to the conversation: the session compacts whenever "
+                "it outgrows that, nearly every turn, and the model sees little of it verbatim"
+            ),
+        )
     notice = ResponseNotice(
-        kind="fixed_over_budget",
+        kind=kind,
         reason="compact_at",
         detail=f"the system prompt and resident tools take about {fixed:,} tokens "
-        f"(estimated) of {request[0].target} {request[0].model}'s request, past the "
-        f"compaction trigger of {trigger:,} tokens (ContextPolicy.compact_at): no "
-        "compaction can bring the request under it, so the session compacts only when "
-        f"the conversation itself is past {trigger:,} tokens; declare fewer tools "
-        "resident (defer=[...] patterns or a tool-search strategy), shorten the system "
-        f"prompt, or raise ContextPolicy.budget_tokens/compact_at to above {fixed:,} tokens",
+        f"(estimated) of {what}, {effect}; declare fewer tools resident (defer=[...] "
+        "patterns or a tool-search strategy), shorten the system prompt, or raise "
+        "ContextPolicy.budget_tokens/compact_at well above "
+        f"{fixed:,} tokens",
     )
     return (notice,)
 

@@ -67,8 +67,9 @@ class ResponseNotice:
             (`ContextChef.ingest` gave a call that reused an id, or had none, a new one:
             `reason` is the id as sent), ``summary_over_budget`` (a local compaction's
             summary past its trigger, `reason` the trigger: `_budget.summary_notice`),
-            ``fixed_over_budget`` (the system prompt and resident tools alone past
-            the compaction trigger: `_budget.fixed_notice`) or
+            ``fixed_over_budget`` / ``fixed_near_budget`` (the system prompt and
+            resident tools alone past the compaction trigger, or leaving the
+            conversation under a quarter of it: `_budget.fixed_notice`) or
             another type the provider reported.
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
