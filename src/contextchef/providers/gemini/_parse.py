@@ -342,15 +342,18 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
 
     Raises:
         CorruptHistoryError: A blocked prompt, an error body, no candidate, content that
-            is not an object, or a turn the parser cannot read. A candidate without
-            content is an empty reply (no turn; its ``finishReason`` is a notice).
+            is not an object, or a turn the parser cannot read. A candidate with a
+            ``finishReason`` and no content is an empty reply (no turn; the reason a
+            notice); one with neither is corrupt.
     """
     data = checked_response(response, READER)
-    content = first_item(data, "candidates", "Gemini").get("content")
-    if content is not None and not isinstance(content, Mapping):
-        raise CorruptHistoryError("the Gemini candidate's content is not an object", index=0)
-    # a candidate without content (MAX_TOKENS spent on thinking, SAFETY, RECITATION) is an
-    # empty reply: no turn, its finishReason a notice, as the other wires read theirs
+    candidate = first_item(data, "candidates", "Gemini")
+    content = candidate.get("content")
+    stop = candidate.get("finishReason", candidate.get("finish_reason"))
+    if not isinstance(content, Mapping) and (content is not None or not stop):
+        raise CorruptHistoryError("the Gemini candidate has no content (an object)", index=0)
+    # a candidate that stopped without content (MAX_TOKENS spent on thinking, SAFETY,
+    # RECITATION) is an empty reply: no turn, its finishReason a notice, as on other wires
     contents = [{**content, "role": "model"}] if content is not None else []
     turn = from_gemini(contents, id_offset=id_offset)
     return read_as(data, turn, _stops(data), read_cache(data), cut=("MAX_TOKENS",))
