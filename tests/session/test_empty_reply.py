@@ -166,3 +166,41 @@ def test_a_gemini_candidate_without_content_is_an_empty_reply(reason: str) -> No
     _send(chef, "gemini", send)
     assert _turns(chef) == [("user", "Q"), ("user", "more"), ("assistant", "ok")]
     assert fake.violations == ()
+
+
+def test_a_responses_message_item_with_no_content_is_an_empty_reply() -> None:
+    """Break-it round 18: a reply whose one message item has ``content: []`` was stored as
+    a provider part and sent back in every later ``input``. It says nothing: no turn, as
+    an empty ``output`` already was; after a prefill the prefill is the answer."""
+    usage = {
+        "input_tokens": 5,
+        "output_tokens": 0,
+        "total_tokens": 5,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+    item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed"}
+    body = {
+        "id": "resp_e",
+        "object": "response",
+        "created_at": 0,
+        "model": "m",
+        "status": "completed",
+        "output": [{**item, "content": []}],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": usage,
+    }
+    fake = fake_for("responses").script(raw(body), raw({**body, "id": "resp_f"}), text("ok"))
+    send = _sender("responses", fake)
+    chef = ContextChef()
+    chef.set_history([user("Q")])
+    _send(chef, "responses", send)
+    assert _turns(chef) == [("user", "Q")]
+    _send(chef, "responses", send, prefill="{")
+    assert _turns(chef) == [("user", "Q"), ("assistant", "{")]
+    chef.append(user("more"))
+    _send(chef, "responses", send)
+    assert _turns(chef)[-2:] == [("user", "more"), ("assistant", "ok")]
+    assert fake.violations == ()

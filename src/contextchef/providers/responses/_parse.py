@@ -113,6 +113,8 @@ def _r_message(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     else:
         raws = as_list(hist, content, f"item {i}: content")
         parts = [_r_content_part(hist, i, role, raw) for raw in raws]
+    if not parts and role == "assistant":  # says nothing (an empty reply): no turn
+        return
     if not parts or None in parts:
         hist.new(role, i).parts.append(hist.provider(i, item, "message item"))
         return
