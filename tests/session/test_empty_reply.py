@@ -14,19 +14,16 @@ fakes, payloads SDK-checked.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-import anthropic
-import openai
 import pytest
-from google import genai
-from google.genai import types
+from test_ingest import send as sdk_send
 
 from contextchef import ContextChef, Message, TextPart, assistant, from_openai, user
-from contextchef.testing import FakeProvider, fake_for, httpx_for, raw, text
+from contextchef.testing import fake_for, raw, text
 from sdk_check import sdk_problems
 
-HX = httpx_for(anthropic)
 MODELS = {
     "anthropic": "claude-sonnet-4-5",
     "openai": "gpt-5.5",
@@ -35,20 +32,6 @@ MODELS = {
     "deepseek": "deepseek-chat",
 }
 PREFILLED = ["anthropic", "openai", "responses"]  # the targets whose models take a prefill
-
-
-def _sender(target: str, fake: FakeProvider) -> Callable[[dict[str, Any]], Any]:
-    http = fake.http_client(HX)
-    if target == "anthropic":
-        claude = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http)
-        return lambda p: claude.messages.create(**p)
-    if target == "gemini":
-        client = genai.Client(api_key="x", http_options=types.HttpOptions(httpx_client=http))
-        return lambda p: client.models.generate_content(**p)
-    oai = openai.OpenAI(api_key="x", max_retries=0, http_client=http)
-    if target == "responses":
-        return lambda p: oai.responses.create(**p)
-    return lambda p: oai.chat.completions.create(**p)
 
 
 def _send(chef: ContextChef, target: str, send: Callable[..., Any], **options: Any) -> None:
@@ -71,7 +54,7 @@ def _turns(chef: ContextChef) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("target", PREFILLED)
 def test_an_empty_reply_after_a_prefill_stores_the_prefill(target: str) -> None:
     fake = fake_for(target).script(text(""), text("ok"), text('"b": 2}'))
-    send = _sender(target, fake)
+    send = partial(sdk_send, target, fake)
     chef = ContextChef()
     chef.set_history([user("Give me JSON.")])
     _send(chef, target, send, prefill="{")
@@ -93,7 +76,7 @@ def test_an_empty_reply_after_a_prefill_stores_the_prefill(target: str) -> None:
 @pytest.mark.parametrize("target", sorted(MODELS))
 def test_an_empty_reply_without_a_prefill_adds_nothing(target: str) -> None:
     fake = fake_for(target).script(text(""), text("ok"))
-    send = _sender(target, fake)
+    send = partial(sdk_send, target, fake)
     chef = ContextChef()
     chef.set_history([user("Q")])
     _send(chef, target, send)
@@ -107,7 +90,7 @@ def test_an_empty_reply_without_a_prefill_adds_nothing(target: str) -> None:
 @pytest.mark.parametrize("target", PREFILLED)
 def test_an_empty_continuation_leaves_the_model_turn_as_it_was(target: str) -> None:
     fake = fake_for(target).script(text(""), text("ok"))
-    send = _sender(target, fake)
+    send = partial(sdk_send, target, fake)
     chef = ContextChef()
     chef.set_history([user("Q"), assistant("Part")])
     _send(chef, target, send)
@@ -140,7 +123,7 @@ def test_a_recorded_chat_message_with_null_content_is_never_sent_as_null() -> No
         {"role": "assistant", "content": "", "refusal": "I can't help with that."},
         {"role": "user", "content": "Q3"},
     ]
-    chef.ingest(_sender("openai", fake)(payload))
+    chef.ingest(sdk_send("openai", fake, payload))
     assert fake.violations == ()
     assert isinstance(chef.history[-1], Message) and _turns(chef)[-1] == ("assistant", "ok")
 
@@ -155,7 +138,7 @@ def test_a_gemini_candidate_without_content_is_an_empty_reply(reason: str) -> No
     usage = {"promptTokenCount": 5, "totalTokenCount": 5}
     empty = raw({"candidates": [{"finishReason": reason, "index": 0}], "usageMetadata": usage})
     fake = fake_for("gemini").script(empty, text("ok"))
-    send = _sender("gemini", fake)
+    send = partial(sdk_send, "gemini", fake)
     chef = ContextChef()
     chef.set_history([user("Q")])
     _send(chef, "gemini", send)
@@ -193,7 +176,7 @@ def test_a_responses_message_item_with_no_content_is_an_empty_reply() -> None:
         "usage": usage,
     }
     fake = fake_for("responses").script(raw(body), raw({**body, "id": "resp_f"}), text("ok"))
-    send = _sender("responses", fake)
+    send = partial(sdk_send, "responses", fake)
     chef = ContextChef()
     chef.set_history([user("Q")])
     _send(chef, "responses", send)

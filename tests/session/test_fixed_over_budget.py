@@ -14,14 +14,11 @@ request types.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-import anthropic
-import openai
 import pytest
-from google import genai
-from google.genai import types
+from test_ingest import send as sdk_send
 
 from contextchef import ContextChef, ContextPolicy, load_demo_catalog, user
 from contextchef.history._compaction import summary_message
@@ -33,10 +30,9 @@ from contextchef.providers._budget import (
     fixed_notice,
     summary_notice,
 )
-from contextchef.testing import FakeProvider, fake_for, httpx_for, text
+from contextchef.testing import FakeProvider, fake_for, text
 from sdk_check import sdk_problems
 
-HX = httpx_for(anthropic)
 MODELS = {
     "openai": "gpt-5.5",
     "responses": "gpt-5.5",
@@ -45,21 +41,6 @@ MODELS = {
 }
 # the demo catalog's 51 tools are about 10,800 tokens, past the 6,000-token trigger
 POLICY = ContextPolicy(budget_tokens=12_000, compact_at=0.5, native=False)
-
-
-def _sender(target: str, fake: FakeProvider) -> Callable[[dict[str, Any]], Any]:
-    http = fake.http_client(HX)
-    if target == "anthropic":
-        claude = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http)
-        return lambda p: claude.messages.create(**p)
-    if target == "gemini":
-        options = types.HttpOptions(httpx_client=http)
-        client = genai.Client(api_key="x", http_options=options)
-        return lambda p: client.models.generate_content(**p)
-    oai = openai.OpenAI(api_key="x", max_retries=0, http_client=http)
-    if target == "responses":
-        return lambda p: oai.responses.create(**p)
-    return lambda p: oai.chat.completions.create(**p)
 
 
 class Summarizer:
@@ -78,7 +59,7 @@ def _conversation(
 ) -> tuple[FakeProvider, list[int], list[dict[str, Any]]]:
     """`turns` turns; per turn the summarizer's calls so far, and the payloads sent."""
     fake = fake_for(target).script(*[text(f"answer {k}") for k in range(turns)])
-    send, calls, payloads = _sender(target, fake), [], []
+    send, calls, payloads = partial(sdk_send, target, fake), [], []
     for k in range(turns):
         payload = chef.compile(target, model=MODELS[target]).payload
         assert sdk_problems(target, payload) == []

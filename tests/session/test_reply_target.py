@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anthropic
-import openai
 import pytest
+from test_ingest import send as sdk_send
 
 from contextchef import ContextChef, TextPart, user
 from contextchef.providers import read_response
@@ -25,12 +24,10 @@ from contextchef.testing import (
     FakeProvider,
     FakeResponses,
     Ids,
-    httpx_for,
     text,
 )
 from sdk_check import sdk_problems
 
-HX = httpx_for(anthropic)
 MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-5.5", "responses": "gpt-5.5"}
 FAKES: dict[str, Callable[..., FakeProvider]] = {
     "anthropic": FakeAnthropic,
@@ -42,17 +39,6 @@ FAKES: dict[str, Callable[..., FakeProvider]] = {
 def fake_for(target: str, ids: Ids | None = None) -> FakeProvider:
     """`target`'s fake; fakes sharing `ids` never give two replies the same id."""
     return FAKES[target](ids=ids or Ids())
-
-
-def _sender(target: str, fake: FakeProvider) -> Callable[[dict[str, Any]], Any]:
-    http = fake.http_client(HX)
-    if target == "anthropic":
-        claude = anthropic.Anthropic(api_key="x", max_retries=0, http_client=http)
-        return lambda p: claude.messages.create(**p)
-    oai = openai.OpenAI(api_key="x", max_retries=0, http_client=http)
-    if target == "responses":
-        return lambda p: oai.responses.create(**p)
-    return lambda p: oai.chat.completions.create(**p)
 
 
 def _compile(chef: ContextChef, target: str, **options: Any) -> dict[str, Any]:
@@ -82,14 +68,14 @@ def test_a_reply_is_not_joined_with_a_later_prefill_for_another_target(
     chef.set_history([user("JSON please")])
     request = _compile(chef, first)  # no prefill
     _compile(chef, fallback, prefill="{")  # the fallback, prefilled, compiled after it
-    chef.ingest(_sender(first, one)(request))  # the first provider answers
+    chef.ingest(sdk_send(first, one, request))  # the first provider answers
     assert _answers(chef) == ["plain answer"]  # before: "{plain answer"
     chef.append(user("and again, as JSON"))
     prefilled = _compile(chef, fallback, prefill="{")
-    chef.ingest(_sender(fallback, two)(prefilled))
+    chef.ingest(sdk_send(fallback, two, prefilled))
     assert _answers(chef) == ["plain answer", '{"a": 1}']  # its own prefill, joined
     chef.append(user("once more"))
-    chef.ingest(_sender(first, one)(_compile(chef, first)))
+    chef.ingest(sdk_send(first, one, _compile(chef, first)))
     assert _answers(chef) == ["plain answer", '{"a": 1}', "second answer"]
     assert one.violations == () and two.violations == ()
 
@@ -102,14 +88,14 @@ def test_the_prefilled_reply_still_joins_when_another_target_was_compiled_after(
     chef.set_history([user("JSON please")])
     prefilled = _compile(chef, "anthropic", prefill="{")
     _compile(chef, "responses")  # compiled, never sent
-    chef.ingest(_sender("anthropic", claude)(prefilled))
+    chef.ingest(sdk_send("anthropic", claude, prefilled))
     assert _answers(chef) == ['{"a": 1}']
     assert claude.violations == ()
 
 
 def test_read_response_names_its_wire() -> None:
     reply = fake_for("responses").script(text("hi"))
-    response = _sender("responses", reply)({"model": "gpt-5.5", "input": "hi"})
+    response = sdk_send("responses", reply, {"model": "gpt-5.5", "input": "hi"})
     assert read_response(response).wire == "responses"
 
 
