@@ -26,7 +26,7 @@ entry and its texts), so a save makes only the blocks whose digests changed (`bl
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError
@@ -48,13 +48,22 @@ def block_digest(columns: Sequence[Sequence[Any]]) -> str:
 
     "" when neither encodes it (a lone surrogate, NaN): `blocks_hold` never takes that.
     """
-    value, fast = list(columns), fast_encoder()
-    for encode in (fast, canonical_utf8) if fast is not None else (canonical_utf8,):
+    return next(_digests(columns), "")
+
+
+def _digests(columns: Sequence[Sequence[Any]]) -> Iterator[str]:
+    """`block_digest` of `columns` by each encoder there is, fast first, made as asked.
+
+    `block_digest` takes the first; an encoder that refuses the value gives none.
+    """
+    value = list(columns)
+    for encode in (fast_encoder(), canonical_utf8):
+        if encode is None:
+            continue
         try:
-            return hashlib.sha256(encode(value)).hexdigest()[:16]
+            yield hashlib.sha256(encode(value)).hexdigest()[:16]
         except (TypeError, ValueError, RecursionError):  # a long integer, a lone surrogate
             continue
-    return ""
 
 
 def _blocks(
@@ -219,20 +228,7 @@ def _judged(
             return False
         if not _has_float(columns[0]):
             return True
-    return fast_encoder() is not None and theirs not in _by_every_encoder(columns)
-
-
-def _by_every_encoder(columns: Sequence[Sequence[Any]]) -> set[str]:
-    """`block_digest` of `columns` as each encoder there is writes it (one that refuses: none)."""
-    value, out = list(columns), set()
-    for encode in (fast_encoder(), canonical_utf8):
-        if encode is None:
-            continue
-        try:
-            out.add(hashlib.sha256(encode(value)).hexdigest()[:16])
-        except (TypeError, ValueError, RecursionError):
-            continue
-    return out
+    return fast_encoder() is not None and theirs not in _digests(columns)
 
 
 def _has_float(value: Any) -> bool:
