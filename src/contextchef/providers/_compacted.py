@@ -369,9 +369,7 @@ def foreign_compaction(history: Sequence[Message], wire: str) -> str | None:
     return found[1].provider if found is not None and found[1].provider != wire else None
 
 
-def without_compaction(
-    history: Sequence[Message], provider: str | None
-) -> tuple[Message, ...]:
+def without_compaction(history: Sequence[Message], provider: str | None) -> tuple[Message, ...]:
     """`history` without `provider`'s compaction parts (a message left empty goes too).
 
     `provider` None (no foreign compaction): `history` as it is.

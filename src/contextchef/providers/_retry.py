@@ -36,8 +36,9 @@ class SummaryRetry:
 
     After `failures` failures in a row, the next try waits until the history holds
     ``2 ** (failures + 1)`` messages more than at the last one (4, 8, 16... up to
-    `LONGEST_WAIT`; a turn adds two or more): summarizer calls at turns 0, 2, 6, 14...
-    of a loop whose summarizer keeps failing, and at once again after one that worked.
+    `LONGEST_WAIT`; a turn adds two or more): in a loop whose summarizer keeps failing, a
+    call at the first due turn, then 2, 4, 8... turns later; at once again after one
+    that worked.
     The count is the session's own (a restored session tries at its first due compile).
     """
 

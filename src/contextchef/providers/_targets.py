@@ -171,12 +171,16 @@ def target_of(wire: str, urls: Iterable[str] = ()) -> str:
 
 
 class _Sent(Protocol):
-    model: str  # the model the request was compiled for
+    @property
+    def model(self) -> str: ...  # the model the request was compiled for
 
 
 class _Answerable(Protocol):
-    answered: bool  # a reply was ingested after the last compile for the target
-    sent: _Sent  # the last request compiled for the target
+    @property
+    def answered(self) -> bool: ...  # a reply was ingested after the last compile for it
+
+    @property
+    def sent(self) -> _Sent: ...  # the last request compiled for the target
 
 
 def _answers(reply: str, asked: str) -> bool:

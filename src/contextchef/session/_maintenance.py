@@ -125,8 +125,8 @@ class Maintenance:
             check_message(message, i)
         target, read = reply_target(read, self._state.compiled, self._state.ledgers)
         ledger = self._state.ledgers.get(target)
-        sent = ledger.sent if ledger else SentRequest()
-        history, messages = sent.join(history, messages, read.refused)  # a refusal: as is
+        asked = ledger.sent if ledger else SentRequest()
+        history, messages = asked.join(history, messages, read.refused)  # a refusal: as is
         self._state.history = swap_in(history, messages, self.summarized)
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view

@@ -307,8 +307,9 @@ def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
     if isinstance(reason, str) and reason in _STOPS:
         found.append(stopped(reason, _STOPS[reason]))
     message = first.get("message")
-    if refused(message):
-        found.append(stopped("refusal", f"the model refused: {message['refusal'][:200]}"))
+    refusal = message.get("refusal") if isinstance(message, Mapping) else None
+    if isinstance(refusal, str) and refusal:
+        found.append(stopped("refusal", f"the model refused: {refusal[:200]}"))
     return tuple(found)
 
 
