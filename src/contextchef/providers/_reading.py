@@ -70,8 +70,11 @@ class ResponseNotice:
             summary past its trigger, `reason` the trigger: `_budget.summary_notice`),
             ``fixed_over_budget`` / ``fixed_near_budget`` (the system prompt and
             resident tools alone past the compaction trigger, or leaving the
-            conversation under a quarter of it: `_budget.fixed_notice`) or
-            another type the provider reported.
+            conversation under a quarter of it: `_budget.fixed_notice`),
+            ``summary_failed`` (the session's own compaction got no summary: `reason`
+            ``no_text`` or ``raised``; `_retry.SummaryRetry`), ``reply_target_ambiguous``
+            (a reply two awaiting targets of its wire could answer: `reason` the one
+            taken; `_targets.reply_target`) or another type the provider reported.
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
         detail: One sentence for logs.
