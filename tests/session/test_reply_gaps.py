@@ -272,6 +272,44 @@ def test_a_gemini_empty_text_part_holding_a_thought_signature_is_kept() -> None:
     assert fake.violations == ()
 
 
+def test_an_interactions_empty_text_step_is_kept_so_the_next_request_chains() -> None:
+    """The answer is chained to as the server returned it (`Chain.answer`): dropping the
+    empty step would make the next stored request send the whole history again."""
+    usage = {"total_input_tokens": 0, "total_cached_tokens": 0, "total_output_tokens": 0}
+    step = {"type": "function_call", "id": "call_r1", "name": "read_file"}
+    body = {
+        "id": "v1_r1",
+        "status": "requires_action",
+        "model": "gemini-3-pro",
+        "steps": [
+            {"type": "model_output", "content": [{"type": "text", "text": ""}]},
+            {**step, "arguments": {"path": "a"}},
+        ],
+        "usage": {**usage, "total_tokens": 0},
+    }
+    fake = fake_for("gemini-interactions").script(raw(body), text("Done."))
+    send = partial(sdk_send, "gemini-interactions", fake)
+    chef = ContextChef()
+    chef.register_tools([read_file])
+    chef.set_history([user("Look.")])
+    options = {"model": "gemini-3-pro", "extra": {"store": True}}
+    chef.run_tools(chef.ingest(send(chef.compile("gemini-interactions", **options).payload)))
+    assert [type(p) for p in chef.history[1].parts] == [TextPart, ToolCall]
+    payload = chef.compile("gemini-interactions", **options).payload
+    assert sdk_problems("gemini-interactions", payload) == []
+    assert payload["previous_interaction_id"] == "v1_r1"
+    assert payload["input"] == [
+        {
+            "type": "function_result",
+            "call_id": "call_r1",
+            "name": "read_file",
+            "result": "contents of a",
+        }
+    ]
+    chef.ingest(send(payload))
+    assert fake.violations == ()
+
+
 EMPTY_TEXT_ONLY: dict[str, dict[str, Any]] = {
     "anthropic": {
         **EMPTY_TEXT_AND_A_CALL["anthropic"],

@@ -39,7 +39,9 @@ def without_empty_text(
     An empty text part (``text == ""``) says nothing: stored, it would sit in the history
     though no wire sends it (Chat would send ``content: ""`` beside the calls). One that
     `carries` something the provider wants back is kept (Gemini: a thought signature, which
-    may come on an empty text part: https://ai.google.dev/gemini-api/docs/thought-signatures).
+    may come on an empty text part: https://ai.google.dev/gemini-api/docs/thought-signatures;
+    Gemini Interactions: an empty text step, one of the answer's steps the next request
+    chains to as the server returned them).
     A message left with no part goes: a reply that was only empty text is an empty reply,
     as one with no content is (`continue_turn` stores the prefill alone after a prefill).
     Whitespace is text, and stays.

@@ -440,7 +440,8 @@ def read_as(
 
     Every wire's reader ends here, so a reply is read by one rule whatever its wire: its
     empty text parts are not stored (`history.without_empty_text`; `carries`: the wire's
-    empty text part that holds something to send back, a Gemini thought signature), and
+    empty text part that holds something to send back: a Gemini thought signature, an
+    Interactions step the next request chains to), and
     a reply left with nothing is an empty reply. A stop whose reason is in `cut` (the
     wire's output-limit reasons) cut the reply off: its last call is answered, not run
     (`cut_last_call`). `refused`: the reply is the model's refusal (`ReadResponse.refused`).
