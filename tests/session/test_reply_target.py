@@ -17,7 +17,10 @@ from test_ingest import send as sdk_send
 
 from contextchef import ContextChef, TextPart, user
 from contextchef.providers import read_response
+from contextchef.providers._parsing import ParsedHistory
+from contextchef.providers._reading import ReadResponse
 from contextchef.providers._targets import reply_target
+from contextchef.providers._usage import SentRequest
 from contextchef.testing import (
     FakeAnthropic,
     FakeOpenAIChat,
@@ -100,21 +103,40 @@ def test_read_response_names_its_wire() -> None:
 
 
 class _Ledger:
-    def __init__(self, answered: bool) -> None:
+    def __init__(self, answered: bool, model: str = "") -> None:
         self.answered = answered
+        self.sent = SentRequest(model=model)
+
+
+def _target(wire: str, last: str | None, compiled: dict[str, _Ledger], model: str = "") -> str:
+    read = ReadResponse(turn=ParsedHistory(), wire=wire, model=model)
+    return reply_target(read, last, compiled)[0]
 
 
 def test_reply_target_prefers_the_awaiting_request_of_the_wire() -> None:
     waiting, answered = _Ledger(False), _Ledger(True)
     both = {"openai": waiting, "anthropic": waiting}
-    assert reply_target("anthropic", "openai", both) == "anthropic"
-    assert reply_target("openai", "anthropic", both) == "openai"
-    assert reply_target("openai", "deepseek", {"openai": waiting, "deepseek": waiting}) == (
-        "deepseek"
-    )
+    assert _target("anthropic", "openai", both) == "anthropic"
+    assert _target("openai", "anthropic", both) == "openai"
+    assert _target("openai", "deepseek", {"openai": waiting, "deepseek": waiting}) == "deepseek"
     # the last target of the wire was answered already; another of that wire waits
     shared = {"openai": waiting, "deepseek": answered}
-    assert reply_target("openai", "deepseek", shared) == "openai"
-    assert reply_target("openai", None, {"deepseek": answered}) == "deepseek"
-    assert reply_target("responses", "anthropic", both) == ""  # no request on that wire
-    assert reply_target("", "anthropic", both) == "anthropic"
+    assert _target("openai", "deepseek", shared) == "openai"
+    assert _target("openai", None, {"deepseek": answered}) == "deepseek"
+    assert _target("responses", "anthropic", both) == ""  # no request on that wire
+    assert _target("", "anthropic", both) == "anthropic"
+
+
+def test_reply_target_reads_the_model_the_reply_names() -> None:
+    two = {"openai": _Ledger(False, "gpt-5.5"), "deepseek": _Ledger(False, "deepseek-chat")}
+    assert _target("openai", "deepseek", two, "gpt-5.5") == "openai"
+    assert _target("openai", "deepseek", two, "gpt-5.5-2026-01-15") == "openai"  # dated
+    assert _target("openai", "openai", two, "deepseek-chat") == "deepseek"
+    assert _target("openai", "deepseek", two, "gpt-5.5-mini-x") == "deepseek"  # no match
+    same = {"openai": _Ledger(False, "m"), "deepseek": _Ledger(False, "m")}
+    read = ReadResponse(turn=ParsedHistory(), wire="openai", model="m")
+    target, flagged = reply_target(read, "deepseek", same)
+    assert target == "deepseek"
+    [notice] = flagged.notices
+    assert (notice.kind, notice.reason) == ("reply_target_ambiguous", "deepseek")
+    assert "'openai', 'deepseek'" in notice.detail and "Chat Completions" in notice.detail

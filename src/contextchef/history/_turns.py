@@ -12,16 +12,54 @@ target.
 
 A reply cut at the decode cap and resumed (Gemini Interactions ``continuation_token``) is
 joined the same way (`join_turn`), parts after parts.
+
+Every wire reads a reply the same way before any of this (`without_empty_text`): an empty
+text part (Gemini ``{"text": ""}``, Anthropic ``{"type": "text", "text": ""}``, Chat
+``content: ""`` beside ``tool_calls``, Responses ``output_text`` ``""``) says nothing and is
+not stored, and a reply left with no part is an empty reply: no turn, or after a prefill
+the prefill alone (`continue_turn`). One rule for every target.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from itertools import takewhile
 
 from contextchef.history._messages import Message, Part, ProviderPart, ReasoningPart, TextPart
 
-__all__ = ["continue_turn", "join_turn"]
+__all__ = ["continue_turn", "join_turn", "without_empty_text"]
+
+
+def without_empty_text(
+    turn: tuple[Message, ...], carries: Callable[[TextPart], bool] | None = None
+) -> tuple[Message, ...]:
+    """A reply's `turn` without its empty text parts, and without the messages left empty.
+
+    An empty text part (``text == ""``) says nothing: stored, it would sit in the history
+    though no wire sends it (Chat would send ``content: ""`` beside the calls). One that
+    `carries` something the provider wants back is kept (Gemini: a thought signature, which
+    may come on an empty text part: https://ai.google.dev/gemini-api/docs/thought-signatures;
+    Gemini Interactions: an empty text step, one of the answer's steps the next request
+    chains to as the server returned them).
+    A message left with no part goes: a reply that was only empty text is an empty reply,
+    as one with no content is (`continue_turn` stores the prefill alone after a prefill).
+    Whitespace is text, and stays.
+    """
+
+    def said(part: Part) -> bool:
+        if not isinstance(part, TextPart) or part.text:
+            return True
+        return carries is not None and carries(part)
+
+    out: list[Message] = []
+    for message in turn:
+        parts = tuple(filter(said, message.parts))
+        if parts == message.parts:
+            out.append(message)
+        elif parts:
+            out.append(replace(message, parts=parts))
+    return tuple(out)
 
 
 def join_turn(
@@ -45,6 +83,7 @@ def continue_turn(
     *,
     prefill: str = "",
     continued: bool = False,
+    refused: bool = False,
 ) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
     """`history` and the reply `turn`, the reply joined to the model's turn it continues.
 
@@ -64,6 +103,11 @@ def continue_turn(
         continued: The request ended with ``history[-1]``, the model's turn (no prefill):
             the reply replaces that message, its parts after the turn's, the turn's last
             text and the reply's first one joined into one text part.
+        refused: The reply is the model's refusal (a Chat ``message.refusal``, a Responses
+            ``refusal`` part: `ReadResponse.refused`). It continues nothing: the model did
+            not write the prefill's answer, so the stored turn is the refusal alone (no
+            prefill text before it: the history would show the model starting an answer
+            it refused), and a `continued` turn stays as it was, the refusal after it.
 
     Returns:
         ``(history, turn)`` to append: unchanged when there is nothing to continue, when
@@ -73,6 +117,8 @@ def continue_turn(
         from a reply holding reasoning, which must open its own turn (Anthropic's
         extended-thinking docs; the normalizer keeps such a message separate too).
     """
+    if refused:  # not a continuation: stored as it came
+        return history, turn
     if prefill and not any(m.parts for m in turn):  # an empty reply: the prefill is all
         return history, (Message(role="assistant", parts=(TextPart(text=prefill),)),)
     if not (prefill or continued) or len(turn) != 1 or turn[0].role != "assistant":

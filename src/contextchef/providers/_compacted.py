@@ -369,14 +369,18 @@ def foreign_compaction(history: Sequence[Message], wire: str) -> str | None:
     return found[1].provider if found is not None and found[1].provider != wire else None
 
 
-def without_compaction(history: Sequence[Message], provider: str) -> tuple[Message, ...]:
+def without_compaction(history: Sequence[Message], provider: str | None) -> tuple[Message, ...]:
     """`history` without `provider`'s compaction parts (a message left empty goes too).
+
+    `provider` None (no foreign compaction): `history` as it is.
 
     After a switch summarized a foreign compaction (`switch_summarizer`), a pending turn
     the summary kept verbatim may still hold the part: the summary stands for it, and
     left there it would be found again at the next compile and summarize the new
     provider's own turns away.
     """
+    if provider is None:
+        return tuple(history)
     kept = []
     for m in history:
         parts = tuple(

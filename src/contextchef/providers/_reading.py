@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 from contextchef._errors import CorruptHistoryError
 from contextchef._sdk import sdk_json
 from contextchef.dispatch._gate import CUT_OFF
-from contextchef.history._messages import Message, ToolCall
+from contextchef.history._messages import Message, TextPart, ToolCall
+from contextchef.history._turns import without_empty_text
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers._usage import MAX_TOKENS, CacheReport
 
@@ -69,8 +70,11 @@ class ResponseNotice:
             summary past its trigger, `reason` the trigger: `_budget.summary_notice`),
             ``fixed_over_budget`` / ``fixed_near_budget`` (the system prompt and
             resident tools alone past the compaction trigger, or leaving the
-            conversation under a quarter of it: `_budget.fixed_notice`) or
-            another type the provider reported.
+            conversation under a quarter of it: `_budget.fixed_notice`),
+            ``summary_failed`` (the session's own compaction got no summary: `reason`
+            ``no_text`` or ``raised``; `_retry.SummaryRetry`), ``reply_target_ambiguous``
+            (a reply two awaiting targets of its wire could answer: `reason` the one
+            taken; `_targets.reply_target`) or another type the provider reported.
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
         detail: One sentence for logs.
@@ -123,6 +127,13 @@ class ReadResponse:
     """A token that resumes the reply's decoding, where it stopped at the provider's
     per-request decode cap (Interactions ``requires_continuation``: its
     ``continuation_token``); None: the reply is whole (`Chain.token`)."""
+    model: str = ""
+    """The model the response names (``model``; Gemini's ``modelVersion``), ``""`` if none:
+    `providers.reply_target` matches it against the requests awaiting a reply."""
+    refused: bool = False
+    """The reply is the model's refusal (a Chat ``message.refusal``, a Responses
+    ``refusal`` content part), not an answer: it continues no prefill
+    (`history.continue_turn`)."""
     wire: str = ""
     """The wire whose reader read it (`WireReader.wire`, a `Profile.wire`); ``""`` when
     read by a wire's own ``_parse.read_response`` rather than
@@ -422,20 +433,31 @@ def read_as(
     cache: CacheReport | None = None,
     *,
     cut: Collection[str] = (),
+    carries: Callable[[TextPart], bool] | None = None,
+    refused: bool = False,
 ) -> ReadResponse:
     """The `ReadResponse` of `data`: id, `turn`, notices, then `stops`; `cache` its report.
 
-    A stop whose reason is in `cut` (the wire's output-limit reasons) cut the reply off:
-    its last call is answered, not run (`cut_last_call`).
+    Every wire's reader ends here, so a reply is read by one rule whatever its wire: its
+    empty text parts are not stored (`history.without_empty_text`; `carries`: the wire's
+    empty text part that holds something to send back: a Gemini thought signature, an
+    Interactions step the next request chains to), and
+    a reply left with nothing is an empty reply. A stop whose reason is in `cut` (the
+    wire's output-limit reasons) cut the reply off: its last call is answered, not run
+    (`cut_last_call`). `refused`: the reply is the model's refusal (`ReadResponse.refused`).
     """
+    turn = replace(turn, messages=without_empty_text(turn.messages, carries))
     if any(stop.reason in cut for stop in stops):
         turn = cut_last_call(turn)
     raw_id = data.get("id", data.get("responseId", data.get("response_id")))
+    model = data.get("model", data.get("modelVersion"))
     return ReadResponse(
         turn=turn,
         id=raw_id if isinstance(raw_id, str) else None,
         notices=(*provider_notices(data), *stops),
         cache=cache or CacheReport(usage=False),
+        model=model if isinstance(model, str) else "",
+        refused=refused,
     )
 
 

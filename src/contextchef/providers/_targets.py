@@ -14,15 +14,17 @@ keys; `WIRES`, `PRESETS` and `WRITTEN_FIELDS` import every wire when first read.
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from contextchef._errors import UnknownTargetError, shown
 from contextchef.history._as_is import keeps_plain_parts
 from contextchef.history._normalize import PORTABLE, HistoryRules
 from contextchef.providers._base import Adapter
-from contextchef.providers._reading import WireReader
+from contextchef.providers._reading import ReadResponse, ResponseNotice, WireReader
 from contextchef.providers._reading import wire_reader as _registered_reader
 
 __all__ = [
@@ -168,33 +170,81 @@ def target_of(wire: str, urls: Iterable[str] = ()) -> str:
     return names[0]
 
 
+class _Sent(Protocol):
+    @property
+    def model(self) -> str: ...  # the model the request was compiled for
+
+
 class _Answerable(Protocol):
-    answered: bool  # a reply was ingested after the last compile for the target
+    @property
+    def answered(self) -> bool: ...  # a reply was ingested after the last compile for it
+
+    @property
+    def sent(self) -> _Sent: ...  # the last request compiled for the target
 
 
-def reply_target(wire: str, last: str | None, compiled: Mapping[str, _Answerable]) -> str:
-    """The target whose request a reply read from `wire` answers.
+def _answers(reply: str, asked: str) -> bool:
+    """Whether a response naming model `reply` can answer a request for model `asked`.
+
+    The same name, or a dated form of it (OpenAI answers ``gpt-4o`` as
+    ``gpt-4o-2024-08-06``, Anthropic aliases name ``claude-...-20250929``; Gemini's
+    ``modelVersion`` may carry ``models/``). ``gpt-5.5-mini`` is another model than
+    ``gpt-5.5``.
+    """
+    reply, asked = reply.removeprefix("models/"), asked.removeprefix("models/")
+    dated = reply.startswith(f"{asked}-") and _DATE.fullmatch(reply, len(asked)) is not None
+    return bool(asked) and (reply == asked or dated)
+
+
+_DATE = re.compile(r"-\d[\d-]*")
+
+
+def reply_target(
+    read: ReadResponse, last: str | None, compiled: Mapping[str, _Answerable]
+) -> tuple[str, ReadResponse]:
+    """The target whose request a reply answers, and `read` with a notice if unsure.
 
     Args:
-        wire: `ReadResponse.wire` (``""``: unknown, `last` is taken).
+        read: The reply as read (`ReadResponse.wire`: ``""``, unknown, takes `last`;
+            `ReadResponse.model`: the model it names).
         last: The target compiled last, or None.
         compiled: Each target compiled for, in first-compile order, with whether its
-            last request was answered (the session's ledgers).
+            last request was answered and the model it was compiled for (the ledgers).
 
     Returns:
-        Among the targets on `wire` (`Profile.wire`): `last` if it awaits a reply, else
-        the last one that does, else `last`, else the last one; ``""`` when no request
-        on `wire` was compiled. So a reply is joined with the prefill and continuation of
-        the request it answers (`SentRequest.join`), never with another wire's request
-        compiled after it (a fallback to another provider).
+        Among the targets on the reply's wire (`Profile.wire`; ``openai`` and
+        ``deepseek`` share Chat Completions): the one awaiting a reply whose request's
+        model the reply names (`ReadResponse.model`); else `last` if it awaits a reply,
+        else the last one that does, else `last`, else the last one; ``""`` when no
+        request on that wire was compiled. So a reply is joined with the prefill and
+        continuation of the request it answers (`SentRequest.join`), never with another
+        wire's request compiled after it (a fallback to another provider). When several
+        targets await a reply and the model does not single one out, the choice is a
+        guess: `read` gets a ``reply_target_ambiguous`` notice naming them and the one
+        taken (`reason`).
     """
-    if not wire:
-        return last or ""
+    if not read.wire:
+        return last or "", read
+    wire = read.wire
     mine = [t for t in compiled if t in _ADAPTERS and get_adapter(t).profile.wire == wire]
     waiting = [t for t in mine if not compiled[t].answered]
+    named = [t for t in waiting if _answers(read.model, compiled[t].sent.model)]
+    if len(named) == 1:
+        return named[0], read
+    chosen = ""
     for group in (waiting, mine):
-        if last is not None and last in group:
-            return last
         if group:
-            return group[-1]
-    return ""
+            chosen = last if last is not None and last in group else group[-1]
+            break
+    if len(waiting) < 2:
+        return chosen, read
+    said = f"naming model {read.model!r}" if read.model else "naming no model"
+    notice = ResponseNotice(
+        kind="reply_target_ambiguous",
+        reason=chosen,
+        detail=f"a reply {said} could answer the requests compiled for "
+        f"{', '.join(map(repr, waiting))}, each awaiting a reply on {wire_reader(wire).label}; "
+        f"it was taken as {chosen!r}'s (the last compiled of them) and joined with that "
+        "request; ingest each reply before compiling for another target on the same API",
+    )
+    return chosen, replace(read, notices=(*read.notices, notice))

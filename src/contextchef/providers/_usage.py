@@ -314,16 +314,19 @@ class SentRequest:
         )
 
     def join(
-        self, history: tuple[Message, ...], turn: tuple[Message, ...]
+        self, history: tuple[Message, ...], turn: tuple[Message, ...], refused: bool = False
     ) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
         """`history` and the reply `turn` to this request, joined to what the reply continues.
 
         The answer it resumes (`resumed`, `history.join_turn`), or the model's turn it
         ended on (`prefill`, `continued`: `history.continue_turn`): the stored turn holds
-        the whole answer, not only what the provider returned.
+        the whole answer, not only what the provider returned. A reply that is a refusal
+        (`refused`: `ReadResponse.refused`) continues nothing and is stored as it came.
         """
         history, turn = join_turn(history, turn, self.resumed)
-        return continue_turn(history, turn, prefill=self.prefill, continued=self.continued)
+        return continue_turn(
+            history, turn, prefill=self.prefill, continued=self.continued, refused=refused
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,32 +29,14 @@ from typing import Any
 
 from contextchef._json import canonical_dumps
 from contextchef.history._messages import Message, ReasoningPart
+from contextchef.providers._thinking import THINKING, block_key, repeat_cause, thinking_keys
 from contextchef.session._ledger import CHAIN as _CHAIN
 from contextchef.session._ledger import Ledger, Mark
 
-__all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "thinking_keys"]
+__all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "unbound_cause"]
 
-_THINKING = {"thinking": "signature", "redacted_thinking": "data"}
-_CHECKED = ("checked",)
-_UNCHAINED = {*_THINKING, "compaction"}
-
-
-def _block_key(block: object) -> str | None:
-    if not isinstance(block, (dict, Mapping)):  # a dict (records are) without the ABC check
-        return None
-    field = _THINKING.get(str(block.get("type")))
-    value = block.get(field) if field else None
-    return f"{block.get('type')}:{value}" if isinstance(value, str) and value else None
-
-
-def thinking_keys(entry: object) -> list[str]:
-    """Keys of the thinking blocks of one wire message (none for other shapes)."""
-    if not isinstance(entry, (dict, Mapping)) or entry.get("role") != "assistant":
-        return []
-    content = entry.get("content")
-    if not isinstance(content, list):
-        return []
-    return [k for k in map(_block_key, content) if k is not None]
+_CHECKED, _WHY = ("checked",), ("why",)
+_UNCHAINED = {*THINKING, "compaction"}
 
 
 def _reply_keys(message: Message, wire: str) -> list[str]:
@@ -66,7 +48,7 @@ def _reply_keys(message: Message, wire: str) -> list[str]:
             and part.provider == wire
             and part.provider_data is not None
         ):
-            key = _block_key(part.provider_data.get("block"))
+            key = block_key(part.provider_data.get("block"))
             if key is not None:
                 keys.append(key)
     return keys
@@ -230,9 +212,15 @@ def first_unbound(
         before, names = (chain[j - 1][1], chain[j - 1][2]) if j else (b"", frozenset[str]())
         fp = _fingerprint(cache, system, tool_set, before, names)
         if any(fp not in bindings[k].split() for k in keys):
+            cache[_WHY] = repeat_cause(entries, j, keys)  # `unbound_cause`
             return j
     cache[_CHECKED] = (system, tool_set, list(entries))
     return None
+
+
+def unbound_cause(cache: Mapping[Any, Any]) -> str:
+    """Why the last `first_unbound` over this cache found a block unbound, if not the usual."""
+    return str(cache.get(_WHY, ""))
 
 
 def answer_bindings(

@@ -102,8 +102,8 @@ class ContextChef:
             ``"unified"`` (one ``context`` tool, plus ``new_context`` when `on_overflow`
             is set). The two sets never appear together.
         on_overflow: The overflow handoff: a summarizer (your model call) or an
-            `OverflowHandoff`; the next compile after ``new_context`` or
-            `request_new_context` replaces the history with a summary.
+            `OverflowHandoff`; the next compile after ``new_context`` or `request_new_context`
+            replaces the history with a summary (a failure: a `summary_failed` notice).
         anchor: The line closing a user tail that carries system state (dynamic state
             or announcements); None or ``""``: no anchor line.
         cache_audit: List every edit of something already sent (each one restarts the
@@ -936,7 +936,7 @@ class ContextChef:
                 OpenAI ``ChatCompletion`` or Responses ``Response``, google-genai
                 ``GenerateContentResponse``) or its JSON dict. Every block is kept as
                 returned (thinking and signatures, encrypted reasoning, item ids, server
-                tool blocks); see `contextchef.providers.parse_response`.
+                tool blocks; not empty text); see `contextchef.providers.parse_response`.
 
         What the response reports about the request (dropped thinking, cache-miss reasons)
         and a turn that did not end normally (kind ``incomplete``: cut off, refused,

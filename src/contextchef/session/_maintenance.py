@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from contextchef._errors import UsageError, check_int, shown
@@ -44,6 +45,7 @@ from contextchef.providers._compacted import (
     without_compaction,
 )
 from contextchef.providers._reading import fresh_turn, renamed_ids
+from contextchef.providers._retry import SummaryRetry
 from contextchef.providers._targets import reply_target
 from contextchef.providers._usage import CacheReport, SentRequest, compared
 from contextchef.session._ledger import Ledger, pending_answered
@@ -103,6 +105,7 @@ class Maintenance:
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
         self._rebased: set[str] = set()  # targets whose last response compacted
         self.summarized: dict[str, int] = {}  # wire -> what its on-demand compaction sent
+        self.retry = SummaryRetry()  # after a failed automatic compaction
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
@@ -120,9 +123,10 @@ class Maintenance:
         messages = fresh_turn(history, messages)
         for i, message in enumerate(messages, start=len(history)):
             check_message(message, i)
-        target = reply_target(read.wire, self._state.compiled, self._state.ledgers)
+        target, read = reply_target(read, self._state.compiled, self._state.ledgers)
         ledger = self._state.ledgers.get(target)
-        history, messages = (ledger.sent if ledger else SentRequest()).join(history, messages)
+        asked = ledger.sent if ledger else SentRequest()
+        history, messages = asked.join(history, messages, read.refused)  # a refusal: as is
         self._state.history = swap_in(history, messages, self.summarized)
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view
@@ -278,10 +282,12 @@ class Maintenance:
         if summarize is None and (state.new_context_pending or due or over):
             summarize, reason = own, "handoff"
         if summarize is not None and state.history and not self._awaits_continuation():
-            self.compact(summarize, handoff_keep_turns(state.history), reason)
-            if foreign:  # a kept pending turn may hold it: the summary stands for it now
+            run = partial(self.compact, summarize, handoff_keep_turns(state.history), reason)
+            said = self.retry.run(run, len(state.history), forced=reason == "compaction")
+            if said is None:  # a kept pending turn may hold it: the summary stands for it now
                 state.history = without_compaction(state.history, foreign)
-            state.new_context_pending = False
+                state.new_context_pending = False
+            self.notices += said or ()  # a failure said and waited out (`SummaryRetry`)
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
         self.notices += budget_notices(state.history, request, limit, self.notices)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from contextchef.history._forms import same_message
 from contextchef.history._messages import Message
 from contextchef.providers import ModelRules
+from contextchef.session._binding import unbound_cause
 from contextchef.session._ledger import Ledger, Mark
 from contextchef.session._request import EditKind
 
@@ -154,7 +155,8 @@ def thinking_unbound(f: BaseFacts) -> Rollback | None:
     """A thinking block would follow another prefix than its own (`force`)."""
     if f.force is None:
         return None
-    return Rollback(mark=mark_before(f.ledger, f.force), kind="model", at=f.force, rank=1)
+    at, why = f.force, unbound_cause(f.ledger.binding_cache)  # a repeated block, if that is why
+    return Rollback(mark=mark_before(f.ledger, at), kind="model", at=at, rank=1, cause=why)
 
 
 def tool_changes_refused(f: BaseFacts) -> Rollback | None:

@@ -356,7 +356,8 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     # RECITATION) is an empty reply: no turn, its finishReason a notice, as on other wires
     contents = [{**content, "role": "model"}] if content is not None else []
     turn = from_gemini(contents, id_offset=id_offset)
-    return read_as(data, turn, _stops(data), read_cache(data), cut=("MAX_TOKENS",))
+    carries = _gemini.GeminiAdapter().keeps  # an empty text holding a thought signature
+    return read_as(data, turn, _stops(data), read_cache(data), cut=("MAX_TOKENS",), carries=carries)
 
 
 def read_request(payload: Mapping[str, Any]) -> RecordedPayload:

@@ -405,7 +405,10 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
     turn = from_interactions(output)
     if any(m.role != "assistant" for m in turn.messages):
         raise CorruptHistoryError("the Interactions response holds client steps", index=0)
-    read = read_as(data, turn, _stops(data), read_cache(data), cut=("incomplete",))
+    # an empty text step is one of the answer's steps, chained to as the server returned
+    # it (`Chain.answer`): kept, or the next request could not chain (the adapter sends it)
+    carries = _r.GeminiInteractionsAdapter().keeps
+    read = read_as(data, turn, _stops(data), read_cache(data), cut=("incomplete",), carries=carries)
     token = data.get("continuation_token") if status == "requires_continuation" else None
     token = token if isinstance(token, str) and token else None
     return dataclasses.replace(read, output=tuple(output), continuation=token)

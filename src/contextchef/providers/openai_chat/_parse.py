@@ -117,6 +117,13 @@ _PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
 
 
 def _o_assistant(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
+    if refused(msg) and not msg.get("content") and not msg.get("tool_calls"):
+        # a refusal is kept as it is sent back, ``content: ""`` beside the ``refusal`` (the
+        # API requires content without calls; `ChatCompletionAssistantMessageParam`), so
+        # the stored form and the sent form are one from the first request on
+        kept = {**msg, "content": ""}
+        hist.new("assistant", i).parts.append(hist.provider(i, kept, "refusal"))
+        return
     content = _o_content(hist, i, msg.get("content"))
     calls = msg.get("tool_calls") or []
     parsed_calls = [_o_call(hist, i, c) for c in as_list(hist, calls, f"message {i}: tool_calls")]
@@ -139,6 +146,12 @@ def _o_assistant(hist: HistoryBuilder, i: int, msg: Mapping[str, Any]) -> None:
         draft.parts.append(ReasoningPart(provider="deepseek", text=reasoning))
     draft.parts.extend(mapped)
     hist.check(i, render(mapped), dict(msg), "assistant message")
+
+
+def refused(message: object) -> bool:
+    """Whether a Chat assistant message is a refusal (a non-empty ``refusal`` text)."""
+    refusal = message.get("refusal") if isinstance(message, Mapping) else None
+    return isinstance(refusal, str) and bool(refusal)
 
 
 def _o_call(hist: HistoryBuilder, i: int, raw: object) -> ToolCall:
@@ -321,6 +334,7 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
         _stops(data),
         read_cache(data),
         cut=("length",),  # the token limit
+        refused=refused(message),  # a refusal continues no prefill
     )
 
 

@@ -326,14 +326,28 @@ def failure(data: Mapping[str, Any]) -> str | None:
     )
 
 
+def _refusal(data: Mapping[str, Any]) -> str | None:
+    """The text of the first ``refusal`` content part of an output message item, or None."""
+    for item in data.get("output") or ():
+        content = item.get("content") if isinstance(item, Mapping) else None
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, Mapping) and part.get("type") == "refusal":
+                return str(part.get("refusal") or "")
+    return None
+
+
 def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
-    """``status: "incomplete"`` with ``incomplete_details.reason``."""
+    """``status: "incomplete"`` with ``incomplete_details.reason``, and a refusal (as Chat's)."""
+    found = []
+    refusal = _refusal(data)
+    if refusal is not None:
+        found.append(stopped("refusal", f"the model refused: {refusal[:200]}"))
     if data.get("status") != "incomplete":
-        return ()
+        return tuple(found)
     details = data.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, Mapping) else None
     reason = str(reason or "unknown")
-    return (stopped(reason, f"the Responses reply is incomplete: {reason}"),)
+    return (stopped(reason, f"the Responses reply is incomplete: {reason}"), *found)
 
 
 def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
@@ -356,7 +370,14 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
         )
     items = list(output or [])
     parsed = _compacted(items) if data.get("object") == COMPACTED else from_responses(items)
-    return read_as(data, parsed, _stops(data), read_cache(data), cut=("max_output_tokens",))
+    return read_as(
+        data,
+        parsed,
+        _stops(data),
+        read_cache(data),
+        cut=("max_output_tokens",),
+        refused=_refusal(data) is not None,  # a refusal continues no prefill
+    )
 
 
 COMPACTED = "response.compaction"
