@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from contextchef._cache import LruMap, lru_cache
+from contextchef._echo import echo
 from contextchef._errors import shown
 from contextchef._json import FrozenDict, JsonValue, thaw
 from contextchef.tools._schema import validator_for
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_MESSAGE_CHARS", "pattern_search", "plainly_valid", "validation_errors"]
 
 MAX_MESSAGE_CHARS = 300
-"""Longest single validation message, in characters (longer ones end with an ellipsis)."""
+"""Longest single validation message, in characters (a longer one is cut by `echo`, which
+says its length)."""
 
 
 @lru_cache(maxsize=2048)
@@ -82,7 +84,7 @@ def _linear(cls: type[Any]) -> type[Any]:
 
 
 def _cap(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
+    return echo(text, MAX_MESSAGE_CHARS)
 
 
 def _arg_path(path: Any) -> str:
