@@ -298,6 +298,7 @@ class SearchOutcome:
 MAX_FALLBACK_NAMES = 5
 """Missing exact names that get a fuzzy fallback in one call (the rest are listed)."""
 
+
 def run_tool_search(
     arguments: Mapping[str, Any],
     index: ToolIndex,

@@ -92,8 +92,8 @@ as ``{}`` (not a JSON object), like any unreadable arguments."""
 def _cut_off(view: SessionView, name: str) -> Denied:
     tool = view.wrapper(name) or view.lookup(name)
     return Denied(
-        reason=f'This call to "{echo(name)}" was cut off: your reply reached its output token limit '
-        "before the call was complete, so it was not run. Call it again with its complete "
+        reason=f'This call to "{echo(name)}" was cut off: your reply reached its output token '
+        "limit before the call was complete, so it was not run. Call it again with its complete "
         "arguments (if they are long, split the work into smaller calls).",
         code="cut_off",
         tool=tool,
@@ -155,8 +155,11 @@ def _callable(view: SessionView, tool: Tool, wire: str, ctx: GateContext) -> boo
 
 
 def _deferred_target(view: SessionView, name: str, ctx: GateContext | None) -> Tool | Denied:
-    """The tool a ``defer_execute`` call names: exactly, else its only wire name equal to
-    `name` ignoring case (as `pick_name` resolves the other meta-tools' names)."""
+    """The tool a ``defer_execute`` call names, or the denial.
+
+    Exactly, else its only callable wire name equal to `name` ignoring case (as
+    `pick_name` resolves the other meta-tools' names).
+    """
     tool = view.lookup(name)
     if tool is not None:
         return tool
@@ -352,11 +355,12 @@ def _resolve_skill(view: SessionView, loader: Tool, arguments: Mapping[str, Any]
     A name no skill has is answered with the valid names (not the schema's enum error).
     """
     name = arguments.get("name")
-    picked = pick_name(name, view.skills) if isinstance(name, str) else name
-    if isinstance(name, str) and not isinstance(picked, str):
-        reason = _no_such("skill", name, picked, view.skills)
-        return Denied(reason=reason, code="unknown_skill", tool=loader)
-    arguments = {**arguments, "name": picked} if isinstance(picked, str) else arguments
+    if isinstance(name, str):
+        picked = pick_name(name, view.skills)
+        if not isinstance(picked, str):
+            reason = _no_such("skill", name, picked, view.skills)
+            return Denied(reason=reason, code="unknown_skill", tool=loader)
+        arguments = {**arguments, "name": picked}
     problems = validation_errors(loader.input_schema, arguments)
     if problems:
         return _invalid(loader, loader.name, problems)

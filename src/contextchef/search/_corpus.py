@@ -124,7 +124,8 @@ def quiet_bm25s() -> ModuleType:
     logger = logging.getLogger("bm25s")
     if logger.level == logging.DEBUG:  # as bm25s left it
         logger.setLevel(logging.NOTSET)
-    return bm25s
+    module: ModuleType = bm25s
+    return module
 
 
 def build_corpus(docs: list[list[str]]) -> Corpus:

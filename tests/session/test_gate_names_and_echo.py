@@ -76,7 +76,9 @@ def grouped_session() -> ContextChef:
     chef.register_toolkits([{"name": "Radar", "description": "Radar.", "tools": [kit]}])
     h = {"name": "h", "description": "H.", "parameters": {"a": {"type": "string"}}}
     chef.register_tools([h], server="gh")
-    chef.register_skills([Skill(name="triage", description="T.", instructions="L.", tools=("gh__h",))])
+    chef.register_skills(
+        [Skill(name="triage", description="T.", instructions="L.", tools=("gh__h",))]
+    )
     chef.set_history([user("go")])
     return chef
 
@@ -185,3 +187,36 @@ def test_names_equal_ignoring_case_are_named_not_guessed() -> None:
     )
     (loaded,) = turn(chef, "anthropic", ("load_toolkit", {"toolkit_name": "RADAR"}))
     assert not loaded.is_error and chef.loaded_toolkits == ("RADAR",)
+
+
+IP = {
+    "type": "object",
+    "properties": {
+        "ip": {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
+        "since": {"type": "string", "format": "date-time"},
+        "page": {"type": "string", "format": "uri"},
+        "tag": {"type": "string", "format": "our-own-format"},
+    },
+    "required": ["ip"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "gemini"])
+def test_a_value_outside_its_format_is_refused_and_the_fixed_call_runs(target: str) -> None:
+    chef = ContextChef()
+    chef.register_tools([{"name": "ip_details", "description": "IP.", "input_schema": IP}])
+    chef.set_history([user("go")])
+    bad_ip, bad_date, bad_uri = turn(
+        chef,
+        target,
+        ("ip_details", {"ip": "999.1.1.1"}),
+        ("ip_details", {"ip": "1.1.1.1", "since": "yesterday"}),
+        ("ip_details", {"ip": "::1", "page": "not a uri"}),
+    )
+    assert bad_ip.is_error and "- ip: " in bad_ip.content and "(rule: format)" in bad_ip.content
+    assert '- since: "yesterday" is not a "date-time" (rule: format)' in bad_date.content
+    assert '- page: "not a uri" is not a "uri" (rule: format)' in bad_uri.content
+    args = {"ip": "1.1.1.1", "since": "2026-01-01T00:00:00Z", "page": "https://x.com/a"}
+    (ok,) = turn(chef, target, ("ip_details", {**args, "tag": "anything"}))
+    assert (ok.is_error, ok.content) == (False, "ran ip_details")
