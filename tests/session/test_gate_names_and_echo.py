@@ -220,3 +220,24 @@ def test_a_value_outside_its_format_is_refused_and_the_fixed_call_runs(target: s
     args = {"ip": "1.1.1.1", "since": "2026-01-01T00:00:00Z", "page": "https://x.com/a"}
     (ok,) = turn(chef, target, ("ip_details", {**args, "tag": "anything"}))
     assert (ok.is_error, ok.content) == (False, "ran ip_details")
+
+
+def test_an_unanswered_call_is_closed_with_its_name_and_id_cut() -> None:
+    chef = grouped_session()
+    fake = FAKES.setdefault(id(chef), fake_for("anthropic"))
+    fake.script(tool_calls((N, {})), text("ok"))
+    chef.ingest(send("anthropic", fake, chef.compile("anthropic", model="m").payload))
+    chef.append(user("never mind"))  # the call is left unanswered
+    send("anthropic", fake, chef.compile("anthropic", model="m").payload)
+    assert fake.violations == ()
+    closed = [r for m in chef.history for r in m.tool_results]
+    assert len(closed) <= 1
+    sent = fake.requests[-1].body["messages"]
+    results = [
+        b
+        for m in sent
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    assert results and all(len(str(b["content"])) < 600 for b in results)
+    assert CUT in str(results[0]["content"])
