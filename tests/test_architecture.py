@@ -19,6 +19,7 @@ PKG = Path(contextchef.__file__).parent
 # <= its own (or from its own package). See docs/ARCHITECTURE.md.
 LAYERS = {
     "_cache": 0,
+    "_echo": 0,  # model-written text quoted in a message, capped
     "_errors": 0,
     "_json": 0,
     "_lazy": 0,  # a package's names imported on first use (PEP 562)

@@ -24,7 +24,7 @@ PAGES = {
     "guides/library-tools.md": 1,
     "guides/announcements.md": 1,
     "guides/skills.md": 1,
-    "guides/testing.md": 7,
+    "guides/testing.md": 8,
     "guides/tool-search.md": 1,  # the semantic ranker: the test extra includes its extra
 }
 

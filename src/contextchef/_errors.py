@@ -52,6 +52,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from contextchef._echo import echo
 from contextchef._json import FROZEN_ERROR, is_unicode, json_problem
 
 T = TypeVar("T")
@@ -126,9 +127,7 @@ def shown(value: object, limit: int = 200) -> str:
     whose ``repr`` fails is named by its type.
     """
     if isinstance(value, str):
-        if len(value) <= limit:
-            return repr(value)
-        return f"{value[:limit]!r}... ({len(value):,} characters)"
+        return repr(echo(value, limit))  # a long one cut, its length said
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
         return f"<an integer of about {int(value.bit_length() * 0.30103):,} digits>"
     try:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from contextchef._echo import echo
 from contextchef._errors import UsageError, shown
 from contextchef._json import JsonValue, freeze
 from contextchef.search._rankers import RankerConfig
@@ -297,9 +298,6 @@ class SearchOutcome:
 MAX_FALLBACK_NAMES = 5
 """Missing exact names that get a fuzzy fallback in one call (the rest are listed)."""
 
-ECHO_CHARS = 120
-"""Longest piece of the model's own input echoed back in a message."""
-
 
 def run_tool_search(
     arguments: Mapping[str, Any],
@@ -381,7 +379,7 @@ def run_tool_search(
         hits = _top(index, queries or [], want + overflow, exclude)
         full = want
     if not hits:
-        asked = ", ".join(repr(_cut(q, ECHO_CHARS)) for q in (names or queries or [])[:5])
+        asked = ", ".join(repr(echo(q)) for q in (names or queries or [])[:5])
         return SearchOutcome(
             text=_capped(
                 "\n".join(notes[:1])
@@ -422,7 +420,7 @@ def _missing_notes(missing: list[str], explain: Callable[[str], str | None] | No
     notes = [reason for _, reason in explained if reason]
     unknown = [m for m, reason in explained if not reason]
     if unknown:
-        shown = ", ".join(repr(_cut(m, ECHO_CHARS)) for m in unknown[:5])
+        shown = ", ".join(repr(echo(m)) for m in unknown[:5])
         more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
         notes.append(f"No tool is named exactly {shown}{more}.")
     return notes

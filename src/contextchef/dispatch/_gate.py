@@ -35,14 +35,15 @@ caller (`contextchef.dispatch._calls`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from contextchef._echo import echo
 from contextchef._errors import shown
 from contextchef._json import JsonValue, canonical_dumps
 from contextchef.deferred._groups import NamespaceView
-from contextchef.deferred._meta import DEFER_EXECUTE, ECHO_CHARS, TOOL_SEARCH
+from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import parse_arguments
 from contextchef.dispatch._hooks import arun_before_hooks, run_before_hooks
@@ -55,6 +56,7 @@ from contextchef.dispatch._types import (
 )
 from contextchef.exposure._policy import matches
 from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
+from contextchef.tools._names import RESERVED_NAMES
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool
@@ -68,6 +70,7 @@ __all__ = [
     "check_tool_call",
     "holds",
     "is_meta",
+    "pick_name",
     "resolve_action",
 ]
 
@@ -89,8 +92,8 @@ as ``{}`` (not a JSON object), like any unreadable arguments."""
 def _cut_off(view: SessionView, name: str) -> Denied:
     tool = view.wrapper(name) or view.lookup(name)
     return Denied(
-        reason=f'This call to "{name}" was cut off: your reply reached its output token limit '
-        "before the call was complete, so it was not run. Call it again with its complete "
+        reason=f'This call to "{echo(name)}" was cut off: your reply reached its output token '
+        "limit before the call was complete, so it was not run. Call it again with its complete "
         "arguments (if they are long, split the work into smaller calls).",
         code="cut_off",
         tool=tool,
@@ -98,7 +101,16 @@ def _cut_off(view: SessionView, name: str) -> Denied:
 
 
 def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> Denied:
-    offered = ctx.meta_tools if ctx is not None else None
+    """The denial for a name no tool has, naming the tools it may have meant.
+
+    Those are the tools ``tool_search`` would return for the name as an exact name (the
+    tools whose own name it is, or a case-insensitive match), else its near spellings
+    (`ToolIndex.near_names`, as ``tool_search`` falls back to), keeping only tools the
+    model may call now: the index holds no hidden tool, and `_callable` drops the
+    blocked, the withdrawn and those of skills not loaded.
+    """
+    ctx = ctx or GateContext()
+    offered = ctx.meta_tools
     searchable = TOOL_SEARCH in view.meta_tools and (offered is None or TOOL_SEARCH in offered)
     hint = (
         "If it is a deferred tool, find its exact name with tool_search."
@@ -108,7 +120,57 @@ def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> De
     if name == MALFORMED_CALL:
         what = "This call named no tool (or was no function call), so it was not run."
         return Denied(reason=f"{what} Call a tool by its exact name. {hint}", code="unknown_tool")
-    return Denied(reason=f'Unknown tool "{name}". {hint}', code="unknown_tool")
+    said = f'Unknown tool "{echo(name)}".'
+    named, near = _candidates(view, name, ctx)
+    if named:
+        hint = f"The tools with this name are {_listed(named)}; call one by its exact name."
+        if len(named) == 1:
+            hint = f'The tool with this name is "{named[0]}"; call it by that exact name.'
+    elif near:
+        hint = f"Did you mean {_listed(near)}? {hint}"
+    return Denied(reason=f"{said} {hint}", code="unknown_tool")
+
+
+MAX_CANDIDATES = 8
+"""Most tool names an unknown-tool denial suggests."""
+
+
+def _candidates(view: SessionView, name: str, ctx: GateContext) -> tuple[list[str], list[str]]:
+    """(callable tools `name` names by own name or case, near spellings), as wire names."""
+    if name in RESERVED_NAMES:
+        return [], []
+    hits = view.index.exact([name])[0]
+    named = [h.wire_name for h in hits if _callable(view, h.tool, h.wire_name, ctx)]
+    if hits:
+        return named[:MAX_CANDIDATES], []
+    near = view.index.near_names(name, limit=MAX_CANDIDATES)
+    return [], [h.wire_name for h in near if _callable(view, h.tool, h.wire_name, ctx)]
+
+
+def _callable(view: SessionView, tool: Tool, wire: str, ctx: GateContext) -> bool:
+    """Whether the model may call the visible tool `wire` now (by some route)."""
+    if view.skill_lock(wire, ctx.skills) is not None or wire in dict(ctx.withdrawn):
+        return False
+    return not matches(ctx.blocked, (wire, tool.name))
+
+
+def _deferred_target(view: SessionView, name: str, ctx: GateContext | None) -> Tool | Denied:
+    """The tool a ``defer_execute`` call names, or the denial.
+
+    Exactly, else its only callable wire name equal to `name` ignoring case (as
+    `pick_name` resolves the other meta-tools' names).
+    """
+    tool = view.lookup(name)
+    if tool is not None:
+        return tool
+    named = _candidates(view, name, ctx or GateContext())[0]
+    if len(named) == 1 and named[0].casefold() == name.casefold():
+        return view.by_wire_name[named[0]]
+    return _unknown(view, name, ctx)
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(f'"{n}"' for n in names)
 
 
 MAX_PROBLEMS = 20
@@ -177,10 +239,8 @@ def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) 
                 code="invalid_arguments",
                 tool=meta,
             )
-        target = view.lookup(str(arguments["tool_name"]))
-        if target is None:
-            return _unknown(view, str(arguments["tool_name"]), ctx)
-        return target, arguments["params"], DEFER_EXECUTE
+        target = _deferred_target(view, str(arguments["tool_name"]), ctx)
+        return (target, arguments["params"], DEFER_EXECUTE) if isinstance(target, Tool) else target
     if meta is not None:
         return meta, arguments, None
     if call.name in view.namespaces:
@@ -231,16 +291,38 @@ def resolve_action(
         problems.append(f"'args' must be an object ({args})")
     if problems or not isinstance(action, str) or isinstance(args, str):
         return ActionProblem(code="invalid_arguments", problems=tuple(problems))
-    member = ns.members.get(action)
-    if member is None:
-        return ActionProblem(
-            code="unknown_tool",
-            message=(
-                f'Unknown action "{action}" for "{ns.name}". Available actions: '
-                f"{', '.join(ns.actions)}."
-            ),
+    picked = pick_name(action, ns.members)
+    if isinstance(picked, str):
+        return ns.members[picked], args
+    return ActionProblem(
+        code="unknown_tool",
+        message=_no_such("action", action, picked, ns.actions, f' for "{ns.name}"'),
+    )
+
+
+def pick_name(name: str, names: Collection[str]) -> str | list[str]:
+    """The one of `names` a model-written `name` means, else the candidates (maybe none).
+
+    The lookup every meta-tool makes for a name it is given (a namespace action, a
+    toolkit, a skill), as ``tool_search`` matches names: `name` exactly, else the only
+    name equal to it ignoring case. Several equal ignoring case are returned, sorted,
+    for the answer to name them (none is guessed).
+    """
+    if name in names:
+        return name
+    folded = name.casefold()
+    same = sorted(n for n in names if n.casefold() == folded)
+    return same[0] if len(same) == 1 else same
+
+
+def _no_such(kind: str, name: str, same: list[str], valid: Iterable[str], where: str = "") -> str:
+    """The answer to a `kind` name that `pick_name` did not resolve."""
+    if same:
+        return (
+            f'"{echo(name)}" matches several {kind}s{where} ignoring case: {_listed(same)}. '
+            f"Use one exactly."
         )
-    return member, args
+    return f'Unknown {kind} "{echo(name)}"{where}. Available {kind}s: {", ".join(valid)}.'
 
 
 def _resolve_action(ns: NamespaceView, arguments: Mapping[str, Any]) -> Resolved:
@@ -260,15 +342,11 @@ def _resolve_loader(view: SessionView, loader: Tool, arguments: Mapping[str, Any
     if problems:
         return _invalid(loader, loader.name, problems)
     name = str(arguments["toolkit_name"])
-    if name not in view.toolkits:
-        return Denied(
-            reason=(
-                f'Unknown toolkit "{name}". Available toolkits: {", ".join(sorted(view.toolkits))}.'
-            ),
-            code="unknown_tool",
-            tool=loader,
-        )
-    return loader, arguments, None
+    picked = pick_name(name, view.toolkits)
+    if not isinstance(picked, str):
+        reason = _no_such("toolkit", name, picked, sorted(view.toolkits))
+        return Denied(reason=reason, code="unknown_tool", tool=loader)
+    return loader, {**arguments, "toolkit_name": picked}, None
 
 
 def _resolve_skill(view: SessionView, loader: Tool, arguments: Mapping[str, Any]) -> Resolved:
@@ -277,14 +355,12 @@ def _resolve_skill(view: SessionView, loader: Tool, arguments: Mapping[str, Any]
     A name no skill has is answered with the valid names (not the schema's enum error).
     """
     name = arguments.get("name")
-    if isinstance(name, str) and name not in view.skills:
-        return Denied(
-            reason=(
-                f'Unknown skill "{name[:ECHO_CHARS]}". Available skills: {", ".join(view.skills)}.'
-            ),
-            code="unknown_skill",
-            tool=loader,
-        )
+    if isinstance(name, str):
+        picked = pick_name(name, view.skills)
+        if not isinstance(picked, str):
+            reason = _no_such("skill", name, picked, view.skills)
+            return Denied(reason=reason, code="unknown_skill", tool=loader)
+        arguments = {**arguments, "name": picked}
     problems = validation_errors(loader.input_schema, arguments)
     if problems:
         return _invalid(loader, loader.name, problems)

@@ -32,6 +32,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from contextchef._echo import echo
 from contextchef._errors import UsageError, shown
 from contextchef.history._as_is import is_json_object as _is_json_object
 from contextchef.history._as_is import valid_as_is as _valid_as_is
@@ -161,7 +162,7 @@ def interrupted_result(call: ToolCall) -> ToolResult:
     return ToolResult(
         call_id=call.id,
         name=call.name,
-        content=_INTERRUPTED.format(name=call.name, id=call.id),
+        content=_INTERRUPTED.format(name=echo(call.name), id=echo(call.id)),
         is_error=True,
     )
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from contextchef._errors import CorruptHistoryError
+from contextchef._errors import CorruptHistoryError, shown
 from contextchef._sdk import sdk_json
 from contextchef.dispatch._gate import CUT_OFF
 from contextchef.history._messages import Message, TextPart, ToolCall
@@ -482,8 +482,8 @@ def cut_last_call(turn: ParsedHistory) -> ParsedHistory:
                 cut = replace(call, arguments=CUT_OFF)
                 message = replace(turn.messages[m], parts=(*parts[:p], cut, *parts[p + 1 :]))
                 note = (
-                    f"message {m}: call {call.id!r} to {call.name!r} ended a reply cut off at "
-                    "the output limit; answered, not run"
+                    f"message {m}: call {shown(call.id)} to {shown(call.name)} ended a reply cut "
+                    "off at the output limit; answered, not run"
                 )
                 return replace(
                     turn,
@@ -525,8 +525,9 @@ def renamed_ids(before: Sequence[Message], after: Sequence[Message]) -> tuple[Re
         ResponseNotice(
             kind="call_id_renamed",
             reason=old.id,
-            detail=f"the model's call to {new.name!r} reused id {old.id!r} (or had none); "
-            f"it is {new.id!r} in the history: answer the calls ingest returns, by their ids",
+            detail=f"the model's call to {shown(new.name)} reused id {shown(old.id)} (or had "
+            f"none); it is {shown(new.id)} in the history: answer the calls ingest returns, by "
+            "their ids",
         )
         for m, n in zip(before, after, strict=True)
         for old, new in zip(m.tool_calls, n.tool_calls, strict=True)

@@ -9,10 +9,13 @@ fuses its scores into the tools'.
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from contextchef.tools._tool import Tool
@@ -105,9 +108,30 @@ class Corpus:
         return build_corpus([doc or ["\x00"] for doc in docs])
 
 
-def build_corpus(docs: list[list[str]]) -> Corpus:
+@functools.cache
+def quiet_bm25s() -> ModuleType:
+    """``bm25s``, its logger given back to the host's logging configuration (once).
+
+    ``bm25s/__init__.py`` sets its own logger to DEBUG at import (``logger.setLevel
+    (logging.DEBUG)``), so a host with a root handler would print its "Building index
+    from IDs objects" on every index build (the first ``tool_search`` of a tool set).
+    The first build resets that level to NOTSET, so the records go by the host's own
+    levels (root WARNING by default); nothing of the host's configuration is touched. A
+    host that wants bm25s's debug lines sets the level after its first search.
+    """
     import bm25s
+
+    logger = logging.getLogger("bm25s")
+    if logger.level == logging.DEBUG:  # as bm25s left it
+        logger.setLevel(logging.NOTSET)
+    module: ModuleType = bm25s
+    return module
+
+
+def build_corpus(docs: list[list[str]]) -> Corpus:
     import numpy as np
+
+    bm25s = quiet_bm25s()
 
     vocab: dict[str, int] = {}
     ids = [[vocab.setdefault(tok, len(vocab)) for tok in doc] for doc in docs]

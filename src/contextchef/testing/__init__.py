@@ -21,6 +21,8 @@ Hooking a fake to each SDK (``hx = httpx_for(anthropic)``: ``httpx2`` or ``httpx
     # openai.OpenAI(api_key="x", max_retries=0, http_client=FakeOpenAIChat().http_client(hx))
     # genai.Client(api_key="x", http_options=types.HttpOptions(
     #     httpx_client=FakeGemini().http_client(hx)))
+    # async clients take fake.async_http_client(hx): anthropic.AsyncAnthropic(...,
+    # http_client=...), openai.AsyncOpenAI(...), HttpOptions(httpx_async_client=...)
     message = client.messages.create(**chef.compile("anthropic", model="m").payload)
     assert message.content[0].id == "toolu_0001"
     ...

@@ -128,8 +128,8 @@ class FakeProvider(abc.ABC):
     """A scripted, rule-checking fake of one provider endpoint (see the subclasses).
 
     Use it as the handler of the SDK client's mock transport (`transport`,
-    `http_client`); queue the model's turns with `script`; read `requests` and
-    `violations` afterwards.
+    `http_client`, or `async_http_client` for the SDKs' async clients); queue the model's
+    turns with `script`; read `requests` and `violations` afterwards.
 
     Args:
         rules: The checks run on every request, replacing the class's `default_rules`

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from contextchef._cache import LruMap, lru_cache
+from contextchef._echo import echo
 from contextchef._errors import shown
 from contextchef._json import FrozenDict, JsonValue, thaw
 from contextchef.tools._schema import validator_for
@@ -26,10 +27,17 @@ if TYPE_CHECKING:
 # jsonschema, jsonschema-rs and referencing are imported where they are used, so that
 # ``import contextchef`` does not pay for them (benchmarks/import_time.py).
 
-__all__ = ["MAX_MESSAGE_CHARS", "pattern_search", "plainly_valid", "validation_errors"]
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "format_errors",
+    "pattern_search",
+    "plainly_valid",
+    "validation_errors",
+]
 
 MAX_MESSAGE_CHARS = 300
-"""Longest single validation message, in characters (longer ones end with an ellipsis)."""
+"""Longest single validation message, in characters (a longer one is cut by `echo`, which
+says its length)."""
 
 
 @lru_cache(maxsize=2048)
@@ -82,7 +90,7 @@ def _linear(cls: type[Any]) -> type[Any]:
 
 
 def _cap(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
+    return echo(text, MAX_MESSAGE_CHARS)
 
 
 def _arg_path(path: Any) -> str:
@@ -179,7 +187,74 @@ def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> lis
         _cap(f"{_arg_path(err.absolute_path)}: {err.message}") + f" (rule: {err.validator})"
         for err in errors
     }
-    return sorted(lines)
+    return sorted(lines | set(format_errors(schema, arguments)))
+
+
+FORMATS = 512
+"""Format validators kept for frozen schemas, by schema identity (LRU)."""
+
+_formats: LruMap[int, tuple[Mapping[str, JsonValue], Any, Any]] = LruMap(FORMATS)
+
+
+def _names_a_format(node: object) -> bool:
+    if isinstance(node, Mapping):
+        return isinstance(node.get("format"), str) or any(map(_names_a_format, node.values()))
+    return isinstance(node, (list, tuple)) and any(map(_names_a_format, node))
+
+
+def _format_validators(schema: Mapping[str, JsonValue]) -> tuple[Any, Any]:
+    """jsonschema-rs's validators of `schema` with and without ``format`` asserted.
+
+    (None, None) when the schema names no format or jsonschema-rs cannot build it.
+    """
+    hit = _formats.get(id(schema)) if isinstance(schema, FrozenDict) else None
+    if hit is not None and hit[0] is schema:
+        return hit[1], hit[2]
+    made: tuple[Any, Any] = (None, None)
+    if _names_a_format(schema):
+        import jsonschema_rs
+
+        try:
+            plain = thaw(schema)
+            made = (
+                jsonschema_rs.validator_for(plain, validate_formats=True, offline=True),
+                jsonschema_rs.validator_for(plain, validate_formats=False, offline=True),
+            )
+        except Exception:  # a schema jsonschema-rs cannot build: formats go unchecked
+            made = (None, None)
+    if isinstance(schema, FrozenDict):
+        _formats.put(id(schema), (schema, *made))
+    return made
+
+
+def format_errors(schema: Mapping[str, JsonValue], arguments: object) -> list[str]:
+    """Values that are not in the ``format`` their schema names, one line each.
+
+    jsonschema's FormatChecker checks ``uri`` and ``date-time`` only with extra packages
+    (rfc3987, rfc3339-validator); jsonschema-rs, a dependency already, checks every
+    format of the spec in Rust (``ipv4``, ``ipv6``, ``uri``, ``date-time``, ``date``,
+    ``email``, ``uuid``...; unknown formats pass), at 1-1.5 µs a call on a three-format
+    schema (benchmarks/format_check.py). JSON Schema 2020-12 makes ``format`` an
+    annotation unless asked; the gate asserts it, as the tool's own server (zod's
+    ``.url()``, ``.datetime()``) would refuse such values after a round trip. A line reads
+    ``ip: "999.1.1.1" is not a "ipv4" (rule: format)``.
+    """
+    checked, unchecked = _format_validators(schema)
+    if checked is None:
+        return []
+    try:
+        errors = list(checked.iter_errors(arguments))
+        # only what asserting formats adds (an ``anyOf`` of formats fails as ``anyOf``)
+        if errors:
+            known = {_where(e) for e in unchecked.iter_errors(arguments)}
+            errors = [e for e in errors if _where(e) not in known]
+    except (ValueError, TypeError, OverflowError):  # not plain JSON: jsonschema words it
+        return []
+    return [_cap(f"{_arg_path(e.instance_path)}: {e.message}") + " (rule: format)" for e in errors]
+
+
+def _where(error: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    return tuple(error.instance_path), tuple(error.schema_path)
 
 
 def integral(schema: Mapping[str, JsonValue], value: Any) -> Any:

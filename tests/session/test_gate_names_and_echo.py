@@ -1,0 +1,243 @@
+"""Model-written text in error results is capped, and names resolve as tool_search's do.
+
+Break-it 19: a hallucinated 50,000-character name came back whole in the error result
+(stored and re-sent every turn) through a direct call, ``defer_execute`` and a namespace
+action; ``execute_sql`` registered on two servers was answered "Unknown tool" without
+naming the two real tools; ``load_toolkit`` refused ``radar`` for ``Radar``. Each case
+runs as a model's turn through the official SDK clients against the fakes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_ingest import send  # the SDK clients pointed at a fake
+
+from contextchef import ContextChef, Skill, ToolResult, user
+from contextchef._echo import echo
+from contextchef.testing import fake_for, text, tool_calls
+
+N = "q" * 50_000
+CUT = "… (50,000 chars)"
+S = {
+    "type": "object",
+    "properties": {"sql": {"type": "string"}, "rows": {"type": "integer"}},
+    "required": ["sql"],
+    "additionalProperties": False,
+}
+PG, MY = "pg_prod__execute_sql_0c4e458e", "my-sql__execute_sql"
+
+
+def ran(call: Any, allowed: Any) -> str:
+    return f"ran {allowed.wire_name}"
+
+
+FAKES: dict[int, Any] = {}
+
+
+def turn(chef: ContextChef, target: str, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
+    """One model turn making `calls`, answered by the session, then the model's answer.
+
+    Each session talks to one fake per target for its whole conversation (multi-turn).
+    """
+    fake = FAKES.setdefault(id(chef), fake_for(target)).script(tool_calls(*calls), text("ok"))
+    before = len(fake.requests)
+    found = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+    results = chef.run_tools(found, fallback=ran)
+    chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+    assert fake.violations == () and len(fake.requests) == before + 2
+    chef.append(user("next"))
+    return results
+
+
+def sql_session(**kwargs: Any) -> ContextChef:
+    chef = ContextChef(**kwargs)
+    pg = {"name": "execute_sql", "description": "Run SQL on pg", "input_schema": S}
+    my = {"name": "execute_sql", "description": "Run SQL on mysql", "input_schema": S}
+    chef.register_tools([pg], server="pg.prod")
+    chef.register_tools([my], server="my-sql")
+    chef.set_history([user("go")])
+    return chef
+
+
+def test_echo_cuts_long_text_and_says_how_long() -> None:
+    assert echo("abc") == "abc"
+    assert echo(N) == "q" * 120 + CUT
+    assert echo("x" * 11, 10) == "x" * 10 + "… (11 chars)"
+
+
+def grouped_session() -> ContextChef:
+    chef = ContextChef(default_defer=True)
+    chef.register_tools([{"name": "f", "description": "F.", "input_schema": S}])
+    group = {"name": "g", "description": "G.", "parameters": {"a": {"type": "string"}}}
+    chef.register_namespaces([{"name": "ns", "description": "Ns.", "tools": [group]}])
+    kit = {"name": "k", "description": "K.", "parameters": {"a": {"type": "string"}}}
+    chef.register_toolkits([{"name": "Radar", "description": "Radar.", "tools": [kit]}])
+    h = {"name": "h", "description": "H.", "parameters": {"a": {"type": "string"}}}
+    chef.register_tools([h], server="gh")
+    chef.register_skills(
+        [Skill(name="triage", description="T.", instructions="L.", tools=("gh__h",))]
+    )
+    chef.set_history([user("go")])
+    return chef
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_a_huge_model_written_name_is_echoed_cut_in_every_error(target: str) -> None:
+    chef = grouped_session()
+    f = chef.wire_name("f")
+    results = turn(
+        chef,
+        target,
+        (N, {}),
+        ("defer_execute", {"tool_name": N, "params": {}}),
+        ("ns", {"action": N, "args": {}}),
+        ("load_toolkit", {"toolkit_name": N}),
+        ("load_skill", {"name": N}),
+        ("tool_search", {"tool_names": [N]}),
+        ("defer_execute", {"tool_name": f, "params": {"sql": "s", N: 1}}),
+        ("defer_execute", {"tool_name": f, "params": {"sql": "s", "rows": N}}),
+    )
+    for result in results:
+        assert result.is_error or "No tool" in result.content, result.content[:200]
+        assert len(result.content) < 1_500, result.content[:300]
+        assert "q" * 301 not in result.content  # validation messages: MAX_MESSAGE_CHARS
+    # the error results name the cut, so the model knows its text was longer
+    assert all("chars)" in r.content for r in results), [r.content[:300] for r in results]
+    assert results[0].content.startswith(f'Unknown tool "{"q" * 120}{CUT}".')
+    assert f'Unknown action "{"q" * 120}{CUT}" for "ns"' in results[2].content
+    assert f'Unknown toolkit "{"q" * 120}{CUT}". Available toolkits: Radar.' in results[3].content
+
+
+@pytest.mark.parametrize("target", ["anthropic", "responses", "gemini"])
+def test_a_short_name_several_tools_share_names_them_and_the_next_call_runs(
+    target: str,
+) -> None:
+    chef = sql_session()
+    (denied,) = turn(chef, target, ("execute_sql", {"sql": "select 1"}))
+    assert denied.is_error
+    assert denied.content == (
+        f'Unknown tool "execute_sql". The tools with this name are "{MY}", "{PG}"; call one '
+        "by its exact name."
+    )
+    (result,) = turn(chef, target, (PG, {"sql": "select 1"}))  # the model picks one
+    assert (result.is_error, result.content) == (False, f"ran {PG}")
+
+
+def test_only_tools_the_model_may_call_are_named() -> None:
+    chef = sql_session(modes={"pg": ["pg_prod__*"]})
+    chef.set_blocked_tools([PG])
+    (denied,) = turn(chef, "anthropic", ("execute_sql", {"sql": "x"}))
+    assert f'The tool with this name is "{MY}"' in denied.content and PG not in denied.content
+    chef.set_mode("pg")  # my-sql's is hidden, pg's blocked: neither is named
+    (denied,) = turn(chef, "anthropic", ("execute_sql", {"sql": "x"}))
+    assert MY not in denied.content and PG not in denied.content
+    assert denied.content.startswith('Unknown tool "execute_sql". ')
+
+
+def test_a_skill_tool_is_named_only_once_its_skill_is_loaded() -> None:
+    chef = sql_session()
+    chef.register_skills([Skill(name="db", description="D.", instructions="I.", tools=(PG,))])
+    (denied,) = turn(chef, "openai", ("execute_sql", {"sql": "x"}))
+    assert MY in denied.content and PG not in denied.content
+    chef.load_skill("db")
+    (denied,) = turn(chef, "openai", ("execute_sql", {"sql": "x"}))
+    assert MY in denied.content and PG in denied.content
+
+
+def test_a_near_spelling_is_suggested() -> None:
+    chef = sql_session()
+    (denied,) = turn(chef, "anthropic", ("pg_prod__execute_sql", {"sql": "x"}))
+    assert f'Did you mean "{PG}"?' in denied.content
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_meta_tool_names_match_exactly_then_ignoring_case(target: str) -> None:
+    chef = grouped_session()
+    loaded, skill, action = turn(
+        chef,
+        target,
+        ("load_toolkit", {"toolkit_name": "radar"}),
+        ("load_skill", {"name": "TRIAGE"}),
+        ("ns", {"action": "G", "args": {"a": "x"}}),
+    )
+    assert not loaded.is_error and loaded.content.startswith('Loaded toolkit "Radar"')
+    assert chef.loaded_toolkits == ("Radar",)
+    assert not skill.is_error and chef.loaded_skills == ("triage",)
+    assert (action.is_error, action.content) == (False, "ran g")
+    (run,) = turn(chef, target, ("defer_execute", {"tool_name": "K", "params": {"a": "x"}}))
+    assert (run.is_error, run.content) == (False, "ran k")
+
+
+def test_names_equal_ignoring_case_are_named_not_guessed() -> None:
+    chef = ContextChef()
+    kit = {"name": "k", "description": "K.", "parameters": {}}
+    chef.register_toolkits(
+        [
+            {"name": "Radar", "description": "R.", "tools": [kit]},
+            {"name": "RADAR", "description": "R.", "tools": [{**kit, "name": "k2"}]},
+        ]
+    )
+    chef.set_history([user("go")])
+    (denied,) = turn(chef, "anthropic", ("load_toolkit", {"toolkit_name": "radar"}))
+    assert denied.is_error and chef.loaded_toolkits == ()
+    assert denied.content == (
+        '"radar" matches several toolkits ignoring case: "RADAR", "Radar". Use one exactly.'
+    )
+    (loaded,) = turn(chef, "anthropic", ("load_toolkit", {"toolkit_name": "RADAR"}))
+    assert not loaded.is_error and chef.loaded_toolkits == ("RADAR",)
+
+
+IP = {
+    "type": "object",
+    "properties": {
+        "ip": {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
+        "since": {"type": "string", "format": "date-time"},
+        "page": {"type": "string", "format": "uri"},
+        "tag": {"type": "string", "format": "our-own-format"},
+    },
+    "required": ["ip"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "gemini"])
+def test_a_value_outside_its_format_is_refused_and_the_fixed_call_runs(target: str) -> None:
+    chef = ContextChef()
+    chef.register_tools([{"name": "ip_details", "description": "IP.", "input_schema": IP}])
+    chef.set_history([user("go")])
+    bad_ip, bad_date, bad_uri = turn(
+        chef,
+        target,
+        ("ip_details", {"ip": "999.1.1.1"}),
+        ("ip_details", {"ip": "1.1.1.1", "since": "yesterday"}),
+        ("ip_details", {"ip": "::1", "page": "not a uri"}),
+    )
+    assert bad_ip.is_error and "- ip: " in bad_ip.content and "(rule: format)" in bad_ip.content
+    assert '- since: "yesterday" is not a "date-time" (rule: format)' in bad_date.content
+    assert '- page: "not a uri" is not a "uri" (rule: format)' in bad_uri.content
+    args = {"ip": "1.1.1.1", "since": "2026-01-01T00:00:00Z", "page": "https://x.com/a"}
+    (ok,) = turn(chef, target, ("ip_details", {**args, "tag": "anything"}))
+    assert (ok.is_error, ok.content) == (False, "ran ip_details")
+
+
+def test_an_unanswered_call_is_closed_with_its_name_and_id_cut() -> None:
+    chef = grouped_session()
+    fake = FAKES.setdefault(id(chef), fake_for("anthropic"))
+    fake.script(tool_calls((N, {})), text("ok"))
+    chef.ingest(send("anthropic", fake, chef.compile("anthropic", model="m").payload))
+    chef.append(user("never mind"))  # the call is left unanswered
+    send("anthropic", fake, chef.compile("anthropic", model="m").payload)
+    assert fake.violations == ()
+    closed = [r for m in chef.history for r in m.tool_results]
+    assert len(closed) <= 1
+    sent = fake.requests[-1].body["messages"]
+    results = [
+        b
+        for m in sent
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    assert results and all(len(str(b["content"])) < 600 for b in results)
+    assert CUT in str(results[0]["content"])
