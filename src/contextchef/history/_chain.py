@@ -53,14 +53,15 @@ def _tie(digests: Sequence[str | None], size: int) -> str | None:
 
 
 def chain_form(
-    cache: Mapping[Any, Any], wire: Sequence[Any], digests: Sequence[str | None]
+    cache: Mapping[Any, Any], wire: Sequence[Any], digests: Sequence[str | None], tools: Any
 ) -> dict[str, Any]:
     """``{"chain": ...}``, the `CHAIN` and `CHECKED` over the `wire` entries they match.
 
     `digests` are the entries' ``wire_digests`` (made by the same save). Empty when no
     chain was built. The form: ``digests`` (32 hex digits an entry), ``references`` (tool
     name -> the first entry naming it), ``wire`` (the tie, see the module docstring), and
-    ``checked`` (a count of entries) with ``under`` (32 hex digits) when any were checked.
+    ``checked`` (a count of entries) with ``under`` (32 hex digits) when any were checked,
+    ``tools``: the digest of the ledger's `tools` as a tool set (`tool_set`) if made.
     """
     old: list[tuple[Any, bytes, frozenset[str]]] = cache.get(CHAIN, [])
     pairs = zip(old, wire, strict=False)
@@ -80,6 +81,9 @@ def chain_form(
         count = sum(1 for _ in itertools.takewhile(lambda p: p[0] is p[1], pairs))
         if under is not None and count:
             out.update(checked=count, under=under.hex())
+    made = cache.get(("tools", id(tools)))
+    if made is not None and made[0] is tools:
+        out["tools"] = made[2].hex()
     return {"chain": out}
 
 
@@ -89,11 +93,13 @@ def restore_chain(
     digests: Sequence[str | None],
     form: Mapping[str, Any] | None,
     name: str,
+    tools: Any = None,
 ) -> None:
     """Put a recorded ``chain`` (`chain_form`) back in `cache` over the restored `wire`.
 
     A chain tied to other ``wire_digests`` than the restored ones (``wire``) is left out:
-    the next compile builds and checks it again.
+    the next compile builds and checks it again. The ledger's restored `tools` take the
+    tool set this process rendered with the recorded ``tools`` digest, if any.
 
     Raises:
         UsageError: Digests that are not 32 hex digits, or more of them than entries
@@ -101,31 +107,33 @@ def restore_chain(
     """
     if not form:
         return
+    extra = [form.get("under", "0" * 32), form.get("tools", "0" * 32)]
     try:
-        raw = [bytes.fromhex(d) for d in [*form["digests"], form.get("under", "0" * 32)]]
+        raw = [bytes.fromhex(d) for d in [*form["digests"], *extra]]
     except ValueError:
         raw = [b""]
-    if (
-        len(raw) > len(wire) + 1
-        or any(len(d) != 16 for d in raw)
-        or form.get("checked", 0) > len(raw) - 1
-    ):
+    *raw, under, made = raw if len(raw) > 2 else [b"", b"", b""]
+    size, checked = len(raw), form.get("checked", 0)
+    if size > len(wire) or any(len(d) != 16 for d in (*raw, under, made)) or checked > size:
         raise UsageError(
             f"{ledger_where(name)} 'chain' must hold a 32-digit hex digest per wire entry (at "
             f"most {len(wire)}) and check at most as many; nothing was restored"
         )
-    if "wire" in form and form["wire"] != _tie(digests, len(raw) - 1):
+    if "wire" in form and form["wire"] != _tie(digests, size):
         return  # entries edited since (their digests recomputed): fingerprint them again
     added: dict[int, set[str]] = {}
     for tool, at in form["references"].items():
         added.setdefault(at, set()).add(tool)
     names, chain = frozenset[str](), []
-    for i, (entry, d) in enumerate(zip(wire, raw[:-1], strict=False)):
+    for i, (entry, d) in enumerate(zip(wire, raw, strict=False)):
         names = names | added[i] if i in added else names
         chain.append((entry, d, names))
     cache[CHAIN] = chain
-    if form.get("checked") and "wire" in form:
-        cache[CHECKED] = (raw[-1], list(wire[: form["checked"]]))
+    if checked and "wire" in form:
+        cache[CHECKED] = (under, list(wire[:checked]))
+    rendered = _DIGESTS.get(made) if "tools" in form and tools is not None else None
+    if rendered is not None:
+        cache["tools", id(tools)] = (tools, *rendered[1:])
 
 
 _UNCHAINED = {"thinking", "redacted_thinking", "compaction"}
@@ -144,6 +152,8 @@ def plain(value: Any) -> Any:
 
 _SETS: LruMap[int, tuple[Any, list[Any], bytes]] = LruMap(8)
 """`tool_set` of the last tool lists, by identity: sessions over one view share its list."""
+_DIGESTS: LruMap[bytes, tuple[Any, list[Any], bytes]] = LruMap(8)
+"""The same by digest (`restore_chain`)."""
 
 
 def tool_set(tools: Sequence[Any]) -> tuple[Any, list[Any], bytes]:
@@ -167,4 +177,5 @@ def tool_set(tools: Sequence[Any]) -> tuple[Any, list[Any], bytes]:
         text = "".join(f"\x00{d:d}{t}" for _, d, t in rendered).encode("utf-8", "surrogatepass")
         hit = (tools, rendered, hashlib.blake2b(text, digest_size=16).digest())
         _SETS.put(id(tools), hit)
+        _DIGESTS.put(hit[2], hit)
     return hit

@@ -109,7 +109,7 @@ def _tool_set(cache: dict[Any, Any], tools: Sequence[Any]) -> tuple[Any, list[An
         for old in [k for k in cache if k[0] == "tools" and k != key][:-1]:
             del cache[old]
         hit = cache[key] = tool_set(tools)
-    return hit  # type: ignore[no-any-return]
+    return hit
 
 
 def _fingerprint(

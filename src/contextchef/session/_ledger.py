@@ -308,7 +308,8 @@ class Ledger:
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
         out.update(
-            chain_form(self.binding_cache, self.wire, self.digests), **self.sent.chain_field()
+            chain_form(self.binding_cache, self.wire, self.digests, self.tools),
+            **self.sent.chain_field(),
         )
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
@@ -378,7 +379,9 @@ class Ledger:
         )
         found = reversed(list(enumerate(ir)))  # a call's first message wins (no tuple made)
         ledger.calls = {p.id: i for i, m in found for p in m.parts if isinstance(p, ToolCall)}
-        restore_chain(ledger.binding_cache, entries, ledger.digests, data.get("chain"), name)
+        restore_chain(
+            ledger.binding_cache, entries, ledger.digests, data.get("chain"), name, ledger.tools
+        )
         seed_digests(ledger.binding_cache, ledger.history, data["consumed"])  # the next save's
         undo = cast("LedgerForm | None", data.get("undo"))
         if undo is not None:

@@ -109,6 +109,7 @@ class ChainForm(TypedDict):
     wire: NotRequired[str]  # the entries' digests it was built over; then the entries
     checked: NotRequired[Size]  # found bound after the system and tools digesting to
     under: NotRequired[str]
+    tools: NotRequired[str]  # the ledger's tools' `history._chain.tool_set` digest
 
 
 @with_config(_CLOSED)
