@@ -107,27 +107,28 @@ def restore_chain(
     """
     if not form:
         return
-    extra = [form.get("under", "0" * 32), form.get("tools", "0" * 32)]
-    try:
-        raw = [bytes.fromhex(d) for d in [*form["digests"], *extra]]
+    hexes = [*form["digests"], form.get("under", "0" * 32), form.get("tools", "0" * 32)]
+    try:  # one call for them all: 32 digits each, no space (`fromhex` would skip it)
+        raw = bytes.fromhex("".join(hexes)) if set(map(len, hexes)) == {32} else b""
     except ValueError:
-        raw = [b""]
-    *raw, under, made = raw if len(raw) > 2 else [b"", b"", b""]
-    size, checked = len(raw), form.get("checked", 0)
-    if size > len(wire) or any(len(d) != 16 for d in (*raw, under, made)) or checked > size:
+        raw = b""
+    size, checked = len(hexes) - 2, form.get("checked", 0)
+    if len(raw) != 16 * len(hexes) or size > len(wire) or checked > size:
         raise UsageError(
             f"{ledger_where(name)} 'chain' must hold a 32-digit hex digest per wire entry (at "
             f"most {len(wire)}) and check at most as many; nothing was restored"
         )
     if "wire" in form and form["wire"] != _tie(digests, size):
         return  # entries edited since (their digests recomputed): fingerprint them again
+    digest = [raw[i : i + 16] for i in range(0, len(raw), 16)]
+    under, made = digest[-2:]
     added: dict[int, set[str]] = {}
     for tool, at in form["references"].items():
         added.setdefault(at, set()).add(tool)
-    names, chain = frozenset[str](), []
-    for i, (entry, d) in enumerate(zip(wire, raw, strict=False)):
-        names = names | added[i] if i in added else names
-        chain.append((entry, d, names))
+    names, chain, done = frozenset[str](), list[tuple[Any, bytes, frozenset[str]]](), 0
+    for at in [*sorted(i for i in added if i < size), size]:  # the names grow at `at`
+        chain.extend(zip(wire[done:at], digest[done:at], itertools.repeat(names)))
+        names, done = names | added.get(at, set()), at
     cache[CHAIN] = chain
     if checked and "wire" in form:
         cache[CHECKED] = (under, list(wire[:checked]))
