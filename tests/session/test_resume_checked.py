@@ -189,3 +189,24 @@ def test_an_entry_edited_with_its_digests_remade_is_checked_again() -> None:
     assert "signature" not in json.dumps(request.payload["messages"])
     fresh.ingest(send("anthropic", fake.script(text("Docs done.")), request.payload))
     assert fake.violations == ()
+
+
+def test_a_chain_with_tool_references_restores_to_the_same_chain() -> None:
+    """`chain_form` then `restore_chain`: the same digests and referenced names per entry."""
+    from contextchef.history._chain import chain_form, restore_chain
+
+    wire = [{"n": i} for i in range(6)]
+    names = [set(), {"a"}, {"a"}, {"a", "b"}, {"a", "b"}, {"a", "b", "c"}]
+    made = [
+        (e, bytes([i]) * 16, frozenset(n)) for i, (e, n) in enumerate(zip(wire, names, strict=True))
+    ]
+    digests = [f"d{i}" for i in range(6)]
+    cache: dict[Any, Any] = {CHAIN: made, CHECKED: (b"u" * 16, wire[:4])}
+    form = chain_form(cache, wire, digests, None)["chain"]
+    assert form["references"] == {"a": 1, "b": 3, "c": 5} and form["checked"] == 4
+    again: dict[Any, Any] = {}
+    restore_chain(again, wire, digests, form, "anthropic")
+    assert again[CHAIN] == made and again[CHECKED] == (b"u" * 16, wire[:4])
+    edited: dict[Any, Any] = {}  # other wire digests: neither is taken
+    restore_chain(edited, wire, [*digests[:5], "other"], form, "anthropic")
+    assert edited == {}
