@@ -28,15 +28,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef._json import canonical_dumps
+from contextchef.history._chain import CHAIN as _CHAIN
+from contextchef.history._chain import CHECKED as _CHECKED
+from contextchef.history._chain import plain as _plain
+from contextchef.history._chain import tool_set
 from contextchef.history._messages import Message, ReasoningPart
-from contextchef.providers._thinking import THINKING, block_key, repeat_cause, thinking_keys
-from contextchef.session._ledger import CHAIN as _CHAIN
+from contextchef.providers._thinking import block_key, repeat_cause, thinking_keys
 from contextchef.session._ledger import Ledger, Mark
 
 __all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "unbound_cause"]
 
-_CHECKED, _WHY = ("checked",), ("why",)
-_UNCHAINED = {*THINKING, "compaction"}
+_WHY = ("why",)
 
 
 def _reply_keys(message: Message, wire: str) -> list[str]:
@@ -52,17 +54,6 @@ def _reply_keys(message: Message, wire: str) -> list[str]:
             if key is not None:
                 keys.append(key)
     return keys
-
-
-def _plain(value: Any) -> Any:
-    """`value` without ``cache_control`` keys, thinking and compaction blocks."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [
-            _plain(v) for v in value if not (isinstance(v, dict) and v.get("type") in _UNCHAINED)
-        ]
-    return value
 
 
 def _references(value: Any, names: set[str]) -> None:
@@ -110,23 +101,15 @@ def _chain(
     return out
 
 
-def _tool_set(cache: dict[Any, Any], tools: Sequence[Any]) -> list[tuple[object, bool, str]]:
+def _tool_set(cache: dict[Any, Any], tools: Sequence[Any]) -> tuple[Any, list[Any], bytes]:
+    """`tool_set` of `tools`, kept in the ledger's `cache` (the last two lists: sent, now)."""
     key = ("tools", id(tools))
     hit = cache.get(key)
     if hit is None or hit[0] is not tools:
         for old in [k for k in cache if k[0] == "tools" and k != key][:-1]:
-            del cache[old]  # keep the last two tool lists (sent and now)
-        rendered = sorted(
-            (
-                (t.get("name"), t.get("defer_loading") is True, canonical_dumps(_plain(t)))
-                for t in tools
-                if isinstance(t, Mapping)
-            ),
-            key=lambda u: u[2],
-        )
-        hit = cache[key] = (tools, rendered)
-    out: list[tuple[object, bool, str]] = hit[1]
-    return out
+            del cache[old]
+        hit = cache[key] = tool_set(tools)
+    return hit
 
 
 def _fingerprint(
@@ -174,7 +157,7 @@ def reply_bindings(
         return {}
     chain = _chain(cache, entries[:upto])
     before, names = (chain[-1][1], chain[-1][2]) if chain else (b"", frozenset[str]())
-    fp = _fingerprint(cache, system, _tool_set(cache, tools or []), before, names)
+    fp = _fingerprint(cache, system, _tool_set(cache, tools or [])[1], before, names)
     # a signature seen in two replies (hand-made histories reuse them) may take either
     out = {k: f"{known[k]} {fp}" for k in keys if k in known and fp not in known[k].split()}
     out.update({k: fp for k in keys if k not in known})
@@ -196,12 +179,13 @@ def first_unbound(
     """
     if not bindings:
         return None
-    tool_set = _tool_set(cache, tools)
+    _, tool_set, digest = _tool_set(cache, tools)
     # entries already found bound after this same system and tool set are not read again
-    done: tuple[Any, Any, list[Any]] | None = cache.get(_CHECKED)
-    start = 0
-    if done is not None and done[0] == system and done[1] == tool_set:
-        start = _same_run(done[2], entries)
+    # (`_CHECKED`, carried by snapshots)
+    text = canonical_dumps(system).encode("utf-8", "surrogatepass")
+    under = hashlib.blake2b(text + digest, digest_size=16).digest()
+    done: tuple[bytes | None, list[Any]] = cache.get(_CHECKED, (None, []))
+    start = _same_run(done[1], entries) if done[0] == under else 0
     chain: list[tuple[Any, bytes, frozenset[str]]] | None = None
     for j in range(start, len(entries)):
         keys = [k for k in thinking_keys(entries[j]) if k in bindings]
@@ -214,7 +198,7 @@ def first_unbound(
         if any(fp not in bindings[k].split() for k in keys):
             cache[_WHY] = repeat_cause(entries, j, keys)  # `unbound_cause`
             return j
-    cache[_CHECKED] = (system, tool_set, list(entries))
+    cache[_CHECKED] = (under, list(entries))
     return None
 
 

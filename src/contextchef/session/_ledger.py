@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
 from contextchef.history._as_is import index_calls
+from contextchef.history._chain import chain_form, restore_chain
 from contextchef.history._forms import (
     consumed,
     consumed_digests,
@@ -56,18 +57,12 @@ if TYPE_CHECKING:
     from contextchef.session._snapshot_form import LedgerForm, MarkForm
 
 __all__ = [
-    "CHAIN",
     "HOST_CALL_PREFIX",
     "Ledger",
     "Mark",
     "pending_answered",
     "strip_reasoning",
 ]
-
-
-CHAIN = ("chain",)
-"""`Ledger.binding_cache` key of the chain of thinking fingerprints (`_binding`): per wire
-entry, the entry, the digest of the entries up to it and the tool names referenced so far."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -279,8 +274,8 @@ class Ledger:
 
         Consumed messages leading `history` are counted (``shared``), others recorded by
         digest; normalized ones are history indices where they can be (`messages_form`),
-        wire entries' long texts references to `forms` (``texts``, `wire_forms`). The
-        `CHAIN` is ``chain``, an unanswered edit's ledger ``undo`` (left out if none).
+        wire entries' long texts references to `forms` (``texts``, `wire_forms`); the
+        binding check's state ``chain`` (`chain_form`), an unanswered edit's ledger ``undo``.
         Wire entries `base` (an earlier form of it) holds at their place are shared.
         """
         shared, consumed = (
@@ -312,23 +307,14 @@ class Ledger:
         }
         if self.bindings:
             out["bindings"] = dict(sorted(self.bindings.items()))
-        out.update(self._chain_field(), **self.sent.chain_field())  # restored, it chains on
+        out.update(
+            chain_form(self.binding_cache, self.wire, self.digests, self.tools),
+            **self.sent.chain_field(),
+        )
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
             out["undo"] = self.undo.to_dict(history, forms)
         return out
-
-    def _chain_field(self) -> dict[str, Any]:
-        """``chain``: the `CHAIN` over the wire entries it still matches (none: empty)."""
-        old: list[tuple[Any, bytes, frozenset[str]]] = self.binding_cache.get(CHAIN, [])
-        pairs = zip(old, self.wire, strict=False)
-        size = sum(1 for _ in itertools.takewhile(lambda p: p[0][0] is p[1], pairs))
-        references: dict[str, int] = {}
-        for i, (_, _, names) in enumerate(old[:size]):
-            if len(names) > len(references):  # the names only grow along the chain
-                references.update((n, i) for n in names if n not in references)
-        digests = [o[1].hex() for o in old[:size]]
-        return {"chain": {"digests": digests, "references": references}} if size else {}
 
     @classmethod
     def from_dict(
@@ -393,35 +379,14 @@ class Ledger:
         )
         found = reversed(list(enumerate(ir)))  # a call's first message wins (no tuple made)
         ledger.calls = {p.id: i for i, m in found for p in m.parts if isinstance(p, ToolCall)}
-        _restore_chain(ledger, data.get("chain"), name)
+        restore_chain(
+            ledger.binding_cache, entries, ledger.digests, data.get("chain"), name, ledger.tools
+        )
         seed_digests(ledger.binding_cache, ledger.history, data["consumed"])  # the next save's
         undo = cast("LedgerForm | None", data.get("undo"))
         if undo is not None:
             ledger.undo = cls.from_dict(undo, history, forms, name=name, made=made, version=version)
         return ledger
-
-
-def _restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, name: str) -> None:
-    """Put a recorded ``chain`` (`Ledger._chain_field`) back in the ledger's `CHAIN`."""
-    if not form:
-        return
-    try:
-        raw = [bytes.fromhex(d) for d in form["digests"]]
-    except ValueError:
-        raw = [b""]
-    if len(raw) > len(ledger.wire) or any(len(d) != 16 for d in raw):
-        raise UsageError(
-            f"{ledger_where(name)} 'chain' must hold a 32-digit hex digest per wire entry (at most "
-            f"{len(ledger.wire)}); nothing was restored"
-        )
-    added: dict[int, set[str]] = {}
-    for tool, at in form["references"].items():
-        added.setdefault(at, set()).add(tool)
-    names, chain = frozenset[str](), []
-    for i, (entry, d) in enumerate(zip(ledger.wire, raw, strict=False)):
-        names = names | added[i] if i in added else names
-        chain.append((entry, d, names))
-    ledger.binding_cache[CHAIN] = chain
 
 
 def _check_fields(data: LedgerForm) -> None:
