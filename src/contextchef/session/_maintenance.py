@@ -140,7 +140,7 @@ class Maintenance:
         if ledger is not None:
             ledger.answered = True
             ledger.response_id = read.id or None  # a reply without an id chains to none
-            ledger.sent = ledger.sent.answered_by(read.output, read.continuation)
+            ledger.sent = ledger.sent.answered_by(read.output, read.continuation, read.cache)
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
