@@ -284,4 +284,4 @@ class Maintenance:
             state.new_context_pending = False
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
-        self.notices += budget_notices(state.history, request, limit, self.notices)
+        self.notices += budget_notices(state.history, request, limit, state.noticed)

@@ -56,6 +56,7 @@ Text = Annotated[str, AfterValidator(_unicode)]
 """Text replayed into requests: valid Unicode (no lone surrogate)."""
 Size = Annotated[int, Field(ge=0)]
 """A count or index."""
+Digest = Annotated[str, Field(pattern="^[0-9a-f]{16}$")]
 Target = Annotated[str, AfterValidator(_one_of(TARGETS))]
 TargetOrNone = Annotated[str | None, AfterValidator(_one_of(TARGETS, null=True))]
 Strategy = Annotated[str, AfterValidator(_one_of(tuple(STRATEGIES)))]
@@ -226,6 +227,7 @@ class SnapshotForm(TypedDict):
     new_context_pending: bool
     ledgers: dict[Target, LedgerForm]
     compiled: TargetOrNone
+    noticed: NotRequired[list[Digest]]  # budget notices given (none before this field)
     tools: ToolRecordForm
     skills: list[dict[str, Any]]
     """`Skill.to_dict` values (checked by `parse_skill`)."""
@@ -256,6 +258,7 @@ _WANTED = {
     "is_instance_of": "an object",
     "list_type": "a list",
     "none_required": "null",
+    "string_pattern_mismatch": "a digest (16 hex digits)",
 }
 
 
