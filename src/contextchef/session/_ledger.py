@@ -38,10 +38,10 @@ from contextchef.history._as_is import index_calls
 from contextchef.history._forms import (
     consumed,
     consumed_digests,
+    ir_form,
+    ir_of_form,
     leading,
     ledger_where,
-    messages_form,
-    messages_of_form,
     seed_digests,
     stored_wire,
     text_digest,
@@ -294,7 +294,7 @@ class Ledger:
         out: dict[str, Any] = {
             "shared": shared,
             "consumed": consumed,
-            "ir": messages_form(self.ir, history),
+            **ir_form(self.ir, history),  # and its digest
             "wire": wire,
             "texts": texts,
             "marks": [m.to_dict() for m in self.marks],
@@ -359,7 +359,7 @@ class Ledger:
                 ledger (`name`) and the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
-        ir = messages_of_form(data["ir"], history, f"{ledger_where(name)} 'ir'")
+        ir = ir_of_form(data, history, name, made, version)
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
         _check_marks(marks, pending, ir=len(ir), wire=len(data["wire"]))
@@ -441,12 +441,12 @@ _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system
 def _record_digest(data: Mapping[str, Any]) -> str:
     """A digest of what a ledger replays besides its wire entries.
 
-    The `_RECORDED` fields, and ``bindings``, ``chain`` and ``sent`` when present (and
-    ``rebased`` when set, from snapshot version 3 on); checked by `Ledger.from_dict` like
+    The `_RECORDED` fields, and ``bindings``, ``chain``, ``sent`` and ``ir_digest`` when
+    present (and ``rebased`` when set, from version 3 on); checked by `Ledger.from_dict` like
     ``wire_digests``.
     """
     fields = {k: data.get(k) for k in _RECORDED}
-    for extra in ("bindings", "chain", "sent", "rebased"):
+    for extra in ("bindings", "chain", "sent", "rebased", "ir_digest"):
         if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
             fields[extra] = data[extra]
     try:

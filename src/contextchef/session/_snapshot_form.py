@@ -131,6 +131,7 @@ class UndoForm(TypedDict):
     ir: list[Size | dict[str, Any]]
     """Normalized messages: the index of the history message it equals, else its
     `Message.to_dict` (checked by `message_from_dict`)."""
+    ir_digest: NotRequired[str]  # of ``ir`` (`history._forms.ir_form`; none before it)
     wire: list[pydantic.InstanceOf[dict[str, Any]]]  # an object each, taken as it is (no copy)
     """Wire entries as sent (checked against ``wire_digests``), but for ``texts``."""
     texts: NotRequired[list[list[TextForm]]]
