@@ -14,6 +14,8 @@ clients against the `contextchef.testing` fakes, every payload SDK-checked.
 
 from __future__ import annotations
 
+import copy
+import json
 import logging
 from collections.abc import Callable
 from functools import partial
@@ -23,8 +25,10 @@ from typing import Any
 import pytest
 from test_ingest import send as sdk_send
 
-from contextchef import ContextChef, ContextPolicy, user
+from contextchef import ContextChef, ContextPolicy, UsageError, user
 from contextchef._json import canonical_dumps
+from contextchef.providers._budget import notice_digest
+from contextchef.session._ledger import _record_digest
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.testing import fake_for, text
 from sdk_check import sdk_problems
@@ -186,3 +190,64 @@ def test_a_fixed_part_notice_is_given_once_per_conversation(
     kinds = [n.kind for c in step_chefs for n in c.notices if n.kind.startswith("fixed_")]
     assert kinds == ["fixed_near_budget"]
     assert len(warned) == 1, warned
+
+
+def _chat_snapshot() -> tuple[ContextChef, dict[str, Any]]:
+    """A Chat session two turns in (a reported count, a budget notice given), as JSON."""
+    summarizer = Summarizer()
+    policy = ContextPolicy(budget_tokens=3_000, native=False)
+    chefs: list[ContextChef] = []
+
+    def step(turn: Callable[[ContextChef], None]) -> ContextChef:
+        if not chefs:
+            chefs.append(_chef(summarizer, policy))
+            chefs[0].set_system_prompt("You fix builds carefully. " * 300)
+            chefs[0].append(user("Why does the build fail?"))
+        turn(chefs[0])
+        return chefs[0]
+
+    _drive("openai", 2, step, summarizer)
+    return chefs[0], json.loads(json.dumps(chefs[0].snapshot()))
+
+
+def test_the_new_fields_are_written_and_checked() -> None:
+    chef, snap = _chat_snapshot()
+    assert snap["noticed"] == [notice_digest(n) for n in chef.notices]
+    assert snap["ledgers"]["openai"]["sent"]["reported"] > 0
+    for value, wanted in ((["xyz"], "a digest \\(16 hex digits\\)"), ("abc", "a list")):
+        bad = {**snap, "noticed": value}
+        with pytest.raises(UsageError, match=f"snapshot field 'noticed' .*must be {wanted}"):
+            ContextChef().restore(bad, allow_unsigned=True)
+    for value in (-5, 0, True, 1.5, "12", 2**60):
+        bad = copy.deepcopy(snap)
+        ledger = bad["ledgers"]["openai"]
+        ledger["sent"]["reported"] = value
+        ledger["record_digest"] = _record_digest(ledger)
+        with pytest.raises(UsageError, match=r"ledger 'openai' field 'sent' must .*'reported'"):
+            _chef(Summarizer(), chef_policy(chef)).restore(bad, allow_unsigned=True)
+    edited = copy.deepcopy(snap)  # a count changed alone: the record digest says so
+    edited["ledgers"]["openai"]["sent"]["reported"] += 1
+    with pytest.raises(UsageError, match="ledger 'openai': its tools, system"):
+        _chef(Summarizer(), chef_policy(chef)).restore(edited, allow_unsigned=True)
+
+
+def chef_policy(chef: ContextChef) -> ContextPolicy:
+    policy = chef._compiler.policy
+    assert isinstance(policy, ContextPolicy)
+    return policy
+
+
+def test_a_snapshot_without_the_new_fields_restores_as_before() -> None:
+    """Written before them: estimates until the next reply, and a notice given again."""
+    chef, snap = _chat_snapshot()
+    old = copy.deepcopy(snap)
+    del old["noticed"]
+    ledger = old["ledgers"]["openai"]
+    del ledger["sent"]["reported"]
+    ledger["record_digest"] = _record_digest(ledger)
+    restored = _chef(Summarizer(), chef_policy(chef))
+    restored.set_system_prompt("You fix builds carefully. " * 300)
+    restored.restore(old, allow_unsigned=True)
+    assert restored.context_usage("openai", model="gpt-5.5").source == "estimate"
+    restored.compile("openai", model="gpt-5.5")
+    assert [n.kind for n in restored.notices] == ["fixed_near_budget"]

@@ -96,5 +96,5 @@ def test_a_signed_snapshot_is_covered_by_its_signature() -> None:
     snap = json.loads(json.dumps(chef.snapshot(keys=keys)))
     make().restore(copy.deepcopy(snap), keys=keys)
     _swap(snap["ledgers"]["anthropic"]["ir"], 1, 3)
-    with pytest.raises(Exception, match="signature|signed"):
+    with pytest.raises(Exception, match=r"signature|signed"):
         make().restore(snap, keys=keys)
