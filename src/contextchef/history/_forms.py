@@ -36,6 +36,7 @@ from contextchef.history._wire_forms import (
 
 __all__ = [
     "SHARED_TEXT",
+    "check_ledger_fields",
     "checked_history",
     "consumed",
     "consumed_digests",
@@ -168,6 +169,26 @@ def messages_of_form(form: Sequence[Any], history: Sequence[Message], where: str
         history[m] if type(m) is int else built(m) or message_from_dict(m, index=i)
         for i, m in enumerate(form)
     ]
+
+
+def check_ledger_fields(data: Mapping[str, Any], where: str) -> None:
+    """What a ledger's snapshot form cannot say: ordered ranges, wire indices, tool names.
+
+    `where` names the ledger (`ledger_where`): ``strip`` ranges with lo <= hi,
+    ``system_entries`` within its wire, ``tools`` with text names.
+
+    Raises:
+        UsageError: The first field that does not hold, named with what it must hold.
+    """
+    if not all(lo <= hi for lo, hi in data["strip"]):
+        raise UsageError(f"{where} 'strip' must hold [lo, hi] pairs with lo <= hi")
+    if not all(i < len(data["wire"]) for i in data["system_entries"]):
+        raise UsageError(
+            f"{where} 'system_entries' must hold wire indices (below {len(data['wire'])})"
+        )
+    tools = data["tools"]
+    if tools is not None and not all(isinstance(t.get("name", ""), str) for t in tools):
+        raise UsageError(f"{where} 'tools' must hold tool objects with text names")
 
 
 def ir_form(ir: Sequence[Message], history: Sequence[Message]) -> dict[str, Any]:

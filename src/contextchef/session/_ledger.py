@@ -36,6 +36,7 @@ from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
 from contextchef.history._as_is import index_calls
 from contextchef.history._forms import (
+    check_ledger_fields,
     consumed,
     consumed_digests,
     ir_form,
@@ -363,7 +364,7 @@ class Ledger:
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
         _check_marks(marks, pending, ir=len(ir), wire=len(data["wire"]))
-        _check_fields(data)
+        check_ledger_fields(data, ledger_where(name))
         entries = stored_wire(data, forms, ledger_where(name), made, version)
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
@@ -422,17 +423,6 @@ def _restore_chain(ledger: Ledger, form: Mapping[str, Any] | None, name: str) ->
         names = names | added[i] if i in added else names
         chain.append((entry, d, names))
     ledger.binding_cache[CHAIN] = chain
-
-
-def _check_fields(data: LedgerForm) -> None:
-    """What the form cannot say: ranges ordered, indices within the wire, named tools."""
-    if not all(lo <= hi for lo, hi in data["strip"]):
-        raise UsageError("snapshot ledger 'strip' holds [lo, hi] pairs with lo <= hi")
-    if not all(i < len(data["wire"]) for i in data["system_entries"]):
-        raise UsageError("snapshot ledger 'system_entries' must hold wire indices")
-    tools = data["tools"]
-    if tools is not None and not all(isinstance(t.get("name", ""), str) for t in tools):
-        raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
 
 
 _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
