@@ -7,11 +7,12 @@ snapshot against it before building anything (`check_form`). What the form canno
 definition) is checked by the readers that build those values.
 
 Optional keys are only those the writer leaves out: a ledger's ``bindings`` (no thinking
-bound), ``chain`` (no chain built), ``sent`` (nothing kept), ``undo`` (no edit pending),
-``shared`` (version 1 wrote none), ``texts`` (nor 2), a mark's ``tools`` (no tool
-change), and the snapshot's ``announcements`` (spec 001: a snapshot without the field
-restores to no announcements). Everything else, the digests included, is required: a
-snapshot missing a field is refused, never restored unchecked.
+bound), ``chain`` (no chain built), ``sent`` (nothing kept, no usage reported), ``undo``
+(no edit pending), ``shared`` (version 1 wrote none), ``texts`` (nor 2), a mark's ``tools``
+(no tool change), the snapshot's ``announcements`` (spec 001: a snapshot without the field
+restores to no announcements), and those older version 5 writers did not write: a ledger's
+``ir_digest`` and the snapshot's ``noticed`` (the budget notices given; none without it).
+Everything else, the digests included, is required: a snapshot missing a field is refused.
 
 This module imports pydantic; it is imported when a snapshot is read, never by
 ``import contextchef``.
