@@ -28,6 +28,7 @@ from contextchef.providers._budget import (
     budget_notices,
     compaction_due,
     fixed_notice,
+    notice_digest,
     summary_notice,
 )
 from contextchef.testing import FakeProvider, fake_for, text
@@ -184,8 +185,10 @@ def test_the_notices_name_the_part_to_blame() -> None:
     request = (_usage(2_000, fixed=1_500), 1_000)
     (notice,) = fixed_notice(request)
     assert notice.kind == "fixed_over_budget" and "about 1,500 tokens" in notice.detail
-    assert budget_notices([user("q")], request, None, ()) == (notice,)
-    assert budget_notices([user("q")], request, None, (notice,)) == ()  # said once
+    given: set[str] = set()
+    assert budget_notices([user("q")], request, None, given) == (notice,)
+    assert budget_notices([user("q")], request, None, given) == ()  # said once
+    assert given == {notice_digest(notice)}  # what a snapshot keeps (``noticed``)
     (near,) = fixed_notice((_usage(2_000, fixed=900), 1_000))  # 100 tokens left: near
     assert near.kind == "fixed_near_budget" and "leaving 100 tokens" in near.detail
     assert fixed_notice((_usage(2_000, fixed=750), 1_000)) == ()  # a quarter left

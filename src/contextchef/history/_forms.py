@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError, shown
-from contextchef._json import canonical_dumps, canonical_utf8
+from contextchef._json import canonical_dumps, canonical_utf8, sorted_utf8
 from contextchef._records import extend_digests
 from contextchef.history._as_is import placed
 from contextchef.history._blocks import FORM_DIGESTS
@@ -35,11 +36,15 @@ from contextchef.history._wire_forms import (
 
 __all__ = [
     "SHARED_TEXT",
+    "check_ledger_fields",
     "checked_history",
     "consumed",
     "consumed_digests",
     "digest",
+    "form_digest",
     "forms_over",
+    "ir_form",
+    "ir_of_form",
     "leading",
     "ledger_where",
     "messages_form",
@@ -164,6 +169,82 @@ def messages_of_form(form: Sequence[Any], history: Sequence[Message], where: str
         history[m] if type(m) is int else built(m) or message_from_dict(m, index=i)
         for i, m in enumerate(form)
     ]
+
+
+def check_ledger_fields(data: Mapping[str, Any], where: str) -> None:
+    """What a ledger's snapshot form cannot say: ordered ranges, wire indices, tool names.
+
+    `where` names the ledger (`ledger_where`): ``strip`` ranges with lo <= hi,
+    ``system_entries`` within its wire, ``tools`` with text names.
+
+    Raises:
+        UsageError: The first field that does not hold, named with what it must hold.
+    """
+    if not all(lo <= hi for lo, hi in data["strip"]):
+        raise UsageError(f"{where} 'strip' must hold [lo, hi] pairs with lo <= hi")
+    if not all(i < len(data["wire"]) for i in data["system_entries"]):
+        raise UsageError(
+            f"{where} 'system_entries' must hold wire indices (below {len(data['wire'])})"
+        )
+    tools = data["tools"]
+    if tools is not None and not all(isinstance(t.get("name", ""), str) for t in tools):
+        raise UsageError(f"{where} 'tools' must hold tool objects with text names")
+
+
+def ir_form(ir: Sequence[Message], history: Sequence[Message]) -> dict[str, Any]:
+    """A ledger's ``ir`` (`messages_form` of its normalized messages) and ``ir_digest``.
+
+    The digest (`form_digest`) ties each item to its place: a restore refuses an ``ir``
+    edited or reordered after the snapshot was taken (`ir_of_form`).
+    """
+    form = messages_form(ir, history)
+    return {"ir": form, "ir_digest": form_digest(form)}
+
+
+def ir_of_form(
+    data: Mapping[str, Any], history: Sequence[Message], name: str, made: object, version: int
+) -> list[Message]:
+    """A ledger form's normalized messages (``ir``, `messages_of_form`), checked.
+
+    Against its ``ir_digest`` (`ir_form`) when the snapshot is not signed (`made` is not
+    None; a signed one's HMAC covers it) and the ledger has one: a `version` 5 field that
+    snapshots written before it lack (the record digest covers it, so it cannot be
+    dropped alone). One encoder call and one SHA-256 over the list, mostly history indices.
+
+    Raises:
+        UsageError: The digest does not match (the ledger `name` and the field named), or
+            an index past `history`.
+        CorruptHistoryError: A malformed message.
+    """
+    where, recorded = f"{ledger_where(name)} 'ir'", data.get("ir_digest")
+    messages = messages_of_form(data["ir"], history, where)  # a bad item: named there
+    checked = made is not None and recorded is not None and version >= 5
+    if checked and form_digest(data["ir"]) != recorded:
+        raise UsageError(
+            f"{where} differs from what was recorded (its 'ir_digest' does not match): its "
+            "normalized messages were edited or moved after the snapshot was taken, and "
+            "replaying them would break the conversation; nothing was restored"
+        )
+    return messages
+
+
+def form_digest(form: object) -> str:
+    """SHA-256 (first 16 hex) of `form`'s sorted-key canonical JSON as UTF-8.
+
+    Written by the fast encoder where its bytes are ``json``'s (`sorted_utf8`), else by
+    ``json``: a reader with or without the ``fastjson`` extra gets the writer's digest.
+    ``""`` for what is not plain JSON (NaN, a lone surrogate), which no digest matches.
+    """
+    data = sorted_utf8(form)
+    if data is None:
+        try:
+            text = json.dumps(
+                form, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            )
+            data = text.encode("utf-8")
+        except (TypeError, ValueError, RecursionError):
+            return ""
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 # -- consumed messages, recorded by digest ---------------------------------------------------

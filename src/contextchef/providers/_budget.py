@@ -20,6 +20,7 @@ from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.history._compaction import SUMMARY_TAG
 from contextchef.history._context_policy import ContextPolicy
+from contextchef.history._forms import text_digest
 from contextchef.history._messages import Message, TextPart
 from contextchef.providers._reading import ResponseNotice
 from contextchef.providers._usage import CacheRules
@@ -37,6 +38,7 @@ __all__ = [
     "compaction_due",
     "context_budget",
     "fixed_notice",
+    "notice_digest",
     "request_tokens",
     "summary_notice",
 ]
@@ -332,16 +334,24 @@ def budget_notices(
     history: Sequence[Message],
     request: Due | None,
     max_history_tokens: int | None,
-    earlier: Sequence[ResponseNotice],
+    given: set[str],
 ) -> tuple[ResponseNotice, ...]:
-    """`summary_notice` and `fixed_notice` not in `earlier`, each logged as a warning.
+    """`summary_notice` and `fixed_notice` not `given` yet, each logged as a warning.
 
-    Called at each compile with the notices given so far: a notice with the same figures
+    Called at each compile with the digests of the notices given so far in the
+    conversation (`notice_digest`; a snapshot's ``noticed``, so a restored session does not
+    give them again), to which it adds those it returns: a notice with the same figures
     (the same summary, the same fixed part and trigger) is given once, and a new summary
     or a changed tool set is reported again.
     """
     found = (*summary_notice(history, request, max_history_tokens), *fixed_notice(request))
-    new = tuple(n for n in found if n not in earlier)
+    new = tuple(n for n in found if notice_digest(n) not in given)
     for notice in new:
+        given.add(notice_digest(notice))
         logger.warning("contextchef: %s", notice.detail)
     return new
+
+
+def notice_digest(notice: ResponseNotice) -> str:
+    """A budget notice's digest, of its kind, reason and detail (16 hex digits, `text_digest`)."""
+    return text_digest(canonical_dumps([notice.kind, notice.reason, notice.detail]))

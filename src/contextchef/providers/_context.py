@@ -160,7 +160,7 @@ def context_usage(
 
     Args:
         native: The policy compiled for the target and model.
-        reported: The provider's input tokens for the last request (None: unknown).
+        reported: The provider's input tokens for the last request (None or 0: unknown).
         messages: With `reported`, the messages added since that request; else the whole
             history.
         system: The system prompt (estimated with `request_tokens`; counted in ``used``
@@ -171,12 +171,12 @@ def context_usage(
     request a compaction cannot remove (`compaction_due`).
     """
     fixed = request_tokens(system, tools, ())
-    used = request_tokens("", (), messages) + (fixed if reported is None else reported)
+    used = request_tokens("", (), messages) + (reported or fixed)
     return ContextUsage(
         target=native.target,
         model=native.model,
         used=used,
         budget=native.budget.budget,
-        source="estimate" if reported is None else "usage",
+        source="usage" if reported else "estimate",
         fixed=fixed,
     )

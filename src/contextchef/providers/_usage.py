@@ -218,6 +218,11 @@ class SentRequest:
             answer. Nothing was bound to that entry, but a cache diagnosis compares the
             two requests and may call it ``messages_changed`` (the prompt-cache breakpoint
             of a prefilled request sits before it); `compared` names it.
+        reported: The input tokens the provider reported for the last answered request
+            to this target that reported any (`CacheReport.input_tokens`; 0: none yet):
+            what the budget starts from (`ContextUsage.used`). Carried from request to
+            request (`opening`), so a restored session decides its compactions on the
+            live session's figure.
     """
 
     model: str = ""
@@ -233,15 +238,16 @@ class SentRequest:
     continued: bool = False
     joined: bool = False
     reopened: bool = False
+    reported: int = 0
 
     def chain_field(self) -> dict[str, Any]:
         """What a restored session needs to chain to this request, resume or continue its answer.
 
         Plain JSON, a snapshot ledger's ``sent`` (`from_chain_form`): `kept` (sorted),
-        `answer`, `continuation`, `resumed`, and the `_OPENING` fields that are set; ``{}``
-        when the provider keeps nothing of it and none of those is set.
+        `answer`, `continuation`, `resumed`, and the `_OPENING` fields and `reported` when
+        set; ``{}`` when the provider keeps nothing of it and none of those is set.
         """
-        opens = {k: getattr(self, k) for k in _OPENING if getattr(self, k)}
+        opens = {k: getattr(self, k) for k in _KEPT if getattr(self, k)}
         if self.kept is None and self.continuation is None and not self.resumed and not opens:
             return {}
         kept = None if self.kept is None else sorted(self.kept)
@@ -260,22 +266,21 @@ class SentRequest:
             return cls()
         kept, answer = form.get("kept"), form.get("answer")
         continuation, resumed = form.get("continuation"), form.get("resumed")
-        opens = {k: form[k] for k in _OPENING if k in form}
+        opens = {k: form[k] for k in _KEPT if k in form}
         if (
-            set(form) - set(_OPENING) != {"kept", "answer", "continuation", "resumed"}
+            set(form) - set(_KEPT) != {"kept", "answer", "continuation", "resumed"}
             or not (kept is None or (isinstance(kept, list) and all(_text(k) for k in kept)))
             or not (isinstance(answer, list) and all(isinstance(a, Mapping) for a in answer))
             or not (continuation is None or _text(continuation))
             or not isinstance(resumed, bool)
-            or not all(
-                _text(v) if k == "prefill" else isinstance(v, bool) for k, v in opens.items()
-            )
+            or not all(_kept(k, v) for k, v in opens.items())
         ):
             raise UsageError(
                 f"snapshot ledger {where!r} field 'sent' must be an object of 'kept' (a list "
                 "of text, or null), 'answer' (a list of objects), 'continuation' (text or "
                 "null), 'resumed' (true or false) and optionally 'prefill' (text), "
-                "'continued', 'joined' and 'reopened' (true or false); nothing was restored"
+                "'continued', 'joined' and 'reopened' (true or false) and 'reported' (an "
+                f"integer from 1 to {MAX_TOKENS}); nothing was restored"
             )
         return cls(
             kept=None if kept is None else frozenset(kept),
@@ -286,8 +291,14 @@ class SentRequest:
         )
 
     def opening(self, prefill: str, continued: bool, last: SentRequest) -> SentRequest:
-        """This request, ending on `prefill` or on the model's turn (`continued`), after `last`."""
-        return replace(self, prefill=prefill, continued=continued, reopened=last.joined)
+        """This request, ending on `prefill` or on the model's turn (`continued`), after `last`.
+
+        It keeps `last`'s `reported` until its own response reports a count.
+        """
+        reopened, reported = last.joined, last.reported
+        return replace(
+            self, prefill=prefill, continued=continued, reopened=reopened, reported=reported
+        )
 
     def resuming(self, last: SentRequest) -> SentRequest:
         """This request, sent to resume `last`'s answer (kept, with its token)."""
@@ -295,11 +306,14 @@ class SentRequest:
             self, answer=last.answer, continuation=last.continuation, resumed=True, continued=False
         )  # the cut answer it resumes is the turn its reply joins (`join`), not the history's
 
-    def answered_by(self, output: tuple[Any, ...], continuation: str | None) -> SentRequest:
+    def answered_by(
+        self, output: tuple[Any, ...], continuation: str | None, cache: CacheReport | None = None
+    ) -> SentRequest:
         """This request once its response is read.
 
         `output` is its answer (after the answer it resumed), `continuation` that
-        response's token.
+        response's token, `cache` its usage (its `CacheReport.input_tokens` become
+        `reported`; 0 or None: not reported, the last count stays).
         """
         answer = (*self.answer, *output) if self.resumed else output
         joined = bool(self.prefill or self.continued)  # once: another reply joins nothing
@@ -311,6 +325,7 @@ class SentRequest:
             prefill="",
             continued=False,
             joined=joined,
+            reported=(cache.input_tokens if cache else 0) or self.reported,
         )
 
     def join(
@@ -379,10 +394,21 @@ class Chain:
 
 _OPENING = ("prefill", "continued", "joined", "reopened")
 """`SentRequest`'s fields on the turn its reply continues, in its chain form when set."""
+_KEPT = (*_OPENING, "reported")
+"""The optional fields of its chain form: `_OPENING` and the last reported input tokens."""
 
 
 def _text(value: object) -> bool:
     return isinstance(value, str) and is_unicode(value)
+
+
+def _kept(key: str, value: object) -> bool:
+    """Whether `value` is a `_KEPT` field's as `chain_field` writes it (set, of its type)."""
+    if key == "prefill":
+        return _text(value)
+    if key == "reported":
+        return type(value) is int and 0 < value <= MAX_TOKENS
+    return isinstance(value, bool)
 
 
 @dataclass(frozen=True, kw_only=True)

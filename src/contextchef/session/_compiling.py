@@ -174,12 +174,9 @@ class Compiler:
         """The next request's tokens against the budget; see `ContextChef.context_usage`."""
         native = native_context(target, model=model, policy=self.policy)
         ledger, history = self._state.ledgers.get(target) or Ledger(), self._state.history
-        report = [
-            r for r in self._maintenance.cache_reports if r.target == target and r.input_tokens
-        ]
-        mark, got = (ledger.answered and ledger.pending) or ledger.marks[-1], None  # last answered
-        if report and not ledger.undo and history[: mark.history] == ledger.history[: mark.history]:
-            history, got = history[mark.history :], report[-1].input_tokens
+        mark, got = (ledger.answered and ledger.pending) or ledger.marks[-1], ledger.sent.reported
+        kept = got and not ledger.undo and history[: mark.history] == ledger.history[: mark.history]
+        history, got = (history[mark.history :], got) if kept else (history, 0)  # 0: ours alone
         return context_usage(native, got, history, self._state.system, self._tools.view().resident)
 
     def _memory_tool(self, strategy: Strategy) -> str | None:

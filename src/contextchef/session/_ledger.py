@@ -37,12 +37,13 @@ from contextchef._json import canonical_dumps, thaw
 from contextchef.history._as_is import index_calls
 from contextchef.history._chain import chain_form, restore_chain
 from contextchef.history._forms import (
+    check_ledger_fields,
     consumed,
     consumed_digests,
+    ir_form,
+    ir_of_form,
     leading,
     ledger_where,
-    messages_form,
-    messages_of_form,
     seed_digests,
     stored_wire,
     text_digest,
@@ -289,7 +290,7 @@ class Ledger:
         out: dict[str, Any] = {
             "shared": shared,
             "consumed": consumed,
-            "ir": messages_form(self.ir, history),
+            **ir_form(self.ir, history),  # and its digest
             "wire": wire,
             "texts": texts,
             "marks": [m.to_dict() for m in self.marks],
@@ -345,11 +346,11 @@ class Ledger:
                 ledger (`name`) and the entry. Nothing is restored.
             CorruptHistoryError: A malformed recorded message.
         """
-        ir = messages_of_form(data["ir"], history, f"{ledger_where(name)} 'ir'")
+        ir = ir_of_form(data, history, name, made, version)
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
         _check_marks(marks, pending, ir=len(ir), wire=len(data["wire"]))
-        _check_fields(data)
+        check_ledger_fields(data, ledger_where(name))
         entries = stored_wire(data, forms, ledger_where(name), made, version)
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
@@ -389,29 +390,18 @@ class Ledger:
         return ledger
 
 
-def _check_fields(data: LedgerForm) -> None:
-    """What the form cannot say: ranges ordered, indices within the wire, named tools."""
-    if not all(lo <= hi for lo, hi in data["strip"]):
-        raise UsageError("snapshot ledger 'strip' holds [lo, hi] pairs with lo <= hi")
-    if not all(i < len(data["wire"]) for i in data["system_entries"]):
-        raise UsageError("snapshot ledger 'system_entries' must hold wire indices")
-    tools = data["tools"]
-    if tools is not None and not all(isinstance(t.get("name", ""), str) for t in tools):
-        raise UsageError("snapshot ledger 'tools' must hold tool objects with text names")
-
-
 _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
 
 
 def _record_digest(data: Mapping[str, Any]) -> str:
     """A digest of what a ledger replays besides its wire entries.
 
-    The `_RECORDED` fields, and ``bindings``, ``chain`` and ``sent`` when present (and
-    ``rebased`` when set, from snapshot version 3 on); checked by `Ledger.from_dict` like
+    The `_RECORDED` fields, and ``bindings``, ``chain``, ``sent`` and ``ir_digest`` when
+    present (and ``rebased`` when set, from version 3 on); checked by `Ledger.from_dict` like
     ``wire_digests``.
     """
     fields = {k: data.get(k) for k in _RECORDED}
-    for extra in ("bindings", "chain", "sent", "rebased"):
+    for extra in ("bindings", "chain", "sent", "rebased", "ir_digest"):
         if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
             fields[extra] = data[extra]
     try:

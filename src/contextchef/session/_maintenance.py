@@ -144,7 +144,7 @@ class Maintenance:
         if ledger is not None:
             ledger.answered = True
             ledger.response_id = read.id or None  # a reply without an id chains to none
-            ledger.sent = ledger.sent.answered_by(read.output, read.continuation)
+            ledger.sent = ledger.sent.answered_by(read.output, read.continuation, read.cache)
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
@@ -290,4 +290,4 @@ class Maintenance:
             self.notices += said or ()  # a failure said and waited out (`SummaryRetry`)
         elif due and handoff is None:  # nothing to summarize with: never a silent no-op
             logger.warning("contextchef: past compact_at with no on_overflow; call chef.compact()")
-        self.notices += budget_notices(state.history, request, limit, self.notices)
+        self.notices += budget_notices(state.history, request, limit, state.noticed)

@@ -7,11 +7,12 @@ snapshot against it before building anything (`check_form`). What the form canno
 definition) is checked by the readers that build those values.
 
 Optional keys are only those the writer leaves out: a ledger's ``bindings`` (no thinking
-bound), ``chain`` (no chain built), ``sent`` (nothing kept), ``undo`` (no edit pending),
-``shared`` (version 1 wrote none), ``texts`` (nor 2), a mark's ``tools`` (no tool
-change), and the snapshot's ``announcements`` (spec 001: a snapshot without the field
-restores to no announcements). Everything else, the digests included, is required: a
-snapshot missing a field is refused, never restored unchecked.
+bound), ``chain`` (no chain built), ``sent`` (nothing kept, no usage reported), ``undo``
+(no edit pending), ``shared`` (version 1 wrote none), ``texts`` (nor 2), a mark's ``tools``
+(no tool change), the snapshot's ``announcements`` (spec 001: a snapshot without the field
+restores to no announcements), and those older version 5 writers did not write: a ledger's
+``ir_digest`` and the snapshot's ``noticed`` (the budget notices given; none without it).
+Everything else, the digests included, is required: a snapshot missing a field is refused.
 
 This module imports pydantic; it is imported when a snapshot is read, never by
 ``import contextchef``.
@@ -56,6 +57,7 @@ Text = Annotated[str, AfterValidator(_unicode)]
 """Text replayed into requests: valid Unicode (no lone surrogate)."""
 Size = Annotated[int, Field(ge=0)]
 """A count or index."""
+Digest = Annotated[str, Field(pattern="^[0-9a-f]{16}$")]
 Target = Annotated[str, AfterValidator(_one_of(TARGETS))]
 TargetOrNone = Annotated[str | None, AfterValidator(_one_of(TARGETS, null=True))]
 Strategy = Annotated[str, AfterValidator(_one_of(tuple(STRATEGIES)))]
@@ -134,6 +136,7 @@ class UndoForm(TypedDict):
     ir: list[Size | dict[str, Any]]
     """Normalized messages: the index of the history message it equals, else its
     `Message.to_dict` (checked by `message_from_dict`)."""
+    ir_digest: NotRequired[str]  # of ``ir`` (`history._forms.ir_form`; none before it)
     wire: list[pydantic.InstanceOf[dict[str, Any]]]  # an object each, taken as it is (no copy)
     """Wire entries as sent (checked against ``wire_digests``), but for ``texts``."""
     texts: NotRequired[list[list[TextForm]]]
@@ -158,7 +161,7 @@ class UndoForm(TypedDict):
     """Thinking block key -> fingerprint of the prefix it was produced after."""
     chain: NotRequired[ChainForm]
     """What the bindings are checked against, so a restored session need not rebuild it."""
-    sent: NotRequired[dict[str, Any]]  # kept by the provider (`SentRequest.from_chain_form`)
+    sent: NotRequired[dict[str, Any]]  # kept, usage reported (`SentRequest.from_chain_form`)
 
 
 @with_config(_CLOSED)
@@ -230,6 +233,7 @@ class SnapshotForm(TypedDict):
     new_context_pending: bool
     ledgers: dict[Target, LedgerForm]
     compiled: TargetOrNone
+    noticed: NotRequired[list[Digest]]  # budget notices given (none before this field)
     tools: ToolRecordForm
     skills: list[dict[str, Any]]
     """`Skill.to_dict` values (checked by `parse_skill`)."""
@@ -260,6 +264,7 @@ _WANTED = {
     "is_instance_of": "an object",
     "list_type": "a list",
     "none_required": "null",
+    "string_pattern_mismatch": "a digest (16 hex digits)",
 }
 
 

@@ -66,6 +66,8 @@ class SessionState:
     """What each target was sent (see `contextchef.session._ledger`)."""
     compiled: str | None = None
     """The target of the last compile (its ledger gets the next response's id)."""
+    noticed: set[str] = field(default_factory=set)
+    """Digests of the budget notices given (`providers._budget.notice_digest`): once each."""
     withdrawn: dict[str, str] = field(default_factory=dict)
     """Wire name -> why: tools their source took back (an MCP server removed them or
     disconnected). Not in snapshots: the source says it again when it reconnects."""
@@ -105,6 +107,7 @@ class SessionState:
             "new_context_pending": self.new_context_pending,
             "ledgers": {t: lg.to_dict(self.history, forms, old.get(t)) for t, lg in ledgers},
             "compiled": self.compiled,
+            "noticed": sorted(self.noticed),
         }
 
     @classmethod
@@ -139,6 +142,7 @@ class SessionState:
             new_context_pending=data["new_context_pending"],
             ledgers=ledgers,
             compiled=data["compiled"],
+            noticed=set(data.get("noticed", ())),
         )
 
     def copy(self) -> SessionState:
