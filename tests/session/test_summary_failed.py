@@ -122,3 +122,47 @@ def test_the_back_off_doubles_up_to_its_cap_and_resets_on_success() -> None:
     assert retry.run(lambda: None, tries[-1] + 64) is None and retry.failures == 0
     with pytest.raises(UsageError):
         retry.run(fail, 0, forced=True)  # a provider switch cannot wait: raised
+
+
+def test_a_worker_per_turn_waits_out_a_failure_as_the_live_session_does(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    """The back-off is in the snapshot (``retry``) while a failure is waited out."""
+    from contextchef.stores import SessionSync, SQLiteSessionStore
+
+    flaky, fake = Flaky("raise"), FakeOpenAIChat()
+    store = SQLiteSessionStore(str(tmp_path) + "/s.db")  # type: ignore[operator]
+    first = _session(flaky)
+    SessionSync(store, "s").save(first)
+    fake.script(*[text(f"answer {k}: " + "details " * 40) for k in range(8)])
+    client = openai.OpenAI(
+        api_key="x", max_retries=0, http_client=fake.http_client(httpx_for(openai))
+    )
+    calls, retries = [], set()
+    for k in range(8):  # a new worker each turn, as behind a load balancer
+        chef = ContextChef(
+            context_policy=ContextPolicy(budget_tokens=2_000, native=False), on_overflow=flaky
+        )
+        sync = SessionSync(store, "s")
+        sync.load_into(chef)
+        request = chef.compile("openai", model="gpt-5.5")
+        chef.ingest(client.chat.completions.create(**request.payload))
+        chef.append(user(f"question {k}: " + "what about this part " * 15))
+        sync.save(chef)
+        calls.append(flaky.calls)
+        retries.add(tuple(chef.snapshot().get("retry", ())))
+    assert calls == [0, 1, 1, 2, 2, 2, 2, 3]  # as live (the test above), not a call a turn
+    assert {(1, 3), (2, 7), (3, 15)} <= retries
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize("bad", [[1], [-1, 0], ["1", 2], [1, 2, 3], None])
+def test_a_malformed_retry_field_is_refused_naming_it(bad: object) -> None:
+    flaky = Flaky("empty")
+    chef = _session(flaky)
+    _turns(chef, FakeOpenAIChat(), 2, flaky)
+    data = chef.snapshot()
+    assert data["retry"] == [1, 3]
+    data["retry"] = bad
+    with pytest.raises(UsageError, match="retry"):
+        ContextChef().restore(data, allow_unsigned=True)

@@ -39,7 +39,8 @@ class SummaryRetry:
     `LONGEST_WAIT`; a turn adds two or more): in a loop whose summarizer keeps failing, a
     call at the first due turn, then 2, 4, 8... turns later; at once again after one
     that worked.
-    The count is the session's own (a restored session tries at its first due compile).
+    A snapshot keeps it while a failure is waited out (``retry``), so a restored session
+    (`SessionSync`, a worker per turn) waits as the live one would.
     """
 
     failures: int = 0

@@ -45,7 +45,6 @@ from contextchef.providers._compacted import (
     without_compaction,
 )
 from contextchef.providers._reading import fresh_turn, renamed_ids
-from contextchef.providers._retry import SummaryRetry
 from contextchef.providers._targets import reply_target
 from contextchef.providers._usage import CacheReport, SentRequest, compared
 from contextchef.session._ledger import Ledger, pending_answered
@@ -105,7 +104,6 @@ class Maintenance:
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
         self._rebased: set[str] = set()  # targets whose last response compacted
         self.summarized: dict[str, int] = {}  # wire -> what its on-demand compaction sent
-        self.retry = SummaryRetry()  # after a failed automatic compaction
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
@@ -283,7 +281,7 @@ class Maintenance:
             summarize, reason = own, "handoff"
         if summarize is not None and state.history and not self._awaits_continuation():
             run = partial(self.compact, summarize, handoff_keep_turns(state.history), reason)
-            said = self.retry.run(run, len(state.history), forced=reason == "compaction")
+            said = state.retry.run(run, len(state.history), forced=reason == "compaction")
             if said is None:  # a kept pending turn may hold it: the summary stands for it now
                 state.history = without_compaction(state.history, foreign)
                 state.new_context_pending = False

@@ -22,6 +22,7 @@ from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._forms import checked_history, forms_over
 from contextchef.history._messages import Message
+from contextchef.providers._retry import SummaryRetry
 from contextchef.session._ledger import Ledger
 from contextchef.session._volatile import Announcement, dynamic_state_data, render_dynamic_state
 
@@ -68,6 +69,8 @@ class SessionState:
     """The target of the last compile (its ledger gets the next response's id)."""
     noticed: set[str] = field(default_factory=set)
     """Digests of the budget notices given (`providers._budget.notice_digest`): once each."""
+    retry: SummaryRetry = field(default_factory=SummaryRetry)
+    """When a failed automatic compaction is tried again (kept by snapshots while waited)."""
     withdrawn: dict[str, str] = field(default_factory=dict)
     """Wire name -> why: tools their source took back (an MCP server removed them or
     disconnected). Not in snapshots: the source says it again when it reconnects."""
@@ -108,6 +111,7 @@ class SessionState:
             "ledgers": {t: lg.to_dict(self.history, forms, old.get(t)) for t, lg in ledgers},
             "compiled": self.compiled,
             "noticed": sorted(self.noticed),
+            **({"retry": [self.retry.failures, self.retry.at]} if self.retry.failures else {}),
         }
 
     @classmethod
@@ -128,6 +132,7 @@ class SessionState:
             )
             for target, raw in data["ledgers"].items()
         }
+        failures, at = data.get("retry", (0, 0))  # no failed compaction waited out
         return cls(
             system=data["system"],
             history=history,
@@ -143,6 +148,7 @@ class SessionState:
             ledgers=ledgers,
             compiled=data["compiled"],
             noticed=set(data.get("noticed", ())),
+            retry=SummaryRetry(failures=failures, at=at),
         )
 
     def copy(self) -> SessionState:
@@ -152,6 +158,7 @@ class SessionState:
             loaded=set(self.loaded),
             announcements=dict(self.announcements),
             ledgers=dict(self.ledgers),
+            retry=dataclasses.replace(self.retry),
         )
 
     def adopt(self, other: SessionState) -> None:
