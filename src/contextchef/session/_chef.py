@@ -196,6 +196,7 @@ class ContextChef:
         self._volatile = VolatileState(cache_audit=cache_audit)
         self._lint = VolatileLint(volatile_lint)
         self._tools.lint = watch_schemas(self._lint.tools)
+        self._tools.lint_prefix = self._lint.prefix
         store = as_offload_store(offload_dir)
         self._dispatcher = Dispatcher(
             state=self._state, tools=self._tools, offload_store=store, max_inline=max_inline_chars
@@ -252,7 +253,6 @@ class ContextChef:
         handlers: Mapping[str, Handler] | None = None,
     ) -> tuple[Tool, ...]:
         """Register tools atomically (all or nothing): see `SessionTools.register_tools`."""
-        self._lint.text(f"server {server!r} description", server_description)
         return self._tools.register_tools(
             tools, server=server, server_description=server_description, handlers=handlers
         )

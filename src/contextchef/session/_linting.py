@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from typing import Literal
 
 from contextchef._errors import UsageError, VolatileValueError, shown
+from contextchef.deferred._prefix_lint import PrefixItem, prefix_values
 from contextchef.providers import TARGETS, get_adapter
 from contextchef.providers._base import Adapter, AdapterDefaults, SchemaReport
 from contextchef.session._batches import Check, ToolBatch
-from contextchef.tools._lint import VolatileValue, find_volatile, lint_system, lint_tool
+from contextchef.tools._lint import VolatileValue, lint_system, lint_tool
 from contextchef.tools._tool import Tool
 
 __all__ = ["LintMode", "VolatileLint", "schema_reports", "watch_schemas"]
@@ -71,19 +72,16 @@ class VolatileLint:
         if self.mode != "off":
             self._system = self._handle(lint_system(text))
 
-    def text(self, location: str, text: str | None) -> None:
-        """Lint another prefix text (a server description) about to be taken.
+    def prefix(self, items: Sequence[PrefixItem]) -> None:
+        """Lint namespaces, toolkits, skills or ``(server, description)`` about to be taken.
 
         Raises:
             VolatileValueError: In ``"raise"`` mode, when something was found.
         """
-        if self.mode == "off" or not isinstance(text, str) or not text:
-            return
-        found = [
-            VolatileValue(location=location, kind=k, text=v, offset=o)
-            for k, o, v in find_volatile(text)
-        ]
-        self._tools[f"\x00{location}"] = self._handle(found)
+        if self.mode != "off":
+            found = prefix_values(items)
+            self._handle([v for values in found.values() for v in values])
+            self._tools.update({f"\x00{k}": v for k, v in found.items()})
 
     def tools(self, tools: Sequence[Tool], batch: ToolBatch | None = None) -> None:
         """Lint tools about to be registered (`batch`: their `tool_batch`, if any).
@@ -103,8 +101,9 @@ class VolatileLint:
 
         # a shared catalog's batch: linted once a day per process
         found: dict[str, tuple[VolatileValue, ...]] = batch.linted(today, lint) if batch else lint()
-        # logged when linted: not again by every session over the same shared catalog
-        self._handle([v for values in found.values() for v in values], log=bool(ran))
+        # logged when linted (not by every session over a shared catalog), once per tool
+        known = {v for name in found for v in self._tools.get(name, ())}
+        self._handle([v for vs in found.values() for v in vs if v not in known], log=bool(ran))
         self._tools.update(found)
 
     def _handle(self, found: list[VolatileValue], *, log: bool = True) -> tuple[VolatileValue, ...]:
