@@ -28,8 +28,8 @@ from contextchef.tools._lint import VolatileValue, lint_texts
 
 __all__ = ["PrefixItem", "prefix_values"]
 
-PrefixItem = Namespace | Toolkit | Skill | tuple[str, str | None]
-"""A group, a skill, or ``(server, description)`` (``None``: no description given)."""
+PrefixItem = Namespace | Toolkit | Skill | tuple[object, object]
+"""A group, a skill, or ``(server, description)`` (not text: not linted)."""
 
 
 def _label(item: PrefixItem) -> str:
@@ -49,8 +49,8 @@ def prefix_values(
     out: dict[str, tuple[VolatileValue, ...]] = {}
     for item in items:
         name, description = item if isinstance(item, tuple) else (item.name, item.description)
-        if description is None:
-            continue  # a server without a description: it keeps the one it had
+        if not isinstance(name, str) or not isinstance(description, str):
+            continue  # no description (a server keeps the one it had), or junk refused later
         label = _label(item)
         texts = [(f"{label} name", name), (f"{label} description", description)]
         out[label] = tuple(lint_texts(texts, today))

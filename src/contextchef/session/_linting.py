@@ -1,43 +1,29 @@
 """Registration-time checks of a session's tools.
 
-The volatile-value lint (`contextchef.tools._lint`: off, warn or raise), and the schema
-reports: what each target's narrower schema dialect (Gemini's subset) changes in a tool,
-computed once per tool when it is registered (`watch_schemas`).
+The volatile-value lint (`contextchef.tools._lint`, `contextchef.deferred._prefix_lint`:
+off, warn or raise), and the schema reports (`contextchef.providers._schema_reports`)
+logged once per tool when it is registered (`watch_schemas`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import logging
 from collections.abc import Sequence
 from typing import Literal
 
 from contextchef._errors import UsageError, VolatileValueError, shown
 from contextchef.deferred._prefix_lint import PrefixItem, prefix_values
-from contextchef.providers import TARGETS, get_adapter
-from contextchef.providers._base import Adapter, AdapterDefaults, SchemaReport
+from contextchef.providers._base import SchemaReport
+from contextchef.providers._schema_reports import schema_reports
 from contextchef.session._batches import Check, ToolBatch
-from contextchef.tools._lint import VolatileValue, lint_system, lint_tool
+from contextchef.tools._lint import VolatileValue, lint_system, tool_values
 from contextchef.tools._tool import Tool
 
-__all__ = ["LintMode", "VolatileLint", "schema_reports", "watch_schemas"]
+__all__ = ["LintMode", "VolatileLint", "watch_schemas"]
 
 LintMode = Literal["off", "warn", "raise"]
 _LOG = logging.getLogger("contextchef")
-
-
-def _linted(tool: Tool, today: _dt.date) -> tuple[VolatileValue, ...]:
-    """`lint_tool` of `tool`, made once per day and shared (tools are immutable)."""
-
-    def make() -> tuple[VolatileValue, ...]:
-        # a template's source is not what the model reads (its variables are fixed per
-        # session and its helpers cannot read a clock): its schema is linted, not it
-        description = "" if tool.template else tool.description
-        return tuple(lint_tool(tool.name, description, tool.input_schema, today=today))
-
-    found: tuple[VolatileValue, ...] = tool._derive("volatile", today, make)
-    return found
 
 
 class VolatileLint:
@@ -97,7 +83,7 @@ class VolatileLint:
 
         def lint() -> dict[str, tuple[VolatileValue, ...]]:
             ran.append(True)
-            return {t.name: found for t in tools if (found := _linted(t, today))}
+            return {t.name: found for t in tools if (found := tool_values(t, today))}
 
         # a shared catalog's batch: linted once a day per process
         found: dict[str, tuple[VolatileValue, ...]] = batch.linted(today, lint) if batch else lint()
@@ -113,42 +99,6 @@ class VolatileLint:
         for value in found if log else ():
             _LOG.warning("contextchef: %s", value.message)
         return tuple(found)
-
-
-@functools.cache
-def _dialects() -> tuple[tuple[str, Adapter], ...]:
-    """The targets whose adapter translates schemas (the others send them as they are)."""
-    found = ((t, get_adapter(t)) for t in TARGETS)
-    return tuple((t, a) for t, a in found if getattr(type(a), "schema_changes", None) is not _SAME)
-
-
-_SAME: object = AdapterDefaults.schema_changes
-
-
-def schema_reports(tool: Tool) -> tuple[SchemaReport, ...]:
-    """What each target's schema dialect changes in `tool`; unchanged targets left out.
-
-    Made once per tool and shared, like the lint (tools are immutable).
-    """
-
-    def make() -> tuple[SchemaReport, ...]:
-        out = []
-        for target, adapter in _dialects():
-            changes, refs = adapter.schema_changes(tool.input_schema)
-            if changes or refs:
-                out.append(
-                    SchemaReport(
-                        tool=tool.name,
-                        server=tool.server,
-                        target=target,
-                        changes=changes,
-                        refs_resolved=refs,
-                    )
-                )
-        return tuple(out)
-
-    found: tuple[SchemaReport, ...] = tool._derive("schema_reports", None, make)
-    return found
 
 
 def watch_schemas(lint: Check) -> Check:

@@ -44,6 +44,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from contextchef.tools._tool import Tool
+
 __all__ = [
     "RECENT_DAYS",
     "VolatileValue",
@@ -51,6 +53,7 @@ __all__ = [
     "lint_system",
     "lint_texts",
     "lint_tool",
+    "tool_values",
 ]
 
 RECENT_DAYS = 45
@@ -278,6 +281,19 @@ def _strings(value: Any) -> list[tuple[tuple[Any, ...], str]]:
         elif isinstance(item, Sequence):
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(item))))
     return out
+
+
+def tool_values(tool: Tool, today: _dt.date) -> tuple[VolatileValue, ...]:
+    """`lint_tool` of a registered `tool`, made once per day and shared (tools are immutable)."""
+
+    def make() -> tuple[VolatileValue, ...]:
+        # a template's source is not what the model reads (its variables are fixed per
+        # session and its helpers cannot read a clock): its schema is linted, not it
+        description = "" if tool.template else tool.description
+        return tuple(lint_tool(tool.name, description, tool.input_schema, today=today))
+
+    found: tuple[VolatileValue, ...] = tool._derive("volatile", today, make)
+    return found
 
 
 def lint_texts(
