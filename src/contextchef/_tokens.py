@@ -19,11 +19,11 @@ often two. Measured against ``o200k_base`` and ``cl100k_base`` over the real cat
 (benchmarks/token_estimate.py; figures in benchmarks/RESULTS.md, "Token estimate"), the
 estimate over the true count (o200k / cl100k) is 1.14 / 1.15 on English descriptions,
 0.97 / 0.97 on JSON schemas, 1.45 / 0.89 on Chinese descriptions, 1.04 / 0.92 on
-Chinese tools as JSON, 0.96 / 0.94 on LiveMCPBench (mixed); 4,000 different-or-equal
-emoji in a row take 4,000 to 10,000 tokens (1.9 to 2.5 each in o200k, 2.2 to 3.0 in
-cl100k when they differ), a flag 4 / 6, a ZWJ family of 7 code points 11 / 18, a
-combining mark after a letter 1 / 1. The rule before counted every character outside
-CJK a quarter token: 4,000 emoji were 1,000 tokens, now 8,000 (1.0 to 2.0 times o200k).
+Chinese tools as JSON, 0.96 / 0.94 on LiveMCPBench (mixed). An emoji takes 1 token
+(o200k) or 2 (cl100k) repeated, 1.9-2.5 (2.2-3.0) each in a run of different ones; a
+flag 4 / 6, a ZWJ family of 7 code points 11 / 18, a letter and a combining mark 2 / 2
+(1.25 here). The rule before counted every character outside CJK a quarter token:
+4,000 emoji were 1,000 tokens (o200k 4,000, cl100k 8,000), now 8,000.
 Known misses: a long base64 run (an image, a signature) is about 0.7 tokens a
 character in both vocabularies and a quarter here (providers count images their own
 way); Hindi and Thai are over-counted about 2.6x for o200k (0.8x for cl100k).
