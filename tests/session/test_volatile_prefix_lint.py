@@ -171,11 +171,19 @@ def test_raise_refuses_each_entry_before_it_is_taken(
     assert chef.namespaces == chef.toolkits == () and chef.skills == ()
 
 
-def test_a_tool_name_is_linted() -> None:
+def test_a_tool_name_and_a_server_name_are_linted() -> None:
+    """Both reach the payload in the tool's wire name."""
     chef = ContextChef(volatile_lint="raise")
     name = "session_7e07485f-12f9-416b-8b14-26260799b51f"
     with pytest.raises(VolatileValueError, match=f"tool '{name}' name"):
         chef.register_tools([Tool(name=name, description="x", input_schema={"type": "object"})])
+    server = "mcp-7e07485f-12f9-416b-8b14-26260799b51f"
+    with pytest.raises(VolatileValueError, match=f"server '{server}' name"):
+        chef.register_tools([_tool("x")], server=server)
+    assert chef.tools == ()
+    warn = ContextChef()
+    warn.register_tools([_tool("x"), _tool("y")], server=server, server_description="Ops.")
+    assert [v.location for v in warn.volatile_values] == [f"server '{server}' name"]
 
 
 def test_the_real_livemcpbench_catalog_registers_under_raise() -> None:

@@ -9,7 +9,8 @@ system prompt. Besides those, the library renders into the ``tools`` of every pa
   instructions reach the model only in a tool result, which is not prefix);
 * a **toolkit**'s name and description (the ``<available_toolkits>`` block the host puts
   into the system prompt; its tools are linted as tools when it is registered);
-* a **server**'s name and description (the group headers of ``tool_search``'s directory).
+* a **server**'s name (in its tools' wire names) and description (the group headers of
+  ``tool_search``'s directory).
 
 `prefix_values` lints each of them once, when it is registered, and names it in every
 `VolatileValue` it returns (``namespace 'ns' description``). The meta-tools' own text
@@ -29,7 +30,7 @@ from contextchef.tools._lint import VolatileValue, lint_texts
 __all__ = ["PrefixItem", "prefix_values"]
 
 PrefixItem = Namespace | Toolkit | Skill | tuple[object, object]
-"""A group, a skill, or ``(server, description)`` (not text: not linted)."""
+"""A group, a skill, ``(server, None)`` (its name) or ``(server, description)``."""
 
 
 def _label(item: PrefixItem) -> str:
@@ -42,16 +43,21 @@ def _label(item: PrefixItem) -> str:
 def prefix_values(
     items: Iterable[PrefixItem], *, today: _dt.date | None = None
 ) -> dict[str, tuple[VolatileValue, ...]]:
-    """The volatile values of each item, by its label (``"namespace 'ns'"``; empty: none).
+    """The volatile values of each item by key (empty: none found).
 
-    Locations read ``"<label> name"`` and ``"<label> description"``.
+    A group or skill is keyed by its label (``"namespace 'ns'"``) and read as
+    ``"<label> name"`` and ``"<label> description"``; a server, ``(name, None)`` or
+    ``(name, description)``, is keyed and read as ``"server 'x' name"`` or
+    ``"server 'x' description"``.
     """
     out: dict[str, tuple[VolatileValue, ...]] = {}
     for item in items:
-        name, description = item if isinstance(item, tuple) else (item.name, item.description)
-        if not isinstance(name, str) or not isinstance(description, str):
-            continue  # no description (a server keeps the one it had), or junk refused later
         label = _label(item)
-        texts = [(f"{label} name", name), (f"{label} description", description)]
-        out[label] = tuple(lint_texts(texts, today))
+        if not isinstance(item, tuple):
+            texts = [(f"{label} name", item.name), (f"{label} description", item.description)]
+            out[label] = tuple(lint_texts(texts, today))
+        elif isinstance(item[0], str) and isinstance(item[1], str | None):  # else: refused later
+            # a server: its name (with its tools) or its description (when it is set)
+            where = f"{label} name" if item[1] is None else f"{label} description"
+            out[where] = tuple(lint_texts([(where, item[1] or item[0])], today))
     return out

@@ -65,9 +65,7 @@ class VolatileLint:
             VolatileValueError: In ``"raise"`` mode, when something was found.
         """
         if self.mode != "off":
-            found = prefix_values(items)
-            self._handle([v for values in found.values() for v in values])
-            self._tools.update({f"\x00{k}": v for k, v in found.items()})
+            self._keep({f"\x00{k}": v for k, v in prefix_values(items).items()})
 
     def tools(self, tools: Sequence[Tool], batch: ToolBatch | None = None) -> None:
         """Lint tools about to be registered (`batch`: their `tool_batch`, if any).
@@ -87,9 +85,13 @@ class VolatileLint:
 
         # a shared catalog's batch: linted once a day per process
         found: dict[str, tuple[VolatileValue, ...]] = batch.linted(today, lint) if batch else lint()
-        # logged when linted (not by every session over a shared catalog), once per tool
-        known = {v for name in found for v in self._tools.get(name, ())}
-        self._handle([v for vs in found.values() for v in vs if v not in known], log=bool(ran))
+        self._keep(found, log=bool(ran))  # logged when linted, not by every session
+        self.prefix([(s, None) for s in sorted({t.server for t in tools if t.server})])
+
+    def _keep(self, found: dict[str, tuple[VolatileValue, ...]], *, log: bool = True) -> None:
+        """Keep `found` by key; log what was not known under its key (a loaded toolkit)."""
+        known = {v for key in found for v in self._tools.get(key, ())}
+        self._handle([v for vs in found.values() for v in vs if v not in known], log=log)
         self._tools.update(found)
 
     def _handle(self, found: list[VolatileValue], *, log: bool = True) -> tuple[VolatileValue, ...]:

@@ -153,7 +153,7 @@ class SessionTools:
         funcs = {**funcs, **_handlers(handlers)}
         self._check_reserved(built, wires=batch.wires(self.registry.qualify) if batch else None)
         self._check_templates(built, batch)
-        self.lint_prefix([(server, server_description)] if server is not None else [])
+        self.lint_prefix([(server, server_description)] if server_description is not None else [])
         by_name = {t.name: t for t in built} if funcs else {}
         if unknown := sorted(set(funcs) - set(by_name)):
             raise UsageError(

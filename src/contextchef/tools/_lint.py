@@ -78,7 +78,7 @@ _CLOCK = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d:([0-5]\d)(\.\d+)?(?![
 """A time of day to the second; a clock reading when its seconds are not ``00``."""
 _AFTER_DATE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]$")
 _UUID = re.compile(
-    r"(?i)(?<![0-9a-f-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])"
+    r"(?i)(?<![0-9a-f])(?<![0-9a-f]-)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])"
 )
 _HEX = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{16,}(?![0-9a-z])")
 _EXAMPLE = re.compile(
