@@ -33,11 +33,7 @@ PrefixItem = Namespace | Toolkit | Skill | tuple[object, object]
 """A group, a skill, ``(server, None)`` (its name) or ``(server, description)``."""
 
 
-def _label(item: PrefixItem) -> str:
-    if isinstance(item, tuple):
-        return f"server {item[0]!r}"
-    kind = {Namespace: "namespace", Toolkit: "toolkit", Skill: "skill"}[type(item)]
-    return f"{kind} {item.name!r}"
+_KINDS = {Namespace: "namespace", Toolkit: "toolkit", Skill: "skill"}
 
 
 def prefix_values(
@@ -52,12 +48,14 @@ def prefix_values(
     """
     out: dict[str, tuple[VolatileValue, ...]] = {}
     for item in items:
-        label = _label(item)
         if not isinstance(item, tuple):
+            label = f"{_KINDS[type(item)]} {item.name!r}"
             texts = [(f"{label} name", item.name), (f"{label} description", item.description)]
             out[label] = tuple(lint_texts(texts, today))
         elif isinstance(item[0], str) and isinstance(item[1], str | None):  # else: refused later
             # a server: its name (with its tools) or its description (when it is set)
-            where = f"{label} name" if item[1] is None else f"{label} description"
-            out[where] = tuple(lint_texts([(where, item[1] or item[0])], today))
+            where = f"server {item[0]!r} {'name' if item[1] is None else 'description'}"
+            out[where] = tuple(
+                lint_texts([(where, item[0] if item[1] is None else item[1])], today)
+            )
     return out

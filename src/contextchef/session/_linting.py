@@ -27,7 +27,7 @@ _LOG = logging.getLogger("contextchef")
 
 
 class VolatileLint:
-    """Lints the system prompt and each registered tool; keeps what it found.
+    """Lints the system prompt and everything registered into the prefix; keeps what it found.
 
     ``"warn"`` logs each value on the ``contextchef`` logger (WARNING) when it is found
     (a shared catalog's tools once a day per process, not once per session) and keeps it
