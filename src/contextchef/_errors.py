@@ -386,7 +386,7 @@ class VolatileValueError(UsageError):
     """A value that looks per-request (a date, a timestamp, an id) in the prompt prefix.
 
     Raised with ``ContextChef(volatile_lint="raise")`` by `ContextChef.set_system_prompt`
-    and tool registration, before anything is changed.
+    and every registration (tools, namespaces, toolkits, skills), before anything changes.
 
     Attributes:
         values: Every `contextchef.tools._lint.VolatileValue` found.

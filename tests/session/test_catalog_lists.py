@@ -85,9 +85,9 @@ def test_the_same_catalogs_are_joined_and_checked_once_per_process(
     clear_caches()
     cats = _catalogs(catalog_paths)
     linted: list[str] = []
-    real = _linting._linted
+    real = _linting.tool_values
     monkeypatch.setattr(
-        _linting, "_linted", lambda tool, today: linted.append(tool.name) or real(tool, today)
+        _linting, "tool_values", lambda tool, today: linted.append(tool.name) or real(tool, today)
     )
     first = _chef(cats, "list of catalogs")
     assert len(linted) == sum(len(c.tools) for c in cats)  # each tool once

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import shared_data
 from contextchef import ContextChef, Tool, VolatileValueError
+from contextchef.deferred._prefix_lint import prefix_values
 from contextchef.tools._catalogs import load_catalog
 from contextchef.tools._lint import (
     _EXAMPLE,
@@ -46,6 +48,8 @@ TODAY = datetime.date(2026, 12, 1)
         ),
         ("今天是2026年12月1日。", "date", "2026年12月1日"),
         ("Generated at 21:40:53 by the scheduler.", "time", "21:40:53"),
+        ("Heartbeat 09:00:00.250 received.", "time", "09:00:00.250"),
+        ("生成于 21:40:53。", "time", "21:40:53"),
         (
             "<examples>x</examples>\nSession 7e07485f-12f9-416b-8b14-26260799b51f.",
             "uuid",
@@ -77,20 +81,40 @@ def test_each_kind_is_flagged(text: str, kind: str, value: str) -> None:
         "Today is a good day to ship. Always check the current date with the tool.",
         "Date: see the tool.",
         "Range 2023-04-01T00:00:00Z to 2023-04-30T23:59:59Z.",  # old, times included
+        # break-it round 19 (p32): a round clock time is a schedule, not a reading
+        "Opening hours: 09:00:00 to 17:30:00.",
+        "Lunar time, e.g. `2000-5-5 12:00:00`.",
+        "Time in HH:MM:SS, like 12:34:56.",
+        # Chinese and Japanese example markers count like "e.g."
+        "农历时间。例如农历2000年5月初五中午12点整表示为：`2000-5-5 12:34:56`。",  # noqa: RUF001
+        "会话ID，比如 7e07485f-12f9-416b-8b14-26260799b51f",  # noqa: RUF001
+        "例：c49541c747cb4d8aa3efb70ca5aba243",  # noqa: RUF001
+        "如：`21:40:53`",  # noqa: RUF001
+        "セッションID。例えば 7e07485f-12f9-416b-8b14-26260799b51f",
+        "格式为 HH:MM:SS，21:40:53",  # noqa: RUF001
     ],
 )
 def test_fixed_values_and_examples_are_not_flagged(text: str) -> None:
     assert find_volatile(text, today=TODAY) == []
 
 
-def test_the_real_catalogs_have_no_volatile_values(catalog_paths: list[Path]) -> None:
-    found = [
-        v.message
-        for path in catalog_paths
-        for t in load_catalog(path).tools
-        for v in lint_tool(t.name, t.description, t.input_schema, today=TODAY)
-    ]
-    assert found == []
+@pytest.mark.parametrize(
+    "today", [TODAY, datetime.datetime.now(datetime.timezone.utc).date()], ids=["fixed", "now"]
+)
+def test_the_real_catalogs_have_no_volatile_values(
+    catalog_paths: list[Path], today: datetime.date
+) -> None:
+    """Every catalog in ../shared/data (servers and benchmark tool pools), every text."""
+    paths = [*catalog_paths, *sorted((shared_data() / "retrieval").glob("*.catalog.json"))]
+    assert len(paths) >= 19
+    found = []
+    for path in paths:
+        catalog = load_catalog(path, repair_schemas=True)
+        for t in catalog.tools:
+            found += lint_tool(t.name, t.description, t.input_schema, today=today)
+        servers = prefix_values(catalog.server_descriptions.items(), today=today)
+        found += [v for values in servers.values() for v in values]
+    assert [v.message for v in found] == []
 
 
 def test_schema_strings_are_linted_with_their_path() -> None:

@@ -108,10 +108,10 @@ class ContextChef:
             or announcements); None or ``""``: no anchor line.
         cache_audit: List every edit of something already sent (each one restarts the
             prompt cache there) in `CompiledRequest.audit`, and log it.
-        volatile_lint: What to do with a value in the system prompt or a tool that looks
-            per-request (a date near today, a timestamp, a UUID, a long hex id, a
-            ``Date:`` line; `contextchef.tools._lint`): ``"warn"`` logs it and lists it
-            in `volatile_values`, ``"raise"`` refuses the prompt or the tools with
+        volatile_lint: What to do with a per-request-looking value (`contextchef.tools._lint`)
+            in the prompt, a tool, group, skill or server description (all that reaches
+            the cached prefix; `contextchef.deferred._prefix_lint`): ``"warn"`` logs it
+            and lists it in `volatile_values`, ``"raise"`` refuses what holds it with
             `VolatileValueError`, ``"off"`` skips the check.
         unmatched_patterns: What `compile` does when a `defer` or `pin` pattern matches
             no registered tool (a typo such as ``github_*`` for ``github__*`` would
@@ -196,6 +196,7 @@ class ContextChef:
         self._volatile = VolatileState(cache_audit=cache_audit)
         self._lint = VolatileLint(volatile_lint)
         self._tools.lint = watch_schemas(self._lint.tools)
+        self._tools.lint_prefix = self._lint.prefix
         store = as_offload_store(offload_dir)
         self._dispatcher = Dispatcher(
             state=self._state, tools=self._tools, offload_store=store, max_inline=max_inline_chars
@@ -252,7 +253,6 @@ class ContextChef:
         handlers: Mapping[str, Handler] | None = None,
     ) -> tuple[Tool, ...]:
         """Register tools atomically (all or nothing): see `SessionTools.register_tools`."""
-        self._lint.text(f"server {server!r} description", server_description)
         return self._tools.register_tools(
             tools, server=server, server_description=server_description, handlers=handlers
         )

@@ -1,46 +1,33 @@
 """Registration-time checks of a session's tools.
 
-The volatile-value lint (`contextchef.tools._lint`: off, warn or raise), and the schema
-reports: what each target's narrower schema dialect (Gemini's subset) changes in a tool,
-computed once per tool when it is registered (`watch_schemas`).
+The volatile-value lint (`contextchef.tools._lint`, `contextchef.deferred._prefix_lint`:
+off, warn or raise), and the schema reports (`contextchef.providers._schema_reports`)
+logged once per tool when it is registered (`watch_schemas`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import logging
 from collections.abc import Sequence
 from typing import Literal
 
 from contextchef._errors import UsageError, VolatileValueError, shown
-from contextchef.providers import TARGETS, get_adapter
-from contextchef.providers._base import Adapter, AdapterDefaults, SchemaReport
+from contextchef.deferred._prefix_lint import PrefixItem, prefix_values
+from contextchef.providers._base import SchemaReport
+from contextchef.providers._schema_reports import schema_reports
 from contextchef.session._batches import Check, ToolBatch
-from contextchef.tools._lint import VolatileValue, find_volatile, lint_system, lint_tool
+from contextchef.tools._lint import VolatileValue, lint_system, tool_values
 from contextchef.tools._tool import Tool
 
-__all__ = ["LintMode", "VolatileLint", "schema_reports", "watch_schemas"]
+__all__ = ["LintMode", "VolatileLint", "watch_schemas"]
 
 LintMode = Literal["off", "warn", "raise"]
 _LOG = logging.getLogger("contextchef")
 
 
-def _linted(tool: Tool, today: _dt.date) -> tuple[VolatileValue, ...]:
-    """`lint_tool` of `tool`, made once per day and shared (tools are immutable)."""
-
-    def make() -> tuple[VolatileValue, ...]:
-        # a template's source is not what the model reads (its variables are fixed per
-        # session and its helpers cannot read a clock): its schema is linted, not it
-        description = "" if tool.template else tool.description
-        return tuple(lint_tool(tool.name, description, tool.input_schema, today=today))
-
-    found: tuple[VolatileValue, ...] = tool._derive("volatile", today, make)
-    return found
-
-
 class VolatileLint:
-    """Lints the system prompt and each registered tool; keeps what it found.
+    """Lints the system prompt and everything registered into the prefix; keeps what it found.
 
     ``"warn"`` logs each value on the ``contextchef`` logger (WARNING) when it is found
     (a shared catalog's tools once a day per process, not once per session) and keeps it
@@ -71,19 +58,14 @@ class VolatileLint:
         if self.mode != "off":
             self._system = self._handle(lint_system(text))
 
-    def text(self, location: str, text: str | None) -> None:
-        """Lint another prefix text (a server description) about to be taken.
+    def prefix(self, items: Sequence[PrefixItem]) -> None:
+        """Lint namespaces, toolkits, skills or ``(server, description)`` about to be taken.
 
         Raises:
             VolatileValueError: In ``"raise"`` mode, when something was found.
         """
-        if self.mode == "off" or not isinstance(text, str) or not text:
-            return
-        found = [
-            VolatileValue(location=location, kind=k, text=v, offset=o)
-            for k, o, v in find_volatile(text)
-        ]
-        self._tools[f"\x00{location}"] = self._handle(found)
+        if self.mode != "off":
+            self._keep({f"\x00{k}": v for k, v in prefix_values(items).items()})
 
     def tools(self, tools: Sequence[Tool], batch: ToolBatch | None = None) -> None:
         """Lint tools about to be registered (`batch`: their `tool_batch`, if any).
@@ -99,12 +81,17 @@ class VolatileLint:
 
         def lint() -> dict[str, tuple[VolatileValue, ...]]:
             ran.append(True)
-            return {t.name: found for t in tools if (found := _linted(t, today))}
+            return {t.name: found for t in tools if (found := tool_values(t, today))}
 
         # a shared catalog's batch: linted once a day per process
         found: dict[str, tuple[VolatileValue, ...]] = batch.linted(today, lint) if batch else lint()
-        # logged when linted: not again by every session over the same shared catalog
-        self._handle([v for values in found.values() for v in values], log=bool(ran))
+        self._keep(found, log=bool(ran))  # logged when linted, not by every session
+        self.prefix([(s, None) for s in sorted({t.server for t in tools if t.server})])
+
+    def _keep(self, found: dict[str, tuple[VolatileValue, ...]], *, log: bool = True) -> None:
+        """Keep `found` by key; log what was not known under its key (a loaded toolkit)."""
+        known = {v for key in found for v in self._tools.get(key, ())}
+        self._handle([v for vs in found.values() for v in vs if v not in known], log=log)
         self._tools.update(found)
 
     def _handle(self, found: list[VolatileValue], *, log: bool = True) -> tuple[VolatileValue, ...]:
@@ -114,42 +101,6 @@ class VolatileLint:
         for value in found if log else ():
             _LOG.warning("contextchef: %s", value.message)
         return tuple(found)
-
-
-@functools.cache
-def _dialects() -> tuple[tuple[str, Adapter], ...]:
-    """The targets whose adapter translates schemas (the others send them as they are)."""
-    found = ((t, get_adapter(t)) for t in TARGETS)
-    return tuple((t, a) for t, a in found if getattr(type(a), "schema_changes", None) is not _SAME)
-
-
-_SAME: object = AdapterDefaults.schema_changes
-
-
-def schema_reports(tool: Tool) -> tuple[SchemaReport, ...]:
-    """What each target's schema dialect changes in `tool`; unchanged targets left out.
-
-    Made once per tool and shared, like the lint (tools are immutable).
-    """
-
-    def make() -> tuple[SchemaReport, ...]:
-        out = []
-        for target, adapter in _dialects():
-            changes, refs = adapter.schema_changes(tool.input_schema)
-            if changes or refs:
-                out.append(
-                    SchemaReport(
-                        tool=tool.name,
-                        server=tool.server,
-                        target=target,
-                        changes=changes,
-                        refs_resolved=refs,
-                    )
-                )
-        return tuple(out)
-
-    found: tuple[SchemaReport, ...] = tool._derive("schema_reports", None, make)
-    return found
 
 
 def watch_schemas(lint: Check) -> Check:

@@ -45,10 +45,10 @@ from contextchef.providers._compacted import (
     without_compaction,
 )
 from contextchef.providers._reading import fresh_turn, renamed_ids
+from contextchef.providers._schema_reports import schema_reports
 from contextchef.providers._targets import reply_target
 from contextchef.providers._usage import CacheReport, SentRequest, compared
 from contextchef.session._ledger import Ledger, pending_answered
-from contextchef.session._linting import schema_reports
 from contextchef.session._memory import OverflowHandoff, Summarizer, handoff_keep_turns
 from contextchef.session._skills import Skills
 from contextchef.session._snapshot import (

@@ -207,6 +207,7 @@ class Skills:
         if isinstance(skills, (str, bytes, Mapping, Skill)) or not isinstance(skills, Iterable):
             raise UsageError(f"skills must be a list, got {type(skills).__name__}")
         added = resolve_skills(list(skills), self._tools)
+        self._tools.lint_prefix(added)
         self._tools.set_skills((*self._tools.skills, *added))
         return tuple(sorted(added, key=lambda s: s.name))
 

@@ -17,6 +17,7 @@ from typing import Any
 from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError, shown
 from contextchef.deferred._groups import LOAD_TOOLKIT, GroupLike, Namespace, Toolkit, parse_group
 from contextchef.deferred._meta import DeferredConfig
+from contextchef.deferred._prefix_lint import PrefixItem
 from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
@@ -94,6 +95,7 @@ class SessionTools:
         self._view: SessionView | None = None
         self._last_view: SessionView | None = None
         self.lint: Check = lambda tools, batch: None  # see ContextChef
+        self.lint_prefix: Callable[[Sequence[PrefixItem]], None] = lambda items: None
         self._prefix_dirty = True
         self._additions: list[Tool] = []
         self._namespaces: dict[str, Namespace] = {}
@@ -151,6 +153,7 @@ class SessionTools:
         funcs = {**funcs, **_handlers(handlers)}
         self._check_reserved(built, wires=batch.wires(self.registry.qualify) if batch else None)
         self._check_templates(built, batch)
+        self.lint_prefix([(server, server_description)] if server_description is not None else [])
         by_name = {t.name: t for t in built} if funcs else {}
         if unknown := sorted(set(funcs) - set(by_name)):
             raise UsageError(
@@ -275,6 +278,7 @@ class SessionTools:
         ]
         groups: list[Namespace] = [g for g, _ in parsed]
         self._check_group_names([g.name for g in groups], [t for g in groups for t in g.tools])
+        self.lint_prefix(groups)
         funcs: dict[str, Handler] = {k: v for _, h in parsed for k, v in h.items()}
         self.register_tools(
             [t for g in groups for t in g.tools], handlers={**funcs, **_handlers(handlers)}
@@ -336,6 +340,8 @@ class SessionTools:
                 "rename it",
                 conflicts=[(LOAD_TOOLKIT, ("builtin", "contextchef tool"))],
             )
+        self.lint([t for kit in kits for t in kit.tools], None)
+        self.lint_prefix(kits)
         extra = _handlers(handlers)
         for kit, funcs in parsed:
             self._toolkits[kit.name] = kit
@@ -430,6 +436,7 @@ class SessionTools:
         """
         items: Sequence[Any] = catalog if isinstance(catalog, (list, tuple)) else [catalog]
         cat = join_catalogs([c if isinstance(c, Catalog) else load_catalog(c) for c in items])
+        self.lint_prefix(list(cat.server_descriptions.items()))
         added = self.register_tools(cat.tools)  # the view is refreshed: the directory too
         for server, description in cat.server_descriptions.items():
             self.registry.set_server_description(server, description)
@@ -448,6 +455,7 @@ class SessionTools:
                 `tools_from_mcp`; ToolNameConflictError as for `register_tools`.
         """
         text = checked_instructions(description, as_rules(rules))
+        self.lint_prefix([(server, text)])
         added = self.register_tools(tools_from_mcp(result, server=server, rules=rules))
         self.registry.set_server_description(server, text)  # the view was refreshed
         return added

@@ -16,15 +16,22 @@ What counts (`find_volatile`):
   `RECENT_DAYS` days of the lint's clock (a release date from years ago in a description
   is not volatile; the clock is read here only, never in anything that reaches a
   request);
-* ``time``: a time of day to the second (``21:40:53``);
+* ``time``: a time of day read from a clock: to the second with seconds other than
+  ``00``, or to a fraction of a second (``21:40:53``, ``09:00:00.250``), outside an
+  example; a round time (``09:00:00``, ``17:30:00``) is a schedule, not a reading;
 * ``epoch``: a 10-digit (seconds) or 13-digit (milliseconds) Unix time within a year of
   the clock;
 * ``uuid`` and ``hex_id`` (16+ hex characters with letters and digits): unless they sit
-  in an example (after ``e.g.``, ``example``, ``such as``...; inside an ``<examples>``
-  section or a code fence), where real tool descriptions put sample ids.
+  in an example, where real tool descriptions put sample ids.
 
-Only text the model reads is linted: the system prompt, each tool's description, and
-the string values of its input schema (descriptions, defaults, enums, examples).
+A value "sits in an example" when an example marker comes before it in its paragraph,
+within 120 characters (``e.g.``, ``example``, ``such as``, ``like``, ``format``...; in
+Chinese and Japanese ``例如``, ``比如``, ``例:``, ``如:`` (either colon), ``例えば``,
+``格式``...), or it is inside an ``<examples>`` section or a code fence.
+
+Only text the model reads is linted: the system prompt, each tool's name, description
+and the string values of its input schema (descriptions, defaults, enums, examples), and
+what `contextchef.deferred._prefix_lint` names (namespaces, skills, toolkits, servers).
 """
 
 from __future__ import annotations
@@ -33,11 +40,21 @@ import bisect
 import datetime as _dt
 import itertools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["RECENT_DAYS", "VolatileValue", "find_volatile", "lint_system", "lint_tool"]
+from contextchef.tools._tool import Tool
+
+__all__ = [
+    "RECENT_DAYS",
+    "VolatileValue",
+    "find_volatile",
+    "lint_system",
+    "lint_texts",
+    "lint_tool",
+    "tool_values",
+]
 
 RECENT_DAYS = 45
 """A date this close to the clock (days, either side) looks like the current date."""
@@ -57,16 +74,19 @@ _DATETIME = re.compile(
 )
 _EPOCH = re.compile(r"(?<![\d.])(\d{10}|\d{13})(?![\d.])")
 _CJK_DATE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
-_CLOCK = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d:[0-5]\d(?![\d:])")
-"""A time of day to the second: too precise to be a fixed schedule."""
+_CLOCK = re.compile(r"(?<![\d:])(?:[01]?\d|2[0-3]):[0-5]\d:([0-5]\d)(\.\d+)?(?![\d:])")
+"""A time of day to the second; a clock reading when its seconds are not ``00``."""
 _AFTER_DATE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]$")
 _UUID = re.compile(
-    r"(?i)(?<![0-9a-f-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])"
+    r"(?i)(?<![0-9a-f])(?<![0-9a-f]-)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f-])"
 )
 _HEX = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{16,}(?![0-9a-z])")
 _EXAMPLE = re.compile(
     r"(?i)(?:e\.g\b|\beg\b|(?<![</])example|for instance|such as|sample|\blike\b|format|"
-    r"placeholder|pattern)"
+    r"placeholder|pattern|"
+    # Chinese and Japanese: 例如 / 比如 / 譬如 / 例えば (for example), 示例 / 样例 / 范例 /
+    # 範例 / 举例 (example), 格式 / 形式 (format), and 如 or 例 before a colon or a quote
+    r"例如|比如|譬如|例えば|[示样范範举]例|格式|形式|[如例][:\uff1a`\"'\u201c\u300c])"
 )
 _CANDIDATE = re.compile(
     r"\d{4}-\d{2}-\d{2}|\d{4}年|\d:\d\d:\d|\d{10}|[0-9a-fA-F]{16}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-"
@@ -80,7 +100,7 @@ _ADVICE: dict[str, str] = {
     "date_line": "a line with the current date or time",
     "datetime": "a date and time close to now",
     "date": "a date close to today",
-    "time": "a time of day to the second",
+    "time": "a time of day read from a clock",
     "epoch": "a Unix timestamp close to now",
     "uuid": "a UUID (a request or session id?)",
     "hex_id": "a long hex id (a request, build or commit id?)",
@@ -215,6 +235,8 @@ def _dates(text: str, now: _dt.date) -> Iterator[_Span]:
 
 def _clock_times(text: str, examples: _Examples) -> Iterator[_Span]:
     for m in _CLOCK.finditer(text):
+        if m.group(1) == "00" and not m.group(2):
+            continue  # a round time (09:00:00, 17:30:00) is a schedule, not a clock reading
         # the time of a date-time belongs to that date (judged with the dates)
         after_date = _AFTER_DATE.search(text, max(0, m.start() - 11), m.start())
         if not after_date and not examples.holds(m.start()):
@@ -243,10 +265,7 @@ def _ids(text: str, examples: _Examples) -> Iterator[_Span]:
 
 def lint_system(text: str, *, today: _dt.date | None = None) -> list[VolatileValue]:
     """The volatile values of a system prompt."""
-    return [
-        VolatileValue(location="system prompt", kind=k, text=v, offset=o)
-        for k, o, v in find_volatile(text, today=today)
-    ]
+    return lint_texts([("system prompt", text)], today)
 
 
 def _strings(value: Any) -> list[tuple[tuple[Any, ...], str]]:
@@ -264,6 +283,30 @@ def _strings(value: Any) -> list[tuple[tuple[Any, ...], str]]:
     return out
 
 
+def tool_values(tool: Tool, today: _dt.date) -> tuple[VolatileValue, ...]:
+    """`lint_tool` of a registered `tool`, made once per day and shared (tools are immutable)."""
+
+    def make() -> tuple[VolatileValue, ...]:
+        # a template's source is not what the model reads (its variables are fixed per
+        # session and its helpers cannot read a clock): its schema is linted, not it
+        description = "" if tool.template else tool.description
+        return tuple(lint_tool(tool.name, description, tool.input_schema, today=today))
+
+    found: tuple[VolatileValue, ...] = tool._derive("volatile", today, make)
+    return found
+
+
+def lint_texts(
+    texts: Iterable[tuple[str, str]], today: _dt.date | None = None
+) -> list[VolatileValue]:
+    """The volatile values of ``(location, text)`` pairs, in order (`find_volatile`)."""
+    return [
+        VolatileValue(location=where, kind=k, text=v, offset=o)
+        for where, text in texts
+        for k, o, v in find_volatile(text, today=today)
+    ]
+
+
 def lint_tool(
     name: str,
     description: str,
@@ -271,19 +314,11 @@ def lint_tool(
     *,
     today: _dt.date | None = None,
 ) -> list[VolatileValue]:
-    """The volatile values of one tool: its description, then its schema's strings."""
-    out = [
-        VolatileValue(location=f"tool {name!r} description", kind=k, text=v, offset=o)
-        for k, o, v in find_volatile(description, today=today)
-    ]
+    """The volatile values of one tool: its name, its description, then its schema's strings."""
+    where = f"tool {name!r}"
+    out = lint_texts([(f"{where} name", name), (f"{where} description", description)], today)
     strings = _strings(input_schema)
     if not find_volatile("\n".join(t for _, t in strings), today=today):
         return out  # the common case: one scan of the schema's text, not one per string
-    for path, text in strings:
-        dotted = ".".join(str(p) for p in path) or "(root)"
-        where = f"tool {name!r} input_schema at {dotted}"
-        out += [
-            VolatileValue(location=where, kind=k, text=v, offset=o)
-            for k, o, v in find_volatile(text, today=today)
-        ]
-    return out
+    at = ((f"{where} input_schema at {'.'.join(map(str, p)) or '(root)'}", t) for p, t in strings)
+    return out + lint_texts(at, today)
