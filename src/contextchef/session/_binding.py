@@ -39,6 +39,21 @@ from contextchef.session._ledger import Ledger, Mark
 __all__ = ["answer_bindings", "first_unbound", "reply_bindings", "strip_from", "unbound_cause"]
 
 _WHY = ("why",)
+_UNDER = ("under",)
+
+
+def _under(cache: dict[Any, Any], system: str | None, tools: bytes) -> bytes:
+    """A digest of the system prompt and tool set (`tools`), kept while they are the same."""
+    hit = cache.get(_UNDER)
+    if hit is None or hit[0] is not system or hit[1] != tools:  # a prompt is hashed once
+        text = canonical_dumps(system).encode("utf-8", "surrogatepass")
+        hit = cache[_UNDER] = (
+            system,
+            tools,
+            hashlib.blake2b(text + tools, digest_size=16).digest(),
+        )
+    out: bytes = hit[2]
+    return out
 
 
 def _reply_keys(message: Message, wire: str) -> list[str]:
@@ -182,8 +197,7 @@ def first_unbound(
     _, tool_set, digest = _tool_set(cache, tools)
     # entries already found bound after this same system and tool set are not read again
     # (`_CHECKED`, carried by snapshots)
-    text = canonical_dumps(system).encode("utf-8", "surrogatepass")
-    under = hashlib.blake2b(text + digest, digest_size=16).digest()
+    under = _under(cache, system, digest)
     done: tuple[bytes | None, list[Any]] = cache.get(_CHECKED, (None, []))
     start = _same_run(done[1], entries) if done[0] == under else 0
     chain: list[tuple[Any, bytes, frozenset[str]]] | None = None
