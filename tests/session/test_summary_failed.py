@@ -166,3 +166,20 @@ def test_a_malformed_retry_field_is_refused_naming_it(bad: object) -> None:
     data["retry"] = bad
     with pytest.raises(UsageError, match="retry"):
         ContextChef().restore(data, allow_unsigned=True)
+
+
+@pytest.mark.parametrize("edited", [[1, 10**9], [10**9, 1], [2**64, 2**64]])
+def test_an_edited_retry_delays_the_next_try_at_most_the_longest_wait(edited: list[int]) -> None:
+    """An unsigned snapshot's ``retry`` cannot stop compaction: the wait is capped."""
+    flaky, fake = Flaky("empty"), FakeOpenAIChat()
+    chef = _session(flaky)
+    _turns(chef, fake, 2, flaky)
+    data = chef.snapshot()
+    data["retry"] = edited
+    worker = ContextChef(
+        context_policy=ContextPolicy(budget_tokens=2_000, native=False), on_overflow=flaky
+    )
+    worker.restore(data, allow_unsigned=True)
+    flaky.failing, before = False, flaky.calls
+    _turns(worker, fake, 34, flaky)  # 68 messages: more than the longest wait (64)
+    assert flaky.calls > before and _summarized(worker)

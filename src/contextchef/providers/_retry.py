@@ -40,13 +40,19 @@ class SummaryRetry:
     call at the first due turn, then 2, 4, 8... turns later; at once again after one
     that worked.
     A snapshot keeps it while a failure is waited out (``retry``), so a restored session
-    (`SessionSync`, a worker per turn) waits as the live one would.
+    (`SessionSync`, a worker per turn) waits as the live one would. The wait never passes
+    `LONGEST_WAIT` messages from the history's length (`at` above it, after a rollback or
+    in an edited snapshot, counts from the length), so no value of it stops compaction.
     """
 
     failures: int = 0
     """Failed compactions in a row."""
     at: int = 0
     """The history's length in messages at the last failure."""
+
+    def wait(self) -> int:
+        """Messages the next try waits for after `at` (``2 ** (failures + 1)``, capped)."""
+        return min(1 << min(self.failures + 1, LONGEST_WAIT.bit_length()), LONGEST_WAIT)
 
     def run(
         self, compact: Callable[[], object], length: int, *, forced: bool = False
@@ -71,7 +77,8 @@ class SummaryRetry:
             UsageError: `forced` and the summarizer failed (chained with ``from`` to the
                 summarizer's exception when it raised).
         """
-        wait = min(2 ** (self.failures + 1), LONGEST_WAIT)
+        wait = self.wait()
+        self.at = min(self.at, length)  # a shorter history (a rollback): wait from there
         if not forced and self.failures and length < self.at + wait:
             return ()
         try:
@@ -80,7 +87,7 @@ class SummaryRetry:
             if forced:
                 raise
             self.failures, self.at = self.failures + 1, length
-            return (self._failed(exc, min(2 ** (self.failures + 1), LONGEST_WAIT)),)
+            return (self._failed(exc, self.wait()),)
         self.failures = 0
         return None
 
