@@ -257,10 +257,16 @@ def _r_search_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> N
 
 
 def _r_other(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    """An item kept whole, on the side of whoever wrote it.
+
+    The host's ``*_output`` items (and ``additional_tools``) are the user's; the rest, a
+    server-executed ``tool_search_output`` included, the model's: a reply's items are one
+    model turn.
+    """
     kind = str(item.get("type"))
     if kind in (_search.CALL, _search.OUTPUT) and "created_by" in item:
         item = {k: v for k, v in item.items() if k != "created_by"}  # output-only field
-    host = kind.endswith("_output") and item.get("execution") != "server"  # a server's: the model's
+    host = kind.endswith("_output") and item.get("execution") != "server"
     side: Role = "user" if host or kind == "additional_tools" else "assistant"
     hist.current(side, i).parts.append(hist.provider(i, item, f"{kind} item"))
 
