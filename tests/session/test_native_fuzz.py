@@ -397,10 +397,11 @@ def test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace(
     """``openai-native`` on `COMPAT` (a mode edits ``tools``):
     one response holds the hosted search and the call.
 
-    Ingest stores that response as assistant ``tool_search_call``, user
-    ``tool_search_output``, assistant ``function_call``; ``compact(keep_recent_turns=1)``
-    cuts between the search output and the call, so the kept call names a namespace
-    (``github_4``) that only ``tools`` declares. The next request (an edit) is accepted.
+    Ingest stores that response as one assistant turn (``tool_search_call``,
+    ``tool_search_output``, ``function_call``; it was three messages, and
+    ``compact(keep_recent_turns=1)`` cut between the search output and the call, so the
+    kept call named a namespace, ``github_4``, that only ``tools`` declares): the cut
+    keeps the response whole. The next request (an edit) is accepted.
     Then the review mode renumbers the namespaces: ``github_4`` now holds other functions,
     and the call already sent is replayed unchanged (a tools edit keeps the messages), so
     the API refuses it. Expected: the cut keeps a response whole (or the replayed call is
@@ -419,7 +420,8 @@ def test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace(
     chef.append(user("And the open issues?"))
     chef.compact(lambda _: "Summary: labels were listed.", keep_recent_turns=1)
     kept = [type(p).__name__ for m in chef.history for p in m.parts]
-    assert "ProviderPart" not in kept and "ToolCall" in kept  # the search went, the call stayed
+    # the response is one turn, so the cut keeps it whole: the search stays with its call
+    assert kept[:4] == ["TextPart", "ProviderPart", "ProviderPart", "ToolCall"], kept
     fake.script(text("Two open issues."), text("Done."))
     second = chef.compile("responses", model=COMPAT, strategy="openai-native")
     chef.ingest(client.responses.create(**second.payload))
@@ -428,8 +430,11 @@ def test_compaction_keeps_a_call_with_the_search_that_loaded_its_namespace(
     third = chef.compile("responses", model=COMPAT, strategy="openai-native")
     renumbered = [t for t in third.payload["tools"] if t.get("name") == namespace["name"]]
     assert "github__get_label" not in {f["name"] for t in renumbered for f in t["tools"]}
-    holder = _namespace_of(third.payload, "github__get_label")["name"]
-    assert ("github__get_label", holder) in _calls(third.payload)  # moved where it is held
+    # the kept search output still declares the call's namespace as loaded: it stays
+    (output,) = [i for i in third.payload["input"] if i.get("type") == "tool_search_output"]
+    loaded = {(t["name"], f["name"]) for t in output["tools"] for f in t.get("tools", ())}
+    assert (namespace["name"], "github__get_label") in loaded
+    assert ("github__get_label", namespace["name"]) in _calls(third.payload)
     assert third.edits and third.edits[0].wire_index == 0  # sent again from the start
     with contextlib.suppress(openai.BadRequestError):
         client.responses.create(**third.payload)

@@ -103,11 +103,13 @@ def continue_turn(
         continued: The request ended with ``history[-1]``, the model's turn (no prefill):
             the reply replaces that message, its parts after the turn's, the turn's last
             text and the reply's first one joined into one text part.
-        refused: The reply is the model's refusal (a Chat ``message.refusal``, a Responses
-            ``refusal`` part: `ReadResponse.refused`). It continues nothing: the model did
-            not write the prefill's answer, so the stored turn is the refusal alone (no
-            prefill text before it: the history would show the model starting an answer
-            it refused), and a `continued` turn stays as it was, the refusal after it.
+        refused: The reply is the model's refusal and nothing else it wrote (a Chat
+            ``message.refusal``, a Responses ``refusal`` part, with no text beside it:
+            `ReadResponse.refused`; text beside a refusal is the prefill's answer, and
+            joined to it). It continues nothing: the model did not write the prefill's
+            answer, so the stored turn is the refusal alone (no prefill text before it:
+            the history would show the model starting an answer it refused), and a
+            `continued` turn stays as it was, the refusal after it.
 
     Returns:
         ``(history, turn)`` to append: unchanged when there is nothing to continue, when

@@ -132,8 +132,8 @@ class ReadResponse:
     `providers.reply_target` matches it against the requests awaiting a reply."""
     refused: bool = False
     """The reply is the model's refusal (a Chat ``message.refusal``, a Responses
-    ``refusal`` content part), not an answer: it continues no prefill
-    (`history.continue_turn`)."""
+    ``refusal`` content part) with no text beside it, not an answer: it continues no
+    prefill (`history.continue_turn`). Text beside a refusal is the prefill's answer."""
     wire: str = ""
     """The wire whose reader read it (`WireReader.wire`, a `Profile.wire`); ``""`` when
     read by a wire's own ``_parse.read_response`` rather than

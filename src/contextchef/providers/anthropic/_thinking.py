@@ -95,12 +95,19 @@ def check_tool_turn_thinking(
 
 def _without_thinking(payload: dict[str, Any], index: int, choice: str, stripped: bool) -> None:
     """Send this request without ``thinking`` (the API's own advice), or raise."""
+    late = any(_has(payload["messages"][index], kind) for kind in _THINKING_BLOCKS)
     cause = (
         ": the session left it out after an edit of what was sent before it (see the "
         "request's edits), and Anthropic refuses such a turn (400)"
         if stripped
         else " (lost before it was stored?), which Anthropic refuses (400)"
     )
+    if late and not stripped:  # the reply put it after a block: sent as it came, never moved
+        cause = (
+            " first: it has one after another block (as the reply came), and Anthropic "
+            "refuses a turn that does not start with it (400 'Expected `thinking` or "
+            "`redacted_thinking`, but found ...')"
+        )
     why = (
         f"thinking is enabled but the final assistant tool turn (messages[{index}]) has no "
         f"thinking block{cause}"

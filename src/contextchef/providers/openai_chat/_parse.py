@@ -334,7 +334,8 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
         _stops(data),
         read_cache(data),
         cut=("length",),  # the token limit
-        refused=refused(message),  # a refusal continues no prefill
+        # a refusal continues no prefill; text beside it does (`history.continue_turn`)
+        refused=refused(message) and not message.get("content"),
     )
 
 

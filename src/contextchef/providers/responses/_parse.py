@@ -115,8 +115,9 @@ def _r_message(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
         parts = [_r_content_part(hist, i, role, raw) for raw in raws]
     if not parts and role == "assistant":  # says nothing (an empty reply): no turn
         return
-    if not parts or None in parts:
-        hist.new(role, i).parts.append(hist.provider(i, item, "message item"))
+    if not parts or None in parts:  # kept whole; an assistant item joins the model's turn
+        draft = hist.current(role, i) if role == "assistant" else hist.new(role, i)
+        draft.parts.append(hist.provider(i, item, "message item"))
         return
     mapped: list[Hinted] = [p for p in parts if p is not None]
     draft = hist.current(role, i)
@@ -256,10 +257,17 @@ def _r_search_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> N
 
 
 def _r_other(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
+    """An item kept whole, on the side of whoever wrote it.
+
+    The host's ``*_output`` items (and ``additional_tools``) are the user's; the rest, a
+    server-executed ``tool_search_output`` included, the model's: a reply's items are one
+    model turn.
+    """
     kind = str(item.get("type"))
     if kind in (_search.CALL, _search.OUTPUT) and "created_by" in item:
         item = {k: v for k, v in item.items() if k != "created_by"}  # output-only field
-    side: Role = "user" if kind.endswith("_output") or kind == "additional_tools" else "assistant"
+    host = kind.endswith("_output") and item.get("execution") != "server"
+    side: Role = "user" if host or kind == "additional_tools" else "assistant"
     hist.current(side, i).parts.append(hist.provider(i, item, f"{kind} item"))
 
 
@@ -326,6 +334,16 @@ def failure(data: Mapping[str, Any]) -> str | None:
     )
 
 
+def _wrote(data: Mapping[str, Any]) -> bool:
+    """Whether an output message item holds a non-empty ``output_text`` part."""
+    return any(
+        isinstance(part, Mapping) and part.get("type") == "output_text" and part.get("text")
+        for item in data.get("output") or ()
+        if isinstance(item, Mapping) and isinstance(item.get("content"), list)
+        for part in item["content"]
+    )
+
+
 def _refusal(data: Mapping[str, Any]) -> str | None:
     """The text of the first ``refusal`` content part of an output message item, or None."""
     for item in data.get("output") or ():
@@ -376,7 +394,8 @@ def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
         _stops(data),
         read_cache(data),
         cut=("max_output_tokens",),
-        refused=_refusal(data) is not None,  # a refusal continues no prefill
+        # a refusal continues no prefill; text beside it does (`history.continue_turn`)
+        refused=_refusal(data) is not None and not _wrote(data),
     )
 
 
