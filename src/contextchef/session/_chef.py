@@ -252,7 +252,31 @@ class ContextChef:
         server_description: str | None = None,
         handlers: Mapping[str, Handler] | None = None,
     ) -> tuple[Tool, ...]:
-        """Register tools atomically (all or nothing): see `SessionTools.register_tools`."""
+        """Register tools atomically (all or nothing).
+
+        Args:
+            tools: `Tool` values, tool dicts in any supported shape (Anthropic, OpenAI
+                Chat, Responses, MCP, Gemini), or Python functions (schema from the
+                signature, description from the docstring; the function becomes the
+                handler).
+            server: Group/MCP server for dicts and functions (a `Tool` keeps its own).
+            server_description: The server's description, shown in the deferred
+                directory's group header; it describes `server`, or without it the one
+                server all the tools share (a `Tool`'s ``server``).
+            handlers: Python callables by tool name (own name), run by `execute`.
+
+        Returns:
+            The registered tools, in registry order.
+
+        Raises:
+            ToolNameConflictError: A name clashes with a registered tool, a meta-tool
+                name, or another tool of the batch; nothing is registered.
+            InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
+            UsageError: `server_description` without `server` for tools of no server or
+                of several; bad `handlers`.
+            VolatileValueError: ``volatile_lint="raise"`` and a per-request-looking value
+                in a tool, its rendered template or `server_description`.
+        """
         return self._tools.register_tools(
             tools, server=server, server_description=server_description, handlers=handlers
         )
