@@ -313,7 +313,8 @@ def summary_notice(
     """
     tokens = _summary_tokens(history)
     fixed, trigger = (request[0].fixed, request[1]) if request else (0, None)
-    own = estimate_tokens(_summary_text(history).partition(f"</{SUMMARY_TAG}>")[0])
+    notes = estimate_tokens(_summary_text(history).partition(f"</{SUMMARY_TAG}>")[2].strip())
+    own = tokens - notes  # the tags count as the summarizer's
     room = {"compact_at": None if trigger is None or fixed > trigger else trigger - fixed}
     room["max_history_tokens"] = max_history_tokens
     past = sorted((t, name) for name, t in room.items() if t is not None and tokens > t)
