@@ -437,10 +437,8 @@ class SessionTools:
                 `tools_from_mcp`; ToolNameConflictError as for `register_tools`.
         """
         text = checked_instructions(description, as_rules(rules))
-        self.lint_prefix([(server, text)])
-        added = self.register_tools(tools_from_mcp(result, server=server, rules=rules))
-        self.registry.set_server_description(server, text)  # the view was refreshed
-        return added
+        tools = tools_from_mcp(result, server=server, rules=rules)
+        return self.register_tools(tools, server=server, server_description=text)
 
     def all(self) -> tuple[Tool, ...]:
         """Every registered tool, in registry order."""
