@@ -18,7 +18,6 @@ from contextchef import OffloadStore, UsageError, assistant, user
 from contextchef.deferred._recall import archive_tool, execute_archive_tool, reader_tools
 from contextchef.history._archive import (
     ARCHIVE_TOOL,
-    QUOTE_CHARS,
     Archive,
     archive_text,
     clear_thinking_archived,
@@ -37,6 +36,7 @@ from contextchef.history._messages import (
     ToolResult,
 )
 from contextchef.history._offload import offload_result
+from contextchef.history._quotes import QUOTE_CHARS
 from contextchef.search._archive import search_archive
 
 CALL = ToolCall(id="c1", name="read_file", arguments='{"path": "src/a.py"}')
@@ -131,10 +131,9 @@ def test_the_note_lists_what_was_dropped_from_the_messages_themselves() -> None:
 
 
 def test_quotes_are_cut_and_capped() -> None:
-    long = user("word " * 200)
-    lines = dropped_note([long] * 20, "L.txt").splitlines()
+    lines = dropped_note([user(f"{i} " + "word " * 200) for i in range(20)], "L.txt").splitlines()
     quotes = [x for x in lines if x.startswith("> ")]
-    quote = ("word " * 200).strip()[:QUOTE_CHARS] + "…"
+    quote = ("0 " + "word " * 200).strip()[:QUOTE_CHARS] + "…"
     assert quotes[0] == "> " + json.dumps(quote, ensure_ascii=False)
     assert len(quotes) == 7 and quotes[-1] == "> (more in the archive)"  # 6 x 303 chars fit
 

@@ -138,7 +138,8 @@ def test_a_worker_per_turn_compacts_and_sends_as_the_live_session(
     synced = _drive(
         target, 10, _synced(synced_summarizer, policy, tmp_path / "s.db"), synced_summarizer
     )
-    assert live_summarizer.calls >= 3  # the reported count decides: it compacts
+    assert live_summarizer.calls >= 2  # the reported count decides: it compacts (round 20:
+    # the notes a compaction adds are bounded now, so it compacts less often than 3 times)
     assert synced_summarizer.calls == live_summarizer.calls
     assert synced == live  # byte-identical requests, turn by turn
 

@@ -30,6 +30,7 @@ def compact_history(
     keep: int,
     note: Callable[[Sequence[Message]], str] | None = None,
     archive: tuple[Archive | None, ArchiveReason] = (None, "compaction"),
+    trigger: int | None = None,
 ) -> tuple[Compacted, set[str]]:
     """Compact `history`; returns the result and the wire names still loaded.
 
@@ -40,6 +41,8 @@ def compact_history(
         keep: User turns kept verbatim (`compact`'s ``keep_recent_turns``).
         note: Given the kept messages, text to add to the summary (``""``: none).
         archive: Where the summarized messages go, and why (None: nowhere).
+        trigger: The session's compaction trigger in tokens, if known: the user's words
+            the note quotes take at most a share of it (`contextchef.history._quotes`).
 
     Raises:
         UsageError: `summarize` failed or returned no text (see `contextchef.compact`).
@@ -56,7 +59,8 @@ def compact_history(
         kept = loaded_tool_names(done.plan.to_keep, search_tool=TOOL_SEARCH)
         loaded = {w for w in loaded if w not in done.reactivate or w in kept}
     extra = note(done.plan.to_keep) if note is not None and done.plan.to_summarize else ""
-    dropped = compaction_note(archive[0], done.plan.to_summarize, reason=archive[1])
+    removed = done.plan.to_summarize
+    dropped = compaction_note(archive[0], removed, reason=archive[1], trigger=trigger)
     notes += [n for n in (extra, dropped) if n]
     first = messages[0] if notes else None
     if first is not None and isinstance(first.parts[0], TextPart):

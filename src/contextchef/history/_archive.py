@@ -45,7 +45,6 @@ from typing import Any, Literal, get_args
 from contextchef._errors import ContextChefError, StorageError, UsageError, check_int, shown
 from contextchef.history._compaction import (
     ARCHIVED_PLACEHOLDER,
-    SUMMARY_TAG,
     Cleared,
     ThinkingCleared,
     clear_thinking,
@@ -61,8 +60,9 @@ from contextchef.history._messages import (
     ToolResult,
     messages_arg,
 )
-from contextchef.history._normalize import HistoryRules, is_user_turn
+from contextchef.history._normalize import HistoryRules
 from contextchef.history._offload import OffloadStore
+from contextchef.history._quotes import quote_lines
 
 __all__ = [
     "ARCHIVE_TOOL",
@@ -88,10 +88,6 @@ ArchiveReason = Literal["compaction", "clear_tool_results", "clear_thinking", "h
 _REASONS: tuple[str, ...] = get_args(ArchiveReason)
 
 _LOCATOR = re.compile(r"\b[0-9a-f]{64}\.txt\b")
-QUOTE_CHARS = 300
-"""Most characters of one user message quoted in a compaction note."""
-QUOTES_TOTAL_CHARS = 2_000
-"""Most characters of all quotes in one compaction note."""
 FILES_LISTED = 40
 """Most paths a compaction note lists (the rest are counted)."""
 PATH_KEYS = frozenset({"path", "paths", "file", "files", "filename", "file_path", "filepath"})
@@ -459,34 +455,16 @@ def _paths(value: Any, out: dict[str, None], depth: int = 0) -> None:
             _paths(item, out, depth + 1)
 
 
-def _quotes(messages: Sequence[Message]) -> list[str]:
-    """The user's own words: each user text turn, and quotes carried from an older note."""
-    quotes: list[str] = []
-    for message in messages:
-        if not is_user_turn(message):
-            continue
-        for part in message.parts:
-            if not isinstance(part, TextPart):
-                continue
-            if part.text.startswith(f"<{SUMMARY_TAG}>"):  # an older summary: carry its quotes
-                quotes += [x[2:] for x in part.text.splitlines() if x.startswith("> ")]
-            elif part.text.strip():
-                text = " ".join(part.text.split())
-                cut = text[:QUOTE_CHARS] + ("…" if len(text) > QUOTE_CHARS else "")
-                quotes.append(json.dumps(cut, ensure_ascii=False))
-    return quotes
-
-
-def dropped_note(messages: Sequence[Message], locator: str) -> str:
+def dropped_note(messages: Sequence[Message], locator: str, trigger: int | None = None) -> str:
     """What a compaction dropped, from the removed `messages` themselves (plain text).
 
     Lines: ``Archived as <locator>: messages removed from view (N).``; ``Tools called:``
     wire names with their counts (``name (n)``, by name); ``Files touched:`` string values
     of path-like arguments (`PATH_KEYS`, nested objects too) in first-seen order, at most
     `FILES_LISTED`; ``The user's words, verbatim:`` then one ``> "…"`` line (JSON string)
-    per user text turn, each cut at `QUOTE_CHARS` characters, all within
-    `QUOTES_TOTAL_CHARS` (quotes of an older summary in `messages` are carried over);
-    and a line saying how to use the archive tool.
+    per user text turn, bounded by a share of `trigger` (the compaction trigger, tokens)
+    as `contextchef.history._quotes.quote_lines` says (an older summary's quotes are
+    carried once); and a line saying how to use the archive tool.
     """
     calls = Counter(c.name for m in messages for c in m.tool_calls)
     files: dict[str, None] = {}
@@ -505,14 +483,7 @@ def dropped_note(messages: Sequence[Message], locator: str) -> str:
         lines.append(
             "Files touched: " + ", ".join(shown_files) + (f" (and {more} more)" if more else "")
         )
-    quotes, used = [], 0
-    for quote in _quotes(messages):
-        if used + len(quote) > QUOTES_TOTAL_CHARS:
-            quotes.append("> (more in the archive)")
-            break
-        quotes.append(f"> {quote}")
-        used += len(quote)
-    if quotes:
+    if quotes := quote_lines(messages, trigger=trigger):
         lines += ["The user's words, verbatim:", *quotes]
     lines.append(
         f'Everything removed can be found with {ARCHIVE_TOOL}({{"query": "<keywords>"}}) '
@@ -522,14 +493,19 @@ def dropped_note(messages: Sequence[Message], locator: str) -> str:
 
 
 def compaction_note(
-    archive: Archive | None, removed: Sequence[Message], *, reason: ArchiveReason
+    archive: Archive | None,
+    removed: Sequence[Message],
+    *,
+    reason: ArchiveReason,
+    trigger: int | None = None,
 ) -> str:
     """Archive the messages a compaction `removed`; returns the summary's note about them.
 
-    ``""`` when there is no archive or nothing was removed (see `dropped_note`).
+    ``""`` when there is no archive or nothing was removed (see `dropped_note`;
+    `trigger`: the compaction trigger in tokens, which bounds the quotes, if known).
     """
     locator = None if archive is None else archive.add(removed, reason=reason)
-    return "" if locator is None else dropped_note(removed, locator)
+    return "" if locator is None else dropped_note(removed, locator, trigger)
 
 
 # -- clearing, archived ----------------------------------------------------------------------

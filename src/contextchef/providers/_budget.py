@@ -22,6 +22,7 @@ from contextchef.history._compaction import SUMMARY_TAG
 from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._forms import text_digest
 from contextchef.history._messages import Message, TextPart
+from contextchef.history._quotes import QUOTES_SHARE
 from contextchef.providers._reading import ResponseNotice
 from contextchef.providers._usage import CacheRules
 from contextchef.tools._tool import CompiledTool
@@ -186,9 +187,14 @@ def _summary_tokens(history: Sequence[Message]) -> int:
     That is the first part of the first message when it is a ``<conversation_summary>``
     text (`contextchef.history.summary_message`, with the notes the session adds).
     """
+    return estimate_tokens(_summary_text(history))
+
+
+def _summary_text(history: Sequence[Message]) -> str:
+    """The summary opening `history` (see `_summary_tokens`), else ``""``."""
     first = history[0].parts[:1] if history else ()
     text = first[0].text if first and isinstance(first[0], TextPart) else ""
-    return estimate_tokens(text) if text.startswith(f"<{SUMMARY_TAG}>") else 0
+    return text if text.startswith(f"<{SUMMARY_TAG}>") else ""
 
 
 def compaction_due(
@@ -299,12 +305,16 @@ def summary_notice(
     Returns:
         ``()`` when the summary fits under every trigger set (with the fixed part for
         ``compact_at``; a fixed part past it alone is `fixed_notice`'s); else one notice
-        naming the summary's estimated tokens, the smallest trigger
+        naming the summary message's estimated tokens, split into the summarizer's text
+        (inside the tags) and the notes the library added after it (what was archived,
+        the user's words: `contextchef.history._quotes`), the smallest trigger
         it is past (`reason`: ``compact_at`` or ``max_history_tokens``), and what the
         session does about it (`compaction_due`).
     """
     tokens = _summary_tokens(history)
     fixed, trigger = (request[0].fixed, request[1]) if request else (0, None)
+    notes = estimate_tokens(_summary_text(history).partition(f"</{SUMMARY_TAG}>")[2].strip())
+    own = tokens - notes  # the tags count as the summarizer's
     room = {"compact_at": None if trigger is None or fixed > trigger else trigger - fixed}
     room["max_history_tokens"] = max_history_tokens
     past = sorted((t, name) for name, t in room.items() if t is not None and tokens > t)
@@ -321,11 +331,18 @@ def summary_notice(
     notice = ResponseNotice(
         kind="summary_over_budget",
         reason=name,
-        detail=f"the on_overflow summarizer returned a summary of about {tokens:,} tokens "
-        f"(estimated), past the compaction trigger of {trigger:,} tokens ({where}.{name})"
+        detail=f"the summary message opening the history is about {tokens:,} tokens "
+        f"(estimated): the on_overflow summarizer's text about {own:,}, the notes "
+        f"contextchef adds to it (what was archived, the user's words) about {tokens - own:,}; "
+        f"that is past the compaction trigger of {trigger:,} tokens ({where}.{name})"
         f"{shared}: compacting again cannot bring the request under it, so the session "
-        "compacts next when what follows the summary is past the trigger itself; have "
-        f"the summarizer return fewer than {limit:,} tokens",
+        "compacts next when what follows the summary is past the trigger itself; "
+        + (
+            f"have the summarizer return fewer than {max(limit - (tokens - own), 1):,} tokens"
+            if own > tokens - own
+            else "the notes are the larger part (their quotes take at most 1/"
+            f"{QUOTES_SHARE} of the trigger): raise ContextPolicy.budget_tokens/compact_at"
+        ),
     )
     return (notice,)
 

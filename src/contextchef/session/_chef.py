@@ -85,8 +85,8 @@ class ContextChef:
         modes: Named modes: a `Mode`, or a list of patterns of the tools to keep. The
             built-in ``read_only`` mode keeps tools annotated read-only.
         mode: The mode to start in (None: every tool).
-        template_vars: Variables that templated descriptions may use (the declared
-            whitelist is exactly these keys).
+        template_vars: Variables templated descriptions may use (exactly these keys are
+            declared); what they render is linted at registration (``volatile_lint``).
         template_fragments: Named text fragments for templates' ``fragment(name)``.
         offload_dir: Directory, or `OffloadStore` (its ``scope``: who may read), for
             large tool results: those over `max_inline_chars` are stored whole, the model
@@ -252,7 +252,24 @@ class ContextChef:
         server_description: str | None = None,
         handlers: Mapping[str, Handler] | None = None,
     ) -> tuple[Tool, ...]:
-        """Register tools atomically (all or nothing): see `SessionTools.register_tools`."""
+        """Register tools atomically (all or nothing); returns them in registry order.
+
+        Args:
+            tools: `Tool` values, tool dicts in any supported shape (Anthropic, OpenAI Chat,
+                Responses, MCP, Gemini), or Python functions (schema from the signature,
+                description from the docstring; the function is the handler).
+            server: Group/MCP server for dicts and functions (a `Tool` keeps its own).
+            server_description: Shown in the deferred directory's group header, for
+                `server`, or without it for the one server all the tools share.
+            handlers: Python callables by tool name (own name), run by `execute`.
+
+        Raises:
+            ToolNameConflictError: A name clashes with a registered tool, a meta-tool
+                name, or another tool of the batch; nothing is registered.
+            InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
+            UsageError: `server_description` for no one server (see above); bad `handlers`.
+            VolatileValueError: As ``volatile_lint="raise"`` says (rendered templates too).
+        """
         return self._tools.register_tools(
             tools, server=server, server_description=server_description, handlers=handlers
         )

@@ -100,6 +100,7 @@ class Maintenance:
         self.handoff, self.archive, self._never_clear = handoff, archive, never_clear
         self._archived: set[str] = set()  # call ids whose results a provider cleared
         self.notices: tuple[ResponseNotice, ...] = ()
+        self.trigger: int | None = None  # the last compile's compaction trigger (tokens)
         self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
         self._rebased: set[str] = set()  # targets whose last response compacted
@@ -230,8 +231,9 @@ class Maintenance:
         """Replace old turns with a summary at a safe point; see `ContextChef.compact`."""
         keep, state = check_int("keep_recent_turns", keep_recent_turns), self._state
         self._no_cut_reply("compact")
+        note, archived = self._skills.reminder, (self.archive, why)
         done, loaded = compact_history(
-            state.history, state.loaded, summarize, keep, self._skills.reminder, (self.archive, why)
+            state.history, state.loaded, summarize, keep, note, archived, self.trigger
         )
         state.loaded = loaded | state.loaded & self._skills.loaded_tools()  # skills' stay
         state.history = done.messages
@@ -271,6 +273,7 @@ class Maintenance:
     def handoff_if_due(self, request: Due | None = None, wire: str = "") -> None:
         """At compile start: the handoff if asked, due (`compaction_due`) or at a switch."""
         state, handoff = self._state, self.handoff
+        self.trigger = request[1] if request else self.trigger  # bounds the summary's notes
         limit = None if handoff is None else handoff.max_history_tokens
         due, over = compaction_due(state.history, request, limit)
         own = None if handoff is None else handoff.summarize

@@ -17,7 +17,7 @@ from typing import Any
 from contextchef._errors import ToolNameConflictError, UnknownToolkitError, UsageError, shown
 from contextchef.deferred._groups import LOAD_TOOLKIT, GroupLike, Namespace, Toolkit, parse_group
 from contextchef.deferred._meta import DeferredConfig
-from contextchef.deferred._prefix_lint import PrefixItem
+from contextchef.deferred._prefix_lint import PrefixItem, Rendered
 from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
@@ -28,7 +28,7 @@ from contextchef.tools._names import WIRE_NAME_RE, wire_name
 from contextchef.tools._registry import Handler, Registry
 from contextchef.tools._schema import schema_from_callable
 from contextchef.tools._template import render_template
-from contextchef.tools._tool import Tool
+from contextchef.tools._tool import Tool, described_server
 
 __all__ = ["CatalogLike", "SessionTools", "ToolLike"]
 
@@ -129,31 +129,13 @@ class SessionTools:
         server_description: str | None = None,
         handlers: Mapping[str, Handler] | None = None,
     ) -> tuple[Tool, ...]:
-        """Register tools atomically (all or nothing).
-
-        Args:
-            tools: `Tool` values, tool dicts in any supported shape (Anthropic, OpenAI
-                Chat, Responses, MCP, Gemini), or Python functions (schema from the
-                signature, description from the docstring; the function becomes the
-                handler).
-            server: Group/MCP server for dicts and functions (a `Tool` keeps its own).
-            server_description: Shown in the deferred directory's group header.
-            handlers: Python callables by tool name (own name), run by `execute`.
-
-        Returns:
-            The registered tools, in registry order.
-
-        Raises:
-            ToolNameConflictError: A name clashes with a registered tool, a meta-tool
-                name, or another tool of the batch; nothing is registered.
-            InvalidToolError, InvalidSchemaError, CatalogFormatError: A bad definition.
-        """
+        """Register tools atomically: see `ContextChef.register_tools`."""
         batch = tool_batch(tools)  # a tuple registered before (a shared catalog): checked
         built, funcs = (batch.tools, {}) if batch else self._build(tools, server=server)
         funcs = {**funcs, **_handlers(handlers)}
         self._check_reserved(built, wires=batch.wires(self.registry.qualify) if batch else None)
         self._check_templates(built, batch)
-        self.lint_prefix([(server, server_description)] if server_description is not None else [])
+        self.lint_prefix(described := described_server(server, server_description, built))
         by_name = {t.name: t for t in built} if funcs else {}
         if unknown := sorted(set(funcs) - set(by_name)):
             raise UsageError(
@@ -163,8 +145,8 @@ class SessionTools:
         if not_callable := sorted(n for n, f in funcs.items() if not callable(f)):
             raise UsageError(f"handlers for {not_callable} are not callable")
         added = self.registry.add(built, handlers={by_name[n].key: f for n, f in funcs.items()})
-        if server is not None and server_description is not None:
-            self.registry.set_server_description(server, server_description)
+        for name, text in described:
+            self.registry.set_server_description(name, text)
         self.refresh_view(prefix=True)
         return added
 
@@ -198,16 +180,16 @@ class SessionTools:
         return items
 
     def _check_templates(self, tools: Sequence[Tool], batch: ToolBatch | None = None) -> None:
-        """`lint` (`batch`: the tools' `tool_batch`), then render templated descriptions now.
+        """`lint` (`batch`: the tools' `tool_batch`), then render templated descriptions, linted.
 
         Raises:
             TemplateError, NondeterminismError: A template that cannot render.
             VolatileValueError: `lint` refuses a per-request-looking value.
         """
         self.lint(tools, batch)
-        for tool in tools if batch is None or batch.templated else ():
-            if tool.template:
-                self._render(tool)
+        vs, frags = self._template_vars, self._fragments
+        todo = [t for t in tools if t.template] if batch is None or batch.templated else []
+        self.lint_prefix([Rendered(t.name, self._render(t), vs, frags) for t in todo])
 
     def _reserved_names(self, *, loading: str | None = None) -> set[str]:
         """Names taken by what is not (yet) a registry tool.
@@ -455,10 +437,8 @@ class SessionTools:
                 `tools_from_mcp`; ToolNameConflictError as for `register_tools`.
         """
         text = checked_instructions(description, as_rules(rules))
-        self.lint_prefix([(server, text)])
-        added = self.register_tools(tools_from_mcp(result, server=server, rules=rules))
-        self.registry.set_server_description(server, text)  # the view was refreshed
-        return added
+        tools = tools_from_mcp(result, server=server, rules=rules)
+        return self.register_tools(tools, server=server, server_description=text)
 
     def all(self) -> tuple[Tool, ...]:
         """Every registered tool, in registry order."""

@@ -30,13 +30,16 @@ Chinese and Japanese ``例如``, ``比如``, ``例:``, ``如:`` (either colon), 
 ``格式``...), or it is inside an ``<examples>`` section or a code fence.
 
 Only text the model reads is linted: the system prompt, each tool's name, description
-and the string values of its input schema (descriptions, defaults, enums, examples), and
-what `contextchef.deferred._prefix_lint` names (namespaces, skills, toolkits, servers).
+and the string values of its input schema (descriptions, defaults, enums, examples), a
+templated description as rendered with the session's ``template_vars``
+(`rendered_values`), and what `contextchef.deferred._prefix_lint` names (namespaces,
+skills, toolkits, servers).
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import datetime as _dt
 import itertools
 import re
@@ -53,6 +56,7 @@ __all__ = [
     "lint_system",
     "lint_texts",
     "lint_tool",
+    "rendered_values",
     "tool_values",
 ]
 
@@ -287,8 +291,8 @@ def tool_values(tool: Tool, today: _dt.date) -> tuple[VolatileValue, ...]:
     """`lint_tool` of a registered `tool`, made once per day and shared (tools are immutable)."""
 
     def make() -> tuple[VolatileValue, ...]:
-        # a template's source is not what the model reads (its variables are fixed per
-        # session and its helpers cannot read a clock): its schema is linted, not it
+        # a template's source is not what the model reads: its rendering is linted
+        # per session (`rendered_values`, with the session's template_vars)
         description = "" if tool.template else tool.description
         return tuple(lint_tool(tool.name, description, tool.input_schema, today=today))
 
@@ -305,6 +309,31 @@ def lint_texts(
         for where, text in texts
         for k, o, v in find_volatile(text, today=today)
     ]
+
+
+def rendered_values(
+    tool: str, text: str, sources: Mapping[str, object], today: _dt.date | None = None
+) -> list[VolatileValue]:
+    """The volatile values of `tool`'s templated description as rendered (`text`).
+
+    Each is located as ``"tool 'x' description (rendered from template_vars['build'])"``:
+    `sources` maps a label (``"template_vars['build']"``) to what the template could
+    read under it, and the value is put on the first label (sorted) whose text holds it
+    or is held in it (``"tool 'x' description (rendered)"`` when none does).
+    """
+    where = f"tool {tool!r} description (rendered"
+    out: list[VolatileValue] = []
+    for value in lint_texts([(where + ")", text)], today):
+        by = next((k for k, v in sorted(sources.items()) if _carries(v, value.text)), None)
+        location = f"{where} from {by})" if by else f"{where})"
+        out.append(dataclasses.replace(value, location=location))
+    return out
+
+
+def _carries(source: object, found: str) -> bool:
+    """Whether `source` (a JSON-like template value) holds `found`, or holds it in part."""
+    texts = [str(source), *(t for _, t in _strings(source))]
+    return any(found in t or (len(t) >= 8 and t in found) for t in texts)
 
 
 def lint_tool(

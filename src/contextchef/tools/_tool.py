@@ -8,12 +8,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from contextchef._errors import InvalidToolError, UsageError, check_json, shown
+from contextchef._errors import InvalidToolError, UsageError, check_json, check_str, shown
 from contextchef._json import JsonValue, canonical_dumps, canonical_value, freeze, is_unicode
 from contextchef.tools._names import server_name
 from contextchef.tools._schema import check_input_schema
 
-__all__ = ["CompiledTool", "Tool", "ToolAnnotations", "ToolSource"]
+__all__ = ["CompiledTool", "Tool", "ToolAnnotations", "ToolSource", "described_server"]
 
 ToolSource = Literal["builtin", "mcp", "runtime", "library"]
 """Where a tool comes from: shipped with the agent, an MCP server, made at run time, or
@@ -234,3 +234,30 @@ class CompiledTool:
     strict: bool = False
     defer_loading: bool = False
     group: str | None = None
+
+
+def described_server(
+    server: str | None, description: str | None, tools: Iterable[Tool]
+) -> list[tuple[str, str]]:
+    """``[(server, description)]`` for a batch's ``server_description``; ``[]`` without one.
+
+    The server is `server` when given, else the one server all `tools` share (their
+    ``server``): a description meant for the batch's server is never silently dropped.
+
+    Raises:
+        UsageError: `description` is not a string, or no `server` was given and the tools
+            are of no server or of several (the message lists them).
+    """
+    if description is None:
+        return []
+    check_str("server_description", description)
+    if server is None:
+        servers = sorted({str(t.server) for t in tools})
+        if len(servers) != 1 or servers == ["None"]:
+            raise UsageError(
+                "server_description needs the server it describes: pass server=<name>, or "
+                "register tools that all share one server; these tools are of "
+                + (f"servers {servers[:5]}" if len(servers) > 1 else "no server")
+            )
+        server = servers[0]
+    return [(server, description)]
