@@ -203,41 +203,19 @@ IP = {
 
 
 @pytest.mark.parametrize("target", ["anthropic", "openai", "gemini"])
-def test_a_value_outside_its_format_is_refused_and_the_fixed_call_runs(target: str) -> None:
+def test_values_outside_their_format_run(target: str) -> None:
+    """``format`` is an annotation (break-it 20): the tool's own server judges it."""
     chef = ContextChef()
     chef.register_tools([{"name": "ip_details", "description": "IP.", "input_schema": IP}])
     chef.set_history([user("go")])
-    bad_ip, bad_date, bad_uri = turn(
+    results = turn(
         chef,
         target,
         ("ip_details", {"ip": "999.1.1.1"}),
-        ("ip_details", {"ip": "1.1.1.1", "since": "yesterday"}),
-        ("ip_details", {"ip": "::1", "page": "not a uri"}),
+        ("ip_details", {"ip": "1.1.1.1", "since": "2026-01-01T10:00:00"}),
+        ("ip_details", {"ip": "::1", "page": "https://en.wikipedia.org/wiki/Café"}),
+        ("ip_details", {"ip": "::1", "page": "https://x.com/a|b", "tag": "anything"}),
     )
-    assert bad_ip.is_error and "- ip: " in bad_ip.content and "(rule: format)" in bad_ip.content
-    assert '- since: "yesterday" is not a "date-time" (rule: format)' in bad_date.content
-    assert '- page: "not a uri" is not a "uri" (rule: format)' in bad_uri.content
-    args = {"ip": "1.1.1.1", "since": "2026-01-01T00:00:00Z", "page": "https://x.com/a"}
-    (ok,) = turn(chef, target, ("ip_details", {**args, "tag": "anything"}))
-    assert (ok.is_error, ok.content) == (False, "ran ip_details")
-
-
-def test_an_unanswered_call_is_closed_with_its_name_and_id_cut() -> None:
-    chef = grouped_session()
-    fake = FAKES.setdefault(id(chef), fake_for("anthropic"))
-    fake.script(tool_calls((N, {})), text("ok"))
-    chef.ingest(send("anthropic", fake, chef.compile("anthropic", model="m").payload))
-    chef.append(user("never mind"))  # the call is left unanswered
-    send("anthropic", fake, chef.compile("anthropic", model="m").payload)
-    assert fake.violations == ()
-    closed = [r for m in chef.history for r in m.tool_results]
-    assert len(closed) <= 1
-    sent = fake.requests[-1].body["messages"]
-    results = [
-        b
-        for m in sent
-        for b in m["content"]
-        if isinstance(b, dict) and b.get("type") == "tool_result"
-    ]
-    assert results and all(len(str(b["content"])) < 600 for b in results)
-    assert CUT in str(results[0]["content"])
+    assert [(r.is_error, r.content) for r in results] == [(False, "ran ip_details")] * 4
+    (bad,) = turn(chef, target, ("ip_details", {"ip": 7}))
+    assert bad.is_error and "- ip: 7 is not of type 'string' (rule: type)" in bad.content
