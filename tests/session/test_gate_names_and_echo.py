@@ -219,3 +219,85 @@ def test_values_outside_their_format_run(target: str) -> None:
     assert [(r.is_error, r.content) for r in results] == [(False, "ran ip_details")] * 4
     (bad,) = turn(chef, target, ("ip_details", {"ip": 7}))
     assert bad.is_error and "- ip: 7 is not of type 'string' (rule: type)" in bad.content
+
+
+def t(name: str) -> dict[str, Any]:
+    return {"name": name, "description": "D.", "parameters": {"x": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "gemini"])
+def test_actions_ignoring_case_match_only_what_the_model_may_call(target: str) -> None:
+    """Break-it 20: hidden or blocked actions were matched and listed."""
+    chef = ContextChef(modes={"m": ["fs", "READ_FILE2", "read_file"]})
+    actions = ["read_file", "READ_FILE2", "Read_File2", "Admin_Wipe"]
+    chef.register_namespaces(
+        [{"name": "fs", "description": "Fs.", "tools": [t(a) for a in actions]}]
+    )
+    chef.set_history([user("go")])
+    chef.set_mode("m")
+    ok, wipe = turn(
+        chef,
+        target,
+        ("fs", {"action": "read_file2", "args": {"x": "1"}}),
+        ("fs", {"action": "admin_wipe", "args": {"x": "1"}}),
+    )
+    assert (ok.is_error, ok.content) == (False, "ran READ_FILE2")
+    assert wipe.content == (
+        'Unknown action "admin_wipe" for "fs". Available actions: READ_FILE2, read_file.'
+    )
+    chef.set_mode(None)
+    chef.set_blocked_tools(["Read_File2", "Admin_Wipe"])
+    ok, nope = turn(
+        chef,
+        target,
+        ("fs", {"action": "read_file2", "args": {"x": "1"}}),
+        ("fs", {"action": "nope", "args": {"x": "1"}}),
+    )
+    assert (ok.is_error, ok.content) == (False, "ran READ_FILE2")
+    assert nope.content.endswith("Available actions: READ_FILE2, read_file.")
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_a_toolkit_the_mode_empties_is_not_listed_or_loaded(target: str) -> None:
+    chef = ContextChef(modes={"m": ["*keep*", "load_toolkit"]})
+    chef.register_tools([t("keep_a")])
+    chef.register_toolkits(
+        [
+            {"name": "Radar", "description": "Radar kit.", "tools": [t("keep_radar")]},
+            {"name": "Secret", "description": "Secret kit.", "tools": [t("sec_tool")]},
+        ]
+    )
+    chef.set_history([user("go")])
+    assert "Secret" in chef.pruner.compile().directory_xml
+    chef.set_mode("m")
+    assert "Secret" not in chef.pruner.compile().directory_xml
+    secret, radar = turn(
+        chef,
+        target,
+        ("load_toolkit", {"toolkit_name": "Secret"}),
+        ("load_toolkit", {"toolkit_name": "radar"}),
+    )
+    assert secret.is_error
+    assert secret.content == 'Unknown toolkit "Secret". Available toolkits: Radar.'
+    assert radar.content.startswith('Loaded toolkit "Radar" (1 tool).')
+    assert chef.loaded_toolkits == ("Radar",)
+
+
+def test_deferred_names_resolve_by_one_rule_and_the_hint_says_defer_execute() -> None:
+    """Break-it 20: ``get_issue`` resolved while ``GET_ISSUE`` was refused; an ambiguous
+    deferred name said "call one by its exact name", which a direct call then refused."""
+    chef = ContextChef(default_defer=True)
+    chef.register_tools([t("list_issues"), t("get_issue")], server="legacy")
+    chef.register_tools([t("list_issues")], server="gh")
+    chef.set_history([user("go")])
+    got = [
+        turn(chef, "anthropic", ("defer_execute", {"tool_name": n, "params": {"x": "1"}}))[0]
+        for n in ("get_issue", "GET_ISSUE", "Legacy__Get_Issue", "list_issues")
+    ]
+    assert [r.content for r in got[:3]] == ["ran legacy__get_issue"] * 3
+    (direct,) = turn(chef, "anthropic", ("LIST_ISSUES", {"x": "1"}))
+    for denied in (got[3], direct):
+        assert denied.is_error and denied.content.endswith(
+            'The tools with this name are "gh__list_issues", "legacy__list_issues"; call one '
+            'with defer_execute({"tool_name": "<exact name>", "params": {...}}).'
+        )
