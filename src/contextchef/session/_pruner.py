@@ -133,8 +133,8 @@ class CompiledGroups(NamedTuple):
     Attributes:
         tools: One tool per namespace (sorted by name), then ``load_toolkit`` when any
             toolkit is registered. Stable across turns and blocklist changes.
-        directory_xml: The ``<available_toolkits>`` block for the system prompt (``""``
-            without toolkits).
+        directory_xml: The ``<available_toolkits>`` block for the system prompt: the
+            toolkits with a tool the mode allows (``""`` without any).
     """
 
     tools: tuple[CompiledTool, ...]
