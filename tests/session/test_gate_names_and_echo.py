@@ -33,7 +33,7 @@ def ran(call: Any, allowed: Any) -> str:
     return f"ran {allowed.wire_name}"
 
 
-FAKES: dict[int, Any] = {}
+FAKES: dict[int, tuple[ContextChef, Any]] = {}  # the chef is kept: its id is not reused
 
 
 def turn(chef: ContextChef, target: str, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
@@ -41,7 +41,10 @@ def turn(chef: ContextChef, target: str, *calls: tuple[str, dict[str, Any]]) -> 
 
     Each session talks to one fake per target for its whole conversation (multi-turn).
     """
-    fake = FAKES.setdefault(id(chef), fake_for(target)).script(tool_calls(*calls), text("ok"))
+    held = FAKES.get(id(chef))
+    if held is None or held[0] is not chef:
+        held = FAKES[id(chef)] = (chef, fake_for(target))
+    fake = held[1].script(tool_calls(*calls), text("ok"))
     before = len(fake.requests)
     found = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
     results = chef.run_tools(found, fallback=ran)
