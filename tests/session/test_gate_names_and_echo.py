@@ -33,7 +33,7 @@ def ran(call: Any, allowed: Any) -> str:
     return f"ran {allowed.wire_name}"
 
 
-FAKES: dict[int, Any] = {}
+FAKES: dict[int, tuple[ContextChef, Any]] = {}  # the chef is kept: its id is not reused
 
 
 def turn(chef: ContextChef, target: str, *calls: tuple[str, dict[str, Any]]) -> list[ToolResult]:
@@ -41,7 +41,10 @@ def turn(chef: ContextChef, target: str, *calls: tuple[str, dict[str, Any]]) -> 
 
     Each session talks to one fake per target for its whole conversation (multi-turn).
     """
-    fake = FAKES.setdefault(id(chef), fake_for(target)).script(tool_calls(*calls), text("ok"))
+    held = FAKES.get(id(chef))
+    if held is None or held[0] is not chef:
+        held = FAKES[id(chef)] = (chef, fake_for(target))
+    fake = held[1].script(tool_calls(*calls), text("ok"))
     before = len(fake.requests)
     found = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
     results = chef.run_tools(found, fallback=ran)
@@ -203,41 +206,101 @@ IP = {
 
 
 @pytest.mark.parametrize("target", ["anthropic", "openai", "gemini"])
-def test_a_value_outside_its_format_is_refused_and_the_fixed_call_runs(target: str) -> None:
+def test_values_outside_their_format_run(target: str) -> None:
+    """``format`` is an annotation (break-it 20): the tool's own server judges it."""
     chef = ContextChef()
     chef.register_tools([{"name": "ip_details", "description": "IP.", "input_schema": IP}])
     chef.set_history([user("go")])
-    bad_ip, bad_date, bad_uri = turn(
+    results = turn(
         chef,
         target,
         ("ip_details", {"ip": "999.1.1.1"}),
-        ("ip_details", {"ip": "1.1.1.1", "since": "yesterday"}),
-        ("ip_details", {"ip": "::1", "page": "not a uri"}),
+        ("ip_details", {"ip": "1.1.1.1", "since": "2026-01-01T10:00:00"}),
+        ("ip_details", {"ip": "::1", "page": "https://en.wikipedia.org/wiki/Café"}),
+        ("ip_details", {"ip": "::1", "page": "https://x.com/a|b", "tag": "anything"}),
     )
-    assert bad_ip.is_error and "- ip: " in bad_ip.content and "(rule: format)" in bad_ip.content
-    assert '- since: "yesterday" is not a "date-time" (rule: format)' in bad_date.content
-    assert '- page: "not a uri" is not a "uri" (rule: format)' in bad_uri.content
-    args = {"ip": "1.1.1.1", "since": "2026-01-01T00:00:00Z", "page": "https://x.com/a"}
-    (ok,) = turn(chef, target, ("ip_details", {**args, "tag": "anything"}))
-    assert (ok.is_error, ok.content) == (False, "ran ip_details")
+    assert [(r.is_error, r.content) for r in results] == [(False, "ran ip_details")] * 4
+    (bad,) = turn(chef, target, ("ip_details", {"ip": 7}))
+    assert bad.is_error and "- ip: 7 is not of type 'string' (rule: type)" in bad.content
 
 
-def test_an_unanswered_call_is_closed_with_its_name_and_id_cut() -> None:
-    chef = grouped_session()
-    fake = FAKES.setdefault(id(chef), fake_for("anthropic"))
-    fake.script(tool_calls((N, {})), text("ok"))
-    chef.ingest(send("anthropic", fake, chef.compile("anthropic", model="m").payload))
-    chef.append(user("never mind"))  # the call is left unanswered
-    send("anthropic", fake, chef.compile("anthropic", model="m").payload)
-    assert fake.violations == ()
-    closed = [r for m in chef.history for r in m.tool_results]
-    assert len(closed) <= 1
-    sent = fake.requests[-1].body["messages"]
-    results = [
-        b
-        for m in sent
-        for b in m["content"]
-        if isinstance(b, dict) and b.get("type") == "tool_result"
+def t(name: str) -> dict[str, Any]:
+    return {"name": name, "description": "D.", "parameters": {"x": {"type": "string"}}}
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "gemini"])
+def test_actions_ignoring_case_match_only_what_the_model_may_call(target: str) -> None:
+    """Break-it 20: hidden or blocked actions were matched and listed."""
+    chef = ContextChef(modes={"m": ["fs", "READ_FILE2", "read_file"]})
+    actions = ["read_file", "READ_FILE2", "Read_File2", "Admin_Wipe"]
+    chef.register_namespaces(
+        [{"name": "fs", "description": "Fs.", "tools": [t(a) for a in actions]}]
+    )
+    chef.set_history([user("go")])
+    chef.set_mode("m")
+    ok, wipe = turn(
+        chef,
+        target,
+        ("fs", {"action": "read_file2", "args": {"x": "1"}}),
+        ("fs", {"action": "admin_wipe", "args": {"x": "1"}}),
+    )
+    assert (ok.is_error, ok.content) == (False, "ran READ_FILE2")
+    assert wipe.content == (
+        'Unknown action "admin_wipe" for "fs". Available actions: READ_FILE2, read_file.'
+    )
+    chef.set_mode(None)
+    chef.set_blocked_tools(["Read_File2", "Admin_Wipe"])
+    ok, nope = turn(
+        chef,
+        target,
+        ("fs", {"action": "read_file2", "args": {"x": "1"}}),
+        ("fs", {"action": "nope", "args": {"x": "1"}}),
+    )
+    assert (ok.is_error, ok.content) == (False, "ran READ_FILE2")
+    assert nope.content.endswith("Available actions: READ_FILE2, read_file.")
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_a_toolkit_the_mode_empties_is_not_listed_or_loaded(target: str) -> None:
+    chef = ContextChef(modes={"m": ["*keep*", "load_toolkit"]})
+    chef.register_tools([t("keep_a")])
+    chef.register_toolkits(
+        [
+            {"name": "Radar", "description": "Radar kit.", "tools": [t("keep_radar")]},
+            {"name": "Secret", "description": "Secret kit.", "tools": [t("sec_tool")]},
+        ]
+    )
+    chef.set_history([user("go")])
+    assert "Secret" in chef.pruner.compile().directory_xml
+    chef.set_mode("m")
+    assert "Secret" not in chef.pruner.compile().directory_xml
+    secret, radar = turn(
+        chef,
+        target,
+        ("load_toolkit", {"toolkit_name": "Secret"}),
+        ("load_toolkit", {"toolkit_name": "radar"}),
+    )
+    assert secret.is_error
+    assert secret.content == 'Unknown toolkit "Secret". Available toolkits: Radar.'
+    assert radar.content.startswith('Loaded toolkit "Radar" (1 tool).')
+    assert chef.loaded_toolkits == ("Radar",)
+
+
+def test_deferred_names_resolve_by_one_rule_and_the_hint_says_defer_execute() -> None:
+    """Break-it 20: ``get_issue`` resolved while ``GET_ISSUE`` was refused; an ambiguous
+    deferred name said "call one by its exact name", which a direct call then refused."""
+    chef = ContextChef(default_defer=True)
+    chef.register_tools([t("list_issues"), t("get_issue")], server="legacy")
+    chef.register_tools([t("list_issues")], server="gh")
+    chef.set_history([user("go")])
+    got = [
+        turn(chef, "anthropic", ("defer_execute", {"tool_name": n, "params": {"x": "1"}}))[0]
+        for n in ("get_issue", "GET_ISSUE", "Legacy__Get_Issue", "list_issues")
     ]
-    assert results and all(len(str(b["content"])) < 600 for b in results)
-    assert CUT in str(results[0]["content"])
+    assert [r.content for r in got[:3]] == ["ran legacy__get_issue"] * 3
+    (direct,) = turn(chef, "anthropic", ("LIST_ISSUES", {"x": "1"}))
+    for denied in (got[3], direct):
+        assert denied.is_error and denied.content.endswith(
+            'The tools with this name are "gh__list_issues", "legacy__list_issues"; call one '
+            'with defer_execute({"tool_name": "<exact name>", "params": {...}}).'
+        )

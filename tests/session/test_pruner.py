@@ -289,8 +289,8 @@ def test_gate_blocks_and_validates_namespace_sub_tools() -> None:
     unknown = chef.check_tool_call(call("file_ops", {"action": "delete_file", "args": {}}))
     assert isinstance(unknown, Denied)
     assert unknown.reason == (
-        'Unknown action "delete_file" for "file_ops". Available actions: read_file, write_file.'
-    )
+        'Unknown action "delete_file" for "file_ops". Available actions: read_file.'
+    )  # write_file is blocked: the list holds what the model may call now
     direct = chef.check_tool_call(call("read_file", {"path": "a"}))
     assert isinstance(direct, Denied) and direct.code == "namespace"
     hook = ContextChef()

@@ -21,6 +21,7 @@ from contextchef.deferred._groups import (
     Toolkit,
     load_toolkit_tool,
     namespace_tool,
+    render_toolkit_directory,
 )
 from contextchef.deferred._meta import (
     DEFER_EXECUTE,
@@ -40,7 +41,7 @@ from contextchef.deferred._sharing import (
 from contextchef.deferred._skills import LOAD_SKILL, Skill, load_skill_tool, skill_lock_reason
 from contextchef.exposure._policy import Exposure, ExposurePolicy, Mode
 from contextchef.search._rankers import RankerConfig
-from contextchef.tools._names import RESERVED_NAMES
+from contextchef.tools._names import RESERVED_NAMES, wire_name
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._tool import CompiledTool, Tool
 
@@ -109,6 +110,9 @@ class SessionView:
         exposure: (origin, name) -> exposure (``hidden`` outside the mode).
         wire_names: (origin, name) -> wire name.
         directory: The deferred-name directory text (``""`` when nothing is deferred).
+        toolkit_directory: The ``<available_toolkits>`` block (`render_toolkit_directory`)
+            of the toolkits with a tool the modes allow, like the tools the view lists
+            (``""`` when there is none).
         index: Search index over direct and deferred tools.
         fingerprint: Registry fingerprint the view was built from.
         meta_tools: Active meta-tools by name.
@@ -159,6 +163,7 @@ class SessionView:
     skills: Mapping[str, Skill] = field(default_factory=dict)
     skill_of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     skill_loader: Tool | None = None
+    toolkit_directory: str = ""
 
     def wrapper(self, name: str) -> Tool | None:
         """The library tool (meta-tool, namespace, ``load_toolkit``, ``load_skill``) `name`."""
@@ -353,7 +358,19 @@ def _build_view(
         skills={s.name: s for s in sorted(skills, key=lambda s: s.name)},
         skill_of={name: tuple(names) for name, names in sorted(owners.items())},
         skill_loader=skill_loader,
+        toolkit_directory=render_toolkit_directory(k for k in toolkits if kit_members(k, policy)),
     )
+
+
+def kit_members(kit: Toolkit, policy: ExposurePolicy | Sequence[Mode]) -> list[tuple[str, Tool]]:
+    """(wire name once loaded, tool) of `kit`'s tools the modes allow, in the kit's order."""
+    modes = policy.modes if isinstance(policy, ExposurePolicy) else policy
+    named = [(wire_name("runtime", t.name, server=None), t) for t in kit.tools]
+    return [
+        (w, t)
+        for w, t in named
+        if all(m.allows(t.replace(source="runtime", server=None), w) for m in modes)
+    ]
 
 
 def _exposure(policy: ExposurePolicy, tool: Tool, wire: str, member: bool, skill: bool) -> Exposure:

@@ -24,7 +24,7 @@ from contextchef.deferred._groups import render_toolkit_load
 from contextchef.deferred._meta import TOOL_SEARCH, run_tool_search
 from contextchef.deferred._skills import SkillReveal, SkillStatus, render_skill_load
 from contextchef.deferred._view import SessionView
-from contextchef.dispatch._gate import acheck_tool_call, check_tool_call, is_meta
+from contextchef.dispatch._gate import acheck_tool_call, check_tool_call, is_meta, kit_tools
 from contextchef.dispatch._hooks import (
     LoopRunning,
     arun_after_hooks,
@@ -43,7 +43,6 @@ from contextchef.dispatch._types import (
 )
 from contextchef.exposure._policy import matches
 from contextchef.history._messages import ToolCall, ToolResult
-from contextchef.tools._names import wire_name
 from contextchef.tools._tool import Tool
 
 __all__ = [
@@ -139,14 +138,7 @@ def _loader_result(
     view: SessionView, call: ToolCall, check: Allowed, ctx: GateContext
 ) -> Execution:
     kit = view.toolkits[str(check.arguments["toolkit_name"])]
-    # only the tools the session's modes will let the model reach are shown
-    named = [(wire_name("runtime", t.name, server=None), t) for t in kit.tools]
-    shown = [
-        (w, t)
-        for w, t in named
-        if all(m.allows(t.replace(source="runtime", server=None), w) for m in view.modes)
-        and not _barred(ctx, w, t.name)
-    ]
+    shown = kit_tools(view, kit, ctx)  # only the tools the model may call now are shown
     wires = tuple(w for w, _ in shown)
     visible = dataclasses.replace(kit, tools=tuple(t for _, t in shown))
     text = render_toolkit_load(visible, wires, call_directly=ctx.direct_calls)

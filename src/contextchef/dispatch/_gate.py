@@ -42,9 +42,9 @@ from typing import Any
 from contextchef._echo import echo
 from contextchef._errors import shown
 from contextchef._json import JsonValue, canonical_dumps
-from contextchef.deferred._groups import NamespaceView
+from contextchef.deferred._groups import NamespaceView, Toolkit
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
-from contextchef.deferred._view import SessionView
+from contextchef.deferred._view import SessionView, kit_members
 from contextchef.dispatch._calls import parse_arguments
 from contextchef.dispatch._hooks import arun_before_hooks, run_before_hooks
 from contextchef.dispatch._types import (
@@ -70,6 +70,7 @@ __all__ = [
     "check_tool_call",
     "holds",
     "is_meta",
+    "kit_tools",
     "pick_name",
     "resolve_action",
 ]
@@ -123,9 +124,14 @@ def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> De
     said = f'Unknown tool "{echo(name)}".'
     named, near = _candidates(view, name, ctx)
     if named:
-        hint = f"The tools with this name are {_listed(named)}; call one by its exact name."
+        how = "by its exact name" if len(named) > 1 else "by that exact name"
+        deferred = {view.exposure.get(view.by_wire_name[n].key) for n in named} == {"deferred"}
+        if deferred and not ctx.direct_calls and (offered is None or DEFER_EXECUTE in offered):
+            one = named[0] if len(named) == 1 else "<exact name>"
+            how = f'with defer_execute({{"tool_name": "{one}", "params": {{...}}}})'
+        hint = f"The tools with this name are {_listed(named)}; call one {how}."
         if len(named) == 1:
-            hint = f'The tool with this name is "{named[0]}"; call it by that exact name.'
+            hint = f'The tool with this name is "{named[0]}"; call it {how}.'
     elif near:
         hint = f"Did you mean {_listed(near)}? {hint}"
     return Denied(reason=f"{said} {hint}", code="unknown_tool")
@@ -157,14 +163,20 @@ def _callable(view: SessionView, tool: Tool, wire: str, ctx: GateContext) -> boo
 def _deferred_target(view: SessionView, name: str, ctx: GateContext | None) -> Tool | Denied:
     """The tool a ``defer_execute`` call names, or the denial.
 
-    Exactly, else its only callable wire name equal to `name` ignoring case (as
-    `pick_name` resolves the other meta-tools' names).
+    One rule: the tool whose wire name is `name`; else the only tool the model may call
+    now whose own name or wire name equals `name` ignoring case (``get_issue`` and
+    ``GET_ISSUE`` alike); else the answer naming the candidates (`_unknown`).
     """
-    tool = view.lookup(name)
+    tool = view.by_wire_name.get(name)
     if tool is not None:
         return tool
-    named = _candidates(view, name, ctx or GateContext())[0]
-    if len(named) == 1 and named[0].casefold() == name.casefold():
+    folded = name.casefold()
+    named = [
+        w
+        for w in _candidates(view, name, ctx or GateContext())[0]
+        if folded in (w.casefold(), view.by_wire_name[w].name.casefold())
+    ]
+    if len(named) == 1:
         return view.by_wire_name[named[0]]
     return _unknown(view, name, ctx)
 
@@ -244,9 +256,9 @@ def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) 
     if meta is not None:
         return meta, arguments, None
     if call.name in view.namespaces:
-        return _resolve_action(view.namespaces[call.name], arguments)
+        return _resolve_action(view, view.namespaces[call.name], arguments, ctx or GateContext())
     if view.toolkit_loader is not None and call.name == view.toolkit_loader.name:
-        return _resolve_loader(view, view.toolkit_loader, arguments)
+        return _resolve_loader(view, view.toolkit_loader, arguments, ctx or GateContext())
     if view.skill_loader is not None and call.name == view.skill_loader.name:
         return _resolve_skill(view, view.skill_loader, arguments)
     tool = view.lookup(call.name)
@@ -275,12 +287,14 @@ _NS_KEYS = ("action", "args")
 
 
 def resolve_action(
-    ns: NamespaceView, arguments: Mapping[str, Any]
+    ns: NamespaceView, arguments: Mapping[str, Any], callable_: Collection[str] | None = None
 ) -> tuple[Tool, dict[str, JsonValue]] | ActionProblem:
     """A namespace call's arguments -> (the sub-tool, its arguments), or the problem.
 
     ``args`` may be omitted for an action without required arguments (``{}``), and may
-    be JSON text holding the object (models often nest arguments that way).
+    be JSON text holding the object (models often nest arguments that way). The action is
+    an exact member name, else matched ignoring case among `callable_` (the actions the
+    model may call now; default: those of the mode), which the answer also lists.
     """
     action = arguments.get("action")
     problems = [f"unexpected property {shown(k)}" for k in sorted(arguments) if k not in _NS_KEYS]
@@ -291,12 +305,13 @@ def resolve_action(
         problems.append(f"'args' must be an object ({args})")
     if problems or not isinstance(action, str) or isinstance(args, str):
         return ActionProblem(code="invalid_arguments", problems=tuple(problems))
-    picked = pick_name(action, ns.members)
+    names = ns.actions if callable_ is None else sorted(callable_)
+    picked = action if action in ns.members else pick_name(action, names)
     if isinstance(picked, str):
         return ns.members[picked], args
     return ActionProblem(
         code="unknown_tool",
-        message=_no_such("action", action, picked, ns.actions, f' for "{ns.name}"'),
+        message=_no_such("action", action, picked, names, f' for "{ns.name}"'),
     )
 
 
@@ -325,9 +340,12 @@ def _no_such(kind: str, name: str, same: list[str], valid: Iterable[str], where:
     return f'Unknown {kind} "{echo(name)}"{where}. Available {kind}s: {", ".join(valid)}.'
 
 
-def _resolve_action(ns: NamespaceView, arguments: Mapping[str, Any]) -> Resolved:
+def _resolve_action(
+    view: SessionView, ns: NamespaceView, arguments: Mapping[str, Any], ctx: GateContext
+) -> Resolved:
     """A namespace call -> (sub-tool, its arguments, ``namespace:<name>``), or a denial."""
-    resolved = resolve_action(ns, arguments)
+    reach = [a for a in ns.actions if _callable(view, ns.members[a], a, ctx)]
+    resolved = resolve_action(ns, arguments, reach)
     if isinstance(resolved, ActionProblem):
         if resolved.code == "invalid_arguments":
             return _invalid(ns.tool, ns.name, list(resolved.problems))
@@ -336,15 +354,26 @@ def _resolve_action(ns: NamespaceView, arguments: Mapping[str, Any]) -> Resolved
     return member, args, f"namespace:{ns.name}"
 
 
-def _resolve_loader(view: SessionView, loader: Tool, arguments: Mapping[str, Any]) -> Resolved:
-    """A ``load_toolkit`` call -> (the loader, its arguments, None), or a denial."""
+def kit_tools(view: SessionView, kit: Toolkit, ctx: GateContext) -> list[tuple[str, Tool]]:
+    """(wire name, tool) of `kit`'s tools the model may call now (modes, blocklist...)."""
+    return [(w, t) for w, t in kit_members(kit, view.modes) if _callable(view, t, w, ctx)]
+
+
+def _resolve_loader(
+    view: SessionView, loader: Tool, arguments: Mapping[str, Any], ctx: GateContext
+) -> Resolved:
+    """A ``load_toolkit`` call -> (the loader, its arguments, None), or a denial.
+
+    Only toolkits with a tool the model may call now are loaded or listed.
+    """
     problems = validation_errors(loader.input_schema, arguments)
     if problems:
         return _invalid(loader, loader.name, problems)
     name = str(arguments["toolkit_name"])
-    picked = pick_name(name, view.toolkits)
+    kits = [k for k in sorted(view.toolkits) if kit_tools(view, view.toolkits[k], ctx)]
+    picked = pick_name(name, kits)
     if not isinstance(picked, str):
-        reason = _no_such("toolkit", name, picked, sorted(view.toolkits))
+        reason = _no_such("toolkit", name, picked, kits)
         return Denied(reason=reason, code="unknown_tool", tool=loader)
     return loader, {**arguments, "toolkit_name": picked}, None
 

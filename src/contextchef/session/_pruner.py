@@ -47,7 +47,7 @@ from contextchef._errors import (
     shown,
 )
 from contextchef._json import JsonValue
-from contextchef.deferred._groups import LOAD_TOOLKIT, render_toolkit_directory
+from contextchef.deferred._groups import LOAD_TOOLKIT
 from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
 from contextchef.dispatch._gate import ActionProblem, resolve_action
@@ -133,8 +133,8 @@ class CompiledGroups(NamedTuple):
     Attributes:
         tools: One tool per namespace (sorted by name), then ``load_toolkit`` when any
             toolkit is registered. Stable across turns and blocklist changes.
-        directory_xml: The ``<available_toolkits>`` block for the system prompt (``""``
-            without toolkits).
+        directory_xml: The ``<available_toolkits>`` block for the system prompt: the
+            toolkits with a tool the mode allows (``""`` without any).
     """
 
     tools: tuple[CompiledTool, ...]
@@ -376,4 +376,4 @@ class Pruner:
             for t in view.resident
             if t.name in view.namespaces or (loader and t.name == LOAD_TOOLKIT)
         )
-        return CompiledGroups(tools, render_toolkit_directory(view.toolkits.values()))
+        return CompiledGroups(tools, view.toolkit_directory)

@@ -7,6 +7,12 @@ catastrophic backtracking; a pattern it cannot compile falls back to Python's ``
 A schema ``"pattern": "^([a-z0-9]+-?)+$"`` takes Python's ``re`` seconds on a 30-character
 string; here it is microseconds. Messages are capped in length so a huge argument is never
 echoed back whole.
+
+``format`` is an annotation, not asserted: JSON Schema 2020-12's default and jsonschema's
+(no ``format_checker``). Servers disagree on every format (pydantic's ``AnyUrl`` and WHATWG
+URLs accept ``https://x.com/a|b`` and IRIs an RFC 3986 check refuses; pydantic accepts a
+date-time without an offset), so a refusal here could block a call the tool accepts, while
+a value the tool refuses costs the turn its own error would.
 """
 
 from __future__ import annotations
@@ -29,7 +35,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
-    "format_errors",
     "pattern_search",
     "plainly_valid",
     "validation_errors",
@@ -187,74 +192,7 @@ def validation_errors(schema: Mapping[str, JsonValue], arguments: object) -> lis
         _cap(f"{_arg_path(err.absolute_path)}: {err.message}") + f" (rule: {err.validator})"
         for err in errors
     }
-    return sorted(lines | set(format_errors(schema, arguments)))
-
-
-FORMATS = 512
-"""Format validators kept for frozen schemas, by schema identity (LRU)."""
-
-_formats: LruMap[int, tuple[Mapping[str, JsonValue], Any, Any]] = LruMap(FORMATS)
-
-
-def _names_a_format(node: object) -> bool:
-    if isinstance(node, Mapping):
-        return isinstance(node.get("format"), str) or any(map(_names_a_format, node.values()))
-    return isinstance(node, (list, tuple)) and any(map(_names_a_format, node))
-
-
-def _format_validators(schema: Mapping[str, JsonValue]) -> tuple[Any, Any]:
-    """jsonschema-rs's validators of `schema` with and without ``format`` asserted.
-
-    (None, None) when the schema names no format or jsonschema-rs cannot build it.
-    """
-    hit = _formats.get(id(schema)) if isinstance(schema, FrozenDict) else None
-    if hit is not None and hit[0] is schema:
-        return hit[1], hit[2]
-    made: tuple[Any, Any] = (None, None)
-    if _names_a_format(schema):
-        import jsonschema_rs
-
-        try:
-            plain = thaw(schema)
-            made = (
-                jsonschema_rs.validator_for(plain, validate_formats=True, offline=True),
-                jsonschema_rs.validator_for(plain, validate_formats=False, offline=True),
-            )
-        except Exception:  # a schema jsonschema-rs cannot build: formats go unchecked
-            made = (None, None)
-    if isinstance(schema, FrozenDict):
-        _formats.put(id(schema), (schema, *made))
-    return made
-
-
-def format_errors(schema: Mapping[str, JsonValue], arguments: object) -> list[str]:
-    """Values that are not in the ``format`` their schema names, one line each.
-
-    jsonschema's FormatChecker checks ``uri`` and ``date-time`` only with extra packages
-    (rfc3987, rfc3339-validator); jsonschema-rs, a dependency already, checks every
-    format of the spec in Rust (``ipv4``, ``ipv6``, ``uri``, ``date-time``, ``date``,
-    ``email``, ``uuid``...; unknown formats pass), at 1-1.5 µs a call on a three-format
-    schema (benchmarks/format_check.py). JSON Schema 2020-12 makes ``format`` an
-    annotation unless asked; the gate asserts it, as the tool's own server (zod's
-    ``.url()``, ``.datetime()``) would refuse such values after a round trip. A line reads
-    ``ip: "999.1.1.1" is not a "ipv4" (rule: format)``.
-    """
-    checked, unchecked = _format_validators(schema)
-    if checked is None:
-        return []
-    try:
-        errors = list(checked.iter_errors(arguments))
-        # only what asserting formats adds (an ``anyOf`` of formats fails as ``anyOf``)
-        if errors:
-            known = {_where(e) for e in unchecked.iter_errors(arguments)}
-            errors = [e for e in errors if _where(e) not in known]
-    except (ValueError, TypeError, OverflowError):  # not plain JSON: jsonschema words it
-        return []
-    return [_cap(f"{_arg_path(e.instance_path)}: {e.message}") + " (rule: format)" for e in errors]
-
-
-def _where(error: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    return tuple(error.instance_path), tuple(error.schema_path)
+    return sorted(lines)
 
 
 def integral(schema: Mapping[str, JsonValue], value: Any) -> Any:
