@@ -931,9 +931,17 @@ class NativeSession:
             expect = "blocked"
         elif not exposed:
             expect = "not shown"
+        elif name == "load_toolkit" and not self._kit_callable(call):
+            expect = "a toolkit with no tool the model may call now"
         allowed = isinstance(check, Allowed)
         code = None if allowed else getattr(check, "code", None)
         self.calls.append(CallRecord(index, name, exposed, expect, allowed, code))
+
+    def _kit_callable(self, call: Any) -> bool:
+        """Whether the toolkit a ``load_toolkit`` call names has a tool in mode, unblocked."""
+        kit = json.loads(call.arguments).get("toolkit_name")
+        tools = [t["name"] for k in TOOLKITS if k["name"] == kit for t in k["tools"]]
+        return any(self.in_mode(t) and t not in self.blocked for t in tools)
 
     def _where(self, index: int, message: str) -> str:
         steps = "\n  ".join(self.log)
