@@ -23,7 +23,7 @@ from test_snapshot_v5 import fresh_blocks
 
 from contextchef import ContextChef, UsageError, tool_results, user
 from contextchef.history import _wire_forms
-from contextchef.history._chain import CHAIN, CHECKED
+from contextchef.providers._chain import CHAIN, CHECKED
 from contextchef.session import _binding
 from contextchef.session._ledger import _record_digest
 from contextchef.testing import fake_for, text, tool_calls
@@ -193,7 +193,7 @@ def test_an_entry_edited_with_its_digests_remade_is_checked_again() -> None:
 
 def test_a_chain_with_tool_references_restores_to_the_same_chain() -> None:
     """`chain_form` then `restore_chain`: the same digests and referenced names per entry."""
-    from contextchef.history._chain import chain_form, restore_chain
+    from contextchef.providers._chain import chain_form, restore_chain
 
     wire = [{"n": i} for i in range(6)]
     names = [set(), {"a"}, {"a"}, {"a", "b"}, {"a", "b"}, {"a", "b", "c"}]

@@ -28,11 +28,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef._json import canonical_dumps
-from contextchef.history._chain import CHAIN as _CHAIN
-from contextchef.history._chain import CHECKED as _CHECKED
-from contextchef.history._chain import plain as _plain
-from contextchef.history._chain import tool_set
 from contextchef.history._messages import Message, ReasoningPart
+from contextchef.providers._chain import CHAIN as _CHAIN
+from contextchef.providers._chain import CHECKED as _CHECKED
+from contextchef.providers._chain import plain as _plain
+from contextchef.providers._chain import tool_set
 from contextchef.providers._thinking import block_key, repeat_cause, thinking_keys
 from contextchef.session._ledger import Ledger, Mark
 

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, cast
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
 from contextchef.history._as_is import index_calls
-from contextchef.history._chain import chain_form, restore_chain
 from contextchef.history._forms import (
     check_ledger_fields,
     consumed,
@@ -50,6 +49,7 @@ from contextchef.history._forms import (
     wire_forms,
 )
 from contextchef.history._messages import Message, ReasoningPart, ToolCall
+from contextchef.providers._chain import chain_form, restore_chain
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated

@@ -105,14 +105,14 @@ class MarkForm(TypedDict):
 
 @with_config(_CLOSED)
 class ChainForm(TypedDict):
-    """`history._chain.chain_form`: a hex digest per wire entry, the first naming a tool."""
+    """`providers._chain.chain_form`: a hex digest per wire entry, the first naming a tool."""
 
     digests: list[str]
     references: dict[str, Size]
     wire: NotRequired[str]  # the entries' digests it was built over; then the entries
     checked: NotRequired[Size]  # found bound after the system and tools digesting to
     under: NotRequired[str]
-    tools: NotRequired[str]  # the ledger's tools' `history._chain.tool_set` digest
+    tools: NotRequired[str]  # the ledger's tools' `providers._chain.tool_set` digest
 
 
 @with_config(_CLOSED)

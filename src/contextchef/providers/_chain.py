@@ -35,6 +35,7 @@ from contextchef._cache import LruMap
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef.history._forms import ledger_where, text_digest
+from contextchef.providers._thinking import THINKING
 
 __all__ = ["CHAIN", "CHECKED", "chain_form", "plain", "restore_chain", "tool_set"]
 
@@ -137,7 +138,7 @@ def restore_chain(
         cache["tools", id(tools)] = (tools, *rendered[1:])
 
 
-_UNCHAINED = {"thinking", "redacted_thinking", "compaction"}
+_UNCHAINED = {*THINKING, "compaction"}
 
 
 def plain(value: Any) -> Any:
