@@ -27,6 +27,7 @@ from test_ingest import send as sdk_send
 
 from contextchef import ContextChef, Message, ProviderPart, TextPart, ToolCall, user
 from contextchef.testing import fake_for, raw, text
+from contextchef.testing._replies import response_body
 from sdk_check import sdk_problems
 
 MODELS = {
@@ -52,25 +53,7 @@ def _chat(n: int, message: dict[str, Any], model: str = "gpt-5.5") -> dict[str, 
 
 
 def _responses(n: int, output: list[dict[str, Any]]) -> dict[str, Any]:
-    usage = {
-        "input_tokens": 1,
-        "output_tokens": 1,
-        "total_tokens": 2,
-        "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens_details": {"reasoning_tokens": 0},
-    }
-    return {
-        "id": f"resp_r{n}",
-        "object": "response",
-        "created_at": 0,
-        "model": "gpt-5.5",
-        "status": "completed",
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": usage,
-    }
+    return response_body(output, model="gpt-5.5", response_id=f"resp_r{n}")
 
 
 def _message_item(content: list[dict[str, Any]]) -> dict[str, Any]:
