@@ -252,8 +252,8 @@ def described_server(
         return []
     check_str("server_description", description)
     if server is None:
-        servers = sorted({str(t.server) for t in tools})
-        if len(servers) != 1 or servers == ["None"]:
+        servers = sorted({t.server or "" for t in tools})
+        if len(servers) != 1 or not servers[0]:
             raise UsageError(
                 "server_description needs the server it describes: pass server=<name>, or "
                 "register tools that all share one server; these tools are of "
