@@ -17,10 +17,10 @@ from typing import Any
 
 from contextchef._cache import LruMap
 from contextchef._errors import UsageError, shown
+from contextchef.tools._callable import schema_from_callable
 from contextchef.tools._catalogs import expand_tool_dicts, tool_from_dict
 from contextchef.tools._names import wire_name
 from contextchef.tools._registry import Handler
-from contextchef.tools._schema import schema_from_callable
 from contextchef.tools._tool import Tool
 
 __all__ = ["Check", "ToolBatch", "build_tools", "tool_batch"]

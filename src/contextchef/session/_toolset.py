@@ -22,11 +22,11 @@ from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
 from contextchef.session._batches import Check, ToolBatch, build_tools, tool_batch
+from contextchef.tools._callable import schema_from_callable
 from contextchef.tools._catalogs import Catalog, join_catalogs, load_catalog, tool_from_dict
 from contextchef.tools._mcp import McpRules, as_rules, checked_instructions, tools_from_mcp
 from contextchef.tools._names import WIRE_NAME_RE, wire_name
 from contextchef.tools._registry import Handler, Registry
-from contextchef.tools._schema import schema_from_callable
 from contextchef.tools._template import render_template
 from contextchef.tools._tool import Tool, described_server
 

@@ -7,20 +7,15 @@
 * `to_strict_schema` / `strip_strict_nulls`: OpenAI structured-output ("strict") rewrite
   and its inverse on arguments, following
   https://platform.openai.com/docs/guides/structured-outputs#supported-schemas.
-* `schema_from_callable`: an input_schema from a Python signature and Google docstring.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import (
-    ContextChefError,
     InvalidSchemaError,
-    InvalidToolError,
-    MalformedArgumentsError,
     shown,
 )
 from contextchef._json import JsonValue, canonical_schema
@@ -29,7 +24,6 @@ from contextchef.tools._schema_scan import scan
 __all__ = [
     "check_input_schema",
     "repair_schema",
-    "schema_from_callable",
     "strip_strict_nulls",
     "summarize_parameters",
     "to_strict_schema",
@@ -469,133 +463,3 @@ def summarize_parameters(
             line += f" - {text}"
         lines.append(line)
     return lines
-
-
-# --- Python callables -------------------------------------------------------------------
-
-
-def _strip_titles(node: JsonValue) -> JsonValue:
-    if isinstance(node, dict):
-        out = {}
-        for k, v in node.items():
-            if k == "title" and isinstance(v, str):
-                continue
-            if k == "properties" and isinstance(v, dict):
-                out[k] = {n: _strip_titles(s) for n, s in v.items()}
-            else:
-                out[k] = _strip_titles(v)
-        return out
-    if isinstance(node, list):
-        return [_strip_titles(v) for v in node]
-    return node
-
-
-def schema_from_callable(
-    func: Callable[..., Any],
-) -> tuple[str, str, dict[str, JsonValue], Callable[..., Any]]:
-    """Derive (name, description, input_schema, runner) from a Python function.
-
-    The schema comes from the signature's annotations and defaults (via pydantic), with
-    ``additionalProperties: false`` so unexpected arguments are rejected by the gate;
-    parameter descriptions and the tool description come from a Google, reST or numpy
-    docstring. The runner is the function wrapped in `pydantic.validate_call`, so
-    arguments arrive converted to the annotated types (enums, dates, models).
-    ``*args``/``**kwargs`` are not allowed.
-
-    Raises:
-        InvalidToolError: If the function takes ``*args``/``**kwargs``, an annotation
-            cannot be turned into JSON Schema, or the object cannot be read at all.
-    """
-    try:
-        return _from_callable(func)
-    except ContextChefError:
-        raise
-    except Exception as exc:  # no signature, or a foreign object whose attributes raise
-        raise InvalidToolError(
-            f"cannot read a signature from a {type(func).__name__} ({type(exc).__name__}): "
-            "register a function, a Tool or a tool dict",
-            tool=f"<{type(func).__name__}>",
-        ) from exc
-
-
-def _from_callable(
-    func: Callable[..., Any],
-) -> tuple[str, str, dict[str, JsonValue], Callable[..., Any]]:
-    import docstring_parser  # local: only needed for callables
-    import pydantic
-
-    name = getattr(func, "__name__", "")
-    doc = docstring_parser.parse(inspect.getdoc(func) or "")
-    param_docs = {p.arg_name: (p.description or "") for p in doc.params}
-    description = "\n\n".join(x for x in (doc.short_description, doc.long_description) if x)
-    fields: dict[str, Any] = {}
-    signature = inspect.signature(func)  # raising: see schema_from_callable
-    for pname, param in signature.parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise InvalidToolError(
-                f"tool {shown(name)}: *args/**kwargs cannot be described as tool parameters; "
-                "declare each parameter explicitly",
-                tool=name,
-            )
-        annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        text = " ".join(param_docs.get(pname, "").split()) or None
-        fields[pname] = (annotation, pydantic.Field(default, description=text))
-    try:
-        model = pydantic.create_model(
-            f"{name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
-        )
-        raw = model.model_json_schema()
-        runner = _converting(func, model, pydantic.validate_call(func))
-    except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as exc:
-        raise InvalidToolError(
-            f"tool {shown(name)}: cannot derive a JSON Schema from its signature: {exc}", tool=name
-        ) from exc
-    schema = _strip_titles(raw)
-    assert isinstance(schema, dict)
-    return name, description, schema, runner
-
-
-def _converting(
-    func: Callable[..., Any], model: Any, validated: Callable[..., Any]
-) -> Callable[..., Any]:
-    """`validated` (the function under `pydantic.validate_call`) with a check by name first.
-
-    The check refuses arguments the parameter types cannot take although the JSON Schema
-    allows them.
-
-    JSON Schema counts ``1e20`` as an integer, a Python ``int`` parameter refuses it as
-    too large (pydantic ``int_parsing_size``); such arguments raise
-    `MalformedArgumentsError` naming the parameter, which the gate's caller answers as
-    invalid arguments rather than as the tool's own failure. What the function body
-    raises is not touched.
-    """
-    import functools
-
-    import pydantic
-
-    def check(kwargs: dict[str, Any]) -> None:
-        try:
-            model.model_validate(kwargs)
-        except pydantic.ValidationError as exc:
-            why = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors(include_url=False)
-            )
-            raise MalformedArgumentsError(why, raw=shown(kwargs, 200)) from None
-
-    if inspect.iscoroutinefunction(func):
-
-        @functools.wraps(func)
-        async def run_async(**kwargs: Any) -> Any:
-            check(kwargs)
-            return await validated(**kwargs)
-
-        return run_async
-
-    @functools.wraps(func)
-    def run(**kwargs: Any) -> Any:
-        check(kwargs)
-        return validated(**kwargs)
-
-    return run
