@@ -147,10 +147,9 @@ class Maintenance:
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
-        sent = ledger.sent if ledger else None
-        sent = replace(sent, rebased=True) if sent and (away or target in self._rebased) else sent
+        rebased = bool(away) or target in self._rebased
         (self._rebased.add if away else self._rebased.discard)(target)
-        report = compared(read.cache, self.cache_reports, target, sent)
+        report = compared(read.cache, target, replace(asked, rebased=rebased))  # as it was asked
         self.cache_reports = (*self.cache_reports, report)
         for notice in read.notices:
             logger.log(notice.level, "contextchef: %s", notice.detail)
