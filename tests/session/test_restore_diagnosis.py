@@ -8,7 +8,8 @@ Three gaps between a session kept in memory and one restored from its snapshot (
    target was not in the snapshot (now its ledger's ``sent`` ``cache``);
 2. a request pending at the snapshot lost its model, so with two targets of one wire
    awaiting a reply, the reply went to the last compiled one with a
-   ``reply_target_ambiguous`` notice (now ``sent`` ``model``);
+   ``reply_target_ambiguous`` notice (now ``sent`` ``model``); and the reply after a
+   provider compaction lost its explanation (now ``sent`` ``rebased``);
 3. the snapshot's skills were registered without the volatile-value lint (now linted
    once, by `resolve_skills`, as `register_skills` does).
 
@@ -28,7 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from context_tools import next_turn
 from test_ingest import send as sdk_send
+from test_native_base import _chef as native_chef
+from test_native_base import _responses as native_responses
+from test_native_base import _turns as native_turns
 
 from contextchef import (
     ContextChef,
@@ -156,6 +161,33 @@ def test_a_model_switch_miss_after_a_restore_is_explained_not_warned(
     assert fake.violations == ()
 
 
+def _compacting(restore: bool) -> list[dict[str, Any]]:
+    """Ten Responses turns whose view the provider compacts (`test_native_base`), each run by
+    one chef or (`restore`) by a new one restored from the last one's snapshot; the reports."""
+    fake, send = native_responses()
+    fake.script(*native_turns(10))
+    chef, reports, kinds = native_chef(), [], set()
+    for k in range(10):
+        if restore:
+            snap = json.loads(json.dumps(chef.snapshot()))
+            chef = native_chef()
+            chef.restore(snap, allow_unsigned=True)
+        request = chef.compile("responses", model="gpt-5.6", max_tokens=1024)
+        assert sdk_problems("responses", request.payload) == []
+        next_turn(chef, chef.ingest(send(request)), k)
+        reports.append(chef.cache_reports[-1].to_dict())
+        kinds |= {n.kind for n in chef.notices}
+    assert fake.violations == () and "compaction" in kinds
+    return reports
+
+
+def test_the_miss_after_a_provider_compaction_is_explained_after_a_restore() -> None:
+    live = _compacting(restore=False)
+    compacted = [k for k, r in enumerate(live) if "compacted the conversation" in r["explanation"]]
+    assert len(compacted) >= 2  # the compacting reply and the one after it
+    assert _compacting(restore=True) == live
+
+
 # -- 2. a pending request keeps its model ---------------------------------------------------
 
 CHAT = {"openai": "gpt-5.5", "deepseek": "deepseek-chat"}  # two targets on Chat Completions
@@ -236,7 +268,8 @@ def test_the_fields_are_written_checked_and_signed() -> None:
     sent = snap["ledgers"]["openai"]["sent"]
     assert sent["model"] == "gpt-5.7"  # the pending request's
     assert isinstance(sent["cache"][0], int) and sent["cache"][1] == "gpt-5.6"  # the last report's
-    for key, value in (("model", 5), ("cache", [1]), ("cache", [-1, "m"]), ("cache", "x")):
+    wrong = [("model", 5), ("cache", [1]), ("cache", [-1, "m"]), ("cache", "x"), ("rebased", 1)]
+    for key, value in wrong:
         bad = copy.deepcopy(snap)
         ledger = bad["ledgers"]["openai"]
         ledger["sent"][key] = value
@@ -291,8 +324,8 @@ def test_the_stored_delta_grows_by_the_new_fields_at_most(tmp_path: Path) -> Non
     def without(snap: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         out, fields = copy.deepcopy(snap), {}
         for target, ledger in out["ledgers"].items():
-            for key in ("model", "cache"):
-                fields[target, key] = ledger["sent"].pop(key)
+            for key in ("model", "cache", "rebased"):
+                fields[target, key] = ledger["sent"].pop(key, None)
         return out, fields
 
     for k in range(1, len(snaps)):

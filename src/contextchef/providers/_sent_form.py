@@ -10,8 +10,9 @@ compiled for: a reply is matched to it, `providers._targets.reply_target`), ``ca
 last cache report of its target, ``[tokens, model]``: what that request left in the prompt
 cache, its read + written tokens or null when it reported no usage, and the model it was
 compiled for: what `compared` diagnoses the next report against), ``reported`` (the last
-reported input tokens) and the opening fields ``prefill``, ``continued``, ``joined`` and
-``reopened``. The always-set ones lead, so a delta of two snapshots
+reported input tokens), ``rebased`` (the last response returned a provider compaction, which
+explains the next miss) and the opening fields ``prefill``, ``continued``, ``joined`` and
+``reopened``. The ones set on most turns lead, so a delta of two snapshots
 (`contextchef.stores.snapshot_delta`) changes them key by key.
 """
 
@@ -28,7 +29,7 @@ __all__ = ["OPENING", "OPTIONAL", "read_sent", "sent_form"]
 
 OPENING = ("prefill", "continued", "joined", "reopened")
 """`SentRequest`'s fields on the turn its reply continues, in its form when set."""
-OPTIONAL = ("model", "cache", "reported", *OPENING)
+OPTIONAL = ("model", "cache", "reported", "rebased", *OPENING)
 """The optional fields of its form, in the order written."""
 _REQUIRED = ("kept", "answer", "continuation", "resumed")
 
@@ -77,9 +78,9 @@ def read_sent(form: Mapping[str, Any] | None, where: str = "") -> SentRequest:
             f"snapshot ledger {where!r} field 'sent' must be an object of 'kept' (a list "
             "of text, or null), 'answer' (a list of objects), 'continuation' (text or "
             "null), 'resumed' (true or false) and optionally 'model' and 'prefill' (text), "
-            "'cache' ([tokens or null, model]), 'continued', 'joined' and 'reopened' (true "
-            f"or false) and 'reported' (an integer from 1 to {MAX_TOKENS}); nothing was "
-            "restored"
+            "'cache' ([tokens or null, model]), 'rebased', 'continued', 'joined' and "
+            f"'reopened' (true or false) and 'reported' (an integer from 1 to {MAX_TOKENS}); "
+            "nothing was restored"
         )
     if "cache" in opens:
         opens["cache"] = tuple(opens["cache"])

@@ -182,6 +182,17 @@ class EditLike(Protocol):
     def detail(self) -> str: ...
 
 
+class Reply(Protocol):
+    """What `SentRequest.answered_by` reads of a response (`ReadResponse`)."""
+
+    @property
+    def output(self) -> tuple[Any, ...]: ...
+    @property
+    def continuation(self) -> str | None: ...
+    @property
+    def cache(self) -> CacheReport: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class SentRequest:
     """What the session knows of the request a response answers (read by `compared`).
@@ -200,11 +211,13 @@ class SentRequest:
             (`ReadResponse.continuation`), or None.
         resumed: The request resumes the answer of the one before it (sent with its
             `continuation`): its response joins that answer.
-        rebased: Its response, or the one before it, returned a provider compaction: a
-            compaction request reads the conversation anew (``/responses/compact``, an
-            on-demand ``compaction``), and the request after it starts at that entry
-            (`providers._compacted.native_base`), where the prompt cache restarts; a miss
-            this explains is not logged.
+        rebased: The response before it to its target returned a provider compaction
+            (once it is answered: its own response did; `opening` carries it over, and a
+            snapshot keeps it): a compaction request reads the conversation anew
+            (``/responses/compact``, an on-demand ``compaction``), and the request after
+            it starts at that entry (`providers._compacted.native_base`), where the prompt
+            cache restarts. `compared` explains a miss of the response that compacts and
+            of the one after it by it, and does not log it.
         prefill: The text of its trailing assistant message (``compile(prefill=)``;
             ``""``: none): its response continues it (`join`).
         continued: It ended with the history's last message, the model's turn, which its
@@ -247,7 +260,8 @@ class SentRequest:
     def opening(self, prefill: str, continued: bool, last: SentRequest) -> SentRequest:
         """This request, ending on `prefill` or on the model's turn (`continued`), after `last`.
 
-        It keeps `last`'s `reported` until its own response reports a count, and its `cache`.
+        It keeps `last`'s `reported` until its own response reports a count, its `cache`
+        and `rebased`.
         """
         return replace(
             self,
@@ -256,6 +270,7 @@ class SentRequest:
             reopened=last.joined,
             reported=last.reported,
             cache=last.cache,
+            rebased=last.rebased,
         )
 
     def resuming(self, last: SentRequest) -> SentRequest:
@@ -264,17 +279,16 @@ class SentRequest:
             self, answer=last.answer, continuation=last.continuation, resumed=True, continued=False
         )  # the cut answer it resumes is the turn its reply joins (`join`), not the history's
 
-    def answered_by(
-        self, output: tuple[Any, ...], continuation: str | None, cache: CacheReport | None = None
-    ) -> SentRequest:
-        """This request once its response is read.
+    def answered_by(self, reply: Reply, *, compacted: bool = False) -> SentRequest:
+        """This request once its response is read (`reply`; `compacted`: it holds a compaction).
 
-        `output` is its answer (after the answer it resumed), `continuation` that
-        response's token, `cache` its usage (its `CacheReport.input_tokens` become
-        `reported`; 0 or None: not reported, the last count stays; its reads and writes,
+        `Reply.output` is its answer (after the answer it resumed), `Reply.continuation`
+        that response's token, `Reply.cache` its usage (its `CacheReport.input_tokens`
+        become `reported`; 0: not reported, the last count stays; its reads and writes,
         with this request's model, the `cache` the next request is diagnosed against).
         """
-        left = cache.read + cache.written if cache and cache.usage else None
+        output, continuation, cache = reply.output, reply.continuation, reply.cache
+        left = cache.read + cache.written if cache.usage else None
         answer = (*self.answer, *output) if self.resumed else output
         joined = bool(self.prefill or self.continued)  # once: another reply joins nothing
         return replace(
@@ -285,8 +299,9 @@ class SentRequest:
             prefill="",
             continued=False,
             joined=joined,
-            reported=(cache.input_tokens if cache else 0) or self.reported,
+            reported=cache.input_tokens or self.reported,
             cache=(left, self.model),
+            rebased=compacted,
         )
 
     def join(
