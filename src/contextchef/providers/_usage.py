@@ -18,8 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from contextchef._errors import UsageError
-from contextchef._json import is_unicode, thaw
 from contextchef.history._messages import Message
 from contextchef.history._turns import continue_turn, join_turn
 
@@ -184,6 +182,17 @@ class EditLike(Protocol):
     def detail(self) -> str: ...
 
 
+class Reply(Protocol):
+    """What `SentRequest.answered_by` reads of a response (`ReadResponse`)."""
+
+    @property
+    def output(self) -> tuple[Any, ...]: ...
+    @property
+    def continuation(self) -> str | None: ...
+    @property
+    def cache(self) -> CacheReport: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class SentRequest:
     """What the session knows of the request a response answers (read by `compared`).
@@ -202,11 +211,13 @@ class SentRequest:
             (`ReadResponse.continuation`), or None.
         resumed: The request resumes the answer of the one before it (sent with its
             `continuation`): its response joins that answer.
-        rebased: Its response, or the one before it, returned a provider compaction: a
-            compaction request reads the conversation anew (``/responses/compact``, an
-            on-demand ``compaction``), and the request after it starts at that entry
-            (`providers._compacted.native_base`), where the prompt cache restarts; a miss
-            this explains is not logged.
+        rebased: The response before it to its target returned a provider compaction
+            (once it is answered: its own response did; `opening` carries it over, and a
+            snapshot keeps it): a compaction request reads the conversation anew
+            (``/responses/compact``, an on-demand ``compaction``), and the request after
+            it starts at that entry (`providers._compacted.native_base`), where the prompt
+            cache restarts. `compared` explains a miss of the response that compacts and
+            of the one after it by it, and does not log it.
         prefill: The text of its trailing assistant message (``compile(prefill=)``;
             ``""``: none): its response continues it (`join`).
         continued: It ended with the history's last message, the model's turn, which its
@@ -223,6 +234,11 @@ class SentRequest:
             what the budget starts from (`ContextUsage.used`). Carried from request to
             request (`opening`), so a restored session decides its compactions on the
             live session's figure.
+        cache: The last `CacheReport` of its target, as `compared` reads it: what that
+            request left in the prompt cache (its read + written tokens; None: it reported
+            no usage) and the model it was compiled for; None: no report yet. Carried like
+            `reported` (`opening`), so a restored session diagnoses its first reply as the
+            live session would.
     """
 
     model: str = ""
@@ -239,65 +255,22 @@ class SentRequest:
     joined: bool = False
     reopened: bool = False
     reported: int = 0
-
-    def chain_field(self) -> dict[str, Any]:
-        """What a restored session needs to chain to this request, resume or continue its answer.
-
-        Plain JSON, a snapshot ledger's ``sent`` (`from_chain_form`): `kept` (sorted),
-        `answer`, `continuation`, `resumed`, and the `_OPENING` fields and `reported` when
-        set; ``{}`` when the provider keeps nothing of it and none of those is set.
-        """
-        opens = {k: getattr(self, k) for k in _KEPT if getattr(self, k)}
-        if self.kept is None and self.continuation is None and not self.resumed and not opens:
-            return {}
-        kept = None if self.kept is None else sorted(self.kept)
-        answer = [thaw(entry) for entry in self.answer]  # plain data, not read-only records
-        form = {"kept": kept, "answer": answer, "continuation": self.continuation}
-        return {"sent": {**form, "resumed": self.resumed, **opens}}
-
-    @classmethod
-    def from_chain_form(cls, form: Mapping[str, Any] | None, where: str = "") -> SentRequest:
-        """From `chain_field`'s ``sent`` (None: a request the provider kept nothing of).
-
-        Raises:
-            UsageError: `form` is not what `chain_form` writes (`where` names the ledger).
-        """
-        if form is None:
-            return cls()
-        kept, answer = form.get("kept"), form.get("answer")
-        continuation, resumed = form.get("continuation"), form.get("resumed")
-        opens = {k: form[k] for k in _KEPT if k in form}
-        if (
-            set(form) - set(_KEPT) != {"kept", "answer", "continuation", "resumed"}
-            or not (kept is None or (isinstance(kept, list) and all(_text(k) for k in kept)))
-            or not (isinstance(answer, list) and all(isinstance(a, Mapping) for a in answer))
-            or not (continuation is None or _text(continuation))
-            or not isinstance(resumed, bool)
-            or not all(_kept(k, v) for k, v in opens.items())
-        ):
-            raise UsageError(
-                f"snapshot ledger {where!r} field 'sent' must be an object of 'kept' (a list "
-                "of text, or null), 'answer' (a list of objects), 'continuation' (text or "
-                "null), 'resumed' (true or false) and optionally 'prefill' (text), "
-                "'continued', 'joined' and 'reopened' (true or false) and 'reported' (an "
-                f"integer from 1 to {MAX_TOKENS}); nothing was restored"
-            )
-        return cls(
-            kept=None if kept is None else frozenset(kept),
-            answer=tuple(thaw(a) for a in answer),  # a copy: the snapshot stays the caller's
-            continuation=continuation,
-            resumed=resumed,
-            **opens,
-        )
+    cache: tuple[int | None, str] | None = None
 
     def opening(self, prefill: str, continued: bool, last: SentRequest) -> SentRequest:
         """This request, ending on `prefill` or on the model's turn (`continued`), after `last`.
 
-        It keeps `last`'s `reported` until its own response reports a count.
+        It keeps `last`'s `reported` until its own response reports a count, its `cache`
+        and `rebased`.
         """
-        reopened, reported = last.joined, last.reported
         return replace(
-            self, prefill=prefill, continued=continued, reopened=reopened, reported=reported
+            self,
+            prefill=prefill,
+            continued=continued,
+            reopened=last.joined,
+            reported=last.reported,
+            cache=last.cache,
+            rebased=last.rebased,
         )
 
     def resuming(self, last: SentRequest) -> SentRequest:
@@ -306,15 +279,16 @@ class SentRequest:
             self, answer=last.answer, continuation=last.continuation, resumed=True, continued=False
         )  # the cut answer it resumes is the turn its reply joins (`join`), not the history's
 
-    def answered_by(
-        self, output: tuple[Any, ...], continuation: str | None, cache: CacheReport | None = None
-    ) -> SentRequest:
-        """This request once its response is read.
+    def answered_by(self, reply: Reply, *, compacted: bool = False) -> SentRequest:
+        """This request once its response is read (`reply`; `compacted`: it holds a compaction).
 
-        `output` is its answer (after the answer it resumed), `continuation` that
-        response's token, `cache` its usage (its `CacheReport.input_tokens` become
-        `reported`; 0 or None: not reported, the last count stays).
+        `Reply.output` is its answer (after the answer it resumed), `Reply.continuation`
+        that response's token, `Reply.cache` its usage (its `CacheReport.input_tokens`
+        become `reported`; 0: not reported, the last count stays; its reads and writes,
+        with this request's model, the `cache` the next request is diagnosed against).
         """
+        output, continuation, cache = reply.output, reply.continuation, reply.cache
+        left = cache.read + cache.written if cache.usage else None
         answer = (*self.answer, *output) if self.resumed else output
         joined = bool(self.prefill or self.continued)  # once: another reply joins nothing
         return replace(
@@ -325,7 +299,9 @@ class SentRequest:
             prefill="",
             continued=False,
             joined=joined,
-            reported=(cache.input_tokens if cache else 0) or self.reported,
+            reported=cache.input_tokens or self.reported,
+            cache=(left, self.model),
+            rebased=compacted,
         )
 
     def join(
@@ -390,25 +366,6 @@ class Chain:
         token = sent.continuation if exact else None
         scoped, stored = sent.kept or frozenset(), sent.kept is not None
         return cls(held=held, answer=sent.answer, scoped=scoped, stored=stored, token=token)
-
-
-_OPENING = ("prefill", "continued", "joined", "reopened")
-"""`SentRequest`'s fields on the turn its reply continues, in its chain form when set."""
-_KEPT = (*_OPENING, "reported")
-"""The optional fields of its chain form: `_OPENING` and the last reported input tokens."""
-
-
-def _text(value: object) -> bool:
-    return isinstance(value, str) and is_unicode(value)
-
-
-def _kept(key: str, value: object) -> bool:
-    """Whether `value` is a `_KEPT` field's as `chain_field` writes it (set, of its type)."""
-    if key == "prefill":
-        return _text(value)
-    if key == "reported":
-        return type(value) is int and 0 < value <= MAX_TOKENS
-    return isinstance(value, bool)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -536,12 +493,7 @@ def _within(by_ttl: Mapping[str, int], written: int) -> dict[str, int]:
     return out
 
 
-def compared(
-    report: CacheReport,
-    earlier: Sequence[CacheReport],
-    target: str,
-    sent: SentRequest | None = None,
-) -> CacheReport:
+def compared(report: CacheReport, target: str, sent: SentRequest | None = None) -> CacheReport:
     """`report` completed with the session's knowledge: `target`, `model`, explanation, `missed`.
 
     The explanation joins what the session knows makes the request miss the cache: the
@@ -553,23 +505,23 @@ def compared(
 
     Args:
         report: What the response said (`ReadResponse.cache`).
-        earlier: The session's reports so far; the last one of `target` is the previous
-            request's. Where the provider estimated no missed tokens, `missed` is what
-            that request left in the cache (its reads and writes, at most this request's
-            input) minus what this one read, when above 0: a request that extends the
-            previous one reads at least that much while the cache lives.
         target: The target the request was compiled for.
-        sent: What the session knows of the request (None: nothing).
+        sent: What the session knows of the request (None: nothing), its `SentRequest.cache`
+            the previous report of `target` (in snapshots, so a restored session diagnoses
+            as the live one). Where the provider estimated no missed tokens, `missed` is
+            what that request left in the cache (its reads and writes, at most this
+            request's input) minus what this one read, when above 0: a request that
+            extends the previous one reads at least that much while the cache lives.
     """
     sent = sent or SentRequest()
-    previous = next((r for r in reversed(earlier) if r.target == target), None)
+    left, before = sent.cache or (None, "")
     missed = report.missed
-    if missed is None and previous is not None and previous.usage and report.usage:
-        missed = max(0, min(previous.read + previous.written, report.input_tokens) - report.read)
+    if missed is None and left is not None and report.usage:
+        missed = max(0, min(left, report.input_tokens) - report.read)
     causes = [f"{e.kind} edit from wire entry {e.wire_index}: {e.detail}" for e in sent.edits]
-    if previous is not None and previous.model and sent.model and previous.model != sent.model:
+    if before and sent.model and before != sent.model:
         causes.append(
-            f"the model changed from {previous.model!r} to {sent.model!r}, and the provider "
+            f"the model changed from {before!r} to {sent.model!r}, and the provider "
             "keeps a separate prompt cache per model"
         )
     causes += _expiry(sent)

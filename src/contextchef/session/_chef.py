@@ -1028,8 +1028,9 @@ class ContextChef:
         show a search in its history. The policy (blocklist, modes, ``defer`` / ``pin``,
         strategy) stays this session's; ``narrow=True`` adds the snapshot's blocklist and
         takes its mode and whitelist where this session has none (`contextchef.exposure.
-        _restore`). Loads the policy closes are dropped. The snapshot's skills and runtime
-        tools are registered (attach handlers with `register_runtime_tool` beforehand).
+        _restore`). Loads the policy closes are dropped. The snapshot's skills (linted as by
+        `register_skills`) and runtime tools are registered (attach handlers with
+        `register_runtime_tool` beforehand).
 
         Returns:
             Where the snapshot's policy or loads differed (also logged as a warning).
@@ -1039,7 +1040,8 @@ class ContextChef:
                 allowed), no signature, an unknown key id, altered content, another
                 session id. SnapshotMismatchError: Different tools, toolkits or skills,
                 or an unsupported version; UsageError / CorruptHistoryError: a malformed
-                field, a flag that is not a bool. In every case nothing is changed.
+                field, a flag that is not a bool; VolatileValueError: as `register_skills`
+                says. In every case nothing is changed.
         """
         trust: dict[str, Any] = {"keys": keys, "allow_unsigned": allow_unsigned}
         return self._maintenance.restore(snapshot, narrow=narrow, session_id=session_id, **trust)

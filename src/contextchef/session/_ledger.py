@@ -50,6 +50,7 @@ from contextchef.history._forms import (
 )
 from contextchef.history._messages import Message, ReasoningPart, ToolCall
 from contextchef.providers._chain import chain_form, restore_chain
+from contextchef.providers._sent_form import read_sent, sent_form
 from contextchef.providers._usage import SentRequest
 from contextchef.session._reveal import ToolState
 from contextchef.session._volatile import Stated
@@ -310,7 +311,7 @@ class Ledger:
             out["bindings"] = dict(sorted(self.bindings.items()))
         out.update(
             chain_form(self.binding_cache, self.wire, self.digests, self.tools),
-            **self.sent.chain_field(),
+            **sent_form(self.sent),
         )
         out["record_digest"] = _record_digest(out)
         if self.undo is not None:
@@ -376,7 +377,7 @@ class Ledger:
             answered=data["answered"],
             system_entries=list(data["system_entries"]),
             bindings=dict(data.get("bindings", {})),
-            sent=SentRequest.from_chain_form(data.get("sent"), name),
+            sent=read_sent(data.get("sent"), name),
         )
         found = reversed(list(enumerate(ir)))  # a call's first message wins (no tuple made)
         ledger.calls = {p.id: i for i, m in found for p in m.parts if isinstance(p, ToolCall)}

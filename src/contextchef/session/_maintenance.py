@@ -103,7 +103,6 @@ class Maintenance:
         self.trigger: int | None = None  # the last compile's compaction trigger (tokens)
         self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
-        self._rebased: set[str] = set()  # targets whose last response compacted
         self.summarized: dict[str, int] = {}  # wire -> what its on-demand compaction sent
 
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
@@ -143,14 +142,11 @@ class Maintenance:
         if ledger is not None:
             ledger.answered = True
             ledger.response_id = read.id or None  # a reply without an id chains to none
-            ledger.sent = ledger.sent.answered_by(read.output, read.continuation, read.cache)
+            ledger.sent = ledger.sent.answered_by(read, compacted=bool(away))
             if pending_answered(ledger, self._state.history):
                 ledger.undo = None  # the edit was answered: it stays (as compile would say)
         self.notices = (*self.notices, *read.notices)
-        sent = ledger.sent if ledger else None
-        sent = replace(sent, rebased=True) if sent and (away or target in self._rebased) else sent
-        (self._rebased.add if away else self._rebased.discard)(target)
-        report = compared(read.cache, self.cache_reports, target, sent)
+        report = compared(read.cache, target, replace(asked, rebased=asked.rebased or bool(away)))
         self.cache_reports = (*self.cache_reports, report)
         for notice in read.notices:
             logger.log(notice.level, "contextchef: %s", notice.detail)

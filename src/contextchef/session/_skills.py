@@ -94,10 +94,10 @@ def _resolve_tool(
 
 
 def resolve_skills(items: Sequence[object], tools: SessionTools) -> tuple[Skill, ...]:
-    """Check new skills against the session; returns them with their tools' wire names.
+    """Check and lint new skills (or a snapshot's); returns them with their tools' wire names.
 
     Nothing is registered here (the caller registers the result), so a failure leaves the
-    session as it was.
+    session as it was; the lint keeps what it found (``volatile_lint``).
 
     Raises:
         UsageError: A malformed skill (see `parse_skill`), a name given twice or already
@@ -106,6 +106,7 @@ def resolve_skills(items: Sequence[object], tools: SessionTools) -> tuple[Skill,
         ToolNameConflictError: A skill name is taken by a tool, a namespace or
             contextchef's own tools, or a tool or namespace is named ``load_skill``.
         UnknownToolError: A skill names a tool that is not registered.
+        VolatileValueError: A per-request-looking name or description, in ``"raise"`` mode.
     """
     parsed = [parse_skill(item) for item in items]
     names = [s.name for s in parsed]
@@ -131,6 +132,7 @@ def resolve_skills(items: Sequence[object], tools: SessionTools) -> tuple[Skill,
     for skill in parsed:
         wires = [_resolve_tool(tools, members, skill.name, n) for n in skill.tools]
         out.append(dataclasses.replace(skill, tools=tuple(dict.fromkeys(wires))))
+    tools.lint_prefix(out)
     return tuple(out)
 
 
@@ -207,7 +209,6 @@ class Skills:
         if isinstance(skills, (str, bytes, Mapping, Skill)) or not isinstance(skills, Iterable):
             raise UsageError(f"skills must be a list, got {type(skills).__name__}")
         added = resolve_skills(list(skills), self._tools)
-        self._tools.lint_prefix(added)
         self._tools.set_skills((*self._tools.skills, *added))
         return tuple(sorted(added, key=lambda s: s.name))
 

@@ -162,7 +162,7 @@ class UndoForm(TypedDict):
     """Thinking block key -> fingerprint of the prefix it was produced after."""
     chain: NotRequired[ChainForm]
     """What the bindings are checked against, so a restored session need not rebuild it."""
-    sent: NotRequired[dict[str, Any]]  # kept, usage reported (`SentRequest.from_chain_form`)
+    sent: NotRequired[dict[str, Any]]  # model, cache report, kept (`providers._sent_form`)
 
 
 @with_config(_CLOSED)
