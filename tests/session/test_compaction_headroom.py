@@ -20,8 +20,12 @@ from typing import Any
 import pytest
 from test_ingest import send
 
-from contextchef import ContextChef, ContextPolicy, TextPart, estimate_tokens, user
-from contextchef.history._compaction import SUMMARY_TAG
+from contextchef import ContextChef, ContextPolicy, TextPart, assistant, estimate_tokens, user
+from contextchef.history._archive import SHORT_HINT, dropped_note
+from contextchef.history._compaction import SUMMARY_TAG, summary_message
+from contextchef.history._notes import HEADROOM_SHARE, NoteBudget, messages_tokens, notes_room
+from contextchef.history._quotes import MORE
+from contextchef.providers._budget import ContextUsage, compaction_due
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.testing import fake_for, text
 from prefix_check import prefix_problems
@@ -128,3 +132,50 @@ def test_a_restored_worker_bounds_the_notes_as_the_live_session(
         chef.compact(summarizer, keep_recent_turns=1)
     assert live.history == worker.history
     assert estimate_tokens(str(live.history[0].to_dict())) < 960 // 2
+
+
+def _usage(used: int, budget: int = 1_200, fixed: int = 300) -> ContextUsage:
+    return ContextUsage(
+        target="openai", model="m", used=used, budget=budget, source="usage", fixed=fixed
+    )
+
+
+def test_after_a_compaction_the_trigger_waits_for_half_a_trigger_of_growth() -> None:
+    opening = summary_message("short summary")
+    small, large = user("q " * 400), user("q " * 1_100)  # about 200 and 550 tokens
+    assert messages_tokens([small]) < 960 // HEADROOM_SHARE < messages_tokens([large])
+    assert compaction_due([opening, small], (_usage(1_000), 960), None) == (False, False)
+    assert compaction_due([opening, large], (_usage(1_000), 960), None) == (True, False)
+    # the budget itself is never passed: past it, compacted whatever the growth
+    assert compaction_due([opening, small], (_usage(1_201), 960), None) == (True, False)
+    # no compaction yet (no summary opens the history): the trigger alone decides
+    assert compaction_due([small], (_usage(961), 960), None) == (True, False)
+
+
+def test_the_note_gives_way_to_the_room_but_keeps_the_archive_line() -> None:
+    removed = [user("Deploy only on Fridays. " * 10), assistant("ok")]
+    full = dropped_note(removed, "L.txt", trigger=960)
+    assert dropped_note(removed, "L.txt", trigger=960, room=10_000) == full
+    assert "The user's words, verbatim:" in full
+    short = dropped_note(removed, "L.txt", trigger=960, room=0)
+    assert short.splitlines() == ["Archived as L.txt: messages removed from view (2).", SHORT_HINT]
+    some = dropped_note(removed, "L.txt", trigger=960, room=estimate_tokens(full) - 20)
+    assert some.splitlines()[0] == short.splitlines()[0] and MORE in some
+    assert estimate_tokens(some) <= estimate_tokens(full) - 20
+    budget = NoteBudget(trigger=960, fixed=300)
+    assert notes_room(None, removed) is None
+    assert notes_room(budget, removed, "x" * 40) == 480 - 300 - messages_tokens(removed) - 10
+
+
+def test_an_old_snapshot_without_the_budget_restores() -> None:
+    summarizer = Counting()
+    chef = _chef(summarizer, 1_200)
+    chef.append(user(_question(0)))
+    chef.compile("openai", model="gpt-4o")
+    data = chef.snapshot()
+    assert data["budget"] == [960, chef.context_usage("openai", model="gpt-4o").fixed]
+    del data["budget"]
+    worker = _chef(summarizer, 1_200)
+    worker.restore(data, allow_unsigned=True)
+    assert worker.history == chef.history
+    assert "budget" not in worker.snapshot()  # known again at the next local compile

@@ -12,7 +12,8 @@ bound), ``chain`` (no chain built), ``sent`` (nothing kept, no usage reported), 
 (no tool change), the snapshot's ``announcements`` (spec 001: a snapshot without the field
 restores to no announcements), and those older version 5 writers did not write: a ledger's
 ``ir_digest``, the snapshot's ``noticed`` (the budget notices given; none without it) and
-its ``retry`` (a failed automatic compaction waited out; written only while one is).
+its ``retry`` (a failed automatic compaction waited out; written only while one is) and
+``budget`` (`NoteBudget`: the trigger and fixed part a compaction sizes its notes by).
 Everything else, the digests included, is required: a snapshot missing a field is refused.
 
 This module imports pydantic; it is imported when a snapshot is read, never by
@@ -237,6 +238,7 @@ class SnapshotForm(TypedDict):
     noticed: NotRequired[list[Digest]]  # budget notices given (none before this field)
     retry: NotRequired[Annotated[list[Size], Field(min_length=2, max_length=2)]]
     """`SummaryRetry`'s failures in a row and the history's length at the last one."""
+    budget: NotRequired[Annotated[list[Size], Field(min_length=2, max_length=2)]]  # NoteBudget
     tools: ToolRecordForm
     skills: list[dict[str, Any]]
     """`Skill.to_dict` values (checked by `parse_skill`)."""
