@@ -73,7 +73,10 @@ def test_only_actions_callable_now_are_named(catalogs_dir: Path) -> None:
     chef.set_blocked_tools(["read_file"])
     denied = _turn(chef, fake, "anthropic", "read_fil", {})
     assert READ not in denied.content and '"read_fila"' in denied.content
-    assert 'fs({"action": "list_directory"' in _turn(chef, fake, "anthropic", "list_directorys", {}).content
+    assert (
+        'fs({"action": "list_directory"'
+        in _turn(chef, fake, "anthropic", "list_directorys", {}).content
+    )
     chef.set_blocked_tools(["fs"])  # a blocked namespace blocks every action through it
     denied = _turn(chef, fake, "anthropic", "read_fil", {})
     assert 'fs({"action"' not in denied.content and '"read_fila"' in denied.content

@@ -155,7 +155,9 @@ def _candidates(view: SessionView, name: str, ctx: GateContext) -> tuple[list[st
     if hits:
         return named[:MAX_CANDIDATES], []
     near = view.index.near_names(name, limit=MAX_CANDIDATES)
-    found = [(h.score, f'"{h.wire_name}"') for h in near if _callable(view, h.tool, h.wire_name, ctx)]
+    found = [
+        (h.score, f'"{h.wire_name}"') for h in near if _callable(view, h.tool, h.wire_name, ctx)
+    ]
     found += [
         (score, f'{ns}({{"action": "{action}", "args": {{...}}}})')
         for score, ns, action in near_actions(view.namespaces, name, limit=MAX_CANDIDATES)

@@ -66,7 +66,9 @@ def quote_lines(
     within `room` estimated tokens if given (`contextchef.history._notes.notes_room`);
     `MORE` follows once when some were left out. ``[]`` when the user said nothing.
     """
-    shares = [x for x in (None if trigger is None else trigger // QUOTES_SHARE, room) if x is not None]
+    shares = [
+        x for x in (None if trigger is None else trigger // QUOTES_SHARE, room) if x is not None
+    ]
     chars, tokens = QUOTES_TOTAL_CHARS, min(shares, default=None)
     lines: list[str] = []
     for quote in _quotes(messages):

@@ -136,7 +136,6 @@ class SessionState:
             )
             for target, raw in data["ledgers"].items()
         }
-        failures, at = data.get("retry", (0, 0))  # no failed compaction waited out
         return cls(
             system=data["system"],
             history=history,
@@ -152,7 +151,7 @@ class SessionState:
             ledgers=ledgers,
             compiled=data["compiled"],
             noticed=set(data.get("noticed", ())),
-            retry=SummaryRetry(failures=failures, at=at),
+            retry=SummaryRetry.read(data.get("retry")),  # no failed compaction waited out
             budget=NoteBudget.read(data.get("budget")),  # none in older snapshots
         )
 
