@@ -239,19 +239,33 @@ def compaction_due(
     of new conversation at least.
     """
     summary = _summary_tokens(history)
-    grown = messages_tokens(history[1:]) if summary else None  # since the last compaction
 
     def past(used: int, trigger: int, fixed: int = 0) -> bool:
         aside = fixed + summary
         return used - (aside if aside > trigger else 0) > trigger
 
     def due_now(usage: ContextUsage, trigger: int) -> bool:
-        waited = grown is None or grown >= trigger // HEADROOM_SHARE or usage.used > usage.budget
-        return waited and past(usage.used, trigger, usage.fixed)
+        if not past(usage.used, trigger, usage.fixed):
+            return False
+        return not summary or usage.used > usage.budget or _grown(history, trigger)
 
     due = request is not None and due_now(*request)
     sized = history_limit is not None and past(request_tokens("", (), history), history_limit)
     return due, sized
+
+
+def _grown(history: Sequence[Message], trigger: int) -> bool:
+    """Whether the messages after the first take 1/`HEADROOM_SHARE` of `trigger` (tokens).
+
+    Counted from the newest back, stopping once they do, so a long history costs no
+    more than the messages that reach it.
+    """
+    enough, tokens = trigger // HEADROOM_SHARE, 0
+    for message in reversed(history[1:]):
+        tokens += messages_tokens((message,))
+        if tokens >= enough:
+            return True
+    return False
 
 
 NEAR = 4
