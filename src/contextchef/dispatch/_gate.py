@@ -106,7 +106,8 @@ def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> De
 
     Those are the tools ``tool_search`` would return for the name as an exact name (the
     tools whose own name it is, or a case-insensitive match), else its near spellings
-    (`ToolIndex.near_names`, as ``tool_search`` falls back to), keeping only tools the
+    (`ToolIndex.near_names`, as ``tool_search`` falls back to) and the namespace actions
+    spelled alike (`near_actions`, named as the model calls them), keeping only tools the
     model may call now: the index holds no hidden tool, and `_callable` drops the
     blocked, the withdrawn and those of skills not loaded.
     """
