@@ -87,9 +87,10 @@ def test_usage_is_the_provider_figure_plus_what_was_added_since(
     policy = ContextPolicy(budget_tokens=120_000, never_clear=["read_log"])
     chef = _chef(context_policy=policy)
     first = chef.context_usage("anthropic", model=OPUS)
-    view = chef.view.resident
+    view = chef.view.resident + chef.view.library  # search_archive is declared too
     assert first.source == "estimate" and first.budget == 120_000
     assert first.used == request_tokens("", view, chef.history) > 0
+    assert first.fixed == request_tokens("", view, ()) > request_tokens("", chef.view.resident, ())
     for k in range(3):
         request = chef.compile("anthropic", model=OPUS)
         reply = client.beta.messages.create(**request.payload, extra_headers=request.headers)

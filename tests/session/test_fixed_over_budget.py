@@ -162,7 +162,7 @@ def _usage(used: int, fixed: int = 0) -> ContextUsage:
 
 
 def test_compaction_due_sets_aside_what_no_compaction_removes() -> None:
-    history = [summary_message("word " * 400), user("q")]
+    history = [summary_message("word " * 400), user("q " * 2_000)]  # a turn after it
     size = _summary_tokens(history)
     assert 300 < size < 1_000  # under the trigger alone
     fixed = 1_000 - size + 100  # with the summary, 100 past the 1,000 trigger

@@ -6,7 +6,8 @@ named in the summary message (so the model knows to load them again) and leave t
 set; the session may add a note of its own (the skills still loaded); a summary followed
 by a user turn becomes one user message (the alternation every provider wants). With an
 archive, the summarized messages are archived and the summary lists what was dropped
-(`contextchef.history._archive.compaction_note`).
+(`contextchef.history._archive.compaction_note`), in the room the compaction leaves it
+below half the trigger (`contextchef.history._notes`: the notes give way, not the kept turns).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from contextchef.history._archive import Archive, ArchiveReason, compaction_note
 from contextchef.history._compaction import Compacted, compact, loaded_tool_names, pending_tail
 from contextchef.history._messages import Message, TextPart
 from contextchef.history._normalize import normalize
+from contextchef.history._notes import NoteBudget, notes_room
 
 __all__ = ["compact_history"]
 
@@ -30,7 +32,7 @@ def compact_history(
     keep: int,
     note: Callable[[Sequence[Message]], str] | None = None,
     archive: tuple[Archive | None, ArchiveReason] = (None, "compaction"),
-    trigger: int | None = None,
+    budget: NoteBudget | None = None,
 ) -> tuple[Compacted, set[str]]:
     """Compact `history`; returns the result and the wire names still loaded.
 
@@ -41,8 +43,10 @@ def compact_history(
         keep: User turns kept verbatim (`compact`'s ``keep_recent_turns``).
         note: Given the kept messages, text to add to the summary (``""``: none).
         archive: Where the summarized messages go, and why (None: nowhere).
-        trigger: The session's compaction trigger in tokens, if known: the user's words
-            the note quotes take at most a share of it (`contextchef.history._quotes`).
+        budget: The session's compaction trigger and fixed part in tokens, if known: the
+            archive note takes at most what leaves half the trigger free after the
+            compaction, its quotes at most a share of the trigger (`notes_room`,
+            `contextchef.history._quotes`).
 
     Raises:
         UsageError: `summarize` failed or returned no text (see `contextchef.compact`).
@@ -59,8 +63,9 @@ def compact_history(
         kept = loaded_tool_names(done.plan.to_keep, search_tool=TOOL_SEARCH)
         loaded = {w for w in loaded if w not in done.reactivate or w in kept}
     extra = note(done.plan.to_keep) if note is not None and done.plan.to_summarize else ""
-    removed = done.plan.to_summarize
-    dropped = compaction_note(archive[0], removed, reason=archive[1], trigger=trigger)
+    removed, trigger = done.plan.to_summarize, None if budget is None else budget.trigger
+    room = notes_room(budget, [*messages, *history[cut:]], "\n\n".join([*notes, extra]))
+    dropped = compaction_note(archive[0], removed, reason=archive[1], trigger=trigger, room=room)
     notes += [n for n in (extra, dropped) if n]
     first = messages[0] if notes else None
     if first is not None and isinstance(first.parts[0], TextPart):

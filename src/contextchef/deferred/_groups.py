@@ -38,6 +38,7 @@ __all__ = [
     "Toolkit",
     "load_toolkit_tool",
     "namespace_tool",
+    "near_actions",
     "parse_group",
     "render_toolkit_directory",
     "render_toolkit_load",
@@ -94,6 +95,29 @@ class NamespaceView:
     tool: Tool
     members: Mapping[str, Tool] = field(default_factory=dict)
     actions: tuple[str, ...] = ()
+
+
+def near_actions(
+    namespaces: Mapping[str, NamespaceView], name: str, *, limit: int, cutoff: float = 0.8
+) -> list[tuple[float, str, str]]:
+    """(score, namespace, action) of the visible actions spelled almost like `name`.
+
+    The rule of `contextchef.search.ToolIndex.near_names`, over the namespaces' actions
+    (sub-tools are not in the index: they are reached only through their namespace): the
+    action (the sub-tool's wire name) or the sub-tool's own name, lower-cased, scored by
+    rapidfuzz's normalized Indel similarity (>= `cutoff`); best first, then by namespace
+    and action name; at most `limit`.
+    """
+    from rapidfuzz import fuzz
+
+    low, found = name.lower(), []
+    for ns in namespaces.values():
+        for action in ns.actions:
+            spellings = {action.lower(), ns.members[action].name.lower()}
+            score = max(fuzz.ratio(low, s) for s in spellings) / 100
+            if score >= cutoff:
+                found.append((-score, ns.name, action))
+    return [(-neg, ns, action) for neg, ns, action in sorted(found)[:limit]]
 
 
 def _one_line(text: str) -> str:

@@ -185,6 +185,11 @@ class SessionView:
         return skill_lock_reason(wire, owners) if owners and loaded.isdisjoint(owners) else None
 
     @property
+    def declared(self) -> tuple[CompiledTool, ...]:
+        """The tools every request declares at least: `resident`, then `library`."""
+        return self.resident + self.library
+
+    @property
     def wrapper_names(self) -> frozenset[str]:
         """Names of our own wrapper tools: meta-tools, namespaces, ``load_toolkit``."""
         names = {*self.meta_tools, *self.namespaces}

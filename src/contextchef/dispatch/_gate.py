@@ -42,7 +42,7 @@ from typing import Any
 from contextchef._echo import echo
 from contextchef._errors import shown
 from contextchef._json import JsonValue, canonical_dumps
-from contextchef.deferred._groups import NamespaceView, Toolkit
+from contextchef.deferred._groups import NamespaceView, Toolkit, near_actions
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
 from contextchef.deferred._view import SessionView, kit_members
 from contextchef.dispatch._calls import parse_arguments
@@ -106,7 +106,8 @@ def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> De
 
     Those are the tools ``tool_search`` would return for the name as an exact name (the
     tools whose own name it is, or a case-insensitive match), else its near spellings
-    (`ToolIndex.near_names`, as ``tool_search`` falls back to), keeping only tools the
+    (`ToolIndex.near_names`, as ``tool_search`` falls back to) and the namespace actions
+    spelled alike (`near_actions`, named as the model calls them), keeping only tools the
     model may call now: the index holds no hidden tool, and `_callable` drops the
     blocked, the withdrawn and those of skills not loaded.
     """
@@ -133,7 +134,7 @@ def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> De
         if len(named) == 1:
             hint = f'The tool with this name is "{named[0]}"; call it {how}.'
     elif near:
-        hint = f"Did you mean {_listed(near)}? {hint}"
+        hint = f"Did you mean {', '.join(near)}? {hint}"
     return Denied(reason=f"{said} {hint}", code="unknown_tool")
 
 
@@ -142,7 +143,12 @@ MAX_CANDIDATES = 8
 
 
 def _candidates(view: SessionView, name: str, ctx: GateContext) -> tuple[list[str], list[str]]:
-    """(callable tools `name` names by own name or case, near spellings), as wire names."""
+    """(callable tools `name` names by own name or case, as wire names; near spellings).
+
+    A near spelling is a tool's wire name in quotes, or a namespace action the way the
+    model calls it, ``ns({"action": "<sub-tool wire name>", "args": {...}})`` (sub-tools
+    are not in the index: `near_actions`), callable now through a namespace not blocked.
+    """
     if name in RESERVED_NAMES:
         return [], []
     hits = view.index.exact([name])[0]
@@ -150,7 +156,16 @@ def _candidates(view: SessionView, name: str, ctx: GateContext) -> tuple[list[st
     if hits:
         return named[:MAX_CANDIDATES], []
     near = view.index.near_names(name, limit=MAX_CANDIDATES)
-    return [], [h.wire_name for h in near if _callable(view, h.tool, h.wire_name, ctx)]
+    found = [
+        (h.score, f'"{h.wire_name}"') for h in near if _callable(view, h.tool, h.wire_name, ctx)
+    ]
+    found += [
+        (score, f'{ns}({{"action": "{action}", "args": {{...}}}})')
+        for score, ns, action in near_actions(view.namespaces, name, limit=MAX_CANDIDATES)
+        if _callable(view, view.namespaces[ns].members[action], action, ctx)
+        and not matches(ctx.blocked, (ns,))
+    ]
+    return [], [text for _, text in sorted(found, key=lambda x: -x[0])[:MAX_CANDIDATES]]
 
 
 def _callable(view: SessionView, tool: Tool, wire: str, ctx: GateContext) -> bool:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from contextchef._errors import ContextChefError, StorageError, UsageError, check_int, shown
+from contextchef._tokens import estimate_tokens
 from contextchef.history._compaction import (
     ARCHIVED_PLACEHOLDER,
     Cleared,
@@ -62,7 +63,7 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import HistoryRules
 from contextchef.history._offload import OffloadStore
-from contextchef.history._quotes import quote_lines
+from contextchef.history._quotes import MORE, quote_lines
 
 __all__ = [
     "ARCHIVE_TOOL",
@@ -82,6 +83,10 @@ logger = logging.getLogger("contextchef")
 
 ARCHIVE_TOOL = "search_archive"
 """Name of the library-owned tool that searches and reads the archive."""
+SHORT_HINT = f"Search and read it with {ARCHIVE_TOOL}."
+"""A compaction note's last line when its room (`dropped_note`) holds no more."""
+QUOTED = "The user's words, verbatim:"
+"""The line before a compaction note's quotes."""
 
 ArchiveReason = Literal["compaction", "clear_tool_results", "clear_thinking", "handoff"]
 """Why messages left the model's view."""
@@ -455,7 +460,9 @@ def _paths(value: Any, out: dict[str, None], depth: int = 0) -> None:
             _paths(item, out, depth + 1)
 
 
-def dropped_note(messages: Sequence[Message], locator: str, trigger: int | None = None) -> str:
+def dropped_note(
+    messages: Sequence[Message], locator: str, trigger: int | None = None, room: int | None = None
+) -> str:
     """What a compaction dropped, from the removed `messages` themselves (plain text).
 
     Lines: ``Archived as <locator>: messages removed from view (N).``; ``Tools called:``
@@ -464,7 +471,9 @@ def dropped_note(messages: Sequence[Message], locator: str, trigger: int | None 
     `FILES_LISTED`; ``The user's words, verbatim:`` then one ``> "…"`` line (JSON string)
     per user text turn, bounded by a share of `trigger` (the compaction trigger, tokens)
     as `contextchef.history._quotes.quote_lines` says (an older summary's quotes are
-    carried once); and a line saying how to use the archive tool.
+    carried once); and a line saying how to use the archive tool. With `room` (tokens,
+    `contextchef.history._notes.notes_room`) the quotes take what the other lines leave of
+    it, and when those lines alone are past it the note is its first line and `SHORT_HINT`.
     """
     calls = Counter(c.name for m in messages for c in m.tool_calls)
     files: dict[str, None] = {}
@@ -483,13 +492,16 @@ def dropped_note(messages: Sequence[Message], locator: str, trigger: int | None 
         lines.append(
             "Files touched: " + ", ".join(shown_files) + (f" (and {more} more)" if more else "")
         )
-    if quotes := quote_lines(messages, trigger=trigger):
-        lines += ["The user's words, verbatim:", *quotes]
-    lines.append(
+    hint = (
         f'Everything removed can be found with {ARCHIVE_TOOL}({{"query": "<keywords>"}}) '
         f'and read with {ARCHIVE_TOOL}({{"handle": "{locator}"}}).'
     )
-    return "\n".join(lines)
+    left = None if room is None else room - estimate_tokens("\n".join([*lines, hint, QUOTED, MORE]))
+    if left is not None and left < 0:  # the archive line stays: restore finds the entry by it
+        return f"{lines[0]}\n{SHORT_HINT}"
+    if quotes := quote_lines(messages, trigger=trigger, room=left):
+        lines += [QUOTED, *quotes]
+    return "\n".join([*lines, hint])
 
 
 def compaction_note(
@@ -498,14 +510,16 @@ def compaction_note(
     *,
     reason: ArchiveReason,
     trigger: int | None = None,
+    room: int | None = None,
 ) -> str:
     """Archive the messages a compaction `removed`; returns the summary's note about them.
 
     ``""`` when there is no archive or nothing was removed (see `dropped_note`;
-    `trigger`: the compaction trigger in tokens, which bounds the quotes, if known).
+    `trigger`: the compaction trigger in tokens, which bounds the quotes, if known;
+    `room`: the tokens the note may take, if bounded).
     """
     locator = None if archive is None else archive.add(removed, reason=reason)
-    return "" if locator is None else dropped_note(removed, locator, trigger)
+    return "" if locator is None else dropped_note(removed, locator, trigger, room)
 
 
 # -- clearing, archived ----------------------------------------------------------------------

@@ -11,7 +11,8 @@ into the new note. What the library adds this way must not grow with every compa
   ``> (more in the archive)`` marker is never carried: a note has at most one, last;
 * the quotes are kept oldest first (the task and standing instructions come first) within
   `QUOTES_TOTAL_CHARS` characters and, when the session's compaction trigger is known,
-  within 1/`QUOTES_SHARE` of it in tokens (`estimate_tokens`); the rest are in the archive.
+  within 1/`QUOTES_SHARE` of it in tokens (`estimate_tokens`), and within the room the
+  compaction leaves its notes (`contextchef.history._notes`); the rest are in the archive.
 
 Since the quotes kept are the oldest, a full note stays the same from one compaction to
 the next instead of growing.
@@ -55,14 +56,20 @@ def _quotes(messages: Sequence[Message]) -> list[str]:
     return list(dict.fromkeys(quotes))  # carried once
 
 
-def quote_lines(messages: Sequence[Message], *, trigger: int | None = None) -> list[str]:
+def quote_lines(
+    messages: Sequence[Message], *, trigger: int | None = None, room: int | None = None
+) -> list[str]:
     """The note's ``> "…"`` lines (JSON strings) for the removed `messages`, then `MORE`.
 
     Oldest first, within `QUOTES_TOTAL_CHARS` characters and, with `trigger` (the
-    compaction trigger, tokens), within ``trigger // QUOTES_SHARE`` estimated tokens;
+    compaction trigger, tokens), within ``trigger // QUOTES_SHARE`` estimated tokens, and
+    within `room` estimated tokens if given (`contextchef.history._notes.notes_room`);
     `MORE` follows once when some were left out. ``[]`` when the user said nothing.
     """
-    chars, tokens = QUOTES_TOTAL_CHARS, None if trigger is None else trigger // QUOTES_SHARE
+    shares = [
+        x for x in (None if trigger is None else trigger // QUOTES_SHARE, room) if x is not None
+    ]
+    chars, tokens = QUOTES_TOTAL_CHARS, min(shares, default=None)
     lines: list[str] = []
     for quote in _quotes(messages):
         cost = estimate_tokens(quote) + 1

@@ -22,6 +22,7 @@ from contextchef.history._compaction import SUMMARY_TAG
 from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._forms import text_digest
 from contextchef.history._messages import Message, TextPart
+from contextchef.history._notes import HEADROOM_SHARE, NoteBudget, messages_tokens
 from contextchef.history._quotes import QUOTES_SHARE
 from contextchef.providers._reading import ResponseNotice
 from contextchef.providers._usage import CacheRules
@@ -39,6 +40,7 @@ __all__ = [
     "compaction_due",
     "context_budget",
     "fixed_notice",
+    "note_budget",
     "notice_digest",
     "request_tokens",
     "summary_notice",
@@ -166,6 +168,11 @@ Due = tuple[ContextUsage, int]
 """The next request's `ContextUsage` and the `ContextPolicy`'s compaction trigger (tokens)."""
 
 
+def note_budget(request: Due | None) -> NoteBudget | None:
+    """What a compaction before `request` sizes its notes by: the trigger and fixed part."""
+    return None if request is None else NoteBudget(trigger=request[1], fixed=request[0].fixed)
+
+
 def request_tokens(system: str, tools: Sequence[CompiledTool], messages: Sequence[Message]) -> int:
     """Our estimate of a request's input tokens (`contextchef.estimate_tokens`).
 
@@ -177,8 +184,7 @@ def request_tokens(system: str, tools: Sequence[CompiledTool], messages: Sequenc
         system,
         *(f"{t.name} {t.description} {canonical_dumps(t.input_schema)}" for t in tools),
     ]
-    parts.extend(canonical_dumps(m.to_dict()) for m in messages)
-    return sum(estimate_tokens(p) for p in parts)
+    return sum(estimate_tokens(p) for p in parts) + messages_tokens(messages)
 
 
 def _summary_tokens(history: Sequence[Message]) -> int:
@@ -221,6 +227,16 @@ def compaction_due(
     trigger's worth of new conversation, as when everything fits. The rule reads only
     the history and the request, so a restored session (a snapshot, `SessionSync`)
     keeps it; `summary_notice` and `fixed_notice` tell the host when it applies.
+
+    After a local compaction (the history opens with its summary) the policy's trigger
+    also waits for real growth: the messages after the summary message must take at
+    least 1/`HEADROOM_SHARE` of the trigger (`contextchef.history._notes`), unless the
+    request is past the budget itself (``ContextUsage.budget``, which no request passes).
+    A compaction leaves that much room when it can (its notes give way), but where the
+    system prompt, tools, summary and the user's current request take more, the next
+    turn would pass the trigger again and pay the summarizer for one turn's growth:
+    38 calls in 40 turns at a 1,200-token budget. Now each call follows half a trigger
+    of new conversation at least.
     """
     summary = _summary_tokens(history)
 
@@ -228,9 +244,28 @@ def compaction_due(
         aside = fixed + summary
         return used - (aside if aside > trigger else 0) > trigger
 
-    due = request is not None and past(request[0].used, request[1], request[0].fixed)
+    def due_now(usage: ContextUsage, trigger: int) -> bool:
+        if not past(usage.used, trigger, usage.fixed):
+            return False
+        return not summary or usage.used > usage.budget or _grown(history, trigger)
+
+    due = request is not None and due_now(*request)
     sized = history_limit is not None and past(request_tokens("", (), history), history_limit)
     return due, sized
+
+
+def _grown(history: Sequence[Message], trigger: int) -> bool:
+    """Whether the messages after the first take 1/`HEADROOM_SHARE` of `trigger` (tokens).
+
+    Counted from the newest back, stopping once they do, so a long history costs no
+    more than the messages that reach it.
+    """
+    enough, tokens = trigger // HEADROOM_SHARE, 0
+    for message in reversed(history[1:]):
+        tokens += messages_tokens((message,))
+        if tokens >= enough:
+            return True
+    return False
 
 
 NEAR = 4

@@ -16,7 +16,7 @@ An explicit `ContextChef.compact` still raises: the host asked for that compacti
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from contextchef._errors import UsageError
@@ -49,6 +49,11 @@ class SummaryRetry:
     """Failed compactions in a row."""
     at: int = 0
     """The history's length in messages at the last failure."""
+
+    @classmethod
+    def read(cls, form: Sequence[int] | None) -> SummaryRetry:
+        """The retry of a snapshot's ``[failures, at]`` (None: no failure waited out)."""
+        return cls() if form is None else cls(failures=form[0], at=form[1])
 
     def wait(self) -> int:
         """Messages the next try waits for after `at` (``2 ** (failures + 1)``, capped)."""

@@ -58,17 +58,12 @@ def _under(cache: dict[Any, Any], system: str | None, tools: bytes) -> bytes:
 
 def _reply_keys(message: Message, wire: str) -> list[str]:
     """Keys of the reply's own thinking blocks (recorded from `wire`, the target's format)."""
-    keys = []
-    for part in message.parts:
-        if (
-            isinstance(part, ReasoningPart)
-            and part.provider == wire
-            and part.provider_data is not None
-        ):
-            key = block_key(part.provider_data.get("block"))
-            if key is not None:
-                keys.append(key)
-    return keys
+    keys = (
+        block_key(p.provider_data.get("block"))
+        for p in message.parts
+        if isinstance(p, ReasoningPart) and p.provider == wire and p.provider_data is not None
+    )
+    return [key for key in keys if key is not None]
 
 
 def _references(value: Any, names: set[str]) -> None:

@@ -177,7 +177,7 @@ class Compiler:
         mark, got = (ledger.answered and ledger.pending) or ledger.marks[-1], ledger.sent.reported
         kept = got and not ledger.undo and history[: mark.history] == ledger.history[: mark.history]
         history, got = (history[mark.history :], got) if kept else (history, 0)  # 0: ours alone
-        return context_usage(native, got, history, self._state.system, self._tools.view().resident)
+        return context_usage(native, got, history, self._state.system, self._tools.view().declared)
 
     def _memory_tool(self, strategy: Strategy) -> str | None:
         """Wire name of ``read_memories`` when the payload declares it, else None."""

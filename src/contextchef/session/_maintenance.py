@@ -35,7 +35,7 @@ from contextchef.history._messages import ToolCall, check_message
 from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
-from contextchef.providers._budget import Due, budget_notices, compaction_due
+from contextchef.providers._budget import Due, budget_notices, compaction_due, note_budget
 from contextchef.providers._compacted import (
     foreign_compaction,
     newly_compacted,
@@ -100,7 +100,6 @@ class Maintenance:
         self.handoff, self.archive, self._never_clear = handoff, archive, never_clear
         self._archived: set[str] = set()  # call ids whose results a provider cleared
         self.notices: tuple[ResponseNotice, ...] = ()
-        self.trigger: int | None = None  # the last compile's compaction trigger (tokens)
         self.cache_reports: tuple[CacheReport, ...] = ()
         self._ingested: dict[str, tuple[str, ...] | None] = {}  # id -> turn digests
         self.summarized: dict[str, int] = {}  # wire -> what its on-demand compaction sent
@@ -229,7 +228,7 @@ class Maintenance:
         self._no_cut_reply("compact")
         note, archived = self._skills.reminder, (self.archive, why)
         done, loaded = compact_history(
-            state.history, state.loaded, summarize, keep, note, archived, self.trigger
+            state.history, state.loaded, summarize, keep, note, archived, state.budget
         )
         state.loaded = loaded | state.loaded & self._skills.loaded_tools()  # skills' stay
         state.history = done.messages
@@ -269,7 +268,7 @@ class Maintenance:
     def handoff_if_due(self, request: Due | None = None, wire: str = "") -> None:
         """At compile start: the handoff if asked, due (`compaction_due`) or at a switch."""
         state, handoff = self._state, self.handoff
-        self.trigger = request[1] if request else self.trigger  # bounds the summary's notes
+        state.budget = note_budget(request) or state.budget  # bounds the summary's notes
         limit = None if handoff is None else handoff.max_history_tokens
         due, over = compaction_due(state.history, request, limit)
         own = None if handoff is None else handoff.summarize

@@ -9,11 +9,11 @@ definition) is checked by the readers that build those values.
 Optional keys are only those the writer leaves out: a ledger's ``bindings`` (no thinking
 bound), ``chain`` (no chain built), ``sent`` (nothing kept, no usage reported), ``undo``
 (no edit pending), ``shared`` (version 1 wrote none), ``texts`` (nor 2), a mark's ``tools``
-(no tool change), the snapshot's ``announcements`` (spec 001: a snapshot without the field
-restores to no announcements), and those older version 5 writers did not write: a ledger's
-``ir_digest``, the snapshot's ``noticed`` (the budget notices given; none without it) and
-its ``retry`` (a failed automatic compaction waited out; written only while one is).
-Everything else, the digests included, is required: a snapshot missing a field is refused.
+(no tool change), the snapshot's ``announcements`` (spec 001: none without it), and those
+older version 5 writers did not write: a ledger's ``ir_digest``, the snapshot's ``noticed``
+(the budget notices given), ``retry`` (written only while a failed compaction is waited
+out) and ``budget`` (`NoteBudget`, what a compaction sizes its notes by). The rest, the
+digests included, is required: a snapshot missing a field is refused.
 
 This module imports pydantic; it is imported when a snapshot is read, never by
 ``import contextchef``.
@@ -237,6 +237,7 @@ class SnapshotForm(TypedDict):
     noticed: NotRequired[list[Digest]]  # budget notices given (none before this field)
     retry: NotRequired[Annotated[list[Size], Field(min_length=2, max_length=2)]]
     """`SummaryRetry`'s failures in a row and the history's length at the last one."""
+    budget: NotRequired[Annotated[list[Size], Field(min_length=2, max_length=2)]]  # NoteBudget
     tools: ToolRecordForm
     skills: list[dict[str, Any]]
     """`Skill.to_dict` values (checked by `parse_skill`)."""

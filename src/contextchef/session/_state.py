@@ -22,6 +22,7 @@ from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._forms import checked_history, forms_over
 from contextchef.history._messages import Message
+from contextchef.history._notes import NoteBudget
 from contextchef.providers._retry import SummaryRetry
 from contextchef.session._ledger import Ledger
 from contextchef.session._volatile import Announcement, dynamic_state_data, render_dynamic_state
@@ -71,6 +72,8 @@ class SessionState:
     """Digests of the budget notices given (`providers._budget.notice_digest`): once each."""
     retry: SummaryRetry = field(default_factory=SummaryRetry)
     """When a failed automatic compaction is tried again (kept by snapshots while waited)."""
+    budget: NoteBudget | None = None
+    """The last local compile's trigger and fixed part: a compaction's notes fit under it."""
     withdrawn: dict[str, str] = field(default_factory=dict)
     """Wire name -> why: tools their source took back (an MCP server removed them or
     disconnected). Not in snapshots: the source says it again when it reconnects."""
@@ -112,6 +115,7 @@ class SessionState:
             "compiled": self.compiled,
             "noticed": sorted(self.noticed),
             **({"retry": [self.retry.failures, self.retry.at]} if self.retry.failures else {}),
+            **({"budget": [self.budget.trigger, self.budget.fixed]} if self.budget else {}),
         }
 
     @classmethod
@@ -132,7 +136,6 @@ class SessionState:
             )
             for target, raw in data["ledgers"].items()
         }
-        failures, at = data.get("retry", (0, 0))  # no failed compaction waited out
         return cls(
             system=data["system"],
             history=history,
@@ -148,7 +151,8 @@ class SessionState:
             ledgers=ledgers,
             compiled=data["compiled"],
             noticed=set(data.get("noticed", ())),
-            retry=SummaryRetry(failures=failures, at=at),
+            retry=SummaryRetry.read(data.get("retry")),  # no failed compaction waited out
+            budget=NoteBudget.read(data.get("budget")),  # none in older snapshots
         )
 
     def copy(self) -> SessionState:
