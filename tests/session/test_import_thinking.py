@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 import anthropic
-from anthropic.types import MessageParam, TextBlockParam, ToolResultBlockParam
+from anthropic.types import TextBlockParam, ToolResultBlockParam
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,7 +65,7 @@ def _reply(k: int, calls: int, thinking: str) -> dict[str, Any]:
         for j in range(calls)
     ]
     sig = {"type": "thinking", "thinking": f"plan {k}", "signature": f"sig_{k}_a"}
-    content: list[dict[str, Any]] = {
+    content: list[dict[str, Any]] = {  # type: ignore[assignment]
         "none": uses,
         "thinking": [sig, *uses],
         "redacted": [{"type": "redacted_thinking", "data": f"red_{k}"}, *uses],
@@ -111,13 +111,13 @@ TURN = st.tuples(
 )
 
 
-def _native(fake: FakeAnthropic, turns: list[Any], marked: bool) -> list[MessageParam]:
+def _native(fake: FakeAnthropic, turns: list[Any], marked: bool) -> list[dict[str, Any]]:
     """A history made turn by turn through the SDK; each request must be accepted.
 
     `marked`: the first result carries a ``cache_control`` marker (the API takes four).
     """
     client = _client(fake)
-    messages: list[MessageParam] = [{"role": "user", "content": "find the TODOs"}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "find the TODOs"}]
     for k, (calls, thinking, order, forms, note) in enumerate(turns):
         fake.script(
             raw(
@@ -130,8 +130,8 @@ def _native(fake: FakeAnthropic, turns: list[Any], marked: bool) -> list[Message
             model=MODEL, max_tokens=4096, system=SYSP, tools=TOOLS, messages=messages
         )
         content = [b.to_dict() for b in reply.content]
-        messages.append({"role": "assistant", "content": content})  # type: ignore[typeddict-item]
-        uses = [b["id"] for b in content if b["type"] == "tool_use"]
+        messages.append({"role": "assistant", "content": content})
+        uses = [str(b["id"]) for b in content if b["type"] == "tool_use"]
         order.shuffle(uses)
         blocks: list[Any] = [_result(u, forms[j]) for j, u in enumerate(uses)]
         if marked and k == 0:
@@ -187,11 +187,11 @@ def test_an_accepted_native_history_comes_back_byte_for_byte(
     assert fake.violations == ()
 
 
-def _two_turns(results: Any) -> list[MessageParam]:
+def _two_turns(results: Any) -> list[dict[str, Any]]:
     """Two thinking turns of two parallel calls; `results` makes each user message."""
     fake = FakeAnthropic(ids=Ids("t"))
     client = _client(fake)
-    messages: list[MessageParam] = [{"role": "user", "content": "find the TODOs"}]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "find the TODOs"}]
     for k in range(2):
         fake.script(
             tool_calls(("grep", {"pattern": "a"}), ("grep", {"pattern": "b"}), reasoning=f"t{k}")
@@ -200,7 +200,7 @@ def _two_turns(results: Any) -> list[MessageParam]:
             model=MODEL, max_tokens=4096, system=SYSP, tools=TOOLS, messages=messages
         )
         content = [b.to_dict() for b in reply.content]
-        messages.append({"role": "assistant", "content": content})  # type: ignore[typeddict-item]
+        messages.append({"role": "assistant", "content": content})
         messages.append(
             {
                 "role": "user",
@@ -211,7 +211,7 @@ def _two_turns(results: Any) -> list[MessageParam]:
     return messages
 
 
-def _continued(messages: list[MessageParam]) -> tuple[Any, FakeAnthropic]:
+def _continued(messages: list[dict[str, Any]]) -> tuple[Any, FakeAnthropic]:
     chef = _chef()
     chef.set_history(from_anthropic(messages, system=SYSP).messages)
     chef.append(user("continue"))
