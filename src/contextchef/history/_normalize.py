@@ -25,8 +25,10 @@ Steps, in order:
    repaired part is dropped and the rest normalized again (`contextchef.history._bound`).
 
 `ReasoningPart` values and every ``provider_data`` mapping are never edited, reordered
-within their message or removed. The output satisfies `check_pairing`, and normalizing it
-again changes nothing (``normalize(normalize(h).messages).changes == ()``).
+within their message or removed (except by step 5, which removes reasoning). The output
+satisfies `check_pairing` (up to the order of a batch's results, where
+`HistoryRules.results_any_order`), and normalizing it again changes nothing
+(``normalize(normalize(h).messages).changes == ()``).
 """
 
 from __future__ import annotations
