@@ -34,10 +34,17 @@ def _never_sent(part: Part, keeps: Callable[[Part], bool] | None) -> bool:
 def _stream(
     messages: Sequence[Message], keeps: Callable[[Part], bool] | None
 ) -> list[tuple[object, int, int]]:
-    """The messages as one sequence: (role or part, message index, part index or -1)."""
+    """The messages as one sequence: (role or part, message index, part index or -1).
+
+    A role is listed where it changes: the API combines consecutive turns of one role
+    into one ("Consecutive ``user`` or ``assistant`` turns in your request will be
+    combined into a single turn", Messages API ``messages``), so merging them is no edit
+    (an on-demand compaction block in its own assistant message stays valid, R22).
+    """
     out: list[tuple[object, int, int]] = []
     for i, message in enumerate(messages):
-        out.append((message.role, i, -1))
+        if not i or messages[i - 1].role != message.role:
+            out.append((message.role, i, -1))
         out.extend((p, i, j) for j, p in enumerate(message.parts) if not _never_sent(p, keeps))
     return out
 
