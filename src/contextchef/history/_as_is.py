@@ -59,6 +59,9 @@ class _Rules(Protocol):
     @property
     def assistant_media(self) -> bool: ...
 
+    @property
+    def results_any_order(self) -> bool: ...
+
 
 def valid_as_is(
     history: tuple[Message, ...],
@@ -103,6 +106,7 @@ def valid_as_is(
             len(parts) < len(answered) or (not rules.results_first and len(parts) > len(answered))
         ):
             return False
+        answered = _in_given_order(parts, answered, rules.results_any_order)
         for pos, part in enumerate(parts):
             kept = plain  # a plain part is kept by a marked `keeps` (no call for it)
             if pos < len(answered):
@@ -128,6 +132,18 @@ def valid_as_is(
                 return False
         last = role
     return not want  # the last batch is answered
+
+
+def _in_given_order(parts: tuple[Part, ...], answered: list[str], any_order: bool) -> list[str]:
+    """The batch's call ids in the order `parts` open with their results, if they do.
+
+    Only for a target that takes a batch's results in any order (`any_order`,
+    Anthropic); otherwise `answered` itself.
+    """
+    if not any_order or not answered:
+        return answered
+    lead = [p.call_id if type(p) is ToolResult else "" for p in parts[: len(answered)]]
+    return lead if lead != answered and set(lead) == set(answered) else answered
 
 
 def _part_as_is(part: Part, role: str, rules: _Rules) -> bool:

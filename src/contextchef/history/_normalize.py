@@ -13,17 +13,22 @@ Steps, in order:
 2. **Pair**: a call reusing an earlier call's id gets a new one (`renamed_duplicates`;
    results are matched to calls in order), so no exchange is lost; each assistant message
    with calls is followed by one user message whose first parts are the batch's results,
-   in call order; a call with no result gets a synthesized error
-   result saying it was interrupted and not executed; a result with no earlier call, or a
-   second result for one call, is dropped. A parallel batch is never split.
+   in call order (or as given, `HistoryRules.results_any_order`); a call with no result
+   gets a synthesized error result saying it was interrupted and not executed; a result
+   with no earlier call, or a second result for one call, is dropped. A parallel batch is
+   never split.
 3. **Drop empty** messages.
 4. **Merge roles** (when `HistoryRules.alternate_roles`): consecutive messages of one role
    become one, an assistant message that opens with reasoning included (a reply that
    continued the model's turn): Anthropic combines such turns itself (`_merge_roles`).
+5. **Bound reasoning** (when `HistoryRules.bound_reasoning`): reasoning after the first
+   repaired part is dropped and the rest normalized again (`contextchef.history._bound`).
 
 `ReasoningPart` values and every ``provider_data`` mapping are never edited, reordered
-within their message or removed. The output satisfies `check_pairing`, and normalizing it
-again changes nothing (``normalize(normalize(h).messages).changes == ()``).
+within their message or removed (except by step 5, which removes reasoning). The output
+satisfies `check_pairing` (up to the order of a batch's results, where
+`HistoryRules.results_any_order`), and normalizing it again changes nothing
+(``normalize(normalize(h).messages).changes == ()``).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from contextchef._echo import echo
 from contextchef._errors import UsageError, shown
 from contextchef.history._as_is import is_json_object as _is_json_object
 from contextchef.history._as_is import valid_as_is as _valid_as_is
+from contextchef.history._bound import drop_invalidated
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -82,6 +88,17 @@ class HistoryRules:
             turns can; Chat, Responses and Anthropic take media from the user only).
             When False, media in an assistant message (a history from Gemini) is sent
             as a short text naming its type, reported as ``media_as_text``.
+        results_any_order: The results leading the user message after a batch may come
+            in any order: results given in another order than the calls are kept as
+            given, not moved. Anthropic: one ``tool_result`` per ``tool_use``, all in the
+            next user message, before any other block, matched by ``tool_use_id``
+            (https://platform.claude.com/docs/en/agents-and-tools/tool-use/parallel-tool-use,
+            ``handle-tool-calls``); moving them would edit the prefix later thinking is
+            bound to (research anthropic-preserved-thinking.md R8).
+        bound_reasoning: Reasoning is checked against everything sent before it (the
+            model runs Anthropic's prefix check, `ModelRules.prefix_check`): a repair in
+            front of a reasoning part drops that reasoning and all later reasoning,
+            reported as ``dropped_thinking`` (`contextchef.history._bound`).
     """
 
     name: str
@@ -89,6 +106,8 @@ class HistoryRules:
     results_first: bool = True
     keep_all_reasoning: bool = False
     assistant_media: bool = False
+    results_any_order: bool = False
+    bound_reasoning: bool = False
 
 
 PORTABLE = HistoryRules(name="portable", alternate_roles=True)
@@ -104,6 +123,7 @@ ChangeKind = Literal[
     "inserted_leading_user",
     "dropped_orphan_result",
     "dropped_search_block",
+    "dropped_thinking",
     "media_as_text",
     "merged_roles",
     "moved_result",
@@ -262,7 +282,26 @@ def normalize(
         indexed.insert(0, (0, Message(role="user", parts=(TextPart(text=LEADING_USER_TEXT),))))
     if rules.alternate_roles:
         indexed = _merge_roles(indexed, log)
-    return Normalized(messages=tuple(m for _, m in indexed), changes=tuple(log.changes))
+    messages = tuple(m for _, m in indexed)
+    bound = rules.bound_reasoning and log.changes
+    found = drop_invalidated(history, messages, keeps) if bound else None
+    if found is None:
+        return Normalized(messages=messages, changes=tuple(log.changes))
+    first = min(log.changes, key=lambda c: c.index)  # what made the messages differ
+    done = normalize(
+        found[0], profile=replace(rules, bound_reasoning=False), keeps=keeps, after=after
+    )
+    dropped = [
+        Change(
+            kind="dropped_thinking",
+            index=i + offset,
+            detail=f"message {i + offset}: its thinking was dropped, since a repair before it "
+            f"({first.kind}: {first.detail}) changes what it was produced after, which the "
+            "model checks (prefix check)",
+        )
+        for i in found[1]
+    ]
+    return Normalized(messages=done.messages, changes=(*done.changes, *dropped))
 
 
 def _for_target(
@@ -406,8 +445,11 @@ class _Pairer:
 
     def _results_after(self, i: int, calls: tuple[ToolCall, ...], absorbed: set[int]) -> _Indexed:
         """The user message(s) that must follow the batch of assistant message `i`."""
-        results = [self._result_for(i, j, call) for j, call in enumerate(calls)]
         nxt, at = i + 1, i + 1 + self.off
+        if self.rules.results_any_order and self._answered_as_given(nxt, calls):
+            absorbed.add(nxt)  # the batch's results lead it, maybe in another order
+            return [(at, self.messages[nxt])]
+        results = [self._result_for(i, j, call) for j, call in enumerate(calls)]
         if nxt >= len(self.messages) or self.messages[nxt].role != "user":
             return [(i + self.off, Message(role="user", parts=tuple(results)))]
         absorbed.add(nxt)
@@ -428,6 +470,16 @@ class _Pairer:
             )
         out = [(at, Message(role="user", parts=tuple(results)))]
         return [*out, (at, Message(role="user", parts=rest))] if rest else out
+
+    def _answered_as_given(self, nxt: int, calls: tuple[ToolCall, ...]) -> bool:
+        """Message `nxt` opens with the answers to `calls` (any order) and holds no other."""
+        if nxt >= len(self.messages) or self.messages[nxt].role != "user":
+            return False
+        parts, n = self.messages[nxt].parts, len(calls)
+        found = [self.answers.get(c.id) for c in calls]
+        return sorted((f[0], f[1]) if f else (-1, -1) for f in found) == [
+            (nxt, pos) for pos in range(n)
+        ] and not any(isinstance(p, ToolResult) for p in parts[n:])
 
     def _result_for(self, i: int, slot: int, call: ToolCall) -> ToolResult:
         found = self.answers.get(call.id)

@@ -8,16 +8,25 @@ and `check_turn` (a history ending with the model's message).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import is_unicode
 from contextchef.history._messages import Message, ReasoningPart
+from contextchef.history._normalize import HistoryRules
 
-__all__ = ["ModelRules", "check_prefill", "check_turn", "thinks", "warn_unrecorded_thinking"]
+__all__ = [
+    "ModelRules",
+    "check_prefill",
+    "check_turn",
+    "history_rules",
+    "thinks",
+    "warn_unrecorded_thinking",
+]
 
 logger = logging.getLogger("contextchef")
 
@@ -76,6 +85,21 @@ class ModelRules:
     context_window: int | None = None
     max_output: int | None = None
     native_context: frozenset[str] = frozenset()
+
+
+def history_rules(profile: HistoryRules, rules: ModelRules) -> HistoryRules:
+    """The target's `profile` for one model: reasoning bound where it runs the prefix check.
+
+    `HistoryRules.bound_reasoning` follows `ModelRules.prefix_check`: a repair the
+    normalizer makes in front of a thinking block drops that thinking (and all later),
+    reported (research anthropic-preserved-thinking.md R9, R11).
+    """
+    return _bound(profile) if rules.prefix_check and not profile.bound_reasoning else profile
+
+
+@functools.cache
+def _bound(profile: HistoryRules) -> HistoryRules:
+    return replace(profile, bound_reasoning=True)
 
 
 def warn_unrecorded_thinking(rules: ModelRules, history: Sequence[Message], target: str) -> None:

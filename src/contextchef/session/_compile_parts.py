@@ -18,7 +18,7 @@ from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, Chain, ModelRules, RequestOptions
-from contextchef.providers._model_rules import check_prefill, thinks
+from contextchef.providers._model_rules import check_prefill, history_rules, thinks
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import EditKind, LedgerEdit
@@ -119,7 +119,7 @@ def normalized_after(
         )
     done = normalize(
         new,
-        profile=inp.adapter.profile.history,
+        profile=history_rules(inp.adapter.profile.history, inp.adapter.model_rules(inp.model)),
         keeps=inp.adapter.keeps,
         after=Continuation(offset=base.history, calls=calls) if base.history or base.ir else None,
     )

@@ -102,6 +102,7 @@ def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str,
     named: dict[str, Any] = {}
     media: tuple[MediaPart, ...] = ()
     references: tuple[str, ...] = ()
+    blocks: Sequence[Any] = ()
     if isinstance(content, str):
         text = content
     else:
@@ -123,7 +124,13 @@ def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str,
         media=media,
         references=references,
     )
-    return fit_hints(part, block, _anthropic.render_block, _A, **named)
+    fitted = fit_hints(part, block, _anthropic.render_block, _A, **named)
+    built = _anthropic.render_block(fitted) or {}
+    if "content" in named or built.get("content") == content:
+        return fitted
+    # several text blocks, block fields the IR has no place for: replayed as given while
+    # the result says the same (an edit before a thinking block would void it)
+    return fit_hints(part, block, _anthropic.render_block, _A, **named, content=blocks)
 
 
 def _reference_text(names: Sequence[str]) -> str:

@@ -79,8 +79,8 @@ __all__ = [
 
 FORMAT = "anthropic"
 """The ``provider_data`` tag of parts recorded from Anthropic Messages."""
-ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True)
-"""Anthropic Messages: alternating roles, tool results first in the user turn."""
+ANTHROPIC = HistoryRules(name="anthropic", alternate_roles=True, results_any_order=True)
+"""Anthropic Messages: alternating roles, tool results first in the user turn, any order."""
 
 _MEDIA_BLOCKS = ("image", "document")
 
@@ -243,8 +243,12 @@ def result_text(content: Sequence[Any]) -> str:
 
 def _result_content(part: ToolResult, hint: Mapping[str, Any]) -> Any:
     recorded = hint.get("content")
-    if recorded is not None and not part.media and result_text(recorded) == part.content:
-        return thaw(recorded)  # blocks the IR cannot hold, unchanged
+    mapped = None if recorded is None else result_content_parts(recorded)
+    if recorded is not None and (  # blocks as given (the IR joins texts), not edited since
+        (mapped is None and not part.media and result_text(recorded) == part.content)
+        or (mapped == (part.content, part.media) and not part.references)
+    ):
+        return thaw(recorded)
     if part.references and not part.media:
         # custom tool search: the provider expands each reference into the tool's
         # definition (agents-and-tools/tool-use/tool-search-tool); text is not mixed in
