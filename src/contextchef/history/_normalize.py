@@ -9,7 +9,9 @@ function: the input is never mutated and every repair is reported as a `Change`.
 Steps, in order:
 
 1. **Clean**: whitespace-only text parts without ``provider_data`` are dropped (a blank
-   text part that carries a Gemini thought signature is kept).
+   text part that carries a Gemini thought signature is kept); a call whose name not
+   every provider takes back (a history the host built: replies are renamed as they are
+   read) is sent under ``malformed_tool_call`` (`history._call_names.legal_call`).
 2. **Pair**: a call reusing an earlier call's id gets a new one (`renamed_duplicates`;
    results are matched to calls in order), so no exchange is lost; each assistant message
    with calls is followed by one user message whose first parts are the batch's results,
@@ -35,6 +37,7 @@ from typing import Literal
 from contextchef._echo import echo
 from contextchef._errors import UsageError, shown
 from contextchef.history._as_is import is_json_object as _is_json_object
+from contextchef.history._call_names import MALFORMED_CALL, legal_call
 from contextchef.history._as_is import valid_as_is as _valid_as_is
 from contextchef.history._messages import (
     MediaPart,
@@ -109,6 +112,7 @@ ChangeKind = Literal[
     "moved_result",
     "replaced_malformed_arguments",
     "renamed_duplicate_call",
+    "renamed_illegal_call",
     "rewrote_reference",
     "signed_foreign_call",
     "split_results",
@@ -319,6 +323,16 @@ def _for_target(
                 call_id=part.id,
             )
             part = replace(part, arguments="{}")
+            changed = True
+        if isinstance(part, ToolCall) and legal_call(part) is not part:
+            log.add(
+                "renamed_illegal_call",
+                index,
+                f"message {index}: call {shown(part.id)} names {shown(part.name, 80)}, which "
+                f"not every provider takes back; sent as {MALFORMED_CALL!r}",
+                call_id=part.id,
+            )
+            part = legal_call(part)
             changed = True
         if _is_blank(part):
             blank += 1
