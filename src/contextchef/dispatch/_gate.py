@@ -35,6 +35,7 @@ caller (`contextchef.dispatch._calls`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -98,6 +99,10 @@ def _cut_off(view: SessionView, name: str) -> Denied:
     )
 
 
+_PIECES = re.compile(r"[^A-Za-z0-9_-]+")
+"""What splits a name no tool can have into pieces that may be one (``functions.grep``,
+``grep<|channel|>commentary``)."""
+
 _ILLEGAL_NAME = (
     "no tool can have this name (a tool name is 1 to 64 letters, digits, _ or -, starting "
     "with a letter or _), so this call was not run."
@@ -134,6 +139,8 @@ def _unknown(
     if written is not None:  # a name no provider takes back: `history._call_names`
         name, said = written, f'Unknown tool "{written}": {_ILLEGAL_NAME}'
     named, near = _candidates(view, name, ctx)
+    for piece in _PIECES.split(written or "") if not named else ():  # functions.grep: grep
+        named = named or [n for n in _candidates(view, piece, ctx)[0] if n == piece]
     if named:
         how = "by its exact name" if len(named) > 1 else "by that exact name"
         deferred = {view.exposure.get(view.by_wire_name[n].key) for n in named} == {"deferred"}
