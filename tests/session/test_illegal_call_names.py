@@ -251,7 +251,7 @@ def test_each_fake_refuses_an_illegal_call_name_in_a_history(target: str) -> Non
     [("anthropic", "g" * 128), ("gemini", "a.b"), ("gemini", "ns:f"), ("openai", "a-b_1")],
 )
 def test_the_fake_rules_take_what_the_provider_takes(target: str, name: str) -> None:
-    rule, body, _ = RULES[target]
+    rule = RULES[target][0]
     legal = {
         "anthropic": {"messages": [{"content": [{"type": "tool_use", "name": name}]}]},
         "gemini": {"contents": [{"parts": [{"functionCall": {"name": name}}]}]},

@@ -72,11 +72,12 @@ def valid_as_is(
     One pass over the parts, for the common case of a history that is valid already (an
     imported conversation, a host's own loop): each part kept by `keeps`, no media in a
     model turn the target refuses, arguments that are a JSON object, call names every
-    provider takes back, no blank text; call ids new; each batch of calls answered, in order, by the leading parts of the user
-    message right after it (and only by them where results are not first); no other
-    result; no empty message; no leading assistant turn; roles alternating where the
-    target wants that. Anything else: False, and the steps run (and report). `earlier`:
-    the ids of calls already sent (`Continuation.calls`), None for a history from the start.
+    provider takes back, no blank text; call ids new; each batch of calls answered, in
+    order, by the leading parts of the user message right after it (and only by them
+    where results are not first); no other result; no empty message; no leading
+    assistant turn; roles alternating where the target wants that. Anything else: False,
+    and the steps run (and report). `earlier`: the ids of calls already sent
+    (`Continuation.calls`), None for a history from the start.
 
     True also means every entry passes `check_message` (roles ``user`` / ``assistant``,
     parts of the exact part types, each in a role that may hold it), so `normalize` runs

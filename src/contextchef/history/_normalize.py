@@ -37,8 +37,8 @@ from typing import Literal
 from contextchef._echo import echo
 from contextchef._errors import UsageError, shown
 from contextchef.history._as_is import is_json_object as _is_json_object
-from contextchef.history._call_names import MALFORMED_CALL, legal_call
 from contextchef.history._as_is import valid_as_is as _valid_as_is
+from contextchef.history._call_names import MALFORMED_CALL, legal_call
 from contextchef.history._messages import (
     MediaPart,
     Message,

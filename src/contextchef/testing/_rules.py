@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef.testing import _name_rules as _call_names
 from contextchef.testing._binding import anthropic_block_binding, anthropic_thinking_prefix
 from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
@@ -60,7 +61,6 @@ from contextchef.testing._context import (
     anthropic_compaction_closed_turn,
     anthropic_context_management_valid,
 )
-from contextchef.testing import _name_rules as _call_names
 from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
 from contextchef.testing._openai_cache import CHAT_CACHE_RULES, RESPONSES_CACHE_RULES
 from contextchef.testing._part_rules import (
