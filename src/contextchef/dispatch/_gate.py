@@ -245,7 +245,7 @@ denial."""
 def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) -> Resolved:
     """The real tool, its raw arguments and the wrapper used, or a denial."""
     if call.arguments == CUT_OFF:
-        return _cut_off(view, call.name)
+        return _cut_off(view, written_name(call) or call.name)
     if call.name == MALFORMED_CALL:
         return _unknown(view, call.name, ctx, written_name(call))
     arguments = parse_arguments(call)
