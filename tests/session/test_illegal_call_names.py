@@ -164,12 +164,11 @@ def test_a_history_the_host_set_with_illegal_names_compiles_valid(target: str) -
     compiled = chef.compile(target, model=MODEL.get(target, "m"))
     renamed = [c for c in compiled.changes if c.kind == "renamed_illegal_call"]
     assert [c.call_id for c in renamed] == [f"c{i}" for i in range(len(NAMES) - 1)]
-    fake = fake_for(target).script(text("fine"))
-    _sender(target, fake)(compiled.payload)
-    assert fake.violations == ()
     # compiling again gives the same bytes (nothing re-rendered differently)
-    again = chef.compile(target, model=MODEL.get(target, "m"))
-    assert again.payload == compiled.payload
+    assert chef.compile(target, model=MODEL.get(target, "m")).payload == compiled.payload
+    fake = fake_for(target).script(tool_calls(("grep", {"pattern": "a"})), text("fine"))
+    _loop(chef, target, fake)  # and the conversation goes on
+    assert fake.violations == () and len(fake.requests) == 2
 
 
 def test_an_imported_history_renames_illegal_calls_with_a_note() -> None:

@@ -47,9 +47,19 @@ WRITTEN = "written_name"
 by `echo` (at most 120 characters and a length note)."""
 
 
+_SEEN: set[str] = set()
+"""Legal names already checked (a session's calls name a few tools, again and again)."""
+
+
 def legal_name(name: str) -> bool:
     """Whether every provider takes `name` back as a call's name (see the module docstring)."""
-    return is_wire_legal(name)
+    if name in _SEEN:
+        return True
+    if not is_wire_legal(name):
+        return False
+    if len(_SEEN) < 4096:  # bounded: names are model output
+        _SEEN.add(name)
+    return True
 
 
 def legal_call(call: ToolCall) -> ToolCall:
