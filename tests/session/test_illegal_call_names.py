@@ -257,3 +257,20 @@ def test_the_fake_rules_take_what_the_provider_takes(target: str, name: str) -> 
         "openai": {"messages": [{"tool_calls": [{"function": {"name": name}}]}]},
     }[target]
     assert list(rule(legal, ())) == []
+
+
+def test_normalize_renames_an_illegal_call_once_and_keeps_its_provider_data() -> None:
+    from contextchef.history._normalize import normalize
+
+    data = {"provider": "gemini", "thought_signature": "c2ln"}
+    history = [
+        user("go"),
+        Message(role="assistant", parts=(ToolCall(id="c1", name="a.b", provider_data=data),)),
+        Message(role="user", parts=(ToolResult(call_id="c1", name="a.b", content="no"),)),
+    ]
+    done = normalize(history)
+    call = done.messages[1].tool_calls[0]
+    assert (call.name, call.id, dict(call.provider_data or {})) == (MALFORMED_CALL, "c1", data)
+    assert [c.kind for c in done.changes] == ["renamed_illegal_call"]
+    assert normalize(done.messages).changes == ()
+    assert history[1].tool_calls[0].name == "a.b"  # the caller's history is not touched
