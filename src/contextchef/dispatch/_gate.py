@@ -35,6 +35,7 @@ caller (`contextchef.dispatch._calls`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -55,6 +56,7 @@ from contextchef.dispatch._types import (
     GateStamp,
 )
 from contextchef.exposure._policy import matches
+from contextchef.history._call_names import MALFORMED_CALL, written_name
 from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
 from contextchef.tools._names import RESERVED_NAMES
 from contextchef.tools._property_keys import wire_keys
@@ -75,10 +77,6 @@ __all__ = [
     "resolve_action",
 ]
 
-
-MALFORMED_CALL = "malformed_tool_call"
-"""The name a model's call is recorded under when it names no tool, or is no function call
-(the parsers in ``providers/``); no tool has it, and the gate answers it as unknown."""
 
 CUT_OFF = unreadable_arguments("were cut off at the output limit")
 """The arguments the last call of a reply cut off at its token limit is recorded with (the
@@ -101,8 +99,24 @@ def _cut_off(view: SessionView, name: str) -> Denied:
     )
 
 
-def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> Denied:
+_PIECES = re.compile(r"[^A-Za-z0-9_-]+")
+"""What splits a name no tool can have into pieces that may be one (``functions.grep``,
+``grep<|channel|>commentary``)."""
+
+_ILLEGAL_NAME = (
+    "no tool can have this name (a tool name is 1 to 64 letters, digits, _ or -, starting "
+    "with a letter or _), so this call was not run."
+)
+
+
+def _unknown(
+    view: SessionView, name: str, ctx: GateContext | None = None, written: str | None = None
+) -> Denied:
     """The denial for a name no tool has, naming the tools it may have meant.
+
+    `written`: the name as the model wrote it, for a call recorded under `MALFORMED_CALL`
+    because no provider takes that name back (`history._call_names.legal_call`): quoted
+    (capped) with the rule, and its candidates suggested.
 
     Those are the tools ``tool_search`` would return for the name as an exact name (the
     tools whose own name it is, or a case-insensitive match), else its near spellings
@@ -119,11 +133,15 @@ def _unknown(view: SessionView, name: str, ctx: GateContext | None = None) -> De
         if searchable
         else "Use one of the tools you were given."
     )
-    if name == MALFORMED_CALL:
+    if name == MALFORMED_CALL and written is None:
         what = "This call named no tool (or was no function call), so it was not run."
         return Denied(reason=f"{what} Call a tool by its exact name. {hint}", code="unknown_tool")
     said = f'Unknown tool "{echo(name)}".'
+    if written is not None:  # a name no provider takes back: `history._call_names`
+        name, said = written, f'Unknown tool "{written}": {_ILLEGAL_NAME}'
     named, near = _candidates(view, name, ctx)
+    for piece in _PIECES.split(written or "") if not named else ():  # functions.grep: grep
+        named = named or [n for n in _candidates(view, piece, ctx)[0] if n == piece]
     if named:
         how = "by its exact name" if len(named) > 1 else "by that exact name"
         deferred = {view.exposure.get(view.by_wire_name[n].key) for n in named} == {"deferred"}
@@ -242,7 +260,9 @@ denial."""
 def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) -> Resolved:
     """The real tool, its raw arguments and the wrapper used, or a denial."""
     if call.arguments == CUT_OFF:
-        return _cut_off(view, call.name)
+        return _cut_off(view, written_name(call) or call.name)
+    if call.name == MALFORMED_CALL:
+        return _unknown(view, call.name, ctx, written_name(call))
     arguments = parse_arguments(call)
     if isinstance(arguments, str):
         tool = view.wrapper(call.name) or view.lookup(call.name)

@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, Protocol
 
+from contextchef.history._call_names import legal_name
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -73,12 +74,13 @@ def valid_as_is(
 
     One pass over the parts, for the common case of a history that is valid already (an
     imported conversation, a host's own loop): each part kept by `keeps`, no media in a
-    model turn the target refuses, arguments that are a JSON object, no blank text; call
-    ids new; each batch of calls answered, in order, by the leading parts of the user
-    message right after it (and only by them where results are not first); no other
-    result; no empty message; no leading assistant turn; roles alternating where the
-    target wants that. Anything else: False, and the steps run (and report). `earlier`:
-    the ids of calls already sent (`Continuation.calls`), None for a history from the start.
+    model turn the target refuses, arguments that are a JSON object, call names every
+    provider takes back, no blank text; call ids new; each batch of calls answered, in
+    order, by the leading parts of the user message right after it (and only by them
+    where results are not first); no other result; no empty message; no leading
+    assistant turn; roles alternating where the target wants that. Anything else: False,
+    and the steps run (and report). `earlier`: the ids of calls already sent
+    (`Continuation.calls`), None for a history from the start.
 
     True also means every entry passes `check_message` (roles ``user`` / ``assistant``,
     parts of the exact part types, each in a role that may hold it), so `normalize` runs
@@ -120,7 +122,7 @@ def valid_as_is(
             elif type(part) is ToolCall:
                 if role != "assistant" or part.id in seen or part.id in earlier:
                     return False
-                if not is_json_object(part):
+                if not is_json_object(part) or not legal_name(part.name):
                     return False
                 seen.add(part.id)
                 want = [*want, part.id]

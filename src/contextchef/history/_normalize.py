@@ -9,7 +9,10 @@ function: the input is never mutated and every repair is reported as a `Change`.
 Steps, in order:
 
 1. **Clean**: whitespace-only text parts without ``provider_data`` are dropped (a blank
-   text part that carries a Gemini thought signature is kept).
+   text part that carries a Gemini thought signature is kept); a call whose name not
+   every provider takes back (a history the host built: replies are renamed as they are
+   read) is sent under ``malformed_tool_call`` (`history._call_names.legal_name`; its
+   ``provider_data`` as it is).
 2. **Pair**: a call reusing an earlier call's id gets a new one (`renamed_duplicates`;
    results are matched to calls in order), so no exchange is lost; each assistant message
    with calls is followed by one user message whose first parts are the batch's results,
@@ -42,6 +45,7 @@ from contextchef._errors import UsageError, shown
 from contextchef.history._as_is import is_json_object as _is_json_object
 from contextchef.history._as_is import valid_as_is as _valid_as_is
 from contextchef.history._bound import drop_invalidated
+from contextchef.history._call_names import MALFORMED_CALL, legal_name
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -129,6 +133,7 @@ ChangeKind = Literal[
     "moved_result",
     "replaced_malformed_arguments",
     "renamed_duplicate_call",
+    "renamed_illegal_call",
     "rewrote_reference",
     "signed_foreign_call",
     "split_results",
@@ -358,6 +363,16 @@ def _for_target(
                 call_id=part.id,
             )
             part = replace(part, arguments="{}")
+            changed = True
+        if isinstance(part, ToolCall) and not legal_name(part.name):
+            log.add(
+                "renamed_illegal_call",
+                index,
+                f"message {index}: call {shown(part.id)} names {shown(part.name, 80)}, which "
+                f"not every provider takes back; sent as {MALFORMED_CALL!r}",
+                call_id=part.id,
+            )
+            part = replace(part, name=MALFORMED_CALL)  # provider_data as it is
             changed = True
         if _is_blank(part):
             blank += 1

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 
 from contextchef._errors import CorruptHistoryError, shown
 from contextchef._json import MAX_ARGUMENT_DEPTH, is_unicode, to_unicode
-from contextchef.dispatch._gate import MALFORMED_CALL
+from contextchef.history._call_names import MALFORMED_CALL, legal_call
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -154,8 +154,19 @@ class HistoryBuilder:
         return self.new(role, index)
 
     def call(self, index: int, part: ToolCall) -> ToolCall:
-        self.names[part.id] = part.name
-        return part
+        """`part` as recorded: under `MALFORMED_CALL` if no provider takes its name back.
+
+        See `contextchef.history._call_names`: a name outside every provider's rule,
+        replayed as written, would be refused (400) on every later request.
+        """
+        legal = legal_call(part)
+        if legal is not part:
+            self.notes.append(
+                f"message {index}: tool name {shown(part.name, 80)} is not a name every "
+                f"provider takes back, answered as {MALFORMED_CALL!r}"
+            )
+        self.names[legal.id] = legal.name
+        return legal
 
     def name_of(self, index: int, call_id: str) -> str:
         name = self.names.get(call_id)
@@ -232,7 +243,8 @@ def as_name(hist: HistoryBuilder, index: int, value: object, what: str) -> str:
     ``^[a-zA-Z0-9_-]{1,128}$``), so a model's call with the name missing, null or ``""``,
     kept as it came, would be refused on every later request. It is recorded under
     `MALFORMED_CALL` with a note, so the gate answers it as an unknown tool (an error
-    result the model can retry on) and the replay is well formed. A name of another
+    result the model can retry on) and the replay is well formed; a name of illegal
+    characters or length gets the same in `HistoryBuilder.call`. A name of another
     type is a broken response and raises `CorruptHistoryError`.
     """
     if value is None or value == "":

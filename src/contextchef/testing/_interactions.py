@@ -69,6 +69,7 @@ from typing import Any, ClassVar
 from contextchef import UsageError
 from contextchef.testing._body import dicts
 from contextchef.testing._fake import RECORDED_HEADERS, FakeProvider
+from contextchef.testing._name_rules import interactions_names_valid
 from contextchef.testing._records import Check, RecordedRequest
 from contextchef.testing._replies import Ids, gemini_error
 from contextchef.testing._script import Turn
@@ -447,6 +448,7 @@ INTERACTIONS_RULES: tuple[Check, ...] = (
     interactions_fields_known,
     interactions_system_instruction_string,
     interactions_tools_flat,
+    interactions_names_valid,
     interactions_input_homogeneous,
     interactions_results_paired,
     interactions_signatures_replayed,

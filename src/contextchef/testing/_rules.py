@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef.testing import _name_rules as _call_names
 from contextchef.testing._binding import anthropic_block_binding, anthropic_thinking_prefix
 from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
@@ -376,6 +377,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_tool_use_ids_unique,
     anthropic_tool_use_ids_valid,
     anthropic_tool_names_valid,
+    _call_names.anthropic_call_names_valid,
     anthropic_property_keys_valid,
     anthropic_references_declared,
     anthropic_no_trailing_whitespace,
@@ -440,6 +442,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_tool_message_has_call,
     chat_call_ids_in_range,
     chat_function_names_valid,
+    _call_names.chat_call_names_valid,
     chat_parameters_object,
     *CHAT_CACHE_RULES,
 )
@@ -471,6 +474,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_call_ids_in_range,
     responses_item_ids_unique,
     responses_function_names_valid,
+    _call_names.responses_call_names_valid,
     *RESPONSES_NATIVE_RULES,
     *RESPONSES_CACHE_RULES,
     responses_context_management_valid,
@@ -609,5 +613,6 @@ GEMINI_RULES: tuple[Check, ...] = (
     gemini_function_responses_have_calls,
     gemini_declaration_names_valid,
     gemini_function_names_present,
+    _call_names.gemini_call_names_valid,
 )
 """The rules `FakeGemini` enforces by default."""

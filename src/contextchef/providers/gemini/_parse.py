@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, shown, shown_keys
+from contextchef.history._call_names import names
 from contextchef.history._messages import (
     MediaPart,
     Part,
@@ -75,7 +76,7 @@ class _Calls:
 
     def take(self, call_id: str | None, name: str) -> ToolCall | None:
         for call in self.open:
-            if call.id == call_id or (call_id is None and call.name == name):
+            if call.id == call_id or (call_id is None and names(call, name)):
                 self.open.remove(call)
                 return call
         return None
