@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from semantic_retrieval import DATA, PROBES, probe_catalog
+from semantic_retrieval import DATA, PROBES, SETS, load_set, probe_catalog
 
 from contextchef import load_catalog
 from contextchef.search import _scripts
@@ -76,6 +76,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rankers", default="bm25")
     parser.add_argument("--weight", type=float, default=_scripts.TRANSLATION_WEIGHT)
+    parser.add_argument("--sets", action="store_true", help="the retrieval sets' dev split")
     args = parser.parse_args()
     _scripts.TRANSLATION_WEIGHT = args.weight
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
@@ -85,6 +86,8 @@ def main() -> None:
     )
     command = f"--rankers {args.rankers} --weight {args.weight}"
     print(f"Command: python benchmarks/bilingual_queries.py {command}")
+    if args.sets:
+        return retrieval_sets(args.rankers.split(","))
     en = {q.id: q for q in load_queries(PROBES)}
     zh = {q.id: q for q in load_queries(PROBES.with_name("newcomer_probes_zh.jsonl"))}
     ids = [i for i in en if i in zh]
@@ -127,6 +130,38 @@ def main() -> None:
                     f"  github {kind} {rule}: {queries} -> create_issue rank {at}; top: {names[:2]}"
                 )
             _before(False)
+
+
+def retrieval_sets(kinds: list[str]) -> None:
+    """Every retrieval set's dev split, before and after the rule, one query per item."""
+    print(
+        "\n| set | ranker | dev queries | touched | recall@1 before | after "
+        "| recall@5 before | after |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name in [s for s in SETS if s != "newcomer_probes"]:
+        catalog, queries = load_set(name)
+        dev = [q for q in queries if q.split == "dev"]
+        for kind in kinds:
+            index = _index(list(catalog.tools), kind)
+            got: dict[str, dict[str, list[str]]] = {}
+            for rule in ("before", "after"):
+                _before(rule == "before")
+                got[rule] = {
+                    q.query: [h.wire_name for h in index.search([q.query], limit=100)] for q in dev
+                }
+                _before(False)
+            m = {
+                rule: evaluate(dev, lambda q, d, ranked=ranked: ranked[q][:d])
+                for rule, ranked in got.items()
+            }
+            touched = sum(1 for q in dev if got["before"][q.query] != got["after"][q.query])
+            print(
+                f"| {name} | {kind} | {len(dev)} | {touched} | {m['before']['recall@1']:.3f} | "
+                f"{m['after']['recall@1']:.3f} | {m['before']['recall@5']:.3f} | "
+                f"{m['after']['recall@5']:.3f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

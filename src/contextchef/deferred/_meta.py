@@ -130,7 +130,7 @@ _SEARCH_INTRO = (
     "- tool_names: exact tool names from the list (preferred when you know the name);\n"
     "- queries: keywords describing the capability you need, written in the language of "
     "the tools' descriptions; keywords in another language (such as the user's words: "
-    '["create issue", "创建问题"] for English tools) only break ties.\n'
+    '["create issue", "创建问题"] for English tools) count for less.\n'
     "Results show each tool's parameters; then call "
     'defer_execute({"tool_name": ..., "params": {...}}).'
 )
@@ -142,7 +142,7 @@ _DIRECT_INTRO = (
     "- tool_names: exact tool names from the list (preferred when you know the name);\n"
     "- queries: keywords describing the capability you need, written in the language of "
     "the tools' descriptions; keywords in another language (such as the user's words: "
-    '["create issue", "创建问题"] for English tools) only break ties.'
+    '["create issue", "创建问题"] for English tools) count for less.'
 )
 
 _SEARCH_SCHEMA: dict[str, JsonValue] = {
