@@ -299,7 +299,8 @@ EXPECTED_ANTHROPIC: dict[str, Any] = {
                         "type": "array",
                     },
                     "queries": {
-                        "description": "Search keywords, in the language of the tools' descriptions.",
+                        "description": "Search keywords, in the language of the "
+                        "tools' descriptions.",
                         "items": {"minLength": 1, "type": "string"},
                         "minItems": 1,
                         "type": "array",
@@ -484,7 +485,8 @@ EXPECTED_OPENAI: dict[str, Any] = {
                             "type": "array",
                         },
                         "queries": {
-                            "description": "Search keywords, in the language of the tools' descriptions.",
+                            "description": "Search keywords, in the language of the "
+                            "tools' descriptions.",
                             "items": {"minLength": 1, "type": "string"},
                             "minItems": 1,
                             "type": "array",
@@ -605,7 +607,8 @@ EXPECTED_DEEPSEEK: dict[str, Any] = {
                             "type": "array",
                         },
                         "queries": {
-                            "description": "Search keywords, in the language of the tools' descriptions.",
+                            "description": "Search keywords, in the language of the "
+                            "tools' descriptions.",
                             "items": {"minLength": 1, "type": "string"},
                             "minItems": 1,
                             "type": "array",
@@ -693,7 +696,8 @@ EXPECTED_RESPONSES: dict[str, Any] = {
                         "type": "array",
                     },
                     "queries": {
-                        "description": "Search keywords, in the language of the tools' descriptions.",
+                        "description": "Search keywords, in the language of the "
+                        "tools' descriptions.",
                         "items": {"minLength": 1, "type": "string"},
                         "minItems": 1,
                         "type": "array",
@@ -899,7 +903,8 @@ EXPECTED_GEMINI: dict[str, Any] = {
                                 },
                                 "queries": {
                                     "description": (
-                                        "Search keywords, in the language of the tools' descriptions."
+                                        "Search keywords, in the language of the "
+                                        "tools' descriptions."
                                     ),
                                     "items": {"minLength": 1, "type": "string"},
                                     "minItems": 1,
@@ -999,7 +1004,8 @@ EXPECTED_INTERACTIONS: dict[str, Any] = {
                         "type": "array",
                     },
                     "queries": {
-                        "description": "Search keywords, in the language of the tools' descriptions.",
+                        "description": "Search keywords, in the language of the "
+                        "tools' descriptions.",
                         "items": {"minLength": 1, "type": "string"},
                         "minItems": 1,
                         "type": "array",
