@@ -18,13 +18,18 @@ catalog-script texts and ``translation`` those of the other-script texts, each s
 exactly as a query of its own (the dictionary route, the embedding model and the
 two-level lift included). Which text is which (`split_request`):
 
-- an English catalog (`contextchef.search._bilingual.ENGLISH_CATALOG_SHARE`): the CJK
-  runs of every query (Han, kana, Hangul) are the translation, the rest of each query
-  (its Latin words and digits) the lead; a query that is all CJK is all translation;
-- a Chinese catalog (ACEBench-zh), the mirror: a query without CJK is the translation
-  and a query with CJK leads, whole. A Chinese query is not split: Latin identifiers,
-  codes and product names are part of Chinese requests and of a Chinese catalog's own
-  tool and parameter names (455 of ACEBench-zh's 623 queries mix the two scripts).
+- an English catalog (`contextchef.search._bilingual.ENGLISH_CATALOG_SHARE`): a query
+  without Han characters leads; a query of one block of Latin words and one block of
+  Han text, in either order (``"create issue 创建问题"``), is cut in two, the Latin
+  block leading; any other query with Han is a translation whole: Chinese with names
+  or codes inside (``"在 mbox 系统中创建工作空间"``) is one Chinese text, not two
+  renditions. Kana and Hangul are not Han: a Korean request with English words in it
+  (BFCL-live's ``"hey do 거실 에어컨 실행"``, whose tool's description holds Korean) is
+  ranked as before;
+- a Chinese catalog (ACEBench-zh), the mirror: a query with Han leads, a query with
+  Latin letters and no Han is the translation. A Chinese query is never cut: Latin
+  identifiers, codes and product names are part of Chinese requests and of a Chinese
+  catalog's own names (455 of ACEBench-zh's 623 queries mix the two scripts).
 
 A request without text in both scripts (English only, Chinese only, the usual case) is
 ranked as before: its queries' scores summed, a query only in the other script keeping
@@ -37,6 +42,7 @@ still orders the tools the lead scores alike and finds the tools it misses
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -46,7 +52,7 @@ from contextchef.search._transcript import weighted
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["CJK", "TRANSLATION_WEIGHT", "request_scores", "split_request"]
+__all__ = ["CJK", "HAN", "TRANSLATION_WEIGHT", "request_scores", "split_request"]
 
 CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 """Runs of CJK characters (kana, Han, Hangul, compatibility ideographs)."""
@@ -54,7 +60,11 @@ CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\u
 TRANSLATION_WEIGHT = 0.2
 """The translation's share of a request written in both scripts (module docstring)."""
 
+HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+"""Runs of Han characters (what CC-CEDICT translates; `contextchef.search._bilingual`)."""
+
 _LETTERS = re.compile(r"[A-Za-z]")
+_SCRIPT_RUNS = re.compile("[A-Za-z]+|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 def split_request(queries: Sequence[str], *, english: bool) -> tuple[list[str], list[str]] | None:
@@ -65,23 +75,40 @@ def split_request(queries: Sequence[str], *, english: bool) -> tuple[list[str], 
         english: Whether the catalog is written in English (`_LazyCorpus.english`).
 
     Returns:
-        None when the request has no text in one of the two scripts (it is then ranked
-        as before); else the catalog-script texts and the other-script texts, in query
-        order, neither list empty (see the module docstring for where the cut falls).
+        None when the request has no Latin-letter text or no Han text on the side that
+        would lead (it is then ranked as before); else the catalog-script texts and the
+        other-script texts, in query order, neither empty (module docstring).
     """
     lead: list[str] = []
     other: list[str] = []
+    leads = False  # a lead text with Latin letters (English catalog) or Han (Chinese)
     for query in queries:
-        runs = CJK.findall(query) if not query.isascii() else []
+        # full-width Latin (an input method's full-width mode) is Latin, as the index reads it
+        query = query if query.isascii() else unicodedata.normalize("NFKC", query)
+        han = not query.isascii() and HAN.search(query) is not None
         if not english:
-            (lead if runs else other if _LETTERS.search(query) else lead).append(query)
-            continue
-        rest = CJK.sub(" ", query) if runs else query
-        if _LETTERS.search(rest):
-            lead.append(rest)
-        if runs:
-            other.append(" ".join(runs))
-    return (lead, other) if lead and other else None
+            (lead if han or not _LETTERS.search(query) else other).append(query)
+            leads = leads or han
+        elif not han:
+            lead.append(query)
+            leads = leads or _LETTERS.search(query) is not None
+        elif len(_blocks(query)) == 2:  # "create issue 创建问题": two renditions
+            lead.append(HAN.sub(" ", query))
+            other.append(" ".join(HAN.findall(query)))
+            leads = True
+        else:  # Chinese, or Chinese with names in it ("在 mbox 中创建"): one text
+            other.append(query)
+    return (lead, other) if leads and other else None
+
+
+def _blocks(query: str) -> list[bool]:
+    """The query's runs of Latin words and of Han text, in order (True: Han), merged."""
+    out: list[bool] = []
+    for run in _SCRIPT_RUNS.findall(query):
+        han = not run.isascii()
+        if not out or out[-1] != han:
+            out.append(han)
+    return out
 
 
 def request_scores(
