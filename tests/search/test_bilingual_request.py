@@ -102,9 +102,17 @@ def test_split_request_by_script() -> None:
     assert split_request(["create issue"], english=True) is None
     assert split_request(["创建问题"], english=True) is None
     assert split_request(["create issue 创建问题"], english=True) == (
-        ["create issue  "],
+        ["create issue"],
         ["创建问题"],
     )
+    assert split_request(["创建问题 create new issue"], english=True) == (
+        ["create new issue"],
+        ["创建问题"],
+    )
+    # Chinese with a name or two inside is one Chinese text: nothing leads
+    assert split_request(["GitHub 上创建问题"], english=True) is None
+    assert split_request(["在 mbox 系统中基于 git 仓库的 master 分支创建"], english=True) is None
+    assert split_request(["hey do 거실 에어컨 실행"], english=True) is None  # Hangul is not Han
     assert split_request(["a 1", "创建"], english=True) == (["a 1"], ["创建"])
     assert split_request(["42", "创建"], english=True) is None  # digits alone lead nothing
     # a Chinese catalog never splits a Chinese query (codes, names: 455 of 623 ACEBench-zh)

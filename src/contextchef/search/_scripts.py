@@ -19,13 +19,14 @@ exactly as a query of its own (the dictionary route, the embedding model and the
 two-level lift included). Which text is which (`split_request`):
 
 - an English catalog (`contextchef.search._bilingual.ENGLISH_CATALOG_SHARE`): a query
-  without Han characters leads; a query of one block of Latin words and one block of
-  Han text, in either order (``"create issue 创建问题"``), is cut in two, the Latin
-  block leading; any other query with Han is a translation whole: Chinese with names
-  or codes inside (``"在 mbox 系统中创建工作空间"``) is one Chinese text, not two
-  renditions. Kana and Hangul are not Han: a Korean request with English words in it
-  (BFCL-live's ``"hey do 거실 에어컨 실행"``, whose tool's description holds Korean) is
-  ranked as before;
+  without Han characters leads; in a query with Han, the Latin text before the first
+  Han character and the one after the last lead when they hold two words or more
+  (``"create issue 创建问题"``, or a question with a Chinese passage quoted after it)
+  and the rest is a translation; a query with fewer Latin words around its Han text is
+  a translation whole: Chinese with names inside (``"在 mbox 系统中创建工作空间"``,
+  ``"GitHub 上创建问题"``) is one Chinese text, not two renditions. Kana and Hangul are
+  not Han: a Korean request with English words in it (BFCL-live's ``"hey do 거실 에어컨
+  실행"``, whose tool's description holds Korean) is ranked as before;
 - a Chinese catalog (ACEBench-zh), the mirror: a query with Han leads, a query with
   Latin letters and no Han is the translation. A Chinese query is never cut: Latin
   identifiers, codes and product names are part of Chinese requests and of a Chinese
@@ -64,7 +65,7 @@ HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 """Runs of Han characters (what CC-CEDICT translates; `contextchef.search._bilingual`)."""
 
 _LETTERS = re.compile(r"[A-Za-z]")
-_SCRIPT_RUNS = re.compile("[A-Za-z]+|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORDS = re.compile(r"[A-Za-z]{2,}")
 
 
 def split_request(queries: Sequence[str], *, english: bool) -> tuple[list[str], list[str]] | None:
@@ -92,23 +93,15 @@ def split_request(queries: Sequence[str], *, english: bool) -> tuple[list[str], 
         elif not han:
             lead.append(query)
             leads = leads or _LETTERS.search(query) is not None
-        elif len(_blocks(query)) == 2:  # "create issue 创建问题": two renditions
-            lead.append(HAN.sub(" ", query))
-            other.append(" ".join(HAN.findall(query)))
-            leads = True
-        else:  # Chinese, or Chinese with names in it ("在 mbox 中创建"): one text
-            other.append(query)
+        else:  # "create issue 创建问题": the English words around the Chinese lead
+            runs = list(HAN.finditer(query))
+            head, tail = query[: runs[0].start()], query[runs[-1].end() :]
+            head, tail = (t if len(_WORDS.findall(t)) >= 2 else "" for t in (head, tail))
+            if head or tail:
+                lead.append(f"{head} {tail}".strip())
+                leads = True
+            other.append(query[len(head) : len(query) - len(tail)])
     return (lead, other) if leads and other else None
-
-
-def _blocks(query: str) -> list[bool]:
-    """The query's runs of Latin words and of Han text, in order (True: Han), merged."""
-    out: list[bool] = []
-    for run in _SCRIPT_RUNS.findall(query):
-        han = not run.isascii()
-        if not out or out[-1] != han:
-            out.append(han)
-    return out
 
 
 def request_scores(
