@@ -508,6 +508,8 @@ class ToolIndex:
     def search(self, queries: Sequence[str], *, limit: int) -> list[SearchHit]:
         """Rank tools for one or more queries (scores are summed over queries).
 
+        A request in two scripts ranks by the catalog's (`contextchef.search._scripts`).
+
         Returns:
             At most `limit` hits with a positive score, best first; ties in registry
             order.

@@ -11,7 +11,7 @@ put ``assign_copilot_to_issue`` first and ``create_issue`` third, where ``["crea
 issue"]`` alone put ``create_issue`` first (issue 28, break-it round 22).
 
 The rule (`request_scores`): the text in the catalog's script leads and the text in the
-other script breaks ties and stands in where the lead finds nothing. The request's
+other script breaks near-ties and stands in where the lead finds nothing. The request's
 scores are ``normalized(lead) + TRANSLATION_WEIGHT * normalized(translation)`` (each
 divided by its best, all zero stays zero), where ``lead`` sums the scores of the
 catalog-script texts and ``translation`` those of the other-script texts, each scored
