@@ -230,8 +230,9 @@ TOOL_SEARCH_DESCRIPTION = (
     "only; you must load a tool's schema with this tool before calling it with defer_execute.\n"
     "Give exactly one of:\n"
     "- tool_names: exact tool names from the list (preferred when you know the name);\n"
-    "- queries: keywords describing the capability you need. Write every query in both English and "
-    'Chinese, e.g. ["image generation", "图片生成"].\n'
+    "- queries: keywords describing the capability you need, written in the language of the "
+    "tools' descriptions; keywords in another language (such as the user's words: "
+    '["create issue", "创建问题"] for English tools) count for less.\n'
     'Results show each tool\'s parameters; then call defer_execute({"tool_name": ..., "params": '
     "{...}}).\n"
     "\n"
@@ -298,7 +299,8 @@ EXPECTED_ANTHROPIC: dict[str, Any] = {
                         "type": "array",
                     },
                     "queries": {
-                        "description": "Search keywords, each in English and in Chinese.",
+                        "description": "Search keywords, in the language of the "
+                        "tools' descriptions.",
                         "items": {"minLength": 1, "type": "string"},
                         "minItems": 1,
                         "type": "array",
@@ -483,7 +485,8 @@ EXPECTED_OPENAI: dict[str, Any] = {
                             "type": "array",
                         },
                         "queries": {
-                            "description": "Search keywords, each in English and in Chinese.",
+                            "description": "Search keywords, in the language of the "
+                            "tools' descriptions.",
                             "items": {"minLength": 1, "type": "string"},
                             "minItems": 1,
                             "type": "array",
@@ -604,7 +607,8 @@ EXPECTED_DEEPSEEK: dict[str, Any] = {
                             "type": "array",
                         },
                         "queries": {
-                            "description": "Search keywords, each in English and in Chinese.",
+                            "description": "Search keywords, in the language of the "
+                            "tools' descriptions.",
                             "items": {"minLength": 1, "type": "string"},
                             "minItems": 1,
                             "type": "array",
@@ -692,7 +696,8 @@ EXPECTED_RESPONSES: dict[str, Any] = {
                         "type": "array",
                     },
                     "queries": {
-                        "description": "Search keywords, each in English and in Chinese.",
+                        "description": "Search keywords, in the language of the "
+                        "tools' descriptions.",
                         "items": {"minLength": 1, "type": "string"},
                         "minItems": 1,
                         "type": "array",
@@ -898,7 +903,8 @@ EXPECTED_GEMINI: dict[str, Any] = {
                                 },
                                 "queries": {
                                     "description": (
-                                        "Search keywords, each in English and in Chinese."
+                                        "Search keywords, in the language of the "
+                                        "tools' descriptions."
                                     ),
                                     "items": {"minLength": 1, "type": "string"},
                                     "minItems": 1,
@@ -978,9 +984,10 @@ EXPECTED_INTERACTIONS: dict[str, Any] = {
             "Give exactly one of:\n"
             "- tool_names: exact tool names from the list (preferred when you "
             "know the name);\n"
-            "- queries: keywords describing the capability you need. Write "
-            'every query in both English and Chinese, e.g. ["image '
-            'generation", "图片生成"].\n'
+            "- queries: keywords describing the capability you need, written in "
+            "the language of the tools' descriptions; keywords in another language "
+            "(such as the user's words: "
+            '["create issue", "创建问题"] for English tools) count for less.\n'
             "Results show each tool's parameters; then call "
             'defer_execute({"tool_name": ..., "params": {...}}).\n'
             "\n"
@@ -997,7 +1004,8 @@ EXPECTED_INTERACTIONS: dict[str, Any] = {
                         "type": "array",
                     },
                     "queries": {
-                        "description": "Search keywords, each in English and in Chinese.",
+                        "description": "Search keywords, in the language of the "
+                        "tools' descriptions.",
                         "items": {"minLength": 1, "type": "string"},
                         "minItems": 1,
                         "type": "array",

@@ -13,6 +13,7 @@ number of hits, with and without runtime tools.
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from conftest import shared_data
 from contextchef import RankerConfig, Tool, load_catalog
 from contextchef.search._index import ToolIndex, _is_cjk_char, tokenize
+from contextchef.search._scripts import TRANSLATION_WEIGHT, split_request
 
 QUERIES: list[list[str]] = [
     ["list open pull requests in a repository"],
@@ -72,14 +74,26 @@ def _before(index: ToolIndex, queries: list[str], limit: int) -> list[tuple[int,
             out[index._main :] += index._extra.scores(corpus, tokens)
         return out
 
-    total = np.zeros(n, dtype=np.float64)
-    for query in queries:
-        tokens = tokenize(query)
-        one = scores(tokens)
-        strong = [t for t in tokens if not _is_cjk_char(t)]
-        if strong and len(strong) < len(tokens):
-            one[scores(strong) <= 0] = 0
-        total = total + one
+    def summed(texts: list[str]) -> np.ndarray:
+        total = np.zeros(n, dtype=np.float64)
+        for query in texts:
+            tokens = tokenize(unicodedata.normalize("NFKC", query))
+            one = scores(tokens)
+            strong = [t for t in tokens if not _is_cjk_char(t)]
+            if strong and len(strong) < len(tokens):
+                one[scores(strong) <= 0] = 0
+            total = total + one
+        return total
+
+    # a request in English and Chinese: the English leads, the Chinese counts for a fifth
+    split = split_request(queries, english=index._corpus.english)  # type: ignore[union-attr]
+    if split is None:
+        total = summed(queries)
+    else:
+        lead, other = (summed(texts) for texts in split)
+        total = lead / lead.max() + TRANSLATION_WEIGHT * (
+            other / other.max() if other.max() > 0 else other
+        )
     candidates = np.flatnonzero(total > 0)
     order = candidates[np.lexsort((candidates, -total[candidates]))][:limit]
     return [(int(i), float(total[i])) for i in order]

@@ -128,8 +128,9 @@ _SEARCH_INTRO = (
     "defer_execute.\n"
     "Give exactly one of:\n"
     "- tool_names: exact tool names from the list (preferred when you know the name);\n"
-    "- queries: keywords describing the capability you need. Write every query in both "
-    'English and Chinese, e.g. ["image generation", "图片生成"].\n'
+    "- queries: keywords describing the capability you need, written in the language of "
+    "the tools' descriptions; keywords in another language (such as the user's words: "
+    '["create issue", "创建问题"] for English tools) count for less.\n'
     "Results show each tool's parameters; then call "
     'defer_execute({"tool_name": ..., "params": {...}}).'
 )
@@ -139,8 +140,9 @@ _DIRECT_INTRO = (
     "only; a tool this search returns becomes available to call directly by its name.\n"
     "Give exactly one of:\n"
     "- tool_names: exact tool names from the list (preferred when you know the name);\n"
-    "- queries: keywords describing the capability you need. Write every query in both "
-    'English and Chinese, e.g. ["image generation", "图片生成"].'
+    "- queries: keywords describing the capability you need, written in the language of "
+    "the tools' descriptions; keywords in another language (such as the user's words: "
+    '["create issue", "创建问题"] for English tools) count for less.'
 )
 
 _SEARCH_SCHEMA: dict[str, JsonValue] = {
@@ -156,7 +158,7 @@ _SEARCH_SCHEMA: dict[str, JsonValue] = {
             "type": "array",
             "items": {"type": "string", "minLength": 1},
             "minItems": 1,
-            "description": "Search keywords, each in English and in Chinese.",
+            "description": "Search keywords, in the language of the tools' descriptions.",
         },
         "limit": {
             "type": "integer",
@@ -343,7 +345,7 @@ def run_tool_search(
     if problems or len(given) != 1:
         usage = (
             "tool_search takes exactly one of 'tool_names' (a list of exact names) or "
-            "'queries' (a list of keywords, in English and Chinese), and an optional "
+            "'queries' (a list of keywords), and an optional "
             "integer 'limit' >= 1"
         )
         if problems:
@@ -384,8 +386,8 @@ def run_tool_search(
             text=_capped(
                 "\n".join(notes[:1])
                 + ("\n" if notes else "")
-                + f"No tool matched {asked}. Try other keywords (synonyms, in English and "
-                "Chinese), or pick an exact name from the list in tool_search's "
+                + f"No tool matched {asked}. Try other keywords (synonyms, in the language "
+                "of the tools' descriptions), or pick an exact name from the list in tool_search's "
                 "description.",
                 config,
             )

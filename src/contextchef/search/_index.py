@@ -31,6 +31,7 @@ query's group scores then lift the tools of the groups it matches (`lift`).
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import threading
 import unicodedata
@@ -47,7 +48,8 @@ from contextchef.search._bilingual import (
 )
 from contextchef.search._corpus import Corpus, Extras, GroupLevel, build_corpus, top_positive
 from contextchef.search._rankers import RankerConfig, SemanticPart, embedding_text, lift, normalized
-from contextchef.search._transcript import weighted
+from contextchef.search._scripts import CJK as _CJK
+from contextchef.search._scripts import request_scores
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -59,7 +61,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SearchHit", "ToolIndex", "fold", "fold_tokens", "tokenize"]
 
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[A-Z]+")
 _STEMS: dict[str, str] = {}
@@ -507,6 +508,8 @@ class ToolIndex:
     def search(self, queries: Sequence[str], *, limit: int) -> list[SearchHit]:
         """Rank tools for one or more queries (scores are summed over queries).
 
+        A request in two scripts ranks by the catalog's (`contextchef.search._scripts`).
+
         Returns:
             At most `limit` hits with a positive score, best first; ties in registry
             order.
@@ -536,14 +539,9 @@ class ToolIndex:
         lazy = self._corpus
         if lazy is None or limit <= 0:
             return [], []
-        import numpy as np
-
-        total: np.ndarray | None = None  # one query's scores are the total as they are
-        for query in queries:
-            part = weighted(
-                query, self.ranker.open_request_weight, lambda q: self._query_scores(lazy, q)
-            )
-            total = part if total is None else np.add(total, part, dtype=np.float64)
+        lazy.get()  # sets lazy.english
+        scores = functools.partial(self._query_scores, lazy)
+        total = request_scores(queries, scores, lazy.english, self.ranker.open_request_weight)
         if total is None:
             return [], []
         named = [i for query in queries for i in self._lookup(query)]  # a name: first
