@@ -8,7 +8,11 @@
 * a stored provider request: the keyword arguments of one SDK call (``messages`` /
   ``input`` / ``contents`` with ``system`` / ``instructions`` / ``systemInstruction``,
   ``tools``, ``model``), or a bare list of one provider's messages;
-* a session snapshot (``ContextChef.snapshot()``, ``format: contextchef.snapshot``).
+* a session snapshot (``ContextChef.snapshot()``, ``format: contextchef.snapshot``):
+  its tools are its definitions (runtime tools) and the ``tools`` arrays its ledgers
+  record as last sent; it records no model per request.
+
+What a recording does not say and a replay assumes is in `Recording.assumed`.
 
 A transcript's ``final_response`` (the provider's answer to its last request) gives that
 request its reported cache usage (`RecordedRequest.usage`), read by the wire's reader
