@@ -29,6 +29,7 @@ LAYERS = {
     "_sdk": 0,  # SDK objects as JSON dicts, past pydantic's depth limit
     "_signing": 0,  # signed snapshots: HMAC over the canonical JSON form
     "_tokens": 0,
+    "_cli_io": 9,  # what the CLI writes: a reader that closes the pipe early
     "history": 1,  # the message IR and history invariants: foundation only
     "tools": 1,
     "exposure": 2,

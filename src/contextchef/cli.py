@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from contextchef._cli_io import Console, echo, main_guard
 from contextchef._errors import ContextChefError, UsageError, json_reason
 from contextchef.analysis._accounting import CacheCostModel, PlanReport, catalog_plan
 from contextchef.analysis._plan import StrategyPlan, strategy_plan
@@ -116,7 +116,7 @@ def _session(
 _RANKER_OPTION = typer.Option(
     help="Ranker: bm25 (default), semantic, hybrid, hybrid-rrf, two-level or "
     "hybrid-two-level (all but bm25 and two-level need the semantic extra: "
-    'pip install "contextchef[semantic]").'
+    'pip install "contextchef\\[semantic]").'
 )
 
 _MCP_OPTION = typer.Option(
@@ -266,7 +266,7 @@ def plan(
     if as_json:
         out = {**report.to_dict(), **strategies.to_dict()}
         out["schema_reports"] = [dataclasses.asdict(r) for r in reports]
-        typer.echo(_dumps(out, ensure_ascii=False, sort_keys=True))
+        echo(_dumps(out, ensure_ascii=False, sort_keys=True))
         return
     _print_plan(report)
     _print_strategies(strategies, report)
@@ -438,9 +438,9 @@ def search(
                 for h in hits
             ],
         }
-        typer.echo(_dumps(out, ensure_ascii=False))
+        echo(_dumps(out, ensure_ascii=False))
         return
-    typer.echo(text)
+    echo(text)
 
 
 @app.command("eval-retrieval")
@@ -473,7 +473,7 @@ def eval_retrieval(
         return
     out = {"ranker": ranker, **metrics, "queries": int(metrics["queries"])}
     if as_json:
-        typer.echo(_dumps(out, sort_keys=True))
+        echo(_dumps(out, sort_keys=True))
         return
     table = Table(title=f"Tool retrieval — {catalog.name}, ranker {ranker}")
     table.add_column("metric")
@@ -506,9 +506,9 @@ def diff(
         return
     if as_json:
         out = None if found is None else dataclasses.asdict(found)
-        typer.echo(_dumps({"extends": found is None, "break": out}))
+        echo(_dumps({"extends": found is None, "break": out}))
     else:
-        typer.echo(
+        echo(
             "AFTER extends BEFORE: the whole earlier request stays cached."
             if found is None
             else found.message
@@ -600,7 +600,7 @@ def replay(
         _fail(exc)
         return
     if as_json:
-        typer.echo(_dumps(report.to_dict(), ensure_ascii=False))
+        echo(_dumps(report.to_dict(), ensure_ascii=False))
         return
     from contextchef.analysis._tables import print_replay
 
@@ -612,7 +612,8 @@ def replay(
 def main() -> None:
     """Entry point of the ``contextchef`` script."""
     try:
-        app()
+        with main_guard():  # a reader that closed the pipe: the command's own exit code
+            app()
     except MemoryError:  # an input too big for this machine: one line, not a traceback
         Console(stderr=True).print("error: out of memory (is an input file too large?)")
         raise SystemExit(2) from None

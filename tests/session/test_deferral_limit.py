@@ -61,7 +61,8 @@ def test_auto_falls_back_to_client_past_the_limit_and_says_so(
         request = big_chef.compile("anthropic", model=MODEL, strategy="auto")
     assert request.strategy == "client"
     assert not any(t.get("defer_loading") for t in request.payload["tools"])
-    assert [r.getMessage() for r in caplog.records] == [
+    # (10,050 tools with no server also take the directory past its budget: warned too)
+    assert [r.getMessage() for r in caplog.records if "auto uses" in r.getMessage()] == [
         "contextchef: auto uses 'client': strategy 'anthropic-native-client' would declare "
         "up to 10,050 tools with defer_loading, more than the 10,000 one 'anthropic' request "
         "may carry (tool search limits); the client strategies send only resident tools"

@@ -37,7 +37,7 @@ from typing import Any
 from contextchef._json import canonical_dumps
 from contextchef._tokens import estimate_tokens
 from contextchef.analysis._pricing import MAX_PRICED_TOKENS, SPEC_002, ReplayPricing, check_prices
-from contextchef.deferred._meta import DeferredConfig, run_tool_search
+from contextchef.deferred._meta import DeferredConfig, directory_overflow, run_tool_search
 from contextchef.deferred._view import SessionView
 from contextchef.providers import Adapter, get_adapter
 from contextchef.session._chef import ContextChef
@@ -163,6 +163,9 @@ class PlanReport:
     cache_steady_deferred_usd: float
     cache_model: CacheCostModel = field(default_factory=CacheCostModel)
     servers: tuple[str, ...] = ()
+    directory_warning: str = ""
+    """Why the directory is past its budget (`directory_overflow`: deferred tools with
+    no server are listed whole), or ``""``; ``contextchef plan`` prints it."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (``contextchef plan --json``)."""
@@ -278,4 +281,13 @@ def plan_report(
         ),
         cache_model=cache,
         servers=servers,
+        directory_warning=directory_overflow(view.directory, _loose(view), config),
+    )
+
+
+def _loose(view: SessionView) -> int:
+    """Deferred tools the directory lists with no server (not runtime, not a skill's)."""
+    return sum(
+        t.server is None and t.source != "runtime" and view.wire_names[t.key] not in view.skill_of
+        for t in view.deferred
     )

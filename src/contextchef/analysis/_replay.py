@@ -126,7 +126,10 @@ class ReplayReport:
         transcripts: Per recording: ``name``, ``format``, ``target``, ``model``,
             ``requests``, ``tools`` (the catalog size), ``hosted`` (provider-hosted tools
             left out), ``cut``, ``skipped`` (strategy -> why it did not run) and
-            ``pricing`` (`ReplayPricing.to_dict` of its prices, ``source`` included).
+            ``pricing`` (`ReplayPricing.to_dict` of its prices, ``source`` included),
+            ``assumed`` (what the recording does not say and the replay assumed: a
+            default model or target, stub definitions, tools named but not defined; each
+            also logged as a warning on the ``contextchef`` logger).
         strategies: The strategies asked for, in order.
         pricing: The prices of the first recording (all of them, when `replay` was
             given one `ReplayPricing`).
@@ -335,9 +338,13 @@ def replay(
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # every break is in the figures, with its cause
     try:
-        return _replay_all(loaded, target, strategies, extra_tools, pricing, model, progress)
+        report = _replay_all(loaded, target, strategies, extra_tools, pricing, model, progress)
     finally:
         quiet.setLevel(level)
+    for info in report.transcripts:  # never a silent default: what was assumed is said
+        for note in info["assumed"]:
+            quiet.warning("contextchef: replay %s: %s", info["name"], note)
+    return report
 
 
 def _load(path: object) -> Recording:
@@ -407,6 +414,7 @@ def _replay_one(
     own = target == recording.target
     first = model or (recording.requests[0].model if own else None) or fallback
     prices = _prices(pricing, target, first)
+    assumed = [*recording.assumed, *_model_note(recording, target, model, fallback)]
     tools = _merged(recording, extra_tools)
     skipped: dict[str, str] = {}
     runs: list[_Run] = []
@@ -454,6 +462,7 @@ def _replay_one(
             i for i, r in enumerate(recording.requests) if not _sendable(r.messages)
         ],
         "pricing": prices,
+        "assumed": assumed,
     }
     rows = [
         ReplayTurn(
@@ -467,6 +476,22 @@ def _replay_one(
         for i, recorded in enumerate(recording.requests)
     ]
     return info, rows
+
+
+def _model_note(recording: Recording, target: str, model: str | None, fallback: str) -> list[str]:
+    """The sentence for requests compiled and priced as `fallback`, the target's default."""
+    if model is not None:
+        return []
+    own = target == recording.target
+    unnamed = [i for i, r in enumerate(recording.requests) if not (own and r.model)]
+    if not unnamed:
+        return []
+    why = "record no model" if own else f"name models of {recording.target!r}"
+    some = "all" if len(unnamed) == len(recording.requests) else f"{len(unnamed)} of"
+    return [
+        f"{some} {len(recording.requests)} requests {why}: compiled and priced as "
+        f"{fallback!r}, the default model of {target!r} (pass --model, replay(model=))"
+    ]
 
 
 def _idle(recording: Recording, index: int) -> float | None:

@@ -8,7 +8,11 @@
 * a stored provider request: the keyword arguments of one SDK call (``messages`` /
   ``input`` / ``contents`` with ``system`` / ``instructions`` / ``systemInstruction``,
   ``tools``, ``model``), or a bare list of one provider's messages;
-* a session snapshot (``ContextChef.snapshot()``, ``format: contextchef.snapshot``).
+* a session snapshot (``ContextChef.snapshot()``, ``format: contextchef.snapshot``):
+  its tools are its definitions (runtime tools) and the ``tools`` arrays its ledgers
+  record as last sent; it records no model per request.
+
+What a recording does not say and a replay assumes is in `Recording.assumed`.
 
 A transcript's ``final_response`` (the provider's answer to its last request) gives that
 request its reported cache usage (`RecordedRequest.usage`), read by the wire's reader
@@ -94,6 +98,9 @@ class Recording:
         hosted: Provider-hosted ``tools`` entries left out (their ``type`` or name).
         requests: One entry per request, in order.
         cut: True when the requests were cut from a final conversation.
+        assumed: What the recording does not say and replaying it assumes, one sentence
+            each (a default target, stub definitions, tools named but not defined);
+            `replay` adds the model it substitutes and reports them all (``assumed``).
     """
 
     name: str
@@ -104,6 +111,7 @@ class Recording:
     hosted: tuple[str, ...]
     requests: tuple[RecordedRequest, ...]
     cut: bool = False
+    assumed: tuple[str, ...] = ()
 
 
 def _swe_agent_chat(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -187,6 +195,18 @@ def _stubbed(tools: list[Tool], requests: Sequence[RecordedRequest]) -> tuple[To
     return tuple(out.values())
 
 
+def _stub_note(tools: Sequence[Tool]) -> tuple[str, ...]:
+    """The sentence for the stub definitions among `tools` (`_stubbed`), if any."""
+    stubs = [t.name for t in tools if t.description == f"{t.name} (definition not recorded)"]
+    if not stubs:
+        return ()
+    return (
+        f"{len(stubs)} called tool(s) have no recorded definition ({', '.join(stubs[:5])}"
+        f"{', ...' if len(stubs) > 5 else ''}): replayed with stub definitions "
+        "(pass their catalog with --catalog, replay(extra_tools=))",
+    )
+
+
 def _cut(messages: Sequence[Message], model: str | None) -> list[RecordedRequest]:
     """The requests a final conversation implies: everything before each assistant turn."""
     out = [
@@ -236,15 +256,17 @@ def _transcript(name: str, data: Mapping[str, Any]) -> Recording:
     if requests and fmt != _SWE_AGENT and isinstance(final, Mapping) and _reader(fmt).detect(final):
         requests[-1] = dataclasses.replace(requests[-1], usage=_reader(fmt).read_cache(final))
     tools, hosted = _tools(raw_tools)
+    found = _stubbed(tools, requests)
     return Recording(
         name=name,
         format=fmt,
         target=target,
         system=system,
-        tools=_stubbed(tools, requests),
+        tools=found,
         hosted=tuple(hosted),
         requests=tuple(requests),
         cut=cut,
+        assumed=_stub_note(found),
     )
 
 
@@ -261,21 +283,55 @@ def _payload(name: str, data: Any) -> Recording:
     parsed = _parse(reader.recording, conversation, system)
     requests = _cut(parsed.messages, model)
     tools, hosted = _tools(raw_tools)
+    found = _stubbed(tools, requests)
     return Recording(
         name=name,
         format="payload",
         target=target_of(reader.wire),
         system=parsed.system,
-        tools=_stubbed(tools, requests),
+        tools=found,
         hosted=tuple(hosted),
         requests=tuple(requests),
         cut=True,
+        assumed=_stub_note(found),
     )
 
 
-def _snapshot_target(form: Mapping[str, Any]) -> str:
+def _snapshot_target(form: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """The target a snapshot was compiled for, and the sentence saying so if assumed."""
     target = form["compiled"] or form["target"]
-    return target if target in TARGETS else _DEFAULT_TARGET
+    if target in TARGETS:
+        return target, ()
+    return _DEFAULT_TARGET, (
+        f"the snapshot names no target it was compiled for: replayed on {_DEFAULT_TARGET!r} "
+        "(the session's default; pass --target, replay(target=))",
+    )
+
+
+def _snapshot_tools(form: Mapping[str, Any], target: str) -> tuple[list[Tool], tuple[str, ...]]:
+    """The snapshot's tool definitions, then those its ledgers record as sent.
+
+    A session registers most tools from code or catalogs, which a snapshot names
+    (``tools.names``) but does not define (``definitions`` holds runtime tools only); the
+    ledgers hold the ``tools`` array each target was last sent (wire names, the target's
+    shape; the compiled target's first). Names defined in neither are said, not guessed.
+    """
+    raw: list[Any] = list(form["tools"]["definitions"])
+    ledgers = form.get("ledgers") or {}
+    for name in sorted(ledgers, key=lambda n: (n != target, n)):
+        ledger = ledgers[name]
+        if isinstance(ledger, Mapping) and isinstance(ledger.get("tools"), list):
+            raw += ledger["tools"]
+    tools, _ = _tools(raw)
+    defined = {t.name for t in tools} | _RESERVED
+    missing = [n for n in form["tools"].get("names") or () if n not in defined]
+    if not missing:
+        return tools, ()
+    return tools, (
+        f"{len(missing)} tool(s) the snapshot names have no definition in it (never sent: "
+        f"{', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}): left out (pass "
+        "their catalog with --catalog, replay(extra_tools=))",
+    )
 
 
 def _snapshot(name: str, data: Mapping[str, Any]) -> Recording:
@@ -287,16 +343,19 @@ def _snapshot(name: str, data: Mapping[str, Any]) -> Recording:
         raise UsageError(f"{name}: {exc}") from exc
     messages = [message_from_dict(m, index=i) for i, m in enumerate(form["history"])]
     requests = _cut(messages, form["model"])
-    tools, _ = _tools(form["tools"]["definitions"])
+    target, assumed = _snapshot_target(form)
+    tools, undefined = _snapshot_tools(form, target)
+    found = _stubbed(tools, requests)
     return Recording(
         name=name,
         format="snapshot",
-        target=_snapshot_target(form),
+        target=target,
         system=form["system"],
-        tools=_stubbed(tools, requests),
+        tools=found,
         hosted=(),
         requests=tuple(requests),
         cut=True,
+        assumed=(*assumed, *undefined, *_stub_note(found)),
     )
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "DirectoryEntry",
     "SearchOutcome",
     "defer_execute_tool",
+    "directory_overflow",
     "render_directory",
     "render_tool_entry",
     "run_tool_search",
@@ -237,6 +238,27 @@ def render_directory(
         ]
     lines.append("</available_deferred_tools>")
     return "\n".join(lines)
+
+
+def directory_overflow(directory: str, loose: int, config: DeferredConfig) -> str:
+    """Why `directory` is past its budget, or ``""`` (within it, or no tool without a server).
+
+    Only server groups share ``config.directory_chars`` (`render_directory`,
+    docs/guides/tool-search.md): deferred tools with no server (`loose` of them) are
+    listed whole and never cut, so they alone can take a directory past the budget, into
+    every request's ``tool_search`` description. What is rendered is left as it is (the
+    prefix stays byte-stable); this sentence names the cause and the remedies.
+    """
+    if len(directory) <= config.directory_chars or not loose:
+        return ""
+    return (
+        f"the deferred-name directory in tool_search's description is {len(directory):,} "
+        f"characters, over its budget of {config.directory_chars:,} "
+        f"(DeferredConfig.directory_chars): {loose:,} deferred tools with no server are "
+        "listed whole (only server groups share the budget and are left out when it is "
+        "full); give those tools a server (register_catalog, tools_from_mcp(server=...), "
+        "Tool.server), put them in namespaces or toolkits, or raise directory_chars"
+    )
 
 
 def tool_search_tool(directory: str, *, direct: bool = False) -> Tool:

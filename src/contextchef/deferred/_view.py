@@ -8,6 +8,7 @@ index. Compiling reads bytes from here, so two compiles of the same state are id
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ from contextchef.deferred._meta import (
     DeferredConfig,
     DirectoryEntry,
     defer_execute_tool,
+    directory_overflow,
     render_directory,
     tool_search_tool,
 )
@@ -44,6 +46,8 @@ from contextchef.search._rankers import RankerConfig
 from contextchef.tools._names import RESERVED_NAMES, wire_name
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._tool import CompiledTool, Tool
+
+logger = logging.getLogger("contextchef")
 
 if TYPE_CHECKING:
     from contextchef.search._index import ToolIndex
@@ -328,6 +332,9 @@ def _build_view(
         resident, directory, meta = _prefix(
             registry, direct, listed, wire, text, config, need_meta, extra
         )
+        overflow = directory_overflow(directory, sum(t.server is None for t in listed), config)
+        if overflow:  # said once per directory rendered (views are shared)
+            logger.warning("contextchef: %s", overflow)
     own: dict[str, list[Tool]] = {}
     for t in tools:
         own.setdefault(t.name, []).append(t)

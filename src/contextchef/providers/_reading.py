@@ -100,10 +100,14 @@ class ResponseNotice:
         """The `logging` level the session logs this notice at.
 
         ``logging.INFO`` for what a configured context policy asked the provider to do
-        (``compaction``, ``context_edit``); ``logging.WARNING`` for everything else (a
-        cache miss, dropped thinking, a turn that did not end normally).
+        (``compaction``, ``context_edit``) and for a ``cache_miss``: the session's
+        `CacheReport` of the same response warns about a miss no edit of its own explains
+        (`CacheReport.unexplained`, docs/guides/replay.md), so an explained one (the
+        session's own system or tools edit) is not a warning; ``logging.WARNING`` for
+        everything else (dropped thinking, a turn that did not end normally).
         """
-        return logging.INFO if self.kind in ("compaction", "context_edit") else logging.WARNING
+        quiet = ("compaction", "context_edit", "cache_miss")
+        return logging.INFO if self.kind in quiet else logging.WARNING
 
 
 @dataclass(frozen=True, kw_only=True)
