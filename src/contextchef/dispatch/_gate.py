@@ -99,9 +99,7 @@ def _cut_off(view: SessionView, name: str) -> Denied:
     )
 
 
-_PIECES = re.compile(r"[^A-Za-z0-9_-]+")
-"""What splits a name no tool can have into pieces that may be one (``functions.grep``,
-``grep<|channel|>commentary``)."""
+_PIECES = re.compile(r"[^A-Za-z0-9_-]+")  # splits functions.grep, grep<|channel|>x into names
 
 _ILLEGAL_NAME = (
     "no tool can have this name (a tool name is 1 to 64 letters, digits, _ or -, starting "
@@ -245,11 +243,8 @@ def _invalid(tool: Tool, wire: str, problems: list[str]) -> Denied:
                 f'tool_search({{"tool_names": ["{wire}"]}}) shows its parameters]'
             )
         schema = f"\nExpected input schema:\n{text}"
-    return Denied(
-        reason=f'Invalid arguments for tool "{wire}":\n{lines}{schema}',
-        code="invalid_arguments",
-        tool=tool,
-    )
+    reason = f'Invalid arguments for tool "{wire}":\n{lines}{schema}'
+    return Denied(reason=reason, code="invalid_arguments", tool=tool)
 
 
 Resolved = tuple[Tool, Any, str | None] | Denied
