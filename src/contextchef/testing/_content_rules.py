@@ -21,8 +21,8 @@
   and ``output_text``, ``refusal`` for ``assistant`` (``response_output_message_param.py``,
   ``Content``; the API refuses ``input_text`` there: ``Supported values are:
   'output_text' and 'refusal'``). A ``function_call_output`` whose ``output`` is a list
-  holds the input types (``response_input_param.py``, ``FunctionCallOutput``,
-  ``ResponseFunctionCallOutputItemListParam``).
+  holds the input types (``response_input_param.py``, ``FunctionCallOutput``, and
+  ``response_function_call_output_item_list_param.py``).
 
 * `anthropic_text_blocks_non_blank` (Messages): a ``text`` block in ``messages`` carries
   text with a non-whitespace character; the API answers ``messages: text content blocks
@@ -79,7 +79,7 @@ def _wrong_parts(at: str, content: object, allowed: frozenset[str], whose: str) 
         kind = part.get("type")
         if kind not in allowed:
             yield (
-                f"{at}.content[{k}]: part type {kind!r} is not valid in {whose}; supported "
+                f"{at}[{k}]: part type {kind!r} is not valid in {whose}; supported "
                 f"values are {', '.join(sorted(allowed))}"
             )
 
@@ -91,7 +91,7 @@ def chat_content_part_types(body: _Body, earlier: _Earlier) -> Iterator[str]:
         allowed = CHAT_PART_TYPES.get(role) if isinstance(role, str) else None
         if allowed is not None:
             yield from _wrong_parts(
-                f"messages[{i}]", message.get("content"), allowed, f"{role} messages"
+                f"messages[{i}].content", message.get("content"), allowed, f"{role} messages"
             )
 
 
@@ -101,10 +101,11 @@ def responses_content_part_types(body: _Body, earlier: _Earlier) -> Iterator[str
         kind, role = item.get("type", "message"), item.get("role")
         if kind == "message" and isinstance(role, str) and role in RESPONSES_PART_TYPES:
             allowed = RESPONSES_PART_TYPES[role]
-            yield from _wrong_parts(f"input[{i}]", item.get("content"), allowed, f"{role} items")
+            where = f"input[{i}].content"
+            yield from _wrong_parts(where, item.get("content"), allowed, f"{role} items")
         elif kind == "function_call_output":
-            output = {"content": item.get("output")}
-            yield from _wrong_parts(f"input[{i}].output", output, _INPUT, "function call outputs")
+            where, output = f"input[{i}].output", item.get("output")
+            yield from _wrong_parts(where, output, _INPUT, "function call outputs")
 
 
 def anthropic_text_blocks_non_blank(body: _Body, earlier: _Earlier) -> Iterator[str]:
