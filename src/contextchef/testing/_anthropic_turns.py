@@ -95,10 +95,8 @@ def _use_ids(turn: Turn) -> list[object]:
 def anthropic_roles_alternate(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """Merged turns alternate user/assistant, starting with user (module doc)."""
     turns = anthropic_turns(body)
-    expected = "user"
-    if turns and turns[0].role == "assistant":
-        if turns[0].blocks and turns[0].blocks[0][1].get("type") == "compaction":
-            expected = "assistant"
+    opening = turns[0].blocks[:1] if turns and turns[0].role == "assistant" else ()
+    expected = "assistant" if opening and opening[0][1].get("type") == "compaction" else "user"
     for turn in turns:
         if turn.role not in ("user", "assistant"):
             yield f"{turn.where}: role {turn.role!r} is not 'user', 'assistant' or 'system'"
