@@ -3,7 +3,7 @@
 Break-it 21 (p5): ``s["ledgers"]["openai"] = copy.deepcopy(s["ledgers"]["anthropic"])`` in
 an unsigned snapshot restored with ``allow_unsigned=True``, and the next Chat compile sent
 Anthropic blocks. Restore now checks each wire entry against its ledger's target's wire
-form (`contextchef.history._wire_shape`, keys and part types only, nothing re-rendered)
+form (`contextchef.providers._wire_shape`, keys and part types only, nothing re-rendered)
 and refuses with `SnapshotMismatchError` naming the ledger; the library's own ledgers for
 every target still restore and send the same bytes through the SDK clients.
 """
@@ -27,7 +27,7 @@ from contextchef import (
     tool_results,
     user,
 )
-from contextchef.history._wire_shape import foreign_entry
+from contextchef.providers._wire_shape import foreign_entry
 from contextchef.testing import fake_for, text
 
 MODELS = {

@@ -19,7 +19,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import SnapshotMismatchError, UsageError, shown
+from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_utf8, sorted_utf8
 from contextchef._records import extend_digests
 from contextchef.history._as_is import placed
@@ -33,7 +33,6 @@ from contextchef.history._wire_forms import (
     wire_forms,
     wire_of_forms,
 )
-from contextchef.history._wire_shape import foreign_entry
 
 __all__ = [
     "SHARED_TEXT",
@@ -172,28 +171,15 @@ def messages_of_form(form: Sequence[Any], history: Sequence[Message], where: str
     ]
 
 
-def check_ledger_fields(data: Mapping[str, Any], name: str) -> None:
+def check_ledger_fields(data: Mapping[str, Any], where: str) -> None:
     """What a ledger's snapshot form cannot say: ordered ranges, wire indices, tool names.
 
-    `name` is the ledger's target (`ledger_where` names it): ``strip`` ranges with lo <=
-    hi, ``system_entries`` within its wire, ``tools`` with text names, and wire entries in
-    that target's wire form (`contextchef.history._wire_shape`: a ledger copied from
-    another target under this one's key would send that target's entries here).
+    `where` names the ledger (`ledger_where`): ``strip`` ranges with lo <= hi,
+    ``system_entries`` within its wire, ``tools`` with text names.
 
     Raises:
         UsageError: The first field that does not hold, named with what it must hold.
-        SnapshotMismatchError: A wire entry of another target's form (entry and reason
-            named).
     """
-    where = ledger_where(name)
-    for i, entry in enumerate(data["wire"]):
-        reason = foreign_entry(name, entry)
-        if reason is not None:
-            raise SnapshotMismatchError(
-                f"{where} 'wire' entry {i} is not in the {name} wire form ({reason}): the "
-                "ledger was recorded for another target and would send that target's "
-                "entries here; nothing was restored"
-            )
     if not all(lo <= hi for lo, hi in data["strip"]):
         raise UsageError(f"{where} 'strip' must hold [lo, hi] pairs with lo <= hi")
     if not all(i < len(data["wire"]) for i in data["system_entries"]):

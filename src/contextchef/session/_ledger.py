@@ -350,7 +350,7 @@ class Ledger:
         marks = [Mark.from_dict(m) for m in data["marks"]]
         pending = Mark.from_dict(data["pending"]) if data["pending"] is not None else None
         _check_marks(marks, pending, ir=len(ir), wire=len(data["wire"]))
-        check_ledger_fields(data, name)
+        check_ledger_fields(data, ledger_where(name))
         entries = stored_wire(data, forms, ledger_where(name), made, version)
         if data["record_digest"] != _record_digest(data):
             raise UsageError(
