@@ -205,8 +205,8 @@ def test_a_chain_with_tool_references_restores_to_the_same_chain() -> None:
     form = chain_form(cache, wire, digests, None)["chain"]
     assert form["references"] == {"a": 1, "b": 3, "c": 5} and form["checked"] == 4
     again: dict[Any, Any] = {}
-    restore_chain(again, wire, digests, form, "anthropic")
+    restore_chain(again, wire, digests, form, "")  # stand-in entries: no target wire to check
     assert again[CHAIN] == made and again[CHECKED] == (b"u" * 16, wire[:4])
     edited: dict[Any, Any] = {}  # other wire digests: neither is taken
-    restore_chain(edited, wire, [*digests[:5], "other"], form, "anthropic")
+    restore_chain(edited, wire, [*digests[:5], "other"], form, "")
     assert edited == {}

@@ -327,7 +327,7 @@ def test_a_strategy_alone_is_reported_at_info_a_policy_edit_warns(
         edited = _edit(snap, "emptied blocklist")
         del edited["signature"]
         make().restore(edited, allow_unsigned=True)
-    levels = [r.levelno for r in caplog.records if "restore kept the host's" in r.message]
+    levels = [r.levelno for r in caplog.records if "restore: snapshot differs" in r.message]
     assert levels == [logging.INFO, logging.WARNING]
 
 

@@ -514,7 +514,7 @@ def test_a_rule_may_ask_for_the_headers() -> None:
 def test_a_worded_refusal_lists_other_broken_rules_after_it() -> None:
     fake = FakeAnthropic()
     session = Session(
-        fake, messages=[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+        fake, messages=[{"role": "assistant", "content": "a"}, {"role": "user", "content": "b"}]
     )
     session.messages.append({"role": "assistant", "content": "prefill"})
     message = session.refused()

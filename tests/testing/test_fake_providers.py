@@ -600,10 +600,10 @@ BAD = [
         ),
     ),
     Bad(
-        "anthropic-roles-do-not-alternate",
+        "anthropic-unknown-role",
         FakeAnthropic,
         "anthropic_roles_alternate",
-        _a(_said("user", "hi"), _said("user", "again")),
+        _a(_said("user", "hi"), _said("tool", "again")),
     ),
     Bad(
         "anthropic-starts-with-assistant",
@@ -853,7 +853,7 @@ def test_error_bodies_have_each_providers_shape() -> None:
             f"/v1beta/models/{MODEL}:generateContent",
         ],
         [
-            _a(_said("user", "a"), _said("user", "b")),
+            _a(_said("assistant", "a"), _said("user", "b")),
             _c(_said("user", "hi"), _c_tool("c9")),
             _r(_R_USER, _r_out("c9")),
             {"contents": []},

@@ -12,6 +12,12 @@ its blocklist patterns are added to the session's, and its mode and whitelist ar
 where the session has none (a mode or whitelist only ever hides tools). ``defer``, ``pin``,
 ``default_defer`` and the strategy stay the session's either way.
 
+The system prompt is the one exception: it opens the conversation's cached prefix, so the
+snapshot's is kept (changing it under the history would break the prefix unannounced),
+and a session that had set another one gets a ``system`` difference saying so. To change
+it on purpose, call ``set_system_prompt`` after the restore: the next compile reports that
+edit.
+
 `allowed_loads` does the same for what a snapshot says was loaded: a tool the session's
 policy hides or blocks is not restored as loaded, and from an unsigned snapshot, under
 ``require_search``, neither is a deferred tool the restored history does not show found
@@ -40,7 +46,10 @@ __all__ = [
 
 @dataclass(frozen=True, kw_only=True)
 class PolicyValues:
-    """The policy fields of a session (as `contextchef.session._state.SessionState` holds them)."""
+    """The policy fields of a session (as `contextchef.session._state.SessionState` holds them).
+
+    ``system`` (the system prompt) is read like them, but restore keeps the snapshot's.
+    """
 
     default_defer: bool = False
     defer: tuple[str, ...] = ()
@@ -49,6 +58,7 @@ class PolicyValues:
     whitelist: Mode | None = None
     blocked: tuple[str, ...] = ()
     strategy: str = "client"
+    system: str = ""
 
     @classmethod
     def of(cls, holder: object) -> PolicyValues:
@@ -68,11 +78,11 @@ class PolicyDifference:
     Attributes:
         field: The snapshot field (``blocked``, ``mode``, ``whitelist``, ``exposure.defer``,
             ``exposure.pin``, ``exposure.default_defer``, ``strategy``, ``loaded_tools``,
-            ``loaded_toolkits``).
+            ``loaded_toolkits``, ``system``: the session had set another system prompt).
         session: The session's value (JSON form; for loads, what was restored).
         snapshot: The snapshot's value (JSON form).
         kept: ``"session"`` (the snapshot's value was not taken) or ``"snapshot"`` (taken
-            because it narrows and the host passed ``narrow=True``).
+            because it narrows and the host passed ``narrow=True``, or the system prompt).
     """
 
     field: str
@@ -81,10 +91,17 @@ class PolicyDifference:
     kept: Literal["session", "snapshot"]
 
     def __str__(self) -> str:
+        how = _SYSTEM_HINT if self.field == "system" else ""
         return (
-            f"{self.field}: snapshot {self.snapshot!r}, session {self.session!r} "
-            f"(kept the {self.kept}'s)"
+            f"{self.field}: snapshot {self.snapshot!r:.200}, session {self.session!r:.200} "
+            f"(kept the {self.kept}'s{how})"
         )
+
+
+_SYSTEM_HINT = (
+    ": the conversation's prompt opens its cached prefix; to change it, call "
+    "set_system_prompt after loading, an edit the next compile reports"
+)
 
 
 def _mode_json(mode: Mode | None) -> Any:
@@ -100,6 +117,7 @@ def _session_json(values: PolicyValues) -> dict[str, Any]:
         "whitelist": _mode_json(values.whitelist),
         "blocked": list(values.blocked),
         "strategy": values.strategy,
+        "system": values.system,
     }
 
 
@@ -113,6 +131,7 @@ def _snapshot_json(snapshot: Mapping[str, Any]) -> dict[str, Any]:
         "whitelist": snapshot["whitelist"],
         "blocked": list(snapshot["blocked"]),
         "strategy": snapshot["strategy"],
+        "system": snapshot["system"],
     }
 
 
@@ -150,9 +169,10 @@ def restore_policy(
 
     Returns:
         The policy to restore, and one `PolicyDifference` per field the snapshot differed
-        in, in a fixed order.
+        in, in a fixed order (``system`` only when the session had set a prompt).
     """
     kept = _narrowed(session, snapshot, modes) if check_flag("narrow", narrow) else session
+    kept = replace(kept, system=snapshot["system"])  # the conversation's (module docstring)
     before, recorded, after = _session_json(session), _snapshot_json(snapshot), _session_json(kept)
     differences = tuple(
         PolicyDifference(
@@ -162,7 +182,7 @@ def restore_policy(
             kept="session" if after[name] == before[name] else "snapshot",
         )
         for name in before
-        if recorded[name] != before[name]
+        if recorded[name] != before[name] and (name != "system" or before[name])
     )
     return kept, differences
 

@@ -36,6 +36,7 @@ from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef.history._forms import ledger_where, text_digest
 from contextchef.providers._thinking import THINKING
+from contextchef.providers._wire_shape import check_wire_shape
 
 __all__ = ["CHAIN", "CHECKED", "chain_form", "plain", "restore_chain", "tool_set"]
 
@@ -105,7 +106,9 @@ def restore_chain(
     Raises:
         UsageError: Digests that are not 32 hex digits, or more of them than entries
             (``checked`` included); the message names the ledger (`name`).
+        SnapshotMismatchError: An entry not in `name`'s wire form (`check_wire_shape`).
     """
+    check_wire_shape(name, wire)  # a ledger copied from another target's key
     if not form:
         return
     hexes = [*form["digests"], form.get("under", "0" * 32), form.get("tools", "0" * 32)]

@@ -1033,15 +1033,15 @@ class ContextChef:
         `register_runtime_tool` beforehand).
 
         Returns:
-            Where the snapshot's policy or loads differed (also logged as a warning).
+            Where the snapshot's policy, loads or system prompt differed (also logged).
 
         Raises:
             SnapshotSignatureError: No keys (for a signature, or unsigned input not
                 allowed), no signature, an unknown key id, altered content, another
-                session id. SnapshotMismatchError: Different tools, toolkits or skills,
-                or an unsupported version; UsageError / CorruptHistoryError: a malformed
-                field, a flag that is not a bool; VolatileValueError: as `register_skills`
-                says. In every case nothing is changed.
+                session id. SnapshotMismatchError: other tools, toolkits, skills or an
+                unsupported version, a ledger not in its target's wire form; UsageError /
+                CorruptHistoryError: a malformed field, a non-bool flag; VolatileValueError:
+                as `register_skills` says. In every case nothing is changed.
         """
         trust: dict[str, Any] = {"keys": keys, "allow_unsigned": allow_unsigned}
         return self._maintenance.restore(snapshot, narrow=narrow, session_id=session_id, **trust)

@@ -200,7 +200,7 @@ class Maintenance:
         if notes:  # a strategy alone is the last compile's: the next compile sets it anyway
             level = logging.INFO if {n.field for n in notes} == {"strategy"} else logging.WARNING
             logger.log(
-                level, "contextchef: restore kept the host's policy: %s", "; ".join(map(str, notes))
+                level, "contextchef: restore: snapshot differs: %s", "; ".join(map(str, notes))
             )
         # the last answer each target got is in the history: ingesting it again is refused
         self._ingested = dict.fromkeys(

@@ -60,7 +60,9 @@ class SessionSync:
     against them; a store without keys (or without a ``keys`` attribute) is unsigned, and
     its snapshots are restored with ``allow_unsigned=True`` (a signed one is refused:
     build the store with ``keys=``). Either way the chef keeps its
-    own policy; `differences` says where the stored snapshot's differed.
+    own policy; `differences` says where the stored snapshot's differed. The system prompt
+    is the conversation's (a ``system`` difference when `make_chef` set another one; to
+    change it, call ``set_system_prompt`` after loading, an edit the next compile reports).
 
     Args:
         store: Where the session lives.

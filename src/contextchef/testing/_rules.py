@@ -14,10 +14,12 @@ calls and results, role order, tool names), as documented by each provider:
 * OpenAI Responses: https://platform.openai.com/docs/api-reference/responses/create;
 * Gemini: https://ai.google.dev/gemini-api/docs/function-calling.
 
-Some rules are stricter than the live APIs, on purpose. Anthropic and Gemini merge
-consecutive same-role turns, and recorded Anthropic traffic shows repeated ``tool_use``
-ids accepted. contextchef's normalizer guarantees these, so the fakes hold it to them
-(``rules=`` relaxes them). One rule is not on by default because production accepts what
+Some rules are stricter than the live APIs, on purpose. Gemini merges consecutive
+same-role turns, and recorded Anthropic traffic shows repeated ``tool_use`` ids accepted.
+contextchef's normalizer guarantees these, so the fakes hold it to them (``rules=``
+relaxes them). Anthropic's turn rules merge consecutive same-role messages first, as the
+API does (`contextchef.testing._anthropic_turns`); content part types and blank text are
+`contextchef.testing._content_rules`. One rule is not on by default because production accepts what
 it refuses: `anthropic_tool_use_declared` (a ``tool_use`` in the history naming a tool not
 in ``tools`` is accepted: recorded traffic, and Anthropic documents that a withdrawn tool
 can still be called); names a ``tool_reference`` points at, however, must be declared
@@ -40,6 +42,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef.testing import _name_rules as _call_names
+from contextchef.testing._anthropic_turns import (
+    anthropic_roles_alternate,
+    anthropic_tool_result_has_call,
+    anthropic_tool_results_first,
+    anthropic_tool_use_answered,
+)
 from contextchef.testing._binding import anthropic_block_binding, anthropic_thinking_prefix
 from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
@@ -55,6 +63,11 @@ from contextchef.testing._calls import (
     responses_function_call_answered,
     responses_item_ids_unique,
     responses_output_has_call,
+)
+from contextchef.testing._content_rules import (
+    anthropic_text_blocks_non_blank,
+    chat_content_part_types,
+    responses_content_part_types,
 )
 from contextchef.testing._context import (
     anthropic_compaction_blocks_known,
@@ -169,11 +182,6 @@ def _typed(message: Mapping[str, Any], kind: str) -> list[tuple[int, dict[str, A
     return [(j, b) for j, b in _blocks(message) if b.get("type") == kind]
 
 
-def _conversation(body: _Body) -> list[tuple[int, dict[str, Any]]]:
-    """Messages other than positional ``system`` ones, with their indexes in ``messages``."""
-    return [(i, m) for i, m in _dicts(body.get("messages")) if m.get("role") != "system"]
-
-
 def _use_ids(message: Mapping[str, Any]) -> list[object]:
     if message.get("role") != "assistant":
         return []
@@ -187,87 +195,6 @@ def anthropic_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         yield f"max_tokens: required, a positive integer (got {limit!r})"
     yield from _missing(body, "messages")
-
-
-def anthropic_roles_alternate(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """Roles alternate user/assistant from user; ``system`` messages are skipped.
-
-    Where a system message may sit is `anthropic_system_message_placement`'s concern. A
-    ``compaction`` block sent first, in its own assistant message, may start the
-    conversation (anthropic-preserved-thinking.md R22: "block first (own assistant message
-    or first content block of first message)").
-    """
-    conversation = _conversation(body)
-    expected = "user"
-    if conversation and conversation[0][1].get("role") == "assistant":
-        blocks = _blocks(conversation[0][1])
-        if blocks and blocks[0][1].get("type") == "compaction":
-            expected = "assistant"
-    for i, message in conversation:
-        role = message.get("role")
-        if role not in ("user", "assistant"):
-            yield f"messages[{i}]: role {role!r} is not 'user', 'assistant' or 'system'"
-            return
-        if role != expected:
-            yield (
-                f"messages[{i}]: role {role!r} where {expected!r} was expected; roles must "
-                "alternate user/assistant, starting with user"
-            )
-            return
-        expected = "assistant" if role == "user" else "user"
-
-
-def anthropic_tool_use_answered(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """Every ``tool_use`` is answered by a ``tool_result`` in the next (user) message."""
-    conversation = _conversation(body)
-    for k, (i, message) in enumerate(conversation):
-        ids = _use_ids(message)
-        if not ids:
-            continue
-        following = conversation[k + 1] if k + 1 < len(conversation) else None
-        results = _typed(following[1], "tool_result") if following else []
-        answered = {_hashable(b.get("tool_use_id")) for _, b in results}
-        if following is not None and following[1].get("role") != "user":
-            answered = set()
-        missing = [x for x in ids if x not in answered]
-        if missing:
-            where = "no next message" if following is None else f"messages[{following[0]}]"
-            yield (
-                f"messages[{i}]: tool_use ids {missing} have no tool_result block in the next "
-                f"user message ({where}); each tool_use must be answered right after it"
-            )
-
-
-def anthropic_tool_result_has_call(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """Every ``tool_result`` answers a ``tool_use`` of the previous (assistant) message."""
-    conversation = _conversation(body)
-    for k, (i, message) in enumerate(conversation):
-        if message.get("role") != "user":
-            continue
-        calls = set(_use_ids(conversation[k - 1][1])) if k > 0 else set()
-        for j, block in _typed(message, "tool_result"):
-            if _hashable(block.get("tool_use_id")) not in calls:
-                yield (
-                    f"messages[{i}].content[{j}]: tool_result for {block.get('tool_use_id')!r} "
-                    "has no matching tool_use in the previous assistant message"
-                )
-
-
-def anthropic_tool_results_first(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """In a user message, ``tool_result`` blocks come before any other block."""
-    for i, message in _conversation(body):
-        if message.get("role") != "user":
-            continue
-        other = False
-        for j, block in _blocks(message):
-            if block.get("type") != "tool_result":
-                other = True
-            elif other:
-                yield (
-                    f"messages[{i}].content[{j}]: tool_result after another block; "
-                    "tool_result blocks must come first in a user message"
-                )
-                break
 
 
 def anthropic_tool_use_ids_unique(body: _Body, earlier: _Earlier) -> Iterator[str]:
@@ -381,6 +308,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_property_keys_valid,
     anthropic_references_declared,
     anthropic_no_trailing_whitespace,
+    anthropic_text_blocks_non_blank,
     anthropic_base64_valid,
     anthropic_block_binding,
     anthropic_system_message_fields,
@@ -444,6 +372,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_function_names_valid,
     _call_names.chat_call_names_valid,
     chat_parameters_object,
+    chat_content_part_types,
     *CHAT_CACHE_RULES,
 )
 """The rules `FakeOpenAIChat` enforces by default (DeepSeek too)."""
@@ -475,6 +404,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_item_ids_unique,
     responses_function_names_valid,
     _call_names.responses_call_names_valid,
+    responses_content_part_types,
     *RESPONSES_NATIVE_RULES,
     *RESPONSES_CACHE_RULES,
     responses_context_management_valid,
