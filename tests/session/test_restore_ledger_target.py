@@ -142,3 +142,24 @@ def test_entries_valid_on_both_wires_pass() -> None:
     assert foreign_entry("anthropic", both) is None
     assert foreign_entry("openai", both) is None
     assert foreign_entry("nonesuch", {"anything": 1}) is None
+
+
+def test_a_long_ledger_copied_is_refused_from_its_ends() -> None:
+    """Restore reads a long ledger's first and last 32 entries only (no per-entry work on
+    a long conversation), which still shows the wire of a whole ledger copied across."""
+    chef = _chef()
+    for r in range(40):  # 160 messages, a tool call in every round
+        call = ToolCall(id=f"c{r}", name="grep", arguments='{"pattern":"x"}')
+        chef.append(user(f"Round {r}."), assistant("Looking.", [call]))
+        chef.append(tool_results([ToolResult(call_id=call.id, name="grep", content="a TODO")]))
+        chef.append(assistant("Found it."))
+    chef.append(user("Next?"))
+    for target in ("anthropic", "openai"):
+        chef.compile(target, model=MODELS[target])
+    snap: dict[str, Any] = json.loads(json.dumps(chef.snapshot()))
+    assert len(snap["ledgers"]["anthropic"]["wire"]) > 64
+    forged = copy.deepcopy(snap)
+    forged["ledgers"]["openai"] = copy.deepcopy(snap["ledgers"]["anthropic"])
+    with pytest.raises(SnapshotMismatchError, match=r"'openai' 'wire' entry \d+ is not"):
+        _chef().restore(forged, allow_unsigned=True)
+    assert _chef().restore(snap, allow_unsigned=True) == ()
