@@ -16,10 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 import anthropic
-import openai
 import pytest
 from anthropic.types import Message
-from google import genai
 from google.genai import types as genai_types
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -42,6 +40,7 @@ from contextchef.testing import (
     text,
     tool_calls,
 )
+from sdk_send import send
 
 HX = httpx_for(anthropic)
 OPUS = "claude-opus-5-5"
@@ -54,20 +53,6 @@ def recorded(name: str) -> dict[str, Any]:
     data = json.loads((shared_data() / "transcripts" / f"{name}.json").read_text("utf-8"))
     reply: dict[str, Any] = data["final_response"]
     return reply
-
-
-def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
-    """`payload` through the official SDK client of `target`; the SDK's response object."""
-    if target == "gemini":
-        http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
-        return genai.Client(api_key="x", http_options=http).models.generate_content(**payload)
-    if target == "anthropic":
-        client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-        return client.messages.create(**payload)
-    chat = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-    if target == "responses":
-        return chat.responses.create(**payload)
-    return chat.chat.completions.create(**payload)
 
 
 # (target, fake, recording, expected (input, read, written)) — the figures read by hand

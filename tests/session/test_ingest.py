@@ -6,10 +6,7 @@ import json
 from typing import Any
 
 import anthropic
-import openai
 import pytest
-from google import genai
-from google.genai import types as genai_types
 
 from contextchef import (
     TARGETS,
@@ -24,13 +21,13 @@ from contextchef import (
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
-    FakeProvider,
     FakeResponses,
     fake_for,
     httpx_for,
     text,
     tool_calls,
 )
+from sdk_send import send
 
 HX = httpx_for(anthropic)
 
@@ -43,23 +40,6 @@ def read_file(path: str) -> str:
 def grep(pattern: str) -> str:
     """Search files."""
     return f"no match for {pattern}"
-
-
-def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
-    """`payload` through the official SDK of `target`; the SDK's response object."""
-    if target in ("gemini", "gemini-interactions"):
-        http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
-        client = genai.Client(api_key="x", http_options=http)
-        if target == "gemini-interactions":
-            return client.interactions.create(**payload)
-        return client.models.generate_content(**payload)
-    if target == "anthropic":
-        client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-        return client.messages.create(**payload)
-    chat = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-    if target == "responses":
-        return chat.responses.create(**payload)
-    return chat.chat.completions.create(**payload)
 
 
 def session() -> ContextChef:

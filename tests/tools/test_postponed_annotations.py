@@ -23,15 +23,13 @@ from collections.abc import Callable
 from typing import Annotated, Any, Optional
 
 import anthropic
-import openai
 import pytest
-from google import genai
-from google.genai import types as genai_types
 from pydantic import BaseModel, Field
 
 from contextchef import TARGETS, ContextChef, InvalidToolError, ToolCall, user
-from contextchef.testing import FakeProvider, fake_for, httpx_for, text, tool_calls
+from contextchef.testing import fake_for, httpx_for, text, tool_calls
 from sdk_check import sdk_problems
+from sdk_send import send
 
 HX = httpx_for(anthropic)
 
@@ -152,23 +150,6 @@ CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("stamp", {"item": {"name": "box"}, "when": "2026-03-04"}, "logged box@2026-03-04"),
     ("take", {"item": {"name": "pen"}, "count": 2}, "took 2 pen"),
 ]
-
-
-def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
-    """`payload` through the official SDK of `target`; the SDK's response object."""
-    if target in ("gemini", "gemini-interactions"):
-        http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
-        client = genai.Client(api_key="x", http_options=http)
-        if target == "gemini-interactions":
-            return client.interactions.create(**payload)
-        return client.models.generate_content(**payload)
-    if target == "anthropic":
-        client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-        return client.messages.create(**payload)
-    chat = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-    if target == "responses":
-        return chat.responses.create(**payload)
-    return chat.chat.completions.create(**payload)
 
 
 def test_the_break_it_functions_register_with_the_schema_their_types_give() -> None:

@@ -145,10 +145,8 @@ __all__ = [
 _Body = Mapping[str, Any]
 _Earlier = Sequence[RecordedRequest]
 
-TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-"""Tool names on Anthropic and OpenAI (Chat and Responses)."""
-GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
-"""Function declaration names on Gemini."""
+TOOL_NAME = _call_names.OPENAI_NAME  # declared tool names: Anthropic takes the same ones
+GEMINI_NAME = _call_names.GEMINI_NAME
 
 
 # -- reading a body without trusting it ---------------------------------------------------
