@@ -244,11 +244,11 @@ def test_a_result_of_several_text_blocks_is_sent_as_given() -> None:
 
 
 def test_a_repair_in_front_of_thinking_drops_that_thinking_and_says_so() -> None:
-    """A whitespace-only text block (refused by the API) is dropped: the thinking after it
-    goes too, reported, while the thinking before it is kept."""
-    messages = _two_turns(
-        lambda ids: [*(_result(u, "text") for u in ids), {"type": "text", "text": " "}]
-    )
+    """A whitespace-only text block (refused by the API, so added to the stored history
+    after the turns were made) is dropped: the thinking after it goes too, reported, while
+    the thinking before it is kept."""
+    messages = _two_turns(lambda ids: [_result(u, "text") for u in ids])
+    messages[2]["content"].append({"type": "text", "text": " "})
     request, fake = _continued(messages)
     kinds = [c.kind for c in request.changes]
     assert "dropped_thinking" in kinds
