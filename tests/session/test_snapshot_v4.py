@@ -179,8 +179,8 @@ def test_a_sync_turn_saves_only_the_turn_and_shares_the_stored_entries(tmp_path:
 
 
 CHILD = """
-import json, sys
-sys.path.insert(0, sys.argv[1])
+import json, os, sys
+sys.path[:0] = [sys.argv[1], os.path.dirname(sys.argv[1])]  # tests/session, tests (helpers)
 from test_snapshot_once import compiled, make
 out = {}
 for target, text in json.load(open(sys.argv[2])).items():

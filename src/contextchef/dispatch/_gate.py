@@ -56,7 +56,7 @@ from contextchef.dispatch._types import (
     GateStamp,
 )
 from contextchef.exposure._policy import matches
-from contextchef.history._call_names import MALFORMED_CALL, written_name
+from contextchef.history._call_names import MALFORMED_CALL, legal_name, written_name
 from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
 from contextchef.tools._names import RESERVED_NAMES
 from contextchef.tools._property_keys import wire_keys
@@ -123,8 +123,9 @@ def _unknown(
     model may call now: the index holds no hidden tool, and `_callable` drops the
     blocked, the withdrawn and those of skills not loaded.
     """
-    ctx = ctx or GateContext()
-    offered = ctx.meta_tools
+    ctx, offered = ctx or GateContext(), (ctx or GateContext()).meta_tools
+    if written is None and name != MALFORMED_CALL and not legal_name(name):  # checked directly
+        written = echo(name)
     searchable = TOOL_SEARCH in view.meta_tools and (offered is None or TOOL_SEARCH in offered)
     hint = (
         "If it is a deferred tool, find its exact name with tool_search."

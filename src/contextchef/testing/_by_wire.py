@@ -16,6 +16,7 @@ from contextchef.testing._fake import (
 from contextchef.testing._fake_anthropic import FakeAnthropic
 from contextchef.testing._interactions import FakeGeminiInteractions
 from contextchef.testing._records import Check
+from contextchef.testing._replies import Ids
 
 __all__ = ["fake_for"]
 
@@ -34,6 +35,7 @@ def fake_for(
     *,
     rules: Iterable[Check] | None = None,
     record_headers: Iterable[str] = RECORDED_HEADERS,
+    ids: Ids | None = None,
 ) -> FakeProvider:
     """A new fake for the API a compile target speaks (``deepseek`` -> Chat Completions).
 
@@ -41,6 +43,8 @@ def fake_for(
         target: One of `contextchef.TARGETS`.
         rules: As for `FakeProvider`.
         record_headers: As for `FakeProvider`.
+        ids: As for `FakeProvider`: share one `Ids` among the fakes of a session that
+            switches providers, so no two replies carry the same response id.
 
     Raises:
         UnknownTargetError: `target` is not a compile target.
@@ -48,4 +52,4 @@ def fake_for(
     make = _BY_WIRE.get(get_adapter(target).profile.wire) if target in TARGETS else None
     if make is None:
         raise UnknownTargetError(f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}")
-    return make(rules=rules, record_headers=record_headers)
+    return make(rules=rules, record_headers=record_headers, ids=ids)

@@ -54,6 +54,7 @@ RESERVED_NAMES = frozenset(
         "defer_execute",
         "load_skill",
         "load_toolkit",
+        "malformed_tool_call",
         "modify_memory",
         "new_context",
         "read_memories",
@@ -62,7 +63,9 @@ RESERVED_NAMES = frozenset(
         "tool_search",
     }
 )
-"""The names of contextchef's own tools, reserved whether or not a session has them: a
+"""The names of contextchef's own tools (and ``malformed_tool_call``, the name a call no
+tool can answer is recorded under: `contextchef.history._call_names`), reserved whether or
+not a session has them: a
 server's tool never gets one as its wire name (the registry refuses it), and a bare name
 the model writes never resolves to anyone else's tool (`SessionView.lookup`). The tests
 check that every library tool is listed."""
