@@ -115,7 +115,7 @@ def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str,
             text, named["content"] = _anthropic.result_text(blocks), blocks
             hist.notes.append(f"message {i}: tool_result content kept as recorded blocks")
         else:
-            (text, media), named["list"] = mapped, True
+            (text, media), named["list"] = mapped, bool(blocks)  # [] is refused: not a list
     part = ToolResult(
         call_id=call_id,
         name=hist.name_of(i, call_id),
@@ -126,8 +126,8 @@ def _a_tool_result(hist: HistoryBuilder, i: int, role: Role, block: Mapping[str,
     )
     fitted = fit_hints(part, block, _anthropic.render_block, _A, **named)
     built = _anthropic.render_block(fitted) or {}
-    if "content" in named or built.get("content") == content:
-        return fitted
+    if "content" in named or built.get("content") == content or not blocks:
+        return fitted  # an empty list (the API refuses it) is rendered the library's way
     # several text blocks, block fields the IR has no place for: replayed as given while
     # the result says the same (an edit before a thinking block would void it)
     return fit_hints(part, block, _anthropic.render_block, _A, **named, content=blocks)
