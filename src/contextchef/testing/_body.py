@@ -7,7 +7,7 @@ rule either reports it or skips it, and never raises.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -18,6 +18,7 @@ __all__ = [
     "blocks",
     "canonical",
     "dicts",
+    "gemini_function_parts",
     "hashable",
     "server_result",
     "without_cache_control",
@@ -79,3 +80,19 @@ def server_result(block: object) -> bool:
     """A server tool's result block (``web_search_tool_result``...), not a ``tool_result``."""
     kind = block.get("type") if isinstance(block, Mapping) else None
     return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
+
+
+def gemini_function_parts(body: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(``contents[i].parts[j].functionCall`` or ``functionResponse``, its value) per part.
+
+    The value is read under its camelCase or snake_case key (the SDK sends either); a part
+    without one yields nothing. The value may be of any type: the rule judges it.
+    """
+    for i, content in dicts(body.get("contents")):
+        for j, part in dicts(content.get("parts")):
+            for camel, snake in (
+                ("functionCall", "function_call"),
+                ("functionResponse", "function_response"),
+            ):
+                if camel in part or snake in part:
+                    yield f"contents[{i}].parts[{j}].{camel}", part.get(camel, part.get(snake))

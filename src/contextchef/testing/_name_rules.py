@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from contextchef.testing._body import blocks, dicts
+from contextchef.testing._body import blocks, dicts, gemini_function_parts
 from contextchef.testing._records import RecordedRequest
 
 __all__ = [
@@ -92,16 +92,9 @@ def gemini_call_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:
 
     A missing name is `gemini_function_names_present`'s to report.
     """
-    for i, content in dicts(body.get("contents")):
-        for j, part in dicts(content.get("parts")):
-            for camel, snake in (
-                ("functionCall", "function_call"),
-                ("functionResponse", "function_response"),
-            ):
-                value = part.get(camel, part.get(snake))
-                if isinstance(value, dict) and value.get("name"):
-                    at = f"contents[{i}].parts[{j}].{camel}.name"
-                    yield from _bad(at, value.get("name"), GEMINI_NAME)
+    for at, value in gemini_function_parts(body):
+        if isinstance(value, dict) and value.get("name"):
+            yield from _bad(f"{at}.name", value.get("name"), GEMINI_NAME)
 
 
 def interactions_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from contextchef.testing._body import blocks, dicts
+from contextchef.testing._body import blocks, dicts, gemini_function_parts
 from contextchef.testing._records import RecordedRequest
 
 __all__ = [
@@ -81,14 +81,8 @@ def gemini_function_names_present(
     body: Mapping[str, Any], earlier: Sequence[RecordedRequest]
 ) -> Iterator[str]:
     """Every ``functionCall`` / ``functionResponse`` part has a non-empty ``name``."""
-    for i, content in dicts(body.get("contents")):
-        for j, part in dicts(content.get("parts")):
-            for camel, snake in (
-                ("functionCall", "function_call"),
-                ("functionResponse", "function_response"),
-            ):
-                value = part.get(camel, part.get(snake))
-                if isinstance(value, dict):
-                    name = value.get("name")
-                    if not isinstance(name, str) or not name:
-                        yield f"contents[{i}].parts[{j}].{camel}.name: required, got {name!r}"
+    for at, value in gemini_function_parts(body):
+        if isinstance(value, dict):
+            name = value.get("name")
+            if not isinstance(name, str) or not name:
+                yield f"{at}.name: required, got {name!r}"
