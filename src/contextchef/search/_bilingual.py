@@ -77,6 +77,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENGLISH_CATALOG_SHARE",
     "EXTRA",
+    "HAN",
     "Dictionary",
     "Translation",
     "available",
@@ -103,7 +104,8 @@ REVERSE_PER_TOKEN = 4
 MAX_QUERY_CHARS = 2_000
 """Han characters of one query looked up at most (the rest is left to BM25 as it is)."""
 
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+"""Runs of Han characters: what CC-CEDICT translates (also `search._scripts`' test)."""
 _LINE = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\r?$", re.MULTILINE)
 _DROP = re.compile(
     r"^(?:CL:|see\b|see also\b|surname\b|abbr\.|also (?:pr|written|called)\b|"
@@ -142,7 +144,7 @@ def require_extra() -> None:
 
 def has_han(text: str) -> bool:
     """Whether `text` holds a Han (Chinese) character, the route's trigger."""
-    return not text.isascii() and _HAN.search(text) is not None
+    return not text.isascii() and HAN.search(text) is not None
 
 
 def parse(text: str) -> dict[str, str]:
@@ -219,7 +221,7 @@ class Dictionary:
         found: dict[str, set[tuple[int, str]]] = {}
         single: dict[str, str | None] = {}  # gloss -> its one token (glosses repeat a lot)
         for word, raw in self.entries.items():
-            if len(word) < 2 or _HAN.fullmatch(word) is None:
+            if len(word) < 2 or HAN.fullmatch(word) is None:
                 continue
             senses = raw.count("/") + raw.count(";") + 1
             for gloss in (g.strip() for s in raw.split("/", 2)[:2] for g in s.split(";")):
@@ -282,7 +284,7 @@ class Dictionary:
         words: list[str] = []
         texts: list[str] = []
         budget = MAX_QUERY_CHARS
-        for run in _HAN.findall(query):
+        for run in HAN.findall(query):
             run = run[:budget]
             budget -= len(run)
             for word in self.segment(run):

@@ -47,13 +47,14 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from contextchef.search._bilingual import HAN, has_han
 from contextchef.search._rankers import normalized
 from contextchef.search._transcript import weighted
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["CJK", "HAN", "TRANSLATION_WEIGHT", "request_scores", "split_request"]
+__all__ = ["CJK", "TRANSLATION_WEIGHT", "request_scores", "split_request"]
 
 CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 """Runs of CJK characters (kana, Han, Hangul, compatibility ideographs)."""
@@ -61,8 +62,6 @@ CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\u
 TRANSLATION_WEIGHT = 0.2
 """The translation's share of a request written in both scripts (module docstring)."""
 
-HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-"""Runs of Han characters (what CC-CEDICT translates; `contextchef.search._bilingual`)."""
 
 _LETTERS = re.compile(r"[A-Za-z]")
 _WORDS = re.compile(r"[A-Za-z]{2,}")
@@ -86,7 +85,7 @@ def split_request(queries: Sequence[str], *, english: bool) -> tuple[list[str], 
     for query in queries:
         # full-width Latin (an input method's full-width mode) is Latin, as the index reads it
         query = query if query.isascii() else unicodedata.normalize("NFKC", query)
-        han = not query.isascii() and HAN.search(query) is not None
+        han = has_han(query)
         if not english:
             (lead if han or not _LETTERS.search(query) else other).append(query)
             leads = leads or han
