@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from contextchef import Allowed, ContextChef, Denied, ToolNameConflictError
-from contextchef.testing import fake_for, text
+from contextchef import Allowed, ContextChef, Denied, ToolNameConflictError, user
+from contextchef.testing import FakeProvider, fake_for, text
 from contextchef.testing._replies import Ids
+from sdk_send import send
 
 
 def grep(pattern: str) -> str:
@@ -59,8 +60,24 @@ def test_check_tool_call_caps_a_huge_illegal_name() -> None:
     assert "(10000 chars)" in reason.replace(",", "") and len(reason) < 600
 
 
-def test_fake_for_shares_ids_across_providers() -> None:
-    ids = Ids()
-    chat, gemini = fake_for("openai", ids=ids), fake_for("gemini", ids=ids)
-    assert chat.script(text("a")) is chat and gemini.script(text("b")) is gemini
-    assert fake_for("responses", ids=ids) is not None
+def _reply_id(fake: FakeProvider, target: str) -> str:
+    chef = ContextChef()
+    chef.register_tools([grep])
+    chef.append(user("Find the TODOs."))
+    reply = send(target, fake, chef.compile(target, model=MODELS[target]).payload)
+    return str(getattr(reply, "id", None) or reply.response_id)
+
+
+MODELS = {"responses": "gpt-5.6", "gemini": "gemini-2.5-pro"}
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_fake_for_shares_ids_across_providers(shared: bool) -> None:
+    """Round 23: one fake per target, each counting from 1, gave two providers' replies
+    one response id; fakes given one `Ids` never repeat one."""
+    ids = Ids() if shared else None
+    first = fake_for("responses", ids=ids).script(text("a"), text("b"))
+    second = fake_for("gemini", ids=ids).script(text("c"))
+    taken = [_reply_id(first, "responses"), _reply_id(first, "responses")]
+    taken.append(_reply_id(second, "gemini"))
+    assert (len(set(taken)) == len(taken)) is shared
