@@ -22,8 +22,11 @@ it measures:
 * **cold**: a conversation never sent (an imported history): ``set_history`` + compile,
   over message objects built for that compile (built untimed, as the host builds them);
 * **resume**: a new session over the same tools (created and registered beforehand, as a
-  worker that keeps its catalog loaded), then ``json.loads`` of the stored snapshot text,
-  ``restore``, append the new turn, compile: the conversation picked up from a store;
+  worker that keeps its catalog loaded), then ``restore`` of the stored snapshot text
+  (read by the restore, which keeps it: the history messages it vouches for are built
+  when read), append the new turn, compile: the conversation picked up from a store;
+  **resume json**: the same with ``json.loads`` of the text by the host and ``restore``
+  of the dict (which the restore must not keep: every message is built);
 * **sync**: the same through `SessionSync` over a `SQLiteSessionStore` file (``load_into``,
   append, compile, ``save`` of the turn's delta), against **store**: the store's own
   ``load`` and ``append`` of that delta (the raw reads and writes of the same bytes).
@@ -39,7 +42,8 @@ slices other processes take; the store's file I/O waits are then not counted.
 canonical JSON by ``json`` alone, as without the ``fastjson`` extra (orjson).
 
 ``--parts``: also a resume's parts apart, best of ``--repeat`` each: ``json.loads`` of the
-snapshot, ``restore``, and the first compile (a new turn appended, untimed, between).
+snapshot, ``restore`` of the decoded dict, ``restore`` of the text (its read included),
+and the first compile after that (a new turn appended, untimed, between).
 
 ``--signed``: the snapshot is signed (``SnapshotKeys``, bound to the session id) and
 restored with the keys, and the store is built with them (it signs what it writes and
@@ -90,7 +94,7 @@ THINKING = {"type": "enabled", "budget_tokens": 4096}
 SIGNED: dict[str, SnapshotKeys | None] = {"keys": None}  # --signed: the keys
 CLOCK: dict[str, Callable[[], float]] = {"now": time.perf_counter}  # --cpu: process_time
 COLD_ONLY = {"on": False}  # --cold-only: steady and cold compiles, no resume or sync
-PARTS_SHOWN = ("part_loads", "part_restore", "part_first")
+PARTS_SHOWN = ("part_loads", "part_restore", "part_text", "part_first")
 PARTS = {"on": False}  # --parts: a resume's parts apart (json.loads, restore, first compile)
 
 
@@ -194,6 +198,11 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
     stored = json.dumps(chef.snapshot(**trust))
 
     def resume(worker: ContextChef) -> None:
+        worker.restore(stored, allow_unsigned=keys is None, **trust)
+        worker.append(*turn(next(counter), target, real))
+        compile_for(worker, target)
+
+    def resume_json(worker: ContextChef) -> None:
         worker.restore(json.loads(stored), allow_unsigned=keys is None, **trust)
         worker.append(*turn(next(counter), target, real))
         compile_for(worker, target)
@@ -209,6 +218,7 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
         return fresh
 
     resume_ms = timed(worker, resume, repeat) if not COLD_ONLY["on"] else [0.0]
+    resume_json_ms = timed(worker, resume_json, repeat) if not COLD_ONLY["on"] else [0.0]
     parts = resume_parts(stored, worker, target, real, repeat, trust)
     # each cold compile gets message objects no session has seen (an imported history; the
     # host builds them, untimed), so nothing cached on a message by an earlier compile helps
@@ -224,6 +234,7 @@ def measure(target: str, size: int, real: bool, repeat: int) -> dict[str, float]
         "cold": statistics.median(cold_ms),
         "cold_best": min(cold_ms),
         "resume": statistics.median(resume_ms),
+        "resume_json": statistics.median(resume_json_ms),
         "sync": statistics.median(sync_ms),
         "store": statistics.median(store_ms),
         **{f"part_{k}": min(v) for k, v in parts.items()},
@@ -241,9 +252,10 @@ def resume_parts(
     """A resume's parts apart (``--parts``), ms, each after a ``gc.collect()``.
 
     ``loads``: ``json.loads`` of the snapshot text; ``restore``: `ContextChef.restore`
-    of it; ``first``: the compile after it, a new turn appended (untimed) in between.
+    of it; ``text``: `ContextChef.restore` of the text, into another new session;
+    ``first``: the compile after that, a new turn appended (untimed) in between.
     """
-    out: dict[str, list[float]] = {"loads": [], "restore": [], "first": []}
+    out: dict[str, list[float]] = {"loads": [], "restore": [], "text": [], "first": []}
     if not PARTS["on"]:
         return {k: [0.0] for k in out}
     counter = iter(range(500_000, 600_000))
@@ -258,12 +270,18 @@ def resume_parts(
         t2 = now()
         chef.restore(decoded, allow_unsigned=not trust, **trust)
         t3 = now()
+        chef = worker()
+        gc.collect()
+        t6 = now()
+        chef.restore(stored, allow_unsigned=not trust, **trust)
+        t7 = now()
         chef.append(*turn(next(counter), target, real))
         gc.collect()
         t4 = now()
         compile_for(chef, target)
         t5 = now()
-        for key, ms in (("loads", t1 - t0), ("restore", t3 - t2), ("first", t5 - t4)):
+        times = (t1 - t0, t3 - t2, t7 - t6, t5 - t4)
+        for key, ms in zip(("loads", "restore", "text", "first"), times, strict=True):
             out[key].append(ms * 1000)
     return out
 
@@ -338,9 +356,10 @@ def main() -> None:
     )
     print(
         "| target | shape | payload KB | snapshot KB | json.dumps ms | steady ms (x) | "
-        "cold ms (x) | cold best ms (x) | resume ms (x) | store ms | sync ms (x store) |"
+        "cold ms (x) | cold best ms (x) | resume ms (x) | resume json ms (x) | store ms | "
+        "sync ms (x store) |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     measured = []
     for real in [shape == "real" for shape in args.shapes.split(",")]:
         for target in args.targets.split(","):
@@ -352,14 +371,15 @@ def main() -> None:
                 f"{m['snapshot_kb']:.0f} | {d:.2f} | {m['steady']:.2f} ({m['steady'] / d:.2f}x) | "
                 f"{m['cold']:.1f} ({m['cold'] / d:.1f}x) | "
                 f"{m['cold_best']:.1f} ({m['cold_best'] / d:.1f}x) | "
-                f"{m['resume']:.1f} ({m['resume'] / d:.1f}x) | {m['store']:.1f} | "
+                f"{m['resume']:.1f} ({m['resume'] / d:.1f}x) | "
+                f"{m['resume_json']:.1f} ({m['resume_json'] / d:.1f}x) | {m['store']:.1f} | "
                 f"{m['sync']:.1f} ({m['sync'] / m['store']:.1f}x) |"
             )
     if PARTS["on"]:
         print(
             "\nA resume's parts, best of the repeats (ms, x json.dumps of the payload):\n\n"
-            "| target | shape | json.dumps | json.loads snapshot | restore | first compile |"
-            "\n|---|---|---:|---:|---:|---:|"
+            "| target | shape | json.dumps | json.loads snapshot | restore dict | restore text | "
+            "first compile |\n|---|---|---:|---:|---:|---:|---:|"
         )
         for target, real, m in measured:
             d = m["dumps"]

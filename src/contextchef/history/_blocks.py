@@ -32,7 +32,15 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef._json import CLOSED, canonical_utf8, fast_encoder
 
-__all__ = ["BLOCK", "FORM_DIGESTS", "block_digest", "blocks_hold", "blocks_of", "blocks_refused"]
+__all__ = [
+    "BLOCK",
+    "CONSUMED_BLOCKS",
+    "FORM_DIGESTS",
+    "block_digest",
+    "blocks_hold",
+    "blocks_of",
+    "blocks_refused",
+]
 
 BLOCK = 64
 """Items per block (64 short messages: about 12 KB hashed at once)."""
@@ -41,6 +49,8 @@ FORM_DIGESTS = ("history form digests",)
 """Key, in the dict a snapshot's ledgers share on restore, of the history forms' digests."""
 
 _MEMO = ("blocks made",)
+CONSUMED_BLOCKS = ("consumed blocks",)
+"""Key, in that dict, of the consumed blocks' digests `history._lazy.vouched` made."""
 
 
 def block_digest(columns: Sequence[Sequence[Any]]) -> str:
@@ -77,9 +87,9 @@ def _blocks(
     old_index, old_blocks = old
     out = []
     for b, k in enumerate(range(0, len(index), BLOCK)):
-        key = tuple(index[k : k + BLOCK])
+        key = (k, tuple(index[k : k + BLOCK]))
         hit = memo.get(key)
-        if hit is None and b < len(old_blocks) and tuple(old_index[k : k + BLOCK]) == key:
+        if hit is None and b < len(old_blocks) and tuple(old_index[k : k + BLOCK]) == key[1]:
             hit = old_blocks[b]  # the base's block over the same digests
         made[key] = hit if hit is not None else block_digest([c[k : k + BLOCK] for c in columns])
         out.append(made[key])
@@ -139,8 +149,9 @@ def blocks_hold(
             "that tie each message and wire entry to its place); nothing was restored"
         )
     texts = form.get("texts") or [[]] * len(out)
+    memo = {_MEMO: made.get(CONSUMED_BLOCKS, {})}  # the consumed blocks `vouched` hashed
     ours = blocks_of(
-        forms[:shared], consumed[:shared], (form["wire"], texts, form["wire_digests"]), {}, None
+        forms[:shared], consumed[:shared], (form["wire"], texts, form["wire_digests"]), {}, memo
     )
     if ours != blocks or "" in ours[0] or "" in ours[1] or not CLOSED.issuperset(map(type, out)):
         return ours

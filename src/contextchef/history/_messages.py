@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import marshal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from contextchef._errors import (
     CorruptHistoryError,
@@ -400,8 +401,24 @@ class Message:
             return (part,) if isinstance(part := self.parts[0], ToolResult) else ()
         return tuple(p for p in self.parts if isinstance(p, ToolResult))
 
+    if not TYPE_CHECKING:  # typed as the field it stands for
+
+        def __getattr__(self, name: str) -> Any:  # a field not set: a lazy message's parts
+            lazy = self.__dict__.get("_lazy") if name == "parts" else None
+            if lazy is None and name == "parts" and "parts" in self.__dict__:
+                return self.__dict__["parts"]  # set by another thread since the lookup
+            if lazy is None:
+                raise AttributeError(f"'Message' object has no attribute {name!r}")
+            return lazy[2](self)  # (form, index, `history._lazy.lazy_parts`)
+
+    def __getstate__(self) -> dict[str, Any]:  # copies and pickles hold the parts
+        return {"role": self.role, "parts": self.parts}
+
     def to_dict(self) -> dict[str, Any]:
         """A plain-JSON form (see `message_from_dict`); default-valued fields are omitted."""
+        lazy = self.__dict__.get("_lazy")
+        if lazy is not None and type(lazy[0]) is dict:  # a lazy message: a copy of its form
+            return marshal.loads(marshal.dumps(lazy[0]))  # type: ignore[no-any-return]
         return {"role": self.role, "parts": [part_to_dict(p) for p in self.parts]}
 
 

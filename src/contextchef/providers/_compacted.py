@@ -49,6 +49,7 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef.history._archive import Archive
 from contextchef.history._compaction import render_transcript
+from contextchef.history._lazy import is_lazy
 from contextchef.history._messages import Message, ProviderPart, ToolCall
 from contextchef.history._offload import OffloadStore
 
@@ -256,6 +257,8 @@ def swapped_in(history: Sequence[Message], consumed: Sequence[Message], wire: st
 def _compaction_at(history: Sequence[Message]) -> tuple[int, ProviderPart] | None:
     """The newest history message holding a provider's compaction part, and that part."""
     for i in range(len(history) - 1, -1, -1):
+        if is_lazy(history[i]):  # a restored message not read yet: it holds no provider part
+            continue
         for part in reversed(history[i].parts):
             if isinstance(part, ProviderPart) and part.data.get("type") == COMPACTION:
                 return i, part

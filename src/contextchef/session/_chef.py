@@ -1013,24 +1013,26 @@ class ContextChef:
 
     def restore(
         self,
-        snapshot: Mapping[str, Any],
+        snapshot: Mapping[str, Any] | str | bytes,
         *,
         keys: SnapshotKeys | None = None,
         allow_unsigned: bool = False,
         session_id: str | None = None,
         narrow: bool = False,
     ) -> tuple[PolicyDifference, ...]:
-        """Restore a `snapshot`'s data (register the same tools first); compiles then match.
+        """Restore a `snapshot` or its JSON text (same tools registered first); compiles match.
 
-        A signature is always checked against `keys`, and `session_id` must be the one
-        it was signed for (None: signed without one); ``allow_unsigned=True`` admits only
-        a snapshot with no signature, whose deferred loads ``require_search`` governs must
-        show a search in its history. The policy (blocklist, modes, ``defer`` / ``pin``,
-        strategy) stays this session's; ``narrow=True`` adds the snapshot's blocklist and
-        takes its mode and whitelist where this session has none (`contextchef.exposure.
-        _restore`). Loads the policy closes are dropped. The snapshot's skills (linted as by
-        `register_skills`) and runtime tools are registered (attach handlers with
-        `register_runtime_tool` beforehand).
+        Text (as stored) is read here and kept: the history messages the snapshot vouches
+        for build their parts when first read. A signature is always checked against
+        `keys`, and `session_id` must be the one it was signed for (None: signed without
+        one); ``allow_unsigned=True`` admits only a snapshot with no signature, whose
+        deferred loads ``require_search`` governs must show a search in its history.
+
+        The policy (blocklist, modes, ``defer`` / ``pin``, strategy) stays this session's;
+        ``narrow=True`` adds the snapshot's blocklist and takes its mode and whitelist
+        where this session has none (`contextchef.exposure._restore`). Loads the policy
+        closes are dropped. The snapshot's skills (linted as by `register_skills`) and
+        runtime tools are registered (attach handlers with `register_runtime_tool` first).
 
         Returns:
             Where the snapshot's policy, loads or system prompt differed (also logged).
@@ -1040,8 +1042,8 @@ class ContextChef:
                 allowed), no signature, an unknown key id, altered content, another
                 session id. SnapshotMismatchError: other tools, toolkits, skills or an
                 unsupported version, a ledger not in its target's wire form; UsageError /
-                CorruptHistoryError: a malformed field, a non-bool flag; VolatileValueError:
-                as `register_skills` says. In every case nothing is changed.
+                CorruptHistoryError: text not JSON, a malformed field, a non-bool flag;
+                VolatileValueError: as `register_skills` says. Nothing is changed.
         """
         trust: dict[str, Any] = {"keys": keys, "allow_unsigned": allow_unsigned}
         return self._maintenance.restore(snapshot, narrow=narrow, session_id=session_id, **trust)
@@ -1049,7 +1051,9 @@ class ContextChef:
     def _restore_stored(self, stored: Any, keys: Any, session_id: Any) -> Any:
         """(`restore` of a store's `StoredSession`, checked unless it says it was; history)."""
         trust = {"keys": keys, "allow_unsigned": keys is None, "session_id": session_id}
-        notes = self._maintenance.restore(stored.snapshot, signed=stored.verified, **trust)
+        notes = self._maintenance.restore(
+            stored.snapshot, owned=True, signed=stored.verified, **trust
+        )
         return notes, self._state.history
 
     def _snapshot_over(self, base: Any, keys: Any, session_id: Any) -> Any:

@@ -48,7 +48,8 @@ from contextchef.history._forms import (
     text_digest,
     wire_forms,
 )
-from contextchef.history._messages import Message, ReasoningPart, ToolCall
+from contextchef.history._lazy import call_index
+from contextchef.history._messages import Message, ReasoningPart
 from contextchef.providers._chain import chain_form, restore_chain
 from contextchef.providers._sent_form import read_sent, sent_form
 from contextchef.providers._usage import SentRequest
@@ -379,8 +380,7 @@ class Ledger:
             bindings=dict(data.get("bindings", {})),
             sent=read_sent(data.get("sent"), name),
         )
-        found = reversed(list(enumerate(ir)))  # a call's first message wins (no tuple made)
-        ledger.calls = {p.id: i for i, m in found for p in m.parts if isinstance(p, ToolCall)}
+        ledger.calls = call_index(ir)  # a lazy message's parts are not built for it
         restore_chain(
             ledger.binding_cache, entries, ledger.digests, data.get("chain"), name, ledger.tools
         )

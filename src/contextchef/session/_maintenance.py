@@ -31,6 +31,7 @@ from contextchef.history._archive import ArchiveReason as Reason
 from contextchef.history._compaction import Cleared, Compacted
 from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._forms import digest
+from contextchef.history._lazy import call_ids
 from contextchef.history._messages import ToolCall, check_message
 from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
@@ -56,6 +57,7 @@ from contextchef.session._snapshot import (
     read_skills,
     read_snapshot,
     runtime_tools,
+    snapshot_of_text,
     take_snapshot,
 )
 from contextchef.session._state import SessionState
@@ -107,7 +109,7 @@ class Maintenance:
     def ingest(self, response: object) -> tuple[ToolCall, ...]:
         """Append the model's turn of a response; see `ContextChef.ingest`."""
         history = self._state.history
-        ids = {p.id for m in history for p in m.parts if isinstance(p, ToolCall)}
+        ids = call_ids(history)  # a lazy message's from its form
         read = read_response(response, id_offset=synthetic_offset(ids, len(history)))
         turn = tuple(digest(m) for m in read.turn.messages)
         if read.id in self._ingested and self._ingested[read.id] in (turn, None):  # None: restored
@@ -164,17 +166,26 @@ class Maintenance:
 
     def restore(
         self,
-        snapshot: Mapping[str, Any],
+        snapshot: Mapping[str, Any] | str | bytes,
         *,
         narrow: bool = False,
         signed: bool = False,
+        owned: bool = False,
         **trust: Any,
     ) -> tuple[PolicyDifference, ...]:
-        """Restore a snapshot, checked before anything changes; see `ContextChef.restore`."""
+        """Restore a snapshot, checked before anything changes; see `ContextChef.restore`.
+
+        `owned`: the snapshot is the restore's (`SessionState.from_dict`), never changed;
+        so is one given as JSON text, read here.
+        """
+        if isinstance(snapshot, (str, bytes, bytearray)):
+            snapshot, owned = snapshot_of_text(snapshot), True
         signed = signed or (isinstance(snapshot, Mapping) and verify(snapshot, **trust))
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
         coming = runtime_tools(snapshot, self._tools)
-        state = read_snapshot(snapshot, tools=self._tools, coming=coming.tools, signed=signed)
+        state = read_snapshot(
+            snapshot, tools=self._tools, coming=coming.tools, signed=signed, owned=owned
+        )
         skills = read_skills(snapshot, tools=self._tools)
         host = PolicyValues.of(self._state)
         policy, notes = restore_policy(host, snapshot, modes=self._modes, narrow=narrow)

@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from contextchef._errors import SnapshotMismatchError, UsageError, shown
+from contextchef._errors import SnapshotMismatchError, UsageError, json_reason, shown
+from contextchef._json import strict_loads
 from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
@@ -170,8 +171,26 @@ def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool]
         )
 
 
+def snapshot_of_text(text: str | bytes | bytearray) -> Any:
+    """A snapshot's JSON text read as JSON (NaN and the infinities refused).
+
+    Raises:
+        UsageError: Not JSON text (``json``'s reason); nothing is restored.
+    """
+    try:
+        return strict_loads(text)
+    except (ValueError, RecursionError) as exc:
+        reason = json_reason(exc)
+        raise UsageError(f"snapshot text is not JSON: {reason}; nothing was restored") from None
+
+
 def read_snapshot(
-    data: object, *, tools: SessionTools, coming: Sequence[Tool] = (), signed: bool = False
+    data: object,
+    *,
+    tools: SessionTools,
+    coming: Sequence[Tool] = (),
+    signed: bool = False,
+    owned: bool = False,
 ) -> SessionState:
     """The `SessionState` of a snapshot's data, after checking it against the session.
 
@@ -187,7 +206,7 @@ def read_snapshot(
     snapshot = checked(data)
     _check_tools(tools, snapshot, coming)
     try:
-        return SessionState.from_dict(snapshot, signed=signed)
+        return SessionState.from_dict(snapshot, signed=signed, owned=owned)
     except RecursionError:  # a field nested past what Python can walk (no JSON we write)
         raise UsageError(
             "snapshot: a ledger field is nested too deep; nothing was restored"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._forms import checked_history, forms_over
+from contextchef.history._lazy import lazy_history, vouched
 from contextchef.history._messages import Message
 from contextchef.history._notes import NoteBudget
 from contextchef.providers._retry import SummaryRetry
@@ -119,8 +120,13 @@ class SessionState:
         }
 
     @classmethod
-    def from_dict(cls, data: SnapshotForm, *, signed: bool = False) -> SessionState:
+    def from_dict(
+        cls, data: SnapshotForm, *, signed: bool = False, owned: bool = False
+    ) -> SessionState:
         """Build a state from the data of a snapshot checked by `check_shape` (`signed`: HMAC'd).
+
+        `owned`: `data` is the restore's own, kept unchanged: the history messages it
+        vouches for keep their forms and build their parts when read (`history._lazy`).
 
         The policy fields (exposure patterns, mode, whitelist, blocklist, strategy) keep
         their defaults: they are the host's (`contextchef.exposure._restore`).
@@ -129,7 +135,8 @@ class SessionState:
             UsageError: A malformed ledger (named in the message).
             CorruptHistoryError: The history is malformed.
         """
-        history, made = checked_history(data["history"]), None if signed else dict[Any, Any]()
+        made, forms = None if signed else dict[Any, Any](), data["history"]
+        history = lazy_history(forms, vouched(data, made)) if owned else checked_history(forms)
         ledgers = {
             target: Ledger.from_dict(
                 raw, history, data["history"], name=target, made=made, version=data["version"]

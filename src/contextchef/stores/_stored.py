@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import SessionStoreError, json_reason, shown
-from contextchef._json import is_unicode
+from contextchef._json import is_unicode, strict_loads
 
 __all__ = [
     "WHERE",
@@ -99,17 +99,6 @@ def encode(value: object, session_id: str) -> str:
         ) from exc
 
 
-def _constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _float(text: str) -> float:
-    number = float(text)
-    if math.isinf(number):
-        raise ValueError(f"{text[:40]} is past what a float holds")
-    return number
-
-
 def decode(text: object, session_id: str, what: str) -> Any:
     """Parse stored JSON; `what` says where it was stored (for the message).
 
@@ -124,7 +113,7 @@ def decode(text: object, session_id: str, what: str) -> Any:
     """
     try:
         text = stored_text(session_id, text, what)
-        return json.loads(text, parse_constant=_constant, parse_float=_float)
+        return strict_loads(text)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise SessionStoreError(
             f"session {session_id!r}: stored {what} is not valid JSON ({json_reason(exc)}: "

@@ -53,6 +53,7 @@ from typing import Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, thaw
+from contextchef.history._lazy import call_names
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -323,7 +324,7 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         under the real tool behind ``defer_execute`` is sent under the call's name);
         calls made in `before` (already sent) count.
         """
-        names = {c.id: c.name for m in (*before, *messages) for c in m.tool_calls}
+        names = call_names((*before, *messages))  # a lazy message's from its form
         out: list[dict[str, Any]] = []
         for message in messages:
             out += _steps(message, names)

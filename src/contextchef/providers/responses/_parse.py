@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, shown
+from contextchef.history._lazy import parts_or_forms
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -482,7 +483,9 @@ def unique_item_ids(history: Sequence[Message], messages: Sequence[Message]) -> 
     ``message`` input item is optional, so such a call or text is recorded, and sent,
     without it. Parts of one reply sharing an item (a message's texts) keep it alike.
     """
-    seen = {i for m in history for p in m.parts if (i := _item_id(p)) is not None}
+    if all(_item_id(p) is None for m in messages for p in m.parts):
+        return tuple(messages)  # no item id to look for (any other wire's reply)
+    seen = {i for m in history for p in parts_or_forms(m) if (i := _item_id(p)) is not None}
     if not seen:
         return tuple(messages)
     out = []
@@ -494,11 +497,19 @@ def unique_item_ids(history: Sequence[Message], messages: Sequence[Message]) -> 
 
 
 def _recorded(part: object) -> Mapping[str, Any] | None:
-    """Where a call's or a text's recorded item keeps its ``extra`` and ``keys`` (`_hints`)."""
-    data = part.provider_data if isinstance(part, (ToolCall, TextPart)) else None
-    if data is None or data.get("provider") != _R:
+    """Where a call's or a text's recorded item keeps its ``extra`` and ``keys`` (`_hints`).
+
+    `part` may be a lazy message's part form (`parts_or_forms`), read alike.
+    """
+    if isinstance(part, (ToolCall, TextPart)):
+        call, data = isinstance(part, ToolCall), part.provider_data
+    elif type(part) is dict and part.get("kind") in ("tool_call", "text"):  # a part's form
+        call, data = part["kind"] == "tool_call", part.get("provider_data")  # (as written)
+    else:
         return None
-    item = data if isinstance(part, ToolCall) else data.get("item")
+    if not isinstance(data, Mapping) or data.get("provider") != _R:
+        return None
+    item = data if call else data.get("item")
     return item if isinstance(item, Mapping) and isinstance(item.get("extra"), Mapping) else None
 
 
