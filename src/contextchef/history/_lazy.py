@@ -162,9 +162,11 @@ def call_index(messages: Sequence[Message]) -> dict[str, int]:
     """
     out: dict[str, int] = {}
     for i in range(len(messages) - 1, -1, -1):
-        form = lazy_form(messages[i])
-        if form is not None:
-            for raw in form["parts"]:
+        if messages[i].role != "assistant":  # calls are the assistant's (`check_message`)
+            continue
+        lazy = messages[i].__dict__.get("_lazy")
+        if lazy is not None:
+            for raw in lazy[0]["parts"]:
                 if type(raw) is dict and raw.get("kind") == "tool_call" and "id" in raw:
                     out[raw["id"]] = i
             continue
