@@ -293,3 +293,34 @@ def test_a_malformed_part_past_the_vouched_blocks_is_refused_at_once() -> None:
         lambda c: c.restore(json.dumps(snap), allow_unsigned=True), CorruptHistoryError
     )
     assert refusal.startswith(f"message {len(snap['history']) - 1}: ")
+
+
+def _ledger(snap: dict[str, Any]) -> dict[str, Any]:
+    return snap["ledgers"]["anthropic"]  # type: ignore[no-any-return]
+
+
+SHAPES = {
+    "no marks": lambda s: _ledger(s).update(marks=[], pending=None),
+    "no blocks": lambda s: _ledger(s).pop("blocks"),
+    "one list of blocks": lambda s: _ledger(s).update(blocks=[_ledger(s)["blocks"][0]]),
+    "a message that is a list": lambda s: s["history"].__setitem__(3, ["user", "hi"]),
+    "parts that are text": lambda s: s["history"][3].update(parts="hi"),
+    "a part that is text": lambda s: s["history"][3]["parts"].__setitem__(0, "hi"),
+    "a role of the system": lambda s: s["history"][3].update(role="system"),
+    "more shared than consumed": lambda s: _ledger(s).update(shared=10**6),
+    "a consumed digest short": lambda s: _ledger(s)["consumed"].pop(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHAPES))
+def test_a_malformed_snapshot_gets_the_dict_restores_refusal(
+    case: str, long_snapshot: dict[str, Any]
+) -> None:
+    """What `vouched` and `lazy_history` read before the ledgers are checked: no other error."""
+    snap = copy.deepcopy(long_snapshot)
+    SHAPES[case](snap)
+    by_dict = _refused(lambda c: c.restore(copy.deepcopy(snap), allow_unsigned=True), Exception)
+    by_text = _refused(lambda c: c.restore(json.dumps(snap), allow_unsigned=True), Exception)
+    assert by_text == by_dict
+    with pytest.raises(ContextChefError):
+        make().restore(json.dumps(snap), allow_unsigned=True)

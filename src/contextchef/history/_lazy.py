@@ -67,7 +67,10 @@ def vouched(data: Mapping[str, Any], made: dict[Any, Any] | None) -> int:
     memo, most = made.setdefault(CONSUMED_BLOCKS, {}), 0
     for ledger in data["ledgers"].values():
         consumed, blocks = ledger["consumed"], (ledger.get("blocks") or [[]])[0]
-        size = (ledger["pending"] or ledger["marks"][-1])["history"]
+        mark = ledger["pending"] or (ledger["marks"] or [None])[-1]
+        if mark is None:  # no marks: `Ledger.from_dict` refuses it, naming the field
+            continue
+        size = mark["history"]
         shared = min(ledger.get("shared", 0), size, len(forms))
         if len(consumed) != size or type(blocks) is not list:
             continue
