@@ -368,6 +368,11 @@ def test_delta_tells_one_from_true_and_a_grown_list_from_a_changed_one() -> None
     assert snapshot_delta({"a": 1}, {"a": True}) == [["set", ["a"], True]]
     assert snapshot_delta({"a": [1, 2]}, {"a": [1, 2, 3]}) == [["extend", ["a"], [3]]]
     assert snapshot_delta({"a": [1, 2]}, {"a": [1.0, 2, 3]}) == [["set", ["a"], [1.0, 2, 3]]]
+    # flat lists (digests, indices) are compared in C, their items' types included
+    assert snapshot_delta({"a": [1, 1]}, {"a": [1, True]}) == [["set", ["a"], [1, True]]]
+    assert snapshot_delta({"a": [1, 2]}, {"a": [True, 2, 3]}) == [["set", ["a"], [True, 2, 3]]]
+    assert snapshot_delta({"a": [1, 2]}, {"a": [1, 2.0]}) == [["set", ["a"], [1, 2.0]]]
+    assert snapshot_delta({"a": ["x", None, 300]}, {"a": ["x", None, 300]}) == []
     assert snapshot_delta({"a": {"b": 1}, "c": 2}, {"a": {"b": 1}}) == [["del", ["c"]]]
     # a key inserted before kept ones: the object is set whole, in its new order
     assert snapshot_delta({"o": {"b": 1}}, {"o": {"a": 0, "b": 1}}) == [

@@ -473,6 +473,9 @@ def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+_FLAT = frozenset({str, int, type(None)})
+
+
 def _same(a: object, b: object) -> bool:
     """Equal as JSON (``1``, ``1.0`` and ``True`` differ, unlike ``==``)."""
     if a is b:
@@ -481,6 +484,8 @@ def _same(a: object, b: object) -> bool:
         return False
     if isinstance(a, list) and isinstance(b, list) and all(map(operator.is_, a, b)):
         return len(a) == len(b) or _json(a) == _json(b)  # the same items: shared forms
+    if isinstance(a, list) and _FLAT.issuperset(map(type, a)):  # digests, indices: in C
+        return a == b and list(map(type, a)) == list(map(type, b))  # (1, True: types)
     if isinstance(a, (dict, list)):
         return _json(a) == _json(b)
     return a == b
