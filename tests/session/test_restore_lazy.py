@@ -324,3 +324,53 @@ def test_a_malformed_snapshot_gets_the_dict_restores_refusal(
     assert by_text == by_dict
     with pytest.raises(ContextChefError):
         make().restore(json.dumps(snap), allow_unsigned=True)
+
+
+def test_the_history_a_caller_reads_holds_built_messages() -> None:
+    """`chef.history` builds what a restore left lazy: readers of an instance's dict
+    (``vars``, orjson's dataclass writer) see each message as one built by hand."""
+    orjson = pytest.importorskip("orjson")
+    chef, _ = long_conversation("anthropic", rounds=6)
+    stored = json.dumps(chef.snapshot())
+    by_text, by_dict = make(), make()
+    by_text.restore(stored, allow_unsigned=True)
+    by_dict.restore(json.loads(stored), allow_unsigned=True)
+    assert lazy_count(by_text) > 0
+    history = by_text.history
+    assert lazy_count(by_text) == 0
+    assert all(list(vars(m)) == ["role", "parts"] for m in history)
+    assert orjson.dumps(history) == orjson.dumps(by_dict.history) == orjson.dumps(chef.history)
+
+
+def test_snapshot_text_with_a_byte_order_mark_and_other_inputs() -> None:
+    chef, _ = long_conversation("openai", rounds=4)
+    stored = json.dumps(chef.snapshot())
+    for given in ("\ufeff" + stored, b"\xef\xbb\xbf" + stored.encode(), bytearray(stored.encode())):
+        worker = make()
+        worker.restore(given, allow_unsigned=True)
+        assert worker.history == chef.history
+    message = _refused(lambda c: c.restore(memoryview(stored.encode())), UsageError)
+    assert "or its JSON text as str or bytes; got memoryview" in message
+
+
+def test_a_scripted_call_nested_past_pythons_limit_is_a_usage_error() -> None:
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(5000):
+        node["a"] = {}
+        node = node["a"]
+    with pytest.raises(UsageError, match="call 0 args is not JSON-serializable"):
+        tool_calls(("deep", deep))
+
+
+def test_a_text_reference_to_a_negative_index_says_what_is_valid() -> None:
+    chef, _ = long_conversation("openai", rounds=3)
+    snap = json.loads(json.dumps(chef.snapshot()))
+    ledger = snap["ledgers"]["openai"]
+    refs = [{"at": [0], "message": 0, "path": ["parts", -1, "content"]}]
+    ledger["texts"] = [refs] + [[]] * (len(ledger["wire"]) - 1)
+    message = _refused(lambda c: c.restore(json.dumps(snap), allow_unsigned=True), UsageError)
+    assert "'texts' [0] [0] 'path' [1] must be a key (text) or an index (an integer >= 0)" in (
+        message
+    )
+    assert "got -1" in message

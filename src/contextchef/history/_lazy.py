@@ -38,6 +38,7 @@ from contextchef.history._forms import checked_history
 from contextchef.history._messages import Message, ToolCall, message_from_dict
 
 __all__ = [
+    "built_all",
     "call_ids",
     "call_index",
     "is_lazy",
@@ -138,6 +139,22 @@ def lazy_parts(message: Message) -> Any:
     fields["parts"] = (built(form) or message_from_dict(form, index=index)).parts
     fields.pop("_lazy", None)
     return fields["parts"]
+
+
+def built_all(history: tuple[Message, ...]) -> tuple[Message, ...]:
+    """`history` with every lazy message's parts built: what a caller is handed.
+
+    A lazy message's ``__dict__`` lacks ``parts`` (it holds the form): ``vars()``, orjson
+    and other readers of an instance's dict would not see them. Found in C when none is.
+    """
+    if any(map(_HOLDS_LAZY, map(vars, history))):
+        for message in history:
+            if "_lazy" in message.__dict__:
+                lazy_parts(message)
+    return history
+
+
+_HOLDS_LAZY = operator.methodcaller("__contains__", "_lazy")
 
 
 def lazy_form(message: Message) -> dict[str, Any] | None:

@@ -739,8 +739,10 @@ class ContextChef:
 
     @property
     def history(self) -> tuple[Message, ...]:
-        """The history, oldest first."""
-        return self._state.history
+        """The history, oldest first (messages a restore made lazily are built first)."""
+        from contextchef.history._lazy import built_all  # loaded with the session's parts
+
+        return built_all(self._state.history)
 
     def clear_history(self) -> None:
         """Start a fresh conversation: empty the history.

@@ -113,7 +113,8 @@ def checked(data: object) -> SnapshotForm:
     if not isinstance(data, Mapping) or data.get("format") != SNAPSHOT_FORMAT:
         raise UsageError(
             f"not a contextchef snapshot (expected a dict with format {shown(SNAPSHOT_FORMAT)}, "
-            "as returned by ContextChef.snapshot())"
+            "as returned by ContextChef.snapshot(), or its JSON text as str or bytes; got "
+            f"{type(data).__name__})"
         )
     if type(data.get("version")) is not int or data["version"] not in READ_VERSIONS:
         raise SnapshotMismatchError(
@@ -177,8 +178,8 @@ def snapshot_of_text(text: str | bytes | bytearray) -> Any:
     Raises:
         UsageError: Not JSON text (``json``'s reason); nothing is restored.
     """
-    try:
-        return strict_loads(text)
+    try:  # a str led by a byte-order mark: read as bytes with one are
+        return strict_loads(text[1:] if isinstance(text, str) and text[:1] == "\ufeff" else text)
     except (ValueError, RecursionError) as exc:
         reason = json_reason(exc)
         raise UsageError(f"snapshot text is not JSON: {reason}; nothing was restored") from None

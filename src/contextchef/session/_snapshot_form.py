@@ -257,7 +257,11 @@ def check_form(data: object) -> SnapshotForm:
     try:
         return _adapter().validate_python(data)
     except ValidationError as exc:
-        raise UsageError(f"{_problem(exc.errors()[0])}; nothing was restored") from None
+        first, *rest = exc.errors()
+        loc, tags = tuple(first["loc"]), {first["loc"][-1], *(e["loc"][-1] for e in rest[:1])}
+        if tags == {"str", "constrained-int"} and tuple(rest[0]["loc"][:-1]) == loc[:-1]:
+            first = {**first, "loc": loc[:-1], "type": "key_or_index"}  # `str | Size`: both
+        raise UsageError(f"{_problem(first)}; nothing was restored") from None
 
 
 _WANTED = {
@@ -298,6 +302,8 @@ def _problem(error: Any) -> str:
         return f"{where} {ctx.get('error')}"
     if kind == "literal_error":
         return f"{where} must be {ctx.get('expected')}, got {shown(value, 40)}"
+    if kind == "key_or_index":  # `str | Size` (`check_form`)
+        return f"{where} must be a key (text) or an index (an integer >= 0), got {value!r:.40}"
     if kind == "greater_than_equal":
         return f"{where} must be an integer >= {ctx.get('ge')}, got {shown(value, 40)}"
     if kind in ("too_short", "too_long"):

@@ -102,8 +102,8 @@ def _json_object(value: object, what: str) -> dict[str, Any]:
         raise UsageError(f"{what} must be a JSON object (a mapping), got {type(value).__name__}")
     try:
         copied: dict[str, Any] = json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"{what} is not JSON-serializable: {json_reason(exc)}") from exc
+    except (TypeError, ValueError, RecursionError) as exc:  # (nested past Python's limit)
+        raise UsageError(f"{what} is not JSON-serializable: {json_reason(exc)}") from None
     return copied
 
 
