@@ -13,7 +13,7 @@ prompt cache is missed and, where the provider binds thinking to its prefix, the
 earlier thinking is dropped).
 
 `tools_shape` records them as labelled items (``toolkit:Weather``, ``namespace:files``,
-``library:memory``, ``server:github``: a digest of the definition;
+``library:read_memories``, ``server:github``: a digest of the definition;
 ``DeferredConfig.directory_chars``: the value, as JSON text), and `check_tools_shape`
 refuses a restore where they differ, as other tools are refused: the session must be
 built with the same arguments and registrations. Refused rather than reported (a
@@ -34,8 +34,9 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from contextchef._cache import LruMap, lru_cache
 from contextchef._errors import SnapshotMismatchError
-from contextchef._json import JsonValue, canonical_dumps
+from contextchef._json import canonical_dumps
 from contextchef.deferred._groups import Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.tools._registry import Registry, tool_digest
@@ -53,11 +54,42 @@ SHAPING_LIMITS = ("always_meta_tools", "directory_chars", "header_chars", "skill
 what ``tool_search`` returns, in the history, and may differ)."""
 
 
+class ShapedTools(Protocol):
+    """A session's tools as `check_tools_shape` reads them (`session._toolset.SessionTools`)."""
+
+    @property
+    def registry(self) -> Registry: ...
+    @property
+    def toolkits(self) -> Sequence[Toolkit]: ...
+    @property
+    def namespaces(self) -> Sequence[Namespace]: ...
+    @property
+    def config(self) -> DeferredConfig: ...
+
+
 _CONFIG = "DeferredConfig."
+_GROUPS: LruMap[int, tuple[Toolkit | Namespace, str]] = LruMap(512)
+"""id(group) -> (the group, its digest): made once per registered group object."""
 
 
-def _digest(value: JsonValue) -> str:
-    return hashlib.sha256(canonical_dumps(value).encode()).hexdigest()[:16]
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _group_digest(group: Toolkit | Namespace) -> str:
+    """Of a toolkit's or namespace's description and its tools' `tool_digest`s."""
+    hit = _GROUPS.get(id(group))
+    if hit is not None and hit[0] is group:
+        return hit[1]
+    tools = sorted(tool_digest(t, t.name).hex() for t in group.tools)  # as registered
+    made = _digest(canonical_dumps([group.description, tools]))
+    _GROUPS.put(id(group), (group, made))
+    return made
+
+
+@lru_cache(maxsize=64)
+def _limits(config: DeferredConfig) -> tuple[tuple[str, str], ...]:
+    return tuple((f"{_CONFIG}{f}", canonical_dumps(getattr(config, f))) for f in SHAPING_LIMITS)
 
 
 def tools_shape(tools: ShapedTools) -> dict[str, str]:
@@ -66,16 +98,14 @@ def tools_shape(tools: ShapedTools) -> dict[str, str]:
     Returns:
         ``{"toolkit:<name>": digest, "namespace:<name>": digest, "library:<wire name>":
         digest, "server:<name>": digest, "DeferredConfig.<field>": value}`` (digests: 16
-        hex digits of SHA-256 over the canonical JSON definition, a toolkit's over its
-        description and its tools' `tool_digest`; values as JSON text).
+        hex digits of SHA-256: of a group's description and its tools' `tool_digest`, of
+        a library tool's `tool_digest`, of a server's description; values as JSON text).
     """
-    registry, config = tools.registry, tools.config
-    shape = {f"{_CONFIG}{f}": canonical_dumps(getattr(config, f)) for f in SHAPING_LIMITS}
+    registry, shape = tools.registry, dict(_limits(tools.config))
     for kit in tools.toolkits:
-        kit_tools = sorted(tool_digest(t, t.name).hex() for t in kit.tools)  # as registered
-        shape[f"toolkit:{kit.name}"] = _digest([kit.description, kit_tools])
+        shape[f"toolkit:{kit.name}"] = _group_digest(kit)
     for ns in tools.namespaces:
-        shape[f"namespace:{ns.name}"] = _digest([ns.description, sorted(t.name for t in ns.tools)])
+        shape[f"namespace:{ns.name}"] = _group_digest(ns)
     for tool in reversed(registry.tools):  # library-owned tools come last (`Registry`)
         if tool.source != "library":
             break
@@ -126,19 +156,6 @@ def refuse_other(
             missing=missing,
             unexpected=unexpected,
         )
-
-
-class ShapedTools(Protocol):
-    """A session's tools as `check_tools_shape` reads them (`session._toolset.SessionTools`)."""
-
-    @property
-    def registry(self) -> Registry: ...
-    @property
-    def toolkits(self) -> Sequence[Toolkit]: ...
-    @property
-    def namespaces(self) -> Sequence[Namespace]: ...
-    @property
-    def config(self) -> DeferredConfig: ...
 
 
 def check_tools_shape(recorded: Mapping[str, str] | None, tools: ShapedTools) -> None:
