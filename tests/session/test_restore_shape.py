@@ -195,6 +195,14 @@ def test_the_error_lists_the_names_only_one_side_has() -> None:
     assert caught.value.unexpected == ()
 
 
+def test_library_tools_are_recorded_by_name_only() -> None:
+    """Which library tools a session has is its constructor's arguments; their text is the
+    library's, which an upgrade may change: a stored conversation must still restore."""
+    shape = snapshot_of(memory=True)["tools"]["shape"]
+    names = ["library:create_memory", "library:modify_memory", "library:read_memories"]
+    assert {k: v for k, v in shape.items() if k.startswith("library:")} == dict.fromkeys(names, "")
+
+
 def test_limits_that_do_not_shape_the_tools_segment_may_differ() -> None:
     """What only bounds a ``tool_search`` result (in the history, already sent) is free."""
     snap = snapshot_of()

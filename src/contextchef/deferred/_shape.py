@@ -13,7 +13,7 @@ prompt cache is missed and, where the provider binds thinking to its prefix, the
 earlier thinking is dropped).
 
 `tools_shape` records them as labelled items (``toolkit:Weather``, ``namespace:files``,
-``library:read_memories``, ``server:github``: a digest of the definition;
+``server:github``: a digest of the definition; ``library:read_memories``: its name;
 ``DeferredConfig.directory_chars``: the value, as JSON text), and `check_tools_shape`
 refuses a restore where they differ, as other tools are refused: the session must be
 built with the same arguments and registrations. Refused rather than reported (a
@@ -95,11 +95,16 @@ def _limits(config: DeferredConfig) -> tuple[tuple[str, str], ...]:
 def tools_shape(tools: ShapedTools) -> dict[str, str]:
     """Label -> digest or value of each thing besides the tools that shapes the segment.
 
+    A library tool is recorded by name only: which ones a session has is its
+    constructor's arguments, but their text is the library's, which a release may
+    change, and a stored conversation must still restore after an upgrade (the next
+    compile then reports the tools edit).
+
     Returns:
         ``{"toolkit:<name>": digest, "namespace:<name>": digest, "library:<wire name>":
-        digest, "server:<name>": digest, "DeferredConfig.<field>": value}`` (digests: 16
-        hex digits of SHA-256: of a group's description and its tools' `tool_digest`, of
-        a library tool's `tool_digest`, of a server's description; values as JSON text).
+        "", "server:<name>": digest, "DeferredConfig.<field>": value}`` (digests: 16 hex
+        digits of SHA-256, of a group's description and its tools' `tool_digest`, or of
+        a server's description; values as JSON text).
     """
     registry, shape = tools.registry, dict(_limits(tools.config))
     for kit in tools.toolkits:
@@ -109,8 +114,7 @@ def tools_shape(tools: ShapedTools) -> dict[str, str]:
     for tool in reversed(registry.tools):  # library-owned tools come last (`Registry`)
         if tool.source != "library":
             break
-        wire = registry.wire_name_for(tool)
-        shape[f"library:{wire}"] = tool_digest(tool, wire).hex()[:16]
+        shape[f"library:{registry.wire_name_for(tool)}"] = ""  # by name: see the docstring
     for server, description in registry.server_descriptions:
         shape[f"server:{server}"] = _digest(description)
     return shape
