@@ -179,10 +179,11 @@ def test_another_shape_of_the_tools_segment_is_refused_and_changes_nothing(
     chef = build(**restorer)
     talk(chef)  # a conversation of its own, which must survive the refused restore
     before = chef.snapshot()
-    with pytest.raises(SnapshotMismatchError, match=said) as caught:
-        chef.restore(snap, allow_unsigned=True)
-    assert "build the ContextChef with the same arguments" in str(caught.value)
-    assert chef.snapshot() == before
+    for given in (snap, json.dumps(snap)):  # the snapshot, or its JSON text as stored
+        with pytest.raises(SnapshotMismatchError, match=said) as caught:
+            chef.restore(given, allow_unsigned=True)
+        assert "build the ContextChef with the same arguments" in str(caught.value)
+        assert chef.snapshot() == before
     continues(chef)
 
 
