@@ -390,7 +390,11 @@ def test_a_stored_version_that_is_not_a_number_is_a_store_error(tmp_path: Any) -
     store.snapshot("s", ContextChef().snapshot(), expected_version=0)
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE sessions SET version = 'abc' WHERE id = 's'")
-    with pytest.raises(SessionStoreError, match="stored version is not a whole number"):
+    with pytest.raises(
+        SessionStoreError,
+        match=r"stored version \(column sessions.version\) is 'abc' \(a str\), not a whole "
+        r"number from 1 to 2\*\*62 - 1; the record is corrupt",
+    ):
         store.load("s")
 
 
@@ -497,7 +501,7 @@ def test_a_negative_stored_version_and_a_make_chef_without_a_chef_are_clear_erro
     store.snapshot("s", ContextChef().snapshot(), expected_version=0)
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE sessions SET version = -5 WHERE id = 's'")
-    with pytest.raises(SessionStoreError, match="stored version is not a whole number"):
+    with pytest.raises(SessionStoreError, match=r"stored version .* is -5, outside its range"):
         store.load("s")
     with pytest.raises(UsageError, match="expected a ContextChef"):
         SessionSync(store, "t").run_turn(lambda: None, lambda chef: None)  # type: ignore[arg-type,return-value]

@@ -31,20 +31,27 @@ from contextchef.stores._store import verified
 KEYS = SnapshotKeys({"k": b"k" * 32})
 DEEP = "[" * 100_000 + "]" * 100_000
 
+SV, ST = "version (column sessions.version) is", "turn count (column sessions.turns) is"
+RV, RT = "version (hash field 'version') is", "turn count (hash field 'turns') is"
+FROM_1, FROM_0 = "a whole number from 1 to 2**62 - 1", "a whole number from 0 to 2**62 - 1"
+
 # (column or hash field, stored value, a text the load error must hold)
 SQLITE_CASES: list[tuple[str, object, str]] = [
     ("sessions.expires_at", "tomorrow", "column sessions.expires_at) is 'tomorrow' (a str)"),
     ("sessions.expires_at", b"\x00", "column sessions.expires_at) is b'\\x00' (a bytes)"),
     ("sessions.expires_at", float("inf"), "column sessions.expires_at) is inf (a float)"),
-    ("sessions.version", "abc", "column sessions.version: 'abc', a str"),
-    ("sessions.version", "", "column sessions.version: '', a str"),
-    ("sessions.version", 1.5, "column sessions.version: 1.5, a float"),
-    ("sessions.version", -5, "column sessions.version: -5, a int"),
-    ("sessions.version", b"\xff", "column sessions.version: b'\\xff', a bytes"),
-    ("sessions.version", 2**63 - 1, "column sessions.version: 9223372036854775807"),
-    ("sessions.turns", "one", "column sessions.turns: 'one', a str"),
-    ("sessions.turns", 0.5, "column sessions.turns: 0.5, a float"),
-    ("sessions.turns", "²", "column sessions.turns: '²', a str"),
+    ("sessions.version", "abc", f"{SV} 'abc' (a str), not {FROM_1}"),
+    ("sessions.version", "", f"{SV} '' (a str), not a whole number from 1"),
+    ("sessions.version", 1.5, f"{SV} 1.5 (a float), not a whole number from 1"),
+    ("sessions.version", -5, f"{SV} -5, outside its range ({FROM_1})"),
+    ("sessions.version", 0, f"{SV} 0, outside its range ({FROM_1})"),
+    ("sessions.version", b"\xff", f"{SV} b'\\xff' (a bytes), not a whole number from 1"),
+    ("sessions.version", 2**62, f"{SV} 4611686018427387904, outside its range"),
+    ("sessions.version", 2**63 - 1, f"{SV} 9223372036854775807, outside its range"),
+    ("sessions.turns", "one", f"{ST} 'one' (a str), not {FROM_0}"),
+    ("sessions.turns", 0.5, f"{ST} 0.5 (a float), not a whole number from 0"),
+    ("sessions.turns", "²", f"{ST} '²' (a str), not a whole number from 0"),
+    ("sessions.turns", -1, f"{ST} -1, outside its range ({FROM_0})"),
     ("sessions.base", 5, "snapshot (column sessions.base) is 5, not a JSON object"),
     ("sessions.base", 2.5, "snapshot (column sessions.base) is 2.5, not a JSON object"),
     ("sessions.base", b"\xff\xfe", "snapshot (column sessions.base) is not valid JSON"),
@@ -65,15 +72,17 @@ SQLITE_CASES: list[tuple[str, object, str]] = [
 ]
 
 REDIS_CASES: list[tuple[str, object, str]] = [
-    ("version", "abc", "hash field 'version': b'abc', a bytes"),
-    ("version", "", "hash field 'version': b'', a bytes"),
-    ("version", "1.5", "hash field 'version': b'1.5'"),
-    ("version", "-5", "hash field 'version': b'-5'"),
-    ("version", b"\xff", "hash field 'version': b'\\xff'"),
-    ("version", "9" * 30, "hash field 'version': b'999"),
+    ("version", "abc", f"{RV} b'abc' (a bytes), not {FROM_1}"),
+    ("version", "", f"{RV} b'' (a bytes), not a whole number from 1"),
+    ("version", "1.5", f"{RV} b'1.5' (a bytes), not a whole number from 1"),
+    ("version", "-5", f"{RV} -5, outside its range ({FROM_1})"),
+    ("version", "0", f"{RV} 0, outside its range ({FROM_1})"),
+    ("version", b"\xff", f"{RV} b'\\xff' (a bytes), not a whole number from 1"),
+    ("version", "9" * 30, f"{RV} {'9' * 30}, outside its range"),
     ("version", None, "has no field 'version'"),
-    ("turns", "one", "hash field 'turns': b'one'"),
-    ("turns", "0.5", "hash field 'turns': b'0.5'"),
+    ("turns", "one", f"{RT} b'one' (a bytes), not {FROM_0}"),
+    ("turns", "0.5", f"{RT} b'0.5' (a bytes), not a whole number from 0"),
+    ("turns", "-1", f"{RT} -1, outside its range ({FROM_0})"),
     ("base", b"\xff\xfe", "snapshot (hash field 'base') is not valid JSON"),
     ("base", "not json", "snapshot (hash field 'base') is not valid JSON"),
     ("base", "[1]", "snapshot (hash field 'base') is [1], not a JSON object"),

@@ -9,9 +9,11 @@ Code is not in a snapshot: tools and their handlers, namespaces, toolkits, runti
 hooks, event handlers and the implicit-context hook. Restore into a `ContextChef` built
 with the same constructor arguments, after registering the same tools, namespaces and
 toolkits (and any runtime tools that were not loaded from a toolkit); loaded toolkits are
-loaded again on restore. The snapshot records a fingerprint of the registered
-tools: on a mismatch, restore raises `SnapshotMismatchError` naming the missing and
-unexpected tools, and changes nothing.
+loaded again on restore. The snapshot records a fingerprint of the registered tools and
+what else shapes the tools segment (``tools.shape``, `contextchef.deferred._shape`: the
+toolkits, namespaces, library tools, server descriptions, `DeferredConfig` limits): on a
+mismatch, restore raises `SnapshotMismatchError` naming what is missing, unexpected or
+defined otherwise, and changes nothing (a snapshot without ``shape`` is not checked).
 
 The form is declared once, in `contextchef.session._snapshot_form` (`SnapshotForm`), and
 every reader here checks a snapshot against it first; a snapshot missing a field it
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import SnapshotMismatchError, UsageError, json_reason, shown
 from contextchef._json import strict_loads
+from contextchef.deferred._shape import check_tools_shape, refuse_other, tools_shape
 from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
@@ -89,6 +92,7 @@ def take_snapshot(state: SessionState, tools: SessionTools, base: Any = None) ->
             "names": names,
             "runtime": sorted(tools.registry.wire_name_for(t) for t in made),
             "definitions": [tool_to_dict(t) for t in made],
+            "shape": tools_shape(tools),
         },
         "skills": [skill.to_dict() for skill in tools.skills],
     }
@@ -142,19 +146,9 @@ def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool]
     _, fingerprint, made = _tool_sets(tools, coming, named=False)  # names: to say what differs
     recorded = data["tools"]
     if recorded["fingerprint"] != fingerprint:
-        want, names = set(recorded["names"]), _tool_sets(tools, coming)[0]
-        missing, extra = tuple(sorted(want - set(names))), tuple(sorted(set(names) - want))
-        detail = (
-            f"missing {list(missing)}, unexpected {list(extra)}"
-            if want != set(names)
-            else "same names, different definitions"
-        )
-        raise SnapshotMismatchError(
-            f"the registered tools differ from the snapshot's ({detail}); register the same "
-            "tools (with the same definitions) before restore()",
-            missing=missing,
-            unexpected=extra,
-        )
+        names = dict.fromkeys(recorded["names"]), dict.fromkeys(_tool_sets(tools, coming)[0])
+        fix = "register the same tools (with the same definitions) before restore()"
+        refuse_other("registered tools", *names, fix, alike="same names, other definitions")
     known = {t.name for t in tools.toolkits}
     kits = [k for k in data["loaded_toolkits"] if k not in known]
     if kits:
@@ -163,6 +157,7 @@ def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool]
             "them before restore()",
             missing=tuple(kits),
         )
+    check_tools_shape(recorded.get("shape"), tools)
     absent = sorted(set(recorded["runtime"]) - {tools.registry.wire_name_for(t) for t in made})
     if absent:
         raise SnapshotMismatchError(
@@ -233,16 +228,10 @@ def read_skills(data: object, *, tools: SessionTools) -> tuple[Skill, ...]:
         )
     except UsageError as exc:
         raise UsageError(f"snapshot field 'skills': {exc}; nothing was restored") from exc
-    if current and current != recorded:
-        have, want = {s.name for s in current}, {s.name for s in recorded}
-        raise SnapshotMismatchError(
-            f"the registered skills differ from the snapshot's (missing "
-            f"{sorted(want - have)}, unexpected {sorted(have - want)}, or other "
-            "definitions); register the same skills, or none (the snapshot brings its "
-            "own), before restore()",
-            missing=tuple(sorted(want - have)),
-            unexpected=tuple(sorted(have - want)),
-        )
+    fix = "register the same skills, or none (the snapshot brings its own), before restore()"
+    named = {s.name: s for s in recorded}, {s.name: s for s in current}
+    if current:  # the skills whose names or definitions differ, named
+        refuse_other("registered skills", *named, fix)
     absent = sorted(
         {w for s in recorded for w in s.tools if tools.registry.by_wire_name(w) is None}
     )

@@ -12,7 +12,8 @@ bound), ``chain`` (no chain built), ``sent`` (nothing kept, no usage reported), 
 (no tool change), the snapshot's ``announcements`` (spec 001: none without it), and those
 older version 5 writers did not write: a ledger's ``ir_digest``, the snapshot's ``noticed``
 (the budget notices given), ``retry`` (written only while a failed compaction is waited
-out) and ``budget`` (`NoteBudget`, what a compaction sizes its notes by). The rest, the
+out), ``budget`` (`NoteBudget`, what a compaction sizes its notes by) and the tool record's
+``shape`` (`contextchef.deferred._shape`; not checked without it). The rest, the
 digests included, is required: a snapshot missing a field is refused.
 
 This module imports pydantic; it is imported when a snapshot is read, never by
@@ -207,6 +208,7 @@ class ToolRecordForm(TypedDict):
     runtime: list[str]
     definitions: list[dict[str, Any]]
     """Runtime tools' definitions (checked by `tool_from_dict`)."""
+    shape: NotRequired[dict[str, Text]]  # `deferred._shape.tools_shape` (none before it)
 
 
 @with_config(_STRICT)

@@ -65,17 +65,21 @@ __all__ = ["RedisSessionStore"]
 # (another lineage: the session was made again).
 _COUNT = """
 local function count(field)
-  local raw = redis.call('HGET', KEYS[1], field) or '0'
+  local raw = redis.call('HGET', KEYS[1], field)
+  if not raw then return 0, '0' end
   local digits = string.match(raw, '^%s*(%d+)%s*$')
-  if not digits or #digits > 18 then return nil, raw end
-  return tonumber(digits), raw
+  if digits then digits = string.gsub(digits, '^0+', '') end
+  if not digits or #digits > 19 or (#digits == 19 and digits > '4611686018427387903')
+    or (field == 'version' and digits == '') then return nil, raw end
+  return tonumber(digits) or 0, raw
 end
 local function other_lineage(expected)
   return expected ~= '' and '=' .. (redis.call('HGET', KEYS[1], 'lineage') or '') ~= expected
 end
 """
-"""Lua: a stored count (``version``, ``turns``), or nil and the raw value when corrupt
-(a script then returns ``{-3, field, raw}``; Python's `stored_count` reads it the same)."""
+"""Lua: a stored count (``version``, ``turns``; 0 when absent), or nil and the raw value when
+corrupt (a script then returns ``{-3, field, raw}``; Python's `stored_count` reads it the
+same): not digits, past 2**62 - 1, or a stored version of 0 (a session's is >= 1)."""
 
 _APPEND = (
     _COUNT
@@ -236,7 +240,7 @@ class RedisSessionStore:
                     f"hash {meta_key!r}",
                     f"has no field {name!r} (fields: {shown_keys(meta)})",
                 )
-        version = stored_count(session_id, meta["version"], "version", _WHERE["version"])
+        version = stored_count(session_id, meta["version"], "version", _WHERE["version"], least=1)
         record = (meta["base"], texts, meta.get("head"))
         snapshot = verified(self.keys, session_id, version, record, _WHERE)
         turns = stored_count(session_id, meta.get("turns", 0), "turn count", _WHERE["turns"])
@@ -295,12 +299,13 @@ class RedisSessionStore:
         """A write script's ``{status, version}``; a corrupt stored count is an error.
 
         Raises:
-            SessionStoreError: The script found a stored count that is not a whole number.
+            SessionStoreError: The script found a stored count out of its range (or not one).
         """
         if reply[0] == -3:
             field = _field(reply[1])
-            stored_count(session_id, reply[2], field, _WHERE[field])  # raises, naming it
-            raise corrupt(session_id, f"{field} ({_WHERE[field]})", "is not a whole number")
+            what, least = ("version", 1) if field == "version" else ("turn count", 0)
+            stored_count(session_id, reply[2], what, _WHERE[field], least=least)  # raises
+            raise corrupt(session_id, f"{what} ({_WHERE[field]})", "is not a count")
         return int(reply[0]), int(reply[1])
 
     def _next_head(self, session_id: str, expected: int, text: str) -> tuple[str, str]:
@@ -318,12 +323,13 @@ class RedisSessionStore:
             "read the head",
             lambda: self.client.hmget(meta_key, "version", "turns", "head"),
         )
-        version = stored_count(
-            session_id, 0 if read[0] is None else read[0], "version", _WHERE["version"]
-        )
+        version = 0  # no session
+        if read[0] is not None:
+            version = stored_count(session_id, read[0], "version", _WHERE["version"], least=1)
         if version != expected:
             raise stale(session_id, expected, version)
-        turns = stored_count(session_id, 0 if read[1] is None else read[1], "turn count")
+        turns = 0 if read[1] is None else read[1]
+        turns = stored_count(session_id, turns, "turn count", _WHERE["turns"])
         chain = head_chain(read[2], self.keys, session_id, version, turns, _WHERE)
         new = signed_head(self.keys, session_id, version + 1, turns + 1, chained(chain, text))
         assert new is not None

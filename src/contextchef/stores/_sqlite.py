@@ -236,7 +236,7 @@ class SQLiteSessionStore:
         if row is None or self._expired(session_id, row[2]):
             return None
         return (
-            stored_count(session_id, row[0], "version", _WHERE["version"]),
+            stored_count(session_id, row[0], "version", _WHERE["version"], least=1),
             stored_count(session_id, row[1], "turn count", _WHERE["turns"]),
             _token(session_id, row[3]),
         )
@@ -328,7 +328,7 @@ class SQLiteSessionStore:
             ) from exc
         if row is None or self._expired(session_id, row[3]):
             return None
-        version = stored_count(session_id, row[0], "version", _WHERE["version"])
+        version = stored_count(session_id, row[0], "version", _WHERE["version"], least=1)
         snapshot = verified(self.keys, session_id, version, (row[1], texts, head), _WHERE)
         turns = stored_count(session_id, row[2], "turn count", _WHERE["turns"])
         if len(texts) != turns:

@@ -123,28 +123,40 @@ def decode(text: object, session_id: str, what: str) -> Any:
         ) from exc
 
 
-_DIGITS = re.compile(r"[0-9]{1,18}")
-"""A count as a store writes it (ASCII digits; versions stay below 2**62)."""
+_DIGITS = re.compile(r"-?[0-9]{1,40}")
+"""A whole number as text (a store writes ASCII digits; its range is checked after)."""
+_SPACE = " \t\n\v\f\r"
+"""What may surround it (C's ``isspace``, as the Redis scripts' ``%s``)."""
+_MOST = 2**62 - 1
+"""The largest count a store writes (`contextchef.stores._store.check_version`'s bound)."""
 
 
-def stored_count(session_id: str, value: object, what: str, where: str = "") -> int:
+def stored_count(
+    session_id: str, value: object, what: str, where: str = "", *, least: int = 0
+) -> int:
     """A version or turn count read back from a store (`where`: its column or field), as an int.
 
+    Args:
+        session_id: The session (for the message).
+        value: What the store holds: an int, or its text (str, or bytes as Redis gives it).
+        what: The count's name (``"version"``, ``"turn count"``).
+        where: Its column or field, for the message.
+        least: The smallest valid value: 1 for a stored session's version (the writes so
+            far, `StoredSession.version`; 0 is no session), 0 for a turn count.
+
     Raises:
-        SessionStoreError: The stored value is not a whole number >= 0 (a corrupt record).
+        SessionStoreError: The stored value is not a whole number from `least` to 2**62 - 1
+            (a corrupt record), naming the value, where it is and that range.
     """
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**62:
-        return value
-    if isinstance(value, bytes):
-        text: object = value.decode("ascii", "replace")
+    number = value if isinstance(value, int) and not isinstance(value, bool) else None
+    text = value.decode("ascii", "replace") if isinstance(value, bytes) else value
+    if isinstance(text, str) and _DIGITS.fullmatch(text.strip(_SPACE)):
+        number = int(text)
+    if number is not None and least <= number <= _MOST:
+        return number
+    valid = f"a whole number from {least} to 2**62 - 1"
+    if number is not None:
+        held = f"{shown(number, 40)}, outside its range ({valid})"
     else:
-        text = value
-    if isinstance(text, str) and _DIGITS.fullmatch(text.strip()):
-        return int(text)
-    at = f"{where}: " if where else ""
-    raise SessionStoreError(
-        f"session {shown(session_id, 80)}: the stored {what} is not a whole number "
-        f"({at}{shown(value, 40)}, a {type(value).__name__}); the record is corrupt: delete "
-        "it (store.delete) or restore it from a backup",
-        session_id=session_id,
-    )
+        held = f"{shown(value, 40)} (a {type(value).__name__}), not {valid}"
+    raise corrupt(session_id, f"{what} ({where})" if where else what, f"is {held}")
