@@ -396,10 +396,13 @@ def verified(
         for text in texts:
             made = chained(made, text)
         if not hmac.compare_digest(made, chain):
+            why = "a turn or the base was edited, replaced or reordered"
+            if base[:9] not in ('{"format"', b'{"format"'):  # not the writer's first key
+                why = "their JSON object keys were reordered (the head is over the texts as "
+                why += "written: keep them so, in a text column, not jsonb); nothing was restored"
             raise SnapshotSignatureError(
                 f"session {session_id!r}: the stored snapshot and turns are not the ones the "
-                "store's signed head vouches for: a turn or the base was edited, replaced or "
-                "reordered",
+                f"store's signed head vouches for: {why}",
                 problem="mismatch",
             )
     snapshot = materialize(session_id, base, texts, where)
