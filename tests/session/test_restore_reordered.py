@@ -209,3 +209,22 @@ def test_a_session_sync_over_rows_rewritten_with_sorted_keys(tmp_path: Path, key
     said = str(info.value)
     assert "reordered" in said and "keys" in said, said
     assert worker.history == ()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_signed_jsonb_chat_of_texts_only_goes_on_and_saves_consistently(target: str) -> None:
+    """No tool call or reasoning to show the order: the parts' provider data show it."""
+    fake = fake_for(target).script(*[text(f"Answer {r}.") for r in range(14)])
+    chef = make()
+    chef.set_history([user("Hello.")])
+    for n in range(3):
+        turn(chef, target, fake, n)
+    moved = jsonb(chef.snapshot(keys=KEYS, session_id="c1"))
+    worker = make()
+    worker.restore(json.dumps(moved), keys=KEYS, session_id="c1")
+    for n in range(10):
+        turn(worker, target, fake, n)
+    assert fake.violations == ()
+    again = make()
+    again.restore(json.dumps(worker.snapshot()), allow_unsigned=True)
+    assert again.history == worker.history

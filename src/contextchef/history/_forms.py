@@ -391,7 +391,7 @@ def consumed(
         ours = _form_digests(forms, history, shared, made) if cache is not None else []
         for i in range(shared) if cache is not None and ours[:shared] != digests[:shared] else ():
             if ours[i] != digests[i] and _any_digest(history[i]) != digests[i]:
-                if order := reordered(forms[i : i + 1]):
+                if order := reordered([forms[i], *forms]):
                     raise reordered_error(f"{where}: history message {i}", order)
                 raise UsageError(
                     f"{where}: history message {i} differs from what the ledger consumed "

@@ -114,8 +114,9 @@ def _form_keys(form: Any) -> list[str] | None:
     """The keys of `form`'s first object the writer writes otherwise (None: none found).
 
     `form` is a history message's `Message.to_dict` form: ``role`` before ``parts``, each
-    part's ``kind`` then its fields in their declared order (provider data and arguments
-    keep the order they came in, and are not judged).
+    part's ``kind`` then its fields in their declared order, a part's provider data its
+    ``provider`` tag first (the parsers write it so); arguments keep the model's order,
+    and are not judged.
     """
     if not isinstance(form, dict):
         return None
@@ -125,6 +126,9 @@ def _form_keys(form: Any) -> list[str] | None:
         rank = _RANK.get(part.get("kind")) if isinstance(part, dict) else None
         if rank is not None and list(part) != sorted(part, key=lambda k: rank.get(k, 99)):
             return list(part)
+        data = part.get("provider_data") if rank is not None else None
+        if isinstance(data, dict) and "provider" in data and next(iter(data)) != "provider":
+            return list(data)  # the library writes its tag first
     return None
 
 
