@@ -179,10 +179,10 @@ def test_an_edit_in_a_signed_reordered_snapshot_is_refused_by_the_signature(orde
         make().restore(said, keys=KEYS, session_id="c1")
 
 
-def _rewrite_rows(path: Path) -> None:
+def _rewrite_rows(path: Path, rows: str) -> None:
     db = sqlite3.connect(path)
     with db:
-        for (base,) in db.execute("select base from sessions").fetchall():
+        for (base,) in db.execute("select base from sessions").fetchall() if rows == "all" else ():
             db.execute("update sessions set base = ?", (json.dumps(sort_keys(json.loads(base))),))
         for version, delta in db.execute("select version, delta from turns").fetchall():
             new = json.dumps(sort_keys(json.loads(delta)))
@@ -190,8 +190,11 @@ def _rewrite_rows(path: Path) -> None:
     db.close()
 
 
+@pytest.mark.parametrize("rows", ["all", "turns"])
 @pytest.mark.parametrize("keyed", [False, True])
-def test_a_session_sync_over_rows_rewritten_with_sorted_keys(tmp_path: Path, keyed: bool) -> None:
+def test_a_session_sync_over_rows_rewritten_with_sorted_keys(
+    tmp_path: Path, keyed: bool, rows: str
+) -> None:
     path = tmp_path / "s.db"
     keys = KEYS if keyed else None
     chef, fake = conversation("anthropic", turns=2)
@@ -201,14 +204,31 @@ def test_a_session_sync_over_rows_rewritten_with_sorted_keys(tmp_path: Path, key
         script(fake, 1, f"s{n}")
         turn(chef, "anthropic", fake, n)
         sync.save(chef)
-    _rewrite_rows(path)
+    _rewrite_rows(path, rows)
     worker = make()
     kind = SnapshotSignatureError if keyed else UsageError
     with pytest.raises(kind) as info:
         SessionSync(SQLiteSessionStore(path, keys=keys), "c1").load_into(worker)
     said = str(info.value)
-    assert "reordered" in said and "keys" in said, said
+    assert "keys were reordered" in said and "edited" not in said, said
     assert worker.history == ()
+
+
+def test_a_keyed_store_still_names_an_edit_of_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    chef, fake = conversation("anthropic", turns=2)
+    sync = SessionSync(SQLiteSessionStore(path, keys=KEYS), "c1")
+    sync.save(chef)
+    script(fake, 1, "e")
+    turn(chef, "anthropic", fake, 0)
+    sync.save(chef)
+    db = sqlite3.connect(path)
+    with db:
+        (delta,) = db.execute("select delta from turns").fetchone()
+        db.execute("update turns set delta = ?", (delta.replace("go on", "go off", 1),))
+    db.close()
+    with pytest.raises(SnapshotSignatureError, match="edited, replaced or reordered"):
+        SessionSync(SQLiteSessionStore(path, keys=KEYS), "c1").load_into(make())
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +28,7 @@ from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
 from contextchef.history._messages import _KINDS
 
-__all__ = ["check_record", "record_digest", "reordered", "reordered_error"]
+__all__ = ["check_record", "head_mismatch", "record_digest", "reordered", "reordered_error"]
 
 _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
 
@@ -146,6 +147,48 @@ def reordered(forms: Sequence[Any], item: Any = None) -> str | None:
         return "sorted"
     keys = next(filter(None, map(_form_keys, forms)), None)
     return None if keys is None else _order(keys) or "another order"
+
+
+def _message_forms(value: Any, out: list[Any]) -> None:
+    """Collect the message forms (objects with ``role`` and ``parts``) `value` holds."""
+    if isinstance(value, dict):
+        if "role" in value and "parts" in value:
+            out.append(value)
+        else:
+            for item in value.values():
+                _message_forms(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _message_forms(item, out)
+
+
+def head_mismatch(texts: Sequence[str | bytes]) -> str:
+    """Why a keyed store's head does not match its stored `texts` (base, then turns).
+
+    The head's chain is over the texts as stored, so it cannot tell reordered JSON keys
+    from an edit: they are named when a snapshot is not led by ``format`` (as written)
+    or a message form a text holds has keys in another order than `Message.to_dict`
+    writes (`reordered`).
+    """
+    if _texts_reordered(texts):
+        return (
+            "their JSON object keys were reordered (the head is over the texts as written: "
+            "keep them so, in a text column, not jsonb); nothing was restored"
+        )
+    return "a turn or the base was edited, replaced or reordered"
+
+
+def _texts_reordered(texts: Sequence[str | bytes]) -> bool:
+    forms: list[Any] = []
+    for text in texts:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and "format" in value and next(iter(value)) != "format":
+            return True
+        _message_forms(value, forms)
+    return reordered(forms) is not None
 
 
 _HOW = {

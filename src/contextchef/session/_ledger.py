@@ -340,7 +340,9 @@ class Ledger:
         besides (tools, system, marks, pending, thinking bindings) must match its record
         digest. An entry changed after the snapshot was taken would be bound to thinking
         the provider then refuses; so must its consumed history (`consumed`; `made`: digests
-        shared by the snapshot's ledgers, from ``{}``; None: signed, its HMAC just verified).
+        shared by the snapshot's ledgers, from ``{}``; None: signed, its HMAC just verified,
+        by value: its JSON keys may come in another order, `history._reordered`, and then
+        the digests recorded over the writer's bytes are made again by the next save).
 
         Raises:
             UsageError: An inconsistent ledger, or a wire entry or consumed message that
@@ -378,7 +380,7 @@ class Ledger:
         restore_chain(
             ledger.binding_cache, entries, ledger.digests, data.get("chain"), name, ledger.tools
         )
-        if made is None and reordered(forms[-8:], data["wire"][-1:]):  # signed, its keys reordered:
+        if made is None and reordered(forms[-8:], data["wire"][-1:]):  # signed, keys moved:
             ledger.digests = [None] * len(entries)  # the next save digests what it holds
         else:
             seed_digests(ledger.binding_cache, ledger.history, data["consumed"])

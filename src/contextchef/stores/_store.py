@@ -61,6 +61,7 @@ from contextchef._errors import (
     shown,
 )
 from contextchef._signing import SIGNATURE, SnapshotKeys, sign, verify
+from contextchef.history._reordered import head_mismatch
 from contextchef.stores._stored import WHERE, Where, corrupt, decode, encode, stored_text
 
 __all__ = [
@@ -396,13 +397,9 @@ def verified(
         for text in texts:
             made = chained(made, text)
         if not hmac.compare_digest(made, chain):
-            why = "a turn or the base was edited, replaced or reordered"
-            if base[:9] not in ('{"format"', b'{"format"'):  # not the writer's first key
-                why = "their JSON object keys were reordered (the head is over the texts as "
-                why += "written: keep them so, in a text column, not jsonb); nothing was restored"
             raise SnapshotSignatureError(
                 f"session {session_id!r}: the stored snapshot and turns are not the ones the "
-                f"store's signed head vouches for: {why}",
+                f"store's signed head vouches for: {head_mismatch([base, *texts])}",
                 problem="mismatch",
             )
     snapshot = materialize(session_id, base, texts, where)
