@@ -14,6 +14,12 @@ do, rather than that the snapshot was changed. A signed snapshot's HMAC is over 
 canonical form (`contextchef._signing`), so its values are the signer's whatever the order:
 `Ledger.from_dict` restores it, takes `reordered` as the sign that its recorded digests no
 longer match the bytes it holds, and lets the next save make them again.
+
+Why an unsigned snapshot is not checked by value instead: its digests are over the
+writer's bytes, and nothing else in it says the writer's key order (a tool call's
+arguments keep the model's order, provider data the provider's), so no reader can make
+those bytes again; a check by value needs digests over a sorted form, a new field (a
+format version) hashed on every save besides the one the replay needs.
 """
 
 from __future__ import annotations
