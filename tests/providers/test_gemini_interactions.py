@@ -33,8 +33,8 @@ from contextchef import (
     user,
 )
 from contextchef._json import canonical_dumps
+from contextchef.history._reordered import record_digest as _record_digest
 from contextchef.providers import from_interactions, get_adapter, read_response
-from contextchef.session._ledger import _record_digest
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,

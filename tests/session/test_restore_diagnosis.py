@@ -44,7 +44,7 @@ from contextchef import (
     user,
 )
 from contextchef._json import canonical_dumps
-from contextchef.session._ledger import _record_digest
+from contextchef.history._reordered import record_digest as _record_digest
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.stores._store import snapshot_delta
 from contextchef.stores._stored import encode

@@ -27,8 +27,8 @@ from test_ingest import send as sdk_send
 
 from contextchef import ContextChef, ContextPolicy, UsageError, user
 from contextchef._json import canonical_dumps
+from contextchef.history._reordered import record_digest as _record_digest
 from contextchef.providers._budget import notice_digest
-from contextchef.session._ledger import _record_digest
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.testing import fake_for, text
 from sdk_check import sdk_problems

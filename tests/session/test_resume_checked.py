@@ -23,9 +23,9 @@ from test_snapshot_v5 import fresh_blocks
 
 from contextchef import ContextChef, UsageError, tool_results, user
 from contextchef.history import _wire_forms
+from contextchef.history._reordered import record_digest as _record_digest
 from contextchef.providers._chain import CHAIN, CHECKED
 from contextchef.session import _binding
-from contextchef.session._ledger import _record_digest
 from contextchef.testing import fake_for, text, tool_calls
 
 

@@ -20,7 +20,7 @@ from test_snapshot_once import compiled, make
 from test_snapshot_v5 import float_conversation, long_conversation
 
 from contextchef import TARGETS, SnapshotKeys, UsageError, _json
-from contextchef.session._ledger import _record_digest
+from contextchef.history._reordered import record_digest as _record_digest
 
 
 def _swap(items: list[Any], i: int, j: int) -> None:

@@ -24,7 +24,7 @@ from contextchef import TARGETS, ContextChef, tool_results, user
 from contextchef._json import canonical_dumps
 from contextchef.history._forms import digest, text_digest
 from contextchef.history._messages import message_from_dict
-from contextchef.session._ledger import _record_digest
+from contextchef.history._reordered import record_digest as _record_digest
 from contextchef.stores import SessionSync, SQLiteSessionStore
 from contextchef.testing import fake_for, text, tool_calls
 

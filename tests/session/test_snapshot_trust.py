@@ -48,7 +48,7 @@ from contextchef import (
     user,
 )
 from contextchef.history._forms import text_digest as _text_digest
-from contextchef.session._ledger import _record_digest
+from contextchef.history._reordered import record_digest as _record_digest
 from contextchef.testing import FakeAnthropic, httpx_for, text, tool_calls
 
 MODEL = "claude-opus-5-5"

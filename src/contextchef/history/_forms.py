@@ -26,6 +26,7 @@ from contextchef.history._as_is import placed
 from contextchef.history._blocks import FORM_DIGESTS
 from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
+from contextchef.history._reordered import reordered, reordered_error
 from contextchef.history._wire_forms import (
     SHARED_TEXT,
     stored_wire,
@@ -390,6 +391,8 @@ def consumed(
         ours = _form_digests(forms, history, shared, made) if cache is not None else []
         for i in range(shared) if cache is not None and ours[:shared] != digests[:shared] else ():
             if ours[i] != digests[i] and _any_digest(history[i]) != digests[i]:
+                if order := reordered([forms[i], *forms]):
+                    raise reordered_error(f"{where}: history message {i}", order)
                 raise UsageError(
                     f"{where}: history message {i} differs from what the ledger consumed "
                     "(its digest does not match): the history was changed after the "

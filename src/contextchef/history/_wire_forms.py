@@ -22,6 +22,7 @@ from contextchef._errors import UsageError, json_reason
 from contextchef._json import CLOSED, canonical_utf8, fast_encoder
 from contextchef._records import record, recorded
 from contextchef.history._blocks import blocks_hold, blocks_of, blocks_refused
+from contextchef.history._reordered import reordered, reordered_error
 
 __all__ = ["SHARED_TEXT", "stored_wire", "wire_digest", "wire_forms", "wire_of_forms"]
 
@@ -319,6 +320,9 @@ def stored_wire(
                 "which no request can encode; nothing was restored"
             )
         if ours[i] != digests[i]:
+            order = reordered(forms, wire[i])
+            if order is not None:
+                raise reordered_error(f"{where} entry {i}", order)
             raise UsageError(
                 f"{where} entry {i} differs from what was sent (its digest does not match); "
                 "the snapshot was changed after it was taken, and replaying the entry would "

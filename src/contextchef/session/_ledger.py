@@ -45,11 +45,11 @@ from contextchef.history._forms import (
     ledger_where,
     seed_digests,
     stored_wire,
-    text_digest,
     wire_forms,
 )
 from contextchef.history._lazy import call_index
 from contextchef.history._messages import Message, ReasoningPart
+from contextchef.history._reordered import check_record, record_digest, reordered
 from contextchef.providers._chain import chain_form, restore_chain
 from contextchef.providers._sent_form import read_sent, sent_form
 from contextchef.providers._usage import SentRequest
@@ -314,7 +314,7 @@ class Ledger:
             chain_form(self.binding_cache, self.wire, self.digests, self.tools),
             **sent_form(self.sent),
         )
-        out["record_digest"] = _record_digest(out)
+        out["record_digest"] = record_digest(out)
         if self.undo is not None:
             out["undo"] = self.undo.to_dict(history, forms)
         return out
@@ -340,7 +340,9 @@ class Ledger:
         besides (tools, system, marks, pending, thinking bindings) must match its record
         digest. An entry changed after the snapshot was taken would be bound to thinking
         the provider then refuses; so must its consumed history (`consumed`; `made`: digests
-        shared by the snapshot's ledgers, from ``{}``; None: signed, its HMAC just verified).
+        shared by the snapshot's ledgers, from ``{}``; None: signed, its HMAC just verified,
+        by value: its JSON keys may come in another order, `history._reordered`, and then
+        the digests recorded over the writer's bytes are made again by the next save).
 
         Raises:
             UsageError: An inconsistent ledger, or a wire entry or consumed message that
@@ -354,13 +356,7 @@ class Ledger:
         _check_marks(marks, pending, ir=len(ir), wire=len(data["wire"]))
         check_ledger_fields(data, ledger_where(name))
         entries = stored_wire(data, forms, ledger_where(name), made, version)
-        if data["record_digest"] != _record_digest(data):
-            raise UsageError(
-                f"{ledger_where(name)}: its tools, system, marks or thinking bindings differ from "
-                "what was recorded (the record digest does not match): the snapshot was "
-                "changed after it was taken, and replaying it would break the conversation; "
-                "nothing was restored"
-            )
+        check_record(data, forms, ledger_where(name), signed=made is None)  # signed: by value
         ledger = cls(
             history=consumed(data, (pending or marks[-1]).history, history, forms, made, name),
             ir=ir,
@@ -384,31 +380,14 @@ class Ledger:
         restore_chain(
             ledger.binding_cache, entries, ledger.digests, data.get("chain"), name, ledger.tools
         )
-        seed_digests(ledger.binding_cache, ledger.history, data["consumed"])  # the next save's
+        if made is None and reordered(forms[-8:], data["wire"][-1:]):  # signed, keys moved:
+            ledger.digests = [None] * len(entries)  # the next save digests what it holds
+        else:
+            seed_digests(ledger.binding_cache, ledger.history, data["consumed"])
         undo = cast("LedgerForm | None", data.get("undo"))
         if undo is not None:
             ledger.undo = cls.from_dict(undo, history, forms, name=name, made=made, version=version)
         return ledger
-
-
-_RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
-
-
-def _record_digest(data: Mapping[str, Any]) -> str:
-    """A digest of what a ledger replays besides its wire entries.
-
-    The `_RECORDED` fields, and ``bindings``, ``chain``, ``sent`` and ``ir_digest`` when
-    present (and ``rebased`` when set, from version 3 on); checked by `Ledger.from_dict` like
-    ``wire_digests``.
-    """
-    fields = {k: data.get(k) for k in _RECORDED}
-    for extra in ("bindings", "chain", "sent", "rebased", "ir_digest"):
-        if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
-            fields[extra] = data[extra]
-    try:
-        return text_digest(canonical_dumps(fields))
-    except (TypeError, ValueError, RecursionError):
-        return ""  # not plain JSON: the field checks name it
 
 
 def _check_marks(marks: Iterable[Mark], pending: Mark | None, *, ir: int, wire: int) -> None:

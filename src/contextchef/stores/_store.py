@@ -61,6 +61,7 @@ from contextchef._errors import (
     shown,
 )
 from contextchef._signing import SIGNATURE, SnapshotKeys, sign, verify
+from contextchef.history._reordered import head_mismatch
 from contextchef.stores._stored import WHERE, Where, corrupt, decode, encode, stored_text
 
 __all__ = [
@@ -398,8 +399,7 @@ def verified(
         if not hmac.compare_digest(made, chain):
             raise SnapshotSignatureError(
                 f"session {session_id!r}: the stored snapshot and turns are not the ones the "
-                "store's signed head vouches for: a turn or the base was edited, replaced or "
-                "reordered",
+                f"store's signed head vouches for: {head_mismatch([base, *texts])}",
                 problem="mismatch",
             )
     snapshot = materialize(session_id, base, texts, where)
