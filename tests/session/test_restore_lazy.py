@@ -239,14 +239,27 @@ def test_text_that_is_not_a_snapshot_is_refused(given: Any, words: str) -> None:
     assert (words in message and "nothing was restored" in message) or words == "snapshot", message
 
 
-def test_a_signed_snapshot_text_is_all_lazy_and_its_signature_still_checked() -> None:
+def test_a_signed_snapshot_text_is_lazy_and_its_signature_still_checked() -> None:
     keys = SnapshotKeys({"k1": b"k" * 32}, current="k1")
-    chef, _ = long_conversation("openai", rounds=12)
+    chef, fake = long_conversation("openai", rounds=12)
     stored = json.dumps(chef.snapshot(keys=keys, session_id="s"))
     worker = make()
     worker.restore(stored, keys=keys, session_id="s")
-    assert lazy_count(worker) == len(chef.history)
+    assert lazy_count(worker) >= len(chef.history) - 2  # all but what no ledger consumed
     assert worker.history == chef.history
+    # its keys reordered by a store (the signature checks values): no block holds, so
+    # nothing is lazy, and what the session writes next is its own, read back unsigned
+    resorted = json.dumps(json.loads(stored), sort_keys=True)
+    moved = make()
+    moved.restore(resorted, keys=keys, session_id="s")
+    assert lazy_count(moved) == 0
+    fake.script(text("Fine.", reasoning="ok"), text("Done."))
+    for turn in range(2):
+        _answer((moved,), send("openai", fake, compiled(moved, "openai").payload), turn)
+    assert fake.violations == ()
+    again = make()
+    again.restore(json.dumps(moved.snapshot()), allow_unsigned=True)
+    assert again.history == moved.history
     edited = json.loads(stored)
     edited["history"][3]["parts"][0]["text"] = "not what was said"
     refusal = _refused(

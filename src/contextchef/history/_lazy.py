@@ -5,10 +5,10 @@ about 1.2 us a message, a quarter of a restore on short messages, although the f
 compile after it reads the parts of the few newest messages only. A message whose form
 the snapshot vouches for is as its writer wrote it, from a message that was valid:
 
-* a signed snapshot vouches for all of them (its HMAC was verified over the whole);
-* an unsigned version 5 one for the history forms a ledger's consumed blocks cover
+* a version 5 snapshot vouches for the history forms a ledger's consumed blocks cover
   (`history._blocks`: the digest of each 64 forms and their consumed digests), where the
-  block holds, from the first block on.
+  block holds, from the first block on: those are the writer's bytes, key order included
+  (a signed snapshot's HMAC is over values only: a store may have reordered its keys).
 
 `vouched` counts those, and `lazy_history` makes each of them a `Message` holding only its
 role and its form; its ``parts`` are built on first read (`Message.__getattr__`) by the
@@ -55,17 +55,19 @@ _new = object.__new__
 def vouched(data: Mapping[str, Any], made: dict[Any, Any] | None) -> int:
     """How many leading history forms of snapshot `data` (checked form) are as written.
 
-    `made` is the dict the snapshot's ledgers share on restore (`SessionState.from_dict`);
-    None: the snapshot is signed, and all of them are. Else the most that any version 5
-    ledger's consumed blocks cover where they hold, from its first block on; each block's
-    digest is kept in `made` (`CONSUMED_BLOCKS`) for `blocks_hold`.
+    The most that any version 5 ledger's consumed blocks cover where they hold, from its
+    first block on: those forms are the writer's bytes, so `Message.to_dict` of the
+    message built from one gives it back, key order included. A verified signature
+    vouches for the values only (a store may have reordered keys: `history._reordered`),
+    so a signed snapshot is judged by its blocks too. `made` is the dict the snapshot's
+    ledgers share on restore (`SessionState.from_dict`; None: signed): each block's
+    digest is kept there (`CONSUMED_BLOCKS`) for `blocks_hold`.
     """
     forms = data["history"]
-    if made is None:
-        return len(forms)
     if data["version"] < 5:
         return 0
-    memo, most = made.setdefault(CONSUMED_BLOCKS, {}), 0
+    memo = {} if made is None else made.setdefault(CONSUMED_BLOCKS, {})
+    most = 0
     for ledger in data["ledgers"].values():
         consumed, blocks = ledger["consumed"], (ledger.get("blocks") or [[]])[0]
         mark = ledger["pending"] or (ledger["marks"] or [None])[-1]
