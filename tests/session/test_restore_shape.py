@@ -23,6 +23,7 @@ from typing import Any
 import anthropic
 import pytest
 
+from conftest import shared_data
 from contextchef import (
     ContextChef,
     DeferredConfig,
@@ -154,18 +155,6 @@ OTHER = [
     pytest.param({}, {"namespace": "Files."}, r"other \['namespace:files'\]", id="namespace"),
     pytest.param({}, {"memory": True}, r"unexpected \['library:create_memory'", id="library tools"),
     pytest.param({"memory": True}, {}, r"missing \['library:create_memory'", id="library missing"),
-    pytest.param(
-        {},
-        {"deferred": DeferredConfig(directory_chars=200)},
-        r"other \['DeferredConfig.directory_chars \(8000 in the snapshot, 200 here\)'\]",
-        id="directory_chars",
-    ),
-    pytest.param(
-        {"deferred": DeferredConfig(always_meta_tools=True)},
-        {},
-        r"DeferredConfig.always_meta_tools \(true in the snapshot, false here\)",
-        id="always_meta_tools",
-    ),
 ]
 
 
@@ -185,6 +174,71 @@ def test_another_shape_of_the_tools_segment_is_refused_and_changes_nothing(
         assert "build the ContextChef with the same arguments" in str(caught.value)
         assert chef.snapshot() == before
     continues(chef)
+
+
+def tools_of(config: dict[str, Any]) -> str:
+    """The tools segment a fresh session built with `config` sends."""
+    chef = build(deferred=DeferredConfig(**config))
+    chef.append(user("Find the TODOs."))
+    return json.dumps(chef.compile("anthropic", model=MODEL, extra=THINK).payload["tools"])
+
+
+LIMITS = [
+    pytest.param({}, {"directory_chars": 200}, "directory_chars", "8000", "200", id="smaller"),
+    pytest.param({}, {"directory_chars": 9000}, "directory_chars", "8000", "9000", id="larger"),
+    pytest.param(
+        {"always_meta_tools": True}, {}, "always_meta_tools", "true", "false", id="meta tools"
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "restorer", "field", "was", "now"), LIMITS)
+def test_another_deferred_limit_is_reported_and_the_compile_says_what_it_changes(
+    source: dict[str, Any], restorer: dict[str, Any], field: str, was: str, now: str
+) -> None:
+    """A limit bounds what is rendered (breakit26 p1g: a larger directory budget the
+    directory fits under either way changes nothing): restored, reported as a
+    `PolicyDifference`; where the tools segment does change, the compile reports it."""
+    snap = snapshot_of(deferred=DeferredConfig(**source))
+    for given in (snap, json.dumps(snap)):
+        chef = build(deferred=DeferredConfig(**restorer))
+        notes = chef.restore(given, allow_unsigned=True)
+        assert [(n.field, n.snapshot, n.session, n.kept) for n in notes] == [
+            (f"DeferredConfig.{field}", was, now, "session")
+        ]
+        chef.append(user("And the FIXMEs?"))
+        request = chef.compile("anthropic", model=MODEL, extra=THINK)
+        assert json.dumps(request.payload["tools"]) == tools_of(restorer)
+        changed = tools_of(restorer) != tools_of(source)  # (not on this small directory)
+        assert bool([e for e in request.edits if e.kind == "tools"]) == changed, request.edits
+        fake = FAKE.script(text("none", reasoning="ok"))
+        client(fake).messages.create(**request.payload, extra_headers=request.headers)
+        assert fake.violations == ()
+
+
+def test_a_limit_that_cuts_the_directory_is_reported_then_the_tools_edit() -> None:
+    """Two real servers' catalogs (the directory lists them): a 200-character budget cuts
+    it, so the restored session's next compile rewrites the tools segment and says so."""
+    catalogs = [str(shared_data() / "catalogs" / f"mcp-{n}.json") for n in ("filesystem", "memory")]
+
+    def made(config: DeferredConfig) -> ContextChef:
+        chef = build(deferred=config)
+        chef.register_catalog(catalogs)
+        return chef
+
+    source = made(DeferredConfig())
+    talk(source)
+    chef = made(DeferredConfig(directory_chars=200))
+    notes = chef.restore(json.dumps(source.snapshot()), allow_unsigned=True)
+    assert [(n.field, n.snapshot, n.session) for n in notes] == [
+        ("DeferredConfig.directory_chars", "8000", "200")
+    ]
+    chef.append(user("And the FIXMEs?"))
+    request = chef.compile("anthropic", model=MODEL, extra=THINK)
+    assert [e.kind for e in request.edits] == ["tools"]
+    fake = FAKE.script(text("none", reasoning="ok"))
+    client(fake).messages.create(**request.payload, extra_headers=request.headers)
+    assert fake.violations == ()
 
 
 def test_the_error_lists_the_names_only_one_side_has() -> None:
@@ -297,3 +351,31 @@ def test_tools_of_the_same_names_and_other_definitions_are_said_so() -> None:
 
     with pytest.raises(SnapshotMismatchError, match=r"tools differ .*same names, other defin"):
         build(search=grep).restore(snap, allow_unsigned=True)
+
+
+MADE = {
+    "name": "made",
+    "description": "Made.",
+    "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}},
+}
+
+
+def test_a_runtime_tool_registered_with_another_definition_is_refused() -> None:
+    """breakit26 p1c: the worker's own `register_runtime_tool` (to attach the handler) of
+    another definition silently replaced the one the conversation was sent."""
+    source = build()
+    source.register_runtime_tool(MADE, handler=lambda q: "m")
+    talk(source)
+    stored = json.dumps(source.snapshot())
+    same = build()
+    same.register_runtime_tool(MADE, handler=lambda q: "m")  # as the docs say: accepted
+    assert same.restore(stored, allow_unsigned=True) == ()
+    continues(same)
+    other = {**MADE, "description": "Made v2.", "input_schema": {"type": "object"}}
+    chef = build()
+    chef.register_runtime_tool(other, handler=lambda: "m")
+    talk(chef)
+    before = chef.snapshot()
+    with pytest.raises(SnapshotMismatchError, match=r"runtime tools \['made'\] are registered"):
+        chef.restore(stored, allow_unsigned=True)
+    assert chef.snapshot() == before

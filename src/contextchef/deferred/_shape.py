@@ -15,13 +15,16 @@ earlier thinking is dropped).
 `tools_shape` records them as labelled items (``toolkit:Weather``, ``namespace:files``,
 ``server:github``: a digest of the definition; ``library:read_memories``: its name;
 ``DeferredConfig.directory_chars``: the value, as JSON text), and `check_tools_shape`
-refuses a restore where they differ, as other tools are refused: the session must be
-built with the same arguments and registrations. Refused rather than reported (a
-`PolicyDifference`), because nothing after the restore can undo it: the rewrite costs the
-conversation's cache and its earlier thinking, and the only fix is the constructor's
-arguments, which the error names with both values. A snapshot without the record (written
-before it) is not checked. `refuse_other` is the one message for a set of named
-definitions that differs from a snapshot's (the tools and the skills use it too).
+refuses a restore where a registration differs, as other tools are refused: the session
+must register the same toolkits, namespaces and servers, built with the same arguments.
+A `SHAPING_LIMITS` value that differs is reported instead (`limit_differences`, a
+`PolicyDifference` restore returns and logs): a limit bounds what is rendered, and most
+changes of one (a larger directory budget the directory fits under either way) leave the
+segment as it was, while refusing them would keep a fleet that rolls out new limits from
+resuming any stored conversation; where the segment does change, the next compile reports
+the tools edit. A snapshot without the record (written before it) is not checked.
+`refuse_other` is the one message for a set of named definitions that differs from a
+snapshot's (the tools and the skills use it too).
 
 Policy (``defer`` / ``pin``, modes, blocklist) shapes the segment as well, but is the
 host's to change on purpose: a restore keeps the host's and reports where the snapshot
@@ -39,12 +42,14 @@ from contextchef._errors import SnapshotMismatchError
 from contextchef._json import canonical_dumps
 from contextchef.deferred._groups import Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
+from contextchef.exposure._restore import PolicyDifference
 from contextchef.tools._registry import Registry, tool_digest
 
 __all__ = [
     "SHAPING_LIMITS",
     "ShapedTools",
     "check_tools_shape",
+    "limit_differences",
     "refuse_other",
     "tools_shape",
 ]
@@ -170,15 +175,34 @@ def check_tools_shape(recorded: Mapping[str, str] | None, tools: ShapedTools) ->
 
     Raises:
         SnapshotMismatchError: A toolkit, namespace, library tool or server description
-            differs, or a `SHAPING_LIMITS` value (named, with both values).
+            differs (named). A `SHAPING_LIMITS` value is `limit_differences`'.
     """
     if recorded is not None:
+        now = tools_shape(tools)
         refuse_other(
-            "toolkits, namespaces, library tools, server descriptions or DeferredConfig "
-            "limits of this session",
-            recorded,
-            tools_shape(tools),
+            "toolkits, namespaces, library tools or server descriptions of this session",
+            {k: v for k, v in recorded.items() if not k.startswith(_CONFIG)},
+            {k: v for k, v in now.items() if not k.startswith(_CONFIG)},
             "the next compile would rewrite the tools segment the conversation was sent (its "
             "prompt cache missed, earlier thinking dropped): build the ContextChef with the "
             "same arguments and register the same toolkits and namespaces before restore()",
         )
+
+
+def limit_differences(
+    recorded: Mapping[str, str] | None, tools: ShapedTools
+) -> tuple[PolicyDifference, ...]:
+    """The `SHAPING_LIMITS` values this session has otherwise than the snapshot's record.
+
+    One `PolicyDifference` each (``field`` ``DeferredConfig.<name>``, values as JSON
+    text, ``kept`` ``"session"``); none for a snapshot without the record.
+    """
+    if recorded is None:
+        return ()
+    now = dict(_limits(tools.config))
+    names = sorted(k for k in recorded.keys() | now.keys() if k.startswith(_CONFIG))
+    return tuple(
+        PolicyDifference(field=k, session=now.get(k), snapshot=recorded.get(k), kept="session")
+        for k in names
+        if recorded.get(k) != now.get(k)
+    )

@@ -78,7 +78,9 @@ class PolicyDifference:
     Attributes:
         field: The snapshot field (``blocked``, ``mode``, ``whitelist``, ``exposure.defer``,
             ``exposure.pin``, ``exposure.default_defer``, ``strategy``, ``loaded_tools``,
-            ``loaded_toolkits``, ``system``: the session had set another system prompt).
+            ``loaded_toolkits``, ``system``: the session had set another system prompt;
+            ``DeferredConfig.<limit>``: built with another limit the tools segment is
+            rendered under, `contextchef.deferred._shape.limit_differences`).
         session: The session's value (JSON form; for loads, what was restored).
         snapshot: The snapshot's value (JSON form).
         kept: ``"session"`` (the snapshot's value was not taken) or ``"snapshot"`` (taken

@@ -18,6 +18,7 @@ from contextchef._errors import UsageError, check_int, shown
 from contextchef._signing import SnapshotKeys, sign, verify
 from contextchef.deferred._compaction import compact_history
 from contextchef.deferred._groups import LOAD_TOOLKIT
+from contextchef.deferred._shape import limit_differences
 from contextchef.exposure._policy import Mode
 from contextchef.exposure._restore import (
     PolicyDifference,
@@ -207,7 +208,7 @@ class Maintenance:
         find, exposed = self._tools.registry.by_wire_name, self._tools.view().exposure
         found = None if signed or not self._tools.config.require_search else self._found()
         self._state.loaded, loads = allowed_loads(state.loaded, find, exposed, state.blocked, found)
-        notes += dropped + loads
+        notes += dropped + loads + limit_differences(snapshot["tools"].get("shape"), self._tools)
         if notes:  # a strategy alone is the last compile's: the next compile sets it anyway
             level = logging.INFO if {n.field for n in notes} == {"strategy"} else logging.WARNING
             logger.log(

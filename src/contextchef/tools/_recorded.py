@@ -15,7 +15,10 @@ If the server now lists another definition, the registered one is taken all the 
 entry that changes is an edit the compile reports (``CompiledRequest.edits``).
 
 A recorded name taken by a tool of another key (a tool registered under another origin,
-or a library tool) is refused: nothing is restored.
+or a library tool) is refused: nothing is restored. So is a runtime tool the host
+registered beforehand (`register_runtime_tool`, to attach its handler) with another
+definition than the snapshot's: the conversation was sent the recorded one, and the
+host's would silently take its place (the gate would check calls against it).
 """
 
 from __future__ import annotations
@@ -92,11 +95,13 @@ def recorded_runtime(
     Raises:
         UsageError: A definition that cannot be built (nothing is restored).
         SnapshotMismatchError: A recorded tool's name is taken by a tool of another
-            origin, or by a library tool (its ``unexpected`` names it).
+            origin, or by a library tool, or registered here as a runtime tool with
+            another definition (its ``unexpected`` names them).
     """
     new: list[Tool] = []
     taken: list[Tool] = []
     changed: list[str] = []
+    other: list[str] = []  # registered here as runtime tools, defined otherwise
     for item in definitions:
         try:
             server = item.get("server")
@@ -111,6 +116,8 @@ def recorded_runtime(
         except UnknownToolError:
             here = None
         if here is not None and here.source == "runtime":
+            if tool_to_dict(here) != tool_to_dict(tool):
+                other.append(registry.wire_name_for(here))
             continue
         if here is not None and here.source != "library":
             taken.append(here.replace(source="runtime"))
@@ -127,4 +134,12 @@ def recorded_runtime(
                 unexpected=(tool.name,),
             )
         new.append(tool)
+    if other:
+        raise SnapshotMismatchError(
+            f"runtime tools {sorted(other)} are registered here with other definitions than "
+            "the snapshot's (its 'tools.definitions'): the conversation was sent those; "
+            "register_runtime_tool() them as the snapshot defines them (or not at all: "
+            "restore() registers them from it) before restore(); nothing was restored",
+            unexpected=tuple(sorted(other)),
+        )
     return RecordedRuntime(tuple(new), tuple(taken), tuple(sorted(changed)))
