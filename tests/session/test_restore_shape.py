@@ -379,3 +379,25 @@ def test_a_runtime_tool_registered_with_another_definition_is_refused() -> None:
     with pytest.raises(SnapshotMismatchError, match=r"runtime tools \['made'\] are registered"):
         chef.restore(stored, allow_unsigned=True)
     assert chef.snapshot() == before
+
+
+def test_a_tool_defined_otherwise_is_named() -> None:
+    """breakit26 p1f: "same names, other definitions" left the user to find which tool."""
+
+    def grep2(pattern: str) -> str:
+        """Search the code base, faster.
+
+        Args:
+            pattern: Regex.
+        """
+        return pattern
+
+    grep2.__name__ = "grep"
+    snap = snapshot_of()
+    with pytest.raises(SnapshotMismatchError) as caught:
+        build(search=grep2).restore(json.dumps(snap), allow_unsigned=True)
+    assert "registered tools differ from the snapshot's (other ['grep'])" in str(caught.value)
+    older = json.loads(json.dumps(snap))
+    del older["tools"]["digests"]  # a snapshot written before the field: by name only
+    with pytest.raises(SnapshotMismatchError, match="same names, other definitions"):
+        build(search=grep2).restore(older, allow_unsigned=True)

@@ -36,6 +36,7 @@ from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
 from contextchef.tools._catalogs import tool_to_dict
 from contextchef.tools._recorded import RecordedRuntime, recorded_runtime
+from contextchef.tools._registry import tool_digest
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -58,18 +59,20 @@ READ_VERSIONS = (1, 2, 3, 4, 5)  # 4: wire digests over stored entries; 5: diges
 
 def _tool_sets(
     tools: SessionTools, coming: Sequence[Tool] = (), named: bool = True
-) -> tuple[list[str], str, list[Tool]]:
-    """(registered wire names (`named`, else []), their fingerprint, runtime tools not kits').
+) -> tuple[dict[str, str], str, list[Tool]]:
+    """(wire name -> definition digest (`named`), their fingerprint, runtime non-kit tools).
 
-    Library-owned tools follow from the constructor arguments and are not recorded;
-    `coming` (a restore's runtime tools, `RecordedRuntime.tools`) count as runtime tools.
+    The names are the registered tools', sorted ({} unless `named`). Library-owned tools
+    follow from the constructor arguments and are not recorded; `coming` (a restore's
+    runtime tools, `RecordedRuntime.tools`) count as runtime tools.
     """
     registry, keys = tools.registry, {t.key for t in coming}
     static = [t for t in registry.tools if t.source not in ("runtime", "library")]
     static = [t for t in static if t.key not in keys]
     runtime = [t for t in registry.tools if t.source == "runtime" and not tools.is_kit_tool(t)]
+    wired = ((registry.wire_name_for(t), t) for t in static) if named else ()
     return (
-        sorted(registry.wire_name_for(t) for t in static) if named else [],
+        {w: tool_digest(t, w).hex()[:16] for w, t in sorted(wired, key=lambda p: p[0])},
         registry.fingerprint(static),
         [*runtime, *coming],
     )
@@ -89,7 +92,8 @@ def take_snapshot(state: SessionState, tools: SessionTools, base: Any = None) ->
         **state.to_dict(base),
         "tools": {
             "fingerprint": fingerprint,
-            "names": names,
+            "names": list(names),
+            "digests": list(names.values()),  # each tool's, so a mismatch names it
             "runtime": sorted(tools.registry.wire_name_for(t) for t in made),
             "definitions": [tool_to_dict(t) for t in made],
             "shape": tools_shape(tools),
@@ -146,9 +150,13 @@ def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool]
     _, fingerprint, made = _tool_sets(tools, coming, named=False)  # names: to say what differs
     recorded = data["tools"]
     if recorded["fingerprint"] != fingerprint:
-        names = dict.fromkeys(recorded["names"]), dict.fromkeys(_tool_sets(tools, coming)[0])
+        names, digests = recorded["names"], recorded.get("digests")
+        now = _tool_sets(tools, coming)[0]
+        digests = digests if digests and len(digests) == len(names) else None  # older: none
+        had = dict(zip(names, digests, strict=True)) if digests else dict.fromkeys(names)
+        here = now if digests else dict.fromkeys(now)  # (then by name only)
         fix = "register the same tools (with the same definitions) before restore()"
-        refuse_other("registered tools", *names, fix, alike="same names, other definitions")
+        refuse_other("registered tools", had, here, fix, alike="same names, other definitions")
     known = {t.name for t in tools.toolkits}
     kits = [k for k in data["loaded_toolkits"] if k not in known]
     if kits:

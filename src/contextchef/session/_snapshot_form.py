@@ -205,6 +205,7 @@ class ToolRecordForm(TypedDict):
 
     fingerprint: str
     names: list[str]
+    digests: NotRequired[list[Digest]]  # per name, of its definition (none before it)
     runtime: list[str]
     definitions: list[dict[str, Any]]
     """Runtime tools' definitions (checked by `tool_from_dict`)."""
