@@ -338,21 +338,6 @@ def test_a_skill_with_other_text_is_named() -> None:
     assert caught.value.unexpected == ("triage",)
 
 
-def test_tools_of_the_same_names_and_other_definitions_are_said_so() -> None:
-    snap = snapshot_of()
-
-    def grep(pattern: str) -> str:
-        """Search the code base, faster.
-
-        Args:
-            pattern: Regex.
-        """
-        return ""
-
-    with pytest.raises(SnapshotMismatchError, match=r"tools differ .*same names, other defin"):
-        build(search=grep).restore(snap, allow_unsigned=True)
-
-
 MADE = {
     "name": "made",
     "description": "Made.",
