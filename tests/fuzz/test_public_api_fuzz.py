@@ -596,8 +596,10 @@ def _retyped(value: Any) -> Any:
         return [value]
     if isinstance(value, bool):
         return int(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, float) or (isinstance(value, int) and value.bit_length() < 10_000):
         return str(value)
+    if isinstance(value, int):  # past what str() writes (4,300 digits): still a text
+        return f"an integer of {value.bit_length()} bits"
     return {}
 
 
