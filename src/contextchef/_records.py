@@ -38,6 +38,7 @@ __all__ = [
     "record",
     "record_items",
     "recorded",
+    "text_digest",
 ]
 
 _HOW = (
@@ -295,3 +296,8 @@ def _canonical_digest(entries: Sequence[Any], i: int) -> str | None:
 
 def _closed(value: object) -> bool:
     return type(value) in CLOSED
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 of `text` as UTF-8, its first 16 hex digits (a snapshot's digests)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

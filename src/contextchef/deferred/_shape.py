@@ -33,13 +33,13 @@ differed (`contextchef.exposure._restore`).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from contextchef._cache import LruMap, lru_cache
 from contextchef._errors import SnapshotMismatchError
 from contextchef._json import canonical_dumps
+from contextchef._records import text_digest
 from contextchef.deferred._groups import Namespace, Toolkit
 from contextchef.deferred._meta import DeferredConfig
 from contextchef.exposure._restore import PolicyDifference
@@ -77,17 +77,13 @@ _GROUPS: LruMap[int, tuple[Toolkit | Namespace, str]] = LruMap(512)
 """id(group) -> (the group, its digest): made once per registered group object."""
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
 def _group_digest(group: Toolkit | Namespace) -> str:
     """Of a toolkit's or namespace's description and its tools' `tool_digest`s."""
     hit = _GROUPS.get(id(group))
     if hit is not None and hit[0] is group:
         return hit[1]
     tools = sorted(tool_digest(t, t.name).hex() for t in group.tools)  # as registered
-    made = _digest(canonical_dumps([group.description, tools]))
+    made = text_digest(canonical_dumps([group.description, tools]))
     _GROUPS.put(id(group), (group, made))
     return made
 
@@ -121,7 +117,7 @@ def tools_shape(tools: ShapedTools) -> dict[str, str]:
             break
         shape[f"library:{registry.wire_name_for(tool)}"] = ""  # by name: see the docstring
     for server, description in registry.server_descriptions:
-        shape[f"server:{server}"] = _digest(description)
+        shape[f"server:{server}"] = text_digest(description)
     return shape
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_utf8, sorted_utf8
-from contextchef._records import extend_digests
+from contextchef._records import extend_digests, text_digest
 from contextchef.history._as_is import placed
 from contextchef.history._blocks import FORM_DIGESTS
 from contextchef.history._built import built
@@ -249,11 +249,6 @@ def form_digest(form: object) -> str:
 
 
 # -- consumed messages, recorded by digest ---------------------------------------------------
-
-
-def text_digest(text: str) -> str:
-    """SHA-256 of `text` as UTF-8, its first 16 hex digits (a snapshot's digests)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def digest(message: Message) -> str:

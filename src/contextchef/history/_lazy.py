@@ -42,7 +42,6 @@ __all__ = [
     "call_ids",
     "call_index",
     "is_lazy",
-    "lazy_form",
     "lazy_history",
     "lazy_parts",
     "parts_or_forms",
@@ -157,15 +156,6 @@ def built_all(history: tuple[Message, ...]) -> tuple[Message, ...]:
 
 
 _HOLDS_LAZY = operator.methodcaller("__contains__", "_lazy")
-
-
-def lazy_form(message: Message) -> dict[str, Any] | None:
-    """The form of `message` while it is lazy (its parts not built yet), else None.
-
-    The form's ``parts`` are the parts' `part_to_dict` forms (``{"kind": ...}``), as written.
-    """
-    lazy = message.__dict__.get("_lazy")
-    return None if lazy is None else lazy[0]
 
 
 def parts_or_forms(message: Message) -> Sequence[Any]:

@@ -25,13 +25,13 @@ format version) hashed on every save besides the one the replay needs.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
+from contextchef._records import text_digest
 from contextchef.history._messages import _KINDS
 
 __all__ = ["check_record", "head_mismatch", "record_digest", "reordered", "reordered_error"]
@@ -51,8 +51,7 @@ def record_digest(data: Mapping[str, Any]) -> str:
         if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
             fields[extra] = data[extra]
     try:
-        text = canonical_dumps(fields).encode("utf-8", "surrogatepass")
-        return hashlib.sha256(text).hexdigest()[:16]  # as `_forms.text_digest`
+        return text_digest(canonical_dumps(fields))
     except (TypeError, ValueError, RecursionError):
         return ""  # not plain JSON: the field checks name it
 
