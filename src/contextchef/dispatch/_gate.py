@@ -35,7 +35,6 @@ caller (`contextchef.dispatch._calls`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -43,7 +42,7 @@ from typing import Any
 from contextchef._echo import echo
 from contextchef._errors import shown
 from contextchef._json import JsonValue, canonical_dumps
-from contextchef.deferred._groups import NamespaceView, Toolkit, near_actions
+from contextchef.deferred._groups import NamespaceView, Toolkit
 from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
 from contextchef.deferred._view import SessionView, kit_members
 from contextchef.dispatch._calls import parse_arguments
@@ -55,10 +54,10 @@ from contextchef.dispatch._types import (
     GateContext,
     GateStamp,
 )
+from contextchef.dispatch._unknown import callable_now, listed, named_tools, unknown_tool
 from contextchef.exposure._policy import matches
-from contextchef.history._call_names import MALFORMED_CALL, legal_name, written_name
+from contextchef.history._call_names import MALFORMED_CALL, written_name
 from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
-from contextchef.tools._names import RESERVED_NAMES
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool
@@ -99,105 +98,12 @@ def _cut_off(view: SessionView, name: str) -> Denied:
     )
 
 
-_PIECES = re.compile(r"[^A-Za-z0-9_-]+")  # splits functions.grep, grep<|channel|>x into names
-
-_ILLEGAL_NAME = (
-    "no tool can have this name (a tool name is 1 to 64 letters, digits, _ or -, starting "
-    "with a letter or _), so this call was not run."
-)
-
-
-def _unknown(
-    view: SessionView, name: str, ctx: GateContext | None = None, written: str | None = None
-) -> Denied:
-    """The denial for a name no tool has, naming the tools it may have meant.
-
-    `written`: the name as the model wrote it, for a call recorded under `MALFORMED_CALL`
-    because no provider takes that name back (`history._call_names.legal_call`): quoted
-    (capped) with the rule, and its candidates suggested.
-
-    Those are the tools ``tool_search`` would return for the name as an exact name (the
-    tools whose own name it is, or a case-insensitive match), else its near spellings
-    (`ToolIndex.near_names`, as ``tool_search`` falls back to) and the namespace actions
-    spelled alike (`near_actions`, named as the model calls them), keeping only tools the
-    model may call now: the index holds no hidden tool, and `_callable` drops the
-    blocked, the withdrawn and those of skills not loaded.
-    """
-    ctx, offered = ctx or GateContext(), (ctx or GateContext()).meta_tools
-    if written is None and name != MALFORMED_CALL and not legal_name(name):  # checked directly
-        written = echo(name)
-    searchable = TOOL_SEARCH in view.meta_tools and (offered is None or TOOL_SEARCH in offered)
-    hint = (
-        "If it is a deferred tool, find its exact name with tool_search."
-        if searchable
-        else "Use one of the tools you were given."
-    )
-    if name == MALFORMED_CALL and written is None:
-        what = "This call named no tool (or was no function call), so it was not run."
-        return Denied(reason=f"{what} Call a tool by its exact name. {hint}", code="unknown_tool")
-    said = f'Unknown tool "{echo(name)}".'
-    if written is not None:  # a name no provider takes back: `history._call_names`
-        name, said = written, f'Unknown tool "{written}": {_ILLEGAL_NAME}'
-    named, near = _candidates(view, name, ctx)
-    for piece in _PIECES.split(written or "") if not named else ():  # functions.grep: grep
-        named = named or [n for n in _candidates(view, piece, ctx)[0] if n == piece]
-    if named:
-        how = "by its exact name" if len(named) > 1 else "by that exact name"
-        deferred = {view.exposure.get(view.by_wire_name[n].key) for n in named} == {"deferred"}
-        if deferred and not ctx.direct_calls and (offered is None or DEFER_EXECUTE in offered):
-            one = named[0] if len(named) == 1 else "<exact name>"
-            how = f'with defer_execute({{"tool_name": "{one}", "params": {{...}}}})'
-        hint = f"The tools with this name are {_listed(named)}; call one {how}."
-        if len(named) == 1:
-            hint = f'The tool with this name is "{named[0]}"; call it {how}.'
-    elif near:
-        hint = f"Did you mean {', '.join(near)}? {hint}"
-    return Denied(reason=f"{said} {hint}", code="unknown_tool")
-
-
-MAX_CANDIDATES = 8
-"""Most tool names an unknown-tool denial suggests."""
-
-
-def _candidates(view: SessionView, name: str, ctx: GateContext) -> tuple[list[str], list[str]]:
-    """(callable tools `name` names by own name or case, as wire names; near spellings).
-
-    A near spelling is a tool's wire name in quotes, or a namespace action the way the
-    model calls it, ``ns({"action": "<sub-tool wire name>", "args": {...}})`` (sub-tools
-    are not in the index: `near_actions`), callable now through a namespace not blocked.
-    """
-    if name in RESERVED_NAMES:
-        return [], []
-    hits = view.index.exact([name])[0]
-    named = [h.wire_name for h in hits if _callable(view, h.tool, h.wire_name, ctx)]
-    if hits:
-        return named[:MAX_CANDIDATES], []
-    near = view.index.near_names(name, limit=MAX_CANDIDATES)
-    found = [
-        (h.score, f'"{h.wire_name}"') for h in near if _callable(view, h.tool, h.wire_name, ctx)
-    ]
-    found += [
-        (score, f'{ns}({{"action": "{action}", "args": {{...}}}})')
-        for score, ns, action in near_actions(view.namespaces, name, limit=MAX_CANDIDATES)
-        if _callable(view, view.namespaces[ns].members[action], action, ctx)
-        and not matches(ctx.blocked, (ns,))
-    ]
-    return [], [text for _, text in sorted(found, key=lambda x: -x[0])[:MAX_CANDIDATES]]
-
-
-def _callable(view: SessionView, tool: Tool, wire: str, ctx: GateContext) -> bool:
-    """Whether the model may call the visible tool `wire` now (by some route)."""
-    if view.skill_lock(wire, ctx.skills) is not None or wire in dict(ctx.withdrawn):
-        return False
-    return not matches(ctx.blocked, (wire, tool.name))
-
-
 def _deferred_target(view: SessionView, name: str, ctx: GateContext | None) -> Tool | Denied:
     """The tool a ``defer_execute`` call names, or the denial.
 
     One rule: the tool whose wire name is `name`; else the only tool the model may call
     now whose own name or wire name equals `name` ignoring case (``get_issue`` and
-    ``GET_ISSUE`` alike); else the answer naming the candidates (`_unknown`).
+    ``GET_ISSUE`` alike); else the answer naming the candidates (`unknown_tool`).
     """
     tool = view.by_wire_name.get(name)
     if tool is not None:
@@ -205,16 +111,12 @@ def _deferred_target(view: SessionView, name: str, ctx: GateContext | None) -> T
     folded = name.casefold()
     named = [
         w
-        for w in _candidates(view, name, ctx or GateContext())[0]
+        for w in named_tools(view, name, ctx or GateContext()) or ()
         if folded in (w.casefold(), view.by_wire_name[w].name.casefold())
     ]
     if len(named) == 1:
         return view.by_wire_name[named[0]]
-    return _unknown(view, name, ctx)
-
-
-def _listed(names: list[str]) -> str:
-    return ", ".join(f'"{n}"' for n in names)
+    return unknown_tool(view, name, ctx)
 
 
 MAX_PROBLEMS = 20
@@ -258,12 +160,12 @@ def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) 
     if call.arguments == CUT_OFF:
         return _cut_off(view, written_name(call) or call.name)
     if call.name == MALFORMED_CALL:
-        return _unknown(view, call.name, ctx, written_name(call))
+        return unknown_tool(view, call.name, ctx, written_name(call))
     arguments = parse_arguments(call)
     if isinstance(arguments, str):
         tool = view.wrapper(call.name) or view.lookup(call.name)
         if tool is None:
-            return _unknown(view, call.name, ctx)
+            return unknown_tool(view, call.name, ctx)
         return Denied(reason=arguments, code="malformed_arguments", tool=tool)
     meta = view.meta_tools.get(call.name)
     if meta is not None and call.name == DEFER_EXECUTE:
@@ -294,7 +196,7 @@ def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) 
         return _resolve_skill(view, view.skill_loader, arguments)
     tool = view.lookup(call.name)
     if tool is None:
-        return _unknown(view, call.name, ctx)
+        return unknown_tool(view, call.name, ctx)
     return tool, arguments, None
 
 
@@ -365,7 +267,7 @@ def _no_such(kind: str, name: str, same: list[str], valid: Iterable[str], where:
     """The answer to a `kind` name that `pick_name` did not resolve."""
     if same:
         return (
-            f'"{echo(name)}" matches several {kind}s{where} ignoring case: {_listed(same)}. '
+            f'"{echo(name)}" matches several {kind}s{where} ignoring case: {listed(same)}. '
             f"Use one exactly."
         )
     return f'Unknown {kind} "{echo(name)}"{where}. Available {kind}s: {", ".join(valid)}.'
@@ -375,7 +277,7 @@ def _resolve_action(
     view: SessionView, ns: NamespaceView, arguments: Mapping[str, Any], ctx: GateContext
 ) -> Resolved:
     """A namespace call -> (sub-tool, its arguments, ``namespace:<name>``), or a denial."""
-    reach = [a for a in ns.actions if _callable(view, ns.members[a], a, ctx)]
+    reach = [a for a in ns.actions if callable_now(view, ns.members[a], a, ctx)]
     resolved = resolve_action(ns, arguments, reach)
     if isinstance(resolved, ActionProblem):
         if resolved.code == "invalid_arguments":
@@ -387,7 +289,7 @@ def _resolve_action(
 
 def kit_tools(view: SessionView, kit: Toolkit, ctx: GateContext) -> list[tuple[str, Tool]]:
     """(wire name, tool) of `kit`'s tools the model may call now (modes, blocklist...)."""
-    return [(w, t) for w, t in kit_members(kit, view.modes) if _callable(view, t, w, ctx)]
+    return [(w, t) for w, t in kit_members(kit, view.modes) if callable_now(view, t, w, ctx)]
 
 
 def _resolve_loader(
@@ -524,7 +426,7 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
     """Steps 1-6 (everything but hooks)."""
     offered = ctx.meta_tools
     if offered is not None and call.name in view.meta_tools and call.name not in offered:
-        return _unknown(view, call.name, ctx)  # the request did not offer it
+        return unknown_tool(view, call.name, ctx)  # the request did not offer it
     resolved = _resolve(view, call, ctx)
     if isinstance(resolved, Denied):
         return resolved
