@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from contextchef._cache import lru_cache
 from contextchef._echo import echo
 from contextchef.history._messages import ToolCall
 from contextchef.tools._names import is_wire_legal
@@ -47,19 +48,10 @@ WRITTEN = "written_name"
 by `echo` (at most 120 characters and a length note)."""
 
 
-_SEEN: set[str] = set()
-"""Legal names already checked (a session's calls name a few tools, again and again)."""
-
-
+@lru_cache(maxsize=4096)  # a session's calls name a few tools, again and again
 def legal_name(name: str) -> bool:
     """Whether every provider takes `name` back as a call's name (see the module docstring)."""
-    if name in _SEEN:
-        return True
-    if not is_wire_legal(name):
-        return False
-    if len(_SEEN) < 4096:  # bounded: names are model output
-        _SEEN.add(name)
-    return True
+    return is_wire_legal(name)
 
 
 def legal_call(call: ToolCall) -> ToolCall:

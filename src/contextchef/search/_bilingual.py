@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from contextchef.search._corpus import Corpus
 
 __all__ = [
+    "CJK",
     "ENGLISH_CATALOG_SHARE",
     "EXTRA",
     "HAN",
@@ -104,6 +105,8 @@ REVERSE_PER_TOKEN = 4
 MAX_QUERY_CHARS = 2_000
 """Han characters of one query looked up at most (the rest is left to BM25 as it is)."""
 
+CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+"""Runs of CJK characters (kana, Han, Hangul, compatibility ideographs); `HAN`: Han only."""
 HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 """Runs of Han characters: what CC-CEDICT translates (also `search._scripts`' test)."""
 _LINE = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\r?$", re.MULTILINE)

@@ -54,10 +54,8 @@ from contextchef.search._transcript import weighted
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["CJK", "TRANSLATION_WEIGHT", "request_scores", "split_request"]
+__all__ = ["TRANSLATION_WEIGHT", "request_scores", "split_request"]
 
-CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-"""Runs of CJK characters (kana, Han, Hangul, compatibility ideographs)."""
 
 TRANSLATION_WEIGHT = 0.2
 """The translation's share of a request written in both scripts (module docstring)."""

@@ -71,18 +71,16 @@ class Turn:
 def anthropic_turns(body: _Body) -> list[Turn]:
     """The conversation's turns: adjacent same-role non-system messages merged."""
     turns: list[Turn] = []
-    previous = -2
     for i, message in dicts(body.get("messages")):
         role = message.get("role")
         if role == "system":
             continue
         found = tuple((f"messages[{i}].content[{j}]", b) for j, b in blocks(message))
-        if turns and turns[-1].role == role and previous == i - 1:
+        if turns and turns[-1].role == role and turns[-1].at[-1] == i - 1:  # adjacent
             last = turns[-1]
             turns[-1] = Turn(role, (*last.at, i), (*last.blocks, *found))
         else:
             turns.append(Turn(role, (i,), found))
-        previous = i
     return turns
 
 
