@@ -24,7 +24,7 @@ from contextchef import ContextChef, DeferredConfig, Denied, ToolCall, user
 from contextchef._json import canonical_dumps, canonical_value, plain_object
 from contextchef.dispatch._calls import call_arguments
 from contextchef.dispatch._types import ToolCallEvent
-from contextchef.history._messages import parse_json_object
+from contextchef.history._arguments import parse_json_object
 
 EDIT = {
     "name": "edit",

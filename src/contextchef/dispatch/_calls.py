@@ -23,7 +23,8 @@ from typing import Any
 from contextchef._errors import UsageError
 from contextchef._json import JsonValue, canonical_dumps, json_problem
 from contextchef._sdk import sdk_json
-from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
+from contextchef.history._arguments import parse_json_object, unreadable_arguments
+from contextchef.history._messages import ToolCall
 
 __all__ = ["CallLike", "as_tool_call", "call_arguments", "parse_arguments"]
 

@@ -56,8 +56,9 @@ from contextchef.dispatch._types import (
 )
 from contextchef.dispatch._unknown import callable_now, listed, named_tools, unknown_tool
 from contextchef.exposure._policy import matches
+from contextchef.history._arguments import parse_json_object, unreadable_arguments
 from contextchef.history._call_names import MALFORMED_CALL, written_name
-from contextchef.history._messages import ToolCall, parse_json_object, unreadable_arguments
+from contextchef.history._messages import ToolCall
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool

@@ -12,6 +12,7 @@ import weakref
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, Protocol
 
+from contextchef.history._arguments import parse_json_object
 from contextchef.history._call_names import legal_name
 from contextchef.history._messages import (
     MediaPart,
@@ -22,7 +23,6 @@ from contextchef.history._messages import (
     TextPart,
     ToolCall,
     ToolResult,
-    parse_json_object,
 )
 
 __all__ = [

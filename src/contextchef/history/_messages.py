@@ -24,7 +24,6 @@ assistant message. Values are frozen; ``message_from_dict(m.to_dict()) == m`` ho
 from __future__ import annotations
 
 import dataclasses
-import json
 import marshal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,9 +42,10 @@ from contextchef._json import (
     JsonValue,
     canonical_object_text,
     freeze,
-    json_problem,
     thaw,
 )
+from contextchef.history._arguments import json_kind as _json_kind
+from contextchef.history._arguments import parse_json_object
 from contextchef.history._fields import require_base64, require_bool, require_name
 from contextchef.history._fields import require_str as _require_str
 
@@ -62,10 +62,8 @@ __all__ = [
     "ToolResult",
     "assistant",
     "check_message",
-    "json_problem",
     "message_from_dict",
     "messages_arg",
-    "parse_json_object",
     "part_from_dict",
     "part_to_dict",
     "tool_results",
@@ -81,12 +79,6 @@ ProviderData = Mapping[str, JsonValue]
 
 _MAX_DATA_DEPTH = 200
 """Deepest nesting kept in a part's provider data (as for a parsed provider message)."""
-
-
-def _json_kind(value: object) -> str:
-    """What JSON calls `value`'s type (``array``, ``string``, ``number``, ...)."""
-    kinds = {bool: "a boolean", str: "a string", list: "an array", type(None): "null"}
-    return kinds.get(type(value), "a number" if isinstance(value, int | float) else "a value")
 
 
 _HINT_ENVELOPES = ("block", "extra", "file_extra", "item", "message", "part", "step")
@@ -206,59 +198,6 @@ class ProviderPart:
         if not isinstance(self.data, Mapping):
             raise UsageError(f"ProviderPart.data must be a mapping, got {shown(self.data)}")
         _freeze_data(self, "data")
-
-
-_UNREADABLE = "<arguments that are not JSON: they "
-
-
-def unreadable_arguments(problem: str) -> str:
-    """Text standing for call arguments JSON cannot carry.
-
-    `parse_json_object` reports `problem` for it (a lower-case fragment, e.g. ``"are
-    nested more than 100 levels deep"``).
-    """
-    return f"{_UNREADABLE}{problem}>"
-
-
-def _reject_constant(token: str) -> float:
-    raise ValueError(f"{token} is not a JSON number")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-"""``json.loads(text, parse_constant=...)`` makes a decoder per call; this one is made once
-(its ``decode`` is what ``json.loads`` calls, after refusing a leading BOM as here)."""
-
-
-def parse_json_object(raw: object) -> dict[str, JsonValue] | str:
-    """Tool-call arguments (JSON text or a mapping) as a dict, or why they are not one.
-
-    The one argument parser: `ToolCall.parsed_arguments`, the normalizer and the gate all
-    use it. Whitespace-only text means ``{}``. NaN, Infinity and numbers too large for a
-    float are refused: providers reject them, and a call holding one would break every
-    later request once stored.
-
-    Returns:
-        The arguments, or a lower-case sentence fragment saying what is wrong.
-    """
-    value = raw
-    if isinstance(raw, str) and raw.startswith(_UNREADABLE) and raw.endswith(">"):
-        return f"the arguments {raw[len(_UNREADABLE) : -1]}"
-    if isinstance(raw, str):
-        try:
-            text = raw.strip() or "{}"
-            if text.startswith("\ufeff"):  # as json.loads: "Unexpected UTF-8 BOM"
-                raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-            value = _DECODER.decode(text)
-        except json.JSONDecodeError as exc:
-            return f"the arguments are not valid JSON ({exc.msg})"
-        except (ValueError, RecursionError) as exc:
-            return f"the arguments are not valid JSON ({json_reason(exc)})"
-    if not isinstance(value, Mapping):
-        return f"the arguments must be a JSON object, got {_json_kind(value)}"
-    problem = json_problem(value)
-    if problem:
-        return f"the arguments {problem}"
-    return dict(value)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from contextchef._errors import CorruptHistoryError, shown
-from contextchef._json import MAX_ARGUMENT_DEPTH, is_unicode, to_unicode
+from contextchef._json import MAX_ARGUMENT_DEPTH, is_unicode, json_problem, to_unicode
+from contextchef.history._arguments import unreadable_arguments
 from contextchef.history._call_names import MALFORMED_CALL, legal_call
 from contextchef.history._messages import (
     MediaPart,
@@ -50,8 +51,6 @@ from contextchef.history._messages import (
     TextPart,
     ToolCall,
     ToolResult,
-    json_problem,
-    unreadable_arguments,
 )
 
 __all__ = [
@@ -320,7 +319,7 @@ def json_safe(
 
     SDK objects dumped with ``model_dump()`` carry ``bytes`` (Gemini's thought signatures):
     they become base64 text, the form the REST API uses on the wire. The rest is checked by
-    the IR's one JSON check (`contextchef.history._messages.json_problem`). A call's
+    the IR's one JSON check (`contextchef._json.json_problem`). A call's
     argument object found at one of the `arguments` slots is checked like arguments the
     gate parses (nesting up to `MAX_ARGUMENT_DEPTH`); one that fails, or that is not an
     object (a list, number or null; a string too unless the format's arguments are JSON

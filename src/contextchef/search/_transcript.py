@@ -33,13 +33,13 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from contextchef._errors import UsageError, shown
+from contextchef.history._arguments import parse_json_object
 from contextchef.history._messages import (
     Message,
     TextPart,
     ToolCall,
     ToolResult,
     messages_arg,
-    parse_json_object,
 )
 from contextchef.search._rankers import normalized
 

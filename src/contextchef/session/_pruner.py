@@ -52,7 +52,7 @@ from contextchef.deferred._view import SessionView
 from contextchef.dispatch._calls import CallLike, as_tool_call
 from contextchef.dispatch._gate import ActionProblem, resolve_action
 from contextchef.exposure._policy import Mode
-from contextchef.history._messages import parse_json_object
+from contextchef.history._arguments import parse_json_object
 from contextchef.tools._registry import Registry
 from contextchef.tools._tool import CompiledTool, Tool
 

@@ -22,13 +22,13 @@ from contextchef._json import canonical_dumps
 from contextchef.deferred._groups import LOAD_TOOLKIT
 from contextchef.deferred._skills import LOAD_SKILL, Skill, SkillLike, parse_skill
 from contextchef.dispatch._execute import skill_text
+from contextchef.history._arguments import parse_json_object
 from contextchef.history._messages import (
     Message,
     ToolCall,
     ToolResult,
     assistant,
     check_message,
-    parse_json_object,
     tool_results,
 )
 from contextchef.session._dispatching import Dispatcher
