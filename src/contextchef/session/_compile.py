@@ -44,6 +44,7 @@ from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
 from contextchef.providers._compacted import check_closed, from_base, swapped_in
 from contextchef.providers._model_rules import check_turn
+from contextchef.providers._wording import wording_only
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
     CompileInput,
@@ -273,10 +274,28 @@ def _tools_to_send(
     fresh = prefix.pristine
     planned = tool_mode(inp, rules, fresh, state, bound=bound)
     if planned is None:
-        return prefix, None, fresh
+        sent = inp.ledger.tools if bound and _reworded(inp, fresh) else None
+        return (prefix if sent is None else session_prefix(inp, sent)), None, fresh
     if planned[0] is not fresh:  # the strategy's own entries are rendered already
         prefix = session_prefix(inp, planned[0])
     return prefix, planned[0], fresh
+
+
+def _reworded(inp: CompileInput, fresh: list[Any]) -> bool:
+    """Whether the tools sent go out again instead of `fresh` (`Ledger.reworded`).
+
+    So on the first compile after a restore, with the view the restore left, when
+    `fresh` differs from them in wording alone (`wording_only`: another release's texts),
+    and after that while the strategy renders the same `fresh`.
+    """
+    ledger = inp.ledger
+    was, sent = ledger.reworded, ledger.tools
+    if was is None or sent is None or ledger.strategy != inp.strategy.name:
+        return False
+    ledger.reworded = fresh if was is fresh or was == fresh else None
+    if was is inp.view and wording_only(sent, fresh):
+        ledger.reworded = fresh
+    return ledger.reworded is not None
 
 
 # -- 3. normalize -----------------------------------------------------------------------------

@@ -176,6 +176,9 @@ class Ledger:
     """Rendered tool entries and prefix segments, per view (not part of the record)."""
     binding_cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Digests of the entries and tools checked for bindings (not part of the record)."""
+    reworded: Any = field(default=None, repr=False, compare=False)
+    """After a restore, the view it left; then the tools rendered now whose wording alone
+    differs from `tools`, which are sent instead (`providers._wording`; not recorded)."""
 
     def copy(self) -> Ledger:
         """A copy whose lists are not shared (the entries in them are)."""
