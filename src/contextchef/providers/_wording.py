@@ -34,7 +34,7 @@ def wording_only(sent: Sequence[Any], now: Sequence[Any]) -> bool:
     is compared as any other value). Key order is not compared: the entries sent are
     what is sent again.
     """
-    return _alike(sent, now, None) and list(sent) != list(now)
+    return list(sent) != list(now) and _alike(sent, now, None)  # equal: found in C
 
 
 def _alike(a: Any, b: Any, key: object) -> bool:
