@@ -248,3 +248,12 @@ def test_first_reads_of_lazy_names_from_many_threads_at_once() -> None:
             timeout=120,
         )
         assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_the_first_session_reads_cjk_without_the_dictionary_route() -> None:
+    """The rankers and the pruner load with the first session and read `CJK` from its
+    leaf module (`contextchef.search._cjk`), not from the dictionary route's."""
+    loaded = _ours_after("from contextchef import ContextChef\nContextChef()\n")
+    assert {"contextchef.search._rankers", "contextchef.session._pruner"} <= loaded
+    assert "contextchef.search._cjk" in loaded
+    assert "contextchef.search._bilingual" not in loaded

@@ -22,6 +22,8 @@ import openai
 import pytest
 from google import genai
 from google.genai import types as genai_types
+from hypothesis import given
+from hypothesis import strategies as st
 
 from contextchef import (
     ContextChef,
@@ -31,7 +33,14 @@ from contextchef import (
     from_openai,
     user,
 )
-from contextchef.history._call_names import MALFORMED_CALL, WRITTEN, legal_call
+from contextchef.history._call_names import (
+    GEMINI_NAME,
+    MALFORMED_CALL,
+    PROVIDER_NAMES,
+    WRITTEN,
+    legal_call,
+    legal_name,
+)
 from contextchef.testing import FakeProvider, fake_for, httpx_for, text, tool_calls
 from contextchef.testing._name_rules import (
     anthropic_call_names_valid,
@@ -40,6 +49,7 @@ from contextchef.testing._name_rules import (
     interactions_names_valid,
     responses_call_names_valid,
 )
+from contextchef.tools._names import WIRE_NAME_RE
 
 HX = httpx_for(anthropic)
 TARGETS5 = ("openai", "responses", "anthropic", "gemini", "gemini-interactions")
@@ -274,3 +284,48 @@ def test_normalize_renames_an_illegal_call_once_and_keeps_its_provider_data() ->
     assert [c.kind for c in done.changes] == ["renamed_illegal_call"]
     assert normalize(done.messages).changes == ()
     assert history[1].tool_calls[0].name == "a.b"  # the caller's history is not touched
+
+
+GEMINI_EDGES = [  # (name, whether Gemini takes it: `_call_names.GEMINI_NAME`)
+    ("ns.read:file", True),
+    ("_a.b:" + "c" * 59, True),  # 64 characters
+    ("_a.b:" + "c" * 60, False),  # 65
+    ("g" * 64, True),
+    ("g" * 65, False),
+    ("1ns.read", False),  # a letter or underscore first
+    (".read", False),
+    ("ns/read", False),
+]
+
+
+@pytest.mark.parametrize(("name", "gemini_takes"), GEMINI_EDGES)
+def test_the_gemini_name_rule_at_its_edges_in_the_fake_and_the_library(
+    name: str, gemini_takes: bool
+) -> None:
+    """One Gemini rule (dots and colons, at most 64): the fakes check the library's pattern,
+    and the library keeps a call's name only where every provider takes it."""
+    body = {"contents": [{"role": "model", "parts": [{"functionCall": {"name": name}}]}]}
+    assert (list(gemini_call_names_valid(body, ())) == []) is gemini_takes
+    steps = {"input": [{"type": "function_call", "name": name}]}
+    assert (list(interactions_names_valid(steps, ())) == []) is gemini_takes
+    assert bool(GEMINI_NAME.fullmatch(name)) is gemini_takes
+    everywhere = gemini_takes and not {".", ":"} & set(name)  # OpenAI's rule has neither
+    assert legal_name(name) is everywhere
+    kept = legal_call(ToolCall(id="c", name=name)).name
+    assert kept == (name if everywhere else MALFORMED_CALL)
+
+
+@pytest.mark.parametrize("target", ["gemini", "gemini-interactions"])
+def test_a_gemini_call_named_with_dots_and_colons_is_recorded_legal(target: str) -> None:
+    chef = _chef()
+    fake = fake_for(target).script(tool_calls(("ns.read:file", {"pattern": "a"})), text("ok"))
+    answers = _loop(chef, target, fake)
+    assert fake.violations == ()
+    assert _call_names(chef) == [MALFORMED_CALL]
+    assert answers[0].startswith('Unknown tool "ns.read:file"')
+
+
+@given(st.text(alphabet="aZ09_-.:/é", max_size=130))
+def test_legal_name_is_every_providers_rule_at_once(name: str) -> None:
+    every = all(rule.fullmatch(name) for rule in PROVIDER_NAMES)
+    assert legal_name(name) is every is bool(WIRE_NAME_RE.fullmatch(name))

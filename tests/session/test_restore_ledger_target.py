@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -163,3 +165,55 @@ def test_a_long_ledger_copied_is_refused_from_its_ends() -> None:
     with pytest.raises(SnapshotMismatchError, match=r"'openai' 'wire' entry \d+ is not"):
         _chef().restore(forged, allow_unsigned=True)
     assert _chef().restore(snap, allow_unsigned=True) == ()
+
+
+@pytest.mark.parametrize(
+    ("target", "entry", "reason"),
+    [
+        # a part or entry type the target's wire does not know is refused only where
+        # another wire takes it as its own
+        ("anthropic", {"role": "user", "content": [{"type": "input_text"}]}, "'input_text'"),
+        ("anthropic", {"role": "assistant", "content": [{"type": "server_tool_use"}]}, None),
+        ("responses", {"role": "user", "content": [{"type": "text", "text": "x"}]}, "'text'"),
+        ("responses", {"type": "web_search_call", "id": "ws_1"}, None),
+        ("gemini-interactions", {"type": "reasoning"}, "Responses item"),
+        ("gemini-interactions", {"type": "google_search_call", "id": "g"}, None),
+        # a type that is no string is no wire's: named or passed, never a TypeError
+        ("responses", {"type": ["message"]}, None),
+        ("anthropic", {"role": "user", "content": [{"type": ["text"]}]}, None),
+        ("openai", {"role": "user", "content": [{"type": {"a": 1}}]}, "{'a': 1}"),
+    ],
+)
+def test_types_a_wire_does_not_know(target: str, entry: dict[str, Any], reason: str | None) -> None:
+    found = foreign_entry(target, entry)
+    assert found is None if reason is None else found is not None and reason in found
+
+
+def test_each_wires_own_entry_types_are_no_other_wires() -> None:
+    """The wires' shapes (`WireReader.shape`) agree: what one has as its own no other
+    knows, and what a closed wire takes an open one does not claim to know."""
+    from contextchef.providers import WIRES
+
+    for reader in WIRES:
+        assert reader.shape.own_kinds <= reader.shape.kinds or not reader.shape.kinds
+        for other in WIRES:
+            if other is not reader:
+                assert not reader.shape.own_kinds & other.shape.kinds, (reader.wire, other.wire)
+
+
+def test_restoring_a_ledger_loads_no_other_wire() -> None:
+    """Only a part or entry type the target's wire does not know reads the other wires."""
+    chef = ContextChef()  # no tools: the probe restores into a bare session
+    chef.append(user("Find the TODOs."), assistant("None."), user("Sure?"))
+    chef.compile("anthropic", model=MODELS["anthropic"])
+    probe = (
+        "import json, sys\n"
+        "from contextchef import ContextChef\n"
+        f"assert ContextChef().restore(json.loads({json.dumps(json.dumps(chef.snapshot()))}),"
+        " allow_unsigned=True) == ()\n"
+        "print(json.dumps(sorted({m.split('.')[2] for m in sys.modules"
+        " if m.startswith('contextchef.providers.') and m.count('.') > 2})))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == ["anthropic"]

@@ -7,13 +7,20 @@ any other a session switches to; its name must then be a legal function name on 
   ``^[a-zA-Z0-9_-]+$`` (``400 Invalid 'messages[9].tool_calls[0].function.name': string
   does not match pattern``, mcp-use/mcp-use#90); function names are at most 64 characters
   (openai SDK ``shared_params/function_definition.py``, ``name``), Responses the same
-  (``Invalid 'tools[0].name': string does not match pattern``, openai/openai-dotnet#441);
+  (``Invalid 'tools[0].name': string does not match pattern``, openai/openai-dotnet#441):
+  `OPENAI_NAME`;
 * Anthropic validates ``tool_use.name`` as ``^[a-zA-Z0-9_-]{1,128}$`` (tool definitions
-  ``{1,64}``: https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools);
-* Gemini ``FunctionCall.name``: "a-z, A-Z, 0-9, or contain underscores and dashes, with a
-  maximum length of 64" (generativelanguage v1beta ``FunctionCall.name``); declarations
-  must start with a letter or an underscore (google-gemini/gemini-cli#7878); the
-  Interactions API states no rule of its own (../shared/research/gemini-interactions.md).
+  ``{1,64}``: https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools):
+  `ANTHROPIC_CALL_NAME`;
+* Gemini: a call names a declared function, whose name "Must start with a letter or an
+  underscore. Must be a-z, A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or
+  dashes (-), with a maximum length of 64" (the API's 400 for
+  ``function_declarations[].name``: google-gemini/gemini-cli#9535, kaitranntt/ccs#219;
+  generativelanguage v1beta ``FunctionDeclaration.name`` says the same). The google-genai
+  SDK's ``FunctionDeclaration.name`` docstring (3.6.1) gives 128, the Vertex AI limit
+  (aiplatform v1); v1beta ``FunctionCall.name`` leaves out dots and colons. The 400 is
+  what the Gemini API enforces: `GEMINI_NAME`. The Interactions API states no rule of
+  its own (../shared/research/gemini-interactions.md) and is held to the same.
 
 The strictest common rule is the one tool wire names already follow
 (`contextchef.tools._names.WIRE_NAME_RE`, ``^[A-Za-z_][A-Za-z0-9_-]{0,63}$``): a call
@@ -29,6 +36,7 @@ what was sent is never renamed afterwards.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from contextchef._cache import lru_cache
@@ -36,7 +44,28 @@ from contextchef._echo import echo
 from contextchef.history._messages import ToolCall
 from contextchef.tools._names import is_wire_legal
 
-__all__ = ["MALFORMED_CALL", "WRITTEN", "legal_call", "legal_name", "names", "written_name"]
+__all__ = [
+    "ANTHROPIC_CALL_NAME",
+    "GEMINI_NAME",
+    "MALFORMED_CALL",
+    "OPENAI_NAME",
+    "PROVIDER_NAMES",
+    "WRITTEN",
+    "legal_call",
+    "legal_name",
+    "names",
+    "written_name",
+]
+
+OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""A function name on Chat Completions and Responses (whole-string match)."""
+ANTHROPIC_CALL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+"""A ``tool_use`` name in an Anthropic history (whole-string match)."""
+GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
+"""A function name on Gemini, generateContent and Interactions (whole-string match)."""
+PROVIDER_NAMES = (OPENAI_NAME, ANTHROPIC_CALL_NAME, GEMINI_NAME)
+"""Each provider's call-name rule (the module docstring); the fakes check them
+(`contextchef.testing._name_rules`), and `legal_name` is all of them at once."""
 
 MALFORMED_CALL = "malformed_tool_call"
 """The name a model's call is recorded under when it names no tool, names one no provider
@@ -50,7 +79,10 @@ by `echo` (at most 120 characters and a length note)."""
 
 @lru_cache(maxsize=4096)  # a session's calls name a few tools, again and again
 def legal_name(name: str) -> bool:
-    """Whether every provider takes `name` back as a call's name (see the module docstring)."""
+    """Whether every provider takes `name` back as a call's name (see the module docstring).
+
+    That is every one of `PROVIDER_NAMES`, which together are `WIRE_NAME_RE` (tested).
+    """
     return is_wire_legal(name)
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "RecordedPayload",
     "ResponseNotice",
     "WireReader",
+    "WireShape",
     "adapter_reader",
     "checked_response",
     "cut_last_call",
@@ -156,6 +157,39 @@ class RecordedPayload(NamedTuple):
 
 
 @dataclass(frozen=True, kw_only=True)
+class WireShape:
+    """What a wire's conversation entries hold (`WireReader.shape`).
+
+    The keys and ``type`` values its renderer writes and its SDK's request types take; a
+    restored ledger's entries are checked against their target's wire
+    (`contextchef.providers._wire_shape.check_wire_shape`).
+
+    Attributes:
+        needs: Keys every entry has.
+        bans: Keys no entry has (another wire's).
+        parts: The ``type`` of each content part (a ``content`` list's objects) it takes.
+        closed: `parts` is all it takes; else (open) a part type outside them is refused
+            only when a closed wire takes it.
+        parts_in: The entry ``type`` values (None: no ``type``) whose parts are read.
+        kinds: The entry ``type`` values it knows; another is refused when it is another
+            wire's own (`own_kinds`).
+        own_kinds: Entry ``type`` values no other wire has.
+        noun: What one of its entries is called in a refusal (``item``, ``step``).
+        call_ids: Whether a ``function_call`` entry has a ``call_id`` (None: not read).
+    """
+
+    needs: tuple[str, ...] = ()
+    bans: tuple[str, ...] = ()
+    parts: frozenset[str] = frozenset()
+    closed: bool = False
+    parts_in: frozenset[str | None] = frozenset({None})
+    kinds: frozenset[str] = frozenset()
+    own_kinds: frozenset[str] = frozenset()
+    noun: str = "entry"
+    call_ids: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class WireReader:
     """How one wire format's responses, request payloads and message lists are read.
 
@@ -185,6 +219,7 @@ class WireReader:
             cache diagnostics; the turn is not read).
         fresh: ``(history, turn)`` -> the reply's `turn` fit to follow `history` on
             this wire, touching only parts recorded from it (`fresh_turn`); None: as is.
+        shape: What its conversation entries hold (`WireShape`).
     """
 
     wire: str
@@ -201,6 +236,7 @@ class WireReader:
     parse_history: Callable[[list[Any], Any], ParsedHistory]
     read_cache: Callable[[Mapping[str, Any]], CacheReport]
     fresh: Callable[[Sequence[Message], Sequence[Message]], tuple[Message, ...]] | None = None
+    shape: WireShape
 
 
 _READERS: dict[str, WireReader] = {}

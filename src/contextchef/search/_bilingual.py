@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contextchef._errors import MissingExtraError
+from contextchef.search._cjk import HAN
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,10 +76,8 @@ if TYPE_CHECKING:
     from contextchef.search._corpus import Corpus
 
 __all__ = [
-    "CJK",
     "ENGLISH_CATALOG_SHARE",
     "EXTRA",
-    "HAN",
     "Dictionary",
     "Translation",
     "available",
@@ -105,10 +104,6 @@ REVERSE_PER_TOKEN = 4
 MAX_QUERY_CHARS = 2_000
 """Han characters of one query looked up at most (the rest is left to BM25 as it is)."""
 
-CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-"""Runs of CJK characters (kana, Han, Hangul, compatibility ideographs); `HAN`: Han only."""
-HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-"""Runs of Han characters: what CC-CEDICT translates (also `search._scripts`' test)."""
 _LINE = re.compile(r"^(\S+) (\S+) \[[^\]]*\] /(.*)/\r?$", re.MULTILINE)
 _DROP = re.compile(
     r"^(?:CL:|see\b|see also\b|surname\b|abbr\.|also (?:pr|written|called)\b|"

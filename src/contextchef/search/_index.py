@@ -40,13 +40,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from contextchef._overlay import layered
-from contextchef.search._bilingual import CJK as _CJK
 from contextchef.search._bilingual import (
     ENGLISH_CATALOG_SHARE,
     crosslingual_scores,
     dictionary,
     translated,
 )
+from contextchef.search._cjk import CJK as _CJK
 from contextchef.search._corpus import Corpus, Extras, GroupLevel, build_corpus, top_positive
 from contextchef.search._rankers import RankerConfig, SemanticPart, embedding_text, lift, normalized
 from contextchef.search._scripts import request_scores

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from contextchef._errors import UsageError, check_int, check_number, shown
+from contextchef.search._cjk import CJK
 from contextchef.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -76,7 +77,6 @@ _PRESETS = ("hybrid-rrf", "two-level", "hybrid-two-level")
 LONG_QUERY_TOKENS = (12, 36)
 """Distinct search tokens at which `RankerConfig.long_query_boost` starts and is whole."""
 
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])|[A-Z]+")
 
 
@@ -211,7 +211,7 @@ def covered(query: str) -> bool:
     """
     if query.isascii():
         return True
-    if _CJK.search(query):
+    if CJK.search(query):
         return False
     letters = [ch for ch in query if ch.isalpha()]
     latin = sum(1 for ch in letters if ch.isascii() or "LATIN" in unicodedata.name(ch, ""))

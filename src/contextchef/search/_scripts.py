@@ -47,7 +47,8 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from contextchef.search._bilingual import HAN, has_han
+from contextchef.search._bilingual import has_han
+from contextchef.search._cjk import HAN
 from contextchef.search._rankers import normalized
 from contextchef.search._transcript import weighted
 

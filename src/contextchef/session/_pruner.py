@@ -53,6 +53,7 @@ from contextchef.dispatch._calls import CallLike, as_tool_call
 from contextchef.dispatch._gate import ActionProblem, resolve_action
 from contextchef.exposure._policy import Mode
 from contextchef.history._arguments import parse_json_object
+from contextchef.search._cjk import CJK
 from contextchef.tools._registry import Registry
 from contextchef.tools._tool import CompiledTool, Tool
 
@@ -141,12 +142,11 @@ class CompiledGroups(NamedTuple):
     directory_xml: str
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _SPLIT = re.compile(r"[\W_]+")
 
 
 def _word_char(ch: str) -> bool:
-    return ch.isalnum() and not _CJK.match(ch)
+    return ch.isalnum() and not CJK.match(ch)
 
 
 def _phrase(text: str) -> re.Pattern[str] | None:

@@ -2,8 +2,9 @@
 
 Each provider checks the name of every function call it is sent back (and of every tool
 it is given), not only of its tools; one illegal name in the history refuses every later
-request. The fakes check them as each provider documents (the tool definitions' own
-rules are `chat_function_names_valid` and its siblings in `contextchef.testing._rules`):
+request. The fakes check them as each provider documents, with the library's own
+patterns (`contextchef.history._call_names`, which cites each rule; the tool definitions'
+own rules are `chat_function_names_valid` and its siblings in `contextchef.testing._rules`):
 
 * `chat_call_names_valid`: ``messages[].tool_calls[].function.name`` matches
   ``^[a-zA-Z0-9_-]+$`` (the API's 400 ``Invalid 'messages[9].tool_calls[0].function.name':
@@ -18,8 +19,8 @@ rules are `chat_function_names_valid` and its siblings in `contextchef.testing._
   ``{1,64}``: https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools);
 * `gemini_call_names_valid`: ``functionCall`` / ``functionResponse`` names follow the
   function-name rule: "Must start with a letter or an underscore. Must be a-z, A-Z, 0-9,
-  or contain underscores, dots, colons and dashes, with a maximum length of 64"
-  (``FunctionDeclaration.name``; google-gemini/gemini-cli#7878 quotes the 400);
+  or contain underscores (_), dots (.), colons (:), or dashes (-), with a maximum length
+  of 64" (the API's 400 for a declaration's name: google-gemini/gemini-cli#9535);
 * `interactions_names_valid`: the same rule for ``function`` tools and ``function_call``
   / ``function_result`` steps of an interaction (its own rule is not stated:
   ../shared/research/gemini-interactions.md).
@@ -33,6 +34,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef.history._call_names import ANTHROPIC_CALL_NAME, GEMINI_NAME, OPENAI_NAME
 from contextchef.testing._body import blocks, dicts, gemini_function_parts
 from contextchef.testing._records import RecordedRequest
 
@@ -46,13 +48,6 @@ __all__ = [
 
 _Body = Mapping[str, Any]
 _Earlier = Sequence[RecordedRequest]
-
-OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-"""A function name on Chat Completions and Responses."""
-ANTHROPIC_CALL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
-"""A ``tool_use`` name in an Anthropic history."""
-GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
-"""A function name on Gemini (generateContent and Interactions)."""
 
 
 def _bad(at: str, name: object, pattern: re.Pattern[str]) -> Iterator[str]:

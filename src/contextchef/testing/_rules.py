@@ -41,6 +41,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from contextchef.history._call_names import GEMINI_NAME, OPENAI_NAME
 from contextchef.testing import _name_rules as _call_names
 from contextchef.testing._anthropic_turns import (
     anthropic_roles_alternate,
@@ -145,8 +146,7 @@ __all__ = [
 _Body = Mapping[str, Any]
 _Earlier = Sequence[RecordedRequest]
 
-TOOL_NAME = _call_names.OPENAI_NAME  # declared tool names: Anthropic takes the same ones
-GEMINI_NAME = _call_names.GEMINI_NAME
+TOOL_NAME = OPENAI_NAME  # declared tool names: Anthropic takes the same ones
 
 
 # -- reading a body without trusting it ---------------------------------------------------

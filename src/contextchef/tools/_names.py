@@ -1,8 +1,9 @@
 r"""Provider-legal wire names for tools (tools layer).
 
 Provider rules differ (Anthropic and OpenAI: ``^[a-zA-Z0-9_-]{1,64}$``; Gemini: must
-start with a letter or underscore, at most 64 characters), so one mapping satisfies the
-strictest common rule, `WIRE_NAME_RE`: ``^[A-Za-z_][A-Za-z0-9_-]{0,63}$``. The same name
+start with a letter or underscore, dots and colons allowed, at most 64 characters; each
+cited in `contextchef.history._call_names`), so one mapping satisfies the strictest
+common rule, `WIRE_NAME_RE`: ``^[A-Za-z_][A-Za-z0-9_-]{0,63}$``. The same name
 is then used for every provider, which keeps cached prefixes interchangeable.
 
 The mapping is a pure function of (origin, name, qualify): registering another server

@@ -34,6 +34,7 @@ from contextchef.providers._reading import (
     RecordedPayload,
     ResponseNotice,
     WireReader,
+    WireShape,
     checked_response,
     read_as,
     register_reader,
@@ -295,6 +296,17 @@ def read_cache(data: Mapping[str, Any]) -> CacheReport:
     )
 
 
+SHAPE = WireShape(
+    needs=("role", "content"),
+    bans=("type", "parts", "tool_calls", "tool_call_id"),
+    parts=frozenset(_ANTHROPIC_BLOCKS),
+)
+"""A Messages entry has ``role`` and ``content``, none of the other wires' keys (``type``,
+``parts``, ``tool_calls``, ``tool_call_id``), and no content block of a type only another
+wire takes (an OpenAI part); blocks it parses as its own are `_ANTHROPIC_BLOCKS`, others
+(server tool blocks) pass (anthropic SDK ``MessageParam``)."""
+
+
 READER = register_reader(
     WireReader(
         wire=_anthropic.FORMAT,
@@ -310,6 +322,7 @@ READER = register_reader(
         read_request=read_request,
         parse_history=lambda turn, system: from_anthropic(turn, system=system),
         read_cache=read_cache,
+        shape=SHAPE,
     )
 )
 """The Anthropic Messages wire's `WireReader`."""

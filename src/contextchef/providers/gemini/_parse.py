@@ -35,6 +35,7 @@ from contextchef.providers._reading import (
     RecordedPayload,
     ResponseNotice,
     WireReader,
+    WireShape,
     checked_response,
     first_item,
     read_as,
@@ -389,6 +390,11 @@ def read_cache(data: Mapping[str, Any]) -> CacheReport:
     )
 
 
+SHAPE = WireShape(needs=("parts",), bans=("type", "content", "tool_calls", "tool_call_id"))
+"""A Gemini ``Content`` has ``parts``, and no ``type``, ``content``, ``tool_calls`` or
+``tool_call_id`` (google-genai ``types.Content``)."""
+
+
 READER = register_reader(
     WireReader(
         wire=_gemini.FORMAT,
@@ -404,6 +410,7 @@ READER = register_reader(
         read_request=read_request,
         parse_history=lambda turn, system: from_gemini(turn, system_instruction=system),
         read_cache=read_cache,
+        shape=SHAPE,
     )
 )
 """The Gemini wire's `WireReader`."""

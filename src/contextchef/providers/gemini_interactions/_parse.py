@@ -45,6 +45,7 @@ from contextchef.providers._reading import (
     RecordedPayload,
     ResponseNotice,
     WireReader,
+    WireShape,
     checked_response,
     error_text,
     read_as,
@@ -82,6 +83,8 @@ WIRE_STEPS = frozenset(
     }
 )
 """Every step type of google-genai 3.6.1's ``Step`` union: never a content block."""
+OWN_STEPS = STEP_TYPES - {"function_call"}
+"""The step types only this API has (a ``function_call`` is a Responses item too)."""
 
 
 def _argument_slots(step: Any) -> Iterator[tuple[dict[str, Any], str]]:
@@ -439,9 +442,22 @@ def detect_request(payload: Mapping[str, Any]) -> bool:
 
 
 def detect_history(items: Sequence[Any]) -> bool:
-    """A list holding a step of a type only this API has."""
-    own = ("user_input", "model_output", "thought", "function_result")
-    return any(isinstance(m, Mapping) and m.get("type") in own for m in items)
+    """A list holding a step of a type only this API has (`OWN_STEPS`)."""
+    return any(isinstance(m, Mapping) and str(m.get("type")) in OWN_STEPS for m in items)
+
+
+SHAPE = WireShape(
+    needs=("type",),
+    bans=("role", "parts"),
+    parts_in=frozenset(),
+    kinds=WIRE_STEPS,
+    own_kinds=OWN_STEPS,
+    noun="step",
+    call_ids=False,
+)
+"""An Interactions step has a ``type`` and no ``role`` or ``parts``; a ``function_call``
+has no ``call_id`` (its ``id`` is the call's); its `OWN_STEPS` are no other wire's
+(google-genai ``interactions`` step types, ../shared/research/gemini-interactions.md)."""
 
 
 READER = register_reader(
@@ -461,6 +477,7 @@ READER = register_reader(
         ),
         parse_history=lambda turn, system: from_interactions(turn, system_instruction=system),
         read_cache=read_cache,
+        shape=SHAPE,
     )
 )
 """The Interactions wire's `WireReader`."""

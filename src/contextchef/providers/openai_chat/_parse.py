@@ -37,6 +37,7 @@ from contextchef.providers._reading import (
     RecordedPayload,
     ResponseNotice,
     WireReader,
+    WireShape,
     checked_response,
     first_item,
     read_as,
@@ -372,6 +373,11 @@ def read_cache(data: Mapping[str, Any]) -> CacheReport:
     )
 
 
+SHAPE = WireShape(needs=("role",), bans=("type", "parts"), parts=_PART_TYPES, closed=True)
+"""A Chat Completions message has a ``role``, no ``type`` or ``parts``, and content parts
+of the Chat types only (`_PART_TYPES`; openai SDK ``ChatCompletionMessageParam``)."""
+
+
 READER = register_reader(
     WireReader(
         wire=_openai_chat.FORMAT,
@@ -388,6 +394,7 @@ READER = register_reader(
         read_request=read_request,
         parse_history=lambda turn, system: from_openai(turn),
         read_cache=read_cache,
+        shape=SHAPE,
     )
 )
 """The Chat Completions wire's `WireReader`."""

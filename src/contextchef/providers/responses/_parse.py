@@ -41,6 +41,7 @@ from contextchef.providers._reading import (
     RecordedPayload,
     ResponseNotice,
     WireReader,
+    WireShape,
     checked_response,
     error_text,
     read_as,
@@ -452,6 +453,23 @@ def read_cache(data: Mapping[str, Any]) -> CacheReport:
     )
 
 
+SHAPE = WireShape(
+    bans=("parts", "tool_calls", "tool_call_id"),
+    parts=_PART_TYPES,
+    closed=True,
+    parts_in=frozenset({None, "message"}),
+    kinds=frozenset(_RESPONSES_ITEMS),
+    own_kinds=frozenset({"message", "function_call_output", "reasoning"}),
+    noun="item",
+    call_ids=True,
+)
+"""A Responses input item has no ``parts``, ``tool_calls`` or ``tool_call_id``; a message
+item (or one without ``type``) has content parts of the Responses types only
+(`_PART_TYPES`); a ``function_call`` has a ``call_id``; its ``message``,
+``function_call_output`` and ``reasoning`` items are no other wire's (openai SDK
+``ResponseInputItemParam``)."""
+
+
 READER = register_reader(
     WireReader(
         wire=_responses.FORMAT,
@@ -468,6 +486,7 @@ READER = register_reader(
         parse_history=lambda turn, system: from_responses(turn, instructions=system),
         read_cache=read_cache,
         fresh=lambda history, turn: unique_item_ids(history, turn),
+        shape=SHAPE,
     )
 )
 """The OpenAI Responses wire's `WireReader`."""
