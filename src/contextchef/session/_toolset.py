@@ -22,6 +22,7 @@ from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
 from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
 from contextchef.history._call_names import MALFORMED_CALL
+from contextchef.providers._server_names import SERVER_TOOL_NAMES
 from contextchef.session._batches import Check, ToolBatch, build_tools, tool_batch
 from contextchef.tools._callable import schema_from_callable
 from contextchef.tools._catalogs import Catalog, join_catalogs, load_catalog, tool_from_dict
@@ -195,12 +196,14 @@ class SessionTools:
     def _reserved_names(self, *, loading: str | None = None) -> set[str]:
         """Names taken by what is not (yet) a registry tool.
 
-        The meta-tools, ``malformed_tool_call`` (what a call no tool can answer is recorded
+        The meta-tools, the provider tools a strategy declares (`SERVER_TOOL_NAMES`),
+        ``malformed_tool_call`` (what a call no tool can answer is recorded
         as), namespaces, library-owned tools, ``load_toolkit``, skills and
         ``load_skill``, and the tools of every toolkit not loaded yet (other than `loading`,
         the one being loaded), so that a later load can never clash.
         """
-        names = {*META_TOOLS, MALFORMED_CALL, *self._namespaces, *self._library_names}
+        names = {*META_TOOLS, *SERVER_TOOL_NAMES, MALFORMED_CALL, *self._library_names}
+        names.update(self._namespaces)
         names |= {
             wire_name("runtime", t.name, server=None)
             for kit in self._toolkits.values()
@@ -227,7 +230,7 @@ class SessionTools:
         ]
         if reserved:
             raise ToolNameConflictError(
-                "tool names clash with contextchef's own tools: "
+                "tool names clash with contextchef's own tools (or a provider's it declares): "
                 + ", ".join(repr(n) for n, _ in reserved)
                 + f"; rename them (reserved in this session: {sorted(taken)})",
                 conflicts=reserved,

@@ -186,6 +186,13 @@ def tool_from_dict(
             f"tool definition has no string 'name' (keys: {shown_keys(body)}); expected an "
             "Anthropic, OpenAI Chat/Responses, MCP or Gemini function definition"
         )
+    if data.get("type") == "custom" and "input_schema" not in data:
+        raise CatalogFormatError(
+            f"tool {shown(name)}: type 'custom' without an 'input_schema' is a Responses custom "
+            "tool (free-form text input, no JSON arguments), not a function definition; "
+            "register a function tool with a JSON Schema (Anthropic's type 'custom' tools carry "
+            "an 'input_schema')"
+        )
     schema = None
     for key in (
         "input_schema",

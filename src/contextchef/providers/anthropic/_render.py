@@ -91,7 +91,7 @@ TOOL_SEARCH_TOOL: dict[str, str] = {
 """Anthropic's server-side tool search (BM25 variant): expands ``defer_loading`` tools
 on demand (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/tool-search-tool)."""
 
-SEARCH_TOOLS: Mapping[str, Mapping[str, str]] = {
+SEARCH_TOOLS: Mapping[str, Mapping[str, str]] = {  # names: providers._server_names
     "bm25": TOOL_SEARCH_TOOL,
     "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
 }
