@@ -34,9 +34,34 @@ from contextchef._json import canonical_dumps
 from contextchef._records import text_digest
 from contextchef.history._messages import _KINDS
 
-__all__ = ["check_record", "head_mismatch", "record_digest", "reordered", "reordered_error"]
+__all__ = [
+    "DigestMismatch",
+    "check_record",
+    "head_mismatch",
+    "record_digest",
+    "recorded_fields",
+    "reordered",
+    "reordered_error",
+]
 
 _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
+
+
+class DigestMismatch(UsageError):
+    """A snapshot digest that does not match: its cause is named by `history._cause`.
+
+    Raised by the restore's checks of an unsigned snapshot, and never out of it:
+    `history._cause.named_cause` raises a `UsageError` in its place.
+    """
+
+
+def recorded_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What `record_digest` is over, by field name, in the order it hashes them."""
+    fields = {k: data.get(k) for k in _RECORDED}
+    for extra in ("bindings", "chain", "sent", "rebased", "ir_digest"):
+        if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
+            fields[extra] = data[extra]
+    return fields
 
 
 def record_digest(data: Mapping[str, Any]) -> str:
@@ -46,12 +71,8 @@ def record_digest(data: Mapping[str, Any]) -> str:
     present (and ``rebased`` when set, from version 3 on), over their canonical JSON in
     the order held; checked by `check_record` like ``wire_digests``.
     """
-    fields = {k: data.get(k) for k in _RECORDED}
-    for extra in ("bindings", "chain", "sent", "rebased", "ir_digest"):
-        if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
-            fields[extra] = data[extra]
     try:
-        return text_digest(canonical_dumps(fields))
+        return text_digest(canonical_dumps(recorded_fields(data)))
     except (TypeError, ValueError, RecursionError):
         return ""  # not plain JSON: the field checks name it
 
@@ -64,7 +85,7 @@ def check_record(data: Mapping[str, Any], forms: Sequence[Any], where: str, sign
     A signed snapshot's HMAC covers these fields by value, so key order does not matter.
 
     Raises:
-        UsageError: The digest does not match: the keys were reordered by the store
+        DigestMismatch: The digest does not match: the keys were reordered by the store
             (`reordered_error`), or the fields changed after the snapshot was taken.
     """
     if signed or data["record_digest"] == record_digest(data):
@@ -72,7 +93,7 @@ def check_record(data: Mapping[str, Any], forms: Sequence[Any], where: str, sign
     order = reordered(forms, data["tools"])
     if order is not None:
         raise reordered_error(f"{where} 'tools'", order)
-    raise UsageError(
+    raise DigestMismatch(
         f"{where}: its tools, system, marks or thinking bindings differ from what was "
         "recorded (the record digest does not match): the snapshot was changed after it was "
         "taken, and replaying it would break the conversation; nothing was restored"
@@ -203,9 +224,9 @@ _HOW = {
 }
 
 
-def reordered_error(where: str, order: str) -> UsageError:
+def reordered_error(where: str, order: str) -> DigestMismatch:
     """The error for a ledger part (`where`) whose JSON object keys a store reordered."""
-    return UsageError(
+    return DigestMismatch(
         f"{where} does not match its digest because the snapshot's JSON object keys were "
         f"reordered after it was written: they are {_HOW.get(order, order)}, as a store "
         "that keeps JSON as a value gives them back. The values may be intact, but an "
