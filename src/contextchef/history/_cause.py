@@ -259,7 +259,13 @@ def _explained(item: _Item, search: _Search) -> bool | None:
     sets: dict[frozenset[str], list[dict[str, Any]]] = {}
     for obj in objects:
         sets.setdefault(frozenset(obj), []).append(obj)
-    found = _try(item, list(sets.values()), search, _fewest_off)
+    # a store writes every object it reorders in its order: one in neither is as written
+    pinned = [[o] for o in objects if _order(list(o)) is None]
+    free = {id(o) for group in pinned for o in group}
+    kept = [[o for o in group if id(o) not in free] for group in sets.values()]
+    found = _try(item, [*pinned, *filter(None, kept)], search, _fewest_off, len(pinned))
+    if found is None and pinned:
+        found = _try(item, list(sets.values()), search, _fewest_off)
     every = math.prod(math.factorial(len(o)) for o in objects)
     if found is None and every <= min(_BUDGET, search.left):
         found = _try(item, [[o] for o in objects], search, _every)
@@ -314,14 +320,15 @@ def _try(
     variables: Sequence[list[dict[str, Any]]],
     search: _Search,
     combos: Callable[[Sequence[int]], Iterator[tuple[int, ...]]],
+    pinned: int = 0,
 ) -> dict[int, _Order] | None:
     """The orders (by object id) that give `item`'s digest, one per variable's objects.
 
     `combos` gives the candidates (`_Candidates`) to try together, at most `_BUDGET`;
-    None: none of those gave it.
+    None: none of those gave it. The first `pinned` variables keep their stored order.
     """
-    lists = [_Candidates(group[0], search) for group in variables]
-    sizes = [math.factorial(len(group[0])) for group in variables]
+    lists = [_Candidates(group[0], search, v < pinned) for v, group in enumerate(variables)]
+    sizes = [1 if v < pinned else math.factorial(len(g[0])) for v, g in enumerate(variables)]
     for picks in itertools.islice(combos(sizes), min(_BUDGET, search.left)):
         search.left -= 1
         orders = {id(obj): lists[v][pick] for v, pick in enumerate(picks) for obj in variables[v]}
@@ -333,12 +340,12 @@ def _try(
 class _Candidates:
     """The key orders of one object, likely ones first, made as asked for (all, in the end)."""
 
-    def __init__(self, obj: dict[str, Any], search: _Search) -> None:
+    def __init__(self, obj: dict[str, Any], search: _Search, pinned: bool = False) -> None:
         keys = tuple(obj)
         self._made: list[_Order] = []
         self._seen: set[_Order] = set()
         self._more = itertools.chain(
-            [search.learned.get(frozenset(keys), ())],
+            [keys] if pinned else [search.learned.get(frozenset(keys), ())],
             _guesses(obj),
             [keys],
             itertools.permutations(keys),
@@ -360,10 +367,32 @@ def _guesses(obj: dict[str, Any]) -> Iterator[_Order]:
     rank = _RANK.get(kind) if isinstance(kind, str) else None
     if rank is not None:
         yield tuple(sorted(keys, key=lambda k: rank.get(k, 99)))
+    yield tuple(sorted(keys, key=lambda k: _LEAD.get(k, len(_LEAD))))
+    yield tuple(sorted(keys))  # canonical forms (schemas), the keys of a sorted list
     for lead in ("role", "provider", "type"):
         if lead in obj:
             yield (lead, *(k for k in keys if k != lead))
-    yield tuple(sorted(keys))  # canonical forms (schemas), the keys of a sorted list
+
+
+_LEAD = {
+    key: i
+    for i, key in enumerate(
+        [
+            "type",
+            "role",
+            "kind",
+            "provider",
+            "id",
+            "name",
+            "description",
+            "input_schema",
+            "parameters",
+            "content",
+            "text",
+        ]
+    )
+}
+"""Keys writers put first, in this order, as a rule (a tool's name before its description)."""
 
 
 def _rebuilt(value: Any, orders: Mapping[int, _Order]) -> Any:
