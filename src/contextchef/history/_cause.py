@@ -35,10 +35,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import ContextChefError, UsageError
 from contextchef._json import canonical_dumps, canonical_utf8
 from contextchef._records import text_digest
 from contextchef.history._forms import form_digest, ledger_where
+from contextchef.history._messages import message_from_dict
 from contextchef.history._reordered import (
     _HOW,
     _RANK,
@@ -53,6 +54,9 @@ __all__ = ["restore_errors"]
 
 _BUDGET = 4096
 """Most digests tried to explain one failing digest by a key order (each search phase)."""
+
+_TOTAL = 4 * _BUDGET
+"""Most digests tried for one snapshot (the error path stays short)."""
 
 _Order = tuple[str, ...]
 
@@ -71,7 +75,7 @@ def restore_errors(data: Mapping[str, Any]) -> Iterator[None]:
     try:
         yield
     except DigestMismatch as exc:
-        raise cause(data, str(exc)) from None
+        raise cause(data, exc) from None
     except RecursionError:  # a field nested past what Python can walk
         raise UsageError(
             "snapshot: a ledger field is nested too deep; nothing was restored"
@@ -88,6 +92,10 @@ class _Item:
     digest_of: Callable[[Any], str]
     changed: str
     """What the refusal says when a value changed (after `where`)."""
+    scope: Callable[[Any, list[dict[str, Any]]], list[dict[str, Any]]] = field(
+        default=lambda value, out: _objects(value, out)
+    )
+    """The objects of `value` whose key order `digest_of` reads."""
 
 
 @dataclass
@@ -99,12 +107,12 @@ class _Search:
     """The stored key orders that differ from the writer's, as found."""
     first: str = ""
     """Where the first digest a key order explained is."""
-    left: int = 16 * _BUDGET
+    left: int = _TOTAL
     """Digests all the searches may still try (the error path stays short)."""
 
 
-def cause(data: Mapping[str, Any], said: str) -> UsageError:
-    """The error for unsigned snapshot `data` whose check said `said`.
+def cause(data: Mapping[str, Any], said: DigestMismatch) -> UsageError:
+    """The error for unsigned snapshot `data` whose check raised `said`.
 
     See the module docstring; a `UsageError` (never raised here), never a subclass. The
     wire entries are judged first: the orders they show (a provider's, kept in both the
@@ -113,12 +121,16 @@ def cause(data: Mapping[str, Any], said: str) -> UsageError:
     """
     items, search = list(_failing(data)), _Search()
     verdicts: dict[int, bool | None] = {}
+    learned: dict[int, int] = {}  # how many orders were learned when an item was not decided
     for _ in range(2):
         for i in sorted(range(len(items)), key=lambda i: "'wire' entry" not in items[i].where):
-            if verdicts.get(i) is None:
+            if verdicts.get(i) is None and learned.get(i, -1) < len(search.learned):
+                learned[i] = len(search.learned)
                 verdicts[i] = _explained(items[i], search)
     changed = next((item for i, item in enumerate(items) if verdicts[i] is False), None)
     explained = True in verdicts.values()
+    if changed is not None and not explained and said.order is None:
+        return UsageError(str(said))  # a value change, no reordering: as the check said it
     if changed is not None:
         also = (
             f"; besides, the snapshot's JSON object keys were reordered: they are "
@@ -129,7 +141,7 @@ def cause(data: Mapping[str, Any], said: str) -> UsageError:
         return UsageError(f"{changed.where} {changed.changed}{also}; nothing was restored")
     if explained:
         return UsageError(str(reordered_error(search.first, _named(search))))
-    return UsageError(said)
+    return UsageError(str(said))
 
 
 def _named(search: _Search) -> str:
@@ -148,10 +160,9 @@ def _failing(data: Mapping[str, Any]) -> Iterator[_Item]:
     for name, ledger in data["ledgers"].items():
         for item in _history_items(ledger, forms, name):
             index = int(item.where.rsplit(" ", 1)[1])
-            if index not in seen:
+            if index not in seen and _digest(item.digest_of, item.value) != item.recorded:
                 seen.add(index)
-                if _digest(item.digest_of, item.value) != item.recorded:
-                    yield item
+                yield item
     for name, ledger in data["ledgers"].items():
         yield from _ledger_failing(ledger, forms, name, data["version"])
 
@@ -202,11 +213,29 @@ def _history_items(ledger: Mapping[str, Any], forms: Sequence[Any], name: str) -
         return
     for i in range(shared):
         where = f"{ledger_where(name)}: history message {i}"
-        yield _Item(where, forms[i], digests[i], _form_digest, _HISTORY)
+        if _digest(_form_digest, forms[i]) != digests[i]:  # as `consumed` checks: both
+            form = _written(forms[i])  # the library's keys in its order, once
+            yield _Item(where, form, digests[i], _form_digest, _HISTORY, _held)
 
 
 def _form_digest(form: Any) -> str:
     return hashlib.sha256(canonical_utf8(form)).hexdigest()[:16]
+
+
+def _written(form: Any) -> Any:
+    """`Message.to_dict` of the message built from `form` (what `digest` hashes), or it."""
+    try:
+        return message_from_dict(form).to_dict()
+    except (ContextChefError, TypeError, ValueError, LookupError, AttributeError):
+        return form  # not a message: `Ledger.from_dict` names it
+
+
+def _held(form: Any, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The objects a message's parts hold (provider data, arguments): kept in their order."""
+    for part in form.get("parts") or () if isinstance(form, dict) else ():
+        for value in part.values() if isinstance(part, dict) else ():
+            _objects(value, out)
+    return out
 
 
 def _wire_items(ledger: Mapping[str, Any], where: str, version: int) -> Iterator[_Item]:
@@ -238,8 +267,8 @@ def _record_item(ledger: Mapping[str, Any], where: str) -> _Item:
 def _digest(digest_of: Callable[[Any], str], value: Any) -> str | None:
     try:
         return digest_of(value)
-    except (TypeError, ValueError, RecursionError, KeyError, IndexError):
-        return None  # not plain JSON: the checks name it
+    except (TypeError, ValueError, RecursionError, LookupError, AttributeError, ContextChefError):
+        return None  # not plain JSON, not a message: the checks name it
 
 
 # -- the search ------------------------------------------------------------------------------
@@ -255,7 +284,7 @@ def _explained(item: _Item, search: _Search) -> bool | None:
     """
     if item.digest_of is _never:
         return False
-    objects = _objects(item.value, [])
+    objects = item.scope(item.value, [])
     sets: dict[frozenset[str], list[dict[str, Any]]] = {}
     for obj in objects:
         sets.setdefault(frozenset(obj), []).append(obj)

@@ -51,8 +51,16 @@ class DigestMismatch(UsageError):
     """A snapshot digest that does not match: its cause is named by `history._cause`.
 
     Raised by the restore's checks of an unsigned snapshot, and never out of it:
-    `history._cause.named_cause` raises a `UsageError` in its place.
+    `history._cause.restore_errors` raises a `UsageError` in its place.
+
+    Attributes:
+        order: The store order the check took the keys to be in (`reordered_error`), or
+            None: it took a value to have changed.
     """
+
+    def __init__(self, message: str, order: str | None = None) -> None:
+        super().__init__(message)
+        self.order = order
 
 
 def recorded_fields(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -234,5 +242,6 @@ def reordered_error(where: str, order: str) -> DigestMismatch:
         "part of what was sent: the prompt cache compares bytes), so they cannot be checked. "
         "Keep the snapshot's JSON text as written (a text or bytea column, not jsonb; "
         "restore(text) takes it), or sign snapshots (SnapshotKeys), whose check is by "
-        "value; nothing was restored"
+        "value; nothing was restored",
+        order,
     )
