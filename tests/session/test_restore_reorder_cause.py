@@ -29,8 +29,10 @@ from typing import Any
 import pytest
 from test_restore_reordered import ORDERS, compiled, conversation, make, script, sort_keys, turn
 
-from contextchef import TARGETS, ContextChef, UsageError
+from contextchef import TARGETS, ContextChef, SnapshotKeys, SnapshotSignatureError, UsageError
 from contextchef.stores import SessionSync, SQLiteSessionStore
+
+KEYS = SnapshotKeys({"k": b"k" * 32})
 
 
 @pytest.fixture(scope="module")
@@ -198,3 +200,38 @@ def test_a_session_sync_over_reordered_rows_with_one_edit_names_the_edit(tmp_pat
     said = str(info.value)
     assert "history message 0 differs" in said and "changed after" in said, said
     assert "keys were reordered" in said and worker.history == ()
+
+
+def _rows_sorted_and_edited(path: Path, edit: bool) -> None:
+    db = sqlite3.connect(path)
+    with db:
+        (base,) = db.execute("select base from sessions").fetchone()
+        db.execute("update sessions set base = ?", (json.dumps(sort_keys(json.loads(base))),))
+        for n, (version, delta) in enumerate(db.execute("select version, delta from turns")):
+            new = json.dumps(sort_keys(json.loads(delta)))
+            if edit and n == 0:
+                assert "go on after" in new
+                new = new.replace("go on after", "go off after", 1)
+            db.execute("update turns set delta = ? where version = ?", (new, version))
+    db.close()
+
+
+@pytest.mark.parametrize("edit", [False, True])
+def test_a_keyed_store_over_reordered_rows_tells_an_edit_by_the_signature(
+    tmp_path: Path, edit: bool
+) -> None:
+    """The head is over the texts as stored; the snapshot's signature is over its values."""
+    path = tmp_path / "s.db"
+    chef, fake = conversation("anthropic", turns=2)
+    sync = SessionSync(SQLiteSessionStore(path, keys=KEYS), "c1")
+    sync.save(chef)
+    for n in range(2):
+        script(fake, 1, f"k{n}")
+        turn(chef, "anthropic", fake, n)
+        sync.save(chef)
+    _rows_sorted_and_edited(path, edit)
+    with pytest.raises(SnapshotSignatureError) as info:
+        SessionSync(SQLiteSessionStore(path, keys=KEYS), "c1").load_into(make())
+    said = str(info.value)
+    assert "keys were reordered" in said, said
+    assert ("edited" in said) == edit, said

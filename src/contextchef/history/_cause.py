@@ -17,12 +17,15 @@ stored value gives the recorded digest: the value is then the writer's. When non
 
 This runs only once a check raised (`restore_errors` wraps the restore's ledger checks): a
 successful restore pays nothing. The search (`_explained`) tries the likely orders
-first: one learned from a value explained before (the writer writes one key set in one
-order, as a rule), the library's own (`Message.to_dict`: ``role`` first, a part's
-``kind`` then its declared fields, provider data its ``provider`` tag first; ``type``
-first, as the wire formats write their blocks), the stored one; then every order, one
-key set at a time, and only when that fails, every order of each object (the proof that
-none gives the digest), within `_BUDGET` digests an item.
+first: an object in neither store order (sorted, jsonb) was not reordered and keeps its
+order; one learned from a value explained before (the writer writes one key set in one
+order, as a rule), the library's own (a part's ``kind`` then its declared fields), the
+keys writers put first (`_LEAD`: ``type``, ``role``, a tool's ``name`` before its
+``description``), the sorted one (canonical forms), the stored one; with the fewest
+objects off their likeliest order first. Only when every order of every object fits in
+`_BUDGET` are all tried, which proves a value changed when none gives the digest. A
+history message is judged as `Message.to_dict` writes it (the keys it orders itself are
+never searched; what its parts hold is). `_TOTAL` bounds the whole search.
 """
 
 from __future__ import annotations
@@ -41,12 +44,12 @@ from contextchef._records import text_digest
 from contextchef.history._forms import form_digest, ledger_where
 from contextchef.history._messages import message_from_dict
 from contextchef.history._reordered import (
-    _HOW,
-    _RANK,
+    HOW,
+    RANK,
     DigestMismatch,
-    _order,
     recorded_fields,
     reordered_error,
+    store_order,
 )
 from contextchef.history._wire_forms import wire_digest
 
@@ -132,12 +135,8 @@ def cause(data: Mapping[str, Any], said: DigestMismatch) -> UsageError:
     if changed is not None and not explained and said.order is None:
         return UsageError(str(said))  # a value change, no reordering: as the check said it
     if changed is not None:
-        also = (
-            f"; besides, the snapshot's JSON object keys were reordered: they are "
-            f"{_HOW.get(_named(search), _named(search))}"
-            if explained
-            else ""
-        )
+        order = _named(search)
+        also = f"; besides, its JSON object keys were reordered: {HOW[order]}" if explained else ""
         return UsageError(f"{changed.where} {changed.changed}{also}; nothing was restored")
     if explained:
         return UsageError(str(reordered_error(search.first, _named(search))))
@@ -148,7 +147,7 @@ def _named(search: _Search) -> str:
     """The store order the moved keys are in: "sorted", "jsonb" or "another order"."""
     if all(keys == sorted(keys) for keys in search.moved):
         return "sorted"
-    return "jsonb" if all(_order(keys) for keys in search.moved) else "another order"
+    return "jsonb" if all(store_order(keys) for keys in search.moved) else "another order"
 
 
 # -- the snapshot's digests ------------------------------------------------------------------
@@ -289,7 +288,7 @@ def _explained(item: _Item, search: _Search) -> bool | None:
     for obj in objects:
         sets.setdefault(frozenset(obj), []).append(obj)
     # a store writes every object it reorders in its order: one in neither is as written
-    pinned = [[o] for o in objects if _order(list(o)) is None]
+    pinned = [[o] for o in objects if store_order(list(o)) is None]
     free = {id(o) for group in pinned for o in group}
     kept = [[o for o in group if id(o) not in free] for group in sets.values()]
     found = _try(item, [*pinned, *filter(None, kept)], search, _fewest_off, len(pinned))
@@ -393,7 +392,7 @@ def _guesses(obj: dict[str, Any]) -> Iterator[_Order]:
     """How this library and the wire formats write such an object, as far as known."""
     keys = tuple(obj)
     kind = obj.get("kind")
-    rank = _RANK.get(kind) if isinstance(kind, str) else None
+    rank = RANK.get(kind) if isinstance(kind, str) else None
     if rank is not None:
         yield tuple(sorted(keys, key=lambda k: rank.get(k, 99)))
     yield tuple(sorted(keys, key=lambda k: _LEAD.get(k, len(_LEAD))))

@@ -10,10 +10,14 @@ formatting and key order don't matter; the values do", research note R8; the cac
 
 So an unsigned snapshot whose keys were reordered cannot be checked against its digests:
 `reordered` tells that case (on the error path only) so the restore says so, and what to
-do, rather than that the snapshot was changed. A signed snapshot's HMAC is over the sorted
-canonical form (`contextchef._signing`), so its values are the signer's whatever the order:
-`Ledger.from_dict` restores it, takes `reordered` as the sign that its recorded digests no
-longer match the bytes it holds, and lets the next save make them again.
+do, rather than that the snapshot was changed. Its checks raise `DigestMismatch`, and
+`history._cause` then decides over the whole snapshot: the reordering only when some key
+order explains every failing digest it decides, else the first value no order explains.
+
+A signed snapshot's HMAC is over the sorted canonical form (`contextchef._signing`), so
+its values are the signer's whatever the order: `Ledger.from_dict` restores it, takes
+`reordered` as the sign that its recorded digests no longer match the bytes it holds,
+and lets the next save make them again.
 
 Why an unsigned snapshot is not checked by value instead: its digests are over the
 writer's bytes, and nothing else in it says the writer's key order (a tool call's
@@ -26,15 +30,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import ContextChefError, UsageError
 from contextchef._json import canonical_dumps
 from contextchef._records import text_digest
+from contextchef._signing import SnapshotKeys, verify
 from contextchef.history._messages import _KINDS
 
 __all__ = [
+    "HOW",
+    "RANK",
     "DigestMismatch",
     "check_record",
     "head_mismatch",
@@ -42,6 +49,7 @@ __all__ = [
     "recorded_fields",
     "reordered",
     "reordered_error",
+    "store_order",
 ]
 
 _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
@@ -113,7 +121,7 @@ def _jsonb(key: str) -> tuple[int, bytes]:
     return len(raw), raw
 
 
-def _order(keys: list[str]) -> str | None:
+def store_order(keys: list[str]) -> str | None:
     """The store order `keys` are in: "sorted", "jsonb" (or None: neither)."""
     if keys == sorted(keys):
         return "sorted"
@@ -138,7 +146,7 @@ def _sorted_throughout(value: Any, found: list[bool]) -> bool:
     return True
 
 
-_RANK: dict[Any, dict[str, int]] = {
+RANK: dict[Any, dict[str, int]] = {
     kind: {f.name: i for i, f in enumerate(dataclasses.fields(part))} | {"kind": -1}
     for kind, part in _KINDS.items()
 }
@@ -158,7 +166,7 @@ def _form_keys(form: Any) -> list[str] | None:
     if "role" in form and next(iter(form)) != "role":
         return list(form)
     for part in form.get("parts") or ():
-        rank = _RANK.get(part.get("kind")) if isinstance(part, dict) else None
+        rank = RANK.get(part.get("kind")) if isinstance(part, dict) else None
         if rank is not None and list(part) != sorted(part, key=lambda k: rank.get(k, 99)):
             return list(part)
         data = part.get("provider_data") if rank is not None else None
@@ -180,7 +188,7 @@ def reordered(forms: Sequence[Any], item: Any = None) -> str | None:
     if item is not None and _sorted_throughout(item, found) and found[0]:
         return "sorted"
     keys = next(filter(None, map(_form_keys, forms)), None)
-    return None if keys is None else _order(keys) or "another order"
+    return None if keys is None else store_order(keys) or "another order"
 
 
 def _message_forms(value: Any, out: list[Any]) -> None:
@@ -196,20 +204,35 @@ def _message_forms(value: Any, out: list[Any]) -> None:
             _message_forms(item, out)
 
 
-def head_mismatch(texts: Sequence[str | bytes]) -> str:
+def head_mismatch(
+    texts: Sequence[str | bytes],
+    snapshot: Callable[[], Mapping[str, Any]],
+    keys: SnapshotKeys,
+    session_id: str,
+) -> str:
     """Why a keyed store's head does not match its stored `texts` (base, then turns).
 
     The head's chain is over the texts as stored, so it cannot tell reordered JSON keys
-    from an edit: they are named when a snapshot is not led by ``format`` (as written)
-    or a message form a text holds has keys in another order than `Message.to_dict`
-    writes (`reordered`).
+    from an edit; the signature of the `snapshot` they add up to (for `session_id`, under
+    `keys`), over its values, can. The keys are named as reordered when a snapshot is not
+    led by ``format`` (as written) or a message form a text holds has keys in another
+    order than `Message.to_dict` writes (`reordered`); a value was edited too when the
+    snapshot cannot be made or its signature does not verify. On the error path only.
     """
-    if _texts_reordered(texts):
+    if not _texts_reordered(texts):
+        return "a turn or the base was edited, replaced or reordered"
+    try:
+        verify(snapshot(), keys, session_id=session_id)
+    except ContextChefError:
         return (
-            "their JSON object keys were reordered (the head is over the texts as written: "
-            "keep them so, in a text column, not jsonb); nothing was restored"
+            "a turn or the base was edited (the snapshot's signature, over its values, does "
+            "not match them), and their JSON object keys were reordered too; nothing was "
+            "restored"
         )
-    return "a turn or the base was edited, replaced or reordered"
+    return (
+        "their JSON object keys were reordered (the head is over the texts as written: "
+        "keep them so, in a text column, not jsonb); nothing was restored"
+    )
 
 
 def _texts_reordered(texts: Sequence[str | bytes]) -> bool:
@@ -225,7 +248,7 @@ def _texts_reordered(texts: Sequence[str | bytes]) -> bool:
     return reordered(forms) is not None
 
 
-_HOW = {
+HOW = {
     "sorted": "sorted (as json.dumps(sort_keys=True), orjson OPT_SORT_KEYS, Firestore)",
     "jsonb": "in PostgreSQL jsonb's order (shorter keys first)",
     "another order": "in another order than written (as DynamoDB maps, jsonb)",
@@ -236,7 +259,7 @@ def reordered_error(where: str, order: str) -> DigestMismatch:
     """The error for a ledger part (`where`) whose JSON object keys a store reordered."""
     return DigestMismatch(
         f"{where} does not match its digest because the snapshot's JSON object keys were "
-        f"reordered after it was written: they are {_HOW.get(order, order)}, as a store "
+        f"reordered after it was written: they are {HOW.get(order, order)}, as a store "
         "that keeps JSON as a value gives them back. The values may be intact, but an "
         "unsigned snapshot's digests are over the keys in the order written (the order is "
         "part of what was sent: the prompt cache compares bytes), so they cannot be checked. "
