@@ -78,7 +78,11 @@ def restore_errors(data: Mapping[str, Any]) -> Iterator[None]:
     try:
         yield
     except DigestMismatch as exc:
-        raise cause(data, exc) from None
+        try:
+            named = cause(data, exc)
+        except RecursionError:  # a value nested past what the search can walk
+            named = UsageError(str(exc))
+        raise named from None
     except RecursionError:  # a field nested past what Python can walk
         raise UsageError(
             "snapshot: a ledger field is nested too deep; nothing was restored"
@@ -330,8 +334,9 @@ _CAP = 8
 def _fewest_off(sizes: Sequence[int]) -> Iterator[tuple[int, ...]]:
     """Picks (each below its size and `_CAP`), those with the fewest non-zero first."""
     caps = [min(n, _CAP) for n in sizes]
-    for off in range(len(sizes) + 1):
-        for chosen in itertools.combinations(range(len(sizes)), off):
+    free = [v for v, cap in enumerate(caps) if cap > 1]  # each choice below gives a pick
+    for off in range(len(free) + 1):
+        for chosen in itertools.combinations(free, off):
             for picks in itertools.product(*(range(1, caps[v]) for v in chosen)):
                 out = [0] * len(sizes)
                 for v, pick in zip(chosen, picks, strict=True):
