@@ -80,8 +80,8 @@ def restore_errors(data: Mapping[str, Any]) -> Iterator[None]:
     except DigestMismatch as exc:
         try:
             named = cause(data, exc)
-        except RecursionError:  # a value nested past what the search can walk
-            named = UsageError(str(exc))
+        except (RecursionError, LookupError, TypeError, ValueError, AttributeError):
+            named = UsageError(str(exc))  # a form the search cannot walk: as the check said
         raise named from None
     except RecursionError:  # a field nested past what Python can walk
         raise UsageError(
@@ -293,8 +293,8 @@ def _explained(item: _Item, search: _Search) -> bool | None:
         sets.setdefault(frozenset(obj), []).append(obj)
     # a store writes every object it reorders in its order: one in neither is as written
     pinned = [[o] for o in objects if store_order(list(o)) is None]
-    free = {id(o) for group in pinned for o in group}
-    kept = [[o for o in group if id(o) not in free] for group in sets.values()]
+    fixed = {id(o) for group in pinned for o in group}
+    kept = [[o for o in group if id(o) not in fixed] for group in sets.values()]
     found = _try(item, [*pinned, *filter(None, kept)], search, _fewest_off, len(pinned))
     if found is None and pinned:
         found = _try(item, list(sets.values()), search, _fewest_off)
