@@ -26,7 +26,7 @@ from contextchef.history._as_is import placed
 from contextchef.history._blocks import FORM_DIGESTS
 from contextchef.history._built import built
 from contextchef.history._messages import Message, ProviderPart, check_message, message_from_dict
-from contextchef.history._reordered import reordered, reordered_error
+from contextchef.history._reordered import DigestMismatch, reordered, reordered_error
 from contextchef.history._wire_forms import (
     SHARED_TEXT,
     stored_wire,
@@ -221,7 +221,7 @@ def ir_of_form(
     messages = messages_of_form(data["ir"], history, where)  # a bad item: named there
     checked = made is not None and recorded is not None and version >= 5
     if checked and form_digest(data["ir"]) != recorded:
-        raise UsageError(
+        raise DigestMismatch(
             f"{where} differs from what was recorded (its 'ir_digest' does not match): its "
             "normalized messages were edited or moved after the snapshot was taken, and "
             "replaying them would break the conversation; nothing was restored"
@@ -388,7 +388,7 @@ def consumed(
             if ours[i] != digests[i] and _any_digest(history[i]) != digests[i]:
                 if order := reordered([forms[i], *forms]):
                     raise reordered_error(f"{where}: history message {i}", order)
-                raise UsageError(
+                raise DigestMismatch(
                     f"{where}: history message {i} differs from what the ledger consumed "
                     "(its digest does not match): the history was changed after the "
                     "snapshot was taken, and this target would replay the message as it "

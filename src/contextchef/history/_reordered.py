@@ -10,10 +10,14 @@ formatting and key order don't matter; the values do", research note R8; the cac
 
 So an unsigned snapshot whose keys were reordered cannot be checked against its digests:
 `reordered` tells that case (on the error path only) so the restore says so, and what to
-do, rather than that the snapshot was changed. A signed snapshot's HMAC is over the sorted
-canonical form (`contextchef._signing`), so its values are the signer's whatever the order:
-`Ledger.from_dict` restores it, takes `reordered` as the sign that its recorded digests no
-longer match the bytes it holds, and lets the next save make them again.
+do, rather than that the snapshot was changed. Its checks raise `DigestMismatch`, and
+`history._cause` then decides over the whole snapshot: the reordering only when some key
+order explains every failing digest it decides, else the first value no order explains.
+
+A signed snapshot's HMAC is over the sorted canonical form (`contextchef._signing`), so
+its values are the signer's whatever the order: `Ledger.from_dict` restores it, takes
+`reordered` as the sign that its recorded digests no longer match the bytes it holds,
+and lets the next save make them again.
 
 Why an unsigned snapshot is not checked by value instead: its digests are over the
 writer's bytes, and nothing else in it says the writer's key order (a tool call's
@@ -26,17 +30,54 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from contextchef._errors import UsageError
+from contextchef._errors import ContextChefError, UsageError
 from contextchef._json import canonical_dumps
 from contextchef._records import text_digest
+from contextchef._signing import SnapshotKeys, verify
 from contextchef.history._messages import _KINDS
 
-__all__ = ["check_record", "head_mismatch", "record_digest", "reordered", "reordered_error"]
+__all__ = [
+    "HOW",
+    "RANK",
+    "DigestMismatch",
+    "check_record",
+    "head_mismatch",
+    "record_digest",
+    "recorded_fields",
+    "reordered",
+    "reordered_error",
+    "store_order",
+]
 
 _RECORDED = ("tools", "system", "strategy", "marks", "pending", "strip", "system_entries")
+
+
+class DigestMismatch(UsageError):
+    """A snapshot digest that does not match: its cause is named by `history._cause`.
+
+    Raised by the restore's checks of an unsigned snapshot, and never out of it:
+    `history._cause.restore_errors` raises a `UsageError` in its place.
+
+    Attributes:
+        order: The store order the check took the keys to be in (`reordered_error`), or
+            None: it took a value to have changed.
+    """
+
+    def __init__(self, message: str, order: str | None = None) -> None:
+        super().__init__(message)
+        self.order = order
+
+
+def recorded_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What `record_digest` is over, by field name, in the order it hashes them."""
+    fields = {k: data.get(k) for k in _RECORDED}
+    for extra in ("bindings", "chain", "sent", "rebased", "ir_digest"):
+        if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
+            fields[extra] = data[extra]
+    return fields
 
 
 def record_digest(data: Mapping[str, Any]) -> str:
@@ -46,12 +87,8 @@ def record_digest(data: Mapping[str, Any]) -> str:
     present (and ``rebased`` when set, from version 3 on), over their canonical JSON in
     the order held; checked by `check_record` like ``wire_digests``.
     """
-    fields = {k: data.get(k) for k in _RECORDED}
-    for extra in ("bindings", "chain", "sent", "rebased", "ir_digest"):
-        if data.get(extra) and (extra != "rebased" or "texts" in data):  # rebased: version 3
-            fields[extra] = data[extra]
     try:
-        return text_digest(canonical_dumps(fields))
+        return text_digest(canonical_dumps(recorded_fields(data)))
     except (TypeError, ValueError, RecursionError):
         return ""  # not plain JSON: the field checks name it
 
@@ -64,7 +101,7 @@ def check_record(data: Mapping[str, Any], forms: Sequence[Any], where: str, sign
     A signed snapshot's HMAC covers these fields by value, so key order does not matter.
 
     Raises:
-        UsageError: The digest does not match: the keys were reordered by the store
+        DigestMismatch: The digest does not match: the keys were reordered by the store
             (`reordered_error`), or the fields changed after the snapshot was taken.
     """
     if signed or data["record_digest"] == record_digest(data):
@@ -72,7 +109,7 @@ def check_record(data: Mapping[str, Any], forms: Sequence[Any], where: str, sign
     order = reordered(forms, data["tools"])
     if order is not None:
         raise reordered_error(f"{where} 'tools'", order)
-    raise UsageError(
+    raise DigestMismatch(
         f"{where}: its tools, system, marks or thinking bindings differ from what was "
         "recorded (the record digest does not match): the snapshot was changed after it was "
         "taken, and replaying it would break the conversation; nothing was restored"
@@ -84,7 +121,7 @@ def _jsonb(key: str) -> tuple[int, bytes]:
     return len(raw), raw
 
 
-def _order(keys: list[str]) -> str | None:
+def store_order(keys: list[str]) -> str | None:
     """The store order `keys` are in: "sorted", "jsonb" (or None: neither)."""
     if keys == sorted(keys):
         return "sorted"
@@ -109,7 +146,7 @@ def _sorted_throughout(value: Any, found: list[bool]) -> bool:
     return True
 
 
-_RANK: dict[Any, dict[str, int]] = {
+RANK: dict[Any, dict[str, int]] = {
     kind: {f.name: i for i, f in enumerate(dataclasses.fields(part))} | {"kind": -1}
     for kind, part in _KINDS.items()
 }
@@ -129,7 +166,7 @@ def _form_keys(form: Any) -> list[str] | None:
     if "role" in form and next(iter(form)) != "role":
         return list(form)
     for part in form.get("parts") or ():
-        rank = _RANK.get(part.get("kind")) if isinstance(part, dict) else None
+        rank = RANK.get(part.get("kind")) if isinstance(part, dict) else None
         if rank is not None and list(part) != sorted(part, key=lambda k: rank.get(k, 99)):
             return list(part)
         data = part.get("provider_data") if rank is not None else None
@@ -151,7 +188,7 @@ def reordered(forms: Sequence[Any], item: Any = None) -> str | None:
     if item is not None and _sorted_throughout(item, found) and found[0]:
         return "sorted"
     keys = next(filter(None, map(_form_keys, forms)), None)
-    return None if keys is None else _order(keys) or "another order"
+    return None if keys is None else store_order(keys) or "another order"
 
 
 def _message_forms(value: Any, out: list[Any]) -> None:
@@ -167,20 +204,35 @@ def _message_forms(value: Any, out: list[Any]) -> None:
             _message_forms(item, out)
 
 
-def head_mismatch(texts: Sequence[str | bytes]) -> str:
+def head_mismatch(
+    texts: Sequence[str | bytes],
+    snapshot: Callable[[], Mapping[str, Any]],
+    keys: SnapshotKeys,
+    session_id: str,
+) -> str:
     """Why a keyed store's head does not match its stored `texts` (base, then turns).
 
     The head's chain is over the texts as stored, so it cannot tell reordered JSON keys
-    from an edit: they are named when a snapshot is not led by ``format`` (as written)
-    or a message form a text holds has keys in another order than `Message.to_dict`
-    writes (`reordered`).
+    from an edit; the signature of the `snapshot` they add up to (for `session_id`, under
+    `keys`), over its values, can. The keys are named as reordered when a snapshot is not
+    led by ``format`` (as written) or a message form a text holds has keys in another
+    order than `Message.to_dict` writes (`reordered`); a value was edited too when the
+    snapshot cannot be made or its signature does not verify. On the error path only.
     """
-    if _texts_reordered(texts):
+    if not _texts_reordered(texts):
+        return "a turn or the base was edited, replaced or reordered"
+    try:
+        verify(snapshot(), keys, session_id=session_id)
+    except ContextChefError:
         return (
-            "their JSON object keys were reordered (the head is over the texts as written: "
-            "keep them so, in a text column, not jsonb); nothing was restored"
+            "a turn or the base was edited (the snapshot's signature, over its values, does "
+            "not match them), and their JSON object keys were reordered too; nothing was "
+            "restored"
         )
-    return "a turn or the base was edited, replaced or reordered"
+    return (
+        "their JSON object keys were reordered (the head is over the texts as written: "
+        "keep them so, in a text column, not jsonb); nothing was restored"
+    )
 
 
 def _texts_reordered(texts: Sequence[str | bytes]) -> bool:
@@ -196,22 +248,23 @@ def _texts_reordered(texts: Sequence[str | bytes]) -> bool:
     return reordered(forms) is not None
 
 
-_HOW = {
+HOW = {
     "sorted": "sorted (as json.dumps(sort_keys=True), orjson OPT_SORT_KEYS, Firestore)",
     "jsonb": "in PostgreSQL jsonb's order (shorter keys first)",
     "another order": "in another order than written (as DynamoDB maps, jsonb)",
 }
 
 
-def reordered_error(where: str, order: str) -> UsageError:
+def reordered_error(where: str, order: str) -> DigestMismatch:
     """The error for a ledger part (`where`) whose JSON object keys a store reordered."""
-    return UsageError(
+    return DigestMismatch(
         f"{where} does not match its digest because the snapshot's JSON object keys were "
-        f"reordered after it was written: they are {_HOW.get(order, order)}, as a store "
+        f"reordered after it was written: they are {HOW.get(order, order)}, as a store "
         "that keeps JSON as a value gives them back. The values may be intact, but an "
         "unsigned snapshot's digests are over the keys in the order written (the order is "
         "part of what was sent: the prompt cache compares bytes), so they cannot be checked. "
         "Keep the snapshot's JSON text as written (a text or bytea column, not jsonb; "
         "restore(text) takes it), or sign snapshots (SnapshotKeys), whose check is by "
-        "value; nothing was restored"
+        "value; nothing was restored",
+        order,
     )

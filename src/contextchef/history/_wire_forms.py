@@ -22,7 +22,7 @@ from contextchef._errors import UsageError, json_reason
 from contextchef._json import CLOSED, canonical_utf8, fast_encoder
 from contextchef._records import record, recorded
 from contextchef.history._blocks import blocks_hold, blocks_of, blocks_refused
-from contextchef.history._reordered import reordered, reordered_error
+from contextchef.history._reordered import DigestMismatch, reordered, reordered_error
 
 __all__ = ["SHARED_TEXT", "stored_wire", "wire_digest", "wire_forms", "wire_of_forms"]
 
@@ -323,7 +323,7 @@ def stored_wire(
             order = reordered(forms, wire[i])
             if order is not None:
                 raise reordered_error(f"{where} entry {i}", order)
-            raise UsageError(
+            raise DigestMismatch(
                 f"{where} entry {i} differs from what was sent (its digest does not match); "
                 "the snapshot was changed after it was taken, and replaying the entry would "
                 "break the conversation; nothing was restored"

@@ -31,6 +31,7 @@ from contextchef._errors import SnapshotMismatchError, UsageError, json_reason, 
 from contextchef._json import strict_loads
 from contextchef.deferred._shape import check_tools_shape, refuse_other, tools_shape
 from contextchef.deferred._skills import Skill, parse_skill
+from contextchef.history._cause import restore_errors
 from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
@@ -209,12 +210,8 @@ def read_snapshot(
     """
     snapshot = checked(data)
     _check_tools(tools, snapshot, coming)
-    try:
+    with restore_errors(snapshot):  # a digest mismatch's cause named, deep nesting refused
         return SessionState.from_dict(snapshot, signed=signed, owned=owned)
-    except RecursionError:  # a field nested past what Python can walk (no JSON we write)
-        raise UsageError(
-            "snapshot: a ledger field is nested too deep; nothing was restored"
-        ) from None
 
 
 def read_skills(data: object, *, tools: SessionTools) -> tuple[Skill, ...]:

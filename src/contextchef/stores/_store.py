@@ -42,6 +42,7 @@ file, many processes) and `contextchef.stores.RedisSessionStore` (redis-py, extr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -397,9 +398,11 @@ def verified(
         for text in texts:
             made = chained(made, text)
         if not hmac.compare_digest(made, chain):
+            values = functools.partial(materialize, session_id, base, texts, where)
+            why = head_mismatch([base, *texts], values, keys, session_id)
             raise SnapshotSignatureError(
                 f"session {session_id!r}: the stored snapshot and turns are not the ones the "
-                f"store's signed head vouches for: {head_mismatch([base, *texts])}",
+                f"store's signed head vouches for: {why}",
                 problem="mismatch",
             )
     snapshot = materialize(session_id, base, texts, where)
