@@ -59,6 +59,7 @@ from contextchef.exposure._policy import matches
 from contextchef.history._arguments import parse_json_object, unreadable_arguments
 from contextchef.history._call_names import MALFORMED_CALL, written_name
 from contextchef.history._messages import ToolCall
+from contextchef.tools._callable import handler_problems
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool
@@ -405,7 +406,14 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
     return None
 
 
-def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> CheckResult:
+def _validate(
+    tool: Tool, wire: str, arguments: object, via: str | None, handler: object = None
+) -> CheckResult:
+    """Step 6: `arguments` against the tool's schema, then its handler's parameter types.
+
+    A function tool's types are asked too (`handler_problems`), so the gate never allows
+    what the handler would refuse (``1e20`` for an ``int``).
+    """
     if not isinstance(arguments, Mapping):
         return Denied(
             reason=f'Arguments for tool "{wire}" must be a JSON object.',
@@ -420,6 +428,9 @@ def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> Chec
     if problems:
         return _invalid(tool, wire, problems)
     args = integral(tool.input_schema, args)  # 2.0 passes as an integer: hand over 2
+    refused = handler_problems(handler, args) if handler is not None else ()
+    if refused:
+        return _invalid(tool, wire, keys.in_wire_terms(list(refused)))
     return Allowed(tool=tool, wire_name=wire, arguments=args, via=via)
 
 
@@ -442,7 +453,7 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
     denied = _policy(view, ctx, tool, via)
     if denied is not None:
         return denied
-    return _validate(tool, view.wire_names[tool.key], arguments, via)
+    return _validate(tool, view.wire_names[tool.key], arguments, via, view.handler(tool))
 
 
 def is_meta(view: SessionView, tool: Tool) -> bool:
