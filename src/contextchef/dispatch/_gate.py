@@ -43,7 +43,7 @@ from contextchef._echo import echo
 from contextchef._errors import shown
 from contextchef._json import JsonValue, canonical_dumps
 from contextchef.deferred._groups import NamespaceView, Toolkit
-from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
+from contextchef.deferred._meta import DEFER_EXECUTE, SEARCH_USAGE, TOOL_SEARCH
 from contextchef.deferred._view import SessionView, kit_members
 from contextchef.dispatch._calls import parse_arguments
 from contextchef.dispatch._hooks import arun_before_hooks, run_before_hooks
@@ -168,6 +168,8 @@ def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) 
         tool = view.wrapper(call.name) or view.lookup(call.name)
         if tool is None:
             return unknown_tool(view, call.name, ctx)
+        if tool is view.meta_tools.get(TOOL_SEARCH):  # say the shape (a native call's too)
+            arguments += f' {SEARCH_USAGE}, e.g. {{"queries": ["read file"]}}.'
         return Denied(reason=arguments, code="malformed_arguments", tool=tool)
     meta = view.meta_tools.get(call.name)
     if meta is not None and call.name == DEFER_EXECUTE:
