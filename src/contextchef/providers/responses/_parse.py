@@ -259,8 +259,8 @@ def _search_arguments(
     else:  # a string: the JSON text of that string, which the gate reads as one
         text = json.dumps(arguments, ensure_ascii=False)
         hist.notes.append(
-            f"message {i}: a tool_search_call's arguments are a JSON {type(arguments).__name__}, "
-            "not an object; kept as text the gate refuses and sent as {}"
+            f"message {i}: a tool_search_call's arguments are a JSON text, not an object; "
+            "kept as text the gate refuses and sent as {}"
         )
     return text, {**item, "arguments": {}}
 
