@@ -106,7 +106,7 @@ def test_arguments_json_cannot_carry_are_answered_with_the_real_reason() -> None
     }
     chef.set_history([])
     (huge,) = chef.run_tools(chef.ingest(response), append=False)
-    assert huge.is_error and "integer too long" in huge.content
+    assert huge.is_error and "integer too large to represent" in huge.content
     for result in (deep, huge):
         assert "Expecting value" not in result.content
 

@@ -264,7 +264,7 @@ def check_json(name: str, value: object, *, max_depth: int = 100) -> None:
     """Raise unless `value` is JSON data a provider accepts (see `json_problem`).
 
     Raises:
-        UsageError: Non-finite numbers, integers too long to write, lone surrogates,
+        UsageError: Non-finite numbers, integers past a double's range, lone surrogates,
             non-JSON types, or nesting deeper than `max_depth`.
     """
     try:

@@ -18,6 +18,7 @@ import json
 import json.encoder
 import math
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLOSED",
+    "DOUBLE_MAX",
     "FAST_JSON",
     "MAX_ARGUMENT_DEPTH",
     "MAX_FILE_BYTES",
@@ -61,6 +63,12 @@ JsonValue = Any
 
 MAX_INT_BITS = 14_000
 """Longest integer written as JSON (about 4,200 digits: Python refuses to print longer)."""
+
+DOUBLE_MAX = sys.float_info.max
+"""Largest magnitude of a number `json_problem` accepts, integers included (about 1.8e308:
+``1e400`` reads as Infinity, and a provider that parses numbers as doubles refuses it)."""
+
+_HUGE_INT = "hold an integer too large to represent (past a double's range, about 1.8e308)"
 
 # Keywords whose value is a single subschema.
 _SUBSCHEMA_KEYS = frozenset(
@@ -513,9 +521,18 @@ def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: i
     """Why `value` cannot be sent to a provider as JSON, or ``""`` when it can.
 
     The one check at the JSON boundary, for tool-call arguments (`parse_json_object`) and
-    for parsed provider histories alike: non-finite numbers, integers too long to write,
-    text that is not valid Unicode (lone surrogates), keys that are not such text, values
-    of other types, and nesting deeper than `max_depth`. Lists and tuples are arrays.
+    for parsed provider histories alike: non-finite numbers, integers past a double's range
+    (`DOUBLE_MAX`), text that is not valid Unicode (lone surrogates), keys that are not
+    such text, values of other types, and nesting deeper than `max_depth`. Lists and
+    tuples are arrays.
+
+    An integer is refused where ``1e400`` is, past what a double holds: a provider whose
+    arguments are doubles cannot parse it (Gemini's and Interactions' ``args`` are a
+    protobuf ``Struct``, whose numbers are doubles in the protobuf JSON mapping), and a
+    call holding one, once stored, would be replayed to it. Integers past ``2**53`` are
+    kept: the handlers and the JSON Schema check read them exactly, and a double-based
+    provider rounds such a number when the answered call is replayed (its value was
+    already used) rather than refusing the request.
 
     Returns:
         A lower-case fragment to follow "the arguments" or "the message", e.g. ``"hold
@@ -530,11 +547,7 @@ def json_problem(value: object, *, max_depth: int = MAX_ARGUMENT_DEPTH, depth: i
             "" if math.isfinite(value) else "hold NaN, Infinity or a number too large to represent"
         )
     if isinstance(value, int):
-        return (
-            ""
-            if value.bit_length() <= MAX_INT_BITS
-            else "hold an integer too long to write as JSON"
-        )
+        return "" if -DOUBLE_MAX <= value <= DOUBLE_MAX else _HUGE_INT
     if isinstance(value, str):
         return "" if is_unicode(value) else "hold text that is not valid Unicode (a lone surrogate)"
     if isinstance(value, Mapping):

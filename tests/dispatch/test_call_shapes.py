@@ -160,7 +160,7 @@ def deep(levels: int) -> dict[str, Any]:
     [
         ({"path": float("nan")}, "NaN is not a JSON number"),
         ({"path": float("inf")}, "Infinity is not a JSON number"),
-        ({"path": 10**5000}, "the arguments hold an integer too long to write as JSON"),
+        ({"path": 10**5000}, "the arguments hold an integer too large to represent"),
         (deep(150), "nested more than 100 levels deep"),
         (deep(5000), "the arguments are nested more than 100 levels deep"),
         ({"path": object()}, "which is not JSON data"),

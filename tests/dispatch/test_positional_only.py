@@ -113,7 +113,7 @@ def test_types_the_parameter_refuses_still_read_as_invalid_arguments() -> None:
     SEEN.clear()
     result = chef.execute(ToolCall(id="c", name="add_one", arguments='{"n": 1e20}')).result
     assert result.is_error
-    assert result.content.startswith('Invalid arguments for tool "add_one": n: ')
+    assert result.content.startswith('Invalid arguments for tool "add_one":\n- n: ')
     assert SEEN == []
 
 

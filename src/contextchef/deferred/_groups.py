@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextchef._errors import NestedNamespaceError, UsageError, shown
+from contextchef._errors import CatalogFormatError, NestedNamespaceError, UsageError, shown
 from contextchef._json import JsonValue, canonical_dumps, is_unicode
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._registry import Handler
@@ -306,7 +306,10 @@ def parse_group(item: GroupLike, *, kind: str, build: Builder) -> tuple[Any, dic
     else:
         raise UsageError(f"a {kind} must be a dict or a {kind.title()}, got {type(item).__name__}")
     if not isinstance(name, str) or not name.strip() or not isinstance(description, str):
-        raise UsageError(f"a {kind} needs a non-empty string 'name' and a string 'description'")
+        raise UsageError(
+            f"a {kind} needs a non-empty string 'name' and a string 'description'; got name "
+            f"{shown(name, 80)} and a {type(description).__name__} description"
+        )
     if not is_unicode(name) or not is_unicode(description):
         raise UsageError(
             f"{kind} {shown(name, 80)}: name and description must be valid Unicode text"
@@ -323,8 +326,13 @@ def parse_group(item: GroupLike, *, kind: str, build: Builder) -> tuple[Any, dic
                 tool=inner if isinstance(inner, str) else shown(inner),
                 namespace=name,
             )
-    tools, handlers = build(
-        [_properties_shorthand(e) if isinstance(e, Mapping) else e for e in raw]
-    )
+    try:
+        tools, handlers = build(
+            [_properties_shorthand(e) if isinstance(e, Mapping) else e for e in raw]
+        )
+    except (CatalogFormatError, UsageError) as exc:
+        if type(exc) not in (CatalogFormatError, UsageError):  # these name their tool
+            raise
+        raise type(exc)(f"{kind} {shown(name)}: {exc}") from exc  # an entry named by index
     group_type = Namespace if kind == "namespace" else Toolkit
     return group_type(name=name, description=description, tools=tuple(tools)), handlers

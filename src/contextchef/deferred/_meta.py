@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the index module loads with the first index (issue 27, fast
 
 __all__ = [
     "DEFER_EXECUTE",
+    "SEARCH_USAGE",
     "TOOL_SEARCH",
     "DeferredConfig",
     "DirectoryEntry",
@@ -43,6 +44,11 @@ __all__ = [
 
 TOOL_SEARCH = "tool_search"
 DEFER_EXECUTE = "defer_execute"
+SEARCH_USAGE = (
+    "tool_search takes exactly one of 'tool_names' (a list of exact names) or 'queries' "
+    "(a list of keywords), and an optional integer 'limit' >= 1"
+)
+"""The shape of ``tool_search``'s arguments, said when a call's are wrong."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -365,15 +371,10 @@ def run_tool_search(
     problems = [] if valid else validation_errors(_SEARCH_FROZEN, arguments)
     given = [k for k in ("tool_names", "queries") if k in arguments]
     if problems or len(given) != 1:
-        usage = (
-            "tool_search takes exactly one of 'tool_names' (a list of exact names) or "
-            "'queries' (a list of keywords), and an optional "
-            "integer 'limit' >= 1"
-        )
         if problems:
-            text = f"Invalid tool_search arguments: {'; '.join(problems)}. {usage}."
+            text = f"Invalid tool_search arguments: {'; '.join(problems)}. {SEARCH_USAGE}."
         else:
-            text = f"{usage}; got {' and '.join(given) or 'neither'}."
+            text = f"{SEARCH_USAGE}; got {' and '.join(given) or 'neither'}."
         return SearchOutcome(text=_capped(text, config), is_error=True)
     names: list[str] | None = arguments.get("tool_names")
     queries: list[str] | None = arguments.get("queries")

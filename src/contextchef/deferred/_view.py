@@ -94,6 +94,10 @@ def _compiled(tool: Tool, wire: str, description: str) -> CompiledTool:
     return compiled
 
 
+def _no_handler(tool: Tool) -> None:
+    """A view built without a registry's handlers has none."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class SessionView:
     """Everything a compile needs to know about tools, frozen.
@@ -136,6 +140,8 @@ class SessionView:
         skill_of: Wire name of a skill's tool -> the skills holding it, sorted; such a
             tool is neither listed, nor found, nor callable until one of them is loaded.
         skill_loader: The ``load_skill`` tool when any skill is registered.
+        handler: The registry's handler lookup (a tool -> its Python callable, or None),
+            which the gate asks what a function's parameter types refuse.
     """
 
     resident: tuple[CompiledTool, ...]
@@ -168,6 +174,7 @@ class SessionView:
     skill_of: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     skill_loader: Tool | None = None
     toolkit_directory: str = ""
+    handler: Callable[[Tool], object] = field(default=_no_handler, compare=False, repr=False)
 
     def wrapper(self, name: str) -> Tool | None:
         """The library tool (meta-tool, namespace, ``load_toolkit``, ``load_skill``) `name`."""
@@ -371,6 +378,7 @@ def _build_view(
         skill_of={name: tuple(names) for name, names in sorted(owners.items())},
         skill_loader=skill_loader,
         toolkit_directory=render_toolkit_directory(k for k in toolkits if kit_members(k, policy)),
+        handler=registry.handler,
     )
 
 

@@ -43,7 +43,7 @@ from contextchef._echo import echo
 from contextchef._errors import shown
 from contextchef._json import JsonValue, canonical_dumps
 from contextchef.deferred._groups import NamespaceView, Toolkit
-from contextchef.deferred._meta import DEFER_EXECUTE, TOOL_SEARCH
+from contextchef.deferred._meta import DEFER_EXECUTE, SEARCH_USAGE, TOOL_SEARCH
 from contextchef.deferred._view import SessionView, kit_members
 from contextchef.dispatch._calls import parse_arguments
 from contextchef.dispatch._hooks import arun_before_hooks, run_before_hooks
@@ -59,6 +59,7 @@ from contextchef.exposure._policy import matches
 from contextchef.history._arguments import parse_json_object, unreadable_arguments
 from contextchef.history._call_names import MALFORMED_CALL, written_name
 from contextchef.history._messages import ToolCall
+from contextchef.tools._callable import handler_problems
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._schema import strip_strict_nulls
 from contextchef.tools._tool import Tool
@@ -167,6 +168,8 @@ def _resolve(view: SessionView, call: ToolCall, ctx: GateContext | None = None) 
         tool = view.wrapper(call.name) or view.lookup(call.name)
         if tool is None:
             return unknown_tool(view, call.name, ctx)
+        if tool is view.meta_tools.get(TOOL_SEARCH):  # say the shape (a native call's too)
+            arguments += f' {SEARCH_USAGE}, e.g. {{"queries": ["read file"]}}.'
         return Denied(reason=arguments, code="malformed_arguments", tool=tool)
     meta = view.meta_tools.get(call.name)
     if meta is not None and call.name == DEFER_EXECUTE:
@@ -405,7 +408,14 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
     return None
 
 
-def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> CheckResult:
+def _validate(
+    tool: Tool, wire: str, arguments: object, via: str | None, handler: object = None
+) -> CheckResult:
+    """Step 6: `arguments` against the tool's schema, then its handler's parameter types.
+
+    A function tool's types are asked too (`handler_problems`), so the gate never allows
+    what the handler would refuse (``1e20`` for an ``int``).
+    """
     if not isinstance(arguments, Mapping):
         return Denied(
             reason=f'Arguments for tool "{wire}" must be a JSON object.',
@@ -420,6 +430,9 @@ def _validate(tool: Tool, wire: str, arguments: object, via: str | None) -> Chec
     if problems:
         return _invalid(tool, wire, problems)
     args = integral(tool.input_schema, args)  # 2.0 passes as an integer: hand over 2
+    refused = handler_problems(handler, args) if handler is not None else ()
+    if refused:
+        return _invalid(tool, wire, keys.in_wire_terms(list(refused)))
     return Allowed(tool=tool, wire_name=wire, arguments=args, via=via)
 
 
@@ -442,7 +455,7 @@ def _static_check(view: SessionView, call: ToolCall, ctx: GateContext) -> CheckR
     denied = _policy(view, ctx, tool, via)
     if denied is not None:
         return denied
-    return _validate(tool, view.wire_names[tool.key], arguments, via)
+    return _validate(tool, view.wire_names[tool.key], arguments, via, view.handler(tool))
 
 
 def is_meta(view: SessionView, tool: Tool) -> bool:

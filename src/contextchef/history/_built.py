@@ -10,8 +10,8 @@ accepts, then checks the message's roles (`check_message`): about 5-9 us per mes
 makes (exact ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool``, None), and sets
 each part's fields directly: the provider data is checked while it is frozen. Anything
 it does not take as it is (another type, a missing or unknown field, a value of another
-type, a lone surrogate, an empty tool name, a non-finite number, an integer too long to
-write, deep nesting, a part in a message of the wrong role, media) gives None, and the
+type, a lone surrogate, an empty tool name, a non-finite number, an integer past a
+double's range, deep nesting, a part in a message of the wrong role, media) gives None, and the
 caller builds that message with `message_from_dict`, which raises the error naming the
 message and field, or builds the value (the two give equal messages with the same
 fields: tests compare them). The two take the same values: anything `message_from_dict`
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contextchef._errors import UsageError
-from contextchef._json import MAX_INT_BITS, FrozenDict, FrozenList, is_unicode
+from contextchef._json import DOUBLE_MAX, FrozenDict, FrozenList, is_unicode
 from contextchef.history._messages import (
     _HINT_ENVELOPES,
     Message,
@@ -67,7 +67,7 @@ def _leaf(value: object) -> None:
     if kind is str:
         _text(value)
     elif kind is int:
-        if value.bit_length() > MAX_INT_BITS:  # type: ignore[attr-defined]
+        if not -DOUBLE_MAX <= value <= DOUBLE_MAX:  # type: ignore[operator]
             raise _Other
     elif kind is float:
         if not math.isfinite(value):  # type: ignore[arg-type]

@@ -24,8 +24,8 @@ def canonical_dumps(value: JsonValue) -> str:
     or pass them through `canonical_value` first).
 
     Raises:
-        UsageError: The value is not JSON data: NaN or an infinity, an integer too long
-            to write (over about 4,200 digits), text holding a lone surrogate, a non-string
+        UsageError: The value is not JSON data: NaN or an infinity, an integer past a
+            double's range (about 1.8e308), text holding a lone surrogate, a non-string
             key, another type, or nesting deeper than `MAX_DUMPS_DEPTH` levels.
     """
     check_json("the value", value, max_depth=MAX_DUMPS_DEPTH)

@@ -41,7 +41,7 @@ def build_tools(
     """
     built: list[Tool] = []
     funcs: dict[str, Handler] = {}
-    for item in expand_tool_dicts(tools):
+    for i, item in enumerate(expand_tool_dicts(tools)):
         if isinstance(item, Tool):
             if item.source == "library":
                 raise UsageError(
@@ -50,7 +50,7 @@ def build_tools(
                 )
             built.append(item)
         elif isinstance(item, Mapping):
-            built.append(tool_from_dict(item, server=server))
+            built.append(tool_from_dict(item, server=server, index=i))
         elif callable(item):
             name, description, schema, runner = schema_from_callable(item)
             built.append(
@@ -65,7 +65,8 @@ def build_tools(
             funcs.setdefault(name, runner)
         else:
             raise UsageError(
-                f"cannot register {type(item).__name__}: expected a Tool, a tool dict or a function"
+                f"tools[{i}]: cannot register {type(item).__name__} {shown(item, 80)}: expected a "
+                "Tool, a tool dict or a function"
             )
     return built, funcs
 

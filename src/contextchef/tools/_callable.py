@@ -20,7 +20,8 @@ import functools
 import inspect
 import sys
 import typing
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from contextchef._errors import (
@@ -31,7 +32,7 @@ from contextchef._errors import (
 )
 from contextchef._json import JsonValue
 
-__all__ = ["schema_from_callable"]
+__all__ = ["handler_problems", "schema_from_callable"]
 
 
 def _strip_titles(node: JsonValue) -> JsonValue:
@@ -217,10 +218,7 @@ def _runner(
         try:
             checked = model.model_validate(kwargs)
         except pydantic.ValidationError as exc:
-            why = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors(include_url=False)
-            )
+            why = "; ".join(_problems(exc))
             raise MalformedArgumentsError(why, raw=shown(kwargs, 200)) from None
         values = {k: v for k, v in checked if k in checked.model_fields_set}
         given = [i for i, p in enumerate(positional) if p.name in values]
@@ -235,6 +233,7 @@ def _runner(
             args, named = arguments(kwargs)
             return await func(*args, **named)
 
+        _MODELS[run_async] = model
         return run_async
 
     @functools.wraps(func)
@@ -242,4 +241,45 @@ def _runner(
         args, named = arguments(kwargs)
         return func(*args, **named)
 
+    _MODELS[run] = model
     return run
+
+
+_MODELS: weakref.WeakKeyDictionary[Callable[..., Any], Any] = weakref.WeakKeyDictionary()
+"""The pydantic model each runner `schema_from_callable` made checks its arguments with."""
+
+
+def _problems(exc: Any) -> list[str]:
+    """One ``<parameter>: <why>`` line per error of a pydantic ``ValidationError``."""
+    return [
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+        for e in exc.errors(include_url=False)
+    ]
+
+
+def handler_problems(handler: object, arguments: Mapping[str, Any]) -> list[str]:
+    """What a function tool's parameter types refuse in `arguments` (``[]``: nothing).
+
+    The gate asks it after the JSON Schema check, so that it never allows a call the
+    handler then refuses: the schema cannot say everything the types do (JSON Schema
+    counts ``1e20`` as an integer, pydantic refuses it for an ``int``; a ``date``'s
+    format, a validator). `handler` is what the registry holds for the tool; only a
+    runner `schema_from_callable` made has parameter types (a host's own handler of a
+    tool dict takes what its schema says), so any other gives ``[]``.
+
+    Returns:
+        One ``<parameter>: <why>`` line per problem, in pydantic's words.
+    """
+    try:
+        model = _MODELS.get(handler)  # type: ignore[call-overload]
+    except TypeError:  # a handler that takes no weak reference (a builtin) or no hash
+        return []
+    if model is None:
+        return []
+    import pydantic
+
+    try:
+        model.model_validate(dict(arguments))
+    except pydantic.ValidationError as exc:
+        return _problems(exc)
+    return []

@@ -156,6 +156,7 @@ def tool_from_dict(
     server: str | None = None,
     source: ToolSource | None = None,
     repair_schemas: bool = False,
+    index: int | None = None,
 ) -> Tool:
     """Build a `Tool` from any supported provider or MCP tool dict.
 
@@ -165,13 +166,18 @@ def tool_from_dict(
         source: Override the source (``"builtin"``, ``"mcp"``, ``"runtime"``).
         repair_schemas: Map non-standard schema dialects (``dict``, ``float``, Java type
             names, draft-04 boolean bounds) onto JSON Schema first (`repair_schema`).
+        index: Where `data` is in the list it came from, named by an error about a
+            definition that has no name to be named by (``tools[3]: ...``).
 
     Raises:
         CatalogFormatError: The dict matches none of the known shapes.
         InvalidToolError, InvalidSchemaError: The definition itself is invalid.
     """
+    at = "" if index is None else f"tools[{index}]: "
     if not isinstance(data, Mapping):
-        raise CatalogFormatError(f"a tool must be a JSON object, got {type(data).__name__}")
+        raise CatalogFormatError(
+            f"{at}a tool must be a JSON object, got {type(data).__name__} {shown(data, 80)}"
+        )
     body: Mapping[str, Any] = data
     if data.get("type") == "function" and isinstance(data.get("function"), Mapping):
         body = data["function"]  # Chat Completions wraps the definition
@@ -182,9 +188,11 @@ def tool_from_dict(
         )
     name = body.get("name")
     if not isinstance(name, str):
+        got = f"is {type(name).__name__} {shown(name, 80)}" if "name" in body else "is missing"
         raise CatalogFormatError(
-            f"tool definition has no string 'name' (keys: {shown_keys(body)}); expected an "
-            "Anthropic, OpenAI Chat/Responses, MCP or Gemini function definition"
+            f"{at}a tool definition needs a string 'name'; its 'name' {got} (keys: "
+            f"{shown_keys(body)}); expected an Anthropic, OpenAI Chat/Responses, MCP or Gemini "
+            "function definition"
         )
     if data.get("type") == "custom" and "input_schema" not in data:
         raise CatalogFormatError(

@@ -25,6 +25,7 @@ from contextchef.providers._parsing import (
     Hinted,
     HistoryBuilder,
     ParsedHistory,
+    UnreadableArguments,
     add_hint,
     arguments_text,
     as_id,
@@ -164,8 +165,14 @@ def _side(part: Part) -> Role:
 
 
 def _argument_slots(item: Any) -> Iterator[tuple[dict[str, Any], str]]:
-    """A ``function_call`` item's ``arguments`` (see `json_safe`)."""
-    if isinstance(item, dict) and item.get("type") == "function_call" and "arguments" in item:
+    """A ``function_call`` or client ``tool_search_call`` item's ``arguments`` (`json_safe`).
+
+    A hosted search's (``execution: "server"``) are the provider's, kept with its item.
+    """
+    if not isinstance(item, dict) or "arguments" not in item:
+        return
+    kind = item.get("type")
+    if kind == "function_call" or (kind == _search.CALL and item.get("execution") == "client"):
         yield item, "arguments"
 
 
@@ -218,17 +225,44 @@ def _r_search_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> Non
     if item.get("execution") != "client":
         _r_other(hist, i, item)
         return
-    arguments = item.get("arguments")
-    if not isinstance(arguments, Mapping):
-        raise hist.error(i, "a client tool_search_call needs 'arguments' as an object")
+    text, sent = _search_arguments(hist, i, item)
     call = ToolCall(
         id=as_id(hist, i, item.get("call_id"), "tool_search_call 'call_id'"),
         name=_search.SEARCH_NAME,
-        arguments=json.dumps(arguments, ensure_ascii=False, separators=(",", ":")),
+        arguments=text,
     )
-    call = hist.call(i, fit_hints(call, item, _render_item, _R, kind=_search.CALL))
+    call = hist.call(i, fit_hints(call, sent, _render_item, _R, kind=_search.CALL))
     hist.check(i, _render_item(call), dict(item), "tool_search_call item")
     hist.current("assistant", i).parts.append(call)
+
+
+def _search_arguments(
+    hist: HistoryBuilder, i: int, item: Mapping[str, Any]
+) -> tuple[str, Mapping[str, Any]]:
+    """A client search call's arguments as the call's text, and the item as it is sent.
+
+    The item's ``arguments`` is an object following the search's ``parameters``
+    (openai SDK ``ResponseInputItemParam.ToolSearchCall``: ``arguments: object``; the
+    tool search guide: "arguments following your parameters schema"), but the model may
+    write something else. A JSON text, array, null or an object JSON cannot carry
+    (`UnreadableArguments`) is not read as a search: the call holds text the gate refuses
+    by name (a JSON text as a string, even one holding an object: the docs give it no
+    such form), its answer says the shape ``tool_search`` takes, and it is sent as ``{}``
+    (`_search.render_search_call`), so one bad call never breaks a later request.
+    Missing, it is read as ``{}``.
+    """
+    arguments = item.get("arguments", {})
+    if isinstance(arguments, Mapping):
+        return json.dumps(arguments, ensure_ascii=False, separators=(",", ":")), item
+    if isinstance(arguments, UnreadableArguments):
+        text = arguments.text
+    else:  # a string: the JSON text of that string, which the gate reads as one
+        text = json.dumps(arguments, ensure_ascii=False)
+        hist.notes.append(
+            f"message {i}: a tool_search_call's arguments are a JSON text, not an object; "
+            "kept as text the gate refuses and sent as {}"
+        )
+    return text, {**item, "arguments": {}}
 
 
 def _r_search_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
