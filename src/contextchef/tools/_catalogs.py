@@ -183,8 +183,8 @@ def tool_from_dict(
         body = data["function"]  # Chat Completions wraps the definition
     elif "type" in data and data.get("type") not in ("function", "custom"):
         raise CatalogFormatError(
-            f"tool {shown(data.get('name', '?'))}: type {shown(data['type'])} is a provider-hosted "
-            "tool, not a function definition; only function tools can be registered"
+            f"{at}tool {shown(data.get('name', '?'))}: type {shown(data['type'])} is a "
+            "provider-hosted tool, not a function definition; only function tools can be registered"
         )
     name = body.get("name")
     if not isinstance(name, str):
@@ -196,8 +196,8 @@ def tool_from_dict(
         )
     if data.get("type") == "custom" and "input_schema" not in data:
         raise CatalogFormatError(
-            f"tool {shown(name)}: type 'custom' without an 'input_schema' is a Responses custom "
-            "tool (free-form text input, no JSON arguments), not a function definition; "
+            f"{at}tool {shown(name)}: type 'custom' without an 'input_schema' is a Responses "
+            "custom tool (free-form text input, no JSON arguments), not a function definition; "
             "register a function tool with a JSON Schema (Anthropic's type 'custom' tools carry "
             "an 'input_schema')"
         )
