@@ -13,6 +13,10 @@ target.
 A reply cut at the decode cap and resumed (Gemini Interactions ``continuation_token``) is
 joined the same way (`join_turn`), parts after parts.
 
+A reply to a request after which the host appended user text (a line typed while the
+model answered) goes right after what that request sent (`placed_reply`), not after
+those lines: the model never saw them.
+
 Every wire reads a reply the same way before any of this (`without_empty_text`): an empty
 text part (Gemini ``{"text": ""}``, Anthropic ``{"type": "text", "text": ""}``, Chat
 ``content: ""`` beside ``tool_calls``, Responses ``output_text`` ``""``) says nothing and is
@@ -28,7 +32,7 @@ from itertools import takewhile
 
 from contextchef.history._messages import Message, Part, ProviderPart, ReasoningPart, TextPart
 
-__all__ = ["continue_turn", "join_turn", "without_empty_text"]
+__all__ = ["continue_turn", "join_turn", "placed_reply", "without_empty_text"]
 
 
 def without_empty_text(
@@ -153,3 +157,32 @@ def _joined(before: tuple[Part, ...], after: tuple[Part, ...]) -> tuple[Part, ..
     data = first.provider_data if last.provider_data is None else last.provider_data
     joined = replace(first, text=last.text + first.text, provider_data=data)
     return (*before[:-1], joined, *after[1:])
+
+
+def placed_reply(
+    history: tuple[Message, ...],
+    sent: tuple[Message, ...] | None,
+    at: int,
+    turn: tuple[Message, ...],
+) -> tuple[Message, ...] | None:
+    """`history` with the reply `turn` right after the `at` messages its request sent.
+
+    `sent` is the history that request was compiled from (None: no request is waiting
+    for an answer). When the host has only appended user text since, the reply goes
+    there: the model answered those `at` messages, and on prefix-check models its
+    thinking is bound to them (the checked prefix is every message before the block:
+    research/anthropic-preserved-thinking.md R6), so it must not follow lines it never
+    saw. None otherwise (the reply goes at the end): nothing was appended, the history
+    was changed since, or the reply holds a provider block (a compaction is placed by
+    its own rule).
+    """
+    if sent is None or at >= len(history) or len(sent) < at:
+        return None
+    if any(a is not b for a, b in zip(history[:at], sent[:at], strict=True)):
+        return None
+    later = history[at:]
+    if any(m.role != "user" or any(type(p) is not TextPart for p in m.parts) for m in later):
+        return None
+    if any(isinstance(p, ProviderPart) for m in turn for p in m.parts):
+        return None
+    return (*history[:at], *turn, *later)

@@ -953,15 +953,20 @@ class ContextChef:
         Args:
             response: The response object of an official SDK (Anthropic ``Message``,
                 OpenAI ``ChatCompletion`` or Responses ``Response``, google-genai
-                ``GenerateContentResponse``) or its JSON dict. Every block is kept as
-                returned (thinking and signatures, encrypted reasoning, item ids, server
-                tool blocks; not empty text); see `contextchef.providers.parse_response`.
+                ``GenerateContentResponse``) or its JSON dict as the API sent it (the HTTP
+                body, or the SDK object's ``to_dict()``; ``model_dump()`` adds fields the
+                API never sent, ``None`` defaults and Python names such as ``async_``,
+                which would be replayed). Every block is kept as returned (thinking and
+                signatures, encrypted reasoning, item ids, server tool blocks; not empty
+                text); see `contextchef.providers.parse_response`.
 
         What the response reports about the request (dropped thinking, cache-miss reasons)
         and a turn that did not end normally (kind ``incomplete``: cut off, refused,
         filtered; the turn is still appended) is logged, kept in `notices` and sent to
         ``response:notice`` handlers (`on`); its usage becomes a `CacheReport` (in
         `cache_reports`, to ``response:cache``; a miss no edit explains is logged).
+        User text appended after the compile this answers (a line typed meanwhile)
+        stays after the turn, which goes right after what its request sent.
 
         Returns:
             The tool calls of the turn, in order, for `execute` / `check_tool_call`; their

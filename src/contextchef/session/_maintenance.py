@@ -34,6 +34,7 @@ from contextchef.history._compaction import loaded_tool_names as searched
 from contextchef.history._forms import digest
 from contextchef.history._lazy import call_ids
 from contextchef.history._messages import ToolCall, check_message
+from contextchef.history._turns import placed_reply
 from contextchef.history._unique_ids import unique_call_ids
 from contextchef.providers import ResponseNotice, get_adapter, read_response, synthetic_offset
 from contextchef.providers._base import SchemaReport
@@ -126,8 +127,11 @@ class Maintenance:
         target, read = reply_target(read, self._state.compiled, self._state.ledgers)
         ledger = self._state.ledgers.get(target)
         asked = ledger.sent if ledger else SentRequest()
-        history, messages = asked.join(history, messages, read.refused)  # a refusal: as is
-        self._state.history = swap_in(history, messages, self.summarized)
+        joined, messages = asked.join(history, messages, read.refused)  # a refusal: as is
+        placed = None  # the reply goes right after what its request sent (`placed_reply`)
+        if ledger and ledger.pending and not ledger.answered and joined is history:
+            placed = placed_reply(history, ledger.history, ledger.pending.history, messages)
+        self._state.history = placed or swap_in(joined, messages, self.summarized)
         first, away = newly_compacted(self._state.history, messages)
         if away and self.archive is not None:  # the provider compacted them out of view
             self.archive.add(away, reason="compaction", first=first)
