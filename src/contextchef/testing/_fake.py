@@ -14,7 +14,9 @@ each request it:
    declare a keyword-only ``headers`` parameter get the request's headers;
 4. pops the next scripted turn and answers it in the provider's response shape (Anthropic
    adds ``input_transformations`` and ``diagnostics`` when the request asks for them); with
-   nothing left it answers HTTP 500 saying the script ran out (also a `Violation`).
+   nothing left it answers HTTP 500 saying the script ran out (also a `Violation`); a turn
+   calling a deferred tool the request never revealed is refused with HTTP 400
+   (`contextchef.testing._reveals`, Anthropic and Responses) and stays queued.
 
 A refused request consumes no scripted turn. Fakes are deterministic: no clock, random
 numbers or environment; ids come from per-fake counters (`contextchef.testing._replies`).
@@ -45,6 +47,7 @@ from contextchef.testing._responses_context import (
     compacted_response,
     compaction_item,
 )
+from contextchef.testing._reveals import CallNotRevealed, responses_unrevealed
 from contextchef.testing._rules import CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
 from contextchef.testing._search import SearchNotAnswerable
@@ -336,6 +339,8 @@ class FakeProvider(abc.ABC):
             reply = self._reply(turn, self._model(path, body), body)
         except SearchNotAnswerable as exc:  # a scripting mistake: the turn stays queued
             return self._refuse(index, 500, [("provider_search", str(exc), False)])
+        except CallNotRevealed as exc:  # the model could not make this call: it stays queued
+            return self._refuse(index, 400, [("tool_not_revealed", str(exc), False)])
         self._script.popleft()
         return 200, self._extend(reply, body, earlier, headers)
 
@@ -458,6 +463,7 @@ class FakeResponses(OpenAICaching, FakeProvider):
         return compacted_response(body, self._ids) if path.endswith(COMPACT_PATH) else None
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        responses_unrevealed(turn, body)
         searched = _search.responses_search_items(turn.searches, body, self._ids)
         return _replies.responses_reply(turn, model, self._ids, searched)
 
