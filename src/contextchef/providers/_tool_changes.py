@@ -15,14 +15,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps
-
-if TYPE_CHECKING:
-    from contextchef.history._messages import Message
-    from contextchef.providers._base import Adapter
 
 __all__ = [
     "Plan",
@@ -32,7 +28,6 @@ __all__ = [
     "definition",
     "offered",
     "placed",
-    "revealed_by",
     "tool_names",
     "withdraw",
 ]
@@ -252,23 +247,3 @@ def withdraw(plan: Plan, loaded: frozenset[str], *, provider_search: bool) -> No
         want = not deferred(fresh) or was or name in loaded or name in state.revealed
         if want and not was:
             plan.add.append(name)
-
-
-def revealed_by(
-    adapter: Adapter, messages: Sequence[Message], state: ToolState | None
-) -> frozenset[str]:
-    """The deferred tools the provider has revealed: callable by name on a native strategy.
-
-    What `messages` reveal (`Adapter.revealed_tools`: ``tool_reference`` blocks of server
-    and client search results, Responses ``tool_search_output`` / ``additional_tools``
-    items) and what the requests sent revealed, per `state` (the ledger's newest mark):
-    references, tool additions by reference and by definition. A deferred tool is "only
-    loaded when returned via tool_reference from tool search" or surfaced by a
-    ``tool_addition`` (research note provider-native-disclosure.md §1.1, §1.4; Responses
-    §2.1: loaded by a ``tool_search_output``); one loaded otherwise (a toolkit or skill
-    load, `ContextChef.reveal_tools`) counts once a request revealed it.
-    """
-    names = adapter.revealed_tools(messages)
-    if state is None:
-        return names
-    return names | state.revealed | state.added | frozenset(state.defined)

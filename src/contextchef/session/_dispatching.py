@@ -52,7 +52,7 @@ from contextchef.history._offload import (
     truncate_result,
 )
 from contextchef.providers import get_adapter
-from contextchef.providers._tool_changes import revealed_by
+from contextchef.providers._revealed import revealed_by
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import get_strategy
 from contextchef.session._toolset import SessionTools

@@ -158,6 +158,9 @@ class FakeProvider(abc.ABC):
     """The wire format it speaks (`Profile.wire`): it fakes every target on that wire."""
     default_rules: ClassVar[tuple[Check, ...]] = ()
     """The rules checked when none are given."""
+    refuse_unrevealed: bool = True
+    """Refuse a scripted call to a deferred tool nothing revealed (`_reveals`); set False
+    on an instance to script the stray calls a model makes anyway."""
     _suffix: ClassVar[str] = ""
 
     def __init__(
@@ -463,7 +466,8 @@ class FakeResponses(OpenAICaching, FakeProvider):
         return compacted_response(body, self._ids) if path.endswith(COMPACT_PATH) else None
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        responses_unrevealed(turn, body)
+        if self.refuse_unrevealed:
+            responses_unrevealed(turn, body)
         searched = _search.responses_search_items(turn.searches, body, self._ids)
         return _replies.responses_reply(turn, model, self._ids, searched)
 

@@ -77,7 +77,8 @@ class FakeAnthropic(FakeProvider):
         return self._context.unscripted(body)
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        anthropic_unrevealed(turn, body)  # before any id is taken: a refused turn stays
+        if self.refuse_unrevealed:  # before any id is taken: a refused turn stays queued
+            anthropic_unrevealed(turn, body)
         searched = _search.anthropic_search_blocks(turn.searches, body, self._ids)
         return _replies.anthropic_reply(turn, model, self._ids, searched)
 

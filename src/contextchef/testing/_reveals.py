@@ -19,8 +19,11 @@ reveal). What reveals a tool:
 `FakeAnthropic` and `FakeResponses` check every scripted call before answering: a call to
 a deferred tool nothing revealed is refused with HTTP 400 (rule ``tool_not_revealed``,
 recorded as a `Violation`) and the turn stays queued, as a model that was never shown the
-tool could not have made it. The history a request replays is not checked for such calls:
-a call the model made anyway is answered by the gate's denial and must stay sendable.
+tool could not have made it. Stricter than the live APIs on purpose: ``gpt-5.4`` was seen
+calling a deferred function before loading it (§2.1): a test sends such a call with `raw`,
+or sets ``refuse_unrevealed = False`` on the fake. The
+history a request replays is not checked for such calls: a call the model made anyway is
+answered by the gate's denial and must stay sendable.
 Skipped on Responses with ``previous_response_id`` (the earlier items are not in the body).
 """
 
