@@ -14,6 +14,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+from google.genai import _interactions_errors
 from google.genai import errors as genai_errors
 
 from contextchef import ContextChef, UsageError, user
@@ -138,3 +139,21 @@ def test_the_fakes_refuse_a_choice_of_an_undeclared_tool(target: str) -> None:
 
 def _rule(target: str) -> str:
     return {"openai": "chat"}.get(target, target)
+
+
+def test_interactions_allowed_tools_name_declared_functions() -> None:
+    chef = _chef()
+    target, model = "gemini-interactions", "gemini-4-argon"
+    allowed = {"mode": "any", "tools": ["far"]}
+    extra = {"generation_config": {"tool_choice": {"allowed_tools": allowed}}}
+    with pytest.raises(UsageError, match=r"allowed_tools\.tools\.0 names the tool 'far'"):
+        chef.compile(target, model=model, extra=extra)
+    allowed["tools"] = ["near"]
+    fake = fake_for(target).script(text("ok"))
+    send(target, fake, chef.compile(target, model=model, extra=extra).payload)
+    assert fake.violations == ()
+    payload = chef.compile(target, model=model).payload
+    payload["generation_config"] = {"tool_choice": {"allowed_tools": {"tools": ["far"]}}}
+    with pytest.raises(_interactions_errors.BadRequestError):
+        send(target, fake.script(text("never")), payload)
+    assert [v.rule for v in fake.violations] == ["interactions_tool_choice_declared"]

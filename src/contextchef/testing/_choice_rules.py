@@ -24,6 +24,7 @@ __all__ = [
     "anthropic_tool_choice_declared",
     "chat_tool_choice_declared",
     "gemini_tool_choice_declared",
+    "interactions_tool_choice_declared",
     "responses_tool_choice_declared",
 ]
 
@@ -120,4 +121,24 @@ def gemini_tool_choice_declared(body: _Body, earlier: _Earlier) -> Iterator[str]
     for k, name in enumerate(names if isinstance(names, list) else ()):
         if name not in declared:
             where = f"toolConfig.functionCallingConfig.allowedFunctionNames[{k}]"
+            yield _problem(where, name, "which is not a declared function")
+
+
+def interactions_tool_choice_declared(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """``generation_config.tool_choice.allowed_tools.tools`` name declared functions.
+
+    research note gemini-interactions.md: ``tool_choice`` is ``auto`` / ``any`` / ``none``
+    / ``validated`` or ``{"allowed_tools": {"mode", "tools": [<function names>]}}``.
+    Chained requests (``previous_interaction_id``) are skipped: their tools may be held.
+    """
+    if body.get("previous_interaction_id") is not None:
+        return
+    config = body.get("generation_config")
+    choice = config.get("tool_choice") if isinstance(config, dict) else None
+    allowed = choice.get("allowed_tools") if isinstance(choice, dict) else None
+    names = allowed.get("tools") if isinstance(allowed, dict) else None
+    declared = {t.get("name") for t in _dicts(body.get("tools")) if t.get("type") == "function"}
+    for k, name in enumerate(names if isinstance(names, list) else ()):
+        if name not in declared:
+            where = f"generation_config.tool_choice.allowed_tools.tools[{k}]"
             yield _problem(where, name, "which is not a declared function")
