@@ -414,7 +414,34 @@ def test_04_defer_loading_passthrough_on_anthropic_native() -> None:
         "web_search",
         "tool_search_tool_bm25",
     ]
-    # After a native compile the provider expands deferred tools: direct calls pass.
+    # After a native compile the provider expands deferred tools once its search revealed
+    # them: a direct call before that is refused (the model was not shown the tool), after
+    # it passes.
+    early = chef.check_tool_call(ToolCall(id="s", name="web_search"))
+    assert early.decision == "denied" and "not been revealed" in early.reason
+    found = {"type": "tool_reference", "tool_name": "web_search"}
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "tool_search_tool_bm25"}
+    chef.ingest(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-5",
+            "content": [
+                {**search, "input": {"query": "web"}},
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": "srvtoolu_1",
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [found],
+                    },
+                },
+            ],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    )
     assert chef.check_tool_call(ToolCall(id="s", name="web_search")).decision == "allowed"
 
 

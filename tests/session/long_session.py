@@ -2,8 +2,9 @@
 
 Every turn the host changes something (dynamic state always; announcements, the
 blocklist, a runtime tool, memories at set turns) and the scripted model answers with a
-signed thinking block and tool calls: reads, ``tool_search`` + ``defer_execute`` (or a
-deferred tool by name under ``anthropic-native``), memory writes, a blocked call, the
+signed thinking block and tool calls: reads, ``tool_search`` + ``defer_execute`` (or,
+under ``anthropic-native``, the provider's search then the deferred tool by name: the
+model cannot call a deferred tool nothing revealed), memory writes, a blocked call, the
 runtime tool. Used by the append-only tests for every target.
 """
 
@@ -18,7 +19,7 @@ from pydantic import BaseModel
 
 from contextchef import ContextChef, InMemoryStore, tool_results, user
 from contextchef.session._request import CompiledRequest
-from contextchef.testing import FakeProvider, Turn, text, tool_calls
+from contextchef.testing import FakeProvider, Turn, provider_search, text, tool_calls
 from contextchef.tools._catalogs import load_catalog
 
 TURNS = 30
@@ -62,7 +63,12 @@ def script(native: bool) -> list[Turn]:
     """The model's 30 turns (every one signed; text-only turns end a task)."""
     issue = {"owner": "acme", "repo": "app", "title": "Crash on start"}
     find = (
-        [tool_calls(("github__create_issue", issue), reasoning="")]
+        [
+            provider_search(
+                "github__create_issue",
+                then=tool_calls(("github__create_issue", issue), reasoning=""),
+            )
+        ]
         if native
         else [
             tool_calls(("tool_search", {"queries": ["create issue"]}), reasoning=""),
@@ -73,7 +79,12 @@ def script(native: bool) -> list[Turn]:
         ]
     )
     runtime = (
-        [tool_calls(("deploy_preview", {"branch": "fix"}), reasoning="")]
+        [
+            provider_search(
+                "deploy_preview",
+                then=tool_calls(("deploy_preview", {"branch": "fix"}), reasoning=""),
+            )
+        ]
         if native
         else [
             tool_calls(("tool_search", {"tool_names": ["deploy_preview"]}), reasoning=""),

@@ -262,6 +262,7 @@ class CutSession:
 
     def __post_init__(self) -> None:
         self.fake = TARGETS[self.target][0]()
+        self.fake.refuse_unrevealed = False  # the model's stray calls are part of the fuzz
         self.model = TARGETS[self.target][1][0]
         self.chef.set_history([user("Start.")])
 

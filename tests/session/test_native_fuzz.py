@@ -350,10 +350,24 @@ def test_a_tool_a_mode_gives_back_is_callable_under_require_search(
     chef.register_catalog(catalogs_dir / "mcp-filesystem.json")
     chef.set_history([user("Triage the issues.")])
     issue = {"owner": "acme", "repo": "app", "title": "Crash on start"}
+    use = {"type": "tool_use", "id": "toolu_raw", "name": "github__create_issue", "input": issue}
+    stray = raw(  # nothing revealed it: the fake would not script it (`testing._reveals`)
+        {
+            "id": "msg_raw",
+            "type": "message",
+            "role": "assistant",
+            "model": OPUS,
+            "content": [use],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    )
     fake = FakeAnthropic().script(
         text("Looking.", reasoning=""),
         text("Read only.", reasoning=""),
-        tool_calls(("github__create_issue", issue), reasoning=""),
+        tool_calls(("github__create_issue", issue), reasoning="")
+        if strategy == "anthropic-native"
+        else stray,
     )
     client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
 

@@ -453,6 +453,31 @@ def test_native_strategy_gate_and_other_targets() -> None:
     wire = "cloud-storage__list_buckets"
     assert isinstance(chef.check_tool_call(call(wire, {})), Denied)  # client: use defer_execute
     chef.compile("anthropic", strategy="anthropic-native")
+    early = chef.check_tool_call(call(wire, {}))  # declared deferred, nothing revealed it yet
+    assert isinstance(early, Denied) and early.code == "not_loaded"
+    found = {"type": "tool_reference", "tool_name": wire}
+    chef.ingest(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "tool_search_tool_bm25"}
+                | {"input": {"query": "buckets"}},
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": "srvtoolu_1",
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": [found],
+                    },
+                },
+            ],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    )
     assert isinstance(chef.check_tool_call(call(wire, {})), Allowed)  # provider expanded it
     for target in ("openai", "responses", "gemini"):
         with pytest.raises(UsageError, match="anthropic-native"):

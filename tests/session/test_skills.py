@@ -231,7 +231,44 @@ def _use_tool(case: Case, n: int, catalogs: Path) -> Any:
             if t["type"] == "namespace" and any(f["name"] == CREATE for f in t["tools"])
         )
         return _responses_hosted_search(n, namespace)
+    if case.strategy == "openai-native-client" and n == 1:
+        # declared (deferred) before its skill loads, nothing loaded it: the fakes refuse
+        # to script such a call, which gpt-5.4 was seen making anyway (research note
+        # provider-native-disclosure.md 2.1): sent as it would come back, for the gate
+        payload = _session(catalogs).compile(case.target, model=case.model, strategy=case.strategy)
+        namespace = next(
+            t
+            for t in payload.payload["tools"]
+            if t["type"] == "namespace" and any(f["name"] == CREATE for f in t["tools"])
+        )
+        return _responses_stray_call(n, namespace["name"])
     return tool_calls((CREATE, ISSUE))
+
+
+def _responses_stray_call(n: int, namespace: str) -> Any:
+    """A Responses reply calling the skill's tool in its namespace, nothing loaded before."""
+    call = {
+        "type": "function_call",
+        "id": f"fc_raw_{n}",
+        "call_id": f"call_raw_{n}",
+        "namespace": namespace,
+        "name": CREATE,
+        "arguments": json.dumps(ISSUE),
+        "status": "completed",
+    }
+    return raw(
+        {
+            "id": f"resp_raw_{n}",
+            "object": "response",
+            "created_at": 0,
+            "model": "gpt-5.4",
+            "status": "completed",
+            "output": [call],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+        }
+    )
 
 
 def _client(case: Case, script: list[Any]) -> tuple[Any, Callable[[CompiledRequest], Any], Any]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from contextchef._errors import CatalogFormatError, NestedNamespaceError, UsageError, shown
 from contextchef._json import JsonValue, canonical_dumps, is_unicode
+from contextchef.deferred._skills import SkillReveal, reveal_sentence
 from contextchef.tools._property_keys import wire_keys
 from contextchef.tools._registry import Handler
 from contextchef.tools._schema import summarize_parameters
@@ -223,20 +224,25 @@ def render_toolkit_directory(toolkits: Iterable[Toolkit]) -> str:
     return "\n".join(lines)
 
 
-def render_toolkit_load(toolkit: Toolkit, wire_names: Sequence[str], *, call_directly: bool) -> str:
+def render_toolkit_load(
+    toolkit: Toolkit, wire_names: Sequence[str], *, reveal: SkillReveal = "defer_execute"
+) -> str:
     """The text ``load_toolkit`` returns: each tool's name, description and input schema.
 
     Args:
         toolkit: The loaded toolkit.
         wire_names: The wire names of its tools, in the order of ``toolkit.tools``.
-        call_directly: The provider expands deferred tools itself (call them by name);
-            otherwise they are called through ``defer_execute``.
+        reveal: How its tools reach the model (`SkillReveal`, as for a skill's):
+            ``available`` (call them by name: every schema is sent, the next request
+            reveals them, or the result itself reveals them by reference),
+            ``tool_search`` (reveal them with our ``tool_search`` first),
+            ``provider_search`` (find them with the provider's search first) or
+            ``defer_execute`` (call them through it).
     """
-    how = (
-        "Call them directly by name."
-        if call_directly
-        else 'Call them with defer_execute({"tool_name": <name>, "params": {...}}).'
-    )
+    how = {
+        "available": "Call them directly by name.",
+        "defer_execute": 'Call them with defer_execute({"tool_name": <name>, "params": {...}}).',
+    }.get(reveal) or reveal_sentence(sorted(wire_names), reveal)
     count = f"{len(wire_names)} tool" + ("" if len(wire_names) == 1 else "s")
     lines = [f'Loaded toolkit "{toolkit.name}" ({count}). {how}']
     pairs = sorted(zip(wire_names, toolkit.tools, strict=True), key=lambda p: p[0])

@@ -38,6 +38,7 @@ __all__ = [
     "parse_skill",
     "render_skill_directory",
     "render_skill_load",
+    "reveal_sentence",
     "skill_lock_reason",
 ]
 
@@ -218,17 +219,23 @@ def _ending(
             "",
             'Call them with defer_execute({"tool_name": "<name>", "params": {...}}).',
         ]
-    listed = f"Tools of this skill: {', '.join(names)}"
+    return [f"Tools of this skill: {', '.join(names)}", reveal_sentence(names, reveal)]
+
+
+def reveal_sentence(names: Sequence[str], reveal: SkillReveal) -> str:
+    """How to reach the loaded tools `names` by name (every loader's wording).
+
+    Not for ``defer_execute`` (the loaders word that with the tools' parameters).
+    """
     if reveal == "available":
-        return [listed, "These tools are now available: call them by name."]
+        return "These tools are now available: call them by name."
     if reveal == "tool_search":
-        call = json.dumps({"tool_names": names}, ensure_ascii=False)
-        return [listed, f"Load them with tool_search({call}), then call them by name."]
-    return [
-        listed,
+        call = json.dumps({"tool_names": list(names)}, ensure_ascii=False)
+        return f"Load them with tool_search({call}), then call them by name."
+    return (
         "Find them by these exact names with your tool search to load their definitions, "
-        "then call them by name.",
-    ]
+        "then call them by name."
+    )
 
 
 def render_skill_load(

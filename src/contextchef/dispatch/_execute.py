@@ -141,13 +141,26 @@ def _loader_result(
     shown = kit_tools(view, kit, ctx)  # only the tools the model may call now are shown
     wires = tuple(w for w, _ in shown)
     visible = dataclasses.replace(kit, tools=tuple(t for _, t in shown))
-    text = render_toolkit_load(visible, wires, call_directly=ctx.direct_calls)
-    result = ToolResult(call_id=call.id, name=call.name, content=text)
+    reveal = skill_reveal(ctx)
+    by_reference = reveal == "tool_search" and ctx.result_references and bool(wires)
+    text = render_toolkit_load(visible, wires, reveal="available" if by_reference else reveal)
+    references = wires if by_reference else ()
+    result = ToolResult(call_id=call.id, name=call.name, content=text, references=references)
     return Execution(result=result, check=check, loaded=wires, toolkit=kit.name)
 
 
 def skill_reveal(ctx: GateContext) -> SkillReveal:
-    """How a loaded skill's tools reach the model under the last compile's strategy."""
+    """How tools a load makes callable reach the model under the last compile's strategy.
+
+    One answer for every loader (``load_toolkit``, ``load_skill``): ``available`` when
+    every schema is sent (``flat``) or the next request reveals them by a tool change;
+    ``tool_search`` when our ``tool_search`` reveals them (by reference, or as a
+    Responses ``tool_search_output``); ``provider_search`` when only the provider's own
+    search does (a deferred tool "is only loaded when returned via tool_reference from
+    tool search": research note provider-native-disclosure.md §1.1, §2.1); else
+    ``defer_execute``. A ``load_toolkit`` result reveals its tools itself where any
+    result may carry references (`GateContext.result_references`).
+    """
     if ctx.all_loaded or (ctx.direct_calls and ctx.reveal_loaded):
         return "available"  # every schema is sent, or the next request reveals them
     if ctx.search_direct:

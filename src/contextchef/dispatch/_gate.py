@@ -10,7 +10,8 @@ wrapper — and applies, in order:
 4. it is reachable this way (a namespace sub-tool only through its namespace; a deferred
    tool through ``defer_execute``, or directly when the strategy sends deferred tools'
    definitions (``flat``, provider-native search); with ``require_search``, only after its
-   schema was loaded, by ``tool_search`` or by the provider's own search);
+   schema was loaded, by ``tool_search`` or by the provider's own search; under a
+   provider-native strategy always only once a request revealed it: `GateContext.reveal_first`);
 5. it is not blocked;
 6. its arguments are valid against its schema;
 7. before-hooks allow it (they see the real tool's name and arguments and may deny).
@@ -71,6 +72,7 @@ __all__ = [
     "ActionProblem",
     "acheck_tool_call",
     "check_tool_call",
+    "forced_refusal",
     "holds",
     "is_meta",
     "kit_tools",
@@ -361,7 +363,7 @@ def _route(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) -> 
             code="not_loaded",
             tool=tool,
         )
-    needs_search = view.config.require_search and not ctx.all_loaded
+    needs_search = (view.config.require_search or ctx.reveal_first) and not ctx.all_loaded
     if exposure == "deferred" and needs_search and wire not in ctx.loaded:
         return Denied(reason=_load_first(wire, ctx), code="not_loaded", tool=tool)
     return None
@@ -406,6 +408,34 @@ def _policy(view: SessionView, ctx: GateContext, tool: Tool, via: str | None) ->
         blocked = wire if matches(ctx.blocked, (wire, tool.name)) else wrapper
         return Denied(reason=f'Tool "{blocked}" is currently blocked.', code="blocked", tool=tool)
     return None
+
+
+def forced_refusal(
+    view: SessionView,
+    blocked: tuple[str, ...],
+    skills: Iterable[str],
+    withdrawn: Mapping[str, str],
+    name: str,
+) -> str | None:
+    """Why the gate refuses the tool `name` whatever the arguments, or None.
+
+    What a forced ``tool_choice`` is checked against (`providers._tool_choice`): hidden by
+    a mode, withdrawn, of a skill not loaded (`skills`: those loaded), blocked; how it is
+    reached is not asked. A name no registered tool has (a meta-tool, a provider's tool)
+    is None.
+    """
+    tool = view.lookup(name)
+    if tool is None:
+        return None
+    ctx = GateContext(
+        blocked=blocked,
+        skills=frozenset(skills),
+        withdrawn=tuple(withdrawn.items()),
+        direct_calls=True,
+        all_loaded=True,
+    )
+    denied = _policy(view, ctx, tool, None)
+    return None if denied is None else denied.reason
 
 
 def _validate(

@@ -154,6 +154,15 @@ class GateContext:
         reveal_loaded: Whatever is loaded (a toolkit, a skill, a search result) is
             revealed to the model by the next request (mid-conversation tool changes),
             so it is callable by name from then on.
+        reveal_first: A deferred tool is callable by name only once the provider revealed
+            it (a provider-native strategy: the tool is declared with ``defer_loading``,
+            which "only loads when returned via tool_reference from tool search", or by a
+            tool change; research note provider-native-disclosure.md §1.1, §1.4, §2.1);
+            `loaded` then holds the tools revealed by what was sent, not what was loaded.
+        result_references: Any tool result may reveal tools by reference
+            (`ToolResult.references`: our ``tool_search`` is an ordinary tool whose
+            result carries Anthropic ``tool_reference`` blocks), so a ``load_toolkit``
+            result reveals the toolkit's tools itself.
         meta_tools: The meta-tools the request offered (``tool_search``,
             ``defer_execute``); a call to another one is an unknown tool. None: all.
         skills: Names of the skills loaded; the tools of the others are refused.
@@ -171,6 +180,8 @@ class GateContext:
     reveal_by_reference: bool = False
     search_direct: bool = False
     reveal_loaded: bool = False
+    reveal_first: bool = False
+    result_references: bool = False
     meta_tools: frozenset[str] | None = None
     skills: frozenset[str] = frozenset()
     withdrawn: tuple[tuple[str, str], ...] = ()

@@ -359,10 +359,10 @@ class ContextChef:
         """Make deferred tools callable, from the host (the model did not search for them).
 
         Each name (a wire name, or a tool's own name when unique) counts as loaded from
-        now on: the gate admits it under ``require_search``, and on a model that takes
-        mid-conversation tool changes the next native-strategy request adds it with a
-        ``tool_addition`` block (by reference), which stays in the history. Elsewhere the
-        model does not see it until it searches, or until you say so (`announce`).
+        now on: the gate admits it under ``require_search`` (``client``); on a model that
+        takes tool changes the next native-strategy request adds it with a
+        ``tool_addition`` block (by reference), kept in the history, and the gate admits it
+        from then on. Elsewhere it waits for the model's search (tell it: `announce`).
 
         Returns:
             The wire names revealed, sorted.

@@ -34,16 +34,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from contextchef._errors import UsageError
 from contextchef._records import record
+from contextchef.dispatch._gate import forced_refusal
 from contextchef.history._compaction import tool_use_as_text
 from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
 from contextchef.providers._compacted import check_closed, from_base, swapped_in
 from contextchef.providers._model_rules import check_turn
+from contextchef.providers._tool_choice import check_tool_choice
 from contextchef.providers._wording import wording_only
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
@@ -213,6 +216,9 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
     planned, tool_state = _tool_changes(ctx, base, messages, attached=attached)
     wire, entry = _render_new(ctx, base, ir, system_text, planned, attached=attached)
     sent, payload, resumes = _assemble(ctx, base, ir, wire, changes, strip)
+    state = inp.state
+    why = partial(forced_refusal, inp.view, state.blocked, state.loaded_skills, state.withdrawn)
+    check_tool_choice(inp.extra, payload, tool_state, why)
     edits = _edits(ctx, choice, base, strip)
     request = CompiledRequest(
         target=inp.adapter.profile.target,

@@ -52,6 +52,7 @@ from contextchef.history._offload import (
     truncate_result,
 )
 from contextchef.providers import get_adapter
+from contextchef.providers._revealed import revealed_by
 from contextchef.session._state import SessionState
 from contextchef.session._strategies import get_strategy
 from contextchef.session._toolset import SessionTools
@@ -103,22 +104,17 @@ class Dispatcher:
         state, hooks = self._state, ((*self.before,), (*self.after,))
         loaded, withdrawn = frozenset(state.loaded), tuple(sorted(state.withdrawn.items()))
         names = (state.strategy, state.target, state.model, state.blocked, state.loaded_skills)
-        made_from = (names, hooks, loaded, withdrawn)
-        if self._made[0] == made_from and not self._tools.config.require_search:  # reads history
+        ledger = state.ledgers.get(state.target or "")
+        top = None if ledger is None else (ledger.pending or ledger.marks[-1]).tools
+        made_from = (names, hooks, loaded, withdrawn, state.history, top)
+        if self._made[0] == made_from:
             return self._made[1]
         strategy = get_strategy(state.strategy)
-        needs = self._tools.config.require_search and strategy.native is not None
         reveal_loaded = False
         if state.target is not None:
             adapter = get_adapter(state.target)
-            if needs:
-                # the provider's own search results count as loading (a history scan, so
-                # only when require_search asks for it), and so do our tool additions
-                loaded |= adapter.revealed_tools(state.history)
-                ledger = state.ledgers.get(state.target)
-                if ledger is not None:
-                    top = (ledger.pending or ledger.marks[-1]).tools
-                    loaded |= top.added | frozenset(top.defined)
+            if strategy.native is not None:  # callable by name once a request revealed it
+                loaded = revealed_by(adapter, state.history, top)
             reveal_loaded = adapter.model_rules(state.model or "").tool_changes
         ctx = GateContext(
             blocked=state.blocked,
@@ -130,6 +126,8 @@ class Dispatcher:
             reveal_by_reference=strategy.reveal_by_reference,
             search_direct=strategy.search_direct,
             reveal_loaded=reveal_loaded,
+            reveal_first=strategy.native is not None,
+            result_references=strategy.reveal_by_reference and strategy.search is None,
             meta_tools=strategy.meta_tools,
             skills=frozenset(state.loaded_skills),
             withdrawn=withdrawn,

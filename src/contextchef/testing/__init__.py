@@ -116,6 +116,12 @@ from contextchef.testing._binding import (
 )
 from contextchef.testing._body import NO_HEADERS
 from contextchef.testing._by_wire import fake_for
+from contextchef.testing._choice_rules import (
+    anthropic_tool_choice_declared,
+    chat_tool_choice_declared,
+    gemini_tool_choice_declared,
+    responses_tool_choice_declared,
+)
 from contextchef.testing._claude import ClaudeModel, claude_model, parse_claude_name
 from contextchef.testing._context import (
     COMPACT_BETA,
@@ -254,11 +260,14 @@ __all__ = [
     "anthropic_system_message_placement",
     "anthropic_thinking_prefix",
     "anthropic_tool_change_rules",
+    "anthropic_tool_choice_declared",
     "anthropic_tool_reference_content",
     "anthropic_tool_use_declared",
     "chat_prompt_cache",
+    "chat_tool_choice_declared",
     "claude_model",
     "fake_for",
+    "gemini_tool_choice_declared",
     "httpx_for",
     "interactions_reply",
     "parse_claude_name",
@@ -272,6 +281,7 @@ __all__ = [
     "responses_prompt_cache",
     "responses_search_items_paired",
     "responses_search_tool_valid",
+    "responses_tool_choice_declared",
     "text",
     "tool_calls",
 ]

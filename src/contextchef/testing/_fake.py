@@ -14,7 +14,9 @@ each request it:
    declare a keyword-only ``headers`` parameter get the request's headers;
 4. pops the next scripted turn and answers it in the provider's response shape (Anthropic
    adds ``input_transformations`` and ``diagnostics`` when the request asks for them); with
-   nothing left it answers HTTP 500 saying the script ran out (also a `Violation`).
+   nothing left it answers HTTP 500 saying the script ran out (also a `Violation`); a turn
+   calling a deferred tool the request never revealed is refused with HTTP 400
+   (`contextchef.testing._reveals`, Anthropic and Responses) and stays queued.
 
 A refused request consumes no scripted turn. Fakes are deterministic: no clock, random
 numbers or environment; ids come from per-fake counters (`contextchef.testing._replies`).
@@ -45,6 +47,7 @@ from contextchef.testing._responses_context import (
     compacted_response,
     compaction_item,
 )
+from contextchef.testing._reveals import CallNotRevealed, responses_unrevealed
 from contextchef.testing._rules import CHAT_RULES, GEMINI_RULES, RESPONSES_RULES
 from contextchef.testing._script import RawReply, Turn, raw
 from contextchef.testing._search import SearchNotAnswerable
@@ -155,6 +158,9 @@ class FakeProvider(abc.ABC):
     """The wire format it speaks (`Profile.wire`): it fakes every target on that wire."""
     default_rules: ClassVar[tuple[Check, ...]] = ()
     """The rules checked when none are given."""
+    refuse_unrevealed: bool = True
+    """Refuse a scripted call to a deferred tool nothing revealed (`_reveals`); set False
+    on an instance to script the stray calls a model makes anyway."""
     _suffix: ClassVar[str] = ""
 
     def __init__(
@@ -336,6 +342,8 @@ class FakeProvider(abc.ABC):
             reply = self._reply(turn, self._model(path, body), body)
         except SearchNotAnswerable as exc:  # a scripting mistake: the turn stays queued
             return self._refuse(index, 500, [("provider_search", str(exc), False)])
+        except CallNotRevealed as exc:  # the model could not make this call: it stays queued
+            return self._refuse(index, 400, [("tool_not_revealed", str(exc), False)])
         self._script.popleft()
         return 200, self._extend(reply, body, earlier, headers)
 
@@ -458,6 +466,8 @@ class FakeResponses(OpenAICaching, FakeProvider):
         return compacted_response(body, self._ids) if path.endswith(COMPACT_PATH) else None
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        if self.refuse_unrevealed:
+            responses_unrevealed(turn, body)
         searched = _search.responses_search_items(turn.searches, body, self._ids)
         return _replies.responses_reply(turn, model, self._ids, searched)
 

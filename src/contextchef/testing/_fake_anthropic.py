@@ -23,6 +23,7 @@ from contextchef.testing._diagnostics import cache_diagnostics
 from contextchef.testing._fake import RECORDED_HEADERS, FakeProvider
 from contextchef.testing._records import Check, RecordedRequest
 from contextchef.testing._replies import Ids
+from contextchef.testing._reveals import anthropic_unrevealed
 from contextchef.testing._rules import ANTHROPIC_RULES
 from contextchef.testing._script import Turn
 from contextchef.testing._signing import FAKE_SIGNING_KEY
@@ -76,6 +77,8 @@ class FakeAnthropic(FakeProvider):
         return self._context.unscripted(body)
 
     def _reply(self, turn: Turn, model: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        if self.refuse_unrevealed:  # before any id is taken: a refused turn stays queued
+            anthropic_unrevealed(turn, body)
         searched = _search.anthropic_search_blocks(turn.searches, body, self._ids)
         return _replies.anthropic_reply(turn, model, self._ids, searched)
 

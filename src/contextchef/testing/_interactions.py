@@ -68,6 +68,7 @@ from typing import Any, ClassVar
 
 from contextchef import UsageError
 from contextchef.testing._body import dicts
+from contextchef.testing._choice_rules import interactions_tool_choice_declared
 from contextchef.testing._fake import RECORDED_HEADERS, FakeProvider
 from contextchef.testing._name_rules import interactions_names_valid
 from contextchef.testing._records import Check, RecordedRequest
@@ -90,6 +91,7 @@ __all__ = [
     "interactions_signatures_replayed",
     "interactions_store_chaining",
     "interactions_system_instruction_string",
+    "interactions_tool_choice_declared",
     "interactions_tools_flat",
 ]
 
@@ -449,6 +451,7 @@ INTERACTIONS_RULES: tuple[Check, ...] = (
     interactions_system_instruction_string,
     interactions_tools_flat,
     interactions_names_valid,
+    interactions_tool_choice_declared,
     interactions_input_homogeneous,
     interactions_results_paired,
     interactions_signatures_replayed,

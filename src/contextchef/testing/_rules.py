@@ -65,6 +65,12 @@ from contextchef.testing._calls import (
     responses_item_ids_unique,
     responses_output_has_call,
 )
+from contextchef.testing._choice_rules import (
+    anthropic_tool_choice_declared,
+    chat_tool_choice_declared,
+    gemini_tool_choice_declared,
+    responses_tool_choice_declared,
+)
 from contextchef.testing._content_rules import (
     anthropic_text_blocks_non_blank,
     chat_content_part_types,
@@ -305,6 +311,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     _call_names.anthropic_call_names_valid,
     anthropic_property_keys_valid,
     anthropic_references_declared,
+    anthropic_tool_choice_declared,
     anthropic_no_trailing_whitespace,
     anthropic_text_blocks_non_blank,
     anthropic_base64_valid,
@@ -370,6 +377,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_function_names_valid,
     _call_names.chat_call_names_valid,
     chat_parameters_object,
+    chat_tool_choice_declared,
     chat_content_part_types,
     *CHAT_CACHE_RULES,
 )
@@ -401,6 +409,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_call_ids_in_range,
     responses_item_ids_unique,
     responses_function_names_valid,
+    responses_tool_choice_declared,
     _call_names.responses_call_names_valid,
     responses_content_part_types,
     *RESPONSES_NATIVE_RULES,
@@ -540,6 +549,7 @@ GEMINI_RULES: tuple[Check, ...] = (
     gemini_function_calls_answered,
     gemini_function_responses_have_calls,
     gemini_declaration_names_valid,
+    gemini_tool_choice_declared,
     gemini_function_names_present,
     _call_names.gemini_call_names_valid,
 )

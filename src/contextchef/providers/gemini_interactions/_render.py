@@ -346,6 +346,25 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         """
         return ModelRules(model=model, prefill=False)
 
+    def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
+        """Functions the server's search found: its ``tool_search_result`` steps.
+
+        google-genai 3.6.1 ``toolsearchresultstep.py``: ``result`` lists the ``Function``
+        definitions found (UNVERIFIED: no public doc says more; research note §3.1).
+        """
+        names: set[str] = set()
+        for message in messages:
+            for part in message.parts:
+                if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
+                    continue
+                if part.data.get("type") != "tool_search_result":
+                    continue
+                found = part.data.get("result")
+                for item in found if isinstance(found, (list, tuple)) else ():
+                    if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                        names.add(item["name"])
+        return frozenset(names)
+
     def system_message(self, text: str) -> dict[str, Any] | None:
         """None: the steps have no system role."""
         return None

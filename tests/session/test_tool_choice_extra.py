@@ -1,0 +1,159 @@
+"""``compile(extra={"tool_choice": ...})`` may only force a tool the request offers.
+
+The live APIs refuse a named ``tool_choice`` of a tool the request does not declare, and
+a deferred tool cannot be forced before it was revealed (research note
+provider-native-disclosure.md §6 rules 19, 24). Compile refuses such a choice with a
+`UsageError` naming the tool and the valid ones, for every wire's shape; the fakes refuse
+the request too (`contextchef.testing._choice_rules`). Sent through the official SDKs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from google.genai import _interactions_errors
+from google.genai import errors as genai_errors
+
+from contextchef import ContextChef, UsageError, user
+from contextchef.testing import fake_for, provider_search, text, tool_calls
+from sdk_send import send
+
+MODELS = {
+    "anthropic": "claude-opus-4-8",
+    "openai": "gpt-5.5",
+    "responses": "gpt-5.5",
+    "gemini": "gemini-2.5-flash",
+}
+
+
+def _choice(target: str, name: str) -> dict[str, Any]:
+    if target == "anthropic":
+        return {"tool_choice": {"type": "tool", "name": name}}
+    if target == "openai":
+        return {"tool_choice": {"type": "function", "function": {"name": name}}}
+    if target == "responses":
+        return {"tool_choice": {"type": "function", "name": name}}
+    calling = {"mode": "ANY", "allowed_function_names": [name]}
+    return {"tool_config": {"function_calling_config": calling}}
+
+
+def _chef() -> ContextChef:
+    chef = ContextChef(defer=["^far$"], modes={"ro": ["near", "far"]})
+    chef.register_tools(
+        [
+            {"name": n, "description": f"The {n} tool", "input_schema": {"type": "object"}}
+            for n in ("near", "far", "writer")
+        ]
+    )
+    chef.set_history([user("go")])
+    return chef
+
+
+@pytest.mark.parametrize("target", list(MODELS))
+def test_a_declared_tool_may_be_forced(target: str) -> None:
+    chef = _chef()
+    fake = fake_for(target).script(tool_calls(("near", {})))
+    request = chef.compile(target, model=MODELS[target], extra=_choice(target, "near"))
+    send(target, fake, request.payload)
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize("target", list(MODELS))
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("far", "do not declare"),  # deferred: behind tool_search under the client strategy
+        ("nowhere", "do not declare"),
+        ("writer", "gate refuses"),  # blocked below
+    ],
+)
+def test_a_tool_the_request_does_not_offer_is_refused_at_compile(
+    target: str, name: str, why: str
+) -> None:
+    chef = _chef()
+    chef.set_blocked_tools(["writer"])
+    with pytest.raises(UsageError) as caught:
+        chef.compile(target, model=MODELS[target], extra=_choice(target, name))
+    message = str(caught.value)
+    assert f"'{name}'" in message and why in message
+    assert "near" in message and "load, reveal or pin" in message
+
+
+def test_a_tool_hidden_by_the_mode_is_refused() -> None:
+    chef = _chef()
+    chef.set_mode("ro")
+    with pytest.raises(UsageError, match="'writer'"):
+        chef.compile("anthropic", model=MODELS["anthropic"], extra=_choice("anthropic", "writer"))
+
+
+def test_a_deferred_tool_is_forced_only_once_revealed_on_anthropic_native() -> None:
+    chef = _chef()
+    fake = fake_for("anthropic").script(
+        provider_search("far", then=tool_calls(("far", {}))), text("done")
+    )
+    model, strategy = "claude-opus-4-8", "anthropic-native"
+    with pytest.raises(UsageError, match=r"declared deferred .* not revealed"):
+        chef.compile("anthropic", model=model, strategy=strategy, extra=_choice("anthropic", "far"))
+    results = chef.run_tools(
+        chef.ingest(
+            send(
+                "anthropic", fake, chef.compile("anthropic", model=model, strategy=strategy).payload
+            )
+        ),
+        fallback=lambda call, allowed: "ok",
+    )
+    assert [(r.name, r.is_error) for r in results] == [("far", False)]
+    forced = chef.compile(
+        "anthropic", model=model, strategy=strategy, extra=_choice("anthropic", "far")
+    )
+    send("anthropic", fake, forced.payload)
+    assert fake.violations == ()
+
+
+_ERRORS: dict[str, type[Exception]] = {
+    "anthropic": anthropic.BadRequestError,
+    "openai": openai.BadRequestError,
+    "responses": openai.BadRequestError,
+    "gemini": genai_errors.ClientError,
+}
+
+
+@pytest.mark.parametrize("target", list(MODELS))
+def test_the_fakes_refuse_a_choice_of_an_undeclared_tool(target: str) -> None:
+    chef = _chef()
+    payload = chef.compile(target, model=MODELS[target]).payload
+    extra = _choice(target, "far")
+    if target == "gemini":
+        payload["config"] = {**payload["config"], **extra}
+    else:
+        payload.update(extra)
+    fake = fake_for(target).script(text("never"))
+    with pytest.raises(_ERRORS[target]):
+        send(target, fake, payload)
+    assert [v.rule for v in fake.violations] == [f"{_rule(target)}_tool_choice_declared"]
+    assert "'far'" in fake.violations[0].message and fake.pending == 1
+
+
+def _rule(target: str) -> str:
+    return {"openai": "chat"}.get(target, target)
+
+
+def test_interactions_allowed_tools_name_declared_functions() -> None:
+    chef = _chef()
+    target, model = "gemini-interactions", "gemini-4-argon"
+    allowed = {"mode": "any", "tools": ["far"]}
+    extra = {"generation_config": {"tool_choice": {"allowed_tools": allowed}}}
+    with pytest.raises(UsageError, match=r"allowed_tools\.tools\.0 names the tool 'far'"):
+        chef.compile(target, model=model, extra=extra)
+    allowed["tools"] = ["near"]
+    fake = fake_for(target).script(text("ok"))
+    send(target, fake, chef.compile(target, model=model, extra=extra).payload)
+    assert fake.violations == ()
+    payload = chef.compile(target, model=model).payload
+    payload["generation_config"] = {"tool_choice": {"allowed_tools": {"tools": ["far"]}}}
+    with pytest.raises(_interactions_errors.BadRequestError):
+        send(target, fake.script(text("never")), payload)
+    assert [v.rule for v in fake.violations] == ["interactions_tool_choice_declared"]
