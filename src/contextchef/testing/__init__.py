@@ -173,6 +173,7 @@ from contextchef.testing._placement import (
     anthropic_system_message_fields,
     anthropic_system_message_placement,
 )
+from contextchef.testing._reasoning_items import responses_reasoning_followed
 from contextchef.testing._records import Check, RecordedRequest, Violation, provider_worded
 from contextchef.testing._replies import Ids
 from contextchef.testing._responses_context import (
@@ -270,6 +271,7 @@ __all__ = [
     "responses_deferred_needs_search",
     "responses_namespaced_calls",
     "responses_prompt_cache",
+    "responses_reasoning_followed",
     "responses_search_items_paired",
     "responses_search_tool_valid",
     "text",
