@@ -30,9 +30,9 @@ def has_lone_reasoning(history: Sequence[Message]) -> bool:
     """Whether a run of assistant messages in `history` ends with a reasoning part."""
     for i, message in enumerate(history):
         last_of_run = i + 1 == len(history) or history[i + 1].role != "assistant"
-        if message.role == "assistant" and last_of_run:
-            if message.parts and isinstance(message.parts[-1], ReasoningPart):
-                return True
+        ends = bool(message.parts) and isinstance(message.parts[-1], ReasoningPart)
+        if message.role == "assistant" and last_of_run and ends:
+            return True
     return False
 
 
