@@ -5,7 +5,8 @@ A reply cut at ``max_output_tokens`` while the model was reasoning (``status:
 a reasoning item with no following item of its turn, which OpenAI refuses ("Item 'rs_…'
 of type 'reasoning' was provided without its required following item.",
 continuedev/continue#8933, vercel/ai#7099, mastra-ai/mastra#14048). The item is now left
-out of what is sent (``dropped_thinking``), the stored history keeps it, and every
+out of what is sent (``dropped_thinking``), as is reasoning whose output the host
+removed; the stored history keeps it, and every
 request starts with the one before it (append-only). `FakeResponses` refuses such a
 request (`responses_reasoning_followed`). Multi-turn through the openai SDK's Responses
 client against the fake.
@@ -14,6 +15,7 @@ client against the fake.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any
 
 from contextchef import ContextChef, ReasoningPart, TextPart, user
@@ -139,3 +141,20 @@ def test_compiling_right_after_the_cut_sends_no_lone_reasoning() -> None:
     assert loop.reasoning_ids(1) == []
     assert "dropped_thinking" in loop.changes[1]
     _append_only(loop.inputs)
+
+
+def test_a_turn_whose_output_the_host_removed_sends_no_lone_reasoning() -> None:
+    fake = fake_for("responses").script(
+        text("First answer.", reasoning="r1"), text("Second answer.", reasoning="r2")
+    )
+    loop = _Loop(fake)
+    loop.chef.append(user("Go."))
+    loop.turn()
+    first, reply = loop.chef.history
+    kept = tuple(p for p in reply.parts if isinstance(p, ReasoningPart))
+    loop.chef.set_history([first, replace(reply, parts=kept), user("Go on.")])
+    loop.turn()
+    assert fake.violations == ()
+    assert loop.reasoning_ids(1) == []
+    assert "dropped_thinking" in loop.changes[1]
+    assert loop.chef.history[1].parts == kept  # the history as the host set it

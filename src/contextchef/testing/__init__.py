@@ -55,6 +55,9 @@ request without the provider's search tool, or a `provider_search` turn sent to
 the tool and what it could find, records a `Violation` (rule ``provider_search``) and
 keeps the turn queued.
 
+`FakeResponses` refuses, in OpenAI's words, a ``reasoning`` input item that no item of
+its turn follows (`responses_reasoning_followed`: a reply cut while reasoning, replayed).
+
 Ids are counters per fake (``toolu_0001``, ``call_0001``, ``fc_0001``, ``msg_0001``,
 ``sig_0001``...), ``created`` is 0, usage is 0 (the OpenAI fakes: input tokens and their
 prompt cache, estimated from the JSON): two identical runs give identical bytes.
