@@ -151,11 +151,23 @@ def _parts(history: Sequence[Message]) -> list[Part]:
     return [p for m in history for p in m.parts]
 
 
+def _ends_turn_with_reasoning(history: Sequence[Message]) -> bool:
+    """A run of assistant messages (one model turn on the Responses wire) ends in reasoning."""
+    runs = itertools.groupby(history, key=lambda m: m.role)
+    return any(r == "assistant" and isinstance([*m][-1].parts[-1], ReasoningPart) for r, m in runs)
+
+
 def _assert_preserves_reasoning_and_provider_data(
-    before: Sequence[Message], after: Sequence[Message]
+    before: Sequence[Message], after: Sequence[Message], lone: bool = False
 ) -> None:
+    """Reasoning is kept, in order; with `lone` (`HistoryRules.reasoning_needs_output`)
+    reasoning no other part of its turn follows is left out (and no other)."""
     reasoning_in = [p for p in _parts(before) if isinstance(p, ReasoningPart)]
     reasoning_out = [p for p in _parts(after) if isinstance(p, ReasoningPart)]
+    if lone:
+        assert not _ends_turn_with_reasoning(after)
+        kept = {id(p) for p in reasoning_out}
+        reasoning_in = [p for p in reasoning_in if id(p) in kept]
     assert len(reasoning_in) == len(reasoning_out)
     assert all(
         a is b for a, b in zip(reasoning_in, reasoning_out, strict=True)
@@ -190,7 +202,11 @@ def test_normalize_repairs_idempotently_and_keeps_reasoning(
     assert check_pairing(out.messages) == []
     again = normalize(out.messages, profile=rules)
     assert again.changes == () and again.messages == out.messages
-    _assert_preserves_reasoning_and_provider_data(history, out.messages)
+    lone = rules.reasoning_needs_output
+    _assert_preserves_reasoning_and_provider_data(history, out.messages, lone)
+    dropped = {c.index for c in out.changes if c.kind == "dropped_thinking"}
+    if not lone or not dropped:
+        _assert_preserves_reasoning_and_provider_data(history, out.messages)
     _assert_shape(out.messages, rules, len(out.notes))
     if check_pairing(history) == [] and all(m.parts for m in history):
         assert not [c for c in out.changes if c.kind in PAIRING_REPAIRS]

@@ -20,7 +20,7 @@ Steps, in order:
    gets a synthesized error result saying it was interrupted and not executed; a result
    with no earlier call, or a second result for one call, is dropped. A parallel batch is
    never split.
-3. **Drop empty** messages.
+3. **Drop lone reasoning** where refused (`history._lone_reasoning`), then **empty** messages.
 4. **Merge roles** (when `HistoryRules.alternate_roles`): consecutive messages of one role
    become one, an assistant message that opens with reasoning included (a reply that
    continued the model's turn): Anthropic combines such turns itself (`_merge_roles`).
@@ -46,6 +46,7 @@ from contextchef.history._as_is import is_json_object as _is_json_object
 from contextchef.history._as_is import valid_as_is as _valid_as_is
 from contextchef.history._bound import drop_invalidated
 from contextchef.history._call_names import MALFORMED_CALL, legal_name
+from contextchef.history._lone_reasoning import drop_lone_reasoning, has_lone_reasoning
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -103,6 +104,8 @@ class HistoryRules:
             model runs Anthropic's prefix check, `ModelRules.prefix_check`): a repair in
             front of a reasoning part drops that reasoning and all later reasoning,
             reported as ``dropped_thinking`` (`contextchef.history._bound`).
+        reasoning_needs_output: Reasoning that no other part of its turn follows is left
+            out (``dropped_thinking``): Responses refuses it (`history._lone_reasoning`).
     """
 
     name: str
@@ -112,6 +115,7 @@ class HistoryRules:
     assistant_media: bool = False
     results_any_order: bool = False
     bound_reasoning: bool = False
+    reasoning_needs_output: bool = False
 
 
 PORTABLE = HistoryRules(name="portable", alternate_roles=True)
@@ -267,7 +271,8 @@ def normalize(
         raise UsageError(f"keeps must be callable or None, got {shown(keeps, 60)}")
     rules = profile or PORTABLE
     offset = after.offset if after is not None else 0
-    if _valid_as_is(history, rules, keeps, None if after is None else after.calls):
+    lone = rules.reasoning_needs_output and has_lone_reasoning(history)
+    if not lone and _valid_as_is(history, rules, keeps, None if after is None else after.calls):
         return Normalized(messages=history)  # unchanged by the steps (checked there too)
     for i, message in enumerate(history, start=offset):
         check_message(message, i)
@@ -281,6 +286,8 @@ def normalize(
         offset,
     )
     indexed = _Pairer(cleaned, rules, log, earlier).run()
+    if rules.reasoning_needs_output:
+        indexed = drop_lone_reasoning(indexed, lambda i, d: log.add("dropped_thinking", i, d))
     indexed = _drop_empty(indexed, log)
     if indexed and indexed[0][1].role == "assistant" and after is None:
         log.add("inserted_leading_user", 0, "the history opened with the assistant")

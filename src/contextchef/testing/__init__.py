@@ -55,6 +55,9 @@ request without the provider's search tool, or a `provider_search` turn sent to
 the tool and what it could find, records a `Violation` (rule ``provider_search``) and
 keeps the turn queued.
 
+`FakeResponses` refuses, in OpenAI's words, a ``reasoning`` input item that no item of
+its turn follows (`responses_reasoning_followed`: a reply cut while reasoning, replayed).
+
 Ids are counters per fake (``toolu_0001``, ``call_0001``, ``fc_0001``, ``msg_0001``,
 ``sig_0001``...), ``created`` is 0, usage is 0 (the OpenAI fakes: input tokens and their
 prompt cache, estimated from the JSON): two identical runs give identical bytes.
@@ -179,6 +182,7 @@ from contextchef.testing._placement import (
     anthropic_system_message_fields,
     anthropic_system_message_placement,
 )
+from contextchef.testing._reasoning_items import responses_reasoning_followed
 from contextchef.testing._records import Check, RecordedRequest, Violation, provider_worded
 from contextchef.testing._replies import Ids
 from contextchef.testing._responses_context import (
@@ -279,6 +283,7 @@ __all__ = [
     "responses_deferred_needs_search",
     "responses_namespaced_calls",
     "responses_prompt_cache",
+    "responses_reasoning_followed",
     "responses_search_items_paired",
     "responses_search_tool_valid",
     "responses_tool_choice_declared",

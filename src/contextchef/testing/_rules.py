@@ -93,6 +93,7 @@ from contextchef.testing._placement import (
     anthropic_system_message_fields,
     anthropic_system_message_placement,
 )
+from contextchef.testing._reasoning_items import responses_reasoning_followed
 from contextchef.testing._records import Check, RecordedRequest
 from contextchef.testing._responses_context import (
     responses_compaction_items_known,
@@ -146,6 +147,7 @@ __all__ = [
     "responses_function_names_valid",
     "responses_item_ids_unique",
     "responses_output_has_call",
+    "responses_reasoning_followed",
     "responses_required_fields",
 ]
 
@@ -406,6 +408,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_required_fields,
     responses_function_call_answered,
     responses_output_has_call,
+    responses_reasoning_followed,
     responses_call_ids_in_range,
     responses_item_ids_unique,
     responses_function_names_valid,

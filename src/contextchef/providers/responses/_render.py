@@ -85,7 +85,7 @@ __all__ = ["ResponsesAdapter", "loaded_names", "render_content_part", "render_me
 
 FORMAT = "responses"
 """The ``provider_data`` tag of parts recorded from the Responses API."""
-RESPONSES = HistoryRules(name="responses", results_first=False)
+RESPONSES = HistoryRules(name="responses", results_first=False, reasoning_needs_output=True)
 """OpenAI Responses: results as their own items, roles may repeat."""
 
 
