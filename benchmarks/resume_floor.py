@@ -34,35 +34,22 @@ the whole.
 from __future__ import annotations
 
 import argparse
-import gc
 import hashlib
 import json
 import logging
 import os
 import platform
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 import resume  # benchmarks/resume.py: the same histories and sessions
+from cold_floor import best  # best CPU ms of a run, gc.collect() before each
 
 from contextchef._json import canonical_utf8
 from contextchef._records import RecordDict, RecordList, plain, record
-
-
-def best(run: Callable[[], Any], repeat: int) -> float:
-    """Best CPU time of `run` in ms over `repeat` runs, a ``gc.collect()`` before each."""
-    out = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.process_time()
-        run()
-        out.append(time.process_time() - t0)
-    return min(out) * 1000
 
 
 def arrays_as_records(value: Any) -> Any:
