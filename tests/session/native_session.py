@@ -902,6 +902,7 @@ class NativeSession:
         shown.direct |= self.reply_reveals
         self.log.append(f"request {index}: {step.kind} {step.pick} -> {meant}")
         fake = self.sender.fake
+        fake.refuse_unrevealed = step.kind != "hidden"  # a stray call the gate must deny
         fake.script(reply)
         try:
             response = self.sender.send(request)
