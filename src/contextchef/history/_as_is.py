@@ -63,6 +63,9 @@ class _Rules(Protocol):
     @property
     def results_any_order(self) -> bool: ...
 
+    @property
+    def reasoning_needs_output(self) -> bool: ...
+
 
 def valid_as_is(
     history: tuple[Message, ...],
@@ -78,8 +81,9 @@ def valid_as_is(
     provider takes back, no blank text; call ids new; each batch of calls answered, in
     order, by the leading parts of the user message right after it (and only by them
     where results are not first); no other result; no empty message; no leading
-    assistant turn; roles alternating where the target wants that. Anything else: False,
-    and the steps run (and report). `earlier`: the ids of calls already sent
+    assistant turn; roles alternating where the target wants that; no run of assistant
+    messages ending with reasoning where the target refuses it (`reasoning_needs_output`).
+    Anything else: False, and the steps run (and report). `earlier`: the ids of calls already sent
     (`Continuation.calls`), None for a history from the start.
 
     True also means every entry passes `check_message` (roles ``user`` / ``assistant``,
@@ -92,6 +96,7 @@ def valid_as_is(
         return False  # a user turn goes first
     earlier = earlier or ()
     alternate, last = rules.alternate_roles, ""
+    lone, open_reasoning = rules.reasoning_needs_output, False  # `history._lone_reasoning`
     method = getattr(keeps, "__func__", None)  # compared by identity: any object may come
     plain = keeps is None or any(method is f for f in _PLAIN_KEPT)
     for message in history:
@@ -101,8 +106,10 @@ def valid_as_is(
             or not parts
             or (want and role != "user")
             or (role == last and alternate)
+            or (open_reasoning and role != "assistant")
         ):
             return False
+        open_reasoning = lone and role == "assistant" and type(parts[-1]) is ReasoningPart
         answered, want = want, _NO_CALLS  # (a list made only for a message with calls)
         if answered and (
             len(parts) < len(answered) or (not rules.results_first and len(parts) > len(answered))
@@ -133,7 +140,7 @@ def valid_as_is(
             if not kept and keeps is not None and not keeps(part):
                 return False
         last = role
-    return not want  # the last batch is answered
+    return not want and not open_reasoning  # the last batch answered, no lone reasoning
 
 
 def _in_given_order(parts: tuple[Part, ...], answered: list[str], any_order: bool) -> list[str]:

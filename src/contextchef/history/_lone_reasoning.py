@@ -18,22 +18,12 @@ before (`Continuation`), so what an earlier request sent is never edited (append
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
 from contextchef.history._messages import Message, ReasoningPart
 
-__all__ = ["drop_lone_reasoning", "has_lone_reasoning"]
-
-
-def has_lone_reasoning(history: Sequence[Message]) -> bool:
-    """Whether a run of assistant messages in `history` ends with a reasoning part."""
-    for i, message in enumerate(history):
-        last_of_run = i + 1 == len(history) or history[i + 1].role != "assistant"
-        ends = bool(message.parts) and isinstance(message.parts[-1], ReasoningPart)
-        if message.role == "assistant" and last_of_run and ends:
-            return True
-    return False
+__all__ = ["drop_lone_reasoning"]
 
 
 def drop_lone_reasoning(

@@ -46,7 +46,7 @@ from contextchef.history._as_is import is_json_object as _is_json_object
 from contextchef.history._as_is import valid_as_is as _valid_as_is
 from contextchef.history._bound import drop_invalidated
 from contextchef.history._call_names import MALFORMED_CALL, legal_name
-from contextchef.history._lone_reasoning import drop_lone_reasoning, has_lone_reasoning
+from contextchef.history._lone_reasoning import drop_lone_reasoning
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -271,8 +271,7 @@ def normalize(
         raise UsageError(f"keeps must be callable or None, got {shown(keeps, 60)}")
     rules = profile or PORTABLE
     offset = after.offset if after is not None else 0
-    lone = rules.reasoning_needs_output and has_lone_reasoning(history)
-    if not lone and _valid_as_is(history, rules, keeps, None if after is None else after.calls):
+    if _valid_as_is(history, rules, keeps, None if after is None else after.calls):
         return Normalized(messages=history)  # unchanged by the steps (checked there too)
     for i, message in enumerate(history, start=offset):
         check_message(message, i)
