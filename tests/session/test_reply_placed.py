@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from contextchef import ContextChef, ToolResult, tool_results, user
+from contextchef import ContextChef, Message, ToolResult, tool_results, user
+from contextchef.history._messages import MediaPart, TextPart
 from contextchef.testing import fake_for, text, tool_calls
 from sdk_send import send
 
@@ -117,3 +118,30 @@ def test_the_reply_goes_at_the_end_when_the_history_changed_or_holds_more_than_t
     chef.append(user("q1"))
     chef.ingest(send("anthropic", fake, compiled(chef, "anthropic").payload))
     assert texts(chef) == ["user:q1", "assistant:a2"]
+
+
+@pytest.mark.parametrize("target", ["anthropic", "responses"])
+def test_an_attachment_or_a_clearing_meanwhile_keeps_the_reply_first(target: str) -> None:
+    """Break-it 29: an appended image went before the reply, and `clear_tool_results`
+    between compile and ingest (messages rewritten in place) put the reply last."""
+    fake = fake_for(target).script(
+        tool_calls(("read_file", {"path": "a.py"}), reasoning="plan"),
+        text("A2", reasoning="d2"),
+        text("A3", reasoning="d3"),
+        text("A4"),
+    )
+    chef = make()
+    chef.append(user("read a.py"))
+    calls = chef.ingest(send(target, fake, compiled(chef, target).payload))
+    chef.append(tool_results([chef.execute(call).result for call in calls]))
+    answer = send(target, fake, compiled(chef, target).payload)
+    image = MediaPart(media_type="image/png", url="https://example.com/a.png")
+    chef.append(Message(role="user", parts=(TextPart(text="see this"), image)))
+    chef.clear_tool_results(keep_recent=0)
+    chef.ingest(answer)
+    assert [m.role for m in chef.history][-2:] == ["assistant", "user"]
+    assert chef.history[-2].text == "A2" and chef.history[-1].text == "see this"
+    for _ in range(2):
+        chef.ingest(send(target, fake, compiled(chef, target).payload))
+        chef.append(user("go on"))
+    assert fake.violations == ()

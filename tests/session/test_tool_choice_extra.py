@@ -17,6 +17,7 @@ import pytest
 from google.genai import _interactions_errors
 from google.genai import errors as genai_errors
 
+from conftest import shared_data
 from contextchef import ContextChef, UsageError, user
 from contextchef.testing import fake_for, provider_search, text, tool_calls
 from sdk_send import send
@@ -157,3 +158,23 @@ def test_interactions_allowed_tools_name_declared_functions() -> None:
     with pytest.raises(_interactions_errors.BadRequestError):
         send(target, fake.script(text("never")), payload)
     assert [v.rule for v in fake.violations] == ["interactions_tool_choice_declared"]
+
+
+def test_a_namespace_member_is_refused_on_responses_even_once_revealed() -> None:
+    """Break-it 29: a revealed tool inside a Responses namespace passed compile and the
+    fake refused the request (a named tool_choice takes a top-level function only)."""
+    chef = ContextChef(default_defer=True, pin=["*read_file"])
+    chef.register_catalog(shared_data() / "catalogs" / "mcp-filesystem.json")
+    chef.set_history([user("hello")])
+    fake = fake_for("responses").script(text("a"), text("b"))
+    first = chef.compile("responses", model="gpt-5.5", strategy="openai-native")
+    chef.ingest(send("responses", fake, first.payload))
+    chef.reveal_tools("filesystem__search_files")
+    chef.append(user("next"))
+    choice = {"tool_choice": {"type": "function", "name": "filesystem__search_files"}}
+    with pytest.raises(UsageError, match=r"a function of namespace .*top-level function only"):
+        chef.compile("responses", model="gpt-5.5", strategy="openai-native", extra=choice)
+    top = {"tool_choice": {"type": "function", "name": "filesystem__read_file"}}
+    request = chef.compile("responses", model="gpt-5.5", strategy="openai-native", extra=top)
+    send("responses", fake, request.payload)
+    assert fake.violations == ()

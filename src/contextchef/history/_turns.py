@@ -13,8 +13,8 @@ target.
 A reply cut at the decode cap and resumed (Gemini Interactions ``continuation_token``) is
 joined the same way (`join_turn`), parts after parts.
 
-A reply to a request after which the host appended user text (a line typed while the
-model answered) goes right after what that request sent (`placed_reply`), not after
+A reply to a request after which the host appended user messages (a line typed while
+the model answered) goes right after what that request sent (`placed_reply`), not after
 those lines: the model never saw them.
 
 Every wire reads a reply the same way before any of this (`without_empty_text`): an empty
@@ -30,7 +30,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from itertools import takewhile
 
-from contextchef.history._messages import Message, Part, ProviderPart, ReasoningPart, TextPart
+from contextchef.history._messages import (
+    MediaPart,
+    Message,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolResult,
+)
 
 __all__ = ["continue_turn", "join_turn", "placed_reply", "without_empty_text"]
 
@@ -168,21 +176,31 @@ def placed_reply(
     """`history` with the reply `turn` right after the `at` messages its request sent.
 
     `sent` is the history that request was compiled from (None: no request is waiting
-    for an answer). When the host has only appended user text since, the reply goes
-    there: the model answered those `at` messages, and on prefix-check models its
-    thinking is bound to them (the checked prefix is every message before the block:
-    research/anthropic-preserved-thinking.md R6), so it must not follow lines it never
-    saw. None otherwise (the reply goes at the end): nothing was appended, the history
-    was changed since, or the reply holds a provider block (a compaction is placed by
-    its own rule).
+    for an answer). When the host has since appended user messages only (text or media,
+    no tool result: a line typed while the model answered), the reply goes before them:
+    the model answered those `at` messages, and on prefix-check models its thinking is
+    bound to them (the checked prefix is every message before the block:
+    research/anthropic-preserved-thinking.md R6), so it must not follow what it never
+    saw. Tool results rewritten in place since (`clear_tool_results`) keep their places.
+    None otherwise (the reply goes at the end):
+    nothing was appended, the history was cut or replaced (`compact`, `set_history`), or
+    the reply holds a provider block (a compaction is placed by its own rule).
     """
     if sent is None or at >= len(history) or len(sent) < at:
         return None
-    if any(a is not b for a, b in zip(history[:at], sent[:at], strict=True)):
-        return None
     later = history[at:]
-    if any(m.role != "user" or any(type(p) is not TextPart for p in m.parts) for m in later):
+    known = {id(m) for m in sent}
+    if any(id(m) in known or m.role != "user" for m in later):
         return None
+    if any(type(p) is not TextPart and type(p) is not MediaPart for m in later for p in m.parts):
+        return None
+    pairs = zip(history[:at], sent[:at], strict=True)
+    if any(a is not b and not (_results(a) and _results(b)) for a, b in pairs):
+        return None  # changed since, other than tool results rewritten in place
     if any(isinstance(p, ProviderPart) for m in turn for p in m.parts):
         return None
     return (*history[:at], *turn, *later)
+
+
+def _results(message: Message) -> bool:
+    return any(type(p) is ToolResult for p in message.parts)

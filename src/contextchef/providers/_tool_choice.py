@@ -107,6 +107,22 @@ def declared_tools(payload: Mapping[str, Any]) -> dict[str, bool]:
     return out
 
 
+def _namespaced(payload: Mapping[str, Any]) -> dict[str, str]:
+    """Responses namespace members in `payload`'s ``tools``: name -> its namespace.
+
+    A named ``tool_choice`` cannot force one (research note §6 rule 24: "no named
+    ``tool_choice`` on deferred-only tools or namespace names"; openai-agents).
+    """
+    tools = payload.get("tools")
+    out: dict[str, str] = {}
+    for entry in tools if isinstance(tools, list) else ():
+        if isinstance(entry, Mapping) and entry.get("type") == "namespace":
+            for member in entry.get("tools") or ():
+                if isinstance(member, Mapping) and isinstance(member.get("name"), str):
+                    out[member["name"]] = str(entry.get("name"))
+    return out
+
+
 def check_tool_choice(
     extra: Mapping[str, Any],
     payload: Mapping[str, Any],
@@ -132,9 +148,17 @@ def check_tool_choice(
         return
     declared = declared_tools(payload)
     state = state or ToolState()
-    offered = sorted(n for n, hidden in declared.items() if state.offered(n, not hidden))
+    inside = _namespaced(payload)
+    offered = sorted(
+        n for n, hidden in declared.items() if state.offered(n, not hidden) and n not in inside
+    )
     for where, name in forced:
         why = _why(name, declared, state, refused)
+        if isinstance(name, str) and name in inside and why is None:
+            why = (
+                f"a function of namespace {shown(inside[name], 60)} (a named tool_choice "
+                "takes a top-level function only)"
+            )
         if why is not None:
             raise UsageError(
                 f"extra {where} names the tool {shown(name, 80)}, {why}; a tool_choice may "

@@ -965,8 +965,9 @@ class ContextChef:
         filtered; the turn is still appended) is logged, kept in `notices` and sent to
         ``response:notice`` handlers (`on`); its usage becomes a `CacheReport` (in
         `cache_reports`, to ``response:cache``; a miss no edit explains is logged).
-        User text appended after the compile this answers (a line typed meanwhile)
-        stays after the turn, which goes right after what its request sent.
+        User messages (text, media) appended after the compile this answers (a line
+        typed meanwhile) stay after the turn, which goes right after what its request
+        sent (also after `clear_tool_results`; not after a `compact` or `set_history`).
 
         Returns:
             The tool calls of the turn, in order, for `execute` / `check_tool_call`; their
