@@ -182,9 +182,9 @@ def placed_reply(
     bound to them (the checked prefix is every message before the block:
     research/anthropic-preserved-thinking.md R6), so it must not follow what it never
     saw. Tool results rewritten in place since (`clear_tool_results`) keep their places.
-    None otherwise (the reply goes at the end):
-    nothing was appended, the history was cut or replaced (`compact`, `set_history`), or
-    the reply holds a provider block (a compaction is placed by its own rule).
+    None otherwise (the reply goes at the end): nothing was appended, the history was cut
+    or replaced (`compact`, `set_history`), or the reply holds a provider block (a
+    compaction is placed by its own rule).
     """
     if sent is None or at >= len(history) or len(sent) < at:
         return None
