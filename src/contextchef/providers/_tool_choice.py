@@ -82,16 +82,30 @@ def declared_tools(payload: Mapping[str, Any]) -> dict[str, bool]:
     members, not the namespace), Chat ``function.name``, Gemini ``function_declarations``
     (in ``config``).
     """
+    return {name: deferred for name, deferred, _ in _units(payload)}
+
+
+def _namespaced(payload: Mapping[str, Any]) -> dict[str, str]:
+    """Responses namespace members in `payload`'s ``tools``: name -> its namespace.
+
+    A named ``tool_choice`` cannot force one (research note §6 rule 24: "no named
+    ``tool_choice`` on deferred-only tools or namespace names"; openai-agents).
+    """
+    return {name: space for name, _, space in _units(payload) if space is not None}
+
+
+def _units(payload: Mapping[str, Any]) -> Iterator[tuple[str, bool, str | None]]:
+    """(name, declared with ``defer_loading``, its Responses namespace or None) per tool."""
     tools = payload.get("tools")
     if tools is None:
         tools = _map(payload, "config").get("tools")
-    out: dict[str, bool] = {}
     for entry in tools if isinstance(tools, list) else ():
         if not isinstance(entry, Mapping):
             continue
         function = entry.get("function")
         members = entry.get("tools") if entry.get("type") == "namespace" else None
         decls = entry.get("function_declarations", entry.get("functionDeclarations"))
+        space = str(entry.get("name")) if isinstance(members, list) else None
         for unit in (
             [function]
             if isinstance(function, Mapping)
@@ -103,24 +117,7 @@ def declared_tools(payload: Mapping[str, Any]) -> dict[str, bool]:
         ):
             name = unit.get("name") if isinstance(unit, Mapping) else None
             if isinstance(name, str):
-                out[name] = unit.get("defer_loading") is True
-    return out
-
-
-def _namespaced(payload: Mapping[str, Any]) -> dict[str, str]:
-    """Responses namespace members in `payload`'s ``tools``: name -> its namespace.
-
-    A named ``tool_choice`` cannot force one (research note §6 rule 24: "no named
-    ``tool_choice`` on deferred-only tools or namespace names"; openai-agents).
-    """
-    tools = payload.get("tools")
-    out: dict[str, str] = {}
-    for entry in tools if isinstance(tools, list) else ():
-        if isinstance(entry, Mapping) and entry.get("type") == "namespace":
-            for member in entry.get("tools") or ():
-                if isinstance(member, Mapping) and isinstance(member.get("name"), str):
-                    out[member["name"]] = str(entry.get("name"))
-    return out
+                yield name, unit.get("defer_loading") is True, space
 
 
 def check_tool_choice(
