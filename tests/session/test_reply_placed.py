@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_snapshot_once import make  # read_file registered, a system prompt
 
 from contextchef import ContextChef, Message, ToolResult, tool_results, user
 from contextchef.history._messages import MediaPart, TextPart
@@ -27,22 +28,6 @@ MODELS = {
     "gemini-interactions": "gemini-3-pro",
 }
 THINK = {"thinking": {"type": "adaptive"}}
-
-
-def read_file(path: str) -> str:
-    """Read a file.
-
-    Args:
-        path: The file.
-    """
-    return f"text of {path}"
-
-
-def make() -> ContextChef:
-    chef = ContextChef()
-    chef.register_tools([read_file])
-    chef.set_system_prompt("You are careful.")
-    return chef
 
 
 def compiled(chef: ContextChef, target: str) -> Any:

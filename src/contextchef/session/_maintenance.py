@@ -213,9 +213,9 @@ class Maintenance:
         found = None if signed or not self._tools.config.require_search else self._found()
         self._state.loaded, loads = allowed_loads(state.loaded, find, exposed, state.blocked, found)
         notes += dropped + loads + limit_differences(snapshot["tools"].get("shape"), self._tools)
-        same = all(n.field == "strategy" for n in notes)  # else the tools may differ for it
+        left = self._tools.view() if all(n.field == "strategy" for n in notes) else None
         for ledger in self._state.ledgers.values():  # sent tools kept if only reworded
-            ledger.reworded = self._tools.view() if same else None
+            ledger.reworded = left  # (a policy difference may change the tools itself)
         if notes:  # a strategy alone is the last compile's: the next compile sets it anyway
             level = logging.INFO if {n.field for n in notes} == {"strategy"} else logging.WARNING
             logger.log(
