@@ -39,7 +39,8 @@ clock, for a machine shared with other work, where the wall clock also counts th
 slices other processes take; the store's file I/O waits are then not counted.
 
 ``--cold-only``: steady and cold compiles only (resume and sync print 0). ``--no-fastjson``:
-canonical JSON by ``json`` alone, as without the ``fastjson`` extra (orjson).
+canonical JSON written and stored JSON read by ``json`` alone, as without the ``fastjson``
+extra (orjson writes, msgspec reads).
 
 ``--parts``: also a resume's parts apart, best of ``--repeat`` each: ``json.loads`` of the
 snapshot, ``restore`` of the decoded dict, ``restore`` of the text (its read included),
@@ -330,7 +331,7 @@ def main() -> None:
     parser.add_argument("--cold-only", action="store_true", help="no resume or sync timings")
     parser.add_argument("--parts", action="store_true", help="a resume's parts, best of --repeat")
     parser.add_argument(
-        "--no-fastjson", action="store_true", help="canonical JSON by json only (no orjson)"
+        "--no-fastjson", action="store_true", help="JSON by json only (no orjson, no msgspec)"
     )
     args = parser.parse_args()
     if args.cpu:
@@ -338,9 +339,10 @@ def main() -> None:
     COLD_ONLY["on"] = args.cold_only
     PARTS["on"] = args.parts and not args.cold_only
     if args.no_fastjson:
-        from contextchef import _json
+        from contextchef import _json, _json_read
 
         _json.__dict__.setdefault("FAST_JSON", [])[:] = [None]
+        _json_read.__dict__.setdefault("FAST_DECODE", [])[:] = [None]
     if args.signed:
         SIGNED["keys"] = SnapshotKeys({"bench": b"k" * 32})
     logging.getLogger("contextchef").setLevel(logging.ERROR)  # histories built by hand

@@ -53,10 +53,12 @@ settings.register_profile("full", settings.get_profile("suite"))
 settings.load_profile("full" if FULL_TESTS else "suite")
 
 if os.environ.get("CONTEXTCHEF_NO_FASTJSON", "").strip() not in ("", "0"):
-    # the whole suite without the fastjson extra's encoder, as where orjson is absent
-    from contextchef import _json
+    # the whole suite without the fastjson extra (its encoder, orjson, and its decoder,
+    # msgspec), as where the extra is absent
+    from contextchef import _json, _json_read
 
     _json.FAST_JSON[:] = [None]
+    _json_read.FAST_DECODE[:] = [None]
 
 
 @pytest.fixture(scope="session", autouse=True)

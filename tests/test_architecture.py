@@ -22,6 +22,7 @@ LAYERS = {
     "_echo": 0,  # model-written text quoted in a message, capped
     "_errors": 0,
     "_json": 0,
+    "_json_read": 0,  # stored JSON read back: msgspec (the fastjson extra) where it agrees
     "_lazy": 0,  # a package's names imported on first use (PEP 562)
     "_locking": 0,
     "_overlay": 0,

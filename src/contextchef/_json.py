@@ -53,7 +53,6 @@ __all__ = [
     "read_text_file",
     "shared_text",
     "sorted_utf8",
-    "strict_loads",
     "thaw",
     "to_unicode",
 ]
@@ -587,27 +586,3 @@ def read_text_file(path: Path, limit: int = MAX_FILE_BYTES) -> str:
     if len(data) > limit:
         raise ValueError(f"the file is larger than {limit:,} bytes")
     return data.decode("utf-8")
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    number = float(text)
-    if math.isinf(number):
-        raise ValueError(f"{text[:40]} is past what a float holds")
-    return number
-
-
-def strict_loads(text: str | bytes | bytearray) -> Any:
-    """``json.loads`` of `text` refusing NaN, the infinities and numbers past a float.
-
-    What this library writes never holds them (`canonical_dumps`), so what it reads back
-    is plain JSON; ``bytes`` are read as ``json.loads`` reads them (UTF-8, -16 or -32).
-
-    Raises:
-        ValueError: `text` is not such JSON (``json``'s reason; UnicodeDecodeError for
-            bytes in no UTF encoding, RecursionError past Python's nesting limit).
-    """
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)

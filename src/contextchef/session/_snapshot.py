@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from contextchef._errors import SnapshotMismatchError, UsageError, json_reason, shown
-from contextchef._json import strict_loads
+from contextchef._json_read import strict_loads
 from contextchef.deferred._shape import check_tools_shape, refuse_other, tools_shape
 from contextchef.deferred._skills import Skill, parse_skill
 from contextchef.history._cause import restore_errors

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._errors import SessionStoreError, json_reason, shown
-from contextchef._json import is_unicode, strict_loads
+from contextchef._json import is_unicode
+from contextchef._json_read import strict_loads
 
 __all__ = [
     "WHERE",
@@ -104,9 +105,9 @@ def decode(text: object, session_id: str, what: str) -> Any:
 
     NaN and the infinities are refused (`encode` never writes them), so what a store
     reads back is plain JSON (a keyed store's signature check relies on it: `verified`).
-    By ``json``: orjson reads such text ~1.5x faster, but reads an integer past 64 bits
-    as a float, and ruling that out (19 digits in a row) cost what it saved
-    (benchmarks/RESULTS.md, "SessionSync, the turn's delta only").
+    Read by `contextchef._json_read.strict_loads`: msgspec's decoder with the
+    ``fastjson`` extra where it reads what ``json`` reads, ``json`` otherwise (orjson is
+    not used: it reads an integer past 64 bits as a float).
 
     Raises:
         SessionStoreError: The stored value is not JSON text (the record is corrupt).

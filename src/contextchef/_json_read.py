@@ -1,0 +1,73 @@
+"""Reading stored JSON text (snapshots, store records): strict, and fast where it can be.
+
+`strict_loads` reads what this library wrote back: plain JSON, with NaN, the infinities
+and numbers past a float refused (`contextchef._json.canonical_dumps` never writes them).
+With the ``fastjson`` extra it first asks msgspec's decoder, which reads such text in C
+about twice as fast as ``json`` (benchmarks/RESULTS.md, "Stored text read by msgspec").
+Only a value both readers agree on is taken from it: msgspec reads integers of any
+length (orjson reads those past 64 bits as floats, so it is not used here), keeps the
+last of repeated keys at the first one's place as ``json`` does, and refuses everything
+else ``json`` reads otherwise (NaN, ``1e400``, an escaped lone surrogate, UTF-16 bytes,
+a byte-order mark); on any refusal ``json`` reads the text again, so what is refused and
+the error raised are ``json``'s. tests/test_fastjson.py compares the two readers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["FAST_DECODE", "fast_decoder", "strict_loads"]
+
+FAST_DECODE: list[Any] = []
+"""The optional fast decoder (msgspec's, the ``fastjson`` extra), or None; found on first
+use. Tests set ``[None]`` to read by ``json`` alone."""
+
+_REFUSALS = (ValueError, TypeError, RecursionError)
+"""What the fast decoder raises on what it does not read as ``json`` would: msgspec's
+``DecodeError`` / ``ValidationError`` and ``UnicodeEncodeError`` are ``ValueError``s."""
+
+
+def fast_decoder() -> Callable[[str | bytes | bytearray], Any] | None:
+    """The fast decoder: msgspec's (the ``fastjson`` extra), or None without it."""
+    if not FAST_DECODE:
+        try:
+            import msgspec  # the fastjson extra
+        except ImportError:
+            FAST_DECODE.append(None)
+        else:
+            FAST_DECODE.append(msgspec.json.Decoder().decode)
+    return FAST_DECODE[0]  # type: ignore[no-any-return]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"{text[:40]} is past what a float holds")
+    return number
+
+
+def strict_loads(text: str | bytes | bytearray) -> Any:
+    """``json.loads`` of `text` refusing NaN, the infinities and numbers past a float.
+
+    What this library writes never holds them (`canonical_dumps`), so what it reads back
+    is plain JSON; ``bytes`` are read as ``json.loads`` reads them (UTF-8, -16 or -32).
+    The value is ``json``'s, read by msgspec where the extra is installed (see above).
+
+    Raises:
+        ValueError: `text` is not such JSON (``json``'s reason; UnicodeDecodeError for
+            bytes in no UTF encoding, RecursionError past Python's nesting limit).
+    """
+    fast = FAST_DECODE[0] if FAST_DECODE else fast_decoder()
+    if fast is not None:
+        try:
+            return fast(text)
+        except _REFUSALS:
+            pass  # json reads it, or says why not
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
