@@ -40,6 +40,7 @@ __all__ = [
     "blocks_hold",
     "blocks_of",
     "blocks_refused",
+    "seed_blocks",
 ]
 
 BLOCK = 64
@@ -158,7 +159,23 @@ def blocks_hold(
     digests = made.setdefault(FORM_DIGESTS, [])
     if len(digests) < shared:
         digests[len(digests) :] = consumed[len(digests) : shared]
+    made[(_HELD, where)] = memo[_MEMO]  # for `seed_blocks`: this ledger's blocks, as checked
     return None
+
+
+_HELD = "blocks held"
+
+
+def seed_blocks(cache: dict[Any, Any], made: dict[Any, Any] | None, where: str) -> None:
+    """Keep the blocks a restore checked of ledger `where` for its next save (`blocks_of`).
+
+    `made` is the dict the snapshot's ledgers share on restore (None: signed, whose blocks
+    are not hashed); `blocks_hold` left there the blocks it found to hold. The next save
+    then hashes only the blocks whose items changed since, not the whole history again.
+    """
+    held = made.pop((_HELD, where), None) if made is not None else None
+    if held is not None:
+        cache[_MEMO] = held
 
 
 def blocks_refused(

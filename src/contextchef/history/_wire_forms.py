@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import marshal
 import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,7 +25,14 @@ from contextchef._records import record, recorded
 from contextchef.history._blocks import blocks_hold, blocks_of, blocks_refused
 from contextchef.history._reordered import DigestMismatch, reordered, reordered_error
 
-__all__ = ["SHARED_TEXT", "stored_wire", "wire_digest", "wire_forms", "wire_of_forms"]
+__all__ = [
+    "SHARED_TEXT",
+    "seed_stored",
+    "stored_wire",
+    "wire_digest",
+    "wire_forms",
+    "wire_of_forms",
+]
 
 
 SHARED_TEXT = 1024
@@ -117,8 +125,9 @@ def wire_forms(
     k = same.index(False) if False in same else len(same)  # the same digest, no references
     k = digests.index(None) if None in digests[:k] else k
     k = next((i for i, r in enumerate(old_texts[:k]) if r), k) if any(old_texts[:k]) else k
-    wire, refs, kept = old[:k], old_texts[:k], [(e, None) for e in entries[:k]]
+    wire, refs, kept = old[:k], old_texts[:k], _kept_as(entries[:k], held)
     for i, entry in enumerate(entries[k:], k):
+        before = held[i] if i < len(held) and held[i][0] is entry else None
         if (
             i < n
             and digests[i] is not None
@@ -127,7 +136,13 @@ def wire_forms(
         ):
             wire.append(old[i])
             refs.append(old_texts[i])
-            kept.append((entry, _over(old_texts[i], consumed)))
+            kept.append((entry, _over(old_texts[i], consumed), *(before or (0, 0, None, ()))[2:]))
+            continue
+        again = _again(before, consumed) if digests[i] is not None else None
+        if again is not None:  # its stored form as last written, its references still hold
+            wire.append(again[1])
+            refs.append(again[2])
+            kept.append((*before[:2], again[0], before[3]))  # type: ignore[index]
             continue
         if texts is None:
             texts = {}
@@ -138,9 +153,8 @@ def wire_forms(
         wire.append(_referred(entry, (), texts, made))
         refs.append(made)
         over = _over(made, consumed)
-        kept.append((entry, over))
-        before = held[i] if i < len(held) else None
-        if digests[i] is None or before is None or before[0] is not entry or before[1] != over:
+        kept.append((entry, over, _frozen(wire[-1], made), consumed))
+        if digests[i] is None or before is None or before[1] != over:
             digests[i] = wire_digest(wire[-1], made, consumed, type(entry) in CLOSED)
     if cache is not None:
         cache[_MADE] = (digests, kept)
@@ -148,6 +162,69 @@ def wire_forms(
 
 
 _MADE = ("wire digests made over",)
+"""Key, in a ledger's cache, of ``(its digests list, per entry (the entry, what its digest
+was made over, its stored form and references as written, the consumed digests then))``:
+a snapshot copies an entry's stored form from there while the entry and the messages it
+refers to are unchanged, instead of walking it again (`seed_stored` fills it on restore)."""
+
+
+def _kept_as(entries: Sequence[Any], held: Sequence[Any]) -> list[Any]:
+    """What the cache keeps of `entries` taken as stored: as held where they are the same."""
+    padded = itertools.chain(held, itertools.repeat((None,)))
+    return [h if h[0] is e else (e, None, None, ()) for e, h in zip(entries, padded, strict=False)]
+
+
+def _frozen(form: Any, refs: list[Any]) -> bytes | None:
+    """`form` and `refs` as bytes `_again` copies them from (None: marshal cannot hold them)."""
+    try:
+        return marshal.dumps((form, refs))
+    except ValueError:
+        return None
+
+
+def _again(before: Any, consumed: Sequence[str]) -> tuple[bytes, Any, list[Any]] | None:
+    """(bytes, stored form, references): a fresh copy of what `before` holds, if it holds.
+
+    It holds while each message it refers to has the consumed digest it had (`_still`
+    against the digests kept with it); the entry is `before`'s (the caller checks it).
+    Copies, so a caller editing a snapshot it was handed changes no later snapshot; the
+    bytes they are copied from are kept for the next (a restore seeds the decoded form).
+    """
+    if before is None or before[2] is None:
+        return None
+    stored = before[2]
+    try:
+        data = stored if type(stored) is bytes else marshal.dumps(stored)
+    except ValueError:  # nested past marshal's depth: walked again
+        return None
+    form, refs = marshal.loads(data)
+    return (data, form, refs) if not refs or _still(refs, before[3], consumed) else None
+
+
+def seed_stored(
+    cache: dict[Any, Any], digests: list[str | None], entries: Sequence[Any], form: Any
+) -> None:
+    """Keep a ledger's stored wire entries as a restore read them, for its next snapshot.
+
+    `form` is the ledger's checked form (version 4 or later), decoded by the restore and
+    never handed to anyone (a caller's dict is not: it may change it); `entries` its wire
+    entries as restored, `digests` the ledger's list of their digests (checked). The
+    next snapshot copies each entry's stored form and references from here while they
+    hold (`_again`), and walks only the entries compiled since.
+    """
+    wire, texts = form["wire"], form.get("texts")
+    stored = zip(wire, texts if texts is not None else [[]] * len(wire), strict=True)
+    was = form["consumed"]
+    cache[_MADE] = (
+        digests,
+        [(e, _READ if s[1] else None, s, was) for e, s in zip(entries, stored, strict=True)],
+    )
+
+
+_READ = object()
+"""What an entry's digest was made over, as `seed_stored` keeps it: what the restore read
+(its references, which the restore checked); equal to nothing a walk makes, so an entry
+walked again, its references gone, is digested again."""
 
 
 def _over(refs: list[Any], consumed: Sequence[str]) -> Any:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 from contextchef._errors import UsageError
 from contextchef._json import canonical_dumps, thaw
 from contextchef.history._as_is import index_calls
+from contextchef.history._blocks import seed_blocks
 from contextchef.history._forms import (
     check_ledger_fields,
     consumed,
@@ -50,6 +51,7 @@ from contextchef.history._forms import (
 from contextchef.history._lazy import call_index
 from contextchef.history._messages import Message, ReasoningPart
 from contextchef.history._reordered import check_record, record_digest, reordered
+from contextchef.history._wire_forms import seed_stored
 from contextchef.providers._chain import chain_form, restore_chain
 from contextchef.providers._sent_form import read_sent, sent_form
 from contextchef.providers._usage import SentRequest
@@ -332,10 +334,12 @@ class Ledger:
         name: str = "",
         made: dict[Any, Any] | None = None,
         version: int = 4,
+        owned: bool = False,
     ) -> Ledger:
         """From checked `to_dict` output (`LedgerForm`), checked against itself and `history`.
 
-        `forms` are the snapshot's history forms, whose texts ``texts`` refers to.
+        `forms` are the snapshot's history forms, whose texts ``texts`` refers to;
+        `owned`: `data` is the restore's own (`seed_stored` keeps its stored entries).
 
         Each recorded wire entry is replayed byte for byte on the next compile, so it must
         be what was sent: text that is valid Unicode (a lone surrogate cannot be encoded
@@ -387,9 +391,14 @@ class Ledger:
             ledger.digests = [None] * len(entries)  # the next save digests what it holds
         else:
             seed_digests(ledger.binding_cache, ledger.history, data["consumed"])
+            seed_blocks(ledger.binding_cache, made, ledger_where(name))
+            if owned and version >= 4:
+                seed_stored(ledger.binding_cache, ledger.digests, entries, data)
         undo = cast("LedgerForm | None", data.get("undo"))
         if undo is not None:
-            ledger.undo = cls.from_dict(undo, history, forms, name=name, made=made, version=version)
+            ledger.undo = cls.from_dict(
+                undo, history, forms, name=name, made=made, version=version, owned=owned
+            )
         return ledger
 
 

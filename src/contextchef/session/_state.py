@@ -139,7 +139,7 @@ class SessionState:
         history = lazy_history(forms, vouched(data, made)) if owned else checked_history(forms)
         ledgers = {
             target: Ledger.from_dict(
-                raw, history, data["history"], name=target, made=made, version=data["version"]
+                raw, history, forms, name=target, made=made, version=data["version"], owned=owned
             )
             for target, raw in data["ledgers"].items()
         }
