@@ -21,11 +21,13 @@ a secret key signs what it writes (`sign`) and checks what it reads (`verify`):
 
 What it protects: every value of the snapshot and the session id it was signed for,
 against anyone without the key. What it does not: key order (the canonical form sorts
-keys), a replay of an *older* snapshot of the same session signed with a key still
-accepted (a keyed store's signed head refuses a turn log cut short or edited, but not a
-whole earlier copy of its rows: `contextchef.stores._store`), and anything once the key
-leaks. The ledger's plain SHA-256 digests (``wire_digests``, ``record_digest``) are
-recomputable by anyone and only catch accidents, never tampering.
+keys), how an equal number is written (a float from 1e16 on, written with an exponent,
+and the integer a decimal store gives back for it; ``-0.0`` and ``0.0``: `_as_numbers`),
+a replay of an *older* snapshot of the same session signed with a key still accepted (a
+keyed store's signed head refuses a turn log cut short or edited, but not a whole earlier
+copy of its rows: `contextchef.stores._store`), and anything once the key leaks. The
+ledger's plain SHA-256 digests (``wire_digests``, ``record_digest``) are recomputable by
+anyone and only catch accidents, never tampering.
 
 Key rotation: `SnapshotKeys` holds every key still accepted, by id, and signs with
 ``current``. To rotate, add the new key and make it current; keep the old one until
@@ -124,6 +126,16 @@ class SnapshotKeys:
 def _mac(
     secret: bytes, header: Mapping[str, Any], body: Mapping[str, Any], finite: bool = False
 ) -> str:
+    """The MAC of `header` and `body` (hex), over `_as_numbers` of their canonical form."""
+    return _hmac(secret, _as_numbers(_canonical(header, body, finite)))
+
+
+def _hmac(secret: bytes, data: bytes) -> str:
+    return hmac.new(secret, data, hashlib.sha256).hexdigest()
+
+
+def _canonical(header: Mapping[str, Any], body: Mapping[str, Any], finite: bool) -> bytes:
+    """``[header, body]`` as sorted-key canonical JSON (UTF-8): version 1 of the MAC's form."""
     data = sorted_utf8([header, body]) if finite else None
     if data is None:
         try:
@@ -139,7 +151,57 @@ def _mac(
                 f"a snapshot must be plain JSON to be signed or checked: {json_reason(exc)}"
             ) from None
         data = text.encode("utf-8", "surrogatepass")
-    return hmac.new(secret, data, hashlib.sha256).hexdigest()
+    return data
+
+
+_BIG = 1e16
+"""Where ``repr`` (and so ``json``) starts writing a float with an exponent (``1e+16``)."""
+
+
+def _as_numbers(data: bytes) -> bytes:
+    """Canonical JSON `data` with each number written as a numeric store gives it back.
+
+    Stores that keep JSON as a value hold numbers as decimals (PostgreSQL ``jsonb``,
+    ``numeric``): a float written with an exponent, ``1e+20`` (every float from 1e16 on,
+    all whole numbers), reads back as the integer ``100000000000000000000``, and ``-0.0`` as
+    ``0.0`` (a decimal has no negative zero); other floats read back as the same float.
+    Here such floats are written as those, so a snapshot signed before such a store
+    verifies after it. The values are equal as numbers, which is what a provider compares
+    in what was sent ("JSON formatting and key order don't matter; the values do":
+    research note anthropic-preserved-thinking.md, R8). `data` itself when it has no such
+    float (the usual case, found by a byte search; text holding ``e+`` or ``-0.0`` only
+    costs a parse) or cannot be parsed back (an integer past Python's 4,300 digits).
+    """
+    if b"-0.0" not in data and not any(48 <= data[at - 1] <= 57 for at in _marks(data, b"e+")):
+        return data
+    changed: list[bool] = []
+
+    def number(text: str) -> float | int:
+        value = float(text)
+        if value == 0 and text.startswith("-"):
+            changed.append(True)
+            return 0.0
+        if abs(value) >= _BIG:
+            changed.append(True)
+            return int(value)
+        return value
+
+    try:
+        value = json.loads(data, parse_float=number)
+    except (ValueError, RecursionError):
+        return data
+    if not changed:
+        return data
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _marks(data: bytes, mark: bytes) -> Any:
+    """Each index of `mark` in `data` past its first byte."""
+    at = data.find(mark, 1)
+    while at > 0:
+        yield at
+        at = data.find(mark, at + 1)
 
 
 def _body(snapshot: Mapping[str, Any]) -> dict[str, Any]:
@@ -302,8 +364,11 @@ def verify(
             key_id=key_id,
         )
     header = {k: v for k, v in signature.items() if k != "mac"}
-    made = _mac(secret, header, _body(snapshot), finite).encode()
-    if not hmac.compare_digest(made, signature["mac"].encode("ascii")):
+    exact = _canonical(header, _body(snapshot), finite)
+    given, numbers = signature["mac"].encode("ascii"), _as_numbers(exact)
+    if not hmac.compare_digest(_hmac(secret, numbers).encode(), given) and (
+        numbers is exact or not hmac.compare_digest(_hmac(secret, exact).encode(), given)
+    ):  # (a release before `_as_numbers` signed the exact form)
         raise SnapshotSignatureError(
             f"the snapshot's signature (key id {key_id!r}) does not match its content: the "
             "snapshot or its signature was altered after it was signed",

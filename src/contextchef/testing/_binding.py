@@ -11,9 +11,10 @@ created in. The fake finds the block among its own earlier 200 replies (by ``sig
 redacted blocks by ``data``) and rebuilds the prefix it was produced after (R6): that
 request's top-level ``system``, its ``tools`` and its ``messages``, then the reply's blocks
 before it. The new request must carry the same, by value (R8: key order and whitespace
-between JSON tokens do not matter; any changed value, added or dropped field, or reordered
-block does; a string ``content`` and the same text as a one-block list differ, which R8
-leaves unverified), with these allowances:
+between JSON tokens do not matter, nor how a number is written, ``1e+20`` or
+``100000000000000000000``, ``-0.0`` or ``0``: `by_value`; any changed value, added or
+dropped field, or reordered block does; a string ``content`` and the same text as a
+one-block list differ, which R8 leaves unverified), with these allowances:
 
 * ``cache_control`` keys are ignored everywhere (R7);
 * ``tools`` are compared as a set, leaving out tools with ``defer_loading: true`` that no
@@ -59,7 +60,7 @@ from contextchef.testing._body import (
     NO_HEADERS,
     as_list,
     betas,
-    canonical,
+    by_value,
     dicts,
     without_cache_control,
 )
@@ -146,7 +147,7 @@ def _origins(earlier: Sequence[RecordedRequest]) -> dict[tuple[str, str], _Origi
 
 
 def _same(a: Any, b: Any) -> bool:
-    return canonical(without_cache_control(a)) == canonical(without_cache_control(b))
+    return by_value(without_cache_control(a)) == by_value(without_cache_control(b))
 
 
 def _is_thinking(block: object) -> bool:
@@ -157,11 +158,11 @@ def _plain(message: object) -> str:
     """A message without its thinking blocks (compared on their own) and cache markers."""
     if isinstance(message, dict) and isinstance(message.get("content"), list):
         message = {**message, "content": [b for b in message["content"] if not _is_thinking(b)]}
-    return canonical(without_cache_control(message))
+    return by_value(without_cache_control(message))
 
 
 def _thinking_of(content: Sequence[Any]) -> list[str]:
-    return [canonical(without_cache_control(b)) for b in content if _is_thinking(b)]
+    return [by_value(without_cache_control(b)) for b in content if _is_thinking(b)]
 
 
 def _referenced(value: Any, names: set[str]) -> set[str]:
@@ -199,14 +200,14 @@ class _Prompt:
         for key in keys:
             chain.append(hashlib.blake2b(chain[-1] + key.encode(), digest_size=16).digest())
         tools = tuple(
-            (t.get("name"), t.get("defer_loading") is True, canonical(without_cache_control(t)))
+            (t.get("name"), t.get("defer_loading") is True, by_value(without_cache_control(t)))
             for _, t in dicts(body.get("tools"))
         )
         thinking = [t for _, m in dicts(messages) for t in _thinking_of(as_list(m.get("content")))]
         first = messages[0] if messages and isinstance(messages[0], dict) else {}
         rest = as_list(first.get("content"))[1:]
         return cls(
-            system=canonical(without_cache_control(body.get("system"))),
+            system=by_value(without_cache_control(body.get("system"))),
             tools=tools,
             messages=keys,
             chain=tuple(chain),
@@ -297,7 +298,7 @@ def _mismatch(
 
 def _sealed(block: Mapping[str, Any]) -> str:
     """What a thinking block's signature seals: the block without it, canonical."""
-    return canonical(without_cache_control({k: v for k, v in block.items() if k != "signature"}))
+    return by_value(without_cache_control({k: v for k, v in block.items() if k != "signature"}))
 
 
 def _claims(body: Mapping[str, Any], before: Sequence[Any]) -> dict[str, Any]:
@@ -316,10 +317,10 @@ def _claims(body: Mapping[str, Any], before: Sequence[Any]) -> dict[str, Any]:
     return {
         "s": digest(old.system),
         "r": sorted(referenced),
-        "t": digest(canonical(old.tool_set(referenced))),
+        "t": digest(by_value(old.tool_set(referenced))),
         "m": digests(old.messages),
         "c": digest(
-            canonical(without_cache_control([b for b in old_content if not _is_thinking(b)]))
+            by_value(without_cache_control([b for b in old_content if not _is_thinking(b)]))
         ),
         "h": digests((*old.thinking, *_thinking_of(old_content))),
     }
@@ -357,7 +358,7 @@ def _claimed_mismatch(
     if digest(new.system) != claims.get("s"):
         return "system"
     referenced = {str(name) for name in as_list(claims.get("r"))}
-    if digest(canonical(new.tool_set(referenced))) != claims.get("t"):
+    if digest(by_value(new.tool_set(referenced))) != claims.get("t"):
         return "tools"
     old, mine = unpacked(str(claims.get("m", ""))), unpacked(digests(new.messages[:i]))
     if old != mine:
@@ -365,7 +366,7 @@ def _claimed_mismatch(
             if k >= i or k >= len(old) or mine[k] != old[k]:
                 return f"messages.{k}"
     here = [b for b in content[:j] if not _is_thinking(b)]
-    if role != "assistant" or digest(canonical(without_cache_control(here))) != claims.get("c"):
+    if role != "assistant" or digest(by_value(without_cache_control(here))) != claims.get("c"):
         return f"messages.{i}"
     sent = unpacked(digests(new.thinking[:earlier_thinking]))
     produced = unpacked(str(claims.get("h", "")))

@@ -71,6 +71,33 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def by_value(value: Any) -> str:
+    """`canonical`, each number written once whatever its form.
+
+    ``1e+20``, ``1e20``, ``100000000000000000000`` and ``1.0e20`` are one number, and so
+    are ``-0.0``, ``0.0`` and ``0``: JSON has one number type, and a client re-serializing
+    what it was sent may write any of them (JavaScript's ``JSON.stringify`` writes ``1e20``
+    as ``100000000000000000000`` and ``-0`` as ``0``; Python's ``json`` writes ``1e+20``),
+    and a store that keeps JSON as a value gives back decimals (PostgreSQL ``jsonb``). So a
+    check "by value" (R8: "JSON formatting and key order don't matter; the values do")
+    compares numbers as numbers.
+    """
+    text = canonical(value)
+    whole: list[bool] = []
+
+    def number(token: str) -> float | int:
+        parsed = float(token)
+        if not parsed.is_integer():
+            return parsed
+        whole.append(True)
+        return int(parsed)
+
+    if "." not in text and "e" not in text and "E" not in text:
+        return text  # no float token
+    again = json.loads(text, parse_float=number)
+    return canonical(again) if whole else text
+
+
 def hashable(value: object) -> object:
     """`value`, or its repr when it cannot be a set member (a list or dict used as an id)."""
     return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)

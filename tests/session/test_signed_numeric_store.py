@@ -1,0 +1,157 @@
+"""A signed snapshot kept in a store that holds JSON as a value restores (break-it round 30).
+
+PostgreSQL ``jsonb`` (the docs' example of a store that reorders keys) also keeps numbers
+as decimals: a float written with an exponent (``1e+20``: every float from 1e16 on) comes
+back as the integer ``100000000000000000000``, and ``-0.0`` as ``0.0``. A model's tool
+arguments hold such numbers as JSON values on Anthropic and Gemini, so a signed snapshot
+of such a conversation used to fail its signature check after the store, and could never
+be resumed. The MAC's canonical form now writes those floats as the store gives them back
+(`contextchef._signing._as_numbers`); a signature made the earlier way still verifies,
+and any changed value is still refused. The conversation then goes on through the
+official SDK clients against the `contextchef.testing` fakes, whose thinking check
+compares numbers by value (R8), on every target.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from test_ingest import send
+
+from contextchef import (
+    TARGETS,
+    ContextChef,
+    SnapshotKeys,
+    SnapshotSignatureError,
+    _signing,
+    tool_results,
+    user,
+)
+from contextchef.testing import fake_for, text, tool_calls
+from contextchef.testing._body import by_value
+
+MODELS = {"anthropic": "claude-opus-5-5"}
+KEYS = SnapshotKeys({"k1": b"s" * 32})
+
+
+def calc(a: float, b: float, c: float) -> str:
+    """Add three numbers.
+
+    Args:
+        a: First.
+        b: Second.
+        c: Third.
+    """
+    return str(a + b + c)
+
+
+def _session() -> ContextChef:
+    chef = ContextChef()
+    chef.register_tools([calc])
+    chef.set_system_prompt("You add numbers.")
+    return chef
+
+
+def _compile(chef: ContextChef, target: str) -> Any:
+    return chef.compile(target, model=MODELS.get(target, "m"), max_tokens=100)
+
+
+def jsonb(text_: str) -> str:
+    """`text_` as PostgreSQL ``jsonb`` gives it back: keys shorter first, numbers as decimals."""
+
+    def number(token: str) -> float | int:
+        value = float(token)
+        if abs(value) >= 1e16:
+            return int(value)
+        return 0.0 if value == 0 else value
+
+    def ordered(value: Any) -> Any:
+        if isinstance(value, dict):
+            keys = sorted(value, key=lambda k: (len(k.encode()), k.encode()))
+            return {k: ordered(value[k]) for k in keys}
+        if isinstance(value, list):
+            return [ordered(v) for v in value]
+        return value
+
+    return json.dumps(ordered(json.loads(text_, parse_float=number)))
+
+
+ARGS = {"a": 1e20, "b": -0.0, "c": 2.5}
+
+
+def _conversation(target: str) -> tuple[ContextChef, Any]:
+    fake = fake_for(target).script(
+        tool_calls(("calc", ARGS), reasoning="add them"),
+        text("The sum is 1e20.", reasoning="done"),
+        text("Again."),
+        text("And again."),
+    )
+    chef = _session()
+    chef.set_history([user("Add 1e20, -0.0 and 2.5.")])
+    for _ in range(2):
+        calls = chef.ingest(send(target, fake, _compile(chef, target).payload))
+        chef.append(tool_results([chef.execute(c).result for c in calls]) if calls else user("ok"))
+    return chef, fake
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_signed_snapshot_restores_after_a_numeric_store(target: str) -> None:
+    chef, fake = _conversation(target)
+    stored = jsonb(json.dumps(chef.snapshot(keys=KEYS, session_id="s")))
+    if target in ("anthropic", "gemini", "gemini-interactions"):  # arguments as JSON values
+        assert "100000000000000000000" in stored  # the store wrote the float as a decimal
+    worker = _session()
+    worker.restore(stored, keys=KEYS, session_id="s")
+    for k in range(2):  # the conversation goes on, accepted (thinking bound on opus)
+        worker.append(user(f"and now {k}"))
+        worker.ingest(send(target, fake, _compile(worker, target).payload))
+    assert fake.violations == ()
+    again = _session()
+    again.restore(
+        jsonb(json.dumps(worker.snapshot(keys=KEYS, session_id="s"))), keys=KEYS, session_id="s"
+    )
+
+
+@pytest.mark.parametrize("edit", [("1e+20", "2e+20"), ("2.5", "2.25"), ("-0.0", "1.0")])
+def test_a_changed_number_is_still_refused(edit: tuple[str, str]) -> None:
+    chef, _ = _conversation("anthropic")
+    text_ = json.dumps(chef.snapshot(keys=KEYS, session_id="s"))
+    assert edit[0] in text_
+    with pytest.raises(SnapshotSignatureError) as caught:
+        _session().restore(jsonb(text_.replace(edit[0], edit[1])), keys=KEYS, session_id="s")
+    assert caught.value.problem == "mismatch"
+
+
+def test_a_signature_over_the_exact_form_still_verifies() -> None:
+    """A release before `_as_numbers` signed the exact canonical form: it still restores."""
+    chef, _ = _conversation("anthropic")
+    snap = chef.snapshot(keys=KEYS, session_id="s")
+    header = {k: v for k, v in snap["signature"].items() if k != "mac"}
+    body = {k: v for k, v in snap.items() if k != "signature"}
+    exact = _signing._canonical(header, body, False)
+    assert _signing._as_numbers(exact) != exact  # this snapshot holds such floats
+    snap["signature"]["mac"] = _signing._hmac(b"s" * 32, exact)
+    _session().restore(json.dumps(snap), keys=KEYS, session_id="s")
+    with pytest.raises(SnapshotSignatureError):  # but not after the store: as before
+        _session().restore(jsonb(json.dumps(snap)), keys=KEYS, session_id="s")
+
+
+def test_a_snapshot_without_such_floats_is_signed_as_before() -> None:
+    chef, _ = _conversation("openai")  # Chat holds arguments as text: no float values
+    snap = chef.snapshot(keys=KEYS, session_id="s")
+    header = {k: v for k, v in snap["signature"].items() if k != "mac"}
+    body = {k: v for k, v in snap.items() if k != "signature"}
+    exact = _signing._canonical(header, body, False)
+    assert _signing._as_numbers(exact) is exact
+    assert snap["signature"]["mac"] == _signing._hmac(b"s" * 32, exact)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [(1e20, 10**20), (-0.0, 0), (0.0, 0), (1.0, 1), ({"x": [2.0]}, {"x": [2]})],
+)
+def test_the_fakes_compare_numbers_by_value(a: Any, b: Any) -> None:
+    assert by_value(a) == by_value(b)
+    assert by_value(2.5) != by_value(2) and by_value("1e+20") != by_value(1e20)
