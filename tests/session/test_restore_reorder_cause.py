@@ -29,7 +29,14 @@ from typing import Any
 import pytest
 from test_restore_reordered import ORDERS, compiled, conversation, make, script, sort_keys, turn
 
-from contextchef import TARGETS, ContextChef, SnapshotKeys, SnapshotSignatureError, UsageError
+from contextchef import (
+    TARGETS,
+    ContextChef,
+    SessionStoreError,
+    SnapshotKeys,
+    SnapshotSignatureError,
+    UsageError,
+)
 from contextchef.stores import SessionSync, SQLiteSessionStore
 
 KEYS = SnapshotKeys({"k": b"k" * 32})
@@ -195,9 +202,10 @@ def test_a_session_sync_over_reordered_rows_with_one_edit_names_the_edit(tmp_pat
             db.execute("update turns set delta = ? where version = ?", (new, version))
     db.close()
     worker: ContextChef = make()
-    with pytest.raises(UsageError) as info:
+    with pytest.raises(SessionStoreError) as info:  # the record does not restore
         SessionSync(SQLiteSessionStore(path), "c1").load_into(worker)
     said = str(info.value)
+    assert isinstance(info.value.__cause__, UsageError) and "record is corrupt" in said
     assert "history message 0 differs" in said and "changed after" in said, said
     assert "keys were reordered" in said and worker.history == ()
 

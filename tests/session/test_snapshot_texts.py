@@ -136,7 +136,7 @@ def test_a_reference_to_a_message_the_snapshot_lacks_is_refused_naming_the_entry
     bad = _edited(snap, "anthropic", 0, message=999)
     assert refused(bad) == (
         f"snapshot ledger 'anthropic' 'wire' entry {i} refers to history message 999 at "
-        f"{_ref['path']}, which the snapshot lacks (it holds {len(snap['history'])}); "
+        f"{_ref['path']}, which the snapshot lacks (it holds {len(snap['history'])} messages); "
         "nothing was restored"
     )
 

@@ -320,7 +320,9 @@ def _fill(
             "'consumed'); nothing was restored"
         )
     if not isinstance(text, str):
-        lacks = f"which the snapshot lacks (it holds {len(forms)})" if m >= len(forms) else ""
+        lacks = (
+            f"which the snapshot lacks (it holds {len(forms)} messages)" if m >= len(forms) else ""
+        )
         raise UsageError(
             f"{where} refers to history message {m} at {path}, "
             f"{lacks or 'which holds no text there'}; nothing was restored"

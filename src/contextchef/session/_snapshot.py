@@ -125,9 +125,11 @@ def checked(data: object) -> SnapshotForm:
             "as returned by ContextChef.snapshot(), or its JSON text as str or bytes; got "
             f"{type(data).__name__})"
         )
-    if type(data.get("version")) is not int or data["version"] not in READ_VERSIONS:
+    version = data.get("version")
+    if type(version) is not int or version not in READ_VERSIONS:
+        kind = "" if type(version) is int else f" (a {type(version).__name__}, not an integer)"
         raise SnapshotMismatchError(
-            f"snapshot version {shown(data.get('version'), 40)} is not supported; this "
+            f"snapshot version {shown(version, 40)}{kind} is not supported; this "
             f"contextchef reads versions {list(READ_VERSIONS)}"
         )
     return cast("SnapshotForm", _Checked(check_shape(data)))

@@ -12,7 +12,15 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from contextchef._errors import StaleSessionError, UsageError, shown
+from contextchef._errors import (
+    CorruptHistoryError,
+    SessionStoreError,
+    SnapshotMismatchError,
+    SnapshotSignatureError,
+    StaleSessionError,
+    UsageError,
+    shown,
+)
 from contextchef._signing import SIGNATURE, SnapshotKeys
 from contextchef.exposure._restore import PolicyDifference
 from contextchef.stores._lineage import new_lineage, takes_lineage
@@ -98,7 +106,9 @@ class SessionSync:
                 or the store has no keys and the stored session is signed (``no_keys``:
                 build the store with ``keys=``).
             SnapshotMismatchError: `chef` has other tools than the stored session.
-            SessionStoreError: The store failed or holds a corrupt record.
+            SessionStoreError: The store failed or holds a corrupt record: one that is
+                not a snapshot, or whose snapshot `ContextChef.restore` refuses (edited,
+                a turn lost; the refusal's words are in the message). `chef` is untouched.
             UsageError: `chef` is not a session (what `make_chef` returned).
         """
         _check_chef(chef)
@@ -111,7 +121,16 @@ class SessionSync:
         # restore neither changes nor keeps what it is given: the stored snapshot stays
         # the base of the next save's delta as it is; a keyed store of ours verified it
         session = self.session_id if self.keys else None
-        self.differences, self._history = chef._restore_stored(stored, self.keys, session)
+        try:
+            self.differences, self._history = chef._restore_stored(stored, self.keys, session)
+        except (SnapshotMismatchError, SnapshotSignatureError):
+            raise  # the session's tools, or the keys: not the record
+        except (UsageError, CorruptHistoryError) as exc:  # what the store gave does not restore
+            raise SessionStoreError(
+                f"session {self.session_id!r}: the stored record does not restore: {exc}; "
+                "the record is corrupt: delete it (store.delete) or restore it from a backup",
+                session_id=self.session_id,
+            ) from exc
         self.version, self._turns, self._lineage = stored.version, stored.turns, stored.lineage
         self._snapshot = stored.snapshot
         return True
