@@ -127,8 +127,7 @@ class SessionSync:
             raise  # the session's tools, or the keys: not the record
         except (UsageError, CorruptHistoryError) as exc:  # what the store gave does not restore
             raise SessionStoreError(
-                f"session {self.session_id!r}: the stored record does not restore: {exc}; "
-                "the record is corrupt: delete it (store.delete) or restore it from a backup",
+                f"session {self.session_id!r}: the stored record does not restore: {exc}",
                 session_id=self.session_id,
             ) from exc
         self.version, self._turns, self._lineage = stored.version, stored.turns, stored.lineage
