@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from contextchef._errors import UsageError, shown
-from contextchef._sdk import is_model, sdk_json
 from contextchef.providers._tool_changes import ToolState
 
 __all__ = [
@@ -298,15 +297,15 @@ def check_tool_choice(
                 f"extra field {stray!r} holds {shown(given, 120)}, a tool choice in another "
                 f"API's form; {rules.api} has no such request field and takes {rules.takes}"
             )
-    plain = {f: _plain(extra[f]) for f in rules.fields if f in extra}
-    for field, value in plain.items():
+    held = {f: extra[f] for f in rules.fields if f in extra}
+    for field, value in held.items():
         problem = rules.shape[field](value, field)
         if problem is not None:
             raise UsageError(
                 f"extra field {field!r} holds {shown(value, 120)}, which {rules.api} does "
                 f"not take: {problem}; {rules.api} takes {rules.takes}"
             )
-    forced = list(rules.named(plain))
+    forced = list(rules.named(held))
     if not forced:
         return
     units = list(rules.tools(payload))
@@ -329,17 +328,6 @@ def check_tool_choice(
                 f"name only a tool this request offers: {_listed(offered)} (load, reveal or "
                 "pin the tool first, or leave tool_choice out)"
             )
-
-
-def _plain(value: object) -> object:
-    """`value` with each SDK model in it (a google-genai ``ToolConfig``) as its JSON form."""
-    if is_model(value):
-        return sdk_json(value, exclude_none=True)
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _why(
