@@ -47,6 +47,7 @@ __all__ = [
     "boolean",
     "check_tool_choice",
     "fields",
+    "kind",
     "literal",
     "nullable",
     "obj",
