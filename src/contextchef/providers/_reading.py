@@ -23,6 +23,7 @@ from contextchef.dispatch._gate import CUT_OFF
 from contextchef.history._messages import Message, TextPart, ToolCall
 from contextchef.history._turns import without_empty_text
 from contextchef.providers._parsing import ParsedHistory
+from contextchef.providers._tool_choice import ToolChoiceRules
 from contextchef.providers._usage import MAX_TOKENS, CacheReport
 
 __all__ = [
@@ -220,6 +221,7 @@ class WireReader:
         fresh: ``(history, turn)`` -> the reply's `turn` fit to follow `history` on
             this wire, touching only parts recorded from it (`fresh_turn`); None: as is.
         shape: What its conversation entries hold (`WireShape`).
+        choice: Its tool-choice facts, declared in its package (`ToolChoiceRules`).
     """
 
     wire: str
@@ -237,6 +239,7 @@ class WireReader:
     read_cache: Callable[[Mapping[str, Any]], CacheReport]
     fresh: Callable[[Sequence[Message], Sequence[Message]], tuple[Message, ...]] | None = None
     shape: WireShape
+    choice: ToolChoiceRules
 
 
 _READERS: dict[str, WireReader] = {}

@@ -1,151 +1,318 @@
-"""A host's ``tool_choice`` in ``extra``: it may only name a tool this request offers.
+"""A host's tool choice in ``extra``: a shape its API takes, naming only tools it offers.
 
-``compile(extra={"tool_choice": ...})`` is copied into the payload as given; a choice that
-forces a tool the request does not offer is refused at compile, for every wire's shape:
+``compile(extra=...)`` copies the fields that choose tools into the payload as given:
+Anthropic, Chat Completions and Responses ``tool_choice``, Gemini ``tool_config``,
+Interactions ``generation_config.tool_choice``. Each wire package declares its own facts
+in a `ToolChoiceRules` (``providers/<wire>/_choice.py``, carried by its `WireReader` as
+``choice``): which ``extra`` fields hold its choice, the shapes its SDK's request type
+takes, the tool names a choice forces and the tools a payload declares. This module holds
+what is shared: the refusals and their messages, and the small shape checks the rules are
+written with. `check_tool_choice` refuses, in this order:
 
-* Anthropic ``{"type": "tool", "name": N}``;
-* Chat Completions ``{"type": "function", "function": {"name": N}}`` and
-  ``{"type": "allowed_tools", "allowed_tools": {"tools": [<those>]}}``;
-* Responses ``{"type": "function" | "custom", "name": N}`` and
-  ``{"type": "allowed_tools", "tools": [<those>]}``;
-* Gemini ``tool_config.function_calling_config.allowed_function_names`` (camelCase too);
-* Interactions ``generation_config.tool_choice.allowed_tools.tools`` (names).
+1. a choice in a field of another API that this one does not have (Gemini has no
+   ``tool_choice``; only Gemini has ``tool_config``; only Interactions has
+   ``generation_config``), which its SDK refuses too;
+2. a shape the wire's SDK request type refuses (``"any"`` on Anthropic, Chat's nested
+   ``function`` object on Responses, a Gemini ``mode`` that is no
+   ``FunctionCallingConfigMode``). Keys a choice object does not define are refused only
+   where the SDK refuses them (google-genai models forbid them; the Anthropic and OpenAI
+   TypedDicts and the Interactions models let them through);
+3. a choice naming a tool the request does not offer. The live APIs refuse a named
+   choice of a tool ``tools`` does not declare, and a deferred tool cannot be forced before
+   it was revealed: research note provider-native-disclosure.md §6 rule 19 ("Never force
+   ``tool_choice`` onto a hidden tool"; pydantic-ai: "No tool in tool_choice is currently
+   available") and rule 24 ("no named ``tool_choice`` on deferred-only tools or namespace
+   names", openai-agents). A tool the gate would refuse whatever the arguments (hidden by a
+   mode, blocked, withdrawn, of a skill not loaded) is refused too: forcing it forces a
+   call that cannot run.
 
-The live APIs refuse a named choice of a tool ``tools`` does not declare, and a deferred
-tool cannot be forced before it was revealed: research note
-provider-native-disclosure.md §6 rule 19 ("Never force ``tool_choice`` onto a hidden
-tool"; pydantic-ai: "No tool in tool_choice is currently available") and rule 24 ("no
-named ``tool_choice`` on deferred-only tools or namespace names", openai-agents). A tool
-the gate would refuse whatever the arguments (hidden by a mode, blocked, withdrawn, of a
-skill not loaded) is refused too: forcing it forces a call that cannot run.
+Each is a `UsageError` naming the ``extra`` field; ``extra`` is never changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from contextchef._errors import UsageError, shown
 from contextchef.providers._tool_changes import ToolState
 
-__all__ = ["check_tool_choice", "declared_tools", "forced_names"]
+__all__ = [
+    "Check",
+    "ToolChoiceRules",
+    "ToolUnit",
+    "array",
+    "at",
+    "boolean",
+    "check_tool_choice",
+    "fields",
+    "kind",
+    "literal",
+    "nullable",
+    "obj",
+    "string",
+    "strings_or",
+    "tagged",
+    "unchecked",
+]
+
+Check = Callable[[object, str], "str | None"]
+"""``(value, where) -> what is wrong with it`` (naming `where`), or None when the SDK type
+takes it."""
 
 
-def _map(value: object, *keys: str) -> Mapping[str, Any]:
-    """The first of `keys` in `value` holding a mapping, else ``{}``."""
-    if not isinstance(value, Mapping):
-        return {}
-    found: object = next((value[k] for k in keys if isinstance(value.get(k), Mapping)), {})
-    return found if isinstance(found, Mapping) else {}
+class ToolUnit(NamedTuple):
+    """A tool a payload declares: its name, whether with ``defer_loading``, its namespace."""
+
+    name: str
+    deferred: bool = False
+    namespace: str | None = None
 
 
-def _named(choice: object, where: str) -> Iterator[tuple[str, object]]:
-    """(location, name) of each tool a Chat / Responses / Anthropic choice names."""
-    if not isinstance(choice, Mapping):
-        return
-    kind = choice.get("type")
-    if kind in ("tool", "function", "custom"):
-        function = choice.get("function")
-        if isinstance(function, Mapping):
-            yield f"{where}.function.name", function.get("name")
-        else:
-            yield f"{where}.name", choice.get("name")
-    elif kind == "allowed_tools":
-        inner = choice.get("allowed_tools", choice)
-        tools = inner.get("tools") if isinstance(inner, Mapping) else None
-        for k, tool in enumerate(tools if isinstance(tools, list) else ()):
-            yield from _named(tool, f"{where}.tools.{k}")
+@dataclass(frozen=True, kw_only=True)
+class ToolChoiceRules:
+    """One wire's tool-choice facts, declared in its package (`WireReader.choice`).
 
-
-def forced_names(extra: Mapping[str, Any]) -> list[tuple[str, object]]:
-    """(location in `extra`, name) of every tool a ``tool_choice`` in `extra` names."""
-    out = list(_named(extra.get("tool_choice"), "tool_choice"))
-    config = _map(_map(extra, "tool_config", "toolConfig"), *_CALLING)
-    for key in ("allowed_function_names", "allowedFunctionNames"):
-        names = config.get(key)
-        for k, name in enumerate(names if isinstance(names, list) else ()):
-            out.append((f"tool_config.function_calling_config.{key}.{k}", name))
-    choice = _map(_map(extra, "generation_config"), "tool_choice")
-    tools = _map(choice, "allowed_tools").get("tools")
-    for k, name in enumerate(tools if isinstance(tools, list) else ()):
-        out.append((f"generation_config.tool_choice.allowed_tools.tools.{k}", name))
-    return out
-
-
-_CALLING = ("function_calling_config", "functionCallingConfig")
-
-
-def declared_tools(payload: Mapping[str, Any]) -> dict[str, bool]:
-    """Tool name -> declared with ``defer_loading`` in `payload`'s ``tools``, for any wire.
-
-    Anthropic / Responses / Interactions entries by ``name`` (a Responses namespace's
-    members, not the namespace), Chat ``function.name``, Gemini ``function_declarations``
-    (in ``config``).
+    Attributes:
+        api: The API's name in messages (``Anthropic Messages``).
+        fields: The ``extra`` fields that hold its choice (Gemini: ``tool_config`` and
+            ``toolConfig``).
+        strays: Dotted ``extra`` fields that hold a choice on another API and are no field
+            of this one's request (refused: its SDK refuses them).
+        takes: The shapes it takes, for messages, with the SDK type they follow.
+        shape: Per field of `fields`, the `Check` of its value (``extra[field]``).
+        named: ``extra`` -> (dotted location, name) of each tool its choice forces (read
+            once `shape` passed).
+        tools: A payload -> the tools it declares (`ToolUnit`).
     """
-    return {name: deferred for name, deferred, _ in _units(payload)}
+
+    api: str
+    fields: tuple[str, ...]
+    strays: tuple[str, ...]
+    takes: str
+    shape: Mapping[str, Check]
+    named: Callable[[Mapping[str, Any]], Iterable[tuple[str, object]]]
+    tools: Callable[[Mapping[str, Any]], Iterable[ToolUnit]]
 
 
-def _namespaced(payload: Mapping[str, Any]) -> dict[str, str]:
-    """Responses namespace members in `payload`'s ``tools``: name -> its namespace.
+# -- shape checks: each a `Check`, composed by the wire packages -------------------------
 
-    A named ``tool_choice`` cannot force one (research note §6 rule 24: "no named
-    ``tool_choice`` on deferred-only tools or namespace names"; openai-agents).
+
+def kind(value: object) -> str:
+    """What a JSON value is, for messages (``a string``, ``an object``...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    for types, name in (
+        (str, "a string"),
+        (int, "an integer"),
+        (float, "a number"),
+        (Mapping, "an object"),
+        ((list, tuple), "a list"),
+    ):
+        if isinstance(value, types):
+            return name
+    return f"a {type(value).__name__}"
+
+
+def at(value: object, *keys: str) -> object:
+    """``value[k0][k1]...``: None where a step is missing or not an object."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def unchecked(value: object, where: str) -> str | None:
+    """Anything: a field the choice does not depend on, left to the SDK."""
+    return None
+
+
+def string(value: object, where: str) -> str | None:
+    """A ``str``."""
+    return None if isinstance(value, str) else f"{where} must be a string, got {kind(value)}"
+
+
+def boolean(value: object, where: str) -> str | None:
+    """A ``bool`` (not 0 / 1: strict, as the SDK type reads it)."""
+    return None if isinstance(value, bool) else f"{where} must be true or false, got {kind(value)}"
+
+
+def literal(*allowed: str, fold: Callable[[str], str] | None = None) -> Check:
+    """One of the strings `allowed` (compared after `fold`: google-genai enums ignore case)."""
+
+    def check(value: object, where: str) -> str | None:
+        if isinstance(value, str) and (fold(value) if fold else value) in allowed:
+            return None
+        return f"{where} is {shown(value, 60)}, not one of {_quoted(allowed)}"
+
+    return check
+
+
+def nullable(inner: Check) -> Check:
+    """None, or what `inner` takes (an ``Optional`` field)."""
+    return lambda value, where: None if value is None else inner(value, where)
+
+
+def array(item: Check) -> Check:
+    """A list (or tuple) whose every item `item` takes."""
+
+    def check(value: object, where: str) -> str | None:
+        if not isinstance(value, (list, tuple)):
+            return f"{where} must be a list, got {kind(value)}"
+        return next(
+            (p for k, v in enumerate(value) if (p := item(v, f"{where}.{k}")) is not None), None
+        )
+
+    return check
+
+
+def obj(
+    known: Mapping[str, Check],
+    required: Sequence[str] = (),
+    *,
+    closed: str | None = None,
+    camel: bool = False,
+) -> Check:
+    """An object: its `required` keys present, each key of `known` it has taken by its check.
+
+    Args:
+        known: The keys the SDK type defines -> their checks.
+        required: Those it requires.
+        closed: The SDK type's name when it refuses other keys (google-genai models);
+            None: other keys pass, as the TypedDicts let them.
+        camel: Each key may also be given in camelCase (google-genai aliases).
     """
-    return {name: space for name, _, space in _units(payload) if space is not None}
+
+    def check(value: object, where: str) -> str | None:
+        if not isinstance(value, Mapping):
+            return f"{where} must be an object, got {kind(value)}"
+        names = {_camel(k) if camel else k: k for k in known} | {k: k for k in known}
+        for key in required:
+            if key not in value and (not camel or _camel(key) not in value):
+                return f"{where} has no {key!r}, which it requires"
+        for key, item in value.items():
+            if key in names:
+                problem = known[names[key]](item, f"{where}.{key}")
+                if problem is not None:
+                    return problem
+            elif closed is not None:
+                return (
+                    f"{where} has the key {shown(key, 40)}, which {closed} does not take "
+                    f"(it takes {_quoted(tuple(known))})"
+                )
+        return None
+
+    return check
 
 
-def _units(payload: Mapping[str, Any]) -> Iterator[tuple[str, bool, str | None]]:
-    """(name, declared with ``defer_loading``, its Responses namespace or None) per tool."""
-    tools = payload.get("tools")
-    if tools is None:
-        tools = _map(payload, "config").get("tools")
-    for entry in tools if isinstance(tools, list) else ():
-        if not isinstance(entry, Mapping):
-            continue
-        function = entry.get("function")
-        members = entry.get("tools") if entry.get("type") == "namespace" else None
-        decls = entry.get("function_declarations", entry.get("functionDeclarations"))
-        space = str(entry.get("name")) if isinstance(members, list) else None
-        for unit in (
-            [function]
-            if isinstance(function, Mapping)
-            else members
-            if isinstance(members, list)
-            else decls
-            if isinstance(decls, list)
-            else [entry]
-        ):
-            name = unit.get("name") if isinstance(unit, Mapping) else None
-            if isinstance(name, str):
-                yield name, unit.get("defer_loading") is True, space
+def tagged(key: str, variants: Mapping[str, Check], strings: Sequence[str] = ()) -> Check:
+    """One of `strings`, or an object whose `key` picks its shape among `variants`."""
+
+    def check(value: object, where: str) -> str | None:
+        if isinstance(value, str) and strings:
+            return None if value in strings else f"{where} is {shown(value, 60)}{_not(strings)}"
+        if not isinstance(value, Mapping):
+            return f"{where} must be {_either(strings)}an object, got {kind(value)}"
+        tag = value.get(key)
+        if key not in value:
+            return f"{where} has no {key!r}"
+        if not isinstance(tag, str) or tag not in variants:
+            return f"{where}.{key} is {shown(tag, 60)}{_not(tuple(variants))}"
+        return variants[tag](value, where)
+
+    return check
+
+
+def strings_or(strings: Sequence[str], inner: Check) -> Check:
+    """One of `strings`, or what `inner` takes (an object)."""
+
+    def check(value: object, where: str) -> str | None:
+        if isinstance(value, str):
+            return None if value in strings else f"{where} is {shown(value, 60)}{_not(strings)}"
+        if not isinstance(value, Mapping):
+            return f"{where} must be {_either(strings)}an object, got {kind(value)}"
+        return inner(value, where)
+
+    return check
+
+
+def fields(value: object, where: str, *names: str) -> Iterator[tuple[str, Any]]:
+    """(``where.name``, or ``name`` when `where` is empty; value) of each of `names` in `value`."""
+    if isinstance(value, Mapping):
+        for name in names:
+            if name in value:
+                yield f"{where}.{name}" if where else name, value[name]
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _quoted(values: Sequence[str]) -> str:
+    return ", ".join(repr(v) for v in values)
+
+
+def _not(allowed: Sequence[str]) -> str:
+    return f", not one of {_quoted(allowed)}"
+
+
+def _either(strings: Sequence[str]) -> str:
+    return f"one of {_quoted(strings)} or " if strings else ""
+
+
+# -- the refusals ---------------------------------------------------------------------
 
 
 def check_tool_choice(
+    rules: ToolChoiceRules,
     extra: Mapping[str, Any],
     payload: Mapping[str, Any],
     state: ToolState | None = None,
     refused: Callable[[str], str | None] = lambda name: None,
 ) -> None:
-    """Refuse a ``tool_choice`` in `extra` naming a tool `payload` does not offer.
+    """Refuse a tool choice in `extra` its wire does not take, or naming a tool not offered.
 
     Args:
-        extra: The host's extra request fields.
+        rules: The wire's facts (its `WireReader.choice`).
+        extra: The host's extra request fields (not changed).
         payload: The request built from them.
         state: What the requests sent revealed (a deferred tool it revealed may be
             forced); None: nothing.
         refused: Why the gate refuses a tool whatever the arguments, or None.
 
     Raises:
-        UsageError: A named tool that is not declared, declared only deferred and not
-            revealed, or refused by the gate; the message names it and lists the tools
-            this request offers.
+        UsageError: A choice in a field this API does not have, or of a shape its SDK
+            type refuses (the message quotes the field and what it holds, and lists the
+            shapes it takes); or a named tool that is not declared, declared only
+            deferred and not revealed, or refused by the gate (the message names it and
+            lists the tools this request offers).
     """
-    forced = forced_names(extra)
+    for stray in rules.strays:
+        path = stray.split(".")
+        given = at(extra, *path)
+        if path[0] in extra and (len(path) == 1 or given is not None):
+            raise UsageError(
+                f"extra field {stray!r} holds {shown(given, 120)}, a tool choice in another "
+                f"API's form; {rules.api} has no such request field and takes {rules.takes}"
+            )
+    held = {f: extra[f] for f in rules.fields if f in extra}
+    for field, value in held.items():
+        problem = rules.shape[field](value, field)
+        if problem is not None:
+            raise UsageError(
+                f"extra field {field!r} holds {shown(value, 120)}, which {rules.api} does "
+                f"not take: {problem}; {rules.api} takes {rules.takes}"
+            )
+    forced = list(rules.named(held))
     if not forced:
         return
-    declared = declared_tools(payload)
+    units = list(rules.tools(payload))
+    declared = {u.name: u.deferred for u in units}
+    inside = {u.name: u.namespace for u in units if u.namespace is not None}
     state = state or ToolState()
-    inside = _namespaced(payload)
     offered = sorted(
         n for n, hidden in declared.items() if state.offered(n, not hidden) and n not in inside
     )

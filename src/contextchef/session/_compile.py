@@ -46,6 +46,7 @@ from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
 from contextchef.providers._compacted import check_closed, from_base, swapped_in
 from contextchef.providers._model_rules import check_turn
+from contextchef.providers._reading import adapter_reader
 from contextchef.providers._tool_choice import check_tool_choice
 from contextchef.providers._wording import wording_only
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
@@ -218,7 +219,8 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
     sent, payload, resumes = _assemble(ctx, base, ir, wire, changes, strip)
     state = inp.state
     why = partial(forced_refusal, inp.view, state.blocked, state.loaded_skills, state.withdrawn)
-    check_tool_choice(inp.extra, payload, tool_state, why)
+    reader = adapter_reader(type(inp.adapter), inp.adapter.profile.wire)
+    check_tool_choice(reader.choice, inp.extra, payload, tool_state, why)
     edits = _edits(ctx, choice, base, strip)
     request = CompiledRequest(
         target=inp.adapter.profile.target,

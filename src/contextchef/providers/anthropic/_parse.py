@@ -42,6 +42,7 @@ from contextchef.providers._reading import (
 )
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.anthropic import _render as _anthropic
+from contextchef.providers.anthropic._choice import CHOICE
 
 _A = _anthropic.FORMAT
 
@@ -323,6 +324,7 @@ READER = register_reader(
         parse_history=lambda turn, system: from_anthropic(turn, system=system),
         read_cache=read_cache,
         shape=SHAPE,
+        choice=CHOICE,
     )
 )
 """The Anthropic Messages wire's `WireReader`."""

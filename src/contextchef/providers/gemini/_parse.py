@@ -45,6 +45,7 @@ from contextchef.providers._reading import (
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.gemini import _render as _gemini
 from contextchef.providers.gemini import synthetic_index, synthetic_offset  # noqa: F401
+from contextchef.providers.gemini._choice import CHOICE
 
 _G = _gemini.FORMAT
 
@@ -411,6 +412,7 @@ READER = register_reader(
         parse_history=lambda turn, system: from_gemini(turn, system_instruction=system),
         read_cache=read_cache,
         shape=SHAPE,
+        choice=CHOICE,
     )
 )
 """The Gemini wire's `WireReader`."""

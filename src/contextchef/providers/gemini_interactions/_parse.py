@@ -54,6 +54,7 @@ from contextchef.providers._reading import (
 )
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.gemini_interactions import _render as _r
+from contextchef.providers.gemini_interactions._choice import CHOICE
 
 __all__ = ["READER", "from_interactions", "read_response"]
 
@@ -478,6 +479,7 @@ READER = register_reader(
         parse_history=lambda turn, system: from_interactions(turn, system_instruction=system),
         read_cache=read_cache,
         shape=SHAPE,
+        choice=CHOICE,
     )
 )
 """The Interactions wire's `WireReader`."""

@@ -46,6 +46,7 @@ from contextchef.providers._reading import (
 )
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.openai_chat import _render as _openai_chat
+from contextchef.providers.openai_chat._choice import CHOICE
 
 _O = _openai_chat.FORMAT
 _CHAT = _openai_chat.OpenAIChatAdapter()
@@ -395,6 +396,7 @@ READER = register_reader(
         parse_history=lambda turn, system: from_openai(turn),
         read_cache=read_cache,
         shape=SHAPE,
+        choice=CHOICE,
     )
 )
 """The Chat Completions wire's `WireReader`."""

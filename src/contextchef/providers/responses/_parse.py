@@ -52,6 +52,7 @@ from contextchef.providers._reading import (
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.responses import _render as _responses
 from contextchef.providers.responses import _search
+from contextchef.providers.responses._choice import CHOICE
 
 _R = _responses.FORMAT
 _RESPONSES = _responses.ResponsesAdapter()
@@ -521,6 +522,7 @@ READER = register_reader(
         read_cache=read_cache,
         fresh=lambda history, turn: unique_item_ids(history, turn),
         shape=SHAPE,
+        choice=CHOICE,
     )
 )
 """The OpenAI Responses wire's `WireReader`."""
