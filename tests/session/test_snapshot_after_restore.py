@@ -149,3 +149,26 @@ def test_only_what_changed_is_walked_and_hashed(target: str, monkeypatch: Any) -
     assert 0 < len([p for p in walked if p == ()]) == len(new) < len(_sent(worker))
     assert len(hashed) <= 2 * len(snap["ledgers"])  # each ledger's last blocks
     assert _resumed(json.dumps(snap)).snapshot() == snap
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_sync_save_after_an_edit_writes_the_entries_afresh(target: str, tmp_path: Any) -> None:
+    """A save over the stored base takes its entries as stored only while what they refer
+    to is unchanged (`_unreferred`): after `clear_tool_results` they hold their texts."""
+    from contextchef.stores import SessionSync, SQLiteSessionStore
+
+    chef, fake = conversation(target)
+    compiled(chef, target)
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    SessionSync(store, "c").save(chef)
+    worker = make()
+    sync = SessionSync(store, "c")
+    sync.load_into(worker)
+    worker.clear_tool_results(keep_recent=0)
+    chef.clear_tool_results(keep_recent=0)
+    sync.save(worker)
+    again = make()
+    SessionSync(store, "c").load_into(again)
+    assert again.snapshot() == chef.snapshot() == worker.snapshot()
+    assert compiled(again, target).payload == compiled(chef, target).payload
+    assert fake.violations == ()

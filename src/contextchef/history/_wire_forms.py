@@ -122,9 +122,9 @@ def wire_forms(
     n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
     texts: dict[str, Any] | None = None
     same = list(map(operator.eq, digests[:n], old_digests[:n]))  # kept as stored, in C:
-    k = same.index(False) if False in same else len(same)  # the same digest, no references
+    k = same.index(False) if False in same else len(same)  # the same digest,
     k = digests.index(None) if None in digests[:k] else k
-    k = next((i for i, r in enumerate(old_texts[:k]) if r), k) if any(old_texts[:k]) else k
+    k = _unreferred(old_texts, k, _same_prefix(was, consumed)) if any(old_texts[:k]) else k
     wire, refs, kept = old[:k], old_texts[:k], _kept_as(entries[:k], held)
     for i, entry in enumerate(entries[k:], k):
         before = held[i] if i < len(held) and held[i][0] is entry else None
@@ -166,6 +166,24 @@ _MADE = ("wire digests made over",)
 was made over, its stored form and references as written, the consumed digests then))``:
 a snapshot copies an entry's stored form from there while the entry and the messages it
 refers to are unchanged, instead of walking it again (`seed_stored` fills it on restore)."""
+
+
+def _same_prefix(was: Sequence[str], consumed: Sequence[str]) -> int:
+    """How many consumed digests `was` and `consumed` lead with alike (compared in C)."""
+    same = list(map(operator.eq, was, consumed))
+    return same.index(False) if False in same else len(same)
+
+
+def _unreferred(old_texts: Sequence[Any], k: int, unchanged: int) -> int:
+    """The first of the `k` entries referring to a message past the `unchanged` ones, or k.
+
+    An entry whose references all name messages with the digests they had is stored as it
+    was (`_still`, for the first `unchanged` messages at once).
+    """
+    for i, refs in enumerate(old_texts[:k]):
+        if refs and not all(r["message"] < unchanged for r in refs):
+            return i
+    return k
 
 
 def _kept_as(entries: Sequence[Any], held: Sequence[Any]) -> list[Any]:
