@@ -236,3 +236,19 @@ def test_a_snapshot_is_read_by_msgspec_alone() -> None:
         ContextChef().restore(text, allow_unsigned=True)
         with pytest.raises(AssertionError):
             strict_loads("NaN")  # msgspec refuses it: json reads it again (and refuses)
+
+
+def test_text_that_looks_like_a_float_keeps_the_fast_bytes() -> None:
+    """`sorted_utf8` (a signature's canonical bytes) reads the numbers to tell text apart."""
+    from contextchef._json import sorted_utf8
+    from contextchef._json_read import floats_as_repr
+
+    pytest.importorskip("orjson")
+    worded = {"t": "ratio 2e-5, step 0.00001 and 1e-7", "n": [1, 2.5, 1e20, -0.0]}
+    want = json.dumps(worded, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert sorted_utf8(worded) == want.encode()
+    assert sorted_utf8({"n": 1e-7}) is None and sorted_utf8({"n": [0.00001]}) is None
+    assert not floats_as_repr(b'{"n":1e-7}') and floats_as_repr(b'{"n":1e-07,"t":"1e-7"}')
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_json_read, "FAST_DECODE", [None])
+        assert sorted_utf8(worded) is None  # without msgspec: the byte search alone says maybe

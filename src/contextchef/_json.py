@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from contextchef._cache import LruMap
+from contextchef._json_read import floats_as_repr
 
 if TYPE_CHECKING:
     from pathlib import Path  # not at import: `import contextchef` loads no pathlib
@@ -302,7 +303,9 @@ def sorted_utf8(value: object) -> bytes | None:
     (UTF-8 byte order is code point order, which ``sort_keys`` uses) and no subclass
     taken (an ``items`` override, an enum: ``json`` may write them otherwise); None when
     orjson refuses the value (a lone surrogate, an integer past 64 bits, a key that is
-    not text, deep nesting) or may have written a float otherwise (`_other_floats`).
+    not text, deep nesting) or may have written a float otherwise (`_other_floats`: bytes
+    that look like such a float, and `floats_as_repr`, with msgspec, finds one among the
+    numbers, not in text).
     tests/session/test_sync_fast_signature.py compares the two.
     """
     dumps = FAST_JSON[0] if FAST_JSON else _fast_encoder()
@@ -314,7 +317,7 @@ def sorted_utf8(value: object) -> bytes | None:
         data: bytes = dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS)
     except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
         return None
-    return None if _other_floats(data) else data
+    return None if _other_floats(data) and not floats_as_repr(data) else data
 
 
 def is_unicode(text: str) -> bool:

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FAST_DECODE", "fast_decoder", "strict_loads"]
+__all__ = ["FAST_DECODE", "fast_decoder", "floats_as_repr", "strict_loads"]
 
 FAST_DECODE: list[Any] = []
 """The optional fast decoder (msgspec's, the ``fastjson`` extra), or None; found on first
@@ -71,3 +71,31 @@ def strict_loads(text: str | bytes | bytearray) -> Any:
         except _REFUSALS:
             pass  # json reads it, or says why not
     return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+
+
+def floats_as_repr(data: bytes) -> bool:
+    """Whether each float in JSON `data` is written as ``repr`` (and so ``json``) writes it.
+
+    False without msgspec, or when it cannot read `data`. It reads numbers only, not
+    text: ``0.00001`` or ``1e-7`` inside a string is text. For
+    `contextchef._json.sorted_utf8`, which takes orjson's bytes only where ``json`` would
+    write the same: orjson writes a float below 1e-4 otherwise (``1e-7``, ``json``
+    ``1e-07``), and a byte search cannot tell a number from text that looks like one.
+    """
+    if fast_decoder() is None:
+        return False
+    import msgspec  # the fastjson extra
+
+    other: list[str] = []
+
+    def number(token: str) -> float:
+        value = float(token)
+        if repr(value) != token:
+            other.append(token)
+        return value
+
+    try:
+        msgspec.json.Decoder(float_hook=number).decode(data)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return not other

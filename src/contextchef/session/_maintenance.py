@@ -185,7 +185,9 @@ class Maintenance:
         """
         if isinstance(snapshot, (str, bytes, bytearray)):
             snapshot, owned = snapshot_of_text(snapshot), True
-        signed = signed or (isinstance(snapshot, Mapping) and verify(snapshot, **trust))
+        signed = signed or (  # an owned snapshot was read by `strict_loads`: no NaN in it
+            isinstance(snapshot, Mapping) and verify(snapshot, finite=owned, **trust)
+        )
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
         coming = runtime_tools(snapshot, self._tools)
         state = read_snapshot(
