@@ -21,8 +21,8 @@ a secret key signs what it writes (`sign`) and checks what it reads (`verify`):
 
 What it protects: every value of the snapshot and the session id it was signed for,
 against anyone without the key. What it does not: key order (the canonical form sorts
-keys), how an equal number is written (a float from 1e16 on, written with an exponent,
-and the integer a decimal store gives back for it; ``-0.0`` and ``0.0``: `_as_numbers`),
+keys), how an equal number is written (a whole float and the integer it equals, ``5.0``
+and ``5``, ``1e+23`` and ``100000000000000000000000``; ``-0.0`` and ``0``: `_as_numbers`),
 a replay of an *older* snapshot of the same session signed with a key still accepted (a
 keyed store's signed head refuses a turn log cut short or edited, but not a whole earlier
 copy of its rows: `contextchef.stores._store`), and anything once the key leaks. The
@@ -42,10 +42,12 @@ import hmac
 import json
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, json_reason, shown
 from contextchef._json import sorted_utf8
+from contextchef._json_read import fast_decoder
 
 __all__ = [
     "ALGORITHM",
@@ -154,54 +156,54 @@ def _canonical(header: Mapping[str, Any], body: Mapping[str, Any], finite: bool)
     return data
 
 
-_BIG = 1e16
-"""Where ``repr`` (and so ``json``) starts writing a float with an exponent (``1e+16``)."""
+_WHOLE = re.compile(rb"\.0[,\]}]")
+"""A whole float as ``repr`` writes it below 1e16 (``5.0``, ``-0.0``), or text like it."""
+_EXPONENT = re.compile(rb"e\+(?<=[0-9]e\+)")
+"""A float from 1e16 on (``1e+20``: whole, every one), or text like it."""
 
 
 def _as_numbers(data: bytes) -> bytes:
-    """Canonical JSON `data` with each number written as a numeric store gives it back.
+    """Canonical JSON `data` with each whole float written as the integer it equals.
 
-    Stores that keep JSON as a value hold numbers as decimals (PostgreSQL ``jsonb``,
-    ``numeric``): a float written with an exponent, ``1e+20`` (every float from 1e16 on,
-    all whole numbers), reads back as the integer ``100000000000000000000``, and ``-0.0`` as
-    ``0.0`` (a decimal has no negative zero); other floats read back as the same float.
-    Here such floats are written as those, so a snapshot signed before such a store
-    verifies after it. The values are equal as numbers, which is what a provider compares
-    in what was sent ("JSON formatting and key order don't matter; the values do":
-    research note anthropic-preserved-thinking.md, R8). `data` itself when it has no such
-    float (the usual case, found by a byte search; text holding ``e+`` or ``-0.0`` only
-    costs a parse) or cannot be parsed back (an integer past Python's 4,300 digits).
+    JSON has one number type, and stores and clients that keep or re-write JSON as values
+    write an equal number otherwise: PostgreSQL ``jsonb`` keeps decimals (``1e+23`` comes
+    back as ``100000000000000000000000``, ``-0.0`` as ``0.0``), JavaScript's
+    ``JSON.stringify`` writes ``5.0`` as ``5`` and ``-0`` as ``0``. Here each float with no
+    fraction is written as the integer its shortest decimal text (``repr``) names, and
+    ``-0.0`` as ``0``, so a snapshot signed before such a store verifies after it, while
+    any other change to a number does not. The values are equal as numbers, which is what
+    a provider compares in what was sent ("JSON formatting and key order don't matter;
+    the values do": research note anthropic-preserved-thinking.md, R8). `data` itself when
+    it holds no whole float (found by two byte searches; text that looks like one costs a
+    parse, by msgspec where the ``fastjson`` extra is installed) or cannot be parsed back
+    (an integer past Python's 4,300 digits).
     """
-    if b"-0.0" not in data and not any(48 <= data[at - 1] <= 57 for at in _marks(data, b"e+")):
+    if _WHOLE.search(data) is None and _EXPONENT.search(data) is None:
         return data
-    changed: list[bool] = []
+    whole: list[bool] = []
 
-    def number(text: str) -> float | int:
+    def number(text: str) -> Any:
         value = float(text)
-        if value == 0 and text.startswith("-"):
-            changed.append(True)
-            return 0.0
-        if abs(value) >= _BIG:
-            changed.append(True)
-            return int(value)
-        return value
+        if not value.is_integer():
+            return value
+        whole.append(True)
+        return int(Decimal(text))  # 1e+23 is 10**23, not the double's 99999999999999991611392
 
+    reader = fast_decoder()
     try:
+        if reader is not None:  # numbers only, in C: most texts that look like one are text
+            import msgspec  # the fastjson extra
+
+            msgspec.json.Decoder(float_hook=number).decode(data)
+            if not whole:
+                return data
         value = json.loads(data, parse_float=number)
-    except (ValueError, RecursionError):
+    except (ValueError, TypeError, RecursionError):
         return data
-    if not changed:
+    if not whole:
         return data
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8", "surrogatepass")
-
-
-def _marks(data: bytes, mark: bytes) -> Any:
-    """Each index of `mark` in `data` past its first byte."""
-    at = data.find(mark, 1)
-    while at > 0:
-        yield at
-        at = data.find(mark, at + 1)
 
 
 def _body(snapshot: Mapping[str, Any]) -> dict[str, Any]:

@@ -5,16 +5,19 @@ as decimals: a float written with an exponent (``1e+20``: every float from 1e16 
 back as the integer ``100000000000000000000``, and ``-0.0`` as ``0.0``. A model's tool
 arguments hold such numbers as JSON values on Anthropic and Gemini, so a signed snapshot
 of such a conversation used to fail its signature check after the store, and could never
-be resumed. The MAC's canonical form now writes those floats as the store gives them back
-(`contextchef._signing._as_numbers`); a signature made the earlier way still verifies,
-and any changed value is still refused. The conversation then goes on through the
-official SDK clients against the `contextchef.testing` fakes, whose thinking check
-compares numbers by value (R8), on every target.
+be resumed; so could one through a JavaScript round trip, which writes ``5.0`` as ``5``
+(break-it round 31). The MAC's canonical form now writes each whole float as the integer
+its decimal text names (`contextchef._signing._as_numbers`: ``1e+23`` is ``10**23``);
+a signature made the earlier way still verifies, and any changed value is still refused.
+The conversation then goes on through the official SDK clients against the
+`contextchef.testing` fakes, whose thinking check compares numbers by value (R8), on every
+target.
 """
 
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -63,8 +66,8 @@ def jsonb(text_: str) -> str:
 
     def number(token: str) -> float | int:
         value = float(token)
-        if abs(value) >= 1e16:
-            return int(value)
+        if "e+" in token:  # numeric keeps the decimal written: 1e+23 is 10**23
+            return int(Decimal(token))
         return 0.0 if value == 0 else value
 
     def ordered(value: Any) -> Any:
@@ -78,12 +81,22 @@ def jsonb(text_: str) -> str:
     return json.dumps(ordered(json.loads(text_, parse_float=number)))
 
 
+def javascript(text_: str) -> str:
+    """`text_` after ``JSON.stringify(JSON.parse(text_))``: whole floats are integers there."""
+
+    def number(token: str) -> float | int:
+        value = float(token)
+        return int(Decimal(repr(value))) if value.is_integer() else value
+
+    return json.dumps(json.loads(text_, parse_float=number))
+
+
 ARGS = {"a": 1e20, "b": -0.0, "c": 2.5}
 
 
-def _conversation(target: str) -> tuple[ContextChef, Any]:
+def _conversation(target: str, args: Any = None) -> tuple[ContextChef, Any]:
     fake = fake_for(target).script(
-        tool_calls(("calc", ARGS), reasoning="add them"),
+        tool_calls(("calc", args or ARGS), reasoning="add them"),
         text("The sum is 1e20.", reasoning="done"),
         text("Again."),
         text("And again."),
@@ -112,6 +125,29 @@ def test_a_signed_snapshot_restores_after_a_numeric_store(target: str) -> None:
     again.restore(
         jsonb(json.dumps(worker.snapshot(keys=KEYS, session_id="s"))), keys=KEYS, session_id="s"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"a": 1e23, "b": 2.0**64, "c": 1.5e300},  # a decimal is not the double's integer
+        {"a": 5.0, "b": -0.0, "c": 1e16},
+        {"a": 0.1, "b": 1e-7, "c": 123456.789},
+    ],
+)
+@pytest.mark.parametrize("store", [jsonb, javascript])
+@pytest.mark.parametrize("target", ["anthropic", "gemini", "openai"])
+def test_whole_floats_restore_after_any_number_store(
+    target: str, store: Any, args: dict[str, float]
+) -> None:
+    chef, fake = _conversation(target, args)
+    worker = _session()
+    worker.restore(
+        store(json.dumps(chef.snapshot(keys=KEYS, session_id="s"))), keys=KEYS, session_id="s"
+    )
+    worker.append(user("and now"))
+    worker.ingest(send(target, fake, _compile(worker, target).payload))
+    assert fake.violations == ()
 
 
 @pytest.mark.parametrize("edit", [("1e+20", "2e+20"), ("2.5", "2.25"), ("-0.0", "1.0")])
@@ -155,3 +191,4 @@ def test_a_snapshot_without_such_floats_is_signed_as_before() -> None:
 def test_the_fakes_compare_numbers_by_value(a: Any, b: Any) -> None:
     assert by_value(a) == by_value(b)
     assert by_value(2.5) != by_value(2) and by_value("1e+20") != by_value(1e20)
+    assert by_value(1e23) == by_value(10**23) != by_value(99999999999999991611392)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
 
@@ -90,7 +91,7 @@ def by_value(value: Any) -> str:
         if not parsed.is_integer():
             return parsed
         whole.append(True)
-        return int(parsed)
+        return int(Decimal(token))  # the number the text names: 1e+23 is 10**23
 
     if "." not in text and "e" not in text and "E" not in text:
         return text  # no float token
