@@ -19,6 +19,7 @@ import pytest
 from contextchef import (
     ContextChef,
     RedisSessionStore,
+    SessionStoreError,
     SessionSync,
     SnapshotKeys,
     SQLiteSessionStore,
@@ -298,3 +299,29 @@ def test_a_sync_that_created_the_session_keeps_its_lineage(stores: Stores) -> No
     stored = store.load("c")
     assert stored is not None and said(store, "c") == ["b0", "b1"]
     assert [m["role"] for m in stored.snapshot["history"]] == ["user", "assistant"] * 2
+
+
+@pytest.mark.parametrize("token", [b"\xff", "tab\there", "x" * 129])
+def test_a_garbled_lineage_token_is_a_corrupt_record(
+    token: Any, tmp_path: Path, redis_server_url: str
+) -> None:
+    """Not a token a store wrote: every save would be refused as a race and redone forever
+    (break-it round 31), so the load says the record is corrupt instead."""
+    path = tmp_path / "s.db"
+    sqlite = SQLiteSessionStore(path)
+    SessionSync(sqlite, "c").run_turn(build, say("t0"))
+    with sqlite3.connect(path) as db:
+        db.execute("update lineages set token = ?", (token,))
+    db.close()
+    redis = RedisSessionStore(redis_server_url, prefix="lin-bad:")
+    redis.delete("c")
+    SessionSync(redis, "c").run_turn(build, say("t0"))
+    redis.client.hset(redis._keys("c")[0], "lineage", token)
+    for store in (sqlite, redis):
+        with pytest.raises(SessionStoreError, match=r"lineage token .* the record is corrupt"):
+            store.load("c")
+        with pytest.raises(SessionStoreError):
+            SessionSync(store, "c").run_turn(build, say("t1"))
+    redis.delete("c")
+    redis.client.close()
+    sqlite.close()

@@ -114,7 +114,8 @@ def checked(data: object) -> SnapshotForm:
     `read_snapshot` and `read_skills`, which take it as it is.
 
     Raises:
-        UsageError: Not a snapshot, or a malformed field (named, with what is valid).
+        UsageError: Not a snapshot, or a malformed field (named, with what is valid), a
+            ``version`` that is not an integer included.
         SnapshotMismatchError: Another snapshot version.
     """
     if isinstance(data, _Checked):
@@ -126,11 +127,16 @@ def checked(data: object) -> SnapshotForm:
             f"{type(data).__name__})"
         )
     version = data.get("version")
-    if type(version) is not int or version not in READ_VERSIONS:
-        kind = "" if type(version) is int else f" (a {type(version).__name__}, not an integer)"
+    if type(version) is not int:  # malformed, not another release's
+        raise UsageError(
+            f"snapshot field 'version' is {shown(version, 40)} (a {type(version).__name__}), "
+            f"not an integer; this contextchef reads versions {list(READ_VERSIONS)}; nothing "
+            "was restored"
+        )
+    if version not in READ_VERSIONS:
         raise SnapshotMismatchError(
-            f"snapshot version {shown(version, 40)}{kind} is not supported; this "
-            f"contextchef reads versions {list(READ_VERSIONS)}"
+            f"snapshot version {version} is not supported; this contextchef reads versions "
+            f"{list(READ_VERSIONS)}"
         )
     return cast("SnapshotForm", _Checked(check_shape(data)))
 

@@ -53,7 +53,7 @@ from contextchef.stores._store import (
     unkeyed_error,
     verified,
 )
-from contextchef.stores._stored import corrupt, encode, stored_count
+from contextchef.stores._stored import corrupt, encode, stored_count, stored_lineage
 
 __all__ = ["RedisSessionStore"]
 
@@ -257,7 +257,7 @@ class RedisSessionStore:
             turns=turns,
             expires_at=time.time() + left / 1000 if left > 0 else None,
             verified=self.keys is not None,  # `verified` checked the signature
-            lineage=_field(meta.get("lineage", b"")),
+            lineage=stored_lineage(session_id, meta.get("lineage"), _WHERE["lineage"]),
         )
 
     def append(

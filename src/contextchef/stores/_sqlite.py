@@ -57,7 +57,12 @@ from contextchef.stores._store import (
     unkeyed_error,
     verified,
 )
-from contextchef.stores._stored import encode, stored_count, stored_expiry, stored_text
+from contextchef.stores._stored import (
+    encode,
+    stored_count,
+    stored_expiry,
+    stored_lineage,
+)
 
 __all__ = ["SQLiteSessionStore"]
 
@@ -102,12 +107,9 @@ def _token(session_id: str, value: object) -> str:
     """A session's stored lineage token (``""``: no row, written before tokens existed).
 
     Raises:
-        SessionStoreError: It is not text (a corrupt record).
+        SessionStoreError: It is not a token's text (a corrupt record).
     """
-    if value is None:
-        return ""
-    token = stored_text(session_id, value, f"lineage token ({_WHERE['lineage']})")
-    return token if isinstance(token, str) else token.decode("utf-8", "replace")
+    return stored_lineage(session_id, value, _WHERE["lineage"])
 
 
 class SQLiteSessionStore:

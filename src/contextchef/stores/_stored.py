@@ -161,3 +161,32 @@ def stored_count(
     else:
         held = f"{shown(value, 40)} (a {type(value).__name__}), not {valid}"
     raise corrupt(session_id, f"{what} ({where})" if where else what, f"is {held}")
+
+
+def stored_lineage(session_id: str, value: object, where: str) -> str:
+    """A session's lineage token read back from a store (`where`: its column or field).
+
+    ``""`` for none (a session written before tokens existed). A token is what
+    `contextchef.stores._lineage.new_lineage` wrote: printable text of at most 128
+    characters. Anything else would never equal the token a save expects, so each save
+    would be refused as a race (`StaleSessionError`) and redone forever.
+
+    Raises:
+        SessionStoreError: Not such text (bytes that are not UTF-8 included): the record
+            is corrupt.
+    """
+    if value is None:
+        return ""
+    token = value
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            token = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise corrupt(session_id, f"lineage token ({where})", "is not UTF-8 text") from None
+    if not isinstance(token, str) or len(token) > 128 or not token.isprintable():
+        raise corrupt(
+            session_id,
+            f"lineage token ({where})",
+            f"is {shown(value, 60)}, not printable text of at most 128 characters",
+        )
+    return token
