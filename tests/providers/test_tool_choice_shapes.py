@@ -386,3 +386,27 @@ def test_two_turns_with_a_choice_through_the_official_sdk(target: str, which: st
         assert [(r.name, r.is_error) for r in results] == [("near", False)]
     assert fake.violations == ()
     assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("target", "extra"),
+    [
+        ("anthropic", {"tool_choice": {"type": "auto"}, "metadata": {"user_id": "u"}}),
+        ("openai", {"tool_choice": {"type": "function", "function": {"name": "near"}}}),
+        ("gemini", {"tool_config": {"function_calling_config": {"mode": "AUTO"}}}),
+    ],
+)
+def test_editing_the_payload_leaves_the_callers_extra(target: str, extra: dict[str, Any]) -> None:
+    """The payload holds its own copy of `extra` (break-it round 31): a host that edits a
+    request before sending it changes neither its `extra` nor the next request."""
+    chef, given = _chef(), copy.deepcopy(extra)
+    first = chef.compile(target, model="m", max_tokens=100, extra=extra).payload
+    holder = first.get("config", first)
+    for value in holder.values():
+        if isinstance(value, dict):
+            value["edited"] = True
+    assert extra == given
+    again = chef.compile(target, model="m", max_tokens=100, extra=extra).payload
+    assert all(
+        "edited" not in v for v in again.get("config", again).values() if isinstance(v, dict)
+    )

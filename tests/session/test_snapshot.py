@@ -152,7 +152,7 @@ def test_bad_snapshots() -> None:
     with pytest.raises(SnapshotMismatchError, match="version 99"):
         chef.restore({**snap, "version": 99}, allow_unsigned=True)
     for version in ("5", 5.0, True, None):  # malformed, not another release's (break-it 31)
-        with pytest.raises(UsageError, match="'version' is .* not an integer") as info:
+        with pytest.raises(UsageError, match=r"'version' is .* not an integer") as info:
             chef.restore({**snap, "version": version}, allow_unsigned=True)
         assert not isinstance(info.value, SnapshotMismatchError)
 

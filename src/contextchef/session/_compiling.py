@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from contextchef._errors import UsageError, check_number
+from contextchef._json import thaw
 from contextchef.exposure._policy import unmatched_messages
 from contextchef.history._context_policy import ContextPolicy
 from contextchef.providers import CacheAuditFinding, get_adapter
@@ -106,6 +107,7 @@ class Compiler:
         adapter = get_adapter(target)
         extra = {} if extra is None else extra
         check_options(model, max_tokens, extra, betas, diagnostics, missing_thinking)
+        extra = thaw(extra)  # the payload's own: an edit of it never reaches the caller's
         gap = None if turn_gap is None else check_number("turn_gap", turn_gap, minimum=0)
         native = native_context(target, model=model, policy=self.policy)
         if self.drives:  # the same fields every turn: the request stays byte-stable
