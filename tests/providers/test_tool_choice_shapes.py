@@ -239,6 +239,18 @@ INVALID: dict[str, list[tuple[dict[str, Any], str]]] = {
             _fc(allowed_function_names=[7]),
             "tool_config.function_calling_config.allowed_function_names.0 must be a string",
         ),
+        (  # one field in both spellings (break-it round 31): the SDK's model refuses it
+            {**_fc(mode="AUTO"), "toolConfig": {}},
+            "and field 'toolConfig' are one Gemini field given twice",
+        ),
+        (
+            {"tool_config": {"function_calling_config": {}, "functionCallingConfig": {}}},
+            "has both 'function_calling_config' and 'functionCallingConfig'",
+        ),
+        (
+            _fc(allowed_function_names=["near"], allowedFunctionNames=["near"]),
+            "has both 'allowed_function_names' and 'allowedFunctionNames'",
+        ),
     ],
     "gemini-interactions": [
         ({"tool_choice": "auto"}, "extra field 'tool_choice' holds 'auto'"),

@@ -189,6 +189,9 @@ def obj(
         if not isinstance(value, Mapping):
             return f"{where} must be an object, got {kind(value)}"
         names = {_camel(k) if camel else k: k for k in known} | {k: k for k in known}
+        twice = [k for k in known if camel and _camel(k) != k and k in value and _camel(k) in value]
+        if twice:  # the SDK's model takes one spelling of a field
+            return f"{where} has both {twice[0]!r} and {_camel(twice[0])!r}: give one"
         for key in required:
             if key not in value and (not camel or _camel(key) not in value):
                 return f"{where} has no {key!r}, which it requires"
@@ -299,6 +302,12 @@ def check_tool_choice(
                 f"API's form; {rules.api} has no such request field and takes {rules.takes}"
             )
     held = {f: extra[f] for f in rules.fields if f in extra}
+    if len(held) > 1:  # one request field spelled two ways (snake and camel case)
+        first, second = list(held)[:2]
+        raise UsageError(
+            f"extra field {first!r} and field {second!r} are one {rules.api} field given "
+            f"twice: give one; {rules.api} takes {rules.takes}"
+        )
     for field, value in held.items():
         problem = rules.shape[field](value, field)
         if problem is not None:
