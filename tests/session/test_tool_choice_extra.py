@@ -178,3 +178,22 @@ def test_a_namespace_member_is_refused_on_responses_even_once_revealed() -> None
     request = chef.compile("responses", model="gpt-5.5", strategy="openai-native", extra=top)
     send("responses", fake, request.payload)
     assert fake.violations == ()
+
+
+@pytest.mark.parametrize(
+    ("target", "choice", "where"),
+    [
+        ("openai", {"type": "custom", "custom": {"name": "near"}}, "tool_choice.custom.name"),
+        ("responses", {"type": "custom", "name": "near"}, "tool_choice.name"),
+    ],
+)
+def test_the_fakes_refuse_a_custom_choice_of_a_function_tool(
+    target: str, choice: dict[str, Any], where: str
+) -> None:
+    """A choice's kind must be its tool's (break-it round 31: the Chat fake read no name)."""
+    payload = {**_chef().compile(target, model=MODELS[target]).payload, "tool_choice": choice}
+    fake = fake_for(target).script(text("never"))
+    with pytest.raises(_ERRORS[target]):
+        send(target, fake, payload)
+    said = fake.violations[0].message
+    assert where in said and "'near'" in said and "not a" in said and "custom tool" in said

@@ -53,17 +53,23 @@ def anthropic_tool_choice_declared(body: _Body, earlier: _Earlier) -> Iterator[s
         yield _problem("tool_choice.name", name, "declared with defer_loading and not revealed")
 
 
-def _openai_named(choice: object, where: str) -> Iterator[tuple[str, object]]:
-    """(location, name) of the functions a Chat or Responses ``tool_choice`` names."""
+def _openai_named(choice: object, where: str) -> Iterator[tuple[str, str, object]]:
+    """(location, kind, name) of each tool a Chat or Responses ``tool_choice`` names.
+
+    The kind is ``function`` or ``custom``; Chat nests the name under it (``{"type":
+    "custom", "custom": {"name": N}}``), Responses writes it flat (``{"type": "custom",
+    "name": N}``).
+    """
     if not isinstance(choice, dict):
         return
-    if choice.get("type") in ("function", "custom"):
-        function = choice.get("function")
-        if isinstance(function, dict):
-            yield f"{where}.function.name", function.get("name")
+    kind = choice.get("type")
+    if kind in ("function", "custom"):
+        inner = choice.get(kind)
+        if isinstance(inner, dict):
+            yield f"{where}.{kind}.name", str(kind), inner.get("name")
         else:
-            yield f"{where}.name", choice.get("name")
-    elif choice.get("type") == "allowed_tools":
+            yield f"{where}.name", str(kind), choice.get("name")
+    elif kind == "allowed_tools":
         inner = choice.get("allowed_tools", choice)
         tools = inner.get("tools") if isinstance(inner, dict) else None
         for k, tool in enumerate(_dicts(tools)):
@@ -71,34 +77,34 @@ def _openai_named(choice: object, where: str) -> Iterator[tuple[str, object]]:
 
 
 def chat_tool_choice_declared(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """A function ``tool_choice`` (or ``allowed_tools``) names functions of ``tools``."""
+    """A named ``tool_choice`` (or ``allowed_tools``) names a tool of ``tools`` of its kind."""
     declared = {
-        t["function"].get("name")
+        (t.get("type"), t[t["type"]].get("name"))
         for t in _dicts(body.get("tools"))
-        if isinstance(t.get("function"), dict)
+        if t.get("type") in ("function", "custom") and isinstance(t.get(t["type"]), dict)
     }
-    for where, name in _openai_named(body.get("tool_choice"), "tool_choice"):
-        if name not in declared:
-            yield _problem(where, name, "which is not a function in tools")
+    for where, kind, name in _openai_named(body.get("tool_choice"), "tool_choice"):
+        if (kind, name) not in declared:
+            yield _problem(where, name, f"which is not a {kind} tool in tools")
 
 
 def responses_tool_choice_declared(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """A function ``tool_choice`` names a top-level function of ``tools``, loaded if deferred.
+    """A named ``tool_choice`` names a top-level tool of its kind, loaded if deferred.
 
     Not a namespace's member nor a namespace (openai-agents refuses both; research note
     §2.3); a deferred one only once a ``tool_search_output`` / ``additional_tools`` item
     loaded it (skipped with ``previous_response_id``: those items are not in the body).
     """
     top = {
-        t.get("name"): t.get("defer_loading") is True
+        t.get("name"): (t.get("type"), t.get("defer_loading") is True)
         for t in _dicts(body.get("tools"))
         if t.get("type") in ("function", "custom")
     }
     chained = body.get("previous_response_id") is not None
-    for where, name in _openai_named(body.get("tool_choice"), "tool_choice"):
-        if name not in top:
-            yield _problem(where, name, "which is not a top-level function in tools")
-        elif top[name] and not chained and name not in responses_loaded(body):
+    for where, kind, name in _openai_named(body.get("tool_choice"), "tool_choice"):
+        if name not in top or top[name][0] != kind:
+            yield _problem(where, name, f"which is not a top-level {kind} tool in tools")
+        elif top[name][1] and not chained and name not in responses_loaded(body):
             yield _problem(where, name, "declared with defer_loading and not loaded")
 
 
