@@ -422,3 +422,26 @@ def test_editing_the_payload_leaves_the_callers_extra(target: str, extra: dict[s
     assert all(
         "edited" not in v for v in again.get("config", again).values() if isinstance(v, dict)
     )
+
+
+@pytest.mark.parametrize(
+    ("target", "choice"),
+    [
+        ("openai", {"type": "custom", "custom": {"name": "near"}}),
+        ("responses", {"type": "custom", "name": "near"}),
+        (
+            "openai",
+            {
+                "type": "allowed_tools",
+                "allowed_tools": {
+                    "mode": "auto",
+                    "tools": [{"type": "custom", "custom": {"name": "near"}}],
+                },
+            },
+        ),
+    ],
+)
+def test_a_choice_of_the_wrong_kind_is_refused(target: str, choice: dict[str, Any]) -> None:
+    """A ``custom`` choice of a function tool (break-it round 31): the API refuses it."""
+    with pytest.raises(UsageError, match="which is a function tool: name it as one"):
+        _chef().compile(target, model=MODELS[target], extra={"tool_choice": choice})

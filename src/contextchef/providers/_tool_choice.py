@@ -40,6 +40,7 @@ from contextchef.providers._tool_changes import ToolState
 
 __all__ = [
     "Check",
+    "Forced",
     "ToolChoiceRules",
     "ToolUnit",
     "array",
@@ -63,11 +64,23 @@ takes it."""
 
 
 class ToolUnit(NamedTuple):
-    """A tool a payload declares: its name, whether with ``defer_loading``, its namespace."""
+    """A tool a payload declares: name, ``defer_loading``, namespace, kind.
+
+    The kind is where a choice names one (OpenAI ``function`` / ``custom``); None: any.
+    """
 
     name: str
     deferred: bool = False
     namespace: str | None = None
+    kind: str | None = None
+
+
+class Forced(NamedTuple):
+    """A tool a choice names: where in ``extra``, the name, and the kind it names (or None)."""
+
+    where: str
+    name: object
+    kind: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,8 +95,8 @@ class ToolChoiceRules:
             of this one's request (refused: its SDK refuses them).
         takes: The shapes it takes, for messages, with the SDK type they follow.
         shape: Per field of `fields`, the `Check` of its value (``extra[field]``).
-        named: ``extra`` -> (dotted location, name) of each tool its choice forces (read
-            once `shape` passed).
+        named: ``extra`` -> (dotted location, name) of each tool its choice forces, or a
+            `Forced` naming its kind too (read once `shape` passed).
         tools: A payload -> the tools it declares (`ToolUnit`).
     """
 
@@ -92,7 +105,7 @@ class ToolChoiceRules:
     strays: tuple[str, ...]
     takes: str
     shape: Mapping[str, Check]
-    named: Callable[[Mapping[str, Any]], Iterable[tuple[str, object]]]
+    named: Callable[[Mapping[str, Any]], Iterable[tuple[str, object] | Forced]]
     tools: Callable[[Mapping[str, Any]], Iterable[ToolUnit]]
 
 
@@ -325,8 +338,12 @@ def check_tool_choice(
     offered = sorted(
         n for n, hidden in declared.items() if state.offered(n, not hidden) and n not in inside
     )
-    for where, name in forced:
+    kinds = {u.name: u.kind for u in units}
+    for where, name, kind in (Forced(*item) for item in forced):
         why = _why(name, declared, state, refused)
+        its = kinds.get(name) if isinstance(name, str) else None
+        if why is None and kind is not None and its not in (None, kind):
+            why = f"which is a {its} tool: name it as one (type {its!r}), not as {kind!r}"
         if isinstance(name, str) and name in inside and why is None:
             why = (
                 f"a function of namespace {shown(inside[name], 60)} (a named tool_choice "

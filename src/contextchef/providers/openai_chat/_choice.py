@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contextchef.providers._tool_choice import (
+    Forced,
     ToolChoiceRules,
     ToolUnit,
     array,
@@ -48,13 +49,13 @@ _SHAPE = tagged(
 )
 
 
-def _one(choice: object, where: str) -> Iterator[tuple[str, object]]:
+def _one(choice: object, where: str) -> Iterator[Forced]:
     kind = at(choice, "type")
     if kind in ("function", "custom"):
-        yield f"{where}.{kind}.name", at(choice, str(kind), "name")
+        yield Forced(f"{where}.{kind}.name", at(choice, str(kind), "name"), str(kind))
 
 
-def _named(extra: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
+def _named(extra: Mapping[str, Any]) -> Iterator[Forced]:
     choice = extra.get("tool_choice")
     yield from _one(choice, "tool_choice")
     tools = at(choice, "allowed_tools", "tools") if at(choice, "type") == "allowed_tools" else ()
@@ -69,7 +70,7 @@ def _tools(payload: Mapping[str, Any]) -> Iterator[ToolUnit]:
         unit = at(entry, str(kind)) if kind in ("function", "custom") else None
         name = at(unit, "name")
         if isinstance(name, str):
-            yield ToolUnit(name, at(unit, "defer_loading") is True)
+            yield ToolUnit(name, at(unit, "defer_loading") is True, kind=str(kind))
 
 
 CHOICE = ToolChoiceRules(

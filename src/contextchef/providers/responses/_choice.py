@@ -20,6 +20,7 @@ from typing import Any
 
 from contextchef.providers._tool_choice import (
     Check,
+    Forced,
     ToolChoiceRules,
     ToolUnit,
     array,
@@ -62,12 +63,13 @@ _SHAPE = tagged(
 )
 
 
-def _one(choice: object, where: str) -> Iterator[tuple[str, object]]:
-    if at(choice, "type") in ("function", "custom"):
-        yield f"{where}.name", at(choice, "name")
+def _one(choice: object, where: str) -> Iterator[Forced]:
+    kind = at(choice, "type")
+    if kind in ("function", "custom"):
+        yield Forced(f"{where}.name", at(choice, "name"), str(kind))
 
 
-def _named(extra: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
+def _named(extra: Mapping[str, Any]) -> Iterator[Forced]:
     choice = extra.get("tool_choice")
     yield from _one(choice, "tool_choice")
     tools = at(choice, "tools") if at(choice, "type") == "allowed_tools" else ()
@@ -84,7 +86,9 @@ def _tools(payload: Mapping[str, Any]) -> Iterator[ToolUnit]:
         for unit in members if isinstance(members, list) else [entry]:
             name = at(unit, "name")
             if isinstance(name, str):
-                yield ToolUnit(name, at(unit, "defer_loading") is True, space)
+                kind = at(unit, "type")
+                known = str(kind) if kind in ("function", "custom") else None
+                yield ToolUnit(name, at(unit, "defer_loading") is True, space, known)
 
 
 CHOICE = ToolChoiceRules(
