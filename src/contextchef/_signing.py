@@ -21,8 +21,8 @@ a secret key signs what it writes (`sign`) and checks what it reads (`verify`):
 
 What it protects: every value of the snapshot and the session id it was signed for,
 against anyone without the key. What it does not: key order (the canonical form sorts
-keys), how an equal number is written (a whole float and the integer it equals, ``5.0``
-and ``5``, ``1e+23`` and ``100000000000000000000000``; ``-0.0`` and ``0``: `_as_numbers`),
+keys), how a decimal store writes an equal number (a float from 1e16 on and the integer
+it names, ``1e+23`` and ``100000000000000000000000``; ``-0.0`` and ``0.0``: `_as_numbers`),
 a replay of an *older* snapshot of the same session signed with a key still accepted (a
 keyed store's signed head refuses a turn log cut short or edited, but not a whole earlier
 copy of its rows: `contextchef.stores._store`), and anything once the key leaks. The
@@ -156,38 +156,44 @@ def _canonical(header: Mapping[str, Any], body: Mapping[str, Any], finite: bool)
     return data
 
 
-_WHOLE = re.compile(rb"\.0[,\]}]")
-"""A whole float as ``repr`` writes it below 1e16 (``5.0``, ``-0.0``), or text like it."""
+_NEGATIVE_ZERO = re.compile(rb"-0\.0[,\]}]")
+"""``-0.0`` as ``repr`` writes it, or text like it."""
 _EXPONENT = re.compile(rb"e\+(?<=[0-9]e\+)")
-"""A float from 1e16 on (``1e+20``: whole, every one), or text like it."""
+"""A float from 1e16 on (``1e+20``), or text like it."""
 
 
 def _as_numbers(data: bytes) -> bytes:
-    """Canonical JSON `data` with each whole float written as the integer it equals.
+    """Canonical JSON `data` with its numbers written as a decimal store gives them back.
 
-    JSON has one number type, and stores and clients that keep or re-write JSON as values
-    write an equal number otherwise: PostgreSQL ``jsonb`` keeps decimals (``1e+23`` comes
-    back as ``100000000000000000000000``, ``-0.0`` as ``0.0``), JavaScript's
-    ``JSON.stringify`` writes ``5.0`` as ``5`` and ``-0`` as ``0``. Here each float with no
-    fraction is written as the integer its shortest decimal text (``repr``) names, and
-    ``-0.0`` as ``0``, so a snapshot signed before such a store verifies after it, while
-    any other change to a number does not. The values are equal as numbers, which is what
-    a provider compares in what was sent ("JSON formatting and key order don't matter;
-    the values do": research note anthropic-preserved-thinking.md, R8). `data` itself when
-    it holds no whole float (found by two byte searches; text that looks like one costs a
-    parse, by msgspec where the ``fastjson`` extra is installed) or cannot be parsed back
-    (an integer past Python's 4,300 digits).
+    Stores that keep JSON as a value hold numbers as decimals (PostgreSQL ``jsonb``,
+    ``numeric``): a float from 1e16 on, which ``repr`` writes with an exponent, comes back
+    as the integer its decimal text names (``1e+23``: ``100000000000000000000000``, not
+    the double's 99999999999999991611392), and ``-0.0`` as ``0.0`` (a decimal has no
+    negative zero); every other float comes back as the same float, written alike. Here
+    those two kinds are written so, and a snapshot signed before such a store verifies
+    after it, while any other change to a number does not. The values are equal as
+    numbers, which is what a provider compares in what was sent ("JSON formatting and key
+    order don't matter; the values do": research note anthropic-preserved-thinking.md,
+    R8). A store that writes ``5.0`` as ``5`` (a JavaScript round trip) turns a float into
+    an integer, which is refused: widening this to every whole float would make the
+    signatures of most snapshots (a tool schema's ``"default": 0.0``) unreadable by a
+    release before this one, during a rolling upgrade or after a rollback. `data` itself
+    when it holds no such float (the usual case: two byte searches; text that looks like
+    one costs a parse, by msgspec with the ``fastjson`` extra) or cannot be parsed back.
     """
-    if _WHOLE.search(data) is None and _EXPONENT.search(data) is None:
+    if _NEGATIVE_ZERO.search(data) is None and _EXPONENT.search(data) is None:
         return data
-    whole: list[bool] = []
+    restated: list[bool] = []
 
     def number(text: str) -> Any:
         value = float(text)
-        if not value.is_integer():
-            return value
-        whole.append(True)
-        return int(Decimal(text))  # 1e+23 is 10**23, not the double's 99999999999999991611392
+        if value == 0 and text.startswith("-"):
+            restated.append(True)
+            return 0.0
+        if "e+" in text:  # from 1e16 on: whole; 1e+23 is 10**23
+            restated.append(True)
+            return int(Decimal(text))
+        return value
 
     reader = fast_decoder()
     try:
@@ -195,12 +201,12 @@ def _as_numbers(data: bytes) -> bytes:
             import msgspec  # the fastjson extra
 
             msgspec.json.Decoder(float_hook=number).decode(data)
-            if not whole:
+            if not restated:
                 return data
         value = json.loads(data, parse_float=number)
     except (ValueError, TypeError, RecursionError):
         return data
-    if not whole:
+    if not restated:
         return data
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8", "surrogatepass")

@@ -5,10 +5,10 @@ as decimals: a float written with an exponent (``1e+20``: every float from 1e16 
 back as the integer ``100000000000000000000``, and ``-0.0`` as ``0.0``. A model's tool
 arguments hold such numbers as JSON values on Anthropic and Gemini, so a signed snapshot
 of such a conversation used to fail its signature check after the store, and could never
-be resumed; so could one through a JavaScript round trip, which writes ``5.0`` as ``5``
-(break-it round 31). The MAC's canonical form now writes each whole float as the integer
-its decimal text names (`contextchef._signing._as_numbers`: ``1e+23`` is ``10**23``);
-a signature made the earlier way still verifies, and any changed value is still refused.
+be resumed. The MAC's canonical form now writes those floats as such a store gives them
+back (`contextchef._signing._as_numbers`: ``1e+23`` is ``10**23``, break-it round 31); a
+signature made the earlier way still verifies, and any changed value is still refused,
+a float made an integer (``5.0`` as ``5``, a JavaScript round trip) included.
 The conversation then goes on through the official SDK clients against the
 `contextchef.testing` fakes, whose thinking check compares numbers by value (R8), on every
 target.
@@ -135,19 +135,27 @@ def test_a_signed_snapshot_restores_after_a_numeric_store(target: str) -> None:
         {"a": 0.1, "b": 1e-7, "c": 123456.789},
     ],
 )
-@pytest.mark.parametrize("store", [jsonb, javascript])
 @pytest.mark.parametrize("target", ["anthropic", "gemini", "openai"])
-def test_whole_floats_restore_after_any_number_store(
-    target: str, store: Any, args: dict[str, float]
-) -> None:
+def test_floats_restore_after_a_decimal_store(target: str, args: dict[str, float]) -> None:
     chef, fake = _conversation(target, args)
     worker = _session()
-    worker.restore(
-        store(json.dumps(chef.snapshot(keys=KEYS, session_id="s"))), keys=KEYS, session_id="s"
-    )
+    stored = jsonb(json.dumps(chef.snapshot(keys=KEYS, session_id="s")))
+    worker.restore(stored, keys=KEYS, session_id="s")
     worker.append(user("and now"))
     worker.ingest(send(target, fake, _compile(worker, target).payload))
     assert fake.violations == ()
+
+
+def test_a_float_made_an_integer_is_refused() -> None:
+    """A JavaScript round trip writes ``5.0`` as ``5``: a float become an integer is a changed
+    value here (signing every whole float as an integer would make most snapshots, a
+    schema's ``"default": 0.0`` included, unreadable by the release before this one)."""
+    chef, _ = _conversation("anthropic", {"a": 5.0, "b": 1.5, "c": 2.5})
+    text_ = json.dumps(chef.snapshot(keys=KEYS, session_id="s"))
+    _session().restore(text_, keys=KEYS, session_id="s")
+    with pytest.raises(SnapshotSignatureError) as caught:
+        _session().restore(javascript(text_), keys=KEYS, session_id="s")
+    assert caught.value.problem == "mismatch"
 
 
 @pytest.mark.parametrize("edit", [("1e+20", "2e+20"), ("2.5", "2.25"), ("-0.0", "1.0")])

@@ -121,8 +121,10 @@ def wire_forms(
     old_texts, was = base.get("texts") or [], base.get("consumed", [])
     n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
     texts: dict[str, Any] | None = None
-    same = list(map(operator.eq, digests[:n], old_digests[:n]))  # kept as stored, in C:
-    k = same.index(False) if False in same else len(same)  # the same digest,
+    # the leading entries kept as stored (found in C): the same digest, and the messages
+    # they refer to unchanged
+    same = list(map(operator.eq, digests[:n], old_digests[:n]))
+    k = same.index(False) if False in same else len(same)
     k = digests.index(None) if None in digests[:k] else k
     k = _unreferred(old_texts, k, _same_prefix(was, consumed)) if any(old_texts[:k]) else k
     wire, refs, kept = old[:k], old_texts[:k], _kept_as(entries[:k], held)
