@@ -197,3 +197,33 @@ def test_the_fakes_refuse_a_custom_choice_of_a_function_tool(
         send(target, fake, payload)
     said = fake.violations[0].message
     assert where in said and "'near'" in said and "not a" in said and "custom tool" in said
+
+
+@pytest.mark.parametrize("choice", [{"type": "any"}, {"type": "tool", "name": "near"}])
+def test_a_forced_tool_with_thinking_is_refused_on_anthropic(choice: dict[str, Any]) -> None:
+    """Anthropic: "Thinking isn't compatible with ... forced tool use" (extended thinking,
+    "Feature compatibility"): compile refuses it, and so does the fake (break-it round 32);
+    ``auto`` and ``none`` go with thinking."""
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    chef = _chef()
+    with pytest.raises(UsageError, match="forces a tool, which Anthropic refuses while thinking"):
+        chef.compile(
+            "anthropic",
+            model="claude-opus-5-5",
+            max_tokens=2048,
+            extra={"thinking": thinking, "tool_choice": choice},
+        )
+    for fine in ({"type": "auto"}, {"type": "none"}):
+        chef.compile(
+            "anthropic",
+            model="claude-opus-5-5",
+            max_tokens=2048,
+            extra={"thinking": thinking, "tool_choice": fine},
+        )
+    payload = chef.compile(
+        "anthropic", model="claude-opus-5-5", max_tokens=2048, extra={"thinking": thinking}
+    ).payload
+    fake = fake_for("anthropic").script(text("never"))
+    with pytest.raises(anthropic.BadRequestError, match="forces tool use"):
+        send("anthropic", fake, {**payload, "tool_choice": choice})
+    assert [v.rule for v in fake.violations] == ["anthropic_thinking_choice_not_forced"]

@@ -98,6 +98,8 @@ class ToolChoiceRules:
         named: ``extra`` -> (dotted location, name) of each tool its choice forces, or a
             `Forced` naming its kind too (read once `shape` passed).
         tools: A payload -> the tools it declares (`ToolUnit`).
+        clash: ``extra`` -> why its choice cannot go with another of its fields (Anthropic:
+            a forced tool with thinking on), or None.
     """
 
     api: str
@@ -107,6 +109,7 @@ class ToolChoiceRules:
     shape: Mapping[str, Check]
     named: Callable[[Mapping[str, Any]], Iterable[tuple[str, object] | Forced]]
     tools: Callable[[Mapping[str, Any]], Iterable[ToolUnit]]
+    clash: Callable[[Mapping[str, Any]], str | None] = lambda extra: None
 
 
 # -- shape checks: each a `Check`, composed by the wire packages -------------------------
@@ -328,6 +331,9 @@ def check_tool_choice(
                 f"extra field {field!r} holds {shown(value, 120)}, which {rules.api} does "
                 f"not take: {problem}; {rules.api} takes {rules.takes}"
             )
+    clash = rules.clash(extra) if held else None
+    if clash is not None:
+        raise UsageError(f"extra field {next(iter(held))!r}: {clash}")
     forced = list(rules.named(held))
     if not forced:
         return

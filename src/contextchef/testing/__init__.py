@@ -120,6 +120,7 @@ from contextchef.testing._binding import (
 from contextchef.testing._body import NO_HEADERS
 from contextchef.testing._by_wire import fake_for
 from contextchef.testing._choice_rules import (
+    anthropic_thinking_choice_not_forced,
     anthropic_tool_choice_declared,
     chat_tool_choice_declared,
     gemini_tool_choice_declared,
@@ -262,6 +263,7 @@ __all__ = [
     "anthropic_server_tool_use_not_answered",
     "anthropic_system_message_fields",
     "anthropic_system_message_placement",
+    "anthropic_thinking_choice_not_forced",
     "anthropic_thinking_prefix",
     "anthropic_tool_change_rules",
     "anthropic_tool_choice_declared",

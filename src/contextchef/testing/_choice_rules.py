@@ -21,6 +21,7 @@ from contextchef.testing._records import RecordedRequest
 from contextchef.testing._reveals import anthropic_revealed, responses_loaded
 
 __all__ = [
+    "anthropic_thinking_choice_not_forced",
     "anthropic_tool_choice_declared",
     "chat_tool_choice_declared",
     "gemini_tool_choice_declared",
@@ -51,6 +52,18 @@ def anthropic_tool_choice_declared(body: _Body, earlier: _Earlier) -> Iterator[s
         yield _problem("tool_choice.name", name, "which is not in tools")
     elif deferred[name] and name not in anthropic_revealed(body):
         yield _problem("tool_choice.name", name, "declared with defer_loading and not revealed")
+
+
+def anthropic_thinking_choice_not_forced(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """With thinking on, ``tool_choice`` may not force a tool (``any`` or ``tool``).
+
+    "Thinking isn't compatible with ... forced tool use" (build-with-claude/extended-thinking,
+    "Feature compatibility"): only ``auto`` and ``none`` go with it.
+    """
+    thinking, choice = body.get("thinking"), body.get("tool_choice")
+    on = isinstance(thinking, dict) and thinking.get("type") not in (None, "disabled")
+    if on and isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        yield "Thinking may not be enabled when tool_choice forces tool use."
 
 
 def _openai_named(choice: object, where: str) -> Iterator[tuple[str, str, object]]:

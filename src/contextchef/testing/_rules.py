@@ -66,6 +66,7 @@ from contextchef.testing._calls import (
     responses_output_has_call,
 )
 from contextchef.testing._choice_rules import (
+    anthropic_thinking_choice_not_forced,
     anthropic_tool_choice_declared,
     chat_tool_choice_declared,
     gemini_tool_choice_declared,
@@ -314,6 +315,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_property_keys_valid,
     anthropic_references_declared,
     anthropic_tool_choice_declared,
+    anthropic_thinking_choice_not_forced,
     anthropic_no_trailing_whitespace,
     anthropic_text_blocks_non_blank,
     anthropic_base64_valid,

@@ -51,6 +51,24 @@ def _tools(payload: Mapping[str, Any]) -> Iterator[ToolUnit]:
             yield ToolUnit(name, entry.get("defer_loading") is True)
 
 
+def _clash(extra: Mapping[str, Any]) -> str | None:
+    """A tool forced while thinking is on, which Anthropic refuses (a 400).
+
+    "Thinking isn't compatible with ... forced tool use" (build-with-claude/extended-thinking,
+    "Feature compatibility"): with ``thinking`` on, ``tool_choice`` is ``auto`` or ``none``.
+    """
+    thinking, choice = extra.get("thinking"), extra.get("tool_choice")
+    on = isinstance(thinking, Mapping) and thinking.get("type") not in (None, "disabled")
+    forced = at(choice, "type")
+    if not (on and forced in ("any", "tool")):
+        return None
+    return (
+        f"tool_choice type {forced!r} forces a tool, which Anthropic refuses while thinking is "
+        f"on (thinking type {thinking.get('type')!r}): with thinking, tool_choice takes "  # type: ignore[union-attr]
+        '{"type": "auto"} or {"type": "none"}; or turn thinking off for this request'
+    )
+
+
 CHOICE = ToolChoiceRules(
     api="Anthropic Messages",
     fields=("tool_choice",),
@@ -63,6 +81,7 @@ CHOICE = ToolChoiceRules(
     shape={"tool_choice": _SHAPE},
     named=_named,
     tools=_tools,
+    clash=_clash,
 )
 """Anthropic's `ToolChoiceRules`: names in ``tools`` entries' ``name`` (server tools
 too), deferred by ``defer_loading``."""
