@@ -300,5 +300,5 @@ def test_a_version_that_is_not_an_integer_is_refused(snap: dict[str, Any], versi
     """breakit8 04: ``True`` and ``2.0`` read as versions 1 and 2 (they compare equal)."""
     bad = {**snap, "version": version}
     fresh = make()
-    with pytest.raises(ContextChefError, match=r"'version' is .* not an integer"):
+    with pytest.raises(ContextChefError, match=r"'version' is .* not a version"):
         fresh.restore(bad, allow_unsigned=True)

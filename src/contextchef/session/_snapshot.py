@@ -127,16 +127,16 @@ def checked(data: object) -> SnapshotForm:
             f"{type(data).__name__})"
         )
     version = data.get("version")
-    if type(version) is not int:  # malformed, not another release's
+    if type(version) is not int or version < 1:  # malformed, not another release's
         raise UsageError(
             f"snapshot field 'version' is {shown(version, 40)} (a {type(version).__name__}), "
-            f"not an integer; this contextchef reads versions {list(READ_VERSIONS)}; nothing "
-            "was restored"
+            f"not a version (an integer from 1); this contextchef reads versions "
+            f"{list(READ_VERSIONS)}; nothing was restored"
         )
     if version not in READ_VERSIONS:
         raise SnapshotMismatchError(
-            f"snapshot version {version} is not supported; this contextchef reads versions "
-            f"{list(READ_VERSIONS)}"
+            f"snapshot version {shown(version, 40)} is not supported (written by another "
+            f"release); this contextchef reads versions {list(READ_VERSIONS)}"
         )
     return cast("SnapshotForm", _Checked(check_shape(data)))
 

@@ -105,7 +105,9 @@ class SessionSync:
             SnapshotSignatureError: The stored snapshot's signature fails (keyed store),
                 or the store has no keys and the stored session is signed (``no_keys``:
                 build the store with ``keys=``).
-            SnapshotMismatchError: `chef` has other tools than the stored session.
+            SnapshotMismatchError: `chef` has other tools than the stored session, or
+                the record was written by a release whose snapshot version this one
+                does not read.
             SessionStoreError: The store failed or holds a corrupt record: one that is
                 not a snapshot, or whose snapshot `ContextChef.restore` refuses (edited,
                 a turn lost; the refusal's words are in the message). `chef` is untouched.
