@@ -9,7 +9,7 @@ length (orjson reads those past 64 bits as floats, so it is not used here), keep
 last of repeated keys at the first one's place as ``json`` does, and refuses everything
 else ``json`` reads otherwise (NaN, ``1e400``, an escaped lone surrogate, UTF-16 bytes,
 a byte-order mark); on any refusal ``json`` reads the text again, so what is refused and
-the error raised are ``json``'s. tests/test_fastjson.py compares the two readers.
+the error raised are ``json``'s. tests/test_json_read.py compares the two readers.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def checked(data: object) -> SnapshotForm:
 
     Raises:
         UsageError: Not a snapshot, or a malformed field (named, with what is valid), a
-            ``version`` that is not an integer included.
+            ``version`` that is not an integer from 1 included.
         SnapshotMismatchError: Another snapshot version.
     """
     if isinstance(data, _Checked):

@@ -17,6 +17,7 @@ from typing import Any
 from contextchef._errors import SessionStoreError, json_reason, shown
 from contextchef._json import is_unicode
 from contextchef._json_read import strict_loads
+from contextchef.stores._lineage import MAX_LINEAGE
 
 __all__ = [
     "WHERE",
@@ -167,9 +168,10 @@ def stored_lineage(session_id: str, value: object, where: str) -> str:
     """A session's lineage token read back from a store (`where`: its column or field).
 
     ``""`` for none (a session written before tokens existed). A token is what
-    `contextchef.stores._lineage.new_lineage` wrote: printable text of at most 128
-    characters. Anything else would never equal the token a save expects, so each save
-    would be refused as a race (`StaleSessionError`) and redone forever.
+    `contextchef.stores._lineage.new_lineage` wrote: printable text of at most
+    `MAX_LINEAGE` (128) characters. Anything else would never equal the token a save
+    expects, so each save would be refused as a race (`StaleSessionError`) and redone
+    forever.
 
     Raises:
         SessionStoreError: Not such text (bytes that are not UTF-8 included): the record
@@ -183,10 +185,10 @@ def stored_lineage(session_id: str, value: object, where: str) -> str:
             token = bytes(value).decode("utf-8")
         except UnicodeDecodeError:
             raise corrupt(session_id, f"lineage token ({where})", "is not UTF-8 text") from None
-    if not isinstance(token, str) or len(token) > 128 or not token.isprintable():
+    if not isinstance(token, str) or len(token) > MAX_LINEAGE or not token.isprintable():
         raise corrupt(
             session_id,
             f"lineage token ({where})",
-            f"is {shown(value, 60)}, not printable text of at most 128 characters",
+            f"is {shown(value, 60)}, not printable text of at most {MAX_LINEAGE} characters",
         )
     return token
