@@ -445,3 +445,17 @@ def test_a_choice_of_the_wrong_kind_is_refused(target: str, choice: dict[str, An
     """A ``custom`` choice of a function tool (break-it round 31): the API refuses it."""
     with pytest.raises(UsageError, match="which is a function tool: name it as one"):
         _chef().compile(target, model=MODELS[target], extra={"tool_choice": choice})
+
+
+def test_a_tool_named_in_another_apis_shape_says_so() -> None:
+    """Chat's ``allowed_tools`` takes any objects (the SDK's type), so a tool in the
+    Responses flat form passes the shape; it then names no tool where Chat reads one
+    (break-it round 32: "names the tool None")."""
+    flat = [{"type": "function", "name": "near"}]
+    extra = {
+        "tool_choice": {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": flat}}
+    }
+    with pytest.raises(UsageError) as caught:
+        _chef().compile("openai", model=MODELS["openai"], extra=extra)
+    said = str(caught.value)
+    assert "tools.0.function.name holds no tool name" in said and _TAKES["openai"] in said

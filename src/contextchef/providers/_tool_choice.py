@@ -355,6 +355,11 @@ def check_tool_choice(
                 f"a function of namespace {shown(inside[name], 60)} (a named tool_choice "
                 "takes a top-level function only)"
             )
+        if why is not None and name is None:  # nothing at the place this API names it
+            raise UsageError(
+                f"extra {where} holds no tool name: a tool named in another API's shape? "
+                f"{rules.api} takes {rules.takes}"
+            )
         if why is not None:
             raise UsageError(
                 f"extra {where} names the tool {shown(name, 80)}, {why}; a tool_choice may "
