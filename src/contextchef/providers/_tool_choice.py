@@ -95,8 +95,8 @@ class ToolChoiceRules:
             of this one's request (refused: its SDK refuses them).
         takes: The shapes it takes, for messages, with the SDK type they follow.
         shape: Per field of `fields`, the `Check` of its value (``extra[field]``).
-        named: ``extra`` -> (dotted location, name) of each tool its choice forces, or a
-            `Forced` naming its kind too (read once `shape` passed).
+        named: ``extra`` -> each tool its choice forces (`Forced`: its dotted location,
+            name, and kind where the wire has kinds; read once `shape` passed).
         tools: A payload -> the tools it declares (`ToolUnit`).
         clash: ``extra`` -> why its choice cannot go with another of its fields (Anthropic:
             a forced tool with thinking on), or None.
@@ -107,7 +107,7 @@ class ToolChoiceRules:
     strays: tuple[str, ...]
     takes: str
     shape: Mapping[str, Check]
-    named: Callable[[Mapping[str, Any]], Iterable[tuple[str, object] | Forced]]
+    named: Callable[[Mapping[str, Any]], Iterable[Forced]]
     tools: Callable[[Mapping[str, Any]], Iterable[ToolUnit]]
     clash: Callable[[Mapping[str, Any]], str | None] = lambda extra: None
 
@@ -345,7 +345,7 @@ def check_tool_choice(
         n for n, hidden in declared.items() if state.offered(n, not hidden) and n not in inside
     )
     kinds = {u.name: u.kind for u in units}
-    for where, name, kind in (Forced(*item) for item in forced):
+    for where, name, kind in forced:
         why = _why(name, declared, state, refused)
         its = kinds.get(name) if isinstance(name, str) else None
         if why is None and kind is not None and its not in (None, kind):

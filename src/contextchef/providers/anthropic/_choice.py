@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contextchef.providers._tool_choice import (
+    Forced,
     ToolChoiceRules,
     ToolUnit,
     at,
@@ -38,9 +39,9 @@ _SHAPE = tagged(
 )
 
 
-def _named(extra: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
+def _named(extra: Mapping[str, Any]) -> Iterator[Forced]:
     if at(extra, "tool_choice", "type") == "tool":
-        yield "tool_choice.name", at(extra, "tool_choice", "name")
+        yield Forced("tool_choice.name", at(extra, "tool_choice", "name"))
 
 
 def _tools(payload: Mapping[str, Any]) -> Iterator[ToolUnit]:

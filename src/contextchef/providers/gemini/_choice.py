@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contextchef.providers._tool_choice import (
+    Forced,
     ToolChoiceRules,
     ToolUnit,
     array,
@@ -55,7 +56,7 @@ _SHAPE = nullable(
 )
 
 
-def _named(extra: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
+def _named(extra: Mapping[str, Any]) -> Iterator[Forced]:
     for where, config in fields(extra, "", "tool_config", "toolConfig"):
         for place, calling in fields(
             config, where, "function_calling_config", "functionCallingConfig"
@@ -64,7 +65,7 @@ def _named(extra: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
                 calling, place, "allowed_function_names", "allowedFunctionNames"
             ):
                 for k, name in enumerate(names if isinstance(names, (list, tuple)) else ()):
-                    yield f"{key}.{k}", name
+                    yield Forced(f"{key}.{k}", name)
 
 
 def _tools(payload: Mapping[str, Any]) -> Iterator[ToolUnit]:

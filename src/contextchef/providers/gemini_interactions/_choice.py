@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contextchef.providers._tool_choice import (
+    Forced,
     ToolChoiceRules,
     ToolUnit,
     array,
@@ -39,10 +40,10 @@ _SHAPE = obj(
 )
 
 
-def _named(extra: Mapping[str, Any]) -> Iterator[tuple[str, object]]:
+def _named(extra: Mapping[str, Any]) -> Iterator[Forced]:
     names = at(extra, "generation_config", "tool_choice", "allowed_tools", "tools")
     for k, name in enumerate(names if isinstance(names, (list, tuple)) else ()):
-        yield f"generation_config.tool_choice.allowed_tools.tools.{k}", name
+        yield Forced(f"generation_config.tool_choice.allowed_tools.tools.{k}", name)
 
 
 def _tools(payload: Mapping[str, Any]) -> Iterator[ToolUnit]:
