@@ -123,8 +123,7 @@ def wire_forms(
     texts: dict[str, Any] | None = None
     # the leading entries kept as stored (found in C): the same digest, and the messages
     # they refer to unchanged
-    same = list(map(operator.eq, digests[:n], old_digests[:n]))
-    k = same.index(False) if False in same else len(same)
+    k = _same_prefix(digests[:n], old_digests[:n])
     k = digests.index(None) if None in digests[:k] else k
     k = _unreferred(old_texts, k, _same_prefix(was, consumed)) if any(old_texts[:k]) else k
     wire, refs, kept = old[:k], old_texts[:k], _kept_as(entries[:k], held)
@@ -170,9 +169,9 @@ a snapshot copies an entry's stored form from there while the entry and the mess
 refers to are unchanged, instead of walking it again (`seed_stored` fills it on restore)."""
 
 
-def _same_prefix(was: Sequence[str], consumed: Sequence[str]) -> int:
-    """How many consumed digests `was` and `consumed` lead with alike (compared in C)."""
-    same = list(map(operator.eq, was, consumed))
+def _same_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """How many items `a` and `b` lead with that are equal (compared in C)."""
+    same = list(map(operator.eq, a, b))
     return same.index(False) if False in same else len(same)
 
 
