@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FAST_DECODE", "fast_decoder", "floats_as_repr", "strict_loads"]
+__all__ = ["FAST_DECODE", "each_float", "fast_decoder", "floats_as_repr", "strict_loads"]
 
 FAST_DECODE: list[Any] = []
 """The optional fast decoder (msgspec's, the ``fastjson`` extra), or None; found on first
@@ -73,19 +73,33 @@ def strict_loads(text: str | bytes | bytearray) -> Any:
     return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
 
 
+def each_float(data: bytes, number: Callable[[str], Any]) -> Any:
+    """`data` decoded, each float given to `number` as its text (what it returns stands).
+
+    Only numbers reach `number`, never text that looks like one. By msgspec's decoder
+    where the ``fastjson`` extra is installed (in C), else by ``json``.
+
+    Raises:
+        ValueError, TypeError, RecursionError: Not JSON (whatever `number` raises, too).
+    """
+    if fast_decoder() is not None:
+        import msgspec  # the fastjson extra
+
+        return msgspec.json.Decoder(float_hook=number).decode(data)
+    return json.loads(data, parse_float=number)
+
+
 def floats_as_repr(data: bytes) -> bool:
     """Whether each float in JSON `data` is written as ``repr`` (and so ``json``) writes it.
 
-    False without msgspec, or when it cannot read `data`. It reads numbers only, not
-    text: ``0.00001`` or ``1e-7`` inside a string is text. For
-    `contextchef._json.sorted_utf8`, which takes orjson's bytes only where ``json`` would
-    write the same: orjson writes a float below 1e-4 otherwise (``1e-7``, ``json``
-    ``1e-07``), and a byte search cannot tell a number from text that looks like one.
+    False without msgspec (reading `data` by ``json`` would cost what the answer saves),
+    or when it cannot read `data`. For `contextchef._json.sorted_utf8`, which takes
+    orjson's bytes only where ``json`` would write the same: orjson writes a float below
+    1e-4 otherwise (``1e-7``, ``json`` ``1e-07``), and a byte search cannot tell a number
+    from text that looks like one (`each_float` reads numbers only).
     """
     if fast_decoder() is None:
         return False
-    import msgspec  # the fastjson extra
-
     other: list[str] = []
 
     def number(token: str) -> float:
@@ -95,7 +109,7 @@ def floats_as_repr(data: bytes) -> bool:
         return value
 
     try:
-        msgspec.json.Decoder(float_hook=number).decode(data)
+        each_float(data, number)
     except (ValueError, TypeError, RecursionError):
         return False
     return not other

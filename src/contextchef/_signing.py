@@ -47,7 +47,7 @@ from typing import Any
 
 from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, json_reason, shown
 from contextchef._json import sorted_utf8
-from contextchef._json_read import fast_decoder
+from contextchef._json_read import each_float
 
 __all__ = [
     "ALGORITHM",
@@ -195,15 +195,8 @@ def _as_numbers(data: bytes) -> bytes:
             return int(Decimal(text))
         return value
 
-    reader = fast_decoder()
     try:
-        if reader is not None:  # numbers only, in C: most texts that look like one are text
-            import msgspec  # the fastjson extra
-
-            msgspec.json.Decoder(float_hook=number).decode(data)
-            if not restated:
-                return data
-        value = json.loads(data, parse_float=number)
+        value = each_float(data, number)  # numbers only: most texts that look like one are text
     except (ValueError, TypeError, RecursionError):
         return data
     if not restated:
