@@ -136,7 +136,9 @@ def test_only_what_changed_is_walked_and_hashed(target: str, monkeypatch: Any) -
     walked, hashed = [], []
     referred, digest = _wire_forms._referred, _blocks.block_digest
     monkeypatch.setattr(
-        _wire_forms, "_referred", lambda v, p, t, r: walked.append(p) or referred(v, p, t, r)
+        _wire_forms,
+        "_referred",
+        lambda v, p, t, r, s: walked.append(p) or referred(v, p, t, r, s),
     )
     monkeypatch.setattr(_blocks, "block_digest", lambda c: hashed.append(1) or digest(c))
     worker = _resumed(json.dumps(chef.snapshot()))

@@ -267,3 +267,48 @@ def test_a_delta_reads_the_growth_of_the_wire_from_its_digests() -> None:
         base = copy.deepcopy(old)
         apply_delta(base, snapshot_delta(old, new))
         assert base == new and json.dumps(base) == json.dumps(new)
+
+
+def same_text(path: str) -> str:
+    """Read a file whose contents every path shares.
+
+    Args:
+        path: File to read.
+    """
+    return f"{len(path)} " + "the same long contents " * 80  # over SHARED_TEXT, one text
+
+
+def _repeating(target: str, when: str) -> dict[str, Any]:
+    """Four turns whose tool results are one long text; snapshots taken `when`."""
+    fake = fake_for(target).script(
+        *(tool_calls(("same_text", {"path": f"{k}.py"})) for k in range(4)), text("Done.")
+    )
+    chef = ContextChef()
+    chef.register_tools([same_text])
+    chef.set_system_prompt("You are careful.")
+    chef.set_history([user("Read them all.")])
+    for turn in range(5):
+        calls = chef.ingest(send(target, fake, compiled(chef, target).payload))
+        chef.append(tool_results([chef.execute(c).result for c in calls]) if calls else user("ok"))
+        if when == "every turn":
+            chef.snapshot()
+        elif when == "restored" and turn == 2:
+            resumed = ContextChef()
+            resumed.register_tools([same_text])
+            resumed.restore(json.dumps(chef.snapshot()), allow_unsigned=True)
+            chef = resumed
+    compiled(chef, target)
+    assert fake.violations == ()
+    return chef.snapshot()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_repeated_long_text_is_referred_to_in_its_own_message(target: str) -> None:
+    """Break-it round 31 (#8): which message an entry's text refers to did depend on when
+    earlier snapshots were taken. Each entry now refers to the text's first place from
+    its own compile's mark on: the same snapshot however often one was taken."""
+    snaps = {when: _repeating(target, when) for when in ("every turn", "at the end", "restored")}
+    assert snaps["every turn"] == snaps["at the end"] == snaps["restored"]
+    refs = [r for lg in ledgers_of(snaps["at the end"]) for rs in lg["texts"] for r in rs]
+    named = [r["message"] for r in refs]
+    assert named == sorted(set(named)) and len(named) == 4  # each result's own message

@@ -11,6 +11,7 @@ in its message); `stored_wire` checks them and puts the texts back (`wire_of_for
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import hashlib
 import itertools
@@ -45,10 +46,18 @@ _Key = str | int
 
 
 def _long_texts(value: Any, path: tuple[_Key, ...], out: dict[str, Any], at: int) -> None:
-    """Each text of `value` (a message's form) of `SHARED_TEXT` or more -> ``[at, path]``."""
+    """Each text of `value` (message `at`'s form) of `SHARED_TEXT` or more -> its places.
+
+    ``out[text]`` is ``(message indices, paths)``, one place per message (its first path
+    there), in the order the messages are read (ascending): `_referred` takes the first
+    at or after an entry's own start (`_starts`).
+    """
     if isinstance(value, str):
-        if len(value) >= SHARED_TEXT and value not in out:
-            out[value] = (at, list(path))
+        if len(value) >= SHARED_TEXT:
+            ats, paths = out.setdefault(value, ([], []))
+            if not ats or ats[-1] != at:
+                ats.append(at)
+                paths.append(list(path))
     elif isinstance(value, dict):
         for key, item in value.items():
             _long_texts(item, (*path, key), out, at)
@@ -57,18 +66,37 @@ def _long_texts(value: Any, path: tuple[_Key, ...], out: dict[str, Any], at: int
             _long_texts(item, (*path, i), out, at)
 
 
-def _referred(value: Any, path: tuple[_Key, ...], texts: dict[str, Any], refs: list[Any]) -> Any:
-    """A plain copy of `value` with each text `texts` holds left out (None) and referred to."""
+def _starts(marks: Sequence[Any]) -> tuple[list[int], list[int]]:
+    """(wire sizes, history sizes) of `marks` sorted by wire size, history sizes the most so far.
+
+    Entry ``i`` rendered the history from ``sizes[bisect_right(wires, i) - 1]`` on (0 before
+    any mark): the history its compile had already sent.
+    """
+    pairs = sorted((m.wire, m.history) for m in marks if m is not None)
+    return [w for w, _ in pairs], list(itertools.accumulate((h for _, h in pairs), max))
+
+
+def _referred(
+    value: Any, path: tuple[_Key, ...], texts: dict[str, Any], refs: list[Any], start: int
+) -> Any:
+    """A plain copy of `value` with each text `texts` holds left out (None) and referred to.
+
+    The text's first place in a message from `start` on is the one referred to, so an
+    entry refers to the same message whichever entries an earlier snapshot wrote.
+    """
     if isinstance(value, str):
         if len(value) < SHARED_TEXT or value not in texts:
             return value
-        message, where = texts[value]
-        refs.append({"at": list(path), "message": message, "path": list(where)})
+        ats, paths = texts[value]
+        k = bisect.bisect_left(ats, start)
+        if k == len(ats):  # only in messages its compile had sent before: kept inline
+            return value
+        refs.append({"at": list(path), "message": ats[k], "path": list(paths[k])})
         return None
     if isinstance(value, dict):
-        return {k: _referred(v, (*path, k), texts, refs) for k, v in value.items()}
+        return {k: _referred(v, (*path, k), texts, refs, start) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_referred(v, (*path, i), texts, refs) for i, v in enumerate(value)]
+        return [_referred(v, (*path, i), texts, refs, start) for i, v in enumerate(value)]
     return value
 
 
@@ -111,7 +139,9 @@ def wire_forms(
     still have their digests shares that form (`SessionSync` then compares the two by
     identity). `marks` (the ledger's, each with ``wire`` and ``history`` sizes; None
     skipped) say where new entries' texts are looked for: entries past a mark render the
-    history past it, so a turn's save reads the turn's messages, not the whole history.
+    history past it, so a turn's save reads the turn's messages, not the whole history,
+    and an entry refers to a text's first place from its own mark on (the same message
+    whether a snapshot was taken after every turn or only now).
     `cache` (the ledger's, not part of the record) keeps what each digest was made over,
     so a snapshot taken without `base` digests only the entries whose stored form changed.
     """
@@ -121,6 +151,8 @@ def wire_forms(
     old_texts, was = base.get("texts") or [], base.get("consumed", [])
     n, shared = min(len(old), len(old_digests), len(old_texts)), len(consumed)
     texts: dict[str, Any] | None = None
+    wires: list[int] = []  # the marks' (`_starts`), read once an entry is walked
+    sizes: list[int] = []
     # the leading entries kept as stored (found in C): the same digest, and the messages
     # they refer to unchanged
     k = _same_prefix(digests[:n], old_digests[:n])
@@ -146,12 +178,13 @@ def wire_forms(
             kept.append((*before[:2], again[0], before[3]))  # type: ignore[index]
             continue
         if texts is None:
-            texts = {}
-            start = max((m.history for m in marks if m is not None and m.wire <= i), default=0)
-            for at in range(min(start, shared), min(shared, len(forms))):
+            texts, (wires, sizes) = {}, _starts(marks)
+            j = bisect.bisect_right(wires, i)
+            for at in range(min(sizes[j - 1] if j else 0, shared), min(shared, len(forms))):
                 _long_texts(forms[at], (), texts, at)
+        j = bisect.bisect_right(wires, i)
         made: list[Any] = []
-        wire.append(_referred(entry, (), texts, made))
+        wire.append(_referred(entry, (), texts, made, sizes[j - 1] if j else 0))
         refs.append(made)
         over = _over(made, consumed)
         kept.append((entry, over, _frozen(wire[-1], made), consumed))
