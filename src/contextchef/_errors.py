@@ -104,10 +104,13 @@ __all__ = [
 def json_reason(exc: BaseException) -> str:
     """Why a value could not be read or written as JSON (`exc`'s text), in our words.
 
-    Python's limit on integer digits says to call ``sys.set_int_max_str_digits()`` (a
-    setting of this process, not of the value): that is said as what the value holds.
+    Python's recursion limit is said as how deep the value nests. Its limit on integer
+    digits says to call ``sys.set_int_max_str_digits()`` (a setting of this process, not
+    of the value): that is said as what the value holds.
     """
     text = str(exc)
+    if isinstance(exc, RecursionError):
+        return "it is nested too deep to walk (JSON of at most a few hundred levels)"
     if isinstance(exc, ValueError) and "integer string conversion" in text:
         limit = sys.get_int_max_str_digits()
         return (

@@ -292,7 +292,20 @@ def test_a_ledger_entry_nested_past_the_recursion_limit_is_refused(
         deep = {"a": deep}
     bad = copy.deepcopy(snap)
     bad["ledgers"]["anthropic"]["wire"][0] = deep
-    assert "nested too deep" in refused(bad)
+    assert "snapshot ledger 'anthropic' field 'wire' is nested too deep" in refused(bad)
+
+
+@pytest.mark.parametrize("depth", [600, 5000])
+def test_a_deep_dynamic_state_is_named_when_refused(snap: dict[str, Any], depth: int) -> None:
+    """Break-it round 31: a ``dynamic_state`` nested ~600 deep was refused as "a ledger
+    field"; the refusal names the field that nests past what a restore can walk."""
+    deep: Any = 1
+    for _ in range(depth):
+        deep = {"k": deep}
+    bad = copy.deepcopy(snap)
+    bad["dynamic_state"] = deep
+    said = refused(bad)
+    assert "snapshot field 'dynamic_state'" in said and "nested too deep" in said, said
 
 
 @pytest.mark.parametrize("version", [True, 2.0, 3.0, "3", None])

@@ -227,3 +227,29 @@ def test_a_forced_tool_with_thinking_is_refused_on_anthropic(choice: dict[str, A
     with pytest.raises(anthropic.BadRequestError, match="forces tool use"):
         send("anthropic", fake, {**payload, "tool_choice": choice})
     assert [v.rule for v in fake.violations] == ["anthropic_thinking_choice_not_forced"]
+
+
+def test_an_sdk_object_in_extra_is_refused_with_its_json_form() -> None:
+    """Break-it round 31: a google-genai ``ToolConfig`` in `extra` was refused as "not
+    JSON" with no word of what to pass. The refusal names the field, the JSON values extra
+    takes, and how to get the object's JSON form; that form compiles and the SDK takes it."""
+    from google.genai import types
+
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    config = types.ToolConfig(
+        function_calling_config=types.FunctionCallingConfig(
+            mode=types.FunctionCallingConfigMode.NONE
+        )
+    )
+    with pytest.raises(UsageError) as info:
+        chef.compile("gemini", model="gemini-3-pro", extra={"tool_config": config})
+    said = str(info.value)
+    assert said.startswith("extra field 'tool_config': not JSON")
+    assert "a ToolConfig object: pass its JSON form" in said and "model_dump(mode='json'" in said
+    with pytest.raises(UsageError, match=r"extra field 'x'.*finite numbers.*null$"):
+        chef.compile("gemini", model="gemini-3-pro", extra={"x": {1, 2}})
+    dumped = config.model_dump(mode="json", exclude_none=True)
+    request = chef.compile("gemini", model="gemini-3-pro", extra={"tool_config": dumped})
+    sent = request.payload["config"]["tool_config"]
+    assert types.ToolConfig.model_validate(sent) == config

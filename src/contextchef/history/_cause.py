@@ -85,8 +85,36 @@ def restore_errors(data: Mapping[str, Any]) -> Iterator[None]:
         raise named from None
     except RecursionError:  # a field nested past what Python can walk
         raise UsageError(
-            "snapshot: a ledger field is nested too deep; nothing was restored"
+            f"{_deepest(data)} is nested too deep (JSON this library writes nests a few "
+            "dozen levels); nothing was restored"
         ) from None
+
+
+def _deepest(data: Mapping[str, Any]) -> str:
+    """Which field of snapshot `data` nests deepest, named as a restore names fields.
+
+    Walked with a stack, not by recursion: the field is past what recursion can walk.
+    """
+    most, where = -1, "a snapshot field"
+    ledgers = data.get("ledgers")
+    fields: list[tuple[str, Any]] = [
+        (f"snapshot field {k!r}", v) for k, v in data.items() if k != "ledgers"
+    ]
+    if isinstance(ledgers, Mapping):
+        for name, ledger in ledgers.items():
+            if isinstance(ledger, Mapping):
+                fields += [(f"{ledger_where(name)} field {k!r}", v) for k, v in ledger.items()]
+    for name, value in fields:
+        stack = [(value, 0)]
+        while stack:
+            item, depth = stack.pop()
+            if depth > most:
+                most, where = depth, name
+            if isinstance(item, Mapping):
+                stack.extend((v, depth + 1) for v in item.values())
+            elif isinstance(item, (list, tuple)):
+                stack.extend((v, depth + 1) for v in item)
+    return where
 
 
 @dataclass

@@ -201,7 +201,11 @@ def check_options(
         try:
             canonical_dumps(canonical_value(value))
         except (TypeError, ValueError, RecursionError) as exc:
-            raise UsageError(f"extra field {shown(key)}: not JSON ({json_reason(exc)})") from exc
+            raise UsageError(
+                f"extra field {shown(key)}: not JSON ({json_reason(exc)}); extra takes JSON "
+                "values: objects with text keys, arrays, text, finite numbers, booleans and "
+                f"null{_as_json_hint(value)}"
+            ) from exc
     if (
         isinstance(betas, str)
         or not isinstance(betas, Sequence)
@@ -216,3 +220,21 @@ def check_options(
                 "whitespace, control characters or commas (pass several betas as separate "
                 "list items, e.g. ['a-2025-01-01', 'b-2025-02-02'])"
             )
+
+
+def _as_json_hint(value: object) -> str:
+    """How to pass `value` when it holds an SDK's (pydantic) object, e.g. ``ToolConfig``."""
+    stack, seen = [value], 0
+    while stack and seen < 10_000:  # bounded: an error message's search
+        item, seen = stack.pop(), seen + 1
+        if callable(getattr(item, "model_dump", None)):
+            kind = type(item).__name__
+            return (
+                f" (a {kind} object: pass its JSON form, "
+                f"{kind}(...).model_dump(mode='json', exclude_none=True))"
+            )
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return ""

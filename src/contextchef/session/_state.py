@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from contextchef._errors import UsageError
 from contextchef._json import thaw
 from contextchef.exposure._policy import ExposurePolicy, Mode
 from contextchef.history._forms import checked_history, forms_over
@@ -192,5 +193,10 @@ def check_shape(data: object) -> SnapshotForm:
 
     form = check_form(data)
     if form["dynamic_state"] is not None:
-        render_dynamic_state(form["dynamic_state"])
+        try:
+            render_dynamic_state(form["dynamic_state"])
+        except UsageError as exc:  # every later compile would refuse it: named here
+            raise UsageError(
+                f"snapshot field 'dynamic_state': {exc}; nothing was restored"
+            ) from None
     return form
