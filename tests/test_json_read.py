@@ -61,9 +61,28 @@ def _outcome(text: str | bytes, fast: bool) -> Any:
             return (type(exc).__name__, str(exc))
 
 
+def _floats_in(value: Any) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    return [f for v in value for f in _floats_in(v)] if isinstance(value, list) else []
+
+
 def _both(text: str | bytes) -> Any:
     fast, slow = _outcome(text, True), _outcome(text, False)
     assert fast == slow, text[:200]
+    for reader in ([msgspec.json.Decoder().decode], [None]):  # the floats seen, by each
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_json_read, "FAST_DECODE", reader)
+            floats: list[str] = []
+            try:
+                value = strict_loads(text, floats)
+            except (ValueError, RecursionError) as exc:
+                assert (type(exc).__name__, str(exc)) == fast
+                continue
+        assert _same(value) == fast  # the same value, and each float's own text
+        assert [_same(float(t)) for t in floats] == [_same(f) for f in _floats_in(value)]
     return fast
 
 

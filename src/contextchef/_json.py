@@ -293,7 +293,7 @@ def _other_floats(data: bytes) -> bool:
     return False
 
 
-def sorted_utf8(value: object) -> bytes | None:
+def sorted_utf8(value: object, *, floats: bool = True) -> bytes | None:
     """Sorted-key canonical JSON of `value` as UTF-8 by the fast encoder, or None.
 
     The bytes of ``json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",",
@@ -305,7 +305,8 @@ def sorted_utf8(value: object) -> bytes | None:
     orjson refuses the value (a lone surrogate, an integer past 64 bits, a key that is
     not text, deep nesting) or may have written a float otherwise (`_other_floats`: bytes
     that look like such a float, and `floats_as_repr`, with msgspec, finds one among the
-    numbers, not in text).
+    numbers, not in text). ``floats=False``: the caller knows `value` holds no float (its
+    reader saw none: `contextchef._json_read.strict_loads`), so no bytes are searched.
     tests/session/test_sync_fast_signature.py compares the two.
     """
     dumps = FAST_JSON[0] if FAST_JSON else _fast_encoder()
@@ -317,7 +318,7 @@ def sorted_utf8(value: object) -> bytes | None:
         data: bytes = dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS)
     except (TypeError, ValueError):  # orjson.JSONEncodeError is a TypeError
         return None
-    return None if _other_floats(data) and not floats_as_repr(data) else data
+    return None if floats and _other_floats(data) and not floats_as_repr(data) else data
 
 
 def is_unicode(text: str) -> bool:

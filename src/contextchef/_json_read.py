@@ -19,7 +19,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FAST_DECODE", "each_float", "fast_decoder", "floats_as_repr", "strict_loads"]
+__all__ = [
+    "FAST_DECODE",
+    "each_float",
+    "fast_decoder",
+    "float_tokens",
+    "floats_as_repr",
+    "strict_loads",
+]
 
 FAST_DECODE: list[Any] = []
 """The optional fast decoder (msgspec's, the ``fastjson`` extra), or None; found on first
@@ -53,24 +60,41 @@ def _finite(text: str) -> float:
     return number
 
 
-def strict_loads(text: str | bytes | bytearray) -> Any:
+def strict_loads(text: str | bytes | bytearray, floats: list[str] | None = None) -> Any:
     """``json.loads`` of `text` refusing NaN, the infinities and numbers past a float.
 
     What this library writes never holds them (`canonical_dumps`), so what it reads back
     is plain JSON; ``bytes`` are read as ``json.loads`` reads them (UTF-8, -16 or -32).
     The value is ``json``'s, read by msgspec where the extra is installed (see above).
+    `floats`, when given, gets the text of each float read (a number written with a
+    fraction or an exponent; empty: the value holds none), at no cost to the read: a
+    signature's check then skips its float scans (`contextchef._signing`).
 
     Raises:
         ValueError: `text` is not such JSON (``json``'s reason; UnicodeDecodeError for
             bytes in no UTF encoding, RecursionError past Python's nesting limit).
     """
+    number: Callable[[str], float] = _finite
+    if floats is not None:
+
+        def seen(token: str) -> float:
+            floats.append(token)
+            return _finite(token)
+
+        number = seen
+
     fast = FAST_DECODE[0] if FAST_DECODE else fast_decoder()
     if fast is not None:
         try:
-            return fast(text)
+            if floats is None:
+                return fast(text)
+            import msgspec  # the fastjson extra
+
+            return msgspec.json.Decoder(float_hook=number).decode(text)
         except _REFUSALS:
-            pass  # json reads it, or says why not
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+            if floats is not None:
+                floats.clear()  # json reads it again, or says why not
+    return json.loads(text, parse_constant=_no_constant, parse_float=number)
 
 
 def each_float(data: bytes, number: Callable[[str], Any]) -> Any:
@@ -89,27 +113,35 @@ def each_float(data: bytes, number: Callable[[str], Any]) -> Any:
     return json.loads(data, parse_float=number)
 
 
-def floats_as_repr(data: bytes) -> bool:
-    """Whether each float in JSON `data` is written as ``repr`` (and so ``json``) writes it.
+def float_tokens(data: bytes) -> list[str] | None:
+    """The text of each float in JSON `data`, in order; None without msgspec or unreadable.
 
-    False without msgspec (reading `data` by ``json`` would cost what the answer saves),
-    or when it cannot read `data`. For `contextchef._json.sorted_utf8`, which takes
-    orjson's bytes only where ``json`` would write the same: orjson writes a float below
-    1e-4 otherwise (``1e-7``, ``json`` ``1e-07``), and a byte search cannot tell a number
-    from text that looks like one (`each_float` reads numbers only).
+    Only numbers are read, never text that looks like one; by msgspec's decoder in C
+    (about a third of a search of the bytes for each float-like mark). None without the
+    extra: reading `data` by ``json`` would cost more than what the answer saves.
     """
     if fast_decoder() is None:
-        return False
-    other: list[str] = []
+        return None
+    out: list[str] = []
 
     def number(token: str) -> float:
-        value = float(token)
-        if repr(value) != token:
-            other.append(token)
-        return value
+        out.append(token)
+        return 0.0  # the value is not kept
 
     try:
         each_float(data, number)
     except (ValueError, TypeError, RecursionError):
-        return False
-    return not other
+        return None
+    return out
+
+
+def floats_as_repr(data: bytes) -> bool:
+    """Whether each float in JSON `data` is written as ``repr`` (and so ``json``) writes it.
+
+    False without msgspec, or when it cannot read `data` (`float_tokens`). For
+    `contextchef._json.sorted_utf8`, which takes orjson's bytes only where ``json`` would
+    write the same: orjson writes a float below 1e-4 otherwise (``1e-7``, ``json``
+    ``1e-07``), and a byte search cannot tell a number from text that looks like one.
+    """
+    tokens = float_tokens(data)
+    return tokens is not None and all(repr(float(t)) == t for t in tokens)

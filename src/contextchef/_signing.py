@@ -47,7 +47,7 @@ from typing import Any
 
 from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, json_reason, shown
 from contextchef._json import sorted_utf8
-from contextchef._json_read import each_float
+from contextchef._json_read import each_float, float_tokens
 
 __all__ = [
     "ALGORITHM",
@@ -129,16 +129,38 @@ def _mac(
     secret: bytes, header: Mapping[str, Any], body: Mapping[str, Any], finite: bool = False
 ) -> str:
     """The MAC of `header` and `body` (hex), over `_as_numbers` of their canonical form."""
-    return _hmac(secret, _as_numbers(_canonical(header, body, finite)))
+    data, restate = _canonical(header, body, finite)
+    return _hmac(secret, _as_numbers(data) if restate else data)
 
 
 def _hmac(secret: bytes, data: bytes) -> str:
     return hmac.new(secret, data, hashlib.sha256).hexdigest()
 
 
-def _canonical(header: Mapping[str, Any], body: Mapping[str, Any], finite: bool) -> bytes:
-    """``[header, body]`` as sorted-key canonical JSON (UTF-8): version 1 of the MAC's form."""
-    data = sorted_utf8([header, body]) if finite else None
+def _canonical(
+    header: Mapping[str, Any], body: Mapping[str, Any], finite: bool, floats: bool = True
+) -> tuple[bytes, bool]:
+    """``[header, body]`` as sorted-key canonical JSON (UTF-8): version 1 of the MAC's form.
+
+    And whether `_as_numbers` may restate a number in them (False: no float from 1e16 on
+    and no -0.0). With `finite`, orjson writes them (`contextchef._json.sorted_utf8`) and
+    msgspec reads each float back once (`float_tokens`): a float orjson writes otherwise
+    than ``json`` sends them to ``json``, and the floats read say whether a number is
+    restated, so neither the bytes nor the numbers are searched again. ``floats=False``:
+    the caller's reader saw no float in them (`strict_loads`), so none is read.
+    """
+    data = sorted_utf8([header, body], floats=False) if finite else None
+    restate = True
+    if data is not None and floats:
+        tokens = float_tokens(data)
+        if tokens is None:  # no msgspec: the byte searches of `sorted_utf8` decide
+            data = sorted_utf8([header, body])
+        elif all(repr(float(t)) == t for t in tokens):
+            restate = any("e+" in t or t == "-0.0" for t in tokens)  # as repr writes them
+        else:
+            data = None  # orjson wrote a float otherwise (1e-7): json writes them
+    elif data is not None:
+        restate = False  # no float at all
     if data is None:
         try:
             text = json.dumps(
@@ -152,8 +174,8 @@ def _canonical(header: Mapping[str, Any], body: Mapping[str, Any], finite: bool)
             raise UsageError(
                 f"a snapshot must be plain JSON to be signed or checked: {json_reason(exc)}"
             ) from None
-        data = text.encode("utf-8", "surrogatepass")
-    return data
+        data, restate = text.encode("utf-8", "surrogatepass"), True
+    return data, restate
 
 
 _NEGATIVE_ZERO = re.compile(rb"-0\.0[,\]}]")
@@ -293,6 +315,7 @@ def verify(
     allow_unsigned: bool = False,
     session_id: str | None = None,
     finite: bool = False,
+    floats: bool = True,
 ) -> bool:
     """Check `snapshot`'s signature against `keys`; return whether it carried one.
 
@@ -300,7 +323,10 @@ def verify(
     says: it needs `keys`, the MAC must match, and the session id it was signed for must
     equal `session_id` (None for a snapshot signed without one). `allow_unsigned` admits
     only snapshots with no ``signature`` field at all (the host opted into unsigned input).
-    ``finite``: as for `sign` (the MAC is the same either way).
+    ``finite``: as for `sign` (the MAC is the same either way). ``floats=False`` (with
+    ``finite``): the caller read `snapshot` from text and saw no float in it
+    (`contextchef._json_read.strict_loads`), so no byte search for floats is made: the
+    canonical bytes are orjson's and no number is restated (`_as_numbers`).
 
     Raises:
         SnapshotSignatureError: No keys for a signed snapshot, or for an unsigned one
@@ -365,8 +391,8 @@ def verify(
             key_id=key_id,
         )
     header = {k: v for k, v in signature.items() if k != "mac"}
-    exact = _canonical(header, _body(snapshot), finite)
-    given, numbers = signature["mac"].encode("ascii"), _as_numbers(exact)
+    exact, restate = _canonical(header, _body(snapshot), finite, floats)
+    given, numbers = signature["mac"].encode("ascii"), _as_numbers(exact) if restate else exact
     if not hmac.compare_digest(_hmac(secret, numbers).encode(), given) and (
         numbers is exact or not hmac.compare_digest(_hmac(secret, exact).encode(), given)
     ):  # (a release before `_as_numbers` signed the exact form)

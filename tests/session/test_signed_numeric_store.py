@@ -174,7 +174,7 @@ def test_a_signature_over_the_exact_form_still_verifies() -> None:
     snap = chef.snapshot(keys=KEYS, session_id="s")
     header = {k: v for k, v in snap["signature"].items() if k != "mac"}
     body = {k: v for k, v in snap.items() if k != "signature"}
-    exact = _signing._canonical(header, body, False)
+    exact, _ = _signing._canonical(header, body, False)
     assert _signing._as_numbers(exact) != exact  # this snapshot holds such floats
     snap["signature"]["mac"] = _signing._hmac(b"s" * 32, exact)
     _session().restore(json.dumps(snap), keys=KEYS, session_id="s")
@@ -187,7 +187,7 @@ def test_a_snapshot_without_such_floats_is_signed_as_before() -> None:
     snap = chef.snapshot(keys=KEYS, session_id="s")
     header = {k: v for k, v in snap["signature"].items() if k != "mac"}
     body = {k: v for k, v in snap.items() if k != "signature"}
-    exact = _signing._canonical(header, body, False)
+    exact, _ = _signing._canonical(header, body, False)
     assert _signing._as_numbers(exact) is exact
     assert snap["signature"]["mac"] == _signing._hmac(b"s" * 32, exact)
 
@@ -200,3 +200,40 @@ def test_the_fakes_compare_numbers_by_value(a: Any, b: Any) -> None:
     assert by_value(a) == by_value(b)
     assert by_value(2.5) != by_value(2) and by_value("1e+20") != by_value(1e20)
     assert by_value(1e23) == by_value(10**23) != by_value(99999999999999991611392)
+
+
+def test_a_signed_text_read_with_no_float_is_checked_without_byte_searches(
+    tmp_path: Any,
+) -> None:
+    """A signed restore of text, and a keyed store's load, read every number: when no float
+    was read, the canonical bytes cannot hold one that orjson or a decimal store writes
+    otherwise, so the float searches (`_json._other_floats`, `_signing._as_numbers`) are
+    skipped; the signature is checked as strictly, and text holding floats is searched."""
+    from contextchef import _json
+    from contextchef.stores import SessionSync, SQLiteSessionStore
+
+    searched: list[str] = []
+    other, numbers = _json._other_floats, _signing._as_numbers
+    plain, _ = _conversation("openai", {"a": 1, "b": 2, "c": 3})  # integers only
+    floats, _ = _conversation("anthropic")  # 1e20, -0.0 and 2.5 as JSON values
+    texts = {
+        n: json.dumps(c.snapshot(keys=KEYS, session_id="s"))
+        for n, c in (("plain", plain), ("floats", floats))
+    }
+    assert "1e+20" in texts["floats"] and "e+" not in texts["plain"].replace("1e+2", "")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_json, "_other_floats", lambda d: searched.append("bytes") or other(d))
+        patch.setattr(_signing, "_as_numbers", lambda d: searched.append("numbers") or numbers(d))
+        _session().restore(texts["plain"], keys=KEYS, session_id="s")
+        assert searched == []
+        with pytest.raises(SnapshotSignatureError) as caught:  # still checked
+            _session().restore(texts["plain"].replace("Add", "Sub"), keys=KEYS, session_id="s")
+        assert caught.value.problem == "mismatch"
+        _session().restore(texts["floats"], keys=KEYS, session_id="s")
+        assert searched  # a float was read: searched as before
+        searched.clear()
+        store = SQLiteSessionStore(tmp_path / "s.db", keys=KEYS)
+        SessionSync(store, "s").save(plain)  # signing a live session searches (no reader)
+        searched.clear()
+        assert SessionSync(store, "s").load_into(_session())
+        assert searched.count("numbers") <= 1  # the store's signed head (a few fields) only

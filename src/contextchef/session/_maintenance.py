@@ -183,10 +183,12 @@ class Maintenance:
         `owned`: the snapshot is the restore's (`SessionState.from_dict`), never changed;
         so is one given as JSON text, read here.
         """
+        floats: list[str] | None = None if isinstance(snapshot, Mapping) else []  # read here
         if isinstance(snapshot, (str, bytes, bytearray)):
-            snapshot, owned = snapshot_of_text(snapshot), True
+            snapshot, owned = snapshot_of_text(snapshot, floats), True
         signed = signed or (  # an owned snapshot was read by `strict_loads`: no NaN in it
-            isinstance(snapshot, Mapping) and verify(snapshot, finite=owned, **trust)
+            isinstance(snapshot, Mapping)
+            and verify(snapshot, finite=owned, floats=floats != [], **trust)
         )
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
         coming = runtime_tools(snapshot, self._tools)

@@ -184,14 +184,17 @@ def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool]
         )
 
 
-def snapshot_of_text(text: str | bytes | bytearray) -> Any:
+def snapshot_of_text(text: str | bytes | bytearray, floats: list[str] | None = None) -> Any:
     """A snapshot's JSON text read as JSON (NaN and the infinities refused).
+
+    `floats`, when given, gets the text of each float read (`strict_loads`).
 
     Raises:
         UsageError: Not JSON text (``json``'s reason); nothing is restored.
     """
     try:  # a str led by a byte-order mark: read as bytes with one are
-        return strict_loads(text[1:] if isinstance(text, str) and text[:1] == "\ufeff" else text)
+        body = text[1:] if isinstance(text, str) and text[:1] == "\ufeff" else text
+        return strict_loads(body, floats)
     except (ValueError, RecursionError) as exc:
         reason = json_reason(exc)
         raise UsageError(f"snapshot text is not JSON: {reason}; nothing was restored") from None

@@ -63,7 +63,15 @@ from contextchef._errors import (
 )
 from contextchef._signing import SIGNATURE, SnapshotKeys, sign, verify
 from contextchef.history._reordered import head_mismatch
-from contextchef.stores._stored import WHERE, Where, corrupt, decode, encode, stored_text
+from contextchef.stores._stored import (
+    WHERE,
+    Where,
+    corrupt,
+    decode,
+    encode,
+    stored_text,
+    unkeyed_error,
+)
 
 __all__ = [
     "MAX_SESSION_ID",
@@ -405,26 +413,13 @@ def verified(
                 f"store's signed head vouches for: {why}",
                 problem="mismatch",
             )
-    snapshot = materialize(session_id, base, texts, where)
-    if keys is not None:
-        verify(snapshot, keys, session_id=session_id, finite=True)  # `decode` refuses NaN
+    floats: list[str] = []  # those the texts hold: none, and the signature check skips
+    snapshot = materialize(session_id, base, texts, where, floats)  # its float scans
+    if keys is not None:  # `decode` refuses NaN
+        verify(snapshot, keys, session_id=session_id, finite=True, floats=bool(floats))
     elif head is not None or SIGNATURE in snapshot:
         raise unkeyed_error(session_id, snapshot.get(SIGNATURE))
     return snapshot
-
-
-def unkeyed_error(session_id: str, signature: object = None) -> SnapshotSignatureError:
-    """The refusal of a signed session by a store (or `SessionSync`) without keys."""
-    key_id = signature.get("key_id") if isinstance(signature, Mapping) else None
-    by = f" (key id {shown(key_id, 40)})" if isinstance(key_id, str) else ""
-    return SnapshotSignatureError(
-        f"session {shown(session_id, 80)} is signed{by}, and this store was built without "
-        "keys: a store reads signed sessions only with the keys they were signed with. "
-        "Build the store with them: SQLiteSessionStore(path, keys=SnapshotKeys({...})) or "
-        "RedisSessionStore(url, keys=SnapshotKeys({...}))",
-        problem="no_keys",
-        key_id=key_id if isinstance(key_id, str) else None,
-    )
 
 
 def check_delta(delta: object) -> list[list[Any]]:
@@ -592,14 +587,20 @@ def apply_delta(base: dict[str, Any], delta: Sequence[Any], session_id: str = ""
 
 
 def materialize(
-    session_id: str, base: object, turns: Sequence[object], where: Where = WHERE
+    session_id: str,
+    base: object,
+    turns: Sequence[object],
+    where: Where = WHERE,
+    floats: list[str] | None = None,
 ) -> dict[str, Any]:
     """The snapshot a stored base and its logged turns (JSON texts) add up to.
+
+    `floats`, when given, gets the text of each float the texts hold (`decode`).
 
     Raises:
         SessionStoreError: A corrupt record (naming the column or field, `where`).
     """
-    snapshot = decode(base, session_id, f"snapshot ({where['base']})")
+    snapshot = decode(base, session_id, f"snapshot ({where['base']})", floats)
     if not isinstance(snapshot, dict):
         raise corrupt(
             session_id,
@@ -607,7 +608,7 @@ def materialize(
             f"is {shown(snapshot, 60)}, not a JSON object",
         )
     for number, text in enumerate(turns, 1):
-        delta = decode(text, session_id, f"turn {number} ({where['turn']})")
+        delta = decode(text, session_id, f"turn {number} ({where['turn']})", floats)
         if not isinstance(delta, list):
             raise corrupt(
                 session_id,

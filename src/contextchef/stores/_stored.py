@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from contextchef._errors import SessionStoreError, json_reason, shown
+from contextchef._errors import SessionStoreError, SnapshotSignatureError, json_reason, shown
 from contextchef._json import is_unicode
 from contextchef._json_read import strict_loads
 from contextchef.stores._lineage import MAX_LINEAGE
@@ -28,6 +28,7 @@ __all__ = [
     "stored_count",
     "stored_expiry",
     "stored_text",
+    "unkeyed_error",
 ]
 
 Where = Mapping[str, str]
@@ -101,21 +102,22 @@ def encode(value: object, session_id: str) -> str:
         ) from exc
 
 
-def decode(text: object, session_id: str, what: str) -> Any:
+def decode(text: object, session_id: str, what: str, floats: list[str] | None = None) -> Any:
     """Parse stored JSON; `what` says where it was stored (for the message).
 
     NaN and the infinities are refused (`encode` never writes them), so what a store
     reads back is plain JSON (a keyed store's signature check relies on it: `verified`).
     Read by `contextchef._json_read.strict_loads`: msgspec's decoder with the
     ``fastjson`` extra where it reads what ``json`` reads, ``json`` otherwise (orjson is
-    not used: it reads an integer past 64 bits as a float).
+    not used: it reads an integer past 64 bits as a float). `floats`, when given, gets the
+    text of each float read.
 
     Raises:
         SessionStoreError: The stored value is not JSON text (the record is corrupt).
     """
     try:
         text = stored_text(session_id, text, what)
-        return strict_loads(text)
+        return strict_loads(text, floats)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise SessionStoreError(
             f"session {session_id!r}: stored {what} is not valid JSON ({json_reason(exc)}: "
@@ -192,3 +194,17 @@ def stored_lineage(session_id: str, value: object, where: str) -> str:
             f"is {shown(value, 60)}, not printable text of at most {MAX_LINEAGE} characters",
         )
     return token
+
+
+def unkeyed_error(session_id: str, signature: object = None) -> SnapshotSignatureError:
+    """The refusal of a signed session by a store (or `SessionSync`) without keys."""
+    key_id = signature.get("key_id") if isinstance(signature, Mapping) else None
+    by = f" (key id {shown(key_id, 40)})" if isinstance(key_id, str) else ""
+    return SnapshotSignatureError(
+        f"session {shown(session_id, 80)} is signed{by}, and this store was built without "
+        "keys: a store reads signed sessions only with the keys they were signed with. "
+        "Build the store with them: SQLiteSessionStore(path, keys=SnapshotKeys({...})) or "
+        "RedisSessionStore(url, keys=SnapshotKeys({...}))",
+        problem="no_keys",
+        key_id=key_id if isinstance(key_id, str) else None,
+    )
