@@ -253,3 +253,38 @@ def test_an_sdk_object_in_extra_is_refused_with_its_json_form() -> None:
     request = chef.compile("gemini", model="gemini-3-pro", extra={"tool_config": dumped})
     sent = request.payload["config"]["tool_config"]
     assert types.ToolConfig.model_validate(sent) == config
+
+
+@pytest.mark.parametrize(
+    ("target", "extra"),
+    [
+        ("anthropic", {"metadata": {"user_id": "u\ud800"}}),
+        ("openai", {"user": "u\ud800"}),
+        ("responses", {"metadata": {"k": "\udc00"}}),
+        ("gemini", {"labels": {"\ud800": "x"}}),
+    ],
+)
+def test_a_lone_surrogate_in_extra_is_refused_at_compile(target: str, extra: Any) -> None:
+    """Break-it round 33 (#5): compile took a lone surrogate in `extra`, and the SDK call
+    then raised a bare ``UnicodeEncodeError``; every other text entry point refuses one.
+    It is a `UsageError` naming the field, and the session compiles and sends as before."""
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    with pytest.raises(
+        UsageError, match=r"extra field '\w+': not JSON \(it holds text that is not"
+    ):
+        chef.compile(target, model="m", extra=extra)
+    fake = fake_for(target).script(text("ok"))
+    send(target, fake, chef.compile(target, model="m").payload)
+    assert fake.violations == ()
+
+
+@pytest.mark.parametrize("max_tokens", [2**31, 10**30])
+def test_max_tokens_past_what_any_api_takes_is_refused(max_tokens: int) -> None:
+    """Break-it round 33 (#9): ``max_tokens=10**30`` compiled on every target."""
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    for target in ("anthropic", "openai", "responses", "gemini"):
+        with pytest.raises(UsageError, match=r"max_tokens must be an integer >= 1 and <= "):
+            chef.compile(target, model="m", max_tokens=max_tokens)
+        chef.compile(target, model="m", max_tokens=2**31 - 1)

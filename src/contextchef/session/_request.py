@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef._errors import UsageError, check_flag, check_int, check_str, json_reason, shown
-from contextchef._json import canonical_dumps, canonical_value
+from contextchef._json import canonical_dumps, canonical_value, is_unicode
 from contextchef._records import plain
 from contextchef.history._normalize import Change
 from contextchef.providers import CacheAuditFinding, ModelRules, _targets
@@ -175,7 +175,8 @@ def check_options(
     """Reject request options the provider would refuse, before anything runs.
 
     Raises:
-        UsageError: `model` is not a non-empty string, `max_tokens` not a positive int,
+        UsageError: `model` is not a non-empty string, `max_tokens` not an int from 1 to
+            2**31 - 1 (Gemini's ``maxOutputTokens`` is an int32; no API takes more),
             `extra` not a mapping of plain JSON (or naming a field compile writes),
             `betas` not a list of beta names (printable ASCII without whitespace or
             commas: each is one item of the ``anthropic-beta`` header), or `flags`
@@ -187,7 +188,7 @@ def check_options(
         raise UsageError(f"missing_thinking must be 'drop' or 'raise', got {shown(missing, 40)}")
     check_str("model", model, empty=False)
     if max_tokens is not None:
-        check_int("max_tokens", max_tokens, minimum=1)
+        check_int("max_tokens", max_tokens, minimum=1, maximum=2**31 - 1)
     if not isinstance(extra, Mapping):
         raise UsageError(f"extra must be a mapping of request fields, got {type(extra).__name__}")
     for key, value in extra.items():
@@ -199,7 +200,8 @@ def check_options(
                 "max_tokens, tools and history through the session"
             )
         try:
-            canonical_dumps(canonical_value(value))
+            if not is_unicode(canonical_dumps(canonical_value(value))):
+                raise ValueError("it holds text that is not valid Unicode (a lone surrogate)")
         except (TypeError, ValueError, RecursionError) as exc:
             raise UsageError(
                 f"extra field {shown(key)}: not JSON ({json_reason(exc)}); extra takes JSON "
