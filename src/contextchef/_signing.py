@@ -47,7 +47,7 @@ from typing import Any
 
 from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, json_reason, shown
 from contextchef._json import sorted_utf8
-from contextchef._json_read import each_float, float_tokens
+from contextchef._json_read import each_float, fast_decoder, strict_loads
 
 __all__ = [
     "ALGORITHM",
@@ -143,18 +143,20 @@ def _canonical(
     """``[header, body]`` as sorted-key canonical JSON (UTF-8): version 1 of the MAC's form.
 
     And whether `_as_numbers` may restate a number in them (False: no float from 1e16 on
-    and no -0.0). With `finite`, orjson writes them (`contextchef._json.sorted_utf8`) and
-    msgspec reads each float back once (`float_tokens`): a float orjson writes otherwise
-    than ``json`` sends them to ``json``, and the floats read say whether a number is
-    restated, so neither the bytes nor the numbers are searched again. ``floats=False``:
-    the caller's reader saw no float in them (`strict_loads`), so none is read.
+    and no -0.0). orjson writes them (`contextchef._json.sorted_utf8`) and msgspec reads
+    the bytes back once (`_read_back`): the floats read say whether orjson wrote each as
+    ``json`` does (else ``json`` writes them) and whether a number is restated, so neither
+    the bytes nor the numbers are searched again. Without `finite` (a caller's value, which
+    may hold NaN, written ``null``, or values ``json`` refuses) the bytes are taken only
+    when they read back to the value. ``floats=False`` (with `finite`): the caller's reader
+    saw no float in them (`strict_loads`), so they are not read back.
     """
-    data = sorted_utf8([header, body], floats=False) if finite else None
-    restate = True
-    if data is not None and floats:
-        tokens = float_tokens(data)
-        if tokens is None:  # no msgspec: the byte searches of `sorted_utf8` decide
-            data = sorted_utf8([header, body])
+    value = [header, body]
+    data, restate = sorted_utf8(value, floats=False), True
+    if data is not None and (floats or not finite):
+        tokens = _read_back(data, None if finite else value)
+        if tokens is None:  # no msgspec (the byte searches decide), or not the value's bytes
+            data = sorted_utf8(value) if finite else None
         elif all(repr(float(t)) == t for t in tokens):
             restate = any("e+" in t or t == "-0.0" for t in tokens)  # as repr writes them
         else:
@@ -176,6 +178,23 @@ def _canonical(
             ) from None
         data, restate = text.encode("utf-8", "surrogatepass"), True
     return data, restate
+
+
+def _read_back(data: bytes, value: object) -> list[str] | None:
+    """The text of each float in orjson's `data`, read back by msgspec (in C).
+
+    None without msgspec, or when `value` (None: not compared) is not what `data` reads
+    back to: orjson writes NaN and the infinities as ``null`` and some values ``json``
+    refuses (a datetime, a dataclass) as JSON, and each reads back as something else.
+    """
+    if fast_decoder() is None:
+        return None
+    tokens: list[str] = []
+    try:
+        back = strict_loads(data, tokens)
+    except (ValueError, RecursionError):
+        return None
+    return tokens if value is None or back == value else None
 
 
 _NEGATIVE_ZERO = re.compile(rb"-0\.0[,\]}]")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -232,6 +233,13 @@ def test_a_signed_text_read_with_no_float_is_checked_without_byte_searches(
         _session().restore(texts["floats"], keys=KEYS, session_id="s")
         assert searched  # a float was read: searched as before
         searched.clear()
+
+        def no_json(*_: object, **__: object) -> None:
+            raise AssertionError("json wrote the canonical form")
+
+        patch.setattr(_signing, "json", SimpleNamespace(dumps=no_json))  # a host's decode too
+        _session().restore(json.loads(texts["plain"]), keys=KEYS, session_id="s")
+        patch.undo()
         store = SQLiteSessionStore(tmp_path / "s.db", keys=KEYS)
         SessionSync(store, "s").save(plain)  # signing a live session searches (no reader)
         searched.clear()

@@ -12,8 +12,12 @@ race is still refused; a stored NaN is a corrupt record.
 
 from __future__ import annotations
 
+import datetime
+import enum
+import fractions
 import json
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,6 +98,15 @@ LEAVES = st.one_of(
     st.text(st.characters(codec=None), max_size=20),
     st.sampled_from(["1e-7", "0.00001", "e-5", "a\\", '"', "\u2028", "\x7f"]),
 )
+ODD = [
+    datetime.datetime(2026, 1, 1),  # orjson writes these; json refuses them
+    uuid.UUID(int=7),
+    enum.Enum("Color", "RED").RED,  # type: ignore[attr-defined]
+    fractions.Fraction(1, 3),
+    (1, 2.5, "t"),  # a tuple: json writes a list
+    {"n": float("nan")},
+    [float("inf"), 1e-7, -0.0, 1e23],
+]
 VALUES = st.recursive(
     LEAVES,
     lambda inner: st.one_of(
@@ -142,19 +155,35 @@ def test_the_fast_encoder_signs_what_json_signs() -> None:
     assert sign({**snap, "f": 1e-7}, KEYS, finite=True) == sign({**snap, "f": 1e-7}, KEYS)
 
 
-@given(value=VALUES)
+def _by_json(snap: Any) -> Any:
+    """`sign` of `snap` by ``json`` alone (every byte search), or the error's type."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json_module, "FAST_JSON", [None])
+        try:
+            return sign(snap, KEYS, session_id="s")
+        except UsageError:
+            return UsageError
+
+
+@given(value=st.one_of(VALUES, st.sampled_from(ODD)))
 def test_a_signature_made_fast_is_the_one_json_makes(value: Any) -> None:
-    """`_signing._canonical` takes orjson's bytes, reads each float back once by msgspec
-    (`float_tokens`) and restates numbers only when one needs it: the MAC is the one the
-    ``json`` path (every byte search) makes, a snapshot read from its text (no float seen)
-    verifies, and so does any snapshot with its floats."""
+    """`_signing._canonical` takes orjson's bytes, reads them back once by msgspec and
+    restates numbers only when one needs it; a caller's value (not `finite`) is taken so
+    only when it reads back to itself (NaN is written ``null``, a datetime as text by
+    orjson). The MAC is the one ``json`` makes, or both refuse; a snapshot read from its
+    text verifies, whatever floats it holds."""
     snap = {"format": "x", "v": value}
-    try:
-        slow = sign(snap, KEYS, session_id="s")
-    except UsageError:  # NaN, a lone surrogate: not JSON, refused either way
+    slow = _by_json(snap)
+    for finite in (False, True):
+        if finite and slow is UsageError:  # a caller's NaN: `finite` vouches for none
+            continue
+        try:
+            assert sign(snap, KEYS, session_id="s", finite=finite) == slow
+        except UsageError:
+            assert slow is UsageError
+    if slow is UsageError:
         return
-    assert sign(snap, KEYS, session_id="s", finite=True) == slow
-    assert verify(slow, KEYS, session_id="s", finite=True)
+    assert verify(slow, KEYS, session_id="s") and verify(slow, KEYS, session_id="s", finite=True)
     floats: list[str] = []
     read = strict_loads(json.dumps(slow), floats)
     assert verify(read, KEYS, session_id="s", finite=True, floats=bool(floats))
