@@ -362,6 +362,7 @@ def test_sync_run_tools_in_a_running_loop_with_async_handlers_refuses_before_run
     async def inside_a_loop() -> None:
         with pytest.raises(UsageError, match=r"await chef\.arun_tools"):
             chef.run_tools([ToolCall(id="l1", name="web__fetch", arguments={"url": "u"})])
+        assert chef.run_tools([]) == ()  # break-it 33: no call, nothing refused
 
     asyncio.run(inside_a_loop())
     assert chef.history == before and fetched == [] and hooks.before == Counter()

@@ -293,7 +293,8 @@ class Dispatcher:
     ) -> tuple[ToolResult, ...]:
         """Answer every call in order; see `ContextChef.run_tools` (nothing is appended)."""
         parsed = self._parsed(calls)
-        self._refuse_async_in_loop(fallback)
+        if parsed:  # no call: nothing runs, whatever loop is running
+            self._refuse_async_in_loop(fallback)
         done = []
         for call, item in parsed:
             check, view, ctx = self.decide(item)
