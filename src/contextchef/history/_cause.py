@@ -93,9 +93,10 @@ def restore_errors(data: Mapping[str, Any]) -> Iterator[None]:
 def _deepest(data: Mapping[str, Any]) -> str:
     """Which field of snapshot `data` nests deepest, named as a restore names fields.
 
-    Walked with a stack, not by recursion: the field is past what recursion can walk.
+    Walked with a stack, not by recursion: the field is past what recursion can walk;
+    each container once (a caller's dict may hold itself).
     """
-    most, where = -1, "a snapshot field"
+    most, where, seen = -1, "a snapshot field", set[int]()
     ledgers = data.get("ledgers")
     fields: list[tuple[str, Any]] = [
         (f"snapshot field {k!r}", v) for k, v in data.items() if k != "ledgers"
@@ -110,9 +111,12 @@ def _deepest(data: Mapping[str, Any]) -> str:
             item, depth = stack.pop()
             if depth > most:
                 most, where = depth, name
+            if not isinstance(item, (Mapping, list, tuple)) or id(item) in seen:
+                continue
+            seen.add(id(item))
             if isinstance(item, Mapping):
                 stack.extend((v, depth + 1) for v in item.values())
-            elif isinstance(item, (list, tuple)):
+            else:
                 stack.extend((v, depth + 1) for v in item)
     return where
 
