@@ -52,6 +52,7 @@ __all__ = [
     "plain_copy",
     "plain_object",
     "read_text_file",
+    "sdk_object_hint",
     "shared_text",
     "sorted_utf8",
     "thaw",
@@ -590,3 +591,27 @@ def read_text_file(path: Path, limit: int = MAX_FILE_BYTES) -> str:
     if len(data) > limit:
         raise ValueError(f"the file is larger than {limit:,} bytes")
     return data.decode("utf-8")
+
+
+def sdk_object_hint(value: object) -> str:
+    """How to pass `value` when it holds an SDK's (pydantic) object, e.g. ``ToolConfig``.
+
+    "" when none is found: bounded, and never raises (the value may be any host object).
+    """
+    stack, seen = [value], 0
+    try:
+        while stack and seen < 10_000:
+            item, seen = stack.pop(), seen + 1
+            if callable(getattr(type(item), "model_dump", None)):  # the class's: no hook runs
+                kind = type(item).__name__
+                return (
+                    f" (a {kind} object: pass its JSON form, "
+                    f"{kind}(...).model_dump(mode='json', exclude_none=True))"
+                )
+            if isinstance(item, Mapping):
+                stack.extend(item.values())
+            elif isinstance(item, (list, tuple)):
+                stack.extend(item)
+    except Exception:  # a hostile object's hooks: no hint, the refusal stands
+        return ""
+    return ""

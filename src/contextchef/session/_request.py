@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from contextchef._errors import UsageError, check_flag, check_int, check_str, json_reason, shown
-from contextchef._json import canonical_dumps, canonical_value, is_unicode
+from contextchef._json import canonical_dumps, canonical_value, is_unicode, sdk_object_hint
 from contextchef._records import plain
 from contextchef.history._normalize import Change
 from contextchef.providers import CacheAuditFinding, ModelRules, _targets
@@ -206,7 +206,7 @@ def check_options(
             raise UsageError(
                 f"extra field {shown(key)}: not JSON ({json_reason(exc)}); extra takes JSON "
                 "values: objects with text keys, arrays, text, finite numbers, booleans and "
-                f"null{_as_json_hint(value)}"
+                f"null{sdk_object_hint(value)}"
             ) from exc
     if (
         isinstance(betas, str)
@@ -222,21 +222,3 @@ def check_options(
                 "whitespace, control characters or commas (pass several betas as separate "
                 "list items, e.g. ['a-2025-01-01', 'b-2025-02-02'])"
             )
-
-
-def _as_json_hint(value: object) -> str:
-    """How to pass `value` when it holds an SDK's (pydantic) object, e.g. ``ToolConfig``."""
-    stack, seen = [value], 0
-    while stack and seen < 10_000:  # bounded: an error message's search
-        item, seen = stack.pop(), seen + 1
-        if callable(getattr(item, "model_dump", None)):
-            kind = type(item).__name__
-            return (
-                f" (a {kind} object: pass its JSON form, "
-                f"{kind}(...).model_dump(mode='json', exclude_none=True))"
-            )
-        if isinstance(item, Mapping):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return ""
