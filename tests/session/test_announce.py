@@ -619,3 +619,40 @@ def test_dynamic_state_is_dumped_at_each_compile_and_stated_when_changed() -> No
     }
     with pytest.raises(UsageError, match="pydantic model"):
         chef.set_dynamic_state({"branch": "x"})  # type: ignore[arg-type]
+
+
+def test_a_dynamic_state_no_json_holds_is_refused_when_set_and_at_snapshot(
+    tmp_path: Any,
+) -> None:
+    """Break-it round 34 (#1): a model ``model_dump(mode="json")`` cannot dump (an arbitrary
+    type, nesting past pydantic's depth) was taken by `set_dynamic_state`; compile refused
+    it, but `snapshot()` and `SessionSync.save` raised bare pydantic errors. It is refused
+    when set; one that becomes so after it was set is a `UsageError` at snapshot."""
+    from pydantic import ConfigDict
+
+    from contextchef import SessionSync, SQLiteSessionStore
+
+    class Thing:
+        pass
+
+    class Odd(BaseModel):
+        model_config = ConfigDict(arbitrary_types_allowed=True)
+        t: Any = None
+
+    deep: Any = 1.5
+    for _ in range(300):
+        deep = [deep]
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    for bad in (Odd(t=Thing()), Odd(t=deep)):
+        with pytest.raises(UsageError, match=r"^dynamic state is not plain JSON: "):
+            chef.set_dynamic_state(bad)
+    state = Odd(t=[1])
+    chef.set_dynamic_state(state)
+    state.t = Thing()  # the host's model changed after it was set
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    for write in (chef.snapshot, lambda: SessionSync(store, "s").save(chef)):
+        with pytest.raises(UsageError, match=r"^dynamic state is not plain JSON: "):
+            write()
+    state.t = [2]
+    assert SessionSync(store, "s").save(chef) == 1

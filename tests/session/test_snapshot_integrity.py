@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -315,3 +316,19 @@ def test_a_version_that_is_not_an_integer_is_refused(snap: dict[str, Any], versi
     fresh = make()
     with pytest.raises(ContextChefError, match=r"'version' is .* not a version"):
         fresh.restore(bad, allow_unsigned=True)
+
+
+def test_a_snapshot_given_as_any_mapping_restores(snap: dict[str, Any]) -> None:
+    """Break-it round 34 (#2): `restore` takes any Mapping (as typed); a mappingproxy of a
+    real snapshot raised a bare IndexError from the form check's message."""
+    chef = make()
+    chef.restore(types.MappingProxyType(copy.deepcopy(snap)), allow_unsigned=True)
+    assert chef.snapshot() == make_restored(snap).snapshot()
+    with pytest.raises(UsageError, match="not a contextchef snapshot"):
+        make().restore(types.MappingProxyType({}), allow_unsigned=True)
+
+
+def make_restored(snap: dict[str, Any]) -> ContextChef:
+    chef = make()
+    chef.restore(copy.deepcopy(snap), allow_unsigned=True)
+    return chef

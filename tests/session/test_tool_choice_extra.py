@@ -288,3 +288,12 @@ def test_max_tokens_past_what_any_api_takes_is_refused(max_tokens: int) -> None:
         with pytest.raises(UsageError, match=r"max_tokens must be an integer >= 1 and <= "):
             chef.compile(target, model="m", max_tokens=max_tokens)
         chef.compile(target, model="m", max_tokens=2**31 - 1)
+
+
+def test_a_lone_surrogate_in_an_extra_field_name_is_refused() -> None:
+    """Break-it round 34 (#8): a lone surrogate in a nested key or a value was refused, in a
+    top-level field name it reached the payload, which cannot be sent as UTF-8."""
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    with pytest.raises(UsageError, match=r"extra field names must be non-empty Unicode text"):
+        chef.compile("openai", model="m", extra={"x\ud800": 1})

@@ -192,8 +192,10 @@ def check_options(
     if not isinstance(extra, Mapping):
         raise UsageError(f"extra must be a mapping of request fields, got {type(extra).__name__}")
     for key, value in extra.items():
-        if not isinstance(key, str) or not key:
-            raise UsageError(f"extra field names must be non-empty strings, got {shown(key, 60)}")
+        if not isinstance(key, str) or not key or not is_unicode(key):
+            raise UsageError(
+                f"extra field names must be non-empty Unicode text, got {shown(key, 60)}"
+            )
         if key in _targets.WRITTEN_FIELDS or key.endswith("max_tokens"):
             raise UsageError(
                 f"extra field {shown(key, 60)} is written by compile itself; pass model, "

@@ -23,7 +23,7 @@ This module imports pydantic; it is imported when a snapshot is read, never by
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 import pydantic
@@ -257,11 +257,13 @@ def check_form(data: object) -> SnapshotForm:
     Raises:
         UsageError: The first field that does not fit, named with what it must be.
     """
+    if isinstance(data, Mapping) and type(data) is not dict:  # any Mapping, as typed
+        data = dict(data)
     try:
         return _adapter().validate_python(data)
     except ValidationError as exc:
         first, *rest = exc.errors()
-        loc, tags = tuple(first["loc"]), {first["loc"][-1], *(e["loc"][-1] for e in rest[:1])}
+        loc, tags = tuple(first["loc"]), {*first["loc"][-1:], *(e["loc"][-1] for e in rest[:1])}
         if tags == {"str", "constrained-int"} and tuple(rest[0]["loc"][:-1]) == loc[:-1]:
             first = {**first, "loc": loc[:-1], "type": "key_or_index"}  # `str | Size`: both
         raise UsageError(f"{_problem(first)}; nothing was restored") from None

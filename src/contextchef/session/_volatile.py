@@ -239,10 +239,18 @@ def is_pydantic_model(value: object) -> bool:
 
 
 def dynamic_state_data(state: BaseModel | Mapping[str, Any]) -> Any:
-    """The JSON data of a dynamic state (a pydantic model's ``model_dump(mode="json")``)."""
-    if is_pydantic_model(state):
+    """The JSON data of a dynamic state (a pydantic model's ``model_dump(mode="json")``).
+
+    Raises:
+        UsageError: The model cannot be dumped as JSON (a value of an arbitrary type,
+            nesting past pydantic's depth); snapshots and compiles would all fail on it.
+    """
+    if not is_pydantic_model(state):
+        return dict(cast("Mapping[str, Any]", state))
+    try:
         return cast("BaseModel", state).model_dump(mode="json")
-    return dict(cast("Mapping[str, Any]", state))
+    except (TypeError, ValueError, RecursionError) as exc:  # pydantic's errors are these
+        raise UsageError(f"dynamic state is not plain JSON: {json_reason(exc)}") from None
 
 
 def render_dynamic_state(state: BaseModel | Mapping[str, Any]) -> str:
@@ -294,6 +302,8 @@ def check_dynamic_state(state: object) -> None:
         raise UsageError(
             f"dynamic state must be a pydantic model or None, got {type(state).__name__}"
         )
+    if state is not None:  # every compile and snapshot writes it: refused now, not later
+        render_dynamic_state(cast("BaseModel", state))
 
 
 class VolatileState:
