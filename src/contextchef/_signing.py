@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import re
 from collections.abc import Mapping
 from decimal import Decimal
@@ -53,6 +54,7 @@ __all__ = [
     "ALGORITHM",
     "SIGNATURE",
     "SnapshotKeys",
+    "as_decimal_store",
     "check_session_id",
     "sign",
     "verify",
@@ -244,6 +246,25 @@ def _as_numbers(data: bytes) -> bytes:
         return data
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8", "surrogatepass")
+
+
+def as_decimal_store(value: Any) -> Any:
+    """`value` with its numbers as a decimal store gives them back (`_as_numbers`'s rule).
+
+    A float from 1e16 on becomes the integer its ``repr`` names, ``-0.0`` becomes ``0.0``;
+    anything else is as it was (objects and arrays copied where a number below changed).
+    For comparing a signed snapshot's values with the host's own (a runtime tool's
+    schema, the tools as sent): two values equal after it were one value when signed.
+    """
+    if type(value) is float:
+        if value == 0:
+            return 0.0
+        return int(Decimal(repr(value))) if math.isfinite(value) and abs(value) >= 1e16 else value
+    if isinstance(value, Mapping):
+        return {k: as_decimal_store(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_decimal_store(v) for v in value]
+    return value
 
 
 def _body(snapshot: Mapping[str, Any]) -> dict[str, Any]:

@@ -245,3 +245,52 @@ def test_a_signed_text_read_with_no_float_is_checked_without_byte_searches(
         searched.clear()
         assert SessionSync(store, "s").load_into(_session())
         assert searched.count("numbers") <= 1  # the store's signed head (a few fields) only
+
+
+GAIN = {
+    "name": "set_gain",
+    "description": "Set the gain.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "gain": {"type": "number", "minimum": -0.0, "maximum": 3.4028234663852886e38}
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("runtime", [False, True], ids=["registered", "runtime"])
+@pytest.mark.parametrize("target", ["anthropic", "openai", "gemini"])
+def test_tools_with_such_floats_are_the_same_after_a_decimal_store(
+    target: str, runtime: bool
+) -> None:
+    """Break-it round 34 (#3): a tool schema holding float32's max (3.4028234663852886e38)
+    comes back from ``jsonb`` as an integer. The signature verified, then the runtime tool
+    was refused as defined otherwise (`SnapshotMismatchError`), and a registered one made the
+    next compile report a tools edit (the prompt cache restarting). Both are the definitions
+    signed (`_signing.as_decimal_store`): no edit, and the tools go out as first sent."""
+
+    def make() -> ContextChef:
+        chef = ContextChef()
+        if runtime:
+            chef.register_runtime_tool(json.loads(json.dumps(GAIN)), handler=lambda gain=1.0: "ok")
+        else:
+            chef.register_tools([json.loads(json.dumps(GAIN))])
+        return chef
+
+    fake = fake_for(target).script(text("Set."), text("Again."))
+    chef = make()
+    chef.set_history([user("Set the gain.")])
+    first = _compile(chef, target)
+    chef.ingest(send(target, fake, first.payload))
+    chef.append(user("and again"))
+    stored = jsonb(json.dumps(chef.snapshot(keys=KEYS, session_id="s")))
+    assert "340282346638528860000000000000000000000" in stored
+    worker = make()
+    worker.restore(stored, keys=KEYS, session_id="s")
+    request = _compile(worker, target)
+    assert not [e for e in request.edits if e.kind == "tools"]
+    tools = {"anthropic": "tools", "openai": "tools", "gemini": "config"}[target]
+    assert json.dumps(request.payload[tools]) == json.dumps(first.payload[tools])
+    worker.ingest(send(target, fake, request.payload))
+    assert fake.violations == ()

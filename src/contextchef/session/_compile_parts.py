@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from contextchef._errors import CorruptHistoryError, UsageError
 from contextchef._json import canonical_dumps
+from contextchef._signing import as_decimal_store
 from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
@@ -243,6 +244,8 @@ def tools_edited(sent: list[Any] | None, now: list[Any]) -> bool:
     """
     if sent is None or sent is now or sent == now:
         return False
+    if as_decimal_store(sent) == as_decimal_store(now):  # a signed snapshot kept in jsonb
+        return False  # holds 1e20 as an integer: the same tools as sent
     if now[: len(sent)] == sent:  # declarations appended after what was sent
         return any(not is_deferred(t) for t in now[len(sent) :])
     before, after = [canonical_dumps(t) for t in sent], [canonical_dumps(t) for t in now]

@@ -35,6 +35,7 @@ from contextchef._errors import (
     UsageError,
     shown,
 )
+from contextchef._signing import as_decimal_store
 from contextchef.tools._catalogs import tool_from_dict, tool_to_dict
 from contextchef.tools._registry import Registry
 from contextchef.tools._tool import Tool
@@ -116,12 +117,12 @@ def recorded_runtime(
         except UnknownToolError:
             here = None
         if here is not None and here.source == "runtime":
-            if tool_to_dict(here) != tool_to_dict(tool):
+            if not _same(here, tool):
                 other.append(registry.wire_name_for(here))
             continue
         if here is not None and here.source != "library":
             taken.append(here.replace(source="runtime"))
-            if tool_to_dict(here) != tool_to_dict(tool):
+            if not _same(here, tool):
                 changed.append(registry.wire_name_for(here))
             continue
         if any(t.name == tool.name for t in registry.tools):
@@ -143,3 +144,13 @@ def recorded_runtime(
             unexpected=tuple(sorted(other)),
         )
     return RecordedRuntime(tuple(new), tuple(taken), tuple(sorted(changed)))
+
+
+def _same(here: Tool, recorded: Tool) -> bool:
+    """Whether `here` is the `recorded` definition, numbers as a decimal store keeps them.
+
+    A signed snapshot kept in ``jsonb`` holds a float from 1e16 on as an integer
+    (`contextchef._signing.as_decimal_store`): the same definition when it was signed.
+    """
+    mine, theirs = tool_to_dict(here), tool_to_dict(recorded)
+    return mine == theirs or as_decimal_store(mine) == as_decimal_store(theirs)
