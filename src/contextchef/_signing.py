@@ -176,10 +176,21 @@ def _canonical(
             )
         except (TypeError, ValueError, RecursionError) as exc:
             raise UsageError(
-                f"a snapshot must be plain JSON to be signed or checked: {json_reason(exc)}"
+                f"a snapshot must be plain JSON to be signed or checked: {_where(body)}"
+                f"{json_reason(exc)}"
             ) from None
         data, restate = text.encode("utf-8", "surrogatepass"), True
     return data, restate
+
+
+def _where(body: Mapping[str, Any]) -> str:
+    """``snapshot field 'x': `` for the first field of `body` JSON cannot write ("": none)."""
+    for key, item in body.items():
+        try:
+            json.dumps(item, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            return f"snapshot field {shown(key, 40)}: "
+    return ""
 
 
 def _read_back(data: bytes, value: object) -> list[str] | None:

@@ -22,7 +22,7 @@ import anthropic
 import openai
 import pytest
 
-from contextchef import ContextChef, ContextChefError, UsageError, user
+from contextchef import ContextChef, ContextChefError, SnapshotKeys, UsageError, user
 from contextchef.testing import FakeAnthropic, FakeResponses, httpx_for, text, tool_calls
 
 MODEL = "claude-opus-5-5"
@@ -307,6 +307,16 @@ def test_a_deep_dynamic_state_is_named_when_refused(snap: dict[str, Any], depth:
     bad["dynamic_state"] = deep
     said = refused(bad)
     assert "snapshot field 'dynamic_state'" in said and "nested too deep" in said, said
+    if depth < 1000:  # JSON writes it: a signed one is then an edit (signature mismatch)
+        return
+    keys = SnapshotKeys({"k": b"k" * 32})  # signed (break-it 34 #7): named too
+    chef = make()
+    chef.set_history([user("hi")])
+    chef.compile("anthropic", model=MODEL)
+    signed = chef.snapshot(keys=keys)
+    signed["dynamic_state"] = deep
+    with pytest.raises(UsageError, match=r"snapshot field 'dynamic_state': it is nested too deep"):
+        make().restore(signed, keys=keys)
 
 
 @pytest.mark.parametrize("version", [True, 2.0, 3.0, "3", None])
