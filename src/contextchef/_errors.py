@@ -104,21 +104,19 @@ __all__ = [
 def json_reason(exc: BaseException) -> str:
     """Why a value could not be read or written as JSON (`exc`'s text), in our words.
 
-    Python's recursion limit is said as how deep the value nests. Its limit on integer
-    digits says to call ``sys.set_int_max_str_digits()`` (a setting of this process, not
-    of the value): that is said as what the value holds.
+    Python's recursion limit is said as how deep the value nests; its limit on integer
+    digits (``sys.set_int_max_str_digits()``, a setting of this process) as what it holds.
     """
-    text = str(exc)
     if isinstance(exc, RecursionError):
         return "it is nested too deep to walk (JSON of at most a few hundred levels)"
-    if isinstance(exc, ValueError) and "integer string conversion" in text:
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
         limit = sys.get_int_max_str_digits()
         return (
             f"it holds an integer of more than {limit:,} digits, longer than JSON is read or "
             f"written here (integers of at most {limit:,} digits; write a longer number as "
             "a string)"
         )
-    return text
+    return str(exc)
 
 
 def shown(value: object, limit: int = 200) -> str:
