@@ -351,11 +351,11 @@ def _fit(
     Without declared tools, a target that needs them for tool blocks gets the tool-using
     history as text.
     """
-    adapter, ledger = ctx.inp.adapter, ctx.inp.ledger
-    tools = ctx.prefix.pristine
+    adapter, ledger, tools = ctx.inp.adapter, ctx.inp.ledger, ctx.prefix.pristine
     sent_ir = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
+    defined = defined_entries(base.tools)
     messages, fitted = adapter.fit_references(
-        messages, tools, offset=base.history, before=sent_ir, defined=defined_entries(base.tools)
+        messages, tools, offset=base.history, before=sent_ir, defined=defined, rules=ctx.rules
     )
     if not tools and adapter.profile.tool_blocks_need_tools:
         messages, texts = tool_use_as_text(messages, offset=base.history)
