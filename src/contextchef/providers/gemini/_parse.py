@@ -46,6 +46,7 @@ from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.gemini import _render as _gemini
 from contextchef.providers.gemini import synthetic_index, synthetic_offset  # noqa: F401
 from contextchef.providers.gemini._choice import CHOICE
+from contextchef.providers.gemini._fields import FIELDS
 
 _G = _gemini.FORMAT
 
@@ -413,6 +414,7 @@ READER = register_reader(
         read_cache=read_cache,
         shape=SHAPE,
         choice=CHOICE,
+        fields=FIELDS,
     )
 )
 """The Gemini wire's `WireReader`."""
