@@ -130,3 +130,23 @@ def test_a_call_gemini_sent_without_an_id_is_answered_without_one() -> None:
     assert _responses(fake.requests[0].body) == [
         {"name": "pelican_names", "response": {"output": "Charles"}}
     ]
+
+
+def test_a_response_with_an_id_answers_the_call_gemini_sent_without_one() -> None:
+    # a host gave its response an id of its own; the call (Gemini 2.x) had none: the
+    # result was taken for an orphan, dropped and replaced by "interrupted"
+    stored = _plain_genai_loop(FakeGemini(call_ids=False).script(tool_calls(("pelican_names", {}))))
+    stored[2]["parts"][0]["function_response"]["id"] = "host_1"
+    parsed = from_gemini(stored)
+    assert "has the id 'host_1' of no call" in parsed.notes[0]
+    chef = ContextChef()
+    chef.register_tools([pelican_names])
+    chef.set_history(parsed.messages)
+    fake = FakeGemini(call_ids=False).script(text("Charles."))
+    request = chef.compile("gemini", model="gemini-2.5-flash")
+    assert request.changes == ()
+    _client(fake).models.generate_content(**request.payload)
+    assert fake.violations == ()
+    assert _responses(fake.requests[0].body) == [
+        {"name": "pelican_names", "response": {"output": "Charles"}}
+    ]
