@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -226,11 +227,12 @@ def _paired_ids(
     """`messages` with each response recorded without an id given its call's id.
 
     google-genai's ``FunctionCall.id``: "If populated, the client [is] to execute the
-    ``function_call`` and return the response with the matching ``id``", and Gemini
-    refuses a request whose call id gets no matching ``functionResponse`` (research
-    gemini-interactions.md §6, "model call" / "tool result" rows). A host answering with
-    ``Part.from_function_response(name=, response=)`` (no ``id`` parameter) records
-    such a response; it is sent with the call's id, each reported
+    ``function_call`` and return the response with the matching ``id``" (research
+    gemini-interactions.md §6: ``functionCall: {id?, ...}``, ``functionResponse: {id?,
+    ...}``); `FakeGemini` refuses a call id no response matches
+    (``gemini_function_calls_answered``). A host answering with
+    ``Part.from_function_response(name=, response=)`` (no ``id`` parameter) records a
+    response without one: it is sent with its call's id, each reported
     (``added_result_id``). A call sent without an id (Gemini 2.x) keeps its response
     without one (`_render_in_turn`). `before` are the messages already sent.
     """
@@ -238,10 +240,12 @@ def _paired_ids(
     if not wanted:
         return list(messages), []
     ided: dict[str, bool] = {}  # call id -> the call carries it on the wire
-    for msg in (*reversed(before), *messages):
+    for msg in (*messages, *reversed(before)):  # only as far back as the calls answered
         for call in msg.tool_calls:
-            if call.id in wanted:
+            if call.id in wanted and call.id not in ided:
                 ided[call.id] = not hints(call.provider_data, FORMAT).get("synthetic_id")
+        if len(ided) == len(wanted):
+            break
     out: list[Message] = []
     changes: list[Change] = []
     for i, msg in enumerate(messages):
@@ -249,9 +253,8 @@ def _paired_ids(
         for j, part in enumerate(parts):
             if not (isinstance(part, ToolResult) and _without_id(part) and ided.get(part.call_id)):
                 continue
-            kept = {
-                k: v for k, v in hints(part.provider_data, FORMAT).items() if k != "synthetic_id"
-            }
+            hint = hints(part.provider_data, FORMAT)
+            kept = {k: v for k, v in hint.items() if k != "synthetic_id"}
             parts[j] = dataclasses.replace(part, provider_data=kept)
             changes.append(
                 Change(
@@ -262,9 +265,8 @@ def _paired_ids(
                     f"id; sent with its call's id {part.call_id[:80]!r}",
                 )
             )
-        out.append(
-            dataclasses.replace(msg, parts=tuple(parts)) if parts != list(msg.parts) else msg
-        )
+        changed = any(map(operator.is_not, parts, msg.parts))
+        out.append(dataclasses.replace(msg, parts=tuple(parts)) if changed else msg)
     return out, changes
 
 
@@ -443,7 +445,7 @@ class GeminiAdapter(AdapterDefaults):
 
         A response recorded without an id answering a call that has one gets the call's id
         (`_paired_ids`, ``added_result_id``). A thought signature that is not base64 text
-        is dropped (`_drop_bad_signatures`). Then, where the model validates signatures
+        is dropped (`drop_bad_signatures`). Then, where the model validates signatures
         (`ModelRules.signed_calls`: Gemini 3 and later; None `rules`: assumed), a
         ``function_call`` of the current turn (the model's steps since the last user text)
         whose step carries no ``thought_signature`` is a 400 ("Function call is missing a
