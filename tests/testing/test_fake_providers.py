@@ -798,6 +798,13 @@ BAD = [
         _g(_g_user(), _g_model(("c1", "read_file")), _g_user(_g_answer("c7"))),
     ),
     Bad(
+        # Part.from_function_response(name=, response=) gives no id (break-it 33 #2)
+        "gemini-response-without-the-calls-id",
+        FakeGemini,
+        "gemini_function_calls_answered",
+        _g(_g_user(), _g_model(("c1", "read_file")), _g_user(_g_answer(None))),
+    ),
+    Bad(
         "gemini-response-name-mismatch",
         FakeGemini,
         "gemini_function_calls_answered",

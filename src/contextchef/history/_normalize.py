@@ -123,6 +123,7 @@ PORTABLE = HistoryRules(name="portable", alternate_roles=True)
 provider's own rules live with it (`Profile.history`; by name: `contextchef.PRESETS`)."""
 
 ChangeKind = Literal[
+    "added_result_id",
     "dropped_bad_signature",
     "dropped_blank_text",
     "dropped_duplicate_result",

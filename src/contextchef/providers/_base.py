@@ -371,6 +371,7 @@ class Adapter(Protocol):
         offset: int = 0,
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
+        rules: ModelRules | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` with every reference to a tool `tools` does not declare rewritten.
 
@@ -380,7 +381,9 @@ class Adapter(Protocol):
         (history indices counted from `offset`). `before` are the messages already sent
         ahead of them (read only when a reference is not declared by `tools`).
         `defined` are the tools earlier tool changes defined inline (not in ``tools``):
-        each adapter decides which of its references they resolve.
+        each adapter decides which of its references they resolve. `rules` are the
+        request's model's (None: not known, the safe defaults assumed); an adapter may fit
+        the messages to its model too (Gemini: thought signatures, `ModelRules.signed_calls`).
         """
 
 
@@ -466,6 +469,7 @@ class AdapterDefaults:
         offset: int = 0,
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
+        rules: ModelRules | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` unchanged: this API's messages refer to no declared tool by name."""
         return tuple(messages), ()

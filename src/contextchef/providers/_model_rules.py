@@ -70,6 +70,11 @@ class ModelRules:
             threshold) and ``compact_on_demand`` (Anthropic); ``compact`` (Responses
             ``context_management``) and ``compact_on_demand`` (``/responses/compact``).
             Empty: the local path only.
+        signed_calls: A function call of the current turn must carry a thought signature
+            (Gemini 3 and later: "you must pass back thought signatures during function
+            calling, or you will get a validation error"; Gemini 2.5 does not validate
+            them: https://ai.google.dev/gemini-api/docs/thought-signatures). An unsigned
+            call there is sent with Gemini's placeholder (`GeminiAdapter.fit_references`).
     """
 
     model: str
@@ -85,6 +90,7 @@ class ModelRules:
     context_window: int | None = None
     max_output: int | None = None
     native_context: frozenset[str] = frozenset()
+    signed_calls: bool = False
 
 
 def history_rules(profile: HistoryRules, rules: ModelRules) -> HistoryRules:

@@ -22,6 +22,7 @@ from contextchef._sdk import sdk_json
 from contextchef.dispatch._gate import CUT_OFF
 from contextchef.history._messages import Message, TextPart, ToolCall
 from contextchef.history._turns import without_empty_text
+from contextchef.providers._extra_fields import ExtraFields
 from contextchef.providers._parsing import ParsedHistory
 from contextchef.providers._tool_choice import ToolChoiceRules
 from contextchef.providers._usage import MAX_TOKENS, CacheReport
@@ -222,6 +223,8 @@ class WireReader:
             this wire, touching only parts recorded from it (`fresh_turn`); None: as is.
         shape: What its conversation entries hold (`WireShape`).
         choice: Its tool-choice facts, declared in its package (`ToolChoiceRules`).
+        fields: The request fields ``extra`` may add, declared in its package
+            (`ExtraFields`); None: ``extra`` is left to its SDK.
     """
 
     wire: str
@@ -240,6 +243,7 @@ class WireReader:
     fresh: Callable[[Sequence[Message], Sequence[Message]], tuple[Message, ...]] | None = None
     shape: WireShape
     choice: ToolChoiceRules
+    fields: ExtraFields | None = None
 
 
 _READERS: dict[str, WireReader] = {}

@@ -45,9 +45,9 @@ from contextchef.history._messages import Message
 from contextchef.history._normalize import Change
 from contextchef.providers import Chain, ModelRules, extra_left_out
 from contextchef.providers._compacted import check_closed, from_base, swapped_in
+from contextchef.providers._extra_fields import check_extra
 from contextchef.providers._model_rules import check_turn
 from contextchef.providers._reading import adapter_reader
-from contextchef.providers._tool_choice import check_tool_choice
 from contextchef.providers._wording import wording_only
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
@@ -220,7 +220,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
     state = inp.state
     why = partial(forced_refusal, inp.view, state.blocked, state.loaded_skills, state.withdrawn)
     reader = adapter_reader(type(inp.adapter), inp.adapter.profile.wire)
-    check_tool_choice(reader.choice, inp.extra, payload, tool_state, why)
+    check_extra(reader.choice, reader.fields, inp.extra, payload, tool_state, why)
     edits = _edits(ctx, choice, base, strip)
     request = CompiledRequest(
         target=inp.adapter.profile.target,
@@ -351,11 +351,11 @@ def _fit(
     Without declared tools, a target that needs them for tool blocks gets the tool-using
     history as text.
     """
-    adapter, ledger = ctx.inp.adapter, ctx.inp.ledger
-    tools = ctx.prefix.pristine
+    adapter, ledger, tools = ctx.inp.adapter, ctx.inp.ledger, ctx.prefix.pristine
     sent_ir = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
+    defined = defined_entries(base.tools)
     messages, fitted = adapter.fit_references(
-        messages, tools, offset=base.history, before=sent_ir, defined=defined_entries(base.tools)
+        messages, tools, offset=base.history, before=sent_ir, defined=defined, rules=ctx.rules
     )
     if not tools and adapter.profile.tool_blocks_need_tools:
         messages, texts = tool_use_as_text(messages, offset=base.history)

@@ -493,7 +493,10 @@ def gemini_function_calls_answered(body: _Body, earlier: _Earlier) -> Iterator[s
     """A model turn's ``functionCall`` parts are answered in the next user turn.
 
     As many ``functionResponse`` parts as calls, with the same names, and the same ids
-    where the calls have ids.
+    where the calls have ids: google-genai's ``FunctionCall.id``, "If populated, the client
+    [is] to execute the ``function_call`` and return the response with the matching
+    ``id``" (a response without one does not answer it). A call without an id (Gemini
+    2.x) is answered by name.
     """
     contents = _list(body.get("contents"))
     for i, content in _dicts(contents):

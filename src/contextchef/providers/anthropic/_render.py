@@ -424,6 +424,7 @@ class AnthropicAdapter(AdapterDefaults):
         offset: int = 0,
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
+        rules: ModelRules | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Every ``tool_reference`` names a tool in `tools`; server tool calls stay paired.
 

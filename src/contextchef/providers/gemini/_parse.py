@@ -16,6 +16,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
+from contextchef.providers._hints import hints
 from contextchef.providers._parsing import (
     HistoryBuilder,
     ParsedHistory,
@@ -46,6 +47,7 @@ from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.gemini import _render as _gemini
 from contextchef.providers.gemini import synthetic_index, synthetic_offset  # noqa: F401
 from contextchef.providers.gemini._choice import CHOICE
+from contextchef.providers.gemini._fields import FIELDS
 
 _G = _gemini.FORMAT
 
@@ -77,8 +79,17 @@ class _Calls:
         self.offset = offset
 
     def take(self, call_id: str | None, name: str) -> ToolCall | None:
+        """The open call a response answers: by id, else by name when either has no id.
+
+        A response with an id matching no call answers, by name, a call Gemini sent
+        without one (Gemini 2.x; the id the host gave it pairs with nothing).
+        """
         for call in self.open:
             if call.id == call_id or (call_id is None and names(call, name)):
+                self.open.remove(call)
+                return call
+        for call in self.open if call_id is not None else ():
+            if hints(call.provider_data, _G).get("synthetic_id") and names(call, name):
                 self.open.remove(call)
                 return call
         return None
@@ -113,6 +124,12 @@ def _g_response(hist: HistoryBuilder, i: int, j: int, part: dict[str, Any], call
     call = calls.take(raw.get("id"), name)
     named: dict[str, Any] = {}
     call_id = raw.get("id")
+    if call is not None and call_id is not None and call_id != call.id:
+        hist.notes.append(
+            f"message {i}: function_response {shown(name, 80)} has the id {shown(call_id, 80)}"
+            " of no call; it answers the call Gemini sent without an id, and goes without one"
+        )
+        call_id = None
     if call_id is None:
         named["synthetic_id"] = True
         if call is None:
@@ -413,6 +430,7 @@ READER = register_reader(
         read_cache=read_cache,
         shape=SHAPE,
         choice=CHOICE,
+        fields=FIELDS,
     )
 )
 """The Gemini wire's `WireReader`."""

@@ -27,11 +27,9 @@ camelCase itself):
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import logging
 import operator
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -61,14 +59,23 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers._usage import CacheRules
+from contextchef.providers.gemini import _signatures
 from contextchef.providers.gemini._schema import GeminiSchema, translate, unchanged
+from contextchef.providers.gemini._signatures import (
+    SKIP_SIGNATURE,
+    bad_signature,
+    drop_bad_signatures,
+    is_base64,
+    sign_current_turn,
+    signs_calls,
+)
 from contextchef.tools._tool import CompiledTool
 
 _logger = logging.getLogger("contextchef")
 
-__all__ = ["GeminiAdapter", "render_part", "response_text"]
+__all__ = ["SKIP_SIGNATURE", "GeminiAdapter", "is_base64", "render_part", "response_text"]
 
-FORMAT = "gemini"
+FORMAT = _signatures.FORMAT
 """The ``provider_data`` tag of parts recorded from Gemini."""
 GEMINI = HistoryRules(name="gemini", alternate_roles=True, assistant_media=True)
 """Gemini: alternating roles; the model's turns may hold media."""
@@ -91,31 +98,6 @@ def _media(part: MediaPart) -> dict[str, Any]:
     return apply_hints(_media_data(part), hints(part.provider_data, FORMAT))
 
 
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
-_SIGNATURE_KEYS = ("thought_signature", "thoughtSignature")
-
-
-def is_base64(value: object) -> bool:
-    """Whether `value` is text the google-genai SDK decodes into a ``bytes`` field.
-
-    Standard or URL-safe base64, padding optional, no stray bits in the last symbol: what
-    the SDK's ``Part.thought_signature`` (pydantic ``bytes``, base64) accepts; anything
-    else (a number, an object, ``None``, ``"@@"``) fails every request it is sent in.
-    """
-    if not isinstance(value, str) or not _BASE64.fullmatch(value):
-        return False
-    body = value.rstrip("=").replace("-", "+").replace("_", "/")
-    if len(body) % 4 == 1:
-        return False
-    raw = base64.b64decode(body + "=" * (-len(body) % 4))
-    return base64.b64encode(raw).decode("ascii").rstrip("=") == body
-
-
-def _bad_signature(recorded: Mapping[str, Any]) -> str | None:
-    """The key of a recorded part's thought signature that is not base64 text, or None."""
-    return next((k for k in _SIGNATURE_KEYS if k in recorded and not is_base64(recorded[k])), None)
-
-
 def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
     """The recorded thought part, or None (another provider's, or a malformed signature).
 
@@ -126,7 +108,7 @@ def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
     recorded = hints(part.provider_data, FORMAT).get("part")
     if part.provider != "gemini" or not isinstance(recorded, Mapping):
         return None
-    if _bad_signature(recorded) is not None:
+    if bad_signature(recorded) is not None:
         return None
     out: dict[str, Any] = thaw(recorded)
     return out
@@ -213,85 +195,78 @@ def render_part(part: Part) -> dict[str, Any] | None:
 def _render_in_turn(
     calls: Mapping[str, tuple[str, bool]],
 ) -> Callable[[Part], dict[str, Any] | None]:
-    """`render_part`, answering each call under its name and id (see render_contents)."""
+    """`render_part`, answering each call under its name and id (see render_messages)."""
 
     def render(part: Part) -> dict[str, Any] | None:
         if isinstance(part, ToolResult) and part.call_id in calls:
             name, synthetic = calls[part.call_id]
-            if name == part.name and not synthetic:
-                return _PARTS[part.kind](part)  # as it is (no copy checking its text again)
             data = part.provider_data
+            unpaired = not synthetic and _without_id(part)
+            if name == part.name and not synthetic and not unpaired:
+                return _PARTS[part.kind](part)  # as it is (no copy checking its text again)
             if synthetic and hints(data, FORMAT) is not data:  # not recorded from Gemini
                 data = {"provider": FORMAT, "synthetic_id": True}
             elif synthetic:
                 data = {**dict(data or {}), "synthetic_id": True}
+            elif unpaired:  # the call has an id: its response carries it (`_paired_ids`)
+                data = {k: v for k, v in hints(data, FORMAT).items() if k != "synthetic_id"}
             part = dataclasses.replace(part, name=name, provider_data=data)
         return render_part(part)
 
     return render
 
 
-SKIP_SIGNATURE = "skip_thought_signature_validator"
-"""The thought signature Gemini accepts on a function call the model did not make."""
+def _without_id(part: ToolResult) -> bool:
+    """Whether `part` was recorded from Gemini as a ``function_response`` without an id."""
+    return bool(hints(part.provider_data, FORMAT).get("synthetic_id"))
 
 
-def _signed(message: Message) -> bool:
-    """Whether a model step carries a thought signature recorded from Gemini."""
-    for part in message.parts:
-        if isinstance(part, ReasoningPart):
-            recorded = hints(part.provider_data, FORMAT).get("part") or {}
-            if any(is_base64(recorded.get(k)) for k in _SIGNATURE_KEYS):
-                return True
-        elif isinstance(part, (TextPart, ToolCall)) and is_base64(
-            (hints(part.provider_data, FORMAT).get("extra") or {}).get("thought_signature")
-        ):
-            return True
-    return False
-
-
-def _without_bad_signature(part: Part) -> Part:
-    """`part` without a recorded ``thought_signature`` that is not base64 text."""
-    if not isinstance(part, (TextPart, MediaPart, ToolCall, ToolResult)):
-        return part  # a thought part is dropped whole (`_reasoning`)
-    if part.provider_data is None:
-        return part
-    hint = hints(part.provider_data, FORMAT)
-    extra = hint.get("extra")
-    if not isinstance(extra, Mapping):
-        return part
-    if _bad_signature(extra) is None:
-        return part
-    kept = {k: v for k, v in extra.items() if k not in _SIGNATURE_KEYS}
-    return dataclasses.replace(part, provider_data={**hint, "extra": kept})
-
-
-def _drop_bad_signatures(
-    messages: Sequence[Message], offset: int
+def _paired_ids(
+    messages: Sequence[Message], before: Sequence[Message], offset: int
 ) -> tuple[list[Message], list[Change]]:
-    """`messages` without malformed thought signatures on text / call / media parts.
+    """`messages` with each response recorded without an id given its call's id.
 
-    The part is kept (it is the model's text or call); its signature, which the SDK would
-    refuse on every later request, is dropped and reported (``dropped_bad_signature``).
-    A call of the current turn left unsigned then gets `SKIP_SIGNATURE`.
+    google-genai's ``FunctionCall.id``: "If populated, the client [is] to execute the
+    ``function_call`` and return the response with the matching ``id``" (research
+    gemini-interactions.md §6: ``functionCall: {id?, ...}``, ``functionResponse: {id?,
+    ...}``); `FakeGemini` refuses a call id no response matches
+    (``gemini_function_calls_answered``). A host answering with
+    ``Part.from_function_response(name=, response=)`` (no ``id`` parameter) records a
+    response without one: it is sent with its call's id, each reported
+    (``added_result_id``). A call sent without an id (Gemini 2.x) keeps its response
+    without one (`_render_in_turn`). `before` are the messages already sent.
     """
-    if all(getattr(p, "provider_data", None) is None for m in messages for p in m.parts):
-        return list(messages), []  # nothing recorded: no signature to check
+    wanted = {r.call_id for m in messages for r in m.tool_results if _without_id(r)}
+    if not wanted:
+        return list(messages), []
+    ided: dict[str, bool] = {}  # call id -> the call carries it on the wire
+    for msg in (*messages, *reversed(before)):  # only as far back as the calls answered
+        for call in msg.tool_calls:
+            if call.id in wanted and call.id not in ided:
+                ided[call.id] = not hints(call.provider_data, FORMAT).get("synthetic_id")
+        if len(ided) == len(wanted):
+            break
     out: list[Message] = []
     changes: list[Change] = []
     for i, msg in enumerate(messages):
-        parts = tuple(map(_without_bad_signature, msg.parts))
-        if all(map(operator.is_, parts, msg.parts)):
-            out.append(msg)
-            continue
-        out.append(dataclasses.replace(msg, parts=parts))
-        changes.append(
-            Change(
-                kind="dropped_bad_signature",
-                index=offset + i,
-                detail=f"message {offset + i}: a thought_signature that is not base64 text "
-                "dropped (the SDK refuses it)",
+        parts = list(msg.parts)
+        for j, part in enumerate(parts):
+            if not (isinstance(part, ToolResult) and _without_id(part) and ided.get(part.call_id)):
+                continue
+            hint = hints(part.provider_data, FORMAT)
+            kept = {k: v for k, v in hint.items() if k != "synthetic_id"}
+            parts[j] = dataclasses.replace(part, provider_data=kept)
+            changes.append(
+                Change(
+                    kind="added_result_id",
+                    index=offset + i,
+                    call_id=part.call_id,
+                    detail=f"message {offset + i}: function_response {part.name[:80]!r} had no "
+                    f"id; sent with its call's id {part.call_id[:80]!r}",
+                )
             )
-        )
+        changed = any(map(operator.is_not, parts, msg.parts))
+        out.append(dataclasses.replace(msg, parts=tuple(parts)) if changed else msg)
     return out, changes
 
 
@@ -433,8 +408,13 @@ class GeminiAdapter(AdapterDefaults):
         turn is a 400 ("Please ensure that multiturn requests ends with a user role or a
         function response"; "single turn requests end with a user role"), so compile
         refuses a history ending with the model's turn and ``prefill=``.
+
+        Function calls of the current turn need a thought signature (`ModelRules.signed_calls`)
+        on every model but Gemini 1.x / 2.x, which do not validate them
+        (https://ai.google.dev/gemini-api/docs/thought-signatures); an unknown name is
+        taken to need them.
         """
-        return ModelRules(model=model, prefill=False)
+        return ModelRules(model=model, prefill=False, signed_calls=signs_calls(model))
 
     def system_message(self, text: str) -> dict[str, Any] | None:
         """None: ``contents`` has no system role."""
@@ -459,42 +439,32 @@ class GeminiAdapter(AdapterDefaults):
         offset: int = 0,
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
+        rules: ModelRules | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
-        """`messages` with a placeholder thought signature where the current turn needs one.
+        """`messages` as Gemini takes them: responses paired by id, calls signed where needed.
 
-        Gemini 3 rejects a ``function_call`` of the current turn (the model's steps since
-        the last user text) whose step carries no ``thought_signature``. A history from
-        another provider, or written by hand, has none to give; the first call of each such
-        step gets `SKIP_SIGNATURE` (`injected_call`), each reported as a `Change`
-        (``signed_foreign_call``). Calls recorded from Gemini keep their own signature;
-        one that is not base64 text is dropped first (`_drop_bad_signatures`).
+        A response recorded without an id answering a call that has one gets the call's id
+        (`_paired_ids`, ``added_result_id``). A thought signature that is not base64 text
+        is dropped (`drop_bad_signatures`). Then, where the model validates signatures
+        (`ModelRules.signed_calls`: Gemini 3 and later; None `rules`: assumed), a
+        ``function_call`` of the current turn (the model's steps since the last user text)
+        whose step carries no ``thought_signature`` is a 400 ("Function call is missing a
+        thought_signature in functionCall parts", research provider-context-management.md
+        §2.3). A history from another provider, or written by hand, has none to give: the
+        first call of each such step gets the placeholder the docs give for calls the
+        model did not make, `SKIP_SIGNATURE` ("transfer a conversation trace from
+        another model, or inject custom function calls",
+        https://ai.google.dev/gemini-api/docs/thought-signatures; research
+        gemini-interactions.md §3), each reported (``signed_foreign_call``). On Gemini
+        1.x / 2.x, which accept unsigned calls, every call is sent as it was recorded:
+        Gemini's own calls, returned unsigned with thinking off, are never edited. The
+        session renders only messages not sent yet, so what a request sent is never
+        signed differently later (append-only).
         """
-        start = 0
-        for i in range(len(messages) - 1, -1, -1):
-            msg = messages[i]
-            if msg.role == "user" and any(not isinstance(p, ToolResult) for p in msg.parts):
-                start = i + 1
-                break
-        out, changes = _drop_bad_signatures(messages, offset)
-        for i in range(start, len(out)):
-            first = next((p for p in out[i].parts if isinstance(p, ToolCall)), None)
-            if first is None or out[i].role != "assistant" or _signed(out[i]):
-                continue
-            data: dict[str, Any] = {**hints(first.provider_data, FORMAT), "provider": FORMAT}
-            data["extra"] = {**(data.get("extra") or {}), "thought_signature": SKIP_SIGNATURE}
-            signed = dataclasses.replace(first, provider_data=data)
-            parts = tuple(signed if p is first else p for p in out[i].parts)
-            out[i] = dataclasses.replace(out[i], parts=parts)
-            changes.append(
-                Change(
-                    kind="signed_foreign_call",
-                    index=offset + i,
-                    call_id=first.id,
-                    detail=f"message {offset + i}: call {first.id[:80]!r} has no Gemini thought "
-                    f"signature; sent with {SKIP_SIGNATURE!r}",
-                )
-            )
-        return tuple(out), tuple(changes)
+        paired, changes = _paired_ids(messages, before, offset)
+        out, dropped = drop_bad_signatures(paired, offset)
+        signed, placeholders = sign_current_turn(out, offset, rules)
+        return signed, (*changes, *dropped, *placeholders)
 
     def assemble(
         self,

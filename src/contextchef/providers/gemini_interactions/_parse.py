@@ -55,6 +55,7 @@ from contextchef.providers._reading import (
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.gemini_interactions import _render as _r
 from contextchef.providers.gemini_interactions._choice import CHOICE
+from contextchef.providers.gemini_interactions._fields import FIELDS
 
 __all__ = ["READER", "from_interactions", "read_response"]
 
@@ -480,6 +481,7 @@ READER = register_reader(
         read_cache=read_cache,
         shape=SHAPE,
         choice=CHOICE,
+        fields=FIELDS,
     )
 )
 """The Interactions wire's `WireReader`."""

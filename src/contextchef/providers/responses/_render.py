@@ -487,6 +487,7 @@ class ResponsesAdapter(AdapterDefaults):
         offset: int = 0,
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
+        rules: ModelRules | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Every replayed call carries a ``namespace`` that holds its function, or none.
 

@@ -1,0 +1,161 @@
+"""The request fields ``compile(extra=...)`` adds: refused where the wire's SDK refuses them.
+
+``extra`` is copied into the payload as given, so a field the SDK's request type does
+not take made every SDK call fail after a compile that went through (break-it 33 #7:
+Gemini's ``generation_config``, the REST and Interactions spelling, or ``metadata``, and
+google-genai's pydantic ``ValidationError``). Each wire package may declare which fields
+its request takes in an `ExtraFields` (``providers/<wire>/_fields.py``, carried by its
+`WireReader` as ``fields``), as it declares its tool choice in a `ToolChoiceRules`; this
+module holds the shared check, `check_extra`, which compile runs on every request:
+
+1. the tool choice (`check_tool_choice`: its messages name the choice's shapes);
+2. a field the request type does not define (`ExtraFields.names`; the installed SDK's
+   own field set where it imports, else the set the wire declares), with what it takes;
+3. a value the SDK's request model refuses (`ExtraFields.validate`: google-genai's
+   pydantic models, nested ones included, where the SDK imports).
+
+Each is a `UsageError` naming the ``extra`` field; ``extra`` is never changed. Wires
+without a declaration (Anthropic, Chat Completions, Responses) leave ``extra`` to their
+SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import typing
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from contextchef._cache import lru_cache
+from contextchef._errors import UsageError, shown
+from contextchef._json import canonical_dumps, canonical_value
+from contextchef.providers._tool_changes import ToolState
+from contextchef.providers._tool_choice import ToolChoiceRules, check_tool_choice
+
+__all__ = ["ExtraFields", "check_extra", "model_problem", "sdk_attribute"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtraFields:
+    """One wire's request fields, declared in its package (`WireReader.fields`).
+
+    Attributes:
+        api: The API's name in messages (``Gemini generateContent``).
+        request: Where ``extra`` goes and the SDK type that reads it, for messages.
+        model: The SDK's request model that `validate` asks, for messages.
+        names: The field names the request takes (aliases included): the installed
+            SDK's where it imports, else the wire's declared list.
+        hints: A field of another API or spelling -> what to give instead.
+        validate: ``extra`` -> (the field, what the SDK's request model refuses in it),
+            or None when it takes it (or no SDK is importable).
+    """
+
+    api: str
+    request: str
+    model: str = ""
+    names: Callable[[], Collection[str]]
+    hints: Mapping[str, str] = field(default_factory=dict)
+    validate: Callable[[Mapping[str, Any]], tuple[str, str] | None] = lambda extra: None
+
+
+def check_extra(
+    choice: ToolChoiceRules,
+    fields: ExtraFields | None,
+    extra: Mapping[str, Any],
+    payload: Mapping[str, Any],
+    state: ToolState | None = None,
+    refused: Callable[[str], str | None] = lambda name: None,
+) -> None:
+    """Refuse `extra` where the request of a wire would not take it.
+
+    Args:
+        choice: The wire's tool-choice facts (its `WireReader.choice`).
+        fields: The wire's request fields (its `WireReader.fields`), or None.
+        extra: The host's extra request fields (not changed).
+        payload: The request built from them.
+        state: As for `check_tool_choice`.
+        refused: As for `check_tool_choice`.
+
+    Raises:
+        UsageError: A tool choice `check_tool_choice` refuses; a field the wire's request
+            type does not define (the message lists the fields it takes); a value its
+            SDK's request model refuses (the message quotes the SDK's reason).
+    """
+    check_tool_choice(choice, extra, payload, state, refused)
+    if fields is None or not extra:
+        return
+    names = fields.names()
+    for key in extra:
+        if key not in names:
+            hint = fields.hints.get(key)
+            raise UsageError(
+                f"extra field {shown(key, 60)} is no field of the {fields.api} request "
+                f"({fields.request}), and its SDK refuses it{f': {hint}' if hint else ''}; "
+                f"it takes {', '.join(sorted(n for n in names if '_' in n or n.islower()))}"
+            )
+    problem = fields.validate(extra)
+    if problem is not None:
+        key, why = problem
+        raise UsageError(
+            f"extra field {shown(key, 60)} holds {shown(extra.get(key), 120)}, which "
+            f"{fields.model} refuses: {why}"
+        )
+
+
+def sdk_attribute(module: str, name: str) -> Any:
+    """``module.name`` of an installed SDK, or None when it does not import or lacks it."""
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except Exception:  # not installed, or broken: the declared field set is used instead
+        return None
+
+
+def model_problem(model: Any, extra: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, reason) when the pydantic `model` (an SDK request type) refuses `extra`.
+
+    The first error pydantic reports, as ``<dotted location>: <message>``, with the
+    fields the model at that location takes when it refused a key there. Memoized on
+    `extra`'s canonical JSON (validation is pure).
+    """
+    return _problem(model, canonical_dumps(canonical_value(dict(extra))))
+
+
+@lru_cache(256)
+def _problem(model: Any, text: str) -> tuple[str, str] | None:
+    try:
+        model.model_validate(json.loads(text))
+    except Exception as exc:  # pydantic.ValidationError (the SDK's pydantic, not ours)
+        listed = getattr(exc, "errors", None)
+        errors: list[Any] = listed() if callable(listed) else []
+        if not errors:
+            return "", str(exc)
+        first = errors[0]
+        loc: Sequence[Any] = first.get("loc") or ()
+        why = f"{'.'.join(map(str, loc))}: {first.get('msg')}"
+        inner = _model_at(model, loc[:-1]) if first.get("type") == "extra_forbidden" else None
+        if inner is not None:
+            why += f" ({inner.__name__} takes {', '.join(sorted(inner.model_fields))})"
+        return (str(loc[0]) if loc else ""), why
+    return None
+
+
+def _model_at(model: Any, path: Sequence[Any]) -> Any:
+    """The pydantic model a validation location `path` points into, or None."""
+    for step in path:
+        if isinstance(step, int):
+            continue  # an item of a list: the list's own model
+        fields = model.model_fields
+        found = fields.get(step) or next((f for f in fields.values() if f.alias == step), None)
+        model = _inner_model(found.annotation) if found is not None else None
+        if model is None:
+            return None
+    return model
+
+
+def _inner_model(annotation: Any) -> Any:
+    """The first pydantic model in an annotation (``Optional[X]``, ``list[X]``...)."""
+    if isinstance(annotation, type) and isinstance(getattr(annotation, "model_fields", None), dict):
+        return annotation
+    return next(filter(None, map(_inner_model, typing.get_args(annotation))), None)
