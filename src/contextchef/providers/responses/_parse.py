@@ -53,6 +53,7 @@ from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.responses import _render as _responses
 from contextchef.providers.responses import _search
 from contextchef.providers.responses._choice import CHOICE
+from contextchef.providers.responses._items import item_problem
 
 _R = _responses.FORMAT
 _RESPONSES = _responses.ResponsesAdapter()
@@ -221,8 +222,31 @@ def _r_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     hist.current("user", i).parts.append(result)
 
 
+def _checked(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`item`, a tool search or ``additional_tools`` item of the shape the API takes.
+
+    An ``additional_tools`` item that lost its ``role`` gets ``"developer"``, the only one
+    it takes (openai SDK ``response_input_item_param.AdditionalTools``), with a note.
+
+    Raises:
+        CorruptHistoryError: A field of the wrong type or value (`_items.item_problem`:
+            an object as ``call_id``, ``tools`` not a list of definitions...); kept, it
+            would be refused on every later request.
+    """
+    if item.get("type") == "additional_tools" and item.get("role") is None:
+        hist.notes.append(
+            f"message {i}: an additional_tools item without its role, given 'developer'"
+        )
+        item = {**item, "role": "developer"}
+    problem = item_problem(item)
+    if problem is not None:
+        raise hist.error(i, problem)
+    return item
+
+
 def _r_search_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     """A client-executed ``tool_search_call`` is a call to our ``tool_search``."""
+    item = _checked(hist, i, item)
     if item.get("execution") != "client":
         _r_other(hist, i, item)
         return
@@ -268,8 +292,9 @@ def _search_arguments(
 
 def _r_search_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     """A client-executed ``tool_search_output`` answers that call: what it loaded."""
+    item = _checked(hist, i, item)
     call_id = item.get("call_id")
-    raw = item.get("tools")
+    raw: list[Any] = item.get("tools") or []  # a list of definitions (`_checked`)
     if (
         item.get("execution") != "client"
         or not isinstance(call_id, str)
@@ -277,15 +302,14 @@ def _r_search_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> N
     ):
         _r_other(hist, i, item)
         return
-    tools = [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
-    names = _responses.loaded_names(tools)
+    names = _responses.loaded_names(raw)
     text = "Loaded: " + ", ".join(names) if names else "No tool was loaded."
     result = ToolResult(
         call_id=call_id, name=hist.name_of(i, call_id), content=text, references=tuple(names)
     )
     named = {
         "kind": _search.OUTPUT,
-        "tools": list(raw) if isinstance(raw, list) else [],
+        "tools": list(raw),
         "recorded": True,
     }
     result = fit_hints(result, item, _render_item, _R, **named)
@@ -298,8 +322,9 @@ def _r_other(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
 
     The host's ``*_output`` items (and ``additional_tools``) are the user's; the rest, a
     server-executed ``tool_search_output`` included, the model's: a reply's items are one
-    model turn.
+    model turn. A tool search or ``additional_tools`` item is checked first (`_checked`).
     """
+    item = _checked(hist, i, item)
     kind = str(item.get("type"))
     if kind in (_search.CALL, _search.OUTPUT) and "created_by" in item:
         item = {k: v for k, v in item.items() if k != "created_by"}  # output-only field
@@ -329,7 +354,9 @@ def from_responses(
             System and developer message items stay in place as provider parts.
 
     Raises:
-        CorruptHistoryError: An item is malformed (index and reason given).
+        CorruptHistoryError: An item is malformed (index and reason given), a tool
+            search or ``additional_tools`` item included (a field of the wrong type:
+            `_checked`).
     """
     hist = HistoryBuilder(_R)
     for i, item in enumerate(as_messages(hist, input_items, "input", _argument_slots, text=True)):
