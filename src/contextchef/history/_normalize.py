@@ -125,6 +125,7 @@ provider's own rules live with it (`Profile.history`; by name: `contextchef.PRES
 ChangeKind = Literal[
     "dropped_bad_signature",
     "dropped_blank_text",
+    "dropped_duplicate_id",
     "dropped_duplicate_result",
     "dropped_empty",
     "dropped_foreign_part",

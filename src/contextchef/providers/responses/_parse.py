@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, shown
-from contextchef.history._lazy import parts_or_forms
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -53,6 +51,7 @@ from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.responses import _render as _responses
 from contextchef.providers.responses import _search
 from contextchef.providers.responses._choice import CHOICE
+from contextchef.providers.responses._item_ids import unique_item_ids
 from contextchef.providers.responses._items import item_problem
 
 _R = _responses.FORMAT
@@ -547,65 +546,9 @@ READER = register_reader(
         read_request=read_request,
         parse_history=lambda turn, system: from_responses(turn, instructions=system),
         read_cache=read_cache,
-        fresh=lambda history, turn: unique_item_ids(history, turn),
+        fresh=unique_item_ids,
         shape=SHAPE,
         choice=CHOICE,
     )
 )
 """The OpenAI Responses wire's `WireReader`."""
-
-
-def unique_item_ids(history: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:
-    """`messages` (a reply's turn) without Responses item ids the history holds already.
-
-    OpenAI refuses an input with two items of one id ("Duplicate item found with id
-    fc_...: Remove duplicate items from your input"); a server that reuses ids (``fc_0``
-    and ``msg_0`` every turn, with ``call_0``, whose call id `ContextChef.ingest`
-    renames) would have every later request refused. The ``id`` of a ``function_call`` or
-    ``message`` input item is optional, so such a call or text is recorded, and sent,
-    without it. Parts of one reply sharing an item (a message's texts) keep it alike.
-    """
-    if all(_item_id(p) is None for m in messages for p in m.parts):
-        return tuple(messages)  # no item id to look for (any other wire's reply)
-    seen = {i for m in history for p in parts_or_forms(m) if (i := _item_id(p)) is not None}
-    if not seen:
-        return tuple(messages)
-    out = []
-    for message in messages:
-        parts = [_without_id(p) if _item_id(p) in seen else p for p in message.parts]
-        changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
-        out.append(replace(message, parts=tuple(parts)) if changed else message)
-    return tuple(out)
-
-
-def _recorded(part: object) -> Mapping[str, Any] | None:
-    """Where a call's or a text's recorded item keeps its ``extra`` and ``keys`` (`_hints`).
-
-    `part` may be a lazy message's part form (`parts_or_forms`), read alike.
-    """
-    if isinstance(part, (ToolCall, TextPart)):
-        call, data = isinstance(part, ToolCall), part.provider_data
-    elif type(part) is dict and part.get("kind") in ("tool_call", "text"):  # a part's form
-        call, data = part["kind"] == "tool_call", part.get("provider_data")  # (as written)
-    else:
-        return None
-    if not isinstance(data, Mapping) or data.get("provider") != _R:
-        return None
-    item = data if call else data.get("item")
-    return item if isinstance(item, Mapping) and isinstance(item.get("extra"), Mapping) else None
-
-
-def _item_id(part: object) -> str | None:
-    """The Responses item id a call or text recorded from Responses carries, if any."""
-    item = _recorded(part)
-    found = item["extra"].get("id") if item is not None else None
-    return found if isinstance(found, str) else None
-
-
-def _without_id(part: Any) -> Any:
-    """`part` (see `_recorded`) with its item's ``id`` left out."""
-    item = dict(_recorded(part) or {})
-    item["extra"] = {k: v for k, v in item["extra"].items() if k != "id"}
-    item["keys"] = [k for k in item.get("keys") or () if k != "id"]
-    data = item if isinstance(part, ToolCall) else {**part.provider_data, "item": item}
-    return replace(part, provider_data=data)

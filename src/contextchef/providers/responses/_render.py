@@ -71,6 +71,7 @@ from contextchef.providers.responses._context import (
     gpt_window,
     responses_context,
 )
+from contextchef.providers.responses._item_ids import unique_items
 from contextchef.providers.responses._items import item_problem
 from contextchef.providers.responses._namespaces import (
     fit_namespaces,
@@ -501,13 +502,14 @@ class ResponsesAdapter(AdapterDefaults):
         these (another strategy, a mode) it goes back without one. Each rewrite is a
         `Change`. Tools `defined` by ``additional_tools`` items count as declared.
 
-        First, a client ``tool_search_output`` answering no search call is left out
-        (`_search`).
+        First, no two items share an ``id`` (`_item_ids.unique_items`), and a client
+        ``tool_search_output`` answering no search call is left out (`_search`).
         """
         tools = [*tools, *defined]
+        messages, repaired = unique_items(messages, before, offset=offset)
         messages, dropped, calls = _search.fitted_searches(messages, tools, before, offset=offset)
         messages, rewrote = fit_namespaces(messages, calls, tools, before, offset=offset)
-        return messages, (*dropped, *rewrote)
+        return messages, (*repaired, *dropped, *rewrote)
 
     def render_messages(
         self, messages: Sequence[Message], *, before: Sequence[Message] = ()
