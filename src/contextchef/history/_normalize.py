@@ -126,6 +126,7 @@ ChangeKind = Literal[
     "added_result_id",
     "dropped_bad_signature",
     "dropped_blank_text",
+    "dropped_duplicate_id",
     "dropped_duplicate_result",
     "dropped_empty",
     "dropped_foreign_part",

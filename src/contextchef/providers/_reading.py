@@ -253,7 +253,7 @@ def fresh_turn(history: Sequence[Message], turn: Sequence[Message]) -> tuple[Mes
     """A reply's `turn` fit to follow `history`: each registered wire's `WireReader.fresh`.
 
     Each touches only the parts recorded from its own wire (Responses: item ids the
-    history holds already, `contextchef.providers.responses._parse.unique_item_ids`).
+    history holds already, `contextchef.providers.responses._item_ids.unique_item_ids`).
     """
     out = tuple(turn)
     for reader in _READERS.values():

@@ -208,6 +208,7 @@ from contextchef.testing._script import (
     text,
     tool_calls,
 )
+from contextchef.testing._search_items import responses_search_items_valid
 from contextchef.testing._signing import FAKE_SIGNING_KEY
 
 __all__ = [
@@ -287,6 +288,7 @@ __all__ = [
     "responses_prompt_cache",
     "responses_reasoning_followed",
     "responses_search_items_paired",
+    "responses_search_items_valid",
     "responses_search_tool_valid",
     "responses_tool_choice_declared",
     "text",

@@ -7,6 +7,7 @@ from typing import Any
 
 from contextchef.testing._body import dicts
 from contextchef.testing._records import RecordedRequest
+from contextchef.testing._search_items import tool_definition_problems
 
 __all__ = ["responses_additional_tools_valid"]
 
@@ -21,11 +22,13 @@ def responses_additional_tools_valid(
     The SDK's ``response_input_item_param.AdditionalTools``: ``role`` is only
     ``"developer"``; every entry of ``tools`` is a tool definition (functions, namespaces
     of functions...), never a bare name; a namespace needs a name, a description and
-    its tools.
+    its tools (`tool_definition_problems`: string names, function or custom members).
     """
     for i, item in dicts(body.get("input")):
         if item.get("type") != "additional_tools":
             continue
+        if item.get("id") is not None and not isinstance(item.get("id"), str):
+            yield f"Invalid type for 'input.{i}.id': expected a string"
         if item.get("role") != "developer":
             yield f"input.{i}.role: an additional_tools item takes role 'developer' only"
         tools = item.get("tools")
@@ -37,9 +40,8 @@ def responses_additional_tools_valid(
             if kind not in _KINDS:
                 yield f"input.{i}.tools.{j}: not a tool definition (type {kind!r})"
             elif kind == "namespace" and not (
-                isinstance(tool.get("name"), str)
-                and isinstance(tool.get("description"), str)
-                and isinstance(tool.get("tools"), list)
-                and tool["tools"]
+                isinstance(tool.get("tools"), list) and tool["tools"]
             ):
                 yield f"input.{i}.tools.{j}: a namespace needs a name, a description and tools"
+            else:  # names, descriptions and members of the types the API takes
+                yield from tool_definition_problems(f"input.{i}.tools.{j}", tool)

@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from contextchef import UsageError
 from contextchef.testing import _replies, _search
+from contextchef.testing._body import as_list
 from contextchef.testing._openai_cache import OpenAICaching
 from contextchef.testing._records import Check, RecordedRequest, Violation, is_provider_worded
 from contextchef.testing._replies import Ids
@@ -496,7 +497,7 @@ class FakeResponses(OpenAICaching, FakeProvider):
                 homes |= _replies.namespace_homes(
                     [
                         {**t, "defer_loading": True} if t.get("type") == "function" else t
-                        for t in item.get("tools") or ()
+                        for t in as_list(item.get("tools"))
                         if isinstance(t, dict)
                     ]
                 )

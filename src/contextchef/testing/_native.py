@@ -559,7 +559,7 @@ def _declare(tools: object, namespaces: dict[str, set[str]], flat: set[str]) -> 
         if not isinstance(name, str):
             continue
         if tool.get("type") == "namespace":
-            members = {t.get("name") for _, t in dicts(tool.get("tools"))}
+            members = (t.get("name") for _, t in dicts(tool.get("tools")))  # (any type)
             namespaces.setdefault(name, set()).update(m for m in members if isinstance(m, str))
         elif tool.get("type") in _MEMBERS:
             flat.add(name)

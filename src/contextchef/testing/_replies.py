@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef import UsageError
+from contextchef.testing._body import as_list as _list
 from contextchef.testing._script import ScriptedCall, Turn
 
 __all__ = [
@@ -226,7 +227,7 @@ def namespace_homes(tools: object) -> dict[str, str]:
         if not isinstance(tool, dict):
             continue
         if tool.get("type") == "namespace" and isinstance(tool.get("name"), str):
-            for member in tool.get("tools") or ():
+            for member in _list(tool.get("tools")):
                 if isinstance(member, dict) and isinstance(member.get("name"), str):
                     homes[member["name"]] = tool["name"]
         elif tool.get("defer_loading") is True and isinstance(tool.get("name"), str):

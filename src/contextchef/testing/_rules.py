@@ -100,6 +100,7 @@ from contextchef.testing._responses_context import (
     responses_compaction_items_known,
     responses_context_management_valid,
 )
+from contextchef.testing._search_items import responses_search_items_valid
 
 __all__ = [
     "ANTHROPIC_RULES",
@@ -417,6 +418,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_tool_choice_declared,
     _call_names.responses_call_names_valid,
     responses_content_part_types,
+    responses_search_items_valid,
     *RESPONSES_NATIVE_RULES,
     *RESPONSES_CACHE_RULES,
     responses_context_management_valid,

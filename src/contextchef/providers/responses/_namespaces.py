@@ -10,15 +10,17 @@ https://developers.openai.com/api/docs/guides/tools-tool-search.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from contextchef.history._messages import Message, Part, ProviderPart, ToolCall, ToolResult
+from contextchef.history._normalize import Change
 from contextchef.providers._base import hints
 from contextchef.providers.responses import _search
 from contextchef.providers.responses._search import FORMAT
 
-__all__ = ["Homes", "fit_namespace", "loaded_names", "loading_items"]
+__all__ = ["Homes", "fit_namespace", "fit_namespaces", "loaded_names", "loading_items"]
 
 
 def _namespace_homes(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -28,7 +30,7 @@ def _namespace_homes(tools: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
             continue
         if tool.get("type") == "namespace":
-            for member in tool.get("tools") or ():
+            for member in _search.members(tool):
                 if isinstance(member, Mapping) and isinstance(member.get("name"), str):
                     homes[member["name"]] = tool["name"]
         elif tool.get("type") == "function" and isinstance(tool.get("namespace"), str):
@@ -202,3 +204,41 @@ def fit_namespace(call: ToolCall, home: str | None, index: int) -> tuple[ToolCal
         return fitted, f"message {index}: call {call.id!r} {what}; sent without it"
     where = f"namespace {home!r}, where this request declares {call.name!r}"
     return fitted, f"message {index}: call {call.id!r} is sent in {where}"
+
+
+def fit_namespaces(
+    messages: Sequence[Message],
+    calls: Sequence[ToolCall],
+    tools: Sequence[Mapping[str, Any]],
+    before: Sequence[Message],
+    *,
+    offset: int = 0,
+) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+    """`messages` with every call in the namespace `Homes` finds for it (`fit_namespace`).
+
+    `calls` are the calls of `messages` (none, or all settled: nothing to read); each
+    rewrite is a ``rewrote_reference`` `Change`, `offset` the index of `messages[0]`.
+    """
+    homes = Homes(tools, before) if calls else None
+    if homes is None or all(map(homes.settled, calls)):
+        return tuple(messages), ()  # no call whose namespace can change
+    out: list[Message] = []
+    changes: list[Change] = []
+    for i, message in enumerate(messages, start=offset):
+        if message.role != "assistant":  # no call here: its loads count from here on
+            homes.see(*message.parts)
+            out.append(message)
+            continue
+        parts: list[Part] = []
+        for part in message.parts:
+            homes.see(part)
+            if isinstance(part, ToolCall):
+                part, detail = fit_namespace(part, homes.of(part), i)
+                if detail:
+                    changes.append(
+                        Change(kind="rewrote_reference", index=i, call_id=part.id, detail=detail)
+                    )
+            parts.append(part)
+        same = all(map(operator.is_, parts, message.parts))
+        out.append(message if same else Message(role=message.role, parts=tuple(parts)))
+    return tuple(out), tuple(changes)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from contextchef._errors import CorruptHistoryError, shown
-from contextchef.history._lazy import parts_or_forms
 from contextchef.history._messages import (
     MediaPart,
     Message,
@@ -53,6 +51,8 @@ from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.responses import _render as _responses
 from contextchef.providers.responses import _search
 from contextchef.providers.responses._choice import CHOICE
+from contextchef.providers.responses._item_ids import unique_item_ids
+from contextchef.providers.responses._items import item_problem
 
 _R = _responses.FORMAT
 _RESPONSES = _responses.ResponsesAdapter()
@@ -221,8 +221,31 @@ def _r_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     hist.current("user", i).parts.append(result)
 
 
+def _checked(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`item`, a tool search or ``additional_tools`` item of the shape the API takes.
+
+    An ``additional_tools`` item that lost its ``role`` gets ``"developer"``, the only one
+    it takes (openai SDK ``response_input_item_param.AdditionalTools``), with a note.
+
+    Raises:
+        CorruptHistoryError: A field of the wrong type or value (`_items.item_problem`:
+            an object as ``call_id``, ``tools`` not a list of definitions...); kept, it
+            would be refused on every later request.
+    """
+    if item.get("type") == "additional_tools" and item.get("role") is None:
+        hist.notes.append(
+            f"message {i}: an additional_tools item without its role, given 'developer'"
+        )
+        item = {**item, "role": "developer"}
+    problem = item_problem(item)
+    if problem is not None:
+        raise hist.error(i, problem)
+    return item
+
+
 def _r_search_call(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     """A client-executed ``tool_search_call`` is a call to our ``tool_search``."""
+    item = _checked(hist, i, item)
     if item.get("execution") != "client":
         _r_other(hist, i, item)
         return
@@ -268,8 +291,9 @@ def _search_arguments(
 
 def _r_search_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
     """A client-executed ``tool_search_output`` answers that call: what it loaded."""
+    item = _checked(hist, i, item)
     call_id = item.get("call_id")
-    raw = item.get("tools")
+    raw: list[Any] = item.get("tools") or []  # a list of definitions (`_checked`)
     if (
         item.get("execution") != "client"
         or not isinstance(call_id, str)
@@ -277,15 +301,14 @@ def _r_search_output(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> N
     ):
         _r_other(hist, i, item)
         return
-    tools = [t for t in raw if isinstance(t, Mapping)] if isinstance(raw, list) else []
-    names = _responses.loaded_names(tools)
+    names = _responses.loaded_names(raw)
     text = "Loaded: " + ", ".join(names) if names else "No tool was loaded."
     result = ToolResult(
         call_id=call_id, name=hist.name_of(i, call_id), content=text, references=tuple(names)
     )
     named = {
         "kind": _search.OUTPUT,
-        "tools": list(raw) if isinstance(raw, list) else [],
+        "tools": list(raw),
         "recorded": True,
     }
     result = fit_hints(result, item, _render_item, _R, **named)
@@ -298,8 +321,9 @@ def _r_other(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
 
     The host's ``*_output`` items (and ``additional_tools``) are the user's; the rest, a
     server-executed ``tool_search_output`` included, the model's: a reply's items are one
-    model turn.
+    model turn. A tool search or ``additional_tools`` item is checked first (`_checked`).
     """
+    item = _checked(hist, i, item)
     kind = str(item.get("type"))
     if kind in (_search.CALL, _search.OUTPUT) and "created_by" in item:
         item = {k: v for k, v in item.items() if k != "created_by"}  # output-only field
@@ -329,7 +353,9 @@ def from_responses(
             System and developer message items stay in place as provider parts.
 
     Raises:
-        CorruptHistoryError: An item is malformed (index and reason given).
+        CorruptHistoryError: An item is malformed (index and reason given), a tool
+            search or ``additional_tools`` item included (a field of the wrong type:
+            `_checked`).
     """
     hist = HistoryBuilder(_R)
     for i, item in enumerate(as_messages(hist, input_items, "input", _argument_slots, text=True)):
@@ -520,65 +546,9 @@ READER = register_reader(
         read_request=read_request,
         parse_history=lambda turn, system: from_responses(turn, instructions=system),
         read_cache=read_cache,
-        fresh=lambda history, turn: unique_item_ids(history, turn),
+        fresh=unique_item_ids,
         shape=SHAPE,
         choice=CHOICE,
     )
 )
 """The OpenAI Responses wire's `WireReader`."""
-
-
-def unique_item_ids(history: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:
-    """`messages` (a reply's turn) without Responses item ids the history holds already.
-
-    OpenAI refuses an input with two items of one id ("Duplicate item found with id
-    fc_...: Remove duplicate items from your input"); a server that reuses ids (``fc_0``
-    and ``msg_0`` every turn, with ``call_0``, whose call id `ContextChef.ingest`
-    renames) would have every later request refused. The ``id`` of a ``function_call`` or
-    ``message`` input item is optional, so such a call or text is recorded, and sent,
-    without it. Parts of one reply sharing an item (a message's texts) keep it alike.
-    """
-    if all(_item_id(p) is None for m in messages for p in m.parts):
-        return tuple(messages)  # no item id to look for (any other wire's reply)
-    seen = {i for m in history for p in parts_or_forms(m) if (i := _item_id(p)) is not None}
-    if not seen:
-        return tuple(messages)
-    out = []
-    for message in messages:
-        parts = [_without_id(p) if _item_id(p) in seen else p for p in message.parts]
-        changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
-        out.append(replace(message, parts=tuple(parts)) if changed else message)
-    return tuple(out)
-
-
-def _recorded(part: object) -> Mapping[str, Any] | None:
-    """Where a call's or a text's recorded item keeps its ``extra`` and ``keys`` (`_hints`).
-
-    `part` may be a lazy message's part form (`parts_or_forms`), read alike.
-    """
-    if isinstance(part, (ToolCall, TextPart)):
-        call, data = isinstance(part, ToolCall), part.provider_data
-    elif type(part) is dict and part.get("kind") in ("tool_call", "text"):  # a part's form
-        call, data = part["kind"] == "tool_call", part.get("provider_data")  # (as written)
-    else:
-        return None
-    if not isinstance(data, Mapping) or data.get("provider") != _R:
-        return None
-    item = data if call else data.get("item")
-    return item if isinstance(item, Mapping) and isinstance(item.get("extra"), Mapping) else None
-
-
-def _item_id(part: object) -> str | None:
-    """The Responses item id a call or text recorded from Responses carries, if any."""
-    item = _recorded(part)
-    found = item["extra"].get("id") if item is not None else None
-    return found if isinstance(found, str) else None
-
-
-def _without_id(part: Any) -> Any:
-    """`part` (see `_recorded`) with its item's ``id`` left out."""
-    item = dict(_recorded(part) or {})
-    item["extra"] = {k: v for k, v in item["extra"].items() if k != "id"}
-    item["keys"] = [k for k in item.get("keys") or () if k != "id"]
-    data = item if isinstance(part, ToolCall) else {**part.provider_data, "item": item}
-    return replace(part, provider_data=data)

@@ -30,7 +30,6 @@ https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-con
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -72,12 +71,14 @@ from contextchef.providers.responses._context import (
     gpt_window,
     responses_context,
 )
+from contextchef.providers.responses._item_ids import unique_items
+from contextchef.providers.responses._items import item_problem
 from contextchef.providers.responses._namespaces import (
-    Homes,
-    fit_namespace,
+    fit_namespaces,
     loaded_names,
     loading_items,
 )
+from contextchef.providers.responses._search import RESPONSES_ID_LIMIT
 from contextchef.providers.responses._tool_changes import plan_tool_changes
 from contextchef.tools._tool import CompiledTool
 
@@ -139,11 +140,6 @@ def _without_orphan_id(item: dict[str, Any], hint: Mapping[str, Any], sent: set[
     link = hint.get("reasoning_id")
     if link is not None and link not in sent:
         item.pop("id", None)
-
-
-RESPONSES_ID_LIMIT = 64
-"""Most characters in a ``call_id`` (the API's 400s: "empty string. Expected a string with
-minimum length 1", "string too long. Expected ... maximum length 64"): see `fitted_id`."""
 
 
 class _InputBuilder:
@@ -385,9 +381,15 @@ class ResponsesAdapter(AdapterDefaults):
         return items
 
     def keeps(self, part: Part) -> bool:
-        """Responses receives its own reasoning items (as recorded) and provider items."""
+        """Its own reasoning items (as recorded) and provider items, of a shape it takes.
+
+        A tool search or ``additional_tools`` item of the wrong shape (`_items.item_problem`)
+        is not: the API would refuse it on every later request.
+        """
         if type(part) in PLAIN_PARTS:
             return True
+        if isinstance(part, ProviderPart) and item_problem(part.data) is not None:
+            return False
         return keeps_part(part, fmt=self.profile.wire, reasoning=_recorded_reasoning)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
@@ -500,35 +502,15 @@ class ResponsesAdapter(AdapterDefaults):
         it into (the API has no such function in the default namespace); with none of
         these (another strategy, a mode) it goes back without one. Each rewrite is a
         `Change`. Tools `defined` by ``additional_tools`` items count as declared.
+
+        First, no two items share an ``id`` (`_item_ids.unique_items`), and a client
+        ``tool_search_output`` answering no search call is left out (`_search`).
         """
         tools = [*tools, *defined]
+        messages, repaired = unique_items(messages, before, offset=offset)
         messages, dropped, calls = _search.fitted_searches(messages, tools, before, offset=offset)
-        homes = Homes(tools, before) if calls else None
-        if homes is None or all(map(homes.settled, calls)):
-            return tuple(messages), dropped  # no call whose namespace can change
-        out: list[Message] = []
-        changes: list[Change] = []
-        for i, message in enumerate(messages, start=offset):
-            if message.role != "assistant":  # no call here: its loads count from here on
-                homes.see(*message.parts)
-                out.append(message)
-                continue
-            parts: list[Part] = []
-            for part in message.parts:
-                homes.see(part)
-                if isinstance(part, ToolCall):
-                    home = homes.of(part)
-                    part, detail = fit_namespace(part, home, i)
-                    if detail:
-                        changes.append(
-                            Change(
-                                kind="rewrote_reference", index=i, call_id=part.id, detail=detail
-                            )
-                        )
-                parts.append(part)
-            same = all(map(operator.is_, parts, message.parts))
-            out.append(message if same else Message(role=message.role, parts=tuple(parts)))
-        return tuple(out), (*dropped, *changes)
+        messages, rewrote = fit_namespaces(messages, calls, tools, before, offset=offset)
+        return messages, (*repaired, *dropped, *rewrote)
 
     def render_messages(
         self, messages: Sequence[Message], *, before: Sequence[Message] = ()

@@ -31,6 +31,7 @@ from contextchef._json import thaw
 from contextchef.history._messages import Message, Part, ProviderPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change
 from contextchef.providers._base import apply_hints, hints, object_arguments
+from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._tool_changes import deferred
 from contextchef.tools._tool import CompiledTool
 
@@ -64,15 +65,22 @@ def search_entry(tool: CompiledTool) -> dict[str, Any]:
     }
 
 
+RESPONSES_ID_LIMIT = 64
+"""Most characters in a ``call_id`` (the API's 400s: "empty string. Expected a string with
+minimum length 1", "string too long. Expected ... maximum length 64"): see `fitted_id`."""
+
+
 def render_search_call(call: ToolCall, hint: Mapping[str, Any]) -> dict[str, Any]:
     """The ``tool_search_call`` item of a client search `call`.
 
     Arguments that are not a JSON object (the gate answered that call with an error) go
-    as ``{}``, so one bad call never breaks later requests.
+    as ``{}``, so one bad call never breaks later requests. An id the API refuses (empty,
+    too long) is sent as a function call's is (`fitted_id`), its output's alike: a client
+    search needs its own ``call_id`` (the tool search guide).
     """
     built = {
         "type": CALL,
-        "call_id": call.id,
+        "call_id": fitted_id(call.id, RESPONSES_ID_LIMIT),
         "execution": "client",
         "arguments": object_arguments(call),
         "status": "completed",
@@ -85,7 +93,7 @@ def render_search_output(result: ToolResult, hint: Mapping[str, Any]) -> list[di
     raw = hint.get("tools")
     built = {
         "type": OUTPUT,
-        "call_id": result.call_id,
+        "call_id": fitted_id(result.call_id, RESPONSES_ID_LIMIT),
         "execution": "client",
         "status": "completed",
         "tools": thaw(raw) if isinstance(raw, (list, tuple)) else [],
@@ -94,6 +102,12 @@ def render_search_output(result: ToolResult, hint: Mapping[str, Any]) -> list[di
     if not built["tools"] and result.content.strip() and "recorded" not in hint:
         items.append({"type": "message", "role": "developer", "content": result.content})
     return items
+
+
+def members(entry: Mapping[str, Any]) -> Sequence[Any]:
+    """The ``tools`` list of a namespace `entry` (none when it holds no list)."""
+    found = entry.get("tools")
+    return found if isinstance(found, list) else ()
 
 
 def definitions(names: Sequence[str], tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -109,13 +123,11 @@ def definitions(names: Sequence[str], tools: Sequence[Mapping[str, Any]]) -> lis
         if not isinstance(tool, Mapping):
             continue
         if tool.get("type") == "namespace":
-            members = [
-                dict(m)
-                for m in tool.get("tools") or ()
-                if isinstance(m, Mapping) and m.get("name") in wanted
+            found = [
+                dict(m) for m in members(tool) if isinstance(m, Mapping) and m.get("name") in wanted
             ]
-            if members:
-                out.append({**tool, "tools": members})
+            if found:
+                out.append({**tool, "tools": found})
         elif (
             tool.get("type") == "function"
             and tool.get("name") in wanted
@@ -208,10 +220,11 @@ def _orphan_output(part: Part, calls: set[str]) -> bool:
     if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
         return False
     data = part.data
+    call_id = data.get("call_id")  # (a string or null: `keeps` left out any other)
     return (
         data.get("type") == OUTPUT
         and data.get("execution") == "client"
-        and data.get("call_id") not in calls
+        and not (isinstance(call_id, str) and call_id in calls)
     )
 
 
@@ -296,7 +309,7 @@ def units(entries: Sequence[Any]) -> list[Any]:
     out: list[Any] = []
     for entry in entries:
         if isinstance(entry, Mapping) and entry.get("type") == "namespace":
-            for member in entry.get("tools") or ():
+            for member in members(entry):
                 if isinstance(member, Mapping) and isinstance(member.get("name"), str):
                     out.append({**member, NAMESPACE_KEY: entry.get("name")})
         else:
