@@ -22,8 +22,11 @@ first copy carries the same reasoning); so is any other item of a reused id
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from operator import is_
 from typing import Any
 
 from contextchef._errors import shown
@@ -102,16 +105,60 @@ def _without_id(part: Part) -> Part | None:
 
 
 def _ids(messages: Sequence[Message]) -> set[str]:
-    """The item ids `messages` are sent with (one pass; plain text, most parts, skipped)."""
+    """The item ids `messages` are sent with (each message's read once: `_message_ids`)."""
     out: set[str] = set()
     for message in messages:
-        for part in parts_or_forms(message):
-            if type(part) is TextPart and part.provider_data is None:
-                continue
-            found = item_id(part)
-            if found is not None:
-                out.add(found)
+        out.update(_message_ids(message))
     return out
+
+
+def _message_ids(message: Message) -> tuple[str, ...]:
+    """The item ids of `message`'s parts (plain text parts skipped), kept while it lives.
+
+    Messages are immutable: a session's compiles read the same ones again (`_ids` of the
+    messages sent), each once here, whatever sessions a process serves in turn.
+    """
+    key = id(message)
+    hit = _MESSAGE_IDS.get(key)
+    if hit is not None and hit[0]() is message:
+        return hit[1]
+    found = (
+        item_id(p) for p in parts_or_forms(message) if type(p) is not TextPart or p.provider_data
+    )
+    ids = tuple(i for i in found if i is not None)
+    with contextlib.suppress(TypeError):  # not weakly referable: read again next time
+        _MESSAGE_IDS[key] = (weakref.ref(message, lambda _: _MESSAGE_IDS.pop(key, None)), ids)
+    return ids
+
+
+_MESSAGE_IDS: dict[int, tuple[weakref.ref[Message], tuple[str, ...]]] = {}
+
+
+_SENT: list[tuple[tuple[Message, ...], frozenset[str]]] = []
+"""The item ids of the last few `before` lists read, most recent first (`_sent_ids`); it
+holds those lists (four at most), as a session's ledger does."""
+
+
+def _sent_ids(before: Sequence[Message]) -> frozenset[str]:
+    """`_ids` of `before`, the messages a session sent before this request.
+
+    Each compile passes them again, and more: the ids of a list they lead with (the same
+    objects, compared in C) are taken as read, and only the messages past it are read, so
+    a steady compile reads its new turn only.
+    """
+    held, hit = tuple(before), None
+    for entry in list(_SENT):
+        old, n = entry[0], len(entry[0])
+        if n <= len(held) and (not n or old[-1] is held[n - 1]) and all(map(is_, old, held)):
+            hit = entry
+            break
+    if hit is None:
+        made = frozenset(_ids(held))
+    else:
+        n = len(hit[0])
+        made = hit[1] | _ids(held[n:]) if n < len(held) else hit[1]
+    _SENT[:] = [(held, made), *[e for e in _SENT if e is not hit][:3]]
+    return made
 
 
 def unique_item_ids(history: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:
@@ -153,7 +200,7 @@ def unique_items(
     """
     if all(item_id(p) is None for m in messages for p in m.parts):
         return tuple(messages), ()  # nothing recorded with an id (no scan of `before`)
-    seen = _ids(before)
+    seen = set(_sent_ids(before))
     out: list[Message] = []
     changes: list[Change] = []
     for i, message in enumerate(messages, start=offset):
