@@ -297,3 +297,21 @@ def test_a_lone_surrogate_in_an_extra_field_name_is_refused() -> None:
     chef.set_history([user("hi")])
     with pytest.raises(UsageError, match=r"extra field names must be non-empty Unicode text"):
         chef.compile("openai", model="m", extra={"x\ud800": 1})
+
+
+@pytest.mark.parametrize("max_tokens", [1, 15])
+def test_responses_max_tokens_below_16_is_refused_by_compile_and_the_fake(max_tokens: int) -> None:
+    """Break-it round 34 (#4): the Responses API refuses ``max_output_tokens`` below 16
+    ("integer below minimum value. Expected a value >= 16"), compile sent it and the fake
+    took it. Compile refuses it and changes nothing; the fake answers it with a 400."""
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    with pytest.raises(UsageError, match=r"max_tokens is \d+: OpenAI Responses refuses"):
+        chef.compile("responses", model="m", max_tokens=max_tokens)
+    fake = fake_for("responses").script(text("ok"))
+    request = chef.compile("responses", model="m", max_tokens=16)
+    send("responses", fake, request.payload)
+    assert fake.violations == ()
+    with pytest.raises(openai.BadRequestError, match="expected >= 16"):
+        send("responses", fake, {**request.payload, "max_output_tokens": max_tokens})
+    chef.compile("openai", model="m", max_tokens=max_tokens)  # Chat takes it

@@ -393,8 +393,15 @@ CHAT_RULES: tuple[Check, ...] = (
 
 
 def responses_required_fields(body: _Body, earlier: _Earlier) -> Iterator[str]:
-    """``model``."""
+    """``model``; ``max_output_tokens``, when given, an integer of 16 or more.
+
+    The API: "Invalid 'max_output_tokens': integer below minimum value. Expected a value
+    >= 16" (``integer_below_min_value``; public report earendil-works/pi#6265).
+    """
     yield from _missing(body, "model")
+    cap = body.get("max_output_tokens")
+    if cap is not None and (type(cap) is not int or cap < 16):
+        yield f"max_output_tokens is {cap!r}: integer below minimum value, expected >= 16"
 
 
 def responses_function_names_valid(body: _Body, earlier: _Earlier) -> Iterator[str]:

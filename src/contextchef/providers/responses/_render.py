@@ -585,6 +585,11 @@ class ResponsesAdapter(AdapterDefaults):
             items.append({"type": "message", "role": "assistant", "content": options.prefill})
         payload["input"] = items
         if options.max_tokens is not None:
+            if options.max_tokens < 16:  # "integer below minimum value" (pi#6265)
+                raise UsageError(
+                    f"max_tokens is {options.max_tokens}: OpenAI Responses refuses a "
+                    "max_output_tokens below 16; pass 16 or more (or none)"
+                )
             payload[self.profile.max_tokens_key] = options.max_tokens
         for key, value in options.extra.items():
             payload.setdefault(key, value)
