@@ -236,7 +236,12 @@ def _paired_ids(
     (``added_result_id``). A call sent without an id (Gemini 2.x) keeps its response
     without one (`_render_in_turn`). `before` are the messages already sent.
     """
-    wanted = {r.call_id for m in messages for r in m.tool_results if _without_id(r)}
+    wanted = {  # a response recorded without an id holds a hint saying so
+        p.call_id
+        for m in messages
+        for p in m.parts
+        if type(p) is ToolResult and p.provider_data is not None and _without_id(p)
+    }
     if not wanted:
         return list(messages), []
     ided: dict[str, bool] = {}  # call id -> the call carries it on the wire

@@ -70,6 +70,11 @@ def _holder(part: object) -> Mapping[str, Any] | None:
     return holder if isinstance(holder, Mapping) else None
 
 
+def _recorded(part: Part) -> bool:
+    """Whether `part` may carry a recorded item (and so an id): most parts carry none."""
+    return isinstance(part, ProviderPart) or part.provider_data is not None
+
+
 def item_id(part: object) -> str | None:
     """The Responses item id `part` (a part, or a lazy message's part form) is sent with."""
     if isinstance(part, ProviderPart):
@@ -169,7 +174,7 @@ def unique_item_ids(history: Sequence[Message], messages: Sequence[Message]) -> 
     repair before a request, `unique_items`, reports it). Parts of one reply sharing an
     item (a message's texts) keep it alike: only the first records the item.
     """
-    if all(item_id(p) is None for m in messages for p in m.parts):
+    if not any(map(_recorded, (p for m in messages for p in m.parts))):
         return tuple(messages)  # no item id to look for (any other wire's reply)
     seen = _ids(history)
     out = []
@@ -198,7 +203,7 @@ def unique_items(
     is never edited: `before` only says which ids are taken. `offset` is the history
     index of `messages[0]` (for the changes).
     """
-    if all(item_id(p) is None for m in messages for p in m.parts):
+    if not any(map(_recorded, (p for m in messages for p in m.parts))):
         return tuple(messages), ()  # nothing recorded with an id (no scan of `before`)
     seen = set(_sent_ids(before))
     out: list[Message] = []
