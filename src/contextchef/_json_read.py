@@ -21,10 +21,11 @@ from typing import Any
 
 __all__ = [
     "FAST_DECODE",
+    "as_repr",
     "each_float",
     "fast_decoder",
-    "float_tokens",
     "floats_as_repr",
+    "read_floats",
     "strict_loads",
 ]
 
@@ -113,35 +114,34 @@ def each_float(data: bytes, number: Callable[[str], Any]) -> Any:
     return json.loads(data, parse_float=number)
 
 
-def float_tokens(data: bytes) -> list[str] | None:
-    """The text of each float in JSON `data`, in order; None without msgspec or unreadable.
+def read_floats(data: bytes) -> tuple[Any, list[str]] | None:
+    """(`data` read, the text of each float in it in order); None without msgspec.
 
-    Only numbers are read, never text that looks like one; by msgspec's decoder in C
-    (about a third of a search of the bytes for each float-like mark). None without the
-    extra: reading `data` by ``json`` would cost more than what the answer saves.
+    Read by `strict_loads` with msgspec's decoder (in C; only numbers reach the float
+    texts, never text that looks like one). None also when `data` is not such JSON.
+    Without the extra, reading `data` by ``json`` would cost more than the answer saves.
     """
     if fast_decoder() is None:
         return None
-    out: list[str] = []
-
-    def number(token: str) -> float:
-        out.append(token)
-        return 0.0  # the value is not kept
-
+    floats: list[str] = []
     try:
-        each_float(data, number)
-    except (ValueError, TypeError, RecursionError):
+        return strict_loads(data, floats), floats
+    except (ValueError, RecursionError):
         return None
-    return out
+
+
+def as_repr(floats: list[str]) -> bool:
+    """Whether each float text is as ``repr`` (and so ``json``) writes that float."""
+    return all(repr(float(t)) == t for t in floats)
 
 
 def floats_as_repr(data: bytes) -> bool:
     """Whether each float in JSON `data` is written as ``repr`` (and so ``json``) writes it.
 
-    False without msgspec, or when it cannot read `data` (`float_tokens`). For
+    False without msgspec, or when it cannot read `data` (`read_floats`). For
     `contextchef._json.sorted_utf8`, which takes orjson's bytes only where ``json`` would
     write the same: orjson writes a float below 1e-4 otherwise (``1e-7``, ``json``
     ``1e-07``), and a byte search cannot tell a number from text that looks like one.
     """
-    tokens = float_tokens(data)
-    return tokens is not None and all(repr(float(t)) == t for t in tokens)
+    read = read_floats(data)
+    return read is not None and as_repr(read[1])

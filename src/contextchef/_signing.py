@@ -48,7 +48,7 @@ from typing import Any
 
 from contextchef._errors import SnapshotSignatureError, UsageError, check_flag, json_reason, shown
 from contextchef._json import sorted_utf8
-from contextchef._json_read import each_float, fast_decoder, strict_loads
+from contextchef._json_read import as_repr, each_float, read_floats
 
 __all__ = [
     "ALGORITHM",
@@ -159,7 +159,7 @@ def _canonical(
         tokens = _read_back(data, None if finite else value)
         if tokens is None:  # no msgspec (the byte searches decide), or not the value's bytes
             data = sorted_utf8(value) if finite else None
-        elif all(repr(float(t)) == t for t in tokens):
+        elif as_repr(tokens):
             restate = any("e+" in t or t == "-0.0" for t in tokens)  # as repr writes them
         else:
             data = None  # orjson wrote a float otherwise (1e-7): json writes them
@@ -194,20 +194,14 @@ def _where(body: Mapping[str, Any]) -> str:
 
 
 def _read_back(data: bytes, value: object) -> list[str] | None:
-    """The text of each float in orjson's `data`, read back by msgspec (in C).
+    """The text of each float in orjson's `data`, read back (`read_floats`).
 
     None without msgspec, or when `value` (None: not compared) is not what `data` reads
     back to: orjson writes NaN and the infinities as ``null`` and some values ``json``
     refuses (a datetime, a dataclass) as JSON, and each reads back as something else.
     """
-    if fast_decoder() is None:
-        return None
-    tokens: list[str] = []
-    try:
-        back = strict_loads(data, tokens)
-    except (ValueError, RecursionError):
-        return None
-    return tokens if value is None or back == value else None
+    read = read_floats(data)
+    return None if read is None or (value is not None and read[0] != value) else read[1]
 
 
 _NEGATIVE_ZERO = re.compile(rb"-0\.0[,\]}]")

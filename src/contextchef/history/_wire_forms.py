@@ -69,11 +69,17 @@ def _long_texts(value: Any, path: tuple[_Key, ...], out: dict[str, Any], at: int
 def _starts(marks: Sequence[Any]) -> tuple[list[int], list[int]]:
     """(wire sizes, history sizes) of `marks` sorted by wire size, history sizes the most so far.
 
-    Entry ``i`` rendered the history from ``sizes[bisect_right(wires, i) - 1]`` on (0 before
-    any mark): the history its compile had already sent.
+    Entry ``i`` rendered the history from the size of the last mark at or before it (0
+    before any mark; `_start`): the history its compile had already sent.
     """
     pairs = sorted((m.wire, m.history) for m in marks if m is not None)
     return [w for w, _ in pairs], list(itertools.accumulate((h for _, h in pairs), max))
+
+
+def _start(wires: list[int], sizes: list[int], i: int) -> int:
+    """Where entry `i`'s compile rendered the history from (`_starts`' lists; 0: no mark)."""
+    j = bisect.bisect_right(wires, i)
+    return sizes[j - 1] if j else 0
 
 
 def _referred(
@@ -177,14 +183,12 @@ def wire_forms(
             refs.append(again[2])
             kept.append((*before[:2], again[0], before[3]))  # type: ignore[index]
             continue
-        if texts is None:
+        if texts is None:  # read from the first walked entry's start on
             texts, (wires, sizes) = {}, _starts(marks)
-            j = bisect.bisect_right(wires, i)
-            for at in range(min(sizes[j - 1] if j else 0, shared), min(shared, len(forms))):
+            for at in range(min(_start(wires, sizes, i), shared), min(shared, len(forms))):
                 _long_texts(forms[at], (), texts, at)
-        j = bisect.bisect_right(wires, i)
         made: list[Any] = []
-        wire.append(_referred(entry, (), texts, made, sizes[j - 1] if j else 0))
+        wire.append(_referred(entry, (), texts, made, _start(wires, sizes, i)))
         refs.append(made)
         over = _over(made, consumed)
         kept.append((entry, over, _frozen(wire[-1], made), consumed))
