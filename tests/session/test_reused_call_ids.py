@@ -167,3 +167,40 @@ def test_a_responses_server_reusing_item_ids_gets_each_id_once() -> None:
     assert fake.violations == ()
     doubled = {"model": "m", "input": [*last, last[1]]}
     assert any("Duplicate item" in v for v in responses_item_ids_unique(doubled, ()))
+
+
+def test_a_responses_compile_reads_the_item_ids_of_its_new_turn_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The ids sent before are kept in each session's ledger (`Ledger.cache`), not in the
+    # provider module: six sessions served in turn each read their new messages only.
+    from contextchef.providers.responses import _item_ids
+    from contextchef.testing import RawReply
+
+    def reply(s: int, n: int) -> RawReply:
+        call = {"type": "function_call", "id": f"fc_{s}_{n}", "call_id": f"call_{s}_{n}",
+                "name": "grep", "arguments": "{}", "status": "completed"}  # fmt: skip
+        return RawReply(body={"id": f"resp_{s}_{n}", "object": "response",
+                              "status": "completed", "model": "m", "output": [call]})  # fmt: skip
+
+    read: list[Message] = []
+    real = _item_ids._message_ids
+    monkeypatch.setattr(_item_ids, "_message_ids", lambda m: read.append(m) or real(m))
+    fakes = [fake_for("responses").script(*[reply(s, n) for n in range(6)]) for s in range(6)]
+    chefs = []
+    for _ in fakes:
+        chef = ContextChef()
+        chef.register_tools(
+            [{"name": "grep", "description": "Search.", "input_schema": {"type": "object"}}],
+            handlers={"grep": lambda: "found"},
+        )
+        chef.set_history([user("go")])
+        chefs.append(chef)
+    for turn in range(6):
+        for chef, fake in zip(chefs, fakes, strict=True):
+            read.clear()
+            payload = chef.compile("responses", model="m").payload
+            assert len(read) <= 2, (turn, len(read))  # the turn before's call and result
+            calls = chef.ingest(send("responses", fake, payload))
+            chef.append(tool_results([chef.execute(c).result for c in calls]))
+    assert all(fake.violations == () for fake in fakes)

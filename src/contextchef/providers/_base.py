@@ -66,8 +66,7 @@ class Profile:
     outside ``contextchef.providers`` compares target names.
 
     Attributes:
-        target: The target's name (``anthropic``, ``openai``, ``deepseek``, ``responses``,
-            ``gemini``).
+        target: The target's name, one of `providers.TARGETS` (``anthropic``, ``gemini``...).
         wire: The wire format the adapter writes and whose recorded parts it replays
             (``anthropic``, ``openai``, ``responses``, ``gemini``): ``provider_data``
             tagged with it round-trips byte-exact.
@@ -372,6 +371,7 @@ class Adapter(Protocol):
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
         rules: ModelRules | None = None,
+        cache: dict[Any, Any] | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` with every reference to a tool `tools` does not declare rewritten.
 
@@ -384,6 +384,7 @@ class Adapter(Protocol):
         each adapter decides which of its references they resolve. `rules` are the
         request's model's (None: not known, the safe defaults assumed); an adapter may fit
         the messages to its model too (Gemini: thought signatures, `ModelRules.signed_calls`).
+        `cache` is the ledger's (`Ledger.cache`), to keep what it read of `before` in.
         """
 
 
@@ -470,6 +471,7 @@ class AdapterDefaults:
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
         rules: ModelRules | None = None,
+        cache: dict[Any, Any] | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` unchanged: this API's messages refer to no declared tool by name."""
         return tuple(messages), ()

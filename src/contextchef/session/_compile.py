@@ -355,7 +355,13 @@ def _fit(
     sent_ir = ledger.ir if base.ir == len(ledger.ir) else ledger.ir[: base.ir]
     defined = defined_entries(base.tools)
     messages, fitted = adapter.fit_references(
-        messages, tools, offset=base.history, before=sent_ir, defined=defined, rules=ctx.rules
+        messages,
+        tools,
+        offset=base.history,
+        before=sent_ir,
+        defined=defined,
+        rules=ctx.rules,
+        cache=ledger.cache,
     )
     if not tools and adapter.profile.tool_blocks_need_tools:
         messages, texts = tool_use_as_text(messages, offset=base.history)

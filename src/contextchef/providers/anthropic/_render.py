@@ -425,21 +425,21 @@ class AnthropicAdapter(AdapterDefaults):
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
         rules: ModelRules | None = None,
+        cache: dict[Any, Any] | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Every ``tool_reference`` names a tool in `tools`; server tool calls stay paired.
 
-        A tool result revealing an undeclared tool is sent as its text instead; a server
-        tool-search result naming one is dropped with its ``server_tool_use``, and so is a
-        tool-search ``server_tool_use`` left without its result (the API answers
-        ``tool_reference_unresolved``, and Bedrock rejects the unpaired call). A tool
-        `defined` inline by an earlier ``tool_addition`` does not count as declared for
-        these blocks: the tool-search doc resolves a ``tool_reference`` in a result against
-        the top-level ``tools`` only. Such a tool is offered by its definition already, so
-        its reference is left out (the result keeps the references that resolve; none left:
-        sent as text). Any server tool result answering no call before it in its message
-        (web search, code execution, MCP...: a malformed reply or a cut history) is dropped
-        and reported too, and so is a call left without its result unless it closes the
-        history (a paused turn).
+        A tool result revealing an undeclared tool is sent as its text instead; a server tool-search
+        result naming one is dropped with its ``server_tool_use``, and so is a tool-search
+        ``server_tool_use`` left without its result (the API answers ``tool_reference_unresolved``,
+        and Bedrock rejects the unpaired call). A tool `defined` inline by an earlier
+        ``tool_addition`` does not count as declared for these blocks: the tool-search doc resolves
+        a ``tool_reference`` in a result against the top-level ``tools`` only. Such a tool is
+        offered by its definition already, so its reference is left out (the result keeps the
+        references that resolve; none left: sent as text). Any server tool result answering no call
+        before it in its message (web search, code execution, MCP...: a malformed reply or a cut
+        history) is dropped and reported too, and so is a call left without its result unless it
+        closes the history (a paused turn).
         """
         if not any(
             (isinstance(p, ToolResult) and p.references)

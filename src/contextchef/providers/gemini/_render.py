@@ -445,6 +445,7 @@ class GeminiAdapter(AdapterDefaults):
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
         rules: ModelRules | None = None,
+        cache: dict[Any, Any] | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """`messages` as Gemini takes them: responses paired by id, calls signed where needed.
 

@@ -139,30 +139,29 @@ def _message_ids(message: Message) -> tuple[str, ...]:
 _MESSAGE_IDS: dict[int, tuple[weakref.ref[Message], tuple[str, ...]]] = {}
 
 
-_SENT: list[tuple[tuple[Message, ...], frozenset[str]]] = []
-"""The item ids of the last few `before` lists read, most recent first (`_sent_ids`); it
-holds those lists (four at most), as a session's ledger does."""
+_SENT = ("responses item ids sent",)
+"""Key, in a ledger's cache, of the last `before` list read and its item ids (`_sent_ids`)."""
 
 
-def _sent_ids(before: Sequence[Message]) -> frozenset[str]:
+def _sent_ids(before: Sequence[Message], cache: dict[Any, Any] | None) -> frozenset[str]:
     """`_ids` of `before`, the messages a session sent before this request.
 
-    Each compile passes them again, and more: the ids of a list they lead with (the same
-    objects, compared in C) are taken as read, and only the messages past it are read, so
-    a steady compile reads its new turn only.
+    Each compile of a session passes them again, and more: with the ledger's `cache`, the
+    ids of the list the last compile passed are taken as read when `before` leads with it
+    (the same objects, compared in C), and only the messages past it are read, so a steady
+    compile reads its new turn only. Without a cache, every message (`_message_ids`).
     """
-    held, hit = tuple(before), None
-    for entry in list(_SENT):
-        old, n = entry[0], len(entry[0])
-        if n <= len(held) and (not n or old[-1] is held[n - 1]) and all(map(is_, old, held)):
-            hit = entry
-            break
-    if hit is None:
-        made = frozenset(_ids(held))
+    held = tuple(before)
+    old: tuple[Message, ...]
+    made: frozenset[str]
+    old, made = (cache or {}).get(_SENT, ((), frozenset()))
+    n = len(old)
+    if n and n <= len(held) and old[-1] is held[n - 1] and all(map(is_, old, held)):
+        made = made | _ids(held[n:]) if n < len(held) else made
     else:
-        n = len(hit[0])
-        made = hit[1] | _ids(held[n:]) if n < len(held) else hit[1]
-    _SENT[:] = [(held, made), *[e for e in _SENT if e is not hit][:3]]
+        made = frozenset(_ids(held))
+    if cache is not None:
+        cache[_SENT] = (held, made)
     return made
 
 
@@ -193,7 +192,11 @@ def unique_item_ids(history: Sequence[Message], messages: Sequence[Message]) -> 
 
 
 def unique_items(
-    messages: Sequence[Message], before: Sequence[Message] = (), *, offset: int = 0
+    messages: Sequence[Message],
+    before: Sequence[Message] = (),
+    *,
+    offset: int = 0,
+    cache: dict[Any, Any] | None = None,
 ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
     """`messages` with no item reusing an id sent `before` or earlier in `messages`.
 
@@ -201,11 +204,11 @@ def unique_items(
     API takes none (``dropped_duplicate_id``), else left out (reasoning:
     ``dropped_thinking``; any other item: ``dropped_search_block``). What was sent before
     is never edited: `before` only says which ids are taken. `offset` is the history
-    index of `messages[0]` (for the changes).
+    index of `messages[0]` (for the changes); `cache` the ledger's (`_sent_ids`).
     """
     if not any(map(_recorded, (p for m in messages for p in m.parts))):
         return tuple(messages), ()  # nothing recorded with an id (no scan of `before`)
-    seen = set(_sent_ids(before))
+    seen = set(_sent_ids(before, cache))
     out: list[Message] = []
     changes: list[Change] = []
     for i, message in enumerate(messages, start=offset):

@@ -490,6 +490,7 @@ class ResponsesAdapter(AdapterDefaults):
         before: Sequence[Message] = (),
         defined: Sequence[Mapping[str, Any]] = (),
         rules: ModelRules | None = None,
+        cache: dict[Any, Any] | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Every replayed call carries a ``namespace`` that holds its function, or none.
 
@@ -507,7 +508,7 @@ class ResponsesAdapter(AdapterDefaults):
         ``tool_search_output`` answering no search call is left out (`_search`).
         """
         tools = [*tools, *defined]
-        messages, repaired = unique_items(messages, before, offset=offset)
+        messages, repaired = unique_items(messages, before, offset=offset, cache=cache)
         messages, dropped, calls = _search.fitted_searches(messages, tools, before, offset=offset)
         messages, rewrote = fit_namespaces(messages, calls, tools, before, offset=offset)
         return messages, (*repaired, *dropped, *rewrote)
