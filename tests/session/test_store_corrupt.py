@@ -285,3 +285,68 @@ def test_a_removed_head_is_missing_and_one_that_is_no_head_is_malformed(
     with pytest.raises(SnapshotSignatureError) as info:
         rows.store.load("A")
     assert info.value.problem == "missing" and "it was removed" in str(info.value)
+
+
+class _HostStore:
+    """A store of the host's own (the docs say one works with SessionSync) that fails."""
+
+    def __init__(self, loaded: object = None, error: Exception | None = None) -> None:
+        self.loaded, self.error = loaded, error
+
+    def load(self, session_id: str) -> object:
+        if self.error is not None:
+            raise self.error
+        return self.loaded
+
+    def snapshot(self, session_id: str, snapshot: object, *, expected_version: int) -> object:
+        if self.error is not None:
+            raise self.error
+        return self.loaded
+
+    def append(self, session_id: str, delta: object, *, expected_version: int) -> object:
+        return self.snapshot(session_id, delta, expected_version=expected_version)
+
+
+@pytest.mark.parametrize(
+    ("store", "said"),
+    [
+        (
+            _HostStore(error=ConnectionError("backend down")),
+            "load raised ConnectionError: backend down",
+        ),
+        (_HostStore(loaded={"version": 1}), "load returned dict {'version': 1}; a SessionStore's"),
+        (_HostStore(loaded="v1"), "load returned str 'v1'"),
+    ],
+)
+def test_a_host_store_that_fails_is_a_store_error(store: _HostStore, said: str) -> None:
+    # break-it 35 #2: a store of the host's own raising its driver's error, or loading
+    # something other than a StoredSession, escaped run_turn (an AttributeError from inside)
+    def turn(chef: ContextChef) -> None:
+        chef.append(user("hi"))
+
+    with pytest.raises(SessionStoreError) as caught:
+        SessionSync(store, "s").run_turn(ContextChef, turn)  # type: ignore[arg-type]
+    assert said in str(caught.value) and "session 's'" in str(caught.value)
+    assert caught.value.session_id == "s"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [(ConnectionError("gone"), "snapshot raised ConnectionError: gone"), (None, "returned None")],
+)
+def test_a_host_store_whose_write_fails_is_a_store_error(written: object, said: str) -> None:
+    error = written if isinstance(written, Exception) else None
+    store = _HostStore(error=None)
+    sync = SessionSync(store, "s")  # type: ignore[arg-type]
+    chef = ContextChef()
+    assert sync.load_into(chef) is False  # nothing stored yet
+    store.error, store.loaded = error, written
+    chef.append(user("hi"))
+    with pytest.raises(SessionStoreError, match=said):
+        sync.save(chef)
+    assert sync.version == 0  # nothing taken as written
+
+
+def test_a_store_without_the_calls_sync_makes_is_refused_at_once() -> None:
+    with pytest.raises(ContextChefError, match="has no load, snapshot, append"):
+        SessionSync(object(), "s")  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from contextchef._errors import (
+    ContextChefError,
     CorruptHistoryError,
     SessionStoreError,
     SnapshotMismatchError,
@@ -51,6 +52,23 @@ def _check_chef(chef: object) -> None:
         )
 
 
+_CALLED = ("load", "snapshot", "append")
+"""The `SessionStore` methods a `SessionSync` calls."""
+
+
+def _is_stored(stored: object) -> bool:
+    """Whether a store's `load` returned a `StoredSession` (or one of the same fields)."""
+    version = getattr(stored, "version", None)
+    turns = getattr(stored, "turns", None)
+    return (
+        isinstance(getattr(stored, "snapshot", None), dict)
+        and type(version) is int
+        and version >= 1
+        and type(turns) is int
+        and turns >= 0
+    )
+
+
 class SessionSync:
     """One conversation of a `ContextChef` kept in a `SessionStore`.
 
@@ -77,12 +95,22 @@ class SessionSync:
         session_id: The conversation's id.
         checkpoint_every: Write a full snapshot instead of a delta when this many turns
             are logged (keeps ``load`` short); >= 1.
+
+    Raises:
+        UsageError: `store` lacks a callable ``load``, ``snapshot`` or ``append``;
+            `session_id` is not a valid id; `checkpoint_every` is not an int >= 1.
     """
 
     def __init__(self, store: SessionStore, session_id: str, *, checkpoint_every: int = 32) -> None:
         if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
             raise UsageError(
                 f"checkpoint_every must be an int >= 1, got {shown(checkpoint_every, 40)}"
+            )
+        missing = [m for m in _CALLED if not callable(getattr(store, m, None))]
+        if missing:
+            raise UsageError(
+                f"SessionSync needs a SessionStore (load, snapshot, append); "
+                f"{type(store).__name__} has no {', '.join(missing)}"
             )
         self.store = store
         self.session_id = check_session_id(session_id)
@@ -111,10 +139,19 @@ class SessionSync:
             SessionStoreError: The store failed or holds a corrupt record: one that is
                 not a snapshot, or whose snapshot `ContextChef.restore` refuses (edited,
                 a turn lost; the refusal's words are in the message). `chef` is untouched.
+                A store of your own that raises another exception, or whose ``load``
+                returns no `StoredSession`, is reported so too (the exception its cause).
             UsageError: `chef` is not a session (what `make_chef` returned).
         """
         _check_chef(chef)
-        stored = self.store.load(self.session_id)
+        stored = self._call("load", self.session_id)
+        if stored is not None and not _is_stored(stored):
+            raise SessionStoreError(
+                f"session {self.session_id!r}: the store's load returned "
+                f"{type(stored).__name__} {shown(stored, 80)}; a SessionStore's load returns "
+                "a StoredSession (an int version >= 1, a snapshot dict, an int turns) or None",
+                session_id=self.session_id,
+            )
         if stored is None:
             self.version, self._turns, self._snapshot, self._lineage = 0, 0, None, None
             return False
@@ -142,6 +179,8 @@ class SessionSync:
         Raises:
             StaleSessionError: Another writer saved since `load_into`, or the session was
                 deleted or expired (and perhaps made again) since (nothing written).
+            SessionStoreError: The store failed (a store of your own: any exception it
+                raised is the cause), or its write returned no version (an int >= 1).
             UsageError: `chef` is not a session.
         """
         _check_chef(chef)
@@ -151,20 +190,44 @@ class SessionSync:
         lineage = new_lineage() if self.version == 0 else self._lineage
         checked = {"lineage": lineage} if self._checked else {}
         if old is None or self._turns + 1 >= self.checkpoint_every:
-            version = self.store.snapshot(
-                self.session_id, new, expected_version=self.version, **checked
+            version = self._call(
+                "snapshot", self.session_id, new, expected_version=self.version, **checked
             )
             self._turns = 0
         else:
             delta = snapshot_delta(old, new)
-            version = self.store.append(
-                self.session_id, delta, expected_version=self.version, **checked
+            version = self._call(
+                "append", self.session_id, delta, expected_version=self.version, **checked
             )
             self._turns += 1
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise SessionStoreError(
+                f"session {self.session_id!r}: the store's write returned {shown(version, 80)}; "
+                "a SessionStore's snapshot and append return the new version (an int >= 1)",
+                session_id=self.session_id,
+            )
         # a snapshot shares nothing with the chef: the next delta's base
         self.version, self._snapshot, self._history = version, new, history
         self._lineage = lineage if self._checked else None
         return version
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """`self.store`'s `method` called; what it raises, a `ContextChefError`.
+
+        The library's stores raise only `SessionStoreError` (`StaleSessionError` on a lost
+        race); a store of the host's own may raise anything (a driver's ``ConnectionError``),
+        which is raised as a `SessionStoreError` naming the call, the original its cause.
+        """
+        try:
+            return getattr(self.store, method)(*args, **kwargs)
+        except ContextChefError:
+            raise
+        except Exception as exc:
+            raise SessionStoreError(
+                f"session {self.session_id!r}: the store's {method} raised "
+                f"{type(exc).__name__}: {exc}",
+                session_id=self.session_id,
+            ) from exc
 
     def run_turn(
         self,
