@@ -222,3 +222,23 @@ def test_a_turn_stored_without_thinking_after_an_edit_still_raises() -> None:
         )
     assert caught.value.message_index == 5
     assert fake.violations == ()
+
+
+def test_a_tool_turn_from_another_provider_is_said_so(caplog: pytest.LogCaptureFixture) -> None:
+    # break-it 35 #4: after a Gemini tool turn, the warning guessed the thinking "lost
+    # before it was stored?"; it now names the other case too (nothing was lost)
+    from contextchef.testing import FakeGemini
+    from sdk_send import send
+
+    fake = FakeGemini().script(tool_calls(("read_file", {"path": "a"})))
+    chef = ContextChef()
+    chef.register_tools([READ], handlers={"read_file": lambda path="": f"read {path}"})
+    chef.append(user("Read a."))
+    req = chef.compile("gemini", model="gemini-3-pro")
+    calls = chef.ingest(send("gemini", fake, req.payload))
+    chef.append(tool_results([chef.execute(c).result for c in calls]))
+    with caplog.at_level(logging.WARNING, logger="contextchef"):
+        req = chef.compile("anthropic", model="claude-opus-5-5", extra={"thinking": THINKING})
+    assert "thinking" not in req.payload
+    logged = [r.getMessage() for r in caplog.records if "without 'thinking'" in r.getMessage()]
+    assert len(logged) == 1 and "came from another provider" in logged[0]

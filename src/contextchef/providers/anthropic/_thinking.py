@@ -100,7 +100,8 @@ def _without_thinking(payload: dict[str, Any], index: int, choice: str, stripped
         ": the session left it out after an edit of what was sent before it (see the "
         "request's edits), and Anthropic refuses such a turn (400)"
         if stripped
-        else " (lost before it was stored?), which Anthropic refuses (400)"
+        else " (the turn came from another provider, whose reasoning Anthropic cannot take, "
+        "or its thinking was lost before it was stored), and Anthropic refuses such a turn (400)"
     )
     if late and not stripped:  # the reply put it after a block: sent as it came, never moved
         cause = (
