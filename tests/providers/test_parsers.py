@@ -890,3 +890,23 @@ def test_an_entry_with_nothing_in_it_is_left_out_with_a_note(
     chef.set_history([user("start"), *parsed.messages, user("go on")])
     for target in ("anthropic", "openai", "responses", "gemini"):
         chef.compile(target)
+
+
+@pytest.mark.parametrize("role", ["system", "developer", "user"])
+@pytest.mark.parametrize("kind", ["output_text", "refusal"])
+def test_an_input_message_item_holding_an_output_part_is_refused(role: str, kind: str) -> None:
+    # break-it 35 #3: a stored system / developer item with output_text parts was kept and
+    # replayed verbatim (400 "part type 'output_text' is not valid in system items"); a user
+    # one was sent as input_text still carrying the output part's annotations
+    said = {"type": kind, "text": "done", "annotations": []} if kind == "output_text" else {}
+    part = said or {"type": "refusal", "refusal": "no"}
+    items = [
+        {"type": "message", "role": "user", "content": "q"},
+        {"type": "message", "role": role, "id": "msg_1", "content": [part]},
+    ]
+    with pytest.raises(CorruptHistoryError) as caught:
+        from_responses(items)
+    message = str(caught.value)
+    assert f"a {role} message item holds a part of type {kind}" in message
+    assert "input_text, input_image or input_file" in message
+    assert caught.value.index == 1

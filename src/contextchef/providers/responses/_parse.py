@@ -69,6 +69,13 @@ def _r_content_part(
 
     if not isinstance(kind, str) or kind not in _PART_TYPES:  # replayed, it would be a 400
         raise hist.error(i, f"content part type {shown(kind, 40)} is not a Responses part")
+    if kind in _OUTPUT_TYPES and role != "assistant":  # an input message: input_* parts only
+        raise hist.error(
+            i,
+            f"a {role} message item holds a part of type {kind}; its parts are input_text, "
+            "input_image or input_file (openai SDK ResponseInputItemParam.Message), as "
+            "output_text and refusal parts are an assistant item's",
+        )
     if kind in ("input_text", "output_text"):  # replayed without text, it would be a 400
         text = as_string(hist, i, raw.get("text"), f"{kind} 'text'")
         return fit_hints(TextPart(text=text), raw, render, _R)
@@ -95,6 +102,8 @@ _PART_TYPES = frozenset(
     {"input_text", "output_text", "input_image", "input_file", "input_audio", "refusal"}
 )
 """Content part types of Responses message items."""
+_OUTPUT_TYPES = frozenset({"output_text", "refusal"})
+"""Content part types of an assistant (output) message item only."""
 
 
 def _r_message(hist: HistoryBuilder, i: int, item: Mapping[str, Any]) -> None:
