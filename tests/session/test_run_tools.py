@@ -585,3 +585,70 @@ def test_a_handler_returning_a_tool_result_keeps_its_media_and_error_flag() -> N
     blocks = chef.compile("anthropic", model="m").payload["messages"][-1]["content"]
     assert [b["type"] for b in blocks[0]["content"]] == ["text", "image"]
     assert blocks[1]["is_error"] is True
+
+
+def _transfers() -> tuple[ContextChef, list[int]]:
+    ran: list[int] = []
+    chef = ContextChef()
+    chef.register_tools(
+        [{"name": "transfer", "description": "Move money.", "input_schema": {"type": "object"}}],
+        handlers={"transfer": lambda amount=0: ran.append(amount) or f"moved {amount}"},
+    )
+    chef.set_history([user("pay")])
+    return chef, ran
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "responses", "gemini"])
+def test_a_call_answered_in_the_history_is_never_run_again(target: str) -> None:
+    # break-it 35 #2: run_tools on the same calls twice (a host's retry) ran the handler
+    # twice, the second result then left out of every request (dropped_duplicate_result)
+    chef, ran = _transfers()
+    fake = fake_for(target).script(
+        tool_calls(("transfer", {"amount": 5}), ("transfer", {"amount": 6}))
+    )
+    calls = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+    chef.run_tools(calls[:1])
+    before = chef.history
+    for again in (lambda: chef.run_tools(calls), lambda: chef.execute(calls[0])):
+        with pytest.raises(UsageError) as caught:
+            again()
+        said = str(caught.value)
+        assert f"'transfer' (call id '{calls[0].id}') is answered in history message 2" in said
+        assert "nothing was run" in said and calls[1].id not in said
+    with pytest.raises(UsageError):
+        asyncio.run(chef.arun_tools(calls))
+    assert ran == [5] and chef.history == before  # nothing ran, nothing appended
+    assert [r.content for r in chef.run_tools(calls[1:])] == ["moved 6"] and ran == [5, 6]
+
+
+def test_a_reused_call_id_counts_from_its_last_call() -> None:
+    # a host's own messages may repeat an id: the call made last is the one judged
+    chef, ran = _transfers()
+    first = ToolCall(id="c0", name="transfer", arguments={"amount": 1})
+    chef.append(assistant("", [first]))
+    chef.run_tools([first])
+    again = ToolCall(id="c0", name="transfer", arguments={"amount": 2})
+    chef.append(assistant("", [again]))
+    assert [r.content for r in chef.run_tools([again])] == ["moved 2"] and ran == [1, 2]
+    with pytest.raises(UsageError, match="is answered in history message 4"):
+        chef.run_tools([again])
+
+
+def test_a_call_answered_by_an_unanswered_request_may_still_run() -> None:
+    # a compile answers an unanswered call as interrupted; until the model answers that
+    # request, running the call and compiling again sends its real result instead
+    chef, ran = _transfers()
+    fake = fake_for("openai").script(
+        tool_calls(("transfer", {"amount": 1}), ("transfer", {"amount": 2}))
+    )
+    calls = chef.ingest(send("openai", fake, chef.compile("openai", model="m").payload))
+    chef.run_tools(calls[:1])
+    first = chef.compile("openai", model="m").payload
+    assert "was not executed" in first["messages"][-1]["content"]
+    chef.run_tools(calls[1:])
+    again = chef.compile("openai", model="m").payload
+    assert [m["content"] for m in again["messages"] if m["role"] == "tool"] == [
+        "moved 1",
+        "moved 2",
+    ]
+    assert ran == [1, 2]

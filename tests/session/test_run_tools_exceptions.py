@@ -63,7 +63,10 @@ def test_sync_handler_odd_exceptions_become_error_results_in_every_entry_point(
     name = type(exc).__name__
     expected = f'Tool "bad" raised {name}: {exc}'
     chef, calls = _chef(exc)
-    for results in (chef.run_tools(calls, append=False), _within(chef.arun_tools(calls))):
+    for results in (
+        chef.run_tools(calls, append=False),
+        _within(chef.arun_tools(calls, append=False)),
+    ):
         assert [r.content for r in results] == ["ok a", expected, "ok b"]
         assert [r.is_error for r in results] == [False, True, False]
     assert chef.execute(calls[1]).result.content == expected

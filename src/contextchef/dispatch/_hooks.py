@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from contextchef._errors import UsageError, shown
@@ -33,6 +34,7 @@ __all__ = [
     "arun_before_hooks",
     "checked_hook",
     "is_failure",
+    "refuse_async_in_loop",
     "run_after_hooks",
     "run_before_hooks",
     "run_sync",
@@ -172,6 +174,29 @@ def run_sync(value: Any, what: str) -> Any:
 
 class LoopRunning(UsageError):
     """A sync entry point met an async hook/handler inside a running loop (host misuse)."""
+
+
+def refuse_async_in_loop(functions: Callable[[], Iterable[object]]) -> None:
+    """Refuse a sync ``run_tools`` inside a running event loop when it would run async code.
+
+    `functions` gives the hooks, fallback and handlers the call may run (asked only when a
+    loop is running): a coroutine function among them cannot run from sync code there.
+
+    Raises:
+        UsageError: A loop is running and one of them is a coroutine function.
+    """
+    import asyncio  # local: ``import contextchef`` does not pay for asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    if any(inspect.iscoroutinefunction(f) for f in functions() if f is not None):
+        raise UsageError(
+            "run_tools was called inside a running event loop and this session has async "
+            "hooks or handlers (an MCP server's tools, for one); use "
+            "`await chef.arun_tools(calls)`"
+        )
 
 
 def run_before_hooks(call: ToolCall, allowed: Allowed, ctx: GateContext) -> CheckResult:

@@ -515,8 +515,8 @@ class ContextChef:
 
         Raises:
             UsageError: Allowed call to a tool without a registered handler (`run_tools`
-                answers those, or hands them to its ``fallback``), or a decision that
-                carries no call.
+                answers those, or hands them to its ``fallback``), a decision that
+                carries no call, or a call the history holds the result of (never run twice).
         """
         return self._dispatcher.execute(call)
 
@@ -557,11 +557,11 @@ class ContextChef:
             One `ToolResult` per call, in call order.
 
         Raises:
-            UsageError: `calls` is not a list of calls, two calls share an id, or an event
-                loop is running while the session has async hooks or handlers (use
-                `arun_tools`); nothing has run then. Also, as `execute` does, when a hook
-                or handler that is not declared ``async`` returns an awaitable inside a
-                running event loop.
+            UsageError: `calls` is not a list of calls, two calls share an id, one's result
+                is in the history (a call runs once), or an event loop is running while the
+                session has async hooks or handlers (use `arun_tools`); nothing has run
+                then. Also, as `execute` does, when a hook or handler that is not declared
+                ``async`` returns an awaitable inside a running event loop.
         """
         return self._answered(self._dispatcher.run_tools(calls, fallback), append)
 

@@ -16,7 +16,6 @@ call. Every allowed call then runs through `contextchef.dispatch._execute.run_al
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from contextchef.dispatch._execute import (
     run_allowed,
 )
 from contextchef.dispatch._gate import acheck_tool_call, check_tool_call, holds, is_meta
+from contextchef.dispatch._hooks import refuse_async_in_loop
 from contextchef.dispatch._types import (
     AfterHook,
     Allowed,
@@ -43,6 +43,7 @@ from contextchef.dispatch._types import (
     Fallback,
     GateContext,
 )
+from contextchef.history._answered import refuse_answered
 from contextchef.history._archive import ARCHIVE_TOOL
 from contextchef.history._messages import ToolCall, ToolResult
 from contextchef.history._offload import (
@@ -192,6 +193,7 @@ class Dispatcher:
 
     def execute(self, item: CallOrDecision) -> Execution:
         """Gate (unless the given decision holds) and run one call; see `ContextChef.execute`."""
+        self._parsed([item])  # a call answered already is refused (`refuse_answered`)
         check, view, ctx = self.decide(item)
         if isinstance(check, Denied):
             return denied_execution(self._given(item)[0], check)
@@ -199,6 +201,7 @@ class Dispatcher:
 
     async def aexecute(self, item: CallOrDecision) -> Execution:
         """Async `execute`."""
+        self._parsed([item])
         check, view, ctx = await self.adecide(item)
         if isinstance(check, Denied):
             return denied_execution(self._given(item)[0], check)
@@ -259,42 +262,29 @@ class Dispatcher:
             )
         parsed: list[tuple[ToolCall, CallOrDecision]] = []
         seen: set[str] = set()
+        named = []  # calls whose id the model gave (not one made up here): each runs once
         for i, item in enumerate(calls):
             call, given = self._given(item, f"call_{i}")
             parsed.append((call, given or call))
+            if isinstance(item, ToolCall) or given is not None or call.id != f"call_{i}":
+                named.append(call)
             if call.id in seen:
                 raise UsageError(
                     f"two calls share the id {shown(call.id, 80)}; each result must answer "
                     "exactly one call (pass the calls chef.ingest returned)"
                 )
             seen.add(call.id)
+        refuse_answered(named, self._state.history)
         return parsed
-
-    def _refuse_async_in_loop(self, fallback: Fallback | None) -> None:
-        """Sync run_tools inside a running event loop cannot run async hooks or handlers."""
-        import asyncio  # local: ``import contextchef`` does not pay for asyncio
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        hooks: list[object] = [*self.before, *self.after, fallback]
-        registry = self._tools.registry
-        handlers = [registry.handler(t) for t in registry]
-        if any(inspect.iscoroutinefunction(f) for f in (*hooks, *handlers) if f is not None):
-            raise UsageError(
-                "run_tools was called inside a running event loop and this session has async "
-                "hooks or handlers (an MCP server's tools, for one); use "
-                "`await chef.arun_tools(calls)`"
-            )
 
     def run_tools(
         self, calls: Iterable[CallOrDecision], fallback: Fallback | None
     ) -> tuple[ToolResult, ...]:
         """Answer every call in order; see `ContextChef.run_tools` (nothing is appended)."""
-        parsed = self._parsed(calls)
+        parsed, registry = self._parsed(calls), self._tools.registry
         if parsed:  # no call: nothing runs, whatever loop is running
-            self._refuse_async_in_loop(fallback)
+            hooks = (*self.before, *self.after, fallback)
+            refuse_async_in_loop(lambda: [*hooks, *map(registry.handler, registry)])
         done = []
         for call, item in parsed:
             check, view, ctx = self.decide(item)

@@ -52,10 +52,6 @@ def _check_chef(chef: object) -> None:
         )
 
 
-_CALLED = ("load", "snapshot", "append")
-"""The `SessionStore` methods a `SessionSync` calls."""
-
-
 def _is_stored(stored: object) -> bool:
     """Whether a store's `load` returned a `StoredSession` (or one of the same fields)."""
     version = getattr(stored, "version", None)
@@ -97,20 +93,13 @@ class SessionSync:
             are logged (keeps ``load`` short); >= 1.
 
     Raises:
-        UsageError: `store` lacks a callable ``load``, ``snapshot`` or ``append``;
-            `session_id` is not a valid id; `checkpoint_every` is not an int >= 1.
+        UsageError: `session_id` is not a valid id; `checkpoint_every` is not an int >= 1.
     """
 
     def __init__(self, store: SessionStore, session_id: str, *, checkpoint_every: int = 32) -> None:
         if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
             raise UsageError(
                 f"checkpoint_every must be an int >= 1, got {shown(checkpoint_every, 40)}"
-            )
-        missing = [m for m in _CALLED if not callable(getattr(store, m, None))]
-        if missing:
-            raise UsageError(
-                f"SessionSync needs a SessionStore (load, snapshot, append); "
-                f"{type(store).__name__} has no {', '.join(missing)}"
             )
         self.store = store
         self.session_id = check_session_id(session_id)
