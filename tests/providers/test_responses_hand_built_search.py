@@ -87,3 +87,26 @@ def test_an_output_answering_a_hand_built_call_sent_in_an_earlier_request_is_kep
     assert search_items(request.payload) == [CALL, OUTPUT]
     chef.ingest(send("responses", fake, request.payload))
     assert fake.violations == ()
+
+
+def test_a_malformed_hand_built_call_is_left_out_with_its_output_each_reason_named() -> None:
+    chef = ContextChef()
+    chef.set_history(
+        [
+            user("What is the USD/EUR rate?"),
+            Message(role="assistant", parts=(part({**CALL, "call_id": {"x": 1}}),)),
+            Message(role="user", parts=(part(OUTPUT),)),
+            user("And now?"),
+        ]
+    )
+    fake = fake_for("responses").script(text("0.9"))
+    request = chef.compile("responses", model=MODEL)
+    kinds = {c.kind: c.detail for c in request.changes}
+    assert (
+        "tool_search_call 'call_id' must be a string or null, got an object"
+        in (kinds["dropped_foreign_part"])
+    )
+    assert "answers no tool_search_call" in kinds["dropped_orphan_result"]
+    assert search_items(request.payload) == []
+    chef.ingest(send("responses", fake, request.payload))
+    assert fake.violations == ()

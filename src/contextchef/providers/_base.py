@@ -27,7 +27,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._budget import ContextBudget
 from contextchef.providers._hints import apply_hints, data_url, hints, split_data_url
 from contextchef.providers._model_rules import ModelRules
@@ -337,8 +337,8 @@ class Adapter(Protocol):
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
         """Canonical JSON text of the payload's ``system``, ``tools`` and ``messages``."""
 
-    def keeps(self, part: Part) -> bool:
-        """False for a reasoning or provider-only part this API cannot receive."""
+    def keeps(self, part: Part) -> bool | Refused:
+        """Falsy for a reasoning or provider-only part this API cannot receive (`Refused`: why)."""
 
     def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
         """A response of this API (SDK object or its JSON dict), read.

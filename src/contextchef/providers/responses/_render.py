@@ -47,7 +47,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._base import (
     PLAIN_PARTS,
     AdapterDefaults,
@@ -380,16 +380,18 @@ class ResponsesAdapter(AdapterDefaults):
             items.append(defined)
         return items
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """Its own reasoning items (as recorded) and provider items, of a shape it takes.
 
         A tool search or ``additional_tools`` item of the wrong shape (`_items.item_problem`)
-        is not: the API would refuse it on every later request.
+        is not: the API would refuse it on every later request. The verdict names the field
+        and what is valid (`Refused`), for the ``dropped_foreign_part`` change.
         """
         if type(part) in PLAIN_PARTS:
             return True
-        if isinstance(part, ProviderPart) and item_problem(part.data) is not None:
-            return False
+        problem = item_problem(part.data) if isinstance(part, ProviderPart) else None
+        if problem is not None:
+            return Refused(problem)
         return keeps_part(part, fmt=self.profile.wire, reasoning=_recorded_reasoning)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
