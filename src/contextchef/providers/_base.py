@@ -21,11 +21,7 @@ from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
     Message,
     Part,
-    ProviderPart,
-    ReasoningPart,
-    TextPart,
     ToolCall,
-    ToolResult,
 )
 from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._budget import ContextBudget
@@ -554,31 +550,6 @@ def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     out = thaw(schema)
     assert isinstance(out, dict)
     return out
-
-
-def keeps_part(part: Part, *, fmt: str, reasoning: Callable[[ReasoningPart], bool]) -> bool:
-    """Whether an adapter for wire format `fmt` can send `part` (see `Adapter.keeps`).
-
-    Reasoning is kept when `reasoning` accepts it (typically: it came from this provider
-    with its recorded block); provider-only parts when they are in this format and have
-    the least shape it needs (a block or item ``type`` where the format has one, else
-    some field): an empty or untyped one, hand-built, would make every later request fail.
-    """
-    if isinstance(part, ReasoningPart):
-        return reasoning(part)
-    if isinstance(part, ProviderPart):
-        if fmt in _TYPED_FORMATS:
-            return part.provider == fmt and isinstance(part.data.get("type"), str)
-        return part.provider == fmt and bool(part.data)
-    return True
-
-
-PLAIN_PARTS = frozenset({TextPart, ToolCall, ToolResult})
-"""Part types (exactly these) `keeps_part` always keeps: an adapter's `keeps` tests them
-first, without a call (most parts of a history)."""
-
-_TYPED_FORMATS = frozenset({"anthropic", "responses"})
-"""Wire formats whose every content block or input item carries a ``type``."""
 
 
 def object_arguments(call: ToolCall, *, read_only: bool = False) -> dict[str, Any]:

@@ -45,9 +45,8 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._base import (
-    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -55,9 +54,9 @@ from contextchef.providers._base import (
     apply_hints,
     dumps_segment,
     hints,
-    keeps_part,
     object_arguments,
 )
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.gemini import _signatures
 from contextchef.providers.gemini._schema import GeminiSchema, translate, unchanged
@@ -289,7 +288,7 @@ class GeminiAdapter(AdapterDefaults):
     )
     """Payloads are for ``google.genai.Client().models.generate_content``."""
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """Gemini receives its own thought parts (as recorded) and provider parts.
 
         Blank text only where it carries a thought signature recorded from Gemini.

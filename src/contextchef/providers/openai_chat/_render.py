@@ -39,9 +39,8 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import HistoryRules
+from contextchef.history._normalize import HistoryRules, Refused
 from contextchef.providers._base import (
-    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -50,9 +49,9 @@ from contextchef.providers._base import (
     data_url,
     dumps_segment,
     hints,
-    keeps_part,
 )
 from contextchef.providers._call_ids import fitted_id
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
@@ -254,7 +253,7 @@ class OpenAIChatAdapter(AdapterDefaults):
         """OpenAI's cache prices and lifetimes (`responses._caching.openai_cache_rules`)."""
         return openai_cache_rules(model, chat=True)
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """Chat Completions takes no reasoning back; provider parts only its own."""
         if type(part) in PLAIN_PARTS:
             return True

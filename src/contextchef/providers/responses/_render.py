@@ -49,7 +49,6 @@ from contextchef.history._messages import (
 )
 from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._base import (
-    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -58,10 +57,10 @@ from contextchef.providers._base import (
     data_url,
     dumps_segment,
     hints,
-    keeps_part,
 )
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._compacted import COMPACTION, native_base
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
