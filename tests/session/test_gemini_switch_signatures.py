@@ -1,0 +1,94 @@
+"""A session that moves mid-turn from Gemini 2.5 to Gemini 3 sends the turn's calls signed.
+
+Gemini 2.5 does not validate thought signatures, and with thinking off returns its calls
+without one; the library sends them back as they came. Gemini 3 validates the signature
+of every step of the current turn (the model's steps since the last user text) and
+answers 400 for a function call step without one ("Function call is missing a
+thought_signature in functionCall parts",
+https://ai.google.dev/gemini-api/docs/thought-signatures). After a switch in the middle of
+a turn, the steps of that turn already sent unsigned must go out with the placeholder the
+docs give for calls the model did not make (``skip_thought_signature_validator``): an edit
+of messages already sent, made only because the model would refuse the request
+otherwise, and reported (a ``model`` edit, ``signed_foreign_call`` changes). A turn that
+is over is not validated: no edit. A tools change on 2.5 keeps the messages sent (the
+check of what the tools change touches reads the model's rules). Every request goes
+through the google-genai client to `FakeGemini`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from contextchef import ContextChef, user
+from contextchef.testing import FakeGemini, text, tool_calls
+from sdk_send import send
+
+OLD, NEW = "gemini-2.5-flash", "gemini-3-pro-preview"
+
+
+def grep(pattern: str) -> str:
+    """Search the code."""
+    return f"hit for {pattern}"
+
+
+def find(name: str) -> str:
+    """Find a file by name."""
+    return f"found {name}"
+
+
+def signatures(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(call id, thoughtSignature) of every function call part sent."""
+    return [
+        (p["functionCall"]["id"], p.get("thoughtSignature"))
+        for c in body["contents"]
+        for p in c["parts"]
+        if "functionCall" in p
+    ]
+
+
+def _session(*replies: Any) -> tuple[ContextChef, FakeGemini]:
+    chef = ContextChef()
+    chef.register_tools([grep])
+    chef.set_history([user("find a, then b")])
+    return chef, FakeGemini().script(*replies)
+
+
+def _turn(chef: ContextChef, fake: FakeGemini, model: str) -> Any:
+    request = chef.compile("gemini", model=model)
+    chef.run_tools(chef.ingest(send("gemini", fake, request.payload)))
+    return request
+
+
+def test_a_switch_after_the_turn_ended_edits_nothing() -> None:
+    """An earlier turn is not validated: its unsigned steps go as they were sent."""
+    chef, fake = _session(tool_calls(("grep", {"pattern": "a"})), text("A."), text("B."))
+    _turn(chef, fake, OLD)
+    _turn(chef, fake, OLD)
+    chef.append(user("and b?"))
+    request = _turn(chef, fake, NEW)
+    assert request.edits == () and request.changes == ()
+    assert signatures(fake.requests[2].body) == [("call_0001", None)]
+    bodies = [r.body["contents"] for r in fake.requests]
+    for earlier, later in itertools.pairwise(bodies):
+        assert later[: len(earlier)] == earlier
+    assert fake.violations == ()
+
+
+def test_a_tools_change_on_2_5_keeps_the_unsigned_steps_sent() -> None:
+    """The check of what a tools change touches reads 2.5's rules: nothing to sign."""
+    chef, fake = _session(
+        tool_calls(("grep", {"pattern": "a"})), tool_calls(("grep", {"pattern": "b"})), text("ok")
+    )
+    _turn(chef, fake, OLD)
+    _turn(chef, fake, OLD)
+    chef.register_tools([find])
+    request = _turn(chef, fake, OLD)
+    assert request.changes == ()
+    (edit,) = request.edits
+    assert edit.kind == "tools"
+    assert "the messages already sent are kept" in edit.detail
+    assert signatures(fake.requests[2].body) == [("call_0001", None), ("call_0002", None)]
+    sent = fake.requests[1].body["contents"]
+    assert fake.requests[2].body["contents"][: len(sent)] == sent
+    assert fake.violations == ()
