@@ -21,6 +21,7 @@ import itertools
 from typing import Any
 
 from contextchef import ContextChef, user
+from contextchef.providers.gemini._render import SKIP_SIGNATURE
 from contextchef.testing import FakeGemini, text, tool_calls
 from sdk_send import send
 
@@ -58,6 +59,41 @@ def _turn(chef: ContextChef, fake: FakeGemini, model: str) -> Any:
     request = chef.compile("gemini", model=model)
     chef.run_tools(chef.ingest(send("gemini", fake, request.payload)))
     return request
+
+
+def test_a_switch_mid_turn_signs_the_steps_of_the_turn_already_sent() -> None:
+    chef, fake = _session(
+        tool_calls(("grep", {"pattern": "a"})),
+        tool_calls(("grep", {"pattern": "b"})),
+        tool_calls(("grep", {"pattern": "c"})),
+        text("done"),
+    )
+    first, second = _turn(chef, fake, OLD), _turn(chef, fake, OLD)
+    assert first.changes == second.changes == () and first.edits == second.edits == ()
+    assert signatures(fake.requests[1].body) == [("call_0001", None)]
+    third = _turn(chef, fake, NEW)
+    assert [(c.kind, c.call_id, c.index) for c in third.changes] == [
+        ("signed_foreign_call", "call_0001", 1),
+        ("signed_foreign_call", "call_0002", 3),
+    ]
+    (edit,) = third.edits
+    assert (edit.kind, edit.history_index, edit.wire_index) == ("model", 1, 1)
+    assert edit.detail.startswith(
+        f"model {NEW!r} takes no function calls in the current turn without a thought "
+        "signature, and requests before carried them (history message 1)"
+    )
+    body = fake.requests[2].body
+    assert signatures(body) == [("call_0001", SKIP_SIGNATURE), ("call_0002", SKIP_SIGNATURE)]
+    assert body["contents"][:1] == fake.requests[1].body["contents"][:1]  # only the turn's steps
+    assert body["contents"][1] != fake.requests[1].body["contents"][1]
+    # from here on append-only again: the fake's own call comes back unsigned and is signed
+    # as it is first sent; nothing sent is edited
+    fourth = _turn(chef, fake, NEW)
+    assert fourth.edits == ()
+    assert [(c.kind, c.call_id) for c in fourth.changes] == [("signed_foreign_call", "call_0003")]
+    later = fake.requests[3].body["contents"]
+    assert later[: len(body["contents"])] == body["contents"]
+    assert fake.violations == ()
 
 
 def test_a_switch_after_the_turn_ended_edits_nothing() -> None:

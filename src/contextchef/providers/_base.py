@@ -280,15 +280,23 @@ class Adapter(Protocol):
         unchanged on every later request. Only where `ModelRules.prompt_cache`.
         """
 
-    def refused_cache_mark(
-        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
-    ) -> int | None:
-        """The first of `entries` (a ledger's wire) carrying a breakpoint `rules` refuses.
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
+        """The first of `entries` (a ledger's wire) the model of `rules` refuses, and what.
 
-        None when the model takes breakpoints (`ModelRules.prompt_cache`) or none was
-        sent. The session replays from before that entry, which renders it again without
-        one (`cache_marked`). `memo` (the ledger's cache) keeps how far `entries` was
-        read: recorded entries are only appended or cut back, so each is read once.
+        What: a few words the edit's cause names ("prompt-cache breakpoints": OpenAI's,
+        sent to a model taking none, `ModelRules.prompt_cache`; Gemini: a step of the
+        current turn sent unsigned to a model that validates signatures). None when
+        nothing sent is refused, as the request stands with the `new` (unsent) messages
+        after `entries`. The session replays from before that entry, which renders it
+        again as the model takes it (`cache_marked`, `fit_references`). `memo` (the
+        ledger's cache) keeps how far `entries` was read: recorded entries are only
+        appended or cut back, so each is read once.
         """
 
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
@@ -442,10 +450,14 @@ class AdapterDefaults:
         """`entries` unchanged: no explicit breakpoints in recorded entries."""
         return entries
 
-    def refused_cache_mark(
-        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
-    ) -> int | None:
-        """None: no explicit breakpoints in recorded entries."""
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
+        """None: no recorded entry is refused by another model."""
         return None
 
     def keeps_state(self, payload: Mapping[str, Any]) -> frozenset[str] | None:

@@ -189,7 +189,7 @@ def _context(inp: CompileInput) -> _Context:
         prefix_change=change if change is not None or not resend else "model",
         resend=resend,
         stale=stale_refs,
-        marked=inp.adapter.refused_cache_mark(ledger.wire, rules, ledger.cache),
+        marked=inp.adapter.refused_at(ledger.wire, rules, ledger.cache, history[start.history :]),
     )
     return _Context(
         inp=inp,

@@ -338,11 +338,15 @@ class ResponsesAdapter(AdapterDefaults):
         """A breakpoint at the last input part of `entries` (`_cache.marked_entries`)."""
         return _cache.marked_entries(entries, chat=False) if rules.prompt_cache else entries
 
-    def refused_cache_mark(
-        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
-    ) -> int | None:
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
         """The first entry with a breakpoint, for a model taking none (`_cache.first_marked`)."""
-        return None if rules.prompt_cache else _cache.first_marked(entries, memo)
+        return None if rules.prompt_cache else _cache.refused_mark(entries, memo)
 
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
         """One entry per function; a namespace member carries ``namespace``."""
