@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from contextchef import ContextChef, user
+from contextchef import ContextChef, InMemoryStore, user
 from contextchef.providers.gemini._render import SKIP_SIGNATURE
 from contextchef.testing import FakeGemini, text, tool_calls
 from sdk_send import send
@@ -127,4 +127,38 @@ def test_a_tools_change_on_2_5_keeps_the_unsigned_steps_sent() -> None:
     assert signatures(fake.requests[2].body) == [("call_0001", None), ("call_0002", None)]
     sent = fake.requests[1].body["contents"]
     assert fake.requests[2].body["contents"][: len(sent)] == sent
+    assert fake.violations == ()
+
+
+def test_the_sessions_own_memory_call_is_signed_on_every_model_and_never_edited() -> None:
+    """`injected_call` gives the placeholder whatever the model (kept on purpose).
+
+    Gemini 1.x / 2.x do not validate signatures, so the placeholder costs nothing there,
+    and the call is the session's, never the model's: on a switch to Gemini 3 within the
+    turn it is already valid, and only the model's own unsigned step is edited.
+    """
+    chef = ContextChef(memory=InMemoryStore({"a": "1"}))
+    chef.register_tools([grep])
+    chef.set_history([user("find a")])
+    fake = FakeGemini().script(
+        tool_calls(("grep", {"pattern": "a"})), tool_calls(("grep", {"pattern": "b"})), text("ok")
+    )
+    _turn(chef, fake, OLD)
+    _turn(chef, fake, OLD)
+    memory = ("contextchef_memories_0001", SKIP_SIGNATURE)
+    assert signatures(fake.requests[1].body) == [memory, ("call_0001", None)]
+    switched = _turn(chef, fake, NEW)
+    assert [(c.kind, c.call_id) for c in switched.changes] == [
+        ("signed_foreign_call", "call_0001"),
+        ("signed_foreign_call", "call_0002"),
+    ]
+    (edit,) = switched.edits
+    body = fake.requests[2].body["contents"]
+    assert edit.wire_index == 3  # after the memory exchange, which is sent as it was
+    assert body[:3] == fake.requests[1].body["contents"][:3]
+    assert signatures(fake.requests[2].body) == [
+        memory,
+        ("call_0001", SKIP_SIGNATURE),
+        ("call_0002", SKIP_SIGNATURE),
+    ]
     assert fake.violations == ()
