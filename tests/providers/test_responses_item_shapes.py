@@ -186,6 +186,27 @@ def test_a_spoiled_item_a_host_stored_is_left_out_and_reported(
     assert second["input"][: len(first.payload["input"])] == first.payload["input"]
 
 
+@pytest.mark.parametrize(("label", "item", "key", "value", "named"), SPOILED, ids=IDS)
+def test_the_report_of_a_stored_spoiled_item_names_the_field_and_what_is_valid(
+    label: str, item: dict[str, Any], key: str, value: Any, named: str
+) -> None:
+    """The ``dropped_foreign_part`` detail says why (`_items.item_problem`), not only that."""
+    part = ProviderPart(provider="responses", data=spoiled(item, key, value))
+    chef = ContextChef()
+    chef.set_history(
+        [user("What is the USD/EUR rate?"), Message(role="assistant", parts=(part,)), user("Go.")]
+    )
+    request = chef.compile("responses", model="gpt-5.5")
+    (dropped,) = [c for c in request.changes if c.kind == "dropped_foreign_part"]
+    assert dropped.index == 1
+    assert dropped.detail.startswith("message 1: dropped a provider part the target cannot ")
+    assert named in dropped.detail, dropped.detail
+    assert "FrozenDict" not in dropped.detail and "tuple" not in dropped.detail  # JSON types
+    fake = fake_for("responses").script(text("0.9"))
+    chef.ingest(send("responses", fake, request.payload))
+    assert fake.violations == ()
+
+
 def test_an_ingested_hosted_search_with_well_formed_items_is_still_kept_and_replayed() -> None:
     chef = ContextChef()
     chef.set_history([user("What is the USD/EUR rate?")])

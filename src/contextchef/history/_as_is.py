@@ -24,6 +24,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
+from contextchef.history._refused import Keeps
 
 __all__ = [
     "index_calls",
@@ -34,11 +35,11 @@ __all__ = [
     "valid_as_is",
 ]
 
-_PLAIN_KEPT: set[Callable[..., bool]] = set()
+_PLAIN_KEPT: set[Callable[..., object]] = set()
 """`keeps` functions marked by `keeps_plain_parts`."""
 
 
-def keeps_plain_parts(keeps: Callable[..., bool]) -> None:
+def keeps_plain_parts(keeps: Callable[..., object]) -> None:
     """Mark an adapter class's ``keeps`` function as keeping every plain part.
 
     Plain: a `TextPart` with visible text, a `ToolCall` and a `ToolResult`, each of
@@ -70,7 +71,7 @@ class _Rules(Protocol):
 def valid_as_is(
     history: tuple[Message, ...],
     rules: _Rules,
-    keeps: Callable[[Part], bool] | None,
+    keeps: Keeps | None,
     earlier: Collection[str] | None,
 ) -> bool:
     """True when every step of `normalize` would leave `history` as it is, with no note.

@@ -18,22 +18,21 @@ reports each message that lost its reasoning (``dropped_thinking``), as a host e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
 from contextchef.history._messages import Message, Part, ProviderPart, ReasoningPart
+from contextchef.history._refused import Keeps
 
 __all__ = ["drop_invalidated"]
 
 
-def _never_sent(part: Part, keeps: Callable[[Part], bool] | None) -> bool:
+def _never_sent(part: Part, keeps: Keeps | None) -> bool:
     """Another provider's reasoning or block: never sent to this target, so no prefix."""
     return isinstance(part, ReasoningPart | ProviderPart) and keeps is not None and not keeps(part)
 
 
-def _stream(
-    messages: Sequence[Message], keeps: Callable[[Part], bool] | None
-) -> list[tuple[object, int, int]]:
+def _stream(messages: Sequence[Message], keeps: Keeps | None) -> list[tuple[object, int, int]]:
     """The messages as one sequence: (role or part, message index, part index or -1).
 
     A role is listed where it changes: the API combines consecutive turns of one role
@@ -59,7 +58,7 @@ def _first_difference(given: list[tuple[object, int, int]], sent: list[object]) 
 def drop_invalidated(
     history: tuple[Message, ...],
     messages: tuple[Message, ...],
-    keeps: Callable[[Part], bool] | None,
+    keeps: Keeps | None,
 ) -> tuple[tuple[Message, ...], list[int]] | None:
     """`history` without the reasoning a repair in front of it invalidates.
 

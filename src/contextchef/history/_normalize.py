@@ -8,11 +8,12 @@ function: the input is never mutated and every repair is reported as a `Change`.
 
 Steps, in order:
 
-1. **Clean**: whitespace-only text parts without ``provider_data`` are dropped (a blank
-   text part that carries a Gemini thought signature is kept); a call whose name not
-   every provider takes back (a history the host built: replies are renamed as they are
-   read) is sent under ``malformed_tool_call`` (`history._call_names.legal_name`; its
-   ``provider_data`` as it is).
+1. **Clean** (`history._clean`): parts the target cannot receive are dropped, with the
+   reason its ``keeps`` gives (`Refused`); whitespace-only text parts without
+   ``provider_data`` are dropped (a blank text part that carries a Gemini thought
+   signature is kept); a call whose name not every provider takes back (a history the
+   host built: replies are renamed as they are read) is sent under
+   ``malformed_tool_call`` (`history._call_names.legal_name`; ``provider_data`` as it is).
 2. **Pair**: a call reusing an earlier call's id gets a new one (`renamed_duplicates`;
    results are matched to calls in order), so no exchange is lost; each assistant message
    with calls is followed by one user message whose first parts are the batch's results,
@@ -36,19 +37,17 @@ satisfies `check_pairing` (up to the order of a batch's results, where
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from contextchef._echo import echo
 from contextchef._errors import UsageError, shown
-from contextchef.history._as_is import is_json_object as _is_json_object
 from contextchef.history._as_is import valid_as_is as _valid_as_is
 from contextchef.history._bound import drop_invalidated
-from contextchef.history._call_names import MALFORMED_CALL, legal_name
+from contextchef.history._clean import for_target
 from contextchef.history._lone_reasoning import drop_lone_reasoning
 from contextchef.history._messages import (
-    MediaPart,
     Message,
     Part,
     TextPart,
@@ -57,6 +56,7 @@ from contextchef.history._messages import (
     check_message,
     messages_arg,
 )
+from contextchef.history._refused import Keeps, Refused
 from contextchef.history._unique_ids import renamed_duplicates
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "Continuation",
     "HistoryRules",
     "Normalized",
+    "Refused",
     "check_pairing",
     "interrupted_result",
     "is_user_turn",
@@ -236,7 +237,7 @@ def normalize(
     history: Sequence[Message],
     *,
     profile: HistoryRules | None = None,
-    keeps: Callable[[Part], bool] | None = None,
+    keeps: Keeps | None = None,
     after: Continuation | None = None,
 ) -> Normalized:
     """Repair a history so every provider accepts it (see the module docstring).
@@ -245,8 +246,9 @@ def normalize(
         history: The messages, oldest first; not mutated.
         profile: The target's rules; None for `PORTABLE` (valid everywhere).
         keeps: The target adapter's test for reasoning / provider-only parts it can
-            receive; parts it cannot are dropped first (and reported), so role merging
-            sees the messages as they will be sent. None keeps every part.
+            receive; parts it cannot are dropped first (and reported, with the reason a
+            `Refused` verdict gives), so role merging sees the messages as they will be
+            sent. None keeps every part.
         after: `history` continues messages already sent (see `Continuation`): they
             are not repeated or edited; calls they hold count as made and answered.
 
@@ -278,7 +280,11 @@ def normalize(
     for i, message in enumerate(history, start=offset):
         check_message(message, i)
     log = _Log(offset)
-    cleaned = [_for_target(m, i, keeps, log, rules) for i, m in enumerate(history, start=offset)]
+    media = rules.assistant_media
+    cleaned = [
+        for_target(m, i, keeps, log.add, assistant_media=media)
+        for i, m in enumerate(history, start=offset)
+    ]
     earlier = after.calls if after is not None else ()
     cleaned = renamed_duplicates(
         cleaned,
@@ -315,84 +321,6 @@ def normalize(
         for i in found[1]
     ]
     return Normalized(messages=done.messages, changes=(*done.changes, *dropped))
-
-
-def _for_target(
-    message: Message,
-    index: int,
-    keeps: Callable[[Part], bool] | None,
-    log: _Log,
-    rules: HistoryRules,
-) -> Message:
-    """Fit each part to the target, then clean it (step 1), in one pass over its parts.
-
-    Drop parts the target cannot receive, give malformed arguments an empty object, and
-    turn media in a model turn, where the target takes none, into a note; then drop
-    blank text (`_is_blank`), reported after the message's other changes.
-    """
-    parts: list[Part] = []
-    changed = False
-    blank = 0
-    for part in message.parts:
-        if (
-            type(part) is TextPart
-            and (part.text.strip() or part.provider_data is not None)
-            and (keeps is None or keeps(part))
-        ):  # the common case: no other test applies
-            parts.append(part)
-            continue
-        if (
-            isinstance(part, MediaPart)
-            and message.role == "assistant"
-            and not rules.assistant_media
-        ):
-            log.add(
-                "media_as_text",
-                index,
-                f"message {index}: the model's {part.media_type} part was sent as a text note "
-                "(the target takes media from the user only)",
-            )
-            part = TextPart(text=f"[{part.media_type} the model produced, not shown here]")
-            changed = True
-        if keeps is not None and not keeps(part):
-            log.add(
-                "dropped_foreign_part",
-                index,
-                f"message {index}: dropped a {part.kind} part the target cannot receive",
-            )
-            changed = True
-            continue
-        if isinstance(part, ToolCall) and not _is_json_object(part):
-            log.add(
-                "replaced_malformed_arguments",
-                index,
-                f"message {index}: arguments of call {shown(part.id)} are not a JSON object; "
-                "sent as {}",
-                call_id=part.id,
-            )
-            part = replace(part, arguments="{}")
-            changed = True
-        if isinstance(part, ToolCall) and not legal_name(part.name):
-            log.add(
-                "renamed_illegal_call",
-                index,
-                f"message {index}: call {shown(part.id)} names {shown(part.name, 80)}, which "
-                f"not every provider takes back; sent as {MALFORMED_CALL!r}",
-                call_id=part.id,
-            )
-            part = replace(part, name=MALFORMED_CALL)  # provider_data as it is
-            changed = True
-        if _is_blank(part):
-            blank += 1
-            continue
-        parts.append(part)
-    for _ in range(blank):
-        log.add("dropped_blank_text", index, f"message {index}: dropped a whitespace-only text")
-    return replace(message, parts=tuple(parts)) if changed or blank else message
-
-
-def _is_blank(part: Part) -> bool:
-    return isinstance(part, TextPart) and not part.text.strip() and part.provider_data is None
 
 
 _Indexed = list[tuple[int, Message]]

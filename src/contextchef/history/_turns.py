@@ -44,7 +44,7 @@ __all__ = ["continue_turn", "join_turn", "placed_reply", "without_empty_text"]
 
 
 def without_empty_text(
-    turn: tuple[Message, ...], carries: Callable[[TextPart], bool] | None = None
+    turn: tuple[Message, ...], carries: Callable[[TextPart], object] | None = None
 ) -> tuple[Message, ...]:
     """A reply's `turn` without its empty text parts, and without the messages left empty.
 
@@ -62,7 +62,7 @@ def without_empty_text(
     def said(part: Part) -> bool:
         if not isinstance(part, TextPart) or part.text:
             return True
-        return carries is not None and carries(part)
+        return carries is not None and bool(carries(part))
 
     out: list[Message] = []
     for message in turn:

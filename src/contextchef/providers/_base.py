@@ -21,13 +21,9 @@ from contextchef.history._context_policy import ContextPolicy
 from contextchef.history._messages import (
     Message,
     Part,
-    ProviderPart,
-    ReasoningPart,
-    TextPart,
     ToolCall,
-    ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._budget import ContextBudget
 from contextchef.providers._hints import apply_hints, data_url, hints, split_data_url
 from contextchef.providers._model_rules import ModelRules
@@ -284,15 +280,23 @@ class Adapter(Protocol):
         unchanged on every later request. Only where `ModelRules.prompt_cache`.
         """
 
-    def refused_cache_mark(
-        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
-    ) -> int | None:
-        """The first of `entries` (a ledger's wire) carrying a breakpoint `rules` refuses.
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
+        """The first of `entries` (a ledger's wire) the model of `rules` refuses, and what.
 
-        None when the model takes breakpoints (`ModelRules.prompt_cache`) or none was
-        sent. The session replays from before that entry, which renders it again without
-        one (`cache_marked`). `memo` (the ledger's cache) keeps how far `entries` was
-        read: recorded entries are only appended or cut back, so each is read once.
+        What: a few words the edit's cause names ("prompt-cache breakpoints": OpenAI's,
+        sent to a model taking none, `ModelRules.prompt_cache`; Gemini: a step of the
+        current turn sent unsigned to a model that validates signatures). None when
+        nothing sent is refused, as the request stands with the `new` (unsent) messages
+        after `entries`. The session replays from before that entry, which renders it
+        again as the model takes it (`cache_marked`, `fit_references`). `memo` (the
+        ledger's cache) keeps how far `entries` was read: recorded entries are only
+        appended or cut back, so each is read once.
         """
 
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
@@ -337,8 +341,8 @@ class Adapter(Protocol):
     def segments(self, payload: Mapping[str, Any]) -> dict[str, str]:
         """Canonical JSON text of the payload's ``system``, ``tools`` and ``messages``."""
 
-    def keeps(self, part: Part) -> bool:
-        """False for a reasoning or provider-only part this API cannot receive."""
+    def keeps(self, part: Part) -> bool | Refused:
+        """Falsy for a reasoning or provider-only part this API cannot receive (`Refused`: why)."""
 
     def read_response(self, response: object, *, id_offset: int = 0) -> ReadResponse:
         """A response of this API (SDK object or its JSON dict), read.
@@ -446,10 +450,14 @@ class AdapterDefaults:
         """`entries` unchanged: no explicit breakpoints in recorded entries."""
         return entries
 
-    def refused_cache_mark(
-        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
-    ) -> int | None:
-        """None: no explicit breakpoints in recorded entries."""
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
+        """None: no recorded entry is refused by another model."""
         return None
 
     def keeps_state(self, payload: Mapping[str, Any]) -> frozenset[str] | None:
@@ -554,31 +562,6 @@ def copy_schema(schema: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     out = thaw(schema)
     assert isinstance(out, dict)
     return out
-
-
-def keeps_part(part: Part, *, fmt: str, reasoning: Callable[[ReasoningPart], bool]) -> bool:
-    """Whether an adapter for wire format `fmt` can send `part` (see `Adapter.keeps`).
-
-    Reasoning is kept when `reasoning` accepts it (typically: it came from this provider
-    with its recorded block); provider-only parts when they are in this format and have
-    the least shape it needs (a block or item ``type`` where the format has one, else
-    some field): an empty or untyped one, hand-built, would make every later request fail.
-    """
-    if isinstance(part, ReasoningPart):
-        return reasoning(part)
-    if isinstance(part, ProviderPart):
-        if fmt in _TYPED_FORMATS:
-            return part.provider == fmt and isinstance(part.data.get("type"), str)
-        return part.provider == fmt and bool(part.data)
-    return True
-
-
-PLAIN_PARTS = frozenset({TextPart, ToolCall, ToolResult})
-"""Part types (exactly these) `keeps_part` always keeps: an adapter's `keeps` tests them
-first, without a call (most parts of a history)."""
-
-_TYPED_FORMATS = frozenset({"anthropic", "responses"})
-"""Wire formats whose every content block or input item carries a ``type``."""
 
 
 def object_arguments(call: ToolCall, *, read_only: bool = False) -> dict[str, Any]:

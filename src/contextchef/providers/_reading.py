@@ -480,7 +480,7 @@ def read_as(
     cache: CacheReport | None = None,
     *,
     cut: Collection[str] = (),
-    carries: Callable[[TextPart], bool] | None = None,
+    carries: Callable[[TextPart], object] | None = None,
     refused: bool = False,
 ) -> ReadResponse:
     """The `ReadResponse` of `data`: id, `turn`, notices, then `stops`; `cache` its report.

@@ -178,7 +178,7 @@ def _context(inp: CompileInput) -> _Context:
         change is not None
         and not rules.prefix_check
         and not resend
-        and stale(inp.adapter, ledger.ir[: top.ir], top.tools, prefix.pristine)
+        and stale(inp.adapter, ledger.ir[: top.ir], top.tools, prefix.pristine, rules)
     )  # sent references to tools no longer declared: send it all again
     kept = change is not None and not (rules.prefix_check or resend or stale_refs)
     facts = BaseFacts(
@@ -189,7 +189,7 @@ def _context(inp: CompileInput) -> _Context:
         prefix_change=change if change is not None or not resend else "model",
         resend=resend,
         stale=stale_refs,
-        marked=inp.adapter.refused_cache_mark(ledger.wire, rules, ledger.cache),
+        marked=inp.adapter.refused_at(ledger.wire, rules, ledger.cache, history[start.history :]),
     )
     return _Context(
         inp=inp,

@@ -133,18 +133,18 @@ def plan_cached(
     return result
 
 
-def stale(adapter: Adapter, sent: Sequence[Message], state: ToolState, tools: list[Any]) -> bool:
+def stale(
+    adapter: Adapter, sent: Sequence[Message], state: ToolState, tools: list[Any], rules: ModelRules
+) -> bool:
     """Whether the messages `sent` name a tool (or namespace) `tools` no longer declares.
 
     Tool changes by reference and ``tool_reference`` blocks (`dangling`), and whatever
     the adapter would rewrite in them (`Adapter.fit_references`: a call replayed in a
     namespace that no longer holds it, the tools tool changes defined not counted: a
     call sent before the change would name what nothing before it declares). Read only
-    when ``tools`` changed.
+    when ``tools`` changed, under the model's `rules` (what Gemini signs depends on it).
     """
-    # the tools tool changes defined are left out: they declare only what comes after
-    # them, and a call sent before one (a mode round trip) needs `tools` to declare it
-    return dangling(state, tools) or bool(adapter.fit_references(sent, tools)[1])
+    return dangling(state, tools) or bool(adapter.fit_references(sent, tools, rules=rules)[1])
 
 
 def dangling(state: ToolState, tools: Sequence[Any]) -> bool:

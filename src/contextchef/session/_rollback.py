@@ -79,8 +79,8 @@ class BaseFacts:
     """The messages sent name tools the new ``tools`` no longer declares."""
     force: int | None = None
     """A history index whose thinking (and all later) the prefix no longer binds."""
-    marked: int | None = None
-    """The first wire entry with a prompt-cache breakpoint the model refuses."""
+    marked: tuple[int, str] | None = None
+    """The first wire entry the model refuses, and what it is (`Adapter.refused_at`)."""
 
 
 Rule = Callable[[BaseFacts], Rollback | None]
@@ -171,13 +171,13 @@ def tool_changes_refused(f: BaseFacts) -> Rollback | None:
 
 
 def entries_refused(f: BaseFacts) -> Rollback | None:
-    """The model refuses entries that were sent: system entries, cache breakpoints (`marked`)."""
+    """The model refuses entries that were sent: system entries, what `marked` names."""
     system = [] if f.rules.system_messages else f.ledger.system_entries[:1]
-    first = min([*system, *([] if f.marked is None else [f.marked])], default=None)
+    first = min([*system, *([] if f.marked is None else [f.marked[0]])], default=None)
     if first is None:
         return None
     mark = next(m for m in reversed(f.ledger.marks) if m.wire <= first)
-    what = "system entries" if first in system else "prompt-cache breakpoints"
+    what = "system entries" if first in system or f.marked is None else f.marked[1]
     why = f"model {f.rules.model!r} takes no {what}, and requests before carried them"
     return Rollback(mark=mark, kind="model", at=mark.history, rank=4, cause=why)
 

@@ -40,9 +40,8 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._base import (
-    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -51,10 +50,10 @@ from contextchef.providers._base import (
     copy_schema,
     dumps_segment,
     hints,
-    keeps_part,
     object_arguments,
 )
 from contextchef.providers._compacted import ON_DEMAND_BETA, from_base
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.anthropic._context import anthropic_context
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
@@ -385,7 +384,7 @@ class AnthropicAdapter(AdapterDefaults):
         """Per-model rules from the Claude model table (`claude_rules`)."""
         return claude_rules(model)
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """Anthropic receives its own thinking blocks (as recorded) and server blocks.
 
         Not empty or whitespace-only text, which the API rejects (an answer that held

@@ -45,9 +45,8 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused, is_user_turn
 from contextchef.providers._base import (
-    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -55,19 +54,21 @@ from contextchef.providers._base import (
     apply_hints,
     dumps_segment,
     hints,
-    keeps_part,
     object_arguments,
 )
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.gemini import _signatures
 from contextchef.providers.gemini._schema import GeminiSchema, translate, unchanged
 from contextchef.providers.gemini._signatures import (
     SKIP_SIGNATURE,
+    UNSIGNED_STEPS,
     bad_signature,
     drop_bad_signatures,
     is_base64,
     sign_current_turn,
     signs_calls,
+    unsigned_sent_step,
 )
 from contextchef.tools._tool import CompiledTool
 
@@ -289,7 +290,7 @@ class GeminiAdapter(AdapterDefaults):
     )
     """Payloads are for ``google.genai.Client().models.generate_content``."""
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """Gemini receives its own thought parts (as recorded) and provider parts.
 
         Blank text only where it carries a thought signature recorded from Gemini.
@@ -420,6 +421,31 @@ class GeminiAdapter(AdapterDefaults):
         taken to need them.
         """
         return ModelRules(model=model, prefill=False, signed_calls=signs_calls(model))
+
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
+        """The first sent step of the current turn without a thought signature, on Gemini 3+.
+
+        Gemini 3 validates the signatures of every step of the current turn (the model's
+        steps since the last user text) and answers 400 for a function call step without
+        one (https://ai.google.dev/gemini-api/docs/thought-signatures; research
+        provider-context-management.md 2.3). A step sent unsigned to Gemini 1.x / 2.x
+        (which do not validate them) is refused once the model switches mid-turn; the
+        session replays from before it, and `fit_references` gives it `SKIP_SIGNATURE`,
+        the placeholder the docs give for calls the model being asked did not make
+        (``signed_foreign_call``, and the edit reported). None where the model takes
+        unsigned calls, or when the `new` messages open a turn of their own (an earlier
+        turn is not validated: nothing sent needs an edit).
+        """
+        if not rules.signed_calls or any(map(is_user_turn, new)):
+            return None
+        found = unsigned_sent_step(entries, memo)
+        return None if found is None else (found, UNSIGNED_STEPS)
 
     def system_message(self, text: str) -> dict[str, Any] | None:
         """None: ``contents`` has no system role."""

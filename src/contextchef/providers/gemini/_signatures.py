@@ -32,11 +32,13 @@ from contextchef.providers._base import ModelRules, hints
 __all__ = [
     "FORMAT",
     "SKIP_SIGNATURE",
+    "UNSIGNED_STEPS",
     "bad_signature",
     "drop_bad_signatures",
     "is_base64",
     "sign_current_turn",
     "signs_calls",
+    "unsigned_sent_step",
 ]
 
 FORMAT = "gemini"
@@ -197,3 +199,57 @@ def sign_current_turn(
             )
         )
     return tuple(out), tuple(changes)
+
+
+UNSIGNED_STEPS = "function calls in the current turn without a thought signature"
+"""What a model that validates signatures refuses (`unsigned_sent_step`), for the edit's cause."""
+
+_SCANNED = object()
+"""The ledger cache's key for how far `unsigned_sent_step` read a ledger's wire."""
+
+
+def _opens_turn(entry: Mapping[str, Any]) -> bool:
+    """A ``user`` content holding more than function responses: the user's turn."""
+    parts = entry.get("parts")
+    return entry.get("role") == "user" and any(
+        isinstance(p, Mapping) and not ("function_response" in p or "functionResponse" in p)
+        for p in (parts if isinstance(parts, (list, tuple)) else ())
+    )
+
+
+def _unsigned_step(entry: Mapping[str, Any]) -> bool:
+    """A ``model`` content with a function call and no thought signature on any part."""
+    parts = entry.get("parts")
+    parts = [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, (list, tuple)) else []
+    return (
+        entry.get("role") == "model"
+        and any("function_call" in p or "functionCall" in p for p in parts)
+        and not any(isinstance(p.get(k), str) for p in parts for k in _SIGNATURE_KEYS)
+    )
+
+
+def unsigned_sent_step(entries: Sequence[Mapping[str, Any]], memo: dict[Any, Any]) -> int | None:
+    """The first of `entries` (``contents`` sent) in their last turn that is an unsigned step.
+
+    The last turn is the model's steps after the last user content holding more than
+    function responses (Gemini's "current turn", which Gemini 3 validates: "Function
+    call is missing a thought_signature in functionCall parts",
+    https://ai.google.dev/gemini-api/docs/thought-signatures); a step is unsigned when
+    none of its parts carries a ``thought_signature``. Such a step was sent to a model
+    that does not validate signatures (Gemini 2.5: its own calls come back unsigned with
+    thinking off), and the turn is still open. `entries` is a ledger's wire: appended or
+    cut back and rendered again (new objects), never changed in place; `memo` keeps how
+    many were read, the last of them and what was found, so only new entries are read.
+    """
+    held: tuple[int, object, int | None] = memo.get(_SCANNED, (0, None, None))
+    read, last, found = held
+    if read > len(entries) or (read and entries[read - 1] is not last):
+        read, found = 0, None  # cut back: read again
+    for i in range(read, len(entries)):
+        entry = entries[i]
+        if _opens_turn(entry):
+            found = None
+        elif found is None and _unsigned_step(entry):
+            found = i
+    memo[_SCANNED] = (len(entries), entries[-1] if entries else None, found)
+    return found

@@ -39,9 +39,8 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import HistoryRules
+from contextchef.history._normalize import HistoryRules, Refused
 from contextchef.providers._base import (
-    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -50,9 +49,9 @@ from contextchef.providers._base import (
     data_url,
     dumps_segment,
     hints,
-    keeps_part,
 )
 from contextchef.providers._call_ids import fitted_id
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
@@ -244,17 +243,21 @@ class OpenAIChatAdapter(AdapterDefaults):
         """A breakpoint at the last input part of `entries` (`_cache.marked_entries`)."""
         return _cache.marked_entries(entries, chat=True) if rules.prompt_cache else entries
 
-    def refused_cache_mark(
-        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
-    ) -> int | None:
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
         """The first entry with a breakpoint, for a model taking none (`_cache.first_marked`)."""
-        return None if rules.prompt_cache else _cache.first_marked(entries, memo)
+        return None if rules.prompt_cache else _cache.refused_mark(entries, memo)
 
     def cache_rules(self, model: str) -> CacheRules:
         """OpenAI's cache prices and lifetimes (`responses._caching.openai_cache_rules`)."""
         return openai_cache_rules(model, chat=True)
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """Chat Completions takes no reasoning back; provider parts only its own."""
         if type(part) in PLAIN_PARTS:
             return True

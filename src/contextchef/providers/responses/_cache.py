@@ -64,6 +64,7 @@ __all__ = [
     "gpt_version",
     "marked_entries",
     "marked_system",
+    "refused_mark",
     "takes_breakpoints",
     "ttl_for",
 ]
@@ -176,6 +177,14 @@ def first_marked(entries: Sequence[Mapping[str, Any]], memo: dict[Any, Any]) -> 
         found = next((i for i in range(read, len(entries)) if _carries_marker(entries[i])), None)
     memo[_SCANNED] = (len(entries), entries[-1] if entries else None, found)
     return found
+
+
+def refused_mark(
+    entries: Sequence[Mapping[str, Any]], memo: dict[Any, Any]
+) -> tuple[int, str] | None:
+    """`first_marked`, as what a model taking no breakpoints refuses (`Adapter.refused_at`)."""
+    found = first_marked(entries, memo)
+    return None if found is None else (found, "prompt-cache breakpoints")
 
 
 def marked_system(text: str) -> dict[str, Any]:

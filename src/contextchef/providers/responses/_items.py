@@ -40,8 +40,18 @@ _STATUSES = (None, "in_progress", "completed", "incomplete")
 _MEMBERS = ("function", "custom")
 
 
+_JSON_TYPES = ((bool, "a boolean"), (str, "a string"), (int, "a number"), (float, "a number"))
+
+
 def _type_name(value: object) -> str:
-    return "null" if value is None else type(value).__name__
+    """`value`'s JSON type, as it was given (a stored part holds frozen copies)."""
+    if value is None:
+        return "null"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return next((n for t, n in _JSON_TYPES if isinstance(value, t)), type(value).__name__)
 
 
 def _name_problem(tool: Mapping[str, Any], where: str) -> str | None:

@@ -47,9 +47,8 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._base import (
-    PLAIN_PARTS,
     AdapterDefaults,
     ModelRules,
     Profile,
@@ -58,10 +57,10 @@ from contextchef.providers._base import (
     data_url,
     dumps_segment,
     hints,
-    keeps_part,
 )
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._compacted import COMPACTION, native_base
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
@@ -339,11 +338,15 @@ class ResponsesAdapter(AdapterDefaults):
         """A breakpoint at the last input part of `entries` (`_cache.marked_entries`)."""
         return _cache.marked_entries(entries, chat=False) if rules.prompt_cache else entries
 
-    def refused_cache_mark(
-        self, entries: Sequence[Mapping[str, Any]], rules: ModelRules, memo: dict[Any, Any]
-    ) -> int | None:
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
         """The first entry with a breakpoint, for a model taking none (`_cache.first_marked`)."""
-        return None if rules.prompt_cache else _cache.first_marked(entries, memo)
+        return None if rules.prompt_cache else _cache.refused_mark(entries, memo)
 
     def tool_units(self, entries: Sequence[Any]) -> list[Any]:
         """One entry per function; a namespace member carries ``namespace``."""
@@ -380,16 +383,18 @@ class ResponsesAdapter(AdapterDefaults):
             items.append(defined)
         return items
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """Its own reasoning items (as recorded) and provider items, of a shape it takes.
 
         A tool search or ``additional_tools`` item of the wrong shape (`_items.item_problem`)
-        is not: the API would refuse it on every later request.
+        is not: the API would refuse it on every later request. The verdict names the field
+        and what is valid (`Refused`), for the ``dropped_foreign_part`` change.
         """
         if type(part) in PLAIN_PARTS:
             return True
-        if isinstance(part, ProviderPart) and item_problem(part.data) is not None:
-            return False
+        problem = item_problem(part.data) if isinstance(part, ProviderPart) else None
+        if problem is not None:
+            return Refused(problem)
         return keeps_part(part, fmt=self.profile.wire, reasoning=_recorded_reasoning)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:

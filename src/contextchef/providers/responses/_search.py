@@ -215,6 +215,28 @@ def fit_search_results(
     return tuple(out)
 
 
+def _raw_search_call(part: Part) -> str | None:
+    """The ``call_id`` of a client ``tool_search_call`` kept as a provider part, or None.
+
+    A host that builds the item by hand (or a history restored from one) holds it as a
+    `ProviderPart`, not as the `ToolCall` an ingested reply gives; a valid one (`keeps`
+    left out any other, `_items.item_problem`) is a search call all the same, and the
+    ``tool_search_output`` echoing its ``call_id`` answers it (the tool search guide).
+    """
+    if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
+        return None
+    data, call_id = part.data, part.data.get("call_id")
+    client = data.get("type") == CALL and data.get("execution") == "client"
+    return call_id if client and isinstance(call_id, str) else None
+
+
+def _search_call_id(part: Part) -> str | None:
+    """The id of the search call `part` is (ingested, or a valid provider item), or None."""
+    if isinstance(part, ToolCall):
+        return part.id if part.name == SEARCH_NAME else None
+    return _raw_search_call(part)
+
+
 def _orphan_output(part: Part, calls: set[str]) -> bool:
     """A client ``tool_search_output`` item answering no search call before it."""
     if not (isinstance(part, ProviderPart) and part.provider == FORMAT):
@@ -261,7 +283,8 @@ def drop_orphan_outputs(
     """`messages` without client ``tool_search_output`` items that answer no search call.
 
     A client output echoes the ``call_id`` of a client ``tool_search_call`` before it
-    (the tool search guide); one whose call is missing or comes after it (a cut or
+    (the tool search guide: an ingested call, or the item kept whole, `_raw_search_call`);
+    one whose call is missing or comes after it (a cut or
     hand-edited history) is refused with "no tool call found" on every later request,
     so it is left out and reported (``dropped_orphan_result``). A matched output is
     parsed as our search's `ToolResult`; only an unmatched one stays a provider item.
@@ -270,16 +293,15 @@ def drop_orphan_outputs(
         isinstance(p, ProviderPart) and _orphan_output(p, set()) for m in messages for p in m.parts
     ):
         return tuple(messages), ()
-    calls = {
-        p.id for m in before for p in m.parts if isinstance(p, ToolCall) and p.name == SEARCH_NAME
-    }
+    calls = {found for m in before for p in m.parts if (found := _search_call_id(p))}
     out: list[Message] = []
     changes: list[Change] = []
     for i, message in enumerate(messages, start=offset):
         parts: list[Part] = []
         for part in message.parts:
-            if isinstance(part, ToolCall) and part.name == SEARCH_NAME:
-                calls.add(part.id)
+            found = _search_call_id(part)
+            if found is not None:
+                calls.add(found)
             if _orphan_output(part, calls):
                 call_id = part.data.get("call_id") if isinstance(part, ProviderPart) else None
                 changes.append(
