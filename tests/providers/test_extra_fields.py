@@ -32,13 +32,13 @@ from openai.resources.responses import Responses
 from openai.types.chat import completion_create_params
 from openai.types.responses import response_create_params
 
-from contextchef import ContextChef, UsageError, user
+from contextchef import ContextChef, ContextPolicy, UsageError, native_context, user
 from contextchef.providers import WRITTEN_FIELDS
 from contextchef.providers._extra_fields import CALL_OPTIONS
 from contextchef.providers.anthropic import _fields as anthropic_fields
 from contextchef.providers.openai_chat import _fields as chat_fields
 from contextchef.providers.responses import _fields as responses_fields
-from contextchef.testing import RECORDED_HEADERS, fake_for, httpx_for, text
+from contextchef.testing import RECORDED_HEADERS, FakeResponses, fake_for, httpx_for, text
 from sdk_check import _MAP_TYPES, _typeddict_fields, _unwrap, key_problems
 
 HX = httpx_for(anthropic)
@@ -321,3 +321,21 @@ def test_without_the_sdk_the_declared_fields_are_checked(no_sdk: None) -> None:
             _chef().compile(target, model=MODELS[target], extra={typos[target]: 1})
     request = _chef().compile("anthropic", model=MODELS["anthropic"], extra={"mcp_servers": []})
     assert request.payload["mcp_servers"] == []
+
+
+def test_an_on_demand_compaction_keeps_the_call_options_for_responses_compact() -> None:
+    fake = FakeResponses()
+    client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
+    chef = ContextChef()
+    chef.set_history([user("Find why the build fails.")])
+    fake.script(text("the log says so", reasoning="r"))
+    chef.ingest(client.responses.create(**chef.compile("responses", model="gpt-5.6-sol").payload))
+    chef.append(user("and the tests?"))
+    policy = ContextPolicy(budget_tokens=120_000)
+    asked = native_context("responses", model="gpt-5.6-sol", policy=policy).on_demand
+    options = {"timeout": 30, "extra_headers": {"x-contextchef-test": "1"}}
+    request = chef.compile("responses", model="gpt-5.6-sol", extra={**asked, **options})
+    assert request.payload["timeout"] == 30 and request.dropped == ()
+    window = client.responses.compact(**request.payload)
+    assert window.output[-1].type == "compaction"
+    assert fake.violations == ()
