@@ -14,9 +14,13 @@ SDK's request type and goes through the SDK client to the library's fakes.
 from __future__ import annotations
 
 import inspect
+import json
+import subprocess
+import sys
 import types
 import typing
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import anthropic
@@ -33,8 +37,8 @@ from openai.types.chat import completion_create_params
 from openai.types.responses import response_create_params
 
 from contextchef import ContextChef, ContextPolicy, UsageError, native_context, user
-from contextchef.providers import WRITTEN_FIELDS
-from contextchef.providers._extra_fields import CALL_OPTIONS
+from contextchef.providers import WRITTEN_FIELDS, get_adapter, wire_reader
+from contextchef.providers._extra_fields import CALL_OPTIONS, check_extra
 from contextchef.providers.anthropic import _fields as anthropic_fields
 from contextchef.providers.openai_chat import _fields as chat_fields
 from contextchef.providers.responses import _fields as responses_fields
@@ -261,6 +265,10 @@ def test_every_field_the_installed_sdk_takes_compiles_validates_and_is_sent(
     body = {k: v for k, v in request.payload.items() if k not in CALL_OPTIONS}
     typed = next(t for t in REQUESTS[target] if set(body) <= set(_typeddict_fields(t)[0]))
     assert key_problems(body, typed) == []
+    reader = wire_reader(get_adapter(target).profile.wire)
+    assert reader.fields is not None
+    asked = replace(reader.fields, declared=())  # the installed SDK's names alone
+    check_extra(reader.choice, asked, {field: value}, request.payload)
     recorded = (*RECORDED_HEADERS, *HEADERS.values(), "x-contextchef-test")
     fake = fake_for(target, record_headers=recorded).script(text("ok"))
     chef.ingest(_send(target, fake, request))
@@ -310,6 +318,50 @@ def test_the_declared_field_sets_match_the_installed_sdks() -> None:
     for target, module in WIRES.items():
         streaming = {k for t in REQUESTS[target] for k in _typeddict_fields(t)[0]} | {"stream"}
         assert set(module.DECLARED) == streaming, target
+
+
+def test_a_field_the_installed_sdk_added_since_the_declared_list_passes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    newer = frozenset({"brand_new_field"})
+    for module in WIRES.values():
+        monkeypatch.setattr(module, "sdk_keys", lambda module, *types: newer)
+        module._names.cache_clear()
+    try:
+        for target in WIRES:
+            request = _chef().compile(target, model=MODELS[target], extra={"brand_new_field": 1})
+            assert request.payload["brand_new_field"] == 1
+            with pytest.raises(UsageError, match=r"'brand_new_feld'.*mean brand_new_field\?"):
+                _chef().compile(target, model=MODELS[target], extra={"brand_new_feld": 1})
+    finally:
+        for module in WIRES.values():
+            module._names.cache_clear()
+
+
+def test_declared_fields_pass_without_importing_the_sdk_and_others_ask_it() -> None:
+    """The happy path never pays the SDK's import (time, and memory every GC walks)."""
+    code = (
+        "import json, sys\n"
+        "from contextchef import ContextChef, UsageError, user\n"
+        "chef = ContextChef()\n"
+        "chef.set_history([user('hi')])\n"
+        "chef.compile('anthropic', extra={'thinking': {'type': 'adaptive'}, 'timeout': 30})\n"
+        "chef.compile('openai', extra={'temperature': 0.2, 'extra_body': {'x': 1}})\n"
+        "chef.compile('responses', extra={'reasoning': {'effort': 'low'}})\n"
+        "before = sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'openai'})\n"
+        "for target in ('anthropic', 'responses'):\n"
+        "    try:\n"
+        "        chef.compile(target, extra={'temprature': 0.2})\n"
+        "    except UsageError:\n"
+        "        pass\n"
+        "after = sorted({m.split('.')[0] for m in sys.modules} & {'anthropic', 'openai'})\n"
+        "print(json.dumps([before, after]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    before, after = json.loads(done.stdout.strip().splitlines()[-1])
+    assert before == []
+    assert after == ["anthropic", "openai"]  # a name not declared: the installed SDK asked
 
 
 def test_without_the_sdk_the_declared_fields_are_checked(no_sdk: None) -> None:

@@ -12,8 +12,9 @@ the shared check, `check_extra`, which compile runs on every request:
 
 1. the tool choice (`check_tool_choice`: its messages name the choice's shapes);
 2. a field the request type does not define (`ExtraFields.names`; the installed SDK's
-   own field set where it imports, else the set the wire declares), with a hint for
-   another API's spelling, else the nearest names it takes, and the ones it takes;
+   own field set where it imports, else the set the wire declares; a name the wire
+   declares with `ExtraFields.declared` passes without importing the SDK), with a hint
+   for another API's spelling, else the nearest names it takes, and the ones it takes;
 3. a value the SDK's request model refuses (`ExtraFields.validate`: google-genai's
    pydantic models, nested ones included, where the SDK imports; the TypedDict SDKs,
    anthropic and openai, do not check values, and neither does this).
@@ -68,6 +69,9 @@ class ExtraFields:
         model: The SDK's request model that `validate` asks, for messages.
         names: The field names the request takes (aliases included): the installed
             SDK's where it imports, else the wire's declared list.
+        declared: Names that pass without asking `names` (which imports the SDK, a
+            one-off cost in time and memory a compile whose fields are all declared
+            then never pays): the wire's declared list, where only names are checked.
         hints: A field of another API or spelling -> what to give instead.
         escape: Where a field the API takes but the installed SDK does not define goes
             (told with a refused name that has no hint), or "" when there is none.
@@ -79,6 +83,7 @@ class ExtraFields:
     request: str
     model: str = ""
     names: Callable[[], Collection[str]]
+    declared: Collection[str] = ()
     hints: Mapping[str, str] = field(default_factory=dict)
     escape: str = ""
     validate: Callable[[Mapping[str, Any]], tuple[str, str] | None] = lambda extra: None
@@ -112,10 +117,12 @@ def check_extra(
     check_tool_choice(choice, extra, payload, state, refused)
     if fields is None or not extra:
         return
-    names = fields.names()
-    for key in extra:
-        if key not in names:
-            raise UsageError(_unknown(fields, key, names))
+    unknown = [key for key in extra if key not in fields.declared]
+    if unknown:
+        names = fields.names()
+        for key in unknown:
+            if key not in names:
+                raise UsageError(_unknown(fields, key, {*names, *fields.declared}))
     problem = fields.validate(extra)
     if problem is not None:
         key, why = problem
