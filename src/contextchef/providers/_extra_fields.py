@@ -39,6 +39,7 @@ from contextchef.providers._tool_choice import ToolChoiceRules, check_tool_choic
 
 __all__ = [
     "CALL_OPTIONS",
+    "EXTRA_BODY",
     "ExtraFields",
     "check_extra",
     "model_problem",
