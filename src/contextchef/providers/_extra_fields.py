@@ -3,20 +3,23 @@
 ``extra`` is copied into the payload as given, so a field the SDK's request type does
 not take made every SDK call fail after a compile that went through (break-it 33 #7:
 Gemini's ``generation_config``, the REST and Interactions spelling, or ``metadata``, and
-google-genai's pydantic ``ValidationError``). Each wire package may declare which fields
-its request takes in an `ExtraFields` (``providers/<wire>/_fields.py``, carried by its
-`WireReader` as ``fields``), as it declares its tool choice in a `ToolChoiceRules`; this
-module holds the shared check, `check_extra`, which compile runs on every request:
+google-genai's pydantic ``ValidationError``; on Anthropic, Chat Completions and
+Responses a typo or another API's name, ``create() got an unexpected keyword
+argument``). Each wire package declares which fields its request takes in an
+`ExtraFields` (``providers/<wire>/_fields.py``, carried by its `WireReader` as
+``fields``), as it declares its tool choice in a `ToolChoiceRules`; this module holds
+the shared check, `check_extra`, which compile runs on every request:
 
 1. the tool choice (`check_tool_choice`: its messages name the choice's shapes);
 2. a field the request type does not define (`ExtraFields.names`; the installed SDK's
-   own field set where it imports, else the set the wire declares), with what it takes;
+   own field set where it imports, else the set the wire declares; a name the wire
+   declares with `ExtraFields.declared` passes without importing the SDK), with a hint
+   for another API's spelling, else the nearest names it takes, and the ones it takes;
 3. a value the SDK's request model refuses (`ExtraFields.validate`: google-genai's
-   pydantic models, nested ones included, where the SDK imports).
+   pydantic models, nested ones included, where the SDK imports; the TypedDict SDKs,
+   anthropic and openai, do not check values, and neither does this).
 
-Each is a `UsageError` naming the ``extra`` field; ``extra`` is never changed. Wires
-without a declaration (Anthropic, Chat Completions, Responses) leave ``extra`` to their
-SDK.
+Each is a `UsageError` naming the ``extra`` field; ``extra`` is never changed.
 """
 
 from __future__ import annotations
@@ -34,7 +37,27 @@ from contextchef._json import canonical_dumps, canonical_value
 from contextchef.providers._tool_changes import ToolState
 from contextchef.providers._tool_choice import ToolChoiceRules, check_tool_choice
 
-__all__ = ["ExtraFields", "check_extra", "model_problem", "sdk_attribute"]
+__all__ = [
+    "CALL_OPTIONS",
+    "EXTRA_BODY",
+    "ExtraFields",
+    "check_extra",
+    "model_problem",
+    "sdk_attribute",
+    "sdk_keys",
+]
+
+CALL_OPTIONS = ("extra_body", "extra_headers", "extra_query", "timeout")
+"""The per-call options every ``create`` of anthropic (2.17.0) and openai (3.63.0) takes
+besides the request's fields: ``extra_body`` adds JSON fields the SDK does not define
+(the way to send a field newer than the installed SDK), ``extra_headers`` and
+``extra_query`` add to the HTTP request, ``timeout`` overrides the client's."""
+
+EXTRA_BODY = (
+    "a field the API takes but the installed SDK does not define goes inside extra_body "
+    "(extra={'extra_body': {...}})"
+)
+"""`ExtraFields.escape` of the wires whose SDK call takes ``extra_body``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,7 +70,12 @@ class ExtraFields:
         model: The SDK's request model that `validate` asks, for messages.
         names: The field names the request takes (aliases included): the installed
             SDK's where it imports, else the wire's declared list.
+        declared: Names that pass without asking `names` (which imports the SDK, a
+            one-off cost in time and memory a compile whose fields are all declared
+            then never pays): the wire's declared list, where only names are checked.
         hints: A field of another API or spelling -> what to give instead.
+        escape: Where a field the API takes but the installed SDK does not define goes
+            (told with a refused name that has no hint), or "" when there is none.
         validate: ``extra`` -> (the field, what the SDK's request model refuses in it),
             or None when it takes it (or no SDK is importable).
     """
@@ -56,7 +84,9 @@ class ExtraFields:
     request: str
     model: str = ""
     names: Callable[[], Collection[str]]
+    declared: Collection[str] = ()
     hints: Mapping[str, str] = field(default_factory=dict)
+    escape: str = ""
     validate: Callable[[Mapping[str, Any]], tuple[str, str] | None] = lambda extra: None
 
 
@@ -80,21 +110,20 @@ def check_extra(
 
     Raises:
         UsageError: A tool choice `check_tool_choice` refuses; a field the wire's request
-            type does not define (the message lists the fields it takes); a value its
-            SDK's request model refuses (the message quotes the SDK's reason).
+            type does not define (the message gives the hint for another API's name,
+            else the nearest names and `ExtraFields.escape`, and lists the fields it
+            takes); a value its SDK's request model refuses (the message quotes the
+            SDK's reason).
     """
     check_tool_choice(choice, extra, payload, state, refused)
     if fields is None or not extra:
         return
-    names = fields.names()
-    for key in extra:
-        if key not in names:
-            hint = fields.hints.get(key)
-            raise UsageError(
-                f"extra field {shown(key, 60)} is no field of the {fields.api} request "
-                f"({fields.request}), and its SDK refuses it{f': {hint}' if hint else ''}; "
-                f"it takes {', '.join(sorted(n for n in names if '_' in n or n.islower()))}"
-            )
+    unknown = [key for key in extra if key not in fields.declared]
+    if unknown:
+        names = fields.names()
+        for key in unknown:
+            if key not in names:
+                raise UsageError(_unknown(fields, key, {*names, *fields.declared}))
     problem = fields.validate(extra)
     if problem is not None:
         key, why = problem
@@ -102,6 +131,39 @@ def check_extra(
             f"extra field {shown(key, 60)} holds {shown(extra.get(key), 120)}, which "
             f"{fields.model} refuses: {why}"
         )
+
+
+def _unknown(fields: ExtraFields, key: str, names: Collection[str]) -> str:
+    """The refusal of `key`: its hint, else the nearest names and `ExtraFields.escape`."""
+    import difflib  # only on this error path
+
+    listed = sorted(n for n in names if "_" in n or n.islower())  # no camelCase aliases
+    hint = fields.hints.get(key)
+    if hint is None:
+        near = difflib.get_close_matches(key, listed, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(near)}?" if near else ""
+        if fields.escape:
+            hint += f"{'; ' if hint else ''}{fields.escape}"
+    return (
+        f"extra field {shown(key, 60)} is no field of the {fields.api} request "
+        f"({fields.request}), and its SDK refuses it{f': {hint}' if hint else ''}; "
+        f"it takes {', '.join(listed)}"
+    )
+
+
+def sdk_keys(module: str, *types: str) -> frozenset[str]:
+    """The fields of an installed SDK's request TypedDicts `types` in `module`.
+
+    Their ``__required_keys__`` and ``__optional_keys__`` (inherited ones included);
+    empty when none of them imports.
+    """
+    found: set[str] = set()
+    for name in types:
+        typed = sdk_attribute(module, name)
+        found.update(
+            getattr(typed, "__required_keys__", ()), getattr(typed, "__optional_keys__", ())
+        )
+    return frozenset(found)
 
 
 def sdk_attribute(module: str, name: str) -> Any:

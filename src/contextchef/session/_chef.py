@@ -903,9 +903,9 @@ class ContextChef:
             prefill: Start of the assistant's answer, sent as a trailing assistant turn;
                 the history must end with a user turn, the text must not end with
                 whitespace, and the model must accept prefill.
-            extra: Request fields passed through unchanged (``thinking`` with
-                ``block_binding``, ``diagnostics``, ``output_config``,
-                ``context_management``...); fields compile writes are refused.
+            extra: Request fields passed through unchanged (``thinking``, ``diagnostics``,
+                ``context_management``...); fields compile writes, and names the target's
+                SDK call does not take (docs/guides/payloads.md, "Pass-through"), are refused.
             betas: ``anthropic-beta`` values to send (`CompiledRequest.headers`); those
                 the `extra` fields need are added.
             diagnostics: Ask why the prompt cache missed, against the last response

@@ -43,6 +43,7 @@ from contextchef.providers._reading import (
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.anthropic import _render as _anthropic
 from contextchef.providers.anthropic._choice import CHOICE
+from contextchef.providers.anthropic._fields import FIELDS
 
 _A = _anthropic.FORMAT
 
@@ -325,6 +326,7 @@ READER = register_reader(
         read_cache=read_cache,
         shape=SHAPE,
         choice=CHOICE,
+        fields=FIELDS,
     )
 )
 """The Anthropic Messages wire's `WireReader`."""

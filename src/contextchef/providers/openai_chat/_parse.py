@@ -47,6 +47,7 @@ from contextchef.providers._reading import (
 from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.openai_chat import _render as _openai_chat
 from contextchef.providers.openai_chat._choice import CHOICE
+from contextchef.providers.openai_chat._fields import FIELDS
 
 _O = _openai_chat.FORMAT
 _CHAT = _openai_chat.OpenAIChatAdapter()
@@ -397,6 +398,7 @@ READER = register_reader(
         read_cache=read_cache,
         shape=SHAPE,
         choice=CHOICE,
+        fields=FIELDS,
     )
 )
 """The Chat Completions wire's `WireReader`."""

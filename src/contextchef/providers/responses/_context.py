@@ -25,6 +25,7 @@ from typing import Any
 from contextchef.history._context_policy import ContextPolicy
 from contextchef.providers._base import ModelRules
 from contextchef.providers._budget import ContextBudget
+from contextchef.providers._extra_fields import CALL_OPTIONS
 from contextchef.providers.responses._cache import gpt_version
 
 __all__ = [
@@ -81,10 +82,12 @@ def compact_body(payload: Mapping[str, Any]) -> dict[str, Any]:
     """`payload` (a ``/responses`` body) as ``client.responses.compact`` keyword arguments.
 
     The fields the endpoint does not take (``tools``, ``context_management``,
-    ``max_output_tokens``, ``reasoning``, ...) are left out; ``prompt_cache_options``
-    keeps ``mode`` and a ``"30m"`` ``ttl`` (the only lifetime its type allows).
+    ``max_output_tokens``, ``reasoning``, ...) are left out; the SDK call's own options
+    (``timeout``, ``extra_headers``... `CALL_OPTIONS`, which ``compact`` takes too) are
+    kept; ``prompt_cache_options`` keeps ``mode`` and a ``"30m"`` ``ttl`` (the only
+    lifetime its type allows).
     """
-    body = {k: payload[k] for k in COMPACT_FIELDS if k in payload}
+    body = {k: payload[k] for k in (*COMPACT_FIELDS, *CALL_OPTIONS) if k in payload}
     options = body.get("prompt_cache_options")
     if isinstance(options, Mapping):
         kept = {k: options[k] for k in _COMPACT_CACHE if k in options}

@@ -51,6 +51,7 @@ from contextchef.providers._usage import CacheReport, cache_report, tokens_at
 from contextchef.providers.responses import _render as _responses
 from contextchef.providers.responses import _search
 from contextchef.providers.responses._choice import CHOICE
+from contextchef.providers.responses._fields import FIELDS
 from contextchef.providers.responses._item_ids import unique_item_ids
 from contextchef.providers.responses._items import item_problem
 
@@ -558,6 +559,7 @@ READER = register_reader(
         fresh=unique_item_ids,
         shape=SHAPE,
         choice=CHOICE,
+        fields=FIELDS,
     )
 )
 """The OpenAI Responses wire's `WireReader`."""
