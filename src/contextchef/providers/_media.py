@@ -84,6 +84,9 @@ def fit_media(
     out: list[Message] = []
     changes: list[Change] = []
     for i, message in enumerate(messages, start=offset):
+        if message.role == "assistant":
+            out.append(message)  # the model's own media: `HistoryRules.assistant_media`
+            continue
         parts = [_fitted(p, i, rules, changes) for p in message.parts]
         same = all(a is b for a, b in zip(parts, message.parts, strict=True))
         out.append(message if same else replace(message, parts=tuple(parts)))

@@ -151,6 +151,13 @@ from contextchef.testing._interactions import (
     FakeGeminiInteractions,
     interactions_reply,
 )
+from contextchef.testing._media_rules import (
+    anthropic_media_types,
+    chat_media_types,
+    chat_text_content,
+    gemini_function_response_media,
+    responses_media_types,
+)
 from contextchef.testing._native import (
     ANTHROPIC_NATIVE_RULES,
     MCP_CLIENT_BETA,
@@ -258,6 +265,7 @@ __all__ = [
     "anthropic_context_management_valid",
     "anthropic_defer_loading_supported",
     "anthropic_deferred_no_cache_control",
+    "anthropic_media_types",
     "anthropic_no_prefill",
     "anthropic_not_all_deferred",
     "anthropic_search_tools_valid",
@@ -270,10 +278,13 @@ __all__ = [
     "anthropic_tool_choice_declared",
     "anthropic_tool_reference_content",
     "anthropic_tool_use_declared",
+    "chat_media_types",
     "chat_prompt_cache",
+    "chat_text_content",
     "chat_tool_choice_declared",
     "claude_model",
     "fake_for",
+    "gemini_function_response_media",
     "gemini_tool_choice_declared",
     "httpx_for",
     "interactions_reply",
@@ -284,6 +295,7 @@ __all__ = [
     "responses_compaction_items_known",
     "responses_context_management_valid",
     "responses_deferred_needs_search",
+    "responses_media_types",
     "responses_namespaced_calls",
     "responses_prompt_cache",
     "responses_reasoning_followed",
