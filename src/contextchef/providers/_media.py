@@ -54,6 +54,10 @@ class MediaRules:
         return sources is not None and source_of(part) in sources
 
 
+_HOLDERS = (MediaPart, ToolResult)
+"""The part types that may hold media."""
+
+
 def source_of(part: MediaPart) -> Source:
     """How `part` carries its bytes: ``data``, ``url`` or ``file_id``."""
     return "data" if part.data is not None else "url" if part.url is not None else "file_id"
@@ -61,11 +65,11 @@ def source_of(part: MediaPart) -> Source:
 
 def media_note(part: MediaPart) -> str:
     """The text a media part the target does not take is sent as."""
-    url = part.url or ""
+    url, file_id = part.url or "", part.file_id or ""
     where = {
         "data": "inline data",
         "url": url if len(url) <= 200 and not url.startswith("data:") else "a URL",
-        "file_id": f"file {part.file_id}",
+        "file_id": f"file {file_id}" if len(file_id) <= 200 else "a file",
     }
     shown_as = where[source_of(part)]
     return f"[{part.media_type} attachment not shown ({shown_as}): a type the API does not take]"
@@ -84,8 +88,8 @@ def fit_media(
     out: list[Message] = []
     changes: list[Change] = []
     for i, message in enumerate(messages, start=offset):
-        if message.role == "assistant":
-            out.append(message)  # the model's own media: `HistoryRules.assistant_media`
+        if message.role == "assistant" or not any(isinstance(p, _HOLDERS) for p in message.parts):
+            out.append(message)  # no media; the model's own: `HistoryRules.assistant_media`
             continue
         parts = [_fitted(p, i, rules, changes) for p in message.parts]
         same = all(a is b for a, b in zip(parts, message.parts, strict=True))
