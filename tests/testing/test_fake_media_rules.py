@@ -21,6 +21,7 @@ from contextchef.testing import (
     CHAT_RULES,
     FakeAnthropic,
     FakeGemini,
+    FakeGeminiInteractions,
     FakeOpenAIChat,
     FakeProvider,
     FakeResponses,
@@ -38,7 +39,7 @@ def _outcome(fake: FakeProvider, send: Callable[[], object]) -> str | None:
     fake.script(text("ok"))
     try:
         send()
-    except (anthropic.BadRequestError, openai.BadRequestError, genai.errors.ClientError) as exc:
+    except Exception as exc:  # each SDK's own 400 error; the text names the rule
         return str(exc)
     return None
 
@@ -206,5 +207,30 @@ def test_gemini_fake_refuses_a_gif_in_a_function_response() -> None:
             fake,
             lambda: client.models.generate_content(model=MODEL, contents=contents("image/png")),
         )
+        is None
+    )
+
+
+def test_interactions_fake_refuses_a_zip_in_a_function_result() -> None:
+    fake = FakeGeminiInteractions()
+    http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
+    client = genai.Client(api_key="x", http_options=http)
+
+    def steps(mime: str) -> Any:
+        blob = {"type": "document", "data": "UEs=", "mime_type": mime}
+        return [
+            {"type": "user_input", "content": [{"type": "text", "text": "go"}]},
+            {"type": "function_call", "id": "c", "name": "f", "arguments": {}},
+            {"type": "function_result", "call_id": "c", "name": "f", "result": [blob]},
+        ]
+
+    create = client.interactions.create
+    refused = _outcome(
+        fake, lambda: create(model=MODEL, input=steps("application/zip"), store=False)
+    )
+    assert refused is not None and "rule interactions_result_media broken" in refused
+    assert "input[2].result[0].mime_type: 'application/zip' is not supported" in refused
+    assert (
+        _outcome(fake, lambda: create(model=MODEL, input=steps("application/pdf"), store=False))
         is None
     )

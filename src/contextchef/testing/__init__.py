@@ -156,6 +156,7 @@ from contextchef.testing._media_rules import (
     chat_media_types,
     chat_text_content,
     gemini_function_response_media,
+    interactions_result_media,
     responses_media_types,
 )
 from contextchef.testing._native import (
@@ -288,6 +289,7 @@ __all__ = [
     "gemini_tool_choice_declared",
     "httpx_for",
     "interactions_reply",
+    "interactions_result_media",
     "parse_claude_name",
     "provider_search",
     "provider_worded",

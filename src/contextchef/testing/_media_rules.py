@@ -24,7 +24,9 @@
   ``inlineData`` of ``image/png``, ``image/jpeg``, ``image/webp``, ``application/pdf`` or
   ``text/plain`` (multimodal function responses, https://ai.google.dev/gemini-api/docs/gemini-3),
   and no ``fileData`` ("not supported in Gemini API", google-genai
-  ``FunctionResponseFileData``).
+  ``FunctionResponseFileData``);
+* `interactions_result_media` (Gemini Interactions): a ``function_result``'s content
+  blocks carrying media are of those same types (the same models read them).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "chat_media_types",
     "chat_text_content",
     "gemini_function_response_media",
+    "interactions_result_media",
     "responses_media_types",
 ]
 
@@ -178,4 +181,18 @@ def gemini_function_response_media(body: _Body, earlier: _Earlier) -> Iterator[s
                 yield (
                     f"{at}.parts[{k}].inlineData.mimeType: {media!r:.60} is not supported "
                     f"in a function response; supported: {_listed(_GEMINI_RESULT)}"
+                )
+
+
+def interactions_result_media(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """A ``function_result``'s media blocks are of a type a function response takes."""
+    for i, step in dicts(body.get("input")):
+        if step.get("type") != "function_result":
+            continue
+        for k, block in dicts(step.get("result")):
+            media = block.get("mime_type")
+            if block.get("type") != "text" and "mime_type" in block and media not in _GEMINI_RESULT:
+                yield (
+                    f"input[{i}].result[{k}].mime_type: {media!r:.60} is not supported in a "
+                    f"function result; supported: {_listed(_GEMINI_RESULT)}"
                 )
