@@ -87,8 +87,8 @@ class Profile:
             plan`` counts its resident tokens so).
         strict_schemas: The API has a strict (constrained-decoding) tool mode; tools that
             ask for it are sent strict where the schema allows.
-        media: The API takes image and file parts in messages; where it does not, they
-            are dropped from the payload (and reported by the normalizer).
+        media: The API takes image and file parts in messages; where it does not, each
+            is sent as a text note (``media_as_text``, `providers._media.fit_media`).
         beta_header: The HTTP header naming opt-in API features (``anthropic-beta``), or
             None where there is none (then passing betas is an error).
         field_betas: Request field path (dotted, e.g. ``thinking.block_binding``) -> the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from contextchef import TARGETS, UnknownTargetError
 from contextchef.providers import get_adapter
@@ -15,12 +15,13 @@ from contextchef.testing._fake import (
 )
 from contextchef.testing._fake_anthropic import FakeAnthropic
 from contextchef.testing._interactions import FakeGeminiInteractions
+from contextchef.testing._media_rules import chat_text_content
 from contextchef.testing._records import Check
 from contextchef.testing._replies import Ids
 
 __all__ = ["fake_for"]
 
-_BY_WIRE: Mapping[str, Callable[..., FakeProvider]] = {
+_BY_WIRE: Mapping[str, type[FakeProvider]] = {
     FakeAnthropic.wire: FakeAnthropic,
     FakeGemini.wire: FakeGemini,
     FakeGeminiInteractions.wire: FakeGeminiInteractions,
@@ -49,7 +50,10 @@ def fake_for(
     Raises:
         UnknownTargetError: `target` is not a compile target.
     """
-    make = _BY_WIRE.get(get_adapter(target).profile.wire) if target in TARGETS else None
-    if make is None:
+    profile = get_adapter(target).profile if target in TARGETS else None
+    make = _BY_WIRE.get(profile.wire) if profile is not None else None
+    if profile is None or make is None:
         raise UnknownTargetError(f"unknown target {target!r}; valid targets: {', '.join(TARGETS)}")
+    if rules is None and not profile.media:  # message content is text: no media parts
+        rules = (*make.default_rules, chat_text_content)
     return make(rules=rules, record_headers=record_headers, ids=ids)

@@ -70,6 +70,7 @@ from contextchef import UsageError
 from contextchef.testing._body import dicts
 from contextchef.testing._choice_rules import interactions_tool_choice_declared
 from contextchef.testing._fake import RECORDED_HEADERS, FakeProvider
+from contextchef.testing._media_rules import interactions_result_media
 from contextchef.testing._name_rules import interactions_names_valid
 from contextchef.testing._records import Check, RecordedRequest
 from contextchef.testing._replies import Ids, gemini_error
@@ -454,6 +455,7 @@ INTERACTIONS_RULES: tuple[Check, ...] = (
     interactions_tool_choice_declared,
     interactions_input_homogeneous,
     interactions_results_paired,
+    interactions_result_media,
     interactions_signatures_replayed,
     interactions_store_chaining,
     interactions_chain_new_steps_only,

@@ -82,6 +82,12 @@ from contextchef.testing._context import (
     anthropic_compaction_closed_turn,
     anthropic_context_management_valid,
 )
+from contextchef.testing._media_rules import (
+    anthropic_media_types,
+    chat_media_types,
+    gemini_function_response_media,
+    responses_media_types,
+)
 from contextchef.testing._native import ANTHROPIC_NATIVE_RULES, RESPONSES_NATIVE_RULES
 from contextchef.testing._openai_cache import CHAT_CACHE_RULES, RESPONSES_CACHE_RULES
 from contextchef.testing._part_rules import (
@@ -320,6 +326,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_no_trailing_whitespace,
     anthropic_text_blocks_non_blank,
     anthropic_base64_valid,
+    anthropic_media_types,
     anthropic_block_binding,
     anthropic_system_message_fields,
     anthropic_system_message_placement,
@@ -384,6 +391,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_parameters_object,
     chat_tool_choice_declared,
     chat_content_part_types,
+    chat_media_types,
     *CHAT_CACHE_RULES,
 )
 """The rules `FakeOpenAIChat` enforces by default (DeepSeek too)."""
@@ -425,6 +433,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     responses_tool_choice_declared,
     _call_names.responses_call_names_valid,
     responses_content_part_types,
+    responses_media_types,
     responses_search_items_valid,
     *RESPONSES_NATIVE_RULES,
     *RESPONSES_CACHE_RULES,
@@ -568,6 +577,7 @@ GEMINI_RULES: tuple[Check, ...] = (
     gemini_declaration_names_valid,
     gemini_tool_choice_declared,
     gemini_function_names_present,
+    gemini_function_response_media,
     _call_names.gemini_call_names_valid,
 )
 """The rules `FakeGemini` enforces by default."""

@@ -54,8 +54,10 @@ from contextchef.providers._base import (
 )
 from contextchef.providers._compacted import ON_DEMAND_BETA, from_base
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
+from contextchef.providers._media import fit_media
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.anthropic._context import anthropic_context
+from contextchef.providers.anthropic._media import ANTHROPIC_MEDIA, media_block, media_source
 from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
 from contextchef.providers.anthropic._searches import fit_result as _fit_result
 from contextchef.providers.anthropic._searches import references as _references
@@ -110,18 +112,8 @@ def _text(part: TextPart) -> dict[str, Any] | None:
     return apply_hints({"type": "text", "text": text}, hints(part.provider_data, FORMAT))
 
 
-def _source(part: MediaPart) -> dict[str, Any]:
-    if part.data is not None:
-        return {"type": "base64", "media_type": part.media_type, "data": part.data}
-    if part.url is not None:
-        return {"type": "url", "url": part.url}
-    return {"type": "file", "file_id": part.file_id}
-
-
 def _media(part: MediaPart) -> dict[str, Any]:
-    kind = "image" if part.media_type.startswith("image/") else "document"
-    built = {"type": kind, "source": _source(part)}
-    return apply_hints(built, hints(part.provider_data, FORMAT))
+    return media_block(part, FORMAT)  # what the API takes: `_media.ANTHROPIC_MEDIA`
 
 
 _SEALS = {"thinking": "signature", "redacted_thinking": "data"}
@@ -228,7 +220,7 @@ def media_part(block: Mapping[str, Any]) -> MediaPart | None:
     if kind == "base64" and media_type.startswith("image/") != (block.get("type") == "image"):
         return None
     part = MediaPart(media_type=media_type, provider_data=data, **{field: source[field]})
-    return part if _source(part) == dict(source) else None
+    return part if media_source(part) == dict(source) else None
 
 
 def result_text(content: Sequence[Any]) -> str:
@@ -438,19 +430,21 @@ class AnthropicAdapter(AdapterDefaults):
         references that resolve; none left: sent as text). Any server tool result answering no call
         before it in its message (web search, code execution, MCP...: a malformed reply or a cut
         history) is dropped and reported too, and so is a call left without its result unless it
-        closes the history (a paused turn).
+        closes the history (a paused turn). First, media the API does not take become text
+        notes (`fit_media`, `_media.ANTHROPIC_MEDIA`, ``media_as_text``).
         """
+        messages, changes = fit_media(messages, ANTHROPIC_MEDIA, offset=offset)
         if not any(
             (isinstance(p, ToolResult) and p.references)
             or (isinstance(p, ProviderPart) and p.provider == FORMAT)
             for m in messages
             for p in m.parts
         ):
-            return tuple(messages), ()  # nothing here names a tool by reference
+            return messages, changes  # nothing here names a tool by reference
         declared = {t.get("name") for t in tools if isinstance(t, Mapping)}
         inline = {t.get("name") for t in defined if isinstance(t, Mapping)} - declared
         out: list[Message] = []
-        changes: list[Change] = []
+        refs: list[Change] = []
         final = offset + len(messages) - 1
         for i, message in enumerate(messages, start=offset):
             parts = list(message.parts)
@@ -459,7 +453,7 @@ class AnthropicAdapter(AdapterDefaults):
             kept: list[Part] = []
             for j, part in enumerate(parts):
                 if j in drop:
-                    changes.append(
+                    refs.append(
                         Change(
                             kind="dropped_search_block",
                             index=i,
@@ -470,13 +464,13 @@ class AnthropicAdapter(AdapterDefaults):
                     continue
                 if isinstance(part, ToolResult) and not set(part.references) <= declared:
                     part, change = _fit_result(part, declared, inline, i)
-                    changes.append(change)
+                    refs.append(change)
                 kept.append(part)
             if len(kept) == len(parts) and all(a is b for a, b in zip(kept, parts, strict=True)):
                 out.append(message)
             elif kept:
                 out.append(Message(role=message.role, parts=tuple(kept)))
-        return tuple(out), tuple(changes)
+        return tuple(out), (*changes, *refs)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"name", "description", "input_schema"}`` (+ ``defer_loading``)."""

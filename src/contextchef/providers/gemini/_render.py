@@ -57,8 +57,10 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
+from contextchef.providers._media import fit_media
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.gemini import _signatures
+from contextchef.providers.gemini._media import GEMINI_MEDIA
 from contextchef.providers.gemini._schema import GeminiSchema, translate, unchanged
 from contextchef.providers.gemini._signatures import (
     SKIP_SIGNATURE,
@@ -491,12 +493,14 @@ class GeminiAdapter(AdapterDefaults):
         1.x / 2.x, which accept unsigned calls, every call is sent as it was recorded:
         Gemini's own calls, returned unsigned with thinking off, are never edited. The
         session renders only messages not sent yet, so what a request sent is never
-        signed differently later (append-only).
+        signed differently later (append-only). First, media Gemini does not take (in a
+        user turn or a function response) are text notes (`fit_media`, `_media.GEMINI_MEDIA`).
         """
+        messages, noted = fit_media(messages, GEMINI_MEDIA, offset=offset)
         paired, changes = _paired_ids(messages, before, offset)
         out, dropped = drop_bad_signatures(paired, offset)
         signed, placeholders = sign_current_turn(out, offset, rules)
-        return signed, (*changes, *dropped, *placeholders)
+        return signed, (*noted, *changes, *dropped, *placeholders)
 
     def assemble(
         self,

@@ -64,7 +64,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import HistoryRules
+from contextchef.history._normalize import Change, HistoryRules
 from contextchef.providers._base import (
     AdapterDefaults,
     Chain,
@@ -78,8 +78,10 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers._call_ids import fitted_id
+from contextchef.providers._media import fit_media
 from contextchef.providers._tool_changes import deferred
 from contextchef.providers._usage import CacheRules
+from contextchef.providers.gemini._media import GEMINI_MEDIA
 from contextchef.providers.gemini._render import GeminiAdapter
 from contextchef.tools._tool import CompiledTool
 
@@ -345,6 +347,24 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         trailing model entry to continue.
         """
         return ModelRules(model=model, prefill=False)
+
+    def fit_references(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        offset: int = 0,
+        before: Sequence[Message] = (),
+        defined: Sequence[Mapping[str, Any]] = (),
+        rules: ModelRules | None = None,
+        cache: dict[Any, Any] | None = None,
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """Media the Gemini models do not take as text notes (`fit_media`, ``media_as_text``).
+
+        The tables are ``generateContent``'s (`gemini._media.GEMINI_MEDIA`): the same
+        models read a ``user_input`` step and a ``function_result``'s content blocks.
+        """
+        return fit_media(messages, GEMINI_MEDIA, offset=offset)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Functions the server's search found: its ``tool_search_result`` steps.

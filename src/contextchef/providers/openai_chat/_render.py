@@ -7,10 +7,11 @@ message, each answered by a ``role: "tool"`` message with its ``tool_call_id``.
 How each IR part is rendered (one renderer per part kind):
 
 * text -> message ``content`` (a string, or text content parts when recorded that way);
-* media -> ``image_url`` content parts (a URL or a base64 ``data:`` URL) and ``file``
-  parts for other files (https://platform.openai.com/docs/guides/images-vision,
+* media -> ``image_url`` content parts (a URL or a base64 ``data:`` URL), ``input_audio``
+  parts for wav / mp3 data and ``file`` parts for other files (https://platform.openai.com/docs/guides/images-vision,
   https://platform.openai.com/docs/guides/pdf-files); Chat cannot fetch a non-image
-  file by URL, so such a file is named in a text part instead;
+  file by URL, so such a file is named in a text part instead; what Chat does not take
+  is a text note (`_media.CHAT_MEDIA`, `fit_references`);
 * tool call -> a ``tool_calls`` entry, arguments replayed as the exact string;
 * tool result -> a ``role: "tool"`` message. Chat has no error flag, so an error result
   is sent as its text. A tool message holds text only, so media returned by a tool go
@@ -39,7 +40,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import HistoryRules, Refused
+from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._base import (
     AdapterDefaults,
     ModelRules,
@@ -52,8 +53,10 @@ from contextchef.providers._base import (
 )
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
+from contextchef.providers._media import fit_media
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
+from contextchef.providers.openai_chat._media import AUDIO_FORMATS, CHAT_MEDIA, TEXT_ONLY
 from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
 from contextchef.providers.responses._caching import openai_cache_rules
 from contextchef.providers.responses._context import gpt_window
@@ -81,6 +84,10 @@ def _text_part(part: TextPart) -> dict[str, Any]:
 
 def _media_part(part: MediaPart) -> dict[str, Any]:
     hint = hints(part.provider_data, FORMAT)
+    audio = AUDIO_FORMATS.get(part.media_type.lower())
+    if audio is not None and part.data is not None:  # `_media`: Chat's audio input part
+        built = {"type": "input_audio", "input_audio": {"data": part.data, "format": audio}}
+        return apply_hints(built, hint)
     if part.media_type.startswith("image/") and part.file_id is None:
         url = part.url if part.url is not None else data_url(part.media_type, part.data or "")
         image = apply_hints({"url": url}, {"extra": hint.get("image_url_extra")})
@@ -261,10 +268,28 @@ class OpenAIChatAdapter(AdapterDefaults):
         """Chat Completions takes no reasoning back; provider parts only its own."""
         if type(part) in PLAIN_PARTS:
             return True
-        if isinstance(part, MediaPart) and not self.profile.media:
-            return False
         reasoning = self.profile.reasoning_from
         return keeps_part(part, fmt=self.profile.wire, reasoning=lambda r: r.provider in reasoning)
+
+    def fit_references(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        offset: int = 0,
+        before: Sequence[Message] = (),
+        defined: Sequence[Mapping[str, Any]] = (),
+        rules: ModelRules | None = None,
+        cache: dict[Any, Any] | None = None,
+    ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+        """Media Chat does not take as text notes (`fit_media`, ``media_as_text``).
+
+        What it takes is `_media.CHAT_MEDIA`; an API whose message content is text
+        (`Profile.media` False) takes none (`_media.TEXT_ONLY`). Chat names no tool by
+        reference.
+        """
+        table = CHAT_MEDIA if self.profile.media else TEXT_ONLY
+        return fit_media(messages, table, offset=offset)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"type": "function", "function": {...}}``; ``strict`` only when on."""

@@ -61,6 +61,7 @@ from contextchef.providers._base import (
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._compacted import COMPACTION, native_base
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
+from contextchef.providers._media import fit_media
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
@@ -72,6 +73,7 @@ from contextchef.providers.responses._context import (
 )
 from contextchef.providers.responses._item_ids import unique_items
 from contextchef.providers.responses._items import item_problem
+from contextchef.providers.responses._media import RESPONSES_MEDIA
 from contextchef.providers.responses._namespaces import (
     fit_namespaces,
     loaded_names,
@@ -509,14 +511,16 @@ class ResponsesAdapter(AdapterDefaults):
         these (another strategy, a mode) it goes back without one. Each rewrite is a
         `Change`. Tools `defined` by ``additional_tools`` items count as declared.
 
-        First, no two items share an ``id`` (`_item_ids.unique_items`), and a client
-        ``tool_search_output`` answering no search call is left out (`_search`).
+        First, no two items share an ``id`` (`_item_ids.unique_items`), a client
+        ``tool_search_output`` answering no search call is left out (`_search`), and media
+        the API does not take are text notes (`fit_media`, `_media.RESPONSES_MEDIA`).
         """
         tools = [*tools, *defined]
+        messages, noted = fit_media(messages, RESPONSES_MEDIA, offset=offset)
         messages, repaired = unique_items(messages, before, offset=offset, cache=cache)
         messages, dropped, calls = _search.fitted_searches(messages, tools, before, offset=offset)
         messages, rewrote = fit_namespaces(messages, calls, tools, before, offset=offset)
-        return messages, (*repaired, *dropped, *rewrote)
+        return messages, (*noted, *repaired, *dropped, *rewrote)
 
     def render_messages(
         self, messages: Sequence[Message], *, before: Sequence[Message] = ()

@@ -1,0 +1,124 @@
+"""Media a target does not take, as text notes (providers layer).
+
+Each wire package says, as data (`MediaRules`), which media types its API takes in a
+user message and in a tool result, and by which source (inline ``data``, a ``url``, a
+``file_id``); the tables cite the provider's docs and SDK types. `fit_media` (called by
+each adapter's ``fit_references``, on the messages not sent yet) replaces every
+`MediaPart` outside its table by a short text note naming what was left out, reported
+as ``media_as_text``: sent as a block, the API would refuse the request, and, since what
+was sent is replayed byte-identical, every later request of the conversation. A tool
+result keeps the media its target takes and gets the notes after its text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal
+
+from contextchef._errors import shown
+from contextchef.history._messages import MediaPart, Message, Part, TextPart, ToolResult
+from contextchef.history._normalize import Change
+
+__all__ = ["ALL_SOURCES", "MediaRules", "Source", "fit_media", "media_note", "source_of"]
+
+Source = Literal["data", "url", "file_id"]
+ALL_SOURCES: frozenset[Source] = frozenset({"data", "url", "file_id"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MediaRules:
+    """Which media one API takes: media type -> the sources it takes it by.
+
+    A key is a media type (``image/png``) or a family (``audio/*``); an exact key wins
+    over its family.
+
+    Attributes:
+        message: What a user message takes.
+        result: What a tool result takes, where the API puts media in the result itself;
+            None: as `message` (Chat Completions carries a result's media in a user
+            message after the tool messages).
+        source: The provider docs the table follows (for the reader; not sent).
+    """
+
+    message: Mapping[str, frozenset[Source]] = field(default_factory=lambda: MappingProxyType({}))
+    result: Mapping[str, frozenset[Source]] | None = None
+    source: str = ""
+
+    def takes(self, part: MediaPart, *, in_result: bool) -> bool:
+        """Whether `part` may be sent as media (in a tool result when `in_result`)."""
+        table = self.result if in_result and self.result is not None else self.message
+        kind = part.media_type.lower()
+        sources = table.get(kind, table.get(kind.partition("/")[0] + "/*"))
+        return sources is not None and source_of(part) in sources
+
+
+_HOLDERS = (MediaPart, ToolResult)
+"""The part types that may hold media."""
+
+
+def source_of(part: MediaPart) -> Source:
+    """How `part` carries its bytes: ``data``, ``url`` or ``file_id``."""
+    return "data" if part.data is not None else "url" if part.url is not None else "file_id"
+
+
+def media_note(part: MediaPart) -> str:
+    """The text a media part the target does not take is sent as."""
+    url, file_id = part.url or "", part.file_id or ""
+    where = {
+        "data": "inline data",
+        "url": url if len(url) <= 200 and not url.startswith("data:") else "a URL",
+        "file_id": f"file {file_id}" if len(file_id) <= 200 else "a file",
+    }
+    shown_as = where[source_of(part)]
+    return f"[{part.media_type} attachment not shown ({shown_as}): a type the API does not take]"
+
+
+def fit_media(
+    messages: Sequence[Message], rules: MediaRules, *, offset: int = 0
+) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
+    """`messages` with each media part `rules` does not take as a text note (reported).
+
+    A user message's part becomes a `TextPart` in its place; a tool result keeps the
+    media `rules` takes, its text followed by a note for each other one. Assistant
+    media are the normalizer's (``HistoryRules.assistant_media``). Indices in the
+    changes count from `offset`. Messages without such media are returned as they are.
+    """
+    out: list[Message] = []
+    changes: list[Change] = []
+    for i, message in enumerate(messages, start=offset):
+        if message.role == "assistant" or not any(isinstance(p, _HOLDERS) for p in message.parts):
+            out.append(message)  # no media; the model's own: `HistoryRules.assistant_media`
+            continue
+        parts = [_fitted(p, i, rules, changes) for p in message.parts]
+        same = all(a is b for a, b in zip(parts, message.parts, strict=True))
+        out.append(message if same else replace(message, parts=tuple(parts)))
+    return tuple(out), tuple(changes)
+
+
+def _fitted(part: Part, index: int, rules: MediaRules, changes: list[Change]) -> Part:
+    if isinstance(part, MediaPart) and not rules.takes(part, in_result=False):
+        changes.append(_change(index, part, None))
+        return TextPart(text=media_note(part))
+    if not isinstance(part, ToolResult) or not part.media:
+        return part
+    refused = [m for m in part.media if not rules.takes(m, in_result=True)]
+    if not refused:
+        return part
+    changes.extend(_change(index, m, part.call_id) for m in refused)
+    notes = "\n".join(media_note(m) for m in refused)
+    kept = tuple(m for m in part.media if all(m is not r for r in refused))
+    content = f"{part.content}\n\n{notes}" if part.content else notes
+    return replace(part, content=content, media=kept)
+
+
+def _change(index: int, part: MediaPart, call_id: str | None) -> Change:
+    whose = f"the result of call {shown(call_id)}" if call_id is not None else "a user message"
+    return Change(
+        kind="media_as_text",
+        index=index,
+        call_id=call_id,
+        detail=f"message {index}: {whose} held {part.media_type} ({source_of(part)}), which "
+        "the target does not take there; sent as a text note",
+    )

@@ -1,0 +1,68 @@
+"""The media Anthropic's Messages API takes, as data (`MediaRules`), and their blocks.
+
+* ``image`` blocks: base64 data of ``image/jpeg``, ``image/png``, ``image/gif`` or
+  ``image/webp`` (the SDK's ``Base64ImageSourceParam.media_type``; "Supported image
+  formats", https://platform.claude.com/docs/en/build-with-claude/vision), or an image by
+  ``url`` or Files API ``file`` source (``URLImageSourceParam``, ``FileImageSourceParam``:
+  no media type sent, so any ``image/*`` part).
+* ``document`` blocks: a PDF as base64 data, ``url`` or ``file`` source
+  (``Base64PDFSourceParam.media_type`` is ``Literal["application/pdf"]``,
+  ``URLPDFSourceParam``, ``FileDocumentSourceParam``;
+  https://platform.claude.com/docs/en/build-with-claude/pdf-support), and plain text as a
+  ``text`` source (``PlainTextSourceParam``: ``media_type: "text/plain"``, the text
+  itself, not base64) or by file id (the Files API takes ``text/plain`` documents,
+  https://platform.claude.com/docs/en/build-with-claude/files).
+
+A ``tool_result`` block's content takes the same image and document blocks
+(``ToolResultBlockParam.content``). Any other type (``image/bmp``, ``image/svg+xml``,
+audio, video, archives) is refused: it is sent as a text note (`fit_media`). File
+sources need no beta header: the installed SDK (anthropic 2.17) has the Files API and
+these sources in its GA types (``client.files``, ``FileDocumentSourceParam``), though
+older docs name the ``files-api-2025-04-14`` beta.
+"""
+
+from __future__ import annotations
+
+import base64
+from types import MappingProxyType
+from typing import Any
+
+from contextchef.history._messages import MediaPart
+from contextchef.providers._base import apply_hints, hints
+from contextchef.providers._media import ALL_SOURCES, MediaRules, Source
+
+__all__ = ["ANTHROPIC_MEDIA", "media_block", "media_source"]
+
+_BY_REFERENCE: frozenset[Source] = frozenset({"url", "file_id"})
+_TEXT: frozenset[Source] = frozenset({"data", "file_id"})
+_TYPES = MappingProxyType(
+    {
+        **dict.fromkeys(("image/jpeg", "image/png", "image/gif", "image/webp"), ALL_SOURCES),
+        "image/*": _BY_REFERENCE,
+        "application/pdf": ALL_SOURCES,
+        "text/plain": _TEXT,
+    }
+)
+ANTHROPIC_MEDIA = MediaRules(
+    message=_TYPES, result=_TYPES, source="vision, pdf-support and files docs; SDK source types"
+)
+"""What a user message and a ``tool_result`` take (see the module doc)."""
+
+
+def media_source(part: MediaPart) -> dict[str, Any]:
+    """The block's ``source``: base64, plain ``text`` (``text/plain`` data), url or file."""
+    if part.data is not None and part.media_type == "text/plain":
+        text = base64.b64decode(part.data).decode("utf-8", errors="replace")
+        return {"type": "text", "media_type": "text/plain", "data": text}
+    if part.data is not None:
+        return {"type": "base64", "media_type": part.media_type, "data": part.data}
+    if part.url is not None:
+        return {"type": "url", "url": part.url}
+    return {"type": "file", "file_id": part.file_id}
+
+
+def media_block(part: MediaPart, fmt: str) -> dict[str, Any]:
+    """An ``image`` or ``document`` block, with the hints recorded from wire `fmt`."""
+    kind = "image" if part.media_type.startswith("image/") else "document"
+    built = {"type": kind, "source": media_source(part)}
+    return apply_hints(built, hints(part.provider_data, fmt))

@@ -1,0 +1,48 @@
+"""The media Chat Completions takes, as data (`MediaRules`), and its audio part.
+
+* Images (``image_url`` parts, a URL or a base64 ``data:`` URL): PNG, JPEG, WEBP and
+  non-animated GIF (https://platform.openai.com/docs/guides/images-vision, "Image input
+  requirements"; the SDK's ``ChatCompletionContentPartImageParam`` takes a ``url`` only,
+  so no file id).
+* Files (``file`` parts): PDF only, as ``file_data`` or ``file_id``; no file URL
+  (https://developers.openai.com/api/docs/guides/file-inputs: "Chat Completions accepts
+  only PDF files as file content parts").
+* Audio (``input_audio`` parts): base64 ``data`` in ``wav`` or ``mp3`` format (the SDK's
+  ``ChatCompletionContentPartInputAudioParam``, ``format: Literal["wav", "mp3"]``;
+  https://platform.openai.com/docs/guides/audio).
+
+A tool message holds text only (``ChatCompletionToolMessageParam``): a result's media go
+in a user message after the batch's tool messages, so a result takes what a user message
+takes. A Chat-compatible API whose message content is text (`Profile.media` False:
+DeepSeek, https://api-docs.deepseek.com/api/create-chat-completion) takes none.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from contextchef.providers._media import MediaRules, Source
+
+__all__ = ["AUDIO_FORMATS", "CHAT_MEDIA", "TEXT_ONLY"]
+
+AUDIO_FORMATS = MappingProxyType(
+    {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+)
+"""Media type -> the ``input_audio.format`` it is sent with."""
+
+_IMAGE: frozenset[Source] = frozenset({"data", "url"})
+_DATA: frozenset[Source] = frozenset({"data"})
+CHAT_MEDIA = MediaRules(
+    message=MappingProxyType(
+        {
+            **dict.fromkeys(("image/png", "image/jpeg", "image/webp", "image/gif"), _IMAGE),
+            "application/pdf": frozenset({"data", "file_id"}),
+            **dict.fromkeys(AUDIO_FORMATS, _DATA),
+        }
+    ),
+    source="images-vision, file-inputs and audio guides; openai SDK content part types",
+)
+"""What Chat Completions takes (see the module doc)."""
+
+TEXT_ONLY = MediaRules(source="message content is text")
+"""What a Chat-compatible API taking no media parts takes: nothing."""
