@@ -10,6 +10,7 @@ every hook is counted, and the next request must pass the fake's pairing rules.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 import threading
@@ -30,6 +31,7 @@ from contextchef import (
     ToolResult,
     UsageError,
     assistant,
+    tool_results,
     user,
 )
 from contextchef.testing import FakeProvider, fake_for, text, tool_calls
@@ -652,3 +654,44 @@ def test_a_call_answered_by_an_unanswered_request_may_still_run() -> None:
         "moved 2",
     ]
     assert ran == [1, 2]
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "responses", "gemini"])
+def test_a_result_after_its_call_was_told_it_did_not_run_reaches_the_model(target: str) -> None:
+    # break-it 35 #2: a call a sent request answered as interrupted, then run by the host,
+    # had its real result dropped from every later request: the model never learned of it
+    chef, ran = _transfers()
+    fake = fake_for(target).script(
+        tool_calls(("transfer", {"amount": 1}), ("transfer", {"amount": 2})),
+        text("Only the first ran."),
+        text("Noted."),
+        text("Fine."),
+    )
+    calls = chef.ingest(send(target, fake, chef.compile(target, model="m").payload))
+    chef.run_tools(calls[:1])
+    chef.ingest(send(target, fake, chef.compile(target, model="m").payload))  # told: not run
+    assert [r.content for r in chef.run_tools(calls[1:])] == ["moved 2"] and ran == [1, 2]
+    chef.append(user("status?"))
+    request = chef.compile(target, model="m")
+    late = [c for c in request.changes if c.kind == "late_result_as_text"]
+    assert [c.call_id for c in late] == [calls[1].id]
+    sent = json.dumps(request.payload)
+    said = f"[Late result of transfer (call id {calls[1].id}): an earlier message said"
+    assert json.dumps(said)[1:-1] in sent and "moved 2" in sent
+    chef.ingest(send(target, fake, request.payload))
+    chef.append(user("and now?"))
+    after = chef.compile(target, model="m")
+    assert after.changes == () and json.dumps(said)[1:-1] in json.dumps(after.payload)
+    send(target, fake, after.payload)
+    assert fake.violations == ()
+
+
+def test_a_result_the_host_appended_twice_is_still_a_duplicate() -> None:
+    chef, _ = _transfers()
+    fake = fake_for("openai").script(tool_calls(("transfer", {"amount": 1})), text("ok"))
+    (call,) = chef.ingest(send("openai", fake, chef.compile("openai", model="m").payload))
+    (result,) = chef.run_tools([call])
+    chef.ingest(send("openai", fake, chef.compile("openai", model="m").payload))
+    chef.append(tool_results([result]), user("again"))
+    kinds = [c.kind for c in chef.compile("openai", model="m").changes]
+    assert "dropped_duplicate_result" in kinds and "late_result_as_text" not in kinds

@@ -46,6 +46,7 @@ from contextchef._errors import UsageError, shown
 from contextchef.history._as_is import valid_as_is as _valid_as_is
 from contextchef.history._bound import drop_invalidated
 from contextchef.history._clean import for_target
+from contextchef.history._late import late_results_as_text
 from contextchef.history._lone_reasoning import drop_lone_reasoning
 from contextchef.history._messages import (
     Message,
@@ -132,6 +133,7 @@ ChangeKind = Literal[
     "dropped_empty",
     "dropped_foreign_part",
     "inserted_leading_user",
+    "late_result_as_text",
     "dropped_orphan_result",
     "dropped_search_block",
     "dropped_thinking",
@@ -213,11 +215,14 @@ class Continuation:
             from there).
         calls: Ids of the tool calls already sent (each answered there): a later call
             reusing one is dropped as a duplicate, a later result for one as a second
-            result.
+            result, unless `sent` answered it as interrupted (`history._late`).
+        sent: The messages already sent, as sent (read only for a result of one of
+            `calls`).
     """
 
     offset: int
     calls: Collection[str] = ()
+    sent: Sequence[Message] = ()
 
 
 class _Log:
@@ -286,6 +291,10 @@ def normalize(
         for i, m in enumerate(history, start=offset)
     ]
     earlier = after.calls if after is not None else ()
+    if after is not None and after.sent:  # a result after its call was told it did not run
+        told = lambda r: _INTERRUPTED.format(name=echo(r.name), id=echo(r.call_id))  # noqa: E731
+        note = lambda i, said, cid: log.add("late_result_as_text", i, said, cid)  # noqa: E731
+        cleaned = late_results_as_text(cleaned, earlier, after.sent, told, note, offset)
     cleaned = renamed_duplicates(
         cleaned,
         earlier,

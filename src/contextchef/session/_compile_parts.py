@@ -122,7 +122,9 @@ def normalized_after(
         new,
         profile=history_rules(inp.adapter.profile.history, inp.adapter.model_rules(inp.model)),
         keeps=inp.adapter.keeps,
-        after=Continuation(offset=base.history, calls=calls) if base.history or base.ir else None,
+        after=Continuation(offset=base.history, calls=calls, sent=ledger.ir[: base.ir])
+        if base.history or base.ir
+        else None,
     )
     return done.messages, done.changes
 
