@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Literal
 
@@ -55,6 +57,7 @@ class MediaRules:
 
 
 _HOLDERS = (MediaPart, ToolResult)
+_PARTS = attrgetter("parts")
 """The part types that may hold media."""
 
 
@@ -85,6 +88,12 @@ def fit_media(
     media are the normalizer's (``HistoryRules.assistant_media``). Indices in the
     changes count from `offset`. Messages without such media are returned as they are.
     """
+    parts = [*chain.from_iterable(map(_PARTS, messages))]  # gathered in C
+    kinds = set(map(type, parts))
+    if MediaPart not in kinds and not (
+        ToolResult in kinds and any(p.media for p in parts if type(p) is ToolResult)
+    ):
+        return tuple(messages), ()  # no media at all: most turns (a cold compile's too)
     out: list[Message] = []
     changes: list[Change] = []
     for i, message in enumerate(messages, start=offset):
