@@ -162,3 +162,35 @@ def test_the_sessions_own_memory_call_is_signed_on_every_model_and_never_edited(
         ("call_0002", SKIP_SIGNATURE),
     ]
     assert fake.violations == ()
+
+
+def test_the_unsigned_step_found_cold_is_the_one_a_whole_read_finds() -> None:
+    # a cold memo (a restore) reads from the last user turn back only: the same answer
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from contextchef.providers.gemini._signatures import unsigned_sent_step
+
+    user_text = {"role": "user", "parts": [{"text": "go"}]}
+    answer = {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}
+    unsigned = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]}
+    signed = {"role": "model", "parts": [{"functionCall": {"name": "f"}, "thoughtSignature": "s"}]}
+    said = {"role": "model", "parts": [{"text": "done"}]}
+
+    def whole(entries: list[dict[str, Any]]) -> int | None:
+        found = None
+        for i, entry in enumerate(entries):
+            if entry is user_text:
+                found = None
+            elif found is None and entry is unsigned:
+                found = i
+        return found
+
+    @given(st.lists(st.sampled_from([user_text, answer, unsigned, signed, said]), max_size=30))
+    def check(entries: list[dict[str, Any]]) -> None:
+        assert unsigned_sent_step(entries, {}) == whole(entries)
+        memo: dict[Any, Any] = {}
+        for n in range(len(entries) + 1):  # read a turn at a time, as compiles do
+            assert unsigned_sent_step(entries[:n], memo) == whole(entries[:n])
+
+    check()

@@ -245,6 +245,8 @@ def unsigned_sent_step(entries: Sequence[Mapping[str, Any]], memo: dict[Any, Any
     read, last, found = held
     if read > len(entries) or (read and entries[read - 1] is not last):
         read, found = 0, None  # cut back: read again
+    if not read:  # nothing read (a restore, a new ledger): from the last turn's start only
+        read = next((i for i in range(len(entries) - 1, -1, -1) if _opens_turn(entries[i])), 0)
     for i in range(read, len(entries)):
         entry = entries[i]
         if _opens_turn(entry):
