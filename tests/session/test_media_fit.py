@@ -264,3 +264,15 @@ def test_compile_leaves_the_history_as_it_was() -> None:
     assert chef.history[: len(before)] == before
     assert before[-1].parts[0].media == (media,)  # type: ignore[union-attr]
     assert before[-1] is chef.history[len(before) - 1]
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai", "responses", "gemini"])
+def test_a_media_type_in_upper_case_is_sent_in_lower_case(target: str) -> None:
+    # break-it 36 #4: IMAGE/PNG was taken by the tables (they compare in lower case) and
+    # sent as given, which every API refuses (media types are case-insensitive, RFC 6838)
+    part = MediaPart(media_type="IMAGE/PNG; Name=Shot", data=PNG)
+    assert part.media_type == "image/png; Name=Shot"
+    chef = _chef(MediaPart(media_type="Image/PNG", data=PNG))
+    request, changes = _sent(target, chef)
+    assert changes == [] and "image/png" in str(request.payload)
+    assert "Image/PNG" not in str(request.payload)

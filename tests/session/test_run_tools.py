@@ -695,3 +695,53 @@ def test_a_result_the_host_appended_twice_is_still_a_duplicate() -> None:
     chef.append(tool_results([result]), user("again"))
     kinds = [c.kind for c in chef.compile("openai", model="m").changes]
     assert "dropped_duplicate_result" in kinds and "late_result_as_text" not in kinds
+
+
+def test_a_call_of_any_shape_with_its_own_id_runs_once() -> None:
+    # break-it 36 #1, #2: a dict whose real id is call_<its position> was taken for one
+    # without an id, and a Gemini functionCall part lost its id (then answered call_0)
+    chef, ran = _transfers()
+    shapes: list[Any] = [
+        {"id": "call_0", "name": "transfer", "arguments": {"amount": 1}},
+        {"functionCall": {"id": "fc_1", "name": "transfer", "args": {"amount": 2}}},
+    ]
+    for shape in shapes:
+        own = shape.get("id") or shape["functionCall"]["id"]
+        chef.append(assistant("", [ToolCall(id=own, name="transfer", arguments={})]))
+        (result,) = chef.run_tools([shape])
+        assert result.call_id == own
+        with pytest.raises(UsageError, match="answered in history message"):
+            chef.run_tools([shape])
+    assert ran == [1, 2]
+    # a call without an id of its own gets a default one: not judged, it runs
+    chef.run_tools([{"name": "transfer", "arguments": {"amount": 3}}], append=False)
+    assert ran == [1, 2, 3]
+
+
+def test_two_arun_tools_of_the_same_calls_at_once_run_them_once() -> None:
+    # break-it 36 #3: both passed the check before either appended its result
+    chef, ran = _transfers()
+    started = threading.Event()
+
+    async def slow(amount: int = 0) -> str:
+        started.set()
+        await asyncio.sleep(0.05)
+        ran.append(amount)
+        return f"moved {amount}"
+
+    chef.register_tools(
+        [{"name": "slow", "description": "Slow.", "input_schema": {"type": "object"}}],
+        handlers={"slow": slow},
+    )
+    call = ToolCall(id="s1", name="slow", arguments={"amount": 7})
+    chef.append(assistant("", [call]))
+
+    async def both() -> list[Any]:
+        return await asyncio.gather(
+            chef.arun_tools([call]), chef.arun_tools([call]), return_exceptions=True
+        )
+
+    outcomes = asyncio.run(both())
+    assert ran == [7] and sum(isinstance(o, UsageError) for o in outcomes) == 1
+    assert "is running now" in str(next(o for o in outcomes if isinstance(o, UsageError)))
+    assert [r.call_id for m in chef.history for r in m.tool_results] == ["s1"]

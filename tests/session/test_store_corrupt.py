@@ -7,6 +7,7 @@ removes the record."""
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterator
@@ -350,3 +351,34 @@ def test_a_host_store_whose_write_fails_is_a_store_error(written: object, said: 
 def test_a_store_without_a_call_sync_makes_is_a_store_error_when_made() -> None:
     with pytest.raises(SessionStoreError, match="the store's load raised AttributeError"):
         SessionSync(object(), "s").load_into(ContextChef())  # type: ignore[arg-type]
+
+
+def test_a_host_store_of_odd_parts_is_a_store_error_too() -> None:
+    # break-it 36 #7, #10: a load of another session, or of an object without
+    # StoredSession's fields, a keys property that raises, an exception without a text
+    import types
+
+    from contextchef import StoredSession
+
+    record = StoredSession("other", 1, {"format": "x"}, 0, None, False, "L")
+    duck = types.SimpleNamespace(session_id="s", version=1, snapshot={}, turns=0)
+
+    class BadText(Exception):
+        def __str__(self) -> str:
+            raise ValueError("no text")
+
+    class Vault(_HostStore):
+        @property
+        def keys(self) -> object:
+            raise RuntimeError("vault unreachable")
+
+    cases = [
+        (_HostStore(loaded=record), "load returned StoredSession"),
+        (_HostStore(loaded=duck), "load returned SimpleNamespace"),
+        (_HostStore(error=BadText()), "load raised BadText: (a BadText whose text cannot"),
+    ]
+    for store, said in cases:
+        with pytest.raises(SessionStoreError, match=re.escape(said)):
+            SessionSync(store, "s").load_into(ContextChef())  # type: ignore[arg-type]
+    with pytest.raises(SessionStoreError, match="reading the store's keys raised RuntimeError"):
+        SessionSync(Vault(), "s")  # type: ignore[arg-type]

@@ -99,12 +99,43 @@ def as_tool_call(call: CallLike, *, default_id: str = "call") -> ToolCall:
         ) from exc
 
 
-def _as_tool_call(call: object, default_id: str) -> ToolCall:
+def has_own_id(call: CallLike) -> bool:
+    """Whether `call` carries an id of its own (a `ToolCall` does; a dict may not).
+
+    A call without one gets a default id (`as_tool_call`); the model's own id, whatever
+    it is (``call_0`` too), is the call's. False for what `as_tool_call` cannot read.
+    """
+    if isinstance(call, ToolCall):
+        return True
+    try:
+        outer, body = _bodies(call)
+        return outer is not None and body is not None and bool(_ident(outer, body))
+    except Exception:  # a hostile object: `as_tool_call` names it
+        return False
+
+
+def _bodies(call: object) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """(the call as a mapping, its body: a Chat ``function`` / Gemini ``functionCall``)."""
     outer = _as_mapping(call)
     body = outer
     if outer is not None:
         inner = next((outer[k] for k in _WRAPPERS if isinstance(outer.get(k), Mapping)), None)
         body = inner if inner is not None else outer
+    return outer, body
+
+
+def _ident(outer: Mapping[str, Any], body: Mapping[str, Any]) -> Any:
+    """The call's own id: on the call, else on its body (None: it has none)."""
+    ident = next((outer[k] for k in _ID_KEYS if outer.get(k) is not None), None)
+    return (
+        ident
+        if ident is not None
+        else next((body[k] for k in _ID_KEYS if body.get(k) is not None), None)
+    )
+
+
+def _as_tool_call(call: object, default_id: str) -> ToolCall:
+    outer, body = _bodies(call)
     name = body.get("name") if body is not None else None
     if outer is None or body is None or not isinstance(name, str):
         raise UsageError(
@@ -113,8 +144,7 @@ def _as_tool_call(call: object, default_id: str) -> ToolCall:
             f"{type(call).__name__}"
         )
     raw = next((body[k] for k in _ARGUMENT_KEYS if k in body), "{}")
-    ident = next((outer[k] for k in _ID_KEYS if outer.get(k) is not None), None)
-    ident = ident if ident is not None else next((body.get(k) for k in _ID_KEYS), None)
+    ident = _ident(outer, body)
     return ToolCall(id=str(ident) if ident else default_id, name=name, arguments=_raw_text(raw))
 
 

@@ -9,7 +9,7 @@ a second result of one call is left out of every later request
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from contextchef._errors import UsageError, shown
 from contextchef.history._lazy import parts_or_forms
@@ -43,15 +43,20 @@ def _answered(messages: Sequence[Message], ids: set[str]) -> dict[str, int]:
     return out
 
 
-def refuse_answered(calls: Sequence[ToolCall], history: Sequence[Message]) -> None:
+def refuse_answered(
+    calls: Sequence[ToolCall], history: Sequence[Message], running: Collection[str] = ()
+) -> None:
     """Refuse to run any of `calls` whose result `history` holds after its call.
 
     Args:
         calls: The calls about to run (their ids given by the model, via ``ingest``).
         history: The session's history.
+        running: Ids of calls running now (an ``arun_tools`` awaiting its handlers),
+            whose results are not in the history yet.
 
     Raises:
-        UsageError: Naming each such call and the message answering it; nothing has run.
+        UsageError: Naming each such call and the message answering it (or that it is
+            running); nothing has run.
     """
     if not calls:
         return
@@ -59,12 +64,15 @@ def refuse_answered(calls: Sequence[ToolCall], history: Sequence[Message]) -> No
     problems = [
         f"{shown(c.name, 80)} (call id {shown(c.id, 80)}) is answered in history message "
         f"{found[c.id]}"
-        for c in calls
         if c.id in found
+        else f"{shown(c.name, 80)} (call id {shown(c.id, 80)}) is running now, in another "
+        "arun_tools"
+        for c in calls
+        if c.id in found or c.id in running
     ]
     if problems:
         raise UsageError(
-            "a call runs once, and these are answered already: "
+            "a call runs once, and these are answered or running already: "
             + "; ".join(problems)
             + "; nothing was run (to run a tool again, give it a call of a new id)"
         )

@@ -137,7 +137,8 @@ class MediaPart:
     """
 
     media_type: str
-    """MIME type, e.g. ``image/png`` or ``application/pdf``."""
+    """MIME type, e.g. ``image/png`` or ``application/pdf``; its type and subtype are kept
+    in lower case (case-insensitive by RFC 6838; the APIs refuse ``IMAGE/PNG``)."""
     url: str | None = None
     """A URL the provider can fetch."""
     file_id: str | None = None
@@ -150,6 +151,9 @@ class MediaPart:
 
     def __post_init__(self) -> None:
         require_name("MediaPart.media_type", self.media_type)
+        kind, semi, rest = self.media_type.partition(";")
+        if kind != kind.lower():
+            object.__setattr__(self, "media_type", kind.lower() + semi + rest)
         given = [k for k in ("url", "file_id", "data") if getattr(self, k) is not None]
         if len(given) != 1:
             raise UsageError(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from contextchef._errors import UnknownToolError, UsageError, shown
 from contextchef.deferred._meta import TOOL_SEARCH
 from contextchef.deferred._view import SessionView
-from contextchef.dispatch._calls import CallLike, as_tool_call
+from contextchef.dispatch._calls import CallLike, as_tool_call, has_own_id
 from contextchef.dispatch._execute import (
     afinish_allowed,
     arun_allowed,
@@ -97,6 +97,7 @@ class Dispatcher:
         self.before: list[BeforeHook] = []
         self.after: list[AfterHook] = []
         self._made: tuple[object, GateContext] = (None, GateContext())
+        self._running: set[str] = set()  # ids of the calls an `arun_tools` is running
 
     # -- the gate ------------------------------------------------------------------------
 
@@ -266,7 +267,7 @@ class Dispatcher:
         for i, item in enumerate(calls):
             call, given = self._given(item, f"call_{i}")
             parsed.append((call, given or call))
-            if isinstance(item, ToolCall) or given is not None or call.id != f"call_{i}":
+            if given is not None or has_own_id(item):
                 named.append(call)
             if call.id in seen:
                 raise UsageError(
@@ -274,7 +275,7 @@ class Dispatcher:
                     "exactly one call (pass the calls chef.ingest returned)"
                 )
             seen.add(call.id)
-        refuse_answered(named, self._state.history)
+        refuse_answered(named, self._state.history, self._running)
         return parsed
 
     def run_tools(
@@ -300,12 +301,23 @@ class Dispatcher:
         self, calls: Iterable[CallOrDecision], fallback: Fallback | None
     ) -> tuple[ToolResult, ...]:
         """Async `run_tools`; see `ContextChef.arun_tools` (nothing is appended)."""
+        parsed = self._parsed(calls)
+        ids = {call.id for call, _ in parsed}  # running until the caller appends them
+        self._running |= ids  # (no await between this return and that append)
+        try:
+            return await self._arun(parsed, fallback)
+        finally:
+            self._running -= ids
+
+    async def _arun(
+        self, parsed: list[tuple[ToolCall, CallOrDecision]], fallback: Fallback | None
+    ) -> tuple[ToolResult, ...]:
         import asyncio  # local: ``import contextchef`` does not pay for asyncio
 
         handlers = self._tools.registry.handler
         slots: list[Execution | None] = []
         jobs: list[tuple[int, GateContext, Coroutine[Any, Any, Execution]]] = []
-        for call, item in self._parsed(calls):
+        for call, item in parsed:
             check, view, ctx = await self.adecide(item)
             if isinstance(check, Denied):
                 slots.append(denied_execution(call, check))

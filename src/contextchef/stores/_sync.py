@@ -52,17 +52,31 @@ def _check_chef(chef: object) -> None:
         )
 
 
-def _is_stored(stored: object) -> bool:
-    """Whether a store's `load` returned a `StoredSession` (or one of the same fields)."""
-    version = getattr(stored, "version", None)
-    turns = getattr(stored, "turns", None)
-    return (
-        isinstance(getattr(stored, "snapshot", None), dict)
-        and type(version) is int
-        and version >= 1
-        and type(turns) is int
-        and turns >= 0
-    )
+def _is_stored(stored: object, session_id: str) -> bool:
+    """Whether a store's `load` returned a `StoredSession` of `session_id` (or its fields)."""
+    try:
+        version, turns = getattr(stored, "version", None), getattr(stored, "turns", None)
+        lineage = getattr(stored, "lineage", None)
+        return (
+            getattr(stored, "session_id", None) == session_id
+            and isinstance(getattr(stored, "snapshot", None), dict)
+            and type(version) is int
+            and version >= 1
+            and type(turns) is int
+            and turns >= 0
+            and type(getattr(stored, "verified", None)) is bool
+            and (lineage is None or type(lineage) is str)
+        )
+    except Exception:  # a property of the host's object that raised
+        return False
+
+
+def _text(exc: BaseException) -> str:
+    """`str(exc)`, or its type's name when even that raises (a host's exception)."""
+    try:
+        return str(exc)
+    except Exception:
+        return f"(a {type(exc).__name__} whose text cannot be read)"
 
 
 class SessionSync:
@@ -110,7 +124,14 @@ class SessionSync:
         self._history: tuple[Message, ...] = ()  # the messages `_snapshot` holds the forms of
         self._lineage: str | None = None  # the incarnation loaded or created (None: unchecked)
         self._checked = takes_lineage(store)
-        keys = getattr(store, "keys", None)  # a store without keys (or another kind) is unsigned
+        try:  # a store without keys (or another kind) is unsigned
+            keys = getattr(store, "keys", None)
+        except Exception as exc:  # a property of the host's store that raised
+            raise SessionStoreError(
+                f"session {self.session_id!r}: reading the store's keys raised "
+                f"{type(exc).__name__}: {_text(exc)}",
+                session_id=self.session_id,
+            ) from exc
         self.keys: SnapshotKeys | None = keys if isinstance(keys, SnapshotKeys) else None
         self.differences: tuple[PolicyDifference, ...] = ()
         """What the last `load_into` reported (`ContextChef.restore`)."""
@@ -134,11 +155,12 @@ class SessionSync:
         """
         _check_chef(chef)
         stored = self._call("load", self.session_id)
-        if stored is not None and not _is_stored(stored):
+        if stored is not None and not _is_stored(stored, self.session_id):
             raise SessionStoreError(
                 f"session {self.session_id!r}: the store's load returned "
                 f"{type(stored).__name__} {shown(stored, 80)}; a SessionStore's load returns "
-                "a StoredSession (an int version >= 1, a snapshot dict, an int turns) or None",
+                "None or a StoredSession of this session_id (an int version >= 1, a "
+                "snapshot dict, an int turns, a bool verified, a str lineage or None)",
                 session_id=self.session_id,
             )
         if stored is None:
@@ -214,7 +236,7 @@ class SessionSync:
         except Exception as exc:
             raise SessionStoreError(
                 f"session {self.session_id!r}: the store's {method} raised "
-                f"{type(exc).__name__}: {exc}",
+                f"{type(exc).__name__}: {_text(exc)}",
                 session_id=self.session_id,
             ) from exc
 
