@@ -10,6 +10,7 @@ every hook is counted, and the next request must pass the fake's pairing rules.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import sys
@@ -745,3 +746,24 @@ def test_two_arun_tools_of_the_same_calls_at_once_run_them_once() -> None:
     assert ran == [7] and sum(isinstance(o, UsageError) for o in outcomes) == 1
     assert "is running now" in str(next(o for o in outcomes if isinstance(o, UsageError)))
     assert [r.call_id for m in chef.history for r in m.tool_results] == ["s1"]
+
+
+def test_a_late_results_media_goes_with_it() -> None:
+    # break-it 36 #8: the late result's image was dropped as "(1 attachment(s) not shown)"
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
+    chef, _ = _transfers()
+    fake = fake_for("openai").script(
+        tool_calls(("transfer", {"amount": 1}), ("transfer", {"amount": 2})), text("ok"), text(".")
+    )
+    calls = chef.ingest(send("openai", fake, chef.compile("openai", model="m").payload))
+    chef.run_tools(calls[:1])
+    chef.ingest(send("openai", fake, chef.compile("openai", model="m").payload))
+    shot = MediaPart(media_type="image/png", data=png)
+    chef.append(tool_results([ToolResult(call_id=calls[1].id, name="transfer", content="done",
+                                         media=(shot,))]))  # fmt: skip
+    request = chef.compile("openai", model="m")
+    sent = json.dumps(request.payload)
+    assert "Late result of transfer" in sent and png in sent
+    assert "not shown" not in sent and "media_as_text" not in [c.kind for c in request.changes]
+    send("openai", fake, request.payload)
+    assert fake.violations == ()

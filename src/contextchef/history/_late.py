@@ -8,8 +8,10 @@ came first), its result can no longer be the call's: a second result of one call
 refused by every provider. Left out, the model would never learn that the call ran, and
 might run it again. So the result goes in the same place as text instead (a user
 message's text part, which every target takes), saying that the call did run after all,
-reported as ``late_result_as_text``. A second result of a call the history had answered
-itself is a plain duplicate, left to the pairing step (``dropped_duplicate_result``).
+followed by the result's media as the user message's (each target's media rules then
+apply), reported as ``late_result_as_text``. A second result of a call the history had
+answered itself is a plain duplicate, left to the pairing step
+(``dropped_duplicate_result``).
 """
 
 from __future__ import annotations
@@ -77,11 +79,10 @@ def late_results_as_text(
                 continue
             done.add(part.call_id)
             what = "error" if part.is_error else "result"
-            note = "" if not part.media else f"\n({len(part.media)} attachment(s) not shown)"
             text = LATE.format(
                 name=part.name or "a tool", id=part.call_id, what=what, content=part.content
             )
-            parts.append(TextPart(text=text + note))
+            parts.extend((TextPart(text=text), *part.media))  # its media as a user's media
             add(
                 i + offset,
                 f"message {i + offset}: the result of call {shown(part.call_id)}, which a "
