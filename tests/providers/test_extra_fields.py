@@ -391,3 +391,29 @@ def test_an_on_demand_compaction_keeps_the_call_options_for_responses_compact() 
     window = client.responses.compact(**request.payload)
     assert window.output[-1].type == "compaction"
     assert fake.violations == ()
+
+
+@pytest.mark.parametrize(
+    ("target", "extra", "said"),
+    [
+        ("gemini", {"maxOutputTokens": 777}, "(as 'max_output_tokens': 100)"),
+        ("gemini", {"systemInstruction": "other"}, "(as 'system_instruction': 'Be brief.')"),
+        ("gemini", {"max_output_tokens": 777}, "(as 'max_output_tokens': 100)"),
+        ("openai", {"max_completion_tokens": 777}, "(as 'max_completion_tokens': 100)"),
+        ("responses", {"max_output_tokens": 777}, "(as 'max_output_tokens': 100)"),
+    ],
+)
+def test_a_field_compile_writes_for_the_request_is_not_given_twice(
+    target: str, extra: dict[str, Any], said: str
+) -> None:
+    # break-it 36 #5, #9: Gemini's camelCase spelling of a config field compile writes
+    # reached GenerateContentConfig twice (a raw pydantic error); an output cap in extra
+    # beside max_tokens= was silently overridden
+    chef = ContextChef()
+    chef.set_system_prompt("Be brief.")
+    chef.set_history([user("hi")])
+    with pytest.raises(UsageError) as caught:
+        chef.compile(target, model="m", max_tokens=100, extra=extra)
+    assert said in str(caught.value) and "also written by compile" in str(caught.value)
+    payload = chef.compile(target, model="m", max_tokens=100).payload  # nothing was kept
+    assert "777" not in json.dumps(payload) and "other" not in json.dumps(payload)

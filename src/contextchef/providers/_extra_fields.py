@@ -88,6 +88,7 @@ class ExtraFields:
     hints: Mapping[str, str] = field(default_factory=dict)
     escape: str = ""
     validate: Callable[[Mapping[str, Any]], tuple[str, str] | None] = lambda extra: None
+    holder: Callable[[Mapping[str, Any]], Any] = lambda payload: payload
 
 
 def check_extra(
@@ -118,6 +119,7 @@ def check_extra(
     check_tool_choice(choice, extra, payload, state, refused)
     if fields is None or not extra:
         return
+    _written_too(extra, fields.holder(payload))
     unknown = [key for key in extra if key not in fields.declared]
     if unknown:
         names = fields.names()
@@ -131,6 +133,31 @@ def check_extra(
             f"extra field {shown(key, 60)} holds {shown(extra.get(key), 120)}, which "
             f"{fields.model} refuses: {why}"
         )
+
+
+def _snake(key: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key).lstrip("_")
+
+
+def _written_too(extra: Mapping[str, Any], holder: object) -> None:
+    """Refuse an `extra` field the request already holds otherwise: compile wrote it.
+
+    `holder` is where `extra` went (the body; Gemini's ``config``), built with the host's
+    value only where compile wrote none; a field also given in the other spelling an SDK
+    takes (Gemini's ``maxOutputTokens`` beside ``max_output_tokens``) would reach it twice.
+    """
+    if not isinstance(holder, Mapping):
+        return
+    for key, value in extra.items():
+        same = _snake(key)
+        other = same if same != key and same in holder else key
+        if other in holder and (other != key or holder[key] != value):
+            raise UsageError(
+                f"extra field {shown(key, 60)} is also written by compile for this request "
+                f"(as {shown(other, 60)}: {shown(holder[other], 60)}), from the session or "
+                "compile's own arguments (max_tokens=, the system prompt, the tools); give it "
+                "there, once"
+            )
 
 
 def _unknown(fields: ExtraFields, key: str, names: Collection[str]) -> str:

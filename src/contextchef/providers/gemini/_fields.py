@@ -101,5 +101,6 @@ FIELDS = ExtraFields(
         "metadata": "Gemini takes no request metadata (labels: string keys and values)",
     },
     validate=_validate,
+    holder=lambda payload: payload.get("config"),
 )
 """Gemini ``generateContent``'s `ExtraFields`."""

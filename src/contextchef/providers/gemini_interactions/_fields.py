@@ -76,5 +76,6 @@ FIELDS = ExtraFields(
         "generationConfig": "use the snake_case generation_config",
         "metadata": "Interactions takes no request metadata (labels: string keys and values)",
     },
+    holder=lambda payload: None,  # its generation_config merges with the cap compile writes
 )
 """The Interactions wire's `ExtraFields`."""
