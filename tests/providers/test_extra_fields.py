@@ -417,3 +417,14 @@ def test_a_field_compile_writes_for_the_request_is_not_given_twice(
     assert said in str(caught.value) and "also written by compile" in str(caught.value)
     payload = chef.compile(target, model="m", max_tokens=100).payload  # nothing was kept
     assert "777" not in json.dumps(payload) and "other" not in json.dumps(payload)
+
+
+def test_context_management_given_in_extra_names_its_beta() -> None:
+    # break-it 36 #6: the README sends a request whose headers name a beta through the
+    # beta client; context_management in extra passed compile with no header
+    chef = ContextChef()
+    chef.set_history([user("hi")])
+    request = chef.compile(
+        "anthropic", model="claude-opus-5-5", extra={"context_management": {"edits": []}}
+    )
+    assert "context-management-2025-06-27" in request.headers["anthropic-beta"]
