@@ -907,6 +907,6 @@ def test_an_input_message_item_holding_an_output_part_is_refused(role: str, kind
     with pytest.raises(CorruptHistoryError) as caught:
         from_responses(items)
     message = str(caught.value)
-    assert f"a {role} message item holds a part of type {kind}" in message
+    assert f"a content part of type {kind} in a {role} item" in message
     assert "input_text, input_image or input_file" in message
     assert caught.value.index == 1

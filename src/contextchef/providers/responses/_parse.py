@@ -73,9 +73,9 @@ def _r_content_part(
     if kind in _OUTPUT_TYPES and role != "assistant":  # an input message: input_* parts only
         raise hist.error(
             i,
-            f"a {role} message item holds a part of type {kind}; its parts are input_text, "
-            "input_image or input_file (openai SDK ResponseInputItemParam.Message), as "
-            "output_text and refusal parts are an assistant item's",
+            f"a content part of type {kind} in a {role} item (a message or a function "
+            "output); such input takes input_text, input_image or input_file parts (openai "
+            "SDK ResponseInputItemParam), as output_text and refusal are an assistant's",
         )
     if kind in ("input_text", "output_text"):  # replayed without text, it would be a 400
         text = as_string(hist, i, raw.get("text"), f"{kind} 'text'")
