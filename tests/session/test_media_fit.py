@@ -10,6 +10,7 @@ target's fake (`fake_for`), which now refuses what the API refuses.
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import pytest
@@ -276,3 +277,12 @@ def test_a_media_type_in_upper_case_is_sent_in_lower_case(target: str) -> None:
     request, changes = _sent(target, chef)
     assert changes == [] and "image/png" in str(request.payload)
     assert "Image/PNG" not in str(request.payload)
+
+
+def test_anthropic_notes_plain_text_data_that_is_not_utf8() -> None:
+    # break-it 36 #12: latin-1 bytes were sent decoded with U+FFFD in place of what was lost
+    data = base64.b64encode("café".encode("latin-1")).decode()
+    chef = _chef(MediaPart(media_type="text/plain", data=data))
+    request, changes = _sent("anthropic", chef)
+    assert len(changes) == 1 and "text/plain" in changes[0]
+    assert "\ufffd" not in json.dumps(request.payload, ensure_ascii=False)

@@ -12,6 +12,7 @@ result keeps the media its target takes and gets the notes after its text.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
@@ -42,18 +43,32 @@ class MediaRules:
             None: as `message` (Chat Completions carries a result's media in a user
             message after the tool messages).
         source: The provider docs the table follows (for the reader; not sent).
+        as_text: Media types whose inline data is sent decoded, as text (Anthropic's
+            ``text/plain`` document source): data that is not UTF-8 is not taken.
     """
 
     message: Mapping[str, frozenset[Source]] = field(default_factory=lambda: MappingProxyType({}))
     result: Mapping[str, frozenset[Source]] | None = None
     source: str = ""
+    as_text: frozenset[str] = frozenset()
 
     def takes(self, part: MediaPart, *, in_result: bool) -> bool:
         """Whether `part` may be sent as media (in a tool result when `in_result`)."""
         table = self.result if in_result and self.result is not None else self.message
         kind = part.media_type.lower()
         sources = table.get(kind, table.get(kind.partition("/")[0] + "/*"))
-        return sources is not None and source_of(part) in sources
+        if sources is None or source_of(part) not in sources:
+            return False
+        return part.data is None or kind not in self.as_text or _utf8(part.data)
+
+
+def _utf8(data: str) -> bool:
+    """Whether base64 `data` (checked by `MediaPart`) holds UTF-8 text."""
+    try:
+        base64.b64decode(data).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 _HOLDERS = (MediaPart, ToolResult)

@@ -44,7 +44,10 @@ _TYPES = MappingProxyType(
     }
 )
 ANTHROPIC_MEDIA = MediaRules(
-    message=_TYPES, result=_TYPES, source="vision, pdf-support and files docs; SDK source types"
+    message=_TYPES,
+    result=_TYPES,
+    source="vision, pdf-support and files docs; SDK source types",
+    as_text=frozenset({"text/plain"}),  # a PlainTextSource holds text: UTF-8 data only
 )
 """What a user message and a ``tool_result`` take (see the module doc)."""
 
@@ -52,6 +55,7 @@ ANTHROPIC_MEDIA = MediaRules(
 def media_source(part: MediaPart) -> dict[str, Any]:
     """The block's ``source``: base64, plain ``text`` (``text/plain`` data), url or file."""
     if part.data is not None and part.media_type == "text/plain":
+        # UTF-8 where fit_media let it through (`ANTHROPIC_MEDIA.as_text`); never a raise
         text = base64.b64decode(part.data).decode("utf-8", errors="replace")
         return {"type": "text", "media_type": "text/plain", "data": text}
     if part.data is not None:
