@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
+from operator import is_not
 
 from contextchef._errors import shown
 from contextchef.history._messages import Message, Part, TextPart, ToolResult
@@ -89,6 +90,6 @@ def late_results_as_text(
                 "request already sent answered as not run, is sent as text",
                 part.call_id,
             )
-        if any(a is not b for a, b in zip(parts, message.parts, strict=True)):
+        if len(parts) != len(message.parts) or any(map(is_not, parts, message.parts)):
             out[i] = replace(message, parts=tuple(parts))
     return out
