@@ -45,7 +45,7 @@ def late_results_as_text(
     messages: list[Message],
     earlier: Collection[str],
     sent: Sequence[Message],
-    interrupted: Callable[[ToolResult], str],
+    interrupted: Callable[[str, str], str],
     add: Callable[[int, str, str], None],
     offset: int = 0,
 ) -> list[Message]:
@@ -55,7 +55,7 @@ def late_results_as_text(
         messages: The messages not sent yet (history indices from `offset`).
         earlier: Ids of the calls the sent messages hold (each answered there).
         sent: The messages sent before them, as sent (their results included).
-        interrupted: The interrupted text sent for a result's call (its id and name).
+        interrupted: The interrupted text sent for a call (of its name and id).
         add: Called with (history index, detail, call id) for each result turned to text.
         offset: The history index of ``messages[0]``.
     """
@@ -74,7 +74,7 @@ def late_results_as_text(
                 or cid not in earlier
                 or cid in done
                 or cid in called
-                or not _told_interrupted(sent, part.call_id, interrupted(part))
+                or not _told_interrupted(sent, part.call_id, interrupted(part.name, part.call_id))
             ):
                 parts.append(part)
                 continue

@@ -191,13 +191,15 @@ _INTERRUPTED = (
 )
 
 
+def interrupted_text(name: str, call_id: str) -> str:
+    """The text of `interrupted_result` for a call of `name` and `call_id`."""
+    return _INTERRUPTED.format(name=echo(name), id=echo(call_id))
+
+
 def interrupted_result(call: ToolCall) -> ToolResult:
     """The error result `normalize` synthesizes for a call that was never answered."""
     return ToolResult(
-        call_id=call.id,
-        name=call.name,
-        content=_INTERRUPTED.format(name=echo(call.name), id=echo(call.id)),
-        is_error=True,
+        call_id=call.id, name=call.name, content=interrupted_text(call.name, call.id), is_error=True
     )
 
 
@@ -292,9 +294,8 @@ def normalize(
     ]
     earlier = after.calls if after is not None else ()
     if after is not None and after.sent:  # a result after its call was told it did not run
-        told = lambda r: _INTERRUPTED.format(name=echo(r.name), id=echo(r.call_id))  # noqa: E731
         note = lambda i, said, cid: log.add("late_result_as_text", i, said, cid)  # noqa: E731
-        cleaned = late_results_as_text(cleaned, earlier, after.sent, told, note, offset)
+        cleaned = late_results_as_text(cleaned, earlier, after.sent, interrupted_text, note, offset)
     cleaned = renamed_duplicates(
         cleaned,
         earlier,

@@ -34,6 +34,7 @@ from typing import Any
 from contextchef._cache import lru_cache
 from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_value
+from contextchef.providers._casing import snake
 from contextchef.providers._tool_changes import ToolState
 from contextchef.providers._tool_choice import ToolChoiceRules, check_tool_choice
 
@@ -135,10 +136,6 @@ def check_extra(
         )
 
 
-def _snake(key: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key).lstrip("_")
-
-
 def _written_too(extra: Mapping[str, Any], holder: object) -> None:
     """Refuse an `extra` field the request already holds otherwise: compile wrote it.
 
@@ -149,7 +146,7 @@ def _written_too(extra: Mapping[str, Any], holder: object) -> None:
     if not isinstance(holder, Mapping):
         return
     for key, value in extra.items():
-        same = _snake(key)
+        same = snake(key)
         other = same if same != key and same in holder else key
         if other in holder and (other != key or holder[key] != value):
             raise UsageError(

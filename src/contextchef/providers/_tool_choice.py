@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from contextchef._errors import UsageError, shown
+from contextchef.providers._casing import camel as camel_case
 from contextchef.providers._tool_changes import ToolState
 
 __all__ = [
@@ -204,12 +205,16 @@ def obj(
     def check(value: object, where: str) -> str | None:
         if not isinstance(value, Mapping):
             return f"{where} must be an object, got {kind(value)}"
-        names = {_camel(k) if camel else k: k for k in known} | {k: k for k in known}
-        twice = [k for k in known if camel and _camel(k) != k and k in value and _camel(k) in value]
+        names = {camel_case(k) if camel else k: k for k in known} | {k: k for k in known}
+        twice = [
+            k
+            for k in known
+            if camel and camel_case(k) != k and k in value and camel_case(k) in value
+        ]
         if twice:  # the SDK's model takes one spelling of a field
-            return f"{where} has both {twice[0]!r} and {_camel(twice[0])!r}: give one"
+            return f"{where} has both {twice[0]!r} and {camel_case(twice[0])!r}: give one"
         for key in required:
-            if key not in value and (not camel or _camel(key) not in value):
+            if key not in value and (not camel or camel_case(key) not in value):
                 return f"{where} has no {key!r}, which it requires"
         for key, item in value.items():
             if key in names:
@@ -263,11 +268,6 @@ def fields(value: object, where: str, *names: str) -> Iterator[tuple[str, Any]]:
         for name in names:
             if name in value:
                 yield f"{where}.{name}" if where else name, value[name]
-
-
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def _quoted(values: Sequence[str]) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contextchef._cache import lru_cache
+from contextchef.providers._casing import camel
 from contextchef.providers._extra_fields import ExtraFields, model_problem, sdk_attribute
 
 __all__ = ["DECLARED", "FIELDS"]
@@ -65,11 +66,6 @@ DECLARED = (
 """``GenerateContentConfig``'s fields in google-genai 3.6.1 (used when it does not import)."""
 
 
-def _camel(key: str) -> str:
-    head, *rest = key.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
 def _model() -> Any:
     return sdk_attribute("google.genai.types", "GenerateContentConfig")
 
@@ -80,7 +76,7 @@ def _names() -> frozenset[str]:
     model = _model()
     fields = getattr(model, "model_fields", None)
     found = tuple(fields) if isinstance(fields, Mapping) else DECLARED
-    return frozenset(found) | {_camel(k) for k in found}
+    return frozenset(found) | {camel(k) for k in found}
 
 
 def _validate(extra: Mapping[str, Any]) -> tuple[str, str] | None:

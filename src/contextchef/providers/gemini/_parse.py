@@ -16,6 +16,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
+from contextchef.providers._casing import snake
 from contextchef.providers._hints import hints
 from contextchef.providers._parsing import (
     HistoryBuilder,
@@ -52,19 +53,15 @@ from contextchef.providers.gemini._fields import FIELDS
 _G = _gemini.FORMAT
 
 
-def _snake(key: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in key)
-
-
 _NESTED = ("function_call", "function_response", "inline_data", "file_data")
 
 
 def _normalize(part: Mapping[str, Any]) -> dict[str, Any]:
     """A Gemini part with SDK snake_case keys (``args`` / ``response`` values untouched)."""
-    out = {_snake(k): v for k, v in part.items()}
+    out = {snake(k): v for k, v in part.items()}
     for key in _NESTED:
         if isinstance(out.get(key), Mapping):
-            out[key] = {_snake(k): v for k, v in out[key].items()}
+            out[key] = {snake(k): v for k, v in out[key].items()}
     reply = out.get("function_response")
     if isinstance(reply, dict) and isinstance(reply.get("parts"), list):
         reply["parts"] = [_normalize(p) if isinstance(p, Mapping) else p for p in reply["parts"]]
