@@ -9,7 +9,7 @@ cut is named (``"qqq… (50,000 chars)"``) so the model knows its text was longe
 
 from __future__ import annotations
 
-__all__ = ["ECHO_CHARS", "echo"]
+__all__ = ["ECHO_CHARS", "echo", "printed"]
 
 ECHO_CHARS = 120
 """Longest piece of a model's own text quoted back in a message, in characters."""
@@ -30,3 +30,11 @@ def echo(text: str, limit: int = ECHO_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text):,} chars)"
+
+
+def printed(value: object) -> str:
+    """``str(value)`` for a message; never raises (a host's exception may fail to print)."""
+    try:
+        return str(value)
+    except Exception as exc:  # a hostile __str__: still answered, by its type
+        return f"<a {type(value).__name__} that cannot be printed: {type(exc).__name__}>"

@@ -503,3 +503,27 @@ def test_denials_point_the_right_way_for_loaded_tools_and_wrappers() -> None:
     assert answer.result.content == "defer_execute runs deferred tools; call fs directly instead."
     nested = chef.execute(via_defer("defer_execute", {"tool_name": deferred, "params": {}}))
     assert nested.result.content.startswith("defer_execute cannot run itself")
+
+
+def test_a_hook_raising_an_exception_that_cannot_be_printed_is_still_answered() -> None:
+    # review: a before-hook's (or after-hook's) exception was put in the result with
+    # f"{exc}", so one whose __str__ raises escaped run_tools as a raw ValueError
+    from contextchef import ContextChef, ToolCall
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise ValueError("no text")
+
+    def hook(*_: object) -> None:
+        raise Unprintable
+
+    chef = ContextChef()
+    chef.register_tools(
+        [{"name": "f", "description": "F.", "input_schema": {"type": "object"}}],
+        handlers={"f": lambda: "ok"},
+    )
+    chef.before_tool_call(hook)
+    (denied,) = chef.run_tools([ToolCall(id="1", name="f", arguments={})], append=False)
+    assert (
+        denied.is_error and "<a Unprintable that cannot be printed: ValueError>" in denied.content
+    )

@@ -375,7 +375,7 @@ def test_a_host_store_of_odd_parts_is_a_store_error_too() -> None:
     cases = [
         (_HostStore(loaded=record), "load returned StoredSession"),
         (_HostStore(loaded=duck), "load returned SimpleNamespace"),
-        (_HostStore(error=BadText()), "load raised BadText: (a BadText whose text cannot"),
+        (_HostStore(error=BadText()), "load raised BadText: <a BadText that cannot be printed"),
     ]
     for store, said in cases:
         with pytest.raises(SessionStoreError, match=re.escape(said)):

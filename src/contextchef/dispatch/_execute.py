@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from contextchef._echo import printed
 from contextchef._errors import MalformedArgumentsError, UsageError, shown
 from contextchef._json import to_unicode
 from contextchef.deferred._groups import render_toolkit_load
@@ -118,13 +119,6 @@ def _render_output(value: Any) -> str:
         raise _NoJsonForm("a value nested too deeply to write as JSON") from None
     except TypeError as exc:  # e.g. a dict key that is not a str/number/bool/None
         raise _NoJsonForm(f"a value json cannot write ({exc})") from None
-
-
-def _printed(value: object) -> str:
-    try:
-        return to_unicode(str(value))
-    except Exception as exc:  # a value whose __str__ fails is still answered
-        return f"<a {type(value).__name__} that cannot be printed: {type(exc).__name__}>"
 
 
 def denied_execution(call: ToolCall, check: Denied) -> Execution:
@@ -311,10 +305,12 @@ def handler_result(
     type, never a Python repr.
     """
     if isinstance(error, MalformedArgumentsError):  # the handler's types refused them
-        content = f'Invalid arguments for tool "{check.wire_name}": {_printed(error)}'
+        content = f'Invalid arguments for tool "{check.wire_name}": {to_unicode(printed(error))}'
         return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
     if error is not None:
-        content = f'Tool "{check.wire_name}" raised {type(error).__name__}: {_printed(error)}'
+        content = (
+            f'Tool "{check.wire_name}" raised {type(error).__name__}: {to_unicode(printed(error))}'
+        )
         return ToolResult(call_id=call.id, name=call.name, content=content, is_error=True)
     if isinstance(value, ToolResult):  # its text, error flag and media (MCP images) stay
         return ToolResult(

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+from contextchef._echo import printed
 from contextchef._errors import UsageError, shown
 from contextchef._json import freeze
 from contextchef.dispatch._types import (
@@ -94,7 +95,7 @@ def _hook_failed(allowed: Allowed, hook: object, exc: BaseException) -> Denied:
     return Denied(
         reason=(
             f'The call to "{allowed.wire_name}" was not run: a policy check failed '
-            f"({type(exc).__name__}: {exc})."
+            f"({type(exc).__name__}: {printed(exc)})."
         ),
         code="hook_error",
         tool=allowed.tool,
@@ -149,7 +150,7 @@ def is_failure(exc: BaseException, *, on_loop: bool = False) -> bool:
 
 def _after_failed(result: ToolResult, hook: object, exc: BaseException) -> ToolResult:
     """An after-hook that raises leaves the result, noting the failure."""
-    note = f"\n[post-processing {getattr(hook, '__name__', 'hook')} failed: {exc}]"
+    note = f"\n[post-processing {getattr(hook, '__name__', 'hook')} failed: {printed(exc)}]"
     return dataclasses.replace(result, content=result.content + note)
 
 

@@ -19,6 +19,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from contextchef._echo import printed
 from contextchef._errors import UsageError, shown
 from contextchef._json import canonical_dumps, canonical_utf8, sorted_utf8
 from contextchef._records import extend_digests, text_digest
@@ -82,7 +83,9 @@ def checked_history(messages: object) -> tuple[Message, ...]:
     try:
         given = list(messages)
     except Exception as exc:  # the caller's iterable raised: nothing is replaced
-        raise UsageError(f"reading the history raised {type(exc).__name__}: {exc}") from exc
+        raise UsageError(
+            f"reading the history raised {type(exc).__name__}: {printed(exc)}"
+        ) from exc
     if given and type(given[0]) is dict:  # decoded forms (a restore): built in one C map
         forms = list(map(built, given))
         if type(None) not in set(map(type, forms)):

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
+from contextchef._echo import printed
 from contextchef._errors import UsageError, json_reason, shown
 from contextchef._json import is_unicode
 from contextchef.providers import CacheReport, ResponseNotice
@@ -354,7 +355,7 @@ class VolatileState:
             implicit = self.implicit_context() if self.implicit_context is not None else None
         except Exception as exc:
             raise UsageError(
-                f"the implicit-context hook raised {type(exc).__name__}: {exc}; compile "
+                f"the implicit-context hook raised {type(exc).__name__}: {printed(exc)}; compile "
                 "stopped (fix the hook or remove it with set_implicit_context(None))"
             ) from exc
         if implicit is not None and not isinstance(implicit, str):
@@ -409,5 +410,5 @@ class VolatileState:
                 raise UsageError(
                     f"a {shown(event.name)} handler "
                     f"({shown(getattr(handler, '__name__', handler))}) "
-                    f"raised {type(exc).__name__}: {exc}; remove it with chef.off()"
+                    f"raised {type(exc).__name__}: {printed(exc)}; remove it with chef.off()"
                 ) from exc

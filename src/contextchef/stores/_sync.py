@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from contextchef._echo import printed
 from contextchef._errors import (
     ContextChefError,
     CorruptHistoryError,
@@ -71,14 +72,6 @@ def _is_stored(stored: object, session_id: str) -> bool:
         return False
 
 
-def _text(exc: BaseException) -> str:
-    """`str(exc)`, or its type's name when even that raises (a host's exception)."""
-    try:
-        return str(exc)
-    except Exception:
-        return f"(a {type(exc).__name__} whose text cannot be read)"
-
-
 class SessionSync:
     """One conversation of a `ContextChef` kept in a `SessionStore`.
 
@@ -129,7 +122,7 @@ class SessionSync:
         except Exception as exc:  # a property of the host's store that raised
             raise SessionStoreError(
                 f"session {self.session_id!r}: reading the store's keys raised "
-                f"{type(exc).__name__}: {_text(exc)}",
+                f"{type(exc).__name__}: {printed(exc)}",
                 session_id=self.session_id,
             ) from exc
         self.keys: SnapshotKeys | None = keys if isinstance(keys, SnapshotKeys) else None
@@ -236,7 +229,7 @@ class SessionSync:
         except Exception as exc:
             raise SessionStoreError(
                 f"session {self.session_id!r}: the store's {method} raised "
-                f"{type(exc).__name__}: {_text(exc)}",
+                f"{type(exc).__name__}: {printed(exc)}",
                 session_id=self.session_id,
             ) from exc
 
