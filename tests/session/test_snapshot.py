@@ -96,7 +96,7 @@ def test_round_trip_gives_identical_bytes(target: str) -> None:
 
 def test_snapshot_fields() -> None:
     snap = populated().snapshot()
-    assert snap["format"] == "contextchef.snapshot" and snap["version"] == 5
+    assert snap["format"] == "contextchef.snapshot" and snap["version"] == 6
     assert snap["announcements"] == [
         {"id": "tools:added", "content": "Tools newly available: forecast", "channel": "auto"},
         {"id": "tools:removed", "content": "write_file is disabled", "channel": "user_tail"},

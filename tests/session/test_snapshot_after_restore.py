@@ -140,7 +140,7 @@ def test_only_what_changed_is_walked_and_hashed(target: str, monkeypatch: Any) -
         "_referred",
         lambda v, p, t, r, s: walked.append(p) or referred(v, p, t, r, s),
     )
-    monkeypatch.setattr(_blocks, "block_digest", lambda c: hashed.append(1) or digest(c))
+    monkeypatch.setattr(_blocks, "block_digest", lambda *a: hashed.append(1) or digest(*a))
     worker = _resumed(json.dumps(chef.snapshot()))
     before = _sent(worker)
     _turn(worker, target, fake)

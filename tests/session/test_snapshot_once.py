@@ -132,7 +132,7 @@ def as_version_1(snap: dict[str, Any]) -> dict[str, Any]:
 def test_the_conversation_is_stored_once_and_restores_to_the_same_bytes(target: str) -> None:
     chef, fake = conversation(target)
     snap = json.loads(json.dumps(chef.snapshot()))
-    assert snap["version"] == 5
+    assert snap["version"] == 6
     ledger = snap["ledgers"][target]
     whole = json.dumps(snap)
     for path in ("a.py", "b.py", "c.py"):

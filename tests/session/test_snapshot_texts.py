@@ -60,7 +60,7 @@ def refused(snap: dict[str, Any], **trust: Any) -> str:
 def test_every_long_text_sent_is_a_reference_and_restores_to_the_bytes_sent(target: str) -> None:
     snap, (chef, fake) = snapshot_of(target)
     ledger = snap["ledgers"][target]
-    assert snap["version"] == 5 and len(ledger["texts"]) == len(ledger["wire"])
+    assert snap["version"] == 6 and len(ledger["texts"]) == len(ledger["wire"])
     found = refs(snap, target)
     assert found  # the tool results at least
     history = snap["history"]
@@ -112,13 +112,13 @@ def test_a_version_2_snapshot_restores_and_the_next_snapshot_is_version_3(target
     assert compiled(fresh, target).to_json() == compiled(chef, target).to_json()
     upgraded = json.loads(json.dumps(fresh.snapshot()))
     assert upgraded == json.loads(json.dumps(chef.snapshot()))
-    assert upgraded["version"] == 5 and refs(upgraded, target)
+    assert upgraded["version"] == 6 and refs(upgraded, target)
 
 
 def test_a_session_sync_over_a_version_2_store_saves_version_3(tmp_path: Path) -> None:
     snap, (chef, fake) = snapshot_of("anthropic")
     store, worker, stored = sync_turn(tmp_path, as_version_2(snap), chef, fake)
-    assert stored.snapshot["version"] == 5 and refs(stored.snapshot, "anthropic")
+    assert stored.snapshot["version"] == 6 and refs(stored.snapshot, "anthropic")
     assert json.dumps(stored.snapshot) == json.dumps(worker.snapshot())
     goes_on(store, worker, fake)
 
@@ -204,7 +204,7 @@ def test_removing_the_texts_does_not_restore_the_entries_unchecked() -> None:
 def test_a_signed_version_3_snapshot_restores_and_a_tampered_one_is_refused() -> None:
     trust = {"keys": KEYS, "session_id": "s"}
     snap, (chef, _) = snapshot_of("anthropic", **trust)
-    assert snap["version"] == 5 and refs(snap, "anthropic")
+    assert snap["version"] == 6 and refs(snap, "anthropic")
     fresh = make()
     fresh.restore(copy.deepcopy(snap), **trust)
     assert compiled(fresh, "anthropic").to_json() == compiled(chef, "anthropic").to_json()

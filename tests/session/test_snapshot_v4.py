@@ -45,7 +45,7 @@ def snapshot_of(target: str) -> tuple[dict[str, Any], Any]:
 @pytest.mark.parametrize("target", TARGETS)
 def test_the_wire_digests_are_over_the_stored_entries_and_their_references(target: str) -> None:
     snap, (chef, fake) = snapshot_of(target)
-    assert snap["version"] == 5
+    assert snap["version"] == 6
     for ledger in ledgers_of(snap):
         consumed, shared = ledger["consumed"], ledger["shared"]
         assert len(consumed) == (ledger["pending"] or ledger["marks"][-1])["history"]
@@ -75,7 +75,7 @@ def test_a_version_3_text_restores_and_compiles_the_bytes_it_compiled(target: st
     request = compiled(chef, target)
     assert request.to_json() == stored["payload"] and not request.edits
     upgraded = json.loads(json.dumps(chef.snapshot()))
-    assert upgraded["version"] == 5
+    assert upgraded["version"] == 6
     again = make()
     again.restore(upgraded, allow_unsigned=True)
     assert compiled(again, target).to_json() == stored["payload"]
@@ -203,7 +203,7 @@ def test_a_new_process_restores_every_target_and_the_conversation_goes_on(tmp_pa
     result = json.loads(back.read_text())
     for target, (_, (chef, fake)) in made.items():
         assert result[target]["payload"] == compiled(chef, target).to_json()
-        assert result[target]["snapshot"]["version"] == 5
+        assert result[target]["snapshot"]["version"] == 6
         worker = make()
         worker.restore(result[target]["snapshot"], allow_unsigned=True)
         for reply in ("Docs done.", "Changelog done."):

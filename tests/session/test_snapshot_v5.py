@@ -70,7 +70,7 @@ def test_blocks_are_written_and_a_restore_takes_them(
 ) -> None:
     chef, fake = long_conversation(target)
     snap = json.loads(json.dumps(chef.snapshot()))
-    assert snap["version"] == 5
+    assert snap["version"] == 6
     for ledger in ledgers_of(snap):
         assert ledger["blocks"] == fresh_blocks(snap, ledger)
         assert len(ledger["blocks"][1]) == -(-len(ledger["wire"]) // BLOCK) > 1
@@ -217,7 +217,7 @@ def test_a_version_4_form_restores_to_the_same_requests(monkeypatch: pytest.Monk
     worker, one_by_one = restored(old, monkeypatch)
     assert one_by_one == 1
     assert compiled(worker, "responses").to_json() == compiled(chef, "responses").to_json()
-    assert worker.snapshot()["version"] == 5
+    assert worker.snapshot()["version"] == 6
 
 
 def test_a_sync_turn_writes_the_blocks_made_afresh(tmp_path: Path) -> None:

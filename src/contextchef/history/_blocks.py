@@ -1,4 +1,4 @@
-"""A ledger's digests checked a block at a time (history layer): snapshot version 5.
+"""A ledger's digests checked a block at a time (history layer): snapshot versions 5 and 6.
 
 A version 4 ledger holds a digest per consumed message (``consumed``) and per wire entry
 (``wire_digests``), and a restore hashes every message form and stored entry one by one
@@ -21,11 +21,19 @@ edited; a block holding a float, which each encoder writes otherwise, only when 
 encoder gives its digest), and so does a ledger without ``blocks``. A block's items' digests
 decide its content (a consumed digest is over the form, a wire digest over the stored
 entry and its texts), so a save makes only the blocks whose digests changed (`blocks_of`).
+
+A block digest is a checksum, not a seal: a version 6 block is the CRC-32 of its bytes (8
+hex digits), a version 5 block the first 16 hex digits of their SHA-256. An unsigned
+snapshot can be rewritten digests and all by whoever edits it, so what its digests catch
+is an accidental change (a store or a host editing one message, entries moved); CRC-32 is
+made for that, at a third of SHA-256's time on the megabytes a restore hashes. Against
+tampering a snapshot is signed (`contextchef._signing`: an HMAC over its values).
 """
 
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -35,6 +43,7 @@ from contextchef._json import CLOSED, canonical_utf8, fast_encoder
 __all__ = [
     "BLOCK",
     "CONSUMED_BLOCKS",
+    "CRC_FROM",
     "FORM_DIGESTS",
     "block_digest",
     "blocks_hold",
@@ -46,6 +55,9 @@ __all__ = [
 BLOCK = 64
 """Items per block (64 short messages: about 12 KB hashed at once)."""
 
+CRC_FROM = 6
+"""The first snapshot version whose block digests are CRC-32 (what every save writes)."""
+
 FORM_DIGESTS = ("history form digests",)
 """Key, in the dict a snapshot's ledgers share on restore, of the history forms' digests."""
 
@@ -54,15 +66,17 @@ CONSUMED_BLOCKS = ("consumed blocks",)
 """Key, in that dict, of the consumed blocks' digests `history._lazy.vouched` made."""
 
 
-def block_digest(columns: Sequence[Sequence[Any]]) -> str:
-    """SHA-256 (first 16 hex) of ``[columns...]`` as the fast encoder writes it, else canonical.
+def block_digest(columns: Sequence[Sequence[Any]], crc: bool = True) -> str:
+    """The digest of ``[columns...]`` as the fast encoder writes it, else canonical.
 
-    "" when neither encodes it (a lone surrogate, NaN): `blocks_hold` never takes that.
+    `crc`: CRC-32, 8 hex digits (version 6 on); else SHA-256, its first 16 hex digits
+    (version 5). "" when neither encoder writes it (a lone surrogate, NaN): `blocks_hold`
+    never takes that.
     """
-    return next(_digests(columns), "")
+    return next(_digests(columns, crc), "")
 
 
-def _digests(columns: Sequence[Sequence[Any]]) -> Iterator[str]:
+def _digests(columns: Sequence[Sequence[Any]], crc: bool) -> Iterator[str]:
     """`block_digest` of `columns` by each encoder there is, fast first, made as asked.
 
     `block_digest` takes the first; an encoder that refuses the value gives none.
@@ -72,9 +86,10 @@ def _digests(columns: Sequence[Sequence[Any]]) -> Iterator[str]:
         if encode is None:
             continue
         try:
-            yield hashlib.sha256(encode(value)).hexdigest()[:16]
+            data = encode(value)
         except (TypeError, ValueError, RecursionError):  # a long integer, a lone surrogate
             continue
+        yield f"{zlib.crc32(data):08x}" if crc else hashlib.sha256(data).hexdigest()[:16]
 
 
 def _blocks(
@@ -83,17 +98,25 @@ def _blocks(
     old: tuple[Sequence[Any], Sequence[Any]],
     memo: dict[tuple[Any, ...], str],
     made: dict[tuple[Any, ...], str],
+    crc: bool,
 ) -> list[str]:
-    """One `block_digest` per `BLOCK` of `columns`; `index` (their digests) keys each."""
+    """One `block_digest` per `BLOCK` of `columns`; `index` (their digests) keys each.
+
+    A digest kept from before (`memo`, the base's blocks) is taken only when it is of the
+    kind made here (`crc`: 8 hex digits): a session restored from a version 5 snapshot
+    holds SHA-256 blocks, which a version 6 save makes again.
+    """
     old_index, old_blocks = old
-    out = []
+    out, size = [], 8 if crc else 16
     for b, k in enumerate(range(0, len(index), BLOCK)):
         key = (k, tuple(index[k : k + BLOCK]))
         hit = memo.get(key)
         if hit is None and b < len(old_blocks) and tuple(old_index[k : k + BLOCK]) == key[1]:
             hit = old_blocks[b]  # the base's block over the same digests
-        made[key] = hit if hit is not None else block_digest([c[k : k + BLOCK] for c in columns])
-        out.append(made[key])
+        if hit is None or len(hit) != size:
+            hit = block_digest([c[k : k + BLOCK] for c in columns], crc)
+        made[key] = hit
+        out.append(hit)
     return out
 
 
@@ -103,20 +126,23 @@ def blocks_of(
     wire: tuple[Sequence[Any], Sequence[Any], Sequence[Any]],
     base: Mapping[str, Any],
     cache: dict[Any, Any] | None,
+    crc: bool = True,
 ) -> list[list[str]]:
     """A ledger's ``blocks``: over its ``consumed[:shared]`` (`consumed`) and its `wire`.
 
     `wire` is (stored entries, their texts, their digests); `base` an earlier form of the
     ledger (its blocks over the same digests are taken as they are), `cache` the ledger's
-    (it keeps the blocks made, so a snapshot without a base makes only the changed ones).
+    (it keeps the blocks made, so a snapshot without a base makes only the changed ones);
+    `crc`: CRC-32 blocks, as every save writes (False: version 5's, to check one).
     """
     memo: dict[tuple[Any, ...], str] = (cache or {}).get(_MEMO, {})
     made: dict[tuple[Any, ...], str] = {}
     old = base.get("blocks") or [[], []]
     old_consumed = base.get("consumed", [])[: base.get("shared", 0)]
+    forms = forms[: len(consumed)]
     out = [
-        _blocks([forms[: len(consumed)], consumed], consumed, (old_consumed, old[0]), memo, made),
-        _blocks(wire, wire[2], (base.get("wire_digests", []), old[1]), memo, made),
+        _blocks([forms, consumed], consumed, (old_consumed, old[0]), memo, made, crc),
+        _blocks(wire, wire[2], (base.get("wire_digests", []), old[1]), memo, made, crc),
     ]
     if cache is not None:
         cache[_MEMO] = made
@@ -130,8 +156,9 @@ def blocks_hold(
     shared: int,
     made: Any,
     where: str,
+    version: int,
 ) -> list[list[str]] | None:
-    """The blocks a version 5 ledger `form`'s items give; None when its ``blocks`` hold.
+    """The blocks a version 5 or 6 ledger `form`'s items give; None when its ``blocks`` hold.
 
     `out` are its wire entries as records (a float in one: they never hold, the
     canonical bytes are read one by one), `shared` its checked count of shared messages,
@@ -140,20 +167,19 @@ def blocks_hold(
     Blocks that differ are judged by `blocks_refused` once the one-by-one checks passed.
 
     Raises:
-        UsageError: A ledger without ``blocks`` (`where` names it): every version 5 save
+        UsageError: A ledger without ``blocks`` (`where` names it): every save from version 5
             writes them, and without them the items' order would go unchecked.
     """
     blocks, consumed = form.get("blocks"), form["consumed"]
     if blocks is None:
         raise UsageError(
-            f"{where} has no 'blocks', which every version 5 snapshot holds (the digests "
+            f"{where} has no 'blocks', which every snapshot from version 5 holds (the digests "
             "that tie each message and wire entry to its place); nothing was restored"
         )
     texts = form.get("texts") or [[]] * len(out)
     memo = {_MEMO: made.get(CONSUMED_BLOCKS, {})}  # the consumed blocks `vouched` hashed
-    ours = blocks_of(
-        forms[:shared], consumed[:shared], (form["wire"], texts, form["wire_digests"]), {}, memo
-    )
+    wire, crc = (form["wire"], texts, form["wire_digests"]), version >= CRC_FROM
+    ours = blocks_of(forms[:shared], consumed[:shared], wire, {}, memo, crc)
     if ours != blocks or "" in ours[0] or "" in ours[1] or not CLOSED.issuperset(map(type, out)):
         return ours
     digests = made.setdefault(FORM_DIGESTS, [])
@@ -185,6 +211,7 @@ def blocks_refused(
     ours: Any,
     shared: int,
     where: str,
+    version: int,
 ) -> None:
     """Refuse a ledger whose items each match their digests but not their ``blocks``.
 
@@ -213,7 +240,8 @@ def blocks_refused(
             )
         for b, (mine, theirs) in enumerate(zip(ours[c], got, strict=True)):
             lo, hi = b * BLOCK, min((b + 1) * BLOCK, len(out) if c else shared)
-            if mine in ("", theirs) or not _judged(c, form, forms, out, (lo, hi), theirs):
+            span = (lo, hi, version >= CRC_FROM)
+            if mine in ("", theirs) or not _judged(c, form, forms, out, span, theirs):
                 continue
             raise UsageError(
                 f"{where} {kind} block {b} ({items} {lo}-{hi - 1}) differs from its digest "
@@ -228,10 +256,12 @@ def _judged(
     form: Mapping[str, Any],
     forms: Sequence[Any],
     out: Sequence[Any],
-    span: tuple[int, int],
+    span: tuple[int, int, bool],
     theirs: str,
 ) -> bool:
     """Whether block `span` of column `c` (0: consumed, 1: wire), digest `theirs`, is refused.
+
+    `span`: its first and last-plus-one positions, and whether its digest is CRC-32.
 
     A consumed block whose forms do not each hash to their consumed digest is left to
     `history._forms.consumed`, which names the message. A block holding a float is
@@ -240,7 +270,7 @@ def _judged(
     left to the one-by-one checks by a reader without the fast encoder (the ``fastjson``
     extra), which cannot tell what a writer that had it wrote.
     """
-    lo, hi = span
+    lo, hi, crc = span
     if c:
         texts = form.get("texts") or [[]] * len(out)
         columns = [form["wire"][lo:hi], texts[lo:hi], form["wire_digests"][lo:hi]]
@@ -256,7 +286,7 @@ def _judged(
             return False
         if not _has_float(columns[0]):
             return True
-    return fast_encoder() is not None and theirs not in _digests(columns)
+    return fast_encoder() is not None and theirs not in _digests(columns, crc)
 
 
 def _has_float(value: Any) -> bool:

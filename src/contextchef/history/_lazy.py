@@ -5,7 +5,7 @@ about 1.2 us a message, a quarter of a restore on short messages, although the f
 compile after it reads the parts of the few newest messages only. A message whose form
 the snapshot vouches for is as its writer wrote it, from a message that was valid:
 
-* a version 5 snapshot vouches for the history forms a ledger's consumed blocks cover
+* a version 5 or 6 snapshot vouches for the history forms a ledger's consumed blocks cover
   (`history._blocks`: the digest of each 64 forms and their consumed digests), where the
   block holds, from the first block on: those are the writer's bytes, key order included
   (a signed snapshot's HMAC is over values only: a store may have reordered its keys).
@@ -32,7 +32,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextchef.history._blocks import BLOCK, CONSUMED_BLOCKS, block_digest
+from contextchef.history._blocks import BLOCK, CONSUMED_BLOCKS, CRC_FROM, block_digest
 from contextchef.history._built import built
 from contextchef.history._forms import checked_history
 from contextchef.history._messages import Message, ToolCall, message_from_dict
@@ -54,7 +54,7 @@ _new = object.__new__
 def vouched(data: Mapping[str, Any], made: dict[Any, Any] | None) -> int:
     """How many leading history forms of snapshot `data` (checked form) are as written.
 
-    The most that any version 5 ledger's consumed blocks cover where they hold, from its
+    The most that any version 5 or 6 ledger's consumed blocks cover where they hold, from its
     first block on: those forms are the writer's bytes, so `Message.to_dict` of the
     message built from one gives it back, key order included. A verified signature
     vouches for the values only (a store may have reordered keys: `history._reordered`),
@@ -66,7 +66,7 @@ def vouched(data: Mapping[str, Any], made: dict[Any, Any] | None) -> int:
     if data["version"] < 5:
         return 0
     memo = {} if made is None else made.setdefault(CONSUMED_BLOCKS, {})
-    most = 0
+    most, crc = 0, data["version"] >= CRC_FROM
     for ledger in data["ledgers"].values():
         consumed, blocks = ledger["consumed"], (ledger.get("blocks") or [[]])[0]
         mark = ledger["pending"] or (ledger["marks"] or [None])[-1]
@@ -80,7 +80,7 @@ def vouched(data: Mapping[str, Any], made: dict[Any, Any] | None) -> int:
             hi = min(lo + BLOCK, shared)
             key = (lo, tuple(consumed[lo:hi]))
             if key not in memo:
-                memo[key] = block_digest([forms[lo:hi], consumed[lo:hi]])
+                memo[key] = block_digest([forms[lo:hi], consumed[lo:hi]], crc)
             if b >= len(blocks) or not memo[key] or memo[key] != blocks[b]:
                 break
             most = max(most, hi)

@@ -438,7 +438,9 @@ def stored_wire(
     shared = min(form.get("shared", 0), size)  # more is refused by `consumed`
     out = list(map(record, wire))
     made_blocks = (
-        blocks_hold(form, forms, out, shared, made, ledger) if version > 4 and not signed else []
+        blocks_hold(form, forms, out, shared, made, ledger, version)
+        if version > 4 and not signed
+        else []
     )
     held = signed or made_blocks is None
     try:
@@ -464,7 +466,7 @@ def stored_wire(
                 "break the conversation; nothing was restored"
             )
     if made_blocks:
-        blocks_refused(form, forms, out, made_blocks, shared, ledger)
+        blocks_refused(form, forms, out, made_blocks, shared, ledger, version)
     return out
 
 

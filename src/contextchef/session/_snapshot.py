@@ -54,8 +54,8 @@ __all__ = [
 ]
 
 SNAPSHOT_FORMAT = "contextchef.snapshot"
-SNAPSHOT_VERSION = 5  # 2: the conversation once, the thinking chain; 3: sent texts once;
-READ_VERSIONS = (1, 2, 3, 4, 5)  # 4: wire digests over stored entries; 5: digests by block
+SNAPSHOT_VERSION = 6  # 2: the conversation once, the thinking chain; 3: sent texts once; 4:
+READ_VERSIONS = (1, 2, 3, 4, 5, 6)  # wire digests of stored entries; 5: by block; 6: CRC-32
 
 
 def _tool_sets(

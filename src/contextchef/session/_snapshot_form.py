@@ -156,7 +156,7 @@ class UndoForm(TypedDict):
     system_entries: list[Size]
     wire_digests: list[str]
     """A digest per wire entry (version 4: of its stored form, `texts` and their messages')."""
-    blocks: NotRequired[list[list[str]]]  # version 5: [consumed, wire] (`history._blocks`)
+    blocks: NotRequired[list[list[str]]]  # version 5 on: [consumed, wire] (`history._blocks`)
     record_digest: str
     """A digest of what the ledger replays besides its wire entries."""
     bindings: NotRequired[dict[str, str]]
@@ -217,7 +217,7 @@ class SnapshotForm(TypedDict):
     """`ContextChef.snapshot`: the header, `SessionState.to_dict`, tools and skills."""
 
     format: Literal["contextchef.snapshot"]
-    version: Literal[1, 2, 3, 4, 5]
+    version: Literal[1, 2, 3, 4, 5, 6]
     system: Text
     history: list[pydantic.InstanceOf[dict[str, Any]]]  # built from (`history._built`), not copied
     """`Message.to_dict` values (checked by `message_from_dict`)."""
