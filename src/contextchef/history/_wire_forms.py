@@ -402,7 +402,7 @@ def stored_wire(
     messages it refers to (`wire_digest`), which must be among the ``shared`` ones
     (`consumed` checks those against the history): each text is hashed once, in its
     message. Versions 1-3: the texts put back (`wire_of_forms`),
-    then each whole entry checked against its digest (`recorded`). Version 5: when its
+    then each whole entry checked against its digest (`recorded`). Versions 5 and 6: when its
     ``blocks`` hold (`blocks_hold`), the entries are the ones written and are not checked
     one by one; else, once they are, a block that differs refuses the ledger (its items
     were moved: `blocks_refused`), and so does a ledger without them. `made`: the dict
@@ -415,7 +415,7 @@ def stored_wire(
             entry, is not empty), text that is not valid Unicode, or an entry that does
             not match its digest (the ledger and the entry named); a ``consumed`` list
             without a digest per consumed message (version 4); ``blocks`` missing or
-            that differ while each item matches its digest (version 5).
+            that differ while each item matches its digest (version 5 on).
     """
     wire, texts, digests = form["wire"], form.get("texts"), form["wire_digests"]
     ledger, where, signed = where, f"{where} 'wire'", made is None
