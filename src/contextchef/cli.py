@@ -71,18 +71,16 @@ def _default_model(target: str) -> str:
         return "model"
 
 
-def _load(
-    paths: list[Path], *, repair: bool = False, live: list[str] | None = None
-) -> list[Catalog]:
+def _load(paths: list[Path], *, repair: bool = False, live: Any = None) -> list[Catalog]:
     """Load catalogs; files declaring the same server name are told apart by file name.
 
-    `live`: MCP servers (command lines, URLs) whose ``tools/list`` is read now.
+    `live`: (``--mcp`` command lines, ``--mcp-url`` URLs): MCP servers read now.
     """
     servers: list[Catalog] = []
-    if live:
+    if live and any(live):
         from contextchef.mcp._cli import live_catalogs  # the mcp extra, only when asked
 
-        servers = live_catalogs(live)
+        servers = live_catalogs(*live)
     if not paths:
         return servers or [load_demo_catalog()]
     raw = [load_catalog(p, repair_schemas=repair) for p in paths]
@@ -225,7 +223,7 @@ def plan(
             cache_write=cache_write,
             ttl=ttl,
         )
-        live = [*(mcp or []), *(mcp_url or [])]
+        live = (list(mcp or []), list(mcp_url or []))
         loaded = _load(list(catalogs or []), repair=repair_schemas, live=live)
 
         def session() -> ContextChef:
@@ -421,7 +419,7 @@ def search(
         _fail(UsageError("the query is empty; say what the tool should do"))
         return
     try:
-        live = [*(mcp or []), *(mcp_url or [])]
+        live = (list(mcp or []), list(mcp_url or []))
         loaded = _load(list(catalog or []), repair=repair_schemas, live=live)
         chef = _session(loaded, default_defer=True, defer=[], pin=[], ranker=ranker)
         view = chef.view

@@ -6,6 +6,7 @@ import json
 import shlex
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from mcp_fixtures import SERVER, http_server
@@ -48,3 +49,24 @@ def test_a_server_that_does_not_start_is_reported_not_raised() -> None:
     out = runner.invoke(app, ["search", "x", "--mcp", "/nonexistent/mcp-server"])
     assert out.exit_code != 0
     assert "could not be connected" in out.output
+
+
+@pytest.mark.parametrize("command", ["plan", "search"])
+def test_an_mcp_url_that_is_not_a_url_is_refused_and_never_run(command: str, tmp_path: Any) -> None:
+    """Break-it 37: ``--mcp-url "touch FILE"`` started ``touch`` (the value was taken as a
+    command line, as ``--mcp`` takes it). A deployment filling the option from its settings
+    would run whatever it held."""
+    marker = tmp_path / "ran"
+    words = [command, *(["x"] if command == "search" else [])]
+    out = runner.invoke(app, [*words, "--mcp-url", f"touch {marker}"])
+    assert out.exit_code == 2, out.output
+    assert not marker.exists()
+    assert "McpServer url must be an http:// or https:// URL" in out.output
+    assert f"'touch {marker}'" in out.output
+
+
+def test_an_upper_case_scheme_is_a_url_for_mcp_too() -> None:
+    from contextchef.mcp import McpServer
+
+    assert McpServer.parse("HTTPS://example.com/mcp").url == "HTTPS://example.com/mcp"
+    assert McpServer(url="Http://127.0.0.1:1/mcp").command is None

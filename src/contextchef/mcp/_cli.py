@@ -47,11 +47,17 @@ def catalog_of(listings: Sequence[ToolsListing]) -> Catalog:
     return Catalog(tools=tools, server_descriptions=descriptions, source="<mcp>")
 
 
-def live_catalogs(servers: Sequence[McpServer | str]) -> list[Catalog]:
+def live_catalogs(servers: Sequence[McpServer | str], urls: Sequence[str] = ()) -> list[Catalog]:
     """One `Catalog` per live server (``contextchef plan|search --mcp/--mcp-url``).
 
+    `servers`: ``--mcp`` values (`McpServer.parse`: a command line, or an ``http(s)://``
+    URL); `urls`: ``--mcp-url`` values, each only ever a URL (`McpServer(url=...)`), never
+    started as a program.
+
     Raises:
+        UsageError: A `urls` value that is not an ``http(s)://`` URL (nothing is started).
         McpServerError: A server did not start, answer or list its tools.
         InvalidToolError, InvalidSchemaError: A server lists an invalid tool.
     """
-    return [catalog_of([listing]) for listing in list_servers(servers)]
+    given = [*servers, *(McpServer(url=url) for url in urls)]
+    return [catalog_of([listing]) for listing in list_servers(given)]

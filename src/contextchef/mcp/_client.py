@@ -125,6 +125,11 @@ class McpServer:
                 raise UsageError(
                     f"McpServer {label} must be a non-empty string, got {shown(value)}"
                 )
+        if self.url is not None and not self.url.lower().startswith(("http://", "https://")):
+            raise UsageError(
+                f"McpServer url must be an http:// or https:// URL (streamable HTTP), got "
+                f"{shown(self.url, 200)}; a stdio server is command= (and args=)"
+            )
         if self.name is not None:
             object.__setattr__(self, "name", server_name(self.name, "McpServer name"))
         object.__setattr__(self, "args", tuple(str(a) for a in self.args))
@@ -153,7 +158,7 @@ class McpServer:
         """
         if not isinstance(text, str):
             raise UsageError(f"an MCP server is a command line or URL, got {shown(text)}")
-        if text.startswith(("http://", "https://")):
+        if text.lower().startswith(("http://", "https://")):
             return cls(url=text, name=name)
         try:
             words = shlex.split(text)
