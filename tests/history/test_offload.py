@@ -185,8 +185,32 @@ def test_non_ascii_sizes_and_byte_offsets(tmp_path: Path) -> None:
     assert f"{len(content)} chars ({len(content.encode())} bytes)" in stub
     locator = hashlib.sha256(content.encode()).hexdigest() + ".txt"
     assert read_offloaded(store, locator, 0, 10) == "日志行\n"
-    assert "\ufffd" in read_offloaded(store, locator, 1, 3)  # a cut character
+    assert read_offloaded(store, locator, 1, 3) == "日"  # both ends moved to a start
+    assert read_offloaded(store, locator, 1, 1) == ""  # no character starts in it
+    no_start = execute_offload_read(store, {"handle": locator, "offset": 1, "length": 1})
+    assert no_start.startswith(f"No character starts in bytes 1-2 of {locator}: read from offset 0")
     assert store.read(locator, 1, 3) == content.encode()[1:4]
+
+
+@pytest.mark.parametrize("length", [4, 5, 7, 20, 1000])
+def test_pages_read_at_offset_plus_length_give_the_result_whole(
+    tmp_path: Path, length: int
+) -> None:
+    """Break-it 37: pages of ``read_offloaded`` cut multi-byte characters (U+FFFD at both
+    edges, characters lost when joined). The model pages by ``offset += length``, as the
+    stub tells it; every page is whole characters and the pages join to the result."""
+    content = "é 中文, 😀 ascii\n" * 300 + "尾"
+    store = OffloadStore(tmp_path)
+    offload_result(ToolResult(call_id="a", name="f", content=content), store, max_inline_chars=200)
+    locator = hashlib.sha256(content.encode()).hexdigest() + ".txt"
+    pages, offset = [], 0
+    while offset < len(content.encode()):
+        pages.append(
+            execute_offload_read(store, {"handle": locator, "offset": offset, "length": length})
+        )
+        offset += length
+    assert all("\ufffd" not in p for p in pages)
+    assert "".join(pages) == content
 
 
 def test_bad_locators_and_arguments(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from contextchef.history._offload import (
     OFFLOAD_READ_TOOL,
     OffloadStore,
     byte_range_properties,
+    char_span,
     execute_offload_read,
     int_argument,
     offload_read_tool,
@@ -87,31 +88,24 @@ def _snippet(text: str) -> str:
     return body[:SNIPPET_CHARS] + ("…" if len(body) > SNIPPET_CHARS else "")
 
 
-def _boundary(data: bytes, at: int) -> int:
-    """`at`, moved back to the first byte of the UTF-8 character it falls in."""
-    while 0 < at < len(data) and data[at] & 0xC0 == 0x80:
-        at -= 1
-    return at
-
-
 def read_page(data: bytes, handle: str, offset: int, length: int) -> str:
     """One page of an entry: its text, a line break, then a line saying where it is.
 
-    The page starts at `offset` and holds at most `length` bytes, both moved back to the
-    start of a UTF-8 character (a page holds at least one whole character), so no page
-    splits a character. The last line is always ``[search_archive: bytes <start>-<end>
-    of <size> of <handle>; ...]``: ``the end of the entry`` on the last page, else
-    ``more follows: next offset <end>`` and the call that reads it. Everything before
+    The page is the bytes from `offset` to ``offset + length``, both moved back to the
+    start of a UTF-8 character (`history._offload.char_span`; a page holds at least one
+    whole character), so no page splits a character. The last line is always
+    ``[search_archive: bytes <start>-<end> of <size> of <handle>; ...]``: ``the end of
+    the entry`` on the last page, else ``more follows: next offset <end>`` and the call
+    that reads it. Everything before
     that last line break is the entry's text: the pages read at the next offsets given,
     each without its last line, put together give the entry byte for byte.
     """
     size = len(data)
-    start = _boundary(data, min(offset, size))
+    start, end = char_span(data, offset, length)
     if start >= size:
         return f"Nothing at offset {offset}: {handle} holds {size} bytes."
-    end = _boundary(data, min(start + length, size))
     if end <= start:  # a length shorter than the character there: give that character
-        end = min(start + 1, size)
+        end = start + 1
         while end < size and data[end] & 0xC0 == 0x80:
             end += 1
     text = data[start:end].decode("utf-8", errors="replace")

@@ -39,6 +39,7 @@ __all__ = [
     "OffloadStore",
     "as_offload_store",
     "byte_range_properties",
+    "char_span",
     "execute_offload_read",
     "int_argument",
     "offload_read_tool",
@@ -291,20 +292,47 @@ def as_offload_store(where: str | Path | OffloadStore | None) -> OffloadStore | 
     return OffloadStore(Path(where) if isinstance(where, str) else where)
 
 
+def char_span(data: bytes, offset: int, length: int | None) -> tuple[int, int]:
+    """The bytes ``[start, end)`` of UTF-8 `data` a read at `offset` of `length` returns.
+
+    Both ends are moved back to the first byte of the character they fall in (`offset`
+    and ``offset + length``, to the end if `length` is None), so no read splits a
+    character and reads at ``offset``, ``offset + length``, ... put together give `data`
+    byte for byte. A span in which no character starts is empty (``start == end``).
+    """
+    size = len(data)
+    start = _char_start(data, min(offset, size))
+    end = size if length is None else _char_start(data, min(offset + length, size))
+    return start, max(start, end)
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """`at`, moved back to the first byte of the UTF-8 character it falls in."""
+    while 0 < at < len(data) and data[at] & 0xC0 == 0x80:  # a continuation byte
+        at -= 1
+    return at
+
+
 def read_offloaded(
     store: OffloadStore, locator: str, offset: int = 0, length: int | None = None
 ) -> str:
-    """The stored bytes ``[offset, offset + length)`` as text.
+    """The stored bytes ``[offset, offset + length)`` as text, cut on characters.
 
-    Offsets count bytes; a slice that cuts a multi-byte character shows U+FFFD at that
-    edge (read `OffloadStore.read` for raw bytes).
+    Offsets count bytes; both ends are moved back to a character's start (`char_span`),
+    so consecutive reads put together give the text whole (read `OffloadStore.read` for
+    raw bytes).
 
     Raises:
         UsageError: See `OffloadStore.read`.
     """
     if not isinstance(store, OffloadStore):
         raise UsageError(f"store must be an OffloadStore, got {shown(store, 60)}")
-    return store.read(locator, offset, length).decode("utf-8", errors="replace")
+    check_int("offset", offset, maximum=_MAX_OFFSET)
+    if length is not None:
+        check_int("length", length, maximum=_MAX_OFFSET)
+    data = store.load(locator)
+    start, end = char_span(data, offset, length)
+    return data[start:end].decode("utf-8", errors="replace")
 
 
 def _take_lines(lines: list[str], count: int, budget: int) -> int:
@@ -497,5 +525,11 @@ def execute_offload_read(store: OffloadStore, arguments: Mapping[str, Any]) -> s
     check_int("offset", offset, maximum=_MAX_OFFSET)
     check_int("length", length, maximum=_MAX_OFFSET)
     data = store.load(locator)
-    text = data[offset : offset + length].decode("utf-8", errors="replace")
+    start, end = char_span(data, offset, length)
+    if start == end < len(data):
+        return (
+            f"No character starts in bytes {offset}-{offset + length} of {locator}: read from "
+            f"offset {start} with a length of 4 or more (a UTF-8 character is 1 to 4 bytes)."
+        )
+    text = data[start:end].decode("utf-8", errors="replace")
     return text or f"Nothing at offset {offset}: {locator} holds {len(data)} bytes."
