@@ -118,7 +118,14 @@ def test_plan_figures_match_the_library() -> None:
 def test_plan_pin_and_defer_patterns(tmp_path: Path) -> None:
     out = runner.invoke(app, ["plan", "--json", "--no-default-defer", "--defer", "^github"])
     assert out.exit_code == 2  # demo has no github server: a typo is named, not ignored
-    assert "defer pattern '^github' matches no registered tool" in " ".join(out.output.split())
+    said = " ".join(out.output.split())
+    assert "defer pattern '^github' matches no registered tool" in said
+    # break-it 37: nothing is close, and the first names alphabetically were offered as
+    # the "closest names"
+    assert "no name is close to it (" in said and "closest names" not in said
+    out = runner.invoke(app, ["plan", "--json", "--pin", "reed_file"])
+    said = " ".join(out.output.split())
+    assert "closest names: ['read_file'" in said, said
     out = runner.invoke(app, ["plan", "--json", "--pin", "*"])
     data = json.loads(out.output)
     assert data["tools_deferred"] == 0 and data["directory_chars"] == 0

@@ -81,3 +81,20 @@ def test_fake_for_shares_ids_across_providers(shared: bool) -> None:
     taken = [_reply_id(first, "responses"), _reply_id(first, "responses")]
     taken.append(_reply_id(second, "gemini"))
     assert (len(set(taken)) == len(taken)) is shared
+
+
+def test_a_defer_execute_target_that_is_no_wire_name_is_not_called_impossible() -> None:
+    """Break-it 37: ``defer_execute`` of "I" + U+0307 (no tool's name, but a tool's own name
+    may be any text: "İ" and "i̇" are registered and run) was answered "no tool can have
+    this name"."""
+    mk = lambda n: {"name": n, "description": "tool", "input_schema": {"type": "object"}}  # noqa: E731
+    chef = ContextChef(default_defer=True)
+    chef.register_tools([mk("İ"), mk("i̇")])
+    call = {"name": "defer_execute", "arguments": {"tool_name": "I\u0307", "params": {}}}
+    decision = chef.check_tool_call(call)
+    assert isinstance(decision, Denied) and decision.code == "unknown_tool"
+    assert decision.reason.startswith('Unknown tool "I\u0307": no tool has this name, nor')
+    assert "no tool can have" not in decision.reason
+    for name in ("İ", "i̇"):  # the registered own names still run
+        call = {"name": "defer_execute", "arguments": {"tool_name": name, "params": {}}}
+        assert not isinstance(chef.check_tool_call(call), Denied)

@@ -120,7 +120,7 @@ def _deferred_target(view: SessionView, name: str, ctx: GateContext | None) -> T
     ]
     if len(named) == 1:
         return view.by_wire_name[named[0]]
-    return unknown_tool(view, name, ctx)
+    return unknown_tool(view, name, ctx, target=True)
 
 
 MAX_PROBLEMS = 20

@@ -33,16 +33,27 @@ _ILLEGAL_NAME = (
     "no tool can have this name (a tool name is 1 to 64 letters, digits, _ or -, starting "
     "with a letter or _), so this call was not run."
 )
+_NO_SUCH_NAME = (  # a name given to defer_execute: a tool's own name may be any text
+    "no tool has this name, nor this wire name (1 to 64 letters, digits, _ or -, starting "
+    "with a letter or _), so this call was not run."
+)
 
 
 def unknown_tool(
-    view: SessionView, name: str, ctx: GateContext | None = None, written: str | None = None
+    view: SessionView,
+    name: str,
+    ctx: GateContext | None = None,
+    written: str | None = None,
+    *,
+    target: bool = False,
 ) -> Denied:
     """The denial for a name no tool has, naming the tools it may have meant.
 
     `written`: the name as the model wrote it, for a call recorded under `MALFORMED_CALL`
     because no provider takes that name back (`history._call_names.legal_call`): quoted
-    (capped) with the rule, and its candidates suggested.
+    (capped) with the rule, and its candidates suggested. `target`: `name` is a
+    ``defer_execute`` target, which may be a tool's own name (any text): one that is no
+    wire name is not said to be a name no tool can have.
 
     Those are the tools ``tool_search`` would return for the name as an exact name (the
     tools whose own name it is, or a case-insensitive match: `named_tools`), else its near
@@ -52,7 +63,7 @@ def unknown_tool(
     drops the blocked, the withdrawn and those of skills not loaded.
     """
     ctx = ctx or GateContext()
-    offered = ctx.meta_tools
+    offered, rule = ctx.meta_tools, _NO_SUCH_NAME if target else _ILLEGAL_NAME
     if written is None and name != MALFORMED_CALL and not legal_name(name):  # checked directly
         written = echo(name)
     searchable = TOOL_SEARCH in view.meta_tools and (offered is None or TOOL_SEARCH in offered)
@@ -66,7 +77,7 @@ def unknown_tool(
         return Denied(reason=f"{what} Call a tool by its exact name. {hint}", code="unknown_tool")
     said = f'Unknown tool "{echo(name)}".'
     if written is not None:  # a name no provider takes back: `history._call_names`
-        name, said = written, f'Unknown tool "{written}": {_ILLEGAL_NAME}'
+        name, said = written, f'Unknown tool "{written}": {rule}'
     named = named_tools(view, name, ctx)
     for piece in _PIECES.split(written) if written and not named else ():  # functions.grep
         if piece in (named_tools(view, piece, ctx) or ()):

@@ -43,6 +43,7 @@ __all__ = [
     "ExposurePolicy",
     "Mode",
     "as_patterns",
+    "closest_names",
     "compile_pattern",
     "matches",
     "mode_names",
@@ -197,12 +198,22 @@ def unmatched_message(field: str, patterns: Iterable[str], names: Iterable[str])
     missing = unmatched(patterns, given)
     if not missing:
         return ""  # the common case: nothing sorted (every new session checks its patterns)
-    known = sorted(given)
-    close = difflib.get_close_matches(missing[0].strip("^$*"), known, n=3, cutoff=0.5)
     return (
-        f"{field} pattern {shown(missing[0], 80)} matches no registered tool; closest "
-        f"names: {close or known[:3]} (patterns take * wildcards and ^/$ anchors)"
+        f"{field} pattern {shown(missing[0], 80)} matches no registered tool; "
+        f"{closest_names(missing[0], given)} (patterns take * wildcards and ^/$ anchors)"
     )
+
+
+def closest_names(pattern: str, names: Iterable[str]) -> str:
+    """``closest names: [...]`` of `pattern` among `names` (difflib), or that none is close.
+
+    Sorted first, so the answer does not depend on the order `names` come in.
+    """
+    known = sorted(names)
+    close = difflib.get_close_matches(pattern.strip("^$*"), known, n=3, cutoff=0.5)
+    if close:
+        return f"closest names: {close}"
+    return f"no name is close to it ({len(known)} registered, e.g. {known[:3]})"
 
 
 def unmatched_messages(defer: Iterable[str], pin: Iterable[str], names: Iterable[str]) -> list[str]:

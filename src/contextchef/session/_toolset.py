@@ -9,7 +9,6 @@ never moves.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from contextchef.deferred._meta import DeferredConfig
 from contextchef.deferred._prefix_lint import PrefixItem, Rendered
 from contextchef.deferred._skills import LOAD_SKILL, Skill
 from contextchef.deferred._view import META_TOOLS, SessionView, build_view, extend_view
-from contextchef.exposure._policy import ExposurePolicy, as_patterns, unmatched
+from contextchef.exposure._policy import ExposurePolicy, as_patterns, closest_names, unmatched
 from contextchef.history._call_names import MALFORMED_CALL
 from contextchef.providers._server_names import SERVER_TOOL_NAMES
 from contextchef.session._batches import Check, ToolBatch, build_tools, tool_batch
@@ -174,10 +173,10 @@ class SessionTools:
         known = sorted(self.known_names())
         missing = unmatched(items, known)
         if missing:
-            close = difflib.get_close_matches(missing[0].strip("^$*"), known, n=3, cutoff=0.5)
             raise UsageError(
-                f"blocked pattern {shown(missing[0], 80)} matches no tool; closest names: "
-                f"{close or known[:3]} (patterns take * wildcards and ^/$ anchors)"
+                f"blocked pattern {shown(missing[0], 80)} matches no tool; "
+                f"{closest_names(missing[0], known)} (patterns take * wildcards and ^/$ "
+                "anchors)"
             )
         return items
 
