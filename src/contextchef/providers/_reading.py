@@ -39,6 +39,7 @@ __all__ = [
     "error_text",
     "first_item",
     "fresh_turn",
+    "others_left",
     "provider_notices",
     "read_as",
     "register_reader",
@@ -77,7 +78,9 @@ class ResponseNotice:
             ``summary_failed`` (the session's own compaction got no summary: `reason`
             ``no_text`` or ``raised``; `_retry.SummaryRetry`), ``reply_target_ambiguous``
             (a reply two awaiting targets of its wire could answer: `reason` the one
-            taken; `_targets.reply_target`) or another type the provider reported.
+            taken; `_targets.reply_target`), ``choices_dropped`` (more than one Chat
+            choice or Gemini candidate: the first kept, `reason` the count left out;
+            `others_left`) or another type the provider reported.
         reason: The provider's reason or cache-miss type (``""`` if none).
         path: Where in the request (e.g. ``messages.4.content.0``; ``""`` if none).
         detail: One sentence for logs.
@@ -471,6 +474,27 @@ def _missed(reason: str, missed: object) -> ResponseNotice:
 def stopped(reason: str, detail: str) -> ResponseNotice:
     """A notice of kind ``incomplete``: the turn did not end normally."""
     return ResponseNotice(kind="incomplete", reason=reason, detail=detail)
+
+
+def others_left(data: Mapping[str, Any], key: str, asked: str) -> tuple[ResponseNotice, ...]:
+    """A notice of kind ``choices_dropped`` when ``data[key]`` holds more than one turn.
+
+    A conversation goes on from one answer: `ContextChef.ingest` keeps the first choice
+    (Chat ``choices``, `asked` ``n``) or candidate (Gemini ``candidates``,
+    ``candidateCount``), and says how many it left out; `reason` is their count.
+    """
+    turns = data.get(key)
+    if not isinstance(turns, list) or len(turns) < 2:
+        return ()
+    left = len(turns) - 1
+    return (
+        ResponseNotice(
+            kind="choices_dropped",
+            reason=str(left),
+            detail=f"the response held {len(turns)} {key}; the first was kept and {left} "
+            f"left out (ask for one: {asked}=1)",
+        ),
+    )
 
 
 def read_as(

@@ -40,6 +40,7 @@ from contextchef.providers._reading import (
     WireShape,
     checked_response,
     first_item,
+    others_left,
     read_as,
     register_reader,
     stopped,
@@ -345,9 +346,10 @@ def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
     """``finishReason`` other than ``STOP`` (``MAX_TOKENS``, ``SAFETY``, ``RECITATION``...)."""
     first = (data.get("candidates") or [{}])[0]
     reason = first.get("finishReason", first.get("finish_reason")) if first else None
+    more = others_left(data, "candidates", "candidateCount")
     if isinstance(reason, str) and reason not in _NORMAL_STOPS:
-        return (stopped(reason, f"the Gemini reply ended early: finishReason {reason}"),)
-    return ()
+        return (stopped(reason, f"the Gemini reply ended early: finishReason {reason}"), *more)
+    return more
 
 
 def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:

@@ -40,6 +40,7 @@ from contextchef.providers._reading import (
     WireShape,
     checked_response,
     first_item,
+    others_left,
     read_as,
     register_reader,
     stopped,
@@ -313,7 +314,7 @@ def _stops(data: Mapping[str, Any]) -> tuple[ResponseNotice, ...]:
     refusal = message.get("refusal") if isinstance(message, Mapping) else None
     if isinstance(refusal, str) and refusal:
         found.append(stopped("refusal", f"the model refused: {refusal[:200]}"))
-    return tuple(found)
+    return (*found, *others_left(data, "choices", "n"))
 
 
 def read_response(response: object, *, id_offset: int = 0) -> ReadResponse:
