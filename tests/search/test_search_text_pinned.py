@@ -5,8 +5,10 @@ The catalogs are the shared/data files pooled (thousands of tools, so ranking ta
 top-k of many candidates) and the demo catalog; each answer's SHA-256 was taken from
 main at f19ee7f, before the search path was changed. Since updated on purpose: the "zh"
 call (one query, English words then Chinese) now ranks by its English words, its Chinese
-counting for a fifth (`contextchef.search._scripts`, break-it 22), and the usage and
-no-match texts no longer ask for English and Chinese keywords.
+counting for a fifth (`contextchef.search._scripts`, break-it 22), the usage and
+no-match texts no longer ask for English and Chinese keywords, and an entry whose wire
+name lost its own name's letters (``weather.get`` sent as ``weather_get_e929f165``) shows
+that name (``[name: weather.get]``, break-it 37).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ CALLS: list[tuple[str, dict[str, object]]] = [
 PINNED: dict[str, dict[str, str]] = {
     "client": {
         "en": "a18d4bc54a97fe43",
-        "en-many": "f1c62310b0fd0a8e",
+        "en-many": "f0bc1df9fa1c31cd",
         "two-queries": "4177bd21b6061fba",
         "zh": "e36dce2f343e9097",
         "zh-only": "2731060bcc98317e",
@@ -56,7 +58,7 @@ PINNED: dict[str, dict[str, str]] = {
     },
     "native": {
         "en": "391f0911fc456fea",
-        "en-many": "74e59ab0a2b0ff47",
+        "en-many": "4b1f0bd64ae5ca41",
         "two-queries": "058efdfcf5002a54",
         "zh": "ec0dfecac55d4b95",
         "zh-only": "aec25230fe83f86d",
@@ -69,11 +71,11 @@ PINNED: dict[str, dict[str, str]] = {
     },
     "blocked": {
         "en": "b630a41a2e14961a",
-        "en-many": "f1c62310b0fd0a8e",
+        "en-many": "f0bc1df9fa1c31cd",
         "two-queries": "4177bd21b6061fba",
         "zh": "e36dce2f343e9097",
         "zh-only": "2731060bcc98317e",
-        "names": "329320b08c2ceb8a",
+        "names": "2ef6251c897ea67b",
         "limit-float": "a9c941fdd09760bb",
         "invalid": "31a0c9403693a0c7",
         "both": "99a28214cd8974d5",

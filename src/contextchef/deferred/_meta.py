@@ -123,10 +123,18 @@ class DirectoryEntry:
     Attributes:
         wire_name: The name the model uses.
         server: Its group, or None for builtin/runtime tools (listed first, no header).
+        name: The tool's own name where the wire name does not end with it (letters no
+            provider takes became ``_``, a long name was cut), shown after it; else None.
     """
 
     wire_name: str
     server: str | None
+    name: str | None = None
+
+    @property
+    def line(self) -> str:
+        """The entry as listed: ``<wire name>``, or ``<wire name> (<own name>)``."""
+        return self.wire_name if self.name is None else f"{self.wire_name} ({self.name})"
 
 
 _SEARCH_INTRO = (
@@ -211,24 +219,27 @@ def render_directory(
     Layout: ``<available_deferred_tools>``, then builtin/runtime names (sorted, one per
     line, no header), then one group per server (sorted by server name; header
     ``<server>: <description cut to header_chars>``, then its names indented by two
-    spaces, sorted; server names and descriptions with our tags escaped, `escape_tags`).
+    spaces, sorted; a name whose wire name lost its own name's letters is followed by
+    that own name in parentheses, ``ace______ca4e722c (办公工具)``; server names,
+    descriptions and own names with our tags escaped, `escape_tags`).
     Servers listed in `server_descriptions` with no deferred tool still
     get a header. Groups are charged against ``config.directory_chars`` whole: a group
     that does not fit is left out and a last line counts what was left out. Names are
     never cut.
     """
-    loose = sorted(e.wire_name for e in entries if e.server is None)
+    ordered = sorted(entries, key=lambda e: e.wire_name)
+    loose = [escape_tags(e.line) for e in ordered if e.server is None]
     groups: dict[str, list[str]] = {s: [] for s in server_descriptions}
-    for e in entries:
+    for e in ordered:
         if e.server is not None:
-            groups.setdefault(e.server, []).append(e.wire_name)
+            groups.setdefault(e.server, []).append(escape_tags(e.line))
     lines = ["<available_deferred_tools>", *loose]
     used = 0
     dropped_servers = dropped_tools = 0
     for server in sorted(groups):
         desc, name = server_descriptions.get(server, ""), escape_tags(server)
         header = f"{name}: {escape_tags(_cut(desc, config.header_chars))}" if desc.strip() else name
-        block = [header, *(f"  {n}" for n in sorted(groups[server]))]
+        block = [header, *(f"  {n}" for n in groups[server])]
         size = sum(len(x) + 1 for x in block)
         if used + size > config.directory_chars:
             dropped_servers += 1
@@ -292,13 +303,20 @@ def defer_execute_tool() -> Tool:
 def render_tool_entry(tool: Tool, wire_name: str, config: DeferredConfig) -> str:
     """A tool as a full ``tool_search`` result shows it: name, description, parameters.
 
+    The first line is the wire name, then ``[server: ...]`` for a grouped tool and
+    ``[name: ...]`` when the wire name does not end with the tool's own name (CJK
+    letters became ``_``, or a long name was cut: `deferred._view.model_description`).
+
     Made once per tool, wire name and description length and kept on the (immutable)
     tool, so a search shared by many sessions does not render its hits again (issue 27).
     """
     chars = config.description_chars
 
     def make() -> str:
-        lines = [wire_name + (f"  [server: {escape_tags(tool.server)}]" if tool.server else "")]
+        head = wire_name + (f"  [server: {escape_tags(tool.server)}]" if tool.server else "")
+        if not wire_name.endswith(tool.name):  # letters no provider takes: its own name
+            head += f"  [name: {escape_tags(tool.name)}]"
+        lines = [head]
         if tool.description.strip():
             lines.append("  " + escape_tags(_cut(tool.description, chars)))
         lines.append("  Parameters:")

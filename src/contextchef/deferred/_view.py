@@ -66,14 +66,23 @@ __all__ = [
 META_TOOLS = (TOOL_SEARCH, DEFER_EXECUTE)
 
 
-def model_description(tool: Tool, description: str | None = None) -> str:
+def model_description(tool: Tool, description: str | None = None, wire: str | None = None) -> str:
     """The description the model sees: grouped tools say which server they belong to.
+
+    A tool whose wire name does not end with its own name (letters no provider takes,
+    such as CJK or ``.``, became ``_``; a long name was cut and hashed: `tools._names`)
+    leads with its own name, ``<name>: <description>``, so the model still knows what
+    ``ace______________ca4e722c`` is (as a renamed property's description leads with its
+    real key: `tools._property_keys`).
 
     Args:
         tool: The tool.
         description: Its rendered description, when it is a template.
+        wire: Its wire name, when known.
     """
     text = tool.description if description is None else description
+    if wire is not None and not wire.endswith(tool.name):
+        text = f"{tool.name}: {text}".rstrip()
     if tool.server:
         return f"[{tool.server}] {text}".rstrip()
     return text
@@ -85,7 +94,7 @@ def _compiled(tool: Tool, wire: str, description: str) -> CompiledTool:
     def make() -> CompiledTool:
         return CompiledTool(
             name=wire,
-            description=model_description(tool, description),
+            description=model_description(tool, description, wire),
             input_schema=wire_keys(tool).schema,
             strict=bool(tool.strict),
         )
@@ -551,7 +560,14 @@ def _prefix(
     resident = [_compiled(t, wire[t.key], text[t.key]) for t in direct] + list(extra)
     if not need_meta:
         return tuple(resident), "", {}
-    entries = [DirectoryEntry(wire_name=wire[t.key], server=t.server) for t in listed]
+    entries = [
+        DirectoryEntry(
+            wire_name=wire[t.key],
+            server=t.server,
+            name=None if wire[t.key].endswith(t.name) else t.name,
+        )
+        for t in listed
+    ]
     # Servers with listed deferred tools, and servers with no tools at all (so the model
     # knows they exist); servers whose tools are all resident need no group.
     has_tools = {t.server for t in registry.tools}
