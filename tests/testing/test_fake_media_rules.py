@@ -144,7 +144,10 @@ def test_chat_fake_takes_pngs_pdfs_and_wav() -> None:
     fake = FakeOpenAIChat()
     parts = [
         {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-        {"type": "file", "file": {"file_data": "data:application/pdf;base64,AAAA"}},
+        {
+            "type": "file",
+            "file": {"file_data": "data:application/pdf;base64,AAAA", "filename": "a.pdf"},
+        },
         {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "mp3"}},
     ]
     assert _chat(fake, parts) is None

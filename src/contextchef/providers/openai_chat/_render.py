@@ -53,7 +53,7 @@ from contextchef.providers._base import (
 )
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
-from contextchef.providers._media import fit_media
+from contextchef.providers._media import file_name, fit_media
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.openai_chat._media import AUDIO_FORMATS, CHAT_MEDIA, TEXT_ONLY
@@ -95,7 +95,8 @@ def _media_part(part: MediaPart) -> dict[str, Any]:
     if part.file_id is not None:
         file: dict[str, Any] = {"file_id": part.file_id}
     elif part.data is not None:
-        file = {"file_data": data_url(part.media_type, part.data)}
+        # with a name (`file_name`): the API refuses file_data without one
+        file = {"filename": file_name(part), "file_data": data_url(part.media_type, part.data)}
     else:  # Chat cannot fetch a file by URL: name it in text instead
         return {"type": "text", "text": f"[{part.media_type} file: {part.url}]"}
     file = apply_hints(file, {"extra": hint.get("file_extra")})
