@@ -154,6 +154,7 @@ from contextchef.testing._interactions import (
 from contextchef.testing._media_rules import (
     anthropic_media_types,
     chat_media_types,
+    chat_model_media,
     chat_text_content,
     gemini_function_response_media,
     interactions_result_media,
@@ -280,6 +281,7 @@ __all__ = [
     "anthropic_tool_reference_content",
     "anthropic_tool_use_declared",
     "chat_media_types",
+    "chat_model_media",
     "chat_prompt_cache",
     "chat_text_content",
     "chat_tool_choice_declared",

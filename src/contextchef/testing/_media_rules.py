@@ -15,6 +15,12 @@
   goes with a ``filename`` (the file inputs guide's base64 example; the API's 400
   "Missing required parameter: 'messages[1].content[1].file.file_id'" without one,
   openai/openai-agents-python#1513);
+* `chat_model_media` (Chat Completions): ``input_audio`` parts go to the audio models
+  only (``gpt-audio*``, ``gpt-4o-audio-preview*``, ``gpt-4o-mini-audio-preview*``: the
+  audio guide, https://platform.openai.com/docs/guides/audio), and those take no image
+  or file part ("Input modalities: text, audio", "Image: Not supported",
+  https://developers.openai.com/api/docs/models/gpt-audio and
+  .../models/gpt-4o-audio-preview);
 * `chat_text_content` (a Chat-compatible API whose message content is text, such as
   DeepSeek's, https://api-docs.deepseek.com/api/create-chat-completion): a content list
   holds ``text`` parts only. `fake_for` adds it for a target whose `Profile.media` is
@@ -44,6 +50,7 @@ from contextchef.testing._records import RecordedRequest
 __all__ = [
     "anthropic_media_types",
     "chat_media_types",
+    "chat_model_media",
     "chat_text_content",
     "gemini_function_response_media",
     "interactions_result_media",
@@ -140,6 +147,24 @@ def chat_media_types(body: _Body, earlier: _Earlier) -> Iterator[str]:
             problem = _chat_part(part)
             if problem is not None:
                 yield f"messages[{i}].content[{j}].{problem}"
+
+
+_AUDIO_MODELS = ("gpt-audio", "gpt-4o-audio-preview", "gpt-4o-mini-audio-preview")
+
+
+def chat_model_media(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Audio parts go to an audio model, image and file parts to any other (module doc)."""
+    model = body.get("model")
+    audio = isinstance(model, str) and model.lower().startswith(_AUDIO_MODELS)
+    refused = ("image_url", "file") if audio else ("input_audio",)
+    for i, message in dicts(body.get("messages")):
+        for j, part in dicts(message.get("content")):
+            if part.get("type") in refused:
+                takes = "text and audio only" if audio else "no audio: use gpt-audio"
+                yield (
+                    f"messages[{i}].content[{j}]: {part.get('type')} is not supported by "
+                    f"model {model!r:.60} ({takes})"
+                )
 
 
 def chat_text_content(body: _Body, earlier: _Earlier) -> Iterator[str]:

@@ -85,6 +85,7 @@ from contextchef.testing._context import (
 from contextchef.testing._media_rules import (
     anthropic_media_types,
     chat_media_types,
+    chat_model_media,
     gemini_function_response_media,
     responses_media_types,
 )
@@ -392,6 +393,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_tool_choice_declared,
     chat_content_part_types,
     chat_media_types,
+    chat_model_media,
     *CHAT_CACHE_RULES,
 )
 """The rules `FakeOpenAIChat` enforces by default (DeepSeek too)."""
