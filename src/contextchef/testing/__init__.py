@@ -112,6 +112,7 @@ process, accepts what another fake with the same key issued and gives the same v
 edits, so a snapshotted session can resume against a new fake.
 """
 
+from contextchef.testing._beta_fields import anthropic_beta_fields
 from contextchef.testing._binding import (
     THINKING_BETA,
     anthropic_block_binding,
@@ -261,6 +262,7 @@ __all__ = [
     "ScriptedCall",
     "Turn",
     "Violation",
+    "anthropic_beta_fields",
     "anthropic_block_binding",
     "anthropic_compaction_blocks_known",
     "anthropic_compaction_closed_turn",

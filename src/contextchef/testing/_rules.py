@@ -49,6 +49,7 @@ from contextchef.testing._anthropic_turns import (
     anthropic_tool_results_first,
     anthropic_tool_use_answered,
 )
+from contextchef.testing._beta_fields import anthropic_beta_fields
 from contextchef.testing._binding import anthropic_block_binding, anthropic_thinking_prefix
 from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
@@ -336,6 +337,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_thinking_leads_tool_turn,
     *ANTHROPIC_NATIVE_RULES,
     anthropic_context_management_valid,
+    anthropic_beta_fields,
     anthropic_compaction_closed_turn,
     anthropic_compaction_blocks_known,
 )
@@ -344,8 +346,9 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
 (`contextchef.testing._binding`, `contextchef.testing._placement`, and a final tool turn
 led by its thinking when thinking is on); the model-dependent
 ones apply only to the Claude models of `contextchef.testing._claude` (and, for tool search,
-those Anthropic's tool search page lists), so made-up model names skip them. The last three
-are context management and compaction (`contextchef.testing._context`)."""
+those Anthropic's tool search page lists), so made-up model names skip them. The last four
+are context management, beta-only fields (`contextchef.testing._beta_fields`) and
+compaction (`contextchef.testing._context`)."""
 
 
 # -- OpenAI Chat Completions -------------------------------------------------------------

@@ -1,0 +1,99 @@
+"""The HTTP headers of a request (`CompiledRequest.headers`): betas and the host's own.
+
+On a wire whose requests carry a beta header (`Profile.beta_header`: Anthropic's
+``anthropic-beta``), the README's call is ``client.messages.create(**request.payload,
+extra_headers=request.headers)``. An ``extra`` field that would collide with it there
+goes into the headers instead of the payload (`HEADER_FIELDS`, `body_extra`):
+
+* ``betas`` (a field of ``client.beta.messages.create``, which the SDK sends as the
+  ``anthropic-beta`` header): a caller-set ``anthropic-beta`` replaces the one ``create``
+  builds from ``betas`` (the SDK's own ``lib/threads/_thread_state.py`` says so), so the
+  library's header dropped the host's betas; and ``messages.create`` refuses ``betas``.
+  Its values join the request's.
+
+The beta header's value is every beta once, sorted, comma-joined (the docs' "comma-separated
+list" of values, https://platform.claude.com/docs/en/api/beta-headers): compile's
+``betas=``, ``extra``'s ``betas``, those the request's fields need (`Profile.field_betas`,
+`field_betas`) and the session's (a history carrying tool changes). A field's beta is not
+added when a value of the same feature (its name less the date: ``mcp-client-``) is
+already given, so a host that pins another version keeps it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from contextchef._errors import UsageError, shown
+from contextchef.providers._base import Profile
+
+__all__ = ["HEADER_FIELDS", "body_extra", "field_betas", "request_headers"]
+
+HEADER_FIELDS = ("betas",)
+"""``extra`` fields sent as headers on a wire with a beta header (module doc)."""
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
+
+
+def body_extra(extra: Mapping[str, Any], profile: Profile) -> Mapping[str, Any]:
+    """`extra` less `HEADER_FIELDS` where `profile` has a beta header (they go in headers)."""
+    if profile.beta_header is None or not any(k in extra for k in HEADER_FIELDS):
+        return extra
+    return {k: v for k, v in extra.items() if k not in HEADER_FIELDS}
+
+
+def field_betas(profile: Profile, extra: Mapping[str, Any], given: Iterable[str]) -> set[str]:
+    """The betas the fields of `extra` need (`Profile.field_betas`), less a feature `given`.
+
+    A dotted path (``thinking.block_binding``) needs its beta when it holds a value.
+    """
+    have = {_feature(b) for b in given}
+    needed: set[str] = set()
+    for path, beta in profile.field_betas.items():
+        value: Any = extra
+        for key in path.split("."):
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is not None and _feature(beta) not in have:
+            needed.add(beta)
+    return needed
+
+
+def _feature(beta: str) -> str:
+    """A beta's feature: its value less a trailing date (``mcp-client-2025-11-20``)."""
+    return _DATE.sub("", beta)
+
+
+def request_headers(
+    profile: Profile, extra: Mapping[str, Any], betas: Iterable[str]
+) -> dict[str, str]:
+    """The request's headers: `betas` (compile's and the session's), `extra`'s and its fields'.
+
+    Args:
+        profile: The target's profile.
+        extra: The host's extra fields (not changed).
+        betas: Beta values compile was given or the session needs.
+
+    Raises:
+        UsageError: Betas for a target with no beta header (`Profile.beta_header`);
+            ``extra``'s ``betas`` not a list of strings (there).
+    """
+    name = profile.beta_header
+    asked = set(betas)
+    if name is not None:
+        asked |= set(_strings(extra.get("betas", []), "betas"))
+    asked |= field_betas(profile, extra, asked)
+    if asked and name is None:
+        raise UsageError(
+            f"betas {sorted(asked)} were given, but target {profile.target!r} has no beta header"
+        )
+    return {name: ",".join(sorted(asked))} if asked and name is not None else {}
+
+
+def _strings(value: object, what: str) -> list[str]:
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise UsageError(
+        f"extra field {what!r} holds {shown(value, 80)}; it takes a list of beta names "
+        "(strings), sent in the anthropic-beta header"
+    )

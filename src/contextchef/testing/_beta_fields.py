@@ -1,0 +1,52 @@
+"""`anthropic_beta_fields`: a beta-only request field goes with its ``anthropic-beta`` value.
+
+The fields of the anthropic SDK's beta ``MessageCreateParams`` that its GA type lacks are
+taken by the API only under their beta (the API answers a 400 for the field otherwise):
+
+* ``mcp_servers``: an ``mcp-client-*`` beta (the MCP connector docs,
+  https://platform.claude.com/docs/en/agents-and-tools/mcp-connector);
+* ``fallbacks``: ``server-side-fallback-*`` (SDK ``BetaFallbackParam``: "These rules
+  apply with the server-side-fallback-2026-07-01 beta header");
+* ``fallback_credit_token`` in its object form: ``fallback-credit-*`` (SDK
+  ``BetaFallbackCreditTokenParam``: "without that header the field accepts the bare
+  string only");
+* ``thread``: ``message-threads-*`` (the SDK's ``lib/threads``, ``MESSAGE_THREADS_BETA``).
+
+A value of the feature in any version counts (a host may pin an older one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from contextchef.testing._body import NO_HEADERS, betas
+from contextchef.testing._records import RecordedRequest
+
+__all__ = ["anthropic_beta_fields"]
+
+_FEATURES = {
+    "mcp_servers": "mcp-client-",
+    "fallbacks": "server-side-fallback-",
+    "fallback_credit_token": "fallback-credit-",
+    "thread": "message-threads-",
+}
+
+
+def anthropic_beta_fields(
+    body: Mapping[str, Any],
+    earlier: Sequence[RecordedRequest],
+    *,
+    headers: Mapping[str, str] = NO_HEADERS,
+) -> Iterator[str]:
+    """Each beta-only field of the body goes with a beta of its feature (module doc)."""
+    sent = betas(headers)
+    for field, feature in _FEATURES.items():
+        value = body.get(field)
+        if value is None or (field == "fallback_credit_token" and isinstance(value, str)):
+            continue
+        if not any(b.startswith(feature) for b in sent):
+            yield (
+                f"{field}: Extra inputs are not permitted without a `{feature}*` value in "
+                f"the anthropic-beta header (sent: {sorted(sent)})"
+            )
