@@ -265,6 +265,8 @@ def test_every_field_the_installed_sdk_takes_compiles_validates_and_is_sent(
     if (target, field) == ("anthropic", "betas"):  # sent as the header (providers._headers)
         assert field not in request.payload
         assert set(value) <= set(request.headers.get("anthropic-beta", "").split(","))
+    elif (target, field) == ("anthropic", "extra_headers"):  # merged into request.headers
+        assert field not in request.payload and request.headers == value
     else:
         assert request.payload[field] == value
     body = {k: v for k, v in request.payload.items() if k not in CALL_OPTIONS}

@@ -595,10 +595,11 @@ def extra_left_out(extra: Mapping[str, Any], payload: Mapping[str, Any]) -> tupl
     Adapters copy `extra` to the body's top level (Gemini: into ``config``) and leave a
     field out only where the provider would refuse it as the history stands (Anthropic's
     ``thinking`` without the last tool turn's thinking: see its ``_thinking`` module).
-    On Responses, ``compaction`` asks for a ``/responses/compact`` body; ``betas`` goes in
-    the headers on a wire with a beta header (`providers._headers`). Neither is reported.
+    On Responses, ``compaction`` asks for a ``/responses/compact`` body; ``betas`` and
+    ``extra_headers`` go in the headers on a wire with a beta header (`providers._headers`).
+    None is reported.
     """
     config = payload.get("config")
     inner = config if isinstance(config, Mapping) else {}
-    asked = ("compaction" if "input" in payload else "", "betas")
+    asked = ("compaction" if "input" in payload else "", "betas", "extra_headers")
     return tuple(k for k in extra if k not in payload and k not in inner and k not in asked)

@@ -2,9 +2,14 @@
 
 On a wire whose requests carry a beta header (`Profile.beta_header`: Anthropic's
 ``anthropic-beta``), the README's call is ``client.messages.create(**request.payload,
-extra_headers=request.headers)``. An ``extra`` field that would collide with it there
-goes into the headers instead of the payload (`HEADER_FIELDS`, `body_extra`):
+extra_headers=request.headers)``. Two ``extra`` fields would collide with it there, so
+they go into the headers instead of the payload (`HEADER_FIELDS`, `body_extra`):
 
+* ``extra_headers`` (an SDK call option): left in the payload, the call got
+  ``extra_headers`` twice, a ``TypeError`` ("got multiple values for keyword argument");
+  merged by hand, the host's ``anthropic-beta`` replaced the library's. Its headers join
+  the request's (names compared case-insensitively); its beta header is merged value by
+  value.
 * ``betas`` (a field of ``client.beta.messages.create``, which the SDK sends as the
   ``anthropic-beta`` header): a caller-set ``anthropic-beta`` replaces the one ``create``
   builds from ``betas`` (the SDK's own ``lib/threads/_thread_state.py`` says so), so the
@@ -13,10 +18,13 @@ goes into the headers instead of the payload (`HEADER_FIELDS`, `body_extra`):
 
 The beta header's value is every beta once, sorted, comma-joined (the docs' "comma-separated
 list" of values, https://platform.claude.com/docs/en/api/beta-headers): compile's
-``betas=``, ``extra``'s ``betas``, those the request's fields need (`Profile.field_betas`,
+``betas=``, ``extra``'s ``betas`` and an ``anthropic-beta`` in ``extra_headers``, those
+the request's fields need (`Profile.field_betas`,
 `field_betas`) and the session's (a history carrying tool changes). A field's beta is not
 added when a value of the same feature (its name less the date: ``mcp-client-``) is
-already given, so a host that pins another version keeps it.
+already given, so a host that pins another version keeps it. Other wires keep both
+fields where they were: there the payload is the whole call
+(``client.chat.completions.create(**payload)``), and ``extra_headers`` rides in it.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from contextchef.providers._base import Profile
 
 __all__ = ["HEADER_FIELDS", "body_extra", "field_betas", "request_headers"]
 
-HEADER_FIELDS = ("betas",)
+HEADER_FIELDS = ("betas", "extra_headers")
 """``extra`` fields sent as headers on a wire with a beta header (module doc)."""
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}$")
@@ -76,18 +84,27 @@ def request_headers(
 
     Raises:
         UsageError: Betas for a target with no beta header (`Profile.beta_header`);
-            ``extra``'s ``betas`` not a list of strings (there).
+            ``extra``'s ``betas`` not a list of strings, or ``extra_headers`` not a
+            mapping of header names to strings (there), or naming a header twice in
+            different cases.
     """
     name = profile.beta_header
+    own: Mapping[str, str] = {}
     asked = set(betas)
     if name is not None:
+        own = _headers(extra.get("extra_headers", {}))
         asked |= set(_strings(extra.get("betas", []), "betas"))
+        given = (v for k, v in own.items() if k.lower() == name.lower())
+        asked |= {b.strip() for v in given for b in v.split(",") if b.strip()}
     asked |= field_betas(profile, extra, asked)
     if asked and name is None:
         raise UsageError(
             f"betas {sorted(asked)} were given, but target {profile.target!r} has no beta header"
         )
-    return {name: ",".join(sorted(asked))} if asked and name is not None else {}
+    headers = {k: v for k, v in sorted(own.items()) if name is None or k.lower() != name.lower()}
+    if asked and name is not None:
+        headers[name] = ",".join(sorted(asked))
+    return headers
 
 
 def _strings(value: object, what: str) -> list[str]:
@@ -96,4 +113,19 @@ def _strings(value: object, what: str) -> list[str]:
     raise UsageError(
         f"extra field {what!r} holds {shown(value, 80)}; it takes a list of beta names "
         "(strings), sent in the anthropic-beta header"
+    )
+
+
+def _headers(value: object) -> Mapping[str, str]:
+    """``extra_headers``: a mapping of header names to strings, each name once."""
+    names = [k.lower() for k in value] if isinstance(value, Mapping) else []
+    if (
+        isinstance(value, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        and len(set(names)) == len(names)
+    ):
+        return value
+    raise UsageError(
+        f"extra field 'extra_headers' holds {shown(value, 80)}; it takes a mapping of header "
+        "names (each once, in any case) to strings, merged into CompiledRequest.headers"
     )
