@@ -69,7 +69,7 @@ def _sent(target: str, chef: ContextChef) -> tuple[Any, list[str]]:
     """
     request = chef.compile(target, model=MODELS[target])
     fake = fake_for(target, ids=IDS).script(text("ok"))
-    chef.ingest(send(target, fake, request.mutable_payload()))
+    chef.ingest(send(target, fake, request.mutable_payload(), request.headers))
     assert fake.violations == ()
     return request, [c.detail for c in request.changes if c.kind == "media_as_text"]
 

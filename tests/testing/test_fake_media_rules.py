@@ -47,8 +47,12 @@ def _outcome(fake: FakeProvider, send: Callable[[], object]) -> str | None:
 def _anthropic(fake: FakeProvider, content: list[dict[str, Any]]) -> str | None:
     client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
     messages: Any = [{"role": "user", "content": content}]
+    beta = {"anthropic-beta": "files-api-2025-04-14"}  # for a file source (its own rule)
     return _outcome(
-        fake, lambda: client.messages.create(model=MODEL, max_tokens=9, messages=messages)
+        fake,
+        lambda: client.messages.create(
+            model=MODEL, max_tokens=9, messages=messages, extra_headers=beta
+        ),
     )
 
 

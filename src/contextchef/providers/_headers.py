@@ -20,7 +20,8 @@ The beta header's value is every beta once, sorted, comma-joined (the docs' "com
 list" of values, https://platform.claude.com/docs/en/api/beta-headers): compile's
 ``betas=``, ``extra``'s ``betas`` and an ``anthropic-beta`` in ``extra_headers``, those
 the request's fields need (`Profile.field_betas`,
-`field_betas`) and the session's (a history carrying tool changes). A field's beta is not
+`field_betas`), its content's (`Profile.payload_betas`: the Files API's) and the session's
+(a history carrying tool changes). A field's beta is not
 added when a value of the same feature (its name less the date: ``mcp-client-``) is
 already given, so a host that pins another version keeps it. Other wires keep both
 fields where they were: there the payload is the whole call
@@ -73,7 +74,11 @@ def _feature(beta: str) -> str:
 
 
 def request_headers(
-    profile: Profile, extra: Mapping[str, Any], betas: Iterable[str]
+    profile: Profile,
+    extra: Mapping[str, Any],
+    betas: Iterable[str],
+    payload: Mapping[str, Any] | None = None,
+    memo: dict[Any, Any] | None = None,
 ) -> dict[str, str]:
     """The request's headers: `betas` (compile's and the session's), `extra`'s and its fields'.
 
@@ -81,6 +86,8 @@ def request_headers(
         profile: The target's profile.
         extra: The host's extra fields (not changed).
         betas: Beta values compile was given or the session needs.
+        payload: The request, whose content may need betas (`Profile.payload_betas`).
+        memo: The ledger's cache, for `Profile.payload_betas`.
 
     Raises:
         UsageError: Betas for a target with no beta header (`Profile.beta_header`);
@@ -97,6 +104,8 @@ def request_headers(
         given = (v for k, v in own.items() if k.lower() == name.lower())
         asked |= {b.strip() for v in given for b in v.split(",") if b.strip()}
     asked |= field_betas(profile, extra, asked)
+    if profile.payload_betas is not None and payload is not None:
+        asked |= set(profile.payload_betas(payload, {} if memo is None else memo))
     if asked and name is None:
         raise UsageError(
             f"betas {sorted(asked)} were given, but target {profile.target!r} has no beta header"

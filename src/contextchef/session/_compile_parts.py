@@ -297,11 +297,12 @@ def request_options(
     )
 
 
-def beta_headers(inp: CompileInput, rules: ModelRules, tools: ToolState) -> dict[str, str]:
+def beta_headers(inp: CompileInput, rules: ModelRules, tools: ToolState, payload: Any) -> Any:
     """The request's headers (`providers._headers.request_headers`).
 
-    The caller's betas, ``extra``'s, and those the request needs: its fields', and a
-    history carrying tool changes needs their beta on every request.
+    The caller's betas, ``extra``'s, and those the request needs: its fields' and its
+    content's, and a history carrying tool changes needs their beta on every request.
     """
     needed = [rules.tool_change_beta] if tools.sent and rules.tool_change_beta else []
-    return request_headers(inp.adapter.profile, inp.extra, (*inp.betas, *needed))
+    betas = (*inp.betas, *needed)
+    return request_headers(inp.adapter.profile, inp.extra, betas, payload, inp.ledger.cache)

@@ -112,7 +112,11 @@ process, accepts what another fake with the same key issued and gives the same v
 edits, so a snapshotted session can resume against a new fake.
 """
 
-from contextchef.testing._beta_fields import anthropic_beta_fields
+from contextchef.testing._beta_fields import (
+    FILES_API_BETA,
+    anthropic_beta_fields,
+    anthropic_file_sources,
+)
 from contextchef.testing._binding import (
     THINKING_BETA,
     anthropic_block_binding,
@@ -230,6 +234,7 @@ __all__ = [
     "COMPACT_BETA",
     "CONTEXT_MANAGEMENT_BETA",
     "FAKE_SIGNING_KEY",
+    "FILES_API_BETA",
     "GEMINI_RULES",
     "INLINE_TOOLS_BETA",
     "INTERACTIONS_RULES",
@@ -269,6 +274,7 @@ __all__ = [
     "anthropic_context_management_valid",
     "anthropic_defer_loading_supported",
     "anthropic_deferred_no_cache_control",
+    "anthropic_file_sources",
     "anthropic_media_types",
     "anthropic_no_prefill",
     "anthropic_not_all_deferred",

@@ -49,7 +49,7 @@ from contextchef.testing._anthropic_turns import (
     anthropic_tool_results_first,
     anthropic_tool_use_answered,
 )
-from contextchef.testing._beta_fields import anthropic_beta_fields
+from contextchef.testing._beta_fields import anthropic_beta_fields, anthropic_file_sources
 from contextchef.testing._binding import anthropic_block_binding, anthropic_thinking_prefix
 from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
@@ -329,6 +329,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_text_blocks_non_blank,
     anthropic_base64_valid,
     anthropic_media_types,
+    anthropic_file_sources,
     anthropic_block_binding,
     anthropic_system_message_fields,
     anthropic_system_message_placement,

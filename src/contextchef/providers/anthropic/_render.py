@@ -58,6 +58,7 @@ from contextchef.providers._media import fit_media
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.anthropic._context import anthropic_context
 from contextchef.providers.anthropic._fields import FIELD_BETAS
+from contextchef.providers.anthropic._files import files_betas
 from contextchef.providers.anthropic._media import ANTHROPIC_MEDIA, media_block, media_source
 from contextchef.providers.anthropic._models import claude_cache_rules, claude_rules
 from contextchef.providers.anthropic._searches import fit_result as _fit_result
@@ -354,6 +355,7 @@ class AnthropicAdapter(AdapterDefaults):
         tools_at_start=_tools_at_start,
         beta_header="anthropic-beta",
         field_betas=FIELD_BETAS,  # the beta each beta-only field needs (`_fields`)
+        payload_betas=files_betas,  # a file source: the Files API beta (`_files`)
         # tool_use / tool_result blocks are refused when the request declares no tools
         tool_blocks_need_tools=True,
         # agents-and-tools/tool-use/tool-search-tool, "Limits": at most 10,000 tools with

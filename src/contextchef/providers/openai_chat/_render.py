@@ -55,6 +55,7 @@ from contextchef.providers._base import (
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._media import file_name, fit_media
+from contextchef.providers._scan import first_found
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.openai_chat._media import AUDIO_FORMATS, TEXT_ONLY
@@ -277,9 +278,7 @@ class OpenAIChatAdapter(AdapterDefaults):
         marked = None if rules.prompt_cache else _cache.refused_mark(entries, memo)
         refused = refused_parts(rules.model) if self.profile.media else frozenset()
         key = ("contextchef chat media scan", refused)
-        found = (
-            _cache.first_found(entries, memo, key, partial(_holds, refused)) if refused else None
-        )
+        found = first_found(entries, memo, key, partial(_holds, refused)) if refused else None
         media = None if found is None else (found, f"{' or '.join(sorted(refused))} parts")
         return min((r for r in (marked, media) if r is not None), default=None)
 

@@ -51,16 +51,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contextchef._json import canonical_dumps
 from contextchef.providers._base import RequestOptions
+from contextchef.providers._scan import first_found
 
 __all__ = [
     "MARKER",
     "cache_fields",
-    "first_found",
     "first_marked",
     "gpt_version",
     "marked_entries",
@@ -171,26 +171,6 @@ def first_marked(entries: Sequence[Mapping[str, Any]], memo: dict[Any, Any]) -> 
     last of them; while that one is still in its place, only entries after it are read.
     """
     return first_found(entries, memo, _SCANNED, _carries_marker)
-
-
-def first_found(
-    entries: Sequence[Mapping[str, Any]],
-    memo: dict[Any, Any],
-    key: object,
-    test: Callable[[Mapping[str, Any]], bool],
-) -> int | None:
-    """The index of the first of `entries` that passes `test`, read as `first_marked` reads.
-
-    `memo[key]` keeps how many were read and the last of them (see `first_marked`).
-    """
-    held: tuple[int, object, int | None] = memo.get(key, (0, None, None))
-    read, last, found = held
-    if read > len(entries) or (read and entries[read - 1] is not last):
-        read, found = 0, None  # cut back: read again
-    if found is None:
-        found = next((i for i in range(read, len(entries)) if test(entries[i])), None)
-    memo[key] = (len(entries), entries[-1] if entries else None, found)
-    return found
 
 
 def refused_mark(
