@@ -6,6 +6,7 @@ One helper for the test modules that run a turn through ``anthropic``, ``openai`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import anthropic
@@ -18,8 +19,16 @@ from contextchef.testing import FakeProvider, httpx_for
 HX = httpx_for(anthropic)
 
 
-def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
-    """`payload` through the official SDK of `target`; the SDK's response object."""
+def send(
+    target: str,
+    fake: FakeProvider,
+    payload: dict[str, Any],
+    headers: Mapping[str, str] | None = None,
+) -> Any:
+    """`payload` through the official SDK of `target`; the SDK's response object.
+
+    `headers` (a request's ``headers``) go as the Anthropic call's ``extra_headers``.
+    """
     if target in ("gemini", "gemini-interactions"):
         http = genai_types.HttpOptions(httpx_client=fake.http_client(HX))
         client = genai.Client(api_key="x", http_options=http)
@@ -28,7 +37,7 @@ def send(target: str, fake: FakeProvider, payload: dict[str, Any]) -> Any:
         return client.models.generate_content(**payload)
     if target == "anthropic":
         client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
-        return client.messages.create(**payload)
+        return client.messages.create(**payload, extra_headers=dict(headers or {}))
     chat = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
     if target == "responses":
         return chat.responses.create(**payload)

@@ -213,8 +213,9 @@ def taken(target: str) -> list[str]:
     )
 
 
-VALUES = {("responses", "max_output_tokens"): 16}
-"""Where the type's sample is below the API's minimum (Responses: 16 output tokens)."""
+VALUES = {("responses", "max_output_tokens"): 16, ("anthropic", "betas"): ["zeta-2026-01-01"]}
+"""Where the type's sample is below the API's minimum (Responses: 16 output tokens), or
+empty (an empty ``betas`` sends no header)."""
 
 HEADERS = {
     "betas": "anthropic-beta",
@@ -261,7 +262,13 @@ def test_every_field_the_installed_sdk_takes_compiles_validates_and_is_sent(
     value = sample(sdk_fields(target)[field]) if value is None else value
     chef = _chef()
     request = chef.compile(target, model=MODELS[target], extra={field: value})
-    assert request.payload[field] == value
+    if (target, field) == ("anthropic", "betas"):  # sent as the header (providers._headers)
+        assert field not in request.payload
+        assert set(value) <= set(request.headers.get("anthropic-beta", "").split(","))
+    elif (target, field) == ("anthropic", "extra_headers"):  # merged into request.headers
+        assert field not in request.payload and request.headers == value
+    else:
+        assert request.payload[field] == value
     body = {k: v for k, v in request.payload.items() if k not in CALL_OPTIONS}
     typed = next(t for t in REQUESTS[target] if set(body) <= set(_typeddict_fields(t)[0]))
     assert key_problems(body, typed) == []

@@ -112,7 +112,6 @@ def test_chat_fake_takes_every_part_type_the_sdk_lists() -> None:
             "content": [
                 {"type": "text", "text": "look"},
                 {"type": "image_url", "image_url": {"url": "https://x.test/a.png"}},
-                audio,
                 {"type": "file", "file": {"file_id": "file-1"}},
             ],
         },
@@ -122,8 +121,11 @@ def test_chat_fake_takes_every_part_type_the_sdk_lists() -> None:
         },
         {"role": "user", "content": "go on"},
     ]
+    heard: Any = [{"role": "user", "content": [{"type": "text", "text": "listen"}, audio]}]
     with _openai(fake) as client:
         client.chat.completions.create(model=MODEL, messages=messages)
+        fake.script(text("ok"))  # audio goes to an audio model (`chat_model_media`)
+        client.chat.completions.create(model="gpt-audio", messages=heard)
     assert fake.violations == ()
 
 

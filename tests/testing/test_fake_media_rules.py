@@ -47,8 +47,12 @@ def _outcome(fake: FakeProvider, send: Callable[[], object]) -> str | None:
 def _anthropic(fake: FakeProvider, content: list[dict[str, Any]]) -> str | None:
     client = anthropic.Anthropic(api_key="x", max_retries=0, http_client=fake.http_client(HX))
     messages: Any = [{"role": "user", "content": content}]
+    beta = {"anthropic-beta": "files-api-2025-04-14"}  # for a file source (its own rule)
     return _outcome(
-        fake, lambda: client.messages.create(model=MODEL, max_tokens=9, messages=messages)
+        fake,
+        lambda: client.messages.create(
+            model=MODEL, max_tokens=9, messages=messages, extra_headers=beta
+        ),
     )
 
 
@@ -111,10 +115,10 @@ def test_anthropic_fake_takes_the_media_types_the_api_takes() -> None:
     assert fake.violations == ()
 
 
-def _chat(fake: FakeProvider, parts: list[dict[str, Any]]) -> str | None:
+def _chat(fake: FakeProvider, parts: list[dict[str, Any]], model: str = MODEL) -> str | None:
     client = openai.OpenAI(api_key="x", max_retries=0, http_client=fake.http_client(HX))
     messages: Any = [{"role": "user", "content": parts}]
-    return _outcome(fake, lambda: client.chat.completions.create(model=MODEL, messages=messages))
+    return _outcome(fake, lambda: client.chat.completions.create(model=model, messages=messages))
 
 
 @pytest.mark.parametrize(
@@ -144,10 +148,31 @@ def test_chat_fake_takes_pngs_pdfs_and_wav() -> None:
     fake = FakeOpenAIChat()
     parts = [
         {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
-        {"type": "file", "file": {"file_data": "data:application/pdf;base64,AAAA"}},
-        {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "mp3"}},
+        {
+            "type": "file",
+            "file": {"file_data": "data:application/pdf;base64,AAAA", "filename": "a.pdf"},
+        },
     ]
     assert _chat(fake, parts) is None
+    audio = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "mp3"}}
+    assert _chat(fake, [audio], model="gpt-audio-mini-2025-12-15") is None
+
+
+@pytest.mark.parametrize(
+    ("model", "part"),
+    [
+        ("gpt-5.5", {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "mp3"}}),
+        ("gpt-4o", {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}),
+        ("gpt-audio", {"type": "image_url", "image_url": {"url": "https://x.test/a.png"}}),
+        ("gpt-4o-audio-preview", {"type": "file", "file": {"file_id": "file-1"}}),
+    ],
+)
+def test_chat_fake_refuses_audio_to_a_model_without_audio_input_and_images_to_one_with(
+    model: str, part: dict[str, Any]
+) -> None:
+    refused = _chat(FakeOpenAIChat(), [{"type": "text", "text": "hi"}, part], model=model)
+    assert refused is not None and "rule chat_model_media broken" in refused
+    assert f"messages[0].content[1]: {part['type']} is not supported by model {model!r}" in refused
 
 
 def test_the_fake_for_a_text_only_target_refuses_image_parts() -> None:

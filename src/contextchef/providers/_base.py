@@ -8,7 +8,7 @@ is byte-stable. What a provider can do is data in `Profile`, not branches in ada
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
@@ -93,6 +93,8 @@ class Profile:
             None where there is none (then passing betas is an error).
         field_betas: Request field path (dotted, e.g. ``thinking.block_binding``) -> the
             beta value a request using it must send.
+        payload_betas: (payload, the ledger's memo) -> the betas the request's content
+            needs (Anthropic: the Files API beta for a ``file`` source), or None.
         tool_blocks_need_tools: A request whose messages hold tool calls or results must
             declare tools (Anthropic); with none declared, the session sends the exchange
             as text.
@@ -125,6 +127,7 @@ class Profile:
     media: bool = True
     beta_header: str | None = None
     field_betas: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    payload_betas: Callable[[Mapping[str, Any], dict[Any, Any]], Collection[str]] | None = None
     tool_changes_by_definition: bool = False
     tool_blocks_need_tools: bool = False
     max_deferred_tools: int | None = None
@@ -595,9 +598,11 @@ def extra_left_out(extra: Mapping[str, Any], payload: Mapping[str, Any]) -> tupl
     Adapters copy `extra` to the body's top level (Gemini: into ``config``) and leave a
     field out only where the provider would refuse it as the history stands (Anthropic's
     ``thinking`` without the last tool turn's thinking: see its ``_thinking`` module).
-    On Responses, ``compaction`` asks for a ``/responses/compact`` body: not reported.
+    On Responses, ``compaction`` asks for a ``/responses/compact`` body; ``betas`` and
+    ``extra_headers`` go in the headers on a wire with a beta header (`providers._headers`).
+    None is reported.
     """
     config = payload.get("config")
     inner = config if isinstance(config, Mapping) else {}
-    asked = "compaction" if "input" in payload else None  # Responses: the endpoint asked
-    return tuple(k for k in extra if k not in payload and k not in inner and k != asked)
+    asked = ("compaction" if "input" in payload else "", "betas", "extra_headers")
+    return tuple(k for k in extra if k not in payload and k not in inner and k not in asked)

@@ -24,7 +24,15 @@ from contextchef._errors import shown
 from contextchef.history._messages import MediaPart, Message, Part, TextPart, ToolResult
 from contextchef.history._normalize import Change
 
-__all__ = ["ALL_SOURCES", "MediaRules", "Source", "fit_media", "media_note", "source_of"]
+__all__ = [
+    "ALL_SOURCES",
+    "MediaRules",
+    "Source",
+    "file_name",
+    "fit_media",
+    "media_note",
+    "source_of",
+]
 
 Source = Literal["data", "url", "file_id"]
 ALL_SOURCES: frozenset[Source] = frozenset({"data", "url", "file_id"})
@@ -79,6 +87,60 @@ _PARTS = attrgetter("parts")
 def source_of(part: MediaPart) -> Source:
     """How `part` carries its bytes: ``data``, ``url`` or ``file_id``."""
     return "data" if part.data is not None else "url" if part.url is not None else "file_id"
+
+
+_OFFICE = "application/vnd.openxmlformats-officedocument."
+_EXTENSIONS = MappingProxyType(
+    {
+        "application/pdf": "pdf",
+        "application/json": "json",
+        "application/xml": "xml",
+        "application/vnd.ms-excel": "xls",
+        _OFFICE + "wordprocessingml.document": "docx",
+        _OFFICE + "presentationml.presentation": "pptx",
+        _OFFICE + "spreadsheetml.sheet": "xlsx",
+        "text/plain": "txt",
+        "text/markdown": "md",
+        "text/html": "html",
+        "text/xml": "xml",
+        "text/csv": "csv",
+        "text/tab-separated-values": "tsv",
+        "text/css": "css",
+        "text/javascript": "js",
+        "text/x-python": "py",
+        "text/x-script.python": "py",
+        "text/x-c": "c",
+        "text/x-c++": "cpp",
+        "text/x-java": "java",
+        "text/x-sh": "sh",
+    }
+)
+"""Media type -> the extension of the name an inline file of that type is sent with."""
+
+
+def file_name(part: MediaPart) -> str:
+    """The ``filename`` inline file data (`part`) is sent with on the OpenAI wires.
+
+    OpenAI's file inputs guide (https://developers.openai.com/api/docs/guides/file-inputs,
+    "Base64-encoded files") sends every ``file_data`` with a ``filename``, and the API
+    refuses one without it with a 400 that does not name it ("Missing required
+    parameter: 'input[1].content[1]'" on Responses, "...'messages[1].content[1].file.file_id'"
+    on Chat Completions; laravel/ai#321, openai/openai-agents-python#1513), though the
+    SDK types (``ResponseInputFileParam``, ``File``) mark it optional. The name is the
+    part's own where it has one (``provider_data["filename"]``, or the one recorded from
+    a Chat ``file`` part or a Responses ``input_file``), else ``attachment.<extension>``
+    from its media type (the API reads the type from the extension): the same for every
+    part of a type, with no clock or random value, so the bytes are stable.
+    """
+    data = part.provider_data or {}
+    for holder in (data, data.get("file_extra"), data.get("extra")):
+        name = holder.get("filename") if isinstance(holder, Mapping) else None
+        if isinstance(name, str) and name:
+            return name
+    kind = part.media_type.partition(";")[0].strip()
+    subtype = kind.partition("/")[2].removeprefix("x-")
+    extension = _EXTENSIONS.get(kind) or "".join(c for c in subtype if c.isalnum())[:16]
+    return f"attachment.{extension or 'bin'}"
 
 
 def media_note(part: MediaPart) -> str:

@@ -233,7 +233,7 @@ def _make(ctx: _Context, *, force: int | None) -> _Made:
         changes=changes,
         edits=edits,
         prefix_fingerprint=ctx.prefix.fingerprint,
-        headers=beta_headers(inp, ctx.rules, tool_state),
+        headers=beta_headers(inp, ctx.rules, tool_state, payload),
         model_rules=ctx.rules,
         appended=len(wire),
         strategy=inp.strategy.name,

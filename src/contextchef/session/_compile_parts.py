@@ -12,13 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
-from contextchef._errors import CorruptHistoryError, UsageError
+from contextchef._errors import CorruptHistoryError
 from contextchef._json import canonical_dumps
 from contextchef._signing import as_decimal_store
 from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, Chain, ModelRules, RequestOptions
+from contextchef.providers._headers import body_extra, request_headers
 from contextchef.providers._model_rules import check_prefill, history_rules, thinks
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
@@ -286,7 +287,7 @@ def request_options(
             and thinks(inp.extra),  # Anthropic: no prefill with thinking (Gemini: none at all)
         ),
         cache_last=inp.adapter.profile.cache_breakpoints > 0,
-        extra=inp.extra,
+        extra=body_extra(inp.extra, inp.adapter.profile),  # headers: `request_headers`
         diagnose=inp.diagnostics,
         previous_response=inp.ledger.response_id,
         turn_gap=inp.turn_gap,
@@ -296,26 +297,12 @@ def request_options(
     )
 
 
-def beta_headers(inp: CompileInput, rules: ModelRules, tools: ToolState) -> dict[str, str]:
-    """The beta header: the caller's values plus those the request needs.
+def beta_headers(inp: CompileInput, rules: ModelRules, tools: ToolState, payload: Any) -> Any:
+    """The request's headers (`providers._headers.request_headers`).
 
-    The request's fields may need one, and a history carrying tool changes needs their
-    beta on every request.
+    The caller's betas, ``extra``'s, and those the request needs: its fields' and its
+    content's, and a history carrying tool changes needs their beta on every request.
     """
-    profile = inp.adapter.profile
-    betas = set(inp.betas)
-    if tools.sent and rules.tool_change_beta is not None:
-        betas.add(rules.tool_change_beta)
-    for path, beta in profile.field_betas.items():
-        value: Any = inp.extra
-        for key in path.split("."):
-            value = value.get(key) if isinstance(value, Mapping) else None
-        if value is not None:
-            betas.add(beta)
-    if not betas:
-        return {}
-    if profile.beta_header is None:
-        raise UsageError(
-            f"betas {sorted(betas)} were given, but target {profile.target!r} has no beta header"
-        )
-    return {profile.beta_header: ",".join(sorted(betas))}
+    needed = [rules.tool_change_beta] if tools.sent and rules.tool_change_beta else []
+    betas = (*inp.betas, *needed)
+    return request_headers(inp.adapter.profile, inp.extra, betas, payload, inp.ledger.cache)

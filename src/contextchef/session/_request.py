@@ -102,8 +102,8 @@ class CompiledRequest:
             or the system prompt or a tool changed): each one restarts the prompt cache
             from where it is, and on models with the prefix check the thinking it
             invalidated is no longer sent. ``()`` on an append-only compile.
-        headers: HTTP headers the request needs (the ``anthropic-beta`` values for the
-            fields used): pass them as the SDK's ``extra_headers``.
+        headers: HTTP headers: ``anthropic-beta`` (the fields' and ``extra``'s betas) and
+            ``extra``'s ``extra_headers``, merged: pass them as the SDK's ``extra_headers``.
         model_rules: The rules applied for the model (see `ModelRules`).
         appended: How many wire entries this compile added after the replayed ones.
         strategy: The disclosure strategy used (what ``auto`` chose, for instance).

@@ -112,6 +112,11 @@ process, accepts what another fake with the same key issued and gives the same v
 edits, so a snapshotted session can resume against a new fake.
 """
 
+from contextchef.testing._beta_fields import (
+    FILES_API_BETA,
+    anthropic_beta_fields,
+    anthropic_file_sources,
+)
 from contextchef.testing._binding import (
     THINKING_BETA,
     anthropic_block_binding,
@@ -154,6 +159,7 @@ from contextchef.testing._interactions import (
 from contextchef.testing._media_rules import (
     anthropic_media_types,
     chat_media_types,
+    chat_model_media,
     chat_text_content,
     gemini_function_response_media,
     interactions_result_media,
@@ -228,6 +234,7 @@ __all__ = [
     "COMPACT_BETA",
     "CONTEXT_MANAGEMENT_BETA",
     "FAKE_SIGNING_KEY",
+    "FILES_API_BETA",
     "GEMINI_RULES",
     "INLINE_TOOLS_BETA",
     "INTERACTIONS_RULES",
@@ -260,12 +267,14 @@ __all__ = [
     "ScriptedCall",
     "Turn",
     "Violation",
+    "anthropic_beta_fields",
     "anthropic_block_binding",
     "anthropic_compaction_blocks_known",
     "anthropic_compaction_closed_turn",
     "anthropic_context_management_valid",
     "anthropic_defer_loading_supported",
     "anthropic_deferred_no_cache_control",
+    "anthropic_file_sources",
     "anthropic_media_types",
     "anthropic_no_prefill",
     "anthropic_not_all_deferred",
@@ -280,6 +289,7 @@ __all__ = [
     "anthropic_tool_reference_content",
     "anthropic_tool_use_declared",
     "chat_media_types",
+    "chat_model_media",
     "chat_prompt_cache",
     "chat_text_content",
     "chat_tool_choice_declared",

@@ -11,15 +11,25 @@
   WEBP or GIF (https://platform.openai.com/docs/guides/images-vision); a ``file`` part's
   ``file_data`` is a PDF ("Chat Completions accepts only PDF files as file content parts",
   https://developers.openai.com/api/docs/guides/file-inputs); ``input_audio.format`` is
-  ``wav`` or ``mp3`` (``ChatCompletionContentPartInputAudioParam``);
+  ``wav`` or ``mp3`` (``ChatCompletionContentPartInputAudioParam``); a ``file_data``
+  goes with a ``filename`` (the file inputs guide's base64 example; the API's 400
+  "Missing required parameter: 'messages[1].content[1].file.file_id'" without one,
+  openai/openai-agents-python#1513);
+* `chat_model_media` (Chat Completions): ``input_audio`` parts go to the audio models
+  only (``gpt-audio*``, ``gpt-4o-audio-preview*``, ``gpt-4o-mini-audio-preview*``: the
+  audio guide, https://platform.openai.com/docs/guides/audio), and those take no image
+  or file part ("Input modalities: text, audio", "Image: Not supported",
+  https://developers.openai.com/api/docs/models/gpt-audio and
+  .../models/gpt-4o-audio-preview);
 * `chat_text_content` (a Chat-compatible API whose message content is text, such as
   DeepSeek's, https://api-docs.deepseek.com/api/create-chat-completion): a content list
   holds ``text`` parts only. `fake_for` adds it for a target whose `Profile.media` is
   False;
 * `responses_media_types` (Responses): an ``input_image`` ``data:`` URL holds PNG, JPEG,
   WEBP or GIF; an ``input_file``'s ``file_data`` is of a type the file inputs guide lists
-  (PDF, text and code, ``.docx`` / ``.pptx``, spreadsheets), in messages and in
-  ``function_call_output`` lists;
+  (PDF, text and code, ``.docx`` / ``.pptx``, spreadsheets) and goes with a ``filename``
+  (the guide's base64 example; "Missing required parameter: 'input[1].content[1]'"
+  without one, laravel/ai#321), in messages and in ``function_call_output`` lists;
 * `gemini_function_response_media` (Gemini): a ``functionResponse``'s ``parts`` hold
   ``inlineData`` of ``image/png``, ``image/jpeg``, ``image/webp``, ``application/pdf`` or
   ``text/plain`` (multimodal function responses, https://ai.google.dev/gemini-api/docs/gemini-3),
@@ -40,6 +50,7 @@ from contextchef.testing._records import RecordedRequest
 __all__ = [
     "anthropic_media_types",
     "chat_media_types",
+    "chat_model_media",
     "chat_text_content",
     "gemini_function_response_media",
     "interactions_result_media",
@@ -61,6 +72,12 @@ _RESPONSES_FILES = (
     "application/vnd.ms-excel",
 )
 _GEMINI_RESULT = ("image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain")
+
+
+_NO_NAME = (
+    "Missing required parameter (file_data is sent with a filename: the API's 400 names "
+    "file_id on Chat, the part itself on Responses)"
+)
 
 
 def _listed(values: Sequence[str]) -> str:
@@ -115,6 +132,8 @@ def _chat_part(part: Mapping[str, Any]) -> str | None:
         media = _data_type(file.get("file_data"))
         if media is not None and media != "application/pdf":
             return f"file.file_data: only PDF files are supported, got {media!r:.60}"
+        if "file_data" in file and not file.get("filename"):
+            return f"file.file_id: {_NO_NAME}"
     audio_format = audio.get("format") if isinstance(audio, Mapping) else None
     if kind == "input_audio" and audio_format not in ("wav", "mp3"):
         return f"input_audio.format: must be 'wav' or 'mp3', got {audio_format!r:.40}"
@@ -128,6 +147,24 @@ def chat_media_types(body: _Body, earlier: _Earlier) -> Iterator[str]:
             problem = _chat_part(part)
             if problem is not None:
                 yield f"messages[{i}].content[{j}].{problem}"
+
+
+_AUDIO_MODELS = ("gpt-audio", "gpt-4o-audio-preview", "gpt-4o-mini-audio-preview")
+
+
+def chat_model_media(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Audio parts go to an audio model, image and file parts to any other (module doc)."""
+    model = body.get("model")
+    audio = isinstance(model, str) and model.lower().startswith(_AUDIO_MODELS)
+    refused = ("image_url", "file") if audio else ("input_audio",)
+    for i, message in dicts(body.get("messages")):
+        for j, part in dicts(message.get("content")):
+            if part.get("type") in refused:
+                takes = "text and audio only" if audio else "no audio: use gpt-audio"
+                yield (
+                    f"messages[{i}].content[{j}]: {part.get('type')} is not supported by "
+                    f"model {model!r:.60} ({takes})"
+                )
 
 
 def chat_text_content(body: _Body, earlier: _Earlier) -> Iterator[str]:
@@ -152,6 +189,8 @@ def _responses_part(part: Mapping[str, Any]) -> str | None:
         taken = media is None or media in _RESPONSES_FILES or media.startswith("text/")
         if not taken:
             return f"file_data: unsupported file type {media!r:.60}"
+        if "file_data" in part and not part.get("filename"):
+            return f"filename: {_NO_NAME}"
     return None
 
 

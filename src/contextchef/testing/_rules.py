@@ -49,6 +49,7 @@ from contextchef.testing._anthropic_turns import (
     anthropic_tool_results_first,
     anthropic_tool_use_answered,
 )
+from contextchef.testing._beta_fields import anthropic_beta_fields, anthropic_file_sources
 from contextchef.testing._binding import anthropic_block_binding, anthropic_thinking_prefix
 from contextchef.testing._body import as_list as _list
 from contextchef.testing._body import blocks as _blocks
@@ -85,6 +86,7 @@ from contextchef.testing._context import (
 from contextchef.testing._media_rules import (
     anthropic_media_types,
     chat_media_types,
+    chat_model_media,
     gemini_function_response_media,
     responses_media_types,
 )
@@ -327,6 +329,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_text_blocks_non_blank,
     anthropic_base64_valid,
     anthropic_media_types,
+    anthropic_file_sources,
     anthropic_block_binding,
     anthropic_system_message_fields,
     anthropic_system_message_placement,
@@ -335,6 +338,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_thinking_leads_tool_turn,
     *ANTHROPIC_NATIVE_RULES,
     anthropic_context_management_valid,
+    anthropic_beta_fields,
     anthropic_compaction_closed_turn,
     anthropic_compaction_blocks_known,
 )
@@ -343,8 +347,9 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
 (`contextchef.testing._binding`, `contextchef.testing._placement`, and a final tool turn
 led by its thinking when thinking is on); the model-dependent
 ones apply only to the Claude models of `contextchef.testing._claude` (and, for tool search,
-those Anthropic's tool search page lists), so made-up model names skip them. The last three
-are context management and compaction (`contextchef.testing._context`)."""
+those Anthropic's tool search page lists), so made-up model names skip them. The last four
+are context management, beta-only fields (`contextchef.testing._beta_fields`) and
+compaction (`contextchef.testing._context`)."""
 
 
 # -- OpenAI Chat Completions -------------------------------------------------------------
@@ -392,6 +397,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_tool_choice_declared,
     chat_content_part_types,
     chat_media_types,
+    chat_model_media,
     *CHAT_CACHE_RULES,
 )
 """The rules `FakeOpenAIChat` enforces by default (DeepSeek too)."""

@@ -24,10 +24,41 @@ to refuse.)
 
 from __future__ import annotations
 
-from contextchef._cache import lru_cache
-from contextchef.providers._extra_fields import CALL_OPTIONS, EXTRA_BODY, ExtraFields, sdk_keys
+from types import MappingProxyType
 
-__all__ = ["DECLARED", "FIELDS"]
+from contextchef._cache import lru_cache
+from contextchef.providers._compacted import ON_DEMAND_BETA
+from contextchef.providers._extra_fields import CALL_OPTIONS, EXTRA_BODY, ExtraFields, sdk_keys
+from contextchef.providers.anthropic._context import CONTEXT_MANAGEMENT_BETA
+from contextchef.providers.anthropic._models import BINDING_BETA
+
+__all__ = ["DECLARED", "FIELDS", "FIELD_BETAS"]
+
+FIELD_BETAS = MappingProxyType(
+    {
+        # build-with-claude/preserved-thinking/prefix-checks
+        "thinking.block_binding": BINDING_BETA,
+        "compaction": ON_DEMAND_BETA,
+        "context_management": CONTEXT_MANAGEMENT_BETA,  # given in extra, as ContextPolicy
+        # agents-and-tools/mcp-connector: the current connector (mcp_toolset); a host on
+        # the older tool_configuration shape pins mcp-client-2025-04-04 in betas
+        "mcp_servers": "mcp-client-2025-11-20",
+        # SDK BetaFallbackParam: "These rules apply with the server-side-fallback-2026-07-01
+        # beta header" (build-with-claude/refusals-and-fallback)
+        "fallbacks": "server-side-fallback-2026-07-01",
+        # SDK BetaFallbackCreditTokenParam: the object form "Requires anthropic-beta:
+        # fallback-credit-2026-07-01; without that header the field accepts the bare string only"
+        "fallback_credit_token.token": "fallback-credit-2026-07-01",
+        # SDK lib/threads/_thread_state.py MESSAGE_THREADS_BETA
+        "thread": "message-threads-2026-08-12",
+    }
+)
+"""Request field (dotted path) -> the ``anthropic-beta`` value a request using it sends
+(`Profile.field_betas`, `providers._headers`). These are the fields of the installed
+SDK's beta ``MessageCreateParams`` that its GA type lacks, with the beta their docs
+name; ``billing_policy`` is left out (the SDK names three ``user-profiles-*`` betas
+and none for the field): it needs ``compile(betas=...)``, as ``betas`` itself is merged
+into the header (`providers._headers`)."""
 
 DECLARED = (
     "betas",

@@ -15,10 +15,9 @@
 
 A ``tool_result`` block's content takes the same image and document blocks
 (``ToolResultBlockParam.content``). Any other type (``image/bmp``, ``image/svg+xml``,
-audio, video, archives) is refused: it is sent as a text note (`fit_media`). File
-sources need no beta header: the installed SDK (anthropic 2.17) has the Files API and
-these sources in its GA types (``client.files``, ``FileDocumentSourceParam``), though
-older docs name the ``files-api-2025-04-14`` beta.
+audio, video, archives) is refused: it is sent as a text note (`fit_media`). A request
+holding a file source sends the ``files-api-2025-04-14`` beta (`_files`), which the
+Files API docs still require.
 """
 
 from __future__ import annotations

@@ -52,13 +52,15 @@ from contextchef.providers._base import (
     hints,
     object_arguments,
 )
-from contextchef.providers._compacted import ON_DEMAND_BETA, from_base
+from contextchef.providers._compacted import from_base
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
 from contextchef.providers._media import fit_media
 from contextchef.providers._usage import CacheRules
-from contextchef.providers.anthropic._context import CONTEXT_MANAGEMENT_BETA, anthropic_context
+from contextchef.providers.anthropic._context import anthropic_context
+from contextchef.providers.anthropic._fields import FIELD_BETAS
+from contextchef.providers.anthropic._files import files_betas
 from contextchef.providers.anthropic._media import ANTHROPIC_MEDIA, media_block, media_source
-from contextchef.providers.anthropic._models import BINDING_BETA, claude_cache_rules, claude_rules
+from contextchef.providers.anthropic._models import claude_cache_rules, claude_rules
 from contextchef.providers.anthropic._searches import fit_result as _fit_result
 from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
@@ -352,12 +354,8 @@ class AnthropicAdapter(AdapterDefaults):
         native_tool_search="anthropic",
         tools_at_start=_tools_at_start,
         beta_header="anthropic-beta",
-        # build-with-claude/preserved-thinking/prefix-checks: block_binding needs this beta
-        field_betas={
-            "thinking.block_binding": BINDING_BETA,
-            "compaction": ON_DEMAND_BETA,
-            "context_management": CONTEXT_MANAGEMENT_BETA,  # given in extra, as ContextPolicy
-        },
+        field_betas=FIELD_BETAS,  # the beta each beta-only field needs (`_fields`)
+        payload_betas=files_betas,  # a file source: the Files API beta (`_files`)
         # tool_use / tool_result blocks are refused when the request declares no tools
         tool_blocks_need_tools=True,
         # agents-and-tools/tool-use/tool-search-tool, "Limits": at most 10,000 tools with

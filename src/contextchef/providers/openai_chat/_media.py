@@ -9,7 +9,14 @@
   only PDF files as file content parts").
 * Audio (``input_audio`` parts): base64 ``data`` in ``wav`` or ``mp3`` format (the SDK's
   ``ChatCompletionContentPartInputAudioParam``, ``format: Literal["wav", "mp3"]``;
-  https://platform.openai.com/docs/guides/audio).
+  https://platform.openai.com/docs/guides/audio), on the audio models only.
+
+Which table a model gets is the model's (`_models.chat_media`): the audio models
+(``gpt-audio``, ``gpt-4o-audio-preview``... : "Input modalities: text, audio", "Image:
+Not supported", https://developers.openai.com/api/docs/models/gpt-audio and
+.../models/gpt-4o-audio-preview) take `AUDIO_MEDIA`; every other Chat model
+`CHAT_MEDIA`, images and PDFs but no audio (the audio guide: audio input is for the
+audio models).
 
 A tool message holds text only (``ChatCompletionToolMessageParam``): a result's media go
 in a user message after the batch's tool messages, so a result takes what a user message
@@ -23,7 +30,7 @@ from types import MappingProxyType
 
 from contextchef.providers._media import MediaRules, Source
 
-__all__ = ["AUDIO_FORMATS", "CHAT_MEDIA", "TEXT_ONLY"]
+__all__ = ["AUDIO_FORMATS", "AUDIO_MEDIA", "CHAT_MEDIA", "PART_MEDIA", "TEXT_ONLY"]
 
 AUDIO_FORMATS = MappingProxyType(
     {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
@@ -37,12 +44,23 @@ CHAT_MEDIA = MediaRules(
         {
             **dict.fromkeys(("image/png", "image/jpeg", "image/webp", "image/gif"), _IMAGE),
             "application/pdf": frozenset({"data", "file_id"}),
-            **dict.fromkeys(AUDIO_FORMATS, _DATA),
         }
     ),
-    source="images-vision, file-inputs and audio guides; openai SDK content part types",
+    source="images-vision and file-inputs guides; openai SDK content part types",
 )
-"""What Chat Completions takes (see the module doc)."""
+"""What a Chat Completions model other than the audio models takes (see the module doc)."""
+
+AUDIO_MEDIA = MediaRules(
+    message=MappingProxyType(dict.fromkeys(AUDIO_FORMATS, _DATA)),
+    source="audio guide; gpt-audio and gpt-4o-audio-preview model pages (text and audio in)",
+)
+"""What the audio models take: wav and mp3 data, no image or file (see the module doc)."""
 
 TEXT_ONLY = MediaRules(source="message content is text")
 """What a Chat-compatible API taking no media parts takes: nothing."""
+
+PART_MEDIA = MappingProxyType(
+    {"input_audio": "audio/wav", "image_url": "image/png", "file": "application/pdf"}
+)
+"""A content part type -> a media type it carries: the part is one a model refuses
+when its table takes no such type (`_models.refused_parts`)."""

@@ -11,7 +11,7 @@ How each IR part is rendered (one renderer per part kind):
   parts for wav / mp3 data and ``file`` parts for other files (https://platform.openai.com/docs/guides/images-vision,
   https://platform.openai.com/docs/guides/pdf-files); Chat cannot fetch a non-image
   file by URL, so such a file is named in a text part instead; what Chat does not take
-  is a text note (`_media.CHAT_MEDIA`, `fit_references`);
+  is a text note (the model's table, `_models.chat_media`; `fit_references`);
 * tool call -> a ``tool_calls`` entry, arguments replayed as the exact string;
 * tool result -> a ``role: "tool"`` message. Chat has no error flag, so an error result
   is sent as its text. A tool message holds text only, so media returned by a tool go
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from contextchef._json import thaw
@@ -53,10 +54,12 @@ from contextchef.providers._base import (
 )
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
-from contextchef.providers._media import fit_media
+from contextchef.providers._media import file_name, fit_media
+from contextchef.providers._scan import first_found
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
-from contextchef.providers.openai_chat._media import AUDIO_FORMATS, CHAT_MEDIA, TEXT_ONLY
+from contextchef.providers.openai_chat._media import AUDIO_FORMATS, TEXT_ONLY
+from contextchef.providers.openai_chat._models import chat_media, refused_parts
 from contextchef.providers.responses import _cache  # OpenAI's prompt cache: one set of rules
 from contextchef.providers.responses._caching import openai_cache_rules
 from contextchef.providers.responses._context import gpt_window
@@ -95,11 +98,20 @@ def _media_part(part: MediaPart) -> dict[str, Any]:
     if part.file_id is not None:
         file: dict[str, Any] = {"file_id": part.file_id}
     elif part.data is not None:
-        file = {"file_data": data_url(part.media_type, part.data)}
+        # with a name (`file_name`): the API refuses file_data without one
+        file = {"filename": file_name(part), "file_data": data_url(part.media_type, part.data)}
     else:  # Chat cannot fetch a file by URL: name it in text instead
         return {"type": "text", "text": f"[{part.media_type} file: {part.url}]"}
     file = apply_hints(file, {"extra": hint.get("file_extra")})
     return apply_hints({"type": "file", "file": file}, hint)
+
+
+def _holds(kinds: frozenset[str], entry: Mapping[str, Any]) -> bool:
+    """Whether a sent message's content holds a part of one of the types `kinds`."""
+    content = entry.get("content")
+    return isinstance(content, list) and any(
+        isinstance(p, Mapping) and p.get("type") in kinds for p in content
+    )
 
 
 CONTENT_PARTS: dict[str, Callable[[Any], dict[str, Any]]] = {
@@ -257,8 +269,18 @@ class OpenAIChatAdapter(AdapterDefaults):
         memo: dict[Any, Any],
         new: Sequence[Message] = (),
     ) -> tuple[int, str] | None:
-        """The first entry with a breakpoint, for a model taking none (`_cache.first_marked`)."""
-        return None if rules.prompt_cache else _cache.refused_mark(entries, memo)
+        """The first entry the model refuses: a breakpoint, or a part it does not take.
+
+        A breakpoint for a model taking none (`_cache.first_marked`); a content part the
+        model refuses (`_models.refused_parts`: audio sent to an audio model, then the
+        model changed). Whichever comes first.
+        """
+        marked = None if rules.prompt_cache else _cache.refused_mark(entries, memo)
+        refused = refused_parts(rules.model) if self.profile.media else frozenset()
+        key = ("contextchef chat media scan", refused)
+        found = first_found(entries, memo, key, partial(_holds, refused)) if refused else None
+        media = None if found is None else (found, f"{' or '.join(sorted(refused))} parts")
+        return min((r for r in (marked, media) if r is not None), default=None)
 
     def cache_rules(self, model: str) -> CacheRules:
         """OpenAI's cache prices and lifetimes (`responses._caching.openai_cache_rules`)."""
@@ -284,11 +306,12 @@ class OpenAIChatAdapter(AdapterDefaults):
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
         """Media Chat does not take as text notes (`fit_media`, ``media_as_text``).
 
-        What it takes is `_media.CHAT_MEDIA`; an API whose message content is text
-        (`Profile.media` False) takes none (`_media.TEXT_ONLY`). Chat names no tool by
-        reference.
+        What it takes is the model's (`_models.chat_media`: audio on the audio models
+        only); an API whose message content is text (`Profile.media` False) takes none
+        (`_media.TEXT_ONLY`). Chat names no tool by reference.
         """
-        table = CHAT_MEDIA if self.profile.media else TEXT_ONLY
+        model = rules.model if rules is not None else ""
+        table = chat_media(model) if self.profile.media else TEXT_ONLY
         return fit_media(messages, table, offset=offset)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:

@@ -56,6 +56,7 @@ from typing import Any
 
 from contextchef._json import canonical_dumps
 from contextchef.providers._base import RequestOptions
+from contextchef.providers._scan import first_found
 
 __all__ = [
     "MARKER",
@@ -169,14 +170,7 @@ def first_marked(entries: Sequence[Mapping[str, Any]], memo: dict[Any, Any]) -> 
     again (new objects), never changed in place. `memo` keeps how many were read and the
     last of them; while that one is still in its place, only entries after it are read.
     """
-    held: tuple[int, object, int | None] = memo.get(_SCANNED, (0, None, None))
-    read, last, found = held
-    if read > len(entries) or (read and entries[read - 1] is not last):
-        read, found = 0, None  # cut back: read again
-    if found is None:
-        found = next((i for i in range(read, len(entries)) if _carries_marker(entries[i])), None)
-    memo[_SCANNED] = (len(entries), entries[-1] if entries else None, found)
-    return found
+    return first_found(entries, memo, _SCANNED, _carries_marker)
 
 
 def refused_mark(

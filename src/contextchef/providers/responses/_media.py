@@ -7,7 +7,8 @@
   inputs guide lists: PDF, text and code (``.txt``, ``.md``, ``.json``, ``.html``,
   ``.xml``, code files), rich documents (``.docx``, ``.pptx``) and spreadsheets
   (``.xlsx``, ``.xls``, ``.csv``, ``.tsv``)
-  (https://developers.openai.com/api/docs/guides/file-inputs; ``ResponseInputFileParam``).
+  (https://developers.openai.com/api/docs/guides/file-inputs; ``ResponseInputFileParam``);
+  ``file_data`` goes with a ``filename`` (`providers._media.file_name`).
 
 No audio or video: a message's content and a ``function_call_output`` list take
 ``input_text``, ``input_image`` and ``input_file`` only (``ResponseInputContentParam``,

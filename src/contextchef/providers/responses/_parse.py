@@ -96,7 +96,9 @@ def _r_content_part(
     elif kind == "input_file" and isinstance(raw.get("file_data"), str):
         inline = split_data_url(raw["file_data"])
         part = MediaPart(media_type=inline[0], data=inline[1]) if inline else None
-    return None if part is None else fit_hints(part, raw, render, _R)
+    name = raw.get("filename")  # kept as given: render names an unnamed file (`file_name`)
+    named = {"filename": name} if isinstance(name, str) and name else {}
+    return None if part is None else fit_hints(part, raw, render, _R, **named)
 
 
 _PART_TYPES = frozenset(

@@ -61,7 +61,7 @@ from contextchef.providers._base import (
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._compacted import COMPACTION, native_base
 from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
-from contextchef.providers._media import fit_media
+from contextchef.providers._media import file_name, fit_media
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.responses import _cache, _search
@@ -103,7 +103,8 @@ def _media_part(part: MediaPart, role: str) -> dict[str, Any]:
         built["file_id"] = part.file_id
     elif part.url is not None:
         built["image_url" if image else "file_url"] = part.url
-    else:
+    else:  # an inline file goes with a name (`file_name`: the API refuses one without)
+        built.update({} if image else {"filename": file_name(part)})
         built["image_url" if image else "file_data"] = data_url(part.media_type, part.data or "")
     if image:  # the SDK's input_image type requires a detail level
         built.setdefault("detail", "auto")
