@@ -64,7 +64,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused
 from contextchef.providers._base import (
     AdapterDefaults,
     Chain,
@@ -78,6 +78,7 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers._call_ids import fitted_id
+from contextchef.providers._keeps import keeps_part, reasoning_refused
 from contextchef.providers._media import fit_media
 from contextchef.providers._tool_changes import deferred
 from contextchef.providers._usage import CacheRules
@@ -165,6 +166,33 @@ def _result(part: ToolResult, name: str) -> dict[str, Any]:
     return apply_hints(built, hint)
 
 
+THOUGHT_NEEDS = (
+    "its recorded thought step and that step's 'signature' (a generateContent thought "
+    "signature is bound to that API)"
+)
+"""What Interactions needs to take reasoning back (`providers._keeps.reasoning_refused`):
+its own ``thought`` step, replayed whole with its signature (research §3;
+https://ai.google.dev/gemini-api/docs/interactions/thinking)."""
+
+
+def _thought_kept(part: ReasoningPart) -> bool | Refused:
+    """True when `part` is this API's own thought step with its signature, else why not.
+
+    The docs give every thought step a ``signature`` ("Always present, even when the
+    model performs minimal reasoning"): a step without one, hand-built, has nothing for
+    the server to verify and is left out.
+    """
+    step = hints(part.provider_data, FORMAT).get("step") if part.provider == FORMAT else None
+    if step is None:
+        return reasoning_refused(part, FORMAT, THOUGHT_NEEDS)
+    if not isinstance(step.get("signature"), str):
+        got = shown(step["signature"], 40) if "signature" in step else "none"
+        return Refused(
+            f"its thought step needs a string 'signature' (the API gives each one), got {got}"
+        )
+    return True
+
+
 def render_step_part(part: Part) -> dict[str, Any] | None:
     """A part that is a whole step on its own (reasoning, call, result, provider step)."""
     if isinstance(part, ToolCall):
@@ -172,9 +200,7 @@ def render_step_part(part: Part) -> dict[str, Any] | None:
     if isinstance(part, ToolResult):
         return _result(part, part.name)
     if isinstance(part, ReasoningPart):  # a thought without a signature: nothing to verify
-        step = hints(part.provider_data, FORMAT).get("step")
-        signed = step is not None and isinstance(step.get("signature"), str)
-        return thaw(step) if part.provider == FORMAT and signed else None
+        return thaw(hints(part.provider_data, FORMAT)["step"]) if _thought_kept(part) else None
     if isinstance(part, ProviderPart) and part.provider == FORMAT:
         out: dict[str, Any] = thaw(part.data)
         return out
@@ -258,17 +284,18 @@ class GeminiInteractionsAdapter(AdapterDefaults):
     )
     """Payloads are for ``google.genai.Client().interactions.create``."""
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """This API's own recorded steps, and every text, media, call and result.
 
         Reasoning from other providers (generateContent thought parts included: their
         signatures are bound to that API, the research's §3) and provider parts of other
-        wires are not sent; neither is blank text that starts no recorded step.
+        wires, or untyped ones, are not sent, each with the reason (`_thought_kept`,
+        `keeps_part`); neither is blank text that starts no recorded step.
         """
         if isinstance(part, TextPart) and not part.text.strip():
             return hints(part.provider_data, FORMAT).get("step") is not None
         if isinstance(part, (ReasoningPart, ProviderPart)):
-            return render_step_part(part) is not None
+            return keeps_part(part, fmt=FORMAT, reasoning=_thought_kept)
         return True
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
