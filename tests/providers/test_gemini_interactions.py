@@ -35,6 +35,7 @@ from contextchef import (
 from contextchef._json import canonical_dumps
 from contextchef.history._reordered import record_digest as _record_digest
 from contextchef.providers import from_interactions, get_adapter, read_response
+from contextchef.providers.gemini._signatures import SKIP_SIGNATURE
 from contextchef.testing import (
     FakeAnthropic,
     FakeGemini,
@@ -619,6 +620,7 @@ def test_the_fake_refuses_a_chained_request_that_resends_history_or_drops_config
     assert [(v.request_index, v.rule) for v in fake.violations] == [
         (1, "interactions_config_resent"),
         (2, "interactions_signatures_replayed"),  # a call of the turn without its thought
+        (2, "interactions_calls_signed"),  # so the turn's call carries no signature
         (2, "interactions_chain_new_steps_only"),
     ]
 
@@ -1306,7 +1308,10 @@ def test_the_tools_own_data_and_untyped_objects_are_not_looked_into() -> None:
 
 
 def test_a_thought_without_a_signature_is_not_replayed() -> None:
-    """Google documents a signature on every thought; one without carries nothing to verify."""
+    """Google documents a signature on every thought; one without carries nothing to verify.
+
+    It is left out; the call it came with is then unsigned, which Gemini 3 refuses in the
+    current turn, so the call goes with the placeholder thought step (`_signatures`)."""
     steps: list[dict[str, Any]] = [
         {"type": "thought", "signature": None, "summary": [{"type": "text", "text": "hm"}]},
         {"type": "function_call", "id": "call_1", "name": "grep", "arguments": {"q": "a"}},
@@ -1330,9 +1335,11 @@ def test_a_thought_without_a_signature_is_not_replayed() -> None:
     assert fake.violations == ()
     assert [s["type"] for s in payload["input"]] == [
         "user_input",
+        "thought",
         "function_call",
         "function_result",
     ]
+    assert payload["input"][1] == {"type": "thought", "signature": SKIP_SIGNATURE}
 
 
 @pytest.mark.filterwarnings("ignore:Interaction stopped before completion")

@@ -194,3 +194,40 @@ def test_the_unsigned_step_found_cold_is_the_one_a_whole_read_finds() -> None:
             assert unsigned_sent_step(entries[:n], memo) == whole(entries[:n])
 
     check()
+
+
+def test_a_tools_change_with_the_switch_resends_from_the_first_unsigned_step_only() -> None:
+    """A tools change and a switch to Gemini 3 mid-turn: the turn's steps, not entry 0.
+
+    The new ``tools`` name no tool the messages sent refer to, so they are kept (a
+    ``tools`` rebase); only the unsigned steps Gemini 3 refuses are sent again, signed.
+    Placeholders are no reference to a tool: they do not make the sent messages stale.
+    """
+    chef, fake = _session(
+        tool_calls(("grep", {"pattern": "a"})),
+        tool_calls(("grep", {"pattern": "b"})),
+        text("done"),
+    )
+    _turn(chef, fake, OLD)
+    _turn(chef, fake, OLD)
+    chef.register_tools([find])
+    request = _turn(chef, fake, NEW)
+    assert [(c.kind, c.call_id, c.index) for c in request.changes] == [
+        ("signed_foreign_call", "call_0001", 1),
+        ("signed_foreign_call", "call_0002", 3),
+    ]
+    assert sorted((e.kind, e.history_index, e.wire_index) for e in request.edits) == [
+        ("model", 1, 1),
+        ("tools", 0, 0),
+    ]
+    (tools_edit,) = [e for e in request.edits if e.kind == "tools"]
+    assert "the messages already sent are kept" in tools_edit.detail
+    before, body = fake.requests[1].body, fake.requests[2].body
+    names = [d["name"] for d in body["tools"][0]["functionDeclarations"]]
+    assert names == ["find", "grep"]
+    assert body["contents"][0] == before["contents"][0]  # the user's text: byte-identical
+    assert body["contents"][2] == before["contents"][2]  # the result answering call_0001
+    assert signatures(body) == [("call_0001", SKIP_SIGNATURE), ("call_0002", SKIP_SIGNATURE)]
+    unsigned = {k: v for k, v in body["contents"][1]["parts"][0].items() if k != "thoughtSignature"}
+    assert unsigned == before["contents"][1]["parts"][0]  # the call itself as sent, now signed
+    assert fake.violations == ()

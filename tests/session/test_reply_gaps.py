@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from test_ingest import send as sdk_send
 
-from contextchef import ContextChef, Message, ProviderPart, TextPart, ToolCall, user
+from contextchef import ContextChef, Message, ProviderPart, ReasoningPart, TextPart, ToolCall, user
 from contextchef.testing import fake_for, raw, text
 from contextchef.testing._replies import response_body
 from sdk_check import sdk_problems
@@ -264,7 +264,8 @@ def test_an_interactions_empty_text_step_is_kept_so_the_next_request_chains() ->
         "id": "v1_r1",
         "status": "requires_action",
         "model": "gemini-3-pro",
-        "steps": [
+        "steps": [  # Gemini 3 signs every answer that calls a function (a thought step)
+            {"type": "thought", "signature": "c2lnX3Ix"},
             {"type": "model_output", "content": [{"type": "text", "text": ""}]},
             {**step, "arguments": {"path": "a"}},
         ],
@@ -277,7 +278,7 @@ def test_an_interactions_empty_text_step_is_kept_so_the_next_request_chains() ->
     chef.set_history([user("Look.")])
     options = {"model": "gemini-3-pro", "extra": {"store": True}}
     chef.run_tools(chef.ingest(send(chef.compile("gemini-interactions", **options).payload)))
-    assert [type(p) for p in chef.history[1].parts] == [TextPart, ToolCall]
+    assert [type(p) for p in chef.history[1].parts] == [ReasoningPart, TextPart, ToolCall]
     payload = chef.compile("gemini-interactions", **options).payload
     assert sdk_problems("gemini-interactions", payload) == []
     assert payload["previous_interaction_id"] == "v1_r1"

@@ -178,7 +178,14 @@ def _context(inp: CompileInput) -> _Context:
         change is not None
         and not rules.prefix_check
         and not resend
-        and stale(inp.adapter, ledger.ir[: top.ir], top.tools, prefix.pristine, rules)
+        and stale(
+            inp.adapter,
+            ledger.ir[: top.ir],
+            top.tools,
+            prefix.pristine,
+            was=ledger.tools or [],
+            rules=rules,
+        )
     )  # sent references to tools no longer declared: send it all again
     kept = change is not None and not (rules.prefix_check or resend or stale_refs)
     facts = BaseFacts(

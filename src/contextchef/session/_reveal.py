@@ -8,7 +8,7 @@ adapter plans them for its wire (`Adapter.plan_tool_changes`: Anthropic's
 rules are in those modules, the shared parts in
 `contextchef.providers._tool_changes`). This module asks it once per view and state
 (`plan_cached`), takes a fast path on the common turn (`changes_after`), and says when
-what was sent names tools ``tools`` no longer declares (`stale`).
+what was sent names tools ``tools`` no longer declares (`stale`, in the providers layer).
 
 `ToolState` is what the ledger's changes left, per mark, so a rolled-back edit rolls it
 back too. Which tools the provider already revealed (``tool_reference`` blocks) is read
@@ -18,11 +18,11 @@ from the new messages of each compile (`Adapter.revealed_tools`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from contextchef.history._messages import Message
 from contextchef.providers import Adapter, ModelRules
+from contextchef.providers._stale import dangling, stale
 from contextchef.providers._tool_changes import ToolChanges, ToolState, deferred, tool_names
 
 __all__ = [
@@ -131,32 +131,6 @@ def plan_cached(
     )
     cache[key] = (sent, now, args, result)
     return result
-
-
-def stale(
-    adapter: Adapter, sent: Sequence[Message], state: ToolState, tools: list[Any], rules: ModelRules
-) -> bool:
-    """Whether the messages `sent` name a tool (or namespace) `tools` no longer declares.
-
-    Tool changes by reference and ``tool_reference`` blocks (`dangling`), and whatever
-    the adapter would rewrite in them (`Adapter.fit_references`: a call replayed in a
-    namespace that no longer holds it, the tools tool changes defined not counted: a
-    call sent before the change would name what nothing before it declares). Read only
-    when ``tools`` changed, under the model's `rules` (what Gemini signs depends on it).
-    """
-    return dangling(state, tools) or bool(adapter.fit_references(sent, tools, rules=rules)[1])
-
-
-def dangling(state: ToolState, tools: Sequence[Any]) -> bool:
-    """Whether what was sent names by reference a tool `tools` no longer declares.
-
-    A ``tool_reference`` (search results, custom search) or a tool change by reference
-    must resolve on every later request (research note rule 3); a tool defined inline
-    resolves a tool change by its definition. Whether a target's result references may
-    name one is the adapter's to say (`stale` asks its `Adapter.fit_references`).
-    """
-    named = state.revealed | state.added | state.removed
-    return bool(named) and not named <= set(tool_names(tools)) | set(state.defined)
 
 
 def defined_entries(state: ToolState) -> list[dict[str, Any]]:

@@ -5,9 +5,12 @@ google-genai 3.6.1 sends by default, or ``v1beta``) behind the official SDK clie
 (``genai.Client(api_key="x", http_options=types.HttpOptions(httpx_client=
 fake.http_client(hx)))``). A scripted turn comes back as an ``Interaction``: a ``thought``
 step carrying a signature (and the reasoning as its ``summary``) when the turn has
-reasoning, a ``model_output`` step for the text, one ``function_call`` step per call
-(``id`` ``call_0001``...); ``status`` ``requires_action`` when it calls tools, else
-``completed``; ``usage`` zeros; ids ``v1_0001``...
+reasoning, or calls on Gemini 3 and later (which return a signature with every answer
+that calls a function: https://ai.google.dev/gemini-api/docs/thought-signatures; on this
+API it is a ``thought`` step's), a ``model_output`` step for the text, one
+``function_call`` step per call (``id`` ``call_0001``...); ``status``
+``requires_action`` when it calls tools, else ``completed``; ``usage`` zeros; ids
+``v1_0001``...
 
 The rules, from google-genai 3.6.1's request types and Google's Interactions pages (see
 ``shared/research/gemini-interactions.md`` for each source):
@@ -27,9 +30,17 @@ The rules, from google-genai 3.6.1's request types and Google's Interactions pag
   function call block"); every call is answered before the next ``user_input`` (assumed:
   whether the server refuses an unanswered call is not documented);
 * `interactions_signatures_replayed`: a ``thought`` step sent back carries a signature
-  this fake issued, unchanged ("include thought blocks with their signatures"), and the
-  thought the fake sent with a call is sent back with it while that call is in the
-  current turn (after the last ``user_input``);
+  this fake issued, unchanged ("include thought blocks with their signatures"), or one of
+  the placeholders Google documents for calls the model did not make (`PLACEHOLDERS`),
+  and the thought the fake sent with a call is sent back with it while that call is in
+  the current turn (after the last ``user_input``);
+* `interactions_calls_signed`: on a model that validates thought signatures (Gemini 3
+  and later: "When using Gemini 3 models, you must pass back thought
+  signatures during function calling, or you will get a validation error",
+  https://ai.google.dev/gemini-api/docs/thought-signatures; only the current turn is
+  validated), each answer of the current turn the request sends (the model's steps in a
+  row after the last ``user_input``) that holds a ``function_call`` carries a
+  ``signature`` on one of its steps (a ``thought`` step's, research §2.2);
 * `interactions_store_chaining`: ``previous_interaction_id`` names an interaction this
   fake returned to a request without ``store: false`` (nothing is kept to chain to
   otherwise), and is not combined with ``store: false`` (which disables it);
@@ -63,6 +74,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -80,7 +92,9 @@ from contextchef.testing._signing import FAKE_SIGNING_KEY, opened, seal
 
 __all__ = [
     "INTERACTIONS_RULES",
+    "PLACEHOLDERS",
     "FakeGeminiInteractions",
+    "interactions_calls_signed",
     "interactions_chain_new_steps_only",
     "interactions_config_resent",
     "interactions_continuation",
@@ -112,11 +126,21 @@ _FOREIGN = (
 )
 
 
+_GEMINI = re.compile(r"(?:^|/)gemini-(\d+)(?:[.-]|$)", re.IGNORECASE)
+"""A Gemini model name and its major version (3 and later validate thought signatures)."""
+
+
+def validates(model: object) -> bool:
+    """Whether `model` is Gemini 3 or later (1.x / 2.x do not validate; another name: unknown)."""
+    named = _GEMINI.search(model) if isinstance(model, str) else None
+    return named is not None and int(named[1]) >= 3
+
+
 def interactions_reply(turn: Turn, model: str, ids: Ids) -> dict[str, Any]:
     """An ``Interaction`` for `turn` (the model's steps only, as ``create`` returns)."""
     steps: list[dict[str, Any]] = []
     call_ids = [ids.take("call_") for _ in turn.calls]
-    if turn.reasoning is not None:  # the signature seals the calls it came with (_signing)
+    if turn.reasoning is not None or (turn.calls and validates(model)):  # sealed with its calls
         sealed = seal(ids.take("sig_"), "", {"calls": call_ids} if call_ids else None)
         signature = base64.b64encode(sealed.encode("ascii")).decode("ascii")
         thought: dict[str, Any] = {"type": "thought", "signature": signature}
@@ -283,9 +307,42 @@ def _opened(signature: object) -> dict[str, Any] | None:
         return None
 
 
+PLACEHOLDERS = frozenset(
+    {"skip_thought_signature_validator", "context_engineering_is_the_way_to_go"}
+)
+"""The thought signatures Gemini takes for calls the model did not make ("transfer a
+conversation trace from another model, or inject custom function calls",
+https://ai.google.dev/gemini-api/docs/thought-signatures)."""
+
+
+def interactions_calls_signed(body: _Body, earlier: _Earlier) -> Iterator[str]:
+    """Each answer of the current turn that holds a call is signed (Gemini 3 and later)."""
+    model = body.get("model")
+    if not isinstance(model, str) or not validates(model):
+        return
+    steps = _steps(body)
+    last_user = max(
+        (n for n, (_, s) in enumerate(steps) if s.get("type") == "user_input"), default=-1
+    )
+    answer: list[tuple[int, dict[str, Any]]] = []
+    for i, step in [*steps[last_user + 1 :], (-1, {"type": "user_input"})]:
+        if step.get("type") not in ("user_input", "function_result"):
+            answer.append((i, step))
+            continue
+        call = next(((j, s) for j, s in answer if s.get("type") == "function_call"), None)
+        if call is not None and not any(isinstance(s.get("signature"), str) for _, s in answer):
+            yield (
+                f"input[{call[0]}]: function_call {call[1].get('id')!r} is in the current "
+                f"turn without a thought signature; model {model[:60]!r} validates them "
+                "(send the thought step that came with it)"
+            )
+        answer = []
+
+
 def interactions_signatures_replayed(body: _Body, earlier: _Earlier) -> Iterator[str]:
     """Thought steps come back with the signature issued, unchanged, before their calls."""
     signatures, with_call = _issued(earlier)
+    signatures |= PLACEHOLDERS
     steps = _steps(body)
     last_user = max((i for i, s in steps if s.get("type") == "user_input"), default=-1)
     sent: set[str] = set()
@@ -327,7 +384,7 @@ def _marks(step: Mapping[str, Any]) -> set[str]:
     marks = set()
     if step.get("type") == "function_call" and step.get("id"):
         marks.add(f"call:{step['id']}")
-    if step.get("signature"):
+    if step.get("signature") and step["signature"] not in PLACEHOLDERS:  # one per call made
         marks.add(f"signature:{step['signature']}")
     return marks
 
@@ -457,6 +514,7 @@ INTERACTIONS_RULES: tuple[Check, ...] = (
     interactions_results_paired,
     interactions_result_media,
     interactions_signatures_replayed,
+    interactions_calls_signed,
     interactions_store_chaining,
     interactions_chain_new_steps_only,
     interactions_config_resent,

@@ -53,7 +53,7 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers._compacted import from_base
-from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part, reasoning_refused
 from contextchef.providers._media import fit_media
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.anthropic._context import anthropic_context
@@ -66,7 +66,7 @@ from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
 from contextchef.providers.anthropic._searches import tools_at_start as _tools_at_start
 from contextchef.providers.anthropic._searches import unusable_searches as _unusable_searches
-from contextchef.providers.anthropic._thinking import check_tool_turn_thinking
+from contextchef.providers.anthropic._thinking import THINKING_NEEDS, check_tool_turn_thinking
 from contextchef.providers.anthropic._tool_changes import plan_tool_changes
 from contextchef.tools._tool import CompiledTool
 
@@ -387,9 +387,9 @@ class AnthropicAdapter(AdapterDefaults):
         """
         if isinstance(part, TextPart) or type(part) in PLAIN_PARTS:
             return not isinstance(part, TextPart) or bool(part.text.strip())
-        if type(part) is ReasoningPart:  # most other parts of a history with thinking
-            return _sealed(part) is not None  # what keeps_part asks of it, without two calls
-        return keeps_part(part, fmt=self.profile.wire, reasoning=lambda r: _sealed(r) is not None)
+        if isinstance(part, ReasoningPart):  # most other parts of a history with thinking
+            return _sealed(part) is not None or reasoning_refused(part, FORMAT, THINKING_NEEDS)
+        return keeps_part(part, fmt=self.profile.wire, reasoning=bool)  # not asked: see above
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Tools named by ``tool_reference`` blocks: server search results and tool results.

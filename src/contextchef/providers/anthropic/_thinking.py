@@ -19,12 +19,25 @@ from typing import Any
 
 from contextchef._errors import MissingThinkingError, UsageError, shown
 
-__all__ = ["check_tool_turn_thinking", "thinking_enabled", "tool_turn_without_thinking"]
+__all__ = [
+    "THINKING_NEEDS",
+    "check_tool_turn_thinking",
+    "thinking_enabled",
+    "tool_turn_without_thinking",
+]
 
 logger = logging.getLogger("contextchef")
 
 
 _THINKING_BLOCKS = ("thinking", "redacted_thinking")
+
+THINKING_NEEDS = (
+    "its recorded 'thinking' block and the 'signature' the API verifies it by "
+    "('redacted_thinking': its 'data')"
+)
+"""What Anthropic needs to take reasoning back (`providers._keeps.reasoning_refused`): a
+block is verified when sent back, so one without its seal, or another provider's
+reasoning, is left out (https://platform.claude.com/docs/en/build-with-claude/extended-thinking)."""
 
 
 def thinking_enabled(value: object) -> bool:

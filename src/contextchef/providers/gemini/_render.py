@@ -33,6 +33,7 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from contextchef._errors import shown
 from contextchef._json import canonical_dumps, thaw
 from contextchef._records import RecordDict, RecordList, entry, record_items
 from contextchef.history._messages import (
@@ -56,7 +57,7 @@ from contextchef.providers._base import (
     hints,
     object_arguments,
 )
-from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part, reasoning_refused
 from contextchef.providers._media import fit_media
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.gemini import _signatures
@@ -101,19 +102,37 @@ def _media(part: MediaPart) -> dict[str, Any]:
     return apply_hints(_media_data(part), hints(part.provider_data, FORMAT))
 
 
-def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
-    """The recorded thought part, or None (another provider's, or a malformed signature).
+THOUGHT_NEEDS = "its recorded thought part ('thought': true, its 'thought_signature' as sent)"
+"""What generateContent needs to take reasoning back (`providers._keeps.reasoning_refused`):
+Gemini's own thought part as recorded, signature unchanged
+(https://ai.google.dev/gemini-api/docs/thought-signatures)."""
 
-    A thought part whose ``thought_signature`` is not base64 text is dropped for this
-    target (and reported), never sent to fail every later request in the SDK, as a
-    thinking block without its signature is (docs/guides/history.md).
+
+def _thought_kept(part: ReasoningPart) -> bool | Refused:
+    """True when Gemini takes `part` back as recorded (`_reasoning`), else why not.
+
+    Another provider's reasoning, or Gemini's without its recorded part, is left out
+    (`reasoning_refused`). So is a thought part whose ``thought_signature`` is not base64
+    text: it is dropped for this target (and reported), never sent to fail every later
+    request in the SDK, as a thinking block without its signature is (docs/guides/history.md).
     """
     recorded = hints(part.provider_data, FORMAT).get("part")
     if part.provider != "gemini" or not isinstance(recorded, Mapping):
+        return reasoning_refused(part, "gemini", THOUGHT_NEEDS)
+    key = bad_signature(recorded)
+    if key is not None:
+        return Refused(
+            f"its {key!r} ({shown(recorded[key], 40)}) is not base64 text, which the "
+            "google-genai SDK refuses on every request it is sent in"
+        )
+    return True
+
+
+def _reasoning(part: ReasoningPart) -> dict[str, Any] | None:
+    """The recorded thought part, or None where `_thought_kept` says why not."""
+    if _thought_kept(part) is not True:
         return None
-    if bad_signature(recorded) is not None:
-        return None
-    out: dict[str, Any] = thaw(recorded)
+    out: dict[str, Any] = thaw(hints(part.provider_data, FORMAT)["part"])
     return out
 
 
@@ -302,9 +321,7 @@ class GeminiAdapter(AdapterDefaults):
         if isinstance(part, TextPart) and not part.text.strip():
             extra = hints(part.provider_data, FORMAT).get("extra") or {}
             return is_base64(extra.get("thought_signature"))
-        return keeps_part(
-            part, fmt=self.profile.wire, reasoning=lambda r: _reasoning(r) is not None
-        )
+        return keeps_part(part, fmt=self.profile.wire, reasoning=_thought_kept)
 
     def schema_changes(self, schema: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """What `render_tools` changes in `schema` (`translate`): changes, refs inlined."""

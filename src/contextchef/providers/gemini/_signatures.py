@@ -14,7 +14,8 @@ import base64
 import dataclasses
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from contextchef.history._messages import (
@@ -30,9 +31,11 @@ from contextchef.history._normalize import Change
 from contextchef.providers._base import ModelRules, hints
 
 __all__ = [
+    "CONTENTS",
     "FORMAT",
     "SKIP_SIGNATURE",
     "UNSIGNED_STEPS",
+    "StepLayout",
     "bad_signature",
     "drop_bad_signatures",
     "is_base64",
@@ -158,19 +161,40 @@ def _current_turn(messages: Sequence[Message]) -> int:
     return 0
 
 
+def _on_call(message: Message, call: ToolCall) -> Message:
+    """`message` with `SKIP_SIGNATURE` as `call`'s ``thought_signature`` (generateContent)."""
+    data: dict[str, Any] = {**hints(call.provider_data, FORMAT), "provider": FORMAT}
+    data["extra"] = {**(data.get("extra") or {}), "thought_signature": SKIP_SIGNATURE}
+    placed = dataclasses.replace(call, provider_data=data)
+    return dataclasses.replace(
+        message, parts=tuple(placed if p is call else p for p in message.parts)
+    )
+
+
 def sign_current_turn(
-    messages: Sequence[Message], offset: int, rules: ModelRules | None
+    messages: Sequence[Message],
+    offset: int,
+    rules: ModelRules | None,
+    *,
+    fmt: str = FORMAT,
+    signed: Callable[[Message], bool] = _signed,
+    place: Callable[[Message, ToolCall], Message] = _on_call,
 ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
     """`messages` with `SKIP_SIGNATURE` on the current turn's unsigned steps, where needed.
 
     Only where the model validates signatures (`ModelRules.signed_calls`; None `rules`:
     assumed). The current turn is the model's steps since the last user text; a step
-    (model message) with calls and no thought signature gets the placeholder on its first
+    (model message) with calls and no thought signature gets the placeholder with its first
     call, the one Gemini's docs give for calls the model did not make ("transfer a
     conversation trace from another model, or inject custom function calls"), each
     reported as ``signed_foreign_call`` (history index counted from `offset`). On a model
     that does not validate them, every call goes as recorded: Gemini's own calls,
     returned unsigned with thinking off, are not edited.
+
+    The wire says where a signature is: `fmt` is its ``provider_data`` tag, `signed`
+    whether a model message carries one, and `place` gives a message the placeholder
+    with its first call (generateContent: the call part's ``thought_signature``;
+    Interactions: a ``thought`` step before it).
     """
     out = list(messages)
     changes: list[Change] = []
@@ -178,15 +202,10 @@ def sign_current_turn(
         return tuple(out), ()
     for i in range(_current_turn(out), len(out)):
         first = next((p for p in out[i].parts if isinstance(p, ToolCall)), None)
-        if first is None or out[i].role != "assistant" or _signed(out[i]):
+        if first is None or out[i].role != "assistant" or signed(out[i]):
             continue
-        data: dict[str, Any] = {**hints(first.provider_data, FORMAT), "provider": FORMAT}
-        data["extra"] = {**(data.get("extra") or {}), "thought_signature": SKIP_SIGNATURE}
-        signed = dataclasses.replace(first, provider_data=data)
-        out[i] = dataclasses.replace(
-            out[i], parts=tuple(signed if p is first else p for p in out[i].parts)
-        )
-        own = bool(hints(first.provider_data, FORMAT))
+        out[i] = place(out[i], first)
+        own = bool(hints(first.provider_data, fmt))
         why = "was recorded from Gemini unsigned" if own else "has no Gemini thought signature"
         model = f", model {rules.model[:60]!r} needs signed calls" if rules is not None else ""
         changes.append(
@@ -207,51 +226,90 @@ UNSIGNED_STEPS = "function calls in the current turn without a thought signature
 _SCANNED = object()
 """The ledger cache's key for how far `unsigned_sent_step` read a ledger's wire."""
 
+Entry = Mapping[str, Any]
 
-def _opens_turn(entry: Mapping[str, Any]) -> bool:
+
+@dataclass(frozen=True, slots=True)
+class StepLayout:
+    """How a Gemini wire lays the model's steps out in the entries it sends.
+
+    Attributes:
+        opens_turn: The entry is the user's turn (what Gemini's "current turn" starts after).
+        model: The entry is the model's (or part of the model's step).
+        calls: The model's entry holds a function call.
+        signs: The model's entry carries a thought signature.
+        joined: Consecutive model entries are one step (Interactions: ``thought``,
+            ``model_output`` and ``function_call`` steps of one answer); False: each model
+            entry is a step of its own (generateContent: one ``model`` content).
+    """
+
+    opens_turn: Callable[[Entry], bool]
+    model: Callable[[Entry], bool]
+    calls: Callable[[Entry], bool]
+    signs: Callable[[Entry], bool]
+    joined: bool = False
+
+
+def _parts(entry: Entry) -> list[Mapping[str, Any]]:
+    parts = entry.get("parts")
+    return [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, (list, tuple)) else []
+
+
+def _opens_turn(entry: Entry) -> bool:
     """A ``user`` content holding more than function responses: the user's turn."""
-    parts = entry.get("parts")
     return entry.get("role") == "user" and any(
-        isinstance(p, Mapping) and not ("function_response" in p or "functionResponse" in p)
-        for p in (parts if isinstance(parts, (list, tuple)) else ())
+        not ("function_response" in p or "functionResponse" in p) for p in _parts(entry)
     )
 
 
-def _unsigned_step(entry: Mapping[str, Any]) -> bool:
-    """A ``model`` content with a function call and no thought signature on any part."""
-    parts = entry.get("parts")
-    parts = [p for p in parts if isinstance(p, Mapping)] if isinstance(parts, (list, tuple)) else []
-    return (
-        entry.get("role") == "model"
-        and any("function_call" in p or "functionCall" in p for p in parts)
-        and not any(isinstance(p.get(k), str) for p in parts for k in _SIGNATURE_KEYS)
-    )
+CONTENTS = StepLayout(
+    opens_turn=_opens_turn,
+    model=lambda entry: entry.get("role") == "model",
+    calls=lambda entry: any("function_call" in p or "functionCall" in p for p in _parts(entry)),
+    signs=lambda entry: any(
+        isinstance(p.get(k), str) for p in _parts(entry) for k in _SIGNATURE_KEYS
+    ),
+)
+"""generateContent's ``contents``: a ``model`` content is one step, signed on any part."""
 
 
-def unsigned_sent_step(entries: Sequence[Mapping[str, Any]], memo: dict[Any, Any]) -> int | None:
-    """The first of `entries` (``contents`` sent) in their last turn that is an unsigned step.
+def unsigned_sent_step(
+    entries: Sequence[Entry], memo: dict[Any, Any], layout: StepLayout = CONTENTS
+) -> int | None:
+    """The first of `entries` (a ledger's wire) in their last turn opening an unsigned step.
 
-    The last turn is the model's steps after the last user content holding more than
-    function responses (Gemini's "current turn", which Gemini 3 validates: "Function
-    call is missing a thought_signature in functionCall parts",
-    https://ai.google.dev/gemini-api/docs/thought-signatures); a step is unsigned when
-    none of its parts carries a ``thought_signature``. Such a step was sent to a model
-    that does not validate signatures (Gemini 2.5: its own calls come back unsigned with
+    The last turn is the model's steps after the last user entry holding more than
+    function results (Gemini's "current turn", which Gemini 3 validates: "Function call
+    is missing a thought_signature in functionCall parts",
+    https://ai.google.dev/gemini-api/docs/thought-signatures); a step is unsigned when it
+    holds a function call and none of its entries carries a signature (`layout` says
+    which entries make a step and what signs one). Such a step was sent to a model that
+    does not validate signatures (Gemini 2.5: its own calls come back unsigned with
     thinking off), and the turn is still open. `entries` is a ledger's wire: appended or
     cut back and rendered again (new objects), never changed in place; `memo` keeps how
-    many were read, the last of them and what was found, so only new entries are read.
+    many were read, the last of them, what was found and the step being read, so only
+    new entries are read.
     """
-    held: tuple[int, object, int | None] = memo.get(_SCANNED, (0, None, None))
-    read, last, found = held
+    held: tuple[int, object, int | None, tuple[int, bool, bool] | None]
+    held = memo.get(_SCANNED, (0, None, None, None))
+    read, last, found, step = held
     if read > len(entries) or (read and entries[read - 1] is not last):
-        read, found = 0, None  # cut back: read again
+        read, found, step = 0, None, None  # cut back: read again
     if not read:  # nothing read (a restore, a new ledger): from the last turn's start only
-        read = next((i for i in range(len(entries) - 1, -1, -1) if _opens_turn(entries[i])), 0)
+        opens = layout.opens_turn
+        read = next((i for i in range(len(entries) - 1, -1, -1) if opens(entries[i])), 0)
     for i in range(read, len(entries)):
         entry = entries[i]
-        if _opens_turn(entry):
-            found = None
-        elif found is None and _unsigned_step(entry):
-            found = i
-    memo[_SCANNED] = (len(entries), entries[-1] if entries else None, found)
+        if layout.model(entry):
+            if step is None or not layout.joined:
+                step = (i, False, False)
+            start, calls, signs = step
+            step = (start, calls or layout.calls(entry), signs or layout.signs(entry))
+        else:
+            step = None
+            if layout.opens_turn(entry):
+                found = None
+        if step is not None and step[1] and found in (None, step[0]):
+            found = None if step[2] else step[0]  # a step signed further on is signed
+    memo[_SCANNED] = (len(entries), entries[-1] if entries else None, found, step)
     return found

@@ -64,7 +64,7 @@ from contextchef.history._messages import (
     ToolCall,
     ToolResult,
 )
-from contextchef.history._normalize import Change, HistoryRules
+from contextchef.history._normalize import Change, HistoryRules, Refused, is_user_turn
 from contextchef.providers._base import (
     AdapterDefaults,
     Chain,
@@ -78,16 +78,32 @@ from contextchef.providers._base import (
     object_arguments,
 )
 from contextchef.providers._call_ids import fitted_id
+from contextchef.providers._keeps import keeps_part
 from contextchef.providers._media import fit_media
 from contextchef.providers._tool_changes import deferred
 from contextchef.providers._usage import CacheRules
 from contextchef.providers.gemini._media import GEMINI_MEDIA
 from contextchef.providers.gemini._render import GeminiAdapter
+from contextchef.providers.gemini._signatures import (
+    UNSIGNED_STEPS,
+    sign_current_turn,
+    signs_calls,
+    unsigned_sent_step,
+)
+from contextchef.providers.gemini_interactions import _signatures
+from contextchef.providers.gemini_interactions._signatures import (
+    STEPS,
+    placed,
+    signed,
+    thought_before,
+    thought_kept,
+    with_placeholder,
+)
 from contextchef.tools._tool import CompiledTool
 
 __all__ = ["FORMAT", "INTERACTIONS", "GeminiInteractionsAdapter", "render_content", "result_text"]
 
-FORMAT = "gemini-interactions"
+FORMAT = _signatures.FORMAT
 """The wire's name and the ``provider_data`` tag of parts recorded from it."""
 INTERACTIONS = HistoryRules(name=FORMAT, results_first=False, assistant_media=True)
 """Interactions: steps have no roles (none to alternate); results are steps of their own;
@@ -172,9 +188,7 @@ def render_step_part(part: Part) -> dict[str, Any] | None:
     if isinstance(part, ToolResult):
         return _result(part, part.name)
     if isinstance(part, ReasoningPart):  # a thought without a signature: nothing to verify
-        step = hints(part.provider_data, FORMAT).get("step")
-        signed = step is not None and isinstance(step.get("signature"), str)
-        return thaw(step) if part.provider == FORMAT and signed else None
+        return thaw(hints(part.provider_data, FORMAT)["step"]) if thought_kept(part) else None
     if isinstance(part, ProviderPart) and part.provider == FORMAT:
         out: dict[str, Any] = thaw(part.data)
         return out
@@ -208,6 +222,8 @@ def _steps(message: Message, names: Mapping[str, str]) -> list[dict[str, Any]]:
         if isinstance(part, ToolResult):
             step: dict[str, Any] | None = _result(part, names.get(part.call_id, part.name))
         else:
+            before = thought_before(part) if isinstance(part, ToolCall) else None
+            out += [before] if before is not None else []  # a placeholder signature (`placed`)
             step = render_step_part(part)
         if step is not None:
             out.append(step)
@@ -258,17 +274,18 @@ class GeminiInteractionsAdapter(AdapterDefaults):
     )
     """Payloads are for ``google.genai.Client().interactions.create``."""
 
-    def keeps(self, part: Part) -> bool:
+    def keeps(self, part: Part) -> bool | Refused:
         """This API's own recorded steps, and every text, media, call and result.
 
         Reasoning from other providers (generateContent thought parts included: their
         signatures are bound to that API, the research's §3) and provider parts of other
-        wires are not sent; neither is blank text that starts no recorded step.
+        wires, or untyped ones, are not sent, each with the reason (`thought_kept`,
+        `keeps_part`); neither is blank text that starts no recorded step.
         """
         if isinstance(part, TextPart) and not part.text.strip():
             return hints(part.provider_data, FORMAT).get("step") is not None
         if isinstance(part, (ReasoningPart, ProviderPart)):
-            return render_step_part(part) is not None
+            return keeps_part(part, fmt=FORMAT, reasoning=thought_kept)
         return True
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
@@ -341,12 +358,36 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         return GeminiAdapter().cache_rules(model)
 
     def model_rules(self, model: str) -> ModelRules:
-        """No system step and no prefill.
+        """No system step and no prefill; signed calls on Gemini 3 and later.
 
         ``input`` has no system entry (system text goes into the user's turn) and no
-        trailing model entry to continue.
+        trailing model entry to continue. Function calls of the current turn need a
+        thought signature (`ModelRules.signed_calls`) on every model but Gemini 1.x /
+        2.x, as on generateContent: the rule is the model's (`_signatures`).
         """
-        return ModelRules(model=model, prefill=False)
+        return ModelRules(model=model, prefill=False, signed_calls=signs_calls(model))
+
+    def refused_at(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        rules: ModelRules,
+        memo: dict[Any, Any],
+        new: Sequence[Message] = (),
+    ) -> tuple[int, str] | None:
+        """The first sent step of the current turn without a thought signature, on Gemini 3+.
+
+        As `GeminiAdapter.refused_at`, on this wire's steps (`_signatures.STEPS`): the
+        model's steps since the last ``user_input``, one answer being the steps in a row
+        it returned, unsigned when none carries a ``signature``. Sent to Gemini 2.5 (which
+        does not validate them), such a step is refused once the model switches mid-turn;
+        the session replays from it and `fit_references` gives its first call the
+        placeholder, reported. None where the model takes unsigned calls, or when the
+        `new` messages open a turn of their own.
+        """
+        if not rules.signed_calls or any(map(is_user_turn, new)):
+            return None
+        found = unsigned_sent_step(entries, memo, STEPS)
+        return None if found is None else (found, UNSIGNED_STEPS)
 
     def fit_references(
         self,
@@ -359,12 +400,36 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         rules: ModelRules | None = None,
         cache: dict[Any, Any] | None = None,
     ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
-        """Media the Gemini models do not take as text notes (`fit_media`, ``media_as_text``).
+        """`messages` as the model takes them: media it reads, calls signed where needed.
 
-        The tables are ``generateContent``'s (`gemini._media.GEMINI_MEDIA`): the same
-        models read a ``user_input`` step and a ``function_result``'s content blocks.
+        Media the Gemini models do not take go as text notes (`fit_media`,
+        ``media_as_text``; the tables are ``generateContent``'s,
+        `gemini._media.GEMINI_MEDIA`: the same models read a ``user_input`` step and a
+        ``function_result``'s content blocks). Then, where the model validates thought
+        signatures (`ModelRules.signed_calls`: Gemini 3 and later; None `rules`: assumed),
+        each answer of the current turn that holds calls and no signature (another
+        provider's, Gemini 2.5's with thinking off, one written by hand) is sent with a
+        ``thought`` step holding the placeholder signature before its first
+        ``function_call`` (`gemini._signatures.sign_current_turn`, `_signatures.placed`,
+        ``signed_foreign_call``; see `_signatures` for the docs and what is unverified).
+        The session renders only messages not sent yet, so what a request sent is never
+        signed differently later.
         """
-        return fit_media(messages, GEMINI_MEDIA, offset=offset)
+        noted, notes = fit_media(messages, GEMINI_MEDIA, offset=offset)
+        out, signs = sign_current_turn(
+            noted, offset, rules, fmt=FORMAT, signed=signed, place=placed
+        )
+        return out, (*notes, *signs)
+
+    def injected_call(self, call: ToolCall) -> ToolCall:
+        """`call` sent after a ``thought`` step holding Gemini's placeholder signature.
+
+        As on generateContent (`GeminiAdapter.injected_call`): a call the session adds (a
+        memory lookup) is one the model did not make, signed with the placeholder on
+        every model (1.x / 2.x do not validate it), so a switch to Gemini 3 within the
+        turn finds it valid (`_signatures.with_placeholder`).
+        """
+        return with_placeholder(call)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Functions the server's search found: its ``tool_search_result`` steps.

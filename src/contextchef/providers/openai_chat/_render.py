@@ -53,7 +53,7 @@ from contextchef.providers._base import (
     hints,
 )
 from contextchef.providers._call_ids import fitted_id
-from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part, reasoning_refused
 from contextchef.providers._media import file_name, fit_media
 from contextchef.providers._scan import first_found
 from contextchef.providers._strict import openai_parameters
@@ -290,8 +290,17 @@ class OpenAIChatAdapter(AdapterDefaults):
         """Chat Completions takes no reasoning back; provider parts only its own."""
         if type(part) in PLAIN_PARTS:
             return True
-        reasoning = self.profile.reasoning_from
-        return keeps_part(part, fmt=self.profile.wire, reasoning=lambda r: r.provider in reasoning)
+        return keeps_part(part, fmt=self.profile.wire, reasoning=self._reasoning)
+
+    def _reasoning(self, part: ReasoningPart) -> bool | Refused:
+        """Reasoning from `Profile.reasoning_from` (DeepSeek's own), else why it is left out.
+
+        OpenAI's Chat Completions has no field for reasoning sent back; DeepSeek's takes
+        its own as ``reasoning_content`` (https://api-docs.deepseek.com/guides/thinking_mode).
+        """
+        taken = self.profile.reasoning_from
+        own = min(taken, default=None)  # one provider per target
+        return part.provider in taken or reasoning_refused(part, own, "its 'reasoning_content'")
 
     def fit_references(
         self,

@@ -31,7 +31,13 @@ from typing import Any
 
 from contextchef._errors import shown
 
-__all__ = ["CHECKED", "item_problem"]
+__all__ = ["CHECKED", "REASONING_NEEDS", "item_problem"]
+
+REASONING_NEEDS = "its recorded reasoning item (as returned: 'id', 'encrypted_content')"
+"""What Responses needs to take reasoning back (`providers._keeps.reasoning_refused`): the
+reasoning item OpenAI returned, replayed as it came
+(https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context);
+another provider's reasoning, or one without its item, is left out."""
 
 CHECKED = frozenset({"tool_search_call", "tool_search_output", "additional_tools"})
 """The item types `item_problem` checks (any other is not read by contextchef)."""

@@ -60,7 +60,7 @@ from contextchef.providers._base import (
 )
 from contextchef.providers._call_ids import fitted_id
 from contextchef.providers._compacted import COMPACTION, native_base
-from contextchef.providers._keeps import PLAIN_PARTS, keeps_part
+from contextchef.providers._keeps import PLAIN_PARTS, keeps_part, reasoning_refused
 from contextchef.providers._media import file_name, fit_media
 from contextchef.providers._strict import openai_parameters
 from contextchef.providers._usage import CacheRules
@@ -72,7 +72,7 @@ from contextchef.providers.responses._context import (
     responses_context,
 )
 from contextchef.providers.responses._item_ids import unique_items
-from contextchef.providers.responses._items import item_problem
+from contextchef.providers.responses._items import REASONING_NEEDS, item_problem
 from contextchef.providers.responses._media import RESPONSES_MEDIA
 from contextchef.providers.responses._namespaces import (
     fit_namespaces,
@@ -283,8 +283,9 @@ def _namespace_name(group: str, chunk: int, taken: set[str]) -> str:
     return name
 
 
-def _recorded_reasoning(part: ReasoningPart) -> bool:
-    return part.provider == "openai" and hints(part.provider_data, FORMAT).get("item") is not None
+def _recorded_reasoning(part: ReasoningPart) -> bool | Refused:
+    item = hints(part.provider_data, FORMAT).get("item") if part.provider == "openai" else None
+    return item is not None or reasoning_refused(part, "openai", REASONING_NEEDS)
 
 
 class ResponsesAdapter(AdapterDefaults):
