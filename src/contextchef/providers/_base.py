@@ -98,6 +98,10 @@ class Profile:
         tool_blocks_need_tools: A request whose messages hold tool calls or results must
             declare tools (Anthropic); with none declared, the session sends the exchange
             as text.
+        takes_made_turns: (the request's ``extra``) -> whether a model turn the session
+            makes (its ``read_memories`` call) may close the request; None: always.
+            Anthropic's is False with thinking on: a final tool turn must lead with
+            signed thinking, so memories go in the user text instead.
         tool_changes_by_definition: Mid-conversation tool changes carry definitions only
             (Responses ``additional_tools`` items): a declared tool is revealed by its
             definition, and a withdrawal is stated in words (the gate enforces it).
@@ -130,6 +134,7 @@ class Profile:
     payload_betas: Callable[[Mapping[str, Any], dict[Any, Any]], Collection[str]] | None = None
     tool_changes_by_definition: bool = False
     tool_blocks_need_tools: bool = False
+    takes_made_turns: Callable[[Mapping[str, Any]], bool] | None = None
     max_deferred_tools: int | None = None
     default_model: str = "model"
     api_host: str | None = None

@@ -172,13 +172,19 @@ def volatile_now(inp: CompileInput) -> Stated:
     )
 
 
+def made_turns_taken(inp: CompileInput) -> bool:
+    """Whether this request may end with a turn the session makes (`Profile.takes_made_turns`)."""
+    takes = inp.adapter.profile.takes_made_turns
+    return takes is None or takes(inp.extra)
+
+
 def volatile_update(inp: CompileInput, base: Mark, rules: ModelRules, now: Stated) -> Update:
     """What a request from `base` states to bring the model to `now` (`plan_update`)."""
     return plan_update(
         base.stated,
         now,
         system_entries=rules.system_messages,
-        memory_results=inp.memory_tool is not None,
+        memory_results=inp.memory_tool is not None and made_turns_taken(inp),
         anchor=inp.state.anchor,
     )
 

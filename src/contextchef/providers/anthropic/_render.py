@@ -66,7 +66,11 @@ from contextchef.providers.anthropic._searches import references as _references
 from contextchef.providers.anthropic._searches import server_block_id as _block_id
 from contextchef.providers.anthropic._searches import tools_at_start as _tools_at_start
 from contextchef.providers.anthropic._searches import unusable_searches as _unusable_searches
-from contextchef.providers.anthropic._thinking import THINKING_NEEDS, check_tool_turn_thinking
+from contextchef.providers.anthropic._thinking import (
+    THINKING_NEEDS,
+    check_tool_turn_thinking,
+    thinking_enabled,
+)
 from contextchef.providers.anthropic._tool_changes import plan_tool_changes
 from contextchef.tools._tool import CompiledTool
 
@@ -358,6 +362,7 @@ class AnthropicAdapter(AdapterDefaults):
         payload_betas=files_betas,  # a file source: the Files API beta (`_files`)
         # tool_use / tool_result blocks are refused when the request declares no tools
         tool_blocks_need_tools=True,
+        takes_made_turns=lambda extra: not thinking_enabled(extra.get("thinking")),
         # agents-and-tools/tool-use/tool-search-tool, "Limits": at most 10,000 tools with
         # defer_loading per request
         max_deferred_tools=10_000,
