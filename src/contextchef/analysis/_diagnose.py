@@ -26,6 +26,7 @@ from contextchef.providers import (
     target_of,
     wire_reader,
 )
+from contextchef.providers._tool_order import unseen_append
 from contextchef.session._request import CompiledRequest
 
 __all__ = ["PrefixBreak", "conversation_key", "guess_target", "payload_break", "prefix_break"]
@@ -122,6 +123,27 @@ def _break(
             return name, at, shared + at, None
         shared += len(a)
     return None
+
+
+def _compared(
+    target: str,
+    old: Mapping[str, str],
+    new: Mapping[str, str],
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+) -> list[tuple[Segment, str, str]]:
+    """The segments of two requests (payloads `before`, `after`) as the prompt cache compares them.
+
+    ``tools`` that only gained, at the end, entries the provider leaves out of the prompt
+    (Anthropic's ``defer_loading`` declarations: `providers._tool_order.unseen_append`)
+    count as unchanged: the cache still reads everything before (a runtime tool declared
+    mid-conversation on the Anthropic native strategies).
+    """
+    at_start = get_adapter(target).profile.tools_at_start
+    grew = old["tools"] != new["tools"] and unseen_append(
+        _plain(before.get("tools")), _plain(after.get("tools")), at_start
+    )
+    return [(s, old[s], old[s] if grew and s == "tools" else new[s]) for s in _ORDER]
 
 
 _WHOLE = ("model",)
@@ -253,7 +275,7 @@ def _request_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBre
         )
     key = conversation_key(after.target)
     found = _break(
-        [(s, before.segments[s], after.segments[s]) for s in _ORDER],
+        _compared(after.target, before.segments, after.segments, before.payload, after.payload),
         _entries(before.payload.get(key)),
         _entries(after.payload.get(key)),
     )
@@ -359,7 +381,7 @@ def payload_break(
     try:
         old, new = adapter.segments(before), adapter.segments(after)
         found = _break(
-            [(s, old[s], new[s]) for s in _ORDER],
+            _compared(name, old, new, before, after),
             _entries(before.get(key)),
             _entries(after.get(key)),
         )
