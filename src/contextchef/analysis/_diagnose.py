@@ -202,7 +202,12 @@ def prefix_break(
 
     "Extends" means the same ``system`` and ``tools`` and every conversation entry of
     `before` unchanged at the start of `after` (a request that only appends keeps the
-    whole earlier request cached).
+    whole earlier request cached). ``tools`` that only gained entries at the end which
+    the provider leaves out of the prompt (Anthropic ``defer_loading`` declarations:
+    "Deferred tools are not included in the system-prompt prefix", agents-and-tools/
+    tool-use/tool-use-with-prompt-caching) count as the same, as the session counts
+    them (no edit); anything else in ``tools`` (an entry moved, changed, gone, or added
+    where the model sees it) is a break.
 
     Args:
         before: The earlier request.
@@ -357,6 +362,8 @@ def payload_break(
     before: Mapping[str, Any], after: Mapping[str, Any], *, target: str | None = None
 ) -> PrefixBreak | None:
     """`prefix_break` for two saved payloads (the SDK call's keyword arguments).
+
+    ``tools`` are compared as `prefix_break` compares them (an unseen append extends).
 
     Raises:
         UsageError: A payload of no known shape (its conversation or ``tools`` not a list
