@@ -26,6 +26,7 @@ from contextchef import ContextChef, Skill, prefix_break, user
 from contextchef.analysis import payload_break
 from contextchef.session._request import CompiledRequest
 from contextchef.testing import FakeAnthropic, fake_for, httpx_for, text, tool_calls
+from contextchef.tools._catalogs import tool_from_dict
 from sdk_send import send as sdk_send
 
 HX = httpx_for(anthropic)
@@ -251,6 +252,45 @@ def test_prefix_break_agrees_with_the_session_on_every_target(
         assert r2.edits == () and found is None
         sent = json.loads(r1.segments["tools"])
         assert json.loads(r2.segments["tools"])[: len(sent)] == sent
+
+
+@pytest.mark.parametrize(
+    ("target", "model", "strategy", "after"),
+    [
+        ("anthropic", SONNET, "anthropic-native-client", ["odd__mike", "odd__tango", "odd__alpha"]),
+        ("responses", "gpt-5.6", "openai-native", None),  # additional_tools: `tools` as sent
+        ("responses", "compat-model", "openai-native", "edit"),  # the namespace grows
+    ],
+)
+def test_a_servers_new_tool_joins_the_end_or_its_namespace_as_an_edit(
+    target: str, model: str, strategy: str, after: list[str] | str | None
+) -> None:
+    """An MCP server's tool added mid-conversation (a runtime tool with a server)."""
+    chef = ContextChef(default_defer=True, pin=["^grep$"])
+    chef.register_tools([grep])
+    handlers = {"mike": lambda q="": "m", "tango": lambda q="": "t"}
+    chef.register_tools([_made("mike"), _made("tango")], server="odd", handlers=handlers)
+    chef.set_history([user("hi")])
+    fake = fake_for(target).script(text("hello"), text("ok"))
+    r1 = chef.compile(target, model=model, strategy=strategy)
+    chef.ingest(sdk_send(target, fake, r1.payload))
+    added = tool_from_dict(_made("alpha"), server="odd", source="runtime")
+    chef.register_runtime_tool(added, handler=lambda q="": "a")
+    chef.append(user("again"))
+    r2 = chef.compile(target, model=model, strategy=strategy)
+    sdk_send(target, fake, r2.payload)
+    assert fake.violations == ()
+    found = prefix_break(r1, r2)
+    if after == "edit":
+        assert [e.kind for e in r2.edits] == ["tools"]
+        assert found is not None and found.cause.startswith("the session reported a tools edit")
+        return
+    assert r2.edits == () and found is None
+    if after is None:
+        assert r2.segments["tools"] == r1.segments["tools"]
+    else:
+        assert _names(r2) == ["grep", "tool_search", *after]
+        _extends(r1, r2)
 
 
 def _entry(name: str, *, deferred: bool = True) -> dict[str, Any]:
