@@ -23,7 +23,9 @@ import anthropic
 import pytest
 
 from contextchef import ContextChef, Skill, prefix_break, user
+from contextchef._cache import clear_caches
 from contextchef.analysis import payload_break
+from contextchef.deferred import _meta
 from contextchef.session._request import CompiledRequest
 from contextchef.testing import FakeAnthropic, fake_for, httpx_for, text, tool_calls
 from contextchef.tools._catalogs import tool_from_dict
@@ -361,4 +363,41 @@ def test_the_fakes_cache_diagnostics_see_an_insertion_not_an_append() -> None:
         found = reply.diagnostics
         assert (found.cache_miss_reason.type if found is not None else None) == reason
         first = tools
+    assert fake.violations == ()
+
+
+def test_a_restore_by_a_release_with_other_library_texts_keeps_the_order_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tools sent go out again when only their wording differs, in the order sent."""
+    strategy = "anthropic-native-client"
+    chef = _chef()
+    fake, send = _anthropic(text("hello"), text("ok"), text("ok"))
+    chef.register_runtime_tool(_made("zeta_report"), handler=lambda q="": "zeta")
+    r1 = chef.compile("anthropic", model=SONNET, strategy=strategy)
+    chef.ingest(send(r1))
+    chef.register_runtime_tool(_made("alpha_report"), handler=lambda q="": "alpha")
+    chef.append(user("next"))
+    r2 = chef.compile("anthropic", model=SONNET, strategy=strategy)
+    chef.ingest(send(r2))
+    snapshot = json.loads(json.dumps(chef.snapshot()))
+    monkeypatch.setattr(_meta, "_DIRECT_INTRO", _meta._DIRECT_INTRO + " Search first.")
+    clear_caches()
+    try:
+        fresh = ContextChef(default_defer=True, pin=["^grep$"])
+        fresh.register_tools([grep, WEATHER])
+        fresh.restore(snapshot, allow_unsigned=True)
+        fresh.append(user("and on"))
+        r3 = fresh.compile("anthropic", model=SONNET, strategy=strategy, diagnostics=True)
+        own = ContextChef(default_defer=True, pin=["^grep$"])
+        own.register_tools([grep, WEATHER])
+        own.set_history([user("hi")])
+        words = own.compile("anthropic", model=SONNET, strategy=strategy).segments["tools"]
+    finally:
+        monkeypatch.undo()
+        clear_caches()
+    assert "Search first." in words  # this release words tool_search otherwise
+    assert r3.segments["tools"] == r2.segments["tools"] and r3.edits == ()
+    reply = send(r3)
+    assert reply.diagnostics is None and prefix_break(r2, r3, response=reply) is None
     assert fake.violations == ()
