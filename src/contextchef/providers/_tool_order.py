@@ -15,10 +15,12 @@ them. Whether that addition still changes the prompt is the target's
   name and ``short_description``, the other wires every entry: any addition there changes
   the prompt, and the session reports it.
 
-Only an append at the end counts as unseen: the cache diagnostics name tools "added,
-removed, or reordered" as a ``tools_changed`` miss (build-with-claude/cache-diagnostics),
-and a measured miss after a deferred tool was revealed is on record (research note §7,
-C11), so a tool the model already found, or a resident tool, never moves. Among the tools
+Only an append at the end counts as unseen: the SDKs' ``CacheMissToolsChanged`` type
+describes a ``tools_changed`` miss as tools "added, removed, or reordered"
+(build-with-claude/cache-diagnostics), a measured miss after a deferred tool was revealed
+is on record (research note §7, C11, and anthropics/claude-code#53132), and the
+preserved-thinking check counts a referenced deferred tool as part of the prefix (R6,
+R7), so a tool the model already found, or a resident tool, never moves. Among the tools
 added together the order is the strategy's own (registry order, sorted by name), so the
 same conversation gives the same bytes in any process and after a restore (the ledger
 keeps the ``tools`` as sent).
