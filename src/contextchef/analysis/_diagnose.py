@@ -26,6 +26,7 @@ from contextchef.providers import (
     target_of,
     wire_reader,
 )
+from contextchef.providers._tool_order import unseen_append
 from contextchef.session._request import CompiledRequest
 
 __all__ = ["PrefixBreak", "conversation_key", "guess_target", "payload_break", "prefix_break"]
@@ -124,6 +125,27 @@ def _break(
     return None
 
 
+def _compared(
+    target: str,
+    old: Mapping[str, str],
+    new: Mapping[str, str],
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+) -> list[tuple[Segment, str, str]]:
+    """The segments of two requests (payloads `before`, `after`) as the prompt cache compares them.
+
+    ``tools`` that only gained, at the end, entries the provider leaves out of the prompt
+    (Anthropic's ``defer_loading`` declarations: `providers._tool_order.unseen_append`)
+    count as unchanged: the cache still reads everything before (a runtime tool declared
+    mid-conversation on the Anthropic native strategies).
+    """
+    at_start = get_adapter(target).profile.tools_at_start
+    grew = old["tools"] != new["tools"] and unseen_append(
+        _plain(before.get("tools")), _plain(after.get("tools")), at_start
+    )
+    return [(s, old[s], old[s] if grew and s == "tools" else new[s]) for s in _ORDER]
+
+
 _WHOLE = ("model",)
 """Request parameters whose change leaves no prefix cached (the cache is per model)."""
 _MESSAGES = ("tool_choice", "thinking")
@@ -180,7 +202,12 @@ def prefix_break(
 
     "Extends" means the same ``system`` and ``tools`` and every conversation entry of
     `before` unchanged at the start of `after` (a request that only appends keeps the
-    whole earlier request cached).
+    whole earlier request cached). ``tools`` that only gained entries at the end which
+    the provider leaves out of the prompt (Anthropic ``defer_loading`` declarations:
+    "Deferred tools are not included in the system-prompt prefix", agents-and-tools/
+    tool-use/tool-use-with-prompt-caching) count as the same, as the session counts
+    them (no edit); anything else in ``tools`` (an entry moved, changed, gone, or added
+    where the model sees it) is a break.
 
     Args:
         before: The earlier request.
@@ -253,7 +280,7 @@ def _request_break(before: CompiledRequest, after: CompiledRequest) -> PrefixBre
         )
     key = conversation_key(after.target)
     found = _break(
-        [(s, before.segments[s], after.segments[s]) for s in _ORDER],
+        _compared(after.target, before.segments, after.segments, before.payload, after.payload),
         _entries(before.payload.get(key)),
         _entries(after.payload.get(key)),
     )
@@ -336,6 +363,8 @@ def payload_break(
 ) -> PrefixBreak | None:
     """`prefix_break` for two saved payloads (the SDK call's keyword arguments).
 
+    ``tools`` are compared as `prefix_break` compares them (an unseen append extends).
+
     Raises:
         UsageError: A payload of no known shape (its conversation or ``tools`` not a list
             of objects, named), or payloads for different targets.
@@ -359,7 +388,7 @@ def payload_break(
     try:
         old, new = adapter.segments(before), adapter.segments(after)
         found = _break(
-            [(s, old[s], new[s]) for s in _ORDER],
+            _compared(name, old, new, before, after),
             _entries(before.get(key)),
             _entries(after.get(key)),
         )

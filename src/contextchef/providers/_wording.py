@@ -32,9 +32,27 @@ def wording_only(sent: Sequence[Any], now: Sequence[Any]) -> bool:
     equal and every difference is a string under a ``description`` key (at any depth:
     a tool's or a parameter's; a parameter *named* ``description`` holds a schema, which
     is compared as any other value). Key order is not compared: the entries sent are
-    what is sent again.
+    what is sent again, and neither is the order of entries that each name one tool (by
+    ``name``, else ``type``): a tool declared mid-conversation goes after those sent
+    (`providers._tool_order`), where the strategy's own order may put it before them.
     """
-    return list(sent) != list(now) and _alike(sent, now, None)  # equal: found in C
+    return list(sent) != list(now) and _alike(sent, _aligned(sent, now), None)  # equal: in C
+
+
+def _tag(entry: Any) -> object:
+    if not isinstance(entry, Mapping):
+        return None
+    name = entry.get("name")
+    return name if isinstance(name, str) else entry.get("type")
+
+
+def _aligned(sent: Sequence[Any], now: Sequence[Any]) -> Sequence[Any]:
+    """`now` in the order of `sent`'s entries, when both name the same tools once each."""
+    tags = [_tag(e) for e in sent]
+    found = {_tag(e): e for e in now}
+    if None in found or len(found) != len(now) or len(set(tags)) != len(tags):
+        return now
+    return [found[t] for t in tags] if found.keys() == set(tags) else now
 
 
 def _alike(a: Any, b: Any, key: object) -> bool:

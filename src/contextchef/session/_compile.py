@@ -48,6 +48,7 @@ from contextchef.providers._compacted import check_closed, from_base, swapped_in
 from contextchef.providers._extra_fields import check_extra
 from contextchef.providers._model_rules import check_turn
 from contextchef.providers._reading import adapter_reader
+from contextchef.providers._tool_order import kept_tools
 from contextchef.providers._wording import wording_only
 from contextchef.session._binding import answer_bindings, first_unbound, strip_from
 from contextchef.session._compile_parts import (
@@ -172,7 +173,8 @@ def _context(inp: CompileInput) -> _Context:
     resend = bound and _must_resend(ledger, rules)
     planning = ledger.marks[0] if resend else _planning_base(ledger, start, edited_at)
     prefix, planned, fresh = _tools_to_send(inp, rules, planning.tools, bound=bound)
-    change = prefix_change(ledger, inp.state.system, prefix.pristine) if bound else None
+    at_start = inp.adapter.profile.tools_at_start
+    change = prefix_change(ledger, inp.state.system, prefix.pristine, at_start) if bound else None
     top = ledger.pending or ledger.marks[-1]
     stale_refs = (
         change is not None
@@ -283,13 +285,17 @@ def _tools_to_send(
     """The prefix to send, the entries tool changes start from, the strategy's entries.
 
     With tool changes (`tool_mode`) the ``tools`` first sent are kept; otherwise the
-    strategy's for the view now (a difference from what was sent is then an edit).
+    strategy's for the view now, but for tools it adds that the model does not see (they
+    go after those sent: `kept_tools`); a difference from what was sent is then an edit.
     """
     prefix = session_prefix(inp)
-    fresh = prefix.pristine
+    fresh, ledger = prefix.pristine, inp.ledger
     planned = tool_mode(inp, rules, fresh, state, bound=bound)
     if planned is None:
-        sent = inp.ledger.tools if bound and _reworded(inp, fresh) else None
+        same = bound and ledger.tools is not None and ledger.strategy == inp.strategy.name
+        sent = ledger.tools if same and _reworded(inp, fresh) else None
+        if same and sent is None and ledger.tools is not None:
+            sent = kept_tools(ledger.tools, fresh, inp.adapter.profile.tools_at_start, ledger.cache)
         return (prefix if sent is None else session_prefix(inp, sent)), None, fresh
     if planned[0] is not fresh:  # the strategy's own entries are rendered already
         prefix = session_prefix(inp, planned[0])

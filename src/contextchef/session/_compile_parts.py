@@ -13,14 +13,13 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from contextchef._errors import CorruptHistoryError
-from contextchef._json import canonical_dumps
-from contextchef._signing import as_decimal_store
 from contextchef.deferred._view import SessionView
 from contextchef.history._messages import Message, TextPart, ToolCall, ToolResult
 from contextchef.history._normalize import Change, Continuation, normalize
 from contextchef.providers import Adapter, Chain, ModelRules, RequestOptions
 from contextchef.providers._headers import body_extra, request_headers
 from contextchef.providers._model_rules import check_prefill, history_rules, thinks
+from contextchef.providers._tool_order import AtStart, tools_edited
 from contextchef.session._ledger import Ledger, Mark, strip_reasoning
 from contextchef.session._prefixes import RenderedPrefix, rendered_prefix
 from contextchef.session._request import EditKind, LedgerEdit
@@ -236,38 +235,15 @@ def session_prefix(inp: CompileInput, entries: list[Any] | None = None) -> Rende
     )
 
 
-def prefix_change(ledger: Ledger, system: str, tools: list[Any]) -> EditKind | None:
-    """``system`` or ``tools`` when what comes before every message changed, else None."""
+def prefix_change(ledger: Ledger, system: str, tools: list[Any], at: AtStart) -> EditKind | None:
+    """``system`` or ``tools`` when what comes before every message changed, else None.
+
+    Entries the model does not see appended to the ``tools`` sent are no change
+    (`providers._tool_order.tools_edited`; `at`: `Profile.tools_at_start`).
+    """
     if ledger.system is not None and ledger.system != system:
         return "system"
-    return "tools" if tools_edited(ledger.tools, tools) else None
-
-
-def tools_edited(sent: list[Any] | None, now: list[Any]) -> bool:
-    """Whether `now` changes `sent` beyond deferred declarations (not prefix).
-
-    Entries with ``defer_loading`` that nothing referenced are outside Anthropic's cache
-    key and prefix check (research note R7; ``tool-search-tool``, deferred loading and
-    caching): declaring more of them, wherever they sit, is not an edit. Every entry
-    sent must still be there, and the others keep their order.
-    """
-    if sent is None or sent is now or sent == now:
-        return False
-    if as_decimal_store(sent) == as_decimal_store(now):  # a signed snapshot kept in jsonb
-        return False  # holds 1e20 as an integer: the same tools as sent
-    if now[: len(sent)] == sent:  # declarations appended after what was sent
-        return any(not is_deferred(t) for t in now[len(sent) :])
-    before, after = [canonical_dumps(t) for t in sent], [canonical_dumps(t) for t in now]
-    was = set(before)
-    if not was <= set(after):  # a declaration sent is gone
-        return True
-    if any(a not in was and not is_deferred(t) for a, t in zip(after, now, strict=True)):
-        return True
-    return [t for t in sent if not is_deferred(t)] != [t for t in now if not is_deferred(t)]
-
-
-def is_deferred(entry: object) -> bool:
-    return isinstance(entry, Mapping) and entry.get("defer_loading") is True
+    return "tools" if tools_edited(ledger.tools, tools, at) else None
 
 
 def request_options(

@@ -96,7 +96,9 @@ Bedrock and Vertex AI spellings alike). Made-up model names (``"m"``) skip all o
 * prefill: a request ending in an assistant message is refused on the models that refuse
   it (`anthropic_no_prefill`);
 * ``diagnostics: {"previous_message_id": ...}`` gets the reply's ``diagnostics`` with the
-  first ``cache_miss_reason`` against the request that produced that message.
+  first ``cache_miss_reason`` against the request that produced that message
+  (``defer_loading: true`` tools appended after that request's are outside the prefix;
+  any other change to ``tools``, an insertion or a move included, is ``tools_changed``).
 
 These refusals carry the API's wording as the whole error message (`provider_worded`), so
 code that parses the provider's 400 can be tested against the fake; `Violation.rule` still

@@ -11,7 +11,13 @@ preserved-thinking and caching rules, see `contextchef.testing._binding`):
   answered X;
 * otherwise the first divergence, in the cache's order (R30: tools, then system, then
   messages), after the model: ``model_changed``, ``tools_changed`` (tools added, removed,
-  changed or reordered), ``system_changed``, ``messages_changed`` (the earlier request's
+  changed or reordered; not ``defer_loading: true`` declarations appended after the earlier
+  request's tools, which "are not included in the system-prompt prefix": "adding tools
+  dynamically through tool search does not break your cache", agents-and-tools/tool-use/
+  tool-use-with-prompt-caching. The strict reading: a deferred declaration inserted among
+  the earlier tools, or any move, is a change, as the cache-diagnostics page lists
+  reordered tools and a measured miss after a reveal is on record, research note C11),
+  ``system_changed``, ``messages_changed`` (the earlier request's
   messages are not the start of this one's); each with ``cache_missed_input_tokens`` (0,
   as every count the fake reports);
 * ``unavailable`` when only other prompt-affecting parameters differ (``tool_choice``,
@@ -46,13 +52,25 @@ def _value(value: Any) -> str:
     return canonical(without_cache_control(value))
 
 
+def _tools_extend(before: list[Any], after: list[Any]) -> bool:
+    """The same tools, or the same followed by ``defer_loading: true`` declarations (R30)."""
+    if _value(after) == _value(before):
+        return True
+    added = after[len(before) :]
+    return (
+        len(after) > len(before)
+        and _value(after[: len(before)]) == _value(before)
+        and all(isinstance(t, Mapping) and t.get("defer_loading") is True for t in added)
+    )
+
+
 def _reason(
     body: Mapping[str, Any], headers: Mapping[str, str], origin: RecordedRequest
 ) -> str | None:
     old: Mapping[str, Any] = origin.body
     if body.get("model") != old.get("model"):
         return "model_changed"
-    if _value(as_list(body.get("tools"))) != _value(as_list(old.get("tools"))):
+    if not _tools_extend(as_list(old.get("tools")), as_list(body.get("tools"))):
         return "tools_changed"
     if _value(body.get("system")) != _value(old.get("system")):
         return "system_changed"
