@@ -364,7 +364,7 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         The tables are ``generateContent``'s (`gemini._media.GEMINI_MEDIA`): the same
         models read a ``user_input`` step and a ``function_result``'s content blocks.
         """
-        return fit_media(messages, GEMINI_MEDIA, offset=offset)
+        return fit_media(messages, GEMINI_MEDIA, offset=offset, before=before, cache=cache)
 
     def revealed_tools(self, messages: Sequence[Message]) -> frozenset[str]:
         """Functions the server's search found: its ``tool_search_result`` steps.
