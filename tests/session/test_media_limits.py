@@ -246,3 +246,29 @@ def test_gemini_notes_a_pdf_over_50_mb_and_images_past_3600() -> None:
     assert parts[-2] == {"inline_data": {"mime_type": "image/png", "data": PNG}}
     assert parts[-1] == {"text": _note("over the API's limit of 3,600 images in one request")}
     assert len(third.changes) == 1
+
+
+def test_one_image_repeated_in_a_result_is_counted_each_time() -> None:
+    image = MediaPart(media_type="image/png", data=PNG)
+
+    def album(name: str) -> ToolResult:
+        """Show an album.
+
+        Args:
+            name: Which.
+        """
+        return ToolResult(call_id="", name="album", content="album", media=(image,) * 101)
+
+    chef = ContextChef()
+    chef.register_tools([album])
+    chef.set_history([user("Show it.")])
+    fake = fake_for("anthropic", ids=IDS)
+    fake.script(tool_calls(("album", {"name": "a"})), text("done"))
+    sent: list[dict[str, Any]] = []
+    _turn(chef, fake, sent)
+    request = _turn(chef, fake, sent)
+    (result,) = _plain(request.payload["messages"][-1]["content"])
+    block = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    note = _note("over the API's limit of 100 images in one request")
+    assert result["content"] == [{"type": "text", "text": f"album\n\n{note}"}, *[block] * 100]
+    assert len(request.changes) == 1

@@ -222,12 +222,13 @@ def _fitted(
         return TextPart(text=media_note(part, why))
     if not isinstance(part, ToolResult) or not part.media:
         return part
-    refused = [(m, why) for m in part.media if (why := _why(m, rules, budget, in_result=True))]
+    whys = [_why(m, rules, budget, in_result=True) for m in part.media]  # in order: counted
+    refused = [(m, why) for m, why in zip(part.media, whys, strict=True) if why]
     if not refused:
         return part
     changes.extend(_change(index, m, part.call_id, why) for m, why in refused)
     notes = "\n".join(media_note(m, why) for m, why in refused)
-    kept = tuple(m for m in part.media if all(m is not r for r, _ in refused))
+    kept = tuple(m for m, why in zip(part.media, whys, strict=True) if not why)
     content = f"{part.content}\n\n{notes}" if part.content else notes
     return replace(part, content=content, media=kept)
 
