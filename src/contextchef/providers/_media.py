@@ -7,7 +7,10 @@ each adapter's ``fit_references``, on the messages not sent yet) replaces every
 `MediaPart` outside its table by a short text note naming what was left out, reported
 as ``media_as_text``: sent as a block, the API would refuse the request, and, since what
 was sent is replayed byte-identical, every later request of the conversation. A tool
-result keeps the media its target takes and gets the notes after its text.
+result keeps the media its target takes and gets the notes after its text. So does a
+medium over one of the table's size or count limits (`MediaRules.limits`,
+`providers._media_limits`): counted after what the request already carries, its note
+says which limit.
 """
 
 from __future__ import annotations
@@ -18,14 +21,16 @@ from dataclasses import dataclass, field, replace
 from itertools import chain
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from contextchef._errors import shown
 from contextchef.history._messages import MediaPart, Message, Part, TextPart, ToolResult
 from contextchef.history._normalize import Change
+from contextchef.providers._media_limits import MediaBudget, MediaLimit
 
 __all__ = [
     "ALL_SOURCES",
+    "MediaLimit",
     "MediaRules",
     "Source",
     "file_name",
@@ -53,12 +58,14 @@ class MediaRules:
         source: The provider docs the table follows (for the reader; not sent).
         as_text: Media types whose inline data is sent decoded, as text (Anthropic's
             ``text/plain`` document source): data that is not UTF-8 is not taken.
+        limits: The API's size and count limits on the media of one request.
     """
 
     message: Mapping[str, frozenset[Source]] = field(default_factory=lambda: MappingProxyType({}))
     result: Mapping[str, frozenset[Source]] | None = None
     source: str = ""
     as_text: frozenset[str] = frozenset()
+    limits: tuple[MediaLimit, ...] = ()
 
     def takes(self, part: MediaPart, *, in_result: bool) -> bool:
         """Whether `part` may be sent as media (in a tool result when `in_result`)."""
@@ -143,8 +150,8 @@ def file_name(part: MediaPart) -> str:
     return f"attachment.{extension or 'bin'}"
 
 
-def media_note(part: MediaPart) -> str:
-    """The text a media part the target does not take is sent as."""
+def media_note(part: MediaPart, why: str = "a type the API does not take") -> str:
+    """The text a media part the target does not take (for the reason `why`) is sent as."""
     url, file_id = part.url or "", part.file_id or ""
     where = {
         "data": "inline data",
@@ -152,18 +159,26 @@ def media_note(part: MediaPart) -> str:
         "file_id": f"file {file_id}" if len(file_id) <= 200 else "a file",
     }
     shown_as = where[source_of(part)]
-    return f"[{part.media_type} attachment not shown ({shown_as}): a type the API does not take]"
+    return f"[{part.media_type} attachment not shown ({shown_as}): {why}]"
 
 
 def fit_media(
-    messages: Sequence[Message], rules: MediaRules, *, offset: int = 0
+    messages: Sequence[Message],
+    rules: MediaRules,
+    *,
+    offset: int = 0,
+    before: Sequence[Message] = (),
+    cache: dict[Any, Any] | None = None,
 ) -> tuple[tuple[Message, ...], tuple[Change, ...]]:
     """`messages` with each media part `rules` does not take as a text note (reported).
 
     A user message's part becomes a `TextPart` in its place; a tool result keeps the
     media `rules` takes, its text followed by a note for each other one. Assistant
-    media are the normalizer's (``HistoryRules.assistant_media``). Indices in the
-    changes count from `offset`. Messages without such media are returned as they are.
+    media are the normalizer's (``HistoryRules.assistant_media``). A part of a type taken
+    but over one of `rules.limits` is a note too, counted in request order after the
+    media of `before` (the messages sent already, replayed as they are; `cache` is the
+    ledger's, `MediaBudget.after`). Indices in the changes count from `offset`. Messages
+    without such media are returned as they are.
     """
     parts = [*chain.from_iterable(map(_PARTS, messages))]  # gathered in C
     kinds = set(map(type, parts))
@@ -171,40 +186,64 @@ def fit_media(
         ToolResult in kinds and any(p.media for p in parts if type(p) is ToolResult)
     ):
         return tuple(messages), ()  # no media at all: most turns (a cold compile's too)
+    budget = MediaBudget.after(rules.limits, before, cache) if rules.limits else None
     out: list[Message] = []
     changes: list[Change] = []
     for i, message in enumerate(messages, start=offset):
         if message.role == "assistant" or not any(isinstance(p, _HOLDERS) for p in message.parts):
+            if budget is not None:
+                budget.add_all(message)  # the model's own, sent as they are
             out.append(message)  # no media; the model's own: `HistoryRules.assistant_media`
             continue
-        parts = [_fitted(p, i, rules, changes) for p in message.parts]
+        parts = [_fitted(p, i, rules, budget, changes) for p in message.parts]
         same = all(a is b for a, b in zip(parts, message.parts, strict=True))
         out.append(message if same else replace(message, parts=tuple(parts)))
     return tuple(out), tuple(changes)
 
 
-def _fitted(part: Part, index: int, rules: MediaRules, changes: list[Change]) -> Part:
-    if isinstance(part, MediaPart) and not rules.takes(part, in_result=False):
-        changes.append(_change(index, part, None))
-        return TextPart(text=media_note(part))
+def _why(part: MediaPart, rules: MediaRules, budget: MediaBudget | None, in_result: bool) -> str:
+    """Why `part` is sent as a note ("": it is sent as a block, and counted)."""
+    if not rules.takes(part, in_result=in_result):
+        return _NOT_TAKEN
+    return (budget.over(part) if budget is not None else None) or ""
+
+
+_NOT_TAKEN = "a type the API does not take"
+
+
+def _fitted(
+    part: Part, index: int, rules: MediaRules, budget: MediaBudget | None, changes: list[Change]
+) -> Part:
+    if isinstance(part, MediaPart):
+        why = _why(part, rules, budget, in_result=False)
+        if not why:
+            return part
+        changes.append(_change(index, part, None, why))
+        return TextPart(text=media_note(part, why))
     if not isinstance(part, ToolResult) or not part.media:
         return part
-    refused = [m for m in part.media if not rules.takes(m, in_result=True)]
+    whys = [_why(m, rules, budget, in_result=True) for m in part.media]  # in order: counted
+    refused = [(m, why) for m, why in zip(part.media, whys, strict=True) if why]
     if not refused:
         return part
-    changes.extend(_change(index, m, part.call_id) for m in refused)
-    notes = "\n".join(media_note(m) for m in refused)
-    kept = tuple(m for m in part.media if all(m is not r for r in refused))
+    changes.extend(_change(index, m, part.call_id, why) for m, why in refused)
+    notes = "\n".join(media_note(m, why) for m, why in refused)
+    kept = tuple(m for m, why in zip(part.media, whys, strict=True) if not why)
     content = f"{part.content}\n\n{notes}" if part.content else notes
     return replace(part, content=content, media=kept)
 
 
-def _change(index: int, part: MediaPart, call_id: str | None) -> Change:
+def _change(index: int, part: MediaPart, call_id: str | None, why: str) -> Change:
     whose = f"the result of call {shown(call_id)}" if call_id is not None else "a user message"
+    reason = (
+        "which the target does not take there"
+        if why == _NOT_TAKEN
+        else f"{why}, which the API would refuse"
+    )
     return Change(
         kind="media_as_text",
         index=index,
         call_id=call_id,
-        detail=f"message {index}: {whose} held {part.media_type} ({source_of(part)}), which "
-        "the target does not take there; sent as a text note",
+        detail=f"message {index}: {whose} held {part.media_type} ({source_of(part)}), "
+        f"{reason}; sent as a text note",
     )

@@ -158,6 +158,11 @@ from contextchef.testing._interactions import (
     FakeGeminiInteractions,
     interactions_reply,
 )
+from contextchef.testing._media_limits import (
+    anthropic_media_limits,
+    gemini_media_limits,
+    openai_image_limits,
+)
 from contextchef.testing._media_rules import (
     anthropic_media_types,
     chat_media_types,
@@ -277,6 +282,7 @@ __all__ = [
     "anthropic_defer_loading_supported",
     "anthropic_deferred_no_cache_control",
     "anthropic_file_sources",
+    "anthropic_media_limits",
     "anthropic_media_types",
     "anthropic_no_prefill",
     "anthropic_not_all_deferred",
@@ -298,10 +304,12 @@ __all__ = [
     "claude_model",
     "fake_for",
     "gemini_function_response_media",
+    "gemini_media_limits",
     "gemini_tool_choice_declared",
     "httpx_for",
     "interactions_reply",
     "interactions_result_media",
+    "openai_image_limits",
     "parse_claude_name",
     "provider_search",
     "provider_worded",

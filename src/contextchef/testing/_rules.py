@@ -83,6 +83,11 @@ from contextchef.testing._context import (
     anthropic_compaction_closed_turn,
     anthropic_context_management_valid,
 )
+from contextchef.testing._media_limits import (
+    anthropic_media_limits,
+    gemini_media_limits,
+    openai_image_limits,
+)
 from contextchef.testing._media_rules import (
     anthropic_media_types,
     chat_media_types,
@@ -329,6 +334,7 @@ ANTHROPIC_RULES: tuple[Check, ...] = (
     anthropic_text_blocks_non_blank,
     anthropic_base64_valid,
     anthropic_media_types,
+    anthropic_media_limits,
     anthropic_file_sources,
     anthropic_block_binding,
     anthropic_system_message_fields,
@@ -398,6 +404,7 @@ CHAT_RULES: tuple[Check, ...] = (
     chat_content_part_types,
     chat_media_types,
     chat_model_media,
+    openai_image_limits,
     *CHAT_CACHE_RULES,
 )
 """The rules `FakeOpenAIChat` enforces by default (DeepSeek too)."""
@@ -440,6 +447,7 @@ RESPONSES_RULES: tuple[Check, ...] = (
     _call_names.responses_call_names_valid,
     responses_content_part_types,
     responses_media_types,
+    openai_image_limits,
     responses_search_items_valid,
     *RESPONSES_NATIVE_RULES,
     *RESPONSES_CACHE_RULES,
@@ -584,6 +592,7 @@ GEMINI_RULES: tuple[Check, ...] = (
     gemini_tool_choice_declared,
     gemini_function_names_present,
     gemini_function_response_media,
+    gemini_media_limits,
     _call_names.gemini_call_names_valid,
 )
 """The rules `FakeGemini` enforces by default."""

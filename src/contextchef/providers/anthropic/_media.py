@@ -18,6 +18,18 @@ A ``tool_result`` block's content takes the same image and document blocks
 audio, video, archives) is refused: it is sent as a text note (`fit_media`). A request
 holding a file source sends the ``files-api-2025-04-14`` beta (`_files`), which the
 Files API docs still require.
+
+Size and count limits (`ANTHROPIC_LIMITS`, `providers._media_limits`): "Maximum image
+size: 5 MB per image" via the API, a limit on the base64 data (5,242,880 bytes), and at
+most 100 images per request ("100 per request on the API, for models with a 200k-token
+context window", 600 for the others: the smaller figure is kept for every model), both
+from the vision guide's "General limits"
+(https://platform.claude.com/docs/en/build-with-claude/vision); the request itself is at
+most 32 MB ("request size limits", https://platform.claude.com/docs/en/api/overview,
+and the PDF support guide's "Maximum request size: 32MB", which counts "the entire
+request payload, including any other content sent alongside PDFs",
+https://platform.claude.com/docs/en/build-with-claude/pdf-support), so the inline data
+of a request's media is kept to 32,000,000 bytes.
 """
 
 from __future__ import annotations
@@ -28,9 +40,9 @@ from typing import Any
 
 from contextchef.history._messages import MediaPart
 from contextchef.providers._base import apply_hints, hints
-from contextchef.providers._media import ALL_SOURCES, MediaRules, Source
+from contextchef.providers._media import ALL_SOURCES, MediaLimit, MediaRules, Source
 
-__all__ = ["ANTHROPIC_MEDIA", "media_block", "media_source"]
+__all__ = ["ANTHROPIC_LIMITS", "ANTHROPIC_MEDIA", "media_block", "media_source"]
 
 _BY_REFERENCE: frozenset[Source] = frozenset({"url", "file_id"})
 _TEXT: frozenset[Source] = frozenset({"data", "file_id"})
@@ -42,11 +54,23 @@ _TYPES = MappingProxyType(
         "text/plain": _TEXT,
     }
 )
+ANTHROPIC_LIMITS = (
+    MediaLimit(
+        kinds=frozenset({"image/*"}),
+        one="image",
+        many="images",
+        item_bytes=5 * 1024 * 1024,
+        count=100,
+    ),
+    MediaLimit(kinds=frozenset({"*/*"}), one="medium", many="inline media", total_bytes=32_000_000),
+)
+"""The vision guide's per-image size and per-request count, the request size (module doc)."""
 ANTHROPIC_MEDIA = MediaRules(
     message=_TYPES,
     result=_TYPES,
     source="vision, pdf-support and files docs; SDK source types",
     as_text=frozenset({"text/plain"}),  # a PlainTextSource holds text: UTF-8 data only
+    limits=ANTHROPIC_LIMITS,
 )
 """What a user message and a ``tool_result`` take (see the module doc)."""
 

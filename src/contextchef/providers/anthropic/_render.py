@@ -440,7 +440,9 @@ class AnthropicAdapter(AdapterDefaults):
         closes the history (a paused turn). First, media the API does not take become text
         notes (`fit_media`, `_media.ANTHROPIC_MEDIA`, ``media_as_text``).
         """
-        messages, changes = fit_media(messages, ANTHROPIC_MEDIA, offset=offset)
+        messages, changes = fit_media(
+            messages, ANTHROPIC_MEDIA, offset=offset, before=before, cache=cache
+        )
         if not any(
             (isinstance(p, ToolResult) and p.references)
             or (isinstance(p, ProviderPart) and p.provider == FORMAT)

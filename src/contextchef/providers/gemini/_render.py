@@ -513,7 +513,9 @@ class GeminiAdapter(AdapterDefaults):
         signed differently later (append-only). First, media Gemini does not take (in a
         user turn or a function response) are text notes (`fit_media`, `_media.GEMINI_MEDIA`).
         """
-        messages, noted = fit_media(messages, GEMINI_MEDIA, offset=offset)
+        messages, noted = fit_media(
+            messages, GEMINI_MEDIA, offset=offset, before=before, cache=cache
+        )
         paired, changes = _paired_ids(messages, before, offset)
         out, dropped = drop_bad_signatures(paired, offset)
         signed, placeholders = sign_current_turn(out, offset, rules)

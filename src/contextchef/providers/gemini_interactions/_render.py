@@ -415,7 +415,7 @@ class GeminiInteractionsAdapter(AdapterDefaults):
         The session renders only messages not sent yet, so what a request sent is never
         signed differently later.
         """
-        noted, notes = fit_media(messages, GEMINI_MEDIA, offset=offset)
+        noted, notes = fit_media(messages, GEMINI_MEDIA, offset=offset, before=before, cache=cache)
         out, signs = sign_current_turn(
             noted, offset, rules, fmt=FORMAT, signed=signed, place=placed
         )

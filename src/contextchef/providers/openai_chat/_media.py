@@ -22,20 +22,37 @@ A tool message holds text only (``ChatCompletionToolMessageParam``): a result's 
 in a user message after the batch's tool messages, so a result takes what a user message
 takes. A Chat-compatible API whose message content is text (`Profile.media` False:
 DeepSeek, https://api-docs.deepseek.com/api/create-chat-completion) takes none.
+
+Size and count limits (`IMAGE_LIMITS`, `providers._media_limits`), from the images and
+vision guide's "Image input requirements": "Up to 20MB per image", "Up to 500 individual
+images per request", "Up to 50 MB image bytes per request" (sizes read as the base64
+data sent, the stricter reading). The Responses API takes the same images and limits.
 """
 
 from __future__ import annotations
 
 from types import MappingProxyType
 
-from contextchef.providers._media import MediaRules, Source
+from contextchef.providers._media import MediaLimit, MediaRules, Source
 
-__all__ = ["AUDIO_FORMATS", "AUDIO_MEDIA", "CHAT_MEDIA", "PART_MEDIA", "TEXT_ONLY"]
+__all__ = ["AUDIO_FORMATS", "AUDIO_MEDIA", "CHAT_MEDIA", "IMAGE_LIMITS", "PART_MEDIA", "TEXT_ONLY"]
 
 AUDIO_FORMATS = MappingProxyType(
     {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 )
 """Media type -> the ``input_audio.format`` it is sent with."""
+
+IMAGE_LIMITS = (
+    MediaLimit(
+        kinds=frozenset({"image/*"}),
+        one="image",
+        many="images",
+        item_bytes=20_000_000,
+        count=500,
+        total_bytes=50_000_000,
+    ),
+)
+"""The images and vision guide's image size and count limits (module doc)."""
 
 _IMAGE: frozenset[Source] = frozenset({"data", "url"})
 _DATA: frozenset[Source] = frozenset({"data"})
@@ -47,6 +64,7 @@ CHAT_MEDIA = MediaRules(
         }
     ),
     source="images-vision and file-inputs guides; openai SDK content part types",
+    limits=IMAGE_LIMITS,
 )
 """What a Chat Completions model other than the audio models takes (see the module doc)."""
 

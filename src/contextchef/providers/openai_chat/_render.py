@@ -321,7 +321,7 @@ class OpenAIChatAdapter(AdapterDefaults):
         """
         model = rules.model if rules is not None else ""
         table = chat_media(model) if self.profile.media else TEXT_ONLY
-        return fit_media(messages, table, offset=offset)
+        return fit_media(messages, table, offset=offset, before=before, cache=cache)
 
     def render_tools(self, tools: Sequence[CompiledTool]) -> list[dict[str, Any]]:
         """Tools as ``{"type": "function", "function": {...}}``; ``strict`` only when on."""

@@ -13,6 +13,10 @@
 No audio or video: a message's content and a ``function_call_output`` list take
 ``input_text``, ``input_image`` and ``input_file`` only (``ResponseInputContentParam``,
 ``ResponseFunctionCallOutputItemParam``), so a result takes what a message takes.
+
+Images are held to the images and vision guide's limits (20 MB per image, 500 images and
+50 MB of image bytes per request: `openai_chat._media.IMAGE_LIMITS`, one guide for both
+APIs).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from contextchef.providers._media import ALL_SOURCES, MediaRules
+from contextchef.providers.openai_chat._media import IMAGE_LIMITS
 
 __all__ = ["RESPONSES_MEDIA"]
 
@@ -44,6 +49,9 @@ _TYPES = MappingProxyType(
     )
 )
 RESPONSES_MEDIA = MediaRules(
-    message=_TYPES, result=_TYPES, source="images-vision and file-inputs guides; SDK types"
+    message=_TYPES,
+    result=_TYPES,
+    source="images-vision and file-inputs guides; SDK types",
+    limits=IMAGE_LIMITS,
 )
 """What a message item and a ``function_call_output`` take (see the module doc)."""

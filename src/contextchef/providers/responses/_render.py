@@ -518,7 +518,9 @@ class ResponsesAdapter(AdapterDefaults):
         the API does not take are text notes (`fit_media`, `_media.RESPONSES_MEDIA`).
         """
         tools = [*tools, *defined]
-        messages, noted = fit_media(messages, RESPONSES_MEDIA, offset=offset)
+        messages, noted = fit_media(
+            messages, RESPONSES_MEDIA, offset=offset, before=before, cache=cache
+        )
         messages, repaired = unique_items(messages, before, offset=offset, cache=cache)
         messages, dropped, calls = _search.fitted_searches(messages, tools, before, offset=offset)
         messages, rewrote = fit_namespaces(messages, calls, tools, before, offset=offset)
