@@ -360,12 +360,10 @@ class AnthropicAdapter(AdapterDefaults):
         beta_header="anthropic-beta",
         field_betas=FIELD_BETAS,  # the beta each beta-only field needs (`_fields`)
         payload_betas=files_betas,  # a file source: the Files API beta (`_files`)
-        # tool_use / tool_result blocks are refused when the request declares no tools
-        tool_blocks_need_tools=True,
+        tool_blocks_need_tools=True,  # tool blocks are refused if the request declares none
+        # thinking on: a final tool turn must lead with signed thinking (`_thinking`)
         takes_made_turns=lambda extra: not thinking_enabled(extra.get("thinking")),
-        # agents-and-tools/tool-use/tool-search-tool, "Limits": at most 10,000 tools with
-        # defer_loading per request
-        max_deferred_tools=10_000,
+        max_deferred_tools=10_000,  # tool-search-tool "Limits": 10,000 defer_loading tools
     )
     """Payloads are for ``anthropic.Anthropic().messages.create``."""
 
