@@ -106,7 +106,7 @@ def kept_tools(
 
 
 def _kept(sent: list[Any], fresh: list[Any], at_start: AtStart) -> list[Any] | None:
-    if at_start is None:
+    if at_start is None or sent == fresh:  # the same entries in order (in C): send `fresh`
         return None
     was = {_key(e) for e in sent}
     keys = [_key(e) for e in fresh]
