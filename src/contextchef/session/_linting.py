@@ -86,7 +86,8 @@ class VolatileLint:
         # a shared catalog's batch: linted once a day per process
         found: dict[str, tuple[VolatileValue, ...]] = batch.linted(today, lint) if batch else lint()
         self._keep(found, log=bool(ran))  # logged when linted, not by every session
-        self.prefix([(s, None) for s in sorted({t.server for t in tools if t.server})])
+        servers = batch.derived("servers", lambda: _servers(tools)) if batch else _servers(tools)
+        self.prefix([(s, None) for s in servers])  # a shared batch's read once (23k tools)
 
     def _keep(self, found: dict[str, tuple[VolatileValue, ...]], *, log: bool = True) -> None:
         """Keep `found` by key; log what was not known under its key (a loaded toolkit)."""
@@ -101,6 +102,10 @@ class VolatileLint:
         for value in found if log else ():
             _LOG.warning("contextchef: %s", value.message)
         return tuple(found)
+
+
+def _servers(tools: Sequence[Tool]) -> list[str]:
+    return sorted({t.server for t in tools if t.server})
 
 
 def watch_schemas(lint: Check) -> Check:
