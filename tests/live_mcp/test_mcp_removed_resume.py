@@ -10,11 +10,12 @@ withdrawn as it was, so the worker resumes, its requests keep the cached prefix 
 byte (``tools`` as sent, nothing edited) and a call to ``dig`` is refused with the same
 reason. When a server lists ``dig`` again (from the start, or through ``regrow``
 mid-turn), the hub's listing admits it and calls reach the server. Every request goes
-through the official Anthropic SDK to the fake, which enforces the API's rules: a
-``tool_use`` block must name a tool the request declares
-(https://docs.anthropic.com/en/docs/build-with-claude/tool-use/overview: "tools" holds
-the definitions the model may use), and the native strategy withdraws with
-``tool_removal`` (``claude-opus-5-5``).
+through the official Anthropic SDK to the fake, which enforces the API's rules
+(``claude-opus-5-5``): the native strategy withdraws with a ``tool_removal`` block, whose
+``tool_reference`` must name a tool declared in ``tools`` (an undeclared name is a 400,
+``tool_reference_unresolved``: Anthropic, "Mid-conversation system messages and tool
+changes", https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages),
+so the next worker must still declare the withdrawn tool that the replayed history names.
 
 A tool missing that the conversation never withdrew is still refused
 (`SnapshotMismatchError`), and no stored record can bring back a callable tool.

@@ -170,8 +170,11 @@ def _same(here: Tool, recorded: Tool) -> bool:
 # withdrawn tool with that reason, and the definition of a declared (non-runtime) one:
 # restore registers what the registry lacks, without a handler, and withdrawn with the
 # same reason, so the conversation resumes with the bytes it was sent (the definition
-# stays declared while the history uses it: DESIGN.md "Structural, not advisory") and
-# calls to it are refused as before. A tool listed here again is the server's: it is not
+# stays declared while the history uses it: DESIGN.md "Structural, not advisory"; a
+# replayed ``tool_removal`` names it, and Anthropic answers a reference to an undeclared
+# tool with a 400, ``tool_reference_unresolved``: "Mid-conversation system messages and
+# tool changes", https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages)
+# and calls to it are refused as before. A tool listed here again is the server's: it is not
 # withdrawn (as when the server lists it again mid-session). The registered tools are
 # still checked against the snapshot's fingerprint, these included: a record can only
 # bring back a tool the conversation had, and never a callable one.
