@@ -308,6 +308,10 @@ def test_records_that_cannot_bring_a_withdrawn_tool_back(tmp_path: Path) -> None
         with pytest.raises(UsageError, match=said) as err:
             restore(broken, "-dig", allow_unsigned=True)
         assert "'tools' 'withdrawn' [0]" in str(err.value)
+    broken = copy.deepcopy(base)
+    broken["tools"]["withdrawn"] = [entry, entry]
+    with pytest.raises(UsageError, match=r"'withdrawn' \[1\] records 'shr__dig' again"):
+        restore(broken, "-dig", allow_unsigned=True)
 
 
 def test_a_withdrawn_tools_name_taken_here_by_another_origin_is_refused(tmp_path: Path) -> None:

@@ -238,6 +238,11 @@ def recorded_withdrawn(
     fresh = {registry.wire_name_for(t) for t in runtime.new}
     for at, item in enumerate(items):
         wire, reason = _entry(item, at)
+        if wire in reasons or any(registry.wire_name_for(t) == wire for t in new):
+            raise UsageError(
+                f"snapshot field 'tools' 'withdrawn' [{at}] records {shown(wire)} again (once "
+                "per tool); nothing was restored"
+            )
         body = item.get("definition") if isinstance(item, Mapping) else None
         if body is None:  # a runtime tool: restored from the snapshot's definitions
             if wire in fresh:
