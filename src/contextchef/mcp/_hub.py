@@ -25,6 +25,12 @@ diffs each listing against what the session has:
   naming the server, and the change is announced;
 * a changed definition replaces the tool (`ContextChef.replace_tool`) from then on.
 
+A session restored from a snapshot (the next worker) has the tools the conversation had:
+a tool withdrawn there and not listed here is registered from the snapshot, still
+withdrawn (`contextchef.tools._recorded`). When a server lists such a tool again, or a
+runtime tool the snapshot brought, the hub takes it as its own: its handler calls the
+server, and a withdrawn one is admitted again, as a removed tool that came back.
+
 Announcements are one per server (id ``mcp:<server>``), restated when they change.
 """
 
@@ -403,6 +409,8 @@ class McpHub:
                     added.append(registry.wire_name_for(registry.get(tool.key)))
                 elif canonical_dumps(self._defs.get((server, name))) != canonical_dumps(checked):
                     current = registry.get((server, name))
+                    if (server, name) not in self._defs:  # restored from a snapshot: no code
+                        registry.attach(current.key, self._handler(server, str(raw["name"])))
                     self._chef.replace_tool(
                         tool_from_dict(checked, server=server, source=current.source)
                     )
@@ -414,7 +422,8 @@ class McpHub:
                 continue
             kept[name] = raw
             self._defs[server, name] = checked
-            if wire is not None and self._removed.pop(wire, None) is not None:
+            back = self._removed.pop(wire, None) if wire is not None else None
+            if wire is not None and (back is not None or wire in self._chef._state.withdrawn):
                 self._chef._withdraw_tool(wire, None)
                 restored.append(wire)
         self._live[server] = kept

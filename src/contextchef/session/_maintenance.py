@@ -65,6 +65,7 @@ from contextchef.session._snapshot import (
 from contextchef.session._state import SessionState
 from contextchef.session._toolset import SessionTools
 from contextchef.session._volatile import CompileEvent, VolatileState
+from contextchef.tools._recorded import recorded_withdrawn
 
 __all__ = ["Maintenance"]
 
@@ -191,9 +192,10 @@ class Maintenance:
             and verify(snapshot, finite=owned, floats=floats != [], **trust)
         )
         snapshot = checked(snapshot)  # once, against the snapshot's declared form
-        coming = runtime_tools(snapshot, self._tools)
+        coming, withdrawn = runtime_tools(snapshot, self._tools), snapshot["tools"].get("withdrawn")
+        gone = recorded_withdrawn(withdrawn or (), self._tools.registry, coming)  # none callable
         state = read_snapshot(
-            snapshot, tools=self._tools, coming=coming.tools, signed=signed, owned=owned
+            snapshot, tools=self._tools, coming=coming.tools, gone=gone, signed=signed, owned=owned
         )
         skills = read_skills(snapshot, tools=self._tools)
         host = PolicyValues.of(self._state)
@@ -207,6 +209,9 @@ class Maintenance:
         if coming.new:  # the runtime tools the conversation made (no handlers: the host's)
             self._tools._add_runtime(list(coming.new), {})
         coming.adopt(self._tools.registry)  # those a server lists now (the view is rebuilt)
+        if gone.new:  # declared as they were sent, refused (the view: `set_policy` below)
+            self._tools.registry.add(gone.new)
+        state.withdrawn = dict(gone.reasons)
         for kit in state.loaded_toolkits:
             self._tools.load_toolkit(kit)
         self._tools.drop_additions(pending)  # loads made by restore are not news to announce

@@ -36,7 +36,7 @@ from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
 from contextchef.tools._catalogs import tool_to_dict
-from contextchef.tools._recorded import RecordedRuntime, recorded_runtime
+from contextchef.tools._recorded import RecordedRuntime, RecordedWithdrawn, recorded_runtime
 from contextchef.tools._registry import tool_digest
 from contextchef.tools._tool import Tool
 
@@ -56,20 +56,25 @@ __all__ = [
 SNAPSHOT_FORMAT = "contextchef.snapshot"
 SNAPSHOT_VERSION = 6  # 2: the conversation once, the thinking chain; 3: sent texts once; 4:
 READ_VERSIONS = (1, 2, 3, 4, 5, 6)  # wire digests of stored entries; 5: by block; 6: CRC-32
+_NONE = RecordedWithdrawn()  # no withdrawn tool to bring back
 
 
 def _tool_sets(
-    tools: SessionTools, coming: Sequence[Tool] = (), named: bool = True
+    tools: SessionTools,
+    coming: Sequence[Tool] = (),
+    named: bool = True,
+    gone: RecordedWithdrawn = _NONE,
 ) -> tuple[dict[str, str], str, list[Tool]]:
     """(wire name -> definition digest (`named`), their fingerprint, runtime non-kit tools).
 
     The names are the registered tools', sorted ({} unless `named`). Library-owned tools
     follow from the constructor arguments and are not recorded; `coming` (a restore's
-    runtime tools, `RecordedRuntime.tools`) count as runtime tools.
+    runtime tools, `RecordedRuntime.tools`) count as runtime tools; `gone`'s new tools
+    (`RecordedWithdrawn`) as registered.
     """
     registry, keys = tools.registry, {t.key for t in coming}
     static = [t for t in registry.tools if t.source not in ("runtime", "library")]
-    static = [t for t in static if t.key not in keys]
+    static = gone.among(t for t in static if t.key not in keys)  # and withdrawn tools back
     runtime = [t for t in registry.tools if t.source == "runtime" and not tools.is_kit_tool(t)]
     wired = ((registry.wire_name_for(t), t) for t in static) if named else ()
     return (
@@ -98,6 +103,7 @@ def take_snapshot(state: SessionState, tools: SessionTools, base: Any = None) ->
             "runtime": sorted(tools.registry.wire_name_for(t) for t in made),
             "definitions": [tool_to_dict(t) for t in made],
             "shape": tools_shape(tools),
+            "withdrawn": RecordedWithdrawn.record(tools.registry, state.withdrawn),
         },
         "skills": [skill.to_dict() for skill in tools.skills],
     }
@@ -155,12 +161,14 @@ def runtime_tools(data: object, tools: SessionTools) -> RecordedRuntime:
     return recorded_runtime(checked(data)["tools"]["definitions"], tools.registry)
 
 
-def _check_tools(tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool] = ()) -> None:
-    _, fingerprint, made = _tool_sets(tools, coming, named=False)  # names: to say what differs
+def _check_tools(
+    tools: SessionTools, data: SnapshotForm, coming: Sequence[Tool], gone: RecordedWithdrawn
+) -> None:
+    _, fingerprint, made = _tool_sets(tools, coming, False, gone)  # names: to say what differs
     recorded = data["tools"]
     if recorded["fingerprint"] != fingerprint:
         names, digests = recorded["names"], recorded.get("digests")
-        now = _tool_sets(tools, coming)[0]
+        now = _tool_sets(tools, coming, gone=gone)[0]
         digests = digests if digests and len(digests) == len(names) else None  # older: none
         had = dict(zip(names, digests, strict=True)) if digests else dict.fromkeys(names)
         here = now if digests else dict.fromkeys(now)  # (then by name only)
@@ -205,6 +213,7 @@ def read_snapshot(
     *,
     tools: SessionTools,
     coming: Sequence[Tool] = (),
+    gone: RecordedWithdrawn = _NONE,
     signed: bool = False,
     owned: bool = False,
 ) -> SessionState:
@@ -220,7 +229,7 @@ def read_snapshot(
         CorruptHistoryError: The recorded history is malformed.
     """
     snapshot = checked(data)
-    _check_tools(tools, snapshot, coming)
+    _check_tools(tools, snapshot, coming, gone)
     with restore_errors(snapshot):  # a digest mismatch's cause named, deep nesting refused
         return SessionState.from_dict(snapshot, signed=signed, owned=owned)
 

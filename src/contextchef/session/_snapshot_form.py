@@ -210,6 +210,7 @@ class ToolRecordForm(TypedDict):
     definitions: list[dict[str, Any]]
     """Runtime tools' definitions (checked by `tool_from_dict`)."""
     shape: NotRequired[dict[str, Text]]  # `deferred._shape.tools_shape` (none before it)
+    withdrawn: NotRequired[list[dict[str, Any]]]  # checked by `tools._recorded` (none before)
 
 
 @with_config(_STRICT)

@@ -78,7 +78,7 @@ class SessionState:
     """The last local compile's trigger and fixed part: a compaction's notes fit under it."""
     withdrawn: dict[str, str] = field(default_factory=dict)
     """Wire name -> why: tools their source took back (an MCP server removed them or
-    disconnected). Not in snapshots: the source says it again when it reconnects."""
+    disconnected). Snapshots record them (`tools._recorded`): restored where not listed."""
 
     def policy(self) -> ExposurePolicy:
         """The exposure policy: patterns, then the mode and whitelist (intersected)."""

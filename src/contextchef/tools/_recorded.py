@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from contextchef._errors import (
@@ -37,10 +37,16 @@ from contextchef._errors import (
 )
 from contextchef._signing import as_decimal_store
 from contextchef.tools._catalogs import tool_from_dict, tool_to_dict
-from contextchef.tools._registry import Registry
+from contextchef.tools._registry import Registry, _sort_key
 from contextchef.tools._tool import Tool
 
-__all__ = ["RecordedRuntime", "recorded_runtime"]
+__all__ = [
+    "RecordedRuntime",
+    "RecordedWithdrawn",
+    "recorded_runtime",
+    "recorded_withdrawn",
+    "withdrawn_record",
+]
 
 logger = logging.getLogger("contextchef")
 
@@ -154,3 +160,140 @@ def _same(here: Tool, recorded: Tool) -> bool:
     """
     mine, theirs = tool_to_dict(here), tool_to_dict(recorded)
     return mine == theirs or as_decimal_store(mine) == as_decimal_store(theirs)
+
+
+# -- withdrawn tools -----------------------------------------------------------------------
+#
+# A tool its source took back mid-conversation (an MCP server removed it, or the server
+# disconnected: ``McpHub``) stays registered and declared, and the gate refuses it with a
+# reason. The next worker's server may no longer list it, so the snapshot records each
+# withdrawn tool with that reason, and the definition of a declared (non-runtime) one:
+# restore registers what the registry lacks, without a handler, and withdrawn with the
+# same reason, so the conversation resumes with the bytes it was sent (the definition
+# stays declared while the history uses it: DESIGN.md "Structural, not advisory"; a
+# replayed ``tool_removal`` names it, and Anthropic answers a reference to an undeclared
+# tool with a 400, ``tool_reference_unresolved``: "Mid-conversation system messages and
+# tool changes", https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages)
+# and calls to it are refused as before. A tool listed here again is the server's: it is not
+# withdrawn (as when the server lists it again mid-session). The registered tools are
+# still checked against the snapshot's fingerprint, these included: a record can only
+# bring back a tool the conversation had, and never a callable one.
+
+
+def withdrawn_record(registry: Registry, withdrawn: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The snapshot's ``tools.withdrawn`` (`RecordedWithdrawn.record`), sorted.
+
+    Per withdrawn tool: its wire name, the reason the gate gives and, for a declared
+    (non-runtime) tool, its definition.
+    """
+    out: list[dict[str, Any]] = []
+    for wire, reason in sorted(withdrawn.items()):
+        tool = registry.by_wire_name(wire)
+        if tool is None or tool.server is None:
+            continue  # not a source's tool: nothing to bring back
+        item: dict[str, Any] = {"name": wire, "reason": reason}
+        if tool.source != "runtime":  # a runtime tool's definition is in 'definitions'
+            item["definition"] = tool_to_dict(tool)
+        out.append(item)
+    return out
+
+
+@dataclass(frozen=True)
+class RecordedWithdrawn:
+    """A snapshot's withdrawn tools against a restoring registry (`recorded_withdrawn`).
+
+    Attributes:
+        new: Declared tools the registry lacks, to register (no handler) and withdraw.
+        reasons: Wire name -> the gate's reason, for every recorded tool this session
+            gets from the snapshot (``new``, and runtime tools `RecordedRuntime.new`).
+    """
+
+    new: tuple[Tool, ...] = ()
+    reasons: Mapping[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def record(registry: Registry, withdrawn: Mapping[str, str]) -> list[dict[str, Any]]:
+        """A snapshot's ``tools.withdrawn`` of a session's (`withdrawn_record`)."""
+        return withdrawn_record(registry, withdrawn)
+
+    def among(self, declared: Iterable[Tool]) -> list[Tool]:
+        """`declared` (registered tools, in registry order) with `new` in their places."""
+        return sorted([*declared, *self.new], key=_sort_key) if self.new else list(declared)
+
+
+def recorded_withdrawn(
+    items: Iterable[object], registry: Registry, runtime: RecordedRuntime
+) -> RecordedWithdrawn:
+    """Sort a snapshot's ``tools.withdrawn`` by what `registry` holds (see above).
+
+    Checked, nothing changed. A tool registered here (its server lists it) is left as
+    it is; the others are withdrawn again with their recorded reason.
+
+    Raises:
+        UsageError: A malformed entry (nothing is restored).
+        SnapshotMismatchError: A recorded tool's wire name is taken here by another tool.
+    """
+    new: list[Tool] = []
+    reasons: dict[str, str] = {}
+    fresh = {registry.wire_name_for(t) for t in runtime.new}
+    for at, item in enumerate(items):
+        wire, reason = _entry(item, at)
+        if wire in reasons or any(registry.wire_name_for(t) == wire for t in new):
+            raise UsageError(
+                f"snapshot field 'tools' 'withdrawn' [{at}] records {shown(wire)} again (once "
+                "per tool); nothing was restored"
+            )
+        body = item.get("definition") if isinstance(item, Mapping) else None
+        if body is None:  # a runtime tool: restored from the snapshot's definitions
+            if wire in fresh:
+                reasons[wire] = reason
+            continue
+        tool = _declared(body, wire, at, registry)
+        here = registry.by_wire_name(wire)
+        if here is not None and here.key == tool.key:
+            continue  # listed here again: the server's tool, callable as it is now
+        if here is not None:
+            raise SnapshotMismatchError(
+                f"the snapshot's withdrawn tool {shown(wire)} (server {shown(tool.server)}) "
+                f"is registered here under another origin ({shown(here.origin)}); register "
+                "it under the same server, or not at all; nothing was restored",
+                unexpected=(wire,),
+            )
+        new.append(tool)
+        reasons[wire] = reason
+    return RecordedWithdrawn(tuple(new), reasons)
+
+
+def _entry(item: object, at: int) -> tuple[str, str]:
+    where = f"snapshot field 'tools' 'withdrawn' [{at}]"
+    if not isinstance(item, Mapping) or set(item) - {"name", "reason", "definition"}:
+        raise UsageError(
+            f"{where} must be an object with 'name', 'reason' and optionally 'definition'; "
+            "nothing was restored"
+        )
+    wire, reason = item.get("name"), item.get("reason")
+    if not (isinstance(wire, str) and isinstance(reason, str) and reason.isprintable() and reason):
+        raise UsageError(  # the reason is the gate's answer to the model: one printable line
+            f"{where} must have a wire name and a reason (non-empty printable text), got "
+            f"{shown(wire, 40)} and {shown(reason, 40)}; nothing was restored"
+        )
+    return wire, reason
+
+
+def _declared(body: object, wire: str, at: int, registry: Registry) -> Tool:
+    """A recorded withdrawn tool's definition: an MCP server's tool named `wire`."""
+    where = f"snapshot field 'tools' 'withdrawn' [{at}] 'definition'"
+    server = body.get("server") if isinstance(body, Mapping) else None
+    if not isinstance(body, Mapping) or not isinstance(server, str):
+        raise UsageError(f"{where} must be a tool definition with a 'server'; nothing was restored")
+    try:
+        data = {k: v for k, v in body.items() if k != "server"}
+        tool = tool_from_dict(data, server=server, source="mcp")
+    except ContextChefError as exc:
+        raise UsageError(f"{where}: {exc}; nothing was restored") from exc
+    if registry.wire_name_for(tool) != wire:
+        raise UsageError(
+            f"{where} defines {shown(tool.name)} of server {shown(server)}, not the tool "
+            f"{shown(wire)} it is recorded for; nothing was restored"
+        )
+    return tool

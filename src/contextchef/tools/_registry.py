@@ -532,6 +532,11 @@ class Registry:
             self._settle()
         return set(self._wire)
 
+    def attach(self, key: ToolKey, handler: Handler) -> None:
+        """Set the handler of the registered tool `key` (one restored without its code)."""
+        self.get(key)  # UnknownToolError when none
+        self._handlers[key] = handler
+
     def handler(self, tool: Tool) -> Handler | None:
         """The Python callable registered for `tool`, if any."""
         return self._handlers.get(tool.key)
