@@ -22,9 +22,10 @@ from test_ingest import send
 from test_snapshot_once import compiled, goes_on, ledgers_of, make, sync_turn
 from test_snapshot_v5 import fresh_blocks, long_conversation, restored
 
-from contextchef import TARGETS, UsageError, user
+from contextchef import TARGETS, ContextChef, UsageError, assistant, user
 from contextchef._json import canonical_utf8, fast_encoder
 from contextchef.history._blocks import BLOCK, blocks_of
+from contextchef.testing import fake_for, text
 
 
 def _crc(value: Any) -> str:
@@ -44,19 +45,22 @@ def as_version_5(snap: dict[str, Any]) -> dict[str, Any]:
     return old
 
 
-def test_each_block_is_the_crc32_of_its_items() -> None:
+def test_each_block_is_the_crc32_of_its_items_and_position() -> None:
     chef, _ = long_conversation("anthropic")
     snap = json.loads(json.dumps(chef.snapshot()))
     assert snap["version"] == 6
     ledger, forms = snap["ledgers"]["anthropic"], snap["history"]
     consumed, shared = ledger["consumed"], ledger["shared"]
-    assert ledger["blocks"][0] == [
-        _crc([forms[lo : min(lo + BLOCK, shared)], consumed[lo : min(lo + BLOCK, shared)]])
-        for lo in range(0, shared, BLOCK)
-    ]
+    assert (
+        ledger["blocks"][0]
+        == [  # each with its first position: moved, it differs
+            _crc([lo, forms[lo : min(lo + BLOCK, shared)], consumed[lo : min(lo + BLOCK, shared)]])
+            for lo in range(0, shared, BLOCK)
+        ]
+    )
     wire, texts, digests = ledger["wire"], ledger["texts"], ledger["wire_digests"]
     assert ledger["blocks"][1] == [
-        _crc([wire[lo : lo + BLOCK], texts[lo : lo + BLOCK], digests[lo : lo + BLOCK]])
+        _crc([lo, wire[lo : lo + BLOCK], texts[lo : lo + BLOCK], digests[lo : lo + BLOCK]])
         for lo in range(0, len(wire), BLOCK)
     ]
 
@@ -116,3 +120,52 @@ def test_a_version_5_snapshot_with_an_edited_message_is_refused() -> None:
     old["history"][at]["parts"][0]["content"] = "EDITED"
     with pytest.raises(UsageError, match=f"history message {at} differs"):
         make().restore(old, allow_unsigned=True)
+
+
+def _swap_first_blocks(snap: dict[str, Any], target: str) -> dict[str, Any]:
+    """`snap` with its first two 64-item blocks swapped whole, digests and all."""
+    moved = copy.deepcopy(snap)
+    led = moved["ledgers"][target]
+    for column in (moved["history"], led["consumed"], led["wire"], led["wire_digests"]):
+        column[0:BLOCK], column[BLOCK : 2 * BLOCK] = column[BLOCK : 2 * BLOCK], column[0:BLOCK]
+    led["texts"][0:BLOCK], led["texts"][BLOCK : 2 * BLOCK] = (
+        led["texts"][BLOCK : 2 * BLOCK],
+        led["texts"][0:BLOCK],
+    )
+    for blocks in led["blocks"]:
+        blocks[0], blocks[1] = blocks[1], blocks[0]
+    return moved
+
+
+def test_whole_blocks_moved_with_their_digests_are_refused() -> None:
+    """Break-it 38: a block's digest covered its items, not where they stand, so two whole
+    blocks swapped with every digest restored and replayed the reordered conversation."""
+    h: list[Any] = []
+    for i in range(BLOCK * 3):
+        h.append(user(f"question {i // 2}") if i % 2 == 0 else assistant(f"answer {i // 2}"))
+    chef = ContextChef()
+    chef.set_history([*h, user("final")])
+    fake = fake_for("anthropic").script(text("ok"))
+    chef.ingest(
+        send("anthropic", fake, chef.compile("anthropic", model="claude-sonnet-4-5").payload)
+    )
+    snap = json.loads(json.dumps(chef.snapshot()))
+    with pytest.raises(
+        UsageError, match="'anthropic' consumed block 0 \\(history messages 0-63\\)"
+    ):
+        ContextChef().restore(_swap_first_blocks(snap, "anthropic"), allow_unsigned=True)
+    ContextChef().restore(snap, allow_unsigned=True)  # the snapshot as written restores
+
+
+def test_a_version_lowered_below_5_is_refused() -> None:
+    """Break-it 38: "version": 4 on a version 5 or 6 snapshot skipped the block checks (a
+    version 4 ledger has none), and entries moved with their digests restored."""
+    chef, _ = long_conversation("openai")
+    snap = json.loads(json.dumps(chef.snapshot()))
+    for version in (4, 3):
+        lowered = {**copy.deepcopy(snap), "version": version}
+        with pytest.raises(UsageError, match="holds 'blocks', which only version 5 and later"):
+            make().restore(lowered, allow_unsigned=True)
+    old = as_version_5(snap)
+    with pytest.raises(UsageError, match="which only version 5 and later write, in a version 4"):
+        make().restore({**old, "version": 4}, allow_unsigned=True)

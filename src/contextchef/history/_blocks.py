@@ -22,12 +22,15 @@ encoder gives its digest), and so does a ledger without ``blocks``. A block's it
 decide its content (a consumed digest is over the form, a wire digest over the stored
 entry and its texts), so a save makes only the blocks whose digests changed (`blocks_of`).
 
-A block digest is a checksum, not a seal: a version 6 block is the CRC-32 of its bytes (8
-hex digits), a version 5 block the first 16 hex digits of their SHA-256. An unsigned
-snapshot can be rewritten digests and all by whoever edits it, so what its digests catch
-is an accidental change (a store or a host editing one message, entries moved); CRC-32 is
-made for that, at a third of SHA-256's time on the megabytes a restore hashes. Against
-tampering a snapshot is signed (`contextchef._signing`: an HMAC over its values).
+A block digest is a checksum, not a seal: a version 6 block is the CRC-32 of its bytes
+with its first position (8 hex digits; a block moved whole with its digests is refused),
+a version 5 block the first 16 hex digits of their SHA-256 (no position: a version 5
+snapshot's whole blocks can be swapped unseen, which the next save, a version 6, closes).
+An unsigned snapshot can be rewritten digests and all by whoever edits it, so what its
+digests catch is an accidental change (a store or a host editing one message, entries
+moved); CRC-32 is made for that, at a third of SHA-256's time on the megabytes a restore
+hashes. Against tampering a snapshot is signed (`contextchef._signing`: an HMAC over its
+values).
 """
 
 from __future__ import annotations
@@ -66,22 +69,24 @@ CONSUMED_BLOCKS = ("consumed blocks",)
 """Key, in that dict, of the consumed blocks' digests `history._lazy.vouched` made."""
 
 
-def block_digest(columns: Sequence[Sequence[Any]], crc: bool = True) -> str:
-    """The digest of ``[columns...]`` as the fast encoder writes it, else canonical.
+def block_digest(columns: Sequence[Sequence[Any]], crc: bool = True, at: int = 0) -> str:
+    """The digest of ``[at, columns...]`` as the fast encoder writes it, else canonical.
 
-    `crc`: CRC-32, 8 hex digits (version 6 on); else SHA-256, its first 16 hex digits
-    (version 5). "" when neither encoder writes it (a lone surrogate, NaN): `blocks_hold`
-    never takes that.
+    `crc` (version 6 on): the CRC-32, 8 hex digits, of the block with its first position
+    `at`, so a block moved whole with its digests is not the one written there; else
+    (version 5) the first 16 hex digits of the SHA-256 of ``[columns...]``, which no
+    position enters. "" when neither encoder writes it (a lone surrogate, NaN):
+    `blocks_hold` never takes that.
     """
-    return next(_digests(columns, crc), "")
+    return next(_digests(columns, crc, at), "")
 
 
-def _digests(columns: Sequence[Sequence[Any]], crc: bool) -> Iterator[str]:
+def _digests(columns: Sequence[Sequence[Any]], crc: bool, at: int) -> Iterator[str]:
     """`block_digest` of `columns` by each encoder there is, fast first, made as asked.
 
     `block_digest` takes the first; an encoder that refuses the value gives none.
     """
-    value = list(columns)
+    value = [at, *columns] if crc else list(columns)
     for encode in (fast_encoder(), canonical_utf8):
         if encode is None:
             continue
@@ -114,7 +119,7 @@ def _blocks(
         if hit is None and b < len(old_blocks) and tuple(old_index[k : k + BLOCK]) == key[1]:
             hit = old_blocks[b]  # the base's block over the same digests
         if hit is None or len(hit) != size:
-            hit = block_digest([c[k : k + BLOCK] for c in columns], crc)
+            hit = block_digest([c[k : k + BLOCK] for c in columns], crc, k)
         made[key] = hit
         out.append(hit)
     return out
@@ -286,7 +291,7 @@ def _judged(
             return False
         if not _has_float(columns[0]):
             return True
-    return fast_encoder() is not None and theirs not in _digests(columns, crc)
+    return fast_encoder() is not None and theirs not in _digests(columns, crc, lo)
 
 
 def _has_float(value: Any) -> bool:

@@ -80,7 +80,7 @@ def vouched(data: Mapping[str, Any], made: dict[Any, Any] | None) -> int:
             hi = min(lo + BLOCK, shared)
             key = (lo, tuple(consumed[lo:hi]))
             if key not in memo:
-                memo[key] = block_digest([forms[lo:hi], consumed[lo:hi]], crc)
+                memo[key] = block_digest([forms[lo:hi], consumed[lo:hi]], crc, lo)
             if b >= len(blocks) or not memo[key] or memo[key] != blocks[b]:
                 break
             most = max(most, hi)

@@ -413,12 +413,19 @@ def stored_wire(
         UsageError: Counts that differ, a reference to a message the ledger did not
             consume (or the snapshot lacks) or a place that holds no text (or, in the
             entry, is not empty), text that is not valid Unicode, or an entry that does
-            not match its digest (the ledger and the entry named); a ``consumed`` list
+            not match its digest (the ledger and the entry named); a version 1-4 ledger
+            holding ``blocks`` (its version lowered); a ``consumed`` list
             without a digest per consumed message (version 4); ``blocks`` missing or
             that differ while each item matches its digest (version 5 on).
     """
     wire, texts, digests = form["wire"], form.get("texts"), form["wire_digests"]
     ledger, where, signed = where, f"{where} 'wire'", made is None
+    if version < 5 and form.get("blocks") is not None:  # lowered to skip the blocks' checks
+        raise UsageError(
+            f"{ledger} holds 'blocks', which only version 5 and later write, in a version "
+            f"{version} snapshot: its version was changed after it was taken; nothing was "
+            "restored"
+        )
     if version < 4:
         return recorded(wire_of_forms(wire, texts, forms, where), digests, where, signed)[0]
     if texts is not None and len(texts) != len(wire):
