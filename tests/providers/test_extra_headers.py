@@ -85,3 +85,31 @@ def test_on_the_openai_wires_extra_headers_stay_in_the_call(target: str) -> None
 def test_extra_headers_must_be_names_to_strings(value: Any) -> None:
     with pytest.raises(UsageError, match=r"extra field 'extra_headers' holds .* mapping"):
         _chef().compile("anthropic", model="claude-opus-5-5", extra={"extra_headers": value})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"x-trâce": "1"},  # the SDK call raised UnicodeEncodeError (break-it 38)
+        {"x trace": "1"},
+        {"x-trace": "a\r\nx-injected: 1"},  # would split the header
+        {"x-trace": "naïve"},
+        {"": "1"},
+    ],
+)
+def test_a_header_no_http_client_can_send_is_refused_at_compile(value: Any) -> None:
+    with pytest.raises(UsageError, match="RFC 9110 tokens"):
+        _chef().compile("anthropic", model="claude-opus-5-5", extra={"extra_headers": value})
+
+
+@pytest.mark.parametrize("betas", [[""], ["  "], ["a b"], ["a,b"], [1]])
+def test_a_beta_name_that_is_empty_or_spaced_is_refused(betas: Any) -> None:
+    with pytest.raises(UsageError, match=r"extra field 'betas' holds .* none empty"):
+        _chef().compile("anthropic", model="claude-opus-5-5", extra={"betas": betas})
+
+
+def test_beta_names_are_stripped_and_sent_once() -> None:
+    request = _chef().compile(
+        "anthropic", model="claude-opus-5-5", extra={"betas": [" a-1 ", "a-1", "b-2"]}
+    )
+    assert request.headers == {"anthropic-beta": "a-1,b-2"}

@@ -116,25 +116,39 @@ def request_headers(
     return headers
 
 
+_BETA = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # RFC 9110 5.1: a field name
+_VALUE = re.compile(r"[\t\x20-\x7e]*")  # visible ASCII, spaces and tabs: no CR, LF or NUL
+
+
 def _strings(value: object, what: str) -> list[str]:
+    """Beta names, each stripped (``" a-1 "`` is ``a-1``); an empty or spaced one refused."""
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return list(value)
+        names = [v.strip() for v in value]
+        if all(map(_BETA.fullmatch, names)):
+            return names
     raise UsageError(
         f"extra field {what!r} holds {shown(value, 80)}; it takes a list of beta names "
-        "(strings), sent in the anthropic-beta header"
+        "(letters, digits, '-', '.' and '_', none empty), sent in the anthropic-beta header"
     )
 
 
 def _headers(value: object) -> Mapping[str, str]:
-    """``extra_headers``: a mapping of header names to strings, each name once."""
+    """``extra_headers``: header names (RFC 9110 tokens, each once) to ASCII values.
+
+    A name or value an HTTP client cannot send (a non-ASCII name raised
+    ``UnicodeEncodeError`` in the SDK call; CR or LF would split the header) is refused.
+    """
     names = [k.lower() for k in value] if isinstance(value, Mapping) else []
     if (
         isinstance(value, Mapping)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        and all(_TOKEN.fullmatch(k) and _VALUE.fullmatch(v) for k, v in value.items())
         and len(set(names)) == len(names)
     ):
         return value
     raise UsageError(
         f"extra field 'extra_headers' holds {shown(value, 80)}; it takes a mapping of header "
-        "names (each once, in any case) to strings, merged into CompiledRequest.headers"
+        "names (RFC 9110 tokens: ASCII letters, digits and !#$%&'*+.^_`|~-, each once in any "
+        "case) to ASCII values without CR, LF or NUL, merged into CompiledRequest.headers"
     )
