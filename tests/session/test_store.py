@@ -442,6 +442,10 @@ def test_a_bad_runtime_definition_in_a_snapshot_changes_nothing() -> None:
     broken["tools"]["definitions"][0]["input_schema"] = {"type": "nonsense"}
     fresh = ContextChef()
     before = fresh.snapshot()
+    with pytest.raises(UsageError, match="snapshot runtime tool 'made_by_model': its definit"):
+        fresh.restore(broken, allow_unsigned=True)  # an edit its digest tells (break-it 38)
+    assert fresh.snapshot() == before
+    del broken["tools"]["definition_digests"]  # an older snapshot: the definition is built
     with pytest.raises(UsageError, match="snapshot runtime tool definition"):
         fresh.restore(broken, allow_unsigned=True)
     assert fresh.snapshot() == before

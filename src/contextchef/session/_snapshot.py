@@ -36,7 +36,12 @@ from contextchef.session._skills import resolve_skills
 from contextchef.session._state import SessionState, check_shape
 from contextchef.session._toolset import SessionTools
 from contextchef.tools._catalogs import tool_to_dict
-from contextchef.tools._recorded import RecordedRuntime, RecordedWithdrawn, recorded_runtime
+from contextchef.tools._recorded import (
+    RecordedRuntime,
+    RecordedWithdrawn,
+    definition_digest,
+    recorded_runtime,
+)
 from contextchef.tools._registry import tool_digest
 from contextchef.tools._tool import Tool
 
@@ -101,7 +106,8 @@ def take_snapshot(state: SessionState, tools: SessionTools, base: Any = None) ->
             "names": list(names),
             "digests": list(names.values()),  # each tool's, so a mismatch names it
             "runtime": sorted(tools.registry.wire_name_for(t) for t in made),
-            "definitions": [tool_to_dict(t) for t in made],
+            "definitions": (defs := [tool_to_dict(t) for t in made]),
+            "definition_digests": [definition_digest(d) for d in defs],  # each, as sent
             "shape": tools_shape(tools),
             "withdrawn": RecordedWithdrawn.record(tools.registry, state.withdrawn),
         },
@@ -158,7 +164,8 @@ def runtime_tools(data: object, tools: SessionTools) -> RecordedRuntime:
         SnapshotMismatchError: Another snapshot version, or a recorded runtime tool's name
             is taken by a tool of another origin.
     """
-    return recorded_runtime(checked(data)["tools"]["definitions"], tools.registry)
+    record = checked(data)["tools"]
+    return recorded_runtime(record["definitions"], tools.registry, record.get("definition_digests"))
 
 
 def _check_tools(

@@ -209,6 +209,7 @@ class ToolRecordForm(TypedDict):
     runtime: list[str]
     definitions: list[dict[str, Any]]
     """Runtime tools' definitions (checked by `tool_from_dict`)."""
+    definition_digests: NotRequired[list[Any]]  # one per definition (`tools._recorded`)
     shape: NotRequired[dict[str, Text]]  # `deferred._shape.tools_shape` (none before it)
     withdrawn: NotRequired[list[dict[str, Any]]]  # checked by `tools._recorded` (none before)
 

@@ -23,8 +23,10 @@ host's would silently take its place (the gate would check calls against it).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,8 +87,62 @@ class RecordedRuntime:
             )
 
 
+def definition_digest(definition: Mapping[str, Any]) -> str:
+    """A recorded definition's digest: SHA-256 (16 hex) of its JSON, keys sorted.
+
+    Its numbers are taken as a decimal store keeps them (`as_decimal_store`: a ``jsonb``
+    column's ``1e20``, ``-0.0``), and a whole float as the integer it equals (``0.0`` read
+    back as ``0``), so a store's rewrite of a number is not an edit.
+    """
+    text = json.dumps(
+        _whole(as_decimal_store(definition)),
+        sort_keys=True,  # a store may reorder keys (jsonb: shorter first), properties too
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _whole(value: Any) -> Any:
+    """`value` with each float that is a whole number as that integer."""
+    if type(value) is float:
+        return int(value) if value.is_integer() else value
+    if isinstance(value, Mapping):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
+
+
+def _check_digests(definitions: Sequence[Mapping[str, Any]], digests: object) -> None:
+    """Refuse definitions that are not those `digests` (``tools.definition_digests``) cover.
+
+    An unsigned snapshot's runtime tool definition is what the gate checks calls by, and
+    the model was sent the one written: an edited one would refuse the calls the model
+    makes from what it saw (break-it 38). None (older snapshots): not checked.
+    """
+    if digests is None:
+        return
+    for i, definition in enumerate(definitions):
+        try:
+            same = digests[i] == definition_digest(definition)  # type: ignore[index]
+        except (TypeError, ValueError, IndexError, KeyError, RecursionError):
+            same = False
+        if not same:
+            raise UsageError(
+                f"snapshot runtime tool {shown(definition.get('name'), 80)}: its definition "
+                "differs from the one recorded (tools.definition_digests); the snapshot was "
+                "changed after it was taken; nothing was restored"
+            )
+    if not isinstance(digests, list) or len(digests) != len(definitions):
+        raise UsageError(
+            "snapshot tools.definition_digests must hold one digest per runtime tool "
+            f"definition ({len(definitions)}); nothing was restored"
+        )
+
+
 def recorded_runtime(
-    definitions: Iterable[Mapping[str, Any]], registry: Registry
+    definitions: Sequence[Mapping[str, Any]], registry: Registry, digests: object = None
 ) -> RecordedRuntime:
     """Sort a snapshot's runtime tool definitions by what `registry` holds (module doc).
 
@@ -98,13 +154,16 @@ def recorded_runtime(
         definitions: The snapshot's ``tools.definitions`` (`tool_to_dict` dicts, with
             ``server`` for an MCP server's tool).
         registry: The restoring session's registry.
+        digests: The snapshot's ``tools.definition_digests`` (None: an older one).
 
     Raises:
-        UsageError: A definition that cannot be built (nothing is restored).
+        UsageError: A definition that cannot be built, or that its digest does not cover
+            (nothing is restored).
         SnapshotMismatchError: A recorded tool's name is taken by a tool of another
             origin, or by a library tool, or registered here as a runtime tool with
             another definition (its ``unexpected`` names them).
     """
+    _check_digests(definitions, digests)
     new: list[Tool] = []
     taken: list[Tool] = []
     changed: list[str] = []
