@@ -30,7 +30,7 @@ from typing import Any
 
 import anthropic
 import pytest
-from test_mcp_resume import MODEL, problems
+from test_mcp_resume import Worker
 
 from contextchef import (
     CompiledRequest,
@@ -42,13 +42,11 @@ from contextchef import (
     SnapshotSignatureError,
     Tool,
     ToolCall,
-    ToolResult,
     UsageError,
-    user,
 )
 from contextchef.mcp import McpHub, McpServer
 from contextchef.stores import SessionSync, SQLiteSessionStore
-from contextchef.testing import FakeAnthropic, Ids, httpx_for, text, tool_calls
+from contextchef.testing import httpx_for, text, tool_calls
 
 SERVER = Path(__file__).with_name("shrink_server.py")
 HX = httpx_for(anthropic)
@@ -58,50 +56,6 @@ GONE = 'Tool "shr__dig" was removed by MCP server "shr".'
 
 def shrink_server(*args: str) -> McpServer:
     return McpServer(command=sys.executable, args=(str(SERVER), *args), timeout=30)
-
-
-class Worker:
-    """One worker process's turn: a new chef and hub, restored from the store."""
-
-    def __init__(self, store: SQLiteSessionStore, server: McpServer, strategy: str) -> None:
-        self.store, self.server, self.strategy = store, server, strategy
-        self.requests: list[CompiledRequest] = []
-        self.results: list[ToolResult] = []
-
-    def run(self, ns: str, *script: Any) -> None:
-        hubs: list[McpHub] = []
-
-        def make() -> ContextChef:
-            chef = ContextChef(deferred=DeferredConfig(always_meta_tools=True))
-            chef.set_system_prompt("You are a test agent.")
-            hubs.append(McpHub(chef, [self.server]).start())
-            return chef
-
-        def turn(chef: ContextChef) -> None:
-            chef.append(user(f"turn {ns}"))
-            fake = FakeAnthropic(ids=Ids(ns)).script(*script)
-            client = anthropic.Anthropic(
-                api_key="x", max_retries=0, http_client=fake.http_client(HX)
-            )
-            while True:
-                request = chef.compile("anthropic", model=MODEL, strategy=self.strategy)
-                assert problems(request) == []
-                self.requests.append(request)
-                sent = client.messages.create(**request.payload, extra_headers=request.headers)
-                results = chef.run_tools(chef.ingest(sent))
-                self.results.extend(results or ())
-                if not results:
-                    break
-            assert fake.violations == ()
-
-        try:
-            SessionSync(self.store, "c1").run_turn(make, turn)
-        finally:
-            for hub in hubs:
-                hub.close()
-
-    def answers(self) -> list[tuple[str, bool]]:
-        return [(r.content, r.is_error) for r in self.results]
 
 
 def shrunk(tmp_path: Path, strategy: str) -> tuple[SQLiteSessionStore, Worker]:

@@ -91,6 +91,10 @@ class Worker:
             for hub in hubs:
                 hub.close()
 
+    def answers(self) -> list[tuple[str, bool]]:
+        """The tool results of the turns run, as (content, is_error)."""
+        return [(r.content, r.is_error) for r in self.results]
+
 
 def grown(tmp_path: Path, strategy: str) -> tuple[SQLiteSessionStore, Worker]:
     """Worker 1: the model grows ``sprout`` and searches for it; the turn is stored."""

@@ -84,6 +84,10 @@ def _key(entry: Any) -> str:
     return canonical_dumps(as_decimal_store(entry))
 
 
+_KEPT = ("kept_tools",)
+"""Key, in a ledger's cache, of the last `kept_tools` answer and the lists it was for."""
+
+
 def kept_tools(
     sent: list[Any], fresh: list[Any], at_start: AtStart, memo: dict[Any, Any]
 ) -> list[Any] | None:
@@ -92,15 +96,15 @@ def kept_tools(
     `sent` itself when `fresh` holds the same entries in another order; `sent` followed
     by the entries `fresh` adds (in `fresh`'s order) when the model sees none of them;
     None otherwise (nothing to keep: `fresh` is sent, and an edit if it changes what was
-    sent, `tools_edited`). The answer is remembered in `memo` (the ledger's cache) by the
-    two lists' identity, so the same list comes back while neither changes.
+    sent, `tools_edited`). The last answer is kept in `memo` (the ledger's cache) with
+    the two lists, so the same list comes back while neither changes (one entry: older
+    pairs are not kept alive).
     """
     if sent is fresh:
         return None
-    key = ("kept_tools", id(sent), id(fresh))
-    hit = memo.get(key)
+    hit = memo.get(_KEPT)
     if hit is None or hit[0] is not sent or hit[1] is not fresh:
-        hit = memo[key] = (sent, fresh, _kept(sent, fresh, at_start))
+        hit = memo[_KEPT] = (sent, fresh, _kept(sent, fresh, at_start))
     kept: list[Any] | None = hit[2]
     return kept
 

@@ -45,6 +45,7 @@ from contextchef.tools._tool import Tool
 __all__ = [
     "RecordedRuntime",
     "RecordedWithdrawn",
+    "definition_digest",
     "recorded_runtime",
     "recorded_withdrawn",
     "withdrawn_record",
@@ -123,10 +124,15 @@ def _check_digests(definitions: Sequence[Mapping[str, Any]], digests: object) ->
     """
     if digests is None:
         return
+    if not isinstance(digests, list) or len(digests) != len(definitions):
+        raise UsageError(
+            "snapshot tools.definition_digests must hold one digest per runtime tool "
+            f"definition ({len(definitions)}); nothing was restored"
+        )
     for i, definition in enumerate(definitions):
         try:
-            same = digests[i] == definition_digest(definition)  # type: ignore[index]
-        except (TypeError, ValueError, IndexError, KeyError, RecursionError):
+            same = digests[i] == definition_digest(definition)
+        except (TypeError, ValueError, RecursionError):
             same = False
         if not same:
             raise UsageError(
@@ -134,11 +140,6 @@ def _check_digests(definitions: Sequence[Mapping[str, Any]], digests: object) ->
                 "differs from the one recorded (tools.definition_digests); the snapshot was "
                 "changed after it was taken; nothing was restored"
             )
-    if not isinstance(digests, list) or len(digests) != len(definitions):
-        raise UsageError(
-            "snapshot tools.definition_digests must hold one digest per runtime tool "
-            f"definition ({len(definitions)}); nothing was restored"
-        )
 
 
 def recorded_runtime(
